@@ -34,6 +34,16 @@
 #define NF_LINK_SEQ_MOD 256u /* sequence numbers count modulo this */
 #define NF_LINK_MAX_SLOTS 16u /* largest RX_SLOTS or TX_SLOTS a build may have (bitmap registers are 16 bits) */
 
+/* ENGINE_HW constants */
+#define NF_ENGINE_HW_ID_VALUE 0x454E4731u /* ENGINE.ID reads this ('ENG1') */
+#define NF_ENGINE_HW_MEM_PORT_BYTES 8u /* bytes per clock of the engine's adapter-memory read and write ports (64-bit) */
+
+/* SYS_HW constants */
+#define NF_SYS_HW_ID_VALUE 0x4E465047u /* SYS.ID reads this ('NFPG') */
+
+/* LINK_HW constants */
+#define NF_LINK_HW_ID_VALUE 0x4C4E4B31u /* LINK.ID reads this ('LNK1') */
+
 /* LINK_TYPE: LINK_HDR.type */
 #define NF_LINK_TYPE_DATA 1u /* carries messages; seq counts; acknowledged cumulatively */
 #define NF_LINK_TYPE_ACK 2u /* no payload; ack field only */
@@ -85,6 +95,12 @@
 #define NF_STATUS_INVALID_DEVICE_STATE 0xC0000184u
 #define NF_STATUS_CONNECTION_INVALID 0xC000023Au
 #define NF_STATUS_IMPLEMENTATION_LIMIT 0xC000042Bu
+#define NF_STATUS_NO_SUCH_FILE 0xC000000Fu /* host: simulator or model binary not found */
+#define NF_STATUS_DEVICE_NOT_CONNECTED 0xC000009Du /* host: the simulator or board went away (died at start, socket closed) */
+#define NF_STATUS_IO_TIMEOUT 0xC00000B5u /* host: peer silent past the link deadline */
+#define NF_STATUS_CONNECTION_RESET 0xC000020Du /* host: transport closed by the peer mid-session */
+#define NF_STATUS_CONNECTION_REFUSED 0xC0000236u /* host: nothing accepts on the simulator socket */
+#define NF_STATUS_NETWORK_UNREACHABLE 0xC000023Cu /* host: no transport for the device string */
 
 /* MPT_STATE: key-table entry state (MPT_W0.STATE) */
 #define NF_MPT_STATE_FREE 0u /* not allocated; every check refuses NOT_VALID */

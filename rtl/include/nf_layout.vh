@@ -31,6 +31,16 @@
 `define NF_LINK_SEQ_MOD 256  // sequence numbers count modulo this
 `define NF_LINK_MAX_SLOTS 16  // largest RX_SLOTS or TX_SLOTS a build may have (bitmap registers are 16 bits)
 
+// ENGINE_HW constants
+`define NF_ENGINE_HW_ID_VALUE 1162757937  // ENGINE.ID reads this ('ENG1')
+`define NF_ENGINE_HW_MEM_PORT_BYTES 8  // bytes per clock of the engine's adapter-memory read and write ports (64-bit)
+
+// SYS_HW constants
+`define NF_SYS_HW_ID_VALUE 1313230919  // SYS.ID reads this ('NFPG')
+
+// LINK_HW constants
+`define NF_LINK_HW_ID_VALUE 1280199473  // LINK.ID reads this ('LNK1')
+
 // LINK_TYPE: LINK_HDR.type
 `define NF_LINK_TYPE_DATA 1
 `define NF_LINK_TYPE_ACK 2
@@ -82,6 +92,12 @@
 `define NF_STATUS_INVALID_DEVICE_STATE 32'hC0000184
 `define NF_STATUS_CONNECTION_INVALID 32'hC000023A
 `define NF_STATUS_IMPLEMENTATION_LIMIT 32'hC000042B
+`define NF_STATUS_NO_SUCH_FILE 32'hC000000F
+`define NF_STATUS_DEVICE_NOT_CONNECTED 32'hC000009D
+`define NF_STATUS_IO_TIMEOUT 32'hC00000B5
+`define NF_STATUS_CONNECTION_RESET 32'hC000020D
+`define NF_STATUS_CONNECTION_REFUSED 32'hC0000236
+`define NF_STATUS_NETWORK_UNREACHABLE 32'hC000023C
 
 // MPT_STATE: key-table entry state (MPT_W0.STATE)
 `define NF_MPT_STATE_FREE 0
