@@ -20,9 +20,8 @@ flash: ## program the board: BOARD=ulx3s|ecp5-evn [DEVICE=85k] [FLASH=1 writes S
 	openFPGALoader -b $(OFL_BOARD) $(if $(FLASH),-f) $(BOARD_OUT)/nf.bit
 
 LINT_TARGETS += lint-board
+BOARD_LINT_SRCS = rtl/board/*.v rtl/board/lint/*.v rtl/soc/*.v rtl/link/*.v rtl/engine/*.v $(PICORV32_DIR)/picorv32.v
 lint-board:
 	@for top in nf_board_ulx3s nf_board_ecp5_evn; do \
-	    $(VERILATOR) $(VLINT) -Wno-DECLFILENAME --top-module $$top rtl/board/*.v rtl/board/lint/*.v rtl/soc/*.v rtl/link/*.v rtl/engine/*.v \
-	        $(PICORV32_DIR)/picorv32.v -Wno-fatal 2>&1 | grep -E '%(Error|Warning)' | grep -v picorv32.v | grep -q . && \
-	        { echo "lint-board: $$top has warnings"; $(VERILATOR) $(VLINT) --top-module $$top rtl/board/*.v rtl/board/lint/*.v rtl/soc/*.v rtl/link/*.v rtl/engine/*.v $(PICORV32_DIR)/picorv32.v -Wno-fatal 2>&1 | grep -v picorv32.v | head -30; exit 1; } || true; \
+	    $(VERILATOR) $(VLINT) tools/third_party.vlt --top-module $$top $(BOARD_LINT_SRCS) || exit 1; \
 	done

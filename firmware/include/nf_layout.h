@@ -44,6 +44,25 @@
 /* LINK_HW constants */
 #define NF_LINK_HW_ID_VALUE 0x4C4E4B31u /* LINK.ID reads this ('LNK1') */
 
+/* NDK_OP_FLAG constants */
+#define NF_NDK_OP_FLAG_SILENT_SUCCESS 1u /* NDK_OP_FLAG_SILENT_SUCCESS: no CQE on success (failures still complete) */
+#define NF_NDK_OP_FLAG_READ_FENCE 2u /* NDK_OP_FLAG_READ_FENCE */
+#define NF_NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT 4u /* NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT */
+#define NF_NDK_OP_FLAG_ALLOW_REMOTE_READ 8u /* NDK_OP_FLAG_ALLOW_REMOTE_READ */
+#define NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE 16u /* NDK_OP_FLAG_ALLOW_LOCAL_WRITE */
+#define NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE 48u /* NDK_OP_FLAG_ALLOW_REMOTE_WRITE (includes local write) */
+#define NF_NDK_OP_FLAG_INLINE 64u /* NDK_OP_FLAG_INLINE */
+#define NF_NDK_OP_FLAG_RDMA_READ_SINK 128u /* NDK_OP_FLAG_RDMA_READ_SINK */
+#define NF_NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE 256u /* NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE */
+#define NF_NDK_OP_FLAG_DEFER 512u /* NDK_OP_FLAG_DEFER */
+
+/* NDK_MR_FLAG constants */
+#define NF_NDK_MR_FLAG_ALLOW_LOCAL_READ 0u /* NDK_MR_FLAG_ALLOW_LOCAL_READ */
+#define NF_NDK_MR_FLAG_ALLOW_LOCAL_WRITE 1u /* NDK_MR_FLAG_ALLOW_LOCAL_WRITE */
+#define NF_NDK_MR_FLAG_ALLOW_REMOTE_READ 2u /* NDK_MR_FLAG_ALLOW_REMOTE_READ */
+#define NF_NDK_MR_FLAG_ALLOW_REMOTE_WRITE 5u /* NDK_MR_FLAG_ALLOW_REMOTE_WRITE (includes local write) */
+#define NF_NDK_MR_FLAG_RDMA_READ_SINK 8u /* NDK_MR_FLAG_RDMA_READ_SINK */
+
 /* LINK_TYPE: LINK_HDR.type */
 #define NF_LINK_TYPE_DATA 1u /* carries messages; seq counts; acknowledged cumulatively */
 #define NF_LINK_TYPE_ACK 2u /* no payload; ack field only */
@@ -101,6 +120,7 @@
 #define NF_STATUS_CONNECTION_RESET 0xC000020Du /* host: transport closed by the peer mid-session */
 #define NF_STATUS_CONNECTION_REFUSED 0xC0000236u /* host: nothing accepts on the simulator socket */
 #define NF_STATUS_NETWORK_UNREACHABLE 0xC000023Cu /* host: no transport for the device string */
+#define NF_STATUS_ACCESS_DENIED 0xC0000022u /* host: no permission to open the board's USB device (install tools/99-ndkfpga.rules) */
 
 /* MPT_STATE: key-table entry state (MPT_W0.STATE) */
 #define NF_MPT_STATE_FREE 0u /* not allocated; every check refuses NOT_VALID */
@@ -261,6 +281,18 @@
 #define NF_DMA_SIDE_MODE_ACCESS_MASK 0x00000030u
 #define NF_DMA_SIDE_MODE_ACCESS_GET(w) (((uint32_t)(w) & NF_DMA_SIDE_MODE_ACCESS_MASK) >> NF_DMA_SIDE_MODE_ACCESS_LSB)
 #define NF_DMA_SIDE_MODE_ACCESS_PUT(v) (((uint32_t)(v) << NF_DMA_SIDE_MODE_ACCESS_LSB) & NF_DMA_SIDE_MODE_ACCESS_MASK)
+
+/* LINK_CFG: LINK.CFG */
+#define NF_LINK_CFG_RX_SLOTS_LSB 0u /* RX slots of this build */
+#define NF_LINK_CFG_RX_SLOTS_WIDTH 8u
+#define NF_LINK_CFG_RX_SLOTS_MASK 0x000000FFu
+#define NF_LINK_CFG_RX_SLOTS_GET(w) (((uint32_t)(w) & NF_LINK_CFG_RX_SLOTS_MASK) >> NF_LINK_CFG_RX_SLOTS_LSB)
+#define NF_LINK_CFG_RX_SLOTS_PUT(v) (((uint32_t)(v) << NF_LINK_CFG_RX_SLOTS_LSB) & NF_LINK_CFG_RX_SLOTS_MASK)
+#define NF_LINK_CFG_TX_SLOTS_LSB 8u /* TX slots of this build */
+#define NF_LINK_CFG_TX_SLOTS_WIDTH 8u
+#define NF_LINK_CFG_TX_SLOTS_MASK 0x0000FF00u
+#define NF_LINK_CFG_TX_SLOTS_GET(w) (((uint32_t)(w) & NF_LINK_CFG_TX_SLOTS_MASK) >> NF_LINK_CFG_TX_SLOTS_LSB)
+#define NF_LINK_CFG_TX_SLOTS_PUT(v) (((uint32_t)(v) << NF_LINK_CFG_TX_SLOTS_LSB) & NF_LINK_CFG_TX_SLOTS_MASK)
 
 /* TX_POST: LINK.TX_POST */
 #define NF_TX_POST_SLOT_LSB 0u /* TX slot to send */

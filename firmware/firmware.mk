@@ -1,0 +1,103 @@
+# Firmware for the PicoRV32 soft core (rv32im, picolibc), its host build against the
+# C models of the link hardware and the engine, and the software adapter nfmodel.
+#   make firmware          build/firmware/nf_fw.{elf,bin,hex}, size checked
+#   make model             build/model/nfmodel
+#   make test-firmware     host-build unit tests (also under ASan/UBSan)
+#   make test-fuzz-firmware  bounded libFuzzer run of the message handler
+#   make lint-firmware     cppcheck, warnings are errors
+HAVE_FIRMWARE := 1
+
+FW_DIR    := $(ROOT)/firmware
+FW_BUILD  := $(BUILD)/firmware
+MODEL_BUILD := $(BUILD)/model
+FW_INC    := $(ROOT)/firmware/include
+ENGINE_MODEL_DIR := $(ROOT)/rtl/engine/model
+
+FW_CORE_SRCS := $(addprefix $(FW_DIR)/src/,fw_main.c fw_link.c fw_msg.c fw_wr.c fw_tables.c)
+FW_TARGET_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/src/main.c $(FW_DIR)/src/start.c
+FW_HDRS := $(wildcard $(FW_DIR)/src/*.h) $(FW_INC)/nf_layout.h
+
+RV_CC      := riscv64-unknown-elf-gcc
+RV_OBJCOPY := riscv64-unknown-elf-objcopy
+RV_SIZE    := riscv64-unknown-elf-size
+RV_NM      := riscv64-unknown-elf-nm
+RV_SPECS   := /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs
+RV_CFLAGS  := -march=rv32im -mabi=ilp32 --specs=$(RV_SPECS) -std=c11 -Os -Wall -Wextra -Werror \
+              -ffreestanding -ffunction-sections -fdata-sections -I$(FW_INC) -I$(FW_DIR)/src
+RV_LDFLAGS := -nostartfiles -Wl,--gc-sections -Wl,--no-warn-rwx-segments -T $(FW_DIR)/link.ld
+
+# The image must fit the smallest firmware RAM of the profiles that use it, with room
+# left for the stack (which start.c puts at the top of RAM).
+FW_RAM_MIN := $(shell awk '$$2 == "NF_PROFILE_ULX3S_25K_FW_RAM_BYTES" { sub(/u$$/, "", $$3); print $$3 }' $(FW_INC)/nf_layout.h)
+FW_STACK_RESERVE := 2048
+
+.PHONY: firmware model test-firmware test-fuzz-firmware fuzz-firmware lint-firmware
+
+firmware: $(FW_BUILD)/nf_fw.hex ## build the RISC-V firmware image
+
+$(FW_BUILD)/nf_fw.elf: $(FW_TARGET_SRCS) $(FW_HDRS) $(FW_DIR)/link.ld $(FW_DIR)/firmware.mk
+	@mkdir -p $(FW_BUILD)
+	$(RV_CC) $(RV_CFLAGS) $(RV_LDFLAGS) -Wl,-Map=$(FW_BUILD)/nf_fw.map $(FW_TARGET_SRCS) -o $@
+
+$(FW_BUILD)/nf_fw.bin: $(FW_BUILD)/nf_fw.elf
+	$(RV_OBJCOPY) -O binary $< $@
+
+$(FW_BUILD)/nf_fw.hex: $(FW_BUILD)/nf_fw.bin $(FW_DIR)/tools/bin2hex.py
+	python3 $(FW_DIR)/tools/bin2hex.py $< $@
+	@$(RV_SIZE) $(FW_BUILD)/nf_fw.elf
+	@end=$$(( 0x$$($(RV_NM) $(FW_BUILD)/nf_fw.elf | awk '$$3 == "_end" { print $$1 }') )); \
+	 need=$$(( end + $(FW_STACK_RESERVE) )); \
+	 echo "firmware: $$end bytes of code, data and bss + $(FW_STACK_RESERVE) stack = $$need of $(FW_RAM_MIN) bytes of FW RAM"; \
+	 if [ $$need -gt $(FW_RAM_MIN) ]; then echo "firmware: does not fit $(FW_RAM_MIN) bytes of FW RAM" >&2; rm -f $@; exit 1; fi
+
+# ---- host build ----
+FW_HOST_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/host/hw_model.c $(ENGINE_MODEL_DIR)/nf_engine_model.c $(ROOT)/host/src/nf_frame.c
+FW_HOST_HDRS := $(FW_HDRS) $(FW_DIR)/host/hw_model.h $(ENGINE_MODEL_DIR)/nf_engine_model.h $(ROOT)/host/src/nf_frame.h
+FW_HOST_CFLAGS := $(HOST_CFLAGS) -DNF_HOST_BUILD -I$(FW_DIR)/src -I$(FW_DIR)/host -I$(ENGINE_MODEL_DIR) -I$(ROOT)/host/src
+
+model: $(MODEL_BUILD)/nfmodel ## build the software adapter nfmodel (firmware host build + C models)
+
+$(MODEL_BUILD)/nfmodel: $(FW_HOST_SRCS) $(FW_DIR)/host/nfmodel.c $(FW_HOST_HDRS)
+	@mkdir -p $(MODEL_BUILD)
+	$(HOST_CC) $(FW_HOST_CFLAGS) $(FW_HOST_SRCS) $(FW_DIR)/host/nfmodel.c -o $@
+
+$(MODEL_BUILD)/test_fw: $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw.c $(FW_DIR)/tests/tb.h $(FW_HOST_HDRS)
+	@mkdir -p $(MODEL_BUILD)
+	$(HOST_CC) $(FW_HOST_CFLAGS) -I$(ROOT)/tests $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw.c -o $@
+
+$(MODEL_BUILD)/test_fw_san: $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw.c $(FW_DIR)/tests/tb.h $(FW_HOST_HDRS)
+	@mkdir -p $(MODEL_BUILD)
+	$(HOST_CC) $(FW_HOST_CFLAGS) $(SAN_FLAGS) -I$(ROOT)/tests $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw.c -o $@
+
+TEST_TARGETS += test-firmware
+test-firmware: $(MODEL_BUILD)/test_fw $(MODEL_BUILD)/test_fw_san $(FW_BUILD)/nf_fw.hex $(MODEL_BUILD)/nfmodel
+	@$(MODEL_BUILD)/test_fw
+	@$(MODEL_BUILD)/test_fw_san --quiet --prefix san:
+	@bash $(FW_DIR)/tests/test_nfmodel.sh $(MODEL_BUILD)/nfmodel
+
+# ---- fuzzing ----
+FUZZ_CC := clang
+FUZZ_FLAGS := -std=c11 -g -O1 -Wall -Wextra -Werror -D_GNU_SOURCE -DNF_HOST_BUILD -fsanitize=fuzzer,address,undefined \
+              -fno-sanitize-recover=all -I$(FW_INC) -I$(FW_DIR)/src -I$(FW_DIR)/host -I$(ENGINE_MODEL_DIR) -I$(ROOT)/host/src
+FUZZ_RUNS ?= 20000
+
+$(MODEL_BUILD)/fuzz_fw: $(FW_HOST_SRCS) $(FW_DIR)/tests/fuzz_fw.c $(FW_HOST_HDRS)
+	@mkdir -p $(MODEL_BUILD)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(FW_HOST_SRCS) $(FW_DIR)/tests/fuzz_fw.c -o $@
+
+fuzz-firmware: $(MODEL_BUILD)/fuzz_fw ## fuzz the firmware's message handler (open-ended: FUZZ_ARGS=...)
+	@mkdir -p $(MODEL_BUILD)/fuzz-corpus
+	$(MODEL_BUILD)/fuzz_fw $(FUZZ_ARGS) $(MODEL_BUILD)/fuzz-corpus
+
+TEST_TARGETS += test-fuzz-firmware
+test-fuzz-firmware: $(MODEL_BUILD)/fuzz_fw
+	@bash $(FW_DIR)/tests/run_fuzz.sh $(MODEL_BUILD)/fuzz_fw $(FUZZ_RUNS)
+
+# ---- lint ----
+LINT_TARGETS += lint-firmware
+lint-firmware:
+	@cppcheck --quiet --error-exitcode=1 --enable=warning,style,performance,portability --std=c11 \
+	    --inline-suppr --suppress=missingIncludeSystem -DNF_HOST_BUILD -I$(FW_INC) -I$(FW_DIR)/src -I$(FW_DIR)/host \
+	    -I$(ENGINE_MODEL_DIR) -I$(ROOT)/host/src \
+	    $(FW_DIR)/src $(FW_DIR)/host
+	@echo "lint-firmware: clean"

@@ -1,0 +1,256 @@
+/* The firmware's host HAL: SYS registers, a model of nf_link, and the engine C model. */
+#include "hw_model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/hal.h"
+#include "nf_frame.h"
+
+#define BLOCK_BYTES 0x1000u
+#define SYS_ID_VALUE NF_SYS_HW_ID_VALUE
+#define CYCLE_HI_SHIFT 32u
+
+static struct {
+    struct nf_hw_cfg cfg;
+    struct nfm_engine *eng;
+    uint64_t cycle, accesses;
+    uint32_t cycle_hi_latch, leds, scratch;
+    /* link */
+    struct nf_frame_decoder dec;
+    uint32_t rx_ready, rx_wp, stamp[NF_LINK_MAX_SLOTS];
+    struct nf_hw_link_counters cnt;
+    uint8_t *out;
+    size_t out_len, out_cap;
+} hw;
+
+int nf_hw_profile(const char *name, uint32_t baud, struct nf_hw_cfg *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    if (!strcmp(name, "sim")) {
+        *cfg = (struct nf_hw_cfg){NF_PROFILE_SIM_MEM_BYTES, NF_PROFILE_SIM_MPT_ENTRIES, NF_PROFILE_SIM_MTT_ENTRIES,
+                                  NF_PROFILE_SIM_RX_SLOTS, NF_PROFILE_SIM_TX_SLOTS, 0, 0,
+                                  NF_PROFILE_SIM_FW_RAM_BYTES};
+    } else if (!strcmp(name, "ulx3s_85k")) {
+        *cfg = (struct nf_hw_cfg){NF_PROFILE_ULX3S_85K_MEM_BYTES, NF_PROFILE_ULX3S_85K_MPT_ENTRIES,
+                                  NF_PROFILE_ULX3S_85K_MTT_ENTRIES, NF_PROFILE_ULX3S_85K_RX_SLOTS,
+                                  NF_PROFILE_ULX3S_85K_TX_SLOTS, 0, 0, NF_PROFILE_ULX3S_85K_FW_RAM_BYTES};
+    } else if (!strcmp(name, "ulx3s_25k")) {
+        *cfg = (struct nf_hw_cfg){NF_PROFILE_ULX3S_25K_MEM_BYTES, NF_PROFILE_ULX3S_25K_MPT_ENTRIES,
+                                  NF_PROFILE_ULX3S_25K_MTT_ENTRIES, NF_PROFILE_ULX3S_25K_RX_SLOTS,
+                                  NF_PROFILE_ULX3S_25K_TX_SLOTS, 0, 0, NF_PROFILE_ULX3S_25K_FW_RAM_BYTES};
+    } else {
+        return -1;
+    }
+    cfg->clk_hz = NF_SOC_CPU_CLK_SIM_HZ;
+    if (baud == 0)
+        return -1;
+    cfg->uart_period = (uint32_t)(((uint64_t)cfg->clk_hz << NF_SOC_UART_PERIOD_FRAC) / baud);
+    return 0;
+}
+
+int nf_hw_init(const struct nf_hw_cfg *cfg)
+{
+    nf_hw_free();
+    if (cfg->rx_slots < 1 || cfg->rx_slots > NF_LINK_MAX_SLOTS || cfg->tx_slots < 1 ||
+        cfg->tx_slots > NF_LINK_MAX_SLOTS)
+        return -1;
+    struct nfm_engine_cfg ec = {cfg->mem_bytes, cfg->mpt_entries, cfg->mtt_entries,
+                                (cfg->rx_slots + cfg->tx_slots) * NF_LINK_SLOT_BYTES};
+    hw.eng = nfm_engine_new(&ec);
+    if (!hw.eng)
+        return -1;
+    hw.cfg = *cfg;
+    nf_frame_decoder_init(&hw.dec);
+    return 0;
+}
+
+void nf_hw_free(void)
+{
+    nfm_engine_free(hw.eng);
+    free(hw.out);
+    memset(&hw, 0, sizeof(hw));
+}
+
+struct nfm_engine *nf_hw_engine(void) { return hw.eng; }
+const struct nf_hw_cfg *nf_hw_cfg(void) { return &hw.cfg; }
+void nf_hw_advance(uint64_t cycles) { hw.cycle += cycles; }
+uint64_t nf_hw_cycles(void) { return hw.cycle; }
+uint64_t nf_hw_accesses(void) { return hw.accesses; }
+struct nf_hw_link_counters nf_hw_link_counters(void) { return hw.cnt; }
+size_t nf_hw_tx_pending(void) { return hw.out_len; }
+
+static void out_append(const uint8_t *b, size_t n)
+{
+    if (hw.out_len + n > hw.out_cap) {
+        size_t cap = hw.out_cap ? hw.out_cap : 4096;
+        while (cap < hw.out_len + n)
+            cap *= 2;
+        uint8_t *p = realloc(hw.out, cap);
+        if (!p) {
+            fprintf(stderr, "hw_model: out of memory\n");
+            abort();
+        }
+        hw.out = p;
+        hw.out_cap = cap;
+    }
+    memcpy(hw.out + hw.out_len, b, n);
+    hw.out_len += n;
+}
+
+size_t nf_hw_tx_take(uint8_t *buf, size_t cap)
+{
+    size_t n = hw.out_len < cap ? hw.out_len : cap;
+    memcpy(buf, hw.out, n);
+    memmove(hw.out, hw.out + n, hw.out_len - n);
+    hw.out_len -= n;
+    return n;
+}
+
+/* nf_link's transmitter: CRC and stuffing of a raw frame onto the wire. */
+static void send_raw(const uint8_t *raw, size_t len)
+{
+    static uint8_t wire[NF_FRAME_MAX_WIRE];
+    size_t n = nf_frame_encode(raw, len, wire, sizeof(wire));
+    if (n == 0)
+        return; /* a length the hardware would refuse to send */
+    out_append(wire, n);
+    hw.cnt.tx++;
+}
+
+void nf_hw_rx_bytes(const uint8_t *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        enum nf_frame_result r = nf_frame_decode_byte(&hw.dec, buf[i]);
+        if (r == NF_FRAME_BAD) {
+            hw.cnt.rx_bad++;
+        } else if (r == NF_FRAME_OK) {
+            /* Slots fill in ring order; a good frame with no free slot is dropped. */
+            uint32_t slot = hw.rx_wp;
+            if (hw.rx_ready & (1u << slot)) {
+                hw.cnt.rx_drop++;
+                continue;
+            }
+            memcpy(nfm_mem(hw.eng) + slot * NF_LINK_SLOT_BYTES, hw.dec.buf, hw.dec.len);
+            hw.rx_ready |= 1u << slot;
+            hw.stamp[slot] = (uint32_t)hw.cycle;
+            hw.rx_wp = (slot + 1u) % hw.cfg.rx_slots;
+            hw.cnt.rx_ok++;
+        }
+    }
+}
+
+static void bad_access(const char *what, uint32_t addr)
+{
+    fprintf(stderr, "hw_model: firmware %s at unmapped or unaligned address 0x%08x\n", what, addr);
+    abort();
+}
+
+static uint32_t sys_read(uint32_t off)
+{
+    switch (off) {
+    case NF_SYS_ID: return SYS_ID_VALUE;
+    case NF_SYS_HW_VERSION: return NF_ADAPTER_HW_VERSION;
+    case NF_SYS_CLK_HZ: return hw.cfg.clk_hz;
+    case NF_SYS_CYCLE_LO:
+        hw.cycle_hi_latch = (uint32_t)(hw.cycle >> CYCLE_HI_SHIFT);
+        return (uint32_t)hw.cycle;
+    case NF_SYS_CYCLE_HI: return hw.cycle_hi_latch;
+    case NF_SYS_LEDS: return hw.leds;
+    case NF_SYS_FW_RAM_BYTES: return hw.cfg.fw_ram_bytes;
+    case NF_SYS_UART_PERIOD: return hw.cfg.uart_period;
+    case NF_SYS_SCRATCH: return hw.scratch;
+    default: return 0;
+    }
+}
+
+static uint32_t link_read(uint32_t off)
+{
+    if (off >= NF_LINK_RX_STAMP0 && off < NF_LINK_RX_STAMP0 + 4u * hw.cfg.rx_slots)
+        return hw.stamp[(off - NF_LINK_RX_STAMP0) / 4u];
+    switch (off) {
+    case NF_LINK_ID: return NF_LINK_HW_ID_VALUE;
+    case NF_LINK_CFG: return NF_LINK_CFG_RX_SLOTS_PUT(hw.cfg.rx_slots) | NF_LINK_CFG_TX_SLOTS_PUT(hw.cfg.tx_slots);
+    case NF_LINK_RX_READY: return hw.rx_ready;
+    case NF_LINK_TX_BUSY: return 0; /* the model sends at once */
+    case NF_LINK_CNT_RX_OK: return hw.cnt.rx_ok;
+    case NF_LINK_CNT_RX_BAD: return hw.cnt.rx_bad;
+    case NF_LINK_CNT_RX_DROP: return hw.cnt.rx_drop;
+    case NF_LINK_CNT_TX: return hw.cnt.tx;
+    default: return 0;
+    }
+}
+
+static void link_write(uint32_t off, uint32_t v)
+{
+    switch (off) {
+    case NF_LINK_RX_RELEASE:
+        hw.rx_ready &= ~v;
+        break;
+    case NF_LINK_TX_POST: {
+        uint32_t slot = NF_TX_POST_SLOT_GET(v), len = NF_TX_POST_LEN_GET(v);
+        if (slot >= hw.cfg.tx_slots || len < NF_LINK_HDR_SIZE || len > NF_LINK_HDR_SIZE + NF_LINK_MAX_PAYLOAD) {
+            fprintf(stderr, "hw_model: bad TX_POST 0x%08x\n", v);
+            abort();
+        }
+        send_raw(nfm_mem(hw.eng) + (hw.cfg.rx_slots + slot) * NF_LINK_SLOT_BYTES, len);
+        break;
+    }
+    case NF_LINK_TX_ACK: {
+        uint8_t raw[NF_LINK_HDR_SIZE] = {0};
+        raw[NF_LINK_HDR_TYPE_OFF] = NF_LINK_TYPE_ACK;
+        raw[NF_LINK_HDR_ACK_OFF] = (uint8_t)v;
+        send_raw(raw, sizeof(raw));
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+uint32_t hal_read32(uint32_t addr)
+{
+    hw.accesses++;
+    hw.cycle += NF_HW_CYCLES_PER_ACCESS;
+    if (addr & 3u)
+        bad_access("read", addr);
+    if (addr >= NF_MAP_ADAPTER_MEM && addr - NF_MAP_ADAPTER_MEM < hw.cfg.mem_bytes)
+        return nfm_sys_read(hw.eng, addr - NF_MAP_ADAPTER_MEM);
+    if (addr >= NF_SYS_BASE && addr < NF_SYS_BASE + BLOCK_BYTES)
+        return sys_read(addr - NF_SYS_BASE);
+    if (addr >= NF_LINK_BASE && addr < NF_LINK_BASE + BLOCK_BYTES)
+        return link_read(addr - NF_LINK_BASE);
+    if (addr >= NF_ENGINE_BASE && addr < NF_ENGINE_BASE + BLOCK_BYTES)
+        return nfm_csr_read(hw.eng, addr - NF_ENGINE_BASE);
+    bad_access("read", addr);
+    return 0;
+}
+
+void hal_write32(uint32_t addr, uint32_t value)
+{
+    hw.accesses++;
+    hw.cycle += NF_HW_CYCLES_PER_ACCESS;
+    if (addr & 3u)
+        bad_access("write", addr);
+    if (addr >= NF_MAP_ADAPTER_MEM && addr - NF_MAP_ADAPTER_MEM < hw.cfg.mem_bytes) {
+        nfm_sys_write(hw.eng, addr - NF_MAP_ADAPTER_MEM, value, 0xFu);
+        return;
+    }
+    if (addr >= NF_SYS_BASE && addr < NF_SYS_BASE + BLOCK_BYTES) {
+        if (addr - NF_SYS_BASE == NF_SYS_LEDS)
+            hw.leds = value & 0xFFu;
+        else if (addr - NF_SYS_BASE == NF_SYS_SCRATCH)
+            hw.scratch = value;
+        return;
+    }
+    if (addr >= NF_LINK_BASE && addr < NF_LINK_BASE + BLOCK_BYTES) {
+        link_write(addr - NF_LINK_BASE, value);
+        return;
+    }
+    if (addr >= NF_ENGINE_BASE && addr < NF_ENGINE_BASE + BLOCK_BYTES) {
+        nfm_csr_write(hw.eng, addr - NF_ENGINE_BASE, value);
+        return;
+    }
+    bad_access("write", addr);
+}

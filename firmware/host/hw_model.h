@@ -1,0 +1,46 @@
+/* C model of the board around the firmware's host build: the SYS registers, the link
+ * hardware (RX slots filled from decoded frames, TX_POST and TX_ACK encoded to wire
+ * bytes, counters, RX stamps) and the engine C model (rtl/engine/model). The
+ * firmware's hal_read32/hal_write32 land here. Time is a modelled cycle counter: every
+ * bus access costs NF_HW_CYCLES_PER_ACCESS cycles, and the caller may advance it. */
+#ifndef NF_HW_MODEL_H
+#define NF_HW_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nf_engine_model.h"
+
+/* PicoRV32 (CPI about 4) spends a few instructions around each bus access. */
+#define NF_HW_CYCLES_PER_ACCESS 12u
+
+struct nf_hw_cfg {
+    uint32_t mem_bytes, mpt_entries, mtt_entries, rx_slots, tx_slots;
+    uint32_t clk_hz, uart_period, fw_ram_bytes;
+};
+
+/* Sizes of a named profile ("sim", "ulx3s_85k", "ulx3s_25k") at a given baud rate;
+ * returns -1 for an unknown name. */
+int nf_hw_profile(const char *name, uint32_t baud, struct nf_hw_cfg *cfg);
+
+int nf_hw_init(const struct nf_hw_cfg *cfg); /* 0, or -1 when the engine model refuses the sizes */
+void nf_hw_free(void);
+struct nfm_engine *nf_hw_engine(void);
+const struct nf_hw_cfg *nf_hw_cfg(void);
+
+/* Wire bytes from the host into the board's UART receiver. */
+void nf_hw_rx_bytes(const uint8_t *buf, size_t n);
+/* Wire bytes the board has sent: copies up to cap, returns the count, removes them. */
+size_t nf_hw_tx_take(uint8_t *buf, size_t cap);
+size_t nf_hw_tx_pending(void);
+
+void nf_hw_advance(uint64_t cycles);
+uint64_t nf_hw_cycles(void);
+uint64_t nf_hw_accesses(void); /* bus accesses the firmware made */
+
+struct nf_hw_link_counters {
+    uint32_t rx_ok, rx_bad, rx_drop, tx;
+};
+struct nf_hw_link_counters nf_hw_link_counters(void);
+
+#endif

@@ -1,0 +1,111 @@
+/* Firmware internals shared by its modules (and visible to the host-build tests). */
+#ifndef FW_H
+#define FW_H
+
+#include <stdint.h>
+
+#include "nf_layout.h"
+
+/* Table capacities compiled into the image: the largest profile's sizes. The real sizes
+ * come from the CFG registers at boot and are clamped to these. */
+#define FW_MPT_CAP NF_PROFILE_SIM_MPT_ENTRIES
+#define FW_QP_CAP NF_ADAPTER_MAX_QPS
+#define FW_NO_INDEX 0xFFFFu
+
+/* Adapter sizes read from SYS/LINK/ENGINE at boot. */
+struct fw_cfg {
+    uint32_t clk_hz, uart_period, mem_bytes, user_base;
+    uint32_t mpt_entries, mtt_entries, max_frmr_pages;
+    uint32_t rx_slots, tx_slots;
+};
+
+/* Counters reported by INFO. */
+struct fw_stats {
+    uint32_t retransmits, rx_dup, wr_count, last_wr_op, last_wr_cycles, last_wr_fw_cycles;
+    uint32_t tx_overflow; /* replies that found no TX room (a firmware bug if ever nonzero) */
+};
+
+/* Shadow of one key-table entry: what the firmware needs to decide, without reading
+ * the MPT back through the engine. The engine's MPT is written whenever this changes. */
+#define FW_MR_ALLOCATED 0x1u
+#define FW_MR_REMOTE_EN 0x2u
+#define FW_MR_FRMR_INIT 0x4u
+struct fw_mr {
+    uint8_t state;  /* NF_MPT_STATE_* */
+    uint8_t kind;   /* NF_MPT_KIND_* */
+    uint8_t key;    /* key byte of the current token */
+    uint8_t flags;  /* FW_MR_* */
+    uint16_t pd;
+    uint16_t mtt_base, mtt_cap; /* MTT range reserved (cap 0: none) */
+    uint16_t link;  /* free list (free entries) or MTT-ordered list (entries with a range) */
+};
+
+#define FW_QP_FREE 0u
+#define FW_QP_RESET 1u     /* created, not connected (or disconnected) */
+#define FW_QP_CONNECTED 2u
+#define FW_QP_ERROR 3u     /* an access failed: every later WR completes CANCELLED */
+struct fw_qp {
+    uint8_t state;
+    uint8_t gen; /* bumped on reuse so a stale qpn never names a new QP */
+    uint16_t pd;
+    uint32_t peer_qpn;
+};
+
+extern struct fw_cfg fw_cfg;
+extern struct fw_stats fw_stats;
+extern struct fw_mr fw_mrs[FW_MPT_CAP];
+extern struct fw_qp fw_qps[FW_QP_CAP];
+
+/* fw_main.c */
+void fw_init(void);          /* read the configuration, reset every table and the link */
+int fw_poll(void);           /* one step of the main loop; nonzero when it did something */
+
+/* fw_link.c */
+void fw_link_init(void);
+int fw_link_poll(void);
+/* Reserve bytes (a multiple of 8) for one outgoing message in the open TX frame,
+ * opening or flushing frames as needed. Returns the adapter address of the space, or 0
+ * when the transmit window is full (callers check capacity first: see fw_msg_fits). */
+uint32_t fw_tx_reserve(uint32_t bytes);
+/* Give back the last bytes of the most recent reservation (a reply that came out shorter). */
+void fw_tx_trim(uint32_t bytes);
+
+/* fw_msg.c */
+/* Can the replies to every message of this payload be queued now? */
+int fw_msg_fits(uint32_t addr, uint32_t len, uint32_t tx_free_in_open, uint32_t tx_free_slots);
+/* Handle every message of one delivered DATA payload at adapter address addr. stamp is
+ * the frame's RX_STAMP (cycle of arrival). */
+void fw_msg_process(uint32_t addr, uint32_t len, uint32_t stamp);
+/* fw_eng_wait_cycles() when the current frame's processing began (INFO timing). */
+extern uint32_t fw_msg_frame_eng_start;
+/* Fill an INFO struct at adapter address at. */
+void fw_msg_put_info(uint32_t at);
+
+/* fw_tables.c */
+void fw_tables_reset(void);              /* free every MR and QP (ADAPTER_RESET) */
+uint32_t fw_eng_wait(uint32_t status_off); /* wait for an engine operation; returns STATUS_WORD */
+uint32_t fw_eng_wait_cycles(void);       /* running total of cycles spent waiting on the engine */
+struct fw_dma_side {
+    uint32_t mode, access, token, pd;
+    uint64_t addr;
+};
+/* One engine DMA; returns DMA_STATUS (STATUS_WORD); *bytes (may be NULL) = DMA_BYTES. */
+uint32_t fw_dma(const struct fw_dma_side *src, const struct fw_dma_side *dst, uint32_t len, uint32_t *bytes);
+/* Page-list load into the MTT; returns LD_STATUS. */
+uint32_t fw_load(uint32_t src, uint32_t mtt_base, uint32_t count);
+uint32_t fw_mr_lookup(uint32_t token);   /* index of the allocated MR, or FW_NO_INDEX */
+uint32_t fw_mr_alloc(uint32_t pd, uint32_t kind, uint32_t *token);   /* STATUS */
+void fw_mr_free(uint32_t index);
+uint32_t fw_mtt_alloc(uint32_t index, uint32_t pages); /* reserve a range for MR index; STATUS */
+void fw_mtt_free(uint32_t index);
+/* Write MPT[index] from the shadow plus the given words; returns the REFUSE code. */
+uint32_t fw_mpt_write(uint32_t index, const uint32_t w[7]);
+uint32_t fw_mpt_invalidate(uint32_t index);
+uint32_t fw_token(uint32_t index);
+uint32_t fw_qp_lookup(uint32_t qpn);     /* QP table index, or FW_NO_INDEX */
+uint32_t fw_qp_alloc(uint32_t pd, uint32_t *qpn);
+
+/* fw_wr.c */
+void fw_wr_process(uint32_t op, uint32_t addr, uint32_t len, uint32_t stamp);
+
+#endif

@@ -1,0 +1,77 @@
+/* Boot-time configuration and the main loop step, shared by the target and host builds. */
+#include "fw.h"
+#include "hal.h"
+
+struct fw_cfg fw_cfg;
+struct fw_stats fw_stats;
+
+/* Largest page count a WR_FAST_REGISTER page list can have in one frame. */
+#define FRAME_PAGE_LIMIT ((NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE - NF_WR_HDR_SIZE - NF_WR_FAST_REGISTER_SIZE) / 8u)
+/* NDK requires FRMRPageCount >= 16. */
+#define NDK_MIN_FRMR_PAGES 16u
+#define MTT_SHARE_PER_FRMR 16u
+
+struct profile_sizes {
+    uint32_t mem, mpt, mtt, max_frmr;
+};
+
+static const struct profile_sizes profiles[] = {
+    {NF_PROFILE_SIM_MEM_BYTES, NF_PROFILE_SIM_MPT_ENTRIES, NF_PROFILE_SIM_MTT_ENTRIES,
+     NF_PROFILE_SIM_MAX_FRMR_PAGES},
+    {NF_PROFILE_ULX3S_85K_MEM_BYTES, NF_PROFILE_ULX3S_85K_MPT_ENTRIES, NF_PROFILE_ULX3S_85K_MTT_ENTRIES,
+     NF_PROFILE_ULX3S_85K_MAX_FRMR_PAGES},
+    {NF_PROFILE_ULX3S_25K_MEM_BYTES, NF_PROFILE_ULX3S_25K_MPT_ENTRIES, NF_PROFILE_ULX3S_25K_MTT_ENTRIES,
+     NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES},
+};
+
+/* The hardware has no register for the fast-register page limit: take it from the
+ * profile whose sizes match, else a sixteenth of the MTT (at least NDK's 16). */
+static uint32_t max_frmr_pages(void)
+{
+    uint32_t n = 0;
+    for (uint32_t p = 0; p < sizeof(profiles) / sizeof(profiles[0]); p++)
+        if (profiles[p].mem == fw_cfg.mem_bytes && profiles[p].mpt == fw_cfg.mpt_entries &&
+            profiles[p].mtt == fw_cfg.mtt_entries)
+            n = profiles[p].max_frmr;
+    if (n == 0) {
+        n = fw_cfg.mtt_entries / MTT_SHARE_PER_FRMR;
+        if (n < NDK_MIN_FRMR_PAGES)
+            n = NDK_MIN_FRMR_PAGES;
+    }
+    if (n > fw_cfg.mtt_entries)
+        n = fw_cfg.mtt_entries;
+    if (n > FRAME_PAGE_LIMIT)
+        n = FRAME_PAGE_LIMIT;
+    return n;
+}
+
+static uint32_t clamp(uint32_t v, uint32_t lo, uint32_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+void fw_init(void)
+{
+    fw_cfg.clk_hz = sys_rd(NF_SYS_CLK_HZ);
+    fw_cfg.uart_period = sys_rd(NF_SYS_UART_PERIOD);
+    uint32_t link_cfg = link_rd(NF_LINK_CFG);
+    fw_cfg.rx_slots = clamp(NF_LINK_CFG_RX_SLOTS_GET(link_cfg), 1, NF_LINK_MAX_SLOTS);
+    fw_cfg.tx_slots = clamp(NF_LINK_CFG_TX_SLOTS_GET(link_cfg), 1, NF_LINK_MAX_SLOTS);
+    fw_cfg.mem_bytes = eng_rd(NF_ENGINE_CFG_MEM);
+    fw_cfg.user_base = eng_rd(NF_ENGINE_CFG_USER);
+    fw_cfg.mpt_entries = clamp(eng_rd(NF_ENGINE_CFG_MPT), 0, FW_MPT_CAP);
+    fw_cfg.mtt_entries = clamp(eng_rd(NF_ENGINE_CFG_MTT), 0, NF_MPT_W5_MTT_BASE_MASK + 1u);
+    fw_cfg.max_frmr_pages = max_frmr_pages();
+    fw_stats = (struct fw_stats){0};
+    for (uint32_t i = 0; i < FW_MPT_CAP; i++)
+        fw_mrs[i] = (struct fw_mr){0};
+    for (uint32_t q = 0; q < FW_QP_CAP; q++)
+        fw_qps[q] = (struct fw_qp){0};
+    fw_tables_reset();
+    fw_link_init();
+}
+
+int fw_poll(void)
+{
+    return fw_link_poll();
+}

@@ -1,0 +1,490 @@
+/* Messages of one DATA payload: requests (one reply each) and work requests (a CQE
+ * each, fw_wr.c). Data never passes through the CPU: PING, MEM_WRITE and MEM_READ move
+ * their bytes with the engine's DMA between the link slots and the user region. */
+#include "fw.h"
+#include "hal.h"
+
+#define MSG_ALIGN 8u
+#define ROUND_UP(x, a) (((x) + (a) - 1u) / (a) * (a))
+#define BODY(m, off) ((m) + NF_MSG_HDR_SIZE + (off))
+#define PAGE_OFFSET_MASK (NF_ADAPTER_PAGE_SIZE - 1u)
+#define PD_MAX (NF_MPT_W1_PD_MASK >> NF_MPT_W1_PD_LSB)
+
+static uint32_t msg_op(uint32_t w0) { return (w0 >> (8u * NF_MSG_HDR_OP_OFF)) & 0xFFFFu; }
+static uint32_t msg_len(uint32_t w0) { return (w0 >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu; }
+
+/* Write a MSG_HDR at adapter address at. */
+static void put_hdr(uint32_t at, uint32_t op, uint32_t len, uint32_t tag, uint32_t status)
+{
+    mem_wr(at + NF_MSG_HDR_OP_OFF, op << (8u * NF_MSG_HDR_OP_OFF) | len << (8u * NF_MSG_HDR_LEN_OFF));
+    mem_wr(at + NF_MSG_HDR_TAG_OFF, tag);
+    mem_wr(at + NF_MSG_HDR_STATUS_OFF, status);
+    mem_wr(at + NF_MSG_HDR_RSVD_OFF, 0);
+}
+
+/* A reply with up to two payload words (n = 0 or 2 words). */
+static void reply(uint32_t op, uint32_t tag, uint32_t status, const uint32_t *words, uint32_t n)
+{
+    uint32_t len = NF_MSG_HDR_SIZE + 4u * n;
+    uint32_t at = fw_tx_reserve(len);
+    if (!at)
+        return;
+    put_hdr(at, op | NF_OP_REPLY, len, tag, status);
+    for (uint32_t i = 0; i < n; i++)
+        mem_wr(at + NF_MSG_HDR_SIZE + 4u * i, words[i]);
+}
+
+/* Bytes of the reply (or CQE) a message produces at most; NF_MSG_HDR_SIZE for errors. */
+static uint32_t reply_bytes(uint32_t op, uint32_t m, uint32_t mlen)
+{
+    switch (op) {
+    case NF_OP_PING:
+        return mlen;
+    case NF_OP_INFO:
+        return NF_MSG_HDR_SIZE + NF_INFO_SIZE;
+    case NF_OP_MEM_READ: {
+        if (mlen < NF_MSG_HDR_SIZE + NF_MEM_READ_REQ_SIZE)
+            return NF_MSG_HDR_SIZE;
+        uint32_t n = mem_rd(BODY(m, NF_MEM_READ_REQ_LEN_OFF));
+        return n <= NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE ? NF_MSG_HDR_SIZE + ROUND_UP(n, MSG_ALIGN)
+                                                          : NF_MSG_HDR_SIZE;
+    }
+    case NF_OP_MR_CREATE:
+        return NF_MSG_HDR_SIZE + NF_MR_CREATE_REP_SIZE;
+    case NF_OP_QP_CREATE:
+        return NF_MSG_HDR_SIZE + NF_QP_CREATE_REP_SIZE;
+    case NF_OP_WR_FAST_REGISTER:
+    case NF_OP_WR_INVALIDATE:
+    case NF_OP_WR_READ:
+    case NF_OP_WR_WRITE:
+        return NF_MSG_HDR_SIZE + NF_CQE_SIZE;
+    default:
+        return NF_MSG_HDR_SIZE;
+    }
+}
+
+int fw_msg_fits(uint32_t addr, uint32_t len, uint32_t free_open, uint32_t free_slots)
+{
+    /* The same next-fit packing fw_tx_reserve does; replies only ever come out smaller
+     * than estimated, and next-fit never needs more frames for smaller items. */
+    for (uint32_t off = 0; off + NF_MSG_HDR_SIZE <= len;) {
+        uint32_t m = addr + off;
+        uint32_t w0 = mem_rd(m);
+        uint32_t mlen = msg_len(w0);
+        int malformed = mlen < NF_MSG_HDR_SIZE || mlen % MSG_ALIGN || mlen > len - off;
+        uint32_t r = malformed ? NF_MSG_HDR_SIZE : reply_bytes(msg_op(w0), m, mlen);
+        if (r <= free_open) {
+            free_open -= r;
+        } else if (free_slots) {
+            free_slots--;
+            free_open = NF_LINK_MAX_PAYLOAD - r;
+        } else {
+            return 0;
+        }
+        if (malformed)
+            break;
+        off += mlen;
+    }
+    return 1;
+}
+
+void fw_msg_put_info(uint32_t at)
+{
+    struct nf_info info = {0};
+    info.fw_version = NF_ADAPTER_FW_VERSION;
+    info.hw_version = sys_rd(NF_SYS_HW_VERSION);
+    info.layout_version = NF_LAYOUT_VERSION;
+    info.clk_hz = fw_cfg.clk_hz;
+    info.uart_period = fw_cfg.uart_period;
+    info.mem_bytes = fw_cfg.mem_bytes;
+    info.user_base = fw_cfg.user_base;
+    info.page_size = NF_ADAPTER_PAGE_SIZE;
+    info.mpt_entries = fw_cfg.mpt_entries;
+    info.mtt_entries = fw_cfg.mtt_entries;
+    info.max_frmr_pages = fw_cfg.max_frmr_pages;
+    info.max_qps = FW_QP_CAP;
+    info.max_sge = NF_ADAPTER_MAX_SGE;
+    info.rx_slots = fw_cfg.rx_slots;
+    info.tx_slots = fw_cfg.tx_slots;
+    info.max_payload = NF_LINK_MAX_PAYLOAD;
+    info.rx_ok = link_rd(NF_LINK_CNT_RX_OK);
+    info.rx_bad = link_rd(NF_LINK_CNT_RX_BAD);
+    info.rx_drop = link_rd(NF_LINK_CNT_RX_DROP);
+    info.tx_frames = link_rd(NF_LINK_CNT_TX);
+    info.retransmits = fw_stats.retransmits;
+    info.rx_dup = fw_stats.rx_dup;
+    info.wr_count = fw_stats.wr_count;
+    info.last_wr_op = fw_stats.last_wr_op;
+    info.last_wr_cycles = fw_stats.last_wr_cycles;
+    info.last_wr_fw_cycles = fw_stats.last_wr_fw_cycles;
+    info.cycle_lo = sys_rd(NF_SYS_CYCLE_LO);
+    info.cycle_hi = sys_rd(NF_SYS_CYCLE_HI); /* latched by the CYCLE_LO read just before */
+    /* A fixed 28-word struct, not data: word writes through the window. */
+    const uint32_t *w = (const uint32_t *)&info;
+    for (uint32_t i = 0; i < NF_INFO_SIZE / 4u; i++)
+        mem_wr(at + 4u * i, w[i]);
+}
+
+static void do_ping(uint32_t tag, uint32_t m, uint32_t mlen)
+{
+    uint32_t at = fw_tx_reserve(mlen);
+    if (!at)
+        return;
+    uint32_t n = mlen - NF_MSG_HDR_SIZE;
+    uint32_t status = NF_STATUS_SUCCESS;
+    if (n) {
+        struct fw_dma_side src = {NF_DMA_MODE_SYSTEM, 0, 0, 0, BODY(m, 0)};
+        struct fw_dma_side dst = {NF_DMA_MODE_SYSTEM, 0, 0, 0, at + NF_MSG_HDR_SIZE};
+        if (NF_STATUS_WORD_CODE_GET(fw_dma(&src, &dst, n, 0)) != NF_REFUSE_OK) {
+            status = NF_STATUS_INTERNAL_ERROR;
+            fw_tx_trim(n);
+            mlen = NF_MSG_HDR_SIZE;
+        }
+    }
+    put_hdr(at, NF_OP_PING | NF_OP_REPLY, mlen, tag, status);
+}
+
+static uint32_t do_mem_write(uint32_t m, uint32_t mlen)
+{
+    if (mlen < NF_MSG_HDR_SIZE + NF_MEM_WRITE_REQ_SIZE)
+        return NF_STATUS_INVALID_PARAMETER;
+    uint32_t addr = mem_rd(BODY(m, NF_MEM_WRITE_REQ_ADDR_OFF));
+    uint32_t n = mem_rd(BODY(m, NF_MEM_WRITE_REQ_LEN_OFF));
+    if (n > mlen - NF_MSG_HDR_SIZE - NF_MEM_WRITE_REQ_SIZE)
+        return NF_STATUS_INVALID_PARAMETER;
+    /* LOGICAL mode: the engine refuses anything outside the user region. */
+    struct fw_dma_side src = {NF_DMA_MODE_SYSTEM, 0, 0, 0, BODY(m, NF_MEM_WRITE_REQ_SIZE)};
+    struct fw_dma_side dst = {NF_DMA_MODE_LOGICAL, 0, 0, 0, addr};
+    if (NF_STATUS_WORD_CODE_GET(fw_dma(&src, &dst, n, 0)) != NF_REFUSE_OK)
+        return NF_STATUS_INVALID_PARAMETER;
+    return NF_STATUS_SUCCESS;
+}
+
+static void do_mem_read(uint32_t tag, uint32_t m, uint32_t mlen)
+{
+    if (mlen < NF_MSG_HDR_SIZE + NF_MEM_READ_REQ_SIZE) {
+        reply(NF_OP_MEM_READ, tag, NF_STATUS_INVALID_PARAMETER, 0, 0);
+        return;
+    }
+    uint32_t addr = mem_rd(BODY(m, NF_MEM_READ_REQ_ADDR_OFF));
+    uint32_t n = mem_rd(BODY(m, NF_MEM_READ_REQ_LEN_OFF));
+    if (n > NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE) {
+        reply(NF_OP_MEM_READ, tag, NF_STATUS_INVALID_PARAMETER, 0, 0);
+        return;
+    }
+    uint32_t padded = ROUND_UP(n, MSG_ALIGN);
+    uint32_t at = fw_tx_reserve(NF_MSG_HDR_SIZE + padded);
+    if (!at)
+        return;
+    uint32_t data = at + NF_MSG_HDR_SIZE;
+    /* Zero the padding words first; the DMA then overwrites the data bytes in them. */
+    for (uint32_t w = n / 4u * 4u; w < padded; w += 4u)
+        mem_wr(data + w, 0);
+    struct fw_dma_side src = {NF_DMA_MODE_LOGICAL, 0, 0, 0, addr};
+    struct fw_dma_side dst = {NF_DMA_MODE_SYSTEM, 0, 0, 0, data};
+    if (NF_STATUS_WORD_CODE_GET(fw_dma(&src, &dst, n, 0)) != NF_REFUSE_OK) {
+        fw_tx_trim(padded);
+        put_hdr(at, NF_OP_MEM_READ | NF_OP_REPLY, NF_MSG_HDR_SIZE, tag, NF_STATUS_INVALID_PARAMETER);
+        return;
+    }
+    put_hdr(at, NF_OP_MEM_READ | NF_OP_REPLY, NF_MSG_HDR_SIZE + padded, tag, NF_STATUS_SUCCESS);
+}
+
+static uint32_t do_mr_create(uint32_t m, uint32_t mlen, uint32_t *token)
+{
+    if (mlen < NF_MSG_HDR_SIZE + NF_MR_CREATE_REQ_SIZE)
+        return NF_STATUS_INVALID_PARAMETER;
+    uint32_t pd = mem_rd(BODY(m, NF_MR_CREATE_REQ_PD_OFF));
+    uint32_t fast = mem_rd(BODY(m, NF_MR_CREATE_REQ_FAST_REGISTER_OFF));
+    if (pd == 0 || pd > PD_MAX || fast > 1u)
+        return NF_STATUS_INVALID_PARAMETER;
+    return fw_mr_alloc(pd, fast ? NF_MPT_KIND_FAST : NF_MPT_KIND_NORMAL, token);
+}
+
+static uint32_t token_arg(uint32_t m, uint32_t mlen)
+{
+    if (mlen < NF_MSG_HDR_SIZE + NF_TOKEN_REQ_SIZE)
+        return FW_NO_INDEX;
+    return fw_mr_lookup(mem_rd(BODY(m, NF_TOKEN_REQ_TOKEN_OFF)));
+}
+
+static uint32_t do_mr_destroy(uint32_t m, uint32_t mlen)
+{
+    uint32_t i = token_arg(m, mlen);
+    if (i == FW_NO_INDEX)
+        return NF_STATUS_INVALID_PARAMETER;
+    fw_mr_free(i); /* a close never fails: a registered MR is invalidated on the way */
+    return NF_STATUS_SUCCESS;
+}
+
+/* NDK_MR_FLAG_* -> MPT_W0 rights. Remote write implies local write (0x5 includes 0x1);
+ * a read sink is written by the adapter, so it gets local write too. */
+static uint32_t mr_rights(uint32_t flags)
+{
+    uint32_t w0 = 0;
+    uint32_t remote_write_bit = NF_NDK_MR_FLAG_ALLOW_REMOTE_WRITE & ~NF_NDK_MR_FLAG_ALLOW_LOCAL_WRITE;
+    if (flags & (NF_NDK_MR_FLAG_ALLOW_LOCAL_WRITE | remote_write_bit | NF_NDK_MR_FLAG_RDMA_READ_SINK))
+        w0 |= NF_MPT_W0_LOCAL_WRITE_MASK;
+    if (flags & NF_NDK_MR_FLAG_ALLOW_REMOTE_READ)
+        w0 |= NF_MPT_W0_REMOTE_READ_MASK;
+    if (flags & remote_write_bit)
+        w0 |= NF_MPT_W0_REMOTE_WRITE_MASK;
+    if (flags & NF_NDK_MR_FLAG_RDMA_READ_SINK)
+        w0 |= NF_MPT_W0_READ_SINK_MASK;
+    return w0;
+}
+
+#define MR_FLAGS_KNOWN (NF_NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NF_NDK_MR_FLAG_ALLOW_REMOTE_READ | \
+                        NF_NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NF_NDK_MR_FLAG_RDMA_READ_SINK)
+
+static uint32_t do_mr_register(uint32_t m, uint32_t mlen)
+{
+    if (mlen < NF_MSG_HDR_SIZE + NF_MR_REGISTER_REQ_SIZE)
+        return NF_STATUS_INVALID_PARAMETER;
+    uint32_t i = fw_mr_lookup(mem_rd(BODY(m, NF_MR_REGISTER_REQ_TOKEN_OFF)));
+    if (i == FW_NO_INDEX)
+        return NF_STATUS_INVALID_PARAMETER;
+    struct fw_mr *mr = &fw_mrs[i];
+    uint32_t flags = mem_rd(BODY(m, NF_MR_REGISTER_REQ_FLAGS_OFF));
+    uint64_t va = mem_rd(BODY(m, NF_MR_REGISTER_REQ_VA_OFF)) |
+                  (uint64_t)mem_rd(BODY(m, NF_MR_REGISTER_REQ_VA_OFF + 4u)) << 32;
+    uint64_t length = mem_rd(BODY(m, NF_MR_REGISTER_REQ_LENGTH_OFF)) |
+                      (uint64_t)mem_rd(BODY(m, NF_MR_REGISTER_REQ_LENGTH_OFF + 4u)) << 32;
+    uint32_t fbo = mem_rd(BODY(m, NF_MR_REGISTER_REQ_FBO_OFF));
+    uint32_t npages = mem_rd(BODY(m, NF_MR_REGISTER_REQ_NPAGES_OFF));
+    if (mr->kind != NF_MPT_KIND_NORMAL)
+        return NF_STATUS_INVALID_PARAMETER; /* NdkRegisterMr only on FastRegister=FALSE */
+    if (mr->state == NF_MPT_STATE_VALID)
+        return NF_STATUS_INVALID_DEVICE_STATE; /* already registered */
+    if (flags & ~(uint32_t)MR_FLAGS_KNOWN)
+        return NF_STATUS_INVALID_PARAMETER;
+    if (va == 0)
+        return NF_STATUS_INVALID_PARAMETER; /* zero-based virtual addresses are not supported */
+    if (length == 0 || length > 0xFFFFFFFFu || va + (length - 1u) < va)
+        return NF_STATUS_INVALID_PARAMETER;
+    if (fbo != (uint32_t)(va & PAGE_OFFSET_MASK))
+        return NF_STATUS_INVALID_PARAMETER;
+    if ((uint64_t)npages != (fbo + length + PAGE_OFFSET_MASK) >> NF_ADAPTER_PAGE_SHIFT)
+        return NF_STATUS_INVALID_PARAMETER; /* the page list must cover exactly the range */
+    if ((uint64_t)npages * 8u > mlen - NF_MSG_HDR_SIZE - NF_MR_REGISTER_REQ_SIZE)
+        return NF_STATUS_INVALID_PARAMETER;
+    uint32_t st = fw_mtt_alloc(i, npages);
+    if (st != NF_STATUS_SUCCESS)
+        return st;
+    /* The loader copies the page list straight from the RX slot into the MTT. */
+    if (NF_STATUS_WORD_CODE_GET(fw_load(BODY(m, NF_MR_REGISTER_REQ_SIZE), mr->mtt_base, npages)) !=
+        NF_REFUSE_OK) {
+        fw_mtt_free(i);
+        return NF_STATUS_INVALID_PARAMETER; /* a page address unaligned or outside the user region */
+    }
+    uint32_t w[7];
+    w[0] = NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_NORMAL) |
+           NF_MPT_W0_KEY_PUT(mr->key) | mr_rights(flags);
+    w[1] = NF_MPT_W1_PD_PUT(mr->pd) | NF_MPT_W1_FBO_PUT(fbo);
+    w[2] = (uint32_t)va;
+    w[3] = (uint32_t)(va >> 32);
+    w[4] = (uint32_t)length;
+    w[5] = NF_MPT_W5_MTT_BASE_PUT(mr->mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(mr->mtt_cap);
+    w[6] = NF_MPT_W6_PAGES_PUT(npages);
+    if (fw_mpt_write(i, w) != NF_REFUSE_OK) {
+        fw_mtt_free(i);
+        return NF_STATUS_INTERNAL_ERROR;
+    }
+    mr->state = NF_MPT_STATE_VALID;
+    return NF_STATUS_SUCCESS;
+}
+
+static uint32_t do_mr_deregister(uint32_t m, uint32_t mlen)
+{
+    uint32_t i = token_arg(m, mlen);
+    if (i == FW_NO_INDEX)
+        return NF_STATUS_INVALID_PARAMETER;
+    struct fw_mr *mr = &fw_mrs[i];
+    if (mr->kind != NF_MPT_KIND_NORMAL)
+        return NF_STATUS_INVALID_PARAMETER;
+    if (mr->state != NF_MPT_STATE_VALID)
+        return NF_STATUS_INVALID_DEVICE_STATE;
+    /* Invalidate first: once it returns no check grants and no DMA through it runs. */
+    (void)fw_mpt_invalidate(i);
+    mr->state = NF_MPT_STATE_INVALID;
+    fw_mtt_free(i);
+    uint32_t w[7] = {0};
+    w[0] = NF_MPT_W0_STATE_PUT(NF_MPT_STATE_INVALID) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_NORMAL) |
+           NF_MPT_W0_KEY_PUT(mr->key);
+    w[1] = NF_MPT_W1_PD_PUT(mr->pd);
+    (void)fw_mpt_write(i, w);
+    return NF_STATUS_SUCCESS;
+}
+
+static uint32_t do_frmr_init(uint32_t m, uint32_t mlen)
+{
+    if (mlen < NF_MSG_HDR_SIZE + NF_FRMR_INIT_REQ_SIZE)
+        return NF_STATUS_INVALID_PARAMETER;
+    uint32_t i = fw_mr_lookup(mem_rd(BODY(m, NF_FRMR_INIT_REQ_TOKEN_OFF)));
+    if (i == FW_NO_INDEX)
+        return NF_STATUS_INVALID_PARAMETER;
+    struct fw_mr *mr = &fw_mrs[i];
+    uint32_t npages = mem_rd(BODY(m, NF_FRMR_INIT_REQ_NPAGES_OFF));
+    uint32_t remote = mem_rd(BODY(m, NF_FRMR_INIT_REQ_REMOTE_ACCESS_OFF));
+    if (mr->kind != NF_MPT_KIND_FAST)
+        return NF_STATUS_INVALID_PARAMETER; /* the MR must be created with FastRegister=TRUE */
+    if (npages == 0 || remote > 1u)
+        return NF_STATUS_INVALID_PARAMETER;
+    if (npages > fw_cfg.max_frmr_pages)
+        return NF_STATUS_IMPLEMENTATION_LIMIT;
+    if (mr->state == NF_MPT_STATE_VALID)
+        return NF_STATUS_INVALID_DEVICE_STATE; /* fast-registered now: invalidate first */
+    /* The capacity is the latest call's count; a repeated call re-reserves the range
+     * in one step (the old range counts as free) or fails changing nothing. */
+    uint32_t st = fw_mtt_alloc(i, npages);
+    if (st != NF_STATUS_SUCCESS)
+        return st;
+    mr->flags = (uint8_t)((mr->flags & ~FW_MR_REMOTE_EN) | FW_MR_FRMR_INIT | (remote ? FW_MR_REMOTE_EN : 0u));
+    uint32_t w[7] = {0};
+    w[0] = NF_MPT_W0_STATE_PUT(NF_MPT_STATE_INVALID) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_FAST) |
+           NF_MPT_W0_KEY_PUT(mr->key) | (remote ? NF_MPT_W0_REMOTE_EN_MASK : 0u);
+    w[1] = NF_MPT_W1_PD_PUT(mr->pd);
+    w[5] = NF_MPT_W5_MTT_BASE_PUT(mr->mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(mr->mtt_cap);
+    return fw_mpt_write(i, w) == NF_REFUSE_OK ? NF_STATUS_SUCCESS : NF_STATUS_INTERNAL_ERROR;
+}
+
+static uint32_t qp_arg(uint32_t m, uint32_t mlen)
+{
+    if (mlen < NF_MSG_HDR_SIZE + NF_QP_REQ_SIZE)
+        return FW_NO_INDEX;
+    return fw_qp_lookup(mem_rd(BODY(m, NF_QP_REQ_QPN_OFF)));
+}
+
+static uint32_t do_qp_create(uint32_t m, uint32_t mlen, uint32_t *qpn)
+{
+    if (mlen < NF_MSG_HDR_SIZE + NF_QP_CREATE_REQ_SIZE)
+        return NF_STATUS_INVALID_PARAMETER;
+    uint32_t pd = mem_rd(BODY(m, NF_QP_CREATE_REQ_PD_OFF));
+    if (pd == 0 || pd > PD_MAX)
+        return NF_STATUS_INVALID_PARAMETER;
+    return fw_qp_alloc(pd, qpn);
+}
+
+static uint32_t do_qp_connect(uint32_t m, uint32_t mlen)
+{
+    if (mlen < NF_MSG_HDR_SIZE + NF_QP_CONNECT_REQ_SIZE)
+        return NF_STATUS_INVALID_PARAMETER;
+    uint32_t q = fw_qp_lookup(mem_rd(BODY(m, NF_QP_CONNECT_REQ_QPN_OFF)));
+    uint32_t peer = mem_rd(BODY(m, NF_QP_CONNECT_REQ_PEER_QPN_OFF));
+    if (q == FW_NO_INDEX || fw_qp_lookup(peer) == FW_NO_INDEX)
+        return NF_STATUS_INVALID_PARAMETER;
+    if (fw_qps[q].state != FW_QP_RESET)
+        return NF_STATUS_INVALID_DEVICE_STATE; /* connected already, or broken */
+    fw_qps[q].peer_qpn = peer;
+    fw_qps[q].state = FW_QP_CONNECTED;
+    return NF_STATUS_SUCCESS;
+}
+
+static uint32_t do_qp_disconnect(uint32_t m, uint32_t mlen)
+{
+    uint32_t q = qp_arg(m, mlen);
+    if (q == FW_NO_INDEX)
+        return NF_STATUS_INVALID_PARAMETER;
+    fw_qps[q].state = FW_QP_RESET;
+    fw_qps[q].peer_qpn = 0;
+    return NF_STATUS_SUCCESS;
+}
+
+static uint32_t do_qp_destroy(uint32_t m, uint32_t mlen)
+{
+    uint32_t q = qp_arg(m, mlen);
+    if (q == FW_NO_INDEX)
+        return NF_STATUS_INVALID_PARAMETER;
+    fw_qps[q].state = FW_QP_FREE;
+    fw_qps[q].peer_qpn = 0;
+    fw_qps[q].pd = 0;
+    return NF_STATUS_SUCCESS;
+}
+
+static void handle(uint32_t op, uint32_t tag, uint32_t m, uint32_t mlen, uint32_t stamp)
+{
+    uint32_t rep[2] = {0, 0};
+    uint32_t st;
+    switch (op) {
+    case NF_OP_PING:
+        do_ping(tag, m, mlen);
+        return;
+    case NF_OP_INFO: {
+        uint32_t at = fw_tx_reserve(NF_MSG_HDR_SIZE + NF_INFO_SIZE);
+        if (at) {
+            fw_msg_put_info(at + NF_MSG_HDR_SIZE);
+            put_hdr(at, NF_OP_INFO | NF_OP_REPLY, NF_MSG_HDR_SIZE + NF_INFO_SIZE, tag, NF_STATUS_SUCCESS);
+        }
+        return;
+    }
+    case NF_OP_MEM_READ:
+        do_mem_read(tag, m, mlen);
+        return;
+    case NF_OP_WR_FAST_REGISTER:
+    case NF_OP_WR_INVALIDATE:
+    case NF_OP_WR_READ:
+    case NF_OP_WR_WRITE:
+        fw_wr_process(op, m, mlen, stamp);
+        return;
+    case NF_OP_MEM_WRITE:
+        st = do_mem_write(m, mlen);
+        break;
+    case NF_OP_ADAPTER_RESET:
+        fw_tables_reset();
+        st = NF_STATUS_SUCCESS;
+        break;
+    case NF_OP_MR_CREATE:
+        st = do_mr_create(m, mlen, &rep[NF_MR_CREATE_REP_TOKEN_OFF / 4u]);
+        reply(op, tag, st, rep, st == NF_STATUS_SUCCESS ? NF_MR_CREATE_REP_SIZE / 4u : 0u);
+        return;
+    case NF_OP_MR_DESTROY:
+        st = do_mr_destroy(m, mlen);
+        break;
+    case NF_OP_MR_REGISTER:
+        st = do_mr_register(m, mlen);
+        break;
+    case NF_OP_MR_DEREGISTER:
+        st = do_mr_deregister(m, mlen);
+        break;
+    case NF_OP_FRMR_INIT:
+        st = do_frmr_init(m, mlen);
+        break;
+    case NF_OP_QP_CREATE:
+        st = do_qp_create(m, mlen, &rep[NF_QP_CREATE_REP_QPN_OFF / 4u]);
+        reply(op, tag, st, rep, st == NF_STATUS_SUCCESS ? NF_QP_CREATE_REP_SIZE / 4u : 0u);
+        return;
+    case NF_OP_QP_CONNECT:
+        st = do_qp_connect(m, mlen);
+        break;
+    case NF_OP_QP_DISCONNECT:
+        st = do_qp_disconnect(m, mlen);
+        break;
+    case NF_OP_QP_DESTROY:
+        st = do_qp_destroy(m, mlen);
+        break;
+    default:
+        st = NF_STATUS_NOT_SUPPORTED;
+        break;
+    }
+    reply(op, tag, st, 0, 0);
+}
+
+uint32_t fw_msg_frame_eng_start;
+
+void fw_msg_process(uint32_t addr, uint32_t len, uint32_t stamp)
+{
+    fw_msg_frame_eng_start = fw_eng_wait_cycles();
+    for (uint32_t off = 0; off + NF_MSG_HDR_SIZE <= len;) {
+        uint32_t m = addr + off;
+        uint32_t w0 = mem_rd(m);
+        uint32_t op = msg_op(w0), mlen = msg_len(w0);
+        uint32_t tag = mem_rd(m + NF_MSG_HDR_TAG_OFF);
+        if (mlen < NF_MSG_HDR_SIZE || mlen % MSG_ALIGN || mlen > len - off) {
+            /* The next message cannot be found: answer this one, drop the rest. */
+            reply(op & ~(uint32_t)NF_OP_REPLY, tag, NF_STATUS_INVALID_PARAMETER, 0, 0);
+            return;
+        }
+        handle(op, tag, m, mlen, stamp);
+        off += mlen;
+    }
+}

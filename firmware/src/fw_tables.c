@@ -1,0 +1,274 @@
+/* Key table (MPT) shadow, MTT range allocator, QP table, and the engine primitives
+ * that change them. Every loop here is per table entry or per MR, never per page. */
+#include "fw.h"
+#include "hal.h"
+
+struct fw_mr fw_mrs[FW_MPT_CAP];
+struct fw_qp fw_qps[FW_QP_CAP];
+
+/* Free key-table entries form a FIFO so a freed index (and its key byte) is reused as
+ * late as possible; entries holding an MTT range form a list ordered by mtt_base. */
+static uint32_t free_head = FW_NO_INDEX, free_tail = FW_NO_INDEX;
+static uint32_t mtt_head = FW_NO_INDEX;
+static uint32_t eng_wait_acc;
+
+uint32_t fw_eng_wait(uint32_t status_off)
+{
+    uint32_t st = eng_rd(status_off);
+    if (st & NF_STATUS_WORD_BUSY_MASK) {
+        uint32_t t0 = hal_cycles();
+        while ((st = eng_rd(status_off)) & NF_STATUS_WORD_BUSY_MASK)
+            ;
+        eng_wait_acc += hal_cycles() - t0;
+    }
+    return st;
+}
+
+uint32_t fw_eng_wait_cycles(void)
+{
+    return eng_wait_acc;
+}
+
+uint32_t fw_dma(const struct fw_dma_side *src, const struct fw_dma_side *dst, uint32_t len, uint32_t *bytes)
+{
+    eng_wr(NF_ENGINE_DMA_SRC_MODE, NF_DMA_SIDE_MODE_MODE_PUT(src->mode) | NF_DMA_SIDE_MODE_ACCESS_PUT(src->access));
+    eng_wr(NF_ENGINE_DMA_SRC_TOKEN, src->token);
+    eng_wr(NF_ENGINE_DMA_SRC_ADDR_LO, (uint32_t)src->addr);
+    eng_wr(NF_ENGINE_DMA_SRC_ADDR_HI, (uint32_t)(src->addr >> 32));
+    eng_wr(NF_ENGINE_DMA_SRC_PD, src->pd);
+    eng_wr(NF_ENGINE_DMA_DST_MODE, NF_DMA_SIDE_MODE_MODE_PUT(dst->mode) | NF_DMA_SIDE_MODE_ACCESS_PUT(dst->access));
+    eng_wr(NF_ENGINE_DMA_DST_TOKEN, dst->token);
+    eng_wr(NF_ENGINE_DMA_DST_ADDR_LO, (uint32_t)dst->addr);
+    eng_wr(NF_ENGINE_DMA_DST_ADDR_HI, (uint32_t)(dst->addr >> 32));
+    eng_wr(NF_ENGINE_DMA_DST_PD, dst->pd);
+    eng_wr(NF_ENGINE_DMA_LEN, len);
+    eng_wr(NF_ENGINE_DMA_CTRL, 1u);
+    uint32_t st = fw_eng_wait(NF_ENGINE_DMA_STATUS);
+    if (bytes)
+        *bytes = eng_rd(NF_ENGINE_DMA_BYTES);
+    return st;
+}
+
+uint32_t fw_load(uint32_t src, uint32_t mtt_base, uint32_t count)
+{
+    eng_wr(NF_ENGINE_LD_SRC, src);
+    eng_wr(NF_ENGINE_LD_MTT_BASE, mtt_base);
+    eng_wr(NF_ENGINE_LD_COUNT, count);
+    eng_wr(NF_ENGINE_LD_CTRL, 1u);
+    return fw_eng_wait(NF_ENGINE_LD_STATUS);
+}
+
+uint32_t fw_token(uint32_t index)
+{
+    return NF_TOKEN_INDEX_PUT(index) | NF_TOKEN_KEY_PUT(fw_mrs[index].key);
+}
+
+uint32_t fw_mr_lookup(uint32_t token)
+{
+    uint32_t index = NF_TOKEN_INDEX_GET(token);
+    if (index >= fw_cfg.mpt_entries)
+        return FW_NO_INDEX;
+    const struct fw_mr *mr = &fw_mrs[index];
+    if (!(mr->flags & FW_MR_ALLOCATED) || mr->key != NF_TOKEN_KEY_GET(token))
+        return FW_NO_INDEX;
+    return index;
+}
+
+uint32_t fw_mpt_write(uint32_t index, const uint32_t w[7])
+{
+    eng_wr(NF_ENGINE_ENT_W0, w[0]);
+    eng_wr(NF_ENGINE_ENT_W1, w[1]);
+    eng_wr(NF_ENGINE_ENT_W2, w[2]);
+    eng_wr(NF_ENGINE_ENT_W3, w[3]);
+    eng_wr(NF_ENGINE_ENT_W4, w[4]);
+    eng_wr(NF_ENGINE_ENT_W5, w[5]);
+    eng_wr(NF_ENGINE_ENT_W6, w[6]);
+    eng_wr(NF_ENGINE_TBL_INDEX, index);
+    eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE);
+    return NF_STATUS_WORD_CODE_GET(fw_eng_wait(NF_ENGINE_TBL_STATUS));
+}
+
+uint32_t fw_mpt_invalidate(uint32_t index)
+{
+    eng_wr(NF_ENGINE_TBL_INDEX, index);
+    eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_INVALIDATE);
+    return NF_STATUS_WORD_CODE_GET(fw_eng_wait(NF_ENGINE_TBL_STATUS));
+}
+
+/* MPT words of an entry that is allocated but not usable (or free): state, kind, key
+ * and PD only, so a stale check can never grant. */
+static uint32_t mpt_write_idle(uint32_t index)
+{
+    const struct fw_mr *mr = &fw_mrs[index];
+    uint32_t w[7] = {0};
+    w[0] = NF_MPT_W0_STATE_PUT(mr->state) | NF_MPT_W0_KIND_PUT(mr->kind) | NF_MPT_W0_KEY_PUT(mr->key) |
+           ((mr->flags & FW_MR_REMOTE_EN) ? NF_MPT_W0_REMOTE_EN_MASK : 0u);
+    w[1] = NF_MPT_W1_PD_PUT(mr->pd);
+    w[5] = NF_MPT_W5_MTT_BASE_PUT(mr->mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(mr->mtt_cap);
+    return fw_mpt_write(index, w);
+}
+
+static void free_push(uint32_t index)
+{
+    fw_mrs[index].link = FW_NO_INDEX;
+    if (free_tail == FW_NO_INDEX)
+        free_head = index;
+    else
+        fw_mrs[free_tail].link = (uint16_t)index;
+    free_tail = index;
+}
+
+static void mtt_unlink(uint32_t index)
+{
+    struct fw_mr *mr = &fw_mrs[index];
+    if (mr->mtt_cap == 0)
+        return;
+    if (mtt_head == index) {
+        mtt_head = mr->link;
+    } else {
+        uint32_t p = mtt_head;
+        while (p != FW_NO_INDEX && fw_mrs[p].link != index)
+            p = fw_mrs[p].link;
+        if (p != FW_NO_INDEX)
+            fw_mrs[p].link = mr->link;
+    }
+    mr->link = FW_NO_INDEX;
+    mr->mtt_base = 0;
+    mr->mtt_cap = 0;
+}
+
+uint32_t fw_mtt_alloc(uint32_t index, uint32_t pages)
+{
+    if (pages == 0 || pages > (NF_MPT_W5_PAGE_CAP_MASK >> NF_MPT_W5_PAGE_CAP_LSB))
+        return NF_STATUS_INVALID_PARAMETER;
+    /* First fit; the MR's own current range counts as free, so a re-reservation
+     * either moves it in one step or changes nothing. */
+    uint32_t prev = FW_NO_INDEX, cur = mtt_head, end = 0;
+    while (cur != FW_NO_INDEX) {
+        if (cur != index) {
+            if (fw_mrs[cur].mtt_base - end >= pages)
+                break;
+            end = (uint32_t)fw_mrs[cur].mtt_base + fw_mrs[cur].mtt_cap;
+            prev = cur;
+        }
+        cur = fw_mrs[cur].link;
+    }
+    if (cur == FW_NO_INDEX && (end > fw_cfg.mtt_entries || fw_cfg.mtt_entries - end < pages))
+        return NF_STATUS_INSUFFICIENT_RESOURCES;
+    mtt_unlink(index);
+    struct fw_mr *mr = &fw_mrs[index];
+    if (prev == FW_NO_INDEX) {
+        mr->link = (uint16_t)mtt_head;
+        mtt_head = index;
+    } else {
+        mr->link = fw_mrs[prev].link;
+        fw_mrs[prev].link = (uint16_t)index;
+    }
+    mr->mtt_base = (uint16_t)end;
+    mr->mtt_cap = (uint16_t)pages;
+    return NF_STATUS_SUCCESS;
+}
+
+void fw_mtt_free(uint32_t index)
+{
+    mtt_unlink(index);
+}
+
+uint32_t fw_mr_alloc(uint32_t pd, uint32_t kind, uint32_t *token)
+{
+    if (free_head == FW_NO_INDEX)
+        return NF_STATUS_INSUFFICIENT_RESOURCES;
+    uint32_t index = free_head;
+    struct fw_mr *mr = &fw_mrs[index];
+    uint8_t key = (uint8_t)(mr->key + 1u);
+    if (key == 0)
+        key = 1; /* key 0 is never issued, so token 0 never matches */
+    struct fw_mr saved = *mr;
+    mr->key = key;
+    mr->state = NF_MPT_STATE_INVALID;
+    mr->kind = (uint8_t)kind;
+    mr->pd = (uint16_t)pd;
+    mr->flags = FW_MR_ALLOCATED;
+    mr->mtt_base = 0;
+    mr->mtt_cap = 0;
+    if (mpt_write_idle(index) != NF_REFUSE_OK) {
+        *mr = saved;
+        return NF_STATUS_INTERNAL_ERROR;
+    }
+    free_head = saved.link;
+    if (free_head == FW_NO_INDEX)
+        free_tail = FW_NO_INDEX;
+    mr->link = FW_NO_INDEX;
+    *token = fw_token(index);
+    return NF_STATUS_SUCCESS;
+}
+
+void fw_mr_free(uint32_t index)
+{
+    struct fw_mr *mr = &fw_mrs[index];
+    if (mr->state == NF_MPT_STATE_VALID)
+        (void)fw_mpt_invalidate(index); /* no DMA through it still runs once this returns */
+    mtt_unlink(index);
+    mr->state = NF_MPT_STATE_FREE;
+    mr->kind = NF_MPT_KIND_NORMAL;
+    mr->flags = 0;
+    mr->pd = 0;
+    (void)mpt_write_idle(index); /* the key byte stays; the next owner gets key + 1 */
+    free_push(index);
+}
+
+void fw_tables_reset(void)
+{
+    free_head = free_tail = FW_NO_INDEX;
+    mtt_head = FW_NO_INDEX;
+    for (uint32_t i = 0; i < fw_cfg.mpt_entries; i++) {
+        struct fw_mr *mr = &fw_mrs[i];
+        if (mr->flags & FW_MR_ALLOCATED) {
+            if (mr->state == NF_MPT_STATE_VALID)
+                (void)fw_mpt_invalidate(i);
+            mr->state = NF_MPT_STATE_FREE;
+            mr->kind = NF_MPT_KIND_NORMAL;
+            mr->flags = 0;
+            mr->pd = 0;
+            mr->mtt_base = 0;
+            mr->mtt_cap = 0;
+            (void)mpt_write_idle(i);
+        }
+        free_push(i);
+    }
+    for (uint32_t q = 0; q < FW_QP_CAP; q++) {
+        fw_qps[q].state = FW_QP_FREE;
+        fw_qps[q].pd = 0;
+        fw_qps[q].peer_qpn = 0;
+    }
+}
+
+#define QPN_INDEX_MASK 0xFFu
+#define QPN_GEN_SHIFT 8u
+
+uint32_t fw_qp_lookup(uint32_t qpn)
+{
+    uint32_t q = qpn & QPN_INDEX_MASK;
+    uint32_t gen = qpn >> QPN_GEN_SHIFT;
+    if (q >= FW_QP_CAP || gen == 0 || gen != fw_qps[q].gen || fw_qps[q].state == FW_QP_FREE)
+        return FW_NO_INDEX;
+    return q;
+}
+
+uint32_t fw_qp_alloc(uint32_t pd, uint32_t *qpn)
+{
+    for (uint32_t q = 0; q < FW_QP_CAP; q++) {
+        struct fw_qp *qp = &fw_qps[q];
+        if (qp->state != FW_QP_FREE)
+            continue;
+        qp->gen = (uint8_t)(qp->gen + 1u);
+        if (qp->gen == 0)
+            qp->gen = 1; /* qpn 0 never names a QP */
+        qp->state = FW_QP_RESET;
+        qp->pd = (uint16_t)pd;
+        qp->peer_qpn = 0;
+        *qpn = (uint32_t)qp->gen << QPN_GEN_SHIFT | q;
+        return NF_STATUS_SUCCESS;
+    }
+    return NF_STATUS_INSUFFICIENT_RESOURCES;
+}

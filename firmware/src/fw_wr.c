@@ -1,0 +1,258 @@
+/* Work requests on a QP: fast register, invalidate, RDMA Read and Write. Each one ends
+ * in a CQE (unless NDK_OP_FLAG_SILENT_SUCCESS and it succeeded). Requests run one
+ * after another in arrival order and every DMA has finished before the next request
+ * starts, so NDK_OP_FLAG_READ_FENCE holds without doing anything. Every validation
+ * happens before the first table write: a refused request changes nothing. */
+#include "fw.h"
+#include "hal.h"
+
+#define BODY(m, off) ((m) + NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + (off))
+#define PAGE_OFFSET_MASK (NF_ADAPTER_PAGE_SIZE - 1u)
+#define PAGE_LIST_ENTRY_BYTES 8u
+
+#define FR_FLAGS_KNOWN (NF_NDK_OP_FLAG_SILENT_SUCCESS | NF_NDK_OP_FLAG_READ_FENCE | \
+                        NF_NDK_OP_FLAG_ALLOW_REMOTE_READ | NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE | \
+                        NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NF_NDK_OP_FLAG_RDMA_READ_SINK | NF_NDK_OP_FLAG_DEFER)
+#define INV_FLAGS_KNOWN (NF_NDK_OP_FLAG_SILENT_SUCCESS | NF_NDK_OP_FLAG_READ_FENCE | NF_NDK_OP_FLAG_DEFER)
+#define RDMA_FLAGS_KNOWN (NF_NDK_OP_FLAG_SILENT_SUCCESS | NF_NDK_OP_FLAG_READ_FENCE | \
+                          NF_NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT | NF_NDK_OP_FLAG_DEFER)
+#define OP_REMOTE_WRITE_BIT (NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE & ~NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE)
+
+struct wr_result {
+    uint32_t status, bytes, refuse;
+};
+
+static void rd64_lo_hi(uint32_t at, uint64_t *v)
+{
+    *v = mem_rd(at) | (uint64_t)mem_rd(at + 4u) << 32;
+}
+
+static void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen,
+                             struct wr_result *r)
+{
+    r->status = NF_STATUS_INVALID_PARAMETER;
+    if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_FAST_REGISTER_SIZE)
+        return;
+    uint32_t i = fw_mr_lookup(mem_rd(BODY(m, NF_WR_FAST_REGISTER_TOKEN_OFF)));
+    if (i == FW_NO_INDEX)
+        return;
+    struct fw_mr *mr = &fw_mrs[i];
+    uint32_t npages = mem_rd(BODY(m, NF_WR_FAST_REGISTER_NPAGES_OFF));
+    uint32_t fbo = mem_rd(BODY(m, NF_WR_FAST_REGISTER_FBO_OFF));
+    uint64_t length, va;
+    rd64_lo_hi(BODY(m, NF_WR_FAST_REGISTER_LENGTH_OFF), &length);
+    rd64_lo_hi(BODY(m, NF_WR_FAST_REGISTER_VA_OFF), &va);
+    if (mr->kind != NF_MPT_KIND_FAST)
+        return; /* INVALID_PARAMETER: only a fast-register MR */
+    if (!(mr->flags & FW_MR_FRMR_INIT)) {
+        r->status = NF_STATUS_INVALID_DEVICE_STATE; /* NdkInitializeFastRegisterMr first */
+        return;
+    }
+    if (mr->pd != qp->pd || (flags & (NF_NDK_OP_FLAG_ALLOW_REMOTE_READ | OP_REMOTE_WRITE_BIT) &&
+                             !(mr->flags & FW_MR_REMOTE_EN))) {
+        r->status = NF_STATUS_ACCESS_VIOLATION; /* other PD, or remote rights without RemoteAccess */
+        return;
+    }
+    if (flags & ~(uint32_t)FR_FLAGS_KNOWN)
+        return;
+    if (mr->state == NF_MPT_STATE_VALID) {
+        r->status = NF_STATUS_INVALID_DEVICE_STATE; /* registered now: invalidate first */
+        return;
+    }
+    if (npages == 0 || npages > mr->mtt_cap)
+        return; /* more pages than the MR was initialized with */
+    if ((uint64_t)npages * PAGE_LIST_ENTRY_BYTES >
+        mlen - NF_MSG_HDR_SIZE - NF_WR_HDR_SIZE - NF_WR_FAST_REGISTER_SIZE)
+        return; /* the page list is not all there */
+    if (fbo >= NF_ADAPTER_PAGE_SIZE || length == 0 ||
+        length > (uint64_t)npages * NF_ADAPTER_PAGE_SIZE - fbo)
+        return; /* Length <= AdapterPageCount * PAGE_SIZE - FBO */
+    if ((uint32_t)(va & PAGE_OFFSET_MASK) != fbo || va + (length - 1u) < va)
+        return; /* BaseVirtualAddress = FBO + n * PAGE_SIZE (0 only when FBO is 0) */
+    /* The loader copies the page list from the RX slot into the MR's own MTT range and
+     * refuses unaligned pages or pages outside the user region. The MR is not VALID, so
+     * a partial load is never used. */
+    uint32_t st = fw_load(BODY(m, NF_WR_FAST_REGISTER_SIZE), mr->mtt_base, npages);
+    if (NF_STATUS_WORD_CODE_GET(st) != NF_REFUSE_OK) {
+        r->refuse = NF_STATUS_WORD_CODE_GET(st);
+        return;
+    }
+    uint32_t w[7];
+    uint32_t remote_write = (flags & OP_REMOTE_WRITE_BIT) != 0;
+    w[0] = NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_FAST) |
+           NF_MPT_W0_KEY_PUT(mr->key) | NF_MPT_W0_REMOTE_EN_MASK * ((mr->flags & FW_MR_REMOTE_EN) != 0) |
+           NF_MPT_W0_LOCAL_WRITE_MASK *
+               ((flags & (NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NF_NDK_OP_FLAG_RDMA_READ_SINK)) != 0 || remote_write) |
+           NF_MPT_W0_REMOTE_READ_MASK * ((flags & NF_NDK_OP_FLAG_ALLOW_REMOTE_READ) != 0) |
+           NF_MPT_W0_REMOTE_WRITE_MASK * remote_write |
+           NF_MPT_W0_READ_SINK_MASK * ((flags & NF_NDK_OP_FLAG_RDMA_READ_SINK) != 0);
+    w[1] = NF_MPT_W1_PD_PUT(mr->pd) | NF_MPT_W1_FBO_PUT(fbo);
+    w[2] = (uint32_t)va;
+    w[3] = (uint32_t)(va >> 32);
+    w[4] = (uint32_t)length;
+    w[5] = NF_MPT_W5_MTT_BASE_PUT(mr->mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(mr->mtt_cap);
+    w[6] = NF_MPT_W6_PAGES_PUT(npages);
+    if (fw_mpt_write(i, w) != NF_REFUSE_OK) {
+        r->status = NF_STATUS_INTERNAL_ERROR;
+        return;
+    }
+    mr->state = NF_MPT_STATE_VALID;
+    r->status = NF_STATUS_SUCCESS;
+}
+
+static void do_invalidate(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
+{
+    r->status = NF_STATUS_INVALID_PARAMETER;
+    if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE)
+        return;
+    uint32_t i = fw_mr_lookup(mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF)));
+    if (i == FW_NO_INDEX || (flags & ~(uint32_t)INV_FLAGS_KNOWN))
+        return;
+    struct fw_mr *mr = &fw_mrs[i];
+    if (mr->kind == NF_MPT_KIND_NORMAL)
+        return; /* an NdkRegisterMr region is removed with NdkDeregisterMr, never invalidated */
+    if (mr->pd != qp->pd) {
+        r->status = NF_STATUS_ACCESS_VIOLATION;
+        return;
+    }
+    if (mr->state != NF_MPT_STATE_VALID) {
+        r->status = NF_STATUS_INVALID_DEVICE_STATE; /* already invalid */
+        return;
+    }
+    /* Done means no later check grants and no DMA through the entry still runs. */
+    uint32_t code = fw_mpt_invalidate(i);
+    if (code != NF_REFUSE_OK) {
+        r->status = NF_STATUS_INTERNAL_ERROR;
+        r->refuse = code;
+        return;
+    }
+    mr->state = NF_MPT_STATE_INVALID;
+    r->status = NF_STATUS_SUCCESS;
+}
+
+static void local_side(struct fw_dma_side *s, uint64_t addr, uint32_t token, uint32_t pd, uint32_t access)
+{
+    s->addr = addr;
+    s->token = token;
+    s->pd = pd;
+    s->access = access;
+    /* The privileged token names an adapter logical address (local access only). */
+    s->mode = token == NF_ADAPTER_PRIVILEGED_TOKEN ? NF_DMA_MODE_LOGICAL : NF_DMA_MODE_TOKEN;
+}
+
+static void do_rdma(struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
+{
+    r->status = NF_STATUS_INVALID_PARAMETER;
+    if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_RDMA_SIZE)
+        return;
+    uint64_t remote_va;
+    rd64_lo_hi(BODY(m, NF_WR_RDMA_REMOTE_VA_OFF), &remote_va);
+    uint32_t remote_token = mem_rd(BODY(m, NF_WR_RDMA_REMOTE_TOKEN_OFF));
+    uint32_t nsge = mem_rd(BODY(m, NF_WR_RDMA_NSGE_OFF));
+    if (flags & NF_NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) {
+        r->status = NF_STATUS_NOT_SUPPORTED;
+        return;
+    }
+    if (flags & ~(uint32_t)RDMA_FLAGS_KNOWN || nsge > NF_ADAPTER_MAX_SGE ||
+        nsge * NF_SGE_SIZE > mlen - NF_MSG_HDR_SIZE - NF_WR_HDR_SIZE - NF_WR_RDMA_SIZE)
+        return;
+    uint32_t peer = fw_qp_lookup(qp->peer_qpn);
+    if (peer == FW_NO_INDEX) {
+        r->status = NF_STATUS_CONNECTION_INVALID; /* the other end is gone */
+        qp->state = FW_QP_ERROR;
+        return;
+    }
+    uint32_t peer_pd = fw_qps[peer].pd;
+    /* Read every SGE first: a malformed list fails before any byte moves. */
+    uint64_t sge_addr[NF_ADAPTER_MAX_SGE];
+    uint32_t sge_len[NF_ADAPTER_MAX_SGE], sge_token[NF_ADAPTER_MAX_SGE];
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < nsge; k++) {
+        uint32_t s = BODY(m, NF_WR_RDMA_SIZE + k * NF_SGE_SIZE);
+        rd64_lo_hi(s + NF_SGE_ADDR_OFF, &sge_addr[k]);
+        sge_len[k] = mem_rd(s + NF_SGE_LEN_OFF);
+        sge_token[k] = mem_rd(s + NF_SGE_TOKEN_OFF);
+        total += sge_len[k];
+    }
+    if (total > 0xFFFFFFFFu)
+        return;
+    int is_write = op == NF_OP_WR_WRITE;
+    uint64_t off = 0;
+    r->status = NF_STATUS_SUCCESS;
+    for (uint32_t k = 0; k < nsge; k++) {
+        struct fw_dma_side local, remote;
+        local_side(&local, sge_addr[k], sge_token[k], qp->pd,
+                   is_write ? NF_ACCESS_LOCAL_READ : NF_ACCESS_LOCAL_WRITE);
+        remote.mode = NF_DMA_MODE_TOKEN;
+        remote.token = remote_token;
+        remote.addr = remote_va + off;
+        remote.pd = peer_pd;
+        remote.access = is_write ? NF_ACCESS_REMOTE_WRITE : NF_ACCESS_REMOTE_READ;
+        uint32_t st, moved = 0;
+        if (remote.addr < remote_va) {
+            st = NF_STATUS_WORD_CODE_PUT(NF_REFUSE_OUT_OF_BOUNDS); /* the remote range wraps */
+        } else {
+            st = is_write ? fw_dma(&local, &remote, sge_len[k], &moved) : fw_dma(&remote, &local, sge_len[k], &moved);
+        }
+        r->bytes += moved;
+        if (NF_STATUS_WORD_CODE_GET(st) != NF_REFUSE_OK) {
+            /* Any refused access breaks the connection (NDK: later requests CANCELLED). */
+            r->status = NF_STATUS_ACCESS_VIOLATION;
+            r->refuse = NF_STATUS_WORD_CODE_GET(st);
+            qp->state = FW_QP_ERROR;
+            return;
+        }
+        off += sge_len[k];
+    }
+}
+
+void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, uint32_t stamp)
+{
+    uint32_t qpn = 0, wr_id = 0, flags = 0;
+    struct wr_result r = {NF_STATUS_INVALID_PARAMETER, 0, 0};
+    uint32_t op_type = op == NF_OP_WR_FAST_REGISTER ? NF_NDK_OP_FAST_REGISTER
+                       : op == NF_OP_WR_INVALIDATE  ? NF_NDK_OP_INVALIDATE
+                       : op == NF_OP_WR_READ        ? NF_NDK_OP_READ
+                                                    : NF_NDK_OP_WRITE;
+    if (mlen >= NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE) {
+        qpn = mem_rd(m + NF_MSG_HDR_SIZE + NF_WR_HDR_QPN_OFF);
+        wr_id = mem_rd(m + NF_MSG_HDR_SIZE + NF_WR_HDR_WR_ID_OFF);
+        flags = mem_rd(m + NF_MSG_HDR_SIZE + NF_WR_HDR_FLAGS_OFF);
+        uint32_t q = fw_qp_lookup(qpn);
+        if (q == FW_NO_INDEX) {
+            r.status = NF_STATUS_INVALID_PARAMETER;
+        } else if (fw_qps[q].state == FW_QP_ERROR) {
+            r.status = NF_STATUS_CANCELLED;
+        } else if (fw_qps[q].state != FW_QP_CONNECTED) {
+            r.status = NF_STATUS_CONNECTION_INVALID;
+        } else if (op == NF_OP_WR_FAST_REGISTER) {
+            do_fast_register(&fw_qps[q], flags, m, mlen, &r);
+        } else if (op == NF_OP_WR_INVALIDATE) {
+            do_invalidate(&fw_qps[q], flags, m, mlen, &r);
+        } else {
+            do_rdma(&fw_qps[q], op, flags, m, mlen, &r);
+        }
+    }
+    fw_stats.wr_count++;
+    fw_stats.last_wr_op = op;
+    if (!(r.status == NF_STATUS_SUCCESS && (flags & NF_NDK_OP_FLAG_SILENT_SUCCESS))) {
+        uint32_t len = NF_MSG_HDR_SIZE + NF_CQE_SIZE;
+        uint32_t at = fw_tx_reserve(len);
+        if (at) {
+            uint32_t c = at + NF_MSG_HDR_SIZE;
+            mem_wr(at + NF_MSG_HDR_OP_OFF, NF_OP_CQE << (8u * NF_MSG_HDR_OP_OFF) | len << (8u * NF_MSG_HDR_LEN_OFF));
+            mem_wr(at + NF_MSG_HDR_TAG_OFF, 0);
+            mem_wr(at + NF_MSG_HDR_STATUS_OFF, 0);
+            mem_wr(at + NF_MSG_HDR_RSVD_OFF, 0);
+            mem_wr(c + NF_CQE_QPN_OFF, qpn);
+            mem_wr(c + NF_CQE_WR_ID_OFF, wr_id);
+            mem_wr(c + NF_CQE_STATUS_OFF, r.status);
+            mem_wr(c + NF_CQE_BYTES_OFF, r.bytes);
+            mem_wr(c + NF_CQE_OP_TYPE_OFF, op_type);
+            mem_wr(c + NF_CQE_REFUSE_OFF, r.refuse);
+        }
+    }
+    uint32_t now = hal_cycles();
+    fw_stats.last_wr_cycles = now - stamp;
+    fw_stats.last_wr_fw_cycles = fw_stats.last_wr_cycles - (fw_eng_wait_cycles() - fw_msg_frame_eng_start);
+}

@@ -1,0 +1,37 @@
+/* Hardware-access layer: the only way the firmware touches hardware.
+ * Target build: plain 32-bit MMIO on the PicoRV32 bus.
+ * Host build (NF_HOST_BUILD): the same calls go to the C models of the link and the
+ * engine (firmware/host/hw_model.c), so the firmware logic runs and is tested on x86. */
+#ifndef FW_HAL_H
+#define FW_HAL_H
+
+#include <stdint.h>
+
+#include "nf_layout.h"
+
+#ifdef NF_HOST_BUILD
+uint32_t hal_read32(uint32_t addr);
+void hal_write32(uint32_t addr, uint32_t value);
+#else
+static inline uint32_t hal_read32(uint32_t addr)
+{
+    return *(volatile const uint32_t *)(uintptr_t)addr;
+}
+static inline void hal_write32(uint32_t addr, uint32_t value)
+{
+    *(volatile uint32_t *)(uintptr_t)addr = value;
+}
+#endif
+
+static inline uint32_t sys_rd(uint32_t off) { return hal_read32(NF_SYS_BASE + off); }
+static inline uint32_t link_rd(uint32_t off) { return hal_read32(NF_LINK_BASE + off); }
+static inline void link_wr(uint32_t off, uint32_t v) { hal_write32(NF_LINK_BASE + off, v); }
+static inline uint32_t eng_rd(uint32_t off) { return hal_read32(NF_ENGINE_BASE + off); }
+static inline void eng_wr(uint32_t off, uint32_t v) { hal_write32(NF_ENGINE_BASE + off, v); }
+/* Adapter memory through the window: adapter byte address, word aligned. */
+static inline uint32_t mem_rd(uint32_t addr) { return hal_read32(NF_MAP_ADAPTER_MEM + addr); }
+static inline void mem_wr(uint32_t addr, uint32_t v) { hal_write32(NF_MAP_ADAPTER_MEM + addr, v); }
+/* Low word of the free-running cycle counter; differences of it are exact mod 2^32. */
+static inline uint32_t hal_cycles(void) { return sys_rd(NF_SYS_CYCLE_LO); }
+
+#endif

@@ -1,0 +1,968 @@
+/* Unit tests of the firmware's host build, driven through the link model: frames in,
+ * frames out, tables and memory checked in the engine model. */
+#include "tap.h"
+#include "tb.h"
+
+static const char *prefix = "";
+#define OK(cond, ...) tap_named((cond), __VA_ARGS__)
+
+static int tap_named(int cond, const char *fmt, ...)
+{
+    char name[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof(name), fmt, ap);
+    va_end(ap);
+    return tap_ok(cond, "%s%s", prefix, name);
+}
+
+#define NO_REPLY 0xFFFFFFFFu
+#define PAGE NF_ADAPTER_PAGE_SIZE
+#define PD_A 7u
+#define PD_B 9u
+
+/* ---- snapshots: everything a refused request must leave alone ---- */
+struct snap {
+    uint32_t *mpt, *mtt;
+    uint8_t *mem;
+    uint32_t nmpt, nmtt, mem_bytes;
+};
+
+static void snap_take(struct snap *s)
+{
+    const struct nf_hw_cfg *c = nf_hw_cfg();
+    struct nfm_engine *e = nf_hw_engine();
+    s->nmpt = c->mpt_entries;
+    s->nmtt = c->mtt_entries;
+    s->mem_bytes = c->mem_bytes;
+    s->mpt = calloc((size_t)s->nmpt * NFM_MPT_WORDS, 4);
+    s->mtt = calloc(s->nmtt, 4);
+    s->mem = malloc(s->mem_bytes);
+    for (uint32_t i = 0; i < s->nmpt; i++)
+        nfm_mpt_get(e, i, &s->mpt[i * NFM_MPT_WORDS]);
+    for (uint32_t i = 0; i < s->nmtt; i++)
+        nfm_mtt_get(e, i, &s->mtt[i]);
+    memcpy(s->mem, nfm_mem(e), s->mem_bytes);
+}
+
+static void snap_free(struct snap *s)
+{
+    free(s->mpt);
+    free(s->mtt);
+    free(s->mem);
+}
+
+/* Tables equal, and the user region equal (link slots change with every frame). */
+static int snap_same(const struct snap *a, const struct snap *b)
+{
+    uint32_t ub = (nf_hw_cfg()->rx_slots + nf_hw_cfg()->tx_slots) * NF_LINK_SLOT_BYTES;
+    return !memcmp(a->mpt, b->mpt, (size_t)a->nmpt * NFM_MPT_WORDS * 4) &&
+           !memcmp(a->mtt, b->mtt, (size_t)a->nmtt * 4) && !memcmp(a->mem + ub, b->mem + ub, a->mem_bytes - ub);
+}
+
+static uint32_t user_base(void) { return (nf_hw_cfg()->rx_slots + nf_hw_cfg()->tx_slots) * NF_LINK_SLOT_BYTES; }
+
+/* ---- request helpers ---- */
+static uint32_t mr_create(uint32_t pd, uint32_t fast)
+{
+    struct nf_mr_create_req q = {pd, fast};
+    struct nf_mr_create_rep r = {0, 0};
+    return tb_req(NF_OP_MR_CREATE, &q, sizeof(q), &r, sizeof(r)) == NF_STATUS_SUCCESS ? r.token : 0;
+}
+
+static uint32_t token_op(uint16_t op, uint32_t token)
+{
+    struct nf_token_req q = {token, 0};
+    return tb_req(op, &q, sizeof(q), NULL, 0);
+}
+
+static uint32_t frmr_init(uint32_t token, uint32_t npages, uint32_t remote)
+{
+    struct nf_frmr_init_req q = {token, npages, remote, 0};
+    return tb_req(NF_OP_FRMR_INIT, &q, sizeof(q), NULL, 0);
+}
+
+static uint32_t qp_create(uint32_t pd)
+{
+    struct nf_qp_create_req q = {pd, 16};
+    struct nf_qp_create_rep r = {0, 0};
+    return tb_req(NF_OP_QP_CREATE, &q, sizeof(q), &r, sizeof(r)) == NF_STATUS_SUCCESS ? r.qpn : 0;
+}
+
+static uint32_t qp_connect(uint32_t qpn, uint32_t peer)
+{
+    struct nf_qp_connect_req q = {qpn, peer};
+    return tb_req(NF_OP_QP_CONNECT, &q, sizeof(q), NULL, 0);
+}
+
+static uint32_t mem_write(uint32_t addr, const void *data, uint32_t len)
+{
+    uint8_t body[NF_LINK_MAX_PAYLOAD];
+    struct nf_mem_write_req q = {addr, len};
+    memcpy(body, &q, sizeof(q));
+    memcpy(body + sizeof(q), data, len);
+    return tb_req(NF_OP_MEM_WRITE, body, sizeof(q) + len, NULL, 0);
+}
+
+static uint32_t mem_read(uint32_t addr, void *data, uint32_t len)
+{
+    struct nf_mem_read_req q = {addr, len};
+    return tb_req(NF_OP_MEM_READ, &q, sizeof(q), data, len);
+}
+
+static uint32_t mr_register(uint32_t token, uint32_t flags, uint64_t va, uint64_t length, uint32_t fbo,
+                            const uint64_t *pages, uint32_t npages)
+{
+    uint8_t body[NF_LINK_MAX_PAYLOAD];
+    struct nf_mr_register_req q = {token, flags, va, length, fbo, npages};
+    memcpy(body, &q, sizeof(q));
+    memcpy(body + sizeof(q), pages, 8u * npages);
+    return tb_req(NF_OP_MR_REGISTER, body, sizeof(q) + 8u * npages, NULL, 0);
+}
+
+static uint32_t next_wr_id = 100;
+
+/* Returns the CQE status, NO_REPLY when no CQE came (silent success). */
+static uint32_t fast_register(uint32_t qpn, uint32_t flags, uint32_t token, const uint64_t *pages, uint32_t npages,
+                              uint32_t fbo, uint64_t length, uint64_t va, struct nf_cqe *out)
+{
+    uint8_t body[NF_LINK_MAX_PAYLOAD];
+    struct nf_wr_hdr h = {qpn, next_wr_id++, flags, 0};
+    struct nf_wr_fast_register f = {token, npages, fbo, 0, length, va};
+    memcpy(body, &h, sizeof(h));
+    memcpy(body + sizeof(h), &f, sizeof(f));
+    memcpy(body + sizeof(h) + sizeof(f), pages, 8u * npages);
+    struct nf_cqe c;
+    if (!tb_wr(NF_OP_WR_FAST_REGISTER, body, sizeof(h) + sizeof(f) + 8u * npages, &c))
+        return NO_REPLY;
+    if (out)
+        *out = c;
+    return c.wr_id == h.wr_id && c.op_type == NF_NDK_OP_FAST_REGISTER ? c.status : NO_REPLY - 1u;
+}
+
+static uint32_t invalidate(uint32_t qpn, uint32_t flags, uint32_t token)
+{
+    uint8_t body[64];
+    struct nf_wr_hdr h = {qpn, next_wr_id++, flags, 0};
+    struct nf_wr_invalidate v = {token, 0};
+    memcpy(body, &h, sizeof(h));
+    memcpy(body + sizeof(h), &v, sizeof(v));
+    struct nf_cqe c;
+    if (!tb_wr(NF_OP_WR_INVALIDATE, body, sizeof(h) + sizeof(v), &c))
+        return NO_REPLY;
+    return c.wr_id == h.wr_id && c.op_type == NF_NDK_OP_INVALIDATE ? c.status : NO_REPLY - 1u;
+}
+
+static uint32_t rdma(uint16_t op, uint32_t qpn, uint32_t flags, uint64_t remote_va, uint32_t remote_token,
+                     const struct nf_sge *sges, uint32_t nsge, struct nf_cqe *out)
+{
+    uint8_t body[256];
+    struct nf_wr_hdr h = {qpn, next_wr_id++, flags, 0};
+    struct nf_wr_rdma r = {remote_va, remote_token, nsge};
+    memcpy(body, &h, sizeof(h));
+    memcpy(body + sizeof(h), &r, sizeof(r));
+    memcpy(body + sizeof(h) + sizeof(r), sges, sizeof(*sges) * nsge);
+    struct nf_cqe c = {0};
+    if (!tb_wr(op, body, sizeof(h) + sizeof(r) + sizeof(*sges) * nsge, &c))
+        return NO_REPLY;
+    if (out)
+        *out = c;
+    return c.status;
+}
+
+static void mpt_get(uint32_t token, uint32_t w[NFM_MPT_WORDS])
+{
+    nfm_mpt_get(nf_hw_engine(), NF_TOKEN_INDEX_GET(token), w);
+}
+
+static uint32_t mpt_state(uint32_t token)
+{
+    uint32_t w[NFM_MPT_WORDS];
+    mpt_get(token, w);
+    return NF_MPT_W0_STATE_GET(w[0]);
+}
+
+static int info_get(struct nf_info *info)
+{
+    return tb_req(NF_OP_INFO, NULL, 0, info, sizeof(*info)) == NF_STATUS_SUCCESS;
+}
+
+/* ================= link ================= */
+
+static void test_reset_handshake(void)
+{
+    tb_init("sim");
+    tb_clear();
+    tb_send_frame(NF_LINK_TYPE_RESET, 0, 0, 0xBEEF, NULL, 0);
+    tb_run();
+    int found = 0;
+    for (int i = 0; i < tb.nframes; i++) {
+        const struct tb_frame *f = &tb.frames[i];
+        if (f->hdr.type == NF_LINK_TYPE_RESET_ACK && f->hdr.rsvd == 0xBEEF && f->hdr.len == NF_INFO_SIZE) {
+            struct nf_info info;
+            memcpy(&info, f->payload, sizeof(info));
+            found = info.mpt_entries == NF_PROFILE_SIM_MPT_ENTRIES && info.mtt_entries == NF_PROFILE_SIM_MTT_ENTRIES &&
+                    info.rx_slots == NF_PROFILE_SIM_RX_SLOTS && info.tx_slots == NF_PROFILE_SIM_TX_SLOTS &&
+                    info.max_frmr_pages == NF_PROFILE_SIM_MAX_FRMR_PAGES && info.user_base == user_base() &&
+                    info.page_size == PAGE && info.layout_version == NF_LAYOUT_VERSION &&
+                    info.fw_version == NF_ADAPTER_FW_VERSION && info.rx_ok == 1;
+        }
+    }
+    OK(found, "RESET is answered by RESET_ACK echoing the nonce, with true INFO as payload");
+
+    /* A RESET mid-session wipes the adapter and restarts the sequence numbers. */
+    uint32_t tok = mr_create(PD_A, 0);
+    uint32_t seq_before = tb.tx_seq;
+    tb_clear();
+    tb_send_frame(NF_LINK_TYPE_RESET, 0, 0, 0x1234, NULL, 0);
+    tb.tx_seq = 0;
+    tb.rx_expect = 0;
+    tb.last_acked = 0;
+    tb_run();
+    uint32_t w[NFM_MPT_WORDS];
+    mpt_get(tok, w);
+    OK(seq_before > 0 && NF_MPT_W0_STATE_GET(w[0]) == NF_MPT_STATE_FREE && fw_mr_lookup(tok) == FW_NO_INDEX,
+       "RESET frees every MR (its key-table entry is FREE, the token is unknown)");
+    struct nf_info info;
+    OK(info_get(&info) && tb.frames[0].hdr.seq == 0, "after RESET both sides restart at sequence 0");
+}
+
+static void test_ping_info(void)
+{
+    tb_init("sim");
+    uint8_t payload[40], echo[40];
+    for (unsigned i = 0; i < sizeof(payload); i++)
+        payload[i] = (uint8_t)(i * 7 + 3);
+    OK(tb_req(NF_OP_PING, payload, sizeof(payload), echo, sizeof(echo)) == NF_STATUS_SUCCESS &&
+           !memcmp(payload, echo, sizeof(echo)),
+       "PING echoes its payload");
+    OK(tb_req(NF_OP_PING, NULL, 0, NULL, 0) == NF_STATUS_SUCCESS, "PING without payload");
+    struct nf_info info;
+    OK(info_get(&info) && info.mem_bytes == NF_PROFILE_SIM_MEM_BYTES && info.max_sge == NF_ADAPTER_MAX_SGE &&
+           info.max_qps == NF_ADAPTER_MAX_QPS && info.max_payload == NF_LINK_MAX_PAYLOAD &&
+           info.clk_hz == NF_SOC_CPU_CLK_SIM_HZ && info.rx_ok >= 3 && info.tx_frames >= 2,
+       "INFO reports the configuration and link counters");
+    OK(tb_req(0x7777, NULL, 0, NULL, 0) == NF_STATUS_NOT_SUPPORTED, "unknown op -> STATUS_NOT_SUPPORTED");
+
+    tb_init("ulx3s_25k");
+    OK(info_get(&info) && info.mpt_entries == NF_PROFILE_ULX3S_25K_MPT_ENTRIES &&
+           info.max_frmr_pages == NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES && info.rx_slots == NF_PROFILE_ULX3S_25K_RX_SLOTS,
+       "the same image reads the 25K profile's sizes at boot");
+    tb_init("ulx3s_85k");
+    OK(info_get(&info) && info.max_frmr_pages == NF_PROFILE_ULX3S_85K_MAX_FRMR_PAGES &&
+           info.mtt_entries == NF_PROFILE_ULX3S_85K_MTT_ENTRIES,
+       "and the 85K profile's");
+}
+
+static void test_malformed(void)
+{
+    tb_init("sim");
+    uint8_t buf[64] = {0};
+    struct nf_msg_hdr h = {NF_OP_PING, 12, 55, 0, 0}; /* not a multiple of 8 */
+    memcpy(buf, &h, sizeof(h));
+    tb_clear();
+    tb_send_data(buf, 32);
+    tb_run();
+    const struct tb_msg *m = tb_find_reply(55);
+    OK(m && m->hdr.status == NF_STATUS_INVALID_PARAMETER, "message length not a multiple of 8 -> INVALID_PARAMETER");
+    h.len = 64; /* longer than the frame */
+    memcpy(buf, &h, sizeof(h));
+    tb_clear();
+    tb_send_data(buf, 32);
+    tb_run();
+    m = tb_find_reply(55);
+    OK(m && m->hdr.status == NF_STATUS_INVALID_PARAMETER, "message longer than its frame -> INVALID_PARAMETER");
+    OK(tb_req(NF_OP_MR_CREATE, NULL, 0, NULL, 0) == NF_STATUS_INVALID_PARAMETER, "request without its body -> INVALID_PARAMETER");
+}
+
+static void test_sequence(void)
+{
+    tb_init("sim");
+    uint8_t buf[64];
+    size_t len = 0;
+    uint32_t tag = tb_put_msg(buf, &len, NF_OP_PING, "abcdefgh", 8);
+    tb_clear();
+    tb_send_frame(NF_LINK_TYPE_DATA, 0, 0, 0, buf, len);
+    tb_run();
+    int first = tb_find_reply(tag) != NULL;
+    /* the same frame again: a duplicate */
+    tb_clear();
+    tb_send_frame(NF_LINK_TYPE_DATA, 0, tb.rx_expect, 0, buf, len);
+    tb_run();
+    int dup_ack = 0;
+    for (int i = 0; i < tb.nframes; i++)
+        if (tb.frames[i].hdr.type == NF_LINK_TYPE_ACK && tb.frames[i].hdr.ack == 1)
+            dup_ack = 1;
+    OK(first && tb.nmsgs == 0 && dup_ack, "a duplicate DATA frame is dropped and acknowledged again (ack = rx_expect)");
+    /* a gap */
+    tb_clear();
+    tb_send_frame(NF_LINK_TYPE_DATA, 5, tb.rx_expect, 0, buf, len);
+    tb_run();
+    int gap_ack = 0;
+    for (int i = 0; i < tb.nframes; i++)
+        if (tb.frames[i].hdr.type == NF_LINK_TYPE_ACK && tb.frames[i].hdr.ack == 1)
+            gap_ack = 1;
+    OK(tb.nmsgs == 0 && gap_ack, "an out-of-order DATA frame is dropped, the ack still names the expected one");
+    tb.tx_seq = 1;
+    struct nf_info info;
+    OK(info_get(&info) && info.rx_dup == 2, "INFO counts both dropped frames (rx_dup = 2)");
+    /* the reply DATA frame carries the cumulative ack */
+    OK(tb.nframes >= 1 && tb.frames[0].hdr.type == NF_LINK_TYPE_DATA && tb.frames[0].hdr.ack == 2,
+       "replies ride in DATA frames carrying ack = next expected seq");
+}
+
+static void test_batching(void)
+{
+    tb_init("sim");
+    uint8_t buf[NF_LINK_MAX_PAYLOAD];
+    size_t len = 0;
+    uint32_t tags[20];
+    for (int i = 0; i < 20; i++)
+        tags[i] = tb_put_msg(buf, &len, NF_OP_PING, "12345678", 8);
+    tb_clear();
+    tb_send_data(buf, len);
+    tb_run();
+    int all = 1;
+    for (int i = 0; i < 20; i++)
+        all &= tb_find_reply(tags[i]) != NULL;
+    OK(all && tb.data_frames == 1, "20 requests in one frame: 20 replies in one DATA frame");
+
+    /* Three frames queued before the firmware runs: one reply frame for all. */
+    tb_clear();
+    for (int f = 0; f < 3; f++) {
+        len = 0;
+        tb_put_msg(buf, &len, NF_OP_PING, "12345678", 8);
+        tb_send_data(buf, len);
+    }
+    tb_run();
+    OK(tb.nmsgs == 3 && tb.data_frames == 1, "replies to frames waiting together share one TX frame");
+
+    /* Many MEM_READs overflow one frame: the replies spread over several, in order. */
+    tb_clear();
+    len = 0;
+    struct nf_mem_read_req rq = {user_base(), 2000};
+    for (int i = 0; i < 6; i++)
+        tags[i] = tb_put_msg(buf, &len, NF_OP_MEM_READ, &rq, sizeof(rq));
+    tb_send_data(buf, len);
+    tb_run();
+    all = 1;
+    for (int i = 0; i < 6; i++)
+        all &= tb.msgs[i].hdr.tag == tags[i] && tb.msgs[i].hdr.status == NF_STATUS_SUCCESS;
+    OK(all && tb.nmsgs == 6 && tb.data_frames == 3, "6 x 2000-byte MEM_READ replies: 3 frames, in order");
+}
+
+static void test_retransmit(void)
+{
+    tb_init("sim");
+    tb.auto_ack = 0;
+    uint8_t buf[64];
+    size_t len = 0;
+    tb_put_msg(buf, &len, NF_OP_PING, "retransm", 8);
+    tb_clear();
+    tb_send_data(buf, len);
+    tb_run();
+    int sent = tb.nframes == 1 && tb.frames[0].hdr.type == NF_LINK_TYPE_DATA && tb.frames[0].hdr.seq == 0;
+    /* just before the timeout nothing happens */
+    tb_clear();
+    nf_hw_advance(NF_SOC_CPU_CLK_SIM_HZ / 1000); /* 1 ms: far below the timeout */
+    tb_run();
+    int quiet = tb.nframes == 0;
+    nf_hw_advance(NF_SOC_CPU_CLK_SIM_HZ); /* 1 s: beyond any timeout at 3 MBd */
+    tb_run();
+    int again = tb.nframes == 1 && tb.frames[0].hdr.type == NF_LINK_TYPE_DATA && tb.frames[0].hdr.seq == 0;
+    OK(sent && quiet && again, "an unacknowledged frame is sent again after the timeout, same seq");
+    /* two more frames unacked: a timeout resends all three, oldest first */
+    for (int f = 0; f < 2; f++) {
+        tb_send_data(buf, len);
+        tb_run();
+    }
+    tb_clear();
+    nf_hw_advance(NF_SOC_CPU_CLK_SIM_HZ);
+    tb_run();
+    OK(tb.nframes == 3 && tb.frames[0].hdr.seq == 0 && tb.frames[1].hdr.seq == 1 && tb.frames[2].hdr.seq == 2 &&
+           tb.frames[2].hdr.ack == 3,
+       "go-back-N: every unacknowledged frame again, oldest first, with a fresh ack");
+    tb_send_ack_upto(3);
+    tb_run();
+    tb_clear();
+    nf_hw_advance(NF_SOC_CPU_CLK_SIM_HZ);
+    tb_run();
+    OK(tb.nframes == 0, "after the cumulative ack nothing is sent again");
+    struct nf_info info;
+    tb.auto_ack = 1;
+    tb.rx_expect = 3;
+    OK(info_get(&info) && info.retransmits == 4, "INFO counts the retransmitted frames (4)");
+}
+
+static void test_window(void)
+{
+    /* 25K profile: 2 TX slots. Without acks the board stops at 2 frames in flight. */
+    tb_init("ulx3s_25k");
+    tb.auto_ack = 0;
+    uint8_t buf[NF_LINK_MAX_PAYLOAD];
+    size_t len = 0;
+    struct nf_mem_read_req rq = {user_base(), 3000};
+    tb_clear();
+    tb_put_msg(buf, &len, NF_OP_MEM_READ, &rq, sizeof(rq));
+    tb_send_data(buf, len);
+    tb_run();
+    tb_send_data(buf, len);
+    tb_run();
+    tb_send_data(buf, len);
+    tb_run();
+    int held = tb.data_frames == 2;
+    tb_send_ack_upto(2);
+    tb_run();
+    OK(held && tb.data_frames == 3, "TX window: at most TX_SLOTS frames unacknowledged; an ack releases the next");
+
+    /* Both RX slots full of work that cannot be answered: the head frame is given up
+     * so an ack can get in, and the host's retransmission delivers it later. */
+    tb_init("ulx3s_25k");
+    tb.auto_ack = 0;
+    tb_clear();
+    for (int i = 0; i < 2; i++) {
+        tb_send_data(buf, len);
+        tb_run();
+    }
+    tb_send_data(buf, len); /* seq 2: waits */
+    tb_send_data(buf, len); /* seq 3: fills the second slot */
+    tb_run();
+    int stuck = tb.data_frames == 2;
+    tb_send_ack_upto(2);
+    tb_run();
+    tb.tx_seq = 2; /* host go-back-N */
+    tb_send_data(buf, len);
+    tb_run();
+    tb_send_ack_upto(tb.rx_expect);
+    tb_run();
+    tb_send_data(buf, len);
+    tb_run();
+    OK(stuck && tb.data_frames == 4, "RX slots all blocked: frames are dropped for the host to resend, nothing is lost");
+}
+
+/* ================= memory ================= */
+
+static void test_mem(void)
+{
+    tb_init("sim");
+    uint8_t data[1000], back[1000];
+    for (unsigned i = 0; i < sizeof(data); i++)
+        data[i] = (uint8_t)(i ^ 0x5A);
+    uint32_t a = user_base() + 3 * PAGE + 13;
+    OK(mem_write(a, data, sizeof(data)) == NF_STATUS_SUCCESS && !memcmp(nfm_mem(nf_hw_engine()) + a, data, sizeof(data)),
+       "MEM_WRITE puts the bytes at the address (unaligned)");
+    OK(mem_read(a, back, 999) == NF_STATUS_SUCCESS && !memcmp(back, data, 999), "MEM_READ returns them (odd length)");
+    struct snap s0, s1;
+    snap_take(&s0);
+    OK(mem_write(user_base() - 8, data, 16) == NF_STATUS_INVALID_PARAMETER, "MEM_WRITE below the user region -> INVALID_PARAMETER");
+    OK(mem_write(NF_PROFILE_SIM_MEM_BYTES - 8, data, 16) == NF_STATUS_INVALID_PARAMETER,
+       "MEM_WRITE past the end of memory -> INVALID_PARAMETER");
+    OK(mem_read(0, back, 16) == NF_STATUS_INVALID_PARAMETER, "MEM_READ of a link slot -> INVALID_PARAMETER");
+    struct nf_mem_write_req q = {a, 100}; /* claims more data than follows */
+    OK(tb_req(NF_OP_MEM_WRITE, &q, sizeof(q), NULL, 0) == NF_STATUS_INVALID_PARAMETER,
+       "MEM_WRITE with fewer data bytes than its length -> INVALID_PARAMETER");
+    snap_take(&s1);
+    OK(snap_same(&s0, &s1), "refused MEM_WRITE/MEM_READ changed nothing");
+    snap_free(&s0);
+    snap_free(&s1);
+}
+
+/* ================= MRs and QPs ================= */
+
+static void test_mr_lifecycle(void)
+{
+    tb_init("sim");
+    uint32_t t1 = mr_create(PD_A, 0);
+    uint32_t w[NFM_MPT_WORDS];
+    mpt_get(t1, w);
+    OK(t1 != 0 && NF_TOKEN_KEY_GET(t1) != 0 && NF_MPT_W0_STATE_GET(w[0]) == NF_MPT_STATE_INVALID &&
+           NF_MPT_W0_KIND_GET(w[0]) == NF_MPT_KIND_NORMAL && NF_MPT_W1_PD_GET(w[1]) == PD_A,
+       "MR_CREATE: nonzero key, entry INVALID, kind and PD set");
+    uint32_t t2 = mr_create(PD_A, 1);
+    mpt_get(t2, w);
+    OK(t2 && NF_MPT_W0_KIND_GET(w[0]) == NF_MPT_KIND_FAST, "MR_CREATE fast_register=1 makes a FAST entry");
+    struct nf_mr_create_req bad = {0, 0};
+    OK(tb_req(NF_OP_MR_CREATE, &bad, sizeof(bad), NULL, 0) == NF_STATUS_INVALID_PARAMETER, "MR_CREATE with PD 0 -> INVALID_PARAMETER");
+    OK(token_op(NF_OP_MR_DESTROY, t1) == NF_STATUS_SUCCESS && mpt_state(t1) == NF_MPT_STATE_FREE, "MR_DESTROY frees the entry");
+    OK(token_op(NF_OP_MR_DESTROY, t1) == NF_STATUS_INVALID_PARAMETER, "MR_DESTROY of a stale token -> INVALID_PARAMETER");
+    /* Reuse: the FIFO hands out every other entry first; a reused index gets a new key. */
+    tb_init("ulx3s_25k");
+    uint32_t first = mr_create(PD_A, 0);
+    token_op(NF_OP_MR_DESTROY, first);
+    uint32_t tok = 0;
+    for (uint32_t i = 0; i < NF_PROFILE_ULX3S_25K_MPT_ENTRIES; i++)
+        tok = mr_create(PD_A, 0);
+    OK(NF_TOKEN_INDEX_GET(tok) == NF_TOKEN_INDEX_GET(first) && tok != first && NF_TOKEN_KEY_GET(tok) != 0,
+       "an entry freed and reused gets the next key byte (old token never matches)");
+    OK(mr_create(PD_A, 0) == 0, "key table full -> MR_CREATE fails");
+    struct nf_mr_create_req q = {PD_A, 0};
+    OK(tb_req(NF_OP_MR_CREATE, &q, sizeof(q), NULL, 0) == NF_STATUS_INSUFFICIENT_RESOURCES,
+       "... with STATUS_INSUFFICIENT_RESOURCES");
+}
+
+static void pages_at(uint64_t *pages, uint32_t n, const uint32_t *page_numbers)
+{
+    for (uint32_t i = 0; i < n; i++)
+        pages[i] = user_base() + (uint64_t)page_numbers[i] * PAGE;
+}
+
+static void test_register(void)
+{
+    tb_init("sim");
+    uint32_t tok = mr_create(PD_A, 0);
+    uint32_t fast = mr_create(PD_A, 1);
+    uint64_t pages[4];
+    static const uint32_t pn[4] = {9, 2, 5, 30};
+    pages_at(pages, 4, pn);
+    uint64_t va = 0x7f0000001100ull; /* fbo 0x100 */
+    struct snap s0, s1;
+    snap_take(&s0);
+    struct {
+        const char *what;
+        uint32_t token, flags;
+        uint64_t va, len;
+        uint32_t fbo, npages, status;
+    } bad[] = {
+        {"on a fast-register MR", fast, 1, va, 3 * PAGE, 0x100, 4, NF_STATUS_INVALID_PARAMETER},
+        {"with an unknown token", tok ^ 0x55, 1, va, 3 * PAGE, 0x100, 4, NF_STATUS_INVALID_PARAMETER},
+        {"with zero-based VA (va 0)", tok, 1, 0, 3 * PAGE, 0, 3, NF_STATUS_INVALID_PARAMETER},
+        {"with length 0", tok, 1, va, 0, 0x100, 4, NF_STATUS_INVALID_PARAMETER},
+        {"with FBO not the VA's page offset", tok, 1, va, 3 * PAGE, 0x200, 4, NF_STATUS_INVALID_PARAMETER},
+        {"with a page list not covering the range", tok, 1, va, 3 * PAGE, 0x100, 3, NF_STATUS_INVALID_PARAMETER},
+        {"with unknown flag bits", tok, 0x100, va, 3 * PAGE, 0x100, 4, NF_STATUS_INVALID_PARAMETER},
+    };
+    for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        OK(mr_register(bad[i].token, bad[i].flags, bad[i].va, bad[i].len, bad[i].fbo, pages, bad[i].npages) == bad[i].status,
+           "MR_REGISTER %s -> 0x%08X", bad[i].what, bad[i].status);
+    uint64_t unaligned[4] = {pages[0], pages[1] + 8, pages[2], pages[3]};
+    OK(mr_register(tok, 1, va, 3 * PAGE, 0x100, unaligned, 4) == NF_STATUS_INVALID_PARAMETER,
+       "MR_REGISTER with an unaligned page (loader refuses) -> INVALID_PARAMETER");
+    uint64_t outside[4] = {pages[0], pages[1], 0, pages[3]};
+    OK(mr_register(tok, 1, va, 3 * PAGE, 0x100, outside, 4) == NF_STATUS_INVALID_PARAMETER,
+       "MR_REGISTER with a page outside the user region -> INVALID_PARAMETER");
+    snap_take(&s1);
+    /* a refused load may have written the free MTT range it had reserved; that range
+     * belonged to no MR. The key table must be untouched. */
+    OK(!memcmp(s0.mpt, s1.mpt, (size_t)s0.nmpt * NFM_MPT_WORDS * 4), "refused MR_REGISTERs left the key table unchanged");
+    snap_free(&s0);
+    snap_free(&s1);
+
+    OK(mr_register(tok, NF_NDK_MR_FLAG_ALLOW_REMOTE_WRITE, va, 3 * PAGE, 0x100, pages, 4) == NF_STATUS_SUCCESS,
+       "MR_REGISTER of 4 non-contiguous pages with FBO 0x100");
+    uint32_t w[NFM_MPT_WORDS];
+    mpt_get(tok, w);
+    uint32_t mtt0 = NF_MPT_W5_MTT_BASE_GET(w[5]), page2 = 0;
+    nfm_mtt_get(nf_hw_engine(), mtt0 + 2, &page2);
+    OK(NF_MPT_W0_STATE_GET(w[0]) == NF_MPT_STATE_VALID && (w[0] & NF_MPT_W0_REMOTE_WRITE_MASK) &&
+           (w[0] & NF_MPT_W0_LOCAL_WRITE_MASK) && !(w[0] & NF_MPT_W0_REMOTE_READ_MASK) && w[2] == (uint32_t)va &&
+           w[3] == (uint32_t)(va >> 32) && w[4] == 3 * PAGE && NF_MPT_W1_FBO_GET(w[1]) == 0x100 &&
+           NF_MPT_W6_PAGES_GET(w[6]) == 4 && page2 == (uint32_t)(pages[2] >> NF_ADAPTER_PAGE_SHIFT),
+       "registered entry: VALID, remote write implies local write, VA/length/FBO, MTT loaded by the engine");
+    OK(mr_register(tok, 1, va, 3 * PAGE, 0x100, pages, 4) == NF_STATUS_INVALID_DEVICE_STATE,
+       "MR_REGISTER on a registered MR -> INVALID_DEVICE_STATE");
+    uint32_t rc;
+    OK((rc = nfm_check(nf_hw_engine(), tok, va + 10, 100, NF_ACCESS_REMOTE_WRITE, PD_A, NULL)) == NF_REFUSE_OK,
+       "the engine grants a remote write through the registered token");
+    OK(token_op(NF_OP_MR_DEREGISTER, fast) == NF_STATUS_INVALID_PARAMETER, "MR_DEREGISTER of a fast MR -> INVALID_PARAMETER");
+    OK(token_op(NF_OP_MR_DEREGISTER, tok) == NF_STATUS_SUCCESS && mpt_state(tok) == NF_MPT_STATE_INVALID &&
+           nfm_check(nf_hw_engine(), tok, va + 10, 100, NF_ACCESS_LOCAL_READ, PD_A, NULL) == NF_REFUSE_NOT_VALID,
+       "MR_DEREGISTER: entry INVALID, every access refused");
+    OK(token_op(NF_OP_MR_DEREGISTER, tok) == NF_STATUS_INVALID_DEVICE_STATE, "MR_DEREGISTER twice -> INVALID_DEVICE_STATE");
+
+    /* MTT exhaustion: 25K has 256 MTT entries. */
+    tb_init("ulx3s_25k");
+    uint32_t big = mr_create(PD_A, 1), t2 = mr_create(PD_A, 0);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < 16; i++) {
+        uint32_t t = mr_create(PD_A, 1);
+        n += frmr_init(t, NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES, 0) == NF_STATUS_SUCCESS;
+    }
+    (void)big;
+    static const uint32_t pn1[1] = {1};
+    pages_at(pages, 1, pn1);
+    snap_take(&s0);
+    OK(n == 16 && mr_register(t2, 0, 0x10000, 100, 0, pages, 1) == NF_STATUS_INSUFFICIENT_RESOURCES,
+       "MTT full -> MR_REGISTER STATUS_INSUFFICIENT_RESOURCES");
+    snap_take(&s1);
+    OK(snap_same(&s0, &s1), "... and nothing changed");
+    snap_free(&s0);
+    snap_free(&s1);
+}
+
+static void test_frmr_init(void)
+{
+    tb_init("sim");
+    uint32_t normal = mr_create(PD_A, 0), fast = mr_create(PD_A, 1);
+    struct snap s0, s1;
+    snap_take(&s0);
+    OK(frmr_init(normal, 4, 1) == NF_STATUS_INVALID_PARAMETER, "FRMR_INIT on a normal MR -> INVALID_PARAMETER");
+    OK(frmr_init(fast, NF_PROFILE_SIM_MAX_FRMR_PAGES + 1, 1) == NF_STATUS_IMPLEMENTATION_LIMIT,
+       "FRMR_INIT above max_frmr_pages -> STATUS_IMPLEMENTATION_LIMIT");
+    OK(frmr_init(fast, 0, 1) == NF_STATUS_INVALID_PARAMETER, "FRMR_INIT with 0 pages -> INVALID_PARAMETER");
+    snap_take(&s1);
+    OK(snap_same(&s0, &s1), "refused FRMR_INITs changed nothing");
+    snap_free(&s0);
+    snap_free(&s1);
+    OK(frmr_init(fast, NF_PROFILE_SIM_MAX_FRMR_PAGES, 1) == NF_STATUS_SUCCESS, "FRMR_INIT with max_frmr_pages");
+    uint32_t w[NFM_MPT_WORDS];
+    mpt_get(fast, w);
+    OK(NF_MPT_W5_PAGE_CAP_GET(w[5]) == NF_PROFILE_SIM_MAX_FRMR_PAGES && (w[0] & NF_MPT_W0_REMOTE_EN_MASK) &&
+           NF_MPT_W0_STATE_GET(w[0]) == NF_MPT_STATE_INVALID,
+       "FRMR_INIT reserves the MTT range (capacity) and records RemoteAccess; entry stays INVALID");
+    OK(frmr_init(fast, 8, 0) == NF_STATUS_SUCCESS, "FRMR_INIT may be called again");
+    mpt_get(fast, w);
+    OK(NF_MPT_W5_PAGE_CAP_GET(w[5]) == 8 && !(w[0] & NF_MPT_W0_REMOTE_EN_MASK), "... the latest call's capacity and access count");
+    OK(fw_mr_lookup(fast) != FW_NO_INDEX && fast == fw_token(NF_TOKEN_INDEX_GET(fast)), "the token stays the same");
+}
+
+static void test_qp(void)
+{
+    tb_init("sim");
+    uint32_t a = qp_create(PD_A), b = qp_create(PD_B);
+    OK(a && b && a != b, "QP_CREATE returns distinct nonzero qpns");
+    OK(qp_connect(a, 0x999) == NF_STATUS_INVALID_PARAMETER, "QP_CONNECT to an unknown peer -> INVALID_PARAMETER");
+    OK(qp_connect(a, b) == NF_STATUS_SUCCESS && qp_connect(a, b) == NF_STATUS_INVALID_DEVICE_STATE,
+       "QP_CONNECT; connecting again -> INVALID_DEVICE_STATE");
+    struct nf_qp_req q = {a, 0};
+    OK(tb_req(NF_OP_QP_DESTROY, &q, sizeof(q), NULL, 0) == NF_STATUS_SUCCESS &&
+           tb_req(NF_OP_QP_DESTROY, &q, sizeof(q), NULL, 0) == NF_STATUS_INVALID_PARAMETER,
+       "QP_DESTROY; a stale qpn -> INVALID_PARAMETER");
+    uint32_t c = qp_create(PD_A);
+    OK(c != a && fw_qp_lookup(a) == FW_NO_INDEX, "a reused QP slot gets a new qpn");
+    struct nf_qp_create_req bad = {0, 1};
+    OK(tb_req(NF_OP_QP_CREATE, &bad, sizeof(bad), NULL, 0) == NF_STATUS_INVALID_PARAMETER, "QP_CREATE with PD 0 -> INVALID_PARAMETER");
+}
+
+/* ================= work requests ================= */
+
+struct wr_env {
+    uint32_t qp, peer, qp_unconnected, fast, fast_local, normal, fast_other_pd;
+};
+
+static void wr_env(struct wr_env *e)
+{
+    tb_init("sim");
+    e->qp = qp_create(PD_A);
+    e->peer = qp_create(PD_A);
+    e->qp_unconnected = qp_create(PD_A);
+    qp_connect(e->qp, e->peer);
+    qp_connect(e->peer, e->qp);
+    e->fast = mr_create(PD_A, 1);
+    frmr_init(e->fast, 4, 1);
+    e->fast_local = mr_create(PD_A, 1);
+    frmr_init(e->fast_local, 4, 0);
+    e->normal = mr_create(PD_A, 0);
+    e->fast_other_pd = mr_create(PD_B, 1);
+    frmr_init(e->fast_other_pd, 4, 1);
+}
+
+static void test_fast_register_rules(void)
+{
+    struct wr_env e;
+    wr_env(&e);
+    uint64_t pages[8];
+    static const uint32_t pn[8] = {3, 1, 7, 4, 10, 11, 12, 13};
+    pages_at(pages, 8, pn);
+    const uint32_t rw = NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NF_NDK_OP_FLAG_ALLOW_REMOTE_READ;
+    const uint64_t va = 0x5000 + 0x80;
+    struct {
+        const char *what;
+        uint32_t qp, flags, token, npages, fbo;
+        uint64_t len, va;
+        uint32_t status;
+    } rules[] = {
+        {"QP not connected", e.qp_unconnected, 0, e.fast, 2, 0x80, 100, va, NF_STATUS_CONNECTION_INVALID},
+        {"unknown QP", 0x4242, 0, e.fast, 2, 0x80, 100, va, NF_STATUS_INVALID_PARAMETER},
+        {"remote rights without RemoteAccess", e.qp, rw, e.fast_local, 2, 0x80, 100, va, NF_STATUS_ACCESS_VIOLATION},
+        {"remote read only, without RemoteAccess", e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_READ, e.fast_local, 2, 0x80, 100, va,
+         NF_STATUS_ACCESS_VIOLATION},
+        {"MR of another PD", e.qp, 0, e.fast_other_pd, 2, 0x80, 100, va, NF_STATUS_ACCESS_VIOLATION},
+        {"a normal (NdkRegisterMr) MR", e.qp, 0, e.normal, 2, 0x80, 100, va, NF_STATUS_INVALID_PARAMETER},
+        {"an unknown token", e.qp, 0, e.fast ^ 0x33, 2, 0x80, 100, va, NF_STATUS_INVALID_PARAMETER},
+        {"more pages than initialized", e.qp, rw, e.fast, 5, 0x80, 100, va, NF_STATUS_INVALID_PARAMETER},
+        {"0 pages", e.qp, rw, e.fast, 0, 0x80, 100, va, NF_STATUS_INVALID_PARAMETER},
+        {"Length > pages * PAGE_SIZE - FBO", e.qp, rw, e.fast, 2, 0x80, 2 * PAGE - 0x80 + 1, va,
+         NF_STATUS_INVALID_PARAMETER},
+        {"Length 0", e.qp, rw, e.fast, 2, 0x80, 0, va, NF_STATUS_INVALID_PARAMETER},
+        {"FBO >= PAGE_SIZE", e.qp, rw, e.fast, 2, PAGE, 100, va, NF_STATUS_INVALID_PARAMETER},
+        {"VA not FBO + n * PAGE_SIZE", e.qp, rw, e.fast, 2, 0x80, 100, va + 8, NF_STATUS_INVALID_PARAMETER},
+        {"VA 0 with FBO != 0", e.qp, rw, e.fast, 2, 0x80, 100, 0, NF_STATUS_INVALID_PARAMETER},
+        {"VA + Length wrapping", e.qp, rw, e.fast, 2, 0x80, 4000, 0xFFFFFFFFFFFFF080ull, NF_STATUS_INVALID_PARAMETER},
+        {"unknown flag bits", e.qp, 0x4000, e.fast, 2, 0x80, 100, va, NF_STATUS_INVALID_PARAMETER},
+    };
+    for (unsigned i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+        struct snap s0, s1;
+        snap_take(&s0);
+        uint32_t st = fast_register(rules[i].qp, rules[i].flags, rules[i].token, pages, rules[i].npages, rules[i].fbo,
+                                    rules[i].len, rules[i].va, NULL);
+        snap_take(&s1);
+        OK(st == rules[i].status && snap_same(&s0, &s1), "FAST_REGISTER with %s -> 0x%08X, nothing changed", rules[i].what,
+           rules[i].status);
+        snap_free(&s0);
+        snap_free(&s1);
+    }
+    /* A page the loader refuses: the MR's own (INVALID) range may hold a partial list,
+     * the key table does not change. */
+    uint64_t bad_pages[2] = {pages[0], pages[1] + 0x10};
+    struct snap s0, s1;
+    snap_take(&s0);
+    struct nf_cqe c;
+    uint32_t st = fast_register(e.qp, rw, e.fast, bad_pages, 2, 0x80, 100, va, &c);
+    snap_take(&s1);
+    OK(st == NF_STATUS_INVALID_PARAMETER && c.refuse == NF_REFUSE_BAD_ADDRESS && mpt_state(e.fast) == NF_MPT_STATE_INVALID &&
+           !memcmp(s0.mpt, s1.mpt, (size_t)s0.nmpt * NFM_MPT_WORDS * 4),
+       "FAST_REGISTER with an unaligned page -> INVALID_PARAMETER (refuse BAD_ADDRESS), key table unchanged (got 0x%08X/%u)",
+       st, c.refuse);
+    snap_free(&s0);
+    snap_free(&s1);
+
+    OK(fast_register(e.qp, rw | NF_NDK_OP_FLAG_RDMA_READ_SINK | NF_NDK_OP_FLAG_READ_FENCE | NF_NDK_OP_FLAG_DEFER, e.fast,
+                     pages, 2, 0x80, 2 * PAGE - 0x80, va, NULL) == NF_STATUS_SUCCESS,
+       "FAST_REGISTER 2 pages, FBO 0x80, Length = 2 pages - FBO, RDMA_READ_SINK|READ_FENCE accepted");
+    uint32_t w[NFM_MPT_WORDS];
+    mpt_get(e.fast, w);
+    OK(NF_MPT_W0_STATE_GET(w[0]) == NF_MPT_STATE_VALID && (w[0] & NF_MPT_W0_REMOTE_READ_MASK) &&
+           (w[0] & NF_MPT_W0_REMOTE_WRITE_MASK) && (w[0] & NF_MPT_W0_READ_SINK_MASK) && NF_MPT_W6_PAGES_GET(w[6]) == 2,
+       "the entry is VALID with the requested rights");
+    snap_take(&s0);
+    OK(fast_register(e.qp, rw, e.fast, pages, 2, 0x80, 100, va, NULL) == NF_STATUS_INVALID_DEVICE_STATE,
+       "FAST_REGISTER of a VALID MR (not invalidated) -> INVALID_DEVICE_STATE");
+    snap_take(&s1);
+    OK(snap_same(&s0, &s1), "... and nothing changed");
+    snap_free(&s0);
+    snap_free(&s1);
+    OK(invalidate(e.qp, 0, e.fast) == NF_STATUS_SUCCESS, "INVALIDATE the fast MR");
+    OK(fast_register(e.qp, 0, e.fast, pages, 1, 0, PAGE, 0, NULL) == NF_STATUS_SUCCESS,
+       "VA 0 is accepted when FBO is 0 (an absolute address, not zero-based addressing)");
+    invalidate(e.qp, 0, e.fast);
+    OK(fast_register(e.qp, NF_NDK_OP_FLAG_SILENT_SUCCESS, e.fast, pages, 1, 0, 100, 0x10000, NULL) == NO_REPLY &&
+           mpt_state(e.fast) == NF_MPT_STATE_VALID,
+       "SILENT_SUCCESS: no CQE on success");
+    OK(fast_register(e.qp, NF_NDK_OP_FLAG_SILENT_SUCCESS, e.fast, pages, 1, 0, 100, 0x10000, NULL) ==
+           NF_STATUS_INVALID_DEVICE_STATE,
+       "SILENT_SUCCESS: a failure still completes");
+    OK(fw_token(NF_TOKEN_INDEX_GET(e.fast)) == e.fast, "the token stays stable across fast-register/invalidate cycles");
+}
+
+static void test_invalidate_rules(void)
+{
+    struct wr_env e;
+    wr_env(&e);
+    uint64_t pages[1];
+    static const uint32_t pn[1] = {6};
+    pages_at(pages, 1, pn);
+    uint64_t mpages[1];
+    static const uint32_t mpn[1] = {8};
+    pages_at(mpages, 1, mpn);
+    mr_register(e.normal, 1, 0x20000, 100, 0, mpages, 1);
+    fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0, PAGE, 0x40000, NULL);
+    struct {
+        const char *what;
+        uint32_t qp, flags, token, status;
+    } rules[] = {
+        {"QP not connected", e.qp_unconnected, 0, e.fast, NF_STATUS_CONNECTION_INVALID},
+        {"a normal (NdkRegisterMr) MR", e.qp, 0, e.normal, NF_STATUS_INVALID_PARAMETER},
+        {"an unknown token", e.qp, 0, e.fast + 1, NF_STATUS_INVALID_PARAMETER},
+        {"an MR never fast-registered", e.qp, 0, e.fast_local, NF_STATUS_INVALID_DEVICE_STATE},
+        {"unknown flag bits", e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_READ, e.fast, NF_STATUS_INVALID_PARAMETER},
+    };
+    for (unsigned i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+        struct snap s0, s1;
+        snap_take(&s0);
+        uint32_t st = invalidate(rules[i].qp, rules[i].flags, rules[i].token);
+        snap_take(&s1);
+        OK(st == rules[i].status && snap_same(&s0, &s1), "INVALIDATE of %s -> 0x%08X, nothing changed", rules[i].what,
+           rules[i].status);
+        snap_free(&s0);
+        snap_free(&s1);
+    }
+    OK(nfm_check(nf_hw_engine(), e.fast, 0x40000, 8, NF_ACCESS_REMOTE_WRITE, PD_A, NULL) == NF_REFUSE_OK,
+       "before INVALIDATE the token grants");
+    OK(invalidate(e.qp, 0, e.fast) == NF_STATUS_SUCCESS, "INVALIDATE succeeds");
+    OK(nfm_check(nf_hw_engine(), e.fast, 0x40000, 8, NF_ACCESS_REMOTE_WRITE, PD_A, NULL) == NF_REFUSE_NOT_VALID &&
+           nfm_check(nf_hw_engine(), e.fast, 0x40000, 8, NF_ACCESS_LOCAL_READ, PD_A, NULL) == NF_REFUSE_NOT_VALID,
+       "after INVALIDATE every access through the token is refused");
+    OK(invalidate(e.qp, 0, e.fast) == NF_STATUS_INVALID_DEVICE_STATE, "INVALIDATE of an invalidated token fails (INVALID_DEVICE_STATE)");
+}
+
+static void test_rdma(void)
+{
+    struct wr_env e;
+    wr_env(&e);
+    /* Source: a normal MR over pages 20, 22 (non-contiguous) with FBO 0x234.
+     * Sink: a fast MR over pages 40, 31, 35 with FBO 0x10, remote write + read. */
+    uint64_t src_pages[2], dst_pages[3];
+    static const uint32_t spn[2] = {22, 20}, dpn[3] = {40, 31, 35};
+    pages_at(src_pages, 2, spn);
+    pages_at(dst_pages, 3, dpn);
+    const uint64_t src_va = 0x100000 + 0x234, dst_va = 0x900000 + 0x10;
+    const uint32_t n = 5000;
+    uint8_t data[5000], back[5000];
+    for (uint32_t i = 0; i < n; i++)
+        data[i] = (uint8_t)(i * 31 + 1);
+    uint8_t *mem = nfm_mem(nf_hw_engine());
+    /* put the source bytes where the pages say: first PAGE - FBO bytes in page 22, rest in 20 */
+    uint32_t first = PAGE - 0x234;
+    mem_write((uint32_t)src_pages[0] + 0x234, data, first);
+    mem_write((uint32_t)src_pages[1], data + first, n - first);
+    uint32_t local = mr_create(PD_A, 0);
+    OK(mr_register(local, NF_NDK_MR_FLAG_ALLOW_LOCAL_WRITE, src_va, n, 0x234, src_pages, 2) == NF_STATUS_SUCCESS,
+       "register the local source MR");
+    OK(fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NF_NDK_OP_FLAG_ALLOW_REMOTE_READ, e.fast, dst_pages, 3,
+                     0x10, 3 * PAGE - 0x10, dst_va, NULL) == NF_STATUS_SUCCESS,
+       "fast-register the remote sink MR");
+    /* Write in two SGEs: [0, 3000) and [3000, 5000) of the source, to dst_va + 100. */
+    struct nf_sge sges[2] = {{src_va, 3000, local}, {src_va + 3000, n - 3000, local}};
+    struct nf_cqe c;
+    OK(rdma(NF_OP_WR_WRITE, e.qp, 0, dst_va + 100, e.fast, sges, 2, &c) == NF_STATUS_SUCCESS && c.bytes == n &&
+           c.op_type == NF_NDK_OP_WRITE,
+       "RDMA Write of 5000 bytes in 2 SGEs completes with BytesTransferred 5000");
+    /* Check where the bytes landed: dst offset (0x10 + 100) in the MR's page list. */
+    int same = 1;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t off = 0x10 + 100 + i;
+        uint32_t a = (uint32_t)dst_pages[off / PAGE] + off % PAGE;
+        same &= mem[a] == data[i];
+    }
+    OK(same, "the bytes land page by page in the sink's non-contiguous pages");
+    /* Read them back into a LOGICAL (privileged token) buffer. */
+    uint32_t logical = user_base() + 50 * PAGE + 3;
+    struct nf_sge rs[1] = {{logical, n, NF_ADAPTER_PRIVILEGED_TOKEN}};
+    OK(rdma(NF_OP_WR_READ, e.qp, 0, dst_va + 100, e.fast, rs, 1, &c) == NF_STATUS_SUCCESS && c.bytes == n &&
+           c.op_type == NF_NDK_OP_READ,
+       "RDMA Read back into a logical-address buffer (privileged token)");
+    OK(mem_read(logical, back, 4000) == NF_STATUS_SUCCESS && !memcmp(back, data, 4000) &&
+           !memcmp(mem + logical + 4000, data + 4000, n - 4000),
+       "the read returns the written bytes");
+
+    /* Access failures: ACCESS_VIOLATION, refuse code, QP broken, later WRs CANCELLED. */
+    struct snap s0, s1;
+    snap_take(&s0);
+    OK(rdma(NF_OP_WR_WRITE, e.qp, 0, dst_va + 3 * PAGE - 0x10 - 8, e.fast, sges, 1, &c) == NF_STATUS_ACCESS_VIOLATION &&
+           c.refuse == NF_REFUSE_OUT_OF_BOUNDS && c.bytes == 0,
+       "RDMA Write past the end of the remote MR -> ACCESS_VIOLATION, refuse OUT_OF_BOUNDS, 0 bytes");
+    snap_take(&s1);
+    OK(snap_same(&s0, &s1), "... and not a byte was written");
+    snap_free(&s0);
+    snap_free(&s1);
+    OK(rdma(NF_OP_WR_WRITE, e.qp, 0, dst_va, e.fast, sges, 1, &c) == NF_STATUS_CANCELLED,
+       "after an access failure every later WR on the QP completes CANCELLED");
+    /* fresh QPs for the other refusals */
+    uint32_t qp2 = qp_create(PD_A);
+    qp_connect(qp2, e.peer);
+    uint32_t readonly = mr_create(PD_A, 0);
+    mr_register(readonly, NF_NDK_MR_FLAG_ALLOW_LOCAL_READ, src_va, n, 0x234, src_pages, 2);
+    struct nf_sge ro[1] = {{src_va, 100, readonly}};
+    OK(rdma(NF_OP_WR_READ, qp2, 0, dst_va, e.fast, ro, 1, &c) == NF_STATUS_ACCESS_VIOLATION && c.refuse == NF_REFUSE_NO_RIGHT,
+       "RDMA Read into a local MR without local write -> ACCESS_VIOLATION (NO_RIGHT)");
+    uint32_t qp3 = qp_create(PD_A);
+    qp_connect(qp3, e.peer);
+    invalidate(qp3, 0, e.fast);
+    snap_take(&s0);
+    OK(rdma(NF_OP_WR_WRITE, qp3, 0, dst_va, e.fast, sges, 1, &c) == NF_STATUS_ACCESS_VIOLATION &&
+           c.refuse == NF_REFUSE_NOT_VALID,
+       "RDMA Write through an invalidated token -> ACCESS_VIOLATION (NOT_VALID)");
+    snap_take(&s1);
+    OK(snap_same(&s0, &s1), "... nothing written");
+    snap_free(&s0);
+    snap_free(&s1);
+    uint32_t qp4 = qp_create(PD_B), peer_b = qp_create(PD_B);
+    qp_connect(qp4, peer_b);
+    fast_register(e.qp == 0 ? 0 : qp2, 0, e.fast, dst_pages, 1, 0, 10, 0x1000, NULL); /* qp2 is broken: CANCELLED */
+    uint32_t qp5 = qp_create(PD_A);
+    qp_connect(qp5, e.peer);
+    fast_register(qp5, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, dst_pages, 1, 0, 100, 0x1000, NULL);
+    struct nf_sge lsge[1] = {{user_base() + 60 * PAGE, 8, NF_ADAPTER_PRIVILEGED_TOKEN}};
+    OK(rdma(NF_OP_WR_WRITE, qp4, 0, 0x1000, e.fast, lsge, 1, &c) == NF_STATUS_ACCESS_VIOLATION && c.refuse == NF_REFUSE_WRONG_PD,
+       "RDMA Write to a token of another PD -> ACCESS_VIOLATION (WRONG_PD)");
+    uint32_t qp6 = qp_create(PD_A);
+    qp_connect(qp6, e.peer);
+    OK(rdma(NF_OP_WR_READ, qp6, 0, 0x1000, e.fast, lsge, 1, &c) == NF_STATUS_ACCESS_VIOLATION && c.refuse == NF_REFUSE_NO_RIGHT,
+       "RDMA Read of an MR registered without remote read -> ACCESS_VIOLATION (NO_RIGHT)");
+    uint32_t qp7 = qp_create(PD_A);
+    qp_connect(qp7, e.peer);
+    struct nf_sge many[5] = {{0}};
+    OK(rdma(NF_OP_WR_WRITE, qp7, 0, 0x1000, e.fast, many, 5, &c) == NF_STATUS_INVALID_PARAMETER,
+       "more SGEs than max_sge -> INVALID_PARAMETER");
+    OK(rdma(NF_OP_WR_WRITE, qp7, NF_NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE, 0x1000, e.fast, lsge, 1, &c) ==
+           NF_STATUS_NOT_SUPPORTED,
+       "RDMA_READ_LOCAL_INVALIDATE -> NOT_SUPPORTED");
+    OK(rdma(NF_OP_WR_WRITE, e.qp_unconnected, 0, 0x1000, e.fast, lsge, 1, &c) == NF_STATUS_CONNECTION_INVALID,
+       "RDMA Write on an unconnected QP -> CONNECTION_INVALID");
+    uint32_t st = rdma(NF_OP_WR_WRITE, qp7, NF_NDK_OP_FLAG_SILENT_SUCCESS, 0x1000, e.fast, lsge, 1, &c);
+    OK(st == NO_REPLY, "a successful silent RDMA Write produces no CQE (got 0x%08X refuse %u)", st, c.refuse);
+}
+
+static void test_timing(void)
+{
+    struct wr_env e;
+    wr_env(&e);
+    uint64_t pages[1];
+    static const uint32_t pn[1] = {5};
+    pages_at(pages, 1, pn);
+    uint64_t a0 = nf_hw_accesses();
+    (void)a0;
+    uint8_t buf[256];
+    size_t len = 0;
+    struct nf_wr_hdr h = {e.qp, 1, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, 0};
+    struct nf_wr_fast_register f = {e.fast, 1, 0, 0, PAGE, 0x10000};
+    uint8_t body[sizeof(h) + sizeof(f) + 8];
+    memcpy(body, &h, sizeof(h));
+    memcpy(body + sizeof(h), &f, sizeof(f));
+    memcpy(body + sizeof(h) + sizeof(f), pages, 8);
+    tb_put_msg(buf, &len, NF_OP_WR_FAST_REGISTER, body, sizeof(body));
+    tb_clear();
+    tb_send_data(buf, len);
+    uint64_t acc0 = nf_hw_accesses();
+    tb_run();
+    uint64_t acc = nf_hw_accesses() - acc0;
+    struct nf_info info;
+    OK(info_get(&info) && info.last_wr_op == NF_OP_WR_FAST_REGISTER && info.wr_count >= 1 && info.last_wr_cycles > 0 &&
+           info.last_wr_fw_cycles <= info.last_wr_cycles,
+       "INFO reports the last WR's cycles from RX_STAMP to CQE");
+    printf("# fast-register of 1 page (host build): %u cycles stamp->CQE, %u firmware cycles (model: %u cycles per bus "
+           "access); %llu bus accesses for the whole poll round incl. frame flush\n",
+           info.last_wr_cycles, info.last_wr_fw_cycles, NF_HW_CYCLES_PER_ACCESS, (unsigned long long)acc);
+}
+
+static void test_adapter_reset(void)
+{
+    struct wr_env e;
+    wr_env(&e);
+    uint64_t pages[1];
+    static const uint32_t pn[1] = {5};
+    pages_at(pages, 1, pn);
+    fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0, PAGE, 0x10000, NULL);
+    OK(tb_req(NF_OP_ADAPTER_RESET, NULL, 0, NULL, 0) == NF_STATUS_SUCCESS, "ADAPTER_RESET");
+    OK(nfm_check(nf_hw_engine(), e.fast, 0x10000, 8, NF_ACCESS_REMOTE_WRITE, PD_A, NULL) != NF_REFUSE_OK &&
+           fw_qp_lookup(e.qp) == FW_NO_INDEX && fw_mr_lookup(e.fast) == FW_NO_INDEX,
+       "after ADAPTER_RESET no token grants and no QP or MR is known");
+    uint32_t t = mr_create(PD_A, 1);
+    OK(t && t != e.fast, "tokens handed out after the reset differ from the old ones");
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--prefix") && i + 1 < argc)
+            prefix = argv[++i];
+    test_reset_handshake();
+    test_ping_info();
+    test_malformed();
+    test_sequence();
+    test_batching();
+    test_retransmit();
+    test_window();
+    test_mem();
+    test_mr_lifecycle();
+    test_register();
+    test_frmr_init();
+    test_qp();
+    test_fast_register_rules();
+    test_invalidate_rules();
+    test_rdma();
+    test_timing();
+    test_adapter_reset();
+    nf_hw_free();
+    return tap_done();
+}

@@ -1,0 +1,122 @@
+# NDKPI provider library (issue [ndkpi]): build/host/libndkfpga.{a,so} from the NDK
+# objects (host/src/ndk_*.c) and the link layer ($(HOST_LINK_SRCS), host/link.mk;
+# board transports $(HOST_USB_SRCS), host/usb.mk), its unit tests, the conformance
+# suite (tests/conformance/) and `make install`.
+#
+# host/link.mk and host/usb.mk are included after this file, so every list that
+# names their variables is expanded late (recursive variables, second expansion).
+
+NDK_BUILD := $(BUILD)/host
+NDK_SRCS := host/src/ndk_adapter.c host/src/ndk_cq.c host/src/ndk_pd.c host/src/ndk_qp.c host/src/ndk_conn.c
+NDK_HDRS := host/include/ndkpi.h host/include/ndkfpga.h host/src/ndk_internal.h firmware/include/nf_layout.h
+# Every source of the library (all live in host/src/).
+NDK_LIB_SRCS = $(NDK_SRCS) $(HOST_LINK_SRCS) $(wildcard $(HOST_USB_SRCS))
+NDK_LIB_HDRS = $(NDK_HDRS) $(HOST_LINK_HDRS) $(wildcard $(HOST_USB_HDRS))
+NDK_LIB_CFLAGS = $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/host/src $(HOST_LINK_CFLAGS) \
+                 $(if $(wildcard $(HOST_USB_SRCS)),$(HOST_USB_CFLAGS)) -pthread -fvisibility=hidden
+NDK_LIB_LIBS = -pthread $(if $(wildcard $(HOST_USB_SRCS)),$(HOST_USB_LIBS))
+NDK_OBJS = $(patsubst host/src/%.c,$(NDK_BUILD)/obj/%.o,$(NDK_LIB_SRCS))
+NDK_SAN_OBJS = $(patsubst host/src/%.c,$(NDK_BUILD)/obj-san/%.o,$(NDK_LIB_SRCS))
+# Consumers (tests, examples) of the in-tree library.
+NDK_CONSUMER_CC = $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/tests -pthread
+
+.PHONY: host-lib test-host-ndk test-conformance-model test-conformance-sim test-install lint-host-ndk install
+TEST_TARGETS += test-host-ndk test-conformance-model test-conformance-sim test-install
+LINT_TARGETS += lint-host-ndk
+HAVE_INSTALL := 1
+
+.SECONDEXPANSION:
+
+host-lib: $(NDK_BUILD)/libndkfpga.a $(NDK_BUILD)/libndkfpga.so ## build the host library build/host/libndkfpga.{a,so}
+
+$(NDK_BUILD)/obj/%.o: host/src/%.c $$(NDK_LIB_HDRS) host/host.mk
+	@mkdir -p $(@D)
+	$(HOST_CC) $(NDK_LIB_CFLAGS) -fPIC -c -o $@ $<
+
+$(NDK_BUILD)/obj-san/%.o: host/src/%.c $$(NDK_LIB_HDRS) host/host.mk
+	@mkdir -p $(@D)
+	$(HOST_CC) $(NDK_LIB_CFLAGS) -O1 $(SAN_FLAGS) -c -o $@ $<
+
+$(NDK_BUILD)/libndkfpga.a: $$(NDK_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(NDK_BUILD)/libndkfpga.so: $$(NDK_OBJS)
+	$(HOST_CC) -shared -Wl,-soname,libndkfpga.so -Wl,--no-undefined -o $@ $^ $(NDK_LIB_LIBS)
+
+$(NDK_BUILD)/libndkfpga_san.a: $$(NDK_SAN_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+# ---- unit tests: header layout and local checks (no adapter) ----
+$(NDK_BUILD)/test_ndk: host/tests/ndk/test_ndk.c $(NDK_BUILD)/libndkfpga.a tests/tap.h $$(NDK_LIB_HDRS)
+	$(NDK_CONSUMER_CC) -I$(ROOT)/host/src -I$(ROOT)/firmware/include -o $@ $< $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
+
+$(NDK_BUILD)/test_ndk_san: host/tests/ndk/test_ndk.c $(NDK_BUILD)/libndkfpga_san.a tests/tap.h $$(NDK_LIB_HDRS)
+	$(NDK_CONSUMER_CC) -O1 $(SAN_FLAGS) -I$(ROOT)/host/src -I$(ROOT)/firmware/include -o $@ $< \
+	    $(NDK_BUILD)/libndkfpga_san.a $(NDK_LIB_LIBS)
+
+test-host-ndk: $(NDK_BUILD)/test_ndk $(NDK_BUILD)/test_ndk_san
+	@$(NDK_BUILD)/test_ndk && $(NDK_BUILD)/test_ndk_san
+
+# ---- conformance suite (tests/conformance/) against a live adapter ----
+CONF_SRCS := tests/conformance/conformance.c
+CONF_HDRS := tests/conformance/conformance.h tests/tap.h
+$(NDK_BUILD)/conformance: $(CONF_SRCS) $(CONF_HDRS) $(NDK_BUILD)/libndkfpga.a host/include/ndkpi.h host/include/ndkfpga.h
+	$(NDK_CONSUMER_CC) -o $@ $(CONF_SRCS) $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
+
+$(NDK_BUILD)/conformance_san: $(CONF_SRCS) $(CONF_HDRS) $(NDK_BUILD)/libndkfpga_san.a host/include/ndkpi.h \
+                              host/include/ndkfpga.h
+	$(NDK_CONSUMER_CC) -O1 $(SAN_FLAGS) -o $@ $(CONF_SRCS) $(NDK_BUILD)/libndkfpga_san.a $(NDK_LIB_LIBS)
+
+# Against the software adapter (fast), with the sanitizers on the whole library.
+test-conformance-model: $(NDK_BUILD)/conformance_san $(BUILD)/model/nfmodel
+	@NDKFPGA_QUIET=1 NDKFPGA_DEVICE=model $(NDK_BUILD)/conformance_san
+
+# Against the Verilator board (slow: the same suite, every byte through the RTL).
+test-conformance-sim: $(NDK_BUILD)/conformance sim
+	@NDKFPGA_QUIET=1 NDKFPGA_DEVICE=sim $(NDK_BUILD)/conformance
+
+# ---- install ----
+PREFIX ?= /usr/local
+NDK_INST_BUILD = $(NDK_BUILD)/inst
+NDK_FW_HEX := $(BUILD)/firmware/nf_fw.hex
+NDK_SIM_BIN := $(BUILD)/sim/nfsim
+
+# The installed library starts the installed simulator with the installed
+# firmware; it is compiled apart from the in-tree one for those two paths.
+install: $$(NDK_LIB_SRCS) $$(NDK_LIB_HDRS) host/ndkfpga.pc.in $(NDK_FW_HEX) $(NDK_SIM_BIN) ## install library, headers, pkg-config file, simulator, firmware: PREFIX=DIR
+	@set -e; prefix=$$(realpath -m "$(PREFIX)"); inst=$(NDK_INST_BUILD); rm -rf $$inst; mkdir -p $$inst; \
+	for s in $(NDK_LIB_SRCS); do \
+	    $(HOST_CC) $(NDK_LIB_CFLAGS) -fPIC \
+	        -DNF_SIM_DEFAULT_PATH="\"$$prefix/libexec/ndkfpga/nfsim\"" \
+	        -DNF_MODEL_DEFAULT_PATH="\"$$prefix/libexec/ndkfpga/nfmodel\"" \
+	        -DNDKFPGA_INSTALLED_FIRMWARE="\"$$prefix/share/ndkfpga/nf_fw.hex\"" \
+	        -c -o $$inst/$$(basename $$s .c).o $$s; \
+	done; \
+	ar rcs $$inst/libndkfpga.a $$inst/*.o; \
+	$(HOST_CC) -shared -Wl,-soname,libndkfpga.so -Wl,--no-undefined -o $$inst/libndkfpga.so $$inst/*.o $(NDK_LIB_LIBS); \
+	install -d $$prefix/lib/pkgconfig $$prefix/include/ndkfpga $$prefix/libexec/ndkfpga $$prefix/share/ndkfpga; \
+	install -m 644 $$inst/libndkfpga.a $$prefix/lib/; \
+	install -m 755 $$inst/libndkfpga.so $$prefix/lib/; \
+	install -m 644 host/include/ndkpi.h host/include/ndkfpga.h $$prefix/include/ndkfpga/; \
+	install -m 755 $(NDK_SIM_BIN) $$prefix/libexec/ndkfpga/nfsim; \
+	if [ -x $(BUILD)/model/nfmodel ]; then install -m 755 $(BUILD)/model/nfmodel $$prefix/libexec/ndkfpga/nfmodel; fi; \
+	install -m 644 $(NDK_FW_HEX) $$prefix/share/ndkfpga/nf_fw.hex; \
+	sed -e "s|@PREFIX@|$$prefix|g" -e "s|@LIBS_PRIVATE@|$(strip $(NDK_LIB_LIBS))|g" host/ndkfpga.pc.in \
+	    > $$prefix/lib/pkgconfig/ndkfpga.pc; \
+	echo "installed ndkfpga into $$prefix"
+
+# Install into a temporary prefix, build a consumer with pkg-config against the
+# installed tree only, run it on the installed simulator.
+test-install: $(NDK_FW_HEX) $(NDK_SIM_BIN)
+	@bash tests/conformance/test_install.sh "$(MAKE)" "$(HOST_CC)"
+
+# ---- lint ----
+lint-host-ndk:
+	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 \
+	    --inline-suppr --suppress=missingIncludeSystem -D__GNUC__ -D__x86_64__ \
+	    -I host/include -I host/src -I firmware/include -I tests \
+	    $(NDK_SRCS) host/tests/ndk/*.c tests/conformance/*.c examples/*.c
+
+CLEAN_DIRS += $(NDK_BUILD)

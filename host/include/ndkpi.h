@@ -1,0 +1,620 @@
+/* ndkpi.h: Microsoft's NDKPI (Network Direct Kernel Provider Interface) for Linux
+ * user space, as implemented by libndkfpga.
+ *
+ * Names, values, structure layouts and dispatch-table order follow ndkpi.h so that
+ * consumer code written as `obj->Dispatch->NdkXxx(obj, ...)` compiles unchanged.
+ * Windows base types are mapped to fixed-width types (ULONG is 32 bits even on LP64).
+ * The platform calls that Windows does through NDIS (opening an adapter, allocating
+ * adapter memory) are in ndkfpga.h.
+ *
+ * Status conventions of every call in this provider:
+ *  - STATUS_PENDING: the request was accepted; its completion callback runs exactly
+ *    once later, on the library's callback thread.
+ *  - any other status: the call finished inline; no callback follows. A failure
+ *    changed nothing.
+ *  - work requests (NdkFastRegister, NdkInvalidate, NdkRead, NdkWrite) return
+ *    STATUS_SUCCESS when posted; their outcome arrives as an NDK_RESULT on the QP's
+ *    initiator CQ. A local rule violation returns the documented error inline and
+ *    posts nothing.
+ */
+#ifndef NDKPI_H
+#define NDKPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------- */
+/* Windows base types, fixed width                                            */
+
+typedef void VOID;
+typedef void *PVOID;
+typedef uint8_t UCHAR;
+typedef uint8_t BOOLEAN;
+typedef uint16_t USHORT;
+typedef uint32_t ULONG;
+typedef int32_t LONG;
+typedef uint32_t UINT32;
+typedef uint64_t UINT64;
+typedef uint64_t ULONG64;
+typedef size_t SIZE_T;
+typedef uintptr_t ULONG_PTR;
+typedef ULONG_PTR KAFFINITY;
+typedef LONG NTSTATUS;
+typedef struct sockaddr SOCKADDR;
+
+#ifndef TRUE
+#define TRUE 1
+#endif
+#ifndef FALSE
+#define FALSE 0
+#endif
+
+typedef struct _GUID {
+    uint32_t Data1;
+    uint16_t Data2;
+    uint16_t Data3;
+    uint8_t Data4[8];
+} GUID;
+
+typedef struct _GROUP_AFFINITY {
+    KAFFINITY Mask;
+    USHORT Group;
+    USHORT Reserved[3];
+} GROUP_AFFINITY;
+
+/* ------------------------------------------------------------------------- */
+/* NTSTATUS values                                                            */
+
+#define NT_SUCCESS(Status) (((NTSTATUS)(Status)) >= 0)
+
+#define STATUS_SUCCESS                  ((NTSTATUS)0x00000000)
+#define STATUS_PENDING                  ((NTSTATUS)0x00000103)
+#define STATUS_BUFFER_OVERFLOW          ((NTSTATUS)0x80000005u)
+#define STATUS_DEVICE_BUSY              ((NTSTATUS)0x80000011u)
+#define STATUS_ACCESS_VIOLATION         ((NTSTATUS)0xC0000005u)
+#define STATUS_INVALID_PARAMETER        ((NTSTATUS)0xC000000Du)
+#define STATUS_BUFFER_TOO_SMALL         ((NTSTATUS)0xC0000023u)
+#define STATUS_INVALID_PARAMETER_MIX    ((NTSTATUS)0xC0000030u)
+#define STATUS_INSUFFICIENT_RESOURCES   ((NTSTATUS)0xC000009Au)
+#define STATUS_IO_TIMEOUT               ((NTSTATUS)0xC00000B5u)
+#define STATUS_NOT_SUPPORTED            ((NTSTATUS)0xC00000BBu)
+#define STATUS_INTERNAL_ERROR           ((NTSTATUS)0xC00000E5u)
+#define STATUS_CANCELLED                ((NTSTATUS)0xC0000120u)
+#define STATUS_REMOTE_RESOURCES         ((NTSTATUS)0xC000013Du)
+#define STATUS_INVALID_DEVICE_STATE     ((NTSTATUS)0xC0000184u)
+#define STATUS_INVALID_BUFFER_SIZE      ((NTSTATUS)0xC0000206u)
+#define STATUS_CONNECTION_RESET         ((NTSTATUS)0xC000020Du)
+#define STATUS_CONNECTION_INVALID       ((NTSTATUS)0xC000023Au)
+#define STATUS_CONNECTION_REFUSED       ((NTSTATUS)0xC0000236u)
+#define STATUS_NETWORK_UNREACHABLE      ((NTSTATUS)0xC000023Cu)
+#define STATUS_CONNECTION_ABORTED       ((NTSTATUS)0xC0000241u)
+#define STATUS_IMPLEMENTATION_LIMIT     ((NTSTATUS)0xC000042Bu)
+#define STATUS_ADDRESS_ALREADY_ASSOCIATED ((NTSTATUS)0xC0000328u)
+
+/* ------------------------------------------------------------------------- */
+/* Pages and MDLs                                                             */
+
+#ifndef PAGE_SIZE
+#define PAGE_SIZE 4096u
+#endif
+#ifndef PAGE_SHIFT
+#define PAGE_SHIFT 12u
+#endif
+#define BYTE_OFFSET(Va) ((ULONG)((ULONG_PTR)(Va) & (PAGE_SIZE - 1u)))
+#define ADDRESS_AND_SIZE_TO_SPAN_PAGES(Va, Size) \
+    ((ULONG)((((ULONG_PTR)(Va) & (PAGE_SIZE - 1u)) + (Size) + (PAGE_SIZE - 1u)) >> PAGE_SHIFT))
+
+typedef ULONG_PTR PFN_NUMBER;
+
+/* A memory descriptor list: a virtual range (StartVa + ByteOffset, ByteCount bytes)
+ * and the adapter pages behind it. In this provider the virtual address is a host
+ * address range reserved with PROT_NONE: it names the buffer, it is never
+ * dereferenced. PfnArray[i] is the adapter page number (adapter address >> PAGE_SHIFT)
+ * of the i-th page of the range; there are ADDRESS_AND_SIZE_TO_SPAN_PAGES entries.
+ * Next chains MDLs; a chain passed to NdkRegisterMr must be virtually contiguous. */
+typedef struct _MDL {
+    struct _MDL *Next;
+    PVOID StartVa;          /* page aligned */
+    ULONG ByteOffset;       /* offset of the first byte in the first page */
+    ULONG ByteCount;        /* bytes described */
+    PFN_NUMBER *PfnArray;   /* adapter page numbers */
+    PVOID ProviderContext;  /* owned by the provider (NdkFpgaAllocateBuffer); NULL otherwise */
+} MDL, *PMDL;
+
+#define MmGetMdlVirtualAddress(Mdl) ((PVOID)((uint8_t *)((Mdl)->StartVa) + (Mdl)->ByteOffset))
+#define MmGetMdlByteCount(Mdl) ((Mdl)->ByteCount)
+#define MmGetMdlByteOffset(Mdl) ((Mdl)->ByteOffset)
+#define MmGetMdlPfnArray(Mdl) ((Mdl)->PfnArray)
+
+/* ------------------------------------------------------------------------- */
+/* Flags and enumerations                                                     */
+
+#define NDK_OP_FLAG_SILENT_SUCCESS             0x00000001u
+#define NDK_OP_FLAG_READ_FENCE                 0x00000002u
+#define NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT     0x00000004u
+#define NDK_OP_FLAG_ALLOW_REMOTE_READ          0x00000008u
+#define NDK_OP_FLAG_ALLOW_LOCAL_WRITE          0x00000010u
+#define NDK_OP_FLAG_ALLOW_REMOTE_WRITE         0x00000030u /* includes local write */
+#define NDK_OP_FLAG_INLINE                     0x00000040u
+#define NDK_OP_FLAG_RDMA_READ_SINK             0x00000080u
+#define NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE 0x00000100u
+#define NDK_OP_FLAG_DEFER                      0x00000200u
+
+#define NDK_MR_FLAG_ALLOW_LOCAL_READ   0x00000000u
+#define NDK_MR_FLAG_ALLOW_LOCAL_WRITE  0x00000001u
+#define NDK_MR_FLAG_ALLOW_REMOTE_READ  0x00000002u
+#define NDK_MR_FLAG_ALLOW_REMOTE_WRITE 0x00000005u /* includes local write */
+#define NDK_MR_FLAG_RDMA_READ_SINK     0x00000008u
+
+#define NDK_ADAPTER_FLAG_IN_ORDER_DMA_SUPPORTED              0x00000001u
+#define NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED         0x00000002u
+#define NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED   0x00000004u
+#define NDK_ADAPTER_FLAG_MULTI_ENGINE_SUPPORTED              0x00000008u
+#define NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED 0x00000010u
+#define NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED                 0x00000100u
+#define NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED      0x00010000u
+
+#define NDK_CQ_NOTIFY_ERRORS    0u
+#define NDK_CQ_NOTIFY_ANY       1u
+#define NDK_CQ_NOTIFY_SOLICITED 2u
+
+typedef enum {
+    NdkObjectTypeUndefined = 0,
+    NdkObjectTypeAdapter = 1,
+    NdkObjectTypeQp = 2,
+    NdkObjectTypeCq = 3,
+    NdkObjectTypeMr = 4,
+    NdkObjectTypeMw = 5,
+    NdkObjectTypePd = 6,
+    NdkObjectTypeSharedEndpoint = 7,
+    NdkObjectTypeConnector = 8,
+    NdkObjectTypeListener = 9,
+    NdkObjectTypeSrq = 10,
+    NdkMaxObjectType
+} NDK_OBJECT_TYPE;
+
+typedef enum {
+    NdkOperationTypeReceive = 1,
+    NdkOperationTypeSend = 2,
+    NdkOperationTypeFastRegister = 4,
+    NdkOperationTypeBind = 8,
+    NdkOperationTypeInvalidate = 16,
+    NdkOperationTypeRead = 32,
+    NdkOperationTypeWrite = 64,
+    NdkOperationTypeReceiveAndInvalidate = 0x8001
+} NDK_OPERATION_TYPE;
+
+typedef enum {
+    NDK_Undefined = 0,
+    NDK_iWARP = 1,
+    NDK_InfiniBand = 2,
+    NDK_RoCE = 3,
+    NDK_RoCEv2 = 4,
+    NDK_MaxTechnology
+} NDK_RDMA_TECHNOLOGY;
+
+/* ------------------------------------------------------------------------- */
+/* Structures                                                                 */
+
+typedef UINT64 NDK_LOGICAL_ADDRESS;
+
+typedef struct _NDK_VERSION {
+    USHORT Major;
+    USHORT Minor;
+} NDK_VERSION;
+
+#define NDK_VERSION_1_2_MAJOR 1
+#define NDK_VERSION_1_2_MINOR 2
+
+typedef struct _NDK_OBJECT_HEADER {
+    NDK_VERSION Version;
+    NDK_OBJECT_TYPE ObjectType;
+    PVOID NdkReserved[4];
+} NDK_OBJECT_HEADER;
+
+typedef struct _NDK_RESULT {
+    NTSTATUS Status;
+    ULONG BytesTransferred;
+    PVOID QPContext;
+    PVOID RequestContext;
+} NDK_RESULT;
+
+typedef struct _NDK_RESULT_EX {
+    NTSTATUS Status;
+    ULONG BytesTransferred;
+    PVOID QPContext;
+    PVOID RequestContext;
+    NDK_OPERATION_TYPE Type;
+    ULONG ProviderErrorCode;   /* this provider: the engine's REFUSE code (why an access failed) */
+    ULONG_PTR TypeSpecificCompletionOutput;
+} NDK_RESULT_EX;
+
+typedef struct _NDK_SGE {
+    union {
+        PVOID VirtualAddress;
+        NDK_LOGICAL_ADDRESS LogicalAddress;
+    };
+    ULONG Length;
+    UINT32 MemoryRegionToken;
+} NDK_SGE;
+
+typedef struct _NDK_LOGICAL_ADDRESS_MAPPING {
+    PVOID AdapterContext;
+    ULONG AdapterPageCount;
+    NDK_LOGICAL_ADDRESS AdapterPageArray[1];
+} NDK_LOGICAL_ADDRESS_MAPPING;
+
+typedef struct _NDK_ADAPTER_INFO {
+    NDK_VERSION Version;
+    UINT32 VendorId;
+    UINT32 DeviceId;
+    SIZE_T MaxRegistrationSize;
+    SIZE_T MaxWindowSize;
+    ULONG FRMRPageCount;
+    ULONG MaxInitiatorRequestSge;
+    ULONG MaxReceiveRequestSge;
+    ULONG MaxReadRequestSge;
+    ULONG MaxTransferLength;
+    ULONG MaxInlineDataSize;
+    ULONG MaxInboundReadLimit;
+    ULONG MaxOutboundReadLimit;
+    ULONG MaxReceiveQueueDepth;
+    ULONG MaxInitiatorQueueDepth;
+    ULONG MaxSrqDepth;
+    ULONG MaxCqDepth;
+    ULONG LargeRequestThreshold;
+    ULONG MaxCallerData;
+    ULONG MaxCalleeData;
+    ULONG AdapterFlags;
+    NDK_RDMA_TECHNOLOGY RdmaTechnology;
+} NDK_ADAPTER_INFO;
+
+#if defined(__x86_64__) || defined(__aarch64__)
+_Static_assert(sizeof(NDK_OBJECT_HEADER) == 40, "NDK_OBJECT_HEADER");
+_Static_assert(sizeof(NDK_RESULT) == 24, "NDK_RESULT is 24 bytes on x64");
+_Static_assert(sizeof(NDK_RESULT_EX) == 40, "NDK_RESULT_EX is 40 bytes on x64");
+_Static_assert(offsetof(NDK_RESULT_EX, Type) == 24, "NDK_RESULT_EX.Type");
+_Static_assert(offsetof(NDK_RESULT_EX, ProviderErrorCode) == 28, "NDK_RESULT_EX.ProviderErrorCode");
+_Static_assert(offsetof(NDK_RESULT_EX, TypeSpecificCompletionOutput) == 32, "NDK_RESULT_EX.TypeSpecific");
+_Static_assert(sizeof(NDK_SGE) == 16, "NDK_SGE is 16 bytes");
+_Static_assert(offsetof(NDK_SGE, Length) == 8, "NDK_SGE.Length");
+_Static_assert(offsetof(NDK_SGE, MemoryRegionToken) == 12, "NDK_SGE.MemoryRegionToken");
+_Static_assert(offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray) == 16, "LAM page array");
+_Static_assert(sizeof(NDK_ADAPTER_INFO) == 104, "NDK_ADAPTER_INFO is 104 bytes on x64");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, Version) == 0, "Version");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, VendorId) == 4, "VendorId");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, DeviceId) == 8, "DeviceId");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxRegistrationSize) == 16, "MaxRegistrationSize");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxWindowSize) == 24, "MaxWindowSize");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, FRMRPageCount) == 32, "FRMRPageCount");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxInitiatorRequestSge) == 36, "MaxInitiatorRequestSge");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxReceiveRequestSge) == 40, "MaxReceiveRequestSge");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxReadRequestSge) == 44, "MaxReadRequestSge");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxTransferLength) == 48, "MaxTransferLength");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxInlineDataSize) == 52, "MaxInlineDataSize");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxInboundReadLimit) == 56, "MaxInboundReadLimit");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxOutboundReadLimit) == 60, "MaxOutboundReadLimit");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxReceiveQueueDepth) == 64, "MaxReceiveQueueDepth");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxInitiatorQueueDepth) == 68, "MaxInitiatorQueueDepth");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxSrqDepth) == 72, "MaxSrqDepth");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxCqDepth) == 76, "MaxCqDepth");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, LargeRequestThreshold) == 80, "LargeRequestThreshold");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxCallerData) == 84, "MaxCallerData");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxCalleeData) == 88, "MaxCalleeData");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, AdapterFlags) == 92, "AdapterFlags");
+_Static_assert(offsetof(NDK_ADAPTER_INFO, RdmaTechnology) == 96, "RdmaTechnology");
+#endif
+
+/* ------------------------------------------------------------------------- */
+/* Objects (every one starts with the header and its dispatch table)          */
+
+typedef struct _NDK_ADAPTER NDK_ADAPTER;
+typedef struct _NDK_PD NDK_PD;
+typedef struct _NDK_CQ NDK_CQ;
+typedef struct _NDK_MR NDK_MR;
+typedef struct _NDK_MW NDK_MW;
+typedef struct _NDK_QP NDK_QP;
+typedef struct _NDK_SRQ NDK_SRQ;
+typedef struct _NDK_CONNECTOR NDK_CONNECTOR;
+typedef struct _NDK_LISTENER NDK_LISTENER;
+typedef struct _NDK_SHARED_ENDPOINT NDK_SHARED_ENDPOINT;
+
+/* Callbacks. They run on the library's callback thread, one at a time, never inside
+ * the call that returned STATUS_PENDING; a callback may call into the library again
+ * (post, close), but must not close the adapter. */
+typedef VOID (*NDK_FN_REQUEST_COMPLETION)(PVOID Context, NTSTATUS Status);
+typedef VOID (*NDK_FN_CREATE_COMPLETION)(PVOID Context, NTSTATUS Status, NDK_OBJECT_HEADER *pNdkObject);
+typedef VOID (*NDK_FN_CLOSE_COMPLETION)(PVOID Context);
+typedef VOID (*NDK_FN_CQ_NOTIFICATION_CALLBACK)(PVOID CqNotificationContext, NTSTATUS CqStatus);
+typedef VOID (*NDK_FN_SRQ_NOTIFICATION_CALLBACK)(PVOID SrqNotificationContext, NTSTATUS SrqStatus);
+typedef VOID (*NDK_FN_CONNECT_EVENT_CALLBACK)(PVOID ConnectEventContext, NDK_CONNECTOR *pNdkConnector);
+typedef VOID (*NDK_FN_DISCONNECT_EVENT_CALLBACK)(PVOID DisconnectEventContext);
+
+/* Common entries. */
+typedef NTSTATUS (*NDK_FN_CLOSE_OBJECT)(NDK_OBJECT_HEADER *pNdkObject, NDK_FN_CLOSE_COMPLETION CloseCompletion,
+                                        PVOID RequestContext);
+typedef NTSTATUS (*NDK_FN_QUERY_EXTENSION)(NDK_OBJECT_HEADER *pNdkObject, const GUID *ExtensionInterfaceID,
+                                           ULONG ExtensionInterfaceVersion, const VOID **ExtensionInterface);
+
+/* Adapter. */
+typedef NTSTATUS (*NDK_FN_QUERY_ADAPTER_INFO)(NDK_ADAPTER *pNdkAdapter, NDK_ADAPTER_INFO *pInfo, ULONG *pBufferSize);
+typedef NTSTATUS (*NDK_FN_CREATE_CQ)(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
+                                     NDK_FN_CQ_NOTIFICATION_CALLBACK CqNotification, PVOID CqNotificationContext,
+                                     GROUP_AFFINITY *Affinity, NDK_FN_CREATE_COMPLETION CreateCompletion,
+                                     PVOID RequestContext, NDK_CQ **ppNdkCq);
+typedef NTSTATUS (*NDK_FN_CREATE_PD)(NDK_ADAPTER *pNdkAdapter, NDK_FN_CREATE_COMPLETION CreateCompletion,
+                                     PVOID RequestContext, NDK_PD **ppNdkPd);
+typedef NTSTATUS (*NDK_FN_CREATE_SHARED_ENDPOINT)(NDK_ADAPTER *pNdkAdapter, NDK_FN_CREATE_COMPLETION CreateCompletion,
+                                                  PVOID RequestContext, NDK_SHARED_ENDPOINT **ppNdkSharedEndpoint);
+typedef NTSTATUS (*NDK_FN_CREATE_CONNECTOR)(NDK_ADAPTER *pNdkAdapter, NDK_FN_CREATE_COMPLETION CreateCompletion,
+                                            PVOID RequestContext, NDK_CONNECTOR **ppNdkConnector);
+typedef NTSTATUS (*NDK_FN_CREATE_LISTENER)(NDK_ADAPTER *pNdkAdapter, NDK_FN_CONNECT_EVENT_CALLBACK ConnectEvent,
+                                           PVOID ConnectEventContext, NDK_FN_CREATE_COMPLETION CreateCompletion,
+                                           PVOID RequestContext, NDK_LISTENER **ppNdkListener);
+typedef NTSTATUS (*NDK_FN_BUILD_LAM)(NDK_ADAPTER *pNdkAdapter, MDL *Mdl, SIZE_T Length,
+                                     NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext,
+                                     NDK_LOGICAL_ADDRESS_MAPPING *Lam, ULONG *pLamSize, ULONG *pFBO);
+typedef VOID (*NDK_FN_RELEASE_LAM)(NDK_ADAPTER *pNdkAdapter, NDK_LOGICAL_ADDRESS_MAPPING *Lam);
+
+typedef struct _NDK_ADAPTER_DISPATCH {
+    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_QUERY_ADAPTER_INFO NdkQueryAdapterInfo;
+    NDK_FN_CREATE_CQ NdkCreateCq;
+    NDK_FN_CREATE_PD NdkCreatePd;
+    NDK_FN_CREATE_SHARED_ENDPOINT NdkCreateSharedEndpoint;
+    NDK_FN_CREATE_CONNECTOR NdkCreateConnector;
+    NDK_FN_CREATE_LISTENER NdkCreateListener;
+    NDK_FN_BUILD_LAM NdkBuildLAM;
+    NDK_FN_RELEASE_LAM NdkReleaseLAM;
+} NDK_ADAPTER_DISPATCH;
+
+struct _NDK_ADAPTER {
+    NDK_OBJECT_HEADER Header;
+    const NDK_ADAPTER_DISPATCH *Dispatch;
+};
+
+/* PD. */
+typedef NTSTATUS (*NDK_FN_CREATE_MR)(NDK_PD *pNdkPd, BOOLEAN FastRegister, NDK_FN_CREATE_COMPLETION CreateCompletion,
+                                     PVOID RequestContext, NDK_MR **ppNdkMr);
+typedef NTSTATUS (*NDK_FN_CREATE_MW)(NDK_PD *pNdkPd, NDK_FN_CREATE_COMPLETION CreateCompletion, PVOID RequestContext,
+                                     NDK_MW **ppNdkMw);
+typedef NTSTATUS (*NDK_FN_CREATE_SRQ)(NDK_PD *pNdkPd, ULONG SrqDepth, ULONG MaxReceiveRequestSge,
+                                      ULONG NotifyThreshold, NDK_FN_SRQ_NOTIFICATION_CALLBACK SrqNotification,
+                                      PVOID SrqNotificationContext, GROUP_AFFINITY *Affinity,
+                                      NDK_FN_CREATE_COMPLETION CreateCompletion, PVOID RequestContext,
+                                      NDK_SRQ **ppNdkSrq);
+typedef NTSTATUS (*NDK_FN_CREATE_QP)(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq, PVOID QPContext,
+                                     ULONG ReceiveQueueDepth, ULONG InitiatorQueueDepth, ULONG MaxReceiveRequestSge,
+                                     ULONG MaxInitiatorRequestSge, ULONG InlineDataSize,
+                                     NDK_FN_CREATE_COMPLETION CreateCompletion, PVOID RequestContext,
+                                     NDK_QP **ppNdkQp);
+typedef NTSTATUS (*NDK_FN_CREATE_QP_WITH_SRQ)(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq, NDK_CQ *pInitiatorCq,
+                                              NDK_SRQ *pSrq, PVOID QPContext, ULONG InitiatorQueueDepth,
+                                              ULONG MaxInitiatorRequestSge, ULONG InlineDataSize,
+                                              NDK_FN_CREATE_COMPLETION CreateCompletion, PVOID RequestContext,
+                                              NDK_QP **ppNdkQp);
+typedef NTSTATUS (*NDK_FN_GET_PRIVILEGED_MEMORY_REGION_TOKEN)(NDK_PD *pNdkPd, UINT32 *pPrivilegedMemoryToken);
+
+typedef struct _NDK_PD_DISPATCH {
+    NDK_FN_CLOSE_OBJECT NdkClosePd;
+    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_CREATE_MR NdkCreateMr;
+    NDK_FN_CREATE_MW NdkCreateMw;
+    NDK_FN_CREATE_SRQ NdkCreateSrq;
+    NDK_FN_CREATE_QP NdkCreateQp;
+    NDK_FN_CREATE_QP_WITH_SRQ NdkCreateQpWithSrq;
+    NDK_FN_GET_PRIVILEGED_MEMORY_REGION_TOKEN NdkGetPrivilegedMemoryRegionToken;
+} NDK_PD_DISPATCH;
+
+struct _NDK_PD {
+    NDK_OBJECT_HEADER Header;
+    const NDK_PD_DISPATCH *Dispatch;
+};
+
+/* MR. */
+typedef NTSTATUS (*NDK_FN_REGISTER_MR)(NDK_MR *pNdkMr, MDL *Mdl, SIZE_T Length, ULONG Flags,
+                                       NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext);
+typedef NTSTATUS (*NDK_FN_DEREGISTER_MR)(NDK_MR *pNdkMr, NDK_FN_REQUEST_COMPLETION RequestCompletion,
+                                         PVOID RequestContext);
+typedef NTSTATUS (*NDK_FN_INITIALIZE_FAST_REGISTER_MR)(NDK_MR *pNdkMr, ULONG AdapterPageCount, BOOLEAN RemoteAccess,
+                                                       NDK_FN_REQUEST_COMPLETION RequestCompletion,
+                                                       PVOID RequestContext);
+typedef UINT32 (*NDK_FN_GET_REMOTE_TOKEN_FROM_MR)(NDK_MR *pNdkMr);
+typedef UINT32 (*NDK_FN_GET_LOCAL_TOKEN_FROM_MR)(NDK_MR *pNdkMr);
+
+typedef struct _NDK_MR_DISPATCH {
+    NDK_FN_CLOSE_OBJECT NdkCloseMr;
+    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_REGISTER_MR NdkRegisterMr;
+    NDK_FN_DEREGISTER_MR NdkDeregisterMr;
+    NDK_FN_INITIALIZE_FAST_REGISTER_MR NdkInitializeFastRegisterMr;
+    NDK_FN_GET_REMOTE_TOKEN_FROM_MR NdkGetRemoteTokenFromMr;
+    NDK_FN_GET_LOCAL_TOKEN_FROM_MR NdkGetLocalTokenFromMr;
+} NDK_MR_DISPATCH;
+
+struct _NDK_MR {
+    NDK_OBJECT_HEADER Header;
+    const NDK_MR_DISPATCH *Dispatch;
+};
+
+/* MW (this provider creates none: NdkCreateMw returns STATUS_NOT_SUPPORTED). */
+typedef UINT32 (*NDK_FN_GET_REMOTE_TOKEN_FROM_MW)(NDK_MW *pNdkMw);
+
+typedef struct _NDK_MW_DISPATCH {
+    NDK_FN_CLOSE_OBJECT NdkCloseMw;
+    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_GET_REMOTE_TOKEN_FROM_MW NdkGetRemoteTokenFromMw;
+} NDK_MW_DISPATCH;
+
+struct _NDK_MW {
+    NDK_OBJECT_HEADER Header;
+    const NDK_MW_DISPATCH *Dispatch;
+};
+
+/* CQ. */
+typedef NTSTATUS (*NDK_FN_RESIZE_CQ)(NDK_CQ *pNdkCq, ULONG CqDepth, NDK_FN_REQUEST_COMPLETION RequestCompletion,
+                                     PVOID RequestContext);
+typedef VOID (*NDK_FN_ARM_CQ)(NDK_CQ *pNdkCq, ULONG NotificationType);
+typedef ULONG (*NDK_FN_GET_CQ_RESULTS)(NDK_CQ *pNdkCq, NDK_RESULT pResult[], ULONG nResults);
+typedef NTSTATUS (*NDK_FN_CONTROL_CQ_INTERRUPT_MODERATION)(NDK_CQ *pNdkCq, ULONG ModerationInterval,
+                                                           ULONG ModerationCount);
+typedef ULONG (*NDK_FN_GET_CQ_RESULTS_EX)(NDK_CQ *pNdkCq, NDK_RESULT_EX pResult[], ULONG nResults);
+
+typedef struct _NDK_CQ_DISPATCH {
+    NDK_FN_CLOSE_OBJECT NdkCloseCq;
+    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_RESIZE_CQ NdkResizeCq;
+    NDK_FN_ARM_CQ NdkArmCq;
+    NDK_FN_GET_CQ_RESULTS NdkGetCqResults;
+    NDK_FN_CONTROL_CQ_INTERRUPT_MODERATION NdkControlCqInterruptModeration;
+    NDK_FN_GET_CQ_RESULTS_EX NdkGetCqResultsEx;
+} NDK_CQ_DISPATCH;
+
+struct _NDK_CQ {
+    NDK_OBJECT_HEADER Header;
+    const NDK_CQ_DISPATCH *Dispatch;
+};
+
+/* QP. */
+typedef VOID (*NDK_FN_FLUSH)(NDK_QP *pNdkQp);
+typedef NTSTATUS (*NDK_FN_SEND)(NDK_QP *pNdkQp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge, ULONG Flags);
+typedef NTSTATUS (*NDK_FN_RECEIVE)(NDK_QP *pNdkQp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge);
+typedef NTSTATUS (*NDK_FN_BIND)(NDK_QP *pNdkQp, PVOID RequestContext, NDK_MR *pMr, NDK_MW *pMw,
+                                PVOID VirtualAddress, SIZE_T Length, ULONG Flags);
+typedef NTSTATUS (*NDK_FN_FAST_REGISTER)(NDK_QP *pNdkQp, PVOID RequestContext, NDK_MR *pMr, ULONG AdapterPageCount,
+                                         const NDK_LOGICAL_ADDRESS *AdapterPageArray, ULONG FBO, SIZE_T Length,
+                                         PVOID BaseVirtualAddress, ULONG Flags);
+typedef NTSTATUS (*NDK_FN_INVALIDATE)(NDK_QP *pNdkQp, PVOID RequestContext, NDK_OBJECT_HEADER *pMrOrMw, ULONG Flags);
+typedef NTSTATUS (*NDK_FN_READ)(NDK_QP *pNdkQp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge,
+                                UINT64 RemoteAddress, UINT32 RemoteToken, ULONG Flags);
+typedef NTSTATUS (*NDK_FN_WRITE)(NDK_QP *pNdkQp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge,
+                                 UINT64 RemoteAddress, UINT32 RemoteToken, ULONG Flags);
+typedef NTSTATUS (*NDK_FN_SEND_AND_INVALIDATE)(NDK_QP *pNdkQp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge,
+                                               ULONG Flags, UINT32 RemoteToken);
+
+typedef struct _NDK_QP_DISPATCH {
+    NDK_FN_CLOSE_OBJECT NdkCloseQp;
+    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_FLUSH NdkFlush;
+    NDK_FN_SEND NdkSend;
+    NDK_FN_RECEIVE NdkReceive;
+    NDK_FN_BIND NdkBind;
+    NDK_FN_FAST_REGISTER NdkFastRegister;
+    NDK_FN_INVALIDATE NdkInvalidate;
+    NDK_FN_READ NdkRead;
+    NDK_FN_WRITE NdkWrite;
+    NDK_FN_SEND_AND_INVALIDATE NdkSendAndInvalidate;
+} NDK_QP_DISPATCH;
+
+struct _NDK_QP {
+    NDK_OBJECT_HEADER Header;
+    const NDK_QP_DISPATCH *Dispatch;
+};
+
+/* SRQ and shared endpoint: declared for source compatibility; this provider creates
+ * neither (their create calls return STATUS_NOT_SUPPORTED). */
+typedef NTSTATUS (*NDK_FN_MODIFY_SRQ)(NDK_SRQ *pNdkSrq, ULONG SrqDepth, ULONG NotifyThreshold,
+                                      NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext);
+typedef NTSTATUS (*NDK_FN_SRQ_RECEIVE)(NDK_SRQ *pNdkSrq, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge);
+
+typedef struct _NDK_SRQ_DISPATCH {
+    NDK_FN_CLOSE_OBJECT NdkCloseSrq;
+    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_MODIFY_SRQ NdkModifySrq;
+    NDK_FN_SRQ_RECEIVE NdkSrqReceive;
+} NDK_SRQ_DISPATCH;
+
+struct _NDK_SRQ {
+    NDK_OBJECT_HEADER Header;
+    const NDK_SRQ_DISPATCH *Dispatch;
+};
+
+typedef NTSTATUS (*NDK_FN_GET_LOCAL_ADDRESS)(NDK_OBJECT_HEADER *pNdkObject, SOCKADDR *pAddress, ULONG *pAddressLength);
+
+typedef struct _NDK_SHARED_ENDPOINT_DISPATCH {
+    NDK_FN_CLOSE_OBJECT NdkCloseSharedEndpoint;
+    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_GET_LOCAL_ADDRESS NdkGetLocalAddress;
+} NDK_SHARED_ENDPOINT_DISPATCH;
+
+struct _NDK_SHARED_ENDPOINT {
+    NDK_OBJECT_HEADER Header;
+    const NDK_SHARED_ENDPOINT_DISPATCH *Dispatch;
+};
+
+/* Connector. */
+typedef NTSTATUS (*NDK_FN_CONNECT)(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp, const SOCKADDR *pSrcAddress,
+                                   ULONG SrcAddressLength, const SOCKADDR *pDestAddress, ULONG DestAddressLength,
+                                   ULONG InboundReadLimit, ULONG OutboundReadLimit, const VOID *pPrivateData,
+                                   ULONG PrivateDataLength, NDK_FN_REQUEST_COMPLETION RequestCompletion,
+                                   PVOID RequestContext);
+typedef NTSTATUS (*NDK_FN_CONNECT_WITH_SHARED_ENDPOINT)(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
+                                                        NDK_SHARED_ENDPOINT *pNdkSharedEndpoint,
+                                                        const SOCKADDR *pDestAddress, ULONG DestAddressLength,
+                                                        ULONG InboundReadLimit, ULONG OutboundReadLimit,
+                                                        const VOID *pPrivateData, ULONG PrivateDataLength,
+                                                        NDK_FN_REQUEST_COMPLETION RequestCompletion,
+                                                        PVOID RequestContext);
+typedef NTSTATUS (*NDK_FN_COMPLETE_CONNECT)(NDK_CONNECTOR *pNdkConnector,
+                                            NDK_FN_DISCONNECT_EVENT_CALLBACK DisconnectEvent,
+                                            PVOID DisconnectEventContext, NDK_FN_REQUEST_COMPLETION RequestCompletion,
+                                            PVOID RequestContext);
+typedef NTSTATUS (*NDK_FN_ACCEPT)(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp, ULONG InboundReadLimit,
+                                  ULONG OutboundReadLimit, const VOID *pPrivateData, ULONG PrivateDataLength,
+                                  NDK_FN_DISCONNECT_EVENT_CALLBACK DisconnectEvent, PVOID DisconnectEventContext,
+                                  NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext);
+typedef NTSTATUS (*NDK_FN_REJECT)(NDK_CONNECTOR *pNdkConnector, const VOID *pPrivateData, ULONG PrivateDataLength);
+typedef NTSTATUS (*NDK_FN_GET_CONNECTION_DATA)(NDK_CONNECTOR *pNdkConnector, ULONG *pInboundReadLimit,
+                                               ULONG *pOutboundReadLimit, VOID *pPrivateData,
+                                               ULONG *pPrivateDataLength);
+typedef NTSTATUS (*NDK_FN_GET_PEER_ADDRESS)(NDK_CONNECTOR *pNdkConnector, SOCKADDR *pAddress, ULONG *pAddressLength);
+typedef NTSTATUS (*NDK_FN_DISCONNECT)(NDK_CONNECTOR *pNdkConnector, NDK_FN_REQUEST_COMPLETION RequestCompletion,
+                                      PVOID RequestContext);
+
+typedef struct _NDK_CONNECTOR_DISPATCH {
+    NDK_FN_CLOSE_OBJECT NdkCloseConnector;
+    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_CONNECT NdkConnect;
+    NDK_FN_CONNECT_WITH_SHARED_ENDPOINT NdkConnectWithSharedEndpoint;
+    NDK_FN_COMPLETE_CONNECT NdkCompleteConnect;
+    NDK_FN_ACCEPT NdkAccept;
+    NDK_FN_REJECT NdkReject;
+    NDK_FN_GET_CONNECTION_DATA NdkGetConnectionData;
+    NDK_FN_GET_LOCAL_ADDRESS NdkGetLocalAddress;
+    NDK_FN_GET_PEER_ADDRESS NdkGetPeerAddress;
+    NDK_FN_DISCONNECT NdkDisconnect;
+} NDK_CONNECTOR_DISPATCH;
+
+struct _NDK_CONNECTOR {
+    NDK_OBJECT_HEADER Header;
+    const NDK_CONNECTOR_DISPATCH *Dispatch;
+};
+
+/* Listener. */
+typedef NTSTATUS (*NDK_FN_LISTEN)(NDK_LISTENER *pNdkListener, const SOCKADDR *pAddress, ULONG AddressLength,
+                                  NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext);
+typedef VOID (*NDK_FN_CONTROL_CONNECT_EVENTS)(NDK_LISTENER *pNdkListener, BOOLEAN Pause);
+
+typedef struct _NDK_LISTENER_DISPATCH {
+    NDK_FN_CLOSE_OBJECT NdkCloseListener;
+    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_LISTEN NdkListen;
+    NDK_FN_GET_LOCAL_ADDRESS NdkGetLocalAddress;
+    NDK_FN_CONTROL_CONNECT_EVENTS NdkControlConnectEvents;
+} NDK_LISTENER_DISPATCH;
+
+struct _NDK_LISTENER {
+    NDK_OBJECT_HEADER Header;
+    const NDK_LISTENER_DISPATCH *Dispatch;
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NDKPI_H */

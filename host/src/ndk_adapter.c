@@ -1,0 +1,1045 @@
+/* NDKPI adapter: open/close, the link glue (requests and replies), the callback
+ * thread, object lifetime (references, close ordering), adapter info, buffers
+ * (adapter memory) and LAMs. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "ndk_internal.h"
+
+/* How long NdkFpgaCloseAdapter waits for replies still in flight before it stops
+ * the link anyway. */
+#define CLOSE_DRAIN_MS 5000
+
+
+/* ------------------------------------------------------------------------- */
+/* Object lifetime                                                            */
+
+void ndk_core_init(struct ndk_adapter *ad, struct ndk_core *c, NDK_OBJECT_HEADER *hdr, NDK_OBJECT_TYPE type,
+                   struct ndk_core *p0, struct ndk_core *p1, struct ndk_core *p2)
+{
+    memset(c, 0, sizeof(*c));
+    c->ad = ad;
+    c->hdr = hdr;
+    c->parents[0] = p0;
+    c->parents[1] = p1;
+    c->parents[2] = p2;
+    memset(hdr, 0, sizeof(*hdr));
+    hdr->Version.Major = NDK_VERSION_1_2_MAJOR;
+    hdr->Version.Minor = NDK_VERSION_1_2_MINOR;
+    hdr->ObjectType = type;
+}
+
+void ndk_core_link(struct ndk_core *c)
+{
+    struct ndk_adapter *ad = c->ad;
+    for (int i = 0; i < 3; i++)
+        if (c->parents[i])
+            c->parents[i]->refs++;
+    c->next = ad->objects.next;
+    c->prev = &ad->objects;
+    ad->objects.next->prev = c;
+    ad->objects.next = c;
+}
+
+static void core_unlink(struct ndk_core *c)
+{
+    if (c->next) {
+        c->next->prev = c->prev;
+        c->prev->next = c->next;
+        c->next = c->prev = NULL;
+    }
+}
+
+void ndk_ref(struct ndk_core *c)
+{
+    c->refs++;
+}
+
+void ndk_queue_event(struct ndk_adapter *ad, struct ndk_event *ev)
+{
+    ev->next = NULL;
+    if (ad->ev_tail)
+        ad->ev_tail->next = ev;
+    else
+        ad->ev_head = ev;
+    ad->ev_tail = ev;
+    pthread_cond_signal(&ad->ev_cond);
+}
+
+static void queue_close(struct ndk_core *c)
+{
+    c->close_queued = 1;
+    c->close_ev.kind = EV_CLOSE;
+    c->close_ev.embedded = 1;
+    c->close_ev.core = c;
+    ndk_queue_event(c->ad, &c->close_ev);
+}
+
+void ndk_unref_locked(struct ndk_core *c)
+{
+    if (--c->refs == 0 && c->closing && !c->close_queued)
+        queue_close(c);
+}
+
+/* Drop the parents' references and free; under ad->lock. */
+static void core_release(struct ndk_core *c)
+{
+    core_unlink(c);
+    struct ndk_core *p[3] = {c->parents[0], c->parents[1], c->parents[2]};
+    c->destroy(c);
+    for (int i = 0; i < 3; i++)
+        if (p[i])
+            ndk_unref_locked(p[i]);
+}
+
+NTSTATUS ndk_close(struct ndk_core *c, NDK_FN_CLOSE_COMPLETION cb, void *ctx)
+{
+    struct ndk_adapter *ad = c->ad;
+    pthread_mutex_lock(&ad->lock);
+    if (c->closing) {
+        /* A second close of the same object: nothing more to do. */
+        pthread_mutex_unlock(&ad->lock);
+        return STATUS_SUCCESS;
+    }
+    c->closing = 1;
+    c->close_cb = cb;
+    c->close_ctx = ctx;
+    if (c->refs > 0) {
+        pthread_mutex_unlock(&ad->lock);
+        return STATUS_PENDING;
+    }
+    c->close_queued = 1; /* finished inline: no event */
+    pthread_mutex_unlock(&ad->lock);
+    if (c->teardown)
+        c->teardown(c);
+    pthread_mutex_lock(&ad->lock);
+    core_release(c);
+    pthread_mutex_unlock(&ad->lock);
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS NdkCloseObject(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
+{
+    if (!obj)
+        return STATUS_SUCCESS;
+    switch (obj->ObjectType) {
+    case NdkObjectTypeAdapter:
+        NdkFpgaCloseAdapter((NDK_ADAPTER *)(void *)obj);
+        return STATUS_SUCCESS;
+    case NdkObjectTypeCq:
+        return ((NDK_CQ *)(void *)obj)->Dispatch->NdkCloseCq(obj, cb, ctx);
+    case NdkObjectTypePd:
+        return ((NDK_PD *)(void *)obj)->Dispatch->NdkClosePd(obj, cb, ctx);
+    case NdkObjectTypeMr:
+        return ((NDK_MR *)(void *)obj)->Dispatch->NdkCloseMr(obj, cb, ctx);
+    case NdkObjectTypeQp:
+        return ((NDK_QP *)(void *)obj)->Dispatch->NdkCloseQp(obj, cb, ctx);
+    case NdkObjectTypeConnector:
+        return ((NDK_CONNECTOR *)(void *)obj)->Dispatch->NdkCloseConnector(obj, cb, ctx);
+    case NdkObjectTypeListener:
+        return ((NDK_LISTENER *)(void *)obj)->Dispatch->NdkCloseListener(obj, cb, ctx);
+    default:
+        return STATUS_SUCCESS;
+    }
+}
+
+NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *obj, const GUID *id, ULONG version, const VOID **iface)
+{
+    (void)obj;
+    (void)id;
+    (void)version;
+    if (iface)
+        *iface = NULL;
+    return STATUS_NOT_SUPPORTED;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Events and the callback thread                                             */
+
+void ndk_queue_request_cb(struct ndk_adapter *ad, NDK_FN_REQUEST_COMPLETION fn, void *ctx, NTSTATUS st,
+                          struct ndk_core *core)
+{
+    struct ndk_event *ev = calloc(1, sizeof(*ev));
+    if (!ev) {
+        /* Cannot happen in practice; losing the callback would hang the consumer,
+         * so say so loudly. */
+        fprintf(stderr, "ndkfpga: out of memory queueing a completion\n");
+        abort();
+    }
+    ev->kind = EV_REQUEST;
+    ev->fn = (void (*)(void))fn;
+    ev->ctx = ctx;
+    ev->status = st;
+    ev->core = core;
+    if (core)
+        ndk_ref(core);
+    ndk_queue_event(ad, ev);
+}
+
+void ndk_queue_create_cb(struct ndk_adapter *ad, NDK_FN_CREATE_COMPLETION fn, void *ctx, NTSTATUS st,
+                         NDK_OBJECT_HEADER *obj, struct ndk_core *core)
+{
+    struct ndk_event *ev = calloc(1, sizeof(*ev));
+    if (!ev) {
+        fprintf(stderr, "ndkfpga: out of memory queueing a completion\n");
+        abort();
+    }
+    ev->kind = EV_CREATE;
+    ev->fn = (void (*)(void))fn;
+    ev->ctx = ctx;
+    ev->status = st;
+    ev->obj = obj;
+    ev->core = core;
+    if (core)
+        ndk_ref(core);
+    ndk_queue_event(ad, ev);
+}
+
+static void run_event(struct ndk_adapter *ad, struct ndk_event *ev)
+{
+    switch (ev->kind) {
+    case EV_REQUEST:
+        if (ev->fn)
+            ((NDK_FN_REQUEST_COMPLETION)ev->fn)(ev->ctx, ev->status);
+        break;
+    case EV_CREATE:
+        if (ev->fn)
+            ((NDK_FN_CREATE_COMPLETION)ev->fn)(ev->ctx, ev->status, ev->obj);
+        break;
+    case EV_CLOSE: {
+        struct ndk_core *c = ev->core;
+        if (c->teardown)
+            c->teardown(c);
+        if (c->close_cb)
+            c->close_cb(c->close_ctx);
+        break;
+    }
+    case EV_CQ_NOTIFY:
+        if (ev->fn)
+            ((NDK_FN_CQ_NOTIFICATION_CALLBACK)ev->fn)(ev->ctx, ev->status);
+        break;
+    case EV_CONNECT:
+        if (ev->fn)
+            ((NDK_FN_CONNECT_EVENT_CALLBACK)ev->fn)(ev->ctx, (NDK_CONNECTOR *)(void *)ev->obj);
+        break;
+    case EV_DISCONNECT:
+        if (ev->fn)
+            ((NDK_FN_DISCONNECT_EVENT_CALLBACK)ev->fn)(ev->ctx);
+        break;
+    default:
+        break;
+    }
+    (void)ad;
+}
+
+static void *cb_main(void *arg)
+{
+    struct ndk_adapter *ad = arg;
+    pthread_mutex_lock(&ad->lock);
+    for (;;) {
+        while (!ad->ev_head && !ad->cb_stop)
+            pthread_cond_wait(&ad->ev_cond, &ad->lock);
+        struct ndk_event *ev = ad->ev_head;
+        if (!ev)
+            break;
+        ad->ev_head = ev->next;
+        if (!ad->ev_head)
+            ad->ev_tail = NULL;
+        ad->cb_busy = 1;
+        if (ev->kind == EV_CQ_NOTIFY) {
+            /* Cleared before the call so that the callback may re-arm. */
+            struct ndk_cq *cq = NDK_CONTAINER(ev, struct ndk_cq, notify_ev);
+            cq->notify_queued = 0;
+        }
+        pthread_mutex_unlock(&ad->lock);
+        run_event(ad, ev);
+        pthread_mutex_lock(&ad->lock);
+        if (ev->kind == EV_CLOSE) {
+            core_release(ev->core); /* frees ev too (embedded) */
+        } else {
+            if (ev->core)
+                ndk_unref_locked(ev->core);
+            if (!ev->embedded)
+                free(ev);
+        }
+        ad->cb_busy = 0;
+        pthread_cond_broadcast(&ad->cond);
+    }
+    pthread_mutex_unlock(&ad->lock);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Requests and replies                                                       */
+
+static void put_hdr(void *msg, uint16_t op, size_t len, uint32_t tag)
+{
+    struct nf_msg_hdr h;
+    memset(&h, 0, sizeof(h));
+    h.op = op;
+    h.len = (uint16_t)len;
+    h.tag = tag;
+    memcpy(msg, &h, sizeof(h));
+}
+
+/* Under ad->lock: hand a reply to its request (held back while the issuing call runs). */
+static void deliver(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
+{
+    if (r->gate && r->issuing) {
+        r->early = 1;
+        r->early_status = status;
+        r->early_has_body = body != NULL;
+        r->early_len = 0;
+        if (body) {
+            r->early_len = len < sizeof(r->early_body) ? len : sizeof(r->early_body);
+            memcpy(r->early_body, body, r->early_len);
+        }
+        return;
+    }
+    r->on_reply(ad, r, status, body, len);
+}
+
+NTSTATUS ndk_req_send(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len, int defer)
+{
+    pthread_mutex_lock(&ad->lock);
+    r->issuing = 1;
+    r->early = 0;
+    if (ad->dead) {
+        uint32_t st = ad->dead;
+        pthread_mutex_unlock(&ad->lock);
+        return (NTSTATUS)st;
+    }
+    r->tag = ++ad->next_tag;
+    if (r->tag == 0)
+        r->tag = ++ad->next_tag;
+    r->op = op;
+    r->next = ad->reqs;
+    ad->reqs = r;
+    pthread_mutex_unlock(&ad->lock);
+    put_hdr(msg, op, len, r->tag);
+    int gated = r->gate; /* r may be freed by its on_reply once sent unless gated */
+    nf_link_expect(ad->link, 1);
+    uint32_t st = nf_link_send(ad->link, msg, len, defer);
+    if (st != NF_STATUS_SUCCESS) {
+        /* Take it back unless the death handler already completed it. */
+        pthread_mutex_lock(&ad->lock);
+        int found = 0;
+        for (struct ndk_req **pp = &ad->reqs; *pp; pp = &(*pp)->next) {
+            if (*pp == r) {
+                *pp = r->next;
+                found = 1;
+                break;
+            }
+        }
+        pthread_mutex_unlock(&ad->lock);
+        nf_link_expect(ad->link, -1);
+        if (found)
+            return (NTSTATUS)st;
+        /* The death handler took it: complete it like any reply. */
+    }
+    if (!gated)
+        return st == NF_STATUS_SUCCESS ? STATUS_SUCCESS : STATUS_PENDING;
+    pthread_mutex_lock(&ad->lock);
+    r->issuing = 0;
+    if (r->early)
+        r->on_reply(ad, r, r->early_status, r->early_has_body ? r->early_body : NULL, r->early_len);
+    pthread_mutex_unlock(&ad->lock);
+    return st == NF_STATUS_SUCCESS ? STATUS_SUCCESS : STATUS_PENDING;
+}
+
+static void sync_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
+{
+    r->status = status;
+    if (body && r->out) {
+        size_t n = len < r->out_cap ? len : r->out_cap;
+        memcpy(r->out, body, n);
+        r->out_len = n;
+    }
+    r->done = 1;
+    pthread_cond_broadcast(&ad->cond);
+}
+
+NTSTATUS ndk_call(struct ndk_adapter *ad, uint16_t op, void *msg, size_t len, void *out, size_t out_cap,
+                  size_t *out_len)
+{
+    struct ndk_req r;
+    memset(&r, 0, sizeof(r));
+    r.on_reply = sync_reply;
+    r.out = out;
+    r.out_cap = out_cap;
+    NTSTATUS st = ndk_req_send(ad, &r, op, msg, len, 0);
+    if (st != STATUS_SUCCESS && st != STATUS_PENDING)
+        return st;
+    pthread_mutex_lock(&ad->lock);
+    while (!r.done)
+        pthread_cond_wait(&ad->cond, &ad->lock);
+    pthread_mutex_unlock(&ad->lock);
+    if (out_len)
+        *out_len = r.out_len;
+    return (NTSTATUS)r.status;
+}
+
+static void forget_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
+{
+    (void)ad;
+    (void)status;
+    (void)body;
+    (void)len;
+    free(r);
+}
+
+void ndk_send_forget(struct ndk_adapter *ad, uint16_t op, const void *body, size_t body_len)
+{
+    uint8_t msg[NF_MSG_HDR_SIZE + 64];
+    struct ndk_req *r = calloc(1, sizeof(*r));
+    if (!r || body_len > 64) {
+        free(r);
+        return;
+    }
+    r->on_reply = forget_reply;
+    memcpy(msg + NF_MSG_HDR_SIZE, body, body_len);
+    NTSTATUS st = ndk_req_send(ad, r, op, msg, NF_MSG_HDR_SIZE + body_len, 0);
+    if (st != STATUS_SUCCESS && st != STATUS_PENDING)
+        free(r);
+}
+
+static void on_message(void *ctx, const uint8_t *msg, size_t len)
+{
+    struct ndk_adapter *ad = ctx;
+    struct nf_msg_hdr h;
+    if (len < sizeof(h))
+        return;
+    memcpy(&h, msg, sizeof(h));
+    if (h.op == NF_OP_CQE) {
+        struct nf_cqe cqe;
+        if (len < NF_MSG_HDR_SIZE + sizeof(cqe))
+            return;
+        memcpy(&cqe, msg + NF_MSG_HDR_SIZE, sizeof(cqe));
+        pthread_mutex_lock(&ad->lock);
+        ndk_qp_on_cqe(ad, &cqe);
+        pthread_mutex_unlock(&ad->lock);
+        return;
+    }
+    if (!(h.op & NF_OP_REPLY))
+        return;
+    pthread_mutex_lock(&ad->lock);
+    struct ndk_req *r = NULL;
+    for (struct ndk_req **pp = &ad->reqs; *pp; pp = &(*pp)->next) {
+        if ((*pp)->tag == h.tag && ((*pp)->op | NF_OP_REPLY) == h.op) {
+            r = *pp;
+            *pp = r->next;
+            break;
+        }
+    }
+    if (r)
+        deliver(ad, r, h.status, msg + NF_MSG_HDR_SIZE, len - NF_MSG_HDR_SIZE);
+    pthread_mutex_unlock(&ad->lock);
+    if (r)
+        nf_link_expect(ad->link, -1);
+}
+
+/* Under ad->lock: every request and work request still outstanding fails. */
+static void fail_everything(struct ndk_adapter *ad, uint32_t status)
+{
+    while (ad->reqs) {
+        struct ndk_req *r = ad->reqs;
+        ad->reqs = r->next;
+        deliver(ad, r, status, NULL, 0);
+    }
+    for (uint32_t i = 0; i < ad->nqps; i++) {
+        struct ndk_qp *qp = ad->qps[i];
+        if (qp) {
+            qp->connected = 0;
+            ndk_qp_fail_all(qp, (NTSTATUS)status);
+        }
+    }
+    pthread_cond_broadcast(&ad->cond);
+}
+
+static void on_dead(void *ctx, uint32_t status)
+{
+    struct ndk_adapter *ad = ctx;
+    pthread_mutex_lock(&ad->lock);
+    if (!ad->dead) {
+        ad->dead = status ? status : (uint32_t)STATUS_CONNECTION_ABORTED;
+        fail_everything(ad, ad->dead);
+    }
+    pthread_mutex_unlock(&ad->lock);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Open and close                                                             */
+
+static NTSTATUS open_status(uint32_t st)
+{
+    switch (st) {
+    case NF_STATUS_INVALID_PARAMETER:
+    case NF_STATUS_NOT_SUPPORTED:
+    case NF_STATUS_INSUFFICIENT_RESOURCES:
+    case NF_STATUS_IO_TIMEOUT:
+        return (NTSTATUS)st;
+    case NF_STATUS_INVALID_DEVICE_STATE:
+        return STATUS_NOT_SUPPORTED; /* incompatible INFO */
+    default:
+        return STATUS_NETWORK_UNREACHABLE;
+    }
+}
+
+NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
+{
+    if (!out)
+        return STATUS_INVALID_PARAMETER;
+    *out = NULL;
+    struct ndk_adapter *ad = calloc(1, sizeof(*ad));
+    if (!ad)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    ndk_core_init(ad, &ad->core, &ad->pub.Header, NdkObjectTypeAdapter, NULL, NULL, NULL);
+    ad->pub.Dispatch = &ndk_adapter_dispatch;
+    ad->objects.next = ad->objects.prev = &ad->objects;
+    pthread_mutex_init(&ad->lock, NULL);
+    pthread_cond_init(&ad->cond, NULL);
+    pthread_cond_init(&ad->ev_cond, NULL);
+
+#ifdef NDKFPGA_INSTALLED_FIRMWARE
+    /* Installed library: the simulator it starts must load the installed firmware
+     * image (nfsim's compiled-in default points into the build tree). The sim
+     * transport appends the words of $NDKFPGA_SIM_ARGS to nfsim's command line. */
+    if (!device || !strcmp(device, "sim") || !strcmp(device, "auto"))
+        setenv("NDKFPGA_SIM_ARGS", "--firmware " NDKFPGA_INSTALLED_FIRMWARE, 0);
+#endif
+    struct nf_transport *t = NULL;
+    uint32_t st = nf_transport_open(device ? device : "auto", &t);
+    if (st == NF_STATUS_SUCCESS)
+        st = nf_link_open(t, on_message, on_dead, ad, &ad->link, &ad->info);
+    if (st != NF_STATUS_SUCCESS) {
+        pthread_mutex_destroy(&ad->lock);
+        pthread_cond_destroy(&ad->cond);
+        pthread_cond_destroy(&ad->ev_cond);
+        free(ad);
+        return open_status(st);
+    }
+    NTSTATUS nst = STATUS_SUCCESS;
+    const struct nf_info *in = &ad->info;
+    if (in->page_size != PAGE_SIZE || in->user_base % PAGE_SIZE || in->mem_bytes <= in->user_base ||
+        in->max_qps == 0 || in->max_qps > 4096)
+        nst = STATUS_NOT_SUPPORTED;
+    if (nst == STATUS_SUCCESS) {
+        ad->first_page = in->user_base / PAGE_SIZE;
+        ad->npages = (in->mem_bytes - in->user_base) / PAGE_SIZE;
+        ad->page_used = calloc(ad->npages, 1);
+        ad->nqps = in->max_qps;
+        ad->qps = calloc(ad->nqps, sizeof(*ad->qps));
+        if (!ad->page_used || !ad->qps)
+            nst = STATUS_INSUFFICIENT_RESOURCES;
+    }
+    if (nst == STATUS_SUCCESS) {
+        if (pthread_create(&ad->cb_thread, NULL, cb_main, ad) != 0)
+            nst = STATUS_INSUFFICIENT_RESOURCES;
+        else
+            ad->cb_running = 1;
+    }
+    if (nst != STATUS_SUCCESS) {
+        nf_link_close(ad->link);
+        free(ad->page_used);
+        free(ad->qps);
+        pthread_mutex_destroy(&ad->lock);
+        pthread_cond_destroy(&ad->cond);
+        pthread_cond_destroy(&ad->ev_cond);
+        free(ad);
+        return nst;
+    }
+    *out = &ad->pub;
+    return STATUS_SUCCESS;
+}
+
+static void deadline_after(struct timespec *ts, unsigned ms)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+/* Under ad->lock: wait until the callback thread is idle with nothing queued. */
+static void drain_callbacks(struct ndk_adapter *ad)
+{
+    while (ad->ev_head || ad->cb_busy)
+        pthread_cond_wait(&ad->cond, &ad->lock);
+}
+
+VOID NdkFpgaCloseAdapter(NDK_ADAPTER *a)
+{
+    if (!a)
+        return;
+    struct ndk_adapter *ad = ndk_adapter_of(a);
+    pthread_mutex_lock(&ad->lock);
+    /* Let replies already on their way arrive (bounded), run their callbacks. */
+    struct timespec until;
+    deadline_after(&until, CLOSE_DRAIN_MS);
+    while ((ad->reqs || ad->ev_head || ad->cb_busy) && !ad->dead) {
+        if (pthread_cond_timedwait(&ad->cond, &ad->lock, &until) == ETIMEDOUT)
+            break;
+    }
+    pthread_mutex_unlock(&ad->lock);
+
+    nf_link_close(ad->link); /* no link callbacks after this */
+
+    pthread_mutex_lock(&ad->lock);
+    if (!ad->dead)
+        ad->dead = (uint32_t)STATUS_CANCELLED;
+    fail_everything(ad, (uint32_t)STATUS_CANCELLED);
+    drain_callbacks(ad);
+    ad->cb_stop = 1;
+    pthread_cond_signal(&ad->ev_cond);
+    pthread_mutex_unlock(&ad->lock);
+    if (ad->cb_running)
+        pthread_join(ad->cb_thread, NULL);
+
+    /* Objects the consumer left open: free without their close callbacks. */
+    while (ad->objects.next != &ad->objects) {
+        struct ndk_core *c = ad->objects.next;
+        core_unlink(c);
+        c->destroy(c);
+    }
+    free(ad->page_used);
+    free(ad->qps);
+    pthread_mutex_destroy(&ad->lock);
+    pthread_cond_destroy(&ad->cond);
+    pthread_cond_destroy(&ad->ev_cond);
+    free(ad);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Adapter info                                                               */
+
+static NTSTATUS query_adapter_info(NDK_ADAPTER *a, NDK_ADAPTER_INFO *info, ULONG *size)
+{
+    if (!a || !size)
+        return STATUS_INVALID_PARAMETER;
+    if (!info || *size < sizeof(NDK_ADAPTER_INFO)) {
+        *size = sizeof(NDK_ADAPTER_INFO);
+        return STATUS_BUFFER_TOO_SMALL;
+    }
+    const struct ndk_adapter *ad = ndk_adapter_of(a);
+    const struct nf_info *in = &ad->info;
+    uint32_t reg_pages = in->mtt_entries < NDK_MAX_REGISTER_PAGES ? in->mtt_entries : NDK_MAX_REGISTER_PAGES;
+    memset(info, 0, sizeof(*info));
+    info->Version.Major = NDK_VERSION_1_2_MAJOR;
+    info->Version.Minor = NDK_VERSION_1_2_MINOR;
+    info->VendorId = NDK_VENDOR_ID;
+    info->DeviceId = NDK_DEVICE_ID;
+    info->MaxRegistrationSize = (SIZE_T)reg_pages * PAGE_SIZE;
+    info->MaxWindowSize = 0; /* no memory windows */
+    info->FRMRPageCount = in->max_frmr_pages < NDK_MAX_FR_MSG_PAGES ? in->max_frmr_pages : NDK_MAX_FR_MSG_PAGES;
+    info->MaxInitiatorRequestSge = in->max_sge;
+    info->MaxReceiveRequestSge = 0; /* no receives */
+    info->MaxReadRequestSge = in->max_sge;
+    info->MaxTransferLength = in->mem_bytes - in->user_base;
+    info->MaxInlineDataSize = 0;
+    info->MaxInboundReadLimit = NDK_MAX_READ_LIMIT;
+    info->MaxOutboundReadLimit = NDK_MAX_READ_LIMIT;
+    info->MaxReceiveQueueDepth = 0;
+    info->MaxInitiatorQueueDepth = NDK_MAX_QUEUE_DEPTH;
+    info->MaxSrqDepth = 0;
+    info->MaxCqDepth = NDK_MAX_CQ_DEPTH;
+    info->LargeRequestThreshold = 0;
+    info->MaxCallerData = NDK_MAX_CALLER_DATA;
+    info->MaxCalleeData = NDK_MAX_CALLEE_DATA;
+    info->AdapterFlags = NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED | NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED;
+    info->RdmaTechnology = NDK_Undefined;
+    *size = sizeof(NDK_ADAPTER_INFO);
+    return STATUS_SUCCESS;
+}
+
+static NTSTATUS create_shared_endpoint(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID ctx,
+                                       NDK_SHARED_ENDPOINT **out)
+{
+    (void)a;
+    (void)cc;
+    (void)ctx;
+    if (out)
+        *out = NULL;
+    return STATUS_NOT_SUPPORTED;
+}
+
+/* ------------------------------------------------------------------------- */
+/* MDLs, LAMs and buffers                                                     */
+
+int ndk_user_range_ok(const struct ndk_adapter *ad, uint64_t addr, uint64_t len)
+{
+    uint64_t lo = ad->info.user_base, hi = ad->info.mem_bytes;
+    return addr >= lo && addr <= hi && len <= hi - addr;
+}
+
+uint32_t ndk_mdl_pages(const struct ndk_adapter *ad, const MDL *mdl, SIZE_T length, NDK_LOGICAL_ADDRESS *pages,
+                       uint32_t cap, ULONG *fbo, NTSTATUS *st)
+{
+    *st = STATUS_INVALID_PARAMETER;
+    if (!mdl || length == 0 || !mdl->PfnArray)
+        return 0;
+    uintptr_t va0 = (uintptr_t)MmGetMdlVirtualAddress(mdl);
+    if (va0 == 0 || mdl->ByteOffset >= PAGE_SIZE) /* zero-based VAs are not supported */
+        return 0;
+    if (fbo)
+        *fbo = BYTE_OFFSET(va0);
+    uint32_t n = 0;
+    uintptr_t expect = va0; /* next virtual byte the chain must continue at */
+    SIZE_T left = length;
+    for (const MDL *m = mdl; m && left; m = m->Next) {
+        uintptr_t va = (uintptr_t)MmGetMdlVirtualAddress(m);
+        if (m->ByteOffset >= PAGE_SIZE || BYTE_OFFSET(m->StartVa) != 0 || !m->PfnArray || m->ByteCount == 0)
+            return 0;
+        if (va != expect)
+            return 0; /* not virtually contiguous */
+        SIZE_T take = m->ByteCount < left ? m->ByteCount : left;
+        uint32_t span = ADDRESS_AND_SIZE_TO_SPAN_PAGES(va, take);
+        for (uint32_t i = 0; i < span; i++) {
+            uint64_t addr = (uint64_t)m->PfnArray[i] << PAGE_SHIFT;
+            if (!ndk_user_range_ok(ad, addr, PAGE_SIZE))
+                return 0;
+            if (i == 0 && m != mdl && BYTE_OFFSET(va) != 0) {
+                /* Continues inside the previous MDL's last page: same page required. */
+                if (!pages || n == 0 || pages[n - 1] != addr)
+                    return 0;
+                continue;
+            }
+            if (n >= cap) {
+                *st = STATUS_INSUFFICIENT_RESOURCES;
+                return 0;
+            }
+            if (pages)
+                pages[n] = addr;
+            n++;
+        }
+        expect = va + take;
+        left -= take;
+    }
+    if (left)
+        return 0; /* Length past the chain */
+    *st = STATUS_SUCCESS;
+    return n;
+}
+
+static NTSTATUS build_lam(NDK_ADAPTER *a, MDL *mdl, SIZE_T length, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx,
+                          NDK_LOGICAL_ADDRESS_MAPPING *lam, ULONG *lam_size, ULONG *fbo)
+{
+    (void)rc;
+    (void)ctx;
+    if (!a || !mdl || !lam_size || !fbo || length == 0)
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_adapter *ad = ndk_adapter_of(a);
+    NTSTATUS st;
+    /* The chain's page count first (without a page array only single-MDL
+     * continuation checks are skipped, so count with a scratch array). */
+    uint32_t cap = ad->npages;
+    NDK_LOGICAL_ADDRESS *tmp = malloc((size_t)cap * sizeof(*tmp));
+    if (!tmp)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    ULONG f = 0;
+    uint32_t n = ndk_mdl_pages(ad, mdl, length, tmp, cap, &f, &st);
+    if (n == 0) {
+        free(tmp);
+        return st;
+    }
+    ULONG need = (ULONG)(offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray) + (size_t)n * sizeof(NDK_LOGICAL_ADDRESS));
+    if (!lam || *lam_size < need) {
+        *lam_size = need;
+        free(tmp);
+        return STATUS_BUFFER_TOO_SMALL;
+    }
+    lam->AdapterContext = ad;
+    lam->AdapterPageCount = n;
+    memcpy(lam->AdapterPageArray, tmp, (size_t)n * sizeof(*tmp));
+    free(tmp);
+    *lam_size = need;
+    *fbo = f;
+    return STATUS_SUCCESS;
+}
+
+static VOID release_lam(NDK_ADAPTER *a, NDK_LOGICAL_ADDRESS_MAPPING *lam)
+{
+    (void)a;
+    if (lam)
+        lam->AdapterPageCount = 0;
+}
+
+static NTSTATUS alloc_buffer(NDK_ADAPTER *a, SIZE_T length, MDL **out, int scattered)
+{
+    if (!a || !out || length == 0)
+        return STATUS_INVALID_PARAMETER;
+    *out = NULL;
+    struct ndk_adapter *ad = ndk_adapter_of(a);
+    if (length > (SIZE_T)ad->npages * PAGE_SIZE)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    uint32_t n = (uint32_t)((length + PAGE_SIZE - 1) / PAGE_SIZE);
+    struct ndk_buffer *b = calloc(1, sizeof(*b) + (size_t)n * sizeof(PFN_NUMBER));
+    if (!b)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    /* A unique host address range names the buffer; PROT_NONE: never touched. */
+    void *va = mmap(NULL, (size_t)n * PAGE_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (va == MAP_FAILED) {
+        free(b);
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
+    pthread_mutex_lock(&ad->lock);
+    uint32_t got = 0;
+    for (uint32_t p = 0; p < ad->npages && got < n; p++) {
+        if (!ad->page_used[p])
+            b->pfn[got++] = ad->first_page + p;
+    }
+    if (got < n) {
+        pthread_mutex_unlock(&ad->lock);
+        munmap(va, (size_t)n * PAGE_SIZE);
+        free(b);
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        ad->page_used[b->pfn[i] - ad->first_page] = 1;
+    pthread_mutex_unlock(&ad->lock);
+    if (scattered) {
+        for (uint32_t i = 0; i < n / 2; i++) {
+            PFN_NUMBER t = b->pfn[i];
+            b->pfn[i] = b->pfn[n - 1 - i];
+            b->pfn[n - 1 - i] = t;
+        }
+    }
+    b->ad = ad;
+    b->va_base = va;
+    b->va_len = (size_t)n * PAGE_SIZE;
+    b->npages = n;
+    b->mdl.Next = NULL;
+    b->mdl.StartVa = va;
+    b->mdl.ByteOffset = 0;
+    b->mdl.ByteCount = (ULONG)length;
+    b->mdl.PfnArray = b->pfn;
+    b->mdl.ProviderContext = b;
+    *out = &b->mdl;
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS NdkFpgaAllocateBuffer(NDK_ADAPTER *a, SIZE_T length, MDL **out)
+{
+    return alloc_buffer(a, length, out, 0);
+}
+
+NTSTATUS NdkFpgaAllocateScatteredBuffer(NDK_ADAPTER *a, SIZE_T length, MDL **out)
+{
+    return alloc_buffer(a, length, out, 1);
+}
+
+static struct ndk_buffer *buffer_of(struct ndk_adapter *ad, MDL *mdl)
+{
+    if (!mdl || !mdl->ProviderContext)
+        return NULL;
+    struct ndk_buffer *b = mdl->ProviderContext;
+    if (&b->mdl != mdl || b->ad != ad)
+        return NULL;
+    return b;
+}
+
+VOID NdkFpgaFreeBuffer(NDK_ADAPTER *a, MDL *mdl)
+{
+    if (!a || !mdl)
+        return;
+    struct ndk_adapter *ad = ndk_adapter_of(a);
+    struct ndk_buffer *b = buffer_of(ad, mdl);
+    if (!b)
+        return;
+    pthread_mutex_lock(&ad->lock);
+    for (uint32_t i = 0; i < b->npages; i++)
+        ad->page_used[b->pfn[i] - ad->first_page] = 0;
+    pthread_mutex_unlock(&ad->lock);
+    munmap(b->va_base, b->va_len);
+    b->ad = NULL;
+    free(b);
+}
+
+/* One MEM_WRITE/MEM_READ of a batch completed. */
+static void batch_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
+{
+    if (status == NF_STATUS_SUCCESS && r->op == NF_OP_MEM_READ) {
+        if (!body || len < r->out_cap)
+            status = body ? NF_STATUS_INTERNAL_ERROR : status;
+        else
+            memcpy(r->out, body, r->out_cap);
+    }
+    if (!body && status == NF_STATUS_SUCCESS)
+        status = NF_STATUS_INTERNAL_ERROR;
+    if (status != NF_STATUS_SUCCESS && *r->batch_status == NF_STATUS_SUCCESS)
+        *r->batch_status = status;
+    (*r->batch_left)--;
+    pthread_cond_broadcast(&ad->cond);
+}
+
+/* Largest data chunk of one MEM_WRITE / MEM_READ. */
+#define MEM_CHUNK_MAX (NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE - NF_MEM_WRITE_REQ_SIZE)
+
+static NTSTATUS mem_io(NDK_ADAPTER *a, MDL *mdl, SIZE_T off, void *data, SIZE_T len, int write)
+{
+    if (!a || !mdl || (!data && len))
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_adapter *ad = ndk_adapter_of(a);
+    if (!mdl->PfnArray || off > mdl->ByteCount || len > mdl->ByteCount - off || mdl->ByteOffset >= PAGE_SIZE)
+        return STATUS_INVALID_PARAMETER;
+    uint32_t span = ADDRESS_AND_SIZE_TO_SPAN_PAGES(mdl->ByteOffset, mdl->ByteCount);
+    for (uint32_t i = 0; i < span; i++)
+        if (!ndk_user_range_ok(ad, (uint64_t)mdl->PfnArray[i] << PAGE_SHIFT, PAGE_SIZE))
+            return STATUS_INVALID_PARAMETER;
+    if (len == 0)
+        return STATUS_SUCCESS;
+
+    /* Requests are pipelined: all sent, then all waited for. */
+    uint32_t nreq = (uint32_t)(len / 2048 + span + 2);
+    struct ndk_req *reqs = calloc(nreq, sizeof(*reqs));
+    uint8_t *msg = malloc(NF_LINK_MAX_PAYLOAD);
+    if (!reqs || !msg) {
+        free(reqs);
+        free(msg);
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
+    int left = 0;
+    uint32_t bst = NF_STATUS_SUCCESS;
+    NTSTATUS st = STATUS_SUCCESS;
+    SIZE_T done = 0;
+    uint32_t k = 0;
+    while (done < len && k < nreq) {
+        SIZE_T pos = mdl->ByteOffset + off + done; /* byte within the page run */
+        SIZE_T in_page = PAGE_SIZE - (pos % PAGE_SIZE);
+        SIZE_T chunk = len - done;
+        if (chunk > in_page)
+            chunk = in_page;
+        if (chunk > MEM_CHUNK_MAX)
+            chunk = MEM_CHUNK_MAX;
+        uint32_t addr = (uint32_t)((mdl->PfnArray[pos / PAGE_SIZE] << PAGE_SHIFT) + pos % PAGE_SIZE);
+        struct nf_mem_write_req q = {addr, (uint32_t)chunk};
+        memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
+        size_t mlen = NF_MSG_HDR_SIZE + sizeof(q);
+        struct ndk_req *r = &reqs[k++];
+        r->on_reply = batch_reply;
+        r->batch_left = &left;
+        r->batch_status = &bst;
+        if (write) {
+            memcpy(msg + mlen, (const uint8_t *)data + done, chunk);
+            mlen += chunk;
+            while (mlen % 8)
+                msg[mlen++] = 0;
+        } else {
+            r->out = (uint8_t *)data + done;
+            r->out_cap = chunk;
+        }
+        pthread_mutex_lock(&ad->lock);
+        left++;
+        pthread_mutex_unlock(&ad->lock);
+        st = ndk_req_send(ad, r, write ? NF_OP_MEM_WRITE : NF_OP_MEM_READ, msg, mlen, 0);
+        if (st != STATUS_SUCCESS && st != STATUS_PENDING) {
+            pthread_mutex_lock(&ad->lock);
+            left--;
+            pthread_mutex_unlock(&ad->lock);
+            break;
+        }
+        st = STATUS_SUCCESS;
+        done += chunk;
+    }
+    pthread_mutex_lock(&ad->lock);
+    while (left > 0)
+        pthread_cond_wait(&ad->cond, &ad->lock);
+    pthread_mutex_unlock(&ad->lock);
+    free(reqs);
+    free(msg);
+    if (st != STATUS_SUCCESS)
+        return st;
+    return (NTSTATUS)bst;
+}
+
+NTSTATUS NdkFpgaWriteBuffer(NDK_ADAPTER *a, MDL *mdl, SIZE_T off, const VOID *data, SIZE_T len)
+{
+    return mem_io(a, mdl, off, (void *)(uintptr_t)data, len, 1);
+}
+
+NTSTATUS NdkFpgaReadBuffer(NDK_ADAPTER *a, MDL *mdl, SIZE_T off, VOID *data, SIZE_T len)
+{
+    return mem_io(a, mdl, off, data, len, 0);
+}
+
+NTSTATUS NdkFpgaQueryStats(NDK_ADAPTER *a, NDKFPGA_STATS *s)
+{
+    if (!a || !s)
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_adapter *ad = ndk_adapter_of(a);
+    uint8_t msg[NF_MSG_HDR_SIZE];
+    struct nf_info in;
+    size_t got = 0;
+    memset(&in, 0, sizeof(in));
+    NTSTATUS st = ndk_call(ad, NF_OP_INFO, msg, sizeof(msg), &in, sizeof(in), &got);
+    if (st != STATUS_SUCCESS)
+        return st;
+    if (got < sizeof(in))
+        return STATUS_INTERNAL_ERROR;
+    memset(s, 0, sizeof(*s));
+    s->FirmwareVersion = in.fw_version;
+    s->ClockHz = in.clk_hz;
+    s->WorkRequests = in.wr_count;
+    s->LastWorkRequestOp = in.last_wr_op;
+    s->LastWorkRequestCycles = in.last_wr_cycles;
+    s->LastWorkRequestFwCycles = in.last_wr_fw_cycles;
+    s->LinkRxOk = in.rx_ok;
+    s->LinkRxBad = in.rx_bad;
+    s->LinkRxDrop = in.rx_drop;
+    s->LinkRetransmits = in.retransmits;
+    s->Cycle = (uint64_t)in.cycle_hi << 32 | in.cycle_lo;
+    return STATUS_SUCCESS;
+}
+
+const char *NdkFpgaStatusName(NTSTATUS st)
+{
+    switch (st) {
+#define N(x) \
+    case x: \
+        return #x;
+    N(STATUS_SUCCESS)
+    N(STATUS_PENDING)
+    N(STATUS_BUFFER_OVERFLOW)
+    N(STATUS_DEVICE_BUSY)
+    N(STATUS_ACCESS_VIOLATION)
+    N(STATUS_INVALID_PARAMETER)
+    N(STATUS_BUFFER_TOO_SMALL)
+    N(STATUS_INVALID_PARAMETER_MIX)
+    N(STATUS_INSUFFICIENT_RESOURCES)
+    N(STATUS_IO_TIMEOUT)
+    N(STATUS_NOT_SUPPORTED)
+    N(STATUS_INTERNAL_ERROR)
+    N(STATUS_CANCELLED)
+    N(STATUS_REMOTE_RESOURCES)
+    N(STATUS_INVALID_DEVICE_STATE)
+    N(STATUS_INVALID_BUFFER_SIZE)
+    N(STATUS_CONNECTION_RESET)
+    N(STATUS_CONNECTION_INVALID)
+    N(STATUS_CONNECTION_REFUSED)
+    N(STATUS_NETWORK_UNREACHABLE)
+    N(STATUS_CONNECTION_ABORTED)
+    N(STATUS_IMPLEMENTATION_LIMIT)
+    N(STATUS_ADDRESS_ALREADY_ASSOCIATED)
+#undef N
+    default:
+        return "STATUS_(unknown)";
+    }
+}
+
+const NDK_ADAPTER_DISPATCH ndk_adapter_dispatch = {
+    .NdkQueryExtension = ndk_query_extension,
+    .NdkQueryAdapterInfo = query_adapter_info,
+    .NdkCreateCq = ndk_create_cq,
+    .NdkCreatePd = ndk_create_pd,
+    .NdkCreateSharedEndpoint = create_shared_endpoint,
+    .NdkCreateConnector = ndk_create_connector,
+    .NdkCreateListener = ndk_create_listener,
+    .NdkBuildLAM = build_lam,
+    .NdkReleaseLAM = release_lam,
+};

@@ -1,0 +1,773 @@
+/* NDKPI connector and listener: loopback connections between two QPs of the same
+ * adapter. The handshake (connect, connect event, accept/reject, complete) lives on
+ * the host; once both sides agree, QP_CONNECT tells the board each QP's peer, and
+ * QP_DISCONNECT undoes it. */
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ndk_internal.h"
+
+
+/* ------------------------------------------------------------------------- */
+/* Addresses                                                                  */
+
+static ULONG addr_len_of(const SOCKADDR *a, ULONG len)
+{
+    if (!a)
+        return 0;
+    if (a->sa_family == AF_INET && len >= sizeof(struct sockaddr_in))
+        return sizeof(struct sockaddr_in);
+    if (a->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6))
+        return sizeof(struct sockaddr_in6);
+    return 0;
+}
+
+/* Does a connect to dest reach a listener bound to bound? */
+static int addr_matches(const struct sockaddr_storage *bound, const SOCKADDR *dest)
+{
+    if (bound->ss_family != dest->sa_family)
+        return 0;
+    if (dest->sa_family == AF_INET) {
+        const struct sockaddr_in *b = (const struct sockaddr_in *)(const void *)bound;
+        const struct sockaddr_in *d = (const struct sockaddr_in *)(const void *)dest;
+        return b->sin_port == d->sin_port &&
+               (b->sin_addr.s_addr == htonl(INADDR_ANY) || b->sin_addr.s_addr == d->sin_addr.s_addr);
+    }
+    const struct sockaddr_in6 *b = (const struct sockaddr_in6 *)(const void *)bound;
+    const struct sockaddr_in6 *d = (const struct sockaddr_in6 *)(const void *)dest;
+    return b->sin6_port == d->sin6_port &&
+           (!memcmp(&b->sin6_addr, &in6addr_any, sizeof(b->sin6_addr)) ||
+            !memcmp(&b->sin6_addr, &d->sin6_addr, sizeof(b->sin6_addr)));
+}
+
+static NTSTATUS copy_addr(const struct sockaddr_storage *a, ULONG alen, SOCKADDR *out, ULONG *out_len)
+{
+    if (!out_len)
+        return STATUS_INVALID_PARAMETER;
+    if (alen == 0)
+        return STATUS_INVALID_DEVICE_STATE; /* no address yet */
+    if (!out || *out_len < alen) {
+        *out_len = alen;
+        return STATUS_BUFFER_TOO_SMALL;
+    }
+    memcpy(out, a, alen);
+    *out_len = alen;
+    return STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Connector                                                                  */
+
+static struct ndk_connector *conn_of(NDK_CONNECTOR *c)
+{
+    return NDK_CONTAINER(c, struct ndk_connector, pub);
+}
+
+static void conn_destroy(struct ndk_core *c)
+{
+    free(NDK_CONTAINER(c, struct ndk_connector, core));
+}
+
+static void queue_disconnect_event(struct ndk_connector *c)
+{
+    if (!c->disc_cb)
+        return;
+    struct ndk_event *ev = calloc(1, sizeof(*ev));
+    if (!ev)
+        return;
+    ev->kind = EV_DISCONNECT;
+    ev->fn = (void (*)(void))c->disc_cb;
+    ev->ctx = c->disc_ctx;
+    ev->core = &c->core;
+    ndk_ref(&c->core);
+    ndk_queue_event(c->core.ad, ev);
+}
+
+/* Under ad->lock: the peer of c went away (closed or disconnected from its side). */
+static void peer_lost(struct ndk_connector *c)
+{
+    int was_connected = c->state == CONN_CONNECTED;
+    if (c->qp)
+        c->qp->connected = 0;
+    if (c->state == CONN_CONNECTING || c->state == CONN_ACCEPTING) {
+        ndk_queue_request_cb(c->core.ad, c->op_cb, c->op_ctx, STATUS_CONNECTION_ABORTED, &c->core);
+        c->op_cb = NULL;
+    }
+    c->peer = NULL;
+    if (c->state != CONN_DISCONNECTING && c->state != CONN_COMPLETING)
+        c->state = CONN_CLOSED;
+    if (was_connected)
+        queue_disconnect_event(c);
+}
+
+static void conn_teardown(struct ndk_core *core)
+{
+    struct ndk_connector *c = NDK_CONTAINER(core, struct ndk_connector, core);
+    struct ndk_adapter *ad = core->ad;
+    uint32_t qpns[2];
+    int n = 0;
+    pthread_mutex_lock(&ad->lock);
+    if (c->state == CONN_CONNECTED && c->qp) {
+        qpns[n++] = c->qp->qpn;
+        if (c->peer && c->peer->qp)
+            qpns[n++] = c->peer->qp->qpn;
+        c->qp->connected = 0;
+    }
+    if (c->peer) {
+        if (c->peer->peer == c)
+            peer_lost(c->peer);
+        c->peer = NULL;
+    }
+    if (c->qp && c->qp->conn == c)
+        c->qp->conn = NULL;
+    c->qp = NULL;
+    c->state = CONN_CLOSED;
+    pthread_mutex_unlock(&ad->lock);
+    for (int i = 0; i < n; i++) {
+        struct nf_qp_req q = {qpns[i], 0};
+        ndk_send_forget(ad, NF_OP_QP_DISCONNECT, &q, sizeof(q));
+    }
+}
+
+void ndk_conn_qp_gone(struct ndk_qp *qp)
+{
+    struct ndk_connector *c = qp->conn;
+    if (!c)
+        return;
+    qp->conn = NULL;
+    c->qp = NULL;
+    if (c->state == CONN_CONNECTED) {
+        c->state = CONN_CLOSED;
+        if (c->peer && c->peer->peer == c) {
+            peer_lost(c->peer);
+            c->peer = NULL;
+        }
+    }
+}
+
+static NTSTATUS conn_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
+{
+    if (!obj || obj->ObjectType != NdkObjectTypeConnector)
+        return STATUS_SUCCESS;
+    return ndk_close(&NDK_CONTAINER(obj, struct ndk_connector, pub.Header)->core, cb, ctx);
+}
+
+static struct ndk_connector *new_connector(struct ndk_adapter *ad)
+{
+    struct ndk_connector *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    ndk_core_init(ad, &c->core, &c->pub.Header, NdkObjectTypeConnector, &ad->core, NULL, NULL);
+    c->pub.Dispatch = &ndk_conn_dispatch;
+    c->core.destroy = conn_destroy;
+    c->core.teardown = conn_teardown;
+    return c;
+}
+
+NTSTATUS ndk_create_connector(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_CONNECTOR **out)
+{
+    (void)cc;
+    (void)ctx;
+    if (!a || !out)
+        return STATUS_INVALID_PARAMETER;
+    *out = NULL;
+    struct ndk_adapter *ad = ndk_adapter_of(a);
+    struct ndk_connector *c = new_connector(ad);
+    if (!c)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    pthread_mutex_lock(&ad->lock);
+    ndk_core_link(&c->core);
+    pthread_mutex_unlock(&ad->lock);
+    *out = &c->pub;
+    return STATUS_SUCCESS;
+}
+
+/* Under ad->lock: hand an incoming connector to the listener (or its backlog). */
+static void deliver_connect(struct ndk_listener *l, struct ndk_event *ev)
+{
+    if (l->paused) {
+        ev->next = NULL;
+        if (l->backlog_tail)
+            l->backlog_tail->next = ev;
+        else
+            l->backlog = ev;
+        l->backlog_tail = ev;
+        return;
+    }
+    ndk_queue_event(l->core.ad, ev);
+}
+
+static NTSTATUS qp_usable(struct ndk_qp *qp, struct ndk_adapter *ad)
+{
+    if (qp->core.ad != ad || qp->core.closing)
+        return STATUS_INVALID_PARAMETER;
+    if (qp->conn || qp->connected)
+        return STATUS_INVALID_DEVICE_STATE; /* already used by a connection */
+    return STATUS_SUCCESS;
+}
+
+static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, const SOCKADDR *src, ULONG src_len, const SOCKADDR *dest,
+                             ULONG dest_len, ULONG ird, ULONG ord, const VOID *pdata, ULONG pdata_len,
+                             NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
+{
+    if (!cn || !q || !dest || (!pdata && pdata_len))
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_connector *c = conn_of(cn);
+    struct ndk_adapter *ad = c->core.ad;
+    ULONG dlen = addr_len_of(dest, dest_len);
+    ULONG slen = src ? addr_len_of(src, src_len) : 0;
+    if (!dlen || (src && !slen) || ird > NDK_MAX_READ_LIMIT || ord > NDK_MAX_READ_LIMIT)
+        return STATUS_INVALID_PARAMETER;
+    if (pdata_len > NDK_MAX_CALLER_DATA)
+        return STATUS_INVALID_BUFFER_SIZE;
+    struct ndk_qp *qp = NDK_CONTAINER(q, struct ndk_qp, pub);
+    struct ndk_connector *b = new_connector(ad);
+    if (!b)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    struct ndk_event *ev = calloc(1, sizeof(*ev));
+    if (!ev) {
+        free(b);
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
+    pthread_mutex_lock(&ad->lock);
+    NTSTATUS st = c->state != CONN_IDLE ? STATUS_INVALID_DEVICE_STATE : qp_usable(qp, ad);
+    if (st != STATUS_SUCCESS) {
+        pthread_mutex_unlock(&ad->lock);
+        free(b);
+        free(ev);
+        return st;
+    }
+    c->qp = qp;
+    qp->conn = c;
+    memcpy(&c->remote, dest, dlen);
+    c->remote_len = dlen;
+    if (slen) {
+        memcpy(&c->local, src, slen);
+        c->local_len = slen;
+    } else {
+        memset(&c->local, 0, sizeof(c->local));
+        c->local.ss_family = dest->sa_family;
+        c->local_len = dlen;
+    }
+    c->my_ird = ird;
+    c->my_ord = ord;
+    c->op_cb = rc;
+    c->op_ctx = ctx;
+    c->state = CONN_CONNECTING;
+    struct ndk_listener *l = ad->listeners;
+    while (l && !(l->listening && !l->core.closing && addr_matches(&l->addr, dest)))
+        l = l->next;
+    if (!l) {
+        /* Nobody listens there: refused, reported through the callback. */
+        c->state = CONN_CLOSED;
+        qp->conn = NULL;
+        c->qp = NULL;
+        ndk_queue_request_cb(ad, rc, ctx, STATUS_CONNECTION_REFUSED, &c->core);
+        pthread_mutex_unlock(&ad->lock);
+        free(b);
+        free(ev);
+        return STATUS_PENDING;
+    }
+    b->state = CONN_INCOMING;
+    b->peer = c;
+    c->peer = b;
+    memcpy(&b->local, dest, dlen);
+    b->local_len = dlen;
+    memcpy(&b->remote, &c->local, c->local_len);
+    b->remote_len = c->local_len;
+    b->peer_ird = ird;
+    b->peer_ord = ord;
+    if (pdata_len)
+        memcpy(b->peer_data, pdata, pdata_len);
+    b->peer_data_len = pdata_len;
+    ndk_core_link(&b->core);
+    ev->kind = EV_CONNECT;
+    ev->fn = (void (*)(void))l->connect_cb;
+    ev->ctx = l->connect_ctx;
+    ev->obj = &b->pub.Header;
+    ev->core = &l->core;
+    ndk_ref(&l->core);
+    deliver_connect(l, ev);
+    pthread_mutex_unlock(&ad->lock);
+    return STATUS_PENDING;
+}
+
+static NTSTATUS conn_connect_shared(NDK_CONNECTOR *cn, NDK_QP *q, NDK_SHARED_ENDPOINT *se, const SOCKADDR *dest,
+                                    ULONG dest_len, ULONG ird, ULONG ord, const VOID *pdata, ULONG pdata_len,
+                                    NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
+{
+    (void)cn;
+    (void)q;
+    (void)se;
+    (void)dest;
+    (void)dest_len;
+    (void)ird;
+    (void)ord;
+    (void)pdata;
+    (void)pdata_len;
+    (void)rc;
+    (void)ctx;
+    return STATUS_NOT_SUPPORTED; /* no shared endpoints */
+}
+
+static NTSTATUS conn_accept(NDK_CONNECTOR *cn, NDK_QP *q, ULONG ird, ULONG ord, const VOID *pdata, ULONG pdata_len,
+                            NDK_FN_DISCONNECT_EVENT_CALLBACK disc, PVOID disc_ctx, NDK_FN_REQUEST_COMPLETION rc,
+                            PVOID ctx)
+{
+    if (!cn || !q || (!pdata && pdata_len) || ird > NDK_MAX_READ_LIMIT || ord > NDK_MAX_READ_LIMIT)
+        return STATUS_INVALID_PARAMETER;
+    if (pdata_len > NDK_MAX_CALLEE_DATA)
+        return STATUS_INVALID_BUFFER_SIZE;
+    struct ndk_connector *b = conn_of(cn);
+    struct ndk_adapter *ad = b->core.ad;
+    struct ndk_qp *qp = NDK_CONTAINER(q, struct ndk_qp, pub);
+    pthread_mutex_lock(&ad->lock);
+    NTSTATUS st = b->state != CONN_INCOMING ? STATUS_INVALID_DEVICE_STATE : qp_usable(qp, ad);
+    if (st == STATUS_SUCCESS && (!b->peer || b->peer->state != CONN_CONNECTING))
+        st = STATUS_CONNECTION_ABORTED; /* the active side gave up */
+    if (st != STATUS_SUCCESS) {
+        pthread_mutex_unlock(&ad->lock);
+        return st;
+    }
+    struct ndk_connector *a = b->peer;
+    b->qp = qp;
+    qp->conn = b;
+    b->my_ird = ird;
+    b->my_ord = ord;
+    b->disc_cb = disc;
+    b->disc_ctx = disc_ctx;
+    b->op_cb = rc;
+    b->op_ctx = ctx;
+    b->state = CONN_ACCEPTING;
+    a->peer_ird = ird;
+    a->peer_ord = ord;
+    if (pdata_len)
+        memcpy(a->peer_data, pdata, pdata_len);
+    a->peer_data_len = pdata_len;
+    a->state = CONN_CONNECT_DONE;
+    ndk_queue_request_cb(ad, a->op_cb, a->op_ctx, STATUS_SUCCESS, &a->core);
+    a->op_cb = NULL;
+    pthread_mutex_unlock(&ad->lock);
+    return STATUS_PENDING;
+}
+
+/* QP_CONNECT / QP_DISCONNECT replies of one connection step. */
+static void step_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
+{
+    (void)body;
+    (void)len;
+    struct ndk_connector *a = r->arg;
+    if (status != NF_STATUS_SUCCESS && a->reply_status == NF_STATUS_SUCCESS)
+        a->reply_status = status;
+    if (--a->replies_left == 0) {
+        NTSTATUS st = (NTSTATUS)a->reply_status;
+        struct ndk_connector *b = a->peer;
+        if (r->op == NF_OP_QP_CONNECT) {
+            if (st == STATUS_SUCCESS && b && a->qp && b->qp) {
+                a->qp->connected = 1;
+                b->qp->connected = 1;
+                a->state = b->state = CONN_CONNECTED;
+            } else {
+                if (st == STATUS_SUCCESS)
+                    st = STATUS_CONNECTION_ABORTED;
+                a->state = CONN_CLOSED;
+                if (b)
+                    b->state = CONN_CLOSED;
+            }
+            if (b && b->op_cb) {
+                ndk_queue_request_cb(ad, b->op_cb, b->op_ctx, st, &b->core);
+                b->op_cb = NULL;
+            }
+        } else {
+            a->state = CONN_CLOSED;
+        }
+        if (a->op_cb) {
+            ndk_queue_request_cb(ad, a->op_cb, a->op_ctx, st, &a->core);
+            a->op_cb = NULL;
+        }
+    }
+    ndk_unref_locked(&a->core);
+    free(r);
+}
+
+/* Send the QP_CONNECT/QP_DISCONNECT pair of one step; returns PENDING (the
+ * completion follows through step_reply) or an inline failure of the first send. */
+static NTSTATUS send_step(struct ndk_connector *a, uint16_t op, const uint32_t msgs[2][2], int n)
+{
+    struct ndk_adapter *ad = a->core.ad;
+    pthread_mutex_lock(&ad->lock);
+    a->replies_left = n;
+    a->reply_status = NF_STATUS_SUCCESS;
+    a->core.refs += n;
+    pthread_mutex_unlock(&ad->lock);
+    for (int i = 0; i < n; i++) {
+        struct ndk_req *r = calloc(1, sizeof(*r));
+        NTSTATUS st = STATUS_INSUFFICIENT_RESOURCES;
+        if (r) {
+            uint8_t msg[NF_MSG_HDR_SIZE + 8];
+            memcpy(msg + NF_MSG_HDR_SIZE, msgs[i], 8);
+            r->on_reply = step_reply;
+            r->arg = a;
+            r->gate = 1;
+            st = ndk_req_send(ad, r, op, msg, sizeof(msg), 0);
+        }
+        if (st != STATUS_SUCCESS && st != STATUS_PENDING) {
+            pthread_mutex_lock(&ad->lock);
+            if (i == 0) {
+                a->core.refs -= n;
+                pthread_mutex_unlock(&ad->lock);
+                free(r);
+                return st;
+            }
+            /* The first went out: finish this one as failed. */
+            r = r ? r : calloc(1, sizeof(*r));
+            if (r) {
+                r->op = op;
+                r->arg = a;
+                step_reply(ad, r, (uint32_t)st, NULL, 0);
+            }
+            pthread_mutex_unlock(&ad->lock);
+        }
+    }
+    return STATUS_PENDING;
+}
+
+static NTSTATUS conn_complete(NDK_CONNECTOR *cn, NDK_FN_DISCONNECT_EVENT_CALLBACK disc, PVOID disc_ctx,
+                              NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
+{
+    if (!cn)
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_connector *a = conn_of(cn);
+    struct ndk_adapter *ad = a->core.ad;
+    pthread_mutex_lock(&ad->lock);
+    if (a->state != CONN_CONNECT_DONE) {
+        pthread_mutex_unlock(&ad->lock);
+        return STATUS_INVALID_DEVICE_STATE;
+    }
+    struct ndk_connector *b = a->peer;
+    if (!b || !b->qp || !a->qp) {
+        pthread_mutex_unlock(&ad->lock);
+        return STATUS_CONNECTION_ABORTED;
+    }
+    a->disc_cb = disc;
+    a->disc_ctx = disc_ctx;
+    a->op_cb = rc;
+    a->op_ctx = ctx;
+    a->state = CONN_COMPLETING;
+    const uint32_t msgs[2][2] = {{a->qp->qpn, b->qp->qpn}, {b->qp->qpn, a->qp->qpn}};
+    pthread_mutex_unlock(&ad->lock);
+    NTSTATUS st = send_step(a, NF_OP_QP_CONNECT, msgs, 2);
+    if (st != STATUS_PENDING) {
+        pthread_mutex_lock(&ad->lock);
+        a->state = CONN_CONNECT_DONE;
+        a->op_cb = NULL;
+        pthread_mutex_unlock(&ad->lock);
+    }
+    return st;
+}
+
+static NTSTATUS conn_reject(NDK_CONNECTOR *cn, const VOID *pdata, ULONG pdata_len)
+{
+    if (!cn || (!pdata && pdata_len))
+        return STATUS_INVALID_PARAMETER;
+    if (pdata_len > NDK_MAX_CALLEE_DATA)
+        return STATUS_INVALID_BUFFER_SIZE;
+    struct ndk_connector *b = conn_of(cn);
+    struct ndk_adapter *ad = b->core.ad;
+    pthread_mutex_lock(&ad->lock);
+    if (b->state != CONN_INCOMING) {
+        pthread_mutex_unlock(&ad->lock);
+        return STATUS_INVALID_DEVICE_STATE;
+    }
+    struct ndk_connector *a = b->peer;
+    b->state = CONN_CLOSED;
+    b->peer = NULL;
+    if (a && a->state == CONN_CONNECTING) {
+        if (pdata_len)
+            memcpy(a->peer_data, pdata, pdata_len);
+        a->peer_data_len = pdata_len;
+        a->state = CONN_CLOSED;
+        a->peer = NULL;
+        if (a->qp && a->qp->conn == a)
+            a->qp->conn = NULL;
+        a->qp = NULL;
+        ndk_queue_request_cb(ad, a->op_cb, a->op_ctx, STATUS_CONNECTION_REFUSED, &a->core);
+        a->op_cb = NULL;
+    }
+    pthread_mutex_unlock(&ad->lock);
+    return STATUS_SUCCESS;
+}
+
+static NTSTATUS conn_get_data(NDK_CONNECTOR *cn, ULONG *ird, ULONG *ord, VOID *pdata, ULONG *pdata_len)
+{
+    if (!cn)
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_connector *c = conn_of(cn);
+    struct ndk_adapter *ad = c->core.ad;
+    NTSTATUS st = STATUS_SUCCESS;
+    pthread_mutex_lock(&ad->lock);
+    if (c->state == CONN_IDLE || c->state == CONN_CONNECTING) {
+        st = STATUS_INVALID_DEVICE_STATE; /* nothing received from the peer yet */
+    } else if (pdata_len && (!pdata || *pdata_len < c->peer_data_len)) {
+        *pdata_len = c->peer_data_len;
+        st = c->peer_data_len ? STATUS_BUFFER_TOO_SMALL : STATUS_SUCCESS;
+    } else {
+        if (pdata_len) {
+            memcpy(pdata, c->peer_data, c->peer_data_len);
+            *pdata_len = c->peer_data_len;
+        }
+    }
+    if (st == STATUS_SUCCESS) {
+        if (ird)
+            *ird = c->peer_ird;
+        if (ord)
+            *ord = c->peer_ord;
+    }
+    pthread_mutex_unlock(&ad->lock);
+    return st;
+}
+
+static NTSTATUS conn_local_addr(NDK_OBJECT_HEADER *obj, SOCKADDR *addr, ULONG *len)
+{
+    if (!obj || obj->ObjectType != NdkObjectTypeConnector)
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_connector *c = NDK_CONTAINER(obj, struct ndk_connector, pub.Header);
+    pthread_mutex_lock(&c->core.ad->lock);
+    NTSTATUS st = copy_addr(&c->local, c->local_len, addr, len);
+    pthread_mutex_unlock(&c->core.ad->lock);
+    return st;
+}
+
+static NTSTATUS conn_peer_addr(NDK_CONNECTOR *cn, SOCKADDR *addr, ULONG *len)
+{
+    if (!cn)
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_connector *c = conn_of(cn);
+    pthread_mutex_lock(&c->core.ad->lock);
+    NTSTATUS st = copy_addr(&c->remote, c->remote_len, addr, len);
+    pthread_mutex_unlock(&c->core.ad->lock);
+    return st;
+}
+
+static NTSTATUS conn_disconnect(NDK_CONNECTOR *cn, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
+{
+    if (!cn)
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_connector *a = conn_of(cn);
+    struct ndk_adapter *ad = a->core.ad;
+    pthread_mutex_lock(&ad->lock);
+    if (a->state != CONN_CONNECTED) {
+        pthread_mutex_unlock(&ad->lock);
+        return STATUS_CONNECTION_INVALID;
+    }
+    uint32_t msgs[2][2] = {{0, 0}, {0, 0}};
+    int n = 0;
+    if (a->qp) {
+        a->qp->connected = 0;
+        msgs[n][0] = a->qp->qpn;
+        n++;
+    }
+    struct ndk_connector *b = a->peer;
+    if (b) {
+        if (b->qp) {
+            msgs[n][0] = b->qp->qpn;
+            n++;
+        }
+        if (b->peer == a)
+            peer_lost(b);
+    }
+    a->peer = NULL;
+    a->state = CONN_DISCONNECTING;
+    a->op_cb = rc;
+    a->op_ctx = ctx;
+    pthread_mutex_unlock(&ad->lock);
+    if (n == 0) {
+        pthread_mutex_lock(&ad->lock);
+        a->state = CONN_CLOSED;
+        a->op_cb = NULL;
+        pthread_mutex_unlock(&ad->lock);
+        return STATUS_SUCCESS;
+    }
+    NTSTATUS st = send_step(a, NF_OP_QP_DISCONNECT, (const uint32_t(*)[2])msgs, n);
+    if (st != STATUS_PENDING) {
+        /* The link is gone: the board forgot the QPs anyway. */
+        pthread_mutex_lock(&ad->lock);
+        a->state = CONN_CLOSED;
+        a->op_cb = NULL;
+        pthread_mutex_unlock(&ad->lock);
+        return STATUS_SUCCESS;
+    }
+    return st;
+}
+
+const NDK_CONNECTOR_DISPATCH ndk_conn_dispatch = {
+    .NdkCloseConnector = conn_close,
+    .NdkQueryExtension = ndk_query_extension,
+    .NdkConnect = conn_connect,
+    .NdkConnectWithSharedEndpoint = conn_connect_shared,
+    .NdkCompleteConnect = conn_complete,
+    .NdkAccept = conn_accept,
+    .NdkReject = conn_reject,
+    .NdkGetConnectionData = conn_get_data,
+    .NdkGetLocalAddress = conn_local_addr,
+    .NdkGetPeerAddress = conn_peer_addr,
+    .NdkDisconnect = conn_disconnect,
+};
+
+/* ------------------------------------------------------------------------- */
+/* Listener                                                                   */
+
+static void listener_destroy(struct ndk_core *c)
+{
+    struct ndk_listener *l = NDK_CONTAINER(c, struct ndk_listener, core);
+    while (l->backlog) {
+        struct ndk_event *ev = l->backlog;
+        l->backlog = ev->next;
+        free(ev);
+    }
+    free(l);
+}
+
+static void listener_teardown(struct ndk_core *c)
+{
+    struct ndk_listener *l = NDK_CONTAINER(c, struct ndk_listener, core);
+    struct ndk_adapter *ad = c->ad;
+    pthread_mutex_lock(&ad->lock);
+    for (struct ndk_listener **pp = &ad->listeners; *pp; pp = &(*pp)->next) {
+        if (*pp == l) {
+            *pp = l->next;
+            break;
+        }
+    }
+    l->listening = 0;
+    /* Connections nobody will see: refuse them. */
+    while (l->backlog) {
+        struct ndk_event *ev = l->backlog;
+        l->backlog = ev->next;
+        struct ndk_connector *b = NDK_CONTAINER(ev->obj, struct ndk_connector, pub.Header);
+        if (b->peer && b->peer->state == CONN_CONNECTING) {
+            struct ndk_connector *a = b->peer;
+            a->state = CONN_CLOSED;
+            a->peer = NULL;
+            if (a->qp && a->qp->conn == a)
+                a->qp->conn = NULL;
+            a->qp = NULL;
+            ndk_queue_request_cb(ad, a->op_cb, a->op_ctx, STATUS_CONNECTION_REFUSED, &a->core);
+            a->op_cb = NULL;
+        }
+        b->peer = NULL;
+        b->state = CONN_CLOSED;
+        ndk_unref_locked(&l->core);
+        free(ev);
+    }
+    l->backlog_tail = NULL;
+    pthread_mutex_unlock(&ad->lock);
+}
+
+static NTSTATUS listener_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
+{
+    if (!obj || obj->ObjectType != NdkObjectTypeListener)
+        return STATUS_SUCCESS;
+    struct ndk_listener *l = NDK_CONTAINER(obj, struct ndk_listener, pub.Header);
+    /* Stop new connections at once, before the close possibly pends. */
+    pthread_mutex_lock(&l->core.ad->lock);
+    l->listening = 0;
+    pthread_mutex_unlock(&l->core.ad->lock);
+    return ndk_close(&l->core, cb, ctx);
+}
+
+NTSTATUS ndk_create_listener(NDK_ADAPTER *a, NDK_FN_CONNECT_EVENT_CALLBACK ev, PVOID ev_ctx,
+                             NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_LISTENER **out)
+{
+    (void)cc;
+    (void)ctx;
+    if (!a || !out || !ev)
+        return STATUS_INVALID_PARAMETER;
+    *out = NULL;
+    struct ndk_adapter *ad = ndk_adapter_of(a);
+    struct ndk_listener *l = calloc(1, sizeof(*l));
+    if (!l)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    ndk_core_init(ad, &l->core, &l->pub.Header, NdkObjectTypeListener, &ad->core, NULL, NULL);
+    l->pub.Dispatch = &ndk_listener_dispatch;
+    l->core.destroy = listener_destroy;
+    l->core.teardown = listener_teardown;
+    l->connect_cb = ev;
+    l->connect_ctx = ev_ctx;
+    pthread_mutex_lock(&ad->lock);
+    ndk_core_link(&l->core);
+    pthread_mutex_unlock(&ad->lock);
+    *out = &l->pub;
+    return STATUS_SUCCESS;
+}
+
+static NTSTATUS listener_listen(NDK_LISTENER *ln, const SOCKADDR *addr, ULONG addr_len, NDK_FN_REQUEST_COMPLETION rc,
+                                PVOID ctx)
+{
+    (void)rc;
+    (void)ctx;
+    if (!ln)
+        return STATUS_INVALID_PARAMETER;
+    ULONG alen = addr_len_of(addr, addr_len);
+    if (!alen)
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_listener *l = NDK_CONTAINER(ln, struct ndk_listener, pub);
+    struct ndk_adapter *ad = l->core.ad;
+    pthread_mutex_lock(&ad->lock);
+    if (l->listening || l->addr_len || l->core.closing) {
+        pthread_mutex_unlock(&ad->lock);
+        return STATUS_INVALID_DEVICE_STATE;
+    }
+    for (struct ndk_listener *o = ad->listeners; o; o = o->next) {
+        if (o->addr.ss_family == addr->sa_family && addr_matches(&o->addr, addr)) {
+            pthread_mutex_unlock(&ad->lock);
+            return STATUS_ADDRESS_ALREADY_ASSOCIATED;
+        }
+    }
+    memcpy(&l->addr, addr, alen);
+    l->addr_len = alen;
+    l->listening = 1;
+    l->next = ad->listeners;
+    ad->listeners = l;
+    pthread_mutex_unlock(&ad->lock);
+    return STATUS_SUCCESS;
+}
+
+static NTSTATUS listener_local_addr(NDK_OBJECT_HEADER *obj, SOCKADDR *addr, ULONG *len)
+{
+    if (!obj || obj->ObjectType != NdkObjectTypeListener)
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_listener *l = NDK_CONTAINER(obj, struct ndk_listener, pub.Header);
+    pthread_mutex_lock(&l->core.ad->lock);
+    NTSTATUS st = copy_addr(&l->addr, l->addr_len, addr, len);
+    pthread_mutex_unlock(&l->core.ad->lock);
+    return st;
+}
+
+static VOID listener_control(NDK_LISTENER *ln, BOOLEAN pause)
+{
+    if (!ln)
+        return;
+    struct ndk_listener *l = NDK_CONTAINER(ln, struct ndk_listener, pub);
+    struct ndk_adapter *ad = l->core.ad;
+    pthread_mutex_lock(&ad->lock);
+    l->paused = pause ? 1 : 0;
+    if (!l->paused) {
+        while (l->backlog) {
+            struct ndk_event *ev = l->backlog;
+            l->backlog = ev->next;
+            ndk_queue_event(ad, ev);
+        }
+        l->backlog_tail = NULL;
+    }
+    pthread_mutex_unlock(&ad->lock);
+}
+
+const NDK_LISTENER_DISPATCH ndk_listener_dispatch = {
+    .NdkCloseListener = listener_close,
+    .NdkQueryExtension = ndk_query_extension,
+    .NdkListen = listener_listen,
+    .NdkGetLocalAddress = listener_local_addr,
+    .NdkControlConnectEvents = listener_control,
+};

@@ -1,0 +1,181 @@
+/* NDKPI completion queue: a host-side ring of NDK_RESULT_EX filled from the board's
+ * CQE messages (on the link thread) and drained by NdkGetCqResults(Ex). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ndk_internal.h"
+
+static void cq_destroy(struct ndk_core *c)
+{
+    struct ndk_cq *cq = NDK_CONTAINER(c, struct ndk_cq, core);
+    free(cq->ring);
+    free(cq);
+}
+
+static void queue_notify(struct ndk_cq *cq, NTSTATUS st)
+{
+    cq->armed = 0;
+    if (cq->notify_queued || !cq->notify)
+        return;
+    cq->notify_queued = 1;
+    cq->notify_ev.kind = EV_CQ_NOTIFY;
+    cq->notify_ev.embedded = 1;
+    cq->notify_ev.fn = (void (*)(void))cq->notify;
+    cq->notify_ev.ctx = cq->notify_ctx;
+    cq->notify_ev.status = st;
+    cq->notify_ev.core = &cq->core;
+    ndk_ref(&cq->core);
+    ndk_queue_event(cq->core.ad, &cq->notify_ev);
+}
+
+static int wants(const struct ndk_cq *cq, NTSTATUS st)
+{
+    if (!cq->armed)
+        return 0;
+    return cq->armed - 1 != (int)NDK_CQ_NOTIFY_ERRORS || st != STATUS_SUCCESS;
+}
+
+void ndk_cq_push(struct ndk_cq *cq, const NDK_RESULT_EX *r)
+{
+    if (cq->core.closing && cq->core.close_queued)
+        return;
+    if (cq->count == cq->depth) {
+        /* Overrun: the consumer sized the CQ below its queues. */
+        cq->overruns++;
+        if (cq->armed)
+            queue_notify(cq, STATUS_BUFFER_OVERFLOW);
+        return;
+    }
+    uint32_t i = cq->head + cq->count;
+    if (i >= cq->depth)
+        i -= cq->depth;
+    cq->ring[i] = *r;
+    cq->count++;
+    if (wants(cq, r->Status))
+        queue_notify(cq, STATUS_SUCCESS);
+}
+
+static NTSTATUS cq_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
+{
+    if (!obj || obj->ObjectType != NdkObjectTypeCq)
+        return STATUS_SUCCESS;
+    struct ndk_cq *cq = NDK_CONTAINER(obj, struct ndk_cq, pub.Header);
+    return ndk_close(&cq->core, cb, ctx);
+}
+
+static NTSTATUS cq_resize(NDK_CQ *c, ULONG depth, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
+{
+    (void)c;
+    (void)depth;
+    (void)rc;
+    (void)ctx;
+    return STATUS_NOT_SUPPORTED; /* NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED is not set */
+}
+
+static VOID cq_arm(NDK_CQ *c, ULONG type)
+{
+    if (!c || type > NDK_CQ_NOTIFY_SOLICITED)
+        return;
+    struct ndk_cq *cq = NDK_CONTAINER(c, struct ndk_cq, pub);
+    struct ndk_adapter *ad = cq->core.ad;
+    pthread_mutex_lock(&ad->lock);
+    cq->armed = (int)type + 1;
+    /* Results already waiting notify at once, so no completion is missed between
+     * the consumer's last poll and the arm. */
+    for (uint32_t k = 0; k < cq->count; k++) {
+        uint32_t i = (cq->head + k) % cq->depth;
+        if (wants(cq, cq->ring[i].Status)) {
+            queue_notify(cq, STATUS_SUCCESS);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&ad->lock);
+}
+
+static ULONG take(struct ndk_cq *cq, NDK_RESULT *res, NDK_RESULT_EX *rex, ULONG n)
+{
+    struct ndk_adapter *ad = cq->core.ad;
+    ULONG got = 0;
+    pthread_mutex_lock(&ad->lock);
+    while (got < n && cq->count) {
+        const NDK_RESULT_EX *r = &cq->ring[cq->head];
+        if (rex) {
+            rex[got] = *r;
+        } else {
+            res[got].Status = r->Status;
+            res[got].BytesTransferred = r->BytesTransferred;
+            res[got].QPContext = r->QPContext;
+            res[got].RequestContext = r->RequestContext;
+        }
+        got++;
+        cq->head = cq->head + 1 == cq->depth ? 0 : cq->head + 1;
+        cq->count--;
+    }
+    pthread_mutex_unlock(&ad->lock);
+    return got;
+}
+
+static ULONG cq_get_results(NDK_CQ *c, NDK_RESULT res[], ULONG n)
+{
+    if (!c || !res)
+        return 0;
+    return take(NDK_CONTAINER(c, struct ndk_cq, pub), res, NULL, n);
+}
+
+static ULONG cq_get_results_ex(NDK_CQ *c, NDK_RESULT_EX res[], ULONG n)
+{
+    if (!c || !res)
+        return 0;
+    return take(NDK_CONTAINER(c, struct ndk_cq, pub), NULL, res, n);
+}
+
+static NTSTATUS cq_moderation(NDK_CQ *c, ULONG interval, ULONG count)
+{
+    (void)c;
+    (void)interval;
+    (void)count;
+    return STATUS_NOT_SUPPORTED; /* NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED is not set */
+}
+
+const NDK_CQ_DISPATCH ndk_cq_dispatch = {
+    .NdkCloseCq = cq_close,
+    .NdkQueryExtension = ndk_query_extension,
+    .NdkResizeCq = cq_resize,
+    .NdkArmCq = cq_arm,
+    .NdkGetCqResults = cq_get_results,
+    .NdkControlCqInterruptModeration = cq_moderation,
+    .NdkGetCqResultsEx = cq_get_results_ex,
+};
+
+NTSTATUS ndk_create_cq(NDK_ADAPTER *a, ULONG depth, NDK_FN_CQ_NOTIFICATION_CALLBACK notify, PVOID notify_ctx,
+                       GROUP_AFFINITY *aff, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_CQ **out)
+{
+    (void)aff;
+    (void)cc;
+    (void)ctx;
+    if (!a || !out)
+        return STATUS_INVALID_PARAMETER;
+    *out = NULL;
+    if (depth == 0 || depth > NDK_MAX_CQ_DEPTH)
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_adapter *ad = ndk_adapter_of(a);
+    struct ndk_cq *cq = calloc(1, sizeof(*cq));
+    NDK_RESULT_EX *ring = calloc(depth, sizeof(*ring));
+    if (!cq || !ring) {
+        free(cq);
+        free(ring);
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
+    ndk_core_init(ad, &cq->core, &cq->pub.Header, NdkObjectTypeCq, &ad->core, NULL, NULL);
+    cq->pub.Dispatch = &ndk_cq_dispatch;
+    cq->core.destroy = cq_destroy;
+    cq->ring = ring;
+    cq->depth = depth;
+    cq->notify = notify;
+    cq->notify_ctx = notify_ctx;
+    pthread_mutex_lock(&ad->lock);
+    ndk_core_link(&cq->core);
+    pthread_mutex_unlock(&ad->lock);
+    *out = &cq->pub;
+    return STATUS_SUCCESS;
+}

@@ -1,0 +1,356 @@
+/* Internals of the NDKPI provider (host/src/ndk_*.c): object structs, the adapter's
+ * request/reply machinery and the callback thread. Not installed.
+ *
+ * Threads and locks
+ *  - consumer threads call the dispatch entries;
+ *  - the link thread (nf_link) calls ndk_on_message/ndk_on_dead: it only updates
+ *    state and queues events, never runs a user callback and never blocks on the link;
+ *  - the callback thread runs every user callback (events), one at a time.
+ *  ad->lock protects everything except the per-QP work-request ring, which has its
+ *  own qp->ring_lock so that posting never takes the adapter lock. Lock order:
+ *  ad->lock, then qp->ring_lock. Object references are dropped only on consumer
+ *  threads or the callback thread, so a close's teardown may send on the link. */
+#ifndef NDK_INTERNAL_H
+#define NDK_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "ndkfpga.h"
+#include "ndkpi.h"
+#include "nf_layout.h"
+#include "nf_link.h"
+
+/* The provider's NTSTATUS numbers are the firmware's (one source: layout.toml). */
+_Static_assert((uint32_t)STATUS_SUCCESS == NF_STATUS_SUCCESS, "status");
+_Static_assert((uint32_t)STATUS_PENDING == NF_STATUS_PENDING, "status");
+_Static_assert((uint32_t)STATUS_ACCESS_VIOLATION == NF_STATUS_ACCESS_VIOLATION, "status");
+_Static_assert((uint32_t)STATUS_INVALID_PARAMETER == NF_STATUS_INVALID_PARAMETER, "status");
+_Static_assert((uint32_t)STATUS_INVALID_PARAMETER_MIX == NF_STATUS_INVALID_PARAMETER_MIX, "status");
+_Static_assert((uint32_t)STATUS_INSUFFICIENT_RESOURCES == NF_STATUS_INSUFFICIENT_RESOURCES, "status");
+_Static_assert((uint32_t)STATUS_NOT_SUPPORTED == NF_STATUS_NOT_SUPPORTED, "status");
+_Static_assert((uint32_t)STATUS_INTERNAL_ERROR == NF_STATUS_INTERNAL_ERROR, "status");
+_Static_assert((uint32_t)STATUS_CANCELLED == NF_STATUS_CANCELLED, "status");
+_Static_assert((uint32_t)STATUS_REMOTE_RESOURCES == NF_STATUS_REMOTE_RESOURCES, "status");
+_Static_assert((uint32_t)STATUS_INVALID_DEVICE_STATE == NF_STATUS_INVALID_DEVICE_STATE, "status");
+_Static_assert((uint32_t)STATUS_CONNECTION_INVALID == NF_STATUS_CONNECTION_INVALID, "status");
+_Static_assert((uint32_t)STATUS_IMPLEMENTATION_LIMIT == NF_STATUS_IMPLEMENTATION_LIMIT, "status");
+_Static_assert(PAGE_SIZE == NF_ADAPTER_PAGE_SIZE, "page size");
+_Static_assert(PAGE_SHIFT == NF_ADAPTER_PAGE_SHIFT, "page shift");
+_Static_assert(NdkOperationTypeFastRegister == NF_NDK_OP_FAST_REGISTER, "op type");
+_Static_assert(NdkOperationTypeInvalidate == NF_NDK_OP_INVALIDATE, "op type");
+_Static_assert(NdkOperationTypeRead == NF_NDK_OP_READ, "op type");
+_Static_assert(NdkOperationTypeWrite == NF_NDK_OP_WRITE, "op type");
+
+/* Host-side limits (the board's come from INFO). */
+#define NDK_MAX_QUEUE_DEPTH 1024u      /* initiator queue depth per QP (host ring) */
+#define NDK_MAX_CQ_DEPTH 65536u        /* CqDepth limit */
+#define NDK_MAX_READ_LIMIT 16u         /* inbound/outbound RDMA Read limit */
+#define NDK_MAX_CALLER_DATA 56u        /* private data of NdkConnect */
+#define NDK_MAX_CALLEE_DATA 148u       /* private data of NdkAccept/NdkReject */
+#define NDK_VENDOR_ID 0x4E46u          /* 'NF' */
+#define NDK_DEVICE_ID 0x0001u
+/* Pages of one MR_REGISTER message: the page list must fit one frame. */
+#define NDK_MAX_REGISTER_PAGES \
+    ((NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE - NF_MR_REGISTER_REQ_SIZE) / 8u)
+/* Pages of one WR_FAST_REGISTER message. */
+#define NDK_MAX_FR_MSG_PAGES \
+    ((NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE - NF_WR_HDR_SIZE - NF_WR_FAST_REGISTER_SIZE) / 8u)
+
+struct ndk_adapter;
+struct ndk_core;
+
+/* ---- events: everything the callback thread runs ---- */
+enum ndk_ev_kind {
+    EV_REQUEST = 1, /* RequestCompletion(ctx, status) */
+    EV_CREATE,      /* CreateCompletion(ctx, status, obj) */
+    EV_CLOSE,       /* CloseCompletion(ctx), then free the object */
+    EV_CQ_NOTIFY,   /* CqNotification(ctx, status) */
+    EV_CONNECT,     /* ConnectEvent(ctx, connector) */
+    EV_DISCONNECT,  /* DisconnectEvent(ctx) */
+};
+
+struct ndk_event {
+    struct ndk_event *next;
+    int kind;
+    int embedded;             /* part of an object: never freed by the callback thread */
+    void (*fn)(void);         /* the user callback, cast per kind */
+    void *ctx;
+    NTSTATUS status;
+    NDK_OBJECT_HEADER *obj;   /* EV_CREATE object / EV_CONNECT connector */
+    struct ndk_core *core;    /* reference dropped after the callback (EV_CLOSE: the object) */
+};
+
+/* ---- every object ---- */
+struct ndk_core {
+    struct ndk_adapter *ad;
+    struct ndk_core *parents[3]; /* each holds a reference for us */
+    int refs;                    /* children, requests in flight, queued events */
+    int closing;
+    int close_queued;
+    NDK_FN_CLOSE_COMPLETION close_cb;
+    void *close_ctx;
+    void (*teardown)(struct ndk_core *c); /* once, when closing and refs reach 0; no lock held */
+    void (*destroy)(struct ndk_core *c);  /* free the memory */
+    struct ndk_core *next, *prev;         /* adapter's list of live objects */
+    NDK_OBJECT_HEADER *hdr;
+    struct ndk_event close_ev;
+};
+
+/* ---- a request to the board with a reply ---- */
+struct ndk_req;
+/* Called under ad->lock on the link thread (or by ndk_on_dead/close with
+ * body == NULL) exactly once. */
+typedef void (*ndk_reply_fn)(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body,
+                             size_t len);
+struct ndk_req {
+    struct ndk_req *next;
+    uint32_t tag;
+    uint16_t op;
+    ndk_reply_fn on_reply;
+    /* synchronous waiter */
+    int done;
+    uint32_t status;
+    void *out;
+    size_t out_cap, out_len;
+    /* asynchronous completion */
+    struct ndk_core *obj;
+    void *arg;
+    NDK_FN_REQUEST_COMPLETION rc;
+    NDK_FN_CREATE_COMPLETION cc;
+    void *ctx;
+    uint32_t u[4];
+    /* Gate (asynchronous requests): a reply that arrives while the issuing call has
+     * not returned yet is held until it has, so no callback can run before the
+     * call returned STATUS_PENDING. */
+    int gate, issuing, early;
+    uint32_t early_status;
+    uint8_t early_body[16];
+    size_t early_len;
+    int early_has_body;
+    int *batch_left; /* MEM_WRITE/MEM_READ batches */
+    uint32_t *batch_status;
+};
+
+/* ---- objects ---- */
+struct ndk_pd {
+    NDK_PD pub;
+    struct ndk_core core;
+    uint32_t pdn;
+};
+
+struct ndk_cq {
+    NDK_CQ pub;
+    struct ndk_core core;
+    NDK_RESULT_EX *ring;
+    uint32_t depth, head, count;
+    uint32_t overruns;
+    int armed;              /* 0: no, else NDK_CQ_NOTIFY_x + 1 */
+    int notify_queued;
+    NDK_FN_CQ_NOTIFICATION_CALLBACK notify;
+    void *notify_ctx;
+    struct ndk_event notify_ev;
+};
+
+enum ndk_mr_state {
+    MR_CREATED = 0,   /* token known, nothing registered */
+    MR_REGISTERING,   /* NdkRegisterMr in flight */
+    MR_REGISTERED,    /* normal MR registered */
+    MR_DEREGISTERING,
+};
+
+struct ndk_mr {
+    NDK_MR pub;
+    struct ndk_core core;
+    struct ndk_pd *pd;
+    uint32_t token;
+    int fast;
+    int state;              /* normal MRs: enum ndk_mr_state */
+    int inits_in_flight;    /* fast MRs: NdkInitializeFastRegisterMr calls pending */
+    uint32_t frmr_pages;    /* fast MRs: capacity after the last successful init (0: none) */
+    int remote_access;
+    int create_done;        /* MR_CREATE answered */
+};
+
+struct ndk_wr_slot {
+    void *ctx;
+    uint32_t op_type;
+    uint32_t silent;
+};
+
+struct ndk_connector;
+
+struct ndk_qp {
+    NDK_QP pub;
+    struct ndk_core core;
+    struct ndk_pd *pd;
+    struct ndk_cq *icq, *rcq;
+    void *context;
+    uint32_t qpn;
+    uint32_t pdn;
+    uint32_t max_sge;
+    volatile int connected;     /* read lock-free by the posting path */
+    int in_error;
+    int deferred;               /* the last post was deferred (posting thread only) */
+    struct ndk_connector *conn; /* connector using this QP, under ad->lock */
+    pthread_mutex_t ring_lock;
+    struct ndk_wr_slot *ring;
+    uint32_t depth, mask, head, tail;
+};
+
+enum ndk_conn_state {
+    CONN_IDLE = 0,
+    CONN_CONNECTING,     /* active: NdkConnect pending */
+    CONN_CONNECT_DONE,   /* active: peer accepted, NdkCompleteConnect expected */
+    CONN_COMPLETING,     /* active: QP_CONNECT messages in flight */
+    CONN_INCOMING,       /* passive: delivered to ConnectEvent, accept/reject expected */
+    CONN_ACCEPTING,      /* passive: NdkAccept pending */
+    CONN_CONNECTED,
+    CONN_DISCONNECTING,
+    CONN_CLOSED,         /* rejected, refused or disconnected */
+};
+
+struct ndk_listener;
+
+struct ndk_connector {
+    NDK_CONNECTOR pub;
+    struct ndk_core core;
+    int state;
+    struct ndk_connector *peer;
+    struct ndk_qp *qp;
+    struct sockaddr_storage local, remote;
+    ULONG local_len, remote_len;
+    /* what the peer sent (GetConnectionData) */
+    ULONG peer_ird, peer_ord;
+    uint8_t peer_data[NDK_MAX_CALLEE_DATA];
+    ULONG peer_data_len;
+    ULONG my_ird, my_ord;
+    NDK_FN_REQUEST_COMPLETION op_cb;  /* connect / accept / complete / disconnect */
+    void *op_ctx;
+    NDK_FN_DISCONNECT_EVENT_CALLBACK disc_cb;
+    void *disc_ctx;
+    int replies_left;
+    uint32_t reply_status;
+};
+
+struct ndk_listener {
+    NDK_LISTENER pub;
+    struct ndk_core core;
+    NDK_FN_CONNECT_EVENT_CALLBACK connect_cb;
+    void *connect_ctx;
+    int listening;
+    int paused;
+    struct sockaddr_storage addr;
+    ULONG addr_len;
+    struct ndk_listener *next; /* adapter's listeners */
+    struct ndk_event *backlog, *backlog_tail;
+};
+
+struct ndk_buffer {
+    MDL mdl;
+    struct ndk_adapter *ad;
+    void *va_base;
+    size_t va_len;
+    uint32_t npages;
+    PFN_NUMBER pfn[];
+};
+
+struct ndk_adapter {
+    NDK_ADAPTER pub;
+    struct ndk_core core;
+    struct nf_link *link;
+    struct nf_info info;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;      /* synchronous waiters and close */
+    pthread_cond_t ev_cond;   /* callback thread */
+    pthread_t cb_thread;
+    int cb_running;           /* thread started */
+    int cb_stop;
+    int cb_busy;
+    struct ndk_event *ev_head, *ev_tail;
+    uint32_t dead;            /* link death status, 0 while alive */
+    uint32_t next_tag;
+    uint32_t next_pdn;
+    struct ndk_req *reqs;
+    struct ndk_qp **qps;      /* by qpn */
+    uint32_t nqps;
+    struct ndk_listener *listeners;
+    struct ndk_core objects;  /* list head of live child objects */
+    uint8_t *page_used;       /* adapter pages of the user region */
+    uint32_t first_page, npages;
+};
+
+#define NDK_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/* Dispatch tables (exposed for the white-box unit tests). */
+extern const NDK_ADAPTER_DISPATCH ndk_adapter_dispatch;
+extern const NDK_PD_DISPATCH ndk_pd_dispatch;
+extern const NDK_MR_DISPATCH ndk_mr_dispatch;
+extern const NDK_QP_DISPATCH ndk_qp_dispatch;
+extern const NDK_CONNECTOR_DISPATCH ndk_conn_dispatch;
+extern const NDK_LISTENER_DISPATCH ndk_listener_dispatch;
+
+/* ndk_adapter.c */
+void ndk_core_init(struct ndk_adapter *ad, struct ndk_core *c, NDK_OBJECT_HEADER *hdr, NDK_OBJECT_TYPE type,
+                   struct ndk_core *p0, struct ndk_core *p1, struct ndk_core *p2);
+/* Under ad->lock: publish a fully created object (adds parent references). */
+void ndk_core_link(struct ndk_core *c);
+void ndk_ref(struct ndk_core *c);             /* under ad->lock */
+void ndk_unref_locked(struct ndk_core *c);    /* under ad->lock; may queue the close */
+NTSTATUS ndk_close(struct ndk_core *c, NDK_FN_CLOSE_COMPLETION cb, void *ctx);
+void ndk_queue_event(struct ndk_adapter *ad, struct ndk_event *ev); /* under ad->lock */
+/* Queue a request completion (malloc'd event) holding a ref on core (may be NULL). */
+void ndk_queue_request_cb(struct ndk_adapter *ad, NDK_FN_REQUEST_COMPLETION fn, void *ctx, NTSTATUS st,
+                          struct ndk_core *core);
+void ndk_queue_create_cb(struct ndk_adapter *ad, NDK_FN_CREATE_COMPLETION fn, void *ctx, NTSTATUS st,
+                         NDK_OBJECT_HEADER *obj, struct ndk_core *core);
+/* Send a request; r->on_reply runs exactly once. Fills MSG_HDR (op, len, tag).
+ * msg is the whole message with room for MSG_HDR at the start. Returns SUCCESS or
+ * the link's failure (then on_reply never runs and r is not referenced). */
+NTSTATUS ndk_req_send(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len, int defer);
+/* Send a request and wait for the reply; the reply body is copied to out. */
+NTSTATUS ndk_call(struct ndk_adapter *ad, uint16_t op, void *msg, size_t len, void *out, size_t out_cap,
+                  size_t *out_len);
+/* Fire-and-forget request (destroy at close): the reply is dropped. */
+void ndk_send_forget(struct ndk_adapter *ad, uint16_t op, const void *body, size_t body_len);
+NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *obj, const GUID *id, ULONG version, const VOID **iface);
+int ndk_user_range_ok(const struct ndk_adapter *ad, uint64_t addr, uint64_t len);
+/* Pages of a virtually contiguous MDL chain range: fills pages (adapter addresses)
+ * if not NULL. Returns the page count, or 0 with *st set. */
+uint32_t ndk_mdl_pages(const struct ndk_adapter *ad, const MDL *mdl, SIZE_T length, NDK_LOGICAL_ADDRESS *pages,
+                       uint32_t cap, ULONG *fbo, NTSTATUS *st);
+
+/* ndk_cq.c */
+extern const NDK_CQ_DISPATCH ndk_cq_dispatch;
+NTSTATUS ndk_create_cq(NDK_ADAPTER *a, ULONG depth, NDK_FN_CQ_NOTIFICATION_CALLBACK notify, PVOID notify_ctx,
+                       GROUP_AFFINITY *aff, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_CQ **out);
+/* Under ad->lock: append a result and notify if armed. */
+void ndk_cq_push(struct ndk_cq *cq, const NDK_RESULT_EX *r);
+
+/* ndk_pd.c (PD and MR) */
+NTSTATUS ndk_create_pd(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_PD **out);
+
+/* ndk_qp.c */
+NTSTATUS ndk_create_qp(NDK_PD *pd, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG rdepth, ULONG idepth, ULONG rsge,
+                       ULONG isge, ULONG inline_size, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_QP **out);
+NTSTATUS ndk_create_qp_with_srq(NDK_PD *pd, NDK_CQ *rcq, NDK_CQ *icq, NDK_SRQ *srq, PVOID qpctx, ULONG idepth,
+                                ULONG isge, ULONG inline_size, NDK_FN_CREATE_COMPLETION cc, PVOID ctx,
+                                NDK_QP **out);
+/* Link thread, under ad->lock. */
+void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe);
+/* Under ad->lock: complete every outstanding work request with status. */
+void ndk_qp_fail_all(struct ndk_qp *qp, NTSTATUS status);
+
+/* ndk_conn.c */
+NTSTATUS ndk_create_connector(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_CONNECTOR **out);
+NTSTATUS ndk_create_listener(NDK_ADAPTER *a, NDK_FN_CONNECT_EVENT_CALLBACK ev, PVOID ev_ctx,
+                             NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_LISTENER **out);
+/* Under ad->lock: the QP is going away; forget it in its connector. */
+void ndk_conn_qp_gone(struct ndk_qp *qp);
+
+static inline struct ndk_adapter *ndk_adapter_of(NDK_ADAPTER *a)
+{
+    return NDK_CONTAINER(a, struct ndk_adapter, pub);
+}
+
+#endif

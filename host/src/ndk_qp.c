@@ -1,0 +1,489 @@
+/* NDKPI queue pair: creation (QP_CREATE), work requests (local rule checks, then an
+ * OP_WR_* message on the link), outstanding-request tracking and CQE delivery.
+ *
+ * The posting path is lean on purpose (benchmarked in host instructions per
+ * NdkFastRegister): no allocation, no adapter lock, one short ring lock, and the
+ * consumer's page list / SGE array is handed to the link as is (their layouts are
+ * the wire layouts), so nothing is copied twice. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ndk_internal.h"
+
+_Static_assert(sizeof(NDK_SGE) == NF_SGE_SIZE, "NDK_SGE is the wire SGE");
+_Static_assert(offsetof(NDK_SGE, Length) == NF_SGE_LEN_OFF, "NDK_SGE.Length");
+_Static_assert(offsetof(NDK_SGE, MemoryRegionToken) == NF_SGE_TOKEN_OFF, "NDK_SGE.MemoryRegionToken");
+_Static_assert(sizeof(NDK_LOGICAL_ADDRESS) == 8, "page list entries are 64-bit");
+
+
+static struct ndk_qp *qp_of(NDK_QP *q)
+{
+    return NDK_CONTAINER(q, struct ndk_qp, pub);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Completions                                                                */
+
+static void complete(struct ndk_qp *qp, const struct ndk_wr_slot *s, NTSTATUS st, uint32_t bytes, uint32_t type,
+                     uint32_t refuse)
+{
+    NDK_RESULT_EX r;
+    r.Status = st;
+    r.BytesTransferred = bytes;
+    r.QPContext = qp->context;
+    r.RequestContext = s->ctx;
+    r.Type = (NDK_OPERATION_TYPE)(type ? type : s->op_type);
+    r.ProviderErrorCode = refuse;
+    r.TypeSpecificCompletionOutput = 0;
+    ndk_cq_push(qp->icq, &r);
+}
+
+void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe)
+{
+    if (cqe->qpn >= ad->nqps || !ad->qps[cqe->qpn])
+        return;
+    struct ndk_qp *qp = ad->qps[cqe->qpn];
+    pthread_mutex_lock(&qp->ring_lock);
+    uint32_t outstanding = qp->tail - qp->head;
+    uint32_t k = cqe->wr_id - qp->head;
+    if (k >= outstanding) {
+        /* Stale: flushed or failed already. */
+        pthread_mutex_unlock(&qp->ring_lock);
+        return;
+    }
+    /* The board executes a QP's requests in order and reports each one that is not a
+     * silent success, so requests before this one completed silently. */
+    struct ndk_wr_slot s = qp->ring[cqe->wr_id & qp->mask];
+    qp->head = cqe->wr_id + 1;
+    pthread_mutex_unlock(&qp->ring_lock);
+    if (cqe->status != NF_STATUS_SUCCESS)
+        qp->in_error = 1;
+    complete(qp, &s, (NTSTATUS)cqe->status, cqe->bytes, cqe->op_type, cqe->refuse);
+}
+
+void ndk_qp_fail_all(struct ndk_qp *qp, NTSTATUS status)
+{
+    pthread_mutex_lock(&qp->ring_lock);
+    while (qp->head != qp->tail) {
+        struct ndk_wr_slot s = qp->ring[qp->head & qp->mask];
+        qp->head++;
+        complete(qp, &s, status, 0, 0, 0);
+    }
+    pthread_mutex_unlock(&qp->ring_lock);
+}
+
+static VOID qp_flush(NDK_QP *q)
+{
+    if (!q)
+        return;
+    struct ndk_qp *qp = qp_of(q);
+    struct ndk_adapter *ad = qp->core.ad;
+    pthread_mutex_lock(&ad->lock);
+    ndk_qp_fail_all(qp, STATUS_CANCELLED);
+    pthread_mutex_unlock(&ad->lock);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Posting                                                                    */
+
+/* A local check failed: anything deferred so far must still reach the board. */
+static NTSTATUS refuse(struct ndk_qp *qp, NTSTATUS st)
+{
+    if (qp->deferred) {
+        qp->deferred = 0;
+        nf_link_flush(qp->core.ad->link);
+    }
+    return st;
+}
+
+/* Reserve a ring slot, stamp the message with its id and send it. head points at
+ * MSG_HDR + WR_HDR (+ body); tail (may be NULL) is appended. */
+static NTSTATUS post(struct ndk_qp *qp, void *ctx, uint32_t op_type, uint16_t op, ULONG flags, void *head,
+                     size_t head_len, const void *tail, size_t tail_len)
+{
+    pthread_mutex_lock(&qp->ring_lock);
+    if (qp->tail - qp->head >= qp->depth) {
+        pthread_mutex_unlock(&qp->ring_lock);
+        return refuse(qp, STATUS_INSUFFICIENT_RESOURCES);
+    }
+    uint32_t id = qp->tail++;
+    struct ndk_wr_slot *s = &qp->ring[id & qp->mask];
+    s->ctx = ctx;
+    s->op_type = op_type;
+    s->silent = flags & NDK_OP_FLAG_SILENT_SUCCESS;
+    pthread_mutex_unlock(&qp->ring_lock);
+
+    struct nf_msg_hdr *h = head;
+    h->op = op;
+    h->len = (uint16_t)(head_len + tail_len);
+    h->tag = 0;
+    h->status = 0;
+    h->rsvd = 0;
+    struct nf_wr_hdr *w = (struct nf_wr_hdr *)(void *)((uint8_t *)head + NF_MSG_HDR_SIZE);
+    w->qpn = qp->qpn;
+    w->wr_id = id;
+    w->flags = flags;
+    w->rsvd = 0;
+    int defer = (flags & NDK_OP_FLAG_DEFER) != 0;
+    struct nf_link_part parts[2] = {{head, head_len}, {tail, tail_len}};
+    uint32_t st = nf_link_sendv(qp->core.ad->link, parts, tail_len ? 2 : 1, defer);
+    if (st != NF_STATUS_SUCCESS) {
+        pthread_mutex_lock(&qp->ring_lock);
+        if (qp->tail == id + 1)
+            qp->tail = id;
+        pthread_mutex_unlock(&qp->ring_lock);
+        return refuse(qp, (NTSTATUS)st);
+    }
+    qp->deferred = defer;
+    return STATUS_SUCCESS;
+}
+
+#define FR_FLAGS \
+    (NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_ALLOW_REMOTE_READ | \
+     NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_RDMA_READ_SINK | NDK_OP_FLAG_DEFER)
+#define REMOTE_FLAGS (NDK_OP_FLAG_ALLOW_REMOTE_READ | (NDK_OP_FLAG_ALLOW_REMOTE_WRITE & ~NDK_OP_FLAG_ALLOW_LOCAL_WRITE))
+#define INV_FLAGS (NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER)
+#define RDMA_FLAGS (NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER)
+
+static NTSTATUS qp_fast_register(NDK_QP *q, PVOID ctx, NDK_MR *m, ULONG npages, const NDK_LOGICAL_ADDRESS *pages,
+                                 ULONG fbo, SIZE_T length, PVOID base_va, ULONG flags)
+{
+    if (!q)
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_qp *qp = qp_of(q);
+    if (!m || !pages || m->Header.ObjectType != NdkObjectTypeMr)
+        return refuse(qp, STATUS_INVALID_PARAMETER);
+    if (!qp->connected)
+        return refuse(qp, STATUS_CONNECTION_INVALID);
+    const struct ndk_mr *mr = NDK_CONTAINER(m, struct ndk_mr, pub);
+    if (!mr->fast || mr->frmr_pages == 0)
+        return refuse(qp, STATUS_INVALID_DEVICE_STATE); /* not a fast-register MR, or not initialized */
+    if (mr->pd != qp->pd || (flags & ~FR_FLAGS))
+        return refuse(qp, STATUS_INVALID_PARAMETER);
+    if ((flags & REMOTE_FLAGS) && !mr->remote_access)
+        return refuse(qp, STATUS_ACCESS_VIOLATION);
+    if (npages == 0 || npages > mr->frmr_pages || fbo >= PAGE_SIZE || length == 0 ||
+        length > (SIZE_T)npages * PAGE_SIZE - fbo)
+        return refuse(qp, STATUS_INVALID_PARAMETER);
+    uint64_t va = (uint64_t)(uintptr_t)base_va;
+    /* BaseVirtualAddress = FBO + n * PAGE_SIZE; zero-based addresses are not supported. */
+    if (va == 0 || (va & (PAGE_SIZE - 1)) != fbo || va + length < va)
+        return refuse(qp, STATUS_INVALID_PARAMETER);
+    const struct ndk_adapter *ad = qp->core.ad;
+    const uint64_t lo = ad->info.user_base, hi = ad->info.mem_bytes;
+    for (ULONG i = 0; i < npages; i++) {
+        uint64_t p = pages[i];
+        if ((p & (PAGE_SIZE - 1)) || p < lo || p >= hi)
+            return refuse(qp, STATUS_INVALID_PARAMETER);
+    }
+    struct {
+        struct nf_msg_hdr h;
+        struct nf_wr_hdr w;
+        struct nf_wr_fast_register f;
+    } msg;
+    msg.f.token = mr->token;
+    msg.f.npages = npages;
+    msg.f.fbo = fbo;
+    msg.f.rsvd = 0;
+    msg.f.length = length;
+    msg.f.va = va;
+    return post(qp, ctx, NdkOperationTypeFastRegister, NF_OP_WR_FAST_REGISTER, flags, &msg, sizeof(msg), pages,
+                (size_t)npages * sizeof(*pages));
+}
+
+static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULONG flags)
+{
+    if (!q)
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_qp *qp = qp_of(q);
+    if (!obj || (flags & ~INV_FLAGS))
+        return refuse(qp, STATUS_INVALID_PARAMETER);
+    if (obj->ObjectType == NdkObjectTypeMw)
+        return refuse(qp, STATUS_NOT_SUPPORTED); /* no memory windows */
+    if (obj->ObjectType != NdkObjectTypeMr)
+        return refuse(qp, STATUS_INVALID_PARAMETER);
+    if (!qp->connected)
+        return refuse(qp, STATUS_CONNECTION_INVALID);
+    const struct ndk_mr *mr = NDK_CONTAINER(obj, struct ndk_mr, pub.Header);
+    if (!mr->fast)
+        return refuse(qp, STATUS_INVALID_DEVICE_STATE); /* NdkRegisterMr'd MRs are deregistered, not invalidated */
+    if (mr->pd != qp->pd)
+        return refuse(qp, STATUS_INVALID_PARAMETER);
+    struct {
+        struct nf_msg_hdr h;
+        struct nf_wr_hdr w;
+        struct nf_wr_invalidate i;
+    } msg;
+    msg.i.token = mr->token;
+    msg.i.rsvd = 0;
+    return post(qp, ctx, NdkOperationTypeInvalidate, NF_OP_WR_INVALIDATE, flags, &msg, sizeof(msg), NULL, 0);
+}
+
+static NTSTATUS rdma(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UINT64 raddr, UINT32 rtoken, ULONG flags,
+                     int write)
+{
+    if (!q)
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_qp *qp = qp_of(q);
+    if ((!sgl && nsge) || (flags & ~RDMA_FLAGS))
+        return refuse(qp, STATUS_INVALID_PARAMETER);
+    if (!qp->connected)
+        return refuse(qp, STATUS_CONNECTION_INVALID);
+    if (nsge > qp->max_sge)
+        return refuse(qp, STATUS_INVALID_PARAMETER);
+    const struct ndk_adapter *ad = qp->core.ad;
+    uint64_t total = 0;
+    for (ULONG i = 0; i < nsge; i++) {
+        total += sgl[i].Length;
+        if (sgl[i].MemoryRegionToken == NF_ADAPTER_PRIVILEGED_TOKEN &&
+            !ndk_user_range_ok(ad, sgl[i].LogicalAddress, sgl[i].Length))
+            return refuse(qp, STATUS_INVALID_PARAMETER);
+    }
+    if (total > ad->info.mem_bytes - ad->info.user_base)
+        return refuse(qp, STATUS_INVALID_PARAMETER);
+    struct {
+        struct nf_msg_hdr h;
+        struct nf_wr_hdr w;
+        struct nf_wr_rdma r;
+    } msg;
+    msg.r.remote_va = raddr;
+    msg.r.remote_token = rtoken;
+    msg.r.nsge = nsge;
+    return post(qp, ctx, write ? NdkOperationTypeWrite : NdkOperationTypeRead,
+                write ? NF_OP_WR_WRITE : NF_OP_WR_READ, flags, &msg, sizeof(msg), sgl, (size_t)nsge * sizeof(*sgl));
+}
+
+static NTSTATUS qp_read(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UINT64 raddr, UINT32 rtoken,
+                        ULONG flags)
+{
+    return rdma(q, ctx, sgl, nsge, raddr, rtoken, flags, 0);
+}
+
+static NTSTATUS qp_write(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UINT64 raddr, UINT32 rtoken,
+                         ULONG flags)
+{
+    return rdma(q, ctx, sgl, nsge, raddr, rtoken, flags, 1);
+}
+
+static NTSTATUS qp_send(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, ULONG flags)
+{
+    (void)ctx;
+    (void)sgl;
+    (void)nsge;
+    (void)flags;
+    return q ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
+}
+
+static NTSTATUS qp_receive(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge)
+{
+    (void)ctx;
+    (void)sgl;
+    (void)nsge;
+    return q ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
+}
+
+static NTSTATUS qp_bind(NDK_QP *q, PVOID ctx, NDK_MR *mr, NDK_MW *mw, PVOID va, SIZE_T len, ULONG flags)
+{
+    (void)ctx;
+    (void)mr;
+    (void)mw;
+    (void)va;
+    (void)len;
+    (void)flags;
+    return q ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
+}
+
+static NTSTATUS qp_send_inv(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, ULONG flags, UINT32 token)
+{
+    (void)ctx;
+    (void)sgl;
+    (void)nsge;
+    (void)flags;
+    (void)token;
+    return q ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Create and close                                                           */
+
+static void qp_destroy(struct ndk_core *c)
+{
+    struct ndk_qp *qp = NDK_CONTAINER(c, struct ndk_qp, core);
+    pthread_mutex_destroy(&qp->ring_lock);
+    free(qp->ring);
+    free(qp);
+}
+
+static void qp_teardown(struct ndk_core *c)
+{
+    struct ndk_qp *qp = NDK_CONTAINER(c, struct ndk_qp, core);
+    struct ndk_adapter *ad = c->ad;
+    pthread_mutex_lock(&ad->lock);
+    if (qp->qpn < ad->nqps && ad->qps[qp->qpn] == qp)
+        ad->qps[qp->qpn] = NULL;
+    qp->connected = 0;
+    ndk_conn_qp_gone(qp);
+    pthread_mutex_unlock(&ad->lock);
+    struct nf_qp_req q = {qp->qpn, 0};
+    ndk_send_forget(ad, NF_OP_QP_DESTROY, &q, sizeof(q));
+}
+
+static NTSTATUS qp_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
+{
+    if (!obj || obj->ObjectType != NdkObjectTypeQp)
+        return STATUS_SUCCESS;
+    return ndk_close(&NDK_CONTAINER(obj, struct ndk_qp, pub.Header)->core, cb, ctx);
+}
+
+static void qp_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body,
+                            size_t len)
+{
+    struct ndk_qp *qp = r->arg;
+    struct nf_qp_create_rep rep;
+    if (status == NF_STATUS_SUCCESS && (!body || len < sizeof(rep)))
+        status = NF_STATUS_INTERNAL_ERROR;
+    if (status == NF_STATUS_SUCCESS) {
+        memcpy(&rep, body, sizeof(rep));
+        if (rep.qpn >= ad->nqps || ad->qps[rep.qpn])
+            status = NF_STATUS_INTERNAL_ERROR; /* the board named a QP it already gave us */
+    }
+    r->u[2] = 1; /* the handler ran */
+    if (status == NF_STATUS_SUCCESS) {
+        qp->qpn = rep.qpn;
+        ad->qps[rep.qpn] = qp;
+        ndk_core_link(&qp->core);
+    }
+    for (int i = 0; i < 3; i++) /* the create's own references */
+        if (qp->core.parents[i])
+            ndk_unref_locked(qp->core.parents[i]);
+    if (!r->cc && !r->rc) {
+        r->status = status;
+        r->done = 1;
+        pthread_cond_broadcast(&ad->cond);
+        return;
+    }
+    if (status == NF_STATUS_SUCCESS) {
+        ndk_queue_create_cb(ad, r->cc, r->ctx, STATUS_SUCCESS, &qp->pub.Header, NULL);
+    } else {
+        ndk_queue_create_cb(ad, r->cc, r->ctx, (NTSTATUS)status, NULL, NULL);
+        qp_destroy(&qp->core);
+    }
+    free(r);
+}
+
+NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG rdepth, ULONG idepth, ULONG rsge,
+                       ULONG isge, ULONG inline_size, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_QP **out)
+{
+    if (!p || !icq || !out)
+        return STATUS_INVALID_PARAMETER;
+    *out = NULL;
+    struct ndk_pd *pd = NDK_CONTAINER(p, struct ndk_pd, pub);
+    struct ndk_adapter *ad = pd->core.ad;
+    /* No receives, no inline data: the limits NdkQueryAdapterInfo reports. */
+    if (idepth == 0 || idepth > NDK_MAX_QUEUE_DEPTH || rdepth > 0 || rsge > 0 || isge > ad->info.max_sge ||
+        inline_size > 0)
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_cq *ic = NDK_CONTAINER(icq, struct ndk_cq, pub);
+    struct ndk_cq *rc = rcq ? NDK_CONTAINER(rcq, struct ndk_cq, pub) : NULL;
+    if (ic->core.ad != ad || (rc && rc->core.ad != ad))
+        return STATUS_INVALID_PARAMETER;
+    uint32_t ring = 1;
+    while (ring < idepth)
+        ring <<= 1;
+    struct ndk_qp *qp = calloc(1, sizeof(*qp));
+    struct ndk_wr_slot *slots = calloc(ring, sizeof(*slots));
+    struct ndk_req *r = calloc(1, sizeof(*r));
+    if (!qp || !slots || !r) {
+        free(qp);
+        free(slots);
+        free(r);
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
+    ndk_core_init(ad, &qp->core, &qp->pub.Header, NdkObjectTypeQp, &pd->core, &ic->core,
+                  rc && rc != ic ? &rc->core : NULL);
+    qp->pub.Dispatch = &ndk_qp_dispatch;
+    qp->core.destroy = qp_destroy;
+    qp->core.teardown = qp_teardown;
+    qp->pd = pd;
+    qp->icq = ic;
+    qp->rcq = rc;
+    qp->context = qpctx;
+    qp->pdn = pd->pdn;
+    qp->max_sge = isge;
+    qp->ring = slots;
+    qp->depth = idepth;
+    qp->mask = ring - 1;
+    qp->qpn = UINT32_MAX;
+    pthread_mutex_init(&qp->ring_lock, NULL);
+    pthread_mutex_lock(&ad->lock);
+    for (int i = 0; i < 3; i++) /* parents wait for the create */
+        if (qp->core.parents[i])
+            ndk_ref(qp->core.parents[i]);
+    pthread_mutex_unlock(&ad->lock);
+
+    r->on_reply = qp_create_reply;
+    r->arg = qp;
+    r->cc = cc;
+    r->ctx = ctx;
+    r->gate = 1;
+    uint8_t msg[NF_MSG_HDR_SIZE + NF_QP_CREATE_REQ_SIZE];
+    struct nf_qp_create_req q = {pd->pdn, idepth};
+    memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
+    NTSTATUS st = ndk_req_send(ad, r, NF_OP_QP_CREATE, msg, sizeof(msg), 0);
+    if (st != STATUS_SUCCESS && st != STATUS_PENDING) {
+        pthread_mutex_lock(&ad->lock);
+        for (int i = 0; i < 3; i++)
+            if (qp->core.parents[i])
+                ndk_unref_locked(qp->core.parents[i]);
+        pthread_mutex_unlock(&ad->lock);
+        free(r);
+        qp_destroy(&qp->core);
+        return st;
+    }
+    if (cc)
+        return STATUS_PENDING;
+    pthread_mutex_lock(&ad->lock);
+    while (!r->done)
+        pthread_cond_wait(&ad->cond, &ad->lock);
+    pthread_mutex_unlock(&ad->lock);
+    st = (NTSTATUS)r->status;
+    free(r);
+    if (st != STATUS_SUCCESS) {
+        qp_destroy(&qp->core);
+        return st;
+    }
+    *out = &qp->pub;
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS ndk_create_qp_with_srq(NDK_PD *pd, NDK_CQ *rcq, NDK_CQ *icq, NDK_SRQ *srq, PVOID qpctx, ULONG idepth,
+                                ULONG isge, ULONG inline_size, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_QP **out)
+{
+    (void)pd;
+    (void)rcq;
+    (void)icq;
+    (void)srq;
+    (void)qpctx;
+    (void)idepth;
+    (void)isge;
+    (void)inline_size;
+    (void)cc;
+    (void)ctx;
+    if (out)
+        *out = NULL;
+    return STATUS_NOT_SUPPORTED; /* no SRQs */
+}
+
+const NDK_QP_DISPATCH ndk_qp_dispatch = {
+    .NdkCloseQp = qp_close,
+    .NdkQueryExtension = ndk_query_extension,
+    .NdkFlush = qp_flush,
+    .NdkSend = qp_send,
+    .NdkReceive = qp_receive,
+    .NdkBind = qp_bind,
+    .NdkFastRegister = qp_fast_register,
+    .NdkInvalidate = qp_invalidate,
+    .NdkRead = qp_read,
+    .NdkWrite = qp_write,
+    .NdkSendAndInvalidate = qp_send_inv,
+};

@@ -1,0 +1,121 @@
+/* Reliable link to the board: go-back-N over an nf_transport (docs/architecture.md,
+ * "The link").
+ *
+ * One link thread does all transport I/O: it decodes frames, delivers messages,
+ * sends queued DATA frames within the window, acknowledges (cumulatively, pure ACKs
+ * delayed a little so several frames share one), and retransmits on an adaptive
+ * timeout (Jacobson/Karels RTT estimate, Karn's rule, exponential back-off).
+ *
+ * Messages are whole MSG_HDR + body units; MSG_HDR.len must equal the message length
+ * and be a multiple of 8. Several messages share one DATA frame: a send with
+ * defer = 1 appends to the open frame and leaves it open (NDK_OP_FLAG_DEFER), a
+ * send with defer = 0 or nf_link_flush() closes it and queues it for sending, and a
+ * message that does not fit closes the open frame first.
+ *
+ * Threads: nf_link_send/sendv/flush/stats may be called from any thread except the
+ * link thread's callbacks (on_message must not block on the link: hand messages to
+ * another thread; from a callback nf_link_send never blocks and fails with
+ * NF_STATUS_INSUFFICIENT_RESOURCES when the window is full). */
+#ifndef NF_LINK_H
+#define NF_LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nf_layout.h"
+#include "nf_transport.h"
+
+struct nf_link;
+
+/* A received message (MSG_HDR + body, len bytes, len == MSG_HDR.len), on the link
+ * thread, exactly once and in the board's order. msg is valid during the call only. */
+typedef void (*nf_link_on_message)(void *ctx, const uint8_t *msg, size_t len);
+/* The link died (peer silent past the deadline: NF_STATUS_IO_TIMEOUT; transport
+ * closed by the peer: NF_STATUS_CONNECTION_RESET; write failure). Called once, on the
+ * link thread, after every blocked sender has been woken; never after nf_link_close
+ * began. Later sends fail at once with the same status. */
+typedef void (*nf_link_on_dead)(void *ctx, uint32_t status);
+
+/* Tuning; zero fields take the default. nf_link_open() uses all defaults except
+ * silence_ms, which $NDKFPGA_LINK_TIMEOUT_MS overrides. */
+struct nf_link_config {
+    uint32_t silence_ms;     /* peer-silence deadline while waiting (default 30000) */
+    uint32_t rto_initial_ms; /* retransmission timeout before any RTT sample (1000) */
+    uint32_t rto_min_ms;     /* lower bound of the adaptive timeout (20) */
+    uint32_t rto_max_ms;     /* upper bound, also of the back-off (10000) */
+    uint32_t ack_delay_us;   /* how long a pure ACK waits for company (1000) */
+    uint32_t window_max;     /* cap on the window below INFO.rx_slots (NF_LINK_MAX_SLOTS) */
+    uint32_t nonce;          /* RESET nonce + 1 for deterministic tests (0: random) */
+};
+
+/* Counters (monotonic since open) for tests and benchmarks. */
+struct nf_link_stats {
+    uint64_t frames_tx;      /* every frame written: DATA (first + again), ACK, RESET */
+    uint64_t data_tx;        /* DATA frames sent for the first time */
+    uint64_t retransmits;    /* DATA frames sent again */
+    uint64_t acks_tx;        /* pure ACK frames */
+    uint64_t resets_tx;      /* RESET frames */
+    uint64_t frames_rx;      /* good frames received (CRC and length right) */
+    uint64_t bad_frames;     /* frames dropped by the decoder (CRC, length, escape) */
+    uint64_t dups;           /* DATA frames dropped as duplicate or out of order */
+    uint64_t bad_msgs;       /* DATA frames with a malformed message list (rest skipped) */
+    uint64_t ignored;        /* good frames ignored (unknown type, stale RESET_ACK, bad ack) */
+    uint64_t timeouts;       /* retransmission timer expiries */
+    uint64_t msgs_tx, msgs_rx;       /* messages queued / delivered */
+    uint64_t payload_tx, payload_rx; /* message bytes queued / delivered */
+    uint64_t wire_tx, wire_rx;       /* bytes written to / read from the transport */
+    uint32_t window;         /* current send window (frames) */
+    uint32_t srtt_us, rttvar_us, rto_us; /* current estimates */
+};
+
+/* Take ownership of t (closed by nf_link_close, or here on failure), start the link
+ * thread and do the RESET handshake: RESET with a random 16-bit nonce in
+ * LINK_HDR.rsvd, repeated until a RESET_ACK with the same nonce arrives; its payload
+ * (at least NF_INFO_SIZE bytes, INFO.layout_version == NF_LAYOUT_VERSION,
+ * rx_slots >= 1) is copied to *info if info is not NULL. The window is
+ * min(INFO.rx_slots - 1 (at least 1), window_max): one board RX slot stays free
+ * for a pure ACK, so the board never waits on an ack it has no slot to receive. Fails with the transport's or the deadline's
+ * status (NF_STATUS_IO_TIMEOUT when the peer never answers within silence_ms),
+ * NF_STATUS_INVALID_DEVICE_STATE on a bad INFO, INSUFFICIENT_RESOURCES. */
+uint32_t nf_link_open(struct nf_transport *t, nf_link_on_message on_message, nf_link_on_dead on_dead, void *ctx,
+                      struct nf_link **out, struct nf_info *info);
+uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cfg, nf_link_on_message on_message,
+                         nf_link_on_dead on_dead, void *ctx, struct nf_link **out, struct nf_info *info);
+
+/* Queue one message (see above). Blocks while the window is full. Returns
+ * NF_STATUS_SUCCESS; NF_STATUS_INVALID_PARAMETER (len < NF_MSG_HDR_SIZE, not a
+ * multiple of 8, > NF_LINK_MAX_PAYLOAD, or MSG_HDR.len != len; nothing queued);
+ * the death status once the link is dead; NF_STATUS_CANCELLED when nf_link_close
+ * runs meanwhile. */
+uint32_t nf_link_send(struct nf_link *l, const void *msg, size_t len, int defer);
+
+/* The same with the message gathered from parts (e.g. header, body, page list). */
+struct nf_link_part {
+    const void *data;
+    size_t len;
+};
+uint32_t nf_link_sendv(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, int defer);
+
+/* Close the open (deferred) frame and queue it. Same returns as nf_link_send. */
+uint32_t nf_link_flush(struct nf_link *l);
+
+/* Tell the link that the caller now waits for `delta` more (or, negative, fewer)
+ * replies/completions. While the count is above zero, or DATA frames are
+ * unacknowledged, peer silence counts towards the deadline. */
+void nf_link_expect(struct nf_link *l, int delta);
+
+/* NF_STATUS_SUCCESS while alive, else the death status. */
+uint32_t nf_link_status(struct nf_link *l);
+
+/* One line saying why the link died ("" while alive). */
+const char *nf_link_dead_reason(struct nf_link *l);
+
+void nf_link_get_stats(struct nf_link *l, struct nf_link_stats *out);
+
+/* Stop the link thread, wake blocked senders (NF_STATUS_CANCELLED), wait until no
+ * thread is inside a send, close the transport (stopping a simulator it started)
+ * and free everything. Queued but unacknowledged frames are dropped; call after
+ * the replies you need have arrived. NULL is ignored. */
+void nf_link_close(struct nf_link *l);
+
+#endif

@@ -1,0 +1,95 @@
+/* Byte transports between the host library and a board or its simulation.
+ *
+ * A transport moves raw link bytes (HDLC-framed by nf_frame); it knows nothing of
+ * frames. One thread (the link thread) reads; writes may come from that thread only
+ * too (the link layer does all I/O there). nf_transport_wake() is the one call that
+ * is safe from any thread: it makes the reader's current or next read return 0 early,
+ * so the link thread notices new work without polling.
+ *
+ * Device strings (nf_transport_open):
+ *   "sim"         attach to $NDKFPGA_SIM_SOCKET if set and accepting; otherwise start
+ *                 the Verilator board model ($NDKFPGA_SIM, else NF_SIM_DEFAULT_PATH)
+ *                 on a private socket with --exit-on-disconnect plus the words of
+ *                 $NDKFPGA_SIM_ARGS (e.g. "--drop 1e-3 --seed 7"), wait for its socket,
+ *                 and stop it at close (SIGTERM, then waitpid).
+ *   "sim:PATH"    attach to the Unix socket PATH only (never starts anything).
+ *   "model"       the same for the software adapter nfmodel ($NDKFPGA_MODEL_SOCKET,
+ *   "model:PATH"  $NDKFPGA_MODEL, NF_MODEL_DEFAULT_PATH, $NDKFPGA_MODEL_ARGS).
+ *   "usb", "usb:BUS-ADDR", "tty:PATH"   not yet: NF_STATUS_NOT_SUPPORTED.
+ *   "auto" / NULL a board when one is present (not yet), else "sim".
+ *
+ * Every status is an NTSTATUS (NF_STATUS_* from nf_layout.h). Every failure also
+ * leaves a one-line message in nf_error_message() (per thread) and prints it to
+ * stderr prefixed "ndkfpga: " unless $NDKFPGA_QUIET is set. */
+#ifndef NF_TRANSPORT_H
+#define NF_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "nf_layout.h"
+
+struct nf_transport;
+
+struct nf_transport_ops {
+    /* Write all len bytes, waiting at most timeout_ms for the peer to take them.
+     * Returns NF_STATUS_SUCCESS, NF_STATUS_IO_TIMEOUT, or NF_STATUS_CONNECTION_RESET
+     * (peer gone). */
+    uint32_t (*write)(struct nf_transport *t, const void *buf, size_t len, int timeout_ms);
+    /* Read what is available, waiting up to timeout_ms (0: do not wait; <0: forever).
+     * Returns > 0 bytes read, 0 on timeout or wake, < 0 when the peer is gone. */
+    ssize_t (*read)(struct nf_transport *t, void *buf, size_t cap, int timeout_ms);
+    /* Make the current or next read return 0 promptly. Any thread, async-safe. */
+    void (*wake)(struct nf_transport *t);
+    /* Release everything (stops a simulator this transport started). */
+    void (*close)(struct nf_transport *t);
+};
+
+struct nf_transport {
+    const struct nf_transport_ops *ops;
+    const char *name; /* e.g. "sim", "model:/tmp/x.sock", "socketpair" */
+};
+
+/* Open a transport from a device string (see above). On success *out is set and
+ * NF_STATUS_SUCCESS returned. Failures (each with a message):
+ *   NF_STATUS_NO_SUCH_FILE          simulator/model binary missing or not executable
+ *   NF_STATUS_CONNECTION_REFUSED    "sim:PATH"/"model:PATH" socket absent or refusing
+ *   NF_STATUS_DEVICE_NOT_CONNECTED  started simulator died or never opened its socket
+ *   NF_STATUS_NOT_SUPPORTED         usb / tty transports (not built yet)
+ *   NF_STATUS_INVALID_PARAMETER     unknown device string
+ *   NF_STATUS_INSUFFICIENT_RESOURCES out of memory / file descriptors */
+uint32_t nf_transport_open(const char *device, struct nf_transport **out);
+
+/* Wrap a connected stream socket or pipe-like fd (full duplex) as a transport; the
+ * transport owns fd and closes it. Used by the socket transports and by tests. */
+uint32_t nf_transport_from_fd(int fd, const char *name, struct nf_transport **out);
+
+static inline uint32_t nf_transport_write(struct nf_transport *t, const void *buf, size_t len, int timeout_ms)
+{
+    return t->ops->write(t, buf, len, timeout_ms);
+}
+static inline ssize_t nf_transport_read(struct nf_transport *t, void *buf, size_t cap, int timeout_ms)
+{
+    return t->ops->read(t, buf, cap, timeout_ms);
+}
+static inline void nf_transport_wake(struct nf_transport *t)
+{
+    t->ops->wake(t);
+}
+static inline void nf_transport_close(struct nf_transport *t)
+{
+    if (t)
+        t->ops->close(t);
+}
+
+/* The message of the last failure reported on this thread by nf_transport_* or
+ * nf_link_* ("" when none). */
+const char *nf_error_message(void);
+/* Record (and print, unless $NDKFPGA_QUIET) a failure message; returns status so
+ * callers can `return nf_set_error(NF_STATUS_X, "...", ...)`. */
+uint32_t nf_set_error(uint32_t status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Name of an NF_STATUS_* value ("IO_TIMEOUT"), or "0x........" for others. */
+const char *nf_status_name(uint32_t status);
+
+#endif

@@ -1,0 +1,21 @@
+/* Internals shared by the transport implementations (not part of the library API). */
+#ifndef NF_TRANSPORT_PRIV_H
+#define NF_TRANSPORT_PRIV_H
+
+#include <sys/types.h>
+
+#include "nf_transport.h"
+
+/* Give an fd transport a child process to stop and a private socket directory to
+ * remove at close (dir and sock are copied; either may be NULL). */
+void nf_transport_fd_set_child(struct nf_transport *t, pid_t pid, const char *dir, const char *sock);
+
+/* Set this thread's nf_error_message() without printing (the text was printed
+ * where it arose, e.g. on the link thread). */
+void nf_error_set_text(const char *text);
+
+/* The sim/model transports (transport_sim.c). kind is "sim" or "model"; arg is the
+ * text after "kind:" or NULL. */
+uint32_t nf_transport_open_sim(const char *kind, const char *arg, struct nf_transport **out);
+
+#endif

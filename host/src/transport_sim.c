@@ -1,0 +1,217 @@
+/* "sim" and "model" transports: a Unix stream socket to the Verilator board model
+ * (nfsim) or the software adapter (nfmodel), started on a private socket when none
+ * is given. Both speak the same protocol: raw link bytes in each direction. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nf_transport_priv.h"
+
+#ifndef NF_SIM_DEFAULT_PATH
+#define NF_SIM_DEFAULT_PATH "nfsim"
+#endif
+#ifndef NF_MODEL_DEFAULT_PATH
+#define NF_MODEL_DEFAULT_PATH "nfmodel"
+#endif
+
+extern char **environ;
+
+#define MAX_EXTRA_ARGS 32
+/* How long a started simulator may take to open its socket ($NDKFPGA_SIM_START_MS). */
+#define START_TIMEOUT_MS_DEFAULT 30000
+
+struct kind_env {
+    const char *kind, *socket_env, *binary_env, *args_env, *default_path, *what;
+};
+
+static const struct kind_env kinds[] = {
+    {"sim", "NDKFPGA_SIM_SOCKET", "NDKFPGA_SIM", "NDKFPGA_SIM_ARGS", NF_SIM_DEFAULT_PATH, "simulator"},
+    {"model", "NDKFPGA_MODEL_SOCKET", "NDKFPGA_MODEL", "NDKFPGA_MODEL_ARGS", NF_MODEL_DEFAULT_PATH, "software adapter"},
+};
+
+/* Connect to a Unix socket; returns the fd or -1 with errno set. */
+static int connect_unix(const char *path)
+{
+    struct sockaddr_un sa;
+    if (strlen(path) >= sizeof(sa.sun_path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    if (connect(fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+static uint32_t attach(const char *path, const char *kind, struct nf_transport **out)
+{
+    int fd = connect_unix(path);
+    if (fd < 0)
+        return nf_set_error(NF_STATUS_CONNECTION_REFUSED, "%s socket %s: %s", kind, path, strerror(errno));
+    char name[160];
+    snprintf(name, sizeof(name), "%s:%s", kind, path);
+    return nf_transport_from_fd(fd, name, out);
+}
+
+static uint32_t env_ms(const char *name, uint32_t dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    unsigned long n = strtoul(v, &end, 10);
+    return (*end == '\0' && n > 0 && n < 86400000ul) ? (uint32_t)n : dflt;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static uint32_t start(const struct kind_env *k, struct nf_transport **out)
+{
+    const char *bin = getenv(k->binary_env);
+    if (!bin || !*bin)
+        bin = k->default_path;
+    if (access(bin, X_OK) != 0)
+        return nf_set_error(NF_STATUS_NO_SUCH_FILE, "%s binary %s: %s (build it with `make %s`, or set $%s)", k->what,
+                            bin, strerror(errno), strcmp(k->kind, "sim") == 0 ? "sim" : "model", k->binary_env);
+
+    const char *base = getenv("XDG_RUNTIME_DIR");
+    if (!base || !*base || access(base, W_OK) != 0)
+        base = "/tmp";
+    char dir[128];
+    if (snprintf(dir, sizeof(dir), "%s/ndkfpga-XXXXXX", base) >= (int)sizeof(dir))
+        snprintf(dir, sizeof(dir), "/tmp/ndkfpga-XXXXXX");
+    if (!mkdtemp(dir))
+        return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "mkdtemp %s: %s", dir, strerror(errno));
+    char sock[160];
+    snprintf(sock, sizeof(sock), "%s/%s.sock", dir, k->kind);
+
+    /* argv: BIN --socket SOCK --exit-on-disconnect [words of $ARGS] */
+    char *words = NULL;
+    char *argv[4 + MAX_EXTRA_ARGS + 1];
+    int argc = 0;
+    argv[argc++] = (char *)bin;
+    argv[argc++] = "--socket";
+    argv[argc++] = sock;
+    argv[argc++] = "--exit-on-disconnect";
+    const char *extra = getenv(k->args_env);
+    if (extra && *extra) {
+        words = strdup(extra);
+        if (!words) {
+            rmdir(dir);
+            return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "out of memory");
+        }
+        char *save = NULL;
+        for (char *w = strtok_r(words, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
+            if (argc >= 4 + MAX_EXTRA_ARGS) {
+                free(words);
+                rmdir(dir);
+                return nf_set_error(NF_STATUS_INVALID_PARAMETER, "$%s has more than %d words", k->args_env,
+                                    MAX_EXTRA_ARGS);
+            }
+            argv[argc++] = w;
+        }
+    }
+    argv[argc] = NULL;
+
+    /* The child's stdout goes to our stderr so its reports never mix with a test's
+     * TAP lines. */
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, 2, 1);
+    pid_t pid;
+    int rc = posix_spawn(&pid, bin, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    free(words);
+    if (rc != 0) {
+        rmdir(dir);
+        return nf_set_error(NF_STATUS_NO_SUCH_FILE, "cannot start %s %s: %s", k->what, bin, strerror(rc));
+    }
+
+    uint32_t limit = env_ms("NDKFPGA_SIM_START_MS", START_TIMEOUT_MS_DEFAULT);
+    int fd = -1;
+    int last_errno = 0;
+    for (uint32_t waited = 0;; waited += 10) {
+        int status;
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) {
+            unlink(sock);
+            rmdir(dir);
+            if (WIFEXITED(status))
+                return nf_set_error(NF_STATUS_DEVICE_NOT_CONNECTED, "%s %s exited with status %d at start", k->what,
+                                    bin, WEXITSTATUS(status));
+            return nf_set_error(NF_STATUS_DEVICE_NOT_CONNECTED, "%s %s died at start (signal %d)", k->what, bin,
+                                WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        }
+        fd = connect_unix(sock);
+        if (fd >= 0)
+            break;
+        last_errno = errno;
+        if (waited >= limit) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            unlink(sock);
+            rmdir(dir);
+            return nf_set_error(NF_STATUS_DEVICE_NOT_CONNECTED, "%s %s did not open its socket %s within %u ms (%s)",
+                                k->what, bin, sock, (unsigned)limit, strerror(last_errno));
+        }
+        sleep_ms(10);
+    }
+    char name[200];
+    snprintf(name, sizeof(name), "%s (%s, pid %d)", k->kind, bin, (int)pid);
+    uint32_t st = nf_transport_from_fd(fd, name, out);
+    if (st != NF_STATUS_SUCCESS) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        unlink(sock);
+        rmdir(dir);
+        return st;
+    }
+    nf_transport_fd_set_child(*out, pid, dir, sock);
+    return NF_STATUS_SUCCESS;
+}
+
+uint32_t nf_transport_open_sim(const char *kind, const char *arg, struct nf_transport **out)
+{
+    const struct kind_env *k = NULL;
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (strcmp(kinds[i].kind, kind) == 0)
+            k = &kinds[i];
+    if (!k)
+        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "unknown transport kind %s", kind);
+    if (arg)
+        return attach(arg, k->kind, out);
+    const char *sock = getenv(k->socket_env);
+    if (sock && *sock) {
+        int fd = connect_unix(sock);
+        if (fd >= 0) {
+            char name[160];
+            snprintf(name, sizeof(name), "%s:%s", k->kind, sock);
+            return nf_transport_from_fd(fd, name, out);
+        }
+        /* Set but not accepting: fall through and start our own. */
+    }
+    return start(k, out);
+}

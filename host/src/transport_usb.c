@@ -1,0 +1,684 @@
+/* The board over raw libusb: the FTDI bridge (FT231X on the ULX3S, FT2232H channel
+ * B on the ECP5-EVN) set up as a plain 8N1 UART at the gateware's baud, with
+ * several bulk transfers in flight each way so the line never idles while bytes
+ * are queued.
+ *
+ * Threads: an event thread runs libusb's event loop; the transfer callbacks run on
+ * it. IN callbacks strip the FTDI status bytes into a receive ring and signal
+ * data_fd; read() (the link thread) polls data_fd and wake_fd, so wake() is one
+ * write() and async-signal-safe. write() copies into a free OUT transfer and
+ * submits it, waiting (bounded) when all are in flight. An unplugged device shows
+ * as LIBUSB_TRANSFER_NO_DEVICE or a submit failing with LIBUSB_ERROR_NO_DEVICE:
+ * the transport goes dead, read() returns -1 and write() CONNECTION_RESET. */
+#include <errno.h>
+#include <libusb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nf_ftdi.h"
+#include "nf_transport.h"
+#include "transport_board.h"
+
+#define N_IN 4                 /* IN transfers kept in flight */
+#define N_OUT 4                /* OUT transfers that may be in flight */
+#define IN_PACKETS 8           /* max packets per IN transfer */
+#define OUT_BYTES 4096         /* bytes per OUT transfer */
+#define RX_RING_PER_IN 4       /* ring holds this many full IN transfers per IN slot */
+#define CTRL_TIMEOUT_MS 1000
+#define EVENT_SLICE_US 50000   /* event loop wakes at least this often to notice close */
+#define CLOSE_DRAIN_MS 2000    /* cancelled transfers must come back within this */
+#define UDEV_RULE_HINT                                                                                          \
+    "install the udev rule: sudo cp tools/99-ndkfpga.rules /etc/udev/rules.d/ && sudo udevadm control --reload " \
+    "&& replug the board"
+
+struct usb_transport;
+
+struct xfer {
+    struct libusb_transfer *t;
+    struct usb_transport *u;
+    int busy;   /* submitted, callback not yet run */
+    int parked; /* IN only: waiting for room in the ring before resubmission */
+};
+
+struct usb_transport {
+    struct nf_transport base;
+    char name[64];
+    const struct nf_ftdi_chip *chip;
+    libusb_context *ctx;
+    libusb_device_handle *dev;
+    int claimed;
+    pthread_t thread;
+    int thread_started;
+    int data_fd; /* eventfd: new receive data or the device died */
+    int wake_fd; /* eventfd: nf_transport_wake() */
+
+    pthread_mutex_t lock; /* guards everything below */
+    pthread_cond_t cond;  /* an OUT slot freed, a transfer retired, death */
+    int stop;             /* closing: callbacks resubmit nothing */
+    int dead;             /* the device is gone */
+    int in_flight;        /* submitted transfers whose callback has not run */
+    uint8_t *rx;          /* receive ring of stripped payload */
+    size_t rx_cap, rx_head, rx_len;
+    size_t rx_reserved; /* payload room promised to IN transfers in flight */
+    unsigned line_errors;
+    struct xfer in[N_IN];
+    struct xfer out[N_OUT];
+};
+
+static void signal_fd(int fd)
+{
+    uint64_t one = 1;
+    /* A full counter still signals; nothing else can go wrong that matters. */
+    if (write(fd, &one, sizeof(one)) < 0)
+        return;
+}
+
+static void drain_fd(int fd)
+{
+    uint64_t v;
+    if (read(fd, &v, sizeof(v)) < 0)
+        return;
+}
+
+static int in_size(const struct usb_transport *u)
+{
+    return (int)u->chip->max_packet * IN_PACKETS;
+}
+
+static void mark_dead_locked(struct usb_transport *u)
+{
+    if (!u->dead) {
+        u->dead = 1;
+        signal_fd(u->data_fd);
+        pthread_cond_broadcast(&u->cond);
+    }
+}
+
+/* May an IN transfer go out now? Only when its whole payload fits in the ring. */
+static int in_room_locked(const struct usb_transport *u)
+{
+    size_t payload = (size_t)u->chip->max_packet * IN_PACKETS;
+    return u->rx_len + u->rx_reserved + payload <= u->rx_cap;
+}
+
+/* Submit IN transfer x (caller has marked it busy and reserved its room). */
+static void submit_in(struct xfer *x)
+{
+    struct usb_transport *u = x->u;
+    int r = libusb_submit_transfer(x->t);
+    if (r == 0)
+        return;
+    pthread_mutex_lock(&u->lock);
+    x->busy = 0;
+    u->in_flight--;
+    u->rx_reserved -= (size_t)u->chip->max_packet * IN_PACKETS;
+    if (!u->stop)
+        mark_dead_locked(u); /* cannot read any more: the link is useless */
+    pthread_cond_broadcast(&u->cond);
+    pthread_mutex_unlock(&u->lock);
+}
+
+/* Claim an idle IN slot for submission if the ring has room; returns it or NULL. */
+static struct xfer *take_parked_locked(struct usb_transport *u)
+{
+    if (u->stop || u->dead)
+        return NULL;
+    for (int i = 0; i < N_IN; i++) {
+        struct xfer *x = &u->in[i];
+        if (x->parked && in_room_locked(u)) {
+            x->parked = 0;
+            x->busy = 1;
+            u->in_flight++;
+            u->rx_reserved += (size_t)u->chip->max_packet * IN_PACKETS;
+            return x;
+        }
+    }
+    return NULL;
+}
+
+static void LIBUSB_CALL in_done(struct libusb_transfer *t)
+{
+    struct xfer *x = t->user_data;
+    struct usb_transport *u = x->u;
+    uint8_t errors = 0;
+    size_t n = 0;
+    if (t->status == LIBUSB_TRANSFER_COMPLETED)
+        n = nf_ftdi_strip(t->buffer, (size_t)t->actual_length, u->chip->max_packet, t->buffer, &errors);
+
+    pthread_mutex_lock(&u->lock);
+    x->busy = 0;
+    u->in_flight--;
+    u->rx_reserved -= (size_t)u->chip->max_packet * IN_PACKETS;
+    if (errors)
+        u->line_errors++; /* the link's CRC throws the damaged frame away */
+    if (n > 0) {
+        /* Room was reserved before submission, so this always fits. */
+        size_t tail = (u->rx_head + u->rx_len) % u->rx_cap;
+        size_t first = n < u->rx_cap - tail ? n : u->rx_cap - tail;
+        memcpy(u->rx + tail, t->buffer, first);
+        memcpy(u->rx, t->buffer + first, n - first);
+        u->rx_len += n;
+        signal_fd(u->data_fd);
+    }
+    int resubmit = 0;
+    switch (t->status) {
+    case LIBUSB_TRANSFER_COMPLETED:
+    case LIBUSB_TRANSFER_TIMED_OUT:
+        resubmit = 1;
+        break;
+    case LIBUSB_TRANSFER_CANCELLED:
+        break;
+    default: /* NO_DEVICE, ERROR, STALL, OVERFLOW: the board is gone or broken */
+        if (!u->stop)
+            mark_dead_locked(u);
+        break;
+    }
+    if (resubmit && !u->stop && !u->dead) {
+        if (in_room_locked(u)) {
+            x->busy = 1;
+            u->in_flight++;
+            u->rx_reserved += (size_t)u->chip->max_packet * IN_PACKETS;
+        } else {
+            x->parked = 1; /* read() resubmits it once the consumer made room */
+            resubmit = 0;
+        }
+    } else {
+        resubmit = 0;
+    }
+    pthread_cond_broadcast(&u->cond);
+    pthread_mutex_unlock(&u->lock);
+    if (resubmit)
+        submit_in(x);
+}
+
+static void LIBUSB_CALL out_done(struct libusb_transfer *t)
+{
+    struct xfer *x = t->user_data;
+    struct usb_transport *u = x->u;
+    pthread_mutex_lock(&u->lock);
+    x->busy = 0;
+    u->in_flight--;
+    if (t->status != LIBUSB_TRANSFER_COMPLETED && t->status != LIBUSB_TRANSFER_CANCELLED && !u->stop)
+        mark_dead_locked(u);
+    pthread_cond_broadcast(&u->cond);
+    pthread_mutex_unlock(&u->lock);
+}
+
+static void *event_thread(void *arg)
+{
+    struct usb_transport *u = arg;
+    for (;;) {
+        pthread_mutex_lock(&u->lock);
+        int done = u->stop && u->in_flight == 0;
+        pthread_mutex_unlock(&u->lock);
+        if (done)
+            break;
+        struct timeval tv = {0, EVENT_SLICE_US};
+        int r = libusb_handle_events_timeout_completed(u->ctx, &tv, NULL);
+        if (r < 0 && r != LIBUSB_ERROR_INTERRUPTED) {
+            pthread_mutex_lock(&u->lock);
+            if (!u->stop)
+                mark_dead_locked(u);
+            int give_up = u->stop;
+            pthread_mutex_unlock(&u->lock);
+            if (give_up)
+                break;
+            struct timespec ts = {0, EVENT_SLICE_US * 1000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return NULL;
+}
+
+static void deadline_after(struct timespec *ts, int ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+static int ms_until(const struct timespec *deadline)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long ms = (deadline->tv_sec - now.tv_sec) * 1000L + (deadline->tv_nsec - now.tv_nsec) / 1000000L;
+    return ms < 0 ? 0 : (int)ms;
+}
+
+static uint32_t usb_write(struct nf_transport *t, const void *buf, size_t len, int timeout_ms)
+{
+    struct usb_transport *u = (struct usb_transport *)t;
+    const uint8_t *p = buf;
+    struct timespec deadline;
+    if (timeout_ms >= 0)
+        deadline_after(&deadline, timeout_ms);
+    while (len > 0) {
+        struct xfer *x = NULL;
+        pthread_mutex_lock(&u->lock);
+        for (;;) {
+            if (u->dead || u->stop) {
+                pthread_mutex_unlock(&u->lock);
+                return NF_STATUS_CONNECTION_RESET;
+            }
+            for (int i = 0; i < N_OUT && !x; i++)
+                if (!u->out[i].busy)
+                    x = &u->out[i];
+            if (x)
+                break;
+            if (timeout_ms < 0) {
+                pthread_cond_wait(&u->cond, &u->lock);
+            } else if (pthread_cond_timedwait(&u->cond, &u->lock, &deadline) == ETIMEDOUT) {
+                pthread_mutex_unlock(&u->lock);
+                return NF_STATUS_IO_TIMEOUT;
+            }
+        }
+        x->busy = 1;
+        u->in_flight++;
+        pthread_mutex_unlock(&u->lock);
+
+        size_t n = len < OUT_BYTES ? len : OUT_BYTES;
+        memcpy(x->t->buffer, p, n);
+        x->t->length = (int)n;
+        int r = libusb_submit_transfer(x->t);
+        if (r != 0) {
+            pthread_mutex_lock(&u->lock);
+            x->busy = 0;
+            u->in_flight--;
+            mark_dead_locked(u);
+            pthread_mutex_unlock(&u->lock);
+            return NF_STATUS_CONNECTION_RESET;
+        }
+        p += n;
+        len -= n;
+    }
+    return NF_STATUS_SUCCESS;
+}
+
+static ssize_t usb_read(struct nf_transport *t, void *buf, size_t cap, int timeout_ms)
+{
+    struct usb_transport *u = (struct usb_transport *)t;
+    struct timespec deadline;
+    if (timeout_ms > 0)
+        deadline_after(&deadline, timeout_ms);
+    for (;;) {
+        pthread_mutex_lock(&u->lock);
+        if (u->rx_len > 0 && cap > 0) {
+            size_t n = cap < u->rx_len ? cap : u->rx_len;
+            size_t first = n < u->rx_cap - u->rx_head ? n : u->rx_cap - u->rx_head;
+            memcpy(buf, u->rx + u->rx_head, first);
+            memcpy((uint8_t *)buf + first, u->rx, n - first);
+            u->rx_head = (u->rx_head + n) % u->rx_cap;
+            u->rx_len -= n;
+            struct xfer *resubmit[N_IN];
+            int k = 0;
+            struct xfer *x;
+            while (k < N_IN && (x = take_parked_locked(u)) != NULL)
+                resubmit[k++] = x;
+            pthread_mutex_unlock(&u->lock);
+            for (int i = 0; i < k; i++)
+                submit_in(resubmit[i]);
+            return (ssize_t)n;
+        }
+        int dead = u->dead;
+        pthread_mutex_unlock(&u->lock);
+        if (dead)
+            return -1;
+        if (timeout_ms == 0)
+            return 0;
+        struct pollfd pfd[2] = {{.fd = u->data_fd, .events = POLLIN}, {.fd = u->wake_fd, .events = POLLIN}};
+        int r = poll(pfd, 2, timeout_ms < 0 ? -1 : ms_until(&deadline));
+        if (r < 0 && errno == EINTR)
+            return 0;
+        if (r < 0)
+            return -1;
+        if (pfd[1].revents & POLLIN) {
+            drain_fd(u->wake_fd);
+            return 0;
+        }
+        if (pfd[0].revents & POLLIN) {
+            drain_fd(u->data_fd);
+            continue;
+        }
+        return 0; /* timeout */
+    }
+}
+
+static void usb_wake(struct nf_transport *t)
+{
+    signal_fd(((struct usb_transport *)t)->wake_fd);
+}
+
+static void usb_free(struct usb_transport *u)
+{
+    if (u->thread_started) {
+        /* Cancel what is in flight and let the event thread collect it. */
+        pthread_mutex_lock(&u->lock);
+        u->stop = 1;
+        pthread_mutex_unlock(&u->lock);
+        for (int i = 0; i < N_IN; i++)
+            if (u->in[i].t)
+                libusb_cancel_transfer(u->in[i].t); /* NOT_FOUND when idle: fine */
+        for (int i = 0; i < N_OUT; i++)
+            if (u->out[i].t)
+                libusb_cancel_transfer(u->out[i].t);
+        struct timespec deadline;
+        deadline_after(&deadline, CLOSE_DRAIN_MS);
+        pthread_mutex_lock(&u->lock);
+        while (u->in_flight > 0)
+            if (pthread_cond_timedwait(&u->cond, &u->lock, &deadline) == ETIMEDOUT)
+                break;
+        int leaked = u->in_flight;
+        pthread_mutex_unlock(&u->lock);
+        if (leaked > 0) {
+            /* A transfer never came back: its memory may still be libusb's, so it
+             * and the context are left alone rather than freed under it. */
+            nf_set_error(NF_STATUS_IO_TIMEOUT, "%s: %d USB transfers did not finish at close", u->name, leaked);
+            pthread_detach(u->thread);
+            return;
+        }
+        pthread_join(u->thread, NULL);
+    }
+    for (int i = 0; i < N_IN; i++)
+        libusb_free_transfer(u->in[i].t); /* frees the buffer too (FREE_BUFFER) */
+    for (int i = 0; i < N_OUT; i++)
+        libusb_free_transfer(u->out[i].t);
+    if (u->claimed)
+        libusb_release_interface(u->dev, u->chip->interface); /* re-attaches ftdi_sio */
+    if (u->dev)
+        libusb_close(u->dev);
+    if (u->ctx)
+        libusb_exit(u->ctx);
+    if (u->data_fd >= 0)
+        close(u->data_fd);
+    if (u->wake_fd >= 0)
+        close(u->wake_fd);
+    pthread_cond_destroy(&u->cond);
+    pthread_mutex_destroy(&u->lock);
+    free(u->rx);
+    free(u);
+}
+
+static void usb_close(struct nf_transport *t)
+{
+    usb_free((struct usb_transport *)t);
+}
+
+static const struct nf_transport_ops usb_ops = {
+    .write = usb_write,
+    .read = usb_read,
+    .wake = usb_wake,
+    .close = usb_close,
+};
+
+/* ---- open ------------------------------------------------------------------ */
+
+static uint32_t libusb_status(int r)
+{
+    switch (r) {
+    case LIBUSB_ERROR_ACCESS:
+        return NF_STATUS_ACCESS_DENIED;
+    case LIBUSB_ERROR_NO_DEVICE:
+    case LIBUSB_ERROR_NOT_FOUND:
+        return NF_STATUS_DEVICE_NOT_CONNECTED;
+    case LIBUSB_ERROR_BUSY:
+        return NF_STATUS_INVALID_DEVICE_STATE;
+    case LIBUSB_ERROR_NO_MEM:
+        return NF_STATUS_INSUFFICIENT_RESOURCES;
+    case LIBUSB_ERROR_TIMEOUT:
+        return NF_STATUS_IO_TIMEOUT;
+    default:
+        return NF_STATUS_INTERNAL_ERROR;
+    }
+}
+
+static int vendor_request(struct usb_transport *u, uint8_t req, uint16_t value, uint16_t index)
+{
+    return libusb_control_transfer(u->dev, NF_FTDI_REQTYPE_OUT, req, value, index, NULL, 0, CTRL_TIMEOUT_MS);
+}
+
+/* Plain UART at baud: reset, purge, leave bit-bang mode, 8N1, divisor, no flow
+ * control, short latency timer. */
+static uint32_t ftdi_setup(struct usb_transport *u, uint32_t baud)
+{
+    const struct nf_ftdi_chip *c = u->chip;
+    struct nf_ftdi_baud b;
+    if (nf_ftdi_baud_encode(c, baud, &b) != 0)
+        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "%s: the %s cannot run at %u Bd (max %u)", u->name,
+                            c->name, (unsigned)baud, (unsigned)c->max_baud);
+    const struct {
+        uint8_t req;
+        uint16_t value, index;
+        const char *what;
+    } steps[] = {
+        {NF_FTDI_REQ_RESET, NF_FTDI_RESET_SIO, c->channel, "reset"},
+        {NF_FTDI_REQ_RESET, NF_FTDI_PURGE_RX, c->channel, "purge RX"},
+        {NF_FTDI_REQ_RESET, NF_FTDI_PURGE_TX, c->channel, "purge TX"},
+        {NF_FTDI_REQ_BITMODE, NF_FTDI_BITMODE_RESET, c->channel, "leave bit-bang mode"},
+        {NF_FTDI_REQ_LINE, NF_FTDI_LINE_8N1, c->channel, "8N1"},
+        {NF_FTDI_REQ_BAUD, b.value, b.index, "baud"},
+        {NF_FTDI_REQ_FLOW, NF_FTDI_FLOW_NONE, c->channel, "no flow control"},
+        {NF_FTDI_REQ_LATENCY, NF_FTDI_LATENCY_MS, c->channel, "latency timer"},
+    };
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        int r = vendor_request(u, steps[i].req, steps[i].value, steps[i].index);
+        if (r < 0)
+            return nf_set_error(libusb_status(r), "%s: FTDI %s request failed: %s", u->name, steps[i].what,
+                                libusb_error_name(r));
+    }
+    return NF_STATUS_SUCCESS;
+}
+
+/* Find the device: the first supported bridge, or the one at bus-addr. */
+static uint32_t find_device(libusb_context *ctx, const char *arg, libusb_device **found,
+                            const struct nf_ftdi_chip **chip)
+{
+    int want_bus = 0, want_addr = 0;
+    if (arg && nf_ftdi_parse_busaddr(arg, &want_bus, &want_addr) != 0)
+        return nf_set_error(NF_STATUS_INVALID_PARAMETER,
+                            "device \"usb:%s\": expected usb:BUS-ADDR in decimal as lsusb shows it, e.g. usb:1-7 or "
+                            "usb:001-007",
+                            arg);
+    libusb_device **list = NULL;
+    ssize_t n = libusb_get_device_list(ctx, &list);
+    if (n < 0)
+        return nf_set_error(NF_STATUS_INTERNAL_ERROR, "listing USB devices failed: %s", libusb_error_name((int)n));
+    uint32_t st = NF_STATUS_DEVICE_NOT_CONNECTED;
+    int seen_other = 0;
+    uint16_t other_vid = 0, other_pid = 0;
+    for (ssize_t i = 0; i < n; i++) {
+        struct libusb_device_descriptor d;
+        if (libusb_get_device_descriptor(list[i], &d) != 0)
+            continue;
+        if (arg && (libusb_get_bus_number(list[i]) != want_bus || libusb_get_device_address(list[i]) != want_addr))
+            continue;
+        const struct nf_ftdi_chip *c = nf_ftdi_chip_find(d.idVendor, d.idProduct);
+        if (!c) {
+            seen_other = 1;
+            other_vid = d.idVendor;
+            other_pid = d.idProduct;
+            continue;
+        }
+        *found = libusb_ref_device(list[i]);
+        *chip = c;
+        st = NF_STATUS_SUCCESS;
+        break;
+    }
+    libusb_free_device_list(list, 1);
+    if (st == NF_STATUS_SUCCESS)
+        return st;
+    if (arg && seen_other)
+        return nf_set_error(NF_STATUS_INVALID_PARAMETER,
+                            "device \"usb:%s\" is %04x:%04x, not a supported bridge (FT231X 0403:6015, FT2232H "
+                            "0403:6010)",
+                            arg, other_vid, other_pid);
+    if (arg)
+        return nf_set_error(NF_STATUS_DEVICE_NOT_CONNECTED, "device \"usb:%s\": nothing on USB bus %d address %d",
+                            arg, want_bus, want_addr);
+    return nf_set_error(NF_STATUS_DEVICE_NOT_CONNECTED,
+                        "no board on USB: looked for a ULX3S (FT231X 0403:6015) and an ECP5-EVN (FT2232H 0403:6010)");
+}
+
+static uint32_t alloc_transfers(struct usb_transport *u)
+{
+    for (int i = 0; i < N_IN + N_OUT; i++) {
+        int is_in = i < N_IN;
+        struct xfer *x = is_in ? &u->in[i] : &u->out[i - N_IN];
+        int size = is_in ? in_size(u) : OUT_BYTES;
+        x->u = u;
+        x->t = libusb_alloc_transfer(0);
+        uint8_t *buf = malloc((size_t)size);
+        if (!x->t || !buf) {
+            free(buf);
+            return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "out of memory for USB transfers");
+        }
+        libusb_fill_bulk_transfer(x->t, u->dev, is_in ? u->chip->ep_in : u->chip->ep_out, buf, size,
+                                  is_in ? in_done : out_done, x, 0);
+        x->t->flags = LIBUSB_TRANSFER_FREE_BUFFER;
+    }
+    return NF_STATUS_SUCCESS;
+}
+
+uint32_t nf_transport_open_usb(const char *arg, struct nf_transport **out)
+{
+    if (!out)
+        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_transport_open_usb: out is NULL");
+    *out = NULL;
+    uint32_t baud_env = nf_board_baud(1);
+    if (baud_env == 0)
+        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "NDKFPGA_BAUD=\"%s\" is not a baud rate",
+                            getenv("NDKFPGA_BAUD"));
+
+    struct usb_transport *u = calloc(1, sizeof(*u));
+    if (!u)
+        return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "out of memory for a transport");
+    u->data_fd = u->wake_fd = -1;
+    pthread_mutex_init(&u->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&u->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    snprintf(u->name, sizeof(u->name), "usb%s%s", arg ? ":" : "", arg ? arg : "");
+    u->base.ops = &usb_ops;
+    u->base.name = u->name;
+
+    uint32_t st;
+    int r = libusb_init(&u->ctx);
+    if (r != 0) {
+        u->ctx = NULL;
+        st = nf_set_error(NF_STATUS_INTERNAL_ERROR, "libusb_init failed: %s", libusb_error_name(r));
+        goto fail;
+    }
+    libusb_device *device = NULL;
+    st = find_device(u->ctx, arg, &device, &u->chip);
+    if (st != NF_STATUS_SUCCESS)
+        goto fail;
+    int bus = libusb_get_bus_number(device), addr = libusb_get_device_address(device);
+    snprintf(u->name, sizeof(u->name), "usb:%03d-%03d", bus, addr);
+    r = libusb_open(device, &u->dev);
+    libusb_unref_device(device);
+    if (r != 0) {
+        u->dev = NULL;
+        if (r == LIBUSB_ERROR_ACCESS)
+            st = nf_set_error(NF_STATUS_ACCESS_DENIED, "%s (%s, bus %d address %d): permission denied; " UDEV_RULE_HINT,
+                              u->name, u->chip->name, bus, addr);
+        else
+            st = nf_set_error(libusb_status(r), "%s (%s): open failed: %s", u->name, u->chip->name,
+                              libusb_error_name(r));
+        goto fail;
+    }
+    /* The kernel's ftdi_sio owns the interface as a tty: take it over for the
+     * session; releasing it at close gives it back. */
+    r = libusb_set_auto_detach_kernel_driver(u->dev, 1);
+    if (r != 0 && r != LIBUSB_ERROR_NOT_SUPPORTED) {
+        st = nf_set_error(libusb_status(r), "%s: cannot detach the kernel driver: %s", u->name, libusb_error_name(r));
+        goto fail;
+    }
+    r = libusb_claim_interface(u->dev, u->chip->interface);
+    if (r != 0) {
+        if (r == LIBUSB_ERROR_ACCESS)
+            st = nf_set_error(NF_STATUS_ACCESS_DENIED, "%s: claiming interface %d: permission denied; " UDEV_RULE_HINT,
+                              u->name, u->chip->interface);
+        else if (r == LIBUSB_ERROR_BUSY)
+            st = nf_set_error(NF_STATUS_INVALID_DEVICE_STATE,
+                              "%s: interface %d is in use by another program (openFPGALoader? a terminal?)", u->name,
+                              u->chip->interface);
+        else
+            st = nf_set_error(libusb_status(r), "%s: claiming interface %d failed: %s", u->name, u->chip->interface,
+                              libusb_error_name(r));
+        goto fail;
+    }
+    u->claimed = 1;
+    uint32_t baud = nf_board_baud(u->chip->max_baud);
+    st = ftdi_setup(u, baud);
+    if (st != NF_STATUS_SUCCESS)
+        goto fail;
+
+    u->rx_cap = (size_t)u->chip->max_packet * IN_PACKETS * N_IN * RX_RING_PER_IN;
+    u->rx = malloc(u->rx_cap);
+    u->data_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    u->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (!u->rx || u->data_fd < 0 || u->wake_fd < 0) {
+        st = nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "out of memory or file descriptors for %s", u->name);
+        goto fail;
+    }
+    st = alloc_transfers(u);
+    if (st != NF_STATUS_SUCCESS)
+        goto fail;
+    if (pthread_create(&u->thread, NULL, event_thread, u) != 0) {
+        st = nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "cannot start the USB event thread");
+        goto fail;
+    }
+    u->thread_started = 1;
+    /* Keep every IN transfer in flight from now on. */
+    for (int i = 0; i < N_IN; i++) {
+        pthread_mutex_lock(&u->lock);
+        struct xfer *x = &u->in[i];
+        x->busy = 1;
+        u->in_flight++;
+        u->rx_reserved += (size_t)u->chip->max_packet * IN_PACKETS;
+        pthread_mutex_unlock(&u->lock);
+        submit_in(x);
+    }
+    pthread_mutex_lock(&u->lock);
+    int dead = u->dead;
+    pthread_mutex_unlock(&u->lock);
+    if (dead) {
+        st = nf_set_error(NF_STATUS_DEVICE_NOT_CONNECTED, "%s: the board went away during setup", u->name);
+        goto fail;
+    }
+    *out = &u->base;
+    return NF_STATUS_SUCCESS;
+fail:
+    usb_free(u);
+    return st;
+}
+
+int nf_board_present(void)
+{
+    libusb_context *ctx = NULL;
+    if (libusb_init(&ctx) != 0)
+        return 0;
+    libusb_device **list = NULL;
+    ssize_t n = libusb_get_device_list(ctx, &list);
+    int present = 0;
+    for (ssize_t i = 0; i < n && !present; i++) {
+        struct libusb_device_descriptor d;
+        if (libusb_get_device_descriptor(list[i], &d) == 0 && nf_ftdi_chip_find(d.idVendor, d.idProduct))
+            present = 1;
+    }
+    if (n >= 0)
+        libusb_free_device_list(list, 1);
+    libusb_exit(ctx);
+    return present;
+}

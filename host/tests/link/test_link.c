@@ -1,0 +1,750 @@
+/* Unit tests of the host link layer and transports against the in-process fake
+ * board (fake_board.c) with deterministic fault injection.
+ *
+ * Run with no argument (or a label such as "san" that prefixes every case name).
+ * Started as `test_link --socket PATH --exit-on-disconnect [--die]` it plays a
+ * simulator for the "sim" transport tests: it serves the fake board on PATH. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fake_board.h"
+#include "nf_link.h"
+#include "nf_transport.h"
+#include "tap.h"
+
+static const char *label = "link";
+static char self_path[PATH_MAX];
+
+#define CHECK(cond, ...)                                          \
+    do {                                                          \
+        char name_[256];                                          \
+        snprintf(name_, sizeof(name_), __VA_ARGS__);              \
+        tap_ok((cond), "%s: %s", label, name_);                   \
+    } while (0)
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {ms / 1000u, (long)(ms % 1000u) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- receiver: checks PING replies ------------------------------------- */
+
+struct rx {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint32_t next_tag; /* reply tag expected next */
+    uint64_t replies, order_errors, content_errors, other;
+    int dead_calls;
+    uint32_t dead_status;
+};
+
+static void rx_init(struct rx *r)
+{
+    memset(r, 0, sizeof(*r));
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    r->next_tag = 1;
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+static uint32_t get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void on_message(void *ctx, const uint8_t *msg, size_t len)
+{
+    struct rx *r = ctx;
+    pthread_mutex_lock(&r->mu);
+    if (get16(msg) != (NF_OP_PING | NF_OP_REPLY) || len != get16(msg + NF_MSG_HDR_LEN_OFF)) {
+        r->other++;
+    } else {
+        uint32_t tag = get32(msg + NF_MSG_HDR_TAG_OFF);
+        if (tag != r->next_tag)
+            r->order_errors++;
+        r->next_tag = tag + 1;
+        for (size_t i = NF_MSG_HDR_SIZE; i < len; i++)
+            if (msg[i] != ping_byte(tag, (uint32_t)(i - NF_MSG_HDR_SIZE))) {
+                r->content_errors++;
+                break;
+            }
+        r->replies++;
+    }
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void on_dead(void *ctx, uint32_t status)
+{
+    struct rx *r = ctx;
+    pthread_mutex_lock(&r->mu);
+    r->dead_calls++;
+    r->dead_status = status;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* Wait until `replies` reach n or ms pass; returns the count. */
+static uint64_t wait_replies(struct rx *r, uint64_t n, unsigned ms)
+{
+    uint64_t end = now_ms() + ms;
+    pthread_mutex_lock(&r->mu);
+    while (r->replies < n && now_ms() < end) {
+        pthread_mutex_unlock(&r->mu);
+        sleep_ms(2);
+        pthread_mutex_lock(&r->mu);
+    }
+    uint64_t got = r->replies;
+    pthread_mutex_unlock(&r->mu);
+    return got;
+}
+
+/* Build PING number tag with body bytes into buf; returns its length. */
+static size_t make_ping(uint8_t *buf, uint32_t tag, size_t body)
+{
+    size_t len = NF_MSG_HDR_SIZE + body;
+    memset(buf, 0, NF_MSG_HDR_SIZE);
+    buf[0] = (uint8_t)NF_OP_PING;
+    buf[1] = (uint8_t)(NF_OP_PING >> 8);
+    buf[NF_MSG_HDR_LEN_OFF] = (uint8_t)len;
+    buf[NF_MSG_HDR_LEN_OFF + 1] = (uint8_t)(len >> 8);
+    for (int i = 0; i < 4; i++)
+        buf[NF_MSG_HDR_TAG_OFF + i] = (uint8_t)(tag >> (8 * i));
+    for (size_t i = 0; i < body; i++)
+        buf[NF_MSG_HDR_SIZE + i] = ping_byte(tag, (uint32_t)i);
+    return len;
+}
+
+static uint64_t rng_state = 88172645463325252ull;
+static uint32_t rnd32(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 16);
+}
+
+/* Send PINGs 1..n of random sizes up to max_body, some deferred. Returns the number
+ * of sends that failed. */
+static unsigned send_pings(struct nf_link *l, uint32_t first, uint32_t n, size_t max_body, int defer_pct)
+{
+    static uint8_t buf[NF_LINK_MAX_PAYLOAD];
+    unsigned fails = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        size_t body = ((size_t)rnd32() % (max_body / 8 + 1)) * 8;
+        size_t len = make_ping(buf, first + i, body);
+        int defer = (int)(rnd32() % 100) < defer_pct && i + 1 < n;
+        if (nf_link_send(l, buf, len, defer) != NF_STATUS_SUCCESS)
+            fails++;
+    }
+    return fails;
+}
+
+/* ---- sessions ------------------------------------------------------------ */
+
+struct session {
+    struct fake_board *board;
+    struct nf_link *link;
+    struct rx rx;
+    struct nf_info info;
+    uint32_t open_status;
+};
+
+static struct nf_link_config fast_cfg(void)
+{
+    struct nf_link_config c;
+    memset(&c, 0, sizeof(c));
+    c.silence_ms = 3000;
+    c.rto_initial_ms = 100;
+    c.rto_min_ms = 5;
+    c.rto_max_ms = 500;
+    return c;
+}
+
+static int session_open(struct session *s, const struct fake_board_cfg *bc, const struct nf_link_config *lc)
+{
+    memset(s, 0, sizeof(*s));
+    rx_init(&s->rx);
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+        return 0;
+    s->board = fake_board_start(sv[1], bc);
+    struct nf_transport *t;
+    if (nf_transport_from_fd(sv[0], "socketpair", &t) != NF_STATUS_SUCCESS)
+        return 0;
+    s->open_status = nf_link_open_ex(t, lc, on_message, on_dead, &s->rx, &s->link, &s->info);
+    return s->open_status == NF_STATUS_SUCCESS;
+}
+
+static void session_close(struct session *s)
+{
+    nf_link_close(s->link);
+    fake_board_stop(s->board);
+    s->link = NULL;
+    s->board = NULL;
+}
+
+/* ---- cases ----------------------------------------------------------------- */
+
+static void test_transport_errors(void)
+{
+    struct nf_transport *t = (struct nf_transport *)1;
+    CHECK(nf_transport_open("usb", &t) == NF_STATUS_NOT_SUPPORTED && t == NULL, "transport: usb is NOT_SUPPORTED");
+    CHECK(nf_transport_open("usb:1-2", &t) == NF_STATUS_NOT_SUPPORTED, "transport: usb:BUS-ADDR is NOT_SUPPORTED");
+    CHECK(nf_transport_open("tty:/dev/ttyUSB0", &t) == NF_STATUS_NOT_SUPPORTED, "transport: tty is NOT_SUPPORTED");
+    CHECK(nf_transport_open("bogus", &t) == NF_STATUS_INVALID_PARAMETER && strstr(nf_error_message(), "bogus"),
+          "transport: unknown device string is INVALID_PARAMETER with a message");
+    CHECK(nf_transport_open("sim:/nonexistent/x.sock", &t) == NF_STATUS_CONNECTION_REFUSED &&
+              strstr(nf_error_message(), "/nonexistent/x.sock"),
+          "transport: sim:PATH with nothing listening is CONNECTION_REFUSED");
+    CHECK(nf_transport_open("model:/nonexistent/y.sock", &t) == NF_STATUS_CONNECTION_REFUSED,
+          "transport: model:PATH with nothing listening is CONNECTION_REFUSED");
+    setenv("NDKFPGA_SIM", "/nonexistent/nfsim", 1);
+    unsetenv("NDKFPGA_SIM_SOCKET");
+    CHECK(nf_transport_open("sim", &t) == NF_STATUS_NO_SUCH_FILE && strstr(nf_error_message(), "/nonexistent/nfsim"),
+          "transport: missing simulator binary is NO_SUCH_FILE naming it");
+    setenv("NDKFPGA_MODEL", "/nonexistent/nfmodel", 1);
+    CHECK(nf_transport_open("model", &t) == NF_STATUS_NO_SUCH_FILE, "transport: missing model binary is NO_SUCH_FILE");
+    setenv("NDKFPGA_SIM", self_path, 1);
+    setenv("NDKFPGA_SIM_ARGS", "--die", 1);
+    CHECK(nf_transport_open("sim", &t) == NF_STATUS_DEVICE_NOT_CONNECTED && strstr(nf_error_message(), "at start"),
+          "transport: simulator dying at start is DEVICE_NOT_CONNECTED");
+    unsetenv("NDKFPGA_SIM_ARGS");
+}
+
+static void test_sim_transport(void)
+{
+    /* "sim" starts this binary as the simulator, talks to it, stops it at close. */
+    setenv("NDKFPGA_SIM", self_path, 1);
+    unsetenv("NDKFPGA_SIM_SOCKET");
+    struct nf_transport *t = NULL;
+    uint32_t st = nf_transport_open("sim", &t);
+    CHECK(st == NF_STATUS_SUCCESS && t && strncmp(t->name, "sim (", 5) == 0, "sim: starts the simulator and connects (%s)",
+          t ? t->name : nf_error_message());
+    if (st != NF_STATUS_SUCCESS)
+        return;
+    struct rx rx;
+    rx_init(&rx);
+    struct nf_link *l = NULL;
+    struct nf_link_config c = fast_cfg();
+    st = nf_link_open_ex(t, &c, on_message, on_dead, &rx, &l, NULL);
+    CHECK(st == NF_STATUS_SUCCESS, "sim: link handshake over the started simulator's socket");
+    if (st == NF_STATUS_SUCCESS) {
+        unsigned fails = send_pings(l, 1, 200, 512, 30);
+        CHECK(fails == 0 && wait_replies(&rx, 200, 5000) == 200 && rx.order_errors == 0,
+              "sim: 200 PINGs through the simulator process");
+    }
+    /* The child's pid is in the name; after close it must be gone. */
+    int pid = 0;
+    const char *p = strstr(t->name, "pid ");
+    if (p)
+        pid = atoi(p + 4);
+    nf_link_close(l);
+    CHECK(pid > 0 && kill(pid, 0) != 0 && errno == ESRCH, "sim: simulator stopped and reaped at close");
+}
+
+static void test_sim_socket_env(void)
+{
+    /* $NDKFPGA_SIM_SOCKET set but refusing: "sim" starts its own; set and accepting:
+     * attaches. */
+    setenv("NDKFPGA_SIM", self_path, 1);
+    setenv("NDKFPGA_SIM_SOCKET", "/nonexistent/refusing.sock", 1);
+    struct nf_transport *t = NULL;
+    uint32_t st = nf_transport_open("sim", &t);
+    CHECK(st == NF_STATUS_SUCCESS && t && strncmp(t->name, "sim (", 5) == 0,
+          "sim: $NDKFPGA_SIM_SOCKET not accepting -> starts its own");
+    nf_transport_close(t);
+
+    char dir[] = "/tmp/nftest-XXXXXX";
+    if (!mkdtemp(dir))
+        return;
+    char path[64];
+    snprintf(path, sizeof(path), "%s/s.sock", dir);
+    int ls = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    int ok = bind(ls, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(ls, 1) == 0;
+    setenv("NDKFPGA_SIM_SOCKET", path, 1);
+    t = NULL;
+    st = ok ? nf_transport_open("sim", &t) : NF_STATUS_INTERNAL_ERROR;
+    CHECK(st == NF_STATUS_SUCCESS && t && strncmp(t->name, "sim:", 4) == 0,
+          "sim: $NDKFPGA_SIM_SOCKET accepting -> attaches (%s)", t ? t->name : "-");
+    nf_transport_close(t);
+    close(ls);
+    unlink(path);
+    rmdir(dir);
+    unsetenv("NDKFPGA_SIM_SOCKET");
+}
+
+static void test_clean(void)
+{
+    struct fake_board_cfg bc = {.rx_slots = 8, .tx_slots = 8, .seed = 1};
+    struct nf_link_config lc = fast_cfg();
+    struct session s;
+    int up = session_open(&s, &bc, &lc);
+    CHECK(up && s.info.rx_slots == 8 && s.info.layout_version == NF_LAYOUT_VERSION,
+          "open: RESET handshake returns the board's INFO");
+    if (!up)
+        return;
+    struct nf_link_stats ls;
+    nf_link_get_stats(s.link, &ls);
+    CHECK(ls.window == 7, "open: window = rx_slots - 1 = %u", ls.window);
+    const uint32_t n = 3000;
+    unsigned fails = send_pings(s.link, 1, n, 1024, 40);
+    uint64_t got = wait_replies(&s.rx, n, 20000);
+    sleep_ms(50); /* anything extra would show now */
+    struct fake_board_stats bs;
+    fake_board_get_stats(s.board, &bs);
+    nf_link_get_stats(s.link, &ls);
+    CHECK(fails == 0 && bs.pings == n && bs.order_errors == 0 && bs.content_errors == 0,
+          "clean: board got %u PINGs exactly once, in order, intact (got %llu)", n, (unsigned long long)bs.pings);
+    CHECK(got == n && s.rx.replies == n && s.rx.order_errors == 0 && s.rx.content_errors == 0 && s.rx.other == 0,
+          "clean: host got %u replies exactly once, in order, intact (got %llu)", n, (unsigned long long)s.rx.replies);
+    CHECK(ls.retransmits == 0 && ls.bad_frames == 0 && ls.dups == 0,
+          "clean: no retransmit, bad frame or duplicate without faults (%llu/%llu/%llu)",
+          (unsigned long long)ls.retransmits, (unsigned long long)ls.bad_frames, (unsigned long long)ls.dups);
+    CHECK(bs.window_violations == 0 && bs.max_inflight <= 7 && bs.max_inflight >= 2,
+          "window: at most rx_slots - 1 frames beyond the board's ack, and pipelined (max in flight %u)",
+          bs.max_inflight);
+    session_close(&s);
+}
+
+static void test_defer(void)
+{
+    struct fake_board_cfg bc = {.rx_slots = 4, .tx_slots = 4, .seed = 2};
+    struct nf_link_config lc = fast_cfg();
+    struct session s;
+    if (!session_open(&s, &bc, &lc)) {
+        CHECK(0, "defer: session");
+        return;
+    }
+    uint8_t buf[256];
+    unsigned fails = 0;
+    for (uint32_t tag = 1; tag <= 10; tag++)
+        fails += nf_link_send(s.link, buf, make_ping(buf, tag, 64), 1) != NF_STATUS_SUCCESS;
+    sleep_ms(50);
+    struct fake_board_stats bs;
+    fake_board_get_stats(s.board, &bs);
+    CHECK(fails == 0 && bs.pings == 0, "defer: deferred messages wait for a flush");
+    uint32_t st = nf_link_flush(s.link);
+    wait_replies(&s.rx, 10, 3000);
+    fake_board_get_stats(s.board, &bs);
+    CHECK(st == NF_STATUS_SUCCESS && bs.pings == 10 && bs.data_rx == 1 && bs.max_msgs_in_frame == 10,
+          "defer: 10 deferred messages + flush travel in one DATA frame (%llu frames)", (unsigned long long)bs.data_rx);
+    /* A message that does not fit closes the open frame first. */
+    static uint8_t big[NF_LINK_MAX_PAYLOAD];
+    fails = 0;
+    fails += nf_link_send(s.link, big, make_ping(big, 11, 2400), 1) != NF_STATUS_SUCCESS;
+    fails += nf_link_send(s.link, big, make_ping(big, 12, 2400), 0) != NF_STATUS_SUCCESS;
+    wait_replies(&s.rx, 12, 3000);
+    fake_board_get_stats(s.board, &bs);
+    CHECK(fails == 0 && bs.pings == 12 && bs.data_rx == 3 && s.rx.order_errors == 0,
+          "defer: a message that does not fit closes the open frame first");
+    session_close(&s);
+}
+
+static void test_bad_params(void)
+{
+    struct fake_board_cfg bc = {.seed = 3};
+    struct nf_link_config lc = fast_cfg();
+    struct session s;
+    if (!session_open(&s, &bc, &lc)) {
+        CHECK(0, "params: session");
+        return;
+    }
+    uint8_t buf[NF_LINK_MAX_PAYLOAD + 64];
+    size_t len = make_ping(buf, 1, 16);
+    struct nf_link_stats a, b;
+    nf_link_get_stats(s.link, &a);
+    int bad = 0;
+    bad += nf_link_send(s.link, buf, 8, 0) == NF_STATUS_INVALID_PARAMETER;      /* shorter than MSG_HDR */
+    bad += nf_link_send(s.link, buf, len + 4, 0) == NF_STATUS_INVALID_PARAMETER; /* not a multiple of 8 */
+    bad += nf_link_send(s.link, buf, len + 8, 0) == NF_STATUS_INVALID_PARAMETER; /* MSG_HDR.len differs */
+    make_ping(buf, 1, NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE + 8);
+    bad += nf_link_send(s.link, buf, NF_LINK_MAX_PAYLOAD + 8, 0) == NF_STATUS_INVALID_PARAMETER; /* too long */
+    bad += nf_link_send(s.link, NULL, 16, 0) == NF_STATUS_INVALID_PARAMETER;
+    nf_link_get_stats(s.link, &b);
+    CHECK(bad == 5 && a.msgs_tx == b.msgs_tx && b.data_tx == a.data_tx,
+          "send: bad lengths rejected with INVALID_PARAMETER, nothing queued");
+    make_ping(buf, 1, NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE);
+    CHECK(nf_link_send(s.link, buf, NF_LINK_MAX_PAYLOAD, 0) == NF_STATUS_SUCCESS && wait_replies(&s.rx, 1, 3000) == 1,
+          "send: a message of exactly MAX_PAYLOAD bytes goes through");
+    session_close(&s);
+}
+
+static void test_faults(const char *what, double drop, double corrupt, double dup, uint64_t seed, uint32_t n)
+{
+    struct fake_board_cfg bc = {
+        .rx_slots = 8, .tx_slots = 8, .seed = seed, .drop = drop, .corrupt = corrupt, .dup = dup, .rto_ms = 40};
+    struct nf_link_config lc = fast_cfg();
+    lc.silence_ms = 10000;
+    struct session s;
+    if (!session_open(&s, &bc, &lc)) {
+        CHECK(0, "%s: session (%s)", what, nf_status_name(s.open_status));
+        return;
+    }
+    unsigned fails = send_pings(s.link, 1, n, 1536, 30);
+    uint64_t got = wait_replies(&s.rx, n, 60000);
+    sleep_ms(100);
+    struct fake_board_stats bs;
+    fake_board_get_stats(s.board, &bs);
+    struct nf_link_stats ls;
+    nf_link_get_stats(s.link, &ls);
+    CHECK(fails == 0 && bs.pings == n && bs.order_errors == 0 && bs.content_errors == 0,
+          "%s: board got %u PINGs exactly once, in order, intact", what, n);
+    CHECK(got == n && s.rx.replies == n && s.rx.order_errors == 0 && s.rx.content_errors == 0 && s.rx.other == 0,
+          "%s: host got %u replies exactly once, in order, intact (%llu)", what, n, (unsigned long long)s.rx.replies);
+    CHECK(bs.window_violations == 0, "%s: window respected under faults", what);
+    CHECK(ls.retransmits > 0 && (ls.bad_frames > 0 || ls.dups > 0) && bs.retransmits + bs.bad_rx + bs.dup_rx > 0,
+          "%s: the faults happened and were recovered (host retransmits %llu, bad %llu, dups %llu; board bad %llu)",
+          what, (unsigned long long)ls.retransmits, (unsigned long long)ls.bad_frames, (unsigned long long)ls.dups,
+          (unsigned long long)bs.bad_rx);
+    session_close(&s);
+}
+
+static void test_reset_nonce(void)
+{
+    struct fake_board_cfg bc = {.seed = 4, .wrong_nonce_answers = 3, .stale_data_before_ack = 2};
+    struct nf_link_config lc = fast_cfg();
+    lc.rto_initial_ms = 10;
+    struct session s;
+    int up = session_open(&s, &bc, &lc);
+    struct nf_link_stats ls = {0};
+    if (up)
+        nf_link_get_stats(s.link, &ls);
+    CHECK(up && ls.ignored >= 5 && ls.resets_tx >= 4 && s.rx.replies == 0 && s.rx.other == 0,
+          "reset: RESET_ACKs with a wrong nonce and stale DATA are ignored (%llu ignored, %llu RESETs)",
+          (unsigned long long)ls.ignored, (unsigned long long)ls.resets_tx);
+    if (up) {
+        uint8_t buf[64];
+        CHECK(nf_link_send(s.link, buf, make_ping(buf, 1, 32), 0) == NF_STATUS_SUCCESS &&
+                  wait_replies(&s.rx, 1, 3000) == 1,
+              "reset: the session works after the right RESET_ACK");
+    }
+    session_close(&s);
+
+    struct fake_board_cfg never = {.seed = 5, .wrong_nonce_answers = 1000000};
+    lc = fast_cfg();
+    lc.silence_ms = 300;
+    lc.rto_initial_ms = 20;
+    uint64_t t0 = now_ms();
+    up = session_open(&s, &never, &lc);
+    uint64_t dt = now_ms() - t0;
+    CHECK(!up && s.open_status == NF_STATUS_IO_TIMEOUT && dt >= 250 && dt < 2000,
+          "reset: a board that never echoes the nonce fails open with IO_TIMEOUT after the deadline (%llu ms)",
+          (unsigned long long)dt);
+    fake_board_stop(s.board);
+
+    struct fake_board_cfg badver = {.seed = 6, .layout_version = NF_LAYOUT_VERSION + 1};
+    lc = fast_cfg();
+    up = session_open(&s, &badver, &lc);
+    CHECK(!up && s.open_status == NF_STATUS_INVALID_DEVICE_STATE && strstr(nf_error_message(), "layout version"),
+          "reset: INFO of another layout version fails open with INVALID_DEVICE_STATE and a message");
+    fake_board_stop(s.board);
+}
+
+struct sender_arg {
+    struct nf_link *link;
+    uint32_t status;
+    uint32_t first;
+    int done;
+};
+
+static void *blocked_sender(void *p)
+{
+    struct sender_arg *a = p;
+    static _Thread_local uint8_t buf[2048];
+    uint32_t st = NF_STATUS_SUCCESS;
+    for (uint32_t i = 0; st == NF_STATUS_SUCCESS && i < 100000; i++)
+        st = nf_link_send(a->link, buf, make_ping(buf, a->first + i, 1024), 0);
+    a->status = st;
+    __atomic_store_n(&a->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+/* Start 4 senders that keep sending until the window blocks them. */
+static void start_senders(struct nf_link *l, pthread_t *th, struct sender_arg *args)
+{
+    for (int i = 0; i < 4; i++) {
+        args[i] = (struct sender_arg){.link = l, .first = 1000000u * (uint32_t)(i + 1)};
+        pthread_create(&th[i], NULL, blocked_sender, &args[i]);
+    }
+}
+
+static int all_done_within(struct sender_arg *args, unsigned ms)
+{
+    uint64_t end = now_ms() + ms;
+    for (;;) {
+        int done = 0;
+        for (int i = 0; i < 4; i++)
+            done += __atomic_load_n(&args[i].done, __ATOMIC_SEQ_CST);
+        if (done == 4)
+            return 1;
+        if (now_ms() > end)
+            return 0;
+        sleep_ms(2);
+    }
+}
+
+static void test_silence(void)
+{
+    struct fake_board_cfg bc = {.seed = 7};
+    struct nf_link_config lc = fast_cfg();
+    lc.silence_ms = 400;
+    struct session s;
+    if (!session_open(&s, &bc, &lc)) {
+        CHECK(0, "silence: session");
+        return;
+    }
+    fake_board_set_mode(s.board, FB_SILENT);
+    pthread_t th[4];
+    struct sender_arg args[4];
+    uint64_t t0 = now_ms();
+    start_senders(s.link, th, args);
+    int woke = all_done_within(args, 5000);
+    uint64_t dt = now_ms() - t0;
+    int all_timeout = 1;
+    for (int i = 0; i < 4; i++) {
+        if (woke)
+            pthread_join(th[i], NULL);
+        all_timeout &= args[i].status == NF_STATUS_IO_TIMEOUT;
+    }
+    CHECK(woke && all_timeout && dt >= 350, "silence: 4 blocked senders wake with IO_TIMEOUT after the deadline (%llu ms)",
+          (unsigned long long)dt);
+    sleep_ms(20);
+    CHECK(s.rx.dead_calls == 1 && s.rx.dead_status == NF_STATUS_IO_TIMEOUT &&
+              nf_link_status(s.link) == NF_STATUS_IO_TIMEOUT && strstr(nf_link_dead_reason(s.link), "no valid frame"),
+          "silence: on_dead called once with IO_TIMEOUT, reason given");
+    uint8_t buf[64];
+    t0 = now_ms();
+    uint32_t st = nf_link_send(s.link, buf, make_ping(buf, 1, 32), 0);
+    uint32_t st2 = nf_link_send(s.link, buf, make_ping(buf, 1, 32), 1);
+    CHECK(st == NF_STATUS_IO_TIMEOUT && st2 == NF_STATUS_IO_TIMEOUT && now_ms() - t0 < 50,
+          "silence: later sends fail at once");
+    session_close(&s);
+    if (!woke)
+        _exit(1); /* threads still blocked on a freed link: do not go on */
+
+    /* Idle for longer than the deadline is fine: the clock only runs while waiting. */
+    lc.silence_ms = 200;
+    if (!session_open(&s, &bc, &lc)) {
+        CHECK(0, "silence: session 2");
+        return;
+    }
+    sleep_ms(400);
+    st = nf_link_send(s.link, buf, make_ping(buf, 1, 32), 0);
+    CHECK(st == NF_STATUS_SUCCESS && wait_replies(&s.rx, 1, 2000) == 1 && s.rx.dead_calls == 0,
+          "silence: an idle link longer than the deadline stays alive");
+    nf_link_expect(s.link, 1);
+    sleep_ms(400);
+    CHECK(nf_link_status(s.link) == NF_STATUS_IO_TIMEOUT && s.rx.dead_calls == 1,
+          "silence: waiting for a reply that never comes (nf_link_expect) dies after the deadline");
+    session_close(&s);
+}
+
+static void test_hangup(void)
+{
+    struct fake_board_cfg bc = {.seed = 8};
+    struct nf_link_config lc = fast_cfg();
+    struct session s;
+    if (!session_open(&s, &bc, &lc)) {
+        CHECK(0, "hangup: session");
+        return;
+    }
+    fake_board_set_mode(s.board, FB_STALL);
+    pthread_t th[4];
+    struct sender_arg args[4];
+    start_senders(s.link, th, args);
+    sleep_ms(100); /* let them fill the window and block */
+    fake_board_set_mode(s.board, FB_HANGUP);
+    int woke = all_done_within(args, 3000);
+    int all = 1;
+    for (int i = 0; i < 4; i++) {
+        if (woke)
+            pthread_join(th[i], NULL);
+        all &= args[i].status == NF_STATUS_CONNECTION_RESET;
+    }
+    sleep_ms(20);
+    CHECK(woke && all && s.rx.dead_calls == 1 && s.rx.dead_status == NF_STATUS_CONNECTION_RESET,
+          "hangup: peer closing the socket wakes every sender with CONNECTION_RESET, on_dead once");
+    session_close(&s);
+    if (!woke)
+        _exit(1);
+}
+
+static void test_close_during_traffic(void)
+{
+    struct fake_board_cfg bc = {.seed = 9};
+    struct nf_link_config lc = fast_cfg();
+    struct session s;
+    if (!session_open(&s, &bc, &lc)) {
+        CHECK(0, "close: session");
+        return;
+    }
+    fake_board_set_mode(s.board, FB_STALL);
+    pthread_t th[4];
+    struct sender_arg args[4];
+    start_senders(s.link, th, args);
+    sleep_ms(100);
+    int blocked = 0;
+    for (int i = 0; i < 4; i++)
+        blocked += !__atomic_load_n(&args[i].done, __ATOMIC_SEQ_CST);
+    uint64_t t0 = now_ms();
+    nf_link_close(s.link); /* returns only when no sender is inside */
+    uint64_t dt = now_ms() - t0;
+    int all = 1;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        all &= args[i].status == NF_STATUS_CANCELLED;
+    }
+    CHECK(blocked == 4 && all && dt < 1000 && s.rx.dead_calls == 0,
+          "close: 4 blocked senders return CANCELLED, close takes %llu ms, no on_dead", (unsigned long long)dt);
+    fake_board_stop(s.board);
+
+    /* Close while replies stream in both directions. */
+    bc.drop = 1e-3;
+    if (!session_open(&s, &bc, &lc)) {
+        CHECK(0, "close: session 2");
+        return;
+    }
+    send_pings(s.link, 1, 300, 2048, 0);
+    t0 = now_ms();
+    nf_link_close(s.link);
+    CHECK(now_ms() - t0 < 1000, "close: in the middle of traffic is prompt");
+    fake_board_stop(s.board);
+}
+
+static void test_rtt(void)
+{
+    struct fake_board_cfg bc = {.seed = 10, .reply_delay_ms = 30, .rto_ms = 200};
+    struct nf_link_config lc = fast_cfg();
+    struct session s;
+    if (!session_open(&s, &bc, &lc)) {
+        CHECK(0, "rtt: session");
+        return;
+    }
+    uint8_t buf[64];
+    for (uint32_t tag = 1; tag <= 20; tag++) {
+        nf_link_send(s.link, buf, make_ping(buf, tag, 32), 0);
+        wait_replies(&s.rx, tag, 2000);
+    }
+    struct nf_link_stats ls;
+    nf_link_get_stats(s.link, &ls);
+    CHECK(s.rx.replies == 20 && ls.srtt_us >= 25000 && ls.srtt_us < 80000 && ls.retransmits == 0 &&
+              ls.rto_us >= ls.srtt_us,
+          "rtt: adapts to a 30 ms board (srtt %u us, rto %u us), no spurious retransmit", ls.srtt_us, ls.rto_us);
+    session_close(&s);
+}
+
+static void test_malformed(void)
+{
+    struct fake_board_cfg bc = {.seed = 11, .malformed_every = 3, .max_msgs_per_frame = 2};
+    struct nf_link_config lc = fast_cfg();
+    struct session s;
+    if (!session_open(&s, &bc, &lc)) {
+        CHECK(0, "malformed: session");
+        return;
+    }
+    uint8_t buf[64];
+    for (uint32_t tag = 1; tag <= 60; tag++)
+        nf_link_send(s.link, buf, make_ping(buf, tag, 32), tag % 2);
+    nf_link_flush(s.link);
+    sleep_ms(300);
+    struct nf_link_stats ls;
+    nf_link_get_stats(s.link, &ls);
+    CHECK(ls.bad_msgs > 0 && nf_link_status(s.link) == NF_STATUS_SUCCESS && s.rx.replies > 30 &&
+              s.rx.content_errors == 0,
+          "malformed: a broken message list is counted (%llu) and skipped, the link goes on",
+          (unsigned long long)ls.bad_msgs);
+    session_close(&s);
+}
+
+/* ---- fake simulator mode -------------------------------------------------------- */
+
+static int fake_simulator(int argc, char **argv)
+{
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc)
+            path = argv[++i];
+        else if (strcmp(argv[i], "--die") == 0)
+            return 3;
+    }
+    if (!path)
+        return 2;
+    int ls = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    if (bind(ls, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(ls, 1) != 0)
+        return 4;
+    int fd = accept(ls, NULL, NULL);
+    if (fd < 0)
+        return 5;
+    int probe = dup(fd);
+    struct fake_board_cfg bc = {.seed = 12};
+    struct fake_board *b = fake_board_start(fd, &bc);
+    /* --exit-on-disconnect: wait for the host to go */
+    char c;
+    while (recv(probe, &c, 1, MSG_PEEK) > 0)
+        sleep_ms(5);
+    fake_board_stop(b);
+    close(probe);
+    close(ls);
+    unlink(path);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--socket") == 0)
+        return fake_simulator(argc, argv);
+    if (argc > 1 && strcmp(argv[1], "--die") == 0)
+        return 3;
+    if (argc > 1)
+        label = strcmp(argv[1], "san") == 0 ? "link[san]" : argv[1];
+    if (!realpath("/proc/self/exe", self_path))
+        return 1;
+    /* $LINK_TEST=NAME runs only the group NAME (for debugging). */
+    const char *only = getenv("LINK_TEST");
+#define RUN(name, call)                             \
+    do {                                            \
+        if (!only || strcmp(only, name) == 0)       \
+            call;                                   \
+    } while (0)
+    RUN("transport", test_transport_errors());
+    RUN("sim", test_sim_transport());
+    RUN("simenv", test_sim_socket_env());
+    RUN("clean", test_clean());
+    RUN("defer", test_defer());
+    RUN("params", test_bad_params());
+    RUN("faults", test_faults("faults 1e-3", 1e-3, 1e-3, 1e-3, 21, 1500));
+    RUN("faults", test_faults("faults 5e-3", 5e-3, 5e-3, 2e-3, 22, 600));
+    RUN("reset", test_reset_nonce());
+    RUN("silence", test_silence());
+    RUN("hangup", test_hangup());
+    RUN("close", test_close_during_traffic());
+    RUN("rtt", test_rtt());
+    RUN("malformed", test_malformed());
+    return tap_done();
+}

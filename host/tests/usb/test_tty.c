@@ -1,0 +1,232 @@
+/* transport_tty.c against a pseudo-terminal: the test holds the master side and
+ * plays the board. Checks raw 8N1 at the termios2 speed, bytes both ways
+ * untouched by the line discipline, wake, hang-up, and the open errors. */
+#include <asm/ioctls.h>
+#include <asm/termbits.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../../tests/tap.h"
+#include "nf_transport.h"
+#include "transport_board.h"
+
+extern int ioctl(int fd, unsigned long request, ...);
+/* <stdlib.h>'s pty calls, declared by hand: their header would pull <termios.h>. */
+extern int posix_openpt(int flags);
+extern int grantpt(int fd);
+extern int unlockpt(int fd);
+extern char *ptsname(int fd);
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int open_pty(char *slave, size_t cap)
+{
+    int m = posix_openpt(O_RDWR | O_NOCTTY);
+    if (m < 0 || grantpt(m) != 0 || unlockpt(m) != 0)
+        return -1;
+    snprintf(slave, cap, "%s", ptsname(m));
+    return m;
+}
+
+static void test_settings(const char *baud_env, unsigned want)
+{
+    char slave[64];
+    int m = open_pty(slave, sizeof(slave));
+    if (baud_env)
+        setenv("NDKFPGA_BAUD", baud_env, 1);
+    else
+        unsetenv("NDKFPGA_BAUD");
+    struct nf_transport *t = NULL;
+    uint32_t st = nf_transport_open_tty(slave, &t);
+    unsetenv("NDKFPGA_BAUD");
+    if (!tap_ok(st == NF_STATUS_SUCCESS && t, "open tty:%s (%s)", slave, nf_status_name(st))) {
+        close(m);
+        return;
+    }
+    /* Look at the settings through a second descriptor of the same tty. */
+    int fd = open(slave, O_RDWR | O_NOCTTY);
+    struct termios2 tio;
+    memset(&tio, 0, sizeof(tio));
+    int r = fd >= 0 ? ioctl(fd, TCGETS2, &tio) : -1;
+    tap_ok(r == 0 && tio.c_ospeed == want && tio.c_ispeed == want && (tio.c_cflag & CBAUD) == BOTHER,
+           "tty speed %u Bd through termios2/BOTHER (got %u)", want, (unsigned)tio.c_ospeed);
+    tap_ok(r == 0 && (tio.c_cflag & CSIZE) == CS8 && !(tio.c_cflag & (PARENB | CSTOPB | CRTSCTS)) &&
+               (tio.c_cflag & CREAD) && (tio.c_cflag & CLOCAL),
+           "tty 8N1, receiver on, no modem control, no RTS/CTS");
+    tap_ok(r == 0 && !(tio.c_lflag & (ICANON | ECHO | ISIG | IEXTEN)) && !(tio.c_iflag & (IXON | IXOFF | ICRNL | ISTRIP)) &&
+               !(tio.c_oflag & OPOST),
+           "tty raw: no canonical mode, echo, signals, XON/XOFF, CR/NL mapping, output processing");
+    if (fd >= 0)
+        close(fd);
+    nf_transport_close(t);
+    close(m);
+}
+
+struct pump {
+    int fd;
+    uint8_t *buf;
+    size_t n, done;
+};
+
+static void *drain_master(void *arg)
+{
+    struct pump *p = arg;
+    double end = now_ms() + 5000;
+    while (p->done < p->n && now_ms() < end) {
+        struct pollfd pfd = {.fd = p->fd, .events = POLLIN};
+        if (poll(&pfd, 1, 100) <= 0)
+            continue;
+        ssize_t r = read(p->fd, p->buf + p->done, p->n - p->done);
+        if (r > 0)
+            p->done += (size_t)r;
+    }
+    return NULL;
+}
+
+static void *fill_master(void *arg)
+{
+    struct pump *p = arg;
+    while (p->done < p->n) {
+        size_t chunk = p->n - p->done < 1000 ? p->n - p->done : 1000;
+        ssize_t w = write(p->fd, p->buf + p->done, chunk);
+        if (w <= 0)
+            break;
+        p->done += (size_t)w;
+    }
+    return NULL;
+}
+
+static void test_data(void)
+{
+    char slave[64];
+    int m = open_pty(slave, sizeof(slave));
+    struct nf_transport *t = NULL;
+    if (!tap_ok(nf_transport_open_tty(slave, &t) == NF_STATUS_SUCCESS, "data: open")) {
+        close(m);
+        return;
+    }
+    enum { N = 50000 };
+    static uint8_t out[N], in[N], got[N];
+    for (int i = 0; i < N; i++) {
+        out[i] = (uint8_t)(i * 13 + 1); /* every byte value: CR, NL, ^C, XON, XOFF, 0x7E, ... */
+        in[i] = (uint8_t)(i * 29 + 7);
+    }
+    struct pump p = {m, got, N, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, drain_master, &p);
+    uint32_t st = nf_transport_write(t, out, N, 2000);
+    pthread_join(th, NULL);
+    tap_ok(st == NF_STATUS_SUCCESS && p.done == N && memcmp(got, out, N) == 0,
+           "host->board: %d bytes, every byte value, arrive untouched", N);
+
+    struct pump q = {m, in, N, 0};
+    pthread_create(&th, NULL, fill_master, &q);
+    size_t n = 0;
+    double end = now_ms() + 5000;
+    while (n < N && now_ms() < end) {
+        ssize_t r = nf_transport_read(t, got + n, N - n, 100);
+        if (r < 0)
+            break;
+        n += (size_t)r;
+    }
+    pthread_join(th, NULL);
+    tap_ok(n == N && memcmp(got, in, N) == 0, "board->host: %d bytes, every byte value, arrive untouched", N);
+    tap_ok(nf_transport_read(t, got, N, 0) == 0, "read with timeout 0 and nothing there returns 0");
+    double t0 = now_ms();
+    ssize_t z = nf_transport_read(t, got, N, 50);
+    tap_ok(z == 0 && now_ms() - t0 >= 40, "read times out with 0 after its timeout (%.0f ms)", now_ms() - t0);
+    nf_transport_close(t);
+    close(m);
+}
+
+struct reader {
+    struct nf_transport *t;
+    int timeout_ms;
+    ssize_t result;
+    double ms;
+};
+
+static void *reader_main(void *arg)
+{
+    struct reader *r = arg;
+    uint8_t b[16];
+    double t0 = now_ms();
+    r->result = nf_transport_read(r->t, b, sizeof(b), r->timeout_ms);
+    r->ms = now_ms() - t0;
+    return NULL;
+}
+
+static void test_wake_and_hangup(void)
+{
+    char slave[64];
+    int m = open_pty(slave, sizeof(slave));
+    struct nf_transport *t = NULL;
+    if (!tap_ok(nf_transport_open_tty(slave, &t) == NF_STATUS_SUCCESS, "wake: open")) {
+        close(m);
+        return;
+    }
+    struct reader r = {t, -1, 99, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, reader_main, &r);
+    struct timespec ts = {0, 50 * 1000000L};
+    nanosleep(&ts, NULL);
+    nf_transport_wake(t);
+    pthread_join(th, NULL);
+    tap_ok(r.result == 0 && r.ms < 1000, "wake ends a read waiting forever with 0 (%.0f ms)", r.ms);
+
+    r.timeout_ms = 10000;
+    pthread_create(&th, NULL, reader_main, &r);
+    nanosleep(&ts, NULL);
+    close(m); /* the board (or its USB bridge) goes away */
+    pthread_join(th, NULL);
+    tap_ok(r.result < 0 && r.ms < 1000, "hang-up: a waiting read returns < 0 promptly (%.0f ms)", r.ms);
+    uint32_t st = nf_transport_write(t, "x", 1, 1000);
+    tap_ok(st == NF_STATUS_CONNECTION_RESET, "hang-up: write returns CONNECTION_RESET (%s)", nf_status_name(st));
+    nf_transport_close(t);
+}
+
+static void test_errors(void)
+{
+    struct nf_transport *t = NULL;
+    uint32_t st = nf_transport_open_tty("/dev/ttyNOSUCH9", &t);
+    tap_ok(st == NF_STATUS_NO_SUCH_FILE && !t, "missing tty: NO_SUCH_FILE (%s)", nf_error_message());
+    st = nf_transport_open_tty("/dev/null", &t);
+    tap_ok(st == NF_STATUS_INVALID_PARAMETER && !t && strstr(nf_error_message(), "not a terminal"),
+           "/dev/null: INVALID_PARAMETER, not a terminal (%s)", nf_error_message());
+    st = nf_transport_open_tty("", &t);
+    tap_ok(st == NF_STATUS_INVALID_PARAMETER && !t, "empty path: INVALID_PARAMETER");
+    char slave[64];
+    int m = open_pty(slave, sizeof(slave));
+    const char *bad[] = {"abc", "-5", "0", "3e6", "115200x"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        setenv("NDKFPGA_BAUD", bad[i], 1);
+        st = nf_transport_open_tty(slave, &t);
+        tap_ok(st == NF_STATUS_INVALID_PARAMETER && !t, "NDKFPGA_BAUD=%s refused", bad[i]);
+    }
+    unsetenv("NDKFPGA_BAUD");
+    close(m);
+}
+
+int main(void)
+{
+    setenv("NDKFPGA_QUIET", "1", 1);
+    test_settings(NULL, 3000000);
+    test_settings("12000000", 12000000);
+    test_settings("115200", 115200);
+    test_data();
+    test_wake_and_hangup();
+    test_errors();
+    return tap_done();
+}

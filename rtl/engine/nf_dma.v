@@ -1,0 +1,357 @@
+// DMA engine: moves LEN bytes from source to destination, each side named by
+// (token, VA, access, PD) through the key-check pipeline, or by a LOGICAL/SYSTEM
+// adapter address checked here against its region.
+//  1. Both whole ranges are checked (source first, then destination; SIDE says which
+//     refused); a refusal moves nothing. LEN = 0 stops after these checks.
+//  2. The data moves in chunks that never cross a 4 KiB adapter page on either side.
+//     The first chunk uses the addresses the whole-range checks translated; every
+//     later chunk is translated by fresh checks of the remaining range, so an entry
+//     invalidated meanwhile stops the transfer with STOPPED (BYTES = bytes written).
+//  3. A chunk streams 64-bit words: reads run ahead through a FIFO, and a two-word
+//     window shifted by the source/destination byte misalignment feeds the writes
+//     (byte enables trim the first and last destination word), one word per clock.
+// Overlapping source and destination ranges give an unspecified result.
+`default_nettype none
+`include "nf_layout.vh"
+module nf_dma #(
+    parameter integer MEM_BYTES = `NF_PROFILE_SIM_MEM_BYTES,
+    parameter integer USER_BASE = (`NF_PROFILE_SIM_RX_SLOTS + `NF_PROFILE_SIM_TX_SLOTS) * `NF_LINK_SLOT_BYTES,
+    parameter integer WAW       = $clog2(MEM_BYTES / `NF_ENGINE_HW_MEM_PORT_BYTES)
+) (
+    input  wire           clk,
+    input  wire           rst,
+    input  wire           start,            // one-cycle pulse, ignored while busy
+    input  wire [31:0]    src_mode,         // DMA_SIDE_MODE
+    input  wire [31:0]    src_token,
+    input  wire [63:0]    src_addr,
+    input  wire [31:0]    src_pd,
+    input  wire [31:0]    dst_mode,
+    input  wire [31:0]    dst_token,
+    input  wire [63:0]    dst_addr,
+    input  wire [31:0]    dst_pd,
+    input  wire [31:0]    len,
+    output reg            busy,
+    output reg            side,
+    output reg  [3:0]     code,
+    output reg  [31:0]    bytes,
+    // entries in use, for ordering invalidations
+    output wire           src_tok_busy,
+    output wire [23:0]    src_tok_index,
+    output wire           dst_tok_busy,
+    output wire [23:0]    dst_tok_index,
+    // key-check pipeline
+    output wire           kc_req,
+    output wire [31:0]    kc_token,
+    output wire [63:0]    kc_va,
+    output wire [31:0]    kc_len,
+    output wire [1:0]     kc_access,
+    output wire [31:0]    kc_pd,
+    input  wire           kc_gnt,
+    input  wire           kc_res_valid,     // a result of this DMA's check
+    input  wire [3:0]     kc_res_code,
+    input  wire [31:0]    kc_res_addr,
+    // adapter memory
+    output wire           rd_req,
+    output wire [WAW-1:0] rd_addr,
+    input  wire           rd_gnt,
+    input  wire           rd_valid,
+    input  wire [63:0]    rd_data,
+    output wire           wr_req,
+    output wire [WAW-1:0] wr_addr,
+    output wire [63:0]    wr_data,
+    output wire [7:0]     wr_be,
+    input  wire           wr_gnt
+);
+    localparam [3:0] R_OK = `NF_REFUSE_OK;
+    localparam [3:0] R_STOPPED = `NF_REFUSE_STOPPED;
+    localparam integer PS    = `NF_ADAPTER_PAGE_SHIFT;
+    localparam integer PAGE  = `NF_ADAPTER_PAGE_SIZE;
+    localparam integer WLSB  = $clog2(`NF_ENGINE_HW_MEM_PORT_BYTES);
+    localparam integer DEPTH = 4;
+    localparam integer FAW   = $clog2(DEPTH);
+    localparam integer CNW   = PS + 1;              // chunk byte count (1..PAGE)
+    localparam integer WCW   = PS - WLSB + 2;       // words of a chunk (1..PAGE/8+1)
+    localparam [1:0] M_TOKEN   = `NF_DMA_MODE_TOKEN;
+    localparam [1:0] M_LOGICAL = `NF_DMA_MODE_LOGICAL;
+    localparam [1:0] M_SYSTEM  = `NF_DMA_MODE_SYSTEM;
+    localparam [31:0] USER_BASE_32 = USER_BASE;
+    localparam [31:0] MEM_BYTES_32 = MEM_BYTES;
+    wire [31:0] user_base_32 = USER_BASE_32;
+    wire [31:0] mem_bytes_32 = MEM_BYTES_32;
+    wire [32:0] user_base_33 = {1'b0, user_base_32};
+    wire [32:0] mem_bytes_33 = {1'b0, mem_bytes_32};
+    localparam [31:0] DEPTH_32 = DEPTH;
+    localparam [31:0] PAGE_32  = PAGE;
+    localparam [FAW+1:0] FIFO_DEPTH = DEPTH_32[FAW+1:0];
+    localparam [CNW-1:0] PAGE_BYTES = PAGE_32[CNW-1:0];
+
+    localparam [2:0] S_IDLE = 3'd0, S_ISSUE = 3'd1, S_WAIT = 3'd2, S_DECIDE = 3'd3, S_MOVE = 3'd4;
+
+    reg [2:0]  st;
+    reg        whole;                     // checking the whole ranges (else a chunk)
+    reg [1:0]  smode, dmode;
+    reg [1:0]  sacc, dacc;
+    reg [31:0] stok, dtok, spd, dpd;
+    reg [63:0] sva, dva;                  // current VA or adapter address of each side
+    reg [31:0] remaining;
+    reg        s_issued, d_issued;        // this round's checks accepted by the pipeline
+    reg        s_got, d_got;              // their results received
+    reg [3:0]  s_code, d_code;
+    reg [31:0] s_xaddr, d_xaddr;          // translated adapter address of the first byte
+
+    wire s_tok = (smode == M_TOKEN);
+    wire d_tok = (dmode == M_TOKEN);
+
+    // LOGICAL / SYSTEM region rule for a side: lo <= addr, addr <= MEM_BYTES,
+    // len <= MEM_BYTES - addr, high word 0.
+    function [3:0] region_code(input [1:0] mode, input [63:0] a, input [31:0] n);
+        reg [32:0] lo;
+        begin
+            lo = (mode == M_LOGICAL) ? user_base_33 : 33'd0;
+            if (mode != M_LOGICAL && mode != M_SYSTEM)
+                region_code = `NF_REFUSE_BAD_COMMAND;
+            else if (a[63:32] != 32'd0 || {1'b0, a[31:0]} < lo || {1'b0, a[31:0]} > mem_bytes_33 ||
+                     {1'b0, n} > mem_bytes_33 - {1'b0, a[31:0]})
+                region_code = `NF_REFUSE_BAD_ADDRESS;
+            else
+                region_code = `NF_REFUSE_OK;
+        end
+    endfunction
+
+    // ---- checks ---------------------------------------------------------------------
+    wire issue_src = (st == S_ISSUE) && s_tok && !s_issued;
+    wire issue_dst = (st == S_ISSUE) && d_tok && !d_issued && (!s_tok || s_issued);
+    assign kc_req    = issue_src || issue_dst;
+    assign kc_token  = issue_src ? stok : dtok;
+    assign kc_va     = issue_src ? sva : dva;
+    assign kc_len    = remaining;
+    assign kc_access = issue_src ? sacc : dacc;
+    assign kc_pd     = issue_src ? spd : dpd;
+
+    assign src_tok_busy  = busy && s_tok;
+    assign src_tok_index = stok[`NF_TOKEN_INDEX];
+    assign dst_tok_busy  = busy && d_tok;
+    assign dst_tok_index = dtok[`NF_TOKEN_INDEX];
+
+    // ---- chunk move -----------------------------------------------------------------
+    reg [31:0]    sa, da;                 // adapter addresses of the chunk's first byte
+    reg [CNW-1:0] n;                      // chunk bytes
+    reg [WCW-1:0] n_rd;                   // source words of the chunk
+    reg [WCW-1:0] n_wr;                   // destination words
+    reg [WCW-1:0] rd_issued;
+    reg [WCW-1:0] k;                      // stream step
+    reg [WAW-1:0] rd_word, wr_word;
+    reg           lag;                    // 1: destination word j needs source words j and j+1
+    reg [2:0]     rot;                    // byte shift of the two-word window
+    reg [2:0]     first_lo, last_lo;      // destination byte lanes of the first/last byte
+    reg [63:0]    prev;
+    reg           inflight;
+
+    wire [FAW:0] fifo_count;
+    wire [63:0]  head;
+    wire         empty;
+    wire         step;
+    wire         need_word = (k < n_rd);
+    wire         in_move   = (st == S_MOVE);
+    nf_word_fifo #(.DEPTH(DEPTH)) u_fifo (
+        .clk(clk), .rst(rst), .clear(!in_move),
+        .push(rd_valid && in_move), .push_data(rd_data),
+        .pop(step && need_word), .head(head), .empty(empty), .count(fifo_count)
+    );
+
+    assign rd_req  = in_move && (rd_issued != n_rd) &&
+                     ({1'b0, fifo_count} + {{FAW{1'b0}}, 1'b0, inflight} < FIFO_DEPTH);
+    assign rd_addr = rd_word;
+
+    wire [63:0]  cur     = need_word ? head : 64'd0;
+    wire [127:0] window  = {cur, prev} >> {rot, 3'b000};
+    wire         emit    = lag ? (k != {WCW{1'b0}}) : 1'b1;
+    wire [WCW-1:0] j     = lag ? k - 1'b1 : k;
+    wire         data_ok = !need_word || !empty;
+    wire [7:0]   be_first = (j == {WCW{1'b0}}) ? (8'hFF << first_lo) : 8'hFF;
+    wire [7:0]   be_last  = (j == n_wr - 1'b1) ? (8'hFF >> (3'd7 - last_lo)) : 8'hFF;
+    assign wr_req  = in_move && emit && data_ok;
+    assign wr_addr = wr_word;
+    assign wr_data = window[63:0];
+    assign wr_be   = be_first & be_last;
+    assign step    = in_move && data_ok && (!emit || wr_gnt);
+    wire   last_step = (k == (lag ? n_wr : n_wr - 1'b1));
+
+    // Chunk size: the remaining bytes, cut at the next page boundary of either side.
+    wire [CNW-1:0] s_room = PAGE_BYTES - {1'b0, s_xaddr[PS-1:0]};
+    wire [CNW-1:0] d_room = PAGE_BYTES - {1'b0, d_xaddr[PS-1:0]};
+    wire [CNW-1:0] sd_room = (s_room < d_room) ? s_room : d_room;
+    wire [CNW-1:0] chunk = (remaining < {{(32-CNW){1'b0}}, sd_room}) ? remaining[CNW-1:0] : sd_room;
+    wire [CNW+2:0] s_span = {3'd0, chunk} + {{CNW{1'b0}}, s_xaddr[WLSB-1:0]} - 1'b1;
+    wire [CNW+2:0] d_span = {3'd0, chunk} + {{CNW{1'b0}}, d_xaddr[WLSB-1:0]} - 1'b1;
+    wire [WCW-1:0] s_words = s_span[WLSB +: WCW];   // words of the chunk, minus one
+    wire [WCW-1:0] d_words = d_span[WLSB +: WCW];
+    wire [3:0]     mis    = {1'b0, s_xaddr[WLSB-1:0]} - {1'b0, d_xaddr[WLSB-1:0]};
+
+    always @(posedge clk) begin
+        if (rst) begin
+            st        <= S_IDLE;
+            busy      <= 1'b0;
+            side      <= 1'b0;
+            code      <= `NF_REFUSE_OK;
+            bytes     <= 32'd0;
+            whole     <= 1'b0;
+            smode     <= M_TOKEN;
+            dmode     <= M_TOKEN;
+            sacc      <= 2'd0;
+            dacc      <= 2'd0;
+            stok      <= 32'd0;
+            dtok      <= 32'd0;
+            spd       <= 32'd0;
+            dpd       <= 32'd0;
+            sva       <= 64'd0;
+            dva       <= 64'd0;
+            remaining <= 32'd0;
+            s_issued  <= 1'b0;
+            d_issued  <= 1'b0;
+            s_got     <= 1'b0;
+            d_got     <= 1'b0;
+            s_code    <= 4'd0;
+            d_code    <= 4'd0;
+            s_xaddr   <= 32'd0;
+            d_xaddr   <= 32'd0;
+            sa        <= 32'd0;
+            da        <= 32'd0;
+            n         <= {CNW{1'b0}};
+            n_rd      <= {WCW{1'b0}};
+            n_wr      <= {WCW{1'b0}};
+            rd_issued <= {WCW{1'b0}};
+            k         <= {WCW{1'b0}};
+            rd_word   <= {WAW{1'b0}};
+            wr_word   <= {WAW{1'b0}};
+            lag       <= 1'b0;
+            rot       <= 3'd0;
+            first_lo  <= 3'd0;
+            last_lo   <= 3'd0;
+            prev      <= 64'd0;
+            inflight  <= 1'b0;
+        end else begin
+            inflight <= rd_req && rd_gnt;
+            case (st)
+                S_IDLE: if (start) begin
+                    busy      <= 1'b1;
+                    side      <= 1'b0;
+                    code      <= `NF_REFUSE_OK;
+                    bytes     <= 32'd0;
+                    whole     <= 1'b1;
+                    smode     <= src_mode[`NF_DMA_SIDE_MODE_MODE];
+                    dmode     <= dst_mode[`NF_DMA_SIDE_MODE_MODE];
+                    sacc      <= src_mode[`NF_DMA_SIDE_MODE_ACCESS];
+                    dacc      <= dst_mode[`NF_DMA_SIDE_MODE_ACCESS];
+                    stok      <= src_token;
+                    dtok      <= dst_token;
+                    spd       <= src_pd;
+                    dpd       <= dst_pd;
+                    sva       <= src_addr;
+                    dva       <= dst_addr;
+                    remaining <= len;
+                    s_issued  <= 1'b0;
+                    d_issued  <= 1'b0;
+                    s_got     <= 1'b0;
+                    d_got     <= 1'b0;
+                    st        <= S_ISSUE;
+                end
+                S_ISSUE: begin
+                    // Address sides answer at once; token sides go through the pipeline.
+                    if (!s_tok) begin
+                        s_got   <= 1'b1;
+                        s_code  <= whole ? region_code(smode, sva, remaining) : R_OK;
+                        s_xaddr <= sva[31:0];
+                    end
+                    if (!d_tok) begin
+                        d_got   <= 1'b1;
+                        d_code  <= whole ? region_code(dmode, dva, remaining) : R_OK;
+                        d_xaddr <= dva[31:0];
+                    end
+                    if (issue_src && kc_gnt) s_issued <= 1'b1;
+                    if (issue_dst && kc_gnt) d_issued <= 1'b1;
+                    if ((!s_tok || s_issued || (issue_src && kc_gnt && !d_tok)) &&
+                        (!d_tok || d_issued || (issue_dst && kc_gnt)))
+                        st <= S_WAIT;
+                end
+                S_WAIT: if (s_got && d_got) st <= S_DECIDE;
+                S_DECIDE: begin
+                    if (s_code != R_OK || d_code != R_OK) begin
+                        side <= (s_code == R_OK);
+                        code <= whole ? ((s_code != R_OK) ? s_code : d_code)
+                                      : R_STOPPED;
+                        busy <= 1'b0;
+                        st   <= S_IDLE;
+                    end else if (remaining == 32'd0) begin
+                        busy <= 1'b0;
+                        st   <= S_IDLE;
+                    end else begin
+                        sa        <= s_xaddr;
+                        da        <= d_xaddr;
+                        n         <= chunk;
+                        n_rd      <= s_words + 1'b1;
+                        n_wr      <= d_words + 1'b1;
+                        rd_issued <= {WCW{1'b0}};
+                        k         <= {WCW{1'b0}};
+                        rd_word   <= s_xaddr[WLSB +: WAW];
+                        wr_word   <= d_xaddr[WLSB +: WAW];
+                        lag       <= !mis[3];
+                        rot       <= mis[2:0];
+                        first_lo  <= d_xaddr[WLSB-1:0];
+                        last_lo   <= d_span[WLSB-1:0];
+                        prev      <= 64'd0;
+                        st        <= S_MOVE;
+                    end
+                end
+                S_MOVE: begin
+                    if (rd_req && rd_gnt) begin
+                        rd_issued <= rd_issued + 1'b1;
+                        rd_word   <= rd_word + 1'b1;
+                    end
+                    if (step) begin
+                        prev <= cur;
+                        k    <= k + 1'b1;
+                        if (emit) wr_word <= wr_word + 1'b1;
+                        if (last_step) begin
+                            bytes     <= bytes + {{(32-CNW){1'b0}}, n};
+                            remaining <= remaining - {{(32-CNW){1'b0}}, n};
+                            sva       <= sva + {{(64-CNW){1'b0}}, n};
+                            dva       <= dva + {{(64-CNW){1'b0}}, n};
+                            whole     <= 1'b0;
+                            s_issued  <= 1'b0;
+                            d_issued  <= 1'b0;
+                            s_got     <= 1'b0;
+                            d_got     <= 1'b0;
+                            if (remaining == {{(32-CNW){1'b0}}, n}) begin
+                                busy <= 1'b0;
+                                st   <= S_IDLE;
+                            end else begin
+                                st <= S_ISSUE;
+                            end
+                        end
+                    end
+                end
+                default: st <= S_IDLE;
+            endcase
+            // Check results return in issue order (source first); the source's may
+            // arrive while the destination's check still waits to be issued.
+            if (kc_res_valid && (st == S_ISSUE || st == S_WAIT)) begin
+                if (s_tok && !s_got) begin
+                    s_got   <= 1'b1;
+                    s_code  <= kc_res_code;
+                    s_xaddr <= kc_res_addr;
+                end else begin
+                    d_got   <= 1'b1;
+                    d_code  <= kc_res_code;
+                    d_xaddr <= kc_res_addr;
+                end
+            end
+        end
+    end
+
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused = &{1'b0, src_mode, dst_mode, sa, da, window[127:64], s_span[CNW+2:WLSB+WCW], s_span[WLSB-1:0],
+                    d_span[CNW+2:WLSB+WCW], s_xaddr[31:WLSB+WAW], d_xaddr[31:WLSB+WAW], 1'b0};
+    /* verilator lint_on UNUSEDSIGNAL */
+endmodule
+`default_nettype wire

@@ -1,0 +1,178 @@
+// Registration engine top: adapter memory behind the system port, the key table and
+// translation table in the key-check pipeline, the page-list loader, the DMA engine,
+// and the ENGINE register block (docs/architecture.md "Module interfaces" and
+// "Engine semantics"; registers in layout.md).
+//
+// Sharing: the key-check pipeline takes one op per clock, by priority firmware table
+// op > loader MTT write > DMA check > firmware check (each holds its request until
+// granted; results come back tagged). The adapter memory's read port goes to the DMA
+// before the loader, its write port to the DMA; the system port comes first on both
+// (see nf_adapter_mem).
+`default_nettype none
+`include "nf_layout.vh"
+module nf_engine #(
+    parameter integer MEM_BYTES   = `NF_PROFILE_SIM_MEM_BYTES,
+    parameter integer MPT_ENTRIES = `NF_PROFILE_SIM_MPT_ENTRIES,
+    parameter integer MTT_ENTRIES = `NF_PROFILE_SIM_MTT_ENTRIES,
+    parameter integer USER_BASE   = (`NF_PROFILE_SIM_RX_SLOTS + `NF_PROFILE_SIM_TX_SLOTS) * `NF_LINK_SLOT_BYTES
+) (
+    input  wire        clk,
+    input  wire        rst,
+    input  wire        csr_valid,
+    input  wire [11:0] csr_addr,
+    input  wire [31:0] csr_wdata,
+    input  wire [3:0]  csr_wstrb,
+    output wire        csr_ready,
+    output wire [31:0] csr_rdata,
+    input  wire        sys_valid,
+    input  wire [31:0] sys_addr,
+    input  wire [31:0] sys_wdata,
+    input  wire [3:0]  sys_wstrb,
+    output wire        sys_ready,
+    output wire [31:0] sys_rdata
+);
+    localparam [2:0] OPC_MTT_WRITE = `NF_TBL_OP_MTT_WRITE;
+    localparam integer WAW = $clog2(MEM_BYTES / `NF_ENGINE_HW_MEM_PORT_BYTES);
+    localparam integer EW  = 7 * 32;
+    localparam [1:0] TAG_TBL = 2'd0, TAG_LD = 2'd1, TAG_DMA = 2'd2, TAG_CHK = 2'd3;
+    localparam [2:0] OP_CHECK = 3'd0;
+
+    // ---- adapter memory ---------------------------------------------------------------
+    wire           eng_rd_req, eng_rd_gnt, eng_rd_valid;
+    wire [WAW-1:0] eng_rd_addr;
+    wire [63:0]    eng_rd_data;
+    wire           dma_wr_req, dma_wr_gnt;
+    wire [WAW-1:0] dma_wr_addr;
+    wire [63:0]    dma_wr_data;
+    wire [7:0]     dma_wr_be;
+    nf_adapter_mem #(.MEM_BYTES(MEM_BYTES)) u_mem (
+        .clk(clk), .rst(rst),
+        .sys_valid(sys_valid), .sys_addr(sys_addr), .sys_wdata(sys_wdata), .sys_wstrb(sys_wstrb),
+        .sys_ready(sys_ready), .sys_rdata(sys_rdata),
+        .eng_rd_req(eng_rd_req), .eng_rd_addr(eng_rd_addr), .eng_rd_gnt(eng_rd_gnt),
+        .eng_rd_valid(eng_rd_valid), .eng_rd_data(eng_rd_data),
+        .eng_wr_req(dma_wr_req), .eng_wr_addr(dma_wr_addr), .eng_wr_data(dma_wr_data),
+        .eng_wr_be(dma_wr_be), .eng_wr_gnt(dma_wr_gnt)
+    );
+
+    wire           dma_rd_req, ld_rd_req;
+    wire [WAW-1:0] dma_rd_addr, ld_rd_addr;
+    assign eng_rd_req  = dma_rd_req || ld_rd_req;
+    assign eng_rd_addr = dma_rd_req ? dma_rd_addr : ld_rd_addr;
+    wire   dma_rd_gnt  = eng_rd_gnt && dma_rd_req;
+    wire   ld_rd_gnt   = eng_rd_gnt && !dma_rd_req;
+    reg    rd_to_dma;     // owner of the read data arriving this cycle
+    always @(posedge clk) begin
+        if (rst) rd_to_dma <= 1'b0;
+        else     rd_to_dma <= dma_rd_req;
+    end
+
+    // ---- key-check pipeline -------------------------------------------------------------
+    wire          kc_ready;
+    wire          tbl_req, chk_req, ld_kc_req, dma_kc_req;
+    wire [2:0]    tbl_op;
+    wire [31:0]   tbl_index, tbl_mtt_data, ld_kc_index, ld_kc_data;
+    wire [EW-1:0] tbl_entry;
+    wire [31:0]   chk_token, chk_len, chk_pd, dma_kc_token, dma_kc_len, dma_kc_pd;
+    wire [63:0]   chk_va, dma_kc_va;
+    wire [1:0]    chk_access, dma_kc_access;
+
+    wire sel_tbl = tbl_req;
+    wire sel_ld  = !tbl_req && ld_kc_req;
+    wire sel_dma = !tbl_req && !ld_kc_req && dma_kc_req;
+    wire sel_chk = !tbl_req && !ld_kc_req && !dma_kc_req && chk_req;
+    wire tbl_gnt = sel_tbl && kc_ready;
+    wire ld_gnt  = sel_ld && kc_ready;
+    wire dma_gnt = sel_dma && kc_ready;
+    wire chk_gnt = sel_chk && kc_ready;
+
+    wire        kc_in_valid = sel_tbl || sel_ld || sel_dma || sel_chk;
+    wire [2:0]  kc_in_op    = sel_tbl ? tbl_op : sel_ld ? OPC_MTT_WRITE : OP_CHECK;
+    wire [1:0]  kc_in_tag   = sel_tbl ? TAG_TBL : sel_ld ? TAG_LD : sel_dma ? TAG_DMA : TAG_CHK;
+    wire [31:0] kc_in_token = sel_dma ? dma_kc_token : chk_token;
+    wire [63:0] kc_in_va    = sel_dma ? dma_kc_va : chk_va;
+    wire [31:0] kc_in_len   = sel_dma ? dma_kc_len : chk_len;
+    wire [1:0]  kc_in_acc   = sel_dma ? dma_kc_access : chk_access;
+    wire [31:0] kc_in_pd    = sel_dma ? dma_kc_pd : chk_pd;
+    wire [31:0] kc_in_index = sel_ld ? ld_kc_index : tbl_index;
+    wire [31:0] kc_in_mttd  = sel_ld ? ld_kc_data : tbl_mtt_data;
+
+    wire          res_valid;
+    wire [2:0]    res_op;
+    wire [1:0]    res_tag;
+    wire [3:0]    res_code;
+    wire [31:0]   res_addr, res_mtt_data, res_index;
+    wire [EW-1:0] res_entry;
+    nf_keycheck #(.MPT_ENTRIES(MPT_ENTRIES), .MTT_ENTRIES(MTT_ENTRIES)) u_kc (
+        .clk(clk), .rst(rst), .ready(kc_ready),
+        .in_valid(kc_in_valid), .in_op(kc_in_op), .in_tag(kc_in_tag), .in_token(kc_in_token),
+        .in_va(kc_in_va), .in_len(kc_in_len), .in_access(kc_in_acc), .in_pd(kc_in_pd),
+        .in_index(kc_in_index), .in_entry(tbl_entry), .in_mtt_data(kc_in_mttd),
+        .out_valid(res_valid), .out_op(res_op), .out_tag(res_tag), .out_code(res_code),
+        .out_addr(res_addr), .out_entry(res_entry), .out_mtt_data(res_mtt_data), .out_index(res_index)
+    );
+
+    // ---- loader -------------------------------------------------------------------------
+    wire        ld_start, ld_busy;
+    wire [31:0] ld_src, ld_mtt_base, ld_count;
+    wire [3:0]  ld_code;
+    wire [15:0] ld_index;
+    nf_loader #(.MEM_BYTES(MEM_BYTES), .MTT_ENTRIES(MTT_ENTRIES), .USER_BASE(USER_BASE)) u_ld (
+        .clk(clk), .rst(rst), .start(ld_start), .src(ld_src), .mtt_base(ld_mtt_base), .count(ld_count),
+        .busy(ld_busy), .code(ld_code), .index(ld_index),
+        .rd_req(ld_rd_req), .rd_addr(ld_rd_addr), .rd_gnt(ld_rd_gnt),
+        .rd_valid(eng_rd_valid && !rd_to_dma), .rd_data(eng_rd_data),
+        .kc_req(ld_kc_req), .kc_index(ld_kc_index), .kc_data(ld_kc_data), .kc_gnt(ld_gnt)
+    );
+
+    // ---- DMA ----------------------------------------------------------------------------
+    wire        dma_start, dma_busy, dma_side;
+    wire [31:0] dma_src_mode, dma_src_token, dma_src_pd, dma_dst_mode, dma_dst_token, dma_dst_pd;
+    wire [31:0] dma_len, dma_bytes;
+    wire [63:0] dma_src_addr, dma_dst_addr;
+    wire [3:0]  dma_code;
+    wire        dma_src_tok_busy, dma_dst_tok_busy;
+    wire [23:0] dma_src_tok_index, dma_dst_tok_index;
+    nf_dma #(.MEM_BYTES(MEM_BYTES), .USER_BASE(USER_BASE)) u_dma (
+        .clk(clk), .rst(rst), .start(dma_start),
+        .src_mode(dma_src_mode), .src_token(dma_src_token), .src_addr(dma_src_addr), .src_pd(dma_src_pd),
+        .dst_mode(dma_dst_mode), .dst_token(dma_dst_token), .dst_addr(dma_dst_addr), .dst_pd(dma_dst_pd),
+        .len(dma_len), .busy(dma_busy), .side(dma_side), .code(dma_code), .bytes(dma_bytes),
+        .src_tok_busy(dma_src_tok_busy), .src_tok_index(dma_src_tok_index),
+        .dst_tok_busy(dma_dst_tok_busy), .dst_tok_index(dma_dst_tok_index),
+        .kc_req(dma_kc_req), .kc_token(dma_kc_token), .kc_va(dma_kc_va), .kc_len(dma_kc_len),
+        .kc_access(dma_kc_access), .kc_pd(dma_kc_pd), .kc_gnt(dma_gnt),
+        .kc_res_valid(res_valid && res_tag == TAG_DMA), .kc_res_code(res_code), .kc_res_addr(res_addr),
+        .rd_req(dma_rd_req), .rd_addr(dma_rd_addr), .rd_gnt(dma_rd_gnt),
+        .rd_valid(eng_rd_valid && rd_to_dma), .rd_data(eng_rd_data),
+        .wr_req(dma_wr_req), .wr_addr(dma_wr_addr), .wr_data(dma_wr_data), .wr_be(dma_wr_be),
+        .wr_gnt(dma_wr_gnt)
+    );
+
+    // ---- registers ----------------------------------------------------------------------
+    nf_engine_regs #(.MEM_BYTES(MEM_BYTES), .MPT_ENTRIES(MPT_ENTRIES), .MTT_ENTRIES(MTT_ENTRIES),
+                     .USER_BASE(USER_BASE)) u_regs (
+        .clk(clk), .rst(rst),
+        .csr_valid(csr_valid), .csr_addr(csr_addr), .csr_wdata(csr_wdata), .csr_wstrb(csr_wstrb),
+        .csr_ready(csr_ready), .csr_rdata(csr_rdata), .tables_ready(kc_ready),
+        .tbl_req(tbl_req), .tbl_op(tbl_op), .tbl_index(tbl_index), .tbl_entry(tbl_entry),
+        .tbl_mtt_data(tbl_mtt_data), .tbl_gnt(tbl_gnt), .tbl_res_valid(res_valid && res_tag == TAG_TBL),
+        .chk_req(chk_req), .chk_token(chk_token), .chk_va(chk_va), .chk_len(chk_len),
+        .chk_access(chk_access), .chk_pd(chk_pd), .chk_gnt(chk_gnt),
+        .chk_res_valid(res_valid && res_tag == TAG_CHK),
+        .res_code(res_code), .res_addr(res_addr), .res_entry(res_entry), .res_mtt_data(res_mtt_data),
+        .ld_start(ld_start), .ld_src(ld_src), .ld_mtt_base(ld_mtt_base), .ld_count(ld_count),
+        .ld_busy(ld_busy), .ld_code(ld_code), .ld_index(ld_index),
+        .dma_start(dma_start), .dma_src_mode(dma_src_mode), .dma_src_token(dma_src_token),
+        .dma_src_addr(dma_src_addr), .dma_src_pd(dma_src_pd), .dma_dst_mode(dma_dst_mode),
+        .dma_dst_token(dma_dst_token), .dma_dst_addr(dma_dst_addr), .dma_dst_pd(dma_dst_pd),
+        .dma_len(dma_len), .dma_busy(dma_busy), .dma_side(dma_side), .dma_code(dma_code),
+        .dma_bytes(dma_bytes), .dma_src_tok_busy(dma_src_tok_busy), .dma_src_tok_index(dma_src_tok_index),
+        .dma_dst_tok_busy(dma_dst_tok_busy), .dma_dst_tok_index(dma_dst_tok_index)
+    );
+
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused = &{1'b0, res_op, res_index, 1'b0};
+    /* verilator lint_on UNUSEDSIGNAL */
+endmodule
+`default_nettype wire

@@ -1,0 +1,391 @@
+// Key check and translation pipeline, holding the key table (MPT) and the translation
+// table (MTT). Every firmware table operation, every loader MTT write and every check
+// (firmware CHK, DMA) enters here, one per clock, and they take effect in issue order:
+// a check issued after a write or invalidate sees the new entry (1-deep forwarding
+// covers the one op whose MPT write has not yet landed when the check reads the RAM).
+//
+// op: 0 = check, otherwise an NF_TBL_OP_* table operation.
+// Stages (in_valid in cycle t, out_valid in cycle t+3, one op accepted every clock):
+//   S0 (t)   index decode, MPT read issued
+//   S1 (t+1) entry (forwarded) -> key, state, PD, right, bounds (subtraction only);
+//            MPT_WRITE / MPT_INVALIDATE write the MPT here
+//   S2 (t+2) MTT indices of first and last page, BAD_MTT; MTT read issued;
+//            MTT_WRITE writes the MTT here
+//   S3 (t+3) result: code, adapter address of the first byte, read data
+// After reset both tables are cleared (FREE, all zero): `ready` is 0 for
+// max(MPT_ENTRIES, MTT_ENTRIES) clocks and in_valid is ignored meanwhile.
+`default_nettype none
+`include "nf_layout.vh"
+module nf_keycheck #(
+    parameter integer MPT_ENTRIES = `NF_PROFILE_SIM_MPT_ENTRIES,
+    parameter integer MTT_ENTRIES = `NF_PROFILE_SIM_MTT_ENTRIES,
+    parameter integer TAG_W       = 2
+) (
+    input  wire             clk,
+    input  wire             rst,
+    output wire             ready,
+    input  wire             in_valid,
+    input  wire [2:0]       in_op,
+    input  wire [TAG_W-1:0] in_tag,
+    input  wire [31:0]      in_token,
+    input  wire [63:0]      in_va,
+    input  wire [31:0]      in_len,
+    input  wire [1:0]       in_access,
+    input  wire [31:0]      in_pd,
+    input  wire [31:0]      in_index,      // table ops
+    input  wire [7*32-1:0]  in_entry,      // MPT_WRITE: W0..W6, W0 in the low word
+    input  wire [31:0]      in_mtt_data,   // MTT_WRITE
+    output reg              out_valid,
+    output reg  [2:0]       out_op,
+    output reg  [TAG_W-1:0] out_tag,
+    output reg  [3:0]       out_code,
+    output wire [31:0]      out_addr,      // check granted with len > 0: adapter address; else 0
+    output reg  [7*32-1:0]  out_entry,     // MPT_READ
+    output wire [31:0]      out_mtt_data,  // MTT_READ
+    output reg  [31:0]      out_index      // table index (check: token index)
+);
+    localparam [1:0] ACC_LOCAL_READ = `NF_ACCESS_LOCAL_READ;
+    localparam [1:0] ACC_LOCAL_WRITE = `NF_ACCESS_LOCAL_WRITE;
+    localparam [1:0] ACC_REMOTE_READ = `NF_ACCESS_REMOTE_READ;
+    localparam [1:0] ACC_REMOTE_WRITE = `NF_ACCESS_REMOTE_WRITE;
+    localparam [1:0] KIND_FAST = `NF_MPT_KIND_FAST;
+    localparam [2:0] OPC_MPT_INVALIDATE = `NF_TBL_OP_MPT_INVALIDATE;
+    localparam [2:0] OPC_MPT_READ = `NF_TBL_OP_MPT_READ;
+    localparam [2:0] OPC_MPT_WRITE = `NF_TBL_OP_MPT_WRITE;
+    localparam [2:0] OPC_MTT_READ = `NF_TBL_OP_MTT_READ;
+    localparam [2:0] OPC_MTT_WRITE = `NF_TBL_OP_MTT_WRITE;
+    localparam [3:0] R_BAD_INDEX = `NF_REFUSE_BAD_INDEX;
+    localparam [3:0] R_BAD_MTT = `NF_REFUSE_BAD_MTT;
+    localparam [3:0] R_NOT_VALID = `NF_REFUSE_NOT_VALID;
+    localparam [3:0] R_OK = `NF_REFUSE_OK;
+    localparam integer EW  = 7 * 32;
+    localparam integer MIW = (MPT_ENTRIES > 1) ? $clog2(MPT_ENTRIES) : 1;
+    localparam integer TIW = (MTT_ENTRIES > 1) ? $clog2(MTT_ENTRIES) : 1;
+    localparam integer CLR = (MPT_ENTRIES > MTT_ENTRIES) ? MPT_ENTRIES : MTT_ENTRIES;
+    localparam integer CW  = $clog2(CLR + 1);
+    localparam [31:0]   CLR_LAST_32 = CLR - 1;
+    localparam [31:0]   MPT_32      = MPT_ENTRIES;
+    localparam [31:0]   MTT_32      = MTT_ENTRIES;
+    localparam [CW-1:0] CLR_LAST = CLR_LAST_32[CW-1:0];
+    localparam [CW-1:0] MPT_END  = MPT_32[CW-1:0];
+    localparam [CW-1:0] MTT_END  = MTT_32[CW-1:0];
+    localparam [2:0] OP_CHECK = 3'd0;
+    localparam [1:0] ST_VALID   = `NF_MPT_STATE_VALID;
+    localparam [1:0] ST_INVALID = `NF_MPT_STATE_INVALID;
+    localparam integer PS_MSB = `NF_ADAPTER_PAGE_SHIFT - 1;
+    localparam integer PS = `NF_ADAPTER_PAGE_SHIFT;
+
+    // ---- tables -------------------------------------------------------------------
+    reg [EW-1:0] mpt [0:MPT_ENTRIES-1];
+    reg [31:0]   mtt [0:MTT_ENTRIES-1];
+    reg [EW-1:0] mpt_q;
+    reg [31:0]   mtt_q;
+
+    // Clearing after reset.
+    reg          clearing;
+    reg [CW-1:0] clr_idx;
+    always @(posedge clk) begin
+        if (rst) begin
+            clearing <= 1'b1;
+            clr_idx  <= {CW{1'b0}};
+        end else if (clearing) begin
+            clr_idx <= clr_idx + 1'b1;
+            if (clr_idx == CLR_LAST) clearing <= 1'b0;
+        end
+    end
+    assign ready = !clearing;
+    wire take = in_valid && !clearing;
+
+    // ---- S0 -----------------------------------------------------------------------
+    wire [31:0] s0_idx = (in_op == OP_CHECK) ? {8'd0, in_token[`NF_TOKEN_INDEX]} : in_index;
+    wire [MIW-1:0] mpt_raddr = s0_idx[MIW-1:0];
+    always @(posedge clk) mpt_q <= mpt[mpt_raddr];
+
+    reg            s1_valid;
+    reg [2:0]      s1_op;
+    reg [TAG_W-1:0] s1_tag;
+    reg [31:0]     s1_idx;
+    reg            s1_bad_mpt, s1_bad_mtt;
+    reg [7:0]      s1_key;
+    reg [63:0]     s1_va;
+    reg [31:0]     s1_len;
+    reg [1:0]      s1_access;
+    reg [31:0]     s1_pd;
+    reg [EW-1:0]   s1_wentry;
+    reg [31:0]     s1_mtt_data;
+    always @(posedge clk) begin
+        if (rst) s1_valid <= 1'b0;
+        else     s1_valid <= take;
+        s1_op       <= in_op;
+        s1_tag      <= in_tag;
+        s1_idx      <= s0_idx;
+        s1_bad_mpt  <= (s0_idx >= MPT_ENTRIES);
+        s1_bad_mtt  <= (s0_idx >= MTT_ENTRIES);
+        s1_key      <= in_token[`NF_TOKEN_KEY];
+        s1_va       <= in_va;
+        s1_len      <= in_len;
+        s1_access   <= in_access;
+        s1_pd       <= in_pd;
+        s1_wentry   <= in_entry;
+        s1_mtt_data <= in_mtt_data;
+    end
+
+    // ---- S1 -----------------------------------------------------------------------
+    // The op one ahead (now in S2) wrote the MPT at the clock edge that also captured
+    // this op's RAM read, so its entry is forwarded.
+    reg            s2_mpt_wr;
+    reg [MIW-1:0]  s2_mpt_widx;
+    reg [EW-1:0]   s2_mpt_wentry;
+    wire [EW-1:0] cur = (s2_mpt_wr && s2_mpt_widx == s1_idx[MIW-1:0]) ? s2_mpt_wentry : mpt_q;
+
+    wire [31:0] w0 = cur[0*32 +: 32];
+    wire [31:0] w1 = cur[1*32 +: 32];
+    wire [63:0] base = {cur[3*32 +: 32], cur[2*32 +: 32]};
+    wire [31:0] length = cur[4*32 +: 32];
+    wire [31:0] w5 = cur[5*32 +: 32];
+    wire [1:0]  state = w0[`NF_MPT_W0_STATE];
+    wire        is_fast = (w0[`NF_MPT_W0_KIND] == KIND_FAST);
+    wire        remote_ok = !is_fast || w0[`NF_MPT_W0_REMOTE_EN_LSB];
+
+    reg right_ok;
+    always @(*) begin
+        case (s1_access)
+            ACC_LOCAL_READ:   right_ok = 1'b1;
+            ACC_LOCAL_WRITE:  right_ok = w0[`NF_MPT_W0_LOCAL_WRITE_LSB];
+            ACC_REMOTE_READ:  right_ok = w0[`NF_MPT_W0_REMOTE_READ_LSB] && remote_ok;
+            ACC_REMOTE_WRITE: right_ok = w0[`NF_MPT_W0_REMOTE_WRITE_LSB] && remote_ok;
+            default:                     right_ok = 1'b0;
+        endcase
+    end
+
+    // Bounds by subtraction: off = VA - base; refuse VA < base, off > length,
+    // len > length - off. Nothing is added, so nothing can wrap.
+    wire [64:0] off65   = {1'b0, s1_va} - {1'b0, base};
+    wire        below   = off65[64];
+    wire [63:0] off     = off65[63:0];
+    wire        off_big = (off[63:32] != 32'd0) || (off[31:0] > length);
+    wire [31:0] room    = length - off[31:0];
+    wire        too_long = s1_len > room;
+    wire        oob     = below || off_big || too_long;
+
+    reg [3:0] s1_code;
+    always @(*) begin
+        if (s1_op == OP_CHECK) begin
+            if (s1_bad_mpt)                                    s1_code = `NF_REFUSE_BAD_INDEX;
+            else if (w0[`NF_MPT_W0_KEY] != s1_key)             s1_code = `NF_REFUSE_BAD_KEY;
+            else if (state != ST_VALID)                        s1_code = `NF_REFUSE_NOT_VALID;
+            else if (s1_pd != {16'd0, w1[`NF_MPT_W1_PD]})      s1_code = `NF_REFUSE_WRONG_PD;
+            else if (!right_ok)                                s1_code = `NF_REFUSE_NO_RIGHT;
+            else if (oob)                                      s1_code = `NF_REFUSE_OUT_OF_BOUNDS;
+            else                                               s1_code = `NF_REFUSE_OK;
+        end else begin
+            case (s1_op)
+                OPC_MPT_WRITE, OPC_MPT_READ:
+                    s1_code = s1_bad_mpt ? R_BAD_INDEX : R_OK;
+                OPC_MPT_INVALIDATE:
+                    s1_code = s1_bad_mpt ? R_BAD_INDEX :
+                              (state != ST_VALID) ? R_NOT_VALID : R_OK;
+                OPC_MTT_WRITE, OPC_MTT_READ:
+                    s1_code = s1_bad_mtt ? R_BAD_MTT : R_OK;
+                default:
+                    s1_code = `NF_REFUSE_BAD_COMMAND;
+            endcase
+        end
+    end
+
+    wire s1_is_write = s1_valid && (s1_op == OPC_MPT_WRITE) && !s1_bad_mpt;
+    wire s1_is_inval = s1_valid && (s1_op == OPC_MPT_INVALIDATE) && !s1_bad_mpt &&
+                       (state == ST_VALID);
+    wire [EW-1:0] inval_entry = {cur[EW-1:2], ST_INVALID};
+    wire          s1_mpt_wr   = s1_is_write || s1_is_inval;
+    wire [EW-1:0] s1_mpt_wdata = s1_is_write ? s1_wentry : inval_entry;
+
+    // MPT write port: the clear sweep after reset, else S1.
+    wire           mpt_we    = clearing ? (clr_idx < MPT_END) : s1_mpt_wr;
+    wire [MIW-1:0] mpt_waddr = clearing ? clr_idx[MIW-1:0] : s1_idx[MIW-1:0];
+    wire [EW-1:0]  mpt_wdata = clearing ? {EW{1'b0}} : s1_mpt_wdata;
+    always @(posedge clk) if (mpt_we) mpt[mpt_waddr] <= mpt_wdata;
+
+    // Position of the first byte inside the MR's pages (FBO counts from the first page).
+    wire [32:0] pos = {21'd0, w1[`NF_MPT_W1_FBO]} + {1'b0, off[31:0]};
+
+    reg            s2_valid;
+    reg [2:0]      s2_op;
+    reg [TAG_W-1:0] s2_tag;
+    reg [31:0]     s2_idx;
+    reg [3:0]      s2_code;
+    reg [32:0]     s2_pos;
+    reg [31:0]     s2_len;
+    reg [15:0]     s2_mtt_base;
+    reg [EW-1:0]   s2_entry;
+    reg [31:0]     s2_mtt_data;
+    always @(posedge clk) begin
+        if (rst) begin
+            s2_valid  <= 1'b0;
+            s2_mpt_wr <= 1'b0;
+        end else begin
+            s2_valid  <= s1_valid;
+            s2_mpt_wr <= s1_mpt_wr;
+        end
+        s2_mpt_widx   <= s1_idx[MIW-1:0];
+        s2_mpt_wentry <= s1_mpt_wdata;
+        s2_op       <= s1_op;
+        s2_tag      <= s1_tag;
+        s2_idx      <= s1_idx;
+        s2_code     <= s1_code;
+        s2_pos      <= pos;
+        s2_len      <= s1_len;
+        s2_mtt_base <= w5[`NF_MPT_W5_MTT_BASE];
+        s2_entry    <= cur;
+        s2_mtt_data <= s1_mtt_data;
+    end
+
+    // ---- S2 -----------------------------------------------------------------------
+    // MTT indices of the first and the last byte; the last one is the largest, so it
+    // alone decides BAD_MTT for the whole range.
+    wire        len_zero  = (s2_len == 32'd0);
+    wire [33:0] pos_last  = {1'b0, s2_pos} + {2'd0, s2_len} - 34'd1;
+    wire [23:0] first_idx = {8'd0, s2_mtt_base} + {3'd0, s2_pos[32:PS]};
+    wire [23:0] last_idx  = {8'd0, s2_mtt_base} + {2'd0, pos_last[33:PS]};
+    wire        s2_check  = (s2_op == OP_CHECK);
+    wire [3:0]  s2_code_f = (s2_check && s2_code == R_OK && !len_zero &&
+                             {8'd0, last_idx} >= MTT_ENTRIES) ? R_BAD_MTT : s2_code;
+    wire [TIW-1:0] mtt_raddr = s2_check ? first_idx[TIW-1:0] : s2_idx[TIW-1:0];
+    always @(posedge clk) mtt_q <= mtt[mtt_raddr];
+
+    wire           s2_mtt_wr = s2_valid && (s2_op == OPC_MTT_WRITE) &&
+                               (s2_code == R_OK);
+    wire           mtt_we    = clearing ? (clr_idx < MTT_END) : s2_mtt_wr;
+    wire [TIW-1:0] mtt_waddr = clearing ? clr_idx[TIW-1:0] : s2_idx[TIW-1:0];
+    wire [31:0]    mtt_wdata = clearing ? 32'd0 : s2_mtt_data;
+    always @(posedge clk) if (mtt_we) mtt[mtt_waddr] <= mtt_wdata;
+
+    reg        s3_translate;
+    reg        s3_mtt_read;
+    reg [PS_MSB:0] s3_page_off;
+    always @(posedge clk) begin
+        if (rst) out_valid <= 1'b0;
+        else     out_valid <= s2_valid;
+        out_op       <= s2_op;
+        out_tag      <= s2_tag;
+        out_code     <= s2_code_f;
+        out_index    <= s2_idx;
+        out_entry    <= (s2_op == OPC_MPT_READ && s2_code == R_OK) ?
+                        s2_entry : {EW{1'b0}};
+        s3_translate <= s2_check && s2_code_f == R_OK && !len_zero;
+        s3_mtt_read  <= (s2_op == OPC_MTT_READ) && s2_code == R_OK;
+        s3_page_off  <= s2_pos[PS_MSB:0];
+    end
+
+    // ---- S3 -----------------------------------------------------------------------
+    // MTT[...] << PAGE_SHIFT | offset, truncated to 32 bits as the C model computes it.
+    assign out_addr     = s3_translate ? {mtt_q[31-PS:0], s3_page_off} : 32'd0;
+    assign out_mtt_data = s3_mtt_read ? mtt_q : 32'd0;
+
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused = &{1'b0, mtt_q[31:32-PS], first_idx[23:TIW], s1_idx[31:MIW], w0[31:24], w0[15:9], w0[7],
+                     w1[31:28], w5[31:16], pos_last[PS_MSB:0], 1'b0};
+    /* verilator lint_on UNUSEDSIGNAL */
+`ifdef FORMAL
+    // ---- formal properties (rtl/engine/formal/nf_keycheck.sby) -------------------------
+    // A shadow of one arbitrary entry f_idx is updated from the op semantics alone (not
+    // from the RAM or the forwarding path), in issue order at S1. Every grant through
+    // f_idx must then satisfy, against the shadow as the check saw it: state VALID, key
+    // equal, PD equal, right present, VA >= base and VA + len <= base + length (wide
+    // addition here, the design subtracts). A check issued after an invalidate of f_idx
+    // completed (and before a new MPT_WRITE of it) must never be granted.
+    reg f_past_valid = 1'b0;
+    always @(posedge clk) f_past_valid <= 1'b1;
+    always @(*) if (!f_past_valid) assume(rst);
+
+    (* anyconst *) reg [MIW-1:0] f_idx;
+    always @(*) assume({{(32-MIW){1'b0}}, f_idx} < MPT_ENTRIES);
+
+    reg [EW-1:0] f_ent;          // the entry as the ops issued so far define it
+    reg          f_inv_done;     // f_idx invalidated, not rewritten since
+    wire s1_on_f = s1_valid && !s1_bad_mpt && (s1_idx[MIW-1:0] == f_idx);
+    wire f_state_valid = (f_ent[1:0] == ST_VALID);
+    reg [EW-1:0] f_next;
+    always @(*) begin
+        f_next = f_ent;
+        if (s1_on_f && s1_op == OPC_MPT_WRITE) f_next = s1_wentry;
+        if (s1_on_f && s1_op == OPC_MPT_INVALIDATE && f_state_valid)
+            f_next = {f_ent[EW-1:2], ST_INVALID};
+    end
+    always @(posedge clk) begin
+        if (rst) begin
+            f_ent      <= {EW{1'b0}};
+            f_inv_done <= 1'b0;
+        end else begin
+            f_ent <= f_next;
+            if (s1_on_f && s1_op == OPC_MPT_INVALIDATE && f_state_valid) f_inv_done <= 1'b1;
+            if (s1_on_f && s1_op == OPC_MPT_WRITE) f_inv_done <= 1'b0;
+        end
+    end
+
+    // What each check saw, carried alongside the pipeline.
+    reg [EW-1:0] f2_ent, f3_ent;
+    reg          f2_on, f3_on, f2_after_inv, f3_after_inv;
+    reg [63:0]   f2_va, f3_va;
+    reg [31:0]   f2_len, f3_len, f2_pd, f3_pd;
+    reg [1:0]    f2_acc, f3_acc;
+    reg [7:0]    f2_key, f3_key;
+    always @(posedge clk) begin
+        f2_ent <= f_ent;  f2_on <= s1_on_f && s1_op == OP_CHECK;  f2_after_inv <= f_inv_done;
+        f2_va <= s1_va;   f2_len <= s1_len;  f2_pd <= s1_pd;  f2_acc <= s1_access;  f2_key <= s1_key;
+        f3_ent <= f2_ent; f3_on <= f2_on;  f3_after_inv <= f2_after_inv;
+        f3_va <= f2_va;   f3_len <= f2_len;  f3_pd <= f2_pd;  f3_acc <= f2_acc;  f3_key <= f2_key;
+    end
+
+    wire [31:0] fw0 = f3_ent[0*32 +: 32];
+    wire [31:0] fw1 = f3_ent[1*32 +: 32];
+    wire [63:0] fbase = {f3_ent[3*32 +: 32], f3_ent[2*32 +: 32]};
+    wire [31:0] flength = f3_ent[4*32 +: 32];
+    wire f_fast = (fw0[`NF_MPT_W0_KIND] == KIND_FAST);
+    wire f_remote = !f_fast || fw0[`NF_MPT_W0_REMOTE_EN_LSB];
+    wire f_right = (f3_acc == ACC_LOCAL_READ) ||
+                   (f3_acc == ACC_LOCAL_WRITE  && fw0[`NF_MPT_W0_LOCAL_WRITE_LSB]) ||
+                   (f3_acc == ACC_REMOTE_READ  && fw0[`NF_MPT_W0_REMOTE_READ_LSB] && f_remote) ||
+                   (f3_acc == ACC_REMOTE_WRITE && fw0[`NF_MPT_W0_REMOTE_WRITE_LSB] && f_remote);
+    wire f_in_bounds = ({2'b0, f3_va} >= {2'b0, fbase}) &&
+                       ({2'b0, f3_va} + {34'd0, f3_len} <= {2'b0, fbase} + {34'd0, flength});
+    wire f_grant = out_valid && out_op == OP_CHECK && out_code == R_OK;
+
+    always @(posedge clk) if (f_past_valid && !rst) begin
+        // Every grant names an index inside the table.
+        if (f_grant) assert(out_index < MPT_ENTRIES);
+        if (f_grant && f3_on) begin
+            assert(fw0[`NF_MPT_W0_STATE] == ST_VALID);
+            assert(fw0[`NF_MPT_W0_KEY] == f3_key);
+            assert(f3_pd == {16'd0, fw1[`NF_MPT_W1_PD]});
+            assert(f_right);
+            assert(f_in_bounds);
+            assert(!f3_after_inv);
+        end
+    end
+
+    // Invariants that make the properties inductive: the RAM, the read register and
+    // the forwarding register agree with the shadow.
+    reg f_read_f;
+    reg [EW-1:0] f_ent_at_read;
+    always @(posedge clk) begin
+        f_read_f      <= (mpt_raddr == f_idx);
+        f_ent_at_read <= f_ent;
+    end
+    always @(*) if (f_past_valid && !rst) begin
+        if (clearing) begin
+            assert(!s1_valid && !s2_valid && !s2_mpt_wr && f_ent == {EW{1'b0}} && !f_inv_done);
+            assert({{(32-CW){1'b0}}, clr_idx} < CLR);
+            if ({{(CW-MIW){1'b0}}, f_idx} < clr_idx) assert(mpt[f_idx] == {EW{1'b0}});
+        end else begin
+            assert(mpt[f_idx] == f_ent);
+            if (f_read_f) assert(mpt_q == f_ent_at_read);
+            if (s2_mpt_wr && s2_mpt_widx == f_idx) assert(s2_mpt_wentry == f_ent);
+            if (s1_on_f) assert(cur == f_ent);
+            if (s1_mpt_wr && s1_idx[MIW-1:0] == f_idx) assert(s1_mpt_wdata == f_next && s1_on_f);
+        end
+        if (f_inv_done) assert(!f_state_valid);
+    end
+`endif
+endmodule
+`default_nettype wire

@@ -1,0 +1,142 @@
+// Page-list loader: copies LD_COUNT 64-bit page addresses from adapter memory at LD_SRC
+// into MTT[LD_MTT_BASE ...] as page numbers, one entry per clock (the memory read port
+// feeds a small FIFO; every entry becomes an MTT_WRITE op of the key-check pipeline, so
+// it is ordered with every check and table op).
+// Up front: LD_MTT_BASE + LD_COUNT > MTT entries -> BAD_MTT; LD_SRC unaligned or the
+// list not inside adapter memory -> BAD_ADDRESS; nothing written. Then entry i must be
+// page aligned and inside [USER_BASE, MEM_BYTES) (high word 0), else BAD_ADDRESS with
+// INDEX = i and the load stops (entries before i are written).
+`default_nettype none
+`include "nf_layout.vh"
+module nf_loader #(
+    parameter integer MEM_BYTES   = `NF_PROFILE_SIM_MEM_BYTES,
+    parameter integer MTT_ENTRIES = `NF_PROFILE_SIM_MTT_ENTRIES,
+    parameter integer USER_BASE   = (`NF_PROFILE_SIM_RX_SLOTS + `NF_PROFILE_SIM_TX_SLOTS) * `NF_LINK_SLOT_BYTES,
+    parameter integer WAW         = $clog2(MEM_BYTES / `NF_ENGINE_HW_MEM_PORT_BYTES)
+) (
+    input  wire           clk,
+    input  wire           rst,
+    input  wire           start,          // one-cycle pulse, ignored while busy
+    input  wire [31:0]    src,
+    input  wire [31:0]    mtt_base,
+    input  wire [31:0]    count,
+    output reg            busy,
+    output reg  [3:0]     code,
+    output reg  [15:0]    index,
+    // adapter memory read port
+    output wire           rd_req,
+    output wire [WAW-1:0] rd_addr,
+    input  wire           rd_gnt,
+    input  wire           rd_valid,       // data of this loader's read granted last cycle
+    input  wire [63:0]    rd_data,
+    // MTT writes into the key-check pipeline
+    output wire           kc_req,
+    output wire [31:0]    kc_index,
+    output wire [31:0]    kc_data,
+    input  wire           kc_gnt
+);
+    localparam integer PS    = `NF_ADAPTER_PAGE_SHIFT;
+    localparam integer WLSB  = $clog2(`NF_ENGINE_HW_MEM_PORT_BYTES);
+    localparam integer DEPTH = 4;
+    localparam integer AW_F  = $clog2(DEPTH);
+    localparam [31:0] MTT_32  = MTT_ENTRIES;
+    localparam [31:0] MEM_32  = MEM_BYTES;
+    wire [31:0] mtt_32  = MTT_32;
+    wire [31:0] mem_32  = MEM_32;
+    wire [32:0] mtt_end = {1'b0, mtt_32};
+    wire [35:0] mem_end = {4'd0, mem_32};
+    localparam [31:0] DEPTH_32 = DEPTH;
+    localparam [AW_F+1:0] FIFO_DEPTH = DEPTH_32[AW_F+1:0];
+
+    reg [31:0]    n_total;     // entries to load
+    reg [31:0]    n_issued;    // reads granted
+    reg [31:0]    n_done;      // entries written
+    reg [WAW-1:0] rd_word;
+    reg [31:0]    mtt_next;
+
+    // Up-front checks (33/36-bit sums cannot wrap).
+    wire        bad_mtt  = ({1'b0, mtt_base} + {1'b0, count}) > mtt_end;
+    wire [35:0] list_end = {4'd0, src} + {1'b0, count, 3'd0};
+    wire        bad_src  = (src[WLSB-1:0] != {WLSB{1'b0}}) || (list_end > mem_end);
+
+    wire [AW_F:0] fifo_count;
+    wire [63:0]   head;
+    wire          empty;
+    reg           inflight;    // a read was granted last cycle; its word arrives now
+    wire          pop;
+    nf_word_fifo #(.DEPTH(DEPTH)) u_fifo (
+        .clk(clk), .rst(rst), .clear(start && !busy),
+        .push(rd_valid && busy), .push_data(rd_data),
+        .pop(pop), .head(head), .empty(empty), .count(fifo_count)
+    );
+
+    assign rd_req  = busy && (n_issued != n_total) &&
+                     ({1'b0, fifo_count} + {{AW_F{1'b0}}, 1'b0, inflight} < FIFO_DEPTH);
+    assign rd_addr = rd_word;
+
+    // Entry rule: page aligned, high word 0, inside the user region.
+    wire entry_ok = (head[63:32] == 32'd0) && (head[PS-1:0] == {PS{1'b0}}) &&
+                    (head[31:0] >= USER_BASE) && (head[31:0] < MEM_BYTES);
+    wire have     = busy && !empty;
+    assign kc_req   = have && entry_ok;
+    assign kc_index = mtt_next;
+    assign kc_data  = {{PS{1'b0}}, head[31:PS]};
+    assign pop      = have && (!entry_ok || kc_gnt);
+
+    always @(posedge clk) begin
+        if (rst) begin
+            busy     <= 1'b0;
+            code     <= `NF_REFUSE_OK;
+            index    <= 16'd0;
+            inflight <= 1'b0;
+            n_total  <= 32'd0;
+            n_issued <= 32'd0;
+            n_done   <= 32'd0;
+            rd_word  <= {WAW{1'b0}};
+            mtt_next <= 32'd0;
+        end else begin
+            inflight <= rd_req && rd_gnt;
+            if (!busy) begin
+                if (start) begin
+                    index <= 16'd0;
+                    if (bad_mtt) begin
+                        code <= `NF_REFUSE_BAD_MTT;
+                    end else if (bad_src) begin
+                        code <= `NF_REFUSE_BAD_ADDRESS;
+                    end else begin
+                        code     <= `NF_REFUSE_OK;
+                        busy     <= (count != 32'd0);
+                        n_total  <= count;
+                        n_issued <= 32'd0;
+                        n_done   <= 32'd0;
+                        rd_word  <= src[WLSB +: WAW];
+                        mtt_next <= mtt_base;
+                    end
+                end
+            end else begin
+                if (rd_req && rd_gnt) begin
+                    n_issued <= n_issued + 32'd1;
+                    rd_word  <= rd_word + 1'b1;
+                end
+                if (pop) begin
+                    if (!entry_ok) begin
+                        // Stop; a read still in flight lands in the FIFO, which the
+                        // next start clears.
+                        code  <= `NF_REFUSE_BAD_ADDRESS;
+                        index <= n_done[15:0];
+                        busy  <= 1'b0;
+                    end else begin
+                        n_done   <= n_done + 32'd1;
+                        mtt_next <= mtt_next + 32'd1;
+                        if (n_done + 32'd1 == n_total) busy <= 1'b0;
+                    end
+                end
+            end
+        end
+    end
+
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused = &{1'b0, src[31:WLSB+WAW], n_done[31:16], 1'b0};
+    /* verilator lint_on UNUSEDSIGNAL */
+endmodule
+`default_nettype wire

@@ -1,0 +1,42 @@
+// Small register FIFO of 64-bit words between the adapter-memory read port and a
+// consumer (loader, DMA). The reader issues a read only while count + in-flight stays
+// below DEPTH, so a push never finds the FIFO full and one word per clock flows.
+`default_nettype none
+module nf_word_fifo #(
+    parameter integer DEPTH = 4,
+    parameter integer AW    = $clog2(DEPTH)
+) (
+    input  wire        clk,
+    input  wire        rst,
+    input  wire        clear,     // drop everything (start of a new job)
+    input  wire        push,
+    input  wire [63:0] push_data,
+    input  wire        pop,
+    output wire [63:0] head,
+    output wire        empty,
+    output reg  [AW:0] count
+);
+    localparam [31:0]   DEPTH_32 = DEPTH;
+    localparam [31:0]   LAST_32  = DEPTH - 1;
+    localparam [AW:0]   FULL = DEPTH_32[AW:0];
+    localparam [AW-1:0] LAST = LAST_32[AW-1:0];
+    reg [63:0]   slot [0:DEPTH-1];
+    reg [AW-1:0] rd_ptr, wr_ptr;
+    wire do_push = push && (count != FULL);
+    wire do_pop  = pop && (count != {(AW+1){1'b0}});
+    always @(posedge clk) begin
+        if (rst || clear) begin
+            rd_ptr <= {AW{1'b0}};
+            wr_ptr <= {AW{1'b0}};
+            count  <= {(AW+1){1'b0}};
+        end else begin
+            if (do_push) wr_ptr <= (wr_ptr == LAST) ? {AW{1'b0}} : wr_ptr + 1'b1;
+            if (do_pop)  rd_ptr <= (rd_ptr == LAST) ? {AW{1'b0}} : rd_ptr + 1'b1;
+            count <= count + {{AW{1'b0}}, do_push} - {{AW{1'b0}}, do_pop};
+        end
+    end
+    always @(posedge clk) if (do_push) slot[wr_ptr] <= push_data;
+    assign head  = slot[rd_ptr];
+    assign empty = (count == {(AW+1){1'b0}});
+endmodule
+`default_nettype wire

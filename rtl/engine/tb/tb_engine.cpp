@@ -1,0 +1,705 @@
+// nf_engine testbench (Verilator, C++): drives the ENGINE registers and the system
+// port as the firmware and the link would, and checks table ops, every refusal reason,
+// translation, the loader, the DMA (alignment, page splits, invalidation, throughput)
+// and the system port's latency while the DMA runs.
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "Vnf_engine.h"
+#include "verilated.h"
+// The generated header is C11; its layout assertions use C's spelling.
+#define _Static_assert static_assert
+#include "nf_layout.h"
+#undef _Static_assert
+#include "tb_common.h"
+
+// Sizes of the SIM profile (the defaults of nf_engine's parameters).
+static const uint32_t MEM = NF_PROFILE_SIM_MEM_BYTES;
+static const uint32_t MPT = NF_PROFILE_SIM_MPT_ENTRIES;
+static const uint32_t MTT = NF_PROFILE_SIM_MTT_ENTRIES;
+static const uint32_t USER = (NF_PROFILE_SIM_RX_SLOTS + NF_PROFILE_SIM_TX_SLOTS) * NF_LINK_SLOT_BYTES;
+static const uint32_t PAGE = NF_ADAPTER_PAGE_SIZE;
+static const uint32_t PORT = NF_ENGINE_HW_MEM_PORT_BYTES;
+
+struct Tb {
+    Vnf_engine *m;
+    uint64_t cyc = 0;
+    std::vector<uint8_t> shadow;   // what the testbench wrote into adapter memory
+    std::vector<uint32_t> mtt;     // what the testbench expects in the MTT
+
+    Tb() : m(new Vnf_engine), shadow(MEM, 0), mtt(MTT, 0)
+    {
+        m->clk = 0;
+        m->rst = 1;
+        m->csr_valid = 0;
+        m->sys_valid = 0;
+        tick();
+        tick();
+        m->rst = 0;
+        // The tables clear themselves after reset: TBL_STATUS.BUSY until done.
+        while (csr_rd(NF_ENGINE_TBL_STATUS) & NF_STATUS_WORD_BUSY_MASK) {}
+    }
+    ~Tb() { m->final(); delete m; }
+
+    void tick()
+    {
+        m->clk = 0;
+        m->eval();
+        m->clk = 1;
+        m->eval();
+        cyc++;
+    }
+    // One PicoRV32-style access; returns read data; *lat = clocks until ready.
+    uint32_t csr(uint32_t off, uint32_t wdata, uint32_t wstrb)
+    {
+        // A master starts its next access in the cycle after ready, not in it.
+        if (m->csr_ready) tick();
+        m->csr_valid = 1;
+        m->csr_addr = off;
+        m->csr_wdata = wdata;
+        m->csr_wstrb = wstrb;
+        int n = 0;
+        do { tick(); n++; } while (!m->csr_ready && n < 100);
+        m->csr_valid = 0;
+        if (n >= 100) { std::printf("# csr access hung at 0x%x\n", off); std::exit(1); }
+        return m->csr_rdata;
+    }
+    void csr_wr(uint32_t off, uint32_t v) { csr(off, v, 0xF); }
+    uint32_t csr_rd(uint32_t off) { return csr(off, 0, 0); }
+
+    uint32_t sys(uint32_t addr, uint32_t wdata, uint32_t wstrb, int *lat = nullptr)
+    {
+        if (m->sys_ready) tick();
+        m->sys_valid = 1;
+        m->sys_addr = addr;
+        m->sys_wdata = wdata;
+        m->sys_wstrb = wstrb;
+        int n = 0;
+        do { tick(); n++; } while (!m->sys_ready && n < 100);
+        m->sys_valid = 0;
+        if (n >= 100) { std::printf("# sys access hung at 0x%x\n", addr); std::exit(1); }
+        if (lat) *lat = n;
+        uint32_t r = m->sys_rdata;
+        if (wstrb && addr < MEM)
+            for (int b = 0; b < 4; b++)
+                if (wstrb & (1u << b)) shadow[(addr & ~3u) + b] = (uint8_t)(wdata >> (8 * b));
+        return r;
+    }
+    void fill(uint32_t addr, uint32_t len, Rng &rng)   // word aligned
+    {
+        for (uint32_t a = addr; a < addr + len; a += 4) sys(a, (uint32_t)rng.next(), 0xF);
+    }
+    bool mem_matches(uint32_t addr, uint32_t len)      // word aligned
+    {
+        for (uint32_t a = addr; a < addr + len; a += 4) {
+            uint32_t v = sys(a, 0, 0), e;
+            std::memcpy(&e, &shadow[a], 4);
+            if (v != e) {
+                std::printf("# mem[0x%x] = 0x%08x, expected 0x%08x\n", a, v, e);
+                return false;
+            }
+        }
+        return true;
+    }
+
+    uint32_t wait_status(uint32_t off)
+    {
+        uint32_t s;
+        while ((s = csr_rd(off)) & NF_STATUS_WORD_BUSY_MASK) {}
+        return s;
+    }
+    uint32_t tbl(uint32_t op)
+    {
+        csr_wr(NF_ENGINE_TBL_CMD, op);
+        return NF_STATUS_WORD_CODE_GET(wait_status(NF_ENGINE_TBL_STATUS));
+    }
+    uint32_t mpt_write(uint32_t index, const uint32_t w[7])
+    {
+        for (int i = 0; i < 7; i++) csr_wr(NF_ENGINE_ENT_W0 + 4 * i, w[i]);
+        csr_wr(NF_ENGINE_TBL_INDEX, index);
+        return tbl(NF_TBL_OP_MPT_WRITE);
+    }
+    uint32_t mpt_read(uint32_t index, uint32_t w[7])
+    {
+        csr_wr(NF_ENGINE_TBL_INDEX, index);
+        uint32_t c = tbl(NF_TBL_OP_MPT_READ);
+        for (int i = 0; i < 7; i++) w[i] = csr_rd(NF_ENGINE_ENT_W0 + 4 * i);
+        return c;
+    }
+    uint32_t invalidate(uint32_t index)
+    {
+        csr_wr(NF_ENGINE_TBL_INDEX, index);
+        return tbl(NF_TBL_OP_MPT_INVALIDATE);
+    }
+    uint32_t mtt_write(uint32_t index, uint32_t page)
+    {
+        csr_wr(NF_ENGINE_TBL_INDEX, index);
+        csr_wr(NF_ENGINE_TBL_MTT_DATA, page);
+        uint32_t c = tbl(NF_TBL_OP_MTT_WRITE);
+        if (c == NF_REFUSE_OK) mtt[index] = page;
+        return c;
+    }
+    uint32_t mtt_read(uint32_t index, uint32_t *page)
+    {
+        csr_wr(NF_ENGINE_TBL_INDEX, index);
+        uint32_t c = tbl(NF_TBL_OP_MTT_READ);
+        *page = csr_rd(NF_ENGINE_TBL_MTT_DATA);
+        return c;
+    }
+    uint32_t check(uint32_t token, uint64_t va, uint32_t len, uint32_t access, uint32_t pd,
+                   uint32_t *addr)
+    {
+        csr_wr(NF_ENGINE_CHK_TOKEN, token);
+        csr_wr(NF_ENGINE_CHK_VA_LO, (uint32_t)va);
+        csr_wr(NF_ENGINE_CHK_VA_HI, (uint32_t)(va >> 32));
+        csr_wr(NF_ENGINE_CHK_LEN, len);
+        csr_wr(NF_ENGINE_CHK_ACCESS, access);
+        csr_wr(NF_ENGINE_CHK_PD, pd);
+        csr_wr(NF_ENGINE_CHK_CTRL, 1);
+        uint32_t s = wait_status(NF_ENGINE_CHK_STATUS);
+        if (addr) *addr = csr_rd(NF_ENGINE_CHK_ADDR);
+        return NF_STATUS_WORD_CODE_GET(s);
+    }
+};
+
+// One key-table entry.
+struct Mr {
+    uint32_t index, key, state, kind, rights, pd, fbo, length, mtt_base, pages;
+    uint64_t base;
+    uint32_t token() const { return NF_TOKEN_INDEX_PUT(index) | NF_TOKEN_KEY_PUT(key); }
+    void words(uint32_t w[7]) const
+    {
+        w[0] = NF_MPT_W0_STATE_PUT(state) | NF_MPT_W0_KIND_PUT(kind) | rights | NF_MPT_W0_KEY_PUT(key);
+        w[1] = NF_MPT_W1_PD_PUT(pd) | NF_MPT_W1_FBO_PUT(fbo);
+        w[2] = (uint32_t)base;
+        w[3] = (uint32_t)(base >> 32);
+        w[4] = length;
+        w[5] = NF_MPT_W5_MTT_BASE_PUT(mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(pages);
+        w[6] = NF_MPT_W6_PAGES_PUT(pages);
+    }
+};
+
+static const uint32_t ALL_RIGHTS = NF_MPT_W0_LOCAL_WRITE_MASK | NF_MPT_W0_REMOTE_READ_MASK |
+                                   NF_MPT_W0_REMOTE_WRITE_MASK | NF_MPT_W0_REMOTE_EN_MASK;
+
+static Mr make_mr(uint32_t index, uint32_t key, uint32_t pd, uint64_t base, uint32_t fbo,
+                  uint32_t length, uint32_t mtt_base)
+{
+    Mr r{};
+    r.index = index;
+    r.key = key;
+    r.state = NF_MPT_STATE_VALID;
+    r.kind = NF_MPT_KIND_NORMAL;
+    r.rights = ALL_RIGHTS;
+    r.pd = pd;
+    r.base = base;
+    r.fbo = fbo;
+    r.length = length;
+    r.mtt_base = mtt_base;
+    r.pages = (uint32_t)(((uint64_t)fbo + length + PAGE - 1) / PAGE);
+    return r;
+}
+
+// Adapter address of the byte at va, as docs/architecture.md defines the translation.
+static uint32_t xlate(const Tb &t, const Mr &r, uint64_t va)
+{
+    uint64_t pos = (uint64_t)r.fbo + (va - r.base);
+    return (uint32_t)((t.mtt[r.mtt_base + (pos >> NF_ADAPTER_PAGE_SHIFT)] << NF_ADAPTER_PAGE_SHIFT) |
+                      (pos & (PAGE - 1)));
+}
+
+static void program_mr(Tb &t, const Mr &r)
+{
+    uint32_t w[7];
+    r.words(w);
+    t.mpt_write(r.index, w);
+}
+
+// ---------------------------------------------------------------------------------------
+static void test_registers(Tb &t)
+{
+    tb_ok(t.csr_rd(NF_ENGINE_ID) == NF_ENGINE_HW_ID_VALUE, "regs: ID reads ENG1");
+    tb_ok(t.csr_rd(NF_ENGINE_CFG_MPT) == MPT && t.csr_rd(NF_ENGINE_CFG_MTT) == MTT &&
+          t.csr_rd(NF_ENGINE_CFG_MEM) == MEM && t.csr_rd(NF_ENGINE_CFG_USER) == USER,
+          "regs: CFG_MPT/MTT/MEM/USER report the parameters");
+    t.csr_wr(NF_ENGINE_DMA_LEN, 0x12345678);
+    t.csr(NF_ENGINE_DMA_LEN, 0xAB000000, 0x8);
+    tb_ok(t.csr_rd(NF_ENGINE_DMA_LEN) == 0xAB345678, "regs: byte strobes write only their lanes");
+    tb_ok(t.csr_rd(NF_ENGINE_TBL_CMD) == 0 && t.csr_rd(0x3FC) == 0 && t.csr_rd(NF_ENGINE_ID + 2) == 0,
+          "regs: write-only, unknown and unaligned offsets read 0");
+}
+
+static void test_sysport(Tb &t)
+{
+    int lat = 0;
+    t.sys(USER, 0x11223344, 0xF);
+    t.sys(USER + 4, 0x55667788, 0xF);
+    t.sys(USER + 4, 0xAA0000BB, 0x9);
+    uint32_t a = t.sys(USER, 0, 0, &lat), b = t.sys(USER + 4, 0, 0);
+    tb_ok(a == 0x11223344 && b == 0xAA6677BB, "sysport: word and byte-strobe writes read back");
+    tb_ok(lat == 1, "sysport: idle read ready after %d clock(s)", lat);
+    tb_ok(t.sys(MEM, 0, 0) == 0 && t.sys(0xFFFFFFFC, 0, 0) == 0, "sysport: reads outside memory return 0");
+    t.sys(MEM, 0xDEADBEEF, 0xF);
+    tb_ok(t.sys(0, 0, 0) == t.sys(0, 0, 0) && t.mem_matches(0, 16), "sysport: writes outside memory change nothing");
+}
+
+static void test_tables(Tb &t)
+{
+    uint32_t w[7], r[7], page = 1;
+    tb_ok(t.mpt_read(MPT - 1, r) == NF_REFUSE_OK &&
+          !r[0] && !r[1] && !r[2] && !r[3] && !r[4] && !r[5] && !r[6],
+          "tables: reset leaves every MPT entry FREE and zero");
+    tb_ok(t.mtt_read(MTT - 1, &page) == NF_REFUSE_OK && page == 0, "tables: reset leaves the MTT zero");
+    for (int i = 0; i < 7; i++) w[i] = 0x01010101u * (uint32_t)(i + 1) ^ 0xC0FFEE00u;
+    tb_ok(t.mpt_write(5, w) == NF_REFUSE_OK && t.mpt_read(5, r) == NF_REFUSE_OK && !std::memcmp(w, r, sizeof w),
+          "tables: MPT_WRITE then MPT_READ returns all seven words");
+    tb_ok(t.mpt_write(MPT, w) == NF_REFUSE_BAD_INDEX && t.mpt_read(MPT, r) == NF_REFUSE_BAD_INDEX &&
+          t.invalidate(0xFFFFFFFF) == NF_REFUSE_BAD_INDEX, "tables: MPT ops beyond the table -> BAD_INDEX");
+    tb_ok(t.mtt_write(7, 0xABCDE) == NF_REFUSE_OK && t.mtt_read(7, &page) == NF_REFUSE_OK && page == 0xABCDE,
+          "tables: MTT_WRITE then MTT_READ");
+    t.csr_wr(NF_ENGINE_TBL_MTT_DATA, 0x5555);
+    tb_ok(t.mtt_write(MTT, 1) == NF_REFUSE_BAD_MTT &&
+          t.mtt_read(MTT, &page) == NF_REFUSE_BAD_MTT && page == 1,
+          "tables: MTT ops beyond the table -> BAD_MTT, TBL_MTT_DATA unchanged");
+    tb_ok(t.tbl(0) == NF_REFUSE_BAD_COMMAND && t.tbl(6) == NF_REFUSE_BAD_COMMAND &&
+          t.tbl(0x101) == NF_REFUSE_BAD_COMMAND, "tables: unknown op -> BAD_COMMAND");
+    Mr m = make_mr(9, 0x5A, 3, 0x10000, 0, PAGE, 0);
+    program_mr(t, m);
+    tb_ok(t.invalidate(9) == NF_REFUSE_OK && t.mpt_read(9, r) == NF_REFUSE_OK &&
+          NF_MPT_W0_STATE_GET(r[0]) == NF_MPT_STATE_INVALID, "tables: MPT_INVALIDATE VALID -> INVALID");
+    m.words(w);
+    w[0] = (w[0] & ~NF_MPT_W0_STATE_MASK) | NF_MPT_W0_STATE_PUT(NF_MPT_STATE_INVALID);
+    tb_ok(t.invalidate(9) == NF_REFUSE_NOT_VALID && t.mpt_read(9, r) == NF_REFUSE_OK && !std::memcmp(w, r, sizeof w),
+          "tables: MPT_INVALIDATE of a non-VALID entry -> NOT_VALID, entry unchanged");
+}
+
+static void test_checks(Tb &t)
+{
+    // MR: base VA 0x7000_0000_1234, FBO 0x234, 3 pages mapped non-contiguously.
+    const uint32_t mb = 100;
+    t.mtt_write(mb + 0, USER / PAGE + 40);
+    t.mtt_write(mb + 1, USER / PAGE + 7);
+    t.mtt_write(mb + 2, USER / PAGE + 90);
+    Mr m = make_mr(12, 0x77, 5, 0x700000001234ull, 0x234, 2 * PAGE + 100, mb);
+    m.rights = NF_MPT_W0_REMOTE_READ_MASK;   // no local write, no remote write
+    program_mr(t, m);
+    uint32_t a = 0;
+    uint64_t va = m.base + PAGE - 0x234 + 0x10;   // second page, offset 0x10
+    uint32_t code = t.check(m.token(), va, 64, NF_ACCESS_REMOTE_READ, 5, &a);
+    tb_ok(code == NF_REFUSE_OK && a == xlate(t, m, va) &&
+          a == (USER / PAGE + 7) * PAGE + 0x10, "check: grant translates through the second MTT page (0x%x)", a);
+    tb_ok(t.check(m.token(), m.base, 1, NF_ACCESS_LOCAL_READ, 5, &a) == NF_REFUSE_OK &&
+          a == (USER / PAGE + 40) * PAGE + 0x234, "check: first byte lands at FBO in the first page");
+    tb_ok(t.check(m.token(), m.base + 8, 0, NF_ACCESS_LOCAL_READ, 5, &a) == NF_REFUSE_OK && a == 0,
+          "check: zero-length grant has CHK_ADDR 0");
+    tb_ok(t.check(NF_TOKEN_INDEX_PUT(MPT) | 0x77, m.base, 1, 0, 5, &a) == NF_REFUSE_BAD_INDEX && a == 0,
+          "check: BAD_INDEX (refusal leaves CHK_ADDR 0)");
+    tb_ok(t.check(NF_ADAPTER_PRIVILEGED_TOKEN, m.base, 1, 0, 5, nullptr) == NF_REFUSE_BAD_INDEX,
+          "check: the privileged token is no key-table index");
+    tb_ok(t.check(m.token() ^ 1, m.base, 1, 0, 5, nullptr) == NF_REFUSE_BAD_KEY, "check: BAD_KEY");
+    tb_ok(t.check(NF_TOKEN_INDEX_PUT(13), m.base, 1, 0, 0, nullptr) == NF_REFUSE_NOT_VALID,
+          "check: NOT_VALID on a FREE entry (key 0)");
+    tb_ok(t.check(m.token(), m.base, 1, 0, 6, nullptr) == NF_REFUSE_WRONG_PD, "check: WRONG_PD");
+    tb_ok(t.check(m.token(), m.base, 1, 0, 5 | 0x10000, nullptr) == NF_REFUSE_WRONG_PD,
+          "check: WRONG_PD when only bits above the 16-bit PD differ");
+    tb_ok(t.check(m.token(), m.base, 1, NF_ACCESS_LOCAL_WRITE, 5, nullptr) == NF_REFUSE_NO_RIGHT,
+          "check: NO_RIGHT (local write)");
+    tb_ok(t.check(m.token(), m.base, 1, NF_ACCESS_REMOTE_WRITE, 5, nullptr) == NF_REFUSE_NO_RIGHT,
+          "check: NO_RIGHT (remote write)");
+    tb_ok(t.check(m.token(), m.base - 1, 1, 0, 5, nullptr) == NF_REFUSE_OUT_OF_BOUNDS,
+          "check: OUT_OF_BOUNDS (VA below base)");
+    tb_ok(t.check(m.token(), m.base + m.length + 1, 0, 0, 5, nullptr) == NF_REFUSE_OUT_OF_BOUNDS,
+          "check: OUT_OF_BOUNDS (offset beyond length)");
+    tb_ok(t.check(m.token(), m.base + 16, m.length - 15, 0, 5, nullptr) == NF_REFUSE_OUT_OF_BOUNDS &&
+          t.check(m.token(), m.base + 16, m.length - 16, 0, 5, nullptr) == NF_REFUSE_OK,
+          "check: OUT_OF_BOUNDS one byte past the end, granted up to the end");
+    tb_ok(t.check(m.token(), m.base + m.length, 0, 0, 5, nullptr) == NF_REFUSE_OK,
+          "check: zero length at the very end is granted");
+    tb_ok(t.check(m.token(), m.base + 0x100000000ull, 0, 0, 5, nullptr) == NF_REFUSE_OUT_OF_BOUNDS,
+          "check: OUT_OF_BOUNDS when VA - base needs more than 32 bits");
+    // Priority: key wrong and PD wrong -> BAD_KEY; PD wrong and no right -> WRONG_PD.
+    tb_ok(t.check(m.token() ^ 2, m.base, 1, NF_ACCESS_LOCAL_WRITE, 9, nullptr) == NF_REFUSE_BAD_KEY &&
+          t.check(m.token(), m.base - 1, 1, NF_ACCESS_LOCAL_WRITE, 9, nullptr) == NF_REFUSE_WRONG_PD &&
+          t.check(m.token(), m.base - 1, 1, NF_ACCESS_LOCAL_WRITE, 5, nullptr) == NF_REFUSE_NO_RIGHT,
+          "check: refusal priority BAD_KEY > WRONG_PD > NO_RIGHT > OUT_OF_BOUNDS");
+
+    // Fast-register entry: remote access needs REMOTE_EN too.
+    Mr f = make_mr(14, 0x21, 5, 0x4000, 0, PAGE, mb);
+    f.kind = NF_MPT_KIND_FAST;
+    f.rights = NF_MPT_W0_REMOTE_READ_MASK | NF_MPT_W0_REMOTE_WRITE_MASK;
+    program_mr(t, f);
+    bool no_en = t.check(f.token(), f.base, 4, NF_ACCESS_REMOTE_READ, 5, nullptr) == NF_REFUSE_NO_RIGHT &&
+                 t.check(f.token(), f.base, 4, NF_ACCESS_REMOTE_WRITE, 5, nullptr) == NF_REFUSE_NO_RIGHT;
+    f.rights |= NF_MPT_W0_REMOTE_EN_MASK;
+    program_mr(t, f);
+    tb_ok(no_en && t.check(f.token(), f.base, 4, NF_ACCESS_REMOTE_WRITE, 5, nullptr) == NF_REFUSE_OK,
+          "check: FAST entry needs REMOTE_EN for remote access");
+
+    // BAD_MTT: an MR whose pages run past the end of the MTT (last page decides).
+    Mr b = make_mr(15, 0x31, 5, 0, 0, 2 * PAGE, MTT - 1);
+    program_mr(t, b);
+    tb_ok(t.check(b.token(), 0, PAGE, 0, 5, nullptr) == NF_REFUSE_OK &&
+          t.check(b.token(), PAGE - 8, 16, 0, 5, nullptr) == NF_REFUSE_BAD_MTT &&
+          t.check(b.token(), PAGE, 0, 0, 5, nullptr) == NF_REFUSE_OK,
+          "check: BAD_MTT when a page of the range is beyond the MTT (zero length translates nothing)");
+
+    // Invalidated entry.
+    t.invalidate(m.index);
+    tb_ok(t.check(m.token(), m.base, 1, NF_ACCESS_REMOTE_READ, 5, &a) == NF_REFUSE_NOT_VALID && a == 0,
+          "check: NOT_VALID after MPT_INVALIDATE");
+
+    // MR ending at the top of the 64-bit address space.
+    Mr top = make_mr(16, 0x41, 5, 0xFFFFFFFFFFFFF000ull, 0, PAGE, mb);
+    program_mr(t, top);
+    tb_ok(t.check(top.token(), 0xFFFFFFFFFFFFFFF8ull, 8, 0, 5, &a) == NF_REFUSE_OK &&
+          a == (USER / PAGE + 40) * PAGE + 0xFF8, "check: VA 0xFFFF_FFFF_FFFF_FFF8 len 8 granted at the top");
+    tb_ok(t.check(top.token(), 0xFFFFFFFFFFFFFFF8ull, 16, 0, 5, &a) == NF_REFUSE_OUT_OF_BOUNDS,
+          "check: VA 0xFFFF_FFFF_FFFF_FFF8 len 16 refused (no wrap)");
+    tb_ok(t.check(top.token(), 0xFFFFFFFFFFFFFFF8ull, 0xFFFFFFFF, 0, 5, nullptr) == NF_REFUSE_OUT_OF_BOUNDS,
+          "check: huge length at the top refused");
+}
+
+// ---------------------------------------------------------------------------------------
+static uint32_t load(Tb &t, uint32_t src, uint32_t base, uint32_t count, uint64_t *cycles)
+{
+    t.csr_wr(NF_ENGINE_LD_SRC, src);
+    t.csr_wr(NF_ENGINE_LD_MTT_BASE, base);
+    t.csr_wr(NF_ENGINE_LD_COUNT, count);
+    uint64_t c0 = t.cyc;
+    t.csr_wr(NF_ENGINE_LD_CTRL, 1);
+    uint32_t s = t.wait_status(NF_ENGINE_LD_STATUS);
+    if (cycles) *cycles = t.cyc - c0;
+    return s;
+}
+
+static void put64(Tb &t, uint32_t addr, uint64_t v)
+{
+    t.sys(addr, (uint32_t)v, 0xF);
+    t.sys(addr + 4, (uint32_t)(v >> 32), 0xF);
+}
+
+static void test_loader(Tb &t)
+{
+    Rng rng(7);
+    const uint32_t list = 0x200;          // RX slot 0, as the firmware would point it
+    const uint32_t n = 256, base = 1000;
+    std::vector<uint32_t> pages(n);
+    for (uint32_t i = 0; i < n; i++) {
+        pages[i] = USER / PAGE + rng.below((MEM - USER) / PAGE);
+        put64(t, list + 8 * i, (uint64_t)pages[i] << NF_ADAPTER_PAGE_SHIFT);
+    }
+    uint64_t cyc = 0;
+    uint32_t s = load(t, list, base, n, &cyc);
+    bool all = NF_STATUS_WORD_CODE_GET(s) == NF_REFUSE_OK;
+    for (uint32_t i = 0; i < n && all; i++) {
+        uint32_t p = 0;
+        all = t.mtt_read(base + i, &p) == NF_REFUSE_OK && p == pages[i];
+        if (!all) std::printf("# MTT[%u] = 0x%x, expected 0x%x\n", base + i, p, pages[i]);
+    }
+    for (uint32_t i = 0; i < n; i++) t.mtt[base + i] = pages[i];
+    tb_ok(all, "loader: 256 entries land in the MTT as page numbers");
+    double rate = (double)n / (double)cyc;
+    std::printf("# loader: %u entries in %llu clocks (LD_CTRL write to BUSY=0 seen) = %.3f entries/clock\n",
+                n, (unsigned long long)cyc, rate);
+    tb_ok(rate >= 0.9, "loader: %.3f entries/clock >= 0.9 on 256 entries", rate);
+
+    // Entry 37 unaligned: BAD_ADDRESS, INDEX 37, entries 0..36 written, 37.. not.
+    const uint32_t b2 = 2000;
+    for (uint32_t i = 0; i < 64; i++) put64(t, list + 8 * i, (uint64_t)(USER / PAGE + 1 + i) << NF_ADAPTER_PAGE_SHIFT);
+    put64(t, list + 8 * 37, ((uint64_t)(USER / PAGE + 5) << NF_ADAPTER_PAGE_SHIFT) + 8);
+    s = load(t, list, b2, 64, nullptr);
+    uint32_t p36 = 0, p37 = 1;
+    t.mtt_read(b2 + 36, &p36);
+    t.mtt_read(b2 + 37, &p37);
+    tb_ok(NF_STATUS_WORD_CODE_GET(s) == NF_REFUSE_BAD_ADDRESS && NF_STATUS_WORD_INDEX_GET(s) == 37 &&
+          p36 == USER / PAGE + 37 && p37 == 0,
+          "loader: unaligned entry 37 -> BAD_ADDRESS INDEX 37, earlier entries written, it not");
+    struct { uint64_t a; const char *what; } bad[] = {
+        {(uint64_t)(USER - PAGE), "below the user region"},
+        {(uint64_t)MEM, "at MEM_BYTES"},
+        {(1ull << 32) | USER, "with a nonzero high word"},
+    };
+    for (auto &bd : bad) {
+        put64(t, list, (uint64_t)(USER / PAGE + 3) << NF_ADAPTER_PAGE_SHIFT);
+        put64(t, list + 8, bd.a);
+        s = load(t, list, 3000, 2, nullptr);
+        uint32_t p1 = 9;
+        t.mtt_read(3001, &p1);
+        tb_ok(NF_STATUS_WORD_CODE_GET(s) == NF_REFUSE_BAD_ADDRESS && NF_STATUS_WORD_INDEX_GET(s) == 1 && p1 == 0,
+              "loader: page %s -> BAD_ADDRESS INDEX 1", bd.what);
+    }
+    uint32_t before = 0, after = 0;
+    t.mtt_read(MTT - 2, &before);
+    s = load(t, list, MTT - 1, 2, nullptr);
+    t.mtt_read(MTT - 1, &after);
+    tb_ok(NF_STATUS_WORD_CODE_GET(s) == NF_REFUSE_BAD_MTT && after == 0, "loader: range past the MTT -> BAD_MTT, nothing written");
+    s = load(t, list + 4, 3000, 2, nullptr);
+    uint32_t s2 = load(t, MEM - 8, 3000, 2, nullptr);
+    tb_ok(NF_STATUS_WORD_CODE_GET(s) == NF_REFUSE_BAD_ADDRESS && NF_STATUS_WORD_CODE_GET(s2) == NF_REFUSE_BAD_ADDRESS,
+          "loader: unaligned list or list past adapter memory -> BAD_ADDRESS");
+    s = load(t, list, 0, 0, nullptr);
+    tb_ok(s == 0, "loader: zero entries -> OK, nothing to do");
+}
+
+// ---------------------------------------------------------------------------------------
+struct Side {
+    uint32_t mode, access, token, pd;
+    uint64_t addr;
+};
+
+static uint32_t dma(Tb &t, const Side &s, const Side &d, uint32_t len, uint64_t *cycles, uint32_t *bytes)
+{
+    t.csr_wr(NF_ENGINE_DMA_SRC_MODE, NF_DMA_SIDE_MODE_MODE_PUT(s.mode) | NF_DMA_SIDE_MODE_ACCESS_PUT(s.access));
+    t.csr_wr(NF_ENGINE_DMA_SRC_TOKEN, s.token);
+    t.csr_wr(NF_ENGINE_DMA_SRC_ADDR_LO, (uint32_t)s.addr);
+    t.csr_wr(NF_ENGINE_DMA_SRC_ADDR_HI, (uint32_t)(s.addr >> 32));
+    t.csr_wr(NF_ENGINE_DMA_SRC_PD, s.pd);
+    t.csr_wr(NF_ENGINE_DMA_DST_MODE, NF_DMA_SIDE_MODE_MODE_PUT(d.mode) | NF_DMA_SIDE_MODE_ACCESS_PUT(d.access));
+    t.csr_wr(NF_ENGINE_DMA_DST_TOKEN, d.token);
+    t.csr_wr(NF_ENGINE_DMA_DST_ADDR_LO, (uint32_t)d.addr);
+    t.csr_wr(NF_ENGINE_DMA_DST_ADDR_HI, (uint32_t)(d.addr >> 32));
+    t.csr_wr(NF_ENGINE_DMA_DST_PD, d.pd);
+    t.csr_wr(NF_ENGINE_DMA_LEN, len);
+    uint64_t c0 = t.cyc;
+    t.csr_wr(NF_ENGINE_DMA_CTRL, 1);
+    uint32_t st = t.wait_status(NF_ENGINE_DMA_STATUS);
+    if (cycles) *cycles = t.cyc - c0;
+    if (bytes) *bytes = t.csr_rd(NF_ENGINE_DMA_BYTES);
+    return st;
+}
+
+static Side tok(const Mr &m, uint64_t va, uint32_t access)
+{
+    return Side{NF_DMA_MODE_TOKEN, access, m.token(), m.pd, va};
+}
+static Side logical(uint32_t a) { return Side{NF_DMA_MODE_LOGICAL, 0, 0, 0, a}; }
+static Side system_side(uint32_t a) { return Side{NF_DMA_MODE_SYSTEM, 0, 0, 0, a}; }
+
+// Expected effect of a granted copy on the shadow.
+static void shadow_copy(Tb &t, const std::vector<uint32_t> &src_pa, const std::vector<uint32_t> &dst_pa)
+{
+    std::vector<uint8_t> tmp(src_pa.size());
+    for (size_t i = 0; i < src_pa.size(); i++) tmp[i] = t.shadow[src_pa[i]];
+    for (size_t i = 0; i < dst_pa.size(); i++) t.shadow[dst_pa[i]] = tmp[i];
+}
+
+static void test_dma(Tb &t)
+{
+    Rng rng(11);
+    const uint32_t up = USER / PAGE;
+    // Source MR: 20 pages, FBO 0x123, pages scattered; destination MR: 20 pages, FBO 0xF00.
+    const uint32_t smb = 200, dmb = 300, np = 20;
+    for (uint32_t i = 0; i < np; i++) {
+        t.mtt_write(smb + i, up + 100 + 3 * i + (i & 1) * 40);
+        t.mtt_write(dmb + i, up + 400 + 2 * (np - i));
+    }
+    Mr sm = make_mr(20, 0x11, 7, 0x10000123ull, 0x123, np * PAGE - 0x123, smb);
+    Mr dm = make_mr(21, 0x22, 8, 0xABC00000F00ull, 0xF00, np * PAGE - 0xF00, dmb);
+    program_mr(t, sm);
+    program_mr(t, dm);
+    for (uint32_t i = 0; i < np; i++) {
+        t.fill(t.mtt[smb + i] * PAGE, PAGE, rng);
+        t.fill(t.mtt[dmb + i] * PAGE, PAGE, rng);
+    }
+
+    // Random alignments and lengths across page boundaries on both sides.
+    bool all = true;
+    for (int it = 0; it < 24 && all; it++) {
+        uint32_t len = 1 + rng.below(it < 12 ? 40 : 3 * PAGE);
+        uint64_t sva = sm.base + rng.below(sm.length - len + 1);
+        uint64_t dva = dm.base + rng.below(dm.length - len + 1);
+        std::vector<uint32_t> spa(len), dpa(len);
+        for (uint32_t i = 0; i < len; i++) {
+            spa[i] = xlate(t, sm, sva + i);
+            dpa[i] = xlate(t, dm, dva + i);
+        }
+        uint32_t bytes = 0;
+        uint32_t st = dma(t, tok(sm, sva, NF_ACCESS_LOCAL_READ), tok(dm, dva, NF_ACCESS_REMOTE_WRITE), len,
+                          nullptr, &bytes);
+        shadow_copy(t, spa, dpa);
+        uint32_t lo = dpa[0] & ~(PAGE - 1);
+        bool ok = st == 0 && bytes == len;
+        for (uint32_t p = 0; p < np && ok; p++) ok = t.mem_matches(t.mtt[dmb + p] * PAGE, PAGE);
+        if (!ok) std::printf("# iteration %d: len %u sva 0x%llx dva 0x%llx status 0x%x bytes %u (page 0x%x)\n", it,
+                             len, (unsigned long long)sva, (unsigned long long)dva, st, bytes, lo);
+        all = ok;
+    }
+    tb_ok(all, "dma: TOKEN->TOKEN byte-exact for random alignments, split on both sides' pages");
+
+    // LOGICAL -> LOGICAL and SYSTEM -> LOGICAL (link slot to user region).
+    {
+        uint32_t sa = USER + 0x30005, da = USER + 0x50003, len = 5000, bytes = 0;
+        t.fill(sa & ~3u, len + 8, rng);
+        uint32_t st = dma(t, logical(sa), logical(da), len, nullptr, &bytes);
+        std::vector<uint32_t> spa(len), dpa(len);
+        for (uint32_t i = 0; i < len; i++) { spa[i] = sa + i; dpa[i] = da + i; }
+        shadow_copy(t, spa, dpa);
+        tb_ok(st == 0 && bytes == len && t.mem_matches(da & ~(PAGE - 1), 3 * PAGE), "dma: LOGICAL->LOGICAL 5000 bytes");
+        t.fill(0x100, 64, rng);
+        st = dma(t, system_side(0x104), logical(USER + 0x60001), 51, nullptr, &bytes);
+        for (uint32_t i = 0; i < 51; i++) t.shadow[USER + 0x60001 + i] = t.shadow[0x104 + i];
+        tb_ok(st == 0 && bytes == 51 && t.mem_matches(USER + 0x60000, 64), "dma: SYSTEM (link slot) -> LOGICAL");
+    }
+
+    // Refusals write nothing.
+    {
+        uint32_t bytes = 1;
+        uint32_t st = dma(t, tok(sm, sm.base, NF_ACCESS_LOCAL_READ), tok(dm, dm.base - 1, NF_ACCESS_REMOTE_WRITE), 64,
+                          nullptr, &bytes);
+        bool ok = NF_STATUS_WORD_CODE_GET(st) == NF_REFUSE_OUT_OF_BOUNDS && NF_STATUS_WORD_SIDE_GET(st) == 1 &&
+                  bytes == 0;
+        st = dma(t, tok(sm, sm.base, NF_ACCESS_LOCAL_READ), tok(dm, dm.base + dm.length - 8, NF_ACCESS_REMOTE_WRITE),
+                 64, nullptr, &bytes);
+        ok = ok && NF_STATUS_WORD_CODE_GET(st) == NF_REFUSE_OUT_OF_BOUNDS && NF_STATUS_WORD_SIDE_GET(st) == 1 &&
+             bytes == 0;
+        tb_ok(ok && t.mem_matches(t.mtt[dmb + np - 1] * PAGE, PAGE) && t.mem_matches(t.mtt[dmb] * PAGE, PAGE),
+              "dma: destination refused (SIDE 1) for a range running past its end: nothing written");
+        Side bad_pd = tok(sm, sm.base, NF_ACCESS_LOCAL_READ);
+        bad_pd.pd = 99;
+        st = dma(t, bad_pd, logical(USER), 64, nullptr, &bytes);
+        tb_ok(NF_STATUS_WORD_CODE_GET(st) == NF_REFUSE_WRONG_PD && NF_STATUS_WORD_SIDE_GET(st) == 0 && bytes == 0 &&
+              t.mem_matches(USER, 128), "dma: source refused (WRONG_PD, SIDE 0): nothing written");
+        Mr ro = sm;
+        ro.index = 22;
+        ro.rights = NF_MPT_W0_REMOTE_READ_MASK;
+        program_mr(t, ro);
+        st = dma(t, logical(USER), tok(ro, ro.base, NF_ACCESS_LOCAL_WRITE), 8, nullptr, &bytes);
+        uint32_t st_ok = dma(t, tok(ro, ro.base, NF_ACCESS_REMOTE_READ), logical(USER + 0x100), 8, nullptr, nullptr);
+        for (uint32_t i = 0; i < 8; i++) t.shadow[USER + 0x100 + i] = t.shadow[xlate(t, ro, ro.base + i)];
+        tb_ok(NF_STATUS_WORD_CODE_GET(st) == NF_REFUSE_NO_RIGHT && NF_STATUS_WORD_SIDE_GET(st) == 1 && bytes == 0 &&
+              st_ok == 0 && t.mem_matches(USER, 512) && t.mem_matches(xlate(t, ro, ro.base) & ~(PAGE - 1), PAGE),
+              "dma: access right checked per side (read-only MR: NO_RIGHT as destination, fine as source)");
+        st = dma(t, logical(USER - 4), logical(USER + 0x1000), 8, nullptr, &bytes);
+        uint32_t st2 = dma(t, logical(USER), logical(MEM - 4), 8, nullptr, &bytes);
+        uint32_t st3 = dma(t, system_side(MEM - 8), logical(USER), 8, nullptr, &bytes);
+        Side hi = logical(USER);
+        hi.addr |= 1ull << 32;
+        uint32_t st4 = dma(t, hi, logical(USER + 64), 8, nullptr, &bytes);
+        Side m3 = logical(USER);
+        m3.mode = 3;
+        uint32_t st5 = dma(t, logical(USER), m3, 8, nullptr, &bytes);
+        tb_ok(NF_STATUS_WORD_CODE_GET(st) == NF_REFUSE_BAD_ADDRESS && NF_STATUS_WORD_SIDE_GET(st) == 0 &&
+              NF_STATUS_WORD_CODE_GET(st2) == NF_REFUSE_BAD_ADDRESS && NF_STATUS_WORD_SIDE_GET(st2) == 1 &&
+              st3 == 0 && NF_STATUS_WORD_CODE_GET(st4) == NF_REFUSE_BAD_ADDRESS &&
+              NF_STATUS_WORD_CODE_GET(st5) == NF_REFUSE_BAD_COMMAND && NF_STATUS_WORD_SIDE_GET(st5) == 1,
+              "dma: LOGICAL/SYSTEM region rules (below USER_BASE, past MEM_BYTES, high word, bad mode)");
+        st = dma(t, tok(sm, sm.base + sm.length + 1, 0), logical(USER), 0, nullptr, &bytes);
+        st2 = dma(t, tok(sm, sm.base, 0), logical(USER), 0, nullptr, &bytes);
+        tb_ok(NF_STATUS_WORD_CODE_GET(st) == NF_REFUSE_OUT_OF_BOUNDS && st2 == 0 && bytes == 0,
+              "dma: LEN 0 runs the checks and moves nothing");
+    }
+
+    // Throughput: 64 KiB through translated, non-contiguous pages on both sides.
+    {
+        const uint32_t tp = 17, tsb = 500, tdb = 600;
+        for (uint32_t i = 0; i < tp; i++) {
+            t.mtt_write(tsb + i, up + 700 + 2 * i);
+            t.mtt_write(tdb + i, up + 800 + 3 * (tp - i));
+        }
+        Mr a = make_mr(30, 0x31, 1, 0x40000000ull, 0, tp * PAGE, tsb);
+        Mr b = make_mr(31, 0x32, 1, 0x80000000ull, 0, tp * PAGE, tdb);
+        program_mr(t, a);
+        program_mr(t, b);
+        for (uint32_t i = 0; i < 16; i++) t.fill(t.mtt[tsb + i] * PAGE, PAGE, rng);
+        const uint32_t len = 65536;
+        struct { uint32_t soff, doff; } cases[] = {{0, 0}, {0x100, 0x800}, {3, 0xFFD}};
+        for (auto &c : cases) {
+            uint64_t cyc = 0;
+            uint32_t bytes = 0;
+            std::vector<uint32_t> spa(len), dpa(len);
+            for (uint32_t i = 0; i < len; i++) {
+                spa[i] = xlate(t, a, a.base + c.soff + i);
+                dpa[i] = xlate(t, b, b.base + c.doff + i);
+            }
+            uint32_t st = dma(t, tok(a, a.base + c.soff, 0), tok(b, b.base + c.doff, NF_ACCESS_LOCAL_WRITE), len,
+                              &cyc, &bytes);
+            shadow_copy(t, spa, dpa);
+            bool same = true;
+            for (uint32_t i = 0; i < tp && same; i++) same = t.mem_matches(t.mtt[tdb + i] * PAGE, PAGE);
+            double bpc = (double)len / (double)cyc;
+            std::printf("# dma: 64 KiB (src offset 0x%x, dst offset 0x%x) in %llu clocks = %.2f bytes/clock "
+                        "(port %u bytes/clock, %.1f%%)\n", c.soff, c.doff, (unsigned long long)cyc, bpc, PORT,
+                        100.0 * bpc / PORT);
+            tb_ok(st == 0 && bytes == len && same && bpc >= 0.9 * PORT,
+                  "dma: 64 KiB token->token (offsets 0x%x/0x%x) correct at %.2f bytes/clock >= %.1f", c.soff, c.doff,
+                  bpc, 0.9 * PORT);
+        }
+
+        // System port while the DMA runs: reads complete in a couple of clocks.
+        t.csr_wr(NF_ENGINE_DMA_SRC_MODE, 0);
+        t.csr_wr(NF_ENGINE_DMA_SRC_TOKEN, a.token());
+        t.csr_wr(NF_ENGINE_DMA_SRC_ADDR_LO, (uint32_t)a.base);
+        t.csr_wr(NF_ENGINE_DMA_SRC_ADDR_HI, (uint32_t)(a.base >> 32));
+        t.csr_wr(NF_ENGINE_DMA_SRC_PD, 1);
+        t.csr_wr(NF_ENGINE_DMA_DST_MODE, NF_DMA_SIDE_MODE_ACCESS_PUT(NF_ACCESS_LOCAL_WRITE));
+        t.csr_wr(NF_ENGINE_DMA_DST_TOKEN, b.token());
+        t.csr_wr(NF_ENGINE_DMA_DST_ADDR_LO, (uint32_t)b.base);
+        t.csr_wr(NF_ENGINE_DMA_DST_ADDR_HI, (uint32_t)(b.base >> 32));
+        t.csr_wr(NF_ENGINE_DMA_DST_PD, 1);
+        t.csr_wr(NF_ENGINE_DMA_LEN, len);
+        t.csr_wr(NF_ENGINE_DMA_CTRL, 1);
+        int worst = 0, n = 0;
+        bool rd_ok = true;
+        while (t.csr_rd(NF_ENGINE_DMA_STATUS) & NF_STATUS_WORD_BUSY_MASK) {
+            int lat = 0;
+            uint32_t v = t.sys(0x100 + 4 * (n % 16), 0, 0, &lat);
+            uint32_t e;
+            std::memcpy(&e, &t.shadow[0x100 + 4 * (n % 16)], 4);
+            rd_ok = rd_ok && v == e;
+            worst = lat > worst ? lat : worst;
+            n++;
+        }
+        tb_ok(rd_ok && worst <= 2 && n > 100, "sysport: %d reads during a DMA, worst latency %d clocks", n, worst);
+    }
+
+    // Invalidation during a long transfer: STOPPED, bytes = whole chunks written before.
+    {
+        Mr a = make_mr(30, 0x31, 1, 0x40000000ull, 0, 17 * PAGE, 500);
+        Mr b = make_mr(31, 0x32, 1, 0x80000000ull, 0, 17 * PAGE, 600);
+        for (uint32_t i = 0; i < 16; i++) t.fill(t.mtt[600 + i] * PAGE, PAGE, rng);   // fresh destination
+        const uint32_t len = 65536;
+        t.csr_wr(NF_ENGINE_DMA_SRC_MODE, 0);
+        t.csr_wr(NF_ENGINE_DMA_SRC_TOKEN, a.token());
+        t.csr_wr(NF_ENGINE_DMA_SRC_ADDR_LO, (uint32_t)a.base);
+        t.csr_wr(NF_ENGINE_DMA_SRC_ADDR_HI, 0);
+        t.csr_wr(NF_ENGINE_DMA_DST_MODE, NF_DMA_SIDE_MODE_ACCESS_PUT(NF_ACCESS_LOCAL_WRITE));
+        t.csr_wr(NF_ENGINE_DMA_DST_TOKEN, b.token());
+        t.csr_wr(NF_ENGINE_DMA_DST_ADDR_LO, (uint32_t)b.base);
+        t.csr_wr(NF_ENGINE_DMA_DST_ADDR_HI, 0);
+        t.csr_wr(NF_ENGINE_DMA_LEN, len);
+        t.csr_wr(NF_ENGINE_DMA_CTRL, 1);
+        for (int i = 0; i < 1500; i++) t.tick();     // a few pages into the transfer
+        t.csr_wr(NF_ENGINE_TBL_INDEX, b.index);
+        t.csr_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_INVALIDATE);
+        uint32_t ts = t.wait_status(NF_ENGINE_TBL_STATUS);
+        uint32_t ds = t.csr_rd(NF_ENGINE_DMA_STATUS);   // right after TBL BUSY dropped
+        uint32_t bytes = t.csr_rd(NF_ENGINE_DMA_BYTES);
+        for (uint32_t i = 0; i < bytes; i++) t.shadow[xlate(t, b, b.base + i)] = t.shadow[xlate(t, a, a.base + i)];
+        bool same = true;
+        for (uint32_t i = 0; i < 16 && same; i++) same = t.mem_matches(t.mtt[600 + i] * PAGE, PAGE);
+        std::printf("# invalidate during DMA: stopped after %u bytes\n", bytes);
+        tb_ok(NF_STATUS_WORD_CODE_GET(ts) == NF_REFUSE_OK && !(ds & NF_STATUS_WORD_BUSY_MASK) &&
+              NF_STATUS_WORD_CODE_GET(ds) == NF_REFUSE_STOPPED && NF_STATUS_WORD_SIDE_GET(ds) == 1,
+              "dma: invalidating the destination mid-transfer stops it (STOPPED, SIDE 1) before TBL BUSY drops");
+        tb_ok(bytes > 0 && bytes < len && bytes % PAGE == 0 && same,
+              "dma: STOPPED reports the %u bytes written; nothing after them changed", bytes);
+        uint32_t st = dma(t, tok(a, a.base, 0), tok(b, b.base, NF_ACCESS_LOCAL_WRITE), 8, nullptr, &bytes);
+        tb_ok(NF_STATUS_WORD_CODE_GET(st) == NF_REFUSE_NOT_VALID && bytes == 0,
+              "dma: a later transfer through the invalidated entry is refused NOT_VALID");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    Verilated::commandArgs(argc, argv);
+    Tb t;
+    test_registers(t);
+    test_sysport(t);
+    test_tables(t);
+    test_checks(t);
+    test_loader(t);
+    test_dma(t);
+    std::printf("# %llu clocks simulated\n", (unsigned long long)t.cyc);
+    return tb_done();
+}

@@ -1,0 +1,41 @@
+# Link hardware (rtl/link): UART, CRC, frame receiver/transmitter, LINK registers.
+# Testbenches are Verilator C++ harnesses driving the real pins bit by bit.
+LINK_DIR   := $(ROOT)/rtl/link
+LINK_BUILD := $(BUILD)/link
+LINK_RTL   := $(LINK_DIR)/nf_uart_tx.v $(LINK_DIR)/nf_uart_rx.v $(LINK_DIR)/nf_crc32.v \
+              $(LINK_DIR)/nf_link_rx.v $(LINK_DIR)/nf_link_tx.v $(LINK_DIR)/nf_link.v
+LINK_HDRS  := $(ROOT)/rtl/include/nf_layout.vh $(ROOT)/firmware/include/nf_layout.h \
+              $(ROOT)/sim/nf_uart_bits.h $(ROOT)/sim/nf_layout_cxx.h $(ROOT)/tests/tap.h
+# Verilator C++ harness build: lean (-j 1), headers from the shared places.
+LINK_VTB = $(VERILATOR) --cc --exe --build -j 1 -Wall -Wno-fatal -I$(ROOT)/rtl/include -y $(LINK_DIR) \
+           -CFLAGS "-std=c++17 -O1 -I$(ROOT)/sim -I$(ROOT)/tests -I$(ROOT)/firmware/include -I$(ROOT)/host/src"
+
+LINT_TARGETS += lint-link
+TEST_TARGETS += test-link-uart test-link
+.PHONY: lint-link test-link-uart test-link
+
+lint-link: ## Verilator -Wall lint of rtl/link and rtl/soc (PicoRV32 itself excluded)
+	@set -e; for f in $(LINK_RTL) $(LINK_DIR)/tb/nf_uart_tb.v; do \
+	    $(VERILATOR) $(VLINT) -y $(LINK_DIR) --top-module $$(basename $$f .v) $$f; done
+	@$(MAKE) --no-print-directory -s lint-soc
+
+$(LINK_BUILD)/uart/Vnf_uart_tb: $(LINK_RTL) $(LINK_DIR)/tb/nf_uart_tb.v $(LINK_DIR)/tb/uart_tb.cpp $(LINK_HDRS)
+	@mkdir -p $(LINK_BUILD)/uart
+	@$(LINK_VTB) --Mdir $(LINK_BUILD)/uart --top-module nf_uart_tb $(LINK_DIR)/tb/nf_uart_tb.v \
+	    $(LINK_DIR)/tb/uart_tb.cpp > $(LINK_BUILD)/uart/build.log 2>&1 || (cat $(LINK_BUILD)/uart/build.log; exit 1)
+
+test-link-uart: $(LINK_BUILD)/uart/Vnf_uart_tb ## UART rx/tx at several (fractional) bit periods
+	@$<
+
+# The host codec, compiled as C (it is C11) and linked into the C++ harnesses.
+$(LINK_BUILD)/nf_frame.o: $(ROOT)/host/src/nf_frame.c $(ROOT)/host/src/nf_frame.h $(ROOT)/firmware/include/nf_layout.h
+	@mkdir -p $(LINK_BUILD)
+	@$(HOST_CC) $(HOST_CFLAGS) -fPIC -c $< -o $@
+
+$(LINK_BUILD)/link/Vnf_link: $(LINK_RTL) $(LINK_DIR)/tb/link_tb.cpp $(LINK_HDRS) $(LINK_BUILD)/nf_frame.o
+	@mkdir -p $(LINK_BUILD)/link
+	@$(LINK_VTB) --Mdir $(LINK_BUILD)/link --top-module nf_link -GRX_SLOTS=4 -GTX_SLOTS=4 $(LINK_DIR)/nf_link.v \
+	    $(LINK_DIR)/tb/link_tb.cpp $(LINK_BUILD)/nf_frame.o > $(LINK_BUILD)/link/build.log 2>&1 || (cat $(LINK_BUILD)/link/build.log; exit 1)
+
+test-link: $(LINK_BUILD)/link/Vnf_link ## frame receiver, transmitter and LINK registers through the UART pins
+	@$<

@@ -1,0 +1,185 @@
+// Link hardware: UART, frame receiver and transmitter, the LINK registers, and the
+// master on the engine's system port shared by RX writes and TX reads. The firmware
+// sees whole frames in adapter memory, never bytes.
+`default_nettype none
+`include "nf_layout.vh"
+module nf_link #(
+    parameter integer RX_SLOTS = `NF_PROFILE_SIM_RX_SLOTS,
+    parameter integer TX_SLOTS = `NF_PROFILE_SIM_TX_SLOTS
+) (
+    input  wire        clk,
+    input  wire        rst,
+    input  wire        uart_rx,
+    output wire        uart_tx,
+    input  wire [15:0] uart_period,   // 12.4 fixed-point clocks per bit
+    input  wire [31:0] cycle,         // for RX stamps
+    input  wire        csr_valid,
+    /* verilator lint_off UNUSEDSIGNAL */  // word registers: byte-address bits and unused fields ignored
+    input  wire [11:0] csr_addr,
+    input  wire [31:0] csr_wdata,
+    /* verilator lint_on UNUSEDSIGNAL */
+    input  wire [3:0]  csr_wstrb,
+    output reg         csr_ready,
+    output reg  [31:0] csr_rdata,
+    output reg         mem_valid,
+    output reg  [31:0] mem_addr,
+    output reg  [31:0] mem_wdata,
+    output reg  [3:0]  mem_wstrb,
+    input  wire        mem_ready,
+    input  wire [31:0] mem_rdata,
+    output wire        rx_activity,   // one-cycle pulses for LEDs
+    output wire        tx_activity,
+    output wire        rx_error
+);
+    localparam integer MAX_SLOTS = `NF_LINK_MAX_SLOTS;
+
+    // ---- UART ---------------------------------------------------------------------
+    wire       rxb_valid, rxb_error;
+    wire [7:0] rxb_data;
+    nf_uart_rx u_uart_rx (
+        .clk(clk), .rst(rst), .uart_period(uart_period), .rx(uart_rx),
+        .out_valid(rxb_valid), .out_data(rxb_data), .out_error(rxb_error)
+    );
+
+    wire       txb_valid, txb_ready;
+    wire [7:0] txb_data;
+    nf_uart_tx u_uart_tx (
+        .clk(clk), .rst(rst), .uart_period(uart_period),
+        .in_valid(txb_valid), .in_data(txb_data), .in_ready(txb_ready), .tx(uart_tx)
+    );
+
+    // ---- register writes (one per transaction) ----------------------------------------
+    wire        csr_write = csr_valid && !csr_ready && csr_wstrb == 4'hF;
+    wire [11:0] reg_off   = {csr_addr[11:2], 2'b00};
+    wire        wr_release = csr_write && reg_off == `NF_LINK_RX_RELEASE;
+    wire        wr_post    = csr_write && reg_off == `NF_LINK_TX_POST;
+    wire        wr_ack     = csr_write && reg_off == `NF_LINK_TX_ACK;
+
+    // ---- frame receiver ---------------------------------------------------------------
+    wire [RX_SLOTS-1:0]    rx_ready;
+    wire [RX_SLOTS*32-1:0] rx_stamps;
+    wire rx_ok, rx_bad, rx_drop;
+    wire rx_wr_valid, rx_wr_ready;
+    wire [31:0] rx_wr_addr, rx_wr_data;
+    wire [3:0]  rx_wr_strb;
+    nf_link_rx #(.RX_SLOTS(RX_SLOTS)) u_rx (
+        .clk(clk), .rst(rst),
+        .in_valid(rxb_valid), .in_data(rxb_data), .in_error(rxb_error), .cycle(cycle),
+        .release_mask(wr_release ? csr_wdata[RX_SLOTS-1:0] : {RX_SLOTS{1'b0}}),
+        .ready(rx_ready), .stamps(rx_stamps),
+        .frame_ok(rx_ok), .frame_bad(rx_bad), .frame_drop(rx_drop),
+        .wr_valid(rx_wr_valid), .wr_addr(rx_wr_addr), .wr_data(rx_wr_data), .wr_strb(rx_wr_strb),
+        .wr_ready(rx_wr_ready)
+    );
+
+    // ---- frame transmitter --------------------------------------------------------------
+    wire [TX_SLOTS-1:0] tx_busy;
+    wire tx_sent, tx_rd_valid, tx_rd_ready;
+    wire [31:0] tx_rd_addr;
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire tx_post_rejected;  // no register reports it yet; kept for tests and debugging
+    /* verilator lint_on UNUSEDSIGNAL */
+    nf_link_tx #(.RX_SLOTS(RX_SLOTS), .TX_SLOTS(TX_SLOTS)) u_tx (
+        .clk(clk), .rst(rst),
+        .post_valid(wr_post), .post_slot(csr_wdata[`NF_TX_POST_SLOT]),
+        .post_len(csr_wdata[`NF_TX_POST_LEN]), .post_rejected(tx_post_rejected),
+        .ack_valid(wr_ack), .ack_num(csr_wdata[7:0]),
+        .busy(tx_busy), .frame_sent(tx_sent),
+        .out_valid(txb_valid), .out_data(txb_data), .out_ready(txb_ready),
+        .rd_valid(tx_rd_valid), .rd_addr(tx_rd_addr), .rd_ready(tx_rd_ready), .rd_data(mem_rdata)
+    );
+
+    // ---- system-port master: one transaction at a time, RX and TX take turns -------------
+    reg mem_owner_tx;   // the transaction in flight is TX's read
+    reg last_tx;        // TX had the previous turn
+    wire pick_tx = tx_rd_valid && (!rx_wr_valid || !last_tx);
+    assign rx_wr_ready = mem_valid && mem_ready && !mem_owner_tx;
+    assign tx_rd_ready = mem_valid && mem_ready && mem_owner_tx;
+
+    always @(posedge clk) begin
+        if (rst) begin
+            mem_valid    <= 1'b0;
+            mem_addr     <= 32'd0;
+            mem_wdata    <= 32'd0;
+            mem_wstrb    <= 4'd0;
+            mem_owner_tx <= 1'b0;
+            last_tx      <= 1'b0;
+        end else if (mem_valid) begin
+            if (mem_ready)
+                mem_valid <= 1'b0;
+        end else if (rx_wr_valid || tx_rd_valid) begin
+            mem_valid    <= 1'b1;
+            mem_owner_tx <= pick_tx;
+            last_tx      <= pick_tx;
+            mem_addr     <= pick_tx ? tx_rd_addr : rx_wr_addr;
+            mem_wdata    <= pick_tx ? 32'd0 : rx_wr_data;
+            mem_wstrb    <= pick_tx ? 4'd0 : rx_wr_strb;
+        end
+    end
+
+    // ---- counters -------------------------------------------------------------------
+    reg [31:0] cnt_rx_ok, cnt_rx_bad, cnt_rx_drop, cnt_tx;
+    always @(posedge clk) begin
+        if (rst) begin
+            cnt_rx_ok   <= 32'd0;
+            cnt_rx_bad  <= 32'd0;
+            cnt_rx_drop <= 32'd0;
+            cnt_tx      <= 32'd0;
+        end else begin
+            if (rx_ok)   cnt_rx_ok   <= cnt_rx_ok + 32'd1;
+            if (rx_bad)  cnt_rx_bad  <= cnt_rx_bad + 32'd1;
+            if (rx_drop) cnt_rx_drop <= cnt_rx_drop + 32'd1;
+            if (tx_sent) cnt_tx      <= cnt_tx + 32'd1;
+        end
+    end
+
+    // ---- register reads -----------------------------------------------------------------
+    localparam integer STAMP_END = `NF_LINK_RX_STAMP0 + 4 * MAX_SLOTS;
+    localparam [11:0]  STAMP0    = `NF_LINK_RX_STAMP0;
+    wire        is_stamp  = reg_off >= STAMP0 && {20'd0, reg_off} < STAMP_END;
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [11:0] stamp_off = reg_off - STAMP0;
+    /* verilator lint_on UNUSEDSIGNAL */
+    wire [3:0]  stamp_idx = stamp_off[5:2];
+    reg  [31:0] stamp_word;
+    integer s;
+    always @(*) begin
+        stamp_word = 32'd0;
+        for (s = 0; s < RX_SLOTS; s = s + 1)
+            if (stamp_idx == s[3:0])
+                stamp_word = rx_stamps[s * 32 +: 32];
+    end
+
+    wire [7:0] cfg_rx = RX_SLOTS[7:0];
+    wire [7:0] cfg_tx = TX_SLOTS[7:0];
+    reg [31:0] read_word;
+    always @(*) begin
+        read_word = 32'd0;
+        case (reg_off)
+            `NF_LINK_ID:          read_word = `NF_LINK_HW_ID_VALUE;
+            `NF_LINK_CFG:         read_word = {16'd0, cfg_tx, cfg_rx};
+            `NF_LINK_RX_READY:    read_word = {{(32 - RX_SLOTS){1'b0}}, rx_ready};
+            `NF_LINK_TX_BUSY:     read_word = {{(32 - TX_SLOTS){1'b0}}, tx_busy};
+            `NF_LINK_CNT_RX_OK:   read_word = cnt_rx_ok;
+            `NF_LINK_CNT_RX_BAD:  read_word = cnt_rx_bad;
+            `NF_LINK_CNT_RX_DROP: read_word = cnt_rx_drop;
+            `NF_LINK_CNT_TX:      read_word = cnt_tx;
+            default:              read_word = is_stamp ? stamp_word : 32'd0;
+        endcase
+    end
+
+    always @(posedge clk) begin
+        if (rst) begin
+            csr_ready <= 1'b0;
+            csr_rdata <= 32'd0;
+        end else begin
+            csr_ready <= csr_valid && !csr_ready;
+            csr_rdata <= read_word;
+        end
+    end
+
+    assign rx_activity = rxb_valid;
+    assign tx_activity = txb_valid && txb_ready;
+    assign rx_error    = rx_bad || rxb_error;
+endmodule
+`default_nettype wire

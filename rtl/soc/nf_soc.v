@@ -1,0 +1,260 @@
+// SoC top: PicoRV32 (RV32IM) with its firmware RAM, the SYS registers, the link
+// hardware and the registration engine, joined by the CPU memory map (NF_MAP_*).
+// The engine's system port is shared by the CPU's adapter-memory window and the
+// link's master. Board tops add clock and pins; the Verilator model drives
+// uart_period from --baud.
+`default_nettype none
+`include "nf_layout.vh"
+module nf_soc #(
+    parameter integer CLK_HZ       = `NF_SOC_CPU_CLK_SIM_HZ,
+    parameter integer FW_RAM_BYTES = `NF_PROFILE_SIM_FW_RAM_BYTES,
+    parameter         FW_HEX       = "build/firmware/nf_fw.hex",
+    parameter integer MEM_BYTES    = `NF_PROFILE_SIM_MEM_BYTES,
+    parameter integer MPT_ENTRIES  = `NF_PROFILE_SIM_MPT_ENTRIES,
+    parameter integer MTT_ENTRIES  = `NF_PROFILE_SIM_MTT_ENTRIES,
+    parameter integer RX_SLOTS     = `NF_PROFILE_SIM_RX_SLOTS,
+    parameter integer TX_SLOTS     = `NF_PROFILE_SIM_TX_SLOTS
+) (
+    input  wire        clk,
+    input  wire        rst,
+    input  wire        uart_rx,
+    output wire        uart_tx,
+    input  wire [15:0] uart_period,
+    output wire [7:0]  leds,
+    output wire        trap
+);
+    localparam integer RAM_WORDS = FW_RAM_BYTES / 4;
+    localparam integer RAM_AW    = $clog2(RAM_WORDS);
+    localparam integer USER_BASE = (RX_SLOTS + TX_SLOTS) * `NF_LINK_SLOT_BYTES;
+    // LED pulses are stretched to 1/20 s so a single frame is visible.
+    localparam integer STRETCH   = CLK_HZ / 20;
+    localparam [31:0]  MAP_SYS    = `NF_MAP_SYS;
+    localparam [31:0]  MAP_LINK   = `NF_MAP_LINK;
+    localparam [31:0]  MAP_ENGINE = `NF_MAP_ENGINE;
+    localparam [31:0]  MAP_WIN    = `NF_MAP_ADAPTER_MEM;
+    localparam [31:0]  WIN_BYTES  = MEM_BYTES;
+    localparam integer BLOCK_BITS = 12;  // every register block is 4 KiB
+
+    // ---- CPU ------------------------------------------------------------------------
+    wire        cpu_valid, cpu_instr;
+    reg         cpu_ready;
+    wire [31:0] cpu_addr, cpu_wdata;
+    wire [3:0]  cpu_wstrb;
+    reg  [31:0] cpu_rdata;
+
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire        unused_la_read, unused_la_write, unused_pcpi_valid, unused_trace_valid;
+    wire [31:0] unused_la_addr, unused_la_wdata, unused_pcpi_insn, unused_pcpi_rs1,
+                unused_pcpi_rs2, unused_eoi;
+    wire [3:0]  unused_la_wstrb;
+    wire [35:0] unused_trace_data;
+    /* verilator lint_on UNUSEDSIGNAL */
+
+    picorv32 #(
+        .ENABLE_MUL(1), .ENABLE_DIV(1), .BARREL_SHIFTER(1), .COMPRESSED_ISA(0),
+        .ENABLE_IRQ(0), .PROGADDR_RESET(32'h0000_0000), .STACKADDR(FW_RAM_BYTES)
+    ) u_cpu (
+        .clk(clk), .resetn(!rst), .trap(trap),
+        .mem_valid(cpu_valid), .mem_instr(cpu_instr), .mem_ready(cpu_ready),
+        .mem_addr(cpu_addr), .mem_wdata(cpu_wdata), .mem_wstrb(cpu_wstrb), .mem_rdata(cpu_rdata),
+        .mem_la_read(unused_la_read), .mem_la_write(unused_la_write), .mem_la_addr(unused_la_addr),
+        .mem_la_wdata(unused_la_wdata), .mem_la_wstrb(unused_la_wstrb),
+        .pcpi_valid(unused_pcpi_valid), .pcpi_insn(unused_pcpi_insn), .pcpi_rs1(unused_pcpi_rs1),
+        .pcpi_rs2(unused_pcpi_rs2), .pcpi_wr(1'b0), .pcpi_rd(32'd0), .pcpi_wait(1'b0), .pcpi_ready(1'b0),
+        .irq(32'd0), .eoi(unused_eoi),
+        .trace_valid(unused_trace_valid), .trace_data(unused_trace_data)
+    );
+
+    // ---- address decode ---------------------------------------------------------------
+    wire [31:0] win_off  = cpu_addr - MAP_WIN;
+    wire sel_ram    = cpu_addr < FW_RAM_BYTES;
+    wire sel_sys    = cpu_addr[31:BLOCK_BITS] == MAP_SYS[31:BLOCK_BITS];
+    wire sel_link   = cpu_addr[31:BLOCK_BITS] == MAP_LINK[31:BLOCK_BITS];
+    wire sel_engine = cpu_addr[31:BLOCK_BITS] == MAP_ENGINE[31:BLOCK_BITS];
+    wire sel_win    = cpu_addr >= MAP_WIN && win_off < WIN_BYTES;
+    // RAM, SYS and unmapped addresses answer one cycle later (unmapped reads 0,
+    // writes are ignored) so the CPU never hangs.
+    wire sel_local  = !sel_link && !sel_engine && !sel_win;
+    reg  local_ready;
+    wire local_start = cpu_valid && sel_local && !local_ready;
+
+    // ---- firmware RAM -------------------------------------------------------------------
+    reg [31:0] ram [0:RAM_WORDS-1];
+    reg [31:0] ram_rdata;
+    wire [RAM_AW-1:0] ram_idx = cpu_addr[RAM_AW+1:2];
+    wire ram_we = local_start && sel_ram;
+
+`ifndef SYNTHESIS
+    reg [8*1024-1:0] fw_path;
+`endif
+    initial begin
+`ifndef SYNTHESIS
+        // Simulation: +firmware=PATH replaces the image without rebuilding the model.
+        if ($value$plusargs("firmware=%s", fw_path))
+            $readmemh(fw_path, ram);
+        else
+`endif
+            $readmemh(FW_HEX, ram);
+    end
+
+    always @(posedge clk) begin
+        if (ram_we && cpu_wstrb[0]) ram[ram_idx][7:0]   <= cpu_wdata[7:0];
+        if (ram_we && cpu_wstrb[1]) ram[ram_idx][15:8]  <= cpu_wdata[15:8];
+        if (ram_we && cpu_wstrb[2]) ram[ram_idx][23:16] <= cpu_wdata[23:16];
+        if (ram_we && cpu_wstrb[3]) ram[ram_idx][31:24] <= cpu_wdata[31:24];
+        ram_rdata <= ram[ram_idx];
+    end
+
+    // ---- SYS registers ------------------------------------------------------------------
+    reg [63:0] cycle;
+    reg [31:0] cycle_hi_latched;
+    reg [7:0]  fw_leds;
+    reg [31:0] scratch;
+    reg [31:0] sys_rdata;
+    wire [11:0] sys_off = {cpu_addr[11:2], 2'b00};
+    wire sys_start = local_start && sel_sys;
+    wire sys_write = sys_start && cpu_wstrb != 4'd0;
+    wire [31:0] clk_hz_word = CLK_HZ;
+    wire [31:0] ram_bytes_word = FW_RAM_BYTES;
+
+    always @(posedge clk) begin
+        if (rst) begin
+            cycle            <= 64'd0;
+            cycle_hi_latched <= 32'd0;
+            fw_leds          <= 8'd0;
+            scratch          <= 32'd0;
+            sys_rdata        <= 32'd0;
+        end else begin
+            cycle <= cycle + 64'd1;
+            if (sys_start && !sys_write && sys_off == `NF_SYS_CYCLE_LO)
+                cycle_hi_latched <= cycle[63:32];
+            if (sys_write && sys_off == `NF_SYS_LEDS && cpu_wstrb[0])
+                fw_leds <= cpu_wdata[7:0];
+            if (sys_write && sys_off == `NF_SYS_SCRATCH) begin
+                if (cpu_wstrb[0]) scratch[7:0]   <= cpu_wdata[7:0];
+                if (cpu_wstrb[1]) scratch[15:8]  <= cpu_wdata[15:8];
+                if (cpu_wstrb[2]) scratch[23:16] <= cpu_wdata[23:16];
+                if (cpu_wstrb[3]) scratch[31:24] <= cpu_wdata[31:24];
+            end
+            case (sys_off)
+                `NF_SYS_ID:           sys_rdata <= `NF_SYS_HW_ID_VALUE;
+                `NF_SYS_HW_VERSION:   sys_rdata <= `NF_ADAPTER_HW_VERSION;
+                `NF_SYS_CLK_HZ:       sys_rdata <= clk_hz_word;
+                `NF_SYS_CYCLE_LO:     sys_rdata <= cycle[31:0];
+                `NF_SYS_CYCLE_HI:     sys_rdata <= cycle_hi_latched;
+                `NF_SYS_LEDS:         sys_rdata <= {24'd0, fw_leds};
+                `NF_SYS_FW_RAM_BYTES: sys_rdata <= ram_bytes_word;
+                `NF_SYS_UART_PERIOD:  sys_rdata <= {16'd0, uart_period};
+                `NF_SYS_SCRATCH:      sys_rdata <= scratch;
+                default:              sys_rdata <= 32'd0;
+            endcase
+        end
+    end
+
+    // Which local slave answered, for the read mux.
+    reg local_was_ram, local_was_sys;
+    always @(posedge clk) begin
+        if (rst) begin
+            local_ready   <= 1'b0;
+            local_was_ram <= 1'b0;
+            local_was_sys <= 1'b0;
+        end else begin
+            local_ready   <= local_start;
+            local_was_ram <= sel_ram;
+            local_was_sys <= sel_sys;
+        end
+    end
+
+    // ---- link ----------------------------------------------------------------------------
+    wire        link_csr_ready;
+    wire [31:0] link_csr_rdata;
+    wire        link_mem_valid, link_mem_ready;
+    wire [31:0] link_mem_addr, link_mem_wdata;
+    wire [3:0]  link_mem_wstrb;
+    wire        rx_activity, tx_activity, rx_error;
+    nf_link #(.RX_SLOTS(RX_SLOTS), .TX_SLOTS(TX_SLOTS)) u_link (
+        .clk(clk), .rst(rst), .uart_rx(uart_rx), .uart_tx(uart_tx), .uart_period(uart_period),
+        .cycle(cycle[31:0]),
+        .csr_valid(cpu_valid && sel_link), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
+        .csr_wstrb(cpu_wstrb), .csr_ready(link_csr_ready), .csr_rdata(link_csr_rdata),
+        .mem_valid(link_mem_valid), .mem_addr(link_mem_addr), .mem_wdata(link_mem_wdata),
+        .mem_wstrb(link_mem_wstrb), .mem_ready(link_mem_ready), .mem_rdata(sys_port_rdata),
+        .rx_activity(rx_activity), .tx_activity(tx_activity), .rx_error(rx_error)
+    );
+
+    // ---- system-port arbiter: CPU window and link master take turns -------------------------
+    wire        win_valid = cpu_valid && sel_win;
+    reg         owned;        // a request is waiting for the engine: keep its master
+    reg         owner_link;
+    reg         last_link;    // the link had the previous turn
+    wire        pick_link = owned ? owner_link : (link_mem_valid && (!win_valid || !last_link));
+    wire        sys_port_valid = owned || win_valid || link_mem_valid;
+    wire        sys_port_ready;
+    wire [31:0] sys_port_rdata;
+    wire [31:0] sys_port_addr  = pick_link ? link_mem_addr : win_off;
+    wire [31:0] sys_port_wdata = pick_link ? link_mem_wdata : cpu_wdata;
+    wire [3:0]  sys_port_wstrb = pick_link ? link_mem_wstrb : cpu_wstrb;
+    assign link_mem_ready = sys_port_ready && pick_link;
+    wire        win_ready = sys_port_ready && !pick_link;
+
+    always @(posedge clk) begin
+        if (rst) begin
+            owned      <= 1'b0;
+            owner_link <= 1'b0;
+            last_link  <= 1'b0;
+        end else if (sys_port_valid && sys_port_ready) begin
+            owned     <= 1'b0;
+            last_link <= pick_link;
+        end else if (sys_port_valid) begin
+            owned      <= 1'b1;
+            owner_link <= pick_link;
+        end
+    end
+
+    // ---- engine ----------------------------------------------------------------------------
+    wire        eng_csr_ready;
+    wire [31:0] eng_csr_rdata;
+    nf_engine #(
+        .MEM_BYTES(MEM_BYTES), .MPT_ENTRIES(MPT_ENTRIES), .MTT_ENTRIES(MTT_ENTRIES), .USER_BASE(USER_BASE)
+    ) u_engine (
+        .clk(clk), .rst(rst),
+        .csr_valid(cpu_valid && sel_engine), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
+        .csr_wstrb(cpu_wstrb), .csr_ready(eng_csr_ready), .csr_rdata(eng_csr_rdata),
+        .sys_valid(sys_port_valid), .sys_addr(sys_port_addr), .sys_wdata(sys_port_wdata),
+        .sys_wstrb(sys_port_wstrb), .sys_ready(sys_port_ready), .sys_rdata(sys_port_rdata)
+    );
+
+    // ---- CPU read mux -------------------------------------------------------------------------
+    always @(*) begin
+        cpu_ready = local_ready || (link_csr_ready && sel_link) || (eng_csr_ready && sel_engine) || win_ready;
+        if (local_ready)
+            cpu_rdata = local_was_ram ? ram_rdata : local_was_sys ? sys_rdata : 32'd0;
+        else if (sel_link)
+            cpu_rdata = link_csr_rdata;
+        else if (sel_engine)
+            cpu_rdata = eng_csr_rdata;
+        else
+            cpu_rdata = sys_port_rdata;
+    end
+
+    // ---- LEDs ----------------------------------------------------------------------------------
+    reg [31:0] rx_led_cnt, tx_led_cnt, err_led_cnt;
+    always @(posedge clk) begin
+        if (rst) begin
+            rx_led_cnt  <= 32'd0;
+            tx_led_cnt  <= 32'd0;
+            err_led_cnt <= 32'd0;
+        end else begin
+            rx_led_cnt  <= rx_activity ? STRETCH : rx_led_cnt != 0 ? rx_led_cnt - 32'd1 : 32'd0;
+            tx_led_cnt  <= tx_activity ? STRETCH : tx_led_cnt != 0 ? tx_led_cnt - 32'd1 : 32'd0;
+            err_led_cnt <= rx_error    ? STRETCH : err_led_cnt != 0 ? err_led_cnt - 32'd1 : 32'd0;
+        end
+    end
+    // [0] RX, [1] TX, [2] link error or CPU trap; firmware's LEDS bits are ORed in.
+    assign leds = fw_leds | {5'd0, err_led_cnt != 0 || trap, tx_led_cnt != 0, rx_led_cnt != 0};
+
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused_soc = cpu_instr;
+    /* verilator lint_on UNUSEDSIGNAL */
+endmodule
+`default_nettype wire

@@ -1,0 +1,40 @@
+# SoC top (rtl/soc): PicoRV32 from pythondata-cpu-picorv32 (never copied here), memory
+# map, SYS registers, engine and link. Smoke test boots rtl/soc/tb/smoke.c.
+SOC_DIR    := $(ROOT)/rtl/soc
+SOC_BUILD  := $(BUILD)/soc
+ENGINE_SRC_DIR := $(ROOT)/rtl/engine
+SOC_RTL    := $(SOC_DIR)/nf_soc.v $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)
+# PicoRV32 is third-party: picorv32.vlt switches its lint off; ours stays -Wall clean.
+SOC_VSRC   := --timescale 1ns/1ps -I$(ROOT)/rtl/include -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) \
+              $(SOC_DIR)/picorv32.vlt $(PICORV32_DIR)/picorv32.v
+RV_CC      := riscv64-unknown-elf-gcc
+RV_OBJCOPY := riscv64-unknown-elf-objcopy
+SOC_SMOKE_DEFS := -DSMOKE_CLK_HZ=NF_SOC_CPU_CLK_SIM_HZ -DSMOKE_FW_RAM_BYTES=NF_PROFILE_SIM_FW_RAM_BYTES \
+    -DSMOKE_RX_SLOTS=NF_PROFILE_SIM_RX_SLOTS -DSMOKE_TX_SLOTS=NF_PROFILE_SIM_TX_SLOTS \
+    '-DSMOKE_USER_BASE=((NF_PROFILE_SIM_RX_SLOTS + NF_PROFILE_SIM_TX_SLOTS) * NF_LINK_SLOT_BYTES)'
+
+TEST_TARGETS += test-soc
+.PHONY: lint-soc test-soc synth-soc
+
+lint-soc:
+	@$(VERILATOR) $(VLINT) $(SOC_VSRC) --top-module nf_soc $(SOC_DIR)/nf_soc.v
+
+# A hex image is 32-bit little-endian words, one per line, word 0 at address 0.
+$(SOC_BUILD)/smoke.elf: $(SOC_DIR)/tb/smoke.c $(SOC_DIR)/tb/smoke_start.S $(SOC_DIR)/tb/smoke.ld $(ROOT)/firmware/include/nf_layout.h
+	@mkdir -p $(SOC_BUILD)
+	@$(RV_CC) -march=rv32im -mabi=ilp32 -nostdlib -ffreestanding -O2 -Wall -Wextra -Werror \
+	    -I$(ROOT)/firmware/include $(SOC_SMOKE_DEFS) -T $(SOC_DIR)/tb/smoke.ld -Wl,--no-relax \
+	    $(SOC_DIR)/tb/smoke_start.S $(SOC_DIR)/tb/smoke.c -o $@
+$(SOC_BUILD)/smoke.hex: $(SOC_BUILD)/smoke.elf
+	@$(RV_OBJCOPY) -O binary $< $(SOC_BUILD)/smoke.bin
+	@truncate -s %4 $(SOC_BUILD)/smoke.bin
+	@od -An -v -tx4 -w4 $(SOC_BUILD)/smoke.bin | tr -d ' ' > $@
+
+$(SOC_BUILD)/tb/Vnf_soc: $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SOC_DIR)/tb/soc_tb.cpp $(ROOT)/tests/tap.h
+	@mkdir -p $(SOC_BUILD)/tb
+	@$(VERILATOR) --cc --exe --build -j 1 $(VFAST) -Wno-fatal $(SOC_VSRC) --top-module nf_soc \
+	    -GFW_HEX='"$(SOC_BUILD)/smoke.hex"' --Mdir $(SOC_BUILD)/tb -CFLAGS "-std=c++17 -I$(ROOT)/tests" \
+	    $(SOC_DIR)/nf_soc.v $(SOC_DIR)/tb/soc_tb.cpp > $(SOC_BUILD)/tb/build.log 2>&1 || (cat $(SOC_BUILD)/tb/build.log; exit 1)
+
+test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program on PicoRV32 in nf_soc
+	@$(SOC_BUILD)/tb/Vnf_soc

@@ -1,0 +1,414 @@
+// nfsim: the Verilator model of nf_soc as a board on a Unix-domain socket.
+//
+// The bridge drives the model's uart_rx pin and samples uart_tx bit by bit at the
+// configured baud (sim/nf_uart_bits.h), relaying bytes to one client. Everything is
+// paced in simulated cycles, so simulated time does not depend on host speed; the
+// socket is polled every kPollCycles cycles. With no client and nothing in flight the
+// model pauses in a blocking wait for the next client (simulated time stands still).
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "nf_layout_cxx.h"
+#include "nf_uart_bits.h"
+#include "Vnf_soc.h"
+#include "verilated.h"
+#include "verilated_fst_c.h"
+
+#ifndef NF_DEFAULT_FIRMWARE
+#error "NF_DEFAULT_FIRMWARE (path of the firmware hex) must be defined at compile time"
+#endif
+
+namespace {
+
+constexpr uint64_t kClkHz = NF_SOC_CPU_CLK_SIM_HZ;
+constexpr uint64_t kPollCycles = 256;     // socket service interval
+constexpr size_t kRxBacklog = 4096;       // bytes read ahead from the client
+constexpr int kResetCycles = 8;
+constexpr uint32_t kMinPeriod = 2u << NF_SOC_UART_PERIOD_FRAC;  // RX needs >= 2 clocks per bit
+constexpr uint32_t kMaxPeriod = 0xFFFF;
+
+volatile std::sig_atomic_t g_stop = 0;
+void on_signal(int) { g_stop = 1; }
+
+struct Options {
+    std::string socket_path;
+    uint64_t baud = 3000000;
+    std::string firmware = NF_DEFAULT_FIRMWARE;
+    std::string trace;
+    uint64_t max_cycles = 0;  // 0: no limit
+    double drop = 0, corrupt = 0, dup = 0;
+    uint64_t seed = 1;
+    bool exit_on_disconnect = false;
+};
+
+void usage(FILE *f)
+{
+    std::fprintf(f,
+        "usage: nfsim --socket PATH [options]\n"
+        "  --socket PATH          Unix-domain stream socket to listen on (required)\n"
+        "  --baud N               UART baud rate (default 3000000)\n"
+        "  --firmware PATH        firmware hex image (default %s)\n"
+        "  --trace FILE.fst       write an FST waveform\n"
+        "  --max-cycles N         stop after N simulated cycles\n"
+        "  --drop P --corrupt P --dup P   per-byte fault probabilities, both directions\n"
+        "  --seed N               seed of the fault injection (default 1)\n"
+        "  --exit-on-disconnect   exit when the client disconnects\n",
+        NF_DEFAULT_FIRMWARE);
+}
+
+bool parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-')
+        return false;
+    char *end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(s, &end, 0);
+    if (errno || *end)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool parse_prob(const char *s, double *out)
+{
+    if (!s || !*s)
+        return false;
+    char *end = nullptr;
+    errno = 0;
+    double v = std::strtod(s, &end);
+    if (errno || *end || !(v >= 0.0 && v <= 1.0))
+        return false;
+    *out = v;
+    return true;
+}
+
+// Returns 0 on success, 2 on a bad command line (message printed).
+int parse_args(int argc, char **argv, Options *o)
+{
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
+        auto need = [&](bool ok) {
+            if (!ok)
+                std::fprintf(stderr, "nfsim: %s needs %s\n", a.c_str(),
+                             v ? "a valid value" : "a value");
+            return ok;
+        };
+        if (a == "--help" || a == "-h") {
+            usage(stdout);
+            std::exit(0);
+        } else if (a == "--exit-on-disconnect") {
+            o->exit_on_disconnect = true;
+            continue;
+        } else if (a == "--socket") {
+            if (!need(v && *v)) return 2;
+            o->socket_path = v;
+        } else if (a == "--firmware") {
+            if (!need(v && *v)) return 2;
+            o->firmware = v;
+        } else if (a == "--trace") {
+            if (!need(v && *v)) return 2;
+            o->trace = v;
+        } else if (a == "--baud") {
+            if (!need(parse_u64(v, &o->baud) && o->baud > 0)) return 2;
+        } else if (a == "--max-cycles") {
+            if (!need(parse_u64(v, &o->max_cycles))) return 2;
+        } else if (a == "--seed") {
+            if (!need(parse_u64(v, &o->seed))) return 2;
+        } else if (a == "--drop") {
+            if (!need(parse_prob(v, &o->drop))) return 2;
+        } else if (a == "--corrupt") {
+            if (!need(parse_prob(v, &o->corrupt))) return 2;
+        } else if (a == "--dup") {
+            if (!need(parse_prob(v, &o->dup))) return 2;
+        } else if (a.rfind("+", 0) == 0) {
+            continue;  // Verilator plusargs pass through
+        } else {
+            std::fprintf(stderr, "nfsim: unknown option %s\n", a.c_str());
+            usage(stderr);
+            return 2;
+        }
+        i++;
+    }
+    if (o->socket_path.empty()) {
+        std::fprintf(stderr, "nfsim: --socket PATH is required\n");
+        usage(stderr);
+        return 2;
+    }
+    uint64_t period = nfuart::period_q4(kClkHz, o->baud);
+    if (period < kMinPeriod || period > kMaxPeriod) {
+        std::fprintf(stderr, "nfsim: --baud %llu out of range for a %llu Hz clock (%llu..%llu)\n",
+                     static_cast<unsigned long long>(o->baud), static_cast<unsigned long long>(kClkHz),
+                     static_cast<unsigned long long>(kClkHz * 16 / kMaxPeriod + 1),
+                     static_cast<unsigned long long>(kClkHz * 16 / kMinPeriod));
+        return 2;
+    }
+    return 0;
+}
+
+// Per-byte fault injection, the same for both directions.
+class Faults {
+public:
+    Faults(const Options &o) : drop_(o.drop), corrupt_(o.corrupt), dup_(o.dup), state_(o.seed * 2 + 1) {}
+    template <typename Sink>
+    void pass(uint8_t byte, Sink sink)
+    {
+        if (drop_ > 0 && chance(drop_))
+            return;
+        if (corrupt_ > 0 && chance(corrupt_))
+            byte ^= static_cast<uint8_t>(1u << (next() % 8));
+        sink(byte);
+        if (dup_ > 0 && chance(dup_))
+            sink(byte);
+    }
+
+private:
+    uint64_t next()
+    {
+        state_ ^= state_ << 13;
+        state_ ^= state_ >> 7;
+        state_ ^= state_ << 17;
+        return state_;
+    }
+    bool chance(double p) { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0) < p; }
+    double drop_, corrupt_, dup_;
+    uint64_t state_;
+};
+
+int open_listener(const std::string &path)
+{
+    sockaddr_un addr{};
+    if (path.size() >= sizeof(addr.sun_path)) {
+        std::fprintf(stderr, "nfsim: socket path too long: %s\n", path.c_str());
+        return -1;
+    }
+    struct stat st{};
+    if (lstat(path.c_str(), &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) {
+            std::fprintf(stderr, "nfsim: %s exists and is not a socket\n", path.c_str());
+            return -1;
+        }
+        unlink(path.c_str());  // stale socket of an earlier run
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        std::perror("nfsim: socket");
+        return -1;
+    }
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) < 0 || listen(fd, 1) < 0) {
+        std::fprintf(stderr, "nfsim: cannot listen on %s: %s\n", path.c_str(), std::strerror(errno));
+        close(fd);
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    return fd;
+}
+
+class Sim {
+public:
+    explicit Sim(const Options &o)
+        : opt_(o), period_(nfuart::period_q4(kClkHz, o.baud)), drv_(period_), smp_(period_), faults_(o)
+    {
+    }
+
+    int run(int listen_fd)
+    {
+        listen_fd_ = listen_fd;
+        ctx_ = std::make_unique<VerilatedContext>();
+        std::string plusarg = "+firmware=" + opt_.firmware;
+        const char *args[] = {"nfsim", plusarg.c_str()};
+        ctx_->commandArgs(2, args);
+        if (!opt_.trace.empty())
+            ctx_->traceEverOn(true);
+        top_ = std::make_unique<Vnf_soc>(ctx_.get());
+        if (!opt_.trace.empty()) {
+            fst_ = std::make_unique<VerilatedFstC>();
+            top_->trace(fst_.get(), 99);
+            fst_->open(opt_.trace.c_str());
+        }
+        top_->uart_period = static_cast<uint16_t>(period_);
+        top_->uart_rx = 1;
+        top_->rst = 1;
+        for (int i = 0; i < kResetCycles; i++)
+            tick();
+        top_->rst = 0;
+
+        auto t0 = std::chrono::steady_clock::now();
+        int rc = 0;
+        while (!g_stop) {
+            if (opt_.max_cycles && cycle_ >= opt_.max_cycles)
+                break;
+            uint64_t until = cycle_ + kPollCycles;
+            if (opt_.max_cycles && until > opt_.max_cycles)
+                until = opt_.max_cycles;
+            while (cycle_ < until)
+                tick();
+            if (!service())
+                break;
+        }
+        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (fst_)
+            fst_->close();
+        top_->final();
+        std::fprintf(stderr, "nfsim: %llu cycles, %.0f cycles/s\n", static_cast<unsigned long long>(cycle_),
+                     secs > 0 ? static_cast<double>(cycle_) / secs : 0.0);
+        if (client_fd_ >= 0)
+            close(client_fd_);
+        return rc;
+    }
+
+private:
+    void tick()
+    {
+        top_->uart_rx = static_cast<uint8_t>(drv_.level(cycle_));
+        top_->clk = 0;
+        top_->eval();
+        if (fst_)
+            fst_->dump(2 * cycle_);
+        top_->clk = 1;
+        top_->eval();
+        if (fst_)
+            fst_->dump(2 * cycle_ + 1);
+        cycle_++;
+        uint8_t byte;
+        if (smp_.sample(cycle_, top_->uart_tx, &byte) == 1 && client_fd_ >= 0)
+            faults_.pass(byte, [this](uint8_t b) { to_host_.push_back(b); });
+    }
+
+    // Socket work between batches of cycles. Returns false to stop the simulation.
+    bool service()
+    {
+        if (client_fd_ < 0) {
+            // Idle: nothing on the wire and no client. Wait without simulating.
+            bool idle = drv_.idle() && !smp_.busy();
+            if (!accept_client(idle ? 200 : 0))
+                return true;
+        } else {
+            // One client only: turn away anyone else.
+            int extra = accept(listen_fd_, nullptr, nullptr);
+            if (extra >= 0) {
+                std::fprintf(stderr, "nfsim: refusing a second client\n");
+                close(extra);
+            }
+        }
+        if (client_fd_ < 0)
+            return true;
+        // Host to board, with backpressure: read only while the UART backlog is short.
+        if (drv_.queued() < kRxBacklog) {
+            uint8_t buf[kRxBacklog];
+            ssize_t n = recv(client_fd_, buf, kRxBacklog - drv_.queued(), MSG_DONTWAIT);
+            if (n > 0) {
+                for (ssize_t i = 0; i < n; i++)
+                    faults_.pass(buf[i], [this](uint8_t b) { drv_.push(b); });
+            } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+                return disconnected();
+            }
+        }
+        // Board to host.
+        while (!to_host_.empty()) {
+            size_t chunk = to_host_.size() < 4096 ? to_host_.size() : 4096;
+            std::vector<uint8_t> out(to_host_.begin(), to_host_.begin() + static_cast<long>(chunk));
+            ssize_t n = send(client_fd_, out.data(), chunk, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (n > 0) {
+                to_host_.erase(to_host_.begin(), to_host_.begin() + n);
+                continue;
+            }
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+                break;
+            return disconnected();
+        }
+        return true;
+    }
+
+    bool accept_client(int wait_ms)
+    {
+        if (wait_ms > 0) {
+            pollfd p{listen_fd_, POLLIN, 0};
+            if (poll(&p, 1, wait_ms) <= 0)
+                return false;
+        }
+        int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+            return false;
+        client_fd_ = fd;
+        return true;
+    }
+
+    bool disconnected()
+    {
+        close(client_fd_);
+        client_fd_ = -1;
+        to_host_.clear();
+        if (opt_.exit_on_disconnect)
+            return false;
+        // Bytes of the gone client that have not started on the wire are dropped.
+        drv_ = nfuart::Driver(period_);
+        return true;
+    }
+
+    const Options &opt_;
+    uint32_t period_;
+    nfuart::Driver drv_;
+    nfuart::Sampler smp_;
+    Faults faults_;
+    std::deque<uint8_t> to_host_;
+    std::unique_ptr<VerilatedContext> ctx_;
+    std::unique_ptr<Vnf_soc> top_;
+    std::unique_ptr<VerilatedFstC> fst_;
+    uint64_t cycle_ = 0;
+    int listen_fd_ = -1;
+    int client_fd_ = -1;
+};
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+    Options opt;
+    int rc = parse_args(argc, argv, &opt);
+    if (rc)
+        return rc;
+    if (access(opt.firmware.c_str(), R_OK) != 0) {
+        std::fprintf(stderr, "nfsim: cannot read firmware image %s: %s\n", opt.firmware.c_str(), std::strerror(errno));
+        return 2;
+    }
+    if (!opt.trace.empty()) {
+        FILE *f = std::fopen(opt.trace.c_str(), "w");
+        if (!f) {
+            std::fprintf(stderr, "nfsim: cannot write trace %s: %s\n", opt.trace.c_str(), std::strerror(errno));
+            return 2;
+        }
+        std::fclose(f);
+    }
+    int fd = open_listener(opt.socket_path);
+    if (fd < 0)
+        return 2;
+    struct sigaction sa{};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    Sim sim(opt);
+    rc = sim.run(fd);
+    close(fd);
+    unlink(opt.socket_path.c_str());
+    return rc;
+}

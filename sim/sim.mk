@@ -1,0 +1,53 @@
+# Verilator board model (sim/): nf_soc with the SIM profile (its parameter defaults)
+# and the socket bridge, built as build/sim/nfsim.
+SIM_DIR     := $(ROOT)/sim
+SIM_BUILD   := $(BUILD)/sim
+SIM_BIN     := $(SIM_BUILD)/nfsim
+SIM_FW_HEX  := $(BUILD)/firmware/nf_fw.hex
+SIM_CXX_SRC := $(SIM_DIR)/nfsim.cpp
+SIM_HDRS    := $(SIM_DIR)/nf_uart_bits.h $(SIM_DIR)/nf_layout_cxx.h $(ROOT)/firmware/include/nf_layout.h
+
+HAVE_SIM := 1
+TEST_TARGETS += test-sim
+.PHONY: sim test-sim sim-model
+
+# The model does not embed the image (nfsim loads it at start), so it only needs the
+# firmware to exist to be useful; the dependency is there when firmware.mk defines it.
+ifdef HAVE_FIRMWARE
+sim: firmware $(SIM_BIN) ## build the Verilator board model build/sim/nfsim (and the firmware)
+else
+sim: $(SIM_BIN) ## build the Verilator board model build/sim/nfsim
+endif
+
+$(SIM_BIN): $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS)
+	@mkdir -p $(SIM_BUILD)/obj
+	@echo "  VERILATE nfsim (a few minutes on 2 cores)"
+	@$(VERILATOR) --cc --exe --build -j 2 -Wall $(VFAST) --trace-fst $(SOC_VSRC) --top-module nf_soc \
+	    -GFW_HEX='"$(SIM_FW_HEX)"' --Mdir $(SIM_BUILD)/obj -o $(SIM_BIN) \
+	    -MAKEFLAGS "OPT_FAST=-O2 OPT_SLOW=-O1" \
+	    -CFLAGS "-std=c++17 -I$(SIM_DIR) -I$(ROOT)/firmware/include -DNF_DEFAULT_FIRMWARE='\"$(SIM_FW_HEX)\"'" \
+	    $(SOC_DIR)/nf_soc.v $(SIM_CXX_SRC) > $(SIM_BUILD)/build.log 2>&1 || (tail -50 $(SIM_BUILD)/build.log; exit 1)
+
+# Tests: a test program that echoes frames (sim/tests/echo_fw.c) checks the bridge,
+# the UART and the link hardware end to end; with the real firmware, the RESET
+# handshake checks pins -> hardware -> firmware -> hardware -> pins.
+$(SIM_BUILD)/echo_fw.hex: $(SIM_DIR)/tests/echo_fw.c $(SOC_DIR)/tb/smoke_start.S $(SOC_DIR)/tb/smoke.ld $(ROOT)/firmware/include/nf_layout.h
+	@mkdir -p $(SIM_BUILD)
+	@$(RV_CC) -march=rv32im -mabi=ilp32 -nostdlib -ffreestanding -O2 -Wall -Wextra -Werror \
+	    -I$(ROOT)/firmware/include -T $(SOC_DIR)/tb/smoke.ld -Wl,--no-relax \
+	    $(SOC_DIR)/tb/smoke_start.S $(SIM_DIR)/tests/echo_fw.c -o $(SIM_BUILD)/echo_fw.elf
+	@$(RV_OBJCOPY) -O binary $(SIM_BUILD)/echo_fw.elf $(SIM_BUILD)/echo_fw.bin
+	@truncate -s %4 $(SIM_BUILD)/echo_fw.bin
+	@od -An -v -tx4 -w4 $(SIM_BUILD)/echo_fw.bin | tr -d ' ' > $@
+
+$(SIM_BUILD)/nfsim_client: $(SIM_DIR)/tests/nfsim_client.c $(ROOT)/host/src/nf_frame.c $(ROOT)/host/src/nf_frame.h $(ROOT)/tests/tap.h
+	@mkdir -p $(SIM_BUILD)
+	@$(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/src -I$(ROOT)/tests $(SIM_DIR)/tests/nfsim_client.c $(ROOT)/host/src/nf_frame.c -o $@
+
+SIM_TEST_DEPS := $(SIM_BIN) $(SIM_BUILD)/echo_fw.hex $(SIM_BUILD)/nfsim_client
+ifdef HAVE_FIRMWARE
+SIM_TEST_DEPS += $(SIM_FW_HEX)
+endif
+test-sim: $(SIM_TEST_DEPS) ## nfsim: options, echo over the UART, faults, reconnect, trace, RESET handshake
+	@NFSIM=$(SIM_BIN) CLIENT=$(SIM_BUILD)/nfsim_client ECHO_HEX=$(SIM_BUILD)/echo_fw.hex \
+	    FW_HEX=$(SIM_FW_HEX) WORK=$(SIM_BUILD)/test bash $(SIM_DIR)/tests/test_sim.sh
