@@ -44,10 +44,12 @@ $(HU_BUILD)/test_usb_san: $(HU_USB_DEPS)
 	@mkdir -p $(@D)
 	$(HU_USB_BUILD) -O1 $(SAN_FLAGS)
 
-$(HU_BUILD)/test_tty: host/tests/usb/test_tty.c host/src/transport_tty.c $(HOST_USB_HDRS) $(HU_LINK_SRCS) tests/tap.h host/usb.mk
+$(HU_BUILD)/test_tty: host/tests/usb/test_tty.c host/src/transport_tty.c host/tests/usb/board_proc.c \
+                      host/tests/usb/board_proc.h host/tests/link/fake_board.c host/tests/link/fake_board.h \
+                      $(HOST_USB_HDRS) $(HU_LINK_SRCS) tests/tap.h host/usb.mk
 	@mkdir -p $(@D)
-	$(HU_CC) $(HU_LINK_CFLAGS) -O1 $(SAN_FLAGS) -o $@ host/tests/usb/test_tty.c host/src/transport_tty.c \
-	    $(HU_LINK_SRCS) -pthread
+	$(HU_CC) -I$(ROOT)/host/tests/link $(HU_LINK_CFLAGS) -O1 $(SAN_FLAGS) -o $@ host/tests/usb/test_tty.c \
+	    host/src/transport_tty.c host/tests/usb/board_proc.c host/tests/link/fake_board.c $(HU_LINK_SRCS) -pthread -lm
 
 # Divisor encodings, status-byte stripping, chip table, BUS-ADDR parsing.
 test-host-ftdi: $(HU_BUILD)/test_ftdi
@@ -58,8 +60,12 @@ test-host-ftdi: $(HU_BUILD)/test_ftdi
 test-host-usb: $(HU_BUILD)/test_usb $(HU_BUILD)/test_usb_san
 	@$(HU_UMOCKDEV_RUN) $(HU_BUILD)/test_usb && $(HU_UMOCKDEV_RUN) $(HU_BUILD)/test_usb_san "san: "
 
-# transport_tty.c against a pseudo-terminal.
+# transport_tty.c against a pseudo-terminal, also carrying the link to the fake
+# board and to nfmodel.
 test-host-tty: $(HU_BUILD)/test_tty
+ifdef MODEL_BUILD
+	@$(MAKE) -s --no-print-directory $(MODEL_BUILD)/nfmodel >/dev/null 2>&1 || echo "# nfmodel did not build"
+endif
 	@NDKFPGA_QUIET=1 $(HU_BUILD)/test_tty
 
 lint-host-usb:
@@ -70,16 +76,24 @@ lint-host-usb:
 # The link stack (nf_link) over the usb transport over the fake FTDI, relayed to
 # the link tests' fake board and, when built, to nfmodel.
 HU_LINK_TEST_DEPS = host/tests/usb/test_usb_link.c host/tests/usb/fake_ftdi.c host/tests/usb/fake_ftdi.h \
+                    host/tests/usb/board_proc.c host/tests/usb/board_proc.h \
                     host/tests/link/fake_board.c host/tests/link/fake_board.h $(HOST_USB_SRCS) $(HOST_USB_HDRS) \
                     $(HU_LINK_SRCS) tests/tap.h host/usb.mk
 $(HU_BUILD)/test_usb_link: $(HU_LINK_TEST_DEPS)
 	@mkdir -p $(@D)
 	$(HU_CC) -I$(ROOT)/host/tests/link $(HOST_USB_CFLAGS) $(HU_LINK_CFLAGS) $(HU_UMOCKDEV_CFLAGS) -O1 $(SAN_FLAGS) -o $@ \
-	    host/tests/usb/test_usb_link.c host/tests/usb/fake_ftdi.c host/tests/link/fake_board.c $(HOST_USB_SRCS) \
+	    host/tests/usb/test_usb_link.c host/tests/usb/fake_ftdi.c host/tests/usb/board_proc.c \
+	    host/tests/link/fake_board.c $(HOST_USB_SRCS) \
 	    $(HU_LINK_SRCS) $(HOST_USB_LIBS) $(HU_UMOCKDEV_LIBS) -lm
 
 .PHONY: test-host-usb-link
 TEST_TARGETS += test-host-usb-link
 host-usb: $(HU_BUILD)/test_usb_link
+# nfmodel is fast to build: build it when its rules exist (a failure there only
+# skips that case, it is the firmware suite's to report). nfsim is used when
+# `make sim` has built it, never built from here (Verilator is slow).
 test-host-usb-link: $(HU_BUILD)/test_usb_link
+ifdef MODEL_BUILD
+	@$(MAKE) -s --no-print-directory $(MODEL_BUILD)/nfmodel >/dev/null 2>&1 || echo "# nfmodel did not build"
+endif
 	@$(HU_UMOCKDEV_RUN) $(HU_BUILD)/test_usb_link

@@ -65,7 +65,7 @@ void usage(FILE *f)
         "  --baud N               UART baud rate (default 3000000)\n"
         "  --firmware PATH        firmware hex image (default %s)\n"
         "  --trace FILE.fst       write an FST waveform\n"
-        "  --max-cycles N         stop after N simulated cycles\n"
+        "  --max-cycles N         stop after N simulated cycles (0: no limit)\n"
         "  --drop P --corrupt P --dup P   per-byte fault probabilities, both directions\n"
         "  --seed N               seed of the fault injection (default 1)\n"
         "  --exit-on-disconnect   exit when the client disconnects\n",

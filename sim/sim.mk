@@ -13,11 +13,12 @@ TEST_TARGETS += test-sim
 
 # The model does not embed the image (nfsim loads it at start), so it only needs the
 # firmware to exist to be useful; the dependency is there when firmware.mk defines it.
+SIM_DEPS := $(SIM_BIN)
 ifdef HAVE_FIRMWARE
-sim: firmware $(SIM_BIN) ## build the Verilator board model build/sim/nfsim (and the firmware)
-else
-sim: $(SIM_BIN) ## build the Verilator board model build/sim/nfsim
+SIM_DEPS += firmware
 endif
+sim: ## build the Verilator board model
+sim: $(SIM_DEPS)
 
 $(SIM_BIN): $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS)
 	@mkdir -p $(SIM_BUILD)/obj
@@ -51,3 +52,10 @@ endif
 test-sim: $(SIM_TEST_DEPS) ## nfsim: options, echo over the UART, faults, reconnect, trace, RESET handshake
 	@NFSIM=$(SIM_BIN) CLIENT=$(SIM_BUILD)/nfsim_client ECHO_HEX=$(SIM_BUILD)/echo_fw.hex \
 	    FW_HEX=$(SIM_FW_HEX) WORK=$(SIM_BUILD)/test bash $(SIM_DIR)/tests/test_sim.sh
+
+LINT_TARGETS += lint-sim
+.PHONY: lint-sim
+lint-sim: ## cppcheck of the simulator's C test programs and client
+	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 --inline-suppr \
+	    -I$(ROOT)/firmware/include -I$(ROOT)/host/src -I$(ROOT)/tests \
+	    $(SIM_DIR)/tests/nfsim_client.c $(SIM_DIR)/tests/echo_fw.c $(SOC_DIR)/tb/smoke.c

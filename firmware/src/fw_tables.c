@@ -180,9 +180,8 @@ uint32_t fw_mr_alloc(uint32_t pd, uint32_t kind, uint32_t *token)
         return NF_STATUS_INSUFFICIENT_RESOURCES;
     uint32_t index = free_head;
     struct fw_mr *mr = &fw_mrs[index];
-    uint8_t key = (uint8_t)(mr->key + 1u);
-    if (key == 0)
-        key = 1; /* key 0 is never issued, so token 0 never matches */
+    /* key 0 is never issued, so token 0 never matches */
+    uint8_t key = mr->key == UINT8_MAX ? 1u : (uint8_t)(mr->key + 1u);
     struct fw_mr saved = *mr;
     mr->key = key;
     mr->state = NF_MPT_STATE_INVALID;
@@ -261,9 +260,7 @@ uint32_t fw_qp_alloc(uint32_t pd, uint32_t *qpn)
         struct fw_qp *qp = &fw_qps[q];
         if (qp->state != FW_QP_FREE)
             continue;
-        qp->gen = (uint8_t)(qp->gen + 1u);
-        if (qp->gen == 0)
-            qp->gen = 1; /* qpn 0 never names a QP */
+        qp->gen = qp->gen == UINT8_MAX ? 1u : (uint8_t)(qp->gen + 1u); /* gen 0 never names a QP */
         qp->state = FW_QP_RESET;
         qp->pd = (uint16_t)pd;
         qp->peer_qpn = 0;

@@ -11,8 +11,9 @@ int main(void);
 
 __attribute__((noreturn, used)) void fw_crt_init(void)
 {
-    for (uint32_t *p = __bss_start; p < __bss_end; p++)
-        *p = 0;
+    uintptr_t words = ((uintptr_t)__bss_end - (uintptr_t)__bss_start) / sizeof(uint32_t);
+    for (uintptr_t i = 0; i < words; i++)
+        __bss_start[i] = 0;
     (void)main();
     for (;;)
         ;

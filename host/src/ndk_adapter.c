@@ -435,8 +435,10 @@ static void on_message(void *ctx, const uint8_t *msg, size_t len)
             break;
         }
     }
-    if (r)
+    if (r) {
         deliver(ad, r, h.status, msg + NF_MSG_HDR_SIZE, len - NF_MSG_HDR_SIZE);
+        pthread_cond_broadcast(&ad->cond); /* NdkFpgaCloseAdapter waits for the last reply */
+    }
     pthread_mutex_unlock(&ad->lock);
     if (r)
         nf_link_expect(ad->link, -1);
@@ -584,8 +586,12 @@ VOID NdkFpgaCloseAdapter(NDK_ADAPTER *a)
     struct timespec until;
     deadline_after(&until, CLOSE_DRAIN_MS);
     while ((ad->reqs || ad->ev_head || ad->cb_busy) && !ad->dead) {
-        if (pthread_cond_timedwait(&ad->cond, &ad->lock, &until) == ETIMEDOUT)
+        if (pthread_cond_timedwait(&ad->cond, &ad->lock, &until) == ETIMEDOUT) {
+            if (getenv("NDKFPGA_DEBUG"))
+                for (struct ndk_req *r = ad->reqs; r; r = r->next)
+                    fprintf(stderr, "ndkfpga: close: no reply to op 0x%x tag %u\n", r->op, r->tag);
             break;
+        }
     }
     pthread_mutex_unlock(&ad->lock);
 
@@ -685,7 +691,7 @@ uint32_t ndk_mdl_pages(const struct ndk_adapter *ad, const MDL *mdl, SIZE_T leng
     if (!mdl || length == 0 || !mdl->PfnArray)
         return 0;
     uintptr_t va0 = (uintptr_t)MmGetMdlVirtualAddress(mdl);
-    if (va0 == 0 || mdl->ByteOffset >= PAGE_SIZE) /* zero-based VAs are not supported */
+    if (va0 == 0 || !mdl->StartVa || mdl->ByteOffset >= PAGE_SIZE) /* zero-based VAs are not supported */
         return 0;
     if (fbo)
         *fbo = BYTE_OFFSET(va0);
@@ -834,7 +840,7 @@ NTSTATUS NdkFpgaAllocateScatteredBuffer(NDK_ADAPTER *a, SIZE_T length, MDL **out
     return alloc_buffer(a, length, out, 1);
 }
 
-static struct ndk_buffer *buffer_of(struct ndk_adapter *ad, MDL *mdl)
+static struct ndk_buffer *buffer_of(const struct ndk_adapter *ad, MDL *mdl)
 {
     if (!mdl || !mdl->ProviderContext)
         return NULL;

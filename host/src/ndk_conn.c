@@ -198,7 +198,7 @@ static void deliver_connect(struct ndk_listener *l, struct ndk_event *ev)
     ndk_queue_event(l->core.ad, ev);
 }
 
-static NTSTATUS qp_usable(struct ndk_qp *qp, struct ndk_adapter *ad)
+static NTSTATUS qp_usable(const struct ndk_qp *qp, const struct ndk_adapter *ad)
 {
     if (qp->core.ad != ad || qp->core.closing)
         return STATUS_INVALID_PARAMETER;

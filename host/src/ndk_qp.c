@@ -38,11 +38,21 @@ static void complete(struct ndk_qp *qp, const struct ndk_wr_slot *s, NTSTATUS st
     ndk_cq_push(qp->icq, &r);
 }
 
+/* Under ad->lock: the live QP with this number (the board's numbers are opaque:
+ * they may carry a generation, so they are looked up, never used as an index). */
+static struct ndk_qp *qp_by_qpn(struct ndk_adapter *ad, uint32_t qpn)
+{
+    for (uint32_t i = 0; i < ad->nqps; i++)
+        if (ad->qps[i] && ad->qps[i]->qpn == qpn)
+            return ad->qps[i];
+    return NULL;
+}
+
 void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe)
 {
-    if (cqe->qpn >= ad->nqps || !ad->qps[cqe->qpn])
+    struct ndk_qp *qp = qp_by_qpn(ad, cqe->qpn);
+    if (!qp)
         return;
-    struct ndk_qp *qp = ad->qps[cqe->qpn];
     pthread_mutex_lock(&qp->ring_lock);
     uint32_t outstanding = qp->tail - qp->head;
     uint32_t k = cqe->wr_id - qp->head;
@@ -98,9 +108,12 @@ static NTSTATUS refuse(struct ndk_qp *qp, NTSTATUS st)
 
 /* Reserve a ring slot, stamp the message with its id and send it. head points at
  * MSG_HDR + WR_HDR (+ body); tail (may be NULL) is appended. */
-static NTSTATUS post(struct ndk_qp *qp, void *ctx, uint32_t op_type, uint16_t op, ULONG flags, void *head,
-                     size_t head_len, const void *tail, size_t tail_len)
+static NTSTATUS post(struct ndk_qp *qp, void *ctx, uint32_t op_type, uint16_t op, ULONG flags, struct nf_msg_hdr *h,
+                     struct nf_wr_hdr *w, size_t head_len, const void *tail, size_t tail_len)
 {
+    uint32_t dead = qp->core.ad->dead;
+    if (dead)
+        return refuse(qp, (NTSTATUS)dead); /* the link is gone */
     pthread_mutex_lock(&qp->ring_lock);
     if (qp->tail - qp->head >= qp->depth) {
         pthread_mutex_unlock(&qp->ring_lock);
@@ -113,19 +126,17 @@ static NTSTATUS post(struct ndk_qp *qp, void *ctx, uint32_t op_type, uint16_t op
     s->silent = flags & NDK_OP_FLAG_SILENT_SUCCESS;
     pthread_mutex_unlock(&qp->ring_lock);
 
-    struct nf_msg_hdr *h = head;
     h->op = op;
     h->len = (uint16_t)(head_len + tail_len);
     h->tag = 0;
     h->status = 0;
     h->rsvd = 0;
-    struct nf_wr_hdr *w = (struct nf_wr_hdr *)(void *)((uint8_t *)head + NF_MSG_HDR_SIZE);
     w->qpn = qp->qpn;
     w->wr_id = id;
     w->flags = flags;
     w->rsvd = 0;
     int defer = (flags & NDK_OP_FLAG_DEFER) != 0;
-    struct nf_link_part parts[2] = {{head, head_len}, {tail, tail_len}};
+    struct nf_link_part parts[2] = {{h, head_len}, {tail, tail_len}};
     uint32_t st = nf_link_sendv(qp->core.ad->link, parts, tail_len ? 2 : 1, defer);
     if (st != NF_STATUS_SUCCESS) {
         pthread_mutex_lock(&qp->ring_lock);
@@ -179,15 +190,10 @@ static NTSTATUS qp_fast_register(NDK_QP *q, PVOID ctx, NDK_MR *m, ULONG npages, 
     struct {
         struct nf_msg_hdr h;
         struct nf_wr_hdr w;
+        // cppcheck-suppress unusedStructMember ; sent as bytes by post()
         struct nf_wr_fast_register f;
-    } msg;
-    msg.f.token = mr->token;
-    msg.f.npages = npages;
-    msg.f.fbo = fbo;
-    msg.f.rsvd = 0;
-    msg.f.length = length;
-    msg.f.va = va;
-    return post(qp, ctx, NdkOperationTypeFastRegister, NF_OP_WR_FAST_REGISTER, flags, &msg, sizeof(msg), pages,
+    } msg = {.f = {.token = mr->token, .npages = npages, .fbo = fbo, .rsvd = 0, .length = length, .va = va}};
+    return post(qp, ctx, NdkOperationTypeFastRegister, NF_OP_WR_FAST_REGISTER, flags, &msg.h, &msg.w, sizeof(msg), pages,
                 (size_t)npages * sizeof(*pages));
 }
 
@@ -212,11 +218,10 @@ static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULON
     struct {
         struct nf_msg_hdr h;
         struct nf_wr_hdr w;
+        // cppcheck-suppress unusedStructMember ; sent as bytes by post()
         struct nf_wr_invalidate i;
-    } msg;
-    msg.i.token = mr->token;
-    msg.i.rsvd = 0;
-    return post(qp, ctx, NdkOperationTypeInvalidate, NF_OP_WR_INVALIDATE, flags, &msg, sizeof(msg), NULL, 0);
+    } msg = {.i = {.token = mr->token, .rsvd = 0}};
+    return post(qp, ctx, NdkOperationTypeInvalidate, NF_OP_WR_INVALIDATE, flags, &msg.h, &msg.w, sizeof(msg), NULL, 0);
 }
 
 static NTSTATUS rdma(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UINT64 raddr, UINT32 rtoken, ULONG flags,
@@ -244,13 +249,11 @@ static NTSTATUS rdma(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UINT6
     struct {
         struct nf_msg_hdr h;
         struct nf_wr_hdr w;
+        // cppcheck-suppress unusedStructMember ; sent as bytes by post()
         struct nf_wr_rdma r;
-    } msg;
-    msg.r.remote_va = raddr;
-    msg.r.remote_token = rtoken;
-    msg.r.nsge = nsge;
+    } msg = {.r = {.remote_va = raddr, .remote_token = rtoken, .nsge = nsge}};
     return post(qp, ctx, write ? NdkOperationTypeWrite : NdkOperationTypeRead,
-                write ? NF_OP_WR_WRITE : NF_OP_WR_READ, flags, &msg, sizeof(msg), sgl, (size_t)nsge * sizeof(*sgl));
+                write ? NF_OP_WR_WRITE : NF_OP_WR_READ, flags, &msg.h, &msg.w, sizeof(msg), sgl, (size_t)nsge * sizeof(*sgl));
 }
 
 static NTSTATUS qp_read(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UINT64 raddr, UINT32 rtoken,
@@ -319,8 +322,9 @@ static void qp_teardown(struct ndk_core *c)
     struct ndk_qp *qp = NDK_CONTAINER(c, struct ndk_qp, core);
     struct ndk_adapter *ad = c->ad;
     pthread_mutex_lock(&ad->lock);
-    if (qp->qpn < ad->nqps && ad->qps[qp->qpn] == qp)
-        ad->qps[qp->qpn] = NULL;
+    for (uint32_t i = 0; i < ad->nqps; i++)
+        if (ad->qps[i] == qp)
+            ad->qps[i] = NULL;
     qp->connected = 0;
     ndk_conn_qp_gone(qp);
     pthread_mutex_unlock(&ad->lock);
@@ -342,15 +346,21 @@ static void qp_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
     struct nf_qp_create_rep rep;
     if (status == NF_STATUS_SUCCESS && (!body || len < sizeof(rep)))
         status = NF_STATUS_INTERNAL_ERROR;
+    uint32_t slot = ad->nqps;
     if (status == NF_STATUS_SUCCESS) {
         memcpy(&rep, body, sizeof(rep));
-        if (rep.qpn >= ad->nqps || ad->qps[rep.qpn])
-            status = NF_STATUS_INTERNAL_ERROR; /* the board named a QP it already gave us */
+        for (uint32_t i = 0; i < ad->nqps; i++) {
+            if (ad->qps[i] && ad->qps[i]->qpn == rep.qpn)
+                slot = ad->nqps + 1; /* the board named a QP it already gave us */
+            else if (!ad->qps[i] && slot == ad->nqps)
+                slot = i;
+        }
+        if (slot >= ad->nqps)
+            status = NF_STATUS_INTERNAL_ERROR;
     }
-    r->u[2] = 1; /* the handler ran */
     if (status == NF_STATUS_SUCCESS) {
         qp->qpn = rep.qpn;
-        ad->qps[rep.qpn] = qp;
+        ad->qps[slot] = qp;
         ndk_core_link(&qp->core);
     }
     for (int i = 0; i < 3; i++) /* the create's own references */

@@ -25,6 +25,15 @@
  * view of the clock can get (the timers all wake it earlier when armed). */
 #define IDLE_POLL_MS 1000
 #define RX_CHUNK 16384
+/* Batching target: a lossy line loses long frames far more often (a frame survives
+ * a per-byte error rate p with (1-p)^len), so timeouts halve the size the link
+ * batches messages up to, and a run of clean acks doubles it again. */
+#define FRAME_CAP_MIN 256u
+#define FRAME_CAP_GROW_AFTER 16u
+/* Pure ACKs repeating the oldest unacknowledged sequence that make the sender go
+ * back at once instead of waiting for the timer: the byte stream keeps order, so
+ * the board only repeats an ack when a later frame arrived after a lost one. */
+#define DUP_ACKS_FOR_FAST_RETRANSMIT 2u
 
 enum link_state { ST_RESETTING, ST_UP, ST_DEAD };
 
@@ -70,6 +79,10 @@ struct nf_link {
     uint32_t srtt_us, rttvar_us, rto_us;
     uint64_t reset_next_us;
     unsigned reset_backoff;
+    size_t frame_cap;        /* batch messages into frames up to this payload */
+    unsigned dup_acks;       /* pure ACKs in a row naming una while frames are out */
+    int fast_armed;          /* one fast go-back per loss: re-armed when una advances */
+    unsigned clean_acks;     /* frames acknowledged since the last timeout */
 
     /* Receive side (link thread only, except rx_expect read under mu). */
     uint8_t rx_expect;
@@ -159,12 +172,20 @@ static void set_dead(struct nf_link *l, uint32_t status, const char *fmt, ...)
 
 /* ---- frame handling (link thread) --------------------------------------- */
 
-/* Apply a cumulative ack (under mu). */
-static void take_ack(struct nf_link *l, uint8_t ack, uint64_t now)
+/* Apply a cumulative ack (under mu); pure is 1 for an ACK frame. */
+static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
 {
     uint8_t adv = (uint8_t)(ack - l->una);
-    if (adv == 0)
+    if (adv == 0) {
+        if (pure && l->sent != l->una && ++l->dup_acks >= DUP_ACKS_FOR_FAST_RETRANSMIT && l->fast_armed) {
+            l->sent = l->una; /* go back now; the timer restarts with the first resend */
+            l->rto_deadline_us = 0;
+            l->fast_armed = 0;
+            l->dup_acks = 0;
+            l->st.fast_retransmits++;
+        }
         return;
+    }
     if (adv > (uint8_t)(l->max - l->una)) {
         l->st.ignored++; /* acknowledges something never sent: stale or corrupt-but-valid */
         return;
@@ -176,6 +197,13 @@ static void take_ack(struct nf_link *l, uint8_t ack, uint64_t now)
         l->sent = ack; /* a go-back was pending over frames now acknowledged */
     l->una = ack;
     l->backoff = 0;
+    l->dup_acks = 0;
+    l->fast_armed = 1;
+    l->clean_acks += adv;
+    if (l->clean_acks >= FRAME_CAP_GROW_AFTER && l->frame_cap < NF_LINK_MAX_PAYLOAD) {
+        l->frame_cap = l->frame_cap * 2 > NF_LINK_MAX_PAYLOAD ? NF_LINK_MAX_PAYLOAD : l->frame_cap * 2;
+        l->clean_acks = 0;
+    }
     l->rto_deadline_us = (l->una != l->sent) ? now + current_rto(l) : 0;
     pthread_cond_broadcast(&l->cv);
 }
@@ -253,7 +281,7 @@ static void handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t
         return;
     }
     l->last_rx_us = now;
-    take_ack(l, ack, now);
+    take_ack(l, ack, type == NF_LINK_TYPE_ACK, now);
     if (type == NF_LINK_TYPE_ACK) {
         pthread_mutex_unlock(&l->mu);
         return;
@@ -329,8 +357,13 @@ static size_t next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
             /* Go back N: everything unacknowledged goes again, oldest first. */
             l->st.timeouts++;
             l->backoff++;
+            l->clean_acks = 0;
+            if (l->frame_cap / 2 >= FRAME_CAP_MIN)
+                l->frame_cap /= 2;
             l->sent = l->una;
             l->rto_deadline_us = 0;
+            l->fast_armed = 0;
+            l->dup_acks = 0;
         }
         if (l->sent != l->nxt) {
             struct tx_slot *s = &l->q[l->sent % NF_LINK_MAX_SLOTS];
@@ -509,6 +542,8 @@ uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cf
     l->ack_delay_us = c.ack_delay_us ? c.ack_delay_us : DEFAULT_ACK_DELAY_US;
     l->window_max = (c.window_max && c.window_max < NF_LINK_MAX_SLOTS) ? c.window_max : NF_LINK_MAX_SLOTS;
     l->rto_us = l->rto_initial_us;
+    l->frame_cap = NF_LINK_MAX_PAYLOAD;
+    l->fast_armed = 1;
     if (c.nonce) {
         l->nonce = (uint16_t)(c.nonce - 1);
     } else if (getrandom(&l->nonce, sizeof(l->nonce), 0) != (ssize_t)sizeof(l->nonce)) {
@@ -596,12 +631,13 @@ static uint32_t send_common(struct nf_link *l, const struct nf_link_part *parts,
     l->senders_inside++;
     uint32_t st = NF_STATUS_SUCCESS;
     if (!flush_only) {
-        /* A message that does not fit closes the open frame first. */
-        while (l->open_len + len > NF_LINK_MAX_PAYLOAD) {
+        /* A message that does not fit closes the open frame first (a message
+         * longer than the batching cap still travels, alone). */
+        while (l->open_len > 0 && l->open_len + len > l->frame_cap) {
             st = wait_room(l, on_link_thread);
             if (st != NF_STATUS_SUCCESS)
                 goto out;
-            if (l->open_len + len > NF_LINK_MAX_PAYLOAD)
+            if (l->open_len > 0 && l->open_len + len > l->frame_cap)
                 close_open_frame(l);
         }
         st = usable(l); /* appending needs no room in the window */
@@ -722,6 +758,7 @@ void nf_link_get_stats(struct nf_link *l, struct nf_link_stats *out)
     out->srtt_us = l->srtt_us;
     out->rttvar_us = l->rttvar_us;
     out->rto_us = current_rto(l);
+    out->frame_cap = (uint32_t)l->frame_cap;
     pthread_mutex_unlock(&l->mu);
 }
 

@@ -4,13 +4,17 @@
  * One link thread does all transport I/O: it decodes frames, delivers messages,
  * sends queued DATA frames within the window, acknowledges (cumulatively, pure ACKs
  * delayed a little so several frames share one), and retransmits on an adaptive
- * timeout (Jacobson/Karels RTT estimate, Karn's rule, exponential back-off).
+ * timeout (Jacobson/Karels RTT estimate, Karn's rule, exponential back-off), or at
+ * once when the board repeats the same ack twice in pure ACKs (a frame was lost
+ * before later ones arrived).
  *
  * Messages are whole MSG_HDR + body units; MSG_HDR.len must equal the message length
  * and be a multiple of 8. Several messages share one DATA frame: a send with
  * defer = 1 appends to the open frame and leaves it open (NDK_OP_FLAG_DEFER), a
  * send with defer = 0 or nf_link_flush() closes it and queues it for sending, and a
- * message that does not fit closes the open frame first.
+ * message that does not fit closes the open frame first. On a lossy line the size
+ * messages are batched up to shrinks (see stats.frame_cap); a single message always
+ * goes whole.
  *
  * Threads: nf_link_send/sendv/flush/stats may be called from any thread except the
  * link thread's callbacks (on_message must not block on the link: hand messages to
@@ -61,11 +65,14 @@ struct nf_link_stats {
     uint64_t bad_msgs;       /* DATA frames with a malformed message list (rest skipped) */
     uint64_t ignored;        /* good frames ignored (unknown type, stale RESET_ACK, bad ack) */
     uint64_t timeouts;       /* retransmission timer expiries */
+    uint64_t fast_retransmits; /* go-backs on repeated pure ACKs, before the timer */
     uint64_t msgs_tx, msgs_rx;       /* messages queued / delivered */
     uint64_t payload_tx, payload_rx; /* message bytes queued / delivered */
     uint64_t wire_tx, wire_rx;       /* bytes written to / read from the transport */
     uint32_t window;         /* current send window (frames) */
     uint32_t srtt_us, rttvar_us, rto_us; /* current estimates */
+    uint32_t frame_cap;      /* payload bytes messages are batched up to now (halved on
+                                each timeout, doubled after a run of clean acks) */
 };
 
 /* Take ownership of t (closed by nf_link_close, or here on failure), start the link

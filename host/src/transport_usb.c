@@ -7,7 +7,9 @@
  * it. IN callbacks strip the FTDI status bytes into a receive ring and signal
  * data_fd; read() (the link thread) polls data_fd and wake_fd, so wake() is one
  * write() and async-signal-safe. write() copies into a free OUT transfer and
- * submits it, waiting (bounded) when all are in flight. An unplugged device shows
+ * submits it; while all are in flight it stages the bytes, and the next OUT
+ * transfer to come back carries them; it waits (bounded) only when the stage is
+ * full too. An unplugged device shows
  * as LIBUSB_TRANSFER_NO_DEVICE or a submit failing with LIBUSB_ERROR_NO_DEVICE:
  * the transport goes dead, read() returns -1 and write() CONNECTION_RESET. */
 #include <errno.h>
@@ -67,6 +69,11 @@ struct usb_transport {
     size_t rx_cap, rx_head, rx_len;
     size_t rx_reserved; /* payload room promised to IN transfers in flight */
     unsigned line_errors;
+    /* Bytes written while every OUT transfer was in flight: they leave together in
+     * the next transfer that comes back, so small frames do not each wait for a
+     * transfer of their own. */
+    uint8_t stage[OUT_BYTES];
+    size_t stage_len;
     struct xfer in[N_IN];
     struct xfer out[N_OUT];
 };
@@ -86,9 +93,10 @@ static void drain_fd(int fd)
         return;
 }
 
-static int in_size(const struct usb_transport *u)
+/* Bytes of one IN transfer (status bytes included). */
+static size_t in_bytes(const struct usb_transport *u)
 {
-    return (int)u->chip->max_packet * IN_PACKETS;
+    return (size_t)u->chip->max_packet * IN_PACKETS;
 }
 
 static void mark_dead_locked(struct usb_transport *u)
@@ -103,8 +111,7 @@ static void mark_dead_locked(struct usb_transport *u)
 /* May an IN transfer go out now? Only when its whole payload fits in the ring. */
 static int in_room_locked(const struct usb_transport *u)
 {
-    size_t payload = (size_t)u->chip->max_packet * IN_PACKETS;
-    return u->rx_len + u->rx_reserved + payload <= u->rx_cap;
+    return u->rx_len + u->rx_reserved + in_bytes(u) <= u->rx_cap;
 }
 
 /* Submit IN transfer x (caller has marked it busy and reserved its room). */
@@ -117,7 +124,7 @@ static void submit_in(struct xfer *x)
     pthread_mutex_lock(&u->lock);
     x->busy = 0;
     u->in_flight--;
-    u->rx_reserved -= (size_t)u->chip->max_packet * IN_PACKETS;
+    u->rx_reserved -= in_bytes(u);
     if (!u->stop)
         mark_dead_locked(u); /* cannot read any more: the link is useless */
     pthread_cond_broadcast(&u->cond);
@@ -135,7 +142,7 @@ static struct xfer *take_parked_locked(struct usb_transport *u)
             x->parked = 0;
             x->busy = 1;
             u->in_flight++;
-            u->rx_reserved += (size_t)u->chip->max_packet * IN_PACKETS;
+            u->rx_reserved += in_bytes(u);
             return x;
         }
     }
@@ -154,7 +161,7 @@ static void LIBUSB_CALL in_done(struct libusb_transfer *t)
     pthread_mutex_lock(&u->lock);
     x->busy = 0;
     u->in_flight--;
-    u->rx_reserved -= (size_t)u->chip->max_packet * IN_PACKETS;
+    u->rx_reserved -= in_bytes(u);
     if (errors)
         u->line_errors++; /* the link's CRC throws the damaged frame away */
     if (n > 0) {
@@ -183,7 +190,7 @@ static void LIBUSB_CALL in_done(struct libusb_transfer *t)
         if (in_room_locked(u)) {
             x->busy = 1;
             u->in_flight++;
-            u->rx_reserved += (size_t)u->chip->max_packet * IN_PACKETS;
+            u->rx_reserved += in_bytes(u);
         } else {
             x->parked = 1; /* read() resubmits it once the consumer made room */
             resubmit = 0;
@@ -197,6 +204,39 @@ static void LIBUSB_CALL in_done(struct libusb_transfer *t)
         submit_in(x);
 }
 
+/* Submit OUT transfer x carrying n bytes of its buffer. Called with the lock held
+ * so transfers go out in the order their bytes were written (libusb takes only
+ * its own internal locks here, never ours). 0 or -1 (the transport is dead). */
+static int submit_out_locked(struct usb_transport *u, struct xfer *x, size_t n)
+{
+    x->t->length = (int)n;
+    x->busy = 1;
+    u->in_flight++;
+    if (libusb_submit_transfer(x->t) == 0)
+        return 0;
+    x->busy = 0;
+    u->in_flight--;
+    mark_dead_locked(u);
+    return -1;
+}
+
+static struct xfer *free_out_locked(struct usb_transport *u)
+{
+    for (int i = 0; i < N_OUT; i++)
+        if (!u->out[i].busy)
+            return &u->out[i];
+    return NULL;
+}
+
+/* Send the staged bytes in x (a free OUT transfer); lock held. */
+static int flush_stage_locked(struct usb_transport *u, struct xfer *x)
+{
+    size_t n = u->stage_len;
+    memcpy(x->t->buffer, u->stage, n);
+    u->stage_len = 0;
+    return submit_out_locked(u, x, n);
+}
+
 static void LIBUSB_CALL out_done(struct libusb_transfer *t)
 {
     struct xfer *x = t->user_data;
@@ -206,6 +246,8 @@ static void LIBUSB_CALL out_done(struct libusb_transfer *t)
     u->in_flight--;
     if (t->status != LIBUSB_TRANSFER_COMPLETED && t->status != LIBUSB_TRANSFER_CANCELLED && !u->stop)
         mark_dead_locked(u);
+    if (u->stage_len > 0 && !u->stop && !u->dead)
+        flush_stage_locked(u, x);
     pthread_cond_broadcast(&u->cond);
     pthread_mutex_unlock(&u->lock);
 }
@@ -262,45 +304,45 @@ static uint32_t usb_write(struct nf_transport *t, const void *buf, size_t len, i
     struct timespec deadline;
     if (timeout_ms >= 0)
         deadline_after(&deadline, timeout_ms);
+    pthread_mutex_lock(&u->lock);
     while (len > 0) {
-        struct xfer *x = NULL;
-        pthread_mutex_lock(&u->lock);
-        for (;;) {
-            if (u->dead || u->stop) {
-                pthread_mutex_unlock(&u->lock);
-                return NF_STATUS_CONNECTION_RESET;
-            }
-            for (int i = 0; i < N_OUT && !x; i++)
-                if (!u->out[i].busy)
-                    x = &u->out[i];
-            if (x)
-                break;
-            if (timeout_ms < 0) {
-                pthread_cond_wait(&u->cond, &u->lock);
-            } else if (pthread_cond_timedwait(&u->cond, &u->lock, &deadline) == ETIMEDOUT) {
-                pthread_mutex_unlock(&u->lock);
-                return NF_STATUS_IO_TIMEOUT;
-            }
-        }
-        x->busy = 1;
-        u->in_flight++;
-        pthread_mutex_unlock(&u->lock);
-
-        size_t n = len < OUT_BYTES ? len : OUT_BYTES;
-        memcpy(x->t->buffer, p, n);
-        x->t->length = (int)n;
-        int r = libusb_submit_transfer(x->t);
-        if (r != 0) {
-            pthread_mutex_lock(&u->lock);
-            x->busy = 0;
-            u->in_flight--;
-            mark_dead_locked(u);
+        if (u->dead || u->stop) {
             pthread_mutex_unlock(&u->lock);
             return NF_STATUS_CONNECTION_RESET;
         }
-        p += n;
-        len -= n;
+        struct xfer *x = free_out_locked(u);
+        if (x && u->stage_len > 0) {
+            /* Older staged bytes go first. */
+            if (flush_stage_locked(u, x) != 0)
+                continue; /* dead now */
+            x = free_out_locked(u);
+        }
+        if (x) {
+            size_t n = len < OUT_BYTES ? len : OUT_BYTES;
+            memcpy(x->t->buffer, p, n);
+            if (submit_out_locked(u, x, n) != 0)
+                continue;
+            p += n;
+            len -= n;
+            continue;
+        }
+        if (u->stage_len < OUT_BYTES) {
+            size_t n = len < OUT_BYTES - u->stage_len ? len : OUT_BYTES - u->stage_len;
+            memcpy(u->stage + u->stage_len, p, n);
+            u->stage_len += n;
+            p += n;
+            len -= n;
+            continue;
+        }
+        /* Every transfer in flight and the stage full: the chip is not draining. */
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&u->cond, &u->lock);
+        } else if (pthread_cond_timedwait(&u->cond, &u->lock, &deadline) == ETIMEDOUT) {
+            pthread_mutex_unlock(&u->lock);
+            return NF_STATUS_IO_TIMEOUT;
+        }
     }
+    pthread_mutex_unlock(&u->lock);
     return NF_STATUS_SUCCESS;
 }
 
@@ -533,7 +575,7 @@ static uint32_t alloc_transfers(struct usb_transport *u)
     for (int i = 0; i < N_IN + N_OUT; i++) {
         int is_in = i < N_IN;
         struct xfer *x = is_in ? &u->in[i] : &u->out[i - N_IN];
-        int size = is_in ? in_size(u) : OUT_BYTES;
+        int size = is_in ? (int)in_bytes(u) : OUT_BYTES;
         x->u = u;
         x->t = libusb_alloc_transfer(0);
         uint8_t *buf = malloc((size_t)size);
@@ -624,7 +666,7 @@ uint32_t nf_transport_open_usb(const char *arg, struct nf_transport **out)
     if (st != NF_STATUS_SUCCESS)
         goto fail;
 
-    u->rx_cap = (size_t)u->chip->max_packet * IN_PACKETS * N_IN * RX_RING_PER_IN;
+    u->rx_cap = in_bytes(u) * N_IN * RX_RING_PER_IN;
     u->rx = malloc(u->rx_cap);
     u->data_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     u->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -646,7 +688,7 @@ uint32_t nf_transport_open_usb(const char *arg, struct nf_transport **out)
         struct xfer *x = &u->in[i];
         x->busy = 1;
         u->in_flight++;
-        u->rx_reserved += (size_t)u->chip->max_packet * IN_PACKETS;
+        u->rx_reserved += in_bytes(u);
         pthread_mutex_unlock(&u->lock);
         submit_in(x);
     }

@@ -10,7 +10,7 @@
 //  3. A chunk streams 64-bit words: reads run ahead through a FIFO, and a two-word
 //     window shifted by the source/destination byte misalignment feeds the writes
 //     (byte enables trim the first and last destination word), one word per clock.
-// Overlapping source and destination ranges give an unspecified result.
+// Within a chunk, overlapping source and destination ranges move like memmove.
 `default_nettype none
 `include "nf_layout.vh"
 module nf_dma #(
@@ -62,6 +62,7 @@ module nf_dma #(
     output wire [7:0]     wr_be,
     input  wire           wr_gnt
 );
+    localparam [3:0] R_BAD_ADDRESS = `NF_REFUSE_BAD_ADDRESS;
     localparam [3:0] R_OK = `NF_REFUSE_OK;
     localparam [3:0] R_STOPPED = `NF_REFUSE_STOPPED;
     localparam integer PS    = `NF_ADAPTER_PAGE_SHIFT;
@@ -85,7 +86,8 @@ module nf_dma #(
     localparam [FAW+1:0] FIFO_DEPTH = DEPTH_32[FAW+1:0];
     localparam [CNW-1:0] PAGE_BYTES = PAGE_32[CNW-1:0];
 
-    localparam [2:0] S_IDLE = 3'd0, S_ISSUE = 3'd1, S_WAIT = 3'd2, S_DECIDE = 3'd3, S_MOVE = 3'd4;
+    localparam [2:0] S_IDLE = 3'd0, S_ISSUE = 3'd1, S_WAIT = 3'd2, S_DECIDE = 3'd3, S_SUB = 3'd4,
+                     S_MOVE = 3'd5;
 
     reg [2:0]  st;
     reg        whole;                     // checking the whole ranges (else a chunk)
@@ -136,6 +138,9 @@ module nf_dma #(
     // ---- chunk move -----------------------------------------------------------------
     reg [31:0]    sa, da;                 // adapter addresses of the chunk's first byte
     reg [CNW-1:0] n;                      // chunk bytes
+    reg [CNW-1:0] gap;                    // sub-chunk size limit (see S_SUB)
+    reg [CNW-1:0] sub_end;                // chunk bytes [0, sub_end) still to move
+    reg [CNW-1:0] sub_k;                  // first chunk byte of the running sub-chunk
     reg [WCW-1:0] n_rd;                   // source words of the chunk
     reg [WCW-1:0] n_wr;                   // destination words
     reg [WCW-1:0] rd_issued;
@@ -182,11 +187,25 @@ module nf_dma #(
     wire [CNW-1:0] d_room = PAGE_BYTES - {1'b0, d_xaddr[PS-1:0]};
     wire [CNW-1:0] sd_room = (s_room < d_room) ? s_room : d_room;
     wire [CNW-1:0] chunk = (remaining < {{(32-CNW){1'b0}}, sd_room}) ? remaining[CNW-1:0] : sd_room;
-    wire [CNW+2:0] s_span = {3'd0, chunk} + {{CNW{1'b0}}, s_xaddr[WLSB-1:0]} - 1'b1;
-    wire [CNW+2:0] d_span = {3'd0, chunk} + {{CNW{1'b0}}, d_xaddr[WLSB-1:0]} - 1'b1;
-    wire [WCW-1:0] s_words = s_span[WLSB +: WCW];   // words of the chunk, minus one
+    // A chunk never crosses a page and memory is whole pages: inside iff it starts inside.
+    wire           s_inside = ({1'b0, s_xaddr} < mem_bytes_33);
+    wire           d_inside = ({1'b0, d_xaddr} < mem_bytes_33);
+    // A chunk whose destination starts inside its own source range moves like memmove:
+    // sub-chunks of at most (destination - source) bytes, last one first, so no
+    // sub-chunk overwrites source bytes still to be read.
+    wire [31:0]    sd_gap  = d_xaddr - s_xaddr;
+    wire           overlap = (d_xaddr > s_xaddr) && (sd_gap < {{(32-CNW){1'b0}}, chunk});
+
+    // The running sub-chunk: m bytes from chunk byte sub_k0.
+    wire [CNW-1:0] m      = (gap < sub_end) ? gap : sub_end;
+    wire [CNW-1:0] sub_k0 = sub_end - m;
+    wire [31:0]    ssa    = sa + {{(32-CNW){1'b0}}, sub_k0};
+    wire [31:0]    sda    = da + {{(32-CNW){1'b0}}, sub_k0};
+    wire [CNW+2:0] s_span = {3'd0, m} + {{CNW{1'b0}}, ssa[WLSB-1:0]} - 1'b1;
+    wire [CNW+2:0] d_span = {3'd0, m} + {{CNW{1'b0}}, sda[WLSB-1:0]} - 1'b1;
+    wire [WCW-1:0] s_words = s_span[WLSB +: WCW];   // words of the sub-chunk, minus one
     wire [WCW-1:0] d_words = d_span[WLSB +: WCW];
-    wire [3:0]     mis    = {1'b0, s_xaddr[WLSB-1:0]} - {1'b0, d_xaddr[WLSB-1:0]};
+    wire [3:0]     mis    = {1'b0, ssa[WLSB-1:0]} - {1'b0, sda[WLSB-1:0]};
 
     always @(posedge clk) begin
         if (rst) begin
@@ -218,6 +237,9 @@ module nf_dma #(
             sa        <= 32'd0;
             da        <= 32'd0;
             n         <= {CNW{1'b0}};
+            gap       <= {CNW{1'b0}};
+            sub_end   <= {CNW{1'b0}};
+            sub_k     <= {CNW{1'b0}};
             n_rd      <= {WCW{1'b0}};
             n_wr      <= {WCW{1'b0}};
             rd_issued <= {WCW{1'b0}};
@@ -285,23 +307,36 @@ module nf_dma #(
                     end else if (remaining == 32'd0) begin
                         busy <= 1'b0;
                         st   <= S_IDLE;
+                    end else if (!s_inside || !d_inside) begin
+                        // An MTT page outside adapter memory (only MTT_WRITE can put
+                        // one there): refuse that side, move no more.
+                        side <= s_inside;
+                        code <= R_BAD_ADDRESS;
+                        busy <= 1'b0;
+                        st   <= S_IDLE;
                     end else begin
                         sa        <= s_xaddr;
                         da        <= d_xaddr;
                         n         <= chunk;
+                        sub_end   <= chunk;
+                        gap       <= overlap ? sd_gap[CNW-1:0] : chunk;
+                        st        <= S_SUB;
+                    end
+                end
+                S_SUB: begin
+                        sub_k     <= sub_k0;
                         n_rd      <= s_words + 1'b1;
                         n_wr      <= d_words + 1'b1;
                         rd_issued <= {WCW{1'b0}};
                         k         <= {WCW{1'b0}};
-                        rd_word   <= s_xaddr[WLSB +: WAW];
-                        wr_word   <= d_xaddr[WLSB +: WAW];
+                        rd_word   <= ssa[WLSB +: WAW];
+                        wr_word   <= sda[WLSB +: WAW];
                         lag       <= !mis[3];
                         rot       <= mis[2:0];
-                        first_lo  <= d_xaddr[WLSB-1:0];
+                        first_lo  <= sda[WLSB-1:0];
                         last_lo   <= d_span[WLSB-1:0];
                         prev      <= 64'd0;
                         st        <= S_MOVE;
-                    end
                 end
                 S_MOVE: begin
                     if (rd_req && rd_gnt) begin
@@ -312,7 +347,10 @@ module nf_dma #(
                         prev <= cur;
                         k    <= k + 1'b1;
                         if (emit) wr_word <= wr_word + 1'b1;
-                        if (last_step) begin
+                        if (last_step && sub_k != {CNW{1'b0}}) begin
+                            sub_end <= sub_k;
+                            st      <= S_SUB;
+                        end else if (last_step) begin
                             bytes     <= bytes + {{(32-CNW){1'b0}}, n};
                             remaining <= remaining - {{(32-CNW){1'b0}}, n};
                             sva       <= sva + {{(64-CNW){1'b0}}, n};
@@ -350,8 +388,8 @@ module nf_dma #(
     end
 
     /* verilator lint_off UNUSEDSIGNAL */
-    wire unused = &{1'b0, src_mode, dst_mode, sa, da, window[127:64], s_span[CNW+2:WLSB+WCW], s_span[WLSB-1:0],
-                    d_span[CNW+2:WLSB+WCW], s_xaddr[31:WLSB+WAW], d_xaddr[31:WLSB+WAW], 1'b0};
+    wire unused = &{1'b0, src_mode, dst_mode, ssa[31:WLSB+WAW], sda[31:WLSB+WAW], sd_gap[31:CNW], window[127:64], s_span[CNW+2:WLSB+WCW], s_span[WLSB-1:0],
+                    d_span[CNW+2:WLSB+WCW], 1'b0};
     /* verilator lint_on UNUSEDSIGNAL */
 endmodule
 `default_nettype wire

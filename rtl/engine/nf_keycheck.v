@@ -369,7 +369,7 @@ module nf_keycheck #(
     reg f_read_f;
     reg [EW-1:0] f_ent_at_read;
     always @(posedge clk) begin
-        f_read_f      <= (mpt_raddr == f_idx);
+        f_read_f      <= (mpt_raddr == f_idx) && !clearing;
         f_ent_at_read <= f_ent;
     end
     always @(*) if (f_past_valid && !rst) begin

@@ -18,7 +18,7 @@ int main(void)
     for (;;) {
         if (!(LINK(NF_LINK_RX_READY) & (1u << next_rx)))
             continue;
-        volatile uint32_t *src = mem + next_rx * SLOT_WORDS;
+        const volatile uint32_t *src = mem + next_rx * SLOT_WORDS;
         /* LINK_HDR.len is the low half of the header's second word. */
         uint32_t len = NF_LINK_HDR_SIZE + (src[NF_LINK_HDR_LEN_OFF / 4] & 0xFFFFu);
         while (LINK(NF_LINK_TX_BUSY) & (1u << next_tx)) {

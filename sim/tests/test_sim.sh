@@ -48,7 +48,7 @@ check "options: a socket path that is a regular file is left alone" \
 
 # --- echo over the UART at a high baud (fast), then at the default 3 MBd ------------------
 SOCK=$WORK/echo.sock
-start_sim echo --socket "$SOCK" --firmware "$ECHO_HEX" --baud 12500000 --exit-on-disconnect
+start_sim echo --socket "$SOCK" --firmware "$ECHO_HEX" --baud 11000000 --exit-on-disconnect
 "$CLIENT" "$SOCK" echo 24
 wait_sim "$SIM_PID" 30
 check "exit-on-disconnect: nfsim exits 0 when the client leaves" test "$SIM_RC" -eq 0

@@ -265,7 +265,8 @@ static void board_output(struct fake_board *b)
         int msgs = 0;
         while (take < b->outq_len) {
             size_t m = get16(b->outq + take + NF_MSG_HDR_LEN_OFF);
-            if (take + m > NF_LINK_MAX_PAYLOAD || (b->cfg.max_msgs_per_frame && msgs >= b->cfg.max_msgs_per_frame))
+            if (take > 0 && (take + m > b->cfg.max_frame_payload ||
+                             (b->cfg.max_msgs_per_frame && msgs >= b->cfg.max_msgs_per_frame)))
                 break;
             take += m;
             msgs++;
@@ -390,6 +391,8 @@ struct fake_board *fake_board_start(int fd, const struct fake_board_cfg *cfg)
         b->cfg.tx_slots = 4;
     if (!b->cfg.rto_ms)
         b->cfg.rto_ms = 30;
+    if (!b->cfg.max_frame_payload || b->cfg.max_frame_payload > NF_LINK_MAX_PAYLOAD)
+        b->cfg.max_frame_payload = NF_LINK_MAX_PAYLOAD;
     b->fd = fd;
     b->rng = cfg->seed * 0x9E3779B97F4A7C15ull + 1;
     b->wrong_left = cfg->wrong_nonce_answers;

@@ -15,6 +15,7 @@ struct fake_board_cfg {
     uint32_t rto_ms;              /* board retransmission timeout; 0: 30 */
     uint32_t reply_delay_ms;      /* hold every outgoing frame this long (RTT tests) */
     int max_msgs_per_frame;       /* batching of replies; 0: as many as fit */
+    uint32_t max_frame_payload;   /* batch replies up to this many bytes; 0: MAX_PAYLOAD */
     uint32_t layout_version;      /* INFO.layout_version; 0: NF_LAYOUT_VERSION */
     int malformed_every;          /* every Nth reply frame gets a broken message list */
 };

@@ -48,7 +48,14 @@ struct fake_ftdi {
     size_t tx_len, tx_cap;
     uint8_t *rx; /* host -> chip record */
     size_t rx_len, rx_cap;
-    long status_only, data_packets;
+    long status_only, data_packets, out_urbs;
+    /* UART pacing (baud > 0): OUT URBs finish when the line has sent their bytes,
+     * IN bytes become available as the line delivers them. */
+    uint32_t baud;
+    gint64 out_line_free; /* when the TX line has sent everything accepted so far */
+    gint64 in_tail;       /* when the last byte queued for the host has arrived */
+    struct pending paced[MAX_PENDING]; /* OUT URBs on the line, .since = when done */
+    int n_paced;
 
     int relay_fd;
     pthread_t relay_thread;
@@ -79,7 +86,22 @@ static void push_done(struct fake_ftdi *f, UMockdevIoctlData *urb)
 
 /* Fill an IN URB from the TX queue: packets of max_packet, each starting with the
  * modem and line status bytes; a status-only packet when the queue is empty. */
-static void fill_in(struct fake_ftdi *f, struct usbdevfs_urb *urb)
+/* Microseconds the line needs for n bytes (start, 8 data, stop bits). */
+static gint64 line_us(const struct fake_ftdi *f, size_t n)
+{
+    return (gint64)((double)n * 10.0 * 1e6 / f->baud);
+}
+
+/* Bytes of the TX queue that have crossed the line by now. */
+static size_t in_available(const struct fake_ftdi *f, gint64 now)
+{
+    if (!f->baud || f->in_tail <= now)
+        return f->tx_len;
+    size_t on_line = (size_t)((double)(f->in_tail - now) * f->baud / 10e6) + 1;
+    return on_line >= f->tx_len ? 0 : f->tx_len - on_line;
+}
+
+static void fill_in(struct fake_ftdi *f, struct usbdevfs_urb *urb, size_t avail)
 {
     uint8_t *b = urb->buffer;
     int cap = urb->buffer_length, len = 0;
@@ -92,14 +114,14 @@ static void fill_in(struct fake_ftdi *f, struct usbdevfs_urb *urb)
         size_t room = (size_t)(f->max_packet - 2);
         if (room > (size_t)(cap - len))
             room = (size_t)(cap - len);
-        size_t take = f->tx_len - used < room ? f->tx_len - used : room;
+        size_t take = avail - used < room ? avail - used : room;
         if (take)
             memcpy(b + len, f->tx + used, take);
         len += (int)take;
         used += take;
         if (take < (size_t)(f->max_packet - 2))
             break; /* a short packet ends the transfer */
-    } while (used < f->tx_len);
+    } while (used < avail);
     if (used) {
         memmove(f->tx, f->tx + used, f->tx_len - used);
         f->tx_len -= used;
@@ -110,6 +132,27 @@ static void fill_in(struct fake_ftdi *f, struct usbdevfs_urb *urb)
         f->data_packets++;
     urb->actual_length = len;
     urb->status = 0;
+}
+
+/* The chip takes an OUT URB's bytes: record them, pass them to the relay. */
+static void take_out(struct fake_ftdi *f, UMockdevIoctlData *ud)
+{
+    struct usbdevfs_urb *urb = (struct usbdevfs_urb *)ud->data;
+    append(&f->rx, &f->rx_len, &f->rx_cap, urb->buffer, (size_t)urb->buffer_length);
+    if (f->relay_fd >= 0) {
+        const uint8_t *p = urb->buffer;
+        size_t n = (size_t)urb->buffer_length;
+        while (n > 0) {
+            ssize_t w = write(f->relay_fd, p, n);
+            if (w <= 0 && errno != EINTR)
+                break;
+            if (w > 0)
+                p += w, n -= (size_t)w;
+        }
+    }
+    urb->actual_length = urb->buffer_length;
+    urb->status = 0;
+    push_done(f, ud);
 }
 
 static gboolean on_ioctl(UMockdevIoctlBase *handler, UMockdevIoctlClient *client, gpointer user)
@@ -185,25 +228,17 @@ static gboolean on_ioctl(UMockdevIoctlBase *handler, UMockdevIoctlClient *client
             urb->status = 0;
             push_done(f, ud);
         } else if (urb->type == USBDEVFS_URB_TYPE_BULK && urb->endpoint == f->ep_out) {
+            f->out_urbs++;
             if (f->hold_out && f->n_held < MAX_PENDING) {
                 f->held[f->n_held].urb = ud;
                 f->held[f->n_held++].since = g_get_monotonic_time();
+            } else if (f->baud && f->n_paced < MAX_PENDING) {
+                gint64 start = MAX(g_get_monotonic_time(), f->out_line_free);
+                f->out_line_free = start + line_us(f, (size_t)urb->buffer_length);
+                f->paced[f->n_paced].urb = ud;
+                f->paced[f->n_paced++].since = f->out_line_free;
             } else {
-                append(&f->rx, &f->rx_len, &f->rx_cap, bd->data, (size_t)urb->buffer_length);
-                if (f->relay_fd >= 0) {
-                    const uint8_t *p = bd->data;
-                    size_t n = (size_t)urb->buffer_length;
-                    while (n > 0) {
-                        ssize_t w = write(f->relay_fd, p, n);
-                        if (w <= 0 && errno != EINTR)
-                            break;
-                        if (w > 0)
-                            p += w, n -= (size_t)w;
-                    }
-                }
-                urb->actual_length = urb->buffer_length;
-                urb->status = 0;
-                push_done(f, ud);
+                take_out(f, ud);
             }
         } else if (urb->type == USBDEVFS_URB_TYPE_BULK && urb->endpoint == f->ep_in && f->n_in < MAX_PENDING) {
             f->in[f->n_in].urb = ud;
@@ -220,16 +255,22 @@ static gboolean on_ioctl(UMockdevIoctlBase *handler, UMockdevIoctlClient *client
     case USBDEVFS_REAPURB:
     case USBDEVFS_REAPURBNDELAY: {
         UMockdevIoctlData *urb = NULL;
+        gint64 now = g_get_monotonic_time();
+        while (f->n_paced > 0 && f->paced[0].since <= now && !gone) {
+            take_out(f, f->paced[0].urb);
+            memmove(f->paced, f->paced + 1, (size_t)(f->n_paced - 1) * sizeof(f->paced[0]));
+            f->n_paced--;
+        }
+        size_t avail = in_available(f, now);
         if (f->n_done > 0) {
             urb = f->done[0];
             memmove(f->done, f->done + 1, (size_t)(f->n_done - 1) * sizeof(f->done[0]));
             f->n_done--;
-        } else if (f->n_in > 0 && !gone &&
-                   (f->tx_len > 0 || g_get_monotonic_time() - f->in[0].since >= LATENCY_US)) {
+        } else if (f->n_in > 0 && !gone && (avail > 0 || now - f->in[0].since >= LATENCY_US)) {
             urb = f->in[0].urb;
             memmove(f->in, f->in + 1, (size_t)(f->n_in - 1) * sizeof(f->in[0]));
             f->n_in--;
-            fill_in(f, (struct usbdevfs_urb *)urb->data);
+            fill_in(f, (struct usbdevfs_urb *)urb->data, avail);
         }
         if (!urb) {
             res = -1, err = gone ? ENODEV : EAGAIN;
@@ -251,6 +292,15 @@ static gboolean on_ioctl(UMockdevIoctlBase *handler, UMockdevIoctlClient *client
                 push_done(f, f->in[i].urb);
                 memmove(f->in + i, f->in + i + 1, (size_t)(f->n_in - i - 1) * sizeof(f->in[0]));
                 f->n_in--;
+                found = 1;
+            }
+        for (int i = 0; i < f->n_paced && !found; i++)
+            if (f->paced[i].urb->client_addr == addr) {
+                ((struct usbdevfs_urb *)f->paced[i].urb->data)->status = -ENOENT;
+                ((struct usbdevfs_urb *)f->paced[i].urb->data)->actual_length = 0;
+                push_done(f, f->paced[i].urb);
+                memmove(f->paced + i, f->paced + i + 1, (size_t)(f->n_paced - i - 1) * sizeof(f->paced[0]));
+                f->n_paced--;
                 found = 1;
             }
         for (int i = 0; i < f->n_held && !found; i++)
@@ -380,6 +430,8 @@ void fake_ftdi_free(struct fake_ftdi *f)
         g_object_unref(f->in[i].urb);
     for (int i = 0; i < f->n_held; i++)
         g_object_unref(f->held[i].urb);
+    for (int i = 0; i < f->n_paced; i++)
+        g_object_unref(f->paced[i].urb);
     for (int i = 0; i < f->n_done; i++)
         g_object_unref(f->done[i]);
     if (f->handler)
@@ -405,6 +457,8 @@ void fake_ftdi_push(struct fake_ftdi *f, const void *buf, size_t len)
 {
     pthread_mutex_lock(&f->lock);
     append(&f->tx, &f->tx_len, &f->tx_cap, buf, len);
+    if (f->baud)
+        f->in_tail = MAX(g_get_monotonic_time(), f->in_tail) + line_us(f, len);
     pthread_mutex_unlock(&f->lock);
 }
 
@@ -424,6 +478,11 @@ void fake_ftdi_hold_out(struct fake_ftdi *f, int hold)
 {
     pthread_mutex_lock(&f->lock);
     f->hold_out = hold;
+    if (!hold && !f->unplugged) {
+        for (int i = 0; i < f->n_held; i++)
+            take_out(f, f->held[i].urb);
+        f->n_held = 0;
+    }
     pthread_mutex_unlock(&f->lock);
 }
 
@@ -447,6 +506,20 @@ void fake_ftdi_unplug(struct fake_ftdi *f)
         push_done(f, f->held[i].urb);
     }
     f->n_held = 0;
+    for (int i = 0; i < f->n_paced; i++) {
+        struct usbdevfs_urb *u = (struct usbdevfs_urb *)f->paced[i].urb->data;
+        u->status = -ENODEV;
+        u->actual_length = 0;
+        push_done(f, f->paced[i].urb);
+    }
+    f->n_paced = 0;
+    pthread_mutex_unlock(&f->lock);
+}
+
+void fake_ftdi_pace(struct fake_ftdi *f, uint32_t baud)
+{
+    pthread_mutex_lock(&f->lock);
+    f->baud = baud;
     pthread_mutex_unlock(&f->lock);
 }
 
@@ -474,6 +547,7 @@ GETTER(int, max_in_flight, max_in)
 GETTER(int, in_pending, n_in)
 GETTER(long, status_only, status_only)
 GETTER(long, in_packets_with_data, data_packets)
+GETTER(long, out_urbs, out_urbs)
 
 static void *relay_main(void *arg)
 {

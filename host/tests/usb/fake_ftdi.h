@@ -31,8 +31,13 @@ void fake_ftdi_free(struct fake_ftdi *f);
 void fake_ftdi_push(struct fake_ftdi *f, const void *buf, size_t len);
 /* Copy up to cap of the bytes the host has sent so far (from offset off). */
 size_t fake_ftdi_received(struct fake_ftdi *f, size_t off, void *buf, size_t cap);
-/* Hold (1) or pass (0) OUT URBs: a chip whose UART stopped draining. */
+/* Hold (1) or pass (0) OUT URBs: a chip whose UART stopped draining. Passing
+ * again takes the held URBs, in order. */
 void fake_ftdi_hold_out(struct fake_ftdi *f, int hold);
+/* Pace the chip's UART at baud (0: infinitely fast, the default): an OUT URB
+ * completes when the line has sent its bytes (10 bits each), bytes for the host
+ * become readable as the line delivers them. */
+void fake_ftdi_pace(struct fake_ftdi *f, uint32_t baud);
 /* Unplug: every URB in flight fails with ENODEV, every later ioctl too. */
 void fake_ftdi_unplug(struct fake_ftdi *f);
 
@@ -51,6 +56,7 @@ int fake_ftdi_max_in_flight(struct fake_ftdi *f);  /* most IN URBs pending at on
 int fake_ftdi_in_pending(struct fake_ftdi *f);     /* IN URBs pending now */
 long fake_ftdi_status_only(struct fake_ftdi *f);   /* IN URBs completed with 2 bytes */
 long fake_ftdi_in_packets_with_data(struct fake_ftdi *f);
+long fake_ftdi_out_urbs(struct fake_ftdi *f);       /* OUT URBs submitted */
 
 /* Relay mode: the chip's UART is wired to a stream socket (a simulated board):
  * OUT bytes are written to fd, bytes read from fd are sent IN. A thread of the

@@ -10,10 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../../../tests/tap.h"
+#include "board_proc.h"
+#include "fake_board.h"
+#include "nf_link.h"
 #include "nf_transport.h"
 #include "transport_board.h"
 
@@ -219,6 +223,162 @@ static void test_errors(void)
     close(m);
 }
 
+/* ---- the link stack over the tty: pty master <-> socket <-> fake board ---- */
+
+struct bridge {
+    int pty, sock;
+    volatile int stop;
+};
+
+static void *bridge_main(void *arg)
+{
+    struct bridge *b = arg;
+    uint8_t buf[4096];
+    while (!b->stop) {
+        struct pollfd pfd[2] = {{.fd = b->pty, .events = POLLIN}, {.fd = b->sock, .events = POLLIN}};
+        if (poll(pfd, 2, 20) <= 0)
+            continue;
+        for (int i = 0; i < 2; i++) {
+            if (!(pfd[i].revents & POLLIN))
+                continue;
+            ssize_t n = read(pfd[i].fd, buf, sizeof(buf));
+            if (n <= 0)
+                return NULL;
+            int to = i == 0 ? b->sock : b->pty;
+            for (ssize_t off = 0; off < n;) {
+                ssize_t w = write(to, buf + off, (size_t)(n - off));
+                if (w <= 0)
+                    return NULL;
+                off += w;
+            }
+        }
+    }
+    return NULL;
+}
+
+struct echoes {
+    pthread_mutex_t mu;
+    uint32_t next_tag;
+    unsigned replies, bad;
+};
+
+static void on_echo(void *ctx, const uint8_t *msg, size_t len)
+{
+    struct echoes *e = ctx;
+    pthread_mutex_lock(&e->mu);
+    uint32_t tag = (uint32_t)msg[NF_MSG_HDR_TAG_OFF] | (uint32_t)msg[NF_MSG_HDR_TAG_OFF + 1] << 8 |
+                   (uint32_t)msg[NF_MSG_HDR_TAG_OFF + 2] << 16 | (uint32_t)msg[NF_MSG_HDR_TAG_OFF + 3] << 24;
+    int ok = (msg[0] | msg[1] << 8) == (NF_OP_PING | NF_OP_REPLY) && tag == e->next_tag;
+    for (size_t i = NF_MSG_HDR_SIZE; ok && i < len; i++)
+        ok = msg[i] == ping_byte(tag, (uint32_t)(i - NF_MSG_HDR_SIZE));
+    e->bad += !ok;
+    e->next_tag = tag + 1;
+    e->replies++;
+    pthread_mutex_unlock(&e->mu);
+}
+
+static void on_gone(void *ctx, uint32_t status)
+{
+    (void)ctx;
+    (void)status;
+}
+
+/* The link over the tty: pty master bridged to board_fd (a simulated board's
+ * socket). n PINGs must come back intact and in order. */
+static void link_over_tty(const char *what, int board_fd, unsigned n)
+{
+    char slave[64];
+    int m = open_pty(slave, sizeof(slave));
+    if (m < 0) {
+        tap_ok(0, "%s: pseudo-terminal", what);
+        return;
+    }
+    /* The master side must not echo or translate either. */
+    struct termios2 tio;
+    ioctl(m, TCGETS2, &tio);
+    tio.c_iflag = 0;
+    tio.c_oflag = 0;
+    tio.c_lflag = 0;
+    ioctl(m, TCSETS2, &tio);
+    struct bridge br = {m, board_fd, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, bridge_main, &br);
+    struct nf_transport *t = NULL;
+    struct nf_link *l = NULL;
+    struct nf_info info;
+    memset(&info, 0, sizeof(info));
+    struct echoes e;
+    memset(&e, 0, sizeof(e));
+    pthread_mutex_init(&e.mu, NULL);
+    e.next_tag = 1;
+    uint32_t st = nf_transport_open_tty(slave, &t);
+    if (st == NF_STATUS_SUCCESS)
+        st = nf_link_open(t, on_echo, on_gone, &e, &l, &info); /* owns t, even on failure */
+    if (tap_ok(st == NF_STATUS_SUCCESS && info.layout_version == NF_LAYOUT_VERSION,
+               "%s: RESET -> INFO through the pty (%s)", what, nf_status_name(st))) {
+        static uint8_t buf[NF_MSG_HDR_SIZE + 128 * 8];
+        unsigned fails = 0;
+        for (uint32_t tag = 1; tag <= n; tag++) {
+            size_t body = (tag * 40503u) % 128 * 8, len = NF_MSG_HDR_SIZE + body;
+            memset(buf, 0, NF_MSG_HDR_SIZE);
+            buf[0] = (uint8_t)NF_OP_PING;
+            buf[1] = (uint8_t)(NF_OP_PING >> 8);
+            buf[NF_MSG_HDR_LEN_OFF] = (uint8_t)len;
+            buf[NF_MSG_HDR_LEN_OFF + 1] = (uint8_t)(len >> 8);
+            for (int i = 0; i < 4; i++)
+                buf[NF_MSG_HDR_TAG_OFF + i] = (uint8_t)(tag >> (8 * i));
+            for (size_t i = 0; i < body; i++)
+                buf[NF_MSG_HDR_SIZE + i] = ping_byte(tag, (uint32_t)i);
+            fails += nf_link_send(l, buf, len, 0) != NF_STATUS_SUCCESS;
+        }
+        double end = now_ms() + 20000;
+        unsigned got = 0;
+        while (now_ms() < end) {
+            pthread_mutex_lock(&e.mu);
+            got = e.replies;
+            pthread_mutex_unlock(&e.mu);
+            if (got >= n)
+                break;
+            struct timespec ts = {0, 2000000L};
+            nanosleep(&ts, NULL);
+        }
+        pthread_mutex_lock(&e.mu);
+        tap_ok(fails == 0 && got == n && e.bad == 0, "%s: %u PINGs echoed intact and in order (%u)", what, n, got);
+        pthread_mutex_unlock(&e.mu);
+    }
+    nf_link_close(l);
+    br.stop = 1;
+    pthread_join(th, NULL);
+    close(m);
+    pthread_mutex_destroy(&e.mu);
+}
+
+static void test_link(void)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        tap_ok(0, "link over tty: socket pair");
+        return;
+    }
+    struct fake_board_cfg cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    struct fake_board *fb = fake_board_start(sv[1], &cfg);
+    link_over_tty("link over tty to the fake board", sv[0], 200);
+    fake_board_stop(fb);
+    close(sv[0]);
+
+    const char *bin = board_proc_binary("NDKFPGA_MODEL", NF_MODEL_DEFAULT_PATH);
+    if (!bin) {
+        printf("# nfmodel case not run: %s is not built\n", NF_MODEL_DEFAULT_PATH);
+        return;
+    }
+    struct board_proc bp;
+    if (tap_ok(board_proc_start(&bp, bin) == 0, "link over tty to nfmodel: nfmodel started")) {
+        link_over_tty("link over tty to nfmodel", bp.fd, 100);
+        board_proc_stop(&bp);
+    }
+}
+
 int main(void)
 {
     setenv("NDKFPGA_QUIET", "1", 1);
@@ -228,5 +388,6 @@ int main(void)
     test_data();
     test_wake_and_hangup();
     test_errors();
+    test_link();
     return tap_done();
 }

@@ -222,6 +222,38 @@ static void test_data(uint16_t pid, const char *chip)
     fake_ftdi_free(f);
 }
 
+/* A consumer that does not read: the receive ring fills, the IN transfers wait
+ * (none is lost or overwritten), and reading again restarts them. */
+static void test_backpressure(void)
+{
+    struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
+    struct nf_transport *t = NULL;
+    nf_transport_open_usb(NULL, &t);
+    if (!check(t != NULL, "backpressure: open")) {
+        fake_ftdi_free(f);
+        return;
+    }
+    enum { N = 100000 };
+    static uint8_t in[N], got[N];
+    for (int i = 0; i < N; i++)
+        in[i] = (uint8_t)(i * 31 + (i >> 8));
+    fake_ftdi_push(f, in, N);
+    sleep_ms(200);
+    check(fake_ftdi_in_pending(f) == 0, "backpressure: with the ring full no IN transfer is left in flight");
+    size_t r = read_all(t, got, N, 10000);
+    check(r == N && memcmp(got, in, N) == 0, "backpressure: then all %d bytes read intact (%zu)", N, r);
+    /* Idle IN transfers cycle (status-only packets), so look for all 4 at once. */
+    int most = 0;
+    for (int i = 0; i < 200 && most < 4; i++) {
+        int n = fake_ftdi_in_pending(f);
+        most = n > most ? n : most;
+        sleep_ms(1);
+    }
+    check(most == 4, "backpressure: reading restarted all 4 IN transfers (%d)", most);
+    nf_transport_close(t);
+    fake_ftdi_free(f);
+}
+
 struct reader {
     struct nf_transport *t;
     int timeout_ms;
@@ -328,6 +360,40 @@ static void test_unplug_while_writing(void)
     fake_ftdi_free(f);
 }
 
+/* While every OUT transfer is in flight, further writes are staged and leave
+ * together in the next transfer: small frames are not each a transfer. */
+static void test_coalescing(void)
+{
+    struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
+    struct nf_transport *t = NULL;
+    nf_transport_open_usb(NULL, &t);
+    if (!check(t != NULL, "coalescing: open")) {
+        fake_ftdi_free(f);
+        return;
+    }
+    fake_ftdi_hold_out(f, 1);
+    uint8_t frame[40], all[40 * 30];
+    uint32_t st = NF_STATUS_SUCCESS;
+    for (int i = 0; i < 30 && st == NF_STATUS_SUCCESS; i++) {
+        for (int k = 0; k < 40; k++)
+            frame[k] = (uint8_t)(i * 40 + k);
+        memcpy(all + 40 * i, frame, 40);
+        st = nf_transport_write(t, frame, sizeof(frame), 100);
+    }
+    check(st == NF_STATUS_SUCCESS, "coalescing: 30 small writes accepted while the chip holds 4 transfers");
+    long before = fake_ftdi_out_urbs(f);
+    fake_ftdi_hold_out(f, 0);
+    int arrived = wait_received(f, sizeof(all), 2000);
+    uint8_t got[sizeof(all)];
+    size_t n = fake_ftdi_received(f, 0, got, sizeof(got));
+    check(arrived && n == sizeof(all) && memcmp(got, all, n) == 0, "coalescing: all 1200 bytes arrive in write order");
+    check(before == 4 && fake_ftdi_out_urbs(f) == 5,
+          "coalescing: 4 transfers in flight, the other 26 writes left in 1 transfer (%ld + %ld URBs)", before,
+          fake_ftdi_out_urbs(f) - before);
+    nf_transport_close(t);
+    fake_ftdi_free(f);
+}
+
 static void test_close_with_held_out(void)
 {
     struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
@@ -425,6 +491,28 @@ static void test_permission(void)
     fake_ftdi_free(f);
 }
 
+/* Through the library's dispatch (nf_transport_open), once it routes "usb" here. */
+static void test_dispatch(void)
+{
+    struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
+    struct nf_transport *t = NULL;
+    uint32_t st = nf_transport_open("usb:1-7", &t);
+    if (st == NF_STATUS_NOT_SUPPORTED) {
+        printf("# nf_transport_open does not dispatch \"usb\" yet: dispatch cases not run\n");
+        fake_ftdi_free(f);
+        return;
+    }
+    check(st == NF_STATUS_SUCCESS && t && strcmp(t->name, "usb:001-007") == 0,
+          "dispatch: nf_transport_open(\"usb:1-7\") opens the board (%s)", nf_status_name(st));
+    nf_transport_close(t);
+    t = NULL;
+    st = nf_transport_open("auto", &t);
+    check(st == NF_STATUS_SUCCESS && t && strncmp(t->name, "usb:", 4) == 0,
+          "dispatch: \"auto\" picks the board when one is plugged in (%s)", t ? t->name : nf_status_name(st));
+    nf_transport_close(t);
+    fake_ftdi_free(f);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -445,11 +533,14 @@ int main(int argc, char **argv)
     test_ft2232h_init();
     test_data(0x6015, "FT231X");
     test_data(0x6010, "FT2232H");
+    test_backpressure();
     test_wake();
     test_unplug();
     test_unplug_while_writing();
+    test_coalescing();
     test_close_with_held_out();
     test_selection();
     test_permission();
+    test_dispatch();
     return tap_done();
 }

@@ -6,21 +6,17 @@
  * Checks: RESET -> INFO, many PINGs back intact and in order, and an unplug
  * mid-run killing the link promptly with CONNECTION_RESET. Run under
  * umockdev-wrapper. */
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../../../tests/tap.h"
+#include "board_proc.h"
 #include "fake_board.h"
 #include "fake_ftdi.h"
 #include "nf_layout.h"
@@ -208,77 +204,91 @@ static void test_fake_board(uint16_t pid, const char *what)
     pthread_mutex_destroy(&r.mu);
 }
 
-/* nfmodel on a private socket, relayed through the fake FTDI. */
-static void test_nfmodel(void)
+/* Link throughput over the libusb path with the fake chip's UART paced at the
+ * ULX3S rate: many PINGs in flight must keep the line busy (no stop-and-wait).
+ * Measured: wire bytes host->board per second against the line's 10-bit bytes. */
+static void test_throughput(uint16_t pid, uint32_t baud, const char *what)
 {
-    const char *model = getenv("NDKFPGA_MODEL");
-    char path[512];
-    if (!model || !*model) {
-        snprintf(path, sizeof(path), "%s", NF_MODEL_DEFAULT_PATH);
-        model = path;
-    }
-    if (access(model, X_OK) != 0) {
-        printf("# nfmodel case not run: %s is not built (make model)\n", model);
+    struct fake_ftdi *f = fake_ftdi_new(0x0403, pid, 1, 7);
+    int sv[2];
+    if (!f || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        tap_ok(0, "%s: fake FTDI and socket pair", what);
+        fake_ftdi_free(f);
         return;
     }
-    char dir[] = "/tmp/nf-usb-model.XXXXXX";
-    if (!mkdtemp(dir)) {
-        tap_ok(0, "nfmodel: private directory");
-        return;
-    }
-    char sock[64];
-    snprintf(sock, sizeof(sock), "%s/s", dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0)
-            dup2(devnull, 1);
-        execl(model, model, "--socket", sock, "--exit-on-disconnect", (char *)NULL);
-        _exit(127);
-    }
-    int fd = -1;
-    for (int i = 0; i < 500 && fd < 0; i++) {
-        int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        struct sockaddr_un a = {.sun_family = AF_UNIX};
-        snprintf(a.sun_path, sizeof(a.sun_path), "%s", sock);
-        if (connect(s, (struct sockaddr *)&a, sizeof(a)) == 0)
-            fd = s;
-        else {
-            close(s);
-            sleep_ms(10);
-        }
-    }
-    if (!tap_ok(fd >= 0, "nfmodel: started and accepting on %s", sock)) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        rmdir(dir);
-        return;
-    }
-    struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
-    fake_ftdi_relay(f, fd);
+    fake_ftdi_pace(f, baud);
+    struct fake_board_cfg cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.rx_slots = 8;
+    cfg.tx_slots = 8;
+    struct fake_board *b = fake_board_start(sv[1], &cfg);
+    fake_ftdi_relay(f, sv[0]);
     struct rx r;
     memset(&r, 0, sizeof(r));
     pthread_mutex_init(&r.mu, NULL);
     r.next_tag = 1;
     struct nf_info info;
-    struct nf_link *l = open_link("nfmodel", &r, &info);
+    struct nf_link *l = open_link(what, &r, &info);
     if (l) {
-        tap_ok(info.rx_slots > 0 && info.page_size > 0, "nfmodel: INFO describes the adapter (%u RX slots, page %u)",
-               (unsigned)info.rx_slots, (unsigned)info.page_size);
-        pings("nfmodel", l, &r, 1, 100, 512);
+        static uint8_t buf[NF_LINK_MAX_PAYLOAD];
+        enum { N = 300, BODY = 1016 };
+        struct nf_link_stats s0, s1;
+        nf_link_get_stats(l, &s0);
+        double t0 = now_ms();
+        unsigned fails = 0;
+        for (uint32_t i = 0; i < N; i++)
+            fails += nf_link_send(l, buf, make_ping(buf, 1 + i, BODY), 0) != NF_STATUS_SUCCESS;
+        while (replies(&r) < N && now_ms() - t0 < 30000)
+            sleep_ms(1);
+        double secs = (now_ms() - t0) / 1e3;
+        nf_link_get_stats(l, &s1);
+        double line = baud / 10.0;
+        double used_tx = (double)(s1.wire_tx - s0.wire_tx) / secs / line;
+        double used_rx = (double)(s1.wire_rx - s0.wire_rx) / secs / line;
+        double goodput = (double)(s1.payload_tx - s0.payload_tx) / secs / line;
+        pthread_mutex_lock(&r.mu);
+        int all = r.replies == N && r.order_errors == 0 && r.content_errors == 0 && fails == 0;
+        pthread_mutex_unlock(&r.mu);
+        tap_ok(all && used_tx >= 0.90,
+               "%s: %d PINGs of %d bytes at %u Bd: line busy %.1f%% host->board, %.1f%% board->host, "
+               "payload %.1f%% of the raw rate (%.2f s)",
+               what, N, BODY, (unsigned)baud, 100 * used_tx, 100 * used_rx, 100 * goodput, secs);
         nf_link_close(l);
     }
     fake_ftdi_free(f);
-    close(fd);
-    int status = 0;
-    for (int i = 0; i < 200 && waitpid(pid, &status, WNOHANG) == 0; i++)
-        sleep_ms(10);
-    if (waitpid(pid, &status, WNOHANG) == 0) {
-        kill(pid, SIGTERM);
-        waitpid(pid, &status, 0);
+    fake_board_stop(b);
+    close(sv[0]);
+    pthread_mutex_destroy(&r.mu);
+}
+
+/* A simulated board binary (nfmodel or nfsim: same socket protocol) on a private
+ * socket, relayed through the fake FTDI. */
+static void test_board_binary(const char *what, const char *env, const char *dflt, uint32_t n, size_t max_body)
+{
+    const char *bin = board_proc_binary(env, dflt);
+    if (!bin) {
+        printf("# %s case not run: %s is not built\n", what, dflt);
+        return;
     }
-    unlink(sock);
-    rmdir(dir);
+    struct board_proc bp;
+    if (!tap_ok(board_proc_start(&bp, bin) == 0, "%s: started and accepting on a private socket", what))
+        return;
+    struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
+    fake_ftdi_relay(f, bp.fd);
+    struct rx r;
+    memset(&r, 0, sizeof(r));
+    pthread_mutex_init(&r.mu, NULL);
+    r.next_tag = 1;
+    struct nf_info info;
+    struct nf_link *l = open_link(what, &r, &info);
+    if (l) {
+        tap_ok(info.rx_slots > 0 && info.page_size > 0, "%s: INFO describes the adapter (%u RX slots, page %u)", what,
+               (unsigned)info.rx_slots, (unsigned)info.page_size);
+        pings(what, l, &r, 1, n, max_body);
+        nf_link_close(l);
+    }
+    fake_ftdi_free(f); /* stops the relay before the socket closes */
+    board_proc_stop(&bp);
     pthread_mutex_destroy(&r.mu);
 }
 
@@ -295,6 +305,9 @@ int main(void)
     fake_ftdi_free(probe);
     test_fake_board(0x6015, "FT231X + fake board");
     test_fake_board(0x6010, "FT2232H + fake board");
-    test_nfmodel();
+    test_throughput(0x6015, 3000000, "FT231X paced at 3 MBd + fake board");
+    test_throughput(0x6010, 12000000, "FT2232H paced at 12 MBd + fake board");
+    test_board_binary("nfmodel", "NDKFPGA_MODEL", NF_MODEL_DEFAULT_PATH, 100, 512);
+    test_board_binary("nfsim", "NDKFPGA_SIM", NF_SIM_DEFAULT_PATH, 10, 64);
     return tap_done();
 }

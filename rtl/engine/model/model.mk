@@ -44,8 +44,6 @@ NFM_DIFF_RTL    := $(wildcard $(ROOT)/rtl/engine/*.v) $(ROOT)/rtl/include/nf_lay
 NFM_DIFF_OPS    ?= 20000
 NFM_DIFF_SEEDS  ?= 1 2 3
 NFM_DIFF_UNITS  ?= tbl,ld,chk,dma,sys
-SEED ?= $(shell date +%s)
-OPS  ?= 200000
 
 TEST_TARGETS += test-engine-diff
 .PHONY: test-engine-diff diff-long
@@ -69,5 +67,6 @@ test-engine-diff: $(NFM_DIFF_BIN) ## differential test: RTL engine vs C model, s
 	@rc=0; for s in $(NFM_DIFF_SEEDS); do \
 	    $(NFM_DIFF_BIN) --seed $$s --ops $(NFM_DIFF_OPS) --units $(NFM_DIFF_UNITS) || rc=1; done; exit $$rc
 
-diff-long: $(NFM_DIFF_BIN) ## long differential run: SEED=N (default: time) OPS=N (default 200000)
-	@$(NFM_DIFF_BIN) --seed $(SEED) --ops $(OPS) --units $(NFM_DIFF_UNITS) --max-report 50
+diff-long: $(NFM_DIFF_BIN) ## long differential run: SEED=N (default: the time) OPS=N (default 1000000)
+	@$(NFM_DIFF_BIN) --seed $(or $(SEED),$(shell date +%s)) --ops $(or $(OPS),1000000) --units $(NFM_DIFF_UNITS) \
+	    --max-report 50

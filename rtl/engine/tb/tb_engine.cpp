@@ -542,6 +542,23 @@ static void test_dma(Tb &t)
         tb_ok(st == 0 && bytes == 51 && t.mem_matches(USER + 0x60000, 64), "dma: SYSTEM (link slot) -> LOGICAL");
     }
 
+    // Overlapping ranges inside one page move like memmove, in both directions.
+    {
+        const uint32_t pg = USER + 0x70000;
+        t.fill(pg, 2 * PAGE, rng);
+        const int32_t gaps[] = {1, 3, 7, 8, 9, 100, 1000, -1, -5, -8, -13, -700};
+        bool ok = true;
+        for (int32_t g : gaps) {
+            uint32_t sa = pg + 0x400 + rng.below(8), len = 600 + rng.below(900);
+            uint32_t da = (uint32_t)((int32_t)sa + g), bytes = 0;
+            uint32_t st = dma(t, logical(sa), logical(da), len, nullptr, &bytes);
+            std::memmove(&t.shadow[da], &t.shadow[sa], len);
+            ok = ok && st == 0 && bytes == len && t.mem_matches(pg, 2 * PAGE);
+            if (!ok) { std::printf("# overlap gap %d len %u failed\n", g, len); break; }
+        }
+        tb_ok(ok, "dma: overlapping source and destination (gaps -700..1000 bytes) act as memmove");
+    }
+
     // Refusals write nothing.
     {
         uint32_t bytes = 1;
@@ -573,6 +590,7 @@ static void test_dma(Tb &t)
         st = dma(t, logical(USER - 4), logical(USER + 0x1000), 8, nullptr, &bytes);
         uint32_t st2 = dma(t, logical(USER), logical(MEM - 4), 8, nullptr, &bytes);
         uint32_t st3 = dma(t, system_side(MEM - 8), logical(USER), 8, nullptr, &bytes);
+        for (uint32_t i = 0; i < 8; i++) t.shadow[USER + i] = t.shadow[MEM - 8 + i];
         Side hi = logical(USER);
         hi.addr |= 1ull << 32;
         uint32_t st4 = dma(t, hi, logical(USER + 64), 8, nullptr, &bytes);
@@ -588,6 +606,20 @@ static void test_dma(Tb &t)
         st2 = dma(t, tok(sm, sm.base, 0), logical(USER), 0, nullptr, &bytes);
         tb_ok(NF_STATUS_WORD_CODE_GET(st) == NF_REFUSE_OUT_OF_BOUNDS && st2 == 0 && bytes == 0,
               "dma: LEN 0 runs the checks and moves nothing");
+    }
+
+    // An MTT page outside adapter memory (MTT_WRITE takes any value): that side is
+    // refused BAD_ADDRESS and nothing moves.
+    {
+        t.mtt_write(900, MEM / PAGE + 5);
+        Mr wild = make_mr(23, 0x55, 7, 0x5000, 0, PAGE, 900);
+        program_mr(t, wild);
+        uint32_t bytes = 1;
+        uint32_t st = dma(t, logical(USER), tok(wild, wild.base, 0), 16, nullptr, &bytes);
+        uint32_t st2 = dma(t, tok(wild, wild.base, 0), logical(USER), 16, nullptr, nullptr);
+        tb_ok(NF_STATUS_WORD_CODE_GET(st) == NF_REFUSE_BAD_ADDRESS && NF_STATUS_WORD_SIDE_GET(st) == 1 && bytes == 0 &&
+              NF_STATUS_WORD_CODE_GET(st2) == NF_REFUSE_BAD_ADDRESS && NF_STATUS_WORD_SIDE_GET(st2) == 0 &&
+              t.mem_matches(USER, 64), "dma: MTT page outside adapter memory -> BAD_ADDRESS for that side, nothing moved");
     }
 
     // Throughput: 64 KiB through translated, non-contiguous pages on both sides.

@@ -748,9 +748,13 @@ struct Stream {
         count[9]++;
     }
 
+    // After rst the RTL clears its tables, one entry per clock, and TBL_STATUS reads
+    // BUSY meanwhile (commands wait); the model is done at once. Like the firmware,
+    // wait for BUSY to clear, then compare.
     void op_reset() {
         begin("RESET");
         d.reset();
+        d.expect(d.rtl_wait(NF_ENGINE_TBL_STATUS, "TBL_STATUS after reset"), NF_ENGINE_TBL_STATUS, "TBL_STATUS");
         count[10]++;
     }
 
@@ -832,6 +836,7 @@ int main(int argc, char **argv) {
     d.rtl->sys_wdata = 0;
     d.rtl->sys_wstrb = 0;
     d.reset();
+    d.rtl_wait(NF_ENGINE_TBL_STATUS, "TBL_STATUS after reset");
 
     printf("# diff_engine seed=%" PRIu64 " ops=%" PRIu64 " units=%s MEM_BYTES=%u MPT=%u MTT=%u USER_BASE=%u\n",
            seed, ops, unit_list.c_str(), kMem, kMpt, kMtt, kUser);

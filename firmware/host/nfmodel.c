@@ -1,0 +1,310 @@
+/* nfmodel: the software adapter. The firmware's host build runs against the C models
+ * of the link hardware and the engine, behind the same socket protocol as the
+ * Verilator board model nfsim (raw UART bytes both ways on a Unix-domain stream
+ * socket, one client at a time), so the host library's whole suite runs against it
+ * in milliseconds. Modelled time: every firmware bus access costs a few cycles, and
+ * while idle the cycle counter follows the wall clock at the nominal clock rate, so
+ * the firmware's retransmission timeout means the same thing as on the board. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fw.h"
+#include "hw_model.h"
+
+#define IO_CHUNK 4096
+#define IDLE_POLL_MS 1
+#define NO_CLIENT_POLL_MS 200
+#define POLL_ROUNDS_PER_IO 64
+#define NS_PER_S 1000000000ull
+
+static volatile sig_atomic_t stop;
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+struct options {
+    const char *socket_path, *profile;
+    uint32_t baud;
+    double drop, corrupt, dup;
+    uint64_t seed;
+    int exit_on_disconnect;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: nfmodel --socket PATH [options]\n"
+               "  --socket PATH          Unix-domain stream socket to listen on (required)\n"
+               "  --profile NAME         adapter sizes: sim (default), ulx3s_85k, ulx3s_25k\n"
+               "  --baud N               UART baud the firmware assumes for its timeouts (default 3000000)\n"
+               "  --drop P --corrupt P --dup P   per-byte fault probabilities, both directions\n"
+               "  --seed N               seed of the fault injection (default 1)\n"
+               "  --exit-on-disconnect   exit when the client disconnects\n");
+}
+
+static int parse_prob(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !(v >= 0.0 && v <= 1.0))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!*s || *s == '-')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t u;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            exit(0);
+        } else if (!strcmp(a, "--exit-on-disconnect")) {
+            o->exit_on_disconnect = 1;
+            continue;
+        }
+        if (!v) {
+            fprintf(stderr, "nfmodel: %s needs a value\n", a);
+            return -1;
+        }
+        i++;
+        if (!strcmp(a, "--socket")) {
+            o->socket_path = v;
+        } else if (!strcmp(a, "--profile")) {
+            o->profile = v;
+        } else if (!strcmp(a, "--baud")) {
+            if (parse_u64(v, &u) || u == 0 || u > 100000000u)
+                goto bad;
+            o->baud = (uint32_t)u;
+        } else if (!strcmp(a, "--seed")) {
+            if (parse_u64(v, &o->seed))
+                goto bad;
+        } else if (!strcmp(a, "--drop")) {
+            if (parse_prob(v, &o->drop))
+                goto bad;
+        } else if (!strcmp(a, "--corrupt")) {
+            if (parse_prob(v, &o->corrupt))
+                goto bad;
+        } else if (!strcmp(a, "--dup")) {
+            if (parse_prob(v, &o->dup))
+                goto bad;
+        } else {
+            fprintf(stderr, "nfmodel: unknown option %s\n", a);
+            usage(stderr);
+            return -1;
+        }
+        continue;
+    bad:
+        fprintf(stderr, "nfmodel: %s needs a valid value, not '%s'\n", a, v);
+        return -1;
+    }
+    if (!o->socket_path) {
+        fprintf(stderr, "nfmodel: --socket PATH is required\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Per-byte fault injection (xorshift64), the same for both directions. */
+static uint64_t rng_state;
+static uint64_t rng_next(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static int chance(double p)
+{
+    return p > 0 && (double)(rng_next() >> 11) * (1.0 / 9007199254740992.0) < p;
+}
+
+/* Applies the faults to n bytes of in, writing to out (capacity 2n); returns the count. */
+static size_t faults(const struct options *o, const uint8_t *in, size_t n, uint8_t *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t b = in[i];
+        if (chance(o->drop))
+            continue;
+        if (chance(o->corrupt))
+            b ^= (uint8_t)(1u << (rng_next() % 8));
+        out[k++] = b;
+        if (chance(o->dup))
+            out[k++] = b;
+    }
+    return k;
+}
+
+static int open_listener(const char *path)
+{
+    struct sockaddr_un addr;
+    memset(&addr, 0, sizeof(addr));
+    if (strlen(path) >= sizeof(addr.sun_path)) {
+        fprintf(stderr, "nfmodel: socket path too long: %s\n", path);
+        return -1;
+    }
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) {
+            fprintf(stderr, "nfmodel: %s exists and is not a socket\n", path);
+            return -1;
+        }
+        unlink(path); /* stale socket of an earlier run */
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        perror("nfmodel: socket");
+        return -1;
+    }
+    addr.sun_family = AF_UNIX;
+    memcpy(addr.sun_path, path, strlen(path) + 1);
+    if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(fd, 1) < 0) {
+        fprintf(stderr, "nfmodel: cannot listen on %s: %s\n", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    return fd;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* Sends everything the board has transmitted; returns -1 when the client is gone. */
+static int flush_to_client(int fd, const struct options *o)
+{
+    static uint8_t buf[IO_CHUNK], faulted[2 * IO_CHUNK];
+    size_t n;
+    while ((n = nf_hw_tx_take(buf, sizeof(buf))) > 0) {
+        size_t k = faults(o, buf, n, faulted);
+        size_t off = 0;
+        while (off < k) {
+            ssize_t w = send(fd, faulted + off, k - off, MSG_NOSIGNAL);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                return -1;
+            off += (size_t)w;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = {NULL, "sim", 3000000, 0, 0, 0, 1, 0};
+    if (parse_args(argc, argv, &o))
+        return 2;
+    struct nf_hw_cfg cfg;
+    if (nf_hw_profile(o.profile, o.baud, &cfg)) {
+        fprintf(stderr, "nfmodel: unknown profile %s (sim, ulx3s_85k, ulx3s_25k)\n", o.profile);
+        return 2;
+    }
+    if (nf_hw_init(&cfg)) {
+        fprintf(stderr, "nfmodel: the engine model refused the profile's sizes\n");
+        return 1;
+    }
+    rng_state = o.seed * 2 + 1;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+    int lfd = open_listener(o.socket_path);
+    if (lfd < 0)
+        return 1;
+    fw_init();
+
+    int cfd = -1, rc = 0;
+    uint64_t t0 = now_ns();
+    uint8_t in[IO_CHUNK], faulted[2 * IO_CHUNK];
+    while (!stop) {
+        if (cfd < 0) {
+            struct pollfd p = {lfd, POLLIN, 0};
+            if (poll(&p, 1, NO_CLIENT_POLL_MS) <= 0)
+                continue;
+            cfd = accept(lfd, NULL, NULL);
+            if (cfd < 0)
+                continue;
+            continue;
+        }
+        /* Run the firmware until it has nothing to do, sending as it goes. */
+        int busy = 0;
+        for (int r = 0; r < POLL_ROUNDS_PER_IO && fw_poll(); r++)
+            busy = 1;
+        if (flush_to_client(cfd, &o) < 0)
+            goto disconnected;
+        struct pollfd p[2] = {{cfd, POLLIN, 0}, {lfd, POLLIN, 0}};
+        uint64_t before = now_ns();
+        int n = poll(p, 2, busy ? 0 : IDLE_POLL_MS);
+        if (!busy) /* idle: the board's clock keeps running in real time */
+            nf_hw_advance((now_ns() - before) * cfg.clk_hz / NS_PER_S);
+        if (n <= 0)
+            continue;
+        if (p[1].revents & POLLIN) {
+            int extra = accept(lfd, NULL, NULL);
+            if (extra >= 0) {
+                fprintf(stderr, "nfmodel: refusing a second client\n");
+                close(extra);
+            }
+        }
+        if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+            ssize_t got = recv(cfd, in, sizeof(in), 0);
+            if (got < 0 && (errno == EINTR || errno == EAGAIN))
+                continue;
+            if (got <= 0)
+                goto disconnected;
+            size_t k = faults(&o, in, (size_t)got, faulted);
+            nf_hw_rx_bytes(faulted, k);
+        }
+        continue;
+    disconnected:
+        close(cfd);
+        cfd = -1;
+        if (o.exit_on_disconnect)
+            break;
+    }
+    if (cfd >= 0)
+        close(cfd);
+    close(lfd);
+    unlink(o.socket_path);
+    double secs = (double)(now_ns() - t0) / 1e9;
+    struct nf_hw_link_counters c = nf_hw_link_counters();
+    fprintf(stderr,
+            "nfmodel: %llu cycles in %.2f s; frames rx %u ok, %u bad, %u dropped; tx %u (%u retransmitted); "
+            "%u work requests\n",
+            (unsigned long long)nf_hw_cycles(), secs, c.rx_ok, c.rx_bad, c.rx_drop, c.tx, fw_stats.retransmits,
+            fw_stats.wr_count);
+    nf_hw_free();
+    return rc;
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# nfmodel end to end over its socket: a clean run and a run with byte faults.
+set -u
+model=$1
+here=$(dirname "$0")
+tmp=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$tmp"; }
+trap cleanup EXIT
+fail=0
+
+run() { # name count nfmodel-args...
+    local name=$1 count=$2; shift 2
+    local sock=$tmp/$name.sock
+    "$model" --socket "$sock" --exit-on-disconnect "$@" 2>"$tmp/$name.log" &
+    local pid=$!
+    pids+=("$pid")
+    for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.02; done
+    timeout 120 python3 "$here/nfmodel_client.py" "$sock" "$count" "$name" || fail=1
+    wait "$pid"; local rc=$?
+    if [ $rc = 0 ]; then echo "ok - $name: nfmodel exits cleanly when the client disconnects"
+    else echo "not ok - $name: nfmodel exited $rc"; cat "$tmp/$name.log"; fail=1; fi
+    sed 's/^/# /' "$tmp/$name.log"
+}
+
+run nfmodel-clean 200
+run nfmodel-faults 40 --drop 0.002 --corrupt 0.002 --dup 0.002 --seed 7 --baud 12000000
+run nfmodel-25k 50 --profile ulx3s_25k
+"$model" --socket "$tmp/x.sock" --profile nosuch >/dev/null 2>&1
+[ $? = 2 ] && echo "ok - nfmodel refuses an unknown profile" || { echo "not ok - nfmodel refuses an unknown profile"; fail=1; }
+exit $fail

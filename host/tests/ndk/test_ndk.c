@@ -1,0 +1,403 @@
+/* Unit tests of the NDKPI provider that need no adapter: the header's layout and
+ * values, dispatch-table order, and the local rule checks of every call, run on
+ * objects built in memory (white box: host/src/ndk_internal.h). A check that
+ * passes would send a message; here the link is absent, so only refusals and the
+ * host-only calls are exercised. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ndk_internal.h"
+#include "tap.h"
+
+#define USER_BASE 0x10000u
+#define MEM_BYTES 0x400000u
+
+static void test_layout(void)
+{
+    tap_ok(sizeof(NDK_RESULT) == 24 && sizeof(NDK_RESULT_EX) == 40 && sizeof(NDK_SGE) == 16 &&
+               sizeof(NDK_ADAPTER_INFO) == 104,
+           "structure sizes: NDK_RESULT 24, NDK_RESULT_EX 40, NDK_SGE 16, NDK_ADAPTER_INFO 104");
+    tap_ok(offsetof(NDK_ADAPTER_INFO, FRMRPageCount) == 32 && offsetof(NDK_ADAPTER_INFO, AdapterFlags) == 92 &&
+               offsetof(NDK_ADAPTER_INFO, RdmaTechnology) == 96 && offsetof(NDK_ADAPTER_INFO, MaxCqDepth) == 76,
+           "NDK_ADAPTER_INFO offsets");
+    tap_ok(sizeof(ULONG) == 4 && sizeof(USHORT) == 2 && sizeof(UCHAR) == 1 && sizeof(NTSTATUS) == 4 &&
+               sizeof(SIZE_T) == sizeof(void *) && sizeof(ULONG_PTR) == sizeof(void *),
+           "Windows base types are fixed width (ULONG is 32 bits)");
+    tap_ok(!NT_SUCCESS(STATUS_ACCESS_VIOLATION) && NT_SUCCESS(STATUS_PENDING) && NT_SUCCESS(STATUS_SUCCESS) &&
+               (uint32_t)STATUS_CONNECTION_INVALID == 0xC000023Au && (uint32_t)STATUS_IMPLEMENTATION_LIMIT == 0xC000042Bu &&
+               (uint32_t)STATUS_BUFFER_TOO_SMALL == 0xC0000023u && (uint32_t)STATUS_CANCELLED == 0xC0000120u,
+           "NTSTATUS values and NT_SUCCESS");
+    tap_ok(NDK_OP_FLAG_ALLOW_REMOTE_WRITE == 0x30 && NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE == 0x100 &&
+               NDK_OP_FLAG_DEFER == 0x200 && NDK_MR_FLAG_ALLOW_REMOTE_WRITE == 5 && NDK_MR_FLAG_RDMA_READ_SINK == 8 &&
+               NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED == 0x10000 && NdkOperationTypeReceiveAndInvalidate == 0x8001,
+           "flag and enumeration values");
+    const size_t P = sizeof(void *);
+    tap_ok(offsetof(NDK_QP_DISPATCH, NdkFastRegister) == 6 * P && offsetof(NDK_QP_DISPATCH, NdkWrite) == 9 * P &&
+               offsetof(NDK_QP_DISPATCH, NdkSendAndInvalidate) == 10 * P,
+           "QP dispatch order");
+    tap_ok(offsetof(NDK_MR_DISPATCH, NdkInitializeFastRegisterMr) == 4 * P &&
+               offsetof(NDK_MR_DISPATCH, NdkGetLocalTokenFromMr) == 6 * P,
+           "MR dispatch order");
+    tap_ok(offsetof(NDK_ADAPTER_DISPATCH, NdkQueryAdapterInfo) == 1 * P &&
+               offsetof(NDK_ADAPTER_DISPATCH, NdkReleaseLAM) == 8 * P,
+           "adapter dispatch order (no close entry)");
+    tap_ok(offsetof(NDK_CQ_DISPATCH, NdkGetCqResultsEx) == 6 * P && offsetof(NDK_PD_DISPATCH, NdkCreateQp) == 5 * P &&
+               offsetof(NDK_CONNECTOR_DISPATCH, NdkDisconnect) == 10 * P &&
+               offsetof(NDK_LISTENER_DISPATCH, NdkControlConnectEvents) == 4 * P,
+           "CQ, PD, connector and listener dispatch order");
+    tap_ok(offsetof(NDK_QP, Dispatch) == sizeof(NDK_OBJECT_HEADER) && offsetof(NDK_MR, Dispatch) == sizeof(NDK_OBJECT_HEADER),
+           "objects start with NDK_OBJECT_HEADER then Dispatch");
+    tap_ok(!strcmp(NdkFpgaStatusName(STATUS_ACCESS_VIOLATION), "STATUS_ACCESS_VIOLATION") &&
+               !strcmp(NdkFpgaStatusName(0x12345), "STATUS_(unknown)"),
+           "NdkFpgaStatusName");
+}
+
+/* An adapter without a board: INFO as the SIM profile reports it. */
+static struct ndk_adapter *fake_adapter(void)
+{
+    struct ndk_adapter *ad = calloc(1, sizeof(*ad));
+    ndk_core_init(ad, &ad->core, &ad->pub.Header, NdkObjectTypeAdapter, NULL, NULL, NULL);
+    ad->pub.Dispatch = &ndk_adapter_dispatch;
+    ad->objects.next = ad->objects.prev = &ad->objects;
+    pthread_mutex_init(&ad->lock, NULL);
+    pthread_cond_init(&ad->cond, NULL);
+    pthread_cond_init(&ad->ev_cond, NULL);
+    ad->info.page_size = PAGE_SIZE;
+    ad->info.user_base = USER_BASE;
+    ad->info.mem_bytes = MEM_BYTES;
+    ad->info.mtt_entries = 4096;
+    ad->info.mpt_entries = 1024;
+    ad->info.max_frmr_pages = 256;
+    ad->info.max_sge = 4;
+    ad->info.max_qps = 16;
+    ad->first_page = USER_BASE / PAGE_SIZE;
+    ad->npages = (MEM_BYTES - USER_BASE) / PAGE_SIZE;
+    ad->page_used = calloc(ad->npages, 1);
+    ad->dead = (uint32_t)STATUS_CONNECTION_ABORTED; /* no link: anything sent fails */
+    return ad;
+}
+
+static void test_adapter_calls(struct ndk_adapter *ad)
+{
+    NDK_ADAPTER *a = &ad->pub;
+    NDK_ADAPTER_INFO info;
+    ULONG size = 10;
+    tap_ok(a->Dispatch->NdkQueryAdapterInfo(a, &info, &size) == STATUS_BUFFER_TOO_SMALL && size == 104,
+           "NdkQueryAdapterInfo small buffer: BUFFER_TOO_SMALL, size 104");
+    size = sizeof(info);
+    NTSTATUS st = a->Dispatch->NdkQueryAdapterInfo(a, &info, &size);
+    tap_ok(st == STATUS_SUCCESS && info.FRMRPageCount == 256 && info.MaxInitiatorRequestSge == 4 &&
+               info.MaxRegistrationSize == (SIZE_T)NDK_MAX_REGISTER_PAGES * PAGE_SIZE &&
+               info.MaxTransferLength == MEM_BYTES - USER_BASE &&
+               info.AdapterFlags == (NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED |
+                                     NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED),
+           "NdkQueryAdapterInfo reports the adapter's INFO limits");
+    tap_ok(a->Dispatch->NdkQueryAdapterInfo(a, &info, NULL) == STATUS_INVALID_PARAMETER,
+           "NdkQueryAdapterInfo NULL size: INVALID_PARAMETER");
+
+    NDK_CQ *cq = NULL;
+    tap_ok(a->Dispatch->NdkCreateCq(a, 0, NULL, NULL, NULL, NULL, NULL, &cq) == STATUS_INVALID_PARAMETER && !cq,
+           "NdkCreateCq depth 0: INVALID_PARAMETER");
+    tap_ok(a->Dispatch->NdkCreateCq(a, NDK_MAX_CQ_DEPTH + 1, NULL, NULL, NULL, NULL, NULL, &cq) ==
+               STATUS_INVALID_PARAMETER,
+           "NdkCreateCq above MaxCqDepth: INVALID_PARAMETER");
+    tap_ok(a->Dispatch->NdkCreateCq(a, 4, NULL, NULL, NULL, NULL, NULL, &cq) == STATUS_SUCCESS && cq,
+           "NdkCreateCq depth 4");
+    NDK_RESULT r[2];
+    tap_ok(cq->Dispatch->NdkGetCqResults(cq, r, 2) == 0, "empty CQ returns 0 results");
+    /* Results pushed in order come out in order; a full CQ counts an overrun. */
+    struct ndk_cq *c = NDK_CONTAINER(cq, struct ndk_cq, pub);
+    pthread_mutex_lock(&ad->lock);
+    for (int i = 0; i < 5; i++) {
+        NDK_RESULT_EX x = {0};
+        x.RequestContext = (PVOID)(uintptr_t)(i + 1);
+        x.Type = NdkOperationTypeWrite;
+        ndk_cq_push(c, &x);
+    }
+    pthread_mutex_unlock(&ad->lock);
+    NDK_RESULT_EX rx[8];
+    ULONG n = cq->Dispatch->NdkGetCqResultsEx(cq, rx, 8);
+    tap_ok(n == 4 && rx[0].RequestContext == (PVOID)1 && rx[3].RequestContext == (PVOID)4 &&
+               rx[0].Type == NdkOperationTypeWrite && c->overruns == 1,
+           "CQ keeps order, holds depth results, counts an overrun");
+    tap_ok(NdkCloseObject(&cq->Header, NULL, NULL) == STATUS_SUCCESS, "close CQ inline: SUCCESS");
+
+    NDK_SHARED_ENDPOINT *se;
+    tap_ok(a->Dispatch->NdkCreateSharedEndpoint(a, NULL, NULL, &se) == STATUS_NOT_SUPPORTED,
+           "NdkCreateSharedEndpoint: NOT_SUPPORTED");
+}
+
+/* ---- MDLs ---- */
+static void test_mdls(struct ndk_adapter *ad)
+{
+    PFN_NUMBER pfn[4] = {0x20, 0x40, 0x21, 0x55};
+    MDL m = {NULL, (PVOID)(uintptr_t)0x100000, 0x10, 3 * PAGE_SIZE - 0x10, pfn, NULL};
+    NDK_LOGICAL_ADDRESS pages[8];
+    NTSTATUS st;
+    ULONG fbo = 0;
+    uint32_t n = ndk_mdl_pages(ad, &m, m.ByteCount, pages, 8, &fbo, &st);
+    tap_ok(n == 3 && st == STATUS_SUCCESS && fbo == 0x10 && pages[1] == 0x40000 && pages[2] == 0x21000,
+           "MDL to page list: 3 pages, FBO 0x10");
+    tap_ok(ndk_mdl_pages(ad, &m, m.ByteCount + 1, pages, 8, &fbo, &st) == 0 && st == STATUS_INVALID_PARAMETER,
+           "length past the MDL: INVALID_PARAMETER");
+    MDL b1 = {NULL, (PVOID)(uintptr_t)0x101000, 0, PAGE_SIZE, pfn + 1, NULL};
+    MDL a1 = {&b1, (PVOID)(uintptr_t)0x100000, 0x10, PAGE_SIZE - 0x10, pfn, NULL};
+    n = ndk_mdl_pages(ad, &a1, 2 * PAGE_SIZE - 0x10, pages, 8, &fbo, &st);
+    tap_ok(n == 2 && st == STATUS_SUCCESS && pages[1] == 0x40000, "contiguous MDL chain");
+    MDL b2 = {NULL, (PVOID)(uintptr_t)0x102000, 0, PAGE_SIZE, pfn + 1, NULL};
+    MDL a2 = {&b2, (PVOID)(uintptr_t)0x100000, 0x10, PAGE_SIZE - 0x10, pfn, NULL};
+    tap_ok(ndk_mdl_pages(ad, &a2, 2 * PAGE_SIZE - 0x10, pages, 8, &fbo, &st) == 0 && st == STATUS_INVALID_PARAMETER,
+           "MDL chain with a virtual gap: INVALID_PARAMETER");
+    /* Second MDL continues inside the first's last page: must name the same page. */
+    MDL b3 = {NULL, (PVOID)(uintptr_t)0x100000, 0x110, 0x100, pfn, NULL};
+    MDL a3 = {&b3, (PVOID)(uintptr_t)0x100000, 0x10, 0x100, pfn, NULL};
+    tap_ok(ndk_mdl_pages(ad, &a3, 0x200, pages, 8, &fbo, &st) == 1 && st == STATUS_SUCCESS,
+           "MDL chain continuing inside the same page");
+    MDL b4 = {NULL, (PVOID)(uintptr_t)0x100000, 0x110, 0x100, pfn + 1, NULL};
+    MDL a4 = {&b4, (PVOID)(uintptr_t)0x100000, 0x10, 0x100, pfn, NULL};
+    tap_ok(ndk_mdl_pages(ad, &a4, 0x200, pages, 8, &fbo, &st) == 0 && st == STATUS_INVALID_PARAMETER,
+           "MDL chain splitting one virtual page over two pages: INVALID_PARAMETER");
+    MDL z = {NULL, NULL, 0x10, 16, pfn, NULL};
+    tap_ok(ndk_mdl_pages(ad, &z, 16, pages, 8, &fbo, &st) == 0 && st == STATUS_INVALID_PARAMETER,
+           "zero-based MDL virtual address: INVALID_PARAMETER");
+    PFN_NUMBER outside[1] = {MEM_BYTES / PAGE_SIZE};
+    MDL o = {NULL, (PVOID)(uintptr_t)0x100000, 0, 16, outside, NULL};
+    tap_ok(ndk_mdl_pages(ad, &o, 16, pages, 8, &fbo, &st) == 0 && st == STATUS_INVALID_PARAMETER,
+           "page outside the user region: INVALID_PARAMETER");
+    tap_ok(ndk_mdl_pages(ad, &m, m.ByteCount, pages, 2, &fbo, &st) == 0 && st == STATUS_INSUFFICIENT_RESOURCES,
+           "more pages than the table holds: INSUFFICIENT_RESOURCES");
+
+    /* NdkBuildLAM */
+    NDK_ADAPTER *ap = &ad->pub;
+    ULONG lam_size = 8;
+    ULONG lfbo = 0;
+    tap_ok(ap->Dispatch->NdkBuildLAM(ap, &m, m.ByteCount, NULL, NULL, NULL, &lam_size, &lfbo) == STATUS_BUFFER_TOO_SMALL &&
+               lam_size == offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray) + 3 * 8,
+           "NdkBuildLAM without room: BUFFER_TOO_SMALL with the needed size");
+    NDK_LOGICAL_ADDRESS_MAPPING *lam = malloc(lam_size);
+    tap_ok(ap->Dispatch->NdkBuildLAM(ap, &m, m.ByteCount, NULL, NULL, lam, &lam_size, &lfbo) == STATUS_SUCCESS &&
+               lam->AdapterPageCount == 3 && lam->AdapterPageArray[0] == 0x20000 && lfbo == 0x10,
+           "NdkBuildLAM: adapter page addresses and FBO");
+    ap->Dispatch->NdkReleaseLAM(ap, lam);
+    free(lam);
+
+    /* Buffers: allocation, scattering, bounds of NdkFpgaWrite/ReadBuffer. */
+    MDL *buf = NULL, *sc = NULL;
+    tap_ok(NdkFpgaAllocateBuffer(ap, 0, &buf) == STATUS_INVALID_PARAMETER, "NdkFpgaAllocateBuffer 0 bytes: INVALID_PARAMETER");
+    tap_ok(NdkFpgaAllocateBuffer(ap, MEM_BYTES, &buf) == STATUS_INSUFFICIENT_RESOURCES,
+           "NdkFpgaAllocateBuffer larger than the user region: INSUFFICIENT_RESOURCES");
+    tap_ok(NdkFpgaAllocateBuffer(ap, 5000, &buf) == STATUS_SUCCESS && MmGetMdlByteCount(buf) == 5000 &&
+               BYTE_OFFSET(MmGetMdlVirtualAddress(buf)) == 0 && MmGetMdlVirtualAddress(buf) != NULL &&
+               MmGetMdlPfnArray(buf)[0] == USER_BASE / PAGE_SIZE,
+           "NdkFpgaAllocateBuffer: 2 pages from the user region, page-aligned unique VA");
+    tap_ok(NdkFpgaAllocateScatteredBuffer(ap, 3 * PAGE_SIZE, &sc) == STATUS_SUCCESS &&
+               MmGetMdlPfnArray(sc)[0] == MmGetMdlPfnArray(sc)[2] + 2 && MmGetMdlPfnArray(sc)[0] != MmGetMdlPfnArray(buf)[0],
+           "NdkFpgaAllocateScatteredBuffer: pages reversed, none shared");
+    tap_ok(MmGetMdlVirtualAddress(sc) != MmGetMdlVirtualAddress(buf), "each buffer has its own virtual range");
+    uint8_t x[16];
+    tap_ok(NdkFpgaWriteBuffer(ap, buf, 4990, x, 16) == STATUS_INVALID_PARAMETER,
+           "NdkFpgaWriteBuffer past the buffer: INVALID_PARAMETER");
+    tap_ok(NdkFpgaReadBuffer(ap, buf, 0, NULL, 16) == STATUS_INVALID_PARAMETER, "NdkFpgaReadBuffer NULL: INVALID_PARAMETER");
+    tap_ok(NdkFpgaWriteBuffer(ap, buf, 0, x, 16) == STATUS_CONNECTION_ABORTED,
+           "NdkFpgaWriteBuffer with the link down: CONNECTION_ABORTED");
+    NdkFpgaFreeBuffer(ap, buf);
+    NdkFpgaFreeBuffer(ap, sc);
+    tap_ok(NdkFpgaAllocateBuffer(ap, PAGE_SIZE, &buf) == STATUS_SUCCESS && MmGetMdlPfnArray(buf)[0] == USER_BASE / PAGE_SIZE,
+           "freed pages are reused");
+    NdkFpgaFreeBuffer(ap, buf);
+}
+
+/* ---- MR and QP rule checks ---- */
+static struct ndk_pd *fake_pd(struct ndk_adapter *ad, uint32_t pdn)
+{
+    struct ndk_pd *pd = calloc(1, sizeof(*pd));
+    ndk_core_init(ad, &pd->core, &pd->pub.Header, NdkObjectTypePd, NULL, NULL, NULL);
+    pd->pub.Dispatch = &ndk_pd_dispatch;
+    pd->pdn = pdn;
+    return pd;
+}
+
+static struct ndk_mr *fake_mr(struct ndk_adapter *ad, struct ndk_pd *pd, int fast, uint32_t pages, int remote)
+{
+    struct ndk_mr *mr = calloc(1, sizeof(*mr));
+    ndk_core_init(ad, &mr->core, &mr->pub.Header, NdkObjectTypeMr, NULL, NULL, NULL);
+    mr->pub.Dispatch = &ndk_mr_dispatch;
+    mr->pd = pd;
+    mr->fast = fast;
+    mr->frmr_pages = pages;
+    mr->remote_access = remote;
+    mr->token = 0x1234;
+    return mr;
+}
+
+static struct ndk_qp *fake_qp(struct ndk_adapter *ad, struct ndk_pd *pd, int connected)
+{
+    struct ndk_qp *qp = calloc(1, sizeof(*qp));
+    ndk_core_init(ad, &qp->core, &qp->pub.Header, NdkObjectTypeQp, NULL, NULL, NULL);
+    qp->pub.Dispatch = &ndk_qp_dispatch;
+    qp->pd = pd;
+    qp->max_sge = 2;
+    qp->connected = connected;
+    qp->depth = 4;
+    qp->mask = 3;
+    qp->ring = calloc(4, sizeof(*qp->ring));
+    pthread_mutex_init(&qp->ring_lock, NULL);
+    return qp;
+}
+
+static void check(NTSTATUS got, NTSTATUS want, const char *name)
+{
+    tap_ok(got == want, "%s: %s (expected %s)", name, NdkFpgaStatusName(got), NdkFpgaStatusName(want));
+}
+
+static void test_rules(struct ndk_adapter *ad)
+{
+    struct ndk_pd *pd = fake_pd(ad, 1), *pd2 = fake_pd(ad, 2);
+    struct ndk_mr *fast = fake_mr(ad, pd, 1, 4, 1), *local = fake_mr(ad, pd, 1, 4, 0), *normal = fake_mr(ad, pd, 0, 0, 0);
+    struct ndk_mr *uninit = fake_mr(ad, pd, 1, 0, 0), *other = fake_mr(ad, pd2, 1, 4, 1);
+    struct ndk_qp *qp = fake_qp(ad, pd, 1), *unc = fake_qp(ad, pd, 0);
+    NDK_QP *q = &qp->pub, *u = &unc->pub;
+    NDK_LOGICAL_ADDRESS pg[5] = {0x20000, 0x50000, 0x21000, 0x30000, 0x31000};
+    PVOID va = (PVOID)(uintptr_t)0x7000010;
+    ULONG W = NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
+
+    /* MR calls */
+    NDK_MR *f = &fast->pub, *nm = &normal->pub;
+    check(nm->Dispatch->NdkInitializeFastRegisterMr(nm, 4, TRUE, NULL, NULL), STATUS_INVALID_DEVICE_STATE,
+          "NdkInitializeFastRegisterMr on a normal MR");
+    check(f->Dispatch->NdkInitializeFastRegisterMr(f, 257, TRUE, NULL, NULL), STATUS_IMPLEMENTATION_LIMIT,
+          "NdkInitializeFastRegisterMr above the adapter's pages");
+    check(f->Dispatch->NdkInitializeFastRegisterMr(f, 0, TRUE, NULL, NULL), STATUS_INVALID_PARAMETER,
+          "NdkInitializeFastRegisterMr of 0 pages");
+    tap_ok(fast->frmr_pages == 4 && fast->inits_in_flight == 0, "refused initializations change nothing");
+    PFN_NUMBER pfn[1] = {0x20};
+    MDL m = {NULL, (PVOID)(uintptr_t)0x100000, 0, 100, pfn, NULL};
+    check(f->Dispatch->NdkRegisterMr(f, &m, 100, 0, NULL, NULL), STATUS_INVALID_DEVICE_STATE, "NdkRegisterMr on a fast MR");
+    check(nm->Dispatch->NdkRegisterMr(nm, &m, 100, 0x4, NULL, NULL), STATUS_INVALID_PARAMETER,
+          "NdkRegisterMr remote write without local write (0x4)");
+    check(nm->Dispatch->NdkRegisterMr(nm, &m, 100, 0x10, NULL, NULL), STATUS_INVALID_PARAMETER,
+          "NdkRegisterMr unknown flag");
+    check(nm->Dispatch->NdkRegisterMr(nm, &m, 0, 0, NULL, NULL), STATUS_INVALID_PARAMETER, "NdkRegisterMr length 0");
+    check(nm->Dispatch->NdkDeregisterMr(nm, NULL, NULL), STATUS_INVALID_DEVICE_STATE, "NdkDeregisterMr when not registered");
+    check(f->Dispatch->NdkDeregisterMr(f, NULL, NULL), STATUS_INVALID_DEVICE_STATE, "NdkDeregisterMr on a fast MR");
+    tap_ok(normal->state == MR_CREATED, "refused registrations change nothing");
+
+    /* Fast register */
+    check(u->Dispatch->NdkFastRegister(u, NULL, f, 1, pg, 0x10, 100, va, W), STATUS_CONNECTION_INVALID,
+          "NdkFastRegister on an unconnected QP");
+    check(q->Dispatch->NdkFastRegister(q, NULL, &local->pub, 1, pg, 0x10, 100, va, W), STATUS_ACCESS_VIOLATION,
+          "NdkFastRegister remote write, MR without RemoteAccess");
+    check(q->Dispatch->NdkFastRegister(q, NULL, &local->pub, 1, pg, 0x10, 100, va, NDK_OP_FLAG_ALLOW_REMOTE_READ),
+          STATUS_ACCESS_VIOLATION, "NdkFastRegister remote read, MR without RemoteAccess");
+    check(q->Dispatch->NdkFastRegister(q, NULL, f, 5, pg, 0x10, 100, va, W), STATUS_INVALID_PARAMETER,
+          "NdkFastRegister above the MR's page count");
+    check(q->Dispatch->NdkFastRegister(q, NULL, f, 0, pg, 0x10, 100, va, W), STATUS_INVALID_PARAMETER,
+          "NdkFastRegister of 0 pages");
+    NDK_LOGICAL_ADDRESS mis[1] = {0x20008};
+    check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, mis, 0x10, 100, va, W), STATUS_INVALID_PARAMETER,
+          "NdkFastRegister page address not PAGE_SIZE aligned");
+    NDK_LOGICAL_ADDRESS low[1] = {0x1000};
+    check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, low, 0x10, 100, va, W), STATUS_INVALID_PARAMETER,
+          "NdkFastRegister page outside the user region");
+    check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, pg, 0x10, PAGE_SIZE - 0x10 + 1, va, W), STATUS_INVALID_PARAMETER,
+          "NdkFastRegister length > pages * PAGE_SIZE - FBO");
+    check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, pg, 0x10, 0, va, W), STATUS_INVALID_PARAMETER,
+          "NdkFastRegister length 0");
+    check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, pg, 0x11, 100, va, W), STATUS_INVALID_PARAMETER,
+          "NdkFastRegister base VA not FBO + n * PAGE_SIZE");
+    check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, pg, PAGE_SIZE, 100, va, W), STATUS_INVALID_PARAMETER,
+          "NdkFastRegister FBO >= PAGE_SIZE");
+    check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, pg, 0, 100, NULL, W), STATUS_INVALID_PARAMETER,
+          "NdkFastRegister zero-based VA");
+    check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, pg, 0x10, PAGE_SIZE - 0x10, (PVOID)(UINTPTR_MAX - 0xFEF), W),
+          STATUS_INVALID_PARAMETER, "NdkFastRegister VA + length wraps");
+    check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, pg, 0x10, 100, va, 0x40), STATUS_INVALID_PARAMETER,
+          "NdkFastRegister unknown flag (INLINE)");
+    check(q->Dispatch->NdkFastRegister(q, NULL, nm, 1, pg, 0x10, 100, va, W), STATUS_INVALID_DEVICE_STATE,
+          "NdkFastRegister on a normal MR");
+    check(q->Dispatch->NdkFastRegister(q, NULL, &uninit->pub, 1, pg, 0x10, 100, va, 0), STATUS_INVALID_DEVICE_STATE,
+          "NdkFastRegister on an uninitialized MR");
+    check(q->Dispatch->NdkFastRegister(q, NULL, &other->pub, 1, pg, 0x10, 100, va, W), STATUS_INVALID_PARAMETER,
+          "NdkFastRegister MR of another PD");
+    check(q->Dispatch->NdkFastRegister(q, NULL, f, 4, pg + 1, 0x10, 4 * PAGE_SIZE - 0x10, va,
+                                       W | NDK_OP_FLAG_RDMA_READ_SINK),
+          STATUS_CONNECTION_ABORTED, "a valid NdkFastRegister (RDMA_READ_SINK accepted) reaches the link");
+    tap_ok(qp->tail == qp->head, "a post the link refused leaves no outstanding request");
+
+    /* Invalidate */
+    check(u->Dispatch->NdkInvalidate(u, NULL, &fast->pub.Header, 0), STATUS_CONNECTION_INVALID,
+          "NdkInvalidate on an unconnected QP");
+    check(q->Dispatch->NdkInvalidate(q, NULL, &normal->pub.Header, 0), STATUS_INVALID_DEVICE_STATE,
+          "NdkInvalidate of a normal MR");
+    check(q->Dispatch->NdkInvalidate(q, NULL, &pd->pub.Header, 0), STATUS_INVALID_PARAMETER, "NdkInvalidate of a PD");
+    check(q->Dispatch->NdkInvalidate(q, NULL, &fast->pub.Header, NDK_OP_FLAG_ALLOW_REMOTE_READ),
+          STATUS_INVALID_PARAMETER, "NdkInvalidate with an access flag");
+
+    /* Read / Write */
+    NDK_SGE sge[3] = {{{.LogicalAddress = 0x20000}, 16, NF_ADAPTER_PRIVILEGED_TOKEN},
+                      {{.LogicalAddress = 0x21000}, 16, NF_ADAPTER_PRIVILEGED_TOKEN},
+                      {{.LogicalAddress = 0x22000}, 16, NF_ADAPTER_PRIVILEGED_TOKEN}};
+    check(u->Dispatch->NdkWrite(u, NULL, sge, 1, 0x1000, 0x101, 0), STATUS_CONNECTION_INVALID,
+          "NdkWrite on an unconnected QP");
+    check(u->Dispatch->NdkRead(u, NULL, sge, 1, 0x1000, 0x101, 0), STATUS_CONNECTION_INVALID,
+          "NdkRead on an unconnected QP");
+    check(q->Dispatch->NdkWrite(q, NULL, sge, 3, 0x1000, 0x101, 0), STATUS_INVALID_PARAMETER,
+          "NdkWrite more SGEs than the QP's maximum");
+    check(q->Dispatch->NdkWrite(q, NULL, NULL, 1, 0x1000, 0x101, 0), STATUS_INVALID_PARAMETER, "NdkWrite NULL SGL");
+    NDK_SGE bad = {{.LogicalAddress = 0x1000}, 16, NF_ADAPTER_PRIVILEGED_TOKEN};
+    check(q->Dispatch->NdkRead(q, NULL, &bad, 1, 0x1000, 0x101, 0), STATUS_INVALID_PARAMETER,
+          "privileged-token SGE outside the user region");
+    check(q->Dispatch->NdkWrite(q, NULL, sge, 1, 0x1000, 0x101, NDK_OP_FLAG_INLINE), STATUS_INVALID_PARAMETER,
+          "NdkWrite INLINE (MaxInlineDataSize 0)");
+    check(q->Dispatch->NdkSend(q, NULL, sge, 1, 0), STATUS_NOT_SUPPORTED, "NdkSend");
+    check(q->Dispatch->NdkReceive(q, NULL, sge, 1), STATUS_NOT_SUPPORTED, "NdkReceive");
+    check(q->Dispatch->NdkBind(q, NULL, f, NULL, va, 16, 0), STATUS_NOT_SUPPORTED, "NdkBind");
+    check(q->Dispatch->NdkSendAndInvalidate(q, NULL, sge, 1, 0, 1), STATUS_NOT_SUPPORTED, "NdkSendAndInvalidate");
+
+    /* PD calls that need no board */
+    NDK_PD *p = &pd->pub;
+    UINT32 tok = 0;
+    tap_ok(p->Dispatch->NdkGetPrivilegedMemoryRegionToken(p, &tok) == STATUS_SUCCESS && tok == NF_ADAPTER_PRIVILEGED_TOKEN,
+           "NdkGetPrivilegedMemoryRegionToken");
+    NDK_MW *mw;
+    check(p->Dispatch->NdkCreateMw(p, NULL, NULL, &mw), STATUS_NOT_SUPPORTED, "NdkCreateMw");
+    NDK_QP *nq = NULL;
+    NDK_CQ *cq = NULL;
+    ad->pub.Dispatch->NdkCreateCq(&ad->pub, 8, NULL, NULL, NULL, NULL, NULL, &cq);
+    check(p->Dispatch->NdkCreateQp(p, cq, cq, NULL, 1, 4, 0, 1, 0, NULL, NULL, &nq), STATUS_INVALID_PARAMETER,
+          "NdkCreateQp with a receive queue (MaxReceiveQueueDepth 0)");
+    check(p->Dispatch->NdkCreateQp(p, cq, cq, NULL, 0, 4, 0, 5, 0, NULL, NULL, &nq), STATUS_INVALID_PARAMETER,
+          "NdkCreateQp with more SGEs than the adapter's");
+    check(p->Dispatch->NdkCreateQp(p, cq, cq, NULL, 0, 4, 0, 1, 64, NULL, NULL, &nq), STATUS_INVALID_PARAMETER,
+          "NdkCreateQp with inline data");
+    check(p->Dispatch->NdkCreateQp(p, cq, NULL, NULL, 0, 4, 0, 1, 0, NULL, NULL, &nq), STATUS_INVALID_PARAMETER,
+          "NdkCreateQp without an initiator CQ");
+    NdkCloseObject(&cq->Header, NULL, NULL);
+
+    struct ndk_mr *mrs[5] = {fast, local, normal, uninit, other};
+    for (int i = 0; i < 5; i++)
+        free(mrs[i]);
+    struct ndk_qp *qps[2] = {qp, unc};
+    for (int i = 0; i < 2; i++) {
+        pthread_mutex_destroy(&qps[i]->ring_lock);
+        free(qps[i]->ring);
+        free(qps[i]);
+    }
+    free(pd);
+    free(pd2);
+}
+
+int main(void)
+{
+    test_layout();
+    struct ndk_adapter *ad = fake_adapter();
+    test_adapter_calls(ad);
+    test_mdls(ad);
+    test_rules(ad);
+    free(ad->page_used);
+    pthread_mutex_destroy(&ad->lock);
+    pthread_cond_destroy(&ad->cond);
+    pthread_cond_destroy(&ad->ev_cond);
+    free(ad);
+    return tap_done();
+}

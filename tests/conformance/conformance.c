@@ -1,0 +1,935 @@
+/* NDK conformance suite: every rule of NDK_FACTS.md fed its bad input, expecting the
+ * exact documented status and checking that nothing changed; then the data path
+ * (fast-register over scattered pages, RDMA Write/Read through the token, refusals
+ * after invalidation, of another PD, without the right, out of bounds) and the
+ * asynchronous contract. The device comes from $NDKFPGA_DEVICE (default "model").
+ *
+ * Statuses for cases NDK leaves to "other status codes" are this provider's
+ * (documented in ndkpi.h/ndkfpga.h): an MR of the wrong kind or state for a call
+ * gets STATUS_INVALID_DEVICE_STATE; malformed arguments STATUS_INVALID_PARAMETER. */
+#include "conformance.h"
+
+#define LISTEN_PORT 4791
+#define QP_DEPTH 256
+#define REFUSAL_MR_BYTES 256 /* the refusal tests register this much of a page */
+
+static NDK_ADAPTER *ad;
+static NDK_ADAPTER_INFO info;
+static NDK_CQ *cq;
+static NDK_PD *pd, *pd2;
+static NDK_LISTENER *listener;
+static int slow; /* the Verilator board: fewer repetitions */
+
+/* ------------------------------------------------------------------------- */
+/* Small helpers                                                              */
+
+static int expect(NTSTATUS got, NTSTATUS want, const char *name)
+{
+    if (got == want)
+        return tap_ok(1, "%s", name);
+    return tap_ok(0, "%s: got %s (0x%08x), expected %s", name, NdkFpgaStatusName(got), (unsigned)got,
+                  NdkFpgaStatusName(want));
+}
+
+static NDK_OBJECT_HEADER *create_wait(struct waiter *w, NTSTATUS st, void *inline_obj, NTSTATUS *out)
+{
+    if (st == STATUS_PENDING) {
+        st = w_wait(w, st);
+        *out = st;
+        return st == STATUS_SUCCESS ? w->obj : NULL;
+    }
+    *out = st;
+    return st == STATUS_SUCCESS ? (NDK_OBJECT_HEADER *)inline_obj : NULL;
+}
+
+static NTSTATUS close_obj(NDK_OBJECT_HEADER *obj)
+{
+    struct waiter w;
+    w_init(&w);
+    NTSTATUS st = ASYNC(&w, NdkCloseObject(obj, close_cb, &w));
+    return w_wait(&w, st);
+}
+
+static NDK_MR *new_mr(NDK_PD *p, int fast)
+{
+    struct waiter w;
+    w_init(&w);
+    NDK_MR *mr = NULL;
+    NTSTATUS st = ASYNC(&w, p->Dispatch->NdkCreateMr(p, fast ? TRUE : FALSE, create_cb, &w, &mr));
+    NDK_OBJECT_HEADER *o = create_wait(&w, st, mr, &st);
+    if (!o)
+        printf("# NdkCreateMr: %s\n", NdkFpgaStatusName(st));
+    return (NDK_MR *)(void *)o;
+}
+
+static NTSTATUS init_fast(NDK_MR *mr, ULONG pages, BOOLEAN remote)
+{
+    struct waiter w;
+    w_init(&w);
+    NTSTATUS st = ASYNC(&w, mr->Dispatch->NdkInitializeFastRegisterMr(mr, pages, remote, req_cb, &w));
+    return w_wait(&w, st);
+}
+
+static NTSTATUS reg_mr(NDK_MR *mr, MDL *mdl, SIZE_T len, ULONG flags)
+{
+    struct waiter w;
+    w_init(&w);
+    NTSTATUS st = ASYNC(&w, mr->Dispatch->NdkRegisterMr(mr, mdl, len, flags, req_cb, &w));
+    return w_wait(&w, st);
+}
+
+static NTSTATUS dereg_mr(NDK_MR *mr)
+{
+    struct waiter w;
+    w_init(&w);
+    NTSTATUS st = ASYNC(&w, mr->Dispatch->NdkDeregisterMr(mr, req_cb, &w));
+    return w_wait(&w, st);
+}
+
+static NDK_QP *new_qp(NDK_PD *p, ULONG depth, NTSTATUS *out)
+{
+    struct waiter w;
+    w_init(&w);
+    NDK_QP *qp = NULL;
+    NTSTATUS st = ASYNC(&w, p->Dispatch->NdkCreateQp(p, cq, cq, (PVOID)0x5150, 0, depth, 0, info.MaxInitiatorRequestSge,
+                                                     0, create_cb, &w, &qp));
+    NDK_OBJECT_HEADER *o = create_wait(&w, st, qp, &st);
+    if (out)
+        *out = st;
+    return (NDK_QP *)(void *)o;
+}
+
+/* The next CQ result, or a result with Status STATUS_IO_TIMEOUT. */
+static NDK_RESULT_EX next_result(void)
+{
+    NDK_RESULT_EX r;
+    memset(&r, 0, sizeof(r));
+    if (!cq_wait(cq, &r, conf_timeout_ms))
+        r.Status = STATUS_IO_TIMEOUT;
+    return r;
+}
+
+/* No result shows up for a while (an inline failure posted nothing). */
+static int cq_stays_empty(void)
+{
+    NDK_RESULT_EX r;
+    return !cq_wait(cq, &r, slow ? 300 : 30);
+}
+
+static int expect_result(NDK_RESULT_EX r, NTSTATUS st, NDK_OPERATION_TYPE type, void *ctx, const char *name)
+{
+    if (r.Status == st && r.Type == type && r.RequestContext == ctx && r.QPContext == (PVOID)0x5150)
+        return tap_ok(1, "%s", name);
+    return tap_ok(0, "%s: result status %s type %d ctx %p qpctx %p refuse %u (expected %s type %d ctx %p)", name,
+                  NdkFpgaStatusName(r.Status), (int)r.Type, r.RequestContext, r.QPContext,
+                  (unsigned)r.ProviderErrorCode, NdkFpgaStatusName(st), (int)type, ctx);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Connections                                                                */
+
+static pthread_mutex_t incoming_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t incoming_c = PTHREAD_COND_INITIALIZER;
+static NDK_CONNECTOR *incoming;
+
+static VOID on_connect_event(PVOID ctx, NDK_CONNECTOR *c)
+{
+    (void)ctx;
+    conf_note_thread();
+    pthread_mutex_lock(&incoming_m);
+    incoming = c;
+    pthread_cond_broadcast(&incoming_c);
+    pthread_mutex_unlock(&incoming_m);
+}
+
+static NDK_CONNECTOR *wait_incoming(void)
+{
+    struct timespec ts;
+    deadline(&ts, conf_timeout_ms);
+    pthread_mutex_lock(&incoming_m);
+    while (!incoming && pthread_cond_timedwait(&incoming_c, &incoming_m, &ts) == 0)
+        ;
+    NDK_CONNECTOR *c = incoming;
+    incoming = NULL;
+    pthread_mutex_unlock(&incoming_m);
+    return c;
+}
+
+static int disconnects;
+static VOID on_disconnect(PVOID ctx)
+{
+    (void)ctx;
+    conf_note_thread();
+    pthread_mutex_lock(&incoming_m);
+    disconnects++;
+    pthread_mutex_unlock(&incoming_m);
+}
+
+static struct sockaddr_in addr_of(uint16_t port)
+{
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return a;
+}
+
+struct pair {
+    NDK_QP *qa, *qb;
+    NDK_CONNECTOR *ca, *cb;
+};
+
+/* Two QPs of PD p connected to each other; 0 on failure (printed). */
+static int connect_pair(NDK_PD *p, struct pair *pr)
+{
+    memset(pr, 0, sizeof(*pr));
+    NTSTATUS st;
+    pr->qa = new_qp(p, QP_DEPTH, &st);
+    pr->qb = new_qp(p, QP_DEPTH, &st);
+    if (!pr->qa || !pr->qb) {
+        printf("# NdkCreateQp: %s\n", NdkFpgaStatusName(st));
+        return 0;
+    }
+    struct waiter w;
+    w_init(&w);
+    st = ad->Dispatch->NdkCreateConnector(ad, create_cb, &w, &pr->ca);
+    if (st != STATUS_SUCCESS) {
+        printf("# NdkCreateConnector: %s\n", NdkFpgaStatusName(st));
+        return 0;
+    }
+    static uint16_t src_port = 20000;
+    struct sockaddr_in src = addr_of(src_port++), dst = addr_of(LISTEN_PORT);
+    struct waiter wc, wa, wcc;
+    w_init(&wc);
+    w_init(&wa);
+    w_init(&wcc);
+    uint8_t pdata[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    st = ASYNC(&wc, pr->ca->Dispatch->NdkConnect(pr->ca, pr->qa, (const SOCKADDR *)&src, sizeof(src),
+                                                  (const SOCKADDR *)&dst, sizeof(dst), 1, 1, pdata, sizeof(pdata),
+                                                  req_cb, &wc));
+    if (st != STATUS_PENDING) {
+        printf("# NdkConnect: %s\n", NdkFpgaStatusName(st));
+        return 0;
+    }
+    pr->cb = wait_incoming();
+    if (!pr->cb) {
+        printf("# no connect event\n");
+        return 0;
+    }
+    st = ASYNC(&wa, pr->cb->Dispatch->NdkAccept(pr->cb, pr->qb, 1, 1, NULL, 0, on_disconnect, NULL, req_cb, &wa));
+    if (st != STATUS_PENDING || w_wait(&wc, STATUS_PENDING) != STATUS_SUCCESS) {
+        printf("# NdkAccept/NdkConnect: %s / %s\n", NdkFpgaStatusName(st), NdkFpgaStatusName(wc.st));
+        return 0;
+    }
+    st = ASYNC(&wcc, pr->ca->Dispatch->NdkCompleteConnect(pr->ca, on_disconnect, NULL, req_cb, &wcc));
+    st = w_wait(&wcc, st);
+    NTSTATUS sta = w_wait(&wa, STATUS_PENDING);
+    if (st != STATUS_SUCCESS || sta != STATUS_SUCCESS) {
+        printf("# NdkCompleteConnect / accept completion: %s / %s\n", NdkFpgaStatusName(st), NdkFpgaStatusName(sta));
+        return 0;
+    }
+    return 1;
+}
+
+static void close_pair(struct pair *pr)
+{
+    if (pr->qa)
+        pr->qa->Dispatch->NdkFlush(pr->qa);
+    if (pr->qb)
+        pr->qb->Dispatch->NdkFlush(pr->qb);
+    NDK_OBJECT_HEADER *objs[4] = {pr->ca ? &pr->ca->Header : NULL, pr->cb ? &pr->cb->Header : NULL,
+                                  pr->qa ? &pr->qa->Header : NULL, pr->qb ? &pr->qb->Header : NULL};
+    for (int i = 0; i < 4; i++)
+        if (objs[i])
+            close_obj(objs[i]);
+    NDK_RESULT_EX r;
+    while (cq->Dispatch->NdkGetCqResultsEx(cq, &r, 1))
+        ;
+    memset(pr, 0, sizeof(*pr));
+}
+
+/* ------------------------------------------------------------------------- */
+/* Buffers                                                                    */
+
+struct buf {
+    MDL *mdl;
+    NDK_MR *mr; /* normal MR over it (local read/write) */
+    size_t len;
+};
+
+static int new_buf(struct buf *b, size_t len, int scattered, ULONG mr_flags)
+{
+    memset(b, 0, sizeof(*b));
+    b->len = len;
+    NTSTATUS st = scattered ? NdkFpgaAllocateScatteredBuffer(ad, len, &b->mdl) : NdkFpgaAllocateBuffer(ad, len, &b->mdl);
+    if (st != STATUS_SUCCESS) {
+        printf("# NdkFpgaAllocateBuffer: %s\n", NdkFpgaStatusName(st));
+        return 0;
+    }
+    if (mr_flags != (ULONG)-1) {
+        b->mr = new_mr(pd, 0);
+        if (!b->mr || reg_mr(b->mr, b->mdl, len, mr_flags) != STATUS_SUCCESS)
+            return 0;
+    }
+    return 1;
+}
+
+static void free_buf(struct buf *b)
+{
+    if (b->mr) {
+        dereg_mr(b->mr);
+        close_obj(&b->mr->Header);
+    }
+    if (b->mdl)
+        NdkFpgaFreeBuffer(ad, b->mdl);
+    memset(b, 0, sizeof(*b));
+}
+
+static void fill(uint8_t *p, size_t n, uint32_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        p[i] = (uint8_t)(seed >> 16);
+    }
+}
+
+static PVOID va_of(const struct buf *b, size_t off)
+{
+    return (uint8_t *)MmGetMdlVirtualAddress(b->mdl) + off;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Cases                                                                      */
+
+static void test_adapter_info(void)
+{
+    ULONG size = 0;
+    NTSTATUS st = ad->Dispatch->NdkQueryAdapterInfo(ad, NULL, &size);
+    tap_ok(st == STATUS_BUFFER_TOO_SMALL && size == sizeof(NDK_ADAPTER_INFO),
+           "NdkQueryAdapterInfo with a zero buffer: STATUS_BUFFER_TOO_SMALL and the needed size (%u)", (unsigned)size);
+    size = sizeof(info) - 1;
+    st = ad->Dispatch->NdkQueryAdapterInfo(ad, &info, &size);
+    tap_ok(st == STATUS_BUFFER_TOO_SMALL && size == sizeof(info), "NdkQueryAdapterInfo one byte short: BUFFER_TOO_SMALL");
+    size = sizeof(info);
+    st = ad->Dispatch->NdkQueryAdapterInfo(ad, &info, &size);
+    expect(st, STATUS_SUCCESS, "NdkQueryAdapterInfo");
+    tap_ok(info.Version.Major == 1 && info.Version.Minor == 2, "NDK version 1.2");
+    tap_ok(info.FRMRPageCount >= 16, "FRMRPageCount >= 16 (%u)", (unsigned)info.FRMRPageCount);
+    tap_ok((info.AdapterFlags & NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED) &&
+               (info.AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED) &&
+               !(info.AdapterFlags & NDK_ADAPTER_FLAG_CQ_RESIZE_SUPPORTED),
+           "AdapterFlags: loopback, read sink not required, no CQ resize (0x%x)", (unsigned)info.AdapterFlags);
+    tap_ok(info.MaxInitiatorRequestSge >= 1 && info.MaxCqDepth >= 1 && info.MaxInitiatorQueueDepth >= QP_DEPTH,
+           "limits: %u SGE, CQ depth %u, queue depth %u", (unsigned)info.MaxInitiatorRequestSge,
+           (unsigned)info.MaxCqDepth, (unsigned)info.MaxInitiatorQueueDepth);
+}
+
+static void test_create_limits(void)
+{
+    NDK_CQ *c = NULL;
+    expect(ad->Dispatch->NdkCreateCq(ad, 0, NULL, NULL, NULL, create_cb, NULL, &c), STATUS_INVALID_PARAMETER,
+           "NdkCreateCq depth 0: INVALID_PARAMETER");
+    expect(ad->Dispatch->NdkCreateCq(ad, info.MaxCqDepth + 1, NULL, NULL, NULL, create_cb, NULL, &c),
+           STATUS_INVALID_PARAMETER, "NdkCreateCq depth above MaxCqDepth: INVALID_PARAMETER");
+    tap_ok(c == NULL, "failed NdkCreateCq returns no object");
+    expect(cq->Dispatch->NdkResizeCq(cq, 8, req_cb, NULL), STATUS_NOT_SUPPORTED, "NdkResizeCq: NOT_SUPPORTED");
+    expect(cq->Dispatch->NdkControlCqInterruptModeration(cq, 10, 10), STATUS_NOT_SUPPORTED,
+           "NdkControlCqInterruptModeration: NOT_SUPPORTED");
+    NDK_MW *mw = NULL;
+    expect(pd->Dispatch->NdkCreateMw(pd, create_cb, NULL, &mw), STATUS_NOT_SUPPORTED, "NdkCreateMw: NOT_SUPPORTED");
+    NDK_SHARED_ENDPOINT *se = NULL;
+    expect(ad->Dispatch->NdkCreateSharedEndpoint(ad, create_cb, NULL, &se), STATUS_NOT_SUPPORTED,
+           "NdkCreateSharedEndpoint: NOT_SUPPORTED");
+    NDK_QP *qp = NULL;
+    expect(pd->Dispatch->NdkCreateQp(pd, cq, cq, NULL, 0, info.MaxInitiatorQueueDepth + 1, 0, 1, 0, create_cb, NULL,
+                                     &qp),
+           STATUS_INVALID_PARAMETER, "NdkCreateQp queue depth above the maximum: INVALID_PARAMETER");
+    expect(pd->Dispatch->NdkCreateQp(pd, cq, cq, NULL, 0, 4, 0, info.MaxInitiatorRequestSge + 1, 0, create_cb, NULL,
+                                     &qp),
+           STATUS_INVALID_PARAMETER, "NdkCreateQp SGE count above the maximum: INVALID_PARAMETER");
+    UINT32 tok = 0;
+    expect(pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(pd, &tok), STATUS_SUCCESS,
+           "NdkGetPrivilegedMemoryRegionToken");
+    tap_ok(tok == 0xFFFFFFFFu, "privileged token is NF_ADAPTER_PRIVILEGED_TOKEN");
+}
+
+static void test_registration(void)
+{
+    struct buf b;
+    if (!tap_ok(new_buf(&b, 3 * PAGE_SIZE, 0, (ULONG)-1), "allocate a 3-page buffer"))
+        return;
+    NDK_MR *normal = new_mr(pd, 0), *fast = new_mr(pd, 1);
+    if (!tap_ok(normal && fast, "NdkCreateMr normal and fast-register"))
+        return;
+    UINT32 ftok = fast->Dispatch->NdkGetRemoteTokenFromMr(fast);
+    tap_ok(ftok == fast->Dispatch->NdkGetLocalTokenFromMr(fast) && ftok != 0, "fast MR has a token (0x%08x)",
+           (unsigned)ftok);
+
+    expect(init_fast(normal, 4, TRUE), STATUS_INVALID_DEVICE_STATE,
+           "NdkInitializeFastRegisterMr on a normal MR: INVALID_DEVICE_STATE");
+    expect(reg_mr(fast, b.mdl, b.len, NDK_MR_FLAG_ALLOW_LOCAL_WRITE), STATUS_INVALID_DEVICE_STATE,
+           "NdkRegisterMr on a fast-register MR: INVALID_DEVICE_STATE");
+    expect(init_fast(fast, info.FRMRPageCount + 1, TRUE), STATUS_IMPLEMENTATION_LIMIT,
+           "NdkInitializeFastRegisterMr above FRMRPageCount: IMPLEMENTATION_LIMIT");
+    expect(init_fast(fast, 0, TRUE), STATUS_INVALID_PARAMETER, "NdkInitializeFastRegisterMr of 0 pages: INVALID_PARAMETER");
+    expect(init_fast(fast, 4, TRUE), STATUS_SUCCESS, "NdkInitializeFastRegisterMr");
+    expect(init_fast(fast, info.FRMRPageCount, FALSE), STATUS_SUCCESS, "NdkInitializeFastRegisterMr again (max pages)");
+    /* Two in parallel. */
+    struct waiter w1, w2;
+    w_init(&w1);
+    w_init(&w2);
+    NTSTATUS s1 = ASYNC(&w1, fast->Dispatch->NdkInitializeFastRegisterMr(fast, 8, TRUE, req_cb, &w1));
+    NTSTATUS s2 = ASYNC(&w2, fast->Dispatch->NdkInitializeFastRegisterMr(fast, 8, TRUE, req_cb, &w2));
+    s1 = w_wait(&w1, s1);
+    s2 = w_wait(&w2, s2);
+    tap_ok(s1 == STATUS_SUCCESS && s2 == STATUS_SUCCESS, "two NdkInitializeFastRegisterMr in parallel: %s, %s",
+           NdkFpgaStatusName(s1), NdkFpgaStatusName(s2));
+    tap_ok(fast->Dispatch->NdkGetRemoteTokenFromMr(fast) == ftok, "fast MR token stable across initializations");
+    expect(dereg_mr(fast), STATUS_INVALID_DEVICE_STATE, "NdkDeregisterMr on a fast-register MR: INVALID_DEVICE_STATE");
+
+    /* MDL rules. */
+    expect(reg_mr(normal, b.mdl, b.len + 1, NDK_MR_FLAG_ALLOW_LOCAL_WRITE), STATUS_INVALID_PARAMETER,
+           "NdkRegisterMr length past the MDL: INVALID_PARAMETER");
+    expect(reg_mr(normal, b.mdl, b.len, 0x40), STATUS_INVALID_PARAMETER, "NdkRegisterMr unknown flag: INVALID_PARAMETER");
+    MDL zero = *b.mdl;
+    zero.StartVa = NULL;
+    zero.ProviderContext = NULL;
+    expect(reg_mr(normal, &zero, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE), STATUS_INVALID_PARAMETER,
+           "NdkRegisterMr zero-based virtual address: INVALID_PARAMETER");
+    /* A chain: first two pages, then the third; contiguous, then with a gap. */
+    PFN_NUMBER *pfn = MmGetMdlPfnArray(b.mdl);
+    uint8_t *va0 = b.mdl->StartVa;
+    MDL gap2 = {NULL, va0 + 3 * PAGE_SIZE, 0, PAGE_SIZE, pfn + 2, NULL}; /* one page gap */
+    MDL gap1 = {&gap2, va0, 0, 2 * PAGE_SIZE, pfn, NULL};
+    expect(reg_mr(normal, &gap1, 3 * PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE), STATUS_INVALID_PARAMETER,
+           "NdkRegisterMr MDL chain not virtually contiguous: INVALID_PARAMETER");
+    MDL m2 = {NULL, va0 + 2 * PAGE_SIZE, 0, PAGE_SIZE, pfn + 2, NULL};
+    MDL m1 = {&m2, va0, 0, 2 * PAGE_SIZE, pfn, NULL};
+    expect(reg_mr(normal, &m1, 3 * PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK),
+           STATUS_SUCCESS, "NdkRegisterMr virtually contiguous MDL chain (with RDMA_READ_SINK)");
+    expect(reg_mr(normal, b.mdl, b.len, NDK_MR_FLAG_ALLOW_LOCAL_WRITE), STATUS_INVALID_DEVICE_STATE,
+           "NdkRegisterMr on a registered MR: INVALID_DEVICE_STATE");
+    expect(dereg_mr(normal), STATUS_SUCCESS, "NdkDeregisterMr");
+    expect(dereg_mr(normal), STATUS_INVALID_DEVICE_STATE, "NdkDeregisterMr twice: INVALID_DEVICE_STATE");
+    expect(reg_mr(normal, b.mdl, b.len, NDK_MR_FLAG_ALLOW_REMOTE_WRITE), STATUS_SUCCESS, "register again after deregister");
+    expect(dereg_mr(normal), STATUS_SUCCESS, "deregister again");
+    expect(close_obj(&normal->Header), STATUS_SUCCESS, "close normal MR");
+    expect(close_obj(&fast->Header), STATUS_SUCCESS, "close fast MR");
+    free_buf(&b);
+}
+
+static void test_unconnected(void)
+{
+    NTSTATUS st;
+    NDK_QP *qp = new_qp(pd, 8, &st);
+    if (!tap_ok(qp != NULL, "NdkCreateQp (%s)", NdkFpgaStatusName(st)))
+        return;
+    NDK_MR *fast = new_mr(pd, 1);
+    if (!fast || init_fast(fast, 4, TRUE) != STATUS_SUCCESS) {
+        tap_ok(0, "fast MR for the unconnected QP");
+        return;
+    }
+    struct buf b;
+    new_buf(&b, PAGE_SIZE, 0, (ULONG)-1);
+    NDK_LOGICAL_ADDRESS page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(b.mdl)[0] << PAGE_SHIFT;
+    NDK_SGE sge = {{.VirtualAddress = va_of(&b, 0)}, 16, 0xFFFFFFFFu};
+    expect(qp->Dispatch->NdkFastRegister(qp, NULL, fast, 1, &page, 0, PAGE_SIZE, va_of(&b, 0), 0),
+           STATUS_CONNECTION_INVALID, "NdkFastRegister on an unconnected QP: CONNECTION_INVALID");
+    expect(qp->Dispatch->NdkInvalidate(qp, NULL, &fast->Header, 0), STATUS_CONNECTION_INVALID,
+           "NdkInvalidate on an unconnected QP: CONNECTION_INVALID");
+    sge.LogicalAddress = page;
+    expect(qp->Dispatch->NdkWrite(qp, NULL, &sge, 1, 0x1000, 0x100, 0), STATUS_CONNECTION_INVALID,
+           "NdkWrite on an unconnected QP: CONNECTION_INVALID");
+    expect(qp->Dispatch->NdkRead(qp, NULL, &sge, 1, 0x1000, 0x100, 0), STATUS_CONNECTION_INVALID,
+           "NdkRead on an unconnected QP: CONNECTION_INVALID");
+    expect(qp->Dispatch->NdkSend(qp, NULL, &sge, 1, 0), STATUS_NOT_SUPPORTED, "NdkSend: NOT_SUPPORTED");
+    expect(qp->Dispatch->NdkReceive(qp, NULL, &sge, 1), STATUS_NOT_SUPPORTED, "NdkReceive: NOT_SUPPORTED");
+    expect(qp->Dispatch->NdkBind(qp, NULL, fast, NULL, va_of(&b, 0), 16, 0), STATUS_NOT_SUPPORTED,
+           "NdkBind: NOT_SUPPORTED");
+    tap_ok(cq_stays_empty(), "inline failures post nothing (CQ empty)");
+    close_obj(&qp->Header);
+    close_obj(&fast->Header);
+    free_buf(&b);
+}
+
+/* The data path and the rules that need a connected QP. */
+static void test_fast_register_rules(void)
+{
+    struct pair pr;
+    if (!tap_ok(connect_pair(pd, &pr), "connect two QPs in loopback"))
+        return;
+    NDK_QP *qp = pr.qa;
+    struct buf tgt, src, rb;
+    /* The software adapter moves every byte of 3 scattered pages; the Verilator board
+     * (about 2 KB/s over its simulated UART) a range crossing the page boundary of 2
+     * scattered pages, with the bytes around it checked as well. */
+    const ULONG np = slow ? 2 : 3;
+    const ULONG fbo = slow ? PAGE_SIZE - 300 : 100;
+    const size_t len = slow ? 600 : 3 * PAGE_SIZE - 200;
+    const size_t tlen = np * PAGE_SIZE;
+    const size_t wlo = slow ? fbo - 64 : 0, whi = slow ? fbo + len + 64 : tlen; /* checked window */
+    if (!new_buf(&tgt, tlen, 1, (ULONG)-1) || !new_buf(&src, len, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE) ||
+        !new_buf(&rb, len, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE)) {
+        tap_ok(0, "buffers for the data tests");
+        return;
+    }
+    NDK_LOGICAL_ADDRESS pages[4] = {0, 0, 0, 0};
+    for (ULONG i = 0; i < np; i++)
+        pages[i] = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(tgt.mdl)[i] << PAGE_SHIFT;
+    pages[np] = pages[0];
+    tap_ok(pages[1] != pages[0] + PAGE_SIZE, "target pages are not contiguous in adapter memory");
+    NDK_MR *fr = new_mr(pd, 1), *fr_local = new_mr(pd, 1), *normal = new_mr(pd, 0);
+    if (!fr || !fr_local || !normal || init_fast(fr, np, TRUE) != STATUS_SUCCESS ||
+        init_fast(fr_local, np, FALSE) != STATUS_SUCCESS) {
+        tap_ok(0, "fast MRs for the data tests");
+        return;
+    }
+    UINT32 tok = fr->Dispatch->NdkGetRemoteTokenFromMr(fr);
+    /* Base VA: n pages + FBO, not the buffer's own VA (any value works). */
+    uint8_t *va = (uint8_t *)(uintptr_t)0x7f0000000000ull + fbo;
+
+    /* Local rules, inline, nothing posted. */
+    expect(qp->Dispatch->NdkFastRegister(qp, NULL, fr, np + 1, pages, fbo, len, va, 0), STATUS_INVALID_PARAMETER,
+           "NdkFastRegister page count above the MR's capacity: INVALID_PARAMETER");
+    expect(qp->Dispatch->NdkFastRegister(qp, NULL, fr_local, np, pages, fbo, len, va, NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
+           STATUS_ACCESS_VIOLATION, "NdkFastRegister remote write on an MR without RemoteAccess: ACCESS_VIOLATION");
+    expect(qp->Dispatch->NdkFastRegister(qp, NULL, fr_local, np, pages, fbo, len, va, NDK_OP_FLAG_ALLOW_REMOTE_READ),
+           STATUS_ACCESS_VIOLATION, "NdkFastRegister remote read on an MR without RemoteAccess: ACCESS_VIOLATION");
+    NDK_LOGICAL_ADDRESS bad[4] = {pages[0] + 8, pages[1], pages[2], pages[3]};
+    expect(qp->Dispatch->NdkFastRegister(qp, NULL, fr, np, bad, fbo, len, va, 0), STATUS_INVALID_PARAMETER,
+           "NdkFastRegister misaligned page address: INVALID_PARAMETER");
+    expect(qp->Dispatch->NdkFastRegister(qp, NULL, fr, np, pages, fbo, len, va + 1, 0), STATUS_INVALID_PARAMETER,
+           "NdkFastRegister base VA not FBO + n * PAGE_SIZE: INVALID_PARAMETER");
+    expect(qp->Dispatch->NdkFastRegister(qp, NULL, fr, np, pages, fbo, np * PAGE_SIZE - fbo + 1, va, 0),
+           STATUS_INVALID_PARAMETER, "NdkFastRegister length past the pages: INVALID_PARAMETER");
+    expect(qp->Dispatch->NdkFastRegister(qp, NULL, fr, np, pages, 0, len, NULL, 0), STATUS_INVALID_PARAMETER,
+           "NdkFastRegister zero-based virtual address: INVALID_PARAMETER");
+    NDK_MR *uninit = new_mr(pd, 1);
+    expect(qp->Dispatch->NdkFastRegister(qp, NULL, uninit, 1, pages, 0, 16, va - fbo, 0), STATUS_INVALID_DEVICE_STATE,
+           "NdkFastRegister on an uninitialized fast MR: INVALID_DEVICE_STATE");
+    expect(qp->Dispatch->NdkFastRegister(qp, NULL, normal, 1, pages, 0, 16, va - fbo, 0), STATUS_INVALID_DEVICE_STATE,
+           "NdkFastRegister on a normal MR: INVALID_DEVICE_STATE");
+    expect(qp->Dispatch->NdkInvalidate(qp, NULL, &normal->Header, 0), STATUS_INVALID_DEVICE_STATE,
+           "NdkInvalidate of a normal MR: INVALID_DEVICE_STATE");
+    tap_ok(cq_stays_empty(), "rule violations posted nothing");
+
+    /* Fill the target with a known pattern, fast-register it, write through the token. */
+    uint8_t *before = malloc(tlen), *data = malloc(len), *back = malloc(tlen);
+    fill(before, tlen, 1);
+    fill(data, len, 2);
+    NdkFpgaWriteBuffer(ad, tgt.mdl, wlo, before + wlo, whi - wlo);
+    NdkFpgaWriteBuffer(ad, src.mdl, 0, data, len);
+    expect(qp->Dispatch->NdkFastRegister(qp, (PVOID)1, fr, np, pages, fbo, len, va,
+                                         NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_ALLOW_REMOTE_READ |
+                                             NDK_OP_FLAG_RDMA_READ_SINK),
+           STATUS_SUCCESS, "NdkFastRegister scattered pages, nonzero FBO (with RDMA_READ_SINK)");
+    expect_result(next_result(), STATUS_SUCCESS, NdkOperationTypeFastRegister, (PVOID)1, "fast-register completes");
+    tap_ok(fr->Dispatch->NdkGetRemoteTokenFromMr(fr) == tok, "token unchanged by the fast-register");
+    NDK_SGE sge = {{.VirtualAddress = va_of(&src, 0)}, (ULONG)len,
+                   src.mr->Dispatch->NdkGetLocalTokenFromMr(src.mr)};
+    expect(qp->Dispatch->NdkWrite(qp, (PVOID)2, &sge, 1, (UINT64)(uintptr_t)va, tok, 0), STATUS_SUCCESS,
+           "NdkWrite through the remote token");
+    NDK_RESULT_EX r = next_result();
+    expect_result(r, STATUS_SUCCESS, NdkOperationTypeWrite, (PVOID)2, "RDMA Write completes");
+    tap_ok(r.BytesTransferred == len, "BytesTransferred %u == %zu", (unsigned)r.BytesTransferred, len);
+    NdkFpgaReadBuffer(ad, tgt.mdl, wlo, back + wlo, whi - wlo);
+    memcpy(before + fbo, data, len);
+    tap_ok(!memcmp(back + wlo, before + wlo, whi - wlo),
+           "every target byte written, none outside [FBO, FBO + length) (%zu bytes checked)", whi - wlo);
+    /* Read it back through the token into a third buffer. */
+    NDK_SGE rsge = {{.VirtualAddress = va_of(&rb, 0)}, (ULONG)len, rb.mr->Dispatch->NdkGetLocalTokenFromMr(rb.mr)};
+    expect(qp->Dispatch->NdkRead(qp, (PVOID)3, &rsge, 1, (UINT64)(uintptr_t)va, tok, 0), STATUS_SUCCESS,
+           "NdkRead through the remote token");
+    expect_result(next_result(), STATUS_SUCCESS, NdkOperationTypeRead, (PVOID)3, "RDMA Read completes");
+    memset(back, 0, tlen);
+    NdkFpgaReadBuffer(ad, rb.mdl, 0, back, len);
+    tap_ok(!memcmp(back, data, len), "RDMA Read: every byte checked");
+
+    /* Invalidate: then the same write is refused and the target does not change. */
+    expect(qp->Dispatch->NdkInvalidate(qp, (PVOID)4, &fr->Header, 0), STATUS_SUCCESS, "NdkInvalidate");
+    expect_result(next_result(), STATUS_SUCCESS, NdkOperationTypeInvalidate, (PVOID)4, "invalidate completes");
+    uint8_t *junk = malloc(len);
+    fill(junk, len, 3);
+    NdkFpgaWriteBuffer(ad, src.mdl, 0, junk, len);
+    expect(qp->Dispatch->NdkWrite(qp, (PVOID)5, &sge, 1, (UINT64)(uintptr_t)va, tok, 0), STATUS_SUCCESS,
+           "NdkWrite after invalidation posts");
+    r = next_result();
+    expect_result(r, STATUS_ACCESS_VIOLATION, NdkOperationTypeWrite, (PVOID)5,
+                  "write through an invalidated token: STATUS_ACCESS_VIOLATION");
+    NdkFpgaReadBuffer(ad, tgt.mdl, wlo, back + wlo, whi - wlo);
+    tap_ok(!memcmp(back + wlo, before + wlo, whi - wlo), "target bytes unchanged after the refused write");
+    expect(qp->Dispatch->NdkFastRegister(qp, (PVOID)6, fr, np, pages, fbo, len, va, NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
+           STATUS_SUCCESS, "a request after the error completion posts");
+    expect_result(next_result(), STATUS_CANCELLED, NdkOperationTypeFastRegister, (PVOID)6,
+                  "later request on that QP: STATUS_CANCELLED");
+    close_pair(&pr);
+
+    /* Token stable across fast-register/invalidate cycles, on a fresh connection. */
+    if (tap_ok(connect_pair(pd, &pr), "reconnect")) {
+        qp = pr.qa;
+        int cycles = slow ? 2 : 5, good = 1;
+        for (int c = 0; c < cycles && good; c++) {
+            fill(data, len, 10u + (uint32_t)c);
+            NdkFpgaWriteBuffer(ad, src.mdl, 0, data, len);
+            good &= qp->Dispatch->NdkFastRegister(qp, NULL, fr, np, pages, fbo, len, va,
+                                                  NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_SILENT_SUCCESS) ==
+                    STATUS_SUCCESS;
+            good &= qp->Dispatch->NdkWrite(qp, (PVOID)7, &sge, 1, (UINT64)(uintptr_t)va,
+                                           fr->Dispatch->NdkGetRemoteTokenFromMr(fr), 0) == STATUS_SUCCESS;
+            r = next_result();
+            good &= r.Status == STATUS_SUCCESS && r.RequestContext == (PVOID)7;
+            NdkFpgaReadBuffer(ad, tgt.mdl, fbo, back, len);
+            good &= !memcmp(back, data, len);
+            good &= qp->Dispatch->NdkInvalidate(qp, (PVOID)8, &fr->Header, 0) == STATUS_SUCCESS;
+            r = next_result();
+            good &= r.Status == STATUS_SUCCESS && r.Type == NdkOperationTypeInvalidate;
+            good &= fr->Dispatch->NdkGetRemoteTokenFromMr(fr) == tok;
+        }
+        tap_ok(good, "%d fast-register/write/invalidate cycles with one token (silent fast-registers)", cycles);
+
+        /* Double invalidate: the second fails (completion with an error status). */
+        expect(qp->Dispatch->NdkInvalidate(qp, (PVOID)9, &fr->Header, 0), STATUS_SUCCESS,
+               "NdkInvalidate of an invalidated MR posts");
+        r = next_result();
+        tap_ok(r.Status != STATUS_SUCCESS && r.Status != STATUS_IO_TIMEOUT && r.RequestContext == (PVOID)9,
+               "invalidating an already-invalidated token fails (%s)", NdkFpgaStatusName(r.Status));
+        close_pair(&pr);
+    }
+    free(before);
+    free(data);
+    free(back);
+    free(junk);
+    close_obj(&fr->Header);
+    close_obj(&fr_local->Header);
+    close_obj(&normal->Header);
+    close_obj(&uninit->Header);
+    free_buf(&tgt);
+    free_buf(&src);
+    free_buf(&rb);
+}
+
+/* A remote access the engine must refuse: the write completes with
+ * ACCESS_VIOLATION, the target is unchanged, the next request is CANCELLED. */
+static void refused_write(const char *name, struct buf *tgt, UINT32 token, UINT64 raddr, ULONG wlen)
+{
+    struct pair pr;
+    if (!tap_ok(connect_pair(pd, &pr), "connect for: %s", name))
+        return;
+    struct buf src;
+    new_buf(&src, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    size_t clen = slow ? 2 * REFUSAL_MR_BYTES : tgt->len; /* bytes checked */
+    uint8_t *before = malloc(tgt->len), *after = malloc(tgt->len), pat[64];
+    fill(before, tgt->len, 77);
+    fill(pat, sizeof(pat), 78);
+    NdkFpgaWriteBuffer(ad, tgt->mdl, 0, before, clen);
+    NdkFpgaWriteBuffer(ad, src.mdl, 0, pat, sizeof(pat));
+    NDK_SGE sge = {{.VirtualAddress = va_of(&src, 0)}, wlen, src.mr->Dispatch->NdkGetLocalTokenFromMr(src.mr)};
+    NTSTATUS st = pr.qa->Dispatch->NdkWrite(pr.qa, (PVOID)0x77, &sge, 1, raddr, token, 0);
+    NDK_RESULT_EX r = next_result();
+    tap_ok(st == STATUS_SUCCESS && r.Status == STATUS_ACCESS_VIOLATION && r.RequestContext == (PVOID)0x77 &&
+               r.Type == NdkOperationTypeWrite,
+           "%s: STATUS_ACCESS_VIOLATION (post %s, result %s, refuse %u)", name, NdkFpgaStatusName(st),
+           NdkFpgaStatusName(r.Status), (unsigned)r.ProviderErrorCode);
+    NdkFpgaReadBuffer(ad, tgt->mdl, 0, after, clen);
+    tap_ok(!memcmp(before, after, clen), "%s: target unchanged (%zu bytes checked)", name, clen);
+    st = pr.qa->Dispatch->NdkWrite(pr.qa, (PVOID)0x78, &sge, 1, raddr, token, 0);
+    r = next_result();
+    tap_ok(st == STATUS_SUCCESS && r.Status == STATUS_CANCELLED && r.RequestContext == (PVOID)0x78,
+           "%s: the next request completes STATUS_CANCELLED (%s)", name, NdkFpgaStatusName(r.Status));
+    free(before);
+    free(after);
+    free_buf(&src);
+    close_pair(&pr);
+}
+
+static void test_refusals(void)
+{
+    struct buf tgt;
+    if (!new_buf(&tgt, PAGE_SIZE, 0, (ULONG)-1))
+        return;
+    const SIZE_T mlen = REFUSAL_MR_BYTES;
+    /* Another PD's MR, registered for remote write. */
+    NDK_MR *other = new_mr(pd2, 0);
+    if (other && reg_mr(other, tgt.mdl, mlen, NDK_MR_FLAG_ALLOW_REMOTE_WRITE) == STATUS_SUCCESS)
+        refused_write("write through a token of another PD", &tgt, other->Dispatch->NdkGetRemoteTokenFromMr(other),
+                      (UINT64)(uintptr_t)va_of(&tgt, 0), 64);
+    else
+        tap_ok(0, "register an MR in a second PD");
+    /* Read-only token used for writing. */
+    NDK_MR *ro = new_mr(pd, 0);
+    if (ro && reg_mr(ro, tgt.mdl, mlen, NDK_MR_FLAG_ALLOW_REMOTE_READ) == STATUS_SUCCESS)
+        refused_write("write through a read-only token", &tgt, ro->Dispatch->NdkGetRemoteTokenFromMr(ro),
+                      (UINT64)(uintptr_t)va_of(&tgt, 0), 64);
+    else
+        tap_ok(0, "register a read-only MR");
+    if (ro)
+        dereg_mr(ro);
+    /* One byte past the end of a writable region. */
+    NDK_MR *rw = new_mr(pd, 0);
+    if (rw && reg_mr(rw, tgt.mdl, mlen, NDK_MR_FLAG_ALLOW_REMOTE_WRITE) == STATUS_SUCCESS) {
+        UINT64 end = (UINT64)(uintptr_t)va_of(&tgt, 0) + mlen;
+        refused_write("write of 1 byte one past the end", &tgt, rw->Dispatch->NdkGetRemoteTokenFromMr(rw), end, 1);
+        refused_write("write of 16 bytes crossing the end", &tgt, rw->Dispatch->NdkGetRemoteTokenFromMr(rw), end - 8,
+                      16);
+        refused_write("write through a bad key", &tgt, rw->Dispatch->NdkGetRemoteTokenFromMr(rw) ^ 0x55,
+                      (UINT64)(uintptr_t)va_of(&tgt, 0), 16);
+        dereg_mr(rw);
+    } else {
+        tap_ok(0, "register a writable MR");
+    }
+    if (other) {
+        dereg_mr(other);
+        close_obj(&other->Header);
+    }
+    if (ro)
+        close_obj(&ro->Header);
+    if (rw)
+        close_obj(&rw->Header);
+    free_buf(&tgt);
+}
+
+/* Asynchronous contract: many in flight, DEFER, SILENT_SUCCESS, flush, CQ
+ * notification, close ordering. */
+static int notified;
+static VOID cq_notify(PVOID ctx, NTSTATUS st)
+{
+    (void)ctx;
+    (void)st;
+    conf_note_thread();
+    __atomic_add_fetch(&notified, 1, __ATOMIC_SEQ_CST);
+}
+
+static void test_async(void)
+{
+    struct pair pr;
+    if (!tap_ok(connect_pair(pd, &pr), "connect for the asynchronous tests"))
+        return;
+    NDK_QP *qp = pr.qa;
+    struct buf tgt;
+    new_buf(&tgt, PAGE_SIZE, 0, (ULONG)-1);
+    NDK_LOGICAL_ADDRESS page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(tgt.mdl)[0] << PAGE_SHIFT;
+    NDK_MR *fr = new_mr(pd, 1);
+    if (!fr || init_fast(fr, 1, TRUE) != STATUS_SUCCESS) {
+        tap_ok(0, "fast MR for the asynchronous tests");
+        return;
+    }
+    PVOID va = (PVOID)(uintptr_t)0x10000;
+
+    /* Many in flight, most deferred; completions in order with their contexts. */
+    int n = slow ? 16 : 100, ok = 1;
+    for (int i = 0; i < n && ok; i++) {
+        ULONG defer = (i % 10 != 9) ? NDK_OP_FLAG_DEFER : 0;
+        if (i % 2 == 0)
+            ok &= qp->Dispatch->NdkFastRegister(qp, (PVOID)(uintptr_t)(1000 + i), fr, 1, &page, 0, PAGE_SIZE, va,
+                                                NDK_OP_FLAG_ALLOW_REMOTE_WRITE | defer) == STATUS_SUCCESS;
+        else
+            ok &= qp->Dispatch->NdkInvalidate(qp, (PVOID)(uintptr_t)(1000 + i), &fr->Header, defer) == STATUS_SUCCESS;
+    }
+    tap_ok(ok, "%d fast-register/invalidate requests posted, 9 of 10 deferred", n);
+    for (int i = 0; i < n && ok; i++) {
+        NDK_RESULT_EX r = next_result();
+        ok &= r.Status == STATUS_SUCCESS && r.RequestContext == (PVOID)(uintptr_t)(1000 + i) &&
+              r.Type == (i % 2 ? NdkOperationTypeInvalidate : NdkOperationTypeFastRegister);
+        if (!ok)
+            printf("# result %d: %s ctx %p type %d\n", i, NdkFpgaStatusName(r.Status), r.RequestContext, (int)r.Type);
+    }
+    tap_ok(ok, "all %d completed in order with their contexts and types", n);
+
+    /* SILENT_SUCCESS: only the signalled one completes. */
+    ok = qp->Dispatch->NdkFastRegister(qp, (PVOID)1, fr, 1, &page, 0, PAGE_SIZE, va,
+                                       NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_SILENT_SUCCESS) == STATUS_SUCCESS;
+    ok &= qp->Dispatch->NdkInvalidate(qp, (PVOID)2, &fr->Header, NDK_OP_FLAG_SILENT_SUCCESS) == STATUS_SUCCESS;
+    ok &= qp->Dispatch->NdkFastRegister(qp, (PVOID)3, fr, 1, &page, 0, PAGE_SIZE, va,
+                                        NDK_OP_FLAG_ALLOW_REMOTE_WRITE) == STATUS_SUCCESS;
+    NDK_RESULT_EX r = next_result();
+    ok &= r.Status == STATUS_SUCCESS && r.RequestContext == (PVOID)3;
+    tap_ok(ok && cq_stays_empty(), "SILENT_SUCCESS: successful silent requests produce no completion");
+
+    /* DEFER then an inline failure: the deferred request still reaches the board. */
+    ok = qp->Dispatch->NdkInvalidate(qp, (PVOID)4, &fr->Header, NDK_OP_FLAG_DEFER) == STATUS_SUCCESS;
+    ok &= qp->Dispatch->NdkFastRegister(qp, NULL, fr, 2, &page, 0, PAGE_SIZE, va, 0) == STATUS_INVALID_PARAMETER;
+    r = next_result();
+    tap_ok(ok && r.Status == STATUS_SUCCESS && r.RequestContext == (PVOID)4,
+           "an inline failure pushes the deferred requests (%s)", NdkFpgaStatusName(r.Status));
+
+    /* CQ notification after arming, on the callback thread. */
+    NDK_CQ *ncq = NULL;
+    NTSTATUS st = ad->Dispatch->NdkCreateCq(ad, 16, cq_notify, NULL, NULL, create_cb, NULL, &ncq);
+    tap_ok(st == STATUS_SUCCESS && ncq, "NdkCreateCq with a notification callback");
+    if (ncq) {
+        struct waiter w;
+        w_init(&w);
+        NDK_QP *nq = NULL;
+        st = ASYNC(&w, pd->Dispatch->NdkCreateQp(pd, ncq, ncq, NULL, 0, 4, 0, 1, 0, create_cb, &w, &nq));
+        nq = (NDK_QP *)(void *)create_wait(&w, st, nq, &st);
+        ncq->Dispatch->NdkArmCq(ncq, NDK_CQ_NOTIFY_ANY);
+        sleep_ms(20);
+        tap_ok(__atomic_load_n(&notified, __ATOMIC_SEQ_CST) == 0, "armed empty CQ: no notification yet");
+        /* Close ordering: the CQ closes after the QP using it. */
+        struct waiter wcq, wqp;
+        w_init(&wcq);
+        w_init(&wqp);
+        NTSTATUS s1 = ASYNC(&wcq, NdkCloseObject(&ncq->Header, close_cb, &wcq));
+        tap_ok(s1 == STATUS_PENDING, "closing a CQ still used by a QP pends (%s)", NdkFpgaStatusName(s1));
+        NTSTATUS s2 = nq ? ASYNC(&wqp, NdkCloseObject(&nq->Header, close_cb, &wqp)) : STATUS_INVALID_PARAMETER;
+        tap_ok(s2 == STATUS_SUCCESS || s2 == STATUS_PENDING, "close the QP (%s)", NdkFpgaStatusName(s2));
+        tap_ok(w_wait(&wqp, s2) == STATUS_SUCCESS && w_wait(&wcq, s1) == STATUS_SUCCESS,
+               "the CQ's close completes once its QP closed");
+    }
+
+    /* Flush: outstanding requests complete STATUS_CANCELLED. */
+    ok = 1;
+    for (int i = 0; i < 3; i++)
+        ok &= qp->Dispatch->NdkInvalidate(qp, (PVOID)(uintptr_t)(50 + i), &fr->Header, NDK_OP_FLAG_DEFER) ==
+              STATUS_SUCCESS;
+    qp->Dispatch->NdkFlush(qp);
+    for (int i = 0; i < 3; i++) {
+        r = next_result();
+        ok &= r.Status == STATUS_CANCELLED && r.RequestContext == (PVOID)(uintptr_t)(50 + i);
+    }
+    tap_ok(ok, "NdkFlush: pending requests complete STATUS_CANCELLED");
+
+    /* Close ordering of a PD with a live MR. */
+    NDK_PD *p3 = NULL;
+    ad->Dispatch->NdkCreatePd(ad, create_cb, NULL, &p3);
+    NDK_MR *m3 = p3 ? new_mr(p3, 1) : NULL;
+    if (p3 && m3) {
+        struct waiter wpd;
+        w_init(&wpd);
+        NTSTATUS s1 = ASYNC(&wpd, NdkCloseObject(&p3->Header, close_cb, &wpd));
+        tap_ok(s1 == STATUS_PENDING, "closing a PD with an open MR pends");
+        sleep_ms(10);
+        tap_ok(!w_is_done(&wpd), "the PD's close waits for the MR");
+        tap_ok(close_obj(&m3->Header) == STATUS_SUCCESS, "close the MR");
+        tap_ok(w_wait(&wpd, s1) == STATUS_SUCCESS, "then the PD's close completes");
+    } else {
+        tap_ok(0, "PD and MR for the close-ordering test");
+    }
+
+    /* Disconnect: the peer hears of it, and the QP refuses work. */
+    struct waiter wd;
+    w_init(&wd);
+    int before = disconnects;
+    st = ASYNC(&wd, pr.ca->Dispatch->NdkDisconnect(pr.ca, req_cb, &wd));
+    tap_ok(w_wait(&wd, st) == STATUS_SUCCESS, "NdkDisconnect");
+    for (int i = 0; i < 1000 && disconnects == before; i++)
+        sleep_ms(1);
+    tap_ok(disconnects > before, "the peer's DisconnectEvent ran");
+    expect(qp->Dispatch->NdkInvalidate(qp, NULL, &fr->Header, 0), STATUS_CONNECTION_INVALID,
+           "work request after disconnect: CONNECTION_INVALID");
+    close_pair(&pr);
+    close_obj(&fr->Header);
+    free_buf(&tgt);
+}
+
+static void test_connection_rules(void)
+{
+    NTSTATUS st;
+    NDK_QP *qa = new_qp(pd, 4, &st), *qb = new_qp(pd, 4, &st);
+    NDK_CONNECTOR *ca = NULL;
+    ad->Dispatch->NdkCreateConnector(ad, create_cb, NULL, &ca);
+    if (!tap_ok(qa && qb && ca, "QPs and a connector"))
+        return;
+    struct sockaddr_in nowhere = addr_of(9), dst = addr_of(LISTEN_PORT), src = addr_of(30000);
+    struct waiter w;
+    w_init(&w);
+    st = ASYNC(&w, ca->Dispatch->NdkConnect(ca, qa, (const SOCKADDR *)&src, sizeof(src), (const SOCKADDR *)&nowhere,
+                                            sizeof(nowhere), 0, 0, NULL, 0, req_cb, &w));
+    expect(w_wait(&w, st), STATUS_CONNECTION_REFUSED, "connect to an address nobody listens on: CONNECTION_REFUSED");
+    close_obj(&ca->Header);
+    ad->Dispatch->NdkCreateConnector(ad, create_cb, NULL, &ca);
+    uint8_t pdata[5] = {9, 8, 7, 6, 5};
+    NTSTATUS cst = ASYNC(&w, ca->Dispatch->NdkConnect(ca, qa, (const SOCKADDR *)&src, sizeof(src),
+                                                      (const SOCKADDR *)&dst, sizeof(dst), 2, 3, pdata, sizeof(pdata),
+                                                      req_cb, &w));
+    NDK_CONNECTOR *in = wait_incoming();
+    if (tap_ok(in != NULL, "connect event delivered")) {
+        ULONG ird = 0, ord = 0, plen = 0;
+        uint8_t got[16];
+        NTSTATUS g1 = in->Dispatch->NdkGetConnectionData(in, &ird, &ord, got, &plen);
+        plen = sizeof(got);
+        NTSTATUS g2 = in->Dispatch->NdkGetConnectionData(in, &ird, &ord, got, &plen);
+        tap_ok(g1 == STATUS_BUFFER_TOO_SMALL && g2 == STATUS_SUCCESS && ird == 2 && ord == 3 && plen == 5 &&
+                   !memcmp(got, pdata, 5),
+               "NdkGetConnectionData: the caller's read limits and private data");
+        struct sockaddr_in peer;
+        ULONG alen = sizeof(peer);
+        st = in->Dispatch->NdkGetPeerAddress(in, (SOCKADDR *)&peer, &alen);
+        tap_ok(st == STATUS_SUCCESS && peer.sin_port == src.sin_port, "NdkGetPeerAddress: the caller's address");
+        alen = sizeof(peer);
+        st = in->Dispatch->NdkGetLocalAddress(&in->Header, (SOCKADDR *)&peer, &alen);
+        tap_ok(st == STATUS_SUCCESS && peer.sin_port == dst.sin_port, "NdkGetLocalAddress: the listened address");
+        expect(in->Dispatch->NdkReject(in, NULL, 0), STATUS_SUCCESS, "NdkReject");
+        expect(w_wait(&w, cst), STATUS_CONNECTION_REFUSED,
+               "rejected connect completes CONNECTION_REFUSED");
+        close_obj(&in->Header);
+    }
+    close_obj(&ca->Header);
+    close_obj(&qa->Header);
+    close_obj(&qb->Header);
+}
+
+int main(void)
+{
+    const char *dev = getenv("NDKFPGA_DEVICE");
+    if (!dev || !*dev)
+        dev = "model";
+    slow = strncmp(dev, "sim", 3) == 0;
+    if (slow)
+        conf_timeout_ms = 120000;
+    printf("# NDK conformance against \"%s\"\n", dev);
+    NTSTATUS st = NdkFpgaOpenAdapter(dev, &ad);
+    if (!expect(st, STATUS_SUCCESS, "NdkFpgaOpenAdapter"))
+        return tap_done();
+    test_adapter_info();
+    st = ad->Dispatch->NdkCreateCq(ad, 1024, NULL, NULL, NULL, create_cb, NULL, &cq);
+    expect(st, STATUS_SUCCESS, "NdkCreateCq");
+    expect(ad->Dispatch->NdkCreatePd(ad, create_cb, NULL, &pd), STATUS_SUCCESS, "NdkCreatePd");
+    expect(ad->Dispatch->NdkCreatePd(ad, create_cb, NULL, &pd2), STATUS_SUCCESS, "NdkCreatePd (second)");
+    st = ad->Dispatch->NdkCreateListener(ad, on_connect_event, NULL, create_cb, NULL, &listener);
+    struct sockaddr_in any;
+    memset(&any, 0, sizeof(any));
+    any.sin_family = AF_INET;
+    any.sin_port = htons(LISTEN_PORT);
+    if (st == STATUS_SUCCESS)
+        st = listener->Dispatch->NdkListen(listener, (const SOCKADDR *)&any, sizeof(any), req_cb, NULL);
+    expect(st, STATUS_SUCCESS, "NdkCreateListener + NdkListen");
+    if (!cq || !pd || !pd2 || st != STATUS_SUCCESS) {
+        NdkFpgaCloseAdapter(ad);
+        return tap_done();
+    }
+    NDK_LISTENER *l2 = NULL;
+    ad->Dispatch->NdkCreateListener(ad, on_connect_event, NULL, create_cb, NULL, &l2);
+    if (l2) {
+        expect(l2->Dispatch->NdkListen(l2, (const SOCKADDR *)&any, sizeof(any), req_cb, NULL),
+               STATUS_ADDRESS_ALREADY_ASSOCIATED, "second listener on the same address: ADDRESS_ALREADY_ASSOCIATED");
+        close_obj(&l2->Header);
+    }
+
+    static const struct {
+        const char *name;
+        void (*fn)(void);
+    } sections[] = {
+        {"create limits", test_create_limits},   {"registration", test_registration},
+        {"unconnected QP", test_unconnected},     {"connections", test_connection_rules},
+        {"fast register and data", test_fast_register_rules}, {"refused accesses", test_refusals},
+        {"asynchronous contract", test_async},
+    };
+    for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+        uint64_t t0 = now_ms();
+        printf("# --- %s\n", sections[i].name);
+        sections[i].fn();
+        printf("# %s: %llu ms\n", sections[i].name, (unsigned long long)(now_ms() - t0));
+    }
+
+    close_obj(&listener->Header);
+    close_obj(&pd->Header);
+    close_obj(&pd2->Header);
+    close_obj(&cq->Header);
+    NdkFpgaCloseAdapter(ad);
+    tap_ok(conf_violations == 0, "asynchronous contract over %d callbacks: only after STATUS_PENDING, never inside the "
+                                 "call, one callback thread%s%s",
+           conf_callbacks, conf_violations ? ": " : "", conf_violation_msg);
+    return tap_done();
+}
