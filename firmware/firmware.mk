@@ -2,7 +2,8 @@
 # C models of the link hardware and the engine, and the software adapter nfmodel.
 #   make firmware          build/firmware/nf_fw.{elf,bin,hex}, size checked
 #   make model             build/model/nfmodel
-#   make test-firmware     host-build unit tests (also under ASan/UBSan)
+#   make test-firmware     host-build unit tests (also under ASan/UBSan), image checks, nfmodel
+#   make test-firmware-sim the image on the Verilator RTL (nfsim)
 #   make test-fuzz-firmware  bounded libFuzzer run of the message handler
 #   make lint-firmware     cppcheck, warnings are errors
 HAVE_FIRMWARE := 1
@@ -31,7 +32,7 @@ RV_LDFLAGS := -nostartfiles -Wl,--gc-sections -Wl,--no-warn-rwx-segments -T $(FW
 FW_RAM_MIN := $(shell awk '$$2 == "NF_PROFILE_ULX3S_25K_FW_RAM_BYTES" { sub(/u$$/, "", $$3); print $$3 }' $(FW_INC)/nf_layout.h)
 FW_STACK_RESERVE := 2048
 
-.PHONY: firmware model test-firmware test-fuzz-firmware fuzz-firmware lint-firmware
+.PHONY: firmware model test-firmware test-firmware-sim test-fuzz-firmware fuzz-firmware lint-firmware
 
 firmware: $(FW_BUILD)/nf_fw.hex ## build the RISC-V firmware image
 
@@ -73,7 +74,13 @@ TEST_TARGETS += test-firmware
 test-firmware: $(MODEL_BUILD)/test_fw $(MODEL_BUILD)/test_fw_san $(FW_BUILD)/nf_fw.hex $(MODEL_BUILD)/nfmodel
 	@$(MODEL_BUILD)/test_fw
 	@$(MODEL_BUILD)/test_fw_san --quiet --prefix san:
+	@bash $(FW_DIR)/tests/test_image.sh $(ROOT) $(FW_BUILD)
 	@bash $(FW_DIR)/tests/test_nfmodel.sh $(MODEL_BUILD)/nfmodel
+
+# The real image on the Verilator RTL (needs the `sim` build).
+TEST_TARGETS += test-firmware-sim
+test-firmware-sim: firmware sim
+	@bash $(FW_DIR)/tests/test_fw_sim.sh $(BUILD)/sim/nfsim $(FW_BUILD)/nf_fw.hex
 
 # ---- fuzzing ----
 FUZZ_CC := clang

@@ -61,13 +61,14 @@ test-host-ndk: $(NDK_BUILD)/test_ndk $(NDK_BUILD)/test_ndk_san
 
 # ---- conformance suite (tests/conformance/) against a live adapter ----
 CONF_SRCS := tests/conformance/conformance.c
+CONF_DEFS = -DNDK_MODEL_BIN='"$(BUILD)/model/nfmodel"'
 CONF_HDRS := tests/conformance/conformance.h tests/tap.h
 $(NDK_BUILD)/conformance: $(CONF_SRCS) $(CONF_HDRS) $(NDK_BUILD)/libndkfpga.a host/include/ndkpi.h host/include/ndkfpga.h
-	$(NDK_CONSUMER_CC) -o $@ $(CONF_SRCS) $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
+	$(NDK_CONSUMER_CC) $(CONF_DEFS) -o $@ $(CONF_SRCS) $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
 
 $(NDK_BUILD)/conformance_san: $(CONF_SRCS) $(CONF_HDRS) $(NDK_BUILD)/libndkfpga_san.a host/include/ndkpi.h \
                               host/include/ndkfpga.h
-	$(NDK_CONSUMER_CC) -O1 $(SAN_FLAGS) -o $@ $(CONF_SRCS) $(NDK_BUILD)/libndkfpga_san.a $(NDK_LIB_LIBS)
+	$(NDK_CONSUMER_CC) $(CONF_DEFS) -O1 $(SAN_FLAGS) -o $@ $(CONF_SRCS) $(NDK_BUILD)/libndkfpga_san.a $(NDK_LIB_LIBS)
 
 # Against the software adapter (fast), with the sanitizers on the whole library.
 test-conformance-model: $(NDK_BUILD)/conformance_san $(BUILD)/model/nfmodel
@@ -80,6 +81,7 @@ test-conformance-sim: $(NDK_BUILD)/conformance sim
 # ---- install ----
 PREFIX ?= /usr/local
 NDK_INST_BUILD = $(NDK_BUILD)/inst
+NDK_INST_CFLAGS = $(filter-out -DNF_SIM_DEFAULT_PATH=% -DNF_MODEL_DEFAULT_PATH=%,$(NDK_LIB_CFLAGS))
 NDK_FW_HEX := $(BUILD)/firmware/nf_fw.hex
 NDK_SIM_BIN := $(BUILD)/sim/nfsim
 
@@ -88,7 +90,7 @@ NDK_SIM_BIN := $(BUILD)/sim/nfsim
 install: $$(NDK_LIB_SRCS) $$(NDK_LIB_HDRS) host/ndkfpga.pc.in $(NDK_FW_HEX) $(NDK_SIM_BIN) ## install library, headers, pkg-config file, simulator, firmware: PREFIX=DIR
 	@set -e; prefix=$$(realpath -m "$(PREFIX)"); inst=$(NDK_INST_BUILD); rm -rf $$inst; mkdir -p $$inst; \
 	for s in $(NDK_LIB_SRCS); do \
-	    $(HOST_CC) $(NDK_LIB_CFLAGS) -fPIC \
+	    $(HOST_CC) $(NDK_INST_CFLAGS) -fPIC \
 	        -DNF_SIM_DEFAULT_PATH="\"$$prefix/libexec/ndkfpga/nfsim\"" \
 	        -DNF_MODEL_DEFAULT_PATH="\"$$prefix/libexec/ndkfpga/nfmodel\"" \
 	        -DNDKFPGA_INSTALLED_FIRMWARE="\"$$prefix/share/ndkfpga/nf_fw.hex\"" \
@@ -120,3 +122,15 @@ lint-host-ndk:
 	    $(NDK_SRCS) host/tests/ndk/*.c tests/conformance/*.c examples/*.c
 
 CLEAN_DIRS += $(NDK_BUILD)
+
+# ---- host instructions per posted work request (callgrind) ----
+$(NDK_BUILD)/bench_post: tests/conformance/bench_post.c $(CONF_HDRS) $(NDK_BUILD)/libndkfpga.a
+	$(NDK_CONSUMER_CC) -o $@ $< $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
+
+.PHONY: bench-ndk-post
+bench-ndk-post: $(NDK_BUILD)/bench_post $(BUILD)/model/nfmodel ## callgrind: host instructions per NdkFastRegister (software adapter)
+	@cd $(NDK_BUILD) && NDKFPGA_QUIET=1 NDKFPGA_DEVICE=model valgrind --tool=callgrind --callgrind-out-file=bench_post.cg \
+	    --toggle-collect=qp_fast_register ./bench_post > bench_post.log 2>&1 || { cat bench_post.log; exit 1; }
+	@ir=$$(callgrind_annotate $(NDK_BUILD)/bench_post.cg 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$$1); print $$1}'); \
+	    n=$$(grep -o '^[0-9]* fast-registers' $(NDK_BUILD)/bench_post.log | cut -d' ' -f1); \
+	    echo "host: $$ir instructions in $$n NdkFastRegister calls = $$((ir / n)) per call (callgrind, incl. link queueing)"

@@ -54,3 +54,12 @@ lint-host-link:
 	    --inline-suppr --suppress=missingIncludeSystem -I firmware/include -I host/src -I tests \
 	    -DNF_SIM_DEFAULT_PATH='"nfsim"' -DNF_MODEL_DEFAULT_PATH='"nfmodel"' \
 	    $(HOST_LINK_SRCS) host/tests/link/*.c tests/link_e2e.c
+
+$(HL_BUILD)/link_e2e: tests/link_e2e.c $(HOST_LINK_SRCS) $(HOST_LINK_HDRS) tests/tap.h host/link.mk
+	@mkdir -p $(@D)
+	$(HL_CC) -o $@ tests/link_e2e.c $(HOST_LINK_SRCS)
+
+# Host <-> board models: nfmodel always, nfsim with a size that takes a few minutes.
+# A model that does not build or does not work is a "not ok", never a silent skip.
+test-link-e2e: $(HL_BUILD)/link_e2e
+	@MAKE="$(MAKE)" BUILD="$(BUILD)" bash tests/link_e2e.sh

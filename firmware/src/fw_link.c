@@ -26,12 +26,20 @@ static struct {
     uint32_t open;              /* a frame is being filled in the slot after the in-flight ones */
     uint32_t open_len;          /* payload bytes in it so far */
     uint32_t rto_start;         /* cycle the oldest unacknowledged frame was (re)sent */
+    uint32_t rto;               /* retransmission timeout for the frames in flight now */
+    uint32_t rto_floor;         /* host-side latency allowance, cycles */
     uint16_t tx_len[NF_LINK_MAX_SLOTS]; /* header + payload bytes of each TX slot's frame */
 } L;
 
 static uint32_t rx_addr(uint32_t slot) { return slot * NF_LINK_SLOT_BYTES; }
 static uint32_t tx_addr(uint32_t slot) { return (fw_cfg.rx_slots + slot) * NF_LINK_SLOT_BYTES; }
-static uint32_t open_slot(void) { return (L.tx_first + L.tx_inflight) % fw_cfg.tx_slots; }
+/* a + b within a ring of n slots (a, b < n): no division, which PicoRV32 does slowly */
+static uint32_t ring_add(uint32_t a, uint32_t b, uint32_t n)
+{
+    uint32_t r = a + b;
+    return r >= n ? r - n : r;
+}
+static uint32_t open_slot(void) { return ring_add(L.tx_first, L.tx_inflight, fw_cfg.tx_slots); }
 
 static uint32_t hdr_word0(uint32_t type, uint32_t seq, uint32_t ack)
 {
@@ -55,12 +63,12 @@ static void tx_post(uint32_t slot, uint32_t len)
     link_wr(NF_LINK_TX_POST, NF_TX_POST_SLOT_PUT(slot) | NF_TX_POST_LEN_PUT(len));
 }
 
-static uint32_t rto_cycles(void)
+static uint32_t rto_compute(void)
 {
     uint64_t bytes = (uint64_t)L.inflight_bytes + (uint64_t)fw_cfg.rx_slots * NF_LINK_SLOT_BYTES;
     uint64_t cycles = (bytes * UART_BITS_PER_BYTE * STUFFING_FACTOR * fw_cfg.uart_period) >>
                       NF_SOC_UART_PERIOD_FRAC;
-    cycles += fw_cfg.clk_hz / RTO_FLOOR_PER_SECOND;
+    cycles += L.rto_floor;
     return cycles > RTO_MAX ? RTO_MAX : (uint32_t)cycles;
 }
 
@@ -78,6 +86,7 @@ static void tx_flush(void)
         L.rto_start = hal_cycles();
     L.tx_inflight++;
     L.inflight_bytes += NF_LINK_HDR_SIZE + L.open_len;
+    L.rto = rto_compute();
     L.tx_seq++;
     L.open = 0;
     L.open_len = 0;
@@ -118,22 +127,23 @@ static void tx_ack(uint32_t ack)
     if (n == 0 || n > L.tx_inflight)
         return; /* old or impossible ack: cumulative acks make it harmless to ignore */
     for (uint32_t k = 0; k < n; k++)
-        L.inflight_bytes -= L.tx_len[(L.tx_first + k) % fw_cfg.tx_slots];
-    L.tx_first = (L.tx_first + n) % fw_cfg.tx_slots;
+        L.inflight_bytes -= L.tx_len[ring_add(L.tx_first, k, fw_cfg.tx_slots)];
+    L.tx_first = ring_add(L.tx_first, n, fw_cfg.tx_slots);
     L.tx_inflight -= n;
     L.tx_una = (uint8_t)ack;
+    L.rto = rto_compute();
     L.rto_start = hal_cycles();
 }
 
 static int tx_retransmit_due(void)
 {
-    if (L.tx_inflight == 0 || hal_cycles() - L.rto_start < rto_cycles())
+    if (L.tx_inflight == 0 || hal_cycles() - L.rto_start < L.rto)
         return 0;
     /* Go-back-N: every unacknowledged frame again, oldest first, each with a fresh ack.
      * A frame still queued from the last round goes out anyway; it is not posted twice. */
     uint32_t busy = link_rd(NF_LINK_TX_BUSY);
     for (uint32_t k = 0; k < L.tx_inflight; k++) {
-        uint32_t slot = (L.tx_first + k) % fw_cfg.tx_slots;
+        uint32_t slot = ring_add(L.tx_first, k, fw_cfg.tx_slots);
         if (busy & (1u << slot))
             continue;
         mem_wr(tx_addr(slot), hdr_word0(NF_LINK_TYPE_DATA, (uint8_t)(L.tx_una + k), L.rx_expect));
@@ -178,6 +188,10 @@ static int replies_fit(uint32_t payload, uint32_t len)
 {
     uint32_t free_open = L.open ? NF_LINK_MAX_PAYLOAD - L.open_len : 0;
     uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - (L.open ? 1u : 0u);
+    /* Fast path: every reply fits one frame, so a free slot per possible message is
+     * enough without reading the messages. */
+    if (free_slots >= len / NF_MSG_HDR_SIZE)
+        return 1;
     return fw_msg_fits(payload, len, free_open, free_slots);
 }
 
@@ -186,7 +200,7 @@ static int replies_fit(uint32_t payload, uint32_t len)
 static void peek_acks(uint32_t ready)
 {
     for (uint32_t k = 1; k < fw_cfg.rx_slots; k++) {
-        uint32_t slot = (L.rx_next + k) % fw_cfg.rx_slots;
+        uint32_t slot = ring_add(L.rx_next, k, fw_cfg.rx_slots);
         if (!(ready & (1u << slot)))
             break;
         uint32_t w0 = mem_rd(rx_addr(slot));
@@ -199,6 +213,7 @@ static void peek_acks(uint32_t ready)
 void fw_link_init(void)
 {
     link_state_reset();
+    L.rto_floor = fw_cfg.clk_hz / RTO_FLOOR_PER_SECOND;
     L.rx_next = 0;
 }
 
@@ -232,7 +247,7 @@ int fw_link_poll(void)
                         fw_stats.rx_dup++;
                         L.ack_owed = 1;
                         link_wr(NF_LINK_RX_RELEASE, 1u << slot);
-                        L.rx_next = (slot + 1u) % fw_cfg.rx_slots;
+                        L.rx_next = ring_add(slot, 1u, fw_cfg.rx_slots);
                         did = 1;
                         continue;
                     }
@@ -248,7 +263,7 @@ int fw_link_poll(void)
         }
         /* Anything else (RESET_ACK is board to host) is ignored. */
         link_wr(NF_LINK_RX_RELEASE, 1u << slot);
-        L.rx_next = (slot + 1u) % fw_cfg.rx_slots;
+        L.rx_next = ring_add(slot, 1u, fw_cfg.rx_slots);
         did = 1;
     }
     /* No more work in the RX slots: send what was batched, or at least the ack. */

@@ -9,6 +9,9 @@
 #define BODY(m, off) ((m) + NF_MSG_HDR_SIZE + (off))
 #define PAGE_OFFSET_MASK (NF_ADAPTER_PAGE_SIZE - 1u)
 #define PD_MAX (NF_MPT_W1_PD_MASK >> NF_MPT_W1_PD_LSB)
+/* Handlers stay out of line: inlined, they would make the dispatch loop save every
+ * register on every frame, which the work-request path pays for. */
+#define COLD __attribute__((noinline))
 
 static uint32_t msg_op(uint32_t w0) { return (w0 >> (8u * NF_MSG_HDR_OP_OFF)) & 0xFFFFu; }
 static uint32_t msg_len(uint32_t w0) { return (w0 >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu; }
@@ -125,7 +128,7 @@ void fw_msg_put_info(uint32_t at)
         mem_wr(at + 4u * i, w[i]);
 }
 
-static void do_ping(uint32_t tag, uint32_t m, uint32_t mlen)
+static COLD void do_ping(uint32_t tag, uint32_t m, uint32_t mlen)
 {
     uint32_t at = fw_tx_reserve(mlen);
     if (!at)
@@ -144,7 +147,7 @@ static void do_ping(uint32_t tag, uint32_t m, uint32_t mlen)
     put_hdr(at, NF_OP_PING | NF_OP_REPLY, mlen, tag, status);
 }
 
-static uint32_t do_mem_write(uint32_t m, uint32_t mlen)
+static COLD uint32_t do_mem_write(uint32_t m, uint32_t mlen)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_MEM_WRITE_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -160,7 +163,7 @@ static uint32_t do_mem_write(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-static void do_mem_read(uint32_t tag, uint32_t m, uint32_t mlen)
+static COLD void do_mem_read(uint32_t tag, uint32_t m, uint32_t mlen)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_MEM_READ_REQ_SIZE) {
         reply(NF_OP_MEM_READ, tag, NF_STATUS_INVALID_PARAMETER, 0, 0);
@@ -190,7 +193,7 @@ static void do_mem_read(uint32_t tag, uint32_t m, uint32_t mlen)
     put_hdr(at, NF_OP_MEM_READ | NF_OP_REPLY, NF_MSG_HDR_SIZE + padded, tag, NF_STATUS_SUCCESS);
 }
 
-static uint32_t do_mr_create(uint32_t m, uint32_t mlen, uint32_t *token)
+static COLD uint32_t do_mr_create(uint32_t m, uint32_t mlen, uint32_t *token)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_MR_CREATE_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -208,7 +211,7 @@ static uint32_t token_arg(uint32_t m, uint32_t mlen)
     return fw_mr_lookup(mem_rd(BODY(m, NF_TOKEN_REQ_TOKEN_OFF)));
 }
 
-static uint32_t do_mr_destroy(uint32_t m, uint32_t mlen)
+static COLD uint32_t do_mr_destroy(uint32_t m, uint32_t mlen)
 {
     uint32_t i = token_arg(m, mlen);
     if (i == FW_NO_INDEX)
@@ -237,7 +240,7 @@ static uint32_t mr_rights(uint32_t flags)
 #define MR_FLAGS_KNOWN (NF_NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NF_NDK_MR_FLAG_ALLOW_REMOTE_READ | \
                         NF_NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NF_NDK_MR_FLAG_RDMA_READ_SINK)
 
-static uint32_t do_mr_register(uint32_t m, uint32_t mlen)
+static COLD uint32_t do_mr_register(uint32_t m, uint32_t mlen)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_MR_REGISTER_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -294,7 +297,7 @@ static uint32_t do_mr_register(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-static uint32_t do_mr_deregister(uint32_t m, uint32_t mlen)
+static COLD uint32_t do_mr_deregister(uint32_t m, uint32_t mlen)
 {
     uint32_t i = token_arg(m, mlen);
     if (i == FW_NO_INDEX)
@@ -316,7 +319,7 @@ static uint32_t do_mr_deregister(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-static uint32_t do_frmr_init(uint32_t m, uint32_t mlen)
+static COLD uint32_t do_frmr_init(uint32_t m, uint32_t mlen)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_FRMR_INIT_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -355,7 +358,7 @@ static uint32_t qp_arg(uint32_t m, uint32_t mlen)
     return fw_qp_lookup(mem_rd(BODY(m, NF_QP_REQ_QPN_OFF)));
 }
 
-static uint32_t do_qp_create(uint32_t m, uint32_t mlen, uint32_t *qpn)
+static COLD uint32_t do_qp_create(uint32_t m, uint32_t mlen, uint32_t *qpn)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_QP_CREATE_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -365,7 +368,7 @@ static uint32_t do_qp_create(uint32_t m, uint32_t mlen, uint32_t *qpn)
     return fw_qp_alloc(pd, qpn);
 }
 
-static uint32_t do_qp_connect(uint32_t m, uint32_t mlen)
+static COLD uint32_t do_qp_connect(uint32_t m, uint32_t mlen)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_QP_CONNECT_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -380,7 +383,7 @@ static uint32_t do_qp_connect(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-static uint32_t do_qp_disconnect(uint32_t m, uint32_t mlen)
+static COLD uint32_t do_qp_disconnect(uint32_t m, uint32_t mlen)
 {
     uint32_t q = qp_arg(m, mlen);
     if (q == FW_NO_INDEX)
@@ -390,7 +393,7 @@ static uint32_t do_qp_disconnect(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-static uint32_t do_qp_destroy(uint32_t m, uint32_t mlen)
+static COLD uint32_t do_qp_destroy(uint32_t m, uint32_t mlen)
 {
     uint32_t q = qp_arg(m, mlen);
     if (q == FW_NO_INDEX)
@@ -401,7 +404,7 @@ static uint32_t do_qp_destroy(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-static void handle(uint32_t op, uint32_t tag, uint32_t m, uint32_t mlen, uint32_t stamp)
+static COLD void handle(uint32_t op, uint32_t tag, uint32_t m, uint32_t mlen, uint32_t stamp)
 {
     uint32_t rep[2] = {0, 0};
     uint32_t st;

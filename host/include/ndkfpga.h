@@ -43,8 +43,15 @@ extern "C" {
 NDKFPGA_API NTSTATUS NdkFpgaOpenAdapter(const char *Device, NDK_ADAPTER **Adapter);
 
 /* Close the adapter. Blocks until every callback on every child object has returned
- * and the link is shut down; objects the consumer left open are closed (their close
- * callbacks do not run). Must not be called from a callback. NULL is ignored. */
+ * and the link is shut down (replies still on their way get up to 5 s); requests
+ * still outstanding then complete with STATUS_CANCELLED first; objects the consumer
+ * left open are freed (their close callbacks do not run). Must not be called from a
+ * callback. NULL is ignored.
+ *
+ * If the link dies while the adapter is open (board unplugged, simulator killed),
+ * every outstanding request and work request completes with the link's status
+ * (STATUS_CONNECTION_RESET or STATUS_IO_TIMEOUT) and later calls fail with it or
+ * with STATUS_CONNECTION_INVALID (work requests: the QPs are no longer connected). */
 NDKFPGA_API VOID NdkFpgaCloseAdapter(NDK_ADAPTER *Adapter);
 
 /* Close any NDK object through its dispatch table (the adapter: NdkFpgaCloseAdapter,
@@ -85,8 +92,9 @@ NDKFPGA_API VOID NdkFpgaFreeBuffer(NDK_ADAPTER *Adapter, MDL *Mdl);
  *   STATUS_SUCCESS                done
  *   STATUS_INVALID_PARAMETER      NULL argument, MDL not from this adapter, or the
  *                                 range goes past MmGetMdlByteCount(Mdl)
- *   STATUS_CONNECTION_ABORTED     the link to the adapter is lost
- *   (any status the adapter answered with, e.g. STATUS_ACCESS_VIOLATION)
+ *   STATUS_CONNECTION_RESET, STATUS_IO_TIMEOUT, STATUS_CONNECTION_ABORTED
+ *                                 the link to the adapter is lost
+ *   (any status the adapter answered with, e.g. STATUS_INVALID_PARAMETER)
  */
 NDKFPGA_API NTSTATUS NdkFpgaWriteBuffer(NDK_ADAPTER *Adapter, MDL *Mdl, SIZE_T Offset, const VOID *Data, SIZE_T Length);
 
@@ -96,7 +104,7 @@ NDKFPGA_API NTSTATUS NdkFpgaReadBuffer(NDK_ADAPTER *Adapter, MDL *Mdl, SIZE_T Of
 
 /* Adapter counters and the firmware's cost of the last work request, fresh from the
  * board (INFO). Returns STATUS_SUCCESS, STATUS_INVALID_PARAMETER (NULL argument) or
- * STATUS_CONNECTION_ABORTED. */
+ * the link's failure (as NdkFpgaWriteBuffer). */
 typedef struct _NDKFPGA_STATS {
     UINT32 FirmwareVersion;
     UINT32 ClockHz;

@@ -17,6 +17,77 @@
  *    initiator CQ. A local rule violation returns the documented error inline and
  *    posts nothing.
  */
+/* This provider's statuses, call by call (in the order checked; a refused call
+ * changed nothing). "link" = the link to the adapter is lost: STATUS_CONNECTION_RESET
+ * (peer gone), STATUS_IO_TIMEOUT (peer silent), STATUS_CONNECTION_ABORTED.
+ *
+ * Adapter
+ *  NdkQueryAdapterInfo   SUCCESS; INVALID_PARAMETER (NULL size); BUFFER_TOO_SMALL (*pBufferSize = 104).
+ *  NdkCreateCq           SUCCESS (inline); INVALID_PARAMETER (CqDepth 0 or > MaxCqDepth);
+ *                        INSUFFICIENT_RESOURCES.
+ *  NdkCreatePd, NdkCreateConnector, NdkCreateListener   SUCCESS (inline); INVALID_PARAMETER;
+ *                        INSUFFICIENT_RESOURCES.
+ *  NdkCreateSharedEndpoint, NdkQueryExtension (all objects)   NOT_SUPPORTED.
+ *  NdkBuildLAM           SUCCESS (inline); INVALID_PARAMETER (as NdkRegisterMr's MDL rules);
+ *                        BUFFER_TOO_SMALL (*pLamSize = the size needed).
+ * PD
+ *  NdkCreateMr           PENDING (CreateCompletion: SUCCESS, INSUFFICIENT_RESOURCES, link);
+ *                        without a CreateCompletion the call waits and returns the final status.
+ *  NdkCreateQp           the same; inline INVALID_PARAMETER for InitiatorQueueDepth 0 or above
+ *                        MaxInitiatorQueueDepth, MaxInitiatorRequestSge above the adapter's, any
+ *                        receive queue or receive SGE, inline data, no initiator CQ.
+ *  NdkCreateMw, NdkCreateSrq, NdkCreateQpWithSrq   NOT_SUPPORTED.
+ *  NdkGetPrivilegedMemoryRegionToken   SUCCESS (token for adapter logical addresses, local SGEs only).
+ * MR (an MR of the wrong kind or state for a call: INVALID_DEVICE_STATE)
+ *  NdkRegisterMr         PENDING (RequestCompletion: SUCCESS, INSUFFICIENT_RESOURCES, ...) or inline:
+ *                        INVALID_PARAMETER (unknown flag, REMOTE_WRITE without LOCAL_WRITE, Length 0,
+ *                        MDL chain not virtually contiguous, Length past the chain, zero-based VA,
+ *                        page outside adapter memory); INVALID_DEVICE_STATE (fast-register MR,
+ *                        already registered); INSUFFICIENT_RESOURCES (more pages than one
+ *                        registration holds); link.
+ *  NdkDeregisterMr       PENDING; INVALID_DEVICE_STATE (fast-register MR, not registered).
+ *  NdkInitializeFastRegisterMr   PENDING; INVALID_DEVICE_STATE (normal MR); INVALID_PARAMETER
+ *                        (0 pages); IMPLEMENTATION_LIMIT (above FRMRPageCount). May be repeated and
+ *                        run in parallel; the MR's token never changes.
+ *  Without a RequestCompletion these calls wait and return the final status.
+ * CQ
+ *  NdkResizeCq, NdkControlCqInterruptModeration   NOT_SUPPORTED.
+ *  NdkArmCq              the next completion (ERRORS: the next failed one) queues one CqNotification
+ *                        on the callback thread; completions already waiting notify at once.
+ * QP work requests: SUCCESS = posted (the outcome comes as an NDK_RESULT_EX on the initiator CQ:
+ *  Status, BytesTransferred, Type, ProviderErrorCode = the engine's refusal reason); inline:
+ *  NdkFastRegister       INVALID_PARAMETER (NULL MR or page array, unknown flag, MR of another PD);
+ *                        CONNECTION_INVALID (QP not connected); INVALID_DEVICE_STATE (normal MR, or
+ *                        not initialized); ACCESS_VIOLATION (remote access asked, MR initialized
+ *                        without RemoteAccess); INVALID_PARAMETER (page count 0 or above the MR's,
+ *                        FBO >= PAGE_SIZE, Length 0 or > pages * PAGE_SIZE - FBO, BaseVirtualAddress
+ *                        0 or not FBO + n * PAGE_SIZE, VA + Length wraps, page not PAGE_SIZE aligned
+ *                        or outside adapter memory); INSUFFICIENT_RESOURCES (queue full); link.
+ *  NdkInvalidate         INVALID_PARAMETER; NOT_SUPPORTED (a memory window); CONNECTION_INVALID;
+ *                        INVALID_DEVICE_STATE (an MR registered with NdkRegisterMr).
+ *  NdkRead, NdkWrite     INVALID_PARAMETER (unknown flag or INLINE, nSge above the QP's, a
+ *                        privileged-token SGE outside adapter memory, total above
+ *                        MaxTransferLength); CONNECTION_INVALID; INSUFFICIENT_RESOURCES; link.
+ *                        Remote refusals complete with ACCESS_VIOLATION; after any error completion
+ *                        later requests on the QP complete with CANCELLED.
+ *  NdkFlush              every outstanding request completes with CANCELLED.
+ *  NdkSend, NdkReceive, NdkBind, NdkSendAndInvalidate   NOT_SUPPORTED.
+ * Connector / listener (loopback on one adapter)
+ *  NdkListen             SUCCESS; INVALID_PARAMETER (not AF_INET/AF_INET6); INVALID_DEVICE_STATE
+ *                        (already listening); ADDRESS_ALREADY_ASSOCIATED.
+ *  NdkConnect            PENDING (SUCCESS when accepted, CONNECTION_REFUSED when rejected or nobody
+ *                        listens, CONNECTION_ABORTED); inline INVALID_PARAMETER,
+ *                        INVALID_BUFFER_SIZE (private data above MaxCallerData),
+ *                        INVALID_DEVICE_STATE (connector or QP in use).
+ *  NdkAccept             PENDING (SUCCESS once the caller completed the connection); inline as
+ *                        NdkConnect, CONNECTION_ABORTED (the caller gave up).
+ *  NdkCompleteConnect    PENDING; INVALID_DEVICE_STATE (not accepted yet).
+ *  NdkReject             SUCCESS; INVALID_DEVICE_STATE.   NdkDisconnect   PENDING; CONNECTION_INVALID.
+ *  NdkGetConnectionData, NdkGetLocalAddress, NdkGetPeerAddress   SUCCESS; BUFFER_TOO_SMALL (size
+ *                        needed returned); INVALID_DEVICE_STATE (nothing known yet).
+ * Close (NdkCloseXxx, NdkCloseObject): SUCCESS, or PENDING while children, requests in flight or
+ *  queued callbacks remain (CloseCompletion follows). */
+
 #ifndef NDKPI_H
 #define NDKPI_H
 

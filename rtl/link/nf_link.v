@@ -76,9 +76,7 @@ module nf_link #(
     wire [TX_SLOTS-1:0] tx_busy;
     wire tx_sent, tx_rd_valid, tx_rd_ready;
     wire [31:0] tx_rd_addr;
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire tx_post_rejected;  // no register reports it yet; kept for tests and debugging
-    /* verilator lint_on UNUSEDSIGNAL */
+    wire tx_post_rejected;
     nf_link_tx #(.RX_SLOTS(RX_SLOTS), .TX_SLOTS(TX_SLOTS)) u_tx (
         .clk(clk), .rst(rst),
         .post_valid(wr_post), .post_slot(csr_wdata[`NF_TX_POST_SLOT]),
@@ -118,18 +116,20 @@ module nf_link #(
     end
 
     // ---- counters -------------------------------------------------------------------
-    reg [31:0] cnt_rx_ok, cnt_rx_bad, cnt_rx_drop, cnt_tx;
+    reg [31:0] cnt_rx_ok, cnt_rx_bad, cnt_rx_drop, cnt_tx, cnt_tx_reject;
     always @(posedge clk) begin
         if (rst) begin
             cnt_rx_ok   <= 32'd0;
             cnt_rx_bad  <= 32'd0;
             cnt_rx_drop <= 32'd0;
             cnt_tx      <= 32'd0;
+            cnt_tx_reject <= 32'd0;
         end else begin
             if (rx_ok)   cnt_rx_ok   <= cnt_rx_ok + 32'd1;
             if (rx_bad)  cnt_rx_bad  <= cnt_rx_bad + 32'd1;
             if (rx_drop) cnt_rx_drop <= cnt_rx_drop + 32'd1;
             if (tx_sent) cnt_tx      <= cnt_tx + 32'd1;
+            if (tx_post_rejected) cnt_tx_reject <= cnt_tx_reject + 32'd1;
         end
     end
 
@@ -164,6 +164,7 @@ module nf_link #(
             `NF_LINK_CNT_RX_BAD:  read_word = cnt_rx_bad;
             `NF_LINK_CNT_RX_DROP: read_word = cnt_rx_drop;
             `NF_LINK_CNT_TX:      read_word = cnt_tx;
+            `NF_LINK_CNT_TX_REJECT: read_word = cnt_tx_reject;
             default:              read_word = is_stamp ? stamp_word : 32'd0;
         endcase
     end

@@ -7,7 +7,7 @@
 `include "nf_layout.vh"
 module nf_link_rx #(
     parameter integer RX_SLOTS = `NF_PROFILE_SIM_RX_SLOTS,
-    parameter integer FIFO_DEPTH = 4  // words waiting for the memory port
+    parameter integer FIFO_DEPTH = 4  // words waiting for the memory port (a power of two)
 ) (
     input  wire                   clk,
     input  wire                   rst,

@@ -43,7 +43,7 @@ test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program
 # The FW image only sets the EBR contents; the smoke program stands in when the
 # firmware has not been built.
 SOC_SYNTH_HEX = $(if $(wildcard $(BUILD)/firmware/nf_fw.hex),$(BUILD)/firmware/nf_fw.hex,$(SOC_BUILD)/smoke.hex)
-SOC_SYNTH_PARAMS := -set CLK_HZ 25000000 \
+SOC_SYNTH_PARAMS = -set CLK_HZ 25000000 \
     -set FW_RAM_BYTES $(shell grep -E 'NF_PROFILE_ULX3S_85K_FW_RAM_BYTES ' rtl/include/nf_layout.vh | awk '{print $$3}') \
     -set MEM_BYTES $(shell grep -E 'NF_PROFILE_ULX3S_85K_MEM_BYTES ' rtl/include/nf_layout.vh | awk '{print $$3}') \
     -set MPT_ENTRIES $(shell grep -E 'NF_PROFILE_ULX3S_85K_MPT_ENTRIES ' rtl/include/nf_layout.vh | awk '{print $$3}') \

@@ -7,7 +7,16 @@
  * Statuses for cases NDK leaves to "other status codes" are this provider's
  * (documented in ndkpi.h/ndkfpga.h): an MR of the wrong kind or state for a call
  * gets STATUS_INVALID_DEVICE_STATE; malformed arguments STATUS_INVALID_PARAMETER. */
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include "conformance.h"
+
+#ifndef NDK_MODEL_BIN
+#define NDK_MODEL_BIN "nfmodel"
+#endif
+extern char **environ;
 
 #define LISTEN_PORT 4791
 #define QP_DEPTH 256
@@ -719,7 +728,8 @@ static void test_async(void)
     /* Many in flight, most deferred; completions in order with their contexts. */
     int n = slow ? 16 : 100, ok = 1;
     for (int i = 0; i < n && ok; i++) {
-        ULONG defer = (i % 10 != 9) ? NDK_OP_FLAG_DEFER : 0;
+        /* DEFER batches until a request without it: the last one has none. */
+        ULONG defer = (i % 10 != 9 && i != n - 1) ? NDK_OP_FLAG_DEFER : 0;
         if (i % 2 == 0)
             ok &= qp->Dispatch->NdkFastRegister(qp, (PVOID)(uintptr_t)(1000 + i), fr, 1, &page, 0, PAGE_SIZE, va,
                                                 NDK_OP_FLAG_ALLOW_REMOTE_WRITE | defer) == STATUS_SUCCESS;
@@ -766,6 +776,30 @@ static void test_async(void)
         ncq->Dispatch->NdkArmCq(ncq, NDK_CQ_NOTIFY_ANY);
         sleep_ms(20);
         tap_ok(__atomic_load_n(&notified, __ATOMIC_SEQ_CST) == 0, "armed empty CQ: no notification yet");
+        /* A connected pair completing on this CQ. */
+        NDK_CQ *saved = cq;
+        cq = ncq;
+        struct pair np;
+        if (tap_ok(connect_pair(pd, &np), "connect a pair on the notifying CQ")) {
+            ncq->Dispatch->NdkArmCq(ncq, NDK_CQ_NOTIFY_ERRORS);
+            st = np.qa->Dispatch->NdkFastRegister(np.qa, (PVOID)11, fr, 1, &page, 0, PAGE_SIZE, va,
+                                                  NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+            r = next_result();
+            sleep_ms(slow ? 200 : 20);
+            tap_ok(st == STATUS_SUCCESS && r.Status == STATUS_SUCCESS &&
+                       __atomic_load_n(&notified, __ATOMIC_SEQ_CST) == 0,
+                   "armed for errors: a successful completion does not notify");
+            ncq->Dispatch->NdkArmCq(ncq, NDK_CQ_NOTIFY_ANY);
+            st = np.qa->Dispatch->NdkInvalidate(np.qa, (PVOID)12, &fr->Header, 0);
+            for (int i = 0; i < conf_timeout_ms && !__atomic_load_n(&notified, __ATOMIC_SEQ_CST); i++)
+                sleep_ms(1);
+            r = next_result();
+            tap_ok(st == STATUS_SUCCESS && __atomic_load_n(&notified, __ATOMIC_SEQ_CST) == 1 &&
+                       r.Status == STATUS_SUCCESS && r.RequestContext == (PVOID)12,
+                   "armed for any: the completion notifies once, on the callback thread");
+            close_pair(&np);
+        }
+        cq = saved;
         /* Close ordering: the CQ closes after the QP using it. */
         struct waiter wcq, wqp;
         w_init(&wcq);
@@ -870,6 +904,119 @@ static void test_connection_rules(void)
     close_obj(&qb->Header);
 }
 
+/* Link death: a software adapter of our own is stopped with requests and work
+ * requests outstanding, then killed: every one completes with an error status,
+ * new requests fail inline, and closing the adapter returns. */
+static void test_link_death(void)
+{
+    const char *bin = getenv("NDKFPGA_MODEL");
+    if (!bin || !*bin)
+        bin = NDK_MODEL_BIN;
+    char dir[] = "/tmp/ndkconf.XXXXXX";
+    if (!mkdtemp(dir)) {
+        tap_ok(0, "link death: temporary directory");
+        return;
+    }
+    char sock[64], dev[80];
+    snprintf(sock, sizeof(sock), "%s/sock", dir);
+    snprintf(dev, sizeof(dev), "model:%s", sock);
+    char *argv[] = {(char *)bin, "--socket", sock, NULL};
+    pid_t pid;
+    if (posix_spawn(&pid, bin, NULL, NULL, argv, environ) != 0) {
+        tap_ok(0, "link death: start %s", bin);
+        rmdir(dir);
+        return;
+    }
+    NDK_ADAPTER *saved_ad = ad, *ad2 = NULL;
+    NDK_CQ *saved_cq = cq;
+    NTSTATUS st = STATUS_NETWORK_UNREACHABLE;
+    for (int i = 0; i < 500 && st != STATUS_SUCCESS; i++) {
+        st = NdkFpgaOpenAdapter(dev, &ad2);
+        if (st != STATUS_SUCCESS)
+            sleep_ms(10);
+    }
+    if (!tap_ok(st == STATUS_SUCCESS, "link death: open a private software adapter (%s)", NdkFpgaStatusName(st))) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        unlink(sock);
+        rmdir(dir);
+        return;
+    }
+    /* The helpers work on the globals: point them at the private adapter (which has
+     * its own callback thread). */
+    ad = ad2;
+    pthread_mutex_lock(&conf_global);
+    pthread_t saved_thread = conf_cb_thread;
+    int saved_known = conf_cb_thread_known;
+    conf_cb_thread_known = 0;
+    pthread_mutex_unlock(&conf_global);
+    NDK_CQ *cq2 = NULL;
+    NDK_PD *p = NULL;
+    NDK_LISTENER *l = NULL;
+    ad->Dispatch->NdkCreateCq(ad, 64, NULL, NULL, NULL, NULL, NULL, &cq2);
+    cq = cq2;
+    ad->Dispatch->NdkCreatePd(ad, NULL, NULL, &p);
+    ad->Dispatch->NdkCreateListener(ad, on_connect_event, NULL, NULL, NULL, &l);
+    struct sockaddr_in any = addr_of(LISTEN_PORT);
+    any.sin_addr.s_addr = htonl(INADDR_ANY);
+    l->Dispatch->NdkListen(l, (const SOCKADDR *)&any, sizeof(any), NULL, NULL);
+    struct pair pr;
+    NDK_MR *fr = NULL;
+    if (connect_pair(p, &pr) && (fr = new_mr(p, 1)) && init_fast(fr, 1, TRUE) == STATUS_SUCCESS) {
+        MDL *b = NULL;
+        NdkFpgaAllocateBuffer(ad, PAGE_SIZE, &b);
+        NDK_LOGICAL_ADDRESS page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(b)[0] << PAGE_SHIFT;
+        kill(pid, SIGSTOP); /* the adapter stops answering */
+        int posted = 0;
+        posted += pr.qa->Dispatch->NdkFastRegister(pr.qa, (PVOID)1, fr, 1, &page, 0, 64, (PVOID)0x1000, 0) ==
+                  STATUS_SUCCESS;
+        posted += pr.qa->Dispatch->NdkInvalidate(pr.qa, (PVOID)2, &fr->Header, 0) == STATUS_SUCCESS;
+        struct waiter w;
+        w_init(&w);
+        NDK_MR *late = NULL;
+        NTSTATUS cst = ASYNC(&w, p->Dispatch->NdkCreateMr(p, TRUE, create_cb, &w, &late));
+        tap_ok(posted == 2 && cst == STATUS_PENDING, "link death: work requests and a request outstanding");
+        sleep_ms(50);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        pid = 0;
+        NTSTATUS got = w_wait(&w, cst);
+        tap_ok(got != STATUS_SUCCESS && got != STATUS_IO_TIMEOUT && !w.obj,
+               "link death: the outstanding NdkCreateMr completes with an error (%s)", NdkFpgaStatusName(got));
+        NDK_RESULT_EX r1 = next_result(), r2 = next_result();
+        tap_ok(r1.RequestContext == (PVOID)1 && r2.RequestContext == (PVOID)2 && r1.Status != STATUS_SUCCESS &&
+                   r2.Status != STATUS_SUCCESS && r1.Status != STATUS_IO_TIMEOUT && r2.Status != STATUS_IO_TIMEOUT,
+               "link death: both outstanding work requests complete with an error (%s, %s)",
+               NdkFpgaStatusName(r1.Status), NdkFpgaStatusName(r2.Status));
+        st = pr.qa->Dispatch->NdkInvalidate(pr.qa, (PVOID)3, &fr->Header, 0);
+        tap_ok(st != STATUS_SUCCESS && st != STATUS_PENDING, "link death: a new work request fails inline (%s)",
+               NdkFpgaStatusName(st));
+        w_init(&w);
+        st = ASYNC(&w, fr->Dispatch->NdkInitializeFastRegisterMr(fr, 1, TRUE, req_cb, &w));
+        st = w_wait(&w, st);
+        tap_ok(st != STATUS_SUCCESS && st != STATUS_IO_TIMEOUT, "link death: a new request fails (%s)",
+               NdkFpgaStatusName(st));
+    } else {
+        tap_ok(0, "link death: connected QPs on the private adapter");
+    }
+    if (pid) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+    uint64_t t0 = now_ms();
+    NdkFpgaCloseAdapter(ad2); /* children left open: freed without callbacks */
+    tap_ok(now_ms() - t0 < 10000, "link death: NdkFpgaCloseAdapter returns (%llu ms)",
+           (unsigned long long)(now_ms() - t0));
+    ad = saved_ad;
+    cq = saved_cq;
+    pthread_mutex_lock(&conf_global);
+    conf_cb_thread = saved_thread;
+    conf_cb_thread_known = saved_known;
+    pthread_mutex_unlock(&conf_global);
+    unlink(sock);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const char *dev = getenv("NDKFPGA_DEVICE");
@@ -916,6 +1063,8 @@ int main(void)
         {"fast register and data", test_fast_register_rules}, {"refused accesses", test_refusals},
         {"asynchronous contract", test_async},
     };
+    if (!slow) /* needs a software adapter of its own */
+        test_link_death();
     for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
         uint64_t t0 = now_ms();
         printf("# --- %s\n", sections[i].name);

@@ -28,7 +28,7 @@ static pthread_mutex_t conf_global = PTHREAD_MUTEX_INITIALIZER;
 /* Milliseconds to wait for anything from the adapter. */
 static int conf_timeout_ms = 20000;
 
-static void conf_violation(const char *what)
+static inline void conf_violation(const char *what)
 {
     pthread_mutex_lock(&conf_global);
     if (conf_violations++ == 0)
@@ -36,7 +36,7 @@ static void conf_violation(const char *what)
     pthread_mutex_unlock(&conf_global);
 }
 
-static void conf_note_thread(void)
+static inline void conf_note_thread(void)
 {
     pthread_mutex_lock(&conf_global);
     conf_callbacks++;
@@ -62,14 +62,14 @@ struct waiter {
     NDK_OBJECT_HEADER *obj;
 };
 
-static void w_init(struct waiter *w)
+static inline void w_init(struct waiter *w)
 {
     memset(w, 0, sizeof(*w));
     pthread_mutex_init(&w->m, NULL);
     pthread_cond_init(&w->c, NULL);
 }
 
-static void w_begin(struct waiter *w)
+static inline void w_begin(struct waiter *w)
 {
     pthread_mutex_lock(&w->m);
     w->caller = pthread_self();
@@ -79,7 +79,7 @@ static void w_begin(struct waiter *w)
     w->obj = NULL;
 }
 
-static NTSTATUS w_returned(struct waiter *w, NTSTATUS st)
+static inline NTSTATUS w_returned(struct waiter *w, NTSTATUS st)
 {
     w->returned = 1;
     w->call_st = st;
@@ -89,7 +89,7 @@ static NTSTATUS w_returned(struct waiter *w, NTSTATUS st)
 
 /* Called first thing in every callback; returns 1 with w->m held, 0 when the
  * callback runs inside the call (the caller holds m: a violation). */
-static int w_enter(struct waiter *w)
+static inline int w_enter(struct waiter *w)
 {
     conf_note_thread();
     if (pthread_equal(pthread_self(), w->caller) && pthread_mutex_trylock(&w->m) != 0) {
@@ -106,7 +106,7 @@ static int w_enter(struct waiter *w)
     return 1;
 }
 
-static void w_leave(struct waiter *w, int held)
+static inline void w_leave(struct waiter *w, int held)
 {
     w->done = 1;
     if (held) {
@@ -115,7 +115,7 @@ static void w_leave(struct waiter *w, int held)
     }
 }
 
-static VOID req_cb(PVOID ctx, NTSTATUS st)
+static inline VOID req_cb(PVOID ctx, NTSTATUS st)
 {
     struct waiter *w = ctx;
     int held = w_enter(w);
@@ -123,7 +123,7 @@ static VOID req_cb(PVOID ctx, NTSTATUS st)
     w_leave(w, held);
 }
 
-static VOID create_cb(PVOID ctx, NTSTATUS st, NDK_OBJECT_HEADER *obj)
+static inline VOID create_cb(PVOID ctx, NTSTATUS st, NDK_OBJECT_HEADER *obj)
 {
     struct waiter *w = ctx;
     int held = w_enter(w);
@@ -132,7 +132,7 @@ static VOID create_cb(PVOID ctx, NTSTATUS st, NDK_OBJECT_HEADER *obj)
     w_leave(w, held);
 }
 
-static VOID close_cb(PVOID ctx)
+static inline VOID close_cb(PVOID ctx)
 {
     struct waiter *w = ctx;
     int held = w_enter(w);
@@ -140,7 +140,7 @@ static VOID close_cb(PVOID ctx)
     w_leave(w, held);
 }
 
-static void deadline(struct timespec *ts, int ms)
+static inline void deadline(struct timespec *ts, int ms)
 {
     clock_gettime(CLOCK_REALTIME, ts);
     ts->tv_sec += ms / 1000;
@@ -153,7 +153,7 @@ static void deadline(struct timespec *ts, int ms)
 
 /* The final status of a call: st itself, or (STATUS_PENDING) the callback's.
  * STATUS_IO_TIMEOUT when the callback never came. */
-static NTSTATUS w_wait(struct waiter *w, NTSTATUS st)
+static inline NTSTATUS w_wait(struct waiter *w, NTSTATUS st)
 {
     if (st != STATUS_PENDING)
         return st;
@@ -169,7 +169,7 @@ static NTSTATUS w_wait(struct waiter *w, NTSTATUS st)
 }
 
 /* Has the callback run (without waiting)? */
-static int w_is_done(struct waiter *w)
+static inline int w_is_done(struct waiter *w)
 {
     pthread_mutex_lock(&w->m);
     int d = w->done;
@@ -179,13 +179,13 @@ static int w_is_done(struct waiter *w)
 
 #define ASYNC(w, call) (w_begin(w), w_returned((w), (call)))
 
-static void sleep_ms(int ms)
+static inline void sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
 }
 
-static uint64_t now_ms(void)
+static inline uint64_t now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -193,7 +193,7 @@ static uint64_t now_ms(void)
 }
 
 /* Next result of the CQ within the timeout: 1, or 0 when none came. */
-static int cq_wait(NDK_CQ *cq, NDK_RESULT_EX *r, int timeout_ms)
+static inline int cq_wait(NDK_CQ *cq, NDK_RESULT_EX *r, int timeout_ms)
 {
     uint64_t end = now_ms() + (uint64_t)timeout_ms;
     for (;;) {

@@ -48,6 +48,12 @@ struct fake_board {
 
     struct nf_frame_decoder dec;
     struct fake_board_stats st;
+
+    /* reply_delay_ms: input is seen this long after it arrived (a slow board) */
+    uint8_t *delay_buf;
+    size_t delay_len;
+    uint64_t delay_t[256];
+    size_t delay_n[256], delay_chunks;
 };
 
 static uint64_t now_us(void)
@@ -292,7 +298,6 @@ static void board_output(struct fake_board *b)
         b->outq_len -= take;
         b->nxt++;
     }
-    uint64_t hold = (uint64_t)b->cfg.reply_delay_ms * 1000u;
     if (b->una != b->sent && now - b->tx[b->una % FB_MAX_TX].sent_us > (uint64_t)b->cfg.rto_ms * 1000u) {
         for (uint8_t s = b->una; s != b->sent; s++)
             b->st.retransmits++;
@@ -300,12 +305,6 @@ static void board_output(struct fake_board *b)
     }
     while (b->sent != b->nxt) {
         struct out_frame *o = &b->tx[b->sent % FB_MAX_TX];
-        if (hold && o->sent_us == 0) {
-            o->sent_us = now; /* first look: start holding */
-            break;
-        }
-        if (hold && now - o->sent_us < hold)
-            break;
         transmit(b, b->sent);
         o->sent_us = now;
         b->sent++;
@@ -351,6 +350,25 @@ static void *board_thread(void *arg)
             }
         }
         pthread_mutex_lock(&b->mu);
+        if (b->cfg.reply_delay_ms && b->mode == FB_NORMAL) {
+            /* Queue what arrived; take out what has waited long enough. */
+            if (n > 0 && b->delay_chunks < 256 && b->delay_len + (size_t)n <= FB_OUTQ_BYTES) {
+                memcpy(b->delay_buf + b->delay_len, buf, (size_t)n);
+                b->delay_len += (size_t)n;
+                b->delay_t[b->delay_chunks] = now_us();
+                b->delay_n[b->delay_chunks++] = (size_t)n;
+            }
+            n = 0;
+            if (b->delay_chunks && now_us() - b->delay_t[0] >= (uint64_t)b->cfg.reply_delay_ms * 1000u) {
+                n = (ssize_t)b->delay_n[0];
+                memcpy(buf, b->delay_buf, (size_t)n);
+                memmove(b->delay_buf, b->delay_buf + n, b->delay_len - (size_t)n);
+                b->delay_len -= (size_t)n;
+                memmove(b->delay_t, b->delay_t + 1, (b->delay_chunks - 1) * sizeof(b->delay_t[0]));
+                memmove(b->delay_n, b->delay_n + 1, (b->delay_chunks - 1) * sizeof(b->delay_n[0]));
+                b->delay_chunks--;
+            }
+        }
         if (b->mode == FB_NORMAL) {
             for (ssize_t i = 0; i < n; i++) {
                 if (rnd(b) < b->cfg.drop)
@@ -380,7 +398,10 @@ struct fake_board *fake_board_start(int fd, const struct fake_board_cfg *cfg)
     if (!b)
         return NULL;
     b->outq = malloc(FB_OUTQ_BYTES);
-    if (!b->outq) {
+    b->delay_buf = malloc(FB_OUTQ_BYTES);
+    if (!b->outq || !b->delay_buf) {
+        free(b->outq);
+        free(b->delay_buf);
         free(b);
         return NULL;
     }
@@ -401,6 +422,7 @@ struct fake_board *fake_board_start(int fd, const struct fake_board_cfg *cfg)
     nf_frame_decoder_init(&b->dec);
     pthread_mutex_init(&b->mu, NULL);
     if (pthread_create(&b->thread, NULL, board_thread, b) != 0) {
+        free(b->delay_buf);
         free(b->outq);
         free(b);
         return NULL;
@@ -433,6 +455,7 @@ void fake_board_stop(struct fake_board *b)
     if (b->fd >= 0)
         close(b->fd);
     pthread_mutex_destroy(&b->mu);
+    free(b->delay_buf);
     free(b->outq);
     free(b);
 }

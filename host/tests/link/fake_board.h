@@ -13,7 +13,7 @@ struct fake_board_cfg {
     int wrong_nonce_answers;      /* answer this many RESETs with nonce + 1 first */
     int stale_data_before_ack;    /* send this many stale DATA frames before RESET_ACK */
     uint32_t rto_ms;              /* board retransmission timeout; 0: 30 */
-    uint32_t reply_delay_ms;      /* hold every outgoing frame this long (RTT tests) */
+    uint32_t reply_delay_ms;      /* see input this long after it arrives (RTT tests) */
     int max_msgs_per_frame;       /* batching of replies; 0: as many as fit */
     uint32_t max_frame_payload;   /* batch replies up to this many bytes; 0: MAX_PAYLOAD */
     uint32_t layout_version;      /* INFO.layout_version; 0: NF_LAYOUT_VERSION */

@@ -37,7 +37,7 @@ struct fake_ftdi {
     int unplugged, hold_out;
     struct fake_ctrl ctrl[MAX_CTRL];
     size_t n_ctrl;
-    int claimed, detached, released;
+    int claimed, detached, released, reattached;
     struct pending in[MAX_PENDING];   /* IN URBs waiting for data */
     int n_in, max_in;
     UMockdevIoctlData *done[MAX_PENDING * 2]; /* URBs ready to reap */
@@ -202,10 +202,18 @@ static gboolean on_ioctl(UMockdevIoctlBase *handler, UMockdevIoctlClient *client
     case USBDEVFS_GETDRIVER:
         res = -1, err = gone ? ENODEV : ENODATA; /* no kernel driver bound */
         break;
-    case USBDEVFS_IOCTL: /* DISCONNECT / CONNECT of the kernel driver */
+    case USBDEVFS_IOCTL: { /* DISCONNECT / CONNECT of the kernel driver */
+        UMockdevIoctlData *d = umockdev_ioctl_data_resolve(arg, 0, sizeof(struct usbdevfs_ioctl), NULL);
+        const struct usbdevfs_ioctl *io = (const void *)d->data;
         if (gone)
             res = -1, err = ENODEV;
+        else if (io->ioctl_code == (int)USBDEVFS_CONNECT)
+            f->reattached = io->ifno;
+        else if (io->ioctl_code == (int)USBDEVFS_DISCONNECT)
+            f->detached = io->ifno;
+        g_object_unref(d);
         break;
+    }
     case USBDEVFS_SUBMITURB: {
         UMockdevIoctlData *ud = umockdev_ioctl_data_resolve(arg, 0, sizeof(struct usbdevfs_urb), NULL);
         struct usbdevfs_urb *urb = (struct usbdevfs_urb *)ud->data;
@@ -360,7 +368,7 @@ static struct fake_ftdi *alloc_bed(void)
     if (!f)
         return NULL;
     pthread_mutex_init(&f->lock, NULL);
-    f->claimed = f->detached = f->released = -1;
+    f->claimed = f->detached = f->released = f->reattached = -1;
     f->relay_fd = -1;
     f->bed = umockdev_testbed_new();
     return f;
@@ -543,6 +551,7 @@ size_t fake_ftdi_controls(struct fake_ftdi *f, struct fake_ctrl *out, size_t cap
 GETTER(int, claimed, claimed)
 GETTER(int, detached, detached)
 GETTER(int, released, released)
+GETTER(int, reattached, reattached)
 GETTER(int, max_in_flight, max_in)
 GETTER(int, in_pending, n_in)
 GETTER(long, status_only, status_only)

@@ -52,6 +52,7 @@ size_t fake_ftdi_controls(struct fake_ftdi *f, struct fake_ctrl *out, size_t cap
 int fake_ftdi_claimed(struct fake_ftdi *f);        /* claimed interface or -1 */
 int fake_ftdi_detached(struct fake_ftdi *f);       /* kernel driver detached: interface or -1 */
 int fake_ftdi_released(struct fake_ftdi *f);       /* interface released at close */
+int fake_ftdi_reattached(struct fake_ftdi *f);     /* kernel driver given back: interface or -1 */
 int fake_ftdi_max_in_flight(struct fake_ftdi *f);  /* most IN URBs pending at once */
 int fake_ftdi_in_pending(struct fake_ftdi *f);     /* IN URBs pending now */
 long fake_ftdi_status_only(struct fake_ftdi *f);   /* IN URBs completed with 2 bytes */

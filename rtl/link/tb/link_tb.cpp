@@ -44,6 +44,7 @@ struct Bench {
     int tx_bad = 0, framing = 0;
     int mem_wait = -1;     // cycles until the memory answers the current request
     bool mem_bad = false;  // a request outside the slots or misaligned
+    uint64_t bad_char_at = ~0ull;  // cycle a character with a low stop bit starts
 
     Bench()
     {
@@ -59,7 +60,7 @@ struct Bench {
     void tick()
     {
         top.cycle = static_cast<uint32_t>(cycle);
-        top.uart_rx = static_cast<uint8_t>(drv.level(cycle));
+        top.uart_rx = static_cast<uint8_t>(drv.level(cycle) && bad_char_level());
         top.clk = 0;
         top.eval();
         top.clk = 1;
@@ -100,6 +101,20 @@ struct Bench {
             else if (fr == NF_FRAME_BAD)
                 tx_bad++;
         }
+    }
+
+    // A character whose stop bit is low for its first three quarters (sampled low in
+    // the middle): the receiver must report a framing error and deliver no byte.
+    int bad_char_level() const
+    {
+        if (cycle < bad_char_at)
+            return 1;
+        uint64_t t = (cycle - bad_char_at) * nfuart::kOneClock;
+        if (t < kPeriod)
+            return 0;
+        if (t < 9 * kPeriod)
+            return 1;
+        return t < 9 * kPeriod + 3 * kPeriod / 4 ? 0 : 1;
     }
 
     uint32_t csr(uint32_t off, uint32_t wdata, bool write)
@@ -204,16 +219,17 @@ void test_registers(Bench &b)
     tap_ok(b.rd(NF_LINK_CFG) == (kRxSlots | kTxSlots << 8), "regs: CFG = RX_SLOTS | TX_SLOTS << 8");
     bool zero = b.rd(NF_LINK_RX_READY) == 0 && b.rd(NF_LINK_TX_BUSY) == 0 && b.rd(NF_LINK_CNT_RX_OK) == 0 &&
                 b.rd(NF_LINK_CNT_RX_BAD) == 0 && b.rd(NF_LINK_CNT_RX_DROP) == 0 && b.rd(NF_LINK_CNT_TX) == 0;
+    zero = zero && b.rd(NF_LINK_CNT_TX_REJECT) == 0;
     tap_ok(zero, "regs: bitmaps and counters are 0 after reset");
     b.wr(NF_LINK_CNT_RX_OK, 5);
     b.wr(NF_LINK_ID, 5);
     tap_ok(b.rd(NF_LINK_CNT_RX_OK) == 0 && b.rd(NF_LINK_ID) == NF_LINK_HW_ID_VALUE, "regs: read-only registers ignore writes");
-    tap_ok(b.rd(0x30) == 0 && b.rd(0xFFC) == 0 && b.rd(stamp_off(kRxSlots)) == 0, "regs: unmapped offsets read 0");
+    tap_ok(b.rd(0x34) == 0 && b.rd(0xFFC) == 0 && b.rd(stamp_off(kRxSlots)) == 0, "regs: unmapped offsets read 0");
 }
 
 void test_rx_good(Bench &b)
 {
-    // Payload sizes 0..5 cover every partial last word; slots fill 0,1,2,3 in order.
+    // Payload sizes 0..3 cover every partial last word; slots fill 0,1,2,3 in order.
     size_t sizes[] = {0, 1, 2, 3};
     std::vector<std::vector<uint8_t>> raws;
     bool stamps_ok = true;
@@ -298,12 +314,28 @@ void test_rx_bad(Bench &b)
     b.drain();
     tap_ok(b.rd(NF_LINK_CNT_RX_BAD) == bad0 + 6, "rx: ESC before FLAG dropped and counted");
 
+    // A framing error in the middle of a frame spoils that frame even though every
+    // byte of it arrives intact.
+    std::vector<uint8_t> head(w.begin(), w.begin() + 20);
+    b.send_wire(head);
+    while (!b.drv.idle())
+        b.tick();
+    b.run(2 * kPeriod / 16);
+    b.bad_char_at = b.cycle;
+    b.run(14 * kPeriod / 16);
+    b.bad_char_at = ~0ull;
+    std::vector<uint8_t> tail_part(w.begin() + 20, w.end());
+    b.send_wire(tail_part);
+    b.drain();
+    tap_ok(b.rd(NF_LINK_CNT_RX_BAD) == bad0 + 7 && b.rd(NF_LINK_RX_READY) == 0,
+           "rx: frame with a UART framing error inside dropped and counted");
+
     // Noise before the first flag, and empty frames (flag flag), are not frames.
     std::vector<uint8_t> noise{NF_LINK_FLAG, NF_LINK_FLAG, NF_LINK_FLAG};
     b.send_wire(noise);
     b.send_wire(w);
     b.drain();
-    tap_ok(b.rd(NF_LINK_CNT_RX_BAD) == bad0 + 6 && b.rd(NF_LINK_CNT_RX_OK) == ok0 + 1 && b.rd(NF_LINK_RX_READY) != 0,
+    tap_ok(b.rd(NF_LINK_CNT_RX_BAD) == bad0 + 7 && b.rd(NF_LINK_CNT_RX_OK) == ok0 + 1 && b.rd(NF_LINK_RX_READY) != 0,
            "rx: empty frames ignored; a good frame after bad ones is received");
     b.wr(NF_LINK_RX_RELEASE, 0xF);
 }
@@ -375,8 +407,15 @@ void test_tx(Bench &b)
     b.wr(NF_LINK_TX_POST, post(1, NF_LINK_HDR_SIZE + NF_LINK_MAX_PAYLOAD + 1));
     uint32_t busy_after = b.rd(NF_LINK_TX_BUSY);
     b.run(2000);
-    tap_ok(busy_after == 0 && b.tx_frames.empty() && b.rd(NF_LINK_CNT_TX) == cnt,
-           "tx: invalid posts (slot >= TX_SLOTS, len < header, len > max) are ignored");
+    tap_ok(busy_after == 0 && b.tx_frames.empty() && b.rd(NF_LINK_CNT_TX) == cnt && b.rd(NF_LINK_CNT_TX_REJECT) == 3,
+           "tx: invalid posts (slot >= TX_SLOTS, len < header, len > max) are ignored and counted in CNT_TX_REJECT");
+    // Posting a slot that is still queued is refused too; the frame goes out once.
+    put_tx_slot(b, 1, raw);
+    b.wr(NF_LINK_TX_POST, post(1, raw.size()));
+    b.wr(NF_LINK_TX_POST, post(1, raw.size()));
+    b.run(3 * encode(raw).size() * 10 * kPeriod / 16);
+    tap_ok(b.tx_frames.size() == 1 && b.rd(NF_LINK_CNT_TX_REJECT) == 4 && b.rd(NF_LINK_TX_BUSY) == 0,
+           "tx: posting a busy slot is refused and counted; the slot is sent once");
     tap_ok(b.tx_bad == 0 && b.framing == 0 && !b.mem_bad, "tx: no malformed byte or frame on the wire");
 }
 

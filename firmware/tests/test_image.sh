@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The firmware image: $readmemh format and the size guard.
+set -u
+root=$1 build=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0
+ok() { if [ "$1" = 0 ]; then echo "ok - $2"; else echo "not ok - $2"; fail=1; fi; }
+
+hex=$build/nf_fw.hex bin=$build/nf_fw.bin elf=$build/nf_fw.elf
+words=$(( ($(stat -c %s "$bin") + 3) / 4 ))
+[ "$(wc -l < "$hex")" = "$words" ] && ! grep -qvE '^[0-9a-f]{8}$' "$hex"
+ok $? "nf_fw.hex: one 8-digit hex word per line, one line per image word"
+first=$(od -An -tx4 -N4 "$bin" | tr -d ' ')
+[ "$(head -1 "$hex")" = "$first" ]
+ok $? "nf_fw.hex word 0 is the image's first word (address 0, little-endian)"
+start=$(riscv64-unknown-elf-nm "$elf" | awk '$3 == "_start" { print $1 }')
+[ "$start" = "00000000" ]
+ok $? "_start is at address 0 (PicoRV32 reset vector)"
+riscv64-unknown-elf-objdump -d "$elf" | grep -q "lw[[:space:]]*sp,24(t0)"
+ok $? "start-up loads the stack pointer from SYS.FW_RAM_BYTES"
+# The size guard must refuse an image that does not fit (pretend RAM is 16 KiB).
+make -s -C "$root" firmware FW_BUILD="$tmp" FW_RAM_MIN=16384 >"$tmp/out" 2>&1
+[ $? != 0 ] && grep -q "does not fit" "$tmp/out" && [ ! -e "$tmp/nf_fw.hex" ]
+ok $? "the build fails when the image does not fit the smallest FW RAM"
+exit $fail
