@@ -9,9 +9,6 @@
 #define BODY(m, off) ((m) + NF_MSG_HDR_SIZE + (off))
 #define PAGE_OFFSET_MASK (NF_ADAPTER_PAGE_SIZE - 1u)
 #define PD_MAX (NF_MPT_W1_PD_MASK >> NF_MPT_W1_PD_LSB)
-/* Handlers stay out of line: inlined, they would make the dispatch loop save every
- * register on every frame, which the work-request path pays for. */
-#define COLD __attribute__((noinline))
 
 static uint32_t msg_op(uint32_t w0) { return (w0 >> (8u * NF_MSG_HDR_OP_OFF)) & 0xFFFFu; }
 static uint32_t msg_len(uint32_t w0) { return (w0 >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu; }
@@ -128,7 +125,7 @@ void fw_msg_put_info(uint32_t at)
         mem_wr(at + 4u * i, w[i]);
 }
 
-static COLD void do_ping(uint32_t tag, uint32_t m, uint32_t mlen)
+static void do_ping(uint32_t tag, uint32_t m, uint32_t mlen)
 {
     uint32_t at = fw_tx_reserve(mlen);
     if (!at)
@@ -147,7 +144,7 @@ static COLD void do_ping(uint32_t tag, uint32_t m, uint32_t mlen)
     put_hdr(at, NF_OP_PING | NF_OP_REPLY, mlen, tag, status);
 }
 
-static COLD uint32_t do_mem_write(uint32_t m, uint32_t mlen)
+static uint32_t do_mem_write(uint32_t m, uint32_t mlen)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_MEM_WRITE_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -163,7 +160,7 @@ static COLD uint32_t do_mem_write(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-static COLD void do_mem_read(uint32_t tag, uint32_t m, uint32_t mlen)
+static void do_mem_read(uint32_t tag, uint32_t m, uint32_t mlen)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_MEM_READ_REQ_SIZE) {
         reply(NF_OP_MEM_READ, tag, NF_STATUS_INVALID_PARAMETER, 0, 0);
@@ -193,7 +190,7 @@ static COLD void do_mem_read(uint32_t tag, uint32_t m, uint32_t mlen)
     put_hdr(at, NF_OP_MEM_READ | NF_OP_REPLY, NF_MSG_HDR_SIZE + padded, tag, NF_STATUS_SUCCESS);
 }
 
-static COLD uint32_t do_mr_create(uint32_t m, uint32_t mlen, uint32_t *token)
+static uint32_t do_mr_create(uint32_t m, uint32_t mlen, uint32_t *token)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_MR_CREATE_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -211,7 +208,7 @@ static uint32_t token_arg(uint32_t m, uint32_t mlen)
     return fw_mr_lookup(mem_rd(BODY(m, NF_TOKEN_REQ_TOKEN_OFF)));
 }
 
-static COLD uint32_t do_mr_destroy(uint32_t m, uint32_t mlen)
+static uint32_t do_mr_destroy(uint32_t m, uint32_t mlen)
 {
     uint32_t i = token_arg(m, mlen);
     if (i == FW_NO_INDEX)
@@ -240,7 +237,7 @@ static uint32_t mr_rights(uint32_t flags)
 #define MR_FLAGS_KNOWN (NF_NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NF_NDK_MR_FLAG_ALLOW_REMOTE_READ | \
                         NF_NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NF_NDK_MR_FLAG_RDMA_READ_SINK)
 
-static COLD uint32_t do_mr_register(uint32_t m, uint32_t mlen)
+static uint32_t do_mr_register(uint32_t m, uint32_t mlen)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_MR_REGISTER_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -297,7 +294,7 @@ static COLD uint32_t do_mr_register(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-static COLD uint32_t do_mr_deregister(uint32_t m, uint32_t mlen)
+static uint32_t do_mr_deregister(uint32_t m, uint32_t mlen)
 {
     uint32_t i = token_arg(m, mlen);
     if (i == FW_NO_INDEX)
@@ -319,7 +316,7 @@ static COLD uint32_t do_mr_deregister(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-static COLD uint32_t do_frmr_init(uint32_t m, uint32_t mlen)
+static uint32_t do_frmr_init(uint32_t m, uint32_t mlen)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_FRMR_INIT_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -358,7 +355,7 @@ static uint32_t qp_arg(uint32_t m, uint32_t mlen)
     return fw_qp_lookup(mem_rd(BODY(m, NF_QP_REQ_QPN_OFF)));
 }
 
-static COLD uint32_t do_qp_create(uint32_t m, uint32_t mlen, uint32_t *qpn)
+static uint32_t do_qp_create(uint32_t m, uint32_t mlen, uint32_t *qpn)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_QP_CREATE_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -368,7 +365,7 @@ static COLD uint32_t do_qp_create(uint32_t m, uint32_t mlen, uint32_t *qpn)
     return fw_qp_alloc(pd, qpn);
 }
 
-static COLD uint32_t do_qp_connect(uint32_t m, uint32_t mlen)
+static uint32_t do_qp_connect(uint32_t m, uint32_t mlen)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_QP_CONNECT_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -383,7 +380,7 @@ static COLD uint32_t do_qp_connect(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-static COLD uint32_t do_qp_disconnect(uint32_t m, uint32_t mlen)
+static uint32_t do_qp_disconnect(uint32_t m, uint32_t mlen)
 {
     uint32_t q = qp_arg(m, mlen);
     if (q == FW_NO_INDEX)
@@ -393,7 +390,7 @@ static COLD uint32_t do_qp_disconnect(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-static COLD uint32_t do_qp_destroy(uint32_t m, uint32_t mlen)
+static uint32_t do_qp_destroy(uint32_t m, uint32_t mlen)
 {
     uint32_t q = qp_arg(m, mlen);
     if (q == FW_NO_INDEX)
@@ -404,7 +401,7 @@ static COLD uint32_t do_qp_destroy(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-static COLD void handle(uint32_t op, uint32_t tag, uint32_t m, uint32_t mlen, uint32_t stamp)
+static void handle(uint32_t op, uint32_t tag, uint32_t m, uint32_t mlen, uint32_t stamp)
 {
     uint32_t rep[2] = {0, 0};
     uint32_t st;
