@@ -18,19 +18,26 @@ FW_CORE_SRCS := $(addprefix $(FW_DIR)/src/,fw_main.c fw_link.c fw_msg.c fw_wr.c 
 FW_TARGET_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/src/main.c $(FW_DIR)/src/start.c
 FW_HDRS := $(wildcard $(FW_DIR)/src/*.h) $(FW_INC)/nf_layout.h
 
+# RAM budget per profile: image (code, data, bss) + the key-table shadow the firmware
+# places after it at boot (FW_MR_BYTES per MPT entry) + the stack reserve at the top.
+# The build fails unless that fits every profile's FW RAM. FW_RAM_MIN, when set,
+# replaces every profile's RAM size (used by the guard's own test).
+FW_STACK_RESERVE := 2048
+FW_MR_BYTES := 16
+FW_PROFILES := SIM ULX3S_85K ULX3S_25K
+FW_RAM_MIN :=
+fw_layout_value = $(shell awk '$$2 == "NF_PROFILE_$(1)_$(2)" { sub(/u$$/, "", $$3); print $$3 }' $(FW_INC)/nf_layout.h)
+FW_BUDGET := $(foreach p,$(FW_PROFILES),$(p):$(or $(FW_RAM_MIN),$(call fw_layout_value,$(p),FW_RAM_BYTES)):$(call fw_layout_value,$(p),MPT_ENTRIES))
+
 RV_CC      := riscv64-unknown-elf-gcc
 RV_OBJCOPY := riscv64-unknown-elf-objcopy
 RV_SIZE    := riscv64-unknown-elf-size
 RV_NM      := riscv64-unknown-elf-nm
 RV_SPECS   := /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs
 RV_CFLAGS  := -march=rv32im -mabi=ilp32 --specs=$(RV_SPECS) -std=c11 -Os -Wall -Wextra -Werror \
-              -ffreestanding -ffunction-sections -fdata-sections -I$(FW_INC) -I$(FW_DIR)/src
+              -ffreestanding -ffunction-sections -fdata-sections -I$(FW_INC) -I$(FW_DIR)/src \
+              -DFW_STACK_RESERVE=$(FW_STACK_RESERVE) -DFW_MR_BYTES=$(FW_MR_BYTES)
 RV_LDFLAGS := -nostartfiles -Wl,--gc-sections -Wl,--no-warn-rwx-segments -T $(FW_DIR)/link.ld
-
-# The image must fit the smallest firmware RAM of the profiles that use it, with room
-# left for the stack (which start.c puts at the top of RAM).
-FW_RAM_MIN := $(shell awk '$$2 == "NF_PROFILE_ULX3S_25K_FW_RAM_BYTES" { sub(/u$$/, "", $$3); print $$3 }' $(FW_INC)/nf_layout.h)
-FW_STACK_RESERVE := 2048
 
 .PHONY: firmware model test-firmware test-firmware-sim test-fuzz-firmware fuzz-firmware lint-firmware
 
@@ -47,9 +54,12 @@ $(FW_BUILD)/nf_fw.hex: $(FW_BUILD)/nf_fw.bin $(FW_DIR)/tools/bin2hex.py
 	python3 $(FW_DIR)/tools/bin2hex.py $< $@
 	@$(RV_SIZE) $(FW_BUILD)/nf_fw.elf
 	@end=$$(( 0x$$($(RV_NM) $(FW_BUILD)/nf_fw.elf | awk '$$3 == "_end" { print $$1 }') )); \
-	 need=$$(( end + $(FW_STACK_RESERVE) )); \
-	 echo "firmware: $$end bytes of code, data and bss + $(FW_STACK_RESERVE) stack = $$need of $(FW_RAM_MIN) bytes of FW RAM"; \
-	 if [ $$need -gt $(FW_RAM_MIN) ]; then echo "firmware: does not fit $(FW_RAM_MIN) bytes of FW RAM" >&2; rm -f $@; exit 1; fi
+	 end=$$(( (end + $(FW_MR_BYTES) - 1) / $(FW_MR_BYTES) * $(FW_MR_BYTES) )); bad=0; \
+	 for b in $(FW_BUDGET); do IFS=: read -r name ram mpt <<< "$$b"; ram=$$(( ram )); mpt=$$(( mpt )); \
+	   need=$$(( end + mpt * $(FW_MR_BYTES) + $(FW_STACK_RESERVE) )); \
+	   echo "firmware: $$name: image $$end + key-table shadow $$(( mpt * $(FW_MR_BYTES) )) + stack $(FW_STACK_RESERVE) = $$need of $$ram bytes of FW RAM"; \
+	   if [ $$need -gt $$ram ]; then echo "firmware: does not fit the $$name profile's $$ram bytes of FW RAM" >&2; bad=1; fi; \
+	 done; if [ $$bad = 1 ]; then rm -f $@; exit 1; fi
 
 # ---- host build ----
 FW_HOST_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/host/hw_model.c $(ENGINE_MODEL_DIR)/nf_engine_model.c $(ROOT)/host/src/nf_frame.c

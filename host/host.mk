@@ -20,8 +20,9 @@ NDK_SAN_OBJS = $(patsubst host/src/%.c,$(NDK_BUILD)/obj-san/%.o,$(NDK_LIB_SRCS))
 # Consumers (tests, examples) of the in-tree library.
 NDK_CONSUMER_CC = $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/tests -pthread
 
-.PHONY: host-lib test-host-ndk test-conformance-model test-conformance-sim test-install lint-host-ndk install
-TEST_TARGETS += test-host-ndk test-conformance-model test-conformance-sim test-install
+.PHONY: host-lib test-host-ndk test-conformance-model test-conformance-faults test-conformance-sim test-install \
+        lint-host-ndk install
+TEST_TARGETS += test-host-ndk test-conformance-model test-conformance-faults test-conformance-sim test-install
 LINT_TARGETS += lint-host-ndk
 HAVE_INSTALL := 1
 
@@ -73,6 +74,12 @@ $(NDK_BUILD)/conformance_san: $(CONF_SRCS) $(CONF_HDRS) $(NDK_BUILD)/libndkfpga_
 # Against the software adapter (fast), with the sanitizers on the whole library.
 test-conformance-model: $(NDK_BUILD)/conformance_san $(BUILD)/model/nfmodel
 	@NDKFPGA_QUIET=1 NDKFPGA_DEVICE=model $(NDK_BUILD)/conformance_san
+
+# The same on a lossy link (bytes dropped, corrupted, duplicated both ways): the
+# link layer repairs everything, the NDK results must not change.
+test-conformance-faults: $(NDK_BUILD)/conformance $(BUILD)/model/nfmodel
+	@NDKFPGA_QUIET=1 NDKFPGA_DEVICE=model NDKFPGA_MODEL_ARGS="--drop 1e-5 --corrupt 1e-5 --dup 1e-5 --seed 7" \
+	    $(NDK_BUILD)/conformance
 
 # Against the Verilator board (slow: the same suite, every byte through the RTL).
 test-conformance-sim: $(NDK_BUILD)/conformance sim

@@ -1,25 +1,82 @@
 #!/usr/bin/env python3
-"""Summarise nextpnr's --report JSON: LUT/FF/EBR/DSP use against the part, Fmax per clock."""
+"""Summarise nextpnr-ecp5's --report JSON: LUT/FF/EBR/DSP use against the part's totals
+and the achieved Fmax per clock.
+
+Usage: fpga_report.py REPORT.json NAME [--summary SUMMARY.json]
+Prints the report; with --summary also writes {fmax_mhz, target_mhz, luts, ffs, ebr, dsp,
+...} for the README and the benchmarks. Exits 1 when a clock misses its constraint or
+the report has no clock at all (nextpnr already fails then; this is the second check),
+2 on a missing or malformed report.
+"""
+import argparse
 import json
 import sys
 
+# (label, nextpnr cell type). TRELLIS_COMB is one LUT4 (a carry half counts too).
 CELLS = [("LUT4", "TRELLIS_COMB"), ("FF", "TRELLIS_FF"), ("EBR", "DP16KD"), ("DSP", "MULT18X18D"),
-         ("IO", "TRELLIS_IO"), ("PLL", "EHXPLLL")]
+         ("LUTRAM", "TRELLIS_RAMW"), ("IO", "TRELLIS_IO"), ("PLL", "EHXPLLL")]
+
+
+def load(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            rep = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        sys.exit(f"fpga_report: cannot read {path}: {e}")
+    if not isinstance(rep, dict) or "utilization" not in rep or "fmax" not in rep:
+        sys.exit(f"fpga_report: {path} is not a nextpnr --report file (no utilization/fmax)")
+    return rep
 
 
 def main():
-    path, name = sys.argv[1], sys.argv[2]
-    rep = json.load(open(path))
-    util = rep.get("utilization", {})
-    print(f"FPGA report {name}")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("report")
+    ap.add_argument("name")
+    ap.add_argument("--summary", help="write the summary JSON here")
+    args = ap.parse_args()
+    rep = load(args.report)
+
+    util = rep["utilization"]
+    used = {}
+    print(f"FPGA report {args.name}")
     for label, cell in CELLS:
         u = util.get(cell, {"used": 0, "available": 0})
+        used[cell] = u
         pct = 100.0 * u["used"] / u["available"] if u["available"] else 0.0
-        print(f"  {label:5s} {u['used']:6d} / {u['available']:6d}  ({pct:4.1f}%)")
-    for clk, f in rep.get("fmax", {}).items():
-        ok = "met" if f["achieved"] >= f["constraint"] else "NOT MET"
-        print(f"  Fmax {clk}: {f['achieved']:.1f} MHz (target {f['constraint']:.1f} MHz, {ok})")
+        print(f"  {label:6s} {u['used']:6d} / {u['available']:6d}  ({pct:5.1f}%)")
+
+    clocks = rep["fmax"]
+    met = bool(clocks)
+    if not clocks:
+        print("  no constrained clock in the report: timing not checked")
+    for clk, f in sorted(clocks.items()):
+        ok = f["achieved"] >= f["constraint"]
+        met = met and ok
+        print(f"  Fmax {clk}: {f['achieved']:.2f} MHz (target {f['constraint']:.2f} MHz, "
+              f"{'met' if ok else 'NOT MET'})")
+
+    if args.summary:
+        # The design has one clock domain; the slowest clock is the figure that matters.
+        worst = min(clocks.values(), key=lambda f: f["achieved"] - f["constraint"]) if clocks else None
+        summary = {
+            "name": args.name,
+            "fmax_mhz": round(worst["achieved"], 2) if worst else None,
+            "target_mhz": round(worst["constraint"], 2) if worst else None,
+            "timing_met": met,
+            "luts": used["TRELLIS_COMB"]["used"],
+            "luts_available": used["TRELLIS_COMB"]["available"],
+            "ffs": used["TRELLIS_FF"]["used"],
+            "ffs_available": used["TRELLIS_FF"]["available"],
+            "ebr": used["DP16KD"]["used"],
+            "ebr_available": used["DP16KD"]["available"],
+            "dsp": used["MULT18X18D"]["used"],
+            "dsp_available": used["MULT18X18D"]["available"],
+        }
+        with open(args.summary, "w", encoding="utf-8") as f:
+            json.dump(summary, f, indent=2)
+            f.write("\n")
+    return 0 if met else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

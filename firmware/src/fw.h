@@ -6,9 +6,11 @@
 
 #include "nf_layout.h"
 
-/* Table capacities compiled into the image: the largest profile's sizes. The real sizes
- * come from the CFG registers at boot and are clamped to these. */
-#define FW_MPT_CAP NF_PROFILE_SIM_MPT_ENTRIES
+/* The key-table shadow is not in the image: at boot it is placed in the firmware RAM
+ * between the end of the image and the stack reserve, sized from ENGINE.CFG_MPT, so
+ * every profile spends exactly the RAM its table needs. The host build uses an array
+ * of FW_HOST_MPT_CAP entries instead. */
+#define FW_HOST_MPT_CAP NF_PROFILE_SIM_MPT_ENTRIES
 #define FW_QP_CAP NF_ADAPTER_MAX_QPS
 #define FW_NO_INDEX 0xFFFFu
 
@@ -38,7 +40,12 @@ struct fw_mr {
     uint16_t pd;
     uint16_t mtt_base, mtt_cap; /* MTT range reserved (cap 0: none) */
     uint16_t link;  /* free list (free entries) or MTT-ordered list (entries with a range) */
+    uint16_t pad[2]; /* 16 bytes: PicoRV32 multiplies slowly, a shift indexes for free */
 };
+_Static_assert(sizeof(struct fw_mr) == 16, "fw_mr is indexed by shifting");
+#ifdef FW_MR_BYTES /* the build's RAM check (firmware.mk) counts this many bytes per entry */
+_Static_assert(sizeof(struct fw_mr) == FW_MR_BYTES, "firmware.mk FW_MR_BYTES");
+#endif
 
 #define FW_QP_FREE 0u
 #define FW_QP_RESET 1u     /* created, not connected (or disconnected) */
@@ -53,7 +60,7 @@ struct fw_qp {
 
 extern struct fw_cfg fw_cfg;
 extern struct fw_stats fw_stats;
-extern struct fw_mr fw_mrs[FW_MPT_CAP];
+extern struct fw_mr *fw_mrs; /* fw_cfg.mpt_entries entries */
 extern struct fw_qp fw_qps[FW_QP_CAP];
 
 /* fw_main.c */

@@ -45,6 +45,27 @@ static uint32_t max_frmr_pages(void)
     return n;
 }
 
+/* Where the key-table shadow lives and how many entries fit (see fw.h). */
+static uint32_t place_mr_shadow(void)
+{
+#ifdef NF_HOST_BUILD
+    static struct fw_mr host_mrs[FW_HOST_MPT_CAP];
+    fw_mrs = host_mrs;
+    return FW_HOST_MPT_CAP;
+#else
+#ifndef FW_STACK_RESERVE
+#error "FW_STACK_RESERVE (bytes kept for the stack) comes from firmware.mk"
+#endif
+    extern uint8_t _end[];
+    uint32_t start = ((uint32_t)(uintptr_t)_end + sizeof(struct fw_mr) - 1u) & ~(uint32_t)(sizeof(struct fw_mr) - 1u);
+    uint32_t ram = sys_rd(NF_SYS_FW_RAM_BYTES);
+    fw_mrs = (struct fw_mr *)(uintptr_t)start;
+    if (ram < start + FW_STACK_RESERVE)
+        return 0;
+    return (ram - start - FW_STACK_RESERVE) / sizeof(struct fw_mr);
+#endif
+}
+
 static uint32_t clamp(uint32_t v, uint32_t lo, uint32_t hi)
 {
     return v < lo ? lo : v > hi ? hi : v;
@@ -59,11 +80,11 @@ void fw_init(void)
     fw_cfg.tx_slots = clamp(NF_LINK_CFG_TX_SLOTS_GET(link_cfg), 1, NF_LINK_MAX_SLOTS);
     fw_cfg.mem_bytes = eng_rd(NF_ENGINE_CFG_MEM);
     fw_cfg.user_base = eng_rd(NF_ENGINE_CFG_USER);
-    fw_cfg.mpt_entries = clamp(eng_rd(NF_ENGINE_CFG_MPT), 0, FW_MPT_CAP);
+    fw_cfg.mpt_entries = clamp(eng_rd(NF_ENGINE_CFG_MPT), 0, place_mr_shadow());
     fw_cfg.mtt_entries = clamp(eng_rd(NF_ENGINE_CFG_MTT), 0, NF_MPT_W5_MTT_BASE_MASK + 1u);
     fw_cfg.max_frmr_pages = max_frmr_pages();
     fw_stats = (struct fw_stats){0};
-    for (uint32_t i = 0; i < FW_MPT_CAP; i++)
+    for (uint32_t i = 0; i < fw_cfg.mpt_entries; i++)
         fw_mrs[i] = (struct fw_mr){0};
     for (uint32_t q = 0; q < FW_QP_CAP; q++)
         fw_qps[q] = (struct fw_qp){0};

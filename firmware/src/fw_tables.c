@@ -3,7 +3,7 @@
 #include "fw.h"
 #include "hal.h"
 
-struct fw_mr fw_mrs[FW_MPT_CAP];
+struct fw_mr *fw_mrs;
 struct fw_qp fw_qps[FW_QP_CAP];
 
 /* Free key-table entries form a FIFO so a freed index (and its key byte) is reused as

@@ -893,6 +893,43 @@ static void test_rdma(void)
     OK(st == NO_REPLY, "a successful silent RDMA Write produces no CQE (got 0x%08X refuse %u)", st, c.refuse);
 }
 
+static uint32_t race_index, race_done;
+
+static void invalidate_mid_transfer(struct nfm_engine *e, uint32_t src_addr, uint32_t dst_addr, uint32_t len,
+                                    uint32_t bytes_done, void *ctx)
+{
+    (void)ctx;
+    (void)src_addr;
+    (void)dst_addr;
+    (void)len;
+    if (race_done)
+        return;
+    race_done = bytes_done;
+    nfm_csr_write(e, NF_ENGINE_TBL_INDEX, race_index);
+    nfm_csr_write(e, NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_INVALIDATE);
+}
+
+static void test_rdma_stopped(void)
+{
+    struct wr_env e;
+    wr_env(&e);
+    uint64_t dst_pages[3];
+    static const uint32_t dpn[3] = {12, 14, 16};
+    pages_at(dst_pages, 3, dpn);
+    fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, dst_pages, 3, 0, 3 * PAGE, 0x200000, NULL);
+    race_index = NF_TOKEN_INDEX_GET(e.fast);
+    race_done = 0;
+    nfm_set_chunk_hook(nf_hw_engine(), invalidate_mid_transfer, NULL);
+    struct nf_sge s[1] = {{user_base() + 40 * PAGE, 3 * PAGE, NF_ADAPTER_PRIVILEGED_TOKEN}};
+    struct nf_cqe c;
+    uint32_t st = rdma(NF_OP_WR_WRITE, e.qp, 0, 0x200000, e.fast, s, 1, &c);
+    nfm_set_chunk_hook(nf_hw_engine(), NULL, NULL);
+    OK(st == NF_STATUS_ACCESS_VIOLATION && c.refuse == NF_REFUSE_STOPPED && race_done > 0 && c.bytes == race_done &&
+           c.bytes < 3 * PAGE,
+       "an entry invalidated during an RDMA Write stops it: ACCESS_VIOLATION, refuse STOPPED, bytes = bytes written (%u)",
+       c.bytes);
+}
+
 static void test_timing(void)
 {
     struct wr_env e;
@@ -961,6 +998,7 @@ int main(int argc, char **argv)
     test_fast_register_rules();
     test_invalidate_rules();
     test_rdma();
+    test_rdma_stopped();
     test_timing();
     test_adapter_reset();
     nf_hw_free();

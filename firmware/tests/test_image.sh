@@ -21,5 +21,5 @@ ok $? "start-up loads the stack pointer from SYS.FW_RAM_BYTES"
 # The size guard must refuse an image that does not fit (pretend RAM is 16 KiB).
 make -s -C "$root" firmware FW_BUILD="$tmp" FW_RAM_MIN=16384 >"$tmp/out" 2>&1
 [ $? != 0 ] && grep -q "does not fit" "$tmp/out" && [ ! -e "$tmp/nf_fw.hex" ]
-ok $? "the build fails when the image does not fit the smallest FW RAM"
+ok $? "the build fails when image + key-table shadow + stack do not fit a profile's FW RAM"
 exit $fail

@@ -81,7 +81,8 @@ NDKFPGA_API NTSTATUS NdkFpgaAllocateScatteredBuffer(NDK_ADAPTER *Adapter, SIZE_T
 
 /* Free a buffer from NdkFpgaAllocateBuffer. Its pages return to the adapter; the
  * consumer must have deregistered or invalidated every MR over them. NULL is ignored,
- * as is an MDL this adapter did not allocate. */
+ * as is an MDL this adapter did not allocate. Buffers still allocated when the
+ * adapter closes are freed by NdkFpgaCloseAdapter. */
 NDKFPGA_API VOID NdkFpgaFreeBuffer(NDK_ADAPTER *Adapter, MDL *Mdl);
 
 /* Copy Length bytes from Data into the buffer described by Mdl, starting Offset bytes

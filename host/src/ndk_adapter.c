@@ -455,7 +455,7 @@ static void fail_everything(struct ndk_adapter *ad, uint32_t status)
     for (uint32_t i = 0; i < ad->nqps; i++) {
         struct ndk_qp *qp = ad->qps[i];
         if (qp) {
-            qp->connected = 0;
+            __atomic_store_n(&qp->connected, 0, __ATOMIC_RELAXED);
             ndk_qp_fail_all(qp, (NTSTATUS)status);
         }
     }
@@ -467,7 +467,7 @@ static void on_dead(void *ctx, uint32_t status)
     struct ndk_adapter *ad = ctx;
     pthread_mutex_lock(&ad->lock);
     if (!ad->dead) {
-        ad->dead = status ? status : (uint32_t)STATUS_CONNECTION_ABORTED;
+        __atomic_store_n(&ad->dead, status ? status : (uint32_t)STATUS_CONNECTION_ABORTED, __ATOMIC_RELAXED);
         fail_everything(ad, ad->dead);
     }
     pthread_mutex_unlock(&ad->lock);
@@ -599,7 +599,7 @@ VOID NdkFpgaCloseAdapter(NDK_ADAPTER *a)
 
     pthread_mutex_lock(&ad->lock);
     if (!ad->dead)
-        ad->dead = (uint32_t)STATUS_CANCELLED;
+        __atomic_store_n(&ad->dead, (uint32_t)STATUS_CANCELLED, __ATOMIC_RELAXED);
     fail_everything(ad, (uint32_t)STATUS_CANCELLED);
     drain_callbacks(ad);
     ad->cb_stop = 1;
@@ -613,6 +613,12 @@ VOID NdkFpgaCloseAdapter(NDK_ADAPTER *a)
         struct ndk_core *c = ad->objects.next;
         core_unlink(c);
         c->destroy(c);
+    }
+    while (ad->buffers) {
+        struct ndk_buffer *b = ad->buffers;
+        ad->buffers = b->next;
+        munmap(b->va_base, b->va_len);
+        free(b);
     }
     free(ad->page_used);
     free(ad->qps);
@@ -808,6 +814,8 @@ static NTSTATUS alloc_buffer(NDK_ADAPTER *a, SIZE_T length, MDL **out, int scatt
     }
     for (uint32_t i = 0; i < n; i++)
         ad->page_used[b->pfn[i] - ad->first_page] = 1;
+    b->next = ad->buffers;
+    ad->buffers = b;
     pthread_mutex_unlock(&ad->lock);
     if (scattered) {
         for (uint32_t i = 0; i < n / 2; i++) {
@@ -861,6 +869,12 @@ VOID NdkFpgaFreeBuffer(NDK_ADAPTER *a, MDL *mdl)
     pthread_mutex_lock(&ad->lock);
     for (uint32_t i = 0; i < b->npages; i++)
         ad->page_used[b->pfn[i] - ad->first_page] = 0;
+    for (struct ndk_buffer **pp = &ad->buffers; *pp; pp = &(*pp)->next) {
+        if (*pp == b) {
+            *pp = b->next;
+            break;
+        }
+    }
     pthread_mutex_unlock(&ad->lock);
     munmap(b->va_base, b->va_len);
     b->ad = NULL;

@@ -89,7 +89,7 @@ static void peer_lost(struct ndk_connector *c)
 {
     int was_connected = c->state == CONN_CONNECTED;
     if (c->qp)
-        c->qp->connected = 0;
+        __atomic_store_n(&c->qp->connected, 0, __ATOMIC_RELAXED);
     if (c->state == CONN_CONNECTING || c->state == CONN_ACCEPTING) {
         ndk_queue_request_cb(c->core.ad, c->op_cb, c->op_ctx, STATUS_CONNECTION_ABORTED, &c->core);
         c->op_cb = NULL;
@@ -112,7 +112,7 @@ static void conn_teardown(struct ndk_core *core)
         qpns[n++] = c->qp->qpn;
         if (c->peer && c->peer->qp)
             qpns[n++] = c->peer->qp->qpn;
-        c->qp->connected = 0;
+        __atomic_store_n(&c->qp->connected, 0, __ATOMIC_RELAXED);
     }
     if (c->peer) {
         if (c->peer->peer == c)
@@ -365,8 +365,8 @@ static void step_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t statu
         struct ndk_connector *b = a->peer;
         if (r->op == NF_OP_QP_CONNECT) {
             if (st == STATUS_SUCCESS && b && a->qp && b->qp) {
-                a->qp->connected = 1;
-                b->qp->connected = 1;
+                __atomic_store_n(&a->qp->connected, 1, __ATOMIC_RELAXED);
+                __atomic_store_n(&b->qp->connected, 1, __ATOMIC_RELAXED);
                 a->state = b->state = CONN_CONNECTED;
             } else {
                 if (st == STATUS_SUCCESS)
@@ -564,7 +564,7 @@ static NTSTATUS conn_disconnect(NDK_CONNECTOR *cn, NDK_FN_REQUEST_COMPLETION rc,
     uint32_t msgs[2][2] = {{0, 0}, {0, 0}};
     int n = 0;
     if (a->qp) {
-        a->qp->connected = 0;
+        __atomic_store_n(&a->qp->connected, 0, __ATOMIC_RELAXED);
         msgs[n][0] = a->qp->qpn;
         n++;
     }

@@ -189,7 +189,7 @@ struct ndk_qp {
     uint32_t qpn;
     uint32_t pdn;
     uint32_t max_sge;
-    volatile int connected;     /* read lock-free by the posting path */
+    int connected;              /* written under ad->lock, read lock-free (atomic) by the posting path */
     int in_error;
     int deferred;               /* the last post was deferred (posting thread only) */
     struct ndk_connector *conn; /* connector using this QP, under ad->lock */
@@ -249,6 +249,7 @@ struct ndk_listener {
 struct ndk_buffer {
     MDL mdl;
     struct ndk_adapter *ad;
+    struct ndk_buffer *next; /* adapter's buffers (freed at close if left over) */
     void *va_base;
     size_t va_len;
     uint32_t npages;
@@ -276,6 +277,7 @@ struct ndk_adapter {
     uint32_t nqps;
     struct ndk_listener *listeners;
     struct ndk_core objects;  /* list head of live child objects */
+    struct ndk_buffer *buffers;
     uint8_t *page_used;       /* adapter pages of the user region */
     uint32_t first_page, npages;
 };

@@ -111,7 +111,7 @@ static NTSTATUS refuse(struct ndk_qp *qp, NTSTATUS st)
 static NTSTATUS post(struct ndk_qp *qp, void *ctx, uint32_t op_type, uint16_t op, ULONG flags, struct nf_msg_hdr *h,
                      struct nf_wr_hdr *w, size_t head_len, const void *tail, size_t tail_len)
 {
-    uint32_t dead = qp->core.ad->dead;
+    uint32_t dead = __atomic_load_n(&qp->core.ad->dead, __ATOMIC_RELAXED); /* set under ad->lock */
     if (dead)
         return refuse(qp, (NTSTATUS)dead); /* the link is gone */
     pthread_mutex_lock(&qp->ring_lock);
@@ -164,7 +164,7 @@ static NTSTATUS qp_fast_register(NDK_QP *q, PVOID ctx, NDK_MR *m, ULONG npages, 
     struct ndk_qp *qp = qp_of(q);
     if (!m || !pages || m->Header.ObjectType != NdkObjectTypeMr)
         return refuse(qp, STATUS_INVALID_PARAMETER);
-    if (!qp->connected)
+    if (!__atomic_load_n(&qp->connected, __ATOMIC_RELAXED))
         return refuse(qp, STATUS_CONNECTION_INVALID);
     const struct ndk_mr *mr = NDK_CONTAINER(m, struct ndk_mr, pub);
     if (!mr->fast || mr->frmr_pages == 0)
@@ -208,7 +208,7 @@ static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULON
         return refuse(qp, STATUS_NOT_SUPPORTED); /* no memory windows */
     if (obj->ObjectType != NdkObjectTypeMr)
         return refuse(qp, STATUS_INVALID_PARAMETER);
-    if (!qp->connected)
+    if (!__atomic_load_n(&qp->connected, __ATOMIC_RELAXED))
         return refuse(qp, STATUS_CONNECTION_INVALID);
     const struct ndk_mr *mr = NDK_CONTAINER(obj, struct ndk_mr, pub.Header);
     if (!mr->fast)
@@ -232,7 +232,7 @@ static NTSTATUS rdma(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UINT6
     struct ndk_qp *qp = qp_of(q);
     if ((!sgl && nsge) || (flags & ~RDMA_FLAGS))
         return refuse(qp, STATUS_INVALID_PARAMETER);
-    if (!qp->connected)
+    if (!__atomic_load_n(&qp->connected, __ATOMIC_RELAXED))
         return refuse(qp, STATUS_CONNECTION_INVALID);
     if (nsge > qp->max_sge)
         return refuse(qp, STATUS_INVALID_PARAMETER);
@@ -325,7 +325,7 @@ static void qp_teardown(struct ndk_core *c)
     for (uint32_t i = 0; i < ad->nqps; i++)
         if (ad->qps[i] == qp)
             ad->qps[i] = NULL;
-    qp->connected = 0;
+    __atomic_store_n(&qp->connected, 0, __ATOMIC_RELAXED);
     ndk_conn_qp_gone(qp);
     pthread_mutex_unlock(&ad->lock);
     struct nf_qp_req q = {qp->qpn, 0};

@@ -80,6 +80,8 @@ struct nf_link {
     uint64_t reset_next_us;
     unsigned reset_backoff;
     size_t frame_cap;        /* batch messages into frames up to this payload */
+    uint32_t cwnd;           /* frames allowed on the wire now (<= window), see on_loss */
+    unsigned cwnd_acks;      /* frames acknowledged towards the next cwnd step */
     unsigned dup_acks;       /* pure ACKs in a row naming una while frames are out */
     int fast_armed;          /* one fast go-back per loss: re-armed when una advances */
     int heard_since_timeout; /* a good frame arrived since the last timer expiry */
@@ -173,6 +175,19 @@ static void set_dead(struct nf_link *l, uint32_t status, const char *fmt, ...)
 
 /* ---- frame handling (link thread) --------------------------------------- */
 
+/* A frame was lost: halve what goes out at once, in frames and in batch size. The
+ * board batches its replies to everything it received in one go, so fewer and
+ * smaller frames from us also mean shorter frames back, which a lossy line lets
+ * through far more often; without loss both grow back to the full window. */
+static void on_loss(struct nf_link *l)
+{
+    l->clean_acks = 0;
+    l->cwnd_acks = 0;
+    if (l->frame_cap / 2 >= FRAME_CAP_MIN)
+        l->frame_cap /= 2;
+    l->cwnd = l->cwnd > 1 ? l->cwnd / 2 : 1;
+}
+
 /* Apply a cumulative ack (under mu); pure is 1 for an ACK frame. */
 static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
 {
@@ -184,6 +199,7 @@ static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
             l->fast_armed = 0;
             l->dup_acks = 0;
             l->st.fast_retransmits++;
+            on_loss(l);
         }
         return;
     }
@@ -204,6 +220,12 @@ static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
     if (l->clean_acks >= FRAME_CAP_GROW_AFTER && l->frame_cap < NF_LINK_MAX_PAYLOAD) {
         l->frame_cap = l->frame_cap * 2 > NF_LINK_MAX_PAYLOAD ? NF_LINK_MAX_PAYLOAD : l->frame_cap * 2;
         l->clean_acks = 0;
+    }
+    /* Additive increase: one more frame per window's worth acknowledged. */
+    l->cwnd_acks += adv;
+    if (l->cwnd < l->window && l->cwnd_acks >= l->cwnd) {
+        l->cwnd++;
+        l->cwnd_acks = 0;
     }
     l->rto_deadline_us = (l->una != l->sent) ? now + current_rto(l) : 0;
     pthread_cond_broadcast(&l->cv);
@@ -266,6 +288,7 @@ static void handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t
             if (valid_info(l)) {
                 uint32_t w = l->info.rx_slots > 1 ? l->info.rx_slots - 1 : 1;
                 l->window = w < l->window_max ? w : l->window_max;
+                l->cwnd = l->window;
                 l->state = ST_UP;
                 pthread_cond_broadcast(&l->cv);
             }
@@ -364,15 +387,13 @@ static size_t next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
             if (!l->heard_since_timeout)
                 l->backoff++;
             l->heard_since_timeout = 0;
-            l->clean_acks = 0;
-            if (l->frame_cap / 2 >= FRAME_CAP_MIN)
-                l->frame_cap /= 2;
+            on_loss(l);
             l->sent = l->una;
             l->rto_deadline_us = 0;
             l->fast_armed = 0;
             l->dup_acks = 0;
         }
-        if (l->sent != l->nxt) {
+        if (l->sent != l->nxt && (uint8_t)(l->sent - l->una) < l->cwnd) {
             struct tx_slot *s = &l->q[l->sent % NF_LINK_MAX_SLOTS];
             uint8_t *h = s->buf;
             h[NF_LINK_HDR_TYPE_OFF] = NF_LINK_TYPE_DATA;
@@ -766,6 +787,7 @@ void nf_link_get_stats(struct nf_link *l, struct nf_link_stats *out)
     out->rttvar_us = l->rttvar_us;
     out->rto_us = current_rto(l);
     out->frame_cap = (uint32_t)l->frame_cap;
+    out->cwnd = l->cwnd;
     pthread_mutex_unlock(&l->mu);
 }
 

@@ -69,7 +69,9 @@ struct nf_link_stats {
     uint64_t msgs_tx, msgs_rx;       /* messages queued / delivered */
     uint64_t payload_tx, payload_rx; /* message bytes queued / delivered */
     uint64_t wire_tx, wire_rx;       /* bytes written to / read from the transport */
-    uint32_t window;         /* current send window (frames) */
+    uint32_t window;         /* send window (frames): min(INFO.rx_slots - 1, window_max) */
+    uint32_t cwnd;           /* frames sent at once now: halved on each loss, +1 per
+                                window acknowledged, never above window */
     uint32_t srtt_us, rttvar_us, rto_us; /* current estimates */
     uint32_t frame_cap;      /* payload bytes messages are batched up to now (halved on
                                 each timeout, doubled after a run of clean acks) */

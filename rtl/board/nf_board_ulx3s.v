@@ -1,9 +1,9 @@
-// ULX3S board top: 25 MHz oscillator -> PLL -> SYS_MHZ system clock, the SoC's UART on
-// the FT231X pins, LEDs. Adapter sizes come from the profile of the part (DEVICE).
+// ULX3S board top: 25 MHz oscillator -> PLL -> system clock, the SoC's UART on the
+// FT231X pins, LEDs. Adapter sizes come from the profile of the part (DEVICE_85K).
 `default_nettype none
 `include "nf_layout.vh"
 module nf_board_ulx3s #(
-    parameter integer DEVICE_85K = 1,          // 1: LFE5U-85F profile, 0: LFE5U-25F/12F profile
+    parameter [0:0]   DEVICE_85K = 1'b1,       // 1: LFE5U-85F profile, 0: LFE5U-25F profile
     parameter         FW_HEX     = "nf_fw.hex",
     parameter integer BAUD       = 3000000     // FT231X maximum
 ) (
@@ -13,12 +13,20 @@ module nf_board_ulx3s #(
     output wire [7:0] led,
     output wire       wifi_gpio0   // held high so the ESP32 does not reset the board
 );
-    localparam integer SYS_MHZ = 50;  // 25 MHz * 2 / 1; VCO 600 MHz
-    localparam integer CLK_HZ  = SYS_MHZ * 1000000;
-    localparam [15:0]  UART_PERIOD = 16'((CLK_HZ * 16 + BAUD / 2) / BAUD);
+    // System clock = 25 MHz * CLKFB_DIV / CLKI_DIV; VCO = system clock * CLKOP_DIV.
+    // 25 * 2 / 1 = 50 MHz, VCO 600 MHz. Chosen by timing: see docs/boards.md.
+    localparam integer OSC_HZ        = 25000000;
+    localparam integer PLL_CLKI_DIV  = 1;
+    localparam integer PLL_CLKFB_DIV = 2;
+    localparam integer PLL_CLKOP_DIV = 12;
+    localparam integer CLK_HZ        = OSC_HZ / PLL_CLKI_DIV * PLL_CLKFB_DIV;
+    // The UART's bit period in clocks, 12.4 fixed point, rounded to the nearest
+    // (32-bit arithmetic: valid for clocks below 134 MHz).
+    localparam integer UART_PERIOD_FX = (CLK_HZ * (1 << `NF_SOC_UART_PERIOD_FRAC) + BAUD / 2) / BAUD;
+    localparam [15:0]  UART_PERIOD    = UART_PERIOD_FX[15:0];
 
     wire clk, locked, rst;
-    nf_ecp5_pll #(.IN_MHZ(25), .OUT_MHZ(SYS_MHZ), .CLKI_DIV(1), .CLKFB_DIV(2), .CLKOP_DIV(12))
+    nf_ecp5_pll #(.CLKI_DIV(PLL_CLKI_DIV), .CLKFB_DIV(PLL_CLKFB_DIV), .CLKOP_DIV(PLL_CLKOP_DIV))
         pll (.clk_in(clk_25mhz), .clk_out(clk), .locked(locked));
     nf_reset_sync reset_sync (.clk(clk), .locked(locked), .rst(rst));
 
@@ -36,7 +44,8 @@ module nf_board_ulx3s #(
         .clk(clk), .rst(rst), .uart_rx(ftdi_txd), .uart_tx(ftdi_rxd), .uart_period(UART_PERIOD),
         .leds(soc_leds), .trap(trap)
     );
-    // LED 7: CPU trapped (firmware fault); the rest as the SoC drives them.
+    // LEDs 0..2 as nf_soc drives them (RX, TX, link error or CPU trap); LED 7 lit
+    // while the CPU is trapped, so a firmware fault shows even if the firmware set LEDS.
     assign led = {trap | soc_leds[7], soc_leds[6:0]};
     assign wifi_gpio0 = 1'b1;
 endmodule

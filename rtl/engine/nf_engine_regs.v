@@ -72,6 +72,12 @@ module nf_engine_regs #(
     input  wire            dma_dst_tok_busy,
     input  wire [23:0]     dma_dst_tok_index
 );
+    localparam [11:0] A_TBL_INDEX = `NF_ENGINE_TBL_INDEX;
+    localparam [11:0] A_TBL_MTT_DATA = `NF_ENGINE_TBL_MTT_DATA;
+    localparam [11:0] A_ENT_W0 = `NF_ENGINE_ENT_W0;
+    localparam [11:0] A_ENT_W6 = `NF_ENGINE_ENT_W6;
+    localparam [11:0] A_CHK_TOKEN = `NF_ENGINE_CHK_TOKEN;
+    localparam [11:0] A_CHK_PD = `NF_ENGINE_CHK_PD;
     localparam [11:0] A_CHK_CTRL = `NF_ENGINE_CHK_CTRL;
     localparam [11:0] A_DMA_CTRL = `NF_ENGINE_DMA_CTRL;
     localparam [11:0] A_LD_CTRL = `NF_ENGINE_LD_CTRL;
@@ -126,6 +132,10 @@ module nf_engine_regs #(
     assign dma_src_addr = {src_hi, src_lo};
     assign dma_dst_addr = {dst_hi, dst_lo};
 
+    wire tbl_staging = (csr_addr == A_TBL_INDEX) || (csr_addr == A_TBL_MTT_DATA) ||
+                       (csr_addr >= A_ENT_W0 && csr_addr <= A_ENT_W6);
+    wire chk_staging = (csr_addr >= A_CHK_TOKEN && csr_addr <= A_CHK_PD);
+
     // The invalidated entry may still carry a running DMA's grant.
     wire dma_on_index = (dma_src_tok_busy && {8'd0, dma_src_tok_index} == tbl_index_r) ||
                         (dma_dst_tok_busy && {8'd0, dma_dst_tok_index} == tbl_index_r);
@@ -150,7 +160,9 @@ module nf_engine_regs #(
             chk_token_r <= 32'd0; chk_va_lo <= 32'd0; chk_va_hi <= 32'd0; chk_len_r <= 32'd0;
             chk_access_r <= 32'd0; chk_pd_r <= 32'd0;
         end else begin
-            if (wr) begin
+            // Staging registers of a running table op or check hold still (the op may
+            // still be waiting for the pipeline): such writes are dropped.
+            if (wr && !(tbl_staging && tst != T_IDLE) && !(chk_staging && cst != C_IDLE)) begin
                 case (csr_addr)
                     `NF_ENGINE_TBL_INDEX:       tbl_index_r    <= merge(tbl_index_r, csr_wdata, csr_wstrb);
                     `NF_ENGINE_TBL_MTT_DATA:    tbl_mtt_data_r <= merge(tbl_mtt_data_r, csr_wdata, csr_wstrb);

@@ -351,6 +351,12 @@ module nf_keycheck #(
                        ({2'b0, f3_va} + {34'd0, f3_len} <= {2'b0, fbase} + {34'd0, flength});
     wire f_grant = out_valid && out_op == OP_CHECK && out_code == R_OK;
 
+    // Not vacuous: a grant through f_idx, and a refusal after its invalidation, happen.
+    always @(posedge clk) if (f_past_valid && !rst) begin
+        cover(f_grant && f3_on && f_fast && f3_acc == ACC_REMOTE_WRITE);
+        cover(out_valid && f3_on && f3_after_inv && out_code == R_NOT_VALID);
+    end
+
     always @(posedge clk) if (f_past_valid && !rst) begin
         // Every grant names an index inside the table.
         if (f_grant) assert(out_index < MPT_ENTRIES);

@@ -652,6 +652,30 @@ static void refused_write(const char *name, struct buf *tgt, UINT32 token, UINT6
     close_pair(&pr);
 }
 
+/* A remote read the engine must refuse: ACCESS_VIOLATION, the local sink unchanged. */
+static void refused_read(const char *name, UINT32 token, UINT64 raddr, ULONG rlen)
+{
+    struct pair pr;
+    if (!tap_ok(connect_pair(pd, &pr), "connect for: %s", name))
+        return;
+    struct buf sink;
+    new_buf(&sink, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
+    uint8_t pat[64], after[64];
+    fill(pat, sizeof(pat), 79);
+    NdkFpgaWriteBuffer(ad, sink.mdl, 0, pat, sizeof(pat));
+    NDK_SGE sge = {{.VirtualAddress = va_of(&sink, 0)}, rlen, sink.mr->Dispatch->NdkGetLocalTokenFromMr(sink.mr)};
+    NTSTATUS st = pr.qa->Dispatch->NdkRead(pr.qa, (PVOID)0x79, &sge, 1, raddr, token, 0);
+    NDK_RESULT_EX r = next_result();
+    tap_ok(st == STATUS_SUCCESS && r.Status == STATUS_ACCESS_VIOLATION && r.RequestContext == (PVOID)0x79 &&
+               r.Type == NdkOperationTypeRead,
+           "%s: STATUS_ACCESS_VIOLATION (post %s, result %s, refuse %u)", name, NdkFpgaStatusName(st),
+           NdkFpgaStatusName(r.Status), (unsigned)r.ProviderErrorCode);
+    NdkFpgaReadBuffer(ad, sink.mdl, 0, after, sizeof(after));
+    tap_ok(!memcmp(pat, after, sizeof(after)), "%s: local sink unchanged", name);
+    free_buf(&sink);
+    close_pair(&pr);
+}
+
 static void test_refusals(void)
 {
     struct buf tgt;
@@ -672,8 +696,13 @@ static void test_refusals(void)
                       (UINT64)(uintptr_t)va_of(&tgt, 0), 64);
     else
         tap_ok(0, "register a read-only MR");
-    if (ro)
+    if (ro) {
+        UINT64 end = (UINT64)(uintptr_t)va_of(&tgt, 0) + mlen;
+        refused_read("read of 1 byte one past the end", ro->Dispatch->NdkGetRemoteTokenFromMr(ro), end, 1);
         dereg_mr(ro);
+        refused_read("read through a deregistered token", ro->Dispatch->NdkGetRemoteTokenFromMr(ro),
+                     (UINT64)(uintptr_t)va_of(&tgt, 0), 16);
+    }
     /* One byte past the end of a writable region. */
     NDK_MR *rw = new_mr(pd, 0);
     if (rw && reg_mr(rw, tgt.mdl, mlen, NDK_MR_FLAG_ALLOW_REMOTE_WRITE) == STATUS_SUCCESS) {
@@ -683,6 +712,9 @@ static void test_refusals(void)
                       16);
         refused_write("write through a bad key", &tgt, rw->Dispatch->NdkGetRemoteTokenFromMr(rw) ^ 0x55,
                       (UINT64)(uintptr_t)va_of(&tgt, 0), 16);
+        /* Remote write (0x5) does not include remote read. */
+        refused_read("read through a write-only token", rw->Dispatch->NdkGetRemoteTokenFromMr(rw),
+                     (UINT64)(uintptr_t)va_of(&tgt, 0), 16);
         dereg_mr(rw);
     } else {
         tap_ok(0, "register a writable MR");

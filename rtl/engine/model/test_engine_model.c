@@ -623,6 +623,28 @@ static void test_dma(void)
     st = dma(&ov_s, &ov_d, 0x200);
     memmove(ref + USER_BASE + 0x103, ref + USER_BASE + 0x100, 0x200);
     CHECK(st == 0 && memcmp(ref, nfm_mem(e), MEM_BYTES) == 0, "dma: overlapping range inside one page acts as a move");
+    /* MTT_WRITE takes a page outside adapter memory; a DMA reaching it is refused
+     * BAD_ADDRESS (that side) before that chunk moves; earlier chunks stay written. */
+    mtt_write(60, MEM_BYTES / PAGE + 3);
+    mtt_write(61, USER_BASE / PAGE + 45);
+    mtt_write(62, MEM_BYTES / PAGE);
+    mpt_write(9, w0_of(NF_MPT_STATE_VALID, 0, all, 0x99), PD_A, 0, 0x9000, 3 * PAGE, 60, 3);
+    struct side out = {NF_DMA_MODE_TOKEN, NF_ACCESS_LOCAL_WRITE, token_of(9, 0x99), PD_A, 0x9000};
+    struct side sys0 = {NF_DMA_MODE_SYSTEM, 0, 0, 0, 0x40};
+    memcpy(ref, nfm_mem(e), MEM_BYTES);
+    st = dma(&sys0, &out, 16);
+    CHECK(code_of(st) == NF_REFUSE_BAD_ADDRESS && NF_STATUS_WORD_SIDE_GET(st) == 1 && r(NF_ENGINE_DMA_BYTES) == 0 &&
+              memcmp(ref, nfm_mem(e), MEM_BYTES) == 0,
+          "dma: destination page outside memory (MTT_WRITE) -> BAD_ADDRESS SIDE 1, nothing moved");
+    st = dma(&out, &sys0, 16);
+    CHECK(code_of(st) == NF_REFUSE_BAD_ADDRESS && NF_STATUS_WORD_SIDE_GET(st) == 0 && memcmp(ref, nfm_mem(e), MEM_BYTES) == 0,
+          "dma: source page outside memory -> BAD_ADDRESS SIDE 0");
+    out.addr = 0x9000 + PAGE + PAGE - 8;
+    st = dma(&sys0, &out, 16);
+    memmove(ref + USER_BASE + 45 * PAGE + PAGE - 8, ref + 0x40, 8);
+    CHECK(code_of(st) == NF_REFUSE_BAD_ADDRESS && NF_STATUS_WORD_SIDE_GET(st) == 1 && r(NF_ENGINE_DMA_BYTES) == 8 &&
+              memcmp(ref, nfm_mem(e), MEM_BYTES) == 0,
+          "dma: page at MEM_BYTES in the second chunk -> BAD_ADDRESS after the first chunk's 8 bytes");
     /* DMA_CTRL values other than 1 start nothing. */
     w(NF_ENGINE_DMA_CTRL, 3);
     CHECK(r(NF_ENGINE_DMA_STATUS) == st && memcmp(ref, nfm_mem(e), MEM_BYTES) == 0,
