@@ -28,12 +28,16 @@
 /* Batching target: a lossy line loses long frames far more often (a frame survives
  * a per-byte error rate p with (1-p)^len), so timeouts halve the size the link
  * batches messages up to, and a run of clean acks doubles it again. */
-#define FRAME_CAP_MIN 256u
+#define FRAME_CAP_MIN 128u
 #define FRAME_CAP_GROW_AFTER 16u
 /* Pure ACKs repeating the oldest unacknowledged sequence that make the sender go
  * back at once instead of waiting for the timer: the byte stream keeps order, so
  * the board only repeats an ack when a later frame arrived after a lost one. */
 #define DUP_ACKS_FOR_FAST_RETRANSMIT 2u
+/* Back-off doubles the timeout at most this many times over the estimate: enough for
+ * a simulation slower than measured, short enough that a lossy line that swallows
+ * every frame for a while is retried often within the peer-silence deadline. */
+#define MAX_BACKOFF_SHIFT 3u
 
 enum link_state { ST_RESETTING, ST_UP, ST_DEAD };
 
@@ -131,7 +135,7 @@ static int awaiting(const struct nf_link *l)
 
 static uint32_t current_rto(const struct nf_link *l)
 {
-    uint64_t r = (uint64_t)l->rto_us << (l->backoff > 16 ? 16 : l->backoff);
+    uint64_t r = (uint64_t)l->rto_us << (l->backoff > MAX_BACKOFF_SHIFT ? MAX_BACKOFF_SHIFT : l->backoff);
     return r > l->rto_max_us ? l->rto_max_us : (uint32_t)r;
 }
 

@@ -76,3 +76,30 @@ formal: $(SETUP_STAMP) ## SymbiYosys proof of the key-check unit
 	    rc=$$?; t1=$$(date +%s); grep -E "summary|DONE" $(ENGINE_BUILD)/formal/prove.log | tail -4; \
 	    if [ $$rc = 0 ]; then echo "ok - formal: nf_keycheck grant and invalidation properties proved by k-induction ($$((t1 - t0))s)"; \
 	    else echo "not ok - formal: nf_keycheck proof failed (log: $(ENGINE_BUILD)/formal/prove.log)"; exit 1; fi
+
+# Yosys synth_ecp5 of nf_engine alone at the board profiles' sizes: LUT4 / FF / EBR use.
+# (yowasp tools see the file system through WASI: paths stay relative to the repo.)
+ENGINE_SYNTH_SRCS := $(patsubst $(ROOT)/%,%,$(ENGINE_RTL))
+define engine_synth
+	@mkdir -p $(ENGINE_BUILD)/synth
+	@cd $(ROOT) && $(YOSYS) -q -l build/engine/synth/synth_$(1).log -p "read_verilog -DSYNTHESIS -Irtl/include $(ENGINE_SYNTH_SRCS); \
+	    chparam -set MEM_BYTES $(NF_$(1)_MEM) -set MPT_ENTRIES $(NF_$(1)_MPT) -set MTT_ENTRIES $(NF_$(1)_MTT) \
+	    -set USER_BASE $(NF_$(1)_USER) nf_engine; synth_ecp5 -top nf_engine; tee -q -o build/engine/synth/stat_$(1).txt stat"
+	@awk -v p=$(1) '/LUT4|TRELLIS_FF|DP16KD|CCU2C|TRELLIS_DPR16X4/ {v[$$2]=$$1} END {printf "synth-engine %s: LUT4 %d, CCU2C %d, TRELLIS_FF %d, DP16KD (EBR) %d, TRELLIS_DPR16X4 %d\n", p, v["LUT4"], v["CCU2C"], v["TRELLIS_FF"], v["DP16KD"], v["TRELLIS_DPR16X4"]}' \
+	    $(ENGINE_BUILD)/synth/stat_$(1).txt
+endef
+# Profile sizes, from the generated header (USER_BASE = (RX_SLOTS + TX_SLOTS) * SLOT_BYTES).
+nf_vh = $(shell awk '$$2 == "NF_$(1)" {print $$3}' $(ROOT)/rtl/include/nf_layout.vh)
+NF_ULX3S_85K_MEM  = $(call nf_vh,PROFILE_ULX3S_85K_MEM_BYTES)
+NF_ULX3S_85K_MPT  = $(call nf_vh,PROFILE_ULX3S_85K_MPT_ENTRIES)
+NF_ULX3S_85K_MTT  = $(call nf_vh,PROFILE_ULX3S_85K_MTT_ENTRIES)
+NF_ULX3S_85K_USER = $(shell echo $$(( ($(call nf_vh,PROFILE_ULX3S_85K_RX_SLOTS) + $(call nf_vh,PROFILE_ULX3S_85K_TX_SLOTS)) * $(call nf_vh,LINK_SLOT_BYTES) )))
+NF_ULX3S_25K_MEM  = $(call nf_vh,PROFILE_ULX3S_25K_MEM_BYTES)
+NF_ULX3S_25K_MPT  = $(call nf_vh,PROFILE_ULX3S_25K_MPT_ENTRIES)
+NF_ULX3S_25K_MTT  = $(call nf_vh,PROFILE_ULX3S_25K_MTT_ENTRIES)
+NF_ULX3S_25K_USER = $(shell echo $$(( ($(call nf_vh,PROFILE_ULX3S_25K_RX_SLOTS) + $(call nf_vh,PROFILE_ULX3S_25K_TX_SLOTS)) * $(call nf_vh,LINK_SLOT_BYTES) )))
+
+.PHONY: synth-engine
+synth-engine: $(SETUP_STAMP) ## Yosys synth_ecp5 of nf_engine at the ULX3S 85K and 25K sizes (LUT/FF/EBR)
+	$(call engine_synth,ULX3S_85K)
+	$(call engine_synth,ULX3S_25K)

@@ -704,7 +704,11 @@ static void test_dma(Tb &t)
         for (int i = 0; i < 1500; i++) t.tick();     // a few pages into the transfer
         t.csr_wr(NF_ENGINE_TBL_INDEX, b.index);
         t.csr_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_INVALIDATE);
+        t.csr_wr(NF_ENGINE_TBL_INDEX, 5);                 // while the op is BUSY: dropped
+        bool held = (t.csr_rd(NF_ENGINE_TBL_STATUS) & NF_STATUS_WORD_BUSY_MASK) &&
+                    t.csr_rd(NF_ENGINE_TBL_INDEX) == b.index;
         uint32_t ts = t.wait_status(NF_ENGINE_TBL_STATUS);
+        tb_ok(held, "regs: TBL_INDEX written while its table op is BUSY is dropped");
         uint32_t ds = t.csr_rd(NF_ENGINE_DMA_STATUS);   // right after TBL BUSY dropped
         uint32_t bytes = t.csr_rd(NF_ENGINE_DMA_BYTES);
         for (uint32_t i = 0; i < bytes; i++) t.shadow[xlate(t, b, b.base + i)] = t.shadow[xlate(t, a, a.base + i)];
