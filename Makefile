@@ -65,7 +65,7 @@ clean: ## remove build outputs (keeps .venv)
 	rm -rf $(filter-out $(BUILD)/toolchain.mk,$(wildcard $(BUILD)/*)) $(CLEAN_DIRS)
 	rm -f $(SETUP_STAMP)
 
-include $(sort $(wildcard rtl/*/*.mk)) $(sort $(wildcard firmware/*.mk)) $(sort $(wildcard sim/*.mk)) \
+include $(sort $(wildcard rtl/*/*.mk)) $(sort $(wildcard rtl/*/*/*.mk)) $(sort $(wildcard firmware/*.mk)) $(sort $(wildcard sim/*.mk)) \
         $(sort $(wildcard host/*.mk)) $(sort $(wildcard tests/*.mk)) $(sort $(wildcard examples/*.mk)) \
         $(sort $(wildcard bench/*.mk)) $(sort $(wildcard constraints/*.mk)) $(sort $(wildcard tools/*.mk))
 

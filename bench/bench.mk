@@ -12,7 +12,7 @@ BENCH_VFLAGS := --cc --exe --build -j 2 $(VFAST) -Wno-fatal -I$(ROOT)/rtl/includ
                 -MAKEFLAGS "OPT_FAST=-O2 OPT_SLOW=-O1"
 
 # Engine sizes of the micro-benchmarks (small tables keep the builds and resets short).
-BENCH_ENG_MEM  := 524288
+BENCH_ENG_MEM  := 2097152
 BENCH_ENG_USER := 65536
 
 $(BENCH_BUILD)/kc/Vnf_keycheck: $(ENGINE_SRC)/nf_keycheck.v $(BENCH_DIR)/kc_bench.cpp $(ROOT)/rtl/include/nf_layout.vh \

@@ -149,8 +149,8 @@ int main(int argc, char **argv)
     const uint32_t user = BENCH_USER_BASE;
     const uint32_t list = user;                                  // page lists: 8 KiB
     const uint32_t pages_ld = user + 2 * NF_ADAPTER_PAGE_SIZE;   // loader targets (only named)
-    const uint32_t src_pages = user + 0x10000;                   // 16 pages of DMA source
-    const uint32_t dst_pages = user + 0x20000;                   // 16 pages of DMA destination
+    const uint32_t src_pages = user + 0x110000;                 // 16 pages of DMA source
+    const uint32_t dst_pages = user + 0x120000;                 // 16 pages of DMA destination
 
     // ---- page-list loader: 1 and 256 entries ----
     uint32_t code = 0;
