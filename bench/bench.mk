@@ -39,3 +39,54 @@ bench-engine: $(BENCH_BUILD)/kc/Vnf_keycheck $(BENCH_BUILD)/eng/Vnf_engine ## en
 
 BENCH_TARGETS += bench-engine
 CLEAN_DIRS += $(BENCH_BUILD)
+
+# ---- fast-register, invalidate and link figures on nfsim, through the host link ----
+BENCH_HOST_CC = $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/host/src -pthread
+$(BENCH_BUILD)/bench_sim: $(BENCH_DIR)/bench_sim.c $(BUILD)/host/libndkfpga.a $(ROOT)/host/src/nf_link.h \
+                          $(ROOT)/firmware/include/nf_layout.h
+	@mkdir -p $(@D)
+	@$(BENCH_HOST_CC) -o $@ $< $(BUILD)/host/libndkfpga.a -pthread $(NDK_LIB_LIBS)
+
+.PHONY: bench-sim
+bench-sim: $(BENCH_BUILD)/bench_sim sim ## fast-register/invalidate clocks, link efficiency, sim speed (nfsim)
+	@NDKFPGA_QUIET=1 $(BENCH_BUILD)/bench_sim $(BENCH_SIM_ARGS) > $(BENCH_BUILD)/sim.out || \
+	    { cat $(BENCH_BUILD)/sim.out; exit 1; }
+	@grep -E '^(not ok|ok) ' $(BENCH_BUILD)/sim.out | sed 's/^/  /'
+BENCH_TARGETS += bench-sim
+
+# ---- ndmrlat-style latency sweep through the public NDKPI (ndkpi.h, ndkfpga.h only) ----
+$(BENCH_BUILD)/ndmrlat: $(BENCH_DIR)/ndmrlat.c $(BUILD)/host/libndkfpga.a $(ROOT)/host/include/ndkpi.h \
+                        $(ROOT)/host/include/ndkfpga.h
+	@mkdir -p $(@D)
+	@$(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -pthread -o $@ $< $(BUILD)/host/libndkfpga.a -pthread $(NDK_LIB_LIBS)
+
+.PHONY: bench-ndmrlat
+bench-ndmrlat: $(BENCH_BUILD)/ndmrlat sim ## register/deregister, fast-register/invalidate latency per size (nfsim)
+	@NDKFPGA_QUIET=1 $(BENCH_BUILD)/ndmrlat --series $(BENCH_NDMRLAT_ARGS) sim > $(BENCH_BUILD)/ndmrlat.out || \
+	    { cat $(BENCH_BUILD)/ndmrlat.out; exit 1; }
+	@grep -v '^series' $(BENCH_BUILD)/ndmrlat.out | sed 's/^/  /'
+BENCH_TARGETS += bench-ndmrlat
+
+# ---- where the firmware's cycles go: nf_soc + real firmware, bus-level profile ----
+FWPROF_DIR := $(BENCH_BUILD)/fwprof
+$(FWPROF_DIR)/nf_frame.o: $(ROOT)/host/src/nf_frame.c $(ROOT)/host/src/nf_frame.h
+	@mkdir -p $(@D)
+	@$(HOST_CC) $(HOST_CFLAGS) -c -o $@ $<
+
+$(FWPROF_DIR)/Vnf_soc: $(SOC_RTL) $(BENCH_DIR)/fwprof.cpp $(BENCH_DIR)/fwprof.vlt $(FWPROF_DIR)/nf_frame.o \
+                       $(ROOT)/sim/nf_uart_bits.h $(ROOT)/firmware/include/nf_layout.h
+	@mkdir -p $(@D)
+	@echo "  VERILATE fwprof (nf_soc, a few minutes on 2 cores)"
+	@$(VERILATOR) --cc --exe --build -j 2 $(VFAST) -Wno-fatal $(SOC_VSRC) $(BENCH_DIR)/fwprof.vlt --top-module nf_soc \
+	    -GFW_HEX='"$(BUILD)/firmware/nf_fw.hex"' --Mdir $(@D) -MAKEFLAGS "OPT_FAST=-O2 OPT_SLOW=-O1" \
+	    -CFLAGS "-std=c++17 -O2 -I$(ROOT)/sim -I$(ROOT)/host/src -I$(ROOT)/firmware/include" \
+	    $(SOC_DIR)/nf_soc.v $(BENCH_DIR)/fwprof.cpp $(FWPROF_DIR)/nf_frame.o -o Vnf_soc \
+	    > $(@D)/build.log 2>&1 || { tail -40 $(@D)/build.log; exit 1; }
+
+.PHONY: bench-fwprof
+bench-fwprof: $(FWPROF_DIR)/Vnf_soc firmware ## cycles of a fast-register / invalidate by phase (bus trace of nf_soc)
+	@$(RV_NM) -S $(BUILD)/firmware/nf_fw.elf > $(FWPROF_DIR)/nf_fw.nm
+	@$(FWPROF_DIR)/Vnf_soc $(FWPROF_DIR)/nf_fw.nm > $(BENCH_BUILD)/fwprof.out || \
+	    { cat $(BENCH_BUILD)/fwprof.out; exit 1; }
+	@grep -E '^(not ok|ok) ' $(BENCH_BUILD)/fwprof.out | sed 's/^/  /'
+BENCH_TARGETS += bench-fwprof

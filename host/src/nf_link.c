@@ -34,10 +34,8 @@
  * back at once instead of waiting for the timer: the byte stream keeps order, so
  * the board only repeats an ack when a later frame arrived after a lost one. */
 #define DUP_ACKS_FOR_FAST_RETRANSMIT 2u
-/* Back-off doubles the timeout at most this many times over the estimate: enough for
- * a simulation slower than measured, short enough that a lossy line that swallows
- * every frame for a while is retried often within the peer-silence deadline. */
-#define MAX_BACKOFF_SHIFT 3u
+/* Back-off doubles the timeout at most this many times (and never past rto_max). */
+#define MAX_BACKOFF_SHIFT 10u
 
 enum link_state { ST_RESETTING, ST_UP, ST_DEAD };
 
@@ -85,10 +83,10 @@ struct nf_link {
     unsigned reset_backoff;
     size_t frame_cap;        /* batch messages into frames up to this payload */
     uint32_t cwnd;           /* frames allowed on the wire now (<= window), see on_loss */
+    uint32_t ssthresh;       /* below it cwnd grows by one per acknowledged frame */
     unsigned cwnd_acks;      /* frames acknowledged towards the next cwnd step */
     unsigned dup_acks;       /* pure ACKs in a row naming una while frames are out */
     int fast_armed;          /* one fast go-back per loss: re-armed when una advances */
-    int heard_since_timeout; /* a good frame arrived since the last timer expiry */
     unsigned clean_acks;     /* frames acknowledged since the last timeout */
 
     /* Receive side (link thread only, except rx_expect read under mu). */
@@ -183,13 +181,17 @@ static void set_dead(struct nf_link *l, uint32_t status, const char *fmt, ...)
  * board batches its replies to everything it received in one go, so fewer and
  * smaller frames from us also mean shorter frames back, which a lossy line lets
  * through far more often; without loss both grow back to the full window. */
-static void on_loss(struct nf_link *l)
+static void on_loss(struct nf_link *l, int timeout)
 {
     l->clean_acks = 0;
     l->cwnd_acks = 0;
     if (l->frame_cap / 2 >= FRAME_CAP_MIN)
         l->frame_cap /= 2;
-    l->cwnd = l->cwnd > 1 ? l->cwnd / 2 : 1;
+    l->ssthresh = l->cwnd > 2 ? l->cwnd / 2 : 1;
+    /* After a timeout only the oldest frame goes again: if the timer was early (a
+     * simulation slower than estimated), the acks of the first copies arrive and
+     * nothing else is sent twice. */
+    l->cwnd = timeout ? 1 : l->ssthresh;
 }
 
 /* Apply a cumulative ack (under mu); pure is 1 for an ACK frame. */
@@ -203,7 +205,7 @@ static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
             l->fast_armed = 0;
             l->dup_acks = 0;
             l->st.fast_retransmits++;
-            on_loss(l);
+            on_loss(l, 0);
         }
         return;
     }
@@ -212,12 +214,16 @@ static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
         return;
     }
     const struct tx_slot *newest = &l->q[(uint8_t)(ack - 1) % NF_LINK_MAX_SLOTS];
-    if (!newest->resent)
+    if (!newest->resent) {
+        /* Karn: only a frame sent once gives a sample, and only a sample ends the
+         * back-off (a simulation slower than estimated then gets a timeout long enough
+         * for its acks to come back before we send everything again). */
         rtt_sample(l, now - newest->first_us);
+        l->backoff = 0;
+    }
     if ((uint8_t)(l->sent - l->una) < adv)
         l->sent = ack; /* a go-back was pending over frames now acknowledged */
     l->una = ack;
-    l->backoff = 0;
     l->dup_acks = 0;
     l->fast_armed = 1;
     l->clean_acks += adv;
@@ -225,12 +231,18 @@ static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
         l->frame_cap = l->frame_cap * 2 > NF_LINK_MAX_PAYLOAD ? NF_LINK_MAX_PAYLOAD : l->frame_cap * 2;
         l->clean_acks = 0;
     }
-    /* Additive increase: one more frame per window's worth acknowledged. */
-    l->cwnd_acks += adv;
-    if (l->cwnd < l->window && l->cwnd_acks >= l->cwnd) {
-        l->cwnd++;
-        l->cwnd_acks = 0;
+    /* Slow start up to ssthresh, then one more frame per window acknowledged. */
+    if (l->cwnd < l->ssthresh) {
+        l->cwnd += adv;
+    } else {
+        l->cwnd_acks += adv;
+        if (l->cwnd_acks >= l->cwnd) {
+            l->cwnd++;
+            l->cwnd_acks = 0;
+        }
     }
+    if (l->cwnd > l->window)
+        l->cwnd = l->window;
     l->rto_deadline_us = (l->una != l->sent) ? now + current_rto(l) : 0;
     pthread_cond_broadcast(&l->cv);
 }
@@ -293,6 +305,7 @@ static void handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t
                 uint32_t w = l->info.rx_slots > 1 ? l->info.rx_slots - 1 : 1;
                 l->window = w < l->window_max ? w : l->window_max;
                 l->cwnd = l->window;
+                l->ssthresh = l->window;
                 l->state = ST_UP;
                 pthread_cond_broadcast(&l->cv);
             }
@@ -309,7 +322,6 @@ static void handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t
         return;
     }
     l->last_rx_us = now;
-    l->heard_since_timeout = 1;
     take_ack(l, ack, type == NF_LINK_TYPE_ACK, now);
     if (type == NF_LINK_TYPE_ACK) {
         pthread_mutex_unlock(&l->mu);
@@ -385,13 +397,8 @@ static size_t next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
         if (l->rto_deadline_us && now >= l->rto_deadline_us) {
             /* Go back N: everything unacknowledged goes again, oldest first. */
             l->st.timeouts++;
-            /* Back off only while the board says nothing: then it may be slower than
-             * we think (a simulation). When it keeps talking, the frame was lost on
-             * the line and the estimate is fine; backing off would only stall. */
-            if (!l->heard_since_timeout)
-                l->backoff++;
-            l->heard_since_timeout = 0;
-            on_loss(l);
+            l->backoff++;
+            on_loss(l, 1);
             l->sent = l->una;
             l->rto_deadline_us = 0;
             l->fast_armed = 0;

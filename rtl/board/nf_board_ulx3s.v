@@ -14,11 +14,12 @@ module nf_board_ulx3s #(
     output wire       wifi_gpio0   // held high so the ESP32 does not reset the board
 );
     // System clock = 25 MHz * CLKFB_DIV / CLKI_DIV; VCO = system clock * CLKOP_DIV.
-    // 25 * 2 / 1 = 50 MHz, VCO 600 MHz. Chosen by timing: see docs/boards.md.
+    // 25 * 8 / 5 = 40 MHz (phase detector 5 MHz, VCO 600 MHz), 13.33 clocks per bit at
+    // 3 MBd. Chosen by timing (docs/boards.md): 50 MHz fails on the LFE5U-85F-6.
     localparam integer OSC_HZ        = 25000000;
-    localparam integer PLL_CLKI_DIV  = 1;
-    localparam integer PLL_CLKFB_DIV = 2;
-    localparam integer PLL_CLKOP_DIV = 12;
+    localparam integer PLL_CLKI_DIV  = 5;
+    localparam integer PLL_CLKFB_DIV = 8;
+    localparam integer PLL_CLKOP_DIV = 15;
     localparam integer CLK_HZ        = OSC_HZ / PLL_CLKI_DIV * PLL_CLKFB_DIV;
     // The UART's bit period in clocks, 12.4 fixed point, rounded to the nearest
     // (32-bit arithmetic: valid for clocks below 134 MHz).

@@ -2,12 +2,12 @@
 // byte-enable write port (simple dual port, maps to ECP5 DP16KD block RAM), shared by
 // the engine (loader, DMA: 64-bit) and the 32-bit system port (CPU window, link).
 //
-// Arbitration: a system-port request takes the port it needs (read or write) in the
-// cycle it is first seen, and the engine's request on that port is not granted for that
-// cycle. A system access therefore always completes in 2 clocks (ready the cycle after
-// valid), and costs the engine at most one port cycle per system access; since a bus
-// master can issue at most every other cycle, the engine always keeps at least half of
-// the port, and on a long DMA with no system traffic it keeps all of it.
+// Arbitration: a system-port request takes the port it needs (read or write) for one
+// cycle, the cycle after it is first seen, and the engine's request on that port is not
+// granted in that cycle. A system access therefore always completes in 3 clocks (ready
+// 3 cycles after valid) and costs the engine at most one port cycle; a bus master can
+// issue at most one access every 4 clocks, so the engine keeps at least 3/4 of the port,
+// and all of it on a long DMA with no system traffic.
 `default_nettype none
 `include "nf_layout.vh"
 module nf_adapter_mem #(
@@ -43,23 +43,29 @@ module nf_adapter_mem #(
     reg [63:0] mem [0:WORDS-1];
     reg [63:0] rd_q;
 
-    // A system request is served once, in the first cycle it is seen; sys_ready follows.
-    wire sys_new    = sys_valid && !sys_ready;
-    wire sys_in_mem = (sys_addr < MEM_BYTES);
-    wire sys_rd     = sys_new && (sys_wstrb == 4'd0);
-    wire sys_wr     = sys_new && (sys_wstrb != 4'd0);
-    wire [WAW-1:0] sys_word = sys_addr[WORD_LSB +: WAW];
-    wire           sys_hi   = sys_addr[2];    // upper 32-bit half of the 64-bit word
+    // A system request is taken once, in the first cycle it is seen, into a register;
+    // it uses the RAM in the next cycle (ahead of the engine), and its answer is
+    // registered again: ready follows valid by 3 clocks. The registers keep the CPU's
+    // and the link's address decoding out of the paths into the block RAMs (which are
+    // spread over the whole chip), and the RAM's slow clock-to-output out of the CPU.
+    reg        sys_busy;                 // a request taken and not yet answered
+    reg        sq_valid, sq_rd, sq_hi, sq_in_mem;
+    reg [WAW-1:0] sq_word;
+    reg [31:0] sq_wdata;
+    reg [3:0]  sq_wstrb;
+    wire sys_new = sys_valid && !sys_busy;
+    wire sq_read  = sq_valid && sq_rd;
+    wire sq_write = sq_valid && !sq_rd;
 
-    assign eng_rd_gnt = eng_rd_req && !sys_rd;
-    assign eng_wr_gnt = eng_wr_req && !sys_wr;
+    assign eng_rd_gnt = eng_rd_req && !sq_read;
+    assign eng_wr_gnt = eng_wr_req && !sq_write;
 
-    wire           rd_en   = sys_rd || eng_rd_req;
-    wire [WAW-1:0] rd_addr = sys_rd ? sys_word : eng_rd_addr;
-    wire           wr_en   = (sys_wr && sys_in_mem) || eng_wr_gnt;
-    wire [WAW-1:0] wr_addr = sys_wr ? sys_word : eng_wr_addr;
-    wire [63:0]    wr_data = sys_wr ? {sys_wdata, sys_wdata} : eng_wr_data;
-    wire [7:0]     wr_be   = sys_wr ? (sys_hi ? {sys_wstrb, 4'd0} : {4'd0, sys_wstrb}) : eng_wr_be;
+    wire           rd_en   = sq_read || eng_rd_req;
+    wire [WAW-1:0] rd_addr = sq_read ? sq_word : eng_rd_addr;
+    wire           wr_en   = (sq_write && sq_in_mem) || eng_wr_gnt;
+    wire [WAW-1:0] wr_addr = sq_write ? sq_word : eng_wr_addr;
+    wire [63:0]    wr_data = sq_write ? {sq_wdata, sq_wdata} : eng_wr_data;
+    wire [7:0]     wr_be   = sq_write ? (sq_hi ? {sq_wstrb, 4'd0} : {4'd0, sq_wstrb}) : eng_wr_be;
 
     integer lane;
     always @(posedge clk) begin
@@ -70,26 +76,43 @@ module nf_adapter_mem #(
         if (rd_en) rd_q <= mem[rd_addr];
     end
 
-    // Who owns the read data this cycle.
-    reg sys_rd_q, sys_hi_q, sys_in_mem_q;
+    // System answer: the read data of the RAM access one cycle after it.
+    reg        sa_valid, sa_rd, sa_hi, sa_in_mem;
+    reg [31:0] sys_rdata_q;
     always @(posedge clk) begin
         if (rst) begin
+            sys_busy     <= 1'b0;
+            sq_valid     <= 1'b0;
+            sa_valid     <= 1'b0;
             sys_ready    <= 1'b0;
             eng_rd_valid <= 1'b0;
-            sys_rd_q     <= 1'b0;
-            sys_hi_q     <= 1'b0;
-            sys_in_mem_q <= 1'b0;
+            sys_rdata_q  <= 32'd0;
         end else begin
-            sys_ready    <= sys_new;
+            if (sys_new)   sys_busy <= 1'b1;
+            if (sys_ready) sys_busy <= 1'b0;
+            sq_valid     <= sys_new;
+            sa_valid     <= sq_valid;
+            sys_ready    <= sa_valid;
             eng_rd_valid <= eng_rd_gnt;
-            sys_rd_q     <= sys_rd;
-            sys_hi_q     <= sys_hi;
-            sys_in_mem_q <= sys_in_mem;
+            if (sa_valid)  // outside adapter memory a read returns 0
+                sys_rdata_q <= (sa_rd && sa_in_mem) ? (sa_hi ? rd_q[63:32] : rd_q[31:0]) : 32'd0;
         end
     end
+    always @(posedge clk) begin
+        if (sys_new) begin
+            sq_rd     <= (sys_wstrb == 4'd0);
+            sq_hi     <= sys_addr[2];     // upper 32-bit half of the 64-bit word
+            sq_in_mem <= (sys_addr < MEM_BYTES);
+            sq_word   <= sys_addr[WORD_LSB +: WAW];
+            sq_wdata  <= sys_wdata;
+            sq_wstrb  <= sys_wstrb;
+        end
+        sa_rd     <= sq_rd;
+        sa_hi     <= sq_hi;
+        sa_in_mem <= sq_in_mem;
+    end
 
-    // Outside adapter memory: writes are dropped and reads return 0.
-    assign sys_rdata   = (sys_rd_q && sys_in_mem_q) ? (sys_hi_q ? rd_q[63:32] : rd_q[31:0]) : 32'd0;
+    assign sys_rdata   = sys_rdata_q;
     assign eng_rd_data = rd_q;
 endmodule
 `default_nettype wire

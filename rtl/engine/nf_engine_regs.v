@@ -91,7 +91,7 @@ module nf_engine_regs #(
     localparam [1:0] C_IDLE = 2'd0, C_REQ = 2'd1, C_WAIT = 2'd2;
 
     reg [31:0] tbl_index_r, tbl_mtt_data_r;
-    reg [31:0] ent [0:6];
+    reg [7*32-1:0] ent;       // ENT_W0..W6, W0 in the low word
     reg [31:0] src_lo, src_hi, dst_lo, dst_hi;
     reg [31:0] chk_token_r, chk_va_lo, chk_va_hi, chk_len_r, chk_access_r, chk_pd_r;
     reg [1:0]  tst, cst;
@@ -121,7 +121,7 @@ module nf_engine_regs #(
     assign tbl_req      = (tst == T_REQ);
     assign tbl_op       = tbl_op_r;
     assign tbl_index    = tbl_index_r;
-    assign tbl_entry    = {ent[6], ent[5], ent[4], ent[3], ent[2], ent[1], ent[0]};
+    assign tbl_entry    = ent;
     assign tbl_mtt_data = tbl_mtt_data_r;
     assign chk_req      = (cst == C_REQ);
     assign chk_token    = chk_token_r;
@@ -140,7 +140,6 @@ module nf_engine_regs #(
     wire dma_on_index = (dma_src_tok_busy && {8'd0, dma_src_tok_index} == tbl_index_r) ||
                         (dma_dst_tok_busy && {8'd0, dma_dst_tok_index} == tbl_index_r);
 
-    integer w;
     always @(posedge clk) begin
         if (rst) begin
             tst <= T_IDLE;
@@ -151,7 +150,7 @@ module nf_engine_regs #(
             chk_addr <= 32'd0;
             tbl_index_r <= 32'd0;
             tbl_mtt_data_r <= 32'd0;
-            for (w = 0; w < 7; w = w + 1) ent[w] <= 32'd0;
+            ent <= {7*32{1'b0}};
             ld_src <= 32'd0; ld_mtt_base <= 32'd0; ld_count <= 32'd0;
             dma_src_mode <= 32'd0; dma_src_token <= 32'd0; src_lo <= 32'd0; src_hi <= 32'd0;
             dma_src_pd <= 32'd0;
@@ -166,13 +165,13 @@ module nf_engine_regs #(
                 case (csr_addr)
                     `NF_ENGINE_TBL_INDEX:       tbl_index_r    <= merge(tbl_index_r, csr_wdata, csr_wstrb);
                     `NF_ENGINE_TBL_MTT_DATA:    tbl_mtt_data_r <= merge(tbl_mtt_data_r, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_ENT_W0:          ent[0] <= merge(ent[0], csr_wdata, csr_wstrb);
-                    `NF_ENGINE_ENT_W1:          ent[1] <= merge(ent[1], csr_wdata, csr_wstrb);
-                    `NF_ENGINE_ENT_W2:          ent[2] <= merge(ent[2], csr_wdata, csr_wstrb);
-                    `NF_ENGINE_ENT_W3:          ent[3] <= merge(ent[3], csr_wdata, csr_wstrb);
-                    `NF_ENGINE_ENT_W4:          ent[4] <= merge(ent[4], csr_wdata, csr_wstrb);
-                    `NF_ENGINE_ENT_W5:          ent[5] <= merge(ent[5], csr_wdata, csr_wstrb);
-                    `NF_ENGINE_ENT_W6:          ent[6] <= merge(ent[6], csr_wdata, csr_wstrb);
+                    `NF_ENGINE_ENT_W0:          ent[0*32 +: 32] <= merge(ent[0*32 +: 32], csr_wdata, csr_wstrb);
+                    `NF_ENGINE_ENT_W1:          ent[1*32 +: 32] <= merge(ent[1*32 +: 32], csr_wdata, csr_wstrb);
+                    `NF_ENGINE_ENT_W2:          ent[2*32 +: 32] <= merge(ent[2*32 +: 32], csr_wdata, csr_wstrb);
+                    `NF_ENGINE_ENT_W3:          ent[3*32 +: 32] <= merge(ent[3*32 +: 32], csr_wdata, csr_wstrb);
+                    `NF_ENGINE_ENT_W4:          ent[4*32 +: 32] <= merge(ent[4*32 +: 32], csr_wdata, csr_wstrb);
+                    `NF_ENGINE_ENT_W5:          ent[5*32 +: 32] <= merge(ent[5*32 +: 32], csr_wdata, csr_wstrb);
+                    `NF_ENGINE_ENT_W6:          ent[6*32 +: 32] <= merge(ent[6*32 +: 32], csr_wdata, csr_wstrb);
                     `NF_ENGINE_LD_SRC:          ld_src      <= merge(ld_src, csr_wdata, csr_wstrb);
                     `NF_ENGINE_LD_MTT_BASE:     ld_mtt_base <= merge(ld_mtt_base, csr_wdata, csr_wstrb);
                     `NF_ENGINE_LD_COUNT:        ld_count    <= merge(ld_count, csr_wdata, csr_wstrb);
@@ -212,7 +211,7 @@ module nf_engine_regs #(
                     tbl_code <= res_code;
                     if (res_code == R_OK) begin
                         if (tbl_op_r == OPC_MPT_READ)
-                            for (w = 0; w < 7; w = w + 1) ent[w] <= res_entry[32*w +: 32];
+                            ent <= res_entry;
                         if (tbl_op_r == OPC_MTT_READ)
                             tbl_mtt_data_r <= res_mtt_data;
                     end
@@ -254,13 +253,13 @@ module nf_engine_regs #(
             `NF_ENGINE_TBL_STATUS:      rd = tbl_status;
             `NF_ENGINE_TBL_INDEX:       rd = tbl_index_r;
             `NF_ENGINE_TBL_MTT_DATA:    rd = tbl_mtt_data_r;
-            `NF_ENGINE_ENT_W0:          rd = ent[0];
-            `NF_ENGINE_ENT_W1:          rd = ent[1];
-            `NF_ENGINE_ENT_W2:          rd = ent[2];
-            `NF_ENGINE_ENT_W3:          rd = ent[3];
-            `NF_ENGINE_ENT_W4:          rd = ent[4];
-            `NF_ENGINE_ENT_W5:          rd = ent[5];
-            `NF_ENGINE_ENT_W6:          rd = ent[6];
+            `NF_ENGINE_ENT_W0:          rd = ent[0*32 +: 32];
+            `NF_ENGINE_ENT_W1:          rd = ent[1*32 +: 32];
+            `NF_ENGINE_ENT_W2:          rd = ent[2*32 +: 32];
+            `NF_ENGINE_ENT_W3:          rd = ent[3*32 +: 32];
+            `NF_ENGINE_ENT_W4:          rd = ent[4*32 +: 32];
+            `NF_ENGINE_ENT_W5:          rd = ent[5*32 +: 32];
+            `NF_ENGINE_ENT_W6:          rd = ent[6*32 +: 32];
             `NF_ENGINE_LD_SRC:          rd = ld_src;
             `NF_ENGINE_LD_MTT_BASE:     rd = ld_mtt_base;
             `NF_ENGINE_LD_COUNT:        rd = ld_count;

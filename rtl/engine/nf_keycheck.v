@@ -5,13 +5,13 @@
 // covers the one op whose MPT write has not yet landed when the check reads the RAM).
 //
 // op: 0 = check, otherwise an NF_TBL_OP_* table operation.
-// Stages (in_valid in cycle t, out_valid in cycle t+3, one op accepted every clock):
+// Stages (in_valid in cycle t, out_valid in cycle t+4, one op accepted every clock):
 //   S0 (t)   index decode, MPT read issued
-//   S1 (t+1) entry (forwarded) -> key, state, PD, right, bounds (subtraction only);
-//            MPT_WRITE / MPT_INVALIDATE write the MPT here
-//   S2 (t+2) MTT indices of first and last page, BAD_MTT; MTT read issued;
+//   S1 (t+1) entry (forwarded); MPT_WRITE / MPT_INVALIDATE write the MPT here
+//   SC (t+2) key, state, PD, right, bounds (subtraction only) -> refusal code
+//   S2 (t+3) MTT indices of first and last page, BAD_MTT; MTT read issued;
 //            MTT_WRITE writes the MTT here
-//   S3 (t+3) result: code, adapter address of the first byte, read data
+//   S3 (t+4) result: code, adapter address of the first byte, read data
 // After reset both tables are cleared (FREE, all zero): `ready` is 0 for
 // max(MPT_ENTRIES, MTT_ENTRIES) clocks and in_valid is ignored meanwhile.
 `default_nettype none
@@ -131,71 +131,19 @@ module nf_keycheck #(
     end
 
     // ---- S1 -----------------------------------------------------------------------
-    // The op one ahead (now in S2) wrote the MPT at the clock edge that also captured
-    // this op's RAM read, so its entry is forwarded.
-    reg            s2_mpt_wr;
-    reg [MIW-1:0]  s2_mpt_widx;
-    reg [EW-1:0]   s2_mpt_wentry;
-    wire [EW-1:0] cur = (s2_mpt_wr && s2_mpt_widx == s1_idx[MIW-1:0]) ? s2_mpt_wentry : mpt_q;
-
-    wire [31:0] w0 = cur[0*32 +: 32];
-    wire [31:0] w1 = cur[1*32 +: 32];
-    wire [63:0] base = {cur[3*32 +: 32], cur[2*32 +: 32]};
-    wire [31:0] length = cur[4*32 +: 32];
-    wire [31:0] w5 = cur[5*32 +: 32];
-    wire [1:0]  state = w0[`NF_MPT_W0_STATE];
-    wire        is_fast = (w0[`NF_MPT_W0_KIND] == KIND_FAST);
-    wire        remote_ok = !is_fast || w0[`NF_MPT_W0_REMOTE_EN_LSB];
-
-    reg right_ok;
-    always @(*) begin
-        case (s1_access)
-            ACC_LOCAL_READ:   right_ok = 1'b1;
-            ACC_LOCAL_WRITE:  right_ok = w0[`NF_MPT_W0_LOCAL_WRITE_LSB];
-            ACC_REMOTE_READ:  right_ok = w0[`NF_MPT_W0_REMOTE_READ_LSB] && remote_ok;
-            ACC_REMOTE_WRITE: right_ok = w0[`NF_MPT_W0_REMOTE_WRITE_LSB] && remote_ok;
-            default:                     right_ok = 1'b0;
-        endcase
-    end
-
-    // Bounds by subtraction: off = VA - base; refuse VA < base, off > length,
-    // len > length - off. Nothing is added, so nothing can wrap.
-    wire [64:0] off65   = {1'b0, s1_va} - {1'b0, base};
-    wire        below   = off65[64];
-    wire [63:0] off     = off65[63:0];
-    wire        off_big = (off[63:32] != 32'd0) || (off[31:0] > length);
-    wire [31:0] room    = length - off[31:0];
-    wire        too_long = s1_len > room;
-    wire        oob     = below || off_big || too_long;
-
-    reg [3:0] s1_code;
-    always @(*) begin
-        if (s1_op == OP_CHECK) begin
-            if (s1_bad_mpt)                                    s1_code = `NF_REFUSE_BAD_INDEX;
-            else if (w0[`NF_MPT_W0_KEY] != s1_key)             s1_code = `NF_REFUSE_BAD_KEY;
-            else if (state != ST_VALID)                        s1_code = `NF_REFUSE_NOT_VALID;
-            else if (s1_pd != {16'd0, w1[`NF_MPT_W1_PD]})      s1_code = `NF_REFUSE_WRONG_PD;
-            else if (!right_ok)                                s1_code = `NF_REFUSE_NO_RIGHT;
-            else if (oob)                                      s1_code = `NF_REFUSE_OUT_OF_BOUNDS;
-            else                                               s1_code = `NF_REFUSE_OK;
-        end else begin
-            case (s1_op)
-                OPC_MPT_WRITE, OPC_MPT_READ:
-                    s1_code = s1_bad_mpt ? R_BAD_INDEX : R_OK;
-                OPC_MPT_INVALIDATE:
-                    s1_code = s1_bad_mpt ? R_BAD_INDEX :
-                              (state != ST_VALID) ? R_NOT_VALID : R_OK;
-                OPC_MTT_WRITE, OPC_MTT_READ:
-                    s1_code = s1_bad_mtt ? R_BAD_MTT : R_OK;
-                default:
-                    s1_code = `NF_REFUSE_BAD_COMMAND;
-            endcase
-        end
-    end
+    // The op one ahead (now in SC) wrote the MPT at the clock edge that also captured
+    // this op's RAM read, so its entry is forwarded. Writes take effect here, in order.
+    // Only the forwarding and the write are done here: the RAM's clock-to-output is
+    // long, so the check itself runs from a register in SC.
+    reg            fw_mpt_wr;
+    reg [MIW-1:0]  fw_mpt_widx;
+    reg [EW-1:0]   fw_mpt_wentry;
+    wire [EW-1:0] cur = (fw_mpt_wr && fw_mpt_widx == s1_idx[MIW-1:0]) ? fw_mpt_wentry : mpt_q;
+    wire [1:0]    cur_state = cur[`NF_MPT_W0_STATE];
 
     wire s1_is_write = s1_valid && (s1_op == OPC_MPT_WRITE) && !s1_bad_mpt;
     wire s1_is_inval = s1_valid && (s1_op == OPC_MPT_INVALIDATE) && !s1_bad_mpt &&
-                       (state == ST_VALID);
+                       (cur_state == ST_VALID);
     wire [EW-1:0] inval_entry = {cur[EW-1:2], ST_INVALID};
     wire          s1_mpt_wr   = s1_is_write || s1_is_inval;
     wire [EW-1:0] s1_mpt_wdata = s1_is_write ? s1_wentry : inval_entry;
@@ -205,6 +153,98 @@ module nf_keycheck #(
     wire [MIW-1:0] mpt_waddr = clearing ? clr_idx[MIW-1:0] : s1_idx[MIW-1:0];
     wire [EW-1:0]  mpt_wdata = clearing ? {EW{1'b0}} : s1_mpt_wdata;
     always @(posedge clk) if (mpt_we) mpt[mpt_waddr] <= mpt_wdata;
+
+    reg            sc_valid;
+    reg [2:0]      sc_op;
+    reg [TAG_W-1:0] sc_tag;
+    reg [31:0]     sc_idx;
+    reg            sc_bad_mpt, sc_bad_mtt;
+    reg [7:0]      sc_key;
+    reg [63:0]     sc_va;
+    reg [31:0]     sc_len;
+    reg [1:0]      sc_access;
+    reg [31:0]     sc_pd;
+    reg [EW-1:0]   sc_ent;        // the entry as this op found it (before its own write)
+    reg [31:0]     sc_mtt_data;
+    always @(posedge clk) begin
+        if (rst) begin
+            sc_valid  <= 1'b0;
+            fw_mpt_wr <= 1'b0;
+        end else begin
+            sc_valid  <= s1_valid;
+            fw_mpt_wr <= s1_mpt_wr;
+        end
+        fw_mpt_widx   <= s1_idx[MIW-1:0];
+        fw_mpt_wentry <= s1_mpt_wdata;
+        sc_op       <= s1_op;
+        sc_tag      <= s1_tag;
+        sc_idx      <= s1_idx;
+        sc_bad_mpt  <= s1_bad_mpt;
+        sc_bad_mtt  <= s1_bad_mtt;
+        sc_key      <= s1_key;
+        sc_va       <= s1_va;
+        sc_len      <= s1_len;
+        sc_access   <= s1_access;
+        sc_pd       <= s1_pd;
+        sc_ent      <= cur;
+        sc_mtt_data <= s1_mtt_data;
+    end
+
+    // ---- SC -----------------------------------------------------------------------
+    wire [31:0] w0 = sc_ent[0*32 +: 32];
+    wire [31:0] w1 = sc_ent[1*32 +: 32];
+    wire [63:0] base = {sc_ent[3*32 +: 32], sc_ent[2*32 +: 32]};
+    wire [31:0] length = sc_ent[4*32 +: 32];
+    wire [31:0] w5 = sc_ent[5*32 +: 32];
+    wire [1:0]  state = w0[`NF_MPT_W0_STATE];
+    wire        is_fast = (w0[`NF_MPT_W0_KIND] == KIND_FAST);
+    wire        remote_ok = !is_fast || w0[`NF_MPT_W0_REMOTE_EN_LSB];
+
+    reg right_ok;
+    always @(*) begin
+        case (sc_access)
+            ACC_LOCAL_READ:   right_ok = 1'b1;
+            ACC_LOCAL_WRITE:  right_ok = w0[`NF_MPT_W0_LOCAL_WRITE_LSB];
+            ACC_REMOTE_READ:  right_ok = w0[`NF_MPT_W0_REMOTE_READ_LSB] && remote_ok;
+            ACC_REMOTE_WRITE: right_ok = w0[`NF_MPT_W0_REMOTE_WRITE_LSB] && remote_ok;
+            default:          right_ok = 1'b0;
+        endcase
+    end
+
+    // Bounds by subtraction: off = VA - base; refuse VA < base, off > length,
+    // len > length - off. Nothing is added, so nothing can wrap.
+    wire [64:0] off65   = {1'b0, sc_va} - {1'b0, base};
+    wire        below   = off65[64];
+    wire [63:0] off     = off65[63:0];
+    wire        off_big = (off[63:32] != 32'd0) || (off[31:0] > length);
+    wire [31:0] room    = length - off[31:0];
+    wire        too_long = sc_len > room;
+    wire        oob     = below || off_big || too_long;
+
+    reg [3:0] sc_code;
+    always @(*) begin
+        if (sc_op == OP_CHECK) begin
+            if (sc_bad_mpt)                                    sc_code = `NF_REFUSE_BAD_INDEX;
+            else if (w0[`NF_MPT_W0_KEY] != sc_key)             sc_code = `NF_REFUSE_BAD_KEY;
+            else if (state != ST_VALID)                        sc_code = `NF_REFUSE_NOT_VALID;
+            else if (sc_pd != {16'd0, w1[`NF_MPT_W1_PD]})      sc_code = `NF_REFUSE_WRONG_PD;
+            else if (!right_ok)                                sc_code = `NF_REFUSE_NO_RIGHT;
+            else if (oob)                                      sc_code = `NF_REFUSE_OUT_OF_BOUNDS;
+            else                                               sc_code = `NF_REFUSE_OK;
+        end else begin
+            case (sc_op)
+                OPC_MPT_WRITE, OPC_MPT_READ:
+                    sc_code = sc_bad_mpt ? R_BAD_INDEX : R_OK;
+                OPC_MPT_INVALIDATE:
+                    sc_code = sc_bad_mpt ? R_BAD_INDEX :
+                              (state != ST_VALID) ? R_NOT_VALID : R_OK;
+                OPC_MTT_WRITE, OPC_MTT_READ:
+                    sc_code = sc_bad_mtt ? R_BAD_MTT : R_OK;
+                default:
+                    sc_code = `NF_REFUSE_BAD_COMMAND;
+            endcase
+        end
+    end
 
     // Position of the first byte inside the MR's pages (FBO counts from the first page).
     wire [32:0] pos = {21'd0, w1[`NF_MPT_W1_FBO]} + {1'b0, off[31:0]};
@@ -220,24 +260,17 @@ module nf_keycheck #(
     reg [EW-1:0]   s2_entry;
     reg [31:0]     s2_mtt_data;
     always @(posedge clk) begin
-        if (rst) begin
-            s2_valid  <= 1'b0;
-            s2_mpt_wr <= 1'b0;
-        end else begin
-            s2_valid  <= s1_valid;
-            s2_mpt_wr <= s1_mpt_wr;
-        end
-        s2_mpt_widx   <= s1_idx[MIW-1:0];
-        s2_mpt_wentry <= s1_mpt_wdata;
-        s2_op       <= s1_op;
-        s2_tag      <= s1_tag;
-        s2_idx      <= s1_idx;
-        s2_code     <= s1_code;
+        if (rst) s2_valid <= 1'b0;
+        else     s2_valid <= sc_valid;
+        s2_op       <= sc_op;
+        s2_tag      <= sc_tag;
+        s2_idx      <= sc_idx;
+        s2_code     <= sc_code;
         s2_pos      <= pos;
-        s2_len      <= s1_len;
+        s2_len      <= sc_len;
         s2_mtt_base <= w5[`NF_MPT_W5_MTT_BASE];
-        s2_entry    <= cur;
-        s2_mtt_data <= s1_mtt_data;
+        s2_entry    <= sc_ent;
+        s2_mtt_data <= sc_mtt_data;
     end
 
     // ---- S2 -----------------------------------------------------------------------
@@ -304,7 +337,7 @@ module nf_keycheck #(
     reg [EW-1:0] f_ent;          // the entry as the ops issued so far define it
     reg          f_inv_done;     // f_idx invalidated, not rewritten since
     wire s1_on_f = s1_valid && !s1_bad_mpt && (s1_idx[MIW-1:0] == f_idx);
-    wire f_state_valid = (f_ent[1:0] == ST_VALID);
+    wire f_state_valid = (f_ent[`NF_MPT_W0_STATE] == ST_VALID);
     reg [EW-1:0] f_next;
     always @(*) begin
         f_next = f_ent;
@@ -323,16 +356,18 @@ module nf_keycheck #(
         end
     end
 
-    // What each check saw, carried alongside the pipeline.
-    reg [EW-1:0] f2_ent, f3_ent;
-    reg          f2_on, f3_on, f2_after_inv, f3_after_inv;
-    reg [63:0]   f2_va, f3_va;
-    reg [31:0]   f2_len, f3_len, f2_pd, f3_pd;
-    reg [1:0]    f2_acc, f3_acc;
-    reg [7:0]    f2_key, f3_key;
+    // What each check saw, carried alongside the pipeline (SC, S2, S3).
+    reg [EW-1:0] fc_ent, f2_ent, f3_ent;
+    reg          fc_on, f2_on, f3_on, fc_after_inv, f2_after_inv, f3_after_inv;
+    reg [63:0]   fc_va, f2_va, f3_va;
+    reg [31:0]   fc_len, f2_len, f3_len, fc_pd, f2_pd, f3_pd;
+    reg [1:0]    fc_acc, f2_acc, f3_acc;
+    reg [7:0]    fc_key, f2_key, f3_key;
     always @(posedge clk) begin
-        f2_ent <= f_ent;  f2_on <= s1_on_f && s1_op == OP_CHECK;  f2_after_inv <= f_inv_done;
-        f2_va <= s1_va;   f2_len <= s1_len;  f2_pd <= s1_pd;  f2_acc <= s1_access;  f2_key <= s1_key;
+        fc_ent <= f_ent;  fc_on <= s1_on_f && s1_op == OP_CHECK;  fc_after_inv <= f_inv_done;
+        fc_va <= s1_va;   fc_len <= s1_len;  fc_pd <= s1_pd;  fc_acc <= s1_access;  fc_key <= s1_key;
+        f2_ent <= fc_ent; f2_on <= fc_on;  f2_after_inv <= fc_after_inv;
+        f2_va <= fc_va;   f2_len <= fc_len;  f2_pd <= fc_pd;  f2_acc <= fc_acc;  f2_key <= fc_key;
         f3_ent <= f2_ent; f3_on <= f2_on;  f3_after_inv <= f2_after_inv;
         f3_va <= f2_va;   f3_len <= f2_len;  f3_pd <= f2_pd;  f3_acc <= f2_acc;  f3_key <= f2_key;
     end
@@ -380,13 +415,13 @@ module nf_keycheck #(
     end
     always @(*) if (f_past_valid && !rst) begin
         if (clearing) begin
-            assert(!s1_valid && !s2_valid && !s2_mpt_wr && f_ent == {EW{1'b0}} && !f_inv_done);
+            assert(!s1_valid && !sc_valid && !s2_valid && !fw_mpt_wr && f_ent == {EW{1'b0}} && !f_inv_done);
             assert({{(32-CW){1'b0}}, clr_idx} < CLR);
             if ({{(CW-MIW){1'b0}}, f_idx} < clr_idx) assert(mpt[f_idx] == {EW{1'b0}});
         end else begin
             assert(mpt[f_idx] == f_ent);
             if (f_read_f) assert(mpt_q == f_ent_at_read);
-            if (s2_mpt_wr && s2_mpt_widx == f_idx) assert(s2_mpt_wentry == f_ent);
+            if (fw_mpt_wr && fw_mpt_widx == f_idx) assert(fw_mpt_wentry == f_ent);
             if (s1_on_f) assert(cur == f_ent);
             if (s1_mpt_wr && s1_idx[MIW-1:0] == f_idx) assert(s1_mpt_wdata == f_next && s1_on_f);
         end

@@ -83,22 +83,34 @@ int main(int argc, char **argv)
     }
     tb_ok(ok && sys_reads > 1000, "mem: %u system reads and %u engine reads interleaved, all data right", sys_reads,
           eng_reads);
-    tb_ok(worst == 1, "mem: system read answered %d clock after valid while the engine reads every clock", worst);
+    tb_ok(worst == 3, "mem: system read answered %d clocks after valid while the engine reads every clock", worst);
     tb_ok(eng_reads + sys_reads >= 19990, "mem: the read port is never idle (%u + %u of 20000 clocks)", eng_reads,
           sys_reads);
 
-    // System byte writes against engine writes every cycle (different words).
+    // Finish the system read still in flight.
+    m->eng_rd_req = 0;
+    while (sys_wait >= 0 && !m->sys_ready) tick();
+    m->sys_valid = 0;
+    tick();
+
+    // System byte writes against engine writes every cycle (different words): the
+    // engine's write is refused in exactly the cycle after each system write starts.
     m->eng_rd_req = 0;
     ok = true;
-    uint32_t sys_writes = 0;
-    for (int c = 0; c < 4000 && ok; c++) {
-        uint32_t a = 4 * g.below(MEM / 8);           // system side: lower half of memory
-        uint32_t wv = (uint32_t)g.next(), strb = 1 + g.below(15);
-        bool start_sys = !m->sys_ready && g.below(2) == 0;
-        m->sys_valid = start_sys;
-        m->sys_addr = a;
-        m->sys_wdata = wv;
-        m->sys_wstrb = strb;
+    uint32_t sys_writes = 0, denied = 0;
+    int wait = -1;
+    uint32_t a = 0, wv = 0, strb = 0;
+    for (int c = 0; c < 8000 && ok; c++) {
+        if (wait < 0 && !m->sys_ready && g.below(2) == 0) {
+            a = 4 * g.below(MEM / 8);                // system side: lower half of memory
+            wv = (uint32_t)g.next();
+            strb = 1 + g.below(15);
+            m->sys_valid = 1;
+            m->sys_addr = a;
+            m->sys_wdata = wv;
+            m->sys_wstrb = strb;
+            wait = 0;
+        }
         uint32_t ew = WORDS / 2 + g.below(WORDS / 2);   // engine side: upper half
         uint64_t ev = g.next();
         uint8_t be = (uint8_t)g.next();
@@ -108,22 +120,34 @@ int main(int argc, char **argv)
         m->eng_wr_be = be;
         m->eval();
         bool gnt = m->eng_wr_gnt;
-        ok = ok && (gnt == !start_sys);
+        ok = ok && (gnt == !(wait == 1));            // the slot after the request is the system's
+        if (!gnt) denied++;
         tick();
-        if (start_sys) {
-            ok = ok && m->sys_ready;
-            for (int b = 0; b < 4; b++)
-                if (strb & (1u << b)) ref[a + b] = (uint8_t)(wv >> (8 * b));
-            sys_writes++;
-        }
-        m->sys_valid = 0;
         if (gnt)
             for (int b = 0; b < 8; b++)
                 if (be & (1u << b)) ref[8 * ew + b] = (uint8_t)(ev >> (8 * b));
+        if (wait >= 0) wait++;
+        if (wait >= 0 && m->sys_ready) {
+            for (int b = 0; b < 4; b++)
+                if (strb & (1u << b)) ref[a + b] = (uint8_t)(wv >> (8 * b));
+            ok = ok && wait == 3;
+            m->sys_valid = 0;
+            wait = -1;
+            sys_writes++;
+        }
     }
     m->eng_wr_req = 0;
-    tb_ok(ok && sys_writes > 1000, "mem: a system write takes the write port for exactly its cycle (%u writes)",
-          sys_writes);
+    if (wait >= 0) {   // finish the write still in flight
+        while (!m->sys_ready) tick();
+        for (int b = 0; b < 4; b++)
+            if (strb & (1u << b)) ref[a + b] = (uint8_t)(wv >> (8 * b));
+        m->sys_valid = 0;
+        sys_writes++;
+        tick();
+    }
+    tb_ok(ok && sys_writes > 1000 && denied == sys_writes,
+          "mem: a system write takes the write port for exactly one cycle (%u writes, %u engine denials)",
+          sys_writes, denied);
     // Read everything back through the engine port.
     ok = true;
     for (uint32_t w = 0; w < WORDS && ok; w++) {
@@ -141,7 +165,8 @@ int main(int argc, char **argv)
     m->sys_valid = 1;
     m->sys_addr = MEM;
     m->sys_wstrb = 0;
-    tick();
+    int n = 0;
+    do { tick(); n++; } while (!m->sys_ready && n < 10);
     tb_ok(m->sys_ready && m->sys_rdata == 0, "mem: system read outside memory answers 0");
     m->final();
     delete m;

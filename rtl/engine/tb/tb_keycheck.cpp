@@ -239,7 +239,7 @@ int main(int argc, char **argv)
                 "(%.3f checks/clock), latency %llu clocks\n", (unsigned long long)span, rate,
                 (unsigned long long)latency);
     tb_ok(ok && rate == 1.0, "keycheck: one check accepted and answered every clock");
-    tb_ok(latency == 3, "keycheck: latency is 3 clocks (in_valid at t, out_valid at t+3)");
+    tb_ok(latency == 4, "keycheck: latency is 4 clocks (in_valid at t, out_valid at t+4)");
 
     // Hazards at distance 1: write/invalidate/MTT write immediately followed by a check.
     {
