@@ -49,8 +49,8 @@ $(BENCH_BUILD)/bench_sim: $(BENCH_DIR)/bench_sim.c $(BUILD)/host/libndkfpga.a $(
 
 .PHONY: bench-sim
 bench-sim: $(BENCH_BUILD)/bench_sim sim ## fast-register/invalidate clocks, link efficiency, sim speed (nfsim)
-	@NDKFPGA_QUIET=1 $(BENCH_BUILD)/bench_sim $(BENCH_SIM_ARGS) > $(BENCH_BUILD)/sim.out || \
-	    { cat $(BENCH_BUILD)/sim.out; exit 1; }
+	@NDKFPGA_QUIET=1 $(BENCH_BUILD)/bench_sim $(BENCH_SIM_ARGS) > $(BENCH_BUILD)/sim.out 2> $(BENCH_BUILD)/sim.err || \
+	    { cat $(BENCH_BUILD)/sim.out $(BENCH_BUILD)/sim.err; exit 1; }
 	@grep -E '^(not ok|ok) ' $(BENCH_BUILD)/sim.out | sed 's/^/  /'
 BENCH_TARGETS += bench-sim
 
@@ -62,8 +62,8 @@ $(BENCH_BUILD)/ndmrlat: $(BENCH_DIR)/ndmrlat.c $(BUILD)/host/libndkfpga.a $(ROOT
 
 .PHONY: bench-ndmrlat
 bench-ndmrlat: $(BENCH_BUILD)/ndmrlat sim ## register/deregister, fast-register/invalidate latency per size (nfsim)
-	@NDKFPGA_QUIET=1 $(BENCH_BUILD)/ndmrlat --series $(BENCH_NDMRLAT_ARGS) sim > $(BENCH_BUILD)/ndmrlat.out || \
-	    { cat $(BENCH_BUILD)/ndmrlat.out; exit 1; }
+	@NDKFPGA_QUIET=1 $(BENCH_BUILD)/ndmrlat --series $(BENCH_NDMRLAT_ARGS) sim > $(BENCH_BUILD)/ndmrlat.out 2> $(BENCH_BUILD)/ndmrlat.err || \
+	    { cat $(BENCH_BUILD)/ndmrlat.out $(BENCH_BUILD)/ndmrlat.err; exit 1; }
 	@grep -v '^series' $(BENCH_BUILD)/ndmrlat.out | sed 's/^/  /'
 BENCH_TARGETS += bench-ndmrlat
 
@@ -90,3 +90,30 @@ bench-fwprof: $(FWPROF_DIR)/Vnf_soc firmware ## cycles of a fast-register / inva
 	    { cat $(BENCH_BUILD)/fwprof.out; exit 1; }
 	@grep -E '^(not ok|ok) ' $(BENCH_BUILD)/fwprof.out | sed 's/^/  /'
 BENCH_TARGETS += bench-fwprof
+
+# ---- host instructions per post: the host library's own benchmark (host/host.mk) ----
+.PHONY: bench-host
+bench-host: ## callgrind instructions per NdkFastRegister (runs bench-ndk-post)
+	@$(MAKE) --no-print-directory -s bench-ndk-post > $(BENCH_BUILD)/host_post.out 2>&1 || \
+	    { cat $(BENCH_BUILD)/host_post.out; exit 1; }
+	@sed 's/^/  /' $(BENCH_BUILD)/host_post.out
+BENCH_TARGETS += bench-host
+
+# ---- results.json and the table (last of `make bench`) ----
+.PHONY: bench-results
+bench-results:
+	@python3 $(BENCH_DIR)/report.py
+BENCH_TARGETS += bench-results
+
+HAVE_BENCH_REPORT := 1
+.PHONY: bench-report
+bench-report: ## regenerate docs/performance.md and its plots
+	@if [ ! -f $(BENCH_BUILD)/results.json ]; then $(MAKE) --no-print-directory bench; fi
+	@python3 $(BENCH_DIR)/report.py --doc
+
+LINT_TARGETS += lint-bench
+.PHONY: lint-bench
+lint-bench: ## cppcheck of the benchmark programs
+	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 --inline-suppr \
+	    --suppress=missingIncludeSystem -D__GNUC__ -D__x86_64__ -I$(ROOT)/host/include -I$(ROOT)/host/src \
+	    -I$(ROOT)/firmware/include $(BENCH_DIR)/bench_sim.c $(BENCH_DIR)/ndmrlat.c

@@ -310,13 +310,35 @@ int main(int argc, char **argv)
         }
         NdkFpgaFreeBuffer(a, buf);
         double k = 1.0 / iters;
-        printf("%10zu %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9u %9u\n", (size_t)size, r.reg_call * k,
-               r.reg_done * k, r.dereg_call * k, r.dereg_done * k, r.fr_call * k, r.fr_done * k, r.inv_call * k,
-               r.inv_done * k, r.fr_cycles, r.inv_cycles);
-        if (series)
-            printf("series ndmrlat %zu %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %u %u\n", (size_t)size, r.reg_call * k,
-                   r.reg_done * k, r.dereg_call * k, r.dereg_done * k, r.fr_call * k, r.fr_done * k, r.inv_call * k,
-                   r.inv_done * k, r.fr_cycles, r.inv_cycles);
+        /* -1: the adapter does not allow this operation at this size (shown as "-"). */
+        double v[8] = {r.reg_call * k,  r.reg_done * k, r.dereg_call * k, r.dereg_done * k,
+                       r.fr_call * k,   r.fr_done * k,  r.inv_call * k,   r.inv_done * k};
+        long cyc[2] = {(long)r.fr_cycles, (long)r.inv_cycles};
+        for (int j = 0; j < 8; j++)
+            if ((j < 4 && !can_reg) || (j >= 4 && !can_fr))
+                v[j] = -1;
+        if (!can_fr)
+            cyc[0] = cyc[1] = -1;
+        printf("%10zu", (size_t)size);
+        for (int j = 0; j < 8; j++) {
+            if (v[j] < 0)
+                printf(" %9s", "-");
+            else
+                printf(" %9.1f", v[j]);
+        }
+        for (int j = 0; j < 2; j++) {
+            if (cyc[j] < 0)
+                printf(" %9s", "-");
+            else
+                printf(" %9ld", cyc[j]);
+        }
+        printf("\n");
+        if (series) {
+            printf("series ndmrlat %zu", (size_t)size);
+            for (int j = 0; j < 8; j++)
+                printf(" %.1f", v[j]);
+            printf(" %ld %ld\n", cyc[0], cyc[1]);
+        }
         fflush(stdout);
     }
     free(pages);

@@ -3,6 +3,7 @@
  *
  *   link_e2e --device DEV [--count N] [--max-body B] [--defer-pct P] [--seed S]
  *            [--label NAME] [--timeout-s T] [--expect-faults] [--min-efficiency PCT]
+ *            [--warmup W]
  *
  * Sends N PINGs (random body sizes 0..B, multiples of 8, some deferred) as fast as
  * the window allows, checks every reply arrives exactly once, in order, with the
@@ -10,6 +11,8 @@
  * INFO before and after (the board stamps INFO with its cycle counter; the final
  * INFO is queued right after the last PING, so the board answers it when every PING
  * has been processed). Efficiency = PING bytes / (simulated seconds * baud / 10).
+ * With --warmup W the first W PINGs (same sizes) run before the begin stamp, so the
+ * measurement sees the link after its RTT estimate has settled, not its start-up.
  * Fault injection comes from the simulator's own options ($NDKFPGA_SIM_ARGS /
  * $NDKFPGA_MODEL_ARGS). Prints TAP lines "ok - ..." / "not ok - ...". */
 #include <pthread.h>
@@ -153,7 +156,7 @@ static uint64_t cycles_of(const struct nf_info *i)
 int main(int argc, char **argv)
 {
     const char *device = "model", *label = NULL;
-    uint32_t count = 2000, max_body = 1024, defer_pct = 50, timeout_s = 120;
+    uint32_t count = 2000, max_body = 1024, defer_pct = 50, timeout_s = 120, warmup = 0;
     uint64_t seed = 1;
     int expect_faults = 0;
     double min_eff = -1;
@@ -182,6 +185,8 @@ int main(int argc, char **argv)
             timeout_s = (uint32_t)strtoul(v, NULL, 0);
         else if (!strcmp(a, "--seed"))
             seed = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--warmup"))
+            warmup = (uint32_t)strtoul(v, NULL, 0);
         else if (!strcmp(a, "--min-efficiency"))
             min_eff = strtod(v, NULL);
         else {
@@ -219,44 +224,50 @@ int main(int argc, char **argv)
            (unsigned)info.uart_period, baud, (unsigned)info.max_payload);
 
     double deadline = wall_s() + timeout_s;
-    /* Begin stamp: answered before any PING is processed. */
-    send_info(l, INFO_TAG_BEGIN);
-    pthread_mutex_lock(&e.mu);
-    int ok_begin = wait_until(&e, deadline, have_infos, 1);
-    pthread_mutex_unlock(&e.mu);
-    tap_ok(ok_begin, "e2e %s: INFO reply with cycle stamp", label);
-
     static uint8_t buf[NF_LINK_MAX_PAYLOAD];
     uint64_t rng = seed * 0x9E3779B97F4A7C15ull + 7;
     uint64_t sent_bytes = 0;
     unsigned send_fail = 0;
     uint32_t send_status = NF_STATUS_SUCCESS;
-    double t_send = wall_s();
-    for (uint32_t tag = 1; tag <= count && !send_fail; tag++) {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        uint32_t body = (uint32_t)((rng >> 20) % (max_body / 8 + 1)) * 8;
-        size_t len = NF_MSG_HDR_SIZE + body;
-        memset(buf, 0, NF_MSG_HDR_SIZE);
-        put16(buf, NF_OP_PING);
-        put16(buf + NF_MSG_HDR_LEN_OFF, (uint32_t)len);
-        put32(buf + NF_MSG_HDR_TAG_OFF, tag);
-        for (uint32_t i = 0; i < body; i++)
-            buf[NF_MSG_HDR_SIZE + i] = body_byte(tag, i);
-        int defer = (uint32_t)((rng >> 8) % 100) < defer_pct;
-        st = nf_link_send(l, buf, len, defer);
-        if (st != NF_STATUS_SUCCESS) {
-            send_fail++;
-            send_status = st;
+    uint32_t total = warmup + count;
+    uint32_t tag = 1;
+    for (int phase = 0; phase < 2; phase++) {
+        if (phase == 1) {
+            /* Begin stamp: answered after the warm-up, before any measured PING. */
+            pthread_mutex_lock(&e.mu);
+            wait_until(&e, deadline, have_replies, warmup);
+            pthread_mutex_unlock(&e.mu);
+            send_info(l, INFO_TAG_BEGIN);
+            sent_bytes = 0;
         }
-        sent_bytes += len;
+        uint32_t last = phase == 0 ? warmup : total;
+        for (; tag <= last && !send_fail; tag++) {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            uint32_t body = (uint32_t)((rng >> 20) % (max_body / 8 + 1)) * 8;
+            size_t len = NF_MSG_HDR_SIZE + body;
+            memset(buf, 0, NF_MSG_HDR_SIZE);
+            put16(buf, NF_OP_PING);
+            put16(buf + NF_MSG_HDR_LEN_OFF, (uint32_t)len);
+            put32(buf + NF_MSG_HDR_TAG_OFF, tag);
+            for (uint32_t i = 0; i < body; i++)
+                buf[NF_MSG_HDR_SIZE + i] = body_byte(tag, i);
+            int defer = (uint32_t)((rng >> 8) % 100) < defer_pct && tag != warmup;
+            st = nf_link_send(l, buf, len, defer);
+            if (st != NF_STATUS_SUCCESS) {
+                send_fail++;
+                send_status = st;
+            }
+            sent_bytes += len;
+        }
     }
     /* End stamp right behind the last PING (flushes the deferred frame too). */
     if (!send_fail)
         send_info(l, INFO_TAG_END);
     pthread_mutex_lock(&e.mu);
-    int all = wait_until(&e, deadline, have_replies, count);
+    int all = wait_until(&e, deadline, have_replies, total);
+    int ok_begin = e.infos >= 1;
     int ok_end = wait_until(&e, deadline, have_infos, 2);
     pthread_mutex_unlock(&e.mu);
     double t_done = wall_s();
@@ -267,12 +278,13 @@ int main(int argc, char **argv)
     struct nf_link_stats ls;
     nf_link_get_stats(l, &ls);
     pthread_mutex_lock(&e.mu);
-    tap_ok(!send_fail, "e2e %s: %u PINGs queued (%s)", label, count, nf_status_name(send_status));
-    tap_ok(all && e.replies == count && e.order_errors == 0 && e.content_errors == 0 && e.bad_status == 0 &&
+    tap_ok(ok_begin && ok_end, "e2e %s: INFO replies with cycle stamps", label);
+    tap_ok(!send_fail, "e2e %s: %u PINGs queued (%s)", label, total, nf_status_name(send_status));
+    tap_ok(all && e.replies == total && e.order_errors == 0 && e.content_errors == 0 && e.bad_status == 0 &&
                e.unexpected == 0 && !e.dead,
            "e2e %s: %u replies exactly once, in order, payload intact (got %llu, order errors %llu, content errors "
            "%llu, bad status %llu, unexpected %llu%s%s)",
-           label, count, (unsigned long long)e.replies, (unsigned long long)e.order_errors,
+           label, total, (unsigned long long)e.replies, (unsigned long long)e.order_errors,
            (unsigned long long)e.content_errors, (unsigned long long)e.bad_status, (unsigned long long)e.unexpected,
            e.dead ? ", link dead: " : "", e.dead ? nf_link_dead_reason(l) : "");
     printf("# %s: host: %llu DATA frames, %llu retransmits (%llu timeouts, %llu fast), %llu acks, %llu frames in, "
@@ -291,7 +303,7 @@ int main(int argc, char **argv)
                "e2e %s: faults were injected and recovered from (host retransmits %llu, host bad %llu, board bad %u)",
                label, (unsigned long long)ls.retransmits, (unsigned long long)ls.bad_frames,
                ok_end ? (unsigned)e.info_end.rx_bad : 0u);
-    double wall = t_done - t_send;
+    double wall = t_done - t0;
     if (ok_begin && ok_end && info.clk_hz && baud > 0) {
         uint64_t cyc = cycles_of(&e.info_end) - cycles_of(&e.info_begin);
         double sim_s = (double)cyc / info.clk_hz;

@@ -35,7 +35,7 @@
  * the board only repeats an ack when a later frame arrived after a lost one. */
 #define DUP_ACKS_FOR_FAST_RETRANSMIT 2u
 /* Back-off doubles the timeout at most this many times (and never past rto_max). */
-#define MAX_BACKOFF_SHIFT 10u
+#define MAX_BACKOFF_SHIFT 4u
 
 enum link_state { ST_RESETTING, ST_UP, ST_DEAD };
 
@@ -86,7 +86,8 @@ struct nf_link {
     uint32_t ssthresh;       /* below it cwnd grows by one per acknowledged frame */
     unsigned cwnd_acks;      /* frames acknowledged towards the next cwnd step */
     unsigned dup_acks;       /* pure ACKs in a row naming una while frames are out */
-    int fast_armed;          /* one fast go-back per loss: re-armed when una advances */
+    int fast_armed;          /* one fast go-back per loss: re-armed when una passes recover */
+    uint8_t recover;         /* max when a frame was last sent again */
     unsigned clean_acks;     /* frames acknowledged since the last timeout */
 
     /* Receive side (link thread only, except rx_expect read under mu). */
@@ -102,6 +103,18 @@ struct nf_link {
     uint8_t wire[NF_FRAME_MAX_WIRE];
     uint8_t rxbuf[RX_CHUNK];
 };
+
+/* $NDKFPGA_LINK_TRACE set: one stderr line per timeout, fast go-back and ack. */
+static int trace_on = -1;
+#define TRACE(l, ...)                                                                   \
+    do {                                                                                \
+        if (trace_on < 0)                                                               \
+            trace_on = getenv("NDKFPGA_LINK_TRACE") != NULL;                            \
+        if (trace_on) {                                                                 \
+            fprintf(stderr, "link %p: ", (void *)(l));                                  \
+            fprintf(stderr, __VA_ARGS__);                                               \
+        }                                                                               \
+    } while (0)
 
 static uint64_t now_us(void)
 {
@@ -183,6 +196,7 @@ static void set_dead(struct nf_link *l, uint32_t status, const char *fmt, ...)
  * through far more often; without loss both grow back to the full window. */
 static void on_loss(struct nf_link *l, int timeout)
 {
+
     l->clean_acks = 0;
     l->cwnd_acks = 0;
     if (l->frame_cap / 2 >= FRAME_CAP_MIN)
@@ -198,13 +212,14 @@ static void on_loss(struct nf_link *l, int timeout)
 static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
 {
     uint8_t adv = (uint8_t)(ack - l->una);
+    TRACE(l, "%s ack %u: una %u sent %u max %u\n", pure ? "ACK" : "DATA", ack, l->una, l->sent, l->max);
     if (adv == 0) {
         if (pure && l->sent != l->una && ++l->dup_acks >= DUP_ACKS_FOR_FAST_RETRANSMIT && l->fast_armed) {
             l->sent = l->una; /* go back now; the timer restarts with the first resend */
             l->rto_deadline_us = 0;
-            l->fast_armed = 0;
             l->dup_acks = 0;
             l->st.fast_retransmits++;
+            TRACE(l, "fast go-back: una %u sent %u max %u nxt %u cwnd %u\n", l->una, l->sent, l->max, l->nxt, l->cwnd);
             on_loss(l, 0);
         }
         return;
@@ -225,7 +240,11 @@ static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
         l->sent = ack; /* a go-back was pending over frames now acknowledged */
     l->una = ack;
     l->dup_acks = 0;
-    l->fast_armed = 1;
+    /* Our resent copies make the board repeat its ack when they arrive; they are
+     * all ahead of any frame first sent after them, so once such a frame is acked
+     * (una passes recover) repeated acks mean loss again. */
+    if (l->una != l->recover && (uint8_t)(l->una - l->recover) <= (uint8_t)(l->max - l->recover))
+        l->fast_armed = 1;
     l->clean_acks += adv;
     if (l->clean_acks >= FRAME_CAP_GROW_AFTER && l->frame_cap < NF_LINK_MAX_PAYLOAD) {
         l->frame_cap = l->frame_cap * 2 > NF_LINK_MAX_PAYLOAD ? NF_LINK_MAX_PAYLOAD : l->frame_cap * 2;
@@ -398,10 +417,11 @@ static size_t next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
             /* Go back N: everything unacknowledged goes again, oldest first. */
             l->st.timeouts++;
             l->backoff++;
+            TRACE(l, "timeout: una %u sent %u max %u nxt %u cwnd %u rto %u us\n", l->una, l->sent, l->max, l->nxt,
+                  l->cwnd, current_rto(l));
             on_loss(l, 1);
             l->sent = l->una;
             l->rto_deadline_us = 0;
-            l->fast_armed = 0;
             l->dup_acks = 0;
         }
         if (l->sent != l->nxt && (uint8_t)(l->sent - l->una) < l->cwnd) {
@@ -417,6 +437,8 @@ static size_t next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
             if ((uint8_t)(l->sent - l->una) < (uint8_t)(l->max - l->una)) {
                 s->resent = 1;
                 l->st.retransmits++;
+                l->fast_armed = 0;
+                l->recover = l->max;
             } else {
                 s->first_us = now;
                 s->resent = 0;

@@ -103,3 +103,7 @@ NF_ULX3S_25K_USER = $(shell echo $$(( ($(call nf_vh,PROFILE_ULX3S_25K_RX_SLOTS) 
 synth-engine: $(SETUP_STAMP) ## Yosys synth_ecp5 of nf_engine at the ULX3S 85K and 25K sizes (LUT/FF/EBR)
 	$(call engine_synth,ULX3S_85K)
 	$(call engine_synth,ULX3S_25K)
+
+# The proof takes about 3 minutes (z3, two cores shared): part of `make test`.
+TEST_TARGETS += test-formal
+test-formal: formal

@@ -5,8 +5,11 @@
 //     refused); a refusal moves nothing. LEN = 0 stops after these checks.
 //  2. The data moves in chunks that never cross a 4 KiB adapter page on either side.
 //     The first chunk uses the addresses the whole-range checks translated; every
-//     later chunk is translated by fresh checks of the remaining range, so an entry
-//     invalidated meanwhile stops the transfer with STOPPED (BYTES = bytes written).
+//     later chunk is translated by fresh checks of exactly that chunk on each side
+//     (its size follows from where the previous chunk ended; if a check shows other
+//     page offsets, one-byte probes find the size first, as the C model does), so an
+//     entry invalidated or shortened meanwhile stops the transfer with STOPPED
+//     (BYTES = bytes written before).
 //  3. A chunk streams 64-bit words: reads run ahead through a FIFO, and a two-word
 //     window shifted by the source/destination byte misalignment feeds the writes
 //     (byte enables trim the first and last destination word), one word per clock.
@@ -91,6 +94,9 @@ module nf_dma #(
 
     reg [2:0]  st;
     reg        whole;                     // checking the whole ranges (else a chunk)
+    reg        probe;                     // chunk: checking 1 byte to find the chunk's size
+    reg [CNW-1:0] n_chk;                  // chunk: its size (from the probe or predicted)
+    reg [PS-1:0]  pred_s, pred_d;         // predicted page offsets of the next chunk
     reg [1:0]  smode, dmode;
     reg [1:0]  sacc, dacc;
     reg [31:0] stok, dtok, spd, dpd;
@@ -126,7 +132,7 @@ module nf_dma #(
     assign kc_req    = issue_src || issue_dst;
     assign kc_token  = issue_src ? stok : dtok;
     assign kc_va     = issue_src ? sva : dva;
-    assign kc_len    = remaining;
+    assign kc_len    = whole ? remaining : probe ? 32'd1 : {{(32-CNW){1'b0}}, n_chk};
     assign kc_access = issue_src ? sacc : dacc;
     assign kc_pd     = issue_src ? spd : dpd;
 
@@ -194,7 +200,16 @@ module nf_dma #(
     // sub-chunks of at most (destination - source) bytes, last one first, so no
     // sub-chunk overwrites source bytes still to be read.
     wire [31:0]    sd_gap  = d_xaddr - s_xaddr;
-    wire           overlap = (d_xaddr > s_xaddr) && (sd_gap < {{(32-CNW){1'b0}}, chunk});
+    wire [CNW-1:0] chunk_now = whole ? chunk : n_chk;
+    // Prediction of the next chunk when this one ends.
+    wire [PS-1:0]  next_s_off = sa[PS-1:0] + n[PS-1:0];
+    wire [PS-1:0]  next_d_off = da[PS-1:0] + n[PS-1:0];
+    wire [31:0]    next_rem   = remaining - {{(32-CNW){1'b0}}, n};
+    wire [CNW-1:0] next_s_room = PAGE_BYTES - {1'b0, next_s_off};
+    wire [CNW-1:0] next_d_room = PAGE_BYTES - {1'b0, next_d_off};
+    wire [CNW-1:0] next_room  = (next_s_room < next_d_room) ? next_s_room : next_d_room;
+    wire [CNW-1:0] next_chunk = (next_rem < {{(32-CNW){1'b0}}, next_room}) ? next_rem[CNW-1:0] : next_room;
+    wire           overlap = (d_xaddr > s_xaddr) && (sd_gap < {{(32-CNW){1'b0}}, chunk_now});
 
     // The running sub-chunk: m bytes from chunk byte sub_k0.
     wire [CNW-1:0] m      = (gap < sub_end) ? gap : sub_end;
@@ -215,6 +230,10 @@ module nf_dma #(
             code      <= `NF_REFUSE_OK;
             bytes     <= 32'd0;
             whole     <= 1'b0;
+            probe     <= 1'b1;
+            n_chk     <= {CNW{1'b0}};
+            pred_s    <= {PS{1'b0}};
+            pred_d    <= {PS{1'b0}};
             smode     <= M_TOKEN;
             dmode     <= M_TOKEN;
             sacc      <= 2'd0;
@@ -307,6 +326,24 @@ module nf_dma #(
                     end else if (remaining == 32'd0) begin
                         busy <= 1'b0;
                         st   <= S_IDLE;
+                    end else if (!whole && !probe &&
+                                 (s_xaddr[PS-1:0] != pred_s || d_xaddr[PS-1:0] != pred_d)) begin
+                        // The entry changed its page layout: find the chunk's size again.
+                        probe    <= 1'b1;
+                        s_issued <= 1'b0;
+                        d_issued <= 1'b0;
+                        s_got    <= 1'b0;
+                        d_got    <= 1'b0;
+                        st       <= S_ISSUE;
+                    end else if (!whole && probe) begin
+                        // The probe's addresses give the chunk; now check exactly it.
+                        n_chk    <= chunk;
+                        probe    <= 1'b0;
+                        s_issued <= 1'b0;
+                        d_issued <= 1'b0;
+                        s_got    <= 1'b0;
+                        d_got    <= 1'b0;
+                        st       <= S_ISSUE;
                     end else if (!s_inside || !d_inside) begin
                         // An MTT page outside adapter memory (only MTT_WRITE can put
                         // one there): refuse that side, move no more.
@@ -317,9 +354,9 @@ module nf_dma #(
                     end else begin
                         sa        <= s_xaddr;
                         da        <= d_xaddr;
-                        n         <= chunk;
-                        sub_end   <= chunk;
-                        gap       <= overlap ? sd_gap[CNW-1:0] : chunk;
+                        n         <= chunk_now;
+                        sub_end   <= chunk_now;
+                        gap       <= overlap ? sd_gap[CNW-1:0] : chunk_now;
                         st        <= S_SUB;
                     end
                 end
@@ -356,6 +393,13 @@ module nf_dma #(
                             sva       <= sva + {{(64-CNW){1'b0}}, n};
                             dva       <= dva + {{(64-CNW){1'b0}}, n};
                             whole     <= 1'b0;
+                            // The next chunk continues where this one ended on both
+                            // sides, so its page offsets and size are known without a
+                            // probe; the chunk's checks confirm the offsets.
+                            probe     <= 1'b0;
+                            pred_s    <= next_s_off;
+                            pred_d    <= next_d_off;
+                            n_chk     <= next_chunk;
                             s_issued  <= 1'b0;
                             d_issued  <= 1'b0;
                             s_got     <= 1'b0;

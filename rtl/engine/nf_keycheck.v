@@ -426,6 +426,11 @@ module nf_keycheck #(
             if (s1_mpt_wr && s1_idx[MIW-1:0] == f_idx) assert(s1_mpt_wdata == f_next && s1_on_f);
         end
         if (f_inv_done) assert(!f_state_valid);
+        // The stages after S1 carry what the check saw.
+        if (sc_valid && fc_on)
+            assert(sc_ent == fc_ent && sc_key == fc_key && sc_va == fc_va && sc_len == fc_len &&
+                   sc_pd == fc_pd && sc_access == fc_acc && sc_op == OP_CHECK && !sc_bad_mpt);
+        if (s2_valid && s2_op == OP_CHECK && s2_code == R_OK) assert(s2_idx < MPT_ENTRIES);
     end
 `endif
 endmodule

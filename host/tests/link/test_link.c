@@ -752,8 +752,8 @@ int main(int argc, char **argv)
     RUN("clean", test_clean());
     RUN("defer", test_defer());
     RUN("params", test_bad_params());
-    RUN("faults", test_faults("faults 1e-3", 1e-3, 1e-3, 2e-4, 21, 2000, 256));
-    RUN("faults", test_faults("faults 3e-3", 3e-3, 3e-3, 1e-3, 22, 1000, 64));
+    RUN("faults", test_faults("faults 1e-3", 1e-3, 1e-3, 2e-4, 21, 1000, 64));
+    RUN("faults", test_faults("faults 3e-3", 3e-3, 3e-3, 1e-3, 22, 300, 32));
     RUN("reset", test_reset_nonce());
     RUN("silence", test_silence());
     RUN("hangup", test_hangup());
