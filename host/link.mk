@@ -3,6 +3,7 @@
 
 HOST_LINK_SRCS := host/src/nf_frame.c host/src/nf_transport.c host/src/transport_sim.c host/src/nf_link.c
 HOST_LINK_HDRS := host/src/nf_frame.h host/src/nf_transport.h host/src/nf_transport_priv.h host/src/nf_link.h \
+                  host/src/transport_board.h \
                   firmware/include/nf_layout.h
 # Where "sim" and "model" find their binaries; `make install` overrides these.
 NF_SIM_DEFAULT_PATH ?= $(BUILD)/sim/nfsim

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "hal.h"
 #include "nf_layout.h"
 
 /* The key-table shadow is not in the image: at boot it is placed in the firmware RAM
@@ -33,7 +34,7 @@ struct fw_stats {
 #define FW_MR_REMOTE_EN 0x2u
 #define FW_MR_FRMR_INIT 0x4u
 struct fw_mr {
-    uint8_t state;  /* NF_MPT_STATE_* */
+    _Alignas(4) uint8_t state; /* NF_MPT_STATE_* (aligned: the first four bytes read as one word) */
     uint8_t kind;   /* NF_MPT_KIND_* */
     uint8_t key;    /* key byte of the current token */
     uint8_t flags;  /* FW_MR_* */
@@ -43,6 +44,14 @@ struct fw_mr {
     uint16_t pad[2]; /* 16 bytes: PicoRV32 multiplies slowly, a shift indexes for free */
 };
 _Static_assert(sizeof(struct fw_mr) == 16, "fw_mr is indexed by shifting");
+/* state, kind, key and flags as one little-endian word (both builds are little-endian):
+ * the work-request path checks several of them with one compare. */
+#define FW_MR_WORD0(state, kind, key, flags) \
+    ((uint32_t)(state) | (uint32_t)(kind) << 8 | (uint32_t)(key) << 16 | (uint32_t)(flags) << 24)
+static inline uint32_t fw_mr_word0(const struct fw_mr *mr)
+{
+    return FW_MR_WORD0(mr->state, mr->kind, mr->key, mr->flags);
+}
 #ifdef FW_MR_BYTES /* the build's RAM check (firmware.mk) counts this many bytes per entry */
 _Static_assert(sizeof(struct fw_mr) == FW_MR_BYTES, "firmware.mk FW_MR_BYTES");
 #endif
@@ -76,6 +85,7 @@ int fw_link_poll(void);
 uint32_t fw_tx_reserve(uint32_t bytes);
 /* Give back the last bytes of the most recent reservation (a reply that came out shorter). */
 void fw_tx_trim(uint32_t bytes);
+uint32_t fw_link_rto(void);  /* retransmission timeout now in force, cycles (tests) */
 
 /* fw_msg.c */
 /* Can the replies to every message of this payload be queued now? */
@@ -91,7 +101,12 @@ void fw_msg_put_info(uint32_t at);
 /* fw_tables.c */
 void fw_tables_reset(void);              /* free every MR and QP (ADAPTER_RESET) */
 uint32_t fw_eng_wait(uint32_t status_off); /* wait for an engine operation; returns STATUS_WORD */
-uint32_t fw_eng_wait_cycles(void);       /* running total of cycles spent waiting on the engine */
+extern uint32_t fw_eng_wait_acc;
+/* running total of cycles spent waiting on the engine */
+static inline uint32_t fw_eng_wait_cycles(void)
+{
+    return fw_eng_wait_acc;
+}
 struct fw_dma_side {
     uint32_t mode, access, token, pd;
     uint64_t addr;
@@ -100,16 +115,53 @@ struct fw_dma_side {
 uint32_t fw_dma(const struct fw_dma_side *src, const struct fw_dma_side *dst, uint32_t len, uint32_t *bytes);
 /* Page-list load into the MTT; returns LD_STATUS. */
 uint32_t fw_load(uint32_t src, uint32_t mtt_base, uint32_t count);
-uint32_t fw_mr_lookup(uint32_t token);   /* index of the allocated MR, or FW_NO_INDEX */
+/* index of the allocated MR, or FW_NO_INDEX (inline: on every work request) */
+static inline uint32_t fw_mr_lookup(uint32_t token)
+{
+    uint32_t index = NF_TOKEN_INDEX_GET(token);
+    if (index >= fw_cfg.mpt_entries)
+        return FW_NO_INDEX;
+    const struct fw_mr *mr = &fw_mrs[index];
+    if (!(mr->flags & FW_MR_ALLOCATED) || mr->key != NF_TOKEN_KEY_GET(token))
+        return FW_NO_INDEX;
+    return index;
+}
 uint32_t fw_mr_alloc(uint32_t pd, uint32_t kind, uint32_t *token);   /* STATUS */
 void fw_mr_free(uint32_t index);
 uint32_t fw_mtt_alloc(uint32_t index, uint32_t pages); /* reserve a range for MR index; STATUS */
 void fw_mtt_free(uint32_t index);
 /* Write MPT[index] from the shadow plus the given words; returns the REFUSE code. */
 uint32_t fw_mpt_write(uint32_t index, const uint32_t w[7]);
+/* The same with the words as arguments (inline: the fast-register path builds them in
+ * registers, not in an array on the stack). */
+static inline uint32_t fw_mpt_write_words(uint32_t index, uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3,
+                                          uint32_t w4, uint32_t w5, uint32_t w6)
+{
+    eng_wr(NF_ENGINE_ENT_W0, w0);
+    eng_wr(NF_ENGINE_ENT_W1, w1);
+    eng_wr(NF_ENGINE_ENT_W2, w2);
+    eng_wr(NF_ENGINE_ENT_W3, w3);
+    eng_wr(NF_ENGINE_ENT_W4, w4);
+    eng_wr(NF_ENGINE_ENT_W5, w5);
+    eng_wr(NF_ENGINE_ENT_W6, w6);
+    eng_wr(NF_ENGINE_TBL_INDEX, index);
+    eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE);
+    return NF_STATUS_WORD_CODE_GET(fw_eng_wait(NF_ENGINE_TBL_STATUS));
+}
 uint32_t fw_mpt_invalidate(uint32_t index);
 uint32_t fw_token(uint32_t index);
-uint32_t fw_qp_lookup(uint32_t qpn);     /* QP table index, or FW_NO_INDEX */
+/* QP table index, or FW_NO_INDEX (inline: on every work request). A qpn is
+ * gen << FW_QPN_GEN_SHIFT | index; gen 0 never names a QP. */
+#define FW_QPN_INDEX_MASK 0xFFu
+#define FW_QPN_GEN_SHIFT 8u
+static inline uint32_t fw_qp_lookup(uint32_t qpn)
+{
+    uint32_t q = qpn & FW_QPN_INDEX_MASK;
+    uint32_t gen = qpn >> FW_QPN_GEN_SHIFT;
+    if (q >= FW_QP_CAP || gen == 0 || gen != fw_qps[q].gen || fw_qps[q].state == FW_QP_FREE)
+        return FW_NO_INDEX;
+    return q;
+}
 uint32_t fw_qp_alloc(uint32_t pd, uint32_t *qpn);
 
 /* fw_wr.c */

@@ -22,11 +22,17 @@ static struct {
     uint8_t ack_owed;           /* a DATA frame arrived since we last told the host rx_expect */
     uint32_t tx_first;          /* TX slot of the oldest unacknowledged frame */
     uint32_t tx_inflight;       /* unacknowledged frames, in slots tx_first, tx_first + 1, ... */
-    uint32_t inflight_bytes;
     uint32_t open;              /* a frame is being filled in the slot after the in-flight ones */
     uint32_t open_len;          /* payload bytes in it so far */
+    uint32_t maybe_busy;        /* TX slots that may still be sending (RESET_ACK, retransmitted copies) */
+    uint32_t inflight_bytes;
     uint32_t rto_start;         /* cycle the oldest unacknowledged frame was (re)sent */
+    /* The RTO takes 64-bit multiplies (~40 cycles each on PicoRV32): it is computed only
+     * when the oldest frame has waited rto_min, the RTO with nothing in flight (every
+     * RTO is at least that), and then kept until an ack or a new frame changes it. */
     uint32_t rto;               /* retransmission timeout for the frames in flight now */
+    uint32_t rto_valid;         /* rto matches inflight_bytes */
+    uint32_t rto_min;           /* RTO with no bytes in flight */
     uint32_t rto_floor;         /* host-side latency allowance, cycles */
     uint16_t tx_len[NF_LINK_MAX_SLOTS]; /* header + payload bytes of each TX slot's frame */
 } L;
@@ -72,6 +78,19 @@ static uint32_t rto_compute(void)
     return cycles > RTO_MAX ? RTO_MAX : (uint32_t)cycles;
 }
 
+/* Has the oldest unacknowledged frame waited its RTO? */
+static int rto_expired(void)
+{
+    uint32_t waited = hal_cycles() - L.rto_start;
+    if (waited < L.rto_min)
+        return 0;
+    if (!L.rto_valid) {
+        L.rto = rto_compute();
+        L.rto_valid = 1;
+    }
+    return waited >= L.rto;
+}
+
 static void tx_flush(void)
 {
     if (!L.open)
@@ -81,38 +100,59 @@ static void tx_flush(void)
     mem_wr(a, hdr_word0(NF_LINK_TYPE_DATA, L.tx_seq, L.rx_expect));
     mem_wr(a + 4u, hdr_word1(L.open_len, 0));
     tx_post(slot, NF_LINK_HDR_SIZE + L.open_len);
-    L.tx_len[slot] = (uint16_t)(NF_LINK_HDR_SIZE + L.open_len);
+    uint32_t bytes = NF_LINK_HDR_SIZE + L.open_len;
+    L.tx_len[slot] = (uint16_t)bytes;
     if (L.tx_inflight == 0)
         L.rto_start = hal_cycles();
     L.tx_inflight++;
-    L.inflight_bytes += NF_LINK_HDR_SIZE + L.open_len;
-    L.rto = rto_compute();
+    L.inflight_bytes += bytes;
+    L.rto_valid = 0;
     L.tx_seq++;
     L.open = 0;
     L.open_len = 0;
     L.ack_owed = 0;
 }
 
-uint32_t fw_tx_reserve(uint32_t bytes)
+/* fw_tx_reserve when the open frame is full or a slot may be busy: flush, then open. */
+static __attribute__((noinline)) uint32_t tx_reserve_slow(uint32_t bytes)
 {
-    if (bytes > NF_LINK_MAX_PAYLOAD)
-        return 0;
-    if (L.open && L.open_len + bytes <= NF_LINK_MAX_PAYLOAD) {
-        uint32_t at = tx_addr(open_slot()) + NF_LINK_HDR_SIZE + L.open_len;
-        L.open_len += bytes;
-        return at;
-    }
     tx_flush();
     if (L.tx_inflight >= fw_cfg.tx_slots) {
         fw_stats.tx_overflow++;
         return 0;
     }
     uint32_t slot = open_slot();
-    /* A slot acknowledged while a retransmitted copy is still queued may be busy. */
-    tx_wait_idle(1u << slot);
+    /* An acknowledged frame has left the UART (the host saw its closing flag), so only
+     * a slot that was posted again after its ack, or that held RESET_ACK, can be busy. */
+    if (L.maybe_busy & (1u << slot)) {
+        tx_wait_idle(1u << slot);
+        L.maybe_busy &= ~(1u << slot);
+    }
     L.open = 1;
     L.open_len = bytes;
     return tx_addr(slot) + NF_LINK_HDR_SIZE;
+}
+
+uint32_t fw_tx_reserve(uint32_t bytes)
+{
+    if (bytes > NF_LINK_MAX_PAYLOAD)
+        return 0;
+    if (L.open) {
+        if (L.open_len + bytes <= NF_LINK_MAX_PAYLOAD) {
+            uint32_t at = tx_addr(open_slot()) + NF_LINK_HDR_SIZE + L.open_len;
+            L.open_len += bytes;
+            return at;
+        }
+    } else if (L.tx_inflight < fw_cfg.tx_slots) {
+        /* The usual case for a CQE: no open frame, a free slot that is not sending. */
+        uint32_t slot = open_slot();
+        if (!(L.maybe_busy & (1u << slot))) {
+            L.open = 1;
+            L.open_len = bytes;
+            return tx_addr(slot) + NF_LINK_HDR_SIZE;
+        }
+    }
+    return tx_reserve_slow(bytes);
 }
 
 void fw_tx_trim(uint32_t bytes)
@@ -131,14 +171,13 @@ static void tx_ack(uint32_t ack)
     L.tx_first = ring_add(L.tx_first, n, fw_cfg.tx_slots);
     L.tx_inflight -= n;
     L.tx_una = (uint8_t)ack;
-    L.rto = rto_compute();
+    L.rto_valid = 0;
     L.rto_start = hal_cycles();
 }
 
-static int tx_retransmit_due(void)
+/* Rare (out of line, so the receive loop keeps its registers to itself). */
+static __attribute__((noinline)) int tx_retransmit(void)
 {
-    if (L.tx_inflight == 0 || hal_cycles() - L.rto_start < L.rto)
-        return 0;
     /* Go-back-N: every unacknowledged frame again, oldest first, each with a fresh ack.
      * A frame still queued from the last round goes out anyway; it is not posted twice. */
     uint32_t busy = link_rd(NF_LINK_TX_BUSY);
@@ -148,11 +187,19 @@ static int tx_retransmit_due(void)
             continue;
         mem_wr(tx_addr(slot), hdr_word0(NF_LINK_TYPE_DATA, (uint8_t)(L.tx_una + k), L.rx_expect));
         tx_post(slot, L.tx_len[slot]);
+        L.maybe_busy |= 1u << slot;
         fw_stats.retransmits++;
     }
     L.rto_start = hal_cycles();
     L.ack_owed = 0;
     return 1;
+}
+
+static int tx_retransmit_due(void)
+{
+    if (L.tx_inflight == 0 || !rto_expired())
+        return 0;
+    return tx_retransmit();
 }
 
 static void link_state_reset(void)
@@ -164,6 +211,7 @@ static void link_state_reset(void)
     L.tx_first = 0;
     L.tx_inflight = 0;
     L.inflight_bytes = 0;
+    L.rto_valid = 0;
     L.open = 0;
     L.open_len = 0;
 }
@@ -171,7 +219,7 @@ static void link_state_reset(void)
 /* RESET from the host: wipe the adapter, restart both sequences, answer RESET_ACK with
  * the host's nonce and INFO. Frames still queued from the old session go out first,
  * so the host (which ignores everything until its RESET_ACK) never takes them as new. */
-static void link_reset(uint32_t nonce)
+static __attribute__((noinline)) void link_reset(uint32_t nonce)
 {
     fw_tables_reset();
     link_state_reset();
@@ -181,6 +229,7 @@ static void link_reset(uint32_t nonce)
     mem_wr(a, hdr_word0(NF_LINK_TYPE_RESET_ACK, 0, 0));
     mem_wr(a + 4u, hdr_word1(NF_INFO_SIZE, nonce));
     tx_post(0, NF_LINK_HDR_SIZE + NF_INFO_SIZE);
+    L.maybe_busy = 1u; /* the first DATA frame reuses slot 0 */
 }
 
 /* Room for replies: bytes left in the open frame and whole free slots after it. */
@@ -192,12 +241,20 @@ static int replies_fit(uint32_t payload, uint32_t len)
      * enough without reading the messages. */
     if (free_slots >= len / NF_MSG_HDR_SIZE)
         return 1;
+    /* A frame holding one message (the usual work request with its page list) needs
+     * one reply of at most MAX_PAYLOAD: one free slot. So does a first message whose
+     * length is malformed (one error reply, the rest is dropped). */
+    if (free_slots) {
+        uint32_t mlen = (mem_rd(payload) >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu;
+        if (mlen >= len || mlen < NF_MSG_HDR_SIZE || mlen % 8u)
+            return 1;
+    }
     return fw_msg_fits(payload, len, free_open, free_slots);
 }
 
 /* While the head frame waits for TX room, the acks that would make room may already
  * sit in later RX slots: apply them (acks are cumulative, so order does not matter). */
-static void peek_acks(uint32_t ready)
+static __attribute__((noinline)) void peek_acks(uint32_t ready)
 {
     for (uint32_t k = 1; k < fw_cfg.rx_slots; k++) {
         uint32_t slot = ring_add(L.rx_next, k, fw_cfg.rx_slots);
@@ -213,59 +270,70 @@ static void peek_acks(uint32_t ready)
 void fw_link_init(void)
 {
     link_state_reset();
+    L.maybe_busy = 0;
     L.rto_floor = fw_cfg.clk_hz / RTO_FLOOR_PER_SECOND;
+    L.rto_min = rto_compute(); /* no bytes in flight yet */
     L.rx_next = 0;
 }
 
-int fw_link_poll(void)
+uint32_t fw_link_rto(void)
 {
-    int did = tx_retransmit_due();
-    uint32_t all_rx = (1u << fw_cfg.rx_slots) - 1u;
-    uint32_t ready;
-    while ((ready = link_rd(NF_LINK_RX_READY)) & (1u << L.rx_next)) {
-        uint32_t slot = L.rx_next;
-        uint32_t a = rx_addr(slot);
-        uint32_t w0 = mem_rd(a), w1 = mem_rd(a + 4u);
-        uint32_t type = (w0 >> (8u * NF_LINK_HDR_TYPE_OFF)) & 0xFFu;
+    return rto_compute();
+}
+
+/* One frame in the RX slot at rx_next (ready: RX_READY as read). Returns 0 when the
+ * frame must wait in its slot for TX room, else releases the slot and returns 1. Its
+ * own function, header reads first: how soon they come is how soon a frame is noticed. */
+static __attribute__((noinline)) int rx_frame(uint32_t ready)
+{
+    uint32_t slot = L.rx_next;
+    uint32_t a = rx_addr(slot);
+    uint32_t w0 = mem_rd(a), w1 = mem_rd(a + 4u);
+    uint32_t type = (w0 >> (8u * NF_LINK_HDR_TYPE_OFF)) & 0xFFu;
+    uint32_t ack = (w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu;
+    if (type == NF_LINK_TYPE_DATA) {
         uint32_t seq = (w0 >> (8u * NF_LINK_HDR_SEQ_OFF)) & 0xFFu;
-        uint32_t ack = (w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu;
         uint32_t len = (w1 >> (8u * (NF_LINK_HDR_LEN_OFF - 4u))) & 0xFFFFu;
-        uint32_t rsvd = (w1 >> (8u * (NF_LINK_HDR_RSVD_OFF - 4u))) & 0xFFFFu;
-        if (type == NF_LINK_TYPE_DATA) {
-            tx_ack(ack);
-            if (seq != L.rx_expect || len > NF_LINK_MAX_PAYLOAD) {
-                fw_stats.rx_dup++; /* duplicate or gap: go-back-N drops it, the ack repeats */
-                L.ack_owed = 1;
-            } else {
-                if (!replies_fit(a + NF_LINK_HDR_SIZE, len)) {
-                    peek_acks(ready);
-                    if (!replies_fit(a + NF_LINK_HDR_SIZE, len)) {
-                        if ((ready & all_rx) != all_rx)
-                            break; /* wait for acks; there is a free RX slot for them */
-                        /* Every RX slot is full, so no ack can reach us: give up this frame
-                         * undelivered (the host sends it again) to make room. */
-                        fw_stats.rx_dup++;
-                        L.ack_owed = 1;
-                        link_wr(NF_LINK_RX_RELEASE, 1u << slot);
-                        L.rx_next = ring_add(slot, 1u, fw_cfg.rx_slots);
-                        did = 1;
-                        continue;
-                    }
-                }
-                fw_msg_process(a + NF_LINK_HDR_SIZE, len, link_rd(NF_LINK_RX_STAMP0 + 4u * slot));
-                L.rx_expect++;
-                L.ack_owed = 1;
-            }
-        } else if (type == NF_LINK_TYPE_ACK) {
-            tx_ack(ack);
-        } else if (type == NF_LINK_TYPE_RESET) {
-            link_reset(rsvd);
+        tx_ack(ack);
+        if (seq != L.rx_expect || len > NF_LINK_MAX_PAYLOAD) {
+            fw_stats.rx_dup++; /* duplicate or gap: go-back-N drops it, the ack repeats */
+        } else if (!replies_fit(a + NF_LINK_HDR_SIZE, len) && (peek_acks(ready), !replies_fit(a + NF_LINK_HDR_SIZE, len))) {
+            uint32_t all_rx = (1u << fw_cfg.rx_slots) - 1u;
+            if ((ready & all_rx) != all_rx)
+                return 0; /* wait for acks; there is a free RX slot for them */
+            /* Every RX slot is full, so no ack can reach us: give up this frame
+             * undelivered (the host sends it again) to make room. */
+            fw_stats.rx_dup++;
+        } else {
+            fw_msg_process(a + NF_LINK_HDR_SIZE, len, link_rd(NF_LINK_RX_STAMP0 + 4u * slot));
+            L.rx_expect++;
         }
-        /* Anything else (RESET_ACK is board to host) is ignored. */
-        link_wr(NF_LINK_RX_RELEASE, 1u << slot);
-        L.rx_next = ring_add(slot, 1u, fw_cfg.rx_slots);
-        did = 1;
+        L.ack_owed = 1;
+    } else if (type == NF_LINK_TYPE_ACK) {
+        tx_ack(ack);
+    } else if (type == NF_LINK_TYPE_RESET) {
+        link_reset((w1 >> (8u * (NF_LINK_HDR_RSVD_OFF - 4u))) & 0xFFFFu);
     }
+    /* Anything else (RESET_ACK is board to host) is ignored. */
+    link_wr(NF_LINK_RX_RELEASE, 1u << slot);
+    L.rx_next = ring_add(slot, 1u, fw_cfg.rx_slots);
+    return 1;
+}
+
+/* All the work of one poll after the first ready frame (or timer, or pending send). */
+static __attribute__((noinline)) int link_work(uint32_t ready)
+{
+    int did = 0;
+    while (ready & (1u << L.rx_next)) {
+        if (!rx_frame(ready))
+            break;
+        did = 1;
+        ready = link_rd(NF_LINK_RX_READY);
+    }
+    /* The timer after the RX slots: a frame that arrived is noticed a few instructions
+     * sooner, and the acks it carried may already have made a retransmission moot. */
+    if (tx_retransmit_due())
+        did = 1;
     /* No more work in the RX slots: send what was batched, or at least the ack. */
     if (L.open) {
         tx_flush();
@@ -276,4 +344,15 @@ int fw_link_poll(void)
         did = 1;
     }
     return did;
+}
+
+int fw_link_poll(void)
+{
+    /* Idle: nothing in the next RX slot, nothing to send, no timer due. Kept short: how
+     * long it takes is how late a frame that lands now is noticed. */
+    uint32_t ready = link_rd(NF_LINK_RX_READY);
+    if (!(ready & (1u << L.rx_next)) && !L.open && !L.ack_owed &&
+        (L.tx_inflight == 0 || hal_cycles() - L.rto_start < L.rto_min))
+        return 0;
+    return link_work(ready);
 }

@@ -471,9 +471,10 @@ static void handle(uint32_t op, uint32_t tag, uint32_t m, uint32_t mlen, uint32_
 
 uint32_t fw_msg_frame_eng_start;
 
-void fw_msg_process(uint32_t addr, uint32_t len, uint32_t stamp)
+/* Every message of a payload, in order (out of line: its switch needs many registers,
+ * which the one-work-request fast path in fw_msg_process does not pay for). */
+static __attribute__((noinline)) void msg_walk(uint32_t addr, uint32_t len, uint32_t stamp)
 {
-    fw_msg_frame_eng_start = fw_eng_wait_cycles();
     for (uint32_t off = 0; off + NF_MSG_HDR_SIZE <= len;) {
         uint32_t m = addr + off;
         uint32_t w0 = mem_rd(m);
@@ -487,4 +488,25 @@ void fw_msg_process(uint32_t addr, uint32_t len, uint32_t stamp)
         handle(op, tag, m, mlen, stamp);
         off += mlen;
     }
+}
+
+/* The work-request ops are consecutive in the layout: one range check names them. */
+_Static_assert(NF_OP_WR_INVALIDATE == NF_OP_WR_FAST_REGISTER + 1 && NF_OP_WR_READ == NF_OP_WR_FAST_REGISTER + 2 &&
+                   NF_OP_WR_WRITE == NF_OP_WR_FAST_REGISTER + 3,
+               "work-request ops are consecutive");
+
+void fw_msg_process(uint32_t addr, uint32_t len, uint32_t stamp)
+{
+    fw_msg_frame_eng_start = fw_eng_wait_cycles();
+    /* Fast path: the frame holds exactly one well-formed work request (the usual case:
+     * a work request with its page list). The same as the walk would do for it. */
+    if (len >= NF_MSG_HDR_SIZE) {
+        uint32_t w0 = mem_rd(addr);
+        uint32_t op = msg_op(w0);
+        if (msg_len(w0) == len && !(len % MSG_ALIGN) && op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_WRITE - NF_OP_WR_FAST_REGISTER) {
+            fw_wr_process(op, addr, len, stamp);
+            return;
+        }
+    }
+    msg_walk(addr, len, stamp);
 }

@@ -10,7 +10,7 @@ struct fw_qp fw_qps[FW_QP_CAP];
  * late as possible; entries holding an MTT range form a list ordered by mtt_base. */
 static uint32_t free_head = FW_NO_INDEX, free_tail = FW_NO_INDEX;
 static uint32_t mtt_head = FW_NO_INDEX;
-static uint32_t eng_wait_acc;
+uint32_t fw_eng_wait_acc;
 
 uint32_t fw_eng_wait(uint32_t status_off)
 {
@@ -19,14 +19,9 @@ uint32_t fw_eng_wait(uint32_t status_off)
         uint32_t t0 = hal_cycles();
         while ((st = eng_rd(status_off)) & NF_STATUS_WORD_BUSY_MASK)
             ;
-        eng_wait_acc += hal_cycles() - t0;
+        fw_eng_wait_acc += hal_cycles() - t0;
     }
     return st;
-}
-
-uint32_t fw_eng_wait_cycles(void)
-{
-    return eng_wait_acc;
 }
 
 uint32_t fw_dma(const struct fw_dma_side *src, const struct fw_dma_side *dst, uint32_t len, uint32_t *bytes)
@@ -63,29 +58,9 @@ uint32_t fw_token(uint32_t index)
     return NF_TOKEN_INDEX_PUT(index) | NF_TOKEN_KEY_PUT(fw_mrs[index].key);
 }
 
-uint32_t fw_mr_lookup(uint32_t token)
-{
-    uint32_t index = NF_TOKEN_INDEX_GET(token);
-    if (index >= fw_cfg.mpt_entries)
-        return FW_NO_INDEX;
-    const struct fw_mr *mr = &fw_mrs[index];
-    if (!(mr->flags & FW_MR_ALLOCATED) || mr->key != NF_TOKEN_KEY_GET(token))
-        return FW_NO_INDEX;
-    return index;
-}
-
 uint32_t fw_mpt_write(uint32_t index, const uint32_t w[7])
 {
-    eng_wr(NF_ENGINE_ENT_W0, w[0]);
-    eng_wr(NF_ENGINE_ENT_W1, w[1]);
-    eng_wr(NF_ENGINE_ENT_W2, w[2]);
-    eng_wr(NF_ENGINE_ENT_W3, w[3]);
-    eng_wr(NF_ENGINE_ENT_W4, w[4]);
-    eng_wr(NF_ENGINE_ENT_W5, w[5]);
-    eng_wr(NF_ENGINE_ENT_W6, w[6]);
-    eng_wr(NF_ENGINE_TBL_INDEX, index);
-    eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE);
-    return NF_STATUS_WORD_CODE_GET(fw_eng_wait(NF_ENGINE_TBL_STATUS));
+    return fw_mpt_write_words(index, w[0], w[1], w[2], w[3], w[4], w[5], w[6]);
 }
 
 uint32_t fw_mpt_invalidate(uint32_t index)
@@ -242,18 +217,6 @@ void fw_tables_reset(void)
     }
 }
 
-#define QPN_INDEX_MASK 0xFFu
-#define QPN_GEN_SHIFT 8u
-
-uint32_t fw_qp_lookup(uint32_t qpn)
-{
-    uint32_t q = qpn & QPN_INDEX_MASK;
-    uint32_t gen = qpn >> QPN_GEN_SHIFT;
-    if (q >= FW_QP_CAP || gen == 0 || gen != fw_qps[q].gen || fw_qps[q].state == FW_QP_FREE)
-        return FW_NO_INDEX;
-    return q;
-}
-
 uint32_t fw_qp_alloc(uint32_t pd, uint32_t *qpn)
 {
     for (uint32_t q = 0; q < FW_QP_CAP; q++) {
@@ -264,7 +227,7 @@ uint32_t fw_qp_alloc(uint32_t pd, uint32_t *qpn)
         qp->state = FW_QP_RESET;
         qp->pd = (uint16_t)pd;
         qp->peer_qpn = 0;
-        *qpn = (uint32_t)qp->gen << QPN_GEN_SHIFT | q;
+        *qpn = (uint32_t)qp->gen << FW_QPN_GEN_SHIFT | q;
         return NF_STATUS_SUCCESS;
     }
     return NF_STATUS_INSUFFICIENT_RESOURCES;

@@ -18,6 +18,25 @@
                           NF_NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT | NF_NDK_OP_FLAG_DEFER)
 #define OP_REMOTE_WRITE_BIT (NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE & ~NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE)
 
+/* Op flags -> MPT_W0 rights, by a table of the four flag bits that grant anything:
+ * remote write implies local write (0x30 includes 0x10); a read sink is written by
+ * the adapter, so it gets local write too. */
+#define FR_BIT(v, m, b) ((((v) & (m)) != 0u) * (b))
+#define FR_RIGHTS_INDEX(f)                                                                         \
+    (FR_BIT(f, NF_NDK_OP_FLAG_ALLOW_REMOTE_READ, 1u) | FR_BIT(f, NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE, 2u) | \
+     FR_BIT(f, OP_REMOTE_WRITE_BIT, 4u) | FR_BIT(f, NF_NDK_OP_FLAG_RDMA_READ_SINK, 8u))
+#define FR_RIGHTS(i)                                                                               \
+    (FR_BIT(i, 14u, NF_MPT_W0_LOCAL_WRITE_MASK) | FR_BIT(i, 1u, NF_MPT_W0_REMOTE_READ_MASK) |       \
+     FR_BIT(i, 4u, NF_MPT_W0_REMOTE_WRITE_MASK) | FR_BIT(i, 8u, NF_MPT_W0_READ_SINK_MASK))
+static const uint8_t fr_rights[16] = {
+    FR_RIGHTS(0),  FR_RIGHTS(1),  FR_RIGHTS(2),  FR_RIGHTS(3),  FR_RIGHTS(4),  FR_RIGHTS(5),
+    FR_RIGHTS(6),  FR_RIGHTS(7),  FR_RIGHTS(8),  FR_RIGHTS(9),  FR_RIGHTS(10), FR_RIGHTS(11),
+    FR_RIGHTS(12), FR_RIGHTS(13), FR_RIGHTS(14), FR_RIGHTS(15),
+};
+_Static_assert((NF_MPT_W0_LOCAL_WRITE_MASK | NF_MPT_W0_REMOTE_READ_MASK | NF_MPT_W0_REMOTE_WRITE_MASK |
+                NF_MPT_W0_READ_SINK_MASK) <= 0xFFu,
+               "fr_rights holds the rights bits in a byte");
+
 struct wr_result {
     uint32_t status, bytes, refuse;
 };
@@ -39,36 +58,47 @@ static void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m,
     struct fw_mr *mr = &fw_mrs[i];
     uint32_t npages = mem_rd(BODY(m, NF_WR_FAST_REGISTER_NPAGES_OFF));
     uint32_t fbo = mem_rd(BODY(m, NF_WR_FAST_REGISTER_FBO_OFF));
-    uint64_t length, va;
-    rd64_lo_hi(BODY(m, NF_WR_FAST_REGISTER_LENGTH_OFF), &length);
-    rd64_lo_hi(BODY(m, NF_WR_FAST_REGISTER_VA_OFF), &va);
-    if (mr->kind != NF_MPT_KIND_FAST)
-        return; /* INVALID_PARAMETER: only a fast-register MR */
-    if (!(mr->flags & FW_MR_FRMR_INIT)) {
-        r->status = NF_STATUS_INVALID_DEVICE_STATE; /* NdkInitializeFastRegisterMr first */
-        return;
-    }
-    if (mr->pd != qp->pd || (flags & (NF_NDK_OP_FLAG_ALLOW_REMOTE_READ | OP_REMOTE_WRITE_BIT) &&
-                             !(mr->flags & FW_MR_REMOTE_EN))) {
-        r->status = NF_STATUS_ACCESS_VIOLATION; /* other PD, or remote rights without RemoteAccess */
-        return;
-    }
-    if (flags & ~(uint32_t)FR_FLAGS_KNOWN)
-        return;
-    if (mr->state == NF_MPT_STATE_VALID) {
-        r->status = NF_STATUS_INVALID_DEVICE_STATE; /* registered now: invalidate first */
-        return;
+    uint32_t len_lo = mem_rd(BODY(m, NF_WR_FAST_REGISTER_LENGTH_OFF));
+    uint32_t len_hi = mem_rd(BODY(m, NF_WR_FAST_REGISTER_LENGTH_OFF + 4u));
+    uint32_t va_lo = mem_rd(BODY(m, NF_WR_FAST_REGISTER_VA_OFF));
+    uint32_t va_hi = mem_rd(BODY(m, NF_WR_FAST_REGISTER_VA_OFF + 4u));
+    /* Common case in one compare: an initialized fast-register MR, not VALID; then the
+     * PD and the flags. Anything else takes the checks one by one, in the order that
+     * decides which status a request breaking several rules gets. */
+    uint32_t bad_flags = ~(uint32_t)FR_FLAGS_KNOWN |
+                         (mr->flags & FW_MR_REMOTE_EN ? 0u : NF_NDK_OP_FLAG_ALLOW_REMOTE_READ | OP_REMOTE_WRITE_BIT);
+    if ((fw_mr_word0(mr) & FW_MR_WORD0(0xFFu, 0xFFu, 0u, FW_MR_FRMR_INIT)) !=
+            FW_MR_WORD0(NF_MPT_STATE_INVALID, NF_MPT_KIND_FAST, 0u, FW_MR_FRMR_INIT) ||
+        mr->pd != qp->pd || (flags & bad_flags)) {
+        if (mr->kind != NF_MPT_KIND_FAST)
+            return; /* INVALID_PARAMETER: only a fast-register MR */
+        if (!(mr->flags & FW_MR_FRMR_INIT)) {
+            r->status = NF_STATUS_INVALID_DEVICE_STATE; /* NdkInitializeFastRegisterMr first */
+            return;
+        }
+        if (mr->pd != qp->pd || (flags & (NF_NDK_OP_FLAG_ALLOW_REMOTE_READ | OP_REMOTE_WRITE_BIT) &&
+                                 !(mr->flags & FW_MR_REMOTE_EN))) {
+            r->status = NF_STATUS_ACCESS_VIOLATION; /* other PD, or remote rights without RemoteAccess */
+            return;
+        }
+        if (flags & ~(uint32_t)FR_FLAGS_KNOWN)
+            return;
+        if (mr->state == NF_MPT_STATE_VALID) {
+            r->status = NF_STATUS_INVALID_DEVICE_STATE; /* registered now: invalidate first */
+            return;
+        }
     }
     if (npages == 0 || npages > mr->mtt_cap)
         return; /* more pages than the MR was initialized with */
-    if ((uint64_t)npages * PAGE_LIST_ENTRY_BYTES >
-        mlen - NF_MSG_HDR_SIZE - NF_WR_HDR_SIZE - NF_WR_FAST_REGISTER_SIZE)
+    /* From here npages <= mtt_cap < 2^16, so npages x PAGE_SIZE and npages x 8 fit in 32
+     * bits, and so must Length: the 64-bit rules below are exact in 32-bit words. */
+    if (npages * PAGE_LIST_ENTRY_BYTES > mlen - NF_MSG_HDR_SIZE - NF_WR_HDR_SIZE - NF_WR_FAST_REGISTER_SIZE)
         return; /* the page list is not all there */
-    if (fbo >= NF_ADAPTER_PAGE_SIZE || length == 0 ||
-        length > (uint64_t)npages * NF_ADAPTER_PAGE_SIZE - fbo)
+    if (fbo >= NF_ADAPTER_PAGE_SIZE || len_hi != 0 || len_lo == 0 ||
+        len_lo > (npages << NF_ADAPTER_PAGE_SHIFT) - fbo)
         return; /* Length <= AdapterPageCount * PAGE_SIZE - FBO */
-    if ((uint32_t)(va & PAGE_OFFSET_MASK) != fbo || va + (length - 1u) < va)
-        return; /* BaseVirtualAddress = FBO + n * PAGE_SIZE (0 only when FBO is 0) */
+    if ((va_lo & PAGE_OFFSET_MASK) != fbo || (va_hi == UINT32_MAX && va_lo + (len_lo - 1u) < va_lo))
+        return; /* BaseVirtualAddress = FBO + n * PAGE_SIZE (0 only when FBO is 0); VA + Length wraps */
     /* The loader copies the page list from the RX slot into the MR's own MTT range and
      * refuses unaligned pages or pages outside the user region. The MR is not VALID, so
      * a partial load is never used. */
@@ -77,22 +107,12 @@ static void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m,
         r->refuse = NF_STATUS_WORD_CODE_GET(st);
         return;
     }
-    uint32_t w[7];
-    uint32_t remote_write = (flags & OP_REMOTE_WRITE_BIT) != 0;
-    w[0] = NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_FAST) |
-           NF_MPT_W0_KEY_PUT(mr->key) | NF_MPT_W0_REMOTE_EN_MASK * ((mr->flags & FW_MR_REMOTE_EN) != 0) |
-           NF_MPT_W0_LOCAL_WRITE_MASK *
-               ((flags & (NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NF_NDK_OP_FLAG_RDMA_READ_SINK)) != 0 || remote_write) |
-           NF_MPT_W0_REMOTE_READ_MASK * ((flags & NF_NDK_OP_FLAG_ALLOW_REMOTE_READ) != 0) |
-           NF_MPT_W0_REMOTE_WRITE_MASK * remote_write |
-           NF_MPT_W0_READ_SINK_MASK * ((flags & NF_NDK_OP_FLAG_RDMA_READ_SINK) != 0);
-    w[1] = NF_MPT_W1_PD_PUT(mr->pd) | NF_MPT_W1_FBO_PUT(fbo);
-    w[2] = (uint32_t)va;
-    w[3] = (uint32_t)(va >> 32);
-    w[4] = (uint32_t)length;
-    w[5] = NF_MPT_W5_MTT_BASE_PUT(mr->mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(mr->mtt_cap);
-    w[6] = NF_MPT_W6_PAGES_PUT(npages);
-    if (fw_mpt_write(i, w) != NF_REFUSE_OK) {
+    uint32_t w0 = NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_FAST) |
+                  NF_MPT_W0_KEY_PUT(mr->key) | NF_MPT_W0_REMOTE_EN_MASK * ((mr->flags & FW_MR_REMOTE_EN) != 0) |
+                  fr_rights[FR_RIGHTS_INDEX(flags)];
+    if (fw_mpt_write_words(i, w0, NF_MPT_W1_PD_PUT(mr->pd) | NF_MPT_W1_FBO_PUT(fbo), va_lo, va_hi, len_lo,
+                           NF_MPT_W5_MTT_BASE_PUT(mr->mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(mr->mtt_cap),
+                           NF_MPT_W6_PAGES_PUT(npages)) != NF_REFUSE_OK) {
         r->status = NF_STATUS_INTERNAL_ERROR;
         return;
     }

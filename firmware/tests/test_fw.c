@@ -362,11 +362,21 @@ static void test_retransmit(void)
     tb_send_data(buf, len);
     tb_run();
     int sent = tb.nframes == 1 && tb.frames[0].hdr.type == NF_LINK_TYPE_DATA && tb.frames[0].hdr.seq == 0;
+    /* The documented RTO for exactly this frame in flight: (bytes in flight + RX_SLOTS x
+     * SLOT_BYTES) x 10 bits x 2 x UART_PERIOD / 16 + CLK_HZ / 50. */
+    uint64_t rto_bytes = (uint64_t)NF_LINK_HDR_SIZE + tb.frames[0].hdr.len + (uint64_t)fw_cfg.rx_slots * NF_LINK_SLOT_BYTES;
+    uint64_t rto_want = ((rto_bytes * 10u * 2u * fw_cfg.uart_period) >> NF_SOC_UART_PERIOD_FRAC) + fw_cfg.clk_hz / 50u;
+    OK(sent && fw_link_rto() == rto_want, "RTO for one frame in flight is the documented formula");
+    uint64_t sent_at = nf_hw_cycles();
     /* just before the timeout nothing happens */
     tb_clear();
     nf_hw_advance(NF_SOC_CPU_CLK_SIM_HZ / 1000); /* 1 ms: far below the timeout */
     tb_run();
     int quiet = tb.nframes == 0;
+    /* 0.1 ms short of the RTO (far more than the model spends per poll round): still quiet */
+    nf_hw_advance(sent_at + rto_want - nf_hw_cycles() - NF_SOC_CPU_CLK_SIM_HZ / 10000u);
+    tb_run();
+    quiet &= tb.nframes == 0;
     nf_hw_advance(NF_SOC_CPU_CLK_SIM_HZ); /* 1 s: beyond any timeout at 3 MBd */
     tb_run();
     int again = tb.nframes == 1 && tb.frames[0].hdr.type == NF_LINK_TYPE_DATA && tb.frames[0].hdr.seq == 0;
@@ -732,6 +742,23 @@ static void test_fast_register_rules(void)
     snap_free(&s0);
     snap_free(&s1);
     OK(invalidate(e.qp, 0, e.fast) == NF_STATUS_SUCCESS, "INVALIDATE the fast MR");
+    /* Every combination of the four rights flags: the MPT rights follow the documented
+     * rules (remote write implies local write; a read sink gets local write too). */
+    int rights_ok = 1;
+    for (uint32_t k = 0; k < 16; k++) {
+        uint32_t f = (k & 1u ? NF_NDK_OP_FLAG_ALLOW_REMOTE_READ : 0u) | (k & 2u ? NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE : 0u) |
+                     (k & 4u ? NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE : 0u) | (k & 8u ? NF_NDK_OP_FLAG_RDMA_READ_SINK : 0u);
+        uint32_t want = (k & 14u ? NF_MPT_W0_LOCAL_WRITE_MASK : 0u) | (k & 1u ? NF_MPT_W0_REMOTE_READ_MASK : 0u) |
+                        (k & 4u ? NF_MPT_W0_REMOTE_WRITE_MASK : 0u) | (k & 8u ? NF_MPT_W0_READ_SINK_MASK : 0u);
+        uint32_t mask = NF_MPT_W0_LOCAL_WRITE_MASK | NF_MPT_W0_REMOTE_READ_MASK | NF_MPT_W0_REMOTE_WRITE_MASK |
+                        NF_MPT_W0_READ_SINK_MASK;
+        uint32_t wk[NFM_MPT_WORDS];
+        rights_ok &= fast_register(e.qp, f, e.fast, pages, 1, 0, PAGE, va - 0x80, NULL) == NF_STATUS_SUCCESS;
+        mpt_get(e.fast, wk);
+        rights_ok &= (wk[0] & mask) == want && (wk[0] & NF_MPT_W0_REMOTE_EN_MASK);
+        rights_ok &= invalidate(e.qp, 0, e.fast) == NF_STATUS_SUCCESS;
+    }
+    OK(rights_ok, "FAST_REGISTER: all 16 combinations of the rights flags give the documented MPT rights");
     OK(fast_register(e.qp, 0, e.fast, pages, 1, 0, PAGE, 0, NULL) == NF_STATUS_SUCCESS,
        "VA 0 is accepted when FBO is 0 (an absolute address, not zero-based addressing)");
     invalidate(e.qp, 0, e.fast);

@@ -35,7 +35,7 @@
  * the board only repeats an ack when a later frame arrived after a lost one. */
 #define DUP_ACKS_FOR_FAST_RETRANSMIT 2u
 /* Back-off doubles the timeout at most this many times (and never past rto_max). */
-#define MAX_BACKOFF_SHIFT 4u
+#define MAX_BACKOFF_SHIFT 2u
 
 enum link_state { ST_RESETTING, ST_UP, ST_DEAD };
 

@@ -17,6 +17,14 @@
 #include <unistd.h>
 
 #include "nf_transport_priv.h"
+#include "transport_board.h"
+
+/* The board transports (transport_usb.c, transport_tty.c) are linked into the
+ * library but not into every test of this layer: weak references let the dispatch
+ * use them when present and answer NOT_SUPPORTED when not. */
+#pragma weak nf_transport_open_usb
+#pragma weak nf_transport_open_tty
+#pragma weak nf_board_present
 
 /* ---- errors ------------------------------------------------------------- */
 
@@ -244,7 +252,8 @@ uint32_t nf_transport_open(const char *device, struct nf_transport **out)
         return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_transport_open: out is NULL");
     *out = NULL;
     if (!device || strcmp(device, "auto") == 0 || strcmp(device, "") == 0) {
-        /* A board would be probed here first once the USB transport exists. */
+        if (nf_board_present && nf_transport_open_usb && nf_board_present())
+            return nf_transport_open_usb(NULL, out);
         return nf_transport_open_sim("sim", NULL, out);
     }
     static const char *const kinds[] = {"sim", "model"};
@@ -257,10 +266,16 @@ uint32_t nf_transport_open(const char *device, struct nf_transport **out)
         if (device[n] == ':' && device[n + 1] != '\0')
             return nf_transport_open_sim(kinds[i], device + n + 1, out);
     }
-    if (strncmp(device, "usb", 3) == 0 && (device[3] == '\0' || device[3] == ':'))
-        return nf_set_error(NF_STATUS_NOT_SUPPORTED, "device \"%s\": the USB transport is not built yet", device);
-    if (strncmp(device, "tty:", 4) == 0)
-        return nf_set_error(NF_STATUS_NOT_SUPPORTED, "device \"%s\": the tty transport is not built yet", device);
+    if (strncmp(device, "usb", 3) == 0 && (device[3] == '\0' || device[3] == ':')) {
+        if (nf_transport_open_usb)
+            return nf_transport_open_usb(device[3] == ':' ? device + 4 : NULL, out);
+        return nf_set_error(NF_STATUS_NOT_SUPPORTED, "device \"%s\": the USB transport is not in this build", device);
+    }
+    if (strncmp(device, "tty:", 4) == 0 && device[4] != '\0') {
+        if (nf_transport_open_tty)
+            return nf_transport_open_tty(device + 4, out);
+        return nf_set_error(NF_STATUS_NOT_SUPPORTED, "device \"%s\": the tty transport is not in this build", device);
+    }
     return nf_set_error(NF_STATUS_INVALID_PARAMETER,
                         "unknown device \"%s\" (use sim, sim:SOCKET, model, model:SOCKET, usb, tty:PATH or auto)",
                         device);

@@ -15,8 +15,9 @@
  *   "sim:PATH"    attach to the Unix socket PATH only (never starts anything).
  *   "model"       the same for the software adapter nfmodel ($NDKFPGA_MODEL_SOCKET,
  *   "model:PATH"  $NDKFPGA_MODEL, NF_MODEL_DEFAULT_PATH, $NDKFPGA_MODEL_ARGS).
- *   "usb", "usb:BUS-ADDR", "tty:PATH"   not yet: NF_STATUS_NOT_SUPPORTED.
- *   "auto" / NULL a board when one is present (not yet), else "sim".
+ *   "usb", "usb:BUS-ADDR", "tty:PATH"   the board transports (transport_board.h)
+ *                 when linked in, else NF_STATUS_NOT_SUPPORTED.
+ *   "auto" / NULL a board when one is present on USB, else "sim".
  *
  * Every status is an NTSTATUS (NF_STATUS_* from nf_layout.h). Every failure also
  * leaves a one-line message in nf_error_message() (per thread) and prints it to
@@ -56,7 +57,8 @@ struct nf_transport {
  *   NF_STATUS_NO_SUCH_FILE          simulator/model binary missing or not executable
  *   NF_STATUS_CONNECTION_REFUSED    "sim:PATH"/"model:PATH" socket absent or refusing
  *   NF_STATUS_DEVICE_NOT_CONNECTED  started simulator died or never opened its socket
- *   NF_STATUS_NOT_SUPPORTED         usb / tty transports (not built yet)
+ *   NF_STATUS_NOT_SUPPORTED         usb / tty transports not in this build
+ *   (and the board transports' own statuses, see transport_board.h)
  *   NF_STATUS_INVALID_PARAMETER     unknown device string
  *   NF_STATUS_INSUFFICIENT_RESOURCES out of memory / file descriptors */
 uint32_t nf_transport_open(const char *device, struct nf_transport **out);

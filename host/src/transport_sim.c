@@ -152,7 +152,6 @@ static uint32_t start(const struct kind_env *k, struct nf_transport **out)
 
     uint32_t limit = env_ms("NDKFPGA_SIM_START_MS", START_TIMEOUT_MS_DEFAULT);
     int fd = -1;
-    int last_errno = 0;
     for (uint32_t waited = 0;; waited += 10) {
         int status;
         pid_t r = waitpid(pid, &status, WNOHANG);
@@ -168,7 +167,7 @@ static uint32_t start(const struct kind_env *k, struct nf_transport **out)
         fd = connect_unix(sock);
         if (fd >= 0)
             break;
-        last_errno = errno;
+        int last_errno = errno;
         if (waited >= limit) {
             kill(pid, SIGKILL);
             waitpid(pid, NULL, 0);
