@@ -100,7 +100,14 @@ void fw_msg_put_info(uint32_t at);
 
 /* fw_tables.c */
 void fw_tables_reset(void);              /* free every MR and QP (ADAPTER_RESET) */
-uint32_t fw_eng_wait(uint32_t status_off); /* wait for an engine operation; returns STATUS_WORD */
+/* Wait for an engine operation; returns STATUS_WORD. Inline: the operation is almost
+ * always done at the first read; only a busy engine takes the call (and is timed). */
+uint32_t fw_eng_wait_busy(uint32_t status_off);
+static inline uint32_t fw_eng_wait(uint32_t status_off)
+{
+    uint32_t st = eng_rd(status_off);
+    return (st & NF_STATUS_WORD_BUSY_MASK) ? fw_eng_wait_busy(status_off) : st;
+}
 extern uint32_t fw_eng_wait_acc;
 /* running total of cycles spent waiting on the engine */
 static inline uint32_t fw_eng_wait_cycles(void)

@@ -288,7 +288,8 @@ static __attribute__((noinline)) int rx_frame(uint32_t ready)
 {
     uint32_t slot = L.rx_next;
     uint32_t a = rx_addr(slot);
-    uint32_t w0 = mem_rd(a), w1 = mem_rd(a + 4u);
+    hal_win hw = mem_win(a);
+    uint32_t w0 = win_rd(hw, 0), w1 = win_rd(hw, 4u);
     uint32_t type = (w0 >> (8u * NF_LINK_HDR_TYPE_OFF)) & 0xFFu;
     uint32_t ack = (w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu;
     if (type == NF_LINK_TYPE_DATA) {

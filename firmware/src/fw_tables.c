@@ -12,15 +12,13 @@ static uint32_t free_head = FW_NO_INDEX, free_tail = FW_NO_INDEX;
 static uint32_t mtt_head = FW_NO_INDEX;
 uint32_t fw_eng_wait_acc;
 
-uint32_t fw_eng_wait(uint32_t status_off)
+uint32_t fw_eng_wait_busy(uint32_t status_off)
 {
-    uint32_t st = eng_rd(status_off);
-    if (st & NF_STATUS_WORD_BUSY_MASK) {
-        uint32_t t0 = hal_cycles();
-        while ((st = eng_rd(status_off)) & NF_STATUS_WORD_BUSY_MASK)
-            ;
-        fw_eng_wait_acc += hal_cycles() - t0;
-    }
+    uint32_t st;
+    uint32_t t0 = hal_cycles();
+    while ((st = eng_rd(status_off)) & NF_STATUS_WORD_BUSY_MASK)
+        ;
+    fw_eng_wait_acc += hal_cycles() - t0;
     return st;
 }
 

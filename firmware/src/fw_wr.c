@@ -52,16 +52,17 @@ static void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m,
     r->status = NF_STATUS_INVALID_PARAMETER;
     if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_FAST_REGISTER_SIZE)
         return;
-    uint32_t i = fw_mr_lookup(mem_rd(BODY(m, NF_WR_FAST_REGISTER_TOKEN_OFF)));
+    hal_win b = mem_win(BODY(m, 0));
+    uint32_t i = fw_mr_lookup(win_rd(b, NF_WR_FAST_REGISTER_TOKEN_OFF));
     if (i == FW_NO_INDEX)
         return;
     struct fw_mr *mr = &fw_mrs[i];
-    uint32_t npages = mem_rd(BODY(m, NF_WR_FAST_REGISTER_NPAGES_OFF));
-    uint32_t fbo = mem_rd(BODY(m, NF_WR_FAST_REGISTER_FBO_OFF));
-    uint32_t len_lo = mem_rd(BODY(m, NF_WR_FAST_REGISTER_LENGTH_OFF));
-    uint32_t len_hi = mem_rd(BODY(m, NF_WR_FAST_REGISTER_LENGTH_OFF + 4u));
-    uint32_t va_lo = mem_rd(BODY(m, NF_WR_FAST_REGISTER_VA_OFF));
-    uint32_t va_hi = mem_rd(BODY(m, NF_WR_FAST_REGISTER_VA_OFF + 4u));
+    uint32_t npages = win_rd(b, NF_WR_FAST_REGISTER_NPAGES_OFF);
+    uint32_t fbo = win_rd(b, NF_WR_FAST_REGISTER_FBO_OFF);
+    uint32_t len_lo = win_rd(b, NF_WR_FAST_REGISTER_LENGTH_OFF);
+    uint32_t len_hi = win_rd(b, NF_WR_FAST_REGISTER_LENGTH_OFF + 4u);
+    uint32_t va_lo = win_rd(b, NF_WR_FAST_REGISTER_VA_OFF);
+    uint32_t va_hi = win_rd(b, NF_WR_FAST_REGISTER_VA_OFF + 4u);
     /* Common case in one compare: an initialized fast-register MR, not VALID; then the
      * PD and the flags. Anything else takes the checks one by one, in the order that
      * decides which status a request breaking several rules gets. */
@@ -235,9 +236,10 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, uint32_t stamp)
                        : op == NF_OP_WR_READ        ? NF_NDK_OP_READ
                                                     : NF_NDK_OP_WRITE;
     if (mlen >= NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE) {
-        qpn = mem_rd(m + NF_MSG_HDR_SIZE + NF_WR_HDR_QPN_OFF);
-        wr_id = mem_rd(m + NF_MSG_HDR_SIZE + NF_WR_HDR_WR_ID_OFF);
-        flags = mem_rd(m + NF_MSG_HDR_SIZE + NF_WR_HDR_FLAGS_OFF);
+        hal_win h = mem_win(m + NF_MSG_HDR_SIZE);
+        qpn = win_rd(h, NF_WR_HDR_QPN_OFF);
+        wr_id = win_rd(h, NF_WR_HDR_WR_ID_OFF);
+        flags = win_rd(h, NF_WR_HDR_FLAGS_OFF);
         uint32_t q = fw_qp_lookup(qpn);
         if (q == FW_NO_INDEX) {
             r.status = NF_STATUS_INVALID_PARAMETER;
@@ -259,17 +261,18 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, uint32_t stamp)
         uint32_t len = NF_MSG_HDR_SIZE + NF_CQE_SIZE;
         uint32_t at = fw_tx_reserve(len);
         if (at) {
-            uint32_t c = at + NF_MSG_HDR_SIZE;
-            mem_wr(at + NF_MSG_HDR_OP_OFF, NF_OP_CQE << (8u * NF_MSG_HDR_OP_OFF) | len << (8u * NF_MSG_HDR_LEN_OFF));
-            mem_wr(at + NF_MSG_HDR_TAG_OFF, 0);
-            mem_wr(at + NF_MSG_HDR_STATUS_OFF, 0);
-            mem_wr(at + NF_MSG_HDR_RSVD_OFF, 0);
-            mem_wr(c + NF_CQE_QPN_OFF, qpn);
-            mem_wr(c + NF_CQE_WR_ID_OFF, wr_id);
-            mem_wr(c + NF_CQE_STATUS_OFF, r.status);
-            mem_wr(c + NF_CQE_BYTES_OFF, r.bytes);
-            mem_wr(c + NF_CQE_OP_TYPE_OFF, op_type);
-            mem_wr(c + NF_CQE_REFUSE_OFF, r.refuse);
+            hal_win w = mem_win(at);
+            const uint32_t c = NF_MSG_HDR_SIZE;
+            win_wr(w, NF_MSG_HDR_OP_OFF, NF_OP_CQE << (8u * NF_MSG_HDR_OP_OFF) | len << (8u * NF_MSG_HDR_LEN_OFF));
+            win_wr(w, NF_MSG_HDR_TAG_OFF, 0);
+            win_wr(w, NF_MSG_HDR_STATUS_OFF, 0);
+            win_wr(w, NF_MSG_HDR_RSVD_OFF, 0);
+            win_wr(w, c + NF_CQE_QPN_OFF, qpn);
+            win_wr(w, c + NF_CQE_WR_ID_OFF, wr_id);
+            win_wr(w, c + NF_CQE_STATUS_OFF, r.status);
+            win_wr(w, c + NF_CQE_BYTES_OFF, r.bytes);
+            win_wr(w, c + NF_CQE_OP_TYPE_OFF, op_type);
+            win_wr(w, c + NF_CQE_REFUSE_OFF, r.refuse);
         }
     }
     uint32_t now = hal_cycles();

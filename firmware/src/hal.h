@@ -31,6 +31,20 @@ static inline void eng_wr(uint32_t off, uint32_t v) { hal_write32(NF_ENGINE_BASE
 /* Adapter memory through the window: adapter byte address, word aligned. */
 static inline uint32_t mem_rd(uint32_t addr) { return hal_read32(NF_MAP_ADAPTER_MEM + addr); }
 static inline void mem_wr(uint32_t addr, uint32_t v) { hal_write32(NF_MAP_ADAPTER_MEM + addr, v); }
+/* Several fields of one struct in adapter memory: take its window address once
+ * (mem_win), then win_rd/win_wr with the field offsets, which the compiler folds into
+ * the load or store (one instruction per field instead of three). */
+#ifdef NF_HOST_BUILD
+typedef uint32_t hal_win;
+static inline hal_win mem_win(uint32_t addr) { return NF_MAP_ADAPTER_MEM + addr; }
+static inline uint32_t win_rd(hal_win win, uint32_t off) { return hal_read32(win + off); }
+static inline void win_wr(hal_win win, uint32_t off, uint32_t v) { hal_write32(win + off, v); }
+#else
+typedef volatile uint32_t *hal_win;
+static inline hal_win mem_win(uint32_t addr) { return (hal_win)(uintptr_t)(NF_MAP_ADAPTER_MEM + addr); }
+static inline uint32_t win_rd(hal_win win, uint32_t off) { return win[off / 4u]; }
+static inline void win_wr(hal_win win, uint32_t off, uint32_t v) { win[off / 4u] = v; }
+#endif
 /* Low word of the free-running cycle counter; differences of it are exact mod 2^32. */
 static inline uint32_t hal_cycles(void) { return sys_rd(NF_SYS_CYCLE_LO); }
 
