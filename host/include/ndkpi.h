@@ -70,7 +70,19 @@
  *                        MaxTransferLength); CONNECTION_INVALID; INSUFFICIENT_RESOURCES; link.
  *                        Remote refusals complete with ACCESS_VIOLATION; after any error completion
  *                        later requests on the QP complete with CANCELLED.
- *  NdkFlush              every outstanding request completes with CANCELLED.
+ *  NdkFlush              sends a flush to the adapter and returns; nothing completes inside the
+ *                        call. The adapter runs a QP's requests strictly in posting order, one at
+ *                        a time, so: every request posted before NdkFlush has executed when the
+ *                        flush takes effect and completes with its real status (SUCCESS: it took
+ *                        effect, e.g. the token grants or is invalidated; any other status: it
+ *                        changed nothing; a SILENT_SUCCESS request that succeeded still produces
+ *                        no result); every request posted after NdkFlush completes CANCELLED
+ *                        without touching any MR or memory, until NdkDisconnect (after which
+ *                        the QP may be connected again) or close. A QP that is not connected is
+ *                        left as it is (no request of it can be pending). Each posted request
+ *                        completes exactly once, in posting order. Receives are not supported,
+ *                        so none is ever pending. Like posting, NdkFlush must be serialized with
+ *                        the other posting calls on the QP.
  *  NdkSend, NdkReceive, NdkBind, NdkSendAndInvalidate   NOT_SUPPORTED.
  * Connector / listener (loopback on one adapter)
  *  NdkListen             SUCCESS; INVALID_PARAMETER (not AF_INET/AF_INET6); INVALID_DEVICE_STATE
@@ -551,7 +563,7 @@ struct _NDK_CQ {
     const NDK_CQ_DISPATCH *Dispatch;
 };
 
-/* QP. */
+/* QP. NdkFlush: see "NdkFlush" at the top of this file. */
 typedef VOID (*NDK_FN_FLUSH)(NDK_QP *pNdkQp);
 typedef NTSTATUS (*NDK_FN_SEND)(NDK_QP *pNdkQp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge, ULONG Flags);
 typedef NTSTATUS (*NDK_FN_RECEIVE)(NDK_QP *pNdkQp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge);

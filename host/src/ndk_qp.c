@@ -82,15 +82,74 @@ void ndk_qp_fail_all(struct ndk_qp *qp, NTSTATUS status)
     pthread_mutex_unlock(&qp->ring_lock);
 }
 
+/* NdkFlush. Nothing is completed here: every posted request has been handed to the
+ * link already (the library keeps no queue of its own), so the board decides. It runs
+ * messages in order, one at a time: requests posted before the flush execute and
+ * complete with their real status (they were no longer pending), then QP_FLUSH moves
+ * the QP to ERROR and every later request completes CANCELLED untouched.
+ *
+ * The reply follows the CQEs of every request posted before the flush, so a request
+ * still outstanding then, posted before the flush, was a silent success: its slot is
+ * freed without a completion. Posting is serialized per QP by the consumer (NDK rule),
+ * so the ring's tail taken here is exactly what went on the link before QP_FLUSH. */
+static void qp_flush_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body,
+                           size_t len)
+{
+    (void)ad;
+    (void)status; /* any real reply: the board has run everything before it */
+    (void)len;
+    struct ndk_qp *qp = r->arg;
+    if (body) { /* NULL: the link died and every request failed already */
+        uint32_t flushed_tail = r->u[0];
+        pthread_mutex_lock(&qp->ring_lock);
+        if (flushed_tail - qp->head <= qp->tail - qp->head)
+            qp->head = flushed_tail;
+        pthread_mutex_unlock(&qp->ring_lock);
+    }
+    ndk_unref_locked(&qp->core); /* the flush's own reference */
+    free(r);
+}
+
 static VOID qp_flush(NDK_QP *q)
 {
     if (!q)
         return;
     struct ndk_qp *qp = qp_of(q);
     struct ndk_adapter *ad = qp->core.ad;
+    struct {
+        struct nf_msg_hdr h;
+        // cppcheck-suppress unusedStructMember ; sent as bytes
+        struct nf_qp_req q;
+    } msg = {.q = {.qpn = qp->qpn, .rsvd = 0}};
+    struct ndk_req *r = calloc(1, sizeof(*r));
+    if (!r) {
+        /* Still flush on the board; the reply (tag 0) matches no request and is dropped,
+         * so silent successes keep their slots until a later completion. */
+        memset(&msg.h, 0, sizeof(msg.h));
+        msg.h.op = NF_OP_QP_FLUSH;
+        msg.h.len = (uint16_t)sizeof(msg);
+        nf_link_send(ad->link, &msg, sizeof(msg), 0);
+        return;
+    }
     pthread_mutex_lock(&ad->lock);
-    ndk_qp_fail_all(qp, STATUS_CANCELLED);
+    ndk_ref(&qp->core); /* a close waits for the reply, so QP_DESTROY follows QP_FLUSH */
+    pthread_mutex_lock(&qp->ring_lock);
+    r->u[0] = qp->tail;
+    pthread_mutex_unlock(&qp->ring_lock);
     pthread_mutex_unlock(&ad->lock);
+    r->on_reply = qp_flush_reply;
+    r->arg = qp;
+    /* Not deferred: anything this QP deferred goes out ahead of it, in order. */
+    NTSTATUS st = ndk_req_send(ad, r, NF_OP_QP_FLUSH, &msg, sizeof(msg), 0);
+    if (st != STATUS_SUCCESS && st != STATUS_PENDING) {
+        /* Never sent (the link is dead: every request has failed already). */
+        pthread_mutex_lock(&ad->lock);
+        ndk_unref_locked(&qp->core);
+        pthread_mutex_unlock(&ad->lock);
+        free(r);
+        return;
+    }
+    qp->deferred = 0;
 }
 
 /* ------------------------------------------------------------------------- */

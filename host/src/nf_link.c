@@ -51,6 +51,7 @@ struct nf_link {
     nf_link_on_message on_message;
     nf_link_on_dead on_dead;
     void *ctx;
+    int trace;
     uint32_t silence_us, rto_initial_us, rto_min_us, rto_max_us, ack_delay_us, window_max;
 
     pthread_t thread;
@@ -104,13 +105,10 @@ struct nf_link {
     uint8_t rxbuf[RX_CHUNK];
 };
 
-/* $NDKFPGA_LINK_TRACE set: one stderr line per timeout, fast go-back and ack. */
-static int trace_on = -1;
+/* $NDKFPGA_LINK_TRACE set at open: one stderr line per timeout, fast go-back, ack. */
 #define TRACE(l, ...)                                                                   \
     do {                                                                                \
-        if (trace_on < 0)                                                               \
-            trace_on = getenv("NDKFPGA_LINK_TRACE") != NULL;                            \
-        if (trace_on) {                                                                 \
+        if ((l)->trace) {                                                               \
             fprintf(stderr, "link %p: ", (void *)(l));                                  \
             fprintf(stderr, __VA_ARGS__);                                               \
         }                                                                               \
@@ -196,7 +194,6 @@ static void set_dead(struct nf_link *l, uint32_t status, const char *fmt, ...)
  * through far more often; without loss both grow back to the full window. */
 static void on_loss(struct nf_link *l, int timeout)
 {
-
     l->clean_acks = 0;
     l->cwnd_acks = 0;
     if (l->frame_cap / 2 >= FRAME_CAP_MIN)
@@ -594,6 +591,7 @@ uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cf
     l->on_message = on_message;
     l->on_dead = on_dead;
     l->ctx = ctx;
+    l->trace = getenv("NDKFPGA_LINK_TRACE") != NULL;
     l->silence_us = (c.silence_ms ? c.silence_ms : DEFAULT_SILENCE_MS) * 1000u;
     l->rto_initial_us = (c.rto_initial_ms ? c.rto_initial_ms : DEFAULT_RTO_INITIAL_MS) * 1000u;
     l->rto_min_us = (c.rto_min_ms ? c.rto_min_ms : DEFAULT_RTO_MIN_MS) * 1000u;

@@ -188,7 +188,11 @@ static uint32_t start(const struct kind_env *k, struct nf_transport **out)
         rmdir(dir);
         return st;
     }
-    nf_transport_fd_set_child(*out, pid, dir, sock);
+    /* The connection outlives its path: remove the private socket and directory now,
+     * so nothing is left behind even if this process dies without closing. */
+    unlink(sock);
+    rmdir(dir);
+    nf_transport_fd_set_child(*out, pid, NULL, NULL);
     return NF_STATUS_SUCCESS;
 }
 
