@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#define NF_LAYOUT_VERSION 1u
+#define NF_LAYOUT_VERSION 2u
 
 /* ADAPTER constants */
 #define NF_ADAPTER_PAGE_SHIFT 12u /* log2 of PAGE_SIZE */
@@ -85,6 +85,7 @@
 #define NF_OP_QP_CONNECT 33u /* QP_CONNECT_REQ: connect qpn to peer_qpn (loopback) */
 #define NF_OP_QP_DISCONNECT 34u /* QP_REQ */
 #define NF_OP_QP_DESTROY 35u /* QP_REQ */
+#define NF_OP_QP_FLUSH 36u /* QP_REQ (NdkFlush): a CONNECTED QP enters ERROR, so every later WR on it completes CANCELLED untouched; WRs before it ran as usual */
 #define NF_OP_WR_FAST_REGISTER 64u /* WR_FAST_REGISTER (no reply; a CQE unless silent success) */
 #define NF_OP_WR_INVALIDATE 65u /* WR_INVALIDATE */
 #define NF_OP_WR_READ 66u /* WR_RDMA (RDMA Read: remote -> local SGEs) */

@@ -390,6 +390,20 @@ static uint32_t do_qp_disconnect(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
+/* NdkFlush. Messages run in arrival order, so every WR posted before the flush has
+ * executed (and reported) by now; from here on the QP is in ERROR and every WR on it
+ * completes CANCELLED without touching the tables, until QP_DISCONNECT or QP_DESTROY.
+ * A QP that is not connected has nothing to flush and stays as it is. */
+static uint32_t do_qp_flush(uint32_t m, uint32_t mlen)
+{
+    uint32_t q = qp_arg(m, mlen);
+    if (q == FW_NO_INDEX)
+        return NF_STATUS_INVALID_PARAMETER;
+    if (fw_qps[q].state == FW_QP_CONNECTED)
+        fw_qps[q].state = FW_QP_ERROR;
+    return NF_STATUS_SUCCESS;
+}
+
 static uint32_t do_qp_destroy(uint32_t m, uint32_t mlen)
 {
     uint32_t q = qp_arg(m, mlen);
@@ -461,6 +475,9 @@ static void handle(uint32_t op, uint32_t tag, uint32_t m, uint32_t mlen, uint32_
         break;
     case NF_OP_QP_DESTROY:
         st = do_qp_destroy(m, mlen);
+        break;
+    case NF_OP_QP_FLUSH:
+        st = do_qp_flush(m, mlen);
         break;
     default:
         st = NF_STATUS_NOT_SUPPORTED;

@@ -17,7 +17,7 @@ static const uint16_t ops[] = {
     NF_OP_PING, NF_OP_INFO, NF_OP_MEM_WRITE, NF_OP_MEM_READ, NF_OP_ADAPTER_RESET, NF_OP_MR_CREATE,
     NF_OP_MR_DESTROY, NF_OP_MR_REGISTER, NF_OP_MR_DEREGISTER, NF_OP_FRMR_INIT, NF_OP_QP_CREATE,
     NF_OP_QP_CONNECT, NF_OP_QP_DISCONNECT, NF_OP_QP_DESTROY, NF_OP_WR_FAST_REGISTER, NF_OP_WR_INVALIDATE,
-    NF_OP_WR_READ, NF_OP_WR_WRITE, 0x7777,
+    NF_OP_WR_READ, NF_OP_WR_WRITE, NF_OP_QP_FLUSH, 0x7777,
 };
 
 static uint32_t tokens[NTOK], qpns[NQP];
@@ -161,7 +161,7 @@ static int token_off(uint16_t op)
 static int qpn_off(uint16_t op)
 {
     switch (op) {
-    case NF_OP_QP_CONNECT: case NF_OP_QP_DISCONNECT: case NF_OP_QP_DESTROY: return 0;
+    case NF_OP_QP_CONNECT: case NF_OP_QP_DISCONNECT: case NF_OP_QP_DESTROY: case NF_OP_QP_FLUSH: return 0;
     case NF_OP_WR_FAST_REGISTER: case NF_OP_WR_INVALIDATE: case NF_OP_WR_READ: case NF_OP_WR_WRITE:
         return NF_WR_HDR_QPN_OFF;
     default: return -1;

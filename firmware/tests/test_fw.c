@@ -957,6 +957,117 @@ static void test_rdma_stopped(void)
        c.bytes);
 }
 
+/* ================= QP_FLUSH (NdkFlush) ================= */
+
+static uint32_t qp_op(uint16_t op, uint32_t qpn)
+{
+    struct nf_qp_req q = {qpn, 0};
+    return tb_req(op, &q, sizeof(q), NULL, 0);
+}
+
+/* Append a work request (header + body + optional page list) to buf. */
+static void put_wr(uint8_t *buf, size_t *len, uint16_t op, uint32_t qpn, uint32_t wr_id, uint32_t flags,
+                   const void *body, size_t blen, const uint64_t *pages, uint32_t npages)
+{
+    uint8_t b[NF_LINK_MAX_PAYLOAD];
+    struct nf_wr_hdr h = {qpn, wr_id, flags, 0};
+    memcpy(b, &h, sizeof(h));
+    memcpy(b + sizeof(h), body, blen);
+    if (npages)
+        memcpy(b + sizeof(h) + blen, pages, 8u * npages);
+    tb_put_msg(buf, len, op, b, sizeof(h) + blen + 8u * npages);
+}
+
+static void test_qp_flush(void)
+{
+    struct wr_env e;
+    wr_env(&e);
+    uint64_t pages[1];
+    static const uint32_t pn[1] = {9};
+    pages_at(pages, 1, pn);
+    const uint32_t rw = NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
+    const uint64_t va = 0x70000;
+    struct nf_wr_fast_register fr = {e.fast, 1, 0, 0, PAGE, va};
+    struct nf_wr_invalidate inv = {e.fast, 0};
+
+    /* One frame: FR, INV, FR (silent), QP_FLUSH, INV, FR (silent). The board runs them
+     * in order: the three before the flush execute, the two after are cancelled. */
+    uint8_t buf[NF_LINK_MAX_PAYLOAD];
+    size_t len = 0;
+    put_wr(buf, &len, NF_OP_WR_FAST_REGISTER, e.qp, 1, rw, &fr, sizeof(fr), pages, 1);
+    put_wr(buf, &len, NF_OP_WR_INVALIDATE, e.qp, 2, 0, &inv, sizeof(inv), NULL, 0);
+    put_wr(buf, &len, NF_OP_WR_FAST_REGISTER, e.qp, 3, rw | NF_NDK_OP_FLAG_SILENT_SUCCESS, &fr, sizeof(fr), pages, 1);
+    struct nf_qp_req fq = {e.qp, 0};
+    uint32_t ftag = tb_put_msg(buf, &len, NF_OP_QP_FLUSH, &fq, sizeof(fq));
+    put_wr(buf, &len, NF_OP_WR_INVALIDATE, e.qp, 4, 0, &inv, sizeof(inv), NULL, 0);
+    put_wr(buf, &len, NF_OP_WR_FAST_REGISTER, e.qp, 5, rw | NF_NDK_OP_FLAG_SILENT_SUCCESS, &fr, sizeof(fr), pages, 1);
+    tb_clear();
+    tb_send_data(buf, len);
+    tb_run();
+    /* Expected output, in order: CQE 1, CQE 2 (3 is a silent success), the flush's
+     * reply, CQE 4 and CQE 5 (a cancelled silent request still completes). */
+    static const uint32_t want_id[5] = {1, 2, 0, 4, 5};
+    static const uint32_t want_st[5] = {NF_STATUS_SUCCESS, NF_STATUS_SUCCESS, NF_STATUS_SUCCESS, NF_STATUS_CANCELLED,
+                                        NF_STATUS_CANCELLED};
+    int order = tb.nmsgs == 5;
+    for (int i = 0; order && i < 5; i++) {
+        const struct tb_msg *m = &tb.msgs[i];
+        if (i == 2) {
+            order &= m->hdr.op == (NF_OP_QP_FLUSH | NF_OP_REPLY) && m->hdr.tag == ftag &&
+                     m->hdr.status == want_st[i];
+            continue;
+        }
+        struct nf_cqe c;
+        memcpy(&c, m->body, sizeof(c));
+        order &= m->hdr.op == NF_OP_CQE && c.qpn == e.qp && c.wr_id == want_id[i] && c.status == want_st[i];
+    }
+    OK(order, "FR, INV, silent FR, QP_FLUSH, INV, silent FR in one frame: SUCCESS, SUCCESS, (silent), flush reply, "
+              "CANCELLED, CANCELLED, in that order (%d messages)", tb.nmsgs);
+    OK(mpt_state(e.fast) == NF_MPT_STATE_VALID &&
+           nfm_check(nf_hw_engine(), e.fast, va, 8, NF_ACCESS_REMOTE_WRITE, PD_A, NULL) == NF_REFUSE_OK,
+       "the requests before the flush took effect, the invalidate after it did not: the token still grants");
+
+    struct snap s0, s1;
+    snap_take(&s0);
+    uint32_t st_inv = invalidate(e.qp, 0, e.fast);
+    uint64_t other[1];
+    static const uint32_t opn[1] = {11};
+    pages_at(other, 1, opn);
+    uint32_t st_fr = fast_register(e.qp, 0, e.fast_local, other, 1, 0, PAGE, 0x80000, NULL);
+    snap_take(&s1);
+    OK(st_inv == NF_STATUS_CANCELLED && st_fr == NF_STATUS_CANCELLED && snap_same(&s0, &s1),
+       "after QP_FLUSH every WR on the QP completes CANCELLED and changes nothing");
+    snap_free(&s0);
+    snap_free(&s1);
+    OK(qp_op(NF_OP_QP_FLUSH, e.qp) == NF_STATUS_SUCCESS && fw_qps[fw_qp_lookup(e.qp)].state == FW_QP_ERROR,
+       "QP_FLUSH of a flushed QP: SUCCESS, still ERROR");
+    OK(qp_connect(e.qp, e.peer) == NF_STATUS_INVALID_DEVICE_STATE, "a flushed QP cannot be connected again as it is");
+    OK(invalidate(e.peer, 0, e.fast) == NF_STATUS_SUCCESS, "the peer QP is not affected by the flush");
+
+    /* Bad input: a clear error, nothing changes. */
+    snap_take(&s0);
+    OK(qp_op(NF_OP_QP_FLUSH, 0x4242) == NF_STATUS_INVALID_PARAMETER &&
+           tb_req(NF_OP_QP_FLUSH, NULL, 0, NULL, 0) == NF_STATUS_INVALID_PARAMETER,
+       "QP_FLUSH of an unknown qpn or with a short body -> INVALID_PARAMETER");
+    snap_take(&s1);
+    OK(snap_same(&s0, &s1), "... nothing changed");
+    snap_free(&s0);
+    snap_free(&s1);
+
+    /* Not connected: nothing to flush, the QP stays RESET and connects normally. */
+    OK(qp_op(NF_OP_QP_FLUSH, e.qp_unconnected) == NF_STATUS_SUCCESS &&
+           fw_qps[fw_qp_lookup(e.qp_unconnected)].state == FW_QP_RESET,
+       "QP_FLUSH of a QP that is not connected: SUCCESS, it stays RESET");
+    OK(qp_connect(e.qp_unconnected, e.peer) == NF_STATUS_SUCCESS &&
+           invalidate(e.qp_unconnected, 0, e.fast) == NF_STATUS_INVALID_DEVICE_STATE,
+       "... and connects and executes work requests afterwards");
+
+    /* Disconnect ends the flushed state (as it ends ERROR). */
+    OK(qp_op(NF_OP_QP_DISCONNECT, e.qp) == NF_STATUS_SUCCESS && qp_connect(e.qp, e.peer) == NF_STATUS_SUCCESS &&
+           fast_register(e.qp, rw, e.fast, pages, 1, 0, PAGE, va, NULL) == NF_STATUS_SUCCESS,
+       "QP_DISCONNECT then QP_CONNECT: the QP executes work requests again");
+}
+
 static void test_timing(void)
 {
     struct wr_env e;
@@ -1026,6 +1137,7 @@ int main(int argc, char **argv)
     test_invalidate_rules();
     test_rdma();
     test_rdma_stopped();
+    test_qp_flush();
     test_timing();
     test_adapter_reset();
     nf_hw_free();

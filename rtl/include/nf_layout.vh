@@ -2,7 +2,7 @@
 `ifndef NF_LAYOUT_VH
 `define NF_LAYOUT_VH
 
-`define NF_LAYOUT_VERSION 1
+`define NF_LAYOUT_VERSION 2
 
 // ADAPTER constants
 `define NF_ADAPTER_PAGE_SHIFT 12  // log2 of PAGE_SIZE
@@ -82,6 +82,7 @@
 `define NF_OP_QP_CONNECT 33
 `define NF_OP_QP_DISCONNECT 34
 `define NF_OP_QP_DESTROY 35
+`define NF_OP_QP_FLUSH 36
 `define NF_OP_WR_FAST_REGISTER 64
 `define NF_OP_WR_INVALIDATE 65
 `define NF_OP_WR_READ 66
