@@ -32,6 +32,8 @@ flash: ## program the board: BOARD=ulx3s|ecp5-evn [DEVICE=85k] [FLASH=1 writes t
 
 # Full builds of the boards in BITSTREAM_TEST_BOARDS (timing must be met), each followed
 # by a firmware swap without place and route: another image in, then the firmware back.
+# Both ULX3S builds together took 15 min here (2 shared cores), so it is part of make test.
+TEST_TARGETS += test-bitstream
 test-bitstream: $(SETUP_STAMP) firmware ## build the ULX3S 85F and 25F bitstreams (~10 min each), check timing and the firmware swap
 	@bash tools/test_bitstream.sh $(BITSTREAM_TEST_BOARDS)
 

@@ -22,9 +22,11 @@ def load(path):
         with open(path, encoding="utf-8") as f:
             rep = json.load(f)
     except (OSError, json.JSONDecodeError) as e:
-        sys.exit(f"fpga_report: cannot read {path}: {e}")
+        print(f"fpga_report: cannot read {path}: {e}", file=sys.stderr)
+        sys.exit(2)
     if not isinstance(rep, dict) or "utilization" not in rep or "fmax" not in rep:
-        sys.exit(f"fpga_report: {path} is not a nextpnr --report file (no utilization/fmax)")
+        print(f"fpga_report: {path} is not a nextpnr --report file (no utilization/fmax)", file=sys.stderr)
+        sys.exit(2)
     return rep
 
 

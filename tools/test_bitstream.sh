@@ -4,6 +4,8 @@
 # and route: another image in, checked, and the real firmware back, which must give the
 # same bitstream bit for bit. One "ok - ..." / "not ok - ..." line per check.
 # Usage: tools/test_bitstream.sh BOARD-DEVICE...   (e.g. ulx3s-85k ulx3s-25k)
+# BITSTREAM_TEST_REUSE=1 skips the full build where a placed design exists (checks the
+# firmware swap of the last build only; the default builds from scratch).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -12,8 +14,13 @@ for bd in "$@"; do
     mkdir -p build/board
     log=build/board/test-$bd.log
     t0=$(date +%s)
-    if bash tools/bitstream.sh "$board" "$device" > "$log" 2>&1; then
-        echo "ok - bitstream $bd built, timing met: $(python3 -c 'import json, sys
+    if [ "${BITSTREAM_TEST_REUSE:-0}" = 1 ] && [ -f "$out/nf_placeholder.config" ]; then
+        mode="--firmware-only"; what="reused the placed design"
+    else
+        mode=""; what="built"
+    fi
+    if bash tools/bitstream.sh $mode "$board" "$device" > "$log" 2>&1; then
+        echo "ok - bitstream $bd $what, timing met: $(python3 -c 'import json, sys
 s = json.load(open(sys.argv[1]))
 print("%s MHz (target %s MHz), %d LUT4, %d FF, %d EBR" % (s["fmax_mhz"], s["target_mhz"], s["luts"], s["ffs"], s["ebr"]))' "$out/summary.json") in $(( $(date +%s) - t0 ))s"
     else
@@ -24,6 +31,9 @@ print("%s MHz (target %s MHz), %d LUT4, %d FF, %d EBR" % (s["fmax_mhz"], s["targ
     fi
     grep '^bitstream: firmware swap' "$log" | sed 's/^/# /'
     real_sum=$(md5sum < "$out/nf.bit")
+    # The image this build used (the firmware may be rebuilt meanwhile).
+    used=$out/test_fw_used.hex
+    cp "$out/fw_padded.hex" "$used"
 
     # Another image of the right size: a random one, as ecpbram makes placeholders.
     words=$(grep -c . "$out/placeholder.hex")
@@ -38,13 +48,13 @@ open(sys.argv[1], "w").write("".join("%08x\n" % r.getrandbits(32) for _ in range
         echo "not ok - firmware swap $bd (see $log.swap)"
         fail=1
     fi
-    if bash tools/bitstream.sh --firmware-only "$board" "$device" > "$log.back" 2>&1 &&
+    if BOARD_FW_HEX=$used bash tools/bitstream.sh --firmware-only "$board" "$device" > "$log.back" 2>&1 &&
        [ "$(md5sum < "$out/nf.bit")" = "$real_sum" ]; then
         echo "ok - firmware swap $bd: the firmware back gives the same bitstream"
     else
         echo "not ok - firmware swap back $bd (see $log.back)"
         fail=1
     fi
-    rm -f "$other"
+    rm -f "$other" "$used"
 done
 exit $fail
