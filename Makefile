@@ -35,8 +35,8 @@ CLEAN_DIRS :=
 
 help: ## list the targets
 	@echo "ndkfpga make targets:"
-	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sort -u | \
-	    awk 'BEGIN{FS=":.*## "} {printf "  %-20s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | \
+	    awk 'BEGIN{FS=":.*## "} !seen[$$1]++ {printf "  %-20s %s\n", $$1, $$2}' | sort
 
 setup: $(SETUP_STAMP) ## install Debian packages and the .venv tools (idempotent)
 $(SETUP_STAMP): tools/setup.sh
