@@ -93,9 +93,14 @@ $(MODEL_BUILD)/test_fw_san: $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw.c $(FW_DIR)/
 	@mkdir -p $(MODEL_BUILD)
 	$(HOST_CC) $(FW_HOST_CFLAGS) $(SAN_FLAGS) -I$(ROOT)/tests $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw.c -o $@
 
+$(MODEL_BUILD)/test_fw_link: $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw_link.c $(FW_DIR)/tests/tb.h $(FW_HOST_HDRS)
+	@mkdir -p $(MODEL_BUILD)
+	$(HOST_CC) $(FW_HOST_CFLAGS) $(SAN_FLAGS) -I$(ROOT)/tests $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw_link.c -o $@
+
 TEST_TARGETS += test-firmware
-test-firmware: $(MODEL_BUILD)/test_fw $(MODEL_BUILD)/test_fw_san $(FW_BUILD)/nf_fw.hex $(MODEL_BUILD)/nfmodel
+test-firmware: $(MODEL_BUILD)/test_fw $(MODEL_BUILD)/test_fw_san $(MODEL_BUILD)/test_fw_link $(FW_BUILD)/nf_fw.hex $(MODEL_BUILD)/nfmodel
 	@$(MODEL_BUILD)/test_fw
+	@$(MODEL_BUILD)/test_fw_link
 	@$(MODEL_BUILD)/test_fw_san --quiet --prefix san:
 	@bash $(FW_DIR)/tests/test_image.sh $(ROOT) $(FW_BUILD)
 	@bash $(FW_DIR)/tests/test_nfmodel.sh $(MODEL_BUILD)/nfmodel

@@ -29,7 +29,7 @@ if build_model model; then
     export NDKFPGA_MODEL="$BUILD/model/nfmodel"
     NDKFPGA_MODEL_ARGS="--seed 1" run --device model --label "model clean" --count 5000 --max-body 2048 \
         --defer-pct 50 --timeout-s 120
-    NDKFPGA_MODEL_ARGS="$FAULTS --seed 7" run --device model --label "model faults" --count "${E2E_MODEL_FAULT_COUNT:-500}" \
+    NDKFPGA_MODEL_ARGS="$FAULTS --seed 7" run --device model --label "model faults" --count "${E2E_MODEL_FAULT_COUNT:-3000}" \
         --max-body 64 --defer-pct 30 --timeout-s 240 --expect-faults
 else
     fail=1
@@ -41,7 +41,7 @@ if [ "${E2E_SIM:-1}" != 0 ]; then
         # Throughput: large PINGs, many in flight, faults off.
         NDKFPGA_SIM_ARGS="" run --device sim --label "sim clean" --count "${E2E_SIM_COUNT:-50}" --warmup 16 --max-body 4064 \
             --defer-pct 0 --timeout-s 300 --min-efficiency "${E2E_MIN_EFFICIENCY:-90}"
-        NDKFPGA_SIM_ARGS="$FAULTS --seed 3" run --device sim --label "sim faults" --count "${E2E_SIM_FAULT_COUNT:-50}" \
+        NDKFPGA_SIM_ARGS="$FAULTS --seed 3" run --device sim --label "sim faults" --count "${E2E_SIM_FAULT_COUNT:-100}" \
             --max-body 64 --defer-pct 30 --timeout-s 300 --expect-faults
     else
         fail=1

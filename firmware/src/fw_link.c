@@ -13,6 +13,18 @@
 #define STUFFING_FACTOR 2u
 #define RTO_FLOOR_PER_SECOND 50u /* floor = 1/50 s = 20 ms of clock cycles */
 #define RTO_MAX 0x7FFFFFFFu      /* cycle differences are compared mod 2^32 */
+/* Reply batching on a lossy line: a frame survives a per-byte error rate p with
+ * (1-p)^len (4 KB at 2e-3: 0.03 %; 128 B: 77 %), so every retransmission halves the
+ * payload the board batches replies up to, and a run of clean acks doubles it again
+ * (the host does the same for its frames). A single reply larger than the cap still
+ * gets a frame of its own. */
+#define TX_CAP_MIN 128u
+#define TX_CAP_GROW_AFTER 16u
+/* Pure ACKs naming the oldest unacknowledged frame that make the board go back at
+ * once: the host sends one out of turn only on a sign of a lost board frame (a frame
+ * that failed its CRC, a frame after a gap). */
+#define DUP_ACKS_FOR_FAST_RETRANSMIT 2u
+#define NO_SEQ 0x100u /* a value no 8-bit sequence number has */
 
 static struct {
     uint32_t rx_next;           /* next RX slot to look at (the hardware fills them in ring order) */
@@ -34,6 +46,16 @@ static struct {
     uint32_t rto_valid;         /* rto matches inflight_bytes */
     uint32_t rto_min;           /* RTO with no bytes in flight */
     uint32_t rto_floor;         /* host-side latency allowance, cycles */
+    uint32_t tx_cap;            /* batch replies into frames up to this payload */
+    uint32_t cap_saved;         /* nonzero: tx_cap to restore at the next ack */
+    uint32_t cap_adjust;        /* tx_cap is below MAX_PAYLOAD or cap_saved is set: the
+                                 * only thing an ack on a clean line tests */
+    uint32_t clean_acks;        /* frames acknowledged since the last retransmission */
+    uint32_t dup_acks;          /* pure ACKs in a row naming tx_una while frames are out */
+    uint32_t rexmit_una;        /* tx_una at the last retransmission (NO_SEQ: none): while
+                                 * it has not moved, repeated acks are the host seeing our
+                                 * own resent copies, not a new loss */
+    uint32_t peeked;            /* RX slots whose ack peek_acks already applied */
     uint16_t tx_len[NF_LINK_MAX_SLOTS]; /* header + payload bytes of each TX slot's frame */
 } L;
 
@@ -138,7 +160,7 @@ uint32_t fw_tx_reserve(uint32_t bytes)
     if (bytes > NF_LINK_MAX_PAYLOAD)
         return 0;
     if (L.open) {
-        if (L.open_len + bytes <= NF_LINK_MAX_PAYLOAD) {
+        if (L.open_len + bytes <= L.tx_cap) {
             uint32_t at = tx_addr(open_slot()) + NF_LINK_HDR_SIZE + L.open_len;
             L.open_len += bytes;
             return at;
@@ -161,6 +183,22 @@ void fw_tx_trim(uint32_t bytes)
         L.open_len -= bytes;
 }
 
+/* An ack while the cap is adjusted (out of line: a clean line only tests cap_adjust).
+ * A cap lifted for one host frame's replies (replies_fit_capped) comes back first. */
+static __attribute__((noinline)) void tx_cap_acked(uint32_t acked)
+{
+    if (L.cap_saved) {
+        L.tx_cap = L.cap_saved;
+        L.cap_saved = 0;
+    }
+    L.clean_acks += acked;
+    if (L.clean_acks >= TX_CAP_GROW_AFTER) {
+        L.clean_acks = 0;
+        L.tx_cap = L.tx_cap * 2u >= NF_LINK_MAX_PAYLOAD ? NF_LINK_MAX_PAYLOAD : L.tx_cap * 2u;
+    }
+    L.cap_adjust = L.tx_cap < NF_LINK_MAX_PAYLOAD;
+}
+
 static void tx_ack(uint32_t ack)
 {
     uint32_t n = (uint8_t)(ack - L.tx_una);
@@ -173,6 +211,8 @@ static void tx_ack(uint32_t ack)
     L.tx_una = (uint8_t)ack;
     L.rto_valid = 0;
     L.rto_start = hal_cycles();
+    if (L.cap_adjust)
+        tx_cap_acked(n);
 }
 
 /* Rare (out of line, so the receive loop keeps its registers to itself). */
@@ -192,7 +232,31 @@ static __attribute__((noinline)) int tx_retransmit(void)
     }
     L.rto_start = hal_cycles();
     L.ack_owed = 0;
+    L.dup_acks = 0;
+    L.rexmit_una = L.tx_una;
+    L.clean_acks = 0;
+    if (L.cap_saved) {
+        L.tx_cap = L.cap_saved;
+        L.cap_saved = 0;
+    }
+    if (L.tx_cap / 2u >= TX_CAP_MIN)
+        L.tx_cap /= 2u;
+    L.cap_adjust = L.tx_cap < NF_LINK_MAX_PAYLOAD;
     return 1;
+}
+
+/* A pure ACK that acknowledges nothing new (rare: only after a loss). */
+static __attribute__((noinline)) void dup_ack(uint32_t slot)
+{
+    if (L.peeked & (1u << slot)) {
+        L.peeked &= ~(1u << slot); /* its ack was applied early, it repeats nothing */
+        return;
+    }
+    if (L.tx_inflight == 0 || L.tx_una == L.rexmit_una)
+        return;
+    if (++L.dup_acks >= DUP_ACKS_FOR_FAST_RETRANSMIT) {
+        tx_retransmit();
+    }
 }
 
 static int tx_retransmit_due(void)
@@ -214,6 +278,13 @@ static void link_state_reset(void)
     L.rto_valid = 0;
     L.open = 0;
     L.open_len = 0;
+    L.tx_cap = NF_LINK_MAX_PAYLOAD;
+    L.cap_saved = 0;
+    L.cap_adjust = 0;
+    L.clean_acks = 0;
+    L.dup_acks = 0;
+    L.rexmit_una = NO_SEQ;
+    L.peeked = 0;
 }
 
 /* RESET from the host: wipe the adapter, restart both sequences, answer RESET_ACK with
@@ -230,6 +301,39 @@ static __attribute__((noinline)) void link_reset(uint32_t nonce)
     mem_wr(a + 4u, hdr_word1(NF_INFO_SIZE, nonce));
     tx_post(0, NF_LINK_HDR_SIZE + NF_INFO_SIZE);
     L.maybe_busy = 1u; /* the first DATA frame reuses slot 0 */
+}
+
+/* Messages in a payload, counted the way fw_msg_process walks them (a malformed
+ * length ends the walk with one error reply). */
+static uint32_t count_msgs(uint32_t payload, uint32_t len)
+{
+    uint32_t n = 0;
+    for (uint32_t off = 0; off + NF_MSG_HDR_SIZE <= len;) {
+        uint32_t mlen = (mem_rd(payload + off) >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu;
+        n++;
+        if (mlen < NF_MSG_HDR_SIZE || mlen % 8u || mlen > len - off)
+            break;
+        off += mlen;
+    }
+    return n;
+}
+
+/* Room for replies with the batching cut down (rare: only after a loss). Each reply
+ * either fits the open frame or opens one more, so a free slot per message is always
+ * enough. When that is not there, this one frame's replies are batched full-size
+ * (what fw_msg_fits plans for): a small cap must never keep a frame unanswered. */
+static __attribute__((noinline)) int replies_fit_capped(uint32_t payload, uint32_t len, uint32_t free_open,
+                                                        uint32_t free_slots)
+{
+    if (free_slots >= count_msgs(payload, len))
+        return 1;
+    if (!fw_msg_fits(payload, len, free_open, free_slots))
+        return 0;
+    if (!L.cap_saved)
+        L.cap_saved = L.tx_cap;
+    L.tx_cap = NF_LINK_MAX_PAYLOAD;
+    L.cap_adjust = 1;
+    return 1;
 }
 
 /* Room for replies: bytes left in the open frame and whole free slots after it. */
@@ -249,6 +353,8 @@ static int replies_fit(uint32_t payload, uint32_t len)
         if (mlen >= len || mlen < NF_MSG_HDR_SIZE || mlen % 8u)
             return 1;
     }
+    if (L.tx_cap < NF_LINK_MAX_PAYLOAD)
+        return replies_fit_capped(payload, len, free_open, free_slots);
     return fw_msg_fits(payload, len, free_open, free_slots);
 }
 
@@ -256,6 +362,7 @@ static int replies_fit(uint32_t payload, uint32_t len)
  * sit in later RX slots: apply them (acks are cumulative, so order does not matter). */
 static __attribute__((noinline)) void peek_acks(uint32_t ready)
 {
+    L.peeked = 0;
     for (uint32_t k = 1; k < fw_cfg.rx_slots; k++) {
         uint32_t slot = ring_add(L.rx_next, k, fw_cfg.rx_slots);
         if (!(ready & (1u << slot)))
@@ -264,6 +371,8 @@ static __attribute__((noinline)) void peek_acks(uint32_t ready)
         uint32_t type = (w0 >> (8u * NF_LINK_HDR_TYPE_OFF)) & 0xFFu;
         if (type == NF_LINK_TYPE_DATA || type == NF_LINK_TYPE_ACK)
             tx_ack((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu);
+        if (type == NF_LINK_TYPE_ACK)
+            L.peeked |= 1u << slot;
     }
 }
 
@@ -297,7 +406,14 @@ static __attribute__((noinline)) int rx_frame(uint32_t ready)
         uint32_t len = (w1 >> (8u * (NF_LINK_HDR_LEN_OFF - 4u))) & 0xFFFFu;
         tx_ack(ack);
         if (seq != L.rx_expect || len > NF_LINK_MAX_PAYLOAD) {
-            fw_stats.rx_dup++; /* duplicate or gap: go-back-N drops it, the ack repeats */
+            /* Duplicate or gap: go-back-N drops it, and the ack repeats at once as a pure
+             * ACK, ahead of any batched replies: repeated pure ACKs are how the host
+             * learns of a loss before its timer (an ack in DATA frames is no sign). */
+            fw_stats.rx_dup++;
+            link_wr(NF_LINK_TX_ACK, L.rx_expect);
+            link_wr(NF_LINK_RX_RELEASE, 1u << slot);
+            L.rx_next = ring_add(slot, 1u, fw_cfg.rx_slots);
+            return 1;
         } else if (!replies_fit(a + NF_LINK_HDR_SIZE, len) && (peek_acks(ready), !replies_fit(a + NF_LINK_HDR_SIZE, len))) {
             uint32_t all_rx = (1u << fw_cfg.rx_slots) - 1u;
             if ((ready & all_rx) != all_rx)
@@ -311,7 +427,10 @@ static __attribute__((noinline)) int rx_frame(uint32_t ready)
         }
         L.ack_owed = 1;
     } else if (type == NF_LINK_TYPE_ACK) {
-        tx_ack(ack);
+        if (ack == L.tx_una)
+            dup_ack(slot);
+        else
+            tx_ack(ack);
     } else if (type == NF_LINK_TYPE_RESET) {
         link_reset((w1 >> (8u * (NF_LINK_HDR_RSVD_OFF - 4u))) & 0xFFFFu);
     }

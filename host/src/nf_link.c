@@ -34,8 +34,20 @@
  * back at once instead of waiting for the timer: the byte stream keeps order, so
  * the board only repeats an ack when a later frame arrived after a lost one. */
 #define DUP_ACKS_FOR_FAST_RETRANSMIT 2u
+/* The board follows the same rule, so every sign of a lost board frame (a frame that
+ * failed its CRC, a DATA frame out of turn) makes us send a pure ACK at once, ahead of
+ * queued DATA (an ack inside DATA frames does not count as repeated: we may simply be
+ * sending a burst). Two are enough to make the board go back. */
+#define LOSS_ACKS_MAX 2u
 /* Back-off doubles the timeout at most this many times (and never past rto_max). */
 #define MAX_BACKOFF_SHIFT 2u
+/* Per-byte line time (see frame_line_us): the estimate is the smallest upper bound
+ * seen over the last two windows of this many RTT samples, so it follows a board (a
+ * simulation) that gets slower. The smallest reply that can acknowledge a frame is a
+ * pure ACK: two flags, the header, the CRC. */
+#define BYTE_TIME_WINDOW 64u
+#define ACK_WIRE_BYTES (2u + NF_LINK_HDR_SIZE + 4u)
+#define UART_BITS_PER_BYTE 10u
 
 enum link_state { ST_RESETTING, ST_UP, ST_DEAD };
 
@@ -43,7 +55,9 @@ struct tx_slot {
     uint8_t *buf;      /* NF_FRAME_MAX_RAW bytes: header is filled at each transmission */
     size_t payload;    /* payload bytes after the header */
     uint64_t first_us; /* time of the first transmission, for the RTT sample */
+    size_t wire_len;   /* bytes on the line at its last transmission (stuffed, flags) */
     int resent;        /* sent more than once: no RTT sample from it (Karn) */
+    uint64_t rx_losses; /* rx_losses of the link at its first transmission */
 };
 
 struct nf_link {
@@ -79,7 +93,11 @@ struct nf_link {
     uint64_t open_gen;   /* counts frame closes: a sender knows its frame left */
     uint64_t rto_deadline_us; /* 0: timer off */
     unsigned backoff;
-    uint32_t srtt_us, rttvar_us, rto_us;
+    uint32_t srtt_us, rttvar_us, rto_us; /* round trip of a smallest frame (frame_line_us) */
+    uint32_t line_byte_ns;   /* the board's UART byte time from INFO (a floor) */
+    uint32_t byte_ns_win, byte_ns_prev; /* smallest per-byte bound this window / the last */
+    unsigned byte_samples;   /* RTT samples in this window */
+    size_t min_wire;         /* smallest frame (bytes on the line) with an RTT sample */
     uint64_t reset_next_us;
     unsigned reset_backoff;
     size_t frame_cap;        /* batch messages into frames up to this payload */
@@ -94,6 +112,8 @@ struct nf_link {
     /* Receive side (link thread only, except rx_expect read under mu). */
     uint8_t rx_expect;
     int ack_owed;
+    unsigned loss_acks;    /* pure ACKs to send now: signs of a lost board frame */
+    uint64_t rx_losses;    /* signs of lost board frames so far (bad or out-of-turn frames) */
     uint64_t ack_deadline_us;
     unsigned frames_since_ack;
     uint64_t last_rx_us;   /* last good frame */
@@ -148,6 +168,58 @@ static uint32_t current_rto(const struct nf_link *l)
     return r > l->rto_max_us ? l->rto_max_us : (uint32_t)r;
 }
 
+/* A large frame's own time on the line can exceed a timeout learnt from small ones
+ * (a 4 KiB frame at 3 MBd is 14 ms, and a simulated board runs ~100x slower than real
+ * time), and a spurious go-back then resends it and makes everything behind it wait.
+ * So a frame's timeout is the round-trip estimate plus the line time of the bytes it
+ * has beyond the smallest frame measured (the round trips the estimate is made of),
+ * and each RTT sample has that same excess taken off before it enters the estimate.
+ * The time of one byte is measured, not assumed: a round trip carries at least the
+ * frame's bytes one way and a pure ACK's back, so every RTT sample divided by those
+ * bytes bounds the byte time from above at the board's real pace, whatever the
+ * simulation's speed; the smallest recent bound is the estimate (it can only err
+ * long, costing a later go-back, never a spurious one; frames of mixed sizes tighten
+ * it). INFO's UART rate is the floor: no board moves bytes faster than its line. */
+static uint32_t byte_ns(const struct nf_link *l)
+{
+    uint32_t b = l->byte_ns_win < l->byte_ns_prev ? l->byte_ns_win : l->byte_ns_prev;
+    if (b == UINT32_MAX)
+        b = 0; /* no sample yet: the initial RTO is long anyway */
+    return b > l->line_byte_ns ? b : l->line_byte_ns;
+}
+
+static uint64_t frame_line_us(const struct nf_link *l, size_t wire_len)
+{
+    if (wire_len <= l->min_wire)
+        return 0;
+    return ((uint64_t)(wire_len - l->min_wire) * byte_ns(l) + 999u) / 1000u;
+}
+
+static void byte_time_sample(struct nf_link *l, uint64_t rtt_us, size_t wire_len)
+{
+    uint64_t ns = rtt_us * 1000u / (wire_len + ACK_WIRE_BYTES);
+    uint32_t b = ns > UINT32_MAX - 1u ? UINT32_MAX - 1u : (uint32_t)ns;
+    if (b < l->byte_ns_win)
+        l->byte_ns_win = b;
+    if (wire_len < l->min_wire)
+        l->min_wire = wire_len;
+    if (++l->byte_samples >= BYTE_TIME_WINDOW) {
+        l->byte_ns_prev = l->byte_ns_win;
+        l->byte_ns_win = UINT32_MAX;
+        l->byte_samples = 0;
+    }
+}
+
+/* Deadline for the oldest unacknowledged frame s, sent (or acked up to) at now. Its
+ * excess line time counts twice: the ack may ride back in a reply frame as long as
+ * the request (a PING echo, a batch of replies), and the byte-time estimate, tight
+ * when the line dominates, leaves no other margin for jitter. */
+static uint64_t frame_deadline(const struct nf_link *l, const struct tx_slot *s, uint64_t now)
+{
+    return now + current_rto(l) + 2u * frame_line_us(l, s->wire_len);
+}
+
+/* r: a round trip less the line time of the frame's bytes beyond the smallest one's. */
 static void rtt_sample(struct nf_link *l, uint64_t r)
 {
     if (r > 0xFFFFFFFFu)
@@ -226,11 +298,20 @@ static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
         return;
     }
     const struct tx_slot *newest = &l->q[(uint8_t)(ack - 1) % NF_LINK_MAX_SLOTS];
-    if (!newest->resent) {
+    if (!newest->resent && newest->rx_losses != l->rx_losses) {
+        /* A board frame was lost while this one was out: its ack may have waited for
+         * the board's retransmission (its timer, not the line), which would inflate
+         * the estimate and with it every later timeout. No sample; but the frame went
+         * once and got through, so the timer was long enough: the back-off ends. */
+        l->backoff = 0;
+    } else if (!newest->resent) {
         /* Karn: only a frame sent once gives a sample, and only a sample ends the
          * back-off (a simulation slower than estimated then gets a timeout long enough
          * for its acks to come back before we send everything again). */
-        rtt_sample(l, now - newest->first_us);
+        uint64_t rtt = now - newest->first_us;
+        byte_time_sample(l, rtt, newest->wire_len);
+        uint64_t line = frame_line_us(l, newest->wire_len);
+        rtt_sample(l, rtt > line ? rtt - line : 0);
         l->backoff = 0;
     }
     if ((uint8_t)(l->sent - l->una) < adv)
@@ -259,7 +340,7 @@ static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
     }
     if (l->cwnd > l->window)
         l->cwnd = l->window;
-    l->rto_deadline_us = (l->una != l->sent) ? now + current_rto(l) : 0;
+    l->rto_deadline_us = (l->una != l->sent) ? frame_deadline(l, &l->q[l->una % NF_LINK_MAX_SLOTS], now) : 0;
     pthread_cond_broadcast(&l->cv);
 }
 
@@ -322,6 +403,10 @@ static void handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t
                 l->window = w < l->window_max ? w : l->window_max;
                 l->cwnd = l->window;
                 l->ssthresh = l->window;
+                /* UART_PERIOD: clocks per bit, 12.4 fixed point */
+                if (l->info.clk_hz)
+                    l->line_byte_ns = (uint32_t)((uint64_t)UART_BITS_PER_BYTE * 1000000000u * l->info.uart_period /
+                                                 ((uint64_t)l->info.clk_hz << NF_SOC_UART_PERIOD_FRAC));
                 l->state = ST_UP;
                 pthread_cond_broadcast(&l->cv);
             }
@@ -354,7 +439,11 @@ static void handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t
             l->ack_deadline_us = now;
     } else {
         l->st.dups++;
+        l->rx_losses++;
         l->ack_deadline_us = now; /* the board is retransmitting: tell it where we are now */
+        if ((uint8_t)(seq - l->rx_expect) < 128u &&
+            l->loss_acks < LOSS_ACKS_MAX)
+            l->loss_acks++; /* ahead of rx_expect: a gap */
     }
     l->ack_owed = 1;
     pthread_mutex_unlock(&l->mu);
@@ -421,7 +510,7 @@ static size_t next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
             l->rto_deadline_us = 0;
             l->dup_acks = 0;
         }
-        if (l->sent != l->nxt && (uint8_t)(l->sent - l->una) < l->cwnd) {
+        if (!l->loss_acks && l->sent != l->nxt && (uint8_t)(l->sent - l->una) < l->cwnd) {
             struct tx_slot *s = &l->q[l->sent % NF_LINK_MAX_SLOTS];
             uint8_t *h = s->buf;
             h[NF_LINK_HDR_TYPE_OFF] = NF_LINK_TYPE_DATA;
@@ -431,6 +520,7 @@ static size_t next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
             put16(h + NF_LINK_HDR_LEN_OFF, (uint16_t)s->payload);
             put16(h + NF_LINK_HDR_RSVD_OFF, 0);
             len = nf_frame_encode(h, NF_LINK_HDR_SIZE + s->payload, l->wire, sizeof(l->wire));
+            s->wire_len = len;
             if ((uint8_t)(l->sent - l->una) < (uint8_t)(l->max - l->una)) {
                 s->resent = 1;
                 l->st.retransmits++;
@@ -439,16 +529,19 @@ static size_t next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
             } else {
                 s->first_us = now;
                 s->resent = 0;
+                s->rx_losses = l->rx_losses;
                 l->max = (uint8_t)(l->sent + 1);
                 l->st.data_tx++;
             }
             l->sent++;
             if (!l->rto_deadline_us)
-                l->rto_deadline_us = now + current_rto(l);
+                l->rto_deadline_us = frame_deadline(l, s, now); /* s is the oldest out */
             l->ack_owed = 0; /* this frame carries it */
             l->frames_since_ack = 0;
-        } else if (l->ack_owed && now >= l->ack_deadline_us) {
+        } else if ((l->ack_owed && now >= l->ack_deadline_us) || l->loss_acks) {
             len = encode_ctrl(l, NF_LINK_TYPE_ACK, 0);
+            if (l->loss_acks)
+                l->loss_acks--;
             l->st.acks_tx++;
             l->ack_owed = 0;
             l->frames_since_ack = 0;
@@ -525,6 +618,9 @@ static void *link_thread(void *arg)
         pthread_mutex_lock(&l->mu);
         l->st.wire_rx += (uint64_t)n;
         l->st.bad_frames += bad;
+        l->rx_losses += bad;
+        if (bad && l->state == ST_UP)
+            l->loss_acks = bad >= LOSS_ACKS_MAX ? LOSS_ACKS_MAX : (unsigned)bad > l->loss_acks ? (unsigned)bad : l->loss_acks;
         pthread_mutex_unlock(&l->mu);
     }
     /* Death is announced after every sender has been woken (set_dead broadcast). */
@@ -602,6 +698,8 @@ uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cf
     l->window_max = (c.window_max && c.window_max < NF_LINK_MAX_SLOTS) ? c.window_max : NF_LINK_MAX_SLOTS;
     l->rto_us = l->rto_initial_us;
     l->frame_cap = NF_LINK_MAX_PAYLOAD;
+    l->byte_ns_win = l->byte_ns_prev = UINT32_MAX;
+    l->min_wire = SIZE_MAX;
     l->fast_armed = 1;
     if (c.nonce) {
         l->nonce = (uint16_t)(c.nonce - 1);
@@ -818,6 +916,7 @@ void nf_link_get_stats(struct nf_link *l, struct nf_link_stats *out)
     out->rttvar_us = l->rttvar_us;
     out->rto_us = current_rto(l);
     out->frame_cap = (uint32_t)l->frame_cap;
+    out->byte_ns = byte_ns(l);
     out->cwnd = l->cwnd;
     pthread_mutex_unlock(&l->mu);
 }

@@ -75,6 +75,8 @@ struct nf_link_stats {
     uint32_t srtt_us, rttvar_us, rto_us; /* current estimates */
     uint32_t frame_cap;      /* payload bytes messages are batched up to now (halved on
                                 each timeout, doubled after a run of clean acks) */
+    uint32_t byte_ns;        /* time one byte is taken to need on the line (ns), added per
+                                frame byte to its retransmission timeout */
 };
 
 /* Take ownership of t (closed by nf_link_close, or here on failure), start the link

@@ -54,6 +54,11 @@ struct fake_board {
     size_t delay_len;
     uint64_t delay_t[256];
     size_t delay_n[256], delay_chunks;
+
+    /* byte_us: bytes wait here until the paced line has carried them */
+    uint8_t *line_buf;
+    size_t line_len;
+    uint64_t line_t; /* when the byte at the head of line_buf started on the line */
 };
 
 static uint64_t now_us(void)
@@ -336,7 +341,8 @@ static void *board_thread(void *arg)
             continue;
         }
         struct pollfd pfd = {.fd = b->fd, .events = POLLIN};
-        int r = poll(&pfd, 1, 2);
+        /* a paced line releases bytes as time passes: wake often while it holds some */
+        int r = poll(&pfd, 1, b->line_len ? 1 : 2);
         ssize_t n = 0;
         if (r > 0) {
             n = recv(b->fd, buf, sizeof(buf), MSG_DONTWAIT);
@@ -369,6 +375,30 @@ static void *board_thread(void *arg)
                 b->delay_chunks--;
             }
         }
+        if (b->cfg.byte_us && b->mode == FB_NORMAL) {
+            /* What has crossed the line by now leaves it; what just arrived joins the
+             * queue and starts on the line no earlier than now. */
+            uint64_t t = now_us();
+            uint64_t k = (t - b->line_t) / b->cfg.byte_us;
+            if (k > b->line_len)
+                k = b->line_len;
+            size_t fresh = n > 0 ? (size_t)n : 0;
+            uint8_t done[sizeof(buf)];
+            if (k > sizeof(done))
+                k = sizeof(done);
+            memcpy(done, b->line_buf, (size_t)k);
+            memmove(b->line_buf, b->line_buf + k, b->line_len - (size_t)k);
+            b->line_len -= (size_t)k;
+            b->line_t += k * b->cfg.byte_us;
+            if (b->line_len == 0)
+                b->line_t = t;
+            if (fresh && b->line_len + fresh <= FB_OUTQ_BYTES) {
+                memcpy(b->line_buf + b->line_len, buf, fresh);
+                b->line_len += fresh;
+            }
+            memcpy(buf, done, (size_t)k);
+            n = (ssize_t)k;
+        }
         if (b->mode == FB_NORMAL) {
             for (ssize_t i = 0; i < n; i++) {
                 if (rnd(b) < b->cfg.drop)
@@ -399,9 +429,11 @@ struct fake_board *fake_board_start(int fd, const struct fake_board_cfg *cfg)
         return NULL;
     b->outq = malloc(FB_OUTQ_BYTES);
     b->delay_buf = malloc(FB_OUTQ_BYTES);
-    if (!b->outq || !b->delay_buf) {
+    b->line_buf = malloc(FB_OUTQ_BYTES);
+    if (!b->outq || !b->delay_buf || !b->line_buf) {
         free(b->outq);
         free(b->delay_buf);
+        free(b->line_buf);
         free(b);
         return NULL;
     }
@@ -423,6 +455,7 @@ struct fake_board *fake_board_start(int fd, const struct fake_board_cfg *cfg)
     pthread_mutex_init(&b->mu, NULL);
     if (pthread_create(&b->thread, NULL, board_thread, b) != 0) {
         free(b->delay_buf);
+        free(b->line_buf);
         free(b->outq);
         free(b);
         return NULL;
@@ -456,6 +489,7 @@ void fake_board_stop(struct fake_board *b)
         close(b->fd);
     pthread_mutex_destroy(&b->mu);
     free(b->delay_buf);
+    free(b->line_buf);
     free(b->outq);
     free(b);
 }

@@ -18,6 +18,8 @@ struct fake_board_cfg {
     uint32_t max_frame_payload;   /* batch replies up to this many bytes; 0: MAX_PAYLOAD */
     uint32_t layout_version;      /* INFO.layout_version; 0: NF_LAYOUT_VERSION */
     int malformed_every;          /* every Nth reply frame gets a broken message list */
+    uint32_t byte_us;             /* host-to-board line: each byte takes this long (a slow
+                                     line, like a simulated board); 0: no pacing */
 };
 
 enum fake_board_mode {

@@ -673,6 +673,46 @@ static void test_rtt(void)
     session_close(&s);
 }
 
+/* A slow line (like a simulated board, ~100x slower than real time): the timeout is
+ * learnt from small frames, and a frame far larger than them spends longer than that
+ * on the line. It must not be sent again while it is still arriving. */
+static void test_line_time(void)
+{
+    struct fake_board_cfg bc = {.seed = 12, .byte_us = 20, .rto_ms = 500};
+    struct nf_link_config lc = fast_cfg();
+    lc.rto_max_ms = 2000;
+    struct session s;
+    if (!session_open(&s, &bc, &lc)) {
+        CHECK(0, "line time: session");
+        return;
+    }
+    static uint8_t buf[NF_LINK_MAX_PAYLOAD];
+    uint32_t tag = 1;
+    /* Only this direction is paced, so an RTT bounds the byte time by 20 us x frame /
+     * (frame + ACK): mid-sized small frames keep that bound near 20 us. */
+    for (; tag <= 30; tag++) {
+        nf_link_send(s.link, buf, make_ping(buf, tag, 400), 0);
+        wait_replies(&s.rx, tag, 2000);
+    }
+    struct nf_link_stats a, b;
+    nf_link_get_stats(s.link, &a);
+    /* 4 KiB at 20 us per byte: ~80 ms on the line, several times the small frames' RTO */
+    size_t big = 4000;
+    uint64_t t0 = now_ms();
+    for (int k = 0; k < 3; k++, tag++) {
+        nf_link_send(s.link, buf, make_ping(buf, tag, big), 0);
+        wait_replies(&s.rx, tag, 3000);
+    }
+    uint64_t took = now_ms() - t0;
+    nf_link_get_stats(s.link, &b);
+    CHECK(s.rx.replies == tag - 1 && b.retransmits == a.retransmits && a.byte_ns >= 18000 &&
+              (uint64_t)a.rto_us < (uint64_t)big * 20u,
+          "line time: a 4 KiB frame on a 20 us/byte line is not sent again (small-frame rto %u us, byte time "
+          "%u ns, %llu retransmits, 3 frames in %llu ms)",
+          a.rto_us, a.byte_ns, (unsigned long long)(b.retransmits - a.retransmits), (unsigned long long)took);
+    session_close(&s);
+}
+
 static void test_malformed(void)
 {
     struct fake_board_cfg bc = {.seed = 11, .malformed_every = 3, .max_msgs_per_frame = 2};
@@ -762,5 +802,6 @@ int main(int argc, char **argv)
     RUN("close", test_close_during_traffic());
     RUN("rtt", test_rtt());
     RUN("malformed", test_malformed());
+    RUN("linetime", test_line_time());
     return tap_done();
 }

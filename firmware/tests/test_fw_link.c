@@ -1,0 +1,203 @@
+/* Link recovery tests of the firmware's host build: fast retransmission on repeated
+ * pure ACKs and the reply batching cap that shrinks on loss and grows back. */
+#include "tap.h"
+#include "tb.h"
+
+#define OK(cond, ...) tap_ok((cond), __VA_ARGS__)
+#define BODY 400u /* a PING body: its reply is 416 bytes with the header */
+#define TIMEOUT_CYCLES NF_SOC_CPU_CLK_SIM_HZ /* 1 s: beyond any RTO at 3 MBd */
+
+static const char *prefix = "";
+
+/* n PINGs of blen bytes in one host frame; returns the first tag. */
+static uint32_t send_pings_of(int n, size_t blen)
+{
+    static uint8_t buf[NF_LINK_MAX_PAYLOAD];
+    uint8_t body[BODY];
+    memset(body, 0x5A, sizeof(body));
+    size_t len = 0;
+    uint32_t first = tb.next_tag;
+    for (int i = 0; i < n; i++)
+        tb_put_msg(buf, &len, NF_OP_PING, body, blen);
+    tb_send_data(buf, len);
+    return first;
+}
+
+static uint32_t send_pings(int n) { return send_pings_of(n, BODY); }
+
+/* Every reply of n PINGs from tag first arrived, in order; the largest frame payload. */
+static int replies_ok(uint32_t first, int n, uint32_t *max_payload)
+{
+    int k = 0;
+    *max_payload = 0;
+    for (int i = 0; i < tb.nframes; i++)
+        if (tb.frames[i].hdr.type == NF_LINK_TYPE_DATA && tb.frames[i].hdr.len > *max_payload)
+            *max_payload = tb.frames[i].hdr.len;
+    for (int i = 0; i < tb.nmsgs; i++)
+        if (tb.msgs[i].hdr.op == (NF_OP_PING | NF_OP_REPLY) && tb.msgs[i].hdr.tag == first + (uint32_t)k)
+            k++;
+    return k == n;
+}
+
+/* An unacknowledged frame, then the board's timeout: one retransmission round. */
+static void force_timeout(void)
+{
+    tb.auto_ack = 0;
+    tb_clear();
+    send_pings(1);
+    tb_run();
+    nf_hw_advance(TIMEOUT_CYCLES);
+    tb_run();
+    tb_send_ack_upto(tb.rx_expect);
+    tb.auto_ack = 1;
+    tb_run();
+}
+
+static int sent_seqs(int want_n, uint8_t first_seq)
+{
+    if (tb.nframes != want_n)
+        return 0;
+    for (int i = 0; i < want_n; i++)
+        if (tb.frames[i].hdr.type != NF_LINK_TYPE_DATA || tb.frames[i].hdr.seq != (uint8_t)(first_seq + i))
+            return 0;
+    return 1;
+}
+
+static void test_fast_retransmit(void)
+{
+    tb_init("sim");
+    tb.auto_ack = 0;
+    uint8_t buf[64];
+    size_t len = 0;
+    tb_put_msg(buf, &len, NF_OP_PING, "fastrexm", 8);
+    /* three reply frames in flight: seq 0, 1, 2 */
+    for (int f = 0; f < 3; f++) {
+        tb_send_data(buf, len);
+        tb_run();
+    }
+    uint32_t rexmit0 = fw_stats.retransmits;
+    /* the host got 0, lost 1, saw 2 after the gap: ack 1, then ack 1 again at once */
+    tb_clear();
+    tb_send_ack_upto(1);
+    tb_run();
+    tb_send_ack_upto(1);
+    tb_run();
+    OK(tb.nframes == 0, "%sfast retransmit: one repeated ACK alone sends nothing", prefix);
+    tb_send_ack_upto(1);
+    tb_run();
+    OK(sent_seqs(2, 1) && fw_stats.retransmits - rexmit0 == 2,
+       "%sfast retransmit: a second repeated ACK sends 1 and 2 again at once, long before the RTO", prefix);
+    /* the host now sees our copies of what it had: its repeated acks are no new loss */
+    tb_clear();
+    for (int i = 0; i < 3; i++) {
+        tb_send_ack_upto(1);
+        tb_run();
+    }
+    OK(tb.nframes == 0, "%sfast retransmit: repeated ACKs after a go-back do not send everything again", prefix);
+    /* once the ack moves, a new loss is recognised again */
+    tb_send_ack_upto(2);
+    tb_run();
+    tb_clear();
+    for (int i = 0; i < 2; i++) {
+        tb_send_ack_upto(2);
+        tb_run();
+    }
+    OK(sent_seqs(1, 2), "%sfast retransmit: re-armed once the ack advances", prefix);
+    /* DATA frames repeating the ack are not duplicate acks (a host sends its queue) */
+    tb_send_ack_upto(3);
+    tb_run();
+    tb_clear();
+    for (int f = 0; f < 3; f++) {
+        tb_send_data(buf, len);
+        tb_run();
+    }
+    OK(sent_seqs(3, 3), "%sfast retransmit: DATA frames with an old ack send only new replies", prefix);
+    /* nothing in flight: repeated acks are harmless */
+    tb_send_ack_upto(6);
+    tb_run();
+    tb_clear();
+    for (int i = 0; i < 3; i++) {
+        tb_send_ack_upto(6);
+        tb_run();
+    }
+    OK(tb.nframes == 0, "%sfast retransmit: repeated ACKs with nothing in flight send nothing", prefix);
+}
+
+static void test_reply_cap(void)
+{
+    uint32_t maxp;
+    tb_init("sim");
+    /* 6 x 416-byte replies fit one 4080-byte frame */
+    tb_clear();
+    uint32_t t = send_pings(6);
+    tb_run();
+    OK(replies_ok(t, 6, &maxp) && tb.data_frames == 1, "%sreply cap: 6 replies batched into 1 frame on a clean line",
+       prefix);
+    force_timeout();
+    tb_clear();
+    t = send_pings(6);
+    tb_run();
+    int got = replies_ok(t, 6, &maxp);
+    OK(got && tb.data_frames == 2 && maxp <= NF_LINK_MAX_PAYLOAD / 2,
+       "%sreply cap: after a timeout, frames of at most half the payload (2 frames, largest %u)", prefix, maxp);
+    force_timeout();
+    force_timeout();
+    tb_clear();
+    t = send_pings(6);
+    tb_run();
+    got = replies_ok(t, 6, &maxp);
+    OK(got && tb.data_frames == 6 && maxp <= NF_LINK_MAX_PAYLOAD / 8,
+       "%sreply cap: after three timeouts, one reply per frame (6 frames, largest %u)", prefix, maxp);
+    for (int i = 0; i < 8; i++)
+        force_timeout();
+    tb_clear();
+    t = send_pings(6);
+    tb_run();
+    OK(replies_ok(t, 6, &maxp) && tb.data_frames == 6 && maxp == NF_MSG_HDR_SIZE + BODY && fw_stats.tx_overflow == 0,
+       "%sreply cap: at the floor a reply larger than the cap still goes whole, in a frame of its own", prefix);
+    /* more messages than TX slots: answered anyway (batched full-size for that frame) */
+    tb_clear();
+    int many = (int)fw_cfg.tx_slots + 2;
+    t = send_pings_of(many, BODY / 2); /* each reply still over the cap */
+    tb_run();
+    OK(replies_ok(t, many, &maxp) && fw_stats.tx_overflow == 0,
+       "%sreply cap: a frame with more messages than TX slots is still answered in full", prefix);
+    tb_clear();
+    t = send_pings(6);
+    tb_run();
+    OK(replies_ok(t, 6, &maxp) && tb.data_frames == 6, "%sreply cap: ... and the cap stays small after it", prefix);
+    /* clean acks grow it back: 16 frames per doubling, 128 -> 4080 in 5 steps */
+    uint8_t buf[64];
+    size_t len = 0;
+    tb_put_msg(buf, &len, NF_OP_PING, "growback", 8);
+    for (int i = 0; i < 100; i++) {
+        tb_clear();
+        tb_send_data(buf, len);
+        tb_run();
+    }
+    tb_clear();
+    t = send_pings(6);
+    tb_run();
+    OK(replies_ok(t, 6, &maxp) && tb.data_frames == 1, "%sreply cap: a run of clean acks grows it back to full frames",
+       prefix);
+    /* RESET restores full batching */
+    force_timeout();
+    tb_send_frame(NF_LINK_TYPE_RESET, 0, 0, 0x4242, NULL, 0);
+    tb_run();
+    tb.tx_seq = tb.rx_expect = tb.last_acked = 0;
+    tb_clear();
+    t = send_pings(6);
+    tb_run();
+    OK(replies_ok(t, 6, &maxp) && tb.data_frames == 1, "%sreply cap: RESET restores full batching", prefix);
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--prefix") && i + 1 < argc)
+            prefix = argv[++i];
+    test_fast_retransmit();
+    test_reply_cap();
+    nf_hw_free();
+    return tap_done();
+}
