@@ -665,8 +665,9 @@ static void test_rtt(void)
     }
     struct nf_link_stats ls;
     nf_link_get_stats(s.link, &ls);
-    /* A loaded machine may stall a thread past the timer once or twice. */
-    CHECK(s.rx.replies == 20 && ls.srtt_us >= 25000 && ls.srtt_us < 80000 && ls.retransmits <= 2 &&
+    /* A loaded machine (sanitizer build, 2 cores) may stall a thread past the timer a few
+     * times; a link that did not adapt would retransmit nearly all 20 pings. */
+    CHECK(s.rx.replies == 20 && ls.srtt_us >= 25000 && ls.srtt_us < 120000 && ls.retransmits <= 5 &&
               ls.rto_us >= ls.srtt_us,
           "rtt: adapts to a 30 ms board (srtt %u us, rto %u us, %llu retransmits)", ls.srtt_us, ls.rto_us,
           (unsigned long long)ls.retransmits);
