@@ -125,6 +125,22 @@ static uint32_t fd_write(struct nf_transport *t, const void *buf, size_t len, in
     return NF_STATUS_SUCCESS;
 }
 
+int nf_fd_wait(int fd, int wake_fd, int timeout_ms)
+{
+    struct pollfd pfd[2] = {{.fd = fd, .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}};
+    int r = poll(pfd, 2, timeout_ms);
+    if (r < 0 && errno == EINTR)
+        return 0;
+    if (r < 0)
+        return -1;
+    if (pfd[1].revents & POLLIN) {
+        uint64_t v;
+        if (read(wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+            return -1;
+    }
+    return (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) ? 1 : 0;
+}
+
 static ssize_t fd_read(struct nf_transport *t, void *buf, size_t cap, int timeout_ms)
 {
     struct fd_transport *f = (struct fd_transport *)t;
@@ -140,19 +156,9 @@ static ssize_t fd_read(struct nf_transport *t, void *buf, size_t cap, int timeou
             return -1;
         if (timeout_ms == 0)
             return 0;
-        struct pollfd pfd[2] = {{.fd = f->fd, .events = POLLIN}, {.fd = f->wake_fd, .events = POLLIN}};
-        int r = poll(pfd, 2, timeout_ms);
-        if (r < 0 && errno == EINTR)
-            return 0;
-        if (r < 0)
-            return -1;
-        if (pfd[1].revents & POLLIN) {
-            uint64_t v;
-            if (read(f->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-                return -1;
-        }
-        if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
-            return 0; /* timeout or wake */
+        int r = nf_fd_wait(f->fd, f->wake_fd, timeout_ms);
+        if (r <= 0)
+            return r; /* timeout, wake or error */
         timeout_ms = 0; /* data (or hang-up) is there: one more non-blocking recv */
     }
 }

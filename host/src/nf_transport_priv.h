@@ -18,4 +18,10 @@ void nf_error_set_text(const char *text);
  * text after "kind:" or NULL. */
 uint32_t nf_transport_open_sim(const char *kind, const char *arg, struct nf_transport **out);
 
+/* Wait up to timeout_ms for fd to be readable (data or hang-up) or for wake_fd (an
+ * eventfd) to be signalled, whose count is then consumed. Returns 1 when fd has
+ * something, 0 on timeout, wake or EINTR, -1 on error. Shared by the fd-based
+ * transports (sockets, tty). */
+int nf_fd_wait(int fd, int wake_fd, int timeout_ms);
+
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "nf_transport.h"
+#include "nf_transport_priv.h"
 #include "transport_board.h"
 
 /* <sys/ioctl.h> drags in glibc's termios definitions, which clash with termbits. */
@@ -85,19 +86,9 @@ static ssize_t tty_read(struct nf_transport *t, void *buf, size_t cap, int timeo
             return -1; /* EIO: the device went away */
         if (timeout_ms == 0)
             return 0;
-        struct pollfd pfd[2] = {{.fd = f->fd, .events = POLLIN}, {.fd = f->wake_fd, .events = POLLIN}};
-        int r = poll(pfd, 2, timeout_ms);
-        if (r < 0 && errno == EINTR)
-            return 0;
-        if (r < 0)
-            return -1;
-        if (pfd[1].revents & POLLIN) {
-            uint64_t v;
-            if (read(f->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-                return -1;
-        }
-        if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
-            return 0; /* timeout or wake */
+        int r = nf_fd_wait(f->fd, f->wake_fd, timeout_ms);
+        if (r <= 0)
+            return r; /* timeout, wake or error */
         timeout_ms = 0;
     }
 }
