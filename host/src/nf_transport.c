@@ -19,12 +19,18 @@
 #include "nf_transport_priv.h"
 #include "transport_board.h"
 
-/* The board transports (transport_usb.c, transport_tty.c) are linked into the
- * library but not into every test of this layer: weak references let the dispatch
- * use them when present and answer NOT_SUPPORTED when not. */
+/* The board transports (transport_usb.c, transport_tty.c) are built into the
+ * library (which defines NF_WITH_BOARD_TRANSPORTS: strong references, so a program
+ * linked against the static library pulls them in) but not into every test of this
+ * layer: there, weak references let the dispatch answer NOT_SUPPORTED. */
+#ifdef NF_WITH_BOARD_TRANSPORTS
+#define HAVE_BOARD(fn) 1
+#else
 #pragma weak nf_transport_open_usb
 #pragma weak nf_transport_open_tty
 #pragma weak nf_board_present
+#define HAVE_BOARD(fn) ((fn) != NULL)
+#endif
 
 /* ---- errors ------------------------------------------------------------- */
 
@@ -258,7 +264,7 @@ uint32_t nf_transport_open(const char *device, struct nf_transport **out)
         return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_transport_open: out is NULL");
     *out = NULL;
     if (!device || strcmp(device, "auto") == 0 || strcmp(device, "") == 0) {
-        if (nf_board_present && nf_transport_open_usb && nf_board_present())
+        if (HAVE_BOARD(nf_board_present) && HAVE_BOARD(nf_transport_open_usb) && nf_board_present())
             return nf_transport_open_usb(NULL, out);
         return nf_transport_open_sim("sim", NULL, out);
     }
@@ -273,12 +279,12 @@ uint32_t nf_transport_open(const char *device, struct nf_transport **out)
             return nf_transport_open_sim(kinds[i], device + n + 1, out);
     }
     if (strncmp(device, "usb", 3) == 0 && (device[3] == '\0' || device[3] == ':')) {
-        if (nf_transport_open_usb)
+        if (HAVE_BOARD(nf_transport_open_usb))
             return nf_transport_open_usb(device[3] == ':' ? device + 4 : NULL, out);
         return nf_set_error(NF_STATUS_NOT_SUPPORTED, "device \"%s\": the USB transport is not in this build", device);
     }
     if (strncmp(device, "tty:", 4) == 0 && device[4] != '\0') {
-        if (nf_transport_open_tty)
+        if (HAVE_BOARD(nf_transport_open_tty))
             return nf_transport_open_tty(device + 4, out);
         return nf_set_error(NF_STATUS_NOT_SUPPORTED, "device \"%s\": the tty transport is not in this build", device);
     }
