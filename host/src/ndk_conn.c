@@ -56,6 +56,16 @@ static NTSTATUS copy_addr(const struct sockaddr_storage *a, ULONG alen, SOCKADDR
     return STATUS_SUCCESS;
 }
 
+/* copy_addr under the adapter lock, which guards every connector and listener address. */
+static NTSTATUS copy_addr_locked(pthread_mutex_t *lock, const struct sockaddr_storage *a, const ULONG *alen,
+                                 SOCKADDR *out, ULONG *out_len)
+{
+    pthread_mutex_lock(lock);
+    NTSTATUS st = copy_addr(a, *alen, out, out_len);
+    pthread_mutex_unlock(lock);
+    return st;
+}
+
 /* ------------------------------------------------------------------------- */
 /* Connector                                                                  */
 
@@ -533,10 +543,7 @@ static NTSTATUS conn_local_addr(NDK_OBJECT_HEADER *obj, SOCKADDR *addr, ULONG *l
     if (!obj || obj->ObjectType != NdkObjectTypeConnector)
         return STATUS_INVALID_PARAMETER;
     struct ndk_connector *c = NDK_CONTAINER(obj, struct ndk_connector, pub.Header);
-    pthread_mutex_lock(&c->core.ad->lock);
-    NTSTATUS st = copy_addr(&c->local, c->local_len, addr, len);
-    pthread_mutex_unlock(&c->core.ad->lock);
-    return st;
+    return copy_addr_locked(&c->core.ad->lock, &c->local, &c->local_len, addr, len);
 }
 
 static NTSTATUS conn_peer_addr(NDK_CONNECTOR *cn, SOCKADDR *addr, ULONG *len)
@@ -544,10 +551,7 @@ static NTSTATUS conn_peer_addr(NDK_CONNECTOR *cn, SOCKADDR *addr, ULONG *len)
     if (!cn)
         return STATUS_INVALID_PARAMETER;
     struct ndk_connector *c = conn_of(cn);
-    pthread_mutex_lock(&c->core.ad->lock);
-    NTSTATUS st = copy_addr(&c->remote, c->remote_len, addr, len);
-    pthread_mutex_unlock(&c->core.ad->lock);
-    return st;
+    return copy_addr_locked(&c->core.ad->lock, &c->remote, &c->remote_len, addr, len);
 }
 
 static NTSTATUS conn_disconnect(NDK_CONNECTOR *cn, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
@@ -739,10 +743,7 @@ static NTSTATUS listener_local_addr(NDK_OBJECT_HEADER *obj, SOCKADDR *addr, ULON
     if (!obj || obj->ObjectType != NdkObjectTypeListener)
         return STATUS_INVALID_PARAMETER;
     struct ndk_listener *l = NDK_CONTAINER(obj, struct ndk_listener, pub.Header);
-    pthread_mutex_lock(&l->core.ad->lock);
-    NTSTATUS st = copy_addr(&l->addr, l->addr_len, addr, len);
-    pthread_mutex_unlock(&l->core.ad->lock);
-    return st;
+    return copy_addr_locked(&l->core.ad->lock, &l->addr, &l->addr_len, addr, len);
 }
 
 static VOID listener_control(NDK_LISTENER *ln, BOOLEAN pause)
