@@ -8,7 +8,8 @@ SHELL := /bin/bash
 ROOT := $(abspath .)
 BUILD := $(ROOT)/build
 PY := $(ROOT)/.venv/bin/python
-SETUP_STAMP := $(BUILD)/.setup-stamp
+# Written by tools/setup.sh (which tools to use); stands for "setup has run".
+SETUP_STAMP := $(BUILD)/toolchain.mk
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 
 # Host C: C11, warnings are errors (firmware.mk sets its own for rv32).
@@ -28,20 +29,28 @@ LINT_TARGETS :=
 BENCH_TARGETS :=
 CLEAN_DIRS :=
 
--include $(BUILD)/toolchain.mk
+# Any target works as the first command in a fresh clone: when a goal needs a tool,
+# make builds build/toolchain.mk (runs setup: Debian packages, .venv) before reading the
+# rest, then restarts with the tools in place. Goals that need nothing installed skip it.
+NO_SETUP_GOALS := help setup clean generate check-generated uninstall check-readme
+ifneq ($(filter-out $(NO_SETUP_GOALS),$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))),)
+include $(SETUP_STAMP)
+else
+-include $(SETUP_STAMP)
+endif
 
-.PHONY: help setup generate check-generated firmware sim demo test test-quick bench bench-report \
-        bitstream flash lint install clean formal
+.PHONY: help setup generate check-generated test bench lint clean
 
 help: ## list the targets
 	@echo "ndkfpga make targets:"
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | \
 	    awk 'BEGIN{FS=":.*## "} !seen[$$1]++ {printf "  %-20s %s\n", $$1, $$2}' | sort
 
-setup: $(SETUP_STAMP) ## install Debian packages and the .venv tools (idempotent)
+setup: ## install Debian packages and the .venv tools (idempotent; every other target runs it when needed)
+	@bash tools/setup.sh
 $(SETUP_STAMP): tools/setup.sh
-	bash tools/setup.sh
-	@touch $@
+	@echo "setup: installing what this project needs (once; see tools/setup.sh)"
+	@bash tools/setup.sh
 
 generate: ## regenerate headers and docs from tools/layout.toml
 	python3 tools/genlayout.py
@@ -58,51 +67,14 @@ lint: $(SETUP_STAMP) ## Verilator -Wall lint of all RTL, cppcheck of all C
 	@echo "lint: clean"
 
 bench: $(SETUP_STAMP) ## run the benchmarks, print the table, write build/bench/results.json
-	@if [ -z "$(BENCH_TARGETS)" ]; then echo "bench: not built yet (issue [bench])" >&2; exit 2; fi
 	@set -e; for t in $(BENCH_TARGETS); do $(MAKE) --no-print-directory -s $$t; done
 
 clean: ## remove build outputs (keeps .venv)
-	rm -rf $(filter-out $(BUILD)/toolchain.mk,$(wildcard $(BUILD)/*)) $(CLEAN_DIRS)
-	rm -f $(SETUP_STAMP)
+	rm -rf $(filter-out $(SETUP_STAMP),$(wildcard $(BUILD)/*)) $(CLEAN_DIRS)
 
 include $(sort $(wildcard rtl/*/*.mk)) $(sort $(wildcard rtl/*/*/*.mk)) $(sort $(wildcard firmware/*.mk)) $(sort $(wildcard sim/*.mk)) \
         $(sort $(wildcard host/*.mk)) $(sort $(wildcard tests/*.mk)) $(sort $(wildcard examples/*.mk)) \
         $(sort $(wildcard bench/*.mk)) $(sort $(wildcard constraints/*.mk)) $(sort $(wildcard tools/*.mk))
-
-# Targets a later issue fills: a clear error until then, never a silent success.
-define not_built
-	@echo "$@: not built yet ($(1))" >&2; exit 2
-endef
-ifndef HAVE_FIRMWARE
-firmware: ## build the RISC-V firmware image
-	$(call not_built,issue [link])
-endif
-ifndef HAVE_SIM
-sim: ## build the Verilator board model
-	$(call not_built,issue [link])
-endif
-ifndef HAVE_DEMO
-demo: ## run the example consumer against the simulation
-	$(call not_built,issue [ndkpi])
-endif
-ifndef HAVE_BITSTREAM
-bitstream: ## build a bitstream: BOARD=ulx3s DEVICE=85k|25k or BOARD=ecp5-evn
-	$(call not_built,issue [board])
-flash: ## program the board: BOARD=ulx3s [FLASH=1]
-	$(call not_built,issue [board])
-endif
-ifndef HAVE_INSTALL
-install: ## install library, headers, pkg-config file, simulator, firmware: PREFIX=DIR
-	$(call not_built,issue [ndkpi])
-endif
-ifndef HAVE_FORMAL
-formal: ## SymbiYosys proof of the key-check unit
-	$(call not_built,issue [engine])
-endif
-ifndef HAVE_BENCH_REPORT
-bench-report: ## regenerate docs/performance.md and its plots
-	$(call not_built,issue [bench])
-endif
 
 # The foundation's own tests: the generator and the generated headers.
 TEST_TARGETS += test-layout
@@ -111,3 +83,11 @@ test-layout: $(SETUP_STAMP)
 	@bash tools/test_layout.sh
 lint-layout:
 	@$(VERILATOR) $(VLINT) tools/layout_lint_top.v
+
+# README's quick start is what CI runs first, verbatim: the two must not drift apart.
+.PHONY: check-readme test-readme
+check-readme: ## check that .ci/run runs README's quick-start commands verbatim, in order
+	@python3 tools/readme_quickstart.py --check .ci/run
+TEST_TARGETS += test-readme
+test-readme:
+	@bash tools/test_readme_quickstart.sh

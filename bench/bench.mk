@@ -1,4 +1,4 @@
-# Benchmarks (issue [bench]): engine micro-benchmarks (own Verilator harnesses of the
+# Benchmarks: engine micro-benchmarks (own Verilator harnesses of the
 # engine units), fast-register / invalidate / link figures on the Verilator board
 # (nfsim) through the host library's link, an ndmrlat-style latency sweep through the
 # public NDKPI, host instructions per post (bench-ndk-post, host/host.mk), FPGA figures
@@ -105,7 +105,6 @@ bench-results:
 	@python3 $(BENCH_DIR)/report.py
 BENCH_TARGETS += bench-results
 
-HAVE_BENCH_REPORT := 1
 .PHONY: bench-report
 bench-report: ## regenerate docs/performance.md and its plots
 	@if [ ! -f $(BENCH_BUILD)/results.json ]; then $(MAKE) --no-print-directory bench; fi

@@ -164,6 +164,9 @@ int main(int argc, char **argv)
     const char *device = argc > 1 ? argv[1] : getenv("NDKFPGA_DEVICE");
     if (!device || !*device)
         device = "sim";
+    /* Whole lines, in order with anything the library reports on stderr, also when
+     * the output goes to a pipe or a file. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     printf("ndkfpga demo on \"%s\"\n\n", device);
 
     NDK_ADAPTER *adapter = NULL;

@@ -1,8 +1,7 @@
-# Example consumer of the NDKPI library (issue [ndkpi]): `make demo` runs it on the
+# Example consumer of the NDKPI library: `make demo` runs it on the
 # Verilator board model; DEMO_DEVICE=model runs it on the software adapter.
 EX_BUILD := $(BUILD)/examples
 DEMO_DEVICE ?= sim
-HAVE_DEMO := 1
 .PHONY: demo
 CLEAN_DIRS += $(EX_BUILD)
 

@@ -6,7 +6,6 @@
 #   make test-firmware-sim the image on the Verilator RTL (nfsim)
 #   make test-fuzz-firmware  bounded libFuzzer run of the message handler
 #   make lint-firmware     cppcheck, warnings are errors
-HAVE_FIRMWARE := 1
 
 FW_DIR    := $(ROOT)/firmware
 FW_BUILD  := $(BUILD)/firmware

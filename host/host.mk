@@ -1,4 +1,4 @@
-# NDKPI provider library (issue [ndkpi]): build/host/libndkfpga.{a,so} from the NDK
+# NDKPI provider library: build/host/libndkfpga.{a,so} from the NDK
 # objects (host/src/ndk_*.c) and the link layer ($(HOST_LINK_SRCS), host/link.mk;
 # board transports $(HOST_USB_SRCS), host/usb.mk), its unit tests, the conformance
 # suite (tests/conformance/) and `make install`.
@@ -21,10 +21,9 @@ NDK_SAN_OBJS = $(patsubst host/src/%.c,$(NDK_BUILD)/obj-san/%.o,$(NDK_LIB_SRCS))
 NDK_CONSUMER_CC = $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/tests -pthread
 
 .PHONY: host-lib test-host-ndk test-conformance-model test-conformance-faults test-conformance-sim test-install \
-        lint-host-ndk install
+        lint-host-ndk install uninstall
 TEST_TARGETS += test-host-ndk test-conformance-model test-conformance-faults test-conformance-sim test-install
 LINT_TARGETS += lint-host-ndk
-HAVE_INSTALL := 1
 
 .SECONDEXPANSION:
 
@@ -43,7 +42,10 @@ $(NDK_BUILD)/libndkfpga.a: $$(NDK_OBJS)
 	ar rcs $@ $^
 
 $(NDK_BUILD)/libndkfpga.so: $$(NDK_OBJS)
-	$(HOST_CC) -shared -Wl,-soname,libndkfpga.so -Wl,--no-undefined -o $@ $^ $(NDK_LIB_LIBS)
+	$(HOST_CC) -shared -Wl,-soname,libndkfpga.so.$(NDKFPGA_SOVERSION) -Wl,--no-undefined -o $(NDK_BUILD)/$(NDK_SO) $^ \
+	    $(NDK_LIB_LIBS)
+	ln -sfn $(NDK_SO) $(NDK_BUILD)/libndkfpga.so.$(NDKFPGA_SOVERSION)
+	ln -sfn $(NDK_SO) $@
 
 $(NDK_BUILD)/libndkfpga_san.a: $$(NDK_SAN_OBJS)
 	@rm -f $@
@@ -86,39 +88,71 @@ test-conformance-sim: $(NDK_BUILD)/conformance sim
 	@NDKFPGA_QUIET=1 NDKFPGA_DEVICE=sim $(NDK_BUILD)/conformance
 
 # ---- install ----
+# `make install PREFIX=DIR` installs a relocatable tree:
+#   lib/libndkfpga.so.VERSION (+ .so.SOVERSION, .so links), lib/libndkfpga.a,
+#   lib/pkgconfig/ndkfpga.pc, include/ndkfpga/{ndkpi,ndkfpga}.h, bin/ndkfpga,
+#   libexec/ndkfpga/{nfsim,nfmodel}, share/ndkfpga/nf_fw.hex,
+#   lib/udev/rules.d/70-ndkfpga.rules, and share/ndkfpga/install-manifest.
+# The installed library is built apart (NF_RELOCATABLE): it finds nfsim, nfmodel and the
+# firmware relative to its own file, and ndkfpga.pc and bin/ndkfpga name nothing
+# absolute, so the tree may be moved. `make uninstall PREFIX=DIR` removes what the
+# manifest lists. tests/conformance/test_install.sh tests the tree alone.
 PREFIX ?= /usr/local
-NDK_INST_BUILD = $(NDK_BUILD)/inst
-NDK_INST_CFLAGS = $(filter-out -DNF_SIM_DEFAULT_PATH=% -DNF_MODEL_DEFAULT_PATH=%,$(NDK_LIB_CFLAGS))
+NDKFPGA_VERSION := 0.1.0
+NDKFPGA_SOVERSION := $(firstword $(subst ., ,$(NDKFPGA_VERSION)))
+NDK_SO := libndkfpga.so.$(NDKFPGA_VERSION)
+NDK_INST := $(NDK_BUILD)/inst
+NDK_INST_CFLAGS = $(filter-out -DNF_SIM_DEFAULT_PATH=% -DNF_MODEL_DEFAULT_PATH=%,$(NDK_LIB_CFLAGS)) -DNF_RELOCATABLE
+NDK_INST_OBJS = $(patsubst host/src/%.c,$(NDK_INST)/obj/%.o,$(NDK_LIB_SRCS))
 NDK_FW_HEX := $(BUILD)/firmware/nf_fw.hex
 NDK_SIM_BIN := $(BUILD)/sim/nfsim
+NDK_MODEL_BIN := $(BUILD)/model/nfmodel
 
-# The installed library starts the installed simulator with the installed
-# firmware; it is compiled apart from the in-tree one for those two paths.
-install: $$(NDK_LIB_SRCS) $$(NDK_LIB_HDRS) host/ndkfpga.pc.in $(NDK_FW_HEX) $(NDK_SIM_BIN) ## install library, headers, pkg-config file, simulator, firmware: PREFIX=DIR
-	@set -e; prefix=$$(realpath -m "$(PREFIX)"); inst=$(NDK_INST_BUILD); rm -rf $$inst; mkdir -p $$inst; \
-	for s in $(NDK_LIB_SRCS); do \
-	    $(HOST_CC) $(NDK_INST_CFLAGS) -fPIC \
-	        -DNF_SIM_DEFAULT_PATH="\"$$prefix/libexec/ndkfpga/nfsim\"" \
-	        -DNF_MODEL_DEFAULT_PATH="\"$$prefix/libexec/ndkfpga/nfmodel\"" \
-	        -DNDKFPGA_INSTALLED_FIRMWARE="\"$$prefix/share/ndkfpga/nf_fw.hex\"" \
-	        -c -o $$inst/$$(basename $$s .c).o $$s; \
-	done; \
-	ar rcs $$inst/libndkfpga.a $$inst/*.o; \
-	$(HOST_CC) -shared -Wl,-soname,libndkfpga.so -Wl,--no-undefined -o $$inst/libndkfpga.so $$inst/*.o $(NDK_LIB_LIBS); \
-	install -d $$prefix/lib/pkgconfig $$prefix/include/ndkfpga $$prefix/libexec/ndkfpga $$prefix/share/ndkfpga; \
-	install -m 644 $$inst/libndkfpga.a $$prefix/lib/; \
-	install -m 755 $$inst/libndkfpga.so $$prefix/lib/; \
-	install -m 644 host/include/ndkpi.h host/include/ndkfpga.h $$prefix/include/ndkfpga/; \
-	install -m 755 $(NDK_SIM_BIN) $$prefix/libexec/ndkfpga/nfsim; \
-	if [ -x $(BUILD)/model/nfmodel ]; then install -m 755 $(BUILD)/model/nfmodel $$prefix/libexec/ndkfpga/nfmodel; fi; \
-	install -m 644 $(NDK_FW_HEX) $$prefix/share/ndkfpga/nf_fw.hex; \
-	sed -e "s|@PREFIX@|$$prefix|g" -e "s|@LIBS_PRIVATE@|$(strip $(NDK_LIB_LIBS))|g" host/ndkfpga.pc.in \
-	    > $$prefix/lib/pkgconfig/ndkfpga.pc; \
-	echo "installed ndkfpga into $$prefix"
+$(NDK_INST)/obj/%.o: host/src/%.c $$(NDK_LIB_HDRS) host/host.mk
+	@mkdir -p $(@D)
+	$(HOST_CC) $(NDK_INST_CFLAGS) -fPIC -c -o $@ $<
 
-# Install into a temporary prefix, build a consumer with pkg-config against the
-# installed tree only, run it on the installed simulator.
-test-install: $(NDK_FW_HEX) $(NDK_SIM_BIN)
+$(NDK_INST)/libndkfpga.a: $$(NDK_INST_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(NDK_INST)/$(NDK_SO): $$(NDK_INST_OBJS)
+	$(HOST_CC) -shared -Wl,-soname,libndkfpga.so.$(NDKFPGA_SOVERSION) -Wl,--no-undefined -o $@ $^ $(NDK_LIB_LIBS)
+
+# The command finds the library beside it: PREFIX/bin/../lib.
+$(NDK_INST)/ndkfpga: $$(CLI_SRCS) $$(CLI_HDRS) $(NDK_INST)/$(NDK_SO) host/include/ndkpi.h host/include/ndkfpga.h
+	$(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -pthread -o $@ $(CLI_SRCS) \
+	    $(NDK_INST)/$(NDK_SO) -Wl,-rpath,'$$ORIGIN/../lib' -pthread
+
+$(NDK_INST)/ndkfpga.pc: host/ndkfpga.pc.in host/host.mk
+	@mkdir -p $(@D)
+	sed -e "s|@VERSION@|$(NDKFPGA_VERSION)|g" -e "s|@LIBS_PRIVATE@|$(strip $(NDK_LIB_LIBS))|g" $< > $@
+
+NDK_INSTALL_FILES = $(NDK_INST)/libndkfpga.a $(NDK_INST)/$(NDK_SO) $(NDK_INST)/ndkfpga $(NDK_INST)/ndkfpga.pc \
+                    $(NDK_SIM_BIN) $(NDK_MODEL_BIN) $(NDK_FW_HEX)
+install: $$(NDK_INSTALL_FILES) ## install library, headers, pkg-config file, ndkfpga command, nfsim, nfmodel, firmware, udev rule: PREFIX=DIR
+	@printf '%s\n' \
+	    "file 644 $(NDK_INST)/libndkfpga.a lib/libndkfpga.a" \
+	    "file 755 $(NDK_INST)/$(NDK_SO) lib/$(NDK_SO)" \
+	    "link $(NDK_SO) lib/libndkfpga.so.$(NDKFPGA_SOVERSION)" \
+	    "link libndkfpga.so.$(NDKFPGA_SOVERSION) lib/libndkfpga.so" \
+	    "file 644 $(NDK_INST)/ndkfpga.pc lib/pkgconfig/ndkfpga.pc" \
+	    "file 644 host/include/ndkpi.h include/ndkfpga/ndkpi.h" \
+	    "file 644 host/include/ndkfpga.h include/ndkfpga/ndkfpga.h" \
+	    "file 755 $(NDK_INST)/ndkfpga bin/ndkfpga" \
+	    "file 755 $(NDK_SIM_BIN) libexec/ndkfpga/nfsim" \
+	    "file 755 $(NDK_MODEL_BIN) libexec/ndkfpga/nfmodel" \
+	    "file 644 $(NDK_FW_HEX) share/ndkfpga/nf_fw.hex" \
+	    "file 644 tools/99-ndkfpga.rules lib/udev/rules.d/70-ndkfpga.rules" \
+	    | bash tools/install_tree.sh install "$(PREFIX)"
+	@echo "install: for a board as a normal user, copy $(PREFIX)/lib/udev/rules.d/70-ndkfpga.rules" \
+	    "to /etc/udev/rules.d/ (see docs/boards.md) unless udev reads it there already"
+
+uninstall: ## remove exactly what `make install PREFIX=DIR` installed
+	@bash tools/install_tree.sh uninstall "$(PREFIX)"
+
+# Install into a temporary prefix, then use the tree alone (moved elsewhere, too).
+test-install: $$(NDK_INSTALL_FILES)
 	@bash tests/conformance/test_install.sh "$(MAKE)" "$(HOST_CC)"
 
 # ---- lint ----

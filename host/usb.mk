@@ -12,7 +12,7 @@ HU_BUILD := $(BUILD)/host-usb
 HU_CC := $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/src -I$(ROOT)/host/tests/usb
 HU_UMOCKDEV_CFLAGS = $(shell pkg-config --cflags umockdev-1.0 2>/dev/null)
 HU_UMOCKDEV_LIBS = $(shell pkg-config --libs umockdev-1.0 2>/dev/null)
-# The transport tests link the link engineer's error/dispatch code (nf_set_error).
+# The transport tests link the link layer's error/dispatch code (nf_set_error).
 HU_LINK_SRCS = $(HOST_LINK_SRCS)
 HU_LINK_CFLAGS = $(HOST_LINK_CFLAGS)
 # The umockdev preload comes before the ASan runtime in the library list; ASan

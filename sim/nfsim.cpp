@@ -55,6 +55,7 @@ struct Options {
     double drop = 0, corrupt = 0, dup = 0;
     uint64_t seed = 1;
     bool exit_on_disconnect = false;
+    bool quiet = false;
 };
 
 void usage(FILE *f)
@@ -68,7 +69,9 @@ void usage(FILE *f)
         "  --max-cycles N         stop after N simulated cycles (0: no limit)\n"
         "  --drop P --corrupt P --dup P   per-byte fault probabilities, both directions\n"
         "  --seed N               seed of the fault injection (default 1)\n"
-        "  --exit-on-disconnect   exit when the client disconnects\n",
+        "  --exit-on-disconnect   exit when the client disconnects\n"
+        "  --quiet                no exit summary (the host library starts nfsim so: the\n"
+        "                         summary would land in the middle of its consumer's output)\n",
         NF_DEFAULT_FIRMWARE);
 }
 
@@ -115,6 +118,9 @@ int parse_args(int argc, char **argv, Options *o)
             std::exit(0);
         } else if (a == "--exit-on-disconnect") {
             o->exit_on_disconnect = true;
+            continue;
+        } else if (a == "--quiet") {
+            o->quiet = true;
             continue;
         } else if (a == "--socket") {
             if (!need(v && *v)) return 2;
@@ -268,8 +274,9 @@ public:
         if (fst_)
             fst_->close();
         top_->final();
-        std::fprintf(stderr, "nfsim: %llu cycles, %.0f cycles/s\n", static_cast<unsigned long long>(cycle_),
-                     secs > 0 ? static_cast<double>(cycle_) / secs : 0.0);
+        if (!opt_.quiet)
+            std::fprintf(stderr, "nfsim: %llu cycles, %.0f cycles/s\n", static_cast<unsigned long long>(cycle_),
+                         secs > 0 ? static_cast<double>(cycle_) / secs : 0.0);
         if (client_fd_ >= 0)
             close(client_fd_);
         return rc;
@@ -378,14 +385,43 @@ private:
     int client_fd_ = -1;
 };
 
+// PREFIX/share/ndkfpga/nf_fw.hex for this binary at PREFIX/libexec/ndkfpga/nfsim, if
+// it exists; "" otherwise.
+std::string installed_firmware()
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0)
+        return "";
+    self[n] = '\0';
+    std::string dir(self);
+    for (int up = 0; up < 3; up++) {
+        size_t slash = dir.rfind('/');
+        if (slash == std::string::npos)
+            return "";
+        dir.erase(slash);
+    }
+    std::string path = dir + "/share/ndkfpga/nf_fw.hex";
+    return access(path.c_str(), R_OK) == 0 ? path : "";
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
 {
     Options opt;
+    bool firmware_given = false;
+    for (int i = 1; i < argc; i++)
+        firmware_given |= std::strcmp(argv[i], "--firmware") == 0;
     int rc = parse_args(argc, argv, &opt);
     if (rc)
         return rc;
+    if (!firmware_given && access(opt.firmware.c_str(), R_OK) != 0) {
+        // An installed nfsim (PREFIX/libexec/ndkfpga/) takes the installed image.
+        std::string installed = installed_firmware();
+        if (!installed.empty())
+            opt.firmware = installed;
+    }
     if (access(opt.firmware.c_str(), R_OK) != 0) {
         std::fprintf(stderr, "nfsim: cannot read firmware image %s: %s\n", opt.firmware.c_str(), std::strerror(errno));
         return 2;

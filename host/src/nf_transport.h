@@ -63,6 +63,12 @@ struct nf_transport {
  *   NF_STATUS_INSUFFICIENT_RESOURCES out of memory / file descriptors */
 uint32_t nf_transport_open(const char *device, struct nf_transport **out);
 
+/* The simulator ("sim") or software adapter ("model") binary nf_transport_open would
+ * start, into buf. NF_STATUS_SUCCESS: it exists and is executable; NF_STATUS_NO_SUCH_FILE:
+ * buf names where it was looked for (or is empty when no place could be found);
+ * NF_STATUS_INVALID_PARAMETER: another kind, or no room. */
+uint32_t nf_transport_binary_path(const char *kind, char *buf, size_t len);
+
 /* Wrap a connected stream socket or pipe-like fd (full duplex) as a transport; the
  * transport owns fd and closes it. Used by the socket transports and by tests. */
 uint32_t nf_transport_from_fd(int fd, const char *name, struct nf_transport **out);

@@ -1,7 +1,16 @@
 /* "sim" and "model" transports: a Unix stream socket to the Verilator board model
  * (nfsim) or the software adapter (nfmodel), started on a private socket when none
- * is given. Both speak the same protocol: raw link bytes in each direction. */
+ * is given. Both speak the same protocol: raw link bytes in each direction.
+ *
+ * Where the binaries are: $NDKFPGA_SIM / $NDKFPGA_MODEL when set; otherwise, in the
+ * in-tree library, the build tree's (NF_SIM_DEFAULT_PATH, NF_MODEL_DEFAULT_PATH); in
+ * the installed library (NF_RELOCATABLE), PREFIX/libexec/ndkfpga/, where PREFIX is
+ * found from the file this code was loaded from (PREFIX/lib/libndkfpga.so.N, or
+ * PREFIX/bin/PROGRAM for a static link), so a moved install tree keeps working. The
+ * installed nfsim is then given the installed firmware, PREFIX/share/ndkfpga/. */
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -17,6 +26,14 @@
 
 #include "nf_transport_priv.h"
 
+#ifdef NF_RELOCATABLE
+/* Relative to the install prefix. */
+#undef NF_SIM_DEFAULT_PATH
+#undef NF_MODEL_DEFAULT_PATH
+#define NF_SIM_DEFAULT_PATH "libexec/ndkfpga/nfsim"
+#define NF_MODEL_DEFAULT_PATH "libexec/ndkfpga/nfmodel"
+#define NF_SIM_FIRMWARE "share/ndkfpga/nf_fw.hex"
+#endif
 #ifndef NF_SIM_DEFAULT_PATH
 #define NF_SIM_DEFAULT_PATH "nfsim"
 #endif
@@ -88,11 +105,85 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-static uint32_t start(const struct kind_env *k, struct nf_transport **out)
+#ifdef NF_RELOCATABLE
+/* The install prefix: two levels above the file holding this code. */
+static int install_prefix(char *buf, size_t len)
+{
+    Dl_info di;
+    char self[PATH_MAX];
+    const char *from = NULL;
+    if (dladdr((const void *)install_prefix, &di) && di.dli_fname && di.dli_fname[0] == '/')
+        from = di.dli_fname;
+    else {
+        /* Linked into the program itself: dladdr names it as it was invoked. */
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n <= 0)
+            return -1;
+        self[n] = '\0';
+        from = self;
+    }
+    char real[PATH_MAX];
+    if (!realpath(from, real))
+        return -1;
+    for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(real, '/');
+        if (!slash)
+            return -1;
+        *slash = '\0';
+    }
+    if (snprintf(buf, len, "%s", real[0] ? real : "/") >= (int)len)
+        return -1;
+    return 0;
+}
+
+static int prefixed(const char *rel, char *buf, size_t len)
+{
+    char prefix[PATH_MAX];
+    if (install_prefix(prefix, sizeof(prefix)) != 0)
+        return -1;
+    return snprintf(buf, len, "%s/%s", strcmp(prefix, "/") ? prefix : "", rel) < (int)len ? 0 : -1;
+}
+#endif
+
+/* The binary the library starts for kind k (environment first). */
+static int binary_path(const struct kind_env *k, char *buf, size_t len)
 {
     const char *bin = getenv(k->binary_env);
-    if (!bin || !*bin)
-        bin = k->default_path;
+    if (bin && *bin)
+        return snprintf(buf, len, "%s", bin) < (int)len ? 0 : -1;
+#ifdef NF_RELOCATABLE
+    return prefixed(k->default_path, buf, len);
+#else
+    return snprintf(buf, len, "%s", k->default_path) < (int)len ? 0 : -1;
+#endif
+}
+
+static const struct kind_env *kind_named(const char *kind)
+{
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (strcmp(kinds[i].kind, kind) == 0)
+            return &kinds[i];
+    return NULL;
+}
+
+uint32_t nf_transport_binary_path(const char *kind, char *buf, size_t len)
+{
+    const struct kind_env *k = kind ? kind_named(kind) : NULL;
+    if (!k || !buf || len == 0)
+        return NF_STATUS_INVALID_PARAMETER;
+    buf[0] = '\0';
+    if (binary_path(k, buf, len) != 0) {
+        buf[0] = '\0';
+        return NF_STATUS_NO_SUCH_FILE;
+    }
+    return access(buf, X_OK) == 0 ? NF_STATUS_SUCCESS : NF_STATUS_NO_SUCH_FILE;
+}
+
+static uint32_t start(const struct kind_env *k, struct nf_transport **out)
+{
+    char bin[PATH_MAX];
+    if (binary_path(k, bin, sizeof(bin)) != 0)
+        return nf_set_error(NF_STATUS_NO_SUCH_FILE, "%s binary: cannot locate it (set $%s)", k->what, k->binary_env);
     if (access(bin, X_OK) != 0)
         return nf_set_error(NF_STATUS_NO_SUCH_FILE, "%s binary %s: %s (build it with `make %s`, or set $%s)", k->what,
                             bin, strerror(errno), strcmp(k->kind, "sim") == 0 ? "sim" : "model", k->binary_env);
@@ -108,14 +199,26 @@ static uint32_t start(const struct kind_env *k, struct nf_transport **out)
     char sock[160];
     snprintf(sock, sizeof(sock), "%s/%s.sock", dir, k->kind);
 
-    /* argv: BIN --socket SOCK --exit-on-disconnect [words of $ARGS] */
+    /* argv: BIN --socket SOCK --exit-on-disconnect [--quiet] [--firmware F] [words of
+     * $ARGS]. nfsim's exit summary would land in the middle of the consumer's output:
+     * it is printed only with $NDKFPGA_DEBUG. */
     char *words = NULL;
-    char *argv[4 + MAX_EXTRA_ARGS + 1];
+    char *argv[7 + MAX_EXTRA_ARGS + 1];
     int argc = 0;
-    argv[argc++] = (char *)bin;
+    argv[argc++] = bin;
     argv[argc++] = "--socket";
     argv[argc++] = sock;
     argv[argc++] = "--exit-on-disconnect";
+    if (strcmp(k->kind, "sim") == 0 && !getenv("NDKFPGA_DEBUG"))
+        argv[argc++] = "--quiet";
+#ifdef NF_RELOCATABLE
+    char firmware[PATH_MAX];
+    if (strcmp(k->kind, "sim") == 0 && prefixed(NF_SIM_FIRMWARE, firmware, sizeof(firmware)) == 0) {
+        argv[argc++] = "--firmware";
+        argv[argc++] = firmware;
+    }
+#endif
+    const int fixed_args = argc;
     const char *extra = getenv(k->args_env);
     if (extra && *extra) {
         words = strdup(extra);
@@ -125,7 +228,7 @@ static uint32_t start(const struct kind_env *k, struct nf_transport **out)
         }
         char *save = NULL;
         for (char *w = strtok_r(words, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
-            if (argc >= 4 + MAX_EXTRA_ARGS) {
+            if (argc >= fixed_args + MAX_EXTRA_ARGS) {
                 free(words);
                 rmdir(dir);
                 return nf_set_error(NF_STATUS_INVALID_PARAMETER, "$%s has more than %d words", k->args_env,
@@ -178,7 +281,7 @@ static uint32_t start(const struct kind_env *k, struct nf_transport **out)
         }
         sleep_ms(10);
     }
-    char name[200];
+    char name[PATH_MAX + 64];
     snprintf(name, sizeof(name), "%s (%s, pid %d)", k->kind, bin, (int)pid);
     uint32_t st = nf_transport_from_fd(fd, name, out);
     if (st != NF_STATUS_SUCCESS) {
@@ -198,10 +301,7 @@ static uint32_t start(const struct kind_env *k, struct nf_transport **out)
 
 uint32_t nf_transport_open_sim(const char *kind, const char *arg, struct nf_transport **out)
 {
-    const struct kind_env *k = NULL;
-    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-        if (strcmp(kinds[i].kind, kind) == 0)
-            k = &kinds[i];
+    const struct kind_env *k = kind_named(kind);
     if (!k)
         return nf_set_error(NF_STATUS_INVALID_PARAMETER, "unknown transport kind %s", kind);
     if (arg)

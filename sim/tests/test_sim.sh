@@ -54,6 +54,12 @@ wait_sim "$SIM_PID" 30
 check "exit-on-disconnect: nfsim exits 0 when the client leaves" test "$SIM_RC" -eq 0
 check "exit summary: 'nfsim: N cycles, R cycles/s' on stderr" summary_ok echo
 
+SOCK=$WORK/quiet.sock
+start_sim quiet --socket "$SOCK" --firmware "$ECHO_HEX" --baud 11000000 --exit-on-disconnect --quiet
+"$CLIENT" "$SOCK" echo 2
+wait_sim "$SIM_PID" 30
+check "--quiet: nfsim exits 0 and prints nothing" test "$SIM_RC" -eq 0 -a ! -s "$WORK/quiet.err"
+
 SOCK=$WORK/echo3.sock
 start_sim echo3 --socket "$SOCK" --firmware "$ECHO_HEX" --exit-on-disconnect
 "$CLIENT" "$SOCK" echo 3
