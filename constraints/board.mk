@@ -42,3 +42,8 @@ lint-board:
 	@for top in nf_board_ulx3s nf_board_ecp5_evn; do \
 	    $(VERILATOR) $(VLINT) --timescale 1ns/1ps tools/third_party.vlt --top-module $$top $(BOARD_LINT_SRCS) || exit 1; \
 	done
+
+# The measured board figures in README.md and docs/boards.md come from the summaries.
+.PHONY: board-figures
+board-figures: ## write the last test-bitstream's figures (Fmax, LUT/FF/EBR) into README.md and docs/boards.md
+	@python3 tools/board_figures.py

@@ -16,7 +16,7 @@ sim: $(SIM_BIN) firmware ## build the Verilator board model and the firmware it 
 
 $(SIM_BIN): $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS)
 	@mkdir -p $(SIM_BUILD)/obj
-	@echo "sim: verilating nf_soc into $(SIM_BIN) (the board model; about 2 minutes on 2 cores, log in $(SIM_BUILD)/build.log)"
+	@echo "sim: verilating nf_soc into $(SIM_BIN) (the board model; log in $(SIM_BUILD)/build.log)"
 	@$(VERILATOR) --cc --exe --build -j 2 -Wall $(VFAST) --trace-fst $(SOC_VSRC) --top-module nf_soc \
 	    -GFW_HEX='"$(SIM_FW_HEX)"' --Mdir $(SIM_BUILD)/obj -o $(SIM_BIN) \
 	    -MAKEFLAGS "OPT_FAST=-O2 OPT_SLOW=-O1" \

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""The boards' measured figures, written into README.md and docs/boards.md.
+
+Reads build/board/BOARD-DEVICE/summary.json (written by tools/bitstream.sh from
+nextpnr's report) for every board test-bitstream builds, and replaces the text between
+"<!-- board-figures:begin -->" and "<!-- board-figures:end -->" in each document with a
+table of them. Nothing is typed in: a board without a summary is left out, and the
+tool fails when none has one.
+
+  board_figures.py            rewrite the documents
+  board_figures.py --print    print the table only
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BOARDS = [  # (build name, what, part)
+    ("ulx3s-85k", "ULX3S 85F", "LFE5U-85F-6"),
+    ("ulx3s-25k", "ULX3S 25F", "LFE5U-25F-6"),
+    ("ecp5-evn-85k", "ECP5-EVN", "LFE5UM5G-85F-8"),
+]
+DOCS = ["README.md", os.path.join("docs", "boards.md")]
+BEGIN, END = "<!-- board-figures:begin -->", "<!-- board-figures:end -->"
+
+
+def used(n, avail):
+    return f"{n:,} / {avail:,} ({100.0 * n / avail:.0f} %)" if avail else f"{n:,}"
+
+
+def table():
+    rows = []
+    for name, what, part in BOARDS:
+        path = os.path.join(ROOT, "build", "board", name, "summary.json")
+        if not os.path.exists(path):
+            continue
+        s = json.load(open(path))
+        met = "met" if s["timing_met"] else "**not met**"
+        rows.append(f"| {what} | {part} | {s['target_mhz']:g} MHz | {s['fmax_mhz']:.1f} MHz ({met}) | "
+                    f"{used(s['luts'], s['luts_available'])} | {used(s['ffs'], s['ffs_available'])} | "
+                    f"{s['ebr']} / {s['ebr_available']} | {s['dsp']} / {s['dsp_available']} |")
+    if not rows:
+        raise SystemExit("board_figures: no build/board/*/summary.json: run make test-bitstream first")
+    head = ("| board | part | system clock | Fmax (nextpnr) | LUT4 | FF | EBR | DSP |\n"
+            "|---|---|---|---|---|---|---|---|\n")
+    note = ("\n(from `build/board/*/summary.json` of the last `make test-bitstream`, written in by "
+            "`tools/board_figures.py`; nextpnr-ecp5 seed 1, LUT4 counts include the carry-chain halves)\n")
+    return head + "\n".join(rows) + "\n" + note
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--print", action="store_true", help="print the table only")
+    args = ap.parse_args()
+    t = table()
+    if args.print:
+        print(t, end="")
+        return 0
+    for doc in DOCS:
+        path = os.path.join(ROOT, doc)
+        text = open(path, encoding="utf-8").read()
+        pat = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
+        if not pat.search(text):
+            print(f"board_figures: {doc} has no {BEGIN} ... {END} block", file=sys.stderr)
+            return 1
+        text = pat.sub(lambda _: BEGIN + "\n" + t + END, text)
+        open(path, "w", encoding="utf-8").write(text)
+        print(f"board_figures: {doc} updated")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
