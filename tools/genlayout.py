@@ -28,6 +28,28 @@ def hexc(value):
     return f"0x{value:08X}u" if value > 0xFFFF else f"{value}u"
 
 
+def check_enums(spec):
+    """An enum that sizes an array (struct field count = "ENUM") must number its values
+    0, 1, 2, ... in order: the value is the index."""
+    for e in spec.get("enum", []):
+        if e.get("index") and [v["value"] for v in e["values"]] != list(range(len(e["values"]))):
+            raise LayoutError(f"enum {e['name']} is an index: its values must be 0, 1, 2, ... in order")
+
+
+def field_count(spec, s, f):
+    """Elements of a field: 1, an integer `count`, or `count` = the name of an index enum
+    (one element per value)."""
+    c = f.get("count", 1)
+    if isinstance(c, str):
+        e = next((e for e in spec.get("enum", []) if e["name"] == c), None)
+        if e is None or not e.get("index"):
+            raise LayoutError(f"{s['name']}.{f['name']}: count names {c!r}, which is not an index enum")
+        return len(e["values"])
+    if not isinstance(c, int) or c < 1:
+        raise LayoutError(f"{s['name']}.{f['name']}: count must be a positive integer or an index enum")
+    return c
+
+
 def layout_structs(spec):
     """Compute offsets; refuse misaligned fields so the C struct needs no packing."""
     out = []
@@ -37,8 +59,9 @@ def layout_structs(spec):
             size, ctype = TYPES[f["type"]]
             if off % size:
                 raise LayoutError(f"{s['name']}.{f['name']} at offset {off} is not {size}-byte aligned")
-            fields.append(dict(f, off=off, size=size, ctype=ctype))
-            off += size
+            count = field_count(spec, s, f)
+            fields.append(dict(f, off=off, size=size, ctype=ctype, count=count))
+            off += size * count
             align = max(align, size)
         if off % align:
             raise LayoutError(f"{s['name']} size {off} is not a multiple of its alignment {align}")
@@ -71,6 +94,11 @@ def gen_c(spec, structs):
         for v in e["values"]:
             doc = f" /* {v['doc']} */" if v["doc"] else ""
             L.append(f"#define {p}_{e['name']}_{v['name']} {hexc(v['value'])}{doc}")
+        if e.get("index") or e.get("list"):
+            # Every value once, in order: X(NAME, value). One table per use, built from this.
+            L.append(f"#define {p}_{e['name']}_COUNT {len(e['values'])}u")
+            L.append(f"#define {p}_{e['name']}_LIST(X) " + " ".join(f"X({v['name']}, {hexc(v['value'])})"
+                                                               for v in e["values"]))
         L.append("")
     for bf in spec.get("bitfield", []):
         L.append(f"/* {bf['name']}: {bf['doc']} */")
@@ -94,23 +122,39 @@ def gen_c(spec, structs):
         L.append(f"/* {s['name']}: {s['doc']} */")
         L.append(f"struct {p.lower()}_{n} {{")
         for f in s["fields"]:
-            L.append(f"    {f['ctype']} {f['name']}; /* @{f['off']} {f['doc']} */")
+            dim = f"[{f['count']}]" if is_array(f) else ""
+            L.append(f"    {f['ctype']} {f['name']}{dim}; /* @{f['off']} {f['doc']} */")
         L.append("};")
         L.append(f"#define {p}_{s['name']}_SIZE {s['size']}u")
         for f in s["fields"]:
             L.append(f"#define {p}_{s['name']}_{f['name'].upper()}_OFF {f['off']}u")
+            if is_array(f):
+                L.append(f"#define {p}_{s['name']}_{f['name'].upper()}_COUNT {f['count']}u")
         L.append(f"_Static_assert(sizeof(struct {p.lower()}_{n}) == {s['size']}, \"{s['name']} size\");")
         for f in s["fields"]:
             L.append(f"_Static_assert(offsetof(struct {p.lower()}_{n}, {f['name']}) == {f['off']}, "
                      f"\"{s['name']}.{f['name']}\");")
         L.append("")
-    for prof in spec.get("profile", []):
+    profiles = spec.get("profile", [])
+    for i, prof in enumerate(profiles):
         L.append(f"/* profile {prof['name']}: {prof['doc']} */")
+        L.append(f"#define {p}_PROFILE_{prof['name']}_INDEX {i}u")
         for k, v in prof["params"].items():
             L.append(f"#define {p}_PROFILE_{prof['name']}_{k} {hexc(v)}")
         L.append("")
+    if profiles:
+        L.append("/* The profiles in file order, X(NAME, index); PROFILE_NONE: sizes that match none */")
+        L.append(f"#define {p}_PROFILE_COUNT {len(profiles)}u")
+        L.append(f"#define {p}_PROFILE_NONE 0xFFFFFFFFu")
+        L.append(f"#define {p}_PROFILE_LIST(X) " + " ".join(f"X({prof['name']}, {i}u)" for i, prof in enumerate(profiles)))
+        L.append("")
     L.append(f"#endif /* {p}_LAYOUT_H */")
     return "\n".join(L) + "\n"
+
+
+def is_array(f):
+    """A laid-out field (count resolved to an integer) with more than one element."""
+    return f.get("count", 1) != 1
 
 
 def vnum(value, width=32):
@@ -155,6 +199,8 @@ def gen_v(spec, structs):
         L.append(f"`define {p}_{s['name']}_SIZE {s['size']}")
         for f in s["fields"]:
             L.append(f"`define {p}_{s['name']}_{f['name'].upper()}_OFF {f['off']}")
+            if is_array(f):
+                L.append(f"`define {p}_{s['name']}_{f['name'].upper()}_COUNT {f['count']}")
         L.append("")
     for prof in spec.get("profile", []):
         L.append(f"// profile {prof['name']}: {prof['doc']}")
@@ -190,10 +236,11 @@ def gen_md(spec, structs):
     for s in structs:
         L += [f"## Struct {s['name']} ({s['size']} bytes)", "", s["doc"], "",
               "| offset | field | type | meaning |", "|---|---|---|---|"]
-        L += [f"| {f['off']} | {f['name']} | {f['type']} | {f['doc']} |" for f in s["fields"]]
+        L += [f"| {f['off']} | {f['name']} | {f['type']}{'[%d]' % f['count'] if is_array(f) else ''} | {f['doc']} |"
+              for f in s["fields"]]
         L.append("")
-    for prof in spec.get("profile", []):
-        L += [f"## Profile {prof['name']}", "", prof["doc"], "", "| parameter | value |", "|---|---|"]
+    for i, prof in enumerate(spec.get("profile", [])):
+        L += [f"## Profile {prof['name']} (index {i})", "", prof["doc"], "", "| parameter | value |", "|---|---|"]
         L += [f"| {k} | {v} |" for k, v in prof["params"].items()]
         L.append("")
     return "\n".join(L)
@@ -210,6 +257,7 @@ def main():
     try:
         spec = tomllib.loads(spec_path.read_text())
         check_bitfields(spec)
+        check_enums(spec)
         structs = layout_structs(spec)
     except (LayoutError, tomllib.TOMLDecodeError, KeyError) as err:
         print(f"genlayout: {spec_path}: {err}", file=sys.stderr)

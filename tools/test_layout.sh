@@ -32,6 +32,19 @@ python3 tools/genlayout.py --root "$tmp/root" >/dev/null 2>&1 && python3 tools/g
 ok $? "regenerating makes the check pass again"
 grep -q "NF_ADAPTER_PAGE_SHIFT 13u" "$tmp/root/firmware/include/nf_layout.h"; ok $? "the regenerated C header carries the new value"
 
+# Arrays: a field counted by an index enum is an array of one element per value, with a
+# _COUNT; the enum gets a LIST macro; an index enum that is not 0, 1, 2, ... is refused.
+n_ops=$(awk '$2 == "NF_STAT_OP_COUNT" { sub(/u$/, "", $3); print $3 }' firmware/include/nf_layout.h)
+grep -q "uint32_t ops\[$n_ops\];" firmware/include/nf_layout.h &&
+    grep -q "#define NF_STATS_OPS_COUNT ${n_ops}u" firmware/include/nf_layout.h &&
+    grep -q "#define NF_STAT_OP_LIST(X) X(PING, 0u)" firmware/include/nf_layout.h &&
+    grep -q "#define NF_PROFILE_LIST(X) X(SIM, 0u)" firmware/include/nf_layout.h
+ok $? "an array field sized by an index enum, its _COUNT, the enum's and the profiles' LIST macros"
+cp tools/layout.toml "$tmp/gap.toml"
+sed -i 's/{ name = "INFO",             value = 1,  doc = "" },/{ name = "INFO",             value = 5,  doc = "" },/' "$tmp/gap.toml"
+python3 tools/genlayout.py --check --root "$tmp/root" --spec "$tmp/gap.toml" >"$tmp/err" 2>&1
+[ $? = 2 ] && grep -q "is an index: its values must be 0, 1, 2" "$tmp/err"; ok $? "an index enum with a gap is refused"
+
 # A misaligned struct field is refused (no packed structs across the boundary).
 cat >> "$tmp/root/tools/layout.toml" <<'TOML'
 [[struct]]

@@ -41,6 +41,7 @@ struct options {
     double drop, corrupt, dup;
     uint64_t seed;
     int exit_on_disconnect;
+    int quiet;
 };
 
 static void usage(FILE *f)
@@ -51,7 +52,8 @@ static void usage(FILE *f)
                "  --baud N               UART baud the firmware assumes for its timeouts (default 3000000)\n"
                "  --drop P --corrupt P --dup P   per-byte fault probabilities, both directions\n"
                "  --seed N               seed of the fault injection (default 1)\n"
-               "  --exit-on-disconnect   exit when the client disconnects\n");
+               "  --exit-on-disconnect   exit when the client disconnects\n"
+               "  --quiet                no summary on stderr at exit\n");
 }
 
 static int parse_prob(const char *s, double *out)
@@ -88,6 +90,9 @@ static int parse_args(int argc, char **argv, struct options *o)
             exit(0);
         } else if (!strcmp(a, "--exit-on-disconnect")) {
             o->exit_on_disconnect = 1;
+            continue;
+        } else if (!strcmp(a, "--quiet")) {
+            o->quiet = 1;
             continue;
         }
         if (!v) {
@@ -224,7 +229,7 @@ static int flush_to_client(int fd, const struct options *o)
 
 int main(int argc, char **argv)
 {
-    struct options o = {NULL, "sim", 3000000, 0, 0, 0, 1, 0};
+    struct options o = {NULL, "sim", 3000000, 0, 0, 0, 1, 0, 0};
     if (parse_args(argc, argv, &o))
         return 2;
     struct nf_hw_cfg cfg;
@@ -300,11 +305,12 @@ int main(int argc, char **argv)
     unlink(o.socket_path);
     double secs = (double)(now_ns() - t0) / 1e9;
     struct nf_hw_link_counters c = nf_hw_link_counters();
-    fprintf(stderr,
-            "nfmodel: %llu cycles in %.2f s; frames rx %u ok, %u bad, %u dropped; tx %u (%u retransmitted); "
-            "%u work requests\n",
-            (unsigned long long)nf_hw_cycles(), secs, c.rx_ok, c.rx_bad, c.rx_drop, c.tx, fw_stats.retransmits,
-            fw_stats.wr_count);
+    if (!o.quiet)
+        fprintf(stderr,
+                "nfmodel: %llu cycles in %.2f s; frames rx %u ok, %u bad, %u dropped; tx %u (%u retransmitted); "
+                "%u work requests\n",
+                (unsigned long long)nf_hw_cycles(), secs, c.rx_ok, c.rx_bad, c.rx_drop, c.tx, fw_stats.retransmits,
+                fw_stats.wr_count);
     nf_hw_free();
     return rc;
 }

@@ -76,6 +76,7 @@
 #define NF_OP_MEM_WRITE 3u /* MEM_WRITE_REQ: write data into adapter memory (user region) */
 #define NF_OP_MEM_READ 4u /* MEM_READ_REQ: reply payload is the bytes read */
 #define NF_OP_ADAPTER_RESET 5u /* free every MR, QP and table entry */
+#define NF_OP_STATS 6u /* reply payload is STATS: the adapter's counters (firmware before this op answers NOT_SUPPORTED) */
 #define NF_OP_MR_CREATE 16u /* MR_CREATE_REQ -> MR_CREATE_REP (allocates a key-table entry) */
 #define NF_OP_MR_DESTROY 17u /* TOKEN_REQ: free the entry (its key byte changes before reuse) */
 #define NF_OP_MR_REGISTER 18u /* MR_REGISTER_REQ (NdkRegisterMr) */
@@ -151,6 +152,45 @@
 #define NF_REFUSE_STOPPED 8u /* DMA stopped: an entry it used was invalidated during the transfer */
 #define NF_REFUSE_BAD_MTT 9u /* MTT index outside the table */
 #define NF_REFUSE_BAD_COMMAND 15u /* unknown command or register value */
+#define NF_REFUSE_COUNT 11u
+#define NF_REFUSE_LIST(X) X(OK, 0u) X(BAD_INDEX, 1u) X(BAD_KEY, 2u) X(NOT_VALID, 3u) X(WRONG_PD, 4u) X(NO_RIGHT, 5u) X(OUT_OF_BOUNDS, 6u) X(BAD_ADDRESS, 7u) X(STOPPED, 8u) X(BAD_MTT, 9u) X(BAD_COMMAND, 15u)
+
+/* STAT_OP: index of each message op's counter in STATS.ops (messages handled, whatever their outcome) */
+#define NF_STAT_OP_PING 0u
+#define NF_STAT_OP_INFO 1u
+#define NF_STAT_OP_STATS 2u
+#define NF_STAT_OP_MEM_WRITE 3u
+#define NF_STAT_OP_MEM_READ 4u
+#define NF_STAT_OP_ADAPTER_RESET 5u
+#define NF_STAT_OP_MR_CREATE 6u
+#define NF_STAT_OP_MR_DESTROY 7u
+#define NF_STAT_OP_MR_REGISTER 8u
+#define NF_STAT_OP_MR_DEREGISTER 9u
+#define NF_STAT_OP_FRMR_INIT 10u
+#define NF_STAT_OP_QP_CREATE 11u
+#define NF_STAT_OP_QP_CONNECT 12u
+#define NF_STAT_OP_QP_DISCONNECT 13u
+#define NF_STAT_OP_QP_DESTROY 14u
+#define NF_STAT_OP_QP_FLUSH 15u
+#define NF_STAT_OP_WR_FAST_REGISTER 16u /* the work requests stay consecutive, in OP order */
+#define NF_STAT_OP_WR_INVALIDATE 17u
+#define NF_STAT_OP_WR_READ 18u
+#define NF_STAT_OP_WR_WRITE 19u
+#define NF_STAT_OP_COUNT 20u
+#define NF_STAT_OP_LIST(X) X(PING, 0u) X(INFO, 1u) X(STATS, 2u) X(MEM_WRITE, 3u) X(MEM_READ, 4u) X(ADAPTER_RESET, 5u) X(MR_CREATE, 6u) X(MR_DESTROY, 7u) X(MR_REGISTER, 8u) X(MR_DEREGISTER, 9u) X(FRMR_INIT, 10u) X(QP_CREATE, 11u) X(QP_CONNECT, 12u) X(QP_DISCONNECT, 13u) X(QP_DESTROY, 14u) X(QP_FLUSH, 15u) X(WR_FAST_REGISTER, 16u) X(WR_INVALIDATE, 17u) X(WR_READ, 18u) X(WR_WRITE, 19u)
+
+/* STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it) */
+#define NF_STAT_STATUS_ACCESS_VIOLATION 0u
+#define NF_STAT_STATUS_INVALID_PARAMETER 1u
+#define NF_STAT_STATUS_INVALID_DEVICE_STATE 2u
+#define NF_STAT_STATUS_INSUFFICIENT_RESOURCES 3u
+#define NF_STAT_STATUS_IMPLEMENTATION_LIMIT 4u
+#define NF_STAT_STATUS_NOT_SUPPORTED 5u
+#define NF_STAT_STATUS_CONNECTION_INVALID 6u
+#define NF_STAT_STATUS_CANCELLED 7u
+#define NF_STAT_STATUS_INTERNAL_ERROR 8u
+#define NF_STAT_STATUS_COUNT 9u
+#define NF_STAT_STATUS_LIST(X) X(ACCESS_VIOLATION, 0u) X(INVALID_PARAMETER, 1u) X(INVALID_DEVICE_STATE, 2u) X(INSUFFICIENT_RESOURCES, 3u) X(IMPLEMENTATION_LIMIT, 4u) X(NOT_SUPPORTED, 5u) X(CONNECTION_INVALID, 6u) X(CANCELLED, 7u) X(INTERNAL_ERROR, 8u)
 
 /* TBL_OP: ENGINE.TBL_CMD values */
 #define NF_TBL_OP_MPT_WRITE 1u /* write ENT_W0..W6 to MPT[TBL_INDEX] atomically (through the check pipeline) */
@@ -525,6 +565,63 @@ _Static_assert(offsetof(struct nf_info, last_wr_fw_cycles) == 100, "INFO.last_wr
 _Static_assert(offsetof(struct nf_info, cycle_lo) == 104, "INFO.cycle_lo");
 _Static_assert(offsetof(struct nf_info, cycle_hi) == 108, "INFO.cycle_hi");
 
+/* STATS: reply payload of STATS: the adapter's counters since it booted (a link RESET does not clear them); each wraps at 2^32 */
+struct nf_stats {
+    uint32_t profile; /* @0 index of the [[profile]] whose sizes the adapter has (PROFILE_NAME_INDEX), PROFILE_NONE when none matches */
+    uint32_t rx_ok; /* @4 LINK.CNT_RX_OK: frames received with a good CRC */
+    uint32_t rx_bad; /* @8 LINK.CNT_RX_BAD: frames dropped for a bad CRC or length */
+    uint32_t rx_drop; /* @12 LINK.CNT_RX_DROP: good frames dropped, no RX slot free */
+    uint32_t rx_dup; /* @16 DATA frames dropped as duplicate or out of order */
+    uint32_t tx_frames; /* @20 LINK.CNT_TX: frames sent (data and ACK) */
+    uint32_t tx_reject; /* @24 LINK.CNT_TX_REJECT: TX_POST writes the link refused */
+    uint32_t retransmits; /* @28 DATA frames the firmware sent again */
+    uint32_t tx_overflow; /* @32 replies and CQEs the firmware could not queue (no TX room; never expected) */
+    uint32_t ops_unknown; /* @36 messages with an op the firmware does not know (answered NOT_SUPPORTED) */
+    uint32_t refused_other; /* @40 replies and CQEs with a failure status STAT_STATUS does not name */
+    uint32_t ops[20]; /* @44 messages handled, by op: ops[STAT_OP_x] */
+    uint32_t refused[9]; /* @124 replies and CQEs with a failure status: refused[STAT_STATUS_x] */
+    uint32_t refuse_codes[16]; /* @160 CQEs carrying an engine refusal, by REFUSE code */
+    uint32_t cycle_lo; /* @224 cycle counter when the reply was built */
+    uint32_t cycle_hi; /* @228  */
+};
+#define NF_STATS_SIZE 232u
+#define NF_STATS_PROFILE_OFF 0u
+#define NF_STATS_RX_OK_OFF 4u
+#define NF_STATS_RX_BAD_OFF 8u
+#define NF_STATS_RX_DROP_OFF 12u
+#define NF_STATS_RX_DUP_OFF 16u
+#define NF_STATS_TX_FRAMES_OFF 20u
+#define NF_STATS_TX_REJECT_OFF 24u
+#define NF_STATS_RETRANSMITS_OFF 28u
+#define NF_STATS_TX_OVERFLOW_OFF 32u
+#define NF_STATS_OPS_UNKNOWN_OFF 36u
+#define NF_STATS_REFUSED_OTHER_OFF 40u
+#define NF_STATS_OPS_OFF 44u
+#define NF_STATS_OPS_COUNT 20u
+#define NF_STATS_REFUSED_OFF 124u
+#define NF_STATS_REFUSED_COUNT 9u
+#define NF_STATS_REFUSE_CODES_OFF 160u
+#define NF_STATS_REFUSE_CODES_COUNT 16u
+#define NF_STATS_CYCLE_LO_OFF 224u
+#define NF_STATS_CYCLE_HI_OFF 228u
+_Static_assert(sizeof(struct nf_stats) == 232, "STATS size");
+_Static_assert(offsetof(struct nf_stats, profile) == 0, "STATS.profile");
+_Static_assert(offsetof(struct nf_stats, rx_ok) == 4, "STATS.rx_ok");
+_Static_assert(offsetof(struct nf_stats, rx_bad) == 8, "STATS.rx_bad");
+_Static_assert(offsetof(struct nf_stats, rx_drop) == 12, "STATS.rx_drop");
+_Static_assert(offsetof(struct nf_stats, rx_dup) == 16, "STATS.rx_dup");
+_Static_assert(offsetof(struct nf_stats, tx_frames) == 20, "STATS.tx_frames");
+_Static_assert(offsetof(struct nf_stats, tx_reject) == 24, "STATS.tx_reject");
+_Static_assert(offsetof(struct nf_stats, retransmits) == 28, "STATS.retransmits");
+_Static_assert(offsetof(struct nf_stats, tx_overflow) == 32, "STATS.tx_overflow");
+_Static_assert(offsetof(struct nf_stats, ops_unknown) == 36, "STATS.ops_unknown");
+_Static_assert(offsetof(struct nf_stats, refused_other) == 40, "STATS.refused_other");
+_Static_assert(offsetof(struct nf_stats, ops) == 44, "STATS.ops");
+_Static_assert(offsetof(struct nf_stats, refused) == 124, "STATS.refused");
+_Static_assert(offsetof(struct nf_stats, refuse_codes) == 160, "STATS.refuse_codes");
+_Static_assert(offsetof(struct nf_stats, cycle_lo) == 224, "STATS.cycle_lo");
+_Static_assert(offsetof(struct nf_stats, cycle_hi) == 228, "STATS.cycle_hi");
+
 /* MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop */
 struct nf_mem_write_req {
     uint32_t addr; /* @0 adapter address inside the user region */
@@ -784,6 +881,7 @@ _Static_assert(offsetof(struct nf_cqe, op_type) == 16, "CQE.op_type");
 _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 
 /* profile SIM: Verilator model */
+#define NF_PROFILE_SIM_INDEX 0u
 #define NF_PROFILE_SIM_MEM_BYTES 0x00400000u
 #define NF_PROFILE_SIM_MPT_ENTRIES 1024u
 #define NF_PROFILE_SIM_MTT_ENTRIES 4096u
@@ -793,6 +891,7 @@ _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 #define NF_PROFILE_SIM_MAX_FRMR_PAGES 256u
 
 /* profile ULX3S_85K: ULX3S with LFE5U-85F (208 EBR) */
+#define NF_PROFILE_ULX3S_85K_INDEX 1u
 #define NF_PROFILE_ULX3S_85K_MEM_BYTES 0x00040000u
 #define NF_PROFILE_ULX3S_85K_MPT_ENTRIES 256u
 #define NF_PROFILE_ULX3S_85K_MTT_ENTRIES 1024u
@@ -802,6 +901,7 @@ _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 #define NF_PROFILE_ULX3S_85K_MAX_FRMR_PAGES 32u
 
 /* profile ULX3S_25K: ULX3S with LFE5U-25F (56 EBR) */
+#define NF_PROFILE_ULX3S_25K_INDEX 2u
 #define NF_PROFILE_ULX3S_25K_MEM_BYTES 0x00010000u
 #define NF_PROFILE_ULX3S_25K_MPT_ENTRIES 64u
 #define NF_PROFILE_ULX3S_25K_MTT_ENTRIES 256u
@@ -809,5 +909,10 @@ _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 #define NF_PROFILE_ULX3S_25K_TX_SLOTS 2u
 #define NF_PROFILE_ULX3S_25K_FW_RAM_BYTES 32768u
 #define NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES 16u
+
+/* The profiles in file order, X(NAME, index); PROFILE_NONE: sizes that match none */
+#define NF_PROFILE_COUNT 3u
+#define NF_PROFILE_NONE 0xFFFFFFFFu
+#define NF_PROFILE_LIST(X) X(SIM, 0u) X(ULX3S_85K, 1u) X(ULX3S_25K, 2u)
 
 #endif /* NF_LAYOUT_H */

@@ -20,13 +20,22 @@ struct fw_cfg {
     uint32_t clk_hz, uart_period, mem_bytes, user_base;
     uint32_t mpt_entries, mtt_entries, max_frmr_pages;
     uint32_t rx_slots, tx_slots;
+    uint32_t profile; /* NF_PROFILE_*_INDEX whose sizes these are, or NF_PROFILE_NONE */
 };
 
-/* Counters reported by INFO. */
+/* Counters reported by INFO and STATS (since boot: a link RESET keeps them). Each is
+ * counted where the work is done; fw_msg_put_stats only copies them. */
 struct fw_stats {
     uint32_t retransmits, rx_dup, wr_count, last_wr_op, last_wr_cycles, last_wr_fw_cycles;
     uint32_t tx_overflow; /* replies that found no TX room (a firmware bug if ever nonzero) */
+    uint32_t ops_unknown;                       /* messages with an op the firmware does not know */
+    uint32_t refused_other;                     /* failure statuses NF_STAT_STATUS_LIST does not name */
+    uint32_t ops[NF_STATS_OPS_COUNT];           /* messages handled, by NF_STAT_OP_* */
+    uint32_t refused[NF_STATS_REFUSED_COUNT];   /* replies and CQEs with a failure status, by NF_STAT_STATUS_* */
+    uint32_t refuse_codes[NF_STATS_REFUSE_CODES_COUNT]; /* CQEs with an engine refusal, by NF_REFUSE_* code */
 };
+_Static_assert(NF_STATS_OPS_COUNT == NF_STAT_OP_COUNT && NF_STATS_REFUSED_COUNT == NF_STAT_STATUS_COUNT,
+               "STATS arrays are sized by their index enums");
 
 /* Shadow of one key-table entry: what the firmware needs to decide, without reading
  * the MPT back through the engine. The engine's MPT is written whenever this changes. */
@@ -97,6 +106,10 @@ void fw_msg_process(uint32_t addr, uint32_t len, uint32_t stamp);
 extern uint32_t fw_msg_frame_eng_start;
 /* Fill an INFO struct at adapter address at. */
 void fw_msg_put_info(uint32_t at);
+/* Fill a STATS struct at adapter address at. */
+void fw_msg_put_stats(uint32_t at);
+/* Count one reply or CQE sent with a failure status (not SUCCESS) under its status. */
+void fw_stats_refused(uint32_t status);
 
 /* fw_tables.c */
 void fw_tables_reset(void);              /* free every MR and QP (ADAPTER_RESET) */

@@ -15,24 +15,28 @@ struct profile_sizes {
     uint32_t mem, mpt, mtt, max_frmr;
 };
 
-static const struct profile_sizes profiles[] = {
-    {NF_PROFILE_SIM_MEM_BYTES, NF_PROFILE_SIM_MPT_ENTRIES, NF_PROFILE_SIM_MTT_ENTRIES,
-     NF_PROFILE_SIM_MAX_FRMR_PAGES},
-    {NF_PROFILE_ULX3S_85K_MEM_BYTES, NF_PROFILE_ULX3S_85K_MPT_ENTRIES, NF_PROFILE_ULX3S_85K_MTT_ENTRIES,
-     NF_PROFILE_ULX3S_85K_MAX_FRMR_PAGES},
-    {NF_PROFILE_ULX3S_25K_MEM_BYTES, NF_PROFILE_ULX3S_25K_MPT_ENTRIES, NF_PROFILE_ULX3S_25K_MTT_ENTRIES,
-     NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES},
-};
+/* layout.toml's profiles in file order: the index is the profile number STATS reports. */
+#define PROFILE_SIZES(name, index)                                                                  \
+    [index] = {NF_PROFILE_##name##_MEM_BYTES, NF_PROFILE_##name##_MPT_ENTRIES,                     \
+               NF_PROFILE_##name##_MTT_ENTRIES, NF_PROFILE_##name##_MAX_FRMR_PAGES},
+static const struct profile_sizes profiles[NF_PROFILE_COUNT] = {NF_PROFILE_LIST(PROFILE_SIZES)};
+
+/* The profile whose sizes the hardware has (the last one that matches), or NF_PROFILE_NONE. */
+static uint32_t find_profile(void)
+{
+    uint32_t found = NF_PROFILE_NONE;
+    for (uint32_t p = 0; p < NF_PROFILE_COUNT; p++)
+        if (profiles[p].mem == fw_cfg.mem_bytes && profiles[p].mpt == fw_cfg.mpt_entries &&
+            profiles[p].mtt == fw_cfg.mtt_entries)
+            found = p;
+    return found;
+}
 
 /* The hardware has no register for the fast-register page limit: take it from the
  * profile whose sizes match, else a sixteenth of the MTT (at least NDK's 16). */
 static uint32_t max_frmr_pages(void)
 {
-    uint32_t n = 0;
-    for (uint32_t p = 0; p < sizeof(profiles) / sizeof(profiles[0]); p++)
-        if (profiles[p].mem == fw_cfg.mem_bytes && profiles[p].mpt == fw_cfg.mpt_entries &&
-            profiles[p].mtt == fw_cfg.mtt_entries)
-            n = profiles[p].max_frmr;
+    uint32_t n = fw_cfg.profile != NF_PROFILE_NONE ? profiles[fw_cfg.profile].max_frmr : 0;
     if (n == 0) {
         n = fw_cfg.mtt_entries / MTT_SHARE_PER_FRMR;
         if (n < NDK_MIN_FRMR_PAGES)
@@ -82,6 +86,7 @@ void fw_init(void)
     fw_cfg.user_base = eng_rd(NF_ENGINE_CFG_USER);
     fw_cfg.mpt_entries = clamp(eng_rd(NF_ENGINE_CFG_MPT), 0, place_mr_shadow());
     fw_cfg.mtt_entries = clamp(eng_rd(NF_ENGINE_CFG_MTT), 0, NF_MPT_W5_MTT_BASE_MASK + 1u);
+    fw_cfg.profile = find_profile();
     fw_cfg.max_frmr_pages = max_frmr_pages();
     fw_stats = (struct fw_stats){0};
     for (uint32_t i = 0; i < fw_cfg.mpt_entries; i++)

@@ -13,9 +13,43 @@
 static uint32_t msg_op(uint32_t w0) { return (w0 >> (8u * NF_MSG_HDR_OP_OFF)) & 0xFFFFu; }
 static uint32_t msg_len(uint32_t w0) { return (w0 >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu; }
 
+/* ---- counters (STATS) ---- */
+
+/* The failure statuses STATS counts one by one, at their NF_STAT_STATUS_* index: the
+ * one table from layout.toml's STAT_STATUS list. */
+#define COUNTED_STATUS(name, index) [index] = NF_STATUS_##name,
+static const uint32_t counted_status[NF_STAT_STATUS_COUNT] = {NF_STAT_STATUS_LIST(COUNTED_STATUS)};
+
+void fw_stats_refused(uint32_t status)
+{
+    for (uint32_t i = 0; i < NF_STAT_STATUS_COUNT; i++) {
+        if (counted_status[i] == status) {
+            fw_stats.refused[i]++;
+            return;
+        }
+    }
+    fw_stats.refused_other++;
+}
+
+/* Message op -> 1 + its NF_STAT_OP_* index (0: an op the firmware does not know), from
+ * layout.toml's STAT_OP list. */
+#define OP_SLOT(name, index) [NF_OP_##name] = (uint8_t)((index) + 1u),
+static const uint8_t op_slot[NF_OP_WR_WRITE + 1u] = {NF_STAT_OP_LIST(OP_SLOT)};
+
+static void count_op(uint32_t op)
+{
+    uint32_t slot = op < sizeof(op_slot) ? op_slot[op] : 0u;
+    if (slot)
+        fw_stats.ops[slot - 1u]++;
+    else
+        fw_stats.ops_unknown++;
+}
+
 /* Write a MSG_HDR at adapter address at. */
 static void put_hdr(uint32_t at, uint32_t op, uint32_t len, uint32_t tag, uint32_t status)
 {
+    if (status != NF_STATUS_SUCCESS)
+        fw_stats_refused(status);
     mem_wr(at + NF_MSG_HDR_OP_OFF, op << (8u * NF_MSG_HDR_OP_OFF) | len << (8u * NF_MSG_HDR_LEN_OFF));
     mem_wr(at + NF_MSG_HDR_TAG_OFF, tag);
     mem_wr(at + NF_MSG_HDR_STATUS_OFF, status);
@@ -42,6 +76,8 @@ static uint32_t reply_bytes(uint32_t op, uint32_t m, uint32_t mlen)
         return mlen;
     case NF_OP_INFO:
         return NF_MSG_HDR_SIZE + NF_INFO_SIZE;
+    case NF_OP_STATS:
+        return NF_MSG_HDR_SIZE + NF_STATS_SIZE;
     case NF_OP_MEM_READ: {
         if (mlen < NF_MSG_HDR_SIZE + NF_MEM_READ_REQ_SIZE)
             return NF_MSG_HDR_SIZE;
@@ -122,6 +158,35 @@ void fw_msg_put_info(uint32_t at)
     /* A fixed 28-word struct, not data: word writes through the window. */
     const uint32_t *w = (const uint32_t *)&info;
     for (uint32_t i = 0; i < NF_INFO_SIZE / 4u; i++)
+        mem_wr(at + 4u * i, w[i]);
+}
+
+_Static_assert(NF_STATS_SIZE % 8u == 0u, "a STATS reply keeps messages 8-byte aligned");
+
+void fw_msg_put_stats(uint32_t at)
+{
+    struct nf_stats st;
+    st.profile = fw_cfg.profile;
+    st.rx_ok = link_rd(NF_LINK_CNT_RX_OK);
+    st.rx_bad = link_rd(NF_LINK_CNT_RX_BAD);
+    st.rx_drop = link_rd(NF_LINK_CNT_RX_DROP);
+    st.rx_dup = fw_stats.rx_dup;
+    st.tx_frames = link_rd(NF_LINK_CNT_TX);
+    st.tx_reject = link_rd(NF_LINK_CNT_TX_REJECT);
+    st.retransmits = fw_stats.retransmits;
+    st.tx_overflow = fw_stats.tx_overflow;
+    st.ops_unknown = fw_stats.ops_unknown;
+    st.refused_other = fw_stats.refused_other;
+    for (uint32_t i = 0; i < NF_STATS_OPS_COUNT; i++)
+        st.ops[i] = fw_stats.ops[i];
+    for (uint32_t i = 0; i < NF_STATS_REFUSED_COUNT; i++)
+        st.refused[i] = fw_stats.refused[i];
+    for (uint32_t i = 0; i < NF_STATS_REFUSE_CODES_COUNT; i++)
+        st.refuse_codes[i] = fw_stats.refuse_codes[i];
+    st.cycle_lo = sys_rd(NF_SYS_CYCLE_LO);
+    st.cycle_hi = sys_rd(NF_SYS_CYCLE_HI); /* latched by the CYCLE_LO read just before */
+    const uint32_t *w = (const uint32_t *)&st;
+    for (uint32_t i = 0; i < NF_STATS_SIZE / 4u; i++)
         mem_wr(at + 4u * i, w[i]);
 }
 
@@ -419,6 +484,11 @@ static void handle(uint32_t op, uint32_t tag, uint32_t m, uint32_t mlen, uint32_
 {
     uint32_t rep[2] = {0, 0};
     uint32_t st;
+    if (op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_WRITE - NF_OP_WR_FAST_REGISTER) {
+        fw_wr_process(op, m, mlen, stamp); /* counts its own */
+        return;
+    }
+    count_op(op);
     switch (op) {
     case NF_OP_PING:
         do_ping(tag, m, mlen);
@@ -431,14 +501,16 @@ static void handle(uint32_t op, uint32_t tag, uint32_t m, uint32_t mlen, uint32_
         }
         return;
     }
+    case NF_OP_STATS: {
+        uint32_t at = fw_tx_reserve(NF_MSG_HDR_SIZE + NF_STATS_SIZE);
+        if (at) {
+            fw_msg_put_stats(at + NF_MSG_HDR_SIZE);
+            put_hdr(at, NF_OP_STATS | NF_OP_REPLY, NF_MSG_HDR_SIZE + NF_STATS_SIZE, tag, NF_STATUS_SUCCESS);
+        }
+        return;
+    }
     case NF_OP_MEM_READ:
         do_mem_read(tag, m, mlen);
-        return;
-    case NF_OP_WR_FAST_REGISTER:
-    case NF_OP_WR_INVALIDATE:
-    case NF_OP_WR_READ:
-    case NF_OP_WR_WRITE:
-        fw_wr_process(op, m, mlen, stamp);
         return;
     case NF_OP_MEM_WRITE:
         st = do_mem_write(m, mlen);

@@ -227,6 +227,16 @@ static void do_rdma(struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_t m, u
     }
 }
 
+/* Work-request counters are indexed by op: the two orders agree. */
+_Static_assert(NF_STAT_OP_WR_INVALIDATE == NF_STAT_OP_WR_FAST_REGISTER + 1 &&
+                   NF_STAT_OP_WR_READ == NF_STAT_OP_WR_FAST_REGISTER + 2 &&
+                   NF_STAT_OP_WR_WRITE == NF_STAT_OP_WR_FAST_REGISTER + 3 &&
+                   NF_OP_WR_INVALIDATE == NF_OP_WR_FAST_REGISTER + 1 && NF_OP_WR_READ == NF_OP_WR_FAST_REGISTER + 2 &&
+                   NF_OP_WR_WRITE == NF_OP_WR_FAST_REGISTER + 3,
+               "work-request ops and their counters are consecutive");
+/* The REFUSE code is a 4-bit field: refuse_codes has one counter per value. */
+_Static_assert(NF_STATS_REFUSE_CODES_COUNT == 1u << NF_STATUS_WORD_CODE_WIDTH, "one counter per REFUSE code");
+
 void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, uint32_t stamp)
 {
     uint32_t qpn = 0, wr_id = 0, flags = 0;
@@ -257,6 +267,11 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, uint32_t stamp)
     }
     fw_stats.wr_count++;
     fw_stats.last_wr_op = op;
+    fw_stats.ops[NF_STAT_OP_WR_FAST_REGISTER + (op - NF_OP_WR_FAST_REGISTER)]++;
+    if (r.status != NF_STATUS_SUCCESS) {
+        fw_stats_refused(r.status);
+        fw_stats.refuse_codes[r.refuse & (NF_STATS_REFUSE_CODES_COUNT - 1u)] += r.refuse != NF_REFUSE_OK;
+    }
     if (!(r.status == NF_STATUS_SUCCESS && (flags & NF_NDK_OP_FLAG_SILENT_SUCCESS))) {
         uint32_t len = NF_MSG_HDR_SIZE + NF_CQE_SIZE;
         uint32_t at = fw_tx_reserve(len);

@@ -1116,6 +1116,88 @@ static void test_adapter_reset(void)
     OK(t && t != e.fast, "tokens handed out after the reset differ from the old ones");
 }
 
+static int stats_get(struct nf_stats *st)
+{
+    return tb_req(NF_OP_STATS, NULL, 0, st, sizeof(*st)) == NF_STATUS_SUCCESS;
+}
+
+/* STATS: every counter moves where its work is done, by exactly what was done. */
+static void test_stats(void)
+{
+    struct nf_stats a, b;
+    struct wr_env e;
+    wr_env(&e);
+    OK(stats_get(&a) && a.profile == NF_PROFILE_SIM_INDEX && a.rx_ok > 0 && a.tx_frames > 0 &&
+           a.ops[NF_STAT_OP_QP_CREATE] == 3 && a.ops[NF_STAT_OP_QP_CONNECT] == 2 && a.ops[NF_STAT_OP_MR_CREATE] == 4 &&
+           a.ops[NF_STAT_OP_FRMR_INIT] == 3 && a.ops[NF_STAT_OP_STATS] == 1,
+       "STATS reports the profile, the link counters and every request by op");
+
+    uint64_t pages[2];
+    static const uint32_t pn[2] = {4, 9};
+    pages_at(pages, 2, pn);
+    uint32_t st1 = fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 2, 0, 2 * PAGE, 0x30000, NULL);
+    uint32_t st2 = invalidate(e.qp, 0, e.fast);
+    uint32_t st3 = fast_register(e.qp, 0, e.fast, pages, 1, 0, PAGE, 0x30000, NULL);
+    uint32_t st4 = invalidate(e.qp, 0, e.fast);
+    uint32_t st5 = invalidate(e.qp, 0, e.fast);            /* already invalid */
+    uint32_t st6 = invalidate(e.qp, 0, e.normal);          /* not a fast-register MR */
+    uint32_t st7 = frmr_init(e.fast, NF_PROFILE_SIM_MAX_FRMR_PAGES + 1u, 0);
+    struct nf_sge sge = {0x30000, 8, e.fast};
+    struct nf_cqe c;
+    uint32_t st8 = rdma(NF_OP_WR_WRITE, e.qp, 0, 0x30000, e.fast, &sge, 1, &c); /* through an invalid token */
+    uint32_t st9 = rdma(NF_OP_WR_READ, e.qp, 0, 0x30000, e.fast, &sge, 1, NULL); /* QP in ERROR now */
+    OK(st1 == NF_STATUS_SUCCESS && st2 == NF_STATUS_SUCCESS && st3 == NF_STATUS_SUCCESS && st4 == NF_STATUS_SUCCESS &&
+           st5 == NF_STATUS_INVALID_DEVICE_STATE && st6 == NF_STATUS_INVALID_PARAMETER &&
+           st7 == NF_STATUS_IMPLEMENTATION_LIMIT && st8 == NF_STATUS_ACCESS_VIOLATION && st9 == NF_STATUS_CANCELLED,
+       "a known sequence of work: 2 fast-registers, 4 invalidates, 1 write, 1 read, 5 of them refused");
+    uint32_t unknown = tb_req(0x0777, NULL, 0, NULL, 0);
+    OK(stats_get(&b), "STATS again");
+    uint32_t refused_sum = 0, ops_sum = 0;
+    for (unsigned i = 0; i < NF_STATS_REFUSED_COUNT; i++)
+        refused_sum += b.refused[i] - a.refused[i];
+    for (unsigned i = 0; i < NF_STATS_OPS_COUNT; i++)
+        ops_sum += b.ops[i] - a.ops[i];
+    OK(b.ops[NF_STAT_OP_WR_FAST_REGISTER] - a.ops[NF_STAT_OP_WR_FAST_REGISTER] == 2 &&
+           b.ops[NF_STAT_OP_WR_INVALIDATE] - a.ops[NF_STAT_OP_WR_INVALIDATE] == 4 &&
+           b.ops[NF_STAT_OP_WR_WRITE] - a.ops[NF_STAT_OP_WR_WRITE] == 1 &&
+           b.ops[NF_STAT_OP_WR_READ] - a.ops[NF_STAT_OP_WR_READ] == 1 &&
+           b.ops[NF_STAT_OP_FRMR_INIT] - a.ops[NF_STAT_OP_FRMR_INIT] == 1 &&
+           b.ops[NF_STAT_OP_STATS] - a.ops[NF_STAT_OP_STATS] == 1 && ops_sum == 10,
+       "work requests and requests are counted by op, each once (fast path and walk alike)");
+    OK(unknown == NF_STATUS_NOT_SUPPORTED && b.ops_unknown - a.ops_unknown == 1,
+       "an unknown op counts as unknown (and is refused NOT_SUPPORTED)");
+    OK(b.refused[NF_STAT_STATUS_INVALID_DEVICE_STATE] - a.refused[NF_STAT_STATUS_INVALID_DEVICE_STATE] == 1 &&
+           b.refused[NF_STAT_STATUS_INVALID_PARAMETER] - a.refused[NF_STAT_STATUS_INVALID_PARAMETER] == 1 &&
+           b.refused[NF_STAT_STATUS_IMPLEMENTATION_LIMIT] - a.refused[NF_STAT_STATUS_IMPLEMENTATION_LIMIT] == 1 &&
+           b.refused[NF_STAT_STATUS_ACCESS_VIOLATION] - a.refused[NF_STAT_STATUS_ACCESS_VIOLATION] == 1 &&
+           b.refused[NF_STAT_STATUS_CANCELLED] - a.refused[NF_STAT_STATUS_CANCELLED] == 1 &&
+           b.refused[NF_STAT_STATUS_NOT_SUPPORTED] - a.refused[NF_STAT_STATUS_NOT_SUPPORTED] == 1 &&
+           refused_sum == 6 && b.refused_other == a.refused_other,
+       "refusals are counted by status, replies and CQEs alike, nothing else");
+    uint32_t codes = 0;
+    for (unsigned i = 0; i < NF_STATS_REFUSE_CODES_COUNT; i++)
+        codes += b.refuse_codes[i] - a.refuse_codes[i];
+    OK(c.refuse == NF_REFUSE_NOT_VALID && b.refuse_codes[NF_REFUSE_NOT_VALID] - a.refuse_codes[NF_REFUSE_NOT_VALID] == 1 &&
+           codes == 1,
+       "the engine's refusal is counted under its REFUSE code (NOT_VALID)");
+    uint64_t ca = (uint64_t)a.cycle_hi << 32 | a.cycle_lo, cb = (uint64_t)b.cycle_hi << 32 | b.cycle_lo;
+    OK(cb > ca && b.rx_ok > a.rx_ok && b.tx_frames > a.tx_frames && b.tx_overflow == 0,
+       "the cycle stamp and the link counters move forward; nothing overflowed");
+
+    /* A link RESET keeps the counters (they count since boot). */
+    tb_send_frame(NF_LINK_TYPE_RESET, 0, 0, 0x5151, NULL, 0);
+    tb.tx_seq = tb.rx_expect = tb.last_acked = 0;
+    tb_run();
+    struct nf_stats r;
+    OK(stats_get(&r) && r.ops[NF_STAT_OP_WR_FAST_REGISTER] == b.ops[NF_STAT_OP_WR_FAST_REGISTER] &&
+           r.refused[NF_STAT_STATUS_ACCESS_VIOLATION] == b.refused[NF_STAT_STATUS_ACCESS_VIOLATION],
+       "a link RESET keeps the counters");
+
+    tb_init("ulx3s_25k");
+    OK(stats_get(&r) && r.profile == NF_PROFILE_ULX3S_25K_INDEX && r.ops[NF_STAT_OP_STATS] == 1,
+       "the 25K adapter reports its profile; a boot clears the counters");
+}
+
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
@@ -1140,6 +1222,7 @@ int main(int argc, char **argv)
     test_qp_flush();
     test_timing();
     test_adapter_reset();
+    test_stats();
     nf_hw_free();
     return tap_done();
 }

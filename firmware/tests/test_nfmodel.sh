@@ -26,6 +26,15 @@ run() { # name count nfmodel-args...
 run nfmodel-clean 200
 run nfmodel-faults 40 --drop 0.002 --corrupt 0.002 --dup 0.002 --seed 7 --baud 12000000
 run nfmodel-25k 50 --profile ulx3s_25k
+# --quiet: no summary at exit (the library's consumers keep their stderr to themselves).
+"$model" --socket "$tmp/q.sock" --exit-on-disconnect --quiet 2>"$tmp/q.log" &
+qpid=$!
+pids+=("$qpid")
+for _ in $(seq 100); do [ -S "$tmp/q.sock" ] && break; sleep 0.02; done
+python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.close()" "$tmp/q.sock"
+wait "$qpid"
+[ $? = 0 ] && [ ! -s "$tmp/q.log" ] && echo "ok - nfmodel --quiet prints no summary at exit" ||
+    { echo "not ok - nfmodel --quiet prints no summary at exit"; cat "$tmp/q.log"; fail=1; }
 "$model" --socket "$tmp/x.sock" --profile nosuch >/dev/null 2>&1
 [ $? = 2 ] && echo "ok - nfmodel refuses an unknown profile" || { echo "not ok - nfmodel refuses an unknown profile"; fail=1; }
 exit $fail

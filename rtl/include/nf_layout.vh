@@ -73,6 +73,7 @@
 `define NF_OP_MEM_WRITE 3
 `define NF_OP_MEM_READ 4
 `define NF_OP_ADAPTER_RESET 5
+`define NF_OP_STATS 6
 `define NF_OP_MR_CREATE 16
 `define NF_OP_MR_DESTROY 17
 `define NF_OP_MR_REGISTER 18
@@ -148,6 +149,39 @@
 `define NF_REFUSE_STOPPED 8
 `define NF_REFUSE_BAD_MTT 9
 `define NF_REFUSE_BAD_COMMAND 15
+
+// STAT_OP: index of each message op's counter in STATS.ops (messages handled, whatever their outcome)
+`define NF_STAT_OP_PING 0
+`define NF_STAT_OP_INFO 1
+`define NF_STAT_OP_STATS 2
+`define NF_STAT_OP_MEM_WRITE 3
+`define NF_STAT_OP_MEM_READ 4
+`define NF_STAT_OP_ADAPTER_RESET 5
+`define NF_STAT_OP_MR_CREATE 6
+`define NF_STAT_OP_MR_DESTROY 7
+`define NF_STAT_OP_MR_REGISTER 8
+`define NF_STAT_OP_MR_DEREGISTER 9
+`define NF_STAT_OP_FRMR_INIT 10
+`define NF_STAT_OP_QP_CREATE 11
+`define NF_STAT_OP_QP_CONNECT 12
+`define NF_STAT_OP_QP_DISCONNECT 13
+`define NF_STAT_OP_QP_DESTROY 14
+`define NF_STAT_OP_QP_FLUSH 15
+`define NF_STAT_OP_WR_FAST_REGISTER 16
+`define NF_STAT_OP_WR_INVALIDATE 17
+`define NF_STAT_OP_WR_READ 18
+`define NF_STAT_OP_WR_WRITE 19
+
+// STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it)
+`define NF_STAT_STATUS_ACCESS_VIOLATION 0
+`define NF_STAT_STATUS_INVALID_PARAMETER 1
+`define NF_STAT_STATUS_INVALID_DEVICE_STATE 2
+`define NF_STAT_STATUS_INSUFFICIENT_RESOURCES 3
+`define NF_STAT_STATUS_IMPLEMENTATION_LIMIT 4
+`define NF_STAT_STATUS_NOT_SUPPORTED 5
+`define NF_STAT_STATUS_CONNECTION_INVALID 6
+`define NF_STAT_STATUS_CANCELLED 7
+`define NF_STAT_STATUS_INTERNAL_ERROR 8
 
 // TBL_OP: ENGINE.TBL_CMD values
 `define NF_TBL_OP_MPT_WRITE 1
@@ -384,6 +418,28 @@
 `define NF_INFO_LAST_WR_FW_CYCLES_OFF 100
 `define NF_INFO_CYCLE_LO_OFF 104
 `define NF_INFO_CYCLE_HI_OFF 108
+
+// STATS: reply payload of STATS: the adapter's counters since it booted (a link RESET does not clear them); each wraps at 2^32
+`define NF_STATS_SIZE 232
+`define NF_STATS_PROFILE_OFF 0
+`define NF_STATS_RX_OK_OFF 4
+`define NF_STATS_RX_BAD_OFF 8
+`define NF_STATS_RX_DROP_OFF 12
+`define NF_STATS_RX_DUP_OFF 16
+`define NF_STATS_TX_FRAMES_OFF 20
+`define NF_STATS_TX_REJECT_OFF 24
+`define NF_STATS_RETRANSMITS_OFF 28
+`define NF_STATS_TX_OVERFLOW_OFF 32
+`define NF_STATS_OPS_UNKNOWN_OFF 36
+`define NF_STATS_REFUSED_OTHER_OFF 40
+`define NF_STATS_OPS_OFF 44
+`define NF_STATS_OPS_COUNT 20
+`define NF_STATS_REFUSED_OFF 124
+`define NF_STATS_REFUSED_COUNT 9
+`define NF_STATS_REFUSE_CODES_OFF 160
+`define NF_STATS_REFUSE_CODES_COUNT 16
+`define NF_STATS_CYCLE_LO_OFF 224
+`define NF_STATS_CYCLE_HI_OFF 228
 
 // MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop
 `define NF_MEM_WRITE_REQ_SIZE 8
