@@ -1,9 +1,9 @@
 # Benchmarks: engine micro-benchmarks (own Verilator harnesses of the
 # engine units), fast-register / invalidate / link figures on the Verilator board
 # (nfsim) through the host library's link, an ndmrlat-style latency sweep through the
-# public NDKPI, host instructions per post (bench-ndk-post, host/host.mk), FPGA figures
-# from the last bitstream build. bench/report.py gathers everything into
-# build/bench/results.json, prints the table and (bench-report) writes
+# public NDKPI (`ndkfpga mrlat`), host instructions per post (bench-ndk-post,
+# host/host.mk), FPGA figures from the last bitstream build. bench/report.py gathers
+# everything into build/bench/results.json, prints the table and (bench-report) writes
 # docs/performance.md and its plots.
 BENCH_DIR   := $(ROOT)/bench
 BENCH_BUILD := $(BUILD)/bench
@@ -54,15 +54,11 @@ bench-sim: $(BENCH_BUILD)/bench_sim sim ## fast-register/invalidate clocks, link
 	@grep -E '^(not ok|ok) ' $(BENCH_BUILD)/sim.out | sed 's/^/  /'
 BENCH_TARGETS += bench-sim
 
-# ---- ndmrlat-style latency sweep through the public NDKPI (ndkpi.h, ndkfpga.h only) ----
-$(BENCH_BUILD)/ndmrlat: $(BENCH_DIR)/ndmrlat.c $(BUILD)/host/libndkfpga.a $(ROOT)/host/include/ndkpi.h \
-                        $(ROOT)/host/include/ndkfpga.h
-	@mkdir -p $(@D)
-	@$(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -pthread -o $@ $< $(BUILD)/host/libndkfpga.a -pthread $(NDK_LIB_LIBS)
-
+# ---- ndmrlat-style latency sweep through the public NDKPI: `ndkfpga mrlat` (host/cli/) ----
 .PHONY: bench-ndmrlat
-bench-ndmrlat: $(BENCH_BUILD)/ndmrlat sim ## register/deregister, fast-register/invalidate latency per size (nfsim)
-	@NDKFPGA_QUIET=1 $(BENCH_BUILD)/ndmrlat --series $(BENCH_NDMRLAT_ARGS) sim > $(BENCH_BUILD)/ndmrlat.out 2> $(BENCH_BUILD)/ndmrlat.err || \
+bench-ndmrlat: $(CLI_BIN) sim ## register/deregister, fast-register/invalidate latency per size (ndkfpga mrlat on nfsim)
+	@mkdir -p $(BENCH_BUILD)
+	@NDKFPGA_QUIET=1 $(CLI_BIN) mrlat --series $(BENCH_NDMRLAT_ARGS) sim > $(BENCH_BUILD)/ndmrlat.out 2> $(BENCH_BUILD)/ndmrlat.err || \
 	    { cat $(BENCH_BUILD)/ndmrlat.out $(BENCH_BUILD)/ndmrlat.err; exit 1; }
 	@grep -v '^series' $(BENCH_BUILD)/ndmrlat.out | sed 's/^/  /'
 BENCH_TARGETS += bench-ndmrlat
@@ -115,4 +111,4 @@ LINT_TARGETS += lint-bench
 lint-bench: ## cppcheck of the benchmark programs
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 --inline-suppr \
 	    --suppress=missingIncludeSystem -D__GNUC__ -D__x86_64__ -I$(ROOT)/host/include -I$(ROOT)/host/src \
-	    -I$(ROOT)/firmware/include $(BENCH_DIR)/bench_sim.c $(BENCH_DIR)/ndmrlat.c
+	    -I$(ROOT)/firmware/include $(BENCH_DIR)/bench_sim.c

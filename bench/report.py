@@ -6,7 +6,7 @@ docs/performance.md and its plots (gnuplot, pngcairo) into docs/img/.
 Inputs (written by the bench-* targets of bench/bench.mk):
   engine.out   kc_bench + eng_bench   "key = value"
   sim.out      bench_sim (nfsim)      "key = value", "series fastreg|link ..."
-  ndmrlat.out  ndmrlat --series       "series ndmrlat ..."
+  ndmrlat.out  ndkfpga mrlat --series "series ndmrlat ..."
   fwprof.out   fwprof (nf_soc)        "phase LABEL PHASE N", "func LABEL FUNC N"
   host_post.out  make bench-ndk-post  "host: N instructions in M NdkFastRegister calls = X per call"
 and, when present, build/board/ulx3s-{85k,25k}/summary.json (tools/bitstream.sh).
@@ -346,7 +346,7 @@ def doc(r, series, phases, funcs):
     w("")
     w("## ndmrlat on the simulation")
     w("")
-    w("`bench/ndmrlat.c` (`make bench-ndmrlat`) uses only `ndkpi.h` and `ndkfpga.h`: it opens the")
+    w("`ndkfpga mrlat` (`make bench-ndmrlat`; host/cli/) uses only `ndkpi.h` and `ndkfpga.h`: it opens the")
     w("adapter, connects two QPs, and for each size from 4 KiB to the largest the adapter allows times")
     w("each call until it returns (per call) and until its completion (callback, or CQE on the CQ). Wall")
     w("clock of this host against nfsim, which runs ~%s× slower than the board, so the to-completion" %

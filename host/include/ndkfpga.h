@@ -105,7 +105,8 @@ NDKFPGA_API NTSTATUS NdkFpgaReadBuffer(NDK_ADAPTER *Adapter, MDL *Mdl, SIZE_T Of
 
 /* Adapter counters and the firmware's cost of the last work request, fresh from the
  * board (INFO). Returns STATUS_SUCCESS, STATUS_INVALID_PARAMETER (NULL argument) or
- * the link's failure (as NdkFpgaWriteBuffer). */
+ * the link's failure (as NdkFpgaWriteBuffer). Every counter, by kind and by status, is
+ * in NdkFpgaQueryCounters. */
 typedef struct _NDKFPGA_STATS {
     UINT32 FirmwareVersion;
     UINT32 ClockHz;
@@ -120,6 +121,147 @@ NDKFPGA_API NTSTATUS NdkFpgaQueryStats(NDK_ADAPTER *Adapter, NDKFPGA_STATS *Stat
 
 /* Readable name of a status ("STATUS_ACCESS_VIOLATION"); never NULL. */
 NDKFPGA_API const char *NdkFpgaStatusName(NTSTATUS Status);
+
+/* ------------------------------------------------------------------------- */
+/* Diagnostics: devices, adapter details, counters, link round trips (what the
+ * ndkfpga command-line tool shows).                                          */
+
+/* One line saying why a call failed, for people (the library also prints it to
+ * stderr, prefixed "ndkfpga: ", unless $NDKFPGA_QUIET is set). With Adapter NULL:
+ * the last failure of a library call on this thread (e.g. why NdkFpgaOpenAdapter
+ * could not open the device); with an adapter whose link is lost: why it was lost,
+ * else as with NULL. "" when there is nothing to say; never NULL. The text stays
+ * valid until the next call into the library on this thread (or the adapter is
+ * closed). */
+NDKFPGA_API const char *NdkFpgaErrorMessage(NDK_ADAPTER *Adapter);
+
+/* A device NdkFpgaOpenAdapter can open. */
+#define NDKFPGA_DEVICE_USB 1u   /* a board on USB (FT231X: ULX3S, FT2232H: ECP5-EVN) */
+#define NDKFPGA_DEVICE_SIM 2u   /* the Verilator board model nfsim, started by the library */
+#define NDKFPGA_DEVICE_MODEL 3u /* the software adapter nfmodel, started by the library */
+typedef struct _NDKFPGA_DEVICE {
+    ULONG Kind;             /* NDKFPGA_DEVICE_* */
+    NTSTATUS Status;        /* STATUS_SUCCESS: it can be opened (as far as can be told without opening it);
+                               STATUS_ACCESS_DENIED: a board this user may not open (install the udev
+                               rule tools/99-ndkfpga.rules); STATUS_NO_SUCH_FILE: the binary the library
+                               would start is missing or not executable */
+    char Name[32];          /* the device name for NdkFpgaOpenAdapter: "usb:001-007", "sim", "model" */
+    char Description[64];   /* "FT231X (ULX3S)", "Verilator board model (nfsim)", ... */
+    char Path[256];         /* USB: the usbfs node (/dev/bus/usb/001/007); sim, model: the binary the
+                               library starts ($NDKFPGA_SIM / $NDKFPGA_MODEL first), "" when none found */
+} NDKFPGA_DEVICE;
+
+/* List the boards on USB (in bus order), then "sim" and "model", opening nothing.
+ * Fills up to *Count entries of Devices (Devices may be NULL when *Count is 0) and
+ * sets *Count to the number of devices there are. Boards are left out when USB
+ * cannot be listed (no usbfs, library built without the board transports).
+ *
+ * Returns
+ *   STATUS_SUCCESS                every device is in Devices
+ *   STATUS_BUFFER_TOO_SMALL       *Count (set to the number needed) is more than was given;
+ *                                 the first entries are filled
+ *   STATUS_INVALID_PARAMETER      Count is NULL, or Devices is NULL with *Count above 0
+ */
+NDKFPGA_API NTSTATUS NdkFpgaListDevices(NDKFPGA_DEVICE *Devices, ULONG *Count);
+
+/* What the adapter is: versions, sizes and the build profile, mostly from the INFO the
+ * board sent when the adapter was opened. */
+#define NDKFPGA_PROFILE_NONE 0xFFFFFFFFu
+typedef struct _NDKFPGA_ADAPTER_DETAILS {
+    UINT32 FirmwareVersion;   /* major << 16 | minor */
+    UINT32 HardwareVersion;   /* major << 16 | minor */
+    UINT32 LayoutVersion;     /* version of the host/board message layouts (both sides agree, or the open fails) */
+    UINT32 ClockHz;           /* the adapter's system clock */
+    UINT32 LinkBaud;          /* the UART's bit rate (from its bit period in clocks) */
+    UINT32 MemoryBytes;       /* adapter memory */
+    UINT32 UserMemoryBytes;   /* of which buffers may use (NdkFpgaAllocateBuffer); the rest holds link slots */
+    UINT32 PageSize;          /* PAGE_SIZE */
+    UINT32 MptEntries;        /* key-table entries: MRs that may exist at once */
+    UINT32 MttEntries;        /* translation-table entries: pages registered at once */
+    UINT32 MaxFrmrPages;      /* the firmware's page limit of one fast-register MR (FRMRPageCount is the
+                                 smaller of it and what one link frame carries) */
+    UINT32 MaxQps;            /* queue pairs */
+    UINT32 MaxSge;            /* SGEs per RDMA Read/Write */
+    UINT32 LinkRxSlots;       /* frames the board buffers from the host (the host keeps one free) */
+    UINT32 LinkTxSlots;       /* frames the board keeps in flight to the host */
+    UINT32 LinkMaxPayload;    /* bytes of messages in one frame */
+    UINT32 Profile;           /* index of the build profile (tools/layout.toml) the sizes are, or
+                                 NDKFPGA_PROFILE_NONE (sizes of no profile, or firmware too old to say) */
+    char ProfileName[24];     /* its name ("SIM", "ULX3S_85K", "ULX3S_25K"); "" with NDKFPGA_PROFILE_NONE */
+    char Device[160];         /* what was opened: "model (/path/to/nfmodel, pid 1234)", "usb:001-007", ... */
+} NDKFPGA_ADAPTER_DETAILS;
+
+/* Fill *Details. Asks the adapter for its profile (one STATS request).
+ *
+ * Returns
+ *   STATUS_SUCCESS                *Details is filled
+ *   STATUS_INVALID_PARAMETER      NULL argument
+ *   STATUS_CONNECTION_RESET, STATUS_IO_TIMEOUT, STATUS_CONNECTION_ABORTED
+ *                                 the link to the adapter is lost
+ */
+NDKFPGA_API NTSTATUS NdkFpgaQueryAdapterDetails(NDK_ADAPTER *Adapter, NDKFPGA_ADAPTER_DETAILS *Details);
+
+/* One adapter counter. The board's counters count since it booted (opening the adapter
+ * does not clear them) and wrap at 2^32; the host link's count since this adapter was
+ * opened. Names are stable, lower case, unique within a group. */
+#define NDKFPGA_COUNTER_LINK 1u           /* the board's side of the link: frames received, dropped, sent */
+#define NDKFPGA_COUNTER_HOST_LINK 2u      /* this library's side of the link to this adapter */
+#define NDKFPGA_COUNTER_OPERATION 3u      /* requests and work requests the firmware executed, by kind
+                                             ("wr_fast_register", "mr_register", ...), whatever the outcome */
+#define NDKFPGA_COUNTER_REFUSAL 4u        /* replies and completions the firmware sent with a failure status,
+                                             by status ("access_violation", ...; "other") */
+#define NDKFPGA_COUNTER_ACCESS_REFUSAL 5u /* completions carrying an engine refusal, by reason
+                                             (NDK_RESULT_EX.ProviderErrorCode: "not_valid", "bad_key", ...) */
+typedef struct _NDKFPGA_COUNTER {
+    ULONG Group;              /* NDKFPGA_COUNTER_* */
+    NTSTATUS Status;          /* REFUSAL: the status counted (STATUS_SUCCESS for "other" and other groups) */
+    ULONG ProviderErrorCode;  /* ACCESS_REFUSAL: the reason counted; 0 otherwise */
+    const char *Name;         /* static storage */
+    const char *Description;  /* one line for people; static storage */
+    UINT64 Value;
+} NDKFPGA_COUNTER;
+
+/* Read every counter: fills up to *Count entries of Counters and sets *Count to the
+ * number of counters there are (the same for every adapter of this library). Call with
+ * *Count = 0 to learn it without asking the adapter.
+ *
+ * Returns
+ *   STATUS_SUCCESS                every counter is in Counters (fresh from the board: one STATS request)
+ *   STATUS_BUFFER_TOO_SMALL       *Count (set to the number needed) is more than was given; nothing
+ *                                 was asked of the adapter
+ *   STATUS_INVALID_PARAMETER      NULL Adapter or Count, or Counters NULL with *Count above 0
+ *   STATUS_NOT_SUPPORTED          the firmware predates the STATS request (rebuild the bitstream)
+ *   STATUS_CONNECTION_RESET, STATUS_IO_TIMEOUT, STATUS_CONNECTION_ABORTED
+ *                                 the link to the adapter is lost
+ */
+NDKFPGA_API NTSTATUS NdkFpgaQueryCounters(NDK_ADAPTER *Adapter, NDKFPGA_COUNTER *Counters, ULONG *Count);
+
+/* Link round trips: PING messages, which the firmware echoes with their payload. */
+#define NDKFPGA_PING_MAX_PAYLOAD 4064u /* LINK_MAX_PAYLOAD - MSG_HDR */
+typedef struct _NDKFPGA_PING_RESULT {
+    ULONG Replies;            /* pings answered and checked */
+    UINT64 MinNs, MaxNs;      /* shortest and longest round trip (send to reply) */
+    UINT64 TotalNs;           /* sum of the round trips (average = TotalNs / Replies) */
+    UINT64 ElapsedNs;         /* first send to last reply */
+} NDKFPGA_PING_RESULT;
+
+/* Send Count pings of PayloadBytes each (rounded up to a multiple of 8), keeping up to
+ * InFlight unanswered (1: one round trip at a time; more: the message rate the link
+ * sustains), and wait for every reply; each must echo its payload. *Result is filled
+ * with what was measured, also on failure.
+ *
+ * Returns
+ *   STATUS_SUCCESS                every ping was answered with its payload
+ *   STATUS_INVALID_PARAMETER      NULL argument, Count or InFlight 0, PayloadBytes above
+ *                                 NDKFPGA_PING_MAX_PAYLOAD
+ *   STATUS_INSUFFICIENT_RESOURCES out of memory
+ *   STATUS_INTERNAL_ERROR         a reply did not carry its ping's payload back
+ *   STATUS_CONNECTION_RESET, STATUS_IO_TIMEOUT, STATUS_CONNECTION_ABORTED
+ *                                 the link to the adapter is lost
+ *   (any status the adapter answered a ping with)
+ */
+NDKFPGA_API NTSTATUS NdkFpgaPing(NDK_ADAPTER *Adapter, ULONG Count, ULONG InFlight, ULONG PayloadBytes,
+                                 NDKFPGA_PING_RESULT *Result);
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,9 @@ _Static_assert((uint32_t)STATUS_REMOTE_RESOURCES == NF_STATUS_REMOTE_RESOURCES, 
 _Static_assert((uint32_t)STATUS_INVALID_DEVICE_STATE == NF_STATUS_INVALID_DEVICE_STATE, "status");
 _Static_assert((uint32_t)STATUS_CONNECTION_INVALID == NF_STATUS_CONNECTION_INVALID, "status");
 _Static_assert((uint32_t)STATUS_IMPLEMENTATION_LIMIT == NF_STATUS_IMPLEMENTATION_LIMIT, "status");
+_Static_assert((uint32_t)STATUS_NO_SUCH_FILE == NF_STATUS_NO_SUCH_FILE, "status");
+_Static_assert((uint32_t)STATUS_ACCESS_DENIED == NF_STATUS_ACCESS_DENIED, "status");
+_Static_assert(NDKFPGA_PING_MAX_PAYLOAD == NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE, "ping payload");
 _Static_assert(PAGE_SIZE == NF_ADAPTER_PAGE_SIZE, "page size");
 _Static_assert(PAGE_SHIFT == NF_ADAPTER_PAGE_SHIFT, "page shift");
 _Static_assert(NdkOperationTypeFastRegister == NF_NDK_OP_FAST_REGISTER, "op type");
@@ -280,6 +283,7 @@ struct ndk_adapter {
     struct ndk_buffer *buffers;
     uint8_t *page_used;       /* adapter pages of the user region */
     uint32_t first_page, npages;
+    char device[160];         /* the transport's name: what was opened (NdkFpgaQueryAdapterDetails) */
 };
 
 #define NDK_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))

@@ -33,6 +33,21 @@ uint32_t nf_transport_open_tty(const char *path, struct nf_transport **out);
 /* 1 when a supported board is on USB (for "auto"), else 0. Opens nothing. */
 int nf_board_present(void);
 
+/* One supported board on USB, as nf_board_list finds it. */
+struct nf_ftdi_chip;
+struct nf_board_info {
+    int bus, addr;                     /* "usb:BUS-ADDR" */
+    const struct nf_ftdi_chip *chip;   /* its bridge (name, ids) */
+    int may_open;                      /* 1: this user may open its usbfs node; 0: no permission
+                                        * (the udev rule tools/99-ndkfpga.rules is missing) */
+    char node[48];                     /* the usbfs node, /dev/bus/usb/BBB/DDD */
+};
+
+/* The supported boards on USB, in bus order, without opening any: up to cap into out
+ * (out may be NULL when cap is 0). Returns how many there are (may exceed cap); 0 when
+ * there are none or USB cannot be listed. */
+int nf_board_list(struct nf_board_info *out, int cap);
+
 /* The baud to use: $NDKFPGA_BAUD, else dflt. 0 when $NDKFPGA_BAUD is malformed. */
 uint32_t nf_board_baud(uint32_t dflt);
 

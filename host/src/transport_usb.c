@@ -724,3 +724,44 @@ int nf_board_present(void)
     libusb_exit(ctx);
     return present;
 }
+
+int nf_board_list(struct nf_board_info *out, int cap)
+{
+    libusb_context *ctx = NULL;
+    if (libusb_init(&ctx) != 0)
+        return 0;
+    libusb_device **list = NULL;
+    ssize_t n = libusb_get_device_list(ctx, &list);
+    int found = 0;
+    for (ssize_t i = 0; i < n; i++) {
+        struct libusb_device_descriptor d;
+        if (libusb_get_device_descriptor(list[i], &d) != 0)
+            continue;
+        const struct nf_ftdi_chip *c = nf_ftdi_chip_find(d.idVendor, d.idProduct);
+        if (!c)
+            continue;
+        if (out && found < cap) {
+            struct nf_board_info *b = &out[found];
+            b->bus = libusb_get_bus_number(list[i]);
+            b->addr = libusb_get_device_address(list[i]);
+            b->chip = c;
+            snprintf(b->node, sizeof(b->node), "/dev/bus/usb/%03d/%03d", b->bus, b->addr);
+            /* What libusb_open needs: read and write access to the usbfs node. */
+            b->may_open = access(b->node, R_OK | W_OK) == 0;
+        }
+        found++;
+    }
+    if (n >= 0)
+        libusb_free_device_list(list, 1);
+    libusb_exit(ctx);
+    /* In bus order (libusb lists them in no promised order). */
+    int m = found < cap ? found : cap;
+    for (int i = 1; out && i < m; i++) {
+        struct nf_board_info t = out[i];
+        int j = i;
+        for (; j > 0 && (out[j - 1].bus > t.bus || (out[j - 1].bus == t.bus && out[j - 1].addr > t.addr)); j--)
+            out[j] = out[j - 1];
+        out[j] = t;
+    }
+    return found;
+}

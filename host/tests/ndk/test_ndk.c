@@ -127,6 +127,44 @@ static void test_adapter_calls(struct ndk_adapter *ad)
            "NdkCreateSharedEndpoint: NOT_SUPPORTED");
 }
 
+/* The diagnostic calls' local rules (no adapter needed to refuse). */
+static void test_diagnostics(struct ndk_adapter *ad)
+{
+    NDK_ADAPTER *a = &ad->pub;
+    ULONG n = 0;
+    NDKFPGA_DEVICE devs[16];
+    tap_ok(NdkFpgaListDevices(devs, NULL) == STATUS_INVALID_PARAMETER &&
+               (n = 1, NdkFpgaListDevices(NULL, &n)) == STATUS_INVALID_PARAMETER,
+           "NdkFpgaListDevices: NULL Count, or NULL Devices with room: INVALID_PARAMETER");
+    n = 0;
+    NTSTATUS st = NdkFpgaListDevices(NULL, &n);
+    tap_ok(st == STATUS_BUFFER_TOO_SMALL && n >= 2, "NdkFpgaListDevices with no room: BUFFER_TOO_SMALL, the count");
+    ULONG want = n;
+    n = 16;
+    st = NdkFpgaListDevices(devs, &n);
+    tap_ok(st == STATUS_SUCCESS && n == want && devs[n - 2].Kind == NDKFPGA_DEVICE_SIM &&
+               !strcmp(devs[n - 2].Name, "sim") && devs[n - 1].Kind == NDKFPGA_DEVICE_MODEL &&
+               !strcmp(devs[n - 1].Name, "model") &&
+               (devs[n - 1].Status == STATUS_SUCCESS || devs[n - 1].Status == STATUS_NO_SUCH_FILE),
+           "NdkFpgaListDevices: the boards, then sim and model with their state");
+    n = 0;
+    tap_ok(NdkFpgaQueryCounters(a, NULL, &n) == STATUS_BUFFER_TOO_SMALL && n > 40 &&
+               NdkFpgaQueryCounters(NULL, NULL, &n) == STATUS_INVALID_PARAMETER &&
+               NdkFpgaQueryCounters(a, NULL, NULL) == STATUS_INVALID_PARAMETER,
+           "NdkFpgaQueryCounters: the count without asking the adapter; NULL: INVALID_PARAMETER");
+    NDKFPGA_PING_RESULT pr;
+    tap_ok(NdkFpgaPing(a, 0, 1, 0, &pr) == STATUS_INVALID_PARAMETER && NdkFpgaPing(a, 1, 0, 0, &pr) ==
+               STATUS_INVALID_PARAMETER && NdkFpgaPing(a, 1, 1, NDKFPGA_PING_MAX_PAYLOAD + 1, &pr) ==
+               STATUS_INVALID_PARAMETER && NdkFpgaPing(a, 1, 1, 0, NULL) == STATUS_INVALID_PARAMETER,
+           "NdkFpgaPing: count 0, none in flight, too much payload, NULL result: INVALID_PARAMETER");
+    tap_ok(NdkFpgaQueryAdapterDetails(NULL, NULL) == STATUS_INVALID_PARAMETER &&
+               NdkFpgaQueryAdapterDetails(a, NULL) == STATUS_INVALID_PARAMETER,
+           "NdkFpgaQueryAdapterDetails NULL: INVALID_PARAMETER");
+    tap_ok(NdkFpgaErrorMessage(NULL) != NULL && !strcmp(NdkFpgaStatusName(STATUS_ACCESS_DENIED), "STATUS_ACCESS_DENIED") &&
+               !strcmp(NdkFpgaStatusName(STATUS_NO_SUCH_FILE), "STATUS_NO_SUCH_FILE"),
+           "NdkFpgaErrorMessage never NULL; the new statuses have names");
+}
+
 /* ---- MDLs ---- */
 static void test_mdls(struct ndk_adapter *ad)
 {
@@ -392,6 +430,7 @@ int main(void)
     test_layout();
     struct ndk_adapter *ad = fake_adapter();
     test_adapter_calls(ad);
+    test_diagnostics(ad);
     test_mdls(ad);
     test_rules(ad);
     free(ad->page_used);

@@ -1,0 +1,131 @@
+/* ndkfpga: the command-line tool of libndkfpga. Shared declarations of its parts:
+ * common.c (options, device, errors, progress, JSON, time), session.c (an adapter
+ * with a CQ, a PD and two connected QPs), one file per group of subcommands, and
+ * main.c with the table of subcommands. Only the public headers are used. */
+#ifndef NDKFPGA_CLI_H
+#define NDKFPGA_CLI_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ndkfpga.h"
+#include "ndkpi.h"
+
+/* Exit status of every subcommand. */
+#define CLI_EXIT_OK 0        /* done */
+#define CLI_EXIT_FAILED 1    /* the operation failed (the adapter or the library refused, a check failed) */
+#define CLI_EXIT_USAGE 2     /* bad command line */
+#define CLI_EXIT_NO_DEVICE 3 /* the device could not be opened */
+
+/* The invocation of one subcommand. */
+struct cli {
+    const char *cmd;     /* subcommand name, for messages */
+    const char *device;  /* -d DEVICE, the positional DEVICE, $NDKFPGA_DEVICE, or "auto" */
+    int device_given;    /* named on the command line (-d or positional) */
+    int json;            /* --json: one JSON document on stdout */
+    int verbose;         /* -v: the library's own messages stay on (no $NDKFPGA_QUIET) */
+};
+
+/* One subcommand: fn(cli, argc, argv) with argv[0] the subcommand's name. */
+struct cli_command {
+    const char *name;
+    const char *summary; /* one line for `ndkfpga help` */
+    const char *usage;   /* the text of `ndkfpga NAME --help` (starts with the usage line) */
+    int (*fn)(struct cli *c, int argc, char **argv);
+};
+const struct cli_command *cli_command_find(const char *name);
+
+/* ---- options (common.c) ---- */
+
+/* Long options every device subcommand takes; CLI_OPT_* are their getopt values. */
+#define CLI_OPT_JSON 0x100
+#define CLI_OPT_SERIES 0x101
+#define CLI_OPT_MIN_SIZE 0x102
+#define CLI_OPT_MAX_SIZE 0x103
+#define CLI_OPT_PROBE 0x104
+
+/* Print the subcommand's usage to f. */
+void cli_usage(const struct cli *c, FILE *f);
+/* A usage error: one line on stderr naming the command and the fix; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Handle what getopt_long returned when it is common to every subcommand (-d, -h, -v,
+ * and the unknown-option and missing-value cases: optstrings start with ':' and
+ * opterr is 0, so every message is ours). 1 when it was one, with *exit_code set when
+ * the command must stop (--help: usage printed, 0; a bad option: CLI_EXIT_USAGE); 0
+ * when it is the subcommand's own. */
+int cli_common_option(struct cli *c, int opt, char **argv, int *exit_code);
+/* After getopt: at most one positional argument, the device. Returns 0 or CLI_EXIT_USAGE. */
+int cli_positional_device(struct cli *c, int argc, char **argv, int first);
+/* Parse a decimal count in [min, max] (suffixes k, M, and KiB/MiB-style K for sizes:
+ * "4k" = 4096 when binary is set, 4000 otherwise). 0 on success. */
+int cli_parse_u64(const char *s, uint64_t min, uint64_t max, int binary, uint64_t *out);
+
+/* ---- the adapter ---- */
+
+/* Open c->device; on failure print why (one line) and return NULL with *exit_code set. */
+NDK_ADAPTER *cli_open(const struct cli *c, int *exit_code);
+/* A failed call: one line on stderr, "ndkfpga CMD: WHAT: STATUS (library message); hint".
+ * Returns CLI_EXIT_FAILED. Adapter may be NULL. */
+int cli_fail(const struct cli *c, NDK_ADAPTER *a, const char *what, NTSTATUS st);
+/* A failed check (no status): one line on stderr; returns CLI_EXIT_FAILED. */
+int cli_error(const struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- progress on stderr, only when it is a terminal ---- */
+
+void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_progress_done(void); /* erase the progress line */
+
+/* ---- output ---- */
+
+double cli_now_us(void);                       /* monotonic clock */
+void cli_json_string(FILE *f, const char *s);  /* a JSON string literal */
+/* A JSON number, or null when v < 0 (not measured / not applicable). */
+void cli_json_number(FILE *f, double v, int decimals);
+
+/* ---- subcommands ---- */
+
+int cmd_list(struct cli *c, int argc, char **argv);
+int cmd_info(struct cli *c, int argc, char **argv);
+int cmd_stats(struct cli *c, int argc, char **argv);
+int cmd_ping(struct cli *c, int argc, char **argv);
+int cmd_mrlat(struct cli *c, int argc, char **argv);
+int cmd_mrrate(struct cli *c, int argc, char **argv);
+
+/* ---- session.c: what the registration benchmarks need ---- */
+
+struct cli_session {
+    NDK_ADAPTER *adapter;
+    NDK_ADAPTER_INFO info;
+    NDK_CQ *cq;
+    NDK_PD *pd;
+    NDK_QP *initiator, *target; /* connected to each other (loopback) */
+};
+
+/* Open the device and build a CQ of cq_depth, a PD and two QPs of queue_depth
+ * connected to each other. On failure prints why, closes what was opened and returns
+ * the exit code; 0 on success. */
+int cli_session_open(const struct cli *c, struct cli_session *s, ULONG cq_depth, ULONG queue_depth);
+void cli_session_close(struct cli_session *s);
+
+/* A completion callback's result, waited for. */
+struct cli_completion {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int done;
+    NTSTATUS status;
+    NDK_OBJECT_HEADER *object;
+    double at_us; /* when the callback ran */
+};
+void cli_completion_init(struct cli_completion *w);
+VOID cli_on_request_done(PVOID ctx, NTSTATUS st);
+VOID cli_on_create_done(PVOID ctx, NTSTATUS st, NDK_OBJECT_HEADER *obj);
+/* The final status of a call that returned st: st itself unless STATUS_PENDING, then the
+ * callback's (STATUS_IO_TIMEOUT after timeout_s). *done_us (may be NULL): when it completed. */
+NTSTATUS cli_finish(struct cli_completion *w, NTSTATUS st, double *done_us);
+/* Create an MR (fast register or not) and wait for it; NULL with *st on failure. */
+NDK_MR *cli_create_mr(struct cli_session *s, BOOLEAN fast, NTSTATUS *st);
+/* Poll the CQ for one result; STATUS_IO_TIMEOUT when none comes. */
+NTSTATUS cli_next_result(NDK_CQ *cq, NDK_RESULT_EX *r, double *at_us);
+
+#endif

@@ -1,0 +1,595 @@
+/* ndkfpga mrlat, mrrate: memory-registration latency by size and registration rate, in
+ * the manner of NetworkDirect's ndmrlat and ndmrrate, through NDKPI only.
+ *
+ * mrlat: for each size from 4 KiB doubling to the largest the adapter allows
+ * (MaxRegistrationSize for NdkRegisterMr, FRMRPageCount pages for NdkFastRegister),
+ * the time of NdkRegisterMr / NdkDeregisterMr per call (until it returns) and to
+ * completion (until its callback ran), and of NdkFastRegister / NdkInvalidate per call
+ * and to completion (until the result is on the CQ), averaged over the iterations, in
+ * wall-clock microseconds of this host, plus the board's own cycles for the last
+ * fast-register and invalidate (NdkFpgaQueryStats: LastWorkRequestCycles).
+ *
+ * mrrate: register+deregister pairs per second with several MRs in flight, and
+ * fast-register+invalidate pairs per second with many work requests in flight on one
+ * QP (the QP runs them in order, so one MR serves). */
+#include <getopt.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define DEFAULT_ITERS 3
+#define DEFAULT_RATE_COUNT 1000
+#define DEFAULT_RATE_DEPTH 16
+#define MAX_ITERS 1000000u
+#define MAX_RATE_DEPTH 256u
+#define FR_VA 0x50000000u /* base virtual address of every fast-register */
+#define CQ_BATCH 64
+
+/* ---- mrlat ---- */
+
+/* Columns of a row; -1: the operation is not allowed at that size. */
+enum { REG_CALL, REG_DONE, DEREG_CALL, DEREG_DONE, FR_CALL, FR_DONE, INV_CALL, INV_DONE, N_TIMES };
+static const char *const time_keys[N_TIMES] = {
+    "register_call_us",      "register_done_us",      "deregister_call_us", "deregister_done_us",
+    "fast_register_call_us", "fast_register_done_us", "invalidate_call_us", "invalidate_done_us",
+};
+static const char *const time_heads[N_TIMES] = {"reg",     "reg-done", "dereg", "dereg-done",
+                                                "fr",      "fr-done",  "inv",   "inv-done"};
+
+struct row {
+    size_t size;
+    double t[N_TIMES];
+    long fr_cycles, inv_cycles;
+};
+
+struct lat_run {
+    const struct cli *c;
+    struct cli_session *s;
+    NDK_MR *mr, *frmr;
+    NDK_LOGICAL_ADDRESS *pages;
+    uint64_t iters;
+    const char *failed; /* the call that failed, NULL while all is well */
+    NTSTATUS status;
+};
+
+static int lat_check(struct lat_run *r, const char *what, NTSTATUS st)
+{
+    if (st != STATUS_SUCCESS && !r->failed) {
+        r->failed = what;
+        r->status = st;
+    }
+    return st == STATUS_SUCCESS;
+}
+
+/* The board's cycles of the last work request. */
+static long last_cycles(struct lat_run *r)
+{
+    NDKFPGA_STATS s;
+    return lat_check(r, "NdkFpgaQueryStats", NdkFpgaQueryStats(r->s->adapter, &s)) ? (long)s.LastWorkRequestCycles
+                                                                                   : -1;
+}
+
+static void measure_size(struct lat_run *r, struct row *row, SIZE_T size, int can_reg, int can_fr)
+{
+    NDK_ADAPTER *a = r->s->adapter;
+    NDK_QP *qp = r->s->initiator;
+    MDL *buf = NULL;
+    memset(row, 0, sizeof(*row));
+    row->size = size;
+    if (!lat_check(r, "NdkFpgaAllocateBuffer", NdkFpgaAllocateBuffer(a, size, &buf)))
+        return;
+    ULONG n = (ULONG)(size / PAGE_SIZE);
+    for (ULONG i = 0; can_fr && i < n; i++)
+        r->pages[i] = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(buf)[i] << PAGE_SHIFT;
+    for (uint64_t it = 0; it < r->iters && !r->failed; it++) {
+        cli_progress("mrlat: %zu bytes, iteration %llu of %llu", (size_t)size, (unsigned long long)(it + 1),
+                     (unsigned long long)r->iters);
+        struct cli_completion w;
+        double t0, t1, td;
+        if (can_reg) {
+            cli_completion_init(&w);
+            t0 = cli_now_us();
+            NTSTATUS st = r->mr->Dispatch->NdkRegisterMr(r->mr, buf, size, NDK_MR_FLAG_ALLOW_LOCAL_WRITE,
+                                                         cli_on_request_done, &w);
+            t1 = cli_now_us();
+            lat_check(r, "NdkRegisterMr", cli_finish(&w, st, &td));
+            row->t[REG_CALL] += t1 - t0;
+            row->t[REG_DONE] += td - t0;
+            cli_completion_init(&w);
+            t0 = cli_now_us();
+            st = r->mr->Dispatch->NdkDeregisterMr(r->mr, cli_on_request_done, &w);
+            t1 = cli_now_us();
+            lat_check(r, "NdkDeregisterMr", cli_finish(&w, st, &td));
+            row->t[DEREG_CALL] += t1 - t0;
+            row->t[DEREG_DONE] += td - t0;
+        }
+        if (can_fr && !r->failed) {
+            NDK_RESULT_EX res;
+            t0 = cli_now_us();
+            NTSTATUS st = qp->Dispatch->NdkFastRegister(qp, (PVOID)1, r->frmr, n, r->pages, 0, size,
+                                                        (PVOID)(uintptr_t)FR_VA, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+            t1 = cli_now_us();
+            if (lat_check(r, "NdkFastRegister", st) &&
+                lat_check(r, "NdkFastRegister completion", cli_next_result(r->s->cq, &res, &td)))
+                lat_check(r, "NdkFastRegister result", res.Status);
+            row->t[FR_CALL] += t1 - t0;
+            row->t[FR_DONE] += td - t0;
+            row->fr_cycles = last_cycles(r);
+            t0 = cli_now_us();
+            st = qp->Dispatch->NdkInvalidate(qp, (PVOID)2, &r->frmr->Header, 0);
+            t1 = cli_now_us();
+            if (lat_check(r, "NdkInvalidate", st) &&
+                lat_check(r, "NdkInvalidate completion", cli_next_result(r->s->cq, &res, &td)))
+                lat_check(r, "NdkInvalidate result", res.Status);
+            row->t[INV_CALL] += t1 - t0;
+            row->t[INV_DONE] += td - t0;
+            row->inv_cycles = last_cycles(r);
+        }
+    }
+    NdkFpgaFreeBuffer(a, buf);
+    for (int j = 0; j < N_TIMES; j++)
+        row->t[j] = ((j < FR_CALL && !can_reg) || (j >= FR_CALL && !can_fr)) ? -1 : row->t[j] / (double)r->iters;
+    if (!can_fr)
+        row->fr_cycles = row->inv_cycles = -1;
+}
+
+static void print_row_text(const struct row *row, int series)
+{
+    printf("%10zu", row->size);
+    for (int j = 0; j < N_TIMES; j++) {
+        if (row->t[j] < 0)
+            printf(" %10s", "-");
+        else
+            printf(" %10.1f", row->t[j]);
+    }
+    const long cycles[2] = {row->fr_cycles, row->inv_cycles};
+    for (int j = 0; j < 2; j++) {
+        if (cycles[j] < 0)
+            printf(" %9s", "-");
+        else
+            printf(" %9ld", cycles[j]);
+    }
+    printf("\n");
+    if (series) {
+        /* bench/report.py reads these. */
+        printf("series ndmrlat %zu", row->size);
+        for (int j = 0; j < N_TIMES; j++)
+            printf(" %.1f", row->t[j]);
+        printf(" %ld %ld\n", row->fr_cycles, row->inv_cycles);
+    }
+    fflush(stdout);
+}
+
+static void print_row_json(const struct row *row, int first)
+{
+    printf("%s\n  {\"size\": %zu", first ? "" : ",", row->size);
+    for (int j = 0; j < N_TIMES; j++) {
+        printf(", \"%s\": ", time_keys[j]);
+        cli_json_number(stdout, row->t[j], 1);
+    }
+    printf(", \"fast_register_cycles\": ");
+    cli_json_number(stdout, (double)row->fr_cycles, 0);
+    printf(", \"invalidate_cycles\": ");
+    cli_json_number(stdout, (double)row->inv_cycles, 0);
+    printf("}");
+}
+
+int cmd_mrlat(struct cli *c, int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+                                         {"device", required_argument, NULL, 'd'},
+                                         {"iters", required_argument, NULL, 'n'},
+                                         {"min-size", required_argument, NULL, CLI_OPT_MIN_SIZE},
+                                         {"max-size", required_argument, NULL, CLI_OPT_MAX_SIZE},
+                                         {"json", no_argument, NULL, CLI_OPT_JSON},
+                                         {"series", no_argument, NULL, CLI_OPT_SERIES},
+                                         {"verbose", no_argument, NULL, 'v'},
+                                         {NULL, 0, NULL, 0}};
+    uint64_t iters = DEFAULT_ITERS, min_size = PAGE_SIZE, max_size = UINT32_MAX;
+    int series = 0, opt, code = -1;
+    while ((opt = getopt_long(argc, argv, ":hd:vn:", opts, NULL)) != -1) {
+        if (cli_common_option(c, opt, argv, &code)) {
+            if (code >= 0)
+                return code;
+            continue;
+        }
+        switch (opt) {
+        case 'n':
+            if (cli_parse_u64(optarg, 1, MAX_ITERS, 0, &iters))
+                return cli_usage_error(c, "--iters needs a count of 1 to %u, not \"%s\"", MAX_ITERS, optarg);
+            break;
+        case CLI_OPT_MIN_SIZE:
+        case CLI_OPT_MAX_SIZE: {
+            uint64_t v;
+            if (cli_parse_u64(optarg, PAGE_SIZE, UINT32_MAX, 1, &v) || v % PAGE_SIZE)
+                return cli_usage_error(c, "%s needs a multiple of %u bytes (e.g. 4k, 64k, 1M), not \"%s\"",
+                                       opt == CLI_OPT_MIN_SIZE ? "--min-size" : "--max-size", PAGE_SIZE, optarg);
+            *(opt == CLI_OPT_MIN_SIZE ? &min_size : &max_size) = v;
+            break;
+        }
+        case CLI_OPT_JSON:
+            c->json = 1;
+            break;
+        case CLI_OPT_SERIES:
+            series = 1;
+            break;
+        default:
+            return cli_usage_error(c, "unknown option %s", argv[optind - 1]);
+        }
+    }
+    if ((code = cli_positional_device(c, argc, argv, optind)) != 0)
+        return code;
+    if (min_size > max_size)
+        return cli_usage_error(c, "--min-size is above --max-size");
+    if (c->json && series)
+        return cli_usage_error(c, "--json and --series are two different outputs: choose one");
+
+    struct cli_session s;
+    if ((code = cli_session_open(c, &s, 64, 16)) != 0)
+        return code;
+    struct lat_run r;
+    memset(&r, 0, sizeof(r));
+    r.c = c;
+    r.s = &s;
+    r.iters = iters;
+    NTSTATUS st;
+    r.mr = cli_create_mr(&s, FALSE, &st);
+    if (r.mr)
+        r.frmr = cli_create_mr(&s, TRUE, &st);
+    if (!r.mr || !r.frmr) {
+        code = cli_fail(c, s.adapter, "NdkCreateMr", st);
+        cli_session_close(&s);
+        return code;
+    }
+    struct cli_completion w;
+    cli_completion_init(&w);
+    st = cli_finish(&w,
+                    r.frmr->Dispatch->NdkInitializeFastRegisterMr(r.frmr, s.info.FRMRPageCount, TRUE,
+                                                                  cli_on_request_done, &w),
+                    NULL);
+    r.pages = calloc(s.info.FRMRPageCount ? s.info.FRMRPageCount : 1, sizeof(*r.pages));
+    if (st != STATUS_SUCCESS || !r.pages) {
+        code = cli_fail(c, s.adapter, "NdkInitializeFastRegisterMr", r.pages ? st : STATUS_INSUFFICIENT_RESOURCES);
+        free(r.pages);
+        cli_session_close(&s);
+        return code;
+    }
+    NDKFPGA_ADAPTER_DETAILS d;
+    if (NdkFpgaQueryAdapterDetails(s.adapter, &d) != STATUS_SUCCESS)
+        snprintf(d.Device, sizeof(d.Device), "%s", c->device);
+
+    SIZE_T fr_max = (SIZE_T)s.info.FRMRPageCount * PAGE_SIZE;
+    SIZE_T top = s.info.MaxRegistrationSize > fr_max ? s.info.MaxRegistrationSize : fr_max;
+    if (top > max_size)
+        top = (SIZE_T)max_size;
+    if (c->json) {
+        printf("{\"command\": \"mrlat\", \"device\": ");
+        cli_json_string(stdout, d.Device);
+        printf(", \"iterations\": %llu, \"max_registration_size\": %zu, \"frmr_page_count\": %u, "
+               "\"unit\": \"microseconds of wall time; cycles of the board\", \"rows\": [",
+               (unsigned long long)iters, (size_t)s.info.MaxRegistrationSize, (unsigned)s.info.FRMRPageCount);
+    } else {
+        printf("mrlat on %s: %llu iterations per size; MaxRegistrationSize %zu, FRMRPageCount %u\n", d.Device,
+               (unsigned long long)iters, (size_t)s.info.MaxRegistrationSize, (unsigned)s.info.FRMRPageCount);
+        printf("times in microseconds of wall time (per call / to completion); board cycles from INFO\n");
+        printf("%10s", "size");
+        for (int j = 0; j < N_TIMES; j++)
+            printf(" %10s", time_heads[j]);
+        printf(" %9s %9s\n", "fr-cyc", "inv-cyc");
+    }
+    int rows = 0;
+    /* Powers of two from the smallest size, then the largest itself when it is not one. */
+    for (SIZE_T size = (SIZE_T)min_size; size <= top && !r.failed;
+         size = (size * 2 > top && size < top) ? top : size * 2) {
+        struct row row;
+        measure_size(&r, &row, size, size <= s.info.MaxRegistrationSize, size <= fr_max);
+        cli_progress_done();
+        if (r.failed)
+            break;
+        if (c->json)
+            print_row_json(&row, rows == 0);
+        else
+            print_row_text(&row, series);
+        rows++;
+    }
+    if (c->json) {
+        /* A failed run still leaves one JSON document: the rows so far and what failed. */
+        printf("\n]");
+        if (r.failed) {
+            printf(", \"error\": {\"call\": ");
+            cli_json_string(stdout, r.failed);
+            printf(", \"status\": ");
+            cli_json_string(stdout, NdkFpgaStatusName(r.status));
+            printf("}");
+        }
+        printf("}\n");
+    }
+    if (r.failed)
+        code = cli_fail(c, s.adapter, r.failed, r.status);
+    else if (series)
+        printf("ok - ndmrlat: every registration call and completion succeeded\n");
+    free(r.pages);
+    cli_session_close(&s);
+    return code;
+}
+
+/* ---- mrrate ---- */
+
+/* Registrations with several MRs in flight: each MR registers, deregisters, again. */
+struct reg_state {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int ready;           /* MRs whose request completed and wait for the next step */
+};
+struct reg_mr {
+    struct reg_state *rs;
+    NDK_MR *mr;
+    int registered;      /* what the last completed request did */
+    int done;            /* its completion arrived */
+    NTSTATUS status;
+};
+
+static VOID on_reg_done(PVOID ctx, NTSTATUS st)
+{
+    struct reg_mr *m = ctx;
+    pthread_mutex_lock(&m->rs->lock);
+    m->status = st;
+    m->done = 1;
+    m->rs->ready++;
+    pthread_cond_signal(&m->rs->cond);
+    pthread_mutex_unlock(&m->rs->lock);
+}
+
+/* Post the next step of m: register when it is not registered, else deregister. */
+static NTSTATUS reg_step(struct reg_mr *m, MDL *buf, SIZE_T size)
+{
+    m->done = 0;
+    NTSTATUS st = m->registered ? m->mr->Dispatch->NdkDeregisterMr(m->mr, on_reg_done, m)
+                                : m->mr->Dispatch->NdkRegisterMr(m->mr, buf, size, NDK_MR_FLAG_ALLOW_LOCAL_WRITE,
+                                                                 on_reg_done, m);
+    return st == STATUS_PENDING ? STATUS_SUCCESS : (st == STATUS_SUCCESS ? STATUS_INTERNAL_ERROR : st);
+}
+
+/* count register+deregister pairs; *what names the call that failed. */
+static NTSTATUS register_rate(struct cli_session *s, uint64_t count, uint64_t depth, SIZE_T size, double *secs,
+                              const char **what)
+{
+    MDL *buf = NULL;
+    *what = "NdkFpgaAllocateBuffer";
+    NTSTATUS st = NdkFpgaAllocateBuffer(s->adapter, size, &buf);
+    if (st != STATUS_SUCCESS)
+        return st;
+    if (depth > count)
+        depth = count;
+    struct reg_state rs;
+    pthread_mutex_init(&rs.lock, NULL);
+    pthread_cond_init(&rs.cond, NULL);
+    rs.ready = 0;
+    struct reg_mr *mrs = calloc(depth, sizeof(*mrs));
+    uint64_t started = 0, pairs = 0, busy = 0;
+    *what = "NdkCreateMr";
+    for (uint64_t i = 0; mrs && i < depth && st == STATUS_SUCCESS; i++) {
+        mrs[i].rs = &rs;
+        mrs[i].mr = cli_create_mr(s, FALSE, &st);
+    }
+    if (!mrs)
+        st = STATUS_INSUFFICIENT_RESOURCES;
+    double t0 = cli_now_us();
+    *what = "NdkRegisterMr";
+    for (uint64_t i = 0; st == STATUS_SUCCESS && i < depth; i++) {
+        st = reg_step(&mrs[i], buf, size);
+        if (st == STATUS_SUCCESS) {
+            started++;
+            busy++;
+        }
+    }
+    while (busy > 0) {
+        pthread_mutex_lock(&rs.lock);
+        while (rs.ready == 0)
+            pthread_cond_wait(&rs.cond, &rs.lock);
+        pthread_mutex_unlock(&rs.lock);
+        for (uint64_t i = 0; i < depth; i++) {
+            pthread_mutex_lock(&rs.lock);
+            int done = mrs[i].done;
+            if (done) {
+                mrs[i].done = 0;
+                rs.ready--;
+            }
+            pthread_mutex_unlock(&rs.lock);
+            if (!done)
+                continue;
+            busy--;
+            if (mrs[i].status != STATUS_SUCCESS) {
+                if (st == STATUS_SUCCESS) {
+                    st = mrs[i].status;
+                    *what = mrs[i].registered ? "NdkDeregisterMr" : "NdkRegisterMr";
+                }
+                continue;
+            }
+            mrs[i].registered = !mrs[i].registered;
+            if (!mrs[i].registered)
+                pairs++;
+            /* Go on: deregister what was registered; register again while pairs are due. */
+            if (st == STATUS_SUCCESS && (mrs[i].registered || started < count)) {
+                started += !mrs[i].registered;
+                NTSTATUS s2 = reg_step(&mrs[i], buf, size);
+                if (s2 == STATUS_SUCCESS) {
+                    busy++;
+                } else {
+                    st = s2;
+                    *what = mrs[i].registered ? "NdkDeregisterMr" : "NdkRegisterMr";
+                }
+            }
+            cli_progress("mrrate: %llu of %llu register+deregister pairs", (unsigned long long)pairs,
+                         (unsigned long long)count);
+        }
+    }
+    *secs = (cli_now_us() - t0) / 1e6;
+    cli_progress_done();
+    NdkFpgaFreeBuffer(s->adapter, buf); /* every MR over it is deregistered by now */
+    free(mrs);                          /* (the MRs close with the adapter) */
+    return st;
+}
+
+/* count fast-register+invalidate pairs on one MR with up to depth work requests in flight. */
+static NTSTATUS fast_register_rate(struct cli_session *s, uint64_t count, uint64_t depth, SIZE_T size, double *secs,
+                                   const char **what)
+{
+    ULONG n = (ULONG)(size / PAGE_SIZE);
+    MDL *buf = NULL;
+    *what = "NdkFpgaAllocateBuffer";
+    NTSTATUS st = NdkFpgaAllocateBuffer(s->adapter, size, &buf);
+    if (st != STATUS_SUCCESS)
+        return st;
+    NDK_LOGICAL_ADDRESS *pages = calloc(n, sizeof(*pages));
+    *what = "NdkCreateMr";
+    NDK_MR *mr = pages ? cli_create_mr(s, TRUE, &st) : NULL;
+    if (!pages)
+        st = STATUS_INSUFFICIENT_RESOURCES;
+    if (mr) {
+        struct cli_completion w;
+        cli_completion_init(&w);
+        *what = "NdkInitializeFastRegisterMr";
+        st = cli_finish(&w, mr->Dispatch->NdkInitializeFastRegisterMr(mr, n, FALSE, cli_on_request_done, &w), NULL);
+    }
+    for (ULONG i = 0; st == STATUS_SUCCESS && i < n; i++)
+        pages[i] = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(buf)[i] << PAGE_SHIFT;
+    NDK_QP *qp = s->initiator;
+    uint64_t total = 2 * count, posted = 0, completed = 0;
+    double t0 = cli_now_us(), idle_since = t0;
+    while (st == STATUS_SUCCESS && completed < total) {
+        while (posted < total && posted - completed < depth) {
+            NTSTATUS p = (posted % 2 == 0) ? qp->Dispatch->NdkFastRegister(qp, NULL, mr, n, pages, 0, size,
+                                                                              (PVOID)(uintptr_t)FR_VA, 0)
+                                           : qp->Dispatch->NdkInvalidate(qp, NULL, &mr->Header, 0);
+            if (p == STATUS_INSUFFICIENT_RESOURCES)
+                break; /* the QP's queue is full: reap first */
+            if (p != STATUS_SUCCESS) {
+                st = p;
+                *what = posted % 2 == 0 ? "NdkFastRegister" : "NdkInvalidate";
+                break;
+            }
+            posted++;
+        }
+        NDK_RESULT_EX r[CQ_BATCH];
+        ULONG got = s->cq->Dispatch->NdkGetCqResultsEx(s->cq, r, CQ_BATCH);
+        for (ULONG i = 0; i < got; i++) {
+            if (r[i].Status != STATUS_SUCCESS && st == STATUS_SUCCESS) {
+                st = r[i].Status;
+                *what = r[i].Type == NdkOperationTypeInvalidate ? "NdkInvalidate result" : "NdkFastRegister result";
+            }
+        }
+        completed += got;
+        double now = cli_now_us();
+        if (got) {
+            idle_since = now;
+            cli_progress("mrrate: %llu of %llu fast-register+invalidate pairs", (unsigned long long)(completed / 2),
+                         (unsigned long long)count);
+        } else if (now - idle_since > 300e6) {
+            st = STATUS_IO_TIMEOUT;
+            *what = "NdkGetCqResultsEx";
+        } else {
+            sched_yield();
+        }
+    }
+    *secs = (cli_now_us() - t0) / 1e6;
+    cli_progress_done();
+    /* Nothing may still run through the buffer: wait for what is in flight. */
+    while (completed < posted && st != STATUS_IO_TIMEOUT) {
+        NDK_RESULT_EX r;
+        if (cli_next_result(s->cq, &r, NULL) != STATUS_SUCCESS)
+            break;
+        completed++;
+    }
+    free(pages);
+    if (completed == posted)
+        NdkFpgaFreeBuffer(s->adapter, buf);
+    return st;
+}
+
+int cmd_mrrate(struct cli *c, int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+                                         {"device", required_argument, NULL, 'd'},
+                                         {"count", required_argument, NULL, 'n'},
+                                         {"in-flight", required_argument, NULL, 'q'},
+                                         {"size", required_argument, NULL, 's'},
+                                         {"json", no_argument, NULL, CLI_OPT_JSON},
+                                         {"verbose", no_argument, NULL, 'v'},
+                                         {NULL, 0, NULL, 0}};
+    uint64_t count = DEFAULT_RATE_COUNT, depth = DEFAULT_RATE_DEPTH, size = PAGE_SIZE;
+    int opt, code = -1;
+    while ((opt = getopt_long(argc, argv, ":hd:vn:q:s:", opts, NULL)) != -1) {
+        if (cli_common_option(c, opt, argv, &code)) {
+            if (code >= 0)
+                return code;
+            continue;
+        }
+        switch (opt) {
+        case 'n':
+            if (cli_parse_u64(optarg, 1, MAX_ITERS, 0, &count))
+                return cli_usage_error(c, "-n needs a count of 1 to %u, not \"%s\"", MAX_ITERS, optarg);
+            break;
+        case 'q':
+            if (cli_parse_u64(optarg, 1, MAX_RATE_DEPTH, 0, &depth))
+                return cli_usage_error(c, "-q needs 1 to %u in flight, not \"%s\"", MAX_RATE_DEPTH, optarg);
+            break;
+        case 's':
+            if (cli_parse_u64(optarg, PAGE_SIZE, UINT32_MAX, 1, &size) || size % PAGE_SIZE)
+                return cli_usage_error(c, "-s needs a multiple of %u bytes (e.g. 4k, 64k), not \"%s\"", PAGE_SIZE,
+                                       optarg);
+            break;
+        case CLI_OPT_JSON:
+            c->json = 1;
+            break;
+        default:
+            return cli_usage_error(c, "unknown option %s", argv[optind - 1]);
+        }
+    }
+    if ((code = cli_positional_device(c, argc, argv, optind)) != 0)
+        return code;
+    struct cli_session s;
+    /* Work requests in flight: each fast-register and invalidate is one. */
+    if ((code = cli_session_open(c, &s, (ULONG)(2 * depth + CQ_BATCH), (ULONG)depth)) != 0)
+        return code;
+    if (size > s.info.MaxRegistrationSize || size / PAGE_SIZE > s.info.FRMRPageCount) {
+        cli_session_close(&s);
+        return cli_error(c, "-s %llu is above what this adapter registers at once (%zu bytes, %u pages fast)",
+                         (unsigned long long)size, (size_t)s.info.MaxRegistrationSize, (unsigned)s.info.FRMRPageCount);
+    }
+    if (depth > s.info.MaxInitiatorQueueDepth)
+        depth = s.info.MaxInitiatorQueueDepth;
+    NDKFPGA_ADAPTER_DETAILS d;
+    if (NdkFpgaQueryAdapterDetails(s.adapter, &d) != STATUS_SUCCESS)
+        snprintf(d.Device, sizeof(d.Device), "%s", c->device);
+    double reg_s = 0, fr_s = 0;
+    const char *what = "";
+    NTSTATUS st = register_rate(&s, count, depth, (SIZE_T)size, &reg_s, &what);
+    if (st == STATUS_SUCCESS)
+        st = fast_register_rate(&s, count, depth, (SIZE_T)size, &fr_s, &what);
+    if (st != STATUS_SUCCESS) {
+        code = cli_fail(c, s.adapter, what, st);
+        cli_session_close(&s);
+        return code;
+    }
+    cli_session_close(&s);
+    double reg_rate = reg_s > 0 ? (double)count / reg_s : 0, fr_rate = fr_s > 0 ? (double)count / fr_s : 0;
+    if (c->json) {
+        printf("{\"command\": \"mrrate\", \"device\": ");
+        cli_json_string(stdout, d.Device);
+        printf(", \"size\": %llu, \"in_flight\": %llu,\n \"register\": {\"pairs\": %llu, \"seconds\": %.6f, "
+               "\"per_second\": %.1f},\n \"fast_register\": {\"pairs\": %llu, \"seconds\": %.6f, \"per_second\": %.1f}}\n",
+               (unsigned long long)size, (unsigned long long)depth, (unsigned long long)count, reg_s, reg_rate,
+               (unsigned long long)count, fr_s, fr_rate);
+        return CLI_EXIT_OK;
+    }
+    printf("mrrate on %s: %llu-byte regions, up to %llu in flight\n", d.Device, (unsigned long long)size,
+           (unsigned long long)depth);
+    printf("  register+deregister        %8llu pairs in %8.3f s = %10.0f pairs/s\n", (unsigned long long)count, reg_s,
+           reg_rate);
+    printf("  fast-register+invalidate   %8llu pairs in %8.3f s = %10.0f pairs/s\n", (unsigned long long)count, fr_s,
+           fr_rate);
+    return CLI_EXIT_OK;
+}

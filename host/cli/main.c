@@ -1,0 +1,196 @@
+/* ndkfpga: the command-line tool of libndkfpga (ndkpi.h, ndkfpga.h), in the manner of
+ * git and ip: `ndkfpga [-v] [-d DEVICE] COMMAND [OPTIONS] [DEVICE]`. The subcommands
+ * are in the table at the end of this file. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define DEVICE_HELP                                                                                       \
+    "DEVICE (positional, -d DEVICE, or $NDKFPGA_DEVICE; default auto) is a name NdkFpgaOpenAdapter takes:\n" \
+    "  auto           the first board on USB, else sim\n"                                                  \
+    "  sim            start the Verilator board model (nfsim); sim:SOCKET an nfsim already listening\n"   \
+    "  model          start the software adapter (nfmodel); model:SOCKET one already listening\n"        \
+    "  usb            the first board on USB; usb:BUS-ADDR a given one (as `ndkfpga list` shows)\n"      \
+    "  tty:PATH       a board through a serial device (e.g. tty:/dev/ttyUSB0)\n"
+
+#define COMMON_HELP                                                                                       \
+    "  -d, --device DEVICE   the adapter (instead of the positional DEVICE)\n"                            \
+    "  -v, --verbose         also the library's own messages on stderr\n"                                  \
+    "  -h, --help            this help\n"
+
+#define EXIT_HELP                                                                                         \
+    "Exit status: 0 done; 1 the operation failed; 2 usage error; 3 the device could not be opened.\n"
+
+static int cmd_help(struct cli *c, int argc, char **argv);
+
+static const struct cli_command commands[] = {
+    {"list", "boards on USB (and whether you may open them), the simulation and the software adapter",
+     "usage: ndkfpga list [--probe] [--json]\n"
+     "The boards found on USB (bus-address, FTDI chip, whether this user may open it), and whether the\n"
+     "simulation (nfsim) and the software adapter (nfmodel) the library starts are there. Opens nothing\n"
+     "unless --probe is given. With no board, says so and exits 0.\n"
+     "  --probe               also open and close each available device (slow for sim)\n"
+     "  --json                one JSON document on stdout\n"
+     "  -v, --verbose         also the library's own messages on stderr\n"
+     "  -h, --help            this help\n" EXIT_HELP,
+     cmd_list},
+    {"info", "what the adapter is: NDK_ADAPTER_INFO, firmware, profile, table sizes, clock, link rate",
+     "usage: ndkfpga info [--json] [DEVICE]\n"
+     "Every field of NdkQueryAdapterInfo (FRMRPageCount, queue depths, limits, AdapterFlags by name), and\n"
+     "the firmware, hardware and layout versions, the build profile, the key-table (MPT) and\n"
+     "translation-table (MTT) sizes, adapter memory, the clock in MHz and the link rate.\n"
+     "  --json                one JSON document on stdout\n" COMMON_HELP DEVICE_HELP EXIT_HELP,
+     cmd_info},
+    {"stats", "the adapter's counters: link frames, operations executed, refusals by status and reason",
+     "usage: ndkfpga stats [--nonzero] [--json] [DEVICE]\n"
+     "The adapter's counters (NdkFpgaQueryCounters): the board's link counters (frames received good,\n"
+     "bad or dropped, duplicates, frames sent, retransmits, TX overflow), this host's side of the link\n"
+     "(frames, retransmits, CRC errors), requests and work requests executed by kind, and refusals by\n"
+     "status and by the engine's reason. The board counts since it booted; opening it does not clear them.\n"
+     "  -z, --nonzero         only the counters that are not 0\n"
+     "  --json                one JSON document on stdout: {\"link\": {...}, \"host_link\": ..., \"operations\": ...,\n"
+     "                        \"refusals\": ..., \"access_refusals\": ...}\n" COMMON_HELP DEVICE_HELP EXIT_HELP,
+     cmd_stats},
+    {"ping", "link round-trip time and message rate",
+     "usage: ndkfpga ping [-c COUNT] [-s BYTES] [-n RATE_COUNT] [-q IN_FLIGHT] [--json] [DEVICE]\n"
+     "Round-trip time over the link (min/avg/max of COUNT pings, one at a time), then the message rate\n"
+     "with many pings in flight. A ping is a PING message the firmware echoes with its payload.\n"
+     "  -c, --count N         pings one at a time for the round-trip time (default 5)\n"
+     "  -s, --size BYTES      payload of each ping, 0 to 4064 (rounded up to 8; default 0)\n"
+     "  -n, --rate-count N    pings for the message rate (default 64; 0: no rate)\n"
+     "  -q, --in-flight N     pings in flight for the rate (default 8)\n"
+     "  --json                one JSON document on stdout\n" COMMON_HELP DEVICE_HELP EXIT_HELP,
+     cmd_ping},
+    {"mrlat", "register/deregister and fast-register/invalidate latency by size (ndmrlat)",
+     "usage: ndkfpga mrlat [-n ITERS] [--min-size BYTES] [--max-size BYTES] [--json | --series] [DEVICE]\n"
+     "For each size from 4 KiB doubling to the largest the adapter allows, the time of NdkRegisterMr and\n"
+     "NdkDeregisterMr (per call and to completion) and of NdkFastRegister and NdkInvalidate (per call and\n"
+     "until the result is on the CQ), in microseconds of wall time averaged over the iterations, plus the\n"
+     "board's cycles for the last fast-register and invalidate. \"-\": not allowed at that size.\n"
+     "  -n, --iters N         iterations per size (default 3)\n"
+     "  --min-size BYTES      first size (a multiple of 4096; 4k, 64k, 1M; default 4k)\n"
+     "  --max-size BYTES      last size (default: the adapter's limit)\n"
+     "  --json                one JSON document on stdout: {\"rows\": [{\"size\": ..., ...}], ...}\n"
+     "  --series              also \"series ndmrlat ...\" lines and a TAP line (bench/report.py)\n" COMMON_HELP
+         DEVICE_HELP EXIT_HELP,
+     cmd_mrlat},
+    {"mrrate", "registrations and fast-register+invalidate pairs per second, many in flight (ndmrrate)",
+     "usage: ndkfpga mrrate [-n COUNT] [-q IN_FLIGHT] [-s BYTES] [--json] [DEVICE]\n"
+     "Register+deregister pairs per second with IN_FLIGHT MRs at work at once, and fast-register+\n"
+     "invalidate pairs per second with up to IN_FLIGHT work requests in flight on one QP.\n"
+     "  -n, --count N         pairs of each kind (default 1000)\n"
+     "  -q, --in-flight N     MRs / work requests in flight (default 16)\n"
+     "  -s, --size BYTES      bytes of each registration (a multiple of 4096; default 4k)\n"
+     "  --json                one JSON document on stdout\n" COMMON_HELP DEVICE_HELP EXIT_HELP,
+     cmd_mrrate},
+    {"help", "this list, or the help of one command",
+     "usage: ndkfpga help [COMMAND]\n"
+     "The commands, or the help of one (the same as `ndkfpga COMMAND --help`).\n",
+     cmd_help},
+};
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+const struct cli_command *cli_command_find(const char *name)
+{
+    for (size_t i = 0; name && i < N_COMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+static void main_help(FILE *f)
+{
+    fprintf(f, "usage: ndkfpga [-v] [-d DEVICE] COMMAND [OPTIONS] [DEVICE]\n"
+               "The command-line tool of the ndkfpga RDMA adapter (libndkfpga).\n\n"
+               "Commands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n`ndkfpga COMMAND --help` tells more about each.\n\n"
+               "Options before the command:\n" COMMON_HELP "\n" DEVICE_HELP "\n" EXIT_HELP);
+}
+
+static int cmd_help(struct cli *c, int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        cli_usage(c, stdout);
+        return CLI_EXIT_OK;
+    }
+    if (argc > 2)
+        return cli_usage_error(c, "one command at a time");
+    if (argc == 2) {
+        const struct cli_command *cmd = cli_command_find(argv[1]);
+        if (!cmd)
+            return cli_usage_error(c, "unknown command \"%s\"", argv[1]);
+        fputs(cmd->usage, stdout);
+        return CLI_EXIT_OK;
+    }
+    main_help(stdout);
+    return CLI_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    struct cli c;
+    memset(&c, 0, sizeof(c));
+    const char *env = getenv("NDKFPGA_DEVICE");
+    c.device = env && *env ? env : "auto";
+    /* The library's own failure messages would repeat ours: off unless -v. */
+    setenv("NDKFPGA_QUIET", "1", 0);
+
+    /* Options before the command. */
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            main_help(stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+            c.verbose = 1;
+            unsetenv("NDKFPGA_QUIET");
+        } else if (!strcmp(a, "-d") || !strcmp(a, "--device") || !strncmp(a, "--device=", 9) ||
+                   (a[1] == 'd' && a[2])) {
+            const char *v = !strncmp(a, "--device=", 9) ? a + 9 : (a[1] == 'd' && a[2]) ? a + 2 : argv[++i];
+            if (!v || !*v) {
+                fprintf(stderr, "ndkfpga: %s needs a device name (see `ndkfpga --help`)\n", a);
+                return CLI_EXIT_USAGE;
+            }
+            c.device = v;
+            c.device_given = 1;
+        } else {
+            fprintf(stderr, "ndkfpga: unknown option %s before the command (see `ndkfpga --help`)\n", a);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    /* The software adapter the library starts prints a summary on stderr at exit: not in
+     * the middle of this tool's output (the library starts nfsim --quiet itself). */
+    if (!c.verbose && !getenv("NDKFPGA_DEBUG")) {
+        const char *m = getenv("NDKFPGA_MODEL_ARGS");
+        if (!m || !strstr(m, "--quiet")) {
+            char args[1024];
+            snprintf(args, sizeof(args), "%s%s--quiet", m ? m : "", m && *m ? " " : "");
+            setenv("NDKFPGA_MODEL_ARGS", args, 1);
+        }
+    }
+    if (i >= argc) {
+        main_help(stderr);
+        fprintf(stderr, "ndkfpga: no command given\n");
+        return CLI_EXIT_USAGE;
+    }
+    const struct cli_command *cmd = cli_command_find(argv[i]);
+    if (!cmd) {
+        fprintf(stderr, "ndkfpga: unknown command \"%s\" (commands:", argv[i]);
+        for (size_t k = 0; k < N_COMMANDS; k++)
+            fprintf(stderr, " %s", commands[k].name);
+        fprintf(stderr, "; see `ndkfpga help`)\n");
+        return CLI_EXIT_USAGE;
+    }
+    c.cmd = cmd->name;
+    /* The command parses its own arguments from a fresh getopt. */
+    optind = 0;
+    opterr = 0;
+    int code = cmd->fn(&c, argc - i, argv + i);
+    fflush(stdout);
+    return code;
+}
