@@ -121,7 +121,7 @@ $(NDK_INST)/$(NDK_SO): $$(NDK_INST_OBJS)
 
 # The command finds the library beside it: PREFIX/bin/../lib.
 $(NDK_INST)/ndkfpga: $$(CLI_SRCS) $$(CLI_HDRS) $(NDK_INST)/$(NDK_SO) host/include/ndkpi.h host/include/ndkfpga.h
-	$(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -pthread -o $@ $(CLI_SRCS) \
+	$(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/host/cli -pthread -o $@ $(CLI_SRCS) \
 	    $(NDK_INST)/$(NDK_SO) -Wl,-rpath,'$$ORIGIN/../lib' -pthread
 
 $(NDK_INST)/ndkfpga.pc: host/ndkfpga.pc.in host/host.mk

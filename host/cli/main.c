@@ -163,16 +163,6 @@ int main(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
     }
-    /* The software adapter the library starts prints a summary on stderr at exit: not in
-     * the middle of this tool's output (the library starts nfsim --quiet itself). */
-    if (!c.verbose && !getenv("NDKFPGA_DEBUG")) {
-        const char *m = getenv("NDKFPGA_MODEL_ARGS");
-        if (!m || !strstr(m, "--quiet")) {
-            char args[1024];
-            snprintf(args, sizeof(args), "%s%s--quiet", m ? m : "", m && *m ? " " : "");
-            setenv("NDKFPGA_MODEL_ARGS", args, 1);
-        }
-    }
     if (i >= argc) {
         main_help(stderr);
         fprintf(stderr, "ndkfpga: no command given\n");
