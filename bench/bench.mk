@@ -90,6 +90,7 @@ BENCH_TARGETS += bench-fwprof
 # ---- host instructions per post: the host library's own benchmark (host/host.mk) ----
 .PHONY: bench-host
 bench-host: ## callgrind instructions per NdkFastRegister (runs bench-ndk-post)
+	@mkdir -p $(BENCH_BUILD)
 	@$(MAKE) --no-print-directory -s bench-ndk-post > $(BENCH_BUILD)/host_post.out 2>&1 || \
 	    { cat $(BENCH_BUILD)/host_post.out; exit 1; }
 	@sed 's/^/  /' $(BENCH_BUILD)/host_post.out
