@@ -1,7 +1,7 @@
 # Board flow: bitstreams, firmware swap, flashing. See tools/bitstream.sh
 # and docs/boards.md.
 #   make bitstream BOARD=ulx3s DEVICE=85k|25k|45k    or    BOARD=ecp5-evn
-#   make bitstream-firmware BOARD=... DEVICE=...       new firmware, no place and route
+#   make bitstream-firmware BOARD=... DEVICE=...       new firmware, no place and route (a full build the first time)
 #   make flash BOARD=ulx3s [FLASH=1]                   openFPGALoader (SRAM, or SPI flash)
 #   make test-bitstream                                ULX3S 85F, 25F and ECP5-EVN: timing, swap
 BOARD ?= ulx3s
@@ -19,14 +19,16 @@ bitstream: $(SETUP_STAMP) firmware ## build a bitstream: BOARD=ulx3s DEVICE=85k|
 bitstream-firmware: $(SETUP_STAMP) firmware ## swap the current firmware into the last bitstream (no place and route)
 	@bash tools/bitstream.sh --firmware-only $(BOARD) $(DEVICE)
 
-flash: ## program the board: BOARD=ulx3s|ecp5-evn [DEVICE=85k] [FLASH=1 writes the SPI flash]
+# The board is looked for first: with none there, nothing is built.
+flash: $(SETUP_STAMP) ## program the board: BOARD=ulx3s|ecp5-evn [DEVICE=85k] [FLASH=1 writes the SPI flash]
 	@test -n "$(OFL_BOARD)" || { echo "flash: unknown BOARD '$(BOARD)' (ulx3s, ecp5-evn)" >&2; exit 2; }
-	@test -f $(BOARD_OUT)/nf.bit || { echo "flash: $(BOARD_OUT)/nf.bit missing: run make bitstream BOARD=$(BOARD) DEVICE=$(DEVICE)" >&2; exit 2; }
 	@command -v openFPGALoader >/dev/null || { echo "flash: openFPGALoader not installed: make setup" >&2; exit 2; }
 	@openFPGALoader -b $(OFL_BOARD) --detect >/dev/null 2>&1 || { \
 	    echo "flash: no $(BOARD) board found on USB (openFPGALoader -b $(OFL_BOARD) --detect failed)." >&2; \
 	    echo "flash: check the USB cable, and that the udev rule is installed (tools/99-ndkfpga.rules, see docs/boards.md)." >&2; \
 	    exit 2; }
+	@test -f $(BOARD_OUT)/nf.bit || { echo "flash: no bitstream for $(BOARD)-$(DEVICE) yet: building it first"; \
+	    $(MAKE) --no-print-directory bitstream BOARD=$(BOARD) DEVICE=$(DEVICE); }
 	openFPGALoader -b $(OFL_BOARD) $(if $(FLASH),-f) $(BOARD_OUT)/nf.bit
 
 # Full builds of the boards in BITSTREAM_TEST_BOARDS (timing must be met), each followed

@@ -31,6 +31,10 @@ case "$board-$device" in
 esac
 out=build/board/$board-$device
 mkdir -p "$out"
+if [ "$firmware_only" = 1 ] && [ ! -f "$out/nf_placeholder.config" ]; then
+    echo "bitstream: no placed design for $board-$device yet: building it in full first"
+    firmware_only=0
+fi
 fw=${BOARD_FW_HEX:-build/firmware/nf_fw.hex}
 [ -f "$fw" ] || { echo "bitstream: $fw missing: run make firmware" >&2; exit 2; }
 words=$(( $(param "$profile" FW_RAM_BYTES) / 4 ))
