@@ -68,7 +68,7 @@ _Static_assert(sizeof(struct fw_mr) == FW_MR_BYTES, "firmware.mk FW_MR_BYTES");
 #define FW_QP_FREE 0u
 #define FW_QP_RESET 1u     /* created, not connected (or disconnected) */
 #define FW_QP_CONNECTED 2u
-#define FW_QP_ERROR 3u     /* an access failed: every later WR completes CANCELLED */
+#define FW_QP_ERROR 3u     /* an error completion or a flush: every later WR completes CANCELLED */
 struct fw_qp {
     uint8_t state;
     uint8_t gen; /* bumped on reuse so a stale qpn never names a new QP */

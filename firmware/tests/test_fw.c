@@ -666,6 +666,18 @@ static void wr_env(struct wr_env *e)
     frmr_init(e->fast_other_pd, 4, 1);
 }
 
+static uint32_t qp_op(uint16_t op, uint32_t qpn);
+
+static uint32_t qp_state(uint32_t qpn) { return fw_qps[qpn & FW_QPN_INDEX_MASK].state; }
+
+/* An error completion breaks the QP (NDK); tests that go on with it after an expected
+ * error disconnect and connect it again. */
+static void qp_reconnect(uint32_t qpn, uint32_t peer)
+{
+    qp_op(NF_OP_QP_DISCONNECT, qpn);
+    qp_connect(qpn, peer);
+}
+
 static void test_fast_register_rules(void)
 {
     struct wr_env e;
@@ -706,10 +718,13 @@ static void test_fast_register_rules(void)
         uint32_t st = fast_register(rules[i].qp, rules[i].flags, rules[i].token, pages, rules[i].npages, rules[i].fbo,
                                     rules[i].len, rules[i].va, NULL);
         snap_take(&s1);
-        OK(st == rules[i].status && snap_same(&s0, &s1), "FAST_REGISTER with %s -> 0x%08X, nothing changed", rules[i].what,
-           rules[i].status);
+        int broke = rules[i].qp != e.qp || qp_state(e.qp) == FW_QP_ERROR;
+        OK(st == rules[i].status && snap_same(&s0, &s1) && broke,
+           "FAST_REGISTER with %s -> 0x%08X, nothing changed, the QP broken", rules[i].what, rules[i].status);
         snap_free(&s0);
         snap_free(&s1);
+        if (rules[i].qp == e.qp)
+            qp_reconnect(e.qp, e.peer);
     }
     /* A page the loader refuses: the MR's own (INVALID) range may hold a partial list,
      * the key table does not change. */
@@ -725,6 +740,7 @@ static void test_fast_register_rules(void)
        st, c.refuse);
     snap_free(&s0);
     snap_free(&s1);
+    qp_reconnect(e.qp, e.peer);
 
     OK(fast_register(e.qp, rw | NF_NDK_OP_FLAG_RDMA_READ_SINK | NF_NDK_OP_FLAG_READ_FENCE | NF_NDK_OP_FLAG_DEFER, e.fast,
                      pages, 2, 0x80, 2 * PAGE - 0x80, va, NULL) == NF_STATUS_SUCCESS,
@@ -741,6 +757,7 @@ static void test_fast_register_rules(void)
     OK(snap_same(&s0, &s1), "... and nothing changed");
     snap_free(&s0);
     snap_free(&s1);
+    qp_reconnect(e.qp, e.peer);
     OK(invalidate(e.qp, 0, e.fast) == NF_STATUS_SUCCESS, "INVALIDATE the fast MR");
     /* Every combination of the four rights flags: the MPT rights follow the documented
      * rules (remote write implies local write; a read sink gets local write too). */
@@ -768,6 +785,7 @@ static void test_fast_register_rules(void)
     OK(fast_register(e.qp, NF_NDK_OP_FLAG_SILENT_SUCCESS, e.fast, pages, 1, 0, 100, 0x10000, NULL) ==
            NF_STATUS_INVALID_DEVICE_STATE,
        "SILENT_SUCCESS: a failure still completes");
+    qp_reconnect(e.qp, e.peer);
     OK(fw_token(NF_TOKEN_INDEX_GET(e.fast)) == e.fast, "the token stays stable across fast-register/invalidate cycles");
 }
 
@@ -798,10 +816,13 @@ static void test_invalidate_rules(void)
         snap_take(&s0);
         uint32_t st = invalidate(rules[i].qp, rules[i].flags, rules[i].token);
         snap_take(&s1);
-        OK(st == rules[i].status && snap_same(&s0, &s1), "INVALIDATE of %s -> 0x%08X, nothing changed", rules[i].what,
-           rules[i].status);
+        int broke = rules[i].qp != e.qp || qp_state(e.qp) == FW_QP_ERROR;
+        OK(st == rules[i].status && snap_same(&s0, &s1) && broke,
+           "INVALIDATE of %s -> 0x%08X, nothing changed, the QP broken", rules[i].what, rules[i].status);
         snap_free(&s0);
         snap_free(&s1);
+        if (rules[i].qp == e.qp)
+            qp_reconnect(e.qp, e.peer);
     }
     OK(nfm_check(nf_hw_engine(), e.fast, 0x40000, 8, NF_ACCESS_REMOTE_WRITE, PD_A, NULL) == NF_REFUSE_OK,
        "before INVALIDATE the token grants");
@@ -810,6 +831,52 @@ static void test_invalidate_rules(void)
            nfm_check(nf_hw_engine(), e.fast, 0x40000, 8, NF_ACCESS_LOCAL_READ, PD_A, NULL) == NF_REFUSE_NOT_VALID,
        "after INVALIDATE every access through the token is refused");
     OK(invalidate(e.qp, 0, e.fast) == NF_STATUS_INVALID_DEVICE_STATE, "INVALIDATE of an invalidated token fails (INVALID_DEVICE_STATE)");
+}
+
+/* NDK: any error completion breaks the connection, whatever the work request and the
+ * status: every later work request on the QP completes CANCELLED and changes nothing. */
+static void test_error_breaks_qp(void)
+{
+    struct wr_env e;
+    wr_env(&e);
+    uint64_t pages[1];
+    static const uint32_t pn[1] = {6};
+    pages_at(pages, 1, pn);
+    struct snap s0, s1;
+    /* INVALIDATE of an MR that is not registered, then a FAST_REGISTER. */
+    OK(invalidate(e.qp, 0, e.fast) == NF_STATUS_INVALID_DEVICE_STATE,
+       "INVALIDATE of an MR never fast-registered -> INVALID_DEVICE_STATE");
+    snap_take(&s0);
+    uint32_t st = fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0, PAGE, 0x40000, NULL);
+    snap_take(&s1);
+    OK(st == NF_STATUS_CANCELLED && snap_same(&s0, &s1) && mpt_state(e.fast) != NF_MPT_STATE_VALID,
+       "... the next FAST_REGISTER on that QP completes CANCELLED and changes nothing (got 0x%08X)", st);
+    snap_free(&s0);
+    snap_free(&s1);
+    OK(invalidate(e.qp, 0, e.fast) == NF_STATUS_CANCELLED, "... and so does every later one");
+    /* A FAST_REGISTER refused by validation, then an INVALIDATE. */
+    qp_reconnect(e.qp, e.peer);
+    OK(fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0, PAGE, 0x40000, NULL) ==
+           NF_STATUS_SUCCESS,
+       "after QP_DISCONNECT and QP_CONNECT the QP works again");
+    OK(fast_register(e.qp, 0, e.fast, pages, 1, 0, PAGE, 0x40000, NULL) == NF_STATUS_INVALID_DEVICE_STATE &&
+           invalidate(e.qp, 0, e.fast) == NF_STATUS_CANCELLED && mpt_state(e.fast) == NF_MPT_STATE_VALID,
+       "a FAST_REGISTER error (MR VALID) breaks the QP: the next INVALIDATE is CANCELLED, the MR stays VALID");
+    /* An RDMA request refused by validation (not by the engine). */
+    qp_reconnect(e.qp, e.peer);
+    struct nf_sge many[5] = {{0}};
+    struct nf_cqe c;
+    OK(rdma(NF_OP_WR_WRITE, e.qp, 0, 0x40000, e.fast, many, 5, &c) == NF_STATUS_INVALID_PARAMETER &&
+           invalidate(e.qp, 0, e.fast) == NF_STATUS_CANCELLED && mpt_state(e.fast) == NF_MPT_STATE_VALID,
+       "an RDMA Write error (too many SGEs) breaks the QP: the next INVALIDATE is CANCELLED");
+    qp_reconnect(e.qp, e.peer);
+    OK(invalidate(e.qp, 0, e.fast) == NF_STATUS_SUCCESS, "INVALIDATE on the reconnected QP");
+    /* The peer QP is not touched by its partner's error. */
+    OK(qp_state(e.peer) == FW_QP_CONNECTED, "the peer QP stays connected");
+    /* An unconnected QP has no connection to break: it can still be connected. */
+    OK(invalidate(e.qp_unconnected, 0, e.fast) == NF_STATUS_CONNECTION_INVALID &&
+           qp_state(e.qp_unconnected) == FW_QP_RESET && qp_connect(e.qp_unconnected, e.peer) == NF_STATUS_SUCCESS,
+       "an error on an unconnected QP leaves it in RESET (it can be connected)");
 }
 
 static void test_rdma(void)
@@ -911,9 +978,11 @@ static void test_rdma(void)
     struct nf_sge many[5] = {{0}};
     OK(rdma(NF_OP_WR_WRITE, qp7, 0, 0x1000, e.fast, many, 5, &c) == NF_STATUS_INVALID_PARAMETER,
        "more SGEs than max_sge -> INVALID_PARAMETER");
+    qp_reconnect(qp7, e.peer);
     OK(rdma(NF_OP_WR_WRITE, qp7, NF_NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE, 0x1000, e.fast, lsge, 1, &c) ==
            NF_STATUS_NOT_SUPPORTED,
        "RDMA_READ_LOCAL_INVALIDATE -> NOT_SUPPORTED");
+    qp_reconnect(qp7, e.peer);
     OK(rdma(NF_OP_WR_WRITE, e.qp_unconnected, 0, 0x1000, e.fast, lsge, 1, &c) == NF_STATUS_CONNECTION_INVALID,
        "RDMA Write on an unconnected QP -> CONNECTION_INVALID");
     uint32_t st = rdma(NF_OP_WR_WRITE, qp7, NF_NDK_OP_FLAG_SILENT_SUCCESS, 0x1000, e.fast, lsge, 1, &c);
@@ -1140,7 +1209,9 @@ static void test_stats(void)
     uint32_t st3 = fast_register(e.qp, 0, e.fast, pages, 1, 0, PAGE, 0x30000, NULL);
     uint32_t st4 = invalidate(e.qp, 0, e.fast);
     uint32_t st5 = invalidate(e.qp, 0, e.fast);            /* already invalid */
+    qp_reconnect(e.qp, e.peer);                             /* the error completion broke it */
     uint32_t st6 = invalidate(e.qp, 0, e.normal);          /* not a fast-register MR */
+    qp_reconnect(e.qp, e.peer);
     uint32_t st7 = frmr_init(e.fast, NF_PROFILE_SIM_MAX_FRMR_PAGES + 1u, 0);
     struct nf_sge sge = {0x30000, 8, e.fast};
     struct nf_cqe c;
@@ -1162,7 +1233,9 @@ static void test_stats(void)
            b.ops[NF_STAT_OP_WR_WRITE] - a.ops[NF_STAT_OP_WR_WRITE] == 1 &&
            b.ops[NF_STAT_OP_WR_READ] - a.ops[NF_STAT_OP_WR_READ] == 1 &&
            b.ops[NF_STAT_OP_FRMR_INIT] - a.ops[NF_STAT_OP_FRMR_INIT] == 1 &&
-           b.ops[NF_STAT_OP_STATS] - a.ops[NF_STAT_OP_STATS] == 1 && ops_sum == 10,
+           b.ops[NF_STAT_OP_STATS] - a.ops[NF_STAT_OP_STATS] == 1 &&
+           b.ops[NF_STAT_OP_QP_DISCONNECT] - a.ops[NF_STAT_OP_QP_DISCONNECT] == 2 &&
+           b.ops[NF_STAT_OP_QP_CONNECT] - a.ops[NF_STAT_OP_QP_CONNECT] == 2 && ops_sum == 14,
        "work requests and requests are counted by op, each once (fast path and walk alike)");
     OK(unknown == NF_STATUS_NOT_SUPPORTED && b.ops_unknown - a.ops_unknown == 1,
        "an unknown op counts as unknown (and is refused NOT_SUPPORTED)");
@@ -1217,6 +1290,7 @@ int main(int argc, char **argv)
     test_qp();
     test_fast_register_rules();
     test_invalidate_rules();
+    test_error_breaks_qp();
     test_rdma();
     test_rdma_stopped();
     test_qp_flush();
