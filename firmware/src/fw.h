@@ -146,7 +146,10 @@ static inline uint32_t fw_mr_lookup(uint32_t token)
         return FW_NO_INDEX;
     return index;
 }
-uint32_t fw_mr_alloc(uint32_t pd, uint32_t kind, uint32_t *token);   /* STATUS */
+/* Key-byte PRNG: mix seed into its state (boot, link RESET); next value. */
+void fw_rng_seed(uint32_t seed);
+uint32_t fw_rng_next(void);
+uint32_t fw_mr_alloc(uint32_t pd, uint32_t kind, uint32_t *token);   /* STATUS; a random key byte */
 void fw_mr_free(uint32_t index);
 uint32_t fw_mtt_alloc(uint32_t index, uint32_t pages); /* reserve a range for MR index; STATUS */
 void fw_mtt_free(uint32_t index);

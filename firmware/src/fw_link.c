@@ -292,6 +292,7 @@ static void link_state_reset(void)
  * so the host (which ignores everything until its RESET_ACK) never takes them as new. */
 static __attribute__((noinline)) void link_reset(uint32_t nonce)
 {
+    fw_rng_seed(nonce << 16 ^ hal_cycles()); /* keys differ per adapter session */
     fw_tables_reset();
     link_state_reset();
     tx_wait_idle((1u << fw_cfg.tx_slots) - 1u);

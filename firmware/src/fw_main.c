@@ -89,6 +89,7 @@ void fw_init(void)
     fw_cfg.profile = find_profile();
     fw_cfg.max_frmr_pages = max_frmr_pages();
     fw_stats = (struct fw_stats){0};
+    fw_rng_seed(hal_cycles());
     for (uint32_t i = 0; i < fw_cfg.mpt_entries; i++)
         fw_mrs[i] = (struct fw_mr){0};
     for (uint32_t q = 0; q < FW_QP_CAP; q++)

@@ -503,7 +503,7 @@ static void test_mr_lifecycle(void)
     for (uint32_t i = 0; i < NF_PROFILE_ULX3S_25K_MPT_ENTRIES; i++)
         tok = mr_create(PD_A, 0);
     OK(NF_TOKEN_INDEX_GET(tok) == NF_TOKEN_INDEX_GET(first) && tok != first && NF_TOKEN_KEY_GET(tok) != 0,
-       "an entry freed and reused gets the next key byte (old token never matches)");
+       "an entry freed and reused gets another key byte (old token never matches)");
     OK(mr_create(PD_A, 0) == 0, "key table full -> MR_CREATE fails");
     struct nf_mr_create_req q = {PD_A, 0};
     OK(tb_req(NF_OP_MR_CREATE, &q, sizeof(q), NULL, 0) == NF_STATUS_INSUFFICIENT_RESOURCES,
@@ -787,6 +787,75 @@ static void test_fast_register_rules(void)
        "SILENT_SUCCESS: a failure still completes");
     qp_reconnect(e.qp, e.peer);
     OK(fw_token(NF_TOKEN_INDEX_GET(e.fast)) == e.fast, "the token stays stable across fast-register/invalidate cycles");
+}
+
+/* The adapter's first MR after a RESET with this nonce. */
+static uint32_t first_token_of_session(uint16_t nonce)
+{
+    tb_send_frame(NF_LINK_TYPE_RESET, 0, 0, nonce, NULL, 0);
+    tb.tx_seq = tb.rx_expect = tb.last_acked = 0;
+    tb_run();
+    return mr_create(PD_A, 0);
+}
+
+/* Tokens carry a random key byte (like Linux rxe's key variant): not guessable from the
+ * order of registrations, different per adapter session; a guessed key is refused by
+ * the engine's key check. A fast-register MR keeps its token. */
+static void test_token_keys(void)
+{
+    tb_init("sim");
+    uint32_t first = mr_create(PD_A, 0);
+    uint32_t keys[16], same_as_seq = 0, distinct = 0;
+    for (int i = 0; i < 16; i++)
+        keys[i] = NF_TOKEN_KEY_GET(mr_create(PD_A, 0));
+    for (int i = 0; i < 16; i++) {
+        same_as_seq += keys[i] == 1u;
+        int dup = 0;
+        for (int j = 0; j < i; j++)
+            dup |= keys[j] == keys[i];
+        distinct += !dup;
+    }
+    OK(first != 0 && first != 0x00000001u && same_as_seq < 4 && distinct >= 8,
+       "MR tokens are not predictable: the first is not 0x00000001 (0x%08X), %u distinct key bytes in 16", first,
+       distinct);
+    uint32_t a = first_token_of_session(0x1234), b = first_token_of_session(0xBEEF);
+    OK(a && b && NF_TOKEN_INDEX_GET(a) == NF_TOKEN_INDEX_GET(b) && a != b,
+       "the same entry gets another key in another adapter session (0x%08X, 0x%08X)", a, b);
+    /* A fast-registered MR: the right token grants, a guessed key byte is refused. */
+    struct wr_env e;
+    wr_env(&e);
+    uint64_t pages[1];
+    static const uint32_t pn[1] = {5};
+    pages_at(pages, 1, pn);
+    OK(fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0, PAGE, 0x50000, NULL) ==
+           NF_STATUS_SUCCESS,
+       "fast-register an MR with a random key");
+    int refused = 1;
+    for (uint32_t k = 1; k < 256; k++) {
+        uint32_t guess = (e.fast & ~(uint32_t)NF_TOKEN_KEY_MASK) | NF_TOKEN_KEY_PUT((NF_TOKEN_KEY_GET(e.fast) + k) & 0xFFu);
+        refused &= nfm_check(nf_hw_engine(), guess, 0x50000, 8, NF_ACCESS_REMOTE_WRITE, PD_A, NULL) ==
+                   NF_REFUSE_BAD_KEY;
+    }
+    OK(nfm_check(nf_hw_engine(), e.fast, 0x50000, 8, NF_ACCESS_REMOTE_WRITE, PD_A, NULL) == NF_REFUSE_OK && refused,
+       "the engine grants the token and refuses every one of the 255 other key bytes (BAD_KEY)");
+    struct nf_sge lsge[1] = {{user_base() + 60 * PAGE, 8, NF_ADAPTER_PRIVILEGED_TOKEN}};
+    struct nf_cqe c;
+    uint32_t guess = e.fast ^ NF_TOKEN_KEY_PUT(0x01u);
+    OK(rdma(NF_OP_WR_WRITE, e.qp, 0, 0x50000, guess, lsge, 1, &c) == NF_STATUS_ACCESS_VIOLATION &&
+           c.refuse == NF_REFUSE_BAD_KEY,
+       "an RDMA Write through a guessed token (wrong key byte) -> ACCESS_VIOLATION (BAD_KEY)");
+    qp_reconnect(e.qp, e.peer);
+    uint32_t tok0 = e.fast;
+    int stable = 1;
+    for (int i = 0; i < 4; i++) {
+        stable &= invalidate(e.qp, 0, e.fast) == NF_STATUS_SUCCESS;
+        stable &= frmr_init(e.fast, 2, 1) == NF_STATUS_SUCCESS;
+        stable &= fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0, PAGE, 0x50000, NULL) ==
+                  NF_STATUS_SUCCESS;
+        stable &= fw_token(NF_TOKEN_INDEX_GET(e.fast)) == tok0 &&
+                  nfm_check(nf_hw_engine(), tok0, 0x50000, 8, NF_ACCESS_REMOTE_WRITE, PD_A, NULL) == NF_REFUSE_OK;
+    }
+    OK(stable, "a fast-register MR keeps its token across invalidate, FRMR_INIT and fast-register cycles");
 }
 
 static void test_invalidate_rules(void)
@@ -1285,6 +1354,7 @@ int main(int argc, char **argv)
     test_window();
     test_mem();
     test_mr_lifecycle();
+    test_token_keys();
     test_register();
     test_frmr_init();
     test_qp();
