@@ -16,6 +16,7 @@ static struct {
     struct nf_hw_cfg cfg;
     struct nfm_engine *eng;
     uint64_t cycle, accesses;
+    int engine_hung; /* tests: the engine's status registers read BUSY (a hardware fault) */
     uint32_t cycle_hi_latch, leds, scratch;
     /* link */
     struct nf_frame_decoder dec;
@@ -76,6 +77,7 @@ void nf_hw_free(void)
 struct nfm_engine *nf_hw_engine(void) { return hw.eng; }
 const struct nf_hw_cfg *nf_hw_cfg(void) { return &hw.cfg; }
 void nf_hw_advance(uint64_t cycles) { hw.cycle += cycles; }
+void nf_hw_engine_hang(int hung) { hw.engine_hung = hung; }
 uint64_t nf_hw_cycles(void) { return hw.cycle; }
 uint64_t nf_hw_accesses(void) { return hw.accesses; }
 struct nf_hw_link_counters nf_hw_link_counters(void) { return hw.cnt; }
@@ -221,8 +223,12 @@ uint32_t hal_read32(uint32_t addr)
         return sys_read(addr - NF_SYS_BASE);
     if (addr >= NF_LINK_BASE && addr < NF_LINK_BASE + BLOCK_BYTES)
         return link_read(addr - NF_LINK_BASE);
-    if (addr >= NF_ENGINE_BASE && addr < NF_ENGINE_BASE + BLOCK_BYTES)
-        return nfm_csr_read(hw.eng, addr - NF_ENGINE_BASE);
+    if (addr >= NF_ENGINE_BASE && addr < NF_ENGINE_BASE + BLOCK_BYTES) {
+        uint32_t off = addr - NF_ENGINE_BASE, v = nfm_csr_read(hw.eng, off);
+        if (hw.engine_hung && (off == NF_ENGINE_TBL_STATUS || off == NF_ENGINE_LD_STATUS || off == NF_ENGINE_DMA_STATUS))
+            v |= NF_STATUS_WORD_BUSY_MASK;
+        return v;
+    }
     bad_access("read", addr);
     return 0;
 }

@@ -18,6 +18,7 @@
 /* Adapter sizes read from SYS/LINK/ENGINE at boot. */
 struct fw_cfg {
     uint32_t clk_hz, uart_period, mem_bytes, user_base;
+    uint32_t eng_wait_max; /* cycles an engine operation may take at most (fw_main.c), then it has failed */
     uint32_t mpt_entries, mtt_entries, max_frmr_pages;
     uint32_t rx_slots, tx_slots;
     uint32_t profile; /* NF_PROFILE_*_INDEX whose sizes these are, or NF_PROFILE_NONE */
@@ -27,7 +28,9 @@ struct fw_cfg {
  * counted where the work is done; fw_msg_put_stats only copies them. */
 struct fw_stats {
     uint32_t retransmits, rx_dup, wr_count, last_wr_op, last_wr_cycles, last_wr_fw_cycles;
-    uint32_t tx_overflow; /* replies that found no TX room (a firmware bug if ever nonzero) */
+    uint32_t tx_overflow; /* replies that found no TX room (unreachable: every message's reply room is checked first) */
+    uint32_t tx_stalls;   /* received frames held (no more messages taken from the link) for want of TX room */
+    uint32_t wait_timeouts; /* bounded waits that ran out (engine operation, TX slot drain) */
     uint32_t ops_unknown;                       /* messages with an op the firmware does not know */
     uint32_t refused_other;                     /* failure statuses NF_STAT_STATUS_LIST does not name */
     uint32_t ops[NF_STATS_OPS_COUNT];           /* messages handled, by NF_STAT_OP_* */
@@ -92,6 +95,12 @@ int fw_link_poll(void);
  * opening or flushing frames as needed. Returns the adapter address of the space, or 0
  * when the transmit window is full (callers check capacity first: see fw_msg_fits). */
 uint32_t fw_tx_reserve(uint32_t bytes);
+/* Would fw_tx_reserve(bytes) find room now? The message walk asks before every
+ * message and holds the frame when not: no reply is ever dropped. */
+int fw_tx_room(uint32_t bytes);
+/* The head RX frame stops at payload offset off for TX room: hold it (no more messages
+ * are taken from the link) and resume there when room frees; counted in tx_stalls. */
+void fw_link_hold(uint32_t off);
 /* Give back the last bytes of the most recent reservation (a reply that came out shorter). */
 void fw_tx_trim(uint32_t bytes);
 uint32_t fw_link_rto(void);  /* retransmission timeout now in force, cycles (tests) */
@@ -100,8 +109,12 @@ uint32_t fw_link_rto(void);  /* retransmission timeout now in force, cycles (tes
 /* Can the replies to every message of this payload be queued now? */
 int fw_msg_fits(uint32_t addr, uint32_t len, uint32_t tx_free_in_open, uint32_t tx_free_slots);
 /* Handle every message of one delivered DATA payload at adapter address addr. stamp is
- * the frame's RX_STAMP (cycle of arrival). */
+ * the frame's RX_STAMP (cycle of arrival). A message whose reply cannot be queued now
+ * is not started: the walk stops there and calls fw_link_hold with its offset. */
 void fw_msg_process(uint32_t addr, uint32_t len, uint32_t stamp);
+/* The same from byte offset from (a held frame); returns len when it ran to the end,
+ * else the offset where it stopped again. */
+uint32_t fw_msg_resume(uint32_t addr, uint32_t len, uint32_t stamp, uint32_t from);
 /* fw_eng_wait_cycles() when the current frame's processing began (INFO timing). */
 extern uint32_t fw_msg_frame_eng_start;
 /* Fill an INFO struct at adapter address at. */
@@ -114,7 +127,10 @@ void fw_stats_refused(uint32_t status);
 /* fw_tables.c */
 void fw_tables_reset(void);              /* free every MR and QP (ADAPTER_RESET) */
 /* Wait for an engine operation; returns STATUS_WORD. Inline: the operation is almost
- * always done at the first read; only a busy engine takes the call (and is timed). */
+ * always done at the first read; only a busy engine takes the call (and is timed).
+ * The wait is bounded: after fw_cfg.eng_wait_max cycles it gives up, counts
+ * wait_timeouts and returns CODE = NF_REFUSE_TIMEOUT (the request fails
+ * INTERNAL_ERROR; see fw_eng_failed). */
 uint32_t fw_eng_wait_busy(uint32_t status_off);
 static inline uint32_t fw_eng_wait(uint32_t status_off)
 {
@@ -135,6 +151,12 @@ struct fw_dma_side {
 uint32_t fw_dma(const struct fw_dma_side *src, const struct fw_dma_side *dst, uint32_t len, uint32_t *bytes);
 /* Page-list load into the MTT; returns LD_STATUS. */
 uint32_t fw_load(uint32_t src, uint32_t mtt_base, uint32_t count);
+/* The status a request gets when an engine operation failed with REFUSE code code:
+ * INTERNAL_ERROR for a timeout (the hardware did not finish), else refused. */
+static inline uint32_t fw_eng_failed(uint32_t code, uint32_t refused)
+{
+    return code == NF_REFUSE_TIMEOUT ? NF_STATUS_INTERNAL_ERROR : refused;
+}
 /* index of the allocated MR, or FW_NO_INDEX (inline: on every work request) */
 static inline uint32_t fw_mr_lookup(uint32_t token)
 {

@@ -106,6 +106,7 @@ static void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m,
     uint32_t st = fw_load(BODY(m, NF_WR_FAST_REGISTER_SIZE), mr->mtt_base, npages);
     if (NF_STATUS_WORD_CODE_GET(st) != NF_REFUSE_OK) {
         r->refuse = NF_STATUS_WORD_CODE_GET(st);
+        r->status = fw_eng_failed(r->refuse, NF_STATUS_INVALID_PARAMETER);
         return;
     }
     uint32_t w0 = NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_FAST) |
@@ -216,8 +217,8 @@ static void do_rdma(const struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_
         }
         r->bytes += moved;
         if (NF_STATUS_WORD_CODE_GET(st) != NF_REFUSE_OK) {
-            r->status = NF_STATUS_ACCESS_VIOLATION;
             r->refuse = NF_STATUS_WORD_CODE_GET(st);
+            r->status = fw_eng_failed(r->refuse, NF_STATUS_ACCESS_VIOLATION);
             return;
         }
         off += sge_len[k];

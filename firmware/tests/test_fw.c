@@ -450,6 +450,129 @@ static void test_window(void)
     OK(stuck && tb.data_frames == 4, "RX slots all blocked: frames are dropped for the host to resend, nothing is lost");
 }
 
+/* Never drop a CQE: many work requests whose CQEs the host does not acknowledge fill
+ * every TX slot; the board then holds the next frame (takes no more messages from the
+ * link, counted in tx_stalls) until acks free TX room, and every request gets exactly
+ * one CQE, in order. */
+#define INV_PER_FRAME 102 /* 102 x 40-byte INVALIDATEs fill a frame, and so do their CQEs */
+static void send_invalidates(uint32_t first_wr_id)
+{
+    uint8_t buf[NF_LINK_MAX_PAYLOAD];
+    size_t len = 0;
+    for (uint32_t i = 0; i < INV_PER_FRAME; i++) {
+        uint8_t body[NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE];
+        struct nf_wr_hdr h = {0x4242, first_wr_id + i, 0, 0}; /* unknown QP: INVALID_PARAMETER */
+        struct nf_wr_invalidate v = {0x100, 0};
+        memcpy(body, &h, sizeof(h));
+        memcpy(body + sizeof(h), &v, sizeof(v));
+        tb_put_msg(buf, &len, NF_OP_WR_INVALIDATE, body, sizeof(body));
+    }
+    tb_send_data(buf, len);
+}
+
+/* CQEs received, checked in order as they come (wr_id 1, 2, ...), and the host frames
+ * the board acknowledged; tb_clear'ed after each look. */
+static struct {
+    uint32_t next_wr; /* wr_id the next CQE must carry */
+    int bad;          /* a CQE out of order, duplicated or missing */
+    uint8_t board_ack;
+} cq;
+
+static void cq_take(void)
+{
+    for (int i = 0; i < tb.nframes; i++)
+        cq.board_ack = tb.frames[i].hdr.ack;
+    for (int i = 0; i < tb.nmsgs; i++) {
+        if (tb.msgs[i].hdr.op != NF_OP_CQE)
+            continue;
+        struct nf_cqe c;
+        memcpy(&c, tb.msgs[i].body, sizeof(c));
+        cq.bad |= c.wr_id != cq.next_wr;
+        cq.next_wr++;
+    }
+    tb_clear();
+}
+
+static int cqes_in_order(void)
+{
+    cq_take();
+    return cq.bad ? -1 : (int)cq.next_wr - 1;
+}
+
+static void test_tx_full_holds(void)
+{
+    tb_init("ulx3s_25k"); /* 2 RX slots (host window 1), 2 TX slots */
+    tb.auto_ack = 0;
+    tb_clear();
+    cq.next_wr = 1;
+    cq.bad = 0;
+    cq.board_ack = 0;
+    const int frames = 6;
+    uint32_t stalls0 = fw_stats.tx_stalls;
+    int sent = 0, rounds = 0;
+    /* The host sends when its window (RX slots - 1 = 1 frame) is open; it acknowledges the
+     * board's frames only every third round, so the board's TX fills again and again. */
+    while (cqes_in_order() >= 0 && cqes_in_order() < frames * INV_PER_FRAME && rounds < 200) {
+        rounds++;
+        cq_take();
+        if (sent < frames && tb.tx_seq == cq.board_ack) {
+            send_invalidates(1u + (uint32_t)sent * INV_PER_FRAME);
+            sent++;
+        }
+        tb_run();
+        if (rounds % 3 == 0)
+            tb_send_ack_upto(tb.rx_expect);
+        tb_run();
+    }
+    int got = cqes_in_order();
+    OK(got == frames * INV_PER_FRAME && fw_stats.tx_overflow == 0,
+       "%d work requests whose CQEs wait for acks: every one completes exactly once, in order (%d CQEs)",
+       frames * INV_PER_FRAME, got);
+    OK(fw_stats.tx_stalls > stalls0, "the board held frames for TX room (tx_stalls %u), dropped nothing",
+       fw_stats.tx_stalls - stalls0);
+    struct nf_stats st = {0};
+    tb.auto_ack = 1;
+    tb_send_ack_upto(tb.rx_expect);
+    tb_run();
+    uint32_t rs = tb_req(NF_OP_STATS, NULL, 0, &st, sizeof(st));
+    OK(rs == NF_STATUS_SUCCESS && st.tx_stalls == fw_stats.tx_stalls && st.tx_stalls > 0 && st.tx_overflow == 0,
+       "STATS reports the TX-full stalls (%u)", st.tx_stalls);
+
+    /* The reply path itself: with every TX slot in flight, the message walk starts no
+     * message whose reply cannot be queued, and resumes where it stopped. */
+    tb_init("ulx3s_25k");
+    tb.auto_ack = 0;
+    tb_clear();
+    cq.next_wr = 1;
+    cq.bad = 0;
+    send_invalidates(1);
+    tb_run();
+    send_invalidates(1u + INV_PER_FRAME);
+    tb_run();
+    int full = cqes_in_order() == 2 * INV_PER_FRAME;
+    uint8_t buf[NF_LINK_MAX_PAYLOAD];
+    size_t len = 0;
+    uint32_t at = user_base() + 8 * PAGE;
+    for (uint32_t i = 0; i < 3; i++) {
+        uint8_t body[NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE];
+        struct nf_wr_hdr h = {0x4242, 2u * INV_PER_FRAME + 1u + i, 0, 0};
+        struct nf_wr_invalidate v = {0x100, 0};
+        memcpy(body, &h, sizeof(h));
+        memcpy(body + sizeof(h), &v, sizeof(v));
+        tb_put_msg(buf, &len, NF_OP_WR_INVALIDATE, body, sizeof(body));
+    }
+    memcpy(nfm_mem(nf_hw_engine()) + at, buf, len);
+    uint32_t wrs = fw_stats.wr_count;
+    uint32_t done = fw_msg_resume(at, (uint32_t)len, 0, 0);
+    int held = done == 0 && fw_stats.wr_count == wrs && fw_stats.tx_overflow == 0;
+    tb_send_ack_upto(tb.rx_expect);
+    tb_run();
+    done = fw_msg_resume(at, (uint32_t)len, 0, done);
+    tb_run();
+    OK(full && held && done == len && cqes_in_order() == 2 * INV_PER_FRAME + 3 && fw_stats.tx_overflow == 0,
+       "TX full: a message whose CQE cannot be queued is not started (nothing dropped); it runs once room frees");
+}
+
 /* ================= memory ================= */
 
 static void test_mem(void)
@@ -1095,6 +1218,52 @@ static void test_rdma_stopped(void)
        c.bytes);
 }
 
+/* Every engine wait is bounded: an engine that never finishes (a hardware fault) fails
+ * the request with INTERNAL_ERROR (CQE refuse TIMEOUT) after the documented bound, and
+ * STATS counts it; the firmware goes on answering. */
+static void test_engine_timeout(void)
+{
+    struct wr_env e;
+    wr_env(&e);
+    uint64_t pages[1];
+    static const uint32_t pn[1] = {7};
+    pages_at(pages, 1, pn);
+    struct nf_stats a = {0}, b = {0};
+    uint32_t sa = tb_req(NF_OP_STATS, NULL, 0, &a, sizeof(a));
+    uint64_t bound = (uint64_t)fw_cfg.mtt_entries * PAGE > fw_cfg.mem_bytes ? (uint64_t)fw_cfg.mtt_entries * PAGE
+                                                                            : fw_cfg.mem_bytes;
+    OK(fw_cfg.eng_wait_max == bound + 0x10000u,
+       "the engine wait bound is max(MEM_BYTES, MTT entries x PAGE_SIZE) + 64 Ki cycles (%u)", fw_cfg.eng_wait_max);
+    nf_hw_engine_hang(1);
+    uint64_t t0 = nf_hw_cycles();
+    struct nf_cqe c = {0};
+    uint32_t st = fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0, PAGE, 0x60000, &c);
+    uint64_t took = nf_hw_cycles() - t0;
+    nf_hw_engine_hang(0);
+    OK(st == NF_STATUS_INTERNAL_ERROR && c.refuse == NF_REFUSE_TIMEOUT && fw_stats.wait_timeouts == 1 &&
+           took > fw_cfg.eng_wait_max && took < 2u * (uint64_t)fw_cfg.eng_wait_max + 1000000u &&
+           mpt_state(e.fast) != NF_MPT_STATE_VALID,
+       "a hung engine: FAST_REGISTER fails INTERNAL_ERROR (refuse TIMEOUT) after the bound (%llu cycles), MR not valid",
+       (unsigned long long)took);
+    nf_hw_engine_hang(1);
+    struct nf_mem_write_req mw = {user_base(), 8};
+    uint8_t body[sizeof(mw) + 8] = {0};
+    memcpy(body, &mw, sizeof(mw));
+    uint32_t sm = tb_req(NF_OP_MEM_WRITE, body, sizeof(body), NULL, 0);
+    nf_hw_engine_hang(0);
+    OK(sm == NF_STATUS_INTERNAL_ERROR && fw_stats.wait_timeouts == 2,
+       "a hung engine: MEM_WRITE fails INTERNAL_ERROR, not INVALID_PARAMETER");
+    uint32_t sb = tb_req(NF_OP_STATS, NULL, 0, &b, sizeof(b));
+    OK(sa == NF_STATUS_SUCCESS && sb == NF_STATUS_SUCCESS && b.wait_timeouts - a.wait_timeouts == 2 &&
+           b.refuse_codes[NF_REFUSE_TIMEOUT] - a.refuse_codes[NF_REFUSE_TIMEOUT] == 1 &&
+           b.refused[NF_STAT_STATUS_INTERNAL_ERROR] - a.refused[NF_STAT_STATUS_INTERNAL_ERROR] == 2,
+       "STATS counts the wait timeouts (2), the CQE's TIMEOUT refusal and the INTERNAL_ERROR statuses");
+    qp_reconnect(e.qp, e.peer);
+    OK(fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0, PAGE, 0x60000, NULL) ==
+           NF_STATUS_SUCCESS,
+       "the engine back: the next FAST_REGISTER succeeds");
+}
+
 /* ================= QP_FLUSH (NdkFlush) ================= */
 
 static uint32_t qp_op(uint16_t op, uint32_t qpn)
@@ -1352,6 +1521,7 @@ int main(int argc, char **argv)
     test_batching();
     test_retransmit();
     test_window();
+    test_tx_full_holds();
     test_mem();
     test_mr_lifecycle();
     test_token_keys();
@@ -1363,6 +1533,7 @@ int main(int argc, char **argv)
     test_error_breaks_qp();
     test_rdma();
     test_rdma_stopped();
+    test_engine_timeout();
     test_qp_flush();
     test_timing();
     test_adapter_reset();
