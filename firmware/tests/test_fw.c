@@ -1264,6 +1264,34 @@ static void test_engine_timeout(void)
        "the engine back: the next FAST_REGISTER succeeds");
 }
 
+/* The TX-drain wait is bounded too: link hardware whose slots never stop sending does
+ * not hang the firmware; RESET is answered after the bound, and STATS counts it. */
+static void test_tx_drain_timeout(void)
+{
+    tb_init("sim");
+    uint32_t t0 = fw_stats.wait_timeouts;
+    uint64_t bound = (((uint64_t)fw_cfg.tx_slots * NF_LINK_SLOT_BYTES * 10u * 2u * 2u * fw_cfg.uart_period) >>
+                      NF_SOC_UART_PERIOD_FRAC) + fw_cfg.clk_hz / 50u;
+    nf_hw_tx_hang(1);
+    uint64_t c0 = nf_hw_cycles();
+    tb_clear();
+    tb_send_frame(NF_LINK_TYPE_RESET, 0, 0, 0x7777, NULL, 0);
+    tb_run();
+    uint64_t took = nf_hw_cycles() - c0;
+    nf_hw_tx_hang(0);
+    int acked = 0;
+    for (int i = 0; i < tb.nframes; i++)
+        acked |= tb.frames[i].hdr.type == NF_LINK_TYPE_RESET_ACK && tb.frames[i].hdr.rsvd == 0x7777;
+    tb.tx_seq = tb.rx_expect = tb.last_acked = 0;
+    OK(acked && fw_stats.wait_timeouts - t0 == 1 && took > bound && took < 2u * bound,
+       "TX slots stuck busy: RESET is answered after the documented drain bound (%llu of %llu cycles), counted",
+       (unsigned long long)took, (unsigned long long)bound);
+    struct nf_stats st = {0};
+    uint32_t rs = tb_req(NF_OP_STATS, NULL, 0, &st, sizeof(st));
+    OK(rs == NF_STATUS_SUCCESS && st.wait_timeouts == fw_stats.wait_timeouts, "STATS reports it (wait_timeouts %u)",
+       st.wait_timeouts);
+}
+
 /* ================= QP_FLUSH (NdkFlush) ================= */
 
 static uint32_t qp_op(uint16_t op, uint32_t qpn)
@@ -1534,6 +1562,7 @@ int main(int argc, char **argv)
     test_rdma();
     test_rdma_stopped();
     test_engine_timeout();
+    test_tx_drain_timeout();
     test_qp_flush();
     test_timing();
     test_adapter_reset();
