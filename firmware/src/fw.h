@@ -101,6 +101,8 @@ int fw_tx_room(uint32_t bytes);
 /* The head RX frame stops at payload offset off for TX room: hold it (no more messages
  * are taken from the link) and resume there when room frees; counted in tx_stalls. */
 void fw_link_hold(uint32_t off);
+/* An overflowing frame's rest: the TX slot kept free is now usable (full-size batching). */
+void fw_link_overflow_rest(void);
 /* Give back the last bytes of the most recent reservation (a reply that came out shorter). */
 void fw_tx_trim(uint32_t bytes);
 uint32_t fw_link_rto(void);  /* retransmission timeout now in force, cycles (tests) */
@@ -115,6 +117,15 @@ void fw_msg_process(uint32_t addr, uint32_t len, uint32_t stamp);
 /* The same from byte offset from (a held frame); returns len when it ran to the end,
  * else the offset where it stopped again. */
 uint32_t fw_msg_resume(uint32_t addr, uint32_t len, uint32_t stamp, uint32_t from);
+/* A frame whose replies do not fit even an empty TX window (the host batched more reply
+ * bytes than TX_SLOTS frames hold), run with every TX slot free and the link keeping the
+ * last one (fw_link_overflow_begin): messages get their replies while they fit the
+ * others; from the first that does not, a request whose reply would be larger than the
+ * request itself is answered INSUFFICIENT_RESOURCES without running, every other message
+ * runs (its answer is no larger than it), and those answers fit the last slot. So every
+ * frame is answered whole: nothing waits forever. short_only: the short rule from the
+ * first message (a single TX slot). Returns as fw_msg_resume. */
+uint32_t fw_msg_overflow_frame(uint32_t addr, uint32_t len, uint32_t stamp, uint32_t short_only);
 /* fw_eng_wait_cycles() when the current frame's processing began (INFO timing). */
 extern uint32_t fw_msg_frame_eng_start;
 /* Fill an INFO struct at adapter address at. */

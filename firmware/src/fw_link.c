@@ -56,6 +56,7 @@ static struct {
                                  * it has not moved, repeated acks are the host seeing our
                                  * own resent copies, not a new loss */
     uint32_t peeked;            /* RX slots whose ack peek_acks already applied */
+    uint32_t keep_free;         /* TX slots fw_tx_room keeps free (an overflowing frame's rest) */
     uint32_t hold;              /* 0, or the head frame waits for TX room: 1 + offset of its
                                  * first message not run yet (1: none ran) */
     uint16_t tx_len[NF_LINK_MAX_SLOTS]; /* header + payload bytes of each TX slot's frame */
@@ -196,7 +197,12 @@ int fw_tx_room(uint32_t bytes)
      * in a free slot after the in-flight ones and the open one. */
     if (L.open && L.open_len + bytes <= L.tx_cap)
         return 1;
-    return L.tx_inflight + L.open < fw_cfg.tx_slots;
+    return L.tx_inflight + L.open + L.keep_free < fw_cfg.tx_slots;
+}
+
+void fw_link_overflow_rest(void)
+{
+    L.keep_free = 0;
 }
 
 void fw_tx_trim(uint32_t bytes)
@@ -308,6 +314,7 @@ static void link_state_reset(void)
     L.rexmit_una = NO_SEQ;
     L.peeked = 0;
     L.hold = 0;
+    L.keep_free = 0;
 }
 
 /* RESET from the host: wipe the adapter, restart both sequences, answer RESET_ACK with
@@ -441,6 +448,27 @@ static __attribute__((noinline)) int rx_give_up_for_reset(uint32_t ready)
     return 1;
 }
 
+/* The head frame's replies do not fit even the empty TX window: run it now, answering
+ * what does not fit short (fw_msg_overflow_frame), with full-size batching and the last
+ * TX slot kept for the short answers. */
+static __attribute__((noinline)) int rx_overflow_frame(uint32_t ready, uint32_t slot, uint32_t payload, uint32_t len)
+{
+    /* One TX slot: every answer no larger than its message from the start (they fit it). */
+    uint32_t short_only = fw_cfg.tx_slots < 2u;
+    L.keep_free = !short_only;
+    if (!L.cap_saved)
+        L.cap_saved = L.tx_cap;
+    L.tx_cap = NF_LINK_MAX_PAYLOAD;
+    L.cap_adjust = 1;
+    uint32_t done = fw_msg_overflow_frame(payload, len, link_rd(NF_LINK_RX_STAMP0 + 4u * slot), short_only);
+    L.keep_free = 0;
+    if (done < len)
+        return rx_give_up_for_reset(ready); /* held part-way (not expected: see fw.h) */
+    L.hold = 0;
+    L.rx_expect++;
+    return 1;
+}
+
 /* The head frame was held for TX room (L.hold): check again, run it from where it
  * stopped. Returns 0 while it must still wait, 1 when it is done (ran to its end, or
  * given up undelivered when nothing of it ran and every RX slot is full). */
@@ -451,6 +479,8 @@ static __attribute__((noinline)) int rx_held(uint32_t ready, uint32_t slot, uint
     uint32_t from = L.hold - 1u;
     if (from == 0 && !replies_fit(payload, len) && (peek_acks(ready), !replies_fit(payload, len))) {
         uint32_t all_rx = (1u << fw_cfg.rx_slots) - 1u;
+        if (L.tx_inflight == 0 && !L.open)
+            return rx_overflow_frame(ready, slot, payload, len);
         if ((ready & all_rx) != all_rx)
             return 0; /* wait for acks; there is a free RX slot for them */
         /* Every RX slot is full, so no ack can reach us: give up this frame

@@ -565,6 +565,9 @@ uint32_t fw_msg_frame_eng_start;
 
 /* Every message of a payload, in order (out of line: its switch needs many registers,
  * which the one-work-request fast path in fw_msg_process does not pay for). */
+/* fw_msg_overflow_frame runs: the frame's replies exceed the whole TX window. */
+static uint32_t overflow_mode; /* 0 normal; 1 full replies while they fit; 2 answers no larger than their message */
+
 static __attribute__((noinline)) uint32_t msg_walk(uint32_t addr, uint32_t len, uint32_t stamp, uint32_t from)
 {
     for (uint32_t off = from; off + NF_MSG_HDR_SIZE <= len;) {
@@ -573,11 +576,30 @@ static __attribute__((noinline)) uint32_t msg_walk(uint32_t addr, uint32_t len, 
         uint32_t op = msg_op(w0), mlen = msg_len(w0);
         uint32_t tag = mem_rd(m + NF_MSG_HDR_TAG_OFF);
         int malformed = mlen < NF_MSG_HDR_SIZE || mlen % MSG_ALIGN || mlen > len - off;
+        uint32_t need = malformed ? NF_MSG_HDR_SIZE : reply_bytes(op, m, mlen);
+        if (overflow_mode == 1 && !fw_tx_room(need)) {
+            /* The rest of an overflowing frame: the last TX slot is theirs. */
+            overflow_mode = 2;
+            fw_link_overflow_rest();
+        }
+        if (overflow_mode == 2 && !malformed && need > mlen) {
+            /* Its reply would be larger than its request: answered short, not run, so
+             * the rest of the frame fits the slot kept for it. */
+            count_op(op);
+            need = NF_MSG_HDR_SIZE;
+            if (!fw_tx_room(need)) {
+                fw_link_hold(off);
+                return off;
+            }
+            reply(op & ~(uint32_t)NF_OP_REPLY, tag, NF_STATUS_INSUFFICIENT_RESOURCES, 0, 0);
+            off += mlen;
+            continue;
+        }
         /* Never drop a reply: a message whose reply cannot be queued now is not started;
          * the frame is held here (no more messages are taken from the link) until TX
          * room frees. fw_msg_fits lets a frame start only when all of it fits, so this
          * is the rule every reply obeys, not a path the link takes. */
-        if (!fw_tx_room(malformed ? NF_MSG_HDR_SIZE : reply_bytes(op, m, mlen))) {
+        if (!fw_tx_room(need)) {
             fw_link_hold(off);
             return off;
         }
@@ -590,6 +612,15 @@ static __attribute__((noinline)) uint32_t msg_walk(uint32_t addr, uint32_t len, 
         off += mlen;
     }
     return len;
+}
+
+uint32_t fw_msg_overflow_frame(uint32_t addr, uint32_t len, uint32_t stamp, uint32_t short_only)
+{
+    fw_msg_frame_eng_start = fw_eng_wait_cycles();
+    overflow_mode = short_only ? 2u : 1u;
+    uint32_t done = msg_walk(addr, len, stamp, 0);
+    overflow_mode = 0;
+    return done;
 }
 
 /* The work-request ops are consecutive in the layout: one range check names them. */

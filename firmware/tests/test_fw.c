@@ -573,6 +573,132 @@ static void test_tx_full_holds(void)
        "TX full: a message whose CQE cannot be queued is not started (nothing dropped); it runs once room frees");
 }
 
+/* A frame whose replies cannot fit even the empty TX window (here 2 slots, and 5 x
+ * 3000-byte MEM_READs): it used to wait forever. Once the TX window is empty it runs
+ * whole: replies while they fit, then every request whose reply would be larger than
+ * itself is answered INSUFFICIENT_RESOURCES (not run), everything else runs. */
+static void test_overflowing_frame(void)
+{
+    tb_init("ulx3s_25k");
+    uint8_t buf[NF_LINK_MAX_PAYLOAD];
+    size_t len = 0;
+    uint32_t tags[8];
+    struct nf_mem_read_req rq = {user_base(), 3000};
+    for (int i = 0; i < 5; i++)
+        tags[i] = tb_put_msg(buf, &len, NF_OP_MEM_READ, &rq, sizeof(rq));
+    tags[5] = tb_put_msg(buf, &len, NF_OP_PING, "12345678", 8);
+    tags[6] = tb_put_msg(buf, &len, NF_OP_INFO, NULL, 0);
+    uint8_t wbody[sizeof(struct nf_mem_write_req) + 8] = {0};
+    struct nf_mem_write_req wq = {user_base() + 16, 8};
+    memcpy(wbody, &wq, sizeof(wq));
+    memcpy(wbody + sizeof(wq), "written!", 8);
+    tags[7] = tb_put_msg(buf, &len, NF_OP_MEM_WRITE, wbody, sizeof(wbody));
+    tb_clear();
+    tb_send_data(buf, len);
+    tb_run();
+    int once = 1;
+    uint32_t st[8] = {0};
+    for (int i = 0; i < 8; i++) {
+        int n = 0;
+        for (int k = 0; k < tb.nmsgs; k++)
+            if ((tb.msgs[k].hdr.op & NF_OP_REPLY) && tb.msgs[k].hdr.tag == tags[i]) {
+                n++;
+                st[i] = tb.msgs[k].hdr.status;
+            }
+        once &= n == 1;
+    }
+    OK(once, "a frame whose replies exceed the whole TX window: every request answered exactly once (%d messages)",
+       tb.nmsgs);
+    OK(st[0] == NF_STATUS_SUCCESS && st[1] == NF_STATUS_INSUFFICIENT_RESOURCES &&
+           st[4] == NF_STATUS_INSUFFICIENT_RESOURCES && st[5] == NF_STATUS_SUCCESS &&
+           st[6] == NF_STATUS_INSUFFICIENT_RESOURCES && st[7] == NF_STATUS_SUCCESS &&
+           !memcmp(nfm_mem(nf_hw_engine()) + user_base() + 16, "written!", 8) && fw_stats.tx_overflow == 0,
+       "... the first MEM_READ in full, the rest that cannot fit INSUFFICIENT_RESOURCES; PING and MEM_WRITE run");
+    OK(mem_read(user_base() + 16, buf, 8) == NF_STATUS_SUCCESS && !memcmp(buf, "written!", 8),
+       "the link goes on normally after it");
+}
+
+/* Random host traffic on every profile: frames of many requests (large replies among
+ * them), acks withheld, time passing, go-back-N resends. Once the host acknowledges
+ * everything, every request has been answered exactly once. */
+static void test_random_traffic(void)
+{
+    static const char *const profiles[3] = {"ulx3s_25k", "ulx3s_85k", "sim"};
+    static uint8_t answered[16384], saved[256][NF_LINK_MAX_PAYLOAD];
+    static size_t saved_len[256];
+    int bad = 0, runs = 12;
+    uint32_t stalls = 0;
+    for (int run = 1; run <= runs; run++) {
+        uint32_t rnd = (uint32_t)run * 2654435761u;
+#define RND() (rnd = rnd * 1103515245u + 12345u, rnd >> 8)
+        memset(answered, 0, sizeof(answered));
+        tb_init(profiles[run % 3]);
+        tb.auto_ack = 0;
+        uint32_t first_tag = tb.next_tag, window = nf_hw_cfg()->rx_slots - 1u;
+        uint8_t board_ack = 0;
+        for (int step = 0; step < 600; step++) {
+            uint32_t r = RND() % 10;
+            if (step < 400 && r < 5 && (uint8_t)(tb.tx_seq - board_ack) < window) {
+                uint8_t buf[NF_LINK_MAX_PAYLOAD];
+                size_t len = 0;
+                int n = 1 + (int)(RND() % 60);
+                for (int i = 0; i < n; i++) {
+                    uint32_t k = RND() % 4;
+                    uint8_t body[512] = {0};
+                    size_t bl = k == 0 ? 8u * (RND() % 50) : k == 1 ? 0 : sizeof(struct nf_mem_read_req);
+                    uint16_t op = k == 0 ? NF_OP_PING : k == 1 ? NF_OP_INFO : NF_OP_MEM_READ;
+                    if (k >= 2) {
+                        struct nf_mem_read_req q = {user_base(), RND() % 3000};
+                        memcpy(body, &q, sizeof(q));
+                    }
+                    if (len + ((NF_MSG_HDR_SIZE + bl + 7u) & ~(size_t)7u) > NF_LINK_MAX_PAYLOAD)
+                        break;
+                    tb_put_msg(buf, &len, op, body, bl);
+                }
+                memcpy(saved[tb.tx_seq], buf, len);
+                saved_len[tb.tx_seq] = len;
+                tb_send_frame(NF_LINK_TYPE_DATA, tb.tx_seq, tb.last_acked, 0, buf, len);
+                tb.tx_seq++;
+            } else if (r < 7 || step >= 400) {
+                tb_send_ack_upto(tb.rx_expect);
+            } else if (r < 8) {
+                nf_hw_advance(NF_SOC_CPU_CLK_SIM_HZ / 10);
+            }
+            if ((r == 8 || (step >= 400 && step % 5 == 0)) && board_ack != tb.tx_seq) {
+                nf_hw_advance(NF_SOC_CPU_CLK_SIM_HZ / 10);
+                for (uint8_t q = board_ack; q != tb.tx_seq; q++) /* go-back-N */
+                    tb_send_frame(NF_LINK_TYPE_DATA, q, tb.last_acked, 0, saved[q], saved_len[q]);
+            }
+            for (int i = 0; i < 5; i++) {
+                fw_poll();
+                tb_collect();
+            }
+            for (int i = 0; i < tb.nframes; i++)
+                board_ack = tb.frames[i].hdr.ack;
+            for (int i = 0; i < tb.nmsgs; i++) {
+                uint32_t t = tb.msgs[i].hdr.tag - first_tag;
+                if (t < sizeof(answered))
+                    answered[t]++;
+            }
+            tb.nframes = tb.nmsgs = 0;
+        }
+        uint32_t ntags = tb.next_tag - first_tag;
+        int b0 = bad;
+        for (uint32_t t = 0; t < ntags && t < sizeof(answered); t++)
+            bad += answered[t] != 1;
+        if (bad != b0 || fw_stats.tx_overflow || ntags >= sizeof(answered))
+            printf("# random traffic run %d (%s): %u requests, %d not answered exactly once, overflow %u\n", run,
+                   profiles[run % 3], ntags, bad - b0, fw_stats.tx_overflow);
+        bad += fw_stats.tx_overflow != 0 || ntags >= sizeof(answered);
+        stalls += fw_stats.tx_stalls;
+#undef RND
+    }
+    tb_clear();
+    OK(bad == 0 && stalls > 0,
+       "random traffic, acks withheld, go-back-N, %d runs over 3 profiles: every request answered exactly once "
+       "(%u TX-full stalls)", runs, stalls);
+}
+
 /* ================= memory ================= */
 
 static void test_mem(void)
@@ -1550,6 +1676,8 @@ int main(int argc, char **argv)
     test_retransmit();
     test_window();
     test_tx_full_holds();
+    test_overflowing_frame();
+    test_random_traffic();
     test_mem();
     test_mr_lifecycle();
     test_token_keys();
