@@ -106,6 +106,8 @@ static void out_append(const uint8_t *b, size_t n)
 size_t nf_hw_tx_take(uint8_t *buf, size_t cap)
 {
     size_t n = hw.out_len < cap ? hw.out_len : cap;
+    if (n == 0)
+        return 0; /* nothing sent yet: hw.out may still be NULL */
     memcpy(buf, hw.out, n);
     memmove(hw.out, hw.out + n, hw.out_len - n);
     hw.out_len -= n;
