@@ -16,6 +16,8 @@ static struct {
     struct nf_hw_cfg cfg;
     struct nfm_engine *eng;
     uint64_t cycle, accesses;
+    int engine_hung; /* tests: the engine's status registers read BUSY (a hardware fault) */
+    int tx_hung;     /* tests: LINK.TX_BUSY reads every slot busy (a hardware fault) */
     uint32_t cycle_hi_latch, leds, scratch;
     /* link */
     struct nf_frame_decoder dec;
@@ -76,6 +78,8 @@ void nf_hw_free(void)
 struct nfm_engine *nf_hw_engine(void) { return hw.eng; }
 const struct nf_hw_cfg *nf_hw_cfg(void) { return &hw.cfg; }
 void nf_hw_advance(uint64_t cycles) { hw.cycle += cycles; }
+void nf_hw_engine_hang(int hung) { hw.engine_hung = hung; }
+void nf_hw_tx_hang(int hung) { hw.tx_hung = hung; }
 uint64_t nf_hw_cycles(void) { return hw.cycle; }
 uint64_t nf_hw_accesses(void) { return hw.accesses; }
 struct nf_hw_link_counters nf_hw_link_counters(void) { return hw.cnt; }
@@ -102,6 +106,8 @@ static void out_append(const uint8_t *b, size_t n)
 size_t nf_hw_tx_take(uint8_t *buf, size_t cap)
 {
     size_t n = hw.out_len < cap ? hw.out_len : cap;
+    if (n == 0)
+        return 0; /* nothing sent yet: hw.out may still be NULL */
     memcpy(buf, hw.out, n);
     memmove(hw.out, hw.out + n, hw.out_len - n);
     hw.out_len -= n;
@@ -173,7 +179,7 @@ static uint32_t link_read(uint32_t off)
     case NF_LINK_ID: return NF_LINK_HW_ID_VALUE;
     case NF_LINK_CFG: return NF_LINK_CFG_RX_SLOTS_PUT(hw.cfg.rx_slots) | NF_LINK_CFG_TX_SLOTS_PUT(hw.cfg.tx_slots);
     case NF_LINK_RX_READY: return hw.rx_ready;
-    case NF_LINK_TX_BUSY: return 0; /* the model sends at once */
+    case NF_LINK_TX_BUSY: return hw.tx_hung ? (1u << hw.cfg.tx_slots) - 1u : 0u; /* the model sends at once */
     case NF_LINK_CNT_RX_OK: return hw.cnt.rx_ok;
     case NF_LINK_CNT_RX_BAD: return hw.cnt.rx_bad;
     case NF_LINK_CNT_RX_DROP: return hw.cnt.rx_drop;
@@ -221,8 +227,12 @@ uint32_t hal_read32(uint32_t addr)
         return sys_read(addr - NF_SYS_BASE);
     if (addr >= NF_LINK_BASE && addr < NF_LINK_BASE + BLOCK_BYTES)
         return link_read(addr - NF_LINK_BASE);
-    if (addr >= NF_ENGINE_BASE && addr < NF_ENGINE_BASE + BLOCK_BYTES)
-        return nfm_csr_read(hw.eng, addr - NF_ENGINE_BASE);
+    if (addr >= NF_ENGINE_BASE && addr < NF_ENGINE_BASE + BLOCK_BYTES) {
+        uint32_t off = addr - NF_ENGINE_BASE, v = nfm_csr_read(hw.eng, off);
+        if (hw.engine_hung && (off == NF_ENGINE_TBL_STATUS || off == NF_ENGINE_LD_STATUS || off == NF_ENGINE_DMA_STATUS))
+            v |= NF_STATUS_WORD_BUSY_MASK;
+        return v;
+    }
     bad_access("read", addr);
     return 0;
 }

@@ -35,6 +35,10 @@ size_t nf_hw_tx_take(uint8_t *buf, size_t cap);
 size_t nf_hw_tx_pending(void);
 
 void nf_hw_advance(uint64_t cycles);
+/* Tests: from now on the engine's status registers read BUSY (nonzero) or not (0). */
+void nf_hw_engine_hang(int hung);
+/* Tests: from now on LINK.TX_BUSY reads every slot busy (nonzero) or not (0). */
+void nf_hw_tx_hang(int hung);
 uint64_t nf_hw_cycles(void);
 uint64_t nf_hw_accesses(void); /* bus accesses the firmware made */
 

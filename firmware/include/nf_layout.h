@@ -151,9 +151,10 @@
 #define NF_REFUSE_BAD_ADDRESS 7u /* logical/system address outside its region, or page address unaligned/outside adapter memory */
 #define NF_REFUSE_STOPPED 8u /* DMA stopped: an entry it used was invalidated during the transfer */
 #define NF_REFUSE_BAD_MTT 9u /* MTT index outside the table */
+#define NF_REFUSE_TIMEOUT 14u /* firmware, never the engine: the operation did not finish within the firmware's wait bound (the request fails INTERNAL_ERROR) */
 #define NF_REFUSE_BAD_COMMAND 15u /* unknown command or register value */
-#define NF_REFUSE_COUNT 11u
-#define NF_REFUSE_LIST(X) X(OK, 0u) X(BAD_INDEX, 1u) X(BAD_KEY, 2u) X(NOT_VALID, 3u) X(WRONG_PD, 4u) X(NO_RIGHT, 5u) X(OUT_OF_BOUNDS, 6u) X(BAD_ADDRESS, 7u) X(STOPPED, 8u) X(BAD_MTT, 9u) X(BAD_COMMAND, 15u)
+#define NF_REFUSE_COUNT 12u
+#define NF_REFUSE_LIST(X) X(OK, 0u) X(BAD_INDEX, 1u) X(BAD_KEY, 2u) X(NOT_VALID, 3u) X(WRONG_PD, 4u) X(NO_RIGHT, 5u) X(OUT_OF_BOUNDS, 6u) X(BAD_ADDRESS, 7u) X(STOPPED, 8u) X(BAD_MTT, 9u) X(TIMEOUT, 14u) X(BAD_COMMAND, 15u)
 
 /* STAT_OP: index of each message op's counter in STATS.ops (messages handled, whatever their outcome) */
 #define NF_STAT_OP_PING 0u
@@ -583,8 +584,10 @@ struct nf_stats {
     uint32_t refuse_codes[16]; /* @160 CQEs carrying an engine refusal, by REFUSE code */
     uint32_t cycle_lo; /* @224 cycle counter when the reply was built */
     uint32_t cycle_hi; /* @228  */
+    uint32_t tx_stalls; /* @232 times the firmware held a received frame (stopped taking messages) because its replies found no TX room */
+    uint32_t wait_timeouts; /* @236 bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain */
 };
-#define NF_STATS_SIZE 232u
+#define NF_STATS_SIZE 240u
 #define NF_STATS_PROFILE_OFF 0u
 #define NF_STATS_RX_OK_OFF 4u
 #define NF_STATS_RX_BAD_OFF 8u
@@ -604,7 +607,9 @@ struct nf_stats {
 #define NF_STATS_REFUSE_CODES_COUNT 16u
 #define NF_STATS_CYCLE_LO_OFF 224u
 #define NF_STATS_CYCLE_HI_OFF 228u
-_Static_assert(sizeof(struct nf_stats) == 232, "STATS size");
+#define NF_STATS_TX_STALLS_OFF 232u
+#define NF_STATS_WAIT_TIMEOUTS_OFF 236u
+_Static_assert(sizeof(struct nf_stats) == 240, "STATS size");
 _Static_assert(offsetof(struct nf_stats, profile) == 0, "STATS.profile");
 _Static_assert(offsetof(struct nf_stats, rx_ok) == 4, "STATS.rx_ok");
 _Static_assert(offsetof(struct nf_stats, rx_bad) == 8, "STATS.rx_bad");
@@ -621,6 +626,8 @@ _Static_assert(offsetof(struct nf_stats, refused) == 124, "STATS.refused");
 _Static_assert(offsetof(struct nf_stats, refuse_codes) == 160, "STATS.refuse_codes");
 _Static_assert(offsetof(struct nf_stats, cycle_lo) == 224, "STATS.cycle_lo");
 _Static_assert(offsetof(struct nf_stats, cycle_hi) == 228, "STATS.cycle_hi");
+_Static_assert(offsetof(struct nf_stats, tx_stalls) == 232, "STATS.tx_stalls");
+_Static_assert(offsetof(struct nf_stats, wait_timeouts) == 236, "STATS.wait_timeouts");
 
 /* MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop */
 struct nf_mem_write_req {

@@ -18,6 +18,7 @@
 /* Adapter sizes read from SYS/LINK/ENGINE at boot. */
 struct fw_cfg {
     uint32_t clk_hz, uart_period, mem_bytes, user_base;
+    uint32_t eng_wait_max; /* cycles an engine operation may take at most (fw_main.c), then it has failed */
     uint32_t mpt_entries, mtt_entries, max_frmr_pages;
     uint32_t rx_slots, tx_slots;
     uint32_t profile; /* NF_PROFILE_*_INDEX whose sizes these are, or NF_PROFILE_NONE */
@@ -27,7 +28,9 @@ struct fw_cfg {
  * counted where the work is done; fw_msg_put_stats only copies them. */
 struct fw_stats {
     uint32_t retransmits, rx_dup, wr_count, last_wr_op, last_wr_cycles, last_wr_fw_cycles;
-    uint32_t tx_overflow; /* replies that found no TX room (a firmware bug if ever nonzero) */
+    uint32_t tx_overflow; /* replies that found no TX room (unreachable: every message's reply room is checked first) */
+    uint32_t tx_stalls;   /* received frames held (no more messages taken from the link) for want of TX room */
+    uint32_t wait_timeouts; /* bounded waits that ran out (engine operation, TX slot drain) */
     uint32_t ops_unknown;                       /* messages with an op the firmware does not know */
     uint32_t refused_other;                     /* failure statuses NF_STAT_STATUS_LIST does not name */
     uint32_t ops[NF_STATS_OPS_COUNT];           /* messages handled, by NF_STAT_OP_* */
@@ -68,7 +71,7 @@ _Static_assert(sizeof(struct fw_mr) == FW_MR_BYTES, "firmware.mk FW_MR_BYTES");
 #define FW_QP_FREE 0u
 #define FW_QP_RESET 1u     /* created, not connected (or disconnected) */
 #define FW_QP_CONNECTED 2u
-#define FW_QP_ERROR 3u     /* an access failed: every later WR completes CANCELLED */
+#define FW_QP_ERROR 3u     /* an error completion or a flush: every later WR completes CANCELLED */
 struct fw_qp {
     uint8_t state;
     uint8_t gen; /* bumped on reuse so a stale qpn never names a new QP */
@@ -92,6 +95,14 @@ int fw_link_poll(void);
  * opening or flushing frames as needed. Returns the adapter address of the space, or 0
  * when the transmit window is full (callers check capacity first: see fw_msg_fits). */
 uint32_t fw_tx_reserve(uint32_t bytes);
+/* Would fw_tx_reserve(bytes) find room now? The message walk asks before every
+ * message and holds the frame when not: no reply is ever dropped. */
+int fw_tx_room(uint32_t bytes);
+/* The head RX frame stops at payload offset off for TX room: hold it (no more messages
+ * are taken from the link) and resume there when room frees; counted in tx_stalls. */
+void fw_link_hold(uint32_t off);
+/* An overflowing frame's rest: the TX slot kept free is now usable (full-size batching). */
+void fw_link_overflow_rest(void);
 /* Give back the last bytes of the most recent reservation (a reply that came out shorter). */
 void fw_tx_trim(uint32_t bytes);
 uint32_t fw_link_rto(void);  /* retransmission timeout now in force, cycles (tests) */
@@ -100,8 +111,21 @@ uint32_t fw_link_rto(void);  /* retransmission timeout now in force, cycles (tes
 /* Can the replies to every message of this payload be queued now? */
 int fw_msg_fits(uint32_t addr, uint32_t len, uint32_t tx_free_in_open, uint32_t tx_free_slots);
 /* Handle every message of one delivered DATA payload at adapter address addr. stamp is
- * the frame's RX_STAMP (cycle of arrival). */
+ * the frame's RX_STAMP (cycle of arrival). A message whose reply cannot be queued now
+ * is not started: the walk stops there and calls fw_link_hold with its offset. */
 void fw_msg_process(uint32_t addr, uint32_t len, uint32_t stamp);
+/* The same from byte offset from (a held frame); returns len when it ran to the end,
+ * else the offset where it stopped again. */
+uint32_t fw_msg_resume(uint32_t addr, uint32_t len, uint32_t stamp, uint32_t from);
+/* A frame whose replies do not fit even an empty TX window (the host batched more reply
+ * bytes than TX_SLOTS frames hold), run with every TX slot free and the link keeping the
+ * last one (fw_link_overflow_begin): messages get their replies while they fit the
+ * others; from the first that does not, a request whose reply would be larger than the
+ * request itself is answered INSUFFICIENT_RESOURCES without running, every other message
+ * runs (its answer is no larger than it), and those answers fit the last slot. So every
+ * frame is answered whole: nothing waits forever. short_only: the short rule from the
+ * first message (a single TX slot). Returns as fw_msg_resume. */
+uint32_t fw_msg_overflow_frame(uint32_t addr, uint32_t len, uint32_t stamp, uint32_t short_only);
 /* fw_eng_wait_cycles() when the current frame's processing began (INFO timing). */
 extern uint32_t fw_msg_frame_eng_start;
 /* Fill an INFO struct at adapter address at. */
@@ -114,7 +138,10 @@ void fw_stats_refused(uint32_t status);
 /* fw_tables.c */
 void fw_tables_reset(void);              /* free every MR and QP (ADAPTER_RESET) */
 /* Wait for an engine operation; returns STATUS_WORD. Inline: the operation is almost
- * always done at the first read; only a busy engine takes the call (and is timed). */
+ * always done at the first read; only a busy engine takes the call (and is timed).
+ * The wait is bounded: after fw_cfg.eng_wait_max cycles it gives up, counts
+ * wait_timeouts and returns CODE = NF_REFUSE_TIMEOUT (the request fails
+ * INTERNAL_ERROR; see fw_eng_failed). */
 uint32_t fw_eng_wait_busy(uint32_t status_off);
 static inline uint32_t fw_eng_wait(uint32_t status_off)
 {
@@ -135,6 +162,12 @@ struct fw_dma_side {
 uint32_t fw_dma(const struct fw_dma_side *src, const struct fw_dma_side *dst, uint32_t len, uint32_t *bytes);
 /* Page-list load into the MTT; returns LD_STATUS. */
 uint32_t fw_load(uint32_t src, uint32_t mtt_base, uint32_t count);
+/* The status a request gets when an engine operation failed with REFUSE code code:
+ * INTERNAL_ERROR for a timeout (the hardware did not finish), else refused. */
+static inline uint32_t fw_eng_failed(uint32_t code, uint32_t refused)
+{
+    return code == NF_REFUSE_TIMEOUT ? NF_STATUS_INTERNAL_ERROR : refused;
+}
 /* index of the allocated MR, or FW_NO_INDEX (inline: on every work request) */
 static inline uint32_t fw_mr_lookup(uint32_t token)
 {
@@ -146,7 +179,10 @@ static inline uint32_t fw_mr_lookup(uint32_t token)
         return FW_NO_INDEX;
     return index;
 }
-uint32_t fw_mr_alloc(uint32_t pd, uint32_t kind, uint32_t *token);   /* STATUS */
+/* Key-byte PRNG: mix seed into its state (boot, link RESET); next value. */
+void fw_rng_seed(uint32_t seed);
+uint32_t fw_rng_next(void);
+uint32_t fw_mr_alloc(uint32_t pd, uint32_t kind, uint32_t *token);   /* STATUS; a random key byte */
 void fw_mr_free(uint32_t index);
 uint32_t fw_mtt_alloc(uint32_t index, uint32_t pages); /* reserve a range for MR index; STATUS */
 void fw_mtt_free(uint32_t index);

@@ -56,6 +56,9 @@ static struct {
                                  * it has not moved, repeated acks are the host seeing our
                                  * own resent copies, not a new loss */
     uint32_t peeked;            /* RX slots whose ack peek_acks already applied */
+    uint32_t keep_free;         /* TX slots fw_tx_room keeps free (an overflowing frame's rest) */
+    uint32_t hold;              /* 0, or the head frame waits for TX room: 1 + offset of its
+                                 * first message not run yet (1: none ran) */
     uint16_t tx_len[NF_LINK_MAX_SLOTS]; /* header + payload bytes of each TX slot's frame */
 } L;
 
@@ -80,10 +83,21 @@ static uint32_t hdr_word1(uint32_t len, uint32_t rsvd)
     return len << (8u * (NF_LINK_HDR_LEN_OFF - 4u)) | rsvd << (8u * (NF_LINK_HDR_RSVD_OFF - 4u));
 }
 
+/* Wait until the TX slots in mask have finished sending. Bounded: a queue of TX_SLOTS
+ * frames of SLOT_BYTES, 10 bits per byte, stuffing doubling it, takes at most
+ * tx_drain_max cycles (fw_link_init); past that the link hardware is faulty: count
+ * it and go on (a frame posted into a slot still sending is ignored by the hardware
+ * and recovered by retransmission). */
+static uint32_t tx_drain_max;
 static void tx_wait_idle(uint32_t mask)
 {
-    while (link_rd(NF_LINK_TX_BUSY) & mask)
-        ;
+    uint32_t t0 = hal_cycles();
+    while (link_rd(NF_LINK_TX_BUSY) & mask) {
+        if (hal_cycles() - t0 > tx_drain_max) {
+            fw_stats.wait_timeouts++;
+            return;
+        }
+    }
 }
 
 static void tx_post(uint32_t slot, uint32_t len)
@@ -175,6 +189,20 @@ uint32_t fw_tx_reserve(uint32_t bytes)
         }
     }
     return tx_reserve_slow(bytes);
+}
+
+int fw_tx_room(uint32_t bytes)
+{
+    /* What fw_tx_reserve does: append to the open frame under the cap, else a new frame
+     * in a free slot after the in-flight ones and the open one. */
+    if (L.open && L.open_len + bytes <= L.tx_cap)
+        return 1;
+    return L.tx_inflight + L.open + L.keep_free < fw_cfg.tx_slots;
+}
+
+void fw_link_overflow_rest(void)
+{
+    L.keep_free = 0;
 }
 
 void fw_tx_trim(uint32_t bytes)
@@ -285,6 +313,8 @@ static void link_state_reset(void)
     L.dup_acks = 0;
     L.rexmit_una = NO_SEQ;
     L.peeked = 0;
+    L.hold = 0;
+    L.keep_free = 0;
 }
 
 /* RESET from the host: wipe the adapter, restart both sequences, answer RESET_ACK with
@@ -292,6 +322,7 @@ static void link_state_reset(void)
  * so the host (which ignores everything until its RESET_ACK) never takes them as new. */
 static __attribute__((noinline)) void link_reset(uint32_t nonce)
 {
+    fw_rng_seed(nonce << 16 ^ hal_cycles()); /* keys differ per adapter session */
     fw_tables_reset();
     link_state_reset();
     tx_wait_idle((1u << fw_cfg.tx_slots) - 1u);
@@ -360,8 +391,9 @@ static int replies_fit(uint32_t payload, uint32_t len)
 
 /* While the head frame waits for TX room, the acks that would make room may already
  * sit in later RX slots: apply them (acks are cumulative, so order does not matter). */
-static __attribute__((noinline)) void peek_acks(uint32_t ready)
+static __attribute__((noinline)) int peek_acks(uint32_t ready)
 {
+    int reset = 0;
     L.peeked = 0;
     for (uint32_t k = 1; k < fw_cfg.rx_slots; k++) {
         uint32_t slot = ring_add(L.rx_next, k, fw_cfg.rx_slots);
@@ -373,7 +405,16 @@ static __attribute__((noinline)) void peek_acks(uint32_t ready)
             tx_ack((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu);
         if (type == NF_LINK_TYPE_ACK)
             L.peeked |= 1u << slot;
+        reset |= type == NF_LINK_TYPE_RESET;
     }
+    return reset;
+}
+
+void fw_link_hold(uint32_t off)
+{
+    if (!L.hold)
+        fw_stats.tx_stalls++; /* once per held frame */
+    L.hold = off + 1u;
 }
 
 void fw_link_init(void)
@@ -382,12 +423,77 @@ void fw_link_init(void)
     L.maybe_busy = 0;
     L.rto_floor = fw_cfg.clk_hz / RTO_FLOOR_PER_SECOND;
     L.rto_min = rto_compute(); /* no bytes in flight yet */
+    /* every TX slot full of stuffed bytes on the UART, twice over, plus the RTO floor */
+    tx_drain_max = (uint32_t)(((uint64_t)fw_cfg.tx_slots * NF_LINK_SLOT_BYTES * UART_BITS_PER_BYTE * STUFFING_FACTOR *
+                               2u * fw_cfg.uart_period) >> NF_SOC_UART_PERIOD_FRAC) + L.rto_floor;
     L.rx_next = 0;
 }
 
 uint32_t fw_link_rto(void)
 {
     return rto_compute();
+}
+
+/* The head frame is held part-way (its messages before the hold ran, the next one's
+ * reply found no TX room: never, while fw_msg_fits holds, since a frame starts only when
+ * all of it fits). It stays; it resumes where it stopped. Returns 1 only when it must be
+ * given up: every RX slot is full and one holds a RESET (the session ends, and nothing
+ * else could get in). */
+static __attribute__((noinline)) int rx_give_up_for_reset(uint32_t ready)
+{
+    uint32_t all_rx = (1u << fw_cfg.rx_slots) - 1u;
+    if (!peek_acks(ready) || (ready & all_rx) != all_rx)
+        return 0;
+    L.hold = 0;
+    return 1;
+}
+
+/* The head frame's replies do not fit even the empty TX window: run it now, answering
+ * what does not fit short (fw_msg_overflow_frame), with full-size batching and the last
+ * TX slot kept for the short answers. */
+static __attribute__((noinline)) int rx_overflow_frame(uint32_t ready, uint32_t slot, uint32_t payload, uint32_t len)
+{
+    /* One TX slot: every answer no larger than its message from the start (they fit it). */
+    uint32_t short_only = fw_cfg.tx_slots < 2u;
+    L.keep_free = !short_only;
+    if (!L.cap_saved)
+        L.cap_saved = L.tx_cap;
+    L.tx_cap = NF_LINK_MAX_PAYLOAD;
+    L.cap_adjust = 1;
+    uint32_t done = fw_msg_overflow_frame(payload, len, link_rd(NF_LINK_RX_STAMP0 + 4u * slot), short_only);
+    L.keep_free = 0;
+    if (done < len)
+        return rx_give_up_for_reset(ready); /* held part-way (not expected: see fw.h) */
+    L.hold = 0;
+    L.rx_expect++;
+    return 1;
+}
+
+/* The head frame was held for TX room (L.hold): check again, run it from where it
+ * stopped. Returns 0 while it must still wait, 1 when it is done (ran to its end, or
+ * given up undelivered when nothing of it ran and every RX slot is full). */
+static __attribute__((noinline)) int rx_held(uint32_t ready, uint32_t slot, uint32_t payload, uint32_t len)
+{
+    if (!L.hold)
+        fw_link_hold(0); /* a new frame that does not fit: counted once */
+    uint32_t from = L.hold - 1u;
+    if (from == 0 && !replies_fit(payload, len) && (peek_acks(ready), !replies_fit(payload, len))) {
+        uint32_t all_rx = (1u << fw_cfg.rx_slots) - 1u;
+        if (L.tx_inflight == 0 && !L.open)
+            return rx_overflow_frame(ready, slot, payload, len);
+        if ((ready & all_rx) != all_rx)
+            return 0; /* wait for acks; there is a free RX slot for them */
+        /* Every RX slot is full, so no ack can reach us: give up this frame
+         * undelivered (nothing of it ran; the host sends it again) to make room. */
+        fw_stats.rx_dup++;
+        L.hold = 0;
+        return 1;
+    }
+    if (fw_msg_resume(payload, len, link_rd(NF_LINK_RX_STAMP0 + 4u * slot), from) < len)
+        return rx_give_up_for_reset(ready);
+    L.hold = 0;
+    L.rx_expect++;
+    return 1;
 }
 
 /* One frame in the RX slot at rx_next (ready: RX_READY as read). Returns 0 when the
@@ -414,16 +520,16 @@ static __attribute__((noinline)) int rx_frame(uint32_t ready)
             link_wr(NF_LINK_RX_RELEASE, 1u << slot);
             L.rx_next = ring_add(slot, 1u, fw_cfg.rx_slots);
             return 1;
-        } else if (!replies_fit(a + NF_LINK_HDR_SIZE, len) && (peek_acks(ready), !replies_fit(a + NF_LINK_HDR_SIZE, len))) {
-            uint32_t all_rx = (1u << fw_cfg.rx_slots) - 1u;
-            if ((ready & all_rx) != all_rx)
-                return 0; /* wait for acks; there is a free RX slot for them */
-            /* Every RX slot is full, so no ack can reach us: give up this frame
-             * undelivered (the host sends it again) to make room. */
-            fw_stats.rx_dup++;
-        } else {
+        } else if (!L.hold && (replies_fit(a + NF_LINK_HDR_SIZE, len) ||
+                               (peek_acks(ready), replies_fit(a + NF_LINK_HDR_SIZE, len)))) {
             fw_msg_process(a + NF_LINK_HDR_SIZE, len, link_rd(NF_LINK_RX_STAMP0 + 4u * slot));
+            if (L.hold && !rx_give_up_for_reset(ready))
+                return 0; /* held part-way: rx_held continues it */
             L.rx_expect++;
+        } else if (!rx_held(ready, slot, a + NF_LINK_HDR_SIZE, len)) {
+            /* Held: no more messages are taken from the link until TX room frees (the
+             * host's window fills; its retransmissions wait for our acks). */
+            return 0;
         }
         L.ack_owed = 1;
     } else if (type == NF_LINK_TYPE_ACK) {

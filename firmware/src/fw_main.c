@@ -70,6 +70,23 @@ static uint32_t place_mr_shadow(void)
 #endif
 }
 
+/* Bound of every engine wait, in cycles: the longest operation the engine can be
+ * given is a DMA over the largest range a check can grant, at most
+ * max(MEM_BYTES, MTT entries x PAGE_SIZE) bytes (a LOGICAL side lies in adapter
+ * memory, a TOKEN side in an MR of at most that many pages; a load is one MTT entry per
+ * clock, a table operation a few clocks). The engine moves 8 bytes per clock; the
+ * bound allows 1 byte per clock (8x), plus ENG_WAIT_SLACK for checks per chunk. */
+#define ENG_WAIT_SLACK 0x10000u
+#define ENG_WAIT_CAP 0x7FFFFFFFu /* cycle differences are compared mod 2^32 */
+static uint32_t eng_wait_max(void)
+{
+    uint64_t bytes = (uint64_t)fw_cfg.mtt_entries << NF_ADAPTER_PAGE_SHIFT;
+    if (bytes < fw_cfg.mem_bytes)
+        bytes = fw_cfg.mem_bytes;
+    bytes += ENG_WAIT_SLACK;
+    return bytes > ENG_WAIT_CAP ? ENG_WAIT_CAP : (uint32_t)bytes;
+}
+
 static uint32_t clamp(uint32_t v, uint32_t lo, uint32_t hi)
 {
     return v < lo ? lo : v > hi ? hi : v;
@@ -87,8 +104,10 @@ void fw_init(void)
     fw_cfg.mpt_entries = clamp(eng_rd(NF_ENGINE_CFG_MPT), 0, place_mr_shadow());
     fw_cfg.mtt_entries = clamp(eng_rd(NF_ENGINE_CFG_MTT), 0, NF_MPT_W5_MTT_BASE_MASK + 1u);
     fw_cfg.profile = find_profile();
+    fw_cfg.eng_wait_max = eng_wait_max();
     fw_cfg.max_frmr_pages = max_frmr_pages();
     fw_stats = (struct fw_stats){0};
+    fw_rng_seed(hal_cycles());
     for (uint32_t i = 0; i < fw_cfg.mpt_entries; i++)
         fw_mrs[i] = (struct fw_mr){0};
     for (uint32_t q = 0; q < FW_QP_CAP; q++)

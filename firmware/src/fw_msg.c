@@ -185,6 +185,8 @@ void fw_msg_put_stats(uint32_t at)
         st.refuse_codes[i] = fw_stats.refuse_codes[i];
     st.cycle_lo = sys_rd(NF_SYS_CYCLE_LO);
     st.cycle_hi = sys_rd(NF_SYS_CYCLE_HI); /* latched by the CYCLE_LO read just before */
+    st.tx_stalls = fw_stats.tx_stalls;
+    st.wait_timeouts = fw_stats.wait_timeouts;
     const uint32_t *w = (const uint32_t *)&st;
     for (uint32_t i = 0; i < NF_STATS_SIZE / 4u; i++)
         mem_wr(at + 4u * i, w[i]);
@@ -220,9 +222,8 @@ static uint32_t do_mem_write(uint32_t m, uint32_t mlen)
     /* LOGICAL mode: the engine refuses anything outside the user region. */
     struct fw_dma_side src = {NF_DMA_MODE_SYSTEM, 0, 0, 0, BODY(m, NF_MEM_WRITE_REQ_SIZE)};
     struct fw_dma_side dst = {NF_DMA_MODE_LOGICAL, 0, 0, 0, addr};
-    if (NF_STATUS_WORD_CODE_GET(fw_dma(&src, &dst, n, 0)) != NF_REFUSE_OK)
-        return NF_STATUS_INVALID_PARAMETER;
-    return NF_STATUS_SUCCESS;
+    uint32_t code = NF_STATUS_WORD_CODE_GET(fw_dma(&src, &dst, n, 0));
+    return code == NF_REFUSE_OK ? NF_STATUS_SUCCESS : fw_eng_failed(code, NF_STATUS_INVALID_PARAMETER);
 }
 
 static void do_mem_read(uint32_t tag, uint32_t m, uint32_t mlen)
@@ -247,9 +248,10 @@ static void do_mem_read(uint32_t tag, uint32_t m, uint32_t mlen)
         mem_wr(data + w, 0);
     struct fw_dma_side src = {NF_DMA_MODE_LOGICAL, 0, 0, 0, addr};
     struct fw_dma_side dst = {NF_DMA_MODE_SYSTEM, 0, 0, 0, data};
-    if (NF_STATUS_WORD_CODE_GET(fw_dma(&src, &dst, n, 0)) != NF_REFUSE_OK) {
+    uint32_t code = NF_STATUS_WORD_CODE_GET(fw_dma(&src, &dst, n, 0));
+    if (code != NF_REFUSE_OK) {
         fw_tx_trim(padded);
-        put_hdr(at, NF_OP_MEM_READ | NF_OP_REPLY, NF_MSG_HDR_SIZE, tag, NF_STATUS_INVALID_PARAMETER);
+        put_hdr(at, NF_OP_MEM_READ | NF_OP_REPLY, NF_MSG_HDR_SIZE, tag, fw_eng_failed(code, NF_STATUS_INVALID_PARAMETER));
         return;
     }
     put_hdr(at, NF_OP_MEM_READ | NF_OP_REPLY, NF_MSG_HDR_SIZE + padded, tag, NF_STATUS_SUCCESS);
@@ -337,10 +339,11 @@ static uint32_t do_mr_register(uint32_t m, uint32_t mlen)
     if (st != NF_STATUS_SUCCESS)
         return st;
     /* The loader copies the page list straight from the RX slot into the MTT. */
-    if (NF_STATUS_WORD_CODE_GET(fw_load(BODY(m, NF_MR_REGISTER_REQ_SIZE), mr->mtt_base, npages)) !=
-        NF_REFUSE_OK) {
+    uint32_t code = NF_STATUS_WORD_CODE_GET(fw_load(BODY(m, NF_MR_REGISTER_REQ_SIZE), mr->mtt_base, npages));
+    if (code != NF_REFUSE_OK) {
         fw_mtt_free(i);
-        return NF_STATUS_INVALID_PARAMETER; /* a page address unaligned or outside the user region */
+        /* a page address unaligned or outside the user region */
+        return fw_eng_failed(code, NF_STATUS_INVALID_PARAMETER);
     }
     uint32_t w[7];
     w[0] = NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_NORMAL) |
@@ -562,21 +565,62 @@ uint32_t fw_msg_frame_eng_start;
 
 /* Every message of a payload, in order (out of line: its switch needs many registers,
  * which the one-work-request fast path in fw_msg_process does not pay for). */
-static __attribute__((noinline)) void msg_walk(uint32_t addr, uint32_t len, uint32_t stamp)
+/* fw_msg_overflow_frame runs: the frame's replies exceed the whole TX window. */
+static uint32_t overflow_mode; /* 0 normal; 1 full replies while they fit; 2 answers no larger than their message */
+
+static __attribute__((noinline)) uint32_t msg_walk(uint32_t addr, uint32_t len, uint32_t stamp, uint32_t from)
 {
-    for (uint32_t off = 0; off + NF_MSG_HDR_SIZE <= len;) {
+    for (uint32_t off = from; off + NF_MSG_HDR_SIZE <= len;) {
         uint32_t m = addr + off;
         uint32_t w0 = mem_rd(m);
         uint32_t op = msg_op(w0), mlen = msg_len(w0);
         uint32_t tag = mem_rd(m + NF_MSG_HDR_TAG_OFF);
-        if (mlen < NF_MSG_HDR_SIZE || mlen % MSG_ALIGN || mlen > len - off) {
+        int malformed = mlen < NF_MSG_HDR_SIZE || mlen % MSG_ALIGN || mlen > len - off;
+        uint32_t need = malformed ? NF_MSG_HDR_SIZE : reply_bytes(op, m, mlen);
+        if (overflow_mode == 1 && !fw_tx_room(need)) {
+            /* The rest of an overflowing frame: the last TX slot is theirs. */
+            overflow_mode = 2;
+            fw_link_overflow_rest();
+        }
+        if (overflow_mode == 2 && !malformed && need > mlen) {
+            /* Its reply would be larger than its request: answered short, not run, so
+             * the rest of the frame fits the slot kept for it. */
+            count_op(op);
+            need = NF_MSG_HDR_SIZE;
+            if (!fw_tx_room(need)) {
+                fw_link_hold(off);
+                return off;
+            }
+            reply(op & ~(uint32_t)NF_OP_REPLY, tag, NF_STATUS_INSUFFICIENT_RESOURCES, 0, 0);
+            off += mlen;
+            continue;
+        }
+        /* Never drop a reply: a message whose reply cannot be queued now is not started;
+         * the frame is held here (no more messages are taken from the link) until TX
+         * room frees. fw_msg_fits lets a frame start only when all of it fits, so this
+         * is the rule every reply obeys, not a path the link takes. */
+        if (!fw_tx_room(need)) {
+            fw_link_hold(off);
+            return off;
+        }
+        if (malformed) {
             /* The next message cannot be found: answer this one, drop the rest. */
             reply(op & ~(uint32_t)NF_OP_REPLY, tag, NF_STATUS_INVALID_PARAMETER, 0, 0);
-            return;
+            return len;
         }
         handle(op, tag, m, mlen, stamp);
         off += mlen;
     }
+    return len;
+}
+
+uint32_t fw_msg_overflow_frame(uint32_t addr, uint32_t len, uint32_t stamp, uint32_t short_only)
+{
+    fw_msg_frame_eng_start = fw_eng_wait_cycles();
+    overflow_mode = short_only ? 2u : 1u;
+    uint32_t done = msg_walk(addr, len, stamp, 0);
+    overflow_mode = 0;
+    return done;
 }
 
 /* The work-request ops are consecutive in the layout: one range check names them. */
@@ -588,7 +632,8 @@ void fw_msg_process(uint32_t addr, uint32_t len, uint32_t stamp)
 {
     fw_msg_frame_eng_start = fw_eng_wait_cycles();
     /* Fast path: the frame holds exactly one well-formed work request (the usual case:
-     * a work request with its page list). The same as the walk would do for it. */
+     * a work request with its page list). Its CQE has room: the link delivers a frame
+     * only when all its replies fit (replies_fit). The same as the walk would do for it. */
     if (len >= NF_MSG_HDR_SIZE) {
         uint32_t w0 = mem_rd(addr);
         uint32_t op = msg_op(w0);
@@ -597,5 +642,11 @@ void fw_msg_process(uint32_t addr, uint32_t len, uint32_t stamp)
             return;
         }
     }
-    msg_walk(addr, len, stamp);
+    (void)msg_walk(addr, len, stamp, 0);
+}
+
+uint32_t fw_msg_resume(uint32_t addr, uint32_t len, uint32_t stamp, uint32_t from)
+{
+    fw_msg_frame_eng_start = fw_eng_wait_cycles();
+    return msg_walk(addr, len, stamp, from);
 }

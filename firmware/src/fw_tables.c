@@ -16,8 +16,25 @@ uint32_t fw_eng_wait_busy(uint32_t status_off)
 {
     uint32_t st;
     uint32_t t0 = hal_cycles();
-    while ((st = eng_rd(status_off)) & NF_STATUS_WORD_BUSY_MASK)
-        ;
+    /* The first poll as tight as an unbounded wait (most operations end by then);
+     * then four status reads per look at the clock. */
+    if ((st = eng_rd(status_off)) & NF_STATUS_WORD_BUSY_MASK) {
+        for (;;) {
+            if (!((st = eng_rd(status_off)) & NF_STATUS_WORD_BUSY_MASK) ||
+                !((st = eng_rd(status_off)) & NF_STATUS_WORD_BUSY_MASK) ||
+                !((st = eng_rd(status_off)) & NF_STATUS_WORD_BUSY_MASK) ||
+                !((st = eng_rd(status_off)) & NF_STATUS_WORD_BUSY_MASK))
+                break;
+            __asm__ volatile("" ::: "memory"); /* the bound is read here, not before the first poll */
+            if (hal_cycles() - t0 > fw_cfg.eng_wait_max) {
+                /* The engine did not finish in the longest time any operation takes:
+                 * a hardware fault. The request fails; the counter tells. */
+                fw_stats.wait_timeouts++;
+                st = NF_STATUS_WORD_CODE_PUT(NF_REFUSE_TIMEOUT);
+                break;
+            }
+        }
+    }
     fw_eng_wait_acc += hal_cycles() - t0;
     return st;
 }
@@ -147,14 +164,56 @@ void fw_mtt_free(uint32_t index)
     mtt_unlink(index);
 }
 
+/* Key bytes are random, like the key variant byte of Linux rxe: a token cannot be
+ * guessed from the order of registrations. xorshift32, seeded at boot from the cycle
+ * counter and at every link RESET from the host's nonce and the cycle counter (so it
+ * differs per adapter session), and stirred with the cycle counter at every draw. */
+static uint32_t rng_state = 0x6A09E667u;
+
+static uint32_t rng_step(uint32_t x)
+{
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return x;
+}
+
+void fw_rng_seed(uint32_t seed)
+{
+    uint32_t x = rng_state ^ seed;
+    if (x == 0)
+        x = 0x6A09E667u; /* xorshift never leaves 0 */
+    for (uint32_t i = 0; i < 4u; i++)
+        x = rng_step(x);
+    rng_state = x;
+}
+
+uint32_t fw_rng_next(void)
+{
+    uint32_t x = rng_step(rng_state);
+    rng_state = x;
+    return x ^ hal_cycles();
+}
+
+/* A new key byte for an entry whose last key was old: random, never 0 (token 0 never
+ * matches) and never old (a stale token of the previous owner never matches). */
+static uint8_t new_key(uint8_t old)
+{
+    uint8_t key = (uint8_t)fw_rng_next();
+    if (key == old)
+        key = (uint8_t)(key + 1u);
+    if (key == 0)
+        key = old == 1u ? 2u : 1u;
+    return key;
+}
+
 uint32_t fw_mr_alloc(uint32_t pd, uint32_t kind, uint32_t *token)
 {
     if (free_head == FW_NO_INDEX)
         return NF_STATUS_INSUFFICIENT_RESOURCES;
     uint32_t index = free_head;
     struct fw_mr *mr = &fw_mrs[index];
-    /* key 0 is never issued, so token 0 never matches */
-    uint8_t key = mr->key == UINT8_MAX ? 1u : (uint8_t)(mr->key + 1u);
+    uint8_t key = new_key(mr->key);
     struct fw_mr saved = *mr;
     mr->key = key;
     mr->state = NF_MPT_STATE_INVALID;
@@ -185,7 +244,7 @@ void fw_mr_free(uint32_t index)
     mr->kind = NF_MPT_KIND_NORMAL;
     mr->flags = 0;
     mr->pd = 0;
-    (void)mpt_write_idle(index); /* the key byte stays; the next owner gets key + 1 */
+    (void)mpt_write_idle(index); /* the key byte stays; the next owner gets another */
     free_push(index);
 }
 

@@ -106,6 +106,7 @@ static void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m,
     uint32_t st = fw_load(BODY(m, NF_WR_FAST_REGISTER_SIZE), mr->mtt_base, npages);
     if (NF_STATUS_WORD_CODE_GET(st) != NF_REFUSE_OK) {
         r->refuse = NF_STATUS_WORD_CODE_GET(st);
+        r->status = fw_eng_failed(r->refuse, NF_STATUS_INVALID_PARAMETER);
         return;
     }
     uint32_t w0 = NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_FAST) |
@@ -161,7 +162,7 @@ static void local_side(struct fw_dma_side *s, uint64_t addr, uint32_t token, uin
     s->mode = token == NF_ADAPTER_PRIVILEGED_TOKEN ? NF_DMA_MODE_LOGICAL : NF_DMA_MODE_TOKEN;
 }
 
-static void do_rdma(struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
+static void do_rdma(const struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
 {
     r->status = NF_STATUS_INVALID_PARAMETER;
     if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_RDMA_SIZE)
@@ -180,7 +181,6 @@ static void do_rdma(struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_t m, u
     uint32_t peer = fw_qp_lookup(qp->peer_qpn);
     if (peer == FW_NO_INDEX) {
         r->status = NF_STATUS_CONNECTION_INVALID; /* the other end is gone */
-        qp->state = FW_QP_ERROR;
         return;
     }
     uint32_t peer_pd = fw_qps[peer].pd;
@@ -217,10 +217,8 @@ static void do_rdma(struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_t m, u
         }
         r->bytes += moved;
         if (NF_STATUS_WORD_CODE_GET(st) != NF_REFUSE_OK) {
-            /* Any refused access breaks the connection (NDK: later requests CANCELLED). */
-            r->status = NF_STATUS_ACCESS_VIOLATION;
             r->refuse = NF_STATUS_WORD_CODE_GET(st);
-            qp->state = FW_QP_ERROR;
+            r->status = fw_eng_failed(r->refuse, NF_STATUS_ACCESS_VIOLATION);
             return;
         }
         off += sge_len[k];
@@ -239,7 +237,7 @@ _Static_assert(NF_STATS_REFUSE_CODES_COUNT == 1u << NF_STATUS_WORD_CODE_WIDTH, "
 
 void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, uint32_t stamp)
 {
-    uint32_t qpn = 0, wr_id = 0, flags = 0;
+    uint32_t qpn = 0, wr_id = 0, flags = 0, q = FW_NO_INDEX;
     struct wr_result r = {NF_STATUS_INVALID_PARAMETER, 0, 0};
     uint32_t op_type = op == NF_OP_WR_FAST_REGISTER ? NF_NDK_OP_FAST_REGISTER
                        : op == NF_OP_WR_INVALIDATE  ? NF_NDK_OP_INVALIDATE
@@ -250,7 +248,7 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, uint32_t stamp)
         qpn = win_rd(h, NF_WR_HDR_QPN_OFF);
         wr_id = win_rd(h, NF_WR_HDR_WR_ID_OFF);
         flags = win_rd(h, NF_WR_HDR_FLAGS_OFF);
-        uint32_t q = fw_qp_lookup(qpn);
+        q = fw_qp_lookup(qpn);
         if (q == FW_NO_INDEX) {
             r.status = NF_STATUS_INVALID_PARAMETER;
         } else if (fw_qps[q].state == FW_QP_ERROR) {
@@ -269,6 +267,12 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, uint32_t stamp)
     fw_stats.last_wr_op = op;
     fw_stats.ops[NF_STAT_OP_WR_FAST_REGISTER + (op - NF_OP_WR_FAST_REGISTER)]++;
     if (r.status != NF_STATUS_SUCCESS) {
+        /* NDK: any error completion breaks the connection; every later work request on
+         * the QP completes CANCELLED and changes nothing (until QP_DISCONNECT). The one
+         * place this rule is applied, for every work-request type and every status. An
+         * unconnected QP has no connection to break; a QP in ERROR stays there. */
+        if (q != FW_NO_INDEX && fw_qps[q].state == FW_QP_CONNECTED)
+            fw_qps[q].state = FW_QP_ERROR;
         fw_stats_refused(r.status);
         fw_stats.refuse_codes[r.refuse & (NF_STATS_REFUSE_CODES_COUNT - 1u)] += r.refuse != NF_REFUSE_OK;
     }

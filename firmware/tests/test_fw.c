@@ -450,6 +450,255 @@ static void test_window(void)
     OK(stuck && tb.data_frames == 4, "RX slots all blocked: frames are dropped for the host to resend, nothing is lost");
 }
 
+/* Never drop a CQE: many work requests whose CQEs the host does not acknowledge fill
+ * every TX slot; the board then holds the next frame (takes no more messages from the
+ * link, counted in tx_stalls) until acks free TX room, and every request gets exactly
+ * one CQE, in order. */
+#define INV_PER_FRAME 102 /* 102 x 40-byte INVALIDATEs fill a frame, and so do their CQEs */
+static void send_invalidates(uint32_t first_wr_id)
+{
+    uint8_t buf[NF_LINK_MAX_PAYLOAD];
+    size_t len = 0;
+    for (uint32_t i = 0; i < INV_PER_FRAME; i++) {
+        uint8_t body[NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE];
+        struct nf_wr_hdr h = {0x4242, first_wr_id + i, 0, 0}; /* unknown QP: INVALID_PARAMETER */
+        struct nf_wr_invalidate v = {0x100, 0};
+        memcpy(body, &h, sizeof(h));
+        memcpy(body + sizeof(h), &v, sizeof(v));
+        tb_put_msg(buf, &len, NF_OP_WR_INVALIDATE, body, sizeof(body));
+    }
+    tb_send_data(buf, len);
+}
+
+/* CQEs received, checked in order as they come (wr_id 1, 2, ...), and the host frames
+ * the board acknowledged; tb_clear'ed after each look. */
+static struct {
+    uint32_t next_wr; /* wr_id the next CQE must carry */
+    int bad;          /* a CQE out of order, duplicated or missing */
+    uint8_t board_ack;
+} cq;
+
+static void cq_take(void)
+{
+    for (int i = 0; i < tb.nframes; i++)
+        cq.board_ack = tb.frames[i].hdr.ack;
+    for (int i = 0; i < tb.nmsgs; i++) {
+        if (tb.msgs[i].hdr.op != NF_OP_CQE)
+            continue;
+        struct nf_cqe c;
+        memcpy(&c, tb.msgs[i].body, sizeof(c));
+        cq.bad |= c.wr_id != cq.next_wr;
+        cq.next_wr++;
+    }
+    tb_clear();
+}
+
+static int cqes_in_order(void)
+{
+    cq_take();
+    return cq.bad ? -1 : (int)cq.next_wr - 1;
+}
+
+static void test_tx_full_holds(void)
+{
+    tb_init("ulx3s_25k"); /* 2 RX slots (host window 1), 2 TX slots */
+    tb.auto_ack = 0;
+    tb_clear();
+    cq.next_wr = 1;
+    cq.bad = 0;
+    cq.board_ack = 0;
+    const int frames = 6;
+    uint32_t stalls0 = fw_stats.tx_stalls;
+    int sent = 0, rounds = 0;
+    /* The host sends when its window (RX slots - 1 = 1 frame) is open; it acknowledges the
+     * board's frames only every third round, so the board's TX fills again and again. */
+    while (cqes_in_order() >= 0 && cqes_in_order() < frames * INV_PER_FRAME && rounds < 200) {
+        rounds++;
+        cq_take();
+        if (sent < frames && tb.tx_seq == cq.board_ack) {
+            send_invalidates(1u + (uint32_t)sent * INV_PER_FRAME);
+            sent++;
+        }
+        tb_run();
+        if (rounds % 3 == 0)
+            tb_send_ack_upto(tb.rx_expect);
+        tb_run();
+    }
+    int got = cqes_in_order();
+    OK(got == frames * INV_PER_FRAME && fw_stats.tx_overflow == 0,
+       "%d work requests whose CQEs wait for acks: every one completes exactly once, in order (%d CQEs)",
+       frames * INV_PER_FRAME, got);
+    OK(fw_stats.tx_stalls > stalls0, "the board held frames for TX room (tx_stalls %u), dropped nothing",
+       fw_stats.tx_stalls - stalls0);
+    struct nf_stats st = {0};
+    tb.auto_ack = 1;
+    tb_send_ack_upto(tb.rx_expect);
+    tb_run();
+    uint32_t rs = tb_req(NF_OP_STATS, NULL, 0, &st, sizeof(st));
+    OK(rs == NF_STATUS_SUCCESS && st.tx_stalls == fw_stats.tx_stalls && st.tx_stalls > 0 && st.tx_overflow == 0,
+       "STATS reports the TX-full stalls (%u)", st.tx_stalls);
+
+    /* The reply path itself: with every TX slot in flight, the message walk starts no
+     * message whose reply cannot be queued, and resumes where it stopped. */
+    tb_init("ulx3s_25k");
+    tb.auto_ack = 0;
+    tb_clear();
+    cq.next_wr = 1;
+    cq.bad = 0;
+    send_invalidates(1);
+    tb_run();
+    send_invalidates(1u + INV_PER_FRAME);
+    tb_run();
+    int full = cqes_in_order() == 2 * INV_PER_FRAME;
+    uint8_t buf[NF_LINK_MAX_PAYLOAD];
+    size_t len = 0;
+    uint32_t at = user_base() + 8 * PAGE;
+    for (uint32_t i = 0; i < 3; i++) {
+        uint8_t body[NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE];
+        struct nf_wr_hdr h = {0x4242, 2u * INV_PER_FRAME + 1u + i, 0, 0};
+        struct nf_wr_invalidate v = {0x100, 0};
+        memcpy(body, &h, sizeof(h));
+        memcpy(body + sizeof(h), &v, sizeof(v));
+        tb_put_msg(buf, &len, NF_OP_WR_INVALIDATE, body, sizeof(body));
+    }
+    memcpy(nfm_mem(nf_hw_engine()) + at, buf, len);
+    uint32_t wrs = fw_stats.wr_count;
+    uint32_t done = fw_msg_resume(at, (uint32_t)len, 0, 0);
+    int held = done == 0 && fw_stats.wr_count == wrs && fw_stats.tx_overflow == 0;
+    tb_send_ack_upto(tb.rx_expect);
+    tb_run();
+    done = fw_msg_resume(at, (uint32_t)len, 0, done);
+    tb_run();
+    OK(full && held && done == len && cqes_in_order() == 2 * INV_PER_FRAME + 3 && fw_stats.tx_overflow == 0,
+       "TX full: a message whose CQE cannot be queued is not started (nothing dropped); it runs once room frees");
+}
+
+/* A frame whose replies cannot fit even the empty TX window (here 2 slots, and 5 x
+ * 3000-byte MEM_READs): it used to wait forever. Once the TX window is empty it runs
+ * whole: replies while they fit, then every request whose reply would be larger than
+ * itself is answered INSUFFICIENT_RESOURCES (not run), everything else runs. */
+static void test_overflowing_frame(void)
+{
+    tb_init("ulx3s_25k");
+    uint8_t buf[NF_LINK_MAX_PAYLOAD];
+    size_t len = 0;
+    uint32_t tags[8];
+    struct nf_mem_read_req rq = {user_base(), 3000};
+    for (int i = 0; i < 5; i++)
+        tags[i] = tb_put_msg(buf, &len, NF_OP_MEM_READ, &rq, sizeof(rq));
+    tags[5] = tb_put_msg(buf, &len, NF_OP_PING, "12345678", 8);
+    tags[6] = tb_put_msg(buf, &len, NF_OP_INFO, NULL, 0);
+    uint8_t wbody[sizeof(struct nf_mem_write_req) + 8] = {0};
+    struct nf_mem_write_req wq = {user_base() + 16, 8};
+    memcpy(wbody, &wq, sizeof(wq));
+    memcpy(wbody + sizeof(wq), "written!", 8);
+    tags[7] = tb_put_msg(buf, &len, NF_OP_MEM_WRITE, wbody, sizeof(wbody));
+    tb_clear();
+    tb_send_data(buf, len);
+    tb_run();
+    int once = 1;
+    uint32_t st[8] = {0};
+    for (int i = 0; i < 8; i++) {
+        int n = 0;
+        for (int k = 0; k < tb.nmsgs; k++)
+            if ((tb.msgs[k].hdr.op & NF_OP_REPLY) && tb.msgs[k].hdr.tag == tags[i]) {
+                n++;
+                st[i] = tb.msgs[k].hdr.status;
+            }
+        once &= n == 1;
+    }
+    OK(once, "a frame whose replies exceed the whole TX window: every request answered exactly once (%d messages)",
+       tb.nmsgs);
+    OK(st[0] == NF_STATUS_SUCCESS && st[1] == NF_STATUS_INSUFFICIENT_RESOURCES &&
+           st[4] == NF_STATUS_INSUFFICIENT_RESOURCES && st[5] == NF_STATUS_SUCCESS &&
+           st[6] == NF_STATUS_INSUFFICIENT_RESOURCES && st[7] == NF_STATUS_SUCCESS &&
+           !memcmp(nfm_mem(nf_hw_engine()) + user_base() + 16, "written!", 8) && fw_stats.tx_overflow == 0,
+       "... the first MEM_READ in full, the rest that cannot fit INSUFFICIENT_RESOURCES; PING and MEM_WRITE run");
+    OK(mem_read(user_base() + 16, buf, 8) == NF_STATUS_SUCCESS && !memcmp(buf, "written!", 8),
+       "the link goes on normally after it");
+}
+
+/* Random host traffic on every profile: frames of many requests (large replies among
+ * them), acks withheld, time passing, go-back-N resends. Once the host acknowledges
+ * everything, every request has been answered exactly once. */
+static void test_random_traffic(void)
+{
+    static const char *const profiles[3] = {"ulx3s_25k", "ulx3s_85k", "sim"};
+    static uint8_t answered[16384], saved[256][NF_LINK_MAX_PAYLOAD];
+    static size_t saved_len[256];
+    int bad = 0, runs = 12;
+    uint32_t stalls = 0;
+    for (int run = 1; run <= runs; run++) {
+        uint32_t rnd = (uint32_t)run * 2654435761u;
+#define RND() (rnd = rnd * 1103515245u + 12345u, rnd >> 8)
+        memset(answered, 0, sizeof(answered));
+        tb_init(profiles[run % 3]);
+        tb.auto_ack = 0;
+        uint32_t first_tag = tb.next_tag, window = nf_hw_cfg()->rx_slots - 1u;
+        uint8_t board_ack = 0;
+        for (int step = 0; step < 600; step++) {
+            uint32_t r = RND() % 10;
+            if (step < 400 && r < 5 && (uint8_t)(tb.tx_seq - board_ack) < window) {
+                uint8_t buf[NF_LINK_MAX_PAYLOAD];
+                size_t len = 0;
+                int n = 1 + (int)(RND() % 60);
+                for (int i = 0; i < n; i++) {
+                    uint32_t k = RND() % 4;
+                    uint8_t body[512] = {0};
+                    size_t bl = k == 0 ? 8u * (RND() % 50) : k == 1 ? 0 : sizeof(struct nf_mem_read_req);
+                    uint16_t op = k == 0 ? NF_OP_PING : k == 1 ? NF_OP_INFO : NF_OP_MEM_READ;
+                    if (k >= 2) {
+                        struct nf_mem_read_req q = {user_base(), RND() % 3000};
+                        memcpy(body, &q, sizeof(q));
+                    }
+                    if (len + ((NF_MSG_HDR_SIZE + bl + 7u) & ~(size_t)7u) > NF_LINK_MAX_PAYLOAD)
+                        break;
+                    tb_put_msg(buf, &len, op, body, bl);
+                }
+                memcpy(saved[tb.tx_seq], buf, len);
+                saved_len[tb.tx_seq] = len;
+                tb_send_frame(NF_LINK_TYPE_DATA, tb.tx_seq, tb.last_acked, 0, buf, len);
+                tb.tx_seq++;
+            } else if (r < 7 || step >= 400) {
+                tb_send_ack_upto(tb.rx_expect);
+            } else if (r < 8) {
+                nf_hw_advance(NF_SOC_CPU_CLK_SIM_HZ / 10);
+            }
+            if ((r == 8 || (step >= 400 && step % 5 == 0)) && board_ack != tb.tx_seq) {
+                nf_hw_advance(NF_SOC_CPU_CLK_SIM_HZ / 10);
+                for (uint8_t q = board_ack; q != tb.tx_seq; q++) /* go-back-N */
+                    tb_send_frame(NF_LINK_TYPE_DATA, q, tb.last_acked, 0, saved[q], saved_len[q]);
+            }
+            for (int i = 0; i < 5; i++) {
+                fw_poll();
+                tb_collect();
+            }
+            for (int i = 0; i < tb.nframes; i++)
+                board_ack = tb.frames[i].hdr.ack;
+            for (int i = 0; i < tb.nmsgs; i++) {
+                uint32_t t = tb.msgs[i].hdr.tag - first_tag;
+                if (t < sizeof(answered))
+                    answered[t]++;
+            }
+            tb.nframes = tb.nmsgs = 0;
+        }
+        uint32_t ntags = tb.next_tag - first_tag;
+        int b0 = bad;
+        for (uint32_t t = 0; t < ntags && t < sizeof(answered); t++)
+            bad += answered[t] != 1;
+        if (bad != b0 || fw_stats.tx_overflow || ntags >= sizeof(answered))
+            printf("# random traffic run %d (%s): %u requests, %d not answered exactly once, overflow %u\n", run,
+                   profiles[run % 3], ntags, bad - b0, fw_stats.tx_overflow);
+        bad += fw_stats.tx_overflow != 0 || ntags >= sizeof(answered);
+        stalls += fw_stats.tx_stalls;
+#undef RND
+    }
+    tb_clear();
+    OK(bad == 0 && stalls > 0,
+       "random traffic, acks withheld, go-back-N, %d runs over 3 profiles: every request answered exactly once "
+       "(%u TX-full stalls)", runs, stalls);
+}
+
 /* ================= memory ================= */
 
 static void test_mem(void)
@@ -503,7 +752,7 @@ static void test_mr_lifecycle(void)
     for (uint32_t i = 0; i < NF_PROFILE_ULX3S_25K_MPT_ENTRIES; i++)
         tok = mr_create(PD_A, 0);
     OK(NF_TOKEN_INDEX_GET(tok) == NF_TOKEN_INDEX_GET(first) && tok != first && NF_TOKEN_KEY_GET(tok) != 0,
-       "an entry freed and reused gets the next key byte (old token never matches)");
+       "an entry freed and reused gets another key byte (old token never matches)");
     OK(mr_create(PD_A, 0) == 0, "key table full -> MR_CREATE fails");
     struct nf_mr_create_req q = {PD_A, 0};
     OK(tb_req(NF_OP_MR_CREATE, &q, sizeof(q), NULL, 0) == NF_STATUS_INSUFFICIENT_RESOURCES,
@@ -666,6 +915,18 @@ static void wr_env(struct wr_env *e)
     frmr_init(e->fast_other_pd, 4, 1);
 }
 
+static uint32_t qp_op(uint16_t op, uint32_t qpn);
+
+static uint32_t qp_state(uint32_t qpn) { return fw_qps[qpn & FW_QPN_INDEX_MASK].state; }
+
+/* An error completion breaks the QP (NDK); tests that go on with it after an expected
+ * error disconnect and connect it again. */
+static void qp_reconnect(uint32_t qpn, uint32_t peer)
+{
+    qp_op(NF_OP_QP_DISCONNECT, qpn);
+    qp_connect(qpn, peer);
+}
+
 static void test_fast_register_rules(void)
 {
     struct wr_env e;
@@ -706,10 +967,13 @@ static void test_fast_register_rules(void)
         uint32_t st = fast_register(rules[i].qp, rules[i].flags, rules[i].token, pages, rules[i].npages, rules[i].fbo,
                                     rules[i].len, rules[i].va, NULL);
         snap_take(&s1);
-        OK(st == rules[i].status && snap_same(&s0, &s1), "FAST_REGISTER with %s -> 0x%08X, nothing changed", rules[i].what,
-           rules[i].status);
+        int broke = rules[i].qp != e.qp || qp_state(e.qp) == FW_QP_ERROR;
+        OK(st == rules[i].status && snap_same(&s0, &s1) && broke,
+           "FAST_REGISTER with %s -> 0x%08X, nothing changed, the QP broken", rules[i].what, rules[i].status);
         snap_free(&s0);
         snap_free(&s1);
+        if (rules[i].qp == e.qp)
+            qp_reconnect(e.qp, e.peer);
     }
     /* A page the loader refuses: the MR's own (INVALID) range may hold a partial list,
      * the key table does not change. */
@@ -725,6 +989,7 @@ static void test_fast_register_rules(void)
        st, c.refuse);
     snap_free(&s0);
     snap_free(&s1);
+    qp_reconnect(e.qp, e.peer);
 
     OK(fast_register(e.qp, rw | NF_NDK_OP_FLAG_RDMA_READ_SINK | NF_NDK_OP_FLAG_READ_FENCE | NF_NDK_OP_FLAG_DEFER, e.fast,
                      pages, 2, 0x80, 2 * PAGE - 0x80, va, NULL) == NF_STATUS_SUCCESS,
@@ -741,6 +1006,7 @@ static void test_fast_register_rules(void)
     OK(snap_same(&s0, &s1), "... and nothing changed");
     snap_free(&s0);
     snap_free(&s1);
+    qp_reconnect(e.qp, e.peer);
     OK(invalidate(e.qp, 0, e.fast) == NF_STATUS_SUCCESS, "INVALIDATE the fast MR");
     /* Every combination of the four rights flags: the MPT rights follow the documented
      * rules (remote write implies local write; a read sink gets local write too). */
@@ -768,7 +1034,77 @@ static void test_fast_register_rules(void)
     OK(fast_register(e.qp, NF_NDK_OP_FLAG_SILENT_SUCCESS, e.fast, pages, 1, 0, 100, 0x10000, NULL) ==
            NF_STATUS_INVALID_DEVICE_STATE,
        "SILENT_SUCCESS: a failure still completes");
+    qp_reconnect(e.qp, e.peer);
     OK(fw_token(NF_TOKEN_INDEX_GET(e.fast)) == e.fast, "the token stays stable across fast-register/invalidate cycles");
+}
+
+/* The adapter's first MR after a RESET with this nonce. */
+static uint32_t first_token_of_session(uint16_t nonce)
+{
+    tb_send_frame(NF_LINK_TYPE_RESET, 0, 0, nonce, NULL, 0);
+    tb.tx_seq = tb.rx_expect = tb.last_acked = 0;
+    tb_run();
+    return mr_create(PD_A, 0);
+}
+
+/* Tokens carry a random key byte (like Linux rxe's key variant): not guessable from the
+ * order of registrations, different per adapter session; a guessed key is refused by
+ * the engine's key check. A fast-register MR keeps its token. */
+static void test_token_keys(void)
+{
+    tb_init("sim");
+    uint32_t first = mr_create(PD_A, 0);
+    uint32_t keys[16], same_as_seq = 0, distinct = 0;
+    for (int i = 0; i < 16; i++)
+        keys[i] = NF_TOKEN_KEY_GET(mr_create(PD_A, 0));
+    for (int i = 0; i < 16; i++) {
+        same_as_seq += keys[i] == 1u;
+        int dup = 0;
+        for (int j = 0; j < i; j++)
+            dup |= keys[j] == keys[i];
+        distinct += !dup;
+    }
+    OK(first != 0 && first != 0x00000001u && same_as_seq < 4 && distinct >= 8,
+       "MR tokens are not predictable: the first is not 0x00000001 (0x%08X), %u distinct key bytes in 16", first,
+       distinct);
+    uint32_t a = first_token_of_session(0x1234), b = first_token_of_session(0xBEEF);
+    OK(a && b && NF_TOKEN_INDEX_GET(a) == NF_TOKEN_INDEX_GET(b) && a != b,
+       "the same entry gets another key in another adapter session (0x%08X, 0x%08X)", a, b);
+    /* A fast-registered MR: the right token grants, a guessed key byte is refused. */
+    struct wr_env e;
+    wr_env(&e);
+    uint64_t pages[1];
+    static const uint32_t pn[1] = {5};
+    pages_at(pages, 1, pn);
+    OK(fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0, PAGE, 0x50000, NULL) ==
+           NF_STATUS_SUCCESS,
+       "fast-register an MR with a random key");
+    int refused = 1;
+    for (uint32_t k = 1; k < 256; k++) {
+        uint32_t guess = (e.fast & ~(uint32_t)NF_TOKEN_KEY_MASK) | NF_TOKEN_KEY_PUT((NF_TOKEN_KEY_GET(e.fast) + k) & 0xFFu);
+        refused &= nfm_check(nf_hw_engine(), guess, 0x50000, 8, NF_ACCESS_REMOTE_WRITE, PD_A, NULL) ==
+                   NF_REFUSE_BAD_KEY;
+    }
+    OK(nfm_check(nf_hw_engine(), e.fast, 0x50000, 8, NF_ACCESS_REMOTE_WRITE, PD_A, NULL) == NF_REFUSE_OK && refused,
+       "the engine grants the token and refuses every one of the 255 other key bytes (BAD_KEY)");
+    struct nf_sge lsge[1] = {{user_base() + 60 * PAGE, 8, NF_ADAPTER_PRIVILEGED_TOKEN}};
+    struct nf_cqe c;
+    uint32_t guess = e.fast ^ NF_TOKEN_KEY_PUT(0x01u);
+    OK(rdma(NF_OP_WR_WRITE, e.qp, 0, 0x50000, guess, lsge, 1, &c) == NF_STATUS_ACCESS_VIOLATION &&
+           c.refuse == NF_REFUSE_BAD_KEY,
+       "an RDMA Write through a guessed token (wrong key byte) -> ACCESS_VIOLATION (BAD_KEY)");
+    qp_reconnect(e.qp, e.peer);
+    uint32_t tok0 = e.fast;
+    int stable = 1;
+    for (int i = 0; i < 4; i++) {
+        stable &= invalidate(e.qp, 0, e.fast) == NF_STATUS_SUCCESS;
+        stable &= frmr_init(e.fast, 2, 1) == NF_STATUS_SUCCESS;
+        stable &= fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0, PAGE, 0x50000, NULL) ==
+                  NF_STATUS_SUCCESS;
+        stable &= fw_token(NF_TOKEN_INDEX_GET(e.fast)) == tok0 &&
+                  nfm_check(nf_hw_engine(), tok0, 0x50000, 8, NF_ACCESS_REMOTE_WRITE, PD_A, NULL) == NF_REFUSE_OK;
+    }
+    OK(stable, "a fast-register MR keeps its token across invalidate, FRMR_INIT and fast-register cycles");
 }
 
 static void test_invalidate_rules(void)
@@ -798,10 +1134,13 @@ static void test_invalidate_rules(void)
         snap_take(&s0);
         uint32_t st = invalidate(rules[i].qp, rules[i].flags, rules[i].token);
         snap_take(&s1);
-        OK(st == rules[i].status && snap_same(&s0, &s1), "INVALIDATE of %s -> 0x%08X, nothing changed", rules[i].what,
-           rules[i].status);
+        int broke = rules[i].qp != e.qp || qp_state(e.qp) == FW_QP_ERROR;
+        OK(st == rules[i].status && snap_same(&s0, &s1) && broke,
+           "INVALIDATE of %s -> 0x%08X, nothing changed, the QP broken", rules[i].what, rules[i].status);
         snap_free(&s0);
         snap_free(&s1);
+        if (rules[i].qp == e.qp)
+            qp_reconnect(e.qp, e.peer);
     }
     OK(nfm_check(nf_hw_engine(), e.fast, 0x40000, 8, NF_ACCESS_REMOTE_WRITE, PD_A, NULL) == NF_REFUSE_OK,
        "before INVALIDATE the token grants");
@@ -810,6 +1149,52 @@ static void test_invalidate_rules(void)
            nfm_check(nf_hw_engine(), e.fast, 0x40000, 8, NF_ACCESS_LOCAL_READ, PD_A, NULL) == NF_REFUSE_NOT_VALID,
        "after INVALIDATE every access through the token is refused");
     OK(invalidate(e.qp, 0, e.fast) == NF_STATUS_INVALID_DEVICE_STATE, "INVALIDATE of an invalidated token fails (INVALID_DEVICE_STATE)");
+}
+
+/* NDK: any error completion breaks the connection, whatever the work request and the
+ * status: every later work request on the QP completes CANCELLED and changes nothing. */
+static void test_error_breaks_qp(void)
+{
+    struct wr_env e;
+    wr_env(&e);
+    uint64_t pages[1];
+    static const uint32_t pn[1] = {6};
+    pages_at(pages, 1, pn);
+    struct snap s0, s1;
+    /* INVALIDATE of an MR that is not registered, then a FAST_REGISTER. */
+    OK(invalidate(e.qp, 0, e.fast) == NF_STATUS_INVALID_DEVICE_STATE,
+       "INVALIDATE of an MR never fast-registered -> INVALID_DEVICE_STATE");
+    snap_take(&s0);
+    uint32_t st = fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0, PAGE, 0x40000, NULL);
+    snap_take(&s1);
+    OK(st == NF_STATUS_CANCELLED && snap_same(&s0, &s1) && mpt_state(e.fast) != NF_MPT_STATE_VALID,
+       "... the next FAST_REGISTER on that QP completes CANCELLED and changes nothing (got 0x%08X)", st);
+    snap_free(&s0);
+    snap_free(&s1);
+    OK(invalidate(e.qp, 0, e.fast) == NF_STATUS_CANCELLED, "... and so does every later one");
+    /* A FAST_REGISTER refused by validation, then an INVALIDATE. */
+    qp_reconnect(e.qp, e.peer);
+    OK(fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0, PAGE, 0x40000, NULL) ==
+           NF_STATUS_SUCCESS,
+       "after QP_DISCONNECT and QP_CONNECT the QP works again");
+    OK(fast_register(e.qp, 0, e.fast, pages, 1, 0, PAGE, 0x40000, NULL) == NF_STATUS_INVALID_DEVICE_STATE &&
+           invalidate(e.qp, 0, e.fast) == NF_STATUS_CANCELLED && mpt_state(e.fast) == NF_MPT_STATE_VALID,
+       "a FAST_REGISTER error (MR VALID) breaks the QP: the next INVALIDATE is CANCELLED, the MR stays VALID");
+    /* An RDMA request refused by validation (not by the engine). */
+    qp_reconnect(e.qp, e.peer);
+    struct nf_sge many[5] = {{0}};
+    struct nf_cqe c;
+    OK(rdma(NF_OP_WR_WRITE, e.qp, 0, 0x40000, e.fast, many, 5, &c) == NF_STATUS_INVALID_PARAMETER &&
+           invalidate(e.qp, 0, e.fast) == NF_STATUS_CANCELLED && mpt_state(e.fast) == NF_MPT_STATE_VALID,
+       "an RDMA Write error (too many SGEs) breaks the QP: the next INVALIDATE is CANCELLED");
+    qp_reconnect(e.qp, e.peer);
+    OK(invalidate(e.qp, 0, e.fast) == NF_STATUS_SUCCESS, "INVALIDATE on the reconnected QP");
+    /* The peer QP is not touched by its partner's error. */
+    OK(qp_state(e.peer) == FW_QP_CONNECTED, "the peer QP stays connected");
+    /* An unconnected QP has no connection to break: it can still be connected. */
+    OK(invalidate(e.qp_unconnected, 0, e.fast) == NF_STATUS_CONNECTION_INVALID &&
+           qp_state(e.qp_unconnected) == FW_QP_RESET && qp_connect(e.qp_unconnected, e.peer) == NF_STATUS_SUCCESS,
+       "an error on an unconnected QP leaves it in RESET (it can be connected)");
 }
 
 static void test_rdma(void)
@@ -911,9 +1296,11 @@ static void test_rdma(void)
     struct nf_sge many[5] = {{0}};
     OK(rdma(NF_OP_WR_WRITE, qp7, 0, 0x1000, e.fast, many, 5, &c) == NF_STATUS_INVALID_PARAMETER,
        "more SGEs than max_sge -> INVALID_PARAMETER");
+    qp_reconnect(qp7, e.peer);
     OK(rdma(NF_OP_WR_WRITE, qp7, NF_NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE, 0x1000, e.fast, lsge, 1, &c) ==
            NF_STATUS_NOT_SUPPORTED,
        "RDMA_READ_LOCAL_INVALIDATE -> NOT_SUPPORTED");
+    qp_reconnect(qp7, e.peer);
     OK(rdma(NF_OP_WR_WRITE, e.qp_unconnected, 0, 0x1000, e.fast, lsge, 1, &c) == NF_STATUS_CONNECTION_INVALID,
        "RDMA Write on an unconnected QP -> CONNECTION_INVALID");
     uint32_t st = rdma(NF_OP_WR_WRITE, qp7, NF_NDK_OP_FLAG_SILENT_SUCCESS, 0x1000, e.fast, lsge, 1, &c);
@@ -955,6 +1342,80 @@ static void test_rdma_stopped(void)
            c.bytes < 3 * PAGE,
        "an entry invalidated during an RDMA Write stops it: ACCESS_VIOLATION, refuse STOPPED, bytes = bytes written (%u)",
        c.bytes);
+}
+
+/* Every engine wait is bounded: an engine that never finishes (a hardware fault) fails
+ * the request with INTERNAL_ERROR (CQE refuse TIMEOUT) after the documented bound, and
+ * STATS counts it; the firmware goes on answering. */
+static void test_engine_timeout(void)
+{
+    struct wr_env e;
+    wr_env(&e);
+    uint64_t pages[1];
+    static const uint32_t pn[1] = {7};
+    pages_at(pages, 1, pn);
+    struct nf_stats a = {0}, b = {0};
+    uint32_t sa = tb_req(NF_OP_STATS, NULL, 0, &a, sizeof(a));
+    uint64_t bound = (uint64_t)fw_cfg.mtt_entries * PAGE > fw_cfg.mem_bytes ? (uint64_t)fw_cfg.mtt_entries * PAGE
+                                                                            : fw_cfg.mem_bytes;
+    OK(fw_cfg.eng_wait_max == bound + 0x10000u,
+       "the engine wait bound is max(MEM_BYTES, MTT entries x PAGE_SIZE) + 64 Ki cycles (%u)", fw_cfg.eng_wait_max);
+    nf_hw_engine_hang(1);
+    uint64_t t0 = nf_hw_cycles();
+    struct nf_cqe c = {0};
+    uint32_t st = fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0, PAGE, 0x60000, &c);
+    uint64_t took = nf_hw_cycles() - t0;
+    nf_hw_engine_hang(0);
+    OK(st == NF_STATUS_INTERNAL_ERROR && c.refuse == NF_REFUSE_TIMEOUT && fw_stats.wait_timeouts == 1 &&
+           took > fw_cfg.eng_wait_max && took < 2u * (uint64_t)fw_cfg.eng_wait_max + 1000000u &&
+           mpt_state(e.fast) != NF_MPT_STATE_VALID,
+       "a hung engine: FAST_REGISTER fails INTERNAL_ERROR (refuse TIMEOUT) after the bound (%llu cycles), MR not valid",
+       (unsigned long long)took);
+    nf_hw_engine_hang(1);
+    struct nf_mem_write_req mw = {user_base(), 8};
+    uint8_t body[sizeof(mw) + 8] = {0};
+    memcpy(body, &mw, sizeof(mw));
+    uint32_t sm = tb_req(NF_OP_MEM_WRITE, body, sizeof(body), NULL, 0);
+    nf_hw_engine_hang(0);
+    OK(sm == NF_STATUS_INTERNAL_ERROR && fw_stats.wait_timeouts == 2,
+       "a hung engine: MEM_WRITE fails INTERNAL_ERROR, not INVALID_PARAMETER");
+    uint32_t sb = tb_req(NF_OP_STATS, NULL, 0, &b, sizeof(b));
+    OK(sa == NF_STATUS_SUCCESS && sb == NF_STATUS_SUCCESS && b.wait_timeouts - a.wait_timeouts == 2 &&
+           b.refuse_codes[NF_REFUSE_TIMEOUT] - a.refuse_codes[NF_REFUSE_TIMEOUT] == 1 &&
+           b.refused[NF_STAT_STATUS_INTERNAL_ERROR] - a.refused[NF_STAT_STATUS_INTERNAL_ERROR] == 2,
+       "STATS counts the wait timeouts (2), the CQE's TIMEOUT refusal and the INTERNAL_ERROR statuses");
+    qp_reconnect(e.qp, e.peer);
+    OK(fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0, PAGE, 0x60000, NULL) ==
+           NF_STATUS_SUCCESS,
+       "the engine back: the next FAST_REGISTER succeeds");
+}
+
+/* The TX-drain wait is bounded too: link hardware whose slots never stop sending does
+ * not hang the firmware; RESET is answered after the bound, and STATS counts it. */
+static void test_tx_drain_timeout(void)
+{
+    tb_init("sim");
+    uint32_t t0 = fw_stats.wait_timeouts;
+    uint64_t bound = (((uint64_t)fw_cfg.tx_slots * NF_LINK_SLOT_BYTES * 10u * 2u * 2u * fw_cfg.uart_period) >>
+                      NF_SOC_UART_PERIOD_FRAC) + fw_cfg.clk_hz / 50u;
+    nf_hw_tx_hang(1);
+    uint64_t c0 = nf_hw_cycles();
+    tb_clear();
+    tb_send_frame(NF_LINK_TYPE_RESET, 0, 0, 0x7777, NULL, 0);
+    tb_run();
+    uint64_t took = nf_hw_cycles() - c0;
+    nf_hw_tx_hang(0);
+    int acked = 0;
+    for (int i = 0; i < tb.nframes; i++)
+        acked |= tb.frames[i].hdr.type == NF_LINK_TYPE_RESET_ACK && tb.frames[i].hdr.rsvd == 0x7777;
+    tb.tx_seq = tb.rx_expect = tb.last_acked = 0;
+    OK(acked && fw_stats.wait_timeouts - t0 == 1 && took > bound && took < 2u * bound,
+       "TX slots stuck busy: RESET is answered after the documented drain bound (%llu of %llu cycles), counted",
+       (unsigned long long)took, (unsigned long long)bound);
+    struct nf_stats st = {0};
+    uint32_t rs = tb_req(NF_OP_STATS, NULL, 0, &st, sizeof(st));
+    OK(rs == NF_STATUS_SUCCESS && st.wait_timeouts == fw_stats.wait_timeouts, "STATS reports it (wait_timeouts %u)",
+       st.wait_timeouts);
 }
 
 /* ================= QP_FLUSH (NdkFlush) ================= */
@@ -1140,7 +1601,9 @@ static void test_stats(void)
     uint32_t st3 = fast_register(e.qp, 0, e.fast, pages, 1, 0, PAGE, 0x30000, NULL);
     uint32_t st4 = invalidate(e.qp, 0, e.fast);
     uint32_t st5 = invalidate(e.qp, 0, e.fast);            /* already invalid */
+    qp_reconnect(e.qp, e.peer);                             /* the error completion broke it */
     uint32_t st6 = invalidate(e.qp, 0, e.normal);          /* not a fast-register MR */
+    qp_reconnect(e.qp, e.peer);
     uint32_t st7 = frmr_init(e.fast, NF_PROFILE_SIM_MAX_FRMR_PAGES + 1u, 0);
     struct nf_sge sge = {0x30000, 8, e.fast};
     struct nf_cqe c;
@@ -1162,7 +1625,9 @@ static void test_stats(void)
            b.ops[NF_STAT_OP_WR_WRITE] - a.ops[NF_STAT_OP_WR_WRITE] == 1 &&
            b.ops[NF_STAT_OP_WR_READ] - a.ops[NF_STAT_OP_WR_READ] == 1 &&
            b.ops[NF_STAT_OP_FRMR_INIT] - a.ops[NF_STAT_OP_FRMR_INIT] == 1 &&
-           b.ops[NF_STAT_OP_STATS] - a.ops[NF_STAT_OP_STATS] == 1 && ops_sum == 10,
+           b.ops[NF_STAT_OP_STATS] - a.ops[NF_STAT_OP_STATS] == 1 &&
+           b.ops[NF_STAT_OP_QP_DISCONNECT] - a.ops[NF_STAT_OP_QP_DISCONNECT] == 2 &&
+           b.ops[NF_STAT_OP_QP_CONNECT] - a.ops[NF_STAT_OP_QP_CONNECT] == 2 && ops_sum == 14,
        "work requests and requests are counted by op, each once (fast path and walk alike)");
     OK(unknown == NF_STATUS_NOT_SUPPORTED && b.ops_unknown - a.ops_unknown == 1,
        "an unknown op counts as unknown (and is refused NOT_SUPPORTED)");
@@ -1210,15 +1675,22 @@ int main(int argc, char **argv)
     test_batching();
     test_retransmit();
     test_window();
+    test_tx_full_holds();
+    test_overflowing_frame();
+    test_random_traffic();
     test_mem();
     test_mr_lifecycle();
+    test_token_keys();
     test_register();
     test_frmr_init();
     test_qp();
     test_fast_register_rules();
     test_invalidate_rules();
+    test_error_breaks_qp();
     test_rdma();
     test_rdma_stopped();
+    test_engine_timeout();
+    test_tx_drain_timeout();
     test_qp_flush();
     test_timing();
     test_adapter_reset();

@@ -148,6 +148,7 @@
 `define NF_REFUSE_BAD_ADDRESS 7
 `define NF_REFUSE_STOPPED 8
 `define NF_REFUSE_BAD_MTT 9
+`define NF_REFUSE_TIMEOUT 14
 `define NF_REFUSE_BAD_COMMAND 15
 
 // STAT_OP: index of each message op's counter in STATS.ops (messages handled, whatever their outcome)
@@ -420,7 +421,7 @@
 `define NF_INFO_CYCLE_HI_OFF 108
 
 // STATS: reply payload of STATS: the adapter's counters since it booted (a link RESET does not clear them); each wraps at 2^32
-`define NF_STATS_SIZE 232
+`define NF_STATS_SIZE 240
 `define NF_STATS_PROFILE_OFF 0
 `define NF_STATS_RX_OK_OFF 4
 `define NF_STATS_RX_BAD_OFF 8
@@ -440,6 +441,8 @@
 `define NF_STATS_REFUSE_CODES_COUNT 16
 `define NF_STATS_CYCLE_LO_OFF 224
 `define NF_STATS_CYCLE_HI_OFF 228
+`define NF_STATS_TX_STALLS_OFF 232
+`define NF_STATS_WAIT_TIMEOUTS_OFF 236
 
 // MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop
 `define NF_MEM_WRITE_REQ_SIZE 8

@@ -3,6 +3,8 @@
  *   NdkInvalidate of a fast-register MR never registered  -> STATUS_INVALID_DEVICE_STATE
  *   NdkRead through that MR's token                        -> STATUS_ACCESS_VIOLATION,
  *                                                             engine reason NOT_VALID
+ * The read goes on the other QP of the loopback pair: the invalidate's error completion
+ * broke the first one (NDK: later requests on it complete STATUS_CANCELLED).
  * Usage: cli_refuse DEVICE. Prints what came back; exits 0 when both were refused so. */
 #include <stdio.h>
 #include <string.h>
@@ -56,7 +58,8 @@ int main(int argc, char **argv)
     sge.Length = 8;
     sge.MemoryRegionToken = privileged;
     if (st == STATUS_SUCCESS)
-        st = qp->Dispatch->NdkRead(qp, (PVOID)2, &sge, 1, 0x50000000u, mr->Dispatch->NdkGetRemoteTokenFromMr(mr), 0);
+        st = s.target->Dispatch->NdkRead(s.target, (PVOID)2, &sge, 1, 0x50000000u,
+                                         mr->Dispatch->NdkGetRemoteTokenFromMr(mr), 0);
     if (st == STATUS_SUCCESS)
         st = cli_next_result(s.cq, &rd, NULL);
     if (st != STATUS_SUCCESS) {

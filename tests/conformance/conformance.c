@@ -464,6 +464,8 @@ static void test_unconnected(void)
     free_buf(&b);
 }
 
+static NTSTATUS probe_write(NDK_QP *q, struct buf *src, struct buf *tgt, UINT32 token, UINT64 va, uint32_t seed);
+
 /* The data path and the rules that need a connected QP. */
 static void test_fast_register_rules(void)
 {
@@ -605,6 +607,18 @@ static void test_fast_register_rules(void)
         r = next_result();
         tap_ok(r.Status != STATUS_SUCCESS && r.Status != STATUS_IO_TIMEOUT && r.RequestContext == (PVOID)9,
                "invalidating an already-invalidated token fails (%s)", NdkFpgaStatusName(r.Status));
+        /* Any error completion breaks the connection, whatever the request: the next
+         * fast-register on that QP completes STATUS_CANCELLED and registers nothing. */
+        NTSTATUS pst = qp->Dispatch->NdkFastRegister(qp, (PVOID)10, fr, np, pages, fbo, len, va,
+                                                     NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+        r = pst == STATUS_SUCCESS ? next_result() : r;
+        tap_ok((pst == STATUS_SUCCESS && r.Status == STATUS_CANCELLED && r.RequestContext == (PVOID)10) ||
+                   pst == STATUS_CONNECTION_INVALID || pst == STATUS_CANCELLED,
+               "after the failed invalidate, a fast-register on that QP is cancelled (post %s, result %s)",
+               NdkFpgaStatusName(pst), pst == STATUS_SUCCESS ? NdkFpgaStatusName(r.Status) : "none");
+        NTSTATUS pw = probe_write(pr.qb, &src, &tgt, tok, (UINT64)(uintptr_t)va, 12);
+        tap_ok(pw == STATUS_ACCESS_VIOLATION, "... and registered nothing: a write through the token is refused (%s)",
+               NdkFpgaStatusName(pw));
         close_pair(&pr);
     }
     free(before);
