@@ -23,6 +23,10 @@ VERILATOR ?= verilator
 VLINT := --lint-only -Wall -I$(ROOT)/rtl/include
 VFAST := -O3 --x-assign fast --x-initial fast --noassert
 
+# A path relative to the top (the yowasp tools see the file system through WASI, and
+# only paths below the working directory are sure to be reachable there).
+rel = $(patsubst $(ROOT)/%,%,$(1))
+
 # Filled by the fragments.
 TEST_TARGETS :=
 LINT_TARGETS :=

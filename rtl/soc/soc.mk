@@ -40,9 +40,9 @@ test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program
 	@$(SOC_BUILD)/tb/Vnf_soc
 
 # Yosys synth_ecp5 of nf_soc at the ULX3S 85K profile sizes: LUT/FF/EBR use.
-# The FW image only sets the EBR contents; the smoke program stands in when the
-# firmware has not been built.
-SOC_SYNTH_HEX = $(if $(wildcard $(BUILD)/firmware/nf_fw.hex),$(BUILD)/firmware/nf_fw.hex,$(SOC_BUILD)/smoke.hex)
+# The FW image only sets the EBR contents, but Yosys reads nf_soc's default image
+# (the firmware's) when it elaborates, so the firmware is built first.
+SOC_SYNTH_HEX = $(BUILD)/firmware/nf_fw.hex
 SOC_SYNTH_PARAMS = -set CLK_HZ 25000000 \
     -set FW_RAM_BYTES $(shell grep -E 'NF_PROFILE_ULX3S_85K_FW_RAM_BYTES ' rtl/include/nf_layout.vh | awk '{print $$3}') \
     -set MEM_BYTES $(shell grep -E 'NF_PROFILE_ULX3S_85K_MEM_BYTES ' rtl/include/nf_layout.vh | awk '{print $$3}') \
@@ -50,12 +50,12 @@ SOC_SYNTH_PARAMS = -set CLK_HZ 25000000 \
     -set MTT_ENTRIES $(shell grep -E 'NF_PROFILE_ULX3S_85K_MTT_ENTRIES ' rtl/include/nf_layout.vh | awk '{print $$3}') \
     -set RX_SLOTS $(shell grep -E 'NF_PROFILE_ULX3S_85K_RX_SLOTS ' rtl/include/nf_layout.vh | awk '{print $$3}') \
     -set TX_SLOTS $(shell grep -E 'NF_PROFILE_ULX3S_85K_TX_SLOTS ' rtl/include/nf_layout.vh | awk '{print $$3}')
-synth-soc: $(SOC_BUILD)/smoke.hex ## Yosys synth_ecp5 of nf_soc (ULX3S 85K sizes): prints LUT/FF/EBR
+synth-soc: $(SETUP_STAMP) firmware ## Yosys synth_ecp5 of nf_soc (ULX3S 85K sizes): prints LUT/FF/EBR
 	@mkdir -p $(SOC_BUILD)/synth
-	@$(YOSYS) -q -l $(SOC_BUILD)/synth/nf_soc_85k.log -p "\
-	    read_verilog -DSYNTHESIS -I$(ROOT)/rtl/include $(PICORV32_DIR)/picorv32.v $(SOC_DIR)/nf_soc.v \
-	        $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v); \
-	    chparam $(SOC_SYNTH_PARAMS) -set FW_HEX \"$(SOC_SYNTH_HEX)\" nf_soc; \
-	    synth_ecp5 -top nf_soc -json $(SOC_BUILD)/synth/nf_soc_85k.json; \
-	    tee -o $(SOC_BUILD)/synth/nf_soc_85k.stat stat"
+	@$(YOSYS) -q -l $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.log -p "\
+	    read_verilog -DSYNTHESIS -Irtl/include $(call rel,$(PICORV32_DIR)/picorv32.v $(SOC_DIR)/nf_soc.v \
+	        $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)); \
+	    chparam $(SOC_SYNTH_PARAMS) -set FW_HEX \"$(call rel,$(SOC_SYNTH_HEX))\" nf_soc; \
+	    synth_ecp5 -top nf_soc -json $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.json; \
+	    tee -o $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.stat stat"
 	@grep -E 'LUT4|TRELLIS_FF|DP16KD|MULT18|Number of cells' $(SOC_BUILD)/synth/nf_soc_85k.stat
