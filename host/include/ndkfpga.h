@@ -212,6 +212,13 @@ NDKFPGA_API NTSTATUS NdkFpgaQueryAdapterDetails(NDK_ADAPTER *Adapter, NDKFPGA_AD
                                              by status ("access_violation", ...; "other") */
 #define NDKFPGA_COUNTER_ACCESS_REFUSAL 5u /* completions carrying an engine refusal, by reason
                                              (NDK_RESULT_EX.ProviderErrorCode: "not_valid", "bad_key", ...) */
+#define NDKFPGA_COUNTER_HOST 6u          /* what this library itself did with completions and requests, since
+                                             open: "cq_overflows" (CQs that overflowed: each reported once
+                                             with STATUS_BUFFER_OVERFLOW), "cq_dropped" (completions that
+                                             found their CQ full or overflowed), "request_timeouts" and
+                                             "wr_timeouts" (completed STATUS_IO_TIMEOUT: no answer in time),
+                                             "close_cancelled" (work requests completed STATUS_CANCELLED by
+                                             a QP's close or the adapter's) */
 typedef struct _NDKFPGA_COUNTER {
     ULONG Group;              /* NDKFPGA_COUNTER_* */
     NTSTATUS Status;          /* REFUSAL: the status counted (STATUS_SUCCESS for "other" and other groups) */

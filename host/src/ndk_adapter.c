@@ -15,8 +15,21 @@
 #endif
 
 /* How long NdkFpgaCloseAdapter waits for replies still in flight before it stops
- * the link anyway. */
-#define CLOSE_DRAIN_MS 5000
+ * the link anyway (then everything outstanding completes STATUS_CANCELLED). */
+#define CLOSE_DRAIN_MS 1000
+/* A request, or a QP's oldest work request that reports a completion, with no
+ * answer from a live link for this long completes STATUS_IO_TIMEOUT
+ * ($NDKFPGA_REQUEST_TIMEOUT_MS overrides; docs/guarantees.md). */
+#define DEFAULT_REQUEST_TIMEOUT_MS 30000u
+/* How often the callback thread looks for requests past their deadline. */
+#define WATCH_PERIOD_MS 100u
+
+uint64_t ndk_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
 
 
 /* ------------------------------------------------------------------------- */
@@ -223,6 +236,7 @@ static void run_event(struct ndk_adapter *ad, struct ndk_event *ev)
         break;
     }
     case EV_CQ_NOTIFY:
+    case EV_CQ_ERROR:
         if (ev->fn)
             ((NDK_FN_CQ_NOTIFICATION_CALLBACK)ev->fn)(ev->ctx, ev->status);
         break;
@@ -240,13 +254,90 @@ static void run_event(struct ndk_adapter *ad, struct ndk_event *ev)
     (void)ad;
 }
 
+static void deliver(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len);
+
+/* Under ad->lock (callback thread): a QP's work requests. The board reports them in
+ * order, each that is not a silent success; when the ring's head has not moved for
+ * the timeout while a request that reports a completion is outstanding, the first
+ * such request completes STATUS_IO_TIMEOUT (the silent ones before it retire with
+ * it, as a CQE would have retired them) and a late CQE for it is stale. */
+static void watch_qp(struct ndk_adapter *ad, struct ndk_qp *qp, uint64_t now)
+{
+    pthread_mutex_lock(&qp->ring_lock);
+    if (qp->head == qp->tail || qp->head != qp->watch_head) {
+        qp->watch_head = qp->head;
+        qp->watch_since_us = now;
+    } else if (now - qp->watch_since_us >= ad->req_timeout_us) {
+        for (uint32_t id = qp->head; id != qp->tail; id++) {
+            const struct ndk_wr_slot *s = &qp->ring[id & qp->mask];
+            if (s->silent)
+                continue;
+            struct ndk_wr_slot copy = *s;
+            qp->head = id + 1;
+            NDK_RESULT_EX r;
+            memset(&r, 0, sizeof(r));
+            r.Status = STATUS_IO_TIMEOUT;
+            r.QPContext = qp->context;
+            r.RequestContext = copy.ctx;
+            r.Type = (NDK_OPERATION_TYPE)copy.op_type;
+            ndk_cq_push(qp->icq, &r);
+            ad->wr_timeouts++;
+            break;
+        }
+        qp->watch_head = qp->head;
+        qp->watch_since_us = now;
+    }
+    pthread_mutex_unlock(&qp->ring_lock);
+}
+
+/* Under ad->lock (callback thread): every request and work request has a deadline. */
+static int watch_deadlines(struct ndk_adapter *ad)
+{
+    uint64_t now = ndk_now_us();
+    if (now < ad->next_watch_us)
+        return 0;
+    ad->next_watch_us = now + WATCH_PERIOD_MS * 1000u;
+    int expired = 0;
+    for (struct ndk_req **pp = &ad->reqs; *pp;) {
+        struct ndk_req *r = *pp;
+        if (now < r->deadline_us) {
+            pp = &r->next;
+            continue;
+        }
+        *pp = r->next;
+        ad->req_timeouts++;
+        expired++;
+        deliver(ad, r, NF_STATUS_IO_TIMEOUT, NULL, 0);
+    }
+    if (!ad->dead)
+        for (uint32_t i = 0; i < ad->nqps; i++)
+            if (ad->qps[i])
+                watch_qp(ad, ad->qps[i], now);
+    if (expired) {
+        nf_link_expect(ad->link, -expired); /* lock order: ad->lock, then the link's */
+        pthread_cond_broadcast(&ad->cond);
+    }
+    return expired;
+}
+
 static void *cb_main(void *arg)
 {
     struct ndk_adapter *ad = arg;
     pthread_mutex_lock(&ad->lock);
     for (;;) {
-        while (!ad->ev_head && !ad->cb_stop)
-            pthread_cond_wait(&ad->ev_cond, &ad->lock);
+        watch_deadlines(ad);
+        while (!ad->ev_head && !ad->cb_stop) {
+            if (watch_deadlines(ad))
+                continue;
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += (long)WATCH_PERIOD_MS * 1000000L;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&ad->ev_cond, &ad->lock, &until);
+        }
         struct ndk_event *ev = ad->ev_head;
         if (!ev)
             break;
@@ -307,7 +398,7 @@ static void deliver(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, 
     r->on_reply(ad, r, status, body, len);
 }
 
-NTSTATUS ndk_req_send(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len, int defer)
+NTSTATUS ndk_req_register(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len)
 {
     pthread_mutex_lock(&ad->lock);
     r->issuing = 1;
@@ -321,29 +412,44 @@ NTSTATUS ndk_req_send(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, vo
     if (r->tag == 0)
         r->tag = ++ad->next_tag;
     r->op = op;
+    r->deadline_us = ndk_now_us() + ad->req_timeout_us;
     r->next = ad->reqs;
     ad->reqs = r;
     pthread_mutex_unlock(&ad->lock);
     put_hdr(msg, op, len, r->tag);
-    int gated = r->gate; /* r may be freed by its on_reply once sent unless gated */
     nf_link_expect(ad->link, 1);
-    uint32_t st = nf_link_send(ad->link, msg, len, defer);
-    if (st != NF_STATUS_SUCCESS) {
-        /* Take it back unless the death handler already completed it. */
-        pthread_mutex_lock(&ad->lock);
-        int found = 0;
-        for (struct ndk_req **pp = &ad->reqs; *pp; pp = &(*pp)->next) {
-            if (*pp == r) {
-                *pp = r->next;
-                found = 1;
-                break;
-            }
+    return STATUS_SUCCESS;
+}
+
+int ndk_req_unregister(struct ndk_adapter *ad, struct ndk_req *r)
+{
+    pthread_mutex_lock(&ad->lock);
+    int found = 0;
+    for (struct ndk_req **pp = &ad->reqs; *pp; pp = &(*pp)->next) {
+        if (*pp == r) {
+            *pp = r->next;
+            found = 1;
+            break;
         }
-        pthread_mutex_unlock(&ad->lock);
-        nf_link_expect(ad->link, -1);
-        if (found)
+    }
+    pthread_mutex_unlock(&ad->lock);
+    nf_link_expect(ad->link, -1);
+    return found;
+}
+
+NTSTATUS ndk_req_send(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len, int defer)
+{
+    NTSTATUS rs = ndk_req_register(ad, r, op, msg, len);
+    if (rs != STATUS_SUCCESS)
+        return rs;
+    int gated = r->gate; /* r may be freed by its on_reply once sent unless gated */
+    struct nf_link_part part = {msg, len};
+    uint32_t st = nf_link_post(ad->link, &part, 1, len, defer);
+    if (st != NF_STATUS_SUCCESS) {
+        /* Take it back (refused inline, never completes) unless the death handler
+         * already completed it (then it was accepted: it completes once, as a reply). */
+        if (ndk_req_unregister(ad, r))
             return (NTSTATUS)st;
-        /* The death handler took it: complete it like any reply. */
     }
     if (!gated)
         return st == NF_STATUS_SUCCESS ? STATUS_SUCCESS : STATUS_PENDING;
@@ -515,6 +621,11 @@ NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
     if (st == NF_STATUS_SUCCESS) {
         snprintf(ad->device, sizeof(ad->device), "%s", t->name ? t->name : "");
         st = nf_link_open(t, on_message, on_dead, ad, &ad->link, &ad->info);
+    }
+    {
+        const char *v = getenv("NDKFPGA_REQUEST_TIMEOUT_MS");
+        unsigned long ms = v && *v ? strtoul(v, NULL, 10) : 0;
+        ad->req_timeout_us = (uint64_t)(ms > 0 && ms <= 3600000ul ? ms : DEFAULT_REQUEST_TIMEOUT_MS) * 1000u;
     }
     if (st != NF_STATUS_SUCCESS) {
         pthread_mutex_destroy(&ad->lock);
@@ -689,6 +800,13 @@ int ndk_user_range_ok(const struct ndk_adapter *ad, uint64_t addr, uint64_t len)
     return addr >= lo && addr <= hi && len <= hi - addr;
 }
 
+int ndk_page_allocated(const struct ndk_adapter *ad, PFN_NUMBER pfn)
+{
+    if (pfn < ad->first_page || pfn - ad->first_page >= ad->npages)
+        return 0;
+    return __atomic_load_n(&ad->page_used[pfn - ad->first_page], __ATOMIC_RELAXED) != 0;
+}
+
 uint32_t ndk_mdl_pages(const struct ndk_adapter *ad, const MDL *mdl, SIZE_T length, NDK_LOGICAL_ADDRESS *pages,
                        uint32_t cap, ULONG *fbo, NTSTATUS *st)
 {
@@ -713,8 +831,8 @@ uint32_t ndk_mdl_pages(const struct ndk_adapter *ad, const MDL *mdl, SIZE_T leng
         uint32_t span = ADDRESS_AND_SIZE_TO_SPAN_PAGES(va, take);
         for (uint32_t i = 0; i < span; i++) {
             uint64_t addr = (uint64_t)m->PfnArray[i] << PAGE_SHIFT;
-            if (!ndk_user_range_ok(ad, addr, PAGE_SIZE))
-                return 0;
+            if (!ndk_user_range_ok(ad, addr, PAGE_SIZE) || !ndk_page_allocated(ad, m->PfnArray[i]))
+                return 0; /* not a page of a buffer this adapter allocated */
             if (i == 0 && m != mdl && BYTE_OFFSET(va) != 0) {
                 /* Continues inside the previous MDL's last page: same page required. */
                 if (!pages || n == 0 || pages[n - 1] != addr)
@@ -847,13 +965,17 @@ NTSTATUS NdkFpgaAllocateScatteredBuffer(NDK_ADAPTER *a, SIZE_T length, MDL **out
     return alloc_buffer(a, length, out, 1);
 }
 
-static struct ndk_buffer *buffer_of(const struct ndk_adapter *ad, MDL *mdl)
+/* The buffer whose MDL this is, looked up in the adapter's own list (never
+ * trusting anything in the MDL: a hand-made or another adapter's MDL is not found). */
+static struct ndk_buffer *buffer_of(struct ndk_adapter *ad, const MDL *mdl)
 {
-    if (!mdl || !mdl->ProviderContext)
+    if (!mdl)
         return NULL;
-    struct ndk_buffer *b = mdl->ProviderContext;
-    if (&b->mdl != mdl || b->ad != ad)
-        return NULL;
+    pthread_mutex_lock(&ad->lock);
+    struct ndk_buffer *b = ad->buffers;
+    while (b && &b->mdl != mdl)
+        b = b->next;
+    pthread_mutex_unlock(&ad->lock);
     return b;
 }
 
@@ -905,6 +1027,8 @@ static NTSTATUS mem_io(NDK_ADAPTER *a, MDL *mdl, SIZE_T off, void *data, SIZE_T 
     if (!a || !mdl || (!data && len))
         return STATUS_INVALID_PARAMETER;
     struct ndk_adapter *ad = ndk_adapter_of(a);
+    if (!buffer_of(ad, mdl))
+        return STATUS_INVALID_PARAMETER; /* not an MDL this adapter allocated */
     if (!mdl->PfnArray || off > mdl->ByteCount || len > mdl->ByteCount - off || mdl->ByteOffset >= PAGE_SIZE)
         return STATUS_INVALID_PARAMETER;
     uint32_t span = ADDRESS_AND_SIZE_TO_SPAN_PAGES(mdl->ByteOffset, mdl->ByteCount);
@@ -1272,6 +1396,8 @@ static const struct fixed_counter fixed_counters[] = {
 };
 #define N_FIXED (sizeof(fixed_counters) / sizeof(fixed_counters[0]))
 
+#define N_HOST_COUNTERS 5u
+
 /* Engine refusal codes that have a name (not OK). */
 static ULONG refuse_code_count(void)
 {
@@ -1283,7 +1409,7 @@ static ULONG refuse_code_count(void)
 
 static ULONG counter_count(void)
 {
-    return (ULONG)N_FIXED + NF_STAT_OP_COUNT + 1u + NF_STAT_STATUS_COUNT + 1u + refuse_code_count();
+    return (ULONG)N_FIXED + NF_STAT_OP_COUNT + 1u + NF_STAT_STATUS_COUNT + 1u + refuse_code_count() + N_HOST_COUNTERS;
 }
 
 /* Append one counter at *n when there is room. */
@@ -1346,6 +1472,19 @@ NTSTATUS NdkFpgaQueryCounters(NDK_ADAPTER *a, NDKFPGA_COUNTER *out, ULONG *count
         if (refuse_names[c][0])
             put_counter(out, cap, &n, NDKFPGA_COUNTER_ACCESS_REFUSAL, refuse_names[c], refuse_descriptions[c],
                         s.refuse_codes[c], STATUS_SUCCESS, c);
+    pthread_mutex_lock(&ad->lock);
+    const UINT64 hv[N_HOST_COUNTERS] = {ad->cq_overflows, ad->cq_dropped, ad->req_timeouts, ad->wr_timeouts,
+                                        ad->close_flushed};
+    pthread_mutex_unlock(&ad->lock);
+    static const char *const hn[N_HOST_COUNTERS][2] = {
+        {"cq_overflows", "CQs that overflowed (reported once with STATUS_BUFFER_OVERFLOW; CQ and QPs unusable)"},
+        {"cq_dropped", "completions that found their CQ full or overflowed (not delivered)"},
+        {"request_timeouts", "requests unanswered within the deadline (completed STATUS_IO_TIMEOUT)"},
+        {"wr_timeouts", "work requests unanswered within the deadline (completed STATUS_IO_TIMEOUT)"},
+        {"close_cancelled", "work requests completed STATUS_CANCELLED by a close"},
+    };
+    for (ULONG i = 0; i < N_HOST_COUNTERS; i++)
+        put_counter(out, cap, &n, NDKFPGA_COUNTER_HOST, hn[i][0], hn[i][1], hv[i], STATUS_SUCCESS, 0);
     *count = n;
     return STATUS_SUCCESS;
 }

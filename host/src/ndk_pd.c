@@ -28,12 +28,17 @@ static void finish(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS st, NDK_O
 }
 
 /* Send r; returns STATUS_PENDING (callback follows), the final status (no
- * callback given: waited), or an inline failure (r freed, nothing changed). */
-static NTSTATUS issue(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len)
+ * callback given: waited; the reply handler ran, with a reply, the link's death
+ * status or STATUS_IO_TIMEOUT, so the wait is bounded), or an inline failure (r
+ * freed, the reply handler never ran: *inline_failed set when not NULL). */
+static NTSTATUS issue_ex(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len,
+                         int *inline_failed)
 {
     int sync = !r->rc && !r->cc;
     r->gate = 1;
     NTSTATUS st = ndk_req_send(ad, r, op, msg, len, 0);
+    if (inline_failed)
+        *inline_failed = st != STATUS_SUCCESS && st != STATUS_PENDING;
     if (st != STATUS_SUCCESS && st != STATUS_PENDING) {
         free(r);
         return st;
@@ -47,6 +52,11 @@ static NTSTATUS issue(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, vo
     st = (NTSTATUS)r->status;
     free(r);
     return st;
+}
+
+static NTSTATUS issue(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len)
+{
+    return issue_ex(ad, r, op, msg, len, NULL);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -307,9 +317,10 @@ static NTSTATUS mr_register(NDK_MR *m, MDL *mdl, SIZE_T length, ULONG flags, NDK
     r->obj = &mr->core;
     r->rc = rc;
     r->ctx = ctx;
-    st = issue(ad, r, NF_OP_MR_REGISTER, msg, NF_MSG_HDR_SIZE + sizeof(q) + (size_t)n * 8u);
+    int inline_failed = 0;
+    st = issue_ex(ad, r, NF_OP_MR_REGISTER, msg, NF_MSG_HDR_SIZE + sizeof(q) + (size_t)n * 8u, &inline_failed);
     free(msg);
-    if (st != STATUS_PENDING && st != STATUS_SUCCESS && mr->state == MR_REGISTERING) {
+    if (inline_failed) {
         /* Inline failure before the board saw it: undo. */
         pthread_mutex_lock(&ad->lock);
         mr->state = MR_CREATED;
@@ -359,8 +370,9 @@ static NTSTATUS mr_deregister(NDK_MR *m, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx
     r->obj = &mr->core;
     r->rc = rc;
     r->ctx = ctx;
-    NTSTATUS st = issue(ad, r, NF_OP_MR_DEREGISTER, msg, sizeof(msg));
-    if (st != STATUS_PENDING && st != STATUS_SUCCESS && mr->state == MR_DEREGISTERING) {
+    int inline_failed = 0;
+    NTSTATUS st = issue_ex(ad, r, NF_OP_MR_DEREGISTER, msg, sizeof(msg), &inline_failed);
+    if (inline_failed) {
         pthread_mutex_lock(&ad->lock);
         mr->state = MR_REGISTERED;
         ndk_unref_locked(&mr->core);
@@ -421,10 +433,10 @@ static NTSTATUS mr_init_fast(NDK_MR *m, ULONG npages, BOOLEAN remote, NDK_FN_REQ
     r->ctx = ctx;
     r->u[0] = npages;
     r->u[1] = remote ? 1u : 0u;
-    int sync = !rc;
-    NTSTATUS st = issue(ad, r, NF_OP_FRMR_INIT, msg, sizeof(msg));
-    if (!sync && st != STATUS_PENDING) {
-        /* Inline failure: the reply handler never ran. */
+    int inline_failed = 0;
+    NTSTATUS st = issue_ex(ad, r, NF_OP_FRMR_INIT, msg, sizeof(msg), &inline_failed);
+    if (inline_failed) {
+        /* Inline failure (with or without a callback): the reply handler never ran. */
         pthread_mutex_lock(&ad->lock);
         mr->inits_in_flight--;
         ndk_unref_locked(&mr->core);

@@ -173,6 +173,11 @@ static void test_mdls(struct ndk_adapter *ad)
     NDK_LOGICAL_ADDRESS pages[8];
     NTSTATUS st;
     ULONG fbo = 0;
+    /* MDLs name pages of buffers the adapter allocated: a page nobody allocated is refused. */
+    tap_ok(ndk_mdl_pages(ad, &m, m.ByteCount, pages, 8, &fbo, &st) == 0 && st == STATUS_INVALID_PARAMETER,
+           "MDL naming adapter pages no buffer holds: INVALID_PARAMETER");
+    for (int i = 0; i < 4; i++) /* as if a buffer held them */
+        ad->page_used[pfn[i] - ad->first_page] = 1;
     uint32_t n = ndk_mdl_pages(ad, &m, m.ByteCount, pages, 8, &fbo, &st);
     tap_ok(n == 3 && st == STATUS_SUCCESS && fbo == 0x10 && pages[1] == 0x40000 && pages[2] == 0x21000,
            "MDL to page list: 3 pages, FBO 0x10");
@@ -218,6 +223,8 @@ static void test_mdls(struct ndk_adapter *ad)
            "NdkBuildLAM: adapter page addresses and FBO");
     ap->Dispatch->NdkReleaseLAM(ap, lam);
     free(lam);
+    for (int i = 0; i < 4; i++)
+        ad->page_used[pfn[i] - ad->first_page] = 0;
 
     /* Buffers: allocation, scattering, bounds of NdkFpgaWrite/ReadBuffer. */
     MDL *buf = NULL, *sc = NULL;
@@ -238,6 +245,27 @@ static void test_mdls(struct ndk_adapter *ad)
     tap_ok(NdkFpgaReadBuffer(ap, buf, 0, NULL, 16) == STATUS_INVALID_PARAMETER, "NdkFpgaReadBuffer NULL: INVALID_PARAMETER");
     tap_ok(NdkFpgaWriteBuffer(ap, buf, 0, x, 16) == STATUS_CONNECTION_ABORTED,
            "NdkFpgaWriteBuffer with the link down: CONNECTION_ABORTED");
+    /* An MDL is this adapter's only when the adapter allocated it: a copy (hand-made,
+     * same pages), another adapter's, or a freed one is refused. */
+    MDL copy = *buf;
+    tap_ok(NdkFpgaWriteBuffer(ap, &copy, 0, x, 16) == STATUS_INVALID_PARAMETER &&
+               NdkFpgaReadBuffer(ap, &copy, 0, x, 16) == STATUS_INVALID_PARAMETER,
+           "NdkFpgaWrite/ReadBuffer with a hand-made MDL (a copy of one of ours): INVALID_PARAMETER");
+    struct ndk_adapter *other = fake_adapter();
+    MDL *obuf = NULL;
+    tap_ok(NdkFpgaAllocateBuffer(&other->pub, 16, &obuf) == STATUS_SUCCESS &&
+               NdkFpgaWriteBuffer(ap, obuf, 0, x, 16) == STATUS_INVALID_PARAMETER &&
+               NdkFpgaReadBuffer(ap, obuf, 0, x, 16) == STATUS_INVALID_PARAMETER,
+           "NdkFpgaWrite/ReadBuffer with another adapter's MDL (same page numbers): INVALID_PARAMETER");
+    NdkFpgaFreeBuffer(ap, obuf); /* not ours: ignored */
+    tap_ok(NdkFpgaWriteBuffer(&other->pub, obuf, 0, x, 16) == STATUS_CONNECTION_ABORTED,
+           "NdkFpgaFreeBuffer ignores another adapter's MDL (still usable on its own adapter)");
+    NdkFpgaFreeBuffer(&other->pub, obuf);
+    free(other->page_used);
+    pthread_mutex_destroy(&other->lock);
+    pthread_cond_destroy(&other->cond);
+    pthread_cond_destroy(&other->ev_cond);
+    free(other);
     NdkFpgaFreeBuffer(ap, buf);
     NdkFpgaFreeBuffer(ap, sc);
     tap_ok(NdkFpgaAllocateBuffer(ap, PAGE_SIZE, &buf) == STATUS_SUCCESS && MmGetMdlPfnArray(buf)[0] == USER_BASE / PAGE_SIZE,
