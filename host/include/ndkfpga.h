@@ -43,10 +43,16 @@ extern "C" {
 NDKFPGA_API NTSTATUS NdkFpgaOpenAdapter(const char *Device, NDK_ADAPTER **Adapter);
 
 /* Close the adapter. Blocks until every callback on every child object has returned
- * and the link is shut down (replies still on their way get up to 5 s); requests
- * still outstanding then complete with STATUS_CANCELLED first; objects the consumer
- * left open are freed (their close callbacks do not run). Must not be called from a
- * callback. NULL is ignored.
+ * and the link is shut down (replies still on their way get up to 1 s, then the link
+ * stops, even with a frozen or dead adapter: the close takes about 1 s at most plus
+ * the consumer's callbacks); requests still outstanding then complete with
+ * STATUS_CANCELLED first, each exactly once; objects the consumer left open are freed
+ * (their close callbacks do not run). Must not be called from a callback. NULL is
+ * ignored.
+ *
+ * Every request and work request has a deadline: unanswered for 30 s on a live link
+ * ($NDKFPGA_REQUEST_TIMEOUT_MS) it completes STATUS_IO_TIMEOUT, and a late answer is
+ * dropped. docs/guarantees.md lists every guarantee and bound.
  *
  * If the link dies while the adapter is open (board unplugged, simulator killed),
  * every outstanding request and work request completes with the link's status
