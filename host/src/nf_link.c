@@ -542,7 +542,8 @@ static void pump(struct nf_link *l, uint64_t now)
     while (queued(l) < l->window) {
         if (l->pend_head)
             sequence_pending(l);
-        else if (l->open_len > 0 && (l->open_push || now - l->open_since_us >= l->defer_max_us))
+        else if (l->open_len > 0 &&
+                 (l->open_push || (now > l->open_since_us && now - l->open_since_us >= l->defer_max_us)))
             close_open_frame(l);
         else
             break;
@@ -629,7 +630,7 @@ static size_t next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
         l->idle_mark_us = now;
     if (l->state != ST_DEAD && awaiting(l)) {
         uint64_t quiet_since = l->last_rx_us > l->idle_mark_us ? l->last_rx_us : l->idle_mark_us;
-        if (now - quiet_since >= l->silence_us) {
+        if (now > quiet_since && now - quiet_since >= l->silence_us) { /* quiet_since may be later than now */
             set_dead(l, NF_STATUS_IO_TIMEOUT, "link: no valid frame from %s for %u ms", l->t->name,
                      (unsigned)(l->silence_us / 1000u));
             return 0;
