@@ -33,6 +33,110 @@ uint64_t ndk_now_us(void)
 
 
 /* ------------------------------------------------------------------------- */
+/* Registry of live objects (every adapter of the process): a handle handed to any
+ * call is used only when it is one this library created and has not freed, never
+ * because its memory looks right. Open addressing over the header's address;
+ * lookups take no lock (the posting path): an insertion or removal is one atomic
+ * store, a rebuild (rare: tombstones) bumps reg_seq around it so a lookup that
+ * overlapped one looks again. */
+#define REG_BITS 16u
+#define REG_SIZE (1u << REG_BITS)
+#define REG_TOMB ((uintptr_t)1)
+static uintptr_t reg_slot[REG_SIZE];
+static unsigned reg_seq;
+static uint32_t reg_live, reg_tombs;
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static uint32_t reg_hash(uintptr_t k)
+{
+    return (uint32_t)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> (64u - REG_BITS));
+}
+
+int ndk_live(const void *obj)
+{
+    uintptr_t k = (uintptr_t)obj;
+    if (k <= REG_TOMB)
+        return 0;
+    for (;;) {
+        unsigned s0 = __atomic_load_n(&reg_seq, __ATOMIC_ACQUIRE);
+        int found = 0;
+        if (!(s0 & 1u)) {
+            for (uint32_t i = reg_hash(k), n = 0; n < REG_SIZE; i = (i + 1u) & (REG_SIZE - 1u), n++) {
+                uintptr_t v = __atomic_load_n(&reg_slot[i], __ATOMIC_ACQUIRE);
+                if (v == k) {
+                    found = 1;
+                    break;
+                }
+                if (v == 0)
+                    break;
+            }
+        }
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (!(s0 & 1u) && __atomic_load_n(&reg_seq, __ATOMIC_RELAXED) == s0)
+            return found;
+    }
+}
+
+static void reg_put(uintptr_t k)
+{
+    uint32_t i = reg_hash(k);
+    while (reg_slot[i] > REG_TOMB)
+        i = (i + 1u) & (REG_SIZE - 1u);
+    if (reg_slot[i] == REG_TOMB)
+        reg_tombs--;
+    __atomic_store_n(&reg_slot[i], k, __ATOMIC_RELEASE);
+}
+
+int ndk_registry_add(const void *obj)
+{
+    pthread_mutex_lock(&reg_mu);
+    if (reg_live >= REG_SIZE / 2u) {
+        pthread_mutex_unlock(&reg_mu);
+        return 0;
+    }
+    if (reg_live + reg_tombs >= REG_SIZE / 4u * 3u) {
+        /* Rebuild without the tombstones (lookups meanwhile retry). */
+        static uintptr_t keep[REG_SIZE];
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < REG_SIZE; i++)
+            if (reg_slot[i] > REG_TOMB)
+                keep[n++] = reg_slot[i];
+        __atomic_store_n(&reg_seq, reg_seq + 1u, __ATOMIC_RELEASE);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        for (uint32_t i = 0; i < REG_SIZE; i++)
+            __atomic_store_n(&reg_slot[i], 0, __ATOMIC_RELAXED);
+        reg_tombs = 0;
+        for (uint32_t i = 0; i < n; i++)
+            reg_put(keep[i]);
+        __atomic_store_n(&reg_seq, reg_seq + 1u, __ATOMIC_RELEASE);
+    }
+    reg_put((uintptr_t)obj);
+    reg_live++;
+    pthread_mutex_unlock(&reg_mu);
+    return 1;
+}
+
+void ndk_registry_del(const void *obj)
+{
+    uintptr_t k = (uintptr_t)obj;
+    pthread_mutex_lock(&reg_mu);
+    for (uint32_t i = reg_hash(k), n = 0; n < REG_SIZE && reg_slot[i] != 0; i = (i + 1u) & (REG_SIZE - 1u), n++) {
+        if (reg_slot[i] == k) {
+            __atomic_store_n(&reg_slot[i], REG_TOMB, __ATOMIC_RELEASE);
+            reg_live--;
+            reg_tombs++;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&reg_mu);
+}
+
+int ndk_obj_ok(const void *hdr, NDK_OBJECT_TYPE type)
+{
+    return hdr && ndk_live(hdr) && ((const NDK_OBJECT_HEADER *)hdr)->ObjectType == type;
+}
+
+/* ------------------------------------------------------------------------- */
 /* Object lifetime                                                            */
 
 void ndk_core_init(struct ndk_adapter *ad, struct ndk_core *c, NDK_OBJECT_HEADER *hdr, NDK_OBJECT_TYPE type,
@@ -53,6 +157,7 @@ void ndk_core_init(struct ndk_adapter *ad, struct ndk_core *c, NDK_OBJECT_HEADER
 void ndk_core_link(struct ndk_core *c)
 {
     struct ndk_adapter *ad = c->ad;
+    c->registered = ndk_registry_add(c->hdr);
     for (int i = 0; i < 3; i++)
         if (c->parents[i])
             c->parents[i]->refs++;
@@ -64,6 +169,10 @@ void ndk_core_link(struct ndk_core *c)
 
 static void core_unlink(struct ndk_core *c)
 {
+    if (c->registered) {
+        ndk_registry_del(c->hdr);
+        c->registered = 0;
+    }
     if (c->next) {
         c->next->prev = c->prev;
         c->prev->next = c->next;
@@ -141,11 +250,11 @@ NTSTATUS ndk_close(struct ndk_core *c, NDK_FN_CLOSE_COMPLETION cb, void *ctx)
 
 NTSTATUS NdkCloseObject(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
-    if (!obj)
-        return STATUS_SUCCESS;
+    if (!obj || !ndk_live(obj))
+        return STATUS_SUCCESS; /* not an object of this library (a close never fails) */
     switch (obj->ObjectType) {
     case NdkObjectTypeAdapter:
-        NdkFpgaCloseAdapter((NDK_ADAPTER *)(void *)obj);
+        NdkFpgaCloseAdapter((NDK_ADAPTER *)(void *)obj); /* checks it is live */
         return STATUS_SUCCESS;
     case NdkObjectTypeCq:
         return ((NDK_CQ *)(void *)obj)->Dispatch->NdkCloseCq(obj, cb, ctx);
@@ -648,6 +757,8 @@ NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
         if (!ad->page_used || !ad->qps)
             nst = STATUS_INSUFFICIENT_RESOURCES;
     }
+    if (nst == STATUS_SUCCESS && !ndk_registry_add(&ad->pub.Header))
+        nst = STATUS_INSUFFICIENT_RESOURCES;
     if (nst == STATUS_SUCCESS) {
         if (pthread_create(&ad->cb_thread, NULL, cb_main, ad) != 0)
             nst = STATUS_INSUFFICIENT_RESOURCES;
@@ -655,6 +766,7 @@ NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
             ad->cb_running = 1;
     }
     if (nst != STATUS_SUCCESS) {
+        ndk_registry_del(&ad->pub.Header);
         nf_link_close(ad->link);
         free(ad->page_used);
         free(ad->qps);
@@ -688,9 +800,10 @@ static void drain_callbacks(struct ndk_adapter *ad)
 
 VOID NdkFpgaCloseAdapter(NDK_ADAPTER *a)
 {
-    if (!a)
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter))
         return;
     struct ndk_adapter *ad = ndk_adapter_of(a);
+    ndk_registry_del(&ad->pub.Header); /* no call takes it from now on */
     pthread_mutex_lock(&ad->lock);
     /* Let replies already on their way arrive (bounded), run their callbacks. */
     struct timespec until;
@@ -743,7 +856,7 @@ VOID NdkFpgaCloseAdapter(NDK_ADAPTER *a)
 
 static NTSTATUS query_adapter_info(NDK_ADAPTER *a, NDK_ADAPTER_INFO *info, ULONG *size)
 {
-    if (!a || !size)
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !size)
         return STATUS_INVALID_PARAMETER;
     if (!info || *size < sizeof(NDK_ADAPTER_INFO)) {
         *size = sizeof(NDK_ADAPTER_INFO);
@@ -861,7 +974,7 @@ static NTSTATUS build_lam(NDK_ADAPTER *a, MDL *mdl, SIZE_T length, NDK_FN_REQUES
 {
     (void)rc;
     (void)ctx;
-    if (!a || !mdl || !lam_size || !fbo || length == 0)
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !mdl || !lam_size || !fbo || length == 0)
         return STATUS_INVALID_PARAMETER;
     struct ndk_adapter *ad = ndk_adapter_of(a);
     NTSTATUS st;
@@ -901,9 +1014,11 @@ static VOID release_lam(NDK_ADAPTER *a, NDK_LOGICAL_ADDRESS_MAPPING *lam)
 
 static NTSTATUS alloc_buffer(NDK_ADAPTER *a, SIZE_T length, MDL **out, int scattered)
 {
-    if (!a || !out || length == 0)
+    if (!out)
         return STATUS_INVALID_PARAMETER;
     *out = NULL;
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || length == 0)
+        return STATUS_INVALID_PARAMETER;
     struct ndk_adapter *ad = ndk_adapter_of(a);
     if (length > (SIZE_T)ad->npages * PAGE_SIZE)
         return STATUS_INSUFFICIENT_RESOURCES;
@@ -981,7 +1096,7 @@ static struct ndk_buffer *buffer_of(struct ndk_adapter *ad, const MDL *mdl)
 
 VOID NdkFpgaFreeBuffer(NDK_ADAPTER *a, MDL *mdl)
 {
-    if (!a || !mdl)
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !mdl)
         return;
     struct ndk_adapter *ad = ndk_adapter_of(a);
     struct ndk_buffer *b = buffer_of(ad, mdl);
@@ -1024,7 +1139,7 @@ static void batch_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t stat
 
 static NTSTATUS mem_io(NDK_ADAPTER *a, MDL *mdl, SIZE_T off, void *data, SIZE_T len, int write)
 {
-    if (!a || !mdl || (!data && len))
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !mdl || (!data && len))
         return STATUS_INVALID_PARAMETER;
     struct ndk_adapter *ad = ndk_adapter_of(a);
     if (!buffer_of(ad, mdl))
@@ -1113,7 +1228,7 @@ NTSTATUS NdkFpgaReadBuffer(NDK_ADAPTER *a, MDL *mdl, SIZE_T off, VOID *data, SIZ
 
 NTSTATUS NdkFpgaQueryStats(NDK_ADAPTER *a, NDKFPGA_STATS *s)
 {
-    if (!a || !s)
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !s)
         return STATUS_INVALID_PARAMETER;
     struct ndk_adapter *ad = ndk_adapter_of(a);
     uint8_t msg[NF_MSG_HDR_SIZE];
@@ -1182,7 +1297,7 @@ const char *NdkFpgaStatusName(NTSTATUS st)
 
 const char *NdkFpgaErrorMessage(NDK_ADAPTER *a)
 {
-    if (a) {
+    if (ndk_obj_ok(a, NdkObjectTypeAdapter)) {
         struct ndk_adapter *ad = ndk_adapter_of(a);
         if (nf_link_status(ad->link) != NF_STATUS_SUCCESS)
             return nf_link_dead_reason(ad->link);
@@ -1261,7 +1376,7 @@ static const char *const profile_names[NF_PROFILE_COUNT] = {NF_PROFILE_LIST(PROF
 
 NTSTATUS NdkFpgaQueryAdapterDetails(NDK_ADAPTER *a, NDKFPGA_ADAPTER_DETAILS *d)
 {
-    if (!a || !d)
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !d)
         return STATUS_INVALID_PARAMETER;
     struct ndk_adapter *ad = ndk_adapter_of(a);
     struct nf_stats stats;
@@ -1430,7 +1545,7 @@ static void put_counter(NDKFPGA_COUNTER *out, ULONG cap, ULONG *n, ULONG group, 
 
 NTSTATUS NdkFpgaQueryCounters(NDK_ADAPTER *a, NDKFPGA_COUNTER *out, ULONG *count)
 {
-    if (!a || !count || (!out && *count > 0))
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !count || (!out && *count > 0))
         return STATUS_INVALID_PARAMETER;
     pthread_once(&names_once, names_init);
     ULONG need = counter_count();
@@ -1550,7 +1665,7 @@ static void ping_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t statu
 
 NTSTATUS NdkFpgaPing(NDK_ADAPTER *a, ULONG count, ULONG in_flight, ULONG payload, NDKFPGA_PING_RESULT *res)
 {
-    if (!a || !res || count == 0 || in_flight == 0 || payload > NDKFPGA_PING_MAX_PAYLOAD)
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !res || count == 0 || in_flight == 0 || payload > NDKFPGA_PING_MAX_PAYLOAD)
         return STATUS_INVALID_PARAMETER;
     memset(res, 0, sizeof(*res));
     struct ndk_adapter *ad = ndk_adapter_of(a);

@@ -86,7 +86,7 @@ void ndk_cq_push(struct ndk_cq *cq, const NDK_RESULT_EX *r)
 
 static NTSTATUS cq_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
-    if (!obj || obj->ObjectType != NdkObjectTypeCq)
+    if (!ndk_obj_ok(obj, NdkObjectTypeCq))
         return STATUS_SUCCESS;
     struct ndk_cq *cq = NDK_CONTAINER(obj, struct ndk_cq, pub.Header);
     return ndk_close(&cq->core, cb, ctx);
@@ -103,7 +103,7 @@ static NTSTATUS cq_resize(NDK_CQ *c, ULONG depth, NDK_FN_REQUEST_COMPLETION rc, 
 
 static VOID cq_arm(NDK_CQ *c, ULONG type)
 {
-    if (!c || type > NDK_CQ_NOTIFY_SOLICITED)
+    if (!ndk_obj_ok(c, NdkObjectTypeCq) || type > NDK_CQ_NOTIFY_SOLICITED)
         return;
     struct ndk_cq *cq = NDK_CONTAINER(c, struct ndk_cq, pub);
     struct ndk_adapter *ad = cq->core.ad;
@@ -150,14 +150,14 @@ static ULONG take(struct ndk_cq *cq, NDK_RESULT *res, NDK_RESULT_EX *rex, ULONG 
 
 static ULONG cq_get_results(NDK_CQ *c, NDK_RESULT res[], ULONG n)
 {
-    if (!c || !res)
+    if (!ndk_obj_ok(c, NdkObjectTypeCq) || !res)
         return 0;
     return take(NDK_CONTAINER(c, struct ndk_cq, pub), res, NULL, n);
 }
 
 static ULONG cq_get_results_ex(NDK_CQ *c, NDK_RESULT_EX res[], ULONG n)
 {
-    if (!c || !res)
+    if (!ndk_obj_ok(c, NdkObjectTypeCq) || !res)
         return 0;
     return take(NDK_CONTAINER(c, struct ndk_cq, pub), NULL, res, n);
 }
@@ -186,9 +186,11 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *a, ULONG depth, NDK_FN_CQ_NOTIFICATION_CALLB
     (void)aff;
     (void)cc;
     (void)ctx;
-    if (!a || !out)
+    if (!out)
         return STATUS_INVALID_PARAMETER;
     *out = NULL;
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter))
+        return STATUS_INVALID_PARAMETER;
     if (depth == 0 || depth > NDK_MAX_CQ_DEPTH)
         return STATUS_INVALID_PARAMETER;
     struct ndk_adapter *ad = ndk_adapter_of(a);

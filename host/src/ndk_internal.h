@@ -97,6 +97,7 @@ struct ndk_core {
     void (*teardown)(struct ndk_core *c); /* once, when closing and refs reach 0; no lock held */
     void (*destroy)(struct ndk_core *c);  /* free the memory */
     struct ndk_core *next, *prev;         /* adapter's list of live objects */
+    int registered;                       /* in the registry of live objects (ndk_live) */
     NDK_OBJECT_HEADER *hdr;
     struct ndk_event close_ev;
 };
@@ -308,6 +309,14 @@ extern const NDK_CONNECTOR_DISPATCH ndk_conn_dispatch;
 extern const NDK_LISTENER_DISPATCH ndk_listener_dispatch;
 
 /* ndk_adapter.c */
+/* Registry of the live objects of every adapter: a handle is used only when ndk_live
+ * says this library created it and has not freed it (lock-free lookup). add returns
+ * 0 when the registry is full (32768 objects). */
+int ndk_live(const void *obj);
+int ndk_registry_add(const void *obj);
+void ndk_registry_del(const void *obj);
+/* A live object of this type (hdr is its NDK_OBJECT_HEADER, first in the object). */
+int ndk_obj_ok(const void *hdr, NDK_OBJECT_TYPE type);
 void ndk_core_init(struct ndk_adapter *ad, struct ndk_core *c, NDK_OBJECT_HEADER *hdr, NDK_OBJECT_TYPE type,
                    struct ndk_core *p0, struct ndk_core *p1, struct ndk_core *p2);
 /* Under ad->lock: publish a fully created object (adds parent references). */

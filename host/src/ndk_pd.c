@@ -69,7 +69,7 @@ static void pd_destroy(struct ndk_core *c)
 
 static NTSTATUS pd_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
-    if (!obj || obj->ObjectType != NdkObjectTypePd)
+    if (!ndk_obj_ok(obj, NdkObjectTypePd))
         return STATUS_SUCCESS;
     return ndk_close(&NDK_CONTAINER(obj, struct ndk_pd, pub.Header)->core, cb, ctx);
 }
@@ -78,9 +78,11 @@ NTSTATUS ndk_create_pd(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, N
 {
     (void)cc;
     (void)ctx;
-    if (!a || !out)
+    if (!out)
         return STATUS_INVALID_PARAMETER;
     *out = NULL;
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter))
+        return STATUS_INVALID_PARAMETER;
     struct ndk_adapter *ad = ndk_adapter_of(a);
     struct ndk_pd *pd = calloc(1, sizeof(*pd));
     if (!pd)
@@ -131,7 +133,7 @@ static NTSTATUS pd_create_srq(NDK_PD *pd, ULONG depth, ULONG sge, ULONG threshol
 // cppcheck-suppress constParameter ; the signature is NDK_FN_GET_PRIVILEGED_MEMORY_REGION_TOKEN
 static NTSTATUS pd_privileged_token(NDK_PD *pd, UINT32 *token)
 {
-    if (!pd || !token)
+    if (!ndk_obj_ok(pd, NdkObjectTypePd) || !token)
         return STATUS_INVALID_PARAMETER;
     *token = NF_ADAPTER_PRIVILEGED_TOKEN;
     return STATUS_SUCCESS;
@@ -170,7 +172,7 @@ static void mr_teardown(struct ndk_core *c)
 
 static NTSTATUS mr_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
-    if (!obj || obj->ObjectType != NdkObjectTypeMr)
+    if (!ndk_obj_ok(obj, NdkObjectTypeMr))
         return STATUS_SUCCESS;
     return ndk_close(&NDK_CONTAINER(obj, struct ndk_mr, pub.Header)->core, cb, ctx);
 }
@@ -200,9 +202,11 @@ static void mr_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
 
 static NTSTATUS pd_create_mr(NDK_PD *p, BOOLEAN fast, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_MR **out)
 {
-    if (!p || !out)
+    if (!out)
         return STATUS_INVALID_PARAMETER;
     *out = NULL;
+    if (!ndk_obj_ok(p, NdkObjectTypePd))
+        return STATUS_INVALID_PARAMETER;
     struct ndk_pd *pd = NDK_CONTAINER(p, struct ndk_pd, pub);
     struct ndk_adapter *ad = pd->core.ad;
     struct ndk_mr *mr = calloc(1, sizeof(*mr));
@@ -261,7 +265,7 @@ static void mr_register_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_
 static NTSTATUS mr_register(NDK_MR *m, MDL *mdl, SIZE_T length, ULONG flags, NDK_FN_REQUEST_COMPLETION rc,
                             PVOID ctx)
 {
-    if (!m || !mdl || length == 0)
+    if (!ndk_obj_ok(m, NdkObjectTypeMr) || !mdl || length == 0)
         return STATUS_INVALID_PARAMETER;
     struct ndk_mr *mr = mr_of(m);
     struct ndk_adapter *ad = mr->core.ad;
@@ -344,7 +348,7 @@ static void mr_deregister_reply(struct ndk_adapter *ad, struct ndk_req *r, uint3
 
 static NTSTATUS mr_deregister(NDK_MR *m, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
 {
-    if (!m)
+    if (!ndk_obj_ok(m, NdkObjectTypeMr))
         return STATUS_INVALID_PARAMETER;
     struct ndk_mr *mr = mr_of(m);
     struct ndk_adapter *ad = mr->core.ad;
@@ -399,7 +403,7 @@ static void frmr_init_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
 
 static NTSTATUS mr_init_fast(NDK_MR *m, ULONG npages, BOOLEAN remote, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
 {
-    if (!m)
+    if (!ndk_obj_ok(m, NdkObjectTypeMr))
         return STATUS_INVALID_PARAMETER;
     struct ndk_mr *mr = mr_of(m);
     struct ndk_adapter *ad = mr->core.ad;
@@ -447,7 +451,7 @@ static NTSTATUS mr_init_fast(NDK_MR *m, ULONG npages, BOOLEAN remote, NDK_FN_REQ
 
 static UINT32 mr_token(NDK_MR *m)
 {
-    return m ? mr_of(m)->token : 0;
+    return ndk_obj_ok(m, NdkObjectTypeMr) ? mr_of(m)->token : 0;
 }
 
 const NDK_MR_DISPATCH ndk_mr_dispatch = {

@@ -116,7 +116,7 @@ static void qp_flush_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t s
 
 static VOID qp_flush(NDK_QP *q)
 {
-    if (!q)
+    if (!ndk_obj_ok(q, NdkObjectTypeQp))
         return;
     struct ndk_qp *qp = qp_of(q);
     struct ndk_adapter *ad = qp->core.ad;
@@ -231,10 +231,10 @@ static NTSTATUS post(struct ndk_qp *qp, void *ctx, uint32_t op_type, uint16_t op
 static NTSTATUS qp_fast_register(NDK_QP *q, PVOID ctx, NDK_MR *m, ULONG npages, const NDK_LOGICAL_ADDRESS *pages,
                                  ULONG fbo, SIZE_T length, PVOID base_va, ULONG flags)
 {
-    if (!q)
+    if (!ndk_obj_ok(q, NdkObjectTypeQp))
         return STATUS_INVALID_PARAMETER;
     struct ndk_qp *qp = qp_of(q);
-    if (!m || !pages || m->Header.ObjectType != NdkObjectTypeMr)
+    if (!pages || !ndk_obj_ok(m, NdkObjectTypeMr))
         return refuse(qp, STATUS_INVALID_PARAMETER);
     if (!__atomic_load_n(&qp->connected, __ATOMIC_RELAXED))
         return refuse(qp, STATUS_CONNECTION_INVALID);
@@ -271,10 +271,10 @@ static NTSTATUS qp_fast_register(NDK_QP *q, PVOID ctx, NDK_MR *m, ULONG npages, 
 
 static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULONG flags)
 {
-    if (!q)
+    if (!ndk_obj_ok(q, NdkObjectTypeQp))
         return STATUS_INVALID_PARAMETER;
     struct ndk_qp *qp = qp_of(q);
-    if (!obj || (flags & ~INV_FLAGS))
+    if (!obj || (flags & ~INV_FLAGS) || !ndk_live(obj))
         return refuse(qp, STATUS_INVALID_PARAMETER);
     if (obj->ObjectType == NdkObjectTypeMw)
         return refuse(qp, STATUS_NOT_SUPPORTED); /* no memory windows */
@@ -299,7 +299,7 @@ static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULON
 static NTSTATUS rdma(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UINT64 raddr, UINT32 rtoken, ULONG flags,
                      int write)
 {
-    if (!q)
+    if (!ndk_obj_ok(q, NdkObjectTypeQp))
         return STATUS_INVALID_PARAMETER;
     struct ndk_qp *qp = qp_of(q);
     if ((!sgl && nsge) || (flags & ~RDMA_FLAGS))
@@ -346,7 +346,7 @@ static NTSTATUS qp_send(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UL
     (void)sgl;
     (void)nsge;
     (void)flags;
-    return q ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
+    return ndk_obj_ok(q, NdkObjectTypeQp) ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
 }
 
 static NTSTATUS qp_receive(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge)
@@ -354,7 +354,7 @@ static NTSTATUS qp_receive(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge)
     (void)ctx;
     (void)sgl;
     (void)nsge;
-    return q ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
+    return ndk_obj_ok(q, NdkObjectTypeQp) ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
 }
 
 static NTSTATUS qp_bind(NDK_QP *q, PVOID ctx, NDK_MR *mr, NDK_MW *mw, PVOID va, SIZE_T len, ULONG flags)
@@ -365,7 +365,7 @@ static NTSTATUS qp_bind(NDK_QP *q, PVOID ctx, NDK_MR *mr, NDK_MW *mw, PVOID va, 
     (void)va;
     (void)len;
     (void)flags;
-    return q ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
+    return ndk_obj_ok(q, NdkObjectTypeQp) ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
 }
 
 static NTSTATUS qp_send_inv(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, ULONG flags, UINT32 token)
@@ -375,7 +375,7 @@ static NTSTATUS qp_send_inv(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge
     (void)nsge;
     (void)flags;
     (void)token;
-    return q ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
+    return ndk_obj_ok(q, NdkObjectTypeQp) ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -409,7 +409,7 @@ static void qp_teardown(struct ndk_core *c)
 
 static NTSTATUS qp_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
-    if (!obj || obj->ObjectType != NdkObjectTypeQp)
+    if (!ndk_obj_ok(obj, NdkObjectTypeQp))
         return STATUS_SUCCESS;
     struct ndk_qp *qp = NDK_CONTAINER(obj, struct ndk_qp, pub.Header);
     struct ndk_adapter *ad = qp->core.ad;
@@ -474,9 +474,12 @@ static void qp_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
 NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG rdepth, ULONG idepth, ULONG rsge,
                        ULONG isge, ULONG inline_size, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_QP **out)
 {
-    if (!p || !icq || !out)
+    if (!out)
         return STATUS_INVALID_PARAMETER;
     *out = NULL;
+    if (!ndk_obj_ok(p, NdkObjectTypePd) || !ndk_obj_ok(icq, NdkObjectTypeCq) ||
+        (rcq && !ndk_obj_ok(rcq, NdkObjectTypeCq)))
+        return STATUS_INVALID_PARAMETER;
     struct ndk_pd *pd = NDK_CONTAINER(p, struct ndk_pd, pub);
     struct ndk_adapter *ad = pd->core.ad;
     /* No receives, no inline data: the limits NdkQueryAdapterInfo reports. */

@@ -1796,8 +1796,43 @@ static void test_closes(void)
     priv_close(&p);
 }
 
+/* ---- MDLs and objects: only this adapter's own, live ones ---- */
+static void test_foreign(void)
+{
+    MDL *mine = NULL;
+    NdkFpgaAllocateBuffer(ad, PAGE_SIZE, &mine);
+    struct priv p;
+    if (!tap_ok(mine && priv_open(&p, 16, NULL, NULL), "foreign objects: a second adapter"))
+        return;
+    MDL *theirs = NULL;
+    NdkFpgaAllocateBuffer(ad, PAGE_SIZE, &theirs); /* ad is the private adapter now */
+    NDK_ADAPTER *first = p.saved_ad;
+    uint8_t x[16] = {1, 2, 3};
+    MDL copy = *mine;
+    tap_ok(theirs && NdkFpgaWriteBuffer(first, theirs, 0, x, 16) == STATUS_INVALID_PARAMETER &&
+               NdkFpgaReadBuffer(first, theirs, 0, x, 16) == STATUS_INVALID_PARAMETER,
+           "NdkFpgaWrite/ReadBuffer with another adapter's MDL: INVALID_PARAMETER");
+    tap_ok(NdkFpgaWriteBuffer(first, &copy, 0, x, 16) == STATUS_INVALID_PARAMETER &&
+               NdkFpgaReadBuffer(first, &copy, 0, x, 16) == STATUS_INVALID_PARAMETER,
+           "NdkFpgaWrite/ReadBuffer with a hand-made MDL (same pages as one of ours): INVALID_PARAMETER");
+    tap_ok(NdkFpgaWriteBuffer(first, mine, 0, x, 16) == STATUS_SUCCESS, "NdkFpgaWriteBuffer with our own MDL");
+    NDK_QP *q = NULL;
+    NTSTATUS st = pd->Dispatch->NdkCreateQp(pd, p.cq, p.cq, NULL, 0, 4, 0, 1, 0, NULL, NULL, &q);
+    tap_ok(st == STATUS_INVALID_PARAMETER && !q, "NdkCreateQp with another adapter's CQ: INVALID_PARAMETER (%s)",
+           NdkFpgaStatusName(st));
+    NDK_PD fake_pd = *pd;
+    NDK_MR *mr = NULL;
+    st = fake_pd.Dispatch->NdkCreateMr(&fake_pd, TRUE, NULL, NULL, &mr);
+    tap_ok(st == STATUS_INVALID_PARAMETER && !mr, "NdkCreateMr on a hand-made PD: INVALID_PARAMETER (%s)",
+           NdkFpgaStatusName(st));
+    NdkFpgaFreeBuffer(ad, theirs);
+    priv_close(&p);
+    NdkFpgaFreeBuffer(ad, mine);
+}
+
 static void test_guarantees(void)
 {
+    test_foreign();
     test_cq_overflow();
     test_frozen();
     test_deadlines();
