@@ -1424,9 +1424,10 @@ static void test_cq_overflow(void)
         calls = ovf_calls;
         pthread_mutex_unlock(&conf_global);
         int ovf_seen = calls >= 1 && st == STATUS_BUFFER_OVERFLOW;
-        tap_ok(posted == 16 && ovf_seen && (armed ? calls <= 2 : calls == 1),
-               "CQ overflow (%s): 16 completions into a CQ of 4 notify STATUS_BUFFER_OVERFLOW once (%d calls, last %s)",
-               armed ? "armed" : "not armed", calls, NdkFpgaStatusName(st));
+        /* Posts after the overflow (it may come while posting) are refused: more than 4 got in. */
+        tap_ok(posted > 4 && ovf_seen && (armed ? calls <= 2 : calls == 1),
+               "CQ overflow (%s): %d completions into a CQ of 4 notify STATUS_BUFFER_OVERFLOW once (%d calls, last %s)",
+               armed ? "armed" : "not armed", posted, calls, NdkFpgaStatusName(st));
         NDK_RESULT_EX r[8];
         ULONG n = cq->Dispatch->NdkGetCqResultsEx(cq, r, 8);
         NTSTATUS after = post_i(pr.qa, fr, page, 16, 0);
