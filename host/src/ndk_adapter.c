@@ -570,6 +570,36 @@ NTSTATUS ndk_req_send(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, vo
     return st == NF_STATUS_SUCCESS ? STATUS_SUCCESS : STATUS_PENDING;
 }
 
+/* Under ad->lock: wait until r (sent, without a callback) is done. Bounded by its
+ * deadline even when the callback thread cannot enforce it (a synchronous call made
+ * from a callback): past it, the waiter completes r with STATUS_IO_TIMEOUT itself. */
+void ndk_wait_req(struct ndk_adapter *ad, struct ndk_req *r)
+{
+    while (!r->done) {
+        uint64_t now = ndk_now_us();
+        if (now >= r->deadline_us + WATCH_PERIOD_MS * 1000u) {
+            struct ndk_req **pp = &ad->reqs;
+            while (*pp && *pp != r)
+                pp = &(*pp)->next;
+            if (*pp) {
+                *pp = r->next;
+                ad->req_timeouts++;
+                nf_link_expect(ad->link, -1);
+                deliver(ad, r, NF_STATUS_IO_TIMEOUT, NULL, 0);
+                continue;
+            }
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += (long)WATCH_PERIOD_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&ad->cond, &ad->lock, &until);
+    }
+}
+
 static void sync_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
 {
     r->status = status;
@@ -594,8 +624,7 @@ NTSTATUS ndk_call(struct ndk_adapter *ad, uint16_t op, void *msg, size_t len, vo
     if (st != STATUS_SUCCESS && st != STATUS_PENDING)
         return st;
     pthread_mutex_lock(&ad->lock);
-    while (!r.done)
-        pthread_cond_wait(&ad->cond, &ad->lock);
+    ndk_wait_req(ad, &r);
     pthread_mutex_unlock(&ad->lock);
     if (out_len)
         *out_len = r.out_len;

@@ -340,6 +340,8 @@ NTSTATUS ndk_req_send(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, vo
 NTSTATUS ndk_req_register(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len);
 int ndk_req_unregister(struct ndk_adapter *ad, struct ndk_req *r);
 uint64_t ndk_now_us(void);
+/* Under ad->lock: wait for a sent request without a callback; bounded by its deadline. */
+void ndk_wait_req(struct ndk_adapter *ad, struct ndk_req *r);
 /* Send a request and wait for the reply; the reply body is copied to out. */
 NTSTATUS ndk_call(struct ndk_adapter *ad, uint16_t op, void *msg, size_t len, void *out, size_t out_cap,
                   size_t *out_len);

@@ -46,8 +46,7 @@ static NTSTATUS issue_ex(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op,
     if (!sync)
         return STATUS_PENDING;
     pthread_mutex_lock(&ad->lock);
-    while (!r->done)
-        pthread_cond_wait(&ad->cond, &ad->lock);
+    ndk_wait_req(ad, r);
     pthread_mutex_unlock(&ad->lock);
     st = (NTSTATUS)r->status;
     free(r);

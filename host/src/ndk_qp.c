@@ -546,8 +546,7 @@ NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG r
     if (cc)
         return STATUS_PENDING;
     pthread_mutex_lock(&ad->lock);
-    while (!r->done)
-        pthread_cond_wait(&ad->cond, &ad->lock);
+    ndk_wait_req(ad, r);
     pthread_mutex_unlock(&ad->lock);
     st = (NTSTATUS)r->status;
     free(r);

@@ -1689,6 +1689,26 @@ static void test_frozen(void)
 }
 
 /* ---- deadlines: an adapter that never answers ---- */
+struct nested {
+    NDK_PD *pd;
+    NTSTATUS outer, inner;
+    int done;
+};
+
+/* A completion callback that makes a synchronous call (no callback given). */
+static VOID nested_cb(PVOID ctx, NTSTATUS st)
+{
+    struct nested *n = ctx;
+    conf_note_thread();
+    NDK_MR *mr = NULL;
+    NTSTATUS in = n->pd->Dispatch->NdkCreateMr(n->pd, TRUE, NULL, NULL, &mr);
+    pthread_mutex_lock(&conf_global);
+    n->outer = st;
+    n->inner = in;
+    n->done = 1;
+    pthread_mutex_unlock(&conf_global);
+}
+
 static void test_deadlines(void)
 {
     setenv("NDKFPGA_REQUEST_TIMEOUT_MS", "400", 1);
@@ -1722,6 +1742,21 @@ static void test_deadlines(void)
            "deadlines: a request and a work request the adapter never answers complete STATUS_IO_TIMEOUT "
            "(%s, %s, %llu ms)", NdkFpgaStatusName(got), have ? NdkFpgaStatusName(r.Status) : "nothing",
            (unsigned long long)dt);
+    /* A synchronous call from a callback: the callback thread cannot enforce its
+     * deadline, the waiting call does. */
+    struct nested nest = {p.pd, 0, 0, 0};
+    t0 = now_ms();
+    st = fr->Dispatch->NdkInitializeFastRegisterMr(fr, 1, TRUE, nested_cb, &nest);
+    int nd = 0;
+    while (!nd && now_ms() - t0 < 4000) {
+        sleep_ms(10);
+        pthread_mutex_lock(&conf_global);
+        nd = nest.done;
+        pthread_mutex_unlock(&conf_global);
+    }
+    tap_ok(st == STATUS_PENDING && nd && nest.outer == STATUS_IO_TIMEOUT && nest.inner == STATUS_IO_TIMEOUT,
+           "deadlines: a synchronous call made from a callback is bounded too (%s, %s, %llu ms)",
+           NdkFpgaStatusName(nest.outer), NdkFpgaStatusName(nest.inner), (unsigned long long)(now_ms() - t0));
     kill(p.pid, SIGCONT);
     sleep_ms(200);
     tap_ok(!cq_wait(cq, &r, 300), "deadlines: the late answer is not a second completion");
