@@ -143,6 +143,7 @@ static VOID qp_flush(NDK_QP *q)
     pthread_mutex_unlock(&ad->lock);
     r->on_reply = qp_flush_reply;
     r->arg = qp;
+    r->gate = 1; /* an answer (death, deadline, reply) waits until r->u[0] is set and sent */
     NTSTATUS st = ndk_req_register(ad, r, NF_OP_QP_FLUSH, &msg, sizeof(msg));
     if (st == STATUS_SUCCESS) {
         /* Not deferred: anything this QP deferred goes out ahead of it, in order. */
@@ -150,12 +151,17 @@ static VOID qp_flush(NDK_QP *q)
         r->u[0] = qp->tail;
         uint32_t ls = nf_link_post(ad->link, &part, 1, sizeof(msg), 0);
         pthread_mutex_unlock(&qp->ring_lock);
-        if (ls == NF_STATUS_SUCCESS) {
-            qp->deferred = 0;
+        if (ls == NF_STATUS_SUCCESS || !ndk_req_unregister(ad, r)) {
+            /* Sent, or the death handler answered it already: its answer runs now. */
+            if (ls == NF_STATUS_SUCCESS)
+                qp->deferred = 0;
+            pthread_mutex_lock(&ad->lock);
+            r->issuing = 0;
+            if (r->early)
+                r->on_reply(ad, r, r->early_status, r->early_has_body ? r->early_body : NULL, r->early_len);
+            pthread_mutex_unlock(&ad->lock);
             return;
         }
-        if (!ndk_req_unregister(ad, r))
-            return; /* the death handler completed it (dropped the reference, freed it) */
     }
     /* Never sent (the link is dead: every request has failed already). */
     pthread_mutex_lock(&ad->lock);
