@@ -366,35 +366,34 @@ static void run_event(struct ndk_adapter *ad, struct ndk_event *ev)
 static void deliver(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len);
 
 /* Under ad->lock (callback thread): a QP's work requests. The board reports them in
- * order, each that is not a silent success; when the ring's head has not moved for
- * the timeout while a request that reports a completion is outstanding, the first
- * such request completes STATUS_IO_TIMEOUT (the silent ones before it retire with
- * it, as a CQE would have retired them) and a late CQE for it is stale. */
+ * order, each that is not a silent success, so the first outstanding request that
+ * reports a completion is the one to watch: when that same request has been the
+ * first for the timeout, it completes STATUS_IO_TIMEOUT (the silent ones before it
+ * retire with it, as its CQE would have retired them) and a late CQE for it is
+ * stale. Silent requests alone have nothing to wait for. */
 static void watch_qp(struct ndk_adapter *ad, struct ndk_qp *qp, uint64_t now)
 {
     pthread_mutex_lock(&qp->ring_lock);
-    if (qp->head == qp->tail || qp->head != qp->watch_head) {
-        qp->watch_head = qp->head;
+    uint32_t id = qp->head;
+    while (id != qp->tail && qp->ring[id & qp->mask].silent)
+        id++;
+    if (id == qp->tail) {
+        qp->watch_since_us = 0; /* nothing that reports a completion is outstanding */
+    } else if (qp->watch_since_us == 0 || qp->watch_head != id) {
+        qp->watch_head = id;
         qp->watch_since_us = now;
     } else if (now - qp->watch_since_us >= ad->req_timeout_us) {
-        for (uint32_t id = qp->head; id != qp->tail; id++) {
-            const struct ndk_wr_slot *s = &qp->ring[id & qp->mask];
-            if (s->silent)
-                continue;
-            struct ndk_wr_slot copy = *s;
-            qp->head = id + 1;
-            NDK_RESULT_EX r;
-            memset(&r, 0, sizeof(r));
-            r.Status = STATUS_IO_TIMEOUT;
-            r.QPContext = qp->context;
-            r.RequestContext = copy.ctx;
-            r.Type = (NDK_OPERATION_TYPE)copy.op_type;
-            ndk_cq_push(qp->icq, &r);
-            ad->wr_timeouts++;
-            break;
-        }
-        qp->watch_head = qp->head;
-        qp->watch_since_us = now;
+        struct ndk_wr_slot copy = qp->ring[id & qp->mask];
+        qp->head = id + 1;
+        qp->watch_since_us = 0;
+        NDK_RESULT_EX r;
+        memset(&r, 0, sizeof(r));
+        r.Status = STATUS_IO_TIMEOUT;
+        r.QPContext = qp->context;
+        r.RequestContext = copy.ctx;
+        r.Type = (NDK_OPERATION_TYPE)copy.op_type;
+        ndk_cq_push(qp->icq, &r);
+        ad->wr_timeouts++;
     }
     pthread_mutex_unlock(&qp->ring_lock);
 }

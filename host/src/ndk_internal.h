@@ -200,7 +200,8 @@ struct ndk_qp {
     int connected;              /* written under ad->lock, read lock-free (atomic) by the posting path */
     int in_error;
     uint32_t broken;            /* nonzero: its CQ overflowed; posts are refused with this status */
-    uint64_t watch_since_us;    /* deadline watch: when head last moved (callback thread) */
+    uint64_t watch_since_us;    /* deadline watch: since when watch_head is the first request
+                                   outstanding that reports a completion (0: none; callback thread) */
     uint32_t watch_head;
     int deferred;               /* the last post was deferred (posting thread only) */
     struct ndk_connector *conn; /* connector using this QP, under ad->lock */

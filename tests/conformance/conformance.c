@@ -1727,6 +1727,17 @@ static void test_deadlines(void)
         priv_close(&p);
         return;
     }
+    /* A silent request outstanding longer than the deadline does not make the next
+     * request that reports a completion time out at once. */
+    NTSTATUS s1 = post_i(pr.qa, fr, page, 100, NDK_OP_FLAG_SILENT_SUCCESS);
+    sleep_ms(700);
+    NTSTATUS s2 = post_i(pr.qa, fr, page, 101, 0);
+    NDK_RESULT_EX r0;
+    int have0 = cq_wait(cq, &r0, 3000);
+    tap_ok(s1 == STATUS_SUCCESS && s2 == STATUS_SUCCESS && have0 && r0.Status == STATUS_SUCCESS &&
+               r0.RequestContext == (PVOID)102,
+           "deadlines: a request after a silent one that waited past the deadline completes normally (%s)",
+           have0 ? NdkFpgaStatusName(r0.Status) : "nothing");
     kill(p.pid, SIGSTOP);
     uint64_t t0 = now_ms();
     NTSTATUS ps = post_i(pr.qa, fr, page, 0, 0);
@@ -1866,9 +1877,37 @@ static void test_foreign(void)
     NdkFpgaFreeBuffer(ad, mine);
 }
 
+/* ---- a new QP's first request waits for the adapter, not for a stale clock ---- */
+static void test_fresh_qp(void)
+{
+    struct priv p;
+    if (!tap_ok(priv_open(&p, 64, NULL, NULL), "fresh QP: private adapter"))
+        return;
+    NDK_MR *fr = NULL;
+    NDK_LOGICAL_ADDRESS page = 0;
+    int ok = fr_setup(p.pd, &fr, &page), wrong = 0, t;
+    for (t = 0; ok && t < 16; t++) {
+        struct pair pr;
+        if (!connect_pair(p.pd, &pr))
+            break;
+        NTSTATUS st = post_i(pr.qa, fr, page, 0, 0);
+        kill(p.pid, SIGSTOP); /* the deadline scan sees it outstanding */
+        sleep_ms(150);
+        kill(p.pid, SIGCONT);
+        NDK_RESULT_EX r;
+        wrong += st != STATUS_SUCCESS || !cq_wait(cq, &r, 3000) || r.Status != STATUS_SUCCESS;
+        post_i(pr.qa, fr, page, 1, NDK_OP_FLAG_SILENT_SUCCESS);
+        close_pair(&pr);
+    }
+    tap_ok(t == 16 && wrong == 0,
+           "a new QP's first request, delayed 150 ms by the adapter, completes SUCCESS (%d of %d did not)", wrong, t);
+    priv_close(&p);
+}
+
 static void test_guarantees(void)
 {
     test_foreign();
+    test_fresh_qp();
     test_cq_overflow();
     test_frozen();
     test_deadlines();
