@@ -311,6 +311,7 @@ static const struct {
     {NDKFPGA_COUNTER_OPERATION, "operations", "requests and work requests executed"},
     {NDKFPGA_COUNTER_REFUSAL, "refusals", "refused, by status (replies and completions)"},
     {NDKFPGA_COUNTER_ACCESS_REFUSAL, "access_refusals", "accesses the engine refused, by reason"},
+    {NDKFPGA_COUNTER_HOST, "host", "completions and requests the library handled itself (since open)"},
 };
 #define N_GROUPS (sizeof(counter_groups) / sizeof(counter_groups[0]))
 

@@ -43,10 +43,16 @@ extern "C" {
 NDKFPGA_API NTSTATUS NdkFpgaOpenAdapter(const char *Device, NDK_ADAPTER **Adapter);
 
 /* Close the adapter. Blocks until every callback on every child object has returned
- * and the link is shut down (replies still on their way get up to 5 s); requests
- * still outstanding then complete with STATUS_CANCELLED first; objects the consumer
- * left open are freed (their close callbacks do not run). Must not be called from a
- * callback. NULL is ignored.
+ * and the link is shut down (replies still on their way get up to 1 s, then the link
+ * stops, even with a frozen or dead adapter: the close takes about 1 s at most plus
+ * the consumer's callbacks); requests still outstanding then complete with
+ * STATUS_CANCELLED first, each exactly once; objects the consumer left open are freed
+ * (their close callbacks do not run). Must not be called from a callback. NULL is
+ * ignored.
+ *
+ * Every request and work request has a deadline: unanswered for 30 s on a live link
+ * ($NDKFPGA_REQUEST_TIMEOUT_MS) it completes STATUS_IO_TIMEOUT, and a late answer is
+ * dropped. docs/guarantees.md lists every guarantee and bound.
  *
  * If the link dies while the adapter is open (board unplugged, simulator killed),
  * every outstanding request and work request completes with the link's status
@@ -212,6 +218,13 @@ NDKFPGA_API NTSTATUS NdkFpgaQueryAdapterDetails(NDK_ADAPTER *Adapter, NDKFPGA_AD
                                              by status ("access_violation", ...; "other") */
 #define NDKFPGA_COUNTER_ACCESS_REFUSAL 5u /* completions carrying an engine refusal, by reason
                                              (NDK_RESULT_EX.ProviderErrorCode: "not_valid", "bad_key", ...) */
+#define NDKFPGA_COUNTER_HOST 6u          /* what this library itself did with completions and requests, since
+                                             open: "cq_overflows" (CQs that overflowed: each reported once
+                                             with STATUS_BUFFER_OVERFLOW), "cq_dropped" (completions that
+                                             found their CQ full or overflowed), "request_timeouts" and
+                                             "wr_timeouts" (completed STATUS_IO_TIMEOUT: no answer in time),
+                                             "close_cancelled" (work requests completed STATUS_CANCELLED by
+                                             a QP's close or the adapter's) */
 typedef struct _NDKFPGA_COUNTER {
     ULONG Group;              /* NDKFPGA_COUNTER_* */
     NTSTATUS Status;          /* REFUSAL: the status counted (STATUS_SUCCESS for "other" and other groups) */

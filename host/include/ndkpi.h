@@ -42,19 +42,32 @@
  *  NdkRegisterMr         PENDING (RequestCompletion: SUCCESS, INSUFFICIENT_RESOURCES, ...) or inline:
  *                        INVALID_PARAMETER (unknown flag, REMOTE_WRITE without LOCAL_WRITE, Length 0,
  *                        MDL chain not virtually contiguous, Length past the chain, zero-based VA,
- *                        page outside adapter memory); INVALID_DEVICE_STATE (fast-register MR,
+ *                        page outside adapter memory or of no buffer this adapter allocated,
+ *                        NdkFpgaAllocateBuffer); INVALID_DEVICE_STATE (fast-register MR,
  *                        already registered); INSUFFICIENT_RESOURCES (more pages than one
  *                        registration holds); link.
  *  NdkDeregisterMr       PENDING; INVALID_DEVICE_STATE (fast-register MR, not registered).
  *  NdkInitializeFastRegisterMr   PENDING; INVALID_DEVICE_STATE (normal MR); INVALID_PARAMETER
  *                        (0 pages); IMPLEMENTATION_LIMIT (above FRMRPageCount). May be repeated and
  *                        run in parallel; the MR's token never changes.
- *  Without a RequestCompletion these calls wait and return the final status.
+ *  Without a RequestCompletion these calls wait and return the final status (bounded: the
+ *  request's deadline, docs/guarantees.md).
  * CQ
  *  NdkResizeCq, NdkControlCqInterruptModeration   NOT_SUPPORTED.
  *  NdkArmCq              the next completion (ERRORS: the next failed one) queues one CqNotification
  *                        on the callback thread; completions already waiting notify at once.
- * QP work requests: SUCCESS = posted (the outcome comes as an NDK_RESULT_EX on the initiator CQ:
+ *  Overflow              a completion that finds the CQ full: the CqNotification callback runs once
+ *                        with STATUS_BUFFER_OVERFLOW, armed or not; the CQ is then unusable (the
+ *                        results it held can still be taken; nothing more is reported, NdkArmCq
+ *                        does nothing) and so is every QP using it: their later work requests
+ *                        are refused inline with STATUS_CANCELLED. Counted (NdkFpgaQueryCounters,
+ *                        group NDKFPGA_COUNTER_HOST: cq_overflows, cq_dropped).
+ * QP work requests: never wait (a full link window queues them in the library; the QPs'
+ *  depths bound what is queued). Each either is refused inline (and never completes) or
+ *  returns SUCCESS and completes exactly once: its CQE, NdkFlush, the QP's close
+ *  (STATUS_CANCELLED), link death (the link's status) or its deadline (STATUS_IO_TIMEOUT);
+ *  see docs/guarantees.md. A DEFER request with nothing posted after it goes to the adapter
+ *  within 2 ms. SUCCESS = posted (the outcome comes as an NDK_RESULT_EX on the initiator CQ:
  *  Status, BytesTransferred, Type, ProviderErrorCode = the engine's refusal reason); inline:
  *  NdkFastRegister       INVALID_PARAMETER (NULL MR or page array, unknown flag, MR of another PD);
  *                        CONNECTION_INVALID (QP not connected); INVALID_DEVICE_STATE (normal MR, or
@@ -81,8 +94,9 @@
  *                        the QP may be connected again) or close. A QP that is not connected is
  *                        left as it is (no request of it can be pending). Each posted request
  *                        completes exactly once, in posting order. Receives are not supported,
- *                        so none is ever pending. Like posting, NdkFlush must be serialized with
- *                        the other posting calls on the QP.
+ *                        so none is ever pending. NdkFlush may run concurrently with a posting
+ *                        call on the same QP (NDK allows it): that request is either before the
+ *                        flush (real status) or after it (CANCELLED), never lost.
  *  NdkSend, NdkReceive, NdkBind, NdkSendAndInvalidate   NOT_SUPPORTED.
  * Connector / listener (loopback on one adapter)
  *  NdkListen             SUCCESS; INVALID_PARAMETER (not AF_INET/AF_INET6); INVALID_DEVICE_STATE
@@ -98,7 +112,9 @@
  *  NdkGetConnectionData, NdkGetLocalAddress, NdkGetPeerAddress   SUCCESS; BUFFER_TOO_SMALL (size
  *                        needed returned); INVALID_DEVICE_STATE (nothing known yet).
  * Close (NdkCloseXxx, NdkCloseObject): SUCCESS, or PENDING while children, requests in flight or
- *  queued callbacks remain (CloseCompletion follows). */
+ *  queued callbacks remain (CloseCompletion follows). Closing a QP with work requests
+ *  outstanding flushes them first: each completes (real status or CANCELLED) before the
+ *  close does, which then pends. */
 
 #ifndef NDKPI_H
 #define NDKPI_H

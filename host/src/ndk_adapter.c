@@ -15,9 +15,126 @@
 #endif
 
 /* How long NdkFpgaCloseAdapter waits for replies still in flight before it stops
- * the link anyway. */
-#define CLOSE_DRAIN_MS 5000
+ * the link anyway (then everything outstanding completes STATUS_CANCELLED). */
+#define CLOSE_DRAIN_MS 1000
+/* A request, or a QP's oldest work request that reports a completion, with no
+ * answer from a live link for this long completes STATUS_IO_TIMEOUT
+ * ($NDKFPGA_REQUEST_TIMEOUT_MS overrides; docs/guarantees.md). */
+#define DEFAULT_REQUEST_TIMEOUT_MS 30000u
+/* How often the callback thread looks for requests past their deadline. */
+#define WATCH_PERIOD_MS 100u
 
+uint64_t ndk_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+
+/* ------------------------------------------------------------------------- */
+/* Registry of live objects (every adapter of the process): a handle handed to any
+ * call is used only when it is one this library created and has not freed, never
+ * because its memory looks right. Open addressing over the header's address;
+ * lookups take no lock (the posting path): an insertion or removal is one atomic
+ * store, a rebuild (rare: tombstones) bumps reg_seq around it so a lookup that
+ * overlapped one looks again. */
+#define REG_BITS 16u
+#define REG_SIZE (1u << REG_BITS)
+#define REG_TOMB ((uintptr_t)1)
+static uintptr_t reg_slot[REG_SIZE];
+static unsigned reg_seq;
+static uint32_t reg_live, reg_tombs;
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static uint32_t reg_hash(uintptr_t k)
+{
+    return (uint32_t)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> (64u - REG_BITS));
+}
+
+int ndk_live(const void *obj)
+{
+    uintptr_t k = (uintptr_t)obj;
+    if (k <= REG_TOMB)
+        return 0;
+    for (;;) {
+        unsigned s0 = __atomic_load_n(&reg_seq, __ATOMIC_ACQUIRE);
+        int found = 0;
+        if (!(s0 & 1u)) {
+            for (uint32_t i = reg_hash(k), n = 0; n < REG_SIZE; i = (i + 1u) & (REG_SIZE - 1u), n++) {
+                uintptr_t v = __atomic_load_n(&reg_slot[i], __ATOMIC_ACQUIRE);
+                if (v == k) {
+                    found = 1;
+                    break;
+                }
+                if (v == 0)
+                    break;
+            }
+        }
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (!(s0 & 1u) && __atomic_load_n(&reg_seq, __ATOMIC_RELAXED) == s0)
+            return found;
+    }
+}
+
+static void reg_put(uintptr_t k)
+{
+    uint32_t i = reg_hash(k);
+    while (reg_slot[i] > REG_TOMB)
+        i = (i + 1u) & (REG_SIZE - 1u);
+    if (reg_slot[i] == REG_TOMB)
+        reg_tombs--;
+    __atomic_store_n(&reg_slot[i], k, __ATOMIC_RELEASE);
+}
+
+int ndk_registry_add(const void *obj)
+{
+    pthread_mutex_lock(&reg_mu);
+    if (reg_live >= REG_SIZE / 2u) {
+        pthread_mutex_unlock(&reg_mu);
+        return 0;
+    }
+    if (reg_live + reg_tombs >= REG_SIZE / 4u * 3u) {
+        /* Rebuild without the tombstones (lookups meanwhile retry). */
+        static uintptr_t keep[REG_SIZE];
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < REG_SIZE; i++)
+            if (reg_slot[i] > REG_TOMB)
+                keep[n++] = reg_slot[i];
+        __atomic_store_n(&reg_seq, reg_seq + 1u, __ATOMIC_RELEASE);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        for (uint32_t i = 0; i < REG_SIZE; i++)
+            __atomic_store_n(&reg_slot[i], 0, __ATOMIC_RELAXED);
+        reg_tombs = 0;
+        for (uint32_t i = 0; i < n; i++)
+            reg_put(keep[i]);
+        __atomic_store_n(&reg_seq, reg_seq + 1u, __ATOMIC_RELEASE);
+    }
+    reg_put((uintptr_t)obj);
+    reg_live++;
+    pthread_mutex_unlock(&reg_mu);
+    return 1;
+}
+
+void ndk_registry_del(const void *obj)
+{
+    uintptr_t k = (uintptr_t)obj;
+    pthread_mutex_lock(&reg_mu);
+    for (uint32_t i = reg_hash(k), n = 0; n < REG_SIZE && reg_slot[i] != 0; i = (i + 1u) & (REG_SIZE - 1u), n++) {
+        if (reg_slot[i] == k) {
+            __atomic_store_n(&reg_slot[i], REG_TOMB, __ATOMIC_RELEASE);
+            reg_live--;
+            reg_tombs++;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&reg_mu);
+}
+
+int ndk_obj_ok(const void *hdr, NDK_OBJECT_TYPE type)
+{
+    return hdr && ndk_live(hdr) && ((const NDK_OBJECT_HEADER *)hdr)->ObjectType == type;
+}
 
 /* ------------------------------------------------------------------------- */
 /* Object lifetime                                                            */
@@ -40,6 +157,7 @@ void ndk_core_init(struct ndk_adapter *ad, struct ndk_core *c, NDK_OBJECT_HEADER
 void ndk_core_link(struct ndk_core *c)
 {
     struct ndk_adapter *ad = c->ad;
+    c->registered = ndk_registry_add(c->hdr);
     for (int i = 0; i < 3; i++)
         if (c->parents[i])
             c->parents[i]->refs++;
@@ -51,6 +169,10 @@ void ndk_core_link(struct ndk_core *c)
 
 static void core_unlink(struct ndk_core *c)
 {
+    if (c->registered) {
+        ndk_registry_del(c->hdr);
+        c->registered = 0;
+    }
     if (c->next) {
         c->next->prev = c->prev;
         c->prev->next = c->next;
@@ -128,11 +250,11 @@ NTSTATUS ndk_close(struct ndk_core *c, NDK_FN_CLOSE_COMPLETION cb, void *ctx)
 
 NTSTATUS NdkCloseObject(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
-    if (!obj)
-        return STATUS_SUCCESS;
+    if (!obj || !ndk_live(obj))
+        return STATUS_SUCCESS; /* not an object of this library (a close never fails) */
     switch (obj->ObjectType) {
     case NdkObjectTypeAdapter:
-        NdkFpgaCloseAdapter((NDK_ADAPTER *)(void *)obj);
+        NdkFpgaCloseAdapter((NDK_ADAPTER *)(void *)obj); /* checks it is live */
         return STATUS_SUCCESS;
     case NdkObjectTypeCq:
         return ((NDK_CQ *)(void *)obj)->Dispatch->NdkCloseCq(obj, cb, ctx);
@@ -223,6 +345,7 @@ static void run_event(struct ndk_adapter *ad, struct ndk_event *ev)
         break;
     }
     case EV_CQ_NOTIFY:
+    case EV_CQ_ERROR:
         if (ev->fn)
             ((NDK_FN_CQ_NOTIFICATION_CALLBACK)ev->fn)(ev->ctx, ev->status);
         break;
@@ -240,13 +363,89 @@ static void run_event(struct ndk_adapter *ad, struct ndk_event *ev)
     (void)ad;
 }
 
+static void deliver(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len);
+
+/* Under ad->lock (callback thread): a QP's work requests. The board reports them in
+ * order, each that is not a silent success, so the first outstanding request that
+ * reports a completion is the one to watch: when that same request has been the
+ * first for the timeout, it completes STATUS_IO_TIMEOUT (the silent ones before it
+ * retire with it, as its CQE would have retired them) and a late CQE for it is
+ * stale. Silent requests alone have nothing to wait for. */
+static void watch_qp(struct ndk_adapter *ad, struct ndk_qp *qp, uint64_t now)
+{
+    pthread_mutex_lock(&qp->ring_lock);
+    uint32_t id = qp->head;
+    while (id != qp->tail && qp->ring[id & qp->mask].silent)
+        id++;
+    if (id == qp->tail) {
+        qp->watch_since_us = 0; /* nothing that reports a completion is outstanding */
+    } else if (qp->watch_since_us == 0 || qp->watch_head != id) {
+        qp->watch_head = id;
+        qp->watch_since_us = now;
+    } else if (now - qp->watch_since_us >= ad->req_timeout_us) {
+        struct ndk_wr_slot copy = qp->ring[id & qp->mask];
+        qp->head = id + 1;
+        qp->watch_since_us = 0;
+        NDK_RESULT_EX r;
+        memset(&r, 0, sizeof(r));
+        r.Status = STATUS_IO_TIMEOUT;
+        r.QPContext = qp->context;
+        r.RequestContext = copy.ctx;
+        r.Type = (NDK_OPERATION_TYPE)copy.op_type;
+        ndk_cq_push(qp->icq, &r);
+        ad->wr_timeouts++;
+    }
+    pthread_mutex_unlock(&qp->ring_lock);
+}
+
+/* Under ad->lock (callback thread): every request and work request has a deadline. */
+static int watch_deadlines(struct ndk_adapter *ad)
+{
+    uint64_t now = ndk_now_us();
+    if (now < ad->next_watch_us)
+        return 0;
+    ad->next_watch_us = now + WATCH_PERIOD_MS * 1000u;
+    int expired = 0;
+    for (struct ndk_req **pp = &ad->reqs; *pp;) {
+        struct ndk_req *r = *pp;
+        if (now < r->deadline_us) {
+            pp = &r->next;
+            continue;
+        }
+        *pp = r->next;
+        ad->req_timeouts++;
+        expired++;
+        deliver(ad, r, NF_STATUS_IO_TIMEOUT, NULL, 0);
+    }
+    if (!ad->dead)
+        for (uint32_t i = 0; i < ad->nqps; i++)
+            if (ad->qps[i])
+                watch_qp(ad, ad->qps[i], now);
+    if (expired) {
+        nf_link_expect(ad->link, -expired); /* lock order: ad->lock, then the link's */
+        pthread_cond_broadcast(&ad->cond);
+    }
+    return expired;
+}
+
 static void *cb_main(void *arg)
 {
     struct ndk_adapter *ad = arg;
     pthread_mutex_lock(&ad->lock);
     for (;;) {
-        while (!ad->ev_head && !ad->cb_stop)
-            pthread_cond_wait(&ad->ev_cond, &ad->lock);
+        watch_deadlines(ad);
+        while (!ad->ev_head && !ad->cb_stop) {
+            if (watch_deadlines(ad))
+                continue;
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += (long)WATCH_PERIOD_MS * 1000000L;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&ad->ev_cond, &ad->lock, &until);
+        }
         struct ndk_event *ev = ad->ev_head;
         if (!ev)
             break;
@@ -307,7 +506,7 @@ static void deliver(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, 
     r->on_reply(ad, r, status, body, len);
 }
 
-NTSTATUS ndk_req_send(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len, int defer)
+NTSTATUS ndk_req_register(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len)
 {
     pthread_mutex_lock(&ad->lock);
     r->issuing = 1;
@@ -321,29 +520,44 @@ NTSTATUS ndk_req_send(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, vo
     if (r->tag == 0)
         r->tag = ++ad->next_tag;
     r->op = op;
+    r->deadline_us = ndk_now_us() + ad->req_timeout_us;
     r->next = ad->reqs;
     ad->reqs = r;
     pthread_mutex_unlock(&ad->lock);
     put_hdr(msg, op, len, r->tag);
-    int gated = r->gate; /* r may be freed by its on_reply once sent unless gated */
     nf_link_expect(ad->link, 1);
-    uint32_t st = nf_link_send(ad->link, msg, len, defer);
-    if (st != NF_STATUS_SUCCESS) {
-        /* Take it back unless the death handler already completed it. */
-        pthread_mutex_lock(&ad->lock);
-        int found = 0;
-        for (struct ndk_req **pp = &ad->reqs; *pp; pp = &(*pp)->next) {
-            if (*pp == r) {
-                *pp = r->next;
-                found = 1;
-                break;
-            }
+    return STATUS_SUCCESS;
+}
+
+int ndk_req_unregister(struct ndk_adapter *ad, struct ndk_req *r)
+{
+    pthread_mutex_lock(&ad->lock);
+    int found = 0;
+    for (struct ndk_req **pp = &ad->reqs; *pp; pp = &(*pp)->next) {
+        if (*pp == r) {
+            *pp = r->next;
+            found = 1;
+            break;
         }
-        pthread_mutex_unlock(&ad->lock);
-        nf_link_expect(ad->link, -1);
-        if (found)
+    }
+    pthread_mutex_unlock(&ad->lock);
+    nf_link_expect(ad->link, -1);
+    return found;
+}
+
+NTSTATUS ndk_req_send(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len, int defer)
+{
+    NTSTATUS rs = ndk_req_register(ad, r, op, msg, len);
+    if (rs != STATUS_SUCCESS)
+        return rs;
+    int gated = r->gate; /* r may be freed by its on_reply once sent unless gated */
+    struct nf_link_part part = {msg, len};
+    uint32_t st = nf_link_post(ad->link, &part, 1, len, defer);
+    if (st != NF_STATUS_SUCCESS) {
+        /* Take it back (refused inline, never completes) unless the death handler
+         * already completed it (then it was accepted: it completes once, as a reply). */
+        if (ndk_req_unregister(ad, r))
             return (NTSTATUS)st;
-        /* The death handler took it: complete it like any reply. */
     }
     if (!gated)
         return st == NF_STATUS_SUCCESS ? STATUS_SUCCESS : STATUS_PENDING;
@@ -353,6 +567,36 @@ NTSTATUS ndk_req_send(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, vo
         r->on_reply(ad, r, r->early_status, r->early_has_body ? r->early_body : NULL, r->early_len);
     pthread_mutex_unlock(&ad->lock);
     return st == NF_STATUS_SUCCESS ? STATUS_SUCCESS : STATUS_PENDING;
+}
+
+/* Under ad->lock: wait until r (sent, without a callback) is done. Bounded by its
+ * deadline even when the callback thread cannot enforce it (a synchronous call made
+ * from a callback): past it, the waiter completes r with STATUS_IO_TIMEOUT itself. */
+void ndk_wait_req(struct ndk_adapter *ad, struct ndk_req *r)
+{
+    while (!r->done) {
+        uint64_t now = ndk_now_us();
+        if (now >= r->deadline_us + WATCH_PERIOD_MS * 1000u) {
+            struct ndk_req **pp = &ad->reqs;
+            while (*pp && *pp != r)
+                pp = &(*pp)->next;
+            if (*pp) {
+                *pp = r->next;
+                ad->req_timeouts++;
+                nf_link_expect(ad->link, -1);
+                deliver(ad, r, NF_STATUS_IO_TIMEOUT, NULL, 0);
+                continue;
+            }
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += (long)WATCH_PERIOD_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&ad->cond, &ad->lock, &until);
+    }
 }
 
 static void sync_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
@@ -379,8 +623,7 @@ NTSTATUS ndk_call(struct ndk_adapter *ad, uint16_t op, void *msg, size_t len, vo
     if (st != STATUS_SUCCESS && st != STATUS_PENDING)
         return st;
     pthread_mutex_lock(&ad->lock);
-    while (!r.done)
-        pthread_cond_wait(&ad->cond, &ad->lock);
+    ndk_wait_req(ad, &r);
     pthread_mutex_unlock(&ad->lock);
     if (out_len)
         *out_len = r.out_len;
@@ -516,6 +759,11 @@ NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
         snprintf(ad->device, sizeof(ad->device), "%s", t->name ? t->name : "");
         st = nf_link_open(t, on_message, on_dead, ad, &ad->link, &ad->info);
     }
+    {
+        const char *v = getenv("NDKFPGA_REQUEST_TIMEOUT_MS");
+        unsigned long ms = v && *v ? strtoul(v, NULL, 10) : 0;
+        ad->req_timeout_us = (uint64_t)(ms > 0 && ms <= 3600000ul ? ms : DEFAULT_REQUEST_TIMEOUT_MS) * 1000u;
+    }
     if (st != NF_STATUS_SUCCESS) {
         pthread_mutex_destroy(&ad->lock);
         pthread_cond_destroy(&ad->cond);
@@ -537,6 +785,8 @@ NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
         if (!ad->page_used || !ad->qps)
             nst = STATUS_INSUFFICIENT_RESOURCES;
     }
+    if (nst == STATUS_SUCCESS && !ndk_registry_add(&ad->pub.Header))
+        nst = STATUS_INSUFFICIENT_RESOURCES;
     if (nst == STATUS_SUCCESS) {
         if (pthread_create(&ad->cb_thread, NULL, cb_main, ad) != 0)
             nst = STATUS_INSUFFICIENT_RESOURCES;
@@ -544,6 +794,7 @@ NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
             ad->cb_running = 1;
     }
     if (nst != STATUS_SUCCESS) {
+        ndk_registry_del(&ad->pub.Header);
         nf_link_close(ad->link);
         free(ad->page_used);
         free(ad->qps);
@@ -577,9 +828,10 @@ static void drain_callbacks(struct ndk_adapter *ad)
 
 VOID NdkFpgaCloseAdapter(NDK_ADAPTER *a)
 {
-    if (!a)
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter))
         return;
     struct ndk_adapter *ad = ndk_adapter_of(a);
+    ndk_registry_del(&ad->pub.Header); /* no call takes it from now on */
     pthread_mutex_lock(&ad->lock);
     /* Let replies already on their way arrive (bounded), run their callbacks. */
     struct timespec until;
@@ -632,7 +884,7 @@ VOID NdkFpgaCloseAdapter(NDK_ADAPTER *a)
 
 static NTSTATUS query_adapter_info(NDK_ADAPTER *a, NDK_ADAPTER_INFO *info, ULONG *size)
 {
-    if (!a || !size)
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !size)
         return STATUS_INVALID_PARAMETER;
     if (!info || *size < sizeof(NDK_ADAPTER_INFO)) {
         *size = sizeof(NDK_ADAPTER_INFO);
@@ -689,6 +941,13 @@ int ndk_user_range_ok(const struct ndk_adapter *ad, uint64_t addr, uint64_t len)
     return addr >= lo && addr <= hi && len <= hi - addr;
 }
 
+int ndk_page_allocated(const struct ndk_adapter *ad, PFN_NUMBER pfn)
+{
+    if (pfn < ad->first_page || pfn - ad->first_page >= ad->npages)
+        return 0;
+    return __atomic_load_n(&ad->page_used[pfn - ad->first_page], __ATOMIC_RELAXED) != 0;
+}
+
 uint32_t ndk_mdl_pages(const struct ndk_adapter *ad, const MDL *mdl, SIZE_T length, NDK_LOGICAL_ADDRESS *pages,
                        uint32_t cap, ULONG *fbo, NTSTATUS *st)
 {
@@ -713,8 +972,8 @@ uint32_t ndk_mdl_pages(const struct ndk_adapter *ad, const MDL *mdl, SIZE_T leng
         uint32_t span = ADDRESS_AND_SIZE_TO_SPAN_PAGES(va, take);
         for (uint32_t i = 0; i < span; i++) {
             uint64_t addr = (uint64_t)m->PfnArray[i] << PAGE_SHIFT;
-            if (!ndk_user_range_ok(ad, addr, PAGE_SIZE))
-                return 0;
+            if (!ndk_user_range_ok(ad, addr, PAGE_SIZE) || !ndk_page_allocated(ad, m->PfnArray[i]))
+                return 0; /* not a page of a buffer this adapter allocated */
             if (i == 0 && m != mdl && BYTE_OFFSET(va) != 0) {
                 /* Continues inside the previous MDL's last page: same page required. */
                 if (!pages || n == 0 || pages[n - 1] != addr)
@@ -743,7 +1002,7 @@ static NTSTATUS build_lam(NDK_ADAPTER *a, MDL *mdl, SIZE_T length, NDK_FN_REQUES
 {
     (void)rc;
     (void)ctx;
-    if (!a || !mdl || !lam_size || !fbo || length == 0)
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !mdl || !lam_size || !fbo || length == 0)
         return STATUS_INVALID_PARAMETER;
     struct ndk_adapter *ad = ndk_adapter_of(a);
     NTSTATUS st;
@@ -783,9 +1042,11 @@ static VOID release_lam(NDK_ADAPTER *a, NDK_LOGICAL_ADDRESS_MAPPING *lam)
 
 static NTSTATUS alloc_buffer(NDK_ADAPTER *a, SIZE_T length, MDL **out, int scattered)
 {
-    if (!a || !out || length == 0)
+    if (!out)
         return STATUS_INVALID_PARAMETER;
     *out = NULL;
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || length == 0)
+        return STATUS_INVALID_PARAMETER;
     struct ndk_adapter *ad = ndk_adapter_of(a);
     if (length > (SIZE_T)ad->npages * PAGE_SIZE)
         return STATUS_INSUFFICIENT_RESOURCES;
@@ -847,19 +1108,23 @@ NTSTATUS NdkFpgaAllocateScatteredBuffer(NDK_ADAPTER *a, SIZE_T length, MDL **out
     return alloc_buffer(a, length, out, 1);
 }
 
-static struct ndk_buffer *buffer_of(const struct ndk_adapter *ad, MDL *mdl)
+/* The buffer whose MDL this is, looked up in the adapter's own list (never
+ * trusting anything in the MDL: a hand-made or another adapter's MDL is not found). */
+static struct ndk_buffer *buffer_of(struct ndk_adapter *ad, const MDL *mdl)
 {
-    if (!mdl || !mdl->ProviderContext)
+    if (!mdl)
         return NULL;
-    struct ndk_buffer *b = mdl->ProviderContext;
-    if (&b->mdl != mdl || b->ad != ad)
-        return NULL;
+    pthread_mutex_lock(&ad->lock);
+    struct ndk_buffer *b = ad->buffers;
+    while (b && &b->mdl != mdl)
+        b = b->next;
+    pthread_mutex_unlock(&ad->lock);
     return b;
 }
 
 VOID NdkFpgaFreeBuffer(NDK_ADAPTER *a, MDL *mdl)
 {
-    if (!a || !mdl)
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !mdl)
         return;
     struct ndk_adapter *ad = ndk_adapter_of(a);
     struct ndk_buffer *b = buffer_of(ad, mdl);
@@ -902,9 +1167,11 @@ static void batch_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t stat
 
 static NTSTATUS mem_io(NDK_ADAPTER *a, MDL *mdl, SIZE_T off, void *data, SIZE_T len, int write)
 {
-    if (!a || !mdl || (!data && len))
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !mdl || (!data && len))
         return STATUS_INVALID_PARAMETER;
     struct ndk_adapter *ad = ndk_adapter_of(a);
+    if (!buffer_of(ad, mdl))
+        return STATUS_INVALID_PARAMETER; /* not an MDL this adapter allocated */
     if (!mdl->PfnArray || off > mdl->ByteCount || len > mdl->ByteCount - off || mdl->ByteOffset >= PAGE_SIZE)
         return STATUS_INVALID_PARAMETER;
     uint32_t span = ADDRESS_AND_SIZE_TO_SPAN_PAGES(mdl->ByteOffset, mdl->ByteCount);
@@ -989,7 +1256,7 @@ NTSTATUS NdkFpgaReadBuffer(NDK_ADAPTER *a, MDL *mdl, SIZE_T off, VOID *data, SIZ
 
 NTSTATUS NdkFpgaQueryStats(NDK_ADAPTER *a, NDKFPGA_STATS *s)
 {
-    if (!a || !s)
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !s)
         return STATUS_INVALID_PARAMETER;
     struct ndk_adapter *ad = ndk_adapter_of(a);
     uint8_t msg[NF_MSG_HDR_SIZE];
@@ -1058,7 +1325,7 @@ const char *NdkFpgaStatusName(NTSTATUS st)
 
 const char *NdkFpgaErrorMessage(NDK_ADAPTER *a)
 {
-    if (a) {
+    if (ndk_obj_ok(a, NdkObjectTypeAdapter)) {
         struct ndk_adapter *ad = ndk_adapter_of(a);
         if (nf_link_status(ad->link) != NF_STATUS_SUCCESS)
             return nf_link_dead_reason(ad->link);
@@ -1137,7 +1404,7 @@ static const char *const profile_names[NF_PROFILE_COUNT] = {NF_PROFILE_LIST(PROF
 
 NTSTATUS NdkFpgaQueryAdapterDetails(NDK_ADAPTER *a, NDKFPGA_ADAPTER_DETAILS *d)
 {
-    if (!a || !d)
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !d)
         return STATUS_INVALID_PARAMETER;
     struct ndk_adapter *ad = ndk_adapter_of(a);
     struct nf_stats stats;
@@ -1272,6 +1539,8 @@ static const struct fixed_counter fixed_counters[] = {
 };
 #define N_FIXED (sizeof(fixed_counters) / sizeof(fixed_counters[0]))
 
+#define N_HOST_COUNTERS 5u
+
 /* Engine refusal codes that have a name (not OK). */
 static ULONG refuse_code_count(void)
 {
@@ -1283,7 +1552,7 @@ static ULONG refuse_code_count(void)
 
 static ULONG counter_count(void)
 {
-    return (ULONG)N_FIXED + NF_STAT_OP_COUNT + 1u + NF_STAT_STATUS_COUNT + 1u + refuse_code_count();
+    return (ULONG)N_FIXED + NF_STAT_OP_COUNT + 1u + NF_STAT_STATUS_COUNT + 1u + refuse_code_count() + N_HOST_COUNTERS;
 }
 
 /* Append one counter at *n when there is room. */
@@ -1304,7 +1573,7 @@ static void put_counter(NDKFPGA_COUNTER *out, ULONG cap, ULONG *n, ULONG group, 
 
 NTSTATUS NdkFpgaQueryCounters(NDK_ADAPTER *a, NDKFPGA_COUNTER *out, ULONG *count)
 {
-    if (!a || !count || (!out && *count > 0))
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !count || (!out && *count > 0))
         return STATUS_INVALID_PARAMETER;
     pthread_once(&names_once, names_init);
     ULONG need = counter_count();
@@ -1346,6 +1615,19 @@ NTSTATUS NdkFpgaQueryCounters(NDK_ADAPTER *a, NDKFPGA_COUNTER *out, ULONG *count
         if (refuse_names[c][0])
             put_counter(out, cap, &n, NDKFPGA_COUNTER_ACCESS_REFUSAL, refuse_names[c], refuse_descriptions[c],
                         s.refuse_codes[c], STATUS_SUCCESS, c);
+    pthread_mutex_lock(&ad->lock);
+    const UINT64 hv[N_HOST_COUNTERS] = {ad->cq_overflows, ad->cq_dropped, ad->req_timeouts, ad->wr_timeouts,
+                                        ad->close_flushed};
+    pthread_mutex_unlock(&ad->lock);
+    static const char *const hn[N_HOST_COUNTERS][2] = {
+        {"cq_overflows", "CQs that overflowed (reported once with STATUS_BUFFER_OVERFLOW; CQ and QPs unusable)"},
+        {"cq_dropped", "completions that found their CQ full or overflowed (not delivered)"},
+        {"request_timeouts", "requests unanswered within the deadline (completed STATUS_IO_TIMEOUT)"},
+        {"wr_timeouts", "work requests unanswered within the deadline (completed STATUS_IO_TIMEOUT)"},
+        {"close_cancelled", "work requests completed STATUS_CANCELLED by a close"},
+    };
+    for (ULONG i = 0; i < N_HOST_COUNTERS; i++)
+        put_counter(out, cap, &n, NDKFPGA_COUNTER_HOST, hn[i][0], hn[i][1], hv[i], STATUS_SUCCESS, 0);
     *count = n;
     return STATUS_SUCCESS;
 }
@@ -1411,7 +1693,7 @@ static void ping_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t statu
 
 NTSTATUS NdkFpgaPing(NDK_ADAPTER *a, ULONG count, ULONG in_flight, ULONG payload, NDKFPGA_PING_RESULT *res)
 {
-    if (!a || !res || count == 0 || in_flight == 0 || payload > NDKFPGA_PING_MAX_PAYLOAD)
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !res || count == 0 || in_flight == 0 || payload > NDKFPGA_PING_MAX_PAYLOAD)
         return STATUS_INVALID_PARAMETER;
     memset(res, 0, sizeof(*res));
     struct ndk_adapter *ad = ndk_adapter_of(a);

@@ -158,7 +158,7 @@ void ndk_conn_qp_gone(struct ndk_qp *qp)
 
 static NTSTATUS conn_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
-    if (!obj || obj->ObjectType != NdkObjectTypeConnector)
+    if (!ndk_obj_ok(obj, NdkObjectTypeConnector))
         return STATUS_SUCCESS;
     return ndk_close(&NDK_CONTAINER(obj, struct ndk_connector, pub.Header)->core, cb, ctx);
 }
@@ -179,7 +179,7 @@ NTSTATUS ndk_create_connector(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID
 {
     (void)cc;
     (void)ctx;
-    if (!a || !out)
+    if (!out || !ndk_obj_ok(a, NdkObjectTypeAdapter))
         return STATUS_INVALID_PARAMETER;
     *out = NULL;
     struct ndk_adapter *ad = ndk_adapter_of(a);
@@ -221,7 +221,7 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, const SOCKADDR *src, 
                              ULONG dest_len, ULONG ird, ULONG ord, const VOID *pdata, ULONG pdata_len,
                              NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
 {
-    if (!cn || !q || !dest || (!pdata && pdata_len))
+    if (!ndk_obj_ok(cn, NdkObjectTypeConnector) || !ndk_obj_ok(q, NdkObjectTypeQp) || !dest || (!pdata && pdata_len))
         return STATUS_INVALID_PARAMETER;
     struct ndk_connector *c = conn_of(cn);
     struct ndk_adapter *ad = c->core.ad;
@@ -325,7 +325,8 @@ static NTSTATUS conn_accept(NDK_CONNECTOR *cn, NDK_QP *q, ULONG ird, ULONG ord, 
                             NDK_FN_DISCONNECT_EVENT_CALLBACK disc, PVOID disc_ctx, NDK_FN_REQUEST_COMPLETION rc,
                             PVOID ctx)
 {
-    if (!cn || !q || (!pdata && pdata_len) || ird > NDK_MAX_READ_LIMIT || ord > NDK_MAX_READ_LIMIT)
+    if (!ndk_obj_ok(cn, NdkObjectTypeConnector) || !ndk_obj_ok(q, NdkObjectTypeQp) || (!pdata && pdata_len) || ird > NDK_MAX_READ_LIMIT ||
+        ord > NDK_MAX_READ_LIMIT)
         return STATUS_INVALID_PARAMETER;
     if (pdata_len > NDK_MAX_CALLEE_DATA)
         return STATUS_INVALID_BUFFER_SIZE;
@@ -446,7 +447,7 @@ static NTSTATUS send_step(struct ndk_connector *a, uint16_t op, const uint32_t m
 static NTSTATUS conn_complete(NDK_CONNECTOR *cn, NDK_FN_DISCONNECT_EVENT_CALLBACK disc, PVOID disc_ctx,
                               NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
 {
-    if (!cn)
+    if (!ndk_obj_ok(cn, NdkObjectTypeConnector))
         return STATUS_INVALID_PARAMETER;
     struct ndk_connector *a = conn_of(cn);
     struct ndk_adapter *ad = a->core.ad;
@@ -479,7 +480,7 @@ static NTSTATUS conn_complete(NDK_CONNECTOR *cn, NDK_FN_DISCONNECT_EVENT_CALLBAC
 
 static NTSTATUS conn_reject(NDK_CONNECTOR *cn, const VOID *pdata, ULONG pdata_len)
 {
-    if (!cn || (!pdata && pdata_len))
+    if (!ndk_obj_ok(cn, NdkObjectTypeConnector) || (!pdata && pdata_len))
         return STATUS_INVALID_PARAMETER;
     if (pdata_len > NDK_MAX_CALLEE_DATA)
         return STATUS_INVALID_BUFFER_SIZE;
@@ -511,7 +512,7 @@ static NTSTATUS conn_reject(NDK_CONNECTOR *cn, const VOID *pdata, ULONG pdata_le
 
 static NTSTATUS conn_get_data(NDK_CONNECTOR *cn, ULONG *ird, ULONG *ord, VOID *pdata, ULONG *pdata_len)
 {
-    if (!cn)
+    if (!ndk_obj_ok(cn, NdkObjectTypeConnector))
         return STATUS_INVALID_PARAMETER;
     struct ndk_connector *c = conn_of(cn);
     struct ndk_adapter *ad = c->core.ad;
@@ -540,7 +541,7 @@ static NTSTATUS conn_get_data(NDK_CONNECTOR *cn, ULONG *ird, ULONG *ord, VOID *p
 
 static NTSTATUS conn_local_addr(NDK_OBJECT_HEADER *obj, SOCKADDR *addr, ULONG *len)
 {
-    if (!obj || obj->ObjectType != NdkObjectTypeConnector)
+    if (!ndk_obj_ok(obj, NdkObjectTypeConnector))
         return STATUS_INVALID_PARAMETER;
     struct ndk_connector *c = NDK_CONTAINER(obj, struct ndk_connector, pub.Header);
     return copy_addr_locked(&c->core.ad->lock, &c->local, &c->local_len, addr, len);
@@ -548,7 +549,7 @@ static NTSTATUS conn_local_addr(NDK_OBJECT_HEADER *obj, SOCKADDR *addr, ULONG *l
 
 static NTSTATUS conn_peer_addr(NDK_CONNECTOR *cn, SOCKADDR *addr, ULONG *len)
 {
-    if (!cn)
+    if (!ndk_obj_ok(cn, NdkObjectTypeConnector))
         return STATUS_INVALID_PARAMETER;
     struct ndk_connector *c = conn_of(cn);
     return copy_addr_locked(&c->core.ad->lock, &c->remote, &c->remote_len, addr, len);
@@ -556,7 +557,7 @@ static NTSTATUS conn_peer_addr(NDK_CONNECTOR *cn, SOCKADDR *addr, ULONG *len)
 
 static NTSTATUS conn_disconnect(NDK_CONNECTOR *cn, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
 {
-    if (!cn)
+    if (!ndk_obj_ok(cn, NdkObjectTypeConnector))
         return STATUS_INVALID_PARAMETER;
     struct ndk_connector *a = conn_of(cn);
     struct ndk_adapter *ad = a->core.ad;
@@ -671,7 +672,7 @@ static void listener_teardown(struct ndk_core *c)
 
 static NTSTATUS listener_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
-    if (!obj || obj->ObjectType != NdkObjectTypeListener)
+    if (!ndk_obj_ok(obj, NdkObjectTypeListener))
         return STATUS_SUCCESS;
     struct ndk_listener *l = NDK_CONTAINER(obj, struct ndk_listener, pub.Header);
     /* Stop new connections at once, before the close possibly pends. */
@@ -686,7 +687,7 @@ NTSTATUS ndk_create_listener(NDK_ADAPTER *a, NDK_FN_CONNECT_EVENT_CALLBACK ev, P
 {
     (void)cc;
     (void)ctx;
-    if (!a || !out || !ev)
+    if (!out || !ev || !ndk_obj_ok(a, NdkObjectTypeAdapter))
         return STATUS_INVALID_PARAMETER;
     *out = NULL;
     struct ndk_adapter *ad = ndk_adapter_of(a);
@@ -711,7 +712,7 @@ static NTSTATUS listener_listen(NDK_LISTENER *ln, const SOCKADDR *addr, ULONG ad
 {
     (void)rc;
     (void)ctx;
-    if (!ln)
+    if (!ndk_obj_ok(ln, NdkObjectTypeListener))
         return STATUS_INVALID_PARAMETER;
     ULONG alen = addr_len_of(addr, addr_len);
     if (!alen)
@@ -740,7 +741,7 @@ static NTSTATUS listener_listen(NDK_LISTENER *ln, const SOCKADDR *addr, ULONG ad
 
 static NTSTATUS listener_local_addr(NDK_OBJECT_HEADER *obj, SOCKADDR *addr, ULONG *len)
 {
-    if (!obj || obj->ObjectType != NdkObjectTypeListener)
+    if (!ndk_obj_ok(obj, NdkObjectTypeListener))
         return STATUS_INVALID_PARAMETER;
     struct ndk_listener *l = NDK_CONTAINER(obj, struct ndk_listener, pub.Header);
     return copy_addr_locked(&l->core.ad->lock, &l->addr, &l->addr_len, addr, len);
@@ -748,7 +749,7 @@ static NTSTATUS listener_local_addr(NDK_OBJECT_HEADER *obj, SOCKADDR *addr, ULON
 
 static VOID listener_control(NDK_LISTENER *ln, BOOLEAN pause)
 {
-    if (!ln)
+    if (!ndk_obj_ok(ln, NdkObjectTypeListener))
         return;
     struct ndk_listener *l = NDK_CONTAINER(ln, struct ndk_listener, pub);
     struct ndk_adapter *ad = l->core.ad;

@@ -35,15 +35,44 @@ static int wants(const struct ndk_cq *cq, NTSTATUS st)
     return cq->armed - 1 != (int)NDK_CQ_NOTIFY_ERRORS || st != STATUS_SUCCESS;
 }
 
+/* Under ad->lock: more completions than the CQ holds (the consumer sized it below
+ * its queues). NDK: the CQ is then unusable, so is every QP using it, and no further
+ * completions are reported; the provider says so through the notification callback
+ * with STATUS_BUFFER_OVERFLOW, armed or not, once. The QPs refuse later posts with
+ * STATUS_CANCELLED (what a broken connection completes them with: here there is no
+ * CQ left to complete them on). */
+static void overflow(struct ndk_cq *cq)
+{
+    struct ndk_adapter *ad = cq->core.ad;
+    cq->overflowed = 1;
+    ad->cq_overflows++;
+    for (uint32_t i = 0; i < ad->nqps; i++) {
+        struct ndk_qp *qp = ad->qps[i];
+        if (qp && (qp->icq == cq || qp->rcq == cq))
+            __atomic_store_n(&qp->broken, (uint32_t)STATUS_CANCELLED, __ATOMIC_RELAXED);
+    }
+    cq->armed = 0;
+    if (!cq->notify)
+        return;
+    cq->ovf_ev.kind = EV_CQ_ERROR;
+    cq->ovf_ev.embedded = 1;
+    cq->ovf_ev.fn = (void (*)(void))cq->notify;
+    cq->ovf_ev.ctx = cq->notify_ctx;
+    cq->ovf_ev.status = STATUS_BUFFER_OVERFLOW;
+    cq->ovf_ev.core = &cq->core;
+    ndk_ref(&cq->core);
+    ndk_queue_event(ad, &cq->ovf_ev);
+}
+
 void ndk_cq_push(struct ndk_cq *cq, const NDK_RESULT_EX *r)
 {
     if (cq->core.closing && cq->core.close_queued)
         return;
-    if (cq->count == cq->depth) {
-        /* Overrun: the consumer sized the CQ below its queues. */
+    if (cq->overflowed || cq->count == cq->depth) {
         cq->overruns++;
-        if (cq->armed)
-            queue_notify(cq, STATUS_BUFFER_OVERFLOW);
+        cq->core.ad->cq_dropped++;
+        if (!cq->overflowed)
+            overflow(cq);
         return;
     }
     uint32_t i = cq->head + cq->count;
@@ -57,7 +86,7 @@ void ndk_cq_push(struct ndk_cq *cq, const NDK_RESULT_EX *r)
 
 static NTSTATUS cq_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
-    if (!obj || obj->ObjectType != NdkObjectTypeCq)
+    if (!ndk_obj_ok(obj, NdkObjectTypeCq))
         return STATUS_SUCCESS;
     struct ndk_cq *cq = NDK_CONTAINER(obj, struct ndk_cq, pub.Header);
     return ndk_close(&cq->core, cb, ctx);
@@ -74,11 +103,15 @@ static NTSTATUS cq_resize(NDK_CQ *c, ULONG depth, NDK_FN_REQUEST_COMPLETION rc, 
 
 static VOID cq_arm(NDK_CQ *c, ULONG type)
 {
-    if (!c || type > NDK_CQ_NOTIFY_SOLICITED)
+    if (!ndk_obj_ok(c, NdkObjectTypeCq) || type > NDK_CQ_NOTIFY_SOLICITED)
         return;
     struct ndk_cq *cq = NDK_CONTAINER(c, struct ndk_cq, pub);
     struct ndk_adapter *ad = cq->core.ad;
     pthread_mutex_lock(&ad->lock);
+    if (cq->overflowed) { /* unusable: the overflow was reported once */
+        pthread_mutex_unlock(&ad->lock);
+        return;
+    }
     cq->armed = (int)type + 1;
     /* Results already waiting notify at once, so no completion is missed between
      * the consumer's last poll and the arm. */
@@ -117,14 +150,14 @@ static ULONG take(struct ndk_cq *cq, NDK_RESULT *res, NDK_RESULT_EX *rex, ULONG 
 
 static ULONG cq_get_results(NDK_CQ *c, NDK_RESULT res[], ULONG n)
 {
-    if (!c || !res)
+    if (!ndk_obj_ok(c, NdkObjectTypeCq) || !res)
         return 0;
     return take(NDK_CONTAINER(c, struct ndk_cq, pub), res, NULL, n);
 }
 
 static ULONG cq_get_results_ex(NDK_CQ *c, NDK_RESULT_EX res[], ULONG n)
 {
-    if (!c || !res)
+    if (!ndk_obj_ok(c, NdkObjectTypeCq) || !res)
         return 0;
     return take(NDK_CONTAINER(c, struct ndk_cq, pub), NULL, res, n);
 }
@@ -153,9 +186,11 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *a, ULONG depth, NDK_FN_CQ_NOTIFICATION_CALLB
     (void)aff;
     (void)cc;
     (void)ctx;
-    if (!a || !out)
+    if (!out)
         return STATUS_INVALID_PARAMETER;
     *out = NULL;
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter))
+        return STATUS_INVALID_PARAMETER;
     if (depth == 0 || depth > NDK_MAX_CQ_DEPTH)
         return STATUS_INVALID_PARAMETER;
     struct ndk_adapter *ad = ndk_adapter_of(a);

@@ -71,6 +71,7 @@ enum ndk_ev_kind {
     EV_CQ_NOTIFY,   /* CqNotification(ctx, status) */
     EV_CONNECT,     /* ConnectEvent(ctx, connector) */
     EV_DISCONNECT,  /* DisconnectEvent(ctx) */
+    EV_CQ_ERROR,    /* CqNotification(ctx, STATUS_BUFFER_OVERFLOW): once per CQ */
 };
 
 struct ndk_event {
@@ -96,6 +97,7 @@ struct ndk_core {
     void (*teardown)(struct ndk_core *c); /* once, when closing and refs reach 0; no lock held */
     void (*destroy)(struct ndk_core *c);  /* free the memory */
     struct ndk_core *next, *prev;         /* adapter's list of live objects */
+    int registered;                       /* in the registry of live objects (ndk_live) */
     NDK_OBJECT_HEADER *hdr;
     struct ndk_event close_ev;
 };
@@ -131,6 +133,7 @@ struct ndk_req {
     uint8_t early_body[16];
     size_t early_len;
     int early_has_body;
+    uint64_t deadline_us; /* no reply by then: completes STATUS_IO_TIMEOUT */
     int *batch_left; /* MEM_WRITE/MEM_READ batches */
     uint32_t *batch_status;
 };
@@ -147,7 +150,9 @@ struct ndk_cq {
     struct ndk_core core;
     NDK_RESULT_EX *ring;
     uint32_t depth, head, count;
-    uint32_t overruns;
+    uint32_t overruns;      /* completions that found the CQ full or overflowed */
+    int overflowed;         /* the CQ overflowed: unusable, reports nothing more */
+    struct ndk_event ovf_ev;
     int armed;              /* 0: no, else NDK_CQ_NOTIFY_x + 1 */
     int notify_queued;
     NDK_FN_CQ_NOTIFICATION_CALLBACK notify;
@@ -194,6 +199,10 @@ struct ndk_qp {
     uint32_t max_sge;
     int connected;              /* written under ad->lock, read lock-free (atomic) by the posting path */
     int in_error;
+    uint32_t broken;            /* nonzero: its CQ overflowed; posts are refused with this status */
+    uint64_t watch_since_us;    /* deadline watch: since when watch_head is the first request
+                                   outstanding that reports a completion (0: none; callback thread) */
+    uint32_t watch_head;
     int deferred;               /* the last post was deferred (posting thread only) */
     struct ndk_connector *conn; /* connector using this QP, under ad->lock */
     pthread_mutex_t ring_lock;
@@ -284,6 +293,10 @@ struct ndk_adapter {
     uint8_t *page_used;       /* adapter pages of the user region */
     uint32_t first_page, npages;
     char device[160];         /* the transport's name: what was opened (NdkFpgaQueryAdapterDetails) */
+    uint64_t req_timeout_us;  /* a request or work request unanswered this long completes IO_TIMEOUT */
+    uint64_t next_watch_us;   /* next deadline scan (callback thread) */
+    /* host-side counters (NdkFpgaQueryCounters, group NDKFPGA_COUNTER_HOST) */
+    uint64_t cq_overflows, cq_dropped, req_timeouts, wr_timeouts, close_flushed;
 };
 
 #define NDK_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
@@ -297,6 +310,14 @@ extern const NDK_CONNECTOR_DISPATCH ndk_conn_dispatch;
 extern const NDK_LISTENER_DISPATCH ndk_listener_dispatch;
 
 /* ndk_adapter.c */
+/* Registry of the live objects of every adapter: a handle is used only when ndk_live
+ * says this library created it and has not freed it (lock-free lookup). add returns
+ * 0 when the registry is full (32768 objects). */
+int ndk_live(const void *obj);
+int ndk_registry_add(const void *obj);
+void ndk_registry_del(const void *obj);
+/* A live object of this type (hdr is its NDK_OBJECT_HEADER, first in the object). */
+int ndk_obj_ok(const void *hdr, NDK_OBJECT_TYPE type);
 void ndk_core_init(struct ndk_adapter *ad, struct ndk_core *c, NDK_OBJECT_HEADER *hdr, NDK_OBJECT_TYPE type,
                    struct ndk_core *p0, struct ndk_core *p1, struct ndk_core *p2);
 /* Under ad->lock: publish a fully created object (adds parent references). */
@@ -314,6 +335,14 @@ void ndk_queue_create_cb(struct ndk_adapter *ad, NDK_FN_CREATE_COMPLETION fn, vo
  * msg is the whole message with room for MSG_HDR at the start. Returns SUCCESS or
  * the link's failure (then on_reply never runs and r is not referenced). */
 NTSTATUS ndk_req_send(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len, int defer);
+/* The two halves of ndk_req_send for callers that send the message themselves
+ * (nf_link_post under a lock of their own): register (tag, deadline, MSG_HDR) and,
+ * when the send was refused, take it back (0: the death handler completed it). */
+NTSTATUS ndk_req_register(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len);
+int ndk_req_unregister(struct ndk_adapter *ad, struct ndk_req *r);
+uint64_t ndk_now_us(void);
+/* Under ad->lock: wait for a sent request without a callback; bounded by its deadline. */
+void ndk_wait_req(struct ndk_adapter *ad, struct ndk_req *r);
 /* Send a request and wait for the reply; the reply body is copied to out. */
 NTSTATUS ndk_call(struct ndk_adapter *ad, uint16_t op, void *msg, size_t len, void *out, size_t out_cap,
                   size_t *out_len);
@@ -321,6 +350,8 @@ NTSTATUS ndk_call(struct ndk_adapter *ad, uint16_t op, void *msg, size_t len, vo
 void ndk_send_forget(struct ndk_adapter *ad, uint16_t op, const void *body, size_t body_len);
 NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *obj, const GUID *id, ULONG version, const VOID **iface);
 int ndk_user_range_ok(const struct ndk_adapter *ad, uint64_t addr, uint64_t len);
+/* Whether the adapter page pfn belongs to a buffer this adapter allocated. */
+int ndk_page_allocated(const struct ndk_adapter *ad, PFN_NUMBER pfn);
 /* Pages of a virtually contiguous MDL chain range: fills pages (adapter addresses)
  * if not NULL. Returns the page count, or 0 with *st set. */
 uint32_t ndk_mdl_pages(const struct ndk_adapter *ad, const MDL *mdl, SIZE_T length, NDK_LOGICAL_ADDRESS *pages,

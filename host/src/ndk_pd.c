@@ -28,12 +28,17 @@ static void finish(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS st, NDK_O
 }
 
 /* Send r; returns STATUS_PENDING (callback follows), the final status (no
- * callback given: waited), or an inline failure (r freed, nothing changed). */
-static NTSTATUS issue(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len)
+ * callback given: waited; the reply handler ran, with a reply, the link's death
+ * status or STATUS_IO_TIMEOUT, so the wait is bounded), or an inline failure (r
+ * freed, the reply handler never ran: *inline_failed set when not NULL). */
+static NTSTATUS issue_ex(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len,
+                         int *inline_failed)
 {
     int sync = !r->rc && !r->cc;
     r->gate = 1;
     NTSTATUS st = ndk_req_send(ad, r, op, msg, len, 0);
+    if (inline_failed)
+        *inline_failed = st != STATUS_SUCCESS && st != STATUS_PENDING;
     if (st != STATUS_SUCCESS && st != STATUS_PENDING) {
         free(r);
         return st;
@@ -41,12 +46,16 @@ static NTSTATUS issue(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, vo
     if (!sync)
         return STATUS_PENDING;
     pthread_mutex_lock(&ad->lock);
-    while (!r->done)
-        pthread_cond_wait(&ad->cond, &ad->lock);
+    ndk_wait_req(ad, r);
     pthread_mutex_unlock(&ad->lock);
     st = (NTSTATUS)r->status;
     free(r);
     return st;
+}
+
+static NTSTATUS issue(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len)
+{
+    return issue_ex(ad, r, op, msg, len, NULL);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -59,7 +68,7 @@ static void pd_destroy(struct ndk_core *c)
 
 static NTSTATUS pd_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
-    if (!obj || obj->ObjectType != NdkObjectTypePd)
+    if (!ndk_obj_ok(obj, NdkObjectTypePd))
         return STATUS_SUCCESS;
     return ndk_close(&NDK_CONTAINER(obj, struct ndk_pd, pub.Header)->core, cb, ctx);
 }
@@ -68,9 +77,11 @@ NTSTATUS ndk_create_pd(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, N
 {
     (void)cc;
     (void)ctx;
-    if (!a || !out)
+    if (!out)
         return STATUS_INVALID_PARAMETER;
     *out = NULL;
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter))
+        return STATUS_INVALID_PARAMETER;
     struct ndk_adapter *ad = ndk_adapter_of(a);
     struct ndk_pd *pd = calloc(1, sizeof(*pd));
     if (!pd)
@@ -121,7 +132,7 @@ static NTSTATUS pd_create_srq(NDK_PD *pd, ULONG depth, ULONG sge, ULONG threshol
 // cppcheck-suppress constParameter ; the signature is NDK_FN_GET_PRIVILEGED_MEMORY_REGION_TOKEN
 static NTSTATUS pd_privileged_token(NDK_PD *pd, UINT32 *token)
 {
-    if (!pd || !token)
+    if (!ndk_obj_ok(pd, NdkObjectTypePd) || !token)
         return STATUS_INVALID_PARAMETER;
     *token = NF_ADAPTER_PRIVILEGED_TOKEN;
     return STATUS_SUCCESS;
@@ -160,7 +171,7 @@ static void mr_teardown(struct ndk_core *c)
 
 static NTSTATUS mr_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
-    if (!obj || obj->ObjectType != NdkObjectTypeMr)
+    if (!ndk_obj_ok(obj, NdkObjectTypeMr))
         return STATUS_SUCCESS;
     return ndk_close(&NDK_CONTAINER(obj, struct ndk_mr, pub.Header)->core, cb, ctx);
 }
@@ -190,9 +201,11 @@ static void mr_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
 
 static NTSTATUS pd_create_mr(NDK_PD *p, BOOLEAN fast, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_MR **out)
 {
-    if (!p || !out)
+    if (!out)
         return STATUS_INVALID_PARAMETER;
     *out = NULL;
+    if (!ndk_obj_ok(p, NdkObjectTypePd))
+        return STATUS_INVALID_PARAMETER;
     struct ndk_pd *pd = NDK_CONTAINER(p, struct ndk_pd, pub);
     struct ndk_adapter *ad = pd->core.ad;
     struct ndk_mr *mr = calloc(1, sizeof(*mr));
@@ -251,7 +264,7 @@ static void mr_register_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_
 static NTSTATUS mr_register(NDK_MR *m, MDL *mdl, SIZE_T length, ULONG flags, NDK_FN_REQUEST_COMPLETION rc,
                             PVOID ctx)
 {
-    if (!m || !mdl || length == 0)
+    if (!ndk_obj_ok(m, NdkObjectTypeMr) || !mdl || length == 0)
         return STATUS_INVALID_PARAMETER;
     struct ndk_mr *mr = mr_of(m);
     struct ndk_adapter *ad = mr->core.ad;
@@ -307,9 +320,10 @@ static NTSTATUS mr_register(NDK_MR *m, MDL *mdl, SIZE_T length, ULONG flags, NDK
     r->obj = &mr->core;
     r->rc = rc;
     r->ctx = ctx;
-    st = issue(ad, r, NF_OP_MR_REGISTER, msg, NF_MSG_HDR_SIZE + sizeof(q) + (size_t)n * 8u);
+    int inline_failed = 0;
+    st = issue_ex(ad, r, NF_OP_MR_REGISTER, msg, NF_MSG_HDR_SIZE + sizeof(q) + (size_t)n * 8u, &inline_failed);
     free(msg);
-    if (st != STATUS_PENDING && st != STATUS_SUCCESS && mr->state == MR_REGISTERING) {
+    if (inline_failed) {
         /* Inline failure before the board saw it: undo. */
         pthread_mutex_lock(&ad->lock);
         mr->state = MR_CREATED;
@@ -333,7 +347,7 @@ static void mr_deregister_reply(struct ndk_adapter *ad, struct ndk_req *r, uint3
 
 static NTSTATUS mr_deregister(NDK_MR *m, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
 {
-    if (!m)
+    if (!ndk_obj_ok(m, NdkObjectTypeMr))
         return STATUS_INVALID_PARAMETER;
     struct ndk_mr *mr = mr_of(m);
     struct ndk_adapter *ad = mr->core.ad;
@@ -359,8 +373,9 @@ static NTSTATUS mr_deregister(NDK_MR *m, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx
     r->obj = &mr->core;
     r->rc = rc;
     r->ctx = ctx;
-    NTSTATUS st = issue(ad, r, NF_OP_MR_DEREGISTER, msg, sizeof(msg));
-    if (st != STATUS_PENDING && st != STATUS_SUCCESS && mr->state == MR_DEREGISTERING) {
+    int inline_failed = 0;
+    NTSTATUS st = issue_ex(ad, r, NF_OP_MR_DEREGISTER, msg, sizeof(msg), &inline_failed);
+    if (inline_failed) {
         pthread_mutex_lock(&ad->lock);
         mr->state = MR_REGISTERED;
         ndk_unref_locked(&mr->core);
@@ -387,7 +402,7 @@ static void frmr_init_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
 
 static NTSTATUS mr_init_fast(NDK_MR *m, ULONG npages, BOOLEAN remote, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
 {
-    if (!m)
+    if (!ndk_obj_ok(m, NdkObjectTypeMr))
         return STATUS_INVALID_PARAMETER;
     struct ndk_mr *mr = mr_of(m);
     struct ndk_adapter *ad = mr->core.ad;
@@ -421,10 +436,10 @@ static NTSTATUS mr_init_fast(NDK_MR *m, ULONG npages, BOOLEAN remote, NDK_FN_REQ
     r->ctx = ctx;
     r->u[0] = npages;
     r->u[1] = remote ? 1u : 0u;
-    int sync = !rc;
-    NTSTATUS st = issue(ad, r, NF_OP_FRMR_INIT, msg, sizeof(msg));
-    if (!sync && st != STATUS_PENDING) {
-        /* Inline failure: the reply handler never ran. */
+    int inline_failed = 0;
+    NTSTATUS st = issue_ex(ad, r, NF_OP_FRMR_INIT, msg, sizeof(msg), &inline_failed);
+    if (inline_failed) {
+        /* Inline failure (with or without a callback): the reply handler never ran. */
         pthread_mutex_lock(&ad->lock);
         mr->inits_in_flight--;
         ndk_unref_locked(&mr->core);
@@ -435,7 +450,7 @@ static NTSTATUS mr_init_fast(NDK_MR *m, ULONG npages, BOOLEAN remote, NDK_FN_REQ
 
 static UINT32 mr_token(NDK_MR *m)
 {
-    return m ? mr_of(m)->token : 0;
+    return ndk_obj_ok(m, NdkObjectTypeMr) ? mr_of(m)->token : 0;
 }
 
 const NDK_MR_DISPATCH ndk_mr_dispatch = {

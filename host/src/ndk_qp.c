@@ -74,6 +74,8 @@ void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe)
 void ndk_qp_fail_all(struct ndk_qp *qp, NTSTATUS status)
 {
     pthread_mutex_lock(&qp->ring_lock);
+    if (status == STATUS_CANCELLED)
+        qp->core.ad->close_flushed += qp->tail - qp->head;
     while (qp->head != qp->tail) {
         struct ndk_wr_slot s = qp->ring[qp->head & qp->mask];
         qp->head++;
@@ -82,16 +84,18 @@ void ndk_qp_fail_all(struct ndk_qp *qp, NTSTATUS status)
     pthread_mutex_unlock(&qp->ring_lock);
 }
 
-/* NdkFlush. Nothing is completed here: every posted request has been handed to the
- * link already (the library keeps no queue of its own), so the board decides. It runs
- * messages in order, one at a time: requests posted before the flush execute and
- * complete with their real status (they were no longer pending), then QP_FLUSH moves
- * the QP to ERROR and every later request completes CANCELLED untouched.
+/* NdkFlush, concurrent with posting on the same QP (NDK allows it). Nothing is
+ * completed here: every posted request is on the link already (posting reserves its
+ * ring slot and queues its message under qp->ring_lock, in one step), so the board
+ * decides. It runs messages in order: requests queued before QP_FLUSH execute and
+ * complete with their real status, then QP_FLUSH moves the QP to ERROR and every
+ * later request completes CANCELLED untouched.
  *
- * The reply follows the CQEs of every request posted before the flush, so a request
- * still outstanding then, posted before the flush, was a silent success: its slot is
- * freed without a completion. Posting is serialized per QP by the consumer (NDK rule),
- * so the ring's tail taken here is exactly what went on the link before QP_FLUSH. */
+ * The flush takes the ring's tail and queues QP_FLUSH under the same ring lock, so
+ * the slots before that tail are exactly the requests ahead of it on the link; its
+ * reply follows their CQEs, so one of them still outstanding then was a silent
+ * success: its slot is freed without a completion. A request posted concurrently
+ * either went before (its slot is below the tail) or after (it completes CANCELLED). */
 static void qp_flush_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body,
                            size_t len)
 {
@@ -99,7 +103,7 @@ static void qp_flush_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t s
     (void)status; /* any real reply: the board has run everything before it */
     (void)len;
     struct ndk_qp *qp = r->arg;
-    if (body) { /* NULL: the link died and every request failed already */
+    if (body) { /* NULL: the link died or the reply timed out; the QP's requests fail on their own */
         uint32_t flushed_tail = r->u[0];
         pthread_mutex_lock(&qp->ring_lock);
         if (flushed_tail - qp->head <= qp->tail - qp->head)
@@ -112,7 +116,7 @@ static void qp_flush_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t s
 
 static VOID qp_flush(NDK_QP *q)
 {
-    if (!q)
+    if (!ndk_obj_ok(q, NdkObjectTypeQp))
         return;
     struct ndk_qp *qp = qp_of(q);
     struct ndk_adapter *ad = qp->core.ad;
@@ -121,6 +125,7 @@ static VOID qp_flush(NDK_QP *q)
         // cppcheck-suppress unusedStructMember ; sent as bytes
         struct nf_qp_req q;
     } msg = {.q = {.qpn = qp->qpn, .rsvd = 0}};
+    struct nf_link_part part = {&msg, sizeof(msg)};
     struct ndk_req *r = calloc(1, sizeof(*r));
     if (!r) {
         /* Still flush on the board; the reply (tag 0) matches no request and is dropped,
@@ -128,28 +133,41 @@ static VOID qp_flush(NDK_QP *q)
         memset(&msg.h, 0, sizeof(msg.h));
         msg.h.op = NF_OP_QP_FLUSH;
         msg.h.len = (uint16_t)sizeof(msg);
-        nf_link_send(ad->link, &msg, sizeof(msg), 0);
+        pthread_mutex_lock(&qp->ring_lock);
+        nf_link_post(ad->link, &part, 1, sizeof(msg), 0);
+        pthread_mutex_unlock(&qp->ring_lock);
         return;
     }
     pthread_mutex_lock(&ad->lock);
     ndk_ref(&qp->core); /* a close waits for the reply, so QP_DESTROY follows QP_FLUSH */
-    pthread_mutex_lock(&qp->ring_lock);
-    r->u[0] = qp->tail;
-    pthread_mutex_unlock(&qp->ring_lock);
     pthread_mutex_unlock(&ad->lock);
     r->on_reply = qp_flush_reply;
     r->arg = qp;
-    /* Not deferred: anything this QP deferred goes out ahead of it, in order. */
-    NTSTATUS st = ndk_req_send(ad, r, NF_OP_QP_FLUSH, &msg, sizeof(msg), 0);
-    if (st != STATUS_SUCCESS && st != STATUS_PENDING) {
-        /* Never sent (the link is dead: every request has failed already). */
-        pthread_mutex_lock(&ad->lock);
-        ndk_unref_locked(&qp->core);
-        pthread_mutex_unlock(&ad->lock);
-        free(r);
-        return;
+    r->gate = 1; /* an answer (death, deadline, reply) waits until r->u[0] is set and sent */
+    NTSTATUS st = ndk_req_register(ad, r, NF_OP_QP_FLUSH, &msg, sizeof(msg));
+    if (st == STATUS_SUCCESS) {
+        /* Not deferred: anything this QP deferred goes out ahead of it, in order. */
+        pthread_mutex_lock(&qp->ring_lock);
+        r->u[0] = qp->tail;
+        uint32_t ls = nf_link_post(ad->link, &part, 1, sizeof(msg), 0);
+        pthread_mutex_unlock(&qp->ring_lock);
+        if (ls == NF_STATUS_SUCCESS || !ndk_req_unregister(ad, r)) {
+            /* Sent, or the death handler answered it already: its answer runs now. */
+            if (ls == NF_STATUS_SUCCESS)
+                qp->deferred = 0;
+            pthread_mutex_lock(&ad->lock);
+            r->issuing = 0;
+            if (r->early)
+                r->on_reply(ad, r, r->early_status, r->early_has_body ? r->early_body : NULL, r->early_len);
+            pthread_mutex_unlock(&ad->lock);
+            return;
+        }
     }
-    qp->deferred = 0;
+    /* Never sent (the link is dead: every request has failed already). */
+    pthread_mutex_lock(&ad->lock);
+    ndk_unref_locked(&qp->core);
+    pthread_mutex_unlock(&ad->lock);
+    free(r);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -160,50 +178,51 @@ static NTSTATUS refuse(struct ndk_qp *qp, NTSTATUS st)
 {
     if (qp->deferred) {
         qp->deferred = 0;
-        nf_link_flush(qp->core.ad->link);
+        nf_link_post(qp->core.ad->link, NULL, 0, 0, 0);
     }
     return st;
 }
 
-/* Reserve a ring slot, stamp the message with its id and send it. head points at
- * MSG_HDR + WR_HDR (+ body); tail (may be NULL) is appended. */
+/* Reserve a ring slot, stamp the message with its id and queue it on the link, in
+ * one step under the ring lock (a concurrent NdkFlush or link death sees either both
+ * or neither). The link never waits (nf_link_post), so neither does this. head
+ * points at MSG_HDR + WR_HDR (+ body); tail (may be NULL) is appended. Either the
+ * request is refused here (and never completes) or it is accepted (and completes
+ * exactly once: CQE, flush, link death, deadline or close). */
 static NTSTATUS post(struct ndk_qp *qp, void *ctx, uint32_t op_type, uint16_t op, ULONG flags, struct nf_msg_hdr *h,
                      struct nf_wr_hdr *w, size_t head_len, const void *tail, size_t tail_len)
 {
-    uint32_t dead = __atomic_load_n(&qp->core.ad->dead, __ATOMIC_RELAXED); /* set under ad->lock */
+    uint32_t dead = __atomic_load_n(&qp->core.ad->dead, __ATOMIC_RELAXED) |
+                    __atomic_load_n(&qp->broken, __ATOMIC_RELAXED); /* set under ad->lock */
     if (dead)
-        return refuse(qp, (NTSTATUS)dead); /* the link is gone */
-    pthread_mutex_lock(&qp->ring_lock);
-    if (qp->tail - qp->head >= qp->depth) {
-        pthread_mutex_unlock(&qp->ring_lock);
-        return refuse(qp, STATUS_INSUFFICIENT_RESOURCES);
-    }
-    uint32_t id = qp->tail++;
-    struct ndk_wr_slot *s = &qp->ring[id & qp->mask];
-    s->ctx = ctx;
-    s->op_type = op_type;
-    s->silent = flags & NDK_OP_FLAG_SILENT_SUCCESS;
-    pthread_mutex_unlock(&qp->ring_lock);
-
+        return refuse(qp, (NTSTATUS)dead); /* the link is gone, or the QP's CQ overflowed */
     h->op = op;
     h->len = (uint16_t)(head_len + tail_len);
     h->tag = 0;
     h->status = 0;
     h->rsvd = 0;
     w->qpn = qp->qpn;
-    w->wr_id = id;
     w->flags = flags;
     w->rsvd = 0;
     int defer = (flags & NDK_OP_FLAG_DEFER) != 0;
     struct nf_link_part parts[2] = {{h, head_len}, {tail, tail_len}};
-    uint32_t st = nf_link_sendv(qp->core.ad->link, parts, tail_len ? 2 : 1, defer);
-    if (st != NF_STATUS_SUCCESS) {
-        pthread_mutex_lock(&qp->ring_lock);
-        if (qp->tail == id + 1)
-            qp->tail = id;
+    pthread_mutex_lock(&qp->ring_lock);
+    uint32_t id = qp->tail;
+    if (id - qp->head >= qp->depth) {
         pthread_mutex_unlock(&qp->ring_lock);
-        return refuse(qp, (NTSTATUS)st);
+        return refuse(qp, STATUS_INSUFFICIENT_RESOURCES);
     }
+    w->wr_id = id;
+    struct ndk_wr_slot *s = &qp->ring[id & qp->mask];
+    s->ctx = ctx;
+    s->op_type = op_type;
+    s->silent = flags & NDK_OP_FLAG_SILENT_SUCCESS;
+    uint32_t st = nf_link_post(qp->core.ad->link, parts, tail_len ? 2 : 1, head_len + tail_len, defer);
+    if (st == NF_STATUS_SUCCESS)
+        qp->tail = id + 1;
+    pthread_mutex_unlock(&qp->ring_lock);
+    if (st != NF_STATUS_SUCCESS)
+        return refuse(qp, (NTSTATUS)st);
     qp->deferred = defer;
     return STATUS_SUCCESS;
 }
@@ -218,10 +237,10 @@ static NTSTATUS post(struct ndk_qp *qp, void *ctx, uint32_t op_type, uint16_t op
 static NTSTATUS qp_fast_register(NDK_QP *q, PVOID ctx, NDK_MR *m, ULONG npages, const NDK_LOGICAL_ADDRESS *pages,
                                  ULONG fbo, SIZE_T length, PVOID base_va, ULONG flags)
 {
-    if (!q)
+    if (!ndk_obj_ok(q, NdkObjectTypeQp))
         return STATUS_INVALID_PARAMETER;
     struct ndk_qp *qp = qp_of(q);
-    if (!m || !pages || m->Header.ObjectType != NdkObjectTypeMr)
+    if (!pages || !ndk_obj_ok(m, NdkObjectTypeMr))
         return refuse(qp, STATUS_INVALID_PARAMETER);
     if (!__atomic_load_n(&qp->connected, __ATOMIC_RELAXED))
         return refuse(qp, STATUS_CONNECTION_INVALID);
@@ -258,10 +277,10 @@ static NTSTATUS qp_fast_register(NDK_QP *q, PVOID ctx, NDK_MR *m, ULONG npages, 
 
 static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULONG flags)
 {
-    if (!q)
+    if (!ndk_obj_ok(q, NdkObjectTypeQp))
         return STATUS_INVALID_PARAMETER;
     struct ndk_qp *qp = qp_of(q);
-    if (!obj || (flags & ~INV_FLAGS))
+    if (!obj || (flags & ~INV_FLAGS) || !ndk_live(obj))
         return refuse(qp, STATUS_INVALID_PARAMETER);
     if (obj->ObjectType == NdkObjectTypeMw)
         return refuse(qp, STATUS_NOT_SUPPORTED); /* no memory windows */
@@ -286,7 +305,7 @@ static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULON
 static NTSTATUS rdma(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UINT64 raddr, UINT32 rtoken, ULONG flags,
                      int write)
 {
-    if (!q)
+    if (!ndk_obj_ok(q, NdkObjectTypeQp))
         return STATUS_INVALID_PARAMETER;
     struct ndk_qp *qp = qp_of(q);
     if ((!sgl && nsge) || (flags & ~RDMA_FLAGS))
@@ -333,7 +352,7 @@ static NTSTATUS qp_send(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UL
     (void)sgl;
     (void)nsge;
     (void)flags;
-    return q ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
+    return ndk_obj_ok(q, NdkObjectTypeQp) ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
 }
 
 static NTSTATUS qp_receive(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge)
@@ -341,7 +360,7 @@ static NTSTATUS qp_receive(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge)
     (void)ctx;
     (void)sgl;
     (void)nsge;
-    return q ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
+    return ndk_obj_ok(q, NdkObjectTypeQp) ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
 }
 
 static NTSTATUS qp_bind(NDK_QP *q, PVOID ctx, NDK_MR *mr, NDK_MW *mw, PVOID va, SIZE_T len, ULONG flags)
@@ -352,7 +371,7 @@ static NTSTATUS qp_bind(NDK_QP *q, PVOID ctx, NDK_MR *mr, NDK_MW *mw, PVOID va, 
     (void)va;
     (void)len;
     (void)flags;
-    return q ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
+    return ndk_obj_ok(q, NdkObjectTypeQp) ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
 }
 
 static NTSTATUS qp_send_inv(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, ULONG flags, UINT32 token)
@@ -362,7 +381,7 @@ static NTSTATUS qp_send_inv(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge
     (void)nsge;
     (void)flags;
     (void)token;
-    return q ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
+    return ndk_obj_ok(q, NdkObjectTypeQp) ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -381,6 +400,9 @@ static void qp_teardown(struct ndk_core *c)
     struct ndk_qp *qp = NDK_CONTAINER(c, struct ndk_qp, core);
     struct ndk_adapter *ad = c->ad;
     pthread_mutex_lock(&ad->lock);
+    /* Whatever is still outstanding (the close's flush answered, timed out or the
+     * link died) completes CANCELLED before the close does. */
+    ndk_qp_fail_all(qp, STATUS_CANCELLED);
     for (uint32_t i = 0; i < ad->nqps; i++)
         if (ad->qps[i] == qp)
             ad->qps[i] = NULL;
@@ -393,9 +415,24 @@ static void qp_teardown(struct ndk_core *c)
 
 static NTSTATUS qp_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
-    if (!obj || obj->ObjectType != NdkObjectTypeQp)
+    if (!ndk_obj_ok(obj, NdkObjectTypeQp))
         return STATUS_SUCCESS;
-    return ndk_close(&NDK_CONTAINER(obj, struct ndk_qp, pub.Header)->core, cb, ctx);
+    struct ndk_qp *qp = NDK_CONTAINER(obj, struct ndk_qp, pub.Header);
+    struct ndk_adapter *ad = qp->core.ad;
+    /* Requests still outstanding are flushed first (the flush holds a reference, so
+     * the close pends until its reply): those the board has run complete with their
+     * real status, the rest STATUS_CANCELLED, all before the close completes. */
+    pthread_mutex_lock(&ad->lock);
+    int flush = !qp->core.closing && !ad->dead;
+    pthread_mutex_unlock(&ad->lock);
+    if (flush) {
+        pthread_mutex_lock(&qp->ring_lock);
+        flush = qp->head != qp->tail;
+        pthread_mutex_unlock(&qp->ring_lock);
+    }
+    if (flush)
+        qp_flush(&qp->pub);
+    return ndk_close(&qp->core, cb, ctx);
 }
 
 static void qp_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body,
@@ -443,9 +480,12 @@ static void qp_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
 NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG rdepth, ULONG idepth, ULONG rsge,
                        ULONG isge, ULONG inline_size, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_QP **out)
 {
-    if (!p || !icq || !out)
+    if (!out)
         return STATUS_INVALID_PARAMETER;
     *out = NULL;
+    if (!ndk_obj_ok(p, NdkObjectTypePd) || !ndk_obj_ok(icq, NdkObjectTypeCq) ||
+        (rcq && !ndk_obj_ok(rcq, NdkObjectTypeCq)))
+        return STATUS_INVALID_PARAMETER;
     struct ndk_pd *pd = NDK_CONTAINER(p, struct ndk_pd, pub);
     struct ndk_adapter *ad = pd->core.ad;
     /* No receives, no inline data: the limits NdkQueryAdapterInfo reports. */
@@ -512,8 +552,7 @@ NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG r
     if (cc)
         return STATUS_PENDING;
     pthread_mutex_lock(&ad->lock);
-    while (!r->done)
-        pthread_cond_wait(&ad->cond, &ad->lock);
+    ndk_wait_req(ad, r);
     pthread_mutex_unlock(&ad->lock);
     st = (NTSTATUS)r->status;
     free(r);

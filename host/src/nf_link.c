@@ -21,6 +21,9 @@
 #define DEFAULT_RTO_MIN_MS 20u
 #define DEFAULT_RTO_MAX_MS 10000u
 #define DEFAULT_ACK_DELAY_US 1000u
+/* A deferred message (NDK_OP_FLAG_DEFER) with nothing posted after it goes out after
+ * at most this long (nf_link_config.defer_max_us). */
+#define DEFAULT_DEFER_MAX_US 2000u
 /* Longest sleep of the link thread with nothing to wait for: bounds how stale its
  * view of the clock can get (the timers all wake it earlier when armed). */
 #define IDLE_POLL_MS 1000
@@ -60,13 +63,20 @@ struct tx_slot {
     uint64_t rx_losses; /* rx_losses of the link at its first transmission */
 };
 
+/* A closed frame waiting for the window (nf_link_post: senders never wait). */
+struct pend {
+    struct pend *next;
+    uint8_t *buf;      /* NF_FRAME_MAX_RAW bytes; payload at NF_LINK_HDR_SIZE */
+    size_t payload;
+};
+
 struct nf_link {
     struct nf_transport *t;
     nf_link_on_message on_message;
     nf_link_on_dead on_dead;
     void *ctx;
     int trace;
-    uint32_t silence_us, rto_initial_us, rto_min_us, rto_max_us, ack_delay_us, window_max;
+    uint32_t silence_us, rto_initial_us, rto_min_us, rto_max_us, ack_delay_us, window_max, defer_max_us;
 
     pthread_t thread;
     pthread_t self;    /* the link thread as it sees itself (set under mu) */
@@ -91,6 +101,12 @@ struct nf_link {
     uint8_t *open_buf;   /* the open (deferred) frame; payload at NF_LINK_HDR_SIZE */
     size_t open_len;
     uint64_t open_gen;   /* counts frame closes: a sender knows its frame left */
+    int open_push;       /* the open frame holds a message sent without defer: close it when
+                            the window has room */
+    uint64_t open_since_us; /* first message of the open frame (deferred bound) */
+    struct pend *pend_head, *pend_tail; /* closed frames waiting for the window, in order */
+    struct pend *pend_free;             /* spare nodes, each with a buffer */
+    uint32_t npend;
     uint64_t rto_deadline_us; /* 0: timer off */
     unsigned backoff;
     uint32_t srtt_us, rttvar_us, rto_us; /* round trip of a smallest frame (frame_line_us) */
@@ -159,7 +175,8 @@ static uint32_t queued(const struct nf_link *l)
 
 static int awaiting(const struct nf_link *l)
 {
-    return l->state == ST_RESETTING || queued(l) > 0 || l->expecting > 0;
+    return l->state == ST_RESETTING || queued(l) > 0 || l->expecting > 0 || l->pend_head != NULL ||
+           (l->open_len > 0 && l->open_push);
 }
 
 static uint32_t current_rto(const struct nf_link *l)
@@ -453,11 +470,28 @@ static void handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t
 
 /* ---- sending (link thread) --------------------------------------------- */
 
-/* Write one encoded frame outside the lock; on failure the link dies. */
+/* Write one encoded frame outside the lock; on failure the link dies. A peer that
+ * takes no bytes (a frozen board) is waited for in slices, so nf_link_close is never
+ * held up by more than one slice; a slice that ran out may have left part of the
+ * frame on the line, so the whole frame goes again (the receiver drops the part:
+ * every frame starts with a FLAG). The silence deadline bounds the whole wait. */
+#define WRITE_SLICE_MS 100u
 static int write_frame(struct nf_link *l, size_t wire_len)
 {
-    uint32_t to = l->silence_us / 1000u;
-    uint32_t st = nf_transport_write(l->t, l->wire, wire_len, to ? (int)to : 1);
+    uint32_t limit = l->silence_us / 1000u ? l->silence_us / 1000u : 1u, waited = 0;
+    uint32_t st;
+    for (;;) {
+        uint32_t slice = limit - waited < WRITE_SLICE_MS ? limit - waited : WRITE_SLICE_MS;
+        st = nf_transport_write(l->t, l->wire, wire_len, (int)slice); /* limit >= 1 ms */
+        waited += slice;
+        if (st != NF_STATUS_IO_TIMEOUT || waited >= limit)
+            break;
+        pthread_mutex_lock(&l->mu);
+        int closing = l->closing;
+        pthread_mutex_unlock(&l->mu);
+        if (closing)
+            break;
+    }
     pthread_mutex_lock(&l->mu);
     if (st == NF_STATUS_SUCCESS) {
         l->st.frames_tx++;
@@ -476,6 +510,44 @@ static size_t encode_ctrl(struct nf_link *l, uint8_t type, uint16_t rsvd)
     h[NF_LINK_HDR_ACK_OFF] = l->rx_expect;
     put16(h + NF_LINK_HDR_RSVD_OFF, rsvd);
     return nf_frame_encode(h, sizeof(h), l->wire, sizeof(l->wire));
+}
+
+static void close_open_frame(struct nf_link *l);
+
+/* Move a closed frame waiting for the window into sequence slot nxt (under mu). */
+static void sequence_pending(struct nf_link *l)
+{
+    struct pend *p = l->pend_head;
+    l->pend_head = p->next;
+    if (!l->pend_head)
+        l->pend_tail = NULL;
+    l->npend--;
+    struct tx_slot *s = &l->q[l->nxt % NF_LINK_MAX_SLOTS];
+    uint8_t *b = s->buf;
+    s->buf = p->buf;
+    s->payload = p->payload;
+    p->buf = b;
+    p->next = l->pend_free;
+    l->pend_free = p;
+    if (queued(l) == 0 && l->expecting == 0)
+        l->idle_mark_us = now_us();
+    l->nxt++;
+}
+
+/* Fill the window from what senders left waiting (under mu, link thread): closed
+ * frames first, in order, then the open frame when a message without defer is in
+ * it or its first message has waited defer_max. */
+static void pump(struct nf_link *l, uint64_t now)
+{
+    while (queued(l) < l->window) {
+        if (l->pend_head)
+            sequence_pending(l);
+        else if (l->open_len > 0 &&
+                 (l->open_push || (now > l->open_since_us && now - l->open_since_us >= l->defer_max_us)))
+            close_open_frame(l);
+        else
+            break;
+    }
 }
 
 /* Pick the next thing to write (under mu) and encode it into l->wire; returns its
@@ -499,6 +571,9 @@ static size_t next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
         }
         SOONER(l->reset_next_us);
     } else if (l->state == ST_UP) {
+        pump(l, now);
+        if (l->open_len > 0 && !l->pend_head && queued(l) < l->window)
+            SOONER(l->open_since_us + l->defer_max_us);
         if (l->rto_deadline_us && now >= l->rto_deadline_us) {
             /* Go back N: everything unacknowledged goes again, oldest first. */
             l->st.timeouts++;
@@ -555,7 +630,7 @@ static size_t next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
         l->idle_mark_us = now;
     if (l->state != ST_DEAD && awaiting(l)) {
         uint64_t quiet_since = l->last_rx_us > l->idle_mark_us ? l->last_rx_us : l->idle_mark_us;
-        if (now - quiet_since >= l->silence_us) {
+        if (now > quiet_since && now - quiet_since >= l->silence_us) { /* quiet_since may be later than now */
             set_dead(l, NF_STATUS_IO_TIMEOUT, "link: no valid frame from %s for %u ms", l->t->name,
                      (unsigned)(l->silence_us / 1000u));
             return 0;
@@ -650,6 +725,15 @@ static void free_link(struct nf_link *l)
     for (unsigned i = 0; i < NF_LINK_MAX_SLOTS; i++)
         free(l->q[i].buf);
     free(l->open_buf);
+    for (int k = 0; k < 2; k++) {
+        struct pend *p = k ? l->pend_free : l->pend_head;
+        while (p) {
+            struct pend *n = p->next;
+            free(p->buf);
+            free(p);
+            p = n;
+        }
+    }
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
     free(l);
@@ -695,6 +779,7 @@ uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cf
     if (l->rto_max_us < l->rto_min_us)
         l->rto_max_us = l->rto_min_us;
     l->ack_delay_us = c.ack_delay_us ? c.ack_delay_us : DEFAULT_ACK_DELAY_US;
+    l->defer_max_us = c.defer_max_us ? c.defer_max_us : DEFAULT_DEFER_MAX_US;
     l->window_max = (c.window_max && c.window_max < NF_LINK_MAX_SLOTS) ? c.window_max : NF_LINK_MAX_SLOTS;
     l->rto_us = l->rto_initial_us;
     l->frame_cap = NF_LINK_MAX_PAYLOAD;
@@ -752,6 +837,7 @@ static void close_open_frame(struct nf_link *l)
     s->payload = l->open_len;
     l->open_buf = b;
     l->open_len = 0;
+    l->open_push = 0;
     l->open_gen++;
     if (queued(l) == 0 && l->expecting == 0)
         l->idle_mark_us = now_us(); /* the silence clock starts now, not at the last frame */
@@ -772,7 +858,7 @@ static uint32_t usable(const struct nf_link *l)
 /* Wait for the window (under mu). Returns SUCCESS, or why not. */
 static uint32_t wait_room(struct nf_link *l, int on_link_thread)
 {
-    while (l->state == ST_UP && !l->closing && queued(l) >= l->window) {
+    while (l->state == ST_UP && !l->closing && (queued(l) >= l->window || l->pend_head)) {
         if (on_link_thread)
             return NF_STATUS_INSUFFICIENT_RESOURCES;
         pthread_cond_wait(&l->cv, &l->mu);
@@ -800,6 +886,8 @@ static uint32_t send_common(struct nf_link *l, const struct nf_link_part *parts,
         st = usable(l); /* appending needs no room in the window */
         if (st != NF_STATUS_SUCCESS)
             goto out;
+        if (l->open_len == 0)
+            l->open_since_us = now_us();
         uint8_t *dst = l->open_buf + NF_LINK_HDR_SIZE + l->open_len;
         for (size_t i = 0; i < nparts; i++) {
             if (parts[i].len)
@@ -868,6 +956,86 @@ uint32_t nf_link_flush(struct nf_link *l)
     if (!l)
         return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_link_flush: NULL link");
     return send_common(l, NULL, 0, 0, 0, 1);
+}
+
+/* Close the open frame without waiting (under mu): into the window when it has room
+ * and nothing waits before it, else onto the pending list. 0: out of memory. */
+static int seal_open(struct nf_link *l)
+{
+    if (queued(l) < l->window && !l->pend_head) {
+        close_open_frame(l);
+        return 1;
+    }
+    struct pend *p = l->pend_free;
+    if (p) {
+        l->pend_free = p->next;
+    } else {
+        p = malloc(sizeof(*p));
+        uint8_t *b = p ? malloc(NF_FRAME_MAX_RAW) : NULL;
+        if (!b) {
+            free(p);
+            return 0;
+        }
+        p->buf = b;
+    }
+    uint8_t *b = p->buf;
+    p->buf = l->open_buf;
+    p->payload = l->open_len;
+    p->next = NULL;
+    l->open_buf = b;
+    l->open_len = 0;
+    l->open_push = 0;
+    l->open_gen++;
+    if (l->pend_tail)
+        l->pend_tail->next = p;
+    else
+        l->pend_head = p;
+    l->pend_tail = p;
+    l->npend++;
+    return 1;
+}
+
+uint32_t nf_link_post(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer)
+{
+    pthread_mutex_lock(&l->mu);
+    uint32_t st = usable(l);
+    if (st != NF_STATUS_SUCCESS)
+        goto out;
+    if (len) {
+        if (l->open_len > 0 && l->open_len + len > l->frame_cap && !seal_open(l)) {
+            st = NF_STATUS_INSUFFICIENT_RESOURCES;
+            goto out;
+        }
+        int first = l->open_len == 0;
+        uint8_t *dst = l->open_buf + NF_LINK_HDR_SIZE + l->open_len;
+        for (size_t i = 0; i < nparts; i++) {
+            if (parts[i].len)
+                memcpy(dst, parts[i].data, parts[i].len);
+            dst += parts[i].len;
+        }
+        l->open_len += len;
+        l->st.msgs_tx++;
+        l->st.payload_tx += len;
+        if (defer) {
+            if (first) {
+                l->open_since_us = now_us();
+                nf_transport_wake(l->t); /* the deferred bound's timer */
+            }
+            goto out;
+        }
+    }
+    if (l->open_len == 0)
+        goto out;
+    if (queued(l) < l->window && !l->pend_head) {
+        close_open_frame(l);
+    } else {
+        l->open_push = 1; /* the link thread closes it when the window opens */
+        if (queued(l) == 0 && l->expecting == 0 && !l->pend_head)
+            l->idle_mark_us = now_us();
+    }
+out:
+    pthread_mutex_unlock(&l->mu);
+    return st;
 }
 
 void nf_link_expect(struct nf_link *l, int delta)

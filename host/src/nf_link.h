@@ -50,6 +50,7 @@ struct nf_link_config {
     uint32_t ack_delay_us;   /* how long a pure ACK waits for company (1000) */
     uint32_t window_max;     /* cap on the window below INFO.rx_slots (NF_LINK_MAX_SLOTS) */
     uint32_t nonce;          /* RESET nonce + 1 for deterministic tests (0: random) */
+    uint32_t defer_max_us;   /* longest a deferred message waits for company (2000) */
 };
 
 /* Counters (monotonic since open) for tests and benchmarks. */
@@ -106,6 +107,19 @@ struct nf_link_part {
     size_t len;
 };
 uint32_t nf_link_sendv(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, int defer);
+
+/* Queue one message and never wait (the NDK posting path: it runs at DISPATCH_LEVEL
+ * in Windows terms). The caller gives a well-formed message (MSG_HDR.len == len, a
+ * multiple of 8, at most NF_LINK_MAX_PAYLOAD; not checked here). Frames that do
+ * not fit the window wait in the link, unbounded but for memory (what posts them
+ * is bounded: QP depths, requests in flight), and the link thread sends them in
+ * order as the window opens. defer = 1 leaves the message in the open frame for at
+ * most defer_max_us (2 ms by default) unless a later message closes it. len = 0
+ * closes the open frame (a non-waiting nf_link_flush). Returns SUCCESS (the
+ * message is accepted: it is sent unless the link dies or closes), the death
+ * status once the link is dead, CANCELLED while closing, INSUFFICIENT_RESOURCES
+ * (no memory for another frame). It may be called from the link's callbacks too. */
+uint32_t nf_link_post(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer);
 
 /* Close the open (deferred) frame and queue it. Same returns as nf_link_send. */
 uint32_t nf_link_flush(struct nf_link *l);

@@ -74,6 +74,7 @@ static struct ndk_adapter *fake_adapter(void)
     ad->npages = (MEM_BYTES - USER_BASE) / PAGE_SIZE;
     ad->page_used = calloc(ad->npages, 1);
     ad->dead = (uint32_t)STATUS_CONNECTION_ABORTED; /* no link: anything sent fails */
+    ndk_registry_add(&ad->pub.Header); /* a live object of the library's, as NdkFpgaOpenAdapter's */
     return ad;
 }
 
@@ -173,6 +174,11 @@ static void test_mdls(struct ndk_adapter *ad)
     NDK_LOGICAL_ADDRESS pages[8];
     NTSTATUS st;
     ULONG fbo = 0;
+    /* MDLs name pages of buffers the adapter allocated: a page nobody allocated is refused. */
+    tap_ok(ndk_mdl_pages(ad, &m, m.ByteCount, pages, 8, &fbo, &st) == 0 && st == STATUS_INVALID_PARAMETER,
+           "MDL naming adapter pages no buffer holds: INVALID_PARAMETER");
+    for (int i = 0; i < 4; i++) /* as if a buffer held them */
+        ad->page_used[pfn[i] - ad->first_page] = 1;
     uint32_t n = ndk_mdl_pages(ad, &m, m.ByteCount, pages, 8, &fbo, &st);
     tap_ok(n == 3 && st == STATUS_SUCCESS && fbo == 0x10 && pages[1] == 0x40000 && pages[2] == 0x21000,
            "MDL to page list: 3 pages, FBO 0x10");
@@ -218,6 +224,8 @@ static void test_mdls(struct ndk_adapter *ad)
            "NdkBuildLAM: adapter page addresses and FBO");
     ap->Dispatch->NdkReleaseLAM(ap, lam);
     free(lam);
+    for (int i = 0; i < 4; i++)
+        ad->page_used[pfn[i] - ad->first_page] = 0;
 
     /* Buffers: allocation, scattering, bounds of NdkFpgaWrite/ReadBuffer. */
     MDL *buf = NULL, *sc = NULL;
@@ -238,6 +246,28 @@ static void test_mdls(struct ndk_adapter *ad)
     tap_ok(NdkFpgaReadBuffer(ap, buf, 0, NULL, 16) == STATUS_INVALID_PARAMETER, "NdkFpgaReadBuffer NULL: INVALID_PARAMETER");
     tap_ok(NdkFpgaWriteBuffer(ap, buf, 0, x, 16) == STATUS_CONNECTION_ABORTED,
            "NdkFpgaWriteBuffer with the link down: CONNECTION_ABORTED");
+    /* An MDL is this adapter's only when the adapter allocated it: a copy (hand-made,
+     * same pages), another adapter's, or a freed one is refused. */
+    MDL copy = *buf;
+    tap_ok(NdkFpgaWriteBuffer(ap, &copy, 0, x, 16) == STATUS_INVALID_PARAMETER &&
+               NdkFpgaReadBuffer(ap, &copy, 0, x, 16) == STATUS_INVALID_PARAMETER,
+           "NdkFpgaWrite/ReadBuffer with a hand-made MDL (a copy of one of ours): INVALID_PARAMETER");
+    struct ndk_adapter *other = fake_adapter();
+    MDL *obuf = NULL;
+    tap_ok(NdkFpgaAllocateBuffer(&other->pub, 16, &obuf) == STATUS_SUCCESS &&
+               NdkFpgaWriteBuffer(ap, obuf, 0, x, 16) == STATUS_INVALID_PARAMETER &&
+               NdkFpgaReadBuffer(ap, obuf, 0, x, 16) == STATUS_INVALID_PARAMETER,
+           "NdkFpgaWrite/ReadBuffer with another adapter's MDL (same page numbers): INVALID_PARAMETER");
+    NdkFpgaFreeBuffer(ap, obuf); /* not ours: ignored */
+    tap_ok(NdkFpgaWriteBuffer(&other->pub, obuf, 0, x, 16) == STATUS_CONNECTION_ABORTED,
+           "NdkFpgaFreeBuffer ignores another adapter's MDL (still usable on its own adapter)");
+    NdkFpgaFreeBuffer(&other->pub, obuf);
+    ndk_registry_del(&other->pub.Header);
+    free(other->page_used);
+    pthread_mutex_destroy(&other->lock);
+    pthread_cond_destroy(&other->cond);
+    pthread_cond_destroy(&other->ev_cond);
+    free(other);
     NdkFpgaFreeBuffer(ap, buf);
     NdkFpgaFreeBuffer(ap, sc);
     tap_ok(NdkFpgaAllocateBuffer(ap, PAGE_SIZE, &buf) == STATUS_SUCCESS && MmGetMdlPfnArray(buf)[0] == USER_BASE / PAGE_SIZE,
@@ -252,6 +282,7 @@ static struct ndk_pd *fake_pd(struct ndk_adapter *ad, uint32_t pdn)
     ndk_core_init(ad, &pd->core, &pd->pub.Header, NdkObjectTypePd, NULL, NULL, NULL);
     pd->pub.Dispatch = &ndk_pd_dispatch;
     pd->pdn = pdn;
+    ndk_registry_add(&pd->pub.Header);
     return pd;
 }
 
@@ -265,6 +296,7 @@ static struct ndk_mr *fake_mr(struct ndk_adapter *ad, struct ndk_pd *pd, int fas
     mr->frmr_pages = pages;
     mr->remote_access = remote;
     mr->token = 0x1234;
+    ndk_registry_add(&mr->pub.Header);
     return mr;
 }
 
@@ -280,6 +312,7 @@ static struct ndk_qp *fake_qp(struct ndk_adapter *ad, struct ndk_pd *pd, int con
     qp->mask = 3;
     qp->ring = calloc(4, sizeof(*qp->ring));
     pthread_mutex_init(&qp->ring_lock, NULL);
+    ndk_registry_add(&qp->pub.Header);
     return qp;
 }
 
@@ -412,15 +445,39 @@ static void test_rules(struct ndk_adapter *ad)
           "NdkCreateQp without an initiator CQ");
     NdkCloseObject(&cq->Header, NULL, NULL);
 
+    /* Objects of the library are used only while live: a hand-made copy (same bytes,
+     * same dispatch table) or a freed one is refused. */
+    struct ndk_qp fake = *qp;
+    struct ndk_mr fake_mr_copy = *fast;
+    check(fake.pub.Dispatch->NdkFastRegister(&fake.pub, NULL, &fast->pub, 1, pg, 0x10, 100, va, 0),
+          STATUS_INVALID_PARAMETER, "NdkFastRegister on a hand-made QP (a copy of a live one)");
+    check(q->Dispatch->NdkFastRegister(q, NULL, &fake_mr_copy.pub, 1, pg, 0x10, 100, va, 0), STATUS_INVALID_PARAMETER,
+          "NdkFastRegister with a hand-made MR (a copy of a live one)");
+    check(q->Dispatch->NdkInvalidate(q, NULL, &fake_mr_copy.pub.Header, 0), STATUS_INVALID_PARAMETER,
+          "NdkInvalidate of a hand-made MR");
+    check(fake_mr_copy.pub.Dispatch->NdkInitializeFastRegisterMr(&fake_mr_copy.pub, 1, FALSE, NULL, NULL),
+          STATUS_INVALID_PARAMETER, "NdkInitializeFastRegisterMr on a hand-made MR");
+    check(NdkCloseObject(&fake.pub.Header, NULL, NULL), STATUS_SUCCESS, "NdkCloseObject of a hand-made QP: nothing");
+    struct ndk_adapter fake_ad = *ad;
+    ULONG isz = sizeof(NDK_ADAPTER_INFO);
+    NDK_ADAPTER_INFO ainfo;
+    check(fake_ad.pub.Dispatch->NdkQueryAdapterInfo(&fake_ad.pub, &ainfo, &isz), STATUS_INVALID_PARAMETER,
+          "NdkQueryAdapterInfo on a hand-made adapter");
+
     struct ndk_mr *mrs[5] = {fast, local, normal, uninit, other};
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 5; i++) {
+        ndk_registry_del(&mrs[i]->pub.Header);
         free(mrs[i]);
+    }
     struct ndk_qp *qps[2] = {qp, unc};
     for (int i = 0; i < 2; i++) {
+        ndk_registry_del(&qps[i]->pub.Header);
         pthread_mutex_destroy(&qps[i]->ring_lock);
         free(qps[i]->ring);
         free(qps[i]);
     }
+    ndk_registry_del(&pd->pub.Header);
+    ndk_registry_del(&pd2->pub.Header);
     free(pd);
     free(pd2);
 }
@@ -433,6 +490,7 @@ int main(void)
     test_diagnostics(ad);
     test_mdls(ad);
     test_rules(ad);
+    ndk_registry_del(&ad->pub.Header);
     free(ad->page_used);
     pthread_mutex_destroy(&ad->lock);
     pthread_cond_destroy(&ad->cond);
