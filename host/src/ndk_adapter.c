@@ -1504,6 +1504,7 @@ static const char *const refuse_descriptions[N_REFUSE_CODES] = {
     [NF_REFUSE_STOPPED] = "transfer stopped: its MR was invalidated meanwhile",
     [NF_REFUSE_BAD_MTT] = "translation-table index outside the table",
     [NF_REFUSE_BAD_COMMAND] = "unknown engine command",
+    [NF_REFUSE_TIMEOUT] = "the engine did not finish within its bound (request failed INTERNAL_ERROR)",
 };
 
 /* Fixed counters: name, description, and where the value comes from. */
@@ -1523,6 +1524,8 @@ static const struct fixed_counter fixed_counters[] = {
     BOARD(tx_reject, "frames the board's link hardware refused to queue"),
     BOARD(retransmits, "DATA frames the board sent again"),
     BOARD(tx_overflow, "replies and completions the firmware could not queue (no TX room)"),
+    BOARD(tx_stalls, "times the firmware held a received frame until its replies found TX room"),
+    BOARD(wait_timeouts, "bounded firmware waits that ran out (engine operation, TX drain)"),
     HOST("frames_tx", frames_tx, "frames this host sent (DATA, again, ACK, RESET)"),
     HOST("data_tx", data_tx, "DATA frames sent for the first time"),
     HOST("retransmits", retransmits, "DATA frames sent again"),
