@@ -705,3 +705,257 @@ void case_error_breaks_qp(void)
     st_ok(stx_close(&x, 5000) >= 0, "NdkFpgaCloseAdapter returned");
     log_free(&log);
 }
+
+/* ========================================================================= */
+/* flush-race: NdkFlush from one thread while another posts (NDK_FACTS: providers
+ * "must handle NdkFlush ... called concurrently with a work-request call on the same
+ * QP"). Every request completes exactly once, in order: a request posted before the
+ * flush with its real status, one posted after it CANCELLED (ndkpi.h, NdkFlush), and
+ * what the token does afterwards agrees with the statuses. */
+
+#define FR_MAX 48
+
+struct ftrial {
+    NDK_QP *qa;
+    NDK_MR *fr;
+    const struct sbuf *tgt, *src;
+    int k;
+    char kind[FR_MAX];
+    ULONG flags[FR_MAX];
+    void *ctx[FR_MAX];
+    long gap_us[FR_MAX];
+    uint64_t t_start[FR_MAX], t_end[FR_MAX];
+    NTSTATUS st[FR_MAX];
+    long flush_delay_us, post_delay_us;
+    uint64_t t_f0, t_f1;
+    pthread_barrier_t go; /* poster and flusher start together */
+};
+
+#define FLUSH_VA 0x500000ull
+
+static void *ftrial_poster(void *p)
+{
+    struct ftrial *t = p;
+    UINT32 tok = st_token(t->fr);
+    pthread_barrier_wait(&t->go);
+    if (t->post_delay_us)
+        st_sleep_us(t->post_delay_us);
+    for (int i = 0; i < t->k; i++) {
+        t->t_start[i] = st_now_us();
+        if (t->kind[i] == 'F')
+            t->st[i] = st_post_fr(t->qa, t->ctx[i], t->fr, t->tgt, 1, 0, PAGE_SIZE, FLUSH_VA,
+                                  NDK_OP_FLAG_ALLOW_REMOTE_WRITE | t->flags[i]);
+        else if (t->kind[i] == 'I')
+            t->st[i] = st_post_inv(t->qa, t->ctx[i], t->fr, t->flags[i]);
+        else
+            t->st[i] = st_post_write(t->qa, t->ctx[i], t->src, 0, 64, FLUSH_VA + 64u * (unsigned)(i % 32), tok,
+                                     t->flags[i]);
+        t->t_end[i] = st_now_us();
+        if (t->gap_us[i])
+            st_sleep_us(t->gap_us[i]);
+    }
+    return NULL;
+}
+
+static void *ftrial_flusher(void *p)
+{
+    struct ftrial *t = p;
+    pthread_barrier_wait(&t->go);
+    if (t->flush_delay_us)
+        st_sleep_us(t->flush_delay_us);
+    t->t_f0 = st_now_us();
+    t->qa->Dispatch->NdkFlush(t->qa);
+    t->t_f1 = st_now_us();
+    return NULL;
+}
+
+struct fcheck {
+    const char *what;
+    int failed;
+    char first[300];
+};
+
+static void fcheck_fail(struct fcheck *c, int trial, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fcheck_fail(struct fcheck *c, int trial, const char *fmt, ...)
+{
+    if (c->failed++ == 0) {
+        char msg[240];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        snprintf(c->first, sizeof(c->first), "trial %d: %s", trial, msg);
+    }
+}
+
+void case_flush_race(void)
+{
+    struct stx x;
+    if (!stx_open(&x, "flush-race"))
+        return;
+    const int trials = st_n(1000, 150, 6);
+    struct cqlog log;
+    log_init(&log);
+    NDK_CQ *cq = st_cq(&x, 4096, &log);
+    struct sbuf tgt, src;
+    if (!cq || !st_buf(&x, &tgt, PAGE_SIZE, 0, -1) || !st_buf(&x, &src, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE)) {
+        st_ok(0, "CQ and buffers");
+        return;
+    }
+    struct fcheck c_once = {"every accepted request completed exactly once, in order, with its context and type", 0, ""};
+    struct fcheck c_stat = {"statuses are SUCCESS up to the flush, then CANCELLED (never SUCCESS after CANCELLED, "
+                            "nothing else)", 0, ""};
+    struct fcheck c_before = {"a request whose post returned before NdkFlush was called has its real status (SUCCESS)",
+                              0, ""};
+    struct fcheck c_after = {"a request posted after NdkFlush returned completes CANCELLED", 0, ""};
+    struct fcheck c_inline = {"every post accepted (a flushed QP still takes requests and cancels them)", 0, ""};
+    struct fcheck c_token = {"the token agrees with the statuses (a write through it from the peer QP)", 0, ""};
+    struct fcheck c_setup = {"setup of each trial (QP pair, fast MR, closes)", 0, ""};
+    struct fcheck *checks[] = {&c_setup, &c_inline, &c_once, &c_stat, &c_before, &c_after, &c_token};
+    int mixed = 0, all_before = 0, all_after = 0;
+    uint64_t t0 = st_now_ms();
+    for (int tr = 0; tr < trials; tr++) {
+        st_doing("flush race trial %d of %d", tr + 1, trials);
+        struct pair pr;
+        void *qctx = CTX(0xf0, tr * 2 + 1), *pctx = CTX(0xf0, tr * 2 + 2);
+        if (!st_pair(&x, cq, 64, qctx, pctx, &pr)) {
+            fcheck_fail(&c_setup, tr, "connect a QP pair");
+            st_pair_close(&pr, cfg.wait_ms);
+            break;
+        }
+        NDK_MR *fr = st_mr(&x, x.pd, 1);
+        if (!fr || st_init_fast(fr, 1, TRUE) != STATUS_SUCCESS) {
+            fcheck_fail(&c_setup, tr, "fast MR");
+            break;
+        }
+        static struct ftrial t;
+        memset(&t, 0, sizeof(t));
+        t.qa = pr.qa;
+        t.fr = fr;
+        t.tgt = &tgt;
+        t.src = &src;
+        t.k = 4 + (int)st_rand_below(FR_MAX - 6);
+        /* Rounds of F, 0-2 W, I. */
+        int i = 0;
+        while (i < t.k) {
+            t.kind[i++] = 'F';
+            int nw = (int)st_rand_below(3);
+            for (int w = 0; w < nw && i < t.k; w++)
+                t.kind[i++] = 'W';
+            if (i < t.k)
+                t.kind[i++] = 'I';
+        }
+        for (i = 0; i < t.k; i++) {
+            t.ctx[i] = CTX(0xf1 + tr, i + 1);
+            t.flags[i] = (i + 1 < t.k && st_rand_below(3) == 0) ? NDK_OP_FLAG_DEFER : 0;
+            t.gap_us[i] = st_rand_below(4) == 0 ? (long)st_rand_below(cfg.sim ? 200 : 30) : 0;
+        }
+        t.flush_delay_us = (long)st_rand_below((uint32_t)t.k * (cfg.sim ? 40u : 8u));
+        if (st_rand_below(8) == 0) /* now and then the flush comes first */
+            t.post_delay_us = 200 + (long)st_rand_below(300);
+        pthread_t tp, tf;
+        pthread_barrier_init(&t.go, NULL, 2);
+        pthread_create(&tp, NULL, ftrial_poster, &t);
+        pthread_create(&tf, NULL, ftrial_flusher, &t);
+        pthread_join(tp, NULL);
+        pthread_join(tf, NULL);
+        pthread_barrier_destroy(&t.go);
+        struct posted acc[FR_MAX];
+        int nacc = 0, ninline = 0;
+        for (i = 0; i < t.k; i++) {
+            if (t.st[i] == STATUS_SUCCESS) {
+                acc[nacc].ctx = t.ctx[i];
+                acc[nacc].type = t.kind[i] == 'F'   ? NdkOperationTypeFastRegister
+                                 : t.kind[i] == 'I' ? NdkOperationTypeInvalidate
+                                                    : NdkOperationTypeWrite;
+                nacc++;
+            } else {
+                ninline++;
+                if (t.t_end[i] < t.t_f0)
+                    fcheck_fail(&c_inline, tr, "request %d (%c), posted before the flush, refused inline: %s", i,
+                                t.kind[i], st_name(t.st[i]));
+                else
+                    fcheck_fail(&c_inline, tr, "request %d (%c), posted during/after the flush, refused inline: %s",
+                                i, t.kind[i], st_name(t.st[i]));
+            }
+        }
+        log_wait(&log, qctx, (size_t)nacc, cfg.wait_ms, "the requests of a flush race");
+        char why[320];
+        if (!seq_exact(&log, qctx, acc, (size_t)nacc, why, sizeof(why)))
+            fcheck_fail(&c_once, tr, "%s", why);
+        NDK_RESULT_EX r[FR_MAX + 4];
+        size_t n = log_results(&log, qctx, r, FR_MAX + 4);
+        /* Walk the accepted requests in order with their results. */
+        int seen_cancel = 0, valid = 0, nsucc = 0, ncanc = 0;
+        for (i = 0; i < t.k; i++) {
+            if (t.st[i] != STATUS_SUCCESS)
+                continue;
+            int a = 0;
+            for (int j = 0; j < i; j++)
+                a += t.st[j] == STATUS_SUCCESS;
+            NTSTATUS s = (size_t)a < n && r[a].RequestContext == t.ctx[i] ? r[a].Status : ST_NO_COMPLETION;
+            if (s == STATUS_SUCCESS) {
+                nsucc++;
+                if (seen_cancel)
+                    fcheck_fail(&c_stat, tr, "request %d (%c) SUCCESS after a CANCELLED one", i, t.kind[i]);
+                if (t.kind[i] == 'F')
+                    valid = 1;
+                else if (t.kind[i] == 'I')
+                    valid = 0;
+            } else if (s == STATUS_CANCELLED) {
+                ncanc++;
+                seen_cancel = 1;
+            } else {
+                fcheck_fail(&c_stat, tr, "request %d (%c) completed %s", i, t.kind[i], st_name(s));
+            }
+            if (t.t_end[i] < t.t_f0 && s != STATUS_SUCCESS)
+                fcheck_fail(&c_before, tr, "request %d (%c%s) returned %llu us before NdkFlush, completed %s", i,
+                            t.kind[i], t.flags[i] ? ", deferred" : "", (unsigned long long)(t.t_f0 - t.t_end[i]),
+                            st_name(s));
+            if (t.t_start[i] > t.t_f1 && s != STATUS_CANCELLED)
+                fcheck_fail(&c_after, tr, "request %d (%c) posted %llu us after NdkFlush returned, completed %s", i,
+                            t.kind[i], (unsigned long long)(t.t_start[i] - t.t_f1), st_name(s));
+        }
+        if (nsucc && ncanc)
+            mixed++;
+        else if (ncanc == 0)
+            all_before++;
+        else
+            all_after++;
+        /* The token: granted exactly when the last successful F/I was an F. */
+        uint8_t pat[64], before[64], after[64];
+        st_fill(pat, sizeof(pat), 7000u + (uint32_t)tr);
+        NdkFpgaWriteBuffer(x.ad, src.mdl, 0, pat, sizeof(pat));
+        NdkFpgaReadBuffer(x.ad, tgt.mdl, 0, before, sizeof(before));
+        NTSTATUS pst = st_post_write(pr.qb, CTX(0xf2, tr), &src, 0, 64, FLUSH_VA, st_token(fr), 0);
+        NDK_RESULT_EX pres;
+        memset(&pres, 0, sizeof(pres));
+        pres.Status = ST_NO_COMPLETION;
+        if (pst == STATUS_SUCCESS && log_wait(&log, pctx, 1, cfg.wait_ms, "the token probe"))
+            log_results(&log, pctx, &pres, 1);
+        NdkFpgaReadBuffer(x.ad, tgt.mdl, 0, after, sizeof(after));
+        int agree = valid ? pres.Status == STATUS_SUCCESS && !memcmp(after, pat, 64)
+                          : pres.Status == STATUS_ACCESS_VIOLATION && !memcmp(after, before, 64);
+        if (!agree)
+            fcheck_fail(&c_token, tr, "the statuses say the MR is %s, a write through its token completed %s",
+                        valid ? "registered" : "not registered", st_name(pres.Status));
+        if (!st_pair_close(&pr, cfg.wait_ms) || !st_close(&fr->Header, cfg.wait_ms)) {
+            fcheck_fail(&c_setup, tr, "close the pair and the MR");
+            break;
+        }
+        if (c_setup.failed)
+            break;
+    }
+    uint64_t ms = st_now_ms() - t0;
+    for (size_t k = 0; k < sizeof(checks) / sizeof(checks[0]); k++)
+        st_ok(!checks[k]->failed, "%d trials: %s%s%s", trials, checks[k]->what,
+              checks[k]->failed ? " -- first failure: " : "", checks[k]->failed ? checks[k]->first : "");
+    st_note("%d trials in %llu ms: the flush landed amid the requests in %d, after all in %d, before all in %d",
+            trials, (unsigned long long)ms, mixed, all_before, all_after);
+    st_buf_free(&x, &tgt);
+    st_buf_free(&x, &src);
+    st_ok(st_close(&cq->Header, cfg.wait_ms), "CQ closed");
+    log.cq = NULL;
+    st_ok(stx_close(&x, 5000) >= 0, "NdkFpgaCloseAdapter returned");
+    log_free(&log);
+}
