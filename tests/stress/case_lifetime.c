@@ -545,3 +545,520 @@ void case_close_outstanding(void)
     st_ok(stx_close(&x, 5000) >= 0, "NdkFpgaCloseAdapter returned");
     log_free(&log);
 }
+
+/* ========================================================================= */
+/* init-fr-dead: NdkInitializeFastRegisterMr without a callback (the call waits) after
+ * the link died, and with the link dying while it waits: it returns a link status,
+ * and it leaves no reference behind (the MR's and the PD's closes complete). */
+
+struct sync_init {
+    NDK_MR *mr;
+    NTSTATUS st;
+};
+
+static void *sync_init_main(void *p)
+{
+    struct sync_init *s = p;
+    s->st = s->mr->Dispatch->NdkInitializeFastRegisterMr(s->mr, 1, TRUE, NULL, NULL);
+    return NULL;
+}
+
+/* Wait until the library has noticed the link is gone (a query fails). */
+static NTSTATUS wait_dead(struct stx *x, int ms)
+{
+    uint64_t end = st_now_ms() + (uint64_t)ms;
+    NDKFPGA_STATS s;
+    NTSTATUS st = STATUS_SUCCESS;
+    st_doing("waiting for the library to notice the adapter is gone");
+    while (st_now_ms() < end && (st = NdkFpgaQueryStats(x->ad, &s)) == STATUS_SUCCESS)
+        st_sleep_ms(5);
+    return st;
+}
+
+static void close_after_death(struct stx *x, NDK_MR *mr, const char *name)
+{
+    uint64_t t0 = st_now_ms();
+    int mr_closed = st_close(&mr->Header, 2000);
+    st_ok(mr_closed, "%s: the MR closes (%llu ms)", name, (unsigned long long)(st_now_ms() - t0));
+    st_close(&x->lis->Header, 2000);
+    t0 = st_now_ms();
+    int pd_closed = st_close(&x->pd->Header, 2000);
+    st_ok(pd_closed, "%s: the PD's close completes: no reference left behind (%llu ms)", name,
+          (unsigned long long)(st_now_ms() - t0));
+    int ms = stx_close(x, 2000);
+    if (ms < 0)
+        st_bail("%s: NdkFpgaCloseAdapter did not return within 2000 ms", name);
+    st_ok(1, "%s: NdkFpgaCloseAdapter returned (%d ms)", name, ms);
+}
+
+void case_init_fr_dead(void)
+{
+    struct stx x;
+    if (!stx_open(&x, "first"))
+        return;
+    const char *name = "after the link died";
+    NDK_MR *mr = st_mr(&x, x.pd, 1), *mr_cb = st_mr(&x, x.pd, 1);
+    if (!st_ok(mr != NULL && mr_cb != NULL, "%s: two fast-register MRs", name))
+        return;
+    if (!stx_kill(&x)) {
+        st_skip(name, "the adapter's process is not known");
+        return;
+    }
+    NTSTATUS dead = wait_dead(&x, 2000);
+    st_ok(dead != STATUS_SUCCESS, "%s: the library notices within 2 s (%s)", name, st_name(dead));
+    for (int i = 0; i < 3; i++) {
+        struct sync_init *s = calloc(1, sizeof(*s)); /* leaked if the call never returns */
+        s->mr = mr;
+        s->st = ST_NO_COMPLETION;
+        st_doing("NdkInitializeFastRegisterMr without a callback, link dead (call %d)", i + 1);
+        int back = st_bounded(sync_init_main, s, 2000);
+        if (!back)
+            st_bail("%s: NdkInitializeFastRegisterMr without a callback did not return within 2 s (call %d)", name,
+                    i + 1);
+        st_ok(s->st != STATUS_SUCCESS && s->st != STATUS_PENDING,
+              "%s: NdkInitializeFastRegisterMr without a callback returns a failure (call %d: %s)", name, i + 1,
+              st_name(s->st));
+        free(s);
+    }
+    uint64_t t0 = st_now_ms();
+    int closed = st_close(&mr->Header, 2000);
+    st_ok(closed, "%s: the MR given to those calls closes (%llu ms)", name, (unsigned long long)(st_now_ms() - t0));
+    NTSTATUS cb = st_init_fast(mr_cb, 1, TRUE);
+    st_ok(cb != STATUS_SUCCESS && cb != ST_NO_COMPLETION,
+          "%s: with a callback it fails too, inline or through the callback (%s)", name, st_name(cb));
+    close_after_death(&x, mr_cb, "after the link died (with a callback)");
+
+    /* The link dies while the call waits. */
+    name = "the link dies during the call";
+    struct stx y;
+    if (!stx_open(&y, "second"))
+        return;
+    NDK_MR *m2 = st_mr(&y, y.pd, 1);
+    if (!st_ok(m2 != NULL, "%s: a fast-register MR", name))
+        return;
+    stx_freeze(&y);
+    struct sync_init *s = calloc(1, sizeof(*s));
+    s->mr = m2;
+    s->st = ST_NO_COMPLETION;
+    pthread_t t;
+    pthread_create(&t, NULL, sync_init_main, s);
+    st_sleep_ms(100);
+    stx_kill(&y);
+    t0 = st_now_ms();
+    st_doing("waiting for NdkInitializeFastRegisterMr (no callback) to return after the link died under it");
+    while (s->st == ST_NO_COMPLETION && st_now_ms() - t0 < 2000)
+        st_sleep_ms(2);
+    NTSTATUS got = __atomic_load_n(&s->st, __ATOMIC_SEQ_CST);
+    if (got == ST_NO_COMPLETION)
+        st_bail("%s: NdkInitializeFastRegisterMr without a callback still waits 2 s after the link died", name);
+    pthread_join(t, NULL);
+    st_ok(st_is_link_status(got) || got == STATUS_CONNECTION_INVALID,
+          "%s: it returns the link's status within 2 s (%s, %llu ms)", name, st_name(got),
+          (unsigned long long)(st_now_ms() - t0));
+    free(s);
+    close_after_death(&y, m2, name);
+}
+
+/* ========================================================================= */
+/* frozen: the adapter's process stopped (SIGSTOP). Posting never blocks (each post
+ * returns within 50 ms, accepted or refused inline); after SIGCONT every accepted
+ * request completes exactly once. Closing a frozen or a killed adapter returns within
+ * 2 s, every outstanding request completed exactly once with a link status. */
+
+#define POST_BOUND_US 50000u
+
+struct storm {
+    NDK_QP *qa;
+    const struct sbuf *src, *nrm;
+    int n;          /* requests to post (frozen), or until stop (link-death) */
+    volatile int stop;
+    int pause_us;   /* between posts */
+    /* results */
+    void **ctx;
+    NTSTATUS *st;
+    uint64_t *us;   /* how long each post took */
+    int posted;     /* posts made */
+    int inside;     /* a post is running now (index + 1), 0 otherwise */
+    uint64_t inside_since;
+    uint32_t tag;
+    int cap;
+};
+
+static void *storm_main(void *p)
+{
+    struct storm *s = p;
+    UINT32 tok = st_token(s->nrm->mr);
+    uint64_t base = (uint64_t)(uintptr_t)st_va(s->nrm, 0);
+    for (int i = 0; i < s->cap && (s->n ? i < s->n : !s->stop); i++) {
+        void *ctx = CTX(s->tag, i + 1);
+        uint64_t t0 = st_now_us();
+        __atomic_store_n(&s->inside_since, t0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&s->inside, i + 1, __ATOMIC_SEQ_CST);
+        NTSTATUS st = st_post_write(s->qa, ctx, s->src, 16u * (unsigned)(i % 4), 16, base + 16u * (unsigned)(i % 256),
+                                    tok, 0);
+        __atomic_store_n(&s->inside, 0, __ATOMIC_SEQ_CST);
+        s->ctx[i] = ctx;
+        s->st[i] = st;
+        s->us[i] = st_now_us() - t0;
+        __atomic_store_n(&s->posted, i + 1, __ATOMIC_SEQ_CST);
+        if (s->pause_us)
+            st_sleep_us(s->pause_us);
+    }
+    return NULL;
+}
+
+static void storm_alloc(struct storm *s, int cap)
+{
+    s->cap = cap;
+    s->ctx = calloc((size_t)cap, sizeof(*s->ctx));
+    s->st = calloc((size_t)cap, sizeof(*s->st));
+    s->us = calloc((size_t)cap, sizeof(*s->us));
+    if (!s->ctx || !s->st || !s->us)
+        st_bail("out of memory");
+}
+
+static void storm_free(struct storm *s)
+{
+    free(s->ctx);
+    free(s->st);
+    free(s->us);
+}
+
+/* Accepted posts as the expected completion sequence. */
+static size_t storm_accepted(const struct storm *s, struct posted *out)
+{
+    size_t k = 0;
+    for (int i = 0; i < s->posted; i++)
+        if (s->st[i] == STATUS_SUCCESS) {
+            out[k].ctx = s->ctx[i];
+            out[k].type = NdkOperationTypeWrite;
+            k++;
+        }
+    return k;
+}
+
+/* Statuses of the QP's results: each SUCCESS, or (link_ok) a link status, never
+ * SUCCESS after a failure. */
+static int results_agree(struct cqlog *log, void *qctx, int link_ok, char *why, size_t whylen, size_t *nsucc)
+{
+    size_t n = log_results(log, qctx, NULL, 0);
+    NDK_RESULT_EX *r = calloc(n + 1, sizeof(*r));
+    log_results(log, qctx, r, n);
+    int ok = 1, failed = 0;
+    *nsucc = 0;
+    for (size_t i = 0; i < n && ok; i++) {
+        if (r[i].Status == STATUS_SUCCESS) {
+            (*nsucc)++;
+            if (failed) {
+                snprintf(why, whylen, "result %zu SUCCESS after a failed one", i);
+                ok = 0;
+            }
+        } else if (link_ok && st_is_link_status(r[i].Status)) {
+            failed = 1;
+        } else {
+            snprintf(why, whylen, "result %zu (ctx %p) completed %s", i, r[i].RequestContext, st_name(r[i].Status));
+            ok = 0;
+        }
+    }
+    free(r);
+    return ok;
+}
+
+struct frz {
+    struct stx x;
+    struct cqlog log;
+    NDK_CQ *cq;
+    struct pair pr;
+    struct sbuf src, nrm;
+    void *qctx;
+};
+
+static int frz_open(struct frz *f, const char *what, int drain_cb, uint32_t tag)
+{
+    memset(f, 0, sizeof(*f));
+    if (!stx_open(&f->x, what))
+        return 0;
+    log_init(&f->log);
+    f->log.drain_in_callback = drain_cb;
+    f->qctx = CTX(tag, 0);
+    f->cq = st_cq(&f->x, 8192, &f->log);
+    int ok = f->cq && st_buf(&f->x, &f->src, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE) &&
+             st_buf(&f->x, &f->nrm, 4 * PAGE_SIZE, 0, NDK_MR_FLAG_ALLOW_REMOTE_WRITE) &&
+             st_pair(&f->x, f->cq, 1024, f->qctx, CTX(tag, 0xffff), &f->pr);
+    if (ok && drain_cb)
+        f->cq->Dispatch->NdkArmCq(f->cq, NDK_CQ_NOTIFY_ANY);
+    if (ok && f->x.pid <= 0) {
+        st_skip(what, "the adapter's process is not known (an adapter the library did not start)");
+        return 0;
+    }
+    return st_ok(ok, "%s: an adapter with a connected pair, buffers, a normal MR with remote write", what);
+}
+
+/* Run a storm while the caller watches every post: returns 1 when the poster
+ * finished, 0 when a post stayed inside the library past budget_ms. */
+static int storm_run(struct storm *s, int budget_ms, int *max_ms, int *blocked_at)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, storm_main, s);
+    uint64_t t0 = st_now_ms();
+    *blocked_at = -1;
+    for (;;) {
+        if (__atomic_load_n(&s->posted, __ATOMIC_SEQ_CST) >= s->n && s->n)
+            break;
+        int in = __atomic_load_n(&s->inside, __ATOMIC_SEQ_CST);
+        uint64_t since = __atomic_load_n(&s->inside_since, __ATOMIC_SEQ_CST);
+        if (in && st_now_us() - since > (uint64_t)budget_ms * 1000u) {
+            *blocked_at = in - 1;
+            break;
+        }
+        if (st_now_ms() - t0 > (uint64_t)budget_ms * 10u + 5000u) {
+            *blocked_at = __atomic_load_n(&s->posted, __ATOMIC_SEQ_CST);
+            break;
+        }
+        st_sleep_ms(1);
+    }
+    int finished = *blocked_at < 0;
+    if (finished)
+        pthread_join(t, NULL);
+    else
+        pthread_detach(t);
+    uint64_t mx = 0;
+    for (int i = 0; i < s->posted; i++)
+        if (s->us[i] > mx)
+            mx = s->us[i];
+    *max_ms = (int)(mx / 1000u);
+    return finished;
+}
+
+void case_frozen(void)
+{
+    /* Part 1: posts on a frozen adapter, then SIGCONT. */
+    {
+        const char *name = "frozen, then resumed";
+        struct frz f;
+        if (!frz_open(&f, name, 0, 0xf1))
+            return;
+        const int n = st_n(300, 120, 60);
+        struct storm s;
+        memset(&s, 0, sizeof(s));
+        s.qa = f.pr.qa;
+        s.src = &f.src;
+        s.nrm = &f.nrm;
+        s.n = n;
+        s.tag = 0xf2;
+        storm_alloc(&s, n);
+        stx_freeze(&f.x);
+        uint64_t t0 = st_now_ms();
+        int max_ms = 0, blocked = -1;
+        st_doing("%s: posting %d writes to a frozen adapter", name, n);
+        int finished = storm_run(&s, 2000, &max_ms, &blocked);
+        int slow = 0;
+        for (int i = 0; i < s.posted; i++)
+            slow += s.us[i] > POST_BOUND_US;
+        if (!finished) {
+            st_ok(0, "%s: a post on a frozen adapter blocks: post %d still inside NdkWrite after 2 s (%d posts "
+                     "returned before it)",
+                  name, blocked, blocked);
+            stx_thaw(&f.x);
+            uint64_t w0 = st_now_ms();
+            while (__atomic_load_n(&s.posted, __ATOMIC_SEQ_CST) < n && st_now_ms() - w0 < 10000)
+                st_sleep_ms(5);
+            if (__atomic_load_n(&s.posted, __ATOMIC_SEQ_CST) < n)
+                st_bail("%s: the poster is still blocked 10 s after SIGCONT", name);
+            st_sleep_ms(5);
+        } else {
+            int accepted = 0;
+            NTSTATUS refusal = STATUS_SUCCESS;
+            for (int i = 0; i < s.posted; i++) {
+                if (s.st[i] == STATUS_SUCCESS)
+                    accepted++;
+                else
+                    refusal = s.st[i];
+            }
+            st_ok(slow == 0, "%s: %d posts on a frozen adapter, each returned within 50 ms (slowest %d ms; %d "
+                             "accepted, %d refused inline%s%s)",
+                  name, s.posted, max_ms, accepted, s.posted - accepted, refusal ? ": " : "",
+                  refusal ? st_name(refusal) : "");
+            /* Stay frozen a little longer than the posting took. */
+            while (st_now_ms() - t0 < 300)
+                st_sleep_ms(5);
+            stx_thaw(&f.x);
+        }
+        struct posted *p = calloc((size_t)n, sizeof(*p));
+        size_t k = storm_accepted(&s, p);
+        log_wait(&f.log, f.qctx, k, cfg.wait_ms * 2, "the writes posted while frozen, after SIGCONT");
+        st_sleep_ms(cfg.sim ? 500 : 50);
+        char why[320] = "";
+        int sq = seq_exact(&f.log, f.qctx, p, k, why, sizeof(why));
+        st_ok(sq, "%s: after SIGCONT each of the %zu accepted requests completed exactly once, in order (refused ones "
+                  "never)%s%s",
+              name, k, sq ? "" : ": ", why);
+        size_t nsucc = 0;
+        why[0] = 0;
+        sq = results_agree(&f.log, f.qctx, 0, why, sizeof(why), &nsucc);
+        st_ok(sq, "%s: every one SUCCESS%s%s", name, sq ? "" : ": ", why);
+        free(p);
+        storm_free(&s);
+        st_pair_close(&f.pr, cfg.wait_ms);
+        st_buf_free(&f.x, &f.src);
+        st_buf_free(&f.x, &f.nrm);
+        st_close(&f.cq->Header, cfg.wait_ms);
+        f.log.cq = NULL;
+        st_ok(stx_close(&f.x, 5000) >= 0, "%s: NdkFpgaCloseAdapter returned", name);
+        log_free(&f.log);
+    }
+    /* Parts 2 and 3: NdkFpgaCloseAdapter of a frozen, then of a killed adapter. */
+    for (int killed = 0; killed < 2; killed++) {
+        const char *name = killed ? "closing a killed adapter" : "closing a frozen adapter";
+        struct frz f;
+        if (!frz_open(&f, name, 1, 0xf3 + (uint32_t)killed))
+            return;
+        const int n = 5; /* fewer than the link's window: no post waits for room */
+        stx_freeze(&f.x);
+        struct storm s;
+        memset(&s, 0, sizeof(s));
+        s.qa = f.pr.qa;
+        s.src = &f.src;
+        s.nrm = &f.nrm;
+        s.n = n;
+        s.tag = 0xf5 + (uint32_t)killed;
+        storm_alloc(&s, n);
+        int max_ms = 0, blocked = -1;
+        if (!storm_run(&s, 2000, &max_ms, &blocked)) {
+            stx_kill(&f.x);
+            st_bail("%s: post %d blocked on a frozen adapter", name, blocked);
+        }
+        /* A request with a callback outstanding too. */
+        struct st_op *o = op_new();
+        NDK_MR *late = NULL;
+        NTSTATUS cst = f.x.pd->Dispatch->NdkCreateMr(f.x.pd, TRUE, op_create_cb, o, &late);
+        if (killed) {
+            stx_kill(&f.x);
+            st_sleep_ms(20);
+        }
+        int ms = stx_close_slow(&f.x, 2000, 14000);
+        f.log.cq = NULL;
+        if (ms < 0) {
+            stx_kill(&f.x);
+            st_bail("%s: NdkFpgaCloseAdapter had not returned after 16 s", name);
+        }
+        st_ok(ms <= 2000, "%s: NdkFpgaCloseAdapter returned in %d ms (at most 2000)", name, ms);
+        struct posted p[8];
+        size_t k = storm_accepted(&s, p);
+        char why[320] = "";
+        int sq = seq_exact(&f.log, f.qctx, p, k, why, sizeof(why));
+        st_ok(sq, "%s: each of the %zu outstanding requests completed exactly once, in order, before it returned%s%s",
+              name, k, sq ? "" : ": ", why);
+        size_t nsucc = 0;
+        why[0] = 0;
+        sq = results_agree(&f.log, f.qctx, 1, why, sizeof(why), &nsucc);
+        st_ok(sq && nsucc == 0, "%s: each with a link status (%zu SUCCESS)%s%s", name, nsucc, sq ? "" : ": ", why);
+        NTSTATUS got = op_wait(o, cst, 0, NULL);
+        st_ok(cst == STATUS_PENDING ? got != STATUS_SUCCESS && got != ST_NO_COMPLETION : cst != STATUS_SUCCESS,
+              "%s: the outstanding NdkCreateMr completed with a failure before it returned (%s)", name, st_name(got));
+        storm_free(&s);
+        log_free(&f.log);
+        if (!killed)
+            stx_thaw(&f.x); /* in case the library left it */
+    }
+}
+
+/* ========================================================================= */
+/* link-death: SIGKILL of the adapter during a posting storm, repeated. A post is
+ * either refused inline (and never completes) or accepted (and completes exactly
+ * once); nothing is duplicated, nothing stale arrives later, the close returns. */
+
+void case_link_death(void)
+{
+    const int reps = st_n(6, 3, 2);
+    int all_once = 1, all_status = 1, all_quiet = 1, all_close = 1, all_fast = 1;
+    char w_once[400] = "", w_status[400] = "", w_quiet[160] = "", w_close[160] = "", w_fast[160] = "";
+    int total_acc = 0, total_ref = 0, total_succ = 0;
+    for (int rep = 0; rep < reps; rep++) {
+        struct frz f;
+        char what[48];
+        snprintf(what, sizeof(what), "storm %d", rep + 1);
+        if (!frz_open(&f, what, 1, 0x1d0 + (uint32_t)rep))
+            return;
+        struct storm s;
+        memset(&s, 0, sizeof(s));
+        s.qa = f.pr.qa;
+        s.src = &f.src;
+        s.nrm = &f.nrm;
+        s.tag = 0x1e0 + (uint32_t)rep;
+        s.pause_us = 20;
+        storm_alloc(&s, 200000);
+        pthread_t t;
+        pthread_create(&t, NULL, storm_main, &s);
+        int delay = cfg.sim ? 50 + (int)st_rand_below(300) : 5 + (int)st_rand_below(40);
+        st_sleep_ms(delay);
+        st_doing("%s: SIGKILL of the adapter after %d ms of posting", what, delay);
+        stx_kill(&f.x);
+        st_sleep_ms(cfg.sim ? 400 : 100); /* keep posting into the dead link */
+        s.stop = 1;
+        uint64_t t0 = st_now_ms();
+        while (st_now_ms() - t0 < 3000 && __atomic_load_n(&s.inside, __ATOMIC_SEQ_CST))
+            st_sleep_ms(1);
+        if (__atomic_load_n(&s.inside, __ATOMIC_SEQ_CST))
+            st_bail("%s: a post has been inside NdkWrite for 3 s after the adapter was killed", what);
+        pthread_join(t, NULL);
+        int max_us = 0;
+        for (int i = 0; i < s.posted; i++)
+            if ((int)s.us[i] > max_us)
+                max_us = (int)s.us[i];
+        if (max_us > 2000000 && all_fast) {
+            all_fast = 0;
+            snprintf(w_fast, sizeof(w_fast), "%s: a post took %d ms", what, max_us / 1000);
+        }
+        struct posted *p = calloc((size_t)s.posted + 1, sizeof(*p));
+        size_t k = storm_accepted(&s, p);
+        total_acc += (int)k;
+        total_ref += s.posted - (int)k;
+        log_wait(&f.log, f.qctx, k, 2000, "every accepted request after the link died");
+        char why[320] = "";
+        if (!seq_exact(&f.log, f.qctx, p, k, why, sizeof(why)) && all_once) {
+            all_once = 0;
+            snprintf(w_once, sizeof(w_once), "%s: %s", what, why);
+        }
+        size_t nsucc = 0;
+        why[0] = 0;
+        if (!results_agree(&f.log, f.qctx, 1, why, sizeof(why), &nsucc) && all_status) {
+            all_status = 0;
+            snprintf(w_status, sizeof(w_status), "%s: %s", what, why);
+        }
+        total_succ += (int)nsucc;
+        size_t n1 = log_count(&f.log, f.qctx);
+        st_sleep_ms(cfg.sim ? 500 : 200);
+        size_t n2 = log_count(&f.log, f.qctx);
+        if (n2 != n1 && all_quiet) {
+            all_quiet = 0;
+            snprintf(w_quiet, sizeof(w_quiet), "%s: %zu more results arrived later", what, n2 - n1);
+        }
+        int ms = stx_close(&f.x, 2000);
+        f.log.cq = NULL;
+        if (ms < 0)
+            st_bail("%s: NdkFpgaCloseAdapter of the dead adapter did not return within 2 s", what);
+        size_t n3 = log_count(&f.log, f.qctx);
+        if (n3 != n2 && all_quiet) {
+            all_quiet = 0;
+            snprintf(w_quiet, sizeof(w_quiet), "%s: %zu more results arrived during the close", what, n3 - n2);
+        }
+        if (ms > 2000 && all_close) {
+            all_close = 0;
+            snprintf(w_close, sizeof(w_close), "%s: %d ms", what, ms);
+        }
+        free(p);
+        storm_free(&s);
+        log_free(&f.log);
+    }
+    st_ok(all_fast, "%d storms: no post blocked on the dying link%s%s", reps, all_fast ? "" : ": ", w_fast);
+    st_ok(all_once, "%d storms (%d accepted, %d refused inline): every accepted request completed exactly once, in "
+                    "order; no refused one ever did%s%s",
+          reps, total_acc, total_ref, all_once ? "" : ": ", w_once);
+    st_ok(all_status, "%d storms: statuses SUCCESS (%d) until the death, then a link status, never SUCCESS after%s%s",
+          reps, total_succ, all_status ? "" : ": ", w_status);
+    st_ok(all_quiet, "%d storms: no stale completion after all were delivered%s%s", reps, all_quiet ? "" : ": ",
+          w_quiet);
+    st_ok(all_close, "%d storms: NdkFpgaCloseAdapter of the dead adapter returned within 2 s%s%s", reps,
+          all_close ? "" : ": ", w_close);
+}

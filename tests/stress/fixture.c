@@ -383,6 +383,19 @@ int stx_close(struct stx *x, int budget_ms)
     return done ? (int)(st_now_ms() - t0) : -1;
 }
 
+int stx_close_slow(struct stx *x, int budget_ms, int extra_ms)
+{
+    if (!x->ad)
+        return -1;
+    st_doing("NdkFpgaCloseAdapter (budget %d ms, then %d ms more)", budget_ms, extra_ms);
+    uint64_t t0 = st_now_ms();
+    int done = st_bounded(close_adapter_main, x->ad, budget_ms + extra_ms);
+    x->ad = NULL;
+    x->pd = NULL;
+    x->lis = NULL;
+    return done ? (int)(st_now_ms() - t0) : -1;
+}
+
 int stx_freeze(struct stx *x)
 {
     if (x->pid <= 0 || kill(x->pid, SIGSTOP) != 0)

@@ -149,6 +149,9 @@ int stx_open(struct stx *x, const char *what);
 /* NdkFpgaCloseAdapter on a thread of its own: the milliseconds it took, or -1 when it
  * did not return within budget_ms (then the case should end: st_bail). */
 int stx_close(struct stx *x, int budget_ms);
+/* The same, waiting budget_ms + extra_ms: the milliseconds it took (compare with
+ * budget_ms), or -1. */
+int stx_close_slow(struct stx *x, int budget_ms, int extra_ms);
 /* SIGSTOP / SIGCONT / SIGKILL the adapter's process. */
 int stx_freeze(struct stx *x);
 void stx_thaw(struct stx *x);
