@@ -497,9 +497,9 @@ void case_close_outstanding(void)
 
     /* The adapter closed under requests outstanding: it returns, and each completes once. */
     {
-        const char *name = "adapter closed with requests outstanding";
         struct stx y;
         if (stx_open(&y, "second")) {
+            const char *name = "adapter closed with requests outstanding";
             struct cqlog ly;
             log_init(&ly);
             ly.drain_in_callback = 1;

@@ -174,7 +174,7 @@ VOID log_notify_cb(PVOID ctx, NTSTATUS st)
     pthread_mutex_unlock(&l->m);
 }
 
-static size_t count_locked(const struct cqlog *l, void *qpctx)
+static size_t count_locked(const struct cqlog *l, const void *qpctx)
 {
     size_t k = 0;
     for (size_t i = 0; i < l->n; i++)
@@ -183,7 +183,7 @@ static size_t count_locked(const struct cqlog *l, void *qpctx)
     return k;
 }
 
-size_t log_count(struct cqlog *l, void *qpctx)
+size_t log_count(struct cqlog *l, const void *qpctx)
 {
     pthread_mutex_lock(&l->m);
     size_t k = count_locked(l, qpctx);
@@ -191,7 +191,7 @@ size_t log_count(struct cqlog *l, void *qpctx)
     return k;
 }
 
-int log_wait(struct cqlog *l, void *qpctx, size_t n, int ms, const char *what)
+int log_wait(struct cqlog *l, const void *qpctx, size_t n, int ms, const char *what)
 {
     st_doing("waiting up to %d ms for %zu completion(s) of %s", ms, n, what);
     uint64_t end = st_now_ms() + (uint64_t)ms;
@@ -212,7 +212,7 @@ int log_wait(struct cqlog *l, void *qpctx, size_t n, int ms, const char *what)
     return 1;
 }
 
-size_t log_results(struct cqlog *l, void *qpctx, NDK_RESULT_EX *out, size_t max)
+size_t log_results(struct cqlog *l, const void *qpctx, NDK_RESULT_EX *out, size_t max)
 {
     pthread_mutex_lock(&l->m);
     size_t k = 0;
@@ -241,7 +241,7 @@ size_t log_foreign(struct cqlog *l, void *const *qpctxs, size_t n)
     return k;
 }
 
-int seq_exact(struct cqlog *l, void *qpctx, const struct posted *p, size_t n, char *why, size_t whylen)
+int seq_exact(struct cqlog *l, const void *qpctx, const struct posted *p, size_t n, char *why, size_t whylen)
 {
     pthread_mutex_lock(&l->m);
     size_t k = 0;
@@ -261,10 +261,16 @@ int seq_exact(struct cqlog *l, void *qpctx, const struct posted *p, size_t n, ch
             for (size_t j = 0; j < n; j++)
                 if (p[j].ctx == r->RequestContext)
                     at = (long)j;
+            const char *hint = "";
+            if (at < 0)
+                hint = ": never posted, or refused inline";
+            else if ((size_t)at < k)
+                hint = ": a duplicate or out of order";
+            else
+                hint = ": the ones before it are missing";
             snprintf(why, whylen,
                      "result %zu is ctx %p type %d (%s), expected ctx %p type %d (that context is request %ld%s)", k,
-                     r->RequestContext, (int)r->Type, st_name(r->Status), p[k].ctx, p[k].type, at,
-                     at >= 0 && (size_t)at < k ? ": a duplicate or out of order" : at < 0 ? ": never posted" : "");
+                     r->RequestContext, (int)r->Type, st_name(r->Status), p[k].ctx, p[k].type, at, hint);
             ok = 0;
         }
         k++;

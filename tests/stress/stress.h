@@ -112,11 +112,11 @@ VOID log_notify_cb(PVOID ctx, NTSTATUS st);
 /* Move every waiting result of the CQ into the log (no-op once l->cq is NULL). */
 void log_drain(struct cqlog *l);
 /* Results of the QP with this QPContext so far. */
-size_t log_count(struct cqlog *l, void *qpctx);
+size_t log_count(struct cqlog *l, const void *qpctx);
 /* Wait (draining) until the QP has n results; 1, or 0 after ms. */
-int log_wait(struct cqlog *l, void *qpctx, size_t n, int ms, const char *what);
+int log_wait(struct cqlog *l, const void *qpctx, size_t n, int ms, const char *what);
 /* Copy the results of one QP, in order, into out (up to max); returns how many there are. */
-size_t log_results(struct cqlog *l, void *qpctx, NDK_RESULT_EX *out, size_t max);
+size_t log_results(struct cqlog *l, const void *qpctx, NDK_RESULT_EX *out, size_t max);
 /* Results whose QPContext is none of the given ones. */
 size_t log_foreign(struct cqlog *l, void *const *qpctxs, size_t n);
 
@@ -127,7 +127,7 @@ struct posted {
 };
 /* The QP's results are exactly the posted requests, once each, in order, with their
  * QPContext, RequestContext and type. Returns 1, or 0 with why filled. */
-int seq_exact(struct cqlog *l, void *qpctx, const struct posted *p, size_t n, char *why, size_t whylen);
+int seq_exact(struct cqlog *l, const void *qpctx, const struct posted *p, size_t n, char *why, size_t whylen);
 
 /* ---- one adapter and what every case needs on it ---- */
 struct stx {
