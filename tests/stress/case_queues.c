@@ -498,7 +498,8 @@ static void overflow_variant(struct stx *x, const char *name, int arm)
     /* Refusals are allowed only once the overflow has put the QP in error. */
     st_note("%s: %zu posted, %d refused inline (first: %s)", name, posted.n, refused, st_name(first_refusal));
     st_doing("%s: waiting for the STATUS_BUFFER_OVERFLOW notification", name);
-    int ov = wait_overflow(&log, cfg.wait_ms);
+    /* The requests take a round trip or two on the model, some 0.5 s on the simulation. */
+    int ov = wait_overflow(&log, cfg.sim ? 5000 : 2000);
     pthread_mutex_lock(&log.m);
     int notifies = log.notifies, other = log.other_notify;
     pthread_mutex_unlock(&log.m);

@@ -28,6 +28,7 @@ static int unchanged(struct watched *w, int n, char *why, size_t whylen)
     why[0] = 0;
     for (int i = 0; i < n; i++) {
         uint8_t *got = malloc(w[i].b->len);
+        st_doing("NdkFpgaReadBuffer of %s (%zu bytes), to check that nothing changed", w[i].name, w[i].b->len);
         NTSTATUS st = NdkFpgaReadBuffer(w[i].x->ad, w[i].b->mdl, 0, got, w[i].b->len);
         int same = st == STATUS_SUCCESS && !memcmp(got, w[i].want, w[i].b->len);
         if (!same) {

@@ -238,18 +238,18 @@ struct case_def {
 };
 
 static const struct case_def cases[] = {
-    {"threads", case_threads, 30, 60, "threads x fast-register/write/read/invalidate cycles on one CQ"},
-    {"deep-queue", case_deep_queue, 30, 60, "a QP filled to its depth, with and without DEFER; a lone deferred request"},
-    {"cq-overflow", case_cq_overflow, 30, 45, "more completions than the CQ holds, not polled"},
-    {"error-breaks-qp", case_error_breaks_qp, 20, 45, "an error completion, then every later request CANCELLED"},
-    {"exhaustion", case_exhaustion, 40, 60, "allocate until INSUFFICIENT_RESOURCES, free, repeat: same counts"},
-    {"flush-race", case_flush_race, 40, 60, "NdkFlush from one thread while another posts"},
-    {"close-outstanding", case_close_outstanding, 30, 45, "closing QP, PD and adapter with requests outstanding"},
-    {"init-fr-dead", case_init_fr_dead, 20, 30, "NdkInitializeFastRegisterMr without a callback after link death"},
-    {"frozen", case_frozen, 40, 60, "a SIGSTOPped adapter: posts never block; closing a frozen or killed adapter"},
-    {"link-death", case_link_death, 40, 60, "SIGKILL of the adapter during a posting storm, repeated"},
-    {"foreign-handles", case_foreign_handles, 30, 60, "MDLs and objects of another adapter, hand-made or closed"},
-    {"guessed-tokens", case_guessed_tokens, 40, 60, "random, wrong-key, zero and privileged tokens for RDMA"},
+    {"threads", case_threads, 30, 30, "threads x fast-register/write/read/invalidate cycles on one CQ"},
+    {"deep-queue", case_deep_queue, 30, 30, "a QP filled to its depth, with and without DEFER; a lone deferred request"},
+    {"cq-overflow", case_cq_overflow, 30, 30, "more completions than the CQ holds, not polled"},
+    {"error-breaks-qp", case_error_breaks_qp, 20, 20, "an error completion, then every later request CANCELLED"},
+    {"exhaustion", case_exhaustion, 30, 30, "allocate until INSUFFICIENT_RESOURCES, free, repeat: same counts"},
+    {"flush-race", case_flush_race, 40, 30, "NdkFlush from one thread while another posts"},
+    {"close-outstanding", case_close_outstanding, 30, 20, "closing QP, PD and adapter with requests outstanding"},
+    {"init-fr-dead", case_init_fr_dead, 20, 20, "NdkInitializeFastRegisterMr without a callback after link death"},
+    {"frozen", case_frozen, 45, 45, "a SIGSTOPped adapter: posts never block; closing a frozen or killed adapter"},
+    {"link-death", case_link_death, 45, 45, "SIGKILL of the adapter during a posting storm, repeated"},
+    {"foreign-handles", case_foreign_handles, 30, 30, "MDLs and objects of another adapter, hand-made or closed"},
+    {"guessed-tokens", case_guessed_tokens, 30, 30, "random, wrong-key, zero and privileged tokens for RDMA"},
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 
@@ -436,7 +436,7 @@ int main(int argc, char **argv)
         }
     }
     cfg.seed = seed && *seed ? (unsigned)strtoul(seed, NULL, 0) : 1u;
-    cfg.wait_ms = cfg.sim ? 15000 : 3000;
+    cfg.wait_ms = cfg.sim ? 10000 : 3000;
     if (getenv("STRESS_WAIT_MS") && atoi(getenv("STRESS_WAIT_MS")) > 0)
         cfg.wait_ms = atoi(getenv("STRESS_WAIT_MS"));
     cfg.defer_bound_ms = cfg.sim ? 1000 : 200;
