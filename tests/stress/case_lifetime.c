@@ -636,7 +636,7 @@ void case_init_fr_dead(void)
     NTSTATUS cb = st_init_fast(mr_cb, 1, TRUE);
     st_ok(cb != STATUS_SUCCESS && cb != ST_NO_COMPLETION,
           "%s: with a callback it fails too, inline or through the callback (%s)", name, st_name(cb));
-    close_after_death(&x, mr_cb, "after the link died (with a callback)");
+    close_after_death(&x, mr_cb, "after the link died (the PD holds both MRs)");
 
     /* The link dies while the call waits. */
     name = "the link dies during the call";
