@@ -1046,8 +1046,14 @@ void case_link_death(void)
         }
         int ms = stx_close_slow(&f.x, 2000, 14000);
         f.log.cq = NULL;
-        if (ms < 0)
-            st_bail("%s: NdkFpgaCloseAdapter of the dead adapter did not return within 16 s", what);
+        if (ms < 0) {
+            /* Its thread stays blocked; report what the storms so far showed. */
+            all_close = 0;
+            snprintf(w_close, sizeof(w_close), "%s: it had not returned after 16 s (no more storms)", what);
+            free(p);
+            storm_free(&s);
+            break;
+        }
         size_t n3 = log_count(&f.log, f.qctx);
         if (n3 != n2 && all_quiet) {
             all_quiet = 0;
