@@ -363,7 +363,8 @@ static void usage(void)
            "  -n       run the cases in this process (no fork, no watchdog: for a debugger)\n"
            "  -l       list the cases\n"
            "environment: STRESS_SCALE, STRESS_SEED, STRESS_WAIT_MS (longest wait for one completion),\n"
-           "  STRESS_DEFER_BOUND_MS (a lone deferred request completes within this beyond a round trip)\n");
+           "  STRESS_DEFER_BOUND_MS (a lone deferred request completes within this beyond a round trip),\n"
+           "  STRESS_POST_BOUND_MS (a post on a frozen adapter returns within this; 50)\n");
 }
 
 static int scale_of(const char *s)
@@ -448,6 +449,9 @@ int main(int argc, char **argv)
     cfg.wait_ms = cfg.sim ? 10000 : 3000;
     if (getenv("STRESS_WAIT_MS") && atoi(getenv("STRESS_WAIT_MS")) > 0)
         cfg.wait_ms = atoi(getenv("STRESS_WAIT_MS"));
+    cfg.post_bound_ms = 50;
+    if (getenv("STRESS_POST_BOUND_MS") && atoi(getenv("STRESS_POST_BOUND_MS")) > 0)
+        cfg.post_bound_ms = atoi(getenv("STRESS_POST_BOUND_MS"));
     cfg.defer_bound_ms = cfg.sim ? 1000 : 200;
     if (getenv("STRESS_DEFER_BOUND_MS") && atoi(getenv("STRESS_DEFER_BOUND_MS")) > 0)
         cfg.defer_bound_ms = atoi(getenv("STRESS_DEFER_BOUND_MS"));

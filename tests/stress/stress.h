@@ -26,6 +26,7 @@ struct st_config {
     int scale;          /* enum st_scale */
     int wait_ms;        /* longest wait for one thing the adapter should do soon */
     int defer_bound_ms; /* a lone deferred request completes within this beyond a round trip */
+    int post_bound_ms;  /* a post on a frozen adapter returns within this */
     unsigned seed;
 };
 extern struct st_config cfg;
