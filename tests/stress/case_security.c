@@ -27,19 +27,22 @@ static int unchanged(struct watched *w, int n, char *why, size_t whylen)
     int all = 1;
     why[0] = 0;
     for (int i = 0; i < n; i++) {
-        uint8_t *got = malloc(w[i].b->len);
-        st_doing("NdkFpgaReadBuffer of %s (%zu bytes), to check that nothing changed", w[i].name, w[i].b->len);
-        NTSTATUS st = NdkFpgaReadBuffer(w[i].x->ad, w[i].b->mdl, 0, got, w[i].b->len);
-        int same = st == STATUS_SUCCESS && !memcmp(got, w[i].want, w[i].b->len);
+        /* Every byte on the model; on the simulation (two Verilator boards at once, some
+         * 4 KB/s each) the first 256, where every write of this case lands. */
+        size_t len = cfg.scale == SCALE_TINY && w[i].b->len > 256 ? 256 : w[i].b->len;
+        uint8_t *got = malloc(len);
+        st_doing("NdkFpgaReadBuffer of %s (%zu bytes), to check that nothing changed", w[i].name, len);
+        NTSTATUS st = NdkFpgaReadBuffer(w[i].x->ad, w[i].b->mdl, 0, got, len);
+        int same = st == STATUS_SUCCESS && !memcmp(got, w[i].want, len);
         if (!same) {
             size_t at = 0;
-            while (st == STATUS_SUCCESS && at < w[i].b->len && got[at] == w[i].want[at])
+            while (st == STATUS_SUCCESS && at < len && got[at] == w[i].want[at])
                 at++;
             size_t used = strlen(why);
             snprintf(why + used, whylen - used, "%s%s changed (from byte %zu; %s)", all ? "" : ", ", w[i].name, at,
                      st_name(st));
             if (st == STATUS_SUCCESS)
-                memcpy(w[i].want, got, w[i].b->len);
+                memcpy(w[i].want, got, len);
             all = 0;
         }
         free(got);
