@@ -26,6 +26,8 @@ struct st_config cfg;
 struct shared {
     char doing[512];
     int oks, fails;
+    int finished; /* the case function returned */
+    int bailed;   /* the case ended itself with st_bail */
 };
 static struct shared *sh;
 static const char *cur_case = "";
@@ -97,8 +99,10 @@ void st_bail(const char *fmt, ...)
     va_start(ap, fmt);
     vline("not ok - ", fmt, ap, " (the case ends here)");
     va_end(ap);
-    if (sh)
+    if (sh) {
         __atomic_add_fetch(&sh->fails, 1, __ATOMIC_SEQ_CST);
+        sh->bailed = 1;
+    }
     fflush(stdout);
     if (in_child)
         _exit(1);
@@ -300,6 +304,7 @@ static int run_case(const struct case_def *c, int fork_it, int watchdog_s)
         cur_case = c->name;
         rng_state = cfg.seed * 2654435761u + (uint32_t)(c - cases) * 7919u + 1u;
         c->fn();
+        sh->finished = 1;
         fflush(stdout);
         _exit(sh->fails ? 1 : 0);
     }
@@ -338,6 +343,12 @@ static int run_case(const struct case_def *c, int fork_it, int watchdog_s)
     } else if (WIFSIGNALED(status)) {
         printf("not ok - %s: died of signal %d (%s) while: %s\n", c->name, WTERMSIG(status),
                strsignal(WTERMSIG(status)), sh->doing);
+        ok = 0;
+    } else if (!sh->finished && !sh->bailed) {
+        /* exit() from inside the case: a sanitizer's report (stderr) exits 1 */
+        printf("not ok - %s: the process exited %d before the case finished (a sanitizer report on stderr?), "
+               "while: %s\n",
+               c->name, WEXITSTATUS(status), sh->doing);
         ok = 0;
     } else if (WEXITSTATUS(status) != 0 && sh->fails == 0) {
         printf("not ok - %s: exited %d with no failing check, while: %s\n", c->name, WEXITSTATUS(status), sh->doing);
