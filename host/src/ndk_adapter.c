@@ -948,7 +948,30 @@ int ndk_page_allocated(const struct ndk_adapter *ad, PFN_NUMBER pfn)
     return __atomic_load_n(&ad->page_used[pfn - ad->first_page], __ATOMIC_RELAXED) != 0;
 }
 
-uint32_t ndk_mdl_pages(const struct ndk_adapter *ad, const MDL *mdl, SIZE_T length, NDK_LOGICAL_ADDRESS *pages,
+/* Whether an MDL (the adapter's own, or one a consumer built over part of it, as in a
+ * chain) describes memory of a buffer this adapter allocated: its virtual range lies in
+ * the buffer's reservation (unique to the buffer: another adapter's MDL, naming the same
+ * page numbers, is not inside it) and its page numbers are the buffer's at that offset. */
+static int mdl_in_own_buffer(struct ndk_adapter *ad, const MDL *m)
+{
+    uintptr_t va = (uintptr_t)MmGetMdlVirtualAddress(m);
+    int ok = 0;
+    pthread_mutex_lock(&ad->lock);
+    for (const struct ndk_buffer *b = ad->buffers; b && !ok; b = b->next) {
+        uintptr_t lo = (uintptr_t)b->va_base;
+        if (va < lo || va - lo >= b->va_len || m->ByteCount > b->va_len - (va - lo))
+            continue;
+        uint32_t first = (uint32_t)((va - lo) >> PAGE_SHIFT);
+        uint32_t span = ADDRESS_AND_SIZE_TO_SPAN_PAGES(va, m->ByteCount);
+        ok = 1;
+        for (uint32_t i = 0; i < span && ok; i++)
+            ok = first + i < b->npages && m->PfnArray[i] == b->pfn[first + i];
+    }
+    pthread_mutex_unlock(&ad->lock);
+    return ok;
+}
+
+uint32_t ndk_mdl_pages(struct ndk_adapter *ad, const MDL *mdl, SIZE_T length, NDK_LOGICAL_ADDRESS *pages,
                        uint32_t cap, ULONG *fbo, NTSTATUS *st)
 {
     *st = STATUS_INVALID_PARAMETER;
@@ -966,6 +989,8 @@ uint32_t ndk_mdl_pages(const struct ndk_adapter *ad, const MDL *mdl, SIZE_T leng
         uintptr_t va = (uintptr_t)MmGetMdlVirtualAddress(m);
         if (m->ByteOffset >= PAGE_SIZE || BYTE_OFFSET(m->StartVa) != 0 || !m->PfnArray || m->ByteCount == 0)
             return 0;
+        if (!mdl_in_own_buffer(ad, m))
+            return 0; /* not memory of this adapter (another adapter's MDL may name the same pages) */
         if (va != expect)
             return 0; /* not virtually contiguous */
         SIZE_T take = m->ByteCount < left ? m->ByteCount : left;

@@ -354,7 +354,7 @@ int ndk_user_range_ok(const struct ndk_adapter *ad, uint64_t addr, uint64_t len)
 int ndk_page_allocated(const struct ndk_adapter *ad, PFN_NUMBER pfn);
 /* Pages of a virtually contiguous MDL chain range: fills pages (adapter addresses)
  * if not NULL. Returns the page count, or 0 with *st set. */
-uint32_t ndk_mdl_pages(const struct ndk_adapter *ad, const MDL *mdl, SIZE_T length, NDK_LOGICAL_ADDRESS *pages,
+uint32_t ndk_mdl_pages(struct ndk_adapter *ad, const MDL *mdl, SIZE_T length, NDK_LOGICAL_ADDRESS *pages,
                        uint32_t cap, ULONG *fbo, NTSTATUS *st);
 
 /* ndk_cq.c */

@@ -198,10 +198,12 @@ static void fd_close(struct nf_transport *t)
     close(f->wake_fd);
     if (f->child > 0) {
         /* It runs with --exit-on-disconnect: give it a moment to go by itself (and
-         * print its cycle report), then ask, then insist. */
+         * print its cycle report), then ask, then insist. A stopped child (SIGSTOP) only
+         * sees the SIGTERM once continued. */
         if (!wait_child(f->child, 200)) {
             kill(f->child, SIGTERM);
-            if (!wait_child(f->child, 5000)) {
+            kill(f->child, SIGCONT);
+            if (!wait_child(f->child, 1000)) {
                 kill(f->child, SIGKILL);
                 waitpid(f->child, NULL, 0);
             }

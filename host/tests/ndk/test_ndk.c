@@ -169,50 +169,59 @@ static void test_diagnostics(struct ndk_adapter *ad)
 /* ---- MDLs ---- */
 static void test_mdls(struct ndk_adapter *ad)
 {
-    PFN_NUMBER pfn[4] = {0x20, 0x40, 0x21, 0x55};
-    MDL m = {NULL, (PVOID)(uintptr_t)0x100000, 0x10, 3 * PAGE_SIZE - 0x10, pfn, NULL};
+    NDK_ADAPTER *ap = &ad->pub;
     NDK_LOGICAL_ADDRESS pages[8];
     NTSTATUS st;
     ULONG fbo = 0;
-    /* MDLs name pages of buffers the adapter allocated: a page nobody allocated is refused. */
-    tap_ok(ndk_mdl_pages(ad, &m, m.ByteCount, pages, 8, &fbo, &st) == 0 && st == STATUS_INVALID_PARAMETER,
-           "MDL naming adapter pages no buffer holds: INVALID_PARAMETER");
-    for (int i = 0; i < 4; i++) /* as if a buffer held them */
-        ad->page_used[pfn[i] - ad->first_page] = 1;
+    /* MDLs a consumer builds over (parts of) a buffer the adapter allocated. */
+    MDL *whole = NULL;
+    tap_ok(NdkFpgaAllocateScatteredBuffer(ap, 4 * PAGE_SIZE, &whole) == STATUS_SUCCESS, "a 4-page scattered buffer");
+    if (!whole)
+        return;
+    uintptr_t base = (uintptr_t)MmGetMdlVirtualAddress(whole);
+    PFN_NUMBER *pfn = MmGetMdlPfnArray(whole);
+    PFN_NUMBER stray[4] = {0x20, 0x40, 0x21, 0x55};
+    MDL s0 = {NULL, (PVOID)(uintptr_t)0x100000, 0x10, 3 * PAGE_SIZE - 0x10, stray, NULL};
+    tap_ok(ndk_mdl_pages(ad, &s0, s0.ByteCount, pages, 8, &fbo, &st) == 0 && st == STATUS_INVALID_PARAMETER,
+           "MDL outside every buffer of the adapter: INVALID_PARAMETER");
+    MDL s1 = {NULL, (PVOID)base, 0, PAGE_SIZE, pfn + 1, NULL};
+    tap_ok(ndk_mdl_pages(ad, &s1, PAGE_SIZE, pages, 8, &fbo, &st) == 0 && st == STATUS_INVALID_PARAMETER,
+           "MDL inside a buffer naming pages other than the buffer's there: INVALID_PARAMETER");
+    MDL m = {NULL, (PVOID)base, 0x10, 3 * PAGE_SIZE - 0x10, pfn, NULL};
     uint32_t n = ndk_mdl_pages(ad, &m, m.ByteCount, pages, 8, &fbo, &st);
-    tap_ok(n == 3 && st == STATUS_SUCCESS && fbo == 0x10 && pages[1] == 0x40000 && pages[2] == 0x21000,
+    tap_ok(n == 3 && st == STATUS_SUCCESS && fbo == 0x10 && pages[1] == (uint64_t)pfn[1] << PAGE_SHIFT &&
+               pages[2] == (uint64_t)pfn[2] << PAGE_SHIFT,
            "MDL to page list: 3 pages, FBO 0x10");
     tap_ok(ndk_mdl_pages(ad, &m, m.ByteCount + 1, pages, 8, &fbo, &st) == 0 && st == STATUS_INVALID_PARAMETER,
            "length past the MDL: INVALID_PARAMETER");
-    MDL b1 = {NULL, (PVOID)(uintptr_t)0x101000, 0, PAGE_SIZE, pfn + 1, NULL};
-    MDL a1 = {&b1, (PVOID)(uintptr_t)0x100000, 0x10, PAGE_SIZE - 0x10, pfn, NULL};
+    MDL b1 = {NULL, (PVOID)(base + PAGE_SIZE), 0, PAGE_SIZE, pfn + 1, NULL};
+    MDL a1 = {&b1, (PVOID)base, 0x10, PAGE_SIZE - 0x10, pfn, NULL};
     n = ndk_mdl_pages(ad, &a1, 2 * PAGE_SIZE - 0x10, pages, 8, &fbo, &st);
-    tap_ok(n == 2 && st == STATUS_SUCCESS && pages[1] == 0x40000, "contiguous MDL chain");
-    MDL b2 = {NULL, (PVOID)(uintptr_t)0x102000, 0, PAGE_SIZE, pfn + 1, NULL};
-    MDL a2 = {&b2, (PVOID)(uintptr_t)0x100000, 0x10, PAGE_SIZE - 0x10, pfn, NULL};
+    tap_ok(n == 2 && st == STATUS_SUCCESS && pages[1] == (uint64_t)pfn[1] << PAGE_SHIFT, "contiguous MDL chain");
+    MDL b2 = {NULL, (PVOID)(base + 2 * PAGE_SIZE), 0, PAGE_SIZE, pfn + 2, NULL};
+    MDL a2 = {&b2, (PVOID)base, 0x10, PAGE_SIZE - 0x10, pfn, NULL};
     tap_ok(ndk_mdl_pages(ad, &a2, 2 * PAGE_SIZE - 0x10, pages, 8, &fbo, &st) == 0 && st == STATUS_INVALID_PARAMETER,
            "MDL chain with a virtual gap: INVALID_PARAMETER");
     /* Second MDL continues inside the first's last page: must name the same page. */
-    MDL b3 = {NULL, (PVOID)(uintptr_t)0x100000, 0x110, 0x100, pfn, NULL};
-    MDL a3 = {&b3, (PVOID)(uintptr_t)0x100000, 0x10, 0x100, pfn, NULL};
+    MDL b3 = {NULL, (PVOID)base, 0x110, 0x100, pfn, NULL};
+    MDL a3 = {&b3, (PVOID)base, 0x10, 0x100, pfn, NULL};
     tap_ok(ndk_mdl_pages(ad, &a3, 0x200, pages, 8, &fbo, &st) == 1 && st == STATUS_SUCCESS,
            "MDL chain continuing inside the same page");
-    MDL b4 = {NULL, (PVOID)(uintptr_t)0x100000, 0x110, 0x100, pfn + 1, NULL};
-    MDL a4 = {&b4, (PVOID)(uintptr_t)0x100000, 0x10, 0x100, pfn, NULL};
+    MDL b4 = {NULL, (PVOID)base, 0x110, 0x100, pfn + 1, NULL};
+    MDL a4 = {&b4, (PVOID)base, 0x10, 0x100, pfn, NULL};
     tap_ok(ndk_mdl_pages(ad, &a4, 0x200, pages, 8, &fbo, &st) == 0 && st == STATUS_INVALID_PARAMETER,
            "MDL chain splitting one virtual page over two pages: INVALID_PARAMETER");
     MDL z = {NULL, NULL, 0x10, 16, pfn, NULL};
     tap_ok(ndk_mdl_pages(ad, &z, 16, pages, 8, &fbo, &st) == 0 && st == STATUS_INVALID_PARAMETER,
            "zero-based MDL virtual address: INVALID_PARAMETER");
     PFN_NUMBER outside[1] = {MEM_BYTES / PAGE_SIZE};
-    MDL o = {NULL, (PVOID)(uintptr_t)0x100000, 0, 16, outside, NULL};
+    MDL o = {NULL, (PVOID)base, 0, 16, outside, NULL};
     tap_ok(ndk_mdl_pages(ad, &o, 16, pages, 8, &fbo, &st) == 0 && st == STATUS_INVALID_PARAMETER,
            "page outside the user region: INVALID_PARAMETER");
     tap_ok(ndk_mdl_pages(ad, &m, m.ByteCount, pages, 2, &fbo, &st) == 0 && st == STATUS_INSUFFICIENT_RESOURCES,
            "more pages than the table holds: INSUFFICIENT_RESOURCES");
 
     /* NdkBuildLAM */
-    NDK_ADAPTER *ap = &ad->pub;
     ULONG lam_size = 8;
     ULONG lfbo = 0;
     tap_ok(ap->Dispatch->NdkBuildLAM(ap, &m, m.ByteCount, NULL, NULL, NULL, &lam_size, &lfbo) == STATUS_BUFFER_TOO_SMALL &&
@@ -220,12 +229,11 @@ static void test_mdls(struct ndk_adapter *ad)
            "NdkBuildLAM without room: BUFFER_TOO_SMALL with the needed size");
     NDK_LOGICAL_ADDRESS_MAPPING *lam = malloc(lam_size);
     tap_ok(ap->Dispatch->NdkBuildLAM(ap, &m, m.ByteCount, NULL, NULL, lam, &lam_size, &lfbo) == STATUS_SUCCESS &&
-               lam->AdapterPageCount == 3 && lam->AdapterPageArray[0] == 0x20000 && lfbo == 0x10,
+               lam->AdapterPageCount == 3 && lam->AdapterPageArray[0] == (uint64_t)pfn[0] << PAGE_SHIFT && lfbo == 0x10,
            "NdkBuildLAM: adapter page addresses and FBO");
     ap->Dispatch->NdkReleaseLAM(ap, lam);
     free(lam);
-    for (int i = 0; i < 4; i++)
-        ad->page_used[pfn[i] - ad->first_page] = 0;
+    NdkFpgaFreeBuffer(ap, whole);
 
     /* Buffers: allocation, scattering, bounds of NdkFpgaWrite/ReadBuffer. */
     MDL *buf = NULL, *sc = NULL;
