@@ -154,10 +154,20 @@ void ndk_core_init(struct ndk_adapter *ad, struct ndk_core *c, NDK_OBJECT_HEADER
     hdr->ObjectType = type;
 }
 
-void ndk_core_link(struct ndk_core *c)
+int ndk_registry_has_room(void)
+{
+    pthread_mutex_lock(&reg_mu);
+    int room = reg_live < REG_SIZE / 2u;
+    pthread_mutex_unlock(&reg_mu);
+    return room;
+}
+
+int ndk_core_link(struct ndk_core *c)
 {
     struct ndk_adapter *ad = c->ad;
     c->registered = ndk_registry_add(c->hdr);
+    if (!c->registered)
+        return 0;
     for (int i = 0; i < 3; i++)
         if (c->parents[i])
             c->parents[i]->refs++;
@@ -165,6 +175,7 @@ void ndk_core_link(struct ndk_core *c)
     c->prev = &ad->objects;
     ad->objects.next->prev = c;
     ad->objects.next = c;
+    return 1;
 }
 
 static void core_unlink(struct ndk_core *c)

@@ -187,8 +187,12 @@ NTSTATUS ndk_create_connector(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID
     if (!c)
         return STATUS_INSUFFICIENT_RESOURCES;
     pthread_mutex_lock(&ad->lock);
-    ndk_core_link(&c->core);
+    int linked = ndk_core_link(&c->core);
     pthread_mutex_unlock(&ad->lock);
+    if (!linked) {
+        conn_destroy(&c->core);
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
     *out = &c->pub;
     return STATUS_SUCCESS;
 }
@@ -291,7 +295,7 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, const SOCKADDR *src, 
     if (pdata_len)
         memcpy(b->peer_data, pdata, pdata_len);
     b->peer_data_len = pdata_len;
-    ndk_core_link(&b->core);
+    (void)ndk_core_link(&b->core); /* registry full: the connector is refused by every call */
     ev->kind = EV_CONNECT;
     ev->fn = (void (*)(void))l->connect_cb;
     ev->ctx = l->connect_ctx;
@@ -701,8 +705,12 @@ NTSTATUS ndk_create_listener(NDK_ADAPTER *a, NDK_FN_CONNECT_EVENT_CALLBACK ev, P
     l->connect_cb = ev;
     l->connect_ctx = ev_ctx;
     pthread_mutex_lock(&ad->lock);
-    ndk_core_link(&l->core);
+    int linked = ndk_core_link(&l->core);
     pthread_mutex_unlock(&ad->lock);
+    if (!linked) {
+        listener_destroy(&l->core);
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
     *out = &l->pub;
     return STATUS_SUCCESS;
 }

@@ -209,8 +209,12 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *a, ULONG depth, NDK_FN_CQ_NOTIFICATION_CALLB
     cq->notify = notify;
     cq->notify_ctx = notify_ctx;
     pthread_mutex_lock(&ad->lock);
-    ndk_core_link(&cq->core);
+    int linked = ndk_core_link(&cq->core);
     pthread_mutex_unlock(&ad->lock);
+    if (!linked) {
+        cq_destroy(&cq->core);
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
     *out = &cq->pub;
     return STATUS_SUCCESS;
 }

@@ -321,7 +321,11 @@ int ndk_obj_ok(const void *hdr, NDK_OBJECT_TYPE type);
 void ndk_core_init(struct ndk_adapter *ad, struct ndk_core *c, NDK_OBJECT_HEADER *hdr, NDK_OBJECT_TYPE type,
                    struct ndk_core *p0, struct ndk_core *p1, struct ndk_core *p2);
 /* Under ad->lock: publish a fully created object (adds parent references). */
-void ndk_core_link(struct ndk_core *c);
+/* Link a new object into its adapter and the registry of live objects. Returns 0, and
+ * links nothing, when the registry is full (ndk_registry_has_room): the create fails
+ * with STATUS_INSUFFICIENT_RESOURCES. */
+int ndk_core_link(struct ndk_core *c);
+int ndk_registry_has_room(void);
 void ndk_ref(struct ndk_core *c);             /* under ad->lock */
 void ndk_unref_locked(struct ndk_core *c);    /* under ad->lock; may queue the close */
 NTSTATUS ndk_close(struct ndk_core *c, NDK_FN_CLOSE_COMPLETION cb, void *ctx);

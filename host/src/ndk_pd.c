@@ -95,8 +95,12 @@ NTSTATUS ndk_create_pd(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, N
     if (ad->next_pdn == 0)
         ad->next_pdn = 1;
     pd->pdn = ad->next_pdn;
-    ndk_core_link(&pd->core);
+    int linked = ndk_core_link(&pd->core);
     pthread_mutex_unlock(&ad->lock);
+    if (!linked) {
+        pd_destroy(&pd->core);
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
     *out = &pd->pub;
     return STATUS_SUCCESS;
 }
@@ -187,7 +191,7 @@ static void mr_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
     if (status == NF_STATUS_SUCCESS) {
         memcpy(&rep, body, sizeof(rep));
         mr->token = rep.token;
-        ndk_core_link(&mr->core);
+        (void)ndk_core_link(&mr->core); /* room checked at the create; a race to full: unusable MR */
         ndk_unref_locked(&mr->pd->core); /* the create's own reference */
         finish(ad, r, STATUS_SUCCESS, &mr->pub.Header);
         return;
@@ -208,6 +212,8 @@ static NTSTATUS pd_create_mr(NDK_PD *p, BOOLEAN fast, NDK_FN_CREATE_COMPLETION c
         return STATUS_INVALID_PARAMETER;
     struct ndk_pd *pd = NDK_CONTAINER(p, struct ndk_pd, pub);
     struct ndk_adapter *ad = pd->core.ad;
+    if (!ndk_registry_has_room())
+        return STATUS_INSUFFICIENT_RESOURCES;
     struct ndk_mr *mr = calloc(1, sizeof(*mr));
     struct ndk_req *r = calloc(1, sizeof(*r));
     if (!mr || !r) {

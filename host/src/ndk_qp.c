@@ -457,7 +457,7 @@ static void qp_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
     if (status == NF_STATUS_SUCCESS) {
         qp->qpn = rep.qpn;
         ad->qps[slot] = qp;
-        ndk_core_link(&qp->core);
+        (void)ndk_core_link(&qp->core); /* room checked at the create; a race to full: unusable QP */
     }
     for (int i = 0; i < 3; i++) /* the create's own references */
         if (qp->core.parents[i])
@@ -488,6 +488,8 @@ NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG r
         return STATUS_INVALID_PARAMETER;
     struct ndk_pd *pd = NDK_CONTAINER(p, struct ndk_pd, pub);
     struct ndk_adapter *ad = pd->core.ad;
+    if (!ndk_registry_has_room())
+        return STATUS_INSUFFICIENT_RESOURCES;
     /* No receives, no inline data: the limits NdkQueryAdapterInfo reports. */
     if (idepth == 0 || idepth > NDK_MAX_QUEUE_DEPTH || rdepth > 0 || rsge > 0 || isge > ad->info.max_sge ||
         inline_size > 0)

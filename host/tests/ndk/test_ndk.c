@@ -166,6 +166,32 @@ static void test_diagnostics(struct ndk_adapter *ad)
            "NdkFpgaErrorMessage never NULL; the new statuses have names");
 }
 
+/* ---- the registry of live objects is bounded: a create beyond it fails ---- */
+static void test_registry_full(struct ndk_adapter *ad)
+{
+    NDK_ADAPTER *a = &ad->pub;
+    enum { MAX_TRY = 70000 };
+    NDK_CQ **cqs = calloc(MAX_TRY, sizeof(*cqs));
+    int n = 0;
+    NTSTATUS st = STATUS_SUCCESS;
+    while (n < MAX_TRY && (st = a->Dispatch->NdkCreateCq(a, 1, NULL, NULL, NULL, NULL, NULL, &cqs[n])) == STATUS_SUCCESS)
+        n++;
+    NDK_PD *pd = NULL;
+    NDK_CONNECTOR *conn = NULL;
+    tap_ok(n < MAX_TRY && st == STATUS_INSUFFICIENT_RESOURCES && !cqs[n] &&
+               a->Dispatch->NdkCreatePd(a, NULL, NULL, &pd) == STATUS_INSUFFICIENT_RESOURCES && !pd &&
+               a->Dispatch->NdkCreateConnector(a, NULL, NULL, &conn) == STATUS_INSUFFICIENT_RESOURCES && !conn,
+           "a full registry of live objects (%d CQs): creates fail INSUFFICIENT_RESOURCES", n);
+    int closed = 0;
+    for (int i = 0; i < n; i++)
+        closed += NdkCloseObject(&cqs[i]->Header, NULL, NULL) == STATUS_SUCCESS;
+    NDK_CQ *again = NULL;
+    tap_ok(closed == n && a->Dispatch->NdkCreateCq(a, 1, NULL, NULL, NULL, NULL, NULL, &again) == STATUS_SUCCESS &&
+               NdkCloseObject(&again->Header, NULL, NULL) == STATUS_SUCCESS,
+           "after closing them, creates succeed again");
+    free(cqs);
+}
+
 /* ---- MDLs ---- */
 static void test_mdls(struct ndk_adapter *ad)
 {
@@ -497,6 +523,7 @@ int main(void)
     test_adapter_calls(ad);
     test_diagnostics(ad);
     test_mdls(ad);
+    test_registry_full(ad);
     test_rules(ad);
     ndk_registry_del(&ad->pub.Header);
     free(ad->page_used);
