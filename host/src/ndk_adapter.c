@@ -439,6 +439,17 @@ static int watch_deadlines(struct ndk_adapter *ad)
     return expired;
 }
 
+static void deadline_after(struct timespec *ts, unsigned ms)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
 static void *cb_main(void *arg)
 {
     struct ndk_adapter *ad = arg;
@@ -449,12 +460,7 @@ static void *cb_main(void *arg)
             if (watch_deadlines(ad))
                 continue;
             struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += (long)WATCH_PERIOD_MS * 1000000L;
-            if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-            }
+            deadline_after(&until, WATCH_PERIOD_MS);
             pthread_cond_timedwait(&ad->ev_cond, &ad->lock, &until);
         }
         struct ndk_event *ev = ad->ev_head;
@@ -600,12 +606,7 @@ void ndk_wait_req(struct ndk_adapter *ad, struct ndk_req *r)
             }
         }
         struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += (long)WATCH_PERIOD_MS * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        deadline_after(&until, WATCH_PERIOD_MS);
         pthread_cond_timedwait(&ad->cond, &ad->lock, &until);
     }
 }
@@ -817,17 +818,6 @@ NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
     }
     *out = &ad->pub;
     return STATUS_SUCCESS;
-}
-
-static void deadline_after(struct timespec *ts, unsigned ms)
-{
-    clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
 }
 
 /* Under ad->lock: wait until the callback thread is idle with nothing queued. */

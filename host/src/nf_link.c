@@ -866,6 +866,21 @@ static uint32_t wait_room(struct nf_link *l, int on_link_thread)
     return usable(l);
 }
 
+/* Under l->mu: copies a message of len bytes (the parts) to the end of the open
+ * frame, which has room for it, and counts it. */
+static void append_open(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len)
+{
+    uint8_t *dst = l->open_buf + NF_LINK_HDR_SIZE + l->open_len;
+    for (size_t i = 0; i < nparts; i++) {
+        if (parts[i].len)
+            memcpy(dst, parts[i].data, parts[i].len);
+        dst += parts[i].len;
+    }
+    l->open_len += len;
+    l->st.msgs_tx++;
+    l->st.payload_tx += len;
+}
+
 static uint32_t send_common(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer,
                             int flush_only)
 {
@@ -888,15 +903,7 @@ static uint32_t send_common(struct nf_link *l, const struct nf_link_part *parts,
             goto out;
         if (l->open_len == 0)
             l->open_since_us = now_us();
-        uint8_t *dst = l->open_buf + NF_LINK_HDR_SIZE + l->open_len;
-        for (size_t i = 0; i < nparts; i++) {
-            if (parts[i].len)
-                memcpy(dst, parts[i].data, parts[i].len);
-            dst += parts[i].len;
-        }
-        l->open_len += len;
-        l->st.msgs_tx++;
-        l->st.payload_tx += len;
+        append_open(l, parts, nparts, len);
         if (defer)
             goto out;
     }
@@ -1007,15 +1014,7 @@ uint32_t nf_link_post(struct nf_link *l, const struct nf_link_part *parts, size_
             goto out;
         }
         int first = l->open_len == 0;
-        uint8_t *dst = l->open_buf + NF_LINK_HDR_SIZE + l->open_len;
-        for (size_t i = 0; i < nparts; i++) {
-            if (parts[i].len)
-                memcpy(dst, parts[i].data, parts[i].len);
-            dst += parts[i].len;
-        }
-        l->open_len += len;
-        l->st.msgs_tx++;
-        l->st.payload_tx += len;
+        append_open(l, parts, nparts, len);
         if (defer) {
             if (first) {
                 l->open_since_us = now_us();
