@@ -49,14 +49,23 @@ const struct cli_command *cli_command_find(const char *name);
 void cli_usage(const struct cli *c, FILE *f);
 /* A usage error: one line on stderr naming the command and the fix; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Handle what getopt_long returned when it is common to every subcommand (-d, -h, -v,
+/* Handle what getopt_long returned when it is common to every subcommand (-d, -h, -v, --json,
  * and the unknown-option and missing-value cases: optstrings start with ':' and
  * opterr is 0, so every message is ours). 1 when it was one, with *exit_code set when
  * the command must stop (--help: usage printed, 0; a bad option: CLI_EXIT_USAGE); 0
  * when it is the subcommand's own. */
 int cli_common_option(struct cli *c, int opt, char **argv, int *exit_code);
+struct option;
+/* getopt_long over a subcommand's options, the common ones handled by
+ * cli_common_option: the next option that is the subcommand's own, or -1 when none is
+ * left or the command must stop (then *exit_code, initially -1, is its exit code). */
+int cli_next_option(struct cli *c, int argc, char **argv, const char *optstring, const struct option *opts,
+                    int *exit_code);
 /* After getopt: at most one positional argument, the device. Returns 0 or CLI_EXIT_USAGE. */
 int cli_positional_device(struct cli *c, int argc, char **argv, int first);
+/* After cli_next_option's loop: the exit code to stop with (the loop's, or
+ * cli_positional_device's for the arguments after the options), or -1 to go on. */
+int cli_options_done(struct cli *c, int argc, char **argv, int exit_code);
 /* Parse a decimal count in [min, max] (suffixes k, M, and KiB/MiB-style K for sizes:
  * "4k" = 4096 when binary is set, 4000 otherwise). 0 on success. */
 int cli_parse_u64(const char *s, uint64_t min, uint64_t max, int binary, uint64_t *out);

@@ -57,16 +57,12 @@ int cmd_list(struct cli *c, int argc, char **argv)
                                          {"verbose", no_argument, NULL, 'v'},
                                          {NULL, 0, NULL, 0}};
     int do_probe = 0, opt, code = -1;
-    while ((opt = getopt_long(argc, argv, ":hv", opts, NULL)) != -1) {
-        if (cli_common_option(c, opt, argv, &code)) {
-            if (code >= 0)
-                return code;
-        } else if (opt == CLI_OPT_JSON) {
-            c->json = 1;
-        } else if (opt == CLI_OPT_PROBE) {
+    while ((opt = cli_next_option(c, argc, argv, ":hv", opts, &code)) != -1) {
+        if (opt == CLI_OPT_PROBE)
             do_probe = 1;
-        }
     }
+    if (code >= 0)
+        return code;
     if (optind < argc)
         return cli_usage_error(c, "unexpected argument \"%s\" (list takes no device)", argv[optind]);
     NDKFPGA_DEVICE devs[MAX_DEVICES];
@@ -256,20 +252,13 @@ static int device_options(struct cli *c, int argc, char **argv, int *nonzero)
                                          {"verbose", no_argument, NULL, 'v'},
                                          {NULL, 0, NULL, 0}};
     int opt, code = -1;
-    while ((opt = getopt_long(argc, argv, ":hd:vz", opts, NULL)) != -1) {
-        if (cli_common_option(c, opt, argv, &code)) {
-            if (code >= 0)
-                return code;
-        } else if (opt == CLI_OPT_JSON) {
-            c->json = 1;
-        } else if (opt == 'z' && nonzero) {
+    while ((opt = cli_next_option(c, argc, argv, ":hd:vz", opts, &code)) != -1) {
+        if (opt == 'z' && nonzero)
             *nonzero = 1;
-        } else {
+        else
             return cli_usage_error(c, "unknown option %s", argv[optind - 1]);
-        }
     }
-    code = cli_positional_device(c, argc, argv, optind);
-    return code ? code : -1;
+    return cli_options_done(c, argc, argv, code);
 }
 
 int cmd_info(struct cli *c, int argc, char **argv)

@@ -189,12 +189,7 @@ int cmd_mrlat(struct cli *c, int argc, char **argv)
                                          {NULL, 0, NULL, 0}};
     uint64_t iters = DEFAULT_ITERS, min_size = PAGE_SIZE, max_size = UINT32_MAX;
     int series = 0, opt, code = -1;
-    while ((opt = getopt_long(argc, argv, ":hd:vn:", opts, NULL)) != -1) {
-        if (cli_common_option(c, opt, argv, &code)) {
-            if (code >= 0)
-                return code;
-            continue;
-        }
+    while ((opt = cli_next_option(c, argc, argv, ":hd:vn:", opts, &code)) != -1) {
         switch (opt) {
         case 'n':
             if (cli_parse_u64(optarg, 1, MAX_ITERS, 0, &iters))
@@ -209,9 +204,6 @@ int cmd_mrlat(struct cli *c, int argc, char **argv)
             *(opt == CLI_OPT_MIN_SIZE ? &min_size : &max_size) = v;
             break;
         }
-        case CLI_OPT_JSON:
-            c->json = 1;
-            break;
         case CLI_OPT_SERIES:
             series = 1;
             break;
@@ -219,7 +211,7 @@ int cmd_mrlat(struct cli *c, int argc, char **argv)
             return cli_usage_error(c, "unknown option %s", argv[optind - 1]);
         }
     }
-    if ((code = cli_positional_device(c, argc, argv, optind)) != 0)
+    if ((code = cli_options_done(c, argc, argv, code)) >= 0)
         return code;
     if (min_size > max_size)
         return cli_usage_error(c, "--min-size is above --max-size");
@@ -521,12 +513,7 @@ int cmd_mrrate(struct cli *c, int argc, char **argv)
                                          {NULL, 0, NULL, 0}};
     uint64_t count = DEFAULT_RATE_COUNT, depth = DEFAULT_RATE_DEPTH, size = PAGE_SIZE;
     int opt, code = -1;
-    while ((opt = getopt_long(argc, argv, ":hd:vn:q:s:", opts, NULL)) != -1) {
-        if (cli_common_option(c, opt, argv, &code)) {
-            if (code >= 0)
-                return code;
-            continue;
-        }
+    while ((opt = cli_next_option(c, argc, argv, ":hd:vn:q:s:", opts, &code)) != -1) {
         switch (opt) {
         case 'n':
             if (cli_parse_u64(optarg, 1, MAX_ITERS, 0, &count))
@@ -541,14 +528,11 @@ int cmd_mrrate(struct cli *c, int argc, char **argv)
                 return cli_usage_error(c, "-s needs a multiple of %u bytes (e.g. 4k, 64k), not \"%s\"", PAGE_SIZE,
                                        optarg);
             break;
-        case CLI_OPT_JSON:
-            c->json = 1;
-            break;
         default:
             return cli_usage_error(c, "unknown option %s", argv[optind - 1]);
         }
     }
-    if ((code = cli_positional_device(c, argc, argv, optind)) != 0)
+    if ((code = cli_options_done(c, argc, argv, code)) >= 0)
         return code;
     struct cli_session s;
     /* Work requests in flight: each fast-register and invalidate is one. */

@@ -23,12 +23,7 @@ int cmd_ping(struct cli *c, int argc, char **argv)
                                          {NULL, 0, NULL, 0}};
     uint64_t count = DEFAULT_COUNT, size = 0, rate_count = DEFAULT_RATE_COUNT, depth = DEFAULT_DEPTH;
     int opt, code = -1;
-    while ((opt = getopt_long(argc, argv, ":hd:vc:s:n:q:", opts, NULL)) != -1) {
-        if (cli_common_option(c, opt, argv, &code)) {
-            if (code >= 0)
-                return code;
-            continue;
-        }
+    while ((opt = cli_next_option(c, argc, argv, ":hd:vc:s:n:q:", opts, &code)) != -1) {
         switch (opt) {
         case 'c':
             if (cli_parse_u64(optarg, 1, MAX_COUNT, 0, &count))
@@ -47,14 +42,11 @@ int cmd_ping(struct cli *c, int argc, char **argv)
             if (cli_parse_u64(optarg, 1, 4096, 0, &depth))
                 return cli_usage_error(c, "-q needs 1 to 4096 pings in flight, not \"%s\"", optarg);
             break;
-        case CLI_OPT_JSON:
-            c->json = 1;
-            break;
         default:
             return cli_usage_error(c, "unknown option %s", argv[optind - 1]);
         }
     }
-    if ((code = cli_positional_device(c, argc, argv, optind)) != 0)
+    if ((code = cli_options_done(c, argc, argv, code)) >= 0)
         return code;
     NDK_ADAPTER *a = cli_open(c, &code);
     if (!a)

@@ -17,14 +17,23 @@ void cli_usage(const struct cli *c, FILE *f)
         fputs(cmd->usage, f);
 }
 
-int cli_usage_error(const struct cli *c, const char *fmt, ...)
+/* "ndkfpga CMD: message" on stderr, with a pointer to the usage when usage is set. */
+static void __attribute__((format(printf, 3, 0))) vreport(const struct cli *c, int usage, const char *fmt, va_list ap)
 {
     char msg[512];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    if (usage)
+        fprintf(stderr, "ndkfpga %s: %s (see `ndkfpga %s --help`)\n", c->cmd, msg, c->cmd);
+    else
+        fprintf(stderr, "ndkfpga %s: %s\n", c->cmd, msg);
+}
+
+int cli_usage_error(const struct cli *c, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vreport(c, 1, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "ndkfpga %s: %s (see `ndkfpga %s --help`)\n", c->cmd, msg, c->cmd);
     return CLI_EXIT_USAGE;
 }
 
@@ -51,6 +60,9 @@ int cli_common_option(struct cli *c, int opt, char **argv, int *exit_code)
         c->verbose = 1;
         unsetenv("NDKFPGA_QUIET");
         return 1;
+    case CLI_OPT_JSON:
+        c->json = 1;
+        return 1;
     case ':': /* (optstrings start with ':', opterr is 0: the messages are ours) */
         if (optopt > 0 && optopt < 0x100)
             *exit_code = cli_usage_error(c, "option -%c needs a value", optopt);
@@ -66,6 +78,27 @@ int cli_common_option(struct cli *c, int opt, char **argv, int *exit_code)
     default:
         return 0;
     }
+}
+
+int cli_next_option(struct cli *c, int argc, char **argv, const char *optstring, const struct option *opts,
+                    int *exit_code)
+{
+    int opt;
+    while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
+        if (!cli_common_option(c, opt, argv, exit_code))
+            return opt;
+        if (*exit_code >= 0)
+            return -1;
+    }
+    return -1;
+}
+
+int cli_options_done(struct cli *c, int argc, char **argv, int exit_code)
+{
+    if (exit_code >= 0)
+        return exit_code;
+    int code = cli_positional_device(c, argc, argv, optind);
+    return code ? code : -1;
 }
 
 int cli_positional_device(struct cli *c, int argc, char **argv, int first)
@@ -149,12 +182,10 @@ int cli_fail(const struct cli *c, NDK_ADAPTER *a, const char *what, NTSTATUS st)
 
 int cli_error(const struct cli *c, const char *fmt, ...)
 {
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vreport(c, 0, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "ndkfpga %s: %s\n", c->cmd, msg);
     return CLI_EXIT_FAILED;
 }
 
