@@ -65,7 +65,7 @@ test-host-ndk: $(NDK_BUILD)/test_ndk $(NDK_BUILD)/test_ndk_san
 # ---- conformance suite (tests/conformance/) against a live adapter ----
 CONF_SRCS := tests/conformance/conformance.c
 CONF_DEFS = -DNDK_MODEL_BIN='"$(BUILD)/model/nfmodel"'
-CONF_HDRS := tests/conformance/conformance.h tests/tap.h
+CONF_HDRS := tests/conformance/conformance.h tests/consumer.h tests/tap.h
 $(NDK_BUILD)/conformance: $(CONF_SRCS) $(CONF_HDRS) $(NDK_BUILD)/libndkfpga.a host/include/ndkpi.h host/include/ndkfpga.h
 	$(NDK_CONSUMER_CC) $(CONF_DEFS) -o $@ $(CONF_SRCS) $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
 

@@ -10,7 +10,7 @@
 
 STRESS_BUILD := $(BUILD)/tests
 STRESS_SRCS := $(sort $(wildcard tests/stress/*.c))
-STRESS_HDRS := tests/stress/stress.h
+STRESS_HDRS := tests/stress/stress.h tests/consumer.h
 STRESS_CC = $(NDK_CONSUMER_CC) -I$(ROOT)/tests/stress
 
 .PHONY: stress test-stress-model test-stress-sim lint-stress

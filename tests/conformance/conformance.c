@@ -154,7 +154,7 @@ static VOID on_connect_event(PVOID ctx, NDK_CONNECTOR *c)
 static NDK_CONNECTOR *wait_incoming(void)
 {
     struct timespec ts;
-    deadline(&ts, conf_timeout_ms);
+    deadline_in(&ts, conf_timeout_ms);
     pthread_mutex_lock(&incoming_m);
     while (!incoming && pthread_cond_timedwait(&incoming_c, &incoming_m, &ts) == 0)
         ;
@@ -172,16 +172,6 @@ static VOID on_disconnect(PVOID ctx)
     pthread_mutex_lock(&incoming_m);
     disconnects++;
     pthread_mutex_unlock(&incoming_m);
-}
-
-static struct sockaddr_in addr_of(uint16_t port)
-{
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return a;
 }
 
 struct pair {
@@ -210,7 +200,7 @@ static int connect_pair(NDK_PD *p, struct pair *pr)
         return 0;
     }
     static uint16_t src_port = 20000;
-    struct sockaddr_in src = addr_of(src_port++), dst = addr_of(LISTEN_PORT);
+    struct sockaddr_in src = loopback_addr(src_port++), dst = loopback_addr(LISTEN_PORT);
     struct waiter wc, wa, wcc;
     w_init(&wc);
     w_init(&wa);
@@ -1075,7 +1065,7 @@ static void test_connection_rules(void)
     ad->Dispatch->NdkCreateConnector(ad, create_cb, NULL, &ca);
     if (!tap_ok(qa && qb && ca, "QPs and a connector"))
         return;
-    struct sockaddr_in nowhere = addr_of(9), dst = addr_of(LISTEN_PORT), src = addr_of(30000);
+    struct sockaddr_in nowhere = loopback_addr(9), dst = loopback_addr(LISTEN_PORT), src = loopback_addr(30000);
     struct waiter w;
     w_init(&w);
     st = ASYNC(&w, ca->Dispatch->NdkConnect(ca, qa, (const SOCKADDR *)&src, sizeof(src), (const SOCKADDR *)&nowhere,
@@ -1167,7 +1157,7 @@ static void test_link_death(void)
     cq = cq2;
     ad->Dispatch->NdkCreatePd(ad, NULL, NULL, &p);
     ad->Dispatch->NdkCreateListener(ad, on_connect_event, NULL, NULL, NULL, &l);
-    struct sockaddr_in any = addr_of(LISTEN_PORT);
+    struct sockaddr_in any = loopback_addr(LISTEN_PORT);
     any.sin_addr.s_addr = htonl(INADDR_ANY);
     l->Dispatch->NdkListen(l, (const SOCKADDR *)&any, sizeof(any), NULL, NULL);
     struct pair pr;
@@ -1290,7 +1280,7 @@ static int priv_open(struct priv *p, ULONG cq_depth, NDK_FN_CQ_NOTIFICATION_CALL
     cq = p->cq;
     ad->Dispatch->NdkCreatePd(ad, NULL, NULL, &p->pd);
     ad->Dispatch->NdkCreateListener(ad, on_connect_event, NULL, NULL, NULL, &p->l);
-    struct sockaddr_in any = addr_of(LISTEN_PORT);
+    struct sockaddr_in any = loopback_addr(LISTEN_PORT);
     any.sin_addr.s_addr = htonl(INADDR_ANY);
     if (!p->cq || !p->pd || !p->l ||
         p->l->Dispatch->NdkListen(p->l, (const SOCKADDR *)&any, sizeof(any), NULL, NULL) != STATUS_SUCCESS)
@@ -1336,6 +1326,22 @@ static int fr_setup(NDK_PD *p, NDK_MR **fr, NDK_LOGICAL_ADDRESS *page)
         return 0;
     *page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(b)[0] << PAGE_SHIFT;
     return 1;
+}
+
+/* connect_pair with QPs of initiator depth depth. */
+static int connect_pair_depth(NDK_PD *p, ULONG depth, struct pair *pr)
+{
+    ULONG saved_depth = pair_depth;
+    pair_depth = depth;
+    int ok = connect_pair(p, pr);
+    pair_depth = saved_depth;
+    return ok;
+}
+
+/* A connected pair of depth depth and a fast MR with a page to register. */
+static int pair_fr_setup(NDK_PD *p, ULONG depth, struct pair *pr, NDK_MR **fr, NDK_LOGICAL_ADDRESS *page)
+{
+    return connect_pair_depth(p, depth, pr) && fr_setup(p, fr, page);
 }
 
 /* Post request i of a stream: even ones fast-register, odd ones invalidate (so each
@@ -1408,10 +1414,7 @@ static void test_cq_overflow(void)
         struct pair pr;
         NDK_MR *fr = NULL;
         NDK_LOGICAL_ADDRESS page = 0;
-        ULONG saved_depth = pair_depth;
-        pair_depth = 64;
-        int ok = connect_pair(p.pd, &pr) && fr_setup(p.pd, &fr, &page);
-        pair_depth = saved_depth;
+        int ok = pair_fr_setup(p.pd, 64, &pr, &fr, &page);
         if (!tap_ok(ok, "CQ overflow: connected QPs and a fast MR")) {
             priv_close(&p);
             return;
@@ -1498,10 +1501,7 @@ static void test_flush_race(void)
     int t;
     for (t = 0; t < trials && now_ms() - t_start < 8000; t++) {
         struct pair pr;
-        ULONG saved_depth = pair_depth;
-        pair_depth = 256;
-        int ok = connect_pair(p.pd, &pr);
-        pair_depth = saved_depth;
+        int ok = connect_pair_depth(p.pd, 256, &pr);
         if (!ok)
             break;
         struct flush_race f = {pr.qa, rnd() % 200000u, 0};
@@ -1578,10 +1578,7 @@ static void test_death_while_posting(void)
         struct pair pr;
         NDK_MR *fr = NULL;
         NDK_LOGICAL_ADDRESS page = 0;
-        ULONG saved_depth = pair_depth;
-        pair_depth = 1024;
-        int ok = connect_pair(p.pd, &pr) && fr_setup(p.pd, &fr, &page);
-        pair_depth = saved_depth;
+        int ok = pair_fr_setup(p.pd, 1024, &pr, &fr, &page);
         if (!ok) {
             priv_close(&p);
             break;
@@ -1643,10 +1640,7 @@ static void test_frozen(void)
     struct pair pr;
     NDK_MR *fr = NULL;
     NDK_LOGICAL_ADDRESS page = 0;
-    ULONG saved_depth = pair_depth;
-    pair_depth = 64;
-    int ok = connect_pair(p.pd, &pr) && fr_setup(p.pd, &fr, &page);
-    pair_depth = saved_depth;
+    int ok = pair_fr_setup(p.pd, 64, &pr, &fr, &page);
     if (!tap_ok(ok, "frozen adapter: connected QPs and a fast MR")) {
         priv_close(&p);
         return;
@@ -1736,7 +1730,7 @@ static void test_deadlines(void)
     struct pair pr;
     NDK_MR *fr = NULL;
     NDK_LOGICAL_ADDRESS page = 0;
-    int ok = connect_pair(p.pd, &pr) && fr_setup(p.pd, &fr, &page);
+    int ok = pair_fr_setup(p.pd, pair_depth, &pr, &fr, &page);
     if (!tap_ok(ok, "deadlines: connected QPs and a fast MR")) {
         priv_close(&p);
         return;
@@ -1800,10 +1794,7 @@ static void test_closes(void)
         struct pair pr;
         NDK_MR *fr = NULL;
         NDK_LOGICAL_ADDRESS page = 0;
-        ULONG saved_depth = pair_depth;
-        pair_depth = 64;
-        int ok = connect_pair(p.pd, &pr) && fr_setup(p.pd, &fr, &page);
-        pair_depth = saved_depth;
+        int ok = pair_fr_setup(p.pd, 64, &pr, &fr, &page);
         if (!ok) {
             pend_ok = 0;
             break;

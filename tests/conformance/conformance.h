@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "consumer.h"
 #include "ndkfpga.h"
 #include "ndkpi.h"
 #include "tap.h"
@@ -140,17 +141,6 @@ static inline VOID close_cb(PVOID ctx)
     w_leave(w, held);
 }
 
-static inline void deadline(struct timespec *ts, int ms)
-{
-    clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 /* The final status of a call: st itself, or (STATUS_PENDING) the callback's.
  * STATUS_IO_TIMEOUT when the callback never came. */
 static inline NTSTATUS w_wait(struct waiter *w, NTSTATUS st)
@@ -158,7 +148,7 @@ static inline NTSTATUS w_wait(struct waiter *w, NTSTATUS st)
     if (st != STATUS_PENDING)
         return st;
     struct timespec ts;
-    deadline(&ts, conf_timeout_ms);
+    deadline_in(&ts, conf_timeout_ms);
     pthread_mutex_lock(&w->m);
     int rc = 0;
     while (!w->done && rc == 0)

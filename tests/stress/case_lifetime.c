@@ -838,6 +838,19 @@ static int storm_run(struct storm *s, int budget_ms, int *max_ms, int *blocked_a
     return finished;
 }
 
+/* A storm of n posts (0: until stopped) on f's initiator QP, tags from tag, room for
+ * cap results. */
+static void storm_init(struct storm *s, const struct frz *f, int n, uint32_t tag, int cap)
+{
+    memset(s, 0, sizeof(*s));
+    s->qa = f->pr.qa;
+    s->src = &f->src;
+    s->nrm = &f->nrm;
+    s->n = n;
+    s->tag = tag;
+    storm_alloc(s, cap);
+}
+
 void case_frozen(void)
 {
     /* Part 1: posts on a frozen adapter, then SIGCONT. */
@@ -848,13 +861,7 @@ void case_frozen(void)
             return;
         const int n = st_n(300, 120, 60);
         struct storm s;
-        memset(&s, 0, sizeof(s));
-        s.qa = f.pr.qa;
-        s.src = &f.src;
-        s.nrm = &f.nrm;
-        s.n = n;
-        s.tag = 0xf2;
-        storm_alloc(&s, n);
+        storm_init(&s, &f, n, 0xf2, n);
         stx_freeze(&f.x);
         uint64_t t0 = st_now_ms();
         int max_ms = 0, blocked = -1;
@@ -924,13 +931,7 @@ void case_frozen(void)
         const int n = 5; /* fewer than the link's window: no post waits for room */
         stx_freeze(&f.x);
         struct storm s;
-        memset(&s, 0, sizeof(s));
-        s.qa = f.pr.qa;
-        s.src = &f.src;
-        s.nrm = &f.nrm;
-        s.n = n;
-        s.tag = 0xf5 + (uint32_t)killed;
-        storm_alloc(&s, n);
+        storm_init(&s, &f, n, 0xf5 + (uint32_t)killed, n);
         int max_ms = 0, blocked = -1;
         if (!storm_run(&s, 2000, &max_ms, &blocked)) {
             stx_kill(&f.x);
@@ -989,13 +990,8 @@ void case_link_death(void)
         if (!frz_open(&f, what, 1, 0x1d0 + (uint32_t)rep))
             return;
         struct storm s;
-        memset(&s, 0, sizeof(s));
-        s.qa = f.pr.qa;
-        s.src = &f.src;
-        s.nrm = &f.nrm;
-        s.tag = 0x1e0 + (uint32_t)rep;
+        storm_init(&s, &f, 0, 0x1e0 + (uint32_t)rep, 200000);
         s.pause_us = 20;
-        storm_alloc(&s, 200000);
         pthread_t t;
         pthread_create(&t, NULL, storm_main, &s);
         int delay = cfg.sim ? 50 + (int)st_rand_below(300) : 5 + (int)st_rand_below(40);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "consumer.h"
 #include "stress.h"
 
 int st_cb_violations;
@@ -57,17 +58,6 @@ VOID op_close_cb(PVOID ctx)
         op_complete(ctx, STATUS_SUCCESS, NULL);
 }
 
-static void abs_deadline(struct timespec *ts, int ms)
-{
-    clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 NTSTATUS op_wait(struct st_op *o, NTSTATUS st, int ms, NDK_OBJECT_HEADER **obj)
 {
     if (obj)
@@ -83,7 +73,7 @@ NTSTATUS op_wait(struct st_op *o, NTSTATUS st, int ms, NDK_OBJECT_HEADER **obj)
         return st;
     }
     struct timespec ts;
-    abs_deadline(&ts, ms);
+    deadline_in(&ts, ms);
     pthread_mutex_lock(&o->m);
     while (!o->done && pthread_cond_timedwait(&o->c, &o->m, &ts) == 0)
         ;
@@ -205,7 +195,7 @@ int log_wait(struct cqlog *l, const void *qpctx, size_t n, int ms, const char *w
             return 0;
         }
         struct timespec ts;
-        abs_deadline(&ts, 1);
+        deadline_in(&ts, 1);
         pthread_cond_timedwait(&l->c, &l->m, &ts);
     }
     pthread_mutex_unlock(&l->m);
@@ -305,7 +295,7 @@ static VOID on_connect_event(PVOID ctx, NDK_CONNECTOR *c)
 static NDK_CONNECTOR *wait_incoming(struct stx *x, int ms)
 {
     struct timespec ts;
-    abs_deadline(&ts, ms);
+    deadline_in(&ts, ms);
     pthread_mutex_lock(&x->m);
     while (x->nin == 0 && pthread_cond_timedwait(&x->c, &x->m, &ts) == 0)
         ;
@@ -317,16 +307,6 @@ static NDK_CONNECTOR *wait_incoming(struct stx *x, int ms)
     }
     pthread_mutex_unlock(&x->m);
     return c;
-}
-
-static struct sockaddr_in loopback(uint16_t port)
-{
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return a;
 }
 
 int stx_open(struct stx *x, const char *what)
@@ -359,7 +339,7 @@ int stx_open(struct stx *x, const char *what)
     }
     st = x->ad->Dispatch->NdkCreateListener(x->ad, on_connect_event, x, NULL, NULL, &x->lis);
     x->port = next_port++;
-    struct sockaddr_in any = loopback(x->port);
+    struct sockaddr_in any = loopback_addr(x->port);
     any.sin_addr.s_addr = htonl(INADDR_ANY);
     if (st == STATUS_SUCCESS)
         st = x->lis->Dispatch->NdkListen(x->lis, (const SOCKADDR *)&any, sizeof(any), NULL, NULL);
@@ -526,7 +506,7 @@ int st_pair(struct stx *x, NDK_CQ *cq, ULONG depth, void *ctxa, void *ctxb, stru
         st_note("NdkCreateConnector: %s", st_name(st));
         return 0;
     }
-    struct sockaddr_in src = loopback(src_port++), dst = loopback(x->port);
+    struct sockaddr_in src = loopback_addr(src_port++), dst = loopback_addr(x->port);
     if (src_port > 60000)
         src_port = 20000;
     struct st_op *oc = op_new(), *oa = op_new(), *occ = op_new();
