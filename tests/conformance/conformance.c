@@ -1344,6 +1344,17 @@ static int pair_fr_setup(NDK_PD *p, ULONG depth, struct pair *pr, NDK_MR **fr, N
     return connect_pair_depth(p, depth, pr) && fr_setup(p, fr, page);
 }
 
+/* pair_fr_setup on a private adapter, reported as "WHAT: connected QPs and a fast
+ * MR"; on failure the adapter is closed. */
+static int priv_pair_fr_setup(struct priv *p, ULONG depth, const char *what, struct pair *pr, NDK_MR **fr,
+                              NDK_LOGICAL_ADDRESS *page)
+{
+    if (tap_ok(pair_fr_setup(p->pd, depth, pr, fr, page), "%s: connected QPs and a fast MR", what))
+        return 1;
+    priv_close(p);
+    return 0;
+}
+
 /* Post request i of a stream: even ones fast-register, odd ones invalidate (so each
  * succeeds while the QP is healthy); the request context is i + 1. */
 static NTSTATUS post_i(NDK_QP *q, NDK_MR *fr, NDK_LOGICAL_ADDRESS page, uint32_t i, ULONG flags)
@@ -1414,11 +1425,8 @@ static void test_cq_overflow(void)
         struct pair pr;
         NDK_MR *fr = NULL;
         NDK_LOGICAL_ADDRESS page = 0;
-        int ok = pair_fr_setup(p.pd, 64, &pr, &fr, &page);
-        if (!tap_ok(ok, "CQ overflow: connected QPs and a fast MR")) {
-            priv_close(&p);
+        if (!priv_pair_fr_setup(&p, 64, "CQ overflow", &pr, &fr, &page))
             return;
-        }
         if (armed)
             cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
         int posted = 0;
@@ -1640,11 +1648,8 @@ static void test_frozen(void)
     struct pair pr;
     NDK_MR *fr = NULL;
     NDK_LOGICAL_ADDRESS page = 0;
-    int ok = pair_fr_setup(p.pd, 64, &pr, &fr, &page);
-    if (!tap_ok(ok, "frozen adapter: connected QPs and a fast MR")) {
-        priv_close(&p);
+    if (!priv_pair_fr_setup(&p, 64, "frozen adapter", &pr, &fr, &page))
         return;
-    }
     /* Fill the link's window while the adapter is frozen, then post on an idle QP. */
     kill(p.pid, SIGSTOP);
     struct freeze_post f = {pr.qa, fr, page, 0, 0};
@@ -1730,11 +1735,8 @@ static void test_deadlines(void)
     struct pair pr;
     NDK_MR *fr = NULL;
     NDK_LOGICAL_ADDRESS page = 0;
-    int ok = pair_fr_setup(p.pd, pair_depth, &pr, &fr, &page);
-    if (!tap_ok(ok, "deadlines: connected QPs and a fast MR")) {
-        priv_close(&p);
+    if (!priv_pair_fr_setup(&p, pair_depth, "deadlines", &pr, &fr, &page))
         return;
-    }
     /* A silent request outstanding longer than the deadline does not make the next
      * request that reports a completion time out at once. */
     NTSTATUS s1 = post_i(pr.qa, fr, page, 100, NDK_OP_FLAG_SILENT_SUCCESS);
