@@ -178,12 +178,18 @@ int ndk_core_link(struct ndk_core *c)
     return 1;
 }
 
-static void core_unlink(struct ndk_core *c)
+/* From here on no call takes the object (ndk_live fails). */
+static void core_unregister(struct ndk_core *c)
 {
     if (c->registered) {
         ndk_registry_del(c->hdr);
         c->registered = 0;
     }
+}
+
+static void core_unlink(struct ndk_core *c)
+{
+    core_unregister(c);
     if (c->next) {
         c->next->prev = c->prev;
         c->prev->next = c->next;
@@ -351,6 +357,9 @@ static void run_event(struct ndk_adapter *ad, struct ndk_event *ev)
         struct ndk_core *c = ev->core;
         if (c->teardown)
             c->teardown(c);
+        /* Gone for every call before the consumer hears of it (the object itself is
+         * freed after the callback returns). */
+        core_unregister(c);
         if (c->close_cb)
             c->close_cb(c->close_ctx);
         break;
