@@ -79,6 +79,11 @@ def check_bitfields(spec):
             used |= mask
 
 
+def cstr(text):
+    """A C string literal of text."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def gen_c(spec, structs):
     p = spec["meta"]["prefix"]
     L = [f"/* {BANNER} */", f"#ifndef {p}_LAYOUT_H", f"#define {p}_LAYOUT_H", "",
@@ -99,6 +104,9 @@ def gen_c(spec, structs):
             L.append(f"#define {p}_{e['name']}_COUNT {len(e['values'])}u")
             L.append(f"#define {p}_{e['name']}_LIST(X) " + " ".join(f"X({v['name']}, {hexc(v['value'])})"
                                                                for v in e["values"]))
+            # The same with each value's doc, for tables that describe the values to a user.
+            L.append(f"#define {p}_{e['name']}_DOC_LIST(X) " + " ".join(
+                f"X({v['name']}, {hexc(v['value'])}, {cstr(v['doc'])})" for v in e["values"]))
         L.append("")
     for bf in spec.get("bitfield", []):
         L.append(f"/* {bf['name']}: {bf['doc']} */")
@@ -130,6 +138,11 @@ def gen_c(spec, structs):
             L.append(f"#define {p}_{s['name']}_{f['name'].upper()}_OFF {f['off']}u")
             if is_array(f):
                 L.append(f"#define {p}_{s['name']}_{f['name'].upper()}_COUNT {f['count']}u")
+        counters = [f for f in s["fields"] if f.get("counter")]
+        if counters:
+            # Fields that are counters, X(field, doc): the host's counter tables come from this.
+            L.append(f"#define {p}_{s['name']}_COUNTER_LIST(X) " + " ".join(
+                f"X({f['name']}, {cstr(f['doc'])})" for f in counters))
         L.append(f"_Static_assert(sizeof(struct {p.lower()}_{n}) == {s['size']}, \"{s['name']} size\");")
         for f in s["fields"]:
             L.append(f"_Static_assert(offsetof(struct {p.lower()}_{n}, {f['name']}) == {f['off']}, "

@@ -155,6 +155,7 @@
 #define NF_REFUSE_BAD_COMMAND 15u /* unknown command or register value */
 #define NF_REFUSE_COUNT 12u
 #define NF_REFUSE_LIST(X) X(OK, 0u) X(BAD_INDEX, 1u) X(BAD_KEY, 2u) X(NOT_VALID, 3u) X(WRONG_PD, 4u) X(NO_RIGHT, 5u) X(OUT_OF_BOUNDS, 6u) X(BAD_ADDRESS, 7u) X(STOPPED, 8u) X(BAD_MTT, 9u) X(TIMEOUT, 14u) X(BAD_COMMAND, 15u)
+#define NF_REFUSE_DOC_LIST(X) X(OK, 0u, "granted") X(BAD_INDEX, 1u, "token index beyond the key table") X(BAD_KEY, 2u, "token key byte differs from the entry's") X(NOT_VALID, 3u, "entry free, not yet registered, or invalidated") X(WRONG_PD, 4u, "entry belongs to another protection domain") X(NO_RIGHT, 5u, "entry lacks the access right asked for") X(OUT_OF_BOUNDS, 6u, "range not inside [base, base + length) (checked by subtraction, cannot wrap)") X(BAD_ADDRESS, 7u, "logical/system address outside its region, or page address unaligned/outside adapter memory") X(STOPPED, 8u, "DMA stopped: an entry it used was invalidated during the transfer") X(BAD_MTT, 9u, "MTT index outside the table") X(TIMEOUT, 14u, "firmware, never the engine: the operation did not finish within the firmware's wait bound (the request fails INTERNAL_ERROR)") X(BAD_COMMAND, 15u, "unknown command or register value")
 
 /* STAT_OP: index of each message op's counter in STATS.ops (messages handled, whatever their outcome) */
 #define NF_STAT_OP_PING 0u
@@ -179,6 +180,7 @@
 #define NF_STAT_OP_WR_WRITE 19u
 #define NF_STAT_OP_COUNT 20u
 #define NF_STAT_OP_LIST(X) X(PING, 0u) X(INFO, 1u) X(STATS, 2u) X(MEM_WRITE, 3u) X(MEM_READ, 4u) X(ADAPTER_RESET, 5u) X(MR_CREATE, 6u) X(MR_DESTROY, 7u) X(MR_REGISTER, 8u) X(MR_DEREGISTER, 9u) X(FRMR_INIT, 10u) X(QP_CREATE, 11u) X(QP_CONNECT, 12u) X(QP_DISCONNECT, 13u) X(QP_DESTROY, 14u) X(QP_FLUSH, 15u) X(WR_FAST_REGISTER, 16u) X(WR_INVALIDATE, 17u) X(WR_READ, 18u) X(WR_WRITE, 19u)
+#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "") X(INFO, 1u, "") X(STATS, 2u, "") X(MEM_WRITE, 3u, "") X(MEM_READ, 4u, "") X(ADAPTER_RESET, 5u, "") X(MR_CREATE, 6u, "") X(MR_DESTROY, 7u, "") X(MR_REGISTER, 8u, "") X(MR_DEREGISTER, 9u, "") X(FRMR_INIT, 10u, "") X(QP_CREATE, 11u, "") X(QP_CONNECT, 12u, "") X(QP_DISCONNECT, 13u, "") X(QP_DESTROY, 14u, "") X(QP_FLUSH, 15u, "") X(WR_FAST_REGISTER, 16u, "the work requests stay consecutive, in OP order") X(WR_INVALIDATE, 17u, "") X(WR_READ, 18u, "") X(WR_WRITE, 19u, "")
 
 /* STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it) */
 #define NF_STAT_STATUS_ACCESS_VIOLATION 0u
@@ -192,6 +194,7 @@
 #define NF_STAT_STATUS_INTERNAL_ERROR 8u
 #define NF_STAT_STATUS_COUNT 9u
 #define NF_STAT_STATUS_LIST(X) X(ACCESS_VIOLATION, 0u) X(INVALID_PARAMETER, 1u) X(INVALID_DEVICE_STATE, 2u) X(INSUFFICIENT_RESOURCES, 3u) X(IMPLEMENTATION_LIMIT, 4u) X(NOT_SUPPORTED, 5u) X(CONNECTION_INVALID, 6u) X(CANCELLED, 7u) X(INTERNAL_ERROR, 8u)
+#define NF_STAT_STATUS_DOC_LIST(X) X(ACCESS_VIOLATION, 0u, "") X(INVALID_PARAMETER, 1u, "") X(INVALID_DEVICE_STATE, 2u, "") X(INSUFFICIENT_RESOURCES, 3u, "") X(IMPLEMENTATION_LIMIT, 4u, "") X(NOT_SUPPORTED, 5u, "") X(CONNECTION_INVALID, 6u, "") X(CANCELLED, 7u, "") X(INTERNAL_ERROR, 8u, "")
 
 /* TBL_OP: ENGINE.TBL_CMD values */
 #define NF_TBL_OP_MPT_WRITE 1u /* write ENT_W0..W6 to MPT[TBL_INDEX] atomically (through the check pipeline) */
@@ -609,6 +612,7 @@ struct nf_stats {
 #define NF_STATS_CYCLE_HI_OFF 228u
 #define NF_STATS_TX_STALLS_OFF 232u
 #define NF_STATS_WAIT_TIMEOUTS_OFF 236u
+#define NF_STATS_COUNTER_LIST(X) X(rx_ok, "LINK.CNT_RX_OK: frames received with a good CRC") X(rx_bad, "LINK.CNT_RX_BAD: frames dropped for a bad CRC or length") X(rx_drop, "LINK.CNT_RX_DROP: good frames dropped, no RX slot free") X(rx_dup, "DATA frames dropped as duplicate or out of order") X(tx_frames, "LINK.CNT_TX: frames sent (data and ACK)") X(tx_reject, "LINK.CNT_TX_REJECT: TX_POST writes the link refused") X(retransmits, "DATA frames the firmware sent again") X(tx_overflow, "replies and CQEs the firmware could not queue (no TX room; never expected)") X(tx_stalls, "times the firmware held a received frame (stopped taking messages) because its replies found no TX room") X(wait_timeouts, "bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain")
 _Static_assert(sizeof(struct nf_stats) == 240, "STATS size");
 _Static_assert(offsetof(struct nf_stats, profile) == 0, "STATS.profile");
 _Static_assert(offsetof(struct nf_stats, rx_ok) == 4, "STATS.rx_ok");

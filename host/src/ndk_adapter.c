@@ -1528,19 +1528,10 @@ static const char *const op_descriptions[NF_STAT_OP_COUNT] = {
     [NF_STAT_OP_WR_WRITE] = "RDMA Write work requests (NdkWrite)",
 };
 
-static const char *const refuse_descriptions[N_REFUSE_CODES] = {
-    [NF_REFUSE_BAD_INDEX] = "token index beyond the key table",
-    [NF_REFUSE_BAD_KEY] = "token key differs from the entry's (a stale token)",
-    [NF_REFUSE_NOT_VALID] = "MR not registered, or invalidated",
-    [NF_REFUSE_WRONG_PD] = "MR of another protection domain",
-    [NF_REFUSE_NO_RIGHT] = "MR lacks the access right asked for",
-    [NF_REFUSE_OUT_OF_BOUNDS] = "range outside the MR",
-    [NF_REFUSE_BAD_ADDRESS] = "address outside adapter memory, or a page unaligned",
-    [NF_REFUSE_STOPPED] = "transfer stopped: its MR was invalidated meanwhile",
-    [NF_REFUSE_BAD_MTT] = "translation-table index outside the table",
-    [NF_REFUSE_BAD_COMMAND] = "unknown engine command",
-    [NF_REFUSE_TIMEOUT] = "the engine did not finish within its bound (request failed INTERNAL_ERROR)",
-};
+/* The descriptions are the layout description's (tools/layout.toml, enum REFUSE). */
+#define REFUSE_DOC(name, code, doc) [code] = doc,
+static const char *const refuse_descriptions[N_REFUSE_CODES] = {NF_REFUSE_DOC_LIST(REFUSE_DOC)};
+#undef REFUSE_DOC
 
 /* Fixed counters: name, description, and where the value comes from. */
 struct fixed_counter {
@@ -1548,19 +1539,11 @@ struct fixed_counter {
     const char *name, *description;
     size_t off;      /* offset of a uint32_t in struct nf_stats, or of a uint64_t in struct nf_link_stats */
 };
-#define BOARD(f, d) {NDKFPGA_COUNTER_LINK, #f, d, offsetof(struct nf_stats, f)}
+#define BOARD_ROW(f, d) {NDKFPGA_COUNTER_LINK, #f, d, offsetof(struct nf_stats, f)},
 #define HOST(n, f, d) {NDKFPGA_COUNTER_HOST_LINK, n, d, offsetof(struct nf_link_stats, f)}
 static const struct fixed_counter fixed_counters[] = {
-    BOARD(rx_ok, "frames the board received with a good CRC"),
-    BOARD(rx_bad, "frames the board dropped for a bad CRC or length"),
-    BOARD(rx_drop, "good frames the board dropped: no RX slot free"),
-    BOARD(rx_dup, "DATA frames the board dropped as duplicate or out of order"),
-    BOARD(tx_frames, "frames the board sent (DATA and ACK)"),
-    BOARD(tx_reject, "frames the board's link hardware refused to queue"),
-    BOARD(retransmits, "DATA frames the board sent again"),
-    BOARD(tx_overflow, "replies and completions the firmware could not queue (no TX room)"),
-    BOARD(tx_stalls, "times the firmware held a received frame until its replies found TX room"),
-    BOARD(wait_timeouts, "bounded firmware waits that ran out (engine operation, TX drain)"),
+    /* The board's counters and their descriptions: STATS fields marked counter in tools/layout.toml. */
+    NF_STATS_COUNTER_LIST(BOARD_ROW)
     HOST("frames_tx", frames_tx, "frames this host sent (DATA, again, ACK, RESET)"),
     HOST("data_tx", data_tx, "DATA frames sent for the first time"),
     HOST("retransmits", retransmits, "DATA frames sent again"),
