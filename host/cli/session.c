@@ -158,11 +158,25 @@ static NTSTATUS connect_pair(struct cli_session *s, const char **what)
                                       &connected);
     if (st != STATUS_PENDING && st != STATUS_SUCCESS)
         return st;
-    pthread_mutex_lock(&in.lock);
-    while (!in.connector)
-        pthread_cond_wait(&in.cond, &in.lock);
-    NDK_CONNECTOR *passive = in.connector;
-    pthread_mutex_unlock(&in.lock);
+    /* The incoming side arrives unless the connect fails: wait for either, bounded. */
+    NDK_CONNECTOR *passive = NULL;
+    for (int waited_ms = 0; !passive; waited_ms += 10) {
+        pthread_mutex_lock(&in.lock);
+        passive = in.connector;
+        pthread_mutex_unlock(&in.lock);
+        if (passive)
+            break;
+        pthread_mutex_lock(&connected.lock);
+        int failed = connected.done && connected.status != STATUS_SUCCESS;
+        NTSTATUS why = connected.status;
+        pthread_mutex_unlock(&connected.lock);
+        if (failed)
+            return why;
+        if (waited_ms >= WAIT_LIMIT_S * 1000)
+            return STATUS_IO_TIMEOUT;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
     *what = "NdkAccept";
     st = passive->Dispatch->NdkAccept(passive, s->target, 1, 1, NULL, 0, on_disconnect, NULL, cli_on_request_done,
                                       &accepted);
