@@ -1,7 +1,7 @@
 # Host link layer: transports (sim/model sockets), the reliable link, their tests.
 # host/host.mk builds the library from $(HOST_LINK_SRCS) with $(HOST_LINK_CFLAGS).
 
-HOST_LINK_SRCS := host/src/nf_frame.c host/src/nf_transport.c host/src/transport_sim.c host/src/nf_link.c
+HOST_LINK_SRCS := host/src/nf_frame.c host/src/nf_status.c host/src/nf_transport.c host/src/transport_sim.c host/src/nf_link.c
 HOST_LINK_HDRS := host/src/nf_frame.h host/src/nf_transport.h host/src/nf_transport_priv.h host/src/nf_link.h \
                   host/src/transport_board.h \
                   firmware/include/nf_layout.h

@@ -102,27 +102,36 @@
 #define NF_NDK_OP_READ 32u
 #define NF_NDK_OP_WRITE 64u
 
-/* STATUS: NTSTATUS values the firmware puts in replies and CQEs (same numbers as ndkpi.h) */
+/* STATUS: NTSTATUS values of the adapter: replies and CQEs, and the host library's own (same numbers as ndkpi.h, which CI checks) */
 #define NF_STATUS_SUCCESS 0u
 #define NF_STATUS_PENDING 259u
+#define NF_STATUS_BUFFER_OVERFLOW 0x80000005u /* host: CQ overflow, given to the CQ's notification callback */
+#define NF_STATUS_DEVICE_BUSY 0x80000011u
 #define NF_STATUS_ACCESS_VIOLATION 0xC0000005u
 #define NF_STATUS_INVALID_PARAMETER 0xC000000Du
+#define NF_STATUS_NO_SUCH_FILE 0xC000000Fu /* host: simulator or model binary not found */
+#define NF_STATUS_ACCESS_DENIED 0xC0000022u /* host: no permission to open the board's USB device (install tools/99-ndkfpga.rules) */
+#define NF_STATUS_BUFFER_TOO_SMALL 0xC0000023u
 #define NF_STATUS_INVALID_PARAMETER_MIX 0xC0000030u
 #define NF_STATUS_INSUFFICIENT_RESOURCES 0xC000009Au
+#define NF_STATUS_DEVICE_NOT_CONNECTED 0xC000009Du /* host: the simulator or board went away (died at start, socket closed) */
+#define NF_STATUS_IO_TIMEOUT 0xC00000B5u /* host: peer silent past the link deadline */
 #define NF_STATUS_NOT_SUPPORTED 0xC00000BBu
 #define NF_STATUS_INTERNAL_ERROR 0xC00000E5u
 #define NF_STATUS_CANCELLED 0xC0000120u
 #define NF_STATUS_REMOTE_RESOURCES 0xC000013Du
 #define NF_STATUS_INVALID_DEVICE_STATE 0xC0000184u
-#define NF_STATUS_CONNECTION_INVALID 0xC000023Au
-#define NF_STATUS_IMPLEMENTATION_LIMIT 0xC000042Bu
-#define NF_STATUS_NO_SUCH_FILE 0xC000000Fu /* host: simulator or model binary not found */
-#define NF_STATUS_DEVICE_NOT_CONNECTED 0xC000009Du /* host: the simulator or board went away (died at start, socket closed) */
-#define NF_STATUS_IO_TIMEOUT 0xC00000B5u /* host: peer silent past the link deadline */
+#define NF_STATUS_INVALID_BUFFER_SIZE 0xC0000206u
 #define NF_STATUS_CONNECTION_RESET 0xC000020Du /* host: transport closed by the peer mid-session */
+#define NF_STATUS_CONNECTION_INVALID 0xC000023Au
 #define NF_STATUS_CONNECTION_REFUSED 0xC0000236u /* host: nothing accepts on the simulator socket */
 #define NF_STATUS_NETWORK_UNREACHABLE 0xC000023Cu /* host: no transport for the device string */
-#define NF_STATUS_ACCESS_DENIED 0xC0000022u /* host: no permission to open the board's USB device (install tools/99-ndkfpga.rules) */
+#define NF_STATUS_CONNECTION_ABORTED 0xC0000241u
+#define NF_STATUS_IMPLEMENTATION_LIMIT 0xC000042Bu
+#define NF_STATUS_ADDRESS_ALREADY_ASSOCIATED 0xC0000328u
+#define NF_STATUS_COUNT 26u
+#define NF_STATUS_LIST(X) X(SUCCESS, 0u) X(PENDING, 259u) X(BUFFER_OVERFLOW, 0x80000005u) X(DEVICE_BUSY, 0x80000011u) X(ACCESS_VIOLATION, 0xC0000005u) X(INVALID_PARAMETER, 0xC000000Du) X(NO_SUCH_FILE, 0xC000000Fu) X(ACCESS_DENIED, 0xC0000022u) X(BUFFER_TOO_SMALL, 0xC0000023u) X(INVALID_PARAMETER_MIX, 0xC0000030u) X(INSUFFICIENT_RESOURCES, 0xC000009Au) X(DEVICE_NOT_CONNECTED, 0xC000009Du) X(IO_TIMEOUT, 0xC00000B5u) X(NOT_SUPPORTED, 0xC00000BBu) X(INTERNAL_ERROR, 0xC00000E5u) X(CANCELLED, 0xC0000120u) X(REMOTE_RESOURCES, 0xC000013Du) X(INVALID_DEVICE_STATE, 0xC0000184u) X(INVALID_BUFFER_SIZE, 0xC0000206u) X(CONNECTION_RESET, 0xC000020Du) X(CONNECTION_INVALID, 0xC000023Au) X(CONNECTION_REFUSED, 0xC0000236u) X(NETWORK_UNREACHABLE, 0xC000023Cu) X(CONNECTION_ABORTED, 0xC0000241u) X(IMPLEMENTATION_LIMIT, 0xC000042Bu) X(ADDRESS_ALREADY_ASSOCIATED, 0xC0000328u)
+#define NF_STATUS_DOC_LIST(X) X(SUCCESS, 0u, "") X(PENDING, 259u, "") X(BUFFER_OVERFLOW, 0x80000005u, "host: CQ overflow, given to the CQ's notification callback") X(DEVICE_BUSY, 0x80000011u, "") X(ACCESS_VIOLATION, 0xC0000005u, "") X(INVALID_PARAMETER, 0xC000000Du, "") X(NO_SUCH_FILE, 0xC000000Fu, "host: simulator or model binary not found") X(ACCESS_DENIED, 0xC0000022u, "host: no permission to open the board's USB device (install tools/99-ndkfpga.rules)") X(BUFFER_TOO_SMALL, 0xC0000023u, "") X(INVALID_PARAMETER_MIX, 0xC0000030u, "") X(INSUFFICIENT_RESOURCES, 0xC000009Au, "") X(DEVICE_NOT_CONNECTED, 0xC000009Du, "host: the simulator or board went away (died at start, socket closed)") X(IO_TIMEOUT, 0xC00000B5u, "host: peer silent past the link deadline") X(NOT_SUPPORTED, 0xC00000BBu, "") X(INTERNAL_ERROR, 0xC00000E5u, "") X(CANCELLED, 0xC0000120u, "") X(REMOTE_RESOURCES, 0xC000013Du, "") X(INVALID_DEVICE_STATE, 0xC0000184u, "") X(INVALID_BUFFER_SIZE, 0xC0000206u, "") X(CONNECTION_RESET, 0xC000020Du, "host: transport closed by the peer mid-session") X(CONNECTION_INVALID, 0xC000023Au, "") X(CONNECTION_REFUSED, 0xC0000236u, "host: nothing accepts on the simulator socket") X(NETWORK_UNREACHABLE, 0xC000023Cu, "host: no transport for the device string") X(CONNECTION_ABORTED, 0xC0000241u, "") X(IMPLEMENTATION_LIMIT, 0xC000042Bu, "") X(ADDRESS_ALREADY_ASSOCIATED, 0xC0000328u, "")
 
 /* MPT_STATE: key-table entry state (MPT_W0.STATE) */
 #define NF_MPT_STATE_FREE 0u /* not allocated; every check refuses NOT_VALID */

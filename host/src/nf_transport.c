@@ -57,40 +57,6 @@ uint32_t nf_set_error(uint32_t status, const char *fmt, ...)
     return status;
 }
 
-const char *nf_status_name(uint32_t status)
-{
-    static const struct {
-        uint32_t value;
-        const char *name;
-    } names[] = {
-        {NF_STATUS_SUCCESS, "SUCCESS"},
-        {NF_STATUS_PENDING, "PENDING"},
-        {NF_STATUS_ACCESS_VIOLATION, "ACCESS_VIOLATION"},
-        {NF_STATUS_INVALID_PARAMETER, "INVALID_PARAMETER"},
-        {NF_STATUS_NO_SUCH_FILE, "NO_SUCH_FILE"},
-        {NF_STATUS_INVALID_PARAMETER_MIX, "INVALID_PARAMETER_MIX"},
-        {NF_STATUS_INSUFFICIENT_RESOURCES, "INSUFFICIENT_RESOURCES"},
-        {NF_STATUS_DEVICE_NOT_CONNECTED, "DEVICE_NOT_CONNECTED"},
-        {NF_STATUS_IO_TIMEOUT, "IO_TIMEOUT"},
-        {NF_STATUS_NOT_SUPPORTED, "NOT_SUPPORTED"},
-        {NF_STATUS_INTERNAL_ERROR, "INTERNAL_ERROR"},
-        {NF_STATUS_CANCELLED, "CANCELLED"},
-        {NF_STATUS_REMOTE_RESOURCES, "REMOTE_RESOURCES"},
-        {NF_STATUS_INVALID_DEVICE_STATE, "INVALID_DEVICE_STATE"},
-        {NF_STATUS_CONNECTION_RESET, "CONNECTION_RESET"},
-        {NF_STATUS_CONNECTION_REFUSED, "CONNECTION_REFUSED"},
-        {NF_STATUS_CONNECTION_INVALID, "CONNECTION_INVALID"},
-        {NF_STATUS_NETWORK_UNREACHABLE, "NETWORK_UNREACHABLE"},
-        {NF_STATUS_IMPLEMENTATION_LIMIT, "IMPLEMENTATION_LIMIT"},
-    };
-    static _Thread_local char hex[16];
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (names[i].value == status)
-            return names[i].name;
-    snprintf(hex, sizeof(hex), "0x%08X", (unsigned)status);
-    return hex;
-}
-
 /* ---- fd transport --------------------------------------------------------- */
 
 struct fd_transport {

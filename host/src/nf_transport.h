@@ -97,7 +97,7 @@ const char *nf_error_message(void);
 /* Record (and print, unless $NDKFPGA_QUIET) a failure message; returns status so
  * callers can `return nf_set_error(NF_STATUS_X, "...", ...)`. */
 uint32_t nf_set_error(uint32_t status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Name of an NF_STATUS_* value ("IO_TIMEOUT"), or "0x........" for others. */
+/* Name of an NF_STATUS_* value ("STATUS_IO_TIMEOUT"), or "STATUS_(unknown)" (host/src/nf_status.c). */
 const char *nf_status_name(uint32_t status);
 
 #endif

@@ -1,0 +1,19 @@
+/* The one table of NTSTATUS names: built from tools/layout.toml's STATUS list,
+ * whose values CI checks against ndkpi.h. */
+#include <stdint.h>
+
+#include "nf_layout.h"
+#include "nf_transport.h"
+
+const char *nf_status_name(uint32_t status)
+{
+    switch (status) {
+#define NF_STATUS_CASE(name, value) \
+    case value: \
+        return "STATUS_" #name;
+        NF_STATUS_LIST(NF_STATUS_CASE)
+#undef NF_STATUS_CASE
+    default:
+        return "STATUS_(unknown)";
+    }
+}
