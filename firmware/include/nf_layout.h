@@ -31,7 +31,6 @@
 #define NF_LINK_CRC_BYTES 4u /* CRC bytes after header + payload */
 #define NF_LINK_SLOT_BYTES 4096u /* one RX or TX slot in adapter memory holds header + payload */
 #define NF_LINK_MAX_PAYLOAD 4080u /* largest payload of one frame (SLOT_BYTES - header - CRC, rounded down to 8) */
-#define NF_LINK_SEQ_MOD 256u /* sequence numbers count modulo this */
 #define NF_LINK_MAX_SLOTS 16u /* largest RX_SLOTS or TX_SLOTS a build may have (bitmap registers are 16 bits) */
 
 /* ENGINE_HW constants */

@@ -1,4 +1,4 @@
-/* Target entry point (start.S calls main after setting up the C environment). */
+/* Target entry point: start.c sets up the C environment, then calls main. */
 #include "fw.h"
 
 int main(void)

@@ -28,7 +28,6 @@
 `define NF_LINK_CRC_BYTES 4  // CRC bytes after header + payload
 `define NF_LINK_SLOT_BYTES 4096  // one RX or TX slot in adapter memory holds header + payload
 `define NF_LINK_MAX_PAYLOAD 4080  // largest payload of one frame (SLOT_BYTES - header - CRC, rounded down to 8)
-`define NF_LINK_SEQ_MOD 256  // sequence numbers count modulo this
 `define NF_LINK_MAX_SLOTS 16  // largest RX_SLOTS or TX_SLOTS a build may have (bitmap registers are 16 bits)
 
 // ENGINE_HW constants
