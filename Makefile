@@ -76,9 +76,12 @@ bench: $(SETUP_STAMP) ## run the benchmarks, print the table, write build/bench/
 clean: ## remove build outputs (keeps .venv)
 	rm -rf $(filter-out $(SETUP_STAMP),$(wildcard $(BUILD)/*)) $(CLEAN_DIRS)
 
+# The layout's constants and profile sizes (generated from tools/layout.toml), before the
+# fragments that use them.
+include tools/nf_layout.mk
 include $(sort $(wildcard rtl/*/*.mk)) $(sort $(wildcard rtl/*/*/*.mk)) $(sort $(wildcard firmware/*.mk)) $(sort $(wildcard sim/*.mk)) \
         $(sort $(wildcard host/*.mk)) $(sort $(wildcard tests/*.mk)) $(sort $(wildcard examples/*.mk)) \
-        $(sort $(wildcard bench/*.mk)) $(sort $(wildcard constraints/*.mk)) $(sort $(wildcard tools/*.mk))
+        $(sort $(wildcard bench/*.mk)) $(sort $(wildcard constraints/*.mk)) $(filter-out tools/nf_layout.mk,$(sort $(wildcard tools/*.mk)))
 
 # The foundation's own tests: the generator and the generated headers.
 TEST_TARGETS += test-layout

@@ -23,10 +23,8 @@ FW_HDRS := $(wildcard $(FW_DIR)/src/*.h) $(FW_INC)/nf_layout.h
 # replaces every profile's RAM size (used by the guard's own test).
 FW_STACK_RESERVE := 2048
 FW_MR_BYTES := 16
-FW_PROFILES := SIM ULX3S_85K ULX3S_25K
 FW_RAM_MIN :=
-fw_layout_value = $(shell awk '$$2 == "NF_PROFILE_$(1)_$(2)" { sub(/u$$/, "", $$3); print $$3 }' $(FW_INC)/nf_layout.h)
-FW_BUDGET := $(foreach p,$(FW_PROFILES),$(p):$(or $(FW_RAM_MIN),$(call fw_layout_value,$(p),FW_RAM_BYTES)):$(call fw_layout_value,$(p),MPT_ENTRIES))
+FW_BUDGET := $(foreach p,$(NF_PROFILES),$(p):$(or $(FW_RAM_MIN),$(NF_PROFILE_$(p)_FW_RAM_BYTES)):$(NF_PROFILE_$(p)_MPT_ENTRIES))
 
 RV_CC      := riscv64-unknown-elf-gcc
 RV_OBJCOPY := riscv64-unknown-elf-objcopy

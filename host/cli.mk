@@ -33,7 +33,7 @@ $(CLI_REFUSE): tests/cli/refuse.c host/cli/session.c host/cli/common.c $(CLI_HDR
 # Every subcommand on the software adapter, ping on the simulation (kept short: nfsim is slow).
 test-cli: $(CLI_BIN) $(CLI_REFUSE) $(BUILD)/model/nfmodel sim
 	@NDKFPGA_CLI=$(CLI_BIN) NDKFPGA_CLI_REFUSE=$(CLI_REFUSE) NFMODEL=$(BUILD)/model/nfmodel \
-	    LAYOUT_H=$(ROOT)/firmware/include/nf_layout.h bash tests/cli/test_cli.sh
+	    bash tests/cli/test_cli.sh
 
 lint-cli: ## cppcheck of the ndkfpga command-line tool and its test helper
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 --inline-suppr \

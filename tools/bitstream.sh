@@ -16,8 +16,7 @@ board=${1:?usage: bitstream.sh [--firmware-only] BOARD DEVICE}
 device=${2:?usage: bitstream.sh [--firmware-only] BOARD DEVICE}
 [ -f build/toolchain.mk ] || { echo "bitstream: build/toolchain.mk missing: run make setup" >&2; exit 2; }
 eval "$(sed -n 's/^\([A-Z_0-9]*\) := \(.*\)$/\1="\2"/p' build/toolchain.mk)"
-hdr=firmware/include/nf_layout.h
-param() { sed -n "s/^#define NF_PROFILE_$1_$2 \([0-9]*\)u.*/\1/p" "$hdr"; }
+param() { python3 tools/nf_layout.py "PROFILE_$1_$2"; }
 
 # The LFE5U-12F has 32 EBR: no profile fits it (the 25K profile needs more).
 case "$board-$device" in

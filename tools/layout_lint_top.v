@@ -10,12 +10,15 @@ module layout_lint_top (
     output wire [1:0]  state,
     output wire        is_valid,
     output wire [31:0] engine_id_addr,
-    output wire [31:0] status
+    output wire [31:0] status,
+    output wire [31:0] user_base  // the derived profile parameter's macro
 );
+    localparam integer RX_SLOTS = 3, TX_SLOTS = 5;
     assign key            = word[`NF_MPT_W0_KEY];
     assign state          = word[`NF_MPT_W0_STATE];
     assign is_valid       = (word[`NF_MPT_W0_STATE] == 2'(`NF_MPT_STATE_VALID));
     assign engine_id_addr = `NF_ENGINE_BASE + 32'(`NF_ENGINE_ID);
     assign status         = `NF_STATUS_ACCESS_VIOLATION;
+    assign user_base      = 32'(`NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS));
 endmodule
 `default_nettype wire

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Tests of the one layout description: the generated headers compile and lint, the
-# drift check catches a spec edited without regenerating, and bad specs are refused.
+# drift check catches a spec edited without regenerating, bad specs are refused,
+# formulas compute, and the NDKPI cross-check, make fragment and Python module hold.
 set -u
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 ok() { if [ "$1" = 0 ]; then echo "ok - $2"; else echo "not ok - $2"; fail=1; fi; }
 fail=0
+HOST_C="cc -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE"
 
 python3 tools/genlayout.py --check >/dev/null 2>&1; ok $? "generated files match tools/layout.toml"
 
 printf '#include "nf_layout.h"\nint main(void){ struct nf_cqe c = {0}; return (int)c.status + (int)NF_CQE_SIZE - 24; }\n' > "$tmp/c.c"
-cc -std=c11 -Wall -Wextra -Werror -Ifirmware/include "$tmp/c.c" -o "$tmp/c" 2>"$tmp/err" && "$tmp/c"
+$HOST_C -Ifirmware/include "$tmp/c.c" -o "$tmp/c" 2>"$tmp/err" && "$tmp/c"
 ok $? "nf_layout.h compiles with -Wall -Wextra -Werror on the host (and CQE is 24 bytes)"
 
 riscv64-unknown-elf-gcc --specs=/usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs -march=rv32im -mabi=ilp32 \
@@ -18,12 +20,57 @@ riscv64-unknown-elf-gcc --specs=/usr/lib/picolibc/riscv64-unknown-elf/picolibc.s
 ok $? "nf_layout.h compiles for rv32im/ilp32 (struct offsets asserted identical)"
 
 verilator --lint-only -Wall -Irtl/include tools/layout_lint_top.v >"$tmp/err" 2>&1
-ok $? "nf_layout.vh passes verilator --lint-only -Wall"
+ok $? "nf_layout.vh passes verilator --lint-only -Wall (the derived macro included)"
+
+# Formulas: the generated numbers are what the formulas say, and the derived macro agrees.
+cat > "$tmp/f.c" <<'C'
+#include "nf_layout.h"
+_Static_assert(NF_KNOWN_FLAGS_FAST_REGISTER == (NF_NDK_OP_FLAG_SILENT_SUCCESS | NF_NDK_OP_FLAG_READ_FENCE |
+               NF_NDK_OP_FLAG_ALLOW_REMOTE_READ | NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NF_NDK_OP_FLAG_RDMA_READ_SINK |
+               NF_NDK_OP_FLAG_DEFER), "known fast-register flags");
+_Static_assert(NF_KNOWN_FLAGS_MR_REGISTER == 0xFu, "known MR flags");
+_Static_assert(NF_PROFILE_SIM_USER_BASE == (NF_PROFILE_SIM_RX_SLOTS + NF_PROFILE_SIM_TX_SLOTS) * NF_LINK_SLOT_BYTES, "sim");
+_Static_assert(NF_PROFILE_ULX3S_25K_USER_BASE ==
+               NF_PROFILE_USER_BASE(NF_PROFILE_ULX3S_25K_RX_SLOTS, NF_PROFILE_ULX3S_25K_TX_SLOTS), "macro");
+_Static_assert(NF_FRAME_PAGES_FAST_REGISTER ==
+               (NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE - NF_WR_HDR_SIZE - NF_WR_FAST_REGISTER_SIZE) / 8u, "pages");
+_Static_assert(NF_LINK_MAX_PAYLOAD == 4080u, "payload");
+int main(void) { return 0; }
+C
+$HOST_C -Ifirmware/include "$tmp/f.c" -o "$tmp/f" 2>"$tmp/err"
+ok $? "formula results: KNOWN_FLAGS, USER_BASE (value and macro), FRAME_PAGES, MAX_PAYLOAD"
+
+# NDKPI: every shared value equals ndkpi.h's (the generated asserts compile) ...
+printf '#include "nf_ndkpi_check.h"\nint main(void){ return 0; }\n' > "$tmp/n.c"
+$HOST_C -Ifirmware/include -Ihost/include -Ihost/src "$tmp/n.c" -o "$tmp/n" 2>"$tmp/err"
+ok $? "nf_ndkpi_check.h: layout.toml's statuses, flags and operation types equal ndkpi.h's"
+n_asserts=$(grep -c '^_Static_assert' host/src/nf_ndkpi_check.h)
+[ "$n_asserts" -ge 45 ] && grep -q 'NdkOperationTypeFastRegister == NF_NDK_OP_FAST_REGISTER' host/src/nf_ndkpi_check.h &&
+    grep -q 'STATUS_CANCELLED == NF_STATUS_CANCELLED' host/src/nf_ndkpi_check.h &&
+    grep -q 'NDK_MR_FLAG_RDMA_READ_SINK == NF_NDK_MR_FLAG_RDMA_READ_SINK' host/src/nf_ndkpi_check.h
+ok $? "the NDKPI check names every status, op flag, MR flag and operation type ($n_asserts asserts)"
+
+# Make fragment and Python module carry the same numbers as the C header.
+mk=$(make -s --no-print-directory -f tools/nf_layout.mk --eval 'p: ; @echo $(NF_PROFILE_SIM_USER_BASE) $(NF_PROFILES) $(NF_LINK_MAX_PAYLOAD)' p)
+[ "$mk" = "65536 SIM ULX3S_85K ULX3S_25K 4080" ]; ok $? "nf_layout.mk: USER_BASE, the profile list, a formula constant ($mk)"
+py=$(python3 tools/nf_layout.py PROFILE_ULX3S_85K_USER_BASE OP_WR_FAST_REGISTER PROFILES | tr '\n' ' ')
+[ "$py" = "32768 64 SIM ULX3S_85K ULX3S_25K " ]; ok $? "nf_layout.py prints values by name ($py)"
+python3 tools/nf_layout.py NO_SUCH_NAME >/dev/null 2>&1; [ $? = 2 ]; ok $? "nf_layout.py refuses an unknown name"
+python3 - <<'PY'
+import struct, sys
+sys.path.insert(0, "tools")
+import nf_layout as NF
+structs = [n[:-4] for n in dir(NF) if n.endswith("_FMT")]
+bad = [s for s in structs if struct.calcsize(getattr(NF, s + "_FMT")) != getattr(NF, s + "_SIZE")
+       or len(struct.unpack(getattr(NF, s + "_FMT"), bytes(getattr(NF, s + "_SIZE")))) < len(getattr(NF, s + "_FIELDS"))]
+sys.exit(1 if bad or len(structs) < 20 or NF.INFO_FIELDS.index("user_base") * 4 != NF.INFO_USER_BASE_OFF else 0)
+PY
+ok $? "nf_layout.py: every struct format has the struct's size and offsets"
 
 # Drift: copy the tree's spec and outputs, edit the spec, --check must fail.
-mkdir -p "$tmp/root/tools" "$tmp/root/firmware/include" "$tmp/root/rtl/include" "$tmp/root/docs"
-cp tools/layout.toml "$tmp/root/tools/"; cp firmware/include/nf_layout.h "$tmp/root/firmware/include/"
-cp rtl/include/nf_layout.vh "$tmp/root/rtl/include/"; cp docs/layout.md "$tmp/root/docs/"
+mkdir -p "$tmp/root/tools"
+cp tools/layout.toml "$tmp/root/tools/"
+for f in $(python3 tools/genlayout.py --outputs); do mkdir -p "$tmp/root/$(dirname "$f")"; cp "$f" "$tmp/root/$f"; done
 python3 tools/genlayout.py --check --root "$tmp/root" >/dev/null 2>&1; ok $? "copied tree is current"
 sed -i 's/^PAGE_SHIFT       = { value = 12/PAGE_SHIFT       = { value = 13/' "$tmp/root/tools/layout.toml"
 python3 tools/genlayout.py --check --root "$tmp/root" >/dev/null 2>&1
@@ -32,26 +79,59 @@ python3 tools/genlayout.py --root "$tmp/root" >/dev/null 2>&1 && python3 tools/g
 ok $? "regenerating makes the check pass again"
 grep -q "NF_ADAPTER_PAGE_SHIFT 13u" "$tmp/root/firmware/include/nf_layout.h"; ok $? "the regenerated C header carries the new value"
 
+# A changed input flows through every formula that uses it.
+sed -i 's/^SLOT_BYTES    = { value = 4096,/SLOT_BYTES    = { value = 2048,/' "$tmp/root/tools/layout.toml"
+python3 tools/genlayout.py --root "$tmp/root" >/dev/null 2>&1
+grep -q "NF_LINK_MAX_PAYLOAD 2032u" "$tmp/root/firmware/include/nf_layout.h" &&
+    grep -q "NF_PROFILE_SIM_USER_BASE 32768u" "$tmp/root/firmware/include/nf_layout.h" &&
+    grep -q "^NF_PROFILE_ULX3S_25K_USER_BASE := 8192$" "$tmp/root/tools/nf_layout.mk" &&
+    grep -q "^FRAME_PAGES_MR_REGISTER = 248$" "$tmp/root/tools/nf_layout.py"
+ok $? "SLOT_BYTES 2048: MAX_PAYLOAD, USER_BASE and FRAME_PAGES follow in C, make and Python"
+
 # Arrays: a field counted by an index enum is an array of one element per value, with a
 # _COUNT; the enum gets a LIST macro; an index enum that is not 0, 1, 2, ... is refused.
-n_ops=$(awk '$2 == "NF_STAT_OP_COUNT" { sub(/u$/, "", $3); print $3 }' firmware/include/nf_layout.h)
+n_ops=$(python3 tools/nf_layout.py STAT_OP_WR_WRITE); n_ops=$((n_ops + 1))
 grep -q "uint32_t ops\[$n_ops\];" firmware/include/nf_layout.h &&
     grep -q "#define NF_STATS_OPS_COUNT ${n_ops}u" firmware/include/nf_layout.h &&
+    grep -q "#define NF_STAT_OP_COUNT ${n_ops}u" firmware/include/nf_layout.h &&
     grep -q "#define NF_STAT_OP_LIST(X) X(PING, 0u)" firmware/include/nf_layout.h &&
     grep -q "#define NF_PROFILE_LIST(X) X(SIM, 0u)" firmware/include/nf_layout.h
 ok $? "an array field sized by an index enum, its _COUNT, the enum's and the profiles' LIST macros"
-cp tools/layout.toml "$tmp/gap.toml"
-sed -i 's/{ name = "INFO",             value = 1,  doc = "" },/{ name = "INFO",             value = 5,  doc = "" },/' "$tmp/gap.toml"
-python3 tools/genlayout.py --check --root "$tmp/root" --spec "$tmp/gap.toml" >"$tmp/err" 2>&1
-[ $? = 2 ] && grep -q "is an index: its values must be 0, 1, 2" "$tmp/err"; ok $? "an index enum with a gap is refused"
 
+# refused SPEC-EDIT MESSAGE WHAT: the tree's spec with a sed edit (or appended text) is
+# refused with exit 2 and MESSAGE.
+refused() {
+    cp tools/layout.toml "$tmp/bad.toml"
+    case "$1" in s/*) sed -i "$1" "$tmp/bad.toml";; *) printf '%s\n' "$1" >> "$tmp/bad.toml";; esac
+    python3 tools/genlayout.py --check --root "$tmp/root" --spec "$tmp/bad.toml" >"$tmp/err" 2>&1
+    [ $? = 2 ] && grep -q "$2" "$tmp/err"; ok $? "$3"
+}
+refused 's/{ name = "INFO",             value = 1,  doc = "" },/{ name = "INFO",             value = 5,  doc = "" },/' \
+    "is an index: its values must be 0, 1, 2" "an index enum with a gap is refused"
+refused 's/NDK_OP_FLAG.SILENT_SUCCESS | NDK_OP_FLAG.READ_FENCE | NDK_OP_FLAG.DEFER", doc = "NdkInvalidate"/NDK_OP_FLAG.SILENT | NDK_OP_FLAG.DEFER", doc = "NdkInvalidate"/' \
+    "KNOWN_FLAGS.INVALIDATE: unknown name 'NDK_OP_FLAG.SILENT'" "a formula naming an unknown constant is refused, naming both"
+refused 's/^CRC_BYTES     = { value = 4,/CRC_BYTES     = { value = "MAX_PAYLOAD - 4076",/' \
+    "formula cycle: LINK.CRC_BYTES -> LINK.MAX_PAYLOAD -> LINK.CRC_BYTES" "a formula cycle is refused with its chain"
+refused 's/^CRC_BYTES     = { value = 4,/CRC_BYTES     = { value = "__import__(\x27os\x27).getpid()",/' \
+    "is not allowed in a formula" "a formula with a call in it is refused"
+refused 's/^CRC_BYTES     = { value = 4,/CRC_BYTES     = { value = "SLOT_BYTES \/ (ESC - 0x7D)",/' \
+    "LINK.CRC_BYTES: division by zero" "a formula dividing by zero is refused"
+refused 's/^CRC_BYTES     = { value = 4,/CRC_BYTES     = { value = "ESC - FLAG",/' \
+    "not an integer in 0 .. 2^64-1" "a negative formula result is refused"
+refused 's/skip = \["STATUS.DEVICE_NOT_CONNECTED"\]/skip = ["STATUS.NO_SUCH_STATUS"]/' \
+    "ndkpi.skip names no shared value" "an [ndkpi] skip of a name that is not shared is refused"
 # A misaligned struct field is refused (no packed structs across the boundary).
-cat >> "$tmp/root/tools/layout.toml" <<'TOML'
-[[struct]]
+refused '[[struct]]
 name = "BAD"
 doc = "misaligned"
-fields = [ { name = "a", type = "u8", doc = "" }, { name = "b", type = "u32", doc = "" } ]
-TOML
-python3 tools/genlayout.py --check --root "$tmp/root" >"$tmp/err" 2>&1
-[ $? = 2 ] && grep -q "not 4-byte aligned" "$tmp/err"; ok $? "generator refuses a misaligned field with a clear message"
+fields = [ { name = "a", type = "u8", doc = "" }, { name = "b", type = "u32", doc = "" } ]' \
+    "not 4-byte aligned" "generator refuses a misaligned field with a clear message"
+
+# A value that differs from ndkpi.h fails the build of the generated check, naming it.
+cp tools/layout.toml "$tmp/root/tools/layout.toml"
+sed -i 's/^INLINE                = { value = 0x040,/INLINE                = { value = 0x080,/' "$tmp/root/tools/layout.toml"
+python3 tools/genlayout.py --root "$tmp/root" >/dev/null 2>&1
+$HOST_C -I"$tmp/root/firmware/include" -Ihost/include -I"$tmp/root/host/src" "$tmp/n.c" -o "$tmp/n2" >"$tmp/err" 2>&1
+[ $? != 0 ] && grep -q "NF_NDK_OP_FLAG_INLINE differs from ndkpi.h NDK_OP_FLAG_INLINE" "$tmp/err"
+ok $? "an op flag that differs from ndkpi.h fails the NDKPI check's build, naming the flag"
 exit $fail

@@ -30,7 +30,7 @@
 #define NF_LINK_CRC_XOROUT 0xFFFFFFFFu /* CRC-32 final XOR; the CRC follows the frame little-endian */
 #define NF_LINK_CRC_BYTES 4u /* CRC bytes after header + payload */
 #define NF_LINK_SLOT_BYTES 4096u /* one RX or TX slot in adapter memory holds header + payload */
-#define NF_LINK_MAX_PAYLOAD 4080u /* largest payload of one frame (SLOT_BYTES - header - CRC, rounded down to 8) */
+#define NF_LINK_MAX_PAYLOAD 4080u /* largest payload of one frame (a slot less header and CRC, rounded down to 8) */
 #define NF_LINK_MAX_SLOTS 16u /* largest RX_SLOTS or TX_SLOTS a build may have (bitmap registers are 16 bits) */
 
 /* ENGINE_HW constants */
@@ -56,10 +56,14 @@
 #define NF_NDK_OP_FLAG_DEFER 512u /* NDK_OP_FLAG_DEFER */
 
 /* KNOWN_FLAGS constants */
-#define NF_KNOWN_FLAGS_FAST_REGISTER 699u /* NdkFastRegister: SILENT_SUCCESS READ_FENCE ALLOW_REMOTE_READ ALLOW_LOCAL_WRITE ALLOW_REMOTE_WRITE RDMA_READ_SINK DEFER */
-#define NF_KNOWN_FLAGS_INVALIDATE 515u /* NdkInvalidate: SILENT_SUCCESS READ_FENCE DEFER */
-#define NF_KNOWN_FLAGS_RDMA 515u /* NdkRead, NdkWrite: SILENT_SUCCESS READ_FENCE DEFER */
-#define NF_KNOWN_FLAGS_MR_REGISTER 15u /* NdkRegisterMr (NDK_MR_FLAG_*): ALLOW_LOCAL_WRITE ALLOW_REMOTE_READ ALLOW_REMOTE_WRITE RDMA_READ_SINK */
+#define NF_KNOWN_FLAGS_FAST_REGISTER 699u /* NdkFastRegister */
+#define NF_KNOWN_FLAGS_INVALIDATE 515u /* NdkInvalidate */
+#define NF_KNOWN_FLAGS_RDMA 515u /* NdkRead, NdkWrite */
+#define NF_KNOWN_FLAGS_MR_REGISTER 15u /* NdkRegisterMr (NDK_MR_FLAG_*) */
+
+/* FRAME_PAGES constants */
+#define NF_FRAME_PAGES_MR_REGISTER 504u /* page list of one MR_REGISTER message */
+#define NF_FRAME_PAGES_FAST_REGISTER 502u /* page list of one WR_FAST_REGISTER message */
 
 /* NDK_MR_FLAG constants */
 #define NF_NDK_MR_FLAG_ALLOW_LOCAL_READ 0u /* NDK_MR_FLAG_ALLOW_LOCAL_READ */
@@ -906,7 +910,6 @@ _Static_assert(offsetof(struct nf_cqe, op_type) == 16, "CQE.op_type");
 _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 
 /* profile SIM: Verilator model */
-#define NF_PROFILE_SIM_INDEX 0u
 #define NF_PROFILE_SIM_MEM_BYTES 0x00400000u
 #define NF_PROFILE_SIM_MPT_ENTRIES 1024u
 #define NF_PROFILE_SIM_MTT_ENTRIES 4096u
@@ -914,9 +917,10 @@ _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 #define NF_PROFILE_SIM_TX_SLOTS 8u
 #define NF_PROFILE_SIM_FW_RAM_BYTES 0x00010000u
 #define NF_PROFILE_SIM_MAX_FRMR_PAGES 256u
+#define NF_PROFILE_SIM_USER_BASE 0x00010000u
+#define NF_PROFILE_SIM_INDEX 0u
 
 /* profile ULX3S_85K: ULX3S with LFE5U-85F (208 EBR) */
-#define NF_PROFILE_ULX3S_85K_INDEX 1u
 #define NF_PROFILE_ULX3S_85K_MEM_BYTES 0x00040000u
 #define NF_PROFILE_ULX3S_85K_MPT_ENTRIES 256u
 #define NF_PROFILE_ULX3S_85K_MTT_ENTRIES 1024u
@@ -924,9 +928,10 @@ _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 #define NF_PROFILE_ULX3S_85K_TX_SLOTS 4u
 #define NF_PROFILE_ULX3S_85K_FW_RAM_BYTES 32768u
 #define NF_PROFILE_ULX3S_85K_MAX_FRMR_PAGES 32u
+#define NF_PROFILE_ULX3S_85K_USER_BASE 32768u
+#define NF_PROFILE_ULX3S_85K_INDEX 1u
 
 /* profile ULX3S_25K: ULX3S with LFE5U-25F (56 EBR) */
-#define NF_PROFILE_ULX3S_25K_INDEX 2u
 #define NF_PROFILE_ULX3S_25K_MEM_BYTES 0x00010000u
 #define NF_PROFILE_ULX3S_25K_MPT_ENTRIES 64u
 #define NF_PROFILE_ULX3S_25K_MTT_ENTRIES 256u
@@ -934,10 +939,15 @@ _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 #define NF_PROFILE_ULX3S_25K_TX_SLOTS 2u
 #define NF_PROFILE_ULX3S_25K_FW_RAM_BYTES 32768u
 #define NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES 16u
+#define NF_PROFILE_ULX3S_25K_USER_BASE 16384u
+#define NF_PROFILE_ULX3S_25K_INDEX 2u
 
 /* The profiles in file order, X(NAME, index); PROFILE_NONE: sizes that match none */
 #define NF_PROFILE_COUNT 3u
 #define NF_PROFILE_NONE 0xFFFFFFFFu
 #define NF_PROFILE_LIST(X) X(SIM, 0u) X(ULX3S_85K, 1u) X(ULX3S_25K, 2u)
+
+/* USER_BASE of a profile: first byte of the user region: the link slots come first (ENGINE.CFG_USER) */
+#define NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS) (((RX_SLOTS) + (TX_SLOTS)) * NF_LINK_SLOT_BYTES)
 
 #endif /* NF_LAYOUT_H */

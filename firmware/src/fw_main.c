@@ -6,7 +6,7 @@ struct fw_cfg fw_cfg;
 struct fw_stats fw_stats;
 
 /* Largest page count a WR_FAST_REGISTER page list can have in one frame. */
-#define FRAME_PAGE_LIMIT ((NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE - NF_WR_HDR_SIZE - NF_WR_FAST_REGISTER_SIZE) / 8u)
+#define FRAME_PAGE_LIMIT NF_FRAME_PAGES_FAST_REGISTER
 /* NDK requires FRMRPageCount >= 16. */
 #define NDK_MIN_FRMR_PAGES 16u
 #define MTT_SHARE_PER_FRMR 16u

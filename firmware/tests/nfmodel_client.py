@@ -2,16 +2,21 @@
 """A minimal host for nfmodel's socket: RESET handshake, then PINGs and INFO with a
 stop-and-wait retransmission, so it also works under --drop/--corrupt/--dup. Prints
 one TAP line per check. Usage: nfmodel_client.py SOCKET COUNT NAME"""
+import os
 import socket
 import struct
 import sys
 import time
 import zlib
 
-FLAG, ESC, ESC_XOR = 0x7E, 0x7D, 0x20
-DATA, ACK, RESET, RESET_ACK = 1, 2, 3, 4
-OP_PING, OP_INFO, OP_REPLY = 0x0001, 0x0002, 0x8000
-INFO_FMT = "<28I"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import nf_layout as NF  # noqa: E402  (generated from tools/layout.toml)
+
+FLAG, ESC, ESC_XOR = NF.LINK_FLAG, NF.LINK_ESC, NF.LINK_ESC_XOR
+DATA, ACK, RESET, RESET_ACK = NF.LINK_TYPE_DATA, NF.LINK_TYPE_ACK, NF.LINK_TYPE_RESET, NF.LINK_TYPE_RESET_ACK
+OP_PING, OP_INFO, OP_REPLY = NF.OP_PING, NF.OP_INFO, NF.OP_REPLY
+INFO_FMT = NF.INFO_FMT
+MSG_FMT, MSG_SIZE = NF.MSG_HDR_FMT, NF.MSG_HDR_SIZE
 
 
 def encode(raw):
@@ -38,7 +43,7 @@ class Link:
         self.rx_expect = 0
 
     def send(self, typ, seq, ack, rsvd=0, payload=b""):
-        self.s.sendall(encode(struct.pack("<BBBBHH", typ, seq, ack, 0, len(payload), rsvd) + payload))
+        self.s.sendall(encode(struct.pack(NF.LINK_HDR_FMT, typ, seq, ack, 0, len(payload), rsvd) + payload))
 
     def frames(self):
         """Good frames that arrived within the socket timeout."""
@@ -51,9 +56,10 @@ class Link:
         out = []
         for b in data:
             if b == FLAG:
-                if self.in_frame and len(self.buf) >= 12 and not self.esc:
+                if self.in_frame and len(self.buf) >= NF.LINK_HDR_SIZE + NF.LINK_CRC_BYTES and not self.esc:
                     raw, crc = bytes(self.buf[:-4]), struct.unpack("<I", self.buf[-4:])[0]
-                    if zlib.crc32(raw) & 0xFFFFFFFF == crc and struct.unpack("<H", raw[4:6])[0] == len(raw) - 8:
+                    hdr = dict(zip(NF.LINK_HDR_FIELDS, struct.unpack(NF.LINK_HDR_FMT, raw[:NF.LINK_HDR_SIZE])))
+                    if zlib.crc32(raw) & 0xFFFFFFFF == crc and hdr["len"] == len(raw) - NF.LINK_HDR_SIZE:
                         out.append(raw)
                 self.buf = bytearray()
                 self.esc = False
@@ -75,13 +81,14 @@ class Link:
             t = time.time()
             while time.time() - t < 0.3:
                 for f in self.frames():
-                    if f[0] == RESET_ACK and struct.unpack("<H", f[6:8])[0] == nonce:
+                    rsvd = struct.unpack_from("<H", f, NF.LINK_HDR_RSVD_OFF)[0]
+                    if f[0] == RESET_ACK and rsvd == nonce:
                         self.tx_seq = self.rx_expect = 0
-                        return struct.unpack(INFO_FMT, f[8:8 + 112])
+                        return struct.unpack(INFO_FMT, f[NF.LINK_HDR_SIZE:NF.LINK_HDR_SIZE + NF.INFO_SIZE])
         return None
 
     def request(self, op, tag, body):
-        msg = struct.pack("<HHIII", op, 16 + len(body), tag, 0, 0) + body
+        msg = struct.pack(MSG_FMT, op, MSG_SIZE + len(body), tag, 0, 0) + body
         seq = self.tx_seq
         self.tx_seq = (self.tx_seq + 1) & 0xFF
         deadline = time.time() + 20
@@ -98,11 +105,11 @@ class Link:
                     payload = f[8:]
                     self.send(ACK, 0, self.rx_expect)
                     off = 0
-                    while off + 16 <= len(payload):
-                        rop, rlen, rtag, st, _ = struct.unpack("<HHIII", payload[off:off + 16])
+                    while off + MSG_SIZE <= len(payload):
+                        rop, rlen, rtag, st, _ = struct.unpack(MSG_FMT, payload[off:off + MSG_SIZE])
                         if rop == op | OP_REPLY and rtag == tag:
-                            return st, payload[off + 16:off + rlen]
-                        off += max(rlen, 16)
+                            return st, payload[off + MSG_SIZE:off + rlen]
+                        off += max(rlen, MSG_SIZE)
                 else:
                     self.send(ACK, 0, self.rx_expect)
         return None, None
@@ -119,7 +126,8 @@ def main():
         fail |= not cond
 
     info = link.reset(0x5A17)
-    ok(info is not None and info[8] > 0 and info[13] > 0, "RESET handshake returns INFO")
+    info = info and dict(zip(NF.INFO_FIELDS, info))
+    ok(info is not None and info["mpt_entries"] > 0 and info["rx_slots"] > 0, "RESET handshake returns INFO")
     good = 0
     for i in range(count):
         body = struct.pack("<II", i, i * 2654435761 & 0xFFFFFFFF) * (1 + i % 16)
@@ -127,11 +135,11 @@ def main():
         good += st == 0 and rep == body
     ok(good == count, "%d of %d PINGs echoed exactly once each" % (good, count))
     st, rep = link.request(OP_INFO, 7, b"")
-    ok(st == 0 and rep is not None and len(rep) == 112, "INFO after the PINGs")
+    ok(st == 0 and rep is not None and len(rep) == NF.INFO_SIZE, "INFO after the PINGs")
     if rep:
-        f = struct.unpack(INFO_FMT, rep)
-        print("# %s: rx_ok %d rx_bad %d rx_drop %d tx %d retransmits %d rx_dup %d" % (name, f[16], f[17], f[18],
-              f[19], f[20], f[21]))
+        f = dict(zip(NF.INFO_FIELDS, struct.unpack(INFO_FMT, rep)))
+        print("# %s: rx_ok %d rx_bad %d rx_drop %d tx %d retransmits %d rx_dup %d" % (name, f["rx_ok"], f["rx_bad"],
+              f["rx_drop"], f["tx_frames"], f["retransmits"], f["rx_dup"]))
     return 1 if fail else 0
 
 

@@ -21,29 +21,12 @@
 #include "nf_layout.h"
 #include "nf_link.h"
 
-/* The provider's NTSTATUS numbers are the firmware's (one source: layout.toml). */
-_Static_assert((uint32_t)STATUS_SUCCESS == NF_STATUS_SUCCESS, "status");
-_Static_assert((uint32_t)STATUS_PENDING == NF_STATUS_PENDING, "status");
-_Static_assert((uint32_t)STATUS_ACCESS_VIOLATION == NF_STATUS_ACCESS_VIOLATION, "status");
-_Static_assert((uint32_t)STATUS_INVALID_PARAMETER == NF_STATUS_INVALID_PARAMETER, "status");
-_Static_assert((uint32_t)STATUS_INVALID_PARAMETER_MIX == NF_STATUS_INVALID_PARAMETER_MIX, "status");
-_Static_assert((uint32_t)STATUS_INSUFFICIENT_RESOURCES == NF_STATUS_INSUFFICIENT_RESOURCES, "status");
-_Static_assert((uint32_t)STATUS_NOT_SUPPORTED == NF_STATUS_NOT_SUPPORTED, "status");
-_Static_assert((uint32_t)STATUS_INTERNAL_ERROR == NF_STATUS_INTERNAL_ERROR, "status");
-_Static_assert((uint32_t)STATUS_CANCELLED == NF_STATUS_CANCELLED, "status");
-_Static_assert((uint32_t)STATUS_REMOTE_RESOURCES == NF_STATUS_REMOTE_RESOURCES, "status");
-_Static_assert((uint32_t)STATUS_INVALID_DEVICE_STATE == NF_STATUS_INVALID_DEVICE_STATE, "status");
-_Static_assert((uint32_t)STATUS_CONNECTION_INVALID == NF_STATUS_CONNECTION_INVALID, "status");
-_Static_assert((uint32_t)STATUS_IMPLEMENTATION_LIMIT == NF_STATUS_IMPLEMENTATION_LIMIT, "status");
-_Static_assert((uint32_t)STATUS_NO_SUCH_FILE == NF_STATUS_NO_SUCH_FILE, "status");
-_Static_assert((uint32_t)STATUS_ACCESS_DENIED == NF_STATUS_ACCESS_DENIED, "status");
+/* The provider's NTSTATUS numbers, flags and operation types are the firmware's (one
+ * source: layout.toml; generated asserts). */
+#include "nf_ndkpi_check.h"
 _Static_assert(NDKFPGA_PING_MAX_PAYLOAD == NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE, "ping payload");
 _Static_assert(PAGE_SIZE == NF_ADAPTER_PAGE_SIZE, "page size");
 _Static_assert(PAGE_SHIFT == NF_ADAPTER_PAGE_SHIFT, "page shift");
-_Static_assert(NdkOperationTypeFastRegister == NF_NDK_OP_FAST_REGISTER, "op type");
-_Static_assert(NdkOperationTypeInvalidate == NF_NDK_OP_INVALIDATE, "op type");
-_Static_assert(NdkOperationTypeRead == NF_NDK_OP_READ, "op type");
-_Static_assert(NdkOperationTypeWrite == NF_NDK_OP_WRITE, "op type");
 
 /* Host-side limits (the board's come from INFO). */
 #define NDK_MAX_QUEUE_DEPTH 1024u      /* initiator queue depth per QP (host ring) */
@@ -54,11 +37,9 @@ _Static_assert(NdkOperationTypeWrite == NF_NDK_OP_WRITE, "op type");
 #define NDK_VENDOR_ID 0x4E46u          /* 'NF' */
 #define NDK_DEVICE_ID 0x0001u
 /* Pages of one MR_REGISTER message: the page list must fit one frame. */
-#define NDK_MAX_REGISTER_PAGES \
-    ((NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE - NF_MR_REGISTER_REQ_SIZE) / 8u)
+#define NDK_MAX_REGISTER_PAGES NF_FRAME_PAGES_MR_REGISTER
 /* Pages of one WR_FAST_REGISTER message. */
-#define NDK_MAX_FR_MSG_PAGES \
-    ((NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE - NF_WR_HDR_SIZE - NF_WR_FAST_REGISTER_SIZE) / 8u)
+#define NDK_MAX_FR_MSG_PAGES NF_FRAME_PAGES_FAST_REGISTER
 
 struct ndk_adapter;
 struct ndk_core;

@@ -45,7 +45,8 @@ test-engine: $(ENGINE_TBS) ## engine unit testbenches: memory/system port, key-c
 	@rc=0; for tb in $(ENGINE_TBS); do $$tb || rc=1; done; exit $$rc
 
 # The model owner's differential harness (rtl/engine/model/diff) built against this RTL in
-# build/engine, for checking the RTL side without touching the model's build directory.
+# build/engine, for checking the RTL side without touching the model's build directory
+# (the sizes are the harness's, NFM_DIFF_* in rtl/engine/model/model.mk).
 ENGINE_DIFF_BIN := $(ENGINE_BUILD)/diff/Vnf_engine
 $(ENGINE_BUILD)/diff/nf_engine_model.o: $(ROOT)/rtl/engine/model/nf_engine_model.c $(ROOT)/rtl/engine/model/nf_engine_model.h
 	@mkdir -p $(@D)
@@ -54,9 +55,9 @@ $(ENGINE_BUILD)/diff/nf_engine_model.o: $(ROOT)/rtl/engine/model/nf_engine_model
 $(ENGINE_DIFF_BIN): $(ENGINE_RTL) $(ROOT)/rtl/engine/model/diff/diff_engine.cpp $(ENGINE_BUILD)/diff/nf_engine_model.o
 	@$(VERILATOR) --cc --exe --build -j 2 $(VFAST) -Wno-fatal --top-module nf_engine \
 	    -I$(ROOT)/rtl/include -y $(ENGINE_DIR) --Mdir $(@D) \
-	    -GMEM_BYTES=262144 -GMPT_ENTRIES=64 -GMTT_ENTRIES=256 -GUSER_BASE=65536 \
-	    -CFLAGS "-O2 -I$(ROOT)/firmware/include -I$(ROOT)/rtl/engine/model -DDIFF_MEM_BYTES=262144u \
-	        -DDIFF_MPT_ENTRIES=64u -DDIFF_MTT_ENTRIES=256u -DDIFF_USER_BASE=65536u" \
+	    -GMEM_BYTES=$(NFM_DIFF_MEM) -GMPT_ENTRIES=$(NFM_DIFF_MPT) -GMTT_ENTRIES=$(NFM_DIFF_MTT) -GUSER_BASE=$(NFM_DIFF_USER) \
+	    -CFLAGS "-O2 -I$(ROOT)/firmware/include -I$(ROOT)/rtl/engine/model -DDIFF_MEM_BYTES=$(NFM_DIFF_MEM)u \
+	        -DDIFF_MPT_ENTRIES=$(NFM_DIFF_MPT)u -DDIFF_MTT_ENTRIES=$(NFM_DIFF_MTT)u -DDIFF_USER_BASE=$(NFM_DIFF_USER)u" \
 	    $(ENGINE_DIR)/nf_engine.v $(ROOT)/rtl/engine/model/diff/diff_engine.cpp $(ENGINE_BUILD)/diff/nf_engine_model.o \
 	    -o Vnf_engine >$(@D)/build.log 2>&1 || { cat $(@D)/build.log; exit 1; }
 
@@ -82,22 +83,11 @@ ENGINE_SYNTH_SRCS := $(patsubst $(ROOT)/%,%,$(ENGINE_RTL))
 define engine_synth
 	@mkdir -p $(ENGINE_BUILD)/synth
 	@cd $(ROOT) && $(YOSYS) -q -l build/engine/synth/synth_$(1).log -p "read_verilog -DSYNTHESIS -Irtl/include $(ENGINE_SYNTH_SRCS); \
-	    chparam -set MEM_BYTES $(NF_$(1)_MEM) -set MPT_ENTRIES $(NF_$(1)_MPT) -set MTT_ENTRIES $(NF_$(1)_MTT) \
-	    -set USER_BASE $(NF_$(1)_USER) nf_engine; synth_ecp5 -top nf_engine; tee -q -o build/engine/synth/stat_$(1).txt stat"
+	    chparam -set MEM_BYTES $(NF_PROFILE_$(1)_MEM_BYTES) -set MPT_ENTRIES $(NF_PROFILE_$(1)_MPT_ENTRIES) \
+	    -set MTT_ENTRIES $(NF_PROFILE_$(1)_MTT_ENTRIES) -set USER_BASE $(NF_PROFILE_$(1)_USER_BASE) nf_engine; synth_ecp5 -top nf_engine; tee -q -o build/engine/synth/stat_$(1).txt stat"
 	@awk -v p=$(1) '/LUT4|TRELLIS_FF|DP16KD|CCU2C|TRELLIS_DPR16X4/ {v[$$2]=$$1} END {printf "synth-engine %s: LUT4 %d, CCU2C %d, TRELLIS_FF %d, DP16KD (EBR) %d, TRELLIS_DPR16X4 %d\n", p, v["LUT4"], v["CCU2C"], v["TRELLIS_FF"], v["DP16KD"], v["TRELLIS_DPR16X4"]}' \
 	    $(ENGINE_BUILD)/synth/stat_$(1).txt
 endef
-# Profile sizes, from the generated header (USER_BASE = (RX_SLOTS + TX_SLOTS) * SLOT_BYTES).
-nf_vh = $(shell awk '$$2 == "NF_$(1)" {print $$3}' $(ROOT)/rtl/include/nf_layout.vh)
-NF_ULX3S_85K_MEM  = $(call nf_vh,PROFILE_ULX3S_85K_MEM_BYTES)
-NF_ULX3S_85K_MPT  = $(call nf_vh,PROFILE_ULX3S_85K_MPT_ENTRIES)
-NF_ULX3S_85K_MTT  = $(call nf_vh,PROFILE_ULX3S_85K_MTT_ENTRIES)
-NF_ULX3S_85K_USER = $(shell echo $$(( ($(call nf_vh,PROFILE_ULX3S_85K_RX_SLOTS) + $(call nf_vh,PROFILE_ULX3S_85K_TX_SLOTS)) * $(call nf_vh,LINK_SLOT_BYTES) )))
-NF_ULX3S_25K_MEM  = $(call nf_vh,PROFILE_ULX3S_25K_MEM_BYTES)
-NF_ULX3S_25K_MPT  = $(call nf_vh,PROFILE_ULX3S_25K_MPT_ENTRIES)
-NF_ULX3S_25K_MTT  = $(call nf_vh,PROFILE_ULX3S_25K_MTT_ENTRIES)
-NF_ULX3S_25K_USER = $(shell echo $$(( ($(call nf_vh,PROFILE_ULX3S_25K_RX_SLOTS) + $(call nf_vh,PROFILE_ULX3S_25K_TX_SLOTS)) * $(call nf_vh,LINK_SLOT_BYTES) )))
-
 .PHONY: synth-engine
 synth-engine: $(SETUP_STAMP) ## Yosys synth_ecp5 of nf_engine at the ULX3S 85K and 25K sizes (LUT/FF/EBR)
 	$(call engine_synth,ULX3S_85K)

@@ -18,7 +18,7 @@
 `include "nf_layout.vh"
 module nf_dma #(
     parameter integer MEM_BYTES = `NF_PROFILE_SIM_MEM_BYTES,
-    parameter integer USER_BASE = (`NF_PROFILE_SIM_RX_SLOTS + `NF_PROFILE_SIM_TX_SLOTS) * `NF_LINK_SLOT_BYTES,
+    parameter integer USER_BASE = `NF_PROFILE_SIM_USER_BASE,
     parameter integer WAW       = $clog2(MEM_BYTES / `NF_ENGINE_HW_MEM_PORT_BYTES)
 ) (
     input  wire           clk,

@@ -14,7 +14,7 @@ module nf_engine #(
     parameter integer MEM_BYTES   = `NF_PROFILE_SIM_MEM_BYTES,
     parameter integer MPT_ENTRIES = `NF_PROFILE_SIM_MPT_ENTRIES,
     parameter integer MTT_ENTRIES = `NF_PROFILE_SIM_MTT_ENTRIES,
-    parameter integer USER_BASE   = (`NF_PROFILE_SIM_RX_SLOTS + `NF_PROFILE_SIM_TX_SLOTS) * `NF_LINK_SLOT_BYTES
+    parameter integer USER_BASE   = `NF_PROFILE_SIM_USER_BASE
 ) (
     input  wire        clk,
     input  wire        rst,

@@ -11,7 +11,7 @@
 module nf_loader #(
     parameter integer MEM_BYTES   = `NF_PROFILE_SIM_MEM_BYTES,
     parameter integer MTT_ENTRIES = `NF_PROFILE_SIM_MTT_ENTRIES,
-    parameter integer USER_BASE   = (`NF_PROFILE_SIM_RX_SLOTS + `NF_PROFILE_SIM_TX_SLOTS) * `NF_LINK_SLOT_BYTES,
+    parameter integer USER_BASE   = `NF_PROFILE_SIM_USER_BASE,
     parameter integer WAW         = $clog2(MEM_BYTES / `NF_ENGINE_HW_MEM_PORT_BYTES)
 ) (
     input  wire           clk,

@@ -27,7 +27,7 @@
 `define NF_LINK_CRC_XOROUT 32'hFFFFFFFF  // CRC-32 final XOR; the CRC follows the frame little-endian
 `define NF_LINK_CRC_BYTES 4  // CRC bytes after header + payload
 `define NF_LINK_SLOT_BYTES 4096  // one RX or TX slot in adapter memory holds header + payload
-`define NF_LINK_MAX_PAYLOAD 4080  // largest payload of one frame (SLOT_BYTES - header - CRC, rounded down to 8)
+`define NF_LINK_MAX_PAYLOAD 4080  // largest payload of one frame (a slot less header and CRC, rounded down to 8)
 `define NF_LINK_MAX_SLOTS 16  // largest RX_SLOTS or TX_SLOTS a build may have (bitmap registers are 16 bits)
 
 // ENGINE_HW constants
@@ -53,10 +53,14 @@
 `define NF_NDK_OP_FLAG_DEFER 512  // NDK_OP_FLAG_DEFER
 
 // KNOWN_FLAGS constants
-`define NF_KNOWN_FLAGS_FAST_REGISTER 699  // NdkFastRegister: SILENT_SUCCESS READ_FENCE ALLOW_REMOTE_READ ALLOW_LOCAL_WRITE ALLOW_REMOTE_WRITE RDMA_READ_SINK DEFER
-`define NF_KNOWN_FLAGS_INVALIDATE 515  // NdkInvalidate: SILENT_SUCCESS READ_FENCE DEFER
-`define NF_KNOWN_FLAGS_RDMA 515  // NdkRead, NdkWrite: SILENT_SUCCESS READ_FENCE DEFER
-`define NF_KNOWN_FLAGS_MR_REGISTER 15  // NdkRegisterMr (NDK_MR_FLAG_*): ALLOW_LOCAL_WRITE ALLOW_REMOTE_READ ALLOW_REMOTE_WRITE RDMA_READ_SINK
+`define NF_KNOWN_FLAGS_FAST_REGISTER 699  // NdkFastRegister
+`define NF_KNOWN_FLAGS_INVALIDATE 515  // NdkInvalidate
+`define NF_KNOWN_FLAGS_RDMA 515  // NdkRead, NdkWrite
+`define NF_KNOWN_FLAGS_MR_REGISTER 15  // NdkRegisterMr (NDK_MR_FLAG_*)
+
+// FRAME_PAGES constants
+`define NF_FRAME_PAGES_MR_REGISTER 504  // page list of one MR_REGISTER message
+`define NF_FRAME_PAGES_FAST_REGISTER 502  // page list of one WR_FAST_REGISTER message
 
 // NDK_MR_FLAG constants
 `define NF_NDK_MR_FLAG_ALLOW_LOCAL_READ 0  // NDK_MR_FLAG_ALLOW_LOCAL_READ
@@ -66,34 +70,34 @@
 `define NF_NDK_MR_FLAG_RDMA_READ_SINK 8  // NDK_MR_FLAG_RDMA_READ_SINK
 
 // LINK_TYPE: LINK_HDR.type
-`define NF_LINK_TYPE_DATA 1
-`define NF_LINK_TYPE_ACK 2
-`define NF_LINK_TYPE_RESET 3
-`define NF_LINK_TYPE_RESET_ACK 4
+`define NF_LINK_TYPE_DATA 1  // carries messages; seq counts; acknowledged cumulatively
+`define NF_LINK_TYPE_ACK 2  // no payload; ack field only
+`define NF_LINK_TYPE_RESET 3  // host to board: start a new session: both sides restart seq at 0, adapter state is wiped
+`define NF_LINK_TYPE_RESET_ACK 4  // board to host: reset done
 
 // OP: MSG_HDR.op. Requests from the host; a reply carries op | REPLY and the request's tag
-`define NF_OP_REPLY 32768
-`define NF_OP_PING 1
-`define NF_OP_INFO 2
-`define NF_OP_MEM_WRITE 3
-`define NF_OP_MEM_READ 4
-`define NF_OP_ADAPTER_RESET 5
-`define NF_OP_STATS 6
-`define NF_OP_MR_CREATE 16
-`define NF_OP_MR_DESTROY 17
-`define NF_OP_MR_REGISTER 18
-`define NF_OP_MR_DEREGISTER 19
-`define NF_OP_FRMR_INIT 20
-`define NF_OP_QP_CREATE 32
-`define NF_OP_QP_CONNECT 33
-`define NF_OP_QP_DISCONNECT 34
-`define NF_OP_QP_DESTROY 35
-`define NF_OP_QP_FLUSH 36
-`define NF_OP_WR_FAST_REGISTER 64
-`define NF_OP_WR_INVALIDATE 65
-`define NF_OP_WR_READ 66
-`define NF_OP_WR_WRITE 67
-`define NF_OP_CQE 128
+`define NF_OP_REPLY 32768  // bit set in a reply's op
+`define NF_OP_PING 1  // echo: the reply carries the request's payload back
+`define NF_OP_INFO 2  // reply payload is INFO
+`define NF_OP_MEM_WRITE 3  // MEM_WRITE_REQ: write data into adapter memory (user region)
+`define NF_OP_MEM_READ 4  // MEM_READ_REQ: reply payload is the bytes read
+`define NF_OP_ADAPTER_RESET 5  // free every MR, QP and table entry
+`define NF_OP_STATS 6  // reply payload is STATS: the adapter's counters (firmware before this op answers NOT_SUPPORTED)
+`define NF_OP_MR_CREATE 16  // MR_CREATE_REQ -> MR_CREATE_REP (allocates a key-table entry)
+`define NF_OP_MR_DESTROY 17  // TOKEN_REQ: free the entry (its key byte changes before reuse)
+`define NF_OP_MR_REGISTER 18  // MR_REGISTER_REQ (NdkRegisterMr)
+`define NF_OP_MR_DEREGISTER 19  // TOKEN_REQ (NdkDeregisterMr)
+`define NF_OP_FRMR_INIT 20  // FRMR_INIT_REQ (NdkInitializeFastRegisterMr)
+`define NF_OP_QP_CREATE 32  // QP_CREATE_REQ -> QP_CREATE_REP
+`define NF_OP_QP_CONNECT 33  // QP_CONNECT_REQ: connect qpn to peer_qpn (loopback)
+`define NF_OP_QP_DISCONNECT 34  // QP_REQ
+`define NF_OP_QP_DESTROY 35  // QP_REQ
+`define NF_OP_QP_FLUSH 36  // QP_REQ (NdkFlush): a CONNECTED QP enters ERROR, so every later WR on it completes CANCELLED untouched; WRs before it ran as usual
+`define NF_OP_WR_FAST_REGISTER 64  // WR_FAST_REGISTER (no reply; a CQE unless silent success)
+`define NF_OP_WR_INVALIDATE 65  // WR_INVALIDATE
+`define NF_OP_WR_READ 66  // WR_RDMA (RDMA Read: remote -> local SGEs)
+`define NF_OP_WR_WRITE 67  // WR_RDMA (RDMA Write: local SGEs -> remote)
+`define NF_OP_CQE 128  // board to host, unsolicited: a work completion (CQE)
 
 // NDK_OP: NDK_OPERATION_TYPE values carried in CQE.op_type
 `define NF_NDK_OP_RECEIVE 1
@@ -107,60 +111,60 @@
 // STATUS: NTSTATUS values of the adapter: replies and CQEs, and the host library's own (same numbers as ndkpi.h, which CI checks)
 `define NF_STATUS_SUCCESS 0
 `define NF_STATUS_PENDING 259
-`define NF_STATUS_BUFFER_OVERFLOW 32'h80000005
+`define NF_STATUS_BUFFER_OVERFLOW 32'h80000005  // host: CQ overflow, given to the CQ's notification callback
 `define NF_STATUS_DEVICE_BUSY 32'h80000011
 `define NF_STATUS_ACCESS_VIOLATION 32'hC0000005
 `define NF_STATUS_INVALID_PARAMETER 32'hC000000D
-`define NF_STATUS_NO_SUCH_FILE 32'hC000000F
-`define NF_STATUS_ACCESS_DENIED 32'hC0000022
+`define NF_STATUS_NO_SUCH_FILE 32'hC000000F  // host: simulator or model binary not found
+`define NF_STATUS_ACCESS_DENIED 32'hC0000022  // host: no permission to open the board's USB device (install tools/99-ndkfpga.rules)
 `define NF_STATUS_BUFFER_TOO_SMALL 32'hC0000023
 `define NF_STATUS_INVALID_PARAMETER_MIX 32'hC0000030
 `define NF_STATUS_INSUFFICIENT_RESOURCES 32'hC000009A
-`define NF_STATUS_DEVICE_NOT_CONNECTED 32'hC000009D
-`define NF_STATUS_IO_TIMEOUT 32'hC00000B5
+`define NF_STATUS_DEVICE_NOT_CONNECTED 32'hC000009D  // host: the simulator or board went away (died at start, socket closed)
+`define NF_STATUS_IO_TIMEOUT 32'hC00000B5  // host: peer silent past the link deadline
 `define NF_STATUS_NOT_SUPPORTED 32'hC00000BB
 `define NF_STATUS_INTERNAL_ERROR 32'hC00000E5
 `define NF_STATUS_CANCELLED 32'hC0000120
 `define NF_STATUS_REMOTE_RESOURCES 32'hC000013D
 `define NF_STATUS_INVALID_DEVICE_STATE 32'hC0000184
 `define NF_STATUS_INVALID_BUFFER_SIZE 32'hC0000206
-`define NF_STATUS_CONNECTION_RESET 32'hC000020D
+`define NF_STATUS_CONNECTION_RESET 32'hC000020D  // host: transport closed by the peer mid-session
 `define NF_STATUS_CONNECTION_INVALID 32'hC000023A
-`define NF_STATUS_CONNECTION_REFUSED 32'hC0000236
-`define NF_STATUS_NETWORK_UNREACHABLE 32'hC000023C
+`define NF_STATUS_CONNECTION_REFUSED 32'hC0000236  // host: nothing accepts on the simulator socket
+`define NF_STATUS_NETWORK_UNREACHABLE 32'hC000023C  // host: no transport for the device string
 `define NF_STATUS_CONNECTION_ABORTED 32'hC0000241
 `define NF_STATUS_IMPLEMENTATION_LIMIT 32'hC000042B
 `define NF_STATUS_ADDRESS_ALREADY_ASSOCIATED 32'hC0000328
 
 // MPT_STATE: key-table entry state (MPT_W0.STATE)
-`define NF_MPT_STATE_FREE 0
-`define NF_MPT_STATE_INVALID 1
-`define NF_MPT_STATE_VALID 2
+`define NF_MPT_STATE_FREE 0  // not allocated; every check refuses NOT_VALID
+`define NF_MPT_STATE_INVALID 1  // allocated (token handed out) but not usable: before registration or after invalidation
+`define NF_MPT_STATE_VALID 2  // checks may grant
 
 // MPT_KIND: key-table entry kind (MPT_W0.KIND)
-`define NF_MPT_KIND_NORMAL 0
-`define NF_MPT_KIND_FAST 1
-`define NF_MPT_KIND_WINDOW 2
+`define NF_MPT_KIND_NORMAL 0  // NdkRegisterMr
+`define NF_MPT_KIND_FAST 1  // fast-register MR
+`define NF_MPT_KIND_WINDOW 2  // memory window
 
 // ACCESS: kind of access a key check asks for
-`define NF_ACCESS_LOCAL_READ 0
-`define NF_ACCESS_LOCAL_WRITE 1
-`define NF_ACCESS_REMOTE_READ 2
-`define NF_ACCESS_REMOTE_WRITE 3
+`define NF_ACCESS_LOCAL_READ 0  // always allowed on a valid entry of the same PD
+`define NF_ACCESS_LOCAL_WRITE 1  // needs MPT_W0.LOCAL_WRITE
+`define NF_ACCESS_REMOTE_READ 2  // needs MPT_W0.REMOTE_READ (and REMOTE_EN on a fast-register entry)
+`define NF_ACCESS_REMOTE_WRITE 3  // needs MPT_W0.REMOTE_WRITE (and REMOTE_EN on a fast-register entry)
 
 // REFUSE: why the engine refused a check, a DMA or a load; 0 is success. Kept apart on purpose so a user can tell why
-`define NF_REFUSE_OK 0
-`define NF_REFUSE_BAD_INDEX 1
-`define NF_REFUSE_BAD_KEY 2
-`define NF_REFUSE_NOT_VALID 3
-`define NF_REFUSE_WRONG_PD 4
-`define NF_REFUSE_NO_RIGHT 5
-`define NF_REFUSE_OUT_OF_BOUNDS 6
-`define NF_REFUSE_BAD_ADDRESS 7
-`define NF_REFUSE_STOPPED 8
-`define NF_REFUSE_BAD_MTT 9
-`define NF_REFUSE_TIMEOUT 14
-`define NF_REFUSE_BAD_COMMAND 15
+`define NF_REFUSE_OK 0  // granted
+`define NF_REFUSE_BAD_INDEX 1  // token index beyond the key table
+`define NF_REFUSE_BAD_KEY 2  // token key byte differs from the entry's
+`define NF_REFUSE_NOT_VALID 3  // entry free, not yet registered, or invalidated
+`define NF_REFUSE_WRONG_PD 4  // entry belongs to another protection domain
+`define NF_REFUSE_NO_RIGHT 5  // entry lacks the access right asked for
+`define NF_REFUSE_OUT_OF_BOUNDS 6  // range not inside [base, base + length) (checked by subtraction, cannot wrap)
+`define NF_REFUSE_BAD_ADDRESS 7  // logical/system address outside its region, or page address unaligned/outside adapter memory
+`define NF_REFUSE_STOPPED 8  // DMA stopped: an entry it used was invalidated during the transfer
+`define NF_REFUSE_BAD_MTT 9  // MTT index outside the table
+`define NF_REFUSE_TIMEOUT 14  // firmware, never the engine: the operation did not finish within the firmware's wait bound (the request fails INTERNAL_ERROR)
+`define NF_REFUSE_BAD_COMMAND 15  // unknown command or register value
 
 // STAT_OP: index of each message op's counter in STATS.ops (messages handled, whatever their outcome)
 `define NF_STAT_OP_PING 0
@@ -179,7 +183,7 @@
 `define NF_STAT_OP_QP_DISCONNECT 13
 `define NF_STAT_OP_QP_DESTROY 14
 `define NF_STAT_OP_QP_FLUSH 15
-`define NF_STAT_OP_WR_FAST_REGISTER 16
+`define NF_STAT_OP_WR_FAST_REGISTER 16  // the work requests stay consecutive, in OP order
 `define NF_STAT_OP_WR_INVALIDATE 17
 `define NF_STAT_OP_WR_READ 18
 `define NF_STAT_OP_WR_WRITE 19
@@ -196,16 +200,16 @@
 `define NF_STAT_STATUS_INTERNAL_ERROR 8
 
 // TBL_OP: ENGINE.TBL_CMD values
-`define NF_TBL_OP_MPT_WRITE 1
-`define NF_TBL_OP_MPT_READ 2
-`define NF_TBL_OP_MPT_INVALIDATE 3
-`define NF_TBL_OP_MTT_WRITE 4
-`define NF_TBL_OP_MTT_READ 5
+`define NF_TBL_OP_MPT_WRITE 1  // write ENT_W0..W6 to MPT[TBL_INDEX] atomically (through the check pipeline)
+`define NF_TBL_OP_MPT_READ 2  // read MPT[TBL_INDEX] into ENT_W0..W6
+`define NF_TBL_OP_MPT_INVALIDATE 3  // VALID -> INVALID; result NOT_VALID if it was not VALID. Done means: no later check grants, no DMA through it still runs
+`define NF_TBL_OP_MTT_WRITE 4  // MTT[TBL_INDEX] = TBL_MTT_DATA
+`define NF_TBL_OP_MTT_READ 5  // TBL_MTT_DATA = MTT[TBL_INDEX]
 
 // DMA_MODE: how one side of a DMA names memory (DMA_*_MODE.MODE)
-`define NF_DMA_MODE_TOKEN 0
-`define NF_DMA_MODE_LOGICAL 1
-`define NF_DMA_MODE_SYSTEM 2
+`define NF_DMA_MODE_TOKEN 0  // (token, virtual address) checked and translated through MPT/MTT with ACCESS and PD
+`define NF_DMA_MODE_LOGICAL 1  // adapter logical address inside the user region [USER_BASE, MEM_BYTES) (privileged token)
+`define NF_DMA_MODE_SYSTEM 2  // adapter address anywhere in adapter memory; firmware only (link slots)
 
 // MPT_W0: key-table entry word 0
 `define NF_MPT_W0_STATE_LSB 0
@@ -566,6 +570,7 @@
 `define NF_PROFILE_SIM_TX_SLOTS 8
 `define NF_PROFILE_SIM_FW_RAM_BYTES 65536
 `define NF_PROFILE_SIM_MAX_FRMR_PAGES 256
+`define NF_PROFILE_SIM_USER_BASE 65536
 
 // profile ULX3S_85K: ULX3S with LFE5U-85F (208 EBR)
 `define NF_PROFILE_ULX3S_85K_MEM_BYTES 262144
@@ -575,6 +580,7 @@
 `define NF_PROFILE_ULX3S_85K_TX_SLOTS 4
 `define NF_PROFILE_ULX3S_85K_FW_RAM_BYTES 32768
 `define NF_PROFILE_ULX3S_85K_MAX_FRMR_PAGES 32
+`define NF_PROFILE_ULX3S_85K_USER_BASE 32768
 
 // profile ULX3S_25K: ULX3S with LFE5U-25F (56 EBR)
 `define NF_PROFILE_ULX3S_25K_MEM_BYTES 65536
@@ -584,5 +590,9 @@
 `define NF_PROFILE_ULX3S_25K_TX_SLOTS 2
 `define NF_PROFILE_ULX3S_25K_FW_RAM_BYTES 32768
 `define NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES 16
+`define NF_PROFILE_ULX3S_25K_USER_BASE 16384
+
+// USER_BASE of a profile: first byte of the user region: the link slots come first (ENGINE.CFG_USER)
+`define NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS) (((RX_SLOTS) + (TX_SLOTS)) * `NF_LINK_SLOT_BYTES)
 
 `endif

@@ -44,7 +44,6 @@ test-link: $(LINK_BUILD)/link/Vnf_link ## frame receiver, transmitter and LINK r
 synth-link: ## Yosys synth_ecp5 of nf_link alone (ULX3S 85K slot counts): prints LUT/FF
 	@mkdir -p $(LINK_BUILD)
 	@$(YOSYS) -q -l $(call rel,$(LINK_BUILD))/nf_link_synth.log -p "read_verilog -DSYNTHESIS -Irtl/include $(call rel,$(LINK_RTL)); \
-	    chparam -set RX_SLOTS $(shell awk '/NF_PROFILE_ULX3S_85K_RX_SLOTS /{print $$3}' rtl/include/nf_layout.vh) \
-	        -set TX_SLOTS $(shell awk '/NF_PROFILE_ULX3S_85K_TX_SLOTS /{print $$3}' rtl/include/nf_layout.vh) nf_link; \
+	    chparam -set RX_SLOTS $(NF_PROFILE_ULX3S_85K_RX_SLOTS) -set TX_SLOTS $(NF_PROFILE_ULX3S_85K_TX_SLOTS) nf_link; \
 	    synth_ecp5 -top nf_link; tee -o $(call rel,$(LINK_BUILD))/nf_link_synth.stat stat" > /dev/null
 	@grep -E 'LUT4|TRELLIS_FF|DP16KD|TRELLIS_DPR16X4' $(LINK_BUILD)/nf_link_synth.stat

@@ -25,7 +25,7 @@ module nf_soc #(
 );
     localparam integer RAM_WORDS = FW_RAM_BYTES / 4;
     localparam integer RAM_AW    = $clog2(RAM_WORDS);
-    localparam integer USER_BASE = (RX_SLOTS + TX_SLOTS) * `NF_LINK_SLOT_BYTES;
+    localparam integer USER_BASE = `NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS);
     // LED pulses are stretched to 1/20 s so a single frame is visible.
     localparam integer STRETCH   = CLK_HZ / 20;
     localparam [31:0]  MAP_SYS    = `NF_MAP_SYS;

@@ -11,7 +11,7 @@ RV_CC      := riscv64-unknown-elf-gcc
 RV_OBJCOPY := riscv64-unknown-elf-objcopy
 SOC_SMOKE_DEFS := -DSMOKE_CLK_HZ=NF_SOC_CPU_CLK_SIM_HZ -DSMOKE_FW_RAM_BYTES=NF_PROFILE_SIM_FW_RAM_BYTES \
     -DSMOKE_RX_SLOTS=NF_PROFILE_SIM_RX_SLOTS -DSMOKE_TX_SLOTS=NF_PROFILE_SIM_TX_SLOTS \
-    '-DSMOKE_USER_BASE=((NF_PROFILE_SIM_RX_SLOTS + NF_PROFILE_SIM_TX_SLOTS) * NF_LINK_SLOT_BYTES)'
+    -DSMOKE_USER_BASE=NF_PROFILE_SIM_USER_BASE
 
 TEST_TARGETS += test-soc
 .PHONY: lint-soc test-soc synth-soc
@@ -44,12 +44,7 @@ test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program
 # (the firmware's) when it elaborates, so the firmware is built first.
 SOC_SYNTH_HEX = $(BUILD)/firmware/nf_fw.hex
 SOC_SYNTH_PARAMS = -set CLK_HZ 25000000 \
-    -set FW_RAM_BYTES $(shell grep -E 'NF_PROFILE_ULX3S_85K_FW_RAM_BYTES ' rtl/include/nf_layout.vh | awk '{print $$3}') \
-    -set MEM_BYTES $(shell grep -E 'NF_PROFILE_ULX3S_85K_MEM_BYTES ' rtl/include/nf_layout.vh | awk '{print $$3}') \
-    -set MPT_ENTRIES $(shell grep -E 'NF_PROFILE_ULX3S_85K_MPT_ENTRIES ' rtl/include/nf_layout.vh | awk '{print $$3}') \
-    -set MTT_ENTRIES $(shell grep -E 'NF_PROFILE_ULX3S_85K_MTT_ENTRIES ' rtl/include/nf_layout.vh | awk '{print $$3}') \
-    -set RX_SLOTS $(shell grep -E 'NF_PROFILE_ULX3S_85K_RX_SLOTS ' rtl/include/nf_layout.vh | awk '{print $$3}') \
-    -set TX_SLOTS $(shell grep -E 'NF_PROFILE_ULX3S_85K_TX_SLOTS ' rtl/include/nf_layout.vh | awk '{print $$3}')
+    $(foreach k,FW_RAM_BYTES MEM_BYTES MPT_ENTRIES MTT_ENTRIES RX_SLOTS TX_SLOTS,-set $(k) $(NF_PROFILE_ULX3S_85K_$(k)))
 synth-soc: $(SETUP_STAMP) firmware ## Yosys synth_ecp5 of nf_soc (ULX3S 85K sizes): prints LUT/FF/EBR
 	@mkdir -p $(SOC_BUILD)/synth
 	@$(YOSYS) -q -l $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.log -p "\

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Tests of the ndkfpga command-line tool (host/cli/), TAP lines "ok - ..." / "not ok - ...".
 # Every subcommand runs on the software adapter (nfmodel); ping also on the simulation
-# (nfsim, kept short). The expected sizes come from the layout (nf_layout.h), not from
-# numbers typed in here.
+# (nfsim, kept short). The expected sizes come from the layout (tools/nf_layout.py), not
+# from numbers typed in here.
 # Environment: NDKFPGA_CLI (the tool), NDKFPGA_CLI_REFUSE (tests/cli/refuse.c),
-# NFMODEL (the software adapter), LAYOUT_H (firmware/include/nf_layout.h).
+# NFMODEL (the software adapter).
 set -u
 ndk=${NDKFPGA_CLI:?}
 refuse=${NDKFPGA_CLI_REFUSE:?}
 nfmodel=${NFMODEL:?}
-layout=${LAYOUT_H:?}
+root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d /tmp/ndkfpga-cli.XXXXXX)
 model_pid=
 cleanup() {
@@ -23,8 +23,8 @@ ok() { echo "ok - $*"; }
 notok() { echo "not ok - $*"; fail=1; }
 # check NAME CMD...: ok when CMD succeeds.
 check() { local name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
-# A value of the layout header: layout NF_NAME.
-layout() { awk -v n="$1" '$1 == "#define" && $2 == n { v = $3; sub(/u$/, "", v); print v + 0 }' "$layout"; }
+# A value of the layout: layout NF_NAME.
+layout() { python3 "$root/tools/nf_layout.py" "${1#NF_}"; }
 # A value of a JSON document: json FILE PYTHON-EXPRESSION-ON-d.
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 # run NAME CMD...: stdout to $tmp/NAME.out, stderr to $tmp/NAME.err, exit status in $rc.
@@ -81,8 +81,7 @@ check "list: a missing software adapter is shown as not built" bash -c "[ $rc = 
     grep -E '^model .*not built.*$tmp/nowhere/nfmodel' '$tmp/listmissing.out' >/dev/null"
 
 # ---- info: the values the layout's profile says ----
-frame_pages=$(( ($(layout NF_LINK_MAX_PAYLOAD) - $(layout NF_MSG_HDR_SIZE) - $(layout NF_WR_HDR_SIZE) -
-                 $(layout NF_WR_FAST_REGISTER_SIZE)) / 8 ))
+frame_pages=$(layout NF_FRAME_PAGES_FAST_REGISTER)
 expect_info() { # NAME FILE PROFILE: the JSON of info against profile PROFILE of nf_layout.h
     local name=$1 file=$2 p=$3
     local frmr=$(layout NF_PROFILE_${p}_MAX_FRMR_PAGES)

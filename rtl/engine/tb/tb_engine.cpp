@@ -18,7 +18,7 @@
 static const uint32_t MEM = NF_PROFILE_SIM_MEM_BYTES;
 static const uint32_t MPT = NF_PROFILE_SIM_MPT_ENTRIES;
 static const uint32_t MTT = NF_PROFILE_SIM_MTT_ENTRIES;
-static const uint32_t USER = (NF_PROFILE_SIM_RX_SLOTS + NF_PROFILE_SIM_TX_SLOTS) * NF_LINK_SLOT_BYTES;
+static const uint32_t USER = NF_PROFILE_SIM_USER_BASE;
 static const uint32_t PAGE = NF_ADAPTER_PAGE_SIZE;
 static const uint32_t PORT = NF_ENGINE_HW_MEM_PORT_BYTES;
 
