@@ -457,43 +457,35 @@ def py_format(s):
     return out
 
 
-PY_MAIN = '''
-
-
-def main(argv):
-    """Print the values of the names given (for shell scripts): nf_layout.py NAME..."""
+# The module's own code, kept short: each struct is one _struct line (SIZE, FMT, FIELDS,
+# field offsets), and run as a script it prints the values of the names it is given.
+PY_STRUCT = """def _struct(name, size, fmt, fields, offsets):
     g = globals()
-    missing = [n for n in argv if not isinstance(g.get(n), (int, str, tuple)) or n.startswith("_")]
-    if not argv or missing:
-        print("usage: nf_layout.py NAME...; unknown: " + " ".join(missing), file=sys.stderr)
-        return 2
-    for n in argv:
-        print(" ".join(g[n]) if isinstance(g[n], tuple) else g[n])
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
-'''
+    g.update({f"{name}_SIZE": size, f"{name}_FMT": fmt, f"{name}_FIELDS": tuple(fields.split())})
+    g.update({f"{name}_{f.upper()}_OFF": off for f, off in zip(fields.split(), offsets)})
+"""
+PY_MAIN = """if __name__ == "__main__":  # nf_layout.py NAME...: print each value (for shell scripts)
+    values = [globals().get(n) for n in sys.argv[1:]]
+    if not values or not all(isinstance(v, (int, str, tuple)) for v in values):
+        sys.exit(print("usage: nf_layout.py NAME... (names of tools/nf_layout.py)", file=sys.stderr) or 2)
+    print("\\n".join(" ".join(v) if isinstance(v, tuple) else str(v) for v in values))
+"""
 
 
 def gen_py(spec, structs):
     """Every number of the layout for Python scripts (import nf_layout with tools/ on the
     path), struct formats included: no op code or offset typed in a script."""
     L = [f'"""{BANNER}', "", "Names are the C header's without the prefix; STRUCT_FMT is the struct module's",
-         "format of STRUCT (little-endian), STRUCT_FIELDS its field names in order.", '"""', "import sys", "",
+         "format of STRUCT (little-endian), STRUCT_FIELDS its field names in order, STRUCT_FIELD_OFF",
+         'a field\'s offset."""', "import sys", "", "", PY_STRUCT, "",
          f"LAYOUT_VERSION = {spec['meta']['layout_version']}", ""]
     L += emit_groups(spec, ("const", "enum", "profile"), lambda t: f"# {t}",
                      lambda n, v, d: f"{n} = {v:#x}" if v > 0xFFFF else f"{n} = {v}")
-    for s in structs:
-        L.append(f"# {s['name']}: {s['doc']}")
-        L.append(f"{s['name']}_SIZE = {s['size']}")
-        L.append(f"{s['name']}_FMT = {py_format(s)!r}")
-        L.append(f"{s['name']}_FIELDS = {tuple(f['name'] for f in s['fields'])!r}")
-        L += [f"{s['name']}_{f['name'].upper()}_OFF = {f['off']}" for f in s["fields"]]
-        L.append("")
+    L.append("# structs: name, size, format, fields, offsets")
+    L += [f"_struct({s['name']!r}, {s['size']}, {py_format(s)!r}, {' '.join(f['name'] for f in s['fields'])!r}, "
+          f"{tuple(f['off'] for f in s['fields'])!r})" for s in structs]
     L.append(f"PROFILES = {tuple(prof['name'] for prof in spec.get('profile', []))!r}")
-    return "\n".join(L) + PY_MAIN
+    return "\n".join(L) + "\n\n" + PY_MAIN
 
 
 def ndkpi_names(spec):
