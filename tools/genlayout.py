@@ -253,6 +253,25 @@ def emit_groups(spec, parts, comment, define, extra=lambda item: []):
     return L
 
 
+def emit_bitfields(spec, comment, lines):
+    """Lines of the bitfields in one language: lines(NF_WORD_FIELD, field) per field."""
+    L = []
+    for bf in spec.get("bitfield", []):
+        L.append(comment(f"{bf['name']}: {bf['doc']}"))
+        for f in bf["fields"]:
+            L += lines(f"{spec['meta']['prefix']}_{bf['name']}_{f['name']}", f)
+        L.append("")
+    return L
+
+
+def emit_blocks(spec, comment, base, reg):
+    """Lines of the register blocks in one language: base(block), reg(block, reg)."""
+    L = []
+    for b in spec.get("block", []):
+        L += [comment(f"{b['name']} block: {b['doc']}"), base(b)] + [reg(b, r) for r in b["regs"]] + [""]
+    return L
+
+
 def gen_c(spec, structs):
     p = spec["meta"]["prefix"]
     L = [f"/* {BANNER} */", f"#ifndef {p}_LAYOUT_H", f"#define {p}_LAYOUT_H", "",
@@ -276,22 +295,14 @@ def gen_c(spec, structs):
     c_comment = lambda t: f"/* {t} */"  # noqa: E731
     c_define = lambda n, v, d: f"#define {p}_{n} {hexc(v)}" + (f" /* {d} */" if d else "")  # noqa: E731
     L += emit_groups(spec, ("const", "enum"), c_comment, c_define, lists)
-    for bf in spec.get("bitfield", []):
-        L.append(f"/* {bf['name']}: {bf['doc']} */")
-        for f in bf["fields"]:
-            n = f"{p}_{bf['name']}_{f['name']}"
-            mask = ((1 << f["width"]) - 1) << f["lsb"]
-            L.append(f"#define {n}_LSB {f['lsb']}u /* {f['doc']} */")
-            L.append(f"#define {n}_WIDTH {f['width']}u")
-            L.append(f"#define {n}_MASK 0x{mask:08X}u")
-            L.append(f"#define {n}_GET(w) (((uint32_t)(w) & {n}_MASK) >> {n}_LSB)")
-            L.append(f"#define {n}_PUT(v) (((uint32_t)(v) << {n}_LSB) & {n}_MASK)")
-        L.append("")
-    for b in spec.get("block", []):
-        L.append(f"/* {b['name']} block: {b['doc']} */")
-        L.append(f"#define {p}_{b['name']}_BASE 0x{b['base']:08X}u")
-        L += [f"#define {p}_{b['name']}_{r['name']} 0x{r['off']:03X}u /* {r['acc']}: {r['doc']} */" for r in b["regs"]]
-        L.append("")
+    L += emit_bitfields(spec, c_comment, lambda n, f: [
+        f"#define {n}_LSB {f['lsb']}u /* {f['doc']} */", f"#define {n}_WIDTH {f['width']}u",
+        f"#define {n}_MASK 0x{((1 << f['width']) - 1) << f['lsb']:08X}u",
+        f"#define {n}_GET(w) (((uint32_t)(w) & {n}_MASK) >> {n}_LSB)",
+        f"#define {n}_PUT(v) (((uint32_t)(v) << {n}_LSB) & {n}_MASK)"])
+    L += emit_blocks(spec, c_comment, lambda b: f"#define {p}_{b['name']}_BASE 0x{b['base']:08X}u",
+                     lambda b, r: f"#define {p}_{b['name']}_{r['name']} 0x{r['off']:03X}u "
+                                  f"/* {r['acc']}: {r['doc']} */")
     for s in structs:
         n = s["name"].lower()
         L.append(f"/* {s['name']}: {s['doc']} */")
@@ -320,7 +331,8 @@ def gen_c(spec, structs):
         L.append("/* The profiles in file order, X(NAME, index); PROFILE_NONE: sizes that match none */")
         L.append(f"#define {p}_PROFILE_COUNT {len(profiles)}u")
         L.append(f"#define {p}_PROFILE_NONE 0xFFFFFFFFu")
-        L.append(f"#define {p}_PROFILE_LIST(X) " + " ".join(f"X({prof['name']}, {i}u)" for i, prof in enumerate(profiles)))
+        L.append(f"#define {p}_PROFILE_LIST(X) " +
+                 " ".join(f"X({prof['name']}, {i}u)" for i, prof in enumerate(profiles)))
         L.append("")
     L += derived_macros(spec, "/* {} */", "#define", lambda c: f"{p}_{c}", lambda v: f"{v}u")
     L.append(f"#endif /* {p}_LAYOUT_H */")
@@ -363,19 +375,11 @@ def gen_v(spec, structs):
     v_comment = lambda t: f"// {t}"  # noqa: E731
     v_define = lambda n, v, d: f"`define {p}_{n} {vval(v)}" + (f"  // {d}" if d else "")  # noqa: E731
     L += emit_groups(spec, ("const", "enum"), v_comment, v_define)
-    for bf in spec.get("bitfield", []):
-        L.append(f"// {bf['name']}: {bf['doc']}")
-        for f in bf["fields"]:
-            n = f"{p}_{bf['name']}_{f['name']}"
-            L.append(f"`define {n}_LSB {f['lsb']}")
-            L.append(f"`define {n}_WIDTH {f['width']}")
-            L.append(f"`define {n} {f['lsb'] + f['width'] - 1}:{f['lsb']}  // {f['doc']}")
-        L.append("")
-    for b in spec.get("block", []):
-        L.append(f"// {b['name']} block: {b['doc']}")
-        L.append(f"`define {p}_{b['name']}_BASE {vnum(b['base'])}")
-        L += [f"`define {p}_{b['name']}_{r['name']} {r['off']}  // {r['acc']}: {r['doc']}" for r in b["regs"]]
-        L.append("")
+    L += emit_bitfields(spec, v_comment, lambda n, f: [
+        f"`define {n}_LSB {f['lsb']}", f"`define {n}_WIDTH {f['width']}",
+        f"`define {n} {f['lsb'] + f['width'] - 1}:{f['lsb']}  // {f['doc']}"])
+    L += emit_blocks(spec, v_comment, lambda b: f"`define {p}_{b['name']}_BASE {vnum(b['base'])}",
+                     lambda b, r: f"`define {p}_{b['name']}_{r['name']} {r['off']}  // {r['acc']}: {r['doc']}")
     for s in structs:
         L.append(f"// {s['name']}: {s['doc']}")
         L.append(f"`define {p}_{s['name']}_SIZE {s['size']}")
