@@ -56,7 +56,7 @@ $(SETUP_STAMP): tools/setup.sh
 	@echo "setup: installing what this project needs (once; see tools/setup.sh)"
 	@bash tools/setup.sh
 
-generate: ## regenerate headers and docs from tools/layout.toml
+generate: ## regenerate the headers, docs, make fragment and Python module from tools/layout.toml
 	python3 tools/genlayout.py
 
 check-generated: ## fail when a generated file differs from what the generator makes now

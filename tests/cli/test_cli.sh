@@ -82,7 +82,7 @@ check "list: a missing software adapter is shown as not built" bash -c "[ $rc = 
 
 # ---- info: the values the layout's profile says ----
 frame_pages=$(layout NF_FRAME_PAGES_FAST_REGISTER)
-expect_info() { # NAME FILE PROFILE: the JSON of info against profile PROFILE of nf_layout.h
+expect_info() { # NAME FILE PROFILE: the JSON of info against profile PROFILE of the layout
     local name=$1 file=$2 p=$3
     local frmr=$(layout NF_PROFILE_${p}_MAX_FRMR_PAGES)
     [ "$frmr" -gt "$frame_pages" ] && frmr=$frame_pages
