@@ -915,7 +915,7 @@ _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 #define NF_PROFILE_SIM_FW_RAM_BYTES 0x00010000u
 #define NF_PROFILE_SIM_MAX_FRMR_PAGES 256u
 
-/* profile ULX3S_85K: ULX3S with LFE5U-85F (208 EBR) */
+/* profile ULX3S_85K: ULX3S with LFE5U-85F (208 EBR); CLK_HZ: the board's system clock (nf_board_ulx3s.v's PLL), the clock bench/report.py converts to time at */
 #define NF_PROFILE_ULX3S_85K_INDEX 1u
 #define NF_PROFILE_ULX3S_85K_MEM_BYTES 0x00040000u
 #define NF_PROFILE_ULX3S_85K_MPT_ENTRIES 256u
@@ -924,6 +924,7 @@ _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 #define NF_PROFILE_ULX3S_85K_TX_SLOTS 4u
 #define NF_PROFILE_ULX3S_85K_FW_RAM_BYTES 32768u
 #define NF_PROFILE_ULX3S_85K_MAX_FRMR_PAGES 32u
+#define NF_PROFILE_ULX3S_85K_CLK_HZ 0x02625A00u
 
 /* profile ULX3S_25K: ULX3S with LFE5U-25F (56 EBR) */
 #define NF_PROFILE_ULX3S_25K_INDEX 2u
@@ -934,6 +935,7 @@ _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 #define NF_PROFILE_ULX3S_25K_TX_SLOTS 2u
 #define NF_PROFILE_ULX3S_25K_FW_RAM_BYTES 32768u
 #define NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES 16u
+#define NF_PROFILE_ULX3S_25K_CLK_HZ 0x02625A00u
 
 /* The profiles in file order, X(NAME, index); PROFILE_NONE: sizes that match none */
 #define NF_PROFILE_COUNT 3u
