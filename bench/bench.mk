@@ -114,7 +114,7 @@ BENCH_TARGETS += bench-results
 bench-report: ## regenerate docs/performance.md, its plots and README's figures from a fresh make bench
 	@python3 $(BENCH_DIR)/report.py --fresh || $(MAKE) --no-print-directory bench
 	@python3 $(BENCH_DIR)/report.py --doc
-	@python3 tools/doc_figures.py
+	@python3 tools/doc_figures.py --only bench-figures
 
 bench-baseline: ## record build/bench/results.json (of a committed tree) as bench/baseline.json, the "before"
 	@python3 $(BENCH_DIR)/report.py --baseline

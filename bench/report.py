@@ -15,6 +15,7 @@ the board's system clock from tools/layout.toml (profile ULX3S_85K, CLK_HZ), and
 build/board/ulx3s-{85k,25k}/summary.json (tools/bitstream.sh) when they are fresh.
 A missing input is an error naming the target that makes it: no figure is invented."""
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -179,28 +180,28 @@ def fresh_summary(board, dev):
         return json.load(f)
 
 
-def git(*args):
-    p = subprocess.run(["git", "-C", ROOT] + list(args), capture_output=True, text=True)
+def git(root, *args):
+    p = subprocess.run(["git", "-C", root] + list(args), capture_output=True, text=True)
     if p.returncode != 0:
         die("git %s failed: %s" % (" ".join(args), p.stderr.strip()))
     return p.stdout
 
 
-def source_state():
+def source_state(root=ROOT):
     """The sources a measurement is of: HEAD, and a digest of the uncommitted changes to
     anything but the documents ("" when there are none)."""
-    diff = git("diff", "HEAD", "--", ".", *NOT_MEASURED)
-    changes = subprocess.run(["sha256sum"], input=diff, capture_output=True, text=True).stdout.split()[0] if diff else ""
-    return {"commit": git("rev-parse", "HEAD").strip(), "source_changes": changes}
+    diff = git(root, "diff", "HEAD", "--", ".", *NOT_MEASURED)
+    changes = hashlib.sha256(diff.encode()).hexdigest() if diff else ""
+    return {"commit": git(root, "rev-parse", "HEAD").strip(), "source_changes": changes}
 
 
-def stale_reason(r):
-    """Why results r are not of today's sources (None when they are)."""
-    now = source_state()
+def stale_reason(r, root=ROOT):
+    """Why results r are not of the sources in root now (None when they are)."""
+    now = source_state(root)
     if r.get("source_changes") != now["source_changes"]:
         return "measured with other uncommitted changes than the tree has now"
     if r.get("commit") != now["commit"]:
-        p = subprocess.run(["git", "-C", ROOT, "diff", "--quiet", str(r.get("commit")), "HEAD", "--", ".",
+        p = subprocess.run(["git", "-C", root, "diff", "--quiet", str(r.get("commit")), "HEAD", "--", ".",
                             *NOT_MEASURED], capture_output=True)
         if p.returncode != 0:
             return "measured at commit %s; sources changed since" % str(r.get("commit"))[:12]
