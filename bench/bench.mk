@@ -125,3 +125,13 @@ lint-bench: ## cppcheck of the benchmark programs
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 --inline-suppr \
 	    --suppress=missingIncludeSystem -D__GNUC__ -D__x86_64__ -I$(ROOT)/host/include -I$(ROOT)/host/src \
 	    -I$(ROOT)/firmware/include $(BENCH_DIR)/bench_sim.c
+
+# The documents' figures against their measurement files (CI: check-figures; a file not
+# measured on the machine is skipped, said so), and the tool's own test.
+.PHONY: check-figures test-doc-figures
+check-figures: ## fail when a figure in README.md or docs/ differs from build/bench/results.json or build/board/*/summary.json
+	@python3 tools/doc_figures.py --check
+
+TEST_TARGETS += test-doc-figures
+test-doc-figures: $(SETUP_STAMP)
+	@python3 tools/test_doc_figures.py

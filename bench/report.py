@@ -380,8 +380,8 @@ def doc(r, series, phases, funcs):
     w("  translated adapter address. Sustained rate = checks / (clocks from the first input to the last")
     w("  output, minus the latency). Latency = clocks from a lone check's input to its result.")
     w("  Physical limit: the pipeline accepts one op per clock, so 1.0.")
-    w("- **Page-list load** (`bench/eng_bench.cpp`): the whole `nf_engine` (%s KiB adapter memory, %s" % (
-        fmt(r["eng_mem_bytes"] // 1024), g("eng_mtt_entries")))
+    w("- **Page-list load** (`bench/eng_bench.cpp`): the whole `nf_engine` (%g MiB adapter memory, %s" % (
+        r["eng_mem_bytes"] / 2.0 ** 20, g("eng_mtt_entries")))
     w("  MTT entries) driven through its ENGINE registers and system port as the firmware drives it.")
     w("  A 256-entry page list is written into adapter memory, `LD_*` programmed, and the clocks counted")
     w("  from the clock `LD_CTRL` is written to the clock the loader's `busy` drops (read from the RTL).")

@@ -12,16 +12,17 @@
 # inputs (RTL, constraints, this script, the toolchain) identical to today's, recorded in
 # pnr_inputs.txt; otherwise --firmware-only builds in full. summary.json names that commit
 # and the firmware image in the bitstream. tools/bitstream.sh --is-fresh BOARD DEVICE
-# exits 0 when the placed design and its summary.json are fresh, else says why, exits 1.
+# exits 0 when the placed design and its summary.json are fresh, else says why, exits 1;
+# --inputs prints the record of today's inputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-firmware_only=0 is_fresh=0
+firmware_only=0 query=
 case "${1:-}" in
     --firmware-only) firmware_only=1; shift;;
-    --is-fresh) is_fresh=1; shift;;
+    --is-fresh|--inputs) query=$1; shift;;
 esac
-board=${1:?usage: bitstream.sh [--firmware-only|--is-fresh] BOARD DEVICE}
-device=${2:?usage: bitstream.sh [--firmware-only|--is-fresh] BOARD DEVICE}
+board=${1:?usage: bitstream.sh [--firmware-only|--is-fresh|--inputs] BOARD DEVICE}
+device=${2:?usage: bitstream.sh [--firmware-only|--is-fresh|--inputs] BOARD DEVICE}
 [ -f build/toolchain.mk ] || { echo "bitstream: build/toolchain.mk missing: run make setup" >&2; exit 2; }
 eval "$(sed -n 's/^\([A-Z_0-9]*\) := \(.*\)$/\1="\2"/p' build/toolchain.mk)"
 hdr=firmware/include/nf_layout.h
@@ -63,8 +64,12 @@ stale_reason() {
             [ "$f" -nt "$out/nf_placeholder.config" ] && { echo "$f is newer than the placed design"; return; }
         done
     fi
+    return 0
 }
-if [ "$is_fresh" = 1 ]; then
+if [ "$query" = --inputs ]; then
+    pnr_inputs
+    exit 0
+elif [ "$query" = --is-fresh ]; then
     why=$(stale_reason)
     [ -z "$why" ] && [ -f "$out/summary.json" ] && [ ! "$out/pnr_inputs.txt" -nt "$out/summary.json" ] && exit 0
     echo "$board-$device: ${why:-no summary.json}"
