@@ -284,7 +284,7 @@ int main(int argc, char **argv)
     printf("sim_uart_period_q4 = %u\n", info.uart_period);
     printf("max_frmr_pages = %u\n", info.max_frmr_pages);
     printf("sim_rx_slots = %u\n", info.rx_slots);
-    printf("fastreg_reps = %u\n", REPS);
+    printf("fastreg_reps = %d\n", REPS);
 
     uint32_t qreq[2] = {1, 64}, rep[2] = {0, 0};
     int ok = request(l, NF_OP_QP_CREATE, qreq, sizeof(qreq), rep, sizeof(rep)) == NF_STATUS_SUCCESS;

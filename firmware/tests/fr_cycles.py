@@ -35,7 +35,7 @@ class CqeLink(Link):
             while f[0] == nfmodel_client.DATA and off + 16 <= len(payload):
                 op, mlen = struct.unpack("<HH", payload[off:off + 4])
                 if op == OP_CQE and mlen >= 16 + 24:
-                    qpn, wr_id, status = struct.unpack("<III", payload[off + 16:off + 28])
+                    _qpn, wr_id, status = struct.unpack("<III", payload[off + 16:off + 28])
                     self.cqes[wr_id] = status
                 off += max(mlen, 16)
         return out
