@@ -11,22 +11,26 @@ ENGINE_SRC  := $(ROOT)/rtl/engine
 BENCH_VFLAGS := --cc --exe --build -j 2 $(VFAST) -Wno-fatal -I$(ROOT)/rtl/include -y $(ENGINE_SRC) \
                 -MAKEFLAGS "OPT_FAST=-O2 OPT_SLOW=-O1"
 
-# Engine sizes of the micro-benchmarks (small tables keep the builds and resets short).
+# Engine sizes of the micro-benchmarks (small tables keep the builds and resets short);
+# bench-engine records them in engine.out for the report.
 BENCH_ENG_MEM  := 2097152
 BENCH_ENG_USER := 65536
+BENCH_ENG_MTT  := 1024
+BENCH_MPT      := 64
+BENCH_KC_MTT   := 256
 
-$(BENCH_BUILD)/kc/Vnf_keycheck: $(ENGINE_SRC)/nf_keycheck.v $(BENCH_DIR)/kc_bench.cpp $(ROOT)/rtl/include/nf_layout.vh \
+$(BENCH_BUILD)/kc/Vnf_keycheck: $(BENCH_DIR)/bench.mk $(ENGINE_SRC)/nf_keycheck.v $(BENCH_DIR)/kc_bench.cpp $(ROOT)/rtl/include/nf_layout.vh \
                                 $(ROOT)/firmware/include/nf_layout.h
 	@mkdir -p $(@D)
-	@$(VERILATOR) $(BENCH_VFLAGS) --Mdir $(@D) --top-module nf_keycheck -GMPT_ENTRIES=64 -GMTT_ENTRIES=256 \
+	@$(VERILATOR) $(BENCH_VFLAGS) --Mdir $(@D) --top-module nf_keycheck -GMPT_ENTRIES=$(BENCH_MPT) -GMTT_ENTRIES=$(BENCH_KC_MTT) \
 	    -CFLAGS "-O2 -I$(ROOT)/sim -I$(ROOT)/firmware/include" $(ENGINE_SRC)/nf_keycheck.v $(BENCH_DIR)/kc_bench.cpp \
 	    -o Vnf_keycheck >$(@D)/build.log 2>&1 || { cat $(@D)/build.log; exit 1; }
 
-$(BENCH_BUILD)/eng/Vnf_engine: $(wildcard $(ENGINE_SRC)/*.v) $(BENCH_DIR)/eng_bench.cpp $(BENCH_DIR)/eng_bench.vlt \
+$(BENCH_BUILD)/eng/Vnf_engine: $(BENCH_DIR)/bench.mk $(wildcard $(ENGINE_SRC)/*.v) $(BENCH_DIR)/eng_bench.cpp $(BENCH_DIR)/eng_bench.vlt \
                                $(ROOT)/rtl/include/nf_layout.vh $(ROOT)/firmware/include/nf_layout.h
 	@mkdir -p $(@D)
 	@$(VERILATOR) $(BENCH_VFLAGS) --Mdir $(@D) --top-module nf_engine \
-	    -GMEM_BYTES=$(BENCH_ENG_MEM) -GMPT_ENTRIES=64 -GMTT_ENTRIES=1024 -GUSER_BASE=$(BENCH_ENG_USER) \
+	    -GMEM_BYTES=$(BENCH_ENG_MEM) -GMPT_ENTRIES=$(BENCH_MPT) -GMTT_ENTRIES=$(BENCH_ENG_MTT) -GUSER_BASE=$(BENCH_ENG_USER) \
 	    -CFLAGS "-O2 -I$(ROOT)/sim -I$(ROOT)/firmware/include -DBENCH_USER_BASE=$(BENCH_ENG_USER)u -DBENCH_MEM_BYTES=$(BENCH_ENG_MEM)u" \
 	    $(BENCH_DIR)/eng_bench.vlt $(ENGINE_SRC)/nf_engine.v $(BENCH_DIR)/eng_bench.cpp \
 	    -o Vnf_engine >$(@D)/build.log 2>&1 || { cat $(@D)/build.log; exit 1; }
@@ -35,6 +39,8 @@ $(BENCH_BUILD)/eng/Vnf_engine: $(wildcard $(ENGINE_SRC)/*.v) $(BENCH_DIR)/eng_be
 bench-engine: $(BENCH_BUILD)/kc/Vnf_keycheck $(BENCH_BUILD)/eng/Vnf_engine ## engine micro-benchmarks: key check, loader, DMA
 	@$(BENCH_BUILD)/kc/Vnf_keycheck > $(BENCH_BUILD)/engine.out && \
 	    $(BENCH_BUILD)/eng/Vnf_engine >> $(BENCH_BUILD)/engine.out || { cat $(BENCH_BUILD)/engine.out; exit 1; }
+	@printf 'kc_mpt_entries = %s\nkc_mtt_entries = %s\neng_mem_bytes = %s\neng_mtt_entries = %s\n' \
+	    $(BENCH_MPT) $(BENCH_KC_MTT) $(BENCH_ENG_MEM) $(BENCH_ENG_MTT) >> $(BENCH_BUILD)/engine.out
 	@grep -E '^(not ok|ok) ' $(BENCH_BUILD)/engine.out | sed 's/^/  /'
 
 BENCH_TARGETS += bench-engine
@@ -102,10 +108,16 @@ bench-results:
 	@python3 $(BENCH_DIR)/report.py
 BENCH_TARGETS += bench-results
 
-.PHONY: bench-report
-bench-report: ## regenerate docs/performance.md and its plots
-	@if [ ! -f $(BENCH_BUILD)/results.json ]; then $(MAKE) --no-print-directory bench; fi
+# The documents' figures come from results.json of today's sources only: a missing or
+# stale one is measured again first. tools/doc_figures.py fills README's table.
+.PHONY: bench-report bench-baseline
+bench-report: ## regenerate docs/performance.md, its plots and README's figures from a fresh make bench
+	@python3 $(BENCH_DIR)/report.py --fresh || $(MAKE) --no-print-directory bench
 	@python3 $(BENCH_DIR)/report.py --doc
+	@python3 tools/doc_figures.py --only bench-figures
+
+bench-baseline: ## record build/bench/results.json (of a committed tree) as bench/baseline.json, the "before"
+	@python3 $(BENCH_DIR)/report.py --baseline
 
 LINT_TARGETS += lint-bench
 .PHONY: lint-bench
@@ -113,3 +125,13 @@ lint-bench: ## cppcheck of the benchmark programs
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 --inline-suppr \
 	    --suppress=missingIncludeSystem -D__GNUC__ -D__x86_64__ -I$(ROOT)/host/include -I$(ROOT)/host/src \
 	    -I$(ROOT)/firmware/include $(BENCH_DIR)/bench_sim.c
+
+# The documents' figures against their measurement files (CI: check-figures; a file not
+# measured on the machine is skipped, said so), and the tool's own test.
+.PHONY: check-figures test-doc-figures
+check-figures: ## fail when a figure in README.md or docs/ differs from build/bench/results.json or build/board/*/summary.json
+	@python3 tools/doc_figures.py --check
+
+TEST_TARGETS += test-doc-figures
+test-doc-figures: $(SETUP_STAMP)
+	@python3 tools/test_doc_figures.py

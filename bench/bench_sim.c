@@ -284,6 +284,7 @@ int main(int argc, char **argv)
     printf("sim_uart_period_q4 = %u\n", info.uart_period);
     printf("max_frmr_pages = %u\n", info.max_frmr_pages);
     printf("sim_rx_slots = %u\n", info.rx_slots);
+    printf("fastreg_reps = %d\n", REPS);
 
     uint32_t qreq[2] = {1, 64}, rep[2] = {0, 0};
     int ok = request(l, NF_OP_QP_CREATE, qreq, sizeof(qreq), rep, sizeof(rep)) == NF_STATUS_SUCCESS;
@@ -349,6 +350,8 @@ int main(int argc, char **argv)
     printf("link_efficiency = %.4f\n", best);
     printf("link_wr_bytes_fastreg_%u = %zu\n", LINK_PAGES, fr_msg(m, &s, 0, LINK_PAGES, 0));
     printf("link_wr_bytes_invalidate = %zu\n", inv_msg(m, &s, 0));
+    printf("link_stream_wrs = %u\nlink_stream_pages = %u\nlink_rto_min_ms = %u\n", 2 * LINK_PAIRS, LINK_PAGES,
+           cfg.rto_min_ms);
     nf_link_close(l);
     return failures ? 1 : 0;
 }

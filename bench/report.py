@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Gathers the benchmark outputs of build/bench/ into build/bench/results.json (one flat
-object, numbers only), prints the results table, and with --doc writes
-docs/performance.md and its plots (gnuplot, pngcairo) into docs/img/.
+object: numbers, and "commit" / "source_changes", the sources they were measured on),
+prints the results table, and with --doc writes docs/performance.md and its plots
+(gnuplot, pngcairo) into docs/img/. --baseline copies results.json to bench/baseline.json,
+the committed "before" of the before/after table (make bench-baseline).
 
 Inputs (written by the bench-* targets of bench/bench.mk):
   engine.out   kc_bench + eng_bench   "key = value"
@@ -9,26 +11,46 @@ Inputs (written by the bench-* targets of bench/bench.mk):
   ndmrlat.out  ndkfpga mrlat --series "series ndmrlat ..."
   fwprof.out   fwprof (nf_soc)        "phase LABEL PHASE N", "func LABEL FUNC N"
   host_post.out  make bench-ndk-post  "host: N instructions in M NdkFastRegister calls = X per call"
-and, when present, build/board/ulx3s-{85k,25k}/summary.json (tools/bitstream.sh).
+the board's system clock from tools/layout.toml (profile ULX3S_85K, CLK_HZ), and
+build/board/ulx3s-{85k,25k}/summary.json (tools/bitstream.sh) when they are fresh.
 A missing input is an error naming the target that makes it: no figure is invented."""
 import argparse
+import hashlib
 import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tomllib
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import genlayout  # noqa: E402  (struct sizes of tools/layout.toml)
+
 BUILD = os.path.join(ROOT, "build", "bench")
+RESULTS = os.path.join(BUILD, "results.json")
+DETAIL = os.path.join(BUILD, "detail.json")  # the series and profiles behind the plots, written with it
+BASELINE = os.path.join(ROOT, "bench", "baseline.json")
 DOC = os.path.join(ROOT, "docs", "performance.md")
 IMG = os.path.join(ROOT, "docs", "img")
-DEFAULT_CLOCK_MHZ = 50.0  # ULX3S system clock when no bitstream summary says otherwise
+CLOCK_PROFILE = "ULX3S_85K"  # the board whose clock converts clocks to time
 REQUIRED = ["keycheck_per_clock", "keycheck_latency_clocks", "mtt_load_pages_per_clock", "dma_bytes_per_clock",
             "dma_port_bytes_per_clock", "fastreg_clocks_1page", "fastreg_clocks_16pages", "fastreg_clocks_256pages",
-            "fastreg_firmware_clocks_1page", "invalidate_clocks", "link_efficiency", "link_efficiency_stop_and_wait",
-            "host_instructions_per_post", "sim_cycles_per_second", "system_clock_mhz"]
+            "invalidate_clocks", "link_efficiency", "link_efficiency_stop_and_wait",
+            "host_instructions_per_post", "sim_cycles_per_second", "system_clock_mhz",
+            # the harnesses' settings and the counts the method text names
+            "kc_mpt_entries", "kc_mtt_entries", "eng_mem_bytes", "eng_mtt_entries", "keycheck_checks",
+            "mtt_load_clocks_1page", "mtt_load_clocks_256pages", "mtt_load_pages_per_clock_incremental",
+            "dma_clocks_64k", "sim_clk_hz", "sim_uart_period_q4", "max_frmr_pages", "fastreg_max_pages",
+            "fastreg_reps", "link_stream_wrs", "link_stream_pages", "link_rto_min_ms", "link_wr_bytes_invalidate",
+            "host_posts_measured"]
+PROFILED = ["fastreg_1", "fastreg_256"]  # fwprof requests the text names
 PHASES = ["notice", "link", "parse", "validate", "loader", "mpt", "cqe"]
+# Paths whose changes do not change a measurement (the documents the figures go into).
+NOT_MEASURED = [":(exclude)*.md", ":(exclude)docs", ":(exclude)bench/baseline.json"]
+BEGIN, END = "<!-- bench-results:begin -->", "<!-- bench-results:end -->"
 
 
 def die(msg):
@@ -104,19 +126,16 @@ def gather():
             r["fwprof_%s_%s_clocks" % (label, k) if k in PHASES or k in ("total", "fw_own") else
               "fwprof_%s_%s" % (label, k)] = v
 
-    # Clock: the bitstream flow's target when it has run, else the ULX3S default.
-    clock = DEFAULT_CLOCK_MHZ
+    clock = layout_clock_mhz()
     for dev in ("85k", "25k"):
-        path = os.path.join(ROOT, "build", "board", "ulx3s-" + dev, "summary.json")
-        if os.path.exists(path):
-            with open(path) as f:
-                s = json.load(f)
-            for key, name in (("fmax_mhz", "fmax_mhz"), ("luts", "luts"), ("ffs", "ffs"), ("ebr", "ebr"),
-                              ("dsp", "dsp")):
-                if isinstance(s.get(key), (int, float)):
-                    r["%s_ulx3s_%s" % (name, dev)] = num(s[key])
-            if dev == "85k" and isinstance(s.get("target_mhz"), (int, float)):
-                clock = float(s["target_mhz"])
+        s = fresh_summary("ulx3s", dev)
+        if s is None:
+            continue
+        for key in ("fmax_mhz", "luts", "ffs", "ebr", "dsp"):
+            r["%s_ulx3s_%s" % (key, dev)] = num(s[key])
+        if s["target_mhz"] != clock:
+            die("build/board/ulx3s-%s/summary.json was placed for %g MHz, tools/layout.toml's %s CLK_HZ is %g MHz"
+                % (dev, s["target_mhz"], CLOCK_PROFILE, clock))
     r["system_clock_mhz"] = num(clock)
     us = 1.0 / clock
     for k in ("fastreg_clocks_1page", "fastreg_clocks_16pages", "fastreg_clocks_256pages", "invalidate_clocks"):
@@ -124,11 +143,77 @@ def gather():
             r[k.replace("clocks", "us")] = round(r[k] * us, 3)
     if "sim_cycles_per_second" in r:
         r["sim_slowdown_vs_board"] = round(clock * 1e6 / r["sim_cycles_per_second"], 1)
-    missing = [k for k in REQUIRED if k not in r]
+    missing = [k for k in REQUIRED if k not in r] + ["fwprof " + l for l in PROFILED if l not in phases]
+    if "link_stream_pages" in r and "link_wr_bytes_fastreg_%d" % r["link_stream_pages"] not in r:
+        missing.append("link_wr_bytes_fastreg_%d" % r["link_stream_pages"])
     if missing:
         die("no figure for: " + ", ".join(missing))
     r["dma_port_fraction"] = round(r["dma_bytes_per_clock"] / r["dma_port_bytes_per_clock"], 4)
+    r.update(source_state())
     return r, series, phases, funcs
+
+
+def layout():
+    with open(os.path.join(ROOT, "tools", "layout.toml"), "rb") as f:
+        return tomllib.load(f)
+
+
+def layout_clock_mhz():
+    """The board's system clock: tools/layout.toml, profile CLOCK_PROFILE, CLK_HZ."""
+    for prof in layout().get("profile", []):
+        if prof["name"] == CLOCK_PROFILE and "CLK_HZ" in prof["params"]:
+            return prof["params"]["CLK_HZ"] / 1e6
+    die("tools/layout.toml: profile %s has no CLK_HZ" % CLOCK_PROFILE)
+
+
+def fresh_summary(board, dev):
+    """A bitstream's summary.json when it is of today's sources, else None (and why)."""
+    path = os.path.join(ROOT, "build", "board", "%s-%s" % (board, dev), "summary.json")
+    if not os.path.exists(path):
+        return None
+    p = subprocess.run(["bash", os.path.join(ROOT, "tools", "bitstream.sh"), "--is-fresh", board, dev],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        print("bench report: %s left out: %s" % (path, (p.stdout + p.stderr).strip()), file=sys.stderr)
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def git(root, *args):
+    p = subprocess.run(["git", "-C", root] + list(args), capture_output=True, text=True)
+    if p.returncode != 0:
+        die("git %s failed: %s" % (" ".join(args), p.stderr.strip()))
+    return p.stdout
+
+
+def source_state(root=ROOT):
+    """The sources a measurement is of: HEAD, and a digest of the uncommitted changes to
+    anything but the documents ("" when there are none)."""
+    diff = git(root, "diff", "HEAD", "--", ".", *NOT_MEASURED)
+    changes = hashlib.sha256(diff.encode()).hexdigest() if diff else ""
+    return {"commit": git(root, "rev-parse", "HEAD").strip(), "source_changes": changes}
+
+
+def stale_reason(r, root=ROOT):
+    """Why results r are not of the sources in root now (None when they are)."""
+    now = source_state(root)
+    if r.get("source_changes") != now["source_changes"]:
+        return "measured with other uncommitted changes than the tree has now"
+    if r.get("commit") != now["commit"]:
+        p = subprocess.run(["git", "-C", root, "diff", "--quiet", str(r.get("commit")), "HEAD", "--", ".",
+                            *NOT_MEASURED], capture_output=True)
+        if p.returncode != 0:
+            return "measured at commit %s; sources changed since" % str(r.get("commit"))[:12]
+    return None
+
+
+def load_results():
+    """build/bench/results.json, or exit with what to run."""
+    if not os.path.exists(RESULTS):
+        die("%s is missing: run `make bench`" % RESULTS)
+    with open(RESULTS) as f:
+        return json.load(f)
 
 
 # ---- the table ----
@@ -136,6 +221,7 @@ def rows(r):
     """(name, key, unit, physical limit or target text, pass or None)"""
     def ge(k, t):
         return r.get(k, 0) >= t
+    clock = r["system_clock_mhz"]
     out = [
         ("key check + translation, sustained", "keycheck_per_clock", "checks/clock", "1 per clock",
          ge("keycheck_per_clock", 1.0)),
@@ -143,11 +229,10 @@ def rows(r):
         ("MTT page-list load, 256 pages", "mtt_load_pages_per_clock", "pages/clock", "1 MTT write per clock, target >= 0.9",
          ge("mtt_load_pages_per_clock", 0.9)),
         ("DMA 64 KiB through translated pages", "dma_bytes_per_clock", "bytes/clock",
-         "port %d bytes/clock, target >= 90%%" % r.get("dma_port_bytes_per_clock", 8),
+         "port %s bytes/clock, target >= 90%%" % fmt(r["dma_port_bytes_per_clock"]),
          r.get("dma_port_fraction", 0) >= 0.9),
         ("DMA port width", "dma_port_bytes_per_clock", "bytes/clock", "", None),
         ("fast-register, 1 page (arrival to CQE)", "fastreg_clocks_1page", "clocks", "falling target", None),
-        ("  of which firmware", "fastreg_firmware_clocks_1page", "clocks", "", None),
         ("fast-register, 16 pages", "fastreg_clocks_16pages", "clocks", "", None),
         ("fast-register, 256 pages", "fastreg_clocks_256pages", "clocks", "", None),
         ("invalidate", "invalidate_clocks", "clocks", "", None),
@@ -155,17 +240,15 @@ def rows(r):
          ge("link_efficiency", 0.9)),
         ("link efficiency, stop and wait", "link_efficiency_stop_and_wait", "of UART raw rate", "", None),
         ("host instructions per NdkFastRegister", "host_instructions_per_post", "instructions", "< 1,000",
-         r.get("host_instructions_per_post", 1e9) < 1000),
-        ("simulation speed (fast-register run)", "sim_cycles_per_second", "cycles/s", "board: %g M" %
-         r["system_clock_mhz"], None),
-        ("system clock", "system_clock_mhz", "MHz", "", None),
-        ("Fmax ULX3S 85k", "fmax_mhz_ulx3s_85k", "MHz", ">= system clock",
-         (r["fmax_mhz_ulx3s_85k"] >= r["system_clock_mhz"]) if "fmax_mhz_ulx3s_85k" in r else None),
-        ("LUTs ULX3S 85k", "luts_ulx3s_85k", "LUT4", "", None),
-        ("Fmax ULX3S 25k", "fmax_mhz_ulx3s_25k", "MHz", ">= system clock",
-         (r["fmax_mhz_ulx3s_25k"] >= r["system_clock_mhz"]) if "fmax_mhz_ulx3s_25k" in r else None),
-        ("LUTs ULX3S 25k", "luts_ulx3s_25k", "LUT4", "", None),
+         r["host_instructions_per_post"] < 1000),
+        ("simulation speed (fast-register run)", "sim_cycles_per_second", "cycles/s", "board: %g M" % clock, None),
+        ("system clock (tools/layout.toml, %s)" % CLOCK_PROFILE, "system_clock_mhz", "MHz", "", None),
     ]
+    for dev in ("85k", "25k"):  # only from a bitstream of these sources
+        k = "fmax_mhz_ulx3s_" + dev
+        if k in r:
+            out += [("Fmax ULX3S " + dev, k, "MHz", ">= system clock", r[k] >= clock),
+                    ("LUTs ULX3S " + dev, "luts_ulx3s_" + dev, "LUT4", "", None)]
     return out
 
 
@@ -178,98 +261,110 @@ def fmt(v):
 def print_table(r):
     print("%-42s %14s  %-18s %-36s %s" % ("benchmark", "value", "unit", "limit / target", ""))
     for name, key, unit, limit, ok in rows(r):
-        v = fmt(r[key]) if key in r else "(no build)"
         mark = "" if ok is None else ("PASS" if ok else "BELOW TARGET")
-        print("%-42s %14s  %-18s %-36s %s" % (name, v, unit, limit, mark))
+        print("%-42s %14s  %-18s %-36s %s" % (name, fmt(r[key]), unit, limit, mark))
+
+
+def results_table(r):
+    """The Results table of docs/performance.md (tools/doc_figures.py checks it)."""
+    t = ["| benchmark | value | unit | physical limit / target | |", "|---|---:|---|---|---|"]
+    for name, key, unit, limit, ok in rows(r):
+        mark = "" if ok is None else ("pass" if ok else "**below target**")
+        t.append("| %s | %s | %s | %s | %s |" % (name, fmt(r[key]), unit, limit, mark))
+    return "\n".join(t) + "\n"
 
 
 # ---- plots ----
-def gnuplot(script):
-    p = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+def plot(name, header, data, script):
+    """Writes data (rows of numbers, formatted) to build/bench/NAME.dat, and gnuplot's
+    script (DAT standing for that file) to docs/img/NAME.png."""
+    dat = os.path.join(BUILD, name + ".dat")
+    with open(dat, "w") as f:
+        f.write("# " + header + "\n")
+        f.writelines(" ".join(row) + "\n" for row in data)
+    head = 'set terminal pngcairo size 800,480 font ",10"\nset output "%s"\nset grid\n' % (
+        os.path.join(IMG, name + ".png"))
+    p = subprocess.run(["gnuplot"], input=head + script.replace("DAT", '"%s"' % dat), text=True,
+                       capture_output=True)
     if p.returncode != 0:
         die("gnuplot failed: " + p.stderr)
 
 
 def plots(r, series):
     os.makedirs(IMG, exist_ok=True)
-    dat = os.path.join(BUILD, "fastreg.dat")
-    with open(dat, "w") as f:
-        f.write("# pages total_clocks firmware_clocks invalidate_clocks invalidate_fw_clocks\n")
-        for s in series["fastreg"]:
-            f.write(" ".join("%d" % x for x in s) + "\n")
-    gnuplot("""set terminal pngcairo size 800,480 font ",10"
-set output "%s"
+    plot("fastreg_clocks", "pages total_clocks firmware_clocks invalidate_clocks invalidate_fw_clocks",
+         [["%d" % x for x in s] for s in series["fastreg"]], """\
 set title "Fast-register: work request in adapter memory to CQE posted (nfsim, real firmware)"
 set xlabel "pages in the fast-register"
 set ylabel "clocks"
 set logscale x 2
 set yrange [0:*]
 set key left top
-set grid
-plot "%s" using 1:2 with linespoints lw 2 title "total", \\
-     "%s" using 1:3 with linespoints lw 2 title "firmware share", \\
-     "%s" using 1:($2-$3) with linespoints lw 2 title "waiting on the engine (loader)", \\
-     "%s" using 1:4 with linespoints lw 1 dt 2 title "invalidate after it"
-""" % (os.path.join(IMG, "fastreg_clocks.png"), dat, dat, dat, dat))
-    dat = os.path.join(BUILD, "link.dat")
-    with open(dat, "w") as f:
-        f.write("# in_flight efficiency payload_bytes clocks\n")
-        for s in series["link"]:
-            f.write("%d %.4f %d %d\n" % tuple(s))
-    gnuplot("""set terminal pngcairo size 800,480 font ",10"
-set output "%s"
-set title "Link: host-to-board payload / UART raw byte rate (3 MBd, nfsim)"
+plot DAT using 1:2 with linespoints lw 2 title "total", \\
+     DAT using 1:3 with linespoints lw 2 title "firmware share", \\
+     DAT using 1:($2-$3) with linespoints lw 2 title "waiting on the engine (loader)", \\
+     DAT using 1:4 with linespoints lw 1 dt 2 title "invalidate after it"
+""")
+    plot("link_efficiency", "in_flight efficiency payload_bytes clocks",
+         [["%d" % s[0], "%.4f" % s[1], "%d" % s[2], "%d" % s[3]] for s in series["link"]], """\
+set title "Link: host-to-board payload / UART raw byte rate (%s, nfsim)"
 set xlabel "work requests in flight"
 set ylabel "efficiency"
 set logscale x 2
 set yrange [0:1]
 set key right bottom
-set grid
-plot "%s" using 1:2 with linespoints lw 2 title "measured", 0.9 with lines dt 2 title "target 0.9"
-""" % (os.path.join(IMG, "link_efficiency.png"), dat))
-    dat = os.path.join(BUILD, "ndmrlat.dat")
-    with open(dat, "w") as f:
-        f.write("# size reg reg_done dereg dereg_done fr fr_done inv inv_done fr_cycles inv_cycles (us)\n")
-        for s in series["ndmrlat"]:
-            f.write(" ".join("%g" % x for x in s) + "\n")
-    gnuplot("""set terminal pngcairo size 800,480 font ",10"
-set output "%s"
+plot DAT using 1:2 with linespoints lw 2 title "measured", 0.9 with lines dt 2 title "target 0.9"
+""" % baud_text(r))
+    plot("ndmrlat", "size reg reg_done dereg dereg_done fr fr_done inv inv_done fr_cycles inv_cycles (us)",
+         [["%g" % x for x in s] for s in series["ndmrlat"]], """\
 set title "ndmrlat on nfsim: time to completion (wall clock; the simulation is about %d times slower than the board)"
 set xlabel "bytes"
 set ylabel "microseconds"
 set logscale xy
 set key left top
-set grid
-plot "%s" using 1:($3 < 0 ? NaN : $3) with linespoints title "NdkRegisterMr", \\
-     "%s" using 1:($5 < 0 ? NaN : $5) with linespoints title "NdkDeregisterMr", \\
-     "%s" using 1:($7 < 0 ? NaN : $7) with linespoints title "NdkFastRegister", \\
-     "%s" using 1:($9 < 0 ? NaN : $9) with linespoints title "NdkInvalidate"
-""" % (os.path.join(IMG, "ndmrlat.png"), r.get("sim_slowdown_vs_board", 0), dat, dat, dat, dat))
+plot DAT using 1:($3 < 0 ? NaN : $3) with linespoints title "NdkRegisterMr", \\
+     DAT using 1:($5 < 0 ? NaN : $5) with linespoints title "NdkDeregisterMr", \\
+     DAT using 1:($7 < 0 ? NaN : $7) with linespoints title "NdkFastRegister", \\
+     DAT using 1:($9 < 0 ? NaN : $9) with linespoints title "NdkInvalidate"
+""" % r["sim_slowdown_vs_board"])
+
+
+def uart_baud(r):
+    """The simulated UART's rate: INFO.clk_hz and INFO.uart_period (12.4 fixed point)."""
+    frac = layout()["const"]["SOC"]["UART_PERIOD_FRAC"]["value"]
+    return r["sim_clk_hz"] * (1 << frac) / r["sim_uart_period_q4"]
+
+
+def baud_text(r):
+    return "%.3g MBd" % (uart_baud(r) / 1e6)
 
 
 # ---- docs/performance.md ----
 def doc(r, series, phases, funcs):
-    g = lambda k: fmt(r[k]) if k in r else "n/a"
+    g = lambda k: fmt(r[k])
     lines = []
     w = lines.append
+    spec = layout()
+    sizes = {st["name"]: st["size"] for st in genlayout.layout_structs(spec)}
     w("# Performance")
     w("")
-    w("Generated by `make bench-report` (bench/report.py) from the last `make bench`; the raw figures")
-    w("are in `build/bench/results.json`. Every figure is measured, in units that do not depend on")
-    w("the machine: Verilator clock cycles (exact) and callgrind instructions. Times are clocks")
-    w("converted at the system clock, %s MHz (the bitstream flow's target when it has run, else the" %
+    w("Generated by `make bench-report` (bench/report.py) from the last `make bench`, measured at commit")
+    w("`%s`%s; the raw figures are in `build/bench/results.json`. Every figure is measured, in units" % (
+        r["commit"][:12], " with uncommitted changes" if r["source_changes"] else ""))
+    w("that do not depend on the machine: Verilator clock cycles (exact) and callgrind instructions.")
+    w("Times are clocks converted at the board's system clock, %s MHz (tools/layout.toml, profile" %
       g("system_clock_mhz"))
-    w("ULX3S's 50 MHz).")
+    w("%s, CLK_HZ)." % CLOCK_PROFILE)
     w("")
     w("## Results")
     w("")
-    w("| benchmark | value | unit | physical limit / target | |")
-    w("|---|---:|---|---|---|")
-    for name, key, unit, limit, ok in rows(r):
-        v = g(key) if key in r else "not built yet"
-        mark = "" if ok is None else ("pass" if ok else "**below target**")
-        w("| %s | %s | %s | %s | %s |" % (name.strip(), v, unit, limit, mark))
+    w(BEGIN)
+    w(results_table(r) + END)
     w("")
+    if "fmax_mhz_ulx3s_85k" not in r:
+        w("No bitstream of these sources was built before `make bench` (`make test-bitstream`), so the FPGA")
+        w("figures are left out; [boards.md](boards.md) has the last ones measured.")
+        w("")
     w("At %s MHz: fast-register of 1 page %s µs, 16 pages %s µs, 256 pages %s µs; invalidate %s µs." % (
         g("system_clock_mhz"), g("fastreg_us_1page"), g("fastreg_us_16pages"), g("fastreg_us_256pages"),
         g("invalidate_us")))
@@ -277,14 +372,16 @@ def doc(r, series, phases, funcs):
     w("## How each figure is measured")
     w("")
     w("- **Key check + translation** (`bench/kc_bench.cpp`, `make bench-engine`): a Verilator harness")
-    w("  around `nf_keycheck` alone (64-entry MPT, 256-entry MTT). One valid entry of 64 pages; then")
+    w("  around `nf_keycheck` alone (%s-entry MPT, %s-entry MTT). One valid entry of 64 pages; then" % (
+        g("kc_mpt_entries"), g("kc_mtt_entries")))
     w("  %s checks (REMOTE_WRITE, 64 bytes, addresses spread over the pages) presented back to back, one" %
       g("keycheck_checks"))
     w("  per clock while `ready`. Every result is checked: granted, and `out_addr` equal to the")
     w("  translated adapter address. Sustained rate = checks / (clocks from the first input to the last")
     w("  output, minus the latency). Latency = clocks from a lone check's input to its result.")
     w("  Physical limit: the pipeline accepts one op per clock, so 1.0.")
-    w("- **Page-list load** (`bench/eng_bench.cpp`): the whole `nf_engine` (2 MiB adapter memory, 1024")
+    w("- **Page-list load** (`bench/eng_bench.cpp`): the whole `nf_engine` (%g MiB adapter memory, %s" % (
+        r["eng_mem_bytes"] / 2.0 ** 20, g("eng_mtt_entries")))
     w("  MTT entries) driven through its ENGINE registers and system port as the firmware drives it.")
     w("  A 256-entry page list is written into adapter memory, `LD_*` programmed, and the clocks counted")
     w("  from the clock `LD_CTRL` is written to the clock the loader's `busy` drops (read from the RTL).")
@@ -298,38 +395,41 @@ def doc(r, series, phases, funcs):
     w("  ranges checked whole first, then page-bounded chunks, each re-checked. Clocks from `DMA_CTRL`")
     w("  written to `busy` dropping: %s. Every destination word is compared with the source." %
       g("dma_clocks_64k"))
-    w("  Physical limit: the memory port, %s bytes per clock (64-bit read and write ports)." %
+    w("  Physical limit: the memory port, %s bytes per clock (ENGINE_HW.MEM_PORT_BYTES)." %
       g("dma_port_bytes_per_clock"))
     w("- **Fast-register / invalidate clocks** (`bench/bench_sim.c`, `make bench-sim`): the Verilator")
-    w("  board (`nfsim`: the real RTL and firmware, UART at 3 MBd) driven through the host library's")
+    w("  board (`nfsim`: the real RTL and firmware, UART at %s) driven through the host library's" % baud_text(r))
     w("  link (`nf_link`). One connected QP, one fast-register MR initialized for INFO.max_frmr_pages")
-    w("  (%s in the SIM profile, so 256 pages fit). For 1, 2, 4 … %s pages: post WR_FAST_REGISTER, wait" % (
+    w("  (%s in the SIM profile). For 1, 2, 4 … %s pages: post WR_FAST_REGISTER, wait" % (
         g("max_frmr_pages"), g("fastreg_max_pages")))
     w("  for its CQE (SUCCESS), then read INFO: `last_wr_cycles` is from the frame's RX stamp (the")
     w("  clock the link hardware finished writing it into adapter memory) to the CQE written into the")
-    w("  TX slot; `last_wr_fw_cycles` excludes the clocks the firmware waited on the engine. Then the")
-    w("  same for WR_INVALIDATE. Each size runs three times; the median is reported. The firmware")
-    w("  counts a wait only when the engine is still busy at its first status read, so for small lists")
-    w("  the firmware share equals the total. The board-side")
-    w("  counter is exact, but which instruction of its poll loop the firmware is in when the frame")
-    w("  lands varies the total by up to ~250 clocks from run to run (see the `notice` phase below).")
-    w("- **Link efficiency** (`bench/bench_sim.c`): a stream of %d work requests (fast-register of 64" %
-      (2 * 32))
+    w("  TX slot; `last_wr_fw_cycles` excludes the clocks the firmware waited on the engine (the plot's")
+    w("  firmware share; the firmware counts a wait only when the engine is still busy at its first")
+    w("  status read, so for small lists it equals the total). Then the same for WR_INVALIDATE. Each")
+    w("  size runs %s times; the median is reported. The board-side counter is exact, but which" % g("fastreg_reps"))
+    w("  instruction of its poll loop the firmware is in when the frame lands varies the total from run")
+    w("  to run (the `notice` phase below).")
+    w("- **Link efficiency** (`bench/bench_sim.c`): a stream of %s work requests (fast-register of %s" % (
+        g("link_stream_wrs"), g("link_stream_pages")))
     w("  pages, %s bytes, and invalidate, %s bytes, alternating on one MR), one request per DATA frame, with" % (
-        g("link_wr_bytes_fastreg_64"), g("link_wr_bytes_invalidate")))
+        g("link_wr_bytes_fastreg_%d" % r["link_stream_pages"]), g("link_wr_bytes_invalidate")))
     w("  at most K completions outstanding. Efficiency = host-to-board message bytes (MSG_HDR + body,")
     w("  the payload; framing, CRC, stuffing, acks are the overhead) / (simulated time × the UART's raw")
     w("  byte rate, baud/10). Simulated time is INFO.cycle before and after the stream. Physical limit:")
-    fr_b, inv_b = r.get("link_wr_bytes_fastreg_64", 0), r.get("link_wr_bytes_invalidate", 0)
-    per_frame = 8 + 4 + 2  # LINK_HDR, CRC-32, two flags (stuffing comes on top)
-    cap = (fr_b + inv_b) / float(fr_b + inv_b + 2 * per_frame) if fr_b else 0
-    w("  1.0; with these frames the framing alone (8-byte header, 4-byte CRC, 2 flags per frame) caps it")
+    fr_b, inv_b = r["link_wr_bytes_fastreg_%d" % r["link_stream_pages"]], r["link_wr_bytes_invalidate"]
+    hdr, crc = sizes["LINK_HDR"], spec["const"]["LINK"]["CRC_BYTES"]["value"]
+    cap = (fr_b + inv_b) / float(fr_b + inv_b + 2 * (hdr + crc + 2))  # two flags per frame
+    w("  1.0; with these frames the framing alone (%d-byte header, %d-byte CRC, 2 flags per frame) caps it" % (
+        hdr, crc))
     w("  at %.3f. `link_efficiency` is the best K; `link_efficiency_stop_and_wait` is K = 1, where each" % cap)
     w("  request waits for the previous CQE (firmware time plus a CQE frame back on the line).")
-    w("  The host link's retransmission timeout is raised to 3 s for this run: the simulation is ~%s×" %
-      g("sim_slowdown_vs_board"))
-    w("  slower than the board, so a 2 KiB frame takes about half a second of wall time and a timeout")
-    w("  tuned for the board fires spuriously (those resent frames would count against the link).")
+    big = r["fastreg_max_pages"] * 8  # one 64-bit page address per page
+    w("  The host link's retransmission timeout is at least %s ms for this run: the simulation is ~%s×" % (
+        g("link_rto_min_ms"), g("sim_slowdown_vs_board")))
+    w("  slower than the board, so a %s-byte page list takes %.2f s of wall time on the line and a" % (
+        fmt(big), big * 10 / uart_baud(r) * r["sim_slowdown_vs_board"]))
+    w("  timeout tuned for the board fires spuriously (those resent frames would count against the link).")
     w("- **Host instructions per post**: `make bench-ndk-post` (tests/conformance/bench_post.c, owned by")
     w("  the host library): callgrind counts the instructions inside `NdkFastRegister` over %s calls" %
       g("host_posts_measured"))
@@ -338,7 +438,8 @@ def doc(r, series, phases, funcs):
     w("  library's own cost.")
     w("- **Simulation speed**: simulated cycles (INFO.cycle) per wall-clock second over the fast-register")
     w("  series of `bench_sim` (UART traffic, firmware busy); it depends on the machine and its load.")
-    w("- **FPGA**: `build/board/ulx3s-{85k,25k}/summary.json` from `make bitstream` when present.")
+    w("- **FPGA**: `build/board/ulx3s-{85k,25k}/summary.json` from `make test-bitstream`, when it was")
+    w("  placed from these sources (`tools/bitstream.sh --is-fresh`).")
     w("")
     w("![fast-register clocks against page count](img/fastreg_clocks.png)")
     w("")
@@ -351,7 +452,8 @@ def doc(r, series, phases, funcs):
     w("each call until it returns (per call) and until its completion (callback, or CQE on the CQ). Wall")
     w("clock of this host against nfsim, which runs ~%s× slower than the board, so the to-completion" %
       g("sim_slowdown_vs_board"))
-    w("times are dominated by the simulated UART (a 256-page list is 2 KiB on a 3 MBd line); the")
+    w("times are dominated by the simulated UART (a %s-page list is %s bytes on a %s line); the" % (
+        g("fastreg_max_pages"), fmt(big), baud_text(r)))
     w("per-call times are the host library's own. `fr-cyc` / `inv-cyc` are the board's clocks (INFO).")
     w("")
     w("| size | register call µs | register done µs | deregister call µs | deregister done µs | fast-register call µs | fast-register done µs | invalidate call µs | invalidate done µs | fast-register clocks | invalidate clocks |")
@@ -382,8 +484,9 @@ def doc(r, series, phases, funcs):
         "parse": "`fw_msg_process`: message walk, length checks, op dispatch",
         "validate": "`fw_wr_process` up to the engine: QP lookup, WR fields from the RX slot, MR lookup, NDK rules",
         "loader": "`fw_load`: program LD_SRC/MTT_BASE/COUNT/CTRL, wait for the loader",
-        "mpt": "build the 7 MPT words, `fw_mpt_write` (7 staging writes, TBL_CMD, wait) / `fw_mpt_invalidate`",
-        "cqe": "`fw_tx_reserve` and the 10 words of MSG_HDR + CQE written into the TX slot",
+        "mpt": "build the MPT words, `fw_mpt_write` (staging writes, TBL_CMD, wait) / `fw_mpt_invalidate`",
+        "cqe": "`fw_tx_reserve` and the %d words of MSG_HDR + CQE written into the TX slot" % (
+            (sizes["MSG_HDR"] + sizes["CQE"]) // 4),
         "total": "= INFO.last_wr_cycles",
         "instructions": "instructions fetched in the window",
         "window_accesses": "adapter-memory window accesses (RX slot reads, TX slot writes)",
@@ -402,51 +505,33 @@ def doc(r, series, phases, funcs):
     for fn, c in top:
         w("| `%s` | %d |" % (fn, c))
     w("")
-    ph = phases.get("fastreg_1", {})
-    tot = ph.get("total", 1)
-    ins = ph.get("instructions", 1)
-    w("The firmware executes %d instructions in %d clocks (%.1f clocks per instruction: PicoRV32 takes" %
-      (ins, tot, tot / float(ins)))
-    w("3–6 clocks per instruction and its `mul` is a sequential 32-step multiplier). The engine's part")
-    w("is small: the loader waits %d clocks for 1 page and %d for 256 (1 MTT write per clock); waiting" % (
-        ph.get("loader", 0), phases.get("fastreg_256", {}).get("loader", 0)))
-    w("on the adapter-memory window costs %d clocks in all. Nearly everything is instructions." %
-      ph.get("window_wait_cycles", 0))
+    ph = phases["fastreg_1"]
+    cpi = ph["total"] / float(ph["instructions"])
+    w("The firmware executes %d instructions in %d clocks (%.1f clocks per instruction: PicoRV32 is a" %
+      (ph["instructions"], ph["total"], cpi))
+    w("multi-cycle CPU and its `mul` is a sequential multiplier). The engine's part is small: the")
+    w("loader waits %d clocks for 1 page and %d for 256 (1 MTT write per clock); waiting on the" % (
+        ph["loader"], phases["fastreg_256"]["loader"]))
+    w("adapter-memory window costs %d clocks in all. Nearly everything is instructions." % ph["window_wait_cycles"])
     w("")
-    # The cuts made so far, per phase, against the first measurement (1 page, same harness).
-    first = {"notice": 171, "link": 890, "parse": 372, "validate": 903, "loader": 77, "mpt": 470,
-             "cqe": 510, "total": 3393, "instructions": 611}
-    w("### What was cut, and what is left")
+    baseline(w, r)
+    w("### What is left")
     w("")
-    w("The first measurement of this path (1 page) against now, phase by phase:")
+    w("What is left is almost all instructions on a CPU at %.1f clocks per instruction:" % cpi)
     w("")
-    w("| phase | first | now | what changed |")
-    w("|---|---:|---:|---|")
-    why = {
-        "notice": "RX_READY is read before the retransmission timer (varies with the poll loop's position)",
-        "link": "the retransmission timeout is no longer recomputed with 64-bit multiplies on every ack",
-        "parse": "a frame holding exactly one work request goes straight to `fw_wr_process`",
-        "validate": "hot files built -O2; WR fields read from one base pointer; one masked compare for the common MR state",
-        "loader": "",
-        "mpt": "MPT words go straight to the staging registers; rights from a 16-entry table",
-        "cqe": "TX_BUSY read only after a retransmission; no message walk for one-message frames",
-        "total": "",
-        "instructions": "",
-    }
-    for k in ["notice", "link", "parse", "validate", "loader", "mpt", "cqe", "total", "instructions"]:
-        w("| %s | %d | %d | %s |" % (k, first[k], ph.get(k, 0), why[k]))
-    w("")
-    w("What is left is almost all instructions on a CPU at ~5 clocks per instruction:")
-    w("")
-    w("1. **Validation, %d clocks**: the NDK rules themselves (QP state, MR kind/state/PD, capacity," %
-      ph.get("validate", 0))
+    w("1. **Validation, %d clocks**: the NDK rules themselves (QP state, MR kind/state/PD, capacity," % ph["validate"])
     w("   FBO/VA/length arithmetic) on 64-bit values with a 32-bit CPU.")
-    w("2. **Link header, %d clocks**: sequence and ack handling, freeing acknowledged TX slots." % ph.get("link", 0))
-    w("3. **MPT write, %d clocks**: seven staging writes, the command and its status poll." % ph.get("mpt", 0))
+    w("2. **Link header, %d clocks**: sequence and ack handling, freeing acknowledged TX slots." % ph["link"])
+    w("3. **MPT write, %d clocks**: the staging writes, the command and its status poll." % ph["mpt"])
     w("4. **Firmware RAM wait state**: PicoRV32 here waits one clock for every fetch and load from")
     w("   the firmware RAM. Answering from the look-ahead address (`mem_la_*`) would save about one")
-    w("   clock per instruction (~20%), at the price of a longer path into the RAM: it needs the")
-    w("   timing margin on the 85F first (49.6 MHz achieved for 40 MHz).")
+    w("   clock per instruction (%.0f %% at %.1f clocks per instruction), at the price of a longer path" % (
+        100.0 / cpi, cpi))
+    if "fmax_mhz_ulx3s_85k" in r:
+        margin = "(%s MHz achieved for %s MHz)" % (g("fmax_mhz_ulx3s_85k"), g("system_clock_mhz"))
+    else:
+        margin = "(Fmax against the system clock: [boards.md](boards.md))"
+    w("   into the RAM: it needs the timing margin on the 85F first %s." % margin)
     w("5. **Hardware work requests**: parsing a fast-register's fixed fields and writing the MPT entry")
     w("   in hardware (the firmware deciding only the rule outcome) would take the path to a few hundred")
     w("   clocks; it is the next step if the figure must fall further.")
@@ -459,20 +544,67 @@ def doc(r, series, phases, funcs):
         f.write("\n".join(lines))
 
 
+def baseline(w, r):
+    """Before/after table against bench/baseline.json (make bench-baseline), when committed."""
+    if not os.path.exists(BASELINE):
+        return
+    with open(BASELINE) as f:
+        b = json.load(f)
+    w("### Against the baseline")
+    w("")
+    w("`bench/baseline.json` (`make bench-baseline`) holds the figures measured at commit `%s`:" % b["commit"][:12])
+    w("")
+    w("| clocks (fast-register of 1 page unless named) | baseline | now | change |")
+    w("|---|---:|---:|---:|")
+    keys = [("phase " + k, "fwprof_fastreg_1_%s_clocks" % k) for k in PHASES + ["total"]]
+    keys += [("instructions", "fwprof_fastreg_1_instructions"),
+             ("bench-sim 1 page", "fastreg_clocks_1page"), ("bench-sim 16 pages", "fastreg_clocks_16pages"),
+             ("bench-sim 256 pages", "fastreg_clocks_256pages"), ("bench-sim invalidate", "invalidate_clocks"),
+             ("host instructions per NdkFastRegister", "host_instructions_per_post")]
+    for name, k in keys:
+        if k in b and k in r:
+            change = "%+.1f %%" % (100.0 * (r[k] - b[k]) / b[k]) if b[k] else ""
+            w("| %s | %s | %s | %s |" % (name, fmt(b[k]), fmt(r[k]), change))
+    w("")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--doc", action="store_true", help="also write docs/performance.md and docs/img/*.png")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--doc", action="store_true",
+                      help="write docs/performance.md and docs/img/*.png from results.json (no re-gathering)")
+    mode.add_argument("--fresh", action="store_true", help="exit 0 when results.json is of today's sources")
+    mode.add_argument("--baseline", action="store_true", help="copy results.json to bench/baseline.json")
     a = ap.parse_args()
+    if a.doc or a.fresh or a.baseline:
+        r = load_results()
+        why = stale_reason(r)
+        if why:
+            if a.fresh:
+                print("bench report: %s is stale: %s" % (RESULTS, why))
+                sys.exit(1)
+            die("%s is stale (%s): run `make bench`" % (RESULTS, why))
+        if a.baseline:
+            if r["source_changes"]:
+                die("results.json was measured with uncommitted changes: commit, then make bench, then this")
+            shutil.copyfile(RESULTS, BASELINE)
+            print("wrote %s (measured at %s)" % (BASELINE, r["commit"]))
+        elif a.doc:
+            with open(DETAIL) as f:
+                d = json.load(f)
+            plots(r, d["series"])
+            doc(r, d["series"], d["phases"], d["funcs"])
+            print("wrote %s and %s/*.png" % (DOC, IMG))
+        return
     r, series, phases, funcs = gather()
-    with open(os.path.join(BUILD, "results.json"), "w") as f:
+    with open(RESULTS, "w") as f:
         json.dump(r, f, indent=1, sort_keys=True)
         f.write("\n")
+    with open(DETAIL, "w") as f:
+        json.dump({"series": series, "phases": phases, "funcs": funcs}, f, indent=1, sort_keys=True)
+        f.write("\n")
     print_table(r)
-    print("results: %s" % os.path.join(BUILD, "results.json"))
-    if a.doc:
-        plots(r, series)
-        doc(r, series, phases, funcs)
-        print("wrote %s and %s/*.png" % (DOC, IMG))
+    print("results: %s" % RESULTS)
 
 
 if __name__ == "__main__":

@@ -8,12 +8,21 @@
 # tools/bitstream.sh --firmware-only BOARD DEVICE.
 # Both ways the swap is checked (tools/fw_swap_check.py): the placeholder image must be
 # found whole in the block RAM and replaced by the firmware.
+# A placed design is reused only when it is fresh: placed at the current commit from
+# inputs (RTL, constraints, this script, the toolchain) identical to today's, recorded in
+# pnr_inputs.txt; otherwise --firmware-only builds in full. summary.json names that commit
+# and the firmware image in the bitstream. tools/bitstream.sh --is-fresh BOARD DEVICE
+# exits 0 when the placed design and its summary.json are fresh, else says why, exits 1;
+# --inputs prints the record of today's inputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-firmware_only=0
-if [ "${1:-}" = "--firmware-only" ]; then firmware_only=1; shift; fi
-board=${1:?usage: bitstream.sh [--firmware-only] BOARD DEVICE}
-device=${2:?usage: bitstream.sh [--firmware-only] BOARD DEVICE}
+firmware_only=0 query=
+case "${1:-}" in
+    --firmware-only) firmware_only=1; shift;;
+    --is-fresh|--inputs) query=$1; shift;;
+esac
+board=${1:?usage: bitstream.sh [--firmware-only|--is-fresh|--inputs] BOARD DEVICE}
+device=${2:?usage: bitstream.sh [--firmware-only|--is-fresh|--inputs] BOARD DEVICE}
 [ -f build/toolchain.mk ] || { echo "bitstream: build/toolchain.mk missing: run make setup" >&2; exit 2; }
 eval "$(sed -n 's/^\([A-Z_0-9]*\) := \(.*\)$/\1="\2"/p' build/toolchain.mk)"
 param() { python3 tools/nf_layout.py "PROFILE_$1_$2"; }
@@ -29,10 +38,49 @@ case "$board-$device" in
     *) echo "bitstream: unknown board/device '$board' '$device' (ulx3s 25k|45k|85k, ecp5-evn 85k)" >&2; exit 2;;
 esac
 out=build/board/$board-$device
+sources="$PICORV32_DIR/picorv32.v $(ls rtl/engine/*.v rtl/link/*.v rtl/soc/*.v rtl/board/*.v)"
+sources=$(for f in $sources; do realpath --relative-to=. "$f"; done | tr '\n' ' ')
+# What place and route depends on, as "commit", "seed" and one "sha256 path" line per file.
+pnr_inputs() {
+    echo "commit $(git rev-parse HEAD 2>/dev/null || echo none)"
+    echo "seed ${SEED:-1}"
+    # shellcheck disable=SC2086
+    sha256sum $sources rtl/include/*.vh "$lpf" tools/bitstream.sh build/toolchain.mk
+}
+# Why the placed design cannot be reused (nothing when it can).
+stale_reason() {
+    [ -f "$out/nf_placeholder.config" ] || { echo "no placed design"; return; }
+    [ -f "$out/pnr_inputs.txt" ] || { echo "no record of the inputs it was placed from"; return; }
+    local now; now=$(pnr_inputs)
+    if [ "$(head -n 1 "$out/pnr_inputs.txt")" != "$(echo "$now" | head -n 1)" ]; then
+        echo "placed at $(head -n 1 "$out/pnr_inputs.txt"), HEAD is $(echo "$now" | head -n 1 | cut -d' ' -f2)"
+    elif [ "$(cat "$out/pnr_inputs.txt")" != "$now" ]; then
+        echo "inputs changed since it was placed:" \
+             "$(diff "$out/pnr_inputs.txt" <(echo "$now") | sed -n 's/^> [0-9a-f]\{64\}  //p; s/^> seed/seed/p' | tr '\n' ' ')"
+    else
+        local f
+        for f in $sources rtl/include/*.vh "$lpf"; do
+            [ "$f" -nt "$out/nf_placeholder.config" ] && { echo "$f is newer than the placed design"; return; }
+        done
+    fi
+    return 0
+}
+if [ "$query" = --inputs ]; then
+    pnr_inputs
+    exit 0
+elif [ "$query" = --is-fresh ]; then
+    why=$(stale_reason)
+    [ -z "$why" ] && [ -f "$out/summary.json" ] && [ ! "$out/pnr_inputs.txt" -nt "$out/summary.json" ] && exit 0
+    echo "$board-$device: ${why:-no summary.json}"
+    exit 1
+fi
 mkdir -p "$out"
-if [ "$firmware_only" = 1 ] && [ ! -f "$out/nf_placeholder.config" ]; then
-    echo "bitstream: no placed design for $board-$device yet: building it in full first"
-    firmware_only=0
+if [ "$firmware_only" = 1 ]; then
+    why=$(stale_reason)
+    if [ -n "$why" ]; then
+        echo "bitstream: placed design for $board-$device not reusable ($why): building it in full"
+        firmware_only=0
+    fi
 fi
 fw=${BOARD_FW_HEX:-build/firmware/nf_fw.hex}
 [ -f "$fw" ] || { echo "bitstream: $fw missing: run make firmware" >&2; exit 2; }
@@ -62,11 +110,11 @@ phase() { echo "bitstream: [$(( $(date +%s) - t_start ))s] $*"; }
 export YOWASP_CACHE_DIR=${YOWASP_CACHE_DIR:-build/board/yowasp-cache}
 # yowasp tools see the file system through WASI: keep every path relative to the repo.
 if [ "$firmware_only" = 0 ]; then
-    rm -f "$out/nf.bit" "$out/summary.json" "$out/nf_placeholder.config"
+    rm -f "$out/nf.bit" "$out/summary.json" "$out/nf_placeholder.config" "$out/pnr_inputs.txt"
     t0=$(date +%s)
+    # Recorded before synthesis reads them: an edit during the build makes it stale.
+    pnr_inputs > "$out/pnr_inputs.txt.tmp"
     ecpbram -g "$out/placeholder.hex" -w 32 -d "$words"
-    sources="$PICORV32_DIR/picorv32.v $(ls rtl/engine/*.v rtl/link/*.v rtl/soc/*.v rtl/board/*.v)"
-    sources=$(for f in $sources; do realpath --relative-to=. "$f"; done | tr '\n' ' ')
     phase "synthesis: Yosys synth_ecp5 of $top (profile $profile)"
     "$YOSYS" -q -l "$out/synth.log" -p "read_verilog -DSYNTHESIS -Irtl/include $sources; \
         chparam -set FW_HEX \"$out/placeholder.hex\" $chp $top; \
@@ -93,6 +141,7 @@ if [ "$firmware_only" = 0 ]; then
         exit 1
     fi
     mv "$out/nf_placeholder.config.tmp" "$out/nf_placeholder.config"
+    mv "$out/pnr_inputs.txt.tmp" "$out/pnr_inputs.txt"
     t2=$(date +%s)
     printf 'synth_s %d\npnr_s %d\n' $((t1 - t0)) $((t2 - t1)) > "$out/times.txt"
     phase "place and route done in $((t2 - t1))s"
@@ -111,7 +160,8 @@ phase "pack: ecppack"
 "$ECPPACK" --compress "$out/nf.config" "$out/nf.bit.tmp"
 mv "$out/nf.bit.tmp" "$out/nf.bit"
 if ! python3 tools/fpga_report.py "$out/report.json" "$board-$device" --summary "$out/summary.json" \
-        > "$out/report.txt"; then
+        --commit "$(head -n 1 "$out/pnr_inputs.txt" | cut -d' ' -f2)" \
+        --firmware "$(sha256sum < "$out/fw_padded.hex" | cut -c1-16)" > "$out/report.txt"; then
     cat "$out/report.txt" >&2
     echo "bitstream: timing not met" >&2
     rm -f "$out/nf.bit"

@@ -2,18 +2,17 @@
 """The boards' measured figures, written into README.md and docs/boards.md.
 
 Reads build/board/BOARD-DEVICE/summary.json (written by tools/bitstream.sh from
-nextpnr's report) for every board test-bitstream builds, and replaces the text between
-"<!-- board-figures:begin -->" and "<!-- board-figures:end -->" in each document with a
-table of them. Nothing is typed in: a board without a summary is left out, and the
-tool fails when none has one.
+nextpnr's report) for every board test-bitstream builds, and makes the table that
+tools/doc_figures.py puts between "<!-- board-figures:begin -->" and
+"<!-- board-figures:end -->" in each document. Nothing is typed in: a board without a
+summary is left out, and the table cannot be made when none has one.
 
-  board_figures.py            rewrite the documents
+  board_figures.py            rewrite the documents' board blocks (tools/doc_figures.py)
   board_figures.py --print    print the table only
 """
 import argparse
 import json
 import os
-import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -23,20 +22,21 @@ BOARDS = [  # (build name, what, part)
     ("ecp5-evn-85k", "ECP5-EVN", "LFE5UM5G-85F-8"),
 ]
 DOCS = ["README.md", os.path.join("docs", "boards.md")]
-BEGIN, END = "<!-- board-figures:begin -->", "<!-- board-figures:end -->"
 
 
 def used(n, avail):
     return f"{n:,} / {avail:,} ({100.0 * n / avail:.0f} %)" if avail else f"{n:,}"
 
 
-def table():
-    rows = []
+def table(root=ROOT):
+    rows, commits = [], set()
     for name, what, part in BOARDS:
-        path = os.path.join(ROOT, "build", "board", name, "summary.json")
+        path = os.path.join(root, "build", "board", name, "summary.json")
         if not os.path.exists(path):
             continue
-        s = json.load(open(path))
+        with open(path, encoding="utf-8") as f:
+            s = json.load(f)
+        commits.add(s.get("commit") or "unknown")
         met = "met" if s["timing_met"] else "**not met**"
         rows.append(f"| {what} | {part} | {s['target_mhz']:g} MHz | {s['fmax_mhz']:.1f} MHz ({met}) | "
                     f"{used(s['luts'], s['luts_available'])} | {used(s['ffs'], s['ffs_available'])} | "
@@ -45,8 +45,9 @@ def table():
         raise SystemExit("board_figures: no build/board/*/summary.json: run make test-bitstream first")
     head = ("| board | part | system clock | Fmax (nextpnr) | LUT4 | FF | EBR | DSP |\n"
             "|---|---|---|---|---|---|---|---|\n")
-    note = ("\n(from `build/board/*/summary.json` of the last `make test-bitstream`, written in by "
-            "`tools/board_figures.py`; nextpnr-ecp5 seed 1, LUT4 counts include the carry-chain halves)\n")
+    note = ("\n(from `build/board/*/summary.json` of `make test-bitstream` at commit %s, written in by "
+            "`tools/board_figures.py`; nextpnr-ecp5 seed 1, LUT4 counts include the carry-chain halves)\n"
+            % ", ".join("`%s`" % c[:12] for c in sorted(commits)))
     return head + "\n".join(rows) + "\n" + note
 
 
@@ -54,21 +55,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--print", action="store_true", help="print the table only")
     args = ap.parse_args()
-    t = table()
     if args.print:
-        print(t, end="")
+        print(table(), end="")
         return 0
-    for doc in DOCS:
-        path = os.path.join(ROOT, doc)
-        text = open(path, encoding="utf-8").read()
-        pat = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
-        if not pat.search(text):
-            print(f"board_figures: {doc} has no {BEGIN} ... {END} block", file=sys.stderr)
-            return 1
-        text = pat.sub(lambda _: BEGIN + "\n" + t + END, text)
-        open(path, "w", encoding="utf-8").write(text)
-        print(f"board_figures: {doc} updated")
-    return 0
+    import doc_figures  # it imports this module for table()
+    return doc_figures.main(["--only", "board-figures"])
 
 
 if __name__ == "__main__":

@@ -2,9 +2,10 @@
 """Summarise nextpnr-ecp5's --report JSON: LUT/FF/EBR/DSP use against the part's totals
 and the achieved Fmax per clock.
 
-Usage: fpga_report.py REPORT.json NAME [--summary SUMMARY.json]
+Usage: fpga_report.py REPORT.json NAME [--summary SUMMARY.json --commit C --firmware F]
 Prints the report; with --summary also writes {fmax_mhz, target_mhz, luts, ffs, ebr, dsp,
-...} for the README and the benchmarks. Exits 1 when a clock misses its constraint or
+..., commit (the sources placed), firmware (digest of the image in the bitstream)} for the
+README and the benchmarks. Exits 1 when a clock misses its constraint or
 the report has no clock at all (nextpnr already fails then; this is the second check),
 2 on a missing or malformed report.
 """
@@ -35,6 +36,8 @@ def main():
     ap.add_argument("report")
     ap.add_argument("name")
     ap.add_argument("--summary", help="write the summary JSON here")
+    ap.add_argument("--commit", default="", help="commit of the sources placed (for the summary)")
+    ap.add_argument("--firmware", default="", help="digest of the firmware image in the bitstream (for the summary)")
     args = ap.parse_args()
     rep = load(args.report)
 
@@ -62,6 +65,8 @@ def main():
         worst = min(clocks.values(), key=lambda f: f["achieved"] - f["constraint"]) if clocks else None
         summary = {
             "name": args.name,
+            "commit": args.commit,
+            "firmware": args.firmware,
             "fmax_mhz": round(worst["achieved"], 2) if worst else None,
             "target_mhz": round(worst["constraint"], 2) if worst else None,
             "timing_met": met,

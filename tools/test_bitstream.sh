@@ -4,8 +4,9 @@
 # and route: another image in, checked, and the real firmware back, which must give the
 # same bitstream bit for bit. One "ok - ..." / "not ok - ..." line per check.
 # Usage: tools/test_bitstream.sh BOARD-DEVICE...   (e.g. ulx3s-85k ulx3s-25k)
-# BITSTREAM_TEST_REUSE=1 skips the full build where a placed design exists (checks the
-# firmware swap of the last build only; the default builds from scratch).
+# BITSTREAM_TEST_REUSE=1 skips the full build where the placed design is fresh (placed at
+# this commit from today's RTL, constraints and toolchain: tools/bitstream.sh --is-fresh);
+# a stale one is built again. The default builds from scratch.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -14,10 +15,13 @@ for bd in "$@"; do
     mkdir -p build/board
     log=build/board/test-$bd.log
     t0=$(date +%s)
-    if [ "${BITSTREAM_TEST_REUSE:-0}" = 1 ] && [ -f "$out/nf_placeholder.config" ]; then
-        mode="--firmware-only"; what="reused the placed design"
-    else
-        mode=""; what="built"
+    mode=""; what="built"
+    if [ "${BITSTREAM_TEST_REUSE:-0}" = 1 ]; then
+        if why=$(bash tools/bitstream.sh --is-fresh "$board" "$device"); then
+            mode="--firmware-only"; what="reused the placed design of this commit (inputs unchanged)"
+        else
+            echo "# not reused: $why"
+        fi
     fi
     if bash tools/bitstream.sh $mode "$board" "$device" > "$log" 2>&1; then
         echo "ok - bitstream $bd $what, timing met: $(python3 -c 'import json, sys

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The real firmware image on the Verilator RTL (nfsim): RESET handshake, PINGs, INFO,
-# and the cycles of one fast-register of one page measured by the firmware itself.
+# and the cycles of a fast-register of one page and of the invalidate after it, measured
+# by the firmware itself (INFO), for requests whose CQE says STATUS_SUCCESS only.
 set -u
 nfsim=$1 hex=$2
 here=$(dirname "$0")
@@ -14,6 +15,9 @@ start() {
     pid=$!
     for _ in $(seq 250); do [ -S "$tmp/s.sock" ] && break; sleep 0.02; done
 }
+check() { # condition-status description
+    if [ "$1" = 0 ]; then echo "ok - fw-on-rtl: $2"; else echo "not ok - fw-on-rtl: $2"; fail=1; fi
+}
 start
 timeout 300 python3 "$here/nfmodel_client.py" "$tmp/s.sock" 10 fw-on-rtl || fail=1
 wait "$pid"; pid=
@@ -21,9 +25,13 @@ start
 out=$(cd "$here" && timeout 300 python3 fr_cycles.py "$tmp/s.sock")
 rc=$?
 echo "$out" | sed 's/^/# /'
-n=$(echo "$out" | grep -c "^fast-register 1 page: [0-9]* cycles")
-[ $rc = 0 ] && [ "$n" = 3 ] && echo "ok - fw-on-rtl: fast-register of 1 page measured by INFO (3 rounds)" ||
-    { echo "not ok - fw-on-rtl: fast-register measurement"; fail=1; }
+ok_line() { echo "$out" | grep -c "^$1 (wr_id [0-9]*): STATUS_SUCCESS, [0-9]* cycles from RX_STAMP to CQE"; }
+check $(( $(ok_line "fast-register 1 page") != 3 )) "3 fast-registers of 1 page completed with STATUS_SUCCESS, their cycles measured by INFO"
+check $(( $(ok_line "invalidate") != 3 )) "3 invalidates completed with STATUS_SUCCESS, their cycles measured by INFO"
+echo "$out" | grep -q "^fast-register 1 page (wr_id 30): refused, status 0x[0-9A-F]*.*: no cycle figure$" &&
+    echo "$out" | grep -q "through a token never issued was refused$"
+check $? "a fast-register through a token never issued is refused and gives no cycle figure"
+check $rc "fr_cycles.py: every request as expected (exit status $rc)"
 wait "$pid"; pid=
 sed 's/^/# /' "$tmp/nfsim.log"
 exit $fail

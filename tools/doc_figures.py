@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""The measured figures in the documents, written between markers.
+
+Every block "<!-- NAME:begin -->" ... "<!-- NAME:end -->" below is generated, never typed:
+  bench-figures   README.md             from build/bench/results.json (make bench)
+  bench-results   docs/performance.md   from build/bench/results.json (bench/report.py --doc
+                                        writes the whole document; this checks its table)
+  board-figures   README.md, docs/boards.md   from build/board/*/summary.json (tools/board_figures.py)
+
+  doc_figures.py            rewrite the blocks; results.json must be of today's sources
+                            (else: run make bench); board blocks need a summary.json
+  doc_figures.py --check    fail when a committed block differs from what its measurement
+                            file gives now; a block whose file is missing is not checked (said so)
+  doc_figures.py --print    print the blocks
+--root DIR works on another tree (the tests use a copy).
+"""
+import argparse
+import difflib
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "bench"))
+import board_figures  # noqa: E402
+import report  # noqa: E402  (bench/report.py: results.json, its freshness, the Results table)
+
+
+def bench_figures(r):
+    """README's Figures table."""
+    g = report.fmt
+    t = ["| | |", "|---|---|",
+         "| key check + translation | %s per clock sustained, %s clocks latency |" % (
+             g(r["keycheck_per_clock"]), g(r["keycheck_latency_clocks"])),
+         "| page-list load into the MTT (256 pages) | %.2f pages per clock |" % r["mtt_load_pages_per_clock"],
+         "| DMA through translated pages (64 KiB) | %.1f of %s bytes per clock (%.1f %% of the port) |" % (
+             r["dma_bytes_per_clock"], g(r["dma_port_bytes_per_clock"]), 100 * r["dma_port_fraction"]),
+         "| fast-register, 1 / 16 / 256 pages, arrival to CQE posted | %s / %s / %s clocks "
+         "(%.0f / %.0f / %.0f µs at %s MHz) |" % (
+             g(r["fastreg_clocks_1page"]), g(r["fastreg_clocks_16pages"]), g(r["fastreg_clocks_256pages"]),
+             r["fastreg_us_1page"], r["fastreg_us_16pages"], r["fastreg_us_256pages"], g(r["system_clock_mhz"])),
+         "| invalidate | %s clocks |" % g(r["invalidate_clocks"]),
+         "| link, many work requests in flight | %.0f %% of the UART's raw byte rate |" % (100 * r["link_efficiency"]),
+         "| host library per NdkFastRegister post | %s instructions |" % g(r["host_instructions_per_post"]),
+         "",
+         "(from `build/bench/results.json` of `make bench` at commit `%s`%s, written in by "
+         "`tools/doc_figures.py`)" % (r["commit"][:12], " with uncommitted changes" if r["source_changes"] else "")]
+    return "\n".join(t) + "\n"
+
+
+# (block, documents, what makes it from the measurement, where the measurement comes from)
+BLOCKS = [
+    ("bench-figures", ["README.md"], bench_figures, "bench"),
+    ("bench-results", [os.path.join("docs", "performance.md")], report.results_table, "bench"),
+    ("board-figures", board_figures.DOCS, None, "board"),
+]
+
+
+def pattern(name):
+    return re.compile(r"<!-- %s:begin -->\n(.*?)<!-- %s:end -->" % (re.escape(name), re.escape(name)), re.S)
+
+
+def results(root, need_fresh):
+    """results.json of root, or None when missing; exits when it is stale and need_fresh."""
+    path = os.path.join(root, "build", "bench", "results.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        r = json.load(f)
+    if need_fresh:
+        why = report.stale_reason(r, root)
+        if why:
+            sys.exit("doc_figures: %s is stale (%s): run `make bench` first" % (path, why))
+    return r
+
+
+def stale_boards(root):
+    """The boards whose summary.json is not of today's sources (tools/bitstream.sh --is-fresh)."""
+    out = []
+    for name, _what, _part in board_figures.BOARDS:
+        if os.path.exists(os.path.join(root, "build", "board", name, "summary.json")):
+            board, dev = name.rsplit("-", 1)
+            p = subprocess.run(["bash", os.path.join(root, "tools", "bitstream.sh"), "--is-fresh", board, dev],
+                               capture_output=True, text=True)
+            if p.returncode != 0:
+                out.append((p.stdout + p.stderr).strip())
+    return out
+
+
+def blocks(root, need_fresh):
+    """{block name: (text, or None when there is no measurement), source description}."""
+    out = {}
+    r = results(root, need_fresh)
+    for name, _docs, make, source in BLOCKS:
+        if source == "bench":
+            out[name] = (make(r) if r is not None else None, "build/bench/results.json (make bench)")
+            continue
+        what = "build/board/*/summary.json (make test-bitstream)"
+        stale = stale_boards(root) if need_fresh else []
+        if stale:
+            out[name] = (None, what + " of today's sources; stale: " + "; ".join(stale))
+            continue
+        try:
+            out[name] = (board_figures.table(root), what)
+        except SystemExit:
+            out[name] = (None, what)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="compare the documents with the measurements")
+    mode.add_argument("--print", action="store_true", help="print the blocks")
+    ap.add_argument("--only", choices=[b[0] for b in BLOCKS], help="this block only")
+    ap.add_argument("--root", default=os.path.dirname(HERE), help="the tree (default: this one)")
+    args = ap.parse_args(argv)
+    root = os.path.abspath(args.root)
+    made = blocks(root, need_fresh=not (args.check or args.print))
+    wanted = [b for b in BLOCKS if args.only in (None, b[0])]
+    drift = 0
+    for name, docs, _make, _source in wanted:
+        text, source = made[name]
+        if text is None:
+            # Checking: a measurement not made here cannot be compared. Writing: an error.
+            print("doc_figures: %s: no %s: not %s" % (name, source, "checked" if args.check else "written"),
+                  file=sys.stdout if args.check else sys.stderr)
+            drift |= not args.check
+            continue
+        if args.print:
+            print("<!-- %s -->\n%s" % (name, text), end="")
+            continue
+        for doc in docs:
+            path = os.path.join(root, doc)
+            with open(path, encoding="utf-8") as f:
+                old = f.read()
+            m = pattern(name).search(old)
+            if not m:
+                print("doc_figures: %s has no <!-- %s:begin --> ... <!-- %s:end --> block" % (doc, name, name),
+                      file=sys.stderr)
+                return 1
+            if args.check:
+                if m.group(1) != text:
+                    drift = 1
+                    print("doc_figures: %s: the %s block differs from %s:" % (doc, name, source))
+                    sys.stdout.writelines(difflib.unified_diff(
+                        m.group(1).splitlines(True), text.splitlines(True), doc + " (committed)", "measured"))
+                else:
+                    print("doc_figures: %s: %s matches %s" % (doc, name, source))
+                continue
+            new = old[:m.start(1)] + text + old[m.end(1):]
+            if new != old:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(new)
+                print("doc_figures: %s: %s updated" % (doc, name))
+    if drift and args.check:
+        print("doc_figures: run `make bench-report` (bench) or `make board-figures` (boards) and commit the documents")
+    return drift
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""make test-doc-figures: tools/doc_figures.py on a scratch git tree holding copies of
+the documents. It writes README's figures from results.json (the host instructions per
+post among them), refuses a missing or stale results.json with a message naming
+`make bench`, --check passes on what it wrote and fails on a figure edited by hand (in
+README, docs/performance.md and the board table), and skips what was not measured.
+One TAP line per check."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import report  # noqa: E402
+
+DOCS = ["README.md", "docs/performance.md", "docs/boards.md"]
+failed = 0
+
+
+def ok(cond, what):
+    global failed
+    print(("ok - " if cond else "not ok - ") + "doc-figures: " + what, flush=True)
+    failed |= not cond
+
+
+def run(tree, *args):
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "doc_figures.py"), "--root", tree] + list(args),
+                       capture_output=True, text=True)
+    return p.returncode, p.stdout + p.stderr
+
+
+def git(tree, *args):
+    return subprocess.run(["git", "-C", tree, "-c", "user.name=t", "-c", "user.email=t@t"] + list(args),
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def results(tree, **over):
+    """A results.json of the tree's sources now, every figure the documents use present."""
+    r = {k: 3 for k in report.REQUIRED}
+    r.update(fastreg_us_1page=51.2, fastreg_us_16pages=55.3, fastreg_us_256pages=61.0, dma_port_fraction=0.977,
+             dma_bytes_per_clock=7.8159, link_efficiency=0.9431, mtt_load_pages_per_clock=0.9884,
+             host_instructions_per_post=777, system_clock_mhz=40)
+    r.update(report.source_state(tree))
+    r.update(over)
+    os.makedirs(os.path.join(tree, "build", "bench"), exist_ok=True)
+    with open(os.path.join(tree, "build", "bench", "results.json"), "w") as f:
+        json.dump(r, f)
+
+
+def edit(tree, doc, old, new):
+    path = os.path.join(tree, doc)
+    text = open(path, encoding="utf-8").read()
+    assert old in text, (doc, old)
+    open(path, "w", encoding="utf-8").write(text.replace(old, new, 1))
+
+
+def bitstream(tree, *args):
+    p = subprocess.run(["bash", os.path.join(tree, "tools", "bitstream.sh")] + list(args), capture_output=True,
+                       text=True)
+    return p.returncode, p.stdout + p.stderr
+
+
+def boards(tree):
+    """A placed design is fresh only for the inputs and commit it was placed from."""
+    out_dir = os.path.join(tree, "build", "board", "ulx3s-85k")
+    rc, inputs = bitstream(tree, "--inputs", "ulx3s", "85k")
+    with open(os.path.join(out_dir, "pnr_inputs.txt"), "w") as f:
+        f.write(inputs)
+    open(os.path.join(out_dir, "nf_placeholder.config"), "w").close()
+    os.utime(os.path.join(out_dir, "summary.json"))  # written last, as the flow does
+    rc, out = bitstream(tree, "--is-fresh", "ulx3s", "85k")
+    ok(rc == 0, "bitstream.sh --is-fresh: a placed design of today's inputs and commit is fresh")
+    if rc:
+        print("# " + out.strip())
+    rc, out = run(tree, "--only", "board-figures")
+    readme = open(os.path.join(tree, "README.md"), encoding="utf-8").read()
+    ok(rc == 0 and "| ULX3S 85F | LFE5U-85F-6 | 40 MHz | 49.6 MHz (met) |" in readme,
+       "the board table is written from a fresh summary.json")
+    edit(tree, "rtl/soc/nf_soc.v", "module nf_soc", "module  nf_soc")
+    rc, out = bitstream(tree, "--is-fresh", "ulx3s", "85k")
+    ok(rc != 0 and "inputs changed since it was placed: rtl/soc/nf_soc.v" in out,
+       "bitstream.sh --is-fresh: an RTL file changed since place and route makes it stale, named")
+    git(tree, "commit", "-qam", "RTL change")
+    rc, out = bitstream(tree, "--is-fresh", "ulx3s", "85k")
+    ok(rc != 0 and "placed at commit" in out, "bitstream.sh --is-fresh: a placed design of another commit is stale")
+
+
+def main():
+    tree = tempfile.mkdtemp(prefix="doc_figures.")
+    try:
+        os.makedirs(os.path.join(tree, "docs"))
+        for d in DOCS:
+            shutil.copy(os.path.join(ROOT, d), os.path.join(tree, d))
+        with open(os.path.join(tree, "src.c"), "w") as f:
+            f.write("int x;\n")
+        # What tools/bitstream.sh --is-fresh looks at.
+        for d in ("rtl/engine", "rtl/link", "rtl/soc", "rtl/board", "rtl/include"):
+            shutil.copytree(os.path.join(ROOT, d), os.path.join(tree, d))
+        for f in ("tools/bitstream.sh", "build/toolchain.mk", "constraints/ulx3s.lpf"):
+            os.makedirs(os.path.dirname(os.path.join(tree, f)), exist_ok=True)
+            shutil.copy(os.path.join(ROOT, f), os.path.join(tree, f))
+        with open(os.path.join(tree, ".gitignore"), "w") as f:
+            f.write("build/\n")
+        git(tree, "init", "-q")
+        git(tree, "add", "-A")
+        git(tree, "commit", "-qm", "scratch")
+
+        rc, out = run(tree, "--check")
+        ok(rc == 0 and "no build/bench/results.json" in out and "not checked" in out,
+           "--check without results.json passes and says the bench figures are not checked")
+        rc, out = run(tree, "--only", "bench-figures")
+        ok(rc != 0 and "make bench" in out, "writing without results.json fails, naming make bench")
+
+        results(tree)
+        rc, out = run(tree, "--only", "bench-figures")
+        readme = open(os.path.join(tree, "README.md"), encoding="utf-8").read()
+        ok(rc == 0 and "| host library per NdkFastRegister post | 777 instructions |" in readme,
+           "README's figures written from results.json (host instructions per post among them)")
+        ok("commit `%s`" % report.source_state(tree)["commit"][:12] in readme, "README's figures name the commit measured")
+        rc, out = run(tree, "--only", "bench-results")
+        rc, out = run(tree, "--check")
+        ok(rc == 0 and out.count(" matches ") == 2, "--check passes on the figures written")
+
+        edit(tree, "README.md", "777 instructions", "512 instructions")
+        rc, out = run(tree, "--check")
+        ok(rc != 0 and "-| host library per NdkFastRegister post | 512" in out,
+           "--check fails on a README figure typed by hand, and shows it")
+        edit(tree, "README.md", "512 instructions", "777 instructions")
+        edit(tree, "docs/performance.md", "| 777 | instructions |", "| 776 | instructions |")
+        rc, out = run(tree, "--check")
+        ok(rc != 0 and "docs/performance.md" in out, "--check fails on a docs/performance.md figure edited")
+        edit(tree, "docs/performance.md", "| 776 | instructions |", "| 777 | instructions |")
+
+        edit(tree, "src.c", "int x;", "int y;")
+        rc, out = run(tree, "--only", "bench-figures")
+        ok(rc != 0 and "stale" in out and "make bench" in out,
+           "results.json measured before an uncommitted source change is refused as stale")
+        git(tree, "commit", "-qam", "source change")
+        rc, out = run(tree, "--only", "bench-figures")
+        ok(rc != 0 and "stale" in out and "sources changed since" in out,
+           "results.json of an older commit with other sources is refused as stale")
+        results(tree)
+        edit(tree, "README.md", "## Figures", "## Figures ")  # a document change keeps it fresh
+        git(tree, "commit", "-qam", "document change")
+        rc, out = run(tree, "--only", "bench-figures")
+        ok(rc == 0, "results.json of an older commit that changed documents only is still fresh")
+
+        summary = {"commit": "c0ffee", "fmax_mhz": 49.56, "target_mhz": 40, "timing_met": True, "luts": 11647,
+                   "luts_available": 83640, "ffs": 6417, "ffs_available": 83640, "ebr": 153, "ebr_available": 208,
+                   "dsp": 0, "dsp_available": 156}
+        os.makedirs(os.path.join(tree, "build", "board", "ulx3s-85k"))
+        with open(os.path.join(tree, "build", "board", "ulx3s-85k", "summary.json"), "w") as f:
+            json.dump(summary, f)
+        rc, out = run(tree, "--check", "--only", "board-figures")
+        ok(rc != 0 and "board-figures block differs" in out, "--check fails when the board table is not the summary's")
+        rc, out = run(tree, "--only", "board-figures")
+        ok(rc != 0 and "no placed design" in out, "the board table is not written from a summary.json without its "
+           "placed design")
+        boards(tree)
+    finally:
+        shutil.rmtree(tree)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
