@@ -23,6 +23,7 @@ enum decider { HOST = 'h', FIRMWARE = 'f' };
 #define SETUP_FAILED ((NTSTATUS)0xE0000001u)
 
 #define TOP_VA 0xFFFFFFFFFFFFF000ull /* the last page of the 64-bit space */
+#define HIGH_VA 0x7f0000000000ull     /* a base address of the kind mmap gives */
 #define MAX_MADE 8
 
 struct env {
@@ -182,15 +183,31 @@ static NTSTATUS fr_post(struct env *e, NDK_QP *qp, NDK_MR *mr, ULONG npages, ULO
     return qp->Dispatch->NdkFastRegister(qp, e, mr, npages, e->page, fbo, len, (PVOID)(uintptr_t)va, flags);
 }
 
-/* The fast-register rules: an MR of pd (remote access as asked) on the connected QP. */
-static NTSTATUS fr_rule(struct env *e, NDK_PD *pd, BOOLEAN remote, ULONG npages, ULONG fbo, SIZE_T len, uint64_t va,
-                        ULONG flags)
+/* A fast-register rule given by its arguments alone: an MR initialized for two pages
+ * (of the second PD when other_pd, with RemoteAccess when remote), fast-registered on
+ * the connected QP. */
+struct fr_args {
+    int other_pd, remote;
+    ULONG npages, fbo;
+    SIZE_T len;
+    uint64_t va;
+    ULONG flags;
+};
+
+typedef struct fr_args FR; /* short, for the table */
+enum {
+    REMOTE_R = NDK_OP_FLAG_ALLOW_REMOTE_READ,
+    REMOTE_W = NDK_OP_FLAG_ALLOW_REMOTE_WRITE,
+    READ_SINK = NDK_OP_FLAG_RDMA_READ_SINK,
+};
+
+static NTSTATUS fr_rule(struct env *e, const struct fr_args *a)
 {
     NDK_QP *qp = qp_up(e);
-    NDK_MR *mr = qp ? fast_mr(e, pd, 2, remote) : NULL;
+    NDK_MR *mr = qp ? fast_mr(e, a->other_pd ? e->pd2 : e->pd, 2, a->remote ? TRUE : FALSE) : NULL;
     if (!mr)
         return SETUP_FAILED;
-    return observe(e, fr_post(e, qp, mr, npages, fbo, len, va, flags));
+    return observe(e, fr_post(e, qp, mr, a->npages, a->fbo, a->len, a->va, a->flags));
 }
 
 /* An MR of pd fast-registered over one page at va with flags (a completion that is
@@ -335,26 +352,54 @@ static NTSTATUS r_deregister_fast_mr(struct env *e)
 /* ------------------------------------------------------------------------- */
 /* Rows: fast register                                                        */
 
+/* The MR a one-page fast-register rule acts on. */
+enum mr_kind { MR_FAST, MR_UNINITIALIZED, MR_NORMAL, MR_REGISTERED };
+
+static NDK_MR *mr_of_kind(struct env *e, NDK_QP *qp, enum mr_kind kind)
+{
+    switch (kind) {
+    case MR_FAST:
+        return fast_mr(e, e->pd, 1, TRUE);
+    case MR_UNINITIALIZED:
+        return mr_new(e, e->pd, 1);
+    case MR_NORMAL:
+        return normal_mr(e, e->pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+    default:
+        return fr_done(e, qp, e->pd, 0x10000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    }
+}
+
+/* NdkFastRegister of one page at 0x10000 on qp (NULL: its setup failed). */
+static NTSTATUS fr_page_rule(struct env *e, NDK_QP *qp, enum mr_kind kind, ULONG flags)
+{
+    NDK_MR *mr = qp ? mr_of_kind(e, qp, kind) : NULL;
+    return mr ? observe(e, fr_post(e, qp, mr, 1, 0, PAGE_SIZE, 0x10000, flags)) : SETUP_FAILED;
+}
+
 static NTSTATUS r_fr_unconnected(struct env *e)
 {
-    NDK_QP *qp = qp_lone(e);
-    NDK_MR *mr = qp ? fast_mr(e, e->pd, 1, TRUE) : NULL;
-    return mr ? observe(e, fr_post(e, qp, mr, 1, 0, PAGE_SIZE, 0x10000, 0)) : SETUP_FAILED;
+    return fr_page_rule(e, qp_lone(e), MR_FAST, 0);
 }
 
-static NTSTATUS r_fr_remote_write_no_access(struct env *e)
+static NTSTATUS r_fr_uninitialized(struct env *e)
 {
-    return fr_rule(e, e->pd, FALSE, 1, 0, PAGE_SIZE, 0x10000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    return fr_page_rule(e, qp_up(e), MR_UNINITIALIZED, 0);
 }
 
-static NTSTATUS r_fr_remote_read_no_access(struct env *e)
+static NTSTATUS r_fr_normal_mr(struct env *e)
 {
-    return fr_rule(e, e->pd, FALSE, 1, 0, PAGE_SIZE, 0x10000, NDK_OP_FLAG_ALLOW_REMOTE_READ);
+    return fr_page_rule(e, qp_up(e), MR_NORMAL, 0);
 }
 
-static NTSTATUS r_fr_pages_above_init(struct env *e)
+static NTSTATUS r_fr_registered(struct env *e)
 {
-    return fr_rule(e, e->pd, TRUE, 3, 0, PAGE_SIZE, 0x10000, 0);
+    return fr_page_rule(e, qp_up(e), MR_REGISTERED, 0);
+}
+
+/* A silent request that fails still completes. */
+static NTSTATUS r_fr_silent_failure(struct env *e)
+{
+    return fr_page_rule(e, qp_up(e), MR_REGISTERED, NDK_OP_FLAG_SILENT_SUCCESS);
 }
 
 static NTSTATUS r_fr_page_misaligned(struct env *e)
@@ -365,63 +410,6 @@ static NTSTATUS r_fr_page_misaligned(struct env *e)
         return SETUP_FAILED;
     NDK_LOGICAL_ADDRESS bad = e->page[0] + 8;
     return observe(e, qp->Dispatch->NdkFastRegister(qp, e, mr, 1, &bad, 0, 64, (PVOID)(uintptr_t)0x10000, 0));
-}
-
-static NTSTATUS r_fr_length_past_pages(struct env *e)
-{
-    return fr_rule(e, e->pd, TRUE, 2, 100, 2 * PAGE_SIZE - 100 + 1, 0x10000 + 100, 0);
-}
-
-static NTSTATUS r_fr_va_not_fbo(struct env *e)
-{
-    return fr_rule(e, e->pd, TRUE, 1, 100, 64, 0x10000 + 101, 0);
-}
-
-static NTSTATUS r_fr_va_zero(struct env *e)
-{
-    return fr_rule(e, e->pd, TRUE, 1, 0, PAGE_SIZE, 0, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
-}
-
-static NTSTATUS r_fr_va_zero_fbo(struct env *e)
-{
-    return fr_rule(e, e->pd, TRUE, 1, 100, 64, 0, 0);
-}
-
-static NTSTATUS r_fr_uninitialized(struct env *e)
-{
-    NDK_QP *qp = qp_up(e);
-    NDK_MR *mr = qp ? mr_new(e, e->pd, 1) : NULL;
-    return mr ? observe(e, fr_post(e, qp, mr, 1, 0, PAGE_SIZE, 0x10000, 0)) : SETUP_FAILED;
-}
-
-static NTSTATUS r_fr_normal_mr(struct env *e)
-{
-    NDK_QP *qp = qp_up(e);
-    NDK_MR *mr = qp ? normal_mr(e, e->pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE) : NULL;
-    return mr ? observe(e, fr_post(e, qp, mr, 1, 0, PAGE_SIZE, 0x10000, 0)) : SETUP_FAILED;
-}
-
-static NTSTATUS r_fr_other_pd(struct env *e)
-{
-    return fr_rule(e, e->pd2, TRUE, 1, 0, PAGE_SIZE, 0x10000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
-}
-
-static NTSTATUS r_fr_unknown_flag(struct env *e)
-{
-    return fr_rule(e, e->pd, TRUE, 1, 0, PAGE_SIZE, 0x10000, NDK_OP_FLAG_INLINE);
-}
-
-static NTSTATUS r_fr_read_sink(struct env *e)
-{
-    return fr_rule(e, e->pd, TRUE, 2, 100, PAGE_SIZE, 0x7f0000000000ull + 100,
-                   NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_RDMA_READ_SINK);
-}
-
-static NTSTATUS r_fr_registered(struct env *e)
-{
-    NDK_QP *qp = qp_up(e);
-    NDK_MR *mr = qp ? fr_done(e, qp, e->pd, 0x10000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE) : NULL;
-    return mr ? observe(e, fr_post(e, qp, mr, 1, 0, PAGE_SIZE, 0x10000, 0)) : SETUP_FAILED;
 }
 
 /* A silent fast-register: no result of its own; the invalidate after it tells. */
@@ -440,24 +428,6 @@ static NTSTATUS r_fr_silent(struct env *e)
     if (r.RequestContext != mr)
         return setup_failed(e, "a result other than the invalidate's came first", r.Status);
     return st != STATUS_SUCCESS ? st : r.Status;
-}
-
-/* A silent request that fails still completes. */
-static NTSTATUS r_fr_silent_failure(struct env *e)
-{
-    NDK_QP *qp = qp_up(e);
-    NDK_MR *mr = qp ? fr_done(e, qp, e->pd, 0x10000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE) : NULL;
-    return mr ? observe(e, fr_post(e, qp, mr, 1, 0, PAGE_SIZE, 0x10000, NDK_OP_FLAG_SILENT_SUCCESS)) : SETUP_FAILED;
-}
-
-static NTSTATUS r_fr_top_page(struct env *e)
-{
-    return fr_rule(e, e->pd, TRUE, 1, 0, PAGE_SIZE, TOP_VA, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
-}
-
-static NTSTATUS r_fr_wraps(struct env *e)
-{
-    return fr_rule(e, e->pd, TRUE, 2, 0, 2 * PAGE_SIZE, TOP_VA, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
 }
 
 static NTSTATUS r_write_top_bytes(struct env *e)
@@ -715,134 +685,195 @@ static NTSTATUS r_cq_overflow_qp(struct env *e)
 struct rule {
     const char *name;
     const char *fact; /* the NDK_FACTS.md sentence (or this provider's documented choice) */
-    NTSTATUS (*run)(struct env *e);
+    NTSTATUS (*run)(struct env *e); /* sets up and makes the call; the status observed */
     NTSTATUS want;
     enum decider by;
+    const struct fr_args *fr; /* a fast-register rule given by its arguments (run NULL) */
 };
 
 static const struct rule rules[] = {
     /* NdkInitializeFastRegisterMr, NdkRegisterMr, NdkDeregisterMr */
-    {"init-fast-normal-mr", "NdkInitializeFastRegisterMr: MR must have been created with FastRegister=TRUE",
-     r_init_normal_mr, STATUS_INVALID_DEVICE_STATE, HOST},
-    {"init-fast-above-limit", "AdapterPageCount above what the adapter supports -> STATUS_IMPLEMENTATION_LIMIT",
-     r_init_above_limit, STATUS_IMPLEMENTATION_LIMIT, HOST},
-    {"init-fast-zero-pages", "AdapterPageCount 0 (ndkpi.h: INVALID_PARAMETER)", r_init_zero_pages,
-     STATUS_INVALID_PARAMETER, HOST},
-    {"init-fast-parallel", "May be called repeatedly, in parallel", r_init_parallel, STATUS_SUCCESS, FIRMWARE},
-    {"register-fast-mr", "NdkRegisterMr: only on an MR created with FastRegister=FALSE", r_register_fast_mr,
-     STATUS_INVALID_DEVICE_STATE, HOST},
-    {"register-mdl-gap", "an MDL range that is not virtually contiguous -> STATUS_INVALID_PARAMETER", r_register_gap,
-     STATUS_INVALID_PARAMETER, HOST},
-    {"register-zero-va", "Zero-based virtual addresses are not supported", r_register_zero_va,
-     STATUS_INVALID_PARAMETER, HOST},
-    {"register-remote-write-alone", "Remote write implies local write (the flag values say so)",
-     r_register_remote_write_alone, STATUS_INVALID_PARAMETER, HOST},
-    {"register-unknown-flag", "known flags: NDK_MR_FLAG_* only (KNOWN_FLAGS.MR_REGISTER)", r_register_unknown_flag,
-     STATUS_INVALID_PARAMETER, HOST},
-    {"register-past-mdl", "Length past the MDL (ndkpi.h: INVALID_PARAMETER)", r_register_past_mdl,
-     STATUS_INVALID_PARAMETER, HOST},
-    {"register-twice", "an MR already registered (ndkpi.h: INVALID_DEVICE_STATE)", r_register_twice,
-     STATUS_INVALID_DEVICE_STATE, HOST},
-    {"deregister-fast-mr", "a fast-register MR is invalidated, not deregistered (ndkpi.h: INVALID_DEVICE_STATE)",
-     r_deregister_fast_mr, STATUS_INVALID_DEVICE_STATE, HOST},
+    {"init-fast-normal-mr",
+     "NdkInitializeFastRegisterMr: MR must have been created with FastRegister=TRUE",
+     r_init_normal_mr, STATUS_INVALID_DEVICE_STATE, HOST, NULL},
+    {"init-fast-above-limit",
+     "AdapterPageCount above what the adapter supports -> STATUS_IMPLEMENTATION_LIMIT",
+     r_init_above_limit, STATUS_IMPLEMENTATION_LIMIT, HOST, NULL},
+    {"init-fast-zero-pages",
+     "AdapterPageCount 0 (ndkpi.h: INVALID_PARAMETER)",
+     r_init_zero_pages, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"init-fast-parallel",
+     "May be called repeatedly, in parallel",
+     r_init_parallel, STATUS_SUCCESS, FIRMWARE, NULL},
+    {"register-fast-mr",
+     "NdkRegisterMr: only on an MR created with FastRegister=FALSE",
+     r_register_fast_mr, STATUS_INVALID_DEVICE_STATE, HOST, NULL},
+    {"register-mdl-gap",
+     "an MDL range that is not virtually contiguous -> STATUS_INVALID_PARAMETER",
+     r_register_gap, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"register-zero-va",
+     "Zero-based virtual addresses are not supported",
+     r_register_zero_va, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"register-remote-write-alone",
+     "Remote write implies local write (the flag values say so)",
+     r_register_remote_write_alone, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"register-unknown-flag",
+     "known flags: NDK_MR_FLAG_* only (KNOWN_FLAGS.MR_REGISTER)",
+     r_register_unknown_flag, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"register-past-mdl",
+     "Length past the MDL (ndkpi.h: INVALID_PARAMETER)",
+     r_register_past_mdl, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"register-twice",
+     "an MR already registered (ndkpi.h: INVALID_DEVICE_STATE)",
+     r_register_twice, STATUS_INVALID_DEVICE_STATE, HOST, NULL},
+    {"deregister-fast-mr",
+     "a fast-register MR is invalidated, not deregistered (ndkpi.h: INVALID_DEVICE_STATE)",
+     r_deregister_fast_mr, STATUS_INVALID_DEVICE_STATE, HOST, NULL},
     /* NdkFastRegister */
-    {"fr-unconnected", "Fast register: QP not connected -> STATUS_CONNECTION_INVALID", r_fr_unconnected,
-     STATUS_CONNECTION_INVALID, HOST},
     {"fr-remote-write-no-access",
      "MR not initialized with RemoteAccess but remote read or write requested -> STATUS_ACCESS_VIOLATION",
-     r_fr_remote_write_no_access, STATUS_ACCESS_VIOLATION, HOST},
+     NULL, STATUS_ACCESS_VIOLATION, HOST, &(const FR){0, 0, 1, 0, PAGE_SIZE, 0x10000, REMOTE_W}},
+    {"fr-pages-above-init",
+     "AdapterPageCount must not exceed the count the MR was initialized with",
+     NULL, STATUS_INVALID_PARAMETER, HOST, &(const FR){0, 1, 3, 0, PAGE_SIZE, 0x10000, 0}},
     {"fr-remote-read-no-access",
      "MR not initialized with RemoteAccess but remote read or write requested -> STATUS_ACCESS_VIOLATION",
-     r_fr_remote_read_no_access, STATUS_ACCESS_VIOLATION, HOST},
-    {"fr-pages-above-init", "AdapterPageCount must not exceed the count the MR was initialized with",
-     r_fr_pages_above_init, STATUS_INVALID_PARAMETER, HOST},
-    {"fr-page-misaligned", "Each page address is PAGE_SIZE aligned", r_fr_page_misaligned, STATUS_INVALID_PARAMETER,
-     HOST},
-    {"fr-length-past-pages", "Length <= AdapterPageCount x PAGE_SIZE - FBO", r_fr_length_past_pages,
-     STATUS_INVALID_PARAMETER, HOST},
-    {"fr-va-not-fbo", "BaseVirtualAddress = FBO + n x PAGE_SIZE (n >= 0)", r_fr_va_not_fbo, STATUS_INVALID_PARAMETER,
-     HOST},
-    {"fr-va-zero", "R2: BaseVirtualAddress 0 with FBO 0 is valid (0 only when FBO is 0)", r_fr_va_zero,
-     STATUS_SUCCESS, FIRMWARE},
-    {"fr-va-zero-fbo", "R2: BaseVirtualAddress 0 with FBO not 0 -> STATUS_INVALID_PARAMETER", r_fr_va_zero_fbo,
-     STATUS_INVALID_PARAMETER, HOST},
-    {"fr-uninitialized", "a fast-register MR not initialized (ndkpi.h: INVALID_DEVICE_STATE)", r_fr_uninitialized,
-     STATUS_INVALID_DEVICE_STATE, HOST},
-    {"fr-normal-mr", "a normal MR (ndkpi.h: INVALID_DEVICE_STATE)", r_fr_normal_mr, STATUS_INVALID_DEVICE_STATE,
-     HOST},
-    {"fr-other-pd", "R1: an MR of another PD than the QP's -> STATUS_ACCESS_VIOLATION", r_fr_other_pd,
-     STATUS_ACCESS_VIOLATION, FIRMWARE},
-    {"fr-unknown-flag", "R4: a flag NdkFastRegister does not know (INLINE) -> STATUS_INVALID_PARAMETER",
-     r_fr_unknown_flag, STATUS_INVALID_PARAMETER, HOST},
-    {"fr-read-sink", "RDMA_READ_SINK must be accepted when the adapter sets RDMA_READ_SINK_NOT_REQUIRED",
-     r_fr_read_sink, STATUS_SUCCESS, FIRMWARE},
-    {"fr-registered", "an MR fast-registered already: invalidate first (INVALID_DEVICE_STATE)", r_fr_registered,
-     STATUS_INVALID_DEVICE_STATE, FIRMWARE},
-    {"fr-silent", "NDK_OP_FLAG_SILENT_SUCCESS: no completion on success", r_fr_silent, STATUS_SUCCESS, FIRMWARE},
-    {"fr-silent-failure", "NDK_OP_FLAG_SILENT_SUCCESS: failures still complete", r_fr_silent_failure,
-     STATUS_INVALID_DEVICE_STATE, FIRMWARE},
-    {"fr-top-page", "R5: a range ending on the last byte of the 64-bit space is valid", r_fr_top_page,
-     STATUS_SUCCESS, FIRMWARE},
-    {"fr-wraps", "R5: a range that wraps (va + length - 1 < va) -> STATUS_INVALID_PARAMETER", r_fr_wraps,
-     STATUS_INVALID_PARAMETER, HOST},
-    {"write-top-bytes", "R5: the engine grants an RDMA Write of the last 8 bytes of the 64-bit space",
-     r_write_top_bytes, STATUS_SUCCESS, FIRMWARE},
+     NULL, STATUS_ACCESS_VIOLATION, HOST, &(const FR){0, 0, 1, 0, PAGE_SIZE, 0x10000, REMOTE_R}},
+    {"fr-length-past-pages",
+     "Length <= AdapterPageCount x PAGE_SIZE - FBO",
+     NULL, STATUS_INVALID_PARAMETER, HOST, &(const FR){0, 1, 2, 100, 2 * PAGE_SIZE - 100 + 1, 0x10000 + 100, 0}},
+    {"fr-va-zero",
+     "R2: BaseVirtualAddress 0 with FBO 0 is valid (0 only when FBO is 0)",
+     NULL, STATUS_SUCCESS, FIRMWARE, &(const FR){0, 1, 1, 0, PAGE_SIZE, 0, REMOTE_W}},
+    {"fr-va-not-fbo",
+     "BaseVirtualAddress = FBO + n x PAGE_SIZE (n >= 0)",
+     NULL, STATUS_INVALID_PARAMETER, HOST, &(const FR){0, 1, 1, 100, 64, 0x10000 + 101, 0}},
+    {"fr-other-pd",
+     "R1: an MR of another PD than the QP's -> STATUS_ACCESS_VIOLATION",
+     NULL, STATUS_ACCESS_VIOLATION, FIRMWARE, &(const FR){1, 1, 1, 0, PAGE_SIZE, 0x10000, REMOTE_W}},
+    {"fr-va-zero-fbo",
+     "R2: BaseVirtualAddress 0 with FBO not 0 -> STATUS_INVALID_PARAMETER",
+     NULL, STATUS_INVALID_PARAMETER, HOST, &(const FR){0, 1, 1, 100, 64, 0, 0}},
+    {"fr-unknown-flag",
+     "R4: a flag NdkFastRegister does not know (INLINE) -> STATUS_INVALID_PARAMETER",
+     NULL, STATUS_INVALID_PARAMETER, HOST, &(const FR){0, 1, 1, 0, PAGE_SIZE, 0x10000, NDK_OP_FLAG_INLINE}},
+    {"fr-read-sink",
+     "RDMA_READ_SINK must be accepted when the adapter sets RDMA_READ_SINK_NOT_REQUIRED",
+     NULL, STATUS_SUCCESS, FIRMWARE, &(const FR){0, 1, 2, 100, PAGE_SIZE, HIGH_VA + 100, REMOTE_W | READ_SINK}},
+    {"fr-top-page",
+     "R5: a range ending on the last byte of the 64-bit space is valid",
+     NULL, STATUS_SUCCESS, FIRMWARE, &(const FR){0, 1, 1, 0, PAGE_SIZE, TOP_VA, REMOTE_W}},
+    {"fr-wraps",
+     "R5: a range that wraps (va + length - 1 < va) -> STATUS_INVALID_PARAMETER",
+     NULL, STATUS_INVALID_PARAMETER, HOST, &(const FR){0, 1, 2, 0, 2 * PAGE_SIZE, TOP_VA, REMOTE_W}},
+    {"fr-unconnected",
+     "Fast register: QP not connected -> STATUS_CONNECTION_INVALID",
+     r_fr_unconnected, STATUS_CONNECTION_INVALID, HOST, NULL},
+    {"fr-page-misaligned",
+     "Each page address is PAGE_SIZE aligned",
+     r_fr_page_misaligned, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"fr-uninitialized",
+     "a fast-register MR not initialized (ndkpi.h: INVALID_DEVICE_STATE)",
+     r_fr_uninitialized, STATUS_INVALID_DEVICE_STATE, HOST, NULL},
+    {"fr-normal-mr",
+     "a normal MR (ndkpi.h: INVALID_DEVICE_STATE)",
+     r_fr_normal_mr, STATUS_INVALID_DEVICE_STATE, HOST, NULL},
+    {"fr-registered",
+     "an MR fast-registered already: invalidate first (INVALID_DEVICE_STATE)",
+     r_fr_registered, STATUS_INVALID_DEVICE_STATE, FIRMWARE, NULL},
+    {"fr-silent",
+     "NDK_OP_FLAG_SILENT_SUCCESS: no completion on success",
+     r_fr_silent, STATUS_SUCCESS, FIRMWARE, NULL},
+    {"fr-silent-failure",
+     "NDK_OP_FLAG_SILENT_SUCCESS: failures still complete",
+     r_fr_silent_failure, STATUS_INVALID_DEVICE_STATE, FIRMWARE, NULL},
+    {"write-top-bytes",
+     "R5: the engine grants an RDMA Write of the last 8 bytes of the 64-bit space",
+     r_write_top_bytes, STATUS_SUCCESS, FIRMWARE, NULL},
     /* NdkInvalidate */
-    {"inv-unconnected", "Invalidate: QP not connected -> STATUS_CONNECTION_INVALID", r_inv_unconnected,
-     STATUS_CONNECTION_INVALID, HOST},
-    {"inv-normal-mr", "never for an MR registered with NdkRegisterMr", r_inv_normal_mr, STATUS_INVALID_DEVICE_STATE,
-     HOST},
-    {"inv-twice", "Invalidating an already-invalidated token fails", r_inv_twice, STATUS_INVALID_DEVICE_STATE,
-     FIRMWARE},
-    {"inv-other-pd", "R3: NdkInvalidate of an MR of another PD -> STATUS_ACCESS_VIOLATION", r_inv_other_pd,
-     STATUS_ACCESS_VIOLATION, FIRMWARE},
-    {"inv-unknown-flag", "R4: a flag NdkInvalidate does not know (ALLOW_REMOTE_READ) -> STATUS_INVALID_PARAMETER",
-     r_inv_unknown_flag, STATUS_INVALID_PARAMETER, HOST},
-    {"write-invalidated", "After it completes, every access through the MR's tokens must fail", r_write_invalidated,
-     STATUS_ACCESS_VIOLATION, FIRMWARE},
+    {"inv-unconnected",
+     "Invalidate: QP not connected -> STATUS_CONNECTION_INVALID",
+     r_inv_unconnected, STATUS_CONNECTION_INVALID, HOST, NULL},
+    {"inv-normal-mr",
+     "never for an MR registered with NdkRegisterMr",
+     r_inv_normal_mr, STATUS_INVALID_DEVICE_STATE, HOST, NULL},
+    {"inv-twice",
+     "Invalidating an already-invalidated token fails",
+     r_inv_twice, STATUS_INVALID_DEVICE_STATE, FIRMWARE, NULL},
+    {"inv-other-pd",
+     "R3: NdkInvalidate of an MR of another PD -> STATUS_ACCESS_VIOLATION",
+     r_inv_other_pd, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"inv-unknown-flag",
+     "R4: a flag NdkInvalidate does not know (ALLOW_REMOTE_READ) -> STATUS_INVALID_PARAMETER",
+     r_inv_unknown_flag, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"write-invalidated",
+     "After it completes, every access through the MR's tokens must fail",
+     r_write_invalidated, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
     /* RDMA Read/Write */
-    {"write-granted", "an RDMA Write the token grants succeeds", r_write_granted, STATUS_SUCCESS, FIRMWARE},
-    {"write-bad-key", "remote access through a token that is invalid -> STATUS_ACCESS_VIOLATION", r_write_bad_key,
-     STATUS_ACCESS_VIOLATION, FIRMWARE},
-    {"write-other-pd", "remote access through a token of another PD -> STATUS_ACCESS_VIOLATION", r_write_other_pd,
-     STATUS_ACCESS_VIOLATION, FIRMWARE},
-    {"write-read-only", "remote access lacking the access right (write, read-only) -> STATUS_ACCESS_VIOLATION",
-     r_write_read_only, STATUS_ACCESS_VIOLATION, FIRMWARE},
-    {"read-write-only", "remote access lacking the access right (read, write-only) -> STATUS_ACCESS_VIOLATION",
-     r_read_write_only, STATUS_ACCESS_VIOLATION, FIRMWARE},
-    {"write-past-end", "remote access out of bounds (write crossing the end) -> STATUS_ACCESS_VIOLATION",
-     r_write_past_end, STATUS_ACCESS_VIOLATION, FIRMWARE},
-    {"read-past-end", "reading past the end of remote memory -> STATUS_ACCESS_VIOLATION (as NetworkDirect's tests)",
-     r_read_past_end, STATUS_ACCESS_VIOLATION, FIRMWARE},
-    {"after-error", "Any error completion breaks the connection: later requests complete with STATUS_CANCELLED",
-     r_after_error, STATUS_CANCELLED, FIRMWARE},
-    {"write-unknown-flag", "R4: a flag NdkWrite does not know (SEND_AND_SOLICIT_EVENT) -> STATUS_INVALID_PARAMETER",
-     r_write_unknown_flag, STATUS_INVALID_PARAMETER, HOST},
-    {"read-unknown-flag", "R4: a flag NdkRead does not know (SEND_AND_SOLICIT_EVENT) -> STATUS_INVALID_PARAMETER",
-     r_read_unknown_flag, STATUS_INVALID_PARAMETER, HOST},
-    {"write-unconnected", "NdkWrite on a QP not connected (ndkpi.h: CONNECTION_INVALID)", r_write_unconnected,
-     STATUS_CONNECTION_INVALID, HOST},
-    {"read-unconnected", "NdkRead on a QP not connected (ndkpi.h: CONNECTION_INVALID)", r_read_unconnected,
-     STATUS_CONNECTION_INVALID, HOST},
+    {"write-granted",
+     "an RDMA Write the token grants succeeds",
+     r_write_granted, STATUS_SUCCESS, FIRMWARE, NULL},
+    {"write-bad-key",
+     "remote access through a token that is invalid -> STATUS_ACCESS_VIOLATION",
+     r_write_bad_key, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"write-other-pd",
+     "remote access through a token of another PD -> STATUS_ACCESS_VIOLATION",
+     r_write_other_pd, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"write-read-only",
+     "remote access lacking the access right (write, read-only) -> STATUS_ACCESS_VIOLATION",
+     r_write_read_only, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"read-write-only",
+     "remote access lacking the access right (read, write-only) -> STATUS_ACCESS_VIOLATION",
+     r_read_write_only, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"write-past-end",
+     "remote access out of bounds (write crossing the end) -> STATUS_ACCESS_VIOLATION",
+     r_write_past_end, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"read-past-end",
+     "reading past the end of remote memory -> STATUS_ACCESS_VIOLATION (as NetworkDirect's tests)",
+     r_read_past_end, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"after-error",
+     "Any error completion breaks the connection: later requests complete with STATUS_CANCELLED",
+     r_after_error, STATUS_CANCELLED, FIRMWARE, NULL},
+    {"write-unknown-flag",
+     "R4: a flag NdkWrite does not know (SEND_AND_SOLICIT_EVENT) -> STATUS_INVALID_PARAMETER",
+     r_write_unknown_flag, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"read-unknown-flag",
+     "R4: a flag NdkRead does not know (SEND_AND_SOLICIT_EVENT) -> STATUS_INVALID_PARAMETER",
+     r_read_unknown_flag, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"write-unconnected",
+     "NdkWrite on a QP not connected (ndkpi.h: CONNECTION_INVALID)",
+     r_write_unconnected, STATUS_CONNECTION_INVALID, HOST, NULL},
+    {"read-unconnected",
+     "NdkRead on a QP not connected (ndkpi.h: CONNECTION_INVALID)",
+     r_read_unconnected, STATUS_CONNECTION_INVALID, HOST, NULL},
     /* QP and CQ */
-    {"after-flush", "NdkFlush: requests posted after it complete with STATUS_CANCELLED", r_after_flush,
-     STATUS_CANCELLED, FIRMWARE},
-    {"after-disconnect", "a work request after NdkDisconnect -> STATUS_CONNECTION_INVALID", r_after_disconnect,
-     STATUS_CONNECTION_INVALID, HOST},
-    {"cq-depth-zero", "NdkCreateCq of depth 0 (ndkpi.h: INVALID_PARAMETER)", r_cq_depth_zero,
-     STATUS_INVALID_PARAMETER, HOST},
-    {"cq-depth-above-max", "NdkCreateCq above MaxCqDepth (ndkpi.h: INVALID_PARAMETER)", r_cq_depth_above_max,
-     STATUS_INVALID_PARAMETER, HOST},
-    {"cq-resize", "NdkResizeCq: CQ_RESIZE_SUPPORTED is not set (NOT_SUPPORTED)", r_cq_resize, STATUS_NOT_SUPPORTED,
-     HOST},
-    {"qp-depth-above-max", "NdkCreateQp above MaxInitiatorQueueDepth (ndkpi.h: INVALID_PARAMETER)",
-     r_qp_depth_above_max, STATUS_INVALID_PARAMETER, HOST},
-    {"qp-sge-above-max", "NdkCreateQp above MaxInitiatorRequestSge (ndkpi.h: INVALID_PARAMETER)", r_qp_sge_above_max,
-     STATUS_INVALID_PARAMETER, HOST},
-    {"cq-overflow", "STATUS_BUFFER_OVERFLOW when more completions were queued than the CQ holds", r_cq_overflow,
-     STATUS_BUFFER_OVERFLOW, HOST},
-    {"cq-overflow-qp", "the CQ is then unusable, so are all QPs associated with it (CANCELLED inline)",
-     r_cq_overflow_qp, STATUS_CANCELLED, HOST},
+    {"after-flush",
+     "NdkFlush: requests posted after it complete with STATUS_CANCELLED",
+     r_after_flush, STATUS_CANCELLED, FIRMWARE, NULL},
+    {"after-disconnect",
+     "a work request after NdkDisconnect -> STATUS_CONNECTION_INVALID",
+     r_after_disconnect, STATUS_CONNECTION_INVALID, HOST, NULL},
+    {"cq-depth-zero",
+     "NdkCreateCq of depth 0 (ndkpi.h: INVALID_PARAMETER)",
+     r_cq_depth_zero, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"cq-depth-above-max",
+     "NdkCreateCq above MaxCqDepth (ndkpi.h: INVALID_PARAMETER)",
+     r_cq_depth_above_max, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"cq-resize",
+     "NdkResizeCq: CQ_RESIZE_SUPPORTED is not set (NOT_SUPPORTED)",
+     r_cq_resize, STATUS_NOT_SUPPORTED, HOST, NULL},
+    {"qp-depth-above-max",
+     "NdkCreateQp above MaxInitiatorQueueDepth (ndkpi.h: INVALID_PARAMETER)",
+     r_qp_depth_above_max, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"qp-sge-above-max",
+     "NdkCreateQp above MaxInitiatorRequestSge (ndkpi.h: INVALID_PARAMETER)",
+     r_qp_sge_above_max, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"cq-overflow",
+     "STATUS_BUFFER_OVERFLOW when more completions were queued than the CQ holds",
+     r_cq_overflow, STATUS_BUFFER_OVERFLOW, HOST, NULL},
+    {"cq-overflow-qp",
+     "the CQ is then unusable, so are all QPs associated with it (CANCELLED inline)",
+     r_cq_overflow_qp, STATUS_CANCELLED, HOST, NULL},
 };
 #define NRULES (sizeof(rules) / sizeof(rules[0]))
 
@@ -899,7 +930,7 @@ static void run_device(const char *dev, uint16_t port, NTSTATUS *got)
         const struct rule *r = &rules[i];
         e.why[0] = 0;
         e.by = 0;
-        got[i] = r->run(&e);
+        got[i] = r->run ? r->run(&e) : fr_rule(&e, r->fr);
         close_made(&e);
         if (got[i] == SETUP_FAILED) {
             tap_ok(0, "%s %s: setup failed (%s) [%s]", dev, r->name, e.why, r->fact);
