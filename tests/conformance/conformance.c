@@ -624,62 +624,50 @@ static void test_fast_register_rules(void)
     free_buf(&rb);
 }
 
-/* A remote access the engine must refuse: the write completes with
- * ACCESS_VIOLATION, the target is unchanged, the next request is CANCELLED. */
-static void refused_write(const char *name, struct buf *tgt, UINT32 token, UINT64 raddr, ULONG wlen)
+/* A remote access the engine must refuse: the write (or read) completes with
+ * ACCESS_VIOLATION, the target (or the local sink) is unchanged, the next request on
+ * the QP is CANCELLED. */
+static void refused_access(const char *name, int write, struct buf *tgt, UINT32 token, UINT64 raddr, ULONG len)
 {
     struct pair pr;
     if (!tap_ok(connect_pair(pd, &pr), "connect for: %s", name))
         return;
-    struct buf src;
-    new_buf(&src, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
-    size_t clen = slow ? 2 * REFUSAL_MR_BYTES : tgt->len; /* bytes checked */
-    uint8_t *before = malloc(tgt->len), *after = malloc(tgt->len), pat[64];
-    fill(before, tgt->len, 77);
+    struct buf loc; /* the write's source, the read's sink */
+    new_buf(&loc, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | (write ? 0 : NDK_MR_FLAG_RDMA_READ_SINK));
+    /* What must not change: the target's checked bytes (write) or the sink (read). */
+    MDL *watched = write ? tgt->mdl : loc.mdl;
+    size_t clen = !write ? 64 : slow ? 2 * REFUSAL_MR_BYTES : tgt->len;
+    uint8_t *before = malloc(clen), *after = malloc(clen), pat[64];
+    fill(before, clen, write ? 77 : 79);
     fill(pat, sizeof(pat), 78);
-    NdkFpgaWriteBuffer(ad, tgt->mdl, 0, before, clen);
-    NdkFpgaWriteBuffer(ad, src.mdl, 0, pat, sizeof(pat));
-    NDK_SGE sge = {{.VirtualAddress = va_of(&src, 0)}, wlen, src.mr->Dispatch->NdkGetLocalTokenFromMr(src.mr)};
-    NTSTATUS st = pr.qa->Dispatch->NdkWrite(pr.qa, (PVOID)0x77, &sge, 1, raddr, token, 0);
+    NdkFpgaWriteBuffer(ad, watched, 0, before, clen);
+    if (write)
+        NdkFpgaWriteBuffer(ad, loc.mdl, 0, pat, sizeof(pat));
+    NDK_SGE sge = {{.VirtualAddress = va_of(&loc, 0)}, len, loc.mr->Dispatch->NdkGetLocalTokenFromMr(loc.mr)};
+    NDK_QP *q = pr.qa;
+    NTSTATUS st = write ? q->Dispatch->NdkWrite(q, (PVOID)0x77, &sge, 1, raddr, token, 0)
+                        : q->Dispatch->NdkRead(q, (PVOID)0x77, &sge, 1, raddr, token, 0);
     NDK_RESULT_EX r = next_result();
     tap_ok(st == STATUS_SUCCESS && r.Status == STATUS_ACCESS_VIOLATION && r.RequestContext == (PVOID)0x77 &&
-               r.Type == NdkOperationTypeWrite,
+               r.Type == (write ? NdkOperationTypeWrite : NdkOperationTypeRead),
            "%s: STATUS_ACCESS_VIOLATION (post %s, result %s, refuse %u)", name, NdkFpgaStatusName(st),
            NdkFpgaStatusName(r.Status), (unsigned)r.ProviderErrorCode);
-    NdkFpgaReadBuffer(ad, tgt->mdl, 0, after, clen);
-    tap_ok(!memcmp(before, after, clen), "%s: target unchanged (%zu bytes checked)", name, clen);
-    st = pr.qa->Dispatch->NdkWrite(pr.qa, (PVOID)0x78, &sge, 1, raddr, token, 0);
+    NdkFpgaReadBuffer(ad, watched, 0, after, clen);
+    tap_ok(!memcmp(before, after, clen), "%s: %s unchanged (%zu bytes checked)", name, write ? "target" : "local sink",
+           clen);
+    st = q->Dispatch->NdkWrite(q, (PVOID)0x78, &sge, 1, raddr, token, 0);
     r = next_result();
     tap_ok(st == STATUS_SUCCESS && r.Status == STATUS_CANCELLED && r.RequestContext == (PVOID)0x78,
            "%s: the next request completes STATUS_CANCELLED (%s)", name, NdkFpgaStatusName(r.Status));
     free(before);
     free(after);
-    free_buf(&src);
+    free_buf(&loc);
     close_pair(&pr);
 }
 
-/* A remote read the engine must refuse: ACCESS_VIOLATION, the local sink unchanged. */
-static void refused_read(const char *name, UINT32 token, UINT64 raddr, ULONG rlen)
+static UINT32 rtoken(NDK_MR *mr)
 {
-    struct pair pr;
-    if (!tap_ok(connect_pair(pd, &pr), "connect for: %s", name))
-        return;
-    struct buf sink;
-    new_buf(&sink, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
-    uint8_t pat[64], after[64];
-    fill(pat, sizeof(pat), 79);
-    NdkFpgaWriteBuffer(ad, sink.mdl, 0, pat, sizeof(pat));
-    NDK_SGE sge = {{.VirtualAddress = va_of(&sink, 0)}, rlen, sink.mr->Dispatch->NdkGetLocalTokenFromMr(sink.mr)};
-    NTSTATUS st = pr.qa->Dispatch->NdkRead(pr.qa, (PVOID)0x79, &sge, 1, raddr, token, 0);
-    NDK_RESULT_EX r = next_result();
-    tap_ok(st == STATUS_SUCCESS && r.Status == STATUS_ACCESS_VIOLATION && r.RequestContext == (PVOID)0x79 &&
-               r.Type == NdkOperationTypeRead,
-           "%s: STATUS_ACCESS_VIOLATION (post %s, result %s, refuse %u)", name, NdkFpgaStatusName(st),
-           NdkFpgaStatusName(r.Status), (unsigned)r.ProviderErrorCode);
-    NdkFpgaReadBuffer(ad, sink.mdl, 0, after, sizeof(after));
-    tap_ok(!memcmp(pat, after, sizeof(after)), "%s: local sink unchanged", name);
-    free_buf(&sink);
-    close_pair(&pr);
+    return mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
 }
 
 static void test_refusals(void)
@@ -688,39 +676,32 @@ static void test_refusals(void)
     if (!new_buf(&tgt, PAGE_SIZE, 0, (ULONG)-1))
         return;
     const SIZE_T mlen = REFUSAL_MR_BYTES;
+    const UINT64 base = (UINT64)(uintptr_t)va_of(&tgt, 0), end = base + mlen;
     /* Another PD's MR, registered for remote write. */
     NDK_MR *other = new_mr(pd2, 0);
     if (other && reg_mr(other, tgt.mdl, mlen, NDK_MR_FLAG_ALLOW_REMOTE_WRITE) == STATUS_SUCCESS)
-        refused_write("write through a token of another PD", &tgt, other->Dispatch->NdkGetRemoteTokenFromMr(other),
-                      (UINT64)(uintptr_t)va_of(&tgt, 0), 64);
+        refused_access("write through a token of another PD", 1, &tgt, rtoken(other), base, 64);
     else
         tap_ok(0, "register an MR in a second PD");
     /* Read-only token used for writing. */
     NDK_MR *ro = new_mr(pd, 0);
     if (ro && reg_mr(ro, tgt.mdl, mlen, NDK_MR_FLAG_ALLOW_REMOTE_READ) == STATUS_SUCCESS)
-        refused_write("write through a read-only token", &tgt, ro->Dispatch->NdkGetRemoteTokenFromMr(ro),
-                      (UINT64)(uintptr_t)va_of(&tgt, 0), 64);
+        refused_access("write through a read-only token", 1, &tgt, rtoken(ro), base, 64);
     else
         tap_ok(0, "register a read-only MR");
     if (ro) {
-        UINT64 end = (UINT64)(uintptr_t)va_of(&tgt, 0) + mlen;
-        refused_read("read of 1 byte one past the end", ro->Dispatch->NdkGetRemoteTokenFromMr(ro), end, 1);
+        refused_access("read of 1 byte one past the end", 0, &tgt, rtoken(ro), end, 1);
         dereg_mr(ro);
-        refused_read("read through a deregistered token", ro->Dispatch->NdkGetRemoteTokenFromMr(ro),
-                     (UINT64)(uintptr_t)va_of(&tgt, 0), 16);
+        refused_access("read through a deregistered token", 0, &tgt, rtoken(ro), base, 16);
     }
     /* One byte past the end of a writable region. */
     NDK_MR *rw = new_mr(pd, 0);
     if (rw && reg_mr(rw, tgt.mdl, mlen, NDK_MR_FLAG_ALLOW_REMOTE_WRITE) == STATUS_SUCCESS) {
-        UINT64 end = (UINT64)(uintptr_t)va_of(&tgt, 0) + mlen;
-        refused_write("write of 1 byte one past the end", &tgt, rw->Dispatch->NdkGetRemoteTokenFromMr(rw), end, 1);
-        refused_write("write of 16 bytes crossing the end", &tgt, rw->Dispatch->NdkGetRemoteTokenFromMr(rw), end - 8,
-                      16);
-        refused_write("write through a bad key", &tgt, rw->Dispatch->NdkGetRemoteTokenFromMr(rw) ^ 0x55,
-                      (UINT64)(uintptr_t)va_of(&tgt, 0), 16);
+        refused_access("write of 1 byte one past the end", 1, &tgt, rtoken(rw), end, 1);
+        refused_access("write of 16 bytes crossing the end", 1, &tgt, rtoken(rw), end - 8, 16);
+        refused_access("write through a bad key", 1, &tgt, rtoken(rw) ^ 0x55, base, 16);
         /* Remote write (0x5) does not include remote read. */
-        refused_read("read through a write-only token", rw->Dispatch->NdkGetRemoteTokenFromMr(rw),
-                     (UINT64)(uintptr_t)va_of(&tgt, 0), 16);
+        refused_access("read through a write-only token", 0, &tgt, rtoken(rw), base, 16);
         dereg_mr(rw);
     } else {
         tap_ok(0, "register a writable MR");
@@ -1102,119 +1083,6 @@ static void test_connection_rules(void)
     close_obj(&ca->Header);
     close_obj(&qa->Header);
     close_obj(&qb->Header);
-}
-
-/* Link death: a software adapter of our own is stopped with requests and work
- * requests outstanding, then killed: every one completes with an error status,
- * new requests fail inline, and closing the adapter returns. */
-static void test_link_death(void)
-{
-    const char *bin = getenv("NDKFPGA_MODEL");
-    if (!bin || !*bin)
-        bin = NDK_MODEL_BIN;
-    char dir[] = "/tmp/ndkconf.XXXXXX";
-    if (!mkdtemp(dir)) {
-        tap_ok(0, "link death: temporary directory");
-        return;
-    }
-    char sock[64], dev[80];
-    snprintf(sock, sizeof(sock), "%s/sock", dir);
-    snprintf(dev, sizeof(dev), "model:%s", sock);
-    char *argv[] = {(char *)bin, "--socket", sock, NULL};
-    pid_t pid;
-    if (posix_spawn(&pid, bin, NULL, NULL, argv, environ) != 0) {
-        tap_ok(0, "link death: start %s", bin);
-        rmdir(dir);
-        return;
-    }
-    NDK_ADAPTER *saved_ad = ad, *ad2 = NULL;
-    NDK_CQ *saved_cq = cq;
-    NTSTATUS st = STATUS_NETWORK_UNREACHABLE;
-    for (int i = 0; i < 500 && st != STATUS_SUCCESS; i++) {
-        st = NdkFpgaOpenAdapter(dev, &ad2);
-        if (st != STATUS_SUCCESS)
-            sleep_ms(10);
-    }
-    if (!tap_ok(st == STATUS_SUCCESS, "link death: open a private software adapter (%s)", NdkFpgaStatusName(st))) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        unlink(sock);
-        rmdir(dir);
-        return;
-    }
-    /* The helpers work on the globals: point them at the private adapter (which has
-     * its own callback thread). */
-    ad = ad2;
-    pthread_mutex_lock(&conf_global);
-    pthread_t saved_thread = conf_cb_thread;
-    int saved_known = conf_cb_thread_known;
-    conf_cb_thread_known = 0;
-    pthread_mutex_unlock(&conf_global);
-    NDK_CQ *cq2 = NULL;
-    NDK_PD *p = NULL;
-    NDK_LISTENER *l = NULL;
-    ad->Dispatch->NdkCreateCq(ad, 64, NULL, NULL, NULL, NULL, NULL, &cq2);
-    cq = cq2;
-    ad->Dispatch->NdkCreatePd(ad, NULL, NULL, &p);
-    ad->Dispatch->NdkCreateListener(ad, on_connect_event, NULL, NULL, NULL, &l);
-    struct sockaddr_in any = loopback_addr(LISTEN_PORT);
-    any.sin_addr.s_addr = htonl(INADDR_ANY);
-    l->Dispatch->NdkListen(l, (const SOCKADDR *)&any, sizeof(any), NULL, NULL);
-    struct pair pr;
-    NDK_MR *fr = NULL;
-    if (connect_pair(p, &pr) && (fr = new_mr(p, 1)) && init_fast(fr, 1, TRUE) == STATUS_SUCCESS) {
-        MDL *b = NULL;
-        NdkFpgaAllocateBuffer(ad, PAGE_SIZE, &b);
-        NDK_LOGICAL_ADDRESS page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(b)[0] << PAGE_SHIFT;
-        kill(pid, SIGSTOP); /* the adapter stops answering */
-        int posted = 0;
-        posted += pr.qa->Dispatch->NdkFastRegister(pr.qa, (PVOID)1, fr, 1, &page, 0, 64, (PVOID)0x1000, 0) ==
-                  STATUS_SUCCESS;
-        posted += pr.qa->Dispatch->NdkInvalidate(pr.qa, (PVOID)2, &fr->Header, 0) == STATUS_SUCCESS;
-        struct waiter w;
-        w_init(&w);
-        NDK_MR *late = NULL;
-        NTSTATUS cst = ASYNC(&w, p->Dispatch->NdkCreateMr(p, TRUE, create_cb, &w, &late));
-        tap_ok(posted == 2 && cst == STATUS_PENDING, "link death: work requests and a request outstanding");
-        sleep_ms(50);
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        pid = 0;
-        NTSTATUS got = w_wait(&w, cst);
-        tap_ok(got != STATUS_SUCCESS && got != STATUS_IO_TIMEOUT && !w.obj,
-               "link death: the outstanding NdkCreateMr completes with an error (%s)", NdkFpgaStatusName(got));
-        NDK_RESULT_EX r1 = next_result(), r2 = next_result();
-        tap_ok(r1.RequestContext == (PVOID)1 && r2.RequestContext == (PVOID)2 && r1.Status != STATUS_SUCCESS &&
-                   r2.Status != STATUS_SUCCESS && r1.Status != STATUS_IO_TIMEOUT && r2.Status != STATUS_IO_TIMEOUT,
-               "link death: both outstanding work requests complete with an error (%s, %s)",
-               NdkFpgaStatusName(r1.Status), NdkFpgaStatusName(r2.Status));
-        st = pr.qa->Dispatch->NdkInvalidate(pr.qa, (PVOID)3, &fr->Header, 0);
-        tap_ok(st != STATUS_SUCCESS && st != STATUS_PENDING, "link death: a new work request fails inline (%s)",
-               NdkFpgaStatusName(st));
-        w_init(&w);
-        st = ASYNC(&w, fr->Dispatch->NdkInitializeFastRegisterMr(fr, 1, TRUE, req_cb, &w));
-        st = w_wait(&w, st);
-        tap_ok(st != STATUS_SUCCESS && st != STATUS_IO_TIMEOUT, "link death: a new request fails (%s)",
-               NdkFpgaStatusName(st));
-    } else {
-        tap_ok(0, "link death: connected QPs on the private adapter");
-    }
-    if (pid) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-    }
-    uint64_t t0 = now_ms();
-    NdkFpgaCloseAdapter(ad2); /* children left open: freed without callbacks */
-    tap_ok(now_ms() - t0 < 10000, "link death: NdkFpgaCloseAdapter returns (%llu ms)",
-           (unsigned long long)(now_ms() - t0));
-    ad = saved_ad;
-    cq = saved_cq;
-    pthread_mutex_lock(&conf_global);
-    conf_cb_thread = saved_thread;
-    conf_cb_thread_known = saved_known;
-    pthread_mutex_unlock(&conf_global);
-    unlink(sock);
-    rmdir(dir);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1909,6 +1777,55 @@ static void test_fresh_qp(void)
     tap_ok(t == 16 && wrong == 0,
            "a new QP's first request, delayed 150 ms by the adapter, completes SUCCESS (%d of %d did not)", wrong, t);
     priv_close(&p);
+}
+
+/* Link death: a software adapter of our own is stopped with requests and work
+ * requests outstanding, then killed: every one completes with an error status,
+ * new requests fail inline, and closing the adapter returns. */
+static void test_link_death(void)
+{
+    struct priv p;
+    if (!tap_ok(priv_open(&p, 64, NULL, NULL), "link death: open a private software adapter"))
+        return;
+    struct pair pr;
+    NDK_MR *fr = NULL;
+    if (connect_pair(p.pd, &pr) && (fr = new_mr(p.pd, 1)) && init_fast(fr, 1, TRUE) == STATUS_SUCCESS) {
+        MDL *b = NULL;
+        NdkFpgaAllocateBuffer(ad, PAGE_SIZE, &b);
+        NDK_LOGICAL_ADDRESS page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(b)[0] << PAGE_SHIFT;
+        kill(p.pid, SIGSTOP); /* the adapter stops answering */
+        int posted = 0;
+        posted += pr.qa->Dispatch->NdkFastRegister(pr.qa, (PVOID)1, fr, 1, &page, 0, 64, (PVOID)0x1000, 0) ==
+                  STATUS_SUCCESS;
+        posted += pr.qa->Dispatch->NdkInvalidate(pr.qa, (PVOID)2, &fr->Header, 0) == STATUS_SUCCESS;
+        struct waiter w;
+        w_init(&w);
+        NDK_MR *late = NULL;
+        NTSTATUS cst = ASYNC(&w, p.pd->Dispatch->NdkCreateMr(p.pd, TRUE, create_cb, &w, &late));
+        tap_ok(posted == 2 && cst == STATUS_PENDING, "link death: work requests and a request outstanding");
+        sleep_ms(50);
+        priv_kill(&p);
+        NTSTATUS got = w_wait(&w, cst);
+        tap_ok(got != STATUS_SUCCESS && got != STATUS_IO_TIMEOUT && !w.obj,
+               "link death: the outstanding NdkCreateMr completes with an error (%s)", NdkFpgaStatusName(got));
+        NDK_RESULT_EX r1 = next_result(), r2 = next_result();
+        tap_ok(r1.RequestContext == (PVOID)1 && r2.RequestContext == (PVOID)2 && r1.Status != STATUS_SUCCESS &&
+                   r2.Status != STATUS_SUCCESS && r1.Status != STATUS_IO_TIMEOUT && r2.Status != STATUS_IO_TIMEOUT,
+               "link death: both outstanding work requests complete with an error (%s, %s)",
+               NdkFpgaStatusName(r1.Status), NdkFpgaStatusName(r2.Status));
+        NTSTATUS st = pr.qa->Dispatch->NdkInvalidate(pr.qa, (PVOID)3, &fr->Header, 0);
+        tap_ok(st != STATUS_SUCCESS && st != STATUS_PENDING, "link death: a new work request fails inline (%s)",
+               NdkFpgaStatusName(st));
+        w_init(&w);
+        st = ASYNC(&w, fr->Dispatch->NdkInitializeFastRegisterMr(fr, 1, TRUE, req_cb, &w));
+        st = w_wait(&w, st);
+        tap_ok(st != STATUS_SUCCESS && st != STATUS_IO_TIMEOUT, "link death: a new request fails (%s)",
+               NdkFpgaStatusName(st));
+    } else {
+        tap_ok(0, "link death: connected QPs on the private adapter");
+    }
+    uint64_t dt = priv_close(&p); /* children left open: freed without callbacks */
+    tap_ok(dt < 10000, "link death: NdkFpgaCloseAdapter returns (%llu ms)", (unsigned long long)dt);
 }
 
 static void test_guarantees(void)

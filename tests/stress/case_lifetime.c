@@ -188,14 +188,11 @@ static int ex_round(struct stx *x, NDK_CQ *cq, int round, struct counts *c)
 void case_exhaustion(void)
 {
     struct stx x;
-    if (!stx_open(&x, "exhaustion"))
-        return;
-    const int rounds = st_n(3, 2, 2);
     struct cqlog log;
-    log_init(&log);
-    NDK_CQ *cq = st_cq(&x, 256, &log);
+    NDK_CQ *cq = stx_open_logged(&x, "exhaustion", 256, &log);
     if (!cq)
         return;
+    const int rounds = st_n(3, 2, 2);
     struct counts first, c;
     memset(&first, 0, sizeof(first));
     int same = 1;
@@ -301,16 +298,7 @@ static int probe_close(struct close_probe *p, NDK_OBJECT_HEADER *obj, NTSTATUS *
 
 static int probe_wait(struct close_probe *p, int ms)
 {
-    uint64_t end = st_now_ms() + (uint64_t)ms;
-    pthread_mutex_lock(&p->m);
-    while (!p->done && st_now_ms() < end) {
-        pthread_mutex_unlock(&p->m);
-        st_sleep_ms(1);
-        pthread_mutex_lock(&p->m);
-    }
-    int d = p->done;
-    pthread_mutex_unlock(&p->m);
-    return d;
+    return st_wait_nonzero(&p->m, &p->done, ms);
 }
 
 /* Results of the QP: SUCCESS (or allowed_tail statuses) up to some point, then only
@@ -432,15 +420,14 @@ static VOID order_cb(PVOID ctx)
 void case_close_outstanding(void)
 {
     struct stx x;
-    if (!stx_open(&x, "close-outstanding"))
-        return;
     struct cqlog log;
-    log_init(&log);
-    NDK_CQ *cq = st_cq(&x, 8192, &log);
+    NDK_CQ *cq = stx_open_logged(&x, "close-outstanding", 8192, &log);
+    if (!cq)
+        return;
     struct co_env e;
     memset(&e, 0, sizeof(e));
     e.x = &x;
-    int setup = cq && st_buf(&x, &e.tgt, PAGE_SIZE, 0, -1) && st_buf(&x, &e.src, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE) &&
+    int setup = st_buf(&x, &e.tgt, PAGE_SIZE, 0, -1) && st_buf(&x, &e.src, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE) &&
                 st_buf(&x, &e.nrm, PAGE_SIZE, 0, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
     if (!st_ok(setup, "a CQ and buffers"))
         return;

@@ -144,14 +144,11 @@ static void *worker_main(void *p)
 void case_threads(void)
 {
     struct stx x;
-    if (!stx_open(&x, "shared"))
-        return;
-    const int nthreads = st_n(4, 3, 2), cycles = st_n(150, 25, 3);
     struct cqlog log;
-    log_init(&log);
-    NDK_CQ *cq = st_cq(&x, 4096, &log);
+    NDK_CQ *cq = stx_open_logged(&x, "shared", 4096, &log);
     if (!cq)
         return;
+    const int nthreads = st_n(4, 3, 2), cycles = st_n(150, 25, 3);
     struct worker *w = calloc((size_t)nthreads, sizeof(*w));
     for (int i = 0; i < nthreads; i++) {
         w[i].id = i;
@@ -446,16 +443,7 @@ void case_deep_queue(void)
 
 static int wait_overflow(struct cqlog *l, int ms)
 {
-    uint64_t end = st_now_ms() + (uint64_t)ms;
-    pthread_mutex_lock(&l->m);
-    while (l->overflows == 0 && st_now_ms() < end) {
-        pthread_mutex_unlock(&l->m);
-        st_sleep_ms(1);
-        pthread_mutex_lock(&l->m);
-    }
-    int got = l->overflows;
-    pthread_mutex_unlock(&l->m);
-    return got;
+    return st_wait_nonzero(&l->m, &l->overflows, ms);
 }
 
 static void overflow_variant(struct stx *x, const char *name, int arm)
@@ -692,11 +680,8 @@ static void error_variant(struct stx *x, struct cqlog *log, NDK_CQ *cq, const ch
 void case_error_breaks_qp(void)
 {
     struct stx x;
-    if (!stx_open(&x, "error-breaks-qp"))
-        return;
     struct cqlog log;
-    log_init(&log);
-    NDK_CQ *cq = st_cq(&x, 1024, &log);
+    NDK_CQ *cq = stx_open_logged(&x, "error-breaks-qp", 1024, &log);
     if (!cq)
         return;
     error_variant(&x, &log, cq, "error first", 0, 0);
@@ -803,14 +788,13 @@ static void fcheck_fail(struct fcheck *c, int trial, const char *fmt, ...)
 void case_flush_race(void)
 {
     struct stx x;
-    if (!stx_open(&x, "flush-race"))
+    struct cqlog log;
+    NDK_CQ *cq = stx_open_logged(&x, "flush-race", 4096, &log);
+    if (!cq)
         return;
     const int trials = st_n(1000, 150, 6);
-    struct cqlog log;
-    log_init(&log);
-    NDK_CQ *cq = st_cq(&x, 4096, &log);
     struct sbuf tgt, src;
-    if (!cq || !st_buf(&x, &tgt, PAGE_SIZE, 0, -1) || !st_buf(&x, &src, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE)) {
+    if (!st_buf(&x, &tgt, PAGE_SIZE, 0, -1) || !st_buf(&x, &src, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE)) {
         st_ok(0, "CQ and buffers");
         return;
     }

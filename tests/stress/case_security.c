@@ -296,15 +296,14 @@ struct guess {
 void case_guessed_tokens(void)
 {
     struct stx x;
-    if (!stx_open(&x, "guessed-tokens"))
-        return;
     struct cqlog log;
-    log_init(&log);
-    NDK_CQ *cq = st_cq(&x, 4096, &log);
+    NDK_CQ *cq = stx_open_logged(&x, "guessed-tokens", 4096, &log);
+    if (!cq)
+        return;
     struct sbuf tgt, tgt2, src, sink;
     NDK_MR *fr = NULL;
     struct pair pr;
-    int setup = cq && st_buf(&x, &tgt, PAGE_SIZE, 0, NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ) &&
+    int setup = st_buf(&x, &tgt, PAGE_SIZE, 0, NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ) &&
                 st_buf(&x, &tgt2, PAGE_SIZE, 0, -1) && st_buf(&x, &src, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE) &&
                 st_buf(&x, &sink, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK) &&
                 (fr = st_mr(&x, x.pd, 1)) != NULL && st_init_fast(fr, 1, TRUE) == STATUS_SUCCESS &&
