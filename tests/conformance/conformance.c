@@ -1100,6 +1100,8 @@ struct priv {
     NDK_LISTENER *l;
     pthread_t saved_thread;
     int saved_known;
+    NDK_MR *fr; /* fr_setup: a fast-register MR ... */
+    NDK_LOGICAL_ADDRESS page; /* ... and a page for it */
 };
 
 /* Start nfmodel, open it, a CQ of cq_depth (notify may be NULL), a PD and a listener;
@@ -1156,6 +1158,11 @@ static int priv_open(struct priv *p, ULONG cq_depth, NDK_FN_CQ_NOTIFICATION_CALL
     return p->cq && p->pd && p->l;
 }
 
+static int priv_start(struct priv *p, ULONG cq_depth, const char *what)
+{
+    return tap_ok(priv_open(p, cq_depth, NULL, NULL), "%s: private adapter", what);
+}
+
 static void priv_kill(struct priv *p)
 {
     if (p->pid) {
@@ -1185,14 +1192,14 @@ static uint64_t priv_close(struct priv *p)
     return dt;
 }
 
-/* A fast-register MR of PD p over one fresh page; 0 on failure. */
-static int fr_setup(NDK_PD *p, NDK_MR **fr, NDK_LOGICAL_ADDRESS *page)
+/* p->fr: a fast-register MR of p's PD over one fresh page (p->page); 0 on failure. */
+static int fr_setup(struct priv *p)
 {
     MDL *b = NULL;
-    *fr = new_mr(p, 1);
-    if (!*fr || init_fast(*fr, 1, TRUE) != STATUS_SUCCESS || NdkFpgaAllocateBuffer(ad, PAGE_SIZE, &b) != STATUS_SUCCESS)
+    p->fr = new_mr(p->pd, 1);
+    if (!p->fr || init_fast(p->fr, 1, TRUE) != STATUS_SUCCESS || NdkFpgaAllocateBuffer(ad, PAGE_SIZE, &b) != STATUS_SUCCESS)
         return 0;
-    *page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(b)[0] << PAGE_SHIFT;
+    p->page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(b)[0] << PAGE_SHIFT;
     return 1;
 }
 
@@ -1207,17 +1214,16 @@ static int connect_pair_depth(NDK_PD *p, ULONG depth, struct pair *pr)
 }
 
 /* A connected pair of depth depth and a fast MR with a page to register. */
-static int pair_fr_setup(NDK_PD *p, ULONG depth, struct pair *pr, NDK_MR **fr, NDK_LOGICAL_ADDRESS *page)
+static int pair_fr_setup(struct priv *p, ULONG depth, struct pair *pr)
 {
-    return connect_pair_depth(p, depth, pr) && fr_setup(p, fr, page);
+    return connect_pair_depth(p->pd, depth, pr) && fr_setup(p);
 }
 
 /* pair_fr_setup on a private adapter, reported as "WHAT: connected QPs and a fast
  * MR"; on failure the adapter is closed. */
-static int priv_pair_fr_setup(struct priv *p, ULONG depth, const char *what, struct pair *pr, NDK_MR **fr,
-                              NDK_LOGICAL_ADDRESS *page)
+static int priv_pair_fr_setup(struct priv *p, ULONG depth, const char *what, struct pair *pr)
 {
-    if (tap_ok(pair_fr_setup(p->pd, depth, pr, fr, page), "%s: connected QPs and a fast MR", what))
+    if (tap_ok(pair_fr_setup(p, depth, pr), "%s: connected QPs and a fast MR", what))
         return 1;
     priv_close(p);
     return 0;
@@ -1291,15 +1297,13 @@ static void test_cq_overflow(void)
         ovf_status = 0;
         pthread_mutex_unlock(&conf_global);
         struct pair pr;
-        NDK_MR *fr = NULL;
-        NDK_LOGICAL_ADDRESS page = 0;
-        if (!priv_pair_fr_setup(&p, 64, "CQ overflow", &pr, &fr, &page))
+        if (!priv_pair_fr_setup(&p, 64, "CQ overflow", &pr))
             return;
         if (armed)
             cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
         int posted = 0;
         for (uint32_t i = 0; i < 16; i++)
-            posted += post_i(pr.qa, fr, page, i, 0) == STATUS_SUCCESS;
+            posted += post_i(pr.qa, p.fr, p.page, i, 0) == STATUS_SUCCESS;
         uint64_t t0 = now_ms();
         int calls = 0;
         NTSTATUS st = 0;
@@ -1323,7 +1327,7 @@ static void test_cq_overflow(void)
                armed ? "armed" : "not armed", posted, calls, NdkFpgaStatusName(st));
         NDK_RESULT_EX r[8];
         ULONG n = cq->Dispatch->NdkGetCqResultsEx(cq, r, 8);
-        NTSTATUS after = post_i(pr.qa, fr, page, 16, 0);
+        NTSTATUS after = post_i(pr.qa, p.fr, p.page, 16, 0);
         tap_ok(n <= 4 && after == STATUS_CANCELLED,
                "CQ overflow: the CQ holds what it held (%u), its QP refuses new work inline with CANCELLED (%s)",
                (unsigned)n, NdkFpgaStatusName(after));
@@ -1362,11 +1366,9 @@ static void *flush_thread(void *arg)
 static void test_flush_race(void)
 {
     struct priv p;
-    if (!tap_ok(priv_open(&p, 1024, NULL, NULL), "flush race: private adapter"))
+    if (!priv_start(&p, 1024, "flush race"))
         return;
-    NDK_MR *fr = NULL;
-    NDK_LOGICAL_ADDRESS page = 0;
-    if (!tap_ok(fr_setup(p.pd, &fr, &page), "flush race: fast MR")) {
+    if (!tap_ok(fr_setup(&p), "flush race: fast MR")) {
         priv_close(&p);
         return;
     }
@@ -1389,7 +1391,7 @@ static void test_flush_race(void)
         __atomic_store_n(&f.go, 1, __ATOMIC_RELEASE);
         for (uint32_t i = 0; i < N; i++) {
             uint64_t t0 = now_ms();
-            NTSTATUS st = post_i(pr.qa, fr, page, i, (rnd() % 4 == 0) ? NDK_OP_FLAG_DEFER : 0);
+            NTSTATUS st = post_i(pr.qa, p.fr, p.page, i, (rnd() % 4 == 0) ? NDK_OP_FLAG_DEFER : 0);
             slow_posts += now_ms() - t0 > 500;
             if (st == STATUS_SUCCESS) {
                 accepted[i] = 1;
@@ -1452,16 +1454,14 @@ static void test_death_while_posting(void)
         if (!priv_open(&p, 4096, NULL, NULL))
             break;
         struct pair pr;
-        NDK_MR *fr = NULL;
-        NDK_LOGICAL_ADDRESS page = 0;
-        int ok = pair_fr_setup(p.pd, 1024, &pr, &fr, &page);
+        int ok = pair_fr_setup(&p, 1024, &pr);
         if (!ok) {
             priv_close(&p);
             break;
         }
         memset(accepted, 0, sizeof(accepted));
         memset(count, 0, sizeof(count));
-        struct poster ps = {pr.qa, fr, page, N, accepted, 0};
+        struct poster ps = {pr.qa, p.fr, p.page, N, accepted, 0};
         pthread_t th;
         pthread_create(&th, NULL, poster_thread, &ps);
         sleep_ms((int)(rnd() % 40));
@@ -1511,16 +1511,14 @@ static void *freeze_poster(void *arg)
 static void test_frozen(void)
 {
     struct priv p;
-    if (!tap_ok(priv_open(&p, 1024, NULL, NULL), "frozen adapter: private adapter"))
+    if (!priv_start(&p, 1024, "frozen adapter"))
         return;
     struct pair pr;
-    NDK_MR *fr = NULL;
-    NDK_LOGICAL_ADDRESS page = 0;
-    if (!priv_pair_fr_setup(&p, 64, "frozen adapter", &pr, &fr, &page))
+    if (!priv_pair_fr_setup(&p, 64, "frozen adapter", &pr))
         return;
     /* Fill the link's window while the adapter is frozen, then post on an idle QP. */
     kill(p.pid, SIGSTOP);
-    struct freeze_post f = {pr.qa, fr, page, 0, 0};
+    struct freeze_post f = {pr.qa, p.fr, p.page, 0, 0};
     pthread_t th;
     uint64_t t0 = now_ms();
     pthread_create(&th, NULL, freeze_poster, &f);
@@ -1536,7 +1534,7 @@ static void test_frozen(void)
     w_init(&w);
     NDK_MR *late = NULL;
     NTSTATUS cst = ASYNC(&w, p.pd->Dispatch->NdkCreateMr(p.pd, TRUE, create_cb, &w, &late));
-    NTSTATUS dst = post_i(pr.qa, fr, page, 9, NDK_OP_FLAG_DEFER);
+    NTSTATUS dst = post_i(pr.qa, p.fr, p.page, 9, NDK_OP_FLAG_DEFER);
     kill(p.pid, SIGCONT);
     if (!done) {
         pthread_join(th, NULL); /* blocked until the thaw */
@@ -1558,7 +1556,7 @@ static void test_frozen(void)
     /* Frozen again with work outstanding: the close returns within 2 s, the
      * outstanding request's callback runs once. */
     kill(p.pid, SIGSTOP);
-    post_i(pr.qa, fr, page, 0, 0);
+    post_i(pr.qa, p.fr, p.page, 0, 0);
     w_init(&w);
     late = NULL;
     cst = ASYNC(&w, p.pd->Dispatch->NdkCreateMr(p.pd, TRUE, create_cb, &w, &late));
@@ -1601,15 +1599,13 @@ static void test_deadlines(void)
     if (!tap_ok(opened, "deadlines: private adapter"))
         return;
     struct pair pr;
-    NDK_MR *fr = NULL;
-    NDK_LOGICAL_ADDRESS page = 0;
-    if (!priv_pair_fr_setup(&p, pair_depth, "deadlines", &pr, &fr, &page))
+    if (!priv_pair_fr_setup(&p, pair_depth, "deadlines", &pr))
         return;
     /* A silent request outstanding longer than the deadline does not make the next
      * request that reports a completion time out at once. */
-    NTSTATUS s1 = post_i(pr.qa, fr, page, 100, NDK_OP_FLAG_SILENT_SUCCESS);
+    NTSTATUS s1 = post_i(pr.qa, p.fr, p.page, 100, NDK_OP_FLAG_SILENT_SUCCESS);
     sleep_ms(700);
-    NTSTATUS s2 = post_i(pr.qa, fr, page, 101, 0);
+    NTSTATUS s2 = post_i(pr.qa, p.fr, p.page, 101, 0);
     NDK_RESULT_EX r0;
     int have0 = cq_wait(cq, &r0, 3000);
     tap_ok(s1 == STATUS_SUCCESS && s2 == STATUS_SUCCESS && have0 && r0.Status == STATUS_SUCCESS &&
@@ -1618,10 +1614,10 @@ static void test_deadlines(void)
            have0 ? NdkFpgaStatusName(r0.Status) : "nothing");
     kill(p.pid, SIGSTOP);
     uint64_t t0 = now_ms();
-    NTSTATUS ps = post_i(pr.qa, fr, page, 0, 0);
+    NTSTATUS ps = post_i(pr.qa, p.fr, p.page, 0, 0);
     struct waiter w;
     w_init(&w);
-    NTSTATUS st = ASYNC(&w, fr->Dispatch->NdkInitializeFastRegisterMr(fr, 1, TRUE, req_cb, &w));
+    NTSTATUS st = ASYNC(&w, p.fr->Dispatch->NdkInitializeFastRegisterMr(p.fr, 1, TRUE, req_cb, &w));
     NTSTATUS got = w_wait(&w, st);
     NDK_RESULT_EX r;
     int have = cq_wait(cq, &r, 3000);
@@ -1635,7 +1631,7 @@ static void test_deadlines(void)
      * deadline, the waiting call does. */
     struct nested nest = {p.pd, 0, 0, 0};
     t0 = now_ms();
-    st = fr->Dispatch->NdkInitializeFastRegisterMr(fr, 1, TRUE, nested_cb, &nest);
+    st = p.fr->Dispatch->NdkInitializeFastRegisterMr(p.fr, 1, TRUE, nested_cb, &nest);
     int nd = 0;
     while (!nd && now_ms() - t0 < 4000) {
         sleep_ms(10);
@@ -1657,14 +1653,12 @@ static void test_deadlines(void)
 static void test_closes(void)
 {
     struct priv p;
-    if (!tap_ok(priv_open(&p, 1024, NULL, NULL), "closes: private adapter"))
+    if (!priv_start(&p, 1024, "closes"))
         return;
     int lost = 0, dup = 0, pend_ok = 1, trials = 20;
     for (int t = 0; t < trials; t++) {
         struct pair pr;
-        NDK_MR *fr = NULL;
-        NDK_LOGICAL_ADDRESS page = 0;
-        int ok = pair_fr_setup(p.pd, 64, &pr, &fr, &page);
+        int ok = pair_fr_setup(&p, 64, &pr);
         if (!ok) {
             pend_ok = 0;
             break;
@@ -1672,7 +1666,7 @@ static void test_closes(void)
         uint8_t acc[40] = {0}, count[40] = {0};
         uint32_t n = 1 + rnd() % 40;
         for (uint32_t i = 0; i < n; i++)
-            acc[i] = post_i(pr.qa, fr, page, i, (rnd() % 2) ? NDK_OP_FLAG_DEFER : 0) == STATUS_SUCCESS;
+            acc[i] = post_i(pr.qa, p.fr, p.page, i, (rnd() % 2) ? NDK_OP_FLAG_DEFER : 0) == STATUS_SUCCESS;
         struct waiter w;
         w_init(&w);
         NTSTATUS st = ASYNC(&w, NdkCloseObject(&pr.qa->Header, close_cb, &w));
@@ -1691,7 +1685,7 @@ static void test_closes(void)
         }
         pr.qa = NULL;
         close_pair(&pr);
-        close_obj(&fr->Header);
+        close_obj(&p.fr->Header);
     }
     tap_ok(pend_ok && lost == 0 && dup == 0,
            "closing a QP with requests outstanding: each completes once before the close does, %d trials "
@@ -1756,22 +1750,20 @@ static void test_foreign(void)
 static void test_fresh_qp(void)
 {
     struct priv p;
-    if (!tap_ok(priv_open(&p, 64, NULL, NULL), "fresh QP: private adapter"))
+    if (!priv_start(&p, 64, "fresh QP"))
         return;
-    NDK_MR *fr = NULL;
-    NDK_LOGICAL_ADDRESS page = 0;
-    int ok = fr_setup(p.pd, &fr, &page), wrong = 0, t;
+    int ok = fr_setup(&p), wrong = 0, t;
     for (t = 0; ok && t < 16; t++) {
         struct pair pr;
         if (!connect_pair(p.pd, &pr))
             break;
-        NTSTATUS st = post_i(pr.qa, fr, page, 0, 0);
+        NTSTATUS st = post_i(pr.qa, p.fr, p.page, 0, 0);
         kill(p.pid, SIGSTOP); /* the deadline scan sees it outstanding */
         sleep_ms(150);
         kill(p.pid, SIGCONT);
         NDK_RESULT_EX r;
         wrong += st != STATUS_SUCCESS || !cq_wait(cq, &r, 3000) || r.Status != STATUS_SUCCESS;
-        post_i(pr.qa, fr, page, 1, NDK_OP_FLAG_SILENT_SUCCESS);
+        post_i(pr.qa, p.fr, p.page, 1, NDK_OP_FLAG_SILENT_SUCCESS);
         close_pair(&pr);
     }
     tap_ok(t == 16 && wrong == 0,
@@ -1788,16 +1780,12 @@ static void test_link_death(void)
     if (!tap_ok(priv_open(&p, 64, NULL, NULL), "link death: open a private software adapter"))
         return;
     struct pair pr;
-    NDK_MR *fr = NULL;
-    if (connect_pair(p.pd, &pr) && (fr = new_mr(p.pd, 1)) && init_fast(fr, 1, TRUE) == STATUS_SUCCESS) {
-        MDL *b = NULL;
-        NdkFpgaAllocateBuffer(ad, PAGE_SIZE, &b);
-        NDK_LOGICAL_ADDRESS page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(b)[0] << PAGE_SHIFT;
+    if (pair_fr_setup(&p, pair_depth, &pr)) {
         kill(p.pid, SIGSTOP); /* the adapter stops answering */
         int posted = 0;
-        posted += pr.qa->Dispatch->NdkFastRegister(pr.qa, (PVOID)1, fr, 1, &page, 0, 64, (PVOID)0x1000, 0) ==
+        posted += pr.qa->Dispatch->NdkFastRegister(pr.qa, (PVOID)1, p.fr, 1, &p.page, 0, 64, (PVOID)0x1000, 0) ==
                   STATUS_SUCCESS;
-        posted += pr.qa->Dispatch->NdkInvalidate(pr.qa, (PVOID)2, &fr->Header, 0) == STATUS_SUCCESS;
+        posted += pr.qa->Dispatch->NdkInvalidate(pr.qa, (PVOID)2, &p.fr->Header, 0) == STATUS_SUCCESS;
         struct waiter w;
         w_init(&w);
         NDK_MR *late = NULL;
@@ -1813,11 +1801,11 @@ static void test_link_death(void)
                    r2.Status != STATUS_SUCCESS && r1.Status != STATUS_IO_TIMEOUT && r2.Status != STATUS_IO_TIMEOUT,
                "link death: both outstanding work requests complete with an error (%s, %s)",
                NdkFpgaStatusName(r1.Status), NdkFpgaStatusName(r2.Status));
-        NTSTATUS st = pr.qa->Dispatch->NdkInvalidate(pr.qa, (PVOID)3, &fr->Header, 0);
+        NTSTATUS st = pr.qa->Dispatch->NdkInvalidate(pr.qa, (PVOID)3, &p.fr->Header, 0);
         tap_ok(st != STATUS_SUCCESS && st != STATUS_PENDING, "link death: a new work request fails inline (%s)",
                NdkFpgaStatusName(st));
         w_init(&w);
-        st = ASYNC(&w, fr->Dispatch->NdkInitializeFastRegisterMr(fr, 1, TRUE, req_cb, &w));
+        st = ASYNC(&w, p.fr->Dispatch->NdkInitializeFastRegisterMr(p.fr, 1, TRUE, req_cb, &w));
         st = w_wait(&w, st);
         tap_ok(st != STATUS_SUCCESS && st != STATUS_IO_TIMEOUT, "link death: a new request fails (%s)",
                NdkFpgaStatusName(st));

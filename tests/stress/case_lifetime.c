@@ -188,9 +188,7 @@ static int ex_round(struct stx *x, NDK_CQ *cq, int round, struct counts *c)
 void case_exhaustion(void)
 {
     struct stx x;
-    struct cqlog log;
-    NDK_CQ *cq = stx_open_logged(&x, "exhaustion", 256, &log);
-    if (!cq)
+    if (!stx_open_logged(&x, "exhaustion", 256))
         return;
     const int rounds = st_n(3, 2, 2);
     struct counts first, c;
@@ -199,7 +197,7 @@ void case_exhaustion(void)
     char diff[300] = "";
     for (int r = 0; r < rounds; r++) {
         uint64_t t0 = st_now_ms();
-        ex_round(&x, cq, r, &c);
+        ex_round(&x, x.cq, r, &c);
         st_note("round %d (%llu ms): MRs %d, fast-register inits of %u pages %d, QPs %d, one-page buffers %d, 1 MiB "
                 "registrations %d",
                 r, (unsigned long long)(st_now_ms() - t0), c.mr, (unsigned)x.info.FRMRPageCount, c.frinit, c.qp, c.buf,
@@ -233,10 +231,10 @@ void case_exhaustion(void)
     }
     st_ok(same, "%d rounds of allocate-all, free-all: the same counts every round (nothing leaked)%s%s", rounds,
           same ? "" : ": ", diff);
-    st_ok(st_close(&cq->Header, cfg.wait_ms), "CQ closed");
-    log.cq = NULL;
+    st_ok(st_close(&x.cq->Header, cfg.wait_ms), "CQ closed");
+    x.log.cq = NULL;
     st_ok(stx_close(&x, 5000) >= 0, "NdkFpgaCloseAdapter returned");
-    log_free(&log);
+    log_free(&x.log);
 }
 
 /* ========================================================================= */
@@ -420,9 +418,7 @@ static VOID order_cb(PVOID ctx)
 void case_close_outstanding(void)
 {
     struct stx x;
-    struct cqlog log;
-    NDK_CQ *cq = stx_open_logged(&x, "close-outstanding", 8192, &log);
-    if (!cq)
+    if (!stx_open_logged(&x, "close-outstanding", 8192))
         return;
     struct co_env e;
     memset(&e, 0, sizeof(e));
@@ -432,8 +428,8 @@ void case_close_outstanding(void)
     if (!st_ok(setup, "a CQ and buffers"))
         return;
     const int n = st_n(400, 150, 12);
-    close_variant(&e, &log, cq, "running adapter", n, 0);
-    close_variant(&e, &log, cq, "frozen adapter (resumed after 300 ms)", 4, 1);
+    close_variant(&e, &x.log, x.cq, "running adapter", n, 0);
+    close_variant(&e, &x.log, x.cq, "frozen adapter (resumed after 300 ms)", 4, 1);
 
     /* Parents first: PD and CQ closes pend while the QPs live, then complete. */
     {
@@ -537,10 +533,10 @@ void case_close_outstanding(void)
     st_buf_free(&x, &e.tgt);
     st_buf_free(&x, &e.src);
     st_buf_free(&x, &e.nrm);
-    st_ok(st_close(&cq->Header, cfg.wait_ms), "CQ closed");
-    log.cq = NULL;
+    st_ok(st_close(&x.cq->Header, cfg.wait_ms), "CQ closed");
+    x.log.cq = NULL;
     st_ok(stx_close(&x, 5000) >= 0, "NdkFpgaCloseAdapter returned");
-    log_free(&log);
+    log_free(&x.log);
 }
 
 /* ========================================================================= */

@@ -364,10 +364,13 @@ int stx_open(struct stx *x, const char *what)
     return 1;
 }
 
-NDK_CQ *stx_open_logged(struct stx *x, const char *what, ULONG depth, struct cqlog *log)
+int stx_open_logged(struct stx *x, const char *what, ULONG depth)
 {
-    log_init(log);
-    return stx_open(x, what) ? st_cq(x, depth, log) : NULL;
+    if (!stx_open(x, what))
+        return 0;
+    log_init(&x->log);
+    x->cq = st_cq(x, depth, &x->log);
+    return x->cq != NULL;
 }
 
 static void *close_adapter_main(void *p)

@@ -147,12 +147,14 @@ struct stx {
     NDK_CONNECTOR *incoming[16];
     int nin;
     int frozen;
+    NDK_CQ *cq;       /* stx_open_logged: a CQ ... */
+    struct cqlog log; /* ... and the log of its completions */
 };
 /* Open an adapter of cfg.device with a PD and a listener; 1 on success (reported). */
 int stx_open(struct stx *x, const char *what);
-/* stx_open, then a CQ of depth whose completions go to log: the CQ, or NULL (reported)
- * when either failed. */
-NDK_CQ *stx_open_logged(struct stx *x, const char *what, ULONG depth, struct cqlog *log);
+/* stx_open, then x->cq of depth whose completions go to x->log; 1 on success (failures
+ * reported). */
+int stx_open_logged(struct stx *x, const char *what, ULONG depth);
 /* NdkFpgaCloseAdapter on a thread of its own: the milliseconds it took, or -1 when it
  * did not return within budget_ms (then the case should end: st_bail). */
 int stx_close(struct stx *x, int budget_ms);
