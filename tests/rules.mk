@@ -11,9 +11,11 @@ RULES_BIN := $(BUILD)/tests/rules
 RULES_SRCS := tests/rules/rules.c
 RULES_HDRS := tests/consumer.h tests/tap.h
 
-.PHONY: test-rules-model test-rules-sim lint-rules
+.PHONY: rules test-rules-model test-rules-sim lint-rules
 TEST_TARGETS += test-rules-model test-rules-sim
 LINT_TARGETS += lint-rules
+
+rules: $(RULES_BIN) ## build the rule table build/tests/rules (docs/rules.md)
 
 $(RULES_BIN): $(RULES_SRCS) $(RULES_HDRS) $(NDK_BUILD)/libndkfpga.a host/include/ndkpi.h host/include/ndkfpga.h
 	@mkdir -p $(@D)

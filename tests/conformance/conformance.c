@@ -1266,6 +1266,25 @@ static uint32_t drain_counts(NDK_CQ *c, uint8_t *count, uint32_t n, uint32_t wan
     return got;
 }
 
+/* What a run's completions say against what was accepted: requests accepted that never
+ * completed (lost), completed more than once (dup), completed without being accepted
+ * or with an unknown context (extra). */
+struct tally {
+    int lost, dup, extra;
+};
+
+static void tally_run(NDK_CQ *c, const uint8_t *accepted, uint8_t *count, uint32_t n, uint32_t acc, struct tally *t)
+{
+    uint32_t bad = 0;
+    drain_counts(c, count, n, acc, 3000, &bad);
+    for (uint32_t i = 0; i < n; i++) {
+        t->lost += accepted[i] && count[i] == 0;
+        t->dup += count[i] > 1;
+        t->extra += !accepted[i] && count[i] > 0;
+    }
+    t->extra += (int)bad;
+}
+
 static uint32_t rnd_state = 12345;
 static uint32_t rnd(void)
 {
@@ -1373,7 +1392,8 @@ static void test_flush_race(void)
         return;
     }
     enum { N = 200 };
-    int trials = 60, lost = 0, dup = 0, extra = 0, slow_posts = 0;
+    int trials = 60, slow_posts = 0;
+    struct tally tl = {0, 0, 0};
     uint8_t accepted[N], count[N];
     uint64_t t_start = now_ms();
     int t;
@@ -1399,20 +1419,13 @@ static void test_flush_race(void)
             }
         }
         pthread_join(th, NULL);
-        uint32_t bad = 0;
-        drain_counts(cq, count, N, acc, 3000, &bad);
-        for (uint32_t i = 0; i < N; i++) {
-            lost += accepted[i] && count[i] == 0;
-            dup += count[i] > 1;
-            extra += !accepted[i] && count[i] > 0;
-        }
-        extra += (int)bad;
+        tally_run(cq, accepted, count, N, acc, &tl);
         close_pair(&pr);
     }
-    tap_ok(t > 0 && lost == 0 && dup == 0 && extra == 0 && slow_posts == 0,
+    tap_ok(t > 0 && tl.lost == 0 && tl.dup == 0 && tl.extra == 0 && slow_posts == 0,
            "NdkFlush concurrent with posting, %d trials x %d posts: every accepted request completes once "
            "(%d lost, %d twice, %d after an inline refusal, %d posts waited)",
-           t, N, lost, dup, extra, slow_posts);
+           t, N, tl.lost, tl.dup, tl.extra, slow_posts);
     uint64_t dt = priv_close(&p);
     tap_ok(dt < 2000, "flush race: NdkFpgaCloseAdapter returns (%llu ms)", (unsigned long long)dt);
 }
@@ -1447,7 +1460,8 @@ static void test_death_while_posting(void)
 {
     enum { N = 3000 };
     static uint8_t accepted[N], count[N];
-    int lost = 0, dup = 0, extra = 0, trials = 8, t, slow_close = 0;
+    int trials = 8, t, slow_close = 0;
+    struct tally tl = {0, 0, 0};
     uint32_t max_post = 0;
     for (t = 0; t < trials; t++) {
         struct priv p;
@@ -1469,24 +1483,18 @@ static void test_death_while_posting(void)
             kill(p.pid, SIGSTOP), sleep_ms((int)(rnd() % 20));
         priv_kill(&p);
         pthread_join(th, NULL);
-        uint32_t acc = 0, bad = 0;
+        uint32_t acc = 0;
         for (uint32_t i = 0; i < N; i++)
             acc += accepted[i];
-        drain_counts(cq, count, N, acc, 3000, &bad);
-        for (uint32_t i = 0; i < N; i++) {
-            lost += accepted[i] && count[i] == 0;
-            dup += count[i] > 1;
-            extra += !accepted[i] && count[i] > 0;
-        }
-        extra += (int)bad;
+        tally_run(cq, accepted, count, N, acc, &tl);
         if (ps.max_post_ms > max_post)
             max_post = ps.max_post_ms;
         slow_close += priv_close(&p) >= 2000;
     }
-    tap_ok(t == trials && lost == 0 && dup == 0 && extra == 0 && slow_close == 0 && max_post < 500,
+    tap_ok(t == trials && tl.lost == 0 && tl.dup == 0 && tl.extra == 0 && slow_close == 0 && max_post < 500,
            "link death while posting, %d trials: every accepted request completes once, refused ones never "
            "(%d lost, %d twice, %d after an inline refusal; longest post %u ms; %d slow closes)",
-           t, lost, dup, extra, (unsigned)max_post, slow_close);
+           t, tl.lost, tl.dup, tl.extra, (unsigned)max_post, slow_close);
 }
 
 /* ---- a frozen adapter: posting never waits; deadlines; close ---- */

@@ -786,12 +786,12 @@ void case_flush_race(void)
     struct stx x;
     if (!stx_open_logged(&x, "flush-race", 4096))
         return;
-    const int trials = st_n(1000, 150, 6);
     struct sbuf tgt, src;
     if (!st_buf(&x, &tgt, PAGE_SIZE, 0, -1) || !st_buf(&x, &src, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE)) {
         st_ok(0, "CQ and buffers");
         return;
     }
+    const int trials = st_n(1000, 150, 6);
     struct fcheck c_once = {"every accepted request completed exactly once, in order, with its context and type", 0, ""};
     struct fcheck c_stat = {"statuses are SUCCESS up to the flush, then CANCELLED (never SUCCESS after CANCELLED, "
                             "nothing else)", 0, ""};
