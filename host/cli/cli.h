@@ -47,8 +47,10 @@ const struct cli_command *cli_command_find(const char *name);
 
 /* Print the subcommand's usage to f. */
 void cli_usage(const struct cli *c, FILE *f);
-/* A usage error: one line on stderr naming the command and the fix; returns CLI_EXIT_USAGE. */
-int cli_usage_error(const struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One line on stderr naming the command: a usage error (code CLI_EXIT_USAGE: the line
+ * also points to --help) or a failed check without a status (CLI_EXIT_FAILED).
+ * Returns code. */
+int cli_report(const struct cli *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Handle what getopt_long returned when it is common to every subcommand (-d, -h, -v, --json,
  * and the unknown-option and missing-value cases: optstrings start with ':' and
  * opterr is 0, so every message is ours). 1 when it was one, with *exit_code set when
@@ -77,8 +79,6 @@ NDK_ADAPTER *cli_open(const struct cli *c, int *exit_code);
 /* A failed call: one line on stderr, "ndkfpga CMD: WHAT: STATUS (library message); hint".
  * Returns CLI_EXIT_FAILED. Adapter may be NULL. */
 int cli_fail(const struct cli *c, NDK_ADAPTER *a, const char *what, NTSTATUS st);
-/* A failed check (no status): one line on stderr; returns CLI_EXIT_FAILED. */
-int cli_error(const struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- progress on stderr, only when it is a terminal ---- */
 

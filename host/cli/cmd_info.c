@@ -64,7 +64,7 @@ int cmd_list(struct cli *c, int argc, char **argv)
     if (code >= 0)
         return code;
     if (optind < argc)
-        return cli_usage_error(c, "unexpected argument \"%s\" (list takes no device)", argv[optind]);
+        return cli_report(c, CLI_EXIT_USAGE, "unexpected argument \"%s\" (list takes no device)", argv[optind]);
     NDKFPGA_DEVICE devs[MAX_DEVICES];
     ULONG n = MAX_DEVICES;
     NTSTATUS st = NdkFpgaListDevices(devs, &n);
@@ -256,7 +256,7 @@ static int device_options(struct cli *c, int argc, char **argv, int *nonzero)
         if (opt == 'z' && nonzero)
             *nonzero = 1;
         else
-            return cli_usage_error(c, "unknown option %s", argv[optind - 1]);
+            return cli_report(c, CLI_EXIT_USAGE, "unknown option %s", argv[optind - 1]);
     }
     return cli_options_done(c, argc, argv, code);
 }

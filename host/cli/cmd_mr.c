@@ -71,10 +71,49 @@ static long last_cycles(struct lat_run *r)
                                                                                    : -1;
 }
 
+/* One timed operation of a row, by its pair of columns: REG_CALL (NdkRegisterMr of buf),
+ * DEREG_CALL (NdkDeregisterMr), FR_CALL (NdkFastRegister of n pages), INV_CALL
+ * (NdkInvalidate). Adds the time until the call returned and until it completed (its
+ * callback ran, or its result is on the CQ) to the row; a work request's board cycles
+ * go to the row too. */
+static void timed_op(struct lat_run *r, struct row *row, int col, MDL *buf, ULONG n, SIZE_T size)
+{
+    static const char *const names[N_TIMES] = {
+        [REG_CALL] = "NdkRegisterMr",     [DEREG_CALL] = "NdkDeregisterMr",
+        [FR_CALL] = "NdkFastRegister",    [FR_DONE] = "NdkFastRegister completion",
+        [INV_CALL] = "NdkInvalidate",     [INV_DONE] = "NdkInvalidate completion",
+    };
+    NDK_QP *qp = r->s->initiator;
+    NDK_MR *mr = r->mr;
+    struct cli_completion w;
+    cli_completion_init(&w);
+    double t0 = cli_now_us(), td = t0;
+    NTSTATUS st;
+    if (col == REG_CALL)
+        st = mr->Dispatch->NdkRegisterMr(mr, buf, size, NDK_MR_FLAG_ALLOW_LOCAL_WRITE, cli_on_request_done, &w);
+    else if (col == DEREG_CALL)
+        st = mr->Dispatch->NdkDeregisterMr(mr, cli_on_request_done, &w);
+    else if (col == FR_CALL)
+        st = qp->Dispatch->NdkFastRegister(qp, (PVOID)1, r->frmr, n, r->pages, 0, size, (PVOID)(uintptr_t)FR_VA,
+                                           NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    else
+        st = qp->Dispatch->NdkInvalidate(qp, (PVOID)2, &r->frmr->Header, 0);
+    double t1 = cli_now_us();
+    if (col < FR_CALL) {
+        lat_check(r, names[col], cli_finish(&w, st, &td));
+    } else {
+        NDK_RESULT_EX res;
+        if (lat_check(r, names[col], st) && lat_check(r, names[col + 1], cli_next_result(r->s->cq, &res, &td)))
+            lat_check(r, col == FR_CALL ? "NdkFastRegister result" : "NdkInvalidate result", res.Status);
+        *(col == FR_CALL ? &row->fr_cycles : &row->inv_cycles) = last_cycles(r);
+    }
+    row->t[col] += t1 - t0;
+    row->t[col + 1] += td - t0;
+}
+
 static void measure_size(struct lat_run *r, struct row *row, SIZE_T size, int can_reg, int can_fr)
 {
     NDK_ADAPTER *a = r->s->adapter;
-    NDK_QP *qp = r->s->initiator;
     MDL *buf = NULL;
     memset(row, 0, sizeof(*row));
     row->size = size;
@@ -86,46 +125,13 @@ static void measure_size(struct lat_run *r, struct row *row, SIZE_T size, int ca
     for (uint64_t it = 0; it < r->iters && !r->failed; it++) {
         cli_progress("mrlat: %zu bytes, iteration %llu of %llu", (size_t)size, (unsigned long long)(it + 1),
                      (unsigned long long)r->iters);
-        struct cli_completion w;
-        double t0, t1, td;
         if (can_reg) {
-            cli_completion_init(&w);
-            t0 = cli_now_us();
-            NTSTATUS st = r->mr->Dispatch->NdkRegisterMr(r->mr, buf, size, NDK_MR_FLAG_ALLOW_LOCAL_WRITE,
-                                                         cli_on_request_done, &w);
-            t1 = cli_now_us();
-            lat_check(r, "NdkRegisterMr", cli_finish(&w, st, &td));
-            row->t[REG_CALL] += t1 - t0;
-            row->t[REG_DONE] += td - t0;
-            cli_completion_init(&w);
-            t0 = cli_now_us();
-            st = r->mr->Dispatch->NdkDeregisterMr(r->mr, cli_on_request_done, &w);
-            t1 = cli_now_us();
-            lat_check(r, "NdkDeregisterMr", cli_finish(&w, st, &td));
-            row->t[DEREG_CALL] += t1 - t0;
-            row->t[DEREG_DONE] += td - t0;
+            timed_op(r, row, REG_CALL, buf, n, size);
+            timed_op(r, row, DEREG_CALL, buf, n, size);
         }
         if (can_fr && !r->failed) {
-            NDK_RESULT_EX res;
-            t0 = cli_now_us();
-            NTSTATUS st = qp->Dispatch->NdkFastRegister(qp, (PVOID)1, r->frmr, n, r->pages, 0, size,
-                                                        (PVOID)(uintptr_t)FR_VA, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
-            t1 = cli_now_us();
-            if (lat_check(r, "NdkFastRegister", st) &&
-                lat_check(r, "NdkFastRegister completion", cli_next_result(r->s->cq, &res, &td)))
-                lat_check(r, "NdkFastRegister result", res.Status);
-            row->t[FR_CALL] += t1 - t0;
-            row->t[FR_DONE] += td - t0;
-            row->fr_cycles = last_cycles(r);
-            t0 = cli_now_us();
-            st = qp->Dispatch->NdkInvalidate(qp, (PVOID)2, &r->frmr->Header, 0);
-            t1 = cli_now_us();
-            if (lat_check(r, "NdkInvalidate", st) &&
-                lat_check(r, "NdkInvalidate completion", cli_next_result(r->s->cq, &res, &td)))
-                lat_check(r, "NdkInvalidate result", res.Status);
-            row->t[INV_CALL] += t1 - t0;
-            row->t[INV_DONE] += td - t0;
-            row->inv_cycles = last_cycles(r);
+            timed_op(r, row, FR_CALL, buf, n, size);
+            timed_op(r, row, INV_CALL, buf, n, size);
         }
     }
     NdkFpgaFreeBuffer(a, buf);
@@ -193,13 +199,13 @@ int cmd_mrlat(struct cli *c, int argc, char **argv)
         switch (opt) {
         case 'n':
             if (cli_parse_u64(optarg, 1, MAX_ITERS, 0, &iters))
-                return cli_usage_error(c, "--iters needs a count of 1 to %u, not \"%s\"", MAX_ITERS, optarg);
+                return cli_report(c, CLI_EXIT_USAGE, "--iters needs a count of 1 to %u, not \"%s\"", MAX_ITERS, optarg);
             break;
         case CLI_OPT_MIN_SIZE:
         case CLI_OPT_MAX_SIZE: {
             uint64_t v;
             if (cli_parse_u64(optarg, PAGE_SIZE, UINT32_MAX, 1, &v) || v % PAGE_SIZE)
-                return cli_usage_error(c, "%s needs a multiple of %u bytes (e.g. 4k, 64k, 1M), not \"%s\"",
+                return cli_report(c, CLI_EXIT_USAGE, "%s needs a multiple of %u bytes (e.g. 4k, 64k, 1M), not \"%s\"",
                                        opt == CLI_OPT_MIN_SIZE ? "--min-size" : "--max-size", PAGE_SIZE, optarg);
             *(opt == CLI_OPT_MIN_SIZE ? &min_size : &max_size) = v;
             break;
@@ -208,15 +214,15 @@ int cmd_mrlat(struct cli *c, int argc, char **argv)
             series = 1;
             break;
         default:
-            return cli_usage_error(c, "unknown option %s", argv[optind - 1]);
+            return cli_report(c, CLI_EXIT_USAGE, "unknown option %s", argv[optind - 1]);
         }
     }
     if ((code = cli_options_done(c, argc, argv, code)) >= 0)
         return code;
     if (min_size > max_size)
-        return cli_usage_error(c, "--min-size is above --max-size");
+        return cli_report(c, CLI_EXIT_USAGE, "--min-size is above --max-size");
     if (c->json && series)
-        return cli_usage_error(c, "--json and --series are two different outputs: choose one");
+        return cli_report(c, CLI_EXIT_USAGE, "--json and --series are two different outputs: choose one");
 
     struct cli_session s;
     if ((code = cli_session_open(c, &s, 64, 16)) != 0)
@@ -517,19 +523,19 @@ int cmd_mrrate(struct cli *c, int argc, char **argv)
         switch (opt) {
         case 'n':
             if (cli_parse_u64(optarg, 1, MAX_ITERS, 0, &count))
-                return cli_usage_error(c, "-n needs a count of 1 to %u, not \"%s\"", MAX_ITERS, optarg);
+                return cli_report(c, CLI_EXIT_USAGE, "-n needs a count of 1 to %u, not \"%s\"", MAX_ITERS, optarg);
             break;
         case 'q':
             if (cli_parse_u64(optarg, 1, MAX_RATE_DEPTH, 0, &depth))
-                return cli_usage_error(c, "-q needs 1 to %u in flight, not \"%s\"", MAX_RATE_DEPTH, optarg);
+                return cli_report(c, CLI_EXIT_USAGE, "-q needs 1 to %u in flight, not \"%s\"", MAX_RATE_DEPTH, optarg);
             break;
         case 's':
             if (cli_parse_u64(optarg, PAGE_SIZE, UINT32_MAX, 1, &size) || size % PAGE_SIZE)
-                return cli_usage_error(c, "-s needs a multiple of %u bytes (e.g. 4k, 64k), not \"%s\"", PAGE_SIZE,
-                                       optarg);
+                return cli_report(c, CLI_EXIT_USAGE, "-s needs a multiple of %u bytes (e.g. 4k, 64k), not \"%s\"",
+                                  PAGE_SIZE, optarg);
             break;
         default:
-            return cli_usage_error(c, "unknown option %s", argv[optind - 1]);
+            return cli_report(c, CLI_EXIT_USAGE, "unknown option %s", argv[optind - 1]);
         }
     }
     if ((code = cli_options_done(c, argc, argv, code)) >= 0)
@@ -540,8 +546,9 @@ int cmd_mrrate(struct cli *c, int argc, char **argv)
         return code;
     if (size > s.info.MaxRegistrationSize || size / PAGE_SIZE > s.info.FRMRPageCount) {
         cli_session_close(&s);
-        return cli_error(c, "-s %llu is above what this adapter registers at once (%zu bytes, %u pages fast)",
-                         (unsigned long long)size, (size_t)s.info.MaxRegistrationSize, (unsigned)s.info.FRMRPageCount);
+        return cli_report(c, CLI_EXIT_FAILED,
+                          "-s %llu is above what this adapter registers at once (%zu bytes, %u pages fast)",
+                          (unsigned long long)size, (size_t)s.info.MaxRegistrationSize, (unsigned)s.info.FRMRPageCount);
     }
     if (depth > s.info.MaxInitiatorQueueDepth)
         depth = s.info.MaxInitiatorQueueDepth;
@@ -563,10 +570,11 @@ int cmd_mrrate(struct cli *c, int argc, char **argv)
     if (c->json) {
         printf("{\"command\": \"mrrate\", \"device\": ");
         cli_json_string(stdout, d.Device);
-        printf(", \"size\": %llu, \"in_flight\": %llu,\n \"register\": {\"pairs\": %llu, \"seconds\": %.6f, "
-               "\"per_second\": %.1f},\n \"fast_register\": {\"pairs\": %llu, \"seconds\": %.6f, \"per_second\": %.1f}}\n",
-               (unsigned long long)size, (unsigned long long)depth, (unsigned long long)count, reg_s, reg_rate,
-               (unsigned long long)count, fr_s, fr_rate);
+        printf(
+            ", \"size\": %llu, \"in_flight\": %llu,\n \"register\": {\"pairs\": %llu, \"seconds\": %.6f, "
+            "\"per_second\": %.1f},\n \"fast_register\": {\"pairs\": %llu, \"seconds\": %.6f, \"per_second\": %.1f}}\n",
+            (unsigned long long)size, (unsigned long long)depth, (unsigned long long)count, reg_s, reg_rate,
+            (unsigned long long)count, fr_s, fr_rate);
         return CLI_EXIT_OK;
     }
     printf("mrrate on %s: %llu-byte regions, up to %llu in flight\n", d.Device, (unsigned long long)size,

@@ -27,23 +27,23 @@ int cmd_ping(struct cli *c, int argc, char **argv)
         switch (opt) {
         case 'c':
             if (cli_parse_u64(optarg, 1, MAX_COUNT, 0, &count))
-                return cli_usage_error(c, "-c needs a count of 1 to %u, not \"%s\"", MAX_COUNT, optarg);
+                return cli_report(c, CLI_EXIT_USAGE, "-c needs a count of 1 to %u, not \"%s\"", MAX_COUNT, optarg);
             break;
         case 's':
             if (cli_parse_u64(optarg, 0, NDKFPGA_PING_MAX_PAYLOAD, 1, &size))
-                return cli_usage_error(c, "-s needs a payload of 0 to %u bytes, not \"%s\"", NDKFPGA_PING_MAX_PAYLOAD,
-                                       optarg);
+                return cli_report(c, CLI_EXIT_USAGE, "-s needs a payload of 0 to %u bytes, not \"%s\"",
+                                  NDKFPGA_PING_MAX_PAYLOAD, optarg);
             break;
         case 'n':
             if (cli_parse_u64(optarg, 0, MAX_COUNT, 0, &rate_count))
-                return cli_usage_error(c, "-n needs a count of 0 to %u, not \"%s\"", MAX_COUNT, optarg);
+                return cli_report(c, CLI_EXIT_USAGE, "-n needs a count of 0 to %u, not \"%s\"", MAX_COUNT, optarg);
             break;
         case 'q':
             if (cli_parse_u64(optarg, 1, 4096, 0, &depth))
-                return cli_usage_error(c, "-q needs 1 to 4096 pings in flight, not \"%s\"", optarg);
+                return cli_report(c, CLI_EXIT_USAGE, "-q needs 1 to 4096 pings in flight, not \"%s\"", optarg);
             break;
         default:
-            return cli_usage_error(c, "unknown option %s", argv[optind - 1]);
+            return cli_report(c, CLI_EXIT_USAGE, "unknown option %s", argv[optind - 1]);
         }
     }
     if ((code = cli_options_done(c, argc, argv, code)) >= 0)
@@ -72,24 +72,21 @@ int cmd_ping(struct cli *c, int argc, char **argv)
                      (unsigned long long)count, one.MaxNs / 1e6);
     }
     cli_progress_done();
-    if (st != STATUS_SUCCESS) {
-        code = cli_fail(c, a, "NdkFpgaPing", st);
-        NdkFpgaCloseAdapter(a);
-        return code;
-    }
+    const char *failed = st != STATUS_SUCCESS ? "NdkFpgaPing" : NULL;
     /* Message rate: many in flight. */
     NDKFPGA_PING_RESULT rate;
     memset(&rate, 0, sizeof(rate));
-    if (rate_count) {
+    if (!failed && rate_count) {
         cli_progress("ping %s: %llu pings, %llu in flight ...", c->device, (unsigned long long)rate_count,
                      (unsigned long long)depth);
         st = NdkFpgaPing(a, (ULONG)rate_count, (ULONG)depth, (ULONG)size, &rate);
         cli_progress_done();
-        if (st != STATUS_SUCCESS) {
-            code = cli_fail(c, a, "NdkFpgaPing (rate)", st);
-            NdkFpgaCloseAdapter(a);
-            return code;
-        }
+        failed = st != STATUS_SUCCESS ? "NdkFpgaPing (rate)" : NULL;
+    }
+    if (failed) {
+        code = cli_fail(c, a, failed, st);
+        NdkFpgaCloseAdapter(a);
+        return code;
     }
     NDKFPGA_ADAPTER_DETAILS d;
     if (NdkFpgaQueryAdapterDetails(a, &d) != STATUS_SUCCESS)

@@ -17,24 +17,18 @@ void cli_usage(const struct cli *c, FILE *f)
         fputs(cmd->usage, f);
 }
 
-/* "ndkfpga CMD: message" on stderr, with a pointer to the usage when usage is set. */
-static void __attribute__((format(printf, 3, 0))) vreport(const struct cli *c, int usage, const char *fmt, va_list ap)
+int cli_report(const struct cli *c, int code, const char *fmt, ...)
 {
     char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    if (usage)
+    va_end(ap);
+    if (code == CLI_EXIT_USAGE)
         fprintf(stderr, "ndkfpga %s: %s (see `ndkfpga %s --help`)\n", c->cmd, msg, c->cmd);
     else
         fprintf(stderr, "ndkfpga %s: %s\n", c->cmd, msg);
-}
-
-int cli_usage_error(const struct cli *c, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vreport(c, 1, fmt, ap);
-    va_end(ap);
-    return CLI_EXIT_USAGE;
+    return code;
 }
 
 int cli_common_option(struct cli *c, int opt, char **argv, int *exit_code)
@@ -46,11 +40,11 @@ int cli_common_option(struct cli *c, int opt, char **argv, int *exit_code)
         return 1;
     case 'd':
         if (!optarg || !*optarg) {
-            *exit_code = cli_usage_error(c, "-d needs a device name");
+            *exit_code = cli_report(c, CLI_EXIT_USAGE, "-d needs a device name");
             return 1;
         }
         if (c->device_given && strcmp(c->device, optarg) != 0) {
-            *exit_code = cli_usage_error(c, "two devices given (\"%s\" and \"%s\")", c->device, optarg);
+            *exit_code = cli_report(c, CLI_EXIT_USAGE, "two devices given (\"%s\" and \"%s\")", c->device, optarg);
             return 1;
         }
         c->device = optarg;
@@ -65,15 +59,15 @@ int cli_common_option(struct cli *c, int opt, char **argv, int *exit_code)
         return 1;
     case ':': /* (optstrings start with ':', opterr is 0: the messages are ours) */
         if (optopt > 0 && optopt < 0x100)
-            *exit_code = cli_usage_error(c, "option -%c needs a value", optopt);
+            *exit_code = cli_report(c, CLI_EXIT_USAGE, "option -%c needs a value", optopt);
         else
-            *exit_code = cli_usage_error(c, "option %s needs a value", argv[optind - 1]);
+            *exit_code = cli_report(c, CLI_EXIT_USAGE, "option %s needs a value", argv[optind - 1]);
         return 1;
     case '?':
         if (optopt > 0 && optopt < 0x100)
-            *exit_code = cli_usage_error(c, "unknown option -%c", optopt);
+            *exit_code = cli_report(c, CLI_EXIT_USAGE, "unknown option -%c", optopt);
         else
-            *exit_code = cli_usage_error(c, "unknown option %s", argv[optind - 1]);
+            *exit_code = cli_report(c, CLI_EXIT_USAGE, "unknown option %s", argv[optind - 1]);
         return 1;
     default:
         return 0;
@@ -106,9 +100,10 @@ int cli_positional_device(struct cli *c, int argc, char **argv, int first)
     if (first >= argc)
         return 0;
     if (argc - first > 1)
-        return cli_usage_error(c, "unexpected argument \"%s\" (only one device may be named)", argv[first + 1]);
+        return cli_report(c, CLI_EXIT_USAGE, "unexpected argument \"%s\" (only one device may be named)",
+                          argv[first + 1]);
     if (c->device_given && strcmp(c->device, argv[first]) != 0)
-        return cli_usage_error(c, "two devices given (\"%s\" and \"%s\")", c->device, argv[first]);
+        return cli_report(c, CLI_EXIT_USAGE, "two devices given (\"%s\" and \"%s\")", c->device, argv[first]);
     c->device = argv[first];
     c->device_given = 1;
     return 0;
@@ -177,15 +172,6 @@ int cli_fail(const struct cli *c, NDK_ADAPTER *a, const char *what, NTSTATUS st)
     const char *h = hint(st, 0);
     fprintf(stderr, "ndkfpga %s: %s: %s%s%s%s%s%s\n", c->cmd, what, NdkFpgaStatusName(st), *msg ? " (" : "", msg,
             *msg ? ")" : "", *h ? "; " : "", h);
-    return CLI_EXIT_FAILED;
-}
-
-int cli_error(const struct cli *c, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vreport(c, 0, fmt, ap);
-    va_end(ap);
     return CLI_EXIT_FAILED;
 }
 

@@ -118,11 +118,11 @@ static int cmd_help(struct cli *c, int argc, char **argv)
         return CLI_EXIT_OK;
     }
     if (argc > 2)
-        return cli_usage_error(c, "one command at a time");
+        return cli_report(c, CLI_EXIT_USAGE, "one command at a time");
     if (argc == 2) {
         const struct cli_command *cmd = cli_command_find(argv[1]);
         if (!cmd)
-            return cli_usage_error(c, "unknown command \"%s\"", argv[1]);
+            return cli_report(c, CLI_EXIT_USAGE, "unknown command \"%s\"", argv[1]);
         fputs(cmd->usage, stdout);
         return CLI_EXIT_OK;
     }

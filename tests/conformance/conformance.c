@@ -624,62 +624,50 @@ static void test_fast_register_rules(void)
     free_buf(&rb);
 }
 
-/* A remote access the engine must refuse: the write completes with
- * ACCESS_VIOLATION, the target is unchanged, the next request is CANCELLED. */
-static void refused_write(const char *name, struct buf *tgt, UINT32 token, UINT64 raddr, ULONG wlen)
+/* A remote access the engine must refuse: the write (or read) completes with
+ * ACCESS_VIOLATION, the target (or the local sink) is unchanged, the next request on
+ * the QP is CANCELLED. */
+static void refused_access(const char *name, int write, struct buf *tgt, UINT32 token, UINT64 raddr, ULONG len)
 {
     struct pair pr;
     if (!tap_ok(connect_pair(pd, &pr), "connect for: %s", name))
         return;
-    struct buf src;
-    new_buf(&src, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
-    size_t clen = slow ? 2 * REFUSAL_MR_BYTES : tgt->len; /* bytes checked */
-    uint8_t *before = malloc(tgt->len), *after = malloc(tgt->len), pat[64];
-    fill(before, tgt->len, 77);
+    struct buf loc; /* the write's source, the read's sink */
+    new_buf(&loc, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | (write ? 0 : NDK_MR_FLAG_RDMA_READ_SINK));
+    /* What must not change: the target's checked bytes (write) or the sink (read). */
+    MDL *watched = write ? tgt->mdl : loc.mdl;
+    size_t clen = !write ? 64 : slow ? 2 * REFUSAL_MR_BYTES : tgt->len;
+    uint8_t *before = malloc(clen), *after = malloc(clen), pat[64];
+    fill(before, clen, write ? 77 : 79);
     fill(pat, sizeof(pat), 78);
-    NdkFpgaWriteBuffer(ad, tgt->mdl, 0, before, clen);
-    NdkFpgaWriteBuffer(ad, src.mdl, 0, pat, sizeof(pat));
-    NDK_SGE sge = {{.VirtualAddress = va_of(&src, 0)}, wlen, src.mr->Dispatch->NdkGetLocalTokenFromMr(src.mr)};
-    NTSTATUS st = pr.qa->Dispatch->NdkWrite(pr.qa, (PVOID)0x77, &sge, 1, raddr, token, 0);
+    NdkFpgaWriteBuffer(ad, watched, 0, before, clen);
+    if (write)
+        NdkFpgaWriteBuffer(ad, loc.mdl, 0, pat, sizeof(pat));
+    NDK_SGE sge = {{.VirtualAddress = va_of(&loc, 0)}, len, loc.mr->Dispatch->NdkGetLocalTokenFromMr(loc.mr)};
+    NDK_QP *q = pr.qa;
+    NTSTATUS st = write ? q->Dispatch->NdkWrite(q, (PVOID)0x77, &sge, 1, raddr, token, 0)
+                        : q->Dispatch->NdkRead(q, (PVOID)0x77, &sge, 1, raddr, token, 0);
     NDK_RESULT_EX r = next_result();
     tap_ok(st == STATUS_SUCCESS && r.Status == STATUS_ACCESS_VIOLATION && r.RequestContext == (PVOID)0x77 &&
-               r.Type == NdkOperationTypeWrite,
+               r.Type == (write ? NdkOperationTypeWrite : NdkOperationTypeRead),
            "%s: STATUS_ACCESS_VIOLATION (post %s, result %s, refuse %u)", name, NdkFpgaStatusName(st),
            NdkFpgaStatusName(r.Status), (unsigned)r.ProviderErrorCode);
-    NdkFpgaReadBuffer(ad, tgt->mdl, 0, after, clen);
-    tap_ok(!memcmp(before, after, clen), "%s: target unchanged (%zu bytes checked)", name, clen);
-    st = pr.qa->Dispatch->NdkWrite(pr.qa, (PVOID)0x78, &sge, 1, raddr, token, 0);
+    NdkFpgaReadBuffer(ad, watched, 0, after, clen);
+    tap_ok(!memcmp(before, after, clen), "%s: %s unchanged (%zu bytes checked)", name, write ? "target" : "local sink",
+           clen);
+    st = q->Dispatch->NdkWrite(q, (PVOID)0x78, &sge, 1, raddr, token, 0);
     r = next_result();
     tap_ok(st == STATUS_SUCCESS && r.Status == STATUS_CANCELLED && r.RequestContext == (PVOID)0x78,
            "%s: the next request completes STATUS_CANCELLED (%s)", name, NdkFpgaStatusName(r.Status));
     free(before);
     free(after);
-    free_buf(&src);
+    free_buf(&loc);
     close_pair(&pr);
 }
 
-/* A remote read the engine must refuse: ACCESS_VIOLATION, the local sink unchanged. */
-static void refused_read(const char *name, UINT32 token, UINT64 raddr, ULONG rlen)
+static UINT32 rtoken(NDK_MR *mr)
 {
-    struct pair pr;
-    if (!tap_ok(connect_pair(pd, &pr), "connect for: %s", name))
-        return;
-    struct buf sink;
-    new_buf(&sink, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK);
-    uint8_t pat[64], after[64];
-    fill(pat, sizeof(pat), 79);
-    NdkFpgaWriteBuffer(ad, sink.mdl, 0, pat, sizeof(pat));
-    NDK_SGE sge = {{.VirtualAddress = va_of(&sink, 0)}, rlen, sink.mr->Dispatch->NdkGetLocalTokenFromMr(sink.mr)};
-    NTSTATUS st = pr.qa->Dispatch->NdkRead(pr.qa, (PVOID)0x79, &sge, 1, raddr, token, 0);
-    NDK_RESULT_EX r = next_result();
-    tap_ok(st == STATUS_SUCCESS && r.Status == STATUS_ACCESS_VIOLATION && r.RequestContext == (PVOID)0x79 &&
-               r.Type == NdkOperationTypeRead,
-           "%s: STATUS_ACCESS_VIOLATION (post %s, result %s, refuse %u)", name, NdkFpgaStatusName(st),
-           NdkFpgaStatusName(r.Status), (unsigned)r.ProviderErrorCode);
-    NdkFpgaReadBuffer(ad, sink.mdl, 0, after, sizeof(after));
-    tap_ok(!memcmp(pat, after, sizeof(after)), "%s: local sink unchanged", name);
-    free_buf(&sink);
-    close_pair(&pr);
+    return mr->Dispatch->NdkGetRemoteTokenFromMr(mr);
 }
 
 static void test_refusals(void)
@@ -688,39 +676,32 @@ static void test_refusals(void)
     if (!new_buf(&tgt, PAGE_SIZE, 0, (ULONG)-1))
         return;
     const SIZE_T mlen = REFUSAL_MR_BYTES;
+    const UINT64 base = (UINT64)(uintptr_t)va_of(&tgt, 0), end = base + mlen;
     /* Another PD's MR, registered for remote write. */
     NDK_MR *other = new_mr(pd2, 0);
     if (other && reg_mr(other, tgt.mdl, mlen, NDK_MR_FLAG_ALLOW_REMOTE_WRITE) == STATUS_SUCCESS)
-        refused_write("write through a token of another PD", &tgt, other->Dispatch->NdkGetRemoteTokenFromMr(other),
-                      (UINT64)(uintptr_t)va_of(&tgt, 0), 64);
+        refused_access("write through a token of another PD", 1, &tgt, rtoken(other), base, 64);
     else
         tap_ok(0, "register an MR in a second PD");
     /* Read-only token used for writing. */
     NDK_MR *ro = new_mr(pd, 0);
     if (ro && reg_mr(ro, tgt.mdl, mlen, NDK_MR_FLAG_ALLOW_REMOTE_READ) == STATUS_SUCCESS)
-        refused_write("write through a read-only token", &tgt, ro->Dispatch->NdkGetRemoteTokenFromMr(ro),
-                      (UINT64)(uintptr_t)va_of(&tgt, 0), 64);
+        refused_access("write through a read-only token", 1, &tgt, rtoken(ro), base, 64);
     else
         tap_ok(0, "register a read-only MR");
     if (ro) {
-        UINT64 end = (UINT64)(uintptr_t)va_of(&tgt, 0) + mlen;
-        refused_read("read of 1 byte one past the end", ro->Dispatch->NdkGetRemoteTokenFromMr(ro), end, 1);
+        refused_access("read of 1 byte one past the end", 0, &tgt, rtoken(ro), end, 1);
         dereg_mr(ro);
-        refused_read("read through a deregistered token", ro->Dispatch->NdkGetRemoteTokenFromMr(ro),
-                     (UINT64)(uintptr_t)va_of(&tgt, 0), 16);
+        refused_access("read through a deregistered token", 0, &tgt, rtoken(ro), base, 16);
     }
     /* One byte past the end of a writable region. */
     NDK_MR *rw = new_mr(pd, 0);
     if (rw && reg_mr(rw, tgt.mdl, mlen, NDK_MR_FLAG_ALLOW_REMOTE_WRITE) == STATUS_SUCCESS) {
-        UINT64 end = (UINT64)(uintptr_t)va_of(&tgt, 0) + mlen;
-        refused_write("write of 1 byte one past the end", &tgt, rw->Dispatch->NdkGetRemoteTokenFromMr(rw), end, 1);
-        refused_write("write of 16 bytes crossing the end", &tgt, rw->Dispatch->NdkGetRemoteTokenFromMr(rw), end - 8,
-                      16);
-        refused_write("write through a bad key", &tgt, rw->Dispatch->NdkGetRemoteTokenFromMr(rw) ^ 0x55,
-                      (UINT64)(uintptr_t)va_of(&tgt, 0), 16);
+        refused_access("write of 1 byte one past the end", 1, &tgt, rtoken(rw), end, 1);
+        refused_access("write of 16 bytes crossing the end", 1, &tgt, rtoken(rw), end - 8, 16);
+        refused_access("write through a bad key", 1, &tgt, rtoken(rw) ^ 0x55, base, 16);
         /* Remote write (0x5) does not include remote read. */
-        refused_read("read through a write-only token", rw->Dispatch->NdkGetRemoteTokenFromMr(rw),
-                     (UINT64)(uintptr_t)va_of(&tgt, 0), 16);
+        refused_access("read through a write-only token", 0, &tgt, rtoken(rw), base, 16);
         dereg_mr(rw);
     } else {
         tap_ok(0, "register a writable MR");
@@ -1104,119 +1085,6 @@ static void test_connection_rules(void)
     close_obj(&qb->Header);
 }
 
-/* Link death: a software adapter of our own is stopped with requests and work
- * requests outstanding, then killed: every one completes with an error status,
- * new requests fail inline, and closing the adapter returns. */
-static void test_link_death(void)
-{
-    const char *bin = getenv("NDKFPGA_MODEL");
-    if (!bin || !*bin)
-        bin = NDK_MODEL_BIN;
-    char dir[] = "/tmp/ndkconf.XXXXXX";
-    if (!mkdtemp(dir)) {
-        tap_ok(0, "link death: temporary directory");
-        return;
-    }
-    char sock[64], dev[80];
-    snprintf(sock, sizeof(sock), "%s/sock", dir);
-    snprintf(dev, sizeof(dev), "model:%s", sock);
-    char *argv[] = {(char *)bin, "--socket", sock, NULL};
-    pid_t pid;
-    if (posix_spawn(&pid, bin, NULL, NULL, argv, environ) != 0) {
-        tap_ok(0, "link death: start %s", bin);
-        rmdir(dir);
-        return;
-    }
-    NDK_ADAPTER *saved_ad = ad, *ad2 = NULL;
-    NDK_CQ *saved_cq = cq;
-    NTSTATUS st = STATUS_NETWORK_UNREACHABLE;
-    for (int i = 0; i < 500 && st != STATUS_SUCCESS; i++) {
-        st = NdkFpgaOpenAdapter(dev, &ad2);
-        if (st != STATUS_SUCCESS)
-            sleep_ms(10);
-    }
-    if (!tap_ok(st == STATUS_SUCCESS, "link death: open a private software adapter (%s)", NdkFpgaStatusName(st))) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        unlink(sock);
-        rmdir(dir);
-        return;
-    }
-    /* The helpers work on the globals: point them at the private adapter (which has
-     * its own callback thread). */
-    ad = ad2;
-    pthread_mutex_lock(&conf_global);
-    pthread_t saved_thread = conf_cb_thread;
-    int saved_known = conf_cb_thread_known;
-    conf_cb_thread_known = 0;
-    pthread_mutex_unlock(&conf_global);
-    NDK_CQ *cq2 = NULL;
-    NDK_PD *p = NULL;
-    NDK_LISTENER *l = NULL;
-    ad->Dispatch->NdkCreateCq(ad, 64, NULL, NULL, NULL, NULL, NULL, &cq2);
-    cq = cq2;
-    ad->Dispatch->NdkCreatePd(ad, NULL, NULL, &p);
-    ad->Dispatch->NdkCreateListener(ad, on_connect_event, NULL, NULL, NULL, &l);
-    struct sockaddr_in any = loopback_addr(LISTEN_PORT);
-    any.sin_addr.s_addr = htonl(INADDR_ANY);
-    l->Dispatch->NdkListen(l, (const SOCKADDR *)&any, sizeof(any), NULL, NULL);
-    struct pair pr;
-    NDK_MR *fr = NULL;
-    if (connect_pair(p, &pr) && (fr = new_mr(p, 1)) && init_fast(fr, 1, TRUE) == STATUS_SUCCESS) {
-        MDL *b = NULL;
-        NdkFpgaAllocateBuffer(ad, PAGE_SIZE, &b);
-        NDK_LOGICAL_ADDRESS page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(b)[0] << PAGE_SHIFT;
-        kill(pid, SIGSTOP); /* the adapter stops answering */
-        int posted = 0;
-        posted += pr.qa->Dispatch->NdkFastRegister(pr.qa, (PVOID)1, fr, 1, &page, 0, 64, (PVOID)0x1000, 0) ==
-                  STATUS_SUCCESS;
-        posted += pr.qa->Dispatch->NdkInvalidate(pr.qa, (PVOID)2, &fr->Header, 0) == STATUS_SUCCESS;
-        struct waiter w;
-        w_init(&w);
-        NDK_MR *late = NULL;
-        NTSTATUS cst = ASYNC(&w, p->Dispatch->NdkCreateMr(p, TRUE, create_cb, &w, &late));
-        tap_ok(posted == 2 && cst == STATUS_PENDING, "link death: work requests and a request outstanding");
-        sleep_ms(50);
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        pid = 0;
-        NTSTATUS got = w_wait(&w, cst);
-        tap_ok(got != STATUS_SUCCESS && got != STATUS_IO_TIMEOUT && !w.obj,
-               "link death: the outstanding NdkCreateMr completes with an error (%s)", NdkFpgaStatusName(got));
-        NDK_RESULT_EX r1 = next_result(), r2 = next_result();
-        tap_ok(r1.RequestContext == (PVOID)1 && r2.RequestContext == (PVOID)2 && r1.Status != STATUS_SUCCESS &&
-                   r2.Status != STATUS_SUCCESS && r1.Status != STATUS_IO_TIMEOUT && r2.Status != STATUS_IO_TIMEOUT,
-               "link death: both outstanding work requests complete with an error (%s, %s)",
-               NdkFpgaStatusName(r1.Status), NdkFpgaStatusName(r2.Status));
-        st = pr.qa->Dispatch->NdkInvalidate(pr.qa, (PVOID)3, &fr->Header, 0);
-        tap_ok(st != STATUS_SUCCESS && st != STATUS_PENDING, "link death: a new work request fails inline (%s)",
-               NdkFpgaStatusName(st));
-        w_init(&w);
-        st = ASYNC(&w, fr->Dispatch->NdkInitializeFastRegisterMr(fr, 1, TRUE, req_cb, &w));
-        st = w_wait(&w, st);
-        tap_ok(st != STATUS_SUCCESS && st != STATUS_IO_TIMEOUT, "link death: a new request fails (%s)",
-               NdkFpgaStatusName(st));
-    } else {
-        tap_ok(0, "link death: connected QPs on the private adapter");
-    }
-    if (pid) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-    }
-    uint64_t t0 = now_ms();
-    NdkFpgaCloseAdapter(ad2); /* children left open: freed without callbacks */
-    tap_ok(now_ms() - t0 < 10000, "link death: NdkFpgaCloseAdapter returns (%llu ms)",
-           (unsigned long long)(now_ms() - t0));
-    ad = saved_ad;
-    cq = saved_cq;
-    pthread_mutex_lock(&conf_global);
-    conf_cb_thread = saved_thread;
-    conf_cb_thread_known = saved_known;
-    pthread_mutex_unlock(&conf_global);
-    unlink(sock);
-    rmdir(dir);
-}
-
 /* ------------------------------------------------------------------------- */
 /* Guarantees (docs/guarantees.md): every accepted request completes exactly once,
  * refused ones never; posting never waits; closes never pend forever. Each case runs
@@ -1232,6 +1100,8 @@ struct priv {
     NDK_LISTENER *l;
     pthread_t saved_thread;
     int saved_known;
+    NDK_MR *fr; /* fr_setup: a fast-register MR ... */
+    NDK_LOGICAL_ADDRESS page; /* ... and a page for it */
 };
 
 /* Start nfmodel, open it, a CQ of cq_depth (notify may be NULL), a PD and a listener;
@@ -1288,6 +1158,11 @@ static int priv_open(struct priv *p, ULONG cq_depth, NDK_FN_CQ_NOTIFICATION_CALL
     return p->cq && p->pd && p->l;
 }
 
+static int priv_start(struct priv *p, ULONG cq_depth, const char *what)
+{
+    return tap_ok(priv_open(p, cq_depth, NULL, NULL), "%s: private adapter", what);
+}
+
 static void priv_kill(struct priv *p)
 {
     if (p->pid) {
@@ -1317,14 +1192,14 @@ static uint64_t priv_close(struct priv *p)
     return dt;
 }
 
-/* A fast-register MR of PD p over one fresh page; 0 on failure. */
-static int fr_setup(NDK_PD *p, NDK_MR **fr, NDK_LOGICAL_ADDRESS *page)
+/* p->fr: a fast-register MR of p's PD over one fresh page (p->page); 0 on failure. */
+static int fr_setup(struct priv *p)
 {
     MDL *b = NULL;
-    *fr = new_mr(p, 1);
-    if (!*fr || init_fast(*fr, 1, TRUE) != STATUS_SUCCESS || NdkFpgaAllocateBuffer(ad, PAGE_SIZE, &b) != STATUS_SUCCESS)
+    p->fr = new_mr(p->pd, 1);
+    if (!p->fr || init_fast(p->fr, 1, TRUE) != STATUS_SUCCESS || NdkFpgaAllocateBuffer(ad, PAGE_SIZE, &b) != STATUS_SUCCESS)
         return 0;
-    *page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(b)[0] << PAGE_SHIFT;
+    p->page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(b)[0] << PAGE_SHIFT;
     return 1;
 }
 
@@ -1339,17 +1214,16 @@ static int connect_pair_depth(NDK_PD *p, ULONG depth, struct pair *pr)
 }
 
 /* A connected pair of depth depth and a fast MR with a page to register. */
-static int pair_fr_setup(NDK_PD *p, ULONG depth, struct pair *pr, NDK_MR **fr, NDK_LOGICAL_ADDRESS *page)
+static int pair_fr_setup(struct priv *p, ULONG depth, struct pair *pr)
 {
-    return connect_pair_depth(p, depth, pr) && fr_setup(p, fr, page);
+    return connect_pair_depth(p->pd, depth, pr) && fr_setup(p);
 }
 
 /* pair_fr_setup on a private adapter, reported as "WHAT: connected QPs and a fast
  * MR"; on failure the adapter is closed. */
-static int priv_pair_fr_setup(struct priv *p, ULONG depth, const char *what, struct pair *pr, NDK_MR **fr,
-                              NDK_LOGICAL_ADDRESS *page)
+static int priv_pair_fr_setup(struct priv *p, ULONG depth, const char *what, struct pair *pr)
 {
-    if (tap_ok(pair_fr_setup(p->pd, depth, pr, fr, page), "%s: connected QPs and a fast MR", what))
+    if (tap_ok(pair_fr_setup(p, depth, pr), "%s: connected QPs and a fast MR", what))
         return 1;
     priv_close(p);
     return 0;
@@ -1392,6 +1266,25 @@ static uint32_t drain_counts(NDK_CQ *c, uint8_t *count, uint32_t n, uint32_t wan
     return got;
 }
 
+/* What a run's completions say against what was accepted: requests accepted that never
+ * completed (lost), completed more than once (dup), completed without being accepted
+ * or with an unknown context (extra). */
+struct tally {
+    int lost, dup, extra;
+};
+
+static void tally_run(NDK_CQ *c, const uint8_t *accepted, uint8_t *count, uint32_t n, uint32_t acc, struct tally *t)
+{
+    uint32_t bad = 0;
+    drain_counts(c, count, n, acc, 3000, &bad);
+    for (uint32_t i = 0; i < n; i++) {
+        t->lost += accepted[i] && count[i] == 0;
+        t->dup += count[i] > 1;
+        t->extra += !accepted[i] && count[i] > 0;
+    }
+    t->extra += (int)bad;
+}
+
 static uint32_t rnd_state = 12345;
 static uint32_t rnd(void)
 {
@@ -1423,15 +1316,13 @@ static void test_cq_overflow(void)
         ovf_status = 0;
         pthread_mutex_unlock(&conf_global);
         struct pair pr;
-        NDK_MR *fr = NULL;
-        NDK_LOGICAL_ADDRESS page = 0;
-        if (!priv_pair_fr_setup(&p, 64, "CQ overflow", &pr, &fr, &page))
+        if (!priv_pair_fr_setup(&p, 64, "CQ overflow", &pr))
             return;
         if (armed)
             cq->Dispatch->NdkArmCq(cq, NDK_CQ_NOTIFY_ANY);
         int posted = 0;
         for (uint32_t i = 0; i < 16; i++)
-            posted += post_i(pr.qa, fr, page, i, 0) == STATUS_SUCCESS;
+            posted += post_i(pr.qa, p.fr, p.page, i, 0) == STATUS_SUCCESS;
         uint64_t t0 = now_ms();
         int calls = 0;
         NTSTATUS st = 0;
@@ -1455,7 +1346,7 @@ static void test_cq_overflow(void)
                armed ? "armed" : "not armed", posted, calls, NdkFpgaStatusName(st));
         NDK_RESULT_EX r[8];
         ULONG n = cq->Dispatch->NdkGetCqResultsEx(cq, r, 8);
-        NTSTATUS after = post_i(pr.qa, fr, page, 16, 0);
+        NTSTATUS after = post_i(pr.qa, p.fr, p.page, 16, 0);
         tap_ok(n <= 4 && after == STATUS_CANCELLED,
                "CQ overflow: the CQ holds what it held (%u), its QP refuses new work inline with CANCELLED (%s)",
                (unsigned)n, NdkFpgaStatusName(after));
@@ -1494,16 +1385,15 @@ static void *flush_thread(void *arg)
 static void test_flush_race(void)
 {
     struct priv p;
-    if (!tap_ok(priv_open(&p, 1024, NULL, NULL), "flush race: private adapter"))
+    if (!priv_start(&p, 1024, "flush race"))
         return;
-    NDK_MR *fr = NULL;
-    NDK_LOGICAL_ADDRESS page = 0;
-    if (!tap_ok(fr_setup(p.pd, &fr, &page), "flush race: fast MR")) {
+    if (!tap_ok(fr_setup(&p), "flush race: fast MR")) {
         priv_close(&p);
         return;
     }
     enum { N = 200 };
-    int trials = 60, lost = 0, dup = 0, extra = 0, slow_posts = 0;
+    int trials = 60, slow_posts = 0;
+    struct tally tl = {0, 0, 0};
     uint8_t accepted[N], count[N];
     uint64_t t_start = now_ms();
     int t;
@@ -1521,7 +1411,7 @@ static void test_flush_race(void)
         __atomic_store_n(&f.go, 1, __ATOMIC_RELEASE);
         for (uint32_t i = 0; i < N; i++) {
             uint64_t t0 = now_ms();
-            NTSTATUS st = post_i(pr.qa, fr, page, i, (rnd() % 4 == 0) ? NDK_OP_FLAG_DEFER : 0);
+            NTSTATUS st = post_i(pr.qa, p.fr, p.page, i, (rnd() % 4 == 0) ? NDK_OP_FLAG_DEFER : 0);
             slow_posts += now_ms() - t0 > 500;
             if (st == STATUS_SUCCESS) {
                 accepted[i] = 1;
@@ -1529,20 +1419,13 @@ static void test_flush_race(void)
             }
         }
         pthread_join(th, NULL);
-        uint32_t bad = 0;
-        drain_counts(cq, count, N, acc, 3000, &bad);
-        for (uint32_t i = 0; i < N; i++) {
-            lost += accepted[i] && count[i] == 0;
-            dup += count[i] > 1;
-            extra += !accepted[i] && count[i] > 0;
-        }
-        extra += (int)bad;
+        tally_run(cq, accepted, count, N, acc, &tl);
         close_pair(&pr);
     }
-    tap_ok(t > 0 && lost == 0 && dup == 0 && extra == 0 && slow_posts == 0,
+    tap_ok(t > 0 && tl.lost == 0 && tl.dup == 0 && tl.extra == 0 && slow_posts == 0,
            "NdkFlush concurrent with posting, %d trials x %d posts: every accepted request completes once "
            "(%d lost, %d twice, %d after an inline refusal, %d posts waited)",
-           t, N, lost, dup, extra, slow_posts);
+           t, N, tl.lost, tl.dup, tl.extra, slow_posts);
     uint64_t dt = priv_close(&p);
     tap_ok(dt < 2000, "flush race: NdkFpgaCloseAdapter returns (%llu ms)", (unsigned long long)dt);
 }
@@ -1577,23 +1460,22 @@ static void test_death_while_posting(void)
 {
     enum { N = 3000 };
     static uint8_t accepted[N], count[N];
-    int lost = 0, dup = 0, extra = 0, trials = 8, t, slow_close = 0;
+    int trials = 8, t, slow_close = 0;
+    struct tally tl = {0, 0, 0};
     uint32_t max_post = 0;
     for (t = 0; t < trials; t++) {
         struct priv p;
         if (!priv_open(&p, 4096, NULL, NULL))
             break;
         struct pair pr;
-        NDK_MR *fr = NULL;
-        NDK_LOGICAL_ADDRESS page = 0;
-        int ok = pair_fr_setup(p.pd, 1024, &pr, &fr, &page);
+        int ok = pair_fr_setup(&p, 1024, &pr);
         if (!ok) {
             priv_close(&p);
             break;
         }
         memset(accepted, 0, sizeof(accepted));
         memset(count, 0, sizeof(count));
-        struct poster ps = {pr.qa, fr, page, N, accepted, 0};
+        struct poster ps = {pr.qa, p.fr, p.page, N, accepted, 0};
         pthread_t th;
         pthread_create(&th, NULL, poster_thread, &ps);
         sleep_ms((int)(rnd() % 40));
@@ -1601,24 +1483,18 @@ static void test_death_while_posting(void)
             kill(p.pid, SIGSTOP), sleep_ms((int)(rnd() % 20));
         priv_kill(&p);
         pthread_join(th, NULL);
-        uint32_t acc = 0, bad = 0;
+        uint32_t acc = 0;
         for (uint32_t i = 0; i < N; i++)
             acc += accepted[i];
-        drain_counts(cq, count, N, acc, 3000, &bad);
-        for (uint32_t i = 0; i < N; i++) {
-            lost += accepted[i] && count[i] == 0;
-            dup += count[i] > 1;
-            extra += !accepted[i] && count[i] > 0;
-        }
-        extra += (int)bad;
+        tally_run(cq, accepted, count, N, acc, &tl);
         if (ps.max_post_ms > max_post)
             max_post = ps.max_post_ms;
         slow_close += priv_close(&p) >= 2000;
     }
-    tap_ok(t == trials && lost == 0 && dup == 0 && extra == 0 && slow_close == 0 && max_post < 500,
+    tap_ok(t == trials && tl.lost == 0 && tl.dup == 0 && tl.extra == 0 && slow_close == 0 && max_post < 500,
            "link death while posting, %d trials: every accepted request completes once, refused ones never "
            "(%d lost, %d twice, %d after an inline refusal; longest post %u ms; %d slow closes)",
-           t, lost, dup, extra, (unsigned)max_post, slow_close);
+           t, tl.lost, tl.dup, tl.extra, (unsigned)max_post, slow_close);
 }
 
 /* ---- a frozen adapter: posting never waits; deadlines; close ---- */
@@ -1643,16 +1519,14 @@ static void *freeze_poster(void *arg)
 static void test_frozen(void)
 {
     struct priv p;
-    if (!tap_ok(priv_open(&p, 1024, NULL, NULL), "frozen adapter: private adapter"))
+    if (!priv_start(&p, 1024, "frozen adapter"))
         return;
     struct pair pr;
-    NDK_MR *fr = NULL;
-    NDK_LOGICAL_ADDRESS page = 0;
-    if (!priv_pair_fr_setup(&p, 64, "frozen adapter", &pr, &fr, &page))
+    if (!priv_pair_fr_setup(&p, 64, "frozen adapter", &pr))
         return;
     /* Fill the link's window while the adapter is frozen, then post on an idle QP. */
     kill(p.pid, SIGSTOP);
-    struct freeze_post f = {pr.qa, fr, page, 0, 0};
+    struct freeze_post f = {pr.qa, p.fr, p.page, 0, 0};
     pthread_t th;
     uint64_t t0 = now_ms();
     pthread_create(&th, NULL, freeze_poster, &f);
@@ -1668,7 +1542,7 @@ static void test_frozen(void)
     w_init(&w);
     NDK_MR *late = NULL;
     NTSTATUS cst = ASYNC(&w, p.pd->Dispatch->NdkCreateMr(p.pd, TRUE, create_cb, &w, &late));
-    NTSTATUS dst = post_i(pr.qa, fr, page, 9, NDK_OP_FLAG_DEFER);
+    NTSTATUS dst = post_i(pr.qa, p.fr, p.page, 9, NDK_OP_FLAG_DEFER);
     kill(p.pid, SIGCONT);
     if (!done) {
         pthread_join(th, NULL); /* blocked until the thaw */
@@ -1690,7 +1564,7 @@ static void test_frozen(void)
     /* Frozen again with work outstanding: the close returns within 2 s, the
      * outstanding request's callback runs once. */
     kill(p.pid, SIGSTOP);
-    post_i(pr.qa, fr, page, 0, 0);
+    post_i(pr.qa, p.fr, p.page, 0, 0);
     w_init(&w);
     late = NULL;
     cst = ASYNC(&w, p.pd->Dispatch->NdkCreateMr(p.pd, TRUE, create_cb, &w, &late));
@@ -1733,15 +1607,13 @@ static void test_deadlines(void)
     if (!tap_ok(opened, "deadlines: private adapter"))
         return;
     struct pair pr;
-    NDK_MR *fr = NULL;
-    NDK_LOGICAL_ADDRESS page = 0;
-    if (!priv_pair_fr_setup(&p, pair_depth, "deadlines", &pr, &fr, &page))
+    if (!priv_pair_fr_setup(&p, pair_depth, "deadlines", &pr))
         return;
     /* A silent request outstanding longer than the deadline does not make the next
      * request that reports a completion time out at once. */
-    NTSTATUS s1 = post_i(pr.qa, fr, page, 100, NDK_OP_FLAG_SILENT_SUCCESS);
+    NTSTATUS s1 = post_i(pr.qa, p.fr, p.page, 100, NDK_OP_FLAG_SILENT_SUCCESS);
     sleep_ms(700);
-    NTSTATUS s2 = post_i(pr.qa, fr, page, 101, 0);
+    NTSTATUS s2 = post_i(pr.qa, p.fr, p.page, 101, 0);
     NDK_RESULT_EX r0;
     int have0 = cq_wait(cq, &r0, 3000);
     tap_ok(s1 == STATUS_SUCCESS && s2 == STATUS_SUCCESS && have0 && r0.Status == STATUS_SUCCESS &&
@@ -1750,10 +1622,10 @@ static void test_deadlines(void)
            have0 ? NdkFpgaStatusName(r0.Status) : "nothing");
     kill(p.pid, SIGSTOP);
     uint64_t t0 = now_ms();
-    NTSTATUS ps = post_i(pr.qa, fr, page, 0, 0);
+    NTSTATUS ps = post_i(pr.qa, p.fr, p.page, 0, 0);
     struct waiter w;
     w_init(&w);
-    NTSTATUS st = ASYNC(&w, fr->Dispatch->NdkInitializeFastRegisterMr(fr, 1, TRUE, req_cb, &w));
+    NTSTATUS st = ASYNC(&w, p.fr->Dispatch->NdkInitializeFastRegisterMr(p.fr, 1, TRUE, req_cb, &w));
     NTSTATUS got = w_wait(&w, st);
     NDK_RESULT_EX r;
     int have = cq_wait(cq, &r, 3000);
@@ -1767,7 +1639,7 @@ static void test_deadlines(void)
      * deadline, the waiting call does. */
     struct nested nest = {p.pd, 0, 0, 0};
     t0 = now_ms();
-    st = fr->Dispatch->NdkInitializeFastRegisterMr(fr, 1, TRUE, nested_cb, &nest);
+    st = p.fr->Dispatch->NdkInitializeFastRegisterMr(p.fr, 1, TRUE, nested_cb, &nest);
     int nd = 0;
     while (!nd && now_ms() - t0 < 4000) {
         sleep_ms(10);
@@ -1789,14 +1661,12 @@ static void test_deadlines(void)
 static void test_closes(void)
 {
     struct priv p;
-    if (!tap_ok(priv_open(&p, 1024, NULL, NULL), "closes: private adapter"))
+    if (!priv_start(&p, 1024, "closes"))
         return;
     int lost = 0, dup = 0, pend_ok = 1, trials = 20;
     for (int t = 0; t < trials; t++) {
         struct pair pr;
-        NDK_MR *fr = NULL;
-        NDK_LOGICAL_ADDRESS page = 0;
-        int ok = pair_fr_setup(p.pd, 64, &pr, &fr, &page);
+        int ok = pair_fr_setup(&p, 64, &pr);
         if (!ok) {
             pend_ok = 0;
             break;
@@ -1804,7 +1674,7 @@ static void test_closes(void)
         uint8_t acc[40] = {0}, count[40] = {0};
         uint32_t n = 1 + rnd() % 40;
         for (uint32_t i = 0; i < n; i++)
-            acc[i] = post_i(pr.qa, fr, page, i, (rnd() % 2) ? NDK_OP_FLAG_DEFER : 0) == STATUS_SUCCESS;
+            acc[i] = post_i(pr.qa, p.fr, p.page, i, (rnd() % 2) ? NDK_OP_FLAG_DEFER : 0) == STATUS_SUCCESS;
         struct waiter w;
         w_init(&w);
         NTSTATUS st = ASYNC(&w, NdkCloseObject(&pr.qa->Header, close_cb, &w));
@@ -1823,7 +1693,7 @@ static void test_closes(void)
         }
         pr.qa = NULL;
         close_pair(&pr);
-        close_obj(&fr->Header);
+        close_obj(&p.fr->Header);
     }
     tap_ok(pend_ok && lost == 0 && dup == 0,
            "closing a QP with requests outstanding: each completes once before the close does, %d trials "
@@ -1888,27 +1758,70 @@ static void test_foreign(void)
 static void test_fresh_qp(void)
 {
     struct priv p;
-    if (!tap_ok(priv_open(&p, 64, NULL, NULL), "fresh QP: private adapter"))
+    if (!priv_start(&p, 64, "fresh QP"))
         return;
-    NDK_MR *fr = NULL;
-    NDK_LOGICAL_ADDRESS page = 0;
-    int ok = fr_setup(p.pd, &fr, &page), wrong = 0, t;
+    int ok = fr_setup(&p), wrong = 0, t;
     for (t = 0; ok && t < 16; t++) {
         struct pair pr;
         if (!connect_pair(p.pd, &pr))
             break;
-        NTSTATUS st = post_i(pr.qa, fr, page, 0, 0);
+        NTSTATUS st = post_i(pr.qa, p.fr, p.page, 0, 0);
         kill(p.pid, SIGSTOP); /* the deadline scan sees it outstanding */
         sleep_ms(150);
         kill(p.pid, SIGCONT);
         NDK_RESULT_EX r;
         wrong += st != STATUS_SUCCESS || !cq_wait(cq, &r, 3000) || r.Status != STATUS_SUCCESS;
-        post_i(pr.qa, fr, page, 1, NDK_OP_FLAG_SILENT_SUCCESS);
+        post_i(pr.qa, p.fr, p.page, 1, NDK_OP_FLAG_SILENT_SUCCESS);
         close_pair(&pr);
     }
     tap_ok(t == 16 && wrong == 0,
            "a new QP's first request, delayed 150 ms by the adapter, completes SUCCESS (%d of %d did not)", wrong, t);
     priv_close(&p);
+}
+
+/* Link death: a software adapter of our own is stopped with requests and work
+ * requests outstanding, then killed: every one completes with an error status,
+ * new requests fail inline, and closing the adapter returns. */
+static void test_link_death(void)
+{
+    struct priv p;
+    if (!tap_ok(priv_open(&p, 64, NULL, NULL), "link death: open a private software adapter"))
+        return;
+    struct pair pr;
+    if (pair_fr_setup(&p, pair_depth, &pr)) {
+        kill(p.pid, SIGSTOP); /* the adapter stops answering */
+        int posted = 0;
+        posted += pr.qa->Dispatch->NdkFastRegister(pr.qa, (PVOID)1, p.fr, 1, &p.page, 0, 64, (PVOID)0x1000, 0) ==
+                  STATUS_SUCCESS;
+        posted += pr.qa->Dispatch->NdkInvalidate(pr.qa, (PVOID)2, &p.fr->Header, 0) == STATUS_SUCCESS;
+        struct waiter w;
+        w_init(&w);
+        NDK_MR *late = NULL;
+        NTSTATUS cst = ASYNC(&w, p.pd->Dispatch->NdkCreateMr(p.pd, TRUE, create_cb, &w, &late));
+        tap_ok(posted == 2 && cst == STATUS_PENDING, "link death: work requests and a request outstanding");
+        sleep_ms(50);
+        priv_kill(&p);
+        NTSTATUS got = w_wait(&w, cst);
+        tap_ok(got != STATUS_SUCCESS && got != STATUS_IO_TIMEOUT && !w.obj,
+               "link death: the outstanding NdkCreateMr completes with an error (%s)", NdkFpgaStatusName(got));
+        NDK_RESULT_EX r1 = next_result(), r2 = next_result();
+        tap_ok(r1.RequestContext == (PVOID)1 && r2.RequestContext == (PVOID)2 && r1.Status != STATUS_SUCCESS &&
+                   r2.Status != STATUS_SUCCESS && r1.Status != STATUS_IO_TIMEOUT && r2.Status != STATUS_IO_TIMEOUT,
+               "link death: both outstanding work requests complete with an error (%s, %s)",
+               NdkFpgaStatusName(r1.Status), NdkFpgaStatusName(r2.Status));
+        NTSTATUS st = pr.qa->Dispatch->NdkInvalidate(pr.qa, (PVOID)3, &p.fr->Header, 0);
+        tap_ok(st != STATUS_SUCCESS && st != STATUS_PENDING, "link death: a new work request fails inline (%s)",
+               NdkFpgaStatusName(st));
+        w_init(&w);
+        st = ASYNC(&w, p.fr->Dispatch->NdkInitializeFastRegisterMr(p.fr, 1, TRUE, req_cb, &w));
+        st = w_wait(&w, st);
+        tap_ok(st != STATUS_SUCCESS && st != STATUS_IO_TIMEOUT, "link death: a new request fails (%s)",
+               NdkFpgaStatusName(st));
+    } else {
+        tap_ok(0, "link death: connected QPs on the private adapter");
+    }
+    uint64_t dt = priv_close(&p); /* children left open: freed without callbacks */
+    tap_ok(dt < 10000, "link death: NdkFpgaCloseAdapter returns (%llu ms)", (unsigned long long)dt);
 }
 
 static void test_guarantees(void)

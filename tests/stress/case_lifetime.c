@@ -188,21 +188,16 @@ static int ex_round(struct stx *x, NDK_CQ *cq, int round, struct counts *c)
 void case_exhaustion(void)
 {
     struct stx x;
-    if (!stx_open(&x, "exhaustion"))
+    if (!stx_open_logged(&x, "exhaustion", 256))
         return;
     const int rounds = st_n(3, 2, 2);
-    struct cqlog log;
-    log_init(&log);
-    NDK_CQ *cq = st_cq(&x, 256, &log);
-    if (!cq)
-        return;
     struct counts first, c;
     memset(&first, 0, sizeof(first));
     int same = 1;
     char diff[300] = "";
     for (int r = 0; r < rounds; r++) {
         uint64_t t0 = st_now_ms();
-        ex_round(&x, cq, r, &c);
+        ex_round(&x, x.cq, r, &c);
         st_note("round %d (%llu ms): MRs %d, fast-register inits of %u pages %d, QPs %d, one-page buffers %d, 1 MiB "
                 "registrations %d",
                 r, (unsigned long long)(st_now_ms() - t0), c.mr, (unsigned)x.info.FRMRPageCount, c.frinit, c.qp, c.buf,
@@ -236,10 +231,10 @@ void case_exhaustion(void)
     }
     st_ok(same, "%d rounds of allocate-all, free-all: the same counts every round (nothing leaked)%s%s", rounds,
           same ? "" : ": ", diff);
-    st_ok(st_close(&cq->Header, cfg.wait_ms), "CQ closed");
-    log.cq = NULL;
+    st_ok(st_close(&x.cq->Header, cfg.wait_ms), "CQ closed");
+    x.log.cq = NULL;
     st_ok(stx_close(&x, 5000) >= 0, "NdkFpgaCloseAdapter returned");
-    log_free(&log);
+    log_free(&x.log);
 }
 
 /* ========================================================================= */
@@ -301,16 +296,7 @@ static int probe_close(struct close_probe *p, NDK_OBJECT_HEADER *obj, NTSTATUS *
 
 static int probe_wait(struct close_probe *p, int ms)
 {
-    uint64_t end = st_now_ms() + (uint64_t)ms;
-    pthread_mutex_lock(&p->m);
-    while (!p->done && st_now_ms() < end) {
-        pthread_mutex_unlock(&p->m);
-        st_sleep_ms(1);
-        pthread_mutex_lock(&p->m);
-    }
-    int d = p->done;
-    pthread_mutex_unlock(&p->m);
-    return d;
+    return st_wait_nonzero(&p->m, &p->done, ms);
 }
 
 /* Results of the QP: SUCCESS (or allowed_tail statuses) up to some point, then only
@@ -432,21 +418,18 @@ static VOID order_cb(PVOID ctx)
 void case_close_outstanding(void)
 {
     struct stx x;
-    if (!stx_open(&x, "close-outstanding"))
+    if (!stx_open_logged(&x, "close-outstanding", 8192))
         return;
-    struct cqlog log;
-    log_init(&log);
-    NDK_CQ *cq = st_cq(&x, 8192, &log);
     struct co_env e;
     memset(&e, 0, sizeof(e));
     e.x = &x;
-    int setup = cq && st_buf(&x, &e.tgt, PAGE_SIZE, 0, -1) && st_buf(&x, &e.src, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE) &&
+    int setup = st_buf(&x, &e.tgt, PAGE_SIZE, 0, -1) && st_buf(&x, &e.src, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE) &&
                 st_buf(&x, &e.nrm, PAGE_SIZE, 0, NDK_MR_FLAG_ALLOW_REMOTE_WRITE);
     if (!st_ok(setup, "a CQ and buffers"))
         return;
     const int n = st_n(400, 150, 12);
-    close_variant(&e, &log, cq, "running adapter", n, 0);
-    close_variant(&e, &log, cq, "frozen adapter (resumed after 300 ms)", 4, 1);
+    close_variant(&e, &x.log, x.cq, "running adapter", n, 0);
+    close_variant(&e, &x.log, x.cq, "frozen adapter (resumed after 300 ms)", 4, 1);
 
     /* Parents first: PD and CQ closes pend while the QPs live, then complete. */
     {
@@ -550,10 +533,10 @@ void case_close_outstanding(void)
     st_buf_free(&x, &e.tgt);
     st_buf_free(&x, &e.src);
     st_buf_free(&x, &e.nrm);
-    st_ok(st_close(&cq->Header, cfg.wait_ms), "CQ closed");
-    log.cq = NULL;
+    st_ok(st_close(&x.cq->Header, cfg.wait_ms), "CQ closed");
+    x.log.cq = NULL;
     st_ok(stx_close(&x, 5000) >= 0, "NdkFpgaCloseAdapter returned");
-    log_free(&log);
+    log_free(&x.log);
 }
 
 /* ========================================================================= */

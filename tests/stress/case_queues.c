@@ -144,26 +144,21 @@ static void *worker_main(void *p)
 void case_threads(void)
 {
     struct stx x;
-    if (!stx_open(&x, "shared"))
+    if (!stx_open_logged(&x, "shared", 4096))
         return;
     const int nthreads = st_n(4, 3, 2), cycles = st_n(150, 25, 3);
-    struct cqlog log;
-    log_init(&log);
-    NDK_CQ *cq = st_cq(&x, 4096, &log);
-    if (!cq)
-        return;
     struct worker *w = calloc((size_t)nthreads, sizeof(*w));
     for (int i = 0; i < nthreads; i++) {
         w[i].id = i;
         w[i].x = &x;
-        w[i].log = &log;
+        w[i].log = &x.log;
         w[i].cycles = cycles;
         w[i].len = 3000 + (size_t)i * 200;
     }
     int setup = 1;
     for (int i = 0; i < nthreads && setup; i++) {
         /* QPContext: the worker itself. */
-        setup &= st_pair(&x, cq, 64, &w[i], CTX(0xb, i), &w[i].pr);
+        setup &= st_pair(&x, x.cq, 64, &w[i], CTX(0xb, i), &w[i].pr);
         w[i].fr = setup ? st_mr(&x, x.pd, 1) : NULL;
         setup &= w[i].fr && st_init_fast(w[i].fr, 2, TRUE) == STATUS_SUCCESS;
         setup &= st_buf(&x, &w[i].src, w[i].len, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
@@ -189,12 +184,12 @@ void case_threads(void)
             (unsigned long long)ms);
     /* Nothing more may arrive: wait a little, then compare the whole log. */
     st_sleep_ms(cfg.sim ? 300 : 30);
-    log_drain(&log);
+    log_drain(&x.log);
     int seq_ok = 1;
     char why[400] = "";
     for (int i = 0; i < nthreads; i++) {
         char w1[320];
-        if (!seq_exact(&log, &w[i], w[i].posted.v, w[i].posted.n, w1, sizeof(w1))) {
+        if (!seq_exact(&x.log, &w[i], w[i].posted.v, w[i].posted.n, w1, sizeof(w1))) {
             if (seq_ok)
                 snprintf(why, sizeof(why), "thread %d: %s", i, w1);
             seq_ok = 0;
@@ -202,11 +197,11 @@ void case_threads(void)
     }
     st_ok(seq_ok, "every completion delivered exactly once, in order per QP, with its QPContext, RequestContext and "
                   "type (%zu on the shared CQ)%s%s",
-          log.n, seq_ok ? "" : ": ", why);
+          x.log.n, seq_ok ? "" : ": ", why);
     void **ctxs = calloc((size_t)nthreads, sizeof(*ctxs));
     for (int i = 0; i < nthreads; i++)
         ctxs[i] = &w[i];
-    size_t foreign = log_foreign(&log, ctxs, (size_t)nthreads);
+    size_t foreign = log_foreign(&x.log, ctxs, (size_t)nthreads);
     st_ok(foreign == 0, "no completion with an unknown QPContext (%zu)", foreign);
     int closed = 1;
     for (int i = 0; i < nthreads; i++) {
@@ -216,9 +211,9 @@ void case_threads(void)
         st_buf_free(&x, &w[i].tgt);
         st_buf_free(&x, &w[i].back);
     }
-    closed &= st_close(&cq->Header, cfg.wait_ms);
+    closed &= st_close(&x.cq->Header, cfg.wait_ms);
     st_ok(closed, "every QP, MR and the CQ closed");
-    log.cq = NULL;
+    x.log.cq = NULL;
     int ms_close = stx_close(&x, 5000);
     st_ok(ms_close >= 0, "NdkFpgaCloseAdapter returned (%d ms)", ms_close);
     st_ok(st_cb_violations == 0, "no completion callback ran twice or after an inline return (%d)", st_cb_violations);
@@ -227,7 +222,7 @@ void case_threads(void)
     for (int i = 0; i < nthreads; i++)
         free(w[i].posted.v);
     free(w);
-    log_free(&log);
+    log_free(&x.log);
 }
 
 /* ========================================================================= */
@@ -446,16 +441,7 @@ void case_deep_queue(void)
 
 static int wait_overflow(struct cqlog *l, int ms)
 {
-    uint64_t end = st_now_ms() + (uint64_t)ms;
-    pthread_mutex_lock(&l->m);
-    while (l->overflows == 0 && st_now_ms() < end) {
-        pthread_mutex_unlock(&l->m);
-        st_sleep_ms(1);
-        pthread_mutex_lock(&l->m);
-    }
-    int got = l->overflows;
-    pthread_mutex_unlock(&l->m);
-    return got;
+    return st_wait_nonzero(&l->m, &l->overflows, ms);
 }
 
 static void overflow_variant(struct stx *x, const char *name, int arm)
@@ -692,20 +678,15 @@ static void error_variant(struct stx *x, struct cqlog *log, NDK_CQ *cq, const ch
 void case_error_breaks_qp(void)
 {
     struct stx x;
-    if (!stx_open(&x, "error-breaks-qp"))
+    if (!stx_open_logged(&x, "error-breaks-qp", 1024))
         return;
-    struct cqlog log;
-    log_init(&log);
-    NDK_CQ *cq = st_cq(&x, 1024, &log);
-    if (!cq)
-        return;
-    error_variant(&x, &log, cq, "error first", 0, 0);
-    error_variant(&x, &log, cq, "error after 3 writes", 3, 0);
-    error_variant(&x, &log, cq, "all deferred", 2, 1);
-    st_ok(st_close(&cq->Header, cfg.wait_ms), "CQ closed");
-    log.cq = NULL;
+    error_variant(&x, &x.log, x.cq, "error first", 0, 0);
+    error_variant(&x, &x.log, x.cq, "error after 3 writes", 3, 0);
+    error_variant(&x, &x.log, x.cq, "all deferred", 2, 1);
+    st_ok(st_close(&x.cq->Header, cfg.wait_ms), "CQ closed");
+    x.log.cq = NULL;
     st_ok(stx_close(&x, 5000) >= 0, "NdkFpgaCloseAdapter returned");
-    log_free(&log);
+    log_free(&x.log);
 }
 
 /* ========================================================================= */
@@ -803,17 +784,14 @@ static void fcheck_fail(struct fcheck *c, int trial, const char *fmt, ...)
 void case_flush_race(void)
 {
     struct stx x;
-    if (!stx_open(&x, "flush-race"))
+    if (!stx_open_logged(&x, "flush-race", 4096))
         return;
-    const int trials = st_n(1000, 150, 6);
-    struct cqlog log;
-    log_init(&log);
-    NDK_CQ *cq = st_cq(&x, 4096, &log);
     struct sbuf tgt, src;
-    if (!cq || !st_buf(&x, &tgt, PAGE_SIZE, 0, -1) || !st_buf(&x, &src, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE)) {
+    if (!st_buf(&x, &tgt, PAGE_SIZE, 0, -1) || !st_buf(&x, &src, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE)) {
         st_ok(0, "CQ and buffers");
         return;
     }
+    const int trials = st_n(1000, 150, 6);
     struct fcheck c_once = {"every accepted request completed exactly once, in order, with its context and type", 0, ""};
     struct fcheck c_stat = {"statuses are SUCCESS up to the flush, then CANCELLED (never SUCCESS after CANCELLED, "
                             "nothing else)", 0, ""};
@@ -830,7 +808,7 @@ void case_flush_race(void)
         st_doing("flush race trial %d of %d", tr + 1, trials);
         struct pair pr;
         void *qctx = CTX(0xf0, tr * 2 + 1), *pctx = CTX(0xf0, tr * 2 + 2);
-        if (!st_pair(&x, cq, 64, qctx, pctx, &pr)) {
+        if (!st_pair(&x, x.cq, 64, qctx, pctx, &pr)) {
             fcheck_fail(&c_setup, tr, "connect a QP pair");
             st_pair_close(&pr, cfg.wait_ms);
             break;
@@ -893,12 +871,12 @@ void case_flush_race(void)
                                 i, t.kind[i], st_name(t.st[i]));
             }
         }
-        log_wait(&log, qctx, (size_t)nacc, cfg.wait_ms, "the requests of a flush race");
+        log_wait(&x.log, qctx, (size_t)nacc, cfg.wait_ms, "the requests of a flush race");
         char why[320];
-        if (!seq_exact(&log, qctx, acc, (size_t)nacc, why, sizeof(why)))
+        if (!seq_exact(&x.log, qctx, acc, (size_t)nacc, why, sizeof(why)))
             fcheck_fail(&c_once, tr, "%s", why);
         NDK_RESULT_EX r[FR_MAX + 4];
-        size_t n = log_results(&log, qctx, r, FR_MAX + 4);
+        size_t n = log_results(&x.log, qctx, r, FR_MAX + 4);
         /* Walk the accepted requests in order with their results. */
         int seen_cancel = 0, valid = 0, nsucc = 0, ncanc = 0;
         for (i = 0; i < t.k; i++) {
@@ -945,8 +923,8 @@ void case_flush_race(void)
         NDK_RESULT_EX pres;
         memset(&pres, 0, sizeof(pres));
         pres.Status = ST_NO_COMPLETION;
-        if (pst == STATUS_SUCCESS && log_wait(&log, pctx, 1, cfg.wait_ms, "the token probe"))
-            log_results(&log, pctx, &pres, 1);
+        if (pst == STATUS_SUCCESS && log_wait(&x.log, pctx, 1, cfg.wait_ms, "the token probe"))
+            log_results(&x.log, pctx, &pres, 1);
         NdkFpgaReadBuffer(x.ad, tgt.mdl, 0, after, sizeof(after));
         int agree = valid ? pres.Status == STATUS_SUCCESS && !memcmp(after, pat, 64)
                           : pres.Status == STATUS_ACCESS_VIOLATION && !memcmp(after, before, 64);
@@ -976,8 +954,8 @@ void case_flush_race(void)
             ran, (unsigned long long)ms, mixed, all_before, all_after);
     st_buf_free(&x, &tgt);
     st_buf_free(&x, &src);
-    st_ok(st_close(&cq->Header, cfg.wait_ms), "CQ closed");
-    log.cq = NULL;
+    st_ok(st_close(&x.cq->Header, cfg.wait_ms), "CQ closed");
+    x.log.cq = NULL;
     st_ok(stx_close(&x, 5000) >= 0, "NdkFpgaCloseAdapter returned");
-    log_free(&log);
+    log_free(&x.log);
 }

@@ -296,25 +296,22 @@ struct guess {
 void case_guessed_tokens(void)
 {
     struct stx x;
-    if (!stx_open(&x, "guessed-tokens"))
+    if (!stx_open_logged(&x, "guessed-tokens", 4096))
         return;
-    struct cqlog log;
-    log_init(&log);
-    NDK_CQ *cq = st_cq(&x, 4096, &log);
     struct sbuf tgt, tgt2, src, sink;
     NDK_MR *fr = NULL;
     struct pair pr;
-    int setup = cq && st_buf(&x, &tgt, PAGE_SIZE, 0, NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ) &&
+    int setup = st_buf(&x, &tgt, PAGE_SIZE, 0, NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ) &&
                 st_buf(&x, &tgt2, PAGE_SIZE, 0, -1) && st_buf(&x, &src, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE) &&
                 st_buf(&x, &sink, 64, 0, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_RDMA_READ_SINK) &&
                 (fr = st_mr(&x, x.pd, 1)) != NULL && st_init_fast(fr, 1, TRUE) == STATUS_SUCCESS &&
-                st_pair(&x, cq, 16, CTX(0x70, 0), CTX(0x70, 1), &pr);
+                st_pair(&x, x.cq, 16, CTX(0x70, 0), CTX(0x70, 1), &pr);
     if (!st_ok(setup, "a normal MR and a fast-registered MR with remote access, buffers"))
         return;
     const uint64_t va_f = 0x700000;
     st_post_fr(pr.qa, CTX(0x71, 0), fr, &tgt2, 1, 0, PAGE_SIZE, va_f,
                NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_ALLOW_REMOTE_READ);
-    log_wait(&log, CTX(0x70, 0), 1, cfg.wait_ms, "the fast-register");
+    log_wait(&x.log, CTX(0x70, 0), 1, cfg.wait_ms, "the fast-register");
     st_pair_close(&pr, cfg.wait_ms);
     const UINT32 tn = st_token(tgt.mr), tf = st_token(fr);
     const uint64_t va_n = (uint64_t)(uintptr_t)st_va(&tgt, 0);
@@ -363,7 +360,7 @@ void case_guessed_tokens(void)
         st_doing("guess %d of %d: %s 0x%08x (%s)", i + 1, n, g[i].kind, (unsigned)g[i].token,
                  g[i].read ? "read" : "write");
         void *qctx = CTX(0x72, i);
-        if (!st_pair(&x, cq, 4, qctx, CTX(0x73, i), &pr)) {
+        if (!st_pair(&x, x.cq, 4, qctx, CTX(0x73, i), &pr)) {
             st_ok(0, "connect a pair for guess %d", i);
             break;
         }
@@ -374,8 +371,8 @@ void case_guessed_tokens(void)
         r.Status = ps_;
         if (ps_ == STATUS_SUCCESS) {
             r.Status = ST_NO_COMPLETION;
-            if (log_wait(&log, qctx, 1, cfg.wait_ms, "a guessed-token access"))
-                log_results(&log, qctx, &r, 1);
+            if (log_wait(&x.log, qctx, 1, cfg.wait_ms, "a guessed-token access"))
+                log_results(&x.log, qctx, &r, 1);
         }
         if (r.Status == STATUS_SUCCESS && granted++ == 0)
             snprintf(w_granted, sizeof(w_granted), "%s 0x%08x (%s at 0x%llx) was granted", g[i].kind,
@@ -400,13 +397,13 @@ void case_guessed_tokens(void)
     st_ok(!not_av, "every one completed STATUS_ACCESS_VIOLATION (%d did not)%s%s", not_av, not_av ? ": " : "", w_av);
     st_ok(!broken, "no byte of the registered memory or the read sink changed%s%s", broken ? " " : "", w_data);
     /* The right token is granted: the refusals above were not for some other reason. */
-    if (st_pair(&x, cq, 4, CTX(0x75, 0), CTX(0x75, 1), &pr)) {
+    if (st_pair(&x, x.cq, 4, CTX(0x75, 0), CTX(0x75, 1), &pr)) {
         NTSTATUS s = st_post_write(pr.qa, CTX(0x76, 0), &src, 0, 64, va_n, tn, 0);
         NDK_RESULT_EX r;
         memset(&r, 0, sizeof(r));
         r.Status = s == STATUS_SUCCESS ? ST_NO_COMPLETION : s;
-        if (s == STATUS_SUCCESS && log_wait(&log, CTX(0x75, 0), 1, cfg.wait_ms, "a write through the right token"))
-            log_results(&log, CTX(0x75, 0), &r, 1);
+        if (s == STATUS_SUCCESS && log_wait(&x.log, CTX(0x75, 0), 1, cfg.wait_ms, "a write through the right token"))
+            log_results(&x.log, CTX(0x75, 0), &r, 1);
         uint8_t got[64];
         NdkFpgaReadBuffer(x.ad, tgt.mdl, 0, got, sizeof(got));
         st_ok(r.Status == STATUS_SUCCESS && !memcmp(got, pw, sizeof(pw)),
@@ -438,7 +435,7 @@ void case_guessed_tokens(void)
             x.ad->Dispatch->NdkCreatePd(x.ad, NULL, NULL, &pb);
             x.pd = pb;
             void *qctx = CTX(0x77, 2 * k);
-            int paired = pb && st_pair(&x, cq, 4, qctx, CTX(0x77, 2 * k + 1), &pr);
+            int paired = pb && st_pair(&x, x.cq, 4, qctx, CTX(0x77, 2 * k + 1), &pr);
             x.pd = saved;
             if (!st_ok(paired, "%d PDs created and closed, then a pair in a new PD", cycled + k))
                 break;
@@ -450,8 +447,8 @@ void case_guessed_tokens(void)
             NDK_RESULT_EX r;
             memset(&r, 0, sizeof(r));
             r.Status = s == STATUS_SUCCESS ? ST_NO_COMPLETION : s;
-            if (s == STATUS_SUCCESS && log_wait(&log, qctx, 1, cfg.wait_ms, "a write through another PD's token"))
-                log_results(&log, qctx, &r, 1);
+            if (s == STATUS_SUCCESS && log_wait(&x.log, qctx, 1, cfg.wait_ms, "a write through another PD's token"))
+                log_results(&x.log, qctx, &r, 1);
             NdkFpgaReadBuffer(x.ad, t3.mdl, 0, got, sizeof(got));
             st_ok(r.Status == STATUS_ACCESS_VIOLATION && !memcmp(got, p3, sizeof(p3)),
                   "a live PD's token, used from the PD created %d PDs after it, is refused and nothing is written (%s)",
@@ -464,8 +461,8 @@ void case_guessed_tokens(void)
         st_ok(0, "a PD with a registered MR");
     }
     st_ok(stx_close(&x, 5000) >= 0, "NdkFpgaCloseAdapter returned");
-    log.cq = NULL;
-    log_free(&log);
+    x.log.cq = NULL;
+    log_free(&x.log);
     free(g);
     free(p1);
     free(p2);

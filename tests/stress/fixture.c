@@ -273,6 +273,20 @@ int seq_exact(struct cqlog *l, const void *qpctx, const struct posted *p, size_t
     return ok;
 }
 
+int st_wait_nonzero(pthread_mutex_t *m, const int *v, int ms)
+{
+    uint64_t end = st_now_ms() + (uint64_t)ms;
+    pthread_mutex_lock(m);
+    while (*v == 0 && st_now_ms() < end) {
+        pthread_mutex_unlock(m);
+        st_sleep_ms(1);
+        pthread_mutex_lock(m);
+    }
+    int got = *v;
+    pthread_mutex_unlock(m);
+    return got;
+}
+
 int st_is_link_status(NTSTATUS st)
 {
     return st == STATUS_CONNECTION_RESET || st == STATUS_IO_TIMEOUT || st == STATUS_CONNECTION_ABORTED ||
@@ -348,6 +362,15 @@ int stx_open(struct stx *x, const char *what)
         return 0;
     }
     return 1;
+}
+
+int stx_open_logged(struct stx *x, const char *what, ULONG depth)
+{
+    if (!stx_open(x, what))
+        return 0;
+    log_init(&x->log);
+    x->cq = st_cq(x, depth, &x->log);
+    return x->cq != NULL;
 }
 
 static void *close_adapter_main(void *p)

@@ -68,6 +68,9 @@ const char *st_name(NTSTATUS st);
  * returned (then joined), 0 when it is still running (left detached). */
 int st_bounded(void *(*fn)(void *), void *arg, int ms);
 
+/* Wait (polling every 1 ms, at most ms) until *v, read under m, is not 0; returns it. */
+int st_wait_nonzero(pthread_mutex_t *m, const int *v, int ms);
+
 /* ---- asynchronous calls: one waiter per call ---- */
 /* Allocated per call (op_new) and freed by op_wait once the call has finished; a
  * waiter whose callback never came is left allocated, so a late callback writes
@@ -144,9 +147,14 @@ struct stx {
     NDK_CONNECTOR *incoming[16];
     int nin;
     int frozen;
+    NDK_CQ *cq;       /* stx_open_logged: a CQ ... */
+    struct cqlog log; /* ... and the log of its completions */
 };
 /* Open an adapter of cfg.device with a PD and a listener; 1 on success (reported). */
 int stx_open(struct stx *x, const char *what);
+/* stx_open, then x->cq of depth whose completions go to x->log; 1 on success (failures
+ * reported). */
+int stx_open_logged(struct stx *x, const char *what, ULONG depth);
 /* NdkFpgaCloseAdapter on a thread of its own: the milliseconds it took, or -1 when it
  * did not return within budget_ms (then the case should end: st_bail). */
 int stx_close(struct stx *x, int budget_ms);
