@@ -301,9 +301,6 @@ static uint32_t mr_rights(uint32_t flags)
     return w0;
 }
 
-#define MR_FLAGS_KNOWN (NF_NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NF_NDK_MR_FLAG_ALLOW_REMOTE_READ | \
-                        NF_NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NF_NDK_MR_FLAG_RDMA_READ_SINK)
-
 static uint32_t do_mr_register(uint32_t m, uint32_t mlen)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_MR_REGISTER_REQ_SIZE)
@@ -323,7 +320,7 @@ static uint32_t do_mr_register(uint32_t m, uint32_t mlen)
         return NF_STATUS_INVALID_PARAMETER; /* NdkRegisterMr only on FastRegister=FALSE */
     if (mr->state == NF_MPT_STATE_VALID)
         return NF_STATUS_INVALID_DEVICE_STATE; /* already registered */
-    if (flags & ~(uint32_t)MR_FLAGS_KNOWN)
+    if (flags & ~(uint32_t)NF_KNOWN_FLAGS_MR_REGISTER)
         return NF_STATUS_INVALID_PARAMETER;
     if (va == 0)
         return NF_STATUS_INVALID_PARAMETER; /* zero-based virtual addresses are not supported */

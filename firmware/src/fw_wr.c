@@ -10,12 +10,6 @@
 #define PAGE_OFFSET_MASK (NF_ADAPTER_PAGE_SIZE - 1u)
 #define PAGE_LIST_ENTRY_BYTES 8u
 
-#define FR_FLAGS_KNOWN (NF_NDK_OP_FLAG_SILENT_SUCCESS | NF_NDK_OP_FLAG_READ_FENCE | \
-                        NF_NDK_OP_FLAG_ALLOW_REMOTE_READ | NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE | \
-                        NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NF_NDK_OP_FLAG_RDMA_READ_SINK | NF_NDK_OP_FLAG_DEFER)
-#define INV_FLAGS_KNOWN (NF_NDK_OP_FLAG_SILENT_SUCCESS | NF_NDK_OP_FLAG_READ_FENCE | NF_NDK_OP_FLAG_DEFER)
-#define RDMA_FLAGS_KNOWN (NF_NDK_OP_FLAG_SILENT_SUCCESS | NF_NDK_OP_FLAG_READ_FENCE | \
-                          NF_NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT | NF_NDK_OP_FLAG_DEFER)
 #define OP_REMOTE_WRITE_BIT (NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE & ~NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE)
 
 /* Op flags -> MPT_W0 rights, by a table of the four flag bits that grant anything:
@@ -66,7 +60,7 @@ static void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m,
     /* Common case in one compare: an initialized fast-register MR, not VALID; then the
      * PD and the flags. Anything else takes the checks one by one, in the order that
      * decides which status a request breaking several rules gets. */
-    uint32_t bad_flags = ~(uint32_t)FR_FLAGS_KNOWN |
+    uint32_t bad_flags = ~(uint32_t)NF_KNOWN_FLAGS_FAST_REGISTER |
                          (mr->flags & FW_MR_REMOTE_EN ? 0u : NF_NDK_OP_FLAG_ALLOW_REMOTE_READ | OP_REMOTE_WRITE_BIT);
     if ((fw_mr_word0(mr) & FW_MR_WORD0(0xFFu, 0xFFu, 0u, FW_MR_FRMR_INIT)) !=
             FW_MR_WORD0(NF_MPT_STATE_INVALID, NF_MPT_KIND_FAST, 0u, FW_MR_FRMR_INIT) ||
@@ -82,7 +76,7 @@ static void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m,
             r->status = NF_STATUS_ACCESS_VIOLATION; /* other PD, or remote rights without RemoteAccess */
             return;
         }
-        if (flags & ~(uint32_t)FR_FLAGS_KNOWN)
+        if (flags & ~(uint32_t)NF_KNOWN_FLAGS_FAST_REGISTER)
             return;
         if (mr->state == NF_MPT_STATE_VALID) {
             r->status = NF_STATUS_INVALID_DEVICE_STATE; /* registered now: invalidate first */
@@ -128,7 +122,7 @@ static void do_invalidate(const struct fw_qp *qp, uint32_t flags, uint32_t m, ui
     if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE)
         return;
     uint32_t i = fw_mr_lookup(mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF)));
-    if (i == FW_NO_INDEX || (flags & ~(uint32_t)INV_FLAGS_KNOWN))
+    if (i == FW_NO_INDEX || (flags & ~(uint32_t)NF_KNOWN_FLAGS_INVALIDATE))
         return;
     struct fw_mr *mr = &fw_mrs[i];
     if (mr->kind == NF_MPT_KIND_NORMAL)
@@ -175,7 +169,7 @@ static void do_rdma(const struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_
         r->status = NF_STATUS_NOT_SUPPORTED;
         return;
     }
-    if (flags & ~(uint32_t)RDMA_FLAGS_KNOWN || nsge > NF_ADAPTER_MAX_SGE ||
+    if (flags & ~(uint32_t)NF_KNOWN_FLAGS_RDMA || nsge > NF_ADAPTER_MAX_SGE ||
         nsge * NF_SGE_SIZE > mlen - NF_MSG_HDR_SIZE - NF_WR_HDR_SIZE - NF_WR_RDMA_SIZE)
         return;
     uint32_t peer = fw_qp_lookup(qp->peer_qpn);

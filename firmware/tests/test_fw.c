@@ -959,7 +959,13 @@ static void test_fast_register_rules(void)
         {"VA not FBO + n * PAGE_SIZE", e.qp, rw, e.fast, 2, 0x80, 100, va + 8, NF_STATUS_INVALID_PARAMETER},
         {"VA 0 with FBO != 0", e.qp, rw, e.fast, 2, 0x80, 100, 0, NF_STATUS_INVALID_PARAMETER},
         {"VA + Length wrapping", e.qp, rw, e.fast, 2, 0x80, 4000, 0xFFFFFFFFFFFFF080ull, NF_STATUS_INVALID_PARAMETER},
+        {"VA + Length wrapping by one byte", e.qp, rw, e.fast, 2, 0, PAGE + 1, 0xFFFFFFFFFFFFF000ull,
+         NF_STATUS_INVALID_PARAMETER},
         {"unknown flag bits", e.qp, 0x4000, e.fast, 2, 0x80, 100, va, NF_STATUS_INVALID_PARAMETER},
+        {"SEND_AND_SOLICIT_EVENT (not a fast-register flag)", e.qp, NF_NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT, e.fast, 2,
+         0x80, 100, va, NF_STATUS_INVALID_PARAMETER},
+        {"every flag the layout does not list for it", e.qp, ~(uint32_t)NF_KNOWN_FLAGS_FAST_REGISTER, e.fast, 2, 0x80,
+         100, va, NF_STATUS_INVALID_PARAMETER},
     };
     for (unsigned i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
         struct snap s0, s1;
@@ -1027,6 +1033,23 @@ static void test_fast_register_rules(void)
     OK(rights_ok, "FAST_REGISTER: all 16 combinations of the rights flags give the documented MPT rights");
     OK(fast_register(e.qp, 0, e.fast, pages, 1, 0, PAGE, 0, NULL) == NF_STATUS_SUCCESS,
        "VA 0 is accepted when FBO is 0 (an absolute address, not zero-based addressing)");
+    invalidate(e.qp, 0, e.fast);
+    /* The last page of the 64-bit space: the range ends at its last byte, it does not
+     * wrap, and the engine grants the last 8 bytes through the token. */
+    const uint64_t top = 0xFFFFFFFFFFFFF000ull;
+    OK(fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0, PAGE, top, NULL) ==
+               NF_STATUS_SUCCESS &&
+           nfm_check(nf_hw_engine(), e.fast, top + PAGE - 8u, 8, NF_ACCESS_REMOTE_WRITE, PD_A, NULL) == NF_REFUSE_OK,
+       "FAST_REGISTER of the last page of the 64-bit space (VA 0xFFFFFFFFFFFFF000, Length 4096) accepted, its last "
+       "8 bytes granted");
+    struct nf_sge top_sge[1] = {{user_base() + 60 * PAGE, 8, NF_ADAPTER_PRIVILEGED_TOKEN}};
+    struct nf_cqe tc;
+    OK(rdma(NF_OP_WR_WRITE, e.qp, 0, top + PAGE - 8u, e.fast, top_sge, 1, &tc) == NF_STATUS_SUCCESS && tc.bytes == 8,
+       "an RDMA Write of the last 8 bytes of the 64-bit space through that token succeeds");
+    invalidate(e.qp, 0, e.fast);
+    OK(fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0x80, PAGE - 0x80, 0x123456789000ull + 0x80,
+                     NULL) == NF_STATUS_SUCCESS,
+       "VA = FBO + n * PAGE_SIZE for a large n accepted");
     invalidate(e.qp, 0, e.fast);
     OK(fast_register(e.qp, NF_NDK_OP_FLAG_SILENT_SUCCESS, e.fast, pages, 1, 0, 100, 0x10000, NULL) == NO_REPLY &&
            mpt_state(e.fast) == NF_MPT_STATE_VALID,
@@ -1119,6 +1142,14 @@ static void test_invalidate_rules(void)
     pages_at(mpages, 1, mpn);
     mr_register(e.normal, 1, 0x20000, 100, 0, mpages, 1);
     fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0, PAGE, 0x40000, NULL);
+    /* An MR of PD_B fast-registered through a QP of PD_B. */
+    uint32_t qp_b = qp_create(PD_B), peer_b = qp_create(PD_B);
+    qp_connect(qp_b, peer_b);
+    uint32_t other_pd_valid = mr_create(PD_B, 1);
+    frmr_init(other_pd_valid, 1, 1);
+    OK(fast_register(qp_b, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, other_pd_valid, pages, 1, 0, PAGE, 0x60000, NULL) ==
+           NF_STATUS_SUCCESS,
+       "FAST_REGISTER of a PD_B MR through a PD_B QP");
     struct {
         const char *what;
         uint32_t qp, flags, token, status;
@@ -1128,6 +1159,10 @@ static void test_invalidate_rules(void)
         {"an unknown token", e.qp, 0, e.fast + 1, NF_STATUS_INVALID_PARAMETER},
         {"an MR never fast-registered", e.qp, 0, e.fast_local, NF_STATUS_INVALID_DEVICE_STATE},
         {"unknown flag bits", e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_READ, e.fast, NF_STATUS_INVALID_PARAMETER},
+        {"SEND_AND_SOLICIT_EVENT (not an invalidate flag)", e.qp, NF_NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT, e.fast,
+         NF_STATUS_INVALID_PARAMETER},
+        {"an MR of another PD, never registered", e.qp, 0, e.fast_other_pd, NF_STATUS_ACCESS_VIOLATION},
+        {"an MR of another PD, registered", e.qp, 0, other_pd_valid, NF_STATUS_ACCESS_VIOLATION},
     };
     for (unsigned i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
         struct snap s0, s1;
@@ -1149,6 +1184,8 @@ static void test_invalidate_rules(void)
            nfm_check(nf_hw_engine(), e.fast, 0x40000, 8, NF_ACCESS_LOCAL_READ, PD_A, NULL) == NF_REFUSE_NOT_VALID,
        "after INVALIDATE every access through the token is refused");
     OK(invalidate(e.qp, 0, e.fast) == NF_STATUS_INVALID_DEVICE_STATE, "INVALIDATE of an invalidated token fails (INVALID_DEVICE_STATE)");
+    OK(mpt_state(other_pd_valid) == NF_MPT_STATE_VALID && invalidate(qp_b, 0, other_pd_valid) == NF_STATUS_SUCCESS,
+       "the other PD's MR stayed VALID; its own PD's QP invalidates it");
 }
 
 /* NDK: any error completion breaks the connection, whatever the work request and the
@@ -1301,6 +1338,24 @@ static void test_rdma(void)
            NF_STATUS_NOT_SUPPORTED,
        "RDMA_READ_LOCAL_INVALIDATE -> NOT_SUPPORTED");
     qp_reconnect(qp7, e.peer);
+    static const struct {
+        const char *what;
+        uint32_t flags;
+    } bad_flags[] = {
+        {"SEND_AND_SOLICIT_EVENT (not an RDMA flag)", NF_NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT},
+        {"a fast-register rights flag", NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE},
+        {"an undefined bit", 0x4000u},
+    };
+    for (unsigned i = 0; i < sizeof(bad_flags) / sizeof(bad_flags[0]); i++) {
+        for (uint16_t op = NF_OP_WR_READ; op <= NF_OP_WR_WRITE; op++) {
+            OK(rdma(op, qp7, bad_flags[i].flags, 0x1000, e.fast, lsge, 1, &c) == NF_STATUS_INVALID_PARAMETER,
+               "RDMA %s with %s -> INVALID_PARAMETER", op == NF_OP_WR_READ ? "Read" : "Write", bad_flags[i].what);
+            qp_reconnect(qp7, e.peer);
+        }
+    }
+    OK(rdma(NF_OP_WR_WRITE, qp7, NF_NDK_OP_FLAG_READ_FENCE | NF_NDK_OP_FLAG_DEFER, 0x1000, e.fast, lsge, 1, &c) ==
+           NF_STATUS_SUCCESS,
+       "RDMA Write with READ_FENCE | DEFER (the known RDMA flags) accepted");
     OK(rdma(NF_OP_WR_WRITE, e.qp_unconnected, 0, 0x1000, e.fast, lsge, 1, &c) == NF_STATUS_CONNECTION_INVALID,
        "RDMA Write on an unconnected QP -> CONNECTION_INVALID");
     uint32_t st = rdma(NF_OP_WR_WRITE, qp7, NF_NDK_OP_FLAG_SILENT_SUCCESS, 0x1000, e.fast, lsge, 1, &c);
