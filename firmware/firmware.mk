@@ -13,7 +13,7 @@ MODEL_BUILD := $(BUILD)/model
 FW_INC    := $(ROOT)/firmware/include
 ENGINE_MODEL_DIR := $(ROOT)/rtl/engine/model
 
-FW_CORE_SRCS := $(addprefix $(FW_DIR)/src/,fw_main.c fw_link.c fw_msg.c fw_wr.c fw_tables.c)
+FW_CORE_SRCS := $(addprefix $(FW_DIR)/src/,fw_main.c fw_link.c fw_msg.c fw_wr.c fw_tables.c fw_state.c)
 FW_TARGET_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/src/main.c $(FW_DIR)/src/start.c
 FW_HDRS := $(wildcard $(FW_DIR)/src/*.h) $(FW_INC)/nf_layout.h
 

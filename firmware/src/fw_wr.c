@@ -2,8 +2,12 @@
  * in a CQE (unless NDK_OP_FLAG_SILENT_SUCCESS and it succeeded). Requests run one
  * after another in arrival order and every DMA has finished before the next request
  * starts, so NDK_OP_FLAG_READ_FENCE holds without doing anything. Every validation
- * happens before the first table write: a refused request changes nothing. */
-#include "fw.h"
+ * happens before the first table write: a refused request changes nothing.
+ * Layer: called by fw_msg; calls fw_tables and fw_state; the CQE goes through the reply
+ * cursor the message layer hands down (fw_frame.h), never to the link directly. */
+#include "fw_wr.h"
+#include "fw_state.h"
+#include "fw_tables.h"
 #include "hal.h"
 
 #define BODY(m, off) ((m) + NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + (off))
@@ -229,7 +233,7 @@ _Static_assert(NF_STAT_OP_WR_INVALIDATE == NF_STAT_OP_WR_FAST_REGISTER + 1 &&
 /* The REFUSE code is a 4-bit field: refuse_codes has one counter per value. */
 _Static_assert(NF_STATS_REFUSE_CODES_COUNT == 1u << NF_STATUS_WORD_CODE_WIDTH, "one counter per REFUSE code");
 
-void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, uint32_t stamp)
+void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame *f)
 {
     uint32_t qpn = 0, wr_id = 0, flags = 0, q = FW_NO_INDEX;
     struct wr_result r = {NF_STATUS_INVALID_PARAMETER, 0, 0};
@@ -272,14 +276,11 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, uint32_t stamp)
     }
     if (!(r.status == NF_STATUS_SUCCESS && (flags & NF_NDK_OP_FLAG_SILENT_SUCCESS))) {
         uint32_t len = NF_MSG_HDR_SIZE + NF_CQE_SIZE;
-        uint32_t at = fw_tx_reserve(len);
+        uint32_t at = f->tx->reserve(len);
         if (at) {
+            fw_reply_hdr(at, NF_OP_CQE, len, 0, 0);
             hal_win w = mem_win(at);
             const uint32_t c = NF_MSG_HDR_SIZE;
-            win_wr(w, NF_MSG_HDR_OP_OFF, NF_OP_CQE << (8u * NF_MSG_HDR_OP_OFF) | len << (8u * NF_MSG_HDR_LEN_OFF));
-            win_wr(w, NF_MSG_HDR_TAG_OFF, 0);
-            win_wr(w, NF_MSG_HDR_STATUS_OFF, 0);
-            win_wr(w, NF_MSG_HDR_RSVD_OFF, 0);
             win_wr(w, c + NF_CQE_QPN_OFF, qpn);
             win_wr(w, c + NF_CQE_WR_ID_OFF, wr_id);
             win_wr(w, c + NF_CQE_STATUS_OFF, r.status);
@@ -289,6 +290,6 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, uint32_t stamp)
         }
     }
     uint32_t now = hal_cycles();
-    fw_stats.last_wr_cycles = now - stamp;
-    fw_stats.last_wr_fw_cycles = fw_stats.last_wr_cycles - (fw_eng_wait_cycles() - fw_msg_frame_eng_start);
+    fw_stats.last_wr_cycles = now - f->stamp;
+    fw_stats.last_wr_fw_cycles = fw_stats.last_wr_cycles - (fw_eng_wait_cycles() - f->eng_start);
 }

@@ -1,0 +1,28 @@
+/* The messages of one DATA payload (fw_msg.c). Called by the link (fw_link.c) with the
+ * frame's context; calls fw_wr, fw_tables and fw_state, and replies through the
+ * frame's reply cursor (fw_frame.h), never to the link directly. */
+#ifndef FW_MSG_H
+#define FW_MSG_H
+
+#include <stdint.h>
+
+#include "fw_frame.h"
+
+/* Handle the messages of frame f from payload offset from (0: a new frame) in order.
+ * A message whose reply cannot be queued now is not started: returns its offset (the
+ * link holds the frame and calls again from there when room frees), else f->len.
+ * f->overflow set (a frame whose replies exceed the whole TX window, run with every TX
+ * slot free and the cursor keeping the last one back): messages get their replies while
+ * they fit the others; from the first that does not, a request whose reply would be
+ * larger than the request is answered INSUFFICIENT_RESOURCES without running, every
+ * other message runs (its answer is no larger than it), and those answers fit the last
+ * slot (after f->tx->spare()). So every frame is answered whole: nothing waits forever. */
+uint32_t fw_msg_process(struct fw_frame *f, uint32_t from);
+/* Messages in f, counted the way fw_msg_process walks them (a malformed length ends the
+ * walk with one error reply). */
+uint32_t fw_msg_count(const struct fw_frame *f);
+/* Can the replies to every message of f be queued with free_open bytes left in the open
+ * TX frame and free_slots empty frames after it? */
+int fw_msg_fits(const struct fw_frame *f, uint32_t free_open, uint32_t free_slots);
+
+#endif
