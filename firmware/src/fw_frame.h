@@ -31,7 +31,9 @@ struct fw_frame {
     /* 0 normal; for a frame whose replies exceed the whole TX window: 1 full replies
      * while they fit, 2 answers no larger than their message (fw_msg_process) */
     uint32_t overflow;
-    const struct fw_reply_ops *tx;
+    uint32_t done; /* set by the message layer: len when every message ran, else the
+                    * offset of the first one not started (no TX room: the frame waits) */
+    struct fw_reply_ops tx; /* by value: one load fewer per call on the work-request path */
 };
 
 /* Write a MSG_HDR at adapter address at. */

@@ -67,6 +67,9 @@ static struct {
     uint32_t hold;              /* 0, or the head frame waits for TX room: 1 + offset of its
                                  * first message not run yet (1: none ran) */
     uint16_t tx_len[NF_LINK_MAX_SLOTS]; /* header + payload bytes of each TX slot's frame */
+    /* The context of the frame being run (fw_frame.h): its reply cursor is set once at
+     * init, so a new frame costs only its payload fields. */
+    struct fw_frame frame;
 } L;
 
 static uint32_t rx_addr(uint32_t slot) { return slot * NF_LINK_SLOT_BYTES; }
@@ -223,7 +226,7 @@ static const struct fw_reply_ops reply_ops = {fw_tx_reserve, tx_room, tx_trim, t
 
 void fw_link_frame(struct fw_frame *f, uint32_t addr, uint32_t len, uint32_t stamp)
 {
-    *f = (struct fw_frame){addr, len, stamp, 0, 0, &reply_ops};
+    *f = (struct fw_frame){addr, len, stamp, 0, 0, 0, reply_ops};
 }
 
 /* An ack while the cap is adjusted (out of line: a clean line only tests cap_adjust).
@@ -366,21 +369,29 @@ static __attribute__((noinline)) int replies_fit_capped(const struct fw_frame *f
 }
 
 /* Room for replies: bytes left in the open frame and whole free slots after it. */
-static int replies_fit(const struct fw_frame *f)
+static __attribute__((noinline)) int replies_fit_slow(const struct fw_frame *f, uint32_t free_slots)
 {
+    /* A free slot per message. */
+    if (free_slots >= fw_msg_count(f))
+        return 1;
     uint32_t free_open = L.open ? NF_LINK_MAX_PAYLOAD - L.open_len : 0;
-    uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - (L.open ? 1u : 0u);
-    /* Fast path: every reply fits one frame, so a free slot per possible message (each
-     * is at least a header) is enough without reading the messages. */
-    if (free_slots >= f->len / NF_MSG_HDR_SIZE)
-        return 1;
-    /* The same with the messages counted (the usual work request with its page list is
-     * one message: one free slot). */
-    if (free_slots && free_slots >= fw_msg_count(f))
-        return 1;
     if (L.tx_cap < NF_LINK_MAX_PAYLOAD)
         return replies_fit_capped(f, free_open, free_slots);
     return fw_msg_fits(f, free_open, free_slots);
+}
+
+static inline int replies_fit(const struct fw_frame *f)
+{
+    /* Fast path: every reply fits one frame, so a free slot per possible message (each
+     * is at least a header) is enough without reading the messages. */
+    uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - L.open;
+    if (free_slots >= f->len / NF_MSG_HDR_SIZE)
+        return 1;
+    /* A frame holding one message (the usual work request with its page list) needs one
+     * free slot. */
+    if (free_slots && fw_msg_single(f))
+        return 1;
+    return replies_fit_slow(f, free_slots);
 }
 
 /* While the head frame waits for TX room, the acks that would make room may already
@@ -415,6 +426,7 @@ static void link_hold(uint32_t off)
 
 void fw_link_init(void)
 {
+    fw_link_frame(&L.frame, 0, 0, 0);
     link_state_reset();
     L.maybe_busy = 0;
     L.rto_floor = fw_cfg.clk_hz / RTO_FLOOR_PER_SECOND;
@@ -444,19 +456,23 @@ static __attribute__((noinline)) int rx_give_up_for_reset(uint32_t ready)
     return 1;
 }
 
-/* Run frame f from payload offset from, its stamp read now (slot: its RX slot); hold it
- * where a reply found no TX room. Returns nonzero when it ran to its end. */
-static int rx_run(struct fw_frame *f, uint32_t slot, uint32_t from)
+/* Run frame f, new (from 0: fw_msg_process) or held or overflowing (fw_msg_resume), its
+ * stamp read now (slot: its RX slot); hold it where a reply found no TX room. Returns
+ * nonzero when it ran to its end. Inline: the new frame's path is the hot one. */
+static inline __attribute__((always_inline)) int rx_run(struct fw_frame *f, uint32_t slot, int fresh, uint32_t from)
 {
     f->stamp = link_rd(NF_LINK_RX_STAMP0 + 4u * slot);
-    uint32_t done = fw_msg_process(f, from);
-    if (done < f->len)
-        link_hold(done);
-    return done >= f->len;
+    if (fresh)
+        fw_msg_process(f);
+    else
+        fw_msg_resume(f, from);
+    if (f->done < f->len)
+        link_hold(f->done);
+    return f->done >= f->len;
 }
 
 /* The head frame's replies do not fit even the empty TX window: run it now, answering
- * what does not fit short (fw_msg_process with f->overflow), with full-size batching and
+ * what does not fit short (fw_msg_resume with f->overflow), with full-size batching and
  * the last TX slot kept for the short answers. */
 static __attribute__((noinline)) int rx_overflow_frame(uint32_t ready, uint32_t slot, struct fw_frame *f)
 {
@@ -468,7 +484,8 @@ static __attribute__((noinline)) int rx_overflow_frame(uint32_t ready, uint32_t 
     L.tx_cap = NF_LINK_MAX_PAYLOAD;
     L.cap_adjust = 1;
     f->overflow = short_only ? 2u : 1u;
-    int whole = rx_run(f, slot, 0);
+    int whole = rx_run(f, slot, 0, 0);
+    f->overflow = 0;
     L.keep_free = 0;
     if (!whole)
         return rx_give_up_for_reset(ready); /* held part-way (not expected: see fw_msg.h) */
@@ -497,7 +514,7 @@ static __attribute__((noinline)) int rx_held(uint32_t ready, uint32_t slot, stru
         L.hold = 0;
         return 1;
     }
-    if (!rx_run(f, slot, from))
+    if (!rx_run(f, slot, 0, from))
         return rx_give_up_for_reset(ready);
     L.hold = 0;
     L.rx_expect++;
@@ -529,13 +546,14 @@ static __attribute__((noinline)) int rx_frame(uint32_t ready)
             L.rx_next = ring_add(slot, 1u, fw_cfg.rx_slots);
             return 1;
         }
-        struct fw_frame f;
-        fw_link_frame(&f, a + NF_LINK_HDR_SIZE, len, 0);
-        if (!L.hold && (replies_fit(&f) || (peek_acks(ready), replies_fit(&f)))) {
-            if (!rx_run(&f, slot, 0) && !rx_give_up_for_reset(ready))
+        struct fw_frame *f = &L.frame;
+        f->addr = a + NF_LINK_HDR_SIZE;
+        f->len = len;
+        if (!L.hold && (replies_fit(f) || (peek_acks(ready), replies_fit(f)))) {
+            if (!rx_run(f, slot, 1, 0) && !rx_give_up_for_reset(ready))
                 return 0; /* held part-way: rx_held continues it */
             L.rx_expect++;
-        } else if (!rx_held(ready, slot, &f)) {
+        } else if (!rx_held(ready, slot, f)) {
             /* Held: no more messages are taken from the link until TX room frees (the
              * host's window fills; its retransmissions wait for our acks). */
             return 0;

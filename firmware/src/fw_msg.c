@@ -46,7 +46,7 @@ static void reply(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t 
                   uint32_t n)
 {
     uint32_t len = NF_MSG_HDR_SIZE + 4u * n;
-    uint32_t at = f->tx->reserve(len);
+    uint32_t at = f->tx.reserve(len);
     if (!at)
         return;
     put_hdr(at, op, len, tag, status);
@@ -124,7 +124,7 @@ int fw_msg_fits(const struct fw_frame *f, uint32_t free_open, uint32_t free_slot
 
 static void do_ping(const struct fw_frame *f, uint32_t tag, uint32_t m, uint32_t mlen)
 {
-    uint32_t at = f->tx->reserve(mlen);
+    uint32_t at = f->tx.reserve(mlen);
     if (!at)
         return;
     uint32_t n = mlen - NF_MSG_HDR_SIZE;
@@ -134,7 +134,7 @@ static void do_ping(const struct fw_frame *f, uint32_t tag, uint32_t m, uint32_t
         struct fw_dma_side dst = {NF_DMA_MODE_SYSTEM, 0, 0, 0, at + NF_MSG_HDR_SIZE};
         if (NF_STATUS_WORD_CODE_GET(fw_dma(&src, &dst, n, 0)) != NF_REFUSE_OK) {
             status = NF_STATUS_INTERNAL_ERROR;
-            f->tx->trim(n);
+            f->tx.trim(n);
             mlen = NF_MSG_HDR_SIZE;
         }
     }
@@ -169,7 +169,7 @@ static void do_mem_read(const struct fw_frame *f, uint32_t tag, uint32_t m, uint
         return;
     }
     uint32_t padded = ROUND_UP(n, MSG_ALIGN);
-    uint32_t at = f->tx->reserve(NF_MSG_HDR_SIZE + padded);
+    uint32_t at = f->tx.reserve(NF_MSG_HDR_SIZE + padded);
     if (!at)
         return;
     uint32_t data = at + NF_MSG_HDR_SIZE;
@@ -180,7 +180,7 @@ static void do_mem_read(const struct fw_frame *f, uint32_t tag, uint32_t m, uint
     struct fw_dma_side dst = {NF_DMA_MODE_SYSTEM, 0, 0, 0, data};
     uint32_t code = NF_STATUS_WORD_CODE_GET(fw_dma(&src, &dst, n, 0));
     if (code != NF_REFUSE_OK) {
-        f->tx->trim(padded);
+        f->tx.trim(padded);
         put_hdr(at, NF_OP_MEM_READ, NF_MSG_HDR_SIZE, tag, fw_eng_failed(code, NF_STATUS_INVALID_PARAMETER));
         return;
     }
@@ -431,7 +431,7 @@ static status_req *const status_reqs[NF_OP_QP_FLUSH + 1u] = {
 /* INFO and STATS: a reply whose payload is a struct of the adapter's state. */
 static void put_state(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t size, void (*put)(uint32_t at))
 {
-    uint32_t at = f->tx->reserve(NF_MSG_HDR_SIZE + size);
+    uint32_t at = f->tx.reserve(NF_MSG_HDR_SIZE + size);
     if (at) {
         put(at + NF_MSG_HDR_SIZE);
         put_hdr(at, op, NF_MSG_HDR_SIZE + size, tag, NF_STATUS_SUCCESS);
@@ -476,11 +476,9 @@ static void handle(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t
     reply(f, op, tag, st, rep, st == NF_STATUS_SUCCESS ? n : 0u);
 }
 
-/* Every message of a payload from offset from, in order (out of line: its switch needs
- * many registers, which the one-work-request fast path in fw_msg_process does not pay
- * for). A message whose reply cannot be queued now is not started: the walk returns
- * its offset. */
-static __attribute__((noinline)) uint32_t msg_walk(struct fw_frame *f, uint32_t from)
+/* Every message of a payload from offset from, in order. A message whose reply cannot
+ * be queued now is not started: the walk returns its offset. */
+static uint32_t walk(struct fw_frame *f, uint32_t from)
 {
     for (uint32_t off = from; off + NF_MSG_HDR_SIZE <= f->len;) {
         uint32_t m = f->addr + off, w0;
@@ -488,16 +486,16 @@ static __attribute__((noinline)) uint32_t msg_walk(struct fw_frame *f, uint32_t 
         uint32_t op = msg_op(w0);
         uint32_t tag = mem_rd(m + NF_MSG_HDR_TAG_OFF);
         uint32_t need = mlen ? reply_bytes(op, m, mlen) : NF_MSG_HDR_SIZE;
-        if (f->overflow == 1 && !f->tx->room(need)) {
+        if (f->overflow == 1 && !f->tx.room(need)) {
             /* The rest of an overflowing frame: the last TX slot is theirs. */
             f->overflow = 2;
-            f->tx->spare();
+            f->tx.spare();
         }
         if (f->overflow == 2 && mlen && need > mlen) {
             /* Its reply would be larger than its request: answered short, not run, so
              * the rest of the frame fits the slot kept for it. */
             count_op(op);
-            if (!f->tx->room(NF_MSG_HDR_SIZE))
+            if (!f->tx.room(NF_MSG_HDR_SIZE))
                 return off;
             reply(f, op & ~(uint32_t)NF_OP_REPLY, tag, NF_STATUS_INSUFFICIENT_RESOURCES, 0, 0);
             off += mlen;
@@ -507,7 +505,7 @@ static __attribute__((noinline)) uint32_t msg_walk(struct fw_frame *f, uint32_t 
          * the link holds the frame there (no more messages are taken from the link) until
          * TX room frees. fw_msg_fits lets a frame start only when all of it fits, so this
          * is the rule every reply obeys, not a path the link takes. */
-        if (!f->tx->room(need))
+        if (!f->tx.room(need))
             return off;
         if (!mlen) {
             /* The next message cannot be found: answer this one, drop the rest. */
@@ -520,25 +518,40 @@ static __attribute__((noinline)) uint32_t msg_walk(struct fw_frame *f, uint32_t 
     return f->len;
 }
 
+/* Out of line (its switch needs many registers, which the one-work-request fast path
+ * in fw_msg_process does not pay for); f->done as fw_msg_process sets it. */
+static __attribute__((noinline)) void msg_walk(struct fw_frame *f, uint32_t from)
+{
+    f->done = walk(f, from);
+}
+
 /* The work-request ops are consecutive in the layout: one range check names them. */
 _Static_assert(NF_OP_WR_INVALIDATE == NF_OP_WR_FAST_REGISTER + 1 && NF_OP_WR_READ == NF_OP_WR_FAST_REGISTER + 2 &&
                    NF_OP_WR_WRITE == NF_OP_WR_FAST_REGISTER + 3,
                "work-request ops are consecutive");
 
-uint32_t fw_msg_process(struct fw_frame *f, uint32_t from)
+void fw_msg_process(struct fw_frame *f)
 {
     f->eng_start = fw_eng_wait_cycles();
     /* Fast path: the frame holds exactly one well-formed work request (the usual case:
      * a work request with its page list). Its CQE has room: the link delivers a frame
      * only when all its replies fit (fw_msg_fits). The same as the walk would do for it. */
-    if (from == 0 && f->len >= NF_MSG_HDR_SIZE && !f->overflow) {
+    uint32_t len = f->len;
+    if (len >= NF_MSG_HDR_SIZE) {
         uint32_t w0 = mem_rd(f->addr);
         uint32_t op = msg_op(w0);
-        if (msg_len(w0) == f->len && !(f->len % MSG_ALIGN) &&
+        if (msg_len(w0) == len && !(len % MSG_ALIGN) &&
             op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_WRITE - NF_OP_WR_FAST_REGISTER) {
-            fw_wr_process(op, f->addr, f->len, f);
-            return f->len;
+            f->done = len;
+            fw_wr_process(op, f->addr, len, f);
+            return;
         }
     }
-    return msg_walk(f, from);
+    msg_walk(f, 0);
+}
+
+void fw_msg_resume(struct fw_frame *f, uint32_t from)
+{
+    f->eng_start = fw_eng_wait_cycles();
+    msg_walk(f, from);
 }

@@ -276,7 +276,7 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame
     }
     if (!(r.status == NF_STATUS_SUCCESS && (flags & NF_NDK_OP_FLAG_SILENT_SUCCESS))) {
         uint32_t len = NF_MSG_HDR_SIZE + NF_CQE_SIZE;
-        uint32_t at = f->tx->reserve(len);
+        uint32_t at = f->tx.reserve(len);
         if (at) {
             fw_reply_hdr(at, NF_OP_CQE, len, 0, 0);
             hal_win w = mem_win(at);
