@@ -92,8 +92,3 @@ void fw_init(void)
     fw_tables_init();
     fw_link_init();
 }
-
-int fw_poll(void)
-{
-    return fw_link_poll();
-}

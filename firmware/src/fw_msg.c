@@ -198,11 +198,18 @@ static uint32_t do_mr_create(uint32_t m, uint32_t mlen, uint32_t *token)
     return fw_mr_alloc(pd, fast ? NF_MPT_KIND_FAST : NF_MPT_KIND_NORMAL, token);
 }
 
+/* The MR named by the token at body offset off of a request at least size bytes long:
+ * its index, or FW_NO_INDEX (a short request, an unknown token). */
+static uint32_t token_at(uint32_t m, uint32_t mlen, uint32_t size, uint32_t off)
+{
+    if (mlen < NF_MSG_HDR_SIZE + size)
+        return FW_NO_INDEX;
+    return fw_mr_lookup(mem_rd(BODY(m, off)));
+}
+
 static uint32_t token_arg(uint32_t m, uint32_t mlen)
 {
-    if (mlen < NF_MSG_HDR_SIZE + NF_TOKEN_REQ_SIZE)
-        return FW_NO_INDEX;
-    return fw_mr_lookup(mem_rd(BODY(m, NF_TOKEN_REQ_TOKEN_OFF)));
+    return token_at(m, mlen, NF_TOKEN_REQ_SIZE, NF_TOKEN_REQ_TOKEN_OFF);
 }
 
 static uint32_t do_mr_destroy(uint32_t m, uint32_t mlen)
@@ -233,9 +240,7 @@ static uint32_t mr_rights(uint32_t flags)
 
 static uint32_t do_mr_register(uint32_t m, uint32_t mlen)
 {
-    if (mlen < NF_MSG_HDR_SIZE + NF_MR_REGISTER_REQ_SIZE)
-        return NF_STATUS_INVALID_PARAMETER;
-    uint32_t i = fw_mr_lookup(mem_rd(BODY(m, NF_MR_REGISTER_REQ_TOKEN_OFF)));
+    uint32_t i = token_at(m, mlen, NF_MR_REGISTER_REQ_SIZE, NF_MR_REGISTER_REQ_TOKEN_OFF);
     if (i == FW_NO_INDEX)
         return NF_STATUS_INVALID_PARAMETER;
     struct fw_mr *mr = &fw_mrs[i];
@@ -313,9 +318,7 @@ static uint32_t do_mr_deregister(uint32_t m, uint32_t mlen)
 
 static uint32_t do_frmr_init(uint32_t m, uint32_t mlen)
 {
-    if (mlen < NF_MSG_HDR_SIZE + NF_FRMR_INIT_REQ_SIZE)
-        return NF_STATUS_INVALID_PARAMETER;
-    uint32_t i = fw_mr_lookup(mem_rd(BODY(m, NF_FRMR_INIT_REQ_TOKEN_OFF)));
+    uint32_t i = token_at(m, mlen, NF_FRMR_INIT_REQ_SIZE, NF_FRMR_INIT_REQ_TOKEN_OFF);
     if (i == FW_NO_INDEX)
         return NF_STATUS_INVALID_PARAMETER;
     struct fw_mr *mr = &fw_mrs[i];

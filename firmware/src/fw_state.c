@@ -22,6 +22,13 @@ void fw_stats_refused(uint32_t status)
     fw_stats.refused_other++;
 }
 
+/* A fixed struct of n words, not data: word writes through the window. */
+static void put_words(uint32_t at, const uint32_t *w, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        mem_wr(at + 4u * i, w[i]);
+}
+
 void fw_state_put_info(uint32_t at)
 {
     struct nf_info info = {0};
@@ -53,10 +60,7 @@ void fw_state_put_info(uint32_t at)
     info.last_wr_fw_cycles = fw_stats.last_wr_fw_cycles;
     info.cycle_lo = sys_rd(NF_SYS_CYCLE_LO);
     info.cycle_hi = sys_rd(NF_SYS_CYCLE_HI); /* latched by the CYCLE_LO read just before */
-    /* A fixed 28-word struct, not data: word writes through the window. */
-    const uint32_t *w = (const uint32_t *)&info;
-    for (uint32_t i = 0; i < NF_INFO_SIZE / 4u; i++)
-        mem_wr(at + 4u * i, w[i]);
+    put_words(at, (const uint32_t *)&info, NF_INFO_SIZE / 4u);
 }
 
 _Static_assert(NF_STATS_SIZE % 8u == 0u, "a STATS reply keeps messages 8-byte aligned");
@@ -85,7 +89,5 @@ void fw_state_put_stats(uint32_t at)
     st.cycle_hi = sys_rd(NF_SYS_CYCLE_HI); /* latched by the CYCLE_LO read just before */
     st.tx_stalls = fw_stats.tx_stalls;
     st.wait_timeouts = fw_stats.wait_timeouts;
-    const uint32_t *w = (const uint32_t *)&st;
-    for (uint32_t i = 0; i < NF_STATS_SIZE / 4u; i++)
-        mem_wr(at + 4u * i, w[i]);
+    put_words(at, (const uint32_t *)&st, NF_STATS_SIZE / 4u);
 }

@@ -164,16 +164,26 @@ const struct tb_msg *tb_find_reply(uint32_t tag)
     return NULL;
 }
 
-/* A request in its own frame; returns the reply status (0xFFFFFFFF: no reply). */
-uint32_t tb_req(uint16_t op, const void *body, size_t blen, void *rep, size_t rep_len)
+void tb_exchange(const void *payload, size_t len)
+{
+    tb_clear();
+    tb_send_data(payload, len);
+    tb_run();
+}
+
+uint32_t tb_send_one(uint16_t op, const void *body, size_t blen)
 {
     uint8_t buf[NF_LINK_MAX_PAYLOAD];
     size_t len = 0;
-    tb_clear();
     uint32_t tag = tb_put_msg(buf, &len, op, body, blen);
-    tb_send_data(buf, len);
-    tb_run();
-    const struct tb_msg *m = tb_find_reply(tag);
+    tb_exchange(buf, len);
+    return tag;
+}
+
+/* A request in its own frame; returns the reply status (0xFFFFFFFF: no reply). */
+uint32_t tb_req(uint16_t op, const void *body, size_t blen, void *rep, size_t rep_len)
+{
+    const struct tb_msg *m = tb_find_reply(tb_send_one(op, body, blen));
     if (!m || m->hdr.op != (op | NF_OP_REPLY))
         return 0xFFFFFFFFu;
     if (rep && rep_len)
@@ -184,12 +194,7 @@ uint32_t tb_req(uint16_t op, const void *body, size_t blen, void *rep, size_t re
 /* A work request in its own frame; returns 1 and the CQE if one came back. */
 int tb_wr(uint16_t op, const void *body, size_t blen, struct nf_cqe *cqe)
 {
-    uint8_t buf[NF_LINK_MAX_PAYLOAD];
-    size_t len = 0;
-    tb_clear();
-    tb_put_msg(buf, &len, op, body, blen);
-    tb_send_data(buf, len);
-    tb_run();
+    tb_send_one(op, body, blen);
     for (int i = 0; i < tb.nmsgs; i++)
         if (tb.msgs[i].hdr.op == NF_OP_CQE) {
             memcpy(cqe, tb.msgs[i].body, sizeof(*cqe));

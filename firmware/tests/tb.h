@@ -56,6 +56,10 @@ uint32_t tb_put_msg(uint8_t *buf, size_t *len, uint16_t op, const void *body, si
 void tb_send_data(const void *payload, size_t len);
 void tb_send_ack_upto(uint8_t ack);
 const struct tb_msg *tb_find_reply(uint32_t tag);
+/* Send payload as one DATA frame (after tb_clear) and run the firmware. */
+void tb_exchange(const void *payload, size_t len);
+/* One message in its own frame, exchanged; returns its tag. */
+uint32_t tb_send_one(uint16_t op, const void *body, size_t blen);
 /* A request in its own frame; returns the reply status (0xFFFFFFFF: no reply). */
 uint32_t tb_req(uint16_t op, const void *body, size_t blen, void *rep, size_t rep_len);
 /* A work request in its own frame; returns 1 and the CQE if one came back. */

@@ -74,16 +74,12 @@ void test_malformed(void)
     uint8_t buf[64] = {0};
     struct nf_msg_hdr h = {NF_OP_PING, 12, 55, 0, 0}; /* not a multiple of 8 */
     memcpy(buf, &h, sizeof(h));
-    tb_clear();
-    tb_send_data(buf, 32);
-    tb_run();
+    tb_exchange(buf, 32);
     const struct tb_msg *m = tb_find_reply(55);
     OK(m && m->hdr.status == NF_STATUS_INVALID_PARAMETER, "message length not a multiple of 8 -> INVALID_PARAMETER");
     h.len = 64; /* longer than the frame */
     memcpy(buf, &h, sizeof(h));
-    tb_clear();
-    tb_send_data(buf, 32);
-    tb_run();
+    tb_exchange(buf, 32);
     m = tb_find_reply(55);
     OK(m && m->hdr.status == NF_STATUS_INVALID_PARAMETER, "message longer than its frame -> INVALID_PARAMETER");
     OK(tb_req(NF_OP_MR_CREATE, NULL, 0, NULL, 0) == NF_STATUS_INVALID_PARAMETER, "request without its body -> INVALID_PARAMETER");
@@ -133,9 +129,7 @@ void test_batching(void)
     uint32_t tags[20];
     for (int i = 0; i < 20; i++)
         tags[i] = tb_put_msg(buf, &len, NF_OP_PING, "12345678", 8);
-    tb_clear();
-    tb_send_data(buf, len);
-    tb_run();
+    tb_exchange(buf, len);
     int all = 1;
     for (int i = 0; i < 20; i++)
         all &= tb_find_reply(tags[i]) != NULL;
@@ -172,9 +166,7 @@ void test_retransmit(void)
     uint8_t buf[64];
     size_t len = 0;
     tb_put_msg(buf, &len, NF_OP_PING, "retransm", 8);
-    tb_clear();
-    tb_send_data(buf, len);
-    tb_run();
+    tb_exchange(buf, len);
     int sent = tb.nframes == 1 && tb.frames[0].hdr.type == NF_LINK_TYPE_DATA && tb.frames[0].hdr.seq == 0;
     /* The documented RTO for exactly this frame in flight: (bytes in flight + RX_SLOTS x
      * SLOT_BYTES) x 10 bits x 2 x UART_PERIOD / 16 + CLK_HZ / 50. */
@@ -411,9 +403,7 @@ void test_overflowing_frame(void)
     memcpy(wbody, &wq, sizeof(wq));
     memcpy(wbody + sizeof(wq), "written!", 8);
     tags[7] = tb_put_msg(buf, &len, NF_OP_MEM_WRITE, wbody, sizeof(wbody));
-    tb_clear();
-    tb_send_data(buf, len);
-    tb_run();
+    tb_exchange(buf, len);
     int once = 1;
     uint32_t st[8] = {0};
     for (int i = 0; i < 8; i++) {

@@ -162,9 +162,7 @@ static void test_reply_cap(void)
     size_t len = 0;
     tb_put_msg(buf, &len, NF_OP_PING, "growback", 8);
     for (int i = 0; i < 100; i++) {
-        tb_clear();
-        tb_send_data(buf, len);
-        tb_run();
+        tb_exchange(buf, len);
     }
     tb_clear();
     t = send_pings(6);

@@ -310,9 +310,7 @@ void test_qp_flush(void)
     uint32_t ftag = tb_put_msg(buf, &len, NF_OP_QP_FLUSH, &fq, sizeof(fq));
     put_wr(buf, &len, NF_OP_WR_INVALIDATE, e.qp, 4, 0, &inv, sizeof(inv), NULL, 0);
     put_wr(buf, &len, NF_OP_WR_FAST_REGISTER, e.qp, 5, rw | NF_NDK_OP_FLAG_SILENT_SUCCESS, &fr, sizeof(fr), pages, 1);
-    tb_clear();
-    tb_send_data(buf, len);
-    tb_run();
+    tb_exchange(buf, len);
     /* Expected output, in order: CQE 1, CQE 2 (3 is a silent success), the flush's
      * reply, CQE 4 and CQE 5 (a cancelled silent request still completes). */
     static const uint32_t want_id[5] = {1, 2, 0, 4, 5};
