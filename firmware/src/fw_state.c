@@ -29,6 +29,15 @@ static void put_words(uint32_t at, const uint32_t *w, uint32_t n)
         mem_wr(at + 4u * i, w[i]);
 }
 
+/* The link hardware's frame counters both reports carry. */
+static void link_counts(uint32_t *rx_ok, uint32_t *rx_bad, uint32_t *rx_drop, uint32_t *tx)
+{
+    *rx_ok = link_rd(NF_LINK_CNT_RX_OK);
+    *rx_bad = link_rd(NF_LINK_CNT_RX_BAD);
+    *rx_drop = link_rd(NF_LINK_CNT_RX_DROP);
+    *tx = link_rd(NF_LINK_CNT_TX);
+}
+
 void fw_state_put_info(uint32_t at)
 {
     struct nf_info info = {0};
@@ -48,10 +57,7 @@ void fw_state_put_info(uint32_t at)
     info.rx_slots = fw_cfg.rx_slots;
     info.tx_slots = fw_cfg.tx_slots;
     info.max_payload = NF_LINK_MAX_PAYLOAD;
-    info.rx_ok = link_rd(NF_LINK_CNT_RX_OK);
-    info.rx_bad = link_rd(NF_LINK_CNT_RX_BAD);
-    info.rx_drop = link_rd(NF_LINK_CNT_RX_DROP);
-    info.tx_frames = link_rd(NF_LINK_CNT_TX);
+    link_counts(&info.rx_ok, &info.rx_bad, &info.rx_drop, &info.tx_frames);
     info.retransmits = fw_stats.retransmits;
     info.rx_dup = fw_stats.rx_dup;
     info.wr_count = fw_stats.wr_count;
@@ -69,11 +75,8 @@ void fw_state_put_stats(uint32_t at)
 {
     struct nf_stats st;
     st.profile = fw_cfg.profile;
-    st.rx_ok = link_rd(NF_LINK_CNT_RX_OK);
-    st.rx_bad = link_rd(NF_LINK_CNT_RX_BAD);
-    st.rx_drop = link_rd(NF_LINK_CNT_RX_DROP);
+    link_counts(&st.rx_ok, &st.rx_bad, &st.rx_drop, &st.tx_frames);
     st.rx_dup = fw_stats.rx_dup;
-    st.tx_frames = link_rd(NF_LINK_CNT_TX);
     st.tx_reject = link_rd(NF_LINK_CNT_TX_REJECT);
     st.retransmits = fw_stats.retransmits;
     st.tx_overflow = fw_stats.tx_overflow;

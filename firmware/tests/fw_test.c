@@ -169,12 +169,16 @@ int info_get(struct nf_info *info)
     return tb_req(NF_OP_INFO, NULL, 0, info, sizeof(*info)) == NF_STATUS_SUCCESS;
 }
 
+uint64_t page_at(uint32_t page_number)
+{
+    return user_base() + (uint64_t)page_number * PAGE;
+}
+
 void pages_at(uint64_t *pages, uint32_t n, const uint32_t *page_numbers)
 {
     for (uint32_t i = 0; i < n; i++)
-        pages[i] = user_base() + (uint64_t)page_numbers[i] * PAGE;
+        pages[i] = page_at(page_numbers[i]);
 }
-
 void wr_env(struct wr_env *e)
 {
     tb_init("sim");
@@ -200,6 +204,18 @@ void qp_reconnect(uint32_t qpn, uint32_t peer)
 {
     qp_op(NF_OP_QP_DISCONNECT, qpn);
     qp_connect(qpn, peer);
+}
+
+int refused_cleanly(const struct wr_env *e, uint32_t qp, uint32_t st, uint32_t want, struct snap *s0)
+{
+    struct snap s1;
+    snap_take(&s1);
+    int ok = st == want && snap_same(s0, &s1) && (qp != e->qp || qp_state(e->qp) == FW_QP_ERROR);
+    snap_free(s0);
+    snap_free(&s1);
+    if (qp == e->qp)
+        qp_reconnect(e->qp, e->peer);
+    return ok;
 }
 
 uint32_t qp_op(uint16_t op, uint32_t qpn)

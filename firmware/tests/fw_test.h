@@ -49,6 +49,7 @@ void put_wr(uint8_t *buf, size_t *len, uint16_t op, uint32_t qpn, uint32_t wr_id
 void mpt_get(uint32_t token, uint32_t w[NFM_MPT_WORDS]);
 uint32_t mpt_state(uint32_t token);
 /* Page addresses in the user region, by page number. */
+uint64_t page_at(uint32_t page_number);
 void pages_at(uint64_t *pages, uint32_t n, const uint32_t *page_numbers);
 
 /* A fresh adapter with connected QPs and fast-register MRs for work-request tests. */
@@ -60,6 +61,10 @@ uint32_t qp_state(uint32_t qpn);
 /* An error completion breaks the QP (NDK); tests that go on with it after an expected
  * error disconnect and connect it again. */
 void qp_reconnect(uint32_t qpn, uint32_t peer);
+/* After a work request on qp that must be refused with want (s0: the snapshot taken
+ * before it, freed here): the status, nothing changed, the QP broken; a broken e->qp is
+ * then connected again. */
+int refused_cleanly(const struct wr_env *e, uint32_t qp, uint32_t st, uint32_t want, struct snap *s0);
 
 /* test_fw.c */
 void test_reset_handshake(void);

@@ -8,9 +8,7 @@ void test_error_breaks_qp(void)
 {
     struct wr_env e;
     wr_env(&e);
-    uint64_t pages[1];
-    static const uint32_t pn[1] = {6};
-    pages_at(pages, 1, pn);
+    uint64_t pages[1] = {page_at(6)};
     struct snap s0, s1;
     /* INVALIDATE of an MR that is not registered, then a FAST_REGISTER. */
     OK(invalidate(e.qp, 0, e.fast) == NF_STATUS_INVALID_DEVICE_STATE,
@@ -220,9 +218,7 @@ void test_engine_timeout(void)
 {
     struct wr_env e;
     wr_env(&e);
-    uint64_t pages[1];
-    static const uint32_t pn[1] = {7};
-    pages_at(pages, 1, pn);
+    uint64_t pages[1] = {page_at(7)};
     struct nf_stats a = {0}, b = {0};
     uint32_t sa = tb_req(NF_OP_STATS, NULL, 0, &a, sizeof(a));
     uint64_t bound = (uint64_t)fw_cfg.mtt_entries * PAGE > fw_cfg.mem_bytes ? (uint64_t)fw_cfg.mtt_entries * PAGE
@@ -291,9 +287,7 @@ void test_qp_flush(void)
 {
     struct wr_env e;
     wr_env(&e);
-    uint64_t pages[1];
-    static const uint32_t pn[1] = {9};
-    pages_at(pages, 1, pn);
+    uint64_t pages[1] = {page_at(9)};
     const uint32_t rw = NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
     const uint64_t va = 0x70000;
     struct nf_wr_fast_register fr = {e.fast, 1, 0, 0, PAGE, va};
@@ -337,9 +331,7 @@ void test_qp_flush(void)
     struct snap s0, s1;
     snap_take(&s0);
     uint32_t st_inv = invalidate(e.qp, 0, e.fast);
-    uint64_t other[1];
-    static const uint32_t opn[1] = {11};
-    pages_at(other, 1, opn);
+    uint64_t other[1] = {page_at(11)};
     uint32_t st_fr = fast_register(e.qp, 0, e.fast_local, other, 1, 0, PAGE, 0x80000, NULL);
     snap_take(&s1);
     OK(st_inv == NF_STATUS_CANCELLED && st_fr == NF_STATUS_CANCELLED && snap_same(&s0, &s1),
@@ -379,9 +371,7 @@ void test_timing(void)
 {
     struct wr_env e;
     wr_env(&e);
-    uint64_t pages[1];
-    static const uint32_t pn[1] = {5};
-    pages_at(pages, 1, pn);
+    uint64_t pages[1] = {page_at(5)};
     uint64_t a0 = nf_hw_accesses();
     (void)a0;
     uint8_t buf[256];
@@ -411,9 +401,7 @@ void test_adapter_reset(void)
 {
     struct wr_env e;
     wr_env(&e);
-    uint64_t pages[1];
-    static const uint32_t pn[1] = {5};
-    pages_at(pages, 1, pn);
+    uint64_t pages[1] = {page_at(5)};
     fast_register(e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, e.fast, pages, 1, 0, PAGE, 0x10000, NULL);
     OK(tb_req(NF_OP_ADAPTER_RESET, NULL, 0, NULL, 0) == NF_STATUS_SUCCESS, "ADAPTER_RESET");
     OK(nfm_check(nf_hw_engine(), e.fast, 0x10000, 8, NF_ACCESS_REMOTE_WRITE, PD_A, NULL) != NF_REFUSE_OK &&
