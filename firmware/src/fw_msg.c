@@ -378,38 +378,26 @@ static uint32_t do_qp_connect(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-static uint32_t do_qp_disconnect(uint32_t m, uint32_t mlen)
+/* QP_DISCONNECT (back to RESET), QP_FLUSH and QP_DESTROY (freed). NdkFlush: messages
+ * run in arrival order, so every WR posted before the flush has executed (and
+ * reported) by now; from here on the QP is in ERROR and every WR on it completes
+ * CANCELLED without touching the tables, until QP_DISCONNECT or QP_DESTROY. A QP that
+ * is not connected has nothing to flush and stays as it is. */
+static uint32_t do_qp_state(uint32_t op, uint32_t m, uint32_t mlen)
 {
     uint32_t q = qp_arg(m, mlen);
     if (q == FW_NO_INDEX)
         return NF_STATUS_INVALID_PARAMETER;
-    fw_qps[q].state = FW_QP_RESET;
-    fw_qps[q].peer_qpn = 0;
-    return NF_STATUS_SUCCESS;
-}
-
-/* NdkFlush. Messages run in arrival order, so every WR posted before the flush has
- * executed (and reported) by now; from here on the QP is in ERROR and every WR on it
- * completes CANCELLED without touching the tables, until QP_DISCONNECT or QP_DESTROY.
- * A QP that is not connected has nothing to flush and stays as it is. */
-static uint32_t do_qp_flush(uint32_t m, uint32_t mlen)
-{
-    uint32_t q = qp_arg(m, mlen);
-    if (q == FW_NO_INDEX)
-        return NF_STATUS_INVALID_PARAMETER;
-    if (fw_qps[q].state == FW_QP_CONNECTED)
-        fw_qps[q].state = FW_QP_ERROR;
-    return NF_STATUS_SUCCESS;
-}
-
-static uint32_t do_qp_destroy(uint32_t m, uint32_t mlen)
-{
-    uint32_t q = qp_arg(m, mlen);
-    if (q == FW_NO_INDEX)
-        return NF_STATUS_INVALID_PARAMETER;
-    fw_qps[q].state = FW_QP_FREE;
-    fw_qps[q].peer_qpn = 0;
-    fw_qps[q].pd = 0;
+    struct fw_qp *qp = &fw_qps[q];
+    if (op == NF_OP_QP_FLUSH) {
+        if (qp->state == FW_QP_CONNECTED)
+            qp->state = FW_QP_ERROR;
+        return NF_STATUS_SUCCESS;
+    }
+    qp->state = op == NF_OP_QP_DESTROY ? FW_QP_FREE : FW_QP_RESET;
+    qp->peer_qpn = 0;
+    if (op == NF_OP_QP_DESTROY)
+        qp->pd = 0;
     return NF_STATUS_SUCCESS;
 }
 
@@ -423,12 +411,11 @@ static uint32_t do_adapter_reset(uint32_t m, uint32_t mlen)
 
 /* The requests whose reply is a status alone, by op. */
 typedef uint32_t status_req(uint32_t m, uint32_t mlen);
-static status_req *const status_reqs[NF_OP_QP_FLUSH + 1u] = {
+static status_req *const status_reqs[NF_OP_QP_CONNECT + 1u] = {
     [NF_OP_MEM_WRITE] = do_mem_write,         [NF_OP_ADAPTER_RESET] = do_adapter_reset,
     [NF_OP_MR_DESTROY] = do_mr_destroy,       [NF_OP_MR_REGISTER] = do_mr_register,
     [NF_OP_MR_DEREGISTER] = do_mr_deregister, [NF_OP_FRMR_INIT] = do_frmr_init,
-    [NF_OP_QP_CONNECT] = do_qp_connect,       [NF_OP_QP_DISCONNECT] = do_qp_disconnect,
-    [NF_OP_QP_DESTROY] = do_qp_destroy,       [NF_OP_QP_FLUSH] = do_qp_flush,
+    [NF_OP_QP_CONNECT] = do_qp_connect,
 };
 
 /* INFO and STATS: a reply whose payload is a struct of the adapter's state. */
@@ -466,6 +453,11 @@ static void handle(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t
     case NF_OP_MR_CREATE:
         st = do_mr_create(m, mlen, &rep[NF_MR_CREATE_REP_TOKEN_OFF / 4u]);
         n = NF_MR_CREATE_REP_SIZE / 4u;
+        break;
+    case NF_OP_QP_DISCONNECT:
+    case NF_OP_QP_FLUSH:
+    case NF_OP_QP_DESTROY:
+        st = do_qp_state(op, m, mlen);
         break;
     case NF_OP_QP_CREATE:
         st = do_qp_create(m, mlen, &rep[NF_QP_CREATE_REP_QPN_OFF / 4u]);
