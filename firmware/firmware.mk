@@ -13,7 +13,7 @@ MODEL_BUILD := $(BUILD)/model
 FW_INC    := $(ROOT)/firmware/include
 ENGINE_MODEL_DIR := $(ROOT)/rtl/engine/model
 
-FW_CORE_SRCS := $(addprefix $(FW_DIR)/src/,fw_main.c fw_link.c fw_msg.c fw_wr.c fw_tables.c)
+FW_CORE_SRCS := $(addprefix $(FW_DIR)/src/,fw_main.c fw_link.c fw_msg.c fw_wr.c fw_tables.c fw_state.c)
 FW_TARGET_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/src/main.c $(FW_DIR)/src/start.c
 FW_HDRS := $(wildcard $(FW_DIR)/src/*.h) $(FW_INC)/nf_layout.h
 
@@ -82,17 +82,22 @@ $(MODEL_BUILD)/nfmodel: $(FW_HOST_SRCS) $(FW_DIR)/host/nfmodel.c $(FW_HOST_HDRS)
 	@mkdir -p $(MODEL_BUILD)
 	$(HOST_CC) $(FW_HOST_CFLAGS) $(FW_HOST_SRCS) $(FW_DIR)/host/nfmodel.c -o $@
 
-$(MODEL_BUILD)/test_fw: $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw.c $(FW_DIR)/tests/tb.h $(FW_HOST_HDRS)
-	@mkdir -p $(MODEL_BUILD)
-	$(HOST_CC) $(FW_HOST_CFLAGS) -I$(ROOT)/tests $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw.c -o $@
+# The unit tests: cases in test_fw*.c, requests and main in fw_test.c, the host side of
+# the link in tb.c.
+FW_TEST_SRCS := $(addprefix $(FW_DIR)/tests/,fw_test.c test_fw.c test_fw_mr.c test_fw_wr.c tb.c)
+FW_TB_HDRS := $(FW_DIR)/tests/tb.h $(FW_DIR)/tests/fw_test.h $(ROOT)/tests/tap.h
 
-$(MODEL_BUILD)/test_fw_san: $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw.c $(FW_DIR)/tests/tb.h $(FW_HOST_HDRS)
+$(MODEL_BUILD)/test_fw: $(FW_HOST_SRCS) $(FW_TEST_SRCS) $(FW_TB_HDRS) $(FW_HOST_HDRS)
 	@mkdir -p $(MODEL_BUILD)
-	$(HOST_CC) $(FW_HOST_CFLAGS) $(SAN_FLAGS) -I$(ROOT)/tests $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw.c -o $@
+	$(HOST_CC) $(FW_HOST_CFLAGS) -I$(ROOT)/tests $(FW_HOST_SRCS) $(FW_TEST_SRCS) -o $@
 
-$(MODEL_BUILD)/test_fw_link: $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw_link.c $(FW_DIR)/tests/tb.h $(FW_HOST_HDRS)
+$(MODEL_BUILD)/test_fw_san: $(FW_HOST_SRCS) $(FW_TEST_SRCS) $(FW_TB_HDRS) $(FW_HOST_HDRS)
 	@mkdir -p $(MODEL_BUILD)
-	$(HOST_CC) $(FW_HOST_CFLAGS) $(SAN_FLAGS) -I$(ROOT)/tests $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw_link.c -o $@
+	$(HOST_CC) $(FW_HOST_CFLAGS) $(SAN_FLAGS) -I$(ROOT)/tests $(FW_HOST_SRCS) $(FW_TEST_SRCS) -o $@
+
+$(MODEL_BUILD)/test_fw_link: $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw_link.c $(FW_DIR)/tests/tb.c $(FW_TB_HDRS) $(FW_HOST_HDRS)
+	@mkdir -p $(MODEL_BUILD)
+	$(HOST_CC) $(FW_HOST_CFLAGS) $(SAN_FLAGS) -I$(ROOT)/tests $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw_link.c $(FW_DIR)/tests/tb.c -o $@
 
 TEST_TARGETS += test-firmware
 test-firmware: $(MODEL_BUILD)/test_fw $(MODEL_BUILD)/test_fw_san $(MODEL_BUILD)/test_fw_link $(FW_BUILD)/nf_fw.hex $(MODEL_BUILD)/nfmodel
@@ -113,9 +118,9 @@ FUZZ_FLAGS := -std=c11 -g -O1 -Wall -Wextra -Werror -D_GNU_SOURCE -DNF_HOST_BUIL
               -fno-sanitize-recover=all -I$(FW_INC) -I$(FW_DIR)/src -I$(FW_DIR)/host -I$(ENGINE_MODEL_DIR) -I$(ROOT)/host/src
 FUZZ_RUNS ?= 20000
 
-$(MODEL_BUILD)/fuzz_fw: $(FW_HOST_SRCS) $(FW_DIR)/tests/fuzz_fw.c $(FW_HOST_HDRS)
+$(MODEL_BUILD)/fuzz_fw: $(FW_HOST_SRCS) $(FW_DIR)/tests/fuzz_fw.c $(FW_DIR)/tests/tb.c $(FW_TB_HDRS) $(FW_HOST_HDRS)
 	@mkdir -p $(MODEL_BUILD)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $(FW_HOST_SRCS) $(FW_DIR)/tests/fuzz_fw.c -o $@
+	$(FUZZ_CC) $(FUZZ_FLAGS) -I$(ROOT)/tests $(FW_HOST_SRCS) $(FW_DIR)/tests/fuzz_fw.c $(FW_DIR)/tests/tb.c -o $@
 
 fuzz-firmware: $(MODEL_BUILD)/fuzz_fw ## fuzz the firmware's message handler (open-ended: FUZZ_ARGS=...)
 	@mkdir -p $(MODEL_BUILD)/fuzz-corpus

@@ -100,6 +100,9 @@ static int parse_args(int argc, char **argv, struct options *o)
             return -1;
         }
         i++;
+        /* the fault probabilities */
+        double *prob = !strcmp(a, "--drop") ? &o->drop : !strcmp(a, "--corrupt") ? &o->corrupt
+                       : !strcmp(a, "--dup")  ? &o->dup : NULL;
         if (!strcmp(a, "--socket")) {
             o->socket_path = v;
         } else if (!strcmp(a, "--profile")) {
@@ -111,14 +114,8 @@ static int parse_args(int argc, char **argv, struct options *o)
         } else if (!strcmp(a, "--seed")) {
             if (parse_u64(v, &o->seed))
                 goto bad;
-        } else if (!strcmp(a, "--drop")) {
-            if (parse_prob(v, &o->drop))
-                goto bad;
-        } else if (!strcmp(a, "--corrupt")) {
-            if (parse_prob(v, &o->corrupt))
-                goto bad;
-        } else if (!strcmp(a, "--dup")) {
-            if (parse_prob(v, &o->dup))
+        } else if (prob) {
+            if (parse_prob(v, prob))
                 goto bad;
         } else {
             fprintf(stderr, "nfmodel: unknown option %s\n", a);

@@ -1,8 +1,15 @@
 /* Link protocol, board side (docs/architecture.md "The link"): go-back-N receive from
  * the RX slots, cumulative acks, a window of TX slots with retransmission, RESET.
  * Hardware does the framing, CRC and stuffing; this file only moves slot indices,
- * sequence numbers and headers. */
-#include "fw.h"
+ * sequence numbers and headers.
+ * Layer: called by fw_main; calls the message layer (fw_msg) with each frame's context,
+ * fw_tables (RESET) and fw_state. The layers below reach the transmit window only
+ * through the reply cursor this file puts in that context (reply_ops). */
+#include "fw_link.h"
+#include "fw_frame.h"
+#include "fw_msg.h"
+#include "fw_state.h"
+#include "fw_tables.h"
 #include "hal.h"
 
 /* Retransmission timeout: the time the unacknowledged frames plus a full RX window of
@@ -56,10 +63,13 @@ static struct {
                                  * it has not moved, repeated acks are the host seeing our
                                  * own resent copies, not a new loss */
     uint32_t peeked;            /* RX slots whose ack peek_acks already applied */
-    uint32_t keep_free;         /* TX slots fw_tx_room keeps free (an overflowing frame's rest) */
+    uint32_t keep_free;         /* TX slots tx_room keeps free (an overflowing frame's rest) */
     uint32_t hold;              /* 0, or the head frame waits for TX room: 1 + offset of its
                                  * first message not run yet (1: none ran) */
     uint16_t tx_len[NF_LINK_MAX_SLOTS]; /* header + payload bytes of each TX slot's frame */
+    /* The context of the frame being run (fw_frame.h): its reply cursor is set once at
+     * init, so a new frame costs only its payload fields. */
+    struct fw_frame frame;
 } L;
 
 static uint32_t rx_addr(uint32_t slot) { return slot * NF_LINK_SLOT_BYTES; }
@@ -169,7 +179,8 @@ static __attribute__((noinline)) uint32_t tx_reserve_slow(uint32_t bytes)
     return tx_addr(slot) + NF_LINK_HDR_SIZE;
 }
 
-uint32_t fw_tx_reserve(uint32_t bytes)
+/* The reply cursor's reserve (fw_frame.h). Named for the profiler (bench/fwprof.cpp). */
+static uint32_t fw_tx_reserve(uint32_t bytes)
 {
     if (bytes > NF_LINK_MAX_PAYLOAD)
         return 0;
@@ -191,7 +202,7 @@ uint32_t fw_tx_reserve(uint32_t bytes)
     return tx_reserve_slow(bytes);
 }
 
-int fw_tx_room(uint32_t bytes)
+static int tx_room(uint32_t bytes)
 {
     /* What fw_tx_reserve does: append to the open frame under the cap, else a new frame
      * in a free slot after the in-flight ones and the open one. */
@@ -200,15 +211,22 @@ int fw_tx_room(uint32_t bytes)
     return L.tx_inflight + L.open + L.keep_free < fw_cfg.tx_slots;
 }
 
-void fw_link_overflow_rest(void)
+static void tx_spare(void)
 {
     L.keep_free = 0;
 }
 
-void fw_tx_trim(uint32_t bytes)
+static void tx_trim(uint32_t bytes)
 {
     if (L.open && bytes <= L.open_len)
         L.open_len -= bytes;
+}
+
+static const struct fw_reply_ops reply_ops = {fw_tx_reserve, tx_room, tx_trim, tx_spare};
+
+void fw_link_frame(struct fw_frame *f, uint32_t addr, uint32_t len, uint32_t stamp)
+{
+    *f = (struct fw_frame){addr, len, stamp, 0, 0, 0, reply_ops};
 }
 
 /* An ack while the cap is adjusted (out of line: a clean line only tests cap_adjust).
@@ -327,38 +345,21 @@ static __attribute__((noinline)) void link_reset(uint32_t nonce)
     link_state_reset();
     tx_wait_idle((1u << fw_cfg.tx_slots) - 1u);
     uint32_t a = tx_addr(0);
-    fw_msg_put_info(a + NF_LINK_HDR_SIZE);
+    fw_state_put_info(a + NF_LINK_HDR_SIZE);
     mem_wr(a, hdr_word0(NF_LINK_TYPE_RESET_ACK, 0, 0));
     mem_wr(a + 4u, hdr_word1(NF_INFO_SIZE, nonce));
     tx_post(0, NF_LINK_HDR_SIZE + NF_INFO_SIZE);
     L.maybe_busy = 1u; /* the first DATA frame reuses slot 0 */
 }
 
-/* Messages in a payload, counted the way fw_msg_process walks them (a malformed
- * length ends the walk with one error reply). */
-static uint32_t count_msgs(uint32_t payload, uint32_t len)
-{
-    uint32_t n = 0;
-    for (uint32_t off = 0; off + NF_MSG_HDR_SIZE <= len;) {
-        uint32_t mlen = (mem_rd(payload + off) >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu;
-        n++;
-        if (mlen < NF_MSG_HDR_SIZE || mlen % 8u || mlen > len - off)
-            break;
-        off += mlen;
-    }
-    return n;
-}
-
 /* Room for replies with the batching cut down (rare: only after a loss). Each reply
  * either fits the open frame or opens one more, so a free slot per message is always
  * enough. When that is not there, this one frame's replies are batched full-size
  * (what fw_msg_fits plans for): a small cap must never keep a frame unanswered. */
-static __attribute__((noinline)) int replies_fit_capped(uint32_t payload, uint32_t len, uint32_t free_open,
+static __attribute__((noinline)) int replies_fit_capped(const struct fw_frame *f, uint32_t free_open,
                                                         uint32_t free_slots)
 {
-    if (free_slots >= count_msgs(payload, len))
-        return 1;
-    if (!fw_msg_fits(payload, len, free_open, free_slots))
+    if (!fw_msg_fits(f, free_open, free_slots))
         return 0;
     if (!L.cap_saved)
         L.cap_saved = L.tx_cap;
@@ -368,25 +369,29 @@ static __attribute__((noinline)) int replies_fit_capped(uint32_t payload, uint32
 }
 
 /* Room for replies: bytes left in the open frame and whole free slots after it. */
-static int replies_fit(uint32_t payload, uint32_t len)
+static __attribute__((noinline)) int replies_fit_slow(const struct fw_frame *f, uint32_t free_slots)
 {
-    uint32_t free_open = L.open ? NF_LINK_MAX_PAYLOAD - L.open_len : 0;
-    uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - (L.open ? 1u : 0u);
-    /* Fast path: every reply fits one frame, so a free slot per possible message is
-     * enough without reading the messages. */
-    if (free_slots >= len / NF_MSG_HDR_SIZE)
+    /* A free slot per message. */
+    if (free_slots >= fw_msg_count(f))
         return 1;
-    /* A frame holding one message (the usual work request with its page list) needs
-     * one reply of at most MAX_PAYLOAD: one free slot. So does a first message whose
-     * length is malformed (one error reply, the rest is dropped). */
-    if (free_slots) {
-        uint32_t mlen = (mem_rd(payload) >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu;
-        if (mlen >= len || mlen < NF_MSG_HDR_SIZE || mlen % 8u)
-            return 1;
-    }
+    uint32_t free_open = L.open ? NF_LINK_MAX_PAYLOAD - L.open_len : 0;
     if (L.tx_cap < NF_LINK_MAX_PAYLOAD)
-        return replies_fit_capped(payload, len, free_open, free_slots);
-    return fw_msg_fits(payload, len, free_open, free_slots);
+        return replies_fit_capped(f, free_open, free_slots);
+    return fw_msg_fits(f, free_open, free_slots);
+}
+
+static inline int replies_fit(const struct fw_frame *f)
+{
+    /* Fast path: every reply fits one frame, so a free slot per possible message (each
+     * is at least a header) is enough without reading the messages. */
+    uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - L.open;
+    if (free_slots >= f->len / NF_MSG_HDR_SIZE)
+        return 1;
+    /* A frame holding one message (the usual work request with its page list) needs one
+     * free slot. */
+    if (free_slots && fw_msg_single(f))
+        return 1;
+    return replies_fit_slow(f, free_slots);
 }
 
 /* While the head frame waits for TX room, the acks that would make room may already
@@ -410,7 +415,9 @@ static __attribute__((noinline)) int peek_acks(uint32_t ready)
     return reset;
 }
 
-void fw_link_hold(uint32_t off)
+/* The head RX frame stops at payload offset off for TX room: hold it (no more messages
+ * are taken from the link) and resume there when room frees; counted in tx_stalls. */
+static void link_hold(uint32_t off)
 {
     if (!L.hold)
         fw_stats.tx_stalls++; /* once per held frame */
@@ -419,6 +426,7 @@ void fw_link_hold(uint32_t off)
 
 void fw_link_init(void)
 {
+    fw_link_frame(&L.frame, 0, 0, 0);
     link_state_reset();
     L.maybe_busy = 0;
     L.rto_floor = fw_cfg.clk_hz / RTO_FLOOR_PER_SECOND;
@@ -448,10 +456,25 @@ static __attribute__((noinline)) int rx_give_up_for_reset(uint32_t ready)
     return 1;
 }
 
+/* Run frame f, new (from 0: fw_msg_process) or held or overflowing (fw_msg_resume), its
+ * stamp read now (slot: its RX slot); hold it where a reply found no TX room. Returns
+ * nonzero when it ran to its end. Inline: the new frame's path is the hot one. */
+static inline __attribute__((always_inline)) int rx_run(struct fw_frame *f, uint32_t slot, int fresh, uint32_t from)
+{
+    f->stamp = link_rd(NF_LINK_RX_STAMP0 + 4u * slot);
+    if (fresh)
+        fw_msg_process(f);
+    else
+        fw_msg_resume(f, from);
+    if (f->done < f->len)
+        link_hold(f->done);
+    return f->done >= f->len;
+}
+
 /* The head frame's replies do not fit even the empty TX window: run it now, answering
- * what does not fit short (fw_msg_overflow_frame), with full-size batching and the last
- * TX slot kept for the short answers. */
-static __attribute__((noinline)) int rx_overflow_frame(uint32_t ready, uint32_t slot, uint32_t payload, uint32_t len)
+ * what does not fit short (fw_msg_resume with f->overflow), with full-size batching and
+ * the last TX slot kept for the short answers. */
+static __attribute__((noinline)) int rx_overflow_frame(uint32_t ready, uint32_t slot, struct fw_frame *f)
 {
     /* One TX slot: every answer no larger than its message from the start (they fit it). */
     uint32_t short_only = fw_cfg.tx_slots < 2u;
@@ -460,10 +483,12 @@ static __attribute__((noinline)) int rx_overflow_frame(uint32_t ready, uint32_t 
         L.cap_saved = L.tx_cap;
     L.tx_cap = NF_LINK_MAX_PAYLOAD;
     L.cap_adjust = 1;
-    uint32_t done = fw_msg_overflow_frame(payload, len, link_rd(NF_LINK_RX_STAMP0 + 4u * slot), short_only);
+    f->overflow = short_only ? 2u : 1u;
+    int whole = rx_run(f, slot, 0, 0);
+    f->overflow = 0;
     L.keep_free = 0;
-    if (done < len)
-        return rx_give_up_for_reset(ready); /* held part-way (not expected: see fw.h) */
+    if (!whole)
+        return rx_give_up_for_reset(ready); /* held part-way (not expected: see fw_msg.h) */
     L.hold = 0;
     L.rx_expect++;
     return 1;
@@ -472,15 +497,15 @@ static __attribute__((noinline)) int rx_overflow_frame(uint32_t ready, uint32_t 
 /* The head frame was held for TX room (L.hold): check again, run it from where it
  * stopped. Returns 0 while it must still wait, 1 when it is done (ran to its end, or
  * given up undelivered when nothing of it ran and every RX slot is full). */
-static __attribute__((noinline)) int rx_held(uint32_t ready, uint32_t slot, uint32_t payload, uint32_t len)
+static __attribute__((noinline)) int rx_held(uint32_t ready, uint32_t slot, struct fw_frame *f)
 {
     if (!L.hold)
-        fw_link_hold(0); /* a new frame that does not fit: counted once */
+        link_hold(0); /* a new frame that does not fit: counted once */
     uint32_t from = L.hold - 1u;
-    if (from == 0 && !replies_fit(payload, len) && (peek_acks(ready), !replies_fit(payload, len))) {
+    if (from == 0 && !replies_fit(f) && (peek_acks(ready), !replies_fit(f))) {
         uint32_t all_rx = (1u << fw_cfg.rx_slots) - 1u;
         if (L.tx_inflight == 0 && !L.open)
-            return rx_overflow_frame(ready, slot, payload, len);
+            return rx_overflow_frame(ready, slot, f);
         if ((ready & all_rx) != all_rx)
             return 0; /* wait for acks; there is a free RX slot for them */
         /* Every RX slot is full, so no ack can reach us: give up this frame
@@ -489,7 +514,7 @@ static __attribute__((noinline)) int rx_held(uint32_t ready, uint32_t slot, uint
         L.hold = 0;
         return 1;
     }
-    if (fw_msg_resume(payload, len, link_rd(NF_LINK_RX_STAMP0 + 4u * slot), from) < len)
+    if (!rx_run(f, slot, 0, from))
         return rx_give_up_for_reset(ready);
     L.hold = 0;
     L.rx_expect++;
@@ -520,13 +545,15 @@ static __attribute__((noinline)) int rx_frame(uint32_t ready)
             link_wr(NF_LINK_RX_RELEASE, 1u << slot);
             L.rx_next = ring_add(slot, 1u, fw_cfg.rx_slots);
             return 1;
-        } else if (!L.hold && (replies_fit(a + NF_LINK_HDR_SIZE, len) ||
-                               (peek_acks(ready), replies_fit(a + NF_LINK_HDR_SIZE, len)))) {
-            fw_msg_process(a + NF_LINK_HDR_SIZE, len, link_rd(NF_LINK_RX_STAMP0 + 4u * slot));
-            if (L.hold && !rx_give_up_for_reset(ready))
+        }
+        struct fw_frame *f = &L.frame;
+        f->addr = a + NF_LINK_HDR_SIZE;
+        f->len = len;
+        if (!L.hold && (replies_fit(f) || (peek_acks(ready), replies_fit(f)))) {
+            if (!rx_run(f, slot, 1, 0) && !rx_give_up_for_reset(ready))
                 return 0; /* held part-way: rx_held continues it */
             L.rx_expect++;
-        } else if (!rx_held(ready, slot, a + NF_LINK_HDR_SIZE, len)) {
+        } else if (!rx_held(ready, slot, f)) {
             /* Held: no more messages are taken from the link until TX room frees (the
              * host's window fills; its retransmissions wait for our acks). */
             return 0;

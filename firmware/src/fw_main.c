@@ -1,9 +1,11 @@
-/* Boot-time configuration and the main loop step, shared by the target and host builds. */
-#include "fw.h"
+/* Boot-time configuration and the main loop step, shared by the target and host builds.
+ * The top layer: fw_main -> fw_link -> fw_msg -> fw_wr -> fw_tables -> fw_state -> hal;
+ * each calls only the ones to its right. */
+#include "fw_link.h"
+#include "fw_main.h"
+#include "fw_state.h"
+#include "fw_tables.h"
 #include "hal.h"
-
-struct fw_cfg fw_cfg;
-struct fw_stats fw_stats;
 
 /* Largest page count a WR_FAST_REGISTER page list can have in one frame. */
 #define FRAME_PAGE_LIMIT NF_FRAME_PAGES_FAST_REGISTER
@@ -49,27 +51,6 @@ static uint32_t max_frmr_pages(void)
     return n;
 }
 
-/* Where the key-table shadow lives and how many entries fit (see fw.h). */
-static uint32_t place_mr_shadow(void)
-{
-#ifdef NF_HOST_BUILD
-    static struct fw_mr host_mrs[FW_HOST_MPT_CAP];
-    fw_mrs = host_mrs;
-    return FW_HOST_MPT_CAP;
-#else
-#ifndef FW_STACK_RESERVE
-#error "FW_STACK_RESERVE (bytes kept for the stack) comes from firmware.mk"
-#endif
-    extern uint8_t _end[];
-    uint32_t start = ((uint32_t)(uintptr_t)_end + sizeof(struct fw_mr) - 1u) & ~(uint32_t)(sizeof(struct fw_mr) - 1u);
-    uint32_t ram = sys_rd(NF_SYS_FW_RAM_BYTES);
-    fw_mrs = (struct fw_mr *)(uintptr_t)start;
-    if (ram < start + FW_STACK_RESERVE)
-        return 0;
-    return (ram - start - FW_STACK_RESERVE) / sizeof(struct fw_mr);
-#endif
-}
-
 /* Bound of every engine wait, in cycles: the longest operation the engine can be
  * given is a DMA over the largest range a check can grant, at most
  * max(MEM_BYTES, MTT entries x PAGE_SIZE) bytes (a LOGICAL side lies in adapter
@@ -101,22 +82,13 @@ void fw_init(void)
     fw_cfg.tx_slots = clamp(NF_LINK_CFG_TX_SLOTS_GET(link_cfg), 1, NF_LINK_MAX_SLOTS);
     fw_cfg.mem_bytes = eng_rd(NF_ENGINE_CFG_MEM);
     fw_cfg.user_base = eng_rd(NF_ENGINE_CFG_USER);
-    fw_cfg.mpt_entries = clamp(eng_rd(NF_ENGINE_CFG_MPT), 0, place_mr_shadow());
+    fw_cfg.mpt_entries = clamp(eng_rd(NF_ENGINE_CFG_MPT), 0, fw_tables_place());
     fw_cfg.mtt_entries = clamp(eng_rd(NF_ENGINE_CFG_MTT), 0, NF_MPT_W5_MTT_BASE_MASK + 1u);
     fw_cfg.profile = find_profile();
     fw_cfg.eng_wait_max = eng_wait_max();
     fw_cfg.max_frmr_pages = max_frmr_pages();
     fw_stats = (struct fw_stats){0};
     fw_rng_seed(hal_cycles());
-    for (uint32_t i = 0; i < fw_cfg.mpt_entries; i++)
-        fw_mrs[i] = (struct fw_mr){0};
-    for (uint32_t q = 0; q < FW_QP_CAP; q++)
-        fw_qps[q] = (struct fw_qp){0};
-    fw_tables_reset();
+    fw_tables_init();
     fw_link_init();
-}
-
-int fw_poll(void)
-{
-    return fw_link_poll();
 }

@@ -1,7 +1,13 @@
 /* Messages of one DATA payload: requests (one reply each) and work requests (a CQE
  * each, fw_wr.c). Data never passes through the CPU: PING, MEM_WRITE and MEM_READ move
- * their bytes with the engine's DMA between the link slots and the user region. */
-#include "fw.h"
+ * their bytes with the engine's DMA between the link slots and the user region.
+ * Layer: called by fw_link with a frame's context (fw_frame.h); calls fw_wr, fw_tables
+ * and fw_state; replies go through the frame's reply cursor, never to the link directly. */
+#include "fw_msg.h"
+#include "fw_frame.h"
+#include "fw_state.h"
+#include "fw_tables.h"
+#include "fw_wr.h"
 #include "hal.h"
 
 #define MSG_ALIGN 8u
@@ -12,24 +18,6 @@
 
 static uint32_t msg_op(uint32_t w0) { return (w0 >> (8u * NF_MSG_HDR_OP_OFF)) & 0xFFFFu; }
 static uint32_t msg_len(uint32_t w0) { return (w0 >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu; }
-
-/* ---- counters (STATS) ---- */
-
-/* The failure statuses STATS counts one by one, at their NF_STAT_STATUS_* index: the
- * one table from layout.toml's STAT_STATUS list. */
-#define COUNTED_STATUS(name, index) [index] = NF_STATUS_##name,
-static const uint32_t counted_status[NF_STAT_STATUS_COUNT] = {NF_STAT_STATUS_LIST(COUNTED_STATUS)};
-
-void fw_stats_refused(uint32_t status)
-{
-    for (uint32_t i = 0; i < NF_STAT_STATUS_COUNT; i++) {
-        if (counted_status[i] == status) {
-            fw_stats.refused[i]++;
-            return;
-        }
-    }
-    fw_stats.refused_other++;
-}
 
 /* Message op -> 1 + its NF_STAT_OP_* index (0: an op the firmware does not know), from
  * layout.toml's STAT_OP list. */
@@ -45,25 +33,23 @@ static void count_op(uint32_t op)
         fw_stats.ops_unknown++;
 }
 
-/* Write a MSG_HDR at adapter address at. */
+/* Write a reply's MSG_HDR at adapter address at, counting a failure status. */
 static void put_hdr(uint32_t at, uint32_t op, uint32_t len, uint32_t tag, uint32_t status)
 {
     if (status != NF_STATUS_SUCCESS)
         fw_stats_refused(status);
-    mem_wr(at + NF_MSG_HDR_OP_OFF, op << (8u * NF_MSG_HDR_OP_OFF) | len << (8u * NF_MSG_HDR_LEN_OFF));
-    mem_wr(at + NF_MSG_HDR_TAG_OFF, tag);
-    mem_wr(at + NF_MSG_HDR_STATUS_OFF, status);
-    mem_wr(at + NF_MSG_HDR_RSVD_OFF, 0);
+    fw_reply_hdr(at, op | NF_OP_REPLY, len, tag, status);
 }
 
 /* A reply with up to two payload words (n = 0 or 2 words). */
-static void reply(uint32_t op, uint32_t tag, uint32_t status, const uint32_t *words, uint32_t n)
+static void reply(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t status, const uint32_t *words,
+                  uint32_t n)
 {
     uint32_t len = NF_MSG_HDR_SIZE + 4u * n;
-    uint32_t at = fw_tx_reserve(len);
+    uint32_t at = f->tx.reserve(len);
     if (!at)
         return;
-    put_hdr(at, op | NF_OP_REPLY, len, tag, status);
+    put_hdr(at, op, len, tag, status);
     for (uint32_t i = 0; i < n; i++)
         mem_wr(at + NF_MSG_HDR_SIZE + 4u * i, words[i]);
 }
@@ -99,16 +85,31 @@ static uint32_t reply_bytes(uint32_t op, uint32_t m, uint32_t mlen)
     }
 }
 
-int fw_msg_fits(uint32_t addr, uint32_t len, uint32_t free_open, uint32_t free_slots)
+/* The length of the message at payload offset off (its first header word in *w0), or 0
+ * when that length is malformed: the message walk answers it and drops the rest. */
+static uint32_t msg_at(const struct fw_frame *f, uint32_t off, uint32_t *w0)
 {
-    /* The same next-fit packing fw_tx_reserve does; replies only ever come out smaller
-     * than estimated, and next-fit never needs more frames for smaller items. */
-    for (uint32_t off = 0; off + NF_MSG_HDR_SIZE <= len;) {
-        uint32_t m = addr + off;
-        uint32_t w0 = mem_rd(m);
-        uint32_t mlen = msg_len(w0);
-        int malformed = mlen < NF_MSG_HDR_SIZE || mlen % MSG_ALIGN || mlen > len - off;
-        uint32_t r = malformed ? NF_MSG_HDR_SIZE : reply_bytes(msg_op(w0), m, mlen);
+    *w0 = mem_rd(f->addr + off);
+    uint32_t mlen = msg_len(*w0);
+    return mlen < NF_MSG_HDR_SIZE || mlen % MSG_ALIGN || mlen > f->len - off ? 0u : mlen;
+}
+
+uint32_t fw_msg_count(const struct fw_frame *f)
+{
+    uint32_t n = 0, w0;
+    for (uint32_t off = 0, mlen = 1; mlen && off + NF_MSG_HDR_SIZE <= f->len; off += mlen, n++)
+        mlen = msg_at(f, off, &w0);
+    return n;
+}
+
+int fw_msg_fits(const struct fw_frame *f, uint32_t free_open, uint32_t free_slots)
+{
+    /* The same next-fit packing the link's reserve does; replies only ever come out
+     * smaller than estimated, and next-fit never needs more frames for smaller items. */
+    for (uint32_t off = 0, mlen = 1; mlen && off + NF_MSG_HDR_SIZE <= f->len; off += mlen) {
+        uint32_t w0;
+        mlen = msg_at(f, off, &w0);
+        uint32_t r = mlen ? reply_bytes(msg_op(w0), f->addr + off, mlen) : NF_MSG_HDR_SIZE;
         if (r <= free_open) {
             free_open -= r;
         } else if (free_slots) {
@@ -117,84 +118,13 @@ int fw_msg_fits(uint32_t addr, uint32_t len, uint32_t free_open, uint32_t free_s
         } else {
             return 0;
         }
-        if (malformed)
-            break;
-        off += mlen;
     }
     return 1;
 }
 
-void fw_msg_put_info(uint32_t at)
+static void do_ping(const struct fw_frame *f, uint32_t tag, uint32_t m, uint32_t mlen)
 {
-    struct nf_info info = {0};
-    info.fw_version = NF_ADAPTER_FW_VERSION;
-    info.hw_version = sys_rd(NF_SYS_HW_VERSION);
-    info.layout_version = NF_LAYOUT_VERSION;
-    info.clk_hz = fw_cfg.clk_hz;
-    info.uart_period = fw_cfg.uart_period;
-    info.mem_bytes = fw_cfg.mem_bytes;
-    info.user_base = fw_cfg.user_base;
-    info.page_size = NF_ADAPTER_PAGE_SIZE;
-    info.mpt_entries = fw_cfg.mpt_entries;
-    info.mtt_entries = fw_cfg.mtt_entries;
-    info.max_frmr_pages = fw_cfg.max_frmr_pages;
-    info.max_qps = FW_QP_CAP;
-    info.max_sge = NF_ADAPTER_MAX_SGE;
-    info.rx_slots = fw_cfg.rx_slots;
-    info.tx_slots = fw_cfg.tx_slots;
-    info.max_payload = NF_LINK_MAX_PAYLOAD;
-    info.rx_ok = link_rd(NF_LINK_CNT_RX_OK);
-    info.rx_bad = link_rd(NF_LINK_CNT_RX_BAD);
-    info.rx_drop = link_rd(NF_LINK_CNT_RX_DROP);
-    info.tx_frames = link_rd(NF_LINK_CNT_TX);
-    info.retransmits = fw_stats.retransmits;
-    info.rx_dup = fw_stats.rx_dup;
-    info.wr_count = fw_stats.wr_count;
-    info.last_wr_op = fw_stats.last_wr_op;
-    info.last_wr_cycles = fw_stats.last_wr_cycles;
-    info.last_wr_fw_cycles = fw_stats.last_wr_fw_cycles;
-    info.cycle_lo = sys_rd(NF_SYS_CYCLE_LO);
-    info.cycle_hi = sys_rd(NF_SYS_CYCLE_HI); /* latched by the CYCLE_LO read just before */
-    /* A fixed 28-word struct, not data: word writes through the window. */
-    const uint32_t *w = (const uint32_t *)&info;
-    for (uint32_t i = 0; i < NF_INFO_SIZE / 4u; i++)
-        mem_wr(at + 4u * i, w[i]);
-}
-
-_Static_assert(NF_STATS_SIZE % 8u == 0u, "a STATS reply keeps messages 8-byte aligned");
-
-void fw_msg_put_stats(uint32_t at)
-{
-    struct nf_stats st;
-    st.profile = fw_cfg.profile;
-    st.rx_ok = link_rd(NF_LINK_CNT_RX_OK);
-    st.rx_bad = link_rd(NF_LINK_CNT_RX_BAD);
-    st.rx_drop = link_rd(NF_LINK_CNT_RX_DROP);
-    st.rx_dup = fw_stats.rx_dup;
-    st.tx_frames = link_rd(NF_LINK_CNT_TX);
-    st.tx_reject = link_rd(NF_LINK_CNT_TX_REJECT);
-    st.retransmits = fw_stats.retransmits;
-    st.tx_overflow = fw_stats.tx_overflow;
-    st.ops_unknown = fw_stats.ops_unknown;
-    st.refused_other = fw_stats.refused_other;
-    for (uint32_t i = 0; i < NF_STATS_OPS_COUNT; i++)
-        st.ops[i] = fw_stats.ops[i];
-    for (uint32_t i = 0; i < NF_STATS_REFUSED_COUNT; i++)
-        st.refused[i] = fw_stats.refused[i];
-    for (uint32_t i = 0; i < NF_STATS_REFUSE_CODES_COUNT; i++)
-        st.refuse_codes[i] = fw_stats.refuse_codes[i];
-    st.cycle_lo = sys_rd(NF_SYS_CYCLE_LO);
-    st.cycle_hi = sys_rd(NF_SYS_CYCLE_HI); /* latched by the CYCLE_LO read just before */
-    st.tx_stalls = fw_stats.tx_stalls;
-    st.wait_timeouts = fw_stats.wait_timeouts;
-    const uint32_t *w = (const uint32_t *)&st;
-    for (uint32_t i = 0; i < NF_STATS_SIZE / 4u; i++)
-        mem_wr(at + 4u * i, w[i]);
-}
-
-static void do_ping(uint32_t tag, uint32_t m, uint32_t mlen)
-{
-    uint32_t at = fw_tx_reserve(mlen);
+    uint32_t at = f->tx.reserve(mlen);
     if (!at)
         return;
     uint32_t n = mlen - NF_MSG_HDR_SIZE;
@@ -204,11 +134,11 @@ static void do_ping(uint32_t tag, uint32_t m, uint32_t mlen)
         struct fw_dma_side dst = {NF_DMA_MODE_SYSTEM, 0, 0, 0, at + NF_MSG_HDR_SIZE};
         if (NF_STATUS_WORD_CODE_GET(fw_dma(&src, &dst, n, 0)) != NF_REFUSE_OK) {
             status = NF_STATUS_INTERNAL_ERROR;
-            fw_tx_trim(n);
+            f->tx.trim(n);
             mlen = NF_MSG_HDR_SIZE;
         }
     }
-    put_hdr(at, NF_OP_PING | NF_OP_REPLY, mlen, tag, status);
+    put_hdr(at, NF_OP_PING, mlen, tag, status);
 }
 
 static uint32_t do_mem_write(uint32_t m, uint32_t mlen)
@@ -226,20 +156,20 @@ static uint32_t do_mem_write(uint32_t m, uint32_t mlen)
     return code == NF_REFUSE_OK ? NF_STATUS_SUCCESS : fw_eng_failed(code, NF_STATUS_INVALID_PARAMETER);
 }
 
-static void do_mem_read(uint32_t tag, uint32_t m, uint32_t mlen)
+static void do_mem_read(const struct fw_frame *f, uint32_t tag, uint32_t m, uint32_t mlen)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_MEM_READ_REQ_SIZE) {
-        reply(NF_OP_MEM_READ, tag, NF_STATUS_INVALID_PARAMETER, 0, 0);
+        reply(f, NF_OP_MEM_READ, tag, NF_STATUS_INVALID_PARAMETER, 0, 0);
         return;
     }
     uint32_t addr = mem_rd(BODY(m, NF_MEM_READ_REQ_ADDR_OFF));
     uint32_t n = mem_rd(BODY(m, NF_MEM_READ_REQ_LEN_OFF));
     if (n > NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE) {
-        reply(NF_OP_MEM_READ, tag, NF_STATUS_INVALID_PARAMETER, 0, 0);
+        reply(f, NF_OP_MEM_READ, tag, NF_STATUS_INVALID_PARAMETER, 0, 0);
         return;
     }
     uint32_t padded = ROUND_UP(n, MSG_ALIGN);
-    uint32_t at = fw_tx_reserve(NF_MSG_HDR_SIZE + padded);
+    uint32_t at = f->tx.reserve(NF_MSG_HDR_SIZE + padded);
     if (!at)
         return;
     uint32_t data = at + NF_MSG_HDR_SIZE;
@@ -250,11 +180,11 @@ static void do_mem_read(uint32_t tag, uint32_t m, uint32_t mlen)
     struct fw_dma_side dst = {NF_DMA_MODE_SYSTEM, 0, 0, 0, data};
     uint32_t code = NF_STATUS_WORD_CODE_GET(fw_dma(&src, &dst, n, 0));
     if (code != NF_REFUSE_OK) {
-        fw_tx_trim(padded);
-        put_hdr(at, NF_OP_MEM_READ | NF_OP_REPLY, NF_MSG_HDR_SIZE, tag, fw_eng_failed(code, NF_STATUS_INVALID_PARAMETER));
+        f->tx.trim(padded);
+        put_hdr(at, NF_OP_MEM_READ, NF_MSG_HDR_SIZE, tag, fw_eng_failed(code, NF_STATUS_INVALID_PARAMETER));
         return;
     }
-    put_hdr(at, NF_OP_MEM_READ | NF_OP_REPLY, NF_MSG_HDR_SIZE + padded, tag, NF_STATUS_SUCCESS);
+    put_hdr(at, NF_OP_MEM_READ, NF_MSG_HDR_SIZE + padded, tag, NF_STATUS_SUCCESS);
 }
 
 static uint32_t do_mr_create(uint32_t m, uint32_t mlen, uint32_t *token)
@@ -268,11 +198,18 @@ static uint32_t do_mr_create(uint32_t m, uint32_t mlen, uint32_t *token)
     return fw_mr_alloc(pd, fast ? NF_MPT_KIND_FAST : NF_MPT_KIND_NORMAL, token);
 }
 
+/* The MR named by the token at body offset off of a request at least size bytes long:
+ * its index, or FW_NO_INDEX (a short request, an unknown token). */
+static uint32_t token_at(uint32_t m, uint32_t mlen, uint32_t size, uint32_t off)
+{
+    if (mlen < NF_MSG_HDR_SIZE + size)
+        return FW_NO_INDEX;
+    return fw_mr_lookup(mem_rd(BODY(m, off)));
+}
+
 static uint32_t token_arg(uint32_t m, uint32_t mlen)
 {
-    if (mlen < NF_MSG_HDR_SIZE + NF_TOKEN_REQ_SIZE)
-        return FW_NO_INDEX;
-    return fw_mr_lookup(mem_rd(BODY(m, NF_TOKEN_REQ_TOKEN_OFF)));
+    return token_at(m, mlen, NF_TOKEN_REQ_SIZE, NF_TOKEN_REQ_TOKEN_OFF);
 }
 
 static uint32_t do_mr_destroy(uint32_t m, uint32_t mlen)
@@ -301,14 +238,9 @@ static uint32_t mr_rights(uint32_t flags)
     return w0;
 }
 
-#define MR_FLAGS_KNOWN (NF_NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NF_NDK_MR_FLAG_ALLOW_REMOTE_READ | \
-                        NF_NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NF_NDK_MR_FLAG_RDMA_READ_SINK)
-
 static uint32_t do_mr_register(uint32_t m, uint32_t mlen)
 {
-    if (mlen < NF_MSG_HDR_SIZE + NF_MR_REGISTER_REQ_SIZE)
-        return NF_STATUS_INVALID_PARAMETER;
-    uint32_t i = fw_mr_lookup(mem_rd(BODY(m, NF_MR_REGISTER_REQ_TOKEN_OFF)));
+    uint32_t i = token_at(m, mlen, NF_MR_REGISTER_REQ_SIZE, NF_MR_REGISTER_REQ_TOKEN_OFF);
     if (i == FW_NO_INDEX)
         return NF_STATUS_INVALID_PARAMETER;
     struct fw_mr *mr = &fw_mrs[i];
@@ -323,7 +255,7 @@ static uint32_t do_mr_register(uint32_t m, uint32_t mlen)
         return NF_STATUS_INVALID_PARAMETER; /* NdkRegisterMr only on FastRegister=FALSE */
     if (mr->state == NF_MPT_STATE_VALID)
         return NF_STATUS_INVALID_DEVICE_STATE; /* already registered */
-    if (flags & ~(uint32_t)MR_FLAGS_KNOWN)
+    if (flags & ~(uint32_t)NF_KNOWN_FLAGS_MR_REGISTER)
         return NF_STATUS_INVALID_PARAMETER;
     if (va == 0)
         return NF_STATUS_INVALID_PARAMETER; /* zero-based virtual addresses are not supported */
@@ -386,9 +318,7 @@ static uint32_t do_mr_deregister(uint32_t m, uint32_t mlen)
 
 static uint32_t do_frmr_init(uint32_t m, uint32_t mlen)
 {
-    if (mlen < NF_MSG_HDR_SIZE + NF_FRMR_INIT_REQ_SIZE)
-        return NF_STATUS_INVALID_PARAMETER;
-    uint32_t i = fw_mr_lookup(mem_rd(BODY(m, NF_FRMR_INIT_REQ_TOKEN_OFF)));
+    uint32_t i = token_at(m, mlen, NF_FRMR_INIT_REQ_SIZE, NF_FRMR_INIT_REQ_TOKEN_OFF);
     if (i == FW_NO_INDEX)
         return NF_STATUS_INVALID_PARAMETER;
     struct fw_mr *mr = &fw_mrs[i];
@@ -448,179 +378,146 @@ static uint32_t do_qp_connect(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-static uint32_t do_qp_disconnect(uint32_t m, uint32_t mlen)
+/* QP_DISCONNECT (back to RESET), QP_FLUSH and QP_DESTROY (freed). NdkFlush: messages
+ * run in arrival order, so every WR posted before the flush has executed (and
+ * reported) by now; from here on the QP is in ERROR and every WR on it completes
+ * CANCELLED without touching the tables, until QP_DISCONNECT or QP_DESTROY. A QP that
+ * is not connected has nothing to flush and stays as it is. */
+static uint32_t do_qp_state(uint32_t op, uint32_t m, uint32_t mlen)
 {
     uint32_t q = qp_arg(m, mlen);
     if (q == FW_NO_INDEX)
         return NF_STATUS_INVALID_PARAMETER;
-    fw_qps[q].state = FW_QP_RESET;
-    fw_qps[q].peer_qpn = 0;
+    struct fw_qp *qp = &fw_qps[q];
+    if (op == NF_OP_QP_FLUSH) {
+        if (qp->state == FW_QP_CONNECTED)
+            qp->state = FW_QP_ERROR;
+        return NF_STATUS_SUCCESS;
+    }
+    qp->state = op == NF_OP_QP_DESTROY ? FW_QP_FREE : FW_QP_RESET;
+    qp->peer_qpn = 0;
+    if (op == NF_OP_QP_DESTROY)
+        qp->pd = 0;
     return NF_STATUS_SUCCESS;
 }
 
-/* NdkFlush. Messages run in arrival order, so every WR posted before the flush has
- * executed (and reported) by now; from here on the QP is in ERROR and every WR on it
- * completes CANCELLED without touching the tables, until QP_DISCONNECT or QP_DESTROY.
- * A QP that is not connected has nothing to flush and stays as it is. */
-static uint32_t do_qp_flush(uint32_t m, uint32_t mlen)
+static uint32_t do_adapter_reset(uint32_t m, uint32_t mlen)
 {
-    uint32_t q = qp_arg(m, mlen);
-    if (q == FW_NO_INDEX)
-        return NF_STATUS_INVALID_PARAMETER;
-    if (fw_qps[q].state == FW_QP_CONNECTED)
-        fw_qps[q].state = FW_QP_ERROR;
+    (void)m;
+    (void)mlen;
+    fw_tables_reset();
     return NF_STATUS_SUCCESS;
 }
 
-static uint32_t do_qp_destroy(uint32_t m, uint32_t mlen)
+/* The requests whose reply is a status alone, by op. */
+typedef uint32_t status_req(uint32_t m, uint32_t mlen);
+static status_req *const status_reqs[NF_OP_QP_CONNECT + 1u] = {
+    [NF_OP_MEM_WRITE] = do_mem_write,         [NF_OP_ADAPTER_RESET] = do_adapter_reset,
+    [NF_OP_MR_DESTROY] = do_mr_destroy,       [NF_OP_MR_REGISTER] = do_mr_register,
+    [NF_OP_MR_DEREGISTER] = do_mr_deregister, [NF_OP_FRMR_INIT] = do_frmr_init,
+    [NF_OP_QP_CONNECT] = do_qp_connect,
+};
+
+/* INFO and STATS: a reply whose payload is a struct of the adapter's state. */
+static void put_state(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t size, void (*put)(uint32_t at))
 {
-    uint32_t q = qp_arg(m, mlen);
-    if (q == FW_NO_INDEX)
-        return NF_STATUS_INVALID_PARAMETER;
-    fw_qps[q].state = FW_QP_FREE;
-    fw_qps[q].peer_qpn = 0;
-    fw_qps[q].pd = 0;
-    return NF_STATUS_SUCCESS;
+    uint32_t at = f->tx.reserve(NF_MSG_HDR_SIZE + size);
+    if (at) {
+        put(at + NF_MSG_HDR_SIZE);
+        put_hdr(at, op, NF_MSG_HDR_SIZE + size, tag, NF_STATUS_SUCCESS);
+    }
 }
 
-static void handle(uint32_t op, uint32_t tag, uint32_t m, uint32_t mlen, uint32_t stamp)
+static void handle(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t m, uint32_t mlen)
 {
     uint32_t rep[2] = {0, 0};
-    uint32_t st;
+    uint32_t st, n = 0;
     if (op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_WRITE - NF_OP_WR_FAST_REGISTER) {
-        fw_wr_process(op, m, mlen, stamp); /* counts its own */
+        fw_wr_process(op, m, mlen, f); /* counts its own */
         return;
     }
     count_op(op);
     switch (op) {
     case NF_OP_PING:
-        do_ping(tag, m, mlen);
+        do_ping(f, tag, m, mlen);
         return;
-    case NF_OP_INFO: {
-        uint32_t at = fw_tx_reserve(NF_MSG_HDR_SIZE + NF_INFO_SIZE);
-        if (at) {
-            fw_msg_put_info(at + NF_MSG_HDR_SIZE);
-            put_hdr(at, NF_OP_INFO | NF_OP_REPLY, NF_MSG_HDR_SIZE + NF_INFO_SIZE, tag, NF_STATUS_SUCCESS);
-        }
+    case NF_OP_INFO:
+        put_state(f, op, tag, NF_INFO_SIZE, fw_state_put_info);
         return;
-    }
-    case NF_OP_STATS: {
-        uint32_t at = fw_tx_reserve(NF_MSG_HDR_SIZE + NF_STATS_SIZE);
-        if (at) {
-            fw_msg_put_stats(at + NF_MSG_HDR_SIZE);
-            put_hdr(at, NF_OP_STATS | NF_OP_REPLY, NF_MSG_HDR_SIZE + NF_STATS_SIZE, tag, NF_STATUS_SUCCESS);
-        }
+    case NF_OP_STATS:
+        put_state(f, op, tag, NF_STATS_SIZE, fw_state_put_stats);
         return;
-    }
     case NF_OP_MEM_READ:
-        do_mem_read(tag, m, mlen);
+        do_mem_read(f, tag, m, mlen);
         return;
-    case NF_OP_MEM_WRITE:
-        st = do_mem_write(m, mlen);
-        break;
-    case NF_OP_ADAPTER_RESET:
-        fw_tables_reset();
-        st = NF_STATUS_SUCCESS;
-        break;
     case NF_OP_MR_CREATE:
         st = do_mr_create(m, mlen, &rep[NF_MR_CREATE_REP_TOKEN_OFF / 4u]);
-        reply(op, tag, st, rep, st == NF_STATUS_SUCCESS ? NF_MR_CREATE_REP_SIZE / 4u : 0u);
-        return;
-    case NF_OP_MR_DESTROY:
-        st = do_mr_destroy(m, mlen);
+        n = NF_MR_CREATE_REP_SIZE / 4u;
         break;
-    case NF_OP_MR_REGISTER:
-        st = do_mr_register(m, mlen);
-        break;
-    case NF_OP_MR_DEREGISTER:
-        st = do_mr_deregister(m, mlen);
-        break;
-    case NF_OP_FRMR_INIT:
-        st = do_frmr_init(m, mlen);
+    case NF_OP_QP_DISCONNECT:
+    case NF_OP_QP_FLUSH:
+    case NF_OP_QP_DESTROY:
+        st = do_qp_state(op, m, mlen);
         break;
     case NF_OP_QP_CREATE:
         st = do_qp_create(m, mlen, &rep[NF_QP_CREATE_REP_QPN_OFF / 4u]);
-        reply(op, tag, st, rep, st == NF_STATUS_SUCCESS ? NF_QP_CREATE_REP_SIZE / 4u : 0u);
-        return;
-    case NF_OP_QP_CONNECT:
-        st = do_qp_connect(m, mlen);
-        break;
-    case NF_OP_QP_DISCONNECT:
-        st = do_qp_disconnect(m, mlen);
-        break;
-    case NF_OP_QP_DESTROY:
-        st = do_qp_destroy(m, mlen);
-        break;
-    case NF_OP_QP_FLUSH:
-        st = do_qp_flush(m, mlen);
+        n = NF_QP_CREATE_REP_SIZE / 4u;
         break;
     default:
-        st = NF_STATUS_NOT_SUPPORTED;
+        st = op < sizeof(status_reqs) / sizeof(status_reqs[0]) && status_reqs[op] ? status_reqs[op](m, mlen)
+                                                                                  : NF_STATUS_NOT_SUPPORTED;
         break;
     }
-    reply(op, tag, st, 0, 0);
+    reply(f, op, tag, st, rep, st == NF_STATUS_SUCCESS ? n : 0u);
 }
 
-uint32_t fw_msg_frame_eng_start;
-
-/* Every message of a payload, in order (out of line: its switch needs many registers,
- * which the one-work-request fast path in fw_msg_process does not pay for). */
-/* fw_msg_overflow_frame runs: the frame's replies exceed the whole TX window. */
-static uint32_t overflow_mode; /* 0 normal; 1 full replies while they fit; 2 answers no larger than their message */
-
-static __attribute__((noinline)) uint32_t msg_walk(uint32_t addr, uint32_t len, uint32_t stamp, uint32_t from)
+/* Every message of a payload from offset from, in order. A message whose reply cannot
+ * be queued now is not started: the walk returns its offset. */
+static uint32_t walk(struct fw_frame *f, uint32_t from)
 {
-    for (uint32_t off = from; off + NF_MSG_HDR_SIZE <= len;) {
-        uint32_t m = addr + off;
-        uint32_t w0 = mem_rd(m);
-        uint32_t op = msg_op(w0), mlen = msg_len(w0);
+    for (uint32_t off = from; off + NF_MSG_HDR_SIZE <= f->len;) {
+        uint32_t m = f->addr + off, w0;
+        uint32_t mlen = msg_at(f, off, &w0);
+        uint32_t op = msg_op(w0);
         uint32_t tag = mem_rd(m + NF_MSG_HDR_TAG_OFF);
-        int malformed = mlen < NF_MSG_HDR_SIZE || mlen % MSG_ALIGN || mlen > len - off;
-        uint32_t need = malformed ? NF_MSG_HDR_SIZE : reply_bytes(op, m, mlen);
-        if (overflow_mode == 1 && !fw_tx_room(need)) {
+        uint32_t need = mlen ? reply_bytes(op, m, mlen) : NF_MSG_HDR_SIZE;
+        if (f->overflow == 1 && !f->tx.room(need)) {
             /* The rest of an overflowing frame: the last TX slot is theirs. */
-            overflow_mode = 2;
-            fw_link_overflow_rest();
+            f->overflow = 2;
+            f->tx.spare();
         }
-        if (overflow_mode == 2 && !malformed && need > mlen) {
+        if (f->overflow == 2 && mlen && need > mlen) {
             /* Its reply would be larger than its request: answered short, not run, so
              * the rest of the frame fits the slot kept for it. */
             count_op(op);
-            need = NF_MSG_HDR_SIZE;
-            if (!fw_tx_room(need)) {
-                fw_link_hold(off);
+            if (!f->tx.room(NF_MSG_HDR_SIZE))
                 return off;
-            }
-            reply(op & ~(uint32_t)NF_OP_REPLY, tag, NF_STATUS_INSUFFICIENT_RESOURCES, 0, 0);
+            reply(f, op & ~(uint32_t)NF_OP_REPLY, tag, NF_STATUS_INSUFFICIENT_RESOURCES, 0, 0);
             off += mlen;
             continue;
         }
         /* Never drop a reply: a message whose reply cannot be queued now is not started;
-         * the frame is held here (no more messages are taken from the link) until TX
-         * room frees. fw_msg_fits lets a frame start only when all of it fits, so this
+         * the link holds the frame there (no more messages are taken from the link) until
+         * TX room frees. fw_msg_fits lets a frame start only when all of it fits, so this
          * is the rule every reply obeys, not a path the link takes. */
-        if (!fw_tx_room(need)) {
-            fw_link_hold(off);
+        if (!f->tx.room(need))
             return off;
-        }
-        if (malformed) {
+        if (!mlen) {
             /* The next message cannot be found: answer this one, drop the rest. */
-            reply(op & ~(uint32_t)NF_OP_REPLY, tag, NF_STATUS_INVALID_PARAMETER, 0, 0);
-            return len;
+            reply(f, op & ~(uint32_t)NF_OP_REPLY, tag, NF_STATUS_INVALID_PARAMETER, 0, 0);
+            return f->len;
         }
-        handle(op, tag, m, mlen, stamp);
+        handle(f, op, tag, m, mlen);
         off += mlen;
     }
-    return len;
+    return f->len;
 }
 
-uint32_t fw_msg_overflow_frame(uint32_t addr, uint32_t len, uint32_t stamp, uint32_t short_only)
+/* Out of line (its switch needs many registers, which the one-work-request fast path
+ * in fw_msg_process does not pay for); f->done as fw_msg_process sets it. */
+static __attribute__((noinline)) void msg_walk(struct fw_frame *f, uint32_t from)
 {
-    fw_msg_frame_eng_start = fw_eng_wait_cycles();
-    overflow_mode = short_only ? 2u : 1u;
-    uint32_t done = msg_walk(addr, len, stamp, 0);
-    overflow_mode = 0;
-    return done;
+    f->done = walk(f, from);
 }
 
 /* The work-request ops are consecutive in the layout: one range check names them. */
@@ -628,25 +525,28 @@ _Static_assert(NF_OP_WR_INVALIDATE == NF_OP_WR_FAST_REGISTER + 1 && NF_OP_WR_REA
                    NF_OP_WR_WRITE == NF_OP_WR_FAST_REGISTER + 3,
                "work-request ops are consecutive");
 
-void fw_msg_process(uint32_t addr, uint32_t len, uint32_t stamp)
+void fw_msg_process(struct fw_frame *f)
 {
-    fw_msg_frame_eng_start = fw_eng_wait_cycles();
+    f->eng_start = fw_eng_wait_cycles();
     /* Fast path: the frame holds exactly one well-formed work request (the usual case:
      * a work request with its page list). Its CQE has room: the link delivers a frame
-     * only when all its replies fit (replies_fit). The same as the walk would do for it. */
+     * only when all its replies fit (fw_msg_fits). The same as the walk would do for it. */
+    uint32_t len = f->len;
     if (len >= NF_MSG_HDR_SIZE) {
-        uint32_t w0 = mem_rd(addr);
+        uint32_t w0 = mem_rd(f->addr);
         uint32_t op = msg_op(w0);
-        if (msg_len(w0) == len && !(len % MSG_ALIGN) && op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_WRITE - NF_OP_WR_FAST_REGISTER) {
-            fw_wr_process(op, addr, len, stamp);
+        if (msg_len(w0) == len && !(len % MSG_ALIGN) &&
+            op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_WRITE - NF_OP_WR_FAST_REGISTER) {
+            f->done = len;
+            fw_wr_process(op, f->addr, len, f);
             return;
         }
     }
-    (void)msg_walk(addr, len, stamp, 0);
+    msg_walk(f, 0);
 }
 
-uint32_t fw_msg_resume(uint32_t addr, uint32_t len, uint32_t stamp, uint32_t from)
+void fw_msg_resume(struct fw_frame *f, uint32_t from)
 {
-    fw_msg_frame_eng_start = fw_eng_wait_cycles();
-    return msg_walk(addr, len, stamp, from);
+    f->eng_start = fw_eng_wait_cycles();
+    msg_walk(f, from);
 }

@@ -1,7 +1,7 @@
 /* Key table (MPT) shadow, MTT range allocator, QP table, and the engine primitives
- * that change them. Every loop here is per table entry or per MR, never per page. */
-#include "fw.h"
-#include "hal.h"
+ * that change them. Every loop here is per table entry or per MR, never per page.
+ * Layer: called by fw_wr, fw_msg, fw_link and fw_main; calls only fw_state and hal. */
+#include "fw_tables.h"
 
 struct fw_mr *fw_mrs;
 struct fw_qp fw_qps[FW_QP_CAP];
@@ -246,6 +246,37 @@ void fw_mr_free(uint32_t index)
     mr->pd = 0;
     (void)mpt_write_idle(index); /* the key byte stays; the next owner gets another */
     free_push(index);
+}
+
+/* Where the key-table shadow lives and how many entries fit (see fw_tables.h). */
+uint32_t fw_tables_place(void)
+{
+#ifdef NF_HOST_BUILD
+    static struct fw_mr host_mrs[FW_HOST_MPT_CAP];
+    fw_mrs = host_mrs;
+    return FW_HOST_MPT_CAP;
+#else
+#ifndef FW_STACK_RESERVE
+#error "FW_STACK_RESERVE (bytes kept for the stack) comes from firmware.mk"
+#endif
+    extern uint8_t _end[];
+    uint32_t start = ((uint32_t)(uintptr_t)_end + sizeof(struct fw_mr) - 1u) & ~(uint32_t)(sizeof(struct fw_mr) - 1u);
+    uint32_t ram = sys_rd(NF_SYS_FW_RAM_BYTES);
+    fw_mrs = (struct fw_mr *)(uintptr_t)start;
+    if (ram < start + FW_STACK_RESERVE)
+        return 0;
+    return (ram - start - FW_STACK_RESERVE) / sizeof(struct fw_mr);
+#endif
+}
+
+/* Boot: every entry and QP zero (key bytes included), then the reset below. */
+void fw_tables_init(void)
+{
+    for (uint32_t i = 0; i < fw_cfg.mpt_entries; i++)
+        fw_mrs[i] = (struct fw_mr){0};
+    for (uint32_t q = 0; q < FW_QP_CAP; q++)
+        fw_qps[q] = (struct fw_qp){0};
+    fw_tables_reset();
 }
 
 void fw_tables_reset(void)

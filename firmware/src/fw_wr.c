@@ -2,20 +2,18 @@
  * in a CQE (unless NDK_OP_FLAG_SILENT_SUCCESS and it succeeded). Requests run one
  * after another in arrival order and every DMA has finished before the next request
  * starts, so NDK_OP_FLAG_READ_FENCE holds without doing anything. Every validation
- * happens before the first table write: a refused request changes nothing. */
-#include "fw.h"
+ * happens before the first table write: a refused request changes nothing.
+ * Layer: called by fw_msg; calls fw_tables and fw_state; the CQE goes through the reply
+ * cursor the message layer hands down (fw_frame.h), never to the link directly. */
+#include "fw_wr.h"
+#include "fw_state.h"
+#include "fw_tables.h"
 #include "hal.h"
 
 #define BODY(m, off) ((m) + NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + (off))
 #define PAGE_OFFSET_MASK (NF_ADAPTER_PAGE_SIZE - 1u)
 #define PAGE_LIST_ENTRY_BYTES 8u
 
-#define FR_FLAGS_KNOWN (NF_NDK_OP_FLAG_SILENT_SUCCESS | NF_NDK_OP_FLAG_READ_FENCE | \
-                        NF_NDK_OP_FLAG_ALLOW_REMOTE_READ | NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE | \
-                        NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NF_NDK_OP_FLAG_RDMA_READ_SINK | NF_NDK_OP_FLAG_DEFER)
-#define INV_FLAGS_KNOWN (NF_NDK_OP_FLAG_SILENT_SUCCESS | NF_NDK_OP_FLAG_READ_FENCE | NF_NDK_OP_FLAG_DEFER)
-#define RDMA_FLAGS_KNOWN (NF_NDK_OP_FLAG_SILENT_SUCCESS | NF_NDK_OP_FLAG_READ_FENCE | \
-                          NF_NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT | NF_NDK_OP_FLAG_DEFER)
 #define OP_REMOTE_WRITE_BIT (NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE & ~NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE)
 
 /* Op flags -> MPT_W0 rights, by a table of the four flag bits that grant anything:
@@ -66,7 +64,7 @@ static void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m,
     /* Common case in one compare: an initialized fast-register MR, not VALID; then the
      * PD and the flags. Anything else takes the checks one by one, in the order that
      * decides which status a request breaking several rules gets. */
-    uint32_t bad_flags = ~(uint32_t)FR_FLAGS_KNOWN |
+    uint32_t bad_flags = ~(uint32_t)NF_KNOWN_FLAGS_FAST_REGISTER |
                          (mr->flags & FW_MR_REMOTE_EN ? 0u : NF_NDK_OP_FLAG_ALLOW_REMOTE_READ | OP_REMOTE_WRITE_BIT);
     if ((fw_mr_word0(mr) & FW_MR_WORD0(0xFFu, 0xFFu, 0u, FW_MR_FRMR_INIT)) !=
             FW_MR_WORD0(NF_MPT_STATE_INVALID, NF_MPT_KIND_FAST, 0u, FW_MR_FRMR_INIT) ||
@@ -82,7 +80,7 @@ static void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m,
             r->status = NF_STATUS_ACCESS_VIOLATION; /* other PD, or remote rights without RemoteAccess */
             return;
         }
-        if (flags & ~(uint32_t)FR_FLAGS_KNOWN)
+        if (flags & ~(uint32_t)NF_KNOWN_FLAGS_FAST_REGISTER)
             return;
         if (mr->state == NF_MPT_STATE_VALID) {
             r->status = NF_STATUS_INVALID_DEVICE_STATE; /* registered now: invalidate first */
@@ -128,7 +126,7 @@ static void do_invalidate(const struct fw_qp *qp, uint32_t flags, uint32_t m, ui
     if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE)
         return;
     uint32_t i = fw_mr_lookup(mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF)));
-    if (i == FW_NO_INDEX || (flags & ~(uint32_t)INV_FLAGS_KNOWN))
+    if (i == FW_NO_INDEX || (flags & ~(uint32_t)NF_KNOWN_FLAGS_INVALIDATE))
         return;
     struct fw_mr *mr = &fw_mrs[i];
     if (mr->kind == NF_MPT_KIND_NORMAL)
@@ -175,7 +173,7 @@ static void do_rdma(const struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_
         r->status = NF_STATUS_NOT_SUPPORTED;
         return;
     }
-    if (flags & ~(uint32_t)RDMA_FLAGS_KNOWN || nsge > NF_ADAPTER_MAX_SGE ||
+    if (flags & ~(uint32_t)NF_KNOWN_FLAGS_RDMA || nsge > NF_ADAPTER_MAX_SGE ||
         nsge * NF_SGE_SIZE > mlen - NF_MSG_HDR_SIZE - NF_WR_HDR_SIZE - NF_WR_RDMA_SIZE)
         return;
     uint32_t peer = fw_qp_lookup(qp->peer_qpn);
@@ -235,7 +233,7 @@ _Static_assert(NF_STAT_OP_WR_INVALIDATE == NF_STAT_OP_WR_FAST_REGISTER + 1 &&
 /* The REFUSE code is a 4-bit field: refuse_codes has one counter per value. */
 _Static_assert(NF_STATS_REFUSE_CODES_COUNT == 1u << NF_STATUS_WORD_CODE_WIDTH, "one counter per REFUSE code");
 
-void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, uint32_t stamp)
+void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame *f)
 {
     uint32_t qpn = 0, wr_id = 0, flags = 0, q = FW_NO_INDEX;
     struct wr_result r = {NF_STATUS_INVALID_PARAMETER, 0, 0};
@@ -278,14 +276,11 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, uint32_t stamp)
     }
     if (!(r.status == NF_STATUS_SUCCESS && (flags & NF_NDK_OP_FLAG_SILENT_SUCCESS))) {
         uint32_t len = NF_MSG_HDR_SIZE + NF_CQE_SIZE;
-        uint32_t at = fw_tx_reserve(len);
+        uint32_t at = f->tx.reserve(len);
         if (at) {
+            fw_reply_hdr(at, NF_OP_CQE, len, 0, 0);
             hal_win w = mem_win(at);
             const uint32_t c = NF_MSG_HDR_SIZE;
-            win_wr(w, NF_MSG_HDR_OP_OFF, NF_OP_CQE << (8u * NF_MSG_HDR_OP_OFF) | len << (8u * NF_MSG_HDR_LEN_OFF));
-            win_wr(w, NF_MSG_HDR_TAG_OFF, 0);
-            win_wr(w, NF_MSG_HDR_STATUS_OFF, 0);
-            win_wr(w, NF_MSG_HDR_RSVD_OFF, 0);
             win_wr(w, c + NF_CQE_QPN_OFF, qpn);
             win_wr(w, c + NF_CQE_WR_ID_OFF, wr_id);
             win_wr(w, c + NF_CQE_STATUS_OFF, r.status);
@@ -295,6 +290,6 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, uint32_t stamp)
         }
     }
     uint32_t now = hal_cycles();
-    fw_stats.last_wr_cycles = now - stamp;
-    fw_stats.last_wr_fw_cycles = fw_stats.last_wr_cycles - (fw_eng_wait_cycles() - fw_msg_frame_eng_start);
+    fw_stats.last_wr_cycles = now - f->stamp;
+    fw_stats.last_wr_fw_cycles = fw_stats.last_wr_cycles - (fw_eng_wait_cycles() - f->eng_start);
 }

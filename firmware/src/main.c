@@ -1,5 +1,5 @@
 /* Target entry point: start.c sets up the C environment, then calls main. */
-#include "fw.h"
+#include "fw_main.h"
 
 int main(void)
 {

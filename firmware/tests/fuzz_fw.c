@@ -54,9 +54,7 @@ static void setup(void)
         struct nf_mr_create_req q = {1, (uint32_t)(i & 1)};
         mtag[i] = tb_put_msg(buf, &len, NF_OP_MR_CREATE, &q, sizeof(q));
     }
-    tb_clear();
-    tb_send_data(buf, len);
-    tb_run();
+    tb_exchange(buf, len);
     for (int i = 0; i < NQP; i++) {
         const struct tb_msg *m = tb_find_reply(qtag[i]);
         if (!m || m->hdr.status)
@@ -86,9 +84,7 @@ static void setup(void)
     memcpy(body, &r, sizeof(r));
     memcpy(body + sizeof(r), pages, sizeof(pages));
     tb_put_msg(buf, &len, NF_OP_MR_REGISTER, body, sizeof(r) + sizeof(pages));
-    tb_clear();
-    tb_send_data(buf, len);
-    tb_run();
+    tb_exchange(buf, len);
     for (int i = 0; i < tb.nmsgs; i++)
         if (tb.msgs[i].hdr.status)
             fail("setup: a configuration request failed");
@@ -293,12 +289,7 @@ static void one_message(uint16_t op, uint8_t sel, uint8_t *body, size_t blen)
     uint32_t own = fw_mr_lookup(token);
     uint32_t wrs = fw_stats.wr_count;
 
-    uint8_t buf[NF_LINK_MAX_PAYLOAD];
-    size_t len = 0;
-    tb_clear();
-    tb_put_msg(buf, &len, op, body, blen);
-    tb_send_data(buf, len);
-    tb_run();
+    tb_send_one(op, body, blen);
 
     tables(mpt_after, mtt_after);
     check_consistent();

@@ -1,13 +1,10 @@
 /* Link recovery tests of the firmware's host build: fast retransmission on repeated
  * pure ACKs and the reply batching cap that shrinks on loss and grows back. */
-#include "tap.h"
 #include "tb.h"
 
-#define OK(cond, ...) tap_ok((cond), __VA_ARGS__)
+#define OK(cond, ...) tb_ok((cond), __VA_ARGS__)
 #define BODY 400u /* a PING body: its reply is 416 bytes with the header */
 #define TIMEOUT_CYCLES NF_SOC_CPU_CLK_SIM_HZ /* 1 s: beyond any RTO at 3 MBd */
-
-static const char *prefix = "";
 
 /* n PINGs of blen bytes in one host frame; returns the first tag. */
 static uint32_t send_pings_of(int n, size_t blen)
@@ -63,6 +60,26 @@ static int sent_seqs(int want_n, uint8_t first_seq)
     return 1;
 }
 
+/* n pure ACKs naming ack, each followed by a poll round (after tb_clear: tb.nframes is
+ * what they made the board send). */
+static void acks(uint8_t ack, int n)
+{
+    tb_clear();
+    for (int i = 0; i < n; i++) {
+        tb_send_ack_upto(ack);
+        tb_run();
+    }
+}
+
+/* n DATA frames of len bytes (their ack is the last one sent), each followed by a poll. */
+static void datas(const uint8_t *buf, size_t len, int n)
+{
+    for (int f = 0; f < n; f++) {
+        tb_send_data(buf, len);
+        tb_run();
+    }
+}
+
 static void test_fast_retransmit(void)
 {
     tb_init("sim");
@@ -71,56 +88,31 @@ static void test_fast_retransmit(void)
     size_t len = 0;
     tb_put_msg(buf, &len, NF_OP_PING, "fastrexm", 8);
     /* three reply frames in flight: seq 0, 1, 2 */
-    for (int f = 0; f < 3; f++) {
-        tb_send_data(buf, len);
-        tb_run();
-    }
+    datas(buf, len, 3);
     uint32_t rexmit0 = fw_stats.retransmits;
     /* the host got 0, lost 1, saw 2 after the gap: ack 1, then ack 1 again at once */
-    tb_clear();
-    tb_send_ack_upto(1);
-    tb_run();
-    tb_send_ack_upto(1);
-    tb_run();
-    OK(tb.nframes == 0, "%sfast retransmit: one repeated ACK alone sends nothing", prefix);
+    acks(1, 2);
+    OK(tb.nframes == 0, "fast retransmit: one repeated ACK alone sends nothing");
     tb_send_ack_upto(1);
     tb_run();
     OK(sent_seqs(2, 1) && fw_stats.retransmits - rexmit0 == 2,
-       "%sfast retransmit: a second repeated ACK sends 1 and 2 again at once, long before the RTO", prefix);
+       "fast retransmit: a second repeated ACK sends 1 and 2 again at once, long before the RTO");
     /* the host now sees our copies of what it had: its repeated acks are no new loss */
-    tb_clear();
-    for (int i = 0; i < 3; i++) {
-        tb_send_ack_upto(1);
-        tb_run();
-    }
-    OK(tb.nframes == 0, "%sfast retransmit: repeated ACKs after a go-back do not send everything again", prefix);
+    acks(1, 3);
+    OK(tb.nframes == 0, "fast retransmit: repeated ACKs after a go-back do not send everything again");
     /* once the ack moves, a new loss is recognised again */
-    tb_send_ack_upto(2);
-    tb_run();
-    tb_clear();
-    for (int i = 0; i < 2; i++) {
-        tb_send_ack_upto(2);
-        tb_run();
-    }
-    OK(sent_seqs(1, 2), "%sfast retransmit: re-armed once the ack advances", prefix);
+    acks(2, 1);
+    acks(2, 2);
+    OK(sent_seqs(1, 2), "fast retransmit: re-armed once the ack advances");
     /* DATA frames repeating the ack are not duplicate acks (a host sends its queue) */
-    tb_send_ack_upto(3);
-    tb_run();
+    acks(3, 1);
     tb_clear();
-    for (int f = 0; f < 3; f++) {
-        tb_send_data(buf, len);
-        tb_run();
-    }
-    OK(sent_seqs(3, 3), "%sfast retransmit: DATA frames with an old ack send only new replies", prefix);
+    datas(buf, len, 3);
+    OK(sent_seqs(3, 3), "fast retransmit: DATA frames with an old ack send only new replies");
     /* nothing in flight: repeated acks are harmless */
-    tb_send_ack_upto(6);
-    tb_run();
-    tb_clear();
-    for (int i = 0; i < 3; i++) {
-        tb_send_ack_upto(6);
-        tb_run();
-    }
-    OK(tb.nframes == 0, "%sfast retransmit: repeated ACKs with nothing in flight send nothing", prefix);
+    acks(6, 1);
+    acks(6, 3);
+    OK(tb.nframes == 0, "fast retransmit: repeated ACKs with nothing in flight send nothing");
 }
 
 static void test_reply_cap(void)
@@ -131,15 +123,14 @@ static void test_reply_cap(void)
     tb_clear();
     uint32_t t = send_pings(6);
     tb_run();
-    OK(replies_ok(t, 6, &maxp) && tb.data_frames == 1, "%sreply cap: 6 replies batched into 1 frame on a clean line",
-       prefix);
+    OK(replies_ok(t, 6, &maxp) && tb.data_frames == 1, "reply cap: 6 replies batched into 1 frame on a clean line");
     force_timeout();
     tb_clear();
     t = send_pings(6);
     tb_run();
     int got = replies_ok(t, 6, &maxp);
     OK(got && tb.data_frames == 2 && maxp <= NF_LINK_MAX_PAYLOAD / 2,
-       "%sreply cap: after a timeout, frames of at most half the payload (2 frames, largest %u)", prefix, maxp);
+       "reply cap: after a timeout, frames of at most half the payload (2 frames, largest %u)", maxp);
     force_timeout();
     force_timeout();
     tb_clear();
@@ -147,39 +138,36 @@ static void test_reply_cap(void)
     tb_run();
     got = replies_ok(t, 6, &maxp);
     OK(got && tb.data_frames == 6 && maxp <= NF_LINK_MAX_PAYLOAD / 8,
-       "%sreply cap: after three timeouts, one reply per frame (6 frames, largest %u)", prefix, maxp);
+       "reply cap: after three timeouts, one reply per frame (6 frames, largest %u)", maxp);
     for (int i = 0; i < 8; i++)
         force_timeout();
     tb_clear();
     t = send_pings(6);
     tb_run();
     OK(replies_ok(t, 6, &maxp) && tb.data_frames == 6 && maxp == NF_MSG_HDR_SIZE + BODY && fw_stats.tx_overflow == 0,
-       "%sreply cap: at the floor a reply larger than the cap still goes whole, in a frame of its own", prefix);
+       "reply cap: at the floor a reply larger than the cap still goes whole, in a frame of its own");
     /* more messages than TX slots: answered anyway (batched full-size for that frame) */
     tb_clear();
     int many = (int)fw_cfg.tx_slots + 2;
     t = send_pings_of(many, BODY / 2); /* each reply still over the cap */
     tb_run();
     OK(replies_ok(t, many, &maxp) && fw_stats.tx_overflow == 0,
-       "%sreply cap: a frame with more messages than TX slots is still answered in full", prefix);
+       "reply cap: a frame with more messages than TX slots is still answered in full");
     tb_clear();
     t = send_pings(6);
     tb_run();
-    OK(replies_ok(t, 6, &maxp) && tb.data_frames == 6, "%sreply cap: ... and the cap stays small after it", prefix);
+    OK(replies_ok(t, 6, &maxp) && tb.data_frames == 6, "reply cap: ... and the cap stays small after it");
     /* clean acks grow it back: 16 frames per doubling, 128 -> 4080 in 5 steps */
     uint8_t buf[64];
     size_t len = 0;
     tb_put_msg(buf, &len, NF_OP_PING, "growback", 8);
     for (int i = 0; i < 100; i++) {
-        tb_clear();
-        tb_send_data(buf, len);
-        tb_run();
+        tb_exchange(buf, len);
     }
     tb_clear();
     t = send_pings(6);
     tb_run();
-    OK(replies_ok(t, 6, &maxp) && tb.data_frames == 1, "%sreply cap: a run of clean acks grows it back to full frames",
-       prefix);
+    OK(replies_ok(t, 6, &maxp) && tb.data_frames == 1, "reply cap: a run of clean acks grows it back to full frames");
     /* RESET restores full batching */
     force_timeout();
     tb_send_frame(NF_LINK_TYPE_RESET, 0, 0, 0x4242, NULL, 0);
@@ -188,16 +176,13 @@ static void test_reply_cap(void)
     tb_clear();
     t = send_pings(6);
     tb_run();
-    OK(replies_ok(t, 6, &maxp) && tb.data_frames == 1, "%sreply cap: RESET restores full batching", prefix);
+    OK(replies_ok(t, 6, &maxp) && tb.data_frames == 1, "reply cap: RESET restores full batching");
 }
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--prefix") && i + 1 < argc)
-            prefix = argv[++i];
+    tb_args(argc, argv);
     test_fast_retransmit();
     test_reply_cap();
-    nf_hw_free();
-    return tap_done();
+    return tb_done();
 }

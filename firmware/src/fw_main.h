@@ -1,0 +1,15 @@
+/* Boot and the main loop step (fw_main.c): what the target's main and the host build call. */
+#ifndef FW_MAIN_H
+#define FW_MAIN_H
+
+#include "fw_link.h"
+
+void fw_init(void); /* read the configuration, reset every table and the link */
+/* One step of the main loop; nonzero when it did something. Inline: the idle loop's
+ * length is how late a frame that lands is noticed. */
+static inline int fw_poll(void)
+{
+    return fw_link_poll();
+}
+
+#endif

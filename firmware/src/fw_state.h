@@ -1,0 +1,46 @@
+/* Adapter state every firmware module reads: the sizes read at boot and the counters
+ * INFO and STATS report. The bottom layer: it calls nothing above hal.h.
+ *   fw_main -> fw_link -> fw_msg -> fw_wr -> fw_tables -> fw_state -> hal */
+#ifndef FW_STATE_H
+#define FW_STATE_H
+
+#include <stdint.h>
+
+#include "nf_layout.h"
+
+/* Adapter sizes read from SYS/LINK/ENGINE at boot (fw_main.c). */
+struct fw_cfg {
+    uint32_t clk_hz, uart_period, mem_bytes, user_base;
+    uint32_t eng_wait_max; /* cycles an engine operation may take at most (fw_main.c), then it has failed */
+    uint32_t mpt_entries, mtt_entries, max_frmr_pages;
+    uint32_t rx_slots, tx_slots;
+    uint32_t profile; /* NF_PROFILE_*_INDEX whose sizes these are, or NF_PROFILE_NONE */
+};
+
+/* Counters reported by INFO and STATS (since boot: a link RESET keeps them). Each is
+ * counted where the work is done; fw_state_put_stats only copies them. */
+struct fw_stats {
+    uint32_t retransmits, rx_dup, wr_count, last_wr_op, last_wr_cycles, last_wr_fw_cycles;
+    uint32_t tx_overflow; /* replies that found no TX room (unreachable: every message's reply room is checked first) */
+    uint32_t tx_stalls;   /* received frames held (no more messages taken from the link) for want of TX room */
+    uint32_t wait_timeouts; /* bounded waits that ran out (engine operation, TX slot drain) */
+    uint32_t ops_unknown;                       /* messages with an op the firmware does not know */
+    uint32_t refused_other;                     /* failure statuses NF_STAT_STATUS_LIST does not name */
+    uint32_t ops[NF_STATS_OPS_COUNT];           /* messages handled, by NF_STAT_OP_* */
+    uint32_t refused[NF_STATS_REFUSED_COUNT];   /* replies and CQEs with a failure status, by NF_STAT_STATUS_* */
+    uint32_t refuse_codes[NF_STATS_REFUSE_CODES_COUNT]; /* CQEs with an engine refusal, by NF_REFUSE_* code */
+};
+_Static_assert(NF_STATS_OPS_COUNT == NF_STAT_OP_COUNT && NF_STATS_REFUSED_COUNT == NF_STAT_STATUS_COUNT,
+               "STATS arrays are sized by their index enums");
+
+extern struct fw_cfg fw_cfg;
+extern struct fw_stats fw_stats;
+
+/* Count one reply or CQE sent with a failure status (not SUCCESS) under its status. */
+void fw_stats_refused(uint32_t status);
+/* Fill an INFO struct at adapter address at. */
+void fw_state_put_info(uint32_t at);
+/* Fill a STATS struct at adapter address at. */
+void fw_state_put_stats(uint32_t at);
+
+#endif

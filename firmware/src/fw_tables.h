@@ -1,0 +1,151 @@
+/* Key table (MPT) shadow, MTT range allocator, QP table, and the engine primitives
+ * that change them. Calls only fw_state and hal (see the layering in fw_state.h). */
+#ifndef FW_TABLES_H
+#define FW_TABLES_H
+
+#include <stdint.h>
+
+#include "fw_state.h"
+#include "hal.h"
+#include "nf_layout.h"
+
+/* The key-table shadow is not in the image: at boot it is placed in the firmware RAM
+ * between the end of the image and the stack reserve, sized from ENGINE.CFG_MPT, so
+ * every profile spends exactly the RAM its table needs. The host build uses an array
+ * of FW_HOST_MPT_CAP entries instead. */
+#define FW_HOST_MPT_CAP NF_PROFILE_SIM_MPT_ENTRIES
+#define FW_QP_CAP NF_ADAPTER_MAX_QPS
+#define FW_NO_INDEX 0xFFFFu
+
+/* Shadow of one key-table entry: what the firmware needs to decide, without reading
+ * the MPT back through the engine. The engine's MPT is written whenever this changes. */
+#define FW_MR_ALLOCATED 0x1u
+#define FW_MR_REMOTE_EN 0x2u
+#define FW_MR_FRMR_INIT 0x4u
+struct fw_mr {
+    _Alignas(4) uint8_t state; /* NF_MPT_STATE_* (aligned: the first four bytes read as one word) */
+    uint8_t kind;   /* NF_MPT_KIND_* */
+    uint8_t key;    /* key byte of the current token */
+    uint8_t flags;  /* FW_MR_* */
+    uint16_t pd;
+    uint16_t mtt_base, mtt_cap; /* MTT range reserved (cap 0: none) */
+    uint16_t link;  /* free list (free entries) or MTT-ordered list (entries with a range) */
+    uint16_t pad[2]; /* 16 bytes: PicoRV32 multiplies slowly, a shift indexes for free */
+};
+_Static_assert(sizeof(struct fw_mr) == 16, "fw_mr is indexed by shifting");
+/* state, kind, key and flags as one little-endian word (both builds are little-endian):
+ * the work-request path checks several of them with one compare. */
+#define FW_MR_WORD0(state, kind, key, flags) \
+    ((uint32_t)(state) | (uint32_t)(kind) << 8 | (uint32_t)(key) << 16 | (uint32_t)(flags) << 24)
+static inline uint32_t fw_mr_word0(const struct fw_mr *mr)
+{
+    return FW_MR_WORD0(mr->state, mr->kind, mr->key, mr->flags);
+}
+#ifdef FW_MR_BYTES /* the build's RAM check (firmware.mk) counts this many bytes per entry */
+_Static_assert(sizeof(struct fw_mr) == FW_MR_BYTES, "firmware.mk FW_MR_BYTES");
+#endif
+
+#define FW_QP_FREE 0u
+#define FW_QP_RESET 1u     /* created, not connected (or disconnected) */
+#define FW_QP_CONNECTED 2u
+#define FW_QP_ERROR 3u     /* an error completion or a flush: every later WR completes CANCELLED */
+struct fw_qp {
+    uint8_t state;
+    uint8_t gen; /* bumped on reuse so a stale qpn never names a new QP */
+    uint16_t pd;
+    uint32_t peer_qpn;
+};
+
+extern struct fw_mr *fw_mrs; /* fw_cfg.mpt_entries entries */
+extern struct fw_qp fw_qps[FW_QP_CAP];
+
+/* Boot: place the key-table shadow, returning how many entries fit; then, with
+ * fw_cfg.mpt_entries set, clear every entry and QP. */
+uint32_t fw_tables_place(void);
+void fw_tables_init(void);
+void fw_tables_reset(void);              /* free every MR and QP (ADAPTER_RESET) */
+/* Wait for an engine operation; returns STATUS_WORD. Inline: the operation is almost
+ * always done at the first read; only a busy engine takes the call (and is timed).
+ * The wait is bounded: after fw_cfg.eng_wait_max cycles it gives up, counts
+ * wait_timeouts and returns CODE = NF_REFUSE_TIMEOUT (the request fails
+ * INTERNAL_ERROR; see fw_eng_failed). */
+uint32_t fw_eng_wait_busy(uint32_t status_off);
+static inline uint32_t fw_eng_wait(uint32_t status_off)
+{
+    uint32_t st = eng_rd(status_off);
+    return (st & NF_STATUS_WORD_BUSY_MASK) ? fw_eng_wait_busy(status_off) : st;
+}
+extern uint32_t fw_eng_wait_acc;
+/* running total of cycles spent waiting on the engine */
+static inline uint32_t fw_eng_wait_cycles(void)
+{
+    return fw_eng_wait_acc;
+}
+struct fw_dma_side {
+    uint32_t mode, access, token, pd;
+    uint64_t addr;
+};
+/* One engine DMA; returns DMA_STATUS (STATUS_WORD); *bytes (may be NULL) = DMA_BYTES. */
+uint32_t fw_dma(const struct fw_dma_side *src, const struct fw_dma_side *dst, uint32_t len, uint32_t *bytes);
+/* Page-list load into the MTT; returns LD_STATUS. */
+uint32_t fw_load(uint32_t src, uint32_t mtt_base, uint32_t count);
+/* The status a request gets when an engine operation failed with REFUSE code code:
+ * INTERNAL_ERROR for a timeout (the hardware did not finish), else refused. */
+static inline uint32_t fw_eng_failed(uint32_t code, uint32_t refused)
+{
+    return code == NF_REFUSE_TIMEOUT ? NF_STATUS_INTERNAL_ERROR : refused;
+}
+/* index of the allocated MR, or FW_NO_INDEX (inline: on every work request) */
+static inline uint32_t fw_mr_lookup(uint32_t token)
+{
+    uint32_t index = NF_TOKEN_INDEX_GET(token);
+    if (index >= fw_cfg.mpt_entries)
+        return FW_NO_INDEX;
+    const struct fw_mr *mr = &fw_mrs[index];
+    if (!(mr->flags & FW_MR_ALLOCATED) || mr->key != NF_TOKEN_KEY_GET(token))
+        return FW_NO_INDEX;
+    return index;
+}
+/* Key-byte PRNG: mix seed into its state (boot, link RESET); next value. */
+void fw_rng_seed(uint32_t seed);
+uint32_t fw_rng_next(void);
+uint32_t fw_mr_alloc(uint32_t pd, uint32_t kind, uint32_t *token);   /* STATUS; a random key byte */
+void fw_mr_free(uint32_t index);
+uint32_t fw_mtt_alloc(uint32_t index, uint32_t pages); /* reserve a range for MR index; STATUS */
+void fw_mtt_free(uint32_t index);
+/* Write MPT[index] from the shadow plus the given words; returns the REFUSE code. */
+uint32_t fw_mpt_write(uint32_t index, const uint32_t w[7]);
+/* The same with the words as arguments (inline: the fast-register path builds them in
+ * registers, not in an array on the stack). */
+static inline uint32_t fw_mpt_write_words(uint32_t index, uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3,
+                                          uint32_t w4, uint32_t w5, uint32_t w6)
+{
+    eng_wr(NF_ENGINE_ENT_W0, w0);
+    eng_wr(NF_ENGINE_ENT_W1, w1);
+    eng_wr(NF_ENGINE_ENT_W2, w2);
+    eng_wr(NF_ENGINE_ENT_W3, w3);
+    eng_wr(NF_ENGINE_ENT_W4, w4);
+    eng_wr(NF_ENGINE_ENT_W5, w5);
+    eng_wr(NF_ENGINE_ENT_W6, w6);
+    eng_wr(NF_ENGINE_TBL_INDEX, index);
+    eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE);
+    return NF_STATUS_WORD_CODE_GET(fw_eng_wait(NF_ENGINE_TBL_STATUS));
+}
+uint32_t fw_mpt_invalidate(uint32_t index);
+uint32_t fw_token(uint32_t index);
+/* QP table index, or FW_NO_INDEX (inline: on every work request). A qpn is
+ * gen << FW_QPN_GEN_SHIFT | index; gen 0 never names a QP. */
+#define FW_QPN_INDEX_MASK 0xFFu
+#define FW_QPN_GEN_SHIFT 8u
+static inline uint32_t fw_qp_lookup(uint32_t qpn)
+{
+    uint32_t q = qpn & FW_QPN_INDEX_MASK;
+    uint32_t gen = qpn >> FW_QPN_GEN_SHIFT;
+    if (q >= FW_QP_CAP || gen == 0 || gen != fw_qps[q].gen || fw_qps[q].state == FW_QP_FREE)
+        return FW_NO_INDEX;
+    return q;
+}
+uint32_t fw_qp_alloc(uint32_t pd, uint32_t *qpn);
+
+
+#endif
