@@ -522,7 +522,7 @@ struct nf_info {
     uint32_t retransmits; /* @80 frames the firmware sent again */
     uint32_t rx_dup; /* @84 DATA frames dropped as duplicate or out of order */
     uint32_t wr_count; /* @88 work requests executed */
-    uint32_t last_wr_op; /* @92 OP of the last work request */
+    uint32_t last_wr_op; /* @92 OP of the last work request that completed successfully */
     uint32_t last_wr_cycles; /* @96 cycles from its frame's arrival in adapter memory (RX_STAMP) to its CQE posted */
     uint32_t last_wr_fw_cycles; /* @100 of which the firmware's own (not waiting on the engine) */
     uint32_t cycle_lo; /* @104 cycle counter when the reply was built */

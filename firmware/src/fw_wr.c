@@ -262,7 +262,6 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame
         }
     }
     fw_stats.wr_count++;
-    fw_stats.last_wr_op = op;
     fw_stats.ops[NF_STAT_OP_WR_FAST_REGISTER + (op - NF_OP_WR_FAST_REGISTER)]++;
     if (r.status != NF_STATUS_SUCCESS) {
         /* NDK: any error completion breaks the connection; every later work request on
@@ -289,7 +288,11 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame
             win_wr(w, c + NF_CQE_REFUSE_OFF, r.refuse);
         }
     }
-    uint32_t now = hal_cycles();
-    fw_stats.last_wr_cycles = now - f->stamp;
-    fw_stats.last_wr_fw_cycles = fw_stats.last_wr_cycles - (fw_eng_wait_cycles() - f->eng_start);
+    /* The cost figures describe completed work only: a refusal takes another path. */
+    if (r.status == NF_STATUS_SUCCESS) {
+        uint32_t now = hal_cycles();
+        fw_stats.last_wr_op = op;
+        fw_stats.last_wr_cycles = now - f->stamp;
+        fw_stats.last_wr_fw_cycles = fw_stats.last_wr_cycles - (fw_eng_wait_cycles() - f->eng_start);
+    }
 }
