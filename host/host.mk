@@ -7,7 +7,8 @@
 # names their variables is expanded late (recursive variables, second expansion).
 
 NDK_BUILD := $(BUILD)/host
-NDK_SRCS := host/src/ndk_adapter.c host/src/ndk_cq.c host/src/ndk_pd.c host/src/ndk_qp.c host/src/ndk_conn.c
+NDK_SRCS := host/src/ndk_adapter.c host/src/ndk_object.c host/src/ndk_event.c host/src/ndk_request.c \
+            host/src/ndk_mdl.c host/src/ndk_diag.c host/src/ndk_cq.c host/src/ndk_pd.c host/src/ndk_qp.c host/src/ndk_conn.c
 NDK_HDRS := host/include/ndkpi.h host/include/ndkfpga.h host/src/ndk_internal.h firmware/include/nf_layout.h
 # Every source of the library (all live in host/src/).
 NDK_LIB_SRCS = $(NDK_SRCS) $(HOST_LINK_SRCS) $(wildcard $(HOST_USB_SRCS))

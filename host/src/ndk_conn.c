@@ -94,12 +94,30 @@ static void queue_disconnect_event(struct ndk_connector *c)
     ndk_queue_event(c->core.ad, ev);
 }
 
+/* Under ad->lock: c no longer uses its QP. */
+static void release_qp(struct ndk_connector *c)
+{
+    if (c->qp)
+        ndk_qp_detach(c->qp, c);
+    c->qp = NULL;
+}
+
+/* Under ad->lock: the active side's NdkConnect completes STATUS_CONNECTION_REFUSED. */
+static void refused(struct ndk_connector *a)
+{
+    a->state = CONN_CLOSED;
+    a->peer = NULL;
+    release_qp(a);
+    ndk_queue_request_cb(a->core.ad, a->op_cb, a->op_ctx, STATUS_CONNECTION_REFUSED, &a->core);
+    a->op_cb = NULL;
+}
+
 /* Under ad->lock: the peer of c went away (closed or disconnected from its side). */
 static void peer_lost(struct ndk_connector *c)
 {
     int was_connected = c->state == CONN_CONNECTED;
     if (c->qp)
-        __atomic_store_n(&c->qp->connected, 0, __ATOMIC_RELAXED);
+        ndk_qp_set_connected(c->qp, 0);
     if (c->state == CONN_CONNECTING || c->state == CONN_ACCEPTING) {
         ndk_queue_request_cb(c->core.ad, c->op_cb, c->op_ctx, STATUS_CONNECTION_ABORTED, &c->core);
         c->op_cb = NULL;
@@ -122,16 +140,14 @@ static void conn_teardown(struct ndk_core *core)
         qpns[n++] = c->qp->qpn;
         if (c->peer && c->peer->qp)
             qpns[n++] = c->peer->qp->qpn;
-        __atomic_store_n(&c->qp->connected, 0, __ATOMIC_RELAXED);
+        ndk_qp_set_connected(c->qp, 0);
     }
     if (c->peer) {
         if (c->peer->peer == c)
             peer_lost(c->peer);
         c->peer = NULL;
     }
-    if (c->qp && c->qp->conn == c)
-        c->qp->conn = NULL;
-    c->qp = NULL;
+    release_qp(c);
     c->state = CONN_CLOSED;
     pthread_mutex_unlock(&ad->lock);
     for (int i = 0; i < n; i++) {
@@ -140,12 +156,10 @@ static void conn_teardown(struct ndk_core *core)
     }
 }
 
-void ndk_conn_qp_gone(struct ndk_qp *qp)
+/* Under ad->lock: the connector's QP is going away (ndk_qp_attach's gone). */
+static void qp_gone(void *user)
 {
-    struct ndk_connector *c = qp->conn;
-    if (!c)
-        return;
-    qp->conn = NULL;
+    struct ndk_connector *c = user;
     c->qp = NULL;
     if (c->state == CONN_CONNECTED) {
         c->state = CONN_CLOSED;
@@ -212,15 +226,6 @@ static void deliver_connect(struct ndk_listener *l, struct ndk_event *ev)
     ndk_queue_event(l->core.ad, ev);
 }
 
-static NTSTATUS qp_usable(const struct ndk_qp *qp, const struct ndk_adapter *ad)
-{
-    if (qp->core.ad != ad || qp->core.closing)
-        return STATUS_INVALID_PARAMETER;
-    if (qp->conn || qp->connected)
-        return STATUS_INVALID_DEVICE_STATE; /* already used by a connection */
-    return STATUS_SUCCESS;
-}
-
 static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, const SOCKADDR *src, ULONG src_len, const SOCKADDR *dest,
                              ULONG dest_len, ULONG ird, ULONG ord, const VOID *pdata, ULONG pdata_len,
                              NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
@@ -245,7 +250,7 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, const SOCKADDR *src, 
         return STATUS_INSUFFICIENT_RESOURCES;
     }
     pthread_mutex_lock(&ad->lock);
-    NTSTATUS st = c->state != CONN_IDLE ? STATUS_INVALID_DEVICE_STATE : qp_usable(qp, ad);
+    NTSTATUS st = c->state != CONN_IDLE ? STATUS_INVALID_DEVICE_STATE : ndk_qp_attach(qp, ad, c, qp_gone);
     if (st != STATUS_SUCCESS) {
         pthread_mutex_unlock(&ad->lock);
         free(b);
@@ -253,7 +258,6 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, const SOCKADDR *src, 
         return st;
     }
     c->qp = qp;
-    qp->conn = c;
     memcpy(&c->remote, dest, dlen);
     c->remote_len = dlen;
     if (slen) {
@@ -274,10 +278,7 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, const SOCKADDR *src, 
         l = l->next;
     if (!l) {
         /* Nobody listens there: refused, reported through the callback. */
-        c->state = CONN_CLOSED;
-        qp->conn = NULL;
-        c->qp = NULL;
-        ndk_queue_request_cb(ad, rc, ctx, STATUS_CONNECTION_REFUSED, &c->core);
+        refused(c);
         pthread_mutex_unlock(&ad->lock);
         free(b);
         free(ev);
@@ -338,16 +339,17 @@ static NTSTATUS conn_accept(NDK_CONNECTOR *cn, NDK_QP *q, ULONG ird, ULONG ord, 
     struct ndk_adapter *ad = b->core.ad;
     struct ndk_qp *qp = NDK_CONTAINER(q, struct ndk_qp, pub);
     pthread_mutex_lock(&ad->lock);
-    NTSTATUS st = b->state != CONN_INCOMING ? STATUS_INVALID_DEVICE_STATE : qp_usable(qp, ad);
+    NTSTATUS st = b->state != CONN_INCOMING ? STATUS_INVALID_DEVICE_STATE : ndk_qp_usable(qp, ad);
     if (st == STATUS_SUCCESS && (!b->peer || b->peer->state != CONN_CONNECTING))
         st = STATUS_CONNECTION_ABORTED; /* the active side gave up */
+    if (st == STATUS_SUCCESS)
+        st = ndk_qp_attach(qp, ad, b, qp_gone);
     if (st != STATUS_SUCCESS) {
         pthread_mutex_unlock(&ad->lock);
         return st;
     }
     struct ndk_connector *a = b->peer;
     b->qp = qp;
-    qp->conn = b;
     b->my_ird = ird;
     b->my_ord = ord;
     b->disc_cb = disc;
@@ -380,8 +382,8 @@ static void step_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t statu
         struct ndk_connector *b = a->peer;
         if (r->op == NF_OP_QP_CONNECT) {
             if (st == STATUS_SUCCESS && b && a->qp && b->qp) {
-                __atomic_store_n(&a->qp->connected, 1, __ATOMIC_RELAXED);
-                __atomic_store_n(&b->qp->connected, 1, __ATOMIC_RELAXED);
+                ndk_qp_set_connected(a->qp, 1);
+                ndk_qp_set_connected(b->qp, 1);
                 a->state = b->state = CONN_CONNECTED;
             } else {
                 if (st == STATUS_SUCCESS)
@@ -502,13 +504,7 @@ static NTSTATUS conn_reject(NDK_CONNECTOR *cn, const VOID *pdata, ULONG pdata_le
         if (pdata_len)
             memcpy(a->peer_data, pdata, pdata_len);
         a->peer_data_len = pdata_len;
-        a->state = CONN_CLOSED;
-        a->peer = NULL;
-        if (a->qp && a->qp->conn == a)
-            a->qp->conn = NULL;
-        a->qp = NULL;
-        ndk_queue_request_cb(ad, a->op_cb, a->op_ctx, STATUS_CONNECTION_REFUSED, &a->core);
-        a->op_cb = NULL;
+        refused(a);
     }
     pthread_mutex_unlock(&ad->lock);
     return STATUS_SUCCESS;
@@ -573,7 +569,7 @@ static NTSTATUS conn_disconnect(NDK_CONNECTOR *cn, NDK_FN_REQUEST_COMPLETION rc,
     uint32_t msgs[2][2] = {{0, 0}, {0, 0}};
     int n = 0;
     if (a->qp) {
-        __atomic_store_n(&a->qp->connected, 0, __ATOMIC_RELAXED);
+        ndk_qp_set_connected(a->qp, 0);
         msgs[n][0] = a->qp->qpn;
         n++;
     }
@@ -655,16 +651,8 @@ static void listener_teardown(struct ndk_core *c)
         struct ndk_event *ev = l->backlog;
         l->backlog = ev->next;
         struct ndk_connector *b = NDK_CONTAINER(ev->obj, struct ndk_connector, pub.Header);
-        if (b->peer && b->peer->state == CONN_CONNECTING) {
-            struct ndk_connector *a = b->peer;
-            a->state = CONN_CLOSED;
-            a->peer = NULL;
-            if (a->qp && a->qp->conn == a)
-                a->qp->conn = NULL;
-            a->qp = NULL;
-            ndk_queue_request_cb(ad, a->op_cb, a->op_ctx, STATUS_CONNECTION_REFUSED, &a->core);
-            a->op_cb = NULL;
-        }
+        if (b->peer && b->peer->state == CONN_CONNECTING)
+            refused(b->peer);
         b->peer = NULL;
         b->state = CONN_CLOSED;
         ndk_unref_locked(&l->core);

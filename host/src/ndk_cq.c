@@ -24,6 +24,7 @@ static void queue_notify(struct ndk_cq *cq, NTSTATUS st)
     cq->notify_ev.ctx = cq->notify_ctx;
     cq->notify_ev.status = st;
     cq->notify_ev.core = &cq->core;
+    cq->notify_ev.queued = &cq->notify_queued;
     ndk_ref(&cq->core);
     ndk_queue_event(cq->core.ad, &cq->notify_ev);
 }
@@ -38,19 +39,13 @@ static int wants(const struct ndk_cq *cq, NTSTATUS st)
 /* Under ad->lock: more completions than the CQ holds (the consumer sized it below
  * its queues). NDK: the CQ is then unusable, so is every QP using it, and no further
  * completions are reported; the provider says so through the notification callback
- * with STATUS_BUFFER_OVERFLOW, armed or not, once. The QPs refuse later posts with
- * STATUS_CANCELLED (what a broken connection completes them with: here there is no
- * CQ left to complete them on). */
+ * with STATUS_BUFFER_OVERFLOW, armed or not, once. The QPs using it see the flag
+ * and refuse later posts (ndk_qp.c). */
 static void overflow(struct ndk_cq *cq)
 {
     struct ndk_adapter *ad = cq->core.ad;
-    cq->overflowed = 1;
+    __atomic_store_n(&cq->overflowed, 1, __ATOMIC_RELAXED); /* read lock-free by the QPs' posting path */
     ad->cq_overflows++;
-    for (uint32_t i = 0; i < ad->nqps; i++) {
-        struct ndk_qp *qp = ad->qps[i];
-        if (qp && (qp->icq == cq || qp->rcq == cq))
-            __atomic_store_n(&qp->broken, (uint32_t)STATUS_CANCELLED, __ATOMIC_RELAXED);
-    }
     cq->armed = 0;
     if (!cq->notify)
         return;

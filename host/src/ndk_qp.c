@@ -66,12 +66,11 @@ void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe)
     struct ndk_wr_slot s = qp->ring[cqe->wr_id & qp->mask];
     qp->head = cqe->wr_id + 1;
     pthread_mutex_unlock(&qp->ring_lock);
-    if (cqe->status != NF_STATUS_SUCCESS)
-        qp->in_error = 1;
     complete(qp, &s, (NTSTATUS)cqe->status, cqe->bytes, cqe->op_type, cqe->refuse);
 }
 
-void ndk_qp_fail_all(struct ndk_qp *qp, NTSTATUS status)
+/* Under ad->lock: complete every outstanding work request with status. */
+static void fail_all(struct ndk_qp *qp, NTSTATUS status)
 {
     pthread_mutex_lock(&qp->ring_lock);
     if (status == STATUS_CANCELLED)
@@ -82,6 +81,87 @@ void ndk_qp_fail_all(struct ndk_qp *qp, NTSTATUS status)
         complete(qp, &s, status, 0, 0, 0);
     }
     pthread_mutex_unlock(&qp->ring_lock);
+}
+
+void ndk_qps_fail(struct ndk_adapter *ad, NTSTATUS status)
+{
+    for (uint32_t i = 0; i < ad->nqps; i++) {
+        struct ndk_qp *qp = ad->qps[i];
+        if (qp) {
+            __atomic_store_n(&qp->connected, 0, __ATOMIC_RELAXED);
+            fail_all(qp, status);
+        }
+    }
+}
+
+/* Under ad->lock (callback thread): a QP's work requests. The board reports them in
+ * order, each that is not a silent success, so the first outstanding request that
+ * reports a completion is the one to watch: when that same request has been the
+ * first for the timeout, it completes STATUS_IO_TIMEOUT (the silent ones before it
+ * retire with it, as its CQE would have retired them) and a late CQE for it is
+ * stale. Silent requests alone have nothing to wait for. */
+static void watch(struct ndk_adapter *ad, struct ndk_qp *qp, uint64_t now)
+{
+    pthread_mutex_lock(&qp->ring_lock);
+    uint32_t id = qp->head;
+    while (id != qp->tail && qp->ring[id & qp->mask].silent)
+        id++;
+    if (id == qp->tail) {
+        qp->watch_since_us = 0; /* nothing that reports a completion is outstanding */
+    } else if (qp->watch_since_us == 0 || qp->watch_head != id) {
+        qp->watch_head = id;
+        qp->watch_since_us = now;
+    } else if (now - qp->watch_since_us >= ad->req_timeout_us) {
+        struct ndk_wr_slot copy = qp->ring[id & qp->mask];
+        qp->head = id + 1;
+        qp->watch_since_us = 0;
+        complete(qp, &copy, STATUS_IO_TIMEOUT, 0, 0, 0);
+        ad->wr_timeouts++;
+    }
+    pthread_mutex_unlock(&qp->ring_lock);
+}
+
+void ndk_qps_watch(struct ndk_adapter *ad, uint64_t now)
+{
+    for (uint32_t i = 0; i < ad->nqps; i++)
+        if (ad->qps[i])
+            watch(ad, ad->qps[i], now);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Connection state: the QP's user (a connector) attaches, detaches and says when
+ * the connection is up or down; the QP tells its user when it goes away.       */
+
+NTSTATUS ndk_qp_usable(const struct ndk_qp *qp, const struct ndk_adapter *ad)
+{
+    if (qp->core.ad != ad || qp->core.closing)
+        return STATUS_INVALID_PARAMETER;
+    if (qp->user || qp->connected)
+        return STATUS_INVALID_DEVICE_STATE; /* already used by a connection */
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS ndk_qp_attach(struct ndk_qp *qp, const struct ndk_adapter *ad, void *user, void (*gone)(void *user))
+{
+    NTSTATUS st = ndk_qp_usable(qp, ad);
+    if (st != STATUS_SUCCESS)
+        return st;
+    qp->user = user;
+    qp->user_gone = gone;
+    return STATUS_SUCCESS;
+}
+
+void ndk_qp_detach(struct ndk_qp *qp, const void *user)
+{
+    if (qp->user == user) {
+        qp->user = NULL;
+        qp->user_gone = NULL;
+    }
+}
+
+void ndk_qp_set_connected(struct ndk_qp *qp, int connected)
+{
+    __atomic_store_n(&qp->connected, connected, __ATOMIC_RELAXED);
 }
 
 /* NdkFlush, concurrent with posting on the same QP (NDK allows it). Nothing is
@@ -155,11 +235,7 @@ static VOID qp_flush(NDK_QP *q)
             /* Sent, or the death handler answered it already: its answer runs now. */
             if (ls == NF_STATUS_SUCCESS)
                 qp->deferred = 0;
-            pthread_mutex_lock(&ad->lock);
-            r->issuing = 0;
-            if (r->early)
-                r->on_reply(ad, r, r->early_status, r->early_has_body ? r->early_body : NULL, r->early_len);
-            pthread_mutex_unlock(&ad->lock);
+            ndk_req_issued(ad, r);
             return;
         }
     }
@@ -192,10 +268,15 @@ static NTSTATUS refuse(struct ndk_qp *qp, NTSTATUS st)
 static NTSTATUS post(struct ndk_qp *qp, void *ctx, uint32_t op_type, uint16_t op, ULONG flags, struct nf_msg_hdr *h,
                      struct nf_wr_hdr *w, size_t head_len, const void *tail, size_t tail_len)
 {
-    uint32_t dead = __atomic_load_n(&qp->core.ad->dead, __ATOMIC_RELAXED) |
-                    __atomic_load_n(&qp->broken, __ATOMIC_RELAXED); /* set under ad->lock */
+    uint32_t dead = __atomic_load_n(&qp->core.ad->dead, __ATOMIC_RELAXED); /* set under ad->lock */
     if (dead)
-        return refuse(qp, (NTSTATUS)dead); /* the link is gone, or the QP's CQ overflowed */
+        return refuse(qp, (NTSTATUS)dead); /* the link is gone */
+    /* A CQ of the QP overflowed: NDK makes every QP using it unusable. Refused with
+     * STATUS_CANCELLED, what a broken connection completes requests with (there is
+     * no CQ left to complete them on). */
+    if (__atomic_load_n(&qp->icq->overflowed, __ATOMIC_RELAXED) ||
+        (qp->rcq && __atomic_load_n(&qp->rcq->overflowed, __ATOMIC_RELAXED)))
+        return refuse(qp, STATUS_CANCELLED);
     h->op = op;
     h->len = (uint16_t)(head_len + tail_len);
     h->tag = 0;
@@ -402,12 +483,18 @@ static void qp_teardown(struct ndk_core *c)
     pthread_mutex_lock(&ad->lock);
     /* Whatever is still outstanding (the close's flush answered, timed out or the
      * link died) completes CANCELLED before the close does. */
-    ndk_qp_fail_all(qp, STATUS_CANCELLED);
+    fail_all(qp, STATUS_CANCELLED);
     for (uint32_t i = 0; i < ad->nqps; i++)
         if (ad->qps[i] == qp)
             ad->qps[i] = NULL;
     __atomic_store_n(&qp->connected, 0, __ATOMIC_RELAXED);
-    ndk_conn_qp_gone(qp);
+    if (qp->user) {
+        void *user = qp->user;
+        void (*gone)(void *) = qp->user_gone;
+        qp->user = NULL;
+        qp->user_gone = NULL;
+        gone(user);
+    }
     pthread_mutex_unlock(&ad->lock);
     struct nf_qp_req q = {qp->qpn, 0};
     ndk_send_forget(ad, NF_OP_QP_DESTROY, &q, sizeof(q));
@@ -519,7 +606,6 @@ NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG r
     qp->icq = ic;
     qp->rcq = rc;
     qp->context = qpctx;
-    qp->pdn = pd->pdn;
     qp->max_sge = isge;
     qp->ring = slots;
     qp->depth = idepth;
