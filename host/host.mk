@@ -60,7 +60,7 @@ $(NDK_BUILD)/test_ndk_san: host/tests/ndk/test_ndk.c $(NDK_BUILD)/libndkfpga_san
 	$(NDK_CONSUMER_CC) -O1 $(SAN_FLAGS) -I$(ROOT)/host/src -I$(ROOT)/firmware/include -o $@ $< \
 	    $(NDK_BUILD)/libndkfpga_san.a $(NDK_LIB_LIBS)
 
-test-host-ndk: $(NDK_BUILD)/test_ndk $(NDK_BUILD)/test_ndk_san
+test-host-ndk: $(NDK_BUILD)/test_ndk $(NDK_BUILD)/test_ndk_san $(BUILD)/model/nfmodel
 	@$(NDK_BUILD)/test_ndk && $(NDK_BUILD)/test_ndk_san
 
 # ---- conformance suite (tests/conformance/) against a live adapter ----

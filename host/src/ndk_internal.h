@@ -194,7 +194,6 @@ struct ndk_wr_slot {
 struct ndk_qp {
     NDK_QP pub;
     struct ndk_core core;
-    struct ndk_pd *pd;
     struct ndk_cq *icq, *rcq;   /* rcq: no receives, but its overflow too makes the QP unusable */
     void *context;
     uint32_t qpn;

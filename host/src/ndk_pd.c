@@ -274,9 +274,7 @@ static NTSTATUS mr_register(NDK_MR *m, MDL *mdl, SIZE_T length, ULONG flags, NDK
         return STATUS_INVALID_PARAMETER;
     struct ndk_mr *mr = mr_of(m);
     struct ndk_adapter *ad = mr->core.ad;
-    const ULONG known = NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
-                        NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK;
-    if (flags & ~known)
+    if (flags & ~(ULONG)NF_KNOWN_FLAGS_MR_REGISTER) /* the firmware's mask too (tools/layout.toml) */
         return STATUS_INVALID_PARAMETER;
     /* Remote write implies local write (0x5 = 0x4 | 0x1): 0x4 alone is not valid. */
     if ((flags & NDK_MR_FLAG_ALLOW_REMOTE_WRITE & ~NDK_MR_FLAG_ALLOW_LOCAL_WRITE) &&

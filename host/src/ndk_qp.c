@@ -283,7 +283,7 @@ static NTSTATUS post(struct ndk_qp *qp, void *ctx, uint32_t op_type, uint16_t op
     h->status = 0;
     h->rsvd = 0;
     w->qpn = qp->qpn;
-    w->flags = flags;
+    w->flags = flags & ~(ULONG)NDK_OP_FLAG_DEFER; /* a host-only hint */
     w->rsvd = 0;
     int defer = (flags & NDK_OP_FLAG_DEFER) != 0;
     struct nf_link_part parts[2] = {{h, head_len}, {tail, tail_len}};
@@ -308,12 +308,13 @@ static NTSTATUS post(struct ndk_qp *qp, void *ctx, uint32_t op_type, uint16_t op
     return STATUS_SUCCESS;
 }
 
-#define FR_FLAGS \
-    (NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_ALLOW_REMOTE_READ | \
-     NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_RDMA_READ_SINK | NDK_OP_FLAG_DEFER)
+/* The flags each request accepts: one mask per request type (tools/layout.toml
+ * KNOWN_FLAGS), the firmware's too, so an unknown bit is STATUS_INVALID_PARAMETER on
+ * both sides. The firmware decides what depends on the board's state (the MR's PD
+ * against the QP's: STATUS_ACCESS_VIOLATION in the completion). */
 #define REMOTE_FLAGS (NDK_OP_FLAG_ALLOW_REMOTE_READ | (NDK_OP_FLAG_ALLOW_REMOTE_WRITE & ~NDK_OP_FLAG_ALLOW_LOCAL_WRITE))
-#define INV_FLAGS (NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER)
-#define RDMA_FLAGS (NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER)
+_Static_assert((NF_KNOWN_FLAGS_FAST_REGISTER & NF_KNOWN_FLAGS_INVALIDATE & NF_KNOWN_FLAGS_RDMA & NDK_OP_FLAG_DEFER) != 0,
+               "DEFER is accepted by every work request");
 
 static NTSTATUS qp_fast_register(NDK_QP *q, PVOID ctx, NDK_MR *m, ULONG npages, const NDK_LOGICAL_ADDRESS *pages,
                                  ULONG fbo, SIZE_T length, PVOID base_va, ULONG flags)
@@ -326,18 +327,19 @@ static NTSTATUS qp_fast_register(NDK_QP *q, PVOID ctx, NDK_MR *m, ULONG npages, 
     if (!__atomic_load_n(&qp->connected, __ATOMIC_RELAXED))
         return refuse(qp, STATUS_CONNECTION_INVALID);
     const struct ndk_mr *mr = NDK_CONTAINER(m, struct ndk_mr, pub);
+    if (mr->core.ad != qp->core.ad || (flags & ~(ULONG)NF_KNOWN_FLAGS_FAST_REGISTER))
+        return refuse(qp, STATUS_INVALID_PARAMETER); /* another adapter's MR: its token means nothing here */
     if (!mr->fast || mr->frmr_pages == 0)
         return refuse(qp, STATUS_INVALID_DEVICE_STATE); /* not a fast-register MR, or not initialized */
-    if (mr->pd != qp->pd || (flags & ~FR_FLAGS))
-        return refuse(qp, STATUS_INVALID_PARAMETER);
     if ((flags & REMOTE_FLAGS) && !mr->remote_access)
         return refuse(qp, STATUS_ACCESS_VIOLATION);
     if (npages == 0 || npages > mr->frmr_pages || fbo >= PAGE_SIZE || length == 0 ||
         length > (SIZE_T)npages * PAGE_SIZE - fbo)
         return refuse(qp, STATUS_INVALID_PARAMETER);
     uint64_t va = (uint64_t)(uintptr_t)base_va;
-    /* BaseVirtualAddress = FBO + n * PAGE_SIZE; zero-based addresses are not supported. */
-    if (va == 0 || (va & (PAGE_SIZE - 1)) != fbo || va + length < va)
+    /* BaseVirtualAddress = FBO + n * PAGE_SIZE (so 0 only with FBO 0); the last byte,
+     * va + length - 1, may be the last of the address space but must not wrap. */
+    if ((va & (PAGE_SIZE - 1)) != fbo || va + (length - 1) < va)
         return refuse(qp, STATUS_INVALID_PARAMETER);
     const struct ndk_adapter *ad = qp->core.ad;
     const uint64_t lo = ad->info.user_base, hi = ad->info.mem_bytes;
@@ -361,7 +363,7 @@ static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULON
     if (!ndk_obj_ok(q, NdkObjectTypeQp))
         return STATUS_INVALID_PARAMETER;
     struct ndk_qp *qp = qp_of(q);
-    if (!obj || (flags & ~INV_FLAGS) || !ndk_live(obj))
+    if (!obj || (flags & ~(ULONG)NF_KNOWN_FLAGS_INVALIDATE) || !ndk_live(obj))
         return refuse(qp, STATUS_INVALID_PARAMETER);
     if (obj->ObjectType == NdkObjectTypeMw)
         return refuse(qp, STATUS_NOT_SUPPORTED); /* no memory windows */
@@ -370,10 +372,10 @@ static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULON
     if (!__atomic_load_n(&qp->connected, __ATOMIC_RELAXED))
         return refuse(qp, STATUS_CONNECTION_INVALID);
     const struct ndk_mr *mr = NDK_CONTAINER(obj, struct ndk_mr, pub.Header);
+    if (mr->core.ad != qp->core.ad)
+        return refuse(qp, STATUS_INVALID_PARAMETER); /* another adapter's MR */
     if (!mr->fast)
         return refuse(qp, STATUS_INVALID_DEVICE_STATE); /* NdkRegisterMr'd MRs are deregistered, not invalidated */
-    if (mr->pd != qp->pd)
-        return refuse(qp, STATUS_INVALID_PARAMETER);
     struct {
         struct nf_msg_hdr h;
         struct nf_wr_hdr w;
@@ -389,7 +391,7 @@ static NTSTATUS rdma(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UINT6
     if (!ndk_obj_ok(q, NdkObjectTypeQp))
         return STATUS_INVALID_PARAMETER;
     struct ndk_qp *qp = qp_of(q);
-    if ((!sgl && nsge) || (flags & ~RDMA_FLAGS))
+    if ((!sgl && nsge) || (flags & ~(ULONG)NF_KNOWN_FLAGS_RDMA))
         return refuse(qp, STATUS_INVALID_PARAMETER);
     if (!__atomic_load_n(&qp->connected, __ATOMIC_RELAXED))
         return refuse(qp, STATUS_CONNECTION_INVALID);
@@ -602,7 +604,6 @@ NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG r
     qp->pub.Dispatch = &ndk_qp_dispatch;
     qp->core.destroy = qp_destroy;
     qp->core.teardown = qp_teardown;
-    qp->pd = pd;
     qp->icq = ic;
     qp->rcq = rc;
     qp->context = qpctx;
