@@ -86,21 +86,55 @@ static NTSTATUS open_status(uint32_t st)
     }
 }
 
-NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
+struct ndk_adapter *ndk_adapter_alloc(void)
 {
-    if (!out)
-        return STATUS_INVALID_PARAMETER;
-    *out = NULL;
     struct ndk_adapter *ad = calloc(1, sizeof(*ad));
     if (!ad)
-        return STATUS_INSUFFICIENT_RESOURCES;
+        return NULL;
     ndk_core_init(ad, &ad->core, &ad->pub.Header, NdkObjectTypeAdapter, NULL, NULL, NULL);
     ad->pub.Dispatch = &ndk_adapter_dispatch;
     ad->objects.next = ad->objects.prev = &ad->objects;
     pthread_mutex_init(&ad->lock, NULL);
     pthread_cond_init(&ad->cond, NULL);
     pthread_cond_init(&ad->ev_cond, NULL);
+    return ad;
+}
 
+NTSTATUS ndk_adapter_setup(struct ndk_adapter *ad)
+{
+    const struct nf_info *in = &ad->info;
+    if (in->page_size != PAGE_SIZE || in->user_base % PAGE_SIZE || in->mem_bytes <= in->user_base ||
+        in->max_qps == 0 || in->max_qps > 4096)
+        return STATUS_NOT_SUPPORTED;
+    ad->first_page = in->user_base / PAGE_SIZE;
+    ad->npages = (in->mem_bytes - in->user_base) / PAGE_SIZE;
+    ad->page_used = calloc(ad->npages, 1);
+    ad->nqps = in->max_qps;
+    ad->qps = calloc(ad->nqps, sizeof(*ad->qps));
+    if (!ad->page_used || !ad->qps || !ndk_registry_add(&ad->pub.Header))
+        return STATUS_INSUFFICIENT_RESOURCES;
+    return STATUS_SUCCESS;
+}
+
+void ndk_adapter_free(struct ndk_adapter *ad)
+{
+    ndk_registry_del(&ad->pub.Header);
+    free(ad->page_used);
+    free(ad->qps);
+    pthread_mutex_destroy(&ad->lock);
+    pthread_cond_destroy(&ad->cond);
+    pthread_cond_destroy(&ad->ev_cond);
+    free(ad);
+}
+
+NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
+{
+    if (!out)
+        return STATUS_INVALID_PARAMETER;
+    *out = NULL;
+    struct ndk_adapter *ad = ndk_adapter_alloc();
+    if (!ad)
+        return STATUS_INSUFFICIENT_RESOURCES;
     struct nf_transport *t = NULL;
     uint32_t st = nf_transport_open(device ? device : "auto", &t);
     if (st == NF_STATUS_SUCCESS) {
@@ -113,39 +147,15 @@ NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
         ad->req_timeout_us = (uint64_t)(ms > 0 && ms <= 3600000ul ? ms : DEFAULT_REQUEST_TIMEOUT_MS) * 1000u;
     }
     if (st != NF_STATUS_SUCCESS) {
-        pthread_mutex_destroy(&ad->lock);
-        pthread_cond_destroy(&ad->cond);
-        pthread_cond_destroy(&ad->ev_cond);
-        free(ad);
+        ndk_adapter_free(ad);
         return open_status(st);
     }
-    NTSTATUS nst = STATUS_SUCCESS;
-    const struct nf_info *in = &ad->info;
-    if (in->page_size != PAGE_SIZE || in->user_base % PAGE_SIZE || in->mem_bytes <= in->user_base ||
-        in->max_qps == 0 || in->max_qps > 4096)
-        nst = STATUS_NOT_SUPPORTED;
-    if (nst == STATUS_SUCCESS) {
-        ad->first_page = in->user_base / PAGE_SIZE;
-        ad->npages = (in->mem_bytes - in->user_base) / PAGE_SIZE;
-        ad->page_used = calloc(ad->npages, 1);
-        ad->nqps = in->max_qps;
-        ad->qps = calloc(ad->nqps, sizeof(*ad->qps));
-        if (!ad->page_used || !ad->qps)
-            nst = STATUS_INSUFFICIENT_RESOURCES;
-    }
-    if (nst == STATUS_SUCCESS && !ndk_registry_add(&ad->pub.Header))
-        nst = STATUS_INSUFFICIENT_RESOURCES;
+    NTSTATUS nst = ndk_adapter_setup(ad);
     if (nst == STATUS_SUCCESS && !ndk_events_start(ad, tick))
         nst = STATUS_INSUFFICIENT_RESOURCES;
     if (nst != STATUS_SUCCESS) {
-        ndk_registry_del(&ad->pub.Header);
         nf_link_close(ad->link);
-        free(ad->page_used);
-        free(ad->qps);
-        pthread_mutex_destroy(&ad->lock);
-        pthread_cond_destroy(&ad->cond);
-        pthread_cond_destroy(&ad->ev_cond);
-        free(ad);
+        ndk_adapter_free(ad);
         return nst;
     }
     *out = &ad->pub;
@@ -182,12 +192,7 @@ VOID NdkFpgaCloseAdapter(NDK_ADAPTER *a)
     ndk_events_stop(ad);
     ndk_free_leftovers(ad);
     ndk_free_buffers(ad);
-    free(ad->page_used);
-    free(ad->qps);
-    pthread_mutex_destroy(&ad->lock);
-    pthread_cond_destroy(&ad->cond);
-    pthread_cond_destroy(&ad->ev_cond);
-    free(ad);
+    ndk_adapter_free(ad);
 }
 
 static NTSTATUS query_adapter_info(NDK_ADAPTER *a, NDK_ADAPTER_INFO *info, ULONG *size)

@@ -56,13 +56,29 @@ static NTSTATUS copy_addr(const struct sockaddr_storage *a, ULONG alen, SOCKADDR
     return STATUS_SUCCESS;
 }
 
-/* copy_addr under the adapter lock, which guards every connector and listener address. */
-static NTSTATUS copy_addr_locked(pthread_mutex_t *lock, const struct sockaddr_storage *a, const ULONG *alen,
-                                 SOCKADDR *out, ULONG *out_len)
+/* NdkGetLocalAddress / NdkGetPeerAddress of a connector or a listener: the address
+ * under the adapter lock, which guards every connector and listener address. */
+static NTSTATUS get_addr(NDK_OBJECT_HEADER *obj, NDK_OBJECT_TYPE type, int peer, SOCKADDR *out, ULONG *out_len)
 {
-    pthread_mutex_lock(lock);
+    if (!ndk_obj_ok(obj, type))
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_core *core;
+    const struct sockaddr_storage *a;
+    const ULONG *alen;
+    if (type == NdkObjectTypeListener) {
+        struct ndk_listener *l = NDK_CONTAINER(obj, struct ndk_listener, pub.Header);
+        core = &l->core;
+        a = &l->addr;
+        alen = &l->addr_len;
+    } else {
+        struct ndk_connector *c = NDK_CONTAINER(obj, struct ndk_connector, pub.Header);
+        core = &c->core;
+        a = peer ? &c->remote : &c->local;
+        alen = peer ? &c->remote_len : &c->local_len;
+    }
+    pthread_mutex_lock(&core->ad->lock);
     NTSTATUS st = copy_addr(a, *alen, out, out_len);
-    pthread_mutex_unlock(lock);
+    pthread_mutex_unlock(&core->ad->lock);
     return st;
 }
 
@@ -74,24 +90,11 @@ static struct ndk_connector *conn_of(NDK_CONNECTOR *c)
     return NDK_CONTAINER(c, struct ndk_connector, pub);
 }
 
-static void conn_destroy(struct ndk_core *c)
-{
-    free(NDK_CONTAINER(c, struct ndk_connector, core));
-}
-
 static void queue_disconnect_event(struct ndk_connector *c)
 {
-    if (!c->disc_cb)
-        return;
-    struct ndk_event *ev = calloc(1, sizeof(*ev));
-    if (!ev)
-        return;
-    ev->kind = EV_DISCONNECT;
-    ev->fn = (void (*)(void))c->disc_cb;
-    ev->ctx = c->disc_ctx;
-    ev->core = &c->core;
-    ndk_ref(&c->core);
-    ndk_queue_event(c->core.ad, ev);
+    if (c->disc_cb)
+        ndk_queue_event(c->core.ad, ndk_event_new(EV_DISCONNECT, (void (*)(void))c->disc_cb, c->disc_ctx,
+                                                  STATUS_SUCCESS, NULL, &c->core));
 }
 
 /* Under ad->lock: c no longer uses its QP. */
@@ -170,22 +173,19 @@ static void qp_gone(void *user)
     }
 }
 
+static const struct ndk_type conn_type = {NdkObjectTypeConnector, sizeof(struct ndk_connector),
+                                          offsetof(struct ndk_connector, core), conn_teardown, NULL};
+
 static NTSTATUS conn_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
-    if (!ndk_obj_ok(obj, NdkObjectTypeConnector))
-        return STATUS_SUCCESS;
-    return ndk_close(&NDK_CONTAINER(obj, struct ndk_connector, pub.Header)->core, cb, ctx);
+    return ndk_close_as(obj, &conn_type, cb, ctx);
 }
 
 static struct ndk_connector *new_connector(struct ndk_adapter *ad)
 {
-    struct ndk_connector *c = calloc(1, sizeof(*c));
-    if (!c)
-        return NULL;
-    ndk_core_init(ad, &c->core, &c->pub.Header, NdkObjectTypeConnector, &ad->core, NULL, NULL);
-    c->pub.Dispatch = &ndk_conn_dispatch;
-    c->core.destroy = conn_destroy;
-    c->core.teardown = conn_teardown;
+    struct ndk_connector *c = ndk_obj_new(ad, &conn_type, &ad->core, NULL, NULL);
+    if (c)
+        c->pub.Dispatch = &ndk_conn_dispatch;
     return c;
 }
 
@@ -198,17 +198,10 @@ NTSTATUS ndk_create_connector(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID
     *out = NULL;
     struct ndk_adapter *ad = ndk_adapter_of(a);
     struct ndk_connector *c = new_connector(ad);
-    if (!c)
-        return STATUS_INSUFFICIENT_RESOURCES;
-    pthread_mutex_lock(&ad->lock);
-    int linked = ndk_core_link(&c->core);
-    pthread_mutex_unlock(&ad->lock);
-    if (!linked) {
-        conn_destroy(&c->core);
-        return STATUS_INSUFFICIENT_RESOURCES;
-    }
-    *out = &c->pub;
-    return STATUS_SUCCESS;
+    NTSTATUS st = c ? ndk_obj_publish(&c->core) : STATUS_INSUFFICIENT_RESOURCES;
+    if (st == STATUS_SUCCESS)
+        *out = &c->pub;
+    return st;
 }
 
 /* Under ad->lock: hand an incoming connector to the listener (or its backlog). */
@@ -297,12 +290,8 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, const SOCKADDR *src, 
         memcpy(b->peer_data, pdata, pdata_len);
     b->peer_data_len = pdata_len;
     (void)ndk_core_link(&b->core); /* registry full: the connector is refused by every call */
-    ev->kind = EV_CONNECT;
-    ev->fn = (void (*)(void))l->connect_cb;
-    ev->ctx = l->connect_ctx;
-    ev->obj = &b->pub.Header;
-    ev->core = &l->core;
-    ndk_ref(&l->core);
+    ndk_event_set(ev, EV_CONNECT, (void (*)(void))l->connect_cb, l->connect_ctx, STATUS_SUCCESS, &b->pub.Header,
+                  &l->core);
     deliver_connect(l, ev);
     pthread_mutex_unlock(&ad->lock);
     return STATUS_PENDING;
@@ -541,18 +530,12 @@ static NTSTATUS conn_get_data(NDK_CONNECTOR *cn, ULONG *ird, ULONG *ord, VOID *p
 
 static NTSTATUS conn_local_addr(NDK_OBJECT_HEADER *obj, SOCKADDR *addr, ULONG *len)
 {
-    if (!ndk_obj_ok(obj, NdkObjectTypeConnector))
-        return STATUS_INVALID_PARAMETER;
-    struct ndk_connector *c = NDK_CONTAINER(obj, struct ndk_connector, pub.Header);
-    return copy_addr_locked(&c->core.ad->lock, &c->local, &c->local_len, addr, len);
+    return get_addr(obj, NdkObjectTypeConnector, 0, addr, len);
 }
 
 static NTSTATUS conn_peer_addr(NDK_CONNECTOR *cn, SOCKADDR *addr, ULONG *len)
 {
-    if (!ndk_obj_ok(cn, NdkObjectTypeConnector))
-        return STATUS_INVALID_PARAMETER;
-    struct ndk_connector *c = conn_of(cn);
-    return copy_addr_locked(&c->core.ad->lock, &c->remote, &c->remote_len, addr, len);
+    return get_addr(cn ? &cn->Header : NULL, NdkObjectTypeConnector, 1, addr, len);
 }
 
 static NTSTATUS conn_disconnect(NDK_CONNECTOR *cn, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
@@ -623,7 +606,7 @@ const NDK_CONNECTOR_DISPATCH ndk_conn_dispatch = {
 /* ------------------------------------------------------------------------- */
 /* Listener                                                                   */
 
-static void listener_destroy(struct ndk_core *c)
+static void listener_fini(struct ndk_core *c)
 {
     struct ndk_listener *l = NDK_CONTAINER(c, struct ndk_listener, core);
     while (l->backlog) {
@@ -631,7 +614,6 @@ static void listener_destroy(struct ndk_core *c)
         l->backlog = ev->next;
         free(ev);
     }
-    free(l);
 }
 
 static void listener_teardown(struct ndk_core *c)
@@ -662,6 +644,9 @@ static void listener_teardown(struct ndk_core *c)
     pthread_mutex_unlock(&ad->lock);
 }
 
+static const struct ndk_type listener_type = {NdkObjectTypeListener, sizeof(struct ndk_listener),
+                                              offsetof(struct ndk_listener, core), listener_teardown, listener_fini};
+
 static NTSTATUS listener_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
     if (!ndk_obj_ok(obj, NdkObjectTypeListener))
@@ -683,24 +668,16 @@ NTSTATUS ndk_create_listener(NDK_ADAPTER *a, NDK_FN_CONNECT_EVENT_CALLBACK ev, P
         return STATUS_INVALID_PARAMETER;
     *out = NULL;
     struct ndk_adapter *ad = ndk_adapter_of(a);
-    struct ndk_listener *l = calloc(1, sizeof(*l));
+    struct ndk_listener *l = ndk_obj_new(ad, &listener_type, &ad->core, NULL, NULL);
     if (!l)
         return STATUS_INSUFFICIENT_RESOURCES;
-    ndk_core_init(ad, &l->core, &l->pub.Header, NdkObjectTypeListener, &ad->core, NULL, NULL);
     l->pub.Dispatch = &ndk_listener_dispatch;
-    l->core.destroy = listener_destroy;
-    l->core.teardown = listener_teardown;
     l->connect_cb = ev;
     l->connect_ctx = ev_ctx;
-    pthread_mutex_lock(&ad->lock);
-    int linked = ndk_core_link(&l->core);
-    pthread_mutex_unlock(&ad->lock);
-    if (!linked) {
-        listener_destroy(&l->core);
-        return STATUS_INSUFFICIENT_RESOURCES;
-    }
-    *out = &l->pub;
-    return STATUS_SUCCESS;
+    NTSTATUS st = ndk_obj_publish(&l->core);
+    if (st == STATUS_SUCCESS)
+        *out = &l->pub;
+    return st;
 }
 
 static NTSTATUS listener_listen(NDK_LISTENER *ln, const SOCKADDR *addr, ULONG addr_len, NDK_FN_REQUEST_COMPLETION rc,
@@ -737,10 +714,7 @@ static NTSTATUS listener_listen(NDK_LISTENER *ln, const SOCKADDR *addr, ULONG ad
 
 static NTSTATUS listener_local_addr(NDK_OBJECT_HEADER *obj, SOCKADDR *addr, ULONG *len)
 {
-    if (!ndk_obj_ok(obj, NdkObjectTypeListener))
-        return STATUS_INVALID_PARAMETER;
-    struct ndk_listener *l = NDK_CONTAINER(obj, struct ndk_listener, pub.Header);
-    return copy_addr_locked(&l->core.ad->lock, &l->addr, &l->addr_len, addr, len);
+    return get_addr(obj, NdkObjectTypeListener, 0, addr, len);
 }
 
 static VOID listener_control(NDK_LISTENER *ln, BOOLEAN pause)

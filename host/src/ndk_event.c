@@ -8,7 +8,9 @@
 static void run_event(struct ndk_event *ev)
 {
     switch (ev->kind) {
-    case EV_REQUEST:
+    case EV_REQUEST: /* NDK_FN_REQUEST_COMPLETION and NDK_FN_CQ_NOTIFICATION_CALLBACK: (ctx, status) */
+    case EV_CQ_NOTIFY:
+    case EV_CQ_ERROR:
         if (ev->fn)
             ((NDK_FN_REQUEST_COMPLETION)ev->fn)(ev->ctx, ev->status);
         break;
@@ -18,8 +20,7 @@ static void run_event(struct ndk_event *ev)
         break;
     case EV_CLOSE: {
         struct ndk_core *c = ev->core;
-        if (c->teardown)
-            c->teardown(c);
+        ndk_core_teardown(c);
         /* Gone for every call before the consumer hears of it (the object itself is
          * freed after the callback returns). */
         ndk_core_unregister(c);
@@ -27,11 +28,6 @@ static void run_event(struct ndk_event *ev)
             c->close_cb(c->close_ctx);
         break;
     }
-    case EV_CQ_NOTIFY:
-    case EV_CQ_ERROR:
-        if (ev->fn)
-            ((NDK_FN_CQ_NOTIFICATION_CALLBACK)ev->fn)(ev->ctx, ev->status);
-        break;
     case EV_CONNECT:
         if (ev->fn)
             ((NDK_FN_CONNECT_EVENT_CALLBACK)ev->fn)(ev->ctx, (NDK_CONNECTOR *)(void *)ev->obj);

@@ -90,6 +90,15 @@ struct ndk_event {
 };
 
 /* ---- every object ---- */
+/* What the objects of one type share (one table per type, the way a provider's ops
+ * table is): the object embeds its public struct first and its ndk_core at core_off. */
+struct ndk_type {
+    NDK_OBJECT_TYPE type;
+    size_t size, core_off;
+    void (*teardown)(struct ndk_core *c); /* once, when closing and refs reach 0; no lock held (may be NULL) */
+    void (*fini)(struct ndk_core *c);     /* frees what the object holds, before the object (may be NULL) */
+};
+
 struct ndk_core {
     struct ndk_adapter *ad;
     struct ndk_core *parents[3]; /* each holds a reference for us */
@@ -98,8 +107,7 @@ struct ndk_core {
     int close_queued;
     NDK_FN_CLOSE_COMPLETION close_cb;
     void *close_ctx;
-    void (*teardown)(struct ndk_core *c); /* once, when closing and refs reach 0; no lock held */
-    void (*destroy)(struct ndk_core *c);  /* free the memory */
+    const struct ndk_type *type;          /* NULL: the adapter's own core */
     struct ndk_core *next, *prev;         /* adapter's list of live objects */
     int registered;                       /* in the registry of live objects (ndk_live) */
     NDK_OBJECT_HEADER *hdr;
@@ -175,14 +183,12 @@ enum ndk_mr_state {
 struct ndk_mr {
     NDK_MR pub;
     struct ndk_core core;
-    struct ndk_pd *pd;
     uint32_t token;
     int fast;
     int state;              /* normal MRs: enum ndk_mr_state */
     int inits_in_flight;    /* fast MRs: NdkInitializeFastRegisterMr calls pending */
     uint32_t frmr_pages;    /* fast MRs: capacity after the last successful init (0: none) */
     int remote_access;
-    int create_done;        /* MR_CREATE answered */
 };
 
 struct ndk_wr_slot {
@@ -312,6 +318,13 @@ extern const NDK_QP_DISPATCH ndk_qp_dispatch;
 extern const NDK_CONNECTOR_DISPATCH ndk_conn_dispatch;
 extern const NDK_LISTENER_DISPATCH ndk_listener_dispatch;
 
+/* ndk_adapter.c: an adapter's memory (NdkFpgaOpenAdapter and NdkFpgaCloseAdapter use
+ * these, and the unit tests for adapters without a board). setup sizes the page and
+ * QP tables from ad->info and makes the adapter a live object. */
+struct ndk_adapter *ndk_adapter_alloc(void);
+NTSTATUS ndk_adapter_setup(struct ndk_adapter *ad);
+void ndk_adapter_free(struct ndk_adapter *ad);
+
 /* ndk_object.c: live objects, references, close, the event queue. */
 /* Registry of the live objects of every adapter: a handle is used only when ndk_live
  * says this library created it and has not freed it (lock-free lookup). add returns
@@ -324,6 +337,17 @@ int ndk_registry_has_room(void);
 int ndk_obj_ok(const void *hdr, NDK_OBJECT_TYPE type);
 void ndk_core_init(struct ndk_adapter *ad, struct ndk_core *c, NDK_OBJECT_HEADER *hdr, NDK_OBJECT_TYPE type,
                    struct ndk_core *p0, struct ndk_core *p1, struct ndk_core *p2);
+/* A zeroed object of type t, its header and core initialized (NULL: no memory); its
+ * creator sets Dispatch. ndk_core_destroy frees it (fini first). */
+void *ndk_obj_new(struct ndk_adapter *ad, const struct ndk_type *t, struct ndk_core *p0, struct ndk_core *p1,
+                  struct ndk_core *p2);
+void ndk_core_destroy(struct ndk_core *c);
+/* A new object made on the host alone: linked (live, SUCCESS), or freed when the
+ * registry is full (STATUS_INSUFFICIENT_RESOURCES). */
+NTSTATUS ndk_obj_publish(struct ndk_core *c);
+/* NdkCloseX of an object of type t (nothing if obj is not a live one). */
+NTSTATUS ndk_close_as(NDK_OBJECT_HEADER *obj, const struct ndk_type *t, NDK_FN_CLOSE_COMPLETION cb, void *ctx);
+void ndk_core_teardown(struct ndk_core *c);
 /* Under ad->lock: link a new object into its adapter and the registry of live objects
  * (adds parent references). Returns 0, and links nothing, when the registry is full
  * (ndk_registry_has_room): the create fails with STATUS_INSUFFICIENT_RESOURCES. */
@@ -335,6 +359,12 @@ void ndk_ref(struct ndk_core *c);             /* under ad->lock */
 void ndk_unref_locked(struct ndk_core *c);    /* under ad->lock; may queue the close */
 NTSTATUS ndk_close(struct ndk_core *c, NDK_FN_CLOSE_COMPLETION cb, void *ctx);
 void ndk_queue_event(struct ndk_adapter *ad, struct ndk_event *ev); /* under ad->lock */
+/* Fill an event (a reference on core, may be NULL, until it has run); _new allocates
+ * one (never NULL). */
+void ndk_event_set(struct ndk_event *ev, int kind, void (*fn)(void), void *ctx, NTSTATUS st,
+                   NDK_OBJECT_HEADER *obj, struct ndk_core *core);
+struct ndk_event *ndk_event_new(int kind, void (*fn)(void), void *ctx, NTSTATUS st, NDK_OBJECT_HEADER *obj,
+                                struct ndk_core *core);
 /* Queue a request completion (malloc'd event) holding a ref on core (may be NULL). */
 void ndk_queue_request_cb(struct ndk_adapter *ad, NDK_FN_REQUEST_COMPLETION fn, void *ctx, NTSTATUS st,
                           struct ndk_core *core);
@@ -368,6 +398,21 @@ NTSTATUS ndk_call(struct ndk_adapter *ad, uint16_t op, void *msg, size_t len, vo
                   size_t *out_len);
 /* Fire-and-forget request (destroy at close): the reply is dropped. */
 void ndk_send_forget(struct ndk_adapter *ad, uint16_t op, const void *body, size_t body_len);
+/* Asynchronous requests with a synchronous fallback. finish (under ad->lock, in a
+ * reply handler): complete r the way it was asked for (rc, cc with created, or the
+ * waiting caller). issue: send r, returning STATUS_PENDING (its callback follows),
+ * the final status (no callback given: waited, bounded by the deadline), or an
+ * inline failure (*inline_failed set, r freed, its reply handler never runs). */
+void ndk_req_finish(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS st, NDK_OBJECT_HEADER *created);
+NTSTATUS ndk_req_issue(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len,
+                       int *inline_failed);
+/* An object the board creates: the parents wait for the answer (a reference each);
+ * the reply handler ends in ndk_create_done, which links it (live) on success and
+ * completes the create. On failure the object is freed (issue's caller must not use
+ * it unless issue returned STATUS_SUCCESS or STATUS_PENDING). */
+NTSTATUS ndk_create_issue(struct ndk_core *c, struct ndk_req *r, uint16_t op, void *msg, size_t len,
+                          NDK_FN_CREATE_COMPLETION cc, void *ctx);
+void ndk_create_done(struct ndk_adapter *ad, struct ndk_req *r, struct ndk_core *c, uint32_t status);
 /* Link thread: a reply message (takes ad->lock). */
 void ndk_req_reply(struct ndk_adapter *ad, const struct nf_msg_hdr *h, const uint8_t *body, size_t len);
 /* Under ad->lock: every request fails with status / those past their deadline

@@ -129,6 +129,36 @@ void ndk_core_init(struct ndk_adapter *ad, struct ndk_core *c, NDK_OBJECT_HEADER
     hdr->ObjectType = type;
 }
 
+void *ndk_obj_new(struct ndk_adapter *ad, const struct ndk_type *t, struct ndk_core *p0, struct ndk_core *p1,
+                  struct ndk_core *p2)
+{
+    void *obj = calloc(1, t->size);
+    if (!obj)
+        return NULL;
+    struct ndk_core *c = (struct ndk_core *)(void *)((char *)obj + t->core_off);
+    ndk_core_init(ad, c, obj, t->type, p0, p1, p2); /* the header is first in every object */
+    c->type = t;
+    return obj;
+}
+
+void ndk_core_destroy(struct ndk_core *c)
+{
+    if (c->type->fini)
+        c->type->fini(c);
+    free((char *)c - c->type->core_off);
+}
+
+NTSTATUS ndk_obj_publish(struct ndk_core *c)
+{
+    pthread_mutex_lock(&c->ad->lock);
+    int linked = ndk_core_link(c);
+    pthread_mutex_unlock(&c->ad->lock);
+    if (linked)
+        return STATUS_SUCCESS;
+    ndk_core_destroy(c);
+    return STATUS_INSUFFICIENT_RESOURCES;
+}
+
 int ndk_registry_has_room(void)
 {
     pthread_mutex_lock(&reg_mu);
@@ -208,7 +238,7 @@ void ndk_core_release(struct ndk_core *c)
 {
     core_unlink(c);
     struct ndk_core *p[3] = {c->parents[0], c->parents[1], c->parents[2]};
-    c->destroy(c);
+    ndk_core_destroy(c);
     for (int i = 0; i < 3; i++)
         if (p[i])
             ndk_unref_locked(p[i]);
@@ -221,7 +251,7 @@ void ndk_free_leftovers(struct ndk_adapter *ad)
     while (ad->objects.next != &ad->objects) {
         struct ndk_core *c = ad->objects.next;
         core_unlink(c);
-        c->destroy(c);
+        ndk_core_destroy(c);
     }
 }
 
@@ -243,12 +273,24 @@ NTSTATUS ndk_close(struct ndk_core *c, NDK_FN_CLOSE_COMPLETION cb, void *ctx)
     }
     c->close_queued = 1; /* finished inline: no event */
     pthread_mutex_unlock(&ad->lock);
-    if (c->teardown)
-        c->teardown(c);
+    ndk_core_teardown(c);
     pthread_mutex_lock(&ad->lock);
     ndk_core_release(c);
     pthread_mutex_unlock(&ad->lock);
     return STATUS_SUCCESS;
+}
+
+NTSTATUS ndk_close_as(NDK_OBJECT_HEADER *obj, const struct ndk_type *t, NDK_FN_CLOSE_COMPLETION cb, void *ctx)
+{
+    if (!ndk_obj_ok(obj, t->type))
+        return STATUS_SUCCESS; /* not a live object of this type (a close never fails) */
+    return ndk_close((struct ndk_core *)(void *)((char *)obj + t->core_off), cb, ctx);
+}
+
+void ndk_core_teardown(struct ndk_core *c)
+{
+    if (c->type && c->type->teardown)
+        c->type->teardown(c);
 }
 
 NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *obj, const GUID *id, ULONG version, const VOID **iface)
@@ -261,17 +303,9 @@ NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *obj, const GUID *id, ULONG versi
     return STATUS_NOT_SUPPORTED;
 }
 
-/* Queue a malloc'd event holding a reference on core (may be NULL). */
-static void queue_cb(struct ndk_adapter *ad, int kind, void (*fn)(void), void *ctx, NTSTATUS st,
-                     NDK_OBJECT_HEADER *obj, struct ndk_core *core)
+void ndk_event_set(struct ndk_event *ev, int kind, void (*fn)(void), void *ctx, NTSTATUS st,
+                   NDK_OBJECT_HEADER *obj, struct ndk_core *core)
 {
-    struct ndk_event *ev = calloc(1, sizeof(*ev));
-    if (!ev) {
-        /* Cannot happen in practice; losing the callback would hang the consumer,
-         * so say so loudly. */
-        fprintf(stderr, "ndkfpga: out of memory queueing a completion\n");
-        abort();
-    }
     ev->kind = kind;
     ev->fn = fn;
     ev->ctx = ctx;
@@ -280,17 +314,30 @@ static void queue_cb(struct ndk_adapter *ad, int kind, void (*fn)(void), void *c
     ev->core = core;
     if (core)
         ndk_ref(core);
-    ndk_queue_event(ad, ev);
+}
+
+struct ndk_event *ndk_event_new(int kind, void (*fn)(void), void *ctx, NTSTATUS st, NDK_OBJECT_HEADER *obj,
+                                struct ndk_core *core)
+{
+    struct ndk_event *ev = calloc(1, sizeof(*ev));
+    if (!ev) {
+        /* Cannot happen in practice; losing the callback would hang the consumer,
+         * so say so loudly. */
+        fprintf(stderr, "ndkfpga: out of memory queueing a callback\n");
+        abort();
+    }
+    ndk_event_set(ev, kind, fn, ctx, st, obj, core);
+    return ev;
 }
 
 void ndk_queue_request_cb(struct ndk_adapter *ad, NDK_FN_REQUEST_COMPLETION fn, void *ctx, NTSTATUS st,
                           struct ndk_core *core)
 {
-    queue_cb(ad, EV_REQUEST, (void (*)(void))fn, ctx, st, NULL, core);
+    ndk_queue_event(ad, ndk_event_new(EV_REQUEST, (void (*)(void))fn, ctx, st, NULL, core));
 }
 
 void ndk_queue_create_cb(struct ndk_adapter *ad, NDK_FN_CREATE_COMPLETION fn, void *ctx, NTSTATUS st,
                          NDK_OBJECT_HEADER *obj, struct ndk_core *core)
 {
-    queue_cb(ad, EV_CREATE, (void (*)(void))fn, ctx, st, obj, core);
+    ndk_queue_event(ad, ndk_event_new(EV_CREATE, (void (*)(void))fn, ctx, st, obj, core));
 }

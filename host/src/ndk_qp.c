@@ -470,12 +470,11 @@ static NTSTATUS qp_send_inv(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge
 /* ------------------------------------------------------------------------- */
 /* Create and close                                                           */
 
-static void qp_destroy(struct ndk_core *c)
+static void qp_fini(struct ndk_core *c)
 {
     struct ndk_qp *qp = NDK_CONTAINER(c, struct ndk_qp, core);
     pthread_mutex_destroy(&qp->ring_lock);
     free(qp->ring);
-    free(qp);
 }
 
 static void qp_teardown(struct ndk_core *c)
@@ -501,6 +500,9 @@ static void qp_teardown(struct ndk_core *c)
     struct nf_qp_req q = {qp->qpn, 0};
     ndk_send_forget(ad, NF_OP_QP_DESTROY, &q, sizeof(q));
 }
+
+static const struct ndk_type qp_type = {NdkObjectTypeQp, sizeof(struct ndk_qp), offsetof(struct ndk_qp, core),
+                                        qp_teardown, qp_fini};
 
 static NTSTATUS qp_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
@@ -546,24 +548,8 @@ static void qp_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
     if (status == NF_STATUS_SUCCESS) {
         qp->qpn = rep.qpn;
         ad->qps[slot] = qp;
-        (void)ndk_core_link(&qp->core); /* room checked at the create; a race to full: unusable QP */
     }
-    for (int i = 0; i < 3; i++) /* the create's own references */
-        if (qp->core.parents[i])
-            ndk_unref_locked(qp->core.parents[i]);
-    if (!r->cc && !r->rc) {
-        r->status = status;
-        r->done = 1;
-        pthread_cond_broadcast(&ad->cond);
-        return;
-    }
-    if (status == NF_STATUS_SUCCESS) {
-        ndk_queue_create_cb(ad, r->cc, r->ctx, STATUS_SUCCESS, &qp->pub.Header, NULL);
-    } else {
-        ndk_queue_create_cb(ad, r->cc, r->ctx, (NTSTATUS)status, NULL, NULL);
-        qp_destroy(&qp->core);
-    }
-    free(r);
+    ndk_create_done(ad, r, &qp->core, status);
 }
 
 NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG rdepth, ULONG idepth, ULONG rsge,
@@ -590,7 +576,7 @@ NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG r
     uint32_t ring = 1;
     while (ring < idepth)
         ring <<= 1;
-    struct ndk_qp *qp = calloc(1, sizeof(*qp));
+    struct ndk_qp *qp = ndk_obj_new(ad, &qp_type, &pd->core, &ic->core, rc && rc != ic ? &rc->core : NULL);
     struct ndk_wr_slot *slots = calloc(ring, sizeof(*slots));
     struct ndk_req *r = calloc(1, sizeof(*r));
     if (!qp || !slots || !r) {
@@ -599,11 +585,7 @@ NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG r
         free(r);
         return STATUS_INSUFFICIENT_RESOURCES;
     }
-    ndk_core_init(ad, &qp->core, &qp->pub.Header, NdkObjectTypeQp, &pd->core, &ic->core,
-                  rc && rc != ic ? &rc->core : NULL);
     qp->pub.Dispatch = &ndk_qp_dispatch;
-    qp->core.destroy = qp_destroy;
-    qp->core.teardown = qp_teardown;
     qp->icq = ic;
     qp->rcq = rc;
     qp->context = qpctx;
@@ -613,44 +595,15 @@ NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG r
     qp->mask = ring - 1;
     qp->qpn = UINT32_MAX;
     pthread_mutex_init(&qp->ring_lock, NULL);
-    pthread_mutex_lock(&ad->lock);
-    for (int i = 0; i < 3; i++) /* parents wait for the create */
-        if (qp->core.parents[i])
-            ndk_ref(qp->core.parents[i]);
-    pthread_mutex_unlock(&ad->lock);
-
     r->on_reply = qp_create_reply;
     r->arg = qp;
-    r->cc = cc;
-    r->ctx = ctx;
-    r->gate = 1;
     uint8_t msg[NF_MSG_HDR_SIZE + NF_QP_CREATE_REQ_SIZE];
     struct nf_qp_create_req q = {pd->pdn, idepth};
     memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
-    NTSTATUS st = ndk_req_send(ad, r, NF_OP_QP_CREATE, msg, sizeof(msg), 0);
-    if (st != STATUS_SUCCESS && st != STATUS_PENDING) {
-        pthread_mutex_lock(&ad->lock);
-        for (int i = 0; i < 3; i++)
-            if (qp->core.parents[i])
-                ndk_unref_locked(qp->core.parents[i]);
-        pthread_mutex_unlock(&ad->lock);
-        free(r);
-        qp_destroy(&qp->core);
-        return st;
-    }
-    if (cc)
-        return STATUS_PENDING;
-    pthread_mutex_lock(&ad->lock);
-    ndk_wait_req(ad, r);
-    pthread_mutex_unlock(&ad->lock);
-    st = (NTSTATUS)r->status;
-    free(r);
-    if (st != STATUS_SUCCESS) {
-        qp_destroy(&qp->core);
-        return st;
-    }
-    *out = &qp->pub;
-    return STATUS_SUCCESS;
+    NTSTATUS st = ndk_create_issue(&qp->core, r, NF_OP_QP_CREATE, msg, sizeof(msg), cc, ctx);
+    if (st == STATUS_SUCCESS)
+        *out = &qp->pub;
+    return st;
 }
 
 NTSTATUS ndk_create_qp_with_srq(NDK_PD *pd, NDK_CQ *rcq, NDK_CQ *icq, NDK_SRQ *srq, PVOID qpctx, ULONG idepth,

@@ -248,3 +248,84 @@ int ndk_req_expire(struct ndk_adapter *ad, uint64_t now)
     }
     return expired;
 }
+
+/* ---- asynchronous requests with a synchronous fallback (no callback given) ---- */
+
+void ndk_req_finish(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS st, NDK_OBJECT_HEADER *created)
+{
+    if (!r->rc && !r->cc) {
+        r->status = (uint32_t)st;
+        r->done = 1;
+        pthread_cond_broadcast(&ad->cond);
+        return;
+    }
+    if (r->cc)
+        ndk_queue_create_cb(ad, r->cc, r->ctx, st, created, NULL);
+    else
+        ndk_queue_request_cb(ad, r->rc, r->ctx, st, r->obj);
+    free(r);
+}
+
+NTSTATUS ndk_req_issue(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len,
+                       int *inline_failed)
+{
+    int sync = !r->rc && !r->cc;
+    r->gate = 1;
+    NTSTATUS st = ndk_req_send(ad, r, op, msg, len, 0);
+    *inline_failed = st != STATUS_SUCCESS && st != STATUS_PENDING;
+    if (*inline_failed) {
+        free(r);
+        return st;
+    }
+    if (!sync)
+        return STATUS_PENDING;
+    pthread_mutex_lock(&ad->lock);
+    ndk_wait_req(ad, r);
+    pthread_mutex_unlock(&ad->lock);
+    st = (NTSTATUS)r->status;
+    free(r);
+    return st;
+}
+
+/* ---- objects the board creates (MR_CREATE, QP_CREATE) ---- */
+
+static void unref_parents(struct ndk_core *c)
+{
+    for (int i = 0; i < 3; i++)
+        if (c->parents[i])
+            ndk_unref_locked(c->parents[i]);
+}
+
+NTSTATUS ndk_create_issue(struct ndk_core *c, struct ndk_req *r, uint16_t op, void *msg, size_t len,
+                          NDK_FN_CREATE_COMPLETION cc, void *ctx)
+{
+    struct ndk_adapter *ad = c->ad;
+    r->cc = cc;
+    r->ctx = ctx;
+    pthread_mutex_lock(&ad->lock);
+    for (int i = 0; i < 3; i++) /* a parent's close waits for the create */
+        if (c->parents[i])
+            ndk_ref(c->parents[i]);
+    pthread_mutex_unlock(&ad->lock);
+    int inline_failed = 0;
+    NTSTATUS st = ndk_req_issue(ad, r, op, msg, len, &inline_failed);
+    if (inline_failed) { /* the reply handler never runs */
+        pthread_mutex_lock(&ad->lock);
+        unref_parents(c);
+        pthread_mutex_unlock(&ad->lock);
+    }
+    if (st != STATUS_SUCCESS && st != STATUS_PENDING)
+        ndk_core_destroy(c); /* refused inline, or answered with an error while the caller waited */
+    return st;
+}
+
+void ndk_create_done(struct ndk_adapter *ad, struct ndk_req *r, struct ndk_core *c, uint32_t status)
+{
+    if (status == NF_STATUS_SUCCESS)
+        (void)ndk_core_link(c); /* room checked at the create; a race to full: an unusable object */
+    unref_parents(c);           /* the create's own references */
+    int nobody_waits = r->cc != NULL;
+    ndk_req_finish(ad, r, (NTSTATUS)status, status == NF_STATUS_SUCCESS ? c->hdr : NULL);
+    if (status != NF_STATUS_SUCCESS && nobody_waits)
+        ndk_core_destroy(c); /* never existed for the consumer */
+}
