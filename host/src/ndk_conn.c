@@ -191,12 +191,13 @@ static struct ndk_connector *new_connector(struct ndk_adapter *ad)
 
 NTSTATUS ndk_create_connector(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_CONNECTOR **out)
 {
-    (void)cc;
+    (void)cc; /* made on the host: done inline */
     (void)ctx;
-    if (!out || !ndk_obj_ok(a, NdkObjectTypeAdapter))
+    if (out)
+        *out = NULL;
+    struct ndk_adapter *ad = ndk_adapter_live(a);
+    if (!ad || !out)
         return STATUS_INVALID_PARAMETER;
-    *out = NULL;
-    struct ndk_adapter *ad = ndk_adapter_of(a);
     struct ndk_connector *c = new_connector(ad);
     NTSTATUS st = c ? ndk_obj_publish(&c->core) : STATUS_INSUFFICIENT_RESOURCES;
     if (st == STATUS_SUCCESS)
@@ -439,6 +440,16 @@ static NTSTATUS send_step(struct ndk_connector *a, uint16_t op, const uint32_t m
     return STATUS_PENDING;
 }
 
+/* With ad->lock held when c is in state (1); else nothing held (0). */
+static int lock_in_state(struct ndk_connector *c, int state)
+{
+    pthread_mutex_lock(&c->core.ad->lock);
+    if (c->state == state)
+        return 1;
+    pthread_mutex_unlock(&c->core.ad->lock);
+    return 0;
+}
+
 static NTSTATUS conn_complete(NDK_CONNECTOR *cn, NDK_FN_DISCONNECT_EVENT_CALLBACK disc, PVOID disc_ctx,
                               NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
 {
@@ -446,11 +457,8 @@ static NTSTATUS conn_complete(NDK_CONNECTOR *cn, NDK_FN_DISCONNECT_EVENT_CALLBAC
         return STATUS_INVALID_PARAMETER;
     struct ndk_connector *a = conn_of(cn);
     struct ndk_adapter *ad = a->core.ad;
-    pthread_mutex_lock(&ad->lock);
-    if (a->state != CONN_CONNECT_DONE) {
-        pthread_mutex_unlock(&ad->lock);
+    if (!lock_in_state(a, CONN_CONNECT_DONE))
         return STATUS_INVALID_DEVICE_STATE;
-    }
     struct ndk_connector *b = a->peer;
     if (!b || !b->qp || !a->qp) {
         pthread_mutex_unlock(&ad->lock);
@@ -481,11 +489,8 @@ static NTSTATUS conn_reject(NDK_CONNECTOR *cn, const VOID *pdata, ULONG pdata_le
         return STATUS_INVALID_BUFFER_SIZE;
     struct ndk_connector *b = conn_of(cn);
     struct ndk_adapter *ad = b->core.ad;
-    pthread_mutex_lock(&ad->lock);
-    if (b->state != CONN_INCOMING) {
-        pthread_mutex_unlock(&ad->lock);
+    if (!lock_in_state(b, CONN_INCOMING))
         return STATUS_INVALID_DEVICE_STATE;
-    }
     struct ndk_connector *a = b->peer;
     b->state = CONN_CLOSED;
     b->peer = NULL;
@@ -544,11 +549,8 @@ static NTSTATUS conn_disconnect(NDK_CONNECTOR *cn, NDK_FN_REQUEST_COMPLETION rc,
         return STATUS_INVALID_PARAMETER;
     struct ndk_connector *a = conn_of(cn);
     struct ndk_adapter *ad = a->core.ad;
-    pthread_mutex_lock(&ad->lock);
-    if (a->state != CONN_CONNECTED) {
-        pthread_mutex_unlock(&ad->lock);
+    if (!lock_in_state(a, CONN_CONNECTED))
         return STATUS_CONNECTION_INVALID;
-    }
     uint32_t msgs[2][2] = {{0, 0}, {0, 0}};
     int n = 0;
     if (a->qp) {
@@ -662,12 +664,13 @@ static NTSTATUS listener_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION c
 NTSTATUS ndk_create_listener(NDK_ADAPTER *a, NDK_FN_CONNECT_EVENT_CALLBACK ev, PVOID ev_ctx,
                              NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_LISTENER **out)
 {
-    (void)cc;
+    (void)cc; /* made on the host: done inline */
     (void)ctx;
-    if (!out || !ev || !ndk_obj_ok(a, NdkObjectTypeAdapter))
+    if (out)
+        *out = NULL;
+    struct ndk_adapter *ad = ndk_adapter_live(a);
+    if (!ad || !out || !ev)
         return STATUS_INVALID_PARAMETER;
-    *out = NULL;
-    struct ndk_adapter *ad = ndk_adapter_of(a);
     struct ndk_listener *l = ndk_obj_new(ad, &listener_type, &ad->core, NULL, NULL);
     if (!l)
         return STATUS_INSUFFICIENT_RESOURCES;

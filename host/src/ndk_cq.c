@@ -170,16 +170,13 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *a, ULONG depth, NDK_FN_CQ_NOTIFICATION_CALLB
                        GROUP_AFFINITY *aff, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_CQ **out)
 {
     (void)aff;
-    (void)cc;
+    (void)cc; /* made on the host: done inline */
     (void)ctx;
-    if (!out)
+    if (out)
+        *out = NULL;
+    struct ndk_adapter *ad = ndk_adapter_live(a);
+    if (!ad || !out || depth == 0 || depth > NDK_MAX_CQ_DEPTH)
         return STATUS_INVALID_PARAMETER;
-    *out = NULL;
-    if (!ndk_obj_ok(a, NdkObjectTypeAdapter))
-        return STATUS_INVALID_PARAMETER;
-    if (depth == 0 || depth > NDK_MAX_CQ_DEPTH)
-        return STATUS_INVALID_PARAMETER;
-    struct ndk_adapter *ad = ndk_adapter_of(a);
     struct ndk_cq *cq = ndk_obj_new(ad, &cq_type, &ad->core, NULL, NULL);
     if (!cq)
         return STATUS_INSUFFICIENT_RESOURCES;

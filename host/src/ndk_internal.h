@@ -413,6 +413,9 @@ NTSTATUS ndk_req_issue(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, v
 NTSTATUS ndk_create_issue(struct ndk_core *c, struct ndk_req *r, uint16_t op, void *msg, size_t len,
                           NDK_FN_CREATE_COMPLETION cc, void *ctx);
 void ndk_create_done(struct ndk_adapter *ad, struct ndk_req *r, struct ndk_core *c, uint32_t status);
+/* A reply's status once its body (size bytes) is copied to out: a success without a
+ * whole body is STATUS_INTERNAL_ERROR. */
+uint32_t ndk_reply_copy(uint32_t status, const uint8_t *body, size_t len, void *out, size_t size);
 /* Link thread: a reply message (takes ad->lock). */
 void ndk_req_reply(struct ndk_adapter *ad, const struct nf_msg_hdr *h, const uint8_t *body, size_t len);
 /* Under ad->lock: every request fails with status / those past their deadline
@@ -472,6 +475,12 @@ NTSTATUS ndk_create_listener(NDK_ADAPTER *a, NDK_FN_CONNECT_EVENT_CALLBACK ev, P
 static inline struct ndk_adapter *ndk_adapter_of(NDK_ADAPTER *a)
 {
     return NDK_CONTAINER(a, struct ndk_adapter, pub);
+}
+
+/* The adapter of a handle, or NULL when it is not a live adapter of this library. */
+static inline struct ndk_adapter *ndk_adapter_live(NDK_ADAPTER *a)
+{
+    return ndk_obj_ok(a, NdkObjectTypeAdapter) ? ndk_adapter_of(a) : NULL;
 }
 
 #endif

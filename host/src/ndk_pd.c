@@ -21,14 +21,13 @@ static NTSTATUS pd_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVO
 
 NTSTATUS ndk_create_pd(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_PD **out)
 {
-    (void)cc;
+    (void)cc; /* made on the host: done inline */
     (void)ctx;
-    if (!out)
+    if (out)
+        *out = NULL;
+    struct ndk_adapter *ad = ndk_adapter_live(a);
+    if (!ad || !out)
         return STATUS_INVALID_PARAMETER;
-    *out = NULL;
-    if (!ndk_obj_ok(a, NdkObjectTypeAdapter))
-        return STATUS_INVALID_PARAMETER;
-    struct ndk_adapter *ad = ndk_adapter_of(a);
     struct ndk_pd *pd = ndk_obj_new(ad, &pd_type, &ad->core, NULL, NULL);
     if (!pd)
         return STATUS_INSUFFICIENT_RESOURCES;
@@ -122,12 +121,9 @@ static void mr_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
 {
     struct ndk_mr *mr = r->arg;
     struct nf_mr_create_rep rep;
-    if (status == NF_STATUS_SUCCESS && (!body || len < sizeof(rep)))
-        status = NF_STATUS_INTERNAL_ERROR;
-    if (status == NF_STATUS_SUCCESS) {
-        memcpy(&rep, body, sizeof(rep));
+    status = ndk_reply_copy(status, body, len, &rep, sizeof(rep));
+    if (status == NF_STATUS_SUCCESS)
         mr->token = rep.token;
-    }
     ndk_create_done(ad, r, &mr->core, status);
 }
 

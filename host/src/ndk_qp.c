@@ -531,11 +531,9 @@ static void qp_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
 {
     struct ndk_qp *qp = r->arg;
     struct nf_qp_create_rep rep;
-    if (status == NF_STATUS_SUCCESS && (!body || len < sizeof(rep)))
-        status = NF_STATUS_INTERNAL_ERROR;
+    status = ndk_reply_copy(status, body, len, &rep, sizeof(rep));
     uint32_t slot = ad->nqps;
     if (status == NF_STATUS_SUCCESS) {
-        memcpy(&rep, body, sizeof(rep));
         for (uint32_t i = 0; i < ad->nqps; i++) {
             if (ad->qps[i] && ad->qps[i]->qpn == rep.qpn)
                 slot = ad->nqps + 1; /* the board named a QP it already gave us */

@@ -329,3 +329,13 @@ void ndk_create_done(struct ndk_adapter *ad, struct ndk_req *r, struct ndk_core 
     if (status != NF_STATUS_SUCCESS && nobody_waits)
         ndk_core_destroy(c); /* never existed for the consumer */
 }
+
+uint32_t ndk_reply_copy(uint32_t status, const uint8_t *body, size_t len, void *out, size_t size)
+{
+    if (status != NF_STATUS_SUCCESS)
+        return status;
+    if (!body || len < size)
+        return NF_STATUS_INTERNAL_ERROR;
+    memcpy(out, body, size);
+    return status;
+}
