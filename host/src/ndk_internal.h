@@ -1,9 +1,19 @@
 /* Internals of the NDKPI provider (host/src/ndk_*.c): object structs, the adapter's
  * request/reply machinery and the callback thread. Not installed.
  *
+ * Files, each calling only the ones after it (no file calls back up):
+ *   ndk_adapter.c  open/close, the link glue, deadlines, NdkCloseObject (the top)
+ *   ndk_conn.c     connectors and listeners;      ndk_pd.c  PDs and MRs
+ *   ndk_qp.c       QPs: work requests and the QP's own state (connected)
+ *   ndk_cq.c       CQs;  ndk_mdl.c  MDLs, LAMs, buffers;  ndk_diag.c  diagnostics
+ *   ndk_event.c    the callback thread
+ *   ndk_request.c  requests and replies;  ndk_object.c  live objects, references, events
+ * Upward news goes through pointers set by the upper file: a QP's user (ndk_qp_attach),
+ * the callback thread's tick, a request's on_reply.
+ *
  * Threads and locks
  *  - consumer threads call the dispatch entries;
- *  - the link thread (nf_link) calls ndk_on_message/ndk_on_dead: it only updates
+ *  - the link thread (nf_link) calls ndk_adapter.c's on_message/on_dead: it only updates
  *    state and queues events, never runs a user callback and never blocks on the link;
  *  - the callback thread runs every user callback (events), one at a time.
  *  ad->lock protects everything except the per-QP work-request ring, which has its
