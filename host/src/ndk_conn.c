@@ -97,6 +97,14 @@ static void queue_disconnect_event(struct ndk_connector *c)
                                                   STATUS_SUCCESS, NULL, &c->core));
 }
 
+/* Under ad->lock: c enters state with an operation that completes through rc. */
+static void start_op(struct ndk_connector *c, int state, NDK_FN_REQUEST_COMPLETION rc, void *ctx)
+{
+    c->state = state;
+    c->op_cb = rc;
+    c->op_ctx = ctx;
+}
+
 /* Under ad->lock: c no longer uses its QP. */
 static void release_qp(struct ndk_connector *c)
 {
@@ -264,9 +272,7 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, const SOCKADDR *src, 
     }
     c->my_ird = ird;
     c->my_ord = ord;
-    c->op_cb = rc;
-    c->op_ctx = ctx;
-    c->state = CONN_CONNECTING;
+    start_op(c, CONN_CONNECTING, rc, ctx);
     struct ndk_listener *l = ad->listeners;
     while (l && !(l->listening && !l->core.closing && addr_matches(&l->addr, dest)))
         l = l->next;
@@ -344,9 +350,7 @@ static NTSTATUS conn_accept(NDK_CONNECTOR *cn, NDK_QP *q, ULONG ird, ULONG ord, 
     b->my_ord = ord;
     b->disc_cb = disc;
     b->disc_ctx = disc_ctx;
-    b->op_cb = rc;
-    b->op_ctx = ctx;
-    b->state = CONN_ACCEPTING;
+    start_op(b, CONN_ACCEPTING, rc, ctx);
     a->peer_ird = ird;
     a->peer_ord = ord;
     if (pdata_len)
@@ -466,9 +470,7 @@ static NTSTATUS conn_complete(NDK_CONNECTOR *cn, NDK_FN_DISCONNECT_EVENT_CALLBAC
     }
     a->disc_cb = disc;
     a->disc_ctx = disc_ctx;
-    a->op_cb = rc;
-    a->op_ctx = ctx;
-    a->state = CONN_COMPLETING;
+    start_op(a, CONN_COMPLETING, rc, ctx);
     const uint32_t msgs[2][2] = {{a->qp->qpn, b->qp->qpn}, {b->qp->qpn, a->qp->qpn}};
     pthread_mutex_unlock(&ad->lock);
     NTSTATUS st = send_step(a, NF_OP_QP_CONNECT, msgs, 2);
@@ -568,9 +570,7 @@ static NTSTATUS conn_disconnect(NDK_CONNECTOR *cn, NDK_FN_REQUEST_COMPLETION rc,
             peer_lost(b);
     }
     a->peer = NULL;
-    a->state = CONN_DISCONNECTING;
-    a->op_cb = rc;
-    a->op_ctx = ctx;
+    start_op(a, CONN_DISCONNECTING, rc, ctx);
     pthread_mutex_unlock(&ad->lock);
     if (n == 0) {
         pthread_mutex_lock(&ad->lock);

@@ -13,11 +13,13 @@ static void cq_fini(struct ndk_core *c)
 static const struct ndk_type cq_type = {NdkObjectTypeCq, sizeof(struct ndk_cq), offsetof(struct ndk_cq, core), NULL,
                                         cq_fini};
 
-/* Under ad->lock: queue the CQ's notification callback (one of its own events). */
-static void queue_cq_event(struct ndk_cq *cq, struct ndk_event *ev, int kind, NTSTATUS st)
+/* Under ad->lock: queue the CQ's notification callback (one of its own events;
+ * *queued, if not NULL, is cleared as it runs). */
+static void queue_cq_event(struct ndk_cq *cq, struct ndk_event *ev, int kind, NTSTATUS st, int *queued)
 {
     ndk_event_set(ev, kind, (void (*)(void))cq->notify, cq->notify_ctx, st, NULL, &cq->core);
     ev->embedded = 1;
+    ev->queued = queued;
     ndk_queue_event(cq->core.ad, ev);
 }
 
@@ -27,8 +29,7 @@ static void queue_notify(struct ndk_cq *cq, NTSTATUS st)
     if (cq->notify_queued || !cq->notify)
         return;
     cq->notify_queued = 1;
-    cq->notify_ev.queued = &cq->notify_queued;
-    queue_cq_event(cq, &cq->notify_ev, EV_CQ_NOTIFY, st);
+    queue_cq_event(cq, &cq->notify_ev, EV_CQ_NOTIFY, st, &cq->notify_queued);
 }
 
 static int wants(const struct ndk_cq *cq, NTSTATUS st)
@@ -50,7 +51,7 @@ static void overflow(struct ndk_cq *cq)
     ad->cq_overflows++;
     cq->armed = 0;
     if (cq->notify)
-        queue_cq_event(cq, &cq->ovf_ev, EV_CQ_ERROR, STATUS_BUFFER_OVERFLOW);
+        queue_cq_event(cq, &cq->ovf_ev, EV_CQ_ERROR, STATUS_BUFFER_OVERFLOW, NULL);
 }
 
 void ndk_cq_push(struct ndk_cq *cq, const NDK_RESULT_EX *r)

@@ -369,8 +369,8 @@ void ndk_ref(struct ndk_core *c);             /* under ad->lock */
 void ndk_unref_locked(struct ndk_core *c);    /* under ad->lock; may queue the close */
 NTSTATUS ndk_close(struct ndk_core *c, NDK_FN_CLOSE_COMPLETION cb, void *ctx);
 void ndk_queue_event(struct ndk_adapter *ad, struct ndk_event *ev); /* under ad->lock */
-/* Fill an event (a reference on core, may be NULL, until it has run); _new allocates
- * one (never NULL). */
+/* Fill an event, every other field cleared (a reference on core, may be NULL, until it
+ * has run); _new allocates one (never NULL). */
 void ndk_event_set(struct ndk_event *ev, int kind, void (*fn)(void), void *ctx, NTSTATUS st,
                    NDK_OBJECT_HEADER *obj, struct ndk_core *core);
 struct ndk_event *ndk_event_new(int kind, void (*fn)(void), void *ctx, NTSTATUS st, NDK_OBJECT_HEADER *obj,

@@ -306,12 +306,7 @@ NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *obj, const GUID *id, ULONG versi
 void ndk_event_set(struct ndk_event *ev, int kind, void (*fn)(void), void *ctx, NTSTATUS st,
                    NDK_OBJECT_HEADER *obj, struct ndk_core *core)
 {
-    ev->kind = kind;
-    ev->fn = fn;
-    ev->ctx = ctx;
-    ev->status = st;
-    ev->obj = obj;
-    ev->core = core;
+    *ev = (struct ndk_event){.kind = kind, .fn = fn, .ctx = ctx, .status = st, .obj = obj, .core = core};
     if (core)
         ndk_ref(core);
 }
