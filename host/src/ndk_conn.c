@@ -216,16 +216,10 @@ NTSTATUS ndk_create_connector(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID
 /* Under ad->lock: hand an incoming connector to the listener (or its backlog). */
 static void deliver_connect(struct ndk_listener *l, struct ndk_event *ev)
 {
-    if (l->paused) {
-        ev->next = NULL;
-        if (l->backlog_tail)
-            l->backlog_tail->next = ev;
-        else
-            l->backlog = ev;
-        l->backlog_tail = ev;
-        return;
-    }
-    ndk_queue_event(l->core.ad, ev);
+    if (l->paused)
+        ndk_event_append(&l->backlog, &l->backlog_tail, ev);
+    else
+        ndk_queue_event(l->core.ad, ev);
 }
 
 static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, const SOCKADDR *src, ULONG src_len, const SOCKADDR *dest,

@@ -369,6 +369,7 @@ void ndk_ref(struct ndk_core *c);             /* under ad->lock */
 void ndk_unref_locked(struct ndk_core *c);    /* under ad->lock; may queue the close */
 NTSTATUS ndk_close(struct ndk_core *c, NDK_FN_CLOSE_COMPLETION cb, void *ctx);
 void ndk_queue_event(struct ndk_adapter *ad, struct ndk_event *ev); /* under ad->lock */
+void ndk_event_append(struct ndk_event **head, struct ndk_event **tail, struct ndk_event *ev); /* a FIFO */
 /* Fill an event, every other field cleared (a reference on core, may be NULL, until it
  * has run); _new allocates one (never NULL). */
 void ndk_event_set(struct ndk_event *ev, int kind, void (*fn)(void), void *ctx, NTSTATUS st,

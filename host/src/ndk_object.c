@@ -207,14 +207,19 @@ void ndk_ref(struct ndk_core *c)
     c->refs++;
 }
 
-void ndk_queue_event(struct ndk_adapter *ad, struct ndk_event *ev)
+void ndk_event_append(struct ndk_event **head, struct ndk_event **tail, struct ndk_event *ev)
 {
     ev->next = NULL;
-    if (ad->ev_tail)
-        ad->ev_tail->next = ev;
+    if (*tail)
+        (*tail)->next = ev;
     else
-        ad->ev_head = ev;
-    ad->ev_tail = ev;
+        *head = ev;
+    *tail = ev;
+}
+
+void ndk_queue_event(struct ndk_adapter *ad, struct ndk_event *ev)
+{
+    ndk_event_append(&ad->ev_head, &ad->ev_tail, ev);
     pthread_cond_signal(&ad->ev_cond);
 }
 
