@@ -215,7 +215,10 @@ struct ndk_qp {
     uint32_t qpn;
     uint32_t max_sge;
     /* Written only by ndk_qp.c (ndk_qp_set_connected), under ad->lock; read lock-free
-     * (atomic) by the posting path. */
+     * (atomic) by the posting path, which refuses CONNECTION_INVALID inline. The board
+     * gives the same status for a QP it never connected, but it cannot see the whole
+     * connection: it learns of it by QP_CONNECT and QP_DISCONNECT, and the host's ends
+     * without either when the peer QP is closed. */
     int connected;
     uint64_t watch_since_us;    /* deadline watch: since when watch_head is the first request
                                    outstanding that reports a completion (0: none; callback thread) */
