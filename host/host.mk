@@ -7,7 +7,8 @@
 # names their variables is expanded late (recursive variables, second expansion).
 
 NDK_BUILD := $(BUILD)/host
-NDK_SRCS := host/src/ndk_adapter.c host/src/ndk_cq.c host/src/ndk_pd.c host/src/ndk_qp.c host/src/ndk_conn.c
+NDK_SRCS := host/src/ndk_adapter.c host/src/ndk_object.c host/src/ndk_event.c host/src/ndk_request.c \
+            host/src/ndk_mdl.c host/src/ndk_diag.c host/src/ndk_cq.c host/src/ndk_pd.c host/src/ndk_qp.c host/src/ndk_conn.c
 NDK_HDRS := host/include/ndkpi.h host/include/ndkfpga.h host/src/ndk_internal.h firmware/include/nf_layout.h \
             host/src/nf_ndkpi_check.h
 # Every source of the library (all live in host/src/).
@@ -60,7 +61,7 @@ $(NDK_BUILD)/test_ndk_san: host/tests/ndk/test_ndk.c $(NDK_BUILD)/libndkfpga_san
 	$(NDK_CONSUMER_CC) -O1 $(SAN_FLAGS) -I$(ROOT)/host/src -I$(ROOT)/firmware/include -o $@ $< \
 	    $(NDK_BUILD)/libndkfpga_san.a $(NDK_LIB_LIBS)
 
-test-host-ndk: $(NDK_BUILD)/test_ndk $(NDK_BUILD)/test_ndk_san
+test-host-ndk: $(NDK_BUILD)/test_ndk $(NDK_BUILD)/test_ndk_san $(BUILD)/model/nfmodel
 	@$(NDK_BUILD)/test_ndk && $(NDK_BUILD)/test_ndk_san
 
 # ---- conformance suite (tests/conformance/) against a live adapter ----

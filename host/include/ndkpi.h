@@ -69,15 +69,21 @@
  *  see docs/guarantees.md. A DEFER request with nothing posted after it goes to the adapter
  *  within 2 ms. SUCCESS = posted (the outcome comes as an NDK_RESULT_EX on the initiator CQ:
  *  Status, BytesTransferred, Type, ProviderErrorCode = the engine's refusal reason); inline:
- *  NdkFastRegister       INVALID_PARAMETER (NULL MR or page array, unknown flag, MR of another PD);
- *                        CONNECTION_INVALID (QP not connected); INVALID_DEVICE_STATE (normal MR, or
- *                        not initialized); ACCESS_VIOLATION (remote access asked, MR initialized
- *                        without RemoteAccess); INVALID_PARAMETER (page count 0 or above the MR's,
- *                        FBO >= PAGE_SIZE, Length 0 or > pages * PAGE_SIZE - FBO, BaseVirtualAddress
- *                        0 or not FBO + n * PAGE_SIZE, VA + Length wraps, page not PAGE_SIZE aligned
- *                        or outside adapter memory); INSUFFICIENT_RESOURCES (queue full); link.
- *  NdkInvalidate         INVALID_PARAMETER; NOT_SUPPORTED (a memory window); CONNECTION_INVALID;
- *                        INVALID_DEVICE_STATE (an MR registered with NdkRegisterMr).
+ *  NdkFastRegister       INVALID_PARAMETER (NULL MR or page array, unknown flag, MR of another
+ *                        adapter); CONNECTION_INVALID (QP not connected); INVALID_DEVICE_STATE
+ *                        (normal MR, or not initialized); ACCESS_VIOLATION (remote access asked, MR
+ *                        initialized without RemoteAccess); INVALID_PARAMETER (page count 0 or above
+ *                        the MR's, FBO >= PAGE_SIZE, Length 0 or > pages * PAGE_SIZE - FBO,
+ *                        BaseVirtualAddress not FBO + n * PAGE_SIZE (so 0 only with FBO 0), the last
+ *                        byte VA + Length - 1 wraps, page not PAGE_SIZE aligned or outside adapter
+ *                        memory); INSUFFICIENT_RESOURCES (queue full); link. An MR of another PD than
+ *                        the QP's is the adapter's to refuse: it completes ACCESS_VIOLATION.
+ *  NdkInvalidate         INVALID_PARAMETER (unknown flag, not an MR, MR of another adapter);
+ *                        NOT_SUPPORTED (a memory window); CONNECTION_INVALID; INVALID_DEVICE_STATE
+ *                        (an MR registered with NdkRegisterMr). An MR of another PD completes
+ *                        ACCESS_VIOLATION.
+ *  The flags each request accepts are tools/layout.toml's KNOWN_FLAGS (the adapter checks the
+ *  same masks); DEFER is a hint to this library and never reaches the adapter.
  *  NdkRead, NdkWrite     INVALID_PARAMETER (unknown flag or INLINE, nSge above the QP's, a
  *                        privileged-token SGE outside adapter memory, total above
  *                        MaxTransferLength); CONNECTION_INVALID; INSUFFICIENT_RESOURCES; link.

@@ -56,13 +56,29 @@ static NTSTATUS copy_addr(const struct sockaddr_storage *a, ULONG alen, SOCKADDR
     return STATUS_SUCCESS;
 }
 
-/* copy_addr under the adapter lock, which guards every connector and listener address. */
-static NTSTATUS copy_addr_locked(pthread_mutex_t *lock, const struct sockaddr_storage *a, const ULONG *alen,
-                                 SOCKADDR *out, ULONG *out_len)
+/* NdkGetLocalAddress / NdkGetPeerAddress of a connector or a listener: the address
+ * under the adapter lock, which guards every connector and listener address. */
+static NTSTATUS get_addr(NDK_OBJECT_HEADER *obj, NDK_OBJECT_TYPE type, int peer, SOCKADDR *out, ULONG *out_len)
 {
-    pthread_mutex_lock(lock);
+    if (!ndk_obj_ok(obj, type))
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_core *core;
+    const struct sockaddr_storage *a;
+    const ULONG *alen;
+    if (type == NdkObjectTypeListener) {
+        struct ndk_listener *l = NDK_CONTAINER(obj, struct ndk_listener, pub.Header);
+        core = &l->core;
+        a = &l->addr;
+        alen = &l->addr_len;
+    } else {
+        struct ndk_connector *c = NDK_CONTAINER(obj, struct ndk_connector, pub.Header);
+        core = &c->core;
+        a = peer ? &c->remote : &c->local;
+        alen = peer ? &c->remote_len : &c->local_len;
+    }
+    pthread_mutex_lock(&core->ad->lock);
     NTSTATUS st = copy_addr(a, *alen, out, out_len);
-    pthread_mutex_unlock(lock);
+    pthread_mutex_unlock(&core->ad->lock);
     return st;
 }
 
@@ -74,24 +90,37 @@ static struct ndk_connector *conn_of(NDK_CONNECTOR *c)
     return NDK_CONTAINER(c, struct ndk_connector, pub);
 }
 
-static void conn_destroy(struct ndk_core *c)
-{
-    free(NDK_CONTAINER(c, struct ndk_connector, core));
-}
-
 static void queue_disconnect_event(struct ndk_connector *c)
 {
-    if (!c->disc_cb)
-        return;
-    struct ndk_event *ev = calloc(1, sizeof(*ev));
-    if (!ev)
-        return;
-    ev->kind = EV_DISCONNECT;
-    ev->fn = (void (*)(void))c->disc_cb;
-    ev->ctx = c->disc_ctx;
-    ev->core = &c->core;
-    ndk_ref(&c->core);
-    ndk_queue_event(c->core.ad, ev);
+    if (c->disc_cb)
+        ndk_queue_event(c->core.ad, ndk_event_new(EV_DISCONNECT, (void (*)(void))c->disc_cb, c->disc_ctx,
+                                                  STATUS_SUCCESS, NULL, &c->core));
+}
+
+/* Under ad->lock: c enters state with an operation that completes through rc. */
+static void start_op(struct ndk_connector *c, int state, NDK_FN_REQUEST_COMPLETION rc, void *ctx)
+{
+    c->state = state;
+    c->op_cb = rc;
+    c->op_ctx = ctx;
+}
+
+/* Under ad->lock: c no longer uses its QP. */
+static void release_qp(struct ndk_connector *c)
+{
+    if (c->qp)
+        ndk_qp_detach(c->qp, c);
+    c->qp = NULL;
+}
+
+/* Under ad->lock: the active side's NdkConnect completes STATUS_CONNECTION_REFUSED. */
+static void refused(struct ndk_connector *a)
+{
+    a->state = CONN_CLOSED;
+    a->peer = NULL;
+    release_qp(a);
+    ndk_queue_request_cb(a->core.ad, a->op_cb, a->op_ctx, STATUS_CONNECTION_REFUSED, &a->core);
+    a->op_cb = NULL;
 }
 
 /* Under ad->lock: the peer of c went away (closed or disconnected from its side). */
@@ -99,7 +128,7 @@ static void peer_lost(struct ndk_connector *c)
 {
     int was_connected = c->state == CONN_CONNECTED;
     if (c->qp)
-        __atomic_store_n(&c->qp->connected, 0, __ATOMIC_RELAXED);
+        ndk_qp_set_connected(c->qp, 0);
     if (c->state == CONN_CONNECTING || c->state == CONN_ACCEPTING) {
         ndk_queue_request_cb(c->core.ad, c->op_cb, c->op_ctx, STATUS_CONNECTION_ABORTED, &c->core);
         c->op_cb = NULL;
@@ -122,16 +151,14 @@ static void conn_teardown(struct ndk_core *core)
         qpns[n++] = c->qp->qpn;
         if (c->peer && c->peer->qp)
             qpns[n++] = c->peer->qp->qpn;
-        __atomic_store_n(&c->qp->connected, 0, __ATOMIC_RELAXED);
+        ndk_qp_set_connected(c->qp, 0);
     }
     if (c->peer) {
         if (c->peer->peer == c)
             peer_lost(c->peer);
         c->peer = NULL;
     }
-    if (c->qp && c->qp->conn == c)
-        c->qp->conn = NULL;
-    c->qp = NULL;
+    release_qp(c);
     c->state = CONN_CLOSED;
     pthread_mutex_unlock(&ad->lock);
     for (int i = 0; i < n; i++) {
@@ -140,12 +167,10 @@ static void conn_teardown(struct ndk_core *core)
     }
 }
 
-void ndk_conn_qp_gone(struct ndk_qp *qp)
+/* Under ad->lock: the connector's QP is going away (ndk_qp_attach's gone). */
+static void qp_gone(void *user)
 {
-    struct ndk_connector *c = qp->conn;
-    if (!c)
-        return;
-    qp->conn = NULL;
+    struct ndk_connector *c = user;
     c->qp = NULL;
     if (c->state == CONN_CONNECTED) {
         c->state = CONN_CLOSED;
@@ -156,69 +181,45 @@ void ndk_conn_qp_gone(struct ndk_qp *qp)
     }
 }
 
+static const struct ndk_type conn_type = {NdkObjectTypeConnector, sizeof(struct ndk_connector),
+                                          offsetof(struct ndk_connector, core), conn_teardown, NULL};
+
 static NTSTATUS conn_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
-    if (!ndk_obj_ok(obj, NdkObjectTypeConnector))
-        return STATUS_SUCCESS;
-    return ndk_close(&NDK_CONTAINER(obj, struct ndk_connector, pub.Header)->core, cb, ctx);
+    return ndk_close_as(obj, &conn_type, cb, ctx);
 }
 
 static struct ndk_connector *new_connector(struct ndk_adapter *ad)
 {
-    struct ndk_connector *c = calloc(1, sizeof(*c));
-    if (!c)
-        return NULL;
-    ndk_core_init(ad, &c->core, &c->pub.Header, NdkObjectTypeConnector, &ad->core, NULL, NULL);
-    c->pub.Dispatch = &ndk_conn_dispatch;
-    c->core.destroy = conn_destroy;
-    c->core.teardown = conn_teardown;
+    struct ndk_connector *c = ndk_obj_new(ad, &conn_type, &ad->core, NULL, NULL);
+    if (c)
+        c->pub.Dispatch = &ndk_conn_dispatch;
     return c;
 }
 
 NTSTATUS ndk_create_connector(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_CONNECTOR **out)
 {
-    (void)cc;
+    (void)cc; /* made on the host: done inline */
     (void)ctx;
-    if (!out || !ndk_obj_ok(a, NdkObjectTypeAdapter))
+    if (out)
+        *out = NULL;
+    struct ndk_adapter *ad = ndk_adapter_live(a);
+    if (!ad || !out)
         return STATUS_INVALID_PARAMETER;
-    *out = NULL;
-    struct ndk_adapter *ad = ndk_adapter_of(a);
     struct ndk_connector *c = new_connector(ad);
-    if (!c)
-        return STATUS_INSUFFICIENT_RESOURCES;
-    pthread_mutex_lock(&ad->lock);
-    int linked = ndk_core_link(&c->core);
-    pthread_mutex_unlock(&ad->lock);
-    if (!linked) {
-        conn_destroy(&c->core);
-        return STATUS_INSUFFICIENT_RESOURCES;
-    }
-    *out = &c->pub;
-    return STATUS_SUCCESS;
+    NTSTATUS st = c ? ndk_obj_publish(&c->core) : STATUS_INSUFFICIENT_RESOURCES;
+    if (st == STATUS_SUCCESS)
+        *out = &c->pub;
+    return st;
 }
 
 /* Under ad->lock: hand an incoming connector to the listener (or its backlog). */
 static void deliver_connect(struct ndk_listener *l, struct ndk_event *ev)
 {
-    if (l->paused) {
-        ev->next = NULL;
-        if (l->backlog_tail)
-            l->backlog_tail->next = ev;
-        else
-            l->backlog = ev;
-        l->backlog_tail = ev;
-        return;
-    }
-    ndk_queue_event(l->core.ad, ev);
-}
-
-static NTSTATUS qp_usable(const struct ndk_qp *qp, const struct ndk_adapter *ad)
-{
-    if (qp->core.ad != ad || qp->core.closing)
-        return STATUS_INVALID_PARAMETER;
-    if (qp->conn || qp->connected)
-        return STATUS_INVALID_DEVICE_STATE; /* already used by a connection */
-    return STATUS_SUCCESS;
+    if (l->paused)
+        ndk_event_append(&l->backlog, &l->backlog_tail, ev);
+    else
+        ndk_queue_event(l->core.ad, ev);
 }
 
 static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, const SOCKADDR *src, ULONG src_len, const SOCKADDR *dest,
@@ -245,7 +246,7 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, const SOCKADDR *src, 
         return STATUS_INSUFFICIENT_RESOURCES;
     }
     pthread_mutex_lock(&ad->lock);
-    NTSTATUS st = c->state != CONN_IDLE ? STATUS_INVALID_DEVICE_STATE : qp_usable(qp, ad);
+    NTSTATUS st = c->state != CONN_IDLE ? STATUS_INVALID_DEVICE_STATE : ndk_qp_attach(qp, ad, c, qp_gone);
     if (st != STATUS_SUCCESS) {
         pthread_mutex_unlock(&ad->lock);
         free(b);
@@ -253,7 +254,6 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, const SOCKADDR *src, 
         return st;
     }
     c->qp = qp;
-    qp->conn = c;
     memcpy(&c->remote, dest, dlen);
     c->remote_len = dlen;
     if (slen) {
@@ -266,18 +266,13 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, const SOCKADDR *src, 
     }
     c->my_ird = ird;
     c->my_ord = ord;
-    c->op_cb = rc;
-    c->op_ctx = ctx;
-    c->state = CONN_CONNECTING;
+    start_op(c, CONN_CONNECTING, rc, ctx);
     struct ndk_listener *l = ad->listeners;
     while (l && !(l->listening && !l->core.closing && addr_matches(&l->addr, dest)))
         l = l->next;
     if (!l) {
         /* Nobody listens there: refused, reported through the callback. */
-        c->state = CONN_CLOSED;
-        qp->conn = NULL;
-        c->qp = NULL;
-        ndk_queue_request_cb(ad, rc, ctx, STATUS_CONNECTION_REFUSED, &c->core);
+        refused(c);
         pthread_mutex_unlock(&ad->lock);
         free(b);
         free(ev);
@@ -296,12 +291,8 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, const SOCKADDR *src, 
         memcpy(b->peer_data, pdata, pdata_len);
     b->peer_data_len = pdata_len;
     (void)ndk_core_link(&b->core); /* registry full: the connector is refused by every call */
-    ev->kind = EV_CONNECT;
-    ev->fn = (void (*)(void))l->connect_cb;
-    ev->ctx = l->connect_ctx;
-    ev->obj = &b->pub.Header;
-    ev->core = &l->core;
-    ndk_ref(&l->core);
+    ndk_event_set(ev, EV_CONNECT, (void (*)(void))l->connect_cb, l->connect_ctx, STATUS_SUCCESS, &b->pub.Header,
+                  &l->core);
     deliver_connect(l, ev);
     pthread_mutex_unlock(&ad->lock);
     return STATUS_PENDING;
@@ -338,23 +329,22 @@ static NTSTATUS conn_accept(NDK_CONNECTOR *cn, NDK_QP *q, ULONG ird, ULONG ord, 
     struct ndk_adapter *ad = b->core.ad;
     struct ndk_qp *qp = NDK_CONTAINER(q, struct ndk_qp, pub);
     pthread_mutex_lock(&ad->lock);
-    NTSTATUS st = b->state != CONN_INCOMING ? STATUS_INVALID_DEVICE_STATE : qp_usable(qp, ad);
+    NTSTATUS st = b->state != CONN_INCOMING ? STATUS_INVALID_DEVICE_STATE : ndk_qp_usable(qp, ad);
     if (st == STATUS_SUCCESS && (!b->peer || b->peer->state != CONN_CONNECTING))
         st = STATUS_CONNECTION_ABORTED; /* the active side gave up */
+    if (st == STATUS_SUCCESS)
+        st = ndk_qp_attach(qp, ad, b, qp_gone);
     if (st != STATUS_SUCCESS) {
         pthread_mutex_unlock(&ad->lock);
         return st;
     }
     struct ndk_connector *a = b->peer;
     b->qp = qp;
-    qp->conn = b;
     b->my_ird = ird;
     b->my_ord = ord;
     b->disc_cb = disc;
     b->disc_ctx = disc_ctx;
-    b->op_cb = rc;
-    b->op_ctx = ctx;
-    b->state = CONN_ACCEPTING;
+    start_op(b, CONN_ACCEPTING, rc, ctx);
     a->peer_ird = ird;
     a->peer_ord = ord;
     if (pdata_len)
@@ -380,8 +370,8 @@ static void step_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t statu
         struct ndk_connector *b = a->peer;
         if (r->op == NF_OP_QP_CONNECT) {
             if (st == STATUS_SUCCESS && b && a->qp && b->qp) {
-                __atomic_store_n(&a->qp->connected, 1, __ATOMIC_RELAXED);
-                __atomic_store_n(&b->qp->connected, 1, __ATOMIC_RELAXED);
+                ndk_qp_set_connected(a->qp, 1);
+                ndk_qp_set_connected(b->qp, 1);
                 a->state = b->state = CONN_CONNECTED;
             } else {
                 if (st == STATUS_SUCCESS)
@@ -448,6 +438,16 @@ static NTSTATUS send_step(struct ndk_connector *a, uint16_t op, const uint32_t m
     return STATUS_PENDING;
 }
 
+/* With ad->lock held when c is in state (1); else nothing held (0). */
+static int lock_in_state(struct ndk_connector *c, int state)
+{
+    pthread_mutex_lock(&c->core.ad->lock);
+    if (c->state == state)
+        return 1;
+    pthread_mutex_unlock(&c->core.ad->lock);
+    return 0;
+}
+
 static NTSTATUS conn_complete(NDK_CONNECTOR *cn, NDK_FN_DISCONNECT_EVENT_CALLBACK disc, PVOID disc_ctx,
                               NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
 {
@@ -455,11 +455,8 @@ static NTSTATUS conn_complete(NDK_CONNECTOR *cn, NDK_FN_DISCONNECT_EVENT_CALLBAC
         return STATUS_INVALID_PARAMETER;
     struct ndk_connector *a = conn_of(cn);
     struct ndk_adapter *ad = a->core.ad;
-    pthread_mutex_lock(&ad->lock);
-    if (a->state != CONN_CONNECT_DONE) {
-        pthread_mutex_unlock(&ad->lock);
+    if (!lock_in_state(a, CONN_CONNECT_DONE))
         return STATUS_INVALID_DEVICE_STATE;
-    }
     struct ndk_connector *b = a->peer;
     if (!b || !b->qp || !a->qp) {
         pthread_mutex_unlock(&ad->lock);
@@ -467,9 +464,7 @@ static NTSTATUS conn_complete(NDK_CONNECTOR *cn, NDK_FN_DISCONNECT_EVENT_CALLBAC
     }
     a->disc_cb = disc;
     a->disc_ctx = disc_ctx;
-    a->op_cb = rc;
-    a->op_ctx = ctx;
-    a->state = CONN_COMPLETING;
+    start_op(a, CONN_COMPLETING, rc, ctx);
     const uint32_t msgs[2][2] = {{a->qp->qpn, b->qp->qpn}, {b->qp->qpn, a->qp->qpn}};
     pthread_mutex_unlock(&ad->lock);
     NTSTATUS st = send_step(a, NF_OP_QP_CONNECT, msgs, 2);
@@ -490,11 +485,8 @@ static NTSTATUS conn_reject(NDK_CONNECTOR *cn, const VOID *pdata, ULONG pdata_le
         return STATUS_INVALID_BUFFER_SIZE;
     struct ndk_connector *b = conn_of(cn);
     struct ndk_adapter *ad = b->core.ad;
-    pthread_mutex_lock(&ad->lock);
-    if (b->state != CONN_INCOMING) {
-        pthread_mutex_unlock(&ad->lock);
+    if (!lock_in_state(b, CONN_INCOMING))
         return STATUS_INVALID_DEVICE_STATE;
-    }
     struct ndk_connector *a = b->peer;
     b->state = CONN_CLOSED;
     b->peer = NULL;
@@ -502,13 +494,7 @@ static NTSTATUS conn_reject(NDK_CONNECTOR *cn, const VOID *pdata, ULONG pdata_le
         if (pdata_len)
             memcpy(a->peer_data, pdata, pdata_len);
         a->peer_data_len = pdata_len;
-        a->state = CONN_CLOSED;
-        a->peer = NULL;
-        if (a->qp && a->qp->conn == a)
-            a->qp->conn = NULL;
-        a->qp = NULL;
-        ndk_queue_request_cb(ad, a->op_cb, a->op_ctx, STATUS_CONNECTION_REFUSED, &a->core);
-        a->op_cb = NULL;
+        refused(a);
     }
     pthread_mutex_unlock(&ad->lock);
     return STATUS_SUCCESS;
@@ -545,18 +531,12 @@ static NTSTATUS conn_get_data(NDK_CONNECTOR *cn, ULONG *ird, ULONG *ord, VOID *p
 
 static NTSTATUS conn_local_addr(NDK_OBJECT_HEADER *obj, SOCKADDR *addr, ULONG *len)
 {
-    if (!ndk_obj_ok(obj, NdkObjectTypeConnector))
-        return STATUS_INVALID_PARAMETER;
-    struct ndk_connector *c = NDK_CONTAINER(obj, struct ndk_connector, pub.Header);
-    return copy_addr_locked(&c->core.ad->lock, &c->local, &c->local_len, addr, len);
+    return get_addr(obj, NdkObjectTypeConnector, 0, addr, len);
 }
 
 static NTSTATUS conn_peer_addr(NDK_CONNECTOR *cn, SOCKADDR *addr, ULONG *len)
 {
-    if (!ndk_obj_ok(cn, NdkObjectTypeConnector))
-        return STATUS_INVALID_PARAMETER;
-    struct ndk_connector *c = conn_of(cn);
-    return copy_addr_locked(&c->core.ad->lock, &c->remote, &c->remote_len, addr, len);
+    return get_addr(cn ? &cn->Header : NULL, NdkObjectTypeConnector, 1, addr, len);
 }
 
 static NTSTATUS conn_disconnect(NDK_CONNECTOR *cn, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
@@ -565,15 +545,12 @@ static NTSTATUS conn_disconnect(NDK_CONNECTOR *cn, NDK_FN_REQUEST_COMPLETION rc,
         return STATUS_INVALID_PARAMETER;
     struct ndk_connector *a = conn_of(cn);
     struct ndk_adapter *ad = a->core.ad;
-    pthread_mutex_lock(&ad->lock);
-    if (a->state != CONN_CONNECTED) {
-        pthread_mutex_unlock(&ad->lock);
+    if (!lock_in_state(a, CONN_CONNECTED))
         return STATUS_CONNECTION_INVALID;
-    }
     uint32_t msgs[2][2] = {{0, 0}, {0, 0}};
     int n = 0;
     if (a->qp) {
-        __atomic_store_n(&a->qp->connected, 0, __ATOMIC_RELAXED);
+        ndk_qp_set_connected(a->qp, 0);
         msgs[n][0] = a->qp->qpn;
         n++;
     }
@@ -587,9 +564,7 @@ static NTSTATUS conn_disconnect(NDK_CONNECTOR *cn, NDK_FN_REQUEST_COMPLETION rc,
             peer_lost(b);
     }
     a->peer = NULL;
-    a->state = CONN_DISCONNECTING;
-    a->op_cb = rc;
-    a->op_ctx = ctx;
+    start_op(a, CONN_DISCONNECTING, rc, ctx);
     pthread_mutex_unlock(&ad->lock);
     if (n == 0) {
         pthread_mutex_lock(&ad->lock);
@@ -627,7 +602,7 @@ const NDK_CONNECTOR_DISPATCH ndk_conn_dispatch = {
 /* ------------------------------------------------------------------------- */
 /* Listener                                                                   */
 
-static void listener_destroy(struct ndk_core *c)
+static void listener_fini(struct ndk_core *c)
 {
     struct ndk_listener *l = NDK_CONTAINER(c, struct ndk_listener, core);
     while (l->backlog) {
@@ -635,7 +610,6 @@ static void listener_destroy(struct ndk_core *c)
         l->backlog = ev->next;
         free(ev);
     }
-    free(l);
 }
 
 static void listener_teardown(struct ndk_core *c)
@@ -655,16 +629,8 @@ static void listener_teardown(struct ndk_core *c)
         struct ndk_event *ev = l->backlog;
         l->backlog = ev->next;
         struct ndk_connector *b = NDK_CONTAINER(ev->obj, struct ndk_connector, pub.Header);
-        if (b->peer && b->peer->state == CONN_CONNECTING) {
-            struct ndk_connector *a = b->peer;
-            a->state = CONN_CLOSED;
-            a->peer = NULL;
-            if (a->qp && a->qp->conn == a)
-                a->qp->conn = NULL;
-            a->qp = NULL;
-            ndk_queue_request_cb(ad, a->op_cb, a->op_ctx, STATUS_CONNECTION_REFUSED, &a->core);
-            a->op_cb = NULL;
-        }
+        if (b->peer && b->peer->state == CONN_CONNECTING)
+            refused(b->peer);
         b->peer = NULL;
         b->state = CONN_CLOSED;
         ndk_unref_locked(&l->core);
@@ -673,6 +639,9 @@ static void listener_teardown(struct ndk_core *c)
     l->backlog_tail = NULL;
     pthread_mutex_unlock(&ad->lock);
 }
+
+static const struct ndk_type listener_type = {NdkObjectTypeListener, sizeof(struct ndk_listener),
+                                              offsetof(struct ndk_listener, core), listener_teardown, listener_fini};
 
 static NTSTATUS listener_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
@@ -689,30 +658,23 @@ static NTSTATUS listener_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION c
 NTSTATUS ndk_create_listener(NDK_ADAPTER *a, NDK_FN_CONNECT_EVENT_CALLBACK ev, PVOID ev_ctx,
                              NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_LISTENER **out)
 {
-    (void)cc;
+    (void)cc; /* made on the host: done inline */
     (void)ctx;
-    if (!out || !ev || !ndk_obj_ok(a, NdkObjectTypeAdapter))
+    if (out)
+        *out = NULL;
+    struct ndk_adapter *ad = ndk_adapter_live(a);
+    if (!ad || !out || !ev)
         return STATUS_INVALID_PARAMETER;
-    *out = NULL;
-    struct ndk_adapter *ad = ndk_adapter_of(a);
-    struct ndk_listener *l = calloc(1, sizeof(*l));
+    struct ndk_listener *l = ndk_obj_new(ad, &listener_type, &ad->core, NULL, NULL);
     if (!l)
         return STATUS_INSUFFICIENT_RESOURCES;
-    ndk_core_init(ad, &l->core, &l->pub.Header, NdkObjectTypeListener, &ad->core, NULL, NULL);
     l->pub.Dispatch = &ndk_listener_dispatch;
-    l->core.destroy = listener_destroy;
-    l->core.teardown = listener_teardown;
     l->connect_cb = ev;
     l->connect_ctx = ev_ctx;
-    pthread_mutex_lock(&ad->lock);
-    int linked = ndk_core_link(&l->core);
-    pthread_mutex_unlock(&ad->lock);
-    if (!linked) {
-        listener_destroy(&l->core);
-        return STATUS_INSUFFICIENT_RESOURCES;
-    }
-    *out = &l->pub;
-    return STATUS_SUCCESS;
+    NTSTATUS st = ndk_obj_publish(&l->core);
+    if (st == STATUS_SUCCESS)
+        *out = &l->pub;
+    return st;
 }
 
 static NTSTATUS listener_listen(NDK_LISTENER *ln, const SOCKADDR *addr, ULONG addr_len, NDK_FN_REQUEST_COMPLETION rc,
@@ -749,10 +711,7 @@ static NTSTATUS listener_listen(NDK_LISTENER *ln, const SOCKADDR *addr, ULONG ad
 
 static NTSTATUS listener_local_addr(NDK_OBJECT_HEADER *obj, SOCKADDR *addr, ULONG *len)
 {
-    if (!ndk_obj_ok(obj, NdkObjectTypeListener))
-        return STATUS_INVALID_PARAMETER;
-    struct ndk_listener *l = NDK_CONTAINER(obj, struct ndk_listener, pub.Header);
-    return copy_addr_locked(&l->core.ad->lock, &l->addr, &l->addr_len, addr, len);
+    return get_addr(obj, NdkObjectTypeListener, 0, addr, len);
 }
 
 static VOID listener_control(NDK_LISTENER *ln, BOOLEAN pause)

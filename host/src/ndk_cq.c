@@ -5,11 +5,22 @@
 
 #include "ndk_internal.h"
 
-static void cq_destroy(struct ndk_core *c)
+static void cq_fini(struct ndk_core *c)
 {
-    struct ndk_cq *cq = NDK_CONTAINER(c, struct ndk_cq, core);
-    free(cq->ring);
-    free(cq);
+    free(NDK_CONTAINER(c, struct ndk_cq, core)->ring);
+}
+
+static const struct ndk_type cq_type = {NdkObjectTypeCq, sizeof(struct ndk_cq), offsetof(struct ndk_cq, core), NULL,
+                                        cq_fini};
+
+/* Under ad->lock: queue the CQ's notification callback (one of its own events;
+ * *queued, if not NULL, is cleared as it runs). */
+static void queue_cq_event(struct ndk_cq *cq, struct ndk_event *ev, int kind, NTSTATUS st, int *queued)
+{
+    ndk_event_set(ev, kind, (void (*)(void))cq->notify, cq->notify_ctx, st, NULL, &cq->core);
+    ev->embedded = 1;
+    ev->queued = queued;
+    ndk_queue_event(cq->core.ad, ev);
 }
 
 static void queue_notify(struct ndk_cq *cq, NTSTATUS st)
@@ -18,14 +29,7 @@ static void queue_notify(struct ndk_cq *cq, NTSTATUS st)
     if (cq->notify_queued || !cq->notify)
         return;
     cq->notify_queued = 1;
-    cq->notify_ev.kind = EV_CQ_NOTIFY;
-    cq->notify_ev.embedded = 1;
-    cq->notify_ev.fn = (void (*)(void))cq->notify;
-    cq->notify_ev.ctx = cq->notify_ctx;
-    cq->notify_ev.status = st;
-    cq->notify_ev.core = &cq->core;
-    ndk_ref(&cq->core);
-    ndk_queue_event(cq->core.ad, &cq->notify_ev);
+    queue_cq_event(cq, &cq->notify_ev, EV_CQ_NOTIFY, st, &cq->notify_queued);
 }
 
 static int wants(const struct ndk_cq *cq, NTSTATUS st)
@@ -38,30 +42,16 @@ static int wants(const struct ndk_cq *cq, NTSTATUS st)
 /* Under ad->lock: more completions than the CQ holds (the consumer sized it below
  * its queues). NDK: the CQ is then unusable, so is every QP using it, and no further
  * completions are reported; the provider says so through the notification callback
- * with STATUS_BUFFER_OVERFLOW, armed or not, once. The QPs refuse later posts with
- * STATUS_CANCELLED (what a broken connection completes them with: here there is no
- * CQ left to complete them on). */
+ * with STATUS_BUFFER_OVERFLOW, armed or not, once. The QPs using it see the flag
+ * and refuse later posts (ndk_qp.c). */
 static void overflow(struct ndk_cq *cq)
 {
     struct ndk_adapter *ad = cq->core.ad;
-    cq->overflowed = 1;
+    __atomic_store_n(&cq->overflowed, 1, __ATOMIC_RELAXED); /* read lock-free by the QPs' posting path */
     ad->cq_overflows++;
-    for (uint32_t i = 0; i < ad->nqps; i++) {
-        struct ndk_qp *qp = ad->qps[i];
-        if (qp && (qp->icq == cq || qp->rcq == cq))
-            __atomic_store_n(&qp->broken, (uint32_t)STATUS_CANCELLED, __ATOMIC_RELAXED);
-    }
     cq->armed = 0;
-    if (!cq->notify)
-        return;
-    cq->ovf_ev.kind = EV_CQ_ERROR;
-    cq->ovf_ev.embedded = 1;
-    cq->ovf_ev.fn = (void (*)(void))cq->notify;
-    cq->ovf_ev.ctx = cq->notify_ctx;
-    cq->ovf_ev.status = STATUS_BUFFER_OVERFLOW;
-    cq->ovf_ev.core = &cq->core;
-    ndk_ref(&cq->core);
-    ndk_queue_event(ad, &cq->ovf_ev);
+    if (cq->notify)
+        queue_cq_event(cq, &cq->ovf_ev, EV_CQ_ERROR, STATUS_BUFFER_OVERFLOW, NULL);
 }
 
 void ndk_cq_push(struct ndk_cq *cq, const NDK_RESULT_EX *r)
@@ -86,10 +76,7 @@ void ndk_cq_push(struct ndk_cq *cq, const NDK_RESULT_EX *r)
 
 static NTSTATUS cq_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
-    if (!ndk_obj_ok(obj, NdkObjectTypeCq))
-        return STATUS_SUCCESS;
-    struct ndk_cq *cq = NDK_CONTAINER(obj, struct ndk_cq, pub.Header);
-    return ndk_close(&cq->core, cb, ctx);
+    return ndk_close_as(obj, &cq_type, cb, ctx);
 }
 
 static NTSTATUS cq_resize(NDK_CQ *c, ULONG depth, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
@@ -184,37 +171,25 @@ NTSTATUS ndk_create_cq(NDK_ADAPTER *a, ULONG depth, NDK_FN_CQ_NOTIFICATION_CALLB
                        GROUP_AFFINITY *aff, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_CQ **out)
 {
     (void)aff;
-    (void)cc;
+    (void)cc; /* made on the host: done inline */
     (void)ctx;
-    if (!out)
+    if (out)
+        *out = NULL;
+    struct ndk_adapter *ad = ndk_adapter_live(a);
+    if (!ad || !out || depth == 0 || depth > NDK_MAX_CQ_DEPTH)
         return STATUS_INVALID_PARAMETER;
-    *out = NULL;
-    if (!ndk_obj_ok(a, NdkObjectTypeAdapter))
-        return STATUS_INVALID_PARAMETER;
-    if (depth == 0 || depth > NDK_MAX_CQ_DEPTH)
-        return STATUS_INVALID_PARAMETER;
-    struct ndk_adapter *ad = ndk_adapter_of(a);
-    struct ndk_cq *cq = calloc(1, sizeof(*cq));
-    NDK_RESULT_EX *ring = calloc(depth, sizeof(*ring));
-    if (!cq || !ring) {
-        free(cq);
-        free(ring);
+    struct ndk_cq *cq = ndk_obj_new(ad, &cq_type, &ad->core, NULL, NULL);
+    if (!cq)
         return STATUS_INSUFFICIENT_RESOURCES;
-    }
-    ndk_core_init(ad, &cq->core, &cq->pub.Header, NdkObjectTypeCq, &ad->core, NULL, NULL);
     cq->pub.Dispatch = &ndk_cq_dispatch;
-    cq->core.destroy = cq_destroy;
-    cq->ring = ring;
+    cq->ring = calloc(depth, sizeof(*cq->ring));
     cq->depth = depth;
     cq->notify = notify;
     cq->notify_ctx = notify_ctx;
-    pthread_mutex_lock(&ad->lock);
-    int linked = ndk_core_link(&cq->core);
-    pthread_mutex_unlock(&ad->lock);
-    if (!linked) {
-        cq_destroy(&cq->core);
-        return STATUS_INSUFFICIENT_RESOURCES;
-    }
-    *out = &cq->pub;
-    return STATUS_SUCCESS;
+    NTSTATUS st = cq->ring ? ndk_obj_publish(&cq->core) : STATUS_INSUFFICIENT_RESOURCES;
+    if (st == STATUS_SUCCESS)
+        *out = &cq->pub;
+    else if (!cq->ring)
+        ndk_core_destroy(&cq->core);
+    return st;
 }

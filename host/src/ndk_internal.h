@@ -1,9 +1,19 @@
 /* Internals of the NDKPI provider (host/src/ndk_*.c): object structs, the adapter's
  * request/reply machinery and the callback thread. Not installed.
  *
+ * Files, each calling only the ones after it (no file calls back up):
+ *   ndk_adapter.c  open/close, the link glue, deadlines, NdkCloseObject (the top)
+ *   ndk_conn.c     connectors and listeners;      ndk_pd.c  PDs and MRs
+ *   ndk_qp.c       QPs: work requests and the QP's own state (connected)
+ *   ndk_cq.c       CQs;  ndk_mdl.c  MDLs, LAMs, buffers;  ndk_diag.c  diagnostics
+ *   ndk_event.c    the callback thread
+ *   ndk_request.c  requests and replies;  ndk_object.c  live objects, references, events
+ * Upward news goes through pointers set by the upper file: a QP's user (ndk_qp_attach),
+ * the callback thread's tick, a request's on_reply.
+ *
  * Threads and locks
  *  - consumer threads call the dispatch entries;
- *  - the link thread (nf_link) calls ndk_on_message/ndk_on_dead: it only updates
+ *  - the link thread (nf_link) calls ndk_adapter.c's on_message/on_dead: it only updates
  *    state and queues events, never runs a user callback and never blocks on the link;
  *  - the callback thread runs every user callback (events), one at a time.
  *  ad->lock protects everything except the per-QP work-request ring, which has its
@@ -15,6 +25,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "ndkfpga.h"
 #include "ndkpi.h"
@@ -38,6 +49,8 @@ _Static_assert(PAGE_SHIFT == NF_ADAPTER_PAGE_SHIFT, "page shift");
 #define NDK_DEVICE_ID 0x0001u
 /* Pages of one MR_REGISTER message: the page list must fit one frame. */
 #define NDK_MAX_REGISTER_PAGES NF_FRAME_PAGES_MR_REGISTER
+/* How often the callback thread looks for requests past their deadline. */
+#define NDK_WATCH_PERIOD_MS 100u
 /* Pages of one WR_FAST_REGISTER message. */
 #define NDK_MAX_FR_MSG_PAGES NF_FRAME_PAGES_FAST_REGISTER
 
@@ -64,9 +77,19 @@ struct ndk_event {
     NTSTATUS status;
     NDK_OBJECT_HEADER *obj;   /* EV_CREATE object / EV_CONNECT connector */
     struct ndk_core *core;    /* reference dropped after the callback (EV_CLOSE: the object) */
+    int *queued;              /* cleared just before the callback runs (may be NULL) */
 };
 
 /* ---- every object ---- */
+/* What the objects of one type share (one table per type, the way a provider's ops
+ * table is): the object embeds its public struct first and its ndk_core at core_off. */
+struct ndk_type {
+    NDK_OBJECT_TYPE type;
+    size_t size, core_off;
+    void (*teardown)(struct ndk_core *c); /* once, when closing and refs reach 0; no lock held (may be NULL) */
+    void (*fini)(struct ndk_core *c);     /* frees what the object holds, before the object (may be NULL) */
+};
+
 struct ndk_core {
     struct ndk_adapter *ad;
     struct ndk_core *parents[3]; /* each holds a reference for us */
@@ -75,8 +98,7 @@ struct ndk_core {
     int close_queued;
     NDK_FN_CLOSE_COMPLETION close_cb;
     void *close_ctx;
-    void (*teardown)(struct ndk_core *c); /* once, when closing and refs reach 0; no lock held */
-    void (*destroy)(struct ndk_core *c);  /* free the memory */
+    const struct ndk_type *type;          /* NULL: the adapter's own core */
     struct ndk_core *next, *prev;         /* adapter's list of live objects */
     int registered;                       /* in the registry of live objects (ndk_live) */
     NDK_OBJECT_HEADER *hdr;
@@ -132,7 +154,8 @@ struct ndk_cq {
     NDK_RESULT_EX *ring;
     uint32_t depth, head, count;
     uint32_t overruns;      /* completions that found the CQ full or overflowed */
-    int overflowed;         /* the CQ overflowed: unusable, reports nothing more */
+    int overflowed;         /* the CQ overflowed: unusable, reports nothing more; its QPs
+                               read it lock-free (atomic) when posting */
     struct ndk_event ovf_ev;
     int armed;              /* 0: no, else NDK_CQ_NOTIFY_x + 1 */
     int notify_queued;
@@ -151,41 +174,39 @@ enum ndk_mr_state {
 struct ndk_mr {
     NDK_MR pub;
     struct ndk_core core;
-    struct ndk_pd *pd;
     uint32_t token;
     int fast;
     int state;              /* normal MRs: enum ndk_mr_state */
     int inits_in_flight;    /* fast MRs: NdkInitializeFastRegisterMr calls pending */
     uint32_t frmr_pages;    /* fast MRs: capacity after the last successful init (0: none) */
     int remote_access;
-    int create_done;        /* MR_CREATE answered */
 };
 
 struct ndk_wr_slot {
     void *ctx;
     uint32_t op_type;
-    uint32_t silent;
+    uint32_t silent;        /* read by the deadline watch: a silent success reports nothing */
 };
-
-struct ndk_connector;
 
 struct ndk_qp {
     NDK_QP pub;
     struct ndk_core core;
-    struct ndk_pd *pd;
-    struct ndk_cq *icq, *rcq;
+    struct ndk_cq *icq, *rcq;   /* rcq: no receives, but its overflow too makes the QP unusable */
     void *context;
     uint32_t qpn;
-    uint32_t pdn;
     uint32_t max_sge;
-    int connected;              /* written under ad->lock, read lock-free (atomic) by the posting path */
-    int in_error;
-    uint32_t broken;            /* nonzero: its CQ overflowed; posts are refused with this status */
+    /* Written only by ndk_qp.c (ndk_qp_set_connected), under ad->lock; read lock-free
+     * (atomic) by the posting path, which refuses CONNECTION_INVALID inline. The board
+     * gives the same status for a QP it never connected, but it cannot see the whole
+     * connection: it learns of it by QP_CONNECT and QP_DISCONNECT, and the host's ends
+     * without either when the peer QP is closed. */
+    int connected;
     uint64_t watch_since_us;    /* deadline watch: since when watch_head is the first request
                                    outstanding that reports a completion (0: none; callback thread) */
     uint32_t watch_head;
     int deferred;               /* the last post was deferred (posting thread only) */
-    struct ndk_connector *conn; /* connector using this QP, under ad->lock */
+    void *user;                 /* connector using this QP (ndk_qp_attach), under ad->lock */
+    void (*user_gone)(void *user);
     pthread_mutex_t ring_lock;
     struct ndk_wr_slot *ring;
     uint32_t depth, mask, head, tail;
@@ -261,6 +282,7 @@ struct ndk_adapter {
     int cb_running;           /* thread started */
     int cb_stop;
     int cb_busy;
+    int (*tick)(struct ndk_adapter *ad); /* periodic work of the callback thread, under ad->lock */
     struct ndk_event *ev_head, *ev_tail;
     uint32_t dead;            /* link death status, 0 while alive */
     uint32_t next_tag;
@@ -290,32 +312,69 @@ extern const NDK_QP_DISPATCH ndk_qp_dispatch;
 extern const NDK_CONNECTOR_DISPATCH ndk_conn_dispatch;
 extern const NDK_LISTENER_DISPATCH ndk_listener_dispatch;
 
-/* ndk_adapter.c */
+/* ndk_adapter.c: an adapter's memory (NdkFpgaOpenAdapter and NdkFpgaCloseAdapter use
+ * these, and the unit tests for adapters without a board). setup sizes the page and
+ * QP tables from ad->info and makes the adapter a live object. */
+struct ndk_adapter *ndk_adapter_alloc(void);
+NTSTATUS ndk_adapter_setup(struct ndk_adapter *ad);
+void ndk_adapter_free(struct ndk_adapter *ad);
+
+/* ndk_object.c: live objects, references, close, the event queue. */
 /* Registry of the live objects of every adapter: a handle is used only when ndk_live
  * says this library created it and has not freed it (lock-free lookup). add returns
  * 0 when the registry is full (32768 objects). */
 int ndk_live(const void *obj);
 int ndk_registry_add(const void *obj);
 void ndk_registry_del(const void *obj);
+int ndk_registry_has_room(void);
 /* A live object of this type (hdr is its NDK_OBJECT_HEADER, first in the object). */
 int ndk_obj_ok(const void *hdr, NDK_OBJECT_TYPE type);
 void ndk_core_init(struct ndk_adapter *ad, struct ndk_core *c, NDK_OBJECT_HEADER *hdr, NDK_OBJECT_TYPE type,
                    struct ndk_core *p0, struct ndk_core *p1, struct ndk_core *p2);
-/* Under ad->lock: publish a fully created object (adds parent references). */
-/* Link a new object into its adapter and the registry of live objects. Returns 0, and
- * links nothing, when the registry is full (ndk_registry_has_room): the create fails
- * with STATUS_INSUFFICIENT_RESOURCES. */
+/* A zeroed object of type t, its header and core initialized (NULL: no memory); its
+ * creator sets Dispatch. ndk_core_destroy frees it (fini first). */
+void *ndk_obj_new(struct ndk_adapter *ad, const struct ndk_type *t, struct ndk_core *p0, struct ndk_core *p1,
+                  struct ndk_core *p2);
+void ndk_core_destroy(struct ndk_core *c);
+/* A new object made on the host alone: linked (live, SUCCESS), or freed when the
+ * registry is full (STATUS_INSUFFICIENT_RESOURCES). */
+NTSTATUS ndk_obj_publish(struct ndk_core *c);
+/* NdkCloseX of an object of type t (nothing if obj is not a live one). */
+NTSTATUS ndk_close_as(NDK_OBJECT_HEADER *obj, const struct ndk_type *t, NDK_FN_CLOSE_COMPLETION cb, void *ctx);
+void ndk_core_teardown(struct ndk_core *c);
+/* Under ad->lock: link a new object into its adapter and the registry of live objects
+ * (adds parent references). Returns 0, and links nothing, when the registry is full
+ * (ndk_registry_has_room): the create fails with STATUS_INSUFFICIENT_RESOURCES. */
 int ndk_core_link(struct ndk_core *c);
-int ndk_registry_has_room(void);
+void ndk_core_unregister(struct ndk_core *c); /* no call takes the object from now on */
+void ndk_core_release(struct ndk_core *c);    /* under ad->lock: unlink, free, drop the parents' refs */
+void ndk_free_leftovers(struct ndk_adapter *ad); /* adapter close: free what is still open */
 void ndk_ref(struct ndk_core *c);             /* under ad->lock */
 void ndk_unref_locked(struct ndk_core *c);    /* under ad->lock; may queue the close */
 NTSTATUS ndk_close(struct ndk_core *c, NDK_FN_CLOSE_COMPLETION cb, void *ctx);
 void ndk_queue_event(struct ndk_adapter *ad, struct ndk_event *ev); /* under ad->lock */
+void ndk_event_append(struct ndk_event **head, struct ndk_event **tail, struct ndk_event *ev); /* a FIFO */
+/* Fill an event, every other field cleared (a reference on core, may be NULL, until it
+ * has run); _new allocates one (never NULL). */
+void ndk_event_set(struct ndk_event *ev, int kind, void (*fn)(void), void *ctx, NTSTATUS st,
+                   NDK_OBJECT_HEADER *obj, struct ndk_core *core);
+struct ndk_event *ndk_event_new(int kind, void (*fn)(void), void *ctx, NTSTATUS st, NDK_OBJECT_HEADER *obj,
+                                struct ndk_core *core);
 /* Queue a request completion (malloc'd event) holding a ref on core (may be NULL). */
 void ndk_queue_request_cb(struct ndk_adapter *ad, NDK_FN_REQUEST_COMPLETION fn, void *ctx, NTSTATUS st,
                           struct ndk_core *core);
 void ndk_queue_create_cb(struct ndk_adapter *ad, NDK_FN_CREATE_COMPLETION fn, void *ctx, NTSTATUS st,
                          NDK_OBJECT_HEADER *obj, struct ndk_core *core);
+NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *obj, const GUID *id, ULONG version, const VOID **iface);
+
+/* ndk_event.c: the callback thread. start returns 0 when no thread could be made;
+ * stop waits until everything queued has run. */
+int ndk_events_start(struct ndk_adapter *ad, int (*tick)(struct ndk_adapter *ad));
+void ndk_events_stop(struct ndk_adapter *ad);
+
+/* ndk_request.c: requests and replies. */
+uint64_t ndk_now_us(void);
+void ndk_deadline_after(struct timespec *ts, unsigned ms); /* CLOCK_REALTIME, for timed waits */
 /* Send a request; r->on_reply runs exactly once. Fills MSG_HDR (op, len, tag).
  * msg is the whole message with room for MSG_HDR at the start. Returns SUCCESS or
  * the link's failure (then on_reply never runs and r is not referenced). */
@@ -325,7 +384,8 @@ NTSTATUS ndk_req_send(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, vo
  * when the send was refused, take it back (0: the death handler completed it). */
 NTSTATUS ndk_req_register(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len);
 int ndk_req_unregister(struct ndk_adapter *ad, struct ndk_req *r);
-uint64_t ndk_now_us(void);
+/* A gated request's issuing call is done: an answer held back runs now. */
+void ndk_req_issued(struct ndk_adapter *ad, struct ndk_req *r);
 /* Under ad->lock: wait for a sent request without a callback; bounded by its deadline. */
 void ndk_wait_req(struct ndk_adapter *ad, struct ndk_req *r);
 /* Send a request and wait for the reply; the reply body is copied to out. */
@@ -333,7 +393,32 @@ NTSTATUS ndk_call(struct ndk_adapter *ad, uint16_t op, void *msg, size_t len, vo
                   size_t *out_len);
 /* Fire-and-forget request (destroy at close): the reply is dropped. */
 void ndk_send_forget(struct ndk_adapter *ad, uint16_t op, const void *body, size_t body_len);
-NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *obj, const GUID *id, ULONG version, const VOID **iface);
+/* Asynchronous requests with a synchronous fallback. finish (under ad->lock, in a
+ * reply handler): complete r the way it was asked for (rc, cc with created, or the
+ * waiting caller). issue: send r, returning STATUS_PENDING (its callback follows),
+ * the final status (no callback given: waited, bounded by the deadline), or an
+ * inline failure (*inline_failed set, r freed, its reply handler never runs). */
+void ndk_req_finish(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS st, NDK_OBJECT_HEADER *created);
+NTSTATUS ndk_req_issue(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len,
+                       int *inline_failed);
+/* An object the board creates: the parents wait for the answer (a reference each);
+ * the reply handler ends in ndk_create_done, which links it (live) on success and
+ * completes the create. On failure the object is freed (issue's caller must not use
+ * it unless issue returned STATUS_SUCCESS or STATUS_PENDING). */
+NTSTATUS ndk_create_issue(struct ndk_core *c, struct ndk_req *r, uint16_t op, void *msg, size_t len,
+                          NDK_FN_CREATE_COMPLETION cc, void *ctx);
+void ndk_create_done(struct ndk_adapter *ad, struct ndk_req *r, struct ndk_core *c, uint32_t status);
+/* A reply's status once its body (size bytes) is copied to out: a success without a
+ * whole body is STATUS_INTERNAL_ERROR. */
+uint32_t ndk_reply_copy(uint32_t status, const uint8_t *body, size_t len, void *out, size_t size);
+/* Link thread: a reply message (takes ad->lock). */
+void ndk_req_reply(struct ndk_adapter *ad, const struct nf_msg_hdr *h, const uint8_t *body, size_t len);
+/* Under ad->lock: every request fails with status / those past their deadline
+ * complete STATUS_IO_TIMEOUT (returns how many). */
+void ndk_req_fail_all(struct ndk_adapter *ad, uint32_t status);
+int ndk_req_expire(struct ndk_adapter *ad, uint64_t now);
+
+/* ndk_mdl.c: MDLs, LAMs, buffers. */
 int ndk_user_range_ok(const struct ndk_adapter *ad, uint64_t addr, uint64_t len);
 /* Whether the adapter page pfn belongs to a buffer this adapter allocated. */
 int ndk_page_allocated(const struct ndk_adapter *ad, PFN_NUMBER pfn);
@@ -341,6 +426,10 @@ int ndk_page_allocated(const struct ndk_adapter *ad, PFN_NUMBER pfn);
  * if not NULL. Returns the page count, or 0 with *st set. */
 uint32_t ndk_mdl_pages(struct ndk_adapter *ad, const MDL *mdl, SIZE_T length, NDK_LOGICAL_ADDRESS *pages,
                        uint32_t cap, ULONG *fbo, NTSTATUS *st);
+NTSTATUS ndk_build_lam(NDK_ADAPTER *a, MDL *mdl, SIZE_T length, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx,
+                       NDK_LOGICAL_ADDRESS_MAPPING *lam, ULONG *lam_size, ULONG *fbo);
+VOID ndk_release_lam(NDK_ADAPTER *a, NDK_LOGICAL_ADDRESS_MAPPING *lam);
+void ndk_free_buffers(struct ndk_adapter *ad); /* adapter close */
 
 /* ndk_cq.c */
 extern const NDK_CQ_DISPATCH ndk_cq_dispatch;
@@ -360,19 +449,33 @@ NTSTATUS ndk_create_qp_with_srq(NDK_PD *pd, NDK_CQ *rcq, NDK_CQ *icq, NDK_SRQ *s
                                 NDK_QP **out);
 /* Link thread, under ad->lock. */
 void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe);
-/* Under ad->lock: complete every outstanding work request with status. */
-void ndk_qp_fail_all(struct ndk_qp *qp, NTSTATUS status);
+/* Under ad->lock: every QP is disconnected and its outstanding work requests complete
+ * with status (link death, adapter close). */
+void ndk_qps_fail(struct ndk_adapter *ad, NTSTATUS status);
+/* Under ad->lock (callback thread): work requests past their deadline. */
+void ndk_qps_watch(struct ndk_adapter *ad, uint64_t now);
+/* Under ad->lock: whether a connection may use the QP (SUCCESS), then take it for
+ * user; gone(user) runs (under ad->lock) if the QP goes away first. */
+NTSTATUS ndk_qp_usable(const struct ndk_qp *qp, const struct ndk_adapter *ad);
+NTSTATUS ndk_qp_attach(struct ndk_qp *qp, const struct ndk_adapter *ad, void *user, void (*gone)(void *user));
+void ndk_qp_detach(struct ndk_qp *qp, const void *user); /* if user holds it */
+/* Under ad->lock: the connection is up (the board connected both QPs) or down. */
+void ndk_qp_set_connected(struct ndk_qp *qp, int connected);
 
 /* ndk_conn.c */
 NTSTATUS ndk_create_connector(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_CONNECTOR **out);
 NTSTATUS ndk_create_listener(NDK_ADAPTER *a, NDK_FN_CONNECT_EVENT_CALLBACK ev, PVOID ev_ctx,
                              NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_LISTENER **out);
-/* Under ad->lock: the QP is going away; forget it in its connector. */
-void ndk_conn_qp_gone(struct ndk_qp *qp);
 
 static inline struct ndk_adapter *ndk_adapter_of(NDK_ADAPTER *a)
 {
     return NDK_CONTAINER(a, struct ndk_adapter, pub);
+}
+
+/* The adapter of a handle, or NULL when it is not a live adapter of this library. */
+static inline struct ndk_adapter *ndk_adapter_live(NDK_ADAPTER *a)
+{
+    return ndk_obj_ok(a, NdkObjectTypeAdapter) ? ndk_adapter_of(a) : NULL;
 }
 
 #endif

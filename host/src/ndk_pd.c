@@ -9,100 +9,40 @@
 static NTSTATUS pd_create_mr(NDK_PD *p, BOOLEAN fast, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_MR **out);
 
 /* ------------------------------------------------------------------------- */
-/* Asynchronous requests with a synchronous fallback (no callback given).     */
-
-/* Under ad->lock: the request is over; complete it the way it was asked for. */
-static void finish(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS st, NDK_OBJECT_HEADER *created)
-{
-    if (!r->rc && !r->cc) {
-        r->status = (uint32_t)st;
-        r->done = 1;
-        pthread_cond_broadcast(&ad->cond);
-        return;
-    }
-    if (r->cc)
-        ndk_queue_create_cb(ad, r->cc, r->ctx, st, created, NULL);
-    else
-        ndk_queue_request_cb(ad, r->rc, r->ctx, st, r->obj);
-    free(r);
-}
-
-/* Send r; returns STATUS_PENDING (callback follows), the final status (no
- * callback given: waited; the reply handler ran, with a reply, the link's death
- * status or STATUS_IO_TIMEOUT, so the wait is bounded), or an inline failure (r
- * freed, the reply handler never ran: *inline_failed set when not NULL). */
-static NTSTATUS issue_ex(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len,
-                         int *inline_failed)
-{
-    int sync = !r->rc && !r->cc;
-    r->gate = 1;
-    NTSTATUS st = ndk_req_send(ad, r, op, msg, len, 0);
-    if (inline_failed)
-        *inline_failed = st != STATUS_SUCCESS && st != STATUS_PENDING;
-    if (st != STATUS_SUCCESS && st != STATUS_PENDING) {
-        free(r);
-        return st;
-    }
-    if (!sync)
-        return STATUS_PENDING;
-    pthread_mutex_lock(&ad->lock);
-    ndk_wait_req(ad, r);
-    pthread_mutex_unlock(&ad->lock);
-    st = (NTSTATUS)r->status;
-    free(r);
-    return st;
-}
-
-static NTSTATUS issue(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, void *msg, size_t len)
-{
-    return issue_ex(ad, r, op, msg, len, NULL);
-}
-
-/* ------------------------------------------------------------------------- */
 /* PD                                                                         */
 
-static void pd_destroy(struct ndk_core *c)
-{
-    free(NDK_CONTAINER(c, struct ndk_pd, core));
-}
+static const struct ndk_type pd_type = {NdkObjectTypePd, sizeof(struct ndk_pd), offsetof(struct ndk_pd, core), NULL,
+                                        NULL};
 
 static NTSTATUS pd_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
-    if (!ndk_obj_ok(obj, NdkObjectTypePd))
-        return STATUS_SUCCESS;
-    return ndk_close(&NDK_CONTAINER(obj, struct ndk_pd, pub.Header)->core, cb, ctx);
+    return ndk_close_as(obj, &pd_type, cb, ctx);
 }
 
 NTSTATUS ndk_create_pd(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_PD **out)
 {
-    (void)cc;
+    (void)cc; /* made on the host: done inline */
     (void)ctx;
-    if (!out)
+    if (out)
+        *out = NULL;
+    struct ndk_adapter *ad = ndk_adapter_live(a);
+    if (!ad || !out)
         return STATUS_INVALID_PARAMETER;
-    *out = NULL;
-    if (!ndk_obj_ok(a, NdkObjectTypeAdapter))
-        return STATUS_INVALID_PARAMETER;
-    struct ndk_adapter *ad = ndk_adapter_of(a);
-    struct ndk_pd *pd = calloc(1, sizeof(*pd));
+    struct ndk_pd *pd = ndk_obj_new(ad, &pd_type, &ad->core, NULL, NULL);
     if (!pd)
         return STATUS_INSUFFICIENT_RESOURCES;
-    ndk_core_init(ad, &pd->core, &pd->pub.Header, NdkObjectTypePd, &ad->core, NULL, NULL);
     pd->pub.Dispatch = &ndk_pd_dispatch;
-    pd->core.destroy = pd_destroy;
     pthread_mutex_lock(&ad->lock);
     /* PD numbers are 16 bits on the board (MPT_W1.PD); 0 is never used. */
     ad->next_pdn = (ad->next_pdn + 1) & NF_MPT_W1_PD_MASK;
     if (ad->next_pdn == 0)
         ad->next_pdn = 1;
     pd->pdn = ad->next_pdn;
-    int linked = ndk_core_link(&pd->core);
     pthread_mutex_unlock(&ad->lock);
-    if (!linked) {
-        pd_destroy(&pd->core);
-        return STATUS_INSUFFICIENT_RESOURCES;
-    }
-    *out = &pd->pub;
-    return STATUS_SUCCESS;
+    NTSTATUS st = ndk_obj_publish(&pd->core);
+    if (st == STATUS_SUCCESS)
+        *out = &pd->pub;
+    return st;
 }
 
 static NTSTATUS pd_create_mw(NDK_PD *pd, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_MW **out)
@@ -161,11 +101,6 @@ static struct ndk_mr *mr_of(NDK_MR *m)
     return NDK_CONTAINER(m, struct ndk_mr, pub);
 }
 
-static void mr_destroy(struct ndk_core *c)
-{
-    free(NDK_CONTAINER(c, struct ndk_mr, core));
-}
-
 static void mr_teardown(struct ndk_core *c)
 {
     struct ndk_mr *mr = NDK_CONTAINER(c, struct ndk_mr, core);
@@ -173,11 +108,12 @@ static void mr_teardown(struct ndk_core *c)
     ndk_send_forget(c->ad, NF_OP_MR_DESTROY, &q, sizeof(q));
 }
 
+static const struct ndk_type mr_type = {NdkObjectTypeMr, sizeof(struct ndk_mr), offsetof(struct ndk_mr, core),
+                                        mr_teardown, NULL};
+
 static NTSTATUS mr_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
-    if (!ndk_obj_ok(obj, NdkObjectTypeMr))
-        return STATUS_SUCCESS;
-    return ndk_close(&NDK_CONTAINER(obj, struct ndk_mr, pub.Header)->core, cb, ctx);
+    return ndk_close_as(obj, &mr_type, cb, ctx);
 }
 
 static void mr_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body,
@@ -185,22 +121,10 @@ static void mr_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
 {
     struct ndk_mr *mr = r->arg;
     struct nf_mr_create_rep rep;
-    mr->create_done = 1;
-    if (status == NF_STATUS_SUCCESS && (!body || len < sizeof(rep)))
-        status = NF_STATUS_INTERNAL_ERROR;
-    if (status == NF_STATUS_SUCCESS) {
-        memcpy(&rep, body, sizeof(rep));
+    status = ndk_reply_copy(status, body, len, &rep, sizeof(rep));
+    if (status == NF_STATUS_SUCCESS)
         mr->token = rep.token;
-        (void)ndk_core_link(&mr->core); /* room checked at the create; a race to full: unusable MR */
-        ndk_unref_locked(&mr->pd->core); /* the create's own reference */
-        finish(ad, r, STATUS_SUCCESS, &mr->pub.Header);
-        return;
-    }
-    ndk_unref_locked(&mr->pd->core);
-    r->arg = NULL;
-    if (r->cc) /* the object never existed for the consumer */
-        free(mr);
-    finish(ad, r, (NTSTATUS)status, NULL);
+    ndk_create_done(ad, r, &mr->core, status);
 }
 
 static NTSTATUS pd_create_mr(NDK_PD *p, BOOLEAN fast, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_MR **out)
@@ -211,60 +135,113 @@ static NTSTATUS pd_create_mr(NDK_PD *p, BOOLEAN fast, NDK_FN_CREATE_COMPLETION c
     if (!ndk_obj_ok(p, NdkObjectTypePd))
         return STATUS_INVALID_PARAMETER;
     struct ndk_pd *pd = NDK_CONTAINER(p, struct ndk_pd, pub);
-    struct ndk_adapter *ad = pd->core.ad;
     if (!ndk_registry_has_room())
         return STATUS_INSUFFICIENT_RESOURCES;
-    struct ndk_mr *mr = calloc(1, sizeof(*mr));
+    struct ndk_mr *mr = ndk_obj_new(pd->core.ad, &mr_type, &pd->core, NULL, NULL);
     struct ndk_req *r = calloc(1, sizeof(*r));
     if (!mr || !r) {
         free(mr);
         free(r);
         return STATUS_INSUFFICIENT_RESOURCES;
     }
-    ndk_core_init(ad, &mr->core, &mr->pub.Header, NdkObjectTypeMr, &pd->core, NULL, NULL);
     mr->pub.Dispatch = &ndk_mr_dispatch;
-    mr->core.destroy = mr_destroy;
-    mr->core.teardown = mr_teardown;
-    mr->pd = pd;
     mr->fast = fast ? 1 : 0;
     r->on_reply = mr_create_reply;
     r->arg = mr;
-    r->cc = cc;
-    r->ctx = ctx;
     uint8_t msg[NF_MSG_HDR_SIZE + NF_MR_CREATE_REQ_SIZE];
     struct nf_mr_create_req q = {pd->pdn, (uint32_t)mr->fast};
     memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
-    pthread_mutex_lock(&ad->lock);
-    ndk_ref(&pd->core); /* a PD close waits for the create */
-    pthread_mutex_unlock(&ad->lock);
-    NTSTATUS st = issue(ad, r, NF_OP_MR_CREATE, msg, sizeof(msg));
-    if (st == STATUS_PENDING)
-        return st;
-    if (st == STATUS_SUCCESS) {
+    NTSTATUS st = ndk_create_issue(&mr->core, r, NF_OP_MR_CREATE, msg, sizeof(msg), cc, ctx);
+    if (st == STATUS_SUCCESS)
         *out = &mr->pub;
-        return st;
-    }
-    /* Failed: inline (the reply handler never ran: drop the create's PD reference)
-     * or, without a callback, answered with an error (the handler dropped it). */
-    if (!(cc == NULL && mr->create_done)) {
-        pthread_mutex_lock(&ad->lock);
-        ndk_unref_locked(&pd->core);
-        pthread_mutex_unlock(&ad->lock);
-    }
-    free(mr);
     return st;
 }
 
-static void mr_register_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body,
-                              size_t len)
+/* ---- NdkRegisterMr, NdkDeregisterMr, NdkInitializeFastRegisterMr: one request
+ * each, holding a reference on the MR until its answer ---- */
+
+/* Under ad->lock: may the request start? If so the MR shows it in flight. */
+static int mr_begin(struct ndk_mr *mr, uint16_t op)
+{
+    if (op == NF_OP_MR_REGISTER) {
+        if (mr->state != MR_CREATED || mr->core.closing)
+            return 0; /* already registered or being registered */
+        mr->state = MR_REGISTERING;
+    } else if (op == NF_OP_MR_DEREGISTER) {
+        if (mr->state != MR_REGISTERED)
+            return 0;
+        mr->state = MR_DEREGISTERING;
+    } else {
+        if (mr->core.closing)
+            return 0;
+        mr->inits_in_flight++;
+    }
+    ndk_ref(&mr->core);
+    return 1;
+}
+
+/* Under ad->lock: what the answer leaves in the MR (an inline failure is one too:
+ * the board never saw the request). u: the FRMR_INIT's pages and remote access. */
+static void mr_settle(struct ndk_mr *mr, uint16_t op, uint32_t status, const uint32_t *u)
+{
+    int ok = status == NF_STATUS_SUCCESS;
+    if (op == NF_OP_MR_REGISTER) {
+        mr->state = ok ? MR_REGISTERED : MR_CREATED;
+    } else if (op == NF_OP_MR_DEREGISTER) {
+        mr->state = ok ? MR_CREATED : MR_REGISTERED;
+    } else {
+        mr->inits_in_flight--;
+        if (ok) {
+            mr->frmr_pages = u[0];
+            mr->remote_access = (int)u[1];
+        }
+    }
+    ndk_unref_locked(&mr->core); /* the request's own reference */
+}
+
+static void mr_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
 {
     (void)body;
     (void)len;
     struct ndk_mr *mr = r->arg;
-    mr->state = status == NF_STATUS_SUCCESS ? MR_REGISTERED : MR_CREATED;
-    struct ndk_core *c = &mr->core;
-    finish(ad, r, (NTSTATUS)status, NULL);
-    ndk_unref_locked(c); /* the request's own reference */
+    uint16_t op = r->op;
+    uint32_t u[2] = {r->u[0], r->u[1]};
+    ndk_req_finish(ad, r, (NTSTATUS)status, NULL); /* its callback holds the MR first, then: */
+    mr_settle(mr, op, status, u);
+}
+
+/* Start, send and (without a callback) wait for one MR request; msg holds its body. */
+static NTSTATUS mr_issue(struct ndk_mr *mr, uint16_t op, void *msg, size_t len, const uint32_t *u,
+                         NDK_FN_REQUEST_COMPLETION rc, void *ctx)
+{
+    struct ndk_adapter *ad = mr->core.ad;
+    struct ndk_req *r = calloc(1, sizeof(*r));
+    if (!r)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    pthread_mutex_lock(&ad->lock);
+    int started = mr_begin(mr, op);
+    pthread_mutex_unlock(&ad->lock);
+    if (!started) {
+        free(r);
+        return STATUS_INVALID_DEVICE_STATE;
+    }
+    r->on_reply = mr_reply;
+    r->arg = mr;
+    r->obj = &mr->core;
+    r->rc = rc;
+    r->ctx = ctx;
+    if (u) {
+        r->u[0] = u[0];
+        r->u[1] = u[1];
+    }
+    int inline_failed = 0;
+    NTSTATUS st = ndk_req_issue(ad, r, op, msg, len, &inline_failed);
+    if (inline_failed) {
+        pthread_mutex_lock(&ad->lock);
+        mr_settle(mr, op, (uint32_t)st, u);
+        pthread_mutex_unlock(&ad->lock);
+    }
+    return st;
 }
 
 static NTSTATUS mr_register(NDK_MR *m, MDL *mdl, SIZE_T length, ULONG flags, NDK_FN_REQUEST_COMPLETION rc,
@@ -274,9 +251,7 @@ static NTSTATUS mr_register(NDK_MR *m, MDL *mdl, SIZE_T length, ULONG flags, NDK
         return STATUS_INVALID_PARAMETER;
     struct ndk_mr *mr = mr_of(m);
     struct ndk_adapter *ad = mr->core.ad;
-    const ULONG known = NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ |
-                        NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_RDMA_READ_SINK;
-    if (flags & ~known)
+    if (flags & ~(ULONG)NF_KNOWN_FLAGS_MR_REGISTER) /* the firmware's mask too (tools/layout.toml) */
         return STATUS_INVALID_PARAMETER;
     /* Remote write implies local write (0x5 = 0x4 | 0x1): 0x4 alone is not valid. */
     if ((flags & NDK_MR_FLAG_ALLOW_REMOTE_WRITE & ~NDK_MR_FLAG_ALLOW_LOCAL_WRITE) &&
@@ -286,69 +261,27 @@ static NTSTATUS mr_register(NDK_MR *m, MDL *mdl, SIZE_T length, ULONG flags, NDK
         return STATUS_INVALID_DEVICE_STATE; /* only on an MR created with FastRegister = FALSE */
     uint32_t cap = ad->info.mtt_entries < NDK_MAX_REGISTER_PAGES ? ad->info.mtt_entries : NDK_MAX_REGISTER_PAGES;
     uint8_t *msg = malloc(NF_LINK_MAX_PAYLOAD);
-    struct ndk_req *r = calloc(1, sizeof(*r));
-    if (!msg || !r) {
-        free(msg);
-        free(r);
+    if (!msg)
         return STATUS_INSUFFICIENT_RESOURCES;
-    }
     NDK_LOGICAL_ADDRESS *pages =
         (NDK_LOGICAL_ADDRESS *)(void *)(msg + NF_MSG_HDR_SIZE + NF_MR_REGISTER_REQ_SIZE);
     NTSTATUS st;
     ULONG fbo = 0;
     uint32_t n = ndk_mdl_pages(ad, mdl, length, pages, cap, &fbo, &st);
-    if (n == 0) {
-        free(msg);
-        free(r);
-        return st;
+    if (n > 0) {
+        struct nf_mr_register_req q;
+        memset(&q, 0, sizeof(q));
+        q.token = mr->token;
+        q.flags = flags;
+        q.va = (uint64_t)(uintptr_t)MmGetMdlVirtualAddress(mdl);
+        q.length = length;
+        q.fbo = fbo;
+        q.npages = n;
+        memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
+        st = mr_issue(mr, NF_OP_MR_REGISTER, msg, NF_MSG_HDR_SIZE + sizeof(q) + (size_t)n * 8u, NULL, rc, ctx);
     }
-    pthread_mutex_lock(&ad->lock);
-    if (mr->state != MR_CREATED || mr->core.closing) {
-        pthread_mutex_unlock(&ad->lock);
-        free(msg);
-        free(r);
-        return STATUS_INVALID_DEVICE_STATE; /* already registered or being registered */
-    }
-    mr->state = MR_REGISTERING;
-    ndk_ref(&mr->core);
-    pthread_mutex_unlock(&ad->lock);
-    struct nf_mr_register_req q;
-    memset(&q, 0, sizeof(q));
-    q.token = mr->token;
-    q.flags = flags;
-    q.va = (uint64_t)(uintptr_t)MmGetMdlVirtualAddress(mdl);
-    q.length = length;
-    q.fbo = fbo;
-    q.npages = n;
-    memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
-    r->on_reply = mr_register_reply;
-    r->arg = mr;
-    r->obj = &mr->core;
-    r->rc = rc;
-    r->ctx = ctx;
-    int inline_failed = 0;
-    st = issue_ex(ad, r, NF_OP_MR_REGISTER, msg, NF_MSG_HDR_SIZE + sizeof(q) + (size_t)n * 8u, &inline_failed);
     free(msg);
-    if (inline_failed) {
-        /* Inline failure before the board saw it: undo. */
-        pthread_mutex_lock(&ad->lock);
-        mr->state = MR_CREATED;
-        ndk_unref_locked(&mr->core);
-        pthread_mutex_unlock(&ad->lock);
-    }
     return st;
-}
-
-static void mr_deregister_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body,
-                                size_t len)
-{
-    (void)body;
-    (void)len;
-    struct ndk_mr *mr = r->arg;
-    mr->state = status == NF_STATUS_SUCCESS ? MR_CREATED : MR_REGISTERED;
-    struct ndk_core *c = &mr->core;
-    finish(ad, r, (NTSTATUS)status, NULL);
-    ndk_unref_locked(c);
 }
 
 static NTSTATUS mr_deregister(NDK_MR *m, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
@@ -356,54 +289,12 @@ static NTSTATUS mr_deregister(NDK_MR *m, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx
     if (!ndk_obj_ok(m, NdkObjectTypeMr))
         return STATUS_INVALID_PARAMETER;
     struct ndk_mr *mr = mr_of(m);
-    struct ndk_adapter *ad = mr->core.ad;
     if (mr->fast)
         return STATUS_INVALID_DEVICE_STATE; /* fast-register MRs are invalidated, not deregistered */
-    struct ndk_req *r = calloc(1, sizeof(*r));
-    if (!r)
-        return STATUS_INSUFFICIENT_RESOURCES;
-    pthread_mutex_lock(&ad->lock);
-    if (mr->state != MR_REGISTERED) {
-        pthread_mutex_unlock(&ad->lock);
-        free(r);
-        return STATUS_INVALID_DEVICE_STATE;
-    }
-    mr->state = MR_DEREGISTERING;
-    ndk_ref(&mr->core);
-    pthread_mutex_unlock(&ad->lock);
     uint8_t msg[NF_MSG_HDR_SIZE + NF_TOKEN_REQ_SIZE];
     struct nf_token_req q = {mr->token, 0};
     memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
-    r->on_reply = mr_deregister_reply;
-    r->arg = mr;
-    r->obj = &mr->core;
-    r->rc = rc;
-    r->ctx = ctx;
-    int inline_failed = 0;
-    NTSTATUS st = issue_ex(ad, r, NF_OP_MR_DEREGISTER, msg, sizeof(msg), &inline_failed);
-    if (inline_failed) {
-        pthread_mutex_lock(&ad->lock);
-        mr->state = MR_REGISTERED;
-        ndk_unref_locked(&mr->core);
-        pthread_mutex_unlock(&ad->lock);
-    }
-    return st;
-}
-
-static void frmr_init_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body,
-                            size_t len)
-{
-    (void)body;
-    (void)len;
-    struct ndk_mr *mr = r->arg;
-    mr->inits_in_flight--;
-    if (status == NF_STATUS_SUCCESS) {
-        mr->frmr_pages = r->u[0];
-        mr->remote_access = (int)r->u[1];
-    }
-    struct ndk_core *c = &mr->core;
-    finish(ad, r, (NTSTATUS)status, NULL);
-    ndk_unref_locked(c);
+    return mr_issue(mr, NF_OP_MR_DEREGISTER, msg, sizeof(msg), NULL, rc, ctx);
 }
 
 static NTSTATUS mr_init_fast(NDK_MR *m, ULONG npages, BOOLEAN remote, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
@@ -411,7 +302,7 @@ static NTSTATUS mr_init_fast(NDK_MR *m, ULONG npages, BOOLEAN remote, NDK_FN_REQ
     if (!ndk_obj_ok(m, NdkObjectTypeMr))
         return STATUS_INVALID_PARAMETER;
     struct ndk_mr *mr = mr_of(m);
-    struct ndk_adapter *ad = mr->core.ad;
+    const struct ndk_adapter *ad = mr->core.ad;
     if (!mr->fast)
         return STATUS_INVALID_DEVICE_STATE; /* MR must be created with FastRegister = TRUE */
     if (npages == 0)
@@ -420,38 +311,11 @@ static NTSTATUS mr_init_fast(NDK_MR *m, ULONG npages, BOOLEAN remote, NDK_FN_REQ
     // cppcheck-suppress knownConditionTrueFalse ; limit comes from the board's INFO
     if (npages > limit)
         return STATUS_IMPLEMENTATION_LIMIT;
-    struct ndk_req *r = calloc(1, sizeof(*r));
-    if (!r)
-        return STATUS_INSUFFICIENT_RESOURCES;
-    pthread_mutex_lock(&ad->lock);
-    if (mr->core.closing) {
-        pthread_mutex_unlock(&ad->lock);
-        free(r);
-        return STATUS_INVALID_DEVICE_STATE;
-    }
-    mr->inits_in_flight++;
-    ndk_ref(&mr->core);
-    pthread_mutex_unlock(&ad->lock);
     uint8_t msg[NF_MSG_HDR_SIZE + NF_FRMR_INIT_REQ_SIZE];
     struct nf_frmr_init_req q = {mr->token, npages, remote ? 1u : 0u, 0};
     memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
-    r->on_reply = frmr_init_reply;
-    r->arg = mr;
-    r->obj = &mr->core;
-    r->rc = rc;
-    r->ctx = ctx;
-    r->u[0] = npages;
-    r->u[1] = remote ? 1u : 0u;
-    int inline_failed = 0;
-    NTSTATUS st = issue_ex(ad, r, NF_OP_FRMR_INIT, msg, sizeof(msg), &inline_failed);
-    if (inline_failed) {
-        /* Inline failure (with or without a callback): the reply handler never ran. */
-        pthread_mutex_lock(&ad->lock);
-        mr->inits_in_flight--;
-        ndk_unref_locked(&mr->core);
-        pthread_mutex_unlock(&ad->lock);
-    }
-    return st;
+    const uint32_t u[2] = {npages, remote ? 1u : 0u};
+    return mr_issue(mr, NF_OP_FRMR_INIT, msg, sizeof(msg), u, rc, ctx);
 }
 
 static UINT32 mr_token(NDK_MR *m)

@@ -66,12 +66,11 @@ void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe)
     struct ndk_wr_slot s = qp->ring[cqe->wr_id & qp->mask];
     qp->head = cqe->wr_id + 1;
     pthread_mutex_unlock(&qp->ring_lock);
-    if (cqe->status != NF_STATUS_SUCCESS)
-        qp->in_error = 1;
     complete(qp, &s, (NTSTATUS)cqe->status, cqe->bytes, cqe->op_type, cqe->refuse);
 }
 
-void ndk_qp_fail_all(struct ndk_qp *qp, NTSTATUS status)
+/* Under ad->lock: complete every outstanding work request with status. */
+static void fail_all(struct ndk_qp *qp, NTSTATUS status)
 {
     pthread_mutex_lock(&qp->ring_lock);
     if (status == STATUS_CANCELLED)
@@ -82,6 +81,87 @@ void ndk_qp_fail_all(struct ndk_qp *qp, NTSTATUS status)
         complete(qp, &s, status, 0, 0, 0);
     }
     pthread_mutex_unlock(&qp->ring_lock);
+}
+
+void ndk_qps_fail(struct ndk_adapter *ad, NTSTATUS status)
+{
+    for (uint32_t i = 0; i < ad->nqps; i++) {
+        struct ndk_qp *qp = ad->qps[i];
+        if (qp) {
+            __atomic_store_n(&qp->connected, 0, __ATOMIC_RELAXED);
+            fail_all(qp, status);
+        }
+    }
+}
+
+/* Under ad->lock (callback thread): a QP's work requests. The board reports them in
+ * order, each that is not a silent success, so the first outstanding request that
+ * reports a completion is the one to watch: when that same request has been the
+ * first for the timeout, it completes STATUS_IO_TIMEOUT (the silent ones before it
+ * retire with it, as its CQE would have retired them) and a late CQE for it is
+ * stale. Silent requests alone have nothing to wait for. */
+static void watch(struct ndk_adapter *ad, struct ndk_qp *qp, uint64_t now)
+{
+    pthread_mutex_lock(&qp->ring_lock);
+    uint32_t id = qp->head;
+    while (id != qp->tail && qp->ring[id & qp->mask].silent)
+        id++;
+    if (id == qp->tail) {
+        qp->watch_since_us = 0; /* nothing that reports a completion is outstanding */
+    } else if (qp->watch_since_us == 0 || qp->watch_head != id) {
+        qp->watch_head = id;
+        qp->watch_since_us = now;
+    } else if (now - qp->watch_since_us >= ad->req_timeout_us) {
+        struct ndk_wr_slot copy = qp->ring[id & qp->mask];
+        qp->head = id + 1;
+        qp->watch_since_us = 0;
+        complete(qp, &copy, STATUS_IO_TIMEOUT, 0, 0, 0);
+        ad->wr_timeouts++;
+    }
+    pthread_mutex_unlock(&qp->ring_lock);
+}
+
+void ndk_qps_watch(struct ndk_adapter *ad, uint64_t now)
+{
+    for (uint32_t i = 0; i < ad->nqps; i++)
+        if (ad->qps[i])
+            watch(ad, ad->qps[i], now);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Connection state: the QP's user (a connector) attaches, detaches and says when
+ * the connection is up or down; the QP tells its user when it goes away.       */
+
+NTSTATUS ndk_qp_usable(const struct ndk_qp *qp, const struct ndk_adapter *ad)
+{
+    if (qp->core.ad != ad || qp->core.closing)
+        return STATUS_INVALID_PARAMETER;
+    if (qp->user || qp->connected)
+        return STATUS_INVALID_DEVICE_STATE; /* already used by a connection */
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS ndk_qp_attach(struct ndk_qp *qp, const struct ndk_adapter *ad, void *user, void (*gone)(void *user))
+{
+    NTSTATUS st = ndk_qp_usable(qp, ad);
+    if (st != STATUS_SUCCESS)
+        return st;
+    qp->user = user;
+    qp->user_gone = gone;
+    return STATUS_SUCCESS;
+}
+
+void ndk_qp_detach(struct ndk_qp *qp, const void *user)
+{
+    if (qp->user == user) {
+        qp->user = NULL;
+        qp->user_gone = NULL;
+    }
+}
+
+void ndk_qp_set_connected(struct ndk_qp *qp, int connected)
+{
+    __atomic_store_n(&qp->connected, connected, __ATOMIC_RELAXED);
 }
 
 /* NdkFlush, concurrent with posting on the same QP (NDK allows it). Nothing is
@@ -155,11 +235,7 @@ static VOID qp_flush(NDK_QP *q)
             /* Sent, or the death handler answered it already: its answer runs now. */
             if (ls == NF_STATUS_SUCCESS)
                 qp->deferred = 0;
-            pthread_mutex_lock(&ad->lock);
-            r->issuing = 0;
-            if (r->early)
-                r->on_reply(ad, r, r->early_status, r->early_has_body ? r->early_body : NULL, r->early_len);
-            pthread_mutex_unlock(&ad->lock);
+            ndk_req_issued(ad, r);
             return;
         }
     }
@@ -192,17 +268,22 @@ static NTSTATUS refuse(struct ndk_qp *qp, NTSTATUS st)
 static NTSTATUS post(struct ndk_qp *qp, void *ctx, uint32_t op_type, uint16_t op, ULONG flags, struct nf_msg_hdr *h,
                      struct nf_wr_hdr *w, size_t head_len, const void *tail, size_t tail_len)
 {
-    uint32_t dead = __atomic_load_n(&qp->core.ad->dead, __ATOMIC_RELAXED) |
-                    __atomic_load_n(&qp->broken, __ATOMIC_RELAXED); /* set under ad->lock */
+    uint32_t dead = __atomic_load_n(&qp->core.ad->dead, __ATOMIC_RELAXED); /* set under ad->lock */
     if (dead)
-        return refuse(qp, (NTSTATUS)dead); /* the link is gone, or the QP's CQ overflowed */
+        return refuse(qp, (NTSTATUS)dead); /* the link is gone */
+    /* A CQ of the QP overflowed: NDK makes every QP using it unusable. Refused with
+     * STATUS_CANCELLED, what a broken connection completes requests with (there is
+     * no CQ left to complete them on). */
+    if (__atomic_load_n(&qp->icq->overflowed, __ATOMIC_RELAXED) ||
+        (qp->rcq && __atomic_load_n(&qp->rcq->overflowed, __ATOMIC_RELAXED)))
+        return refuse(qp, STATUS_CANCELLED);
     h->op = op;
     h->len = (uint16_t)(head_len + tail_len);
     h->tag = 0;
     h->status = 0;
     h->rsvd = 0;
     w->qpn = qp->qpn;
-    w->flags = flags;
+    w->flags = flags & ~(ULONG)NDK_OP_FLAG_DEFER; /* a host-only hint */
     w->rsvd = 0;
     int defer = (flags & NDK_OP_FLAG_DEFER) != 0;
     struct nf_link_part parts[2] = {{h, head_len}, {tail, tail_len}};
@@ -227,12 +308,13 @@ static NTSTATUS post(struct ndk_qp *qp, void *ctx, uint32_t op_type, uint16_t op
     return STATUS_SUCCESS;
 }
 
-#define FR_FLAGS \
-    (NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_ALLOW_REMOTE_READ | \
-     NDK_OP_FLAG_ALLOW_LOCAL_WRITE | NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_RDMA_READ_SINK | NDK_OP_FLAG_DEFER)
+/* The flags each request accepts: one mask per request type (tools/layout.toml
+ * KNOWN_FLAGS), the firmware's too, so an unknown bit is STATUS_INVALID_PARAMETER on
+ * both sides. The firmware decides what depends on the board's state (the MR's PD
+ * against the QP's: STATUS_ACCESS_VIOLATION in the completion). */
 #define REMOTE_FLAGS (NDK_OP_FLAG_ALLOW_REMOTE_READ | (NDK_OP_FLAG_ALLOW_REMOTE_WRITE & ~NDK_OP_FLAG_ALLOW_LOCAL_WRITE))
-#define INV_FLAGS (NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER)
-#define RDMA_FLAGS (NDK_OP_FLAG_SILENT_SUCCESS | NDK_OP_FLAG_READ_FENCE | NDK_OP_FLAG_DEFER)
+_Static_assert((NF_KNOWN_FLAGS_FAST_REGISTER & NF_KNOWN_FLAGS_INVALIDATE & NF_KNOWN_FLAGS_RDMA & NDK_OP_FLAG_DEFER) != 0,
+               "DEFER is accepted by every work request");
 
 static NTSTATUS qp_fast_register(NDK_QP *q, PVOID ctx, NDK_MR *m, ULONG npages, const NDK_LOGICAL_ADDRESS *pages,
                                  ULONG fbo, SIZE_T length, PVOID base_va, ULONG flags)
@@ -245,18 +327,19 @@ static NTSTATUS qp_fast_register(NDK_QP *q, PVOID ctx, NDK_MR *m, ULONG npages, 
     if (!__atomic_load_n(&qp->connected, __ATOMIC_RELAXED))
         return refuse(qp, STATUS_CONNECTION_INVALID);
     const struct ndk_mr *mr = NDK_CONTAINER(m, struct ndk_mr, pub);
+    if (mr->core.ad != qp->core.ad || (flags & ~(ULONG)NF_KNOWN_FLAGS_FAST_REGISTER))
+        return refuse(qp, STATUS_INVALID_PARAMETER); /* another adapter's MR: its token means nothing here */
     if (!mr->fast || mr->frmr_pages == 0)
         return refuse(qp, STATUS_INVALID_DEVICE_STATE); /* not a fast-register MR, or not initialized */
-    if (mr->pd != qp->pd || (flags & ~FR_FLAGS))
-        return refuse(qp, STATUS_INVALID_PARAMETER);
     if ((flags & REMOTE_FLAGS) && !mr->remote_access)
         return refuse(qp, STATUS_ACCESS_VIOLATION);
     if (npages == 0 || npages > mr->frmr_pages || fbo >= PAGE_SIZE || length == 0 ||
         length > (SIZE_T)npages * PAGE_SIZE - fbo)
         return refuse(qp, STATUS_INVALID_PARAMETER);
     uint64_t va = (uint64_t)(uintptr_t)base_va;
-    /* BaseVirtualAddress = FBO + n * PAGE_SIZE; zero-based addresses are not supported. */
-    if (va == 0 || (va & (PAGE_SIZE - 1)) != fbo || va + length < va)
+    /* BaseVirtualAddress = FBO + n * PAGE_SIZE (so 0 only with FBO 0); the last byte,
+     * va + length - 1, may be the last of the address space but must not wrap. */
+    if ((va & (PAGE_SIZE - 1)) != fbo || va + (length - 1) < va)
         return refuse(qp, STATUS_INVALID_PARAMETER);
     const struct ndk_adapter *ad = qp->core.ad;
     const uint64_t lo = ad->info.user_base, hi = ad->info.mem_bytes;
@@ -280,7 +363,7 @@ static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULON
     if (!ndk_obj_ok(q, NdkObjectTypeQp))
         return STATUS_INVALID_PARAMETER;
     struct ndk_qp *qp = qp_of(q);
-    if (!obj || (flags & ~INV_FLAGS) || !ndk_live(obj))
+    if (!obj || (flags & ~(ULONG)NF_KNOWN_FLAGS_INVALIDATE) || !ndk_live(obj))
         return refuse(qp, STATUS_INVALID_PARAMETER);
     if (obj->ObjectType == NdkObjectTypeMw)
         return refuse(qp, STATUS_NOT_SUPPORTED); /* no memory windows */
@@ -289,10 +372,10 @@ static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULON
     if (!__atomic_load_n(&qp->connected, __ATOMIC_RELAXED))
         return refuse(qp, STATUS_CONNECTION_INVALID);
     const struct ndk_mr *mr = NDK_CONTAINER(obj, struct ndk_mr, pub.Header);
+    if (mr->core.ad != qp->core.ad)
+        return refuse(qp, STATUS_INVALID_PARAMETER); /* another adapter's MR */
     if (!mr->fast)
         return refuse(qp, STATUS_INVALID_DEVICE_STATE); /* NdkRegisterMr'd MRs are deregistered, not invalidated */
-    if (mr->pd != qp->pd)
-        return refuse(qp, STATUS_INVALID_PARAMETER);
     struct {
         struct nf_msg_hdr h;
         struct nf_wr_hdr w;
@@ -308,7 +391,7 @@ static NTSTATUS rdma(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UINT6
     if (!ndk_obj_ok(q, NdkObjectTypeQp))
         return STATUS_INVALID_PARAMETER;
     struct ndk_qp *qp = qp_of(q);
-    if ((!sgl && nsge) || (flags & ~RDMA_FLAGS))
+    if ((!sgl && nsge) || (flags & ~(ULONG)NF_KNOWN_FLAGS_RDMA))
         return refuse(qp, STATUS_INVALID_PARAMETER);
     if (!__atomic_load_n(&qp->connected, __ATOMIC_RELAXED))
         return refuse(qp, STATUS_CONNECTION_INVALID);
@@ -387,12 +470,11 @@ static NTSTATUS qp_send_inv(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge
 /* ------------------------------------------------------------------------- */
 /* Create and close                                                           */
 
-static void qp_destroy(struct ndk_core *c)
+static void qp_fini(struct ndk_core *c)
 {
     struct ndk_qp *qp = NDK_CONTAINER(c, struct ndk_qp, core);
     pthread_mutex_destroy(&qp->ring_lock);
     free(qp->ring);
-    free(qp);
 }
 
 static void qp_teardown(struct ndk_core *c)
@@ -402,16 +484,25 @@ static void qp_teardown(struct ndk_core *c)
     pthread_mutex_lock(&ad->lock);
     /* Whatever is still outstanding (the close's flush answered, timed out or the
      * link died) completes CANCELLED before the close does. */
-    ndk_qp_fail_all(qp, STATUS_CANCELLED);
+    fail_all(qp, STATUS_CANCELLED);
     for (uint32_t i = 0; i < ad->nqps; i++)
         if (ad->qps[i] == qp)
             ad->qps[i] = NULL;
     __atomic_store_n(&qp->connected, 0, __ATOMIC_RELAXED);
-    ndk_conn_qp_gone(qp);
+    if (qp->user) {
+        void *user = qp->user;
+        void (*gone)(void *) = qp->user_gone;
+        qp->user = NULL;
+        qp->user_gone = NULL;
+        gone(user);
+    }
     pthread_mutex_unlock(&ad->lock);
     struct nf_qp_req q = {qp->qpn, 0};
     ndk_send_forget(ad, NF_OP_QP_DESTROY, &q, sizeof(q));
 }
+
+static const struct ndk_type qp_type = {NdkObjectTypeQp, sizeof(struct ndk_qp), offsetof(struct ndk_qp, core),
+                                        qp_teardown, qp_fini};
 
 static NTSTATUS qp_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
@@ -440,11 +531,9 @@ static void qp_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
 {
     struct ndk_qp *qp = r->arg;
     struct nf_qp_create_rep rep;
-    if (status == NF_STATUS_SUCCESS && (!body || len < sizeof(rep)))
-        status = NF_STATUS_INTERNAL_ERROR;
+    status = ndk_reply_copy(status, body, len, &rep, sizeof(rep));
     uint32_t slot = ad->nqps;
     if (status == NF_STATUS_SUCCESS) {
-        memcpy(&rep, body, sizeof(rep));
         for (uint32_t i = 0; i < ad->nqps; i++) {
             if (ad->qps[i] && ad->qps[i]->qpn == rep.qpn)
                 slot = ad->nqps + 1; /* the board named a QP it already gave us */
@@ -457,24 +546,8 @@ static void qp_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
     if (status == NF_STATUS_SUCCESS) {
         qp->qpn = rep.qpn;
         ad->qps[slot] = qp;
-        (void)ndk_core_link(&qp->core); /* room checked at the create; a race to full: unusable QP */
     }
-    for (int i = 0; i < 3; i++) /* the create's own references */
-        if (qp->core.parents[i])
-            ndk_unref_locked(qp->core.parents[i]);
-    if (!r->cc && !r->rc) {
-        r->status = status;
-        r->done = 1;
-        pthread_cond_broadcast(&ad->cond);
-        return;
-    }
-    if (status == NF_STATUS_SUCCESS) {
-        ndk_queue_create_cb(ad, r->cc, r->ctx, STATUS_SUCCESS, &qp->pub.Header, NULL);
-    } else {
-        ndk_queue_create_cb(ad, r->cc, r->ctx, (NTSTATUS)status, NULL, NULL);
-        qp_destroy(&qp->core);
-    }
-    free(r);
+    ndk_create_done(ad, r, &qp->core, status);
 }
 
 NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG rdepth, ULONG idepth, ULONG rsge,
@@ -501,7 +574,7 @@ NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG r
     uint32_t ring = 1;
     while (ring < idepth)
         ring <<= 1;
-    struct ndk_qp *qp = calloc(1, sizeof(*qp));
+    struct ndk_qp *qp = ndk_obj_new(ad, &qp_type, &pd->core, &ic->core, rc && rc != ic ? &rc->core : NULL);
     struct ndk_wr_slot *slots = calloc(ring, sizeof(*slots));
     struct ndk_req *r = calloc(1, sizeof(*r));
     if (!qp || !slots || !r) {
@@ -510,60 +583,25 @@ NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG r
         free(r);
         return STATUS_INSUFFICIENT_RESOURCES;
     }
-    ndk_core_init(ad, &qp->core, &qp->pub.Header, NdkObjectTypeQp, &pd->core, &ic->core,
-                  rc && rc != ic ? &rc->core : NULL);
     qp->pub.Dispatch = &ndk_qp_dispatch;
-    qp->core.destroy = qp_destroy;
-    qp->core.teardown = qp_teardown;
-    qp->pd = pd;
     qp->icq = ic;
     qp->rcq = rc;
     qp->context = qpctx;
-    qp->pdn = pd->pdn;
     qp->max_sge = isge;
     qp->ring = slots;
     qp->depth = idepth;
     qp->mask = ring - 1;
     qp->qpn = UINT32_MAX;
     pthread_mutex_init(&qp->ring_lock, NULL);
-    pthread_mutex_lock(&ad->lock);
-    for (int i = 0; i < 3; i++) /* parents wait for the create */
-        if (qp->core.parents[i])
-            ndk_ref(qp->core.parents[i]);
-    pthread_mutex_unlock(&ad->lock);
-
     r->on_reply = qp_create_reply;
     r->arg = qp;
-    r->cc = cc;
-    r->ctx = ctx;
-    r->gate = 1;
     uint8_t msg[NF_MSG_HDR_SIZE + NF_QP_CREATE_REQ_SIZE];
     struct nf_qp_create_req q = {pd->pdn, idepth};
     memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
-    NTSTATUS st = ndk_req_send(ad, r, NF_OP_QP_CREATE, msg, sizeof(msg), 0);
-    if (st != STATUS_SUCCESS && st != STATUS_PENDING) {
-        pthread_mutex_lock(&ad->lock);
-        for (int i = 0; i < 3; i++)
-            if (qp->core.parents[i])
-                ndk_unref_locked(qp->core.parents[i]);
-        pthread_mutex_unlock(&ad->lock);
-        free(r);
-        qp_destroy(&qp->core);
-        return st;
-    }
-    if (cc)
-        return STATUS_PENDING;
-    pthread_mutex_lock(&ad->lock);
-    ndk_wait_req(ad, r);
-    pthread_mutex_unlock(&ad->lock);
-    st = (NTSTATUS)r->status;
-    free(r);
-    if (st != STATUS_SUCCESS) {
-        qp_destroy(&qp->core);
-        return st;
-    }
-    *out = &qp->pub;
-    return STATUS_SUCCESS;
+    NTSTATUS st = ndk_create_issue(&qp->core, r, NF_OP_QP_CREATE, msg, sizeof(msg), cc, ctx);
+    if (st == STATUS_SUCCESS)
+        *out = &qp->pub;
+    return st;
 }
 
 NTSTATUS ndk_create_qp_with_srq(NDK_PD *pd, NDK_CQ *rcq, NDK_CQ *icq, NDK_SRQ *srq, PVOID qpctx, ULONG idepth,

@@ -506,8 +506,8 @@ static void test_fast_register_rules(void)
            "NdkFastRegister base VA not FBO + n * PAGE_SIZE: INVALID_PARAMETER");
     expect(qp->Dispatch->NdkFastRegister(qp, NULL, fr, np, pages, fbo, np * PAGE_SIZE - fbo + 1, va, 0),
            STATUS_INVALID_PARAMETER, "NdkFastRegister length past the pages: INVALID_PARAMETER");
-    expect(qp->Dispatch->NdkFastRegister(qp, NULL, fr, np, pages, 0, len, NULL, 0), STATUS_INVALID_PARAMETER,
-           "NdkFastRegister zero-based virtual address: INVALID_PARAMETER");
+    expect(qp->Dispatch->NdkFastRegister(qp, NULL, fr, np, pages, fbo, len, NULL, 0), STATUS_INVALID_PARAMETER,
+           "NdkFastRegister BaseVirtualAddress 0 with a nonzero FBO: INVALID_PARAMETER");
     NDK_MR *uninit = new_mr(pd, 1);
     expect(qp->Dispatch->NdkFastRegister(qp, NULL, uninit, 1, pages, 0, 16, va - fbo, 0), STATUS_INVALID_DEVICE_STATE,
            "NdkFastRegister on an uninitialized fast MR: INVALID_DEVICE_STATE");

@@ -1,11 +1,16 @@
-/* Unit tests of the NDKPI provider that need no adapter: the header's layout and
+/* Unit tests of the NDKPI provider. Most need no adapter: the header's layout and
  * values, dispatch-table order, and the local rule checks of every call, run on
  * objects built in memory (white box: host/src/ndk_internal.h). A check that
- * passes would send a message; here the link is absent, so only refusals and the
- * host-only calls are exercised. */
+ * passes would send a message; there the link is absent, so only refusals and the
+ * host-only calls are exercised. Last, on the software adapter (nfmodel), the
+ * statuses the firmware decides rather than the host (docs: rule ownership). */
+#include <errno.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "consumer.h"
 #include "ndk_internal.h"
 #include "tap.h"
 
@@ -55,13 +60,7 @@ static void test_layout(void)
 /* An adapter without a board: INFO as the SIM profile reports it. */
 static struct ndk_adapter *fake_adapter(void)
 {
-    struct ndk_adapter *ad = calloc(1, sizeof(*ad));
-    ndk_core_init(ad, &ad->core, &ad->pub.Header, NdkObjectTypeAdapter, NULL, NULL, NULL);
-    ad->pub.Dispatch = &ndk_adapter_dispatch;
-    ad->objects.next = ad->objects.prev = &ad->objects;
-    pthread_mutex_init(&ad->lock, NULL);
-    pthread_cond_init(&ad->cond, NULL);
-    pthread_cond_init(&ad->ev_cond, NULL);
+    struct ndk_adapter *ad = ndk_adapter_alloc();
     ad->info.page_size = PAGE_SIZE;
     ad->info.user_base = USER_BASE;
     ad->info.mem_bytes = MEM_BYTES;
@@ -70,13 +69,12 @@ static struct ndk_adapter *fake_adapter(void)
     ad->info.max_frmr_pages = 256;
     ad->info.max_sge = 4;
     ad->info.max_qps = 16;
-    ad->first_page = USER_BASE / PAGE_SIZE;
-    ad->npages = (MEM_BYTES - USER_BASE) / PAGE_SIZE;
-    ad->page_used = calloc(ad->npages, 1);
+    if (ndk_adapter_setup(ad) != STATUS_SUCCESS) /* a live object of the library's, as NdkFpgaOpenAdapter's */
+        abort();
     ad->dead = (uint32_t)STATUS_CONNECTION_ABORTED; /* no link: anything sent fails */
-    ndk_registry_add(&ad->pub.Header); /* a live object of the library's, as NdkFpgaOpenAdapter's */
     return ad;
 }
+
 
 static void test_adapter_calls(struct ndk_adapter *ad)
 {
@@ -296,12 +294,7 @@ static void test_mdls(struct ndk_adapter *ad)
     tap_ok(NdkFpgaWriteBuffer(&other->pub, obuf, 0, x, 16) == STATUS_CONNECTION_ABORTED,
            "NdkFpgaFreeBuffer ignores another adapter's MDL (still usable on its own adapter)");
     NdkFpgaFreeBuffer(&other->pub, obuf);
-    ndk_registry_del(&other->pub.Header);
-    free(other->page_used);
-    pthread_mutex_destroy(&other->lock);
-    pthread_cond_destroy(&other->cond);
-    pthread_cond_destroy(&other->ev_cond);
-    free(other);
+    ndk_adapter_free(other);
     NdkFpgaFreeBuffer(ap, buf);
     NdkFpgaFreeBuffer(ap, sc);
     tap_ok(NdkFpgaAllocateBuffer(ap, PAGE_SIZE, &buf) == STATUS_SUCCESS && MmGetMdlPfnArray(buf)[0] == USER_BASE / PAGE_SIZE,
@@ -320,12 +313,11 @@ static struct ndk_pd *fake_pd(struct ndk_adapter *ad, uint32_t pdn)
     return pd;
 }
 
-static struct ndk_mr *fake_mr(struct ndk_adapter *ad, struct ndk_pd *pd, int fast, uint32_t pages, int remote)
+static struct ndk_mr *fake_mr(struct ndk_adapter *ad, int fast, uint32_t pages, int remote)
 {
     struct ndk_mr *mr = calloc(1, sizeof(*mr));
     ndk_core_init(ad, &mr->core, &mr->pub.Header, NdkObjectTypeMr, NULL, NULL, NULL);
     mr->pub.Dispatch = &ndk_mr_dispatch;
-    mr->pd = pd;
     mr->fast = fast;
     mr->frmr_pages = pages;
     mr->remote_access = remote;
@@ -334,14 +326,13 @@ static struct ndk_mr *fake_mr(struct ndk_adapter *ad, struct ndk_pd *pd, int fas
     return mr;
 }
 
-static struct ndk_qp *fake_qp(struct ndk_adapter *ad, struct ndk_pd *pd, int connected)
+static struct ndk_qp *fake_qp(struct ndk_adapter *ad, int connected)
 {
     struct ndk_qp *qp = calloc(1, sizeof(*qp));
     ndk_core_init(ad, &qp->core, &qp->pub.Header, NdkObjectTypeQp, NULL, NULL, NULL);
     qp->pub.Dispatch = &ndk_qp_dispatch;
-    qp->pd = pd;
     qp->max_sge = 2;
-    qp->connected = connected;
+    ndk_qp_set_connected(qp, connected);
     qp->depth = 4;
     qp->mask = 3;
     qp->ring = calloc(4, sizeof(*qp->ring));
@@ -357,10 +348,12 @@ static void check(NTSTATUS got, NTSTATUS want, const char *name)
 
 static void test_rules(struct ndk_adapter *ad)
 {
-    struct ndk_pd *pd = fake_pd(ad, 1), *pd2 = fake_pd(ad, 2);
-    struct ndk_mr *fast = fake_mr(ad, pd, 1, 4, 1), *local = fake_mr(ad, pd, 1, 4, 0), *normal = fake_mr(ad, pd, 0, 0, 0);
-    struct ndk_mr *uninit = fake_mr(ad, pd, 1, 0, 0), *other = fake_mr(ad, pd2, 1, 4, 1);
-    struct ndk_qp *qp = fake_qp(ad, pd, 1), *unc = fake_qp(ad, pd, 0);
+    struct ndk_pd *pd = fake_pd(ad, 1);
+    struct ndk_mr *fast = fake_mr(ad, 1, 4, 1), *local = fake_mr(ad, 1, 4, 0), *normal = fake_mr(ad, 0, 0, 0);
+    struct ndk_mr *uninit = fake_mr(ad, 1, 0, 0);
+    struct ndk_adapter *ad2 = fake_adapter();
+    struct ndk_mr *foreign = fake_mr(ad2, 1, 4, 1);
+    struct ndk_qp *qp = fake_qp(ad, 1), *unc = fake_qp(ad, 0);
     NDK_QP *q = &qp->pub, *u = &unc->pub;
     NDK_LOGICAL_ADDRESS pg[5] = {0x20000, 0x50000, 0x21000, 0x30000, 0x31000};
     PVOID va = (PVOID)(uintptr_t)0x7000010;
@@ -412,18 +405,26 @@ static void test_rules(struct ndk_adapter *ad)
           "NdkFastRegister base VA not FBO + n * PAGE_SIZE");
     check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, pg, PAGE_SIZE, 100, va, W), STATUS_INVALID_PARAMETER,
           "NdkFastRegister FBO >= PAGE_SIZE");
-    check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, pg, 0, 100, NULL, W), STATUS_INVALID_PARAMETER,
-          "NdkFastRegister zero-based VA");
+    /* The fake adapter's link is down: a post the host lets through fails with the
+     * link's status (CONNECTION_ABORTED), one it refuses with its own. */
+    check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, pg, 0, 100, NULL, W), STATUS_CONNECTION_ABORTED,
+          "NdkFastRegister BaseVirtualAddress 0 with FBO 0 is valid (reaches the link)");
+    check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, pg, 0x10, 100, NULL, W), STATUS_INVALID_PARAMETER,
+          "NdkFastRegister BaseVirtualAddress 0 with FBO 0x10");
     check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, pg, 0x10, PAGE_SIZE - 0x10, (PVOID)(UINTPTR_MAX - 0xFEF), W),
-          STATUS_INVALID_PARAMETER, "NdkFastRegister VA + length wraps");
+          STATUS_CONNECTION_ABORTED, "NdkFastRegister ending at the last byte of the address space (reaches the link)");
+    check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, pg, 0, PAGE_SIZE, (PVOID)(UINTPTR_MAX - 0xFFF), W),
+          STATUS_CONNECTION_ABORTED, "NdkFastRegister of the last page of the address space (reaches the link)");
+    check(q->Dispatch->NdkFastRegister(q, NULL, f, 2, pg, 0x10, 2 * PAGE_SIZE - 0x10, (PVOID)(UINTPTR_MAX - 0xFEF), W),
+          STATUS_INVALID_PARAMETER, "NdkFastRegister VA + length - 1 wraps");
     check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, pg, 0x10, 100, va, 0x40), STATUS_INVALID_PARAMETER,
           "NdkFastRegister unknown flag (INLINE)");
     check(q->Dispatch->NdkFastRegister(q, NULL, nm, 1, pg, 0x10, 100, va, W), STATUS_INVALID_DEVICE_STATE,
           "NdkFastRegister on a normal MR");
     check(q->Dispatch->NdkFastRegister(q, NULL, &uninit->pub, 1, pg, 0x10, 100, va, 0), STATUS_INVALID_DEVICE_STATE,
           "NdkFastRegister on an uninitialized MR");
-    check(q->Dispatch->NdkFastRegister(q, NULL, &other->pub, 1, pg, 0x10, 100, va, W), STATUS_INVALID_PARAMETER,
-          "NdkFastRegister MR of another PD");
+    check(q->Dispatch->NdkFastRegister(q, NULL, &foreign->pub, 1, pg, 0x10, 100, va, W), STATUS_INVALID_PARAMETER,
+          "NdkFastRegister MR of another adapter");
     check(q->Dispatch->NdkFastRegister(q, NULL, f, 4, pg + 1, 0x10, 4 * PAGE_SIZE - 0x10, va,
                                        W | NDK_OP_FLAG_RDMA_READ_SINK),
           STATUS_CONNECTION_ABORTED, "a valid NdkFastRegister (RDMA_READ_SINK accepted) reaches the link");
@@ -435,6 +436,8 @@ static void test_rules(struct ndk_adapter *ad)
     check(q->Dispatch->NdkInvalidate(q, NULL, &normal->pub.Header, 0), STATUS_INVALID_DEVICE_STATE,
           "NdkInvalidate of a normal MR");
     check(q->Dispatch->NdkInvalidate(q, NULL, &pd->pub.Header, 0), STATUS_INVALID_PARAMETER, "NdkInvalidate of a PD");
+    check(q->Dispatch->NdkInvalidate(q, NULL, &foreign->pub.Header, 0), STATUS_INVALID_PARAMETER,
+          "NdkInvalidate MR of another adapter");
     check(q->Dispatch->NdkInvalidate(q, NULL, &fast->pub.Header, NDK_OP_FLAG_ALLOW_REMOTE_READ),
           STATUS_INVALID_PARAMETER, "NdkInvalidate with an access flag");
 
@@ -498,7 +501,7 @@ static void test_rules(struct ndk_adapter *ad)
     check(fake_ad.pub.Dispatch->NdkQueryAdapterInfo(&fake_ad.pub, &ainfo, &isz), STATUS_INVALID_PARAMETER,
           "NdkQueryAdapterInfo on a hand-made adapter");
 
-    struct ndk_mr *mrs[5] = {fast, local, normal, uninit, other};
+    struct ndk_mr *mrs[5] = {fast, local, normal, uninit, foreign};
     for (int i = 0; i < 5; i++) {
         ndk_registry_del(&mrs[i]->pub.Header);
         free(mrs[i]);
@@ -511,9 +514,217 @@ static void test_rules(struct ndk_adapter *ad)
         free(qps[i]);
     }
     ndk_registry_del(&pd->pub.Header);
-    ndk_registry_del(&pd2->pub.Header);
     free(pd);
-    free(pd2);
+    ndk_adapter_free(ad2);
+}
+
+/* Every flag bit of every work request against the one mask per request type
+ * (tools/layout.toml KNOWN_FLAGS, the firmware's too): a known bit reaches the link
+ * (down here: CONNECTION_ABORTED), an unknown one is INVALID_PARAMETER. */
+static void test_flag_masks(struct ndk_adapter *ad)
+{
+    struct ndk_mr *fast = fake_mr(ad, 1, 4, 1);
+    struct ndk_qp *qp = fake_qp(ad, 1);
+    NDK_QP *q = &qp->pub;
+    NDK_LOGICAL_ADDRESS pg[1] = {0x20000};
+    NDK_SGE sge = {{.LogicalAddress = 0x20000}, 16, NF_ADAPTER_PRIVILEGED_TOKEN};
+    PVOID va = (PVOID)(uintptr_t)0x7000000;
+    int bad[4] = {0, 0, 0, 0};
+    for (unsigned b = 0; b < 32; b++) {
+        ULONG f = 1u << b;
+        const NTSTATUS got[4] = {
+            q->Dispatch->NdkFastRegister(q, NULL, &fast->pub, 1, pg, 0, 100, va, f),
+            q->Dispatch->NdkInvalidate(q, NULL, &fast->pub.Header, f),
+            q->Dispatch->NdkRead(q, NULL, &sge, 1, 0x1000, 0x101, f),
+            q->Dispatch->NdkWrite(q, NULL, &sge, 1, 0x1000, 0x101, f),
+        };
+        const ULONG mask[4] = {NF_KNOWN_FLAGS_FAST_REGISTER, NF_KNOWN_FLAGS_INVALIDATE, NF_KNOWN_FLAGS_RDMA,
+                               NF_KNOWN_FLAGS_RDMA};
+        for (int k = 0; k < 4; k++)
+            bad[k] += got[k] != ((mask[k] & f) ? STATUS_CONNECTION_ABORTED : STATUS_INVALID_PARAMETER);
+    }
+    tap_ok(!bad[0], "NdkFastRegister: each flag bit accepted exactly when in NF_KNOWN_FLAGS_FAST_REGISTER");
+    tap_ok(!bad[1], "NdkInvalidate: each flag bit accepted exactly when in NF_KNOWN_FLAGS_INVALIDATE");
+    tap_ok(!bad[2] && !bad[3], "NdkRead, NdkWrite: each flag bit accepted exactly when in NF_KNOWN_FLAGS_RDMA");
+    struct ndk_mr *normal = fake_mr(ad, 0, 0, 0);
+    MDL *buf = NULL;
+    NdkFpgaAllocateBuffer(&ad->pub, 100, &buf);
+    const ULONG remote_write_only = NDK_MR_FLAG_ALLOW_REMOTE_WRITE & ~NDK_MR_FLAG_ALLOW_LOCAL_WRITE;
+    int mr_bad = !buf;
+    for (unsigned b = 0; buf && b < 32; b++) {
+        ULONG f = 1u << b;
+        NTSTATUS st = normal->pub.Dispatch->NdkRegisterMr(&normal->pub, buf, 100, f, NULL, NULL);
+        /* 0x4 alone: remote write without local write, refused as it should be. */
+        int known = (NF_KNOWN_FLAGS_MR_REGISTER & f) && f != remote_write_only;
+        mr_bad += st != (known ? STATUS_CONNECTION_ABORTED : STATUS_INVALID_PARAMETER);
+    }
+    NdkFpgaFreeBuffer(&ad->pub, buf);
+    tap_ok(!mr_bad, "NdkRegisterMr: each flag bit accepted exactly when in NF_KNOWN_FLAGS_MR_REGISTER");
+    struct ndk_mr *mrs[2] = {fast, normal};
+    for (int i = 0; i < 2; i++) {
+        ndk_registry_del(&mrs[i]->pub.Header);
+        free(mrs[i]);
+    }
+    ndk_registry_del(&qp->pub.Header);
+    pthread_mutex_destroy(&qp->ring_lock);
+    free(qp->ring);
+    free(qp);
+}
+
+/* ---- on the software adapter: what the firmware decides ---- */
+
+#define MODEL_WAIT_MS 10000
+#define MODEL_PORT 4791
+
+/* One completion to wait for; a semaphore orders the callback's stores before the wait. */
+struct waiter {
+    sem_t sem;
+    NTSTATUS st;
+    NDK_CONNECTOR *incoming;
+};
+
+static VOID w_request(PVOID ctx, NTSTATUS st)
+{
+    struct waiter *w = ctx;
+    w->st = st;
+    sem_post(&w->sem);
+}
+
+static VOID w_connect_event(PVOID ctx, NDK_CONNECTOR *c)
+{
+    struct waiter *w = ctx;
+    w->incoming = c;
+    w_request(w, STATUS_SUCCESS);
+}
+
+/* The final status of a call that may return STATUS_PENDING (then its callback's). */
+static NTSTATUS w_wait(struct waiter *w, NTSTATUS st)
+{
+    if (st != STATUS_PENDING && st != STATUS_SUCCESS)
+        return st;
+    struct timespec until;
+    deadline_in(&until, MODEL_WAIT_MS);
+    while (sem_timedwait(&w->sem, &until) != 0)
+        if (errno != EINTR)
+            return STATUS_IO_TIMEOUT;
+    return w->st;
+}
+
+struct model {
+    NDK_ADAPTER *ad;
+    NDK_CQ *cq;
+    NDK_LISTENER *listener;
+    struct waiter incoming;
+};
+
+/* Two QPs of PD p connected to each other over the loopback (0 on failure). */
+static int model_pair(struct model *md, NDK_PD *p, NDK_QP **qa, NDK_QP **qb)
+{
+    NDK_CONNECTOR *ca = NULL;
+    if (p->Dispatch->NdkCreateQp(p, md->cq, md->cq, (PVOID)0x5150, 0, 8, 0, 1, 0, NULL, NULL, qa) != STATUS_SUCCESS ||
+        p->Dispatch->NdkCreateQp(p, md->cq, md->cq, (PVOID)0x5150, 0, 8, 0, 1, 0, NULL, NULL, qb) != STATUS_SUCCESS ||
+        md->ad->Dispatch->NdkCreateConnector(md->ad, NULL, NULL, &ca) != STATUS_SUCCESS)
+        return 0;
+    struct sockaddr_in dst = loopback_addr(MODEL_PORT);
+    struct waiter wc, wa, wcc;
+    sem_init(&wc.sem, 0, 0);
+    sem_init(&wa.sem, 0, 0);
+    sem_init(&wcc.sem, 0, 0);
+    NTSTATUS st = ca->Dispatch->NdkConnect(ca, *qa, NULL, 0, (const SOCKADDR *)&dst, sizeof(dst), 1, 1, NULL, 0,
+                                           w_request, &wc);
+    if (st != STATUS_PENDING || w_wait(&md->incoming, STATUS_PENDING) != STATUS_SUCCESS)
+        return 0;
+    NDK_CONNECTOR *cb = md->incoming.incoming;
+    st = cb->Dispatch->NdkAccept(cb, *qb, 1, 1, NULL, 0, NULL, NULL, w_request, &wa);
+    if (st != STATUS_PENDING || w_wait(&wc, st) != STATUS_SUCCESS)
+        return 0;
+    st = ca->Dispatch->NdkCompleteConnect(ca, NULL, NULL, w_request, &wcc);
+    return w_wait(&wcc, st) == STATUS_SUCCESS && w_wait(&wa, STATUS_PENDING) == STATUS_SUCCESS;
+}
+
+/* A fast-register MR of PD p, initialized for npages (NULL on failure). */
+static NDK_MR *model_frmr(NDK_PD *p, ULONG npages)
+{
+    NDK_MR *mr = NULL;
+    if (p->Dispatch->NdkCreateMr(p, TRUE, NULL, NULL, &mr) != STATUS_SUCCESS ||
+        mr->Dispatch->NdkInitializeFastRegisterMr(mr, npages, TRUE, NULL, NULL) != STATUS_SUCCESS)
+        return NULL;
+    return mr;
+}
+
+/* "The status" of a work request: the post's if it refused it, else its completion's. */
+static NTSTATUS model_status(struct model *md, NTSTATUS posted, const void *ctx)
+{
+    if (posted != STATUS_SUCCESS)
+        return posted;
+    for (int waited = 0; waited < MODEL_WAIT_MS; waited++) {
+        NDK_RESULT_EX r;
+        while (md->cq->Dispatch->NdkGetCqResultsEx(md->cq, &r, 1) == 1)
+            if (r.RequestContext == ctx)
+                return r.Status;
+        usleep(1000);
+    }
+    return STATUS_IO_TIMEOUT;
+}
+
+static void test_model(void)
+{
+    struct model md;
+    memset(&md, 0, sizeof(md));
+    sem_init(&md.incoming.sem, 0, 0);
+    NDK_PD *pa = NULL, *pb = NULL;
+    NDK_QP *qa = NULL, *qb = NULL, *qc = NULL, *qd = NULL;
+    MDL *buf = NULL;
+    struct sockaddr_in addr = loopback_addr(MODEL_PORT);
+    int up = NdkFpgaOpenAdapter("model", &md.ad) == STATUS_SUCCESS;
+    up = up && md.ad->Dispatch->NdkCreateCq(md.ad, 64, NULL, NULL, NULL, NULL, NULL, &md.cq) == STATUS_SUCCESS &&
+         md.ad->Dispatch->NdkCreatePd(md.ad, NULL, NULL, &pa) == STATUS_SUCCESS &&
+         md.ad->Dispatch->NdkCreatePd(md.ad, NULL, NULL, &pb) == STATUS_SUCCESS &&
+         md.ad->Dispatch->NdkCreateListener(md.ad, w_connect_event, &md.incoming, NULL, NULL, &md.listener) ==
+             STATUS_SUCCESS &&
+         md.listener->Dispatch->NdkListen(md.listener, (const SOCKADDR *)&addr, sizeof(addr), NULL, NULL) ==
+             STATUS_SUCCESS &&
+         NdkFpgaAllocateBuffer(md.ad, 2 * PAGE_SIZE, &buf) == STATUS_SUCCESS;
+    up = up && model_pair(&md, pa, &qa, &qb) && model_pair(&md, pb, &qc, &qd);
+    NDK_MR *a1 = up ? model_frmr(pa, 2) : NULL, *a2 = up ? model_frmr(pa, 2) : NULL, *a3 = up ? model_frmr(pa, 2) : NULL;
+    if (!tap_ok(up && a1 && a2 && a3, "software adapter: two PDs, a connected QP pair in each, three fast MRs")) {
+        if (md.ad)
+            NdkFpgaCloseAdapter(md.ad);
+        return;
+    }
+    const PFN_NUMBER *pfn = MmGetMdlPfnArray(buf);
+    NDK_LOGICAL_ADDRESS pages[2] = {(NDK_LOGICAL_ADDRESS)pfn[0] << PAGE_SHIFT, (NDK_LOGICAL_ADDRESS)pfn[1] << PAGE_SHIFT};
+    const ULONG rw = NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_ALLOW_REMOTE_READ;
+    PVOID top = (PVOID)(UINTPTR_MAX - (PAGE_SIZE - 1));
+
+    check(model_status(&md, qa->Dispatch->NdkFastRegister(qa, (PVOID)1, a1, 1, pages, 0, PAGE_SIZE, NULL, rw), (PVOID)1),
+          STATUS_SUCCESS, "model: NdkFastRegister at BaseVirtualAddress 0 with FBO 0");
+    check(model_status(&md, qa->Dispatch->NdkFastRegister(qa, (PVOID)2, a2, 1, pages, 0, PAGE_SIZE, top, rw), (PVOID)2),
+          STATUS_SUCCESS, "model: NdkFastRegister of the last page of the address space");
+    const uint8_t pattern[8] = {0xA5, 1, 2, 3, 4, 5, 6, 0x5A};
+    uint8_t landed[8] = {0};
+    NdkFpgaWriteBuffer(md.ad, buf, PAGE_SIZE, pattern, sizeof(pattern));
+    NDK_SGE last8 = {{.LogicalAddress = pages[1]}, 8, NF_ADAPTER_PRIVILEGED_TOKEN};
+    check(model_status(&md, qa->Dispatch->NdkWrite(qa, (PVOID)8, &last8, 1, UINT64_MAX - 7,
+                                                   a2->Dispatch->NdkGetRemoteTokenFromMr(a2), 0),
+                       (PVOID)8),
+          STATUS_SUCCESS, "model: an RDMA Write of the last 8 bytes of the address space through that token");
+    tap_ok(NdkFpgaReadBuffer(md.ad, buf, PAGE_SIZE - 8, landed, sizeof(landed)) == STATUS_SUCCESS &&
+               !memcmp(landed, pattern, sizeof(pattern)),
+           "model: ... the bytes landed in the last 8 bytes of the registered page");
+    check(model_status(&md, qa->Dispatch->NdkFastRegister(qa, (PVOID)3, a3, 2, pages, 0, 2 * PAGE_SIZE, top, rw),
+                       (PVOID)3),
+          STATUS_INVALID_PARAMETER, "model: NdkFastRegister whose range wraps");
+    check(model_status(&md, qa->Dispatch->NdkWrite(qa, (PVOID)4, NULL, 0, 0, 0, NDK_OP_FLAG_INLINE), (PVOID)4),
+          STATUS_INVALID_PARAMETER, "model: NdkWrite with a flag it does not know");
+    /* Each refusal the firmware decides breaks the QP it ran on: one QP per case. */
+    check(model_status(&md, qc->Dispatch->NdkFastRegister(qc, (PVOID)5, a3, 1, pages, 0, PAGE_SIZE, NULL, 0), (PVOID)5),
+          STATUS_ACCESS_VIOLATION, "model: NdkFastRegister of another PD's MR");
+    check(model_status(&md, qd->Dispatch->NdkInvalidate(qd, (PVOID)6, &a1->Header, 0), (PVOID)6),
+          STATUS_ACCESS_VIOLATION, "model: NdkInvalidate of another PD's MR");
+    check(model_status(&md, qb->Dispatch->NdkInvalidate(qb, (PVOID)7, &a1->Header, 0), (PVOID)7), STATUS_SUCCESS,
+          "model: ... which its own PD's QP invalidates");
+    NdkFpgaCloseAdapter(md.ad); /* closes what is left */
 }
 
 int main(void)
@@ -525,11 +736,8 @@ int main(void)
     test_mdls(ad);
     test_registry_full(ad);
     test_rules(ad);
-    ndk_registry_del(&ad->pub.Header);
-    free(ad->page_used);
-    pthread_mutex_destroy(&ad->lock);
-    pthread_cond_destroy(&ad->cond);
-    pthread_cond_destroy(&ad->ev_cond);
-    free(ad);
+    test_flag_masks(ad);
+    ndk_adapter_free(ad);
+    test_model();
     return tap_done();
 }
