@@ -69,8 +69,10 @@ static void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m,
     if ((fw_mr_word0(mr) & FW_MR_WORD0(0xFFu, 0xFFu, 0u, FW_MR_FRMR_INIT)) !=
             FW_MR_WORD0(NF_MPT_STATE_INVALID, NF_MPT_KIND_FAST, 0u, FW_MR_FRMR_INIT) ||
         mr->pd != qp->pd || (flags & bad_flags)) {
-        if (mr->kind != NF_MPT_KIND_FAST)
-            return; /* INVALID_PARAMETER: only a fast-register MR */
+        if (mr->kind != NF_MPT_KIND_FAST) {
+            r->status = NF_STATUS_INVALID_DEVICE_STATE; /* only a fast-register MR */
+            return;
+        }
         if (!(mr->flags & FW_MR_FRMR_INIT)) {
             r->status = NF_STATUS_INVALID_DEVICE_STATE; /* NdkInitializeFastRegisterMr first */
             return;
@@ -129,8 +131,11 @@ static void do_invalidate(const struct fw_qp *qp, uint32_t flags, uint32_t m, ui
     if (i == FW_NO_INDEX || (flags & ~(uint32_t)NF_KNOWN_FLAGS_INVALIDATE))
         return;
     struct fw_mr *mr = &fw_mrs[i];
-    if (mr->kind == NF_MPT_KIND_NORMAL)
-        return; /* an NdkRegisterMr region is removed with NdkDeregisterMr, never invalidated */
+    if (mr->kind == NF_MPT_KIND_NORMAL) {
+        /* an NdkRegisterMr region is removed with NdkDeregisterMr, never invalidated */
+        r->status = NF_STATUS_INVALID_DEVICE_STATE;
+        return;
+    }
     if (mr->pd != qp->pd) {
         r->status = NF_STATUS_ACCESS_VIOLATION;
         return;

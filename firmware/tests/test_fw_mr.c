@@ -181,7 +181,7 @@ void test_fast_register_rules(void)
         {"remote read only, without RemoteAccess", e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_READ, e.fast_local, 2, 0x80, 100, va,
          NF_STATUS_ACCESS_VIOLATION},
         {"MR of another PD", e.qp, 0, e.fast_other_pd, 2, 0x80, 100, va, NF_STATUS_ACCESS_VIOLATION},
-        {"a normal (NdkRegisterMr) MR", e.qp, 0, e.normal, 2, 0x80, 100, va, NF_STATUS_INVALID_PARAMETER},
+        {"a normal (NdkRegisterMr) MR", e.qp, 0, e.normal, 2, 0x80, 100, va, NF_STATUS_INVALID_DEVICE_STATE},
         {"an unknown token", e.qp, 0, e.fast ^ 0x33, 2, 0x80, 100, va, NF_STATUS_INVALID_PARAMETER},
         {"more pages than initialized", e.qp, rw, e.fast, 5, 0x80, 100, va, NF_STATUS_INVALID_PARAMETER},
         {"0 pages", e.qp, rw, e.fast, 0, 0x80, 100, va, NF_STATUS_INVALID_PARAMETER},
@@ -376,7 +376,7 @@ void test_invalidate_rules(void)
         uint32_t qp, flags, token, status;
     } rules[] = {
         {"QP not connected", e.qp_unconnected, 0, e.fast, NF_STATUS_CONNECTION_INVALID},
-        {"a normal (NdkRegisterMr) MR", e.qp, 0, e.normal, NF_STATUS_INVALID_PARAMETER},
+        {"a normal (NdkRegisterMr) MR", e.qp, 0, e.normal, NF_STATUS_INVALID_DEVICE_STATE},
         {"an unknown token", e.qp, 0, e.fast + 1, NF_STATUS_INVALID_PARAMETER},
         {"an MR never fast-registered", e.qp, 0, e.fast_local, NF_STATUS_INVALID_DEVICE_STATE},
         {"unknown flag bits", e.qp, NF_NDK_OP_FLAG_ALLOW_REMOTE_READ, e.fast, NF_STATUS_INVALID_PARAMETER},
