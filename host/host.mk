@@ -10,7 +10,7 @@ NDK_BUILD := $(BUILD)/host
 NDK_SRCS := host/src/ndk_adapter.c host/src/ndk_object.c host/src/ndk_event.c host/src/ndk_request.c \
             host/src/ndk_mdl.c host/src/ndk_diag.c host/src/ndk_cq.c host/src/ndk_pd.c host/src/ndk_qp.c host/src/ndk_conn.c
 NDK_HDRS := host/include/ndkpi.h host/include/ndkfpga.h host/src/ndk_internal.h firmware/include/nf_layout.h \
-            host/src/nf_ndkpi_check.h
+            host/src/nf_ndkpi_check.h host/src/nf_time.h
 # Every source of the library (all live in host/src/).
 NDK_LIB_SRCS = $(NDK_SRCS) $(HOST_LINK_SRCS) $(wildcard $(HOST_USB_SRCS))
 NDK_LIB_HDRS = $(NDK_HDRS) $(HOST_LINK_HDRS) $(wildcard $(HOST_USB_HDRS))

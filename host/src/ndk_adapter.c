@@ -3,6 +3,7 @@
  * and the adapter's dispatch table. The top of the provider: it calls the other
  * ndk_*.c files, none of them calls it. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,29 +246,38 @@ static NTSTATUS create_shared_endpoint(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION 
     return STATUS_NOT_SUPPORTED;
 }
 
+/* ndkpi.h puts the close entry first in every dispatch table but the adapter's, and
+ * every object starts with its header and dispatch pointer: one view of them closes
+ * any object but the adapter (the way a consumer's generic close does). */
+struct closable_dispatch {
+    NDK_FN_CLOSE_OBJECT NdkClose;
+};
+struct closable {
+    NDK_OBJECT_HEADER Header;
+    const struct closable_dispatch *Dispatch;
+};
+_Static_assert(offsetof(NDK_CQ_DISPATCH, NdkCloseCq) == 0 && offsetof(NDK_PD_DISPATCH, NdkClosePd) == 0 &&
+                   offsetof(NDK_MR_DISPATCH, NdkCloseMr) == 0 && offsetof(NDK_QP_DISPATCH, NdkCloseQp) == 0 &&
+                   offsetof(NDK_CONNECTOR_DISPATCH, NdkCloseConnector) == 0 &&
+                   offsetof(NDK_LISTENER_DISPATCH, NdkCloseListener) == 0,
+               "the close entry is first");
+_Static_assert(offsetof(NDK_CQ, Dispatch) == offsetof(struct closable, Dispatch) &&
+                   offsetof(NDK_PD, Dispatch) == offsetof(struct closable, Dispatch) &&
+                   offsetof(NDK_MR, Dispatch) == offsetof(struct closable, Dispatch) &&
+                   offsetof(NDK_QP, Dispatch) == offsetof(struct closable, Dispatch) &&
+                   offsetof(NDK_CONNECTOR, Dispatch) == offsetof(struct closable, Dispatch) &&
+                   offsetof(NDK_LISTENER, Dispatch) == offsetof(struct closable, Dispatch),
+               "the dispatch pointer follows the header");
+
 NTSTATUS NdkCloseObject(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
     if (!obj || !ndk_live(obj))
         return STATUS_SUCCESS; /* not an object of this library (a close never fails) */
-    switch (obj->ObjectType) {
-    case NdkObjectTypeAdapter:
+    if (obj->ObjectType == NdkObjectTypeAdapter) {
         NdkFpgaCloseAdapter((NDK_ADAPTER *)(void *)obj); /* checks it is live */
         return STATUS_SUCCESS;
-    case NdkObjectTypeCq:
-        return ((NDK_CQ *)(void *)obj)->Dispatch->NdkCloseCq(obj, cb, ctx);
-    case NdkObjectTypePd:
-        return ((NDK_PD *)(void *)obj)->Dispatch->NdkClosePd(obj, cb, ctx);
-    case NdkObjectTypeMr:
-        return ((NDK_MR *)(void *)obj)->Dispatch->NdkCloseMr(obj, cb, ctx);
-    case NdkObjectTypeQp:
-        return ((NDK_QP *)(void *)obj)->Dispatch->NdkCloseQp(obj, cb, ctx);
-    case NdkObjectTypeConnector:
-        return ((NDK_CONNECTOR *)(void *)obj)->Dispatch->NdkCloseConnector(obj, cb, ctx);
-    case NdkObjectTypeListener:
-        return ((NDK_LISTENER *)(void *)obj)->Dispatch->NdkCloseListener(obj, cb, ctx);
-    default:
-        return STATUS_SUCCESS;
     }
+    return ((const struct closable *)(void *)obj)->Dispatch->NdkClose(obj, cb, ctx);
 }
 
 const NDK_ADAPTER_DISPATCH ndk_adapter_dispatch = {

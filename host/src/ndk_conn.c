@@ -105,6 +105,15 @@ static void start_op(struct ndk_connector *c, int state, NDK_FN_REQUEST_COMPLETI
     c->op_ctx = ctx;
 }
 
+/* An operation sent nothing (no callback follows): c goes to state. Takes ad->lock. */
+static void end_op(struct ndk_connector *c, int state)
+{
+    pthread_mutex_lock(&c->core.ad->lock);
+    c->state = state;
+    c->op_cb = NULL;
+    pthread_mutex_unlock(&c->core.ad->lock);
+}
+
 /* Under ad->lock: c no longer uses its QP. */
 static void release_qp(struct ndk_connector *c)
 {
@@ -468,12 +477,8 @@ static NTSTATUS conn_complete(NDK_CONNECTOR *cn, NDK_FN_DISCONNECT_EVENT_CALLBAC
     const uint32_t msgs[2][2] = {{a->qp->qpn, b->qp->qpn}, {b->qp->qpn, a->qp->qpn}};
     pthread_mutex_unlock(&ad->lock);
     NTSTATUS st = send_step(a, NF_OP_QP_CONNECT, msgs, 2);
-    if (st != STATUS_PENDING) {
-        pthread_mutex_lock(&ad->lock);
-        a->state = CONN_CONNECT_DONE;
-        a->op_cb = NULL;
-        pthread_mutex_unlock(&ad->lock);
-    }
+    if (st != STATUS_PENDING)
+        end_op(a, CONN_CONNECT_DONE);
     return st;
 }
 
@@ -566,20 +571,11 @@ static NTSTATUS conn_disconnect(NDK_CONNECTOR *cn, NDK_FN_REQUEST_COMPLETION rc,
     a->peer = NULL;
     start_op(a, CONN_DISCONNECTING, rc, ctx);
     pthread_mutex_unlock(&ad->lock);
-    if (n == 0) {
-        pthread_mutex_lock(&ad->lock);
-        a->state = CONN_CLOSED;
-        a->op_cb = NULL;
-        pthread_mutex_unlock(&ad->lock);
-        return STATUS_SUCCESS;
-    }
-    NTSTATUS st = send_step(a, NF_OP_QP_DISCONNECT, (const uint32_t(*)[2])msgs, n);
+    NTSTATUS st = n ? send_step(a, NF_OP_QP_DISCONNECT, (const uint32_t(*)[2])msgs, n) : STATUS_SUCCESS;
     if (st != STATUS_PENDING) {
-        /* The link is gone: the board forgot the QPs anyway. */
-        pthread_mutex_lock(&ad->lock);
-        a->state = CONN_CLOSED;
-        a->op_cb = NULL;
-        pthread_mutex_unlock(&ad->lock);
+        /* No QP to tell the board of, or the link is gone (the board forgot the QPs
+         * anyway): disconnected inline. */
+        end_op(a, CONN_CLOSED);
         return STATUS_SUCCESS;
     }
     return st;

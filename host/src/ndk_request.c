@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "ndk_internal.h"
+#include "nf_time.h"
 
 uint64_t ndk_now_us(void)
 {
@@ -16,13 +17,7 @@ uint64_t ndk_now_us(void)
 
 void ndk_deadline_after(struct timespec *ts, unsigned ms)
 {
-    clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
+    nf_deadline_after(ts, CLOCK_REALTIME, ms);
 }
 
 static void put_hdr(void *msg, uint16_t op, size_t len, uint32_t tag)
