@@ -38,7 +38,7 @@ const struct cli_command *cli_command_find(const char *name);
 
 /* ---- options (common.c) ---- */
 
-/* Long options every device subcommand takes; CLI_OPT_* are their getopt values. */
+/* Long-only options: their getopt values. */
 #define CLI_OPT_JSON 0x100
 #define CLI_OPT_SERIES 0x101
 #define CLI_OPT_MIN_SIZE 0x102
@@ -51,23 +51,25 @@ void cli_usage(const struct cli *c, FILE *f);
  * also points to --help) or a failed check without a status (CLI_EXIT_FAILED).
  * Returns code. */
 int cli_report(const struct cli *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Handle what getopt_long returned when it is common to every subcommand (-d, -h, -v, --json,
- * and the unknown-option and missing-value cases: optstrings start with ':' and
- * opterr is 0, so every message is ours). 1 when it was one, with *exit_code set when
- * the command must stop (--help: usage printed, 0; a bad option: CLI_EXIT_USAGE); 0
- * when it is the subcommand's own. */
-int cli_common_option(struct cli *c, int opt, char **argv, int *exit_code);
-struct option;
-/* getopt_long over a subcommand's options, the common ones handled by
- * cli_common_option: the next option that is the subcommand's own, or -1 when none is
- * left or the command must stop (then *exit_code, initially -1, is its exit code). */
-int cli_next_option(struct cli *c, int argc, char **argv, const char *optstring, const struct option *opts,
-                    int *exit_code);
-/* After getopt: at most one positional argument, the device. Returns 0 or CLI_EXIT_USAGE. */
-int cli_positional_device(struct cli *c, int argc, char **argv, int first);
-/* After cli_next_option's loop: the exit code to stop with (the loop's, or
- * cli_positional_device's for the arguments after the options), or -1 to go on. */
-int cli_options_done(struct cli *c, int argc, char **argv, int exit_code);
+/* One option of a subcommand besides the ones every subcommand takes (-h, -v, --json,
+ * and -d when it takes a device): a flag, or a number in [min, max], a multiple of
+ * step when step > 1 (a size in bytes: "4k" = 4096 when binary is set). */
+struct cli_option {
+    const char *name; /* --name */
+    int key;          /* the short letter, or a CLI_OPT_* value for a long-only option */
+    int *flag;        /* a flag: set to 1 when given; NULL: a number stored in *value */
+    uint64_t *value;
+    uint64_t min, max, step;
+    int binary;
+    const char *what; /* the number, for the usage error ("a count") */
+};
+#define CLI_MAX_OPTIONS 8
+/* Parse a subcommand's arguments (argv[0] its name): the common options, its n own
+ * ones, then the device as the one positional argument when takes_device (else none
+ * is allowed). -1 to go on, else the exit code to stop with (--help: usage printed, 0;
+ * a bad command line: CLI_EXIT_USAGE). */
+int cli_parse_options(struct cli *c, int argc, char **argv, int takes_device, const struct cli_option *own,
+                      size_t n);
 /* Parse a decimal count in [min, max] (suffixes k, M, and KiB/MiB-style K for sizes:
  * "4k" = 4096 when binary is set, 4000 otherwise). 0 on success. */
 int cli_parse_u64(const char *s, uint64_t min, uint64_t max, int binary, uint64_t *out);

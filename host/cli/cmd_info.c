@@ -1,5 +1,4 @@
 /* ndkfpga list, info, stats: what devices there are, what an adapter is, its counters. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,20 +50,11 @@ static NTSTATUS probe(const char *name)
 
 int cmd_list(struct cli *c, int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
-                                         {"json", no_argument, NULL, CLI_OPT_JSON},
-                                         {"probe", no_argument, NULL, CLI_OPT_PROBE},
-                                         {"verbose", no_argument, NULL, 'v'},
-                                         {NULL, 0, NULL, 0}};
-    int do_probe = 0, opt, code = -1;
-    while ((opt = cli_next_option(c, argc, argv, ":hv", opts, &code)) != -1) {
-        if (opt == CLI_OPT_PROBE)
-            do_probe = 1;
-    }
+    int do_probe = 0;
+    const struct cli_option opts[] = {{"probe", CLI_OPT_PROBE, &do_probe, NULL, 0, 0, 0, 0, NULL}};
+    int code = cli_parse_options(c, argc, argv, 0, opts, 1);
     if (code >= 0)
         return code;
-    if (optind < argc)
-        return cli_report(c, CLI_EXIT_USAGE, "unexpected argument \"%s\" (list takes no device)", argv[optind]);
     NDKFPGA_DEVICE devs[MAX_DEVICES];
     ULONG n = MAX_DEVICES;
     NTSTATUS st = NdkFpgaListDevices(devs, &n);
@@ -243,22 +233,12 @@ static void print_info_json(const NDKFPGA_ADAPTER_DETAILS *d, const NDK_ADAPTER_
 
 /* Options of info and stats: the device, --json (and for stats, --nonzero). Returns -1
  * to go on, else the exit code to stop with. */
+/* Options of info and stats: the device, --json (and for stats, --nonzero). Returns -1
+ * to go on, else the exit code to stop with. */
 static int device_options(struct cli *c, int argc, char **argv, int *nonzero)
 {
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
-                                         {"device", required_argument, NULL, 'd'},
-                                         {"json", no_argument, NULL, CLI_OPT_JSON},
-                                         {"nonzero", no_argument, NULL, 'z'},
-                                         {"verbose", no_argument, NULL, 'v'},
-                                         {NULL, 0, NULL, 0}};
-    int opt, code = -1;
-    while ((opt = cli_next_option(c, argc, argv, ":hd:vz", opts, &code)) != -1) {
-        if (opt == 'z' && nonzero)
-            *nonzero = 1;
-        else
-            return cli_report(c, CLI_EXIT_USAGE, "unknown option %s", argv[optind - 1]);
-    }
-    return cli_options_done(c, argc, argv, code);
+    const struct cli_option opts[] = {{"nonzero", 'z', nonzero, NULL, 0, 0, 0, 0, NULL}};
+    return cli_parse_options(c, argc, argv, 1, opts, nonzero ? 1u : 0u);
 }
 
 int cmd_info(struct cli *c, int argc, char **argv)

@@ -12,7 +12,6 @@
  * mrrate: register+deregister pairs per second with several MRs in flight, and
  * fast-register+invalidate pairs per second with many work requests in flight on one
  * QP (the QP runs them in order, so one MR serves). */
-#include <getopt.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,40 +183,16 @@ static void print_row_json(const struct row *row, int first)
 
 int cmd_mrlat(struct cli *c, int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
-                                         {"device", required_argument, NULL, 'd'},
-                                         {"iters", required_argument, NULL, 'n'},
-                                         {"min-size", required_argument, NULL, CLI_OPT_MIN_SIZE},
-                                         {"max-size", required_argument, NULL, CLI_OPT_MAX_SIZE},
-                                         {"json", no_argument, NULL, CLI_OPT_JSON},
-                                         {"series", no_argument, NULL, CLI_OPT_SERIES},
-                                         {"verbose", no_argument, NULL, 'v'},
-                                         {NULL, 0, NULL, 0}};
     uint64_t iters = DEFAULT_ITERS, min_size = PAGE_SIZE, max_size = UINT32_MAX;
-    int series = 0, opt, code = -1;
-    while ((opt = cli_next_option(c, argc, argv, ":hd:vn:", opts, &code)) != -1) {
-        switch (opt) {
-        case 'n':
-            if (cli_parse_u64(optarg, 1, MAX_ITERS, 0, &iters))
-                return cli_report(c, CLI_EXIT_USAGE, "--iters needs a count of 1 to %u, not \"%s\"", MAX_ITERS, optarg);
-            break;
-        case CLI_OPT_MIN_SIZE:
-        case CLI_OPT_MAX_SIZE: {
-            uint64_t v;
-            if (cli_parse_u64(optarg, PAGE_SIZE, UINT32_MAX, 1, &v) || v % PAGE_SIZE)
-                return cli_report(c, CLI_EXIT_USAGE, "%s needs a multiple of %u bytes (e.g. 4k, 64k, 1M), not \"%s\"",
-                                       opt == CLI_OPT_MIN_SIZE ? "--min-size" : "--max-size", PAGE_SIZE, optarg);
-            *(opt == CLI_OPT_MIN_SIZE ? &min_size : &max_size) = v;
-            break;
-        }
-        case CLI_OPT_SERIES:
-            series = 1;
-            break;
-        default:
-            return cli_report(c, CLI_EXIT_USAGE, "unknown option %s", argv[optind - 1]);
-        }
-    }
-    if ((code = cli_options_done(c, argc, argv, code)) >= 0)
+    int series = 0;
+    const struct cli_option opts[] = {
+        {"iters", 'n', NULL, &iters, 1, MAX_ITERS, 0, 0, "a count of iterations"},
+        {"min-size", CLI_OPT_MIN_SIZE, NULL, &min_size, PAGE_SIZE, UINT32_MAX, PAGE_SIZE, 1, "a size"},
+        {"max-size", CLI_OPT_MAX_SIZE, NULL, &max_size, PAGE_SIZE, UINT32_MAX, PAGE_SIZE, 1, "a size"},
+        {"series", CLI_OPT_SERIES, &series, NULL, 0, 0, 0, 0, NULL},
+    };
+    int code = cli_parse_options(c, argc, argv, 1, opts, sizeof(opts) / sizeof(opts[0]));
+    if (code >= 0)
         return code;
     if (min_size > max_size)
         return cli_report(c, CLI_EXIT_USAGE, "--min-size is above --max-size");
@@ -509,36 +484,14 @@ static NTSTATUS fast_register_rate(struct cli_session *s, uint64_t count, uint64
 
 int cmd_mrrate(struct cli *c, int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
-                                         {"device", required_argument, NULL, 'd'},
-                                         {"count", required_argument, NULL, 'n'},
-                                         {"in-flight", required_argument, NULL, 'q'},
-                                         {"size", required_argument, NULL, 's'},
-                                         {"json", no_argument, NULL, CLI_OPT_JSON},
-                                         {"verbose", no_argument, NULL, 'v'},
-                                         {NULL, 0, NULL, 0}};
     uint64_t count = DEFAULT_RATE_COUNT, depth = DEFAULT_RATE_DEPTH, size = PAGE_SIZE;
-    int opt, code = -1;
-    while ((opt = cli_next_option(c, argc, argv, ":hd:vn:q:s:", opts, &code)) != -1) {
-        switch (opt) {
-        case 'n':
-            if (cli_parse_u64(optarg, 1, MAX_ITERS, 0, &count))
-                return cli_report(c, CLI_EXIT_USAGE, "-n needs a count of 1 to %u, not \"%s\"", MAX_ITERS, optarg);
-            break;
-        case 'q':
-            if (cli_parse_u64(optarg, 1, MAX_RATE_DEPTH, 0, &depth))
-                return cli_report(c, CLI_EXIT_USAGE, "-q needs 1 to %u in flight, not \"%s\"", MAX_RATE_DEPTH, optarg);
-            break;
-        case 's':
-            if (cli_parse_u64(optarg, PAGE_SIZE, UINT32_MAX, 1, &size) || size % PAGE_SIZE)
-                return cli_report(c, CLI_EXIT_USAGE, "-s needs a multiple of %u bytes (e.g. 4k, 64k), not \"%s\"",
-                                  PAGE_SIZE, optarg);
-            break;
-        default:
-            return cli_report(c, CLI_EXIT_USAGE, "unknown option %s", argv[optind - 1]);
-        }
-    }
-    if ((code = cli_options_done(c, argc, argv, code)) >= 0)
+    const struct cli_option opts[] = {
+        {"count", 'n', NULL, &count, 1, MAX_ITERS, 0, 0, "a count of pairs"},
+        {"in-flight", 'q', NULL, &depth, 1, MAX_RATE_DEPTH, 0, 0, "a number of work requests in flight"},
+        {"size", 's', NULL, &size, PAGE_SIZE, UINT32_MAX, PAGE_SIZE, 1, "a size"},
+    };
+    int code = cli_parse_options(c, argc, argv, 1, opts, sizeof(opts) / sizeof(opts[0]));
+    if (code >= 0)
         return code;
     struct cli_session s;
     /* Work requests in flight: each fast-register and invalidate is one. */

@@ -1,6 +1,5 @@
 /* ndkfpga ping: link round-trip time (one ping at a time) and message rate (many in
  * flight), through NdkFpgaPing. */
-#include <getopt.h>
 #include <string.h>
 
 #include "cli.h"
@@ -12,41 +11,15 @@
 
 int cmd_ping(struct cli *c, int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
-                                         {"device", required_argument, NULL, 'd'},
-                                         {"count", required_argument, NULL, 'c'},
-                                         {"size", required_argument, NULL, 's'},
-                                         {"rate-count", required_argument, NULL, 'n'},
-                                         {"in-flight", required_argument, NULL, 'q'},
-                                         {"json", no_argument, NULL, CLI_OPT_JSON},
-                                         {"verbose", no_argument, NULL, 'v'},
-                                         {NULL, 0, NULL, 0}};
     uint64_t count = DEFAULT_COUNT, size = 0, rate_count = DEFAULT_RATE_COUNT, depth = DEFAULT_DEPTH;
-    int opt, code = -1;
-    while ((opt = cli_next_option(c, argc, argv, ":hd:vc:s:n:q:", opts, &code)) != -1) {
-        switch (opt) {
-        case 'c':
-            if (cli_parse_u64(optarg, 1, MAX_COUNT, 0, &count))
-                return cli_report(c, CLI_EXIT_USAGE, "-c needs a count of 1 to %u, not \"%s\"", MAX_COUNT, optarg);
-            break;
-        case 's':
-            if (cli_parse_u64(optarg, 0, NDKFPGA_PING_MAX_PAYLOAD, 1, &size))
-                return cli_report(c, CLI_EXIT_USAGE, "-s needs a payload of 0 to %u bytes, not \"%s\"",
-                                  NDKFPGA_PING_MAX_PAYLOAD, optarg);
-            break;
-        case 'n':
-            if (cli_parse_u64(optarg, 0, MAX_COUNT, 0, &rate_count))
-                return cli_report(c, CLI_EXIT_USAGE, "-n needs a count of 0 to %u, not \"%s\"", MAX_COUNT, optarg);
-            break;
-        case 'q':
-            if (cli_parse_u64(optarg, 1, 4096, 0, &depth))
-                return cli_report(c, CLI_EXIT_USAGE, "-q needs 1 to 4096 pings in flight, not \"%s\"", optarg);
-            break;
-        default:
-            return cli_report(c, CLI_EXIT_USAGE, "unknown option %s", argv[optind - 1]);
-        }
-    }
-    if ((code = cli_options_done(c, argc, argv, code)) >= 0)
+    const struct cli_option opts[] = {
+        {"count", 'c', NULL, &count, 1, MAX_COUNT, 0, 0, "a count of round trips"},
+        {"size", 's', NULL, &size, 0, NDKFPGA_PING_MAX_PAYLOAD, 0, 1, "a payload in bytes"},
+        {"rate-count", 'n', NULL, &rate_count, 0, MAX_COUNT, 0, 0, "a count of pings"},
+        {"in-flight", 'q', NULL, &depth, 1, 4096, 0, 0, "a number of pings in flight"},
+    };
+    int code = cli_parse_options(c, argc, argv, 1, opts, sizeof(opts) / sizeof(opts[0]));
+    if (code >= 0)
         return code;
     NDK_ADAPTER *a = cli_open(c, &code);
     if (!a)

@@ -31,7 +31,11 @@ int cli_report(const struct cli *c, int code, const char *fmt, ...)
     return code;
 }
 
-int cli_common_option(struct cli *c, int opt, char **argv, int *exit_code)
+/* What getopt_long returned, when it is common to every subcommand (-d, -h, -v,
+ * --json, and the unknown-option and missing-value cases: the optstring starts with ':'
+ * and opterr is 0, so every message is ours). 1 when it was one, with *exit_code set
+ * when the command must stop; 0 when it is the subcommand's own. */
+static int common_option(struct cli *c, int opt, char **argv, int *exit_code)
 {
     switch (opt) {
     case 'h':
@@ -57,7 +61,7 @@ int cli_common_option(struct cli *c, int opt, char **argv, int *exit_code)
     case CLI_OPT_JSON:
         c->json = 1;
         return 1;
-    case ':': /* (optstrings start with ':', opterr is 0: the messages are ours) */
+    case ':':
         if (optopt > 0 && optopt < 0x100)
             *exit_code = cli_report(c, CLI_EXIT_USAGE, "option -%c needs a value", optopt);
         else
@@ -74,39 +78,80 @@ int cli_common_option(struct cli *c, int opt, char **argv, int *exit_code)
     }
 }
 
-int cli_next_option(struct cli *c, int argc, char **argv, const char *optstring, const struct option *opts,
-                    int *exit_code)
+/* The subcommand's own option o with getopt's optarg: -1 to go on, else the exit code. */
+static int own_option(const struct cli *c, const struct cli_option *o)
 {
-    int opt;
-    while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
-        if (!cli_common_option(c, opt, argv, exit_code))
-            return opt;
-        if (*exit_code >= 0)
-            return -1;
+    if (o->flag) {
+        *o->flag = 1;
+        return -1;
     }
+    char name[40];
+    if (o->key < 0x100)
+        snprintf(name, sizeof(name), "-%c", o->key);
+    else
+        snprintf(name, sizeof(name), "--%s", o->name);
+    uint64_t v;
+    int bad = cli_parse_u64(optarg, o->min, o->max, o->binary, &v);
+    if (o->step > 1 && (bad || v % o->step))
+        return cli_report(c, CLI_EXIT_USAGE, "%s needs a multiple of %llu bytes (e.g. 4k, 64k, 1M), not \"%s\"", name,
+                          (unsigned long long)o->step, optarg);
+    if (bad)
+        return cli_report(c, CLI_EXIT_USAGE, "%s needs %s from %llu to %llu, not \"%s\"", name, o->what,
+                          (unsigned long long)o->min, (unsigned long long)o->max, optarg);
+    *o->value = v;
     return -1;
 }
 
-int cli_options_done(struct cli *c, int argc, char **argv, int exit_code)
+int cli_parse_options(struct cli *c, int argc, char **argv, int takes_device, const struct cli_option *own, size_t n)
 {
-    if (exit_code >= 0)
-        return exit_code;
-    int code = cli_positional_device(c, argc, argv, optind);
-    return code ? code : -1;
-}
-
-int cli_positional_device(struct cli *c, int argc, char **argv, int first)
-{
-    if (first >= argc)
-        return 0;
-    if (argc - first > 1)
+    static const struct option common[] = {{"help", no_argument, NULL, 'h'},
+                                           {"verbose", no_argument, NULL, 'v'},
+                                           {"json", no_argument, NULL, CLI_OPT_JSON},
+                                           {"device", required_argument, NULL, 'd'}};
+    if (n > CLI_MAX_OPTIONS)
+        return cli_report(c, CLI_EXIT_FAILED, "%zu options are more than the parser takes", n);
+    struct option longs[CLI_MAX_OPTIONS + 5];
+    char shorts[2 * CLI_MAX_OPTIONS + 8];
+    size_t nl = takes_device ? 4u : 3u, ns;
+    memcpy(longs, common, nl * sizeof(common[0]));
+    strcpy(shorts, takes_device ? ":hvd:" : ":hv");
+    ns = strlen(shorts);
+    for (size_t i = 0; i < n; i++) {
+        longs[nl++] = (struct option){own[i].name, own[i].flag ? no_argument : required_argument, NULL, own[i].key};
+        if (own[i].key < 0x100) {
+            shorts[ns++] = (char)own[i].key;
+            if (!own[i].flag)
+                shorts[ns++] = ':';
+        }
+    }
+    shorts[ns] = '\0';
+    longs[nl] = (struct option){NULL, 0, NULL, 0};
+    int opt, code = -1;
+    while (code < 0 && (opt = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        if (common_option(c, opt, argv, &code))
+            continue;
+        for (size_t i = 0; i < n; i++)
+            if (own[i].key == opt)
+                code = own_option(c, &own[i]);
+    }
+    if (code >= 0)
+        return code;
+    if (!takes_device) {
+        if (optind < argc)
+            return cli_report(c, CLI_EXIT_USAGE, "unexpected argument \"%s\" (%s takes no device)", argv[optind],
+                              c->cmd);
+        return -1;
+    }
+    if (optind >= argc)
+        return -1;
+    if (argc - optind > 1)
         return cli_report(c, CLI_EXIT_USAGE, "unexpected argument \"%s\" (only one device may be named)",
-                          argv[first + 1]);
-    if (c->device_given && strcmp(c->device, argv[first]) != 0)
-        return cli_report(c, CLI_EXIT_USAGE, "two devices given (\"%s\" and \"%s\")", c->device, argv[first]);
-    c->device = argv[first];
+                          argv[optind + 1]);
+    if (c->device_given && strcmp(c->device, argv[optind]) != 0)
+        return cli_report(c, CLI_EXIT_USAGE, "two devices given (\"%s\" and \"%s\")", c->device, argv[optind]);
+    c->device = argv[optind];
     c->device_given = 1;
-    return 0;
+    return -1;
 }
 
 int cli_parse_u64(const char *s, uint64_t min, uint64_t max, int binary, uint64_t *out)

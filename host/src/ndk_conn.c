@@ -457,15 +457,29 @@ static int lock_in_state(struct ndk_connector *c, int state)
     return 0;
 }
 
+/* cn as a live connector in state, with ad->lock held; else NULL, nothing held, and
+ * *st says why (INVALID_PARAMETER, or wrong_state). */
+static struct ndk_connector *lock_conn(NDK_CONNECTOR *cn, int state, NTSTATUS wrong_state, NTSTATUS *st)
+{
+    if (!ndk_obj_ok(cn, NdkObjectTypeConnector)) {
+        *st = STATUS_INVALID_PARAMETER;
+        return NULL;
+    }
+    struct ndk_connector *c = conn_of(cn);
+    if (lock_in_state(c, state))
+        return c;
+    *st = wrong_state;
+    return NULL;
+}
+
 static NTSTATUS conn_complete(NDK_CONNECTOR *cn, NDK_FN_DISCONNECT_EVENT_CALLBACK disc, PVOID disc_ctx,
                               NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
 {
-    if (!ndk_obj_ok(cn, NdkObjectTypeConnector))
-        return STATUS_INVALID_PARAMETER;
-    struct ndk_connector *a = conn_of(cn);
+    NTSTATUS st;
+    struct ndk_connector *a = lock_conn(cn, CONN_CONNECT_DONE, STATUS_INVALID_DEVICE_STATE, &st);
+    if (!a)
+        return st;
     struct ndk_adapter *ad = a->core.ad;
-    if (!lock_in_state(a, CONN_CONNECT_DONE))
-        return STATUS_INVALID_DEVICE_STATE;
     struct ndk_connector *b = a->peer;
     if (!b || !b->qp || !a->qp) {
         pthread_mutex_unlock(&ad->lock);
@@ -476,7 +490,7 @@ static NTSTATUS conn_complete(NDK_CONNECTOR *cn, NDK_FN_DISCONNECT_EVENT_CALLBAC
     start_op(a, CONN_COMPLETING, rc, ctx);
     const uint32_t msgs[2][2] = {{a->qp->qpn, b->qp->qpn}, {b->qp->qpn, a->qp->qpn}};
     pthread_mutex_unlock(&ad->lock);
-    NTSTATUS st = send_step(a, NF_OP_QP_CONNECT, msgs, 2);
+    st = send_step(a, NF_OP_QP_CONNECT, msgs, 2);
     if (st != STATUS_PENDING)
         end_op(a, CONN_CONNECT_DONE);
     return st;
@@ -546,12 +560,11 @@ static NTSTATUS conn_peer_addr(NDK_CONNECTOR *cn, SOCKADDR *addr, ULONG *len)
 
 static NTSTATUS conn_disconnect(NDK_CONNECTOR *cn, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
 {
-    if (!ndk_obj_ok(cn, NdkObjectTypeConnector))
-        return STATUS_INVALID_PARAMETER;
-    struct ndk_connector *a = conn_of(cn);
+    NTSTATUS st;
+    struct ndk_connector *a = lock_conn(cn, CONN_CONNECTED, STATUS_CONNECTION_INVALID, &st);
+    if (!a)
+        return st;
     struct ndk_adapter *ad = a->core.ad;
-    if (!lock_in_state(a, CONN_CONNECTED))
-        return STATUS_CONNECTION_INVALID;
     uint32_t msgs[2][2] = {{0, 0}, {0, 0}};
     int n = 0;
     if (a->qp) {
@@ -571,7 +584,7 @@ static NTSTATUS conn_disconnect(NDK_CONNECTOR *cn, NDK_FN_REQUEST_COMPLETION rc,
     a->peer = NULL;
     start_op(a, CONN_DISCONNECTING, rc, ctx);
     pthread_mutex_unlock(&ad->lock);
-    NTSTATUS st = n ? send_step(a, NF_OP_QP_DISCONNECT, (const uint32_t(*)[2])msgs, n) : STATUS_SUCCESS;
+    st = n ? send_step(a, NF_OP_QP_DISCONNECT, (const uint32_t(*)[2])msgs, n) : STATUS_SUCCESS;
     if (st != STATUS_PENDING) {
         /* No QP to tell the board of, or the link is gone (the board forgot the QPs
          * anyway): disconnected inline. */
