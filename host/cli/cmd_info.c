@@ -233,8 +233,6 @@ static void print_info_json(const NDKFPGA_ADAPTER_DETAILS *d, const NDK_ADAPTER_
 
 /* Options of info and stats: the device, --json (and for stats, --nonzero). Returns -1
  * to go on, else the exit code to stop with. */
-/* Options of info and stats: the device, --json (and for stats, --nonzero). Returns -1
- * to go on, else the exit code to stop with. */
 static int device_options(struct cli *c, int argc, char **argv, int *nonzero)
 {
     const struct cli_option opts[] = {{"nonzero", 'z', nonzero, NULL, 0, 0, 0, 0, NULL}};

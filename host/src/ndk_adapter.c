@@ -250,10 +250,13 @@ static NTSTATUS create_shared_endpoint(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION 
  * every object starts with its header and dispatch pointer: one view of them closes
  * any object but the adapter (the way a consumer's generic close does). */
 struct closable_dispatch {
+    // cppcheck-suppress unusedStructMember ; read through the cast in NdkCloseObject
     NDK_FN_CLOSE_OBJECT NdkClose;
 };
 struct closable {
+    // cppcheck-suppress unusedStructMember ; places Dispatch as in every object
     NDK_OBJECT_HEADER Header;
+    // cppcheck-suppress unusedStructMember ; read through the cast in NdkCloseObject
     const struct closable_dispatch *Dispatch;
 };
 _Static_assert(offsetof(NDK_CQ_DISPATCH, NdkCloseCq) == 0 && offsetof(NDK_PD_DISPATCH, NdkClosePd) == 0 &&
