@@ -2,7 +2,8 @@
 """The boards' measured figures, written into README.md and docs/boards.md.
 
 Reads build/board/BOARD-DEVICE/summary.json (written by tools/bitstream.sh from
-nextpnr's report) for every board test-bitstream builds, and makes the table that
+nextpnr's report) for every board test-bitstream builds (tools/layout.toml [[board]]
+entries marked tested; their titles and parts too), and makes the table that
 tools/doc_figures.py puts between "<!-- board-figures:begin -->" and
 "<!-- board-figures:end -->" in each document. Nothing is typed in: a board without a
 summary is left out, and the table cannot be made when none has one.
@@ -15,12 +16,17 @@ import json
 import os
 import sys
 
+import nf_layout as NF
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BOARDS = [  # (build name, what, part)
-    ("ulx3s-85k", "ULX3S 85F", "LFE5U-85F-6"),
-    ("ulx3s-25k", "ULX3S 25F", "LFE5U-25F-6"),
-    ("ecp5-evn-85k", "ECP5-EVN", "LFE5UM5G-85F-8"),
-]
+
+
+def board_field(name, field):
+    """A board's field from tools/layout.toml (via tools/nf_layout.py): board_field("ulx3s-85k", "PART")."""
+    return getattr(NF, "BOARD_%s_%s" % (name.upper().replace("-", "_"), field))
+
+
+BOARDS = [(name, board_field(name, "TITLE"), board_field(name, "PART")) for name in NF.BOARDS_TESTED]
 DOCS = ["README.md", os.path.join("docs", "boards.md")]
 
 
