@@ -221,6 +221,9 @@ BOARD_FIELDS = {"name": str, "doc": str, "title": str, "part": str, "nextpnr": s
                 "baud": int, "programmer": str, "tested": bool}
 
 
+BOARD_TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false"}
+
+
 def board_key(name):
     """The name of a board in generated names: ulx3s-85k -> ULX3S_85K."""
     return name.upper().replace("-", "_")
@@ -235,7 +238,7 @@ def check_boards(spec):
         name = b.get("name", "?")
         for k, t in BOARD_FIELDS.items():
             if type(b.get(k)) is not t:
-                raise LayoutError(f"board {name}: {k} must be a {t.__name__}")
+                raise LayoutError(f"board {name}: {k} must be {BOARD_TYPE_NAMES[t]}")
         unknown = set(b) - set(BOARD_FIELDS)
         if unknown:
             raise LayoutError(f"board {name}: unknown field(s) {', '.join(sorted(unknown))}")
