@@ -15,7 +15,7 @@ BOARD_OUT = $(BUILD)/board/$(BOARD_NAME)
 # Boards' layout.toml names as in make variables: ulx3s-85k -> ULX3S_85K.
 board_key = $(shell echo '$1' | tr 'a-z-' 'A-Z_')
 BOARD_KEY = $(call board_key,$(BOARD_NAME))
-OFL_BOARD = $(NF_BOARD_$(BOARD_KEY)_PROGRAMMER)
+OFL_BOARD = $(call NF_BOARD,$(BOARD_KEY),programmer)
 # Boards test-bitstream builds (each a full synthesis and place and route).
 BITSTREAM_TEST_BOARDS ?= $(NF_BOARDS_TESTED)
 CLEAN_DIRS += $(BUILD)/board
@@ -49,7 +49,7 @@ test-bitstream: $(SETUP_STAMP) firmware ## build the tested boards' bitstreams (
 LINT_TARGETS += lint-board
 BOARD_LINT_SRCS = rtl/board/*.v rtl/board/lint/*.v rtl/soc/*.v rtl/link/*.v rtl/engine/*.v $(PICORV32_DIR)/picorv32.v
 lint-board:
-	@for top in $(sort $(foreach k,$(call board_key,$(NF_BOARDS)),$(NF_BOARD_$(k)_TOP))); do \
+	@for top in $(sort $(foreach k,$(call board_key,$(NF_BOARDS)),$(call NF_BOARD,$(k),top))); do \
 	    $(VERILATOR) $(VLINT) --timescale 1ns/1ps tools/third_party.vlt --top-module $$top $(BOARD_LINT_SRCS) || exit 1; \
 	done
 

@@ -221,6 +221,7 @@ BOARD_FIELDS = {"name": str, "doc": str, "title": str, "part": str, "nextpnr": s
                 "baud": int, "programmer": str, "tested": bool}
 
 
+BOARD_MK_FIELDS = ("top", "lpf", "profile", "clk_hz", "programmer", "tested")  # in tools/nf_layout.mk
 BOARD_TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false"}
 
 
@@ -483,8 +484,8 @@ def gen_md(spec, structs):
     boards = spec.get("board", [])
     if boards:
         L += ["## Boards", "", "`make bitstream BOARD=... DEVICE=...` builds `build/board/BOARD-DEVICE/` for each "
-              "(tools/bitstream.sh); `make test-bitstream` builds the tested ones. Make variables "
-              f"`{p}_BOARD_KEY_FIELD`, Python `BOARD_KEY_FIELD` (KEY: the name in capitals, `_` for `-`).", "",
+              "(tools/bitstream.sh); `make test-bitstream` builds the tested ones. Python names "
+              f"`BOARD_KEY_FIELD`, make `$(call {p}_BOARD,KEY,field)` (KEY: the name in capitals, `_` for `-`).", "",
               "| board | what | part (nextpnr) | top | pins | profile | oscillator | system clock | UART "
               "| clocks per bit | tested |", "|---|---|---|---|---|---|---|---|---|---|---|"]
         L += [f"| {b['name']} | {b['title']}: {b['doc']} | {b['part']} (`--{b['nextpnr']} --package {b['package']} "
@@ -503,8 +504,11 @@ def gen_mk(spec, structs):
     L += emit_groups(spec, ("const", "profile"), lambda t: f"# {t}", lambda n, v, d: f"{p}_{n} := {v}")
     L.append("# The profiles in file order")
     L.append(f"{p}_PROFILES := " + " ".join(prof["name"] for prof in spec.get("profile", [])))
-    for b, rows in board_rows(spec):
-        L += ["", f"# board {b['name']}: {b['doc']}"] + [f"{p}_{n} := {v}".rstrip() for n, v in rows]
+    # One line a board, FIELD=VALUE words, of the fields make uses (Python has them all).
+    L += ["", "# The boards: $(call NF_BOARD,KEY,FIELD) is a field of board KEY (ulx3s-85k: ULX3S_85K)",
+          f"{p}_BOARD = $(patsubst $(2)=%,%,$(filter $(2)=%,$({p}_BOARD_$(1))))"]
+    L += [f"{p}_BOARD_{board_key(b['name'])} := " + " ".join(f"{k}={int(b[k]) if k == 'tested' else b[k]}"
+                                                         for k in BOARD_MK_FIELDS) for b in spec.get("board", [])]
     L += ["", "# The boards in file order, and those make test-bitstream builds",
           f"{p}_BOARDS := " + " ".join(b["name"] for b in spec.get("board", [])),
           f"{p}_BOARDS_TESTED := " + " ".join(b["name"] for b in spec.get("board", []) if b["tested"])]

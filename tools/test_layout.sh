@@ -69,7 +69,7 @@ PY
 ok $? "nf_layout.py: every struct format has the struct's size and offsets"
 
 # Boards: make and Python carry them; each names pins, a top and an oscillator that exist.
-mk=$(make -s --no-print-directory -f tools/nf_layout.mk --eval 'p: ; @echo $(NF_BOARDS_TESTED) $(NF_BOARD_ECP5_EVN_85K_CLK_HZ) $(NF_BOARD_ULX3S_25K_PROFILE)' p)
+mk=$(make -s --no-print-directory -f tools/nf_layout.mk --eval 'p: ; @echo $(NF_BOARDS_TESTED) $(call NF_BOARD,ECP5_EVN_85K,clk_hz) $(call NF_BOARD,ULX3S_25K,profile)' p)
 [ "$mk" = "ulx3s-85k ulx3s-25k ecp5-evn-85k 48000000 ULX3S_25K" ]
 ok $? "nf_layout.mk: the tested boards, a board's clock and profile ($mk)"
 py=$(python3 tools/nf_layout.py BOARD_ULX3S_85K_TOP BOARD_ULX3S_85K_CLK_HZ BOARDS | tr '\n' ' ')

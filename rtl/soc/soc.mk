@@ -44,7 +44,7 @@ test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program
 # The FW image only sets the EBR contents, but Yosys reads nf_soc's default image
 # (the firmware's) when it elaborates, so the firmware is built first.
 SOC_SYNTH_HEX = $(BUILD)/firmware/nf_fw.hex
-SOC_SYNTH_PARAMS = -set CLK_HZ $(NF_BOARD_ULX3S_85K_CLK_HZ) \
+SOC_SYNTH_PARAMS = -set CLK_HZ $(call NF_BOARD,ULX3S_85K,clk_hz) \
     $(foreach k,FW_RAM_BYTES MEM_BYTES MPT_ENTRIES MTT_ENTRIES RX_SLOTS TX_SLOTS,-set $(k) $(NF_PROFILE_ULX3S_85K_$(k)))
 synth-soc: $(SETUP_STAMP) firmware ## Yosys synth_ecp5 of nf_soc (ULX3S 85K sizes): prints LUT/FF/EBR
 	@mkdir -p $(SOC_BUILD)/synth
