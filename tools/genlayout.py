@@ -219,8 +219,6 @@ def check_bitfields(spec):
 BOARD_FIELDS = {"name": str, "doc": str, "title": str, "part": str, "nextpnr": str, "package": str, "speed": int,
                 "top": str, "top_params": str, "lpf": str, "profile": str, "osc_hz": int, "clk_hz": int,
                 "baud": int, "programmer": str, "tested": bool}
-
-
 BOARD_MK_FIELDS = ("top", "lpf", "profile", "clk_hz", "programmer", "tested")  # in tools/nf_layout.mk
 BOARD_TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false"}
 
@@ -255,7 +253,7 @@ def check_boards(spec):
 
 
 def board_rows(spec):
-    """The boards' fields for make and Python, as (board, [(NAME, value)]): BOARD_KEY_FIELD."""
+    """The boards' fields for Python, as (board, [(BOARD_KEY_FIELD, value)]), true and false as 1 and 0."""
     return [(b, [(f"BOARD_{board_key(b['name'])}_{k.upper()}", int(v) if type(v) is bool else v)
                  for k, v in b.items() if k not in ("name", "doc")]) for b in spec.get("board", [])]
 
@@ -505,7 +503,7 @@ def gen_mk(spec, structs):
     L.append("# The profiles in file order")
     L.append(f"{p}_PROFILES := " + " ".join(prof["name"] for prof in spec.get("profile", [])))
     # One line a board, FIELD=VALUE words, of the fields make uses (Python has them all).
-    L += ["", "# The boards: $(call NF_BOARD,KEY,FIELD) is a field of board KEY (ulx3s-85k: ULX3S_85K)",
+    L += ["", f"# The boards: $(call {p}_BOARD,KEY,FIELD) is a field of board KEY (ulx3s-85k: ULX3S_85K)",
           f"{p}_BOARD = $(patsubst $(2)=%,%,$(filter $(2)=%,$({p}_BOARD_$(1))))"]
     L += [f"{p}_BOARD_{board_key(b['name'])} := " + " ".join(f"{k}={int(b[k]) if k == 'tested' else b[k]}"
                                                          for k in BOARD_MK_FIELDS) for b in spec.get("board", [])]
