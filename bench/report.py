@@ -11,7 +11,7 @@ Inputs (written by the bench-* targets of bench/bench.mk):
   ndmrlat.out  ndkfpga mrlat --series "series ndmrlat ..."
   fwprof.out   fwprof (nf_soc)        "phase LABEL PHASE N", "func LABEL FUNC N"
   host_post.out  make bench-ndk-post  "host: N instructions in M NdkFastRegister calls = X per call"
-the board's system clock from tools/layout.toml (profile ULX3S_85K, CLK_HZ), and
+the board's system clock from tools/layout.toml (board ulx3s-85k, clk_hz), and
 build/board/ulx3s-{85k,25k}/summary.json (tools/bitstream.sh) when they are fresh.
 A missing input is an error naming the target that makes it: no figure is invented."""
 import argparse
@@ -35,7 +35,7 @@ DETAIL = os.path.join(BUILD, "detail.json")  # the series and profiles behind th
 BASELINE = os.path.join(ROOT, "bench", "baseline.json")
 DOC = os.path.join(ROOT, "docs", "performance.md")
 IMG = os.path.join(ROOT, "docs", "img")
-CLOCK_PROFILE = "ULX3S_85K"  # the board whose clock converts clocks to time
+CLOCK_BOARD = "ulx3s-85k"  # the board whose clock converts clocks to time
 REQUIRED = ["keycheck_per_clock", "keycheck_latency_clocks", "mtt_load_pages_per_clock", "dma_bytes_per_clock",
             "dma_port_bytes_per_clock", "fastreg_clocks_1page", "fastreg_clocks_16pages", "fastreg_clocks_256pages",
             "invalidate_clocks", "link_efficiency", "link_efficiency_stop_and_wait",
@@ -126,16 +126,16 @@ def gather():
             r["fwprof_%s_%s_clocks" % (label, k) if k in PHASES or k in ("total", "fw_own") else
               "fwprof_%s_%s" % (label, k)] = v
 
-    clock = layout_clock_mhz()
+    clock = layout_clock_mhz(CLOCK_BOARD)
     for dev in ("85k", "25k"):
         s = fresh_summary("ulx3s", dev)
         if s is None:
             continue
         for key in ("fmax_mhz", "luts", "ffs", "ebr", "dsp"):
             r["%s_ulx3s_%s" % (key, dev)] = num(s[key])
-        if s["target_mhz"] != clock:
-            die("build/board/ulx3s-%s/summary.json was placed for %g MHz, tools/layout.toml's %s CLK_HZ is %g MHz"
-                % (dev, s["target_mhz"], CLOCK_PROFILE, clock))
+        if s["target_mhz"] != layout_clock_mhz("ulx3s-" + dev):
+            die("build/board/ulx3s-%s/summary.json was placed for %g MHz, tools/layout.toml's clk_hz is %g MHz"
+                % (dev, s["target_mhz"], layout_clock_mhz("ulx3s-" + dev)))
     r["system_clock_mhz"] = num(clock)
     us = 1.0 / clock
     for k in ("fastreg_clocks_1page", "fastreg_clocks_16pages", "fastreg_clocks_256pages", "invalidate_clocks"):
@@ -158,12 +158,12 @@ def layout():
         return tomllib.load(f)
 
 
-def layout_clock_mhz():
-    """The board's system clock: tools/layout.toml, profile CLOCK_PROFILE, CLK_HZ."""
-    for prof in layout().get("profile", []):
-        if prof["name"] == CLOCK_PROFILE and "CLK_HZ" in prof["params"]:
-            return prof["params"]["CLK_HZ"] / 1e6
-    die("tools/layout.toml: profile %s has no CLK_HZ" % CLOCK_PROFILE)
+def layout_clock_mhz(board):
+    """A board's system clock in MHz: tools/layout.toml, [[board]] name, clk_hz."""
+    for b in layout().get("board", []):
+        if b["name"] == board:
+            return b["clk_hz"] / 1e6
+    die("tools/layout.toml: no board %s" % board)
 
 
 def fresh_summary(board, dev):
@@ -242,7 +242,7 @@ def rows(r):
         ("host instructions per NdkFastRegister", "host_instructions_per_post", "instructions", "< 1,000",
          r["host_instructions_per_post"] < 1000),
         ("simulation speed (fast-register run)", "sim_cycles_per_second", "cycles/s", "board: %g M" % clock, None),
-        ("system clock (tools/layout.toml, %s)" % CLOCK_PROFILE, "system_clock_mhz", "MHz", "", None),
+        ("system clock (tools/layout.toml, %s)" % CLOCK_BOARD, "system_clock_mhz", "MHz", "", None),
     ]
     for dev in ("85k", "25k"):  # only from a bitstream of these sources
         k = "fmax_mhz_ulx3s_" + dev
@@ -352,9 +352,9 @@ def doc(r, series, phases, funcs):
     w("`%s`%s; the raw figures are in `build/bench/results.json`. Every figure is measured, in units" % (
         r["commit"][:12], " with uncommitted changes" if r["source_changes"] else ""))
     w("that do not depend on the machine: Verilator clock cycles (exact) and callgrind instructions.")
-    w("Times are clocks converted at the board's system clock, %s MHz (tools/layout.toml, profile" %
+    w("Times are clocks converted at the board's system clock, %s MHz (tools/layout.toml, board" %
       g("system_clock_mhz"))
-    w("%s, CLK_HZ)." % CLOCK_PROFILE)
+    w("%s, clk_hz)." % CLOCK_BOARD)
     w("")
     w("## Results")
     w("")

@@ -1,47 +1,55 @@
 # Board flow: bitstreams, firmware swap, flashing. See tools/bitstream.sh
-# and docs/boards.md.
-#   make bitstream BOARD=ulx3s DEVICE=85k|25k|45k    or    BOARD=ecp5-evn
+# and docs/boards.md. The boards are tools/layout.toml's [[board]] entries (NF_BOARDS).
+#   make bitstream BOARD=ulx3s DEVICE=85k              builds the board BOARD-DEVICE (or BOARD=ulx3s-85k)
 #   make bitstream-firmware BOARD=... DEVICE=...       new firmware, no place and route (a full build the first time)
 #   make flash BOARD=ulx3s [FLASH=1]                   openFPGALoader (SRAM, or SPI flash)
-#   make test-bitstream                                ULX3S 85F, 25F and ECP5-EVN: timing, swap
+#   make test-bitstream                                the tested boards: timing, swap
 BOARD ?= ulx3s
 DEVICE ?= 85k
-BOARD_OUT = $(BUILD)/board/$(BOARD)-$(DEVICE)
-OFL_BOARD = $(if $(filter ecp5-evn,$(BOARD)),ecp5_evn,$(if $(filter ulx3s,$(BOARD)),ulx3s,))
+# The board's layout.toml name: BOARD-DEVICE, or BOARD when that names a board already;
+# tools/bitstream.sh takes it as BOARD_BASE BOARD_DEVICE.
+BOARD_NAME = $(if $(filter $(BOARD),$(NF_BOARDS)),$(BOARD),$(BOARD)-$(DEVICE))
+BOARD_DEVICE = $(lastword $(subst -, ,$(BOARD_NAME)))
+BOARD_BASE = $(BOARD_NAME:%-$(BOARD_DEVICE)=%)
+BOARD_OUT = $(BUILD)/board/$(BOARD_NAME)
+# Boards' layout.toml names as in make variables: ulx3s-85k -> ULX3S_85K.
+board_key = $(shell echo '$1' | tr 'a-z-' 'A-Z_')
+BOARD_KEY = $(call board_key,$(BOARD_NAME))
+OFL_BOARD = $(call NF_BOARD,$(BOARD_KEY),programmer)
 # Boards test-bitstream builds (each a full synthesis and place and route).
-BITSTREAM_TEST_BOARDS ?= ulx3s-85k ulx3s-25k ecp5-evn-85k
+BITSTREAM_TEST_BOARDS ?= $(NF_BOARDS_TESTED)
 CLEAN_DIRS += $(BUILD)/board
 
 .PHONY: bitstream bitstream-firmware flash lint-board test-bitstream
-bitstream: $(SETUP_STAMP) firmware ## build a bitstream: BOARD=ulx3s DEVICE=85k|25k or BOARD=ecp5-evn
-	@bash tools/bitstream.sh $(BOARD) $(DEVICE)
+bitstream: $(SETUP_STAMP) firmware ## build a bitstream: BOARD=ulx3s DEVICE=85k (boards: docs/layout.md)
+	@bash tools/bitstream.sh $(BOARD_BASE) $(BOARD_DEVICE)
 
 bitstream-firmware: $(SETUP_STAMP) firmware ## swap the current firmware into the last bitstream (no place and route)
-	@bash tools/bitstream.sh --firmware-only $(BOARD) $(DEVICE)
+	@bash tools/bitstream.sh --firmware-only $(BOARD_BASE) $(BOARD_DEVICE)
 
 # The board is looked for first: with none there, nothing is built.
-flash: $(SETUP_STAMP) ## program the board: BOARD=ulx3s|ecp5-evn [DEVICE=85k] [FLASH=1 writes the SPI flash]
-	@test -n "$(OFL_BOARD)" || { echo "flash: unknown BOARD '$(BOARD)' (ulx3s, ecp5-evn)" >&2; exit 2; }
+flash: $(SETUP_STAMP) ## program the board: BOARD=ulx3s DEVICE=85k [FLASH=1 writes the SPI flash]
+	@test -n "$(OFL_BOARD)" || { echo "flash: unknown board '$(BOARD_NAME)' ($(NF_BOARDS))" >&2; exit 2; }
 	@command -v openFPGALoader >/dev/null || { echo "flash: openFPGALoader not installed: make setup" >&2; exit 2; }
 	@openFPGALoader -b $(OFL_BOARD) --detect >/dev/null 2>&1 || { \
-	    echo "flash: no $(BOARD) board found on USB (openFPGALoader -b $(OFL_BOARD) --detect failed)." >&2; \
+	    echo "flash: no $(BOARD_NAME) board found on USB (openFPGALoader -b $(OFL_BOARD) --detect failed)." >&2; \
 	    echo "flash: check the USB cable, and that the udev rule is installed (tools/99-ndkfpga.rules, see docs/boards.md)." >&2; \
 	    exit 2; }
-	@test -f $(BOARD_OUT)/nf.bit || { echo "flash: no bitstream for $(BOARD)-$(DEVICE) yet: building it first"; \
-	    $(MAKE) --no-print-directory bitstream BOARD=$(BOARD) DEVICE=$(DEVICE); }
+	@test -f $(BOARD_OUT)/nf.bit || { echo "flash: no bitstream for $(BOARD_NAME) yet: building it first"; \
+	    $(MAKE) --no-print-directory bitstream BOARD=$(BOARD_NAME); }
 	openFPGALoader -b $(OFL_BOARD) $(if $(FLASH),-f) $(BOARD_OUT)/nf.bit
 
 # Full builds of the boards in BITSTREAM_TEST_BOARDS (timing must be met), each followed
 # by a firmware swap without place and route: another image in, then the firmware back.
-# The three builds take about 15 min here (2 shared cores); they are part of make test.
+# Each takes minutes (its times.txt); they are part of make test.
 TEST_TARGETS += test-bitstream
-test-bitstream: $(SETUP_STAMP) firmware ## build the ULX3S 85F, 25F and ECP5-EVN bitstreams (~5 min each), check timing and the firmware swap
+test-bitstream: $(SETUP_STAMP) firmware ## build the tested boards' bitstreams (minutes each), check timing and the firmware swap
 	@bash tools/test_bitstream.sh $(BITSTREAM_TEST_BOARDS)
 
 LINT_TARGETS += lint-board
 BOARD_LINT_SRCS = rtl/board/*.v rtl/board/lint/*.v rtl/soc/*.v rtl/link/*.v rtl/engine/*.v $(PICORV32_DIR)/picorv32.v
 lint-board:
-	@for top in nf_board_ulx3s nf_board_ecp5_evn; do \
+	@for top in $(sort $(foreach k,$(call board_key,$(NF_BOARDS)),$(call NF_BOARD,$(k),top))); do \
 	    $(VERILATOR) $(VLINT) --timescale 1ns/1ps tools/third_party.vlt --top-module $$top $(BOARD_LINT_SRCS) || exit 1; \
 	done
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bitstream for a board: Yosys synth_ecp5 -> nextpnr-ecp5 (fails when timing is not met)
 # -> ecpbram (puts the firmware image into the block RAM) -> ecppack, plus a report.
-# Usage: tools/bitstream.sh BOARD DEVICE   (ulx3s 25k|45k|85k, ecp5-evn 85k)
+# Usage: tools/bitstream.sh BOARD DEVICE   (a [[board]] BOARD-DEVICE of tools/layout.toml:
+# its top, pins, nextpnr part, profile, UART rate and system clock)
 # Outputs in build/board/BOARD-DEVICE/: nf.bit, report.txt, report.json (nextpnr),
 # summary.json (fmax_mhz, luts, ffs, ebr, dsp, target_mhz), times.txt, logs.
 # The firmware is swapped into the placed design without place and route:
@@ -27,23 +28,28 @@ device=${2:?usage: bitstream.sh [--firmware-only|--is-fresh|--inputs] BOARD DEVI
 eval "$(sed -n 's/^\([A-Z_0-9]*\) := \(.*\)$/\1="\2"/p' build/toolchain.mk)"
 param() { python3 tools/nf_layout.py "PROFILE_$1_$2"; }
 
-# The LFE5U-12F has 32 EBR: no profile fits it (the 25K profile needs more).
-case "$board-$device" in
-    ulx3s-25k|ulx3s-45k) top=nf_board_ulx3s; lpf=constraints/ulx3s.lpf; part="--$device"; speed=6
-                         profile=ULX3S_25K; chp="-set DEVICE_85K 0";;
-    ulx3s-85k)           top=nf_board_ulx3s; lpf=constraints/ulx3s.lpf; part="--85k"; speed=6
-                         profile=ULX3S_85K; chp="-set DEVICE_85K 1";;
-    ecp5-evn-85k)        top=nf_board_ecp5_evn; lpf=constraints/ecp5-evn.lpf; part="--um5g-85k"; speed=8
-                         profile=ULX3S_85K; chp="";;
-    *) echo "bitstream: unknown board/device '$board' '$device' (ulx3s 25k|45k|85k, ecp5-evn 85k)" >&2; exit 2;;
-esac
+# The board: its [[board]] entry in tools/layout.toml (the LFE5U-12F has 32 EBR, fewer
+# than any profile needs: no entry). Fields in the order read below.
+key=$(echo "$board-$device" | tr 'a-z-' 'A-Z_')
+fields="TOP TOP_PARAMS LPF NEXTPNR PACKAGE SPEED PROFILE CLK_HZ BAUD"
+if ! values=$(python3 tools/nf_layout.py $(for f in $fields; do echo "BOARD_${key}_$f"; done) 2>/dev/null); then
+    echo "bitstream: unknown board/device '$board' '$device' (tools/layout.toml boards:" \
+         "$(python3 tools/nf_layout.py BOARDS))" >&2
+    exit 2
+fi
+{ read -r top; read -r top_params; read -r lpf; read -r nextpnr; read -r package; read -r speed
+  read -r profile; read -r clk_hz; read -r baud; } <<< "$values"
+chp="-set BAUD $baud"
+for p in $top_params; do chp="$chp -set ${p%%=*} ${p#*=}"; done
 out=build/board/$board-$device
 sources="$PICORV32_DIR/picorv32.v $(ls rtl/engine/*.v rtl/link/*.v rtl/soc/*.v rtl/board/*.v)"
 sources=$(for f in $sources; do realpath --relative-to=. "$f"; done | tr '\n' ' ')
-# What place and route depends on, as "commit", "seed" and one "sha256 path" line per file.
+# What place and route depends on, as "commit", "seed", "board" (its layout.toml settings)
+# and one "sha256 path" line per file.
 pnr_inputs() {
     echo "commit $(git rev-parse HEAD 2>/dev/null || echo none)"
     echo "seed ${SEED:-1}"
+    echo "board $(echo "$values" | tr '\n' ' ')"
     # shellcheck disable=SC2086
     sha256sum $sources rtl/include/*.vh "$lpf" tools/bitstream.sh build/toolchain.mk
 }
@@ -56,7 +62,7 @@ stale_reason() {
         echo "placed at $(head -n 1 "$out/pnr_inputs.txt"), HEAD is $(echo "$now" | head -n 1 | cut -d' ' -f2)"
     elif [ "$(cat "$out/pnr_inputs.txt")" != "$now" ]; then
         echo "inputs changed since it was placed:" \
-             "$(diff "$out/pnr_inputs.txt" <(echo "$now") | sed -n 's/^> [0-9a-f]\{64\}  //p; s/^> seed/seed/p' | tr '\n' ' ')"
+             "$(diff "$out/pnr_inputs.txt" <(echo "$now") | sed -n 's/^> [0-9a-f]\{64\}  //p; s/^> seed/seed/p; s/^> board .*/the board in tools\/layout.toml/p' | tr '\n' ' ')"
     else
         local f
         for f in $sources rtl/include/*.vh "$lpf"; do
@@ -120,11 +126,11 @@ if [ "$firmware_only" = 0 ]; then
         chparam -set FW_HEX \"$out/placeholder.hex\" $chp $top; \
         synth_ecp5 -top $top -json $out/nf.json; tee -q -o $out/synth_stat.txt stat"
     t1=$(date +%s)
-    phase "synthesis done in $((t1 - t0))s; nextpnr-ecp5 $part speed $speed: packing cells"
+    phase "synthesis done in $((t1 - t0))s; nextpnr-ecp5 --$nextpnr speed $speed: packing cells"
     # nextpnr reports a missed clock constraint as an error (no --timing-allow-fail);
     # fpga_report.py checks the report again below. Its whole log goes to pnr.log; the
     # phase lines are picked from its messages as they come.
-    if ! "$NEXTPNR_ECP5" $part --package CABGA381 --speed "$speed" --json "$out/nf.json" \
+    if ! "$NEXTPNR_ECP5" "--$nextpnr" --package "$package" --speed "$speed" --json "$out/nf.json" \
             --lpf "$lpf" --textcfg "$out/nf_placeholder.config.tmp" --report "$out/report.json" \
             --seed "${SEED:-1}" -l "$out/pnr.log" 2>&1 >/dev/null | {
                 placing=0; routing=0
@@ -168,4 +174,13 @@ if ! python3 tools/fpga_report.py "$out/report.json" "$board-$device" --summary 
     exit 1
 fi
 cat "$out/report.txt"
+# nextpnr derives the clock constraint from the top's PLL: it must be the board's clk_hz
+# (the clock the documents and benchmarks convert at).
+if ! python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))["target_mhz"]
+sys.exit(t is None or abs(t * 1e6 - int(sys.argv[2])) > 1e4)' "$out/summary.json" "$clk_hz"; then
+    echo "bitstream: $top's PLL clock (summary.json target_mhz) is not tools/layout.toml's clk_hz $clk_hz" >&2
+    rm -f "$out/nf.bit"
+    exit 1
+fi
 phase "done: $out/nf.bit ($fw_words firmware words of $words)"

@@ -2,7 +2,8 @@
 """The boards' measured figures, written into README.md and docs/boards.md.
 
 Reads build/board/BOARD-DEVICE/summary.json (written by tools/bitstream.sh from
-nextpnr's report) for every board test-bitstream builds, and makes the table that
+nextpnr's report) and its times.txt for every board test-bitstream builds (tools/layout.toml [[board]]
+entries marked tested; their titles and parts too), and makes the table that
 tools/doc_figures.py puts between "<!-- board-figures:begin -->" and
 "<!-- board-figures:end -->" in each document. Nothing is typed in: a board without a
 summary is left out, and the table cannot be made when none has one.
@@ -15,17 +16,32 @@ import json
 import os
 import sys
 
+import nf_layout as NF
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BOARDS = [  # (build name, what, part)
-    ("ulx3s-85k", "ULX3S 85F", "LFE5U-85F-6"),
-    ("ulx3s-25k", "ULX3S 25F", "LFE5U-25F-6"),
-    ("ecp5-evn-85k", "ECP5-EVN", "LFE5UM5G-85F-8"),
-]
+
+
+def board_field(name, field):
+    """A board's field from tools/layout.toml (via tools/nf_layout.py): board_field("ulx3s-85k", "PART")."""
+    return getattr(NF, "BOARD_%s_%s" % (name.upper().replace("-", "_"), field))
+
+
+BOARDS = [(name, board_field(name, "TITLE"), board_field(name, "PART")) for name in NF.BOARDS_TESTED]
 DOCS = ["README.md", os.path.join("docs", "boards.md")]
 
 
 def used(n, avail):
     return f"{n:,} / {avail:,} ({100.0 * n / avail:.0f} %)" if avail else f"{n:,}"
+
+
+def build_times(out):
+    """The build's seconds of synthesis and of place and route (its times.txt), or "-"."""
+    try:
+        with open(os.path.join(out, "times.txt"), encoding="utf-8") as f:
+            t = dict(line.split() for line in f if line.strip())
+        return "%d + %d s" % (int(t["synth_s"]), int(t["pnr_s"]))
+    except (OSError, KeyError, ValueError):
+        return "-"
 
 
 def table(root=ROOT):
@@ -40,11 +56,12 @@ def table(root=ROOT):
         met = "met" if s["timing_met"] else "**not met**"
         rows.append(f"| {what} | {part} | {s['target_mhz']:g} MHz | {s['fmax_mhz']:.1f} MHz ({met}) | "
                     f"{used(s['luts'], s['luts_available'])} | {used(s['ffs'], s['ffs_available'])} | "
-                    f"{s['ebr']} / {s['ebr_available']} | {s['dsp']} / {s['dsp_available']} |")
+                    f"{s['ebr']} / {s['ebr_available']} | {s['dsp']} / {s['dsp_available']} | "
+                    f"{build_times(os.path.dirname(path))} |")
     if not rows:
         raise SystemExit("board_figures: no build/board/*/summary.json: run make test-bitstream first")
-    head = ("| board | part | system clock | Fmax (nextpnr) | LUT4 | FF | EBR | DSP |\n"
-            "|---|---|---|---|---|---|---|---|\n")
+    head = ("| board | part | system clock | Fmax (nextpnr) | LUT4 | FF | EBR | DSP | synthesis + place and route |\n"
+            "|---|---|---|---|---|---|---|---|---|\n")
     note = ("\n(from `build/board/*/summary.json` of `make test-bitstream` at commit %s, written in by "
             "`tools/board_figures.py`; nextpnr-ecp5 seed 1, LUT4 counts include the carry-chain halves)\n"
             % ", ".join("`%s`" % c[:12] for c in sorted(commits)))

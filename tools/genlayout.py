@@ -12,6 +12,7 @@ import argparse
 import ast
 import operator
 import pathlib
+import re
 import sys
 import tomllib
 
@@ -212,6 +213,49 @@ def check_bitfields(spec):
             if f["lsb"] + f["width"] > 32 or used & mask:
                 raise LayoutError(f"bitfield {bf['name']}.{f['name']} overlaps or exceeds 32 bits")
             used |= mask
+
+
+# A board's fields and their types (tools/layout.toml [[board]]); all are required.
+BOARD_FIELDS = {"name": str, "doc": str, "title": str, "part": str, "nextpnr": str, "package": str, "speed": int,
+                "top": str, "top_params": str, "lpf": str, "profile": str, "osc_hz": int, "clk_hz": int,
+                "baud": int, "programmer": str, "tested": bool}
+BOARD_MK_FIELDS = ("top", "lpf", "profile", "clk_hz", "programmer", "tested")  # in tools/nf_layout.mk
+BOARD_TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false"}
+
+
+def board_key(name):
+    """The name of a board in generated names: ulx3s-85k -> ULX3S_85K."""
+    return name.upper().replace("-", "_")
+
+
+def check_boards(spec):
+    """Every board has every field, of its type, once; its profile exists; its name is
+    BOARD-DEVICE (the build's directory and make's BOARD and DEVICE)."""
+    profiles = {prof["name"] for prof in spec.get("profile", [])}
+    seen = set()
+    for b in spec.get("board", []):
+        name = b.get("name", "?")
+        for k, t in BOARD_FIELDS.items():
+            if type(b.get(k)) is not t:
+                raise LayoutError(f"board {name}: {k} must be {BOARD_TYPE_NAMES[t]}")
+        unknown = set(b) - set(BOARD_FIELDS)
+        if unknown:
+            raise LayoutError(f"board {name}: unknown field(s) {', '.join(sorted(unknown))}")
+        if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)+", name):
+            raise LayoutError(f"board {name}: the name must be BOARD-DEVICE in lower case (ulx3s-85k)")
+        if name in seen:
+            raise LayoutError(f"board {name} is defined twice")
+        seen.add(name)
+        if b["profile"] not in profiles:
+            raise LayoutError(f"board {name}: no profile {b['profile']!r}")
+        if b["top_params"] and not re.fullmatch(r"[A-Z_0-9]+=\S+( [A-Z_0-9]+=\S+)*", b["top_params"]):
+            raise LayoutError(f"board {name}: top_params must be NAME=VALUE separated by spaces")
+
+
+def board_rows(spec):
+    """The boards' fields for Python, as (board, [(BOARD_KEY_FIELD, value)]), true and false as 1 and 0."""
+    return [(b, [(f"BOARD_{board_key(b['name'])}_{k.upper()}", int(v) if type(v) is bool else v)
+                 for k, v in b.items() if k not in ("name", "doc")]) for b in spec.get("board", [])]
 
 
 def is_array(f):
@@ -435,6 +479,19 @@ def gen_md(spec, structs):
         L += [f"## Profile {prof['name']} (index {i})", "", prof["doc"], "", "| parameter | value |", "|---|---|"]
         L += [f"| {k} | {v} |" for k, v in prof["params"].items()]
         L.append("")
+    boards = spec.get("board", [])
+    if boards:
+        L += ["## Boards", "", "`make bitstream BOARD=... DEVICE=...` builds `build/board/BOARD-DEVICE/` for each "
+              "(tools/bitstream.sh); `make test-bitstream` builds the tested ones. Python names "
+              f"`BOARD_KEY_FIELD`, make `$(call {p}_BOARD,KEY,field)` (KEY: the name in capitals, `_` for `-`).", "",
+              "| board | what | part (nextpnr) | top | pins | profile | oscillator | system clock | UART "
+              "| clocks per bit | tested |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+        L += [f"| {b['name']} | {b['title']}: {b['doc']} | {b['part']} (`--{b['nextpnr']} --package {b['package']} "
+              f"--speed {b['speed']}`) | `{b['top']}`{' ' + b['top_params'] if b['top_params'] else ''} | "
+              f"`{b['lpf']}` | {b['profile']} | {b['osc_hz'] / 1e6:g} MHz | {b['clk_hz'] / 1e6:g} MHz | "
+              f"{b['baud'] / 1e6:g} MBd | {b['clk_hz'] / b['baud']:.2f} | {'yes' if b['tested'] else 'no'} |"
+              for b in boards]
+        L.append("")
     return "\n".join(L)
 
 
@@ -445,6 +502,14 @@ def gen_mk(spec, structs):
     L += emit_groups(spec, ("const", "profile"), lambda t: f"# {t}", lambda n, v, d: f"{p}_{n} := {v}")
     L.append("# The profiles in file order")
     L.append(f"{p}_PROFILES := " + " ".join(prof["name"] for prof in spec.get("profile", [])))
+    # One line a board, FIELD=VALUE words, of the fields make uses (Python has them all).
+    L += ["", f"# The boards: $(call {p}_BOARD,KEY,FIELD) is a field of board KEY (ulx3s-85k: ULX3S_85K)",
+          f"{p}_BOARD = $(patsubst $(2)=%,%,$(filter $(2)=%,$({p}_BOARD_$(1))))"]
+    L += [f"{p}_BOARD_{board_key(b['name'])} := " + " ".join(f"{k}={int(b[k]) if k == 'tested' else b[k]}"
+                                                         for k in BOARD_MK_FIELDS) for b in spec.get("board", [])]
+    L += ["", "# The boards in file order, and those make test-bitstream builds",
+          f"{p}_BOARDS := " + " ".join(b["name"] for b in spec.get("board", [])),
+          f"{p}_BOARDS_TESTED := " + " ".join(b["name"] for b in spec.get("board", []) if b["tested"])]
     return "\n".join(L) + "\n"
 
 
@@ -489,6 +554,11 @@ def gen_py(spec, structs):
     L += [f"_struct({s['name']!r}, {s['size']}, {py_format(s)!r}, {' '.join(f['name'] for f in s['fields'])!r}, "
           f"{tuple(f['off'] for f in s['fields'])!r})" for s in structs]
     L.append(f"PROFILES = {tuple(prof['name'] for prof in spec.get('profile', []))!r}")
+    for b, rows in board_rows(spec):
+        L += ["", f"# board {b['name']}: {b['doc']}"] + [f"{n} = {v!r}" for n, v in rows]
+    L += ["", "# The boards in file order, and those make test-bitstream builds",
+          f"BOARDS = {tuple(b['name'] for b in spec.get('board', []))!r}",
+          f"BOARDS_TESTED = {tuple(b['name'] for b in spec.get('board', []) if b['tested'])!r}"]
     return "\n".join(L) + "\n\n" + PY_MAIN
 
 
@@ -547,6 +617,7 @@ def main():
         spec = tomllib.loads(spec_path.read_text())
         check_bitfields(spec)
         check_enums(spec)
+        check_boards(spec)
         structs = layout_structs(spec)
         resolve(spec, structs)
         texts = {key: gen(spec, structs) for key, gen in GENERATORS.items()}

@@ -76,7 +76,7 @@ NF_PROFILE_SIM_FW_RAM_BYTES := 65536
 NF_PROFILE_SIM_MAX_FRMR_PAGES := 256
 NF_PROFILE_SIM_USER_BASE := 65536
 
-# profile ULX3S_85K: ULX3S with LFE5U-85F (208 EBR); CLK_HZ: the board's system clock (nf_board_ulx3s.v's PLL), the clock bench/report.py converts to time at
+# profile ULX3S_85K: ULX3S with LFE5U-85F (208 EBR)
 NF_PROFILE_ULX3S_85K_MEM_BYTES := 262144
 NF_PROFILE_ULX3S_85K_MPT_ENTRIES := 256
 NF_PROFILE_ULX3S_85K_MTT_ENTRIES := 1024
@@ -84,7 +84,6 @@ NF_PROFILE_ULX3S_85K_RX_SLOTS := 4
 NF_PROFILE_ULX3S_85K_TX_SLOTS := 4
 NF_PROFILE_ULX3S_85K_FW_RAM_BYTES := 32768
 NF_PROFILE_ULX3S_85K_MAX_FRMR_PAGES := 32
-NF_PROFILE_ULX3S_85K_CLK_HZ := 40000000
 NF_PROFILE_ULX3S_85K_USER_BASE := 32768
 
 # profile ULX3S_25K: ULX3S with LFE5U-25F (56 EBR)
@@ -95,8 +94,18 @@ NF_PROFILE_ULX3S_25K_RX_SLOTS := 2
 NF_PROFILE_ULX3S_25K_TX_SLOTS := 2
 NF_PROFILE_ULX3S_25K_FW_RAM_BYTES := 32768
 NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES := 16
-NF_PROFILE_ULX3S_25K_CLK_HZ := 40000000
 NF_PROFILE_ULX3S_25K_USER_BASE := 16384
 
 # The profiles in file order
 NF_PROFILES := SIM ULX3S_85K ULX3S_25K
+
+# The boards: $(call NF_BOARD,KEY,FIELD) is a field of board KEY (ulx3s-85k: ULX3S_85K)
+NF_BOARD = $(patsubst $(2)=%,%,$(filter $(2)=%,$(NF_BOARD_$(1))))
+NF_BOARD_ULX3S_85K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_85K clk_hz=40000000 programmer=ulx3s tested=1
+NF_BOARD_ULX3S_25K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_25K clk_hz=40000000 programmer=ulx3s tested=1
+NF_BOARD_ULX3S_45K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_25K clk_hz=40000000 programmer=ulx3s tested=0
+NF_BOARD_ECP5_EVN_85K := top=nf_board_ecp5_evn lpf=constraints/ecp5-evn.lpf profile=ULX3S_85K clk_hz=48000000 programmer=ecp5_evn tested=1
+
+# The boards in file order, and those make test-bitstream builds
+NF_BOARDS := ulx3s-85k ulx3s-25k ulx3s-45k ecp5-evn-85k
+NF_BOARDS_TESTED := ulx3s-85k ulx3s-25k ecp5-evn-85k

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests of the one layout description: the generated headers compile and lint, the
 # drift check catches a spec edited without regenerating, bad specs are refused,
-# formulas compute, and the NDKPI cross-check, make fragment and Python module hold.
+# formulas compute, and the NDKPI cross-check, make fragment and Python module hold; the
+# boards match their pins and PLLs.
 set -u
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -67,6 +68,39 @@ sys.exit(1 if bad or len(structs) < 20 or NF.INFO_FIELDS.index("user_base") * 4 
 PY
 ok $? "nf_layout.py: every struct format has the struct's size and offsets"
 
+# Boards: make and Python carry them; each names pins, a top and an oscillator that exist.
+mk=$(make -s --no-print-directory -f tools/nf_layout.mk --eval 'p: ; @echo $(NF_BOARDS_TESTED) $(call NF_BOARD,ECP5_EVN_85K,clk_hz) $(call NF_BOARD,ULX3S_25K,profile)' p)
+[ "$mk" = "ulx3s-85k ulx3s-25k ecp5-evn-85k 48000000 ULX3S_25K" ]
+ok $? "nf_layout.mk: the tested boards, a board's clock and profile ($mk)"
+py=$(python3 tools/nf_layout.py BOARD_ULX3S_85K_TOP BOARD_ULX3S_85K_CLK_HZ BOARDS | tr '\n' ' ')
+[ "$py" = "nf_board_ulx3s 40000000 ulx3s-85k ulx3s-25k ulx3s-45k ecp5-evn-85k " ]; ok $? "nf_layout.py: a board's top and clock, the boards ($py)"
+python3 - <<'PY'
+# The .lpf's oscillator FREQUENCY is osc_hz, the top exists, and the system clock its PLL
+# makes of the oscillator (OSC_HZ / PLL_CLKI_DIV * PLL_CLKFB_DIV) is clk_hz.
+import re, sys, tomllib
+bad = []
+for b in tomllib.load(open("tools/layout.toml", "rb"))["board"]:
+    lpf = open(b["lpf"]).read()
+    mhz = re.findall(r"^FREQUENCY PORT \S+ ([0-9.]+) MHZ;", lpf, re.M)
+    if [float(m) * 1e6 for m in mhz] != [b["osc_hz"]]:
+        bad.append("%s: %s FREQUENCY %s, osc_hz %d" % (b["name"], b["lpf"], mhz, b["osc_hz"]))
+    top = open("rtl/board/%s.v" % b["top"]).read()
+    lp = dict(re.findall(r"localparam integer (\w+)\s*=\s*(\d+);", top))
+    if not re.search(r"^module %s\b" % b["top"], top, re.M) or int(lp.get("OSC_HZ", 0)) != b["osc_hz"] or \
+            int(lp.get("OSC_HZ", 0)) // int(lp.get("PLL_CLKI_DIV", 1)) * int(lp.get("PLL_CLKFB_DIV", 0)) != b["clk_hz"]:
+        bad.append("%s: %s's OSC_HZ and PLL dividers do not make osc_hz %d -> clk_hz %d" % (
+            b["name"], b["top"], b["osc_hz"], b["clk_hz"]))
+for m in bad:
+    print("# " + m)
+sys.exit(1 if bad else 0)
+PY
+ok $? "every board's .lpf oscillator is its osc_hz, and its top's PLL makes its clk_hz"
+grep -q "^| ecp5-evn-85k | ECP5-EVN: .* | 12 MHz | 48 MHz | 12 MBd | 4.00 | yes |$" docs/layout.md
+ok $? "docs/layout.md: the board table (oscillator, clock, UART rate, clocks per bit)"
+bash tools/bitstream.sh --inputs ulx3s 12k >/dev/null 2>"$tmp/err"
+[ $? = 2 ] && grep -q "unknown board/device 'ulx3s' '12k' (tools/layout.toml boards: ulx3s-85k" "$tmp/err"
+ok $? "tools/bitstream.sh refuses a board that tools/layout.toml does not describe, listing those it does"
+
 # Drift: copy the tree's spec and outputs, edit the spec, --check must fail.
 mkdir -p "$tmp/root/tools"
 cp tools/layout.toml "$tmp/root/tools/"
@@ -126,6 +160,16 @@ name = "BAD"
 doc = "misaligned"
 fields = [ { name = "a", type = "u8", doc = "" }, { name = "b", type = "u32", doc = "" } ]' \
     "not 4-byte aligned" "generator refuses a misaligned field with a clear message"
+
+board_edit() { printf 's/^%s$/%s/' "$1" "$2"; }
+refused "$(board_edit 'profile = "ULX3S_25K"' 'profile = "ULX3S_12K"')" \
+    "board ulx3s-25k: no profile 'ULX3S_12K'" "a board naming an unknown profile is refused"
+refused "$(board_edit 'clk_hz = 48000000' 'clk_hz = "48 MHz"')" \
+    "board ecp5-evn-85k: clk_hz must be an integer" "a board field of the wrong type is refused"
+refused "$(board_edit 'name = "ulx3s-45k"' 'name = "ulx3s-25k"')" \
+    "board ulx3s-25k is defined twice" "two boards of one name are refused"
+refused "$(board_edit 'name = "ulx3s-45k"' 'name = "ULX3S_45K"')" \
+    "the name must be BOARD-DEVICE" "a board name that is not BOARD-DEVICE is refused"
 
 # A value that differs from ndkpi.h fails the build of the generated check, naming it.
 cp tools/layout.toml "$tmp/root/tools/layout.toml"

@@ -920,7 +920,7 @@ _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 #define NF_PROFILE_SIM_USER_BASE 0x00010000u
 #define NF_PROFILE_SIM_INDEX 0u
 
-/* profile ULX3S_85K: ULX3S with LFE5U-85F (208 EBR); CLK_HZ: the board's system clock (nf_board_ulx3s.v's PLL), the clock bench/report.py converts to time at */
+/* profile ULX3S_85K: ULX3S with LFE5U-85F (208 EBR) */
 #define NF_PROFILE_ULX3S_85K_MEM_BYTES 0x00040000u
 #define NF_PROFILE_ULX3S_85K_MPT_ENTRIES 256u
 #define NF_PROFILE_ULX3S_85K_MTT_ENTRIES 1024u
@@ -928,7 +928,6 @@ _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 #define NF_PROFILE_ULX3S_85K_TX_SLOTS 4u
 #define NF_PROFILE_ULX3S_85K_FW_RAM_BYTES 32768u
 #define NF_PROFILE_ULX3S_85K_MAX_FRMR_PAGES 32u
-#define NF_PROFILE_ULX3S_85K_CLK_HZ 0x02625A00u
 #define NF_PROFILE_ULX3S_85K_USER_BASE 32768u
 #define NF_PROFILE_ULX3S_85K_INDEX 1u
 
@@ -940,7 +939,6 @@ _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 #define NF_PROFILE_ULX3S_25K_TX_SLOTS 2u
 #define NF_PROFILE_ULX3S_25K_FW_RAM_BYTES 32768u
 #define NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES 16u
-#define NF_PROFILE_ULX3S_25K_CLK_HZ 0x02625A00u
 #define NF_PROFILE_ULX3S_25K_USER_BASE 16384u
 #define NF_PROFILE_ULX3S_25K_INDEX 2u
 

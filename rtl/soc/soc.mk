@@ -39,11 +39,12 @@ $(SOC_BUILD)/tb/Vnf_soc: $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SOC_DIR)/tb/soc_tb
 test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program on PicoRV32 in nf_soc
 	@$(SOC_BUILD)/tb/Vnf_soc
 
-# Yosys synth_ecp5 of nf_soc at the ULX3S 85K profile sizes: LUT/FF/EBR use.
+# Yosys synth_ecp5 of nf_soc at the ULX3S 85K profile sizes and the ulx3s-85k board's
+# system clock (tools/layout.toml): LUT/FF/EBR use.
 # The FW image only sets the EBR contents, but Yosys reads nf_soc's default image
 # (the firmware's) when it elaborates, so the firmware is built first.
 SOC_SYNTH_HEX = $(BUILD)/firmware/nf_fw.hex
-SOC_SYNTH_PARAMS = -set CLK_HZ 25000000 \
+SOC_SYNTH_PARAMS = -set CLK_HZ $(call NF_BOARD,ULX3S_85K,clk_hz) \
     $(foreach k,FW_RAM_BYTES MEM_BYTES MPT_ENTRIES MTT_ENTRIES RX_SLOTS TX_SLOTS,-set $(k) $(NF_PROFILE_ULX3S_85K_$(k)))
 synth-soc: $(SETUP_STAMP) firmware ## Yosys synth_ecp5 of nf_soc (ULX3S 85K sizes): prints LUT/FF/EBR
 	@mkdir -p $(SOC_BUILD)/synth
