@@ -21,6 +21,8 @@ ADAPTER_FW_VERSION = 0x10000
 ADAPTER_HW_VERSION = 0x10000
 ADAPTER_MAX_QPS = 16
 ADAPTER_MAX_SGE = 4
+ADAPTER_MAX_RQ_DEPTH = 32
+ADAPTER_MAX_RECV_SGE = 2
 ADAPTER_PRIVILEGED_TOKEN = 0xffffffff
 ADAPTER_KEY_BITS = 8
 
@@ -66,11 +68,16 @@ NDK_OP_FLAG_DEFER = 512
 KNOWN_FLAGS_FAST_REGISTER = 699
 KNOWN_FLAGS_INVALIDATE = 515
 KNOWN_FLAGS_RDMA = 515
+KNOWN_FLAGS_SEND = 519
+KNOWN_FLAGS_RECEIVE = 0
 KNOWN_FLAGS_MR_REGISTER = 15
 
 # FRAME_PAGES constants
 FRAME_PAGES_MR_REGISTER = 504
 FRAME_PAGES_FAST_REGISTER = 502
+
+# CQE_FLAG constants
+CQE_FLAG_SOLICITED = 1
 
 # NDK_MR_FLAG constants
 NDK_MR_FLAG_ALLOW_LOCAL_READ = 0
@@ -107,6 +114,9 @@ OP_WR_FAST_REGISTER = 64
 OP_WR_INVALIDATE = 65
 OP_WR_READ = 66
 OP_WR_WRITE = 67
+OP_WR_SEND = 68
+OP_WR_SEND_INVALIDATE = 69
+OP_WR_RECEIVE = 70
 OP_CQE = 128
 
 # NDK_OP: NDK_OPERATION_TYPE values carried in CQE.op_type
@@ -117,6 +127,7 @@ NDK_OP_BIND = 8
 NDK_OP_INVALIDATE = 16
 NDK_OP_READ = 32
 NDK_OP_WRITE = 64
+NDK_OP_RECEIVE_AND_INVALIDATE = 32769
 
 # STATUS: NTSTATUS values of the adapter: replies and CQEs, and the host library's own (same numbers as ndkpi.h, which CI checks)
 STATUS_SUCCESS = 0
@@ -197,6 +208,9 @@ STAT_OP_WR_FAST_REGISTER = 16
 STAT_OP_WR_INVALIDATE = 17
 STAT_OP_WR_READ = 18
 STAT_OP_WR_WRITE = 19
+STAT_OP_WR_SEND = 20
+STAT_OP_WR_SEND_INVALIDATE = 21
+STAT_OP_WR_RECEIVE = 22
 
 # STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it)
 STAT_STATUS_ACCESS_VIOLATION = 0
@@ -208,6 +222,9 @@ STAT_STATUS_NOT_SUPPORTED = 5
 STAT_STATUS_CONNECTION_INVALID = 6
 STAT_STATUS_CANCELLED = 7
 STAT_STATUS_INTERNAL_ERROR = 8
+STAT_STATUS_BUFFER_TOO_SMALL = 9
+STAT_STATUS_IO_TIMEOUT = 10
+STAT_STATUS_CONNECTION_ABORTED = 11
 
 # TBL_OP: ENGINE.TBL_CMD values
 TBL_OP_MPT_WRITE = 1
@@ -229,6 +246,7 @@ PROFILE_SIM_RX_SLOTS = 8
 PROFILE_SIM_TX_SLOTS = 8
 PROFILE_SIM_FW_RAM_BYTES = 0x10000
 PROFILE_SIM_MAX_FRMR_PAGES = 256
+PROFILE_SIM_RECV_ENTRIES = 512
 PROFILE_SIM_USER_BASE = 0x10000
 
 # profile ULX3S_85K: ULX3S with LFE5U-85F (208 EBR)
@@ -239,6 +257,7 @@ PROFILE_ULX3S_85K_RX_SLOTS = 4
 PROFILE_ULX3S_85K_TX_SLOTS = 4
 PROFILE_ULX3S_85K_FW_RAM_BYTES = 32768
 PROFILE_ULX3S_85K_MAX_FRMR_PAGES = 32
+PROFILE_ULX3S_85K_RECV_ENTRIES = 128
 PROFILE_ULX3S_85K_USER_BASE = 32768
 
 # profile ULX3S_25K: ULX3S with LFE5U-25F (56 EBR)
@@ -249,13 +268,14 @@ PROFILE_ULX3S_25K_RX_SLOTS = 2
 PROFILE_ULX3S_25K_TX_SLOTS = 2
 PROFILE_ULX3S_25K_FW_RAM_BYTES = 32768
 PROFILE_ULX3S_25K_MAX_FRMR_PAGES = 16
+PROFILE_ULX3S_25K_RECV_ENTRIES = 64
 PROFILE_ULX3S_25K_USER_BASE = 16384
 
 # structs: name, size, format, fields, offsets
 _struct('LINK_HDR', 8, '<4B2H', 'type seq ack flags len rsvd', (0, 1, 2, 3, 4, 6))
 _struct('MSG_HDR', 16, '<2H3I', 'op len tag status rsvd', (0, 2, 4, 8, 12))
 _struct('INFO', 112, '<28I', 'fw_version hw_version layout_version clk_hz uart_period mem_bytes user_base page_size mpt_entries mtt_entries max_frmr_pages max_qps max_sge rx_slots tx_slots max_payload rx_ok rx_bad rx_drop tx_frames retransmits rx_dup wr_count last_wr_op last_wr_cycles last_wr_fw_cycles cycle_lo cycle_hi', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108))
-_struct('STATS', 240, '<60I', 'profile rx_ok rx_bad rx_drop rx_dup tx_frames tx_reject retransmits tx_overflow ops_unknown refused_other ops refused refuse_codes cycle_lo cycle_hi tx_stalls wait_timeouts', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 124, 160, 224, 228, 232, 236))
+_struct('STATS', 264, '<66I', 'profile rx_ok rx_bad rx_drop rx_dup tx_frames tx_reject retransmits tx_overflow ops_unknown refused_other ops refused refuse_codes cycle_lo cycle_hi tx_stalls wait_timeouts', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 136, 184, 248, 252, 256, 260))
 _struct('MEM_WRITE_REQ', 8, '<2I', 'addr len', (0, 4))
 _struct('MEM_READ_REQ', 8, '<2I', 'addr len', (0, 4))
 _struct('TOKEN_REQ', 8, '<2I', 'token rsvd', (0, 4))
@@ -263,16 +283,19 @@ _struct('MR_CREATE_REQ', 8, '<2I', 'pd fast_register', (0, 4))
 _struct('MR_CREATE_REP', 8, '<2I', 'token rsvd', (0, 4))
 _struct('MR_REGISTER_REQ', 32, '<2I2Q2I', 'token flags va length fbo npages', (0, 4, 8, 16, 24, 28))
 _struct('FRMR_INIT_REQ', 16, '<4I', 'token npages remote_access rsvd', (0, 4, 8, 12))
-_struct('QP_CREATE_REQ', 8, '<2I', 'pd sq_depth', (0, 4))
+_struct('QP_CREATE_REQ', 16, '<4I', 'pd sq_depth rq_depth max_recv_sge', (0, 4, 8, 12))
 _struct('QP_CREATE_REP', 8, '<2I', 'qpn rsvd', (0, 4))
 _struct('QP_CONNECT_REQ', 8, '<2I', 'qpn peer_qpn', (0, 4))
 _struct('QP_REQ', 8, '<2I', 'qpn rsvd', (0, 4))
+_struct('QP_FLUSH_REP', 8, '<2I', 'cancelled rsvd', (0, 4))
 _struct('WR_HDR', 16, '<4I', 'qpn wr_id flags rsvd', (0, 4, 8, 12))
 _struct('WR_FAST_REGISTER', 32, '<4I2Q', 'token npages fbo rsvd length va', (0, 4, 8, 12, 16, 24))
 _struct('WR_INVALIDATE', 8, '<2I', 'token rsvd', (0, 4))
 _struct('WR_RDMA', 16, '<Q2I', 'remote_va remote_token nsge', (0, 8, 12))
+_struct('WR_SEND', 8, '<2I', 'inv_token nsge', (0, 4))
+_struct('WR_RECEIVE', 8, '<2I', 'nsge rsvd', (0, 4))
 _struct('SGE', 16, '<Q2I', 'addr len token', (0, 8, 12))
-_struct('CQE', 24, '<6I', 'qpn wr_id status bytes op_type refuse', (0, 4, 8, 12, 16, 20))
+_struct('CQE', 32, '<8I', 'qpn wr_id status bytes op_type refuse token cflags', (0, 4, 8, 12, 16, 20, 24, 28))
 PROFILES = ('SIM', 'ULX3S_85K', 'ULX3S_25K')
 
 # board ulx3s-85k: ULX3S with the LFE5U-85F, FT231X USB-UART

@@ -13,7 +13,9 @@
 #define NF_ADAPTER_FW_VERSION 0x00010000u /* firmware version reported by INFO (major << 16 | minor) */
 #define NF_ADAPTER_HW_VERSION 0x00010000u /* hardware version in SYS.HW_VERSION */
 #define NF_ADAPTER_MAX_QPS 16u /* queue pairs the firmware tracks */
-#define NF_ADAPTER_MAX_SGE 4u /* scatter/gather entries per RDMA Read/Write work request */
+#define NF_ADAPTER_MAX_SGE 4u /* scatter/gather entries per RDMA Read/Write or Send work request */
+#define NF_ADAPTER_MAX_RQ_DEPTH 32u /* receives one QP may have pending (MaxReceiveQueueDepth) */
+#define NF_ADAPTER_MAX_RECV_SGE 2u /* scatter/gather entries per receive (MaxReceiveRequestSge) */
 #define NF_ADAPTER_PRIVILEGED_TOKEN 0xFFFFFFFFu /* token meaning 'logical address' (NdkGetPrivilegedMemoryRegionToken); local access only */
 #define NF_ADAPTER_KEY_BITS 8u /* token = index << KEY_BITS | key; key 0 is never issued */
 
@@ -59,11 +61,16 @@
 #define NF_KNOWN_FLAGS_FAST_REGISTER 699u /* NdkFastRegister */
 #define NF_KNOWN_FLAGS_INVALIDATE 515u /* NdkInvalidate */
 #define NF_KNOWN_FLAGS_RDMA 515u /* NdkRead, NdkWrite */
+#define NF_KNOWN_FLAGS_SEND 519u /* NdkSend, NdkSendAndInvalidate (INLINE is not supported: MaxInlineDataSize 0) */
+#define NF_KNOWN_FLAGS_RECEIVE 0u /* NdkReceive takes no flags */
 #define NF_KNOWN_FLAGS_MR_REGISTER 15u /* NdkRegisterMr (NDK_MR_FLAG_*) */
 
 /* FRAME_PAGES constants */
 #define NF_FRAME_PAGES_MR_REGISTER 504u /* page list of one MR_REGISTER message */
 #define NF_FRAME_PAGES_FAST_REGISTER 502u /* page list of one WR_FAST_REGISTER message */
+
+/* CQE_FLAG constants */
+#define NF_CQE_FLAG_SOLICITED 1u /* a receive completion whose Send had SEND_AND_SOLICIT_EVENT (wakes a CQ armed NDK_CQ_NOTIFY_SOLICITED) */
 
 /* NDK_MR_FLAG constants */
 #define NF_NDK_MR_FLAG_ALLOW_LOCAL_READ 0u /* NDK_MR_FLAG_ALLOW_LOCAL_READ */
@@ -100,6 +107,9 @@
 #define NF_OP_WR_INVALIDATE 65u /* WR_INVALIDATE */
 #define NF_OP_WR_READ 66u /* WR_RDMA (RDMA Read: remote -> local SGEs) */
 #define NF_OP_WR_WRITE 67u /* WR_RDMA (RDMA Write: local SGEs -> remote) */
+#define NF_OP_WR_SEND 68u /* WR_SEND (NdkSend: local SGEs -> the peer QP's oldest receive) */
+#define NF_OP_WR_SEND_INVALIDATE 69u /* WR_SEND (NdkSendAndInvalidate: WR_SEND.inv_token is invalidated at the peer before its receive completes) */
+#define NF_OP_WR_RECEIVE 70u /* WR_RECEIVE (NdkReceive: no CQE until a Send fills it) */
 #define NF_OP_CQE 128u /* board to host, unsolicited: a work completion (CQE) */
 
 /* NDK_OP: NDK_OPERATION_TYPE values carried in CQE.op_type */
@@ -110,6 +120,7 @@
 #define NF_NDK_OP_INVALIDATE 16u
 #define NF_NDK_OP_READ 32u
 #define NF_NDK_OP_WRITE 64u
+#define NF_NDK_OP_RECEIVE_AND_INVALIDATE 32769u /* a receive whose Send invalidated CQE.token first */
 
 /* STATUS: NTSTATUS values of the adapter: replies and CQEs, and the host library's own (same numbers as ndkpi.h, which CI checks) */
 #define NF_STATUS_SUCCESS 0u
@@ -196,9 +207,12 @@
 #define NF_STAT_OP_WR_INVALIDATE 17u
 #define NF_STAT_OP_WR_READ 18u
 #define NF_STAT_OP_WR_WRITE 19u
-#define NF_STAT_OP_COUNT 20u
-#define NF_STAT_OP_LIST(X) X(PING, 0u) X(INFO, 1u) X(STATS, 2u) X(MEM_WRITE, 3u) X(MEM_READ, 4u) X(ADAPTER_RESET, 5u) X(MR_CREATE, 6u) X(MR_DESTROY, 7u) X(MR_REGISTER, 8u) X(MR_DEREGISTER, 9u) X(FRMR_INIT, 10u) X(QP_CREATE, 11u) X(QP_CONNECT, 12u) X(QP_DISCONNECT, 13u) X(QP_DESTROY, 14u) X(QP_FLUSH, 15u) X(WR_FAST_REGISTER, 16u) X(WR_INVALIDATE, 17u) X(WR_READ, 18u) X(WR_WRITE, 19u)
-#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "") X(INFO, 1u, "") X(STATS, 2u, "") X(MEM_WRITE, 3u, "") X(MEM_READ, 4u, "") X(ADAPTER_RESET, 5u, "") X(MR_CREATE, 6u, "") X(MR_DESTROY, 7u, "") X(MR_REGISTER, 8u, "") X(MR_DEREGISTER, 9u, "") X(FRMR_INIT, 10u, "") X(QP_CREATE, 11u, "") X(QP_CONNECT, 12u, "") X(QP_DISCONNECT, 13u, "") X(QP_DESTROY, 14u, "") X(QP_FLUSH, 15u, "") X(WR_FAST_REGISTER, 16u, "the work requests stay consecutive, in OP order") X(WR_INVALIDATE, 17u, "") X(WR_READ, 18u, "") X(WR_WRITE, 19u, "")
+#define NF_STAT_OP_WR_SEND 20u
+#define NF_STAT_OP_WR_SEND_INVALIDATE 21u
+#define NF_STAT_OP_WR_RECEIVE 22u
+#define NF_STAT_OP_COUNT 23u
+#define NF_STAT_OP_LIST(X) X(PING, 0u) X(INFO, 1u) X(STATS, 2u) X(MEM_WRITE, 3u) X(MEM_READ, 4u) X(ADAPTER_RESET, 5u) X(MR_CREATE, 6u) X(MR_DESTROY, 7u) X(MR_REGISTER, 8u) X(MR_DEREGISTER, 9u) X(FRMR_INIT, 10u) X(QP_CREATE, 11u) X(QP_CONNECT, 12u) X(QP_DISCONNECT, 13u) X(QP_DESTROY, 14u) X(QP_FLUSH, 15u) X(WR_FAST_REGISTER, 16u) X(WR_INVALIDATE, 17u) X(WR_READ, 18u) X(WR_WRITE, 19u) X(WR_SEND, 20u) X(WR_SEND_INVALIDATE, 21u) X(WR_RECEIVE, 22u)
+#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "") X(INFO, 1u, "") X(STATS, 2u, "") X(MEM_WRITE, 3u, "") X(MEM_READ, 4u, "") X(ADAPTER_RESET, 5u, "") X(MR_CREATE, 6u, "") X(MR_DESTROY, 7u, "") X(MR_REGISTER, 8u, "") X(MR_DEREGISTER, 9u, "") X(FRMR_INIT, 10u, "") X(QP_CREATE, 11u, "") X(QP_CONNECT, 12u, "") X(QP_DISCONNECT, 13u, "") X(QP_DESTROY, 14u, "") X(QP_FLUSH, 15u, "") X(WR_FAST_REGISTER, 16u, "the work requests stay consecutive, in OP order") X(WR_INVALIDATE, 17u, "") X(WR_READ, 18u, "") X(WR_WRITE, 19u, "") X(WR_SEND, 20u, "") X(WR_SEND_INVALIDATE, 21u, "") X(WR_RECEIVE, 22u, "")
 
 /* STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it) */
 #define NF_STAT_STATUS_ACCESS_VIOLATION 0u
@@ -210,9 +224,12 @@
 #define NF_STAT_STATUS_CONNECTION_INVALID 6u
 #define NF_STAT_STATUS_CANCELLED 7u
 #define NF_STAT_STATUS_INTERNAL_ERROR 8u
-#define NF_STAT_STATUS_COUNT 9u
-#define NF_STAT_STATUS_LIST(X) X(ACCESS_VIOLATION, 0u) X(INVALID_PARAMETER, 1u) X(INVALID_DEVICE_STATE, 2u) X(INSUFFICIENT_RESOURCES, 3u) X(IMPLEMENTATION_LIMIT, 4u) X(NOT_SUPPORTED, 5u) X(CONNECTION_INVALID, 6u) X(CANCELLED, 7u) X(INTERNAL_ERROR, 8u)
-#define NF_STAT_STATUS_DOC_LIST(X) X(ACCESS_VIOLATION, 0u, "") X(INVALID_PARAMETER, 1u, "") X(INVALID_DEVICE_STATE, 2u, "") X(INSUFFICIENT_RESOURCES, 3u, "") X(IMPLEMENTATION_LIMIT, 4u, "") X(NOT_SUPPORTED, 5u, "") X(CONNECTION_INVALID, 6u, "") X(CANCELLED, 7u, "") X(INTERNAL_ERROR, 8u, "")
+#define NF_STAT_STATUS_BUFFER_TOO_SMALL 9u
+#define NF_STAT_STATUS_IO_TIMEOUT 10u
+#define NF_STAT_STATUS_CONNECTION_ABORTED 11u
+#define NF_STAT_STATUS_COUNT 12u
+#define NF_STAT_STATUS_LIST(X) X(ACCESS_VIOLATION, 0u) X(INVALID_PARAMETER, 1u) X(INVALID_DEVICE_STATE, 2u) X(INSUFFICIENT_RESOURCES, 3u) X(IMPLEMENTATION_LIMIT, 4u) X(NOT_SUPPORTED, 5u) X(CONNECTION_INVALID, 6u) X(CANCELLED, 7u) X(INTERNAL_ERROR, 8u) X(BUFFER_TOO_SMALL, 9u) X(IO_TIMEOUT, 10u) X(CONNECTION_ABORTED, 11u)
+#define NF_STAT_STATUS_DOC_LIST(X) X(ACCESS_VIOLATION, 0u, "") X(INVALID_PARAMETER, 1u, "") X(INVALID_DEVICE_STATE, 2u, "") X(INSUFFICIENT_RESOURCES, 3u, "") X(IMPLEMENTATION_LIMIT, 4u, "") X(NOT_SUPPORTED, 5u, "") X(CONNECTION_INVALID, 6u, "") X(CANCELLED, 7u, "") X(INTERNAL_ERROR, 8u, "") X(BUFFER_TOO_SMALL, 9u, "") X(IO_TIMEOUT, 10u, "") X(CONNECTION_ABORTED, 11u, "")
 
 /* TBL_OP: ENGINE.TBL_CMD values */
 #define NF_TBL_OP_MPT_WRITE 1u /* write ENT_W0..W6 to MPT[TBL_INDEX] atomically (through the check pipeline) */
@@ -600,15 +617,15 @@ struct nf_stats {
     uint32_t tx_overflow; /* @32 replies and CQEs the firmware could not queue (no TX room; never expected) */
     uint32_t ops_unknown; /* @36 messages with an op the firmware does not know (answered NOT_SUPPORTED) */
     uint32_t refused_other; /* @40 replies and CQEs with a failure status STAT_STATUS does not name */
-    uint32_t ops[20]; /* @44 messages handled, by op: ops[STAT_OP_x] */
-    uint32_t refused[9]; /* @124 replies and CQEs with a failure status: refused[STAT_STATUS_x] */
-    uint32_t refuse_codes[16]; /* @160 CQEs carrying an engine refusal, by REFUSE code */
-    uint32_t cycle_lo; /* @224 cycle counter when the reply was built */
-    uint32_t cycle_hi; /* @228  */
-    uint32_t tx_stalls; /* @232 times the firmware held a received frame (stopped taking messages) because its replies found no TX room */
-    uint32_t wait_timeouts; /* @236 bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain */
+    uint32_t ops[23]; /* @44 messages handled, by op: ops[STAT_OP_x] */
+    uint32_t refused[12]; /* @136 replies and CQEs with a failure status: refused[STAT_STATUS_x] */
+    uint32_t refuse_codes[16]; /* @184 CQEs carrying an engine refusal, by REFUSE code */
+    uint32_t cycle_lo; /* @248 cycle counter when the reply was built */
+    uint32_t cycle_hi; /* @252  */
+    uint32_t tx_stalls; /* @256 times the firmware held a received frame (stopped taking messages) because its replies found no TX room */
+    uint32_t wait_timeouts; /* @260 bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain */
 };
-#define NF_STATS_SIZE 240u
+#define NF_STATS_SIZE 264u
 #define NF_STATS_PROFILE_OFF 0u
 #define NF_STATS_RX_OK_OFF 4u
 #define NF_STATS_RX_BAD_OFF 8u
@@ -621,17 +638,17 @@ struct nf_stats {
 #define NF_STATS_OPS_UNKNOWN_OFF 36u
 #define NF_STATS_REFUSED_OTHER_OFF 40u
 #define NF_STATS_OPS_OFF 44u
-#define NF_STATS_OPS_COUNT 20u
-#define NF_STATS_REFUSED_OFF 124u
-#define NF_STATS_REFUSED_COUNT 9u
-#define NF_STATS_REFUSE_CODES_OFF 160u
+#define NF_STATS_OPS_COUNT 23u
+#define NF_STATS_REFUSED_OFF 136u
+#define NF_STATS_REFUSED_COUNT 12u
+#define NF_STATS_REFUSE_CODES_OFF 184u
 #define NF_STATS_REFUSE_CODES_COUNT 16u
-#define NF_STATS_CYCLE_LO_OFF 224u
-#define NF_STATS_CYCLE_HI_OFF 228u
-#define NF_STATS_TX_STALLS_OFF 232u
-#define NF_STATS_WAIT_TIMEOUTS_OFF 236u
+#define NF_STATS_CYCLE_LO_OFF 248u
+#define NF_STATS_CYCLE_HI_OFF 252u
+#define NF_STATS_TX_STALLS_OFF 256u
+#define NF_STATS_WAIT_TIMEOUTS_OFF 260u
 #define NF_STATS_COUNTER_LIST(X) X(rx_ok, "LINK.CNT_RX_OK: frames received with a good CRC") X(rx_bad, "LINK.CNT_RX_BAD: frames dropped for a bad CRC or length") X(rx_drop, "LINK.CNT_RX_DROP: good frames dropped, no RX slot free") X(rx_dup, "DATA frames dropped as duplicate or out of order") X(tx_frames, "LINK.CNT_TX: frames sent (data and ACK)") X(tx_reject, "LINK.CNT_TX_REJECT: TX_POST writes the link refused") X(retransmits, "DATA frames the firmware sent again") X(tx_overflow, "replies and CQEs the firmware could not queue (no TX room; never expected)") X(tx_stalls, "times the firmware held a received frame (stopped taking messages) because its replies found no TX room") X(wait_timeouts, "bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain")
-_Static_assert(sizeof(struct nf_stats) == 240, "STATS size");
+_Static_assert(sizeof(struct nf_stats) == 264, "STATS size");
 _Static_assert(offsetof(struct nf_stats, profile) == 0, "STATS.profile");
 _Static_assert(offsetof(struct nf_stats, rx_ok) == 4, "STATS.rx_ok");
 _Static_assert(offsetof(struct nf_stats, rx_bad) == 8, "STATS.rx_bad");
@@ -644,12 +661,12 @@ _Static_assert(offsetof(struct nf_stats, tx_overflow) == 32, "STATS.tx_overflow"
 _Static_assert(offsetof(struct nf_stats, ops_unknown) == 36, "STATS.ops_unknown");
 _Static_assert(offsetof(struct nf_stats, refused_other) == 40, "STATS.refused_other");
 _Static_assert(offsetof(struct nf_stats, ops) == 44, "STATS.ops");
-_Static_assert(offsetof(struct nf_stats, refused) == 124, "STATS.refused");
-_Static_assert(offsetof(struct nf_stats, refuse_codes) == 160, "STATS.refuse_codes");
-_Static_assert(offsetof(struct nf_stats, cycle_lo) == 224, "STATS.cycle_lo");
-_Static_assert(offsetof(struct nf_stats, cycle_hi) == 228, "STATS.cycle_hi");
-_Static_assert(offsetof(struct nf_stats, tx_stalls) == 232, "STATS.tx_stalls");
-_Static_assert(offsetof(struct nf_stats, wait_timeouts) == 236, "STATS.wait_timeouts");
+_Static_assert(offsetof(struct nf_stats, refused) == 136, "STATS.refused");
+_Static_assert(offsetof(struct nf_stats, refuse_codes) == 184, "STATS.refuse_codes");
+_Static_assert(offsetof(struct nf_stats, cycle_lo) == 248, "STATS.cycle_lo");
+_Static_assert(offsetof(struct nf_stats, cycle_hi) == 252, "STATS.cycle_hi");
+_Static_assert(offsetof(struct nf_stats, tx_stalls) == 256, "STATS.tx_stalls");
+_Static_assert(offsetof(struct nf_stats, wait_timeouts) == 260, "STATS.wait_timeouts");
 
 /* MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop */
 struct nf_mem_write_req {
@@ -757,13 +774,19 @@ _Static_assert(offsetof(struct nf_frmr_init_req, rsvd) == 12, "FRMR_INIT_REQ.rsv
 struct nf_qp_create_req {
     uint32_t pd; /* @0  */
     uint32_t sq_depth; /* @4 initiator queue depth */
+    uint32_t rq_depth; /* @8 receive queue depth (<= ADAPTER.MAX_RQ_DEPTH), reserved from the profile's RECV_ENTRIES */
+    uint32_t max_recv_sge; /* @12 SGEs per receive (<= ADAPTER.MAX_RECV_SGE) */
 };
-#define NF_QP_CREATE_REQ_SIZE 8u
+#define NF_QP_CREATE_REQ_SIZE 16u
 #define NF_QP_CREATE_REQ_PD_OFF 0u
 #define NF_QP_CREATE_REQ_SQ_DEPTH_OFF 4u
-_Static_assert(sizeof(struct nf_qp_create_req) == 8, "QP_CREATE_REQ size");
+#define NF_QP_CREATE_REQ_RQ_DEPTH_OFF 8u
+#define NF_QP_CREATE_REQ_MAX_RECV_SGE_OFF 12u
+_Static_assert(sizeof(struct nf_qp_create_req) == 16, "QP_CREATE_REQ size");
 _Static_assert(offsetof(struct nf_qp_create_req, pd) == 0, "QP_CREATE_REQ.pd");
 _Static_assert(offsetof(struct nf_qp_create_req, sq_depth) == 4, "QP_CREATE_REQ.sq_depth");
+_Static_assert(offsetof(struct nf_qp_create_req, rq_depth) == 8, "QP_CREATE_REQ.rq_depth");
+_Static_assert(offsetof(struct nf_qp_create_req, max_recv_sge) == 12, "QP_CREATE_REQ.max_recv_sge");
 
 /* QP_CREATE_REP: QP_CREATE reply payload */
 struct nf_qp_create_rep {
@@ -800,6 +823,18 @@ struct nf_qp_req {
 _Static_assert(sizeof(struct nf_qp_req) == 8, "QP_REQ size");
 _Static_assert(offsetof(struct nf_qp_req, qpn) == 0, "QP_REQ.qpn");
 _Static_assert(offsetof(struct nf_qp_req, rsvd) == 4, "QP_REQ.rsvd");
+
+/* QP_FLUSH_REP: QP_FLUSH reply payload */
+struct nf_qp_flush_rep {
+    uint32_t cancelled; /* @0 pending receives dropped: the host completes its oldest this many CANCELLED */
+    uint32_t rsvd; /* @4 0 */
+};
+#define NF_QP_FLUSH_REP_SIZE 8u
+#define NF_QP_FLUSH_REP_CANCELLED_OFF 0u
+#define NF_QP_FLUSH_REP_RSVD_OFF 4u
+_Static_assert(sizeof(struct nf_qp_flush_rep) == 8, "QP_FLUSH_REP size");
+_Static_assert(offsetof(struct nf_qp_flush_rep, cancelled) == 0, "QP_FLUSH_REP.cancelled");
+_Static_assert(offsetof(struct nf_qp_flush_rep, rsvd) == 4, "QP_FLUSH_REP.rsvd");
 
 /* WR_HDR: first part of every work-request payload */
 struct nf_wr_hdr {
@@ -870,6 +905,30 @@ _Static_assert(offsetof(struct nf_wr_rdma, remote_va) == 0, "WR_RDMA.remote_va")
 _Static_assert(offsetof(struct nf_wr_rdma, remote_token) == 8, "WR_RDMA.remote_token");
 _Static_assert(offsetof(struct nf_wr_rdma, nsge) == 12, "WR_RDMA.nsge");
 
+/* WR_SEND: WR_SEND / WR_SEND_INVALIDATE payload after WR_HDR; nsge SGE follow */
+struct nf_wr_send {
+    uint32_t inv_token; /* @0 WR_SEND_INVALIDATE: RemoteToken to invalidate at the peer; WR_SEND: 0 */
+    uint32_t nsge; /* @4 gather SGE count (<= ADAPTER_MAX_SGE) */
+};
+#define NF_WR_SEND_SIZE 8u
+#define NF_WR_SEND_INV_TOKEN_OFF 0u
+#define NF_WR_SEND_NSGE_OFF 4u
+_Static_assert(sizeof(struct nf_wr_send) == 8, "WR_SEND size");
+_Static_assert(offsetof(struct nf_wr_send, inv_token) == 0, "WR_SEND.inv_token");
+_Static_assert(offsetof(struct nf_wr_send, nsge) == 4, "WR_SEND.nsge");
+
+/* WR_RECEIVE: WR_RECEIVE payload after WR_HDR; nsge SGE follow */
+struct nf_wr_receive {
+    uint32_t nsge; /* @0 scatter SGE count (<= the QP's max_recv_sge) */
+    uint32_t rsvd; /* @4 0 */
+};
+#define NF_WR_RECEIVE_SIZE 8u
+#define NF_WR_RECEIVE_NSGE_OFF 0u
+#define NF_WR_RECEIVE_RSVD_OFF 4u
+_Static_assert(sizeof(struct nf_wr_receive) == 8, "WR_RECEIVE size");
+_Static_assert(offsetof(struct nf_wr_receive, nsge) == 0, "WR_RECEIVE.nsge");
+_Static_assert(offsetof(struct nf_wr_receive, rsvd) == 4, "WR_RECEIVE.rsvd");
+
 /* SGE: local scatter/gather entry (NDK_SGE on the wire) */
 struct nf_sge {
     uint64_t addr; /* @0 VirtualAddress, or LogicalAddress with the privileged token */
@@ -893,21 +952,27 @@ struct nf_cqe {
     uint32_t bytes; /* @12 BytesTransferred */
     uint32_t op_type; /* @16 NDK_OP */
     uint32_t refuse; /* @20 REFUSE code from the engine (ProviderErrorCode): why an access failed */
+    uint32_t token; /* @24 RECEIVE_AND_INVALIDATE: the token invalidated (TypeSpecificCompletionOutput); else 0 */
+    uint32_t cflags; /* @28 CQE_FLAG bits */
 };
-#define NF_CQE_SIZE 24u
+#define NF_CQE_SIZE 32u
 #define NF_CQE_QPN_OFF 0u
 #define NF_CQE_WR_ID_OFF 4u
 #define NF_CQE_STATUS_OFF 8u
 #define NF_CQE_BYTES_OFF 12u
 #define NF_CQE_OP_TYPE_OFF 16u
 #define NF_CQE_REFUSE_OFF 20u
-_Static_assert(sizeof(struct nf_cqe) == 24, "CQE size");
+#define NF_CQE_TOKEN_OFF 24u
+#define NF_CQE_CFLAGS_OFF 28u
+_Static_assert(sizeof(struct nf_cqe) == 32, "CQE size");
 _Static_assert(offsetof(struct nf_cqe, qpn) == 0, "CQE.qpn");
 _Static_assert(offsetof(struct nf_cqe, wr_id) == 4, "CQE.wr_id");
 _Static_assert(offsetof(struct nf_cqe, status) == 8, "CQE.status");
 _Static_assert(offsetof(struct nf_cqe, bytes) == 12, "CQE.bytes");
 _Static_assert(offsetof(struct nf_cqe, op_type) == 16, "CQE.op_type");
 _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
+_Static_assert(offsetof(struct nf_cqe, token) == 24, "CQE.token");
+_Static_assert(offsetof(struct nf_cqe, cflags) == 28, "CQE.cflags");
 
 /* profile SIM: Verilator model */
 #define NF_PROFILE_SIM_MEM_BYTES 0x00400000u
@@ -917,6 +982,7 @@ _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 #define NF_PROFILE_SIM_TX_SLOTS 8u
 #define NF_PROFILE_SIM_FW_RAM_BYTES 0x00010000u
 #define NF_PROFILE_SIM_MAX_FRMR_PAGES 256u
+#define NF_PROFILE_SIM_RECV_ENTRIES 512u
 #define NF_PROFILE_SIM_USER_BASE 0x00010000u
 #define NF_PROFILE_SIM_INDEX 0u
 
@@ -928,6 +994,7 @@ _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 #define NF_PROFILE_ULX3S_85K_TX_SLOTS 4u
 #define NF_PROFILE_ULX3S_85K_FW_RAM_BYTES 32768u
 #define NF_PROFILE_ULX3S_85K_MAX_FRMR_PAGES 32u
+#define NF_PROFILE_ULX3S_85K_RECV_ENTRIES 128u
 #define NF_PROFILE_ULX3S_85K_USER_BASE 32768u
 #define NF_PROFILE_ULX3S_85K_INDEX 1u
 
@@ -939,6 +1006,7 @@ _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 #define NF_PROFILE_ULX3S_25K_TX_SLOTS 2u
 #define NF_PROFILE_ULX3S_25K_FW_RAM_BYTES 32768u
 #define NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES 16u
+#define NF_PROFILE_ULX3S_25K_RECV_ENTRIES 64u
 #define NF_PROFILE_ULX3S_25K_USER_BASE 16384u
 #define NF_PROFILE_ULX3S_25K_INDEX 2u
 

@@ -75,7 +75,7 @@ def main():
         print("no RESET_ACK from the adapter")
         return 1
     user_base = info[NF.INFO_FIELDS.index("user_base")]
-    st, rep = link.request(OP_QP_CREATE, 1, struct.pack(NF.QP_CREATE_REQ_FMT, 1, 8))
+    st, rep = link.request(OP_QP_CREATE, 1, struct.pack(NF.QP_CREATE_REQ_FMT, 1, 8, 0, 0))
     qpn = struct.unpack("<I", rep[:4])[0]
     link.request(OP_QP_CONNECT, 2, struct.pack(NF.QP_CONNECT_REQ_FMT, qpn, qpn))
     st, rep = link.request(OP_MR_CREATE, 3, struct.pack(NF.MR_CREATE_REQ_FMT, 1, 1))

@@ -47,7 +47,7 @@ static void setup(void)
     size_t len = 0;
     uint32_t qtag[NQP], mtag[NTOK];
     for (int i = 0; i < NQP; i++) {
-        struct nf_qp_create_req q = {i == 2 ? 2u : 1u, 8};
+        struct nf_qp_create_req q = {i == 2 ? 2u : 1u, 8, 0, 0};
         qtag[i] = tb_put_msg(buf, &len, NF_OP_QP_CREATE, &q, sizeof(q));
     }
     for (int i = 0; i < NTOK; i++) {

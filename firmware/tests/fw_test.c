@@ -63,7 +63,7 @@ uint32_t frmr_init(uint32_t token, uint32_t npages, uint32_t remote)
 
 uint32_t qp_create(uint32_t pd)
 {
-    struct nf_qp_create_req q = {pd, 16};
+    struct nf_qp_create_req q = {pd, 16, 0, 0};
     struct nf_qp_create_rep r = {0, 0};
     return tb_req(NF_OP_QP_CREATE, &q, sizeof(q), &r, sizeof(r)) == NF_STATUS_SUCCESS ? r.qpn : 0;
 }

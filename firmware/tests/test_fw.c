@@ -261,7 +261,8 @@ void test_window(void)
  * every TX slot; the board then holds the next frame (takes no more messages from the
  * link, counted in tx_stalls) until acks free TX room, and every request gets exactly
  * one CQE, in order. */
-#define INV_PER_FRAME 102 /* 102 x 40-byte INVALIDATEs fill a frame, and so do their CQEs */
+/* As many INVALIDATEs as their CQEs fill one frame (the requests, shorter, fit one too). */
+#define INV_PER_FRAME ((int)(NF_LINK_MAX_PAYLOAD / (NF_MSG_HDR_SIZE + NF_CQE_SIZE)))
 static void send_invalidates(uint32_t first_wr_id)
 {
     uint8_t buf[NF_LINK_MAX_PAYLOAD];

@@ -156,7 +156,7 @@ void test_qp(void)
        "QP_DESTROY; a stale qpn -> INVALID_PARAMETER");
     uint32_t c = qp_create(PD_A);
     OK(c != a && fw_qp_lookup(a) == FW_NO_INDEX, "a reused QP slot gets a new qpn");
-    struct nf_qp_create_req bad = {0, 1};
+    struct nf_qp_create_req bad = {0, 1, 0, 0};
     OK(tb_req(NF_OP_QP_CREATE, &bad, sizeof(bad), NULL, 0) == NF_STATUS_INVALID_PARAMETER, "QP_CREATE with PD 0 -> INVALID_PARAMETER");
 }
 

@@ -596,7 +596,7 @@ NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG r
     r->on_reply = qp_create_reply;
     r->arg = qp;
     uint8_t msg[NF_MSG_HDR_SIZE + NF_QP_CREATE_REQ_SIZE];
-    struct nf_qp_create_req q = {pd->pdn, idepth};
+    struct nf_qp_create_req q = {pd->pdn, idepth, 0, 0};
     memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
     NTSTATUS st = ndk_create_issue(&qp->core, r, NF_OP_QP_CREATE, msg, sizeof(msg), cc, ctx);
     if (st == STATUS_SUCCESS)

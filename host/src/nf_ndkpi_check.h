@@ -57,5 +57,6 @@ _Static_assert((uint32_t)NdkOperationTypeBind == NF_NDK_OP_BIND, "NF_NDK_OP_BIND
 _Static_assert((uint32_t)NdkOperationTypeInvalidate == NF_NDK_OP_INVALIDATE, "NF_NDK_OP_INVALIDATE differs from ndkpi.h NdkOperationTypeInvalidate");
 _Static_assert((uint32_t)NdkOperationTypeRead == NF_NDK_OP_READ, "NF_NDK_OP_READ differs from ndkpi.h NdkOperationTypeRead");
 _Static_assert((uint32_t)NdkOperationTypeWrite == NF_NDK_OP_WRITE, "NF_NDK_OP_WRITE differs from ndkpi.h NdkOperationTypeWrite");
+_Static_assert((uint32_t)NdkOperationTypeReceiveAndInvalidate == NF_NDK_OP_RECEIVE_AND_INVALIDATE, "NF_NDK_OP_RECEIVE_AND_INVALIDATE differs from ndkpi.h NdkOperationTypeReceiveAndInvalidate");
 
 #endif /* NF_NDKPI_CHECK_H */

@@ -10,7 +10,9 @@
 `define NF_ADAPTER_FW_VERSION 65536  // firmware version reported by INFO (major << 16 | minor)
 `define NF_ADAPTER_HW_VERSION 65536  // hardware version in SYS.HW_VERSION
 `define NF_ADAPTER_MAX_QPS 16  // queue pairs the firmware tracks
-`define NF_ADAPTER_MAX_SGE 4  // scatter/gather entries per RDMA Read/Write work request
+`define NF_ADAPTER_MAX_SGE 4  // scatter/gather entries per RDMA Read/Write or Send work request
+`define NF_ADAPTER_MAX_RQ_DEPTH 32  // receives one QP may have pending (MaxReceiveQueueDepth)
+`define NF_ADAPTER_MAX_RECV_SGE 2  // scatter/gather entries per receive (MaxReceiveRequestSge)
 `define NF_ADAPTER_PRIVILEGED_TOKEN 32'hFFFFFFFF  // token meaning 'logical address' (NdkGetPrivilegedMemoryRegionToken); local access only
 `define NF_ADAPTER_KEY_BITS 8  // token = index << KEY_BITS | key; key 0 is never issued
 
@@ -56,11 +58,16 @@
 `define NF_KNOWN_FLAGS_FAST_REGISTER 699  // NdkFastRegister
 `define NF_KNOWN_FLAGS_INVALIDATE 515  // NdkInvalidate
 `define NF_KNOWN_FLAGS_RDMA 515  // NdkRead, NdkWrite
+`define NF_KNOWN_FLAGS_SEND 519  // NdkSend, NdkSendAndInvalidate (INLINE is not supported: MaxInlineDataSize 0)
+`define NF_KNOWN_FLAGS_RECEIVE 0  // NdkReceive takes no flags
 `define NF_KNOWN_FLAGS_MR_REGISTER 15  // NdkRegisterMr (NDK_MR_FLAG_*)
 
 // FRAME_PAGES constants
 `define NF_FRAME_PAGES_MR_REGISTER 504  // page list of one MR_REGISTER message
 `define NF_FRAME_PAGES_FAST_REGISTER 502  // page list of one WR_FAST_REGISTER message
+
+// CQE_FLAG constants
+`define NF_CQE_FLAG_SOLICITED 1  // a receive completion whose Send had SEND_AND_SOLICIT_EVENT (wakes a CQ armed NDK_CQ_NOTIFY_SOLICITED)
 
 // NDK_MR_FLAG constants
 `define NF_NDK_MR_FLAG_ALLOW_LOCAL_READ 0  // NDK_MR_FLAG_ALLOW_LOCAL_READ
@@ -97,6 +104,9 @@
 `define NF_OP_WR_INVALIDATE 65  // WR_INVALIDATE
 `define NF_OP_WR_READ 66  // WR_RDMA (RDMA Read: remote -> local SGEs)
 `define NF_OP_WR_WRITE 67  // WR_RDMA (RDMA Write: local SGEs -> remote)
+`define NF_OP_WR_SEND 68  // WR_SEND (NdkSend: local SGEs -> the peer QP's oldest receive)
+`define NF_OP_WR_SEND_INVALIDATE 69  // WR_SEND (NdkSendAndInvalidate: WR_SEND.inv_token is invalidated at the peer before its receive completes)
+`define NF_OP_WR_RECEIVE 70  // WR_RECEIVE (NdkReceive: no CQE until a Send fills it)
 `define NF_OP_CQE 128  // board to host, unsolicited: a work completion (CQE)
 
 // NDK_OP: NDK_OPERATION_TYPE values carried in CQE.op_type
@@ -107,6 +117,7 @@
 `define NF_NDK_OP_INVALIDATE 16
 `define NF_NDK_OP_READ 32
 `define NF_NDK_OP_WRITE 64
+`define NF_NDK_OP_RECEIVE_AND_INVALIDATE 32769  // a receive whose Send invalidated CQE.token first
 
 // STATUS: NTSTATUS values of the adapter: replies and CQEs, and the host library's own (same numbers as ndkpi.h, which CI checks)
 `define NF_STATUS_SUCCESS 0
@@ -187,6 +198,9 @@
 `define NF_STAT_OP_WR_INVALIDATE 17
 `define NF_STAT_OP_WR_READ 18
 `define NF_STAT_OP_WR_WRITE 19
+`define NF_STAT_OP_WR_SEND 20
+`define NF_STAT_OP_WR_SEND_INVALIDATE 21
+`define NF_STAT_OP_WR_RECEIVE 22
 
 // STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it)
 `define NF_STAT_STATUS_ACCESS_VIOLATION 0
@@ -198,6 +212,9 @@
 `define NF_STAT_STATUS_CONNECTION_INVALID 6
 `define NF_STAT_STATUS_CANCELLED 7
 `define NF_STAT_STATUS_INTERNAL_ERROR 8
+`define NF_STAT_STATUS_BUFFER_TOO_SMALL 9
+`define NF_STAT_STATUS_IO_TIMEOUT 10
+`define NF_STAT_STATUS_CONNECTION_ABORTED 11
 
 // TBL_OP: ENGINE.TBL_CMD values
 `define NF_TBL_OP_MPT_WRITE 1  // write ENT_W0..W6 to MPT[TBL_INDEX] atomically (through the check pipeline)
@@ -436,7 +453,7 @@
 `define NF_INFO_CYCLE_HI_OFF 108
 
 // STATS: reply payload of STATS: the adapter's counters since it booted (a link RESET does not clear them); each wraps at 2^32
-`define NF_STATS_SIZE 240
+`define NF_STATS_SIZE 264
 `define NF_STATS_PROFILE_OFF 0
 `define NF_STATS_RX_OK_OFF 4
 `define NF_STATS_RX_BAD_OFF 8
@@ -449,15 +466,15 @@
 `define NF_STATS_OPS_UNKNOWN_OFF 36
 `define NF_STATS_REFUSED_OTHER_OFF 40
 `define NF_STATS_OPS_OFF 44
-`define NF_STATS_OPS_COUNT 20
-`define NF_STATS_REFUSED_OFF 124
-`define NF_STATS_REFUSED_COUNT 9
-`define NF_STATS_REFUSE_CODES_OFF 160
+`define NF_STATS_OPS_COUNT 23
+`define NF_STATS_REFUSED_OFF 136
+`define NF_STATS_REFUSED_COUNT 12
+`define NF_STATS_REFUSE_CODES_OFF 184
 `define NF_STATS_REFUSE_CODES_COUNT 16
-`define NF_STATS_CYCLE_LO_OFF 224
-`define NF_STATS_CYCLE_HI_OFF 228
-`define NF_STATS_TX_STALLS_OFF 232
-`define NF_STATS_WAIT_TIMEOUTS_OFF 236
+`define NF_STATS_CYCLE_LO_OFF 248
+`define NF_STATS_CYCLE_HI_OFF 252
+`define NF_STATS_TX_STALLS_OFF 256
+`define NF_STATS_WAIT_TIMEOUTS_OFF 260
 
 // MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop
 `define NF_MEM_WRITE_REQ_SIZE 8
@@ -501,9 +518,11 @@
 `define NF_FRMR_INIT_REQ_RSVD_OFF 12
 
 // QP_CREATE_REQ: QP_CREATE payload
-`define NF_QP_CREATE_REQ_SIZE 8
+`define NF_QP_CREATE_REQ_SIZE 16
 `define NF_QP_CREATE_REQ_PD_OFF 0
 `define NF_QP_CREATE_REQ_SQ_DEPTH_OFF 4
+`define NF_QP_CREATE_REQ_RQ_DEPTH_OFF 8
+`define NF_QP_CREATE_REQ_MAX_RECV_SGE_OFF 12
 
 // QP_CREATE_REP: QP_CREATE reply payload
 `define NF_QP_CREATE_REP_SIZE 8
@@ -519,6 +538,11 @@
 `define NF_QP_REQ_SIZE 8
 `define NF_QP_REQ_QPN_OFF 0
 `define NF_QP_REQ_RSVD_OFF 4
+
+// QP_FLUSH_REP: QP_FLUSH reply payload
+`define NF_QP_FLUSH_REP_SIZE 8
+`define NF_QP_FLUSH_REP_CANCELLED_OFF 0
+`define NF_QP_FLUSH_REP_RSVD_OFF 4
 
 // WR_HDR: first part of every work-request payload
 `define NF_WR_HDR_SIZE 16
@@ -547,6 +571,16 @@
 `define NF_WR_RDMA_REMOTE_TOKEN_OFF 8
 `define NF_WR_RDMA_NSGE_OFF 12
 
+// WR_SEND: WR_SEND / WR_SEND_INVALIDATE payload after WR_HDR; nsge SGE follow
+`define NF_WR_SEND_SIZE 8
+`define NF_WR_SEND_INV_TOKEN_OFF 0
+`define NF_WR_SEND_NSGE_OFF 4
+
+// WR_RECEIVE: WR_RECEIVE payload after WR_HDR; nsge SGE follow
+`define NF_WR_RECEIVE_SIZE 8
+`define NF_WR_RECEIVE_NSGE_OFF 0
+`define NF_WR_RECEIVE_RSVD_OFF 4
+
 // SGE: local scatter/gather entry (NDK_SGE on the wire)
 `define NF_SGE_SIZE 16
 `define NF_SGE_ADDR_OFF 0
@@ -554,13 +588,15 @@
 `define NF_SGE_TOKEN_OFF 12
 
 // CQE: CQE payload (board to host)
-`define NF_CQE_SIZE 24
+`define NF_CQE_SIZE 32
 `define NF_CQE_QPN_OFF 0
 `define NF_CQE_WR_ID_OFF 4
 `define NF_CQE_STATUS_OFF 8
 `define NF_CQE_BYTES_OFF 12
 `define NF_CQE_OP_TYPE_OFF 16
 `define NF_CQE_REFUSE_OFF 20
+`define NF_CQE_TOKEN_OFF 24
+`define NF_CQE_CFLAGS_OFF 28
 
 // profile SIM: Verilator model
 `define NF_PROFILE_SIM_MEM_BYTES 4194304
@@ -570,6 +606,7 @@
 `define NF_PROFILE_SIM_TX_SLOTS 8
 `define NF_PROFILE_SIM_FW_RAM_BYTES 65536
 `define NF_PROFILE_SIM_MAX_FRMR_PAGES 256
+`define NF_PROFILE_SIM_RECV_ENTRIES 512
 `define NF_PROFILE_SIM_USER_BASE 65536
 
 // profile ULX3S_85K: ULX3S with LFE5U-85F (208 EBR)
@@ -580,6 +617,7 @@
 `define NF_PROFILE_ULX3S_85K_TX_SLOTS 4
 `define NF_PROFILE_ULX3S_85K_FW_RAM_BYTES 32768
 `define NF_PROFILE_ULX3S_85K_MAX_FRMR_PAGES 32
+`define NF_PROFILE_ULX3S_85K_RECV_ENTRIES 128
 `define NF_PROFILE_ULX3S_85K_USER_BASE 32768
 
 // profile ULX3S_25K: ULX3S with LFE5U-25F (56 EBR)
@@ -590,6 +628,7 @@
 `define NF_PROFILE_ULX3S_25K_TX_SLOTS 2
 `define NF_PROFILE_ULX3S_25K_FW_RAM_BYTES 32768
 `define NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES 16
+`define NF_PROFILE_ULX3S_25K_RECV_ENTRIES 64
 `define NF_PROFILE_ULX3S_25K_USER_BASE 16384
 
 // USER_BASE of a profile: first byte of the user region: the link slots come first (ENGINE.CFG_USER)
