@@ -70,6 +70,7 @@ KNOWN_FLAGS_INVALIDATE = 515
 KNOWN_FLAGS_RDMA = 515
 KNOWN_FLAGS_SEND = 519
 KNOWN_FLAGS_RECEIVE = 0
+KNOWN_FLAGS_BIND = 571
 KNOWN_FLAGS_MR_REGISTER = 15
 
 # FRAME_PAGES constants
@@ -105,6 +106,7 @@ OP_MR_DESTROY = 17
 OP_MR_REGISTER = 18
 OP_MR_DEREGISTER = 19
 OP_FRMR_INIT = 20
+OP_MW_CREATE = 21
 OP_QP_CREATE = 32
 OP_QP_CONNECT = 33
 OP_QP_DISCONNECT = 34
@@ -117,6 +119,7 @@ OP_WR_WRITE = 67
 OP_WR_SEND = 68
 OP_WR_SEND_INVALIDATE = 69
 OP_WR_RECEIVE = 70
+OP_WR_BIND = 71
 OP_CQE = 128
 
 # NDK_OP: NDK_OPERATION_TYPE values carried in CQE.op_type
@@ -211,6 +214,8 @@ STAT_OP_WR_WRITE = 19
 STAT_OP_WR_SEND = 20
 STAT_OP_WR_SEND_INVALIDATE = 21
 STAT_OP_WR_RECEIVE = 22
+STAT_OP_WR_BIND = 23
+STAT_OP_MW_CREATE = 24
 
 # STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it)
 STAT_STATUS_ACCESS_VIOLATION = 0
@@ -275,7 +280,7 @@ PROFILE_ULX3S_25K_USER_BASE = 16384
 _struct('LINK_HDR', 8, '<4B2H', 'type seq ack flags len rsvd', (0, 1, 2, 3, 4, 6))
 _struct('MSG_HDR', 16, '<2H3I', 'op len tag status rsvd', (0, 2, 4, 8, 12))
 _struct('INFO', 112, '<28I', 'fw_version hw_version layout_version clk_hz uart_period mem_bytes user_base page_size mpt_entries mtt_entries max_frmr_pages max_qps max_sge rx_slots tx_slots max_payload rx_ok rx_bad rx_drop tx_frames retransmits rx_dup wr_count last_wr_op last_wr_cycles last_wr_fw_cycles cycle_lo cycle_hi', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108))
-_struct('STATS', 264, '<66I', 'profile rx_ok rx_bad rx_drop rx_dup tx_frames tx_reject retransmits tx_overflow ops_unknown refused_other ops refused refuse_codes cycle_lo cycle_hi tx_stalls wait_timeouts', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 136, 184, 248, 252, 256, 260))
+_struct('STATS', 272, '<68I', 'profile rx_ok rx_bad rx_drop rx_dup tx_frames tx_reject retransmits tx_overflow ops_unknown refused_other ops refused refuse_codes cycle_lo cycle_hi tx_stalls wait_timeouts', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 144, 192, 256, 260, 264, 268))
 _struct('MEM_WRITE_REQ', 8, '<2I', 'addr len', (0, 4))
 _struct('MEM_READ_REQ', 8, '<2I', 'addr len', (0, 4))
 _struct('TOKEN_REQ', 8, '<2I', 'token rsvd', (0, 4))
@@ -293,6 +298,7 @@ _struct('WR_FAST_REGISTER', 32, '<4I2Q', 'token npages fbo rsvd length va', (0, 
 _struct('WR_INVALIDATE', 8, '<2I', 'token rsvd', (0, 4))
 _struct('WR_RDMA', 16, '<Q2I', 'remote_va remote_token nsge', (0, 8, 12))
 _struct('WR_SEND', 8, '<2I', 'inv_token nsge', (0, 4))
+_struct('WR_BIND', 24, '<2I2Q', 'mr_token mw_token va length', (0, 4, 8, 16))
 _struct('WR_RECEIVE', 8, '<2I', 'nsge rsvd', (0, 4))
 _struct('SGE', 16, '<Q2I', 'addr len token', (0, 8, 12))
 _struct('CQE', 32, '<8I', 'qpn wr_id status bytes op_type refuse token cflags', (0, 4, 8, 12, 16, 20, 24, 28))

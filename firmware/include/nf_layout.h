@@ -63,6 +63,7 @@
 #define NF_KNOWN_FLAGS_RDMA 515u /* NdkRead, NdkWrite */
 #define NF_KNOWN_FLAGS_SEND 519u /* NdkSend, NdkSendAndInvalidate (INLINE is not supported: MaxInlineDataSize 0) */
 #define NF_KNOWN_FLAGS_RECEIVE 0u /* NdkReceive takes no flags */
+#define NF_KNOWN_FLAGS_BIND 571u /* NdkBind */
 #define NF_KNOWN_FLAGS_MR_REGISTER 15u /* NdkRegisterMr (NDK_MR_FLAG_*) */
 
 /* FRAME_PAGES constants */
@@ -98,6 +99,7 @@
 #define NF_OP_MR_REGISTER 18u /* MR_REGISTER_REQ (NdkRegisterMr) */
 #define NF_OP_MR_DEREGISTER 19u /* TOKEN_REQ (NdkDeregisterMr) */
 #define NF_OP_FRMR_INIT 20u /* FRMR_INIT_REQ (NdkInitializeFastRegisterMr) */
+#define NF_OP_MW_CREATE 21u /* MR_CREATE_REQ (fast_register 0) -> MR_CREATE_REP: a memory window's key-table entry, INVALID until bound (NdkCreateMw); MR_DESTROY frees it */
 #define NF_OP_QP_CREATE 32u /* QP_CREATE_REQ -> QP_CREATE_REP */
 #define NF_OP_QP_CONNECT 33u /* QP_CONNECT_REQ: connect qpn to peer_qpn (loopback) */
 #define NF_OP_QP_DISCONNECT 34u /* QP_REQ */
@@ -110,6 +112,7 @@
 #define NF_OP_WR_SEND 68u /* WR_SEND (NdkSend: local SGEs -> the peer QP's oldest receive) */
 #define NF_OP_WR_SEND_INVALIDATE 69u /* WR_SEND (NdkSendAndInvalidate: WR_SEND.inv_token is invalidated at the peer before its receive completes) */
 #define NF_OP_WR_RECEIVE 70u /* WR_RECEIVE (NdkReceive: no CQE until a Send fills it) */
+#define NF_OP_WR_BIND 71u /* WR_BIND (NdkBind: a window over part of an MR) */
 #define NF_OP_CQE 128u /* board to host, unsolicited: a work completion (CQE) */
 
 /* NDK_OP: NDK_OPERATION_TYPE values carried in CQE.op_type */
@@ -210,9 +213,11 @@
 #define NF_STAT_OP_WR_SEND 20u
 #define NF_STAT_OP_WR_SEND_INVALIDATE 21u
 #define NF_STAT_OP_WR_RECEIVE 22u
-#define NF_STAT_OP_COUNT 23u
-#define NF_STAT_OP_LIST(X) X(PING, 0u) X(INFO, 1u) X(STATS, 2u) X(MEM_WRITE, 3u) X(MEM_READ, 4u) X(ADAPTER_RESET, 5u) X(MR_CREATE, 6u) X(MR_DESTROY, 7u) X(MR_REGISTER, 8u) X(MR_DEREGISTER, 9u) X(FRMR_INIT, 10u) X(QP_CREATE, 11u) X(QP_CONNECT, 12u) X(QP_DISCONNECT, 13u) X(QP_DESTROY, 14u) X(QP_FLUSH, 15u) X(WR_FAST_REGISTER, 16u) X(WR_INVALIDATE, 17u) X(WR_READ, 18u) X(WR_WRITE, 19u) X(WR_SEND, 20u) X(WR_SEND_INVALIDATE, 21u) X(WR_RECEIVE, 22u)
-#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "") X(INFO, 1u, "") X(STATS, 2u, "") X(MEM_WRITE, 3u, "") X(MEM_READ, 4u, "") X(ADAPTER_RESET, 5u, "") X(MR_CREATE, 6u, "") X(MR_DESTROY, 7u, "") X(MR_REGISTER, 8u, "") X(MR_DEREGISTER, 9u, "") X(FRMR_INIT, 10u, "") X(QP_CREATE, 11u, "") X(QP_CONNECT, 12u, "") X(QP_DISCONNECT, 13u, "") X(QP_DESTROY, 14u, "") X(QP_FLUSH, 15u, "") X(WR_FAST_REGISTER, 16u, "the work requests stay consecutive, in OP order") X(WR_INVALIDATE, 17u, "") X(WR_READ, 18u, "") X(WR_WRITE, 19u, "") X(WR_SEND, 20u, "") X(WR_SEND_INVALIDATE, 21u, "") X(WR_RECEIVE, 22u, "")
+#define NF_STAT_OP_WR_BIND 23u
+#define NF_STAT_OP_MW_CREATE 24u
+#define NF_STAT_OP_COUNT 25u
+#define NF_STAT_OP_LIST(X) X(PING, 0u) X(INFO, 1u) X(STATS, 2u) X(MEM_WRITE, 3u) X(MEM_READ, 4u) X(ADAPTER_RESET, 5u) X(MR_CREATE, 6u) X(MR_DESTROY, 7u) X(MR_REGISTER, 8u) X(MR_DEREGISTER, 9u) X(FRMR_INIT, 10u) X(QP_CREATE, 11u) X(QP_CONNECT, 12u) X(QP_DISCONNECT, 13u) X(QP_DESTROY, 14u) X(QP_FLUSH, 15u) X(WR_FAST_REGISTER, 16u) X(WR_INVALIDATE, 17u) X(WR_READ, 18u) X(WR_WRITE, 19u) X(WR_SEND, 20u) X(WR_SEND_INVALIDATE, 21u) X(WR_RECEIVE, 22u) X(WR_BIND, 23u) X(MW_CREATE, 24u)
+#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "") X(INFO, 1u, "") X(STATS, 2u, "") X(MEM_WRITE, 3u, "") X(MEM_READ, 4u, "") X(ADAPTER_RESET, 5u, "") X(MR_CREATE, 6u, "") X(MR_DESTROY, 7u, "") X(MR_REGISTER, 8u, "") X(MR_DEREGISTER, 9u, "") X(FRMR_INIT, 10u, "") X(QP_CREATE, 11u, "") X(QP_CONNECT, 12u, "") X(QP_DISCONNECT, 13u, "") X(QP_DESTROY, 14u, "") X(QP_FLUSH, 15u, "") X(WR_FAST_REGISTER, 16u, "the work requests stay consecutive, in OP order") X(WR_INVALIDATE, 17u, "") X(WR_READ, 18u, "") X(WR_WRITE, 19u, "") X(WR_SEND, 20u, "") X(WR_SEND_INVALIDATE, 21u, "") X(WR_RECEIVE, 22u, "") X(WR_BIND, 23u, "") X(MW_CREATE, 24u, "")
 
 /* STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it) */
 #define NF_STAT_STATUS_ACCESS_VIOLATION 0u
@@ -315,6 +320,11 @@
 #define NF_MPT_W6_PAGES_MASK 0x0000FFFFu
 #define NF_MPT_W6_PAGES_GET(w) (((uint32_t)(w) & NF_MPT_W6_PAGES_MASK) >> NF_MPT_W6_PAGES_LSB)
 #define NF_MPT_W6_PAGES_PUT(v) (((uint32_t)(v) << NF_MPT_W6_PAGES_LSB) & NF_MPT_W6_PAGES_MASK)
+#define NF_MPT_W6_PARENT_LSB 16u /* WINDOW entry: key-table index of the MR it is bound to; a check through the window grants only while that entry is VALID */
+#define NF_MPT_W6_PARENT_WIDTH 16u
+#define NF_MPT_W6_PARENT_MASK 0xFFFF0000u
+#define NF_MPT_W6_PARENT_GET(w) (((uint32_t)(w) & NF_MPT_W6_PARENT_MASK) >> NF_MPT_W6_PARENT_LSB)
+#define NF_MPT_W6_PARENT_PUT(v) (((uint32_t)(v) << NF_MPT_W6_PARENT_LSB) & NF_MPT_W6_PARENT_MASK)
 
 /* TOKEN: memory token (local and remote token are the same value) */
 #define NF_TOKEN_KEY_LSB 0u /* key byte; bumped when an entry is freed, so a stale token never matches */
@@ -617,15 +627,15 @@ struct nf_stats {
     uint32_t tx_overflow; /* @32 replies and CQEs the firmware could not queue (no TX room; never expected) */
     uint32_t ops_unknown; /* @36 messages with an op the firmware does not know (answered NOT_SUPPORTED) */
     uint32_t refused_other; /* @40 replies and CQEs with a failure status STAT_STATUS does not name */
-    uint32_t ops[23]; /* @44 messages handled, by op: ops[STAT_OP_x] */
-    uint32_t refused[12]; /* @136 replies and CQEs with a failure status: refused[STAT_STATUS_x] */
-    uint32_t refuse_codes[16]; /* @184 CQEs carrying an engine refusal, by REFUSE code */
-    uint32_t cycle_lo; /* @248 cycle counter when the reply was built */
-    uint32_t cycle_hi; /* @252  */
-    uint32_t tx_stalls; /* @256 times the firmware held a received frame (stopped taking messages) because its replies found no TX room */
-    uint32_t wait_timeouts; /* @260 bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain */
+    uint32_t ops[25]; /* @44 messages handled, by op: ops[STAT_OP_x] */
+    uint32_t refused[12]; /* @144 replies and CQEs with a failure status: refused[STAT_STATUS_x] */
+    uint32_t refuse_codes[16]; /* @192 CQEs carrying an engine refusal, by REFUSE code */
+    uint32_t cycle_lo; /* @256 cycle counter when the reply was built */
+    uint32_t cycle_hi; /* @260  */
+    uint32_t tx_stalls; /* @264 times the firmware held a received frame (stopped taking messages) because its replies found no TX room */
+    uint32_t wait_timeouts; /* @268 bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain */
 };
-#define NF_STATS_SIZE 264u
+#define NF_STATS_SIZE 272u
 #define NF_STATS_PROFILE_OFF 0u
 #define NF_STATS_RX_OK_OFF 4u
 #define NF_STATS_RX_BAD_OFF 8u
@@ -638,17 +648,17 @@ struct nf_stats {
 #define NF_STATS_OPS_UNKNOWN_OFF 36u
 #define NF_STATS_REFUSED_OTHER_OFF 40u
 #define NF_STATS_OPS_OFF 44u
-#define NF_STATS_OPS_COUNT 23u
-#define NF_STATS_REFUSED_OFF 136u
+#define NF_STATS_OPS_COUNT 25u
+#define NF_STATS_REFUSED_OFF 144u
 #define NF_STATS_REFUSED_COUNT 12u
-#define NF_STATS_REFUSE_CODES_OFF 184u
+#define NF_STATS_REFUSE_CODES_OFF 192u
 #define NF_STATS_REFUSE_CODES_COUNT 16u
-#define NF_STATS_CYCLE_LO_OFF 248u
-#define NF_STATS_CYCLE_HI_OFF 252u
-#define NF_STATS_TX_STALLS_OFF 256u
-#define NF_STATS_WAIT_TIMEOUTS_OFF 260u
+#define NF_STATS_CYCLE_LO_OFF 256u
+#define NF_STATS_CYCLE_HI_OFF 260u
+#define NF_STATS_TX_STALLS_OFF 264u
+#define NF_STATS_WAIT_TIMEOUTS_OFF 268u
 #define NF_STATS_COUNTER_LIST(X) X(rx_ok, "LINK.CNT_RX_OK: frames received with a good CRC") X(rx_bad, "LINK.CNT_RX_BAD: frames dropped for a bad CRC or length") X(rx_drop, "LINK.CNT_RX_DROP: good frames dropped, no RX slot free") X(rx_dup, "DATA frames dropped as duplicate or out of order") X(tx_frames, "LINK.CNT_TX: frames sent (data and ACK)") X(tx_reject, "LINK.CNT_TX_REJECT: TX_POST writes the link refused") X(retransmits, "DATA frames the firmware sent again") X(tx_overflow, "replies and CQEs the firmware could not queue (no TX room; never expected)") X(tx_stalls, "times the firmware held a received frame (stopped taking messages) because its replies found no TX room") X(wait_timeouts, "bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain")
-_Static_assert(sizeof(struct nf_stats) == 264, "STATS size");
+_Static_assert(sizeof(struct nf_stats) == 272, "STATS size");
 _Static_assert(offsetof(struct nf_stats, profile) == 0, "STATS.profile");
 _Static_assert(offsetof(struct nf_stats, rx_ok) == 4, "STATS.rx_ok");
 _Static_assert(offsetof(struct nf_stats, rx_bad) == 8, "STATS.rx_bad");
@@ -661,12 +671,12 @@ _Static_assert(offsetof(struct nf_stats, tx_overflow) == 32, "STATS.tx_overflow"
 _Static_assert(offsetof(struct nf_stats, ops_unknown) == 36, "STATS.ops_unknown");
 _Static_assert(offsetof(struct nf_stats, refused_other) == 40, "STATS.refused_other");
 _Static_assert(offsetof(struct nf_stats, ops) == 44, "STATS.ops");
-_Static_assert(offsetof(struct nf_stats, refused) == 136, "STATS.refused");
-_Static_assert(offsetof(struct nf_stats, refuse_codes) == 184, "STATS.refuse_codes");
-_Static_assert(offsetof(struct nf_stats, cycle_lo) == 248, "STATS.cycle_lo");
-_Static_assert(offsetof(struct nf_stats, cycle_hi) == 252, "STATS.cycle_hi");
-_Static_assert(offsetof(struct nf_stats, tx_stalls) == 256, "STATS.tx_stalls");
-_Static_assert(offsetof(struct nf_stats, wait_timeouts) == 260, "STATS.wait_timeouts");
+_Static_assert(offsetof(struct nf_stats, refused) == 144, "STATS.refused");
+_Static_assert(offsetof(struct nf_stats, refuse_codes) == 192, "STATS.refuse_codes");
+_Static_assert(offsetof(struct nf_stats, cycle_lo) == 256, "STATS.cycle_lo");
+_Static_assert(offsetof(struct nf_stats, cycle_hi) == 260, "STATS.cycle_hi");
+_Static_assert(offsetof(struct nf_stats, tx_stalls) == 264, "STATS.tx_stalls");
+_Static_assert(offsetof(struct nf_stats, wait_timeouts) == 268, "STATS.wait_timeouts");
 
 /* MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop */
 struct nf_mem_write_req {
@@ -916,6 +926,24 @@ struct nf_wr_send {
 _Static_assert(sizeof(struct nf_wr_send) == 8, "WR_SEND size");
 _Static_assert(offsetof(struct nf_wr_send, inv_token) == 0, "WR_SEND.inv_token");
 _Static_assert(offsetof(struct nf_wr_send, nsge) == 4, "WR_SEND.nsge");
+
+/* WR_BIND: WR_BIND payload after WR_HDR */
+struct nf_wr_bind {
+    uint32_t mr_token; /* @0 the MR the window is bound to */
+    uint32_t mw_token; /* @4 the window (MW_CREATE) */
+    uint64_t va; /* @8 VirtualAddress: first byte of the window, inside the MR's registered range */
+    uint64_t length; /* @16 Length of the window */
+};
+#define NF_WR_BIND_SIZE 24u
+#define NF_WR_BIND_MR_TOKEN_OFF 0u
+#define NF_WR_BIND_MW_TOKEN_OFF 4u
+#define NF_WR_BIND_VA_OFF 8u
+#define NF_WR_BIND_LENGTH_OFF 16u
+_Static_assert(sizeof(struct nf_wr_bind) == 24, "WR_BIND size");
+_Static_assert(offsetof(struct nf_wr_bind, mr_token) == 0, "WR_BIND.mr_token");
+_Static_assert(offsetof(struct nf_wr_bind, mw_token) == 4, "WR_BIND.mw_token");
+_Static_assert(offsetof(struct nf_wr_bind, va) == 8, "WR_BIND.va");
+_Static_assert(offsetof(struct nf_wr_bind, length) == 16, "WR_BIND.length");
 
 /* WR_RECEIVE: WR_RECEIVE payload after WR_HDR; nsge SGE follow */
 struct nf_wr_receive {

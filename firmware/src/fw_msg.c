@@ -22,7 +22,7 @@ static uint32_t msg_len(uint32_t w0) { return (w0 >> (8u * NF_MSG_HDR_LEN_OFF)) 
 /* Message op -> 1 + its NF_STAT_OP_* index (0: an op the firmware does not know), from
  * layout.toml's STAT_OP list. */
 #define OP_SLOT(name, index) [NF_OP_##name] = (uint8_t)((index) + 1u),
-static const uint8_t op_slot[NF_OP_WR_RECEIVE + 1u] = {NF_STAT_OP_LIST(OP_SLOT)};
+static const uint8_t op_slot[NF_OP_WR_BIND + 1u] = {NF_STAT_OP_LIST(OP_SLOT)};
 
 static void count_op(uint32_t op)
 {

@@ -60,6 +60,7 @@
 `define NF_KNOWN_FLAGS_RDMA 515  // NdkRead, NdkWrite
 `define NF_KNOWN_FLAGS_SEND 519  // NdkSend, NdkSendAndInvalidate (INLINE is not supported: MaxInlineDataSize 0)
 `define NF_KNOWN_FLAGS_RECEIVE 0  // NdkReceive takes no flags
+`define NF_KNOWN_FLAGS_BIND 571  // NdkBind
 `define NF_KNOWN_FLAGS_MR_REGISTER 15  // NdkRegisterMr (NDK_MR_FLAG_*)
 
 // FRAME_PAGES constants
@@ -95,6 +96,7 @@
 `define NF_OP_MR_REGISTER 18  // MR_REGISTER_REQ (NdkRegisterMr)
 `define NF_OP_MR_DEREGISTER 19  // TOKEN_REQ (NdkDeregisterMr)
 `define NF_OP_FRMR_INIT 20  // FRMR_INIT_REQ (NdkInitializeFastRegisterMr)
+`define NF_OP_MW_CREATE 21  // MR_CREATE_REQ (fast_register 0) -> MR_CREATE_REP: a memory window's key-table entry, INVALID until bound (NdkCreateMw); MR_DESTROY frees it
 `define NF_OP_QP_CREATE 32  // QP_CREATE_REQ -> QP_CREATE_REP
 `define NF_OP_QP_CONNECT 33  // QP_CONNECT_REQ: connect qpn to peer_qpn (loopback)
 `define NF_OP_QP_DISCONNECT 34  // QP_REQ
@@ -107,6 +109,7 @@
 `define NF_OP_WR_SEND 68  // WR_SEND (NdkSend: local SGEs -> the peer QP's oldest receive)
 `define NF_OP_WR_SEND_INVALIDATE 69  // WR_SEND (NdkSendAndInvalidate: WR_SEND.inv_token is invalidated at the peer before its receive completes)
 `define NF_OP_WR_RECEIVE 70  // WR_RECEIVE (NdkReceive: no CQE until a Send fills it)
+`define NF_OP_WR_BIND 71  // WR_BIND (NdkBind: a window over part of an MR)
 `define NF_OP_CQE 128  // board to host, unsolicited: a work completion (CQE)
 
 // NDK_OP: NDK_OPERATION_TYPE values carried in CQE.op_type
@@ -201,6 +204,8 @@
 `define NF_STAT_OP_WR_SEND 20
 `define NF_STAT_OP_WR_SEND_INVALIDATE 21
 `define NF_STAT_OP_WR_RECEIVE 22
+`define NF_STAT_OP_WR_BIND 23
+`define NF_STAT_OP_MW_CREATE 24
 
 // STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it)
 `define NF_STAT_STATUS_ACCESS_VIOLATION 0
@@ -274,6 +279,9 @@
 `define NF_MPT_W6_PAGES_LSB 0
 `define NF_MPT_W6_PAGES_WIDTH 16
 `define NF_MPT_W6_PAGES 15:0  // pages in use (<= PAGE_CAP)
+`define NF_MPT_W6_PARENT_LSB 16
+`define NF_MPT_W6_PARENT_WIDTH 16
+`define NF_MPT_W6_PARENT 31:16  // WINDOW entry: key-table index of the MR it is bound to; a check through the window grants only while that entry is VALID
 
 // TOKEN: memory token (local and remote token are the same value)
 `define NF_TOKEN_KEY_LSB 0
@@ -453,7 +461,7 @@
 `define NF_INFO_CYCLE_HI_OFF 108
 
 // STATS: reply payload of STATS: the adapter's counters since it booted (a link RESET does not clear them); each wraps at 2^32
-`define NF_STATS_SIZE 264
+`define NF_STATS_SIZE 272
 `define NF_STATS_PROFILE_OFF 0
 `define NF_STATS_RX_OK_OFF 4
 `define NF_STATS_RX_BAD_OFF 8
@@ -466,15 +474,15 @@
 `define NF_STATS_OPS_UNKNOWN_OFF 36
 `define NF_STATS_REFUSED_OTHER_OFF 40
 `define NF_STATS_OPS_OFF 44
-`define NF_STATS_OPS_COUNT 23
-`define NF_STATS_REFUSED_OFF 136
+`define NF_STATS_OPS_COUNT 25
+`define NF_STATS_REFUSED_OFF 144
 `define NF_STATS_REFUSED_COUNT 12
-`define NF_STATS_REFUSE_CODES_OFF 184
+`define NF_STATS_REFUSE_CODES_OFF 192
 `define NF_STATS_REFUSE_CODES_COUNT 16
-`define NF_STATS_CYCLE_LO_OFF 248
-`define NF_STATS_CYCLE_HI_OFF 252
-`define NF_STATS_TX_STALLS_OFF 256
-`define NF_STATS_WAIT_TIMEOUTS_OFF 260
+`define NF_STATS_CYCLE_LO_OFF 256
+`define NF_STATS_CYCLE_HI_OFF 260
+`define NF_STATS_TX_STALLS_OFF 264
+`define NF_STATS_WAIT_TIMEOUTS_OFF 268
 
 // MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop
 `define NF_MEM_WRITE_REQ_SIZE 8
@@ -575,6 +583,13 @@
 `define NF_WR_SEND_SIZE 8
 `define NF_WR_SEND_INV_TOKEN_OFF 0
 `define NF_WR_SEND_NSGE_OFF 4
+
+// WR_BIND: WR_BIND payload after WR_HDR
+`define NF_WR_BIND_SIZE 24
+`define NF_WR_BIND_MR_TOKEN_OFF 0
+`define NF_WR_BIND_MW_TOKEN_OFF 4
+`define NF_WR_BIND_VA_OFF 8
+`define NF_WR_BIND_LENGTH_OFF 16
 
 // WR_RECEIVE: WR_RECEIVE payload after WR_HDR; nsge SGE follow
 `define NF_WR_RECEIVE_SIZE 8
