@@ -58,9 +58,11 @@ $(SETUP_STAMP): tools/setup.sh
 
 generate: ## regenerate headers and docs from tools/layout.toml
 	python3 tools/genlayout.py
+	python3 tools/genregs.py
 
 check-generated: ## fail when a generated file differs from what the generator makes now
 	python3 tools/genlayout.py --check
+	python3 tools/genregs.py --check
 	@echo "check-generated: up to date"
 
 test: $(SETUP_STAMP) ## run every test suite of every layer; prints "N passed, M failed"

@@ -3,9 +3,9 @@
 SOC_DIR    := $(ROOT)/rtl/soc
 SOC_BUILD  := $(BUILD)/soc
 ENGINE_SRC_DIR := $(ROOT)/rtl/engine
-SOC_RTL    := $(SOC_DIR)/nf_soc.v $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)
+SOC_RTL    := $(SOC_DIR)/nf_soc.v $(SOC_DIR)/nf_sys_regs_decode.v $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)
 # PicoRV32 is third-party: picorv32.vlt switches its lint off; ours stays -Wall clean.
-SOC_VSRC   := --timescale 1ns/1ps -I$(ROOT)/rtl/include -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) \
+SOC_VSRC   := --timescale 1ns/1ps -I$(ROOT)/rtl/include -y $(SOC_DIR) -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) \
               $(SOC_DIR)/picorv32.vlt $(PICORV32_DIR)/picorv32.v
 RV_CC      := riscv64-unknown-elf-gcc
 RV_OBJCOPY := riscv64-unknown-elf-objcopy
@@ -53,7 +53,7 @@ SOC_SYNTH_PARAMS = -set CLK_HZ 25000000 \
 synth-soc: $(SETUP_STAMP) firmware ## Yosys synth_ecp5 of nf_soc (ULX3S 85K sizes): prints LUT/FF/EBR
 	@mkdir -p $(SOC_BUILD)/synth
 	@$(YOSYS) -q -l $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.log -p "\
-	    read_verilog -DSYNTHESIS -Irtl/include $(call rel,$(PICORV32_DIR)/picorv32.v $(SOC_DIR)/nf_soc.v \
+	    read_verilog -DSYNTHESIS -Irtl/include $(call rel,$(PICORV32_DIR)/picorv32.v $(SOC_DIR)/nf_soc.v $(SOC_DIR)/nf_sys_regs_decode.v \
 	        $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)); \
 	    chparam $(SOC_SYNTH_PARAMS) -set FW_HEX \"$(call rel,$(SOC_SYNTH_HEX))\" nf_soc; \
 	    synth_ecp5 -top nf_soc -json $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.json; \
