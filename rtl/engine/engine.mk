@@ -9,39 +9,47 @@ lint-engine: ## Verilator -Wall lint of every engine module
 	@set -e; for f in $(ENGINE_RTL); do \
 	    $(VERILATOR) $(VLINT) -y $(ENGINE_DIR) --top-module $$(basename $$f .v) $$f; done
 
-# Verilator testbenches (C++ harness). One object directory per bench.
+# Verilator testbenches (C++ harness), each built and run at every [[profile]]'s sizes
+# (tools/layout.toml: SIM, ULX3S_85K, ULX3S_25K), one object directory per bench and
+# profile. The same sizes go to Verilator (-G) and to the harness (-DTB_*).
 ENGINE_VFLAGS := --cc --exe --build -j 2 -Wno-fatal -O2 --x-assign unique --x-initial unique \
                  -I$(ROOT)/rtl/include -y $(ENGINE_DIR) \
-                 -CFLAGS "-O1 -I$(ROOT)/firmware/include -I$(ENGINE_DIR)/tb"
+                 -CFLAGS "-O1 -I$(ROOT)/firmware/include -I$(ROOT)/sim -I$(ENGINE_DIR)/tb"
+ENGINE_TB_HDRS := $(ENGINE_DIR)/tb/tb_common.h $(ENGINE_DIR)/tb/tb_engine_bus.h $(ROOT)/rtl/include/nf_layout.vh \
+                  $(ROOT)/firmware/include/nf_layout.h $(ROOT)/sim/nf_layout_cxx.h
 
-$(ENGINE_BUILD)/tb_engine/Vnf_engine: $(ENGINE_RTL) $(ENGINE_DIR)/tb/tb_engine.cpp $(ENGINE_DIR)/tb/tb_common.h \
-                                      $(ROOT)/rtl/include/nf_layout.vh $(ROOT)/firmware/include/nf_layout.h
-	@mkdir -p $(@D)
-	@$(VERILATOR) $(ENGINE_VFLAGS) --Mdir $(@D) --top-module nf_engine \
-	    $(ENGINE_DIR)/nf_engine.v $(ENGINE_DIR)/tb/tb_engine.cpp -o Vnf_engine >$(@D)/build.log 2>&1 || \
-	    { cat $(@D)/build.log; exit 1; }
+# Profile sizes, from the generated header (USER_BASE = (RX_SLOTS + TX_SLOTS) * SLOT_BYTES).
+nf_vh = $(shell awk '$$2 == "NF_$(1)" {print $$3}' $(ROOT)/rtl/include/nf_layout.vh)
+ENGINE_PROFILES := $(shell sed -n 's/^`define NF_PROFILE_\([A-Z0-9_]*\)_MEM_BYTES .*/\1/p' $(ROOT)/rtl/include/nf_layout.vh)
+nf_prof_mem  = $(call nf_vh,PROFILE_$(1)_MEM_BYTES)
+nf_prof_mpt  = $(call nf_vh,PROFILE_$(1)_MPT_ENTRIES)
+nf_prof_mtt  = $(call nf_vh,PROFILE_$(1)_MTT_ENTRIES)
+nf_prof_user = $(shell echo $$(( ($(call nf_vh,PROFILE_$(1)_RX_SLOTS) + $(call nf_vh,PROFILE_$(1)_TX_SLOTS)) * $(call nf_vh,LINK_SLOT_BYTES) )))
+# -G parameters of each bench's top module, by profile.
+engine_tb_params_tb_engine      = -GMEM_BYTES=$(call nf_prof_mem,$(1)) -GMPT_ENTRIES=$(call nf_prof_mpt,$(1)) \
+                                  -GMTT_ENTRIES=$(call nf_prof_mtt,$(1)) -GUSER_BASE=$(call nf_prof_user,$(1))
+engine_tb_params_tb_keycheck    = -GMPT_ENTRIES=$(call nf_prof_mpt,$(1)) -GMTT_ENTRIES=$(call nf_prof_mtt,$(1))
+engine_tb_params_tb_adapter_mem = -GMEM_BYTES=$(call nf_prof_mem,$(1))
+engine_tb_defs = -DTB_PROFILE=$(1) -DTB_MEM_BYTES=$(call nf_prof_mem,$(1))u -DTB_MPT_ENTRIES=$(call nf_prof_mpt,$(1))u \
+                 -DTB_MTT_ENTRIES=$(call nf_prof_mtt,$(1))u -DTB_USER_BASE=$(call nf_prof_user,$(1))u
 
-$(ENGINE_BUILD)/tb_keycheck/Vnf_keycheck: $(ENGINE_DIR)/nf_keycheck.v $(ENGINE_DIR)/tb/tb_keycheck.cpp \
-                                          $(ENGINE_DIR)/tb/tb_common.h $(ROOT)/rtl/include/nf_layout.vh \
-                                          $(ROOT)/firmware/include/nf_layout.h
-	@mkdir -p $(@D)
-	@$(VERILATOR) $(ENGINE_VFLAGS) --Mdir $(@D) --top-module nf_keycheck -GMPT_ENTRIES=64 -GMTT_ENTRIES=256 \
-	    $(ENGINE_DIR)/nf_keycheck.v $(ENGINE_DIR)/tb/tb_keycheck.cpp -o Vnf_keycheck >$(@D)/build.log 2>&1 || \
-	    { cat $(@D)/build.log; exit 1; }
-
-$(ENGINE_BUILD)/tb_adapter_mem/Vnf_adapter_mem: $(ENGINE_DIR)/nf_adapter_mem.v $(ENGINE_DIR)/tb/tb_adapter_mem.cpp \
-                                                $(ENGINE_DIR)/tb/tb_common.h $(ROOT)/rtl/include/nf_layout.vh
-	@mkdir -p $(@D)
-	@$(VERILATOR) $(ENGINE_VFLAGS) --Mdir $(@D) --top-module nf_adapter_mem -GMEM_BYTES=65536 \
-	    $(ENGINE_DIR)/nf_adapter_mem.v $(ENGINE_DIR)/tb/tb_adapter_mem.cpp -o Vnf_adapter_mem >$(@D)/build.log 2>&1 || \
-	    { cat $(@D)/build.log; exit 1; }
-
-ENGINE_TBS := $(ENGINE_BUILD)/tb_adapter_mem/Vnf_adapter_mem $(ENGINE_BUILD)/tb_keycheck/Vnf_keycheck \
-              $(ENGINE_BUILD)/tb_engine/Vnf_engine
+# $(1) profile, $(2) bench (tb/$(2).cpp), $(3) top module, $(4) its RTL
+define engine_tb
+$(ENGINE_BUILD)/$(1)/$(2)/V$(3): $(4) $(ENGINE_DIR)/tb/$(2).cpp $(ENGINE_TB_HDRS)
+	@mkdir -p $$(@D)
+	@$$(VERILATOR) $$(ENGINE_VFLAGS) --Mdir $$(@D) --top-module $(3) $$(call engine_tb_params_$(2),$(1)) \
+	    -CFLAGS "$$(call engine_tb_defs,$(1))" $(ENGINE_DIR)/$(3).v $(ENGINE_DIR)/tb/$(2).cpp -o V$(3) \
+	    >$$(@D)/build.log 2>&1 || { cat $$(@D)/build.log; exit 1; }
+ENGINE_TBS += $(ENGINE_BUILD)/$(1)/$(2)/V$(3)
+endef
+$(foreach p,$(ENGINE_PROFILES),\
+    $(eval $(call engine_tb,$(p),tb_adapter_mem,nf_adapter_mem,$(ENGINE_DIR)/nf_adapter_mem.v))\
+    $(eval $(call engine_tb,$(p),tb_keycheck,nf_keycheck,$(ENGINE_DIR)/nf_keycheck.v))\
+    $(eval $(call engine_tb,$(p),tb_engine,nf_engine,$(ENGINE_RTL))))
 
 TEST_TARGETS += test-engine
 .PHONY: test-engine
-test-engine: $(ENGINE_TBS) ## engine unit testbenches: memory/system port, key-check pipeline, whole engine
+test-engine: $(ENGINE_TBS) ## engine unit testbenches (memory/system port, key-check pipeline, whole engine) at every profile's sizes
 	@rc=0; for tb in $(ENGINE_TBS); do $$tb || rc=1; done; exit $$rc
 
 # The model owner's differential harness (rtl/engine/model/diff) built against this RTL in
@@ -82,22 +90,11 @@ ENGINE_SYNTH_SRCS := $(patsubst $(ROOT)/%,%,$(ENGINE_RTL))
 define engine_synth
 	@mkdir -p $(ENGINE_BUILD)/synth
 	@cd $(ROOT) && $(YOSYS) -q -l build/engine/synth/synth_$(1).log -p "read_verilog -DSYNTHESIS -Irtl/include $(ENGINE_SYNTH_SRCS); \
-	    chparam -set MEM_BYTES $(NF_$(1)_MEM) -set MPT_ENTRIES $(NF_$(1)_MPT) -set MTT_ENTRIES $(NF_$(1)_MTT) \
-	    -set USER_BASE $(NF_$(1)_USER) nf_engine; synth_ecp5 -top nf_engine; tee -q -o build/engine/synth/stat_$(1).txt stat"
+	    chparam -set MEM_BYTES $(call nf_prof_mem,$(1)) -set MPT_ENTRIES $(call nf_prof_mpt,$(1)) \
+	    -set MTT_ENTRIES $(call nf_prof_mtt,$(1)) -set USER_BASE $(call nf_prof_user,$(1)) nf_engine; synth_ecp5 -top nf_engine; tee -q -o build/engine/synth/stat_$(1).txt stat"
 	@awk -v p=$(1) '/LUT4|TRELLIS_FF|DP16KD|CCU2C|TRELLIS_DPR16X4/ {v[$$2]=$$1} END {printf "synth-engine %s: LUT4 %d, CCU2C %d, TRELLIS_FF %d, DP16KD (EBR) %d, TRELLIS_DPR16X4 %d\n", p, v["LUT4"], v["CCU2C"], v["TRELLIS_FF"], v["DP16KD"], v["TRELLIS_DPR16X4"]}' \
 	    $(ENGINE_BUILD)/synth/stat_$(1).txt
 endef
-# Profile sizes, from the generated header (USER_BASE = (RX_SLOTS + TX_SLOTS) * SLOT_BYTES).
-nf_vh = $(shell awk '$$2 == "NF_$(1)" {print $$3}' $(ROOT)/rtl/include/nf_layout.vh)
-NF_ULX3S_85K_MEM  = $(call nf_vh,PROFILE_ULX3S_85K_MEM_BYTES)
-NF_ULX3S_85K_MPT  = $(call nf_vh,PROFILE_ULX3S_85K_MPT_ENTRIES)
-NF_ULX3S_85K_MTT  = $(call nf_vh,PROFILE_ULX3S_85K_MTT_ENTRIES)
-NF_ULX3S_85K_USER = $(shell echo $$(( ($(call nf_vh,PROFILE_ULX3S_85K_RX_SLOTS) + $(call nf_vh,PROFILE_ULX3S_85K_TX_SLOTS)) * $(call nf_vh,LINK_SLOT_BYTES) )))
-NF_ULX3S_25K_MEM  = $(call nf_vh,PROFILE_ULX3S_25K_MEM_BYTES)
-NF_ULX3S_25K_MPT  = $(call nf_vh,PROFILE_ULX3S_25K_MPT_ENTRIES)
-NF_ULX3S_25K_MTT  = $(call nf_vh,PROFILE_ULX3S_25K_MTT_ENTRIES)
-NF_ULX3S_25K_USER = $(shell echo $$(( ($(call nf_vh,PROFILE_ULX3S_25K_RX_SLOTS) + $(call nf_vh,PROFILE_ULX3S_25K_TX_SLOTS)) * $(call nf_vh,LINK_SLOT_BYTES) )))
-
 .PHONY: synth-engine
 synth-engine: $(SETUP_STAMP) ## Yosys synth_ecp5 of nf_engine at the ULX3S 85K and 25K sizes (LUT/FF/EBR)
 	$(call engine_synth,ULX3S_85K)

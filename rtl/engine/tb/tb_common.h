@@ -6,6 +6,15 @@
 #include <cstdint>
 #include <cstdio>
 
+// Case names carry the profile a bench was built for (engine.mk's -DTB_PROFILE).
+#ifdef TB_PROFILE
+#define TB_STR_(x) #x
+#define TB_STR(x) TB_STR_(x)
+#define TB_CASE_PREFIX TB_STR(TB_PROFILE) ": "
+#else
+#define TB_CASE_PREFIX ""
+#endif
+
 static int tb_failures;
 static int tb_count;
 
@@ -13,7 +22,7 @@ static inline bool tb_ok(bool cond, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    std::printf("%s - ", cond ? "ok" : "not ok");
+    std::printf("%s - " TB_CASE_PREFIX, cond ? "ok" : "not ok");
     std::vprintf(fmt, ap);
     std::printf("\n");
     va_end(ap);

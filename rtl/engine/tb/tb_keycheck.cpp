@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "Vnf_keycheck.h"
-#include "verilated.h"
-#define _Static_assert static_assert
-#include "nf_layout.h"
-#undef _Static_assert
+#include "nf_layout_cxx.h"
 #include "tb_common.h"
+#include "verilated.h"
 
-static const uint32_t MPT = 64, MTT = 256;   // the -G parameters of this build
+#ifndef TB_MPT_ENTRIES
+#error "TB_MPT_ENTRIES, TB_MTT_ENTRIES come from engine.mk (the -G parameters of this build)"
+#endif
+static const uint32_t MPT = TB_MPT_ENTRIES, MTT = TB_MTT_ENTRIES;
 static const uint32_t OP_CHECK = 0;
 
 struct Ref {
