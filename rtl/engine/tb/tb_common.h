@@ -1,4 +1,5 @@
-// Shared helpers of the engine testbenches: TAP output and a small deterministic PRNG.
+// Shared helpers of the engine testbenches and benchmarks: TAP output, the clock of a
+// Verilated model and a small deterministic PRNG.
 #ifndef NF_ENGINE_TB_COMMON_H
 #define NF_ENGINE_TB_COMMON_H
 
@@ -6,13 +7,16 @@
 #include <cstdint>
 #include <cstdio>
 
-// Case names carry the profile a bench was built for (engine.mk's -DTB_PROFILE).
+// Case names carry the profile a bench was built for (engine.mk's -DTB_PROFILE), or
+// a prefix the includer defines.
+#ifndef TB_CASE_PREFIX
 #ifdef TB_PROFILE
 #define TB_STR_(x) #x
 #define TB_STR(x) TB_STR_(x)
 #define TB_CASE_PREFIX TB_STR(TB_PROFILE) ": "
 #else
 #define TB_CASE_PREFIX ""
+#endif
 #endif
 
 static int tb_failures;
@@ -39,6 +43,16 @@ static inline int tb_done()
         return 1;
     }
     return tb_failures ? 1 : 0;
+}
+
+// One rising clock edge of a Verilated model with a clk input.
+template <class M> inline void tb_tick(M *m, uint64_t &cyc)
+{
+    m->clk = 0;
+    m->eval();
+    m->clk = 1;
+    m->eval();
+    cyc++;
 }
 
 // xorshift64*: reproducible random test data.

@@ -11,17 +11,8 @@
 #include <functional>
 
 #include "Vnf_engine.h"
+#include "tb_common.h"
 #include "verilated.h"
-
-// One rising clock edge of a Verilated model with a clk input.
-template <class M> inline void tb_tick(M *m, uint64_t &cyc)
-{
-    m->clk = 0;
-    m->eval();
-    m->clk = 1;
-    m->eval();
-    cyc++;
-}
 
 struct EngineBus {
     Vnf_engine *m;
