@@ -5,10 +5,10 @@ LINK_BUILD := $(BUILD)/link
 LINK_RTL   := $(LINK_DIR)/nf_link_regs_decode.v $(LINK_DIR)/nf_uart_tx.v $(LINK_DIR)/nf_uart_rx.v $(LINK_DIR)/nf_crc32.v \
               $(LINK_DIR)/nf_link_rx.v $(LINK_DIR)/nf_link_tx.v $(LINK_DIR)/nf_link.v
 LINK_HDRS  := $(ROOT)/rtl/include/nf_layout.vh $(ROOT)/firmware/include/nf_layout.h \
-              $(ROOT)/sim/nf_uart_bits.h $(ROOT)/sim/nf_layout_cxx.h $(ROOT)/tests/tap.h
+              $(ROOT)/sim/nf_uart_bits.h $(ROOT)/sim/nf_layout_cxx.h $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
 # Verilator C++ harness build: lean (-j 1), headers from the shared places.
 LINK_VTB = $(VERILATOR) --cc --exe --build -j 1 -Wall -Wno-fatal -I$(ROOT)/rtl/include -y $(LINK_DIR) \
-           -CFLAGS "-std=c++17 -O1 -I$(ROOT)/sim -I$(ROOT)/tests -I$(ROOT)/firmware/include -I$(ROOT)/host/src"
+           -CFLAGS "-std=c++17 -O1 -I$(ROOT)/rtl/include -I$(ROOT)/sim -I$(ROOT)/tests -I$(ROOT)/firmware/include -I$(ROOT)/host/src"
 
 LINT_TARGETS += lint-link
 TEST_TARGETS += test-link-uart test-link

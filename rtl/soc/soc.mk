@@ -30,10 +30,10 @@ $(SOC_BUILD)/smoke.hex: $(SOC_BUILD)/smoke.elf
 	@truncate -s %4 $(SOC_BUILD)/smoke.bin
 	@od -An -v -tx4 -w4 $(SOC_BUILD)/smoke.bin | tr -d ' ' > $@
 
-$(SOC_BUILD)/tb/Vnf_soc: $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SOC_DIR)/tb/soc_tb.cpp $(ROOT)/tests/tap.h
+$(SOC_BUILD)/tb/Vnf_soc: $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SOC_DIR)/tb/soc_tb.cpp $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
 	@mkdir -p $(SOC_BUILD)/tb
 	@$(VERILATOR) --cc --exe --build -j 1 $(VFAST) -Wno-fatal $(SOC_VSRC) --top-module nf_soc \
-	    -GFW_HEX='"$(SOC_BUILD)/smoke.hex"' --Mdir $(SOC_BUILD)/tb -CFLAGS "-std=c++17 -I$(ROOT)/tests" \
+	    -GFW_HEX='"$(SOC_BUILD)/smoke.hex"' --Mdir $(SOC_BUILD)/tb -CFLAGS "-std=c++17 -I$(ROOT)/tests -I$(ROOT)/rtl/include" \
 	    $(SOC_DIR)/nf_soc.v $(SOC_DIR)/tb/soc_tb.cpp > $(SOC_BUILD)/tb/build.log 2>&1 || (cat $(SOC_BUILD)/tb/build.log; exit 1)
 
 test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program on PicoRV32 in nf_soc

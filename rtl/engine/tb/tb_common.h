@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <cstdio>
 
+// (relative: the benchmarks in bench/ include this header by path)
+#include "../../include/nf_tb_clock.h"
+
 // Case names carry the profile a bench was built for (engine.mk's -DTB_PROFILE), or
 // a prefix the includer defines.
 #ifndef TB_CASE_PREFIX
@@ -43,16 +46,6 @@ static inline int tb_done()
         return 1;
     }
     return tb_failures ? 1 : 0;
-}
-
-// One rising clock edge of a Verilated model with a clk input.
-template <class M> inline void tb_tick(M *m, uint64_t &cyc)
-{
-    m->clk = 0;
-    m->eval();
-    m->clk = 1;
-    m->eval();
-    cyc++;
 }
 
 // xorshift64*: reproducible random test data.

@@ -34,10 +34,7 @@ struct EngineBus {
         m->clk = 0;
         m->csr_valid = 0;
         m->sys_valid = 0;
-        m->rst = 1;
-        tick();
-        tick();
-        m->rst = 0;
+        tb_reset(m, 2, [this] { tick(); });
     }
     uint32_t csr(uint32_t off, uint32_t wdata, uint32_t wstrb)
     {
