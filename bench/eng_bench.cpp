@@ -12,6 +12,7 @@
 #include "Vnf_engine___024root.h"
 #include "nf_layout_cxx.h"
 #define TB_CASE_PREFIX "engine: "
+#include "../rtl/engine/tb/tb_common.h"
 #include "../rtl/engine/tb/tb_engine_bus.h"
 
 #ifndef BENCH_USER_BASE

@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <functional>
 
+#include "../../include/nf_tb_clock.h"   // relative: bench/ includes this header by path
 #include "Vnf_engine.h"
-#include "tb_common.h"
 #include "verilated.h"
 
 struct EngineBus {
