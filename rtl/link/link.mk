@@ -2,7 +2,7 @@
 # Testbenches are Verilator C++ harnesses driving the real pins bit by bit.
 LINK_DIR   := $(ROOT)/rtl/link
 LINK_BUILD := $(BUILD)/link
-LINK_RTL   := $(LINK_DIR)/nf_link_regs_decode.v $(LINK_DIR)/nf_uart_tx.v $(LINK_DIR)/nf_uart_rx.v $(LINK_DIR)/nf_crc32.v \
+LINK_RTL   := $(LINK_DIR)/nf_link_regs_decode.v $(LINK_DIR)/nf_uart_bitclk.v $(LINK_DIR)/nf_uart_tx.v $(LINK_DIR)/nf_uart_rx.v $(LINK_DIR)/nf_crc32.v \
               $(LINK_DIR)/nf_link_rx.v $(LINK_DIR)/nf_link_tx.v $(LINK_DIR)/nf_link.v
 LINK_HDRS  := $(ROOT)/rtl/include/nf_layout.vh $(ROOT)/firmware/include/nf_layout.h \
               $(ROOT)/sim/nf_uart_bits.h $(ROOT)/sim/nf_layout_cxx.h $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
