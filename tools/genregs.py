@@ -5,7 +5,8 @@ Usage: genregs.py [--check] [--root DIR]
 
 For every register block (a [[block]] whose registers lie in one 4 KiB block) one Verilog
 module nf_<block>_regs_decode: a write strobe wr_<reg> per writable register (acc "rw" or
-"wo") and the read mux over an input rd_<reg> per readable register (acc "rw" or "ro").
+"wo") and the read mux over an input rd_<reg> per readable register (acc "rw" or "ro"),
+named wrappers around rtl/engine/nf_regs_decode.v with the block's offset tables.
 A register is thus added in layout.toml only; the block's own RTL keeps the behaviour
 (what a write does, where a read value comes from). With --check nothing is written and
 the exit status is 1 when a generated file differs from what this script produces now.
@@ -62,7 +63,7 @@ def gen_block(block):
              ("input  wire        we", "a write transaction this cycle (the block decides which count)")]
     ports += [(f"output wire        wr_{r['name'].lower()}", f"{r['acc']}: {r['doc']}") for r in writes]
     ports += [(f"input  wire [31:0] rd_{r['name'].lower()}", r["doc"]) for r in reads]
-    ports.append(("output reg  [31:0] rdata", "read value at addr; 0 where no readable register is"))
+    ports.append(("output wire [31:0] rdata", "read value at addr; 0 where no readable register is"))
     width = max(len(d) for d, _ in ports) + 1
     L = [f"// {BANNER}",
          f"// {block['name']} register decode: write strobes and read mux. Behaviour is in the block's RTL.",
@@ -70,10 +71,18 @@ def gen_block(block):
          f"module {name} ("]
     L += [f"    {(d + ('' if i == len(ports) - 1 else ',')):<{width}} // {c}" for i, (d, c) in enumerate(ports)]
     L.append(");")
-    L += [f"    assign wr_{r['name'].lower()} = we && addr == {addr(r)};" for r in writes]
-    L += ["", "    always @(*) begin", "        case (addr)"]
-    L += [f"            {addr(r)}: rdata = rd_{r['name'].lower()};" for r in reads]
-    L += ["            default: rdata = 32'd0;", "        endcase", "    end", "endmodule", "`default_nettype wire"]
+    # The logic is nf_regs_decode's; this wrapper names its bits. Lists are MSB first.
+    rev_w, rev_r = list(reversed(writes)), list(reversed(reads))
+    L += [f"    nf_regs_decode #(",
+          f"        .NW({len(writes)}), .NR({len(reads)}),",
+          f"        .WR_OFFS({{{', '.join(addr(r) for r in rev_w)}}}),",
+          f"        .RD_OFFS({{{', '.join(addr(r) for r in rev_r)}}})",
+          f"    ) u_decode (",
+          f"        .addr(addr), .we(we), .rdata(rdata),",
+          f"        .wr({{{', '.join('wr_' + r['name'].lower() for r in rev_w)}}}),",
+          f"        .rd({{{', '.join('rd_' + r['name'].lower() for r in rev_r)}}})",
+          f"    );",
+          "endmodule", "`default_nettype wire"]
     return "\n".join(L) + "\n"
 
 

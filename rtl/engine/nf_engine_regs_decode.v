@@ -77,86 +77,16 @@ module nf_engine_regs_decode (
     input  wire [31:0] rd_chk_pd,          // protection domain
     input  wire [31:0] rd_chk_status,      // STATUS_WORD (BUSY, CODE)
     input  wire [31:0] rd_chk_addr,        // adapter address of the first byte when granted
-    output reg  [31:0] rdata               // read value at addr; 0 where no readable register is
+    output wire [31:0] rdata               // read value at addr; 0 where no readable register is
 );
-    assign wr_tbl_cmd = we && addr == 12'h020;
-    assign wr_tbl_index = we && addr == 12'h028;
-    assign wr_tbl_mtt_data = we && addr == 12'h02C;
-    assign wr_ent_w0 = we && addr == 12'h040;
-    assign wr_ent_w1 = we && addr == 12'h044;
-    assign wr_ent_w2 = we && addr == 12'h048;
-    assign wr_ent_w3 = we && addr == 12'h04C;
-    assign wr_ent_w4 = we && addr == 12'h050;
-    assign wr_ent_w5 = we && addr == 12'h054;
-    assign wr_ent_w6 = we && addr == 12'h058;
-    assign wr_ld_src = we && addr == 12'h060;
-    assign wr_ld_mtt_base = we && addr == 12'h064;
-    assign wr_ld_count = we && addr == 12'h068;
-    assign wr_ld_ctrl = we && addr == 12'h06C;
-    assign wr_dma_src_mode = we && addr == 12'h080;
-    assign wr_dma_src_token = we && addr == 12'h084;
-    assign wr_dma_src_addr_lo = we && addr == 12'h088;
-    assign wr_dma_src_addr_hi = we && addr == 12'h08C;
-    assign wr_dma_src_pd = we && addr == 12'h090;
-    assign wr_dma_dst_mode = we && addr == 12'h0A0;
-    assign wr_dma_dst_token = we && addr == 12'h0A4;
-    assign wr_dma_dst_addr_lo = we && addr == 12'h0A8;
-    assign wr_dma_dst_addr_hi = we && addr == 12'h0AC;
-    assign wr_dma_dst_pd = we && addr == 12'h0B0;
-    assign wr_dma_len = we && addr == 12'h0C0;
-    assign wr_dma_ctrl = we && addr == 12'h0C4;
-    assign wr_chk_token = we && addr == 12'h0E0;
-    assign wr_chk_va_lo = we && addr == 12'h0E4;
-    assign wr_chk_va_hi = we && addr == 12'h0E8;
-    assign wr_chk_len = we && addr == 12'h0EC;
-    assign wr_chk_access = we && addr == 12'h0F0;
-    assign wr_chk_pd = we && addr == 12'h0F4;
-    assign wr_chk_ctrl = we && addr == 12'h0F8;
-
-    always @(*) begin
-        case (addr)
-            12'h000: rdata = rd_id;
-            12'h004: rdata = rd_cfg_mpt;
-            12'h008: rdata = rd_cfg_mtt;
-            12'h00C: rdata = rd_cfg_mem;
-            12'h010: rdata = rd_cfg_user;
-            12'h024: rdata = rd_tbl_status;
-            12'h028: rdata = rd_tbl_index;
-            12'h02C: rdata = rd_tbl_mtt_data;
-            12'h040: rdata = rd_ent_w0;
-            12'h044: rdata = rd_ent_w1;
-            12'h048: rdata = rd_ent_w2;
-            12'h04C: rdata = rd_ent_w3;
-            12'h050: rdata = rd_ent_w4;
-            12'h054: rdata = rd_ent_w5;
-            12'h058: rdata = rd_ent_w6;
-            12'h060: rdata = rd_ld_src;
-            12'h064: rdata = rd_ld_mtt_base;
-            12'h068: rdata = rd_ld_count;
-            12'h070: rdata = rd_ld_status;
-            12'h080: rdata = rd_dma_src_mode;
-            12'h084: rdata = rd_dma_src_token;
-            12'h088: rdata = rd_dma_src_addr_lo;
-            12'h08C: rdata = rd_dma_src_addr_hi;
-            12'h090: rdata = rd_dma_src_pd;
-            12'h0A0: rdata = rd_dma_dst_mode;
-            12'h0A4: rdata = rd_dma_dst_token;
-            12'h0A8: rdata = rd_dma_dst_addr_lo;
-            12'h0AC: rdata = rd_dma_dst_addr_hi;
-            12'h0B0: rdata = rd_dma_dst_pd;
-            12'h0C0: rdata = rd_dma_len;
-            12'h0C8: rdata = rd_dma_status;
-            12'h0CC: rdata = rd_dma_bytes;
-            12'h0E0: rdata = rd_chk_token;
-            12'h0E4: rdata = rd_chk_va_lo;
-            12'h0E8: rdata = rd_chk_va_hi;
-            12'h0EC: rdata = rd_chk_len;
-            12'h0F0: rdata = rd_chk_access;
-            12'h0F4: rdata = rd_chk_pd;
-            12'h0FC: rdata = rd_chk_status;
-            12'h100: rdata = rd_chk_addr;
-            default: rdata = 32'd0;
-        endcase
-    end
+    nf_regs_decode #(
+        .NW(33), .NR(40),
+        .WR_OFFS({12'h0F8, 12'h0F4, 12'h0F0, 12'h0EC, 12'h0E8, 12'h0E4, 12'h0E0, 12'h0C4, 12'h0C0, 12'h0B0, 12'h0AC, 12'h0A8, 12'h0A4, 12'h0A0, 12'h090, 12'h08C, 12'h088, 12'h084, 12'h080, 12'h06C, 12'h068, 12'h064, 12'h060, 12'h058, 12'h054, 12'h050, 12'h04C, 12'h048, 12'h044, 12'h040, 12'h02C, 12'h028, 12'h020}),
+        .RD_OFFS({12'h100, 12'h0FC, 12'h0F4, 12'h0F0, 12'h0EC, 12'h0E8, 12'h0E4, 12'h0E0, 12'h0CC, 12'h0C8, 12'h0C0, 12'h0B0, 12'h0AC, 12'h0A8, 12'h0A4, 12'h0A0, 12'h090, 12'h08C, 12'h088, 12'h084, 12'h080, 12'h070, 12'h068, 12'h064, 12'h060, 12'h058, 12'h054, 12'h050, 12'h04C, 12'h048, 12'h044, 12'h040, 12'h02C, 12'h028, 12'h024, 12'h010, 12'h00C, 12'h008, 12'h004, 12'h000})
+    ) u_decode (
+        .addr(addr), .we(we), .rdata(rdata),
+        .wr({wr_chk_ctrl, wr_chk_pd, wr_chk_access, wr_chk_len, wr_chk_va_hi, wr_chk_va_lo, wr_chk_token, wr_dma_ctrl, wr_dma_len, wr_dma_dst_pd, wr_dma_dst_addr_hi, wr_dma_dst_addr_lo, wr_dma_dst_token, wr_dma_dst_mode, wr_dma_src_pd, wr_dma_src_addr_hi, wr_dma_src_addr_lo, wr_dma_src_token, wr_dma_src_mode, wr_ld_ctrl, wr_ld_count, wr_ld_mtt_base, wr_ld_src, wr_ent_w6, wr_ent_w5, wr_ent_w4, wr_ent_w3, wr_ent_w2, wr_ent_w1, wr_ent_w0, wr_tbl_mtt_data, wr_tbl_index, wr_tbl_cmd}),
+        .rd({rd_chk_addr, rd_chk_status, rd_chk_pd, rd_chk_access, rd_chk_len, rd_chk_va_hi, rd_chk_va_lo, rd_chk_token, rd_dma_bytes, rd_dma_status, rd_dma_len, rd_dma_dst_pd, rd_dma_dst_addr_hi, rd_dma_dst_addr_lo, rd_dma_dst_token, rd_dma_dst_mode, rd_dma_src_pd, rd_dma_src_addr_hi, rd_dma_src_addr_lo, rd_dma_src_token, rd_dma_src_mode, rd_ld_status, rd_ld_count, rd_ld_mtt_base, rd_ld_src, rd_ent_w6, rd_ent_w5, rd_ent_w4, rd_ent_w3, rd_ent_w2, rd_ent_w1, rd_ent_w0, rd_tbl_mtt_data, rd_tbl_index, rd_tbl_status, rd_cfg_user, rd_cfg_mem, rd_cfg_mtt, rd_cfg_mpt, rd_id})
+    );
 endmodule
 `default_nettype wire

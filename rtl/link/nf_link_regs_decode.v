@@ -17,26 +17,16 @@ module nf_link_regs_decode (
     input  wire [31:0] rd_cnt_tx,        // frames sent (data and ACK)
     input  wire [31:0] rd_cnt_tx_reject, // TX_POST writes refused (slot out of range or busy, LEN out of range, queue full); nothing was queued
     input  wire [31:0] rd_rx_stamp0,     // cycle counter (low word) when RX slot 0 became ready; slot i at 0x40 + 4*i
-    output reg  [31:0] rdata             // read value at addr; 0 where no readable register is
+    output wire [31:0] rdata             // read value at addr; 0 where no readable register is
 );
-    assign wr_rx_release = we && addr == 12'h00C;
-    assign wr_tx_post = we && addr == 12'h010;
-    assign wr_tx_ack = we && addr == 12'h018;
-
-    always @(*) begin
-        case (addr)
-            12'h000: rdata = rd_id;
-            12'h004: rdata = rd_cfg;
-            12'h008: rdata = rd_rx_ready;
-            12'h014: rdata = rd_tx_busy;
-            12'h020: rdata = rd_cnt_rx_ok;
-            12'h024: rdata = rd_cnt_rx_bad;
-            12'h028: rdata = rd_cnt_rx_drop;
-            12'h02C: rdata = rd_cnt_tx;
-            12'h030: rdata = rd_cnt_tx_reject;
-            12'h040: rdata = rd_rx_stamp0;
-            default: rdata = 32'd0;
-        endcase
-    end
+    nf_regs_decode #(
+        .NW(3), .NR(10),
+        .WR_OFFS({12'h018, 12'h010, 12'h00C}),
+        .RD_OFFS({12'h040, 12'h030, 12'h02C, 12'h028, 12'h024, 12'h020, 12'h014, 12'h008, 12'h004, 12'h000})
+    ) u_decode (
+        .addr(addr), .we(we), .rdata(rdata),
+        .wr({wr_tx_ack, wr_tx_post, wr_rx_release}),
+        .rd({rd_rx_stamp0, rd_cnt_tx_reject, rd_cnt_tx, rd_cnt_rx_drop, rd_cnt_rx_bad, rd_cnt_rx_ok, rd_tx_busy, rd_rx_ready, rd_cfg, rd_id})
+    );
 endmodule
 `default_nettype wire

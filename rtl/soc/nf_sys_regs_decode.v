@@ -15,24 +15,16 @@ module nf_sys_regs_decode (
     input  wire [31:0] rd_fw_ram_bytes, // firmware RAM size
     input  wire [31:0] rd_uart_period,  // UART bit period in clocks, 12.4 fixed point
     input  wire [31:0] rd_scratch,      // free for firmware and tests; reset 0
-    output reg  [31:0] rdata            // read value at addr; 0 where no readable register is
+    output wire [31:0] rdata            // read value at addr; 0 where no readable register is
 );
-    assign wr_leds = we && addr == 12'h014;
-    assign wr_scratch = we && addr == 12'h020;
-
-    always @(*) begin
-        case (addr)
-            12'h000: rdata = rd_id;
-            12'h004: rdata = rd_hw_version;
-            12'h008: rdata = rd_clk_hz;
-            12'h00C: rdata = rd_cycle_lo;
-            12'h010: rdata = rd_cycle_hi;
-            12'h014: rdata = rd_leds;
-            12'h018: rdata = rd_fw_ram_bytes;
-            12'h01C: rdata = rd_uart_period;
-            12'h020: rdata = rd_scratch;
-            default: rdata = 32'd0;
-        endcase
-    end
+    nf_regs_decode #(
+        .NW(2), .NR(9),
+        .WR_OFFS({12'h020, 12'h014}),
+        .RD_OFFS({12'h020, 12'h01C, 12'h018, 12'h014, 12'h010, 12'h00C, 12'h008, 12'h004, 12'h000})
+    ) u_decode (
+        .addr(addr), .we(we), .rdata(rdata),
+        .wr({wr_scratch, wr_leds}),
+        .rd({rd_scratch, rd_uart_period, rd_fw_ram_bytes, rd_leds, rd_cycle_hi, rd_cycle_lo, rd_clk_hz, rd_hw_version, rd_id})
+    );
 endmodule
 `default_nettype wire
