@@ -98,23 +98,16 @@ def main():
     except (RegsError, tomllib.TOMLDecodeError, KeyError) as err:
         print(f"genregs: {spec_path}: {err}", file=sys.stderr)
         return 2
-    stale = []
-    for b in blocks:
-        rel = f"{BLOCK_DIRS[b['name']]}/{module_name(b)}.v"
-        path = root / rel
-        text = gen_block(b)
-        if path.exists() and path.read_text() == text:
-            continue
-        if args.check:
-            stale.append(rel)
-        else:
-            path.write_text(text)
-            print(f"genregs: wrote {rel}")
-    if stale:
-        print("genregs: out of date (run `make generate` and commit): " + ", ".join(stale), file=sys.stderr)
-        return 1
+    texts = {f"{BLOCK_DIRS[b['name']]}/{module_name(b)}.v": gen_block(b) for b in blocks}
+    differ = [rel for rel, text in texts.items() if not (root / rel).exists() or (root / rel).read_text() != text]
+    if args.check:
+        if differ:
+            print("genregs: out of date (run `make generate` and commit): " + ", ".join(differ), file=sys.stderr)
+        return 1 if differ else 0
+    for rel in differ:
+        (root / rel).write_text(texts[rel])
+        print(f"genregs: wrote {rel}")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

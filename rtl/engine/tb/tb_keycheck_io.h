@@ -17,14 +17,8 @@ struct KcOp {
 
 static inline KcOp kc_check_op(uint32_t token, uint64_t va, uint32_t len, uint32_t access, uint32_t pd)
 {
-    KcOp o{};
-    o.op = KC_OP_CHECK;
-    o.token = token;
-    o.va = va;
-    o.len = len;
-    o.access = access;
-    o.pd = pd;
-    return o;
+    // Fields in declaration order: op, tag, token, len, access, pd, index, mtt_data, va.
+    return KcOp{KC_OP_CHECK, 0, token, len, access, pd, 0, 0, va, {}};
 }
 
 // Presents o on the inputs (in_valid set), or nothing when o is null.
