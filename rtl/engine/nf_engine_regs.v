@@ -8,10 +8,10 @@
 `default_nettype none
 `include "nf_layout.vh"
 module nf_engine_regs #(
-    parameter integer MEM_BYTES   = `NF_PROFILE_SIM_MEM_BYTES,
-    parameter integer MPT_ENTRIES = `NF_PROFILE_SIM_MPT_ENTRIES,
-    parameter integer MTT_ENTRIES = `NF_PROFILE_SIM_MTT_ENTRIES,
-    parameter integer USER_BASE   = (`NF_PROFILE_SIM_RX_SLOTS + `NF_PROFILE_SIM_TX_SLOTS) * `NF_LINK_SLOT_BYTES
+    parameter integer MEM_BYTES   = `NF_PROFILE_SIM_MEM_BYTES,  // adapter memory, bytes (CFG_MEM reads it)
+    parameter integer MPT_ENTRIES = `NF_PROFILE_SIM_MPT_ENTRIES,  // key-table entries (CFG_MPT reads it)
+    parameter integer MTT_ENTRIES = `NF_PROFILE_SIM_MTT_ENTRIES,  // translation-table entries (CFG_MTT reads it)
+    parameter integer USER_BASE   = (`NF_PROFILE_SIM_RX_SLOTS + `NF_PROFILE_SIM_TX_SLOTS) * `NF_LINK_SLOT_BYTES  // first byte of the user region, bytes (CFG_USER reads it)
 ) (
     input  wire            clk,
     input  wire            rst,

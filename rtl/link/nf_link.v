@@ -4,8 +4,8 @@
 `default_nettype none
 `include "nf_layout.vh"
 module nf_link #(
-    parameter integer RX_SLOTS = `NF_PROFILE_SIM_RX_SLOTS,
-    parameter integer TX_SLOTS = `NF_PROFILE_SIM_TX_SLOTS
+    parameter integer RX_SLOTS = `NF_PROFILE_SIM_RX_SLOTS,  // receive slots of SLOT_BYTES in adapter memory, 1..MAX_SLOTS
+    parameter integer TX_SLOTS = `NF_PROFILE_SIM_TX_SLOTS  // transmit slots (after the RX slots), a power of two, 1..MAX_SLOTS
 ) (
     input  wire        clk,
     input  wire        rst,

@@ -6,14 +6,14 @@
 `default_nettype none
 `include "nf_layout.vh"
 module nf_soc #(
-    parameter integer CLK_HZ       = `NF_SOC_CPU_CLK_SIM_HZ,
-    parameter integer FW_RAM_BYTES = `NF_PROFILE_SIM_FW_RAM_BYTES,
-    parameter         FW_HEX       = "build/firmware/nf_fw.hex",
-    parameter integer MEM_BYTES    = `NF_PROFILE_SIM_MEM_BYTES,
-    parameter integer MPT_ENTRIES  = `NF_PROFILE_SIM_MPT_ENTRIES,
-    parameter integer MTT_ENTRIES  = `NF_PROFILE_SIM_MTT_ENTRIES,
-    parameter integer RX_SLOTS     = `NF_PROFILE_SIM_RX_SLOTS,
-    parameter integer TX_SLOTS     = `NF_PROFILE_SIM_TX_SLOTS
+    parameter integer CLK_HZ       = `NF_SOC_CPU_CLK_SIM_HZ,  // system clock, Hz (SYS.CLK_HZ; LED pulse stretching)
+    parameter integer FW_RAM_BYTES = `NF_PROFILE_SIM_FW_RAM_BYTES,  // firmware RAM, bytes, a multiple of 4 (code, data and stack)
+    parameter         FW_HEX       = "build/firmware/nf_fw.hex",  // firmware image ($readmemh, one 32-bit word a line) loaded into the RAM
+    parameter integer MEM_BYTES    = `NF_PROFILE_SIM_MEM_BYTES,  // adapter memory, bytes (a multiple of the 8-byte port)
+    parameter integer MPT_ENTRIES  = `NF_PROFILE_SIM_MPT_ENTRIES,  // key-table entries, 1..2^24
+    parameter integer MTT_ENTRIES  = `NF_PROFILE_SIM_MTT_ENTRIES,  // translation-table entries, 1..2^16
+    parameter integer RX_SLOTS     = `NF_PROFILE_SIM_RX_SLOTS,  // link receive slots, 1..MAX_SLOTS
+    parameter integer TX_SLOTS     = `NF_PROFILE_SIM_TX_SLOTS  // link transmit slots, a power of two, 1..MAX_SLOTS
 ) (
     input  wire        clk,
     input  wire        rst,
