@@ -141,19 +141,8 @@ int main(int argc, char **argv)
         sys(dst_pages + 4 * w, 0, true);
     }
     tb_ok(dma_setup, "dma: two 16-page regions registered");
-    csr_wr(NF_ENGINE_DMA_SRC_MODE, NF_DMA_MODE_TOKEN << NF_DMA_SIDE_MODE_MODE_LSB |
-                                        NF_ACCESS_LOCAL_READ << NF_DMA_SIDE_MODE_ACCESS_LSB);
-    csr_wr(NF_ENGINE_DMA_SRC_TOKEN, 1u << NF_TOKEN_INDEX_LSB | 0x21);
-    csr_wr(NF_ENGINE_DMA_SRC_ADDR_LO, (uint32_t)src_va);
-    csr_wr(NF_ENGINE_DMA_SRC_ADDR_HI, (uint32_t)(src_va >> 32));
-    csr_wr(NF_ENGINE_DMA_SRC_PD, pd);
-    csr_wr(NF_ENGINE_DMA_DST_MODE, NF_DMA_MODE_TOKEN << NF_DMA_SIDE_MODE_MODE_LSB |
-                                        NF_ACCESS_LOCAL_WRITE << NF_DMA_SIDE_MODE_ACCESS_LSB);
-    csr_wr(NF_ENGINE_DMA_DST_TOKEN, 2u << NF_TOKEN_INDEX_LSB | 0x22);
-    csr_wr(NF_ENGINE_DMA_DST_ADDR_LO, (uint32_t)dst_va);
-    csr_wr(NF_ENGINE_DMA_DST_ADDR_HI, (uint32_t)(dst_va >> 32));
-    csr_wr(NF_ENGINE_DMA_DST_PD, pd);
-    csr_wr(NF_ENGINE_DMA_LEN, bytes);
+    bus->dma_setup({NF_DMA_MODE_TOKEN, NF_ACCESS_LOCAL_READ, 1u << NF_TOKEN_INDEX_LSB | 0x21, pd, src_va},
+                   {NF_DMA_MODE_TOKEN, NF_ACCESS_LOCAL_WRITE, 2u << NF_TOKEN_INDEX_LSB | 0x22, pd, dst_va}, bytes);
     uint64_t dma = timed_start(NF_ENGINE_DMA_CTRL, dma_busy);
     uint32_t st = csr_rd(NF_ENGINE_DMA_STATUS);
     tb_ok(NF_STATUS_WORD_CODE_GET(st) == NF_REFUSE_OK && csr_rd(NF_ENGINE_DMA_BYTES) == bytes,

@@ -396,24 +396,11 @@ static void test_loader(Tb &t)
 }
 
 // ---------------------------------------------------------------------------------------
-struct Side {
-    uint32_t mode, access, token, pd;
-    uint64_t addr;
-};
+typedef EngineBus::DmaSide Side;
 
 static uint32_t dma(Tb &t, const Side &s, const Side &d, uint32_t len, uint64_t *cycles, uint32_t *bytes)
 {
-    t.csr_wr(NF_ENGINE_DMA_SRC_MODE, NF_DMA_SIDE_MODE_MODE_PUT(s.mode) | NF_DMA_SIDE_MODE_ACCESS_PUT(s.access));
-    t.csr_wr(NF_ENGINE_DMA_SRC_TOKEN, s.token);
-    t.csr_wr(NF_ENGINE_DMA_SRC_ADDR_LO, (uint32_t)s.addr);
-    t.csr_wr(NF_ENGINE_DMA_SRC_ADDR_HI, (uint32_t)(s.addr >> 32));
-    t.csr_wr(NF_ENGINE_DMA_SRC_PD, s.pd);
-    t.csr_wr(NF_ENGINE_DMA_DST_MODE, NF_DMA_SIDE_MODE_MODE_PUT(d.mode) | NF_DMA_SIDE_MODE_ACCESS_PUT(d.access));
-    t.csr_wr(NF_ENGINE_DMA_DST_TOKEN, d.token);
-    t.csr_wr(NF_ENGINE_DMA_DST_ADDR_LO, (uint32_t)d.addr);
-    t.csr_wr(NF_ENGINE_DMA_DST_ADDR_HI, (uint32_t)(d.addr >> 32));
-    t.csr_wr(NF_ENGINE_DMA_DST_PD, d.pd);
-    t.csr_wr(NF_ENGINE_DMA_LEN, len);
+    t.dma_setup(s, d, len);
     uint64_t c0 = t.cyc;
     t.csr_wr(NF_ENGINE_DMA_CTRL, 1);
     uint32_t st = t.wait_status(NF_ENGINE_DMA_STATUS);
@@ -616,17 +603,7 @@ static void test_dma(Tb &t)
         }
 
         // System port while the DMA runs: reads complete in a couple of clocks.
-        t.csr_wr(NF_ENGINE_DMA_SRC_MODE, 0);
-        t.csr_wr(NF_ENGINE_DMA_SRC_TOKEN, a.token());
-        t.csr_wr(NF_ENGINE_DMA_SRC_ADDR_LO, (uint32_t)a.base);
-        t.csr_wr(NF_ENGINE_DMA_SRC_ADDR_HI, (uint32_t)(a.base >> 32));
-        t.csr_wr(NF_ENGINE_DMA_SRC_PD, 1);
-        t.csr_wr(NF_ENGINE_DMA_DST_MODE, NF_DMA_SIDE_MODE_ACCESS_PUT(NF_ACCESS_LOCAL_WRITE));
-        t.csr_wr(NF_ENGINE_DMA_DST_TOKEN, b.token());
-        t.csr_wr(NF_ENGINE_DMA_DST_ADDR_LO, (uint32_t)b.base);
-        t.csr_wr(NF_ENGINE_DMA_DST_ADDR_HI, (uint32_t)(b.base >> 32));
-        t.csr_wr(NF_ENGINE_DMA_DST_PD, 1);
-        t.csr_wr(NF_ENGINE_DMA_LEN, len);
+        t.dma_setup(tok(a, a.base, 0), tok(b, b.base, NF_ACCESS_LOCAL_WRITE), len);
         t.csr_wr(NF_ENGINE_DMA_CTRL, 1);
         int worst = 0, n = 0;
         bool rd_ok = true;
@@ -647,15 +624,7 @@ static void test_dma(Tb &t)
         Mr a = make_mr(30, 0x31, 1, 0x40000000ull, 0, tp * PAGE, tsb);
         Mr b = make_mr(31, 0x32, 1, 0x80000000ull, 0, tp * PAGE, tdb);
         for (uint32_t i = 0; i + 1 < tp; i++) t.fill(t.mtt[tdb + i] * PAGE, PAGE, rng);   // fresh destination
-        t.csr_wr(NF_ENGINE_DMA_SRC_MODE, 0);
-        t.csr_wr(NF_ENGINE_DMA_SRC_TOKEN, a.token());
-        t.csr_wr(NF_ENGINE_DMA_SRC_ADDR_LO, (uint32_t)a.base);
-        t.csr_wr(NF_ENGINE_DMA_SRC_ADDR_HI, 0);
-        t.csr_wr(NF_ENGINE_DMA_DST_MODE, NF_DMA_SIDE_MODE_ACCESS_PUT(NF_ACCESS_LOCAL_WRITE));
-        t.csr_wr(NF_ENGINE_DMA_DST_TOKEN, b.token());
-        t.csr_wr(NF_ENGINE_DMA_DST_ADDR_LO, (uint32_t)b.base);
-        t.csr_wr(NF_ENGINE_DMA_DST_ADDR_HI, 0);
-        t.csr_wr(NF_ENGINE_DMA_LEN, len);
+        t.dma_setup(tok(a, a.base, 0), tok(b, b.base, NF_ACCESS_LOCAL_WRITE), len);
         t.csr_wr(NF_ENGINE_DMA_CTRL, 1);
         for (uint32_t i = 0; i < len / PORT / 4; i++) t.tick();   // a quarter into the transfer
         t.csr_wr(NF_ENGINE_TBL_INDEX, b.index);

@@ -62,7 +62,37 @@ struct EngineBus {
         return NF_STATUS_WORD_CODE_GET(wait_status(NF_ENGINE_TBL_STATUS));
     }
 
+    // One side of a DMA: DMA_MODE, ACCESS (TOKEN mode), token, PD, address.
+    struct DmaSide {
+        uint32_t mode, access, token, pd;
+        uint64_t addr;
+    };
+    // Writes both sides' registers and DMA_LEN; DMA_CTRL then starts the transfer.
+    void dma_setup(const DmaSide &src, const DmaSide &dst, uint32_t len)
+    {
+        dma_side(NF_ENGINE_DMA_SRC_MODE, src);
+        dma_side(NF_ENGINE_DMA_DST_MODE, dst);
+        csr_wr(NF_ENGINE_DMA_LEN, len);
+    }
+
 private:
+    // The SRC and DST register groups have the same layout from their MODE register on.
+    static_assert(NF_ENGINE_DMA_DST_PD - NF_ENGINE_DMA_DST_MODE == NF_ENGINE_DMA_SRC_PD - NF_ENGINE_DMA_SRC_MODE &&
+                      NF_ENGINE_DMA_DST_TOKEN - NF_ENGINE_DMA_DST_MODE == NF_ENGINE_DMA_SRC_TOKEN - NF_ENGINE_DMA_SRC_MODE &&
+                      NF_ENGINE_DMA_DST_ADDR_LO - NF_ENGINE_DMA_DST_MODE ==
+                          NF_ENGINE_DMA_SRC_ADDR_LO - NF_ENGINE_DMA_SRC_MODE &&
+                      NF_ENGINE_DMA_DST_ADDR_HI - NF_ENGINE_DMA_DST_MODE ==
+                          NF_ENGINE_DMA_SRC_ADDR_HI - NF_ENGINE_DMA_SRC_MODE,
+                  "DMA side register groups differ");
+    void dma_side(uint32_t mode_off, const DmaSide &x)
+    {
+        csr_wr(mode_off, NF_DMA_SIDE_MODE_MODE_PUT(x.mode) | NF_DMA_SIDE_MODE_ACCESS_PUT(x.access));
+        csr_wr(mode_off + (NF_ENGINE_DMA_SRC_TOKEN - NF_ENGINE_DMA_SRC_MODE), x.token);
+        csr_wr(mode_off + (NF_ENGINE_DMA_SRC_ADDR_LO - NF_ENGINE_DMA_SRC_MODE), (uint32_t)x.addr);
+        csr_wr(mode_off + (NF_ENGINE_DMA_SRC_ADDR_HI - NF_ENGINE_DMA_SRC_MODE), (uint32_t)(x.addr >> 32));
+        csr_wr(mode_off + (NF_ENGINE_DMA_SRC_PD - NF_ENGINE_DMA_SRC_MODE), x.pd);
+    }
+
     // valid held until ready; a master starts its next access in the clock after ready,
     // not in it.
     template <class V, class A, class S, class R>

@@ -267,18 +267,23 @@ struct Stream {
         const uint32_t words[NFM_MPT_WORDS] = {w0, w1, (uint32_t)base, (uint32_t)(base >> 32), length, w5, w6};
         for (uint32_t k = 0; k < NFM_MPT_WORDS; k++)
             d.csr_write(NF_ENGINE_ENT_W0 + 4 * k, words[k]);
-        d.csr_write(NF_ENGINE_TBL_INDEX, mpt_index());
-        d.csr_write(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE);
-        d.wait_status(NF_ENGINE_TBL_STATUS, "TBL_STATUS");
-        tally(tbl_codes, NF_ENGINE_TBL_STATUS);
+        table_op(mpt_index(), NF_TBL_OP_MPT_WRITE, true);
         count[0]++;
+    }
+
+    // A table op on index: TBL_INDEX, TBL_CMD, wait until done; counts its result
+    // by code when counted.
+    void table_op(uint32_t index, uint32_t cmd, bool counted) {
+        d.csr_write(NF_ENGINE_TBL_INDEX, index);
+        d.csr_write(NF_ENGINE_TBL_CMD, cmd);
+        d.wait_status(NF_ENGINE_TBL_STATUS, "TBL_STATUS");
+        if (counted)
+            tally(tbl_codes, NF_ENGINE_TBL_STATUS);
     }
 
     void op_mpt_read() {
         begin("MPT_READ");
-        d.csr_write(NF_ENGINE_TBL_INDEX, mpt_index());
-        d.csr_write(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_READ);
-        d.wait_status(NF_ENGINE_TBL_STATUS, "TBL_STATUS");
+        table_op(mpt_index(), NF_TBL_OP_MPT_READ, false);
         for (uint32_t k = 0; k < NFM_MPT_WORDS; k++)
             d.csr_read(NF_ENGINE_ENT_W0 + 4 * k, "ENT_Wk");
         count[1]++;
@@ -286,22 +291,17 @@ struct Stream {
 
     void op_invalidate() {
         begin("MPT_INVALIDATE");
-        d.csr_write(NF_ENGINE_TBL_INDEX, mpt_index());
-        d.csr_write(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_INVALIDATE);
-        d.wait_status(NF_ENGINE_TBL_STATUS, "TBL_STATUS");
-        tally(tbl_codes, NF_ENGINE_TBL_STATUS);
+        table_op(mpt_index(), NF_TBL_OP_MPT_INVALIDATE, true);
         count[2]++;
     }
 
     void op_mtt() {
         bool write = rng.chance(70);
         begin(write ? "MTT_WRITE" : "MTT_READ");
-        d.csr_write(NF_ENGINE_TBL_INDEX, mtt_index());
+        uint32_t index = mtt_index();
         if (write)
             d.csr_write(NF_ENGINE_TBL_MTT_DATA, page_number());
-        d.csr_write(NF_ENGINE_TBL_CMD, write ? NF_TBL_OP_MTT_WRITE : NF_TBL_OP_MTT_READ);
-        d.wait_status(NF_ENGINE_TBL_STATUS, "TBL_STATUS");
-        tally(tbl_codes, NF_ENGINE_TBL_STATUS);
+        table_op(index, write ? NF_TBL_OP_MTT_WRITE : NF_TBL_OP_MTT_READ, true);
         d.csr_read(NF_ENGINE_TBL_MTT_DATA, "TBL_MTT_DATA");
         count[3]++;
     }
