@@ -56,7 +56,7 @@ $(SETUP_STAMP): tools/setup.sh
 	@echo "setup: installing what this project needs (once; see tools/setup.sh)"
 	@bash tools/setup.sh
 
-generate: ## regenerate headers and docs from tools/layout.toml
+generate: ## regenerate headers, docs and register decoders from tools/layout.toml
 	python3 tools/genlayout.py
 	python3 tools/genregs.py
 

@@ -148,15 +148,19 @@ module nf_link #(
                 stamp_word = rx_stamps[s * 32 +: 32];
     end
 
-    wire [7:0]  cfg_rx = RX_SLOTS[7:0];
-    wire [7:0]  cfg_tx = TX_SLOTS[7:0];
+    reg  [31:0] cfg_word;   // LINK.CFG, packed by its LINK_CFG fields
+    always @(*) begin
+        cfg_word = 32'd0;
+        cfg_word[`NF_LINK_CFG_RX_SLOTS] = RX_SLOTS[7:0];
+        cfg_word[`NF_LINK_CFG_TX_SLOTS] = TX_SLOTS[7:0];
+    end
     wire [31:0] read_word;
     // Register decode generated from layout.toml. RX_STAMP0 stands for the whole stamp
     // array, read through stamp_word.
     nf_link_regs_decode u_decode (
         .addr(reg_off), .we(csr_write),
         .wr_rx_release(wr_release), .wr_tx_post(wr_post), .wr_tx_ack(wr_ack),
-        .rd_id(`NF_LINK_HW_ID_VALUE), .rd_cfg({16'd0, cfg_tx, cfg_rx}),
+        .rd_id(`NF_LINK_HW_ID_VALUE), .rd_cfg(cfg_word),
         .rd_rx_ready({{(32 - RX_SLOTS){1'b0}}, rx_ready}),
         .rd_tx_busy({{(32 - TX_SLOTS){1'b0}}, tx_busy}),
         .rd_cnt_rx_ok(cnt_rx_ok), .rd_cnt_rx_bad(cnt_rx_bad), .rd_cnt_rx_drop(cnt_rx_drop),
