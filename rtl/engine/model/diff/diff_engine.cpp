@@ -405,15 +405,20 @@ struct Stream {
         return a;
     }
 
-    void op_check() {
-        begin("CHECK");
-        Access a = token_access(4 * kPage);
+    // The CHK_* staging registers of a key check (CHK_CTRL starts it).
+    void write_check(const Access &a) {
         d.csr_write(NF_ENGINE_CHK_TOKEN, a.token);
         d.csr_write(NF_ENGINE_CHK_VA_LO, (uint32_t)a.va);
         d.csr_write(NF_ENGINE_CHK_VA_HI, (uint32_t)(a.va >> 32));
         d.csr_write(NF_ENGINE_CHK_LEN, a.len);
         d.csr_write(NF_ENGINE_CHK_ACCESS, a.access);
         d.csr_write(NF_ENGINE_CHK_PD, a.pd);
+    }
+
+    void op_check() {
+        begin("CHECK");
+        Access a = token_access(4 * kPage);
+        write_check(a);
         d.csr_write(NF_ENGINE_CHK_CTRL, 1);
         d.wait_status(NF_ENGINE_CHK_STATUS, "CHK_STATUS");
         tally(chk_codes, NF_ENGINE_CHK_STATUS);
@@ -630,12 +635,7 @@ struct Stream {
         write_side(NF_ENGINE_DMA_DST_MODE, dst);
         d.csr_write(NF_ENGINE_DMA_LEN, len);
         Access a = token_access(4 * kPage);
-        d.csr_write(NF_ENGINE_CHK_TOKEN, a.token);
-        d.csr_write(NF_ENGINE_CHK_VA_LO, (uint32_t)a.va);
-        d.csr_write(NF_ENGINE_CHK_VA_HI, (uint32_t)(a.va >> 32));
-        d.csr_write(NF_ENGINE_CHK_LEN, a.len);
-        d.csr_write(NF_ENGINE_CHK_ACCESS, a.access);
-        d.csr_write(NF_ENGINE_CHK_PD, a.pd);
+        write_check(a);
         d.chunks.clear();
         d.rtl_csr(NF_ENGINE_DMA_CTRL, 1, kAllStrobes);
         for (uint32_t n = rng.below(64); n > 0; n--)
