@@ -154,7 +154,7 @@ int main(int argc, char **argv)
     tb_ok(data_ok, "dma: every destination byte equals its source byte");
     std::printf("dma_clocks_64k = %llu\n", (unsigned long long)dma);
     std::printf("dma_bytes_per_clock = %.4f\n", (double)bytes / (double)dma);
-    std::printf("dma_port_bytes_per_clock = %d\n", NF_ENGINE_HW_MEM_PORT_BYTES);
+    std::printf("dma_port_bytes_per_clock = %u\n", NF_ENGINE_HW_MEM_PORT_BYTES);
     top->final();
     delete bus;
     delete top;

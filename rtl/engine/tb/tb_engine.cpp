@@ -368,7 +368,7 @@ static void test_loader(Tb &t)
     tb_ok(NF_STATUS_WORD_CODE_GET(s) == NF_REFUSE_BAD_ADDRESS && NF_STATUS_WORD_INDEX_GET(s) == bad_at &&
           p_before == user_page(bad_at) && p_bad == 0,
           "loader: unaligned entry %u -> BAD_ADDRESS INDEX %u, earlier entries written, it not", bad_at, bad_at);
-    struct { uint64_t a; const char *what; } bad[] = {
+    const struct { uint64_t a; const char *what; } bad[] = {
         {(uint64_t)(USER - PAGE), "below the user region"},
         {(uint64_t)MEM, "at MEM_BYTES"},
         {(1ull << 32) | USER, "with a nonzero high word"},

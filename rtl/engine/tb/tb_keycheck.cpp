@@ -189,7 +189,7 @@ int main(int argc, char **argv)
     ops.push_back(w);
     for (uint32_t i = 0; i < 1000; i++) ops.push_back(kc_check_op(NF_TOKEN_INDEX_PUT(3) | 0x5A, i * 64, 64, 0, 1));
     std::vector<Res> want;
-    for (auto &o : ops) want.push_back(ref_apply(ref, o));
+    for (const auto &o : ops) want.push_back(ref_apply(ref, o));
     t.outs.clear();
     t.out_cycles.clear();
     uint64_t first_in = t.cyc;   // the clock during which the first op is presented
@@ -222,7 +222,7 @@ int main(int argc, char **argv)
         Op c2 = kc_check_op(NF_TOKEN_INDEX_PUT(3) | 0x5B, 0x10, 8, 0, 1);
         std::vector<Op> seq = {mw, c, inv, c, c, w, c, w2, c2, c, inv, inv, c2};
         std::vector<Res> exp;
-        for (auto &o : seq) exp.push_back(ref_apply(ref, o));
+        for (const auto &o : seq) exp.push_back(ref_apply(ref, o));
         t.outs.clear();
         for (auto &o : seq) { t.drive(&o); t.tick(); }
         t.drive(nullptr);
