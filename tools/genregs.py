@@ -44,6 +44,8 @@ def register_blocks(spec):
             if r["off"] in seen:
                 raise RegsError(f"{b['name']}.{r['name']}: offset {r['off']:#x} already used by {seen[r['off']]}")
             seen[r["off"]] = r["name"]
+        if not any(r["acc"] != "ro" for r in b["regs"]) or not any(r["acc"] != "wo" for r in b["regs"]):
+            raise RegsError(f"block {b['name']}: nf_regs_decode needs a writable and a readable register")
         out.append(b)
     return out
 
