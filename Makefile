@@ -56,11 +56,13 @@ $(SETUP_STAMP): tools/setup.sh
 	@echo "setup: installing what this project needs (once; see tools/setup.sh)"
 	@bash tools/setup.sh
 
-generate: ## regenerate the headers, docs, make fragment and Python module from tools/layout.toml
+generate: ## regenerate the headers, docs, register decoders, make fragment and Python module from tools/layout.toml
 	python3 tools/genlayout.py
+	python3 tools/genregs.py
 
 check-generated: ## fail when a generated file differs from what the generator makes now
 	python3 tools/genlayout.py --check
+	python3 tools/genregs.py --check
 	@echo "check-generated: up to date"
 
 test: $(SETUP_STAMP) ## run every test suite of every layer; prints "N passed, M failed"

@@ -11,7 +11,9 @@
 #include "Vnf_engine.h"
 #include "Vnf_engine___024root.h"
 #include "nf_layout_cxx.h"
-#include "verilated.h"
+#define TB_CASE_PREFIX "engine: "
+#include "../rtl/engine/tb/tb_common.h"
+#include "../rtl/engine/tb/tb_engine_bus.h"
 
 #ifndef BENCH_USER_BASE
 #error "BENCH_USER_BASE, BENCH_MEM_BYTES come from bench.mk (the same as the -G parameters)"
@@ -20,79 +22,33 @@
 namespace {
 
 Vnf_engine *top;
-uint64_t cycle;
-int failures;
+EngineBus *bus;
 
-void tick()
-{
-    top->clk = 0;
-    top->eval();
-    top->clk = 1;
-    top->eval();
-    cycle++;
-}
-
-void check(bool cond, const char *what)
-{
-    std::printf("%s - engine: %s\n", cond ? "ok" : "not ok", what);
-    if (!cond)
-        failures++;
-}
-
-uint32_t csr(uint32_t off, uint32_t wdata, bool write)
-{
-    top->csr_valid = 1;
-    top->csr_addr = off;
-    top->csr_wdata = wdata;
-    top->csr_wstrb = write ? 0xF : 0;
-    do
-        tick();
-    while (!top->csr_ready);
-    uint32_t r = top->csr_rdata;
-    top->csr_valid = 0;
-    tick();
-    return r;
-}
-void csr_wr(uint32_t off, uint32_t v) { csr(off, v, true); }
-uint32_t csr_rd(uint32_t off) { return csr(off, 0, false); }
-
-uint32_t sys(uint32_t addr, uint32_t wdata, bool write)
-{
-    top->sys_valid = 1;
-    top->sys_addr = addr;
-    top->sys_wdata = wdata;
-    top->sys_wstrb = write ? 0xF : 0;
-    do
-        tick();
-    while (!top->sys_ready);
-    uint32_t r = top->sys_rdata;
-    top->sys_valid = 0;
-    tick();
-    return r;
-}
+void csr_wr(uint32_t off, uint32_t v) { bus->csr_wr(off, v); }
+uint32_t csr_rd(uint32_t off) { return bus->csr_rd(off); }
+uint32_t sys(uint32_t addr, uint32_t wdata, bool write) { return bus->sys(addr, wdata, write ? 0xF : 0); }
 
 // Write the start register and count clocks until the unit is idle again.
 template <typename Busy> uint64_t timed_start(uint32_t ctrl_off, Busy busy)
 {
+    if (top->csr_ready)  // the previous access's ready is still showing
+        bus->tick();
     top->csr_valid = 1;
     top->csr_addr = ctrl_off;
     top->csr_wdata = 1;
     top->csr_wstrb = 0xF;
-    uint64_t t0 = cycle;  // the start pulse is in this clock
-    tick();
+    uint64_t t0 = bus->cyc;  // the start pulse is in this clock
+    bus->tick();
     top->csr_valid = 0;
-    while (busy() && cycle - t0 < 10000000)
-        tick();
-    return cycle - t0;
+    while (busy() && bus->cyc - t0 < 10000000)
+        bus->tick();
+    return bus->cyc - t0;
 }
 
 uint32_t tbl(uint32_t op, uint32_t index)
 {
     csr_wr(NF_ENGINE_TBL_INDEX, index);
-    csr_wr(NF_ENGINE_TBL_CMD, op);
-    while (csr_rd(NF_ENGINE_TBL_STATUS) & NF_STATUS_WORD_BUSY_MASK) {
-    }
-    return NF_STATUS_WORD_CODE_GET(csr_rd(NF_ENGINE_TBL_STATUS));
+    return bus->tbl(op);
 }
 
 bool ld_busy() { return top->rootp->nf_engine__DOT__u_ld__DOT__busy; }
@@ -138,13 +94,10 @@ int main(int argc, char **argv)
 {
     Verilated::commandArgs(argc, argv);
     top = new Vnf_engine;
-    top->rst = 1;
-    tick();
-    tick();
-    top->rst = 0;
-    for (int i = 0; i < 4200; i++)  // tables clear after reset
-        tick();
-    check(csr_rd(NF_ENGINE_ID) == NF_ENGINE_HW_ID_VALUE, "ENGINE.ID reads ENG1");
+    bus = new EngineBus(top);
+    bus->reset();
+    bus->wait_status(NF_ENGINE_TBL_STATUS);  // tables clear after reset
+    tb_ok(csr_rd(NF_ENGINE_ID) == NF_ENGINE_HW_ID_VALUE, "ENGINE.ID reads ENG1");
 
     const uint32_t user = BENCH_USER_BASE;
     const uint32_t list = user;                                  // page lists: 8 KiB
@@ -156,19 +109,19 @@ int main(int argc, char **argv)
     uint32_t code = 0;
     write_page_list(list, pages_ld, 256);
     uint64_t ld1 = load(list, 0, 1, &code);
-    check(code == NF_REFUSE_OK, "loader: 1-entry list loaded");
+    tb_ok(code == NF_REFUSE_OK, "loader: 1-entry list loaded");
     uint64_t ld256 = load(list, 0, 256, &code);
-    check(code == NF_REFUSE_OK, "loader: 256-entry list loaded");
+    tb_ok(code == NF_REFUSE_OK, "loader: 256-entry list loaded");
     bool mtt_ok = true;
     for (uint32_t i = 0; i < 256; i += 51) {
         tbl(NF_TBL_OP_MTT_READ, i);
         mtt_ok &= csr_rd(NF_ENGINE_TBL_MTT_DATA) == (pages_ld + (255 - i) * NF_ADAPTER_PAGE_SIZE) >> NF_ADAPTER_PAGE_SHIFT;
     }
-    check(mtt_ok, "loader: MTT entries hold the listed page numbers");
+    tb_ok(mtt_ok, "loader: MTT entries hold the listed page numbers");
     std::printf("mtt_load_clocks_1page = %llu\n", (unsigned long long)ld1);
     std::printf("mtt_load_clocks_256pages = %llu\n", (unsigned long long)ld256);
     std::printf("mtt_load_pages_per_clock = %.4f\n", 256.0 / (double)ld256);
-    check(ld256 > ld1, "loader: 256 entries take longer than 1");
+    tb_ok(ld256 > ld1, "loader: 256 entries take longer than 1");
     if (ld256 > ld1)
         std::printf("mtt_load_pages_per_clock_incremental = %.4f\n", 255.0 / (double)(ld256 - ld1));
 
@@ -187,33 +140,23 @@ int main(int argc, char **argv)
         sys(src_pages + 4 * w, 0x9E3779B9u * (w + 1), true);
         sys(dst_pages + 4 * w, 0, true);
     }
-    check(dma_setup, "dma: two 16-page regions registered");
-    csr_wr(NF_ENGINE_DMA_SRC_MODE, NF_DMA_MODE_TOKEN << NF_DMA_SIDE_MODE_MODE_LSB |
-                                        NF_ACCESS_LOCAL_READ << NF_DMA_SIDE_MODE_ACCESS_LSB);
-    csr_wr(NF_ENGINE_DMA_SRC_TOKEN, 1u << NF_TOKEN_INDEX_LSB | 0x21);
-    csr_wr(NF_ENGINE_DMA_SRC_ADDR_LO, (uint32_t)src_va);
-    csr_wr(NF_ENGINE_DMA_SRC_ADDR_HI, (uint32_t)(src_va >> 32));
-    csr_wr(NF_ENGINE_DMA_SRC_PD, pd);
-    csr_wr(NF_ENGINE_DMA_DST_MODE, NF_DMA_MODE_TOKEN << NF_DMA_SIDE_MODE_MODE_LSB |
-                                        NF_ACCESS_LOCAL_WRITE << NF_DMA_SIDE_MODE_ACCESS_LSB);
-    csr_wr(NF_ENGINE_DMA_DST_TOKEN, 2u << NF_TOKEN_INDEX_LSB | 0x22);
-    csr_wr(NF_ENGINE_DMA_DST_ADDR_LO, (uint32_t)dst_va);
-    csr_wr(NF_ENGINE_DMA_DST_ADDR_HI, (uint32_t)(dst_va >> 32));
-    csr_wr(NF_ENGINE_DMA_DST_PD, pd);
-    csr_wr(NF_ENGINE_DMA_LEN, bytes);
+    tb_ok(dma_setup, "dma: two 16-page regions registered");
+    bus->dma_setup({NF_DMA_MODE_TOKEN, NF_ACCESS_LOCAL_READ, 1u << NF_TOKEN_INDEX_LSB | 0x21, pd, src_va},
+                   {NF_DMA_MODE_TOKEN, NF_ACCESS_LOCAL_WRITE, 2u << NF_TOKEN_INDEX_LSB | 0x22, pd, dst_va}, bytes);
     uint64_t dma = timed_start(NF_ENGINE_DMA_CTRL, dma_busy);
     uint32_t st = csr_rd(NF_ENGINE_DMA_STATUS);
-    check(NF_STATUS_WORD_CODE_GET(st) == NF_REFUSE_OK && csr_rd(NF_ENGINE_DMA_BYTES) == bytes,
+    tb_ok(NF_STATUS_WORD_CODE_GET(st) == NF_REFUSE_OK && csr_rd(NF_ENGINE_DMA_BYTES) == bytes,
           "dma: 64 KiB moved without refusal");
     // Page i of the VA range is adapter page (n-1-i) on both sides, so data lands at the same offsets.
     bool data_ok = true;
     for (uint32_t w = 0; w < bytes / 4; w++)
         data_ok &= sys(dst_pages + 4 * w, 0, false) == 0x9E3779B9u * (w + 1);
-    check(data_ok, "dma: every destination byte equals its source byte");
+    tb_ok(data_ok, "dma: every destination byte equals its source byte");
     std::printf("dma_clocks_64k = %llu\n", (unsigned long long)dma);
     std::printf("dma_bytes_per_clock = %.4f\n", (double)bytes / (double)dma);
-    std::printf("dma_port_bytes_per_clock = %d\n", NF_ENGINE_HW_MEM_PORT_BYTES);
+    std::printf("dma_port_bytes_per_clock = %u\n", NF_ENGINE_HW_MEM_PORT_BYTES);
     top->final();
+    delete bus;
     delete top;
-    return failures ? 1 : 0;
+    return tb_done();
 }

@@ -9,6 +9,9 @@
 #include "Vnf_keycheck.h"
 #include "nf_layout_cxx.h"
 #include "verilated.h"
+#define TB_CASE_PREFIX "keycheck: "
+#include "../rtl/engine/tb/tb_common.h"
+#include "../rtl/engine/tb/tb_keycheck_io.h"
 
 namespace {
 
@@ -22,36 +25,21 @@ constexpr int kChecks = 20000;
 
 Vnf_keycheck *top;
 uint64_t cycle;
-int failures;
 
-void tick()
-{
-    top->clk = 0;
-    top->eval();
-    top->clk = 1;
-    top->eval();
-    cycle++;
-}
+void tick() { tb_tick(top, cycle); }
 
-void idle_inputs() { top->in_valid = 0; }
-
-void check(bool cond, const char *what)
-{
-    std::printf("%s - keycheck: %s\n", cond ? "ok" : "not ok", what);
-    if (!cond)
-        failures++;
-}
+void idle_inputs() { kc_drive(top, nullptr); }
 
 // Issue one table op and wait for its result.
 uint32_t table_op(uint32_t op, uint32_t index, const uint32_t *entry, uint32_t mtt_data)
 {
-    top->in_valid = 1;
-    top->in_op = op;
-    top->in_tag = 0;
-    top->in_index = index;
+    KcOp o{};
+    o.op = op;
+    o.index = index;
     for (int w = 0; w < 7; w++)
-        top->in_entry[w] = entry ? entry[w] : 0;
-    top->in_mtt_data = mtt_data;
+        o.entry[w] = entry ? entry[w] : 0;
+    o.mtt_data = mtt_data;
+    kc_drive(top, &o);
     tick();
     idle_inputs();
     for (int i = 0; i < 16; i++) {
@@ -63,16 +51,11 @@ uint32_t table_op(uint32_t op, uint32_t index, const uint32_t *entry, uint32_t m
     return 0xFF;
 }
 
-void set_check(uint64_t va, uint32_t len)
+void set_tb_ok(uint64_t va, uint32_t len)
 {
-    top->in_valid = 1;
-    top->in_op = 0;
-    top->in_tag = 3;
-    top->in_token = kIndex << NF_TOKEN_INDEX_LSB | kKey;
-    top->in_va = va;
-    top->in_len = len;
-    top->in_access = NF_ACCESS_REMOTE_WRITE;
-    top->in_pd = kPd;
+    KcOp o = kc_check_op(kIndex << NF_TOKEN_INDEX_LSB | kKey, va, len, NF_ACCESS_REMOTE_WRITE, kPd);
+    o.tag = 3;
+    kc_drive(top, &o);
 }
 
 uint32_t expected_addr(uint64_t va)
@@ -109,12 +92,12 @@ int main(int argc, char **argv)
     bool setup_ok = table_op(NF_TBL_OP_MPT_WRITE, kIndex, entry, 0) == NF_REFUSE_OK;
     for (uint32_t p = 0; p < kPages; p++)
         setup_ok &= table_op(NF_TBL_OP_MTT_WRITE, p, nullptr, kFirstPage + p) == NF_REFUSE_OK;
-    check(setup_ok, "MPT entry and 64 MTT entries written");
+    tb_ok(setup_ok, "MPT entry and 64 MTT entries written");
 
     // Latency: one check alone, from the cycle it is presented to the cycle its result is out.
     for (int i = 0; i < 4; i++)
         tick();
-    set_check(kBaseVa + 5 * NF_ADAPTER_PAGE_SIZE + 24, 8);
+    set_tb_ok(kBaseVa + 5 * NF_ADAPTER_PAGE_SIZE + 24, 8);
     uint64_t t_in = cycle;
     tick();
     idle_inputs();
@@ -123,13 +106,13 @@ int main(int argc, char **argv)
         top->eval();
         if (top->out_valid) {
             latency = cycle - t_in;
-            check(top->out_code == NF_REFUSE_OK && top->out_addr == expected_addr(kBaseVa + 5 * NF_ADAPTER_PAGE_SIZE + 24),
+            tb_ok(top->out_code == NF_REFUSE_OK && top->out_addr == expected_addr(kBaseVa + 5 * NF_ADAPTER_PAGE_SIZE + 24),
                   "single check granted with the right adapter address");
             break;
         }
         tick();
     }
-    check(latency > 0, "single check produced a result");
+    tb_ok(latency > 0, "single check produced a result");
 
     // Sustained: a new check every clock (while ready), results counted and verified.
     for (int i = 0; i < 4; i++)
@@ -141,7 +124,7 @@ int main(int argc, char **argv)
     uint64_t first_in = 0, last_out = 0;
     while (done < kChecks && cycle < 10ull * kChecks + 1000) {
         if (issued < kChecks) {
-            set_check(vas[issued], 64);
+            set_tb_ok(vas[issued], 64);
         } else {
             idle_inputs();
         }
@@ -160,7 +143,7 @@ int main(int argc, char **argv)
         }
         tick();
     }
-    check(done == kChecks && bad == 0, "20000 back-to-back checks all granted with the right addresses");
+    tb_ok(done == kChecks && bad == 0, "20000 back-to-back checks all granted with the right addresses");
     double per_clock = (double)kChecks / (double)(last_out - first_in + 1 - latency);
     std::printf("keycheck_per_clock = %.4f\n", per_clock);
     std::printf("keycheck_latency_clocks = %llu\n", (unsigned long long)latency);
@@ -168,5 +151,5 @@ int main(int argc, char **argv)
     std::printf("keycheck_window_clocks = %llu\n", (unsigned long long)(last_out - first_in + 1));
     top->final();
     delete top;
-    return failures ? 1 : 0;
+    return tb_done();
 }

@@ -6,9 +6,9 @@
 // constraint of CLKOP from the input pin's FREQUENCY and these dividers.
 `default_nettype none
 module nf_ecp5_pll #(
-    parameter integer CLKI_DIV  = 1,
-    parameter integer CLKFB_DIV = 2,
-    parameter integer CLKOP_DIV = 12
+    parameter integer CLKI_DIV  = 1,  // input divider, 1..128 (phase detector = f_in / this, >= 3.125 MHz)
+    parameter integer CLKFB_DIV = 2,  // feedback divider, 1..128: f_out = f_in * this / CLKI_DIV
+    parameter integer CLKOP_DIV = 12  // output divider, 1..128: VCO = f_out * this (400..800 MHz)
 ) (
     input  wire clk_in,
     output wire clk_out,

@@ -2,7 +2,7 @@
 // 2^STRETCH_BITS cycles after it locks, released synchronously.
 `default_nettype none
 module nf_reset_sync #(
-    parameter integer STRETCH_BITS = 4
+    parameter integer STRETCH_BITS = 4  // reset held 2^this clocks after lock, >= 1
 ) (
     input  wire clk,
     input  wire locked,

@@ -1,7 +1,7 @@
 # Registration engine RTL (rtl/engine): lint, unit testbenches, formal proof, synthesis report.
 ENGINE_DIR   := $(ROOT)/rtl/engine
 ENGINE_BUILD := $(BUILD)/engine
-ENGINE_RTL   := $(addprefix $(ENGINE_DIR)/,nf_adapter_mem.v nf_word_fifo.v nf_keycheck.v nf_loader.v nf_dma.v nf_engine_regs.v nf_engine.v)
+ENGINE_RTL   := $(addprefix $(ENGINE_DIR)/,nf_adapter_mem.v nf_word_fifo.v nf_keycheck.v nf_loader.v nf_dma.v nf_regs_decode.v nf_engine_regs_decode.v nf_engine_regs.v nf_engine.v)
 
 LINT_TARGETS += lint-engine
 .PHONY: lint-engine
@@ -9,61 +9,47 @@ lint-engine: ## Verilator -Wall lint of every engine module
 	@set -e; for f in $(ENGINE_RTL); do \
 	    $(VERILATOR) $(VLINT) -y $(ENGINE_DIR) --top-module $$(basename $$f .v) $$f; done
 
-# Verilator testbenches (C++ harness). One object directory per bench.
+# Verilator testbenches (C++ harness), each built and run at every [[profile]]'s sizes
+# (tools/layout.toml: SIM, ULX3S_85K, ULX3S_25K), one object directory per bench and
+# profile. The same sizes go to Verilator (-G) and to the harness (-DTB_*).
 ENGINE_VFLAGS := --cc --exe --build -j 2 -Wno-fatal -O2 --x-assign unique --x-initial unique \
                  -I$(ROOT)/rtl/include -y $(ENGINE_DIR) \
-                 -CFLAGS "-O1 -I$(ROOT)/firmware/include -I$(ENGINE_DIR)/tb"
+                 -CFLAGS "-O1 -I$(ROOT)/firmware/include -I$(ROOT)/sim -I$(ENGINE_DIR)/tb"
+ENGINE_TB_HDRS := $(ROOT)/rtl/include/nf_tb_clock.h $(ENGINE_DIR)/tb/tb_common.h $(ENGINE_DIR)/tb/tb_engine_bus.h $(ENGINE_DIR)/tb/tb_keycheck_io.h $(ROOT)/rtl/include/nf_layout.vh \
+                  $(ROOT)/firmware/include/nf_layout.h $(ROOT)/sim/nf_layout_cxx.h
 
-$(ENGINE_BUILD)/tb_engine/Vnf_engine: $(ENGINE_RTL) $(ENGINE_DIR)/tb/tb_engine.cpp $(ENGINE_DIR)/tb/tb_common.h \
-                                      $(ROOT)/rtl/include/nf_layout.vh $(ROOT)/firmware/include/nf_layout.h
-	@mkdir -p $(@D)
-	@$(VERILATOR) $(ENGINE_VFLAGS) --Mdir $(@D) --top-module nf_engine \
-	    $(ENGINE_DIR)/nf_engine.v $(ENGINE_DIR)/tb/tb_engine.cpp -o Vnf_engine >$(@D)/build.log 2>&1 || \
-	    { cat $(@D)/build.log; exit 1; }
+# Profile sizes, from the generated make fragment (tools/nf_layout.mk).
+ENGINE_PROFILES := $(NF_PROFILES)
+nf_prof_mem  = $(NF_PROFILE_$(1)_MEM_BYTES)
+nf_prof_mpt  = $(NF_PROFILE_$(1)_MPT_ENTRIES)
+nf_prof_mtt  = $(NF_PROFILE_$(1)_MTT_ENTRIES)
+nf_prof_user = $(NF_PROFILE_$(1)_USER_BASE)
+# -G parameters of each bench's top module, by profile.
+engine_tb_params_tb_engine      = -GMEM_BYTES=$(call nf_prof_mem,$(1)) -GMPT_ENTRIES=$(call nf_prof_mpt,$(1)) \
+                                  -GMTT_ENTRIES=$(call nf_prof_mtt,$(1)) -GUSER_BASE=$(call nf_prof_user,$(1))
+engine_tb_params_tb_keycheck    = -GMPT_ENTRIES=$(call nf_prof_mpt,$(1)) -GMTT_ENTRIES=$(call nf_prof_mtt,$(1))
+engine_tb_params_tb_adapter_mem = -GMEM_BYTES=$(call nf_prof_mem,$(1))
+engine_tb_defs = -DTB_PROFILE=$(1) -DTB_MEM_BYTES=$(call nf_prof_mem,$(1))u -DTB_MPT_ENTRIES=$(call nf_prof_mpt,$(1))u \
+                 -DTB_MTT_ENTRIES=$(call nf_prof_mtt,$(1))u -DTB_USER_BASE=$(call nf_prof_user,$(1))u
 
-$(ENGINE_BUILD)/tb_keycheck/Vnf_keycheck: $(ENGINE_DIR)/nf_keycheck.v $(ENGINE_DIR)/tb/tb_keycheck.cpp \
-                                          $(ENGINE_DIR)/tb/tb_common.h $(ROOT)/rtl/include/nf_layout.vh \
-                                          $(ROOT)/firmware/include/nf_layout.h
-	@mkdir -p $(@D)
-	@$(VERILATOR) $(ENGINE_VFLAGS) --Mdir $(@D) --top-module nf_keycheck -GMPT_ENTRIES=64 -GMTT_ENTRIES=256 \
-	    $(ENGINE_DIR)/nf_keycheck.v $(ENGINE_DIR)/tb/tb_keycheck.cpp -o Vnf_keycheck >$(@D)/build.log 2>&1 || \
-	    { cat $(@D)/build.log; exit 1; }
-
-$(ENGINE_BUILD)/tb_adapter_mem/Vnf_adapter_mem: $(ENGINE_DIR)/nf_adapter_mem.v $(ENGINE_DIR)/tb/tb_adapter_mem.cpp \
-                                                $(ENGINE_DIR)/tb/tb_common.h $(ROOT)/rtl/include/nf_layout.vh
-	@mkdir -p $(@D)
-	@$(VERILATOR) $(ENGINE_VFLAGS) --Mdir $(@D) --top-module nf_adapter_mem -GMEM_BYTES=65536 \
-	    $(ENGINE_DIR)/nf_adapter_mem.v $(ENGINE_DIR)/tb/tb_adapter_mem.cpp -o Vnf_adapter_mem >$(@D)/build.log 2>&1 || \
-	    { cat $(@D)/build.log; exit 1; }
-
-ENGINE_TBS := $(ENGINE_BUILD)/tb_adapter_mem/Vnf_adapter_mem $(ENGINE_BUILD)/tb_keycheck/Vnf_keycheck \
-              $(ENGINE_BUILD)/tb_engine/Vnf_engine
+# $(1) profile, $(2) bench (tb/$(2).cpp), $(3) top module, $(4) its RTL
+define engine_tb
+$(ENGINE_BUILD)/$(1)/$(2)/V$(3): $(4) $(ENGINE_DIR)/tb/$(2).cpp $(ENGINE_TB_HDRS)
+	@mkdir -p $$(@D)
+	@$$(VERILATOR) $$(ENGINE_VFLAGS) --Mdir $$(@D) --top-module $(3) $$(call engine_tb_params_$(2),$(1)) \
+	    -CFLAGS "$$(call engine_tb_defs,$(1))" $(ENGINE_DIR)/$(3).v $(ENGINE_DIR)/tb/$(2).cpp -o V$(3) \
+	    >$$(@D)/build.log 2>&1 || { cat $$(@D)/build.log; exit 1; }
+ENGINE_TBS += $(ENGINE_BUILD)/$(1)/$(2)/V$(3)
+endef
+$(foreach p,$(ENGINE_PROFILES),\
+    $(eval $(call engine_tb,$(p),tb_adapter_mem,nf_adapter_mem,$(ENGINE_DIR)/nf_adapter_mem.v))\
+    $(eval $(call engine_tb,$(p),tb_keycheck,nf_keycheck,$(ENGINE_DIR)/nf_keycheck.v))\
+    $(eval $(call engine_tb,$(p),tb_engine,nf_engine,$(ENGINE_RTL))))
 
 TEST_TARGETS += test-engine
 .PHONY: test-engine
-test-engine: $(ENGINE_TBS) ## engine unit testbenches: memory/system port, key-check pipeline, whole engine
+test-engine: $(ENGINE_TBS) ## engine unit testbenches (memory/system port, key-check pipeline, whole engine) at every profile's sizes
 	@rc=0; for tb in $(ENGINE_TBS); do $$tb || rc=1; done; exit $$rc
-
-# The model owner's differential harness (rtl/engine/model/diff) built against this RTL in
-# build/engine, for checking the RTL side without touching the model's build directory
-# (the sizes are the harness's, NFM_DIFF_* in rtl/engine/model/model.mk).
-ENGINE_DIFF_BIN := $(ENGINE_BUILD)/diff/Vnf_engine
-$(ENGINE_BUILD)/diff/nf_engine_model.o: $(ROOT)/rtl/engine/model/nf_engine_model.c $(ROOT)/rtl/engine/model/nf_engine_model.h
-	@mkdir -p $(@D)
-	@$(HOST_CC) $(HOST_CFLAGS) -c -o $@ $<
-
-$(ENGINE_DIFF_BIN): $(ENGINE_RTL) $(ROOT)/rtl/engine/model/diff/diff_engine.cpp $(ENGINE_BUILD)/diff/nf_engine_model.o
-	@$(VERILATOR) --cc --exe --build -j 2 $(VFAST) -Wno-fatal --top-module nf_engine \
-	    -I$(ROOT)/rtl/include -y $(ENGINE_DIR) --Mdir $(@D) \
-	    -GMEM_BYTES=$(NFM_DIFF_MEM) -GMPT_ENTRIES=$(NFM_DIFF_MPT) -GMTT_ENTRIES=$(NFM_DIFF_MTT) -GUSER_BASE=$(NFM_DIFF_USER) \
-	    -CFLAGS "-O2 -I$(ROOT)/firmware/include -I$(ROOT)/rtl/engine/model -DDIFF_MEM_BYTES=$(NFM_DIFF_MEM)u \
-	        -DDIFF_MPT_ENTRIES=$(NFM_DIFF_MPT)u -DDIFF_MTT_ENTRIES=$(NFM_DIFF_MTT)u -DDIFF_USER_BASE=$(NFM_DIFF_USER)u" \
-	    $(ENGINE_DIR)/nf_engine.v $(ROOT)/rtl/engine/model/diff/diff_engine.cpp $(ENGINE_BUILD)/diff/nf_engine_model.o \
-	    -o Vnf_engine >$(@D)/build.log 2>&1 || { cat $(@D)/build.log; exit 1; }
-
-.PHONY: engine-diff
-engine-diff: $(ENGINE_DIFF_BIN) ## RTL engine vs C model (the model's harness), SEED=N OPS=N
-	@$(ENGINE_DIFF_BIN) --seed $(or $(SEED),1) --ops $(or $(OPS),20000)
 
 # Formal proof of nf_keycheck (SymbiYosys, smtbmc with Debian's z3). yowasp-sby needs the
 # yowasp yosys and smtbmc named explicitly.

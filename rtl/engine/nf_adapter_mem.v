@@ -11,7 +11,7 @@
 `default_nettype none
 `include "nf_layout.vh"
 module nf_adapter_mem #(
-    parameter integer MEM_BYTES = `NF_PROFILE_SIM_MEM_BYTES,
+    parameter integer MEM_BYTES = `NF_PROFILE_SIM_MEM_BYTES,  // adapter memory, bytes (a multiple of the 8-byte port)
     parameter integer WAW       = $clog2(MEM_BYTES / `NF_ENGINE_HW_MEM_PORT_BYTES)  // word address bits
 ) (
     input  wire        clk,

@@ -17,9 +17,9 @@
 `default_nettype none
 `include "nf_layout.vh"
 module nf_dma #(
-    parameter integer MEM_BYTES = `NF_PROFILE_SIM_MEM_BYTES,
-    parameter integer USER_BASE = `NF_PROFILE_SIM_USER_BASE,
-    parameter integer WAW       = $clog2(MEM_BYTES / `NF_ENGINE_HW_MEM_PORT_BYTES)
+    parameter integer MEM_BYTES = `NF_PROFILE_SIM_MEM_BYTES,  // adapter memory, bytes (a multiple of the 8-byte port)
+    parameter integer USER_BASE = `NF_PROFILE_SIM_USER_BASE,  // first byte of the user region (LOGICAL mode), bytes; below it the link slots
+    parameter integer WAW       = $clog2(MEM_BYTES / `NF_ENGINE_HW_MEM_PORT_BYTES)  // width of a memory word address (8-byte words); derived, do not set
 ) (
     input  wire           clk,
     input  wire           rst,

@@ -11,10 +11,10 @@
 `default_nettype none
 `include "nf_layout.vh"
 module nf_engine #(
-    parameter integer MEM_BYTES   = `NF_PROFILE_SIM_MEM_BYTES,
-    parameter integer MPT_ENTRIES = `NF_PROFILE_SIM_MPT_ENTRIES,
-    parameter integer MTT_ENTRIES = `NF_PROFILE_SIM_MTT_ENTRIES,
-    parameter integer USER_BASE   = `NF_PROFILE_SIM_USER_BASE
+    parameter integer MEM_BYTES   = `NF_PROFILE_SIM_MEM_BYTES,  // adapter memory, bytes (a multiple of the 8-byte port)
+    parameter integer MPT_ENTRIES = `NF_PROFILE_SIM_MPT_ENTRIES,  // key-table (MPT) entries, 1..2^24 (the token index is 24 bits)
+    parameter integer MTT_ENTRIES = `NF_PROFILE_SIM_MTT_ENTRIES,  // translation-table (MTT) entries, 1..2^16 (MPT_W5.MTT_BASE is 16 bits)
+    parameter integer USER_BASE   = `NF_PROFILE_SIM_USER_BASE  // first byte of the user region, bytes (after the link slots)
 ) (
     input  wire        clk,
     input  wire        rst,

@@ -8,10 +8,10 @@
 `default_nettype none
 `include "nf_layout.vh"
 module nf_engine_regs #(
-    parameter integer MEM_BYTES   = `NF_PROFILE_SIM_MEM_BYTES,
-    parameter integer MPT_ENTRIES = `NF_PROFILE_SIM_MPT_ENTRIES,
-    parameter integer MTT_ENTRIES = `NF_PROFILE_SIM_MTT_ENTRIES,
-    parameter integer USER_BASE   = (`NF_PROFILE_SIM_RX_SLOTS + `NF_PROFILE_SIM_TX_SLOTS) * `NF_LINK_SLOT_BYTES
+    parameter integer MEM_BYTES   = `NF_PROFILE_SIM_MEM_BYTES,  // adapter memory, bytes (CFG_MEM reads it)
+    parameter integer MPT_ENTRIES = `NF_PROFILE_SIM_MPT_ENTRIES,  // key-table entries (CFG_MPT reads it)
+    parameter integer MTT_ENTRIES = `NF_PROFILE_SIM_MTT_ENTRIES,  // translation-table entries (CFG_MTT reads it)
+    parameter integer USER_BASE   = (`NF_PROFILE_SIM_RX_SLOTS + `NF_PROFILE_SIM_TX_SLOTS) * `NF_LINK_SLOT_BYTES  // first byte of the user region, bytes (CFG_USER reads it)
 ) (
     input  wire            clk,
     input  wire            rst,
@@ -72,16 +72,6 @@ module nf_engine_regs #(
     input  wire            dma_dst_tok_busy,
     input  wire [23:0]     dma_dst_tok_index
 );
-    localparam [11:0] A_TBL_INDEX = `NF_ENGINE_TBL_INDEX;
-    localparam [11:0] A_TBL_MTT_DATA = `NF_ENGINE_TBL_MTT_DATA;
-    localparam [11:0] A_ENT_W0 = `NF_ENGINE_ENT_W0;
-    localparam [11:0] A_ENT_W6 = `NF_ENGINE_ENT_W6;
-    localparam [11:0] A_CHK_TOKEN = `NF_ENGINE_CHK_TOKEN;
-    localparam [11:0] A_CHK_PD = `NF_ENGINE_CHK_PD;
-    localparam [11:0] A_CHK_CTRL = `NF_ENGINE_CHK_CTRL;
-    localparam [11:0] A_DMA_CTRL = `NF_ENGINE_DMA_CTRL;
-    localparam [11:0] A_LD_CTRL = `NF_ENGINE_LD_CTRL;
-    localparam [11:0] A_TBL_CMD = `NF_ENGINE_TBL_CMD;
     localparam [2:0] OPC_MPT_INVALIDATE = `NF_TBL_OP_MPT_INVALIDATE;
     localparam [2:0] OPC_MPT_READ = `NF_TBL_OP_MPT_READ;
     localparam [2:0] OPC_MPT_WRITE = `NF_TBL_OP_MPT_WRITE;
@@ -111,12 +101,22 @@ module nf_engine_regs #(
         end
     endfunction
 
+    // Register decode (generated from layout.toml, nf_engine_regs_decode): write strobes
+    // and the read mux.
+    wire wr_tbl_cmd, wr_tbl_index, wr_tbl_mtt_data, wr_ent_w0, wr_ent_w1, wr_ent_w2, wr_ent_w3,
+         wr_ent_w4, wr_ent_w5, wr_ent_w6, wr_ld_src, wr_ld_mtt_base, wr_ld_count, wr_ld_ctrl,
+         wr_dma_src_mode, wr_dma_src_token, wr_dma_src_addr_lo, wr_dma_src_addr_hi, wr_dma_src_pd,
+         wr_dma_dst_mode, wr_dma_dst_token, wr_dma_dst_addr_lo, wr_dma_dst_addr_hi, wr_dma_dst_pd,
+         wr_dma_len, wr_dma_ctrl, wr_chk_token, wr_chk_va_lo, wr_chk_va_hi, wr_chk_len,
+         wr_chk_access, wr_chk_pd, wr_chk_ctrl;
+    wire [31:0] rd;
+
     wire known_op = (csr_wdata[2:0] >= OPC_MPT_WRITE) &&
                     (csr_wdata[2:0] <= OPC_MTT_READ) && (csr_wdata[31:3] == 29'd0);
-    wire tbl_cmd  = wr && (csr_addr == A_TBL_CMD) && (tst == T_IDLE);
-    wire chk_cmd  = wr && (csr_addr == A_CHK_CTRL) && (cst == C_IDLE) && (csr_wdata == 32'd1);
-    assign ld_start  = wr && (csr_addr == A_LD_CTRL) && !ld_busy && (csr_wdata == 32'd1);
-    assign dma_start = wr && (csr_addr == A_DMA_CTRL) && !dma_busy && (csr_wdata == 32'd1);
+    wire tbl_cmd  = wr_tbl_cmd && (tst == T_IDLE);
+    wire chk_cmd  = wr_chk_ctrl && (cst == C_IDLE) && (csr_wdata == 32'd1);
+    assign ld_start  = wr_ld_ctrl && !ld_busy && (csr_wdata == 32'd1);
+    assign dma_start = wr_dma_ctrl && !dma_busy && (csr_wdata == 32'd1);
 
     assign tbl_req      = (tst == T_REQ);
     assign tbl_op       = tbl_op_r;
@@ -131,10 +131,6 @@ module nf_engine_regs #(
     assign chk_pd       = chk_pd_r;
     assign dma_src_addr = {src_hi, src_lo};
     assign dma_dst_addr = {dst_hi, dst_lo};
-
-    wire tbl_staging = (csr_addr == A_TBL_INDEX) || (csr_addr == A_TBL_MTT_DATA) ||
-                       (csr_addr >= A_ENT_W0 && csr_addr <= A_ENT_W6);
-    wire chk_staging = (csr_addr >= A_CHK_TOKEN && csr_addr <= A_CHK_PD);
 
     // The invalidated entry may still carry a running DMA's grant.
     wire dma_on_index = (dma_src_tok_busy && {8'd0, dma_src_tok_index} == tbl_index_r) ||
@@ -161,40 +157,39 @@ module nf_engine_regs #(
         end else begin
             // Staging registers of a running table op or check hold still (the op may
             // still be waiting for the pipeline): such writes are dropped.
-            if (wr && !(tbl_staging && tst != T_IDLE) && !(chk_staging && cst != C_IDLE)) begin
-                case (csr_addr)
-                    `NF_ENGINE_TBL_INDEX:       tbl_index_r    <= merge(tbl_index_r, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_TBL_MTT_DATA:    tbl_mtt_data_r <= merge(tbl_mtt_data_r, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_ENT_W0:          ent[0*32 +: 32] <= merge(ent[0*32 +: 32], csr_wdata, csr_wstrb);
-                    `NF_ENGINE_ENT_W1:          ent[1*32 +: 32] <= merge(ent[1*32 +: 32], csr_wdata, csr_wstrb);
-                    `NF_ENGINE_ENT_W2:          ent[2*32 +: 32] <= merge(ent[2*32 +: 32], csr_wdata, csr_wstrb);
-                    `NF_ENGINE_ENT_W3:          ent[3*32 +: 32] <= merge(ent[3*32 +: 32], csr_wdata, csr_wstrb);
-                    `NF_ENGINE_ENT_W4:          ent[4*32 +: 32] <= merge(ent[4*32 +: 32], csr_wdata, csr_wstrb);
-                    `NF_ENGINE_ENT_W5:          ent[5*32 +: 32] <= merge(ent[5*32 +: 32], csr_wdata, csr_wstrb);
-                    `NF_ENGINE_ENT_W6:          ent[6*32 +: 32] <= merge(ent[6*32 +: 32], csr_wdata, csr_wstrb);
-                    `NF_ENGINE_LD_SRC:          ld_src      <= merge(ld_src, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_LD_MTT_BASE:     ld_mtt_base <= merge(ld_mtt_base, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_LD_COUNT:        ld_count    <= merge(ld_count, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_DMA_SRC_MODE:    dma_src_mode  <= merge(dma_src_mode, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_DMA_SRC_TOKEN:   dma_src_token <= merge(dma_src_token, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_DMA_SRC_ADDR_LO: src_lo        <= merge(src_lo, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_DMA_SRC_ADDR_HI: src_hi        <= merge(src_hi, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_DMA_SRC_PD:      dma_src_pd    <= merge(dma_src_pd, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_DMA_DST_MODE:    dma_dst_mode  <= merge(dma_dst_mode, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_DMA_DST_TOKEN:   dma_dst_token <= merge(dma_dst_token, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_DMA_DST_ADDR_LO: dst_lo        <= merge(dst_lo, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_DMA_DST_ADDR_HI: dst_hi        <= merge(dst_hi, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_DMA_DST_PD:      dma_dst_pd    <= merge(dma_dst_pd, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_DMA_LEN:         dma_len       <= merge(dma_len, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_CHK_TOKEN:       chk_token_r  <= merge(chk_token_r, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_CHK_VA_LO:       chk_va_lo    <= merge(chk_va_lo, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_CHK_VA_HI:       chk_va_hi    <= merge(chk_va_hi, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_CHK_LEN:         chk_len_r    <= merge(chk_len_r, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_CHK_ACCESS:      chk_access_r <= merge(chk_access_r, csr_wdata, csr_wstrb);
-                    `NF_ENGINE_CHK_PD:          chk_pd_r     <= merge(chk_pd_r, csr_wdata, csr_wstrb);
-                    default: ;
-                endcase
+            if (tst == T_IDLE) begin
+                if (wr_tbl_index)       tbl_index_r     <= merge(tbl_index_r, csr_wdata, csr_wstrb);
+                if (wr_tbl_mtt_data)    tbl_mtt_data_r  <= merge(tbl_mtt_data_r, csr_wdata, csr_wstrb);
+                if (wr_ent_w0)          ent[0*32 +: 32] <= merge(ent[0*32 +: 32], csr_wdata, csr_wstrb);
+                if (wr_ent_w1)          ent[1*32 +: 32] <= merge(ent[1*32 +: 32], csr_wdata, csr_wstrb);
+                if (wr_ent_w2)          ent[2*32 +: 32] <= merge(ent[2*32 +: 32], csr_wdata, csr_wstrb);
+                if (wr_ent_w3)          ent[3*32 +: 32] <= merge(ent[3*32 +: 32], csr_wdata, csr_wstrb);
+                if (wr_ent_w4)          ent[4*32 +: 32] <= merge(ent[4*32 +: 32], csr_wdata, csr_wstrb);
+                if (wr_ent_w5)          ent[5*32 +: 32] <= merge(ent[5*32 +: 32], csr_wdata, csr_wstrb);
+                if (wr_ent_w6)          ent[6*32 +: 32] <= merge(ent[6*32 +: 32], csr_wdata, csr_wstrb);
             end
+            if (cst == C_IDLE) begin
+                if (wr_chk_token)       chk_token_r     <= merge(chk_token_r, csr_wdata, csr_wstrb);
+                if (wr_chk_va_lo)       chk_va_lo       <= merge(chk_va_lo, csr_wdata, csr_wstrb);
+                if (wr_chk_va_hi)       chk_va_hi       <= merge(chk_va_hi, csr_wdata, csr_wstrb);
+                if (wr_chk_len)         chk_len_r       <= merge(chk_len_r, csr_wdata, csr_wstrb);
+                if (wr_chk_access)      chk_access_r    <= merge(chk_access_r, csr_wdata, csr_wstrb);
+                if (wr_chk_pd)          chk_pd_r        <= merge(chk_pd_r, csr_wdata, csr_wstrb);
+            end
+            if (wr_ld_src)          ld_src          <= merge(ld_src, csr_wdata, csr_wstrb);
+            if (wr_ld_mtt_base)     ld_mtt_base     <= merge(ld_mtt_base, csr_wdata, csr_wstrb);
+            if (wr_ld_count)        ld_count        <= merge(ld_count, csr_wdata, csr_wstrb);
+            if (wr_dma_src_mode)    dma_src_mode    <= merge(dma_src_mode, csr_wdata, csr_wstrb);
+            if (wr_dma_src_token)   dma_src_token   <= merge(dma_src_token, csr_wdata, csr_wstrb);
+            if (wr_dma_src_addr_lo) src_lo          <= merge(src_lo, csr_wdata, csr_wstrb);
+            if (wr_dma_src_addr_hi) src_hi          <= merge(src_hi, csr_wdata, csr_wstrb);
+            if (wr_dma_src_pd)      dma_src_pd      <= merge(dma_src_pd, csr_wdata, csr_wstrb);
+            if (wr_dma_dst_mode)    dma_dst_mode    <= merge(dma_dst_mode, csr_wdata, csr_wstrb);
+            if (wr_dma_dst_token)   dma_dst_token   <= merge(dma_dst_token, csr_wdata, csr_wstrb);
+            if (wr_dma_dst_addr_lo) dst_lo          <= merge(dst_lo, csr_wdata, csr_wstrb);
+            if (wr_dma_dst_addr_hi) dst_hi          <= merge(dst_hi, csr_wdata, csr_wstrb);
+            if (wr_dma_dst_pd)      dma_dst_pd      <= merge(dma_dst_pd, csr_wdata, csr_wstrb);
+            if (wr_dma_len)         dma_len         <= merge(dma_len, csr_wdata, csr_wstrb);
 
             // Table operations.
             case (tst)
@@ -236,58 +231,53 @@ module nf_engine_regs #(
         end
     end
 
-    // Status words.
-    wire [31:0] tbl_status = {24'd0, tbl_code, 3'd0, (tst != T_IDLE) || !tables_ready};
-    wire [31:0] chk_status = {24'd0, chk_code, 3'd0, (cst != C_IDLE)};
-    wire [31:0] ld_status  = {ld_index, 8'd0, ld_code, 3'd0, ld_busy};
-    wire [31:0] dma_status = {24'd0, dma_code, 2'd0, dma_side, dma_busy};
+    // Status words (STATUS_WORD fields).
+    function [31:0] status_word(input busy, input side, input [3:0] code, input [15:0] index);
+        begin
+            status_word = 32'd0;
+            status_word[`NF_STATUS_WORD_BUSY]  = busy;
+            status_word[`NF_STATUS_WORD_SIDE]  = side;
+            status_word[`NF_STATUS_WORD_CODE]  = code;
+            status_word[`NF_STATUS_WORD_INDEX] = index;
+        end
+    endfunction
 
-    reg [31:0] rd;
-    always @(*) begin
-        case (csr_addr)
-            `NF_ENGINE_ID:              rd = `NF_ENGINE_HW_ID_VALUE;
-            `NF_ENGINE_CFG_MPT:         rd = MPT_ENTRIES;
-            `NF_ENGINE_CFG_MTT:         rd = MTT_ENTRIES;
-            `NF_ENGINE_CFG_MEM:         rd = MEM_BYTES;
-            `NF_ENGINE_CFG_USER:        rd = USER_BASE;
-            `NF_ENGINE_TBL_STATUS:      rd = tbl_status;
-            `NF_ENGINE_TBL_INDEX:       rd = tbl_index_r;
-            `NF_ENGINE_TBL_MTT_DATA:    rd = tbl_mtt_data_r;
-            `NF_ENGINE_ENT_W0:          rd = ent[0*32 +: 32];
-            `NF_ENGINE_ENT_W1:          rd = ent[1*32 +: 32];
-            `NF_ENGINE_ENT_W2:          rd = ent[2*32 +: 32];
-            `NF_ENGINE_ENT_W3:          rd = ent[3*32 +: 32];
-            `NF_ENGINE_ENT_W4:          rd = ent[4*32 +: 32];
-            `NF_ENGINE_ENT_W5:          rd = ent[5*32 +: 32];
-            `NF_ENGINE_ENT_W6:          rd = ent[6*32 +: 32];
-            `NF_ENGINE_LD_SRC:          rd = ld_src;
-            `NF_ENGINE_LD_MTT_BASE:     rd = ld_mtt_base;
-            `NF_ENGINE_LD_COUNT:        rd = ld_count;
-            `NF_ENGINE_LD_STATUS:       rd = ld_status;
-            `NF_ENGINE_DMA_SRC_MODE:    rd = dma_src_mode;
-            `NF_ENGINE_DMA_SRC_TOKEN:   rd = dma_src_token;
-            `NF_ENGINE_DMA_SRC_ADDR_LO: rd = src_lo;
-            `NF_ENGINE_DMA_SRC_ADDR_HI: rd = src_hi;
-            `NF_ENGINE_DMA_SRC_PD:      rd = dma_src_pd;
-            `NF_ENGINE_DMA_DST_MODE:    rd = dma_dst_mode;
-            `NF_ENGINE_DMA_DST_TOKEN:   rd = dma_dst_token;
-            `NF_ENGINE_DMA_DST_ADDR_LO: rd = dst_lo;
-            `NF_ENGINE_DMA_DST_ADDR_HI: rd = dst_hi;
-            `NF_ENGINE_DMA_DST_PD:      rd = dma_dst_pd;
-            `NF_ENGINE_DMA_LEN:         rd = dma_len;
-            `NF_ENGINE_DMA_STATUS:      rd = dma_status;
-            `NF_ENGINE_DMA_BYTES:       rd = dma_bytes;
-            `NF_ENGINE_CHK_TOKEN:       rd = chk_token_r;
-            `NF_ENGINE_CHK_VA_LO:       rd = chk_va_lo;
-            `NF_ENGINE_CHK_VA_HI:       rd = chk_va_hi;
-            `NF_ENGINE_CHK_LEN:         rd = chk_len_r;
-            `NF_ENGINE_CHK_ACCESS:      rd = chk_access_r;
-            `NF_ENGINE_CHK_PD:          rd = chk_pd_r;
-            `NF_ENGINE_CHK_STATUS:      rd = chk_status;
-            `NF_ENGINE_CHK_ADDR:        rd = chk_addr;
-            default:                    rd = 32'd0;
-        endcase
-    end
+    nf_engine_regs_decode u_decode (
+        .addr(csr_addr), .we(wr),
+        .wr_tbl_cmd(wr_tbl_cmd), .wr_tbl_index(wr_tbl_index), .wr_tbl_mtt_data(wr_tbl_mtt_data),
+        .wr_ent_w0(wr_ent_w0), .wr_ent_w1(wr_ent_w1), .wr_ent_w2(wr_ent_w2), .wr_ent_w3(wr_ent_w3),
+        .wr_ent_w4(wr_ent_w4), .wr_ent_w5(wr_ent_w5), .wr_ent_w6(wr_ent_w6),
+        .wr_ld_src(wr_ld_src), .wr_ld_mtt_base(wr_ld_mtt_base), .wr_ld_count(wr_ld_count),
+        .wr_ld_ctrl(wr_ld_ctrl),
+        .wr_dma_src_mode(wr_dma_src_mode), .wr_dma_src_token(wr_dma_src_token),
+        .wr_dma_src_addr_lo(wr_dma_src_addr_lo), .wr_dma_src_addr_hi(wr_dma_src_addr_hi),
+        .wr_dma_src_pd(wr_dma_src_pd),
+        .wr_dma_dst_mode(wr_dma_dst_mode), .wr_dma_dst_token(wr_dma_dst_token),
+        .wr_dma_dst_addr_lo(wr_dma_dst_addr_lo), .wr_dma_dst_addr_hi(wr_dma_dst_addr_hi),
+        .wr_dma_dst_pd(wr_dma_dst_pd), .wr_dma_len(wr_dma_len), .wr_dma_ctrl(wr_dma_ctrl),
+        .wr_chk_token(wr_chk_token), .wr_chk_va_lo(wr_chk_va_lo), .wr_chk_va_hi(wr_chk_va_hi),
+        .wr_chk_len(wr_chk_len), .wr_chk_access(wr_chk_access), .wr_chk_pd(wr_chk_pd),
+        .wr_chk_ctrl(wr_chk_ctrl),
+        .rd_id(`NF_ENGINE_HW_ID_VALUE), .rd_cfg_mpt(MPT_ENTRIES), .rd_cfg_mtt(MTT_ENTRIES),
+        .rd_cfg_mem(MEM_BYTES), .rd_cfg_user(USER_BASE),
+        .rd_tbl_status(status_word((tst != T_IDLE) || !tables_ready, 1'b0, tbl_code, 16'd0)),
+        .rd_tbl_index(tbl_index_r), .rd_tbl_mtt_data(tbl_mtt_data_r),
+        .rd_ent_w0(ent[0*32 +: 32]), .rd_ent_w1(ent[1*32 +: 32]), .rd_ent_w2(ent[2*32 +: 32]),
+        .rd_ent_w3(ent[3*32 +: 32]), .rd_ent_w4(ent[4*32 +: 32]), .rd_ent_w5(ent[5*32 +: 32]),
+        .rd_ent_w6(ent[6*32 +: 32]),
+        .rd_ld_src(ld_src), .rd_ld_mtt_base(ld_mtt_base), .rd_ld_count(ld_count),
+        .rd_ld_status(status_word(ld_busy, 1'b0, ld_code, ld_index)),
+        .rd_dma_src_mode(dma_src_mode), .rd_dma_src_token(dma_src_token),
+        .rd_dma_src_addr_lo(src_lo), .rd_dma_src_addr_hi(src_hi), .rd_dma_src_pd(dma_src_pd),
+        .rd_dma_dst_mode(dma_dst_mode), .rd_dma_dst_token(dma_dst_token),
+        .rd_dma_dst_addr_lo(dst_lo), .rd_dma_dst_addr_hi(dst_hi), .rd_dma_dst_pd(dma_dst_pd),
+        .rd_dma_len(dma_len), .rd_dma_status(status_word(dma_busy, dma_side, dma_code, 16'd0)),
+        .rd_dma_bytes(dma_bytes),
+        .rd_chk_token(chk_token_r), .rd_chk_va_lo(chk_va_lo), .rd_chk_va_hi(chk_va_hi),
+        .rd_chk_len(chk_len_r), .rd_chk_access(chk_access_r), .rd_chk_pd(chk_pd_r),
+        .rd_chk_status(status_word(cst != C_IDLE, 1'b0, chk_code, 16'd0)), .rd_chk_addr(chk_addr),
+        .rdata(rd)
+    );
 
     always @(posedge clk) begin
         if (rst) begin

@@ -17,9 +17,9 @@
 `default_nettype none
 `include "nf_layout.vh"
 module nf_keycheck #(
-    parameter integer MPT_ENTRIES = `NF_PROFILE_SIM_MPT_ENTRIES,
-    parameter integer MTT_ENTRIES = `NF_PROFILE_SIM_MTT_ENTRIES,
-    parameter integer TAG_W       = 2
+    parameter integer MPT_ENTRIES = `NF_PROFILE_SIM_MPT_ENTRIES,  // key-table entries, 1..2^24
+    parameter integer MTT_ENTRIES = `NF_PROFILE_SIM_MTT_ENTRIES,  // translation-table entries, 1..2^16
+    parameter integer TAG_W       = 2  // width of the tag an op carries to its result, bits, >= 1
 ) (
     input  wire             clk,
     input  wire             rst,

@@ -9,10 +9,10 @@
 `default_nettype none
 `include "nf_layout.vh"
 module nf_loader #(
-    parameter integer MEM_BYTES   = `NF_PROFILE_SIM_MEM_BYTES,
-    parameter integer MTT_ENTRIES = `NF_PROFILE_SIM_MTT_ENTRIES,
-    parameter integer USER_BASE   = `NF_PROFILE_SIM_USER_BASE,
-    parameter integer WAW         = $clog2(MEM_BYTES / `NF_ENGINE_HW_MEM_PORT_BYTES)
+    parameter integer MEM_BYTES   = `NF_PROFILE_SIM_MEM_BYTES,  // adapter memory, bytes (a multiple of the 8-byte port)
+    parameter integer MTT_ENTRIES = `NF_PROFILE_SIM_MTT_ENTRIES,  // translation-table entries
+    parameter integer USER_BASE   = `NF_PROFILE_SIM_USER_BASE,  // first byte of the user region, bytes: listed pages must lie at or above it
+    parameter integer WAW         = $clog2(MEM_BYTES / `NF_ENGINE_HW_MEM_PORT_BYTES)  // width of a memory word address (8-byte words); derived, do not set
 ) (
     input  wire           clk,
     input  wire           rst,

@@ -3,8 +3,8 @@
 // below DEPTH, so a push never finds the FIFO full and one word per clock flows.
 `default_nettype none
 module nf_word_fifo #(
-    parameter integer DEPTH = 4,
-    parameter integer AW    = $clog2(DEPTH)
+    parameter integer DEPTH = 4,  // entries, >= 2
+    parameter integer AW    = $clog2(DEPTH)  // address width; derived, do not set
 ) (
     input  wire        clk,
     input  wire        rst,

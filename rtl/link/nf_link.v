@@ -4,8 +4,8 @@
 `default_nettype none
 `include "nf_layout.vh"
 module nf_link #(
-    parameter integer RX_SLOTS = `NF_PROFILE_SIM_RX_SLOTS,
-    parameter integer TX_SLOTS = `NF_PROFILE_SIM_TX_SLOTS
+    parameter integer RX_SLOTS = `NF_PROFILE_SIM_RX_SLOTS,  // receive slots of SLOT_BYTES in adapter memory, 1..MAX_SLOTS
+    parameter integer TX_SLOTS = `NF_PROFILE_SIM_TX_SLOTS  // transmit slots (after the RX slots), a power of two, 1..MAX_SLOTS
 ) (
     input  wire        clk,
     input  wire        rst,
@@ -51,9 +51,7 @@ module nf_link #(
     // ---- register writes (one per transaction) ----------------------------------------
     wire        csr_write = csr_valid && !csr_ready && csr_wstrb == 4'hF;
     wire [11:0] reg_off   = {csr_addr[11:2], 2'b00};
-    wire        wr_release = csr_write && reg_off == `NF_LINK_RX_RELEASE;
-    wire        wr_post    = csr_write && reg_off == `NF_LINK_TX_POST;
-    wire        wr_ack     = csr_write && reg_off == `NF_LINK_TX_ACK;
+    wire        wr_release, wr_post, wr_ack;   // from the generated decode below
 
     // ---- frame receiver ---------------------------------------------------------------
     wire [RX_SLOTS-1:0]    rx_ready;
@@ -150,24 +148,25 @@ module nf_link #(
                 stamp_word = rx_stamps[s * 32 +: 32];
     end
 
-    wire [7:0] cfg_rx = RX_SLOTS[7:0];
-    wire [7:0] cfg_tx = TX_SLOTS[7:0];
-    reg [31:0] read_word;
+    reg  [31:0] cfg_word;   // LINK.CFG, packed by its LINK_CFG fields
     always @(*) begin
-        read_word = 32'd0;
-        case (reg_off)
-            `NF_LINK_ID:          read_word = `NF_LINK_HW_ID_VALUE;
-            `NF_LINK_CFG:         read_word = {16'd0, cfg_tx, cfg_rx};
-            `NF_LINK_RX_READY:    read_word = {{(32 - RX_SLOTS){1'b0}}, rx_ready};
-            `NF_LINK_TX_BUSY:     read_word = {{(32 - TX_SLOTS){1'b0}}, tx_busy};
-            `NF_LINK_CNT_RX_OK:   read_word = cnt_rx_ok;
-            `NF_LINK_CNT_RX_BAD:  read_word = cnt_rx_bad;
-            `NF_LINK_CNT_RX_DROP: read_word = cnt_rx_drop;
-            `NF_LINK_CNT_TX:      read_word = cnt_tx;
-            `NF_LINK_CNT_TX_REJECT: read_word = cnt_tx_reject;
-            default:              read_word = is_stamp ? stamp_word : 32'd0;
-        endcase
+        cfg_word = 32'd0;
+        cfg_word[`NF_LINK_CFG_RX_SLOTS] = RX_SLOTS[7:0];
+        cfg_word[`NF_LINK_CFG_TX_SLOTS] = TX_SLOTS[7:0];
     end
+    wire [31:0] read_word;
+    // Register decode generated from layout.toml. RX_STAMP0 stands for the whole stamp
+    // array, read through stamp_word.
+    nf_link_regs_decode u_decode (
+        .addr(reg_off), .we(csr_write),
+        .wr_rx_release(wr_release), .wr_tx_post(wr_post), .wr_tx_ack(wr_ack),
+        .rd_id(`NF_LINK_HW_ID_VALUE), .rd_cfg(cfg_word),
+        .rd_rx_ready({{(32 - RX_SLOTS){1'b0}}, rx_ready}),
+        .rd_tx_busy({{(32 - TX_SLOTS){1'b0}}, tx_busy}),
+        .rd_cnt_rx_ok(cnt_rx_ok), .rd_cnt_rx_bad(cnt_rx_bad), .rd_cnt_rx_drop(cnt_rx_drop),
+        .rd_cnt_tx(cnt_tx), .rd_cnt_tx_reject(cnt_tx_reject), .rd_rx_stamp0(stamp_word),
+        .rdata(read_word)
+    );
 
     always @(posedge clk) begin
         if (rst) begin
@@ -175,7 +174,7 @@ module nf_link #(
             csr_rdata <= 32'd0;
         end else begin
             csr_ready <= csr_valid && !csr_ready;
-            csr_rdata <= read_word;
+            csr_rdata <= is_stamp ? stamp_word : read_word;
         end
     end
 

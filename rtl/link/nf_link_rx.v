@@ -6,7 +6,7 @@
 `default_nettype none
 `include "nf_layout.vh"
 module nf_link_rx #(
-    parameter integer RX_SLOTS = `NF_PROFILE_SIM_RX_SLOTS,
+    parameter integer RX_SLOTS = `NF_PROFILE_SIM_RX_SLOTS,  // receive slots, 1..MAX_SLOTS; slot i at adapter address i * SLOT_BYTES
     parameter integer FIFO_DEPTH = 4  // words waiting for the memory port (a power of two)
 ) (
     input  wire                   clk,

@@ -6,8 +6,8 @@
 `default_nettype none
 `include "nf_layout.vh"
 module nf_link_tx #(
-    parameter integer RX_SLOTS = `NF_PROFILE_SIM_RX_SLOTS,
-    parameter integer TX_SLOTS = `NF_PROFILE_SIM_TX_SLOTS
+    parameter integer RX_SLOTS = `NF_PROFILE_SIM_RX_SLOTS,  // receive slots: the TX slots follow them in adapter memory
+    parameter integer TX_SLOTS = `NF_PROFILE_SIM_TX_SLOTS  // transmit slots, a power of two, 1..MAX_SLOTS (also the send queue depth)
 ) (
     input  wire                clk,
     input  wire                rst,

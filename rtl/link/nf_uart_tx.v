@@ -1,9 +1,6 @@
 // UART transmitter, 8N1, LSB first. The bit period is given at run time in 12.4
-// fixed-point clocks: a phase accumulator advances by one clock per cycle and a bit
-// ends when it reaches the period, keeping the remainder, so a fractional period
-// (50 MHz / 3 MBd = 16.667 clocks) averages out exactly, each edge within one clock.
+// fixed-point clocks (nf_uart_bitclk), so a fractional period averages out exactly.
 `default_nettype none
-`include "nf_layout.vh"
 module nf_uart_tx (
     input  wire        clk,
     input  wire        rst,
@@ -13,33 +10,29 @@ module nf_uart_tx (
     output wire        in_ready,     // byte accepted in a cycle with in_valid && in_ready
     output reg         tx
 );
-    localparam [16:0] ONE_CLOCK = 17'd1 << `NF_SOC_UART_PERIOD_FRAC;
     localparam [3:0]  DATA_AND_STOP = 4'd9;
 
     reg        busy;
-    reg [16:0] phase;      // elapsed time in the current bit, 12.4 fixed point
     reg [3:0]  bits_left;  // bits still to send after the current one
     reg [8:0]  shift;      // data bits then the stop bit
 
-    wire [16:0] phase_next = phase + ONE_CLOCK;
-    wire        bit_end    = phase_next >= {1'b0, uart_period};
+    wire bit_end;
     // The next byte may start in the cycle the stop bit ends: back-to-back bytes keep
-    // the exact fractional rhythm.
+    // the exact fractional rhythm (the bit clock then runs on).
     assign in_ready = !busy || (bits_left == 4'd0 && bit_end);
+    nf_uart_bitclk u_bitclk (
+        .clk(clk), .rst(rst), .uart_period(uart_period), .run(busy), .load(in_valid && !busy),
+        .load_phase(17'd0), .bit_end(bit_end)
+    );
 
     always @(posedge clk) begin
         if (rst) begin
             busy      <= 1'b0;
-            phase     <= 17'd0;
             bits_left <= 4'd0;
             shift     <= 9'h1FF;
             tx        <= 1'b1;
         end else begin
-            if (busy)
-                phase <= bit_end ? phase_next - {1'b0, uart_period} : phase_next;
             if (in_valid && in_ready) begin
-                if (!busy)
-                    phase <= 17'd0;
                 busy      <= 1'b1;
                 tx        <= 1'b0;  // start bit
                 shift     <= {1'b1, in_data};

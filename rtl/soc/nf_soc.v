@@ -6,14 +6,14 @@
 `default_nettype none
 `include "nf_layout.vh"
 module nf_soc #(
-    parameter integer CLK_HZ       = `NF_SOC_CPU_CLK_SIM_HZ,
-    parameter integer FW_RAM_BYTES = `NF_PROFILE_SIM_FW_RAM_BYTES,
-    parameter         FW_HEX       = "build/firmware/nf_fw.hex",
-    parameter integer MEM_BYTES    = `NF_PROFILE_SIM_MEM_BYTES,
-    parameter integer MPT_ENTRIES  = `NF_PROFILE_SIM_MPT_ENTRIES,
-    parameter integer MTT_ENTRIES  = `NF_PROFILE_SIM_MTT_ENTRIES,
-    parameter integer RX_SLOTS     = `NF_PROFILE_SIM_RX_SLOTS,
-    parameter integer TX_SLOTS     = `NF_PROFILE_SIM_TX_SLOTS
+    parameter integer CLK_HZ       = `NF_SOC_CPU_CLK_SIM_HZ,  // system clock, Hz (SYS.CLK_HZ; LED pulse stretching)
+    parameter integer FW_RAM_BYTES = `NF_PROFILE_SIM_FW_RAM_BYTES,  // firmware RAM, bytes, a multiple of 4 (code, data and stack)
+    parameter         FW_HEX       = "build/firmware/nf_fw.hex",  // firmware image ($readmemh, one 32-bit word a line) loaded into the RAM
+    parameter integer MEM_BYTES    = `NF_PROFILE_SIM_MEM_BYTES,  // adapter memory, bytes (a multiple of the 8-byte port)
+    parameter integer MPT_ENTRIES  = `NF_PROFILE_SIM_MPT_ENTRIES,  // key-table entries, 1..2^24
+    parameter integer MTT_ENTRIES  = `NF_PROFILE_SIM_MTT_ENTRIES,  // translation-table entries, 1..2^16
+    parameter integer RX_SLOTS     = `NF_PROFILE_SIM_RX_SLOTS,  // link receive slots, 1..MAX_SLOTS
+    parameter integer TX_SLOTS     = `NF_PROFILE_SIM_TX_SLOTS  // link transmit slots, a power of two, 1..MAX_SLOTS
 ) (
     input  wire        clk,
     input  wire        rst,
@@ -117,6 +117,17 @@ module nf_soc #(
     wire [31:0] clk_hz_word = CLK_HZ;
     wire [31:0] ram_bytes_word = FW_RAM_BYTES;
 
+    wire        wr_leds, wr_scratch;
+    wire [31:0] sys_read;
+    // Register decode generated from layout.toml.
+    nf_sys_regs_decode u_sys_decode (
+        .addr(sys_off), .we(sys_write), .wr_leds(wr_leds), .wr_scratch(wr_scratch),
+        .rd_id(`NF_SYS_HW_ID_VALUE), .rd_hw_version(`NF_ADAPTER_HW_VERSION), .rd_clk_hz(clk_hz_word),
+        .rd_cycle_lo(cycle[31:0]), .rd_cycle_hi(cycle_hi_latched), .rd_leds({24'd0, fw_leds}),
+        .rd_fw_ram_bytes(ram_bytes_word), .rd_uart_period({16'd0, uart_period}), .rd_scratch(scratch),
+        .rdata(sys_read)
+    );
+
     always @(posedge clk) begin
         if (rst) begin
             cycle            <= 64'd0;
@@ -126,28 +137,18 @@ module nf_soc #(
             sys_rdata        <= 32'd0;
         end else begin
             cycle <= cycle + 64'd1;
+            // Reading CYCLE_LO latches CYCLE_HI, so the pair reads as one 64-bit value.
             if (sys_start && !sys_write && sys_off == `NF_SYS_CYCLE_LO)
                 cycle_hi_latched <= cycle[63:32];
-            if (sys_write && sys_off == `NF_SYS_LEDS && cpu_wstrb[0])
+            if (wr_leds && cpu_wstrb[0])
                 fw_leds <= cpu_wdata[7:0];
-            if (sys_write && sys_off == `NF_SYS_SCRATCH) begin
+            if (wr_scratch) begin
                 if (cpu_wstrb[0]) scratch[7:0]   <= cpu_wdata[7:0];
                 if (cpu_wstrb[1]) scratch[15:8]  <= cpu_wdata[15:8];
                 if (cpu_wstrb[2]) scratch[23:16] <= cpu_wdata[23:16];
                 if (cpu_wstrb[3]) scratch[31:24] <= cpu_wdata[31:24];
             end
-            case (sys_off)
-                `NF_SYS_ID:           sys_rdata <= `NF_SYS_HW_ID_VALUE;
-                `NF_SYS_HW_VERSION:   sys_rdata <= `NF_ADAPTER_HW_VERSION;
-                `NF_SYS_CLK_HZ:       sys_rdata <= clk_hz_word;
-                `NF_SYS_CYCLE_LO:     sys_rdata <= cycle[31:0];
-                `NF_SYS_CYCLE_HI:     sys_rdata <= cycle_hi_latched;
-                `NF_SYS_LEDS:         sys_rdata <= {24'd0, fw_leds};
-                `NF_SYS_FW_RAM_BYTES: sys_rdata <= ram_bytes_word;
-                `NF_SYS_UART_PERIOD:  sys_rdata <= {16'd0, uart_period};
-                `NF_SYS_SCRATCH:      sys_rdata <= scratch;
-                default:              sys_rdata <= 32'd0;
-            endcase
+            sys_rdata <= sys_read;
         end
     end
 

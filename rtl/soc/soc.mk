@@ -3,9 +3,9 @@
 SOC_DIR    := $(ROOT)/rtl/soc
 SOC_BUILD  := $(BUILD)/soc
 ENGINE_SRC_DIR := $(ROOT)/rtl/engine
-SOC_RTL    := $(SOC_DIR)/nf_soc.v $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)
+SOC_RTL    := $(SOC_DIR)/nf_soc.v $(SOC_DIR)/nf_sys_regs_decode.v $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)
 # PicoRV32 is third-party: picorv32.vlt switches its lint off; ours stays -Wall clean.
-SOC_VSRC   := --timescale 1ns/1ps -I$(ROOT)/rtl/include -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) \
+SOC_VSRC   := --timescale 1ns/1ps -I$(ROOT)/rtl/include -y $(SOC_DIR) -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) \
               $(SOC_DIR)/picorv32.vlt $(PICORV32_DIR)/picorv32.v
 RV_CC      := riscv64-unknown-elf-gcc
 RV_OBJCOPY := riscv64-unknown-elf-objcopy
@@ -30,10 +30,10 @@ $(SOC_BUILD)/smoke.hex: $(SOC_BUILD)/smoke.elf
 	@truncate -s %4 $(SOC_BUILD)/smoke.bin
 	@od -An -v -tx4 -w4 $(SOC_BUILD)/smoke.bin | tr -d ' ' > $@
 
-$(SOC_BUILD)/tb/Vnf_soc: $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SOC_DIR)/tb/soc_tb.cpp $(ROOT)/tests/tap.h
+$(SOC_BUILD)/tb/Vnf_soc: $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SOC_DIR)/tb/soc_tb.cpp $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
 	@mkdir -p $(SOC_BUILD)/tb
 	@$(VERILATOR) --cc --exe --build -j 1 $(VFAST) -Wno-fatal $(SOC_VSRC) --top-module nf_soc \
-	    -GFW_HEX='"$(SOC_BUILD)/smoke.hex"' --Mdir $(SOC_BUILD)/tb -CFLAGS "-std=c++17 -I$(ROOT)/tests" \
+	    -GFW_HEX='"$(SOC_BUILD)/smoke.hex"' --Mdir $(SOC_BUILD)/tb -CFLAGS "-std=c++17 -I$(ROOT)/tests -I$(ROOT)/rtl/include" \
 	    $(SOC_DIR)/nf_soc.v $(SOC_DIR)/tb/soc_tb.cpp > $(SOC_BUILD)/tb/build.log 2>&1 || (cat $(SOC_BUILD)/tb/build.log; exit 1)
 
 test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program on PicoRV32 in nf_soc
@@ -49,7 +49,7 @@ SOC_SYNTH_PARAMS = -set CLK_HZ $(call NF_BOARD,ULX3S_85K,clk_hz) \
 synth-soc: $(SETUP_STAMP) firmware ## Yosys synth_ecp5 of nf_soc (ULX3S 85K sizes): prints LUT/FF/EBR
 	@mkdir -p $(SOC_BUILD)/synth
 	@$(YOSYS) -q -l $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.log -p "\
-	    read_verilog -DSYNTHESIS -Irtl/include $(call rel,$(PICORV32_DIR)/picorv32.v $(SOC_DIR)/nf_soc.v \
+	    read_verilog -DSYNTHESIS -Irtl/include $(call rel,$(PICORV32_DIR)/picorv32.v $(SOC_DIR)/nf_soc.v $(SOC_DIR)/nf_sys_regs_decode.v \
 	        $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)); \
 	    chparam $(SOC_SYNTH_PARAMS) -set FW_HEX \"$(call rel,$(SOC_SYNTH_HEX))\" nf_soc; \
 	    synth_ecp5 -top nf_soc -json $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.json; \

@@ -4,6 +4,8 @@
 /* verilator lint_off UNUSEDSIGNAL */
 /* verilator lint_off UNUSEDPARAM */
 module EHXPLLL #(
+    // The primitive's parameters by Lattice's names (strings select modes; *_DIV are
+    // dividers 1..128, *_CPHASE/*_FPHASE phase steps of the VCO); nf_ecp5_pll sets them.
     parameter PLLRST_ENA = "DISABLED", parameter INTFB_WAKE = "DISABLED",
     parameter STDBY_ENABLE = "DISABLED", parameter DPHASE_SOURCE = "DISABLED",
     parameter OUTDIVIDER_MUXA = "DIVA", parameter OUTDIVIDER_MUXB = "DIVB",

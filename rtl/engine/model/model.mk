@@ -6,6 +6,9 @@ NFM_ENGINE_BUILD := $(BUILD)/model-engine
 NFM_ENGINE_SRC   := $(NFM_ENGINE_DIR)/nf_engine_model.c
 NFM_ENGINE_INC   := $(NFM_ENGINE_DIR)
 NFM_ENGINE_HDR   := $(NFM_ENGINE_DIR)/nf_engine_model.h $(ROOT)/firmware/include/nf_layout.h
+# The differential harness drives the RTL through the engine testbenches' bus helpers.
+NFM_DIFF_INC     := -I$(ROOT)/sim -I$(ROOT)/rtl/engine/tb
+NFM_DIFF_HDR     := $(ROOT)/rtl/engine/tb/tb_engine_bus.h $(ROOT)/sim/nf_layout_cxx.h
 
 TEST_TARGETS += test-engine-model
 LINT_TARGETS += lint-engine-model
@@ -28,7 +31,7 @@ lint-engine-model: ## cppcheck of the engine C model, its tests and the differen
 	    --std=c11 -I$(ROOT)/firmware/include -I$(NFM_ENGINE_INC) \
 	    $(NFM_ENGINE_SRC) $(NFM_ENGINE_DIR)/test_engine_model.c
 	@cppcheck --enable=warning,style,performance --error-exitcode=1 --inline-suppr -q \
-	    --language=c++ --std=c++17 -I$(ROOT)/firmware/include -I$(NFM_ENGINE_INC) \
+	    --language=c++ --std=c++17 -I$(ROOT)/firmware/include -I$(NFM_ENGINE_INC) $(NFM_DIFF_INC) \
 	    -DDIFF_MEM_BYTES=$(NFM_DIFF_MEM)u -DDIFF_MPT_ENTRIES=$(NFM_DIFF_MPT)u -DDIFF_MTT_ENTRIES=$(NFM_DIFF_MTT)u \
 	    -DDIFF_USER_BASE=$(NFM_DIFF_USER)u $(NFM_ENGINE_DIR)/diff/diff_engine.cpp
 
@@ -52,13 +55,13 @@ $(NFM_DIFF_BUILD)/nf_engine_model.o: $(NFM_ENGINE_SRC) $(NFM_ENGINE_HDR)
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) -c -o $@ $<
 
-$(NFM_DIFF_BIN): $(NFM_ENGINE_DIR)/diff/diff_engine.cpp $(NFM_DIFF_BUILD)/nf_engine_model.o $(NFM_ENGINE_HDR) $(NFM_DIFF_RTL)
+$(NFM_DIFF_BIN): $(NFM_ENGINE_DIR)/diff/diff_engine.cpp $(NFM_DIFF_BUILD)/nf_engine_model.o $(NFM_ENGINE_HDR) $(NFM_DIFF_HDR) $(NFM_DIFF_RTL)
 	@mkdir -p $(NFM_DIFF_BUILD)
 	$(VERILATOR) --cc --exe --build -j 2 $(VFAST) -Wno-fatal --top-module nf_engine \
 	    -I$(ROOT)/rtl/include -y $(ROOT)/rtl/engine -Mdir $(NFM_DIFF_BUILD)/obj \
 	    -GMEM_BYTES=$(NFM_DIFF_MEM) -GMPT_ENTRIES=$(NFM_DIFF_MPT) -GMTT_ENTRIES=$(NFM_DIFF_MTT) \
 	    -GUSER_BASE=$(NFM_DIFF_USER) \
-	    -CFLAGS "-O2 -I$(ROOT)/firmware/include -I$(NFM_ENGINE_INC) -DDIFF_MEM_BYTES=$(NFM_DIFF_MEM)u \
+	    -CFLAGS "-O2 -I$(ROOT)/firmware/include -I$(NFM_ENGINE_INC) $(NFM_DIFF_INC) -DDIFF_MEM_BYTES=$(NFM_DIFF_MEM)u \
 	        -DDIFF_MPT_ENTRIES=$(NFM_DIFF_MPT)u -DDIFF_MTT_ENTRIES=$(NFM_DIFF_MTT)u -DDIFF_USER_BASE=$(NFM_DIFF_USER)u" \
 	    $(ROOT)/rtl/engine/nf_engine.v $(NFM_ENGINE_DIR)/diff/diff_engine.cpp $(NFM_DIFF_BUILD)/nf_engine_model.o \
 	    > $(NFM_DIFF_BUILD)/verilator.log 2>&1 || { cat $(NFM_DIFF_BUILD)/verilator.log; exit 1; }

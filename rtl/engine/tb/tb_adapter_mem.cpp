@@ -9,7 +9,10 @@
 #include "verilated.h"
 #include "tb_common.h"
 
-static const uint32_t MEM = 65536;   // the -G parameter of this build
+#ifndef TB_MEM_BYTES
+#error "TB_MEM_BYTES comes from engine.mk (the -G parameter of this build)"
+#endif
+static const uint32_t MEM = TB_MEM_BYTES;
 static const uint32_t WORDS = MEM / 8;
 
 int main(int argc, char **argv)

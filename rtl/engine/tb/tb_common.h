@@ -1,10 +1,26 @@
-// Shared helpers of the engine testbenches: TAP output and a small deterministic PRNG.
+// Shared helpers of the engine testbenches and benchmarks: TAP output, the clock of a
+// Verilated model and a small deterministic PRNG.
 #ifndef NF_ENGINE_TB_COMMON_H
 #define NF_ENGINE_TB_COMMON_H
 
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
+
+// (relative: the benchmarks in bench/ include this header by path)
+#include "../../include/nf_tb_clock.h"
+
+// Case names carry the profile a bench was built for (engine.mk's -DTB_PROFILE), or
+// a prefix the includer defines.
+#ifndef TB_CASE_PREFIX
+#ifdef TB_PROFILE
+#define TB_STR_(x) #x
+#define TB_STR(x) TB_STR_(x)
+#define TB_CASE_PREFIX TB_STR(TB_PROFILE) ": "
+#else
+#define TB_CASE_PREFIX ""
+#endif
+#endif
 
 static int tb_failures;
 static int tb_count;
@@ -13,7 +29,7 @@ static inline bool tb_ok(bool cond, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    std::printf("%s - ", cond ? "ok" : "not ok");
+    std::printf("%s - " TB_CASE_PREFIX, cond ? "ok" : "not ok");
     std::vprintf(fmt, ap);
     std::printf("\n");
     va_end(ap);

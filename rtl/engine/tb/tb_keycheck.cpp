@@ -8,25 +8,21 @@
 #include <vector>
 
 #include "Vnf_keycheck.h"
-#include "verilated.h"
-#define _Static_assert static_assert
-#include "nf_layout.h"
-#undef _Static_assert
+#include "nf_layout_cxx.h"
 #include "tb_common.h"
+#include "tb_keycheck_io.h"
+#include "verilated.h"
 
-static const uint32_t MPT = 64, MTT = 256;   // the -G parameters of this build
-static const uint32_t OP_CHECK = 0;
-
+#ifndef TB_MPT_ENTRIES
+#error "TB_MPT_ENTRIES, TB_MTT_ENTRIES come from engine.mk (the -G parameters of this build)"
+#endif
+static const uint32_t MPT = TB_MPT_ENTRIES, MTT = TB_MTT_ENTRIES;
 struct Ref {
     uint32_t mpt[MPT][7];
     uint32_t mtt[MTT];
 };
 
-struct Op {
-    uint32_t op, tag, token, len, access, pd, index, mtt_data;
-    uint64_t va;
-    uint32_t entry[7];
-};
+typedef KcOp Op;
 
 struct Res {
     uint32_t code, addr, mtt_data, tag;
@@ -70,7 +66,7 @@ static Res ref_apply(Ref &r, const Op &o)
     Res e{};
     e.tag = o.tag;
     switch (o.op) {
-    case OP_CHECK: e.code = ref_check(r, o, &e.addr); break;
+    case KC_OP_CHECK: e.code = ref_check(r, o, &e.addr); break;
     case NF_TBL_OP_MPT_WRITE:
         if (o.index >= MPT) { e.code = NF_REFUSE_BAD_INDEX; break; }
         std::memcpy(r.mpt[o.index], o.entry, sizeof o.entry);
@@ -104,11 +100,7 @@ struct Tb {
     std::vector<uint64_t> out_cycles;
     void tick()
     {
-        m->clk = 0;
-        m->eval();
-        m->clk = 1;
-        m->eval();
-        cyc++;
+        tb_tick(m, cyc);
         if (m->out_valid) {
             Res r{};
             r.code = m->out_code;
@@ -120,34 +112,8 @@ struct Tb {
             out_cycles.push_back(cyc);
         }
     }
-    void drive(const Op *o)
-    {
-        m->in_valid = o != nullptr;
-        if (!o) return;
-        m->in_op = o->op;
-        m->in_tag = o->tag;
-        m->in_token = o->token;
-        m->in_va = o->va;
-        m->in_len = o->len;
-        m->in_access = o->access;
-        m->in_pd = o->pd;
-        m->in_index = o->index;
-        m->in_mtt_data = o->mtt_data;
-        for (int i = 0; i < 7; i++) m->in_entry[i] = o->entry[i];
-    }
+    void drive(const Op *o) { kc_drive(m, o); }
 };
-
-static Op check_op(uint32_t token, uint64_t va, uint32_t len, uint32_t access, uint32_t pd)
-{
-    Op o{};
-    o.op = OP_CHECK;
-    o.token = token;
-    o.va = va;
-    o.len = len;
-    o.access = access;
-    o.pd = pd;
-    return o;
-}
 
 // A random entry drawn from a small space so that every refusal reason shows up.
 static Op random_op(Rng &g, const Ref &r)
@@ -164,7 +130,7 @@ static Op random_op(Rng &g, const Ref &r)
         uint32_t pd = g.below(8) ? NF_MPT_W1_PD_GET(w[1]) : g.below(4);
         uint64_t va = base + (uint64_t)(int64_t)((int32_t)g.below(3 * 4096) - 256);
         uint32_t len = g.below(4) ? g.below(2 * 4096) : g.below(16);
-        return check_op(NF_TOKEN_INDEX_PUT(idx) | key, va, len, g.below(4), pd);
+        return kc_check_op(NF_TOKEN_INDEX_PUT(idx) | key, va, len, g.below(4), pd);
     }
     if (pick < 75) {
         o.op = NF_TBL_OP_MPT_WRITE;
@@ -221,9 +187,9 @@ int main(int argc, char **argv)
     w.entry[5] = NF_MPT_W5_MTT_BASE_PUT(10);
     std::vector<Op> ops;
     ops.push_back(w);
-    for (uint32_t i = 0; i < 1000; i++) ops.push_back(check_op(NF_TOKEN_INDEX_PUT(3) | 0x5A, i * 64, 64, 0, 1));
+    for (uint32_t i = 0; i < 1000; i++) ops.push_back(kc_check_op(NF_TOKEN_INDEX_PUT(3) | 0x5A, i * 64, 64, 0, 1));
     std::vector<Res> want;
-    for (auto &o : ops) want.push_back(ref_apply(ref, o));
+    for (const auto &o : ops) want.push_back(ref_apply(ref, o));
     t.outs.clear();
     t.out_cycles.clear();
     uint64_t first_in = t.cyc;   // the clock during which the first op is presented
@@ -247,16 +213,16 @@ int main(int argc, char **argv)
         mw.op = NF_TBL_OP_MTT_WRITE;
         mw.index = 10;
         mw.mtt_data = 0x123;
-        Op c = check_op(NF_TOKEN_INDEX_PUT(3) | 0x5A, 0x10, 8, 0, 1);
+        Op c = kc_check_op(NF_TOKEN_INDEX_PUT(3) | 0x5A, 0x10, 8, 0, 1);
         Op inv{};
         inv.op = NF_TBL_OP_MPT_INVALIDATE;
         inv.index = 3;
         Op w2 = w;
         w2.entry[0] = NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KEY_PUT(0x5B);
-        Op c2 = check_op(NF_TOKEN_INDEX_PUT(3) | 0x5B, 0x10, 8, 0, 1);
+        Op c2 = kc_check_op(NF_TOKEN_INDEX_PUT(3) | 0x5B, 0x10, 8, 0, 1);
         std::vector<Op> seq = {mw, c, inv, c, c, w, c, w2, c2, c, inv, inv, c2};
         std::vector<Res> exp;
-        for (auto &o : seq) exp.push_back(ref_apply(ref, o));
+        for (const auto &o : seq) exp.push_back(ref_apply(ref, o));
         t.outs.clear();
         for (auto &o : seq) { t.drive(&o); t.tick(); }
         t.drive(nullptr);
@@ -292,7 +258,7 @@ int main(int argc, char **argv)
             if (t.outs.size() != seq.size()) { bad++; break; }
             for (size_t i = 0; i < seq.size(); i++) {
                 n++;
-                if (seq[i].op == OP_CHECK) seen[exp[i].code & 15]++;
+                if (seq[i].op == KC_OP_CHECK) seen[exp[i].code & 15]++;
                 if (!same(t.outs[i], exp[i])) {
                     if (bad < 5)
                         std::printf("# op %zu (op %u idx %u): got code %u addr 0x%x, want code %u addr 0x%x\n", i,

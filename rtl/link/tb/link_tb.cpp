@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nf_layout_cxx.h"
+#include "nf_tb_clock.h"
 #include "nf_uart_bits.h"
 #include "Vnf_link.h"
 #include "verilated.h"
@@ -51,21 +52,14 @@ struct Bench {
         nf_frame_decoder_init(&dec);
         top.uart_period = kPeriod;
         top.uart_rx = 1;
-        top.rst = 1;
-        for (int i = 0; i < 4; i++)
-            tick();
-        top.rst = 0;
+        tb_reset(&top, 4, [this] { tick(); });
     }
 
     void tick()
     {
         top.cycle = static_cast<uint32_t>(cycle);
         top.uart_rx = static_cast<uint8_t>(drv.level(cycle) && bad_char_level());
-        top.clk = 0;
-        top.eval();
-        top.clk = 1;
-        top.eval();
-        cycle++;
+        tb_tick(&top, cycle);
         // Memory: answer a held request after 0..3 cycles with a one-cycle ready.
         if (top.mem_ready) {
             top.mem_ready = 0;

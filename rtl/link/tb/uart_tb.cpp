@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "Vnf_uart_tb.h"
+#include "nf_tb_clock.h"
 #include "nf_uart_bits.h"
 #include "verilated.h"
 
@@ -24,19 +25,9 @@ struct Bench {
         top.uart_period = static_cast<uint16_t>(period);
         top.rx_pin = 1;
         top.tx_valid = 0;
-        top.rst = 1;
-        for (int i = 0; i < 4; i++)
-            tick();
-        top.rst = 0;
+        tb_reset(&top, 4, [this] { tick(); });
     }
-    void tick()
-    {
-        top.clk = 0;
-        top.eval();
-        top.clk = 1;
-        top.eval();
-        cycle++;
-    }
+    void tick() { tb_tick(&top, cycle); }
 };
 
 uint32_t rng_state = 12345;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "Vnf_soc.h"
+#include "nf_tb_clock.h"
 #include "verilated.h"
 
 extern "C" {
@@ -21,18 +22,9 @@ int main(int argc, char **argv)
     Vnf_soc top;
     top.uart_rx = 1;
     top.uart_period = 16 << 4;
-    top.rst = 1;
     uint64_t cycle = 0;
-    auto tick = [&]() {
-        top.clk = 0;
-        top.eval();
-        top.clk = 1;
-        top.eval();
-        cycle++;
-    };
-    for (int i = 0; i < 8; i++)
-        tick();
-    top.rst = 0;
+    auto tick = [&]() { tb_tick(&top, cycle); };
+    tb_reset(&top, 8, tick);
     unsigned step = 0, leds = 0;  // no UART traffic: LED bits [2:0] are the program's
     while (cycle < kMaxCycles && !(leds & (kFailed | kDone)) && !top.trap) {
         tick();

@@ -20,16 +20,11 @@
 #include <utility>
 #include <vector>
 
-#include "Vnf_engine.h"
-#include "verilated.h"
-
-// nf_layout.h is C11: its layout checks use _Static_assert, which C++ spells static_assert.
-#define _Static_assert static_assert
+#include "nf_layout_cxx.h"
+#include "tb_engine_bus.h"
 extern "C" {
 #include "nf_engine_model.h"
-#include "nf_layout.h"
 }
-#undef _Static_assert
 
 #ifndef DIFF_MEM_BYTES
 #error "DIFF_MEM_BYTES, DIFF_MPT_ENTRIES, DIFF_MTT_ENTRIES, DIFF_USER_BASE must match the -G parameters"
@@ -57,8 +52,8 @@ struct Rng {
 struct Duo {
     VerilatedContext *ctx;
     Vnf_engine *rtl;
+    EngineBus bus{nullptr};      // clock and ports of rtl
     nfm_engine *model;
-    uint64_t cycles = 0;
     uint64_t seed;
     uint64_t op_no = 0;
     std::string op;               // what the current operation is, for reports
@@ -83,21 +78,10 @@ struct Duo {
         }
     }
 
-    void tick() {
-        rtl->clk = 1;
-        rtl->eval();
-        rtl->clk = 0;
-        rtl->eval();
-        cycles++;
-    }
+    void tick() { bus.tick(); }
 
     void reset() {
-        rtl->csr_valid = 0;
-        rtl->sys_valid = 0;
-        rtl->rst = 1;
-        tick();
-        tick();
-        rtl->rst = 0;
+        bus.reset();
         tick();
         nfm_engine_reset(model);
     }
@@ -114,44 +98,8 @@ struct Duo {
         printf("# DISAGREE seed=%" PRIu64 " op#%" PRIu64 " [%s]: %s\n", seed, op_no, op.c_str(), buf);
     }
 
-    // One PicoRV32-style access on the csr port: valid held until ready.
-    uint32_t rtl_csr(uint32_t off, uint32_t value, uint32_t wstrb) {
-        rtl->csr_valid = 1;
-        rtl->csr_addr = off & 0xFFF;
-        rtl->csr_wdata = value;
-        rtl->csr_wstrb = wstrb;
-        uint64_t waited = 0;
-        do {
-            tick();
-            if (++waited > kBusTimeout) {
-                timeouts++;
-                report("csr_ready never came for offset 0x%03x", off);
-                break;
-            }
-        } while (!rtl->csr_ready);
-        uint32_t data = rtl->csr_rdata;
-        rtl->csr_valid = 0;
-        return data;
-    }
-
-    uint32_t rtl_sys(uint32_t addr, uint32_t value, uint32_t wstrb) {
-        rtl->sys_valid = 1;
-        rtl->sys_addr = addr;
-        rtl->sys_wdata = value;
-        rtl->sys_wstrb = wstrb;
-        uint64_t waited = 0;
-        do {
-            tick();
-            if (++waited > kBusTimeout) {
-                timeouts++;
-                report("sys_ready never came for address 0x%08x", addr);
-                break;
-            }
-        } while (!rtl->sys_ready);
-        uint32_t data = rtl->sys_rdata;
-        rtl->sys_valid = 0;
-        return data;
-    }
+    uint32_t rtl_csr(uint32_t off, uint32_t value, uint32_t wstrb) { return bus.csr(off & 0xFFF, value, wstrb); }
+    uint32_t rtl_sys(uint32_t addr, uint32_t value, uint32_t wstrb) { return bus.sys(addr, value, wstrb); }
 
     void csr_write(uint32_t off, uint32_t value) {
         if (verbose)
@@ -171,14 +119,14 @@ struct Duo {
 
     // Waits until a status register's BUSY clears in the RTL alone; returns it.
     uint32_t rtl_wait(uint32_t off, const char *what) {
-        uint64_t t0 = cycles;
+        uint64_t t0 = bus.cyc;
         for (;;) {
             uint32_t a = rtl_csr(off, 0, 0);
             if (!NF_STATUS_WORD_BUSY_GET(a))
                 return a;
-            if (cycles - t0 > kBusyTimeout) {
+            if (bus.cyc - t0 > kBusyTimeout) {
                 timeouts++;
-                report("%s stayed BUSY for %" PRIu64 " cycles", what, cycles - t0);
+                report("%s stayed BUSY for %" PRIu64 " cycles", what, bus.cyc - t0);
                 return a;
             }
         }
@@ -193,15 +141,15 @@ struct Duo {
 
     // Waits until a status register's BUSY clears in the RTL, then compares it.
     uint32_t wait_status(uint32_t off, const char *what) {
-        uint64_t t0 = cycles;
+        uint64_t t0 = bus.cyc;
         uint32_t a;
         for (;;) {
             a = rtl_csr(off, 0, 0);
             if (!NF_STATUS_WORD_BUSY_GET(a))
                 break;
-            if (cycles - t0 > kBusyTimeout) {
+            if (bus.cyc - t0 > kBusyTimeout) {
                 timeouts++;
-                report("%s stayed BUSY for %" PRIu64 " cycles", what, cycles - t0);
+                report("%s stayed BUSY for %" PRIu64 " cycles", what, bus.cyc - t0);
                 break;
             }
         }
@@ -319,18 +267,23 @@ struct Stream {
         const uint32_t words[NFM_MPT_WORDS] = {w0, w1, (uint32_t)base, (uint32_t)(base >> 32), length, w5, w6};
         for (uint32_t k = 0; k < NFM_MPT_WORDS; k++)
             d.csr_write(NF_ENGINE_ENT_W0 + 4 * k, words[k]);
-        d.csr_write(NF_ENGINE_TBL_INDEX, mpt_index());
-        d.csr_write(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE);
-        d.wait_status(NF_ENGINE_TBL_STATUS, "TBL_STATUS");
-        tally(tbl_codes, NF_ENGINE_TBL_STATUS);
+        table_op(mpt_index(), NF_TBL_OP_MPT_WRITE, true);
         count[0]++;
+    }
+
+    // A table op on index: TBL_INDEX, TBL_CMD, wait until done; counts its result
+    // by code when counted.
+    void table_op(uint32_t index, uint32_t cmd, bool counted) {
+        d.csr_write(NF_ENGINE_TBL_INDEX, index);
+        d.csr_write(NF_ENGINE_TBL_CMD, cmd);
+        d.wait_status(NF_ENGINE_TBL_STATUS, "TBL_STATUS");
+        if (counted)
+            tally(tbl_codes, NF_ENGINE_TBL_STATUS);
     }
 
     void op_mpt_read() {
         begin("MPT_READ");
-        d.csr_write(NF_ENGINE_TBL_INDEX, mpt_index());
-        d.csr_write(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_READ);
-        d.wait_status(NF_ENGINE_TBL_STATUS, "TBL_STATUS");
+        table_op(mpt_index(), NF_TBL_OP_MPT_READ, false);
         for (uint32_t k = 0; k < NFM_MPT_WORDS; k++)
             d.csr_read(NF_ENGINE_ENT_W0 + 4 * k, "ENT_Wk");
         count[1]++;
@@ -338,22 +291,17 @@ struct Stream {
 
     void op_invalidate() {
         begin("MPT_INVALIDATE");
-        d.csr_write(NF_ENGINE_TBL_INDEX, mpt_index());
-        d.csr_write(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_INVALIDATE);
-        d.wait_status(NF_ENGINE_TBL_STATUS, "TBL_STATUS");
-        tally(tbl_codes, NF_ENGINE_TBL_STATUS);
+        table_op(mpt_index(), NF_TBL_OP_MPT_INVALIDATE, true);
         count[2]++;
     }
 
     void op_mtt() {
         bool write = rng.chance(70);
         begin(write ? "MTT_WRITE" : "MTT_READ");
-        d.csr_write(NF_ENGINE_TBL_INDEX, mtt_index());
+        uint32_t index = mtt_index();
         if (write)
             d.csr_write(NF_ENGINE_TBL_MTT_DATA, page_number());
-        d.csr_write(NF_ENGINE_TBL_CMD, write ? NF_TBL_OP_MTT_WRITE : NF_TBL_OP_MTT_READ);
-        d.wait_status(NF_ENGINE_TBL_STATUS, "TBL_STATUS");
-        tally(tbl_codes, NF_ENGINE_TBL_STATUS);
+        table_op(index, write ? NF_TBL_OP_MTT_WRITE : NF_TBL_OP_MTT_READ, true);
         d.csr_read(NF_ENGINE_TBL_MTT_DATA, "TBL_MTT_DATA");
         count[3]++;
     }
@@ -457,15 +405,20 @@ struct Stream {
         return a;
     }
 
-    void op_check() {
-        begin("CHECK");
-        Access a = token_access(4 * kPage);
+    // The CHK_* staging registers of a key check (CHK_CTRL starts it).
+    void write_check(const Access &a) {
         d.csr_write(NF_ENGINE_CHK_TOKEN, a.token);
         d.csr_write(NF_ENGINE_CHK_VA_LO, (uint32_t)a.va);
         d.csr_write(NF_ENGINE_CHK_VA_HI, (uint32_t)(a.va >> 32));
         d.csr_write(NF_ENGINE_CHK_LEN, a.len);
         d.csr_write(NF_ENGINE_CHK_ACCESS, a.access);
         d.csr_write(NF_ENGINE_CHK_PD, a.pd);
+    }
+
+    void op_check() {
+        begin("CHECK");
+        Access a = token_access(4 * kPage);
+        write_check(a);
         d.csr_write(NF_ENGINE_CHK_CTRL, 1);
         d.wait_status(NF_ENGINE_CHK_STATUS, "CHK_STATUS");
         tally(chk_codes, NF_ENGINE_CHK_STATUS);
@@ -682,12 +635,7 @@ struct Stream {
         write_side(NF_ENGINE_DMA_DST_MODE, dst);
         d.csr_write(NF_ENGINE_DMA_LEN, len);
         Access a = token_access(4 * kPage);
-        d.csr_write(NF_ENGINE_CHK_TOKEN, a.token);
-        d.csr_write(NF_ENGINE_CHK_VA_LO, (uint32_t)a.va);
-        d.csr_write(NF_ENGINE_CHK_VA_HI, (uint32_t)(a.va >> 32));
-        d.csr_write(NF_ENGINE_CHK_LEN, a.len);
-        d.csr_write(NF_ENGINE_CHK_ACCESS, a.access);
-        d.csr_write(NF_ENGINE_CHK_PD, a.pd);
+        write_check(a);
         d.chunks.clear();
         d.rtl_csr(NF_ENGINE_DMA_CTRL, 1, kAllStrobes);
         for (uint32_t n = rng.below(64); n > 0; n--)
@@ -882,15 +830,12 @@ int main(int argc, char **argv) {
     d.seed = seed;
     d.verbose = verbose;
     d.max_report = max_report;
-    d.rtl->clk = 0;
-    d.rtl->csr_valid = 0;
-    d.rtl->sys_valid = 0;
-    d.rtl->csr_addr = 0;
-    d.rtl->csr_wdata = 0;
-    d.rtl->csr_wstrb = 0;
-    d.rtl->sys_addr = 0;
-    d.rtl->sys_wdata = 0;
-    d.rtl->sys_wstrb = 0;
+    d.bus.m = d.rtl;
+    d.bus.bus_timeout = kBusTimeout;
+    d.bus.on_hang = [&d](const char *port, uint32_t addr) {
+        d.timeouts++;
+        d.report("%s_ready never came for 0x%08x", port, addr);
+    };
     d.reset();
     d.rtl_wait(NF_ENGINE_TBL_STATUS, "TBL_STATUS after reset");
 
@@ -923,7 +868,7 @@ int main(int argc, char **argv) {
     if (!strict)
         printf("# NOTE: not generated (docs/architecture.md leaves it open; --strict adds it): an MPT_WRITE\n"
                "#       shortening an entry while a DMA through it runs\n");
-    uint64_t start_cycles = d.cycles;
+    uint64_t start_cycles = d.bus.cyc;
     uint64_t stream_mismatches = s.run(ops);
     printf("%s - diff: %" PRIu64 " operations, %" PRIu64 " register/memory reads agree (seed %" PRIu64 ")\n",
            stream_mismatches == 0 ? "ok" : "not ok", ops, d.reads, seed);
@@ -932,7 +877,7 @@ int main(int argc, char **argv) {
            " poke %" PRIu64 " reset %" PRIu64 " dma+table-op %" PRIu64 " dma+check %" PRIu64 "; %" PRIu64
            " cycles\n",
            s.count[0], s.count[1], s.count[2], s.count[3], s.count[4], s.count[5], s.count[6], s.count[7],
-           s.count[8], s.count[9], s.count[10], s.count[11], s.count[12], d.cycles - start_cycles);
+           s.count[8], s.count[9], s.count[10], s.count[11], s.count[12], d.bus.cyc - start_cycles);
     const struct {
         const char *unit;
         const uint64_t *hist;

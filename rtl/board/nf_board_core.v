@@ -1,0 +1,51 @@
+// What every ECP5 board top shares: the board oscillator through the PLL to the system
+// clock, the reset, the UART bit period for the board's baud rate, and the SoC at the
+// sizes of one ULX3S profile. The tops name the pins and choose the numbers.
+`default_nettype none
+`include "nf_layout.vh"
+module nf_board_core #(
+    parameter integer OSC_HZ        = 25000000,   // board oscillator, Hz
+    parameter integer PLL_CLKI_DIV  = 5,          // PLL input divider (phase detector = OSC_HZ / this, >= 3.125 MHz)
+    parameter integer PLL_CLKFB_DIV = 8,          // PLL feedback divider: system clock = OSC_HZ / CLKI_DIV * this
+    parameter integer PLL_CLKOP_DIV = 15,         // PLL output divider: VCO = system clock * this (400..800 MHz)
+    parameter integer BAUD          = 3000000,    // UART bit rate, bit/s
+    parameter [0:0]   PROFILE_85K   = 1'b1,       // adapter sizes: 1 profile ULX3S_85K, 0 profile ULX3S_25K
+    // Firmware image ($readmemh words) of the CPU's RAM. The default is nf_soc's: Yosys
+    // elaborates every module with its defaults first, so it must name a file that exists.
+    parameter         FW_HEX        = "build/firmware/nf_fw.hex"
+) (
+    input  wire       clk_osc,
+    input  wire       uart_rx,     // host -> FPGA
+    output wire       uart_tx,     // FPGA -> host
+    output wire [7:0] leds         // active high; LED 7 also lit while the CPU is trapped
+);
+    localparam integer CLK_HZ = OSC_HZ / PLL_CLKI_DIV * PLL_CLKFB_DIV;
+    // The UART's bit period in clocks, 12.4 fixed point, rounded to the nearest
+    // (32-bit arithmetic: valid for clocks below 134 MHz).
+    localparam integer UART_PERIOD_FX = (CLK_HZ * (1 << `NF_SOC_UART_PERIOD_FRAC) + BAUD / 2) / BAUD;
+    localparam [15:0]  UART_PERIOD    = UART_PERIOD_FX[15:0];
+
+    wire clk, locked, rst;
+    nf_ecp5_pll #(.CLKI_DIV(PLL_CLKI_DIV), .CLKFB_DIV(PLL_CLKFB_DIV), .CLKOP_DIV(PLL_CLKOP_DIV))
+        pll (.clk_in(clk_osc), .clk_out(clk), .locked(locked));
+    nf_reset_sync reset_sync (.clk(clk), .locked(locked), .rst(rst));
+
+    wire trap;
+    wire [7:0] soc_leds;
+    nf_soc #(
+        .CLK_HZ(CLK_HZ), .FW_HEX(FW_HEX),
+        .FW_RAM_BYTES(PROFILE_85K ? `NF_PROFILE_ULX3S_85K_FW_RAM_BYTES : `NF_PROFILE_ULX3S_25K_FW_RAM_BYTES),
+        .MEM_BYTES(PROFILE_85K ? `NF_PROFILE_ULX3S_85K_MEM_BYTES : `NF_PROFILE_ULX3S_25K_MEM_BYTES),
+        .MPT_ENTRIES(PROFILE_85K ? `NF_PROFILE_ULX3S_85K_MPT_ENTRIES : `NF_PROFILE_ULX3S_25K_MPT_ENTRIES),
+        .MTT_ENTRIES(PROFILE_85K ? `NF_PROFILE_ULX3S_85K_MTT_ENTRIES : `NF_PROFILE_ULX3S_25K_MTT_ENTRIES),
+        .RX_SLOTS(PROFILE_85K ? `NF_PROFILE_ULX3S_85K_RX_SLOTS : `NF_PROFILE_ULX3S_25K_RX_SLOTS),
+        .TX_SLOTS(PROFILE_85K ? `NF_PROFILE_ULX3S_85K_TX_SLOTS : `NF_PROFILE_ULX3S_25K_TX_SLOTS)
+    ) soc (
+        .clk(clk), .rst(rst), .uart_rx(uart_rx), .uart_tx(uart_tx), .uart_period(UART_PERIOD),
+        .leds(soc_leds), .trap(trap)
+    );
+    // LEDs 0..2 as nf_soc drives them (RX, TX, link error or CPU trap); LED 7 lit while
+    // the CPU is trapped, so a firmware fault shows even if the firmware set LEDS.
+    assign leds = {trap | soc_leds[7], soc_leds[6:0]};
+endmodule
+`default_nettype wire
