@@ -76,7 +76,7 @@ py=$(python3 tools/nf_layout.py BOARD_ULX3S_85K_TOP BOARD_ULX3S_85K_CLK_HZ BOARD
 [ "$py" = "nf_board_ulx3s 40000000 ulx3s-85k ulx3s-25k ulx3s-45k ecp5-evn-85k " ]; ok $? "nf_layout.py: a board's top and clock, the boards ($py)"
 python3 - <<'PY'
 # The .lpf's oscillator FREQUENCY is osc_hz, the top exists, and the system clock its PLL
-# makes of the oscillator (OSC_HZ / PLL_CLKI_DIV * PLL_CLKFB_DIV) is clk_hz.
+# makes of the oscillator (OSC_HZ / PLL_CLKI_DIV * PLL_CLKFB_DIV, given to nf_board_core) is clk_hz.
 import re, sys, tomllib
 bad = []
 for b in tomllib.load(open("tools/layout.toml", "rb"))["board"]:
@@ -85,7 +85,8 @@ for b in tomllib.load(open("tools/layout.toml", "rb"))["board"]:
     if [float(m) * 1e6 for m in mhz] != [b["osc_hz"]]:
         bad.append("%s: %s FREQUENCY %s, osc_hz %d" % (b["name"], b["lpf"], mhz, b["osc_hz"]))
     top = open("rtl/board/%s.v" % b["top"]).read()
-    lp = dict(re.findall(r"localparam integer (\w+)\s*=\s*(\d+);", top))
+    # The top hands its oscillator and PLL settings to the shared board core: .NAME(value).
+    lp = dict(re.findall(r"\.(OSC_HZ|PLL_CLKI_DIV|PLL_CLKFB_DIV)\((\d+)\)", top))
     if not re.search(r"^module %s\b" % b["top"], top, re.M) or int(lp.get("OSC_HZ", 0)) != b["osc_hz"] or \
             int(lp.get("OSC_HZ", 0)) // int(lp.get("PLL_CLKI_DIV", 1)) * int(lp.get("PLL_CLKFB_DIV", 0)) != b["clk_hz"]:
         bad.append("%s: %s's OSC_HZ and PLL dividers do not make osc_hz %d -> clk_hz %d" % (
