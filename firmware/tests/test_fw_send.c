@@ -34,7 +34,8 @@ static int post(uint16_t op, uint32_t qpn, uint32_t wr_id, uint32_t flags, const
     struct nf_wr_hdr h = {qpn, wr_id, flags, 0};
     memcpy(b, &h, sizeof(h));
     memcpy(b + sizeof(h), body, blen);
-    memcpy(b + sizeof(h) + blen, sges, sizeof(*sges) * nsge);
+    if (nsge)
+        memcpy(b + sizeof(h) + blen, sges, sizeof(*sges) * nsge);
     tb_send_one(op, b, sizeof(h) + blen + sizeof(*sges) * nsge);
     return cqes(out, 2);
 }
