@@ -120,29 +120,6 @@ static void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m,
     r->status = NF_STATUS_SUCCESS;
 }
 
-uint32_t wr_inv_target(uint32_t pd, uint32_t token, uint32_t *status)
-{
-    uint32_t i = fw_mr_lookup(token);
-    *status = NF_STATUS_INVALID_PARAMETER;
-    if (i == FW_NO_INDEX)
-        return FW_NO_INDEX;
-    const struct fw_mr *mr = &fw_mrs[i];
-    if (mr->kind == NF_MPT_KIND_NORMAL) {
-        /* an NdkRegisterMr region is removed with NdkDeregisterMr, never invalidated */
-        *status = NF_STATUS_INVALID_DEVICE_STATE;
-        return FW_NO_INDEX;
-    }
-    if (mr->pd != pd) {
-        *status = NF_STATUS_ACCESS_VIOLATION;
-        return FW_NO_INDEX;
-    }
-    if (mr->state != NF_MPT_STATE_VALID) {
-        *status = NF_STATUS_INVALID_DEVICE_STATE; /* already invalid */
-        return FW_NO_INDEX;
-    }
-    return i;
-}
-
 void wr_invalidate(uint32_t index, struct wr_result *r)
 {
     /* Done means no later check grants and no DMA through the entry still runs. */

@@ -34,8 +34,30 @@ uint64_t wr_read_sges(uint32_t at, uint32_t nsge, uint64_t *addr, uint32_t *len,
 
 /* The MR an invalidation of token on a QP of PD pd may invalidate: its index, or
  * FW_NO_INDEX with *status saying why not (unknown token, an NdkRegisterMr region,
- * another PD, not VALID). wr_invalidate then invalidates it through the engine. */
-uint32_t wr_inv_target(uint32_t pd, uint32_t token, uint32_t *status);
+ * another PD, not VALID). wr_invalidate then invalidates it through the engine.
+ * Inline: INVALIDATE's path does not pay a call for it. */
+static inline uint32_t wr_inv_target(uint32_t pd, uint32_t token, uint32_t *status)
+{
+    uint32_t i = fw_mr_lookup(token);
+    *status = NF_STATUS_INVALID_PARAMETER;
+    if (i == FW_NO_INDEX)
+        return FW_NO_INDEX;
+    const struct fw_mr *mr = &fw_mrs[i];
+    if (mr->kind == NF_MPT_KIND_NORMAL) {
+        /* an NdkRegisterMr region is removed with NdkDeregisterMr, never invalidated */
+        *status = NF_STATUS_INVALID_DEVICE_STATE;
+        return FW_NO_INDEX;
+    }
+    if (mr->pd != pd) {
+        *status = NF_STATUS_ACCESS_VIOLATION;
+        return FW_NO_INDEX;
+    }
+    if (mr->state != NF_MPT_STATE_VALID) {
+        *status = NF_STATUS_INVALID_DEVICE_STATE; /* already invalid */
+        return FW_NO_INDEX;
+    }
+    return i;
+}
 void wr_invalidate(uint32_t index, struct wr_result *r);
 
 /* A failure completion: counted by status and by the engine's REFUSE code, and its QP
