@@ -213,17 +213,27 @@ void test_send_invalidate(void)
     struct nf_sge rs[1] = {{e.ub + 0x20000, 10, PRIV}}, gs[1] = {{e.ub + 0x10000, 64, PRIV}};
     struct nf_cqe c[2];
     receive(e.b, 610, rs, 1);
+    struct snap t0, t1;
+    snap_take(&t0);
     int n = send(NF_OP_WR_SEND_INVALIDATE, e.a, 611, 0, fast, gs, 1, c);
+    snap_take(&t1);
     OK(n == 2 && c[0].status == NF_STATUS_BUFFER_TOO_SMALL && c[1].status == NF_STATUS_CONNECTION_ABORTED &&
-           mpt_state(fast) == NF_MPT_STATE_VALID,
-       "SendAndInvalidate larger than the receive: BUFFER_TOO_SMALL, the token stays VALID");
+           mpt_state(fast) == NF_MPT_STATE_VALID && snap_same(&t0, &t1),
+       "SendAndInvalidate larger than the receive: BUFFER_TOO_SMALL, the token stays VALID, nothing written");
+    snap_free(&t0);
+    snap_free(&t1);
     reconnect_both(&e);
     struct nf_sge rs_ok[1] = {{e.ub + 0x20000, 100, PRIV}}, bad_g[1] = {{0x1000, 64, 0x00000101u}};
     receive(e.b, 612, rs_ok, 1);
+    struct snap s0, s1;
+    snap_take(&s0);
     n = send(NF_OP_WR_SEND_INVALIDATE, e.a, 613, 0, fast, bad_g, 1, c);
+    snap_take(&s1);
     OK(n == 2 && c[0].status == NF_STATUS_CONNECTION_ABORTED && c[1].status == NF_STATUS_ACCESS_VIOLATION &&
-           mpt_state(fast) == NF_MPT_STATE_VALID,
-       "SendAndInvalidate with a refused gather SGE: ACCESS_VIOLATION, the token stays VALID");
+           mpt_state(fast) == NF_MPT_STATE_VALID && snap_same(&s0, &s1),
+       "SendAndInvalidate with a refused gather SGE: ACCESS_VIOLATION, the token stays VALID, nothing written");
+    snap_free(&s0);
+    snap_free(&s1);
     reconnect_both(&e);
     /* Success: the token invalidated before the receive completes. */
     fill(e.ub + 0x10000, 64, 7);
