@@ -13,18 +13,20 @@ MODEL_BUILD := $(BUILD)/model
 FW_INC    := $(ROOT)/firmware/include
 ENGINE_MODEL_DIR := $(ROOT)/rtl/engine/model
 
-FW_CORE_SRCS := $(addprefix $(FW_DIR)/src/,fw_main.c fw_link.c fw_msg.c fw_wr.c fw_tables.c fw_state.c)
+FW_CORE_SRCS := $(addprefix $(FW_DIR)/src/,fw_main.c fw_link.c fw_msg.c fw_wr.c fw_send.c fw_tables.c fw_state.c)
 FW_TARGET_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/src/main.c $(FW_DIR)/src/start.c
 FW_HDRS := $(wildcard $(FW_DIR)/src/*.h) $(FW_INC)/nf_layout.h
 
 # RAM budget per profile: image (code, data, bss) + the key-table shadow the firmware
-# places after it at boot (FW_MR_BYTES per MPT entry) + the stack reserve at the top.
+# places after it at boot (FW_MR_BYTES per MPT entry) + the receive pool after that
+# (FW_RECV_BYTES per RECV_ENTRIES entry) + the stack reserve at the top.
 # The build fails unless that fits every profile's FW RAM. FW_RAM_MIN, when set,
 # replaces every profile's RAM size (used by the guard's own test).
 FW_STACK_RESERVE := 2048
 FW_MR_BYTES := 16
+FW_RECV_BYTES := 40
 FW_RAM_MIN :=
-FW_BUDGET := $(foreach p,$(NF_PROFILES),$(p):$(or $(FW_RAM_MIN),$(NF_PROFILE_$(p)_FW_RAM_BYTES)):$(NF_PROFILE_$(p)_MPT_ENTRIES))
+FW_BUDGET := $(foreach p,$(NF_PROFILES),$(p):$(or $(FW_RAM_MIN),$(NF_PROFILE_$(p)_FW_RAM_BYTES)):$(NF_PROFILE_$(p)_MPT_ENTRIES):$(NF_PROFILE_$(p)_RECV_ENTRIES))
 
 RV_CC      := riscv64-unknown-elf-gcc
 RV_OBJCOPY := riscv64-unknown-elf-objcopy
@@ -33,7 +35,7 @@ RV_NM      := riscv64-unknown-elf-nm
 RV_SPECS   := /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs
 RV_CFLAGS  := -march=rv32im -mabi=ilp32 --specs=$(RV_SPECS) -std=c11 -Wall -Wextra -Werror \
               -ffreestanding -ffunction-sections -fdata-sections -I$(FW_INC) -I$(FW_DIR)/src \
-              -DFW_STACK_RESERVE=$(FW_STACK_RESERVE) -DFW_MR_BYTES=$(FW_MR_BYTES)
+              -DFW_STACK_RESERVE=$(FW_STACK_RESERVE) -DFW_MR_BYTES=$(FW_MR_BYTES) -DFW_RECV_BYTES=$(FW_RECV_BYTES)
 RV_LDFLAGS := -nostartfiles -Wl,--gc-sections -Wl,--no-warn-rwx-segments -T $(FW_DIR)/link.ld
 
 .PHONY: firmware model test-firmware test-firmware-sim test-fuzz-firmware fuzz-firmware lint-firmware
@@ -43,7 +45,7 @@ firmware: $(FW_BUILD)/nf_fw.hex ## build the RISC-V firmware image
 # The files on the work-request path (link, messages, WRs, tables) are built -O2:
 # PicoRV32 spends ~6 clocks per instruction, so instruction count is the cost, and -O2
 # inlines the small helpers -Os keeps as calls (about 2 KiB more code). Boot code -Os.
-FW_HOT_SRCS := $(addprefix $(FW_DIR)/src/,fw_link.c fw_msg.c fw_wr.c fw_tables.c)
+FW_HOT_SRCS := $(addprefix $(FW_DIR)/src/,fw_link.c fw_msg.c fw_wr.c fw_send.c fw_tables.c)
 FW_COLD_SRCS := $(filter-out $(FW_HOT_SRCS),$(FW_TARGET_SRCS))
 FW_HOT_OPT := -O2
 FW_COLD_OPT := -Os
@@ -65,9 +67,9 @@ $(FW_BUILD)/nf_fw.hex: $(FW_BUILD)/nf_fw.bin $(FW_DIR)/tools/bin2hex.py
 	@$(RV_SIZE) $(FW_BUILD)/nf_fw.elf
 	@end=$$(( 0x$$($(RV_NM) $(FW_BUILD)/nf_fw.elf | awk '$$3 == "_end" { print $$1 }') )); \
 	 end=$$(( (end + $(FW_MR_BYTES) - 1) / $(FW_MR_BYTES) * $(FW_MR_BYTES) )); bad=0; \
-	 for b in $(FW_BUDGET); do IFS=: read -r name ram mpt <<< "$$b"; ram=$$(( ram )); mpt=$$(( mpt )); \
-	   need=$$(( end + mpt * $(FW_MR_BYTES) + $(FW_STACK_RESERVE) )); \
-	   echo "firmware: $$name: image $$end + key-table shadow $$(( mpt * $(FW_MR_BYTES) )) + stack $(FW_STACK_RESERVE) = $$need of $$ram bytes of FW RAM"; \
+	 for b in $(FW_BUDGET); do IFS=: read -r name ram mpt recv <<< "$$b"; ram=$$(( ram )); mpt=$$(( mpt )); recv=$$(( recv )); \
+	   need=$$(( end + mpt * $(FW_MR_BYTES) + recv * $(FW_RECV_BYTES) + $(FW_STACK_RESERVE) )); \
+	   echo "firmware: $$name: image $$end + key-table shadow $$(( mpt * $(FW_MR_BYTES) )) + receive pool $$(( recv * $(FW_RECV_BYTES) )) + stack $(FW_STACK_RESERVE) = $$need of $$ram bytes of FW RAM"; \
 	   if [ $$need -gt $$ram ]; then echo "firmware: does not fit the $$name profile's $$ram bytes of FW RAM" >&2; bad=1; fi; \
 	 done; if [ $$bad = 1 ]; then rm -f $@; exit 1; fi
 
@@ -84,7 +86,7 @@ $(MODEL_BUILD)/nfmodel: $(FW_HOST_SRCS) $(FW_DIR)/host/nfmodel.c $(FW_HOST_HDRS)
 
 # The unit tests: cases in test_fw*.c, requests and main in fw_test.c, the host side of
 # the link in tb.c.
-FW_TEST_SRCS := $(addprefix $(FW_DIR)/tests/,fw_test.c test_fw.c test_fw_mr.c test_fw_wr.c tb.c)
+FW_TEST_SRCS := $(addprefix $(FW_DIR)/tests/,fw_test.c test_fw.c test_fw_mr.c test_fw_wr.c test_fw_send.c tb.c)
 FW_TB_HDRS := $(FW_DIR)/tests/tb.h $(FW_DIR)/tests/fw_test.h $(ROOT)/tests/tap.h
 
 $(MODEL_BUILD)/test_fw: $(FW_HOST_SRCS) $(FW_TEST_SRCS) $(FW_TB_HDRS) $(FW_HOST_HDRS)

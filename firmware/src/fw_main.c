@@ -87,6 +87,7 @@ void fw_init(void)
     fw_cfg.profile = find_profile();
     fw_cfg.eng_wait_max = eng_wait_max();
     fw_cfg.max_frmr_pages = max_frmr_pages();
+    fw_cfg.recv_entries = fw_recv_place();
     fw_stats = (struct fw_stats){0};
     fw_rng_seed(hal_cycles());
     fw_tables_init();

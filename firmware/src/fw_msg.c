@@ -75,11 +75,17 @@ static uint32_t reply_bytes(uint32_t op, uint32_t m, uint32_t mlen)
         return NF_MSG_HDR_SIZE + NF_MR_CREATE_REP_SIZE;
     case NF_OP_QP_CREATE:
         return NF_MSG_HDR_SIZE + NF_QP_CREATE_REP_SIZE;
+    case NF_OP_QP_FLUSH:
+        return NF_MSG_HDR_SIZE + NF_QP_FLUSH_REP_SIZE;
     case NF_OP_WR_FAST_REGISTER:
     case NF_OP_WR_INVALIDATE:
     case NF_OP_WR_READ:
     case NF_OP_WR_WRITE:
+    case NF_OP_WR_RECEIVE:
         return NF_MSG_HDR_SIZE + NF_CQE_SIZE;
+    case NF_OP_WR_SEND:
+    case NF_OP_WR_SEND_INVALIDATE:
+        return 2u * (NF_MSG_HDR_SIZE + NF_CQE_SIZE); /* the receive's CQE, then the Send's */
     default:
         return NF_MSG_HDR_SIZE;
     }
@@ -358,9 +364,11 @@ static uint32_t do_qp_create(uint32_t m, uint32_t mlen, uint32_t *qpn)
     if (mlen < NF_MSG_HDR_SIZE + NF_QP_CREATE_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
     uint32_t pd = mem_rd(BODY(m, NF_QP_CREATE_REQ_PD_OFF));
-    if (pd == 0 || pd > PD_MAX)
+    uint32_t rq_depth = mem_rd(BODY(m, NF_QP_CREATE_REQ_RQ_DEPTH_OFF));
+    uint32_t max_recv_sge = mem_rd(BODY(m, NF_QP_CREATE_REQ_MAX_RECV_SGE_OFF));
+    if (pd == 0 || pd > PD_MAX || rq_depth > NF_ADAPTER_MAX_RQ_DEPTH || max_recv_sge > NF_ADAPTER_MAX_RECV_SGE)
         return NF_STATUS_INVALID_PARAMETER;
-    return fw_qp_alloc(pd, qpn);
+    return fw_qp_alloc(pd, rq_depth, max_recv_sge, qpn); /* the receive pool reserves rq_depth */
 }
 
 static uint32_t do_qp_connect(uint32_t m, uint32_t mlen)
@@ -378,12 +386,14 @@ static uint32_t do_qp_connect(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-/* QP_DISCONNECT (back to RESET), QP_FLUSH and QP_DESTROY (freed). NdkFlush: messages
- * run in arrival order, so every WR posted before the flush has executed (and
- * reported) by now; from here on the QP is in ERROR and every WR on it completes
- * CANCELLED without touching the tables, until QP_DISCONNECT or QP_DESTROY. A QP that
- * is not connected has nothing to flush and stays as it is. */
-static uint32_t do_qp_state(uint32_t op, uint32_t m, uint32_t mlen)
+/* QP_DISCONNECT (back to RESET, pending receives kept), QP_FLUSH and QP_DESTROY
+ * (freed, its receive reservation back to the pool). NdkFlush: messages run in arrival
+ * order, so every WR posted before the flush has executed (and reported) by now; from
+ * here on the QP is in ERROR and every WR on it completes CANCELLED without touching the
+ * tables, until QP_DISCONNECT or QP_DESTROY. A QP that is not connected stays as it is.
+ * In every state the flush drops the pending receives and says how many (*cancelled):
+ * the host completes its oldest that many CANCELLED. */
+static uint32_t do_qp_state(uint32_t op, uint32_t m, uint32_t mlen, uint32_t *cancelled)
 {
     uint32_t q = qp_arg(m, mlen);
     if (q == FW_NO_INDEX)
@@ -392,12 +402,15 @@ static uint32_t do_qp_state(uint32_t op, uint32_t m, uint32_t mlen)
     if (op == NF_OP_QP_FLUSH) {
         if (qp->state == FW_QP_CONNECTED)
             qp->state = FW_QP_ERROR;
+        *cancelled = fw_rq_flush(qp);
         return NF_STATUS_SUCCESS;
     }
-    qp->state = op == NF_OP_QP_DESTROY ? FW_QP_FREE : FW_QP_RESET;
+    if (op == NF_OP_QP_DESTROY) {
+        fw_qp_free(q);
+        return NF_STATUS_SUCCESS;
+    }
+    qp->state = FW_QP_RESET;
     qp->peer_qpn = 0;
-    if (op == NF_OP_QP_DESTROY)
-        qp->pd = 0;
     return NF_STATUS_SUCCESS;
 }
 
@@ -432,7 +445,7 @@ static void handle(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t
 {
     uint32_t rep[2] = {0, 0};
     uint32_t st, n = 0;
-    if (op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_WRITE - NF_OP_WR_FAST_REGISTER) {
+    if (op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_RECEIVE - NF_OP_WR_FAST_REGISTER) {
         fw_wr_process(op, m, mlen, f); /* counts its own */
         return;
     }
@@ -455,9 +468,12 @@ static void handle(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t
         n = NF_MR_CREATE_REP_SIZE / 4u;
         break;
     case NF_OP_QP_DISCONNECT:
-    case NF_OP_QP_FLUSH:
     case NF_OP_QP_DESTROY:
-        st = do_qp_state(op, m, mlen);
+        st = do_qp_state(op, m, mlen, &rep[0]);
+        break;
+    case NF_OP_QP_FLUSH:
+        st = do_qp_state(op, m, mlen, &rep[NF_QP_FLUSH_REP_CANCELLED_OFF / 4u]);
+        n = NF_QP_FLUSH_REP_SIZE / 4u;
         break;
     case NF_OP_QP_CREATE:
         st = do_qp_create(m, mlen, &rep[NF_QP_CREATE_REP_QPN_OFF / 4u]);
@@ -522,7 +538,9 @@ static __attribute__((noinline)) void msg_walk(struct fw_frame *f, uint32_t from
 
 /* The work-request ops are consecutive in the layout: one range check names them. */
 _Static_assert(NF_OP_WR_INVALIDATE == NF_OP_WR_FAST_REGISTER + 1 && NF_OP_WR_READ == NF_OP_WR_FAST_REGISTER + 2 &&
-                   NF_OP_WR_WRITE == NF_OP_WR_FAST_REGISTER + 3,
+                   NF_OP_WR_WRITE == NF_OP_WR_FAST_REGISTER + 3 && NF_OP_WR_SEND == NF_OP_WR_FAST_REGISTER + 4 &&
+                   NF_OP_WR_SEND_INVALIDATE == NF_OP_WR_FAST_REGISTER + 5 &&
+                   NF_OP_WR_RECEIVE == NF_OP_WR_FAST_REGISTER + 6,
                "work-request ops are consecutive");
 
 void fw_msg_process(struct fw_frame *f)
@@ -536,7 +554,7 @@ void fw_msg_process(struct fw_frame *f)
         uint32_t w0 = mem_rd(f->addr);
         uint32_t op = msg_op(w0);
         if (msg_len(w0) == len && !(len % MSG_ALIGN) &&
-            op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_WRITE - NF_OP_WR_FAST_REGISTER) {
+            op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_RECEIVE - NF_OP_WR_FAST_REGISTER) {
             f->done = len;
             fw_wr_process(op, f->addr, len, f);
             return;

@@ -14,6 +14,7 @@ struct fw_cfg {
     uint32_t eng_wait_max; /* cycles an engine operation may take at most (fw_main.c), then it has failed */
     uint32_t mpt_entries, mtt_entries, max_frmr_pages;
     uint32_t rx_slots, tx_slots;
+    uint32_t recv_entries; /* receive pool (fw_tables.c) */
     uint32_t profile; /* NF_PROFILE_*_INDEX whose sizes these are, or NF_PROFILE_NONE */
 };
 

@@ -5,12 +5,16 @@
 
 struct fw_mr *fw_mrs;
 struct fw_qp fw_qps[FW_QP_CAP];
+struct fw_recv *fw_recvs;
 
 /* Free key-table entries form a FIFO so a freed index (and its key byte) is reused as
  * late as possible; entries holding an MTT range form a list ordered by mtt_base. */
 static uint32_t free_head = FW_NO_INDEX, free_tail = FW_NO_INDEX;
 static uint32_t mtt_head = FW_NO_INDEX;
 uint32_t fw_eng_wait_acc;
+/* Receive pool: free entries in a list; the QPs' reservations add up to at most the
+ * pool, so a QP within its reservation always finds a free entry. */
+static uint32_t recv_free = FW_NO_INDEX, recv_reserved;
 
 uint32_t fw_eng_wait_busy(uint32_t status_off)
 {
@@ -269,6 +273,27 @@ uint32_t fw_tables_place(void)
 #endif
 }
 
+/* After the key-table shadow: the profile's RECV_ENTRIES (FW_RECV_DEFAULT without a
+ * matching profile), fewer if the RAM below the stack reserve cannot hold them. */
+uint32_t fw_recv_place(void)
+{
+    uint32_t want = fw_cfg.profile == NF_PROFILE_NONE ? FW_RECV_DEFAULT : 0u;
+#define RECV_OF(name, index) want = fw_cfg.profile == (index) ? NF_PROFILE_##name##_RECV_ENTRIES : want;
+    NF_PROFILE_LIST(RECV_OF)
+#undef RECV_OF
+#ifdef NF_HOST_BUILD
+    static struct fw_recv host_recvs[NF_PROFILE_SIM_RECV_ENTRIES];
+    fw_recvs = host_recvs;
+    uint32_t fit = NF_PROFILE_SIM_RECV_ENTRIES;
+#else
+    uint32_t start = (uint32_t)(uintptr_t)(fw_mrs + fw_cfg.mpt_entries);
+    uint32_t ram = sys_rd(NF_SYS_FW_RAM_BYTES);
+    fw_recvs = (struct fw_recv *)(uintptr_t)start;
+    uint32_t fit = ram < start + FW_STACK_RESERVE ? 0u : (ram - start - FW_STACK_RESERVE) / sizeof(struct fw_recv);
+#endif
+    return want < fit ? want : fit;
+}
+
 /* Boot: every entry and QP zero (key bytes included), then the reset below. */
 void fw_tables_init(void)
 {
@@ -299,24 +324,77 @@ void fw_tables_reset(void)
         free_push(i);
     }
     for (uint32_t q = 0; q < FW_QP_CAP; q++) {
-        fw_qps[q].state = FW_QP_FREE;
-        fw_qps[q].pd = 0;
-        fw_qps[q].peer_qpn = 0;
+        uint8_t gen = fw_qps[q].gen;
+        fw_qps[q] = (struct fw_qp){0};
+        fw_qps[q].gen = gen; /* FW_QP_FREE, no reservation; a stale qpn stays stale */
+    }
+    recv_reserved = 0;
+    recv_free = FW_NO_INDEX;
+    for (uint32_t i = fw_cfg.recv_entries; i-- > 0;) {
+        fw_recvs[i].link = (uint16_t)recv_free;
+        recv_free = i;
     }
 }
 
-uint32_t fw_qp_alloc(uint32_t pd, uint32_t *qpn)
+uint32_t fw_qp_alloc(uint32_t pd, uint32_t rq_depth, uint32_t max_recv_sge, uint32_t *qpn)
 {
+    if (rq_depth > fw_cfg.recv_entries - recv_reserved)
+        return NF_STATUS_INSUFFICIENT_RESOURCES; /* the pool cannot reserve that many */
     for (uint32_t q = 0; q < FW_QP_CAP; q++) {
         struct fw_qp *qp = &fw_qps[q];
         if (qp->state != FW_QP_FREE)
             continue;
-        qp->gen = qp->gen == UINT8_MAX ? 1u : (uint8_t)(qp->gen + 1u); /* gen 0 never names a QP */
+        uint8_t gen = qp->gen == UINT8_MAX ? 1u : (uint8_t)(qp->gen + 1u); /* gen 0 never names a QP */
+        *qp = (struct fw_qp){0};
+        qp->gen = gen;
         qp->state = FW_QP_RESET;
         qp->pd = (uint16_t)pd;
-        qp->peer_qpn = 0;
+        qp->rq_depth = (uint8_t)rq_depth;
+        qp->max_recv_sge = (uint8_t)max_recv_sge;
+        recv_reserved += rq_depth;
         *qpn = (uint32_t)qp->gen << FW_QPN_GEN_SHIFT | q;
         return NF_STATUS_SUCCESS;
     }
     return NF_STATUS_INSUFFICIENT_RESOURCES;
+}
+
+void fw_qp_free(uint32_t q)
+{
+    struct fw_qp *qp = &fw_qps[q];
+    (void)fw_rq_flush(qp);
+    recv_reserved -= qp->rq_depth;
+    uint8_t gen = qp->gen;
+    *qp = (struct fw_qp){0};
+    qp->gen = gen;
+}
+
+uint32_t fw_rq_flush(struct fw_qp *qp)
+{
+    uint32_t n = qp->rq_count;
+    while (qp->rq_count)
+        fw_rq_pop(qp);
+    return n;
+}
+
+struct fw_recv *fw_rq_push(struct fw_qp *qp)
+{
+    uint32_t i = recv_free;
+    struct fw_recv *rv = &fw_recvs[i];
+    recv_free = rv->link;
+    rv->link = FW_NO_INDEX;
+    if (qp->rq_count++)
+        fw_recvs[qp->rq_tail].link = (uint16_t)i;
+    else
+        qp->rq_head = (uint16_t)i;
+    qp->rq_tail = (uint16_t)i;
+    return rv;
+}
+
+void fw_rq_pop(struct fw_qp *qp)
+{
+    uint32_t i = qp->rq_head;
+    qp->rq_head = fw_recvs[i].link;
+    qp->rq_count--;
+    fw_recvs[i].link = (uint16_t)recv_free;
+    recv_free = i;
 }

@@ -54,14 +54,42 @@ struct fw_qp {
     uint8_t gen; /* bumped on reuse so a stale qpn never names a new QP */
     uint16_t pd;
     uint32_t peer_qpn;
+    /* Receive queue: rq_depth pool entries reserved at QP_CREATE, rq_count of them
+     * pending as a FIFO (rq_head oldest, linked through fw_recv.link). */
+    uint8_t rq_depth, rq_count, max_recv_sge, pad;
+    uint16_t rq_head, rq_tail;
 };
+_Static_assert(NF_ADAPTER_MAX_RQ_DEPTH <= UINT8_MAX && NF_ADAPTER_MAX_RECV_SGE <= UINT8_MAX,
+               "the receive-queue sizes of a QP fit its byte fields");
+
+/* One posted receive: its SGEs are stored as posted and checked by the engine only when
+ * a Send fills them. The pool is placed at boot after the key-table shadow, sized by
+ * the profile's RECV_ENTRIES (firmware.mk counts FW_RECV_BYTES per entry). */
+struct fw_recv_sge {
+    uint32_t addr_lo, addr_hi, len, token;
+};
+struct fw_recv {
+    uint32_t wr_id;
+    uint16_t link; /* next in its QP's FIFO, or in the free list */
+    uint16_t nsge;
+    struct fw_recv_sge sge[NF_ADAPTER_MAX_RECV_SGE];
+};
+#ifdef FW_RECV_BYTES
+_Static_assert(sizeof(struct fw_recv) == FW_RECV_BYTES, "firmware.mk FW_RECV_BYTES");
+#endif
+/* Without a matching profile, the pool holds this many entries (if RAM allows). */
+#define FW_RECV_DEFAULT (2u * NF_ADAPTER_MAX_RQ_DEPTH)
 
 extern struct fw_mr *fw_mrs; /* fw_cfg.mpt_entries entries */
 extern struct fw_qp fw_qps[FW_QP_CAP];
+extern struct fw_recv *fw_recvs; /* fw_cfg.recv_entries entries */
 
 /* Boot: place the key-table shadow, returning how many entries fit; then, with
  * fw_cfg.mpt_entries set, clear every entry and QP. */
 uint32_t fw_tables_place(void);
+/* Boot, once fw_cfg.mpt_entries and fw_cfg.profile are known: place the receive pool
+ * after the key-table shadow, returning how many entries it has. */
+uint32_t fw_recv_place(void);
 void fw_tables_init(void);
 void fw_tables_reset(void);              /* free every MR and QP (ADAPTER_RESET) */
 /* Wait for an engine operation; returns STATUS_WORD. Inline: the operation is almost
@@ -145,7 +173,21 @@ static inline uint32_t fw_qp_lookup(uint32_t qpn)
         return FW_NO_INDEX;
     return q;
 }
-uint32_t fw_qp_alloc(uint32_t pd, uint32_t *qpn);
+/* A QP with rq_depth receive entries reserved from the pool (the caller checked the
+ * limits); STATUS (INSUFFICIENT_RESOURCES: table full or pool short). */
+uint32_t fw_qp_alloc(uint32_t pd, uint32_t rq_depth, uint32_t max_recv_sge, uint32_t *qpn);
+/* QP_DESTROY: drop its receives, give its reservation back, free the entry. */
+void fw_qp_free(uint32_t q);
+/* Drop every pending receive of the QP (back to its reservation); how many. */
+uint32_t fw_rq_flush(struct fw_qp *qp);
+/* Append a receive to the QP's FIFO (the caller checked rq_count < rq_depth). */
+struct fw_recv *fw_rq_push(struct fw_qp *qp);
+/* The oldest pending receive (rq_count > 0), and its removal. */
+static inline struct fw_recv *fw_rq_head(const struct fw_qp *qp)
+{
+    return &fw_recvs[qp->rq_head];
+}
+void fw_rq_pop(struct fw_qp *qp);
 
 
 #endif

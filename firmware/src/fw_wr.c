@@ -1,4 +1,5 @@
-/* Work requests on a QP: fast register, invalidate, RDMA Read and Write. Each one ends
+/* Work requests on a QP: fast register, invalidate, RDMA Read and Write (Send,
+ * SendAndInvalidate and Receive: fw_send.c, dispatched from here). Each one ends
  * in a CQE (unless NDK_OP_FLAG_SILENT_SUCCESS and it succeeded). Requests run one
  * after another in arrival order and every DMA has finished before the next request
  * starts, so NDK_OP_FLAG_READ_FENCE holds without doing anything. Every validation
@@ -8,9 +9,10 @@
 #include "fw_wr.h"
 #include "fw_state.h"
 #include "fw_tables.h"
+#include "fw_wr_int.h"
 #include "hal.h"
 
-#define BODY(m, off) ((m) + NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + (off))
+#define BODY(m, off) WR_BODY(m, off)
 #define PAGE_OFFSET_MASK (NF_ADAPTER_PAGE_SIZE - 1u)
 #define PAGE_LIST_ENTRY_BYTES 8u
 
@@ -34,10 +36,6 @@ static const uint8_t fr_rights[16] = {
 _Static_assert((NF_MPT_W0_LOCAL_WRITE_MASK | NF_MPT_W0_REMOTE_READ_MASK | NF_MPT_W0_REMOTE_WRITE_MASK |
                 NF_MPT_W0_READ_SINK_MASK) <= 0xFFu,
                "fr_rights holds the rights bits in a byte");
-
-struct wr_result {
-    uint32_t status, bytes, refuse;
-};
 
 static void rd64_lo_hi(uint32_t at, uint64_t *v)
 {
@@ -122,47 +120,40 @@ static void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m,
     r->status = NF_STATUS_SUCCESS;
 }
 
-static void do_invalidate(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
+void wr_invalidate(uint32_t index, struct wr_result *r)
 {
-    r->status = NF_STATUS_INVALID_PARAMETER;
-    if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE)
-        return;
-    uint32_t i = fw_mr_lookup(mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF)));
-    if (i == FW_NO_INDEX || (flags & ~(uint32_t)NF_KNOWN_FLAGS_INVALIDATE))
-        return;
-    struct fw_mr *mr = &fw_mrs[i];
-    if (mr->kind == NF_MPT_KIND_NORMAL) {
-        /* an NdkRegisterMr region is removed with NdkDeregisterMr, never invalidated */
-        r->status = NF_STATUS_INVALID_DEVICE_STATE;
-        return;
-    }
-    if (mr->pd != qp->pd) {
-        r->status = NF_STATUS_ACCESS_VIOLATION;
-        return;
-    }
-    if (mr->state != NF_MPT_STATE_VALID) {
-        r->status = NF_STATUS_INVALID_DEVICE_STATE; /* already invalid */
-        return;
-    }
     /* Done means no later check grants and no DMA through the entry still runs. */
-    uint32_t code = fw_mpt_invalidate(i);
+    uint32_t code = fw_mpt_invalidate(index);
     if (code != NF_REFUSE_OK) {
         r->status = NF_STATUS_INTERNAL_ERROR;
         r->refuse = code;
         return;
     }
-    mr->state = NF_MPT_STATE_INVALID;
+    fw_mrs[index].state = NF_MPT_STATE_INVALID;
     r->status = NF_STATUS_SUCCESS;
 }
 
-static void local_side(struct fw_dma_side *s, uint64_t addr, uint32_t token, uint32_t pd, uint32_t access)
+static void do_invalidate(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
 {
-    s->addr = addr;
-    s->token = token;
-    s->pd = pd;
-    s->access = access;
-    /* The privileged token names an adapter logical address (local access only). */
-    s->mode = token == NF_ADAPTER_PRIVILEGED_TOKEN ? NF_DMA_MODE_LOGICAL : NF_DMA_MODE_TOKEN;
+    r->status = NF_STATUS_INVALID_PARAMETER;
+    if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE || (flags & ~(uint32_t)NF_KNOWN_FLAGS_INVALIDATE))
+        return;
+    uint32_t i = wr_inv_target(qp->pd, mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF)), &r->status);
+    if (i != FW_NO_INDEX)
+        wr_invalidate(i, r);
+}
+
+uint64_t wr_read_sges(uint32_t at, uint32_t nsge, uint64_t *addr, uint32_t *len, uint32_t *token)
+{
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < nsge; k++) {
+        uint32_t s = at + k * NF_SGE_SIZE;
+        rd64_lo_hi(s + NF_SGE_ADDR_OFF, &addr[k]);
+        len[k] = mem_rd(s + NF_SGE_LEN_OFF);
+        token[k] = mem_rd(s + NF_SGE_TOKEN_OFF);
+        total += len[k];
+    }
+    return total;
 }
 
 static void do_rdma(const struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
@@ -190,22 +181,14 @@ static void do_rdma(const struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_
     /* Read every SGE first: a malformed list fails before any byte moves. */
     uint64_t sge_addr[NF_ADAPTER_MAX_SGE];
     uint32_t sge_len[NF_ADAPTER_MAX_SGE], sge_token[NF_ADAPTER_MAX_SGE];
-    uint64_t total = 0;
-    for (uint32_t k = 0; k < nsge; k++) {
-        uint32_t s = BODY(m, NF_WR_RDMA_SIZE + k * NF_SGE_SIZE);
-        rd64_lo_hi(s + NF_SGE_ADDR_OFF, &sge_addr[k]);
-        sge_len[k] = mem_rd(s + NF_SGE_LEN_OFF);
-        sge_token[k] = mem_rd(s + NF_SGE_TOKEN_OFF);
-        total += sge_len[k];
-    }
-    if (total > 0xFFFFFFFFu)
+    if (wr_read_sges(BODY(m, NF_WR_RDMA_SIZE), nsge, sge_addr, sge_len, sge_token) > 0xFFFFFFFFu)
         return;
     int is_write = op == NF_OP_WR_WRITE;
     uint64_t off = 0;
     r->status = NF_STATUS_SUCCESS;
     for (uint32_t k = 0; k < nsge; k++) {
         struct fw_dma_side local, remote;
-        local_side(&local, sge_addr[k], sge_token[k], qp->pd,
+        wr_local_side(&local, sge_addr[k], sge_token[k], qp->pd,
                    is_write ? NF_ACCESS_LOCAL_READ : NF_ACCESS_LOCAL_WRITE);
         remote.mode = NF_DMA_MODE_TOKEN;
         remote.token = remote_token;
@@ -232,20 +215,26 @@ static void do_rdma(const struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_
 _Static_assert(NF_STAT_OP_WR_INVALIDATE == NF_STAT_OP_WR_FAST_REGISTER + 1 &&
                    NF_STAT_OP_WR_READ == NF_STAT_OP_WR_FAST_REGISTER + 2 &&
                    NF_STAT_OP_WR_WRITE == NF_STAT_OP_WR_FAST_REGISTER + 3 &&
+                   NF_STAT_OP_WR_SEND == NF_STAT_OP_WR_FAST_REGISTER + 4 &&
+                   NF_STAT_OP_WR_SEND_INVALIDATE == NF_STAT_OP_WR_FAST_REGISTER + 5 &&
+                   NF_STAT_OP_WR_RECEIVE == NF_STAT_OP_WR_FAST_REGISTER + 6 &&
                    NF_OP_WR_INVALIDATE == NF_OP_WR_FAST_REGISTER + 1 && NF_OP_WR_READ == NF_OP_WR_FAST_REGISTER + 2 &&
-                   NF_OP_WR_WRITE == NF_OP_WR_FAST_REGISTER + 3,
+                   NF_OP_WR_WRITE == NF_OP_WR_FAST_REGISTER + 3 && NF_OP_WR_SEND == NF_OP_WR_FAST_REGISTER + 4 &&
+                   NF_OP_WR_SEND_INVALIDATE == NF_OP_WR_FAST_REGISTER + 5 &&
+                   NF_OP_WR_RECEIVE == NF_OP_WR_FAST_REGISTER + 6,
                "work-request ops and their counters are consecutive");
 /* The REFUSE code is a 4-bit field: refuse_codes has one counter per value. */
 _Static_assert(NF_STATS_REFUSE_CODES_COUNT == 1u << NF_STATUS_WORD_CODE_WIDTH, "one counter per REFUSE code");
+
+/* The CQE's NDK_OP of each work request, by op - NF_OP_WR_FAST_REGISTER. */
+static const uint8_t wr_op_type[] = {NF_NDK_OP_FAST_REGISTER, NF_NDK_OP_INVALIDATE, NF_NDK_OP_READ, NF_NDK_OP_WRITE,
+                                     NF_NDK_OP_SEND,          NF_NDK_OP_SEND,       NF_NDK_OP_RECEIVE};
+_Static_assert(sizeof(wr_op_type) == NF_OP_WR_RECEIVE - NF_OP_WR_FAST_REGISTER + 1u, "one NDK_OP per work request");
 
 void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame *f)
 {
     uint32_t qpn = 0, wr_id = 0, flags = 0, q = FW_NO_INDEX;
     struct wr_result r = {NF_STATUS_INVALID_PARAMETER, 0, 0};
-    uint32_t op_type = op == NF_OP_WR_FAST_REGISTER ? NF_NDK_OP_FAST_REGISTER
-                       : op == NF_OP_WR_INVALIDATE  ? NF_NDK_OP_INVALIDATE
-                       : op == NF_OP_WR_READ        ? NF_NDK_OP_READ
-                                                    : NF_NDK_OP_WRITE;
     if (mlen >= NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE) {
         hal_win h = mem_win(m + NF_MSG_HDR_SIZE);
         qpn = win_rd(h, NF_WR_HDR_QPN_OFF);
@@ -256,43 +245,31 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame
             r.status = NF_STATUS_INVALID_PARAMETER;
         } else if (fw_qps[q].state == FW_QP_ERROR) {
             r.status = NF_STATUS_CANCELLED;
-        } else if (fw_qps[q].state != FW_QP_CONNECTED) {
+        } else if (fw_qps[q].state != FW_QP_CONNECTED && op != NF_OP_WR_RECEIVE) {
+            /* a receive may be posted before the QP connects (consumers do) */
             r.status = NF_STATUS_CONNECTION_INVALID;
         } else if (op == NF_OP_WR_FAST_REGISTER) {
             do_fast_register(&fw_qps[q], flags, m, mlen, &r);
         } else if (op == NF_OP_WR_INVALIDATE) {
             do_invalidate(&fw_qps[q], flags, m, mlen, &r);
-        } else {
+        } else if (op <= NF_OP_WR_WRITE) {
             do_rdma(&fw_qps[q], op, flags, m, mlen, &r);
+        } else if (op == NF_OP_WR_RECEIVE) {
+            wr_receive(&fw_qps[q], wr_id, flags, m, mlen, &r);
+        } else {
+            wr_send(f, &fw_qps[q], op, flags, m, mlen, &r);
         }
     }
     fw_stats.wr_count++;
     fw_stats.ops[NF_STAT_OP_WR_FAST_REGISTER + (op - NF_OP_WR_FAST_REGISTER)]++;
-    if (r.status != NF_STATUS_SUCCESS) {
-        /* NDK: any error completion breaks the connection; every later work request on
-         * the QP completes CANCELLED and changes nothing (until QP_DISCONNECT). The one
-         * place this rule is applied, for every work-request type and every status. An
-         * unconnected QP has no connection to break; a QP in ERROR stays there. */
-        if (q != FW_NO_INDEX && fw_qps[q].state == FW_QP_CONNECTED)
-            fw_qps[q].state = FW_QP_ERROR;
-        fw_stats_refused(r.status);
-        fw_stats.refuse_codes[r.refuse & (NF_STATS_REFUSE_CODES_COUNT - 1u)] += r.refuse != NF_REFUSE_OK;
-    }
-    if (!(r.status == NF_STATUS_SUCCESS && (flags & NF_NDK_OP_FLAG_SILENT_SUCCESS))) {
-        uint32_t len = NF_MSG_HDR_SIZE + NF_CQE_SIZE;
-        uint32_t at = f->tx.reserve(len);
-        if (at) {
-            fw_reply_hdr(at, NF_OP_CQE, len, 0, 0);
-            hal_win w = mem_win(at);
-            const uint32_t c = NF_MSG_HDR_SIZE;
-            win_wr(w, c + NF_CQE_QPN_OFF, qpn);
-            win_wr(w, c + NF_CQE_WR_ID_OFF, wr_id);
-            win_wr(w, c + NF_CQE_STATUS_OFF, r.status);
-            win_wr(w, c + NF_CQE_BYTES_OFF, r.bytes);
-            win_wr(w, c + NF_CQE_OP_TYPE_OFF, op_type);
-            win_wr(w, c + NF_CQE_REFUSE_OFF, r.refuse);
-        }
-    }
+    /* The one place the error-completion rule is applied to the requesting QP, for
+     * every work-request type and every status (a Send may also break its peer:
+     * fw_send.c). */
+    if (r.status != NF_STATUS_SUCCESS)
+        wr_failed(q != FW_NO_INDEX ? &fw_qps[q] : 0, r.status, r.refuse);
+    /* A posted receive completes later, when a Send fills it (or the host flushes it). */
+    if (!(r.status == NF_STATUS_SUCCESS && (flags & NF_NDK_OP_FLAG_SILENT_SUCCESS || op == NF_OP_WR_RECEIVE)))
+        wr_put_cqe(f, qpn, wr_id, &r, wr_op_type[op - NF_OP_WR_FAST_REGISTER], 0, 0);
     /* The cost figures describe completed work only: a refusal takes another path. */
     if (r.status == NF_STATUS_SUCCESS) {
         uint32_t now = hal_cycles();

@@ -2,7 +2,9 @@
  * firmware's message handler, through the link model. After every message it checks
  * that no key-table (MPT) or translation-table (MTT) entry outside the request's own
  * MR changed, that the firmware's shadow agrees with the engine's tables, that MTT
- * ranges never overlap, and that every request got exactly one answer.
+ * ranges never overlap, that the receive queues hold what they count within the pool,
+ * and that every request got exactly one answer (a Send also at most one receive
+ * completion; a posted receive none when accepted).
  *
  * Input: a sequence of records [op selector][field selector][body length / 8][body].
  * The field selector may replace the request's token and qpn fields with ones that
@@ -17,7 +19,8 @@ static const uint16_t ops[] = {
     NF_OP_PING, NF_OP_INFO, NF_OP_MEM_WRITE, NF_OP_MEM_READ, NF_OP_ADAPTER_RESET, NF_OP_MR_CREATE,
     NF_OP_MR_DESTROY, NF_OP_MR_REGISTER, NF_OP_MR_DEREGISTER, NF_OP_FRMR_INIT, NF_OP_QP_CREATE,
     NF_OP_QP_CONNECT, NF_OP_QP_DISCONNECT, NF_OP_QP_DESTROY, NF_OP_WR_FAST_REGISTER, NF_OP_WR_INVALIDATE,
-    NF_OP_WR_READ, NF_OP_WR_WRITE, NF_OP_QP_FLUSH, 0x7777,
+    NF_OP_WR_READ, NF_OP_WR_WRITE, NF_OP_QP_FLUSH, 0x7777, NF_OP_WR_SEND, NF_OP_WR_SEND_INVALIDATE,
+    NF_OP_WR_RECEIVE,
 };
 
 static uint32_t tokens[NTOK], qpns[NQP];
@@ -47,7 +50,7 @@ static void setup(void)
     size_t len = 0;
     uint32_t qtag[NQP], mtag[NTOK];
     for (int i = 0; i < NQP; i++) {
-        struct nf_qp_create_req q = {i == 2 ? 2u : 1u, 8, 0, 0};
+        struct nf_qp_create_req q = {i == 2 ? 2u : 1u, 8, 4, NF_ADAPTER_MAX_RECV_SGE};
         qtag[i] = tb_put_msg(buf, &len, NF_OP_QP_CREATE, &q, sizeof(q));
     }
     for (int i = 0; i < NTOK; i++) {
@@ -84,6 +87,16 @@ static void setup(void)
     memcpy(body, &r, sizeof(r));
     memcpy(body + sizeof(r), pages, sizeof(pages));
     tb_put_msg(buf, &len, NF_OP_MR_REGISTER, body, sizeof(r) + sizeof(pages));
+    /* a receive pending on each connected QP, so a Send can complete from the start */
+    for (int i = 0; i < 2; i++) {
+        struct {
+            struct nf_wr_hdr h;
+            struct nf_wr_receive r;
+            struct nf_sge sge;
+        } rcv = {{qpns[i], 1, 0, 0}, {1, 0}, {ub + 5 * NF_ADAPTER_PAGE_SIZE, 2 * NF_ADAPTER_PAGE_SIZE,
+                                              NF_ADAPTER_PRIVILEGED_TOKEN}};
+        tb_put_msg(buf, &len, NF_OP_WR_RECEIVE, &rcv, sizeof(rcv));
+    }
     tb_exchange(buf, len);
     for (int i = 0; i < tb.nmsgs; i++)
         if (tb.msgs[i].hdr.status)
@@ -133,6 +146,30 @@ static void check_consistent(void)
     }
 }
 
+/* Every QP's receive FIFO holds rq_count entries, at most rq_depth; the reservations
+ * fit the pool. */
+static void check_receive_queues(void)
+{
+    uint32_t reserved = 0;
+    for (uint32_t q = 0; q < FW_QP_CAP; q++) {
+        const struct fw_qp *qp = &fw_qps[q];
+        if (qp->state == FW_QP_FREE) {
+            if (qp->rq_depth || qp->rq_count)
+                fail("a free QP holds receive entries");
+            continue;
+        }
+        reserved += qp->rq_depth;
+        if (qp->rq_count > qp->rq_depth || qp->max_recv_sge > NF_ADAPTER_MAX_RECV_SGE)
+            fail("a receive queue beyond its depth");
+        uint32_t n = 0;
+        for (uint32_t i = qp->rq_head; n < qp->rq_count; i = fw_recvs[i].link, n++)
+            if (i >= fw_cfg.recv_entries || fw_recvs[i].nsge > qp->max_recv_sge)
+                fail("a receive queue links outside the pool or holds too many SGEs");
+    }
+    if (reserved > fw_cfg.recv_entries)
+        fail("the receive reservations exceed the pool");
+}
+
 static void owners(int32_t *own)
 {
     for (uint32_t i = 0; i < fw_cfg.mtt_entries; i++)
@@ -150,6 +187,7 @@ static int token_off(uint16_t op)
     case NF_OP_WR_FAST_REGISTER: return NF_WR_HDR_SIZE + NF_WR_FAST_REGISTER_TOKEN_OFF;
     case NF_OP_WR_INVALIDATE: return NF_WR_HDR_SIZE + NF_WR_INVALIDATE_TOKEN_OFF;
     case NF_OP_WR_READ: case NF_OP_WR_WRITE: return NF_WR_HDR_SIZE + NF_WR_RDMA_REMOTE_TOKEN_OFF;
+    case NF_OP_WR_SEND_INVALIDATE: return NF_WR_HDR_SIZE + NF_WR_SEND_INV_TOKEN_OFF;
     default: return -1;
     }
 }
@@ -159,6 +197,7 @@ static int qpn_off(uint16_t op)
     switch (op) {
     case NF_OP_QP_CONNECT: case NF_OP_QP_DISCONNECT: case NF_OP_QP_DESTROY: case NF_OP_QP_FLUSH: return 0;
     case NF_OP_WR_FAST_REGISTER: case NF_OP_WR_INVALIDATE: case NF_OP_WR_READ: case NF_OP_WR_WRITE:
+    case NF_OP_WR_SEND: case NF_OP_WR_SEND_INVALIDATE: case NF_OP_WR_RECEIVE:
         return NF_WR_HDR_QPN_OFF;
     default: return -1;
     }
@@ -191,6 +230,33 @@ static void put64(uint8_t *b, size_t len, int off, uint64_t v)
 
 #define PG NF_ADAPTER_PAGE_SIZE
 #define FUZZ_USER_PAGES 12u /* user pages of the 25K profile */
+
+/* nsge (fuzz-chosen, at most max) SGEs at body offset at, each a logical buffer in the
+ * user region or an MR's range through one of the tokens; the flags masked to mask.
+ * Returns the body length needed. */
+static size_t well_formed_sges(uint8_t *b, size_t blen, int nsge_off, int at, uint32_t max, uint32_t mask)
+{
+    uint32_t ub = NF_PROFILE_USER_BASE(nf_hw_cfg()->rx_slots, nf_hw_cfg()->tx_slots);
+    uint32_t nsge = get32(b, blen, nsge_off) % (max + 1);
+    size_t need = (size_t)at + nsge * NF_SGE_SIZE;
+    if (need > blen)
+        blen = need;
+    put32(b, blen, nsge_off, nsge);
+    put32(b, blen, NF_WR_HDR_FLAGS_OFF, get32(b, blen, NF_WR_HDR_FLAGS_OFF) & mask);
+    for (uint32_t k = 0; k < nsge; k++) {
+        int s = at + (int)(k * NF_SGE_SIZE);
+        uint32_t r = get32(b, blen, s + NF_SGE_ADDR_OFF);
+        put32(b, blen, s + NF_SGE_LEN_OFF, get32(b, blen, s + NF_SGE_LEN_OFF) % (2 * PG));
+        if (r & 1) { /* a logical buffer in the user region */
+            put64(b, blen, s + NF_SGE_ADDR_OFF, ub + r % (FUZZ_USER_PAGES * PG));
+            put32(b, blen, s + NF_SGE_TOKEN_OFF, NF_ADAPTER_PRIVILEGED_TOKEN);
+        } else {
+            put64(b, blen, s + NF_SGE_ADDR_OFF, 0x10000 + r % (3 * PG));
+            put32(b, blen, s + NF_SGE_TOKEN_OFF, tokens[(r >> 1) % NTOK]);
+        }
+    }
+    return blen;
+}
 
 /* Make the random fields of a request consistent (page counts, FBO, VA, length and
  * page addresses that fit together) so the fuzzer also reaches the success paths;
@@ -240,26 +306,17 @@ static size_t make_well_formed(uint16_t op, uint8_t *b, size_t blen)
             blen = NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE;
         put32(b, blen, NF_WR_HDR_FLAGS_OFF, get32(b, blen, NF_WR_HDR_FLAGS_OFF) & 0x3u);
     } else if (op == NF_OP_WR_READ || op == NF_OP_WR_WRITE) {
-        uint32_t nsge = get32(b, blen, NF_WR_HDR_SIZE + NF_WR_RDMA_NSGE_OFF) % (NF_ADAPTER_MAX_SGE + 1);
-        size_t need = NF_WR_HDR_SIZE + NF_WR_RDMA_SIZE + nsge * NF_SGE_SIZE;
-        if (need > blen)
-            blen = need;
-        put32(b, blen, NF_WR_HDR_SIZE + NF_WR_RDMA_NSGE_OFF, nsge);
-        put32(b, blen, NF_WR_HDR_FLAGS_OFF, get32(b, blen, NF_WR_HDR_FLAGS_OFF) & 0x3u);
+        blen = well_formed_sges(b, blen, NF_WR_HDR_SIZE + NF_WR_RDMA_NSGE_OFF, NF_WR_HDR_SIZE + NF_WR_RDMA_SIZE,
+                                NF_ADAPTER_MAX_SGE, 0x3u);
         put64(b, blen, NF_WR_HDR_SIZE + NF_WR_RDMA_REMOTE_VA_OFF,
               0x10000 + get32(b, blen, NF_WR_HDR_SIZE + NF_WR_RDMA_REMOTE_VA_OFF) % (3 * PG));
-        for (uint32_t k = 0; k < nsge; k++) {
-            int s = (int)(NF_WR_HDR_SIZE + NF_WR_RDMA_SIZE + k * NF_SGE_SIZE);
-            uint32_t r = get32(b, blen, s + NF_SGE_ADDR_OFF);
-            put32(b, blen, s + NF_SGE_LEN_OFF, get32(b, blen, s + NF_SGE_LEN_OFF) % (2 * PG));
-            if (r & 1) { /* a logical buffer in the user region */
-                put64(b, blen, s + NF_SGE_ADDR_OFF, ub + r % (FUZZ_USER_PAGES * PG));
-                put32(b, blen, s + NF_SGE_TOKEN_OFF, NF_ADAPTER_PRIVILEGED_TOKEN);
-            } else {
-                put64(b, blen, s + NF_SGE_ADDR_OFF, 0x10000 + r % (3 * PG));
-                put32(b, blen, s + NF_SGE_TOKEN_OFF, tokens[(r >> 1) % NTOK]);
-            }
-        }
+    } else if (op == NF_OP_WR_SEND || op == NF_OP_WR_SEND_INVALIDATE) {
+        /* SILENT_SUCCESS, READ_FENCE, SEND_AND_SOLICIT_EVENT */
+        blen = well_formed_sges(b, blen, NF_WR_HDR_SIZE + NF_WR_SEND_NSGE_OFF, NF_WR_HDR_SIZE + NF_WR_SEND_SIZE,
+                                NF_ADAPTER_MAX_SGE, 0x7u);
+    } else if (op == NF_OP_WR_RECEIVE) {
+        blen = well_formed_sges(b, blen, NF_WR_HDR_SIZE + NF_WR_RECEIVE_NSGE_OFF,
+                                NF_WR_HDR_SIZE + NF_WR_RECEIVE_SIZE, NF_ADAPTER_MAX_RECV_SGE, 0u);
     }
     return blen > cap ? cap : blen;
 }
@@ -293,14 +350,23 @@ static void one_message(uint16_t op, uint8_t sel, uint8_t *body, size_t blen)
 
     tables(mpt_after, mtt_after);
     check_consistent();
+    check_receive_queues();
     if (fw_stats.tx_overflow)
         fail("a reply found no TX room");
-    /* exactly one answer per message (none only for a silent success) */
-    int answers = 0;
-    for (int i = 0; i < tb.nmsgs; i++)
-        answers += tb.msgs[i].hdr.op == (op | NF_OP_REPLY) || tb.msgs[i].hdr.op == NF_OP_CQE;
-    int silent = (op & 0xFFC0) == NF_OP_WR_FAST_REGISTER && (get32(body, blen, NF_WR_HDR_FLAGS_OFF) & NF_NDK_OP_FLAG_SILENT_SUCCESS);
-    if (answers > 1 || (answers == 0 && !silent))
+    /* exactly one answer per message (none only for a silent success or an accepted
+     * receive); a Send also completes at most one receive (the peer's) */
+    int answers = 0, receives = 0, is_send = op == NF_OP_WR_SEND || op == NF_OP_WR_SEND_INVALIDATE;
+    for (int i = 0; i < tb.nmsgs; i++) {
+        const struct tb_msg *m = &tb.msgs[i];
+        uint32_t type = get32(m->body, NF_CQE_SIZE, NF_CQE_OP_TYPE_OFF);
+        if (m->hdr.op == NF_OP_CQE && is_send && (type == NF_NDK_OP_RECEIVE || type == NF_NDK_OP_RECEIVE_AND_INVALIDATE))
+            receives++;
+        else
+            answers += m->hdr.op == (op | NF_OP_REPLY) || m->hdr.op == NF_OP_CQE;
+    }
+    int silent = ((op & 0xFFC0) == NF_OP_WR_FAST_REGISTER && (get32(body, blen, NF_WR_HDR_FLAGS_OFF) & NF_NDK_OP_FLAG_SILENT_SUCCESS)) ||
+                 op == NF_OP_WR_RECEIVE;
+    if (answers > 1 || (answers == 0 && !silent) || receives > 1)
         fail("a message was not answered exactly once");
     for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
         if (ops[i] != op)
@@ -324,7 +390,7 @@ static void one_message(uint16_t op, uint8_t sel, uint8_t *body, size_t blen)
         if (i != own && !created)
             fail("an MPT entry outside the request's own MR changed");
         if (op == NF_OP_WR_READ || op == NF_OP_WR_WRITE || op == NF_OP_PING || op == NF_OP_MEM_WRITE ||
-            (op & 0xFFF0) == NF_OP_QP_CREATE)
+            (op & 0xFFF0) == NF_OP_QP_CREATE || op == NF_OP_WR_SEND || op == NF_OP_WR_RECEIVE)
             fail("a request that owns no MR changed the key table");
     }
     for (uint32_t k = 0; k < fw_cfg.mtt_entries; k++) {
@@ -363,6 +429,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tables(mpt_before, mtt_before);
         memcpy(mpt_after, mpt_before, (size_t)fw_cfg.mpt_entries * NFM_MPT_WORDS * 4);
         check_consistent();
+        check_receive_queues();
         if (fw_stats.tx_overflow)
             fail("a reply found no TX room");
         return 0;

@@ -2,7 +2,7 @@
  * frames out, tables and memory checked in the engine model. The requests every test
  * file uses (fw_test.h), and main. The cases: test_fw.c (link, messages, memory),
  * test_fw_mr.c (MRs, QPs, fast-register and invalidate rules), test_fw_wr.c (RDMA,
- * error completions, flush, timeouts, counters). */
+ * error completions, flush, timeouts, counters), test_fw_send.c (Send, Receive). */
 #include "fw_test.h"
 
 /* ---- snapshots: everything a refused request must leave alone ---- */
@@ -267,5 +267,10 @@ int main(int argc, char **argv)
     test_timing();
     test_adapter_reset();
     test_stats();
+    test_send_receive();
+    test_send_invalidate();
+    test_send_errors();
+    test_receive_rules();
+    test_recv_pool();
     return tb_done();
 }

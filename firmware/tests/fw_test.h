@@ -96,5 +96,11 @@ void test_qp_flush(void);
 void test_timing(void);
 void test_adapter_reset(void);
 void test_stats(void);
+/* test_fw_send.c */
+void test_send_receive(void);
+void test_send_invalidate(void);
+void test_send_errors(void);
+void test_receive_rules(void);
+void test_recv_pool(void);
 
 #endif

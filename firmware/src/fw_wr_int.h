@@ -1,0 +1,101 @@
+/* What the two files of the work-request layer share: fw_wr.c (dispatch, fast register,
+ * invalidate, RDMA Read/Write, the CQE) and fw_send.c (Send, SendAndInvalidate,
+ * Receive). Same layer as fw_wr.h: calls fw_tables and fw_state only. */
+#ifndef FW_WR_INT_H
+#define FW_WR_INT_H
+
+#include <stdint.h>
+
+#include "fw_frame.h"
+#include "fw_state.h"
+#include "fw_tables.h"
+#include "hal.h"
+
+#define WR_BODY(m, off) ((m) + NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + (off))
+
+struct wr_result {
+    uint32_t status, bytes, refuse;
+};
+
+/* One side of a DMA on a local SGE: TOKEN mode with the QP's PD, or LOGICAL for the
+ * privileged token (it names an adapter logical address; local access only). */
+static inline void wr_local_side(struct fw_dma_side *s, uint64_t addr, uint32_t token, uint32_t pd, uint32_t access)
+{
+    s->addr = addr;
+    s->token = token;
+    s->pd = pd;
+    s->access = access;
+    s->mode = token == NF_ADAPTER_PRIVILEGED_TOKEN ? NF_DMA_MODE_LOGICAL : NF_DMA_MODE_TOKEN;
+}
+
+/* The nsge SGEs at adapter address at into the arrays; their total length (64 bits:
+ * the caller refuses more than 2^32 - 1). */
+uint64_t wr_read_sges(uint32_t at, uint32_t nsge, uint64_t *addr, uint32_t *len, uint32_t *token);
+
+/* The MR an invalidation of token on a QP of PD pd may invalidate: its index, or
+ * FW_NO_INDEX with *status saying why not (unknown token, an NdkRegisterMr region,
+ * another PD, not VALID). wr_invalidate then invalidates it through the engine.
+ * Inline: INVALIDATE's path does not pay a call for it. */
+static inline uint32_t wr_inv_target(uint32_t pd, uint32_t token, uint32_t *status)
+{
+    uint32_t i = fw_mr_lookup(token);
+    *status = NF_STATUS_INVALID_PARAMETER;
+    if (i == FW_NO_INDEX)
+        return FW_NO_INDEX;
+    const struct fw_mr *mr = &fw_mrs[i];
+    if (mr->kind == NF_MPT_KIND_NORMAL) {
+        /* an NdkRegisterMr region is removed with NdkDeregisterMr, never invalidated */
+        *status = NF_STATUS_INVALID_DEVICE_STATE;
+        return FW_NO_INDEX;
+    }
+    if (mr->pd != pd) {
+        *status = NF_STATUS_ACCESS_VIOLATION;
+        return FW_NO_INDEX;
+    }
+    if (mr->state != NF_MPT_STATE_VALID) {
+        *status = NF_STATUS_INVALID_DEVICE_STATE; /* already invalid */
+        return FW_NO_INDEX;
+    }
+    return i;
+}
+void wr_invalidate(uint32_t index, struct wr_result *r);
+
+/* A failure completion: counted by status and by the engine's REFUSE code, and its QP
+ * broken (NDK: an error completion breaks the connection; a QP not connected has none
+ * to break, a QP in ERROR stays there). */
+static inline void wr_failed(struct fw_qp *qp, uint32_t status, uint32_t refuse)
+{
+    if (qp && qp->state == FW_QP_CONNECTED)
+        qp->state = FW_QP_ERROR;
+    fw_stats_refused(status);
+    fw_stats.refuse_codes[refuse & (NF_STATS_REFUSE_CODES_COUNT - 1u)] += refuse != NF_REFUSE_OK;
+}
+
+/* Write a CQE through the frame's reply cursor (the caller checked the room). */
+static inline void wr_put_cqe(const struct fw_frame *f, uint32_t qpn, uint32_t wr_id, const struct wr_result *r,
+                              uint32_t op_type, uint32_t token, uint32_t cflags)
+{
+    uint32_t len = NF_MSG_HDR_SIZE + NF_CQE_SIZE;
+    uint32_t at = f->tx.reserve(len);
+    if (at) {
+        fw_reply_hdr(at, NF_OP_CQE, len, 0, 0);
+        hal_win w = mem_win(at);
+        const uint32_t c = NF_MSG_HDR_SIZE;
+        win_wr(w, c + NF_CQE_QPN_OFF, qpn);
+        win_wr(w, c + NF_CQE_WR_ID_OFF, wr_id);
+        win_wr(w, c + NF_CQE_STATUS_OFF, r->status);
+        win_wr(w, c + NF_CQE_BYTES_OFF, r->bytes);
+        win_wr(w, c + NF_CQE_OP_TYPE_OFF, op_type);
+        win_wr(w, c + NF_CQE_REFUSE_OFF, r->refuse);
+        win_wr(w, c + NF_CQE_TOKEN_OFF, token);
+        win_wr(w, c + NF_CQE_CFLAGS_OFF, cflags);
+    }
+}
+
+/* fw_send.c: WR_RECEIVE on qp (RESET or CONNECTED); WR_SEND / WR_SEND_INVALIDATE on a
+ * connected qp, writing the receive's CQE (if a receive was consumed) through f. */
+void wr_receive(struct fw_qp *qp, uint32_t wr_id, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r);
+void wr_send(const struct fw_frame *f, struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_t m, uint32_t mlen,
+             struct wr_result *r);
+
+#endif
