@@ -210,9 +210,14 @@ static void session_close(struct session *s)
 static void test_transport_errors(void)
 {
     struct nf_transport *t = (struct nf_transport *)1;
-    CHECK(nf_transport_open("usb", &t) == NF_STATUS_NOT_SUPPORTED && t == NULL, "transport: usb is NOT_SUPPORTED");
-    CHECK(nf_transport_open("usb:1-2", &t) == NF_STATUS_NOT_SUPPORTED, "transport: usb:BUS-ADDR is NOT_SUPPORTED");
-    CHECK(nf_transport_open("tty:/dev/ttyUSB0", &t) == NF_STATUS_NOT_SUPPORTED, "transport: tty is NOT_SUPPORTED");
+    /* "tty" reaches the tty transport (the usb one is tested on a fake FTDI, test_usb.c). */
+    CHECK(nf_transport_open("tty:/nonexistent/ttyUSB9", &t) == NF_STATUS_NO_SUCH_FILE && t == NULL &&
+              strstr(nf_error_message(), "/nonexistent/ttyUSB9"),
+          "transport: tty:PATH with no such device is NO_SUCH_FILE");
+    CHECK(nf_transport_open("tty", &t) == NF_STATUS_INVALID_PARAMETER && strstr(nf_error_message(), "tty path"),
+          "transport: tty without a path is INVALID_PARAMETER asking for one");
+    CHECK(nf_transport_open("sim:", &t) == NF_STATUS_INVALID_PARAMETER && strstr(nf_error_message(), "unknown device"),
+          "transport: an empty argument after the prefix is INVALID_PARAMETER");
     CHECK(nf_transport_open("bogus", &t) == NF_STATUS_INVALID_PARAMETER && strstr(nf_error_message(), "bogus"),
           "transport: unknown device string is INVALID_PARAMETER with a message");
     CHECK(nf_transport_open("sim:/nonexistent/x.sock", &t) == NF_STATUS_CONNECTION_REFUSED &&
