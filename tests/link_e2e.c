@@ -288,10 +288,10 @@ int main(int argc, char **argv)
            (unsigned long long)e.content_errors, (unsigned long long)e.bad_status, (unsigned long long)e.unexpected,
            e.dead ? ", link dead: " : "", e.dead ? nf_link_dead_reason(l) : "");
     printf("# %s: host: %llu DATA frames, %llu retransmits (%llu timeouts, %llu fast), %llu acks, %llu frames in, "
-           "%llu bad, %llu dups, srtt %u us, rto %u us, frame cap %u\n",
+           "%llu bad, %llu dups, byte time %u ns, rto %u us, frame cap %u\n",
            label, (unsigned long long)ls.data_tx, (unsigned long long)ls.retransmits, (unsigned long long)ls.timeouts,
            (unsigned long long)ls.fast_retransmits, (unsigned long long)ls.acks_tx, (unsigned long long)ls.frames_rx,
-           (unsigned long long)ls.bad_frames, (unsigned long long)ls.dups, ls.srtt_us, ls.rto_us, ls.frame_cap);
+           (unsigned long long)ls.bad_frames, (unsigned long long)ls.dups, ls.byte_ns, ls.rto_us, ls.frame_cap);
     if (ok_end) {
         const struct nf_info *b = &e.info_end;
         printf("# %s: board: rx ok %u, rx bad %u, rx dropped (no slot) %u, tx %u, retransmits %u, dup/gap %u\n", label,

@@ -1,6 +1,7 @@
-/* Host side of the reliable link: go-back-N with cumulative acks (see nf_link.h and
- * docs/architecture.md "The link"). All transport I/O happens on the link thread;
- * senders only fill frames under the mutex and wake it. */
+/* Host side of the reliable link: go-back-N with cumulative acks over a point-to-point
+ * line of known rate (see nf_link.h and docs/architecture.md "The link"). All
+ * transport I/O happens on the link thread; senders only fill frames under the mutex
+ * and wake it. */
 #include "nf_link.h"
 
 #include <errno.h>
@@ -18,7 +19,6 @@
 
 #define DEFAULT_SILENCE_MS 30000u
 #define DEFAULT_RTO_INITIAL_MS 1000u
-#define DEFAULT_RTO_MIN_MS 20u
 #define DEFAULT_RTO_MAX_MS 10000u
 #define DEFAULT_ACK_DELAY_US 1000u
 /* A deferred message (NDK_OP_FLAG_DEFER) with nothing posted after it goes out after
@@ -29,27 +29,31 @@
 #define IDLE_POLL_MS 1000
 #define RX_CHUNK 16384
 /* Batching target: a lossy line loses long frames far more often (a frame survives
- * a per-byte error rate p with (1-p)^len), so timeouts halve the size the link
- * batches messages up to, and a run of clean acks doubles it again. */
+ * a per-byte error rate p with (1-p)^len), so every loss halves the size the link
+ * batches messages up to, and a run of clean acks doubles it again (the board does
+ * the same with its replies). */
 #define FRAME_CAP_MIN 128u
 #define FRAME_CAP_GROW_AFTER 16u
 /* Pure ACKs repeating the oldest unacknowledged sequence that make the sender go
  * back at once instead of waiting for the timer: the byte stream keeps order, so
- * the board only repeats an ack when a later frame arrived after a lost one. */
+ * the board only repeats an ack when a later frame arrived after a lost one. The
+ * board follows the same rule, so every sign of a lost board frame (a bad frame, a
+ * DATA frame out of turn) makes us send a pure ACK at once, ahead of queued DATA;
+ * two make the board go back. */
 #define DUP_ACKS_FOR_FAST_RETRANSMIT 2u
-/* The board follows the same rule, so every sign of a lost board frame (a frame that
- * failed its CRC, a DATA frame out of turn) makes us send a pure ACK at once, ahead of
- * queued DATA (an ack inside DATA frames does not count as repeated: we may simply be
- * sending a burst). Two are enough to make the board go back. */
 #define LOSS_ACKS_MAX 2u
-/* Back-off doubles the timeout at most this many times (and never past rto_max). */
-#define MAX_BACKOFF_SHIFT 2u
-/* Per-byte line time (see frame_line_us): the estimate is the smallest upper bound
- * seen over the last two windows of this many RTT samples, so it follows a board (a
- * simulation) that gets slower. The smallest reply that can acknowledge a frame is a
- * pure ACK: two flags, the header, the CRC. */
-#define BYTE_TIME_WINDOW 64u
+/* Consecutive timeouts double the timeout at most this many times. */
+#define MAX_BACKOFF_SHIFT 3u
+/* The line's pace: each acknowledged frame bounds the time of one byte from above
+ * (its round trip carried at least its own bytes and an ACK's); the smallest of the
+ * last PACE_SAMPLES bounds is the pace, never below the UART rate INFO names. A real
+ * board runs at that rate; a simulated one is ~70x slower in wall time, and this is
+ * how the link learns so without any tuning. */
+#define PACE_SAMPLES 8u
 #define ACK_WIRE_BYTES (2u + NF_LINK_HDR_SIZE + 4u)
+/* The board frame that may be on the line when our frame arrives: the ack for it
+ * rides on the next one. */
+#define BOARD_FRAME_WIRE (2u + NF_FRAME_MAX_RAW)
 #define UART_BITS_PER_BYTE 10u
 
 enum link_state { ST_RESETTING, ST_UP, ST_DEAD };
@@ -57,16 +61,14 @@ enum link_state { ST_RESETTING, ST_UP, ST_DEAD };
 struct tx_slot {
     uint8_t *buf;      /* NF_FRAME_MAX_RAW bytes: header is filled at each transmission */
     size_t payload;    /* payload bytes after the header */
-    uint64_t first_us; /* time of the first transmission, for the RTT sample */
     size_t wire_len;   /* bytes on the line at its last transmission (stuffed, flags) */
-    int resent;        /* sent more than once: no RTT sample from it (Karn) */
-    uint64_t rx_losses; /* rx_losses of the link at its first transmission */
+    uint64_t first_us; /* time of the first transmission: its round trip bounds the pace */
 };
 
-/* A closed frame waiting for the window (nf_link_post: senders never wait). */
+/* A closed frame waiting for the window (senders never wait for it to open). */
 struct pend {
     struct pend *next;
-    uint8_t *buf;      /* NF_FRAME_MAX_RAW bytes; payload at NF_LINK_HDR_SIZE */
+    uint8_t *buf; /* NF_FRAME_MAX_RAW bytes; payload at NF_LINK_HDR_SIZE */
     size_t payload;
 };
 
@@ -75,11 +77,10 @@ struct nf_link {
     nf_link_on_message on_message;
     nf_link_on_dead on_dead;
     void *ctx;
-    int trace;
-    uint32_t silence_us, rto_initial_us, rto_min_us, rto_max_us, ack_delay_us, window_max, defer_max_us;
+    uint32_t silence_us, rto_initial_us, turnaround_us, rto_max_us, ack_delay_us, window_max, defer_max_us;
 
     pthread_t thread;
-    pthread_t self;    /* the link thread as it sees itself (set under mu) */
+    pthread_t self; /* the link thread as it sees itself (set under mu) */
     int self_set;
     pthread_mutex_t mu;
     pthread_cond_t cv; /* state changes, window space, senders leaving */
@@ -98,38 +99,29 @@ struct nf_link {
     struct tx_slot q[NF_LINK_MAX_SLOTS];
     uint8_t una, sent, max, nxt;
     uint32_t window;
-    uint8_t *open_buf;   /* the open (deferred) frame; payload at NF_LINK_HDR_SIZE */
+    uint8_t *open_buf; /* the open (deferred) frame; payload at NF_LINK_HDR_SIZE */
     size_t open_len;
-    uint64_t open_gen;   /* counts frame closes: a sender knows its frame left */
-    int open_push;       /* the open frame holds a message sent without defer: close it when
-                            the window has room */
-    uint64_t open_since_us; /* first message of the open frame (deferred bound) */
+    int open_push;           /* holds a message sent without defer: close it when the window has room */
+    uint64_t open_since_us;  /* first message of the open frame (deferred bound) */
     struct pend *pend_head, *pend_tail; /* closed frames waiting for the window, in order */
     struct pend *pend_free;             /* spare nodes, each with a buffer */
-    uint32_t npend;
     uint64_t rto_deadline_us; /* 0: timer off */
-    unsigned backoff;
-    uint32_t srtt_us, rttvar_us, rto_us; /* round trip of a smallest frame (frame_line_us) */
-    uint32_t line_byte_ns;   /* the board's UART byte time from INFO (a floor) */
-    uint32_t byte_ns_win, byte_ns_prev; /* smallest per-byte bound this window / the last */
-    unsigned byte_samples;   /* RTT samples in this window */
-    size_t min_wire;         /* smallest frame (bytes on the line) with an RTT sample */
+    unsigned backoff;         /* timeouts since the last progress */
+    uint32_t line_byte_ns;    /* the board's UART byte time from INFO (a floor) */
+    uint32_t pace_ns[PACE_SAMPLES]; /* the last bounds of the byte time */
+    unsigned pace_next;
     uint64_t reset_next_us;
     unsigned reset_backoff;
-    size_t frame_cap;        /* batch messages into frames up to this payload */
-    uint32_t cwnd;           /* frames allowed on the wire now (<= window), see on_loss */
-    uint32_t ssthresh;       /* below it cwnd grows by one per acknowledged frame */
-    unsigned cwnd_acks;      /* frames acknowledged towards the next cwnd step */
-    unsigned dup_acks;       /* pure ACKs in a row naming una while frames are out */
-    int fast_armed;          /* one fast go-back per loss: re-armed when una passes recover */
-    uint8_t recover;         /* max when a frame was last sent again */
-    unsigned clean_acks;     /* frames acknowledged since the last timeout */
+    size_t frame_cap;     /* batch messages into frames up to this payload */
+    unsigned clean_acks;  /* frames acknowledged since the last loss */
+    unsigned dup_acks;    /* pure ACKs in a row naming una while frames are out */
+    int fast_armed;       /* one fast go-back per loss: re-armed when una passes recover */
+    uint8_t recover;      /* max when a frame was last sent again */
 
-    /* Receive side (link thread only, except rx_expect read under mu). */
+    /* Receive side (link thread only). */
     uint8_t rx_expect;
     int ack_owed;
     unsigned loss_acks;    /* pure ACKs to send now: signs of a lost board frame */
-    uint64_t rx_losses;    /* signs of lost board frames so far (bad or out-of-turn frames) */
     uint64_t ack_deadline_us;
     unsigned frames_since_ack;
     uint64_t last_rx_us;   /* last good frame */
@@ -140,15 +132,6 @@ struct nf_link {
     uint8_t wire[NF_FRAME_MAX_WIRE];
     uint8_t rxbuf[RX_CHUNK];
 };
-
-/* $NDKFPGA_LINK_TRACE set at open: one stderr line per timeout, fast go-back, ack. */
-#define TRACE(l, ...)                                                                   \
-    do {                                                                                \
-        if ((l)->trace) {                                                               \
-            fprintf(stderr, "link %p: ", (void *)(l));                                  \
-            fprintf(stderr, __VA_ARGS__);                                               \
-        }                                                                               \
-    } while (0)
 
 static uint64_t now_us(void)
 {
@@ -179,83 +162,39 @@ static int awaiting(const struct nf_link *l)
            (l->open_len > 0 && l->open_push);
 }
 
-static uint32_t current_rto(const struct nf_link *l)
+/* The silence clock starts when something is first awaited, not at the last frame. */
+static void mark_busy(struct nf_link *l)
 {
-    uint64_t r = (uint64_t)l->rto_us << (l->backoff > MAX_BACKOFF_SHIFT ? MAX_BACKOFF_SHIFT : l->backoff);
-    return r > l->rto_max_us ? l->rto_max_us : (uint32_t)r;
+    if (!awaiting(l))
+        l->idle_mark_us = now_us();
 }
 
-/* A large frame's own time on the line can exceed a timeout learnt from small ones
- * (a 4 KiB frame at 3 MBd is 14 ms, and a simulated board runs ~100x slower than real
- * time), and a spurious go-back then resends it and makes everything behind it wait.
- * So a frame's timeout is the round-trip estimate plus the line time of the bytes it
- * has beyond the smallest frame measured (the round trips the estimate is made of),
- * and each RTT sample has that same excess taken off before it enters the estimate.
- * The time of one byte is measured, not assumed: a round trip carries at least the
- * frame's bytes one way and a pure ACK's back, so every RTT sample divided by those
- * bytes bounds the byte time from above at the board's real pace, whatever the
- * simulation's speed; the smallest recent bound is the estimate (it can only err
- * long, costing a later go-back, never a spurious one; frames of mixed sizes tighten
- * it). INFO's UART rate is the floor: no board moves bytes faster than its line. */
+/* Time of one byte on the line (ns): the pace measured, at least INFO's UART rate. */
 static uint32_t byte_ns(const struct nf_link *l)
 {
-    uint32_t b = l->byte_ns_win < l->byte_ns_prev ? l->byte_ns_win : l->byte_ns_prev;
-    if (b == UINT32_MAX)
-        b = 0; /* no sample yet: the initial RTO is long anyway */
-    return b > l->line_byte_ns ? b : l->line_byte_ns;
+    uint32_t b = UINT32_MAX;
+    for (unsigned i = 0; i < PACE_SAMPLES; i++)
+        b = l->pace_ns[i] < b ? l->pace_ns[i] : b;
+    return b == UINT32_MAX || b < l->line_byte_ns ? l->line_byte_ns : b;
 }
 
-static uint64_t frame_line_us(const struct nf_link *l, size_t wire_len)
+/* Retransmission timeout of a frame of wire_len bytes that heads the queue: its own
+ * bytes, a board frame in progress ahead of the ack, the ack, and the board's
+ * turnaround; doubled per timeout without progress, and the initial timeout until
+ * the first round trip measured the pace. */
+static uint64_t frame_rto(const struct nf_link *l, size_t wire_len)
 {
-    if (wire_len <= l->min_wire)
-        return 0;
-    return ((uint64_t)(wire_len - l->min_wire) * byte_ns(l) + 999u) / 1000u;
+    uint64_t r = l->turnaround_us + ((uint64_t)(wire_len + BOARD_FRAME_WIRE + ACK_WIRE_BYTES) * byte_ns(l) + 999u) / 1000u;
+    if (l->pace_ns[0] == UINT32_MAX && r < l->rto_initial_us)
+        r = l->rto_initial_us;
+    r <<= l->backoff > MAX_BACKOFF_SHIFT ? MAX_BACKOFF_SHIFT : l->backoff;
+    return r > l->rto_max_us ? l->rto_max_us : r;
 }
 
-static void byte_time_sample(struct nf_link *l, uint64_t rtt_us, size_t wire_len)
+/* Restart the timer for the oldest frame written and not acknowledged (under mu). */
+static void restart_timer(struct nf_link *l, uint64_t now)
 {
-    uint64_t ns = rtt_us * 1000u / (wire_len + ACK_WIRE_BYTES);
-    uint32_t b = ns > UINT32_MAX - 1u ? UINT32_MAX - 1u : (uint32_t)ns;
-    if (b < l->byte_ns_win)
-        l->byte_ns_win = b;
-    if (wire_len < l->min_wire)
-        l->min_wire = wire_len;
-    if (++l->byte_samples >= BYTE_TIME_WINDOW) {
-        l->byte_ns_prev = l->byte_ns_win;
-        l->byte_ns_win = UINT32_MAX;
-        l->byte_samples = 0;
-    }
-}
-
-/* Deadline for the oldest unacknowledged frame s, sent (or acked up to) at now. Its
- * excess line time counts twice: the ack may ride back in a reply frame as long as
- * the request (a PING echo, a batch of replies), and the byte-time estimate, tight
- * when the line dominates, leaves no other margin for jitter. */
-static uint64_t frame_deadline(const struct nf_link *l, const struct tx_slot *s, uint64_t now)
-{
-    return now + current_rto(l) + 2u * frame_line_us(l, s->wire_len);
-}
-
-/* r: a round trip less the line time of the frame's bytes beyond the smallest one's. */
-static void rtt_sample(struct nf_link *l, uint64_t r)
-{
-    if (r > 0xFFFFFFFFu)
-        r = 0xFFFFFFFFu;
-    uint32_t s = (uint32_t)r;
-    if (l->srtt_us == 0) {
-        l->srtt_us = s ? s : 1;
-        l->rttvar_us = s / 2;
-    } else {
-        uint32_t diff = s > l->srtt_us ? s - l->srtt_us : l->srtt_us - s;
-        l->rttvar_us = (uint32_t)(((uint64_t)l->rttvar_us * 3 + diff) / 4);
-        l->srtt_us = (uint32_t)(((uint64_t)l->srtt_us * 7 + s) / 8);
-    }
-    uint64_t rto = (uint64_t)l->srtt_us + 4u * (uint64_t)l->rttvar_us;
-    if (rto < l->rto_min_us)
-        rto = l->rto_min_us;
-    if (rto > l->rto_max_us)
-        rto = l->rto_max_us;
-    l->rto_us = (uint32_t)rto;
+    l->rto_deadline_us = l->una != l->sent ? now + frame_rto(l, l->q[l->una % NF_LINK_MAX_SLOTS].wire_len) : 0;
 }
 
 /* Mark the link dead (under mu) with a reason that is printed once and kept for
@@ -277,36 +216,31 @@ static void set_dead(struct nf_link *l, uint32_t status, const char *fmt, ...)
 
 /* ---- frame handling (link thread) --------------------------------------- */
 
-/* A frame was lost: halve what goes out at once, in frames and in batch size. The
- * board batches its replies to everything it received in one go, so fewer and
- * smaller frames from us also mean shorter frames back, which a lossy line lets
- * through far more often; without loss both grow back to the full window. */
-static void on_loss(struct nf_link *l, int timeout)
+/* A frame was lost: batch smaller (fewer bytes to lose per frame). */
+static void on_loss(struct nf_link *l)
 {
     l->clean_acks = 0;
-    l->cwnd_acks = 0;
     if (l->frame_cap / 2 >= FRAME_CAP_MIN)
         l->frame_cap /= 2;
-    l->ssthresh = l->cwnd > 2 ? l->cwnd / 2 : 1;
-    /* After a timeout only the oldest frame goes again: if the timer was early (a
-     * simulation slower than estimated), the acks of the first copies arrive and
-     * nothing else is sent twice. */
-    l->cwnd = timeout ? 1 : l->ssthresh;
+}
+
+/* Go back N (under mu): everything unacknowledged goes again, oldest first. */
+static void go_back(struct nf_link *l)
+{
+    l->sent = l->una;
+    l->rto_deadline_us = 0; /* restarts with the first frame sent again */
+    l->dup_acks = 0;
+    on_loss(l);
 }
 
 /* Apply a cumulative ack (under mu); pure is 1 for an ACK frame. */
 static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
 {
     uint8_t adv = (uint8_t)(ack - l->una);
-    TRACE(l, "%s ack %u: una %u sent %u max %u\n", pure ? "ACK" : "DATA", ack, l->una, l->sent, l->max);
     if (adv == 0) {
         if (pure && l->sent != l->una && ++l->dup_acks >= DUP_ACKS_FOR_FAST_RETRANSMIT && l->fast_armed) {
-            l->sent = l->una; /* go back now; the timer restarts with the first resend */
-            l->rto_deadline_us = 0;
-            l->dup_acks = 0;
             l->st.fast_retransmits++;
-            TRACE(l, "fast go-back: una %u sent %u max %u nxt %u cwnd %u\n", l->una, l->sent, l->max, l->nxt, l->cwnd);
-            on_loss(l, 0);
+            go_back(l);
         }
         return;
     }
@@ -314,30 +248,19 @@ static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
         l->st.ignored++; /* acknowledges something never sent: stale or corrupt-but-valid */
         return;
     }
+    /* The newest frame acknowledged bounds the byte time: measured from its first
+     * transmission, so a frame sent again only makes the bound looser, never wrong. */
     const struct tx_slot *newest = &l->q[(uint8_t)(ack - 1) % NF_LINK_MAX_SLOTS];
-    if (!newest->resent && newest->rx_losses != l->rx_losses) {
-        /* A board frame was lost while this one was out: its ack may have waited for
-         * the board's retransmission (its timer, not the line), which would inflate
-         * the estimate and with it every later timeout. No sample; but the frame went
-         * once and got through, so the timer was long enough: the back-off ends. */
-        l->backoff = 0;
-    } else if (!newest->resent) {
-        /* Karn: only a frame sent once gives a sample, and only a sample ends the
-         * back-off (a simulation slower than estimated then gets a timeout long enough
-         * for its acks to come back before we send everything again). */
-        uint64_t rtt = now - newest->first_us;
-        byte_time_sample(l, rtt, newest->wire_len);
-        uint64_t line = frame_line_us(l, newest->wire_len);
-        rtt_sample(l, rtt > line ? rtt - line : 0);
-        l->backoff = 0;
-    }
+    uint64_t ns = (now - newest->first_us) * 1000u / (newest->wire_len + ACK_WIRE_BYTES);
+    l->pace_ns[l->pace_next++ % PACE_SAMPLES] = ns < UINT32_MAX ? (uint32_t)ns : UINT32_MAX - 1u;
     if ((uint8_t)(l->sent - l->una) < adv)
         l->sent = ack; /* a go-back was pending over frames now acknowledged */
     l->una = ack;
     l->dup_acks = 0;
-    /* Our resent copies make the board repeat its ack when they arrive; they are
-     * all ahead of any frame first sent after them, so once such a frame is acked
-     * (una passes recover) repeated acks mean loss again. */
+    l->backoff = 0;
+    /* Our resent copies make the board repeat its ack when they arrive; they are all
+     * ahead of any frame first sent after them, so once such a frame is acked (una
+     * passes recover) repeated acks mean loss again. */
     if (l->una != l->recover && (uint8_t)(l->una - l->recover) <= (uint8_t)(l->max - l->recover))
         l->fast_armed = 1;
     l->clean_acks += adv;
@@ -345,19 +268,7 @@ static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
         l->frame_cap = l->frame_cap * 2 > NF_LINK_MAX_PAYLOAD ? NF_LINK_MAX_PAYLOAD : l->frame_cap * 2;
         l->clean_acks = 0;
     }
-    /* Slow start up to ssthresh, then one more frame per window acknowledged. */
-    if (l->cwnd < l->ssthresh) {
-        l->cwnd += adv;
-    } else {
-        l->cwnd_acks += adv;
-        if (l->cwnd_acks >= l->cwnd) {
-            l->cwnd++;
-            l->cwnd_acks = 0;
-        }
-    }
-    if (l->cwnd > l->window)
-        l->cwnd = l->window;
-    l->rto_deadline_us = (l->una != l->sent) ? frame_deadline(l, &l->q[l->una % NF_LINK_MAX_SLOTS], now) : 0;
+    restart_timer(l, now);
     pthread_cond_broadcast(&l->cv);
 }
 
@@ -404,22 +315,18 @@ static void handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t
 {
     uint8_t type = f[NF_LINK_HDR_TYPE_OFF];
     uint8_t seq = f[NF_LINK_HDR_SEQ_OFF];
-    uint8_t ack = f[NF_LINK_HDR_ACK_OFF];
-    uint16_t nonce = get16(f + NF_LINK_HDR_RSVD_OFF);
     const uint8_t *payload = f + NF_LINK_HDR_SIZE;
     size_t plen = n - NF_LINK_HDR_SIZE;
 
     pthread_mutex_lock(&l->mu);
     l->st.frames_rx++;
     if (l->state == ST_RESETTING) {
-        if (type == NF_LINK_TYPE_RESET_ACK && nonce == l->nonce && plen >= NF_INFO_SIZE) {
+        if (type == NF_LINK_TYPE_RESET_ACK && get16(f + NF_LINK_HDR_RSVD_OFF) == l->nonce && plen >= NF_INFO_SIZE) {
             memcpy(&l->info, payload, NF_INFO_SIZE);
             l->last_rx_us = now;
             if (valid_info(l)) {
                 uint32_t w = l->info.rx_slots > 1 ? l->info.rx_slots - 1 : 1;
                 l->window = w < l->window_max ? w : l->window_max;
-                l->cwnd = l->window;
-                l->ssthresh = l->window;
                 /* UART_PERIOD: clocks per bit, 12.4 fixed point */
                 if (l->info.clk_hz)
                     l->line_byte_ns = (uint32_t)((uint64_t)UART_BITS_PER_BYTE * 1000000000u * l->info.uart_period /
@@ -440,12 +347,8 @@ static void handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t
         return;
     }
     l->last_rx_us = now;
-    take_ack(l, ack, type == NF_LINK_TYPE_ACK, now);
-    if (type == NF_LINK_TYPE_ACK) {
-        pthread_mutex_unlock(&l->mu);
-        return;
-    }
-    int in_order = seq == l->rx_expect;
+    take_ack(l, f[NF_LINK_HDR_ACK_OFF], type == NF_LINK_TYPE_ACK, now);
+    int in_order = type == NF_LINK_TYPE_DATA && seq == l->rx_expect;
     if (in_order) {
         l->rx_expect++;
         l->frames_since_ack++;
@@ -454,15 +357,13 @@ static void handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t
         /* Ack at once when half the board's window waits on us. */
         if (l->frames_since_ack * 2 >= l->info.tx_slots)
             l->ack_deadline_us = now;
-    } else {
+    } else if (type == NF_LINK_TYPE_DATA) {
         l->st.dups++;
-        l->rx_losses++;
         l->ack_deadline_us = now; /* the board is retransmitting: tell it where we are now */
-        if ((uint8_t)(seq - l->rx_expect) < 128u &&
-            l->loss_acks < LOSS_ACKS_MAX)
+        if ((uint8_t)(seq - l->rx_expect) < 128u && l->loss_acks < LOSS_ACKS_MAX)
             l->loss_acks++; /* ahead of rx_expect: a gap */
     }
-    l->ack_owed = 1;
+    l->ack_owed |= type == NF_LINK_TYPE_DATA;
     pthread_mutex_unlock(&l->mu);
     if (in_order)
         deliver(l, payload, plen);
@@ -512,26 +413,26 @@ static size_t encode_ctrl(struct nf_link *l, uint8_t type, uint16_t rsvd)
     return nf_frame_encode(h, sizeof(h), l->wire, sizeof(l->wire));
 }
 
-static void close_open_frame(struct nf_link *l);
-
-/* Move a closed frame waiting for the window into sequence slot nxt (under mu). */
-static void sequence_pending(struct nf_link *l)
+/* Sequence a closed frame (under mu): its buffer *buf goes into slot nxt, whose old
+ * buffer takes its place. The caller checked for room. */
+static void sequence(struct nf_link *l, uint8_t **buf, size_t payload)
 {
-    struct pend *p = l->pend_head;
-    l->pend_head = p->next;
-    if (!l->pend_head)
-        l->pend_tail = NULL;
-    l->npend--;
     struct tx_slot *s = &l->q[l->nxt % NF_LINK_MAX_SLOTS];
     uint8_t *b = s->buf;
-    s->buf = p->buf;
-    s->payload = p->payload;
-    p->buf = b;
-    p->next = l->pend_free;
-    l->pend_free = p;
-    if (queued(l) == 0 && l->expecting == 0)
-        l->idle_mark_us = now_us();
+    s->buf = *buf;
+    s->payload = payload;
+    *buf = b;
+    mark_busy(l);
     l->nxt++;
+}
+
+/* Close the open frame into the window (under mu; the caller checked for room). */
+static void close_open_frame(struct nf_link *l)
+{
+    sequence(l, &l->open_buf, l->open_len);
+    l->open_len = 0;
+    l->open_push = 0;
+    nf_transport_wake(l->t);
 }
 
 /* Fill the window from what senders left waiting (under mu, link thread): closed
@@ -540,14 +441,49 @@ static void sequence_pending(struct nf_link *l)
 static void pump(struct nf_link *l, uint64_t now)
 {
     while (queued(l) < l->window) {
-        if (l->pend_head)
-            sequence_pending(l);
-        else if (l->open_len > 0 &&
-                 (l->open_push || (now > l->open_since_us && now - l->open_since_us >= l->defer_max_us)))
+        struct pend *p = l->pend_head;
+        if (p) {
+            l->pend_head = p->next;
+            if (!l->pend_head)
+                l->pend_tail = NULL;
+            sequence(l, &p->buf, p->payload);
+            p->next = l->pend_free;
+            l->pend_free = p;
+        } else if (l->open_len > 0 &&
+                   (l->open_push || (now > l->open_since_us && now - l->open_since_us >= l->defer_max_us))) {
             close_open_frame(l);
-        else
+        } else {
             break;
+        }
     }
+}
+
+/* Encode DATA frame seq sent into l->wire (under mu); returns its length. */
+static size_t encode_data(struct nf_link *l, uint64_t now)
+{
+    struct tx_slot *s = &l->q[l->sent % NF_LINK_MAX_SLOTS];
+    uint8_t *h = s->buf;
+    memset(h, 0, NF_LINK_HDR_SIZE);
+    h[NF_LINK_HDR_TYPE_OFF] = NF_LINK_TYPE_DATA;
+    h[NF_LINK_HDR_SEQ_OFF] = l->sent;
+    h[NF_LINK_HDR_ACK_OFF] = l->rx_expect;
+    put16(h + NF_LINK_HDR_LEN_OFF, (uint16_t)s->payload);
+    s->wire_len = nf_frame_encode(h, NF_LINK_HDR_SIZE + s->payload, l->wire, sizeof(l->wire));
+    if (l->sent != l->max) {
+        l->st.retransmits++;
+        l->fast_armed = 0;
+        l->recover = l->max;
+    } else {
+        s->first_us = now;
+        l->max = (uint8_t)(l->sent + 1);
+        l->st.data_tx++;
+    }
+    l->sent++;
+    if (!l->rto_deadline_us)
+        restart_timer(l, now); /* s is the oldest out */
+    l->ack_owed = 0; /* this frame carries it */
+    l->frames_since_ack = 0;
+    return s->wire_len;
 }
 
 /* Pick the next thing to write (under mu) and encode it into l->wire; returns its
@@ -555,19 +491,14 @@ static void pump(struct nf_link *l, uint64_t now)
 static size_t next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
 {
     uint64_t next = now + (uint64_t)IDLE_POLL_MS * 1000u;
-#define SOONER(t)          \
-    do {                   \
-        if ((t) < next)    \
-            next = (t);    \
-    } while (0)
+#define SOONER(t) next = (t) < next ? (t) : next
     size_t len = 0;
     if (l->state == ST_RESETTING) {
         if (now >= l->reset_next_us) {
             len = encode_ctrl(l, NF_LINK_TYPE_RESET, l->nonce);
             l->st.resets_tx++;
-            uint64_t r = (uint64_t)l->rto_initial_us << (l->reset_backoff > 16 ? 16 : l->reset_backoff);
+            uint64_t r = (uint64_t)l->rto_initial_us << (l->reset_backoff > 16 ? 16 : l->reset_backoff++);
             l->reset_next_us = now + (r > l->rto_max_us ? l->rto_max_us : r);
-            l->reset_backoff++;
         }
         SOONER(l->reset_next_us);
     } else if (l->state == ST_UP) {
@@ -575,44 +506,12 @@ static size_t next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
         if (l->open_len > 0 && !l->pend_head && queued(l) < l->window)
             SOONER(l->open_since_us + l->defer_max_us);
         if (l->rto_deadline_us && now >= l->rto_deadline_us) {
-            /* Go back N: everything unacknowledged goes again, oldest first. */
             l->st.timeouts++;
             l->backoff++;
-            TRACE(l, "timeout: una %u sent %u max %u nxt %u cwnd %u rto %u us\n", l->una, l->sent, l->max, l->nxt,
-                  l->cwnd, current_rto(l));
-            on_loss(l, 1);
-            l->sent = l->una;
-            l->rto_deadline_us = 0;
-            l->dup_acks = 0;
+            go_back(l);
         }
-        if (!l->loss_acks && l->sent != l->nxt && (uint8_t)(l->sent - l->una) < l->cwnd) {
-            struct tx_slot *s = &l->q[l->sent % NF_LINK_MAX_SLOTS];
-            uint8_t *h = s->buf;
-            h[NF_LINK_HDR_TYPE_OFF] = NF_LINK_TYPE_DATA;
-            h[NF_LINK_HDR_SEQ_OFF] = l->sent;
-            h[NF_LINK_HDR_ACK_OFF] = l->rx_expect;
-            h[NF_LINK_HDR_FLAGS_OFF] = 0;
-            put16(h + NF_LINK_HDR_LEN_OFF, (uint16_t)s->payload);
-            put16(h + NF_LINK_HDR_RSVD_OFF, 0);
-            len = nf_frame_encode(h, NF_LINK_HDR_SIZE + s->payload, l->wire, sizeof(l->wire));
-            s->wire_len = len;
-            if ((uint8_t)(l->sent - l->una) < (uint8_t)(l->max - l->una)) {
-                s->resent = 1;
-                l->st.retransmits++;
-                l->fast_armed = 0;
-                l->recover = l->max;
-            } else {
-                s->first_us = now;
-                s->resent = 0;
-                s->rx_losses = l->rx_losses;
-                l->max = (uint8_t)(l->sent + 1);
-                l->st.data_tx++;
-            }
-            l->sent++;
-            if (!l->rto_deadline_us)
-                l->rto_deadline_us = frame_deadline(l, s, now); /* s is the oldest out */
-            l->ack_owed = 0; /* this frame carries it */
-            l->frames_since_ack = 0;
+        if (!l->loss_acks && l->sent != l->nxt) {
+            len = encode_data(l, now);
         } else if ((l->ack_owed && now >= l->ack_deadline_us) || l->loss_acks) {
             len = encode_ctrl(l, NF_LINK_TYPE_ACK, 0);
             if (l->loss_acks)
@@ -652,23 +551,15 @@ static void *link_thread(void *arg)
     pthread_mutex_unlock(&l->mu);
     for (;;) {
         pthread_mutex_lock(&l->mu);
-        if (l->closing || l->state == ST_DEAD) {
-            pthread_mutex_unlock(&l->mu);
-            break;
-        }
         was_up = l->state == ST_UP;
         uint64_t now = now_us(), next = now;
-        size_t len = next_output(l, now, &next);
-        int dead = l->state == ST_DEAD;
+        size_t len = l->closing || l->state == ST_DEAD ? 0 : next_output(l, now, &next);
+        int stop = l->closing || l->state == ST_DEAD;
         pthread_mutex_unlock(&l->mu);
-        if (dead)
+        if (stop || (len > 0 && !write_frame(l, len)))
             break;
-        if (len > 0) {
-            if (!write_frame(l, len))
-                break;
-            /* Keep writing while there is more; read what is there without waiting. */
-            next = now;
-        }
+        if (len > 0)
+            next = now; /* keep writing while there is more; read what is there without waiting */
         uint64_t after = now_us();
         int timeout_ms = next > after ? (int)((next - after + 999u) / 1000u) : 0;
         ssize_t n = nf_transport_read(l->t, l->rxbuf, sizeof(l->rxbuf), timeout_ms);
@@ -679,10 +570,8 @@ static void *link_thread(void *arg)
             pthread_mutex_unlock(&l->mu);
             break;
         }
-        if (n == 0)
-            continue;
         uint64_t t_rx = now_us();
-        uint64_t bad = 0;
+        unsigned bad = 0;
         for (ssize_t i = 0; i < n; i++) {
             enum nf_frame_result r = nf_frame_decode_byte(&l->dec, l->rxbuf[i]);
             if (r == NF_FRAME_OK)
@@ -693,9 +582,8 @@ static void *link_thread(void *arg)
         pthread_mutex_lock(&l->mu);
         l->st.wire_rx += (uint64_t)n;
         l->st.bad_frames += bad;
-        l->rx_losses += bad;
-        if (bad && l->state == ST_UP)
-            l->loss_acks = bad >= LOSS_ACKS_MAX ? LOSS_ACKS_MAX : (unsigned)bad > l->loss_acks ? (unsigned)bad : l->loss_acks;
+        if (bad && l->state == ST_UP && l->loss_acks < LOSS_ACKS_MAX)
+            l->loss_acks = bad >= LOSS_ACKS_MAX ? LOSS_ACKS_MAX : bad > l->loss_acks ? bad : l->loss_acks;
         pthread_mutex_unlock(&l->mu);
     }
     /* Death is announced after every sender has been woken (set_dead broadcast). */
@@ -771,20 +659,18 @@ uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cf
     l->on_message = on_message;
     l->on_dead = on_dead;
     l->ctx = ctx;
-    l->trace = getenv("NDKFPGA_LINK_TRACE") != NULL;
     l->silence_us = (c.silence_ms ? c.silence_ms : DEFAULT_SILENCE_MS) * 1000u;
     l->rto_initial_us = (c.rto_initial_ms ? c.rto_initial_ms : DEFAULT_RTO_INITIAL_MS) * 1000u;
-    l->rto_min_us = (c.rto_min_ms ? c.rto_min_ms : DEFAULT_RTO_MIN_MS) * 1000u;
+    l->turnaround_us = (c.rto_min_ms ? c.rto_min_ms : NF_LINK_TURNAROUND_MS) * 1000u;
     l->rto_max_us = (c.rto_max_ms ? c.rto_max_ms : DEFAULT_RTO_MAX_MS) * 1000u;
-    if (l->rto_max_us < l->rto_min_us)
-        l->rto_max_us = l->rto_min_us;
+    if (l->rto_max_us < l->turnaround_us)
+        l->rto_max_us = l->turnaround_us;
     l->ack_delay_us = c.ack_delay_us ? c.ack_delay_us : DEFAULT_ACK_DELAY_US;
     l->defer_max_us = c.defer_max_us ? c.defer_max_us : DEFAULT_DEFER_MAX_US;
     l->window_max = (c.window_max && c.window_max < NF_LINK_MAX_SLOTS) ? c.window_max : NF_LINK_MAX_SLOTS;
-    l->rto_us = l->rto_initial_us;
     l->frame_cap = NF_LINK_MAX_PAYLOAD;
-    l->byte_ns_win = l->byte_ns_prev = UINT32_MAX;
-    l->min_wire = SIZE_MAX;
+    for (unsigned i = 0; i < PACE_SAMPLES; i++)
+        l->pace_ns[i] = UINT32_MAX;
     l->fast_armed = 1;
     if (c.nonce) {
         l->nonce = (uint16_t)(c.nonce - 1);
@@ -801,9 +687,7 @@ uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cf
         free_link(l);
         return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "out of memory for link buffers");
     }
-    uint64_t now = now_us();
-    l->last_rx_us = now;
-    l->idle_mark_us = now;
+    l->last_rx_us = l->idle_mark_us = now_us();
     l->state = ST_RESETTING;
     if (pthread_create(&l->thread, NULL, link_thread, l) != 0) {
         nf_transport_close(t);
@@ -828,23 +712,6 @@ uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cf
     return NF_STATUS_SUCCESS;
 }
 
-/* Close the open frame into the queue (under mu; the caller checked for room). */
-static void close_open_frame(struct nf_link *l)
-{
-    struct tx_slot *s = &l->q[l->nxt % NF_LINK_MAX_SLOTS];
-    uint8_t *b = s->buf;
-    s->buf = l->open_buf;
-    s->payload = l->open_len;
-    l->open_buf = b;
-    l->open_len = 0;
-    l->open_push = 0;
-    l->open_gen++;
-    if (queued(l) == 0 && l->expecting == 0)
-        l->idle_mark_us = now_us(); /* the silence clock starts now, not at the last frame */
-    l->nxt++;
-    nf_transport_wake(l->t);
-}
-
 /* Whether the link takes messages (under mu). */
 static uint32_t usable(const struct nf_link *l)
 {
@@ -855,66 +722,91 @@ static uint32_t usable(const struct nf_link *l)
     return NF_STATUS_SUCCESS;
 }
 
-/* Wait for the window (under mu). Returns SUCCESS, or why not. */
-static uint32_t wait_room(struct nf_link *l, int on_link_thread)
+/* Close the open frame without waiting (under mu): into the window when it has room
+ * and nothing waits before it, else onto the pending list. 0: out of memory. */
+static int seal_open(struct nf_link *l)
 {
-    while (l->state == ST_UP && !l->closing && (queued(l) >= l->window || l->pend_head)) {
-        if (on_link_thread)
-            return NF_STATUS_INSUFFICIENT_RESOURCES;
-        pthread_cond_wait(&l->cv, &l->mu);
+    if (queued(l) < l->window && !l->pend_head) {
+        close_open_frame(l);
+        return 1;
     }
-    return usable(l);
+    struct pend *p = l->pend_free;
+    if (p) {
+        l->pend_free = p->next;
+    } else {
+        p = malloc(sizeof(*p));
+        uint8_t *b = p ? malloc(NF_FRAME_MAX_RAW) : NULL;
+        if (!b) {
+            free(p);
+            return 0;
+        }
+        p->buf = b;
+    }
+    uint8_t *b = p->buf;
+    p->buf = l->open_buf;
+    p->payload = l->open_len;
+    p->next = NULL;
+    l->open_buf = b;
+    l->open_len = 0;
+    l->open_push = 0;
+    if (l->pend_tail)
+        l->pend_tail->next = p;
+    else
+        l->pend_head = p;
+    l->pend_tail = p;
+    return 1;
 }
 
-/* Under l->mu: copies a message of len bytes (the parts) to the end of the open
- * frame, which has room for it, and counts it. */
-static void append_open(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len)
-{
-    uint8_t *dst = l->open_buf + NF_LINK_HDR_SIZE + l->open_len;
-    for (size_t i = 0; i < nparts; i++) {
-        if (parts[i].len)
-            memcpy(dst, parts[i].data, parts[i].len);
-        dst += parts[i].len;
-    }
-    l->open_len += len;
-    l->st.msgs_tx++;
-    l->st.payload_tx += len;
-}
-
-static uint32_t send_common(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer,
-                            int flush_only)
+/* Every way in: append a message of len bytes (len 0: none) to the open frame and,
+ * without defer, close it. wait: first wait for room in the window (a blocking
+ * sender; on the link thread itself a full window fails instead). */
+static uint32_t enqueue(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer,
+                        int wait)
 {
     pthread_mutex_lock(&l->mu);
-    int on_link_thread = l->self_set && pthread_equal(pthread_self(), l->self);
     l->senders_inside++;
-    uint32_t st = NF_STATUS_SUCCESS;
-    if (!flush_only) {
-        /* A message that does not fit closes the open frame first (a message
-         * longer than the batching cap still travels, alone). */
-        while (l->open_len > 0 && l->open_len + len > l->frame_cap) {
-            st = wait_room(l, on_link_thread);
-            if (st != NF_STATUS_SUCCESS)
-                goto out;
-            if (l->open_len > 0 && l->open_len + len > l->frame_cap)
-                close_open_frame(l);
+    uint32_t st = usable(l);
+    while (wait && st == NF_STATUS_SUCCESS && (queued(l) >= l->window || l->pend_head)) {
+        if (l->self_set && pthread_equal(pthread_self(), l->self)) {
+            st = NF_STATUS_INSUFFICIENT_RESOURCES;
+            break;
         }
-        st = usable(l); /* appending needs no room in the window */
-        if (st != NF_STATUS_SUCCESS)
+        pthread_cond_wait(&l->cv, &l->mu);
+        st = usable(l);
+    }
+    if (st != NF_STATUS_SUCCESS)
+        goto out;
+    if (len) {
+        /* A message that does not fit closes the open frame first (a message longer
+         * than the batching cap still travels, alone). */
+        if (l->open_len > 0 && l->open_len + len > l->frame_cap && !seal_open(l)) {
+            st = NF_STATUS_INSUFFICIENT_RESOURCES;
             goto out;
-        if (l->open_len == 0)
+        }
+        if (l->open_len == 0) {
             l->open_since_us = now_us();
-        append_open(l, parts, nparts, len);
+            if (defer && !wait)
+                nf_transport_wake(l->t); /* nf_link_post: the deferred bound's timer */
+        }
+        uint8_t *dst = l->open_buf + NF_LINK_HDR_SIZE + l->open_len;
+        for (size_t i = 0; i < nparts; i++) {
+            if (parts[i].len)
+                memcpy(dst, parts[i].data, parts[i].len);
+            dst += parts[i].len;
+        }
+        l->open_len += len;
+        l->st.msgs_tx++;
+        l->st.payload_tx += len;
         if (defer)
             goto out;
     }
-    /* Close the frame holding our message unless another sender already did. */
-    uint64_t gen = l->open_gen;
-    while (l->open_gen == gen && l->open_len > 0) {
-        st = wait_room(l, on_link_thread);
-        if (st != NF_STATUS_SUCCESS)
-            goto out;
-        if (l->open_gen == gen && l->open_len > 0)
-            close_open_frame(l);
+    if (l->open_len == 0)
+        goto out;
+    if (queued(l) < l->window && !l->pend_head) {
+        close_open_frame(l);
+    } else {
+        mark_busy(l);
+        l->open_push = 1; /* the link thread closes it when the window opens */
     }
 out:
     l->senders_inside--;
@@ -949,7 +841,7 @@ uint32_t nf_link_sendv(struct nf_link *l, const struct nf_link_part *parts, size
     if (get16(hdr + NF_MSG_HDR_LEN_OFF) != len)
         return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_link_send: MSG_HDR.len %u but %zu bytes given",
                             (unsigned)get16(hdr + NF_MSG_HDR_LEN_OFF), len);
-    return send_common(l, parts, nparts, len, defer, 0);
+    return enqueue(l, parts, nparts, len, defer, 1);
 }
 
 uint32_t nf_link_send(struct nf_link *l, const void *msg, size_t len, int defer)
@@ -962,79 +854,12 @@ uint32_t nf_link_flush(struct nf_link *l)
 {
     if (!l)
         return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_link_flush: NULL link");
-    return send_common(l, NULL, 0, 0, 0, 1);
-}
-
-/* Close the open frame without waiting (under mu): into the window when it has room
- * and nothing waits before it, else onto the pending list. 0: out of memory. */
-static int seal_open(struct nf_link *l)
-{
-    if (queued(l) < l->window && !l->pend_head) {
-        close_open_frame(l);
-        return 1;
-    }
-    struct pend *p = l->pend_free;
-    if (p) {
-        l->pend_free = p->next;
-    } else {
-        p = malloc(sizeof(*p));
-        uint8_t *b = p ? malloc(NF_FRAME_MAX_RAW) : NULL;
-        if (!b) {
-            free(p);
-            return 0;
-        }
-        p->buf = b;
-    }
-    uint8_t *b = p->buf;
-    p->buf = l->open_buf;
-    p->payload = l->open_len;
-    p->next = NULL;
-    l->open_buf = b;
-    l->open_len = 0;
-    l->open_push = 0;
-    l->open_gen++;
-    if (l->pend_tail)
-        l->pend_tail->next = p;
-    else
-        l->pend_head = p;
-    l->pend_tail = p;
-    l->npend++;
-    return 1;
+    return enqueue(l, NULL, 0, 0, 0, 1);
 }
 
 uint32_t nf_link_post(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer)
 {
-    pthread_mutex_lock(&l->mu);
-    uint32_t st = usable(l);
-    if (st != NF_STATUS_SUCCESS)
-        goto out;
-    if (len) {
-        if (l->open_len > 0 && l->open_len + len > l->frame_cap && !seal_open(l)) {
-            st = NF_STATUS_INSUFFICIENT_RESOURCES;
-            goto out;
-        }
-        int first = l->open_len == 0;
-        append_open(l, parts, nparts, len);
-        if (defer) {
-            if (first) {
-                l->open_since_us = now_us();
-                nf_transport_wake(l->t); /* the deferred bound's timer */
-            }
-            goto out;
-        }
-    }
-    if (l->open_len == 0)
-        goto out;
-    if (queued(l) < l->window && !l->pend_head) {
-        close_open_frame(l);
-    } else {
-        l->open_push = 1; /* the link thread closes it when the window opens */
-        if (queued(l) == 0 && l->expecting == 0 && !l->pend_head)
-            l->idle_mark_us = now_us();
-    }
-out:
-    pthread_mutex_unlock(&l->mu);
-    return st;
+    return enqueue(l, parts, nparts, len, defer, 0);
 }
 
 void nf_link_expect(struct nf_link *l, int delta)
@@ -1079,12 +904,9 @@ void nf_link_get_stats(struct nf_link *l, struct nf_link_stats *out)
     pthread_mutex_lock(&l->mu);
     *out = l->st;
     out->window = l->window;
-    out->srtt_us = l->srtt_us;
-    out->rttvar_us = l->rttvar_us;
-    out->rto_us = current_rto(l);
+    out->rto_us = (uint32_t)frame_rto(l, l->una != l->sent ? l->q[l->una % NF_LINK_MAX_SLOTS].wire_len : 0);
     out->frame_cap = (uint32_t)l->frame_cap;
     out->byte_ns = byte_ns(l);
-    out->cwnd = l->cwnd;
     pthread_mutex_unlock(&l->mu);
 }
 

@@ -431,8 +431,8 @@ static void test_faults(const char *what, double drop, double corrupt, double du
           "%s: host got %u replies exactly once, in order, intact (%llu)", what, n, (unsigned long long)s.rx.replies);
     CHECK(bs.window_violations == 0, "%s: window respected under faults", what);
     if (getenv("LINK_TEST_VERBOSE"))
-        fprintf(stderr, "%s: timeouts %llu fast %llu srtt %u rto %u cap %u data %llu acks %llu board retx %llu\n", what,
-                (unsigned long long)ls.timeouts, (unsigned long long)ls.fast_retransmits, ls.srtt_us, ls.rto_us,
+        fprintf(stderr, "%s: timeouts %llu fast %llu byte %u ns rto %u cap %u data %llu acks %llu board retx %llu\n",
+                what, (unsigned long long)ls.timeouts, (unsigned long long)ls.fast_retransmits, ls.byte_ns, ls.rto_us,
                 ls.frame_cap, (unsigned long long)ls.data_tx, (unsigned long long)ls.acks_tx,
                 (unsigned long long)bs.retransmits);
     CHECK(ls.retransmits > 0 && (ls.bad_frames > 0 || ls.dups > 0) && bs.retransmits + bs.bad_rx + bs.dup_rx > 0,
@@ -670,18 +670,20 @@ static void test_rtt(void)
     }
     struct nf_link_stats ls;
     nf_link_get_stats(s.link, &ls);
-    /* A loaded machine (sanitizer build, 2 cores) may stall a thread past the timer a few
-     * times; a link that did not adapt would retransmit nearly all 20 pings. */
-    CHECK(s.rx.replies == 20 && ls.srtt_us >= 25000 && ls.srtt_us < 120000 && ls.retransmits <= 5 &&
-              ls.rto_us >= ls.srtt_us,
-          "rtt: adapts to a 30 ms board (srtt %u us, rto %u us, %llu retransmits)", ls.srtt_us, ls.rto_us,
-          (unsigned long long)ls.retransmits);
+    /* The configured turnaround (5 ms) is far below this board's: the round trips
+     * measured make the timeout cover it. A loaded machine (sanitizer build, 2 cores)
+     * may stall a thread past the timer a few times; a timeout that did not cover the
+     * board would retransmit nearly all 20 pings. */
+    CHECK(s.rx.replies == 20 && ls.retransmits <= 5 && ls.rto_us >= 30000,
+          "rtt: a 30 ms board gets no retransmission storm (timeout %u us, byte time %u ns, %llu retransmits)",
+          ls.rto_us, ls.byte_ns, (unsigned long long)ls.retransmits);
     session_close(&s);
 }
 
-/* A slow line (like a simulated board, ~100x slower than real time): the timeout is
- * learnt from small frames, and a frame far larger than them spends longer than that
- * on the line. It must not be sent again while it is still arriving. */
+/* A slow line (like a simulated board, ~70x slower than real time than INFO says):
+ * the byte time is measured on small frames, and a frame far larger than them spends
+ * far longer on the line. Its timeout grows with its bytes: it is not sent again
+ * while it is still arriving. */
 static void test_line_time(void)
 {
     struct fake_board_cfg bc = {.seed = 12, .byte_us = 20, .rto_ms = 500};
@@ -711,9 +713,8 @@ static void test_line_time(void)
     }
     uint64_t took = now_ms() - t0;
     nf_link_get_stats(s.link, &b);
-    CHECK(s.rx.replies == tag - 1 && b.retransmits == a.retransmits && a.byte_ns >= 18000 &&
-              (uint64_t)a.rto_us < (uint64_t)big * 20u,
-          "line time: a 4 KiB frame on a 20 us/byte line is not sent again (small-frame rto %u us, byte time "
+    CHECK(s.rx.replies == tag - 1 && b.retransmits == a.retransmits && a.byte_ns >= 18000 && a.byte_ns < 40000,
+          "line time: a 4 KiB frame on a 20 us/byte line is not sent again (empty-frame rto %u us, byte time "
           "%u ns, %llu retransmits, 3 frames in %llu ms)",
           a.rto_us, a.byte_ns, (unsigned long long)(b.retransmits - a.retransmits), (unsigned long long)took);
     session_close(&s);
