@@ -4,7 +4,6 @@
  * and wake it. */
 #include "nf_link.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -14,160 +13,33 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nf_frame.h"
+#include "nf_link_priv.h"
 #include "nf_transport_priv.h"
 
 #define DEFAULT_SILENCE_MS 30000u
 #define DEFAULT_RTO_INITIAL_MS 1000u
 #define DEFAULT_RTO_MAX_MS 10000u
 #define DEFAULT_ACK_DELAY_US 1000u
-/* A deferred message (NDK_OP_FLAG_DEFER) with nothing posted after it goes out after
- * at most this long (nf_link_config.defer_max_us). */
-#define DEFAULT_DEFER_MAX_US 2000u
-/* Longest sleep of the link thread with nothing to wait for: bounds how stale its
- * view of the clock can get (the timers all wake it earlier when armed). */
-#define IDLE_POLL_MS 1000
-#define RX_CHUNK 16384
-/* Batching target: a lossy line loses long frames far more often (a frame survives
- * a per-byte error rate p with (1-p)^len), so every loss halves the size the link
- * batches messages up to, and a run of clean acks doubles it again (the board does
- * the same with its replies). */
+#define DEFAULT_DEFER_MAX_US 2000u /* longest a deferred message waits for company */
+#define IDLE_POLL_MS 1000          /* longest sleep of the link thread with no timer armed */
+/* A frame survives a per-byte error rate p with (1-p)^len: every loss halves the
+ * size messages are batched up to, a run of clean acks doubles it (as the board does). */
 #define FRAME_CAP_MIN 128u
 #define FRAME_CAP_GROW_AFTER 16u
-/* Pure ACKs repeating the oldest unacknowledged sequence that make the sender go
- * back at once instead of waiting for the timer: the byte stream keeps order, so
- * the board only repeats an ack when a later frame arrived after a lost one. The
- * board follows the same rule, so every sign of a lost board frame (a bad frame, a
- * DATA frame out of turn) makes us send a pure ACK at once, ahead of queued DATA;
- * two make the board go back. */
+/* The byte stream keeps order, so a repeated pure ACK means a frame was lost before
+ * later ones arrived: two make us go back at once. The board follows the same rule,
+ * so each sign of a lost board frame (a bad frame, a gap) makes us send a pure ACK. */
 #define DUP_ACKS_FOR_FAST_RETRANSMIT 2u
 #define LOSS_ACKS_MAX 2u
-/* Consecutive timeouts double the timeout at most this many times. */
-#define MAX_BACKOFF_SHIFT 3u
-/* The line's pace: each acknowledged frame bounds the time of one byte from above
- * (its round trip carried at least its own bytes and an ACK's); the smallest of the
- * last PACE_SAMPLES bounds is the pace, never below the UART rate INFO names. A real
- * board runs at that rate; a simulated one is ~70x slower in wall time, and this is
- * how the link learns so without any tuning. */
-#define PACE_SAMPLES 8u
+#define MAX_BACKOFF_SHIFT 3u /* consecutive timeouts double the timeout at most this often */
+/* The line's pace: each acknowledged frame's round trip carried at least its own
+ * bytes and an ACK's, so it bounds the byte time from above; the smallest of the last
+ * PACE_SAMPLES bounds, never below INFO's UART rate, is the byte time. A real board
+ * runs at that rate; a simulated one is ~70x slower in wall time, learnt so. */
 #define ACK_WIRE_BYTES (2u + NF_LINK_HDR_SIZE + 4u)
-/* The board frame that may be on the line when our frame arrives: the ack for it
- * rides on the next one. */
-#define BOARD_FRAME_WIRE (2u + NF_FRAME_MAX_RAW)
+#define BOARD_FRAME_WIRE (2u + NF_FRAME_MAX_RAW) /* a board frame ahead of the ack */
 #define UART_BITS_PER_BYTE 10u
 
-enum link_state { ST_RESETTING, ST_UP, ST_DEAD };
-
-struct tx_slot {
-    uint8_t *buf;      /* NF_FRAME_MAX_RAW bytes: header is filled at each transmission */
-    size_t payload;    /* payload bytes after the header */
-    size_t wire_len;   /* bytes on the line at its last transmission (stuffed, flags) */
-    uint64_t first_us; /* time of the first transmission: its round trip bounds the pace */
-};
-
-/* A closed frame waiting for the window (senders never wait for it to open). */
-struct pend {
-    struct pend *next;
-    uint8_t *buf; /* NF_FRAME_MAX_RAW bytes; payload at NF_LINK_HDR_SIZE */
-    size_t payload;
-};
-
-struct nf_link {
-    struct nf_transport *t;
-    nf_link_on_message on_message;
-    nf_link_on_dead on_dead;
-    void *ctx;
-    uint32_t silence_us, rto_initial_us, turnaround_us, rto_max_us, ack_delay_us, window_max, defer_max_us;
-
-    pthread_t thread;
-    pthread_t self; /* the link thread as it sees itself (set under mu) */
-    int self_set;
-    pthread_mutex_t mu;
-    pthread_cond_t cv; /* state changes, window space, senders leaving */
-
-    enum link_state state;
-    int closing;
-    uint32_t dead_status;
-    char dead_msg[256];
-    uint16_t nonce;
-    struct nf_info info;
-    int senders_inside;
-    int expecting; /* replies the user waits for (nf_link_expect) */
-
-    /* Send side. Frames with seq in [una, nxt) are queued; [una, sent) have been
-     * written since the last go-back; [una, max) ever written. */
-    struct tx_slot q[NF_LINK_MAX_SLOTS];
-    uint8_t una, sent, max, nxt;
-    uint32_t window;
-    uint8_t *open_buf; /* the open (deferred) frame; payload at NF_LINK_HDR_SIZE */
-    size_t open_len;
-    int open_push;           /* holds a message sent without defer: close it when the window has room */
-    uint64_t open_since_us;  /* first message of the open frame (deferred bound) */
-    struct pend *pend_head, *pend_tail; /* closed frames waiting for the window, in order */
-    struct pend *pend_free;             /* spare nodes, each with a buffer */
-    uint64_t rto_deadline_us; /* 0: timer off */
-    unsigned backoff;         /* timeouts since the last progress */
-    uint32_t line_byte_ns;    /* the board's UART byte time from INFO (a floor) */
-    uint32_t pace_ns[PACE_SAMPLES]; /* the last bounds of the byte time */
-    unsigned pace_next;
-    uint64_t reset_next_us;
-    unsigned reset_backoff;
-    size_t frame_cap;     /* batch messages into frames up to this payload */
-    unsigned clean_acks;  /* frames acknowledged since the last loss */
-    unsigned dup_acks;    /* pure ACKs in a row naming una while frames are out */
-    int fast_armed;       /* one fast go-back per loss: re-armed when una passes recover */
-    uint8_t recover;      /* max when a frame was last sent again */
-
-    /* Receive side (link thread only). */
-    uint8_t rx_expect;
-    int ack_owed;
-    unsigned loss_acks;    /* pure ACKs to send now: signs of a lost board frame */
-    uint64_t ack_deadline_us;
-    unsigned frames_since_ack;
-    uint64_t last_rx_us;   /* last good frame */
-    uint64_t idle_mark_us; /* last moment nothing was awaited */
-    struct nf_frame_decoder dec;
-
-    struct nf_link_stats st;
-    uint8_t wire[NF_FRAME_MAX_WIRE];
-    uint8_t rxbuf[RX_CHUNK];
-};
-
-static uint64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static uint32_t queued(const struct nf_link *l)
-{
-    return (uint8_t)(l->nxt - l->una);
-}
-
-static int awaiting(const struct nf_link *l)
-{
-    return l->state == ST_RESETTING || queued(l) > 0 || l->expecting > 0 || l->pend_head != NULL ||
-           (l->open_len > 0 && l->open_push);
-}
-
-/* The silence clock starts when something is first awaited, not at the last frame. */
-static void mark_busy(struct nf_link *l)
-{
-    if (!awaiting(l))
-        l->idle_mark_us = now_us();
-}
 
 /* Time of one byte on the line (ns): the pace measured, at least INFO's UART rate. */
 static uint32_t byte_ns(const struct nf_link *l)
@@ -216,21 +88,15 @@ static void set_dead(struct nf_link *l, uint32_t status, const char *fmt, ...)
 
 /* ---- frame handling (link thread) --------------------------------------- */
 
-/* A frame was lost: batch smaller (fewer bytes to lose per frame). */
-static void on_loss(struct nf_link *l)
-{
-    l->clean_acks = 0;
-    if (l->frame_cap / 2 >= FRAME_CAP_MIN)
-        l->frame_cap /= 2;
-}
-
-/* Go back N (under mu): everything unacknowledged goes again, oldest first. */
+/* A frame was lost: go back N (under mu), everything unacknowledged goes again,
+ * oldest first; and batch smaller (fewer bytes to lose per frame). */
 static void go_back(struct nf_link *l)
 {
     l->sent = l->una;
     l->rto_deadline_us = 0; /* restarts with the first frame sent again */
-    l->dup_acks = 0;
-    on_loss(l);
+    l->dup_acks = l->clean_acks = 0;
+    if (l->frame_cap / 2 >= FRAME_CAP_MIN)
+        l->frame_cap /= 2;
 }
 
 /* Apply a cumulative ack (under mu); pure is 1 for an ACK frame. */
@@ -275,22 +141,18 @@ static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
 /* Deliver the messages of an in-order DATA frame (no lock held). */
 static void deliver(struct nf_link *l, const uint8_t *p, size_t len)
 {
-    size_t off = 0;
-    while (off < len) {
-        size_t m = len - off < NF_MSG_HDR_SIZE ? 0 : get16(p + off + NF_MSG_HDR_LEN_OFF);
-        if (m < NF_MSG_HDR_SIZE || (m & 7u) != 0 || m > len - off) {
-            pthread_mutex_lock(&l->mu);
-            l->st.bad_msgs++; /* the sender is broken: skip the rest, keep the link */
-            pthread_mutex_unlock(&l->mu);
-            return;
-        }
+    for (size_t off = 0, m; off < len; off += m) {
+        m = len - off < NF_MSG_HDR_SIZE ? 0 : get16(p + off + NF_MSG_HDR_LEN_OFF);
+        int bad = m < NF_MSG_HDR_SIZE || (m & 7u) != 0 || m > len - off;
         pthread_mutex_lock(&l->mu);
-        l->st.msgs_rx++;
-        l->st.payload_rx += m;
+        l->st.bad_msgs += bad;
+        l->st.msgs_rx += !bad;
+        l->st.payload_rx += bad ? 0 : m;
         pthread_mutex_unlock(&l->mu);
+        if (bad)
+            return; /* the sender is broken: skip the rest, keep the link */
         if (l->on_message)
             l->on_message(l->ctx, p + off, m);
-        off += m;
     }
 }
 
@@ -298,17 +160,13 @@ static void deliver(struct nf_link *l, const uint8_t *p, size_t len)
 static int valid_info(struct nf_link *l)
 {
     const struct nf_info *i = &l->info;
-    if (i->layout_version != NF_LAYOUT_VERSION) {
+    if (i->layout_version != NF_LAYOUT_VERSION)
         set_dead(l, NF_STATUS_INVALID_DEVICE_STATE, "board speaks layout version %u, this library %u",
                  (unsigned)i->layout_version, (unsigned)NF_LAYOUT_VERSION);
-        return 0;
-    }
-    if (i->rx_slots < 1 || i->rx_slots > NF_LINK_MAX_SLOTS || i->tx_slots < 1 || i->tx_slots > NF_LINK_MAX_SLOTS) {
+    else if (i->rx_slots < 1 || i->rx_slots > NF_LINK_MAX_SLOTS || i->tx_slots < 1 || i->tx_slots > NF_LINK_MAX_SLOTS)
         set_dead(l, NF_STATUS_INVALID_DEVICE_STATE, "board reports %u RX / %u TX slots (1..%u allowed)",
                  (unsigned)i->rx_slots, (unsigned)i->tx_slots, (unsigned)NF_LINK_MAX_SLOTS);
-        return 0;
-    }
-    return 1;
+    return l->state != ST_DEAD;
 }
 
 static void handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t now)
@@ -379,19 +237,14 @@ static void handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t
 #define WRITE_SLICE_MS 100u
 static int write_frame(struct nf_link *l, size_t wire_len)
 {
-    uint32_t limit = l->silence_us / 1000u ? l->silence_us / 1000u : 1u, waited = 0;
-    uint32_t st;
-    for (;;) {
-        uint32_t slice = limit - waited < WRITE_SLICE_MS ? limit - waited : WRITE_SLICE_MS;
-        st = nf_transport_write(l->t, l->wire, wire_len, (int)slice); /* limit >= 1 ms */
-        waited += slice;
-        if (st != NF_STATUS_IO_TIMEOUT || waited >= limit)
-            break;
+    uint32_t st = NF_STATUS_IO_TIMEOUT;
+    for (uint32_t waited = 0; st == NF_STATUS_IO_TIMEOUT && waited < l->silence_us / 1000u; waited += WRITE_SLICE_MS) {
         pthread_mutex_lock(&l->mu);
         int closing = l->closing;
         pthread_mutex_unlock(&l->mu);
         if (closing)
             break;
+        st = nf_transport_write(l->t, l->wire, wire_len, WRITE_SLICE_MS);
     }
     pthread_mutex_lock(&l->mu);
     if (st == NF_STATUS_SUCCESS) {
@@ -404,13 +257,22 @@ static int write_frame(struct nf_link *l, size_t wire_len)
     return st == NF_STATUS_SUCCESS;
 }
 
+/* Fill the header at h (payload bytes follow it) and encode the frame into l->wire. */
+static size_t encode(struct nf_link *l, uint8_t *h, uint8_t type, uint8_t seq, uint16_t rsvd, size_t payload)
+{
+    memset(h, 0, NF_LINK_HDR_SIZE);
+    h[NF_LINK_HDR_TYPE_OFF] = type;
+    h[NF_LINK_HDR_SEQ_OFF] = seq;
+    h[NF_LINK_HDR_ACK_OFF] = l->rx_expect;
+    put16(h + NF_LINK_HDR_LEN_OFF, (uint16_t)payload);
+    put16(h + NF_LINK_HDR_RSVD_OFF, rsvd);
+    return nf_frame_encode(h, NF_LINK_HDR_SIZE + payload, l->wire, sizeof(l->wire));
+}
+
 static size_t encode_ctrl(struct nf_link *l, uint8_t type, uint16_t rsvd)
 {
-    uint8_t h[NF_LINK_HDR_SIZE] = {0};
-    h[NF_LINK_HDR_TYPE_OFF] = type;
-    h[NF_LINK_HDR_ACK_OFF] = l->rx_expect;
-    put16(h + NF_LINK_HDR_RSVD_OFF, rsvd);
-    return nf_frame_encode(h, sizeof(h), l->wire, sizeof(l->wire));
+    uint8_t h[NF_LINK_HDR_SIZE];
+    return encode(l, h, type, 0, rsvd, 0);
 }
 
 /* Sequence a closed frame (under mu): its buffer *buf goes into slot nxt, whose old
@@ -427,11 +289,10 @@ static void sequence(struct nf_link *l, uint8_t **buf, size_t payload)
 }
 
 /* Close the open frame into the window (under mu; the caller checked for room). */
-static void close_open_frame(struct nf_link *l)
+void nf_link_close_open(struct nf_link *l)
 {
     sequence(l, &l->open_buf, l->open_len);
-    l->open_len = 0;
-    l->open_push = 0;
+    l->open_len = l->open_push = 0;
     nf_transport_wake(l->t);
 }
 
@@ -447,28 +308,22 @@ static void pump(struct nf_link *l, uint64_t now)
             if (!l->pend_head)
                 l->pend_tail = NULL;
             sequence(l, &p->buf, p->payload);
-            p->next = l->pend_free;
-            l->pend_free = p;
+            free(p->buf);
+            free(p);
         } else if (l->open_len > 0 &&
                    (l->open_push || (now > l->open_since_us && now - l->open_since_us >= l->defer_max_us))) {
-            close_open_frame(l);
+            nf_link_close_open(l);
         } else {
             break;
         }
     }
 }
 
-/* Encode DATA frame seq sent into l->wire (under mu); returns its length. */
+/* Encode DATA frame `sent` into l->wire (under mu); returns its length. */
 static size_t encode_data(struct nf_link *l, uint64_t now)
 {
     struct tx_slot *s = &l->q[l->sent % NF_LINK_MAX_SLOTS];
-    uint8_t *h = s->buf;
-    memset(h, 0, NF_LINK_HDR_SIZE);
-    h[NF_LINK_HDR_TYPE_OFF] = NF_LINK_TYPE_DATA;
-    h[NF_LINK_HDR_SEQ_OFF] = l->sent;
-    h[NF_LINK_HDR_ACK_OFF] = l->rx_expect;
-    put16(h + NF_LINK_HDR_LEN_OFF, (uint16_t)s->payload);
-    s->wire_len = nf_frame_encode(h, NF_LINK_HDR_SIZE + s->payload, l->wire, sizeof(l->wire));
+    s->wire_len = encode(l, s->buf, NF_LINK_TYPE_DATA, l->sent, 0, s->payload);
     if (l->sent != l->max) {
         l->st.retransmits++;
         l->fast_armed = 0;
@@ -497,8 +352,7 @@ static size_t next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
         if (now >= l->reset_next_us) {
             len = encode_ctrl(l, NF_LINK_TYPE_RESET, l->nonce);
             l->st.resets_tx++;
-            uint64_t r = (uint64_t)l->rto_initial_us << (l->reset_backoff > 16 ? 16 : l->reset_backoff++);
-            l->reset_next_us = now + (r > l->rto_max_us ? l->rto_max_us : r);
+            l->reset_next_us = now + l->rto_initial_us;
         }
         SOONER(l->reset_next_us);
     } else if (l->state == ST_UP) {
@@ -598,29 +452,15 @@ static void *link_thread(void *arg)
 
 /* ---- API ------------------------------------------------------------------- */
 
-static uint32_t env_u32(const char *name, uint32_t dflt)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return dflt;
-    char *end;
-    unsigned long n = strtoul(v, &end, 10);
-    return (*end == '\0' && n > 0 && n <= 0xFFFFFFFFul / 1000u) ? (uint32_t)n : dflt;
-}
-
 static void free_link(struct nf_link *l)
 {
     for (unsigned i = 0; i < NF_LINK_MAX_SLOTS; i++)
         free(l->q[i].buf);
     free(l->open_buf);
-    for (int k = 0; k < 2; k++) {
-        struct pend *p = k ? l->pend_free : l->pend_head;
-        while (p) {
-            struct pend *n = p->next;
-            free(p->buf);
-            free(p);
-            p = n;
-        }
+    for (struct pend *p = l->pend_head, *n; p; p = n) {
+        n = p->next;
+        free(p->buf);
+        free(p);
     }
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
@@ -630,9 +470,10 @@ static void free_link(struct nf_link *l)
 uint32_t nf_link_open(struct nf_transport *t, nf_link_on_message on_message, nf_link_on_dead on_dead, void *ctx,
                       struct nf_link **out, struct nf_info *info)
 {
-    struct nf_link_config cfg;
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.silence_ms = env_u32("NDKFPGA_LINK_TIMEOUT_MS", 0);
+    const char *v = getenv("NDKFPGA_LINK_TIMEOUT_MS");
+    char *end = NULL;
+    unsigned long ms = v ? strtoul(v, &end, 10) : 0;
+    struct nf_link_config cfg = {.silence_ms = end && *end == '\0' && ms <= 0xFFFFFFFFul / 1000u ? (uint32_t)ms : 0};
     return nf_link_open_ex(t, &cfg, on_message, on_dead, ctx, out, info);
 }
 
@@ -644,8 +485,7 @@ uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cf
         return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_link_open: transport or out is NULL");
     }
     *out = NULL;
-    struct nf_link_config c;
-    memset(&c, 0, sizeof(c));
+    struct nf_link_config c = {0};
     if (cfg)
         c = *cfg;
     struct nf_link *l = calloc(1, sizeof(*l));
@@ -653,248 +493,79 @@ uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cf
         nf_transport_close(t);
         return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "out of memory for the link");
     }
+    uint32_t st = NF_STATUS_INSUFFICIENT_RESOURCES;
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv, NULL);
     l->t = t;
     l->on_message = on_message;
     l->on_dead = on_dead;
     l->ctx = ctx;
-    l->silence_us = (c.silence_ms ? c.silence_ms : DEFAULT_SILENCE_MS) * 1000u;
-    l->rto_initial_us = (c.rto_initial_ms ? c.rto_initial_ms : DEFAULT_RTO_INITIAL_MS) * 1000u;
-    l->turnaround_us = (c.rto_min_ms ? c.rto_min_ms : NF_LINK_TURNAROUND_MS) * 1000u;
-    l->rto_max_us = (c.rto_max_ms ? c.rto_max_ms : DEFAULT_RTO_MAX_MS) * 1000u;
-    if (l->rto_max_us < l->turnaround_us)
-        l->rto_max_us = l->turnaround_us;
-    l->ack_delay_us = c.ack_delay_us ? c.ack_delay_us : DEFAULT_ACK_DELAY_US;
-    l->defer_max_us = c.defer_max_us ? c.defer_max_us : DEFAULT_DEFER_MAX_US;
+#define OR(v, dflt) ((v) ? (v) : (dflt))
+    l->silence_us = OR(c.silence_ms, DEFAULT_SILENCE_MS) * 1000u;
+    l->rto_initial_us = OR(c.rto_initial_ms, DEFAULT_RTO_INITIAL_MS) * 1000u;
+    l->turnaround_us = OR(c.rto_min_ms, NF_LINK_TURNAROUND_MS) * 1000u;
+    l->rto_max_us = OR(c.rto_max_ms, DEFAULT_RTO_MAX_MS) * 1000u;
+    l->rto_max_us = l->rto_max_us < l->turnaround_us ? l->turnaround_us : l->rto_max_us;
+    l->ack_delay_us = OR(c.ack_delay_us, DEFAULT_ACK_DELAY_US);
+    l->defer_max_us = OR(c.defer_max_us, DEFAULT_DEFER_MAX_US);
+#undef OR
     l->window_max = (c.window_max && c.window_max < NF_LINK_MAX_SLOTS) ? c.window_max : NF_LINK_MAX_SLOTS;
     l->frame_cap = NF_LINK_MAX_PAYLOAD;
     for (unsigned i = 0; i < PACE_SAMPLES; i++)
         l->pace_ns[i] = UINT32_MAX;
     l->fast_armed = 1;
-    if (c.nonce) {
+    if (c.nonce)
         l->nonce = (uint16_t)(c.nonce - 1);
-    } else if (getrandom(&l->nonce, sizeof(l->nonce), 0) != (ssize_t)sizeof(l->nonce)) {
+    else if (getrandom(&l->nonce, sizeof(l->nonce), 0) != (ssize_t)sizeof(l->nonce))
         l->nonce = (uint16_t)(now_us() ^ (uint64_t)getpid());
-    }
     nf_frame_decoder_init(&l->dec);
     int oom = 0;
     for (unsigned i = 0; i < NF_LINK_MAX_SLOTS; i++)
         oom |= !(l->q[i].buf = malloc(NF_FRAME_MAX_RAW));
     oom |= !(l->open_buf = malloc(NF_FRAME_MAX_RAW));
-    if (oom) {
-        nf_transport_close(t);
-        free_link(l);
-        return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "out of memory for link buffers");
-    }
     l->last_rx_us = l->idle_mark_us = now_us();
     l->state = ST_RESETTING;
-    if (pthread_create(&l->thread, NULL, link_thread, l) != 0) {
-        nf_transport_close(t);
-        free_link(l);
-        return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "cannot start the link thread");
+    if (oom || pthread_create(&l->thread, NULL, link_thread, l) != 0) {
+        nf_set_error(st, "out of memory or threads for the link");
+        goto fail;
     }
     pthread_mutex_lock(&l->mu);
     while (l->state == ST_RESETTING)
         pthread_cond_wait(&l->cv, &l->mu);
-    uint32_t st = l->state == ST_UP ? NF_STATUS_SUCCESS : l->dead_status;
+    st = l->state == ST_UP ? NF_STATUS_SUCCESS : l->dead_status;
     pthread_mutex_unlock(&l->mu);
     if (st != NF_STATUS_SUCCESS) {
         pthread_join(l->thread, NULL);
-        nf_transport_close(t);
         nf_error_set_text(l->dead_msg); /* the reason was recorded on the link thread */
-        free_link(l);
-        return st;
+        goto fail;
     }
     if (info)
         *info = l->info;
     *out = l;
     return NF_STATUS_SUCCESS;
-}
-
-/* Whether the link takes messages (under mu). */
-static uint32_t usable(const struct nf_link *l)
-{
-    if (l->closing)
-        return NF_STATUS_CANCELLED;
-    if (l->state != ST_UP)
-        return l->dead_status ? l->dead_status : NF_STATUS_INVALID_DEVICE_STATE;
-    return NF_STATUS_SUCCESS;
-}
-
-/* Close the open frame without waiting (under mu): into the window when it has room
- * and nothing waits before it, else onto the pending list. 0: out of memory. */
-static int seal_open(struct nf_link *l)
-{
-    if (queued(l) < l->window && !l->pend_head) {
-        close_open_frame(l);
-        return 1;
-    }
-    struct pend *p = l->pend_free;
-    if (p) {
-        l->pend_free = p->next;
-    } else {
-        p = malloc(sizeof(*p));
-        uint8_t *b = p ? malloc(NF_FRAME_MAX_RAW) : NULL;
-        if (!b) {
-            free(p);
-            return 0;
-        }
-        p->buf = b;
-    }
-    uint8_t *b = p->buf;
-    p->buf = l->open_buf;
-    p->payload = l->open_len;
-    p->next = NULL;
-    l->open_buf = b;
-    l->open_len = 0;
-    l->open_push = 0;
-    if (l->pend_tail)
-        l->pend_tail->next = p;
-    else
-        l->pend_head = p;
-    l->pend_tail = p;
-    return 1;
-}
-
-/* Every way in: append a message of len bytes (len 0: none) to the open frame and,
- * without defer, close it. wait: first wait for room in the window (a blocking
- * sender; on the link thread itself a full window fails instead). */
-static uint32_t enqueue(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer,
-                        int wait)
-{
-    pthread_mutex_lock(&l->mu);
-    l->senders_inside++;
-    uint32_t st = usable(l);
-    while (wait && st == NF_STATUS_SUCCESS && (queued(l) >= l->window || l->pend_head)) {
-        if (l->self_set && pthread_equal(pthread_self(), l->self)) {
-            st = NF_STATUS_INSUFFICIENT_RESOURCES;
-            break;
-        }
-        pthread_cond_wait(&l->cv, &l->mu);
-        st = usable(l);
-    }
-    if (st != NF_STATUS_SUCCESS)
-        goto out;
-    if (len) {
-        /* A message that does not fit closes the open frame first (a message longer
-         * than the batching cap still travels, alone). */
-        if (l->open_len > 0 && l->open_len + len > l->frame_cap && !seal_open(l)) {
-            st = NF_STATUS_INSUFFICIENT_RESOURCES;
-            goto out;
-        }
-        if (l->open_len == 0) {
-            l->open_since_us = now_us();
-            if (defer && !wait)
-                nf_transport_wake(l->t); /* nf_link_post: the deferred bound's timer */
-        }
-        uint8_t *dst = l->open_buf + NF_LINK_HDR_SIZE + l->open_len;
-        for (size_t i = 0; i < nparts; i++) {
-            if (parts[i].len)
-                memcpy(dst, parts[i].data, parts[i].len);
-            dst += parts[i].len;
-        }
-        l->open_len += len;
-        l->st.msgs_tx++;
-        l->st.payload_tx += len;
-        if (defer)
-            goto out;
-    }
-    if (l->open_len == 0)
-        goto out;
-    if (queued(l) < l->window && !l->pend_head) {
-        close_open_frame(l);
-    } else {
-        mark_busy(l);
-        l->open_push = 1; /* the link thread closes it when the window opens */
-    }
-out:
-    l->senders_inside--;
-    if (l->closing)
-        pthread_cond_broadcast(&l->cv);
-    pthread_mutex_unlock(&l->mu);
+fail:
+    nf_transport_close(t);
+    free_link(l);
     return st;
 }
 
-uint32_t nf_link_sendv(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, int defer)
+static int is_dead(struct nf_link *l)
 {
-    if (!l || (!parts && nparts))
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_link_send: NULL link or parts");
-    size_t len = 0;
-    uint8_t hdr[NF_MSG_HDR_LEN_OFF + 2];
-    size_t got = 0;
-    for (size_t i = 0; i < nparts; i++) {
-        if (!parts[i].data && parts[i].len)
-            return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_link_send: part %zu is NULL", i);
-        if (parts[i].len > NF_LINK_MAX_PAYLOAD || len + parts[i].len > NF_LINK_MAX_PAYLOAD) {
-            len = NF_LINK_MAX_PAYLOAD + 1;
-            break;
-        }
-        for (size_t j = 0; j < parts[i].len && got < sizeof(hdr); j++)
-            hdr[got++] = ((const uint8_t *)parts[i].data)[j];
-        len += parts[i].len;
-    }
-    if (len < NF_MSG_HDR_SIZE || len > NF_LINK_MAX_PAYLOAD || (len & 7u) != 0)
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER,
-                            "nf_link_send: message of %zu bytes (must be %u..%u and a multiple of 8)", len,
-                            (unsigned)NF_MSG_HDR_SIZE, (unsigned)NF_LINK_MAX_PAYLOAD);
-    if (get16(hdr + NF_MSG_HDR_LEN_OFF) != len)
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_link_send: MSG_HDR.len %u but %zu bytes given",
-                            (unsigned)get16(hdr + NF_MSG_HDR_LEN_OFF), len);
-    return enqueue(l, parts, nparts, len, defer, 1);
-}
-
-uint32_t nf_link_send(struct nf_link *l, const void *msg, size_t len, int defer)
-{
-    struct nf_link_part p = {msg, len};
-    return nf_link_sendv(l, &p, 1, defer);
-}
-
-uint32_t nf_link_flush(struct nf_link *l)
-{
-    if (!l)
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_link_flush: NULL link");
-    return enqueue(l, NULL, 0, 0, 0, 1);
-}
-
-uint32_t nf_link_post(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer)
-{
-    return enqueue(l, parts, nparts, len, defer, 0);
-}
-
-void nf_link_expect(struct nf_link *l, int delta)
-{
-    if (!l)
-        return;
     pthread_mutex_lock(&l->mu);
-    int was = l->expecting > 0 || queued(l) > 0;
-    l->expecting += delta;
-    if (l->expecting < 0)
-        l->expecting = 0;
-    if (!was && l->expecting > 0)
-        l->idle_mark_us = now_us();
+    int dead = l->state == ST_DEAD;
     pthread_mutex_unlock(&l->mu);
-    nf_transport_wake(l->t); /* the deadline may have changed */
+    return dead;
 }
 
 uint32_t nf_link_status(struct nf_link *l)
 {
-    if (!l)
-        return NF_STATUS_INVALID_PARAMETER;
-    pthread_mutex_lock(&l->mu);
-    uint32_t st = l->state == ST_DEAD ? l->dead_status : NF_STATUS_SUCCESS;
-    pthread_mutex_unlock(&l->mu);
-    return st;
+    return !l ? NF_STATUS_INVALID_PARAMETER : is_dead(l) ? l->dead_status : NF_STATUS_SUCCESS;
 }
 
 const char *nf_link_dead_reason(struct nf_link *l)
 {
-    if (!l)
-        return "";
-    pthread_mutex_lock(&l->mu);
-    const char *r = l->state == ST_DEAD ? l->dead_msg : "";
-    pthread_mutex_unlock(&l->mu);
-    return r; /* stable once dead: written once, before the state changed */
+    /* Both stable once dead: written once, before the state changed. */
+    return l && is_dead(l) ? l->dead_msg : "";
 }
 
 void nf_link_get_stats(struct nf_link *l, struct nf_link_stats *out)
