@@ -26,8 +26,8 @@ HOST_LINK_CFLAGS := -I$(ROOT)/host/src -pthread \
     -DNF_SIM_DEFAULT_PATH='"$(NF_SIM_DEFAULT_PATH)"' -DNF_MODEL_DEFAULT_PATH='"$(NF_MODEL_DEFAULT_PATH)"'
 
 HL_BUILD := $(BUILD)/host-link
-HL_TEST_SRCS := host/tests/link/test_link.c host/tests/link/fake_board.c
-HL_TEST_HDRS := host/tests/link/fake_board.h tests/tap.h
+HL_TEST_SRCS := host/tests/link/test_link.c host/tests/link/fake_board.c host/tests/link/link_test.c
+HL_TEST_HDRS := host/tests/link/fake_board.h host/tests/link/link_test.h tests/tap.h
 HL_CC := $(HOST_CC) $(HOST_CFLAGS) $(HOST_LINK_CFLAGS) $(HOST_USB_CFLAGS) -I$(ROOT)/tests -I$(ROOT)/host/tests/link
 FUZZ_CC ?= clang
 

@@ -7,8 +7,8 @@ HU_CC := $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/src -I$(ROOT)/host/tests/usb
 HU_UMOCKDEV_CFLAGS = $(shell pkg-config --cflags umockdev-1.0 2>/dev/null)
 HU_UMOCKDEV_LIBS = $(shell pkg-config --libs umockdev-1.0 2>/dev/null)
 # The transport tests link the whole link layer, as the library does (host/link.mk).
-HU_LINK_SRCS = $(HL_ALL_SRCS)
-HU_LINK_DEPS = $(HL_ALL_SRCS) $(HL_ALL_HDRS) tests/tap.h host/usb.mk
+HU_LINK_SRCS = $(HL_ALL_SRCS) host/tests/link/link_test.c
+HU_LINK_DEPS = $(HL_ALL_SRCS) $(HL_ALL_HDRS) host/tests/link/link_test.c host/tests/link/link_test.h tests/tap.h host/usb.mk
 HU_LINK_CC = $(HU_CC) -I$(ROOT)/tests -I$(ROOT)/host/tests/link $(HOST_LINK_CFLAGS) $(HOST_USB_CFLAGS)
 HU_LINK_LIBS = $(HOST_USB_LIBS) -lm
 # The umockdev preload comes before the ASan runtime in the library list; ASan

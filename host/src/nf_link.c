@@ -95,6 +95,7 @@ static void go_back(struct nf_link *l)
     l->sent = l->una;
     l->rto_deadline_us = 0; /* restarts with the first frame sent again */
     l->dup_acks = l->clean_acks = 0;
+    l->losses++;
     if (l->frame_cap / 2 >= FRAME_CAP_MIN)
         l->frame_cap /= 2;
 }
@@ -107,6 +108,7 @@ static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
         if (pure && l->sent != l->una && ++l->dup_acks >= DUP_ACKS_FOR_FAST_RETRANSMIT && l->fast_armed) {
             l->st.fast_retransmits++;
             go_back(l);
+            l->probing = 0;
         }
         return;
     }
@@ -114,16 +116,19 @@ static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
         l->st.ignored++; /* acknowledges something never sent: stale or corrupt-but-valid */
         return;
     }
-    /* The newest frame acknowledged bounds the byte time: measured from its first
-     * transmission, so a frame sent again only makes the bound looser, never wrong. */
+    /* The newest frame acknowledged bounds the byte time, unless a loss either way
+     * may have held its ack back (the bound would be loose, and the timeouts with it). */
     const struct tx_slot *newest = &l->q[(uint8_t)(ack - 1) % NF_LINK_MAX_SLOTS];
-    uint64_t ns = (now - newest->first_us) * 1000u / (newest->wire_len + ACK_WIRE_BYTES);
-    l->pace_ns[l->pace_next++ % PACE_SAMPLES] = ns < UINT32_MAX ? (uint32_t)ns : UINT32_MAX - 1u;
+    if (!newest->resent && newest->losses == l->losses) {
+        uint64_t ns = (now - newest->first_us) * 1000u / (newest->wire_len + ACK_WIRE_BYTES);
+        l->pace_ns[l->pace_next++ % PACE_SAMPLES] = ns < UINT32_MAX ? (uint32_t)ns : UINT32_MAX - 1u;
+    }
     if ((uint8_t)(l->sent - l->una) < adv)
         l->sent = ack; /* a go-back was pending over frames now acknowledged */
     l->una = ack;
     l->dup_acks = 0;
     l->backoff = 0;
+    l->probing = 0;
     /* Our resent copies make the board repeat its ack when they arrive; they are all
      * ahead of any frame first sent after them, so once such a frame is acked (una
      * passes recover) repeated acks mean loss again. */
@@ -217,6 +222,7 @@ static void handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t
             l->ack_deadline_us = now;
     } else if (type == NF_LINK_TYPE_DATA) {
         l->st.dups++;
+        l->losses++;
         l->ack_deadline_us = now; /* the board is retransmitting: tell it where we are now */
         if ((uint8_t)(seq - l->rx_expect) < 128u && l->loss_acks < LOSS_ACKS_MAX)
             l->loss_acks++; /* ahead of rx_expect: a gap */
@@ -324,12 +330,14 @@ static size_t encode_data(struct nf_link *l, uint64_t now)
 {
     struct tx_slot *s = &l->q[l->sent % NF_LINK_MAX_SLOTS];
     s->wire_len = encode(l, s->buf, NF_LINK_TYPE_DATA, l->sent, 0, s->payload);
-    if (l->sent != l->max) {
+    s->resent = l->sent != l->max;
+    if (s->resent) {
         l->st.retransmits++;
         l->fast_armed = 0;
         l->recover = l->max;
     } else {
         s->first_us = now;
+        s->losses = l->losses;
         l->max = (uint8_t)(l->sent + 1);
         l->st.data_tx++;
     }
@@ -363,8 +371,9 @@ static size_t next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
             l->st.timeouts++;
             l->backoff++;
             go_back(l);
+            l->probing = 1;
         }
-        if (!l->loss_acks && l->sent != l->nxt) {
+        if (!l->loss_acks && l->sent != l->nxt && !(l->probing && l->sent != l->una)) {
             len = encode_data(l, now);
         } else if ((l->ack_owed && now >= l->ack_deadline_us) || l->loss_acks) {
             len = encode_ctrl(l, NF_LINK_TYPE_ACK, 0);
@@ -436,6 +445,7 @@ static void *link_thread(void *arg)
         pthread_mutex_lock(&l->mu);
         l->st.wire_rx += (uint64_t)n;
         l->st.bad_frames += bad;
+        l->losses += bad;
         if (bad && l->state == ST_UP && l->loss_acks < LOSS_ACKS_MAX)
             l->loss_acks = bad >= LOSS_ACKS_MAX ? LOSS_ACKS_MAX : bad > l->loss_acks ? bad : l->loss_acks;
         pthread_mutex_unlock(&l->mu);

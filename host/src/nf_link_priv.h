@@ -21,6 +21,8 @@ struct tx_slot {
     size_t payload;    /* payload bytes after the header */
     size_t wire_len;   /* bytes on the line at its last transmission (stuffed, flags) */
     uint64_t first_us; /* time of the first transmission: its round trip bounds the pace */
+    uint64_t losses;   /* the link's losses then: a loss since spoils the sample */
+    int resent;        /* sent more than once: no sample */
 };
 
 /* A closed frame waiting for the window (senders never wait for it to open). */
@@ -61,6 +63,8 @@ struct nf_link {
     struct pend *pend_head, *pend_tail; /* closed frames waiting for the window, in order */
     uint64_t rto_deadline_us; /* 0: timer off */
     unsigned backoff;         /* timeouts since the last progress */
+    int probing;              /* after a timeout only the oldest frame goes until an ack:
+                                 if only acks were lost, nothing else is sent twice */
     uint32_t line_byte_ns;    /* the board's UART byte time from INFO (a floor) */
     uint32_t pace_ns[PACE_SAMPLES]; /* the last bounds of the byte time */
     uint64_t reset_next_us;
@@ -68,6 +72,7 @@ struct nf_link {
     size_t frame_cap;     /* batch messages into frames up to this payload */
     unsigned clean_acks;  /* frames acknowledged since the last loss */
     unsigned dup_acks;    /* pure ACKs in a row naming una while frames are out */
+    uint64_t losses;      /* signs of loss either way: go-backs, bad or out-of-turn frames */
     int fast_armed;       /* one fast go-back per loss: re-armed when una passes recover */
     uint8_t recover;      /* max when a frame was last sent again */
 
