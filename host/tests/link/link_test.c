@@ -103,3 +103,27 @@ uint64_t ping_rx_wait_dead(struct ping_rx *r, unsigned ms)
 {
     return wait_for(r, &r->dead_calls, 1, ms);
 }
+
+void *lt_reader_run(void *reader)
+{
+    struct lt_reader *r = reader;
+    uint8_t buf[64];
+    uint64_t t0 = lt_now_ms();
+    r->result = nf_transport_read(r->t, buf, sizeof(buf), r->timeout_ms);
+    r->ms = (double)(lt_now_ms() - t0);
+    return NULL;
+}
+
+void lt_reader_start(struct lt_reader *r, struct nf_transport *t, int timeout_ms)
+{
+    r->t = t;
+    r->timeout_ms = timeout_ms;
+    r->result = 99;
+    pthread_create(&r->th, NULL, lt_reader_run, r);
+    lt_sleep_ms(50); /* let it block in the read */
+}
+
+void lt_reader_join(struct lt_reader *r)
+{
+    pthread_join(r->th, NULL);
+}

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nf_transport.h"
+
 uint64_t lt_now_ms(void);
 void lt_sleep_ms(unsigned ms);
 
@@ -61,5 +63,17 @@ void ping_rx_on_dead(void *ctx, uint32_t status);
 uint64_t ping_rx_wait(struct ping_rx *r, uint64_t n, unsigned ms);
 /* Wait until on_dead ran or ms pass; returns dead_calls. */
 uint64_t ping_rx_wait_dead(struct ping_rx *r, unsigned ms);
+
+/* One nf_transport_read of t on a thread of its own (wake and hang-up tests). */
+struct lt_reader {
+    struct nf_transport *t;
+    int timeout_ms;
+    ssize_t result;
+    double ms; /* how long the read took */
+    pthread_t th;
+};
+void *lt_reader_run(void *reader); /* the read itself, on the calling thread */
+void lt_reader_start(struct lt_reader *r, struct nf_transport *t, int timeout_ms);
+void lt_reader_join(struct lt_reader *r);
 
 #endif

@@ -149,23 +149,6 @@ static void test_data(void)
     close(m);
 }
 
-struct reader {
-    struct nf_transport *t;
-    int timeout_ms;
-    ssize_t result;
-    double ms;
-};
-
-static void *reader_main(void *arg)
-{
-    struct reader *r = arg;
-    uint8_t b[16];
-    uint64_t t0 = lt_now_ms();
-    r->result = nf_transport_read(r->t, b, sizeof(b), r->timeout_ms);
-    r->ms = (double)(lt_now_ms() - t0);
-    return NULL;
-}
-
 static void test_wake_and_hangup(void)
 {
     char slave[64];
@@ -175,20 +158,15 @@ static void test_wake_and_hangup(void)
         close(m);
         return;
     }
-    struct reader r = {t, -1, 99, 0};
-    pthread_t th;
-    pthread_create(&th, NULL, reader_main, &r);
-    struct timespec ts = {0, 50 * 1000000L};
-    nanosleep(&ts, NULL);
+    struct lt_reader r;
+    lt_reader_start(&r, t, -1);
     nf_transport_wake(t);
-    pthread_join(th, NULL);
+    lt_reader_join(&r);
     tap_ok(r.result == 0 && r.ms < 1000, "wake ends a read waiting forever with 0 (%.0f ms)", r.ms);
 
-    r.timeout_ms = 10000;
-    pthread_create(&th, NULL, reader_main, &r);
-    nanosleep(&ts, NULL);
+    lt_reader_start(&r, t, 10000);
     close(m); /* the board (or its USB bridge) goes away */
-    pthread_join(th, NULL);
+    lt_reader_join(&r);
     tap_ok(r.result < 0 && r.ms < 1000, "hang-up: a waiting read returns < 0 promptly (%.0f ms)", r.ms);
     uint32_t st = nf_transport_write(t, "x", 1, 1000);
     tap_ok(st == NF_STATUS_CONNECTION_RESET, "hang-up: write returns CONNECTION_RESET (%s)", nf_status_name(st));
