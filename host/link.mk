@@ -70,9 +70,10 @@ lint-host-link:
 	    -DNF_SIM_DEFAULT_PATH='"nfsim"' -DNF_MODEL_DEFAULT_PATH='"nfmodel"' \
 	    $(HOST_LINK_SRCS) host/tests/link/*.c tests/link_e2e.c
 
-$(HL_BUILD)/link_e2e: tests/link_e2e.c $(HL_ALL_SRCS) $(HL_ALL_HDRS) tests/tap.h host/link.mk
+$(HL_BUILD)/link_e2e: tests/link_e2e.c host/tests/link/link_test.c $(HL_ALL_SRCS) $(HL_ALL_HDRS) \
+                      host/tests/link/link_test.h tests/tap.h host/link.mk
 	@mkdir -p $(@D)
-	$(HL_CC) -o $@ tests/link_e2e.c $(HL_ALL_SRCS) $(HOST_USB_LIBS)
+	$(HL_CC) -o $@ tests/link_e2e.c host/tests/link/link_test.c $(HL_ALL_SRCS) $(HOST_USB_LIBS)
 
 # Host <-> board models: nfmodel always, nfsim with a size that takes a few minutes.
 # A model that does not build or does not work is a "not ok", never a silent skip.
