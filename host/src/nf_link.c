@@ -35,11 +35,12 @@
 /* The line's pace: each acknowledged frame's round trip carried at least its own
  * bytes and an ACK's, so it bounds the byte time from above; the smallest of the last
  * PACE_SAMPLES bounds, never below INFO's UART rate, is the byte time. A real board
- * runs at that rate; a simulated one is ~70x slower in wall time, learnt so. */
+ * runs at that rate; a simulated one is ~70x slower in wall time, learnt so. A frame
+ * sent again, or acked after a sign of loss, gives no bound: its ack may have waited
+ * for a recovery, not for the line. */
 #define ACK_WIRE_BYTES (2u + NF_LINK_HDR_SIZE + 4u)
 #define BOARD_FRAME_WIRE (2u + NF_FRAME_MAX_RAW) /* a board frame ahead of the ack */
 #define UART_BITS_PER_BYTE 10u
-
 
 /* Time of one byte on the line (ns): the pace measured, at least INFO's UART rate. */
 static uint32_t byte_ns(const struct nf_link *l)
