@@ -106,15 +106,26 @@ static void *fill_master(void *arg)
     return NULL;
 }
 
-static void test_data(void)
+/* A pseudo-terminal and the tty transport on its slave side; returns the master
+ * (the board's end), or -1 after reporting the failure. */
+static int open_pty_transport(const char *what, struct nf_transport **t)
 {
     char slave[64];
     int m = open_pty(slave, sizeof(slave));
-    struct nf_transport *t = NULL;
-    if (!tap_ok(nf_transport_open_tty(slave, &t) == NF_STATUS_SUCCESS, "data: open")) {
-        close(m);
-        return;
+    if (!tap_ok(m >= 0 && nf_transport_open_tty(slave, t) == NF_STATUS_SUCCESS, "%s: open", what)) {
+        if (m >= 0)
+            close(m);
+        return -1;
     }
+    return m;
+}
+
+static void test_data(void)
+{
+    struct nf_transport *t = NULL;
+    int m = open_pty_transport("data", &t);
+    if (m < 0)
+        return;
     enum { N = 50000 };
     static uint8_t out[N], in[N], got[N];
     for (int i = 0; i < N; i++) {
@@ -151,13 +162,10 @@ static void test_data(void)
 
 static void test_wake_and_hangup(void)
 {
-    char slave[64];
-    int m = open_pty(slave, sizeof(slave));
     struct nf_transport *t = NULL;
-    if (!tap_ok(nf_transport_open_tty(slave, &t) == NF_STATUS_SUCCESS, "wake: open")) {
-        close(m);
+    int m = open_pty_transport("wake", &t);
+    if (m < 0)
         return;
-    }
     struct lt_reader r;
     lt_reader_start(&r, t, -1);
     nf_transport_wake(t);
