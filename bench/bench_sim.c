@@ -251,10 +251,10 @@ static double link_stream(struct nf_link *l, const struct setup *s, uint32_t k, 
     struct nf_link_stats ls;
     nf_link_get_stats(l, &ls);
     printf("# link stats: data_tx %llu retransmits %llu timeouts %llu fast_retx %llu acks_tx %llu frames_rx %llu "
-           "window %u cwnd %u srtt_us %u rto_us %u; board: rx_drop %u rx_dup %u retransmits %u tx_frames %u\n",
+           "window %u byte_ns %u rto_us %u; board: rx_drop %u rx_dup %u retransmits %u tx_frames %u\n",
            (unsigned long long)ls.data_tx, (unsigned long long)ls.retransmits, (unsigned long long)ls.timeouts,
            (unsigned long long)ls.fast_retransmits, (unsigned long long)ls.acks_tx, (unsigned long long)ls.frames_rx,
-           ls.window, ls.cwnd, ls.srtt_us, ls.rto_us, b.rx_drop, b.rx_dup, b.retransmits, b.tx_frames);
+           ls.window, ls.byte_ns, ls.rto_us, b.rx_drop, b.rx_dup, b.retransmits, b.tx_frames);
     return eff;
 }
 

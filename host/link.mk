@@ -1,10 +1,24 @@
-# Host link layer: transports (sim/model sockets), the reliable link, their tests.
-# host/host.mk builds the library from $(HOST_LINK_SRCS) with $(HOST_LINK_CFLAGS).
+# Host link layer: transports, the reliable link, their tests.
+# host/host.mk builds the library from $(HOST_LINK_SRCS) + $(HOST_USB_SRCS) with
+# $(HOST_LINK_CFLAGS) + $(HOST_USB_CFLAGS).
+#
+# The transport dispatch (nf_transport.c) names every transport in one table, so
+# every program that links it links them all: the board transports (libusb) too.
 
-HOST_LINK_SRCS := host/src/nf_frame.c host/src/nf_status.c host/src/nf_transport.c host/src/transport_sim.c host/src/nf_link.c
-HOST_LINK_HDRS := host/src/nf_frame.h host/src/nf_transport.h host/src/nf_transport_priv.h host/src/nf_link.h \
+HOST_LINK_SRCS := host/src/nf_frame.c host/src/nf_status.c host/src/nf_error.c host/src/nf_transport.c \
+                  host/src/transport_fd.c host/src/transport_sim.c host/src/nf_link.c host/src/nf_link_send.c
+HOST_LINK_HDRS := host/src/nf_frame.h host/src/nf_transport.h host/src/nf_transport_priv.h host/src/nf_link.h host/src/nf_link_priv.h \
                   host/src/transport_board.h \
                   firmware/include/nf_layout.h
+# Board transports: the FTDI bridge over libusb ("usb", "usb:BUS-ADDR") and over
+# the kernel tty ("tty:PATH"), see host/usb.mk for their tests.
+HOST_USB_SRCS := host/src/nf_ftdi.c host/src/transport_usb.c host/src/transport_tty.c
+HOST_USB_HDRS := host/src/nf_ftdi.h host/src/transport_board.h host/src/nf_transport.h firmware/include/nf_layout.h
+HOST_USB_CFLAGS := $(shell pkg-config --cflags libusb-1.0 2>/dev/null) -pthread
+HOST_USB_LIBS := $(shell pkg-config --libs libusb-1.0 2>/dev/null) -pthread
+# All of it, for the programs built here and in host/usb.mk.
+HL_ALL_SRCS := $(HOST_LINK_SRCS) $(HOST_USB_SRCS)
+HL_ALL_HDRS := $(HOST_LINK_HDRS) $(HOST_USB_HDRS)
 # Where "sim" and "model" find their binaries; `make install` overrides these.
 NF_SIM_DEFAULT_PATH ?= $(BUILD)/sim/nfsim
 NF_MODEL_DEFAULT_PATH ?= $(BUILD)/model/nfmodel
@@ -12,9 +26,9 @@ HOST_LINK_CFLAGS := -I$(ROOT)/host/src -pthread \
     -DNF_SIM_DEFAULT_PATH='"$(NF_SIM_DEFAULT_PATH)"' -DNF_MODEL_DEFAULT_PATH='"$(NF_MODEL_DEFAULT_PATH)"'
 
 HL_BUILD := $(BUILD)/host-link
-HL_TEST_SRCS := host/tests/link/test_link.c host/tests/link/fake_board.c
-HL_TEST_HDRS := host/tests/link/fake_board.h tests/tap.h
-HL_CC := $(HOST_CC) $(HOST_CFLAGS) $(HOST_LINK_CFLAGS) -I$(ROOT)/tests -I$(ROOT)/host/tests/link
+HL_TEST_SRCS := host/tests/link/test_link.c host/tests/link/fake_board.c host/tests/link/link_test.c
+HL_TEST_HDRS := host/tests/link/fake_board.h host/tests/link/link_test.h tests/tap.h
+HL_CC := $(HOST_CC) $(HOST_CFLAGS) $(HOST_LINK_CFLAGS) $(HOST_USB_CFLAGS) -I$(ROOT)/tests -I$(ROOT)/host/tests/link
 FUZZ_CC ?= clang
 
 .PHONY: test-host-link test-fuzz-frame fuzz-frame test-link-e2e lint-host-link host-link
@@ -24,13 +38,13 @@ CLEAN_DIRS += $(HL_BUILD)
 
 host-link: $(HL_BUILD)/test_link $(HL_BUILD)/test_link_san $(HL_BUILD)/link_e2e
 
-$(HL_BUILD)/test_link: $(HOST_LINK_SRCS) $(HL_TEST_SRCS) $(HOST_LINK_HDRS) $(HL_TEST_HDRS) host/link.mk
+$(HL_BUILD)/test_link: $(HL_ALL_SRCS) $(HL_TEST_SRCS) $(HL_ALL_HDRS) $(HL_TEST_HDRS) host/link.mk
 	@mkdir -p $(@D)
-	$(HL_CC) -o $@ $(HOST_LINK_SRCS) $(HL_TEST_SRCS)
+	$(HL_CC) -o $@ $(HL_ALL_SRCS) $(HL_TEST_SRCS) $(HOST_USB_LIBS)
 
-$(HL_BUILD)/test_link_san: $(HOST_LINK_SRCS) $(HL_TEST_SRCS) $(HOST_LINK_HDRS) $(HL_TEST_HDRS) host/link.mk
+$(HL_BUILD)/test_link_san: $(HL_ALL_SRCS) $(HL_TEST_SRCS) $(HL_ALL_HDRS) $(HL_TEST_HDRS) host/link.mk
 	@mkdir -p $(@D)
-	$(HL_CC) -O1 $(SAN_FLAGS) -o $@ $(HOST_LINK_SRCS) $(HL_TEST_SRCS)
+	$(HL_CC) -O1 $(SAN_FLAGS) -o $@ $(HL_ALL_SRCS) $(HL_TEST_SRCS) $(HOST_USB_LIBS)
 
 # Unit tests against an in-process fake board, plain and with ASan/UBSan.
 test-host-link: $(HL_BUILD)/test_link $(HL_BUILD)/test_link_san
@@ -56,9 +70,10 @@ lint-host-link:
 	    -DNF_SIM_DEFAULT_PATH='"nfsim"' -DNF_MODEL_DEFAULT_PATH='"nfmodel"' \
 	    $(HOST_LINK_SRCS) host/tests/link/*.c tests/link_e2e.c
 
-$(HL_BUILD)/link_e2e: tests/link_e2e.c $(HOST_LINK_SRCS) $(HOST_LINK_HDRS) tests/tap.h host/link.mk
+$(HL_BUILD)/link_e2e: tests/link_e2e.c host/tests/link/link_test.c $(HL_ALL_SRCS) $(HL_ALL_HDRS) \
+                      host/tests/link/link_test.h tests/tap.h host/link.mk
 	@mkdir -p $(@D)
-	$(HL_CC) -o $@ tests/link_e2e.c $(HOST_LINK_SRCS)
+	$(HL_CC) -o $@ tests/link_e2e.c host/tests/link/link_test.c $(HL_ALL_SRCS) $(HOST_USB_LIBS)
 
 # Host <-> board models: nfmodel always, nfsim with a size that takes a few minutes.
 # A model that does not build or does not work is a "not ok", never a silent skip.

@@ -1,20 +1,16 @@
-# Board transports: the FTDI bridge over libusb ("usb", "usb:BUS-ADDR") and over
-# the kernel tty ("tty:PATH"), their tests (a fake FTDI on umockdev's ioctl
-# handler, a pseudo-terminal) and the udev rule tools/99-ndkfpga.rules.
-# The library build adds $(HOST_USB_SRCS) with $(HOST_USB_CFLAGS) / $(HOST_USB_LIBS).
-
-HOST_USB_SRCS := host/src/nf_ftdi.c host/src/transport_usb.c host/src/transport_tty.c
-HOST_USB_HDRS := host/src/nf_ftdi.h host/src/transport_board.h host/src/nf_transport.h firmware/include/nf_layout.h
-HOST_USB_CFLAGS := $(shell pkg-config --cflags libusb-1.0 2>/dev/null) -pthread
-HOST_USB_LIBS := $(shell pkg-config --libs libusb-1.0 2>/dev/null) -pthread
+# Tests of the board transports (HOST_USB_SRCS, defined in host/link.mk): a fake
+# FTDI on umockdev's ioctl handler, a pseudo-terminal; and the udev rule
+# tools/99-ndkfpga.rules.
 
 HU_BUILD := $(BUILD)/host-usb
 HU_CC := $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/src -I$(ROOT)/host/tests/usb
 HU_UMOCKDEV_CFLAGS = $(shell pkg-config --cflags umockdev-1.0 2>/dev/null)
 HU_UMOCKDEV_LIBS = $(shell pkg-config --libs umockdev-1.0 2>/dev/null)
-# The transport tests link the link layer's error/dispatch code (nf_set_error).
-HU_LINK_SRCS = $(HOST_LINK_SRCS)
-HU_LINK_CFLAGS = $(HOST_LINK_CFLAGS)
+# The transport tests link the whole link layer, as the library does (host/link.mk).
+HU_LINK_SRCS = $(HL_ALL_SRCS) host/tests/link/link_test.c
+HU_LINK_DEPS = $(HL_ALL_SRCS) $(HL_ALL_HDRS) host/tests/link/link_test.c host/tests/link/link_test.h tests/tap.h host/usb.mk
+HU_LINK_CC = $(HU_CC) -I$(ROOT)/tests -I$(ROOT)/host/tests/link $(HOST_LINK_CFLAGS) $(HOST_USB_CFLAGS)
+HU_LINK_LIBS = $(HOST_USB_LIBS) -lm
 # The umockdev preload comes before the ASan runtime in the library list; ASan
 # works regardless, it only needs telling not to insist on being first.
 HU_UMOCKDEV_RUN := ASAN_OPTIONS=verify_asan_link_order=0 NDKFPGA_QUIET=1 umockdev-wrapper
@@ -30,11 +26,9 @@ $(HU_BUILD)/test_ftdi: host/tests/usb/test_ftdi.c host/src/nf_ftdi.c host/src/nf
 	@mkdir -p $(@D)
 	$(HU_CC) -O1 $(SAN_FLAGS) -o $@ host/tests/usb/test_ftdi.c host/src/nf_ftdi.c
 
-HU_USB_DEPS = host/tests/usb/test_usb.c host/tests/usb/fake_ftdi.c host/tests/usb/fake_ftdi.h $(HOST_USB_SRCS) \
-              $(HOST_USB_HDRS) $(HU_LINK_SRCS) tests/tap.h host/usb.mk
-HU_USB_BUILD = $(HU_CC) $(HOST_USB_CFLAGS) $(HU_LINK_CFLAGS) $(HU_UMOCKDEV_CFLAGS) -o $@ \
-               host/tests/usb/test_usb.c host/tests/usb/fake_ftdi.c $(HOST_USB_SRCS) $(HU_LINK_SRCS) \
-               $(HOST_USB_LIBS) $(HU_UMOCKDEV_LIBS)
+HU_USB_DEPS = host/tests/usb/test_usb.c host/tests/usb/fake_ftdi.c host/tests/usb/fake_ftdi.h $(HU_LINK_DEPS)
+HU_USB_BUILD = $(HU_LINK_CC) $(HU_UMOCKDEV_CFLAGS) -o $@ \
+               host/tests/usb/test_usb.c host/tests/usb/fake_ftdi.c $(HU_LINK_SRCS) $(HU_LINK_LIBS) $(HU_UMOCKDEV_LIBS)
 
 $(HU_BUILD)/test_usb: $(HU_USB_DEPS)
 	@mkdir -p $(@D)
@@ -44,12 +38,11 @@ $(HU_BUILD)/test_usb_san: $(HU_USB_DEPS)
 	@mkdir -p $(@D)
 	$(HU_USB_BUILD) -O1 $(SAN_FLAGS)
 
-$(HU_BUILD)/test_tty: host/tests/usb/test_tty.c host/src/transport_tty.c host/tests/usb/board_proc.c \
-                      host/tests/usb/board_proc.h host/tests/link/fake_board.c host/tests/link/fake_board.h \
-                      $(HOST_USB_HDRS) $(HU_LINK_SRCS) tests/tap.h host/usb.mk
+$(HU_BUILD)/test_tty: host/tests/usb/test_tty.c host/tests/usb/board_proc.c host/tests/usb/board_proc.h \
+                      host/tests/link/fake_board.c host/tests/link/fake_board.h $(HU_LINK_DEPS)
 	@mkdir -p $(@D)
-	$(HU_CC) -I$(ROOT)/host/tests/link $(HU_LINK_CFLAGS) -O1 $(SAN_FLAGS) -o $@ host/tests/usb/test_tty.c \
-	    host/src/transport_tty.c host/tests/usb/board_proc.c host/tests/link/fake_board.c $(HU_LINK_SRCS) -pthread -lm
+	$(HU_LINK_CC) -O1 $(SAN_FLAGS) -o $@ host/tests/usb/test_tty.c host/tests/usb/board_proc.c \
+	    host/tests/link/fake_board.c $(HU_LINK_SRCS) $(HU_LINK_LIBS)
 
 # Divisor encodings, status-byte stripping, chip table, BUS-ADDR parsing.
 test-host-ftdi: $(HU_BUILD)/test_ftdi
@@ -77,14 +70,12 @@ lint-host-usb:
 # the link tests' fake board and, when built, to nfmodel.
 HU_LINK_TEST_DEPS = host/tests/usb/test_usb_link.c host/tests/usb/fake_ftdi.c host/tests/usb/fake_ftdi.h \
                     host/tests/usb/board_proc.c host/tests/usb/board_proc.h \
-                    host/tests/link/fake_board.c host/tests/link/fake_board.h $(HOST_USB_SRCS) $(HOST_USB_HDRS) \
-                    $(HU_LINK_SRCS) tests/tap.h host/usb.mk
+                    host/tests/link/fake_board.c host/tests/link/fake_board.h $(HU_LINK_DEPS)
 $(HU_BUILD)/test_usb_link: $(HU_LINK_TEST_DEPS)
 	@mkdir -p $(@D)
-	$(HU_CC) -I$(ROOT)/host/tests/link $(HOST_USB_CFLAGS) $(HU_LINK_CFLAGS) $(HU_UMOCKDEV_CFLAGS) -O1 $(SAN_FLAGS) -o $@ \
+	$(HU_LINK_CC) $(HU_UMOCKDEV_CFLAGS) -O1 $(SAN_FLAGS) -o $@ \
 	    host/tests/usb/test_usb_link.c host/tests/usb/fake_ftdi.c host/tests/usb/board_proc.c \
-	    host/tests/link/fake_board.c $(HOST_USB_SRCS) \
-	    $(HU_LINK_SRCS) $(HOST_USB_LIBS) $(HU_UMOCKDEV_LIBS) -lm
+	    host/tests/link/fake_board.c $(HU_LINK_SRCS) $(HU_LINK_LIBS) $(HU_UMOCKDEV_LIBS)
 
 .PHONY: test-host-usb-link
 TEST_TARGETS += test-host-usb-link

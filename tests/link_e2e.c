@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "link_test.h"
 #include "nf_link.h"
 #include "nf_transport.h"
 #include "tap.h"
@@ -40,37 +41,12 @@ struct e2e {
     uint32_t dead_status;
 };
 
-static uint16_t get16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static void put16(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint8_t body_byte(uint32_t tag, uint32_t i)
-{
-    uint32_t x = tag * 2654435761u + i * 40503u;
-    return (uint8_t)(x ^ (x >> 13) ^ (x >> 24));
-}
-
 static void on_message(void *ctx, const uint8_t *m, size_t len)
 {
     struct e2e *e = ctx;
-    uint16_t op = get16(m);
-    uint32_t tag = get32(m + NF_MSG_HDR_TAG_OFF);
-    uint32_t status = get32(m + NF_MSG_HDR_STATUS_OFF);
+    uint16_t op = lt_get16(m);
+    uint32_t tag = lt_get32(m + NF_MSG_HDR_TAG_OFF);
+    uint32_t status = lt_get32(m + NF_MSG_HDR_STATUS_OFF);
     pthread_mutex_lock(&e->mu);
     if (op == (NF_OP_INFO | NF_OP_REPLY) && len >= NF_MSG_HDR_SIZE + NF_INFO_SIZE &&
         (tag == INFO_TAG_BEGIN || tag == INFO_TAG_END)) {
@@ -83,7 +59,7 @@ static void on_message(void *ctx, const uint8_t *m, size_t len)
         if (status != NF_STATUS_SUCCESS)
             e->bad_status++;
         for (size_t i = NF_MSG_HDR_SIZE; i < len; i++)
-            if (m[i] != body_byte(tag, (uint32_t)(i - NF_MSG_HDR_SIZE))) {
+            if (m[i] != ping_byte(tag, (uint32_t)(i - NF_MSG_HDR_SIZE))) {
                 e->content_errors++;
                 break;
             }
@@ -109,9 +85,9 @@ static void on_dead(void *ctx, uint32_t status)
 static uint32_t send_info(struct nf_link *l, uint32_t tag)
 {
     uint8_t m[NF_MSG_HDR_SIZE] = {0};
-    put16(m, NF_OP_INFO);
-    put16(m + NF_MSG_HDR_LEN_OFF, NF_MSG_HDR_SIZE);
-    put32(m + NF_MSG_HDR_TAG_OFF, tag);
+    lt_put16(m, NF_OP_INFO);
+    lt_put16(m + NF_MSG_HDR_LEN_OFF, NF_MSG_HDR_SIZE);
+    lt_put32(m + NF_MSG_HDR_TAG_OFF, tag);
     return nf_link_send(l, m, sizeof(m), 0);
 }
 
@@ -246,13 +222,7 @@ int main(int argc, char **argv)
             rng ^= rng >> 7;
             rng ^= rng << 17;
             uint32_t body = (uint32_t)((rng >> 20) % (max_body / 8 + 1)) * 8;
-            size_t len = NF_MSG_HDR_SIZE + body;
-            memset(buf, 0, NF_MSG_HDR_SIZE);
-            put16(buf, NF_OP_PING);
-            put16(buf + NF_MSG_HDR_LEN_OFF, (uint32_t)len);
-            put32(buf + NF_MSG_HDR_TAG_OFF, tag);
-            for (uint32_t i = 0; i < body; i++)
-                buf[NF_MSG_HDR_SIZE + i] = body_byte(tag, i);
+            size_t len = make_ping(buf, tag, body);
             int defer = (uint32_t)((rng >> 8) % 100) < defer_pct && tag != warmup;
             st = nf_link_send(l, buf, len, defer);
             if (st != NF_STATUS_SUCCESS) {
@@ -288,10 +258,10 @@ int main(int argc, char **argv)
            (unsigned long long)e.content_errors, (unsigned long long)e.bad_status, (unsigned long long)e.unexpected,
            e.dead ? ", link dead: " : "", e.dead ? nf_link_dead_reason(l) : "");
     printf("# %s: host: %llu DATA frames, %llu retransmits (%llu timeouts, %llu fast), %llu acks, %llu frames in, "
-           "%llu bad, %llu dups, srtt %u us, rto %u us, frame cap %u\n",
+           "%llu bad, %llu dups, byte time %u ns, rto %u us, frame cap %u\n",
            label, (unsigned long long)ls.data_tx, (unsigned long long)ls.retransmits, (unsigned long long)ls.timeouts,
            (unsigned long long)ls.fast_retransmits, (unsigned long long)ls.acks_tx, (unsigned long long)ls.frames_rx,
-           (unsigned long long)ls.bad_frames, (unsigned long long)ls.dups, ls.srtt_us, ls.rto_us, ls.frame_cap);
+           (unsigned long long)ls.bad_frames, (unsigned long long)ls.dups, ls.byte_ns, ls.rto_us, ls.frame_cap);
     if (ok_end) {
         const struct nf_info *b = &e.info_end;
         printf("# %s: board: rx ok %u, rx bad %u, rx dropped (no slot) %u, tx %u, retransmits %u, dup/gap %u\n", label,

@@ -34,6 +34,7 @@
 #define NF_LINK_SLOT_BYTES 4096u /* one RX or TX slot in adapter memory holds header + payload */
 #define NF_LINK_MAX_PAYLOAD 4080u /* largest payload of one frame (a slot less header and CRC, rounded down to 8) */
 #define NF_LINK_MAX_SLOTS 16u /* largest RX_SLOTS or TX_SLOTS a build may have (bitmap registers are 16 bits) */
+#define NF_LINK_TURNAROUND_MS 20u /* retransmission timeout of either side with no bytes in flight: the peer's turnaround (USB latency timer, scheduling, firmware) */
 
 /* ENGINE_HW constants */
 #define NF_ENGINE_HW_ID_VALUE 0x454E4731u /* ENGINE.ID reads this ('ENG1') */

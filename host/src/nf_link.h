@@ -2,11 +2,15 @@
  * "The link").
  *
  * One link thread does all transport I/O: it decodes frames, delivers messages,
- * sends queued DATA frames within the window, acknowledges (cumulatively, pure ACKs
- * delayed a little so several frames share one), and retransmits on an adaptive
- * timeout (Jacobson/Karels RTT estimate, Karn's rule, exponential back-off), or at
- * once when the board repeats the same ack twice in pure ACKs (a frame was lost
- * before later ones arrived).
+ * sends queued DATA frames within a fixed window, acknowledges (cumulatively, pure
+ * ACKs delayed a little so several frames share one), and retransmits everything
+ * unacknowledged (go-back-N) when the oldest frame's timeout expires, or at once when
+ * the board repeats the same ack twice in pure ACKs (a frame was lost before later
+ * ones arrived). The line is point to point with a known rate, so the timeout is
+ * computed, not estimated: the oldest frame's bytes, a board frame ahead of its ack
+ * and the ack itself at the line's byte time, plus the board's turnaround
+ * (NF_LINK_TURNAROUND_MS), doubled per timeout without progress. The byte time is
+ * INFO's UART rate, or slower when round trips show the line is (a simulated board).
  *
  * Messages are whole MSG_HDR + body units; MSG_HDR.len must equal the message length
  * and be a multiple of 8. Several messages share one DATA frame: a send with
@@ -44,9 +48,10 @@ typedef void (*nf_link_on_dead)(void *ctx, uint32_t status);
  * silence_ms, which $NDKFPGA_LINK_TIMEOUT_MS overrides. */
 struct nf_link_config {
     uint32_t silence_ms;     /* peer-silence deadline while waiting (default 30000) */
-    uint32_t rto_initial_ms; /* retransmission timeout before any RTT sample (1000) */
-    uint32_t rto_min_ms;     /* lower bound of the adaptive timeout (20) */
-    uint32_t rto_max_ms;     /* upper bound, also of the back-off (10000) */
+    uint32_t rto_initial_ms; /* RESET interval, and least timeout before the first round trip (1000) */
+    uint32_t rto_min_ms;     /* the board's turnaround: the timeout with no bytes in flight
+                                (NF_LINK_TURNAROUND_MS) */
+    uint32_t rto_max_ms;     /* upper bound of the timeout, also of the back-off (10000) */
     uint32_t ack_delay_us;   /* how long a pure ACK waits for company (1000) */
     uint32_t window_max;     /* cap on the window below INFO.rx_slots (NF_LINK_MAX_SLOTS) */
     uint32_t nonce;          /* RESET nonce + 1 for deterministic tests (0: random) */
@@ -71,13 +76,10 @@ struct nf_link_stats {
     uint64_t payload_tx, payload_rx; /* message bytes queued / delivered */
     uint64_t wire_tx, wire_rx;       /* bytes written to / read from the transport */
     uint32_t window;         /* send window (frames): min(INFO.rx_slots - 1, window_max) */
-    uint32_t cwnd;           /* frames sent at once now: halved on each loss, +1 per
-                                window acknowledged, never above window */
-    uint32_t srtt_us, rttvar_us, rto_us; /* current estimates */
+    uint32_t rto_us;         /* timeout of the oldest frame in flight (of an empty frame when none) */
     uint32_t frame_cap;      /* payload bytes messages are batched up to now (halved on
-                                each timeout, doubled after a run of clean acks) */
-    uint32_t byte_ns;        /* time one byte is taken to need on the line (ns), added per
-                                frame byte to its retransmission timeout */
+                                each loss, doubled after a run of clean acks) */
+    uint32_t byte_ns;        /* time of one byte on the line (ns) in the timeout */
 };
 
 /* Take ownership of t (closed by nf_link_close, or here on failure), start the link

@@ -14,14 +14,9 @@ void nf_transport_fd_set_child(struct nf_transport *t, pid_t pid, const char *di
  * where it arose, e.g. on the link thread). */
 void nf_error_set_text(const char *text);
 
-/* The sim/model transports (transport_sim.c). kind is "sim" or "model"; arg is the
- * text after "kind:" or NULL. */
-uint32_t nf_transport_open_sim(const char *kind, const char *arg, struct nf_transport **out);
-
-/* Wait up to timeout_ms for fd to be readable (data or hang-up) or for wake_fd (an
- * eventfd) to be signalled, whose count is then consumed. Returns 1 when fd has
- * something, 0 on timeout, wake or EINTR, -1 on error. Shared by the fd-based
- * transports (sockets, tty). */
-int nf_fd_wait(int fd, int wake_fd, int timeout_ms);
+/* The sim and model transports (transport_sim.c); arg is the text after "sim:" /
+ * "model:" (a socket path), or NULL. The board transports are in transport_board.h. */
+uint32_t nf_transport_open_sim(const char *arg, struct nf_transport **out);
+uint32_t nf_transport_open_model(const char *arg, struct nf_transport **out);
 
 #endif

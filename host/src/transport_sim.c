@@ -51,7 +51,7 @@ struct kind_env {
     const char *kind, *socket_env, *binary_env, *args_env, *default_path, *what;
 };
 
-static const struct kind_env kinds[] = {
+static const struct kind_env kinds[] = { /* [0] "sim", [1] "model": see the open functions below */
     {"sim", "NDKFPGA_SIM_SOCKET", "NDKFPGA_SIM", "NDKFPGA_SIM_ARGS", NF_SIM_DEFAULT_PATH, "simulator"},
     {"model", "NDKFPGA_MODEL_SOCKET", "NDKFPGA_MODEL", "NDKFPGA_MODEL_ARGS", NF_MODEL_DEFAULT_PATH, "software adapter"},
 };
@@ -299,11 +299,8 @@ static uint32_t start(const struct kind_env *k, struct nf_transport **out)
     return NF_STATUS_SUCCESS;
 }
 
-uint32_t nf_transport_open_sim(const char *kind, const char *arg, struct nf_transport **out)
+static uint32_t open_kind(const struct kind_env *k, const char *arg, struct nf_transport **out)
 {
-    const struct kind_env *k = kind_named(kind);
-    if (!k)
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "unknown transport kind %s", kind);
     if (arg)
         return attach(arg, k->kind, out);
     const char *sock = getenv(k->socket_env);
@@ -317,4 +314,14 @@ uint32_t nf_transport_open_sim(const char *kind, const char *arg, struct nf_tran
         /* Set but not accepting: fall through and start our own. */
     }
     return start(k, out);
+}
+
+uint32_t nf_transport_open_sim(const char *arg, struct nf_transport **out)
+{
+    return open_kind(&kinds[0], arg, out);
+}
+
+uint32_t nf_transport_open_model(const char *arg, struct nf_transport **out)
+{
+    return open_kind(&kinds[1], arg, out);
 }

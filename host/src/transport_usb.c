@@ -706,25 +706,6 @@ fail:
     return st;
 }
 
-int nf_board_present(void)
-{
-    libusb_context *ctx = NULL;
-    if (libusb_init(&ctx) != 0)
-        return 0;
-    libusb_device **list = NULL;
-    ssize_t n = libusb_get_device_list(ctx, &list);
-    int present = 0;
-    for (ssize_t i = 0; i < n && !present; i++) {
-        struct libusb_device_descriptor d;
-        if (libusb_get_device_descriptor(list[i], &d) == 0 && nf_ftdi_chip_find(d.idVendor, d.idProduct))
-            present = 1;
-    }
-    if (n >= 0)
-        libusb_free_device_list(list, 1);
-    libusb_exit(ctx);
-    return present;
-}
-
 int nf_board_list(struct nf_board_info *out, int cap)
 {
     libusb_context *ctx = NULL;
@@ -764,4 +745,9 @@ int nf_board_list(struct nf_board_info *out, int cap)
         out[j] = t;
     }
     return found;
+}
+
+int nf_board_present(void)
+{
+    return nf_board_list(NULL, 0) > 0;
 }

@@ -76,24 +76,12 @@ static double rnd(struct fake_board *b)
     return (double)(b->rng >> 11) * (1.0 / 9007199254740992.0);
 }
 
-static uint16_t get16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
 
-/* Send raw bytes through the fault injector. */
-static void wire_send(struct fake_board *b, const uint8_t *p, size_t n)
+/* The n bytes at p as the faulty line delivers them, into out (room for 2n):
+ * each byte dropped, corrupted or doubled with the configured probabilities.
+ * Returns how many bytes came out. */
+static size_t line_faults(struct fake_board *b, const uint8_t *p, size_t n, uint8_t *out)
 {
-    uint8_t out[2 * NF_FRAME_MAX_WIRE];
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (rnd(b) < b->cfg.drop)
@@ -105,7 +93,14 @@ static void wire_send(struct fake_board *b, const uint8_t *p, size_t n)
         if (rnd(b) < b->cfg.dup)
             out[k++] = c;
     }
-    size_t off = 0;
+    return k;
+}
+
+/* Send raw bytes through the fault injector. */
+static void wire_send(struct fake_board *b, const uint8_t *p, size_t n)
+{
+    uint8_t out[2 * NF_FRAME_MAX_WIRE];
+    size_t k = line_faults(b, p, n, out), off = 0;
     while (off < k) {
         ssize_t w = send(b->fd, out + off, k - off, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
@@ -131,8 +126,8 @@ static void send_ctrl(struct fake_board *b, uint8_t type, uint16_t rsvd, const v
     memset(raw, 0, NF_LINK_HDR_SIZE);
     raw[NF_LINK_HDR_TYPE_OFF] = type;
     raw[NF_LINK_HDR_ACK_OFF] = b->rx_expect;
-    put16(raw + NF_LINK_HDR_LEN_OFF, (uint16_t)plen);
-    put16(raw + NF_LINK_HDR_RSVD_OFF, rsvd);
+    lt_put16(raw + NF_LINK_HDR_LEN_OFF, (uint16_t)plen);
+    lt_put16(raw + NF_LINK_HDR_RSVD_OFF, rsvd);
     if (plen)
         memcpy(raw + NF_LINK_HDR_SIZE, payload, plen);
     send_raw_frame(b, raw, NF_LINK_HDR_SIZE + plen);
@@ -156,7 +151,7 @@ static void queue_reply(struct fake_board *b, const uint8_t *msg, size_t len)
     if (b->outq_len + len > FB_OUTQ_BYTES)
         return; /* cannot happen with the tests' windows */
     memcpy(b->outq + b->outq_len, msg, len);
-    put16(b->outq + b->outq_len, (uint16_t)(get16(msg) | NF_OP_REPLY));
+    lt_put16(b->outq + b->outq_len, (uint16_t)(lt_get16(msg) | NF_OP_REPLY));
     b->outq_len += len;
 }
 
@@ -165,15 +160,15 @@ static void handle_msgs(struct fake_board *b, const uint8_t *p, size_t len)
     size_t off = 0;
     uint32_t count = 0;
     while (off + NF_MSG_HDR_SIZE <= len) {
-        size_t m = get16(p + off + NF_MSG_HDR_LEN_OFF);
+        size_t m = lt_get16(p + off + NF_MSG_HDR_LEN_OFF);
         if (m < NF_MSG_HDR_SIZE || m > len - off || (m & 7u)) {
             b->st.content_errors++;
             return;
         }
         count++;
         b->st.msgs_rx++;
-        if (get16(p + off) == NF_OP_PING) {
-            uint32_t tag = get32(p + off + NF_MSG_HDR_TAG_OFF);
+        if (lt_get16(p + off) == NF_OP_PING) {
+            uint32_t tag = lt_get32(p + off + NF_MSG_HDR_TAG_OFF);
             b->st.pings++;
             if (tag != b->st.next_tag)
                 b->st.order_errors++;
@@ -198,7 +193,7 @@ static void handle_frame(struct fake_board *b, const uint8_t *f, size_t n)
     uint8_t type = f[NF_LINK_HDR_TYPE_OFF], seq = f[NF_LINK_HDR_SEQ_OFF], ack = f[NF_LINK_HDR_ACK_OFF];
     b->st.frames_rx++;
     if (type == NF_LINK_TYPE_RESET) {
-        uint16_t nonce = get16(f + NF_LINK_HDR_RSVD_OFF);
+        uint16_t nonce = lt_get16(f + NF_LINK_HDR_RSVD_OFF);
         if (b->wrong_left > 0) {
             b->wrong_left--;
             send_reset_ack(b, (uint16_t)(nonce + 1));
@@ -209,9 +204,9 @@ static void handle_frame(struct fake_board *b, const uint8_t *f, size_t n)
             uint8_t raw[NF_LINK_HDR_SIZE + NF_MSG_HDR_SIZE] = {0};
             raw[NF_LINK_HDR_TYPE_OFF] = NF_LINK_TYPE_DATA;
             raw[NF_LINK_HDR_SEQ_OFF] = (uint8_t)b->stale_left;
-            put16(raw + NF_LINK_HDR_LEN_OFF, NF_MSG_HDR_SIZE);
-            put16(raw + NF_LINK_HDR_SIZE, NF_OP_CQE);
-            put16(raw + NF_LINK_HDR_SIZE + NF_MSG_HDR_LEN_OFF, NF_MSG_HDR_SIZE);
+            lt_put16(raw + NF_LINK_HDR_LEN_OFF, NF_MSG_HDR_SIZE);
+            lt_put16(raw + NF_LINK_HDR_SIZE, NF_OP_CQE);
+            lt_put16(raw + NF_LINK_HDR_SIZE + NF_MSG_HDR_LEN_OFF, NF_MSG_HDR_SIZE);
             send_raw_frame(b, raw, sizeof(raw));
             b->stale_left--;
         }
@@ -275,7 +270,7 @@ static void board_output(struct fake_board *b)
         size_t take = 0;
         int msgs = 0;
         while (take < b->outq_len) {
-            size_t m = get16(b->outq + take + NF_MSG_HDR_LEN_OFF);
+            size_t m = lt_get16(b->outq + take + NF_MSG_HDR_LEN_OFF);
             if (take > 0 && (take + m > b->cfg.max_frame_payload ||
                              (b->cfg.max_msgs_per_frame && msgs >= b->cfg.max_msgs_per_frame)))
                 break;
@@ -294,11 +289,11 @@ static void board_output(struct fake_board *b)
             size_t last = 0;
             for (size_t x = 0; x < take;) {
                 last = x;
-                x += get16(o->raw + NF_LINK_HDR_SIZE + x + NF_MSG_HDR_LEN_OFF);
+                x += lt_get16(o->raw + NF_LINK_HDR_SIZE + x + NF_MSG_HDR_LEN_OFF);
             }
-            put16(o->raw + NF_LINK_HDR_SIZE + last + NF_MSG_HDR_LEN_OFF, 3);
+            lt_put16(o->raw + NF_LINK_HDR_SIZE + last + NF_MSG_HDR_LEN_OFF, 3);
         }
-        put16(o->raw + NF_LINK_HDR_LEN_OFF, (uint16_t)take);
+        lt_put16(o->raw + NF_LINK_HDR_LEN_OFF, (uint16_t)take);
         memmove(b->outq, b->outq + take, b->outq_len - take);
         b->outq_len -= take;
         b->nxt++;
@@ -400,20 +395,14 @@ static void *board_thread(void *arg)
             n = (ssize_t)k;
         }
         if (b->mode == FB_NORMAL) {
-            for (ssize_t i = 0; i < n; i++) {
-                if (rnd(b) < b->cfg.drop)
-                    continue;
-                uint8_t c = buf[i];
-                if (rnd(b) < b->cfg.corrupt)
-                    c ^= (uint8_t)(1u + (unsigned)(rnd(b) * 255.0));
-                int times = rnd(b) < b->cfg.dup ? 2 : 1;
-                for (int k = 0; k < times; k++) {
-                    enum nf_frame_result fr = nf_frame_decode_byte(&b->dec, c);
-                    if (fr == NF_FRAME_OK)
-                        handle_frame(b, b->dec.buf, b->dec.len);
-                    else if (fr == NF_FRAME_BAD)
-                        b->st.bad_rx++;
-                }
+            static _Thread_local uint8_t in[2 * sizeof(buf)];
+            size_t k = line_faults(b, buf, n > 0 ? (size_t)n : 0, in);
+            for (size_t i = 0; i < k; i++) {
+                enum nf_frame_result fr = nf_frame_decode_byte(&b->dec, in[i]);
+                if (fr == NF_FRAME_OK)
+                    handle_frame(b, b->dec.buf, b->dec.len);
+                else if (fr == NF_FRAME_BAD)
+                    b->st.bad_rx++;
             }
             board_output(b);
         }

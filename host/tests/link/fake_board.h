@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "link_test.h"
+
 struct fake_board_cfg {
     uint32_t rx_slots, tx_slots;  /* reported in INFO; 0: 4 */
     double drop, corrupt, dup;    /* per-byte fault probability, each direction */
@@ -47,12 +49,5 @@ void fake_board_set_mode(struct fake_board *b, enum fake_board_mode mode);
 void fake_board_get_stats(struct fake_board *b, struct fake_board_stats *out);
 /* Stop the thread, close fd, free. */
 void fake_board_stop(struct fake_board *b);
-
-/* The PING payload the tests send and the board checks: byte i of tag's body. */
-static inline uint8_t ping_byte(uint32_t tag, uint32_t i)
-{
-    uint32_t x = tag * 2654435761u + i * 40503u;
-    return (uint8_t)(x ^ (x >> 13) ^ (x >> 24));
-}
 
 #endif

@@ -20,6 +20,7 @@
 #include "fake_board.h"
 #include "nf_link.h"
 #include "nf_transport.h"
+#include "link_test.h"
 #include "tap.h"
 
 static const char *label = "link";
@@ -31,110 +32,6 @@ static char self_path[PATH_MAX];
         snprintf(name_, sizeof(name_), __VA_ARGS__);              \
         tap_ok((cond), "%s: %s", label, name_);                   \
     } while (0)
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void sleep_ms(unsigned ms)
-{
-    struct timespec ts = {ms / 1000u, (long)(ms % 1000u) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-/* ---- receiver: checks PING replies ------------------------------------- */
-
-struct rx {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    uint32_t next_tag; /* reply tag expected next */
-    uint64_t replies, order_errors, content_errors, other;
-    int dead_calls;
-    uint32_t dead_status;
-};
-
-static void rx_init(struct rx *r)
-{
-    memset(r, 0, sizeof(*r));
-    pthread_mutex_init(&r->mu, NULL);
-    pthread_cond_init(&r->cv, NULL);
-    r->next_tag = 1;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void on_message(void *ctx, const uint8_t *msg, size_t len)
-{
-    struct rx *r = ctx;
-    pthread_mutex_lock(&r->mu);
-    if (get16(msg) != (NF_OP_PING | NF_OP_REPLY) || len != get16(msg + NF_MSG_HDR_LEN_OFF)) {
-        r->other++;
-    } else {
-        uint32_t tag = get32(msg + NF_MSG_HDR_TAG_OFF);
-        if (tag != r->next_tag)
-            r->order_errors++;
-        r->next_tag = tag + 1;
-        for (size_t i = NF_MSG_HDR_SIZE; i < len; i++)
-            if (msg[i] != ping_byte(tag, (uint32_t)(i - NF_MSG_HDR_SIZE))) {
-                r->content_errors++;
-                break;
-            }
-        r->replies++;
-    }
-    pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
-}
-
-static void on_dead(void *ctx, uint32_t status)
-{
-    struct rx *r = ctx;
-    pthread_mutex_lock(&r->mu);
-    r->dead_calls++;
-    r->dead_status = status;
-    pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
-}
-
-/* Wait until `replies` reach n or ms pass; returns the count. */
-static uint64_t wait_replies(struct rx *r, uint64_t n, unsigned ms)
-{
-    uint64_t end = now_ms() + ms;
-    pthread_mutex_lock(&r->mu);
-    while (r->replies < n && now_ms() < end) {
-        pthread_mutex_unlock(&r->mu);
-        sleep_ms(2);
-        pthread_mutex_lock(&r->mu);
-    }
-    uint64_t got = r->replies;
-    pthread_mutex_unlock(&r->mu);
-    return got;
-}
-
-/* Build PING number tag with body bytes into buf; returns its length. */
-static size_t make_ping(uint8_t *buf, uint32_t tag, size_t body)
-{
-    size_t len = NF_MSG_HDR_SIZE + body;
-    memset(buf, 0, NF_MSG_HDR_SIZE);
-    buf[0] = (uint8_t)NF_OP_PING;
-    buf[1] = (uint8_t)(NF_OP_PING >> 8);
-    buf[NF_MSG_HDR_LEN_OFF] = (uint8_t)len;
-    buf[NF_MSG_HDR_LEN_OFF + 1] = (uint8_t)(len >> 8);
-    for (int i = 0; i < 4; i++)
-        buf[NF_MSG_HDR_TAG_OFF + i] = (uint8_t)(tag >> (8 * i));
-    for (size_t i = 0; i < body; i++)
-        buf[NF_MSG_HDR_SIZE + i] = ping_byte(tag, (uint32_t)i);
-    return len;
-}
 
 static uint64_t rng_state = 88172645463325252ull;
 static uint32_t rnd32(void)
@@ -166,7 +63,7 @@ static unsigned send_pings(struct nf_link *l, uint32_t first, uint32_t n, size_t
 struct session {
     struct fake_board *board;
     struct nf_link *link;
-    struct rx rx;
+    struct ping_rx rx;
     struct nf_info info;
     uint32_t open_status;
 };
@@ -185,7 +82,7 @@ static struct nf_link_config fast_cfg(void)
 static int session_open(struct session *s, const struct fake_board_cfg *bc, const struct nf_link_config *lc)
 {
     memset(s, 0, sizeof(*s));
-    rx_init(&s->rx);
+    ping_rx_init(&s->rx);
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
         return 0;
@@ -193,7 +90,7 @@ static int session_open(struct session *s, const struct fake_board_cfg *bc, cons
     struct nf_transport *t;
     if (nf_transport_from_fd(sv[0], "socketpair", &t) != NF_STATUS_SUCCESS)
         return 0;
-    s->open_status = nf_link_open_ex(t, lc, on_message, on_dead, &s->rx, &s->link, &s->info);
+    s->open_status = nf_link_open_ex(t, lc, ping_rx_on_message, ping_rx_on_dead, &s->rx, &s->link, &s->info);
     return s->open_status == NF_STATUS_SUCCESS;
 }
 
@@ -210,9 +107,14 @@ static void session_close(struct session *s)
 static void test_transport_errors(void)
 {
     struct nf_transport *t = (struct nf_transport *)1;
-    CHECK(nf_transport_open("usb", &t) == NF_STATUS_NOT_SUPPORTED && t == NULL, "transport: usb is NOT_SUPPORTED");
-    CHECK(nf_transport_open("usb:1-2", &t) == NF_STATUS_NOT_SUPPORTED, "transport: usb:BUS-ADDR is NOT_SUPPORTED");
-    CHECK(nf_transport_open("tty:/dev/ttyUSB0", &t) == NF_STATUS_NOT_SUPPORTED, "transport: tty is NOT_SUPPORTED");
+    /* "tty" reaches the tty transport (the usb one is tested on a fake FTDI, test_usb.c). */
+    CHECK(nf_transport_open("tty:/nonexistent/ttyUSB9", &t) == NF_STATUS_NO_SUCH_FILE && t == NULL &&
+              strstr(nf_error_message(), "/nonexistent/ttyUSB9"),
+          "transport: tty:PATH with no such device is NO_SUCH_FILE");
+    CHECK(nf_transport_open("tty", &t) == NF_STATUS_INVALID_PARAMETER && strstr(nf_error_message(), "tty path"),
+          "transport: tty without a path is INVALID_PARAMETER asking for one");
+    CHECK(nf_transport_open("sim:", &t) == NF_STATUS_INVALID_PARAMETER && strstr(nf_error_message(), "unknown device"),
+          "transport: an empty argument after the prefix is INVALID_PARAMETER");
     CHECK(nf_transport_open("bogus", &t) == NF_STATUS_INVALID_PARAMETER && strstr(nf_error_message(), "bogus"),
           "transport: unknown device string is INVALID_PARAMETER with a message");
     CHECK(nf_transport_open("sim:/nonexistent/x.sock", &t) == NF_STATUS_CONNECTION_REFUSED &&
@@ -244,15 +146,15 @@ static void test_sim_transport(void)
           t ? t->name : nf_error_message());
     if (st != NF_STATUS_SUCCESS)
         return;
-    struct rx rx;
-    rx_init(&rx);
+    struct ping_rx rx;
+    ping_rx_init(&rx);
     struct nf_link *l = NULL;
     struct nf_link_config c = fast_cfg();
-    st = nf_link_open_ex(t, &c, on_message, on_dead, &rx, &l, NULL);
+    st = nf_link_open_ex(t, &c, ping_rx_on_message, ping_rx_on_dead, &rx, &l, NULL);
     CHECK(st == NF_STATUS_SUCCESS, "sim: link handshake over the started simulator's socket");
     if (st == NF_STATUS_SUCCESS) {
         unsigned fails = send_pings(l, 1, 200, 512, 30);
-        CHECK(fails == 0 && wait_replies(&rx, 200, 5000) == 200 && rx.order_errors == 0,
+        CHECK(fails == 0 && ping_rx_wait(&rx, 200, 5000) == 200 && rx.order_errors == 0,
               "sim: 200 PINGs through the simulator process");
     }
     /* The child's pid is in the name; after close it must be gone. */
@@ -313,8 +215,8 @@ static void test_clean(void)
     CHECK(ls.window == 7, "open: window = rx_slots - 1 = %u", ls.window);
     const uint32_t n = 3000;
     unsigned fails = send_pings(s.link, 1, n, 1024, 40);
-    uint64_t got = wait_replies(&s.rx, n, 20000);
-    sleep_ms(50); /* anything extra would show now */
+    uint64_t got = ping_rx_wait(&s.rx, n, 20000);
+    lt_sleep_ms(50); /* anything extra would show now */
     struct fake_board_stats bs;
     fake_board_get_stats(s.board, &bs);
     nf_link_get_stats(s.link, &ls);
@@ -345,12 +247,12 @@ static void test_defer(void)
     unsigned fails = 0;
     for (uint32_t tag = 1; tag <= 10; tag++)
         fails += nf_link_send(s.link, buf, make_ping(buf, tag, 64), 1) != NF_STATUS_SUCCESS;
-    sleep_ms(50);
+    lt_sleep_ms(50);
     struct fake_board_stats bs;
     fake_board_get_stats(s.board, &bs);
     CHECK(fails == 0 && bs.pings == 0, "defer: deferred messages wait for a flush");
     uint32_t st = nf_link_flush(s.link);
-    wait_replies(&s.rx, 10, 3000);
+    ping_rx_wait(&s.rx, 10, 3000);
     fake_board_get_stats(s.board, &bs);
     CHECK(st == NF_STATUS_SUCCESS && bs.pings == 10 && bs.data_rx == 1 && bs.max_msgs_in_frame == 10,
           "defer: 10 deferred messages + flush travel in one DATA frame (%llu frames)", (unsigned long long)bs.data_rx);
@@ -359,7 +261,7 @@ static void test_defer(void)
     fails = 0;
     fails += nf_link_send(s.link, big, make_ping(big, 11, 2400), 1) != NF_STATUS_SUCCESS;
     fails += nf_link_send(s.link, big, make_ping(big, 12, 2400), 0) != NF_STATUS_SUCCESS;
-    wait_replies(&s.rx, 12, 3000);
+    ping_rx_wait(&s.rx, 12, 3000);
     fake_board_get_stats(s.board, &bs);
     CHECK(fails == 0 && bs.pings == 12 && bs.data_rx == 3 && s.rx.order_errors == 0,
           "defer: a message that does not fit closes the open frame first");
@@ -390,7 +292,7 @@ static void test_bad_params(void)
     CHECK(bad == 5 && a.msgs_tx == b.msgs_tx && b.data_tx == a.data_tx,
           "send: bad lengths rejected with INVALID_PARAMETER, nothing queued");
     make_ping(buf, 1, NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE);
-    CHECK(nf_link_send(s.link, buf, NF_LINK_MAX_PAYLOAD, 0) == NF_STATUS_SUCCESS && wait_replies(&s.rx, 1, 3000) == 1,
+    CHECK(nf_link_send(s.link, buf, NF_LINK_MAX_PAYLOAD, 0) == NF_STATUS_SUCCESS && ping_rx_wait(&s.rx, 1, 3000) == 1,
           "send: a message of exactly MAX_PAYLOAD bytes goes through");
     session_close(&s);
 }
@@ -414,8 +316,8 @@ static void test_faults(const char *what, double drop, double corrupt, double du
         return;
     }
     unsigned fails = send_pings(s.link, 1, n, max_body, 30);
-    uint64_t got = wait_replies(&s.rx, n, 60000);
-    sleep_ms(100);
+    uint64_t got = ping_rx_wait(&s.rx, n, 60000);
+    lt_sleep_ms(100);
     struct fake_board_stats bs;
     fake_board_get_stats(s.board, &bs);
     struct nf_link_stats ls;
@@ -426,8 +328,8 @@ static void test_faults(const char *what, double drop, double corrupt, double du
           "%s: host got %u replies exactly once, in order, intact (%llu)", what, n, (unsigned long long)s.rx.replies);
     CHECK(bs.window_violations == 0, "%s: window respected under faults", what);
     if (getenv("LINK_TEST_VERBOSE"))
-        fprintf(stderr, "%s: timeouts %llu fast %llu srtt %u rto %u cap %u data %llu acks %llu board retx %llu\n", what,
-                (unsigned long long)ls.timeouts, (unsigned long long)ls.fast_retransmits, ls.srtt_us, ls.rto_us,
+        fprintf(stderr, "%s: timeouts %llu fast %llu byte %u ns rto %u cap %u data %llu acks %llu board retx %llu\n",
+                what, (unsigned long long)ls.timeouts, (unsigned long long)ls.fast_retransmits, ls.byte_ns, ls.rto_us,
                 ls.frame_cap, (unsigned long long)ls.data_tx, (unsigned long long)ls.acks_tx,
                 (unsigned long long)bs.retransmits);
     CHECK(ls.retransmits > 0 && (ls.bad_frames > 0 || ls.dups > 0) && bs.retransmits + bs.bad_rx + bs.dup_rx > 0,
@@ -453,7 +355,7 @@ static void test_reset_nonce(void)
     if (up) {
         uint8_t buf[64];
         CHECK(nf_link_send(s.link, buf, make_ping(buf, 1, 32), 0) == NF_STATUS_SUCCESS &&
-                  wait_replies(&s.rx, 1, 3000) == 1,
+                  ping_rx_wait(&s.rx, 1, 3000) == 1,
               "reset: the session works after the right RESET_ACK");
     }
     session_close(&s);
@@ -462,9 +364,9 @@ static void test_reset_nonce(void)
     lc = fast_cfg();
     lc.silence_ms = 300;
     lc.rto_initial_ms = 20;
-    uint64_t t0 = now_ms();
+    uint64_t t0 = lt_now_ms();
     up = session_open(&s, &never, &lc);
-    uint64_t dt = now_ms() - t0;
+    uint64_t dt = lt_now_ms() - t0;
     CHECK(!up && s.open_status == NF_STATUS_IO_TIMEOUT && dt >= 250 && dt < 2000,
           "reset: a board that never echoes the nonce fails open with IO_TIMEOUT after the deadline (%llu ms)",
           (unsigned long long)dt);
@@ -508,16 +410,16 @@ static void start_senders(struct nf_link *l, pthread_t *th, struct sender_arg *a
 
 static int all_done_within(struct sender_arg *args, unsigned ms)
 {
-    uint64_t end = now_ms() + ms;
+    uint64_t end = lt_now_ms() + ms;
     for (;;) {
         int done = 0;
         for (int i = 0; i < 4; i++)
             done += __atomic_load_n(&args[i].done, __ATOMIC_SEQ_CST);
         if (done == 4)
             return 1;
-        if (now_ms() > end)
+        if (lt_now_ms() > end)
             return 0;
-        sleep_ms(2);
+        lt_sleep_ms(2);
     }
 }
 
@@ -534,10 +436,10 @@ static void test_silence(void)
     fake_board_set_mode(s.board, FB_SILENT);
     pthread_t th[4];
     struct sender_arg args[4];
-    uint64_t t0 = now_ms();
+    uint64_t t0 = lt_now_ms();
     start_senders(s.link, th, args);
     int woke = all_done_within(args, 5000);
-    uint64_t dt = now_ms() - t0;
+    uint64_t dt = lt_now_ms() - t0;
     int all_timeout = 1;
     for (int i = 0; i < 4; i++) {
         if (woke)
@@ -546,15 +448,15 @@ static void test_silence(void)
     }
     CHECK(woke && all_timeout && dt >= 350, "silence: 4 blocked senders wake with IO_TIMEOUT after the deadline (%llu ms)",
           (unsigned long long)dt);
-    sleep_ms(20);
+    lt_sleep_ms(20);
     CHECK(s.rx.dead_calls == 1 && s.rx.dead_status == NF_STATUS_IO_TIMEOUT &&
               nf_link_status(s.link) == NF_STATUS_IO_TIMEOUT && strstr(nf_link_dead_reason(s.link), "no valid frame"),
           "silence: on_dead called once with IO_TIMEOUT, reason given");
     uint8_t buf[64];
-    t0 = now_ms();
+    t0 = lt_now_ms();
     uint32_t st = nf_link_send(s.link, buf, make_ping(buf, 1, 32), 0);
     uint32_t st2 = nf_link_send(s.link, buf, make_ping(buf, 1, 32), 1);
-    CHECK(st == NF_STATUS_IO_TIMEOUT && st2 == NF_STATUS_IO_TIMEOUT && now_ms() - t0 < 50,
+    CHECK(st == NF_STATUS_IO_TIMEOUT && st2 == NF_STATUS_IO_TIMEOUT && lt_now_ms() - t0 < 50,
           "silence: later sends fail at once");
     session_close(&s);
     if (!woke)
@@ -566,12 +468,12 @@ static void test_silence(void)
         CHECK(0, "silence: session 2");
         return;
     }
-    sleep_ms(400);
+    lt_sleep_ms(400);
     st = nf_link_send(s.link, buf, make_ping(buf, 1, 32), 0);
-    CHECK(st == NF_STATUS_SUCCESS && wait_replies(&s.rx, 1, 2000) == 1 && s.rx.dead_calls == 0,
+    CHECK(st == NF_STATUS_SUCCESS && ping_rx_wait(&s.rx, 1, 2000) == 1 && s.rx.dead_calls == 0,
           "silence: an idle link longer than the deadline stays alive");
     nf_link_expect(s.link, 1);
-    sleep_ms(400);
+    lt_sleep_ms(400);
     CHECK(nf_link_status(s.link) == NF_STATUS_IO_TIMEOUT && s.rx.dead_calls == 1,
           "silence: waiting for a reply that never comes (nf_link_expect) dies after the deadline");
     session_close(&s);
@@ -590,7 +492,7 @@ static void test_hangup(void)
     pthread_t th[4];
     struct sender_arg args[4];
     start_senders(s.link, th, args);
-    sleep_ms(100); /* let them fill the window and block */
+    lt_sleep_ms(100); /* let them fill the window and block */
     fake_board_set_mode(s.board, FB_HANGUP);
     int woke = all_done_within(args, 3000);
     int all = 1;
@@ -599,7 +501,7 @@ static void test_hangup(void)
             pthread_join(th[i], NULL);
         all &= args[i].status == NF_STATUS_CONNECTION_RESET;
     }
-    sleep_ms(20);
+    lt_sleep_ms(20);
     CHECK(woke && all && s.rx.dead_calls == 1 && s.rx.dead_status == NF_STATUS_CONNECTION_RESET,
           "hangup: peer closing the socket wakes every sender with CONNECTION_RESET, on_dead once");
     session_close(&s);
@@ -620,13 +522,13 @@ static void test_close_during_traffic(void)
     pthread_t th[4];
     struct sender_arg args[4];
     start_senders(s.link, th, args);
-    sleep_ms(100);
+    lt_sleep_ms(100);
     int blocked = 0;
     for (int i = 0; i < 4; i++)
         blocked += !__atomic_load_n(&args[i].done, __ATOMIC_SEQ_CST);
-    uint64_t t0 = now_ms();
+    uint64_t t0 = lt_now_ms();
     nf_link_close(s.link); /* returns only when no sender is inside */
-    uint64_t dt = now_ms() - t0;
+    uint64_t dt = lt_now_ms() - t0;
     int all = 1;
     for (int i = 0; i < 4; i++) {
         pthread_join(th[i], NULL);
@@ -643,9 +545,9 @@ static void test_close_during_traffic(void)
         return;
     }
     send_pings(s.link, 1, 300, 2048, 0);
-    t0 = now_ms();
+    t0 = lt_now_ms();
     nf_link_close(s.link);
-    CHECK(now_ms() - t0 < 1000, "close: in the middle of traffic is prompt");
+    CHECK(lt_now_ms() - t0 < 1000, "close: in the middle of traffic is prompt");
     fake_board_stop(s.board);
 }
 
@@ -661,22 +563,24 @@ static void test_rtt(void)
     uint8_t buf[64];
     for (uint32_t tag = 1; tag <= 20; tag++) {
         nf_link_send(s.link, buf, make_ping(buf, tag, 32), 0);
-        wait_replies(&s.rx, tag, 2000);
+        ping_rx_wait(&s.rx, tag, 2000);
     }
     struct nf_link_stats ls;
     nf_link_get_stats(s.link, &ls);
-    /* A loaded machine (sanitizer build, 2 cores) may stall a thread past the timer a few
-     * times; a link that did not adapt would retransmit nearly all 20 pings. */
-    CHECK(s.rx.replies == 20 && ls.srtt_us >= 25000 && ls.srtt_us < 120000 && ls.retransmits <= 5 &&
-              ls.rto_us >= ls.srtt_us,
-          "rtt: adapts to a 30 ms board (srtt %u us, rto %u us, %llu retransmits)", ls.srtt_us, ls.rto_us,
-          (unsigned long long)ls.retransmits);
+    /* The configured turnaround (5 ms) is far below this board's: the round trips
+     * measured make the timeout cover it. A loaded machine (sanitizer build, 2 cores)
+     * may stall a thread past the timer a few times; a timeout that did not cover the
+     * board would retransmit nearly all 20 pings. */
+    CHECK(s.rx.replies == 20 && ls.retransmits <= 5 && ls.rto_us >= 30000,
+          "rtt: a 30 ms board gets no retransmission storm (timeout %u us, byte time %u ns, %llu retransmits)",
+          ls.rto_us, ls.byte_ns, (unsigned long long)ls.retransmits);
     session_close(&s);
 }
 
-/* A slow line (like a simulated board, ~100x slower than real time): the timeout is
- * learnt from small frames, and a frame far larger than them spends longer than that
- * on the line. It must not be sent again while it is still arriving. */
+/* A slow line (like a simulated board, ~70x slower than real time than INFO says):
+ * the byte time is measured on small frames, and a frame far larger than them spends
+ * far longer on the line. Its timeout grows with its bytes: it is not sent again
+ * while it is still arriving. */
 static void test_line_time(void)
 {
     struct fake_board_cfg bc = {.seed = 12, .byte_us = 20, .rto_ms = 500};
@@ -693,22 +597,21 @@ static void test_line_time(void)
      * (frame + ACK): mid-sized small frames keep that bound near 20 us. */
     for (; tag <= 30; tag++) {
         nf_link_send(s.link, buf, make_ping(buf, tag, 400), 0);
-        wait_replies(&s.rx, tag, 2000);
+        ping_rx_wait(&s.rx, tag, 2000);
     }
     struct nf_link_stats a, b;
     nf_link_get_stats(s.link, &a);
     /* 4 KiB at 20 us per byte: ~80 ms on the line, several times the small frames' RTO */
     size_t big = 4000;
-    uint64_t t0 = now_ms();
+    uint64_t t0 = lt_now_ms();
     for (int k = 0; k < 3; k++, tag++) {
         nf_link_send(s.link, buf, make_ping(buf, tag, big), 0);
-        wait_replies(&s.rx, tag, 3000);
+        ping_rx_wait(&s.rx, tag, 3000);
     }
-    uint64_t took = now_ms() - t0;
+    uint64_t took = lt_now_ms() - t0;
     nf_link_get_stats(s.link, &b);
-    CHECK(s.rx.replies == tag - 1 && b.retransmits == a.retransmits && a.byte_ns >= 18000 &&
-              (uint64_t)a.rto_us < (uint64_t)big * 20u,
-          "line time: a 4 KiB frame on a 20 us/byte line is not sent again (small-frame rto %u us, byte time "
+    CHECK(s.rx.replies == tag - 1 && b.retransmits == a.retransmits && a.byte_ns >= 18000 && a.byte_ns < 40000,
+          "line time: a 4 KiB frame on a 20 us/byte line is not sent again (empty-frame rto %u us, byte time "
           "%u ns, %llu retransmits, 3 frames in %llu ms)",
           a.rto_us, a.byte_ns, (unsigned long long)(b.retransmits - a.retransmits), (unsigned long long)took);
     session_close(&s);
@@ -727,7 +630,7 @@ static void test_malformed(void)
     for (uint32_t tag = 1; tag <= 60; tag++)
         nf_link_send(s.link, buf, make_ping(buf, tag, 32), tag % 2);
     nf_link_flush(s.link);
-    sleep_ms(300);
+    lt_sleep_ms(300);
     struct nf_link_stats ls;
     nf_link_get_stats(s.link, &ls);
     CHECK(ls.bad_msgs > 0 && nf_link_status(s.link) == NF_STATUS_SUCCESS && s.rx.replies > 30 &&
@@ -764,7 +667,7 @@ static int fake_simulator(int argc, char **argv)
     /* --exit-on-disconnect: wait for the host to go */
     char c;
     while (recv(probe, &c, 1, MSG_PEEK) > 0)
-        sleep_ms(5);
+        lt_sleep_ms(5);
     fake_board_stop(b);
     close(probe);
     close(ls);

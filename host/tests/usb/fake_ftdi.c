@@ -155,6 +155,22 @@ static void take_out(struct fake_ftdi *f, UMockdevIoctlData *ud)
     push_done(f, ud);
 }
 
+
+/* Complete URB addr with -ENOENT if it is in list (n entries) and take it out. */
+static int discard_urb(struct fake_ftdi *f, struct pending *list, int *n, gulong addr)
+{
+    for (int i = 0; i < *n; i++)
+        if (list[i].urb->client_addr == addr) {
+            ((struct usbdevfs_urb *)list[i].urb->data)->status = -ENOENT;
+            ((struct usbdevfs_urb *)list[i].urb->data)->actual_length = 0;
+            push_done(f, list[i].urb);
+            memmove(list + i, list + i + 1, (size_t)(*n - i - 1) * sizeof(list[0]));
+            (*n)--;
+            return 1;
+        }
+    return 0;
+}
+
 static gboolean on_ioctl(UMockdevIoctlBase *handler, UMockdevIoctlClient *client, gpointer user)
 {
     struct fake_ftdi *f = user;
@@ -293,33 +309,10 @@ static gboolean on_ioctl(UMockdevIoctlBase *handler, UMockdevIoctlClient *client
     case USBDEVFS_DISCARDURB: {
         gulong addr = (gulong) * (void **)arg->data;
         int found = 0;
-        for (int i = 0; i < f->n_in && !found; i++)
-            if (f->in[i].urb->client_addr == addr) {
-                ((struct usbdevfs_urb *)f->in[i].urb->data)->status = -ENOENT;
-                ((struct usbdevfs_urb *)f->in[i].urb->data)->actual_length = 0;
-                push_done(f, f->in[i].urb);
-                memmove(f->in + i, f->in + i + 1, (size_t)(f->n_in - i - 1) * sizeof(f->in[0]));
-                f->n_in--;
-                found = 1;
-            }
-        for (int i = 0; i < f->n_paced && !found; i++)
-            if (f->paced[i].urb->client_addr == addr) {
-                ((struct usbdevfs_urb *)f->paced[i].urb->data)->status = -ENOENT;
-                ((struct usbdevfs_urb *)f->paced[i].urb->data)->actual_length = 0;
-                push_done(f, f->paced[i].urb);
-                memmove(f->paced + i, f->paced + i + 1, (size_t)(f->n_paced - i - 1) * sizeof(f->paced[0]));
-                f->n_paced--;
-                found = 1;
-            }
-        for (int i = 0; i < f->n_held && !found; i++)
-            if (f->held[i].urb->client_addr == addr) {
-                ((struct usbdevfs_urb *)f->held[i].urb->data)->status = -ENOENT;
-                ((struct usbdevfs_urb *)f->held[i].urb->data)->actual_length = 0;
-                push_done(f, f->held[i].urb);
-                memmove(f->held + i, f->held + i + 1, (size_t)(f->n_held - i - 1) * sizeof(f->held[0]));
-                f->n_held--;
-                found = 1;
-            }
+        struct pending *lists[] = {f->in, f->paced, f->held};
+        int *lens[] = {&f->n_in, &f->n_paced, &f->n_held};
+        for (int k = 0; k < 3 && !found; k++)
+            found = discard_urb(f, lists[k], lens[k], addr);
         if (!found)
             res = -1, err = EINVAL;
         break;

@@ -14,11 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../../tests/tap.h"
 #include "board_proc.h"
 #include "fake_board.h"
+#include "link_test.h"
 #include "nf_link.h"
 #include "nf_transport.h"
+#include "tap.h"
 #include "transport_board.h"
 
 extern int ioctl(int fd, unsigned long request, ...);
@@ -27,13 +28,6 @@ extern int posix_openpt(int flags);
 extern int grantpt(int fd);
 extern int unlockpt(int fd);
 extern char *ptsname(int fd);
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static int open_pty(char *slave, size_t cap)
 {
@@ -87,8 +81,8 @@ struct pump {
 static void *drain_master(void *arg)
 {
     struct pump *p = arg;
-    double end = now_ms() + 5000;
-    while (p->done < p->n && now_ms() < end) {
+    uint64_t end = lt_now_ms() + 5000;
+    while (p->done < p->n && lt_now_ms() < end) {
         struct pollfd pfd = {.fd = p->fd, .events = POLLIN};
         if (poll(&pfd, 1, 100) <= 0)
             continue;
@@ -112,15 +106,26 @@ static void *fill_master(void *arg)
     return NULL;
 }
 
-static void test_data(void)
+/* A pseudo-terminal and the tty transport on its slave side; returns the master
+ * (the board's end), or -1 after reporting the failure. */
+static int open_pty_transport(const char *what, struct nf_transport **t)
 {
     char slave[64];
     int m = open_pty(slave, sizeof(slave));
-    struct nf_transport *t = NULL;
-    if (!tap_ok(nf_transport_open_tty(slave, &t) == NF_STATUS_SUCCESS, "data: open")) {
-        close(m);
-        return;
+    if (!tap_ok(m >= 0 && nf_transport_open_tty(slave, t) == NF_STATUS_SUCCESS, "%s: open", what)) {
+        if (m >= 0)
+            close(m);
+        return -1;
     }
+    return m;
+}
+
+static void test_data(void)
+{
+    struct nf_transport *t = NULL;
+    int m = open_pty_transport("data", &t);
+    if (m < 0)
+        return;
     enum { N = 50000 };
     static uint8_t out[N], in[N], got[N];
     for (int i = 0; i < N; i++) {
@@ -138,8 +143,8 @@ static void test_data(void)
     struct pump q = {m, in, N, 0};
     pthread_create(&th, NULL, fill_master, &q);
     size_t n = 0;
-    double end = now_ms() + 5000;
-    while (n < N && now_ms() < end) {
+    uint64_t end = lt_now_ms() + 5000;
+    while (n < N && lt_now_ms() < end) {
         ssize_t r = nf_transport_read(t, got + n, N - n, 100);
         if (r < 0)
             break;
@@ -148,53 +153,28 @@ static void test_data(void)
     pthread_join(th, NULL);
     tap_ok(n == N && memcmp(got, in, N) == 0, "board->host: %d bytes, every byte value, arrive untouched", N);
     tap_ok(nf_transport_read(t, got, N, 0) == 0, "read with timeout 0 and nothing there returns 0");
-    double t0 = now_ms();
+    uint64_t t0 = lt_now_ms();
     ssize_t z = nf_transport_read(t, got, N, 50);
-    tap_ok(z == 0 && now_ms() - t0 >= 40, "read times out with 0 after its timeout (%.0f ms)", now_ms() - t0);
+    tap_ok(z == 0 && lt_now_ms() - t0 >= 40, "read times out with 0 after its timeout (%.0f ms)", (double)(lt_now_ms() - t0));
     nf_transport_close(t);
     close(m);
 }
 
-struct reader {
-    struct nf_transport *t;
-    int timeout_ms;
-    ssize_t result;
-    double ms;
-};
-
-static void *reader_main(void *arg)
-{
-    struct reader *r = arg;
-    uint8_t b[16];
-    double t0 = now_ms();
-    r->result = nf_transport_read(r->t, b, sizeof(b), r->timeout_ms);
-    r->ms = now_ms() - t0;
-    return NULL;
-}
-
 static void test_wake_and_hangup(void)
 {
-    char slave[64];
-    int m = open_pty(slave, sizeof(slave));
     struct nf_transport *t = NULL;
-    if (!tap_ok(nf_transport_open_tty(slave, &t) == NF_STATUS_SUCCESS, "wake: open")) {
-        close(m);
+    int m = open_pty_transport("wake", &t);
+    if (m < 0)
         return;
-    }
-    struct reader r = {t, -1, 99, 0};
-    pthread_t th;
-    pthread_create(&th, NULL, reader_main, &r);
-    struct timespec ts = {0, 50 * 1000000L};
-    nanosleep(&ts, NULL);
+    struct lt_reader r;
+    lt_reader_start(&r, t, -1);
     nf_transport_wake(t);
-    pthread_join(th, NULL);
+    lt_reader_join(&r);
     tap_ok(r.result == 0 && r.ms < 1000, "wake ends a read waiting forever with 0 (%.0f ms)", r.ms);
 
-    r.timeout_ms = 10000;
-    pthread_create(&th, NULL, reader_main, &r);
-    nanosleep(&ts, NULL);
+    lt_reader_start(&r, t, 10000);
     close(m); /* the board (or its USB bridge) goes away */
-    pthread_join(th, NULL);
+    lt_reader_join(&r);
     tap_ok(r.result < 0 && r.ms < 1000, "hang-up: a waiting read returns < 0 promptly (%.0f ms)", r.ms);
     uint32_t st = nf_transport_write(t, "x", 1, 1000);
     tap_ok(st == NF_STATUS_CONNECTION_RESET, "hang-up: write returns CONNECTION_RESET (%s)", nf_status_name(st));
@@ -256,33 +236,6 @@ static void *bridge_main(void *arg)
     return NULL;
 }
 
-struct echoes {
-    pthread_mutex_t mu;
-    uint32_t next_tag;
-    unsigned replies, bad;
-};
-
-static void on_echo(void *ctx, const uint8_t *msg, size_t len)
-{
-    struct echoes *e = ctx;
-    pthread_mutex_lock(&e->mu);
-    uint32_t tag = (uint32_t)msg[NF_MSG_HDR_TAG_OFF] | (uint32_t)msg[NF_MSG_HDR_TAG_OFF + 1] << 8 |
-                   (uint32_t)msg[NF_MSG_HDR_TAG_OFF + 2] << 16 | (uint32_t)msg[NF_MSG_HDR_TAG_OFF + 3] << 24;
-    int ok = (msg[0] | msg[1] << 8) == (NF_OP_PING | NF_OP_REPLY) && tag == e->next_tag;
-    for (size_t i = NF_MSG_HDR_SIZE; ok && i < len; i++)
-        ok = msg[i] == ping_byte(tag, (uint32_t)(i - NF_MSG_HDR_SIZE));
-    e->bad += !ok;
-    e->next_tag = tag + 1;
-    e->replies++;
-    pthread_mutex_unlock(&e->mu);
-}
-
-static void on_gone(void *ctx, uint32_t status)
-{
-    (void)ctx;
-    (void)status;
-}
-
 /* The link over the tty: pty master bridged to board_fd (a simulated board's
  * socket). n PINGs must come back intact and in order. */
 static void link_over_tty(const char *what, int board_fd, unsigned n)
@@ -307,50 +260,28 @@ static void link_over_tty(const char *what, int board_fd, unsigned n)
     struct nf_link *l = NULL;
     struct nf_info info;
     memset(&info, 0, sizeof(info));
-    struct echoes e;
-    memset(&e, 0, sizeof(e));
-    pthread_mutex_init(&e.mu, NULL);
-    e.next_tag = 1;
+    struct ping_rx r;
+    ping_rx_init(&r);
     uint32_t st = nf_transport_open_tty(slave, &t);
     if (st == NF_STATUS_SUCCESS)
-        st = nf_link_open(t, on_echo, on_gone, &e, &l, &info); /* owns t, even on failure */
+        st = nf_link_open(t, ping_rx_on_message, ping_rx_on_dead, &r, &l, &info); /* owns t, even on failure */
     if (tap_ok(st == NF_STATUS_SUCCESS && info.layout_version == NF_LAYOUT_VERSION,
                "%s: RESET -> INFO through the pty (%s)", what, nf_status_name(st))) {
         static uint8_t buf[NF_MSG_HDR_SIZE + 128 * 8];
         unsigned fails = 0;
-        for (uint32_t tag = 1; tag <= n; tag++) {
-            size_t body = (tag * 40503u) % 128 * 8, len = NF_MSG_HDR_SIZE + body;
-            memset(buf, 0, NF_MSG_HDR_SIZE);
-            buf[0] = (uint8_t)NF_OP_PING;
-            buf[1] = (uint8_t)(NF_OP_PING >> 8);
-            buf[NF_MSG_HDR_LEN_OFF] = (uint8_t)len;
-            buf[NF_MSG_HDR_LEN_OFF + 1] = (uint8_t)(len >> 8);
-            for (int i = 0; i < 4; i++)
-                buf[NF_MSG_HDR_TAG_OFF + i] = (uint8_t)(tag >> (8 * i));
-            for (size_t i = 0; i < body; i++)
-                buf[NF_MSG_HDR_SIZE + i] = ping_byte(tag, (uint32_t)i);
-            fails += nf_link_send(l, buf, len, 0) != NF_STATUS_SUCCESS;
-        }
-        double end = now_ms() + 20000;
-        unsigned got = 0;
-        while (now_ms() < end) {
-            pthread_mutex_lock(&e.mu);
-            got = e.replies;
-            pthread_mutex_unlock(&e.mu);
-            if (got >= n)
-                break;
-            struct timespec ts = {0, 2000000L};
-            nanosleep(&ts, NULL);
-        }
-        pthread_mutex_lock(&e.mu);
-        tap_ok(fails == 0 && got == n && e.bad == 0, "%s: %u PINGs echoed intact and in order (%u)", what, n, got);
-        pthread_mutex_unlock(&e.mu);
+        for (uint32_t tag = 1; tag <= n; tag++)
+            fails += nf_link_send(l, buf, make_ping(buf, tag, (tag * 40503u) % 128 * 8), 0) != NF_STATUS_SUCCESS;
+        uint64_t got = ping_rx_wait(&r, n, 20000);
+        pthread_mutex_lock(&r.mu);
+        tap_ok(fails == 0 && got == n && r.order_errors == 0 && r.content_errors == 0 && r.other == 0,
+               "%s: %u PINGs echoed intact and in order (%llu)", what, n, (unsigned long long)got);
+        pthread_mutex_unlock(&r.mu);
     }
     nf_link_close(l);
     br.stop = 1;
     pthread_join(th, NULL);
     close(m);
-    pthread_mutex_destroy(&e.mu);
+    ping_rx_destroy(&r);
 }
 
 static void test_link(void)

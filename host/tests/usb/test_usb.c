@@ -18,10 +18,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../../../tests/tap.h"
 #include "fake_ftdi.h"
+#include "link_test.h"
 #include "nf_ftdi.h"
 #include "nf_transport.h"
+#include "tap.h"
 #include "transport_board.h"
 
 /* "san: " when run as the sanitizer build, so the two runs' case names differ. */
@@ -40,15 +41,7 @@ static int check(int cond, const char *fmt, ...)
 
 static double now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
+    return (double)lt_now_ms();
 }
 
 /* Read exactly n bytes within deadline_ms; returns bytes read. */
@@ -72,7 +65,7 @@ static int wait_received(struct fake_ftdi *f, size_t n, int deadline_ms)
     while (now_ms() < end) {
         if (n == 0 || fake_ftdi_received(f, n - 1, tmp, 1) == 1)
             return 1;
-        sleep_ms(2);
+        lt_sleep_ms(2);
     }
     return 0;
 }
@@ -207,7 +200,7 @@ static void test_data(uint16_t pid, const char *chip)
     check(fake_ftdi_in_packets_with_data(f) > 1, "%s: IN data came in %ld transfers", chip,
            fake_ftdi_in_packets_with_data(f));
     /* Idle: the chip sends status-only packets; they are no data. */
-    sleep_ms(30);
+    lt_sleep_ms(30);
     ssize_t z = nf_transport_read(t, got, N, 50);
     check(z == 0 && fake_ftdi_status_only(f) > status_before,
            "%s: status-only (2-byte) IN packets read as no data (%ld seen)", chip, fake_ftdi_status_only(f));
@@ -239,7 +232,7 @@ static void test_backpressure(void)
     for (int i = 0; i < N; i++)
         in[i] = (uint8_t)(i * 31 + (i >> 8));
     fake_ftdi_push(f, in, N);
-    sleep_ms(200);
+    lt_sleep_ms(200);
     check(fake_ftdi_in_pending(f) == 0, "backpressure: with the ring full no IN transfer is left in flight");
     size_t r = read_all(t, got, N, 10000);
     check(r == N && memcmp(got, in, N) == 0, "backpressure: then all %d bytes read intact (%zu)", N, r);
@@ -248,28 +241,11 @@ static void test_backpressure(void)
     for (int i = 0; i < 200 && most < 4; i++) {
         int n = fake_ftdi_in_pending(f);
         most = n > most ? n : most;
-        sleep_ms(1);
+        lt_sleep_ms(1);
     }
     check(most == 4, "backpressure: reading restarted all 4 IN transfers (%d)", most);
     nf_transport_close(t);
     fake_ftdi_free(f);
-}
-
-struct reader {
-    struct nf_transport *t;
-    int timeout_ms;
-    ssize_t result;
-    double elapsed_ms;
-};
-
-static void *reader_main(void *arg)
-{
-    struct reader *r = arg;
-    uint8_t buf[64];
-    double t0 = now_ms();
-    r->result = nf_transport_read(r->t, buf, sizeof(buf), r->timeout_ms);
-    r->elapsed_ms = now_ms() - t0;
-    return NULL;
 }
 
 static void test_wake(void)
@@ -281,20 +257,18 @@ static void test_wake(void)
         fake_ftdi_free(f);
         return;
     }
-    struct reader r = {t, -1, 99, 0};
-    pthread_t th;
-    pthread_create(&th, NULL, reader_main, &r);
-    sleep_ms(50);
+    struct lt_reader r;
+    lt_reader_start(&r, t, -1);
     nf_transport_wake(t);
-    pthread_join(th, NULL);
-    check(r.result == 0 && r.elapsed_ms < 1000, "wake: a read waiting forever returns 0 after wake (%.0f ms)",
-           r.elapsed_ms);
+    lt_reader_join(&r);
+    check(r.result == 0 && r.ms < 1000, "wake: a read waiting forever returns 0 after wake (%.0f ms)",
+           r.ms);
     /* A wake before the read makes the next read return 0 at once. */
     nf_transport_wake(t);
     r.timeout_ms = 5000;
-    reader_main(&r);
-    check(r.result == 0 && r.elapsed_ms < 500, "wake: an earlier wake ends the next read at once (%.0f ms)",
-           r.elapsed_ms);
+    lt_reader_run(&r);
+    check(r.result == 0 && r.ms < 500, "wake: an earlier wake ends the next read at once (%.0f ms)",
+           r.ms);
     nf_transport_close(t);
     fake_ftdi_free(f);
 }
@@ -311,14 +285,12 @@ static void test_unplug(void)
     fake_ftdi_push(f, "abc", 3);
     uint8_t buf[8];
     check(read_all(t, buf, 3, 1000) == 3, "unplug: link works before");
-    struct reader r = {t, 10000, 99, 0};
-    pthread_t th;
-    pthread_create(&th, NULL, reader_main, &r);
-    sleep_ms(50);
+    struct lt_reader r;
+    lt_reader_start(&r, t, 10000);
     fake_ftdi_unplug(f);
-    pthread_join(th, NULL);
-    check(r.result < 0 && r.elapsed_ms < 1000, "unplug: a waiting read returns < 0 promptly (%zd after %.0f ms)",
-           r.result, r.elapsed_ms);
+    lt_reader_join(&r);
+    check(r.result < 0 && r.ms < 1000, "unplug: a waiting read returns < 0 promptly (%zd after %.0f ms)", r.result,
+          r.ms);
     double t0 = now_ms();
     uint32_t st = nf_transport_write(t, "hello", 5, 10000);
     check(st == NF_STATUS_CONNECTION_RESET && now_ms() - t0 < 500, "unplug: write returns CONNECTION_RESET (%s)",

@@ -1,0 +1,212 @@
+/* The generic fd transport: a connected stream socket (the sim/model transports,
+ * tests) or a tty (transport_tty.c), read and written without blocking, with an
+ * eventfd that wake() signals so a waiting read returns. */
+#include "nf_transport.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sys/stat.h>
+
+#include "nf_transport_priv.h"
+#include "transport_board.h"
+
+/* ---- fd transport --------------------------------------------------------- */
+
+struct fd_transport {
+    struct nf_transport base;
+    int fd;
+    int is_socket;    /* send() with MSG_NOSIGNAL: a closed peer must not raise SIGPIPE */
+    int wake_fd;      /* eventfd: a write makes poll() in read return */
+    pid_t child;      /* simulator started for this transport, or 0 */
+    char *sock_dir;   /* private directory to remove at close, or NULL */
+    char *sock_path;  /* socket inside it to unlink, or NULL */
+    char name[160];
+};
+
+static uint32_t fd_write(struct nf_transport *t, const void *buf, size_t len, int timeout_ms)
+{
+    struct fd_transport *f = (struct fd_transport *)t;
+    const uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t n = f->is_socket ? send(f->fd, p, len, MSG_NOSIGNAL) : write(f->fd, p, len);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            /* The peer is slow (a UART): wait for room, but not forever. */
+            struct pollfd pfd = {.fd = f->fd, .events = POLLOUT};
+            int r = poll(&pfd, 1, timeout_ms);
+            if (r == 0)
+                return NF_STATUS_IO_TIMEOUT;
+            if ((r < 0 && errno != EINTR) || (r > 0 && (pfd.revents & (POLLERR | POLLHUP | POLLNVAL))))
+                return NF_STATUS_CONNECTION_RESET;
+            continue;
+        }
+        return NF_STATUS_CONNECTION_RESET; /* EPIPE, or EIO: a tty unplugged */
+    }
+    return NF_STATUS_SUCCESS;
+}
+
+/* Wait up to timeout_ms for fd to be readable (data or hang-up) or for wake_fd to be
+ * signalled (its count is then consumed). 1: fd has something; 0: timeout, wake or
+ * EINTR; -1: error. */
+static int fd_wait(int fd, int wake_fd, int timeout_ms)
+{
+    struct pollfd pfd[2] = {{.fd = fd, .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}};
+    int r = poll(pfd, 2, timeout_ms);
+    if (r < 0 && errno == EINTR)
+        return 0;
+    if (r < 0)
+        return -1;
+    if (pfd[1].revents & POLLIN) {
+        uint64_t v;
+        if (read(wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+            return -1;
+    }
+    return (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) ? 1 : 0;
+}
+
+static ssize_t fd_read(struct nf_transport *t, void *buf, size_t cap, int timeout_ms)
+{
+    struct fd_transport *f = (struct fd_transport *)t;
+    for (;;) {
+        ssize_t n = read(f->fd, buf, cap);
+        if (n > 0)
+            return n;
+        if (n == 0)
+            return -1; /* orderly shutdown, or a tty hang-up (VMIN=1: no data is EAGAIN) */
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return -1; /* EIO: a tty went away */
+        if (timeout_ms == 0)
+            return 0;
+        int r = fd_wait(f->fd, f->wake_fd, timeout_ms);
+        if (r <= 0)
+            return r; /* timeout, wake or error */
+        timeout_ms = 0; /* data (or hang-up) is there: one more non-blocking recv */
+    }
+}
+
+static void fd_wake(struct nf_transport *t)
+{
+    struct fd_transport *f = (struct fd_transport *)t;
+    uint64_t one = 1;
+    /* Cannot fail in a way that matters: a full counter still wakes the reader. */
+    if (write(f->wake_fd, &one, sizeof(one)) < 0)
+        return;
+}
+
+static int wait_child(pid_t pid, int timeout_ms)
+{
+    for (int waited = 0;; waited += 10) {
+        pid_t r = waitpid(pid, NULL, WNOHANG);
+        if (r == pid || (r < 0 && errno == ECHILD))
+            return 1;
+        if (waited >= timeout_ms)
+            return 0;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void fd_close(struct nf_transport *t)
+{
+    struct fd_transport *f = (struct fd_transport *)t;
+    close(f->fd);
+    close(f->wake_fd);
+    if (f->child > 0) {
+        /* It runs with --exit-on-disconnect: give it a moment to go by itself (and
+         * print its cycle report), then ask, then insist. A stopped child (SIGSTOP) only
+         * sees the SIGTERM once continued. */
+        if (!wait_child(f->child, 200)) {
+            kill(f->child, SIGTERM);
+            kill(f->child, SIGCONT);
+            if (!wait_child(f->child, 1000)) {
+                kill(f->child, SIGKILL);
+                waitpid(f->child, NULL, 0);
+            }
+        }
+    }
+    if (f->sock_path)
+        unlink(f->sock_path);
+    if (f->sock_dir)
+        rmdir(f->sock_dir);
+    free(f->sock_path);
+    free(f->sock_dir);
+    free(f);
+}
+
+static const struct nf_transport_ops fd_ops = {
+    .write = fd_write,
+    .read = fd_read,
+    .wake = fd_wake,
+    .close = fd_close,
+};
+
+uint32_t nf_transport_from_fd(int fd, const char *name, struct nf_transport **out)
+{
+    *out = NULL;
+    struct fd_transport *f = calloc(1, sizeof(*f));
+    if (!f) {
+        close(fd);
+        return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "out of memory for a transport");
+    }
+    f->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (f->wake_fd < 0) {
+        close(fd);
+        free(f);
+        return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "eventfd: %s", strerror(errno));
+    }
+    int fl = fcntl(fd, F_GETFD);
+    if (fl >= 0)
+        fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+    fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    struct stat sb;
+    f->is_socket = fstat(fd, &sb) == 0 && S_ISSOCK(sb.st_mode);
+    f->fd = fd;
+    snprintf(f->name, sizeof(f->name), "%s", name ? name : "fd");
+    f->base.ops = &fd_ops;
+    f->base.name = f->name;
+    *out = &f->base;
+    return NF_STATUS_SUCCESS;
+}
+
+void nf_transport_fd_set_child(struct nf_transport *t, pid_t pid, const char *dir, const char *sock)
+{
+    struct fd_transport *f = (struct fd_transport *)t;
+    f->child = pid;
+    f->sock_dir = dir ? strdup(dir) : NULL;
+    f->sock_path = sock ? strdup(sock) : NULL;
+}
+
+/* Shared by the board transports (transport_board.h). */
+uint32_t nf_board_baud(uint32_t dflt)
+{
+    const char *s = getenv("NDKFPGA_BAUD");
+    if (!s || !*s)
+        return dflt;
+    char *end = NULL;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || *end != '\0' || v == 0 || v > 100000000ul || s[0] == '-' || s[0] == '+' || s[0] == ' ')
+        return 0;
+    return (uint32_t)v;
+}
