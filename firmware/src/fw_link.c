@@ -18,7 +18,6 @@
  * for host-side latency (USB latency timer, scheduling). */
 #define UART_BITS_PER_BYTE 10u
 #define STUFFING_FACTOR 2u
-#define RTO_FLOOR_PER_SECOND 50u /* floor = 1/50 s = 20 ms of clock cycles */
 #define RTO_MAX 0x7FFFFFFFu      /* cycle differences are compared mod 2^32 */
 /* Reply batching on a lossy line: a frame survives a per-byte error rate p with
  * (1-p)^len (4 KB at 2e-3: 0.03 %; 128 B: 77 %), so every retransmission halves the
@@ -429,7 +428,7 @@ void fw_link_init(void)
     fw_link_frame(&L.frame, 0, 0, 0);
     link_state_reset();
     L.maybe_busy = 0;
-    L.rto_floor = fw_cfg.clk_hz / RTO_FLOOR_PER_SECOND;
+    L.rto_floor = fw_cfg.clk_hz / 1000u * NF_LINK_TURNAROUND_MS; /* the host's turnaround too */
     L.rto_min = rto_compute(); /* no bytes in flight yet */
     /* every TX slot full of stuffed bytes on the UART, twice over, plus the RTO floor */
     tx_drain_max = (uint32_t)(((uint64_t)fw_cfg.tx_slots * NF_LINK_SLOT_BYTES * UART_BITS_PER_BYTE * STUFFING_FACTOR *

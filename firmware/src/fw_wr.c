@@ -37,11 +37,6 @@ _Static_assert((NF_MPT_W0_LOCAL_WRITE_MASK | NF_MPT_W0_REMOTE_READ_MASK | NF_MPT
                 NF_MPT_W0_READ_SINK_MASK) <= 0xFFu,
                "fr_rights holds the rights bits in a byte");
 
-static void rd64_lo_hi(uint32_t at, uint64_t *v)
-{
-    *v = mem_rd(at) | (uint64_t)mem_rd(at + 4u) << 32;
-}
-
 static void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen,
                              struct wr_result *r)
 {
@@ -120,19 +115,6 @@ static void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m,
     r->status = NF_STATUS_SUCCESS;
 }
 
-void wr_invalidate(uint32_t index, struct wr_result *r)
-{
-    /* Done means no later check grants and no DMA through the entry still runs. */
-    uint32_t code = fw_mpt_invalidate(index);
-    if (code != NF_REFUSE_OK) {
-        r->status = NF_STATUS_INTERNAL_ERROR;
-        r->refuse = code;
-        return;
-    }
-    fw_mrs[index].state = NF_MPT_STATE_INVALID;
-    r->status = NF_STATUS_SUCCESS;
-}
-
 static void do_invalidate(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
 {
     r->status = NF_STATUS_INVALID_PARAMETER;
@@ -141,19 +123,6 @@ static void do_invalidate(const struct fw_qp *qp, uint32_t flags, uint32_t m, ui
     uint32_t i = wr_inv_target(qp->pd, mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF)), &r->status);
     if (i != FW_NO_INDEX)
         wr_invalidate(i, r);
-}
-
-uint64_t wr_read_sges(uint32_t at, uint32_t nsge, uint64_t *addr, uint32_t *len, uint32_t *token)
-{
-    uint64_t total = 0;
-    for (uint32_t k = 0; k < nsge; k++) {
-        uint32_t s = at + k * NF_SGE_SIZE;
-        rd64_lo_hi(s + NF_SGE_ADDR_OFF, &addr[k]);
-        len[k] = mem_rd(s + NF_SGE_LEN_OFF);
-        token[k] = mem_rd(s + NF_SGE_TOKEN_OFF);
-        total += len[k];
-    }
-    return total;
 }
 
 static void do_rdma(const struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)

@@ -28,9 +28,27 @@ static inline void wr_local_side(struct fw_dma_side *s, uint64_t addr, uint32_t 
     s->mode = token == NF_ADAPTER_PRIVILEGED_TOKEN ? NF_DMA_MODE_LOGICAL : NF_DMA_MODE_TOKEN;
 }
 
+/* A 64-bit field of a message in adapter memory, low word first. */
+static inline void rd64_lo_hi(uint32_t at, uint64_t *v)
+{
+    *v = mem_rd(at) | (uint64_t)mem_rd(at + 4u) << 32;
+}
+
 /* The nsge SGEs at adapter address at into the arrays; their total length (64 bits:
- * the caller refuses more than 2^32 - 1). */
-uint64_t wr_read_sges(uint32_t at, uint32_t nsge, uint64_t *addr, uint32_t *len, uint32_t *token);
+ * the caller refuses more than 2^32 - 1). Inline here, so that fw_wr.c and fw_send.c
+ * share it without calling each other. */
+static inline uint64_t wr_read_sges(uint32_t at, uint32_t nsge, uint64_t *addr, uint32_t *len, uint32_t *token)
+{
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < nsge; k++) {
+        uint32_t s = at + k * NF_SGE_SIZE;
+        rd64_lo_hi(s + NF_SGE_ADDR_OFF, &addr[k]);
+        len[k] = mem_rd(s + NF_SGE_LEN_OFF);
+        token[k] = mem_rd(s + NF_SGE_TOKEN_OFF);
+        total += len[k];
+    }
+    return total;
+}
 
 /* The MR an invalidation of token on a QP of PD pd may invalidate: its index, or
  * FW_NO_INDEX with *status saying why not (unknown token, an NdkRegisterMr region,
@@ -58,7 +76,20 @@ static inline uint32_t wr_inv_target(uint32_t pd, uint32_t token, uint32_t *stat
     }
     return i;
 }
-void wr_invalidate(uint32_t index, struct wr_result *r);
+
+/* Invalidates entry index through the engine (the request's outcome in r). */
+static inline void wr_invalidate(uint32_t index, struct wr_result *r)
+{
+    /* Done means no later check grants and no DMA through the entry still runs. */
+    uint32_t code = fw_mpt_invalidate(index);
+    if (code != NF_REFUSE_OK) {
+        r->status = NF_STATUS_INTERNAL_ERROR;
+        r->refuse = code;
+        return;
+    }
+    fw_mrs[index].state = NF_MPT_STATE_INVALID;
+    r->status = NF_STATUS_SUCCESS;
+}
 
 /* A failure completion: counted by status and by the engine's REFUSE code, and its QP
  * broken (NDK: an error completion breaks the connection; a QP not connected has none
