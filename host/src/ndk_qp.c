@@ -288,7 +288,7 @@ static NTSTATUS gather(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, ULO
         struct nf_wr_hdr w;
         // cppcheck-suppress unusedStructMember ; sent as bytes by post()
         uint8_t body[NF_WR_RDMA_SIZE];
-    } msg;
+    } msg = {.body = {0}};
     _Static_assert(NF_WR_SEND_SIZE <= NF_WR_RDMA_SIZE, "the largest body");
     memcpy(msg.body, body, body_len);
     return post(qp, ctx, g->op_type, g->op, flags, &msg.h, &msg.w, sizeof(msg.h) + sizeof(msg.w) + body_len, sgl,
