@@ -73,7 +73,6 @@ void ndk_qp_set_connected(struct ndk_qp *qp, int connected)
 static void qp_flush_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body,
                            size_t len)
 {
-    (void)ad;
     struct ndk_qp *qp = r->arg;
     if (body) { /* NULL: the link died or the reply timed out; the QP's requests fail on their own */
         uint32_t flushed_tail = r->u[0];
@@ -85,7 +84,8 @@ static void qp_flush_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t s
     struct nf_qp_flush_rep rep = {UINT32_MAX, 0};
     if (ndk_reply_copy(status, body, len, &rep, sizeof(rep)) != NF_STATUS_SUCCESS)
         rep.cancelled = UINT32_MAX;
-    ndk_rq_cancel(qp, rep.cancelled, r->u[1]);
+    if (body || !ad->dead) /* the link's death completes them with its own status */
+        ndk_rq_cancel(qp, rep.cancelled, r->u[1]);
     ndk_unref_locked(&qp->core); /* the flush's own reference */
     free(r);
 }

@@ -705,17 +705,18 @@ static NTSTATUS model_status(struct model *md, NTSTATUS posted, const void *ctx)
     return STATUS_IO_TIMEOUT;
 }
 
-/* Under the adapter's lock, as the link thread delivers one: a CQE for the oldest
- * pending receive of qp (the cookie the library gave it). */
+/* Under the adapter's lock, as the link thread delivers one: a CQE for the pending
+ * receive `which` places after the oldest of qp (by the cookie the library gave it),
+ * or (which < 0) for the one of the last call again. */
 static void inject_receive_cqe(NDK_QP *q, uint32_t status, uint32_t bytes, uint32_t op_type, uint32_t token,
-                               uint32_t cflags, int again)
+                               uint32_t cflags, int which)
 {
     struct ndk_qp *qp = NDK_CONTAINER(q, struct ndk_qp, pub);
     struct ndk_adapter *ad = qp->core.ad;
     static uint32_t last;
     pthread_mutex_lock(&ad->lock);
     pthread_mutex_lock(&qp->ring_lock);
-    uint32_t id = again ? last : qp->rq.head;
+    uint32_t id = which < 0 ? last : qp->rq.head + (uint32_t)which;
     pthread_mutex_unlock(&qp->ring_lock);
     last = id;
     struct nf_cqe c = {.qpn = qp->qpn, .wr_id = id, .status = status, .bytes = bytes, .op_type = op_type,
@@ -777,7 +778,7 @@ static void test_model_receives(struct model *md, NDK_PD *p, NDK_LOGICAL_ADDRESS
            "model: a receive CQE completes the oldest receive on the receive CQ (NdkGetCqResults)");
     tap_ok(sem_trywait(&wn.sem) != 0, "model: ... an unsolicited success does not notify a CQ armed SOLICITED");
     inject_receive_cqe(qr, 0, 7, NF_NDK_OP_RECEIVE_AND_INVALIDATE, 0x4321, NF_CQE_FLAG_SOLICITED, 0);
-    inject_receive_cqe(qr, 0, 7, NF_NDK_OP_RECEIVE_AND_INVALIDATE, 0x4321, NF_CQE_FLAG_SOLICITED, 1);
+    inject_receive_cqe(qr, 0, 7, NF_NDK_OP_RECEIVE_AND_INVALIDATE, 0x4321, NF_CQE_FLAG_SOLICITED, -1);
     NDK_RESULT_EX r[4];
     n = model_results(rcq, r, 1);
     tap_ok(w_wait(&wn, STATUS_PENDING) == STATUS_SUCCESS && n == 1 && r[0].RequestContext == (PVOID)12 &&
@@ -798,12 +799,17 @@ static void test_model_receives(struct model *md, NDK_PD *p, NDK_LOGICAL_ADDRESS
                r[0].Type == NdkOperationTypeReceive,
            "model: NdkFlush completes the receive left pending CANCELLED");
     posted = 0;
-    for (uintptr_t i = 21; i <= 22; i++)
+    for (uintptr_t i = 21; i <= 23; i++)
         posted += qr->Dispatch->NdkReceive(qr, (PVOID)i, sge, 1) == STATUS_SUCCESS;
+    /* The adapter completes a receive posted on a broken QP at once, ahead of older ones. */
+    inject_receive_cqe(qr, (uint32_t)STATUS_CANCELLED, 0, NF_NDK_OP_RECEIVE, 0, 0, 2);
+    n = model_results(rcq, r, 1);
+    tap_ok(posted == 3 && n == 1 && r[0].RequestContext == (PVOID)23 && r[0].Status == STATUS_CANCELLED,
+           "model: a receive completed ahead of older ones completes alone");
     NTSTATUS st = NdkCloseObject(&qr->Header, w_closed, &wc);
     int closed = st == STATUS_SUCCESS || (st == STATUS_PENDING && w_wait(&wc, st) == STATUS_SUCCESS);
     n = rcq->Dispatch->NdkGetCqResultsEx(rcq, r, 4);
-    tap_ok(posted == 2 && closed && n == 2 && r[0].RequestContext == (PVOID)21 && r[1].RequestContext == (PVOID)22 &&
+    tap_ok(closed && n == 2 && r[0].RequestContext == (PVOID)21 && r[1].RequestContext == (PVOID)22 &&
                r[0].Status == STATUS_CANCELLED && r[1].Status == STATUS_CANCELLED,
            "model: closing a QP with two receives pending completes them CANCELLED, in order, before the close");
     NdkCloseObject(&rcq->Header, NULL, NULL);
