@@ -207,7 +207,7 @@ struct ndk_wq {
 struct ndk_qp {
     NDK_QP pub;
     struct ndk_core core;
-    struct ndk_cq *icq, *rcq;   /* rcq: no receives, but its overflow too makes the QP unusable */
+    struct ndk_cq *icq, *rcq;   /* rcq: receives complete there (NULL: no receive queue) */
     void *context;
     uint32_t qpn;
     uint32_t max_sge;
