@@ -12,10 +12,10 @@
  *    once later, on the library's callback thread.
  *  - any other status: the call finished inline; no callback follows. A failure
  *    changed nothing.
- *  - work requests (NdkFastRegister, NdkInvalidate, NdkRead, NdkWrite) return
- *    STATUS_SUCCESS when posted; their outcome arrives as an NDK_RESULT on the QP's
- *    initiator CQ. A local rule violation returns the documented error inline and
- *    posts nothing.
+ *  - work requests (NdkFastRegister, NdkInvalidate, NdkRead, NdkWrite, NdkSend,
+ *    NdkSendAndInvalidate, NdkReceive) return STATUS_SUCCESS when posted; their outcome
+ *    arrives as an NDK_RESULT on the QP's initiator CQ (a receive's on its receive CQ).
+ *    A local rule violation returns the documented error inline and posts nothing.
  */
 /* This provider's statuses, call by call (in the order checked; a refused call
  * changed nothing). "link" = the link to the adapter is lost: STATUS_CONNECTION_RESET
@@ -33,9 +33,12 @@
  * PD
  *  NdkCreateMr           PENDING (CreateCompletion: SUCCESS, INSUFFICIENT_RESOURCES, link);
  *                        without a CreateCompletion the call waits and returns the final status.
- *  NdkCreateQp           the same; inline INVALID_PARAMETER for InitiatorQueueDepth 0 or above
- *                        MaxInitiatorQueueDepth, MaxInitiatorRequestSge above the adapter's, any
- *                        receive queue or receive SGE, inline data, no initiator CQ.
+ *  NdkCreateQp           the same (INSUFFICIENT_RESOURCES: the adapter's receive entries, shared by
+ *                        all QPs, cannot hold ReceiveQueueDepth more); inline INVALID_PARAMETER for
+ *                        InitiatorQueueDepth 0 or above MaxInitiatorQueueDepth, MaxInitiatorRequestSge
+ *                        above the adapter's, ReceiveQueueDepth above MaxReceiveQueueDepth,
+ *                        MaxReceiveRequestSge above the adapter's, a receive queue without a receive
+ *                        CQ, any inline data (MaxInlineDataSize 0), no initiator CQ.
  *  NdkCreateMw, NdkCreateSrq, NdkCreateQpWithSrq   NOT_SUPPORTED.
  *  NdkGetPrivilegedMemoryRegionToken   SUCCESS (token for adapter logical addresses, local SGEs only).
  * MR (an MR of the wrong kind or state for a call: INVALID_DEVICE_STATE)
@@ -54,8 +57,14 @@
  *  request's deadline, docs/guarantees.md).
  * CQ
  *  NdkResizeCq, NdkControlCqInterruptModeration   NOT_SUPPORTED.
- *  NdkArmCq              the next completion (ERRORS: the next failed one) queues one CqNotification
- *                        on the callback thread; completions already waiting notify at once.
+ *  NdkArmCq              the next completion (ERRORS: the next failed one; SOLICITED: the next failed
+ *                        one or the next receive whose Send had SEND_AND_SOLICIT_EVENT) queues one
+ *                        CqNotification on the callback thread; completions already waiting notify
+ *                        at once.
+ *  NdkGetCqResultsEx     NDK_RESULT_EX: Type (a receive that invalidated a token:
+ *                        NdkOperationTypeReceiveAndInvalidate, TypeSpecificCompletionOutput = the
+ *                        token), BytesTransferred (meaningful for receives), ProviderErrorCode.
+ *                        NdkGetCqResults gives the same results without those fields.
  *  Overflow              a completion that finds the CQ full: the CqNotification callback runs once
  *                        with STATUS_BUFFER_OVERFLOW, armed or not; the CQ is then unusable (the
  *                        results it held can still be taken; nothing more is reported, NdkArmCq
@@ -65,7 +74,8 @@
  * QP work requests: never wait (a full link window queues them in the library; the QPs'
  *  depths bound what is queued). Each either is refused inline (and never completes) or
  *  returns SUCCESS and completes exactly once: its CQE, NdkFlush, the QP's close
- *  (STATUS_CANCELLED), link death (the link's status) or its deadline (STATUS_IO_TIMEOUT);
+ *  (STATUS_CANCELLED), link death (the link's status) or its deadline (STATUS_IO_TIMEOUT;
+ *  a receive has none: it waits for a Send as long as it takes);
  *  see docs/guarantees.md. A DEFER request with nothing posted after it goes to the adapter
  *  within 2 ms. SUCCESS = posted (the outcome comes as an NDK_RESULT_EX on the initiator CQ:
  *  Status, BytesTransferred, Type, ProviderErrorCode = the engine's refusal reason); inline:
@@ -84,11 +94,20 @@
  *                        ACCESS_VIOLATION.
  *  The flags each request accepts are tools/layout.toml's KNOWN_FLAGS (the adapter checks the
  *  same masks); DEFER is a hint to this library and never reaches the adapter.
- *  NdkRead, NdkWrite     INVALID_PARAMETER (unknown flag or INLINE, nSge above the QP's, a
- *                        privileged-token SGE outside adapter memory, total above
- *                        MaxTransferLength); CONNECTION_INVALID; INSUFFICIENT_RESOURCES; link.
+ *  NdkRead, NdkWrite, NdkSend, NdkSendAndInvalidate   INVALID_PARAMETER (unknown flag or INLINE,
+ *                        nSge above the QP's, a privileged-token SGE outside adapter memory, total
+ *                        above MaxTransferLength); CONNECTION_INVALID; INSUFFICIENT_RESOURCES; link.
  *                        Remote refusals complete with ACCESS_VIOLATION; after any error completion
- *                        later requests on the QP complete with CANCELLED.
+ *                        later requests on the QP complete with CANCELLED. A Send that finds no
+ *                        receive pending at the peer completes IO_TIMEOUT (receiver not ready);
+ *                        one the receive cannot hold completes CONNECTION_ABORTED (the receive
+ *                        BUFFER_TOO_SMALL); NdkSendAndInvalidate naming a token the peer cannot
+ *                        invalidate aborts the connection (both complete CONNECTION_ABORTED).
+ *  NdkReceive            INVALID_PARAMETER (nSge above the QP's MaxReceiveRequestSge, NULL SGL);
+ *                        INSUFFICIENT_RESOURCES (ReceiveQueueDepth receives pending); CANCELLED (a
+ *                        CQ of the QP overflowed); link. Accepted on a QP not connected yet. No
+ *                        flags, no deferral. Completes on the receive CQ, in posting order, when a
+ *                        Send fills it (the adapter checks its SGEs then).
  *  NdkFlush              sends a flush to the adapter and returns; nothing completes inside the
  *                        call. The adapter runs a QP's requests strictly in posting order, one at
  *                        a time, so: every request posted before NdkFlush has executed when the
@@ -99,11 +118,12 @@
  *                        without touching any MR or memory, until NdkDisconnect (after which
  *                        the QP may be connected again) or close. A QP that is not connected is
  *                        left as it is (no request of it can be pending). Each posted request
- *                        completes exactly once, in posting order. Receives are not supported,
- *                        so none is ever pending. NdkFlush may run concurrently with a posting
+ *                        completes exactly once, in posting order. Every receive still pending
+ *                        when the flush takes effect completes CANCELLED, in order, on the
+ *                        receive CQ (a QP not connected too). NdkFlush may run concurrently with a posting
  *                        call on the same QP (NDK allows it): that request is either before the
  *                        flush (real status) or after it (CANCELLED), never lost.
- *  NdkSend, NdkReceive, NdkBind, NdkSendAndInvalidate   NOT_SUPPORTED.
+ *  NdkBind               NOT_SUPPORTED (no memory windows).
  * Connector / listener (loopback on one adapter)
  *  NdkListen             SUCCESS; INVALID_PARAMETER (not AF_INET/AF_INET6); INVALID_DEVICE_STATE
  *                        (already listening); ADDRESS_ALREADY_ASSOCIATED.
@@ -119,8 +139,8 @@
  *                        needed returned); INVALID_DEVICE_STATE (nothing known yet).
  * Close (NdkCloseXxx, NdkCloseObject): SUCCESS, or PENDING while children, requests in flight or
  *  queued callbacks remain (CloseCompletion follows). Closing a QP with work requests
- *  outstanding flushes them first: each completes (real status or CANCELLED) before the
- *  close does, which then pends. */
+ *  outstanding or receives pending flushes them first: each completes (real status or
+ *  CANCELLED) before the close does, which then pends. */
 
 #ifndef NDKPI_H
 #define NDKPI_H

@@ -216,13 +216,13 @@ static NTSTATUS query_adapter_info(NDK_ADAPTER *a, NDK_ADAPTER_INFO *info, ULONG
     info->MaxWindowSize = 0; /* no memory windows */
     info->FRMRPageCount = in->max_frmr_pages < NDK_MAX_FR_MSG_PAGES ? in->max_frmr_pages : NDK_MAX_FR_MSG_PAGES;
     info->MaxInitiatorRequestSge = in->max_sge;
-    info->MaxReceiveRequestSge = 0; /* no receives */
+    info->MaxReceiveRequestSge = NF_ADAPTER_MAX_RECV_SGE;
     info->MaxReadRequestSge = in->max_sge;
     info->MaxTransferLength = in->mem_bytes - in->user_base;
-    info->MaxInlineDataSize = 0;
+    info->MaxInlineDataSize = 0; /* a Send's bytes always move through its SGEs */
     info->MaxInboundReadLimit = NDK_MAX_READ_LIMIT;
     info->MaxOutboundReadLimit = NDK_MAX_READ_LIMIT;
-    info->MaxReceiveQueueDepth = 0;
+    info->MaxReceiveQueueDepth = NF_ADAPTER_MAX_RQ_DEPTH; /* the board also bounds the sum (its pool) */
     info->MaxInitiatorQueueDepth = NDK_MAX_QUEUE_DEPTH;
     info->MaxSrqDepth = 0;
     info->MaxCqDepth = NDK_MAX_CQ_DEPTH;

@@ -32,11 +32,20 @@ static void queue_notify(struct ndk_cq *cq, NTSTATUS st)
     queue_cq_event(cq, &cq->notify_ev, EV_CQ_NOTIFY, st, &cq->notify_queued);
 }
 
-static int wants(const struct ndk_cq *cq, NTSTATUS st)
+/* Whether a result notifies the CQ as armed: ANY every one; ERRORS the failed ones;
+ * SOLICITED the failed ones and the receive completions whose Send asked for it. */
+static int wants(const struct ndk_cq *cq, const struct ndk_cq_entry *e)
 {
-    if (!cq->armed)
-        return 0;
-    return cq->armed - 1 != (int)NDK_CQ_NOTIFY_ERRORS || st != STATUS_SUCCESS;
+    switch (cq->armed - 1) {
+    case NDK_CQ_NOTIFY_ANY:
+        return 1;
+    case NDK_CQ_NOTIFY_SOLICITED:
+        return e->r.Status != STATUS_SUCCESS || e->solicited;
+    case NDK_CQ_NOTIFY_ERRORS:
+        return e->r.Status != STATUS_SUCCESS;
+    default:
+        return 0; /* not armed */
+    }
 }
 
 /* Under ad->lock: more completions than the CQ holds (the consumer sized it below
@@ -54,7 +63,7 @@ static void overflow(struct ndk_cq *cq)
         queue_cq_event(cq, &cq->ovf_ev, EV_CQ_ERROR, STATUS_BUFFER_OVERFLOW, NULL);
 }
 
-void ndk_cq_push(struct ndk_cq *cq, const NDK_RESULT_EX *r)
+void ndk_cq_push(struct ndk_cq *cq, const NDK_RESULT_EX *r, int solicited)
 {
     if (cq->core.closing && cq->core.close_queued)
         return;
@@ -68,9 +77,10 @@ void ndk_cq_push(struct ndk_cq *cq, const NDK_RESULT_EX *r)
     uint32_t i = cq->head + cq->count;
     if (i >= cq->depth)
         i -= cq->depth;
-    cq->ring[i] = *r;
+    cq->ring[i].r = *r;
+    cq->ring[i].solicited = solicited;
     cq->count++;
-    if (wants(cq, r->Status))
+    if (wants(cq, &cq->ring[i]))
         queue_notify(cq, STATUS_SUCCESS);
 }
 
@@ -104,7 +114,7 @@ static VOID cq_arm(NDK_CQ *c, ULONG type)
      * the consumer's last poll and the arm. */
     for (uint32_t k = 0; k < cq->count; k++) {
         uint32_t i = (cq->head + k) % cq->depth;
-        if (wants(cq, cq->ring[i].Status)) {
+        if (wants(cq, &cq->ring[i])) {
             queue_notify(cq, STATUS_SUCCESS);
             break;
         }
@@ -118,7 +128,7 @@ static ULONG take(struct ndk_cq *cq, NDK_RESULT *res, NDK_RESULT_EX *rex, ULONG 
     ULONG got = 0;
     pthread_mutex_lock(&ad->lock);
     while (got < n && cq->count) {
-        const NDK_RESULT_EX *r = &cq->ring[cq->head];
+        const NDK_RESULT_EX *r = &cq->ring[cq->head].r;
         if (rex) {
             rex[got] = *r;
         } else {

@@ -4,7 +4,9 @@
  * Files, each calling only the ones after it (no file calls back up):
  *   ndk_adapter.c  open/close, the link glue, deadlines, NdkCloseObject (the top)
  *   ndk_conn.c     connectors and listeners;      ndk_pd.c  PDs and MRs
- *   ndk_qp.c       QPs: work requests and the QP's own state (connected)
+ *   ndk_qp.c       QPs: create, close, flush, the work-request calls' rule checks, state
+ *   ndk_wq.c       a QP's two work queues (initiator, receive): posting, completion
+ *                  routing, failure, deadlines
  *   ndk_cq.c       CQs;  ndk_mdl.c  MDLs, LAMs, buffers;  ndk_diag.c  diagnostics
  *   ndk_event.c    the callback thread
  *   ndk_request.c  requests and replies;  ndk_object.c  live objects, references, events
@@ -16,8 +18,8 @@
  *  - the link thread (nf_link) calls ndk_adapter.c's on_message/on_dead: it only updates
  *    state and queues events, never runs a user callback and never blocks on the link;
  *  - the callback thread runs every user callback (events), one at a time.
- *  ad->lock protects everything except the per-QP work-request ring, which has its
- *  own qp->ring_lock so that posting never takes the adapter lock. Lock order:
+ *  ad->lock protects everything except the per-QP work queues (initiator and receive),
+ *  which have their own qp->ring_lock so that posting never takes the adapter lock. Lock order:
  *  ad->lock, then qp->ring_lock. Object references are dropped only on consumer
  *  threads or the callback thread, so a close's teardown may send on the link. */
 #ifndef NDK_INTERNAL_H
@@ -148,10 +150,16 @@ struct ndk_pd {
     uint32_t pdn;
 };
 
+/* A CQ's result and whether it was a solicited receive completion (NdkArmCq SOLICITED). */
+struct ndk_cq_entry {
+    NDK_RESULT_EX r;
+    int solicited;
+};
+
 struct ndk_cq {
     NDK_CQ pub;
     struct ndk_core core;
-    NDK_RESULT_EX *ring;
+    struct ndk_cq_entry *ring;
     uint32_t depth, head, count;
     uint32_t overruns;      /* completions that found the CQ full or overflowed */
     int overflowed;         /* the CQ overflowed: unusable, reports nothing more; its QPs
@@ -186,15 +194,24 @@ struct ndk_wr_slot {
     void *ctx;
     uint32_t op_type;
     uint32_t silent;        /* read by the deadline watch: a silent success reports nothing */
+    uint32_t done;          /* receive queue: completed out of order (a hole the head skips) */
+};
+
+/* A work queue: a ring of slots, ids head..tail-1 outstanding (the id is the wire's
+ * wr_id); depth slots at most, mask + 1 (a power of two) in the ring. */
+struct ndk_wq {
+    struct ndk_wr_slot *slot;
+    uint32_t depth, mask, head, tail;
 };
 
 struct ndk_qp {
     NDK_QP pub;
     struct ndk_core core;
-    struct ndk_cq *icq, *rcq;   /* rcq: no receives, but its overflow too makes the QP unusable */
+    struct ndk_cq *icq, *rcq;   /* rcq: receives complete there (NULL: no receive queue) */
     void *context;
     uint32_t qpn;
     uint32_t max_sge;
+    uint32_t max_recv_sge;
     /* Written only by ndk_qp.c (ndk_qp_set_connected), under ad->lock; read lock-free
      * (atomic) by the posting path, which refuses CONNECTION_INVALID inline. The board
      * gives the same status for a QP it never connected, but it cannot see the whole
@@ -208,8 +225,8 @@ struct ndk_qp {
     void *user;                 /* connector using this QP (ndk_qp_attach), under ad->lock */
     void (*user_gone)(void *user);
     pthread_mutex_t ring_lock;
-    struct ndk_wr_slot *ring;
-    uint32_t depth, mask, head, tail;
+    struct ndk_wq iq;           /* initiator requests: complete in order, silent ones retire unseen */
+    struct ndk_wq rq;           /* receives: complete in order when a Send fills them (no deadline) */
 };
 
 enum ndk_conn_state {
@@ -435,8 +452,9 @@ void ndk_free_buffers(struct ndk_adapter *ad); /* adapter close */
 extern const NDK_CQ_DISPATCH ndk_cq_dispatch;
 NTSTATUS ndk_create_cq(NDK_ADAPTER *a, ULONG depth, NDK_FN_CQ_NOTIFICATION_CALLBACK notify, PVOID notify_ctx,
                        GROUP_AFFINITY *aff, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_CQ **out);
-/* Under ad->lock: append a result and notify if armed. */
-void ndk_cq_push(struct ndk_cq *cq, const NDK_RESULT_EX *r);
+/* Under ad->lock: append a result and notify if armed (solicited: a receive completion
+ * whose Send asked for a solicited event). */
+void ndk_cq_push(struct ndk_cq *cq, const NDK_RESULT_EX *r, int solicited);
 
 /* ndk_pd.c (PD and MR) */
 NTSTATUS ndk_create_pd(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_PD **out);
@@ -447,13 +465,7 @@ NTSTATUS ndk_create_qp(NDK_PD *pd, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG 
 NTSTATUS ndk_create_qp_with_srq(NDK_PD *pd, NDK_CQ *rcq, NDK_CQ *icq, NDK_SRQ *srq, PVOID qpctx, ULONG idepth,
                                 ULONG isge, ULONG inline_size, NDK_FN_CREATE_COMPLETION cc, PVOID ctx,
                                 NDK_QP **out);
-/* Link thread, under ad->lock. */
-void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe);
-/* Under ad->lock: every QP is disconnected and its outstanding work requests complete
- * with status (link death, adapter close). */
-void ndk_qps_fail(struct ndk_adapter *ad, NTSTATUS status);
-/* Under ad->lock (callback thread): work requests past their deadline. */
-void ndk_qps_watch(struct ndk_adapter *ad, uint64_t now);
+
 /* Under ad->lock: whether a connection may use the QP (SUCCESS), then take it for
  * user; gone(user) runs (under ad->lock) if the QP goes away first. */
 NTSTATUS ndk_qp_usable(const struct ndk_qp *qp, const struct ndk_adapter *ad);
@@ -461,6 +473,32 @@ NTSTATUS ndk_qp_attach(struct ndk_qp *qp, const struct ndk_adapter *ad, void *us
 void ndk_qp_detach(struct ndk_qp *qp, const void *user); /* if user holds it */
 /* Under ad->lock: the connection is up (the board connected both QPs) or down. */
 void ndk_qp_set_connected(struct ndk_qp *qp, int connected);
+
+/* ndk_wq.c: a QP's work queues. */
+/* Link thread, under ad->lock: a CQE goes to its QP's receive queue and receive CQ
+ * (op_type RECEIVE or RECEIVE_AND_INVALIDATE) or to its initiator queue and CQ. */
+void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe);
+/* Under ad->lock: every outstanding work request and pending receive of the QP
+ * completes with status. */
+void ndk_qp_fail_all(struct ndk_qp *qp, NTSTATUS status);
+/* Under ad->lock: every QP is disconnected and its outstanding work requests complete
+ * with status (link death, adapter close). */
+void ndk_qps_fail(struct ndk_adapter *ad, NTSTATUS status);
+/* Under ad->lock (callback thread): work requests past their deadline (receives have
+ * none: a receive waits for a Send as long as it takes). */
+void ndk_qps_watch(struct ndk_adapter *ad, uint64_t now);
+/* Under ad->lock: the oldest n pending receives with ids before `before` complete
+ * STATUS_CANCELLED, in order (NdkFlush). */
+void ndk_rq_cancel(struct ndk_qp *qp, uint32_t n, uint32_t before);
+/* Reserve a slot of q, stamp the message with its id and queue it on the link, in one
+ * step under qp->ring_lock (a concurrent NdkFlush or link death sees either both or
+ * neither); never waits. head points at MSG_HDR + WR_HDR (+ body); tail (may be NULL)
+ * is appended. SUCCESS: accepted (completes exactly once); anything else: refused,
+ * nothing queued. */
+NTSTATUS ndk_wq_post(struct ndk_qp *qp, struct ndk_wq *q, void *ctx, uint32_t op_type, uint16_t op, ULONG flags,
+                     struct nf_msg_hdr *h, struct nf_wr_hdr *w, size_t head_len, const void *tail, size_t tail_len);
+/* A ring of at least depth slots (depth 0: one slot, never usable); 0 without memory. */
+int ndk_wq_init(struct ndk_wq *q, uint32_t depth);
 
 /* ndk_conn.c */
 NTSTATUS ndk_create_connector(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_CONNECTOR **out);

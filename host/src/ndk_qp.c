@@ -1,10 +1,6 @@
-/* NDKPI queue pair: creation (QP_CREATE), work requests (local rule checks, then an
- * OP_WR_* message on the link), outstanding-request tracking and CQE delivery.
- *
- * The posting path is lean on purpose (benchmarked in host instructions per
- * NdkFastRegister): no allocation, no adapter lock, one short ring lock, and the
- * consumer's page list / SGE array is handed to the link as is (their layouts are
- * the wire layouts), so nothing is copied twice. */
+/* NDKPI queue pair: creation (QP_CREATE), close, NdkFlush, the connection state, and
+ * the work-request calls: their local rule checks, then an OP_WR_* message posted on
+ * one of the QP's work queues (ndk_wq.c: posting, completion routing, deadlines). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,113 +15,6 @@ _Static_assert(sizeof(NDK_LOGICAL_ADDRESS) == 8, "page list entries are 64-bit")
 static struct ndk_qp *qp_of(NDK_QP *q)
 {
     return NDK_CONTAINER(q, struct ndk_qp, pub);
-}
-
-/* ------------------------------------------------------------------------- */
-/* Completions                                                                */
-
-static void complete(struct ndk_qp *qp, const struct ndk_wr_slot *s, NTSTATUS st, uint32_t bytes, uint32_t type,
-                     uint32_t refuse)
-{
-    NDK_RESULT_EX r;
-    r.Status = st;
-    r.BytesTransferred = bytes;
-    r.QPContext = qp->context;
-    r.RequestContext = s->ctx;
-    r.Type = (NDK_OPERATION_TYPE)(type ? type : s->op_type);
-    r.ProviderErrorCode = refuse;
-    r.TypeSpecificCompletionOutput = 0;
-    ndk_cq_push(qp->icq, &r);
-}
-
-/* Under ad->lock: the live QP with this number (the board's numbers are opaque:
- * they may carry a generation, so they are looked up, never used as an index). */
-static struct ndk_qp *qp_by_qpn(struct ndk_adapter *ad, uint32_t qpn)
-{
-    for (uint32_t i = 0; i < ad->nqps; i++)
-        if (ad->qps[i] && ad->qps[i]->qpn == qpn)
-            return ad->qps[i];
-    return NULL;
-}
-
-void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe)
-{
-    struct ndk_qp *qp = qp_by_qpn(ad, cqe->qpn);
-    if (!qp)
-        return;
-    pthread_mutex_lock(&qp->ring_lock);
-    uint32_t outstanding = qp->tail - qp->head;
-    uint32_t k = cqe->wr_id - qp->head;
-    if (k >= outstanding) {
-        /* Stale: flushed or failed already. */
-        pthread_mutex_unlock(&qp->ring_lock);
-        return;
-    }
-    /* The board executes a QP's requests in order and reports each one that is not a
-     * silent success, so requests before this one completed silently. */
-    struct ndk_wr_slot s = qp->ring[cqe->wr_id & qp->mask];
-    qp->head = cqe->wr_id + 1;
-    pthread_mutex_unlock(&qp->ring_lock);
-    complete(qp, &s, (NTSTATUS)cqe->status, cqe->bytes, cqe->op_type, cqe->refuse);
-}
-
-/* Under ad->lock: complete every outstanding work request with status. */
-static void fail_all(struct ndk_qp *qp, NTSTATUS status)
-{
-    pthread_mutex_lock(&qp->ring_lock);
-    if (status == STATUS_CANCELLED)
-        qp->core.ad->close_flushed += qp->tail - qp->head;
-    while (qp->head != qp->tail) {
-        struct ndk_wr_slot s = qp->ring[qp->head & qp->mask];
-        qp->head++;
-        complete(qp, &s, status, 0, 0, 0);
-    }
-    pthread_mutex_unlock(&qp->ring_lock);
-}
-
-void ndk_qps_fail(struct ndk_adapter *ad, NTSTATUS status)
-{
-    for (uint32_t i = 0; i < ad->nqps; i++) {
-        struct ndk_qp *qp = ad->qps[i];
-        if (qp) {
-            __atomic_store_n(&qp->connected, 0, __ATOMIC_RELAXED);
-            fail_all(qp, status);
-        }
-    }
-}
-
-/* Under ad->lock (callback thread): a QP's work requests. The board reports them in
- * order, each that is not a silent success, so the first outstanding request that
- * reports a completion is the one to watch: when that same request has been the
- * first for the timeout, it completes STATUS_IO_TIMEOUT (the silent ones before it
- * retire with it, as its CQE would have retired them) and a late CQE for it is
- * stale. Silent requests alone have nothing to wait for. */
-static void watch(struct ndk_adapter *ad, struct ndk_qp *qp, uint64_t now)
-{
-    pthread_mutex_lock(&qp->ring_lock);
-    uint32_t id = qp->head;
-    while (id != qp->tail && qp->ring[id & qp->mask].silent)
-        id++;
-    if (id == qp->tail) {
-        qp->watch_since_us = 0; /* nothing that reports a completion is outstanding */
-    } else if (qp->watch_since_us == 0 || qp->watch_head != id) {
-        qp->watch_head = id;
-        qp->watch_since_us = now;
-    } else if (now - qp->watch_since_us >= ad->req_timeout_us) {
-        struct ndk_wr_slot copy = qp->ring[id & qp->mask];
-        qp->head = id + 1;
-        qp->watch_since_us = 0;
-        complete(qp, &copy, STATUS_IO_TIMEOUT, 0, 0, 0);
-        ad->wr_timeouts++;
-    }
-    pthread_mutex_unlock(&qp->ring_lock);
-}
-
-void ndk_qps_watch(struct ndk_adapter *ad, uint64_t now)
-{
-    for (uint32_t i = 0; i < ad->nqps; i++)
-        if (ad->qps[i])
-            watch(ad, ad->qps[i], now);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -171,25 +60,32 @@ void ndk_qp_set_connected(struct ndk_qp *qp, int connected)
  * complete with their real status, then QP_FLUSH moves the QP to ERROR and every
  * later request completes CANCELLED untouched.
  *
- * The flush takes the ring's tail and queues QP_FLUSH under the same ring lock, so
- * the slots before that tail are exactly the requests ahead of it on the link; its
- * reply follows their CQEs, so one of them still outstanding then was a silent
- * success: its slot is freed without a completion. A request posted concurrently
- * either went before (its slot is below the tail) or after (it completes CANCELLED). */
+ * The flush takes the queues' tails and queues QP_FLUSH under the same ring lock, so
+ * the slots before those tails are exactly the requests ahead of it on the link; its
+ * reply follows their CQEs, so an initiator request still outstanding then was a
+ * silent success: its slot is freed without a completion. A request posted
+ * concurrently either went before (its slot is below the tail) or after (it completes
+ * CANCELLED). Receives: the board drops the QP's pending ones and says how many
+ * (QP_FLUSH_REP.cancelled); they are the oldest the host still holds (receives
+ * complete in order), which complete CANCELLED here, in order. A reply without that
+ * count (an error, no answer in time, the link gone) leaves no receive the board could
+ * still fill: every receive posted before the flush completes CANCELLED. */
 static void qp_flush_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body,
                            size_t len)
 {
-    (void)ad;
-    (void)status; /* any real reply: the board has run everything before it */
-    (void)len;
     struct ndk_qp *qp = r->arg;
     if (body) { /* NULL: the link died or the reply timed out; the QP's requests fail on their own */
         uint32_t flushed_tail = r->u[0];
         pthread_mutex_lock(&qp->ring_lock);
-        if (flushed_tail - qp->head <= qp->tail - qp->head)
-            qp->head = flushed_tail;
+        if (flushed_tail - qp->iq.head <= qp->iq.tail - qp->iq.head)
+            qp->iq.head = flushed_tail;
         pthread_mutex_unlock(&qp->ring_lock);
     }
+    struct nf_qp_flush_rep rep = {UINT32_MAX, 0};
+    if (ndk_reply_copy(status, body, len, &rep, sizeof(rep)) != NF_STATUS_SUCCESS)
+        rep.cancelled = UINT32_MAX;
+    if (body || !ad->dead) /* the link's death completes them with its own status */
+        ndk_rq_cancel(qp, rep.cancelled, r->u[1]);
     ndk_unref_locked(&qp->core); /* the flush's own reference */
     free(r);
 }
@@ -228,7 +124,8 @@ static VOID qp_flush(NDK_QP *q)
     if (st == STATUS_SUCCESS) {
         /* Not deferred: anything this QP deferred goes out ahead of it, in order. */
         pthread_mutex_lock(&qp->ring_lock);
-        r->u[0] = qp->tail;
+        r->u[0] = qp->iq.tail;
+        r->u[1] = qp->rq.tail;
         uint32_t ls = nf_link_post(ad->link, &part, 1, sizeof(msg), 0);
         pthread_mutex_unlock(&qp->ring_lock);
         if (ls == NF_STATUS_SUCCESS || !ndk_req_unregister(ad, r)) {
@@ -259,52 +156,14 @@ static NTSTATUS refuse(struct ndk_qp *qp, NTSTATUS st)
     return st;
 }
 
-/* Reserve a ring slot, stamp the message with its id and queue it on the link, in
- * one step under the ring lock (a concurrent NdkFlush or link death sees either both
- * or neither). The link never waits (nf_link_post), so neither does this. head
- * points at MSG_HDR + WR_HDR (+ body); tail (may be NULL) is appended. Either the
- * request is refused here (and never completes) or it is accepted (and completes
- * exactly once: CQE, flush, link death, deadline or close). */
+/* Post on the initiator queue (ndk_wq_post); a refusal pushes what was deferred. */
 static NTSTATUS post(struct ndk_qp *qp, void *ctx, uint32_t op_type, uint16_t op, ULONG flags, struct nf_msg_hdr *h,
                      struct nf_wr_hdr *w, size_t head_len, const void *tail, size_t tail_len)
 {
-    uint32_t dead = __atomic_load_n(&qp->core.ad->dead, __ATOMIC_RELAXED); /* set under ad->lock */
-    if (dead)
-        return refuse(qp, (NTSTATUS)dead); /* the link is gone */
-    /* A CQ of the QP overflowed: NDK makes every QP using it unusable. Refused with
-     * STATUS_CANCELLED, what a broken connection completes requests with (there is
-     * no CQ left to complete them on). */
-    if (__atomic_load_n(&qp->icq->overflowed, __ATOMIC_RELAXED) ||
-        (qp->rcq && __atomic_load_n(&qp->rcq->overflowed, __ATOMIC_RELAXED)))
-        return refuse(qp, STATUS_CANCELLED);
-    h->op = op;
-    h->len = (uint16_t)(head_len + tail_len);
-    h->tag = 0;
-    h->status = 0;
-    h->rsvd = 0;
-    w->qpn = qp->qpn;
-    w->flags = flags & ~(ULONG)NDK_OP_FLAG_DEFER; /* a host-only hint */
-    w->rsvd = 0;
-    int defer = (flags & NDK_OP_FLAG_DEFER) != 0;
-    struct nf_link_part parts[2] = {{h, head_len}, {tail, tail_len}};
-    pthread_mutex_lock(&qp->ring_lock);
-    uint32_t id = qp->tail;
-    if (id - qp->head >= qp->depth) {
-        pthread_mutex_unlock(&qp->ring_lock);
-        return refuse(qp, STATUS_INSUFFICIENT_RESOURCES);
-    }
-    w->wr_id = id;
-    struct ndk_wr_slot *s = &qp->ring[id & qp->mask];
-    s->ctx = ctx;
-    s->op_type = op_type;
-    s->silent = flags & NDK_OP_FLAG_SILENT_SUCCESS;
-    uint32_t st = nf_link_post(qp->core.ad->link, parts, tail_len ? 2 : 1, head_len + tail_len, defer);
-    if (st == NF_STATUS_SUCCESS)
-        qp->tail = id + 1;
-    pthread_mutex_unlock(&qp->ring_lock);
-    if (st != NF_STATUS_SUCCESS)
-        return refuse(qp, (NTSTATUS)st);
-    qp->deferred = defer;
+    NTSTATUS st = ndk_wq_post(qp, &qp->iq, ctx, op_type, op, flags, h, w, head_len, tail, tail_len);
+    if (st != STATUS_SUCCESS)
+        return refuse(qp, st);
+    qp->deferred = (flags & NDK_OP_FLAG_DEFER) != 0;
     return STATUS_SUCCESS;
 }
 
@@ -385,13 +244,30 @@ static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULON
     return post(qp, ctx, NdkOperationTypeInvalidate, NF_OP_WR_INVALIDATE, flags, &msg.h, &msg.w, sizeof(msg), NULL, 0);
 }
 
-static NTSTATUS rdma(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UINT64 raddr, UINT32 rtoken, ULONG flags,
-                     int write)
+/* The requests that gather local SGEs: what each sends and accepts. */
+struct gather_op {
+    uint32_t op_type;
+    uint16_t op;
+    ULONG known; /* KNOWN_FLAGS: INLINE is in none (MaxInlineDataSize 0) */
+};
+enum { G_READ, G_WRITE, G_SEND, G_SEND_INV };
+static const struct gather_op gather_ops[] = {
+    [G_READ] = {NdkOperationTypeRead, NF_OP_WR_READ, NF_KNOWN_FLAGS_RDMA},
+    [G_WRITE] = {NdkOperationTypeWrite, NF_OP_WR_WRITE, NF_KNOWN_FLAGS_RDMA},
+    [G_SEND] = {NdkOperationTypeSend, NF_OP_WR_SEND, NF_KNOWN_FLAGS_SEND},
+    [G_SEND_INV] = {NdkOperationTypeSend, NF_OP_WR_SEND_INVALIDATE, NF_KNOWN_FLAGS_SEND},
+};
+
+/* NdkRead, NdkWrite, NdkSend, NdkSendAndInvalidate: the same rules on the SGE list,
+ * then the request's body (WR_RDMA or WR_SEND) and the SGEs as they are. */
+static NTSTATUS gather(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, ULONG flags, int kind,
+                       const void *body, size_t body_len)
 {
     if (!ndk_obj_ok(q, NdkObjectTypeQp))
         return STATUS_INVALID_PARAMETER;
     struct ndk_qp *qp = qp_of(q);
-    if ((!sgl && nsge) || (flags & ~(ULONG)NF_KNOWN_FLAGS_RDMA))
+    const struct gather_op *g = &gather_ops[kind];
+    if ((!sgl && nsge) || (flags & ~g->known))
         return refuse(qp, STATUS_INVALID_PARAMETER);
     if (!__atomic_load_n(&qp->connected, __ATOMIC_RELAXED))
         return refuse(qp, STATUS_CONNECTION_INVALID);
@@ -411,39 +287,70 @@ static NTSTATUS rdma(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UINT6
         struct nf_msg_hdr h;
         struct nf_wr_hdr w;
         // cppcheck-suppress unusedStructMember ; sent as bytes by post()
-        struct nf_wr_rdma r;
-    } msg = {.r = {.remote_va = raddr, .remote_token = rtoken, .nsge = nsge}};
-    return post(qp, ctx, write ? NdkOperationTypeWrite : NdkOperationTypeRead,
-                write ? NF_OP_WR_WRITE : NF_OP_WR_READ, flags, &msg.h, &msg.w, sizeof(msg), sgl, (size_t)nsge * sizeof(*sgl));
+        uint8_t body[NF_WR_RDMA_SIZE];
+    } msg = {.body = {0}};
+    _Static_assert(NF_WR_SEND_SIZE <= NF_WR_RDMA_SIZE, "the largest body");
+    memcpy(msg.body, body, body_len);
+    return post(qp, ctx, g->op_type, g->op, flags, &msg.h, &msg.w, sizeof(msg.h) + sizeof(msg.w) + body_len, sgl,
+                (size_t)nsge * sizeof(*sgl));
+}
+
+static NTSTATUS rdma(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UINT64 raddr, UINT32 rtoken, ULONG flags,
+                     int kind)
+{
+    const struct nf_wr_rdma r = {.remote_va = raddr, .remote_token = rtoken, .nsge = nsge};
+    return gather(q, ctx, sgl, nsge, flags, kind, &r, sizeof(r));
 }
 
 static NTSTATUS qp_read(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UINT64 raddr, UINT32 rtoken,
                         ULONG flags)
 {
-    return rdma(q, ctx, sgl, nsge, raddr, rtoken, flags, 0);
+    return rdma(q, ctx, sgl, nsge, raddr, rtoken, flags, G_READ);
 }
 
 static NTSTATUS qp_write(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UINT64 raddr, UINT32 rtoken,
                          ULONG flags)
 {
-    return rdma(q, ctx, sgl, nsge, raddr, rtoken, flags, 1);
+    return rdma(q, ctx, sgl, nsge, raddr, rtoken, flags, G_WRITE);
+}
+
+/* WR_SEND_INVALIDATE: the token is the peer's to check (it names an MR of the
+ * receiving QP's PD); the host cannot know it. */
+static NTSTATUS send_msg(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, ULONG flags, int kind, UINT32 token)
+{
+    const struct nf_wr_send body = {.inv_token = token, .nsge = nsge};
+    return gather(q, ctx, sgl, nsge, flags, kind, &body, sizeof(body));
 }
 
 static NTSTATUS qp_send(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, ULONG flags)
 {
-    (void)ctx;
-    (void)sgl;
-    (void)nsge;
-    (void)flags;
-    return ndk_obj_ok(q, NdkObjectTypeQp) ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
+    return send_msg(q, ctx, sgl, nsge, flags, G_SEND, 0);
 }
 
+static NTSTATUS qp_send_inv(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, ULONG flags, UINT32 token)
+{
+    return send_msg(q, ctx, sgl, nsge, flags, G_SEND_INV, token);
+}
+
+/* NdkReceive: accepted on a QP not connected yet (consumers post receives first).
+ * The SGEs are the board's to check, when a Send fills them; the receive queue's
+ * own lock-free posting (no deferral: NdkReceive has no flags) runs concurrently
+ * with the initiator's. */
 static NTSTATUS qp_receive(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge)
 {
-    (void)ctx;
-    (void)sgl;
-    (void)nsge;
-    return ndk_obj_ok(q, NdkObjectTypeQp) ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
+    if (!ndk_obj_ok(q, NdkObjectTypeQp))
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_qp *qp = qp_of(q);
+    if ((!sgl && nsge) || nsge > qp->max_recv_sge)
+        return STATUS_INVALID_PARAMETER;
+    struct {
+        struct nf_msg_hdr h;
+        struct nf_wr_hdr w;
+        // cppcheck-suppress unusedStructMember ; sent as bytes by ndk_wq_post()
+        struct nf_wr_receive r;
+    } msg = {.r = {.nsge = nsge, .rsvd = 0}};
+    return ndk_wq_post(qp, &qp->rq, ctx, NdkOperationTypeReceive, NF_OP_WR_RECEIVE, 0, &msg.h, &msg.w, sizeof(msg),
+                       sgl, (size_t)nsge * sizeof(*sgl));
 }
 
 static NTSTATUS qp_bind(NDK_QP *q, PVOID ctx, NDK_MR *mr, NDK_MW *mw, PVOID va, SIZE_T len, ULONG flags)
@@ -457,16 +364,6 @@ static NTSTATUS qp_bind(NDK_QP *q, PVOID ctx, NDK_MR *mr, NDK_MW *mw, PVOID va, 
     return ndk_obj_ok(q, NdkObjectTypeQp) ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
 }
 
-static NTSTATUS qp_send_inv(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, ULONG flags, UINT32 token)
-{
-    (void)ctx;
-    (void)sgl;
-    (void)nsge;
-    (void)flags;
-    (void)token;
-    return ndk_obj_ok(q, NdkObjectTypeQp) ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
-}
-
 /* ------------------------------------------------------------------------- */
 /* Create and close                                                           */
 
@@ -474,7 +371,8 @@ static void qp_fini(struct ndk_core *c)
 {
     struct ndk_qp *qp = NDK_CONTAINER(c, struct ndk_qp, core);
     pthread_mutex_destroy(&qp->ring_lock);
-    free(qp->ring);
+    free(qp->iq.slot);
+    free(qp->rq.slot);
 }
 
 static void qp_teardown(struct ndk_core *c)
@@ -483,8 +381,8 @@ static void qp_teardown(struct ndk_core *c)
     struct ndk_adapter *ad = c->ad;
     pthread_mutex_lock(&ad->lock);
     /* Whatever is still outstanding (the close's flush answered, timed out or the
-     * link died) completes CANCELLED before the close does. */
-    fail_all(qp, STATUS_CANCELLED);
+     * link died), pending receives too, completes CANCELLED before the close does. */
+    ndk_qp_fail_all(qp, STATUS_CANCELLED);
     for (uint32_t i = 0; i < ad->nqps; i++)
         if (ad->qps[i] == qp)
             ad->qps[i] = NULL;
@@ -510,15 +408,16 @@ static NTSTATUS qp_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVO
         return STATUS_SUCCESS;
     struct ndk_qp *qp = NDK_CONTAINER(obj, struct ndk_qp, pub.Header);
     struct ndk_adapter *ad = qp->core.ad;
-    /* Requests still outstanding are flushed first (the flush holds a reference, so
-     * the close pends until its reply): those the board has run complete with their
-     * real status, the rest STATUS_CANCELLED, all before the close completes. */
+    /* Requests still outstanding and pending receives are flushed first (the flush
+     * holds a reference, so the close pends until its reply): those the board has run
+     * complete with their real status, the rest STATUS_CANCELLED, all before the close
+     * completes. */
     pthread_mutex_lock(&ad->lock);
     int flush = !qp->core.closing && !ad->dead;
     pthread_mutex_unlock(&ad->lock);
     if (flush) {
         pthread_mutex_lock(&qp->ring_lock);
-        flush = qp->head != qp->tail;
+        flush = qp->iq.head != qp->iq.tail || qp->rq.head != qp->rq.tail;
         pthread_mutex_unlock(&qp->ring_lock);
     }
     if (flush)
@@ -563,23 +462,25 @@ NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG r
     struct ndk_adapter *ad = pd->core.ad;
     if (!ndk_registry_has_room())
         return STATUS_INSUFFICIENT_RESOURCES;
-    /* No receives, no inline data: the limits NdkQueryAdapterInfo reports. */
-    if (idepth == 0 || idepth > NDK_MAX_QUEUE_DEPTH || rdepth > 0 || rsge > 0 || isge > ad->info.max_sge ||
-        inline_size > 0)
+    /* The limits NdkQueryAdapterInfo reports (no inline data); whether the board has
+     * receive entries left for rdepth is its to say (INSUFFICIENT_RESOURCES). */
+    if (idepth == 0 || idepth > NDK_MAX_QUEUE_DEPTH || rdepth > NF_ADAPTER_MAX_RQ_DEPTH ||
+        rsge > NF_ADAPTER_MAX_RECV_SGE || isge > ad->info.max_sge || inline_size > 0 || (rdepth && !rcq))
         return STATUS_INVALID_PARAMETER;
     struct ndk_cq *ic = NDK_CONTAINER(icq, struct ndk_cq, pub);
     struct ndk_cq *rc = rcq ? NDK_CONTAINER(rcq, struct ndk_cq, pub) : NULL;
     if (ic->core.ad != ad || (rc && rc->core.ad != ad))
         return STATUS_INVALID_PARAMETER;
-    uint32_t ring = 1;
-    while (ring < idepth)
-        ring <<= 1;
     struct ndk_qp *qp = ndk_obj_new(ad, &qp_type, &pd->core, &ic->core, rc && rc != ic ? &rc->core : NULL);
-    struct ndk_wr_slot *slots = calloc(ring, sizeof(*slots));
     struct ndk_req *r = calloc(1, sizeof(*r));
-    if (!qp || !slots || !r) {
+    int rings = qp && ndk_wq_init(&qp->iq, idepth);
+    rings = rings && ndk_wq_init(&qp->rq, rdepth);
+    if (!qp || !rings || !r) {
+        if (qp) {
+            free(qp->iq.slot);
+            free(qp->rq.slot);
+        }
         free(qp);
-        free(slots);
         free(r);
         return STATUS_INSUFFICIENT_RESOURCES;
     }
@@ -588,15 +489,13 @@ NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG r
     qp->rcq = rc;
     qp->context = qpctx;
     qp->max_sge = isge;
-    qp->ring = slots;
-    qp->depth = idepth;
-    qp->mask = ring - 1;
+    qp->max_recv_sge = rsge;
     qp->qpn = UINT32_MAX;
     pthread_mutex_init(&qp->ring_lock, NULL);
     r->on_reply = qp_create_reply;
     r->arg = qp;
     uint8_t msg[NF_MSG_HDR_SIZE + NF_QP_CREATE_REQ_SIZE];
-    struct nf_qp_create_req q = {pd->pdn, idepth, 0, 0};
+    struct nf_qp_create_req q = {pd->pdn, idepth, rdepth, rsge};
     memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
     NTSTATUS st = ndk_create_issue(&qp->core, r, NF_OP_QP_CREATE, msg, sizeof(msg), cc, ctx);
     if (st == STATUS_SUCCESS)

@@ -87,7 +87,9 @@ static void test_adapter_calls(struct ndk_adapter *ad)
     NTSTATUS st = a->Dispatch->NdkQueryAdapterInfo(a, &info, &size);
     tap_ok(st == STATUS_SUCCESS && info.FRMRPageCount == 256 && info.MaxInitiatorRequestSge == 4 &&
                info.MaxRegistrationSize == (SIZE_T)NDK_MAX_REGISTER_PAGES * PAGE_SIZE &&
-               info.MaxTransferLength == MEM_BYTES - USER_BASE &&
+               info.MaxTransferLength == MEM_BYTES - USER_BASE && info.MaxReceiveQueueDepth == NF_ADAPTER_MAX_RQ_DEPTH &&
+               info.MaxReceiveRequestSge == NF_ADAPTER_MAX_RECV_SGE && info.MaxInlineDataSize == 0 &&
+               info.MaxSrqDepth == 0 &&
                info.AdapterFlags == (NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED |
                                      NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED),
            "NdkQueryAdapterInfo reports the adapter's INFO limits");
@@ -111,7 +113,7 @@ static void test_adapter_calls(struct ndk_adapter *ad)
         NDK_RESULT_EX x = {0};
         x.RequestContext = (PVOID)(uintptr_t)(i + 1);
         x.Type = NdkOperationTypeWrite;
-        ndk_cq_push(c, &x);
+        ndk_cq_push(c, &x, 0);
     }
     pthread_mutex_unlock(&ad->lock);
     NDK_RESULT_EX rx[8];
@@ -333,12 +335,21 @@ static struct ndk_qp *fake_qp(struct ndk_adapter *ad, int connected)
     qp->pub.Dispatch = &ndk_qp_dispatch;
     qp->max_sge = 2;
     ndk_qp_set_connected(qp, connected);
-    qp->depth = 4;
-    qp->mask = 3;
-    qp->ring = calloc(4, sizeof(*qp->ring));
+    qp->max_recv_sge = 1;
+    ndk_wq_init(&qp->iq, 4);
+    ndk_wq_init(&qp->rq, 2);
     pthread_mutex_init(&qp->ring_lock, NULL);
     ndk_registry_add(&qp->pub.Header);
     return qp;
+}
+
+static void free_fake_qp(struct ndk_qp *qp)
+{
+    ndk_registry_del(&qp->pub.Header);
+    pthread_mutex_destroy(&qp->ring_lock);
+    free(qp->iq.slot);
+    free(qp->rq.slot);
+    free(qp);
 }
 
 static void check(NTSTATUS got, NTSTATUS want, const char *name)
@@ -428,7 +439,7 @@ static void test_rules(struct ndk_adapter *ad)
     check(q->Dispatch->NdkFastRegister(q, NULL, f, 4, pg + 1, 0x10, 4 * PAGE_SIZE - 0x10, va,
                                        W | NDK_OP_FLAG_RDMA_READ_SINK),
           STATUS_CONNECTION_ABORTED, "a valid NdkFastRegister (RDMA_READ_SINK accepted) reaches the link");
-    tap_ok(qp->tail == qp->head, "a post the link refused leaves no outstanding request");
+    tap_ok(qp->iq.tail == qp->iq.head, "a post the link refused leaves no outstanding request");
 
     /* Invalidate */
     check(u->Dispatch->NdkInvalidate(u, NULL, &fast->pub.Header, 0), STATUS_CONNECTION_INVALID,
@@ -457,10 +468,31 @@ static void test_rules(struct ndk_adapter *ad)
           "privileged-token SGE outside the user region");
     check(q->Dispatch->NdkWrite(q, NULL, sge, 1, 0x1000, 0x101, NDK_OP_FLAG_INLINE), STATUS_INVALID_PARAMETER,
           "NdkWrite INLINE (MaxInlineDataSize 0)");
-    check(q->Dispatch->NdkSend(q, NULL, sge, 1, 0), STATUS_NOT_SUPPORTED, "NdkSend");
-    check(q->Dispatch->NdkReceive(q, NULL, sge, 1), STATUS_NOT_SUPPORTED, "NdkReceive");
+
+    /* Send / SendAndInvalidate: NdkWrite's rules; Receive: the QP's receive limits only */
+    check(u->Dispatch->NdkSend(u, NULL, sge, 1, 0), STATUS_CONNECTION_INVALID, "NdkSend on an unconnected QP");
+    check(u->Dispatch->NdkSendAndInvalidate(u, NULL, sge, 1, 0, 0x101), STATUS_CONNECTION_INVALID,
+          "NdkSendAndInvalidate on an unconnected QP");
+    check(q->Dispatch->NdkSend(q, NULL, sge, 3, 0), STATUS_INVALID_PARAMETER, "NdkSend more SGEs than the QP's maximum");
+    check(q->Dispatch->NdkSend(q, NULL, NULL, 1, 0), STATUS_INVALID_PARAMETER, "NdkSend NULL SGL");
+    check(q->Dispatch->NdkSend(q, NULL, &bad, 1, 0), STATUS_INVALID_PARAMETER,
+          "NdkSend privileged-token SGE outside the user region");
+    check(q->Dispatch->NdkSend(q, NULL, sge, 1, NDK_OP_FLAG_INLINE), STATUS_INVALID_PARAMETER,
+          "NdkSend INLINE (MaxInlineDataSize 0)");
+    check(q->Dispatch->NdkSendAndInvalidate(q, NULL, sge, 1, NDK_OP_FLAG_INLINE, 0x101), STATUS_INVALID_PARAMETER,
+          "NdkSendAndInvalidate INLINE");
+    check(q->Dispatch->NdkSend(q, NULL, NULL, 0, NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT), STATUS_CONNECTION_ABORTED,
+          "NdkSend of 0 bytes, solicited (reaches the link)");
+    check(u->Dispatch->NdkReceive(u, NULL, sge, 1), STATUS_CONNECTION_ABORTED,
+          "NdkReceive on an unconnected QP is accepted (reaches the link)");
+    check(q->Dispatch->NdkReceive(q, NULL, sge, 2), STATUS_INVALID_PARAMETER,
+          "NdkReceive more SGEs than the QP's MaxReceiveRequestSge");
+    check(q->Dispatch->NdkReceive(q, NULL, NULL, 1), STATUS_INVALID_PARAMETER, "NdkReceive NULL SGL");
+    check(q->Dispatch->NdkReceive(q, NULL, NULL, 0), STATUS_CONNECTION_ABORTED,
+          "NdkReceive without SGEs (reaches the link)");
+    tap_ok(qp->rq.tail == qp->rq.head && unc->rq.tail == unc->rq.head,
+           "a receive the link refused leaves nothing pending");
     check(q->Dispatch->NdkBind(q, NULL, f, NULL, va, 16, 0), STATUS_NOT_SUPPORTED, "NdkBind");
-    check(q->Dispatch->NdkSendAndInvalidate(q, NULL, sge, 1, 0, 1), STATUS_NOT_SUPPORTED, "NdkSendAndInvalidate");
 
     /* PD calls that need no board */
     NDK_PD *p = &pd->pub;
@@ -472,12 +504,21 @@ static void test_rules(struct ndk_adapter *ad)
     NDK_QP *nq = NULL;
     NDK_CQ *cq = NULL;
     ad->pub.Dispatch->NdkCreateCq(&ad->pub, 8, NULL, NULL, NULL, NULL, NULL, &cq);
-    check(p->Dispatch->NdkCreateQp(p, cq, cq, NULL, 1, 4, 0, 1, 0, NULL, NULL, &nq), STATUS_INVALID_PARAMETER,
-          "NdkCreateQp with a receive queue (MaxReceiveQueueDepth 0)");
+    check(p->Dispatch->NdkCreateQp(p, cq, cq, NULL, NF_ADAPTER_MAX_RQ_DEPTH + 1, 4, 1, 1, 0, NULL, NULL, &nq),
+          STATUS_INVALID_PARAMETER, "NdkCreateQp with a receive queue above MaxReceiveQueueDepth");
+    check(p->Dispatch->NdkCreateQp(p, cq, cq, NULL, 4, 4, NF_ADAPTER_MAX_RECV_SGE + 1, 1, 0, NULL, NULL, &nq),
+          STATUS_INVALID_PARAMETER, "NdkCreateQp with more receive SGEs than MaxReceiveRequestSge");
+    check(p->Dispatch->NdkCreateQp(p, NULL, cq, NULL, 4, 4, 1, 1, 0, NULL, NULL, &nq), STATUS_INVALID_PARAMETER,
+          "NdkCreateQp with a receive queue but no receive CQ");
+    check(p->Dispatch->NdkCreateQp(p, cq, cq, NULL, NF_ADAPTER_MAX_RQ_DEPTH, 4, NF_ADAPTER_MAX_RECV_SGE, 1, 0, NULL,
+                                   NULL, &nq),
+          STATUS_CONNECTION_ABORTED, "NdkCreateQp with the largest receive queue (reaches the link)");
     check(p->Dispatch->NdkCreateQp(p, cq, cq, NULL, 0, 4, 0, 5, 0, NULL, NULL, &nq), STATUS_INVALID_PARAMETER,
           "NdkCreateQp with more SGEs than the adapter's");
     check(p->Dispatch->NdkCreateQp(p, cq, cq, NULL, 0, 4, 0, 1, 64, NULL, NULL, &nq), STATUS_INVALID_PARAMETER,
           "NdkCreateQp with inline data");
+    check(p->Dispatch->NdkCreateQp(p, cq, cq, NULL, 4, 4, 1, 1, 1, NULL, NULL, &nq), STATUS_INVALID_PARAMETER,
+          "NdkCreateQp with a receive queue and one byte of inline data (MaxInlineDataSize 0)");
     check(p->Dispatch->NdkCreateQp(p, cq, NULL, NULL, 0, 4, 0, 1, 0, NULL, NULL, &nq), STATUS_INVALID_PARAMETER,
           "NdkCreateQp without an initiator CQ");
     NdkCloseObject(&cq->Header, NULL, NULL);
@@ -507,12 +548,8 @@ static void test_rules(struct ndk_adapter *ad)
         free(mrs[i]);
     }
     struct ndk_qp *qps[2] = {qp, unc};
-    for (int i = 0; i < 2; i++) {
-        ndk_registry_del(&qps[i]->pub.Header);
-        pthread_mutex_destroy(&qps[i]->ring_lock);
-        free(qps[i]->ring);
-        free(qps[i]);
-    }
+    for (int i = 0; i < 2; i++)
+        free_fake_qp(qps[i]);
     ndk_registry_del(&pd->pub.Header);
     free(pd);
     ndk_adapter_free(ad2);
@@ -529,23 +566,27 @@ static void test_flag_masks(struct ndk_adapter *ad)
     NDK_LOGICAL_ADDRESS pg[1] = {0x20000};
     NDK_SGE sge = {{.LogicalAddress = 0x20000}, 16, NF_ADAPTER_PRIVILEGED_TOKEN};
     PVOID va = (PVOID)(uintptr_t)0x7000000;
-    int bad[4] = {0, 0, 0, 0};
+    int bad[6] = {0, 0, 0, 0, 0, 0};
     for (unsigned b = 0; b < 32; b++) {
         ULONG f = 1u << b;
-        const NTSTATUS got[4] = {
+        const NTSTATUS got[6] = {
             q->Dispatch->NdkFastRegister(q, NULL, &fast->pub, 1, pg, 0, 100, va, f),
             q->Dispatch->NdkInvalidate(q, NULL, &fast->pub.Header, f),
             q->Dispatch->NdkRead(q, NULL, &sge, 1, 0x1000, 0x101, f),
             q->Dispatch->NdkWrite(q, NULL, &sge, 1, 0x1000, 0x101, f),
+            q->Dispatch->NdkSend(q, NULL, &sge, 1, f),
+            q->Dispatch->NdkSendAndInvalidate(q, NULL, &sge, 1, f, 0x101),
         };
-        const ULONG mask[4] = {NF_KNOWN_FLAGS_FAST_REGISTER, NF_KNOWN_FLAGS_INVALIDATE, NF_KNOWN_FLAGS_RDMA,
-                               NF_KNOWN_FLAGS_RDMA};
-        for (int k = 0; k < 4; k++)
+        const ULONG mask[6] = {NF_KNOWN_FLAGS_FAST_REGISTER, NF_KNOWN_FLAGS_INVALIDATE, NF_KNOWN_FLAGS_RDMA,
+                               NF_KNOWN_FLAGS_RDMA, NF_KNOWN_FLAGS_SEND, NF_KNOWN_FLAGS_SEND};
+        for (int k = 0; k < 6; k++)
             bad[k] += got[k] != ((mask[k] & f) ? STATUS_CONNECTION_ABORTED : STATUS_INVALID_PARAMETER);
     }
     tap_ok(!bad[0], "NdkFastRegister: each flag bit accepted exactly when in NF_KNOWN_FLAGS_FAST_REGISTER");
     tap_ok(!bad[1], "NdkInvalidate: each flag bit accepted exactly when in NF_KNOWN_FLAGS_INVALIDATE");
     tap_ok(!bad[2] && !bad[3], "NdkRead, NdkWrite: each flag bit accepted exactly when in NF_KNOWN_FLAGS_RDMA");
+    tap_ok(!bad[4] && !bad[5] && !(NF_KNOWN_FLAGS_SEND & NDK_OP_FLAG_INLINE),
+           "NdkSend, NdkSendAndInvalidate: each flag bit accepted exactly when in NF_KNOWN_FLAGS_SEND (not INLINE)");
     struct ndk_mr *normal = fake_mr(ad, 0, 0, 0);
     MDL *buf = NULL;
     NdkFpgaAllocateBuffer(&ad->pub, 100, &buf);
@@ -565,10 +606,7 @@ static void test_flag_masks(struct ndk_adapter *ad)
         ndk_registry_del(&mrs[i]->pub.Header);
         free(mrs[i]);
     }
-    ndk_registry_del(&qp->pub.Header);
-    pthread_mutex_destroy(&qp->ring_lock);
-    free(qp->ring);
-    free(qp);
+    free_fake_qp(qp);
 }
 
 /* ---- on the software adapter: what the firmware decides ---- */
@@ -667,6 +705,116 @@ static NTSTATUS model_status(struct model *md, NTSTATUS posted, const void *ctx)
     return STATUS_IO_TIMEOUT;
 }
 
+/* Under the adapter's lock, as the link thread delivers one: a CQE for the pending
+ * receive `which` places after the oldest of qp (by the cookie the library gave it),
+ * or (which < 0) for the one of the last call again. */
+static void inject_receive_cqe(NDK_QP *q, uint32_t status, uint32_t bytes, uint32_t op_type, uint32_t token,
+                               uint32_t cflags, int which)
+{
+    struct ndk_qp *qp = NDK_CONTAINER(q, struct ndk_qp, pub);
+    struct ndk_adapter *ad = qp->core.ad;
+    static uint32_t last;
+    pthread_mutex_lock(&ad->lock);
+    pthread_mutex_lock(&qp->ring_lock);
+    uint32_t id = which < 0 ? last : qp->rq.head + (uint32_t)which;
+    pthread_mutex_unlock(&qp->ring_lock);
+    last = id;
+    struct nf_cqe c = {.qpn = qp->qpn, .wr_id = id, .status = status, .bytes = bytes, .op_type = op_type,
+                       .refuse = 0, .token = token, .cflags = cflags};
+    ndk_qp_on_cqe(ad, &c);
+    pthread_mutex_unlock(&ad->lock);
+}
+
+/* Up to want results of cq, waiting for them (bounded). */
+static ULONG model_results(NDK_CQ *cq, NDK_RESULT_EX *r, ULONG want)
+{
+    ULONG got = 0;
+    for (int waited = 0; got < want && waited < MODEL_WAIT_MS; waited++) {
+        got += cq->Dispatch->NdkGetCqResultsEx(cq, r + got, want - got);
+        if (got < want)
+            usleep(1000);
+    }
+    return got;
+}
+
+static VOID w_closed(PVOID ctx)
+{
+    w_request(ctx, STATUS_SUCCESS);
+}
+
+/* Receives on the software adapter. The firmware fills a receive only when a Send
+ * arrives; here the CQEs are made by hand (the link thread's path), so what is
+ * checked is the host's part: the FIFO of pending receives and its cookies, routing
+ * to the receive CQ, NDK_RESULT_EX, SOLICITED arming, flush and close. */
+static void test_model_receives(struct model *md, NDK_PD *p, NDK_LOGICAL_ADDRESS page)
+{
+    struct waiter wn, wc;
+    sem_init(&wn.sem, 0, 0);
+    sem_init(&wc.sem, 0, 0);
+    NDK_CQ *rcq = NULL;
+    NDK_QP *qr = NULL;
+    int up = md->ad->Dispatch->NdkCreateCq(md->ad, 16, w_request, &wn, NULL, NULL, NULL, &rcq) == STATUS_SUCCESS &&
+             p->Dispatch->NdkCreateQp(p, rcq, md->cq, (PVOID)0x7070, 4, 4, 2, 1, 0, NULL, NULL, &qr) == STATUS_SUCCESS;
+    if (!tap_ok(up, "model: a QP with a receive queue of 4 (2 SGEs each) and a receive CQ of its own"))
+        return;
+    NDK_SGE sge[2] = {{{.LogicalAddress = page}, 64, NF_ADAPTER_PRIVILEGED_TOKEN},
+                      {{.LogicalAddress = page + 64}, 64, NF_ADAPTER_PRIVILEGED_TOKEN}};
+    int posted = 0;
+    for (uintptr_t i = 11; i <= 14; i++)
+        posted += qr->Dispatch->NdkReceive(qr, (PVOID)i, sge, (ULONG)(i % 2 + 1)) == STATUS_SUCCESS;
+    tap_ok(posted == 4 && qr->Dispatch->NdkReceive(qr, (PVOID)15, sge, 1) == STATUS_INSUFFICIENT_RESOURCES,
+           "model: four receives pending on a QP not connected yet; a fifth: INSUFFICIENT_RESOURCES inline");
+
+    rcq->Dispatch->NdkArmCq(rcq, NDK_CQ_NOTIFY_SOLICITED);
+    inject_receive_cqe(qr, 0, 5, NF_NDK_OP_RECEIVE, 0, 0, 0);
+    NDK_RESULT plain[2];
+    ULONG n = 0;
+    for (int waited = 0; n == 0 && waited < 100; waited++) {
+        n = rcq->Dispatch->NdkGetCqResults(rcq, plain, 2);
+        usleep(1000);
+    }
+    tap_ok(n == 1 && plain[0].RequestContext == (PVOID)11 && plain[0].Status == STATUS_SUCCESS &&
+               plain[0].BytesTransferred == 5 && plain[0].QPContext == (PVOID)0x7070,
+           "model: a receive CQE completes the oldest receive on the receive CQ (NdkGetCqResults)");
+    tap_ok(sem_trywait(&wn.sem) != 0, "model: ... an unsolicited success does not notify a CQ armed SOLICITED");
+    inject_receive_cqe(qr, 0, 7, NF_NDK_OP_RECEIVE_AND_INVALIDATE, 0x4321, NF_CQE_FLAG_SOLICITED, 0);
+    inject_receive_cqe(qr, 0, 7, NF_NDK_OP_RECEIVE_AND_INVALIDATE, 0x4321, NF_CQE_FLAG_SOLICITED, -1);
+    NDK_RESULT_EX r[4];
+    n = model_results(rcq, r, 1);
+    tap_ok(w_wait(&wn, STATUS_PENDING) == STATUS_SUCCESS && n == 1 && r[0].RequestContext == (PVOID)12 &&
+               r[0].Type == NdkOperationTypeReceiveAndInvalidate && r[0].BytesTransferred == 7 &&
+               r[0].TypeSpecificCompletionOutput == 0x4321 && r[0].ProviderErrorCode == 0,
+           "model: a solicited receive-and-invalidate notifies; NDK_RESULT_EX Type 0x8001, the token");
+    tap_ok(rcq->Dispatch->NdkGetCqResultsEx(rcq, r, 4) == 0, "model: ... the same CQE again is stale: no result");
+    rcq->Dispatch->NdkArmCq(rcq, NDK_CQ_NOTIFY_SOLICITED);
+    inject_receive_cqe(qr, (uint32_t)STATUS_ACCESS_VIOLATION, 0, NF_NDK_OP_RECEIVE, 0, 0, 0);
+    n = model_results(rcq, r, 1);
+    tap_ok(w_wait(&wn, STATUS_PENDING) == STATUS_SUCCESS && n == 1 && r[0].RequestContext == (PVOID)13 &&
+               r[0].Status == STATUS_ACCESS_VIOLATION && r[0].Type == NdkOperationTypeReceive,
+           "model: a failed receive notifies a CQ armed SOLICITED");
+
+    qr->Dispatch->NdkFlush(qr);
+    n = model_results(rcq, r, 1);
+    tap_ok(n == 1 && r[0].RequestContext == (PVOID)14 && r[0].Status == STATUS_CANCELLED &&
+               r[0].Type == NdkOperationTypeReceive,
+           "model: NdkFlush completes the receive left pending CANCELLED");
+    posted = 0;
+    for (uintptr_t i = 21; i <= 23; i++)
+        posted += qr->Dispatch->NdkReceive(qr, (PVOID)i, sge, 1) == STATUS_SUCCESS;
+    /* The adapter completes a receive posted on a broken QP at once, ahead of older ones. */
+    inject_receive_cqe(qr, (uint32_t)STATUS_CANCELLED, 0, NF_NDK_OP_RECEIVE, 0, 0, 2);
+    n = model_results(rcq, r, 1);
+    tap_ok(posted == 3 && n == 1 && r[0].RequestContext == (PVOID)23 && r[0].Status == STATUS_CANCELLED,
+           "model: a receive completed ahead of older ones completes alone");
+    NTSTATUS st = NdkCloseObject(&qr->Header, w_closed, &wc);
+    int closed = st == STATUS_SUCCESS || (st == STATUS_PENDING && w_wait(&wc, st) == STATUS_SUCCESS);
+    n = rcq->Dispatch->NdkGetCqResultsEx(rcq, r, 4);
+    tap_ok(closed && n == 2 && r[0].RequestContext == (PVOID)21 && r[1].RequestContext == (PVOID)22 &&
+               r[0].Status == STATUS_CANCELLED && r[1].Status == STATUS_CANCELLED,
+           "model: closing a QP with two receives pending completes them CANCELLED, in order, before the close");
+    NdkCloseObject(&rcq->Header, NULL, NULL);
+}
+
 static void test_model(void)
 {
     struct model md;
@@ -724,6 +872,7 @@ static void test_model(void)
           STATUS_ACCESS_VIOLATION, "model: NdkInvalidate of another PD's MR");
     check(model_status(&md, qb->Dispatch->NdkInvalidate(qb, (PVOID)7, &a1->Header, 0), (PVOID)7), STATUS_SUCCESS,
           "model: ... which its own PD's QP invalidates");
+    test_model_receives(&md, pb, pages[0]);
     NdkFpgaCloseAdapter(md.ad); /* closes what is left */
 }
 

@@ -1,0 +1,241 @@
+/* A QP's two work queues: the initiator queue (NdkFastRegister, NdkInvalidate,
+ * NdkRead, NdkWrite, NdkSend, NdkSendAndInvalidate) and the receive queue
+ * (NdkReceive). Posting (a ring slot and the message on the link in one step),
+ * completion routing from the board's CQEs, failure (link death, close), flush of
+ * pending receives and the initiator queue's deadline watch. Calls only ndk_cq.c and
+ * the link; ndk_qp.c (above) checks the calls' rules and owns the QP's life.
+ *
+ * The posting path is lean on purpose (benchmarked in host instructions per
+ * NdkFastRegister): no allocation, no adapter lock, one short ring lock, and the
+ * consumer's page list / SGE array is handed to the link as is (their layouts are
+ * the wire layouts), so nothing is copied twice. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ndk_internal.h"
+
+int ndk_wq_init(struct ndk_wq *q, uint32_t depth)
+{
+    uint32_t ring = 1;
+    while (ring < depth)
+        ring <<= 1;
+    q->slot = calloc(ring, sizeof(*q->slot));
+    q->depth = depth;
+    q->mask = ring - 1;
+    q->head = q->tail = 0;
+    return q->slot != NULL;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Completions                                                                */
+
+static int is_receive(uint32_t op_type)
+{
+    return op_type == NF_NDK_OP_RECEIVE || op_type == NF_NDK_OP_RECEIVE_AND_INVALIDATE;
+}
+
+/* One result on the CQ of the queue the request was posted on: c carries status,
+ * bytes, op_type (0: the slot's), refuse and token (TypeSpecificCompletionOutput). */
+static void complete(struct ndk_qp *qp, const struct ndk_wr_slot *s, const struct nf_cqe *c, int solicited)
+{
+    NDK_RESULT_EX r;
+    r.Status = (NTSTATUS)c->status;
+    r.BytesTransferred = c->bytes;
+    r.QPContext = qp->context;
+    r.RequestContext = s->ctx;
+    r.Type = (NDK_OPERATION_TYPE)(c->op_type ? c->op_type : s->op_type);
+    r.ProviderErrorCode = c->refuse;
+    r.TypeSpecificCompletionOutput = c->token;
+    ndk_cq_push(is_receive(r.Type) ? qp->rcq : qp->icq, &r, solicited);
+}
+
+/* A completion the host decides (no CQE): status alone. */
+static void complete_as(struct ndk_qp *qp, const struct ndk_wr_slot *s, NTSTATUS st)
+{
+    struct nf_cqe c;
+    memset(&c, 0, sizeof(c));
+    c.status = (uint32_t)st;
+    complete(qp, s, &c, 0);
+}
+
+/* Under ad->lock: the live QP with this number (the board's numbers are opaque:
+ * they may carry a generation, so they are looked up, never used as an index). */
+static struct ndk_qp *qp_by_qpn(struct ndk_adapter *ad, uint32_t qpn)
+{
+    for (uint32_t i = 0; i < ad->nqps; i++)
+        if (ad->qps[i] && ad->qps[i]->qpn == qpn)
+            return ad->qps[i];
+    return NULL;
+}
+
+/* Under qp->ring_lock: the receive id has completed. Receives complete in order, but
+ * one the board refused at once (a receive posted on a broken QP completes CANCELLED
+ * while older ones stay pending) may complete ahead: it leaves a hole the head skips
+ * once everything before it has completed. Returns 0 for a stale id. */
+static int rq_retire(struct ndk_wq *q, uint32_t id, struct ndk_wr_slot *out)
+{
+    struct ndk_wr_slot *s = &q->slot[id & q->mask];
+    if (id - q->head >= q->tail - q->head || s->done)
+        return 0;
+    *out = *s;
+    s->done = 1;
+    while (q->head != q->tail && q->slot[q->head & q->mask].done)
+        q->head++;
+    return 1;
+}
+
+void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe)
+{
+    struct ndk_qp *qp = qp_by_qpn(ad, cqe->qpn);
+    if (!qp)
+        return;
+    struct ndk_wr_slot s;
+    pthread_mutex_lock(&qp->ring_lock);
+    if (is_receive(cqe->op_type)) {
+        int live = rq_retire(&qp->rq, cqe->wr_id, &s);
+        pthread_mutex_unlock(&qp->ring_lock);
+        if (live)
+            complete(qp, &s, cqe, (cqe->cflags & NF_CQE_FLAG_SOLICITED) != 0);
+        return;
+    }
+    struct ndk_wq *q = &qp->iq;
+    if (cqe->wr_id - q->head >= q->tail - q->head) {
+        /* Stale: flushed or failed already. */
+        pthread_mutex_unlock(&qp->ring_lock);
+        return;
+    }
+    /* The board executes a QP's requests in order and reports each one that is not a
+     * silent success, so requests before this one completed silently. */
+    s = q->slot[cqe->wr_id & q->mask];
+    q->head = cqe->wr_id + 1;
+    pthread_mutex_unlock(&qp->ring_lock);
+    struct nf_cqe c = *cqe;
+    c.token = 0; /* only receives carry a token */
+    complete(qp, &s, &c, 0);
+}
+
+/* Under qp->ring_lock: complete up to n of q's outstanding requests with ids before
+ * `before`, oldest first, with status (holes of receives completed already skipped). */
+static uint32_t drain(struct ndk_qp *qp, struct ndk_wq *q, uint32_t n, uint32_t before, NTSTATUS st)
+{
+    uint32_t done = 0;
+    while (done < n && q->head != q->tail && before - q->head - 1 < q->tail - q->head) {
+        struct ndk_wr_slot *s = &q->slot[q->head & q->mask];
+        q->head++;
+        if (s->done)
+            continue;
+        s->done = 1;
+        complete_as(qp, s, st);
+        done++;
+    }
+    return done;
+}
+
+void ndk_qp_fail_all(struct ndk_qp *qp, NTSTATUS status)
+{
+    pthread_mutex_lock(&qp->ring_lock);
+    uint32_t n = drain(qp, &qp->iq, UINT32_MAX, qp->iq.tail, status);
+    n += drain(qp, &qp->rq, UINT32_MAX, qp->rq.tail, status);
+    if (status == STATUS_CANCELLED)
+        qp->core.ad->close_flushed += n;
+    pthread_mutex_unlock(&qp->ring_lock);
+}
+
+void ndk_rq_cancel(struct ndk_qp *qp, uint32_t n, uint32_t before)
+{
+    pthread_mutex_lock(&qp->ring_lock);
+    drain(qp, &qp->rq, n, before, STATUS_CANCELLED);
+    pthread_mutex_unlock(&qp->ring_lock);
+}
+
+void ndk_qps_fail(struct ndk_adapter *ad, NTSTATUS status)
+{
+    for (uint32_t i = 0; i < ad->nqps; i++) {
+        struct ndk_qp *qp = ad->qps[i];
+        if (qp) {
+            __atomic_store_n(&qp->connected, 0, __ATOMIC_RELAXED);
+            ndk_qp_fail_all(qp, status);
+        }
+    }
+}
+
+/* Under ad->lock (callback thread): a QP's initiator requests. The board reports
+ * them in order, each that is not a silent success, so the first outstanding request
+ * that reports a completion is the one to watch: when that same request has been the
+ * first for the timeout, it completes STATUS_IO_TIMEOUT (the silent ones before it
+ * retire with it, as its CQE would have retired them) and a late CQE for it is
+ * stale. Silent requests alone have nothing to wait for. Receives are not watched: a
+ * receive waits for a Send from the peer, which may never come, by design; NdkFlush,
+ * the close or link death completes it. */
+static void watch(struct ndk_adapter *ad, struct ndk_qp *qp, uint64_t now)
+{
+    pthread_mutex_lock(&qp->ring_lock);
+    struct ndk_wq *q = &qp->iq;
+    uint32_t id = q->head;
+    while (id != q->tail && q->slot[id & q->mask].silent)
+        id++;
+    if (id == q->tail) {
+        qp->watch_since_us = 0; /* nothing that reports a completion is outstanding */
+    } else if (qp->watch_since_us == 0 || qp->watch_head != id) {
+        qp->watch_head = id;
+        qp->watch_since_us = now;
+    } else if (now - qp->watch_since_us >= ad->req_timeout_us) {
+        struct ndk_wr_slot copy = q->slot[id & q->mask];
+        q->head = id + 1;
+        qp->watch_since_us = 0;
+        complete_as(qp, &copy, STATUS_IO_TIMEOUT);
+        ad->wr_timeouts++;
+    }
+    pthread_mutex_unlock(&qp->ring_lock);
+}
+
+void ndk_qps_watch(struct ndk_adapter *ad, uint64_t now)
+{
+    for (uint32_t i = 0; i < ad->nqps; i++)
+        if (ad->qps[i])
+            watch(ad, ad->qps[i], now);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Posting                                                                    */
+
+NTSTATUS ndk_wq_post(struct ndk_qp *qp, struct ndk_wq *q, void *ctx, uint32_t op_type, uint16_t op, ULONG flags,
+                     struct nf_msg_hdr *h, struct nf_wr_hdr *w, size_t head_len, const void *tail, size_t tail_len)
+{
+    uint32_t dead = __atomic_load_n(&qp->core.ad->dead, __ATOMIC_RELAXED); /* set under ad->lock */
+    if (dead)
+        return (NTSTATUS)dead; /* the link is gone */
+    /* A CQ of the QP overflowed: NDK makes every QP using it unusable. Refused with
+     * STATUS_CANCELLED, what a broken connection completes requests with (there is
+     * no CQ left to complete them on). */
+    if (__atomic_load_n(&qp->icq->overflowed, __ATOMIC_RELAXED) ||
+        (qp->rcq && __atomic_load_n(&qp->rcq->overflowed, __ATOMIC_RELAXED)))
+        return STATUS_CANCELLED;
+    h->op = op;
+    h->len = (uint16_t)(head_len + tail_len);
+    h->tag = 0;
+    h->status = 0;
+    h->rsvd = 0;
+    w->qpn = qp->qpn;
+    w->flags = flags & ~(ULONG)NDK_OP_FLAG_DEFER; /* a host-only hint */
+    w->rsvd = 0;
+    struct nf_link_part parts[2] = {{h, head_len}, {tail, tail_len}};
+    pthread_mutex_lock(&qp->ring_lock);
+    uint32_t id = q->tail;
+    if (id - q->head >= q->depth) {
+        pthread_mutex_unlock(&qp->ring_lock);
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
+    w->wr_id = id;
+    struct ndk_wr_slot *s = &q->slot[id & q->mask];
+    s->ctx = ctx;
+    s->op_type = op_type;
+    s->silent = flags & NDK_OP_FLAG_SILENT_SUCCESS;
+    s->done = 0;
+    uint32_t st = nf_link_post(qp->core.ad->link, parts, tail_len ? 2 : 1, head_len + tail_len,
+                               (flags & NDK_OP_FLAG_DEFER) != 0);
+    if (st == NF_STATUS_SUCCESS)
+        q->tail = id + 1;
+    pthread_mutex_unlock(&qp->ring_lock);
+    return (NTSTATUS)st;
+}
