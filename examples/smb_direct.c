@@ -167,8 +167,8 @@ static int refused(struct smb *m, UINT32 token)
  * or NdkGetCqResults (odd ones: status, context and bytes). */
 static int a_receive(struct smb *m, unsigned it, UINT32 token, ULONG bytes)
 {
-    char line[160];
     if (it % 2 == 0) {
+        char line[160];
         NDK_RESULT_EX r;
         if (!expect(m, m->rcq_a, STATUS_SUCCESS, NdkOperationTypeReceiveAndInvalidate, (PVOID)0xA1, &r,
                     "A's receive (NdkGetCqResultsEx)"))
@@ -212,10 +212,12 @@ static int iteration(struct smb *m, unsigned it, uint8_t *data, uint8_t *back)
     say(m, line);
     /* Receives: A one SGE, B its buffer in two SGEs (the descriptor spans both). */
     NDK_SGE ra = consumer_sge(m->msgs, m->msg_mr, A_RECV, MSG);
-    NDK_SGE rb[2] = {consumer_sge(m->msgs, m->msg_mr, B_RECV, 8), consumer_sge(m->msgs, m->msg_mr, B_RECV + 8, MSG - 8)};
     st = qa->Dispatch->NdkReceive(qa, (PVOID)0xA1, &ra, 1);
-    if (st == STATUS_SUCCESS)
+    if (st == STATUS_SUCCESS) {
+        NDK_SGE rb[2] = {consumer_sge(m->msgs, m->msg_mr, B_RECV, 8),
+                         consumer_sge(m->msgs, m->msg_mr, B_RECV + 8, MSG - 8)};
         st = qb->Dispatch->NdkReceive(qb, (PVOID)0xB1, rb, 2);
+    }
     if (st != STATUS_SUCCESS)
         return fail("NdkReceive", st);
     say(m, "A and B: posted a receive each (B's in 2 SGEs)");

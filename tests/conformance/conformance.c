@@ -2127,7 +2127,6 @@ static void sr_bad_tokens(struct buf *b, struct buf *tgt)
     struct buf src2;
     memset(&src2, 0, sizeof(src2));
     NDK_MR *fr = NULL, *fr2 = NULL, *normal = new_mr(pd, 0);
-    NDK_MR **mrs[3] = {&fr, &fr2, &normal};
     if (connect_pair(pd, &pr))
         fr = sr_fast_mr(pd, pr.qa, tgt, 0x50000);
     close_pair(&pr);
@@ -2136,19 +2135,19 @@ static void sr_bad_tokens(struct buf *b, struct buf *tgt)
     close_pair(&pr);
     int ok = fr && fr2 && normal && new_buf(&src2, 64, 0, (ULONG)-1);
     src2.mr = ok ? new_mr(pd2, 0) : NULL;
-    if (!tap_ok(ok && src2.mr && reg_mr(src2.mr, src2.mdl, 64, NDK_MR_FLAG_ALLOW_LOCAL_WRITE) == STATUS_SUCCESS &&
-                    reg_mr(normal, tgt->mdl, 256, NDK_MR_FLAG_ALLOW_REMOTE_WRITE) == STATUS_SUCCESS,
-                "MRs and buffers for the SendAndInvalidate refusals"))
-        goto out;
-    sr_bad_token("a token with a wrong key", rtoken(fr) ^ 0x55, rtoken(fr), pd, b, tgt, 0x50000, b);
-    sr_bad_token("a valid token of another PD", rtoken(fr2), rtoken(fr2), pd2, &src2, tgt, 0x60000, b);
-    sr_bad_token("an NdkRegisterMr token", rtoken(normal), rtoken(normal), pd, b, tgt,
-                 (UINT64)(uintptr_t)va_of(tgt, 0), b);
-out:
+    if (tap_ok(ok && src2.mr && reg_mr(src2.mr, src2.mdl, 64, NDK_MR_FLAG_ALLOW_LOCAL_WRITE) == STATUS_SUCCESS &&
+                   reg_mr(normal, tgt->mdl, 256, NDK_MR_FLAG_ALLOW_REMOTE_WRITE) == STATUS_SUCCESS,
+               "MRs and buffers for the SendAndInvalidate refusals")) {
+        sr_bad_token("a token with a wrong key", rtoken(fr) ^ 0x55, rtoken(fr), pd, b, tgt, 0x50000, b);
+        sr_bad_token("a valid token of another PD", rtoken(fr2), rtoken(fr2), pd2, &src2, tgt, 0x60000, b);
+        sr_bad_token("an NdkRegisterMr token", rtoken(normal), rtoken(normal), pd, b, tgt,
+                     (UINT64)(uintptr_t)va_of(tgt, 0), b);
+    }
+    NDK_MR *mrs[3] = {fr, fr2, normal};
     for (int i = 0; i < 3; i++)
-        if (*mrs[i]) {
-            dereg_mr(*mrs[i]);
-            close_obj(&(*mrs[i])->Header);
+        if (mrs[i]) {
+            dereg_mr(mrs[i]);
+            close_obj(&mrs[i]->Header);
         }
     free_buf(&src2);
 }
