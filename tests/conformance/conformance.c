@@ -450,8 +450,12 @@ static void test_unconnected(void)
            "NdkWrite on an unconnected QP: CONNECTION_INVALID");
     expect(qp->Dispatch->NdkRead(qp, NULL, &sge, 1, 0x1000, 0x100, 0), STATUS_CONNECTION_INVALID,
            "NdkRead on an unconnected QP: CONNECTION_INVALID");
-    expect(qp->Dispatch->NdkSend(qp, NULL, &sge, 1, 0), STATUS_NOT_SUPPORTED, "NdkSend: NOT_SUPPORTED");
-    expect(qp->Dispatch->NdkReceive(qp, NULL, &sge, 1), STATUS_NOT_SUPPORTED, "NdkReceive: NOT_SUPPORTED");
+    expect(qp->Dispatch->NdkSend(qp, NULL, &sge, 1, 0), STATUS_CONNECTION_INVALID,
+           "NdkSend on an unconnected QP: CONNECTION_INVALID");
+    expect(qp->Dispatch->NdkSendAndInvalidate(qp, NULL, &sge, 1, 0, 0x100), STATUS_CONNECTION_INVALID,
+           "NdkSendAndInvalidate on an unconnected QP: CONNECTION_INVALID");
+    expect(qp->Dispatch->NdkReceive(qp, NULL, &sge, 1), STATUS_INVALID_PARAMETER,
+           "NdkReceive of 1 SGE on a QP without a receive queue (MaxReceiveRequestSge 0): INVALID_PARAMETER");
     expect(qp->Dispatch->NdkBind(qp, NULL, fast, NULL, va_of(&b, 0), 16, 0), STATUS_NOT_SUPPORTED,
            "NdkBind: NOT_SUPPORTED");
     tap_ok(cq_stays_empty(), "inline failures post nothing (CQ empty)");
