@@ -103,7 +103,7 @@ static int connect_sides(struct smb *m)
 {
     const char *what = "NdkCreateQp (receive depth 16, 2 SGEs)";
     NTSTATUS st = consumer_qp_rq(m->pd, m->rcq_a, m->icq, RQ_DEPTH, RQ_SGE, 16, 1, (PVOID)0xAA, &m->pr.qa);
-    if (st == STATUS_SUCCESS)
+    if (st == STATUS_SUCCESS) /* B's receives complete on a CQ of its own */
         st = consumer_qp_rq(m->pd, m->rcq_b, m->icq, RQ_DEPTH, RQ_SGE, 16, 1, (PVOID)0xBB, &m->pr.qb);
     if (st == STATUS_SUCCESS)
         st = consumer_connect(&m->s, &m->pr, m->src_port++, &what);
@@ -140,12 +140,8 @@ static int refused(struct smb *m, UINT32 token)
 {
     struct consumer_pair p;
     memset(&p, 0, sizeof(p));
-    const char *what = "NdkCreateQp";
-    NTSTATUS st = consumer_qp(m->pd, m->icq, 4, 1, NULL, &p.qa);
-    if (st == STATUS_SUCCESS)
-        st = consumer_qp(m->pd, m->icq, 4, 1, NULL, &p.qb);
-    if (st == STATUS_SUCCESS)
-        st = consumer_connect(&m->s, &p, m->src_port++, &what);
+    const char *what;
+    NTSTATUS st = consumer_pair_up(&m->s, &p, m->pd, m->icq, m->icq, 0, 0, 4, 1, NULL, m->src_port++, &what);
     NDK_SGE sge = consumer_sge(m->msgs, m->msg_mr, B_DATA, 8);
     if (st == STATUS_SUCCESS) {
         what = "NdkWrite through the invalidated token";

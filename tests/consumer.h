@@ -193,6 +193,19 @@ static inline NTSTATUS consumer_connect(struct consumer_session *s, struct consu
     return consumer_call_wait(&ka, ast, s->wait_ms);
 }
 
+/* Two QPs of pd (consumer_qp_rq's arguments) connected over s's listener from
+ * src_port; as consumer_connect, *what names the step that failed. */
+static inline NTSTATUS consumer_pair_up(struct consumer_session *s, struct consumer_pair *pr, NDK_PD *pd, NDK_CQ *rcq,
+                                        NDK_CQ *cq, ULONG rq_depth, ULONG rq_sge, ULONG depth, ULONG sge,
+                                        void *qpctx, uint16_t src_port, const char **what)
+{
+    *what = "NdkCreateQp";
+    NTSTATUS st = consumer_qp_rq(pd, rcq, cq, rq_depth, rq_sge, depth, sge, qpctx, &pr->qa);
+    if (st == STATUS_SUCCESS)
+        st = consumer_qp_rq(pd, rcq, cq, rq_depth, rq_sge, depth, sge, qpctx, &pr->qb);
+    return st == STATUS_SUCCESS ? consumer_connect(s, pr, src_port, what) : st;
+}
+
 /* Close what the pair holds (connectors first), without waiting: a close pends until
  * the object's children and requests are done, and never fails. */
 static inline void consumer_pair_close(struct consumer_pair *pr)

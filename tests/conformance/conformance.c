@@ -114,14 +114,20 @@ static NDK_QP *new_qp(NDK_PD *p, ULONG depth, NTSTATUS *out)
     return (NDK_QP *)(void *)o;
 }
 
-/* The next CQ result, or a result with Status STATUS_IO_TIMEOUT. */
-static NDK_RESULT_EX next_result(void)
+/* The next result of c, or a result with Status STATUS_IO_TIMEOUT. */
+static NDK_RESULT_EX next_of(NDK_CQ *c)
 {
     NDK_RESULT_EX r;
     memset(&r, 0, sizeof(r));
-    if (!cq_wait(cq, &r, conf_timeout_ms))
+    if (!cq_wait(c, &r, conf_timeout_ms))
         r.Status = STATUS_IO_TIMEOUT;
     return r;
+}
+
+/* The next result of the initiator CQ. */
+static NDK_RESULT_EX next_result(void)
+{
+    return next_of(cq);
 }
 
 /* No result shows up for a while (an inline failure posted nothing). */
@@ -1844,14 +1850,9 @@ static void test_link_death(void)
 
 static NDK_CQ *rcq; /* the receive CQ of the pairs these cases connect */
 
-/* The next result of the receive CQ, or one with Status STATUS_IO_TIMEOUT. */
 static NDK_RESULT_EX next_receive(void)
 {
-    NDK_RESULT_EX r;
-    memset(&r, 0, sizeof(r));
-    if (!consumer_cq_wait(rcq, &r, conf_timeout_ms))
-        r.Status = STATUS_IO_TIMEOUT;
-    return r;
+    return next_of(rcq);
 }
 
 /* A receive result: expect_result's checks and BytesTransferred. */

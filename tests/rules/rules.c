@@ -71,15 +71,8 @@ static NDK_RESULT_EX next_result(struct env *e, NDK_CQ *cq)
 {
     NDK_RESULT_EX r;
     memset(&r, 0, sizeof(r));
-    uint64_t end = consumer_now_ms() + (uint64_t)e->s.wait_ms;
-    const struct timespec tick = {0, 1000000L};
-    while (cq->Dispatch->NdkGetCqResultsEx(cq, &r, 1) != 1) {
-        if (consumer_now_ms() >= end) {
-            r.Status = STATUS_IO_TIMEOUT;
-            break;
-        }
-        nanosleep(&tick, NULL);
-    }
+    if (!consumer_cq_wait(cq, &r, e->s.wait_ms))
+        r.Status = STATUS_IO_TIMEOUT;
     return r;
 }
 
@@ -160,13 +153,9 @@ static NDK_QP *qp_up(struct env *e)
 {
     if (e->pr.ca)
         return e->pr.qa;
-    const char *what = "NdkCreateQp";
-    ULONG sge = e->info.MaxInitiatorRequestSge;
-    NTSTATUS st = consumer_qp(e->pd, e->cq, 16, sge, e, &e->pr.qa);
-    if (st == STATUS_SUCCESS)
-        st = consumer_qp(e->pd, e->cq, 16, sge, e, &e->pr.qb);
-    if (st == STATUS_SUCCESS)
-        st = consumer_connect(&e->s, &e->pr, e->src_port++, &what);
+    const char *what;
+    NTSTATUS st = consumer_pair_up(&e->s, &e->pr, e->pd, e->cq, e->cq, 0, 0, 16, e->info.MaxInitiatorRequestSge, e,
+                                   e->src_port++, &what);
     if (st != STATUS_SUCCESS) {
         setup_failed(e, what, st);
         consumer_pair_close(&e->pr);
@@ -689,12 +678,10 @@ static NDK_QP *rq_up(struct env *e, int connect)
     if (st == STATUS_SUCCESS) {
         made(e, &e->rcq->Header);
         what = "NdkCreateQp (receive depth 16, 2 SGEs)";
-        st = consumer_qp_rq(e->pd, e->rcq, e->cq, RQ_DEPTH, 2, 16, 1, e, &e->rpr.qa);
+        st = connect ? consumer_pair_up(&e->s, &e->rpr, e->pd, e->rcq, e->cq, RQ_DEPTH, 2, 16, 1, e, e->src_port++,
+                                        &what)
+                     : consumer_qp_rq(e->pd, e->rcq, e->cq, RQ_DEPTH, 2, 16, 1, e, &e->rpr.qa);
     }
-    if (st == STATUS_SUCCESS && connect)
-        st = consumer_qp_rq(e->pd, e->rcq, e->cq, RQ_DEPTH, 2, 16, 1, e, &e->rpr.qb);
-    if (st == STATUS_SUCCESS && connect)
-        st = consumer_connect(&e->s, &e->rpr, e->src_port++, &what);
     if (st != STATUS_SUCCESS) {
         setup_failed(e, what, st);
         consumer_pair_close(&e->rpr);
@@ -791,12 +778,8 @@ static NDK_MR *fr_other_pd(struct env *e)
 {
     struct consumer_pair p;
     memset(&p, 0, sizeof(p));
-    const char *what = "NdkCreateQp (second PD)";
-    NTSTATUS st = consumer_qp(e->pd2, e->cq, 4, 1, e, &p.qa);
-    if (st == STATUS_SUCCESS)
-        st = consumer_qp(e->pd2, e->cq, 4, 1, e, &p.qb);
-    if (st == STATUS_SUCCESS)
-        st = consumer_connect(&e->s, &p, e->src_port++, &what);
+    const char *what;
+    NTSTATUS st = consumer_pair_up(&e->s, &p, e->pd2, e->cq, e->cq, 0, 0, 4, 1, e, e->src_port++, &what);
     NDK_MR *mr = st == STATUS_SUCCESS ? fr_done(e, p.qa, e->pd2, 0x10000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE) : NULL;
     if (st != STATUS_SUCCESS)
         setup_failed(e, what, st);
@@ -853,12 +836,8 @@ static NTSTATUS r_cq_overflow(struct env *e)
                                                  &e->ocq);
     if (st != STATUS_SUCCESS)
         return setup_failed(e, "NdkCreateCq", st);
-    const char *what = "NdkCreateQp";
-    st = consumer_qp(e->pd, e->ocq, 4, 1, e, &e->opr.qa);
-    if (st == STATUS_SUCCESS)
-        st = consumer_qp(e->pd, e->ocq, 4, 1, e, &e->opr.qb);
-    if (st == STATUS_SUCCESS)
-        st = consumer_connect(&e->s, &e->opr, e->src_port++, &what);
+    const char *what;
+    st = consumer_pair_up(&e->s, &e->opr, e->pd, e->ocq, e->ocq, 0, 0, 4, 1, e, e->src_port++, &what);
     NDK_MR *mr = st == STATUS_SUCCESS ? fast_mr(e, e->pd, 1, TRUE) : NULL;
     if (!mr)
         return st == STATUS_SUCCESS ? SETUP_FAILED : setup_failed(e, what, st);
