@@ -33,4 +33,4 @@ test-smb-model: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel
 	@NDKFPGA_QUIET=1 $(EX_BUILD)/smb_direct model 1000 512
 
 test-smb-sim: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel sim
-	@NDKFPGA_QUIET=1 $(EX_BUILD)/smb_direct sim 50 32
+	@NDKFPGA_QUIET=1 $(EX_BUILD)/smb_direct sim 50 128

@@ -153,8 +153,8 @@ static int refused(struct smb *m, UINT32 token)
     if (st != STATUS_SUCCESS)
         fail(what, st);
     else if (ok)
-        printf("  B: RDMA Write through token 0x%08x now: %s (refused, as it must be)\n", (unsigned)token,
-               NdkFpgaStatusName(r.Status));
+        printf("%sB: RDMA Write through token 0x%08x after the SendAndInvalidate: %s (refused, as it must be)\n",
+               m->verbose ? "  " : "last iteration: ", (unsigned)token, NdkFpgaStatusName(r.Status));
     consumer_pair_close(&p);
     return ok;
 }
