@@ -12,3 +12,25 @@ $(EX_BUILD)/demo: examples/demo.c $(BUILD)/host/libndkfpga.a host/include/ndkpi.
 
 demo: $(EX_BUILD)/demo $(if $(filter sim,$(DEMO_DEVICE)),sim,$(BUILD)/model/nfmodel) ## run the example consumer against the simulation
 	@$(EX_BUILD)/demo $(DEMO_DEVICE)
+
+# The SMB-Direct cycle (examples/smb_direct.c): fast-register, Send of the token,
+# RDMA Write through it, SendAndInvalidate, the token reused. `make example-smb`
+# shows one iteration on the software adapter; the tests repeat it, data checked
+# every time.
+.PHONY: example-smb test-smb-model test-smb-sim
+TEST_TARGETS += test-smb-model test-smb-sim
+
+$(EX_BUILD)/smb_direct: examples/smb_direct.c tests/consumer.h $(BUILD)/host/libndkfpga.a host/include/ndkpi.h \
+                        host/include/ndkfpga.h
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/tests -pthread -o $@ examples/smb_direct.c \
+	    $(BUILD)/host/libndkfpga.a $(NDK_LIB_LIBS)
+
+example-smb: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel ## run the SMB-Direct example (Send, SendAndInvalidate) on the software adapter
+	@NDKFPGA_QUIET=1 $(EX_BUILD)/smb_direct model 1
+
+test-smb-model: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel
+	@NDKFPGA_QUIET=1 $(EX_BUILD)/smb_direct model 1000 512
+
+test-smb-sim: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel sim
+	@NDKFPGA_QUIET=1 $(EX_BUILD)/smb_direct sim 50 128

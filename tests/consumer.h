@@ -109,12 +109,44 @@ static inline NTSTATUS consumer_listen(struct consumer_session *s, uint16_t port
     return st;
 }
 
-/* A QP of pd on cq (initiator depth depth, sge SGEs): the call without a callback
- * waits. */
-static inline NTSTATUS consumer_qp(NDK_PD *pd, NDK_CQ *cq, ULONG depth, ULONG sge, void *qpctx, NDK_QP **qp)
+/* A QP of pd with a receive queue (rq_depth receives of rq_sge SGEs, completing on
+ * rcq) and an initiator queue (depth requests of sge SGEs, completing on cq): the call
+ * without a callback waits. */
+static inline NTSTATUS consumer_qp_rq(NDK_PD *pd, NDK_CQ *rcq, NDK_CQ *cq, ULONG rq_depth, ULONG rq_sge, ULONG depth,
+                                      ULONG sge, void *qpctx, NDK_QP **qp)
 {
     *qp = NULL;
-    return pd->Dispatch->NdkCreateQp(pd, cq, cq, qpctx, 0, depth, 0, sge, 0, NULL, NULL, qp);
+    return pd->Dispatch->NdkCreateQp(pd, rcq, cq, qpctx, rq_depth, depth, rq_sge, sge, 0, NULL, NULL, qp);
+}
+
+/* A QP of pd on cq (initiator depth depth, sge SGEs), no receive queue. */
+static inline NTSTATUS consumer_qp(NDK_PD *pd, NDK_CQ *cq, ULONG depth, ULONG sge, void *qpctx, NDK_QP **qp)
+{
+    return consumer_qp_rq(pd, cq, cq, 0, 0, depth, sge, qpctx, qp);
+}
+
+/* The next result of cq within ms milliseconds (polled every 1 ms): 1, or 0 when none
+ * came. */
+static inline int consumer_cq_wait(NDK_CQ *cq, NDK_RESULT_EX *r, int ms)
+{
+    uint64_t end = consumer_now_ms() + (uint64_t)ms;
+    const struct timespec tick = {0, 1000000L};
+    while (cq->Dispatch->NdkGetCqResultsEx(cq, r, 1) != 1) {
+        if (consumer_now_ms() >= end)
+            return 0;
+        nanosleep(&tick, NULL);
+    }
+    return 1;
+}
+
+/* One SGE of len bytes at offset off of mdl, through mr's local token. */
+static inline NDK_SGE consumer_sge(MDL *mdl, NDK_MR *mr, size_t off, ULONG len)
+{
+    NDK_SGE sge;
+    sge.VirtualAddress = (uint8_t *)MmGetMdlVirtualAddress(mdl) + off;
+    sge.Length = len;
+    sge.MemoryRegionToken = mr->Dispatch->NdkGetLocalTokenFromMr(mr);
+    return sge;
 }
 
 struct consumer_pair {
@@ -159,6 +191,19 @@ static inline NTSTATUS consumer_connect(struct consumer_session *s, struct consu
         return st;
     *what = "NdkAccept's completion";
     return consumer_call_wait(&ka, ast, s->wait_ms);
+}
+
+/* Two QPs of pd (consumer_qp_rq's arguments) connected over s's listener from
+ * src_port; as consumer_connect, *what names the step that failed. */
+static inline NTSTATUS consumer_pair_up(struct consumer_session *s, struct consumer_pair *pr, NDK_PD *pd, NDK_CQ *rcq,
+                                        NDK_CQ *cq, ULONG rq_depth, ULONG rq_sge, ULONG depth, ULONG sge,
+                                        void *qpctx, uint16_t src_port, const char **what)
+{
+    *what = "NdkCreateQp";
+    NTSTATUS st = consumer_qp_rq(pd, rcq, cq, rq_depth, rq_sge, depth, sge, qpctx, &pr->qa);
+    if (st == STATUS_SUCCESS)
+        st = consumer_qp_rq(pd, rcq, cq, rq_depth, rq_sge, depth, sge, qpctx, &pr->qb);
+    return st == STATUS_SUCCESS ? consumer_connect(s, pr, src_port, what) : st;
 }
 
 /* Close what the pair holds (connectors first), without waiting: a close pends until

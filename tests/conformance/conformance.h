@@ -185,14 +185,7 @@ static inline uint64_t now_ms(void)
 /* Next result of the CQ within the timeout: 1, or 0 when none came. */
 static inline int cq_wait(NDK_CQ *cq, NDK_RESULT_EX *r, int timeout_ms)
 {
-    uint64_t end = now_ms() + (uint64_t)timeout_ms;
-    for (;;) {
-        if (cq->Dispatch->NdkGetCqResultsEx(cq, r, 1) == 1)
-            return 1;
-        if (now_ms() >= end)
-            return 0;
-        sleep_ms(1);
-    }
+    return consumer_cq_wait(cq, r, timeout_ms);
 }
 
 #endif

@@ -32,6 +32,8 @@ struct env {
     NDK_CQ *cq;
     NDK_PD *pd, *pd2;
     struct consumer_pair pr; /* connected QPs of pd, remade after an error completion */
+    struct consumer_pair rpr; /* connected QPs of pd with receive queues on rcq (one row) */
+    NDK_CQ *rcq;
     NDK_QP *lone;            /* a QP of pd never connected */
     uint16_t src_port;
     MDL *tgt;                /* two pages the rules register */
@@ -69,31 +71,29 @@ static NDK_RESULT_EX next_result(struct env *e, NDK_CQ *cq)
 {
     NDK_RESULT_EX r;
     memset(&r, 0, sizeof(r));
-    uint64_t end = consumer_now_ms() + (uint64_t)e->s.wait_ms;
-    const struct timespec tick = {0, 1000000L};
-    while (cq->Dispatch->NdkGetCqResultsEx(cq, &r, 1) != 1) {
-        if (consumer_now_ms() >= end) {
-            r.Status = STATUS_IO_TIMEOUT;
-            break;
-        }
-        nanosleep(&tick, NULL);
-    }
+    if (!consumer_cq_wait(cq, &r, e->s.wait_ms))
+        r.Status = STATUS_IO_TIMEOUT;
     return r;
 }
 
 /* The status of a work request whose post returned posted: inline, or its
  * completion. An error completion breaks the connection: the pair is remade for the
  * next row that needs it. */
-static NTSTATUS observe(struct env *e, NTSTATUS posted)
+static NTSTATUS observe_on(struct env *e, NDK_CQ *cq, NTSTATUS posted)
 {
     e->by = HOST;
     if (posted != STATUS_SUCCESS)
         return posted;
     e->by = FIRMWARE;
-    NDK_RESULT_EX r = next_result(e, e->cq);
-    if (r.Status != STATUS_SUCCESS)
+    NDK_RESULT_EX r = next_result(e, cq);
+    if (r.Status != STATUS_SUCCESS && cq == e->cq)
         consumer_pair_close(&e->pr);
     return r.Status;
+}
+
+static NTSTATUS observe(struct env *e, NTSTATUS posted)
+{
+    return observe_on(e, e->cq, posted);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -153,13 +153,9 @@ static NDK_QP *qp_up(struct env *e)
 {
     if (e->pr.ca)
         return e->pr.qa;
-    const char *what = "NdkCreateQp";
-    ULONG sge = e->info.MaxInitiatorRequestSge;
-    NTSTATUS st = consumer_qp(e->pd, e->cq, 16, sge, e, &e->pr.qa);
-    if (st == STATUS_SUCCESS)
-        st = consumer_qp(e->pd, e->cq, 16, sge, e, &e->pr.qb);
-    if (st == STATUS_SUCCESS)
-        st = consumer_connect(&e->s, &e->pr, e->src_port++, &what);
+    const char *what;
+    NTSTATUS st = consumer_pair_up(&e->s, &e->pr, e->pd, e->cq, e->cq, 0, 0, 16, e->info.MaxInitiatorRequestSge, e,
+                                   e->src_port++, &what);
     if (st != STATUS_SUCCESS) {
         setup_failed(e, what, st);
         consumer_pair_close(&e->pr);
@@ -624,12 +620,14 @@ static NTSTATUS r_cq_resize(struct env *e)
     return request(e, &k, e->cq->Dispatch->NdkResizeCq(e->cq, 8, consumer_call_done, &k));
 }
 
-static NTSTATUS create_qp_call(struct env *e, ULONG depth, ULONG sge)
+/* NdkCreateQp with a receive queue of rq entries of rq_sge SGEs (0, 0: none), an
+ * initiator queue of depth entries of sge SGEs, and inline_size. */
+static NTSTATUS create_qp_call(struct env *e, ULONG rq, ULONG rq_sge, ULONG depth, ULONG sge, ULONG inline_size)
 {
     NDK_QP *qp = NULL;
     struct consumer_call k = {0, 0, NULL};
-    NTSTATUS st = request(e, &k, e->pd->Dispatch->NdkCreateQp(e->pd, e->cq, e->cq, e, 0, depth, 0, sge, 0,
-                                                               consumer_create_done, &k, &qp));
+    NTSTATUS st = request(e, &k, e->pd->Dispatch->NdkCreateQp(e->pd, e->cq, e->cq, e, rq, depth, rq_sge, sge,
+                                                               inline_size, consumer_create_done, &k, &qp));
     if (st == STATUS_SUCCESS && k.obj)
         NdkCloseObject(k.obj, NULL, NULL);
     return st;
@@ -637,12 +635,198 @@ static NTSTATUS create_qp_call(struct env *e, ULONG depth, ULONG sge)
 
 static NTSTATUS r_qp_depth_above_max(struct env *e)
 {
-    return create_qp_call(e, e->info.MaxInitiatorQueueDepth + 1, 1);
+    return create_qp_call(e, 0, 0, e->info.MaxInitiatorQueueDepth + 1, 1, 0);
 }
 
 static NTSTATUS r_qp_sge_above_max(struct env *e)
 {
-    return create_qp_call(e, 4, e->info.MaxInitiatorRequestSge + 1);
+    return create_qp_call(e, 0, 0, 4, e->info.MaxInitiatorRequestSge + 1, 0);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Rows: Send, Receive, SendAndInvalidate                                     */
+
+#define RQ_DEPTH 16
+
+static NTSTATUS r_qp_receive_queue(struct env *e)
+{
+    return create_qp_call(e, RQ_DEPTH, 2, 4, 1, 0);
+}
+
+static NTSTATUS r_qp_receive_depth_above_max(struct env *e)
+{
+    return create_qp_call(e, e->info.MaxReceiveQueueDepth + 1, 1, 4, 1, 0);
+}
+
+static NTSTATUS r_qp_receive_sge_above_max(struct env *e)
+{
+    return create_qp_call(e, 4, e->info.MaxReceiveRequestSge + 1, 4, 1, 0);
+}
+
+static NTSTATUS r_qp_inline_data(struct env *e)
+{
+    return create_qp_call(e, 0, 0, 4, 1, 1);
+}
+
+/* QPs of pd with receive queues (depth 16, 2 SGEs) on a receive CQ of their own,
+ * connected when connect (else e->rpr.qa alone); closed after the row. */
+static NDK_QP *rq_up(struct env *e, int connect)
+{
+    NDK_ADAPTER *ad = e->s.ad;
+    const char *what = "NdkCreateCq (receive CQ)";
+    NTSTATUS st = ad->Dispatch->NdkCreateCq(ad, 64, NULL, NULL, NULL, NULL, NULL, &e->rcq);
+    if (st == STATUS_SUCCESS) {
+        made(e, &e->rcq->Header);
+        what = "NdkCreateQp (receive depth 16, 2 SGEs)";
+        st = connect ? consumer_pair_up(&e->s, &e->rpr, e->pd, e->rcq, e->cq, RQ_DEPTH, 2, 16, 1, e, e->src_port++,
+                                        &what)
+                     : consumer_qp_rq(e->pd, e->rcq, e->cq, RQ_DEPTH, 2, 16, 1, e, &e->rpr.qa);
+    }
+    if (st != STATUS_SUCCESS) {
+        setup_failed(e, what, st);
+        consumer_pair_close(&e->rpr);
+        return NULL;
+    }
+    return e->rpr.qa;
+}
+
+/* NdkReceive of nsge SGEs of len bytes each, into the local buffer. */
+static NTSTATUS recv_post(struct env *e, NDK_QP *qp, ULONG nsge, ULONG len)
+{
+    NDK_SGE sge[3];
+    for (ULONG i = 0; i < nsge && i < 3; i++)
+        sge[i] = consumer_sge(e->src, e->src_mr, i * len, len);
+    return qp->Dispatch->NdkReceive(qp, e, sge, nsge);
+}
+
+/* NdkSend (NdkSendAndInvalidate of token when inv) of len bytes of the local buffer. */
+static NTSTATUS send_post(struct env *e, NDK_QP *qp, ULONG len, ULONG flags, int inv, UINT32 token)
+{
+    NDK_SGE sge = consumer_sge(e->src, e->src_mr, 0, len);
+    return inv ? qp->Dispatch->NdkSendAndInvalidate(qp, e, &sge, 1, flags, token)
+               : qp->Dispatch->NdkSend(qp, e, &sge, 1, flags);
+}
+
+static NTSTATUS r_receive_sge_above_qp(struct env *e)
+{
+    NDK_QP *qp = rq_up(e, 1);
+    return qp ? observe_on(e, e->rcq, recv_post(e, qp, 3, 8)) : SETUP_FAILED;
+}
+
+static NTSTATUS r_receive_queue_full(struct env *e)
+{
+    NDK_QP *qp = rq_up(e, 1);
+    NTSTATUS st = qp ? STATUS_SUCCESS : SETUP_FAILED;
+    for (int i = 0; i < RQ_DEPTH && st == STATUS_SUCCESS; i++)
+        st = recv_post(e, qp, 1, 16);
+    if (st != STATUS_SUCCESS)
+        return qp ? setup_failed(e, "16 receives", st) : SETUP_FAILED;
+    return observe_on(e, e->rcq, recv_post(e, qp, 1, 16));
+}
+
+static NTSTATUS r_receive_unconnected_flush(struct env *e)
+{
+    NDK_QP *qp = rq_up(e, 0);
+    NTSTATUS st = qp ? recv_post(e, qp, 1, 16) : SETUP_FAILED;
+    if (st == STATUS_SUCCESS)
+        qp->Dispatch->NdkFlush(qp);
+    return qp ? observe_on(e, e->rcq, st) : SETUP_FAILED;
+}
+
+static NTSTATUS r_send_unconnected(struct env *e)
+{
+    NDK_QP *qp = qp_lone(e);
+    return qp ? observe(e, send_post(e, qp, 8, 0, 0, 0)) : SETUP_FAILED;
+}
+
+static NTSTATUS r_send_inline(struct env *e)
+{
+    NDK_QP *qp = qp_up(e);
+    return qp ? observe(e, send_post(e, qp, 8, NDK_OP_FLAG_INLINE, 0, 0)) : SETUP_FAILED;
+}
+
+static NTSTATUS r_send_no_receive(struct env *e)
+{
+    NDK_QP *qp = rq_up(e, 1);
+    return qp ? observe(e, send_post(e, qp, 8, 0, 0, 0)) : SETUP_FAILED;
+}
+
+/* A Send of 32 bytes into a receive of 16: the status of the Send (receive: of the
+ * receive). */
+static NTSTATUS too_large(struct env *e, int receive)
+{
+    NDK_QP *qp = rq_up(e, 1);
+    NTSTATUS st = qp ? recv_post(e, e->rpr.qb, 1, 16) : SETUP_FAILED;
+    if (st != STATUS_SUCCESS)
+        return qp ? setup_failed(e, "NdkReceive", st) : SETUP_FAILED;
+    st = observe(e, send_post(e, qp, 32, 0, 0, 0));
+    return receive ? observe_on(e, e->rcq, STATUS_SUCCESS) : st;
+}
+
+static NTSTATUS r_send_too_large(struct env *e)
+{
+    return too_large(e, 0);
+}
+
+static NTSTATUS r_receive_too_small(struct env *e)
+{
+    return too_large(e, 1);
+}
+
+/* A fast-register MR of pd2 registered (remote write) on a connected pair of pd2. */
+static NDK_MR *fr_other_pd(struct env *e)
+{
+    struct consumer_pair p;
+    memset(&p, 0, sizeof(p));
+    const char *what;
+    NTSTATUS st = consumer_pair_up(&e->s, &p, e->pd2, e->cq, e->cq, 0, 0, 4, 1, e, e->src_port++, &what);
+    NDK_MR *mr = st == STATUS_SUCCESS ? fr_done(e, p.qa, e->pd2, 0x10000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE) : NULL;
+    if (st != STATUS_SUCCESS)
+        setup_failed(e, what, st);
+    consumer_pair_close(&p);
+    return mr;
+}
+
+/* side B (rpr.qb) SendAndInvalidates the token of mr (XOR key_xor) to side A, which
+ * posted a receive; the status of the Send. */
+static NTSTATUS send_inv(struct env *e, NDK_MR *mr, UINT32 key_xor)
+{
+    if (!mr || !e->rpr.qa)
+        return SETUP_FAILED;
+    NTSTATUS st = recv_post(e, e->rpr.qa, 1, 16);
+    if (st != STATUS_SUCCESS)
+        return setup_failed(e, "NdkReceive", st);
+    return observe(e, send_post(e, e->rpr.qb, 8, 0, 1, mr->Dispatch->NdkGetRemoteTokenFromMr(mr) ^ key_xor));
+}
+
+static NTSTATUS r_send_inv_bad_key(struct env *e)
+{
+    NDK_QP *qp = rq_up(e, 1);
+    return send_inv(e, qp ? fr_done(e, qp, e->pd, 0x10000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE) : NULL, 0x55);
+}
+
+static NTSTATUS r_send_inv_other_pd(struct env *e)
+{
+    NDK_QP *qp = rq_up(e, 1);
+    return send_inv(e, qp ? fr_other_pd(e) : NULL, 0);
+}
+
+static NTSTATUS r_send_inv_registered_mr(struct env *e)
+{
+    NDK_QP *qp = rq_up(e, 1);
+    return send_inv(e, qp ? normal_mr(e, e->pd, 256, NDK_MR_FLAG_ALLOW_REMOTE_WRITE) : NULL, 0);
+}
+
+static NTSTATUS r_write_after_send_inv(struct env *e)
+{
+    NDK_QP *qp = rq_up(e, 1);
+    NDK_MR *mr = qp ? fr_done(e, qp, e->pd, 0x10000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE) : NULL;
+    NTSTATUS st = send_inv(e, mr, 0);
+    if (st == STATUS_SUCCESS)
+        st = observe_on(e, e->rcq, STATUS_SUCCESS);
+    if (st != STATUS_SUCCESS)
+        return st == SETUP_FAILED ? st : setup_failed(e, "SendAndInvalidate of a valid token", st);
+    return observe(e, rdma_post(e, e->rpr.qb, 1, 0x10000, mr->Dispatch->NdkGetRemoteTokenFromMr(mr), 8, 0));
 }
 
 /* Two completions for a CQ of depth 1: the CQ's notification says BUFFER_OVERFLOW. */
@@ -652,12 +836,8 @@ static NTSTATUS r_cq_overflow(struct env *e)
                                                  &e->ocq);
     if (st != STATUS_SUCCESS)
         return setup_failed(e, "NdkCreateCq", st);
-    const char *what = "NdkCreateQp";
-    st = consumer_qp(e->pd, e->ocq, 4, 1, e, &e->opr.qa);
-    if (st == STATUS_SUCCESS)
-        st = consumer_qp(e->pd, e->ocq, 4, 1, e, &e->opr.qb);
-    if (st == STATUS_SUCCESS)
-        st = consumer_connect(&e->s, &e->opr, e->src_port++, &what);
+    const char *what;
+    st = consumer_pair_up(&e->s, &e->opr, e->pd, e->ocq, e->ocq, 0, 0, 4, 1, e, e->src_port++, &what);
     NDK_MR *mr = st == STATUS_SUCCESS ? fast_mr(e, e->pd, 1, TRUE) : NULL;
     if (!mr)
         return st == STATUS_SUCCESS ? SETUP_FAILED : setup_failed(e, what, st);
@@ -868,6 +1048,55 @@ static const struct rule rules[] = {
     {"qp-sge-above-max",
      "NdkCreateQp above MaxInitiatorRequestSge (ndkpi.h: INVALID_PARAMETER)",
      r_qp_sge_above_max, STATUS_INVALID_PARAMETER, HOST, NULL},
+    /* Send, Receive, SendAndInvalidate */
+    {"qp-receive-queue",
+     "NdkCreateQp: ReceiveQueueDepth up to MaxReceiveQueueDepth, MaxReceiveRequestSge up to the adapter's -> SUCCESS",
+     r_qp_receive_queue, STATUS_SUCCESS, FIRMWARE, NULL},
+    {"qp-receive-depth-above-max",
+     "NdkCreateQp above MaxReceiveQueueDepth (ndkpi.h: INVALID_PARAMETER)",
+     r_qp_receive_depth_above_max, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"qp-receive-sge-above-max",
+     "NdkCreateQp above MaxReceiveRequestSge (ndkpi.h: INVALID_PARAMETER)",
+     r_qp_receive_sge_above_max, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"qp-inline-data",
+     "NdkCreateQp with InlineDataSize above MaxInlineDataSize (0) -> INVALID_PARAMETER",
+     r_qp_inline_data, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"receive-sge-above-qp",
+     "NdkReceive with more SGEs than the QP's MaxReceiveRequestSge -> INVALID_PARAMETER",
+     r_receive_sge_above_qp, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"receive-queue-full",
+     "NdkReceive beyond ReceiveQueueDepth pending receives -> INSUFFICIENT_RESOURCES (as a full initiator queue)",
+     r_receive_queue_full, STATUS_INSUFFICIENT_RESOURCES, HOST, NULL},
+    {"receive-unconnected-flush",
+     "a receive may be posted before connecting; NdkFlush completes every pending receive with STATUS_CANCELLED",
+     r_receive_unconnected_flush, STATUS_CANCELLED, FIRMWARE, NULL},
+    {"send-unconnected",
+     "NdkSend on a QP not connected -> CONNECTION_INVALID",
+     r_send_unconnected, STATUS_CONNECTION_INVALID, HOST, NULL},
+    {"send-inline",
+     "R4: NdkSend with INLINE (MaxInlineDataSize 0: a flag it does not know) -> INVALID_PARAMETER",
+     r_send_inline, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"send-no-receive",
+     "a Send with no receive posted at the peer (receiver not ready, retry limit 0) -> STATUS_IO_TIMEOUT",
+     r_send_no_receive, STATUS_IO_TIMEOUT, FIRMWARE, NULL},
+    {"send-too-large",
+     "a Send larger than the peer's receive: the Send completes STATUS_CONNECTION_ABORTED",
+     r_send_too_large, STATUS_CONNECTION_ABORTED, FIRMWARE, NULL},
+    {"receive-too-small",
+     "a Send larger than the peer's receive: the receive completes STATUS_BUFFER_TOO_SMALL, nothing written",
+     r_receive_too_small, STATUS_BUFFER_TOO_SMALL, FIRMWARE, NULL},
+    {"send-inv-bad-key",
+     "SendAndInvalidate naming an invalid token: the receiving provider aborts the connection (CONNECTION_ABORTED)",
+     r_send_inv_bad_key, STATUS_CONNECTION_ABORTED, FIRMWARE, NULL},
+    {"send-inv-other-pd",
+     "SendAndInvalidate naming a valid token of another PD than the receiver's -> CONNECTION_ABORTED",
+     r_send_inv_other_pd, STATUS_CONNECTION_ABORTED, FIRMWARE, NULL},
+    {"send-inv-registered-mr",
+     "SendAndInvalidate naming an NdkRegisterMr token (only fast-register MRs are invalidated) -> CONNECTION_ABORTED",
+     r_send_inv_registered_mr, STATUS_CONNECTION_ABORTED, FIRMWARE, NULL},
+    {"write-after-send-inv",
+     "SendAndInvalidate: the peer's adapter invalidated RemoteToken; a write through it -> ACCESS_VIOLATION",
+     r_write_after_send_inv, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
     {"cq-overflow",
      "STATUS_BUFFER_OVERFLOW when more completions were queued than the CQ holds",
      r_cq_overflow, STATUS_BUFFER_OVERFLOW, HOST, NULL},
@@ -931,6 +1160,7 @@ static void run_device(const char *dev, uint16_t port, NTSTATUS *got)
         e.why[0] = 0;
         e.by = 0;
         got[i] = r->run ? r->run(&e) : fr_rule(&e, r->fr);
+        consumer_pair_close(&e.rpr); /* before its receive CQ, which close_made closes */
         close_made(&e);
         if (got[i] == SETUP_FAILED) {
             tap_ok(0, "%s %s: setup failed (%s) [%s]", dev, r->name, e.why, r->fact);
