@@ -8,12 +8,23 @@
 // Stages (in_valid in cycle t, out_valid in cycle t+4, one op accepted every clock):
 //   S0 (t)   index decode, MPT read issued
 //   S1 (t+1) entry (forwarded); MPT_WRITE / MPT_INVALIDATE write the MPT here
-//   SC (t+2) key, state, PD, right, bounds (subtraction only) -> refusal code
+//   SC (t+2) key, state, PD, right, bounds (subtraction only), a window's parent
+//            VALID (from the VALID bitmap) -> refusal code
 //   S2 (t+3) MTT indices of first and last page, BAD_MTT; MTT read issued;
 //            MTT_WRITE writes the MTT here
 //   S3 (t+4) result: code, adapter address of the first byte, read data
 // After reset both tables are cleared (FREE, all zero): `ready` is 0 for
 // max(MPT_ENTRIES, MTT_ENTRIES) clocks and in_valid is ignored meanwhile.
+//
+// Memory windows (KIND WINDOW): the entry itself carries the window's bounds and
+// translation; a check through it grants only for remote access and only while the
+// parent entry (MPT_W6.PARENT, the MR the window is bound to) is VALID at the time of
+// the check. The parent's state comes from a 1-bit-per-entry VALID bitmap written
+// through the MPT's own write port (same data, same clock), so it is in step with the
+// table without a second read port or extra latency. The hardware looks only at the
+// parent's current state: firmware must invalidate a parent's windows when it
+// invalidates the parent, else a window would work again once the parent index is
+// re-registered.
 `default_nettype none
 `include "nf_layout.vh"
 module nf_keycheck #(
@@ -42,13 +53,16 @@ module nf_keycheck #(
     output wire [31:0]      out_addr,      // check granted with len > 0: adapter address; else 0
     output reg  [7*32-1:0]  out_entry,     // MPT_READ
     output wire [31:0]      out_mtt_data,  // MTT_READ
-    output reg  [31:0]      out_index      // table index (check: token index)
+    output reg  [31:0]      out_index,     // table index (check: token index)
+    output reg              out_window,    // check: the entry was a WINDOW (out_parent valid)
+    output reg  [15:0]      out_parent     // check through a window: its parent's index
 );
     localparam [1:0] ACC_LOCAL_READ = `NF_ACCESS_LOCAL_READ;
     localparam [1:0] ACC_LOCAL_WRITE = `NF_ACCESS_LOCAL_WRITE;
     localparam [1:0] ACC_REMOTE_READ = `NF_ACCESS_REMOTE_READ;
     localparam [1:0] ACC_REMOTE_WRITE = `NF_ACCESS_REMOTE_WRITE;
     localparam [1:0] KIND_FAST = `NF_MPT_KIND_FAST;
+    localparam [1:0] KIND_WINDOW = `NF_MPT_KIND_WINDOW;
     localparam [2:0] OPC_MPT_INVALIDATE = `NF_TBL_OP_MPT_INVALIDATE;
     localparam [2:0] OPC_MPT_READ = `NF_TBL_OP_MPT_READ;
     localparam [2:0] OPC_MPT_WRITE = `NF_TBL_OP_MPT_WRITE;
@@ -154,6 +168,13 @@ module nf_keycheck #(
     wire [EW-1:0]  mpt_wdata = clearing ? {EW{1'b0}} : s1_mpt_wdata;
     always @(posedge clk) if (mpt_we) mpt[mpt_waddr] <= mpt_wdata;
 
+    // VALID bitmap: bit i == (MPT[i].STATE == VALID), written with the MPT. Read
+    // asynchronously in SC: a write at S1 lands at the clock edge that moves the op
+    // one behind into SC, so SC sees exactly the ops issued before it (no forwarding).
+    reg vbits [0:MPT_ENTRIES-1];
+    always @(posedge clk)
+        if (mpt_we) vbits[mpt_waddr] <= (mpt_wdata[`NF_MPT_W0_STATE] == ST_VALID);
+
     reg            sc_valid;
     reg [2:0]      sc_op;
     reg [TAG_W-1:0] sc_tag;
@@ -198,13 +219,19 @@ module nf_keycheck #(
     wire [31:0] w5 = sc_ent[5*32 +: 32];
     wire [1:0]  state = w0[`NF_MPT_W0_STATE];
     wire        is_fast = (w0[`NF_MPT_W0_KIND] == KIND_FAST);
+    wire        is_window = (w0[`NF_MPT_W0_KIND] == KIND_WINDOW);
     wire        remote_ok = !is_fast || w0[`NF_MPT_W0_REMOTE_EN_LSB];
+    wire [15:0] parent = sc_ent[6*32 + `NF_MPT_W6_PARENT_LSB +: 16];
+    wire [31:0] parent32 = {16'd0, parent};
+    wire [MIW-1:0] parent_ra = parent32[MIW-1:0];
+    wire        parent_in = (parent32 < MPT_32);
+    wire        parent_ok = !is_window || (parent_in && vbits[parent_ra]);
 
     reg right_ok;
     always @(*) begin
         case (sc_access)
-            ACC_LOCAL_READ:   right_ok = 1'b1;
-            ACC_LOCAL_WRITE:  right_ok = w0[`NF_MPT_W0_LOCAL_WRITE_LSB];
+            ACC_LOCAL_READ:   right_ok = !is_window;
+            ACC_LOCAL_WRITE:  right_ok = w0[`NF_MPT_W0_LOCAL_WRITE_LSB] && !is_window;
             ACC_REMOTE_READ:  right_ok = w0[`NF_MPT_W0_REMOTE_READ_LSB] && remote_ok;
             ACC_REMOTE_WRITE: right_ok = w0[`NF_MPT_W0_REMOTE_WRITE_LSB] && remote_ok;
             default:          right_ok = 1'b0;
@@ -226,7 +253,7 @@ module nf_keycheck #(
         if (sc_op == OP_CHECK) begin
             if (sc_bad_mpt)                                    sc_code = `NF_REFUSE_BAD_INDEX;
             else if (w0[`NF_MPT_W0_KEY] != sc_key)             sc_code = `NF_REFUSE_BAD_KEY;
-            else if (state != ST_VALID)                        sc_code = `NF_REFUSE_NOT_VALID;
+            else if (state != ST_VALID || !parent_ok)          sc_code = `NF_REFUSE_NOT_VALID;
             else if (sc_pd != {16'd0, w1[`NF_MPT_W1_PD]})      sc_code = `NF_REFUSE_WRONG_PD;
             else if (!right_ok)                                sc_code = `NF_REFUSE_NO_RIGHT;
             else if (oob)                                      sc_code = `NF_REFUSE_OUT_OF_BOUNDS;
@@ -259,6 +286,8 @@ module nf_keycheck #(
     reg [15:0]     s2_mtt_base;
     reg [EW-1:0]   s2_entry;
     reg [31:0]     s2_mtt_data;
+    reg            s2_window;
+    reg [15:0]     s2_parent;
     always @(posedge clk) begin
         if (rst) s2_valid <= 1'b0;
         else     s2_valid <= sc_valid;
@@ -271,6 +300,8 @@ module nf_keycheck #(
         s2_mtt_base <= w5[`NF_MPT_W5_MTT_BASE];
         s2_entry    <= sc_ent;
         s2_mtt_data <= sc_mtt_data;
+        s2_window   <= (sc_op == OP_CHECK) && !sc_bad_mpt && is_window;
+        s2_parent   <= parent;
     end
 
     // ---- S2 -----------------------------------------------------------------------
@@ -303,6 +334,8 @@ module nf_keycheck #(
         out_tag      <= s2_tag;
         out_code     <= s2_code_f;
         out_index    <= s2_idx;
+        out_window   <= s2_window;
+        out_parent   <= s2_window ? s2_parent : 16'd0;
         out_entry    <= (s2_op == OPC_MPT_READ && s2_code == R_OK) ?
                         s2_entry : {EW{1'b0}};
         s3_translate <= s2_check && s2_code_f == R_OK && !len_zero;
@@ -316,7 +349,7 @@ module nf_keycheck #(
     assign out_mtt_data = s3_mtt_read ? mtt_q : 32'd0;
 
     /* verilator lint_off UNUSEDSIGNAL */
-    wire unused = &{1'b0, mtt_q[31:32-PS], first_idx[23:TIW], s1_idx[31:MIW], w0[31:24], w0[15:9], w0[7],
+    wire unused = &{1'b0, mtt_q[31:32-PS], first_idx[23:TIW], s1_idx[31:MIW], w0[31:24], w0[15:9], w0[7], parent32[31:MIW],
                      w1[31:28], w5[31:16], pos_last[PS_MSB:0], 1'b0};
     /* verilator lint_on UNUSEDSIGNAL */
 `ifdef FORMAL
