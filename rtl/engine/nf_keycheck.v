@@ -360,30 +360,64 @@ module nf_keycheck #(
     // equal, PD equal, right present, VA >= base and VA + len <= base + length (wide
     // addition here, the design subtracts). A check issued after an invalidate of f_idx
     // completed (and before a new MPT_WRITE of it) must never be granted.
+    // Windows: a second arbitrary entry f_pidx has a shadow too; a grant through
+    // f_idx when it is a WINDOW needs remote access, a parent inside the table and,
+    // when the parent is f_pidx, f_pidx VALID as the ops issued before the check left
+    // it. f_pidx being arbitrary, this covers every parent.
     reg f_past_valid = 1'b0;
     always @(posedge clk) f_past_valid <= 1'b1;
     always @(*) if (!f_past_valid) assume(rst);
 
-    (* anyconst *) reg [MIW-1:0] f_idx;
-    always @(*) assume({{(32-MIW){1'b0}}, f_idx} < MPT_ENTRIES);
+    // Shadow k (0: f_idx, 1: f_pidx) of one arbitrary entry, updated in issue order at
+    // S1, with the invariants that tie the RAM, the read register, the forwarding
+    // register and the VALID bitmap to it (they make the properties inductive).
+    genvar gk;
+    generate for (gk = 0; gk < 2; gk = gk + 1) begin : f_sh
+        (* anyconst *) reg [MIW-1:0] idx;
+        always @(*) assume({{(32-MIW){1'b0}}, idx} < MPT_ENTRIES);
+        reg [EW-1:0] ent;        // the entry as the ops issued so far define it
+        wire on = s1_valid && !s1_bad_mpt && (s1_idx[MIW-1:0] == idx);
+        wire valid = (ent[`NF_MPT_W0_STATE] == ST_VALID);
+        reg [EW-1:0] next;
+        always @(*) begin
+            next = ent;
+            if (on && s1_op == OPC_MPT_WRITE) next = s1_wentry;
+            if (on && s1_op == OPC_MPT_INVALIDATE && valid) next = {ent[EW-1:2], ST_INVALID};
+        end
+        reg read;
+        reg [EW-1:0] ent_at_read;
+        always @(posedge clk) begin
+            if (rst) ent <= {EW{1'b0}};
+            else     ent <= next;
+            read        <= (mpt_raddr == idx) && !clearing;
+            ent_at_read <= ent;
+        end
+        always @(*) if (f_past_valid && !rst) begin
+            if (clearing) begin
+                assert(ent == {EW{1'b0}});
+                if ({{(CW-MIW){1'b0}}, idx} < clr_idx) assert(mpt[idx] == {EW{1'b0}} && !vbits[idx]);
+            end else begin
+                assert(mpt[idx] == ent);
+                assert(vbits[idx] == valid);
+                if (read) assert(mpt_q == ent_at_read);
+                if (fw_mpt_wr && fw_mpt_widx == idx) assert(fw_mpt_wentry == ent);
+                if (on) assert(cur == ent);
+                if (s1_mpt_wr && s1_idx[MIW-1:0] == idx) assert(s1_mpt_wdata == next && on);
+            end
+        end
+    end endgenerate
 
-    reg [EW-1:0] f_ent;          // the entry as the ops issued so far define it
+    wire [MIW-1:0] f_idx = f_sh[0].idx;
+    wire [MIW-1:0] f_pidx = f_sh[1].idx;
+    wire [EW-1:0] f_ent = f_sh[0].ent;
+    wire s1_on_f = f_sh[0].on;
+    wire f_state_valid = f_sh[0].valid;
+    wire f_pvalid = f_sh[1].valid;   // f_pidx is VALID after the ops issued so far
     reg          f_inv_done;     // f_idx invalidated, not rewritten since
-    wire s1_on_f = s1_valid && !s1_bad_mpt && (s1_idx[MIW-1:0] == f_idx);
-    wire f_state_valid = (f_ent[`NF_MPT_W0_STATE] == ST_VALID);
-    reg [EW-1:0] f_next;
-    always @(*) begin
-        f_next = f_ent;
-        if (s1_on_f && s1_op == OPC_MPT_WRITE) f_next = s1_wentry;
-        if (s1_on_f && s1_op == OPC_MPT_INVALIDATE && f_state_valid)
-            f_next = {f_ent[EW-1:2], ST_INVALID};
-    end
     always @(posedge clk) begin
         if (rst) begin
-            f_ent      <= {EW{1'b0}};
             f_inv_done <= 1'b0;
         end else begin
-            f_ent <= f_next;
             if (s1_on_f && s1_op == OPC_MPT_INVALIDATE && f_state_valid) f_inv_done <= 1'b1;
             if (s1_on_f && s1_op == OPC_MPT_WRITE) f_inv_done <= 1'b0;
         end
@@ -392,11 +426,13 @@ module nf_keycheck #(
     // What each check saw, carried alongside the pipeline (SC, S2, S3).
     reg [EW-1:0] fc_ent, f2_ent, f3_ent;
     reg          fc_on, f2_on, f3_on, fc_after_inv, f2_after_inv, f3_after_inv;
+    reg          fc_pvalid, f2_pvalid, f3_pvalid;
     reg [63:0]   fc_va, f2_va, f3_va;
     reg [31:0]   fc_len, f2_len, f3_len, fc_pd, f2_pd, f3_pd;
     reg [1:0]    fc_acc, f2_acc, f3_acc;
     reg [7:0]    fc_key, f2_key, f3_key;
     always @(posedge clk) begin
+        fc_pvalid <= f_pvalid;  f2_pvalid <= fc_pvalid;  f3_pvalid <= f2_pvalid;
         fc_ent <= f_ent;  fc_on <= s1_on_f && s1_op == OP_CHECK;  fc_after_inv <= f_inv_done;
         fc_va <= s1_va;   fc_len <= s1_len;  fc_pd <= s1_pd;  fc_acc <= s1_access;  fc_key <= s1_key;
         f2_ent <= fc_ent; f2_on <= fc_on;  f2_after_inv <= fc_after_inv;
@@ -410,6 +446,8 @@ module nf_keycheck #(
     wire [63:0] fbase = {f3_ent[3*32 +: 32], f3_ent[2*32 +: 32]};
     wire [31:0] flength = f3_ent[4*32 +: 32];
     wire f_fast = (fw0[`NF_MPT_W0_KIND] == KIND_FAST);
+    wire f_window = (fw0[`NF_MPT_W0_KIND] == KIND_WINDOW);
+    wire [31:0] f_parent = {16'd0, f3_ent[6*32 + `NF_MPT_W6_PARENT_LSB +: 16]};
     wire f_remote = !f_fast || fw0[`NF_MPT_W0_REMOTE_EN_LSB];
     wire f_right = (f3_acc == ACC_LOCAL_READ) ||
                    (f3_acc == ACC_LOCAL_WRITE  && fw0[`NF_MPT_W0_LOCAL_WRITE_LSB]) ||
@@ -423,6 +461,9 @@ module nf_keycheck #(
     always @(posedge clk) if (f_past_valid && !rst) begin
         cover(f_grant && f3_on && f_fast && f3_acc == ACC_REMOTE_WRITE);
         cover(out_valid && f3_on && f3_after_inv && out_code == R_NOT_VALID);
+        cover(f_grant && f3_on && f_window && f_parent == {{(32-MIW){1'b0}}, f_pidx} && f_pidx != f_idx);
+        cover(out_valid && f3_on && f_window && fw0[`NF_MPT_W0_STATE] == ST_VALID &&
+              f_parent == {{(32-MIW){1'b0}}, f_pidx} && !f3_pvalid && out_code == R_NOT_VALID);
     end
 
     always @(posedge clk) if (f_past_valid && !rst) begin
@@ -435,30 +476,23 @@ module nf_keycheck #(
             assert(f_right);
             assert(f_in_bounds);
             assert(!f3_after_inv);
+            if (f_window) begin
+                // A window: remote access only, inside [base, base + length) (above),
+                // and its parent VALID when the check was issued.
+                assert(f3_acc == ACC_REMOTE_READ || f3_acc == ACC_REMOTE_WRITE);
+                assert(f_parent < MPT_32);
+                if (f_parent == {{(32-MIW){1'b0}}, f_pidx}) assert(f3_pvalid);
+            end
         end
     end
 
-    // Invariants that make the properties inductive: the RAM, the read register and
-    // the forwarding register agree with the shadow.
-    reg f_read_f;
-    reg [EW-1:0] f_ent_at_read;
-    always @(posedge clk) begin
-        f_read_f      <= (mpt_raddr == f_idx) && !clearing;
-        f_ent_at_read <= f_ent;
-    end
     always @(*) if (f_past_valid && !rst) begin
-        if (clearing) begin
-            assert(!s1_valid && !sc_valid && !s2_valid && !fw_mpt_wr && f_ent == {EW{1'b0}} && !f_inv_done);
-            assert({{(32-CW){1'b0}}, clr_idx} < CLR);
-            if ({{(CW-MIW){1'b0}}, f_idx} < clr_idx) assert(mpt[f_idx] == {EW{1'b0}});
-        end else begin
-            assert(mpt[f_idx] == f_ent);
-            if (f_read_f) assert(mpt_q == f_ent_at_read);
-            if (fw_mpt_wr && fw_mpt_widx == f_idx) assert(fw_mpt_wentry == f_ent);
-            if (s1_on_f) assert(cur == f_ent);
-            if (s1_mpt_wr && s1_idx[MIW-1:0] == f_idx) assert(s1_mpt_wdata == f_next && s1_on_f);
-        end
+        if (clearing)
+            assert(!s1_valid && !sc_valid && !s2_valid && !fw_mpt_wr && !f_inv_done &&
+                   {{(32-CW){1'b0}}, clr_idx} < CLR);
         if (f_inv_done) assert(!f_state_valid);
+        // A check between S1 and SC saw the parent as it is now (it writes nothing).
+        if (sc_valid && fc_on) assert(fc_pvalid == f_pvalid);
         // The stages after S1 carry what the check saw.
         if (sc_valid && fc_on)
             assert(sc_ent == fc_ent && sc_key == fc_key && sc_va == fc_va && sc_len == fc_len &&
