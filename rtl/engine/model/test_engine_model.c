@@ -729,30 +729,40 @@ static void stop_hook(struct nfm_engine *x, uint32_t src_addr, uint32_t dst_addr
     }
 }
 
-static void test_dma_stopped(void)
+/* A DMA from SYSTEM address src into d, which starts at byte off of E3 (directly or
+ * through a window over it), with E3 invalidated after the first chunk: 1 when it
+ * stopped there (STOPPED, SIDE 1, DMA_BYTES = that chunk) and only that chunk moved. */
+static int dma_stopped_after_first_chunk(const struct side *d, uint32_t src, uint32_t off, uint32_t len,
+                                         uint32_t seed)
 {
-    fresh();
-    setup_e3(NF_MPT_W0_LOCAL_WRITE_MASK, NF_MPT_KIND_NORMAL);
-    fill_pattern(777);
+    fill_pattern(seed);
     uint8_t *ref = malloc(MEM_BYTES);
     if (!ref)
         exit(1);
     memcpy(ref, nfm_mem(e), MEM_BYTES);
     struct stop_ctx ctx = {1, E3, 0, 0, 0, 0};
     nfm_set_chunk_hook(e, stop_hook, &ctx);
-    /* Source: SYSTEM 0x20 (page offset 0x20); destination E3 from offset 0 (page
-     * offset FBO 0x345): first chunk = PAGE - 0x345 bytes, then the entry dies. */
-    struct side s = {NF_DMA_MODE_SYSTEM, 0, 0, 0, 0x20};
-    struct side d = {NF_DMA_MODE_TOKEN, NF_ACCESS_LOCAL_WRITE, token_of(E3, E3_KEY), PD_A, E3_BASE};
-    uint32_t st = dma(&s, &d, 3 * PAGE);
-    uint32_t first = PAGE - E3_FBO;
-    memmove(ref + e3_addr(0), ref + 0x20, first);
-    CHECK(code_of(st) == NF_REFUSE_STOPPED && NF_STATUS_WORD_SIDE_GET(st) == 1 &&
-              r(NF_ENGINE_DMA_BYTES) == first && ctx.calls == 1 && memcmp(ref, nfm_mem(e), MEM_BYTES) == 0 &&
-              ctx.last_src == 0x20 && ctx.last_dst == e3_addr(0) && ctx.last_len == first,
-          "dma: entry invalidated after the first chunk -> STOPPED, DMA_BYTES = bytes written before");
+    struct side s = {NF_DMA_MODE_SYSTEM, 0, 0, 0, src};
+    uint32_t st = dma(&s, d, len);
+    uint32_t first = PAGE - (E3_FBO + off) % PAGE;
+    memmove(ref + e3_addr(off), ref + src, first);
+    int ok = code_of(st) == NF_REFUSE_STOPPED && NF_STATUS_WORD_SIDE_GET(st) == 1 &&
+             r(NF_ENGINE_DMA_BYTES) == first && ctx.calls == 1 && memcmp(ref, nfm_mem(e), MEM_BYTES) == 0 &&
+             ctx.last_src == src && ctx.last_dst == e3_addr(off) && ctx.last_len == first;
     nfm_set_chunk_hook(e, NULL, NULL);
     free(ref);
+    return ok;
+}
+
+static void test_dma_stopped(void)
+{
+    fresh();
+    setup_e3(NF_MPT_W0_LOCAL_WRITE_MASK, NF_MPT_KIND_NORMAL);
+    /* Destination E3 from offset 0 (page offset FBO 0x345): first chunk = PAGE - 0x345
+     * bytes, then the entry dies. */
+    struct side d = {NF_DMA_MODE_TOKEN, NF_ACCESS_LOCAL_WRITE, token_of(E3, E3_KEY), PD_A, E3_BASE};
+    CHECK(dma_stopped_after_first_chunk(&d, 0x20, 0, 3 * PAGE, 777),
+          "dma: entry invalidated after the first chunk -> STOPPED, DMA_BYTES = bytes written before");
 }
 
 /* A window over E3: [E3_BASE + WIN_OFF, + WIN_LEN), which starts in E3's second page
@@ -830,26 +840,11 @@ static void test_window_dma_stopped(void)
     fresh();
     setup_e3(NF_MPT_W0_LOCAL_WRITE_MASK | NF_MPT_W0_REMOTE_WRITE_MASK, NF_MPT_KIND_NORMAL);
     setup_window(NF_MPT_STATE_VALID, NF_MPT_W0_REMOTE_WRITE_MASK);
-    fill_pattern(4242);
-    uint8_t *ref = malloc(MEM_BYTES);
-    if (!ref)
-        exit(1);
-    memcpy(ref, nfm_mem(e), MEM_BYTES);
-    struct stop_ctx ctx = {1, E3, 0, 0, 0, 0};
-    nfm_set_chunk_hook(e, stop_hook, &ctx);
-    /* Destination: the window from its base (page offset (FBO + WIN_OFF) % PAGE); the
-     * parent is invalidated after the first chunk. */
-    struct side s = {NF_DMA_MODE_SYSTEM, 0, 0, 0, 0x40};
+    /* Destination: the window from its base; the parent dies after the first chunk. */
     struct side d = {NF_DMA_MODE_TOKEN, NF_ACCESS_REMOTE_WRITE, token_of(WIN, WIN_KEY), PD_A,
                      E3_BASE + WIN_OFF};
-    uint32_t st = dma(&s, &d, WIN_LEN);
-    uint32_t first = PAGE - (E3_FBO + WIN_OFF) % PAGE;
-    memmove(ref + e3_addr(WIN_OFF), ref + 0x40, first);
-    CHECK(code_of(st) == NF_REFUSE_STOPPED && NF_STATUS_WORD_SIDE_GET(st) == 1 &&
-              r(NF_ENGINE_DMA_BYTES) == first && ctx.calls == 1 && memcmp(ref, nfm_mem(e), MEM_BYTES) == 0,
+    CHECK(dma_stopped_after_first_chunk(&d, 0x40, WIN_OFF, WIN_LEN, 4242),
           "window dma: parent invalidated after the first chunk -> STOPPED, DMA_BYTES = bytes written");
-    nfm_set_chunk_hook(e, NULL, NULL);
-    free(ref);
 }
 
 static void test_loader(void)

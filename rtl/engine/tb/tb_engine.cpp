@@ -483,6 +483,21 @@ static void shadow_copy(Tb &t, const std::vector<uint32_t> &src_pa, const std::v
     for (size_t i = 0; i < dst_pa.size(); i++) t.shadow[dst_pa[i]] = tmp[i];
 }
 
+// Right after an invalidation's TBL BUSY dropped, for a DMA from a's base into d's:
+// true when the DMA is no longer BUSY and ended STOPPED on SIDE 1. *bytes gets
+// DMA_BYTES; the shadow takes those bytes, and *same says whether the n destination
+// pages from MTT index first hold exactly them.
+static bool stopped_dst(Tb &t, const Mr &a, const Mr &d, uint32_t first, uint32_t n, uint32_t *bytes, bool *same)
+{
+    uint32_t ds = t.csr_rd(NF_ENGINE_DMA_STATUS);
+    *bytes = t.csr_rd(NF_ENGINE_DMA_BYTES);
+    for (uint32_t i = 0; i < *bytes; i++) t.shadow[xlate(t, d, d.base + i)] = t.shadow[xlate(t, a, a.base + i)];
+    *same = true;
+    for (uint32_t i = 0; i < n && *same; i++) *same = t.mem_matches(t.mtt[first + i] * PAGE, PAGE);
+    return !(ds & NF_STATUS_WORD_BUSY_MASK) && NF_STATUS_WORD_CODE_GET(ds) == NF_REFUSE_STOPPED &&
+           NF_STATUS_WORD_SIDE_GET(ds) == 1;
+}
+
 static void test_dma(Tb &t)
 {
     Rng rng(11);
@@ -693,14 +708,10 @@ static void test_dma(Tb &t)
                     t.csr_rd(NF_ENGINE_TBL_INDEX) == b.index;
         uint32_t ts = t.wait_status(NF_ENGINE_TBL_STATUS);
         tb_ok(held, "regs: TBL_INDEX written while its table op is BUSY is dropped");
-        uint32_t ds = t.csr_rd(NF_ENGINE_DMA_STATUS);   // right after TBL BUSY dropped
-        uint32_t bytes = t.csr_rd(NF_ENGINE_DMA_BYTES);
-        for (uint32_t i = 0; i < bytes; i++) t.shadow[xlate(t, b, b.base + i)] = t.shadow[xlate(t, a, a.base + i)];
-        bool same = true;
-        for (uint32_t i = 0; i + 1 < tp && same; i++) same = t.mem_matches(t.mtt[tdb + i] * PAGE, PAGE);
+        uint32_t bytes = 0;
+        bool same = false, stopped = stopped_dst(t, a, b, tdb, tp - 1, &bytes, &same);
         std::printf("# invalidate during DMA: stopped after %u bytes\n", bytes);
-        tb_ok(NF_STATUS_WORD_CODE_GET(ts) == NF_REFUSE_OK && !(ds & NF_STATUS_WORD_BUSY_MASK) &&
-              NF_STATUS_WORD_CODE_GET(ds) == NF_REFUSE_STOPPED && NF_STATUS_WORD_SIDE_GET(ds) == 1,
+        tb_ok(NF_STATUS_WORD_CODE_GET(ts) == NF_REFUSE_OK && stopped,
               "dma: invalidating the destination mid-transfer stops it (STOPPED, SIDE 1) before TBL BUSY drops");
         tb_ok(bytes > 0 && bytes < len && bytes % PAGE == 0 && same,
               "dma: STOPPED reports the %u bytes written; nothing after them changed", bytes);
@@ -722,14 +733,10 @@ static void test_dma(Tb &t)
         t.csr_wr(NF_ENGINE_DMA_CTRL, 1);
         for (uint32_t i = 0; i < len / PORT / 4; i++) t.tick();
         uint32_t ts = t.invalidate(b.index);
-        uint32_t ds = t.csr_rd(NF_ENGINE_DMA_STATUS);   // right after TBL BUSY dropped
-        uint32_t bytes = t.csr_rd(NF_ENGINE_DMA_BYTES);
-        for (uint32_t i = 0; i < bytes; i++) t.shadow[xlate(t, w, w.base + i)] = t.shadow[xlate(t, a, a.base + i)];
-        bool same = true;
-        for (uint32_t i = 0; i + 1 < tp && same; i++) same = t.mem_matches(t.mtt[tdb + i] * PAGE, PAGE);
+        uint32_t bytes = 0;
+        bool same = false, stopped = stopped_dst(t, a, w, tdb, tp - 1, &bytes, &same);
         std::printf("# parent invalidated during a DMA through a window: stopped after %u bytes\n", bytes);
-        tb_ok(ts == NF_REFUSE_OK && !(ds & NF_STATUS_WORD_BUSY_MASK) &&
-              NF_STATUS_WORD_CODE_GET(ds) == NF_REFUSE_STOPPED && NF_STATUS_WORD_SIDE_GET(ds) == 1,
+        tb_ok(ts == NF_REFUSE_OK && stopped,
               "dma: invalidating a window's parent mid-transfer stops it (STOPPED, SIDE 1) before TBL BUSY drops");
         tb_ok(bytes > 0 && bytes < len && same, "dma: window STOPPED after %u bytes; nothing after them changed",
               bytes);

@@ -180,6 +180,21 @@ static bool same(const Res &a, const Res &b)
            !std::memcmp(a.entry, b.entry, sizeof a.entry);
 }
 
+// Issues seq on consecutive clocks; true when every result matches the reference
+// (applied in issue order). The results stay in t.outs.
+static bool run_back_to_back(Tb &t, Ref &ref, const std::vector<Op> &seq)
+{
+    std::vector<Res> exp;
+    for (const auto &o : seq) exp.push_back(ref_apply(ref, o));
+    t.outs.clear();
+    for (auto &o : seq) { t.drive(&o); t.tick(); }
+    t.drive(nullptr);
+    for (int i = 0; i < 8; i++) t.tick();
+    bool ok = t.outs.size() == seq.size();
+    for (size_t i = 0; ok && i < seq.size(); i++) ok = same(t.outs[i], exp[i]);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     Verilated::commandArgs(argc, argv);
@@ -239,14 +254,7 @@ int main(int argc, char **argv)
         w2.entry[0] = NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KEY_PUT(0x5B);
         Op c2 = kc_check_op(NF_TOKEN_INDEX_PUT(3) | 0x5B, 0x10, 8, 0, 1);
         std::vector<Op> seq = {mw, c, inv, c, c, w, c, w2, c2, c, inv, inv, c2};
-        std::vector<Res> exp;
-        for (const auto &o : seq) exp.push_back(ref_apply(ref, o));
-        t.outs.clear();
-        for (auto &o : seq) { t.drive(&o); t.tick(); }
-        t.drive(nullptr);
-        for (int i = 0; i < 8; i++) t.tick();
-        bool hz = t.outs.size() == seq.size();
-        for (size_t i = 0; hz && i < seq.size(); i++) hz = same(t.outs[i], exp[i]);
+        bool hz = run_back_to_back(t, ref, seq);
         tb_ok(hz && t.outs[1].addr == (0x123u << 12 | 0x10) && t.outs[3].code == NF_REFUSE_NOT_VALID &&
               t.outs[6].code == NF_REFUSE_OK && t.outs[8].code == NF_REFUSE_OK && t.outs[9].code == NF_REFUSE_BAD_KEY &&
               t.outs[11].code == NF_REFUSE_NOT_VALID && t.outs[12].code == NF_REFUSE_NOT_VALID,
@@ -276,14 +284,7 @@ int main(int argc, char **argv)
         Op rw = kc_check_op(wt, 0x1000, 8, NF_ACCESS_REMOTE_WRITE, 1);
         Op lr = kc_check_op(wt, 0x1000, 8, NF_ACCESS_LOCAL_READ, 1);
         std::vector<Op> seq = {p, win, in, inv, in, p, in, past, below, rw, lr, inv, inv, in, p, in};
-        std::vector<Res> exp;
-        for (const auto &o : seq) exp.push_back(ref_apply(ref, o));
-        t.outs.clear();
-        for (auto &o : seq) { t.drive(&o); t.tick(); }
-        t.drive(nullptr);
-        for (int i = 0; i < 8; i++) t.tick();
-        bool hz = t.outs.size() == seq.size();
-        for (size_t i = 0; hz && i < seq.size(); i++) hz = same(t.outs[i], exp[i]);
+        bool hz = run_back_to_back(t, ref, seq);
         const uint32_t want[] = {0, 0, NF_REFUSE_OK, 0, NF_REFUSE_NOT_VALID, 0, NF_REFUSE_OK,
                                  NF_REFUSE_OUT_OF_BOUNDS, NF_REFUSE_OUT_OF_BOUNDS, NF_REFUSE_NO_RIGHT,
                                  NF_REFUSE_NO_RIGHT, 0, NF_REFUSE_NOT_VALID, NF_REFUSE_NOT_VALID, 0, NF_REFUSE_OK};
