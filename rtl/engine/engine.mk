@@ -60,7 +60,7 @@ formal: $(SETUP_STAMP) ## SymbiYosys proof of the key-check unit
 	@cd $(ENGINE_DIR)/formal && t0=$$(date +%s) && \
 	    $(ENGINE_SBY) -f -d $(ENGINE_BUILD)/formal/prove nf_keycheck.sby prove > $(ENGINE_BUILD)/formal/prove.log 2>&1; \
 	    rc=$$?; t1=$$(date +%s); grep -E "summary|DONE" $(ENGINE_BUILD)/formal/prove.log | tail -4; \
-	    if [ $$rc = 0 ]; then echo "ok - formal: nf_keycheck grant and invalidation properties proved by k-induction ($$((t1 - t0))s)"; \
+	    if [ $$rc = 0 ]; then echo "ok - formal: nf_keycheck grant, invalidation and window properties proved by k-induction ($$((t1 - t0))s)"; \
 	    else echo "not ok - formal: nf_keycheck proof failed (log: $(ENGINE_BUILD)/formal/prove.log)"; exit 1; fi
 
 # Yosys synth_ecp5 of nf_engine alone at the board profiles' sizes: LUT4 / FF / EBR use.

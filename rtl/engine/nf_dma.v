@@ -9,7 +9,9 @@
 //     (its size follows from where the previous chunk ended; if a check shows other
 //     page offsets, one-byte probes find the size first, as the C model does), so an
 //     entry invalidated or shortened meanwhile stops the transfer with STOPPED
-//     (BYTES = bytes written before).
+//     (BYTES = bytes written before). A side checked through a memory window also
+//     reports the window's parent (from its latest check result), so invalidating the
+//     parent MR waits for, and by the parent rule of the next check stops, the DMA.
 //  3. A chunk streams 64-bit words: reads run ahead through a FIFO, and a two-word
 //     window shifted by the source/destination byte misalignment feeds the writes
 //     (byte enables trim the first and last destination word), one word per clock.
@@ -42,6 +44,10 @@ module nf_dma #(
     output wire [23:0]    src_tok_index,
     output wire           dst_tok_busy,
     output wire [23:0]    dst_tok_index,
+    output wire           src_par_busy,     // the source's token is a window over entry src_par_index
+    output wire [15:0]    src_par_index,
+    output wire           dst_par_busy,
+    output wire [15:0]    dst_par_index,
     // key-check pipeline
     output wire           kc_req,
     output wire [31:0]    kc_token,
@@ -53,6 +59,8 @@ module nf_dma #(
     input  wire           kc_res_valid,     // a result of this DMA's check
     input  wire [3:0]     kc_res_code,
     input  wire [31:0]    kc_res_addr,
+    input  wire           kc_res_window,    // the checked entry is a window ...
+    input  wire [15:0]    kc_res_parent,    // ... over this entry
     // adapter memory
     output wire           rd_req,
     output wire [WAW-1:0] rd_addr,
@@ -106,6 +114,8 @@ module nf_dma #(
     reg        s_got, d_got;              // their results received
     reg [3:0]  s_code, d_code;
     reg [31:0] s_xaddr, d_xaddr;          // translated adapter address of the first byte
+    reg        s_win, d_win;              // latest check result: through a window ...
+    reg [15:0] s_par, d_par;              // ... over this parent entry
 
     wire s_tok = (smode == M_TOKEN);
     wire d_tok = (dmode == M_TOKEN);
@@ -140,6 +150,10 @@ module nf_dma #(
     assign src_tok_index = stok[`NF_TOKEN_INDEX];
     assign dst_tok_busy  = busy && d_tok;
     assign dst_tok_index = dtok[`NF_TOKEN_INDEX];
+    assign src_par_busy  = busy && s_tok && s_win;
+    assign src_par_index = s_par;
+    assign dst_par_busy  = busy && d_tok && d_win;
+    assign dst_par_index = d_par;
 
     // ---- chunk move -----------------------------------------------------------------
     reg [31:0]    sa, da;                 // adapter addresses of the chunk's first byte
@@ -253,6 +267,10 @@ module nf_dma #(
             d_code    <= 4'd0;
             s_xaddr   <= 32'd0;
             d_xaddr   <= 32'd0;
+            s_win     <= 1'b0;
+            d_win     <= 1'b0;
+            s_par     <= 16'd0;
+            d_par     <= 16'd0;
             sa        <= 32'd0;
             da        <= 32'd0;
             n         <= {CNW{1'b0}};
@@ -295,6 +313,8 @@ module nf_dma #(
                     d_issued  <= 1'b0;
                     s_got     <= 1'b0;
                     d_got     <= 1'b0;
+                    s_win     <= 1'b0;
+                    d_win     <= 1'b0;
                     st        <= S_ISSUE;
                 end
                 S_ISSUE: begin
@@ -422,10 +442,14 @@ module nf_dma #(
                     s_got   <= 1'b1;
                     s_code  <= kc_res_code;
                     s_xaddr <= kc_res_addr;
+                    s_win   <= kc_res_window;
+                    s_par   <= kc_res_parent;
                 end else begin
                     d_got   <= 1'b1;
                     d_code  <= kc_res_code;
                     d_xaddr <= kc_res_addr;
+                    d_win   <= kc_res_window;
+                    d_par   <= kc_res_parent;
                 end
             end
         end

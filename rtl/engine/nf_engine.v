@@ -103,13 +103,16 @@ module nf_engine #(
     wire [3:0]    res_code;
     wire [31:0]   res_addr, res_mtt_data, res_index;
     wire [EW-1:0] res_entry;
+    wire          res_window;
+    wire [15:0]   res_parent;
     nf_keycheck #(.MPT_ENTRIES(MPT_ENTRIES), .MTT_ENTRIES(MTT_ENTRIES)) u_kc (
         .clk(clk), .rst(rst), .ready(kc_ready),
         .in_valid(kc_in_valid), .in_op(kc_in_op), .in_tag(kc_in_tag), .in_token(kc_in_token),
         .in_va(kc_in_va), .in_len(kc_in_len), .in_access(kc_in_acc), .in_pd(kc_in_pd),
         .in_index(kc_in_index), .in_entry(tbl_entry), .in_mtt_data(kc_in_mttd),
         .out_valid(res_valid), .out_op(res_op), .out_tag(res_tag), .out_code(res_code),
-        .out_addr(res_addr), .out_entry(res_entry), .out_mtt_data(res_mtt_data), .out_index(res_index)
+        .out_addr(res_addr), .out_entry(res_entry), .out_mtt_data(res_mtt_data), .out_index(res_index),
+        .out_window(res_window), .out_parent(res_parent)
     );
 
     // ---- loader -------------------------------------------------------------------------
@@ -133,6 +136,8 @@ module nf_engine #(
     wire [3:0]  dma_code;
     wire        dma_src_tok_busy, dma_dst_tok_busy;
     wire [23:0] dma_src_tok_index, dma_dst_tok_index;
+    wire        dma_src_par_busy, dma_dst_par_busy;
+    wire [15:0] dma_src_par_index, dma_dst_par_index;
     nf_dma #(.MEM_BYTES(MEM_BYTES), .USER_BASE(USER_BASE)) u_dma (
         .clk(clk), .rst(rst), .start(dma_start),
         .src_mode(dma_src_mode), .src_token(dma_src_token), .src_addr(dma_src_addr), .src_pd(dma_src_pd),
@@ -140,9 +145,12 @@ module nf_engine #(
         .len(dma_len), .busy(dma_busy), .side(dma_side), .code(dma_code), .bytes(dma_bytes),
         .src_tok_busy(dma_src_tok_busy), .src_tok_index(dma_src_tok_index),
         .dst_tok_busy(dma_dst_tok_busy), .dst_tok_index(dma_dst_tok_index),
+        .src_par_busy(dma_src_par_busy), .src_par_index(dma_src_par_index),
+        .dst_par_busy(dma_dst_par_busy), .dst_par_index(dma_dst_par_index),
         .kc_req(dma_kc_req), .kc_token(dma_kc_token), .kc_va(dma_kc_va), .kc_len(dma_kc_len),
         .kc_access(dma_kc_access), .kc_pd(dma_kc_pd), .kc_gnt(dma_gnt),
         .kc_res_valid(res_valid && res_tag == TAG_DMA), .kc_res_code(res_code), .kc_res_addr(res_addr),
+        .kc_res_window(res_window), .kc_res_parent(res_parent),
         .rd_req(dma_rd_req), .rd_addr(dma_rd_addr), .rd_gnt(dma_rd_gnt),
         .rd_valid(eng_rd_valid && rd_to_dma), .rd_data(eng_rd_data),
         .wr_req(dma_wr_req), .wr_addr(dma_wr_addr), .wr_data(dma_wr_data), .wr_be(dma_wr_be),
@@ -168,7 +176,9 @@ module nf_engine #(
         .dma_dst_token(dma_dst_token), .dma_dst_addr(dma_dst_addr), .dma_dst_pd(dma_dst_pd),
         .dma_len(dma_len), .dma_busy(dma_busy), .dma_side(dma_side), .dma_code(dma_code),
         .dma_bytes(dma_bytes), .dma_src_tok_busy(dma_src_tok_busy), .dma_src_tok_index(dma_src_tok_index),
-        .dma_dst_tok_busy(dma_dst_tok_busy), .dma_dst_tok_index(dma_dst_tok_index)
+        .dma_dst_tok_busy(dma_dst_tok_busy), .dma_dst_tok_index(dma_dst_tok_index),
+        .dma_src_par_busy(dma_src_par_busy), .dma_src_par_index(dma_src_par_index),
+        .dma_dst_par_busy(dma_dst_par_busy), .dma_dst_par_index(dma_dst_par_index)
     );
 
     /* verilator lint_off UNUSEDSIGNAL */

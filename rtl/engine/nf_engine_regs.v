@@ -70,7 +70,11 @@ module nf_engine_regs #(
     input  wire            dma_src_tok_busy,
     input  wire [23:0]     dma_src_tok_index,
     input  wire            dma_dst_tok_busy,
-    input  wire [23:0]     dma_dst_tok_index
+    input  wire [23:0]     dma_dst_tok_index,
+    input  wire            dma_src_par_busy,   // a DMA side runs through a window over this entry
+    input  wire [15:0]     dma_src_par_index,
+    input  wire            dma_dst_par_busy,
+    input  wire [15:0]     dma_dst_par_index
 );
     localparam [2:0] OPC_MPT_INVALIDATE = `NF_TBL_OP_MPT_INVALIDATE;
     localparam [2:0] OPC_MPT_READ = `NF_TBL_OP_MPT_READ;
@@ -132,9 +136,12 @@ module nf_engine_regs #(
     assign dma_src_addr = {src_hi, src_lo};
     assign dma_dst_addr = {dst_hi, dst_lo};
 
-    // The invalidated entry may still carry a running DMA's grant.
+    // The invalidated entry may still carry a running DMA's grant, directly or as the
+    // parent of the window the DMA runs through.
     wire dma_on_index = (dma_src_tok_busy && {8'd0, dma_src_tok_index} == tbl_index_r) ||
-                        (dma_dst_tok_busy && {8'd0, dma_dst_tok_index} == tbl_index_r);
+                        (dma_dst_tok_busy && {8'd0, dma_dst_tok_index} == tbl_index_r) ||
+                        (dma_src_par_busy && {16'd0, dma_src_par_index} == tbl_index_r) ||
+                        (dma_dst_par_busy && {16'd0, dma_dst_par_index} == tbl_index_r);
 
     always @(posedge clk) begin
         if (rst) begin

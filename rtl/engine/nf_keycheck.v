@@ -8,12 +8,23 @@
 // Stages (in_valid in cycle t, out_valid in cycle t+4, one op accepted every clock):
 //   S0 (t)   index decode, MPT read issued
 //   S1 (t+1) entry (forwarded); MPT_WRITE / MPT_INVALIDATE write the MPT here
-//   SC (t+2) key, state, PD, right, bounds (subtraction only) -> refusal code
+//   SC (t+2) key, state, PD, right, bounds (subtraction only), a window's parent
+//            VALID (from the VALID bitmap) -> refusal code
 //   S2 (t+3) MTT indices of first and last page, BAD_MTT; MTT read issued;
 //            MTT_WRITE writes the MTT here
 //   S3 (t+4) result: code, adapter address of the first byte, read data
 // After reset both tables are cleared (FREE, all zero): `ready` is 0 for
 // max(MPT_ENTRIES, MTT_ENTRIES) clocks and in_valid is ignored meanwhile.
+//
+// Memory windows (KIND WINDOW): the entry itself carries the window's bounds and
+// translation; a check through it grants only for remote access and only while the
+// parent entry (MPT_W6.PARENT, the MR the window is bound to) is VALID at the time of
+// the check. The parent's state comes from a 1-bit-per-entry VALID bitmap written
+// through the MPT's own write port (same data, same clock), so it is in step with the
+// table without a second read port or extra latency. The hardware looks only at the
+// parent's current state: firmware must invalidate a parent's windows when it
+// invalidates the parent, else a window would work again once the parent index is
+// re-registered.
 `default_nettype none
 `include "nf_layout.vh"
 module nf_keycheck #(
@@ -42,13 +53,16 @@ module nf_keycheck #(
     output wire [31:0]      out_addr,      // check granted with len > 0: adapter address; else 0
     output reg  [7*32-1:0]  out_entry,     // MPT_READ
     output wire [31:0]      out_mtt_data,  // MTT_READ
-    output reg  [31:0]      out_index      // table index (check: token index)
+    output reg  [31:0]      out_index,     // table index (check: token index)
+    output reg              out_window,    // check: the entry was a WINDOW (out_parent valid)
+    output reg  [15:0]      out_parent     // check through a window: its parent's index
 );
     localparam [1:0] ACC_LOCAL_READ = `NF_ACCESS_LOCAL_READ;
     localparam [1:0] ACC_LOCAL_WRITE = `NF_ACCESS_LOCAL_WRITE;
     localparam [1:0] ACC_REMOTE_READ = `NF_ACCESS_REMOTE_READ;
     localparam [1:0] ACC_REMOTE_WRITE = `NF_ACCESS_REMOTE_WRITE;
     localparam [1:0] KIND_FAST = `NF_MPT_KIND_FAST;
+    localparam [1:0] KIND_WINDOW = `NF_MPT_KIND_WINDOW;
     localparam [2:0] OPC_MPT_INVALIDATE = `NF_TBL_OP_MPT_INVALIDATE;
     localparam [2:0] OPC_MPT_READ = `NF_TBL_OP_MPT_READ;
     localparam [2:0] OPC_MPT_WRITE = `NF_TBL_OP_MPT_WRITE;
@@ -154,6 +168,13 @@ module nf_keycheck #(
     wire [EW-1:0]  mpt_wdata = clearing ? {EW{1'b0}} : s1_mpt_wdata;
     always @(posedge clk) if (mpt_we) mpt[mpt_waddr] <= mpt_wdata;
 
+    // VALID bitmap: bit i == (MPT[i].STATE == VALID), written with the MPT. Read
+    // asynchronously in SC: a write at S1 lands at the clock edge that moves the op
+    // one behind into SC, so SC sees exactly the ops issued before it (no forwarding).
+    reg vbits [0:MPT_ENTRIES-1];
+    always @(posedge clk)
+        if (mpt_we) vbits[mpt_waddr] <= (mpt_wdata[`NF_MPT_W0_STATE] == ST_VALID);
+
     reg            sc_valid;
     reg [2:0]      sc_op;
     reg [TAG_W-1:0] sc_tag;
@@ -198,13 +219,19 @@ module nf_keycheck #(
     wire [31:0] w5 = sc_ent[5*32 +: 32];
     wire [1:0]  state = w0[`NF_MPT_W0_STATE];
     wire        is_fast = (w0[`NF_MPT_W0_KIND] == KIND_FAST);
+    wire        is_window = (w0[`NF_MPT_W0_KIND] == KIND_WINDOW);
     wire        remote_ok = !is_fast || w0[`NF_MPT_W0_REMOTE_EN_LSB];
+    wire [15:0] parent = sc_ent[6*32 + `NF_MPT_W6_PARENT_LSB +: 16];
+    wire [31:0] parent32 = {16'd0, parent};
+    wire [MIW-1:0] parent_ra = parent32[MIW-1:0];
+    wire        parent_in = (parent32 < MPT_32);
+    wire        parent_ok = !is_window || (parent_in && vbits[parent_ra]);
 
     reg right_ok;
     always @(*) begin
         case (sc_access)
-            ACC_LOCAL_READ:   right_ok = 1'b1;
-            ACC_LOCAL_WRITE:  right_ok = w0[`NF_MPT_W0_LOCAL_WRITE_LSB];
+            ACC_LOCAL_READ:   right_ok = !is_window;
+            ACC_LOCAL_WRITE:  right_ok = w0[`NF_MPT_W0_LOCAL_WRITE_LSB] && !is_window;
             ACC_REMOTE_READ:  right_ok = w0[`NF_MPT_W0_REMOTE_READ_LSB] && remote_ok;
             ACC_REMOTE_WRITE: right_ok = w0[`NF_MPT_W0_REMOTE_WRITE_LSB] && remote_ok;
             default:          right_ok = 1'b0;
@@ -226,7 +253,7 @@ module nf_keycheck #(
         if (sc_op == OP_CHECK) begin
             if (sc_bad_mpt)                                    sc_code = `NF_REFUSE_BAD_INDEX;
             else if (w0[`NF_MPT_W0_KEY] != sc_key)             sc_code = `NF_REFUSE_BAD_KEY;
-            else if (state != ST_VALID)                        sc_code = `NF_REFUSE_NOT_VALID;
+            else if (state != ST_VALID || !parent_ok)          sc_code = `NF_REFUSE_NOT_VALID;
             else if (sc_pd != {16'd0, w1[`NF_MPT_W1_PD]})      sc_code = `NF_REFUSE_WRONG_PD;
             else if (!right_ok)                                sc_code = `NF_REFUSE_NO_RIGHT;
             else if (oob)                                      sc_code = `NF_REFUSE_OUT_OF_BOUNDS;
@@ -259,6 +286,8 @@ module nf_keycheck #(
     reg [15:0]     s2_mtt_base;
     reg [EW-1:0]   s2_entry;
     reg [31:0]     s2_mtt_data;
+    reg            s2_window;
+    reg [15:0]     s2_parent;
     always @(posedge clk) begin
         if (rst) s2_valid <= 1'b0;
         else     s2_valid <= sc_valid;
@@ -271,6 +300,8 @@ module nf_keycheck #(
         s2_mtt_base <= w5[`NF_MPT_W5_MTT_BASE];
         s2_entry    <= sc_ent;
         s2_mtt_data <= sc_mtt_data;
+        s2_window   <= (sc_op == OP_CHECK) && !sc_bad_mpt && is_window;
+        s2_parent   <= parent;
     end
 
     // ---- S2 -----------------------------------------------------------------------
@@ -303,6 +334,8 @@ module nf_keycheck #(
         out_tag      <= s2_tag;
         out_code     <= s2_code_f;
         out_index    <= s2_idx;
+        out_window   <= s2_window;
+        out_parent   <= s2_window ? s2_parent : 16'd0;
         out_entry    <= (s2_op == OPC_MPT_READ && s2_code == R_OK) ?
                         s2_entry : {EW{1'b0}};
         s3_translate <= s2_check && s2_code_f == R_OK && !len_zero;
@@ -316,7 +349,7 @@ module nf_keycheck #(
     assign out_mtt_data = s3_mtt_read ? mtt_q : 32'd0;
 
     /* verilator lint_off UNUSEDSIGNAL */
-    wire unused = &{1'b0, mtt_q[31:32-PS], first_idx[23:TIW], s1_idx[31:MIW], w0[31:24], w0[15:9], w0[7],
+    wire unused = &{1'b0, mtt_q[31:32-PS], first_idx[23:TIW], s1_idx[31:MIW], w0[31:24], w0[15:9], w0[7], parent32[31:MIW],
                      w1[31:28], w5[31:16], pos_last[PS_MSB:0], 1'b0};
     /* verilator lint_on UNUSEDSIGNAL */
 `ifdef FORMAL
@@ -327,30 +360,64 @@ module nf_keycheck #(
     // equal, PD equal, right present, VA >= base and VA + len <= base + length (wide
     // addition here, the design subtracts). A check issued after an invalidate of f_idx
     // completed (and before a new MPT_WRITE of it) must never be granted.
+    // Windows: a second arbitrary entry f_pidx has a shadow too; a grant through
+    // f_idx when it is a WINDOW needs remote access, a parent inside the table and,
+    // when the parent is f_pidx, f_pidx VALID as the ops issued before the check left
+    // it. f_pidx being arbitrary, this covers every parent.
     reg f_past_valid = 1'b0;
     always @(posedge clk) f_past_valid <= 1'b1;
     always @(*) if (!f_past_valid) assume(rst);
 
-    (* anyconst *) reg [MIW-1:0] f_idx;
-    always @(*) assume({{(32-MIW){1'b0}}, f_idx} < MPT_ENTRIES);
+    // Shadow k (0: f_idx, 1: f_pidx) of one arbitrary entry, updated in issue order at
+    // S1, with the invariants that tie the RAM, the read register, the forwarding
+    // register and the VALID bitmap to it (they make the properties inductive).
+    genvar gk;
+    generate for (gk = 0; gk < 2; gk = gk + 1) begin : f_sh
+        (* anyconst *) reg [MIW-1:0] idx;
+        always @(*) assume({{(32-MIW){1'b0}}, idx} < MPT_ENTRIES);
+        reg [EW-1:0] ent;        // the entry as the ops issued so far define it
+        wire on = s1_valid && !s1_bad_mpt && (s1_idx[MIW-1:0] == idx);
+        wire valid = (ent[`NF_MPT_W0_STATE] == ST_VALID);
+        reg [EW-1:0] next;
+        always @(*) begin
+            next = ent;
+            if (on && s1_op == OPC_MPT_WRITE) next = s1_wentry;
+            if (on && s1_op == OPC_MPT_INVALIDATE && valid) next = {ent[EW-1:2], ST_INVALID};
+        end
+        reg read;
+        reg [EW-1:0] ent_at_read;
+        always @(posedge clk) begin
+            if (rst) ent <= {EW{1'b0}};
+            else     ent <= next;
+            read        <= (mpt_raddr == idx) && !clearing;
+            ent_at_read <= ent;
+        end
+        always @(*) if (f_past_valid && !rst) begin
+            if (clearing) begin
+                assert(ent == {EW{1'b0}});
+                if ({{(CW-MIW){1'b0}}, idx} < clr_idx) assert(mpt[idx] == {EW{1'b0}} && !vbits[idx]);
+            end else begin
+                assert(mpt[idx] == ent);
+                assert(vbits[idx] == valid);
+                if (read) assert(mpt_q == ent_at_read);
+                if (fw_mpt_wr && fw_mpt_widx == idx) assert(fw_mpt_wentry == ent);
+                if (on) assert(cur == ent);
+                if (s1_mpt_wr && s1_idx[MIW-1:0] == idx) assert(s1_mpt_wdata == next && on);
+            end
+        end
+    end endgenerate
 
-    reg [EW-1:0] f_ent;          // the entry as the ops issued so far define it
+    wire [MIW-1:0] f_idx = f_sh[0].idx;
+    wire [MIW-1:0] f_pidx = f_sh[1].idx;
+    wire [EW-1:0] f_ent = f_sh[0].ent;
+    wire s1_on_f = f_sh[0].on;
+    wire f_state_valid = f_sh[0].valid;
+    wire f_pvalid = f_sh[1].valid;   // f_pidx is VALID after the ops issued so far
     reg          f_inv_done;     // f_idx invalidated, not rewritten since
-    wire s1_on_f = s1_valid && !s1_bad_mpt && (s1_idx[MIW-1:0] == f_idx);
-    wire f_state_valid = (f_ent[`NF_MPT_W0_STATE] == ST_VALID);
-    reg [EW-1:0] f_next;
-    always @(*) begin
-        f_next = f_ent;
-        if (s1_on_f && s1_op == OPC_MPT_WRITE) f_next = s1_wentry;
-        if (s1_on_f && s1_op == OPC_MPT_INVALIDATE && f_state_valid)
-            f_next = {f_ent[EW-1:2], ST_INVALID};
-    end
     always @(posedge clk) begin
         if (rst) begin
-            f_ent      <= {EW{1'b0}};
             f_inv_done <= 1'b0;
         end else begin
-            f_ent <= f_next;
             if (s1_on_f && s1_op == OPC_MPT_INVALIDATE && f_state_valid) f_inv_done <= 1'b1;
             if (s1_on_f && s1_op == OPC_MPT_WRITE) f_inv_done <= 1'b0;
         end
@@ -359,11 +426,13 @@ module nf_keycheck #(
     // What each check saw, carried alongside the pipeline (SC, S2, S3).
     reg [EW-1:0] fc_ent, f2_ent, f3_ent;
     reg          fc_on, f2_on, f3_on, fc_after_inv, f2_after_inv, f3_after_inv;
+    reg          fc_pvalid, f2_pvalid, f3_pvalid;
     reg [63:0]   fc_va, f2_va, f3_va;
     reg [31:0]   fc_len, f2_len, f3_len, fc_pd, f2_pd, f3_pd;
     reg [1:0]    fc_acc, f2_acc, f3_acc;
     reg [7:0]    fc_key, f2_key, f3_key;
     always @(posedge clk) begin
+        fc_pvalid <= f_pvalid;  f2_pvalid <= fc_pvalid;  f3_pvalid <= f2_pvalid;
         fc_ent <= f_ent;  fc_on <= s1_on_f && s1_op == OP_CHECK;  fc_after_inv <= f_inv_done;
         fc_va <= s1_va;   fc_len <= s1_len;  fc_pd <= s1_pd;  fc_acc <= s1_access;  fc_key <= s1_key;
         f2_ent <= fc_ent; f2_on <= fc_on;  f2_after_inv <= fc_after_inv;
@@ -377,6 +446,8 @@ module nf_keycheck #(
     wire [63:0] fbase = {f3_ent[3*32 +: 32], f3_ent[2*32 +: 32]};
     wire [31:0] flength = f3_ent[4*32 +: 32];
     wire f_fast = (fw0[`NF_MPT_W0_KIND] == KIND_FAST);
+    wire f_window = (fw0[`NF_MPT_W0_KIND] == KIND_WINDOW);
+    wire [31:0] f_parent = {16'd0, f3_ent[6*32 + `NF_MPT_W6_PARENT_LSB +: 16]};
     wire f_remote = !f_fast || fw0[`NF_MPT_W0_REMOTE_EN_LSB];
     wire f_right = (f3_acc == ACC_LOCAL_READ) ||
                    (f3_acc == ACC_LOCAL_WRITE  && fw0[`NF_MPT_W0_LOCAL_WRITE_LSB]) ||
@@ -390,6 +461,9 @@ module nf_keycheck #(
     always @(posedge clk) if (f_past_valid && !rst) begin
         cover(f_grant && f3_on && f_fast && f3_acc == ACC_REMOTE_WRITE);
         cover(out_valid && f3_on && f3_after_inv && out_code == R_NOT_VALID);
+        cover(f_grant && f3_on && f_window && f_parent == {{(32-MIW){1'b0}}, f_pidx} && f_pidx != f_idx);
+        cover(out_valid && f3_on && f_window && fw0[`NF_MPT_W0_STATE] == ST_VALID &&
+              f_parent == {{(32-MIW){1'b0}}, f_pidx} && !f3_pvalid && out_code == R_NOT_VALID);
     end
 
     always @(posedge clk) if (f_past_valid && !rst) begin
@@ -402,30 +476,23 @@ module nf_keycheck #(
             assert(f_right);
             assert(f_in_bounds);
             assert(!f3_after_inv);
+            if (f_window) begin
+                // A window: remote access only, inside [base, base + length) (above),
+                // and its parent VALID when the check was issued.
+                assert(f3_acc == ACC_REMOTE_READ || f3_acc == ACC_REMOTE_WRITE);
+                assert(f_parent < MPT_32);
+                if (f_parent == {{(32-MIW){1'b0}}, f_pidx}) assert(f3_pvalid);
+            end
         end
     end
 
-    // Invariants that make the properties inductive: the RAM, the read register and
-    // the forwarding register agree with the shadow.
-    reg f_read_f;
-    reg [EW-1:0] f_ent_at_read;
-    always @(posedge clk) begin
-        f_read_f      <= (mpt_raddr == f_idx) && !clearing;
-        f_ent_at_read <= f_ent;
-    end
     always @(*) if (f_past_valid && !rst) begin
-        if (clearing) begin
-            assert(!s1_valid && !sc_valid && !s2_valid && !fw_mpt_wr && f_ent == {EW{1'b0}} && !f_inv_done);
-            assert({{(32-CW){1'b0}}, clr_idx} < CLR);
-            if ({{(CW-MIW){1'b0}}, f_idx} < clr_idx) assert(mpt[f_idx] == {EW{1'b0}});
-        end else begin
-            assert(mpt[f_idx] == f_ent);
-            if (f_read_f) assert(mpt_q == f_ent_at_read);
-            if (fw_mpt_wr && fw_mpt_widx == f_idx) assert(fw_mpt_wentry == f_ent);
-            if (s1_on_f) assert(cur == f_ent);
-            if (s1_mpt_wr && s1_idx[MIW-1:0] == f_idx) assert(s1_mpt_wdata == f_next && s1_on_f);
-        end
+        if (clearing)
+            assert(!s1_valid && !sc_valid && !s2_valid && !fw_mpt_wr && !f_inv_done &&
+                   {{(32-CW){1'b0}}, clr_idx} < CLR);
         if (f_inv_done) assert(!f_state_valid);
+        // A check between S1 and SC saw the parent as it is now (it writes nothing).
+        if (sc_valid && fc_on) assert(fc_pvalid == f_pvalid);
         // The stages after S1 carry what the check saw.
         if (sc_valid && fc_on)
             assert(sc_ent == fc_ent && sc_key == fc_key && sc_va == fc_va && sc_len == fc_len &&

@@ -110,19 +110,34 @@ uint8_t *nfm_mem(struct nfm_engine *e)
 
 /* ---- key check and translation ------------------------------------------------- */
 
+/* A memory window serves remote access only. */
 static int right_granted(uint32_t w0, uint32_t access)
 {
     int fast = NF_MPT_W0_KIND_GET(w0) == NF_MPT_KIND_FAST;
+    int window = NF_MPT_W0_KIND_GET(w0) == NF_MPT_KIND_WINDOW;
     switch (access) {
     case NF_ACCESS_LOCAL_READ:
-        return 1;
+        return !window;
     case NF_ACCESS_LOCAL_WRITE:
-        return NF_MPT_W0_LOCAL_WRITE_GET(w0) != 0;
+        return NF_MPT_W0_LOCAL_WRITE_GET(w0) != 0 && !window;
     case NF_ACCESS_REMOTE_READ:
         return NF_MPT_W0_REMOTE_READ_GET(w0) != 0 && (!fast || NF_MPT_W0_REMOTE_EN_GET(w0) != 0);
     default: /* NF_ACCESS_REMOTE_WRITE: the only value left in two bits */
         return NF_MPT_W0_REMOTE_WRITE_GET(w0) != 0 && (!fast || NF_MPT_W0_REMOTE_EN_GET(w0) != 0);
     }
+}
+
+/* A window (its own bounds and translation in its entry) works only while its parent
+ * MR, MPT_W6.PARENT, is VALID now. Only the parent's current state counts: firmware
+ * invalidates a parent's windows with the parent, so a re-registered parent index
+ * does not revive them. Other kinds have no parent. */
+static int parent_valid(const struct nfm_engine *e, const uint32_t *w)
+{
+    if (NF_MPT_W0_KIND_GET(w[0]) != NF_MPT_KIND_WINDOW)
+        return 1;
+    uint32_t parent = NF_MPT_W6_PARENT_GET(w[6]);
+    return parent < e->cfg.mpt_entries &&
+           NF_MPT_W0_STATE_GET(e->mpt[(size_t)parent * NFM_MPT_WORDS]) == NF_MPT_STATE_VALID;
 }
 
 uint32_t nfm_check(const struct nfm_engine *e, uint32_t token, uint64_t va, uint32_t len,
@@ -140,7 +155,7 @@ uint32_t nfm_check(const struct nfm_engine *e, uint32_t token, uint64_t va, uint
     const uint32_t *w = &e->mpt[(size_t)index * NFM_MPT_WORDS];
     if (NF_TOKEN_KEY_GET(token) != NF_MPT_W0_KEY_GET(w[0]))
         return NF_REFUSE_BAD_KEY;
-    if (NF_MPT_W0_STATE_GET(w[0]) != NF_MPT_STATE_VALID)
+    if (NF_MPT_W0_STATE_GET(w[0]) != NF_MPT_STATE_VALID || !parent_valid(e, w))
         return NF_REFUSE_NOT_VALID;
     if (pd != NF_MPT_W1_PD_GET(w[1]))
         return NF_REFUSE_WRONG_PD;

@@ -46,9 +46,10 @@ static uint32_t w0_of(uint32_t state, uint32_t kind, uint32_t rights, uint32_t k
     return NF_MPT_W0_STATE_PUT(state) | NF_MPT_W0_KIND_PUT(kind) | rights | NF_MPT_W0_KEY_PUT(key);
 }
 
-/* Writes MPT[index] through ENT_W0..W6 + MPT_WRITE; returns the TBL_STATUS code. */
-static uint32_t mpt_write(uint32_t index, uint32_t w0, uint32_t pd, uint32_t fbo, uint64_t base,
-                          uint32_t length, uint32_t mtt_base, uint32_t pages)
+/* Writes MPT[index] through ENT_W0..W6 + MPT_WRITE (W6 = PAGES | PARENT); returns the
+ * TBL_STATUS code. */
+static uint32_t mpt_write_p(uint32_t index, uint32_t w0, uint32_t pd, uint32_t fbo, uint64_t base,
+                            uint32_t length, uint32_t mtt_base, uint32_t pages, uint32_t parent)
 {
     w(NF_ENGINE_ENT_W0, w0);
     w(NF_ENGINE_ENT_W1, NF_MPT_W1_PD_PUT(pd) | NF_MPT_W1_FBO_PUT(fbo));
@@ -56,9 +57,22 @@ static uint32_t mpt_write(uint32_t index, uint32_t w0, uint32_t pd, uint32_t fbo
     w(NF_ENGINE_ENT_W3, (uint32_t)(base >> 32));
     w(NF_ENGINE_ENT_W4, length);
     w(NF_ENGINE_ENT_W5, NF_MPT_W5_MTT_BASE_PUT(mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(pages));
-    w(NF_ENGINE_ENT_W6, NF_MPT_W6_PAGES_PUT(pages));
+    w(NF_ENGINE_ENT_W6, NF_MPT_W6_PAGES_PUT(pages) | NF_MPT_W6_PARENT_PUT(parent));
     w(NF_ENGINE_TBL_INDEX, index);
     w(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE);
+    return code_of(r(NF_ENGINE_TBL_STATUS));
+}
+
+static uint32_t mpt_write(uint32_t index, uint32_t w0, uint32_t pd, uint32_t fbo, uint64_t base,
+                          uint32_t length, uint32_t mtt_base, uint32_t pages)
+{
+    return mpt_write_p(index, w0, pd, fbo, base, length, mtt_base, pages, 0);
+}
+
+static uint32_t invalidate(uint32_t index)
+{
+    w(NF_ENGINE_TBL_INDEX, index);
+    w(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_INVALIDATE);
     return code_of(r(NF_ENGINE_TBL_STATUS));
 }
 
@@ -447,9 +461,10 @@ static void test_check_refusals(void)
     mpt_write(5, w0_of(NF_MPT_STATE_VALID, NF_MPT_KIND_FAST, NF_MPT_W0_REMOTE_EN_MASK, 0x55), PD_A, 0, 0, PAGE, 0, 1);
     CHECK(chk(t5, 0, 1, NF_ACCESS_REMOTE_READ, PD_A, NULL) == NF_REFUSE_NO_RIGHT,
           "rights: REMOTE_EN alone grants nothing");
-    mpt_write(5, w0_of(NF_MPT_STATE_VALID, NF_MPT_KIND_WINDOW, NF_MPT_W0_REMOTE_READ_MASK, 0x55), PD_A, 0, 0, PAGE, 0, 1);
+    mpt_write_p(5, w0_of(NF_MPT_STATE_VALID, NF_MPT_KIND_WINDOW, NF_MPT_W0_REMOTE_READ_MASK, 0x55), PD_A, 0, 0,
+                PAGE, 0, 1, E3);
     CHECK(chk(t5, 0, 1, NF_ACCESS_REMOTE_READ, PD_A, NULL) == NF_REFUSE_OK,
-          "rights: REMOTE_EN only matters on FAST entries");
+          "rights: REMOTE_EN only matters on FAST entries (a window over a VALID parent)");
 
     /* BAD_MTT: the range's last page lies beyond the MTT. */
     mpt_write(6, w0_of(NF_MPT_STATE_VALID, 0, 0, 0x66), PD_A, 0x800, 0x1000, 2 * PAGE, MTT_ENTRIES - 2, 2);
@@ -714,30 +729,122 @@ static void stop_hook(struct nfm_engine *x, uint32_t src_addr, uint32_t dst_addr
     }
 }
 
-static void test_dma_stopped(void)
+/* A DMA from SYSTEM address src into d, which starts at byte off of E3 (directly or
+ * through a window over it), with E3 invalidated after the first chunk: 1 when it
+ * stopped there (STOPPED, SIDE 1, DMA_BYTES = that chunk) and only that chunk moved. */
+static int dma_stopped_after_first_chunk(const struct side *d, uint32_t src, uint32_t off, uint32_t len,
+                                         uint32_t seed)
 {
-    fresh();
-    setup_e3(NF_MPT_W0_LOCAL_WRITE_MASK, NF_MPT_KIND_NORMAL);
-    fill_pattern(777);
+    fill_pattern(seed);
     uint8_t *ref = malloc(MEM_BYTES);
     if (!ref)
         exit(1);
     memcpy(ref, nfm_mem(e), MEM_BYTES);
     struct stop_ctx ctx = {1, E3, 0, 0, 0, 0};
     nfm_set_chunk_hook(e, stop_hook, &ctx);
-    /* Source: SYSTEM 0x20 (page offset 0x20); destination E3 from offset 0 (page
-     * offset FBO 0x345): first chunk = PAGE - 0x345 bytes, then the entry dies. */
-    struct side s = {NF_DMA_MODE_SYSTEM, 0, 0, 0, 0x20};
-    struct side d = {NF_DMA_MODE_TOKEN, NF_ACCESS_LOCAL_WRITE, token_of(E3, E3_KEY), PD_A, E3_BASE};
-    uint32_t st = dma(&s, &d, 3 * PAGE);
-    uint32_t first = PAGE - E3_FBO;
-    memmove(ref + e3_addr(0), ref + 0x20, first);
-    CHECK(code_of(st) == NF_REFUSE_STOPPED && NF_STATUS_WORD_SIDE_GET(st) == 1 &&
-              r(NF_ENGINE_DMA_BYTES) == first && ctx.calls == 1 && memcmp(ref, nfm_mem(e), MEM_BYTES) == 0 &&
-              ctx.last_src == 0x20 && ctx.last_dst == e3_addr(0) && ctx.last_len == first,
-          "dma: entry invalidated after the first chunk -> STOPPED, DMA_BYTES = bytes written before");
+    struct side s = {NF_DMA_MODE_SYSTEM, 0, 0, 0, src};
+    uint32_t st = dma(&s, d, len);
+    uint32_t first = PAGE - (E3_FBO + off) % PAGE;
+    memmove(ref + e3_addr(off), ref + src, first);
+    int ok = code_of(st) == NF_REFUSE_STOPPED && NF_STATUS_WORD_SIDE_GET(st) == 1 &&
+             r(NF_ENGINE_DMA_BYTES) == first && ctx.calls == 1 && memcmp(ref, nfm_mem(e), MEM_BYTES) == 0 &&
+             ctx.last_src == src && ctx.last_dst == e3_addr(off) && ctx.last_len == first;
     nfm_set_chunk_hook(e, NULL, NULL);
     free(ref);
+    return ok;
+}
+
+static void test_dma_stopped(void)
+{
+    fresh();
+    setup_e3(NF_MPT_W0_LOCAL_WRITE_MASK, NF_MPT_KIND_NORMAL);
+    /* Destination E3 from offset 0 (page offset FBO 0x345): first chunk = PAGE - 0x345
+     * bytes, then the entry dies. */
+    struct side d = {NF_DMA_MODE_TOKEN, NF_ACCESS_LOCAL_WRITE, token_of(E3, E3_KEY), PD_A, E3_BASE};
+    CHECK(dma_stopped_after_first_chunk(&d, 0x20, 0, 3 * PAGE, 777),
+          "dma: entry invalidated after the first chunk -> STOPPED, DMA_BYTES = bytes written before");
+}
+
+/* A window over E3: [E3_BASE + WIN_OFF, + WIN_LEN), which starts in E3's second page
+ * and ends in its fourth. MTT_BASE and FBO are the parent's advanced to the window's
+ * first byte, as the firmware computes them. */
+#define WIN 5u
+#define WIN_KEY 0x55u
+#define WIN_OFF (PAGE - E3_FBO + 0x123u)
+#define WIN_LEN (2u * PAGE)
+#define WIN_RIGHTS (NF_MPT_W0_REMOTE_READ_MASK | NF_MPT_W0_REMOTE_WRITE_MASK)
+
+static uint32_t setup_window(uint32_t state, uint32_t rights)
+{
+    uint32_t pos = E3_FBO + WIN_OFF;
+    uint32_t first = pos / PAGE, last = (pos + WIN_LEN - 1u) / PAGE;
+    return mpt_write_p(WIN, w0_of(state, NF_MPT_KIND_WINDOW, rights, WIN_KEY), PD_A, pos % PAGE,
+                       E3_BASE + WIN_OFF, WIN_LEN, E3_MTT + first, last - first + 1u, E3);
+}
+
+static void test_window(void)
+{
+    fresh();
+    uint32_t all = NF_MPT_W0_LOCAL_WRITE_MASK | NF_MPT_W0_REMOTE_READ_MASK | NF_MPT_W0_REMOTE_WRITE_MASK;
+    setup_e3(all, NF_MPT_KIND_NORMAL);
+    setup_window(NF_MPT_STATE_VALID, NF_MPT_W0_REMOTE_READ_MASK);
+    uint32_t tok = token_of(WIN, WIN_KEY);
+    uint64_t wb = E3_BASE + WIN_OFF;
+    uint32_t addr = 1;
+    CHECK(chk(tok, wb, 16, NF_ACCESS_REMOTE_READ, PD_A, &addr) == NF_REFUSE_OK && addr == e3_addr(WIN_OFF),
+          "window: remote read at its base translates into the parent's pages");
+    CHECK(chk(tok, wb + WIN_LEN - 8u, 8, NF_ACCESS_REMOTE_READ, PD_A, &addr) == NF_REFUSE_OK &&
+              addr == e3_addr(WIN_OFF + WIN_LEN - 8u),
+          "window: remote read of its last bytes (another page) translates");
+    CHECK(chk(tok, wb, WIN_LEN, NF_ACCESS_REMOTE_READ, PD_A, NULL) == NF_REFUSE_OK,
+          "window: its whole length is granted");
+    CHECK(chk(tok, wb, 16, NF_ACCESS_REMOTE_WRITE, PD_A, NULL) == NF_REFUSE_NO_RIGHT,
+          "window: a right the window lacks (the parent has it) -> NO_RIGHT");
+    CHECK(chk(tok, wb, 16, NF_ACCESS_LOCAL_READ, PD_A, NULL) == NF_REFUSE_NO_RIGHT &&
+              chk(tok, wb, 16, NF_ACCESS_LOCAL_WRITE, PD_A, NULL) == NF_REFUSE_NO_RIGHT,
+          "window: local read and local write through a window -> NO_RIGHT");
+    CHECK(chk(tok, wb - 1u, 2, NF_ACCESS_REMOTE_READ, PD_A, NULL) == NF_REFUSE_OUT_OF_BOUNDS &&
+              chk(tok, E3_BASE, 1, NF_ACCESS_REMOTE_READ, PD_A, NULL) == NF_REFUSE_OUT_OF_BOUNDS,
+          "window: below the window (inside the parent) -> OUT_OF_BOUNDS");
+    CHECK(chk(tok, wb + WIN_LEN, 1, NF_ACCESS_REMOTE_READ, PD_A, NULL) == NF_REFUSE_OUT_OF_BOUNDS,
+          "window: above the window (inside the parent) -> OUT_OF_BOUNDS");
+    CHECK(chk(tok, wb + WIN_LEN - 4u, 8, NF_ACCESS_REMOTE_READ, PD_A, NULL) == NF_REFUSE_OUT_OF_BOUNDS,
+          "window: straddling its end -> OUT_OF_BOUNDS");
+    CHECK(chk(tok, wb, 16, NF_ACCESS_REMOTE_READ, PD_B, NULL) == NF_REFUSE_WRONG_PD,
+          "window: other PD -> WRONG_PD");
+    CHECK(invalidate(WIN) == NF_REFUSE_OK &&
+              chk(tok, wb, 16, NF_ACCESS_REMOTE_READ, PD_A, NULL) == NF_REFUSE_NOT_VALID &&
+              chk(token_of(E3, E3_KEY), E3_BASE, 16, NF_ACCESS_REMOTE_READ, PD_A, NULL) == NF_REFUSE_OK,
+          "window: invalidated -> NOT_VALID, its parent still grants");
+    setup_window(NF_MPT_STATE_VALID, NF_MPT_W0_REMOTE_READ_MASK);
+    CHECK(invalidate(E3) == NF_REFUSE_OK &&
+              chk(tok, wb, 16, NF_ACCESS_REMOTE_READ, PD_A, NULL) == NF_REFUSE_NOT_VALID,
+          "window: parent invalidated -> NOT_VALID through the (VALID) window");
+    /* Only the parent's current state counts (firmware invalidates a parent's windows
+     * with it): the parent made VALID again revives the window. */
+    setup_e3(all, NF_MPT_KIND_NORMAL);
+    CHECK(chk(tok, wb, 16, NF_ACCESS_REMOTE_READ, PD_A, NULL) == NF_REFUSE_OK,
+          "window: parent VALID again -> the window grants (the parent's state alone counts)");
+    mpt_write_p(WIN, w0_of(NF_MPT_STATE_VALID, NF_MPT_KIND_WINDOW, WIN_RIGHTS, WIN_KEY), PD_A, 0,
+                wb, 16, E3_MTT, 1, MPT_ENTRIES);
+    CHECK(chk(tok, wb, 16, NF_ACCESS_REMOTE_READ, PD_A, NULL) == NF_REFUSE_NOT_VALID,
+          "window: parent index outside the table -> NOT_VALID");
+    mpt_write_p(WIN, w0_of(NF_MPT_STATE_VALID, NF_MPT_KIND_WINDOW, WIN_RIGHTS, WIN_KEY), PD_A, 0,
+                wb, 16, E3_MTT, 1, 9);
+    CHECK(chk(tok, wb, 16, NF_ACCESS_REMOTE_WRITE, PD_A, NULL) == NF_REFUSE_NOT_VALID,
+          "window: parent entry FREE -> NOT_VALID");
+}
+
+static void test_window_dma_stopped(void)
+{
+    fresh();
+    setup_e3(NF_MPT_W0_LOCAL_WRITE_MASK | NF_MPT_W0_REMOTE_WRITE_MASK, NF_MPT_KIND_NORMAL);
+    setup_window(NF_MPT_STATE_VALID, NF_MPT_W0_REMOTE_WRITE_MASK);
+    /* Destination: the window from its base; the parent dies after the first chunk. */
+    struct side d = {NF_DMA_MODE_TOKEN, NF_ACCESS_REMOTE_WRITE, token_of(WIN, WIN_KEY), PD_A,
+                     E3_BASE + WIN_OFF};
+    CHECK(dma_stopped_after_first_chunk(&d, 0x40, WIN_OFF, WIN_LEN, 4242),
+          "window dma: parent invalidated after the first chunk -> STOPPED, DMA_BYTES = bytes written");
 }
 
 static void test_loader(void)
@@ -870,6 +977,8 @@ int main(int argc, char **argv)
     test_dma();
     test_dma_alignment_sweep();
     test_dma_stopped();
+    test_window();
+    test_window_dma_stopped();
     test_loader();
     test_sys_port();
     test_fuzz();

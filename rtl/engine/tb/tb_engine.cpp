@@ -117,7 +117,7 @@ struct Tb : EngineBus {
 
 // One key-table entry.
 struct Mr {
-    uint32_t index, key, state, kind, rights, pd, fbo, length, mtt_base, pages;
+    uint32_t index, key, state, kind, rights, pd, fbo, length, mtt_base, pages, parent;
     uint64_t base;
     uint32_t token() const { return NF_TOKEN_INDEX_PUT(index) | NF_TOKEN_KEY_PUT(key); }
     void words(uint32_t w[7]) const
@@ -128,7 +128,7 @@ struct Mr {
         w[3] = (uint32_t)(base >> 32);
         w[4] = length;
         w[5] = NF_MPT_W5_MTT_BASE_PUT(mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(pages);
-        w[6] = NF_MPT_W6_PAGES_PUT(pages);
+        w[6] = NF_MPT_W6_PAGES_PUT(pages) | NF_MPT_W6_PARENT_PUT(parent);
     }
 };
 
@@ -150,6 +150,19 @@ static Mr make_mr(uint32_t index, uint32_t key, uint32_t pd, uint64_t base, uint
     r.length = length;
     r.mtt_base = mtt_base;
     r.pages = (uint32_t)(((uint64_t)fbo + length + PAGE - 1) / PAGE);
+    return r;
+}
+
+// A memory window over [p.base + off, + length) of p, written as firmware writes one:
+// PD of the parent, MTT_BASE and FBO advanced to the window's first byte.
+static Mr make_window(const Mr &p, uint32_t index, uint32_t key, uint32_t off, uint32_t length, uint32_t rights)
+{
+    uint64_t pos = (uint64_t)p.fbo + off;
+    Mr r = make_mr(index, key, p.pd, p.base + off, (uint32_t)(pos % PAGE), length,
+                   p.mtt_base + (uint32_t)(pos / PAGE));
+    r.kind = NF_MPT_KIND_WINDOW;
+    r.rights = rights;
+    r.parent = p.index;
     return r;
 }
 
@@ -312,6 +325,52 @@ static void test_checks(Tb &t)
           "check: huge length at the top refused");
 }
 
+// Memory windows: the window's own bounds and rights, remote access only, and its
+// parent MR VALID at the time of each check.
+static void test_windows(Tb &t)
+{
+    const uint32_t mb = 8;   // test_checks' pages: user_page(40), (7), (90)
+    Mr p = make_mr(MPT - 1, 0x61, 4, 0x5000000000ull + 0x80, 0x80, 3 * PAGE - 0x100, mb);
+    program_mr(t, p);
+    Mr w = make_window(p, MPT - 2, 0x62, PAGE - 0x80 + 0x30, PAGE + 0x40, NF_MPT_W0_REMOTE_READ_MASK);
+    program_mr(t, w);
+    uint32_t a = 0;
+    uint64_t last = w.base + w.length - 4;
+    bool in1 = t.check(w.token(), w.base, 16, NF_ACCESS_REMOTE_READ, 4, &a) == NF_REFUSE_OK &&
+               a == xlate(t, p, w.base) && a == user_page(7) * PAGE + 0x30;
+    tb_ok(in1 && t.check(w.token(), last, 4, NF_ACCESS_REMOTE_READ, 4, &a) == NF_REFUSE_OK &&
+          a == xlate(t, p, last) && a == user_page(90) * PAGE + 0x6C,
+          "window: remote read at both ends translates as through the parent (0x%x)", a);
+    tb_ok(t.check(w.token(), w.base, 16, NF_ACCESS_REMOTE_WRITE, 4, nullptr) == NF_REFUSE_NO_RIGHT &&
+          t.check(p.token(), w.base, 16, NF_ACCESS_REMOTE_WRITE, 4, nullptr) == NF_REFUSE_OK,
+          "window: its own rights count (remote write refused, the parent has it)");
+    tb_ok(t.check(w.token(), w.base, 1, NF_ACCESS_LOCAL_READ, 4, nullptr) == NF_REFUSE_NO_RIGHT &&
+          t.check(w.token(), w.base, 1, NF_ACCESS_LOCAL_WRITE, 4, nullptr) == NF_REFUSE_NO_RIGHT,
+          "window: local read and local write -> NO_RIGHT");
+    tb_ok(t.check(w.token(), w.base - 1, 1, NF_ACCESS_REMOTE_READ, 4, nullptr) == NF_REFUSE_OUT_OF_BOUNDS &&
+          t.check(w.token(), w.base + w.length, 1, NF_ACCESS_REMOTE_READ, 4, nullptr) == NF_REFUSE_OUT_OF_BOUNDS &&
+          t.check(w.token(), last, 8, NF_ACCESS_REMOTE_READ, 4, nullptr) == NF_REFUSE_OUT_OF_BOUNDS,
+          "window: below, above and straddling its end -> OUT_OF_BOUNDS (inside the parent)");
+    tb_ok(t.invalidate(p.index) == NF_REFUSE_OK &&
+          t.check(w.token(), w.base, 16, NF_ACCESS_REMOTE_READ, 4, &a) == NF_REFUSE_NOT_VALID && a == 0,
+          "window: parent invalidated -> NOT_VALID");
+    program_mr(t, p);
+    tb_ok(t.check(w.token(), w.base, 16, NF_ACCESS_REMOTE_READ, 4, nullptr) == NF_REFUSE_OK,
+          "window: parent VALID again -> granted (only the parent's state counts)");
+    tb_ok(t.invalidate(w.index) == NF_REFUSE_OK &&
+          t.check(w.token(), w.base, 16, NF_ACCESS_REMOTE_READ, 4, nullptr) == NF_REFUSE_NOT_VALID &&
+          t.check(p.token(), w.base, 16, NF_ACCESS_REMOTE_READ, 4, nullptr) == NF_REFUSE_OK,
+          "window: invalidated -> NOT_VALID, the parent still grants");
+    Mr bad = w;
+    bad.parent = MPT;
+    program_mr(t, bad);
+    bool outside = t.check(w.token(), w.base, 1, NF_ACCESS_REMOTE_READ, 4, nullptr) == NF_REFUSE_NOT_VALID;
+    bad.parent = 13;   // FREE (test_checks' NOT_VALID case)
+    program_mr(t, bad);
+    tb_ok(outside && t.check(w.token(), w.base, 1, NF_ACCESS_REMOTE_READ, 4, nullptr) == NF_REFUSE_NOT_VALID,
+          "window: parent outside the table or FREE -> NOT_VALID");
+}
+
 // ---------------------------------------------------------------------------------------
 static uint32_t load(Tb &t, uint32_t src, uint32_t base, uint32_t count, uint64_t *cycles)
 {
@@ -422,6 +481,21 @@ static void shadow_copy(Tb &t, const std::vector<uint32_t> &src_pa, const std::v
     std::vector<uint8_t> tmp(src_pa.size());
     for (size_t i = 0; i < src_pa.size(); i++) tmp[i] = t.shadow[src_pa[i]];
     for (size_t i = 0; i < dst_pa.size(); i++) t.shadow[dst_pa[i]] = tmp[i];
+}
+
+// Right after an invalidation's TBL BUSY dropped, for a DMA from a's base into d's:
+// true when the DMA is no longer BUSY and ended STOPPED on SIDE 1. *bytes gets
+// DMA_BYTES; the shadow takes those bytes, and *same says whether the n destination
+// pages from MTT index first hold exactly them.
+static bool stopped_dst(Tb &t, const Mr &a, const Mr &d, uint32_t first, uint32_t n, uint32_t *bytes, bool *same)
+{
+    uint32_t ds = t.csr_rd(NF_ENGINE_DMA_STATUS);
+    *bytes = t.csr_rd(NF_ENGINE_DMA_BYTES);
+    for (uint32_t i = 0; i < *bytes; i++) t.shadow[xlate(t, d, d.base + i)] = t.shadow[xlate(t, a, a.base + i)];
+    *same = true;
+    for (uint32_t i = 0; i < n && *same; i++) *same = t.mem_matches(t.mtt[first + i] * PAGE, PAGE);
+    return !(ds & NF_STATUS_WORD_BUSY_MASK) && NF_STATUS_WORD_CODE_GET(ds) == NF_REFUSE_STOPPED &&
+           NF_STATUS_WORD_SIDE_GET(ds) == 1;
 }
 
 static void test_dma(Tb &t)
@@ -634,20 +708,38 @@ static void test_dma(Tb &t)
                     t.csr_rd(NF_ENGINE_TBL_INDEX) == b.index;
         uint32_t ts = t.wait_status(NF_ENGINE_TBL_STATUS);
         tb_ok(held, "regs: TBL_INDEX written while its table op is BUSY is dropped");
-        uint32_t ds = t.csr_rd(NF_ENGINE_DMA_STATUS);   // right after TBL BUSY dropped
-        uint32_t bytes = t.csr_rd(NF_ENGINE_DMA_BYTES);
-        for (uint32_t i = 0; i < bytes; i++) t.shadow[xlate(t, b, b.base + i)] = t.shadow[xlate(t, a, a.base + i)];
-        bool same = true;
-        for (uint32_t i = 0; i + 1 < tp && same; i++) same = t.mem_matches(t.mtt[tdb + i] * PAGE, PAGE);
+        uint32_t bytes = 0;
+        bool same = false, stopped = stopped_dst(t, a, b, tdb, tp - 1, &bytes, &same);
         std::printf("# invalidate during DMA: stopped after %u bytes\n", bytes);
-        tb_ok(NF_STATUS_WORD_CODE_GET(ts) == NF_REFUSE_OK && !(ds & NF_STATUS_WORD_BUSY_MASK) &&
-              NF_STATUS_WORD_CODE_GET(ds) == NF_REFUSE_STOPPED && NF_STATUS_WORD_SIDE_GET(ds) == 1,
+        tb_ok(NF_STATUS_WORD_CODE_GET(ts) == NF_REFUSE_OK && stopped,
               "dma: invalidating the destination mid-transfer stops it (STOPPED, SIDE 1) before TBL BUSY drops");
         tb_ok(bytes > 0 && bytes < len && bytes % PAGE == 0 && same,
               "dma: STOPPED reports the %u bytes written; nothing after them changed", bytes);
         uint32_t st = dma(t, tok(a, a.base, 0), tok(b, b.base, NF_ACCESS_LOCAL_WRITE), 8, nullptr, &bytes);
         tb_ok(NF_STATUS_WORD_CODE_GET(st) == NF_REFUSE_NOT_VALID && bytes == 0,
               "dma: a later transfer through the invalidated entry is refused NOT_VALID");
+    }
+
+    // The same through a window over the destination: invalidating the parent MR stops
+    // the transfer, and the invalidation completes only after it stopped.
+    {
+        Mr a = make_mr(30, 0x31, 1, 0x40000000ull, 0, tp * PAGE, tsb);
+        Mr b = make_mr(31, 0x32, 1, 0x80000000ull, 0, tp * PAGE, tdb);
+        program_mr(t, b);
+        Mr w = make_window(b, 32, 0x33, 0x10, len, NF_MPT_W0_REMOTE_WRITE_MASK);
+        program_mr(t, w);
+        for (uint32_t i = 0; i + 1 < tp; i++) t.fill(t.mtt[tdb + i] * PAGE, PAGE, rng);
+        t.dma_setup(tok(a, a.base, 0), tok(w, w.base, NF_ACCESS_REMOTE_WRITE), len);
+        t.csr_wr(NF_ENGINE_DMA_CTRL, 1);
+        for (uint32_t i = 0; i < len / PORT / 4; i++) t.tick();
+        uint32_t ts = t.invalidate(b.index);
+        uint32_t bytes = 0;
+        bool same = false, stopped = stopped_dst(t, a, w, tdb, tp - 1, &bytes, &same);
+        std::printf("# parent invalidated during a DMA through a window: stopped after %u bytes\n", bytes);
+        tb_ok(ts == NF_REFUSE_OK && stopped,
+              "dma: invalidating a window's parent mid-transfer stops it (STOPPED, SIDE 1) before TBL BUSY drops");
+        tb_ok(bytes > 0 && bytes < len && same, "dma: window STOPPED after %u bytes; nothing after them changed",
+              bytes);
     }
 }
 
@@ -659,6 +751,7 @@ int main(int argc, char **argv)
     test_sysport(t);
     test_tables(t);
     test_checks(t);
+    test_windows(t);
     test_loader(t);
     test_dma(t);
     std::printf("# %llu clocks simulated\n", (unsigned long long)t.cyc);

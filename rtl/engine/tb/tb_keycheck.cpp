@@ -25,23 +25,28 @@ struct Ref {
 typedef KcOp Op;
 
 struct Res {
-    uint32_t code, addr, mtt_data, tag;
+    uint32_t code, addr, mtt_data, tag, window, parent;
     uint32_t entry[7];
 };
 
+static bool is_valid(const uint32_t *w) { return NF_MPT_W0_STATE_GET(w[0]) == NF_MPT_STATE_VALID; }
+
+// A window (KIND WINDOW) grants remote access only, and only while its parent is VALID.
 static uint32_t ref_check(const Ref &r, const Op &o, uint32_t *addr)
 {
     *addr = 0;
     uint32_t idx = NF_TOKEN_INDEX_GET(o.token);
     if (idx >= MPT) return NF_REFUSE_BAD_INDEX;
     const uint32_t *w = r.mpt[idx];
+    bool window = NF_MPT_W0_KIND_GET(w[0]) == NF_MPT_KIND_WINDOW;
+    uint32_t parent = NF_MPT_W6_PARENT_GET(w[6]);
     if (NF_MPT_W0_KEY_GET(w[0]) != NF_TOKEN_KEY_GET(o.token)) return NF_REFUSE_BAD_KEY;
-    if (NF_MPT_W0_STATE_GET(w[0]) != NF_MPT_STATE_VALID) return NF_REFUSE_NOT_VALID;
+    if (!is_valid(w) || (window && (parent >= MPT || !is_valid(r.mpt[parent])))) return NF_REFUSE_NOT_VALID;
     if (NF_MPT_W1_PD_GET(w[1]) != o.pd) return NF_REFUSE_WRONG_PD;
     bool fast = NF_MPT_W0_KIND_GET(w[0]) == NF_MPT_KIND_FAST, en = NF_MPT_W0_REMOTE_EN_GET(w[0]);
-    bool right = true;
+    bool right = !window;
     switch (o.access) {
-    case NF_ACCESS_LOCAL_WRITE: right = NF_MPT_W0_LOCAL_WRITE_GET(w[0]); break;
+    case NF_ACCESS_LOCAL_WRITE: right = NF_MPT_W0_LOCAL_WRITE_GET(w[0]) && !window; break;
     case NF_ACCESS_REMOTE_READ: right = NF_MPT_W0_REMOTE_READ_GET(w[0]) && (!fast || en); break;
     case NF_ACCESS_REMOTE_WRITE: right = NF_MPT_W0_REMOTE_WRITE_GET(w[0]) && (!fast || en); break;
     default: break;
@@ -66,7 +71,13 @@ static Res ref_apply(Ref &r, const Op &o)
     Res e{};
     e.tag = o.tag;
     switch (o.op) {
-    case KC_OP_CHECK: e.code = ref_check(r, o, &e.addr); break;
+    case KC_OP_CHECK: {
+        e.code = ref_check(r, o, &e.addr);
+        uint32_t idx = NF_TOKEN_INDEX_GET(o.token);
+        e.window = idx < MPT && NF_MPT_W0_KIND_GET(r.mpt[idx][0]) == NF_MPT_KIND_WINDOW;
+        e.parent = e.window ? NF_MPT_W6_PARENT_GET(r.mpt[idx][6]) : 0;
+        break;
+    }
     case NF_TBL_OP_MPT_WRITE:
         if (o.index >= MPT) { e.code = NF_REFUSE_BAD_INDEX; break; }
         std::memcpy(r.mpt[o.index], o.entry, sizeof o.entry);
@@ -107,6 +118,8 @@ struct Tb {
             r.addr = m->out_addr;
             r.mtt_data = m->out_mtt_data;
             r.tag = m->out_tag;
+            r.window = m->out_window;
+            r.parent = m->out_parent;
             for (int i = 0; i < 7; i++) r.entry[i] = m->out_entry[i];
             outs.push_back(r);
             out_cycles.push_back(cyc);
@@ -138,14 +151,18 @@ static Op random_op(Rng &g, const Ref &r)
         uint32_t rights = (uint32_t)g.next() & (NF_MPT_W0_LOCAL_WRITE_MASK | NF_MPT_W0_REMOTE_READ_MASK |
                                                 NF_MPT_W0_REMOTE_WRITE_MASK | NF_MPT_W0_REMOTE_EN_MASK);
         o.entry[0] = NF_MPT_W0_STATE_PUT(g.below(4) ? NF_MPT_STATE_VALID : g.below(3)) |
-                     NF_MPT_W0_KIND_PUT(g.below(2)) | rights | NF_MPT_W0_KEY_PUT(1 + g.below(3));
+                     NF_MPT_W0_KIND_PUT(g.below(3)) | rights | NF_MPT_W0_KEY_PUT(1 + g.below(3));
         o.entry[1] = NF_MPT_W1_PD_PUT(g.below(3)) | NF_MPT_W1_FBO_PUT(g.below(4096));
         uint64_t base = g.below(4) ? (uint64_t)g.below(1u << 20) << 12 : ~0ull - g.below(3 * 4096);
         o.entry[2] = (uint32_t)base;
         o.entry[3] = (uint32_t)(base >> 32);
         o.entry[4] = g.below(4) ? g.below(3 * 4096) : (uint32_t)g.next();
-        o.entry[5] = NF_MPT_W5_MTT_BASE_PUT(g.below(MTT + 8)) | NF_MPT_W5_PAGE_CAP_PUT(g.below(8));
-        o.entry[6] = NF_MPT_W6_PAGES_PUT(g.below(8));
+        // MTT_BASE near the end of the MTT now and then, so BAD_MTT shows at every size.
+        uint32_t mtt_base = g.below(8) ? g.below(MTT + 8) : MTT - 1 - g.below(4);
+        o.entry[5] = NF_MPT_W5_MTT_BASE_PUT(mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(g.below(8));
+        // A window's parent: mostly one of the entries in use, now and then none.
+        o.entry[6] = NF_MPT_W6_PAGES_PUT(g.below(8)) |
+                     NF_MPT_W6_PARENT_PUT(g.below(16) ? g.below(8) : MPT + g.below(4));
         return o;
     }
     if (pick < 85) { o.op = NF_TBL_OP_MPT_INVALIDATE; o.index = idx; return o; }
@@ -159,7 +176,23 @@ static Op random_op(Rng &g, const Ref &r)
 static bool same(const Res &a, const Res &b)
 {
     return a.code == b.code && a.addr == b.addr && a.mtt_data == b.mtt_data && a.tag == b.tag &&
+           a.window == b.window && a.parent == b.parent &&
            !std::memcmp(a.entry, b.entry, sizeof a.entry);
+}
+
+// Issues seq on consecutive clocks; true when every result matches the reference
+// (applied in issue order). The results stay in t.outs.
+static bool run_back_to_back(Tb &t, Ref &ref, const std::vector<Op> &seq)
+{
+    std::vector<Res> exp;
+    for (const auto &o : seq) exp.push_back(ref_apply(ref, o));
+    t.outs.clear();
+    for (auto &o : seq) { t.drive(&o); t.tick(); }
+    t.drive(nullptr);
+    for (int i = 0; i < 8; i++) t.tick();
+    bool ok = t.outs.size() == seq.size();
+    for (size_t i = 0; ok && i < seq.size(); i++) ok = same(t.outs[i], exp[i]);
+    return ok;
 }
 
 int main(int argc, char **argv)
@@ -221,18 +254,44 @@ int main(int argc, char **argv)
         w2.entry[0] = NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KEY_PUT(0x5B);
         Op c2 = kc_check_op(NF_TOKEN_INDEX_PUT(3) | 0x5B, 0x10, 8, 0, 1);
         std::vector<Op> seq = {mw, c, inv, c, c, w, c, w2, c2, c, inv, inv, c2};
-        std::vector<Res> exp;
-        for (const auto &o : seq) exp.push_back(ref_apply(ref, o));
-        t.outs.clear();
-        for (auto &o : seq) { t.drive(&o); t.tick(); }
-        t.drive(nullptr);
-        for (int i = 0; i < 8; i++) t.tick();
-        bool hz = t.outs.size() == seq.size();
-        for (size_t i = 0; hz && i < seq.size(); i++) hz = same(t.outs[i], exp[i]);
+        bool hz = run_back_to_back(t, ref, seq);
         tb_ok(hz && t.outs[1].addr == (0x123u << 12 | 0x10) && t.outs[3].code == NF_REFUSE_NOT_VALID &&
               t.outs[6].code == NF_REFUSE_OK && t.outs[8].code == NF_REFUSE_OK && t.outs[9].code == NF_REFUSE_BAD_KEY &&
               t.outs[11].code == NF_REFUSE_NOT_VALID && t.outs[12].code == NF_REFUSE_NOT_VALID,
               "keycheck: a check issued on the clock after a write, invalidate or MTT write sees it");
+    }
+
+    // Windows at distance 1: the parent's invalidate or rewrite on the clock before the
+    // check through the window counts; the window's rights and bounds are its own.
+    {
+        Op p = w;                      // parent: entry 3 as the block above left it
+        p.entry[0] = NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KEY_PUT(0x5C) |
+                     NF_MPT_W0_REMOTE_READ_MASK | NF_MPT_W0_REMOTE_WRITE_MASK | NF_MPT_W0_LOCAL_WRITE_MASK;
+        Op win = w;
+        win.index = 5;
+        win.entry[0] = NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_WINDOW) |
+                       NF_MPT_W0_REMOTE_READ_MASK | NF_MPT_W0_KEY_PUT(0x77);
+        win.entry[2] = 0x1000;
+        win.entry[4] = 0x100;
+        win.entry[6] = NF_MPT_W6_PARENT_PUT(3);
+        Op inv{};
+        inv.op = NF_TBL_OP_MPT_INVALIDATE;
+        inv.index = 3;
+        uint32_t wt = NF_TOKEN_INDEX_PUT(5) | 0x77;
+        Op in = kc_check_op(wt, 0x1080, 0x80, NF_ACCESS_REMOTE_READ, 1);
+        Op past = kc_check_op(wt, 0x1080, 0x81, NF_ACCESS_REMOTE_READ, 1);
+        Op below = kc_check_op(wt, 0xFFF, 2, NF_ACCESS_REMOTE_READ, 1);
+        Op rw = kc_check_op(wt, 0x1000, 8, NF_ACCESS_REMOTE_WRITE, 1);
+        Op lr = kc_check_op(wt, 0x1000, 8, NF_ACCESS_LOCAL_READ, 1);
+        std::vector<Op> seq = {p, win, in, inv, in, p, in, past, below, rw, lr, inv, inv, in, p, in};
+        bool hz = run_back_to_back(t, ref, seq);
+        const uint32_t want[] = {0, 0, NF_REFUSE_OK, 0, NF_REFUSE_NOT_VALID, 0, NF_REFUSE_OK,
+                                 NF_REFUSE_OUT_OF_BOUNDS, NF_REFUSE_OUT_OF_BOUNDS, NF_REFUSE_NO_RIGHT,
+                                 NF_REFUSE_NO_RIGHT, 0, NF_REFUSE_NOT_VALID, NF_REFUSE_NOT_VALID, 0, NF_REFUSE_OK};
+        for (size_t i = 0; hz && i < seq.size(); i++) hz = t.outs[i].code == want[i];
+        tb_ok(hz && t.outs[2].window == 1 && t.outs[2].parent == 3,
+              "keycheck: a check through a window sees its parent's invalidate or rewrite of the clock before; "
+              "remote only, its own bounds and rights");
     }
 
     // Random mixed stream, every clock an op (with gaps now and then).

@@ -190,6 +190,7 @@ struct Stream {
     bool overlap = true;        // generate overlapping DMAs
     bool strict = false;        // also the cases the semantics text leaves open
     uint64_t race_codes[16] = {}, race_writes = 0, race_between_sides = 0;
+    uint64_t windows = 0, win_chk_codes[16] = {}, race_parents = 0;
     // REFUSE codes the model gave, per unit: shows what the stream covered.
     uint64_t tbl_codes[16] = {}, ld_codes[16] = {}, chk_codes[16] = {}, dma_codes[16] = {};
 
@@ -264,11 +265,48 @@ struct Stream {
             w5 = rng.u32();
         if (rng.chance(5))
             w6 = rng.u32();
-        const uint32_t words[NFM_MPT_WORDS] = {w0, w1, (uint32_t)base, (uint32_t)(base >> 32), length, w5, w6};
+        uint32_t words[NFM_MPT_WORDS] = {w0, w1, (uint32_t)base, (uint32_t)(base >> 32), length, w5, w6};
+        if (rng.chance(25))
+            make_window(words);
         for (uint32_t k = 0; k < NFM_MPT_WORDS; k++)
             d.csr_write(NF_ENGINE_ENT_W0 + 4 * k, words[k]);
         table_op(mpt_index(), NF_TBL_OP_MPT_WRITE, true);
         count[0]++;
+    }
+
+    // Turns words into a memory window over a random parent: mostly a VALID entry,
+    // sometimes any entry or an index outside the table. Mostly a sub-range of the
+    // parent with MTT_BASE and FBO advanced to the window's first byte (as firmware
+    // writes windows), sometimes the random bounds already in words.
+    void make_window(uint32_t words[NFM_MPT_WORDS]) {
+        uint32_t parent = rng.chance(85) ? valid_index(rng.below(kMpt))
+                                         : (rng.chance(50) ? kMpt + rng.below(4) : rng.below(1u << 16));
+        words[0] = (words[0] & ~NF_MPT_W0_KIND_MASK) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_WINDOW);
+        if (rng.chance(80))
+            words[0] &= ~(NF_MPT_W0_LOCAL_WRITE_MASK | NF_MPT_W0_REMOTE_EN_MASK | NF_MPT_W0_READ_SINK_MASK);
+        uint32_t pages = NF_MPT_W6_PAGES_GET(words[6]);
+        if (parent < kMpt && rng.chance(80)) {
+            uint32_t p[NFM_MPT_WORDS];
+            nfm_mpt_get(d.model, parent, p);
+            uint32_t off = p[4] ? (uint32_t)(rng.next() % ((uint64_t)p[4] + 1)) : 0;
+            uint32_t len = rng.below(p[4] - off + 1);
+            uint64_t base = ((uint64_t)p[3] << 32 | p[2]) + off;
+            uint64_t pos = (uint64_t)NF_MPT_W1_FBO_GET(p[1]) + off;
+            uint32_t fbo = (uint32_t)(pos % kPage);
+            pages = (uint32_t)((fbo + (uint64_t)len + kPage - 1) / kPage);
+            words[1] = NF_MPT_W1_PD_PUT(NF_MPT_W1_PD_GET(p[1])) | NF_MPT_W1_FBO_PUT(fbo);
+            words[2] = (uint32_t)base;
+            words[3] = (uint32_t)(base >> 32);
+            words[4] = len;
+            words[5] = NF_MPT_W5_MTT_BASE_PUT(NF_MPT_W5_MTT_BASE_GET(p[5]) + (uint32_t)(pos / kPage)) |
+                       NF_MPT_W5_PAGE_CAP_PUT(pages);
+        }
+        words[6] = NF_MPT_W6_PAGES_PUT(pages) | NF_MPT_W6_PARENT_PUT(parent);
+        windows++;
+    }
+
+    bool is_window(uint32_t index) {
+        return index < kMpt && NF_MPT_W0_KIND_GET(entry_word(index, 0)) == NF_MPT_KIND_WINDOW;
     }
 
     // A table op on index: TBL_INDEX, TBL_CMD, wait until done; counts its result
@@ -422,6 +460,8 @@ struct Stream {
         d.csr_write(NF_ENGINE_CHK_CTRL, 1);
         d.wait_status(NF_ENGINE_CHK_STATUS, "CHK_STATUS");
         tally(chk_codes, NF_ENGINE_CHK_STATUS);
+        if (a.token != NF_ADAPTER_PRIVILEGED_TOKEN && is_window(NF_TOKEN_INDEX_GET(a.token)))
+            tally(win_chk_codes, NF_ENGINE_CHK_STATUS);
         d.csr_read(NF_ENGINE_CHK_ADDR, "CHK_ADDR");
         count[6]++;
     }
@@ -522,9 +562,12 @@ struct Stream {
             uint64_t va = base + rng.next() % (room + 1);
             s->lo = (uint32_t)va;
             s->hi = (uint32_t)(va >> 32);
-            s->mode = NF_DMA_SIDE_MODE_MODE_PUT(NF_DMA_MODE_TOKEN) |
-                      NF_DMA_SIDE_MODE_ACCESS_PUT(NF_ACCESS_LOCAL_READ);
-            if (nfm_check(d.model, s->token, va, len, NF_ACCESS_LOCAL_READ, s->pd, nullptr) == NF_REFUSE_OK)
+            // A window grants remote access only.
+            uint32_t access = NF_ACCESS_LOCAL_READ;
+            if (is_window(index))
+                access = NF_MPT_W0_REMOTE_READ_GET(w0) ? NF_ACCESS_REMOTE_READ : NF_ACCESS_REMOTE_WRITE;
+            s->mode = NF_DMA_SIDE_MODE_MODE_PUT(NF_DMA_MODE_TOKEN) | NF_DMA_SIDE_MODE_ACCESS_PUT(access);
+            if (nfm_check(d.model, s->token, va, len, access, s->pd, nullptr) == NF_REFUSE_OK)
                 return true;
         }
         return false;
@@ -559,6 +602,11 @@ struct Stream {
             victim = NF_TOKEN_INDEX_GET(src.token);
         else if (d_tok)
             victim = NF_TOKEN_INDEX_GET(dst.token);
+        // A window's parent: invalidating it must stop the DMA as the window's own would.
+        if (is_window(victim) && rng.chance(60)) {
+            victim = NF_MPT_W6_PARENT_GET(entry_word(victim, 6));
+            race_parents++;
+        }
         write_side(NF_ENGINE_DMA_SRC_MODE, src);
         write_side(NF_ENGINE_DMA_DST_MODE, dst);
         d.csr_write(NF_ENGINE_DMA_LEN, len);
@@ -609,8 +657,7 @@ struct Stream {
         // command lands and its destination after (STOPPED, SIDE 1); the model's hook
         // runs between chunks, so it refuses the source (SIDE 0). Both orders are legal.
         uint32_t model_dma = nfm_csr_read(d.model, NF_ENGINE_DMA_STATUS);
-        if (code == NF_REFUSE_STOPPED && s_tok && d_tok && NF_TOKEN_INDEX_GET(src.token) == victim &&
-            NF_TOKEN_INDEX_GET(dst.token) == victim &&
+        if (code == NF_REFUSE_STOPPED && s_tok && d_tok && side_uses(src, victim) && side_uses(dst, victim) &&
             (rtl_dma & ~NF_STATUS_WORD_SIDE_MASK) == (model_dma & ~NF_STATUS_WORD_SIDE_MASK) &&
             NF_STATUS_WORD_SIDE_GET(rtl_dma) == 1 && NF_STATUS_WORD_SIDE_GET(model_dma) == 0) {
             rtl_dma = model_dma;
@@ -624,6 +671,12 @@ struct Stream {
         if (cmd == NF_TBL_OP_MPT_WRITE)
             race_writes++;
         count[11]++;
+    }
+
+    // A token side's checks read entry victim: its own entry, or a window's parent.
+    bool side_uses(const Side &s, uint32_t victim) {
+        uint32_t index = NF_TOKEN_INDEX_GET(s.token);
+        return index == victim || (is_window(index) && NF_MPT_W6_PARENT_GET(entry_word(index, 6)) == victim);
     }
 
     // A firmware key check while a DMA runs (both go through the one check pipeline).
@@ -881,7 +934,8 @@ int main(int argc, char **argv) {
     const struct {
         const char *unit;
         const uint64_t *hist;
-    } hists[] = {{"table ops", s.tbl_codes}, {"loads", s.ld_codes}, {"checks", s.chk_codes}, {"DMAs", s.dma_codes}};
+    } hists[] = {{"table ops", s.tbl_codes}, {"loads", s.ld_codes}, {"checks", s.chk_codes},
+                 {"checks through a window", s.win_chk_codes}, {"DMAs", s.dma_codes}};
     for (const auto &h : hists) {
         printf("#   %s by REFUSE code:", h.unit);
         for (int c = 0; c < 16; c++)
@@ -894,6 +948,8 @@ int main(int argc, char **argv) {
            s.race_writes, s.race_codes[NF_REFUSE_OK], s.race_codes[NF_REFUSE_STOPPED], s.race_between_sides,
            s.count[11] - s.race_codes[NF_REFUSE_OK] - s.race_codes[NF_REFUSE_STOPPED]);
     printf("#   DMAs with a self-overlapping chunk %" PRIu64 "\n", s.overlap_dmas);
+    printf("#   window entries written %" PRIu64 ", races on a window's parent %" PRIu64 "\n", s.windows,
+           s.race_parents);
 
     // Final state: every table entry and every byte of memory.
     if (units.tbl) {
