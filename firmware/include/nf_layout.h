@@ -240,7 +240,7 @@
 /* TBL_OP: ENGINE.TBL_CMD values */
 #define NF_TBL_OP_MPT_WRITE 1u /* write ENT_W0..W6 to MPT[TBL_INDEX] atomically (through the check pipeline) */
 #define NF_TBL_OP_MPT_READ 2u /* read MPT[TBL_INDEX] into ENT_W0..W6 */
-#define NF_TBL_OP_MPT_INVALIDATE 3u /* VALID -> INVALID; result NOT_VALID if it was not VALID. Done means: no later check grants, no DMA through it still runs */
+#define NF_TBL_OP_MPT_INVALIDATE 3u /* VALID -> INVALID; result NOT_VALID if it was not VALID. Done means: no later check grants, no DMA through it (or through a window over it) still runs */
 #define NF_TBL_OP_MTT_WRITE 4u /* MTT[TBL_INDEX] = TBL_MTT_DATA */
 #define NF_TBL_OP_MTT_READ 5u /* TBL_MTT_DATA = MTT[TBL_INDEX] */
 
