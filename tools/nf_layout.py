@@ -191,7 +191,7 @@ REFUSE_BAD_MTT = 9
 REFUSE_TIMEOUT = 14
 REFUSE_BAD_COMMAND = 15
 
-# STAT_OP: index of each message op's counter in STATS.ops (messages handled, whatever their outcome)
+# STAT_OP: index of each message op's counter in STATS.ops (messages handled, whatever their outcome); the work requests stay consecutive, in OP order; each doc is the counter's description
 STAT_OP_PING = 0
 STAT_OP_INFO = 1
 STAT_OP_STATS = 2

@@ -190,35 +190,35 @@
 #define NF_REFUSE_LIST(X) X(OK, 0u) X(BAD_INDEX, 1u) X(BAD_KEY, 2u) X(NOT_VALID, 3u) X(WRONG_PD, 4u) X(NO_RIGHT, 5u) X(OUT_OF_BOUNDS, 6u) X(BAD_ADDRESS, 7u) X(STOPPED, 8u) X(BAD_MTT, 9u) X(TIMEOUT, 14u) X(BAD_COMMAND, 15u)
 #define NF_REFUSE_DOC_LIST(X) X(OK, 0u, "granted") X(BAD_INDEX, 1u, "token index beyond the key table") X(BAD_KEY, 2u, "token key byte differs from the entry's") X(NOT_VALID, 3u, "entry free, not yet registered, or invalidated") X(WRONG_PD, 4u, "entry belongs to another protection domain") X(NO_RIGHT, 5u, "entry lacks the access right asked for") X(OUT_OF_BOUNDS, 6u, "range not inside [base, base + length) (checked by subtraction, cannot wrap)") X(BAD_ADDRESS, 7u, "logical/system address outside its region, or page address unaligned/outside adapter memory") X(STOPPED, 8u, "DMA stopped: an entry it used was invalidated during the transfer") X(BAD_MTT, 9u, "MTT index outside the table") X(TIMEOUT, 14u, "firmware, never the engine: the operation did not finish within the firmware's wait bound (the request fails INTERNAL_ERROR)") X(BAD_COMMAND, 15u, "unknown command or register value")
 
-/* STAT_OP: index of each message op's counter in STATS.ops (messages handled, whatever their outcome) */
-#define NF_STAT_OP_PING 0u
-#define NF_STAT_OP_INFO 1u
-#define NF_STAT_OP_STATS 2u
-#define NF_STAT_OP_MEM_WRITE 3u
-#define NF_STAT_OP_MEM_READ 4u
-#define NF_STAT_OP_ADAPTER_RESET 5u
-#define NF_STAT_OP_MR_CREATE 6u
-#define NF_STAT_OP_MR_DESTROY 7u
-#define NF_STAT_OP_MR_REGISTER 8u
-#define NF_STAT_OP_MR_DEREGISTER 9u
-#define NF_STAT_OP_FRMR_INIT 10u
-#define NF_STAT_OP_QP_CREATE 11u
-#define NF_STAT_OP_QP_CONNECT 12u
-#define NF_STAT_OP_QP_DISCONNECT 13u
-#define NF_STAT_OP_QP_DESTROY 14u
-#define NF_STAT_OP_QP_FLUSH 15u
-#define NF_STAT_OP_WR_FAST_REGISTER 16u /* the work requests stay consecutive, in OP order */
-#define NF_STAT_OP_WR_INVALIDATE 17u
-#define NF_STAT_OP_WR_READ 18u
-#define NF_STAT_OP_WR_WRITE 19u
-#define NF_STAT_OP_WR_SEND 20u
-#define NF_STAT_OP_WR_SEND_INVALIDATE 21u
-#define NF_STAT_OP_WR_RECEIVE 22u
-#define NF_STAT_OP_WR_BIND 23u
-#define NF_STAT_OP_MW_CREATE 24u
+/* STAT_OP: index of each message op's counter in STATS.ops (messages handled, whatever their outcome); the work requests stay consecutive, in OP order; each doc is the counter's description */
+#define NF_STAT_OP_PING 0u /* link round trips (NdkFpgaPing) */
+#define NF_STAT_OP_INFO 1u /* adapter information requests */
+#define NF_STAT_OP_STATS 2u /* counter requests (NdkFpgaQueryCounters) */
+#define NF_STAT_OP_MEM_WRITE 3u /* adapter memory writes (NdkFpgaWriteBuffer) */
+#define NF_STAT_OP_MEM_READ 4u /* adapter memory reads (NdkFpgaReadBuffer) */
+#define NF_STAT_OP_ADAPTER_RESET 5u /* adapter resets */
+#define NF_STAT_OP_MR_CREATE 6u /* MRs created (NdkCreateMr) */
+#define NF_STAT_OP_MR_DESTROY 7u /* MRs and windows closed */
+#define NF_STAT_OP_MR_REGISTER 8u /* registrations (NdkRegisterMr) */
+#define NF_STAT_OP_MR_DEREGISTER 9u /* deregistrations (NdkDeregisterMr) */
+#define NF_STAT_OP_FRMR_INIT 10u /* fast-register MR initializations (NdkInitializeFastRegisterMr) */
+#define NF_STAT_OP_QP_CREATE 11u /* QPs created (NdkCreateQp) */
+#define NF_STAT_OP_QP_CONNECT 12u /* QP connections */
+#define NF_STAT_OP_QP_DISCONNECT 13u /* QP disconnections */
+#define NF_STAT_OP_QP_DESTROY 14u /* QPs closed */
+#define NF_STAT_OP_QP_FLUSH 15u /* QP flushes (NdkFlush) */
+#define NF_STAT_OP_WR_FAST_REGISTER 16u /* fast-register work requests (NdkFastRegister) */
+#define NF_STAT_OP_WR_INVALIDATE 17u /* invalidate work requests (NdkInvalidate) */
+#define NF_STAT_OP_WR_READ 18u /* RDMA Read work requests (NdkRead) */
+#define NF_STAT_OP_WR_WRITE 19u /* RDMA Write work requests (NdkWrite) */
+#define NF_STAT_OP_WR_SEND 20u /* Send work requests (NdkSend) */
+#define NF_STAT_OP_WR_SEND_INVALIDATE 21u /* SendAndInvalidate work requests (NdkSendAndInvalidate) */
+#define NF_STAT_OP_WR_RECEIVE 22u /* receives posted (NdkReceive) */
+#define NF_STAT_OP_WR_BIND 23u /* window bind work requests (NdkBind) */
+#define NF_STAT_OP_MW_CREATE 24u /* memory windows created (NdkCreateMw) */
 #define NF_STAT_OP_COUNT 25u
 #define NF_STAT_OP_LIST(X) X(PING, 0u) X(INFO, 1u) X(STATS, 2u) X(MEM_WRITE, 3u) X(MEM_READ, 4u) X(ADAPTER_RESET, 5u) X(MR_CREATE, 6u) X(MR_DESTROY, 7u) X(MR_REGISTER, 8u) X(MR_DEREGISTER, 9u) X(FRMR_INIT, 10u) X(QP_CREATE, 11u) X(QP_CONNECT, 12u) X(QP_DISCONNECT, 13u) X(QP_DESTROY, 14u) X(QP_FLUSH, 15u) X(WR_FAST_REGISTER, 16u) X(WR_INVALIDATE, 17u) X(WR_READ, 18u) X(WR_WRITE, 19u) X(WR_SEND, 20u) X(WR_SEND_INVALIDATE, 21u) X(WR_RECEIVE, 22u) X(WR_BIND, 23u) X(MW_CREATE, 24u)
-#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "") X(INFO, 1u, "") X(STATS, 2u, "") X(MEM_WRITE, 3u, "") X(MEM_READ, 4u, "") X(ADAPTER_RESET, 5u, "") X(MR_CREATE, 6u, "") X(MR_DESTROY, 7u, "") X(MR_REGISTER, 8u, "") X(MR_DEREGISTER, 9u, "") X(FRMR_INIT, 10u, "") X(QP_CREATE, 11u, "") X(QP_CONNECT, 12u, "") X(QP_DISCONNECT, 13u, "") X(QP_DESTROY, 14u, "") X(QP_FLUSH, 15u, "") X(WR_FAST_REGISTER, 16u, "the work requests stay consecutive, in OP order") X(WR_INVALIDATE, 17u, "") X(WR_READ, 18u, "") X(WR_WRITE, 19u, "") X(WR_SEND, 20u, "") X(WR_SEND_INVALIDATE, 21u, "") X(WR_RECEIVE, 22u, "") X(WR_BIND, 23u, "") X(MW_CREATE, 24u, "")
+#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "link round trips (NdkFpgaPing)") X(INFO, 1u, "adapter information requests") X(STATS, 2u, "counter requests (NdkFpgaQueryCounters)") X(MEM_WRITE, 3u, "adapter memory writes (NdkFpgaWriteBuffer)") X(MEM_READ, 4u, "adapter memory reads (NdkFpgaReadBuffer)") X(ADAPTER_RESET, 5u, "adapter resets") X(MR_CREATE, 6u, "MRs created (NdkCreateMr)") X(MR_DESTROY, 7u, "MRs and windows closed") X(MR_REGISTER, 8u, "registrations (NdkRegisterMr)") X(MR_DEREGISTER, 9u, "deregistrations (NdkDeregisterMr)") X(FRMR_INIT, 10u, "fast-register MR initializations (NdkInitializeFastRegisterMr)") X(QP_CREATE, 11u, "QPs created (NdkCreateQp)") X(QP_CONNECT, 12u, "QP connections") X(QP_DISCONNECT, 13u, "QP disconnections") X(QP_DESTROY, 14u, "QPs closed") X(QP_FLUSH, 15u, "QP flushes (NdkFlush)") X(WR_FAST_REGISTER, 16u, "fast-register work requests (NdkFastRegister)") X(WR_INVALIDATE, 17u, "invalidate work requests (NdkInvalidate)") X(WR_READ, 18u, "RDMA Read work requests (NdkRead)") X(WR_WRITE, 19u, "RDMA Write work requests (NdkWrite)") X(WR_SEND, 20u, "Send work requests (NdkSend)") X(WR_SEND_INVALIDATE, 21u, "SendAndInvalidate work requests (NdkSendAndInvalidate)") X(WR_RECEIVE, 22u, "receives posted (NdkReceive)") X(WR_BIND, 23u, "window bind work requests (NdkBind)") X(MW_CREATE, 24u, "memory windows created (NdkCreateMw)")
 
 /* STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it) */
 #define NF_STAT_STATUS_ACCESS_VIOLATION 0u

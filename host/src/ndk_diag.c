@@ -192,28 +192,10 @@ static void names_init(void)
 #define COUNTED_STATUS(name, index) [index] = (NTSTATUS)NF_STATUS_##name,
 static const NTSTATUS counted_status[NF_STAT_STATUS_COUNT] = {NF_STAT_STATUS_LIST(COUNTED_STATUS)};
 
-static const char *const op_descriptions[NF_STAT_OP_COUNT] = {
-    [NF_STAT_OP_PING] = "link round trips (NdkFpgaPing)",
-    [NF_STAT_OP_INFO] = "adapter information requests",
-    [NF_STAT_OP_STATS] = "counter requests (NdkFpgaQueryCounters)",
-    [NF_STAT_OP_MEM_WRITE] = "adapter memory writes (NdkFpgaWriteBuffer)",
-    [NF_STAT_OP_MEM_READ] = "adapter memory reads (NdkFpgaReadBuffer)",
-    [NF_STAT_OP_ADAPTER_RESET] = "adapter resets",
-    [NF_STAT_OP_MR_CREATE] = "MRs created (NdkCreateMr)",
-    [NF_STAT_OP_MR_DESTROY] = "MRs closed",
-    [NF_STAT_OP_MR_REGISTER] = "registrations (NdkRegisterMr)",
-    [NF_STAT_OP_MR_DEREGISTER] = "deregistrations (NdkDeregisterMr)",
-    [NF_STAT_OP_FRMR_INIT] = "fast-register MR initializations (NdkInitializeFastRegisterMr)",
-    [NF_STAT_OP_QP_CREATE] = "QPs created (NdkCreateQp)",
-    [NF_STAT_OP_QP_CONNECT] = "QP connections",
-    [NF_STAT_OP_QP_DISCONNECT] = "QP disconnections",
-    [NF_STAT_OP_QP_DESTROY] = "QPs closed",
-    [NF_STAT_OP_QP_FLUSH] = "QP flushes (NdkFlush)",
-    [NF_STAT_OP_WR_FAST_REGISTER] = "fast-register work requests (NdkFastRegister)",
-    [NF_STAT_OP_WR_INVALIDATE] = "invalidate work requests (NdkInvalidate)",
-    [NF_STAT_OP_WR_READ] = "RDMA Read work requests (NdkRead)",
-    [NF_STAT_OP_WR_WRITE] = "RDMA Write work requests (NdkWrite)",
-};
+/* The descriptions are the layout description's (tools/layout.toml, enum STAT_OP). */
+#define OP_DOC(name, index, doc) [index] = doc,
+static const char *const op_descriptions[NF_STAT_OP_COUNT] = {NF_STAT_OP_DOC_LIST(OP_DOC)};
+#undef OP_DOC
 
 /* The descriptions are the layout description's (tools/layout.toml, enum REFUSE). */
 #define REFUSE_DOC(name, code, doc) [code] = doc,

@@ -181,32 +181,32 @@
 `define NF_REFUSE_TIMEOUT 14  // firmware, never the engine: the operation did not finish within the firmware's wait bound (the request fails INTERNAL_ERROR)
 `define NF_REFUSE_BAD_COMMAND 15  // unknown command or register value
 
-// STAT_OP: index of each message op's counter in STATS.ops (messages handled, whatever their outcome)
-`define NF_STAT_OP_PING 0
-`define NF_STAT_OP_INFO 1
-`define NF_STAT_OP_STATS 2
-`define NF_STAT_OP_MEM_WRITE 3
-`define NF_STAT_OP_MEM_READ 4
-`define NF_STAT_OP_ADAPTER_RESET 5
-`define NF_STAT_OP_MR_CREATE 6
-`define NF_STAT_OP_MR_DESTROY 7
-`define NF_STAT_OP_MR_REGISTER 8
-`define NF_STAT_OP_MR_DEREGISTER 9
-`define NF_STAT_OP_FRMR_INIT 10
-`define NF_STAT_OP_QP_CREATE 11
-`define NF_STAT_OP_QP_CONNECT 12
-`define NF_STAT_OP_QP_DISCONNECT 13
-`define NF_STAT_OP_QP_DESTROY 14
-`define NF_STAT_OP_QP_FLUSH 15
-`define NF_STAT_OP_WR_FAST_REGISTER 16  // the work requests stay consecutive, in OP order
-`define NF_STAT_OP_WR_INVALIDATE 17
-`define NF_STAT_OP_WR_READ 18
-`define NF_STAT_OP_WR_WRITE 19
-`define NF_STAT_OP_WR_SEND 20
-`define NF_STAT_OP_WR_SEND_INVALIDATE 21
-`define NF_STAT_OP_WR_RECEIVE 22
-`define NF_STAT_OP_WR_BIND 23
-`define NF_STAT_OP_MW_CREATE 24
+// STAT_OP: index of each message op's counter in STATS.ops (messages handled, whatever their outcome); the work requests stay consecutive, in OP order; each doc is the counter's description
+`define NF_STAT_OP_PING 0  // link round trips (NdkFpgaPing)
+`define NF_STAT_OP_INFO 1  // adapter information requests
+`define NF_STAT_OP_STATS 2  // counter requests (NdkFpgaQueryCounters)
+`define NF_STAT_OP_MEM_WRITE 3  // adapter memory writes (NdkFpgaWriteBuffer)
+`define NF_STAT_OP_MEM_READ 4  // adapter memory reads (NdkFpgaReadBuffer)
+`define NF_STAT_OP_ADAPTER_RESET 5  // adapter resets
+`define NF_STAT_OP_MR_CREATE 6  // MRs created (NdkCreateMr)
+`define NF_STAT_OP_MR_DESTROY 7  // MRs and windows closed
+`define NF_STAT_OP_MR_REGISTER 8  // registrations (NdkRegisterMr)
+`define NF_STAT_OP_MR_DEREGISTER 9  // deregistrations (NdkDeregisterMr)
+`define NF_STAT_OP_FRMR_INIT 10  // fast-register MR initializations (NdkInitializeFastRegisterMr)
+`define NF_STAT_OP_QP_CREATE 11  // QPs created (NdkCreateQp)
+`define NF_STAT_OP_QP_CONNECT 12  // QP connections
+`define NF_STAT_OP_QP_DISCONNECT 13  // QP disconnections
+`define NF_STAT_OP_QP_DESTROY 14  // QPs closed
+`define NF_STAT_OP_QP_FLUSH 15  // QP flushes (NdkFlush)
+`define NF_STAT_OP_WR_FAST_REGISTER 16  // fast-register work requests (NdkFastRegister)
+`define NF_STAT_OP_WR_INVALIDATE 17  // invalidate work requests (NdkInvalidate)
+`define NF_STAT_OP_WR_READ 18  // RDMA Read work requests (NdkRead)
+`define NF_STAT_OP_WR_WRITE 19  // RDMA Write work requests (NdkWrite)
+`define NF_STAT_OP_WR_SEND 20  // Send work requests (NdkSend)
+`define NF_STAT_OP_WR_SEND_INVALIDATE 21  // SendAndInvalidate work requests (NdkSendAndInvalidate)
+`define NF_STAT_OP_WR_RECEIVE 22  // receives posted (NdkReceive)
+`define NF_STAT_OP_WR_BIND 23  // window bind work requests (NdkBind)
+`define NF_STAT_OP_MW_CREATE 24  // memory windows created (NdkCreateMw)
 
 // STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it)
 `define NF_STAT_STATUS_ACCESS_VIOLATION 0
