@@ -255,24 +255,31 @@ void test_mw_grants_need_window_model(void)
     mem_read((uint32_t)page_at(25) + 0xF00u, back, 0x100);
     mem_read((uint32_t)page_at(22), back + 0x100, 0x100);
     OK(!memcmp(back, data, sizeof(data)), "grants: the bytes landed in the MR's pages behind the window");
-    struct nf_cqe c;
-    OK(rdma(NF_OP_WR_WRITE, e.qp, 0, va + 1u, mw, s, 1, &c) == NF_STATUS_ACCESS_VIOLATION &&
-           c.refuse == NF_REFUSE_OUT_OF_BOUNDS,
-       "grants: one byte past the window's end refused OUT_OF_BOUNDS (refuse %u)", c.refuse);
+    /* (each status is taken before OK: its arguments are evaluated in no set order) */
+    struct nf_cqe c = {0};
+    uint32_t st = rdma(NF_OP_WR_WRITE, e.qp, 0, va + 1u, mw, s, 1, &c);
+    OK(st == NF_STATUS_ACCESS_VIOLATION && c.refuse == NF_REFUSE_OUT_OF_BOUNDS,
+       "grants: one byte past the window's end refused OUT_OF_BOUNDS (status 0x%x refuse %u)", st, c.refuse);
     qp_reconnect(e.qp, e.peer);
     s[0].len = 8;
-    OK(rdma(NF_OP_WR_WRITE, e.qp, 0, va - 8u, mw, s, 1, &c) == NF_STATUS_ACCESS_VIOLATION,
-       "grants: below the window refused (refuse %u)", c.refuse);
+    c = (struct nf_cqe){0};
+    st = rdma(NF_OP_WR_WRITE, e.qp, 0, va - 8u, mw, s, 1, &c);
+    OK(st == NF_STATUS_ACCESS_VIOLATION && c.refuse == NF_REFUSE_OUT_OF_BOUNDS,
+       "grants: below the window refused OUT_OF_BOUNDS (status 0x%x refuse %u)", st, c.refuse);
     qp_reconnect(e.qp, e.peer);
     struct nf_sge lsge[1] = {{va, 8, mw}};
-    OK(rdma(NF_OP_WR_WRITE, e.qp, 0, va, mw, lsge, 1, &c) == NF_STATUS_ACCESS_VIOLATION &&
-           c.refuse == NF_REFUSE_NO_RIGHT,
-       "grants: the window as a local SGE refused NO_RIGHT (refuse %u)", c.refuse);
+    c = (struct nf_cqe){0};
+    st = rdma(NF_OP_WR_WRITE, e.qp, 0, MR_VA, mr, lsge, 1, &c);
+    OK(st == NF_STATUS_ACCESS_VIOLATION && c.refuse == NF_REFUSE_NO_RIGHT,
+       "grants: the window as a local SGE (written into the MR) refused NO_RIGHT (status 0x%x refuse %u)", st,
+       c.refuse);
     qp_reconnect(e.qp, e.peer);
     /* The parent invalidated in the engine alone (the firmware's cascade bypassed): the
      * hardware itself must stop granting through the window. */
     fw_mpt_invalidate(NF_TOKEN_INDEX_GET(mr));
-    OK(mpt_state(mw) == NF_MPT_STATE_VALID && rdma(NF_OP_WR_WRITE, e.qp, 0, va, mw, s, 1, &c) ==
-                                                     NF_STATUS_ACCESS_VIOLATION,
-       "grants: the parent MR not VALID: refused through the still-VALID window (refuse %u)", c.refuse);
+    c = (struct nf_cqe){0};
+    st = rdma(NF_OP_WR_WRITE, e.qp, 0, va, mw, s, 1, &c);
+    OK(mpt_state(mw) == NF_MPT_STATE_VALID && st == NF_STATUS_ACCESS_VIOLATION,
+       "grants: the parent MR not VALID: refused through the still-VALID window (status 0x%x refuse %u)", st,
+       c.refuse);
 }
