@@ -86,7 +86,7 @@ $(MODEL_BUILD)/nfmodel: $(FW_HOST_SRCS) $(FW_DIR)/host/nfmodel.c $(FW_HOST_HDRS)
 
 # The unit tests: cases in test_fw*.c, requests and main in fw_test.c, the host side of
 # the link in tb.c.
-FW_TEST_SRCS := $(addprefix $(FW_DIR)/tests/,fw_test.c test_fw.c test_fw_mr.c test_fw_wr.c test_fw_send.c tb.c)
+FW_TEST_SRCS := $(addprefix $(FW_DIR)/tests/,fw_test.c test_fw.c test_fw_mr.c test_fw_wr.c test_fw_send.c test_fw_mw.c tb.c)
 FW_TB_HDRS := $(FW_DIR)/tests/tb.h $(FW_DIR)/tests/fw_test.h $(ROOT)/tests/tap.h
 
 $(MODEL_BUILD)/test_fw: $(FW_HOST_SRCS) $(FW_TEST_SRCS) $(FW_TB_HDRS) $(FW_HOST_HDRS)

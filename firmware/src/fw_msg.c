@@ -72,6 +72,7 @@ static uint32_t reply_bytes(uint32_t op, uint32_t m, uint32_t mlen)
                                                           : NF_MSG_HDR_SIZE;
     }
     case NF_OP_MR_CREATE:
+    case NF_OP_MW_CREATE:
         return NF_MSG_HDR_SIZE + NF_MR_CREATE_REP_SIZE;
     case NF_OP_QP_CREATE:
         return NF_MSG_HDR_SIZE + NF_QP_CREATE_REP_SIZE;
@@ -82,6 +83,7 @@ static uint32_t reply_bytes(uint32_t op, uint32_t m, uint32_t mlen)
     case NF_OP_WR_READ:
     case NF_OP_WR_WRITE:
     case NF_OP_WR_RECEIVE:
+    case NF_OP_WR_BIND:
         return NF_MSG_HDR_SIZE + NF_CQE_SIZE;
     case NF_OP_WR_SEND:
     case NF_OP_WR_SEND_INVALIDATE:
@@ -193,15 +195,17 @@ static void do_mem_read(const struct fw_frame *f, uint32_t tag, uint32_t m, uint
     put_hdr(at, NF_OP_MEM_READ, NF_MSG_HDR_SIZE + padded, tag, NF_STATUS_SUCCESS);
 }
 
-static uint32_t do_mr_create(uint32_t m, uint32_t mlen, uint32_t *token)
+/* MR_CREATE, and MW_CREATE (fast_register must be 0): an entry of its kind, INVALID. */
+static uint32_t do_mr_create(uint32_t op, uint32_t m, uint32_t mlen, uint32_t *token)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_MR_CREATE_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
     uint32_t pd = mem_rd(BODY(m, NF_MR_CREATE_REQ_PD_OFF));
     uint32_t fast = mem_rd(BODY(m, NF_MR_CREATE_REQ_FAST_REGISTER_OFF));
-    if (pd == 0 || pd > PD_MAX || fast > 1u)
+    uint32_t window = op == NF_OP_MW_CREATE;
+    if (pd == 0 || pd > PD_MAX || fast > 1u - window)
         return NF_STATUS_INVALID_PARAMETER;
-    return fw_mr_alloc(pd, fast ? NF_MPT_KIND_FAST : NF_MPT_KIND_NORMAL, token);
+    return fw_mr_alloc(pd, window ? NF_MPT_KIND_WINDOW : fast ? NF_MPT_KIND_FAST : NF_MPT_KIND_NORMAL, token);
 }
 
 /* The MR named by the token at body offset off of a request at least size bytes long:
@@ -313,6 +317,7 @@ static uint32_t do_mr_deregister(uint32_t m, uint32_t mlen)
     /* Invalidate first: once it returns no check grants and no DMA through it runs. */
     (void)fw_mpt_invalidate(i);
     mr->state = NF_MPT_STATE_INVALID;
+    fw_mr_invalidated(i); /* its windows too */
     fw_mtt_free(i);
     uint32_t w[7] = {0};
     w[0] = NF_MPT_W0_STATE_PUT(NF_MPT_STATE_INVALID) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_NORMAL) |
@@ -445,7 +450,7 @@ static void handle(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t
 {
     uint32_t rep[2] = {0, 0};
     uint32_t st, n = 0;
-    if (op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_RECEIVE - NF_OP_WR_FAST_REGISTER) {
+    if (op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER) {
         fw_wr_process(op, m, mlen, f); /* counts its own */
         return;
     }
@@ -464,7 +469,8 @@ static void handle(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t
         do_mem_read(f, tag, m, mlen);
         return;
     case NF_OP_MR_CREATE:
-        st = do_mr_create(m, mlen, &rep[NF_MR_CREATE_REP_TOKEN_OFF / 4u]);
+    case NF_OP_MW_CREATE:
+        st = do_mr_create(op, m, mlen, &rep[NF_MR_CREATE_REP_TOKEN_OFF / 4u]);
         n = NF_MR_CREATE_REP_SIZE / 4u;
         break;
     case NF_OP_QP_DISCONNECT:
@@ -540,7 +546,7 @@ static __attribute__((noinline)) void msg_walk(struct fw_frame *f, uint32_t from
 _Static_assert(NF_OP_WR_INVALIDATE == NF_OP_WR_FAST_REGISTER + 1 && NF_OP_WR_READ == NF_OP_WR_FAST_REGISTER + 2 &&
                    NF_OP_WR_WRITE == NF_OP_WR_FAST_REGISTER + 3 && NF_OP_WR_SEND == NF_OP_WR_FAST_REGISTER + 4 &&
                    NF_OP_WR_SEND_INVALIDATE == NF_OP_WR_FAST_REGISTER + 5 &&
-                   NF_OP_WR_RECEIVE == NF_OP_WR_FAST_REGISTER + 6,
+                   NF_OP_WR_RECEIVE == NF_OP_WR_FAST_REGISTER + 6 && NF_OP_WR_BIND == NF_OP_WR_FAST_REGISTER + 7,
                "work-request ops are consecutive");
 
 void fw_msg_process(struct fw_frame *f)
@@ -554,7 +560,7 @@ void fw_msg_process(struct fw_frame *f)
         uint32_t w0 = mem_rd(f->addr);
         uint32_t op = msg_op(w0);
         if (msg_len(w0) == len && !(len % MSG_ALIGN) &&
-            op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_RECEIVE - NF_OP_WR_FAST_REGISTER) {
+            op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER) {
             f->done = len;
             fw_wr_process(op, f->addr, len, f);
             return;

@@ -82,6 +82,15 @@ uint32_t fw_mpt_write(uint32_t index, const uint32_t w[7])
     return fw_mpt_write_words(index, w[0], w[1], w[2], w[3], w[4], w[5], w[6]);
 }
 
+uint32_t fw_mpt_read(uint32_t index, uint32_t w[7])
+{
+    eng_wr(NF_ENGINE_TBL_INDEX, index);
+    eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_READ);
+    uint32_t code = NF_STATUS_WORD_CODE_GET(fw_eng_wait(NF_ENGINE_TBL_STATUS));
+    for (uint32_t k = 0; k < 7u; k++)
+        w[k] = eng_rd(NF_ENGINE_ENT_W0 + 4u * k);
+    return code;
+}
 uint32_t fw_mpt_invalidate(uint32_t index)
 {
     eng_wr(NF_ENGINE_TBL_INDEX, index);
@@ -226,6 +235,7 @@ uint32_t fw_mr_alloc(uint32_t pd, uint32_t kind, uint32_t *token)
     mr->flags = FW_MR_ALLOCATED;
     mr->mtt_base = 0;
     mr->mtt_cap = 0;
+    mr->nwin = 0;
     if (mpt_write_idle(index) != NF_REFUSE_OK) {
         *mr = saved;
         return NF_STATUS_INTERNAL_ERROR;
@@ -238,11 +248,31 @@ uint32_t fw_mr_alloc(uint32_t pd, uint32_t kind, uint32_t *token)
     return NF_STATUS_SUCCESS;
 }
 
+void fw_mr_unbound(uint32_t index)
+{
+    struct fw_mr *e = &fw_mrs[index];
+    if (e->kind == NF_MPT_KIND_WINDOW) {
+        fw_mrs[e->parent].nwin--;
+        return;
+    }
+    /* per table entry, and only while windows are bound to this MR */
+    for (uint32_t w = 0; w < fw_cfg.mpt_entries && e->nwin; w++) {
+        struct fw_mr *win = &fw_mrs[w];
+        if (win->kind == NF_MPT_KIND_WINDOW && win->state == NF_MPT_STATE_VALID && win->parent == index) {
+            (void)fw_mpt_invalidate(w);
+            win->state = NF_MPT_STATE_INVALID;
+            e->nwin--;
+        }
+    }
+}
 void fw_mr_free(uint32_t index)
 {
     struct fw_mr *mr = &fw_mrs[index];
-    if (mr->state == NF_MPT_STATE_VALID)
+    if (mr->state == NF_MPT_STATE_VALID) {
         (void)fw_mpt_invalidate(index); /* no DMA through it still runs once this returns */
+        mr->state = NF_MPT_STATE_INVALID;
+        fw_mr_invalidated(index); /* a window leaves its MR; an MR's windows go INVALID */
+    }
     mtt_unlink(index);
     mr->state = NF_MPT_STATE_FREE;
     mr->kind = NF_MPT_KIND_NORMAL;
@@ -319,6 +349,7 @@ void fw_tables_reset(void)
             mr->pd = 0;
             mr->mtt_base = 0;
             mr->mtt_cap = 0;
+            mr->nwin = 0;
             (void)mpt_write_idle(i);
         }
         free_push(i);

@@ -30,7 +30,9 @@ struct fw_mr {
     uint16_t pd;
     uint16_t mtt_base, mtt_cap; /* MTT range reserved (cap 0: none) */
     uint16_t link;  /* free list (free entries) or MTT-ordered list (entries with a range) */
-    uint16_t pad[2]; /* 16 bytes: PicoRV32 multiplies slowly, a shift indexes for free */
+    uint16_t parent; /* a bound (VALID) window: its MR's index */
+    uint16_t nwin;   /* an MR: how many VALID windows are bound to it (16 bytes in all:
+                      * PicoRV32 multiplies slowly, a shift indexes for free) */
 };
 _Static_assert(sizeof(struct fw_mr) == 16, "fw_mr is indexed by shifting");
 /* state, kind, key and flags as one little-endian word (both builds are little-endian):
@@ -160,6 +162,18 @@ static inline uint32_t fw_mpt_write_words(uint32_t index, uint32_t w0, uint32_t 
     return NF_STATUS_WORD_CODE_GET(fw_eng_wait(NF_ENGINE_TBL_STATUS));
 }
 uint32_t fw_mpt_invalidate(uint32_t index);
+/* Read MPT[index] into w; returns the REFUSE code. */
+uint32_t fw_mpt_read(uint32_t index, uint32_t w[7]);
+/* Entry index just went from VALID to INVALID (its shadow state too): a window leaves its MR's
+ * count; an MR with bound windows has each of them invalidated (a later registration of
+ * the MR must not revive them). Out of line: only windows and their MRs take it. */
+void fw_mr_unbound(uint32_t index);
+static inline void fw_mr_invalidated(uint32_t index)
+{
+    const struct fw_mr *e = &fw_mrs[index];
+    if (e->kind == NF_MPT_KIND_WINDOW || e->nwin)
+        fw_mr_unbound(index);
+}
 uint32_t fw_token(uint32_t index);
 /* QP table index, or FW_NO_INDEX (inline: on every work request). A qpn is
  * gen << FW_QPN_GEN_SHIFT | index; gen 0 never names a QP. */

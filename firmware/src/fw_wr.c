@@ -125,6 +125,75 @@ static void do_invalidate(const struct fw_qp *qp, uint32_t flags, uint32_t m, ui
         wr_invalidate(i, r);
 }
 
+/* NdkBind: the window's entry is written self-contained (bounds, translation into the
+ * MR's pages) with the MR as its PARENT; the engine grants through it only while both
+ * are VALID. Rules in the order that decides the status (see the README). */
+static void do_bind(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
+{
+    r->status = NF_STATUS_INVALID_PARAMETER;
+    if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_BIND_SIZE || (flags & ~(uint32_t)NF_KNOWN_FLAGS_BIND))
+        return;
+    hal_win b = mem_win(BODY(m, 0));
+    uint32_t mri = fw_mr_lookup(win_rd(b, NF_WR_BIND_MR_TOKEN_OFF));
+    uint32_t wi = fw_mr_lookup(win_rd(b, NF_WR_BIND_MW_TOKEN_OFF));
+    if (wi == FW_NO_INDEX || fw_mrs[wi].kind != NF_MPT_KIND_WINDOW || mri == FW_NO_INDEX ||
+        fw_mrs[mri].kind == NF_MPT_KIND_WINDOW)
+        return;
+    struct fw_mr *mw = &fw_mrs[wi];
+    const struct fw_mr *mr = &fw_mrs[mri];
+    if (mr->pd != qp->pd || mw->pd != qp->pd) {
+        r->status = NF_STATUS_ACCESS_VIOLATION;
+        return;
+    }
+    if (mr->state != NF_MPT_STATE_VALID) {
+        r->status = NF_STATUS_INVALID_DEVICE_STATE; /* not registered now */
+        return;
+    }
+    uint64_t va, len;
+    rd64_lo_hi(BODY(m, NF_WR_BIND_VA_OFF), &va);
+    rd64_lo_hi(BODY(m, NF_WR_BIND_LENGTH_OFF), &len);
+    uint32_t w[7];
+    uint32_t code = fw_mpt_read(mri, w); /* the MR's range and rights live in the engine only */
+    if (code != NF_REFUSE_OK) {
+        r->status = NF_STATUS_INTERNAL_ERROR;
+        r->refuse = code;
+        return;
+    }
+    uint64_t base = w[2] | (uint64_t)w[3] << 32;
+    uint32_t mr_len = w[4];
+    /* [va, va + len) inside [base, base + mr_len), written without a sum that could wrap */
+    if (len == 0 || va < base || len > mr_len || va - base > mr_len - len)
+        return;
+    if ((flags & OP_REMOTE_WRITE_BIT) && !(w[0] & NF_MPT_W0_LOCAL_WRITE_MASK)) {
+        r->status = NF_STATUS_ACCESS_VIOLATION; /* remote write needs an MR with local write */
+        return;
+    }
+    if (mw->state == NF_MPT_STATE_VALID) { /* re-bound: the new binding replaces the old */
+        mw->state = NF_MPT_STATE_INVALID;
+        fw_mr_invalidated(wi);
+    }
+    uint64_t off = (va - base) + NF_MPT_W1_FBO_GET(w[1]);
+    uint32_t fbo = (uint32_t)off & PAGE_OFFSET_MASK;
+    uint32_t pages = (uint32_t)((fbo + len - 1u) >> NF_ADAPTER_PAGE_SHIFT) + 1u;
+    uint32_t w0 = NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_WINDOW) |
+                  NF_MPT_W0_KEY_PUT(mw->key) | FR_BIT(flags, NF_NDK_OP_FLAG_ALLOW_REMOTE_READ, NF_MPT_W0_REMOTE_READ_MASK) |
+                  FR_BIT(flags, OP_REMOTE_WRITE_BIT, NF_MPT_W0_REMOTE_WRITE_MASK);
+    code = fw_mpt_write_words(wi, w0, NF_MPT_W1_PD_PUT(mr->pd) | NF_MPT_W1_FBO_PUT(fbo), (uint32_t)va,
+                              (uint32_t)(va >> 32), (uint32_t)len,
+                              NF_MPT_W5_MTT_BASE_PUT(mr->mtt_base + (uint32_t)(off >> NF_ADAPTER_PAGE_SHIFT)),
+                              NF_MPT_W6_PAGES_PUT(pages) | NF_MPT_W6_PARENT_PUT(mri));
+    if (code != NF_REFUSE_OK) {
+        (void)fw_mpt_invalidate(wi); /* whatever the engine holds must not grant */
+        r->status = NF_STATUS_INTERNAL_ERROR;
+        r->refuse = code;
+        return;
+    }
+    mw->state = NF_MPT_STATE_VALID;
+    mw->parent = (uint16_t)mri;
+    fw_mrs[mri].nwin++;
+    r->status = NF_STATUS_SUCCESS;
+}
+
 static void do_rdma(const struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
 {
     r->status = NF_STATUS_INVALID_PARAMETER;
@@ -187,6 +256,7 @@ _Static_assert(NF_STAT_OP_WR_INVALIDATE == NF_STAT_OP_WR_FAST_REGISTER + 1 &&
                    NF_STAT_OP_WR_SEND == NF_STAT_OP_WR_FAST_REGISTER + 4 &&
                    NF_STAT_OP_WR_SEND_INVALIDATE == NF_STAT_OP_WR_FAST_REGISTER + 5 &&
                    NF_STAT_OP_WR_RECEIVE == NF_STAT_OP_WR_FAST_REGISTER + 6 &&
+                   NF_STAT_OP_WR_BIND == NF_STAT_OP_WR_FAST_REGISTER + 7 && NF_OP_WR_BIND == NF_OP_WR_FAST_REGISTER + 7 &&
                    NF_OP_WR_INVALIDATE == NF_OP_WR_FAST_REGISTER + 1 && NF_OP_WR_READ == NF_OP_WR_FAST_REGISTER + 2 &&
                    NF_OP_WR_WRITE == NF_OP_WR_FAST_REGISTER + 3 && NF_OP_WR_SEND == NF_OP_WR_FAST_REGISTER + 4 &&
                    NF_OP_WR_SEND_INVALIDATE == NF_OP_WR_FAST_REGISTER + 5 &&
@@ -197,8 +267,9 @@ _Static_assert(NF_STATS_REFUSE_CODES_COUNT == 1u << NF_STATUS_WORD_CODE_WIDTH, "
 
 /* The CQE's NDK_OP of each work request, by op - NF_OP_WR_FAST_REGISTER. */
 static const uint8_t wr_op_type[] = {NF_NDK_OP_FAST_REGISTER, NF_NDK_OP_INVALIDATE, NF_NDK_OP_READ, NF_NDK_OP_WRITE,
-                                     NF_NDK_OP_SEND,          NF_NDK_OP_SEND,       NF_NDK_OP_RECEIVE};
-_Static_assert(sizeof(wr_op_type) == NF_OP_WR_RECEIVE - NF_OP_WR_FAST_REGISTER + 1u, "one NDK_OP per work request");
+                                     NF_NDK_OP_SEND,          NF_NDK_OP_SEND,       NF_NDK_OP_RECEIVE,
+                                     NF_NDK_OP_BIND};
+_Static_assert(sizeof(wr_op_type) == NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER + 1u, "one NDK_OP per work request");
 
 void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame *f)
 {
@@ -223,6 +294,8 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame
             do_invalidate(&fw_qps[q], flags, m, mlen, &r);
         } else if (op <= NF_OP_WR_WRITE) {
             do_rdma(&fw_qps[q], op, flags, m, mlen, &r);
+        } else if (op == NF_OP_WR_BIND) {
+            do_bind(&fw_qps[q], flags, m, mlen, &r);
         } else if (op == NF_OP_WR_RECEIVE) {
             wr_receive(&fw_qps[q], wr_id, flags, m, mlen, &r);
         } else {

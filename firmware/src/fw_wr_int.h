@@ -88,6 +88,7 @@ static inline void wr_invalidate(uint32_t index, struct wr_result *r)
         return;
     }
     fw_mrs[index].state = NF_MPT_STATE_INVALID;
+    fw_mr_invalidated(index);
     r->status = NF_STATUS_SUCCESS;
 }
 

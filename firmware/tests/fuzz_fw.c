@@ -14,16 +14,17 @@
 
 #define NTOK 4
 #define NQP 3
+#define NMW 2 /* memory windows of PD 1 */
 
 static const uint16_t ops[] = {
     NF_OP_PING, NF_OP_INFO, NF_OP_MEM_WRITE, NF_OP_MEM_READ, NF_OP_ADAPTER_RESET, NF_OP_MR_CREATE,
     NF_OP_MR_DESTROY, NF_OP_MR_REGISTER, NF_OP_MR_DEREGISTER, NF_OP_FRMR_INIT, NF_OP_QP_CREATE,
     NF_OP_QP_CONNECT, NF_OP_QP_DISCONNECT, NF_OP_QP_DESTROY, NF_OP_WR_FAST_REGISTER, NF_OP_WR_INVALIDATE,
     NF_OP_WR_READ, NF_OP_WR_WRITE, NF_OP_QP_FLUSH, 0x7777, NF_OP_WR_SEND, NF_OP_WR_SEND_INVALIDATE,
-    NF_OP_WR_RECEIVE,
+    NF_OP_WR_RECEIVE, NF_OP_MW_CREATE, NF_OP_WR_BIND,
 };
 
-static uint32_t tokens[NTOK], qpns[NQP];
+static uint32_t tokens[NTOK], qpns[NQP], mws[NMW];
 /* Successful answers per op (FUZZ_STATS=1 prints them): shows the run reaches deep. */
 static unsigned long ok_per_op[sizeof(ops) / sizeof(ops[0])], all_per_op[sizeof(ops) / sizeof(ops[0])];
 
@@ -48,7 +49,7 @@ static void setup(void)
         fail("tb_init");
     uint8_t buf[NF_LINK_MAX_PAYLOAD];
     size_t len = 0;
-    uint32_t qtag[NQP], mtag[NTOK];
+    uint32_t qtag[NQP], mtag[NTOK], wtag[NMW];
     for (int i = 0; i < NQP; i++) {
         struct nf_qp_create_req q = {i == 2 ? 2u : 1u, 8, 4, NF_ADAPTER_MAX_RECV_SGE};
         qtag[i] = tb_put_msg(buf, &len, NF_OP_QP_CREATE, &q, sizeof(q));
@@ -56,6 +57,10 @@ static void setup(void)
     for (int i = 0; i < NTOK; i++) {
         struct nf_mr_create_req q = {1, (uint32_t)(i & 1)};
         mtag[i] = tb_put_msg(buf, &len, NF_OP_MR_CREATE, &q, sizeof(q));
+    }
+    for (int i = 0; i < NMW; i++) {
+        struct nf_mr_create_req q = {1, 0};
+        wtag[i] = tb_put_msg(buf, &len, NF_OP_MW_CREATE, &q, sizeof(q));
     }
     tb_exchange(buf, len);
     for (int i = 0; i < NQP; i++) {
@@ -69,6 +74,12 @@ static void setup(void)
         if (!m || m->hdr.status)
             fail("setup: MR_CREATE");
         memcpy(&tokens[i], m->body + NF_MR_CREATE_REP_TOKEN_OFF, 4);
+    }
+    for (int i = 0; i < NMW; i++) {
+        const struct tb_msg *m = tb_find_reply(wtag[i]);
+        if (!m || m->hdr.status)
+            fail("setup: MW_CREATE");
+        memcpy(&mws[i], m->body + NF_MR_CREATE_REP_TOKEN_OFF, 4);
     }
     len = 0;
     struct nf_qp_connect_req c0 = {qpns[0], qpns[1]}, c1 = {qpns[1], qpns[0]};
@@ -112,6 +123,35 @@ static void tables(uint32_t *mpt, uint32_t *mtt)
         nfm_mtt_get(e, i, &mtt[i]);
 }
 
+/* A VALID window translates inside its VALID parent MR's pages, and every MR counts
+ * the VALID windows bound to it. */
+static void check_windows(void)
+{
+    static uint32_t bound[65536];
+    for (uint32_t i = 0; i < fw_cfg.mpt_entries; i++)
+        bound[i] = 0;
+    for (uint32_t i = 0; i < fw_cfg.mpt_entries; i++) {
+        const struct fw_mr *mw = &fw_mrs[i];
+        if (mw->kind != NF_MPT_KIND_WINDOW || mw->state != NF_MPT_STATE_VALID)
+            continue;
+        const uint32_t *w = &mpt_after[i * NFM_MPT_WORDS];
+        uint32_t p = NF_MPT_W6_PARENT_GET(w[6]);
+        if (p != mw->parent || p >= fw_cfg.mpt_entries)
+            fail("a window's PARENT differs from the shadow");
+        const struct fw_mr *mr = &fw_mrs[p];
+        const uint32_t *pw = &mpt_after[p * NFM_MPT_WORDS];
+        uint32_t first = NF_MPT_W5_MTT_BASE_GET(w[5]), pages = NF_MPT_W6_PAGES_GET(w[6]);
+        if (mr->kind == NF_MPT_KIND_WINDOW || mr->state != NF_MPT_STATE_VALID || mr->pd != mw->pd ||
+            NF_MPT_W1_PD_GET(w[1]) != mr->pd || pages == 0 || first < mr->mtt_base ||
+            first + pages > (uint32_t)mr->mtt_base + NF_MPT_W6_PAGES_GET(pw[6]))
+            fail("a VALID window outside a VALID MR of its PD");
+        bound[p]++;
+    }
+    for (uint32_t i = 0; i < fw_cfg.mpt_entries; i++)
+        if (fw_mrs[i].nwin != bound[i])
+            fail("an MR's window count differs from its VALID windows");
+}
+
 /* The shadow agrees with the engine; MTT ranges are disjoint and inside the table. */
 static void check_consistent(void)
 {
@@ -132,7 +172,7 @@ static void check_consistent(void)
             fail("key 0 issued");
         if (NF_MPT_W0_KIND_GET(w[0]) != mr->kind || NF_MPT_W1_PD_GET(w[1]) != mr->pd)
             fail("shadow kind/PD differs from the MPT");
-        if (mr->state == NF_MPT_STATE_VALID &&
+        if (mr->state == NF_MPT_STATE_VALID && mr->kind != NF_MPT_KIND_WINDOW &&
             (NF_MPT_W5_MTT_BASE_GET(w[5]) != mr->mtt_base || NF_MPT_W6_PAGES_GET(w[6]) > mr->mtt_cap ||
              NF_MPT_W6_PAGES_GET(w[6]) == 0))
             fail("a VALID entry points outside its own MTT range");
@@ -144,6 +184,7 @@ static void check_consistent(void)
             used[k] = (int32_t)i;
         }
     }
+    check_windows();
 }
 
 /* Every QP's receive FIFO holds rq_count entries, at most rq_depth; the reservations
@@ -188,6 +229,7 @@ static int token_off(uint16_t op)
     case NF_OP_WR_INVALIDATE: return NF_WR_HDR_SIZE + NF_WR_INVALIDATE_TOKEN_OFF;
     case NF_OP_WR_READ: case NF_OP_WR_WRITE: return NF_WR_HDR_SIZE + NF_WR_RDMA_REMOTE_TOKEN_OFF;
     case NF_OP_WR_SEND_INVALIDATE: return NF_WR_HDR_SIZE + NF_WR_SEND_INV_TOKEN_OFF;
+    case NF_OP_WR_BIND: return NF_WR_HDR_SIZE + NF_WR_BIND_MW_TOKEN_OFF; /* the entry it writes */
     default: return -1;
     }
 }
@@ -197,7 +239,7 @@ static int qpn_off(uint16_t op)
     switch (op) {
     case NF_OP_QP_CONNECT: case NF_OP_QP_DISCONNECT: case NF_OP_QP_DESTROY: case NF_OP_QP_FLUSH: return 0;
     case NF_OP_WR_FAST_REGISTER: case NF_OP_WR_INVALIDATE: case NF_OP_WR_READ: case NF_OP_WR_WRITE:
-    case NF_OP_WR_SEND: case NF_OP_WR_SEND_INVALIDATE: case NF_OP_WR_RECEIVE:
+    case NF_OP_WR_SEND: case NF_OP_WR_SEND_INVALIDATE: case NF_OP_WR_RECEIVE: case NF_OP_WR_BIND:
         return NF_WR_HDR_QPN_OFF;
     default: return -1;
     }
@@ -308,12 +350,32 @@ static size_t make_well_formed(uint16_t op, uint8_t *b, size_t blen)
     } else if (op == NF_OP_WR_READ || op == NF_OP_WR_WRITE) {
         blen = well_formed_sges(b, blen, NF_WR_HDR_SIZE + NF_WR_RDMA_NSGE_OFF, NF_WR_HDR_SIZE + NF_WR_RDMA_SIZE,
                                 NF_ADAPTER_MAX_SGE, 0x3u);
-        put64(b, blen, NF_WR_HDR_SIZE + NF_WR_RDMA_REMOTE_VA_OFF,
-              0x10000 + get32(b, blen, NF_WR_HDR_SIZE + NF_WR_RDMA_REMOTE_VA_OFF) % (3 * PG));
+        uint32_t v = get32(b, blen, NF_WR_HDR_SIZE + NF_WR_RDMA_REMOTE_VA_OFF);
+        put64(b, blen, NF_WR_HDR_SIZE + NF_WR_RDMA_REMOTE_VA_OFF, 0x10000 + v % (3 * PG));
+        if (v & 0x80000000u) /* through a window (bound or not) */
+            put32(b, blen, NF_WR_HDR_SIZE + NF_WR_RDMA_REMOTE_TOKEN_OFF, mws[(v >> 30) & 1u]);
     } else if (op == NF_OP_WR_SEND || op == NF_OP_WR_SEND_INVALIDATE) {
         /* SILENT_SUCCESS, READ_FENCE, SEND_AND_SOLICIT_EVENT */
         blen = well_formed_sges(b, blen, NF_WR_HDR_SIZE + NF_WR_SEND_NSGE_OFF, NF_WR_HDR_SIZE + NF_WR_SEND_SIZE,
                                 NF_ADAPTER_MAX_SGE, 0x7u);
+    } else if (op == NF_OP_WR_BIND) {
+        /* one of the MRs, one of the windows (or the fuzz bytes' own token), a range over
+         * the registered MR's VAs, the known flags */
+        const int o = NF_WR_HDR_SIZE;
+        if (blen < (size_t)o + NF_WR_BIND_SIZE)
+            blen = (size_t)o + NF_WR_BIND_SIZE;
+        uint32_t r = get32(b, blen, o + NF_WR_BIND_MR_TOKEN_OFF), x = get32(b, blen, o + NF_WR_BIND_MW_TOKEN_OFF);
+        put32(b, blen, o + NF_WR_BIND_MR_TOKEN_OFF, tokens[r % NTOK]);
+        if (!(x & 0x100))
+            put32(b, blen, o + NF_WR_BIND_MW_TOKEN_OFF, mws[x % NMW]);
+        put64(b, blen, o + NF_WR_BIND_VA_OFF, 0x10000 + get32(b, blen, o + NF_WR_BIND_VA_OFF) % (3 * PG));
+        put64(b, blen, o + NF_WR_BIND_LENGTH_OFF, get32(b, blen, o + NF_WR_BIND_LENGTH_OFF) % (2 * PG + 1));
+        put32(b, blen, NF_WR_HDR_FLAGS_OFF, get32(b, blen, NF_WR_HDR_FLAGS_OFF) & NF_KNOWN_FLAGS_BIND);
+    } else if (op == NF_OP_MW_CREATE) {
+        if (blen < NF_MR_CREATE_REQ_SIZE)
+            blen = NF_MR_CREATE_REQ_SIZE;
+        put32(b, blen, NF_MR_CREATE_REQ_PD_OFF, 1 + (get32(b, blen, NF_MR_CREATE_REQ_PD_OFF) & 1));
+        put32(b, blen, NF_MR_CREATE_REQ_FAST_REGISTER_OFF, 0);
     } else if (op == NF_OP_WR_RECEIVE) {
         blen = well_formed_sges(b, blen, NF_WR_HDR_SIZE + NF_WR_RECEIVE_NSGE_OFF,
                                 NF_WR_HDR_SIZE + NF_WR_RECEIVE_SIZE, NF_ADAPTER_MAX_RECV_SGE, 0u);
@@ -386,8 +448,13 @@ static void one_message(uint16_t op, uint8_t sel, uint8_t *body, size_t blen)
     for (uint32_t i = 0; i < fw_cfg.mpt_entries; i++) {
         if (!memcmp(&mpt_before[i * NFM_MPT_WORDS], &mpt_after[i * NFM_MPT_WORDS], NFM_MPT_WORDS * 4))
             continue;
-        int created = op == NF_OP_MR_CREATE && NF_MPT_W0_STATE_GET(mpt_before[i * NFM_MPT_WORDS]) == NF_MPT_STATE_FREE;
-        if (i != own && !created)
+        const uint32_t *wb = &mpt_before[i * NFM_MPT_WORDS];
+        int created = (op == NF_OP_MR_CREATE || op == NF_OP_MW_CREATE) && NF_MPT_W0_STATE_GET(wb[0]) == NF_MPT_STATE_FREE;
+        /* the cascade: a window bound to the request's own MR went INVALID */
+        int cascade = NF_MPT_W0_KIND_GET(wb[0]) == NF_MPT_KIND_WINDOW && NF_MPT_W0_STATE_GET(wb[0]) == NF_MPT_STATE_VALID &&
+                      NF_MPT_W6_PARENT_GET(wb[6]) == own && own != FW_NO_INDEX &&
+                      NF_MPT_W0_STATE_GET(mpt_after[i * NFM_MPT_WORDS]) == NF_MPT_STATE_INVALID;
+        if (i != own && !created && !cascade)
             fail("an MPT entry outside the request's own MR changed");
         if (op == NF_OP_WR_READ || op == NF_OP_WR_WRITE || op == NF_OP_PING || op == NF_OP_MEM_WRITE ||
             (op & 0xFFF0) == NF_OP_QP_CREATE || op == NF_OP_WR_SEND || op == NF_OP_WR_RECEIVE)

@@ -26,6 +26,8 @@ uint32_t user_base(void);
 /* Requests, each in its own frame: the reply status (a token or qpn: 0 on failure). */
 uint32_t mr_create(uint32_t pd, uint32_t fast);
 uint32_t token_op(uint16_t op, uint32_t token);
+/* MW_CREATE: the window's token, or 0 with the status in *st (st may be NULL). */
+uint32_t mw_create(uint32_t pd, uint32_t *st);
 uint32_t frmr_init(uint32_t token, uint32_t npages, uint32_t remote);
 uint32_t qp_create(uint32_t pd);
 uint32_t qp_connect(uint32_t qpn, uint32_t peer);
@@ -41,6 +43,7 @@ int stats_get(struct nf_stats *st);
 uint32_t fast_register(uint32_t qpn, uint32_t flags, uint32_t token, const uint64_t *pages, uint32_t npages,
                        uint32_t fbo, uint64_t length, uint64_t va, struct nf_cqe *out);
 uint32_t invalidate(uint32_t qpn, uint32_t flags, uint32_t token);
+uint32_t bind(uint32_t qpn, uint32_t flags, uint32_t mr, uint32_t mw, uint64_t va, uint64_t length);
 uint32_t rdma(uint16_t op, uint32_t qpn, uint32_t flags, uint64_t remote_va, uint32_t remote_token,
               const struct nf_sge *sges, uint32_t nsge, struct nf_cqe *out);
 /* Append a work request (header + body + optional page list) to buf. */
@@ -102,5 +105,13 @@ void test_send_invalidate(void);
 void test_send_errors(void);
 void test_receive_rules(void);
 void test_recv_pool(void);
+/* test_fw_mw.c */
+void test_mw_create(void);
+void test_bind_rules(void);
+void test_bind_entry(void);
+void test_mw_invalidate(void);
+void test_mw_cascade(void);
+/* Grants through a window: need the engine model that knows WINDOW entries. */
+void test_mw_grants_need_window_model(void);
 
 #endif

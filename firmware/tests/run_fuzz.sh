@@ -13,11 +13,18 @@ d = sys.argv[1]
 def rec(op, sel, body):
     return bytes([op, sel, len(body) // 8]) + body
 z = bytes(64)
+bind = bytearray(40); bind[8] = 0x38; bind[32] = 0x40
+bind = bytes(bind)
+rdma_w = bytearray(32); rdma_w[19] = 0x80
+rdma_w = bytes(rdma_w)
 seeds = {
     "fr": b"\0" + rec(14, 0xCD, z),
     "fr_inv": b"\0" + rec(14, 0xCD, z) + rec(15, 0xCD, bytes(24)),
     "fr_write": b"\0" + rec(14, 0xCD, z) + rec(17, 0xE8, bytes(48)),
     "frmr_reg": b"\0" + rec(9, 0x89, bytes(16)) + rec(7, 0x88, z),
+    # a window bound over the registered MR (remote read/write, 64 bytes), then an RDMA
+    # Write through it and the MR's deregistration (the cascade)
+    "bind_write": b"\0" + rec(24, 0x48, bind) + rec(17, 0x48, rdma_w) + rec(8, 0x80, bytes(16)),
     "raw": b"\1" + bytes([1, 0, 16, 0, 1, 0, 0, 0]) + bytes(8),
 }
 for name, data in seeds.items():
