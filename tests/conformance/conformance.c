@@ -2395,8 +2395,9 @@ static void mw_in_registered_mr(struct pair *pr, NDK_MR *rw, NDK_MW *mw, struct 
     refused_access("write through an invalidated window", 1, tgt, tok, base + 64, 16);
     expect(probe_write(q, &src, tgt, rtoken(rw), base, 812), STATUS_SUCCESS,
            "the window's MR still grants through its own token");
+    const UINT32 ro_tok = wtoken(ro);
     expect(close_obj(&ro->Header), STATUS_SUCCESS, "NdkCloseMw of a bound window");
-    refused_access("read through the token of a closed window", 0, tgt, wtoken(ro), base, 16);
+    refused_access("read through the token of a closed window", 0, tgt, ro_tok, base, 16);
     expect(invalidate_wait(q, &mw->Header), STATUS_INVALID_DEVICE_STATE,
            "NdkInvalidate of an invalid window: completes INVALID_DEVICE_STATE");
     free_buf(&src);
