@@ -23,6 +23,8 @@
  *
  * Adapter
  *  NdkQueryAdapterInfo   SUCCESS; INVALID_PARAMETER (NULL size); BUFFER_TOO_SMALL (*pBufferSize = 104).
+ *                        MaxWindowSize: the largest MR (registered or fast-registered), at most
+ *                        2^32-1 (a window's length is 32 bits in the adapter's key table).
  *  NdkCreateCq           SUCCESS (inline); INVALID_PARAMETER (CqDepth 0 or > MaxCqDepth);
  *                        INSUFFICIENT_RESOURCES.
  *  NdkCreatePd, NdkCreateConnector, NdkCreateListener   SUCCESS (inline); INVALID_PARAMETER;
@@ -39,7 +41,9 @@
  *                        above the adapter's, ReceiveQueueDepth above MaxReceiveQueueDepth,
  *                        MaxReceiveRequestSge above the adapter's, a receive queue without a receive
  *                        CQ, any inline data (MaxInlineDataSize 0), no initiator CQ.
- *  NdkCreateMw, NdkCreateSrq, NdkCreateQpWithSrq   NOT_SUPPORTED.
+ *  NdkCreateMw           as NdkCreateMr (a window's key-table entry, invalid until bound);
+ *                        NdkCloseMw as NdkCloseMr; NdkGetRemoteTokenFromMw: its token.
+ *  NdkCreateSrq, NdkCreateQpWithSrq   NOT_SUPPORTED.
  *  NdkGetPrivilegedMemoryRegionToken   SUCCESS (token for adapter logical addresses, local SGEs only).
  * MR (an MR of the wrong kind or state for a call: INVALID_DEVICE_STATE)
  *  NdkRegisterMr         PENDING (RequestCompletion: SUCCESS, INSUFFICIENT_RESOURCES, ...) or inline:
@@ -88,10 +92,11 @@
  *                        byte VA + Length - 1 wraps, page not PAGE_SIZE aligned or outside adapter
  *                        memory); INSUFFICIENT_RESOURCES (queue full); link. An MR of another PD than
  *                        the QP's is the adapter's to refuse: it completes ACCESS_VIOLATION.
- *  NdkInvalidate         INVALID_PARAMETER (unknown flag, not an MR, MR of another adapter);
- *                        NOT_SUPPORTED (a memory window); CONNECTION_INVALID; INVALID_DEVICE_STATE
- *                        (an MR registered with NdkRegisterMr). An MR of another PD completes
- *                        ACCESS_VIOLATION.
+ *  NdkInvalidate         INVALID_PARAMETER (unknown flag, not an MR or a window, one of another
+ *                        adapter); CONNECTION_INVALID; INVALID_DEVICE_STATE (an MR registered with
+ *                        NdkRegisterMr). An MR or window of another PD completes ACCESS_VIOLATION,
+ *                        an already invalid one INVALID_DEVICE_STATE; invalidating a window leaves
+ *                        its MR untouched, invalidating an MR invalidates its windows for good.
  *  The flags each request accepts are tools/layout.toml's KNOWN_FLAGS (the adapter checks the
  *  same masks); DEFER is a hint to this library and never reaches the adapter.
  *  NdkRead, NdkWrite, NdkSend, NdkSendAndInvalidate   INVALID_PARAMETER (unknown flag or INLINE,
@@ -123,7 +128,13 @@
  *                        receive CQ (a QP not connected too). NdkFlush may run concurrently with a posting
  *                        call on the same QP (NDK allows it): that request is either before the
  *                        flush (real status) or after it (CANCELLED), never lost.
- *  NdkBind               NOT_SUPPORTED (no memory windows).
+ *  NdkBind               INVALID_PARAMETER (unknown flag, not a live MR and window of this
+ *                        adapter); CONNECTION_INVALID; INSUFFICIENT_RESOURCES; link. The adapter
+ *                        completes INVALID_PARAMETER (a token not an MR / not a window, Length 0,
+ *                        the range not inside the MR's), ACCESS_VIOLATION (another PD; remote write
+ *                        asked of an MR without local write), INVALID_DEVICE_STATE (the MR not
+ *                        registered now). A bound window grants remote access only inside its range,
+ *                        with its own rights, while it and its MR are valid; re-binding replaces.
  * Connector / listener (loopback on one adapter)
  *  NdkListen             SUCCESS; INVALID_PARAMETER (not AF_INET/AF_INET6); INVALID_DEVICE_STATE
  *                        (already listening); ADDRESS_ALREADY_ASSOCIATED.
@@ -569,7 +580,7 @@ struct _NDK_MR {
     const NDK_MR_DISPATCH *Dispatch;
 };
 
-/* MW (this provider creates none: NdkCreateMw returns STATUS_NOT_SUPPORTED). */
+/* MW: a window over part of an MR, given its range and rights by NdkBind. */
 typedef UINT32 (*NDK_FN_GET_REMOTE_TOKEN_FROM_MW)(NDK_MW *pNdkMw);
 
 typedef struct _NDK_MW_DISPATCH {

@@ -213,8 +213,13 @@ static NTSTATUS query_adapter_info(NDK_ADAPTER *a, NDK_ADAPTER_INFO *info, ULONG
     info->VendorId = NDK_VENDOR_ID;
     info->DeviceId = NDK_DEVICE_ID;
     info->MaxRegistrationSize = (SIZE_T)reg_pages * PAGE_SIZE;
-    info->MaxWindowSize = 0; /* no memory windows */
     info->FRMRPageCount = in->max_frmr_pages < NDK_MAX_FR_MSG_PAGES ? in->max_frmr_pages : NDK_MAX_FR_MSG_PAGES;
+    /* A window lies inside one MR (so no longer than the largest MR, registered or
+     * fast-registered) and its length is 32 bits in the key table (MPT_W4). */
+    uint64_t mr_max = info->MaxRegistrationSize;
+    if ((uint64_t)info->FRMRPageCount * PAGE_SIZE > mr_max)
+        mr_max = (uint64_t)info->FRMRPageCount * PAGE_SIZE;
+    info->MaxWindowSize = (SIZE_T)(mr_max < UINT32_MAX ? mr_max : UINT32_MAX);
     info->MaxInitiatorRequestSge = in->max_sge;
     info->MaxReceiveRequestSge = NF_ADAPTER_MAX_RECV_SGE;
     info->MaxReadRequestSge = in->max_sge;

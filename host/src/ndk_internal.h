@@ -179,8 +179,13 @@ enum ndk_mr_state {
     MR_DEREGISTERING,
 };
 
+/* An MR or a memory window: both are a key-table entry named by a token (MR_CREATE or
+ * MW_CREATE, MR_DESTROY at close); pub.Header.ObjectType tells which. */
 struct ndk_mr {
-    NDK_MR pub;
+    union {
+        NDK_MR pub;
+        NDK_MW mw;          /* a window: the same header, its own dispatch table */
+    };
     struct ndk_core core;
     uint32_t token;
     int fast;
@@ -325,6 +330,7 @@ struct ndk_adapter {
 extern const NDK_ADAPTER_DISPATCH ndk_adapter_dispatch;
 extern const NDK_PD_DISPATCH ndk_pd_dispatch;
 extern const NDK_MR_DISPATCH ndk_mr_dispatch;
+extern const NDK_MW_DISPATCH ndk_mw_dispatch;
 extern const NDK_QP_DISPATCH ndk_qp_dispatch;
 extern const NDK_CONNECTOR_DISPATCH ndk_conn_dispatch;
 extern const NDK_LISTENER_DISPATCH ndk_listener_dispatch;

@@ -1,12 +1,14 @@
-/* NDKPI protection domain and memory region: PD numbers are host-assigned; an MR is
- * a key-table entry on the board (MR_CREATE), registered with MR_REGISTER
- * (NdkRegisterMr) or prepared for fast registration with FRMR_INIT. */
+/* NDKPI protection domain, memory region and memory window: PD numbers are
+ * host-assigned; an MR is a key-table entry on the board (MR_CREATE), registered with
+ * MR_REGISTER (NdkRegisterMr) or prepared for fast registration with FRMR_INIT; a
+ * window is one too (MW_CREATE), given a range of an MR by NdkBind (a work request). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ndk_internal.h"
 
 static NTSTATUS pd_create_mr(NDK_PD *p, BOOLEAN fast, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_MR **out);
+static NTSTATUS pd_create_mw(NDK_PD *p, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_MW **out);
 
 /* ------------------------------------------------------------------------- */
 /* PD                                                                         */
@@ -43,16 +45,6 @@ NTSTATUS ndk_create_pd(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, N
     if (st == STATUS_SUCCESS)
         *out = &pd->pub;
     return st;
-}
-
-static NTSTATUS pd_create_mw(NDK_PD *pd, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_MW **out)
-{
-    (void)pd;
-    (void)cc;
-    (void)ctx;
-    if (out)
-        *out = NULL;
-    return STATUS_NOT_SUPPORTED; /* no memory windows (MaxWindowSize 0) */
 }
 
 static NTSTATUS pd_create_srq(NDK_PD *pd, ULONG depth, ULONG sge, ULONG threshold,
@@ -110,10 +102,17 @@ static void mr_teardown(struct ndk_core *c)
 
 static const struct ndk_type mr_type = {NdkObjectTypeMr, sizeof(struct ndk_mr), offsetof(struct ndk_mr, core),
                                         mr_teardown, NULL};
+static const struct ndk_type mw_type = {NdkObjectTypeMw, sizeof(struct ndk_mr), offsetof(struct ndk_mr, core),
+                                        mr_teardown, NULL};
 
 static NTSTATUS mr_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
 {
     return ndk_close_as(obj, &mr_type, cb, ctx);
+}
+
+static NTSTATUS mw_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
+{
+    return ndk_close_as(obj, &mw_type, cb, ctx);
 }
 
 static void mr_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body,
@@ -127,7 +126,10 @@ static void mr_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
     ndk_create_done(ad, r, &mr->core, status);
 }
 
-static NTSTATUS pd_create_mr(NDK_PD *p, BOOLEAN fast, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_MR **out)
+/* NdkCreateMr and NdkCreateMw: a key-table entry of the PD (MR_CREATE or MW_CREATE,
+ * the same request and answer); *out is the object's header. */
+static NTSTATUS create_key(NDK_PD *p, const struct ndk_type *t, BOOLEAN fast, NDK_FN_CREATE_COMPLETION cc,
+                           PVOID ctx, NDK_OBJECT_HEADER **out)
 {
     if (!out)
         return STATUS_INVALID_PARAMETER;
@@ -137,23 +139,47 @@ static NTSTATUS pd_create_mr(NDK_PD *p, BOOLEAN fast, NDK_FN_CREATE_COMPLETION c
     struct ndk_pd *pd = NDK_CONTAINER(p, struct ndk_pd, pub);
     if (!ndk_registry_has_room())
         return STATUS_INSUFFICIENT_RESOURCES;
-    struct ndk_mr *mr = ndk_obj_new(pd->core.ad, &mr_type, &pd->core, NULL, NULL);
+    struct ndk_mr *mr = ndk_obj_new(pd->core.ad, t, &pd->core, NULL, NULL);
     struct ndk_req *r = calloc(1, sizeof(*r));
     if (!mr || !r) {
         free(mr);
         free(r);
         return STATUS_INSUFFICIENT_RESOURCES;
     }
-    mr->pub.Dispatch = &ndk_mr_dispatch;
+    uint16_t op = NF_OP_MR_CREATE;
+    if (t->type == NdkObjectTypeMw) {
+        mr->mw.Dispatch = &ndk_mw_dispatch;
+        op = NF_OP_MW_CREATE;
+    } else {
+        mr->pub.Dispatch = &ndk_mr_dispatch;
+    }
     mr->fast = fast ? 1 : 0;
     r->on_reply = mr_create_reply;
     r->arg = mr;
     uint8_t msg[NF_MSG_HDR_SIZE + NF_MR_CREATE_REQ_SIZE];
     struct nf_mr_create_req q = {pd->pdn, (uint32_t)mr->fast};
     memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
-    NTSTATUS st = ndk_create_issue(&mr->core, r, NF_OP_MR_CREATE, msg, sizeof(msg), cc, ctx);
+    NTSTATUS st = ndk_create_issue(&mr->core, r, op, msg, sizeof(msg), cc, ctx);
     if (st == STATUS_SUCCESS)
-        *out = &mr->pub;
+        *out = &mr->pub.Header;
+    return st;
+}
+
+static NTSTATUS pd_create_mr(NDK_PD *p, BOOLEAN fast, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_MR **out)
+{
+    NDK_OBJECT_HEADER *h = NULL;
+    NTSTATUS st = create_key(p, &mr_type, fast, cc, ctx, out ? &h : NULL);
+    if (out)
+        *out = h ? &NDK_CONTAINER(h, struct ndk_mr, pub.Header)->pub : NULL;
+    return st;
+}
+
+static NTSTATUS pd_create_mw(NDK_PD *p, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_MW **out)
+{
+    NDK_OBJECT_HEADER *h = NULL;
+    NTSTATUS st = create_key(p, &mw_type, FALSE, cc, ctx, out ? &h : NULL);
+    if (out)
+        *out = h ? &NDK_CONTAINER(h, struct ndk_mr, pub.Header)->mw : NULL;
     return st;
 }
 
@@ -331,4 +357,15 @@ const NDK_MR_DISPATCH ndk_mr_dispatch = {
     .NdkInitializeFastRegisterMr = mr_init_fast,
     .NdkGetRemoteTokenFromMr = mr_token,
     .NdkGetLocalTokenFromMr = mr_token,
+};
+
+static UINT32 mw_token(NDK_MW *m)
+{
+    return ndk_obj_ok(m, NdkObjectTypeMw) ? NDK_CONTAINER(m, struct ndk_mr, mw)->token : 0;
+}
+
+const NDK_MW_DISPATCH ndk_mw_dispatch = {
+    .NdkCloseMw = mw_close,
+    .NdkQueryExtension = ndk_query_extension,
+    .NdkGetRemoteTokenFromMw = mw_token,
 };

@@ -217,6 +217,8 @@ static NTSTATUS qp_fast_register(NDK_QP *q, PVOID ctx, NDK_MR *m, ULONG npages, 
                 (size_t)npages * sizeof(*pages));
 }
 
+/* NdkInvalidate: a fast-register MR or a memory window of this adapter; the board
+ * decides the rest (the PD, whether the token is valid now). */
 static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULONG flags)
 {
     if (!ndk_obj_ok(q, NdkObjectTypeQp))
@@ -224,16 +226,14 @@ static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULON
     struct ndk_qp *qp = qp_of(q);
     if (!obj || (flags & ~(ULONG)NF_KNOWN_FLAGS_INVALIDATE) || !ndk_live(obj))
         return refuse(qp, STATUS_INVALID_PARAMETER);
-    if (obj->ObjectType == NdkObjectTypeMw)
-        return refuse(qp, STATUS_NOT_SUPPORTED); /* no memory windows */
-    if (obj->ObjectType != NdkObjectTypeMr)
+    if (obj->ObjectType != NdkObjectTypeMr && obj->ObjectType != NdkObjectTypeMw)
         return refuse(qp, STATUS_INVALID_PARAMETER);
     if (!__atomic_load_n(&qp->connected, __ATOMIC_RELAXED))
         return refuse(qp, STATUS_CONNECTION_INVALID);
     const struct ndk_mr *mr = NDK_CONTAINER(obj, struct ndk_mr, pub.Header);
     if (mr->core.ad != qp->core.ad)
-        return refuse(qp, STATUS_INVALID_PARAMETER); /* another adapter's MR */
-    if (!mr->fast)
+        return refuse(qp, STATUS_INVALID_PARAMETER); /* another adapter's MR or window */
+    if (obj->ObjectType == NdkObjectTypeMr && !mr->fast)
         return refuse(qp, STATUS_INVALID_DEVICE_STATE); /* NdkRegisterMr'd MRs are deregistered, not invalidated */
     struct {
         struct nf_msg_hdr h;
@@ -353,15 +353,30 @@ static NTSTATUS qp_receive(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge)
                        sgl, (size_t)nsge * sizeof(*sgl));
 }
 
-static NTSTATUS qp_bind(NDK_QP *q, PVOID ctx, NDK_MR *mr, NDK_MW *mw, PVOID va, SIZE_T len, ULONG flags)
+/* NdkBind: the host checks what the board cannot see (the objects, the flags, the
+ * connection); the firmware decides the rest in the completion (the tokens' kinds
+ * and PDs, the MR's state, its range and its local-write right). */
+static NTSTATUS qp_bind(NDK_QP *q, PVOID ctx, NDK_MR *m, NDK_MW *w, PVOID va, SIZE_T len, ULONG flags)
 {
-    (void)ctx;
-    (void)mr;
-    (void)mw;
-    (void)va;
-    (void)len;
-    (void)flags;
-    return ndk_obj_ok(q, NdkObjectTypeQp) ? refuse(qp_of(q), STATUS_NOT_SUPPORTED) : STATUS_INVALID_PARAMETER;
+    if (!ndk_obj_ok(q, NdkObjectTypeQp))
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_qp *qp = qp_of(q);
+    if (!ndk_obj_ok(m, NdkObjectTypeMr) || !ndk_obj_ok(w, NdkObjectTypeMw) ||
+        (flags & ~(ULONG)NF_KNOWN_FLAGS_BIND))
+        return refuse(qp, STATUS_INVALID_PARAMETER);
+    const struct ndk_mr *mr = NDK_CONTAINER(m, struct ndk_mr, pub);
+    const struct ndk_mr *mw = NDK_CONTAINER(w, struct ndk_mr, mw);
+    if (mr->core.ad != qp->core.ad || mw->core.ad != qp->core.ad)
+        return refuse(qp, STATUS_INVALID_PARAMETER); /* another adapter's tokens mean nothing here */
+    if (!__atomic_load_n(&qp->connected, __ATOMIC_RELAXED))
+        return refuse(qp, STATUS_CONNECTION_INVALID);
+    struct {
+        struct nf_msg_hdr h;
+        struct nf_wr_hdr w;
+        // cppcheck-suppress unusedStructMember ; sent as bytes by post()
+        struct nf_wr_bind b;
+    } msg = {.b = {.mr_token = mr->token, .mw_token = mw->token, .va = (uint64_t)(uintptr_t)va, .length = len}};
+    return post(qp, ctx, NdkOperationTypeBind, NF_OP_WR_BIND, flags, &msg.h, &msg.w, sizeof(msg), NULL, 0);
 }
 
 /* ------------------------------------------------------------------------- */

@@ -789,14 +789,19 @@ static NDK_MR *fr_other_pd(struct env *e)
 
 /* side B (rpr.qb) SendAndInvalidates the token of mr (XOR key_xor) to side A, which
  * posted a receive; the status of the Send. */
-static NTSTATUS send_inv(struct env *e, NDK_MR *mr, UINT32 key_xor)
+static NTSTATUS send_inv_token(struct env *e, UINT32 token)
 {
-    if (!mr || !e->rpr.qa)
+    if (!e->rpr.qa)
         return SETUP_FAILED;
     NTSTATUS st = recv_post(e, e->rpr.qa, 1, 16);
     if (st != STATUS_SUCCESS)
         return setup_failed(e, "NdkReceive", st);
-    return observe(e, send_post(e, e->rpr.qb, 8, 0, 1, mr->Dispatch->NdkGetRemoteTokenFromMr(mr) ^ key_xor));
+    return observe(e, send_post(e, e->rpr.qb, 8, 0, 1, token));
+}
+
+static NTSTATUS send_inv(struct env *e, NDK_MR *mr, UINT32 key_xor)
+{
+    return mr ? send_inv_token(e, mr->Dispatch->NdkGetRemoteTokenFromMr(mr) ^ key_xor) : SETUP_FAILED;
 }
 
 static NTSTATUS r_send_inv_bad_key(struct env *e)
@@ -861,6 +866,316 @@ static NTSTATUS r_cq_overflow_qp(struct env *e)
 
 /* ------------------------------------------------------------------------- */
 /* The table                                                                  */
+
+/* ------------------------------------------------------------------------- */
+/* Rows: memory windows (NdkCreateMw, NdkBind, NdkInvalidate of a window)     */
+
+#define MW_OFF 64 /* the windows of these rows: [MW_OFF, 2 * MW_OFF) of a 256-byte MR */
+
+static NDK_MW *mw_new(struct env *e, NDK_PD *pd)
+{
+    NDK_MW *mw = NULL;
+    NTSTATUS st = pd->Dispatch->NdkCreateMw(pd, NULL, NULL, &mw);
+    if (st != STATUS_SUCCESS) {
+        setup_failed(e, "NdkCreateMw", st);
+        return NULL;
+    }
+    made(e, &mw->Header);
+    return mw;
+}
+
+/* NdkInvalidate of mw on qp: its status. */
+static NTSTATUS inv_mw(struct env *e, NDK_QP *qp, NDK_MW *mw)
+{
+    return mw && qp ? observe(e, qp->Dispatch->NdkInvalidate(qp, e, &mw->Header, 0)) : SETUP_FAILED;
+}
+
+static UINT32 mw_token(NDK_MW *mw)
+{
+    return mw->Dispatch->NdkGetRemoteTokenFromMw(mw);
+}
+
+/* NdkBind of mw over [va, va + len) of mr on qp; its status. */
+static NTSTATUS bind_on(struct env *e, NDK_QP *qp, NDK_MR *mr, NDK_MW *mw, UINT64 va, SIZE_T len, ULONG flags)
+{
+    if (!qp || !mr || !mw)
+        return SETUP_FAILED;
+    return observe(e, qp->Dispatch->NdkBind(qp, e, mr, mw, (PVOID)(uintptr_t)va, len, flags));
+}
+
+/* A bind on the connected QP of a new window of mw_pd to a new MR of mr_pd over 256
+ * bytes of the target (registered with mr_flags), at offset off. */
+static NTSTATUS bind_rule(struct env *e, NDK_PD *mr_pd, NDK_PD *mw_pd, ULONG mr_flags, int64_t off, SIZE_T len,
+                          ULONG flags)
+{
+    NDK_QP *qp = qp_up(e);
+    NDK_MR *mr = qp ? normal_mr(e, mr_pd, 256, mr_flags) : NULL;
+    NDK_MW *mw = mr ? mw_new(e, mw_pd) : NULL;
+    return bind_on(e, qp, mr, mw, tgt_va(e) + (UINT64)off, len, flags);
+}
+
+/* A window bound on the connected QP over [MW_OFF, 2 * MW_OFF) of an MR over 256 bytes
+ * of the target that allows remote read and write (*mr when asked). */
+static NDK_MW *window_up(struct env *e, ULONG flags, NDK_MR **mr_out)
+{
+    NDK_QP *qp = qp_up(e);
+    NDK_MR *mr = qp ? normal_mr(e, e->pd, 256, NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ) : NULL;
+    NDK_MW *mw = mr ? mw_new(e, e->pd) : NULL;
+    NTSTATUS st = bind_on(e, qp, mr, mw, tgt_va(e) + MW_OFF, MW_OFF, flags);
+    if (mw && st != STATUS_SUCCESS)
+        setup_failed(e, "NdkBind", st);
+    if (mr_out)
+        *mr_out = mr;
+    return st == STATUS_SUCCESS ? mw : NULL;
+}
+
+/* RDMA Write (or Read) of len bytes at offset off of the target through mw. */
+static NTSTATUS mw_access(struct env *e, NDK_MW *mw, int write, UINT64 off, ULONG len)
+{
+    NDK_QP *qp = mw ? qp_up(e) : NULL;
+    return qp ? observe(e, rdma_post(e, qp, write, tgt_va(e) + off, mw_token(mw), len, 0)) : SETUP_FAILED;
+}
+
+static NTSTATUS r_mw_create(struct env *e)
+{
+    struct consumer_call k = {0, 0, NULL};
+    NDK_MW *mw = NULL;
+    NTSTATUS st = request(e, &k, e->pd->Dispatch->NdkCreateMw(e->pd, consumer_create_done, &k, &mw));
+    if (k.obj)
+        made(e, k.obj);
+    return st;
+}
+
+static NTSTATUS r_bind_unconnected(struct env *e)
+{
+    NDK_QP *qp = qp_lone(e);
+    NDK_MR *mr = qp ? normal_mr(e, e->pd, 256, NDK_MR_FLAG_ALLOW_REMOTE_READ) : NULL;
+    return bind_on(e, qp, mr, mr ? mw_new(e, e->pd) : NULL, tgt_va(e), 16, REMOTE_R);
+}
+
+static NTSTATUS r_bind_unknown_flag(struct env *e)
+{
+    return bind_rule(e, e->pd, e->pd, NDK_MR_FLAG_ALLOW_REMOTE_READ, 0, 16, NDK_OP_FLAG_INLINE);
+}
+
+static NTSTATUS r_bind_mr_as_window(struct env *e)
+{
+    NDK_QP *qp = qp_up(e);
+    NDK_MR *mr = qp ? normal_mr(e, e->pd, 256, NDK_MR_FLAG_ALLOW_REMOTE_READ) : NULL;
+    return bind_on(e, qp, mr, (NDK_MW *)(void *)mr, tgt_va(e), 16, REMOTE_R);
+}
+
+static NTSTATUS r_bind_other_pd_mr(struct env *e)
+{
+    return bind_rule(e, e->pd2, e->pd, NDK_MR_FLAG_ALLOW_REMOTE_READ, 0, 16, REMOTE_R);
+}
+
+static NTSTATUS r_bind_other_pd_window(struct env *e)
+{
+    return bind_rule(e, e->pd, e->pd2, NDK_MR_FLAG_ALLOW_REMOTE_READ, 0, 16, REMOTE_R);
+}
+
+static NTSTATUS r_bind_mr_not_registered(struct env *e)
+{
+    NDK_QP *qp = qp_up(e);
+    NDK_MR *mr = qp ? fast_mr(e, e->pd, 1, TRUE) : NULL;
+    return bind_on(e, qp, mr, mr ? mw_new(e, e->pd) : NULL, 0x10000, 16, REMOTE_R);
+}
+
+static NTSTATUS r_bind_mr_invalidated(struct env *e)
+{
+    NDK_QP *qp = qp_up(e);
+    NDK_MR *mr = qp ? fr_done(e, qp, e->pd, 0x10000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE) : NULL;
+    NTSTATUS st = mr ? inv_rule(e, qp, mr, 0) : SETUP_FAILED;
+    if (st != STATUS_SUCCESS)
+        return st == SETUP_FAILED ? st : setup_failed(e, "NdkInvalidate", st);
+    return bind_on(e, qp, mr, mw_new(e, e->pd), 0x10000, 16, REMOTE_R);
+}
+
+static NTSTATUS r_bind_length_zero(struct env *e)
+{
+    return bind_rule(e, e->pd, e->pd, NDK_MR_FLAG_ALLOW_REMOTE_READ, 0, 0, REMOTE_R);
+}
+
+static NTSTATUS r_bind_past_mr(struct env *e)
+{
+    return bind_rule(e, e->pd, e->pd, NDK_MR_FLAG_ALLOW_REMOTE_READ, 248, 16, REMOTE_R);
+}
+
+static NTSTATUS r_bind_below_mr(struct env *e)
+{
+    return bind_rule(e, e->pd, e->pd, NDK_MR_FLAG_ALLOW_REMOTE_READ, -8, 16, REMOTE_R);
+}
+
+static NTSTATUS r_bind_no_local_write(struct env *e)
+{
+    return bind_rule(e, e->pd, e->pd, NDK_MR_FLAG_ALLOW_REMOTE_READ, 0, 16, REMOTE_W);
+}
+
+static NTSTATUS r_bind_granted(struct env *e)
+{
+    return bind_rule(e, e->pd, e->pd, NDK_MR_FLAG_ALLOW_REMOTE_WRITE, 0, 256, REMOTE_R | REMOTE_W);
+}
+
+static NTSTATUS r_bind_fast_mr(struct env *e)
+{
+    NDK_QP *qp = qp_up(e);
+    NDK_MR *mr = qp ? fr_done(e, qp, e->pd, 0x10000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE) : NULL;
+    return bind_on(e, qp, mr, mr ? mw_new(e, e->pd) : NULL, 0x10000 + MW_OFF, MW_OFF, REMOTE_W);
+}
+
+static NTSTATUS r_bind_again(struct env *e)
+{
+    NDK_MR *mr = NULL;
+    NDK_MW *mw = window_up(e, REMOTE_W, &mr);
+    return mw ? bind_on(e, qp_up(e), mr, mw, tgt_va(e), MW_OFF, REMOTE_R) : SETUP_FAILED;
+}
+
+static NTSTATUS r_mw_write_granted(struct env *e)
+{
+    return mw_access(e, window_up(e, REMOTE_W, NULL), 1, MW_OFF, MW_OFF);
+}
+
+static NTSTATUS r_mw_write_below(struct env *e)
+{
+    return mw_access(e, window_up(e, REMOTE_W, NULL), 1, 0, 16);
+}
+
+static NTSTATUS r_mw_write_above(struct env *e)
+{
+    return mw_access(e, window_up(e, REMOTE_W, NULL), 1, 2 * MW_OFF, 1);
+}
+
+static NTSTATUS r_mw_write_straddling(struct env *e)
+{
+    return mw_access(e, window_up(e, REMOTE_W, NULL), 1, 2 * MW_OFF - 8, 16);
+}
+
+static NTSTATUS r_mw_write_read_only(struct env *e)
+{
+    return mw_access(e, window_up(e, REMOTE_R, NULL), 1, MW_OFF, 8);
+}
+
+static NTSTATUS r_mw_read_write_only(struct env *e)
+{
+    return mw_access(e, window_up(e, REMOTE_W, NULL), 0, MW_OFF, 8);
+}
+
+static NTSTATUS r_mw_read_after_rebind(struct env *e)
+{
+    NDK_MR *mr = NULL;
+    NDK_MW *mw = window_up(e, REMOTE_R, &mr);
+    NTSTATUS st = mw ? bind_on(e, qp_up(e), mr, mw, tgt_va(e) + 2 * MW_OFF, MW_OFF, REMOTE_R) : SETUP_FAILED;
+    if (st != STATUS_SUCCESS)
+        return st == SETUP_FAILED ? st : setup_failed(e, "NdkBind again", st);
+    return mw_access(e, mw, 0, MW_OFF, 8);
+}
+
+/* A window bound, then invalidated on the connected QP (NULL: the setup failed). */
+static NDK_MW *window_invalidated(struct env *e, NDK_MR **mr)
+{
+    NDK_MW *mw = window_up(e, REMOTE_W, mr);
+    NTSTATUS st = inv_mw(e, mw ? qp_up(e) : NULL, mw);
+    if (mw && st != STATUS_SUCCESS)
+        setup_failed(e, "NdkInvalidate of the window", st);
+    return st == STATUS_SUCCESS ? mw : NULL;
+}
+
+static NTSTATUS r_mw_inv(struct env *e)
+{
+    NDK_MW *mw = window_up(e, REMOTE_W, NULL);
+    return inv_mw(e, mw ? qp_up(e) : NULL, mw);
+}
+
+static NTSTATUS r_mw_inv_unconnected(struct env *e)
+{
+    NDK_QP *qp = qp_lone(e);
+    return qp ? inv_mw(e, qp, mw_new(e, e->pd)) : SETUP_FAILED;
+}
+
+static NTSTATUS r_mw_inv_twice(struct env *e)
+{
+    NDK_MW *mw = window_invalidated(e, NULL);
+    return inv_mw(e, mw ? qp_up(e) : NULL, mw);
+}
+
+static NTSTATUS r_mw_write_invalidated(struct env *e)
+{
+    return mw_access(e, window_invalidated(e, NULL), 1, MW_OFF, 8);
+}
+
+static NTSTATUS r_mw_mr_after_inv(struct env *e)
+{
+    NDK_MR *mr = NULL;
+    NDK_MW *mw = window_invalidated(e, &mr);
+    NDK_QP *qp = mw ? qp_up(e) : NULL;
+    return qp ? observe(e, rdma_post(e, qp, 1, tgt_va(e) + MW_OFF, mr->Dispatch->NdkGetRemoteTokenFromMr(mr), 8, 0))
+              : SETUP_FAILED;
+}
+
+/* A window bound over a fast-registered MR at 0x10000, the MR then invalidated (and
+ * fast-registered again when again); a write through the window. */
+static NTSTATUS mw_fast_parent(struct env *e, int again)
+{
+    NDK_QP *qp = qp_up(e);
+    NDK_MR *mr = qp ? fr_done(e, qp, e->pd, 0x10000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE) : NULL;
+    NDK_MW *mw = mr ? mw_new(e, e->pd) : NULL;
+    NTSTATUS st = bind_on(e, qp, mr, mw, 0x10000, MW_OFF, REMOTE_W);
+    if (st == STATUS_SUCCESS)
+        st = inv_rule(e, qp, mr, 0);
+    if (st == STATUS_SUCCESS && again)
+        st = observe(e, fr_post(e, qp, mr, 1, 0, PAGE_SIZE, 0x10000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE));
+    if (st != STATUS_SUCCESS)
+        return st == SETUP_FAILED ? st : setup_failed(e, "bind, invalidate the MR, register it again", st);
+    return observe(e, rdma_post(e, qp, 1, 0x10000, mw_token(mw), 8, 0));
+}
+
+static NTSTATUS r_mw_parent_invalidated(struct env *e)
+{
+    return mw_fast_parent(e, 0);
+}
+
+static NTSTATUS r_mw_parent_registered_again(struct env *e)
+{
+    return mw_fast_parent(e, 1);
+}
+
+static NTSTATUS r_mw_parent_deregistered(struct env *e)
+{
+    NDK_MR *mr = NULL;
+    NDK_MW *mw = window_up(e, REMOTE_W, &mr);
+    NTSTATUS st = mw ? mr->Dispatch->NdkDeregisterMr(mr, NULL, NULL) : SETUP_FAILED;
+    if (st != STATUS_SUCCESS)
+        return st == SETUP_FAILED ? st : setup_failed(e, "NdkDeregisterMr", st);
+    return mw_access(e, mw, 1, MW_OFF, 8);
+}
+
+static NTSTATUS r_mw_write_closed(struct env *e)
+{
+    NDK_MW *mw = window_up(e, REMOTE_W, NULL);
+    NDK_QP *qp = mw ? qp_up(e) : NULL;
+    if (!qp)
+        return SETUP_FAILED;
+    UINT32 token = mw_token(mw);
+    e->nmade--; /* the window, the last object made, is closed here */
+    NdkCloseObject(&mw->Header, NULL, NULL);
+    return observe(e, rdma_post(e, qp, 1, tgt_va(e) + MW_OFF, token, 8, 0));
+}
+
+static NTSTATUS r_mw_send_inv(struct env *e)
+{
+    NDK_QP *qp = rq_up(e, 1);
+    NDK_MR *mr = qp ? normal_mr(e, e->pd, 256, NDK_MR_FLAG_ALLOW_REMOTE_WRITE) : NULL;
+    NDK_MW *mw = mr ? mw_new(e, e->pd) : NULL;
+    NTSTATUS st = bind_on(e, qp, mr, mw, tgt_va(e) + MW_OFF, MW_OFF, REMOTE_W);
+    if (st == STATUS_SUCCESS)
+        st = send_inv_token(e, mw_token(mw));
+    if (st == STATUS_SUCCESS)
+        st = observe_on(e, e->rcq, STATUS_SUCCESS);
+    if (st != STATUS_SUCCESS)
+        return st == SETUP_FAILED ? st : setup_failed(e, "bind, SendAndInvalidate naming the window", st);
+    return observe(e, rdma_post(e, e->rpr.qb, 1, tgt_va(e) + MW_OFF, mw_token(mw), 8, 0));
+}
 
 struct rule {
     const char *name;
@@ -1103,6 +1418,103 @@ static const struct rule rules[] = {
     {"cq-overflow-qp",
      "the CQ is then unusable, so are all QPs associated with it (CANCELLED inline)",
      r_cq_overflow_qp, STATUS_CANCELLED, HOST, NULL},
+    /* Memory windows */
+    {"mw-create",
+     "NdkCreateMw: a window of the PD (MW_CREATE)",
+     r_mw_create, STATUS_SUCCESS, FIRMWARE, NULL},
+    {"bind-unconnected",
+     "NdkBind: QP not connected -> STATUS_CONNECTION_INVALID",
+     r_bind_unconnected, STATUS_CONNECTION_INVALID, HOST, NULL},
+    {"bind-unknown-flag",
+     "R4: a flag NdkBind does not know (INLINE) -> STATUS_INVALID_PARAMETER",
+     r_bind_unknown_flag, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"bind-mr-as-window",
+     "NdkBind: the window is not a window (an MR) -> STATUS_INVALID_PARAMETER",
+     r_bind_mr_as_window, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"bind-other-pd-mr",
+     "NdkBind: an MR of another PD than the QP's -> STATUS_ACCESS_VIOLATION",
+     r_bind_other_pd_mr, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"bind-other-pd-window",
+     "NdkBind: a window of another PD than the QP's -> STATUS_ACCESS_VIOLATION",
+     r_bind_other_pd_window, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"bind-mr-not-registered",
+     "NdkBind: a fast-register MR not registered -> STATUS_INVALID_DEVICE_STATE",
+     r_bind_mr_not_registered, STATUS_INVALID_DEVICE_STATE, FIRMWARE, NULL},
+    {"bind-mr-invalidated",
+     "NdkBind: an invalidated MR -> STATUS_INVALID_DEVICE_STATE",
+     r_bind_mr_invalidated, STATUS_INVALID_DEVICE_STATE, FIRMWARE, NULL},
+    {"bind-length-zero",
+     "NdkBind: Length 0 -> STATUS_INVALID_PARAMETER",
+     r_bind_length_zero, STATUS_INVALID_PARAMETER, FIRMWARE, NULL},
+    {"bind-past-mr",
+     "NdkBind: a range ending past the MR's registered range -> STATUS_INVALID_PARAMETER",
+     r_bind_past_mr, STATUS_INVALID_PARAMETER, FIRMWARE, NULL},
+    {"bind-below-mr",
+     "NdkBind: a range starting below the MR's registered range -> STATUS_INVALID_PARAMETER",
+     r_bind_below_mr, STATUS_INVALID_PARAMETER, FIRMWARE, NULL},
+    {"bind-no-local-write",
+     "remote write through a window needs an MR registered with NDK_MR_FLAG_ALLOW_LOCAL_WRITE -> STATUS_ACCESS_VIOLATION",
+     r_bind_no_local_write, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"bind-granted",
+     "NdkBind inside the MR's registered range, rights the MR allows",
+     r_bind_granted, STATUS_SUCCESS, FIRMWARE, NULL},
+    {"bind-fast-mr",
+     "NdkBind inside a fast-registered MR",
+     r_bind_fast_mr, STATUS_SUCCESS, FIRMWARE, NULL},
+    {"bind-again",
+     "NdkBind of a bound window: the new binding replaces the old",
+     r_bind_again, STATUS_SUCCESS, FIRMWARE, NULL},
+    {"mw-write-granted",
+     "an RDMA Write inside the window, which allows remote write",
+     r_mw_write_granted, STATUS_SUCCESS, FIRMWARE, NULL},
+    {"mw-write-below",
+     "an RDMA Write below the window (inside its MR) -> STATUS_ACCESS_VIOLATION",
+     r_mw_write_below, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"mw-write-above",
+     "an RDMA Write of 1 byte just past the window (inside its MR) -> STATUS_ACCESS_VIOLATION",
+     r_mw_write_above, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"mw-write-straddling",
+     "an RDMA Write straddling the window's end -> STATUS_ACCESS_VIOLATION",
+     r_mw_write_straddling, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"mw-write-read-only",
+     "an RDMA Write through a read-only window of a writable MR -> STATUS_ACCESS_VIOLATION",
+     r_mw_write_read_only, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"mw-read-write-only",
+     "an RDMA Read through a write-only window of a readable MR -> STATUS_ACCESS_VIOLATION",
+     r_mw_read_write_only, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"mw-read-after-rebind",
+     "an RDMA Read of the old range of a window bound elsewhere -> STATUS_ACCESS_VIOLATION",
+     r_mw_read_after_rebind, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"mw-inv",
+     "NdkInvalidate accepts an MW as well as a fast-register MR",
+     r_mw_inv, STATUS_SUCCESS, FIRMWARE, NULL},
+    {"mw-inv-unconnected",
+     "NdkInvalidate of a window: QP not connected -> STATUS_CONNECTION_INVALID",
+     r_mw_inv_unconnected, STATUS_CONNECTION_INVALID, HOST, NULL},
+    {"mw-inv-twice",
+     "NdkInvalidate of an invalid window fails (INVALID_DEVICE_STATE)",
+     r_mw_inv_twice, STATUS_INVALID_DEVICE_STATE, FIRMWARE, NULL},
+    {"mw-write-invalidated",
+     "after NdkInvalidate of a window, access through it fails",
+     r_mw_write_invalidated, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"mw-mr-after-inv",
+     "invalidating a window leaves its MR untouched (the MR's token still grants)",
+     r_mw_mr_after_inv, STATUS_SUCCESS, FIRMWARE, NULL},
+    {"mw-parent-invalidated",
+     "the window of an invalidated MR refuses",
+     r_mw_parent_invalidated, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"mw-parent-registered-again",
+     "the window of an MR invalidated and fast-registered again still refuses",
+     r_mw_parent_registered_again, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"mw-parent-deregistered",
+     "the window of a deregistered MR refuses",
+     r_mw_parent_deregistered, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"mw-write-closed",
+     "the token of a closed (bound) window refuses",
+     r_mw_write_closed, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    {"mw-send-inv",
+     "SendAndInvalidate naming a bound window: the peer's adapter invalidated it; a write through it -> ACCESS_VIOLATION",
+     r_mw_send_inv, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
 };
 #define NRULES (sizeof(rules) / sizeof(rules[0]))
 

@@ -90,6 +90,7 @@ static void test_adapter_calls(struct ndk_adapter *ad)
                info.MaxTransferLength == MEM_BYTES - USER_BASE && info.MaxReceiveQueueDepth == NF_ADAPTER_MAX_RQ_DEPTH &&
                info.MaxReceiveRequestSge == NF_ADAPTER_MAX_RECV_SGE && info.MaxInlineDataSize == 0 &&
                info.MaxSrqDepth == 0 &&
+               info.MaxWindowSize == (SIZE_T)(NDK_MAX_REGISTER_PAGES > 256 ? NDK_MAX_REGISTER_PAGES : 256) * PAGE_SIZE &&
                info.AdapterFlags == (NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED |
                                      NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED),
            "NdkQueryAdapterInfo reports the adapter's INFO limits");
@@ -328,6 +329,16 @@ static struct ndk_mr *fake_mr(struct ndk_adapter *ad, int fast, uint32_t pages, 
     return mr;
 }
 
+static struct ndk_mr *fake_mw(struct ndk_adapter *ad)
+{
+    struct ndk_mr *mw = calloc(1, sizeof(*mw));
+    ndk_core_init(ad, &mw->core, &mw->mw.Header, NdkObjectTypeMw, NULL, NULL, NULL);
+    mw->mw.Dispatch = &ndk_mw_dispatch;
+    mw->token = 0x5678;
+    ndk_registry_add(&mw->mw.Header);
+    return mw;
+}
+
 static struct ndk_qp *fake_qp(struct ndk_adapter *ad, int connected)
 {
     struct ndk_qp *qp = calloc(1, sizeof(*qp));
@@ -492,15 +503,53 @@ static void test_rules(struct ndk_adapter *ad)
           "NdkReceive without SGEs (reaches the link)");
     tap_ok(qp->rq.tail == qp->rq.head && unc->rq.tail == unc->rq.head,
            "a receive the link refused leaves nothing pending");
-    check(q->Dispatch->NdkBind(q, NULL, f, NULL, va, 16, 0), STATUS_NOT_SUPPORTED, "NdkBind");
+
+    /* Bind and the window's invalidation: the host checks the objects, the flags and
+     * the connection; the rest (range, PD, the MR's state and rights) is the board's. */
+    struct ndk_mr *win = fake_mw(ad), *foreign_win = fake_mw(ad2);
+    NDK_MW *w = &win->mw;
+    const ULONG R = NDK_OP_FLAG_ALLOW_REMOTE_READ;
+    check(u->Dispatch->NdkBind(u, NULL, f, w, va, 16, R), STATUS_CONNECTION_INVALID, "NdkBind on an unconnected QP");
+    check(q->Dispatch->NdkBind(q, NULL, f, NULL, va, 16, R), STATUS_INVALID_PARAMETER, "NdkBind without a window");
+    check(q->Dispatch->NdkBind(q, NULL, NULL, w, va, 16, R), STATUS_INVALID_PARAMETER, "NdkBind without an MR");
+    check(q->Dispatch->NdkBind(q, NULL, (NDK_MR *)(void *)w, w, va, 16, R), STATUS_INVALID_PARAMETER,
+          "NdkBind with a window as the MR");
+    check(q->Dispatch->NdkBind(q, NULL, f, (NDK_MW *)(void *)f, va, 16, R), STATUS_INVALID_PARAMETER,
+          "NdkBind with an MR as the window");
+    check(q->Dispatch->NdkBind(q, NULL, &foreign->pub, w, va, 16, R), STATUS_INVALID_PARAMETER,
+          "NdkBind MR of another adapter");
+    check(q->Dispatch->NdkBind(q, NULL, f, &foreign_win->mw, va, 16, R), STATUS_INVALID_PARAMETER,
+          "NdkBind window of another adapter");
+    check(q->Dispatch->NdkBind(q, NULL, f, w, va, 16, NDK_OP_FLAG_INLINE), STATUS_INVALID_PARAMETER,
+          "NdkBind unknown flag (INLINE)");
+    check(q->Dispatch->NdkBind(q, NULL, nm, w, va, 16, R | W), STATUS_CONNECTION_ABORTED,
+          "NdkBind inside a registered MR (reaches the link: its range and rights are the board's)");
+    check(q->Dispatch->NdkBind(q, NULL, f, w, va, 0, R), STATUS_CONNECTION_ABORTED,
+          "NdkBind of length 0 (reaches the link: the firmware refuses it)");
+    check(u->Dispatch->NdkInvalidate(u, NULL, &w->Header, 0), STATUS_CONNECTION_INVALID,
+          "NdkInvalidate of a window on an unconnected QP");
+    check(q->Dispatch->NdkInvalidate(q, NULL, &w->Header, 0), STATUS_CONNECTION_ABORTED,
+          "NdkInvalidate of a window (reaches the link)");
+    check(q->Dispatch->NdkInvalidate(q, NULL, &foreign_win->mw.Header, 0), STATUS_INVALID_PARAMETER,
+          "NdkInvalidate window of another adapter");
+    tap_ok(w->Dispatch->NdkGetRemoteTokenFromMw(w) == 0x5678 &&
+               w->Dispatch->NdkGetRemoteTokenFromMw((NDK_MW *)(void *)f) == 0,
+           "NdkGetRemoteTokenFromMw: the window's token, 0 for what is not a live window");
+    struct ndk_mr win_copy = *win;
+    check(q->Dispatch->NdkBind(q, NULL, f, &win_copy.mw, va, 16, R), STATUS_INVALID_PARAMETER,
+          "NdkBind with a hand-made window (a copy of a live one)");
 
     /* PD calls that need no board */
     NDK_PD *p = &pd->pub;
     UINT32 tok = 0;
     tap_ok(p->Dispatch->NdkGetPrivilegedMemoryRegionToken(p, &tok) == STATUS_SUCCESS && tok == NF_ADAPTER_PRIVILEGED_TOKEN,
            "NdkGetPrivilegedMemoryRegionToken");
-    NDK_MW *mw;
-    check(p->Dispatch->NdkCreateMw(p, NULL, NULL, &mw), STATUS_NOT_SUPPORTED, "NdkCreateMw");
+    NDK_MW *mw = w;
+    check(p->Dispatch->NdkCreateMw(p, NULL, NULL, &mw), STATUS_CONNECTION_ABORTED, "NdkCreateMw (reaches the link)");
+    tap_ok(mw == NULL, "a failed NdkCreateMw leaves no window");
+    check(p->Dispatch->NdkCreateMw(p, NULL, NULL, NULL), STATUS_INVALID_PARAMETER, "NdkCreateMw without an output");
+    check(p->Dispatch->NdkCreateMw((NDK_PD *)(void *)nm, NULL, NULL, &mw), STATUS_INVALID_PARAMETER,
+          "NdkCreateMw on what is not a PD");
     NDK_QP *nq = NULL;
     NDK_CQ *cq = NULL;
     ad->pub.Dispatch->NdkCreateCq(&ad->pub, 8, NULL, NULL, NULL, NULL, NULL, &cq);
@@ -542,8 +591,8 @@ static void test_rules(struct ndk_adapter *ad)
     check(fake_ad.pub.Dispatch->NdkQueryAdapterInfo(&fake_ad.pub, &ainfo, &isz), STATUS_INVALID_PARAMETER,
           "NdkQueryAdapterInfo on a hand-made adapter");
 
-    struct ndk_mr *mrs[5] = {fast, local, normal, uninit, foreign};
-    for (int i = 0; i < 5; i++) {
+    struct ndk_mr *mrs[7] = {fast, local, normal, uninit, foreign, win, foreign_win};
+    for (int i = 0; i < 7; i++) {
         ndk_registry_del(&mrs[i]->pub.Header);
         free(mrs[i]);
     }
@@ -566,20 +615,22 @@ static void test_flag_masks(struct ndk_adapter *ad)
     NDK_LOGICAL_ADDRESS pg[1] = {0x20000};
     NDK_SGE sge = {{.LogicalAddress = 0x20000}, 16, NF_ADAPTER_PRIVILEGED_TOKEN};
     PVOID va = (PVOID)(uintptr_t)0x7000000;
-    int bad[6] = {0, 0, 0, 0, 0, 0};
+    struct ndk_mr *win = fake_mw(ad);
+    int bad[7] = {0, 0, 0, 0, 0, 0, 0};
     for (unsigned b = 0; b < 32; b++) {
         ULONG f = 1u << b;
-        const NTSTATUS got[6] = {
+        const NTSTATUS got[7] = {
             q->Dispatch->NdkFastRegister(q, NULL, &fast->pub, 1, pg, 0, 100, va, f),
             q->Dispatch->NdkInvalidate(q, NULL, &fast->pub.Header, f),
             q->Dispatch->NdkRead(q, NULL, &sge, 1, 0x1000, 0x101, f),
             q->Dispatch->NdkWrite(q, NULL, &sge, 1, 0x1000, 0x101, f),
             q->Dispatch->NdkSend(q, NULL, &sge, 1, f),
             q->Dispatch->NdkSendAndInvalidate(q, NULL, &sge, 1, f, 0x101),
+            q->Dispatch->NdkBind(q, NULL, &fast->pub, &win->mw, va, 16, f),
         };
-        const ULONG mask[6] = {NF_KNOWN_FLAGS_FAST_REGISTER, NF_KNOWN_FLAGS_INVALIDATE, NF_KNOWN_FLAGS_RDMA,
-                               NF_KNOWN_FLAGS_RDMA, NF_KNOWN_FLAGS_SEND, NF_KNOWN_FLAGS_SEND};
-        for (int k = 0; k < 6; k++)
+        const ULONG mask[7] = {NF_KNOWN_FLAGS_FAST_REGISTER, NF_KNOWN_FLAGS_INVALIDATE, NF_KNOWN_FLAGS_RDMA,
+                               NF_KNOWN_FLAGS_RDMA, NF_KNOWN_FLAGS_SEND, NF_KNOWN_FLAGS_SEND, NF_KNOWN_FLAGS_BIND};
+        for (int k = 0; k < 7; k++)
             bad[k] += got[k] != ((mask[k] & f) ? STATUS_CONNECTION_ABORTED : STATUS_INVALID_PARAMETER);
     }
     tap_ok(!bad[0], "NdkFastRegister: each flag bit accepted exactly when in NF_KNOWN_FLAGS_FAST_REGISTER");
@@ -587,6 +638,7 @@ static void test_flag_masks(struct ndk_adapter *ad)
     tap_ok(!bad[2] && !bad[3], "NdkRead, NdkWrite: each flag bit accepted exactly when in NF_KNOWN_FLAGS_RDMA");
     tap_ok(!bad[4] && !bad[5] && !(NF_KNOWN_FLAGS_SEND & NDK_OP_FLAG_INLINE),
            "NdkSend, NdkSendAndInvalidate: each flag bit accepted exactly when in NF_KNOWN_FLAGS_SEND (not INLINE)");
+    tap_ok(!bad[6], "NdkBind: each flag bit accepted exactly when in NF_KNOWN_FLAGS_BIND");
     struct ndk_mr *normal = fake_mr(ad, 0, 0, 0);
     MDL *buf = NULL;
     NdkFpgaAllocateBuffer(&ad->pub, 100, &buf);
@@ -601,8 +653,8 @@ static void test_flag_masks(struct ndk_adapter *ad)
     }
     NdkFpgaFreeBuffer(&ad->pub, buf);
     tap_ok(!mr_bad, "NdkRegisterMr: each flag bit accepted exactly when in NF_KNOWN_FLAGS_MR_REGISTER");
-    struct ndk_mr *mrs[2] = {fast, normal};
-    for (int i = 0; i < 2; i++) {
+    struct ndk_mr *mrs[3] = {fast, normal, win};
+    for (int i = 0; i < 3; i++) {
         ndk_registry_del(&mrs[i]->pub.Header);
         free(mrs[i]);
     }
