@@ -286,8 +286,10 @@ int main(int argc, char **argv)
     printf("sim_rx_slots = %u\n", info.rx_slots);
     printf("fastreg_reps = %d\n", REPS);
 
-    uint32_t qreq[2] = {1, 64}, rep[2] = {0, 0};
-    int ok = request(l, NF_OP_QP_CREATE, qreq, sizeof(qreq), rep, sizeof(rep)) == NF_STATUS_SUCCESS;
+    /* No receive queue: the benchmark posts no receives. */
+    struct nf_qp_create_req qreq = {.pd = 1, .sq_depth = 64, .rq_depth = 0, .max_recv_sge = 0};
+    uint32_t rep[2] = {0, 0};
+    int ok = request(l, NF_OP_QP_CREATE, &qreq, sizeof(qreq), rep, sizeof(rep)) == NF_STATUS_SUCCESS;
     s.qpn = rep[0];
     uint32_t conn[2] = {s.qpn, s.qpn};
     ok = ok && request(l, NF_OP_QP_CONNECT, conn, sizeof(conn), NULL, 0) == NF_STATUS_SUCCESS;

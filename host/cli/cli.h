@@ -102,6 +102,7 @@ int cmd_stats(struct cli *c, int argc, char **argv);
 int cmd_ping(struct cli *c, int argc, char **argv);
 int cmd_mrlat(struct cli *c, int argc, char **argv);
 int cmd_mrrate(struct cli *c, int argc, char **argv);
+int cmd_sendlat(struct cli *c, int argc, char **argv);
 
 /* ---- session.c: what the registration benchmarks need ---- */
 
@@ -117,6 +118,9 @@ struct cli_session {
  * connected to each other. On failure prints why, closes what was opened and returns
  * the exit code; 0 on success. */
 int cli_session_open(const struct cli *c, struct cli_session *s, ULONG cq_depth, ULONG queue_depth);
+/* Same, each QP with a receive queue of rq_depth (one SGE per receive). */
+int cli_session_open_receives(const struct cli *c, struct cli_session *s, ULONG cq_depth, ULONG queue_depth,
+                              ULONG rq_depth);
 void cli_session_close(struct cli_session *s);
 
 /* A completion callback's result, waited for. */
