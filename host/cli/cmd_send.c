@@ -265,12 +265,12 @@ int cmd_sendlat(struct cli *c, int argc, char **argv)
         cli_json_number(stdout, rate, 1);
         printf("}}\n");
     } else {
-        printf("sendlat on %s: %llu iterations; wall-clock microseconds, board cycles from NdkFpgaQueryStats\n",
+        printf("sendlat on %s: %llu iterations; wall-clock microseconds, the adapter's cycles from NdkFpgaQueryStats\n",
                d.Device, (unsigned long long)iters);
         for (size_t i = 0; i < N_SIZES; i++) {
             printf("one way, Send to receive completion, %3u B: %10.1f us", (unsigned)sizes[i], lat[i]);
             if (cycles[i] >= 0)
-                printf("  (the Send on the board: %ld cycles)", cycles[i]);
+                printf("  (the adapter's cycles of the Send: %ld)", cycles[i]);
             printf("\n");
         }
         printf("ping-pong round trip, %u B each way:      %10.1f us\n", PING_BYTES, pp);
@@ -286,8 +286,9 @@ int cmd_sendlat(struct cli *c, int argc, char **argv)
             }
             printf("send_recv_pingpong_us = %.2f\n", pp);
             if (rate_count)
-                printf("send_recv_rate_msgs_per_s = %.1f\nsend_recv_rate_in_flight = %llu\n", rate,
-                       (unsigned long long)depth);
+                printf("send_recv_rate_msgs_per_s = %.1f\nsend_recv_rate_in_flight = %llu\n"
+                       "send_recv_rate_count = %llu\n",
+                       rate, (unsigned long long)depth, (unsigned long long)rate_count);
             printf("send_recv_iterations = %llu\n", (unsigned long long)iters);
             printf("ok - sendlat: every Send and receive completed with the bytes sent\n");
         }
