@@ -9,6 +9,7 @@ Inputs (written by the bench-* targets of bench/bench.mk):
   engine.out   kc_bench + eng_bench   "key = value"
   sim.out      bench_sim (nfsim)      "key = value", "series fastreg|link ..."
   ndmrlat.out  ndkfpga mrlat --series "series ndmrlat ..."
+  sendlat_sim.out, sendlat_model.out  ndkfpga sendlat --series  "key = value" (suffixed _sim, _model)
   fwprof.out   fwprof (nf_soc)        "phase LABEL PHASE N", "func LABEL FUNC N"
   host_post.out  make bench-ndk-post  "host: N instructions in M NdkFastRegister calls = X per call"
 the board's system clock from tools/layout.toml (board ulx3s-85k, clk_hz), and
@@ -45,7 +46,12 @@ REQUIRED = ["keycheck_per_clock", "keycheck_latency_clocks", "mtt_load_pages_per
             "mtt_load_clocks_1page", "mtt_load_clocks_256pages", "mtt_load_pages_per_clock_incremental",
             "dma_clocks_64k", "sim_clk_hz", "sim_uart_period_q4", "max_frmr_pages", "fastreg_max_pages",
             "fastreg_reps", "link_stream_wrs", "link_stream_pages", "link_rto_min_ms", "link_wr_bytes_invalidate",
-            "host_posts_measured"]
+            "host_posts_measured",
+            # Send/Receive through NDKPI (ndkfpga sendlat): board clocks on nfsim, wall time on both
+            "send_recv_clocks_8b", "send_recv_clocks_512b"] + [
+            "send_recv_%s_%s" % (k, dev) for dev in ("sim", "model")
+            for k in ("latency_us_8b", "latency_us_512b", "pingpong_us", "rate_msgs_per_s", "rate_in_flight",
+                      "rate_count", "iterations")]
 PROFILED = ["fastreg_1", "fastreg_256"]  # fwprof requests the text names
 PHASES = ["notice", "link", "parse", "validate", "loader", "mpt", "cqe"]
 # Paths whose changes do not change a measurement (the documents the figures go into).
@@ -93,7 +99,8 @@ def gather():
     nd = read("ndmrlat.out", "bench-ndmrlat")
     prof = read("fwprof.out", "bench-fwprof")
     host = read("host_post.out", "bench-host")
-    bad = failures(eng) + failures(sim) + failures(nd) + failures(prof)
+    send = {dev: read("sendlat_%s.out" % dev, "bench-sendlat") for dev in ("sim", "model")}
+    bad = failures(eng) + failures(sim) + failures(nd) + failures(prof) + sum(map(failures, send.values()), [])
     if bad:
         die("a benchmark check failed:\n  " + "\n  ".join(bad))
 
@@ -102,6 +109,14 @@ def gather():
     kv.update(keyvals(sim))
     for k, v in kv.items():
         r[k] = num(v)
+    # The adapter's clocks of a Send are the board's only on nfsim (nfmodel counts its own).
+    for dev, text in send.items():
+        for k, v in keyvals(text).items():
+            if k.startswith("send_recv_clocks_"):
+                if dev == "sim":
+                    r[k] = num(v)
+            else:
+                r["%s_%s" % (k, dev)] = num(v)
     m = re.search(r"host: (\d+) instructions in (\d+) NdkFastRegister calls = (\d+) per call", host)
     if not m:
         die("no callgrind figure in host_post.out (make bench-ndk-post)")
@@ -138,7 +153,8 @@ def gather():
                 % (dev, s["target_mhz"], layout_clock_mhz("ulx3s-" + dev)))
     r["system_clock_mhz"] = num(clock)
     us = 1.0 / clock
-    for k in ("fastreg_clocks_1page", "fastreg_clocks_16pages", "fastreg_clocks_256pages", "invalidate_clocks"):
+    for k in ("fastreg_clocks_1page", "fastreg_clocks_16pages", "fastreg_clocks_256pages", "invalidate_clocks",
+              "send_recv_clocks_8b", "send_recv_clocks_512b"):
         if k in r:
             r[k.replace("clocks", "us")] = round(r[k] * us, 3)
     if "sim_cycles_per_second" in r:
@@ -241,6 +257,15 @@ def rows(r):
         ("link efficiency, stop and wait", "link_efficiency_stop_and_wait", "of UART raw rate", "", None),
         ("host instructions per NdkFastRegister", "host_instructions_per_post", "instructions", "< 1,000",
          r["host_instructions_per_post"] < 1000),
+        ("Send to receive completion, 8 B (arrival to CQE)", "send_recv_clocks_8b", "clocks", "", None),
+        ("Send to receive completion, 512 B", "send_recv_clocks_512b", "clocks", "", None),
+        ("Send to receive completion, 8 B, nfmodel", "send_recv_latency_us_8b_model", "µs wall", "", None),
+        ("Send to receive completion, 512 B, nfmodel", "send_recv_latency_us_512b_model", "µs wall", "", None),
+        ("Send ping-pong round trip, 8 B, nfmodel", "send_recv_pingpong_us_model", "µs wall", "", None),
+        ("Send/Receive messages, %s in flight, nfmodel" % fmt(r["send_recv_rate_in_flight_model"]),
+         "send_recv_rate_msgs_per_s_model", "messages/s", "", None),
+        ("Send/Receive messages, %s in flight, nfsim" % fmt(r["send_recv_rate_in_flight_sim"]),
+         "send_recv_rate_msgs_per_s_sim", "messages/s", "simulation wall time", None),
         ("simulation speed (fast-register run)", "sim_cycles_per_second", "cycles/s", "board: %g M" % clock, None),
         ("system clock (tools/layout.toml, %s)" % CLOCK_BOARD, "system_clock_mhz", "MHz", "", None),
     ]
@@ -466,6 +491,38 @@ def doc(r, series, phases, funcs):
         w("| " + " | ".join(cells) + " |")
     w("")
     w("![ndmrlat](img/ndmrlat.png)")
+    w("")
+    w("## Send and Receive through NDKPI")
+    w("")
+    w("`ndkfpga sendlat` (`make bench-sendlat`; host/cli/cmd_send.c) uses only `ndkpi.h` and `ndkfpga.h`:")
+    w("two QPs of one adapter, connected to each other, share one CQ; receives of one 512-byte SGE are")
+    w("posted before the Sends that fill them. *One way* is the wall time from `NdkSend` until the")
+    w("peer's receive completion is taken off the CQ (the Send's own completion is taken too and every")
+    w("receive's BytesTransferred checked), averaged over %s (nfsim) / %s (nfmodel) messages; the" % (
+        g("send_recv_iterations_sim"), g("send_recv_iterations_model")))
+    w("clocks are the board's for the last Send (`NdkFpgaQueryStats`: LastWorkRequestCycles, frame")
+    w("arrival to CQE posted, exact in the simulation), converted at %s MHz. *Ping-pong*: 8 bytes there," %
+      g("system_clock_mhz"))
+    w("and the peer answers with 8 bytes once its receive completed; the round trip ends at the")
+    w("initiator's receive completion. *Rate*: %s (nfsim) / %s (nfmodel) 8-byte messages with that many" % (
+        g("send_recv_rate_count_sim"), g("send_recv_rate_count_model")))
+    w("Sends in flight and as many receives pre-posted; each receive completion re-posts its receive and")
+    w("each Send completion posts the next Send. nfsim runs ~%s× slower than the board and its UART" %
+      g("sim_slowdown_vs_board"))
+    w("is simulated, so its wall times are the simulation's; nfmodel (the firmware compiled for this host")
+    w("behind a socket) gives the host library's and the protocol's own cost.")
+    w("")
+    w("| figure | nfsim | nfmodel |")
+    w("|---|---:|---:|")
+    w("| one way, 8 B: board clocks (µs at %s MHz) | %s (%s µs) | |" % (
+        g("system_clock_mhz"), g("send_recv_clocks_8b"), g("send_recv_us_8b")))
+    w("| one way, 512 B: board clocks (µs at %s MHz) | %s (%s µs) | |" % (
+        g("system_clock_mhz"), g("send_recv_clocks_512b"), g("send_recv_us_512b")))
+    for name, k in (("one way, 8 B, µs of wall time", "latency_us_8b"),
+                    ("one way, 512 B, µs of wall time", "latency_us_512b"),
+                    ("ping-pong round trip, 8 B, µs of wall time", "pingpong_us"),
+                    ("messages per second, %s in flight" % g("send_recv_rate_in_flight_model"), "rate_msgs_per_s")):
+        w("| %s | %s | %s |" % (name, g("send_recv_%s_sim" % k), g("send_recv_%s_model" % k)))
     w("")
     w("## Where the fast-register's clocks go")
     w("")
