@@ -18,7 +18,7 @@ CLI_REFUSE := $(BUILD)/host/cli_refuse
 TEST_TARGETS += test-cli
 LINT_TARGETS += lint-cli
 
-cli: $(CLI_BIN) ## build the ndkfpga command-line tool (build/host/ndkfpga: list, info, stats, ping, mrlat, mrrate)
+cli: $(CLI_BIN) ## build the ndkfpga command-line tool (build/host/ndkfpga: list, info, stats, ping, mrlat, mrrate, sendlat)
 
 $(CLI_BIN): $(CLI_SRCS) $(CLI_HDRS) $(CLI_PUBLIC_HDRS) $(BUILD)/host/libndkfpga.a host/cli.mk
 	@mkdir -p $(@D)
