@@ -82,6 +82,15 @@ NDK_ADAPTER *cli_open(const struct cli *c, int *exit_code);
  * Returns CLI_EXIT_FAILED. Adapter may be NULL. */
 int cli_fail(const struct cli *c, NDK_ADAPTER *a, const char *what, NTSTATUS st);
 
+/* The first call of a run that failed: check each status with cli_check, go on while
+ * call is NULL, report it (cli_fail) at the end. */
+struct cli_failure {
+    const char *call; /* NULL while all is well */
+    NTSTATUS status;
+};
+/* 1 when st is STATUS_SUCCESS; else 0, and what and st are kept unless one failed before. */
+int cli_check(struct cli_failure *f, const char *what, NTSTATUS st);
+
 /* ---- progress on stderr, only when it is a terminal ---- */
 
 void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

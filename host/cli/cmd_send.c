@@ -35,17 +35,12 @@ struct send_run {
     MDL *buf;
     NDK_MR *mr;
     UINT32 token;
-    const char *failed; /* the call that failed, NULL while all is well */
-    NTSTATUS status;
+    struct cli_failure f;
 };
 
 static int run_check(struct send_run *r, const char *what, NTSTATUS st)
 {
-    if (st != STATUS_SUCCESS && !r->failed) {
-        r->failed = what;
-        r->status = st;
-    }
-    return st == STATUS_SUCCESS;
+    return cli_check(&r->f, what, st);
 }
 
 static NDK_SGE slot_sge(const struct send_run *r, unsigned slot, ULONG len)
@@ -120,7 +115,7 @@ static long last_cycles(struct send_run *r)
 static double one_way(struct send_run *r, ULONG len, uint64_t iters, long *cycles)
 {
     double total = 0;
-    for (uint64_t i = 0; i < iters && !r->failed; i++) {
+    for (uint64_t i = 0; i < iters && !r->f.call; i++) {
         cli_progress("sendlat: one way, %u bytes, %llu of %llu", (unsigned)len, (unsigned long long)(i + 1),
                      (unsigned long long)iters);
         double t0, at = 0;
@@ -130,7 +125,7 @@ static double one_way(struct send_run *r, ULONG len, uint64_t iters, long *cycle
         if (one_message(r, r->s->initiator, SLOT_SEND_I, len, SLOT_RECV_T, &at))
             total += at - t0;
     }
-    *cycles = r->failed ? -1 : last_cycles(r);
+    *cycles = r->f.call ? -1 : last_cycles(r);
     return total / (double)iters;
 }
 
@@ -138,7 +133,7 @@ static double one_way(struct send_run *r, ULONG len, uint64_t iters, long *cycle
 static double ping_pong(struct send_run *r, uint64_t iters)
 {
     double total = 0;
-    for (uint64_t i = 0; i < iters && !r->failed; i++) {
+    for (uint64_t i = 0; i < iters && !r->f.call; i++) {
         cli_progress("sendlat: ping-pong %llu of %llu", (unsigned long long)(i + 1), (unsigned long long)iters);
         double at = 0;
         if (!post_receive(r, r->s->target, SLOT_RECV_T) || !post_receive(r, r->s->initiator, SLOT_RECV_I))
@@ -156,12 +151,12 @@ static double message_rate(struct send_run *r, uint64_t count, unsigned depth)
 {
     NDK_QP *qi = r->s->initiator, *qt = r->s->target;
     uint64_t posted = 0, received = 0, sent = 0;
-    for (unsigned k = 0; k < depth && !r->failed; k++)
+    for (unsigned k = 0; k < depth && !r->f.call; k++)
         post_receive(r, qt, SLOT_RECV_T + k);
     double t0 = cli_now_us();
-    for (; posted < depth && posted < count && !r->failed; posted++)
+    for (; posted < depth && posted < count && !r->f.call; posted++)
         post_send(r, qi, SLOT_SEND_I, PING_BYTES);
-    while ((received < count || sent < count) && !r->failed) {
+    while ((received < count || sent < count) && !r->f.call) {
         NDK_RESULT_EX res;
         if (!next_result(r, PING_BYTES, &res, NULL))
             break;
@@ -179,7 +174,7 @@ static double message_rate(struct send_run *r, uint64_t count, unsigned depth)
                          (unsigned long long)count);
     }
     double secs = (cli_now_us() - t0) / 1e6;
-    return r->failed || secs <= 0 ? -1 : (double)count / secs;
+    return r->f.call || secs <= 0 ? -1 : (double)count / secs;
 }
 
 int cmd_sendlat(struct cli *c, int argc, char **argv)
@@ -226,23 +221,23 @@ int cmd_sendlat(struct cli *c, int argc, char **argv)
     long cycles[N_SIZES];
     for (size_t i = 0; i < N_SIZES; i++) {
         cycles[i] = -1;
-        lat[i] = r.failed ? -1 : one_way(&r, sizes[i], iters, &cycles[i]);
+        lat[i] = r.f.call ? -1 : one_way(&r, sizes[i], iters, &cycles[i]);
     }
-    if (!r.failed)
+    if (!r.f.call)
         pp = ping_pong(&r, iters);
-    if (!r.failed && rate_count)
+    if (!r.f.call && rate_count)
         rate = message_rate(&r, rate_count, (unsigned)depth);
     cli_progress_done();
     NDKFPGA_ADAPTER_DETAILS d;
     if (NdkFpgaQueryAdapterDetails(s.adapter, &d) != STATUS_SUCCESS)
         snprintf(d.Device, sizeof(d.Device), "%s", c->device);
-    if (r.failed) {
-        code = cli_fail(c, s.adapter, r.failed, r.status);
+    if (r.f.call) {
+        code = cli_fail(c, s.adapter, r.f.call, r.f.status);
         if (c->json) { /* still one JSON document, saying what failed */
             printf("{\"command\": \"sendlat\", \"error\": {\"call\": ");
-            cli_json_string(stdout, r.failed);
+            cli_json_string(stdout, r.f.call);
             printf(", \"status\": ");
-            cli_json_string(stdout, NdkFpgaStatusName(r.status));
+            cli_json_string(stdout, NdkFpgaStatusName(r.f.status));
             printf("}}\n");
         }
     } else if (c->json) {
