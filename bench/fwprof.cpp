@@ -397,7 +397,8 @@ int main(int argc, char **argv)
     std::memcpy(&info, ra.data() + NF_LINK_HDR_SIZE, sizeof(info));
     host_seq = 0;
     board_expect = 0;
-    std::vector<uint8_t> r = request(NF_OP_QP_CREATE, {1, 8});
+    // QP_CREATE_REQ: pd, sq_depth, rq_depth, max_recv_sge (no receives are posted here)
+    std::vector<uint8_t> r = request(NF_OP_QP_CREATE, {1, 8, 0, 0});
     uint32_t qpn = word(r, NF_MSG_HDR_SIZE);
     r = request(NF_OP_QP_CONNECT, {qpn, qpn});
     bool ok = word(r, NF_MSG_HDR_STATUS_OFF) == NF_STATUS_SUCCESS;
