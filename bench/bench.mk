@@ -69,6 +69,23 @@ bench-ndmrlat: $(CLI_BIN) sim ## register/deregister, fast-register/invalidate l
 	@grep -v '^series' $(BENCH_BUILD)/ndmrlat.out | sed 's/^/  /'
 BENCH_TARGETS += bench-ndmrlat
 
+# ---- Send/Receive latency and message rate through the public NDKPI: `ndkfpga sendlat` ----
+# On nfsim (the board's cycles of a Send, wall time of the simulation) and on nfmodel
+# (the software adapter: wall time of this host); sendlat_DEVICE.out for the report.
+BENCH_SENDLAT_ARGS_sim   := -c 10 -n 100
+BENCH_SENDLAT_ARGS_model := -c 200 -n 5000
+.PHONY: bench-sendlat
+bench-sendlat: $(CLI_BIN) sim model ## Send-to-receive latency (8 B, 512 B), ping-pong, messages/s (ndkfpga sendlat)
+	@mkdir -p $(BENCH_BUILD)
+	@for dev in sim model; do \
+	    out=$(BENCH_BUILD)/sendlat_$$dev; \
+	    case $$dev in sim) args="$(BENCH_SENDLAT_ARGS_sim)";; *) args="$(BENCH_SENDLAT_ARGS_model)";; esac; \
+	    NDKFPGA_QUIET=1 $(CLI_BIN) sendlat --series $$args $$dev > $$out.out 2> $$out.err || \
+	        { cat $$out.out $$out.err; exit 1; }; \
+	    grep -v ' = ' $$out.out | sed 's/^/  /'; \
+	done
+BENCH_TARGETS += bench-sendlat
+
 # ---- where the firmware's cycles go: nf_soc + real firmware, bus-level profile ----
 FWPROF_DIR := $(BENCH_BUILD)/fwprof
 $(FWPROF_DIR)/nf_frame.o: $(ROOT)/host/src/nf_frame.c $(ROOT)/host/src/nf_frame.h

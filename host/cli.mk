@@ -7,7 +7,7 @@
 # and host.mk's variables (NDK_CONSUMER_CC, NDK_LIB_LIBS) are used in recipes only.
 
 CLI_SRCS := host/cli/main.c host/cli/common.c host/cli/session.c host/cli/cmd_info.c host/cli/cmd_ping.c \
-            host/cli/cmd_mr.c
+            host/cli/cmd_mr.c host/cli/cmd_send.c
 CLI_HDRS := host/cli/cli.h
 CLI_BIN := $(BUILD)/host/ndkfpga
 CLI_PUBLIC_HDRS := host/include/ndkpi.h host/include/ndkfpga.h
@@ -18,7 +18,7 @@ CLI_REFUSE := $(BUILD)/host/cli_refuse
 TEST_TARGETS += test-cli
 LINT_TARGETS += lint-cli
 
-cli: $(CLI_BIN) ## build the ndkfpga command-line tool (build/host/ndkfpga: list, info, stats, ping, mrlat, mrrate)
+cli: $(CLI_BIN) ## build the ndkfpga command-line tool (build/host/ndkfpga: list, info, stats, ping, mrlat, mrrate, sendlat)
 
 $(CLI_BIN): $(CLI_SRCS) $(CLI_HDRS) $(CLI_PUBLIC_HDRS) $(BUILD)/host/libndkfpga.a host/cli.mk
 	@mkdir -p $(@D)

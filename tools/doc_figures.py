@@ -45,6 +45,14 @@ def bench_figures(r):
          "| invalidate | %s clocks |" % g(r["invalidate_clocks"]),
          "| link, many work requests in flight | %.0f %% of the UART's raw byte rate |" % (100 * r["link_efficiency"]),
          "| host library per NdkFastRegister post | %s instructions |" % g(r["host_instructions_per_post"]),
+         "| Send to receive completion, 8 / 512 B, arrival to CQE posted | %s / %s clocks (%.0f / %.0f µs at %s MHz) |"
+         % (g(r["send_recv_clocks_8b"]), g(r["send_recv_clocks_512b"]),
+            r["send_recv_clocks_8b"] / r["system_clock_mhz"], r["send_recv_clocks_512b"] / r["system_clock_mhz"],
+            g(r["system_clock_mhz"])),
+         "| Send/Receive through NDKPI on the software adapter (nfmodel) | one way %.0f µs (8 B), ping-pong %.0f µs, "
+         "%s messages/s with %s in flight |" % (
+             r["send_recv_latency_us_8b_model"], r["send_recv_pingpong_us_model"],
+             g(r["send_recv_rate_msgs_per_s_model"]), g(r["send_recv_rate_in_flight_model"])),
          "",
          "(from `build/bench/results.json` of `make bench` at commit `%s`%s, written in by "
          "`tools/doc_figures.py`)" % (r["commit"][:12], " with uncommitted changes" if r["source_changes"] else "")]

@@ -82,6 +82,15 @@ NDK_ADAPTER *cli_open(const struct cli *c, int *exit_code);
  * Returns CLI_EXIT_FAILED. Adapter may be NULL. */
 int cli_fail(const struct cli *c, NDK_ADAPTER *a, const char *what, NTSTATUS st);
 
+/* The first call of a run that failed: check each status with cli_check, go on while
+ * call is NULL, report it (cli_fail) at the end. */
+struct cli_failure {
+    const char *call; /* NULL while all is well */
+    NTSTATUS status;
+};
+/* 1 when st is STATUS_SUCCESS; else 0, and what and st are kept unless one failed before. */
+int cli_check(struct cli_failure *f, const char *what, NTSTATUS st);
+
 /* ---- progress on stderr, only when it is a terminal ---- */
 
 void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -102,6 +111,7 @@ int cmd_stats(struct cli *c, int argc, char **argv);
 int cmd_ping(struct cli *c, int argc, char **argv);
 int cmd_mrlat(struct cli *c, int argc, char **argv);
 int cmd_mrrate(struct cli *c, int argc, char **argv);
+int cmd_sendlat(struct cli *c, int argc, char **argv);
 
 /* ---- session.c: what the registration benchmarks need ---- */
 
@@ -117,6 +127,9 @@ struct cli_session {
  * connected to each other. On failure prints why, closes what was opened and returns
  * the exit code; 0 on success. */
 int cli_session_open(const struct cli *c, struct cli_session *s, ULONG cq_depth, ULONG queue_depth);
+/* Same, each QP with a receive queue of rq_depth (one SGE per receive). */
+int cli_session_open_receives(const struct cli *c, struct cli_session *s, ULONG cq_depth, ULONG queue_depth,
+                              ULONG rq_depth);
 void cli_session_close(struct cli_session *s);
 
 /* A completion callback's result, waited for. */

@@ -49,17 +49,12 @@ struct lat_run {
     NDK_MR *mr, *frmr;
     NDK_LOGICAL_ADDRESS *pages;
     uint64_t iters;
-    const char *failed; /* the call that failed, NULL while all is well */
-    NTSTATUS status;
+    struct cli_failure f;
 };
 
 static int lat_check(struct lat_run *r, const char *what, NTSTATUS st)
 {
-    if (st != STATUS_SUCCESS && !r->failed) {
-        r->failed = what;
-        r->status = st;
-    }
-    return st == STATUS_SUCCESS;
+    return cli_check(&r->f, what, st);
 }
 
 /* The board's cycles of the last work request. */
@@ -121,14 +116,14 @@ static void measure_size(struct lat_run *r, struct row *row, SIZE_T size, int ca
     ULONG n = (ULONG)(size / PAGE_SIZE);
     for (ULONG i = 0; can_fr && i < n; i++)
         r->pages[i] = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(buf)[i] << PAGE_SHIFT;
-    for (uint64_t it = 0; it < r->iters && !r->failed; it++) {
+    for (uint64_t it = 0; it < r->iters && !r->f.call; it++) {
         cli_progress("mrlat: %zu bytes, iteration %llu of %llu", (size_t)size, (unsigned long long)(it + 1),
                      (unsigned long long)r->iters);
         if (can_reg) {
             timed_op(r, row, REG_CALL, buf, n, size);
             timed_op(r, row, DEREG_CALL, buf, n, size);
         }
-        if (can_fr && !r->failed) {
+        if (can_fr && !r->f.call) {
             timed_op(r, row, FR_CALL, buf, n, size);
             timed_op(r, row, INV_CALL, buf, n, size);
         }
@@ -254,12 +249,12 @@ int cmd_mrlat(struct cli *c, int argc, char **argv)
     }
     int rows = 0;
     /* Powers of two from the smallest size, then the largest itself when it is not one. */
-    for (SIZE_T size = (SIZE_T)min_size; size <= top && !r.failed;
+    for (SIZE_T size = (SIZE_T)min_size; size <= top && !r.f.call;
          size = (size * 2 > top && size < top) ? top : size * 2) {
         struct row row;
         measure_size(&r, &row, size, size <= s.info.MaxRegistrationSize, size <= fr_max);
         cli_progress_done();
-        if (r.failed)
+        if (r.f.call)
             break;
         if (c->json)
             print_row_json(&row, rows == 0);
@@ -270,17 +265,17 @@ int cmd_mrlat(struct cli *c, int argc, char **argv)
     if (c->json) {
         /* A failed run still leaves one JSON document: the rows so far and what failed. */
         printf("\n]");
-        if (r.failed) {
+        if (r.f.call) {
             printf(", \"error\": {\"call\": ");
-            cli_json_string(stdout, r.failed);
+            cli_json_string(stdout, r.f.call);
             printf(", \"status\": ");
-            cli_json_string(stdout, NdkFpgaStatusName(r.status));
+            cli_json_string(stdout, NdkFpgaStatusName(r.f.status));
             printf("}");
         }
         printf("}\n");
     }
-    if (r.failed)
-        code = cli_fail(c, s.adapter, r.failed, r.status);
+    if (r.f.call)
+        code = cli_fail(c, s.adapter, r.f.call, r.f.status);
     else if (series)
         printf("ok - ndmrlat: every registration call and completion succeeded\n");
     free(r.pages);

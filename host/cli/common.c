@@ -299,3 +299,12 @@ void cli_json_number(FILE *f, double v, int decimals)
     else
         fprintf(f, "%.*f", decimals, v);
 }
+
+int cli_check(struct cli_failure *f, const char *what, NTSTATUS st)
+{
+    if (st != STATUS_SUCCESS && !f->call) {
+        f->call = what;
+        f->status = st;
+    }
+    return st == STATUS_SUCCESS;
+}

@@ -85,6 +85,19 @@ static const struct cli_command commands[] = {
      "  -s, --size BYTES      bytes of each registration (a multiple of 4096; default 4k)\n"
      "  --json                one JSON document on stdout\n" COMMON_HELP DEVICE_HELP EXIT_HELP,
      cmd_mrrate},
+    {"sendlat", "Send-to-receive latency by size, ping-pong round trip and message rate (ndpingpong)",
+     "usage: ndkfpga sendlat [-c COUNT] [-n RATE_COUNT] [-q IN_FLIGHT] [--json | --series] [DEVICE]\n"
+     "Two connected QPs: the time from NdkSend until the peer's receive completion is on the CQ for 8 and\n"
+     "512-byte messages (plus the board's cycles of the last Send), the round trip of an 8-byte ping-pong,\n"
+     "and 8-byte messages per second with IN_FLIGHT Sends in flight and as many receives pre-posted.\n"
+     "Microseconds of wall time, averaged over COUNT.\n"
+     "  -c, --count N         messages one at a time per figure (default 10)\n"
+     "  -n, --rate-count N    messages for the rate (default 200; 0: no rate)\n"
+     "  -q, --in-flight N     Sends in flight for the rate (default 16; at most the queue depths)\n"
+     "  --json                one JSON document on stdout\n"
+     "  --series              also \"key = value\" lines and a TAP line (bench/report.py)\n" COMMON_HELP
+         DEVICE_HELP EXIT_HELP,
+     cmd_sendlat},
     {"help", "this list, or the help of one command",
      "usage: ndkfpga help [COMMAND]\n"
      "The commands, or the help of one (the same as `ndkfpga COMMAND --help`).\n",

@@ -198,6 +198,12 @@ static NTSTATUS connect_pair(struct cli_session *s, const char **what)
 
 int cli_session_open(const struct cli *c, struct cli_session *s, ULONG cq_depth, ULONG queue_depth)
 {
+    return cli_session_open_receives(c, s, cq_depth, queue_depth, 0);
+}
+
+int cli_session_open_receives(const struct cli *c, struct cli_session *s, ULONG cq_depth, ULONG queue_depth,
+                              ULONG rq_depth)
+{
     memset(s, 0, sizeof(*s));
     int code = CLI_EXIT_OK;
     s->adapter = cli_open(c, &code);
@@ -215,6 +221,8 @@ int cli_session_open(const struct cli *c, struct cli_session *s, ULONG cq_depth,
             cq_depth = s->info.MaxCqDepth;
         if (queue_depth > s->info.MaxInitiatorQueueDepth)
             queue_depth = s->info.MaxInitiatorQueueDepth;
+        if (rq_depth > s->info.MaxReceiveQueueDepth)
+            rq_depth = s->info.MaxReceiveQueueDepth;
         cli_completion_init(&w);
         what = "NdkCreateCq";
         st = created(&w, a->Dispatch->NdkCreateCq(a, cq_depth, NULL, NULL, NULL, cli_on_create_done, &w, &s->cq),
@@ -229,7 +237,7 @@ int cli_session_open(const struct cli *c, struct cli_session *s, ULONG cq_depth,
     for (int i = 0; i < 2 && st == STATUS_SUCCESS; i++) {
         cli_completion_init(&w);
         what = "NdkCreateQp";
-        st = created(&w, s->pd->Dispatch->NdkCreateQp(s->pd, s->cq, s->cq, NULL, 0, queue_depth, 0, 1, 0,
+        st = created(&w, s->pd->Dispatch->NdkCreateQp(s->pd, s->cq, s->cq, NULL, rq_depth, queue_depth, rq_depth ? 1 : 0, 1, 0,
                                                       cli_on_create_done, &w, qps[i]),
                      (void **)qps[i]);
     }

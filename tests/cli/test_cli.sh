@@ -30,7 +30,7 @@ json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)"
 # run NAME CMD...: stdout to $tmp/NAME.out, stderr to $tmp/NAME.err, exit status in $rc.
 run() { local name=$1; shift; "$@" > "$tmp/$name.out" 2> "$tmp/$name.err"; rc=$?; }
 
-commands="list info stats ping mrlat mrrate help"
+commands="list info stats ping mrlat mrrate sendlat help"
 
 # ---- help ----
 run help "$ndk" --help
@@ -201,6 +201,22 @@ run mrratet "$ndk" mrrate model -n 20
 check "mrrate model: pairs per second of both kinds" bash -c "[ $rc = 0 ] &&
     grep -Eq '^  register\+deregister +20 pairs in .* pairs/s' '$tmp/mrratet.out' &&
     grep -Eq '^  fast-register\+invalidate +20 pairs in .* pairs/s' '$tmp/mrratet.out'"
+
+# ---- sendlat: Send/Receive latency and rate ----
+run sendlatj "$ndk" sendlat model -c 3 -n 50 -q 4 --json
+check "sendlat model --json: one-way latency per size, ping-pong, the rate asked for" bash -c "[ $rc = 0 ] &&
+    [ \"\$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print([(o[\"bytes\"], o[\"latency_us\"] > 0) for o in d[\"one_way\"]], d[\"ping_pong_us\"] > 0, d[\"rate\"][\"count\"],
+      d[\"rate\"][\"in_flight\"], d[\"rate\"][\"msgs_per_s\"] > 0, d[\"iterations\"], d[\"command\"])' '$tmp/sendlatj.out')\" = \
+      '[(8, True), (512, True)] True 50 4 True 3 sendlat' ]"
+run sendlats "$ndk" sendlat model -c 2 -n 20 --series
+check "sendlat --series: the bench's key = value lines and a TAP line" bash -c "[ $rc = 0 ] &&
+    for k in latency_us_8b latency_us_512b pingpong_us rate_msgs_per_s rate_in_flight rate_count iterations; do
+        grep -Eq \"^send_recv_\$k = [0-9.]+\\\$\" '$tmp/sendlats.out' || exit 1; done &&
+    grep -q '^ok - sendlat' '$tmp/sendlats.out'"
+usage_error "sendlat --json with --series" "two different outputs" sendlat --json --series model
 
 # ---- progress: on a terminal only ----
 check "piped: nothing on stderr (no progress, no simulator chatter) from mrlat, ping, mrrate" bash -c "
