@@ -295,11 +295,6 @@ int main(int argc, char **argv)
     test_bind_entry();
     test_mw_invalidate();
     test_mw_cascade();
-    /* Needs the engine model that checks through WINDOW entries (bounds, rights, the
-     * parent's VALID state); run with NF_TEST_WINDOW_MODEL=1 until that model is in. */
-    if (getenv("NF_TEST_WINDOW_MODEL"))
-        test_mw_grants_need_window_model();
-    else
-        printf("# skipped: test_mw_grants_need_window_model (set NF_TEST_WINDOW_MODEL=1)\n");
+    test_mw_grants();
     return tb_done();
 }

@@ -112,6 +112,6 @@ void test_bind_entry(void);
 void test_mw_invalidate(void);
 void test_mw_cascade(void);
 /* Grants through a window: need the engine model that knows WINDOW entries. */
-void test_mw_grants_need_window_model(void);
+void test_mw_grants(void);
 
 #endif

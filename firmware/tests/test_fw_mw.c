@@ -1,6 +1,6 @@
 /* Firmware unit tests (fw_test.h): memory windows. MW_CREATE, the rules of WR_BIND and
  * the window entry it writes, invalidation of a window, and the cascade from an MR to
- * the windows bound to it. test_mw_grants_need_window_model checks the grants through a
+ * the windows bound to it. test_mw_grants checks the grants through a
  * window end to end: it needs an engine model that knows WINDOW entries. */
 #include "fw_test.h"
 
@@ -234,7 +234,7 @@ void test_mw_cascade(void)
        "ADAPTER_RESET frees windows and clears the MRs' window counts");
 }
 
-void test_mw_grants_need_window_model(void)
+void test_mw_grants(void)
 {
     struct wr_env e;
     wr_env(&e);
