@@ -33,15 +33,6 @@ static char self_path[PATH_MAX];
         tap_ok((cond), "%s: %s", label, name_);                   \
     } while (0)
 
-static uint64_t rng_state = 88172645463325252ull;
-static uint32_t rnd32(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 16);
-}
-
 /* Send PINGs 1..n of random sizes up to max_body, some deferred. Returns the number
  * of sends that failed. */
 static unsigned send_pings(struct nf_link *l, uint32_t first, uint32_t n, size_t max_body, int defer_pct)
@@ -49,9 +40,9 @@ static unsigned send_pings(struct nf_link *l, uint32_t first, uint32_t n, size_t
     static uint8_t buf[NF_LINK_MAX_PAYLOAD];
     unsigned fails = 0;
     for (uint32_t i = 0; i < n; i++) {
-        size_t body = ((size_t)rnd32() % (max_body / 8 + 1)) * 8;
+        size_t body = ((size_t)tap_rnd32() % (max_body / 8 + 1)) * 8;
         size_t len = make_ping(buf, first + i, body);
-        int defer = (int)(rnd32() % 100) < defer_pct && i + 1 < n;
+        int defer = (int)(tap_rnd32() % 100) < defer_pct && i + 1 < n;
         if (nf_link_send(l, buf, len, defer) != NF_STATUS_SUCCESS)
             fails++;
     }
@@ -92,6 +83,17 @@ static int session_open(struct session *s, const struct fake_board_cfg *bc, cons
         return 0;
     s->open_status = nf_link_open_ex(t, lc, ping_rx_on_message, ping_rx_on_dead, &s->rx, &s->link, &s->info);
     return s->open_status == NF_STATUS_SUCCESS;
+}
+
+/* session_open for a case that needs the session: a failure is reported under
+ * the case's name. */
+static int session_up(struct session *s, const struct fake_board_cfg *bc, const struct nf_link_config *lc,
+                      const char *what)
+{
+    int up = session_open(s, bc, lc);
+    if (!up)
+        CHECK(0, "%s: session (%s)", what, nf_status_name(s->open_status));
+    return up;
 }
 
 static void session_close(struct session *s)
@@ -239,10 +241,8 @@ static void test_defer(void)
     struct fake_board_cfg bc = {.rx_slots = 4, .tx_slots = 4, .seed = 2};
     struct nf_link_config lc = fast_cfg();
     struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "defer: session");
+    if (!session_up(&s, &bc, &lc, "defer"))
         return;
-    }
     uint8_t buf[256];
     unsigned fails = 0;
     for (uint32_t tag = 1; tag <= 10; tag++)
@@ -273,10 +273,8 @@ static void test_bad_params(void)
     struct fake_board_cfg bc = {.seed = 3};
     struct nf_link_config lc = fast_cfg();
     struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "params: session");
+    if (!session_up(&s, &bc, &lc, "params"))
         return;
-    }
     uint8_t buf[NF_LINK_MAX_PAYLOAD + 64];
     size_t len = make_ping(buf, 1, 16);
     struct nf_link_stats a, b;
@@ -311,10 +309,8 @@ static void test_faults(const char *what, double drop, double corrupt, double du
     struct nf_link_config lc = fast_cfg();
     lc.silence_ms = 10000;
     struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "%s: session (%s)", what, nf_status_name(s.open_status));
+    if (!session_up(&s, &bc, &lc, what))
         return;
-    }
     unsigned fails = send_pings(s.link, 1, n, max_body, 30);
     uint64_t got = ping_rx_wait(&s.rx, n, 60000);
     lt_sleep_ms(100);
@@ -429,10 +425,8 @@ static void test_silence(void)
     struct nf_link_config lc = fast_cfg();
     lc.silence_ms = 400;
     struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "silence: session");
+    if (!session_up(&s, &bc, &lc, "silence"))
         return;
-    }
     fake_board_set_mode(s.board, FB_SILENT);
     pthread_t th[4];
     struct sender_arg args[4];
@@ -464,10 +458,8 @@ static void test_silence(void)
 
     /* Idle for longer than the deadline is fine: the clock only runs while waiting. */
     lc.silence_ms = 200;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "silence: session 2");
+    if (!session_up(&s, &bc, &lc, "silence 2"))
         return;
-    }
     lt_sleep_ms(400);
     st = nf_link_send(s.link, buf, make_ping(buf, 1, 32), 0);
     CHECK(st == NF_STATUS_SUCCESS && ping_rx_wait(&s.rx, 1, 2000) == 1 && s.rx.dead_calls == 0,
@@ -484,10 +476,8 @@ static void test_hangup(void)
     struct fake_board_cfg bc = {.seed = 8};
     struct nf_link_config lc = fast_cfg();
     struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "hangup: session");
+    if (!session_up(&s, &bc, &lc, "hangup"))
         return;
-    }
     fake_board_set_mode(s.board, FB_STALL);
     pthread_t th[4];
     struct sender_arg args[4];
@@ -514,10 +504,8 @@ static void test_close_during_traffic(void)
     struct fake_board_cfg bc = {.seed = 9};
     struct nf_link_config lc = fast_cfg();
     struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "close: session");
+    if (!session_up(&s, &bc, &lc, "close"))
         return;
-    }
     fake_board_set_mode(s.board, FB_STALL);
     pthread_t th[4];
     struct sender_arg args[4];
@@ -540,10 +528,8 @@ static void test_close_during_traffic(void)
 
     /* Close while replies stream in both directions. */
     bc.drop = 1e-3;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "close: session 2");
+    if (!session_up(&s, &bc, &lc, "close 2"))
         return;
-    }
     send_pings(s.link, 1, 300, 2048, 0);
     t0 = lt_now_ms();
     nf_link_close(s.link);
@@ -556,10 +542,8 @@ static void test_rtt(void)
     struct fake_board_cfg bc = {.seed = 10, .reply_delay_ms = 30, .rto_ms = 200};
     struct nf_link_config lc = fast_cfg();
     struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "rtt: session");
+    if (!session_up(&s, &bc, &lc, "rtt"))
         return;
-    }
     uint8_t buf[64];
     for (uint32_t tag = 1; tag <= 20; tag++) {
         nf_link_send(s.link, buf, make_ping(buf, tag, 32), 0);
@@ -587,10 +571,8 @@ static void test_line_time(void)
     struct nf_link_config lc = fast_cfg();
     lc.rto_max_ms = 2000;
     struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "line time: session");
+    if (!session_up(&s, &bc, &lc, "line time"))
         return;
-    }
     static uint8_t buf[NF_LINK_MAX_PAYLOAD];
     uint32_t tag = 1;
     /* Only this direction is paced, so an RTT bounds the byte time by 20 us x frame /
@@ -622,10 +604,8 @@ static void test_malformed(void)
     struct fake_board_cfg bc = {.seed = 11, .malformed_every = 3, .max_msgs_per_frame = 2};
     struct nf_link_config lc = fast_cfg();
     struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "malformed: session");
+    if (!session_up(&s, &bc, &lc, "malformed"))
         return;
-    }
     uint8_t buf[64];
     for (uint32_t tag = 1; tag <= 60; tag++)
         nf_link_send(s.link, buf, make_ping(buf, tag, 32), tag % 2);

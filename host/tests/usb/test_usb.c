@@ -28,15 +28,17 @@
 /* "san: " when run as the sanitizer build, so the two runs' case names differ. */
 static const char *case_prefix = "";
 
-static int check(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int check(int cond, const char *fmt, ...)
+#define check(cond, ...) tap_okp((cond), case_prefix, __VA_ARGS__)
+
+/* Opens "usb" on the fake chip f for a case that needs the transport; on
+ * failure reports it under the case's name and frees f. */
+static struct nf_transport *open_case(struct fake_ftdi *f, const char *what)
 {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    return tap_ok(cond, "%s%s", case_prefix, msg);
+    struct nf_transport *t = NULL;
+    nf_transport_open_usb(NULL, &t);
+    if (!check(t != NULL, "%s: open", what))
+        fake_ftdi_free(f);
+    return t;
 }
 
 static double now_ms(void)
@@ -221,12 +223,9 @@ static void test_data(uint16_t pid, const char *chip)
 static void test_backpressure(void)
 {
     struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
-    struct nf_transport *t = NULL;
-    nf_transport_open_usb(NULL, &t);
-    if (!check(t != NULL, "backpressure: open")) {
-        fake_ftdi_free(f);
+    struct nf_transport *t = open_case(f, "backpressure");
+    if (!t)
         return;
-    }
     enum { N = 100000 };
     static uint8_t in[N], got[N];
     for (int i = 0; i < N; i++)
@@ -251,12 +250,9 @@ static void test_backpressure(void)
 static void test_wake(void)
 {
     struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
-    struct nf_transport *t = NULL;
-    nf_transport_open_usb(NULL, &t);
-    if (!check(t != NULL, "wake: open")) {
-        fake_ftdi_free(f);
+    struct nf_transport *t = open_case(f, "wake");
+    if (!t)
         return;
-    }
     struct lt_reader r;
     lt_reader_start(&r, t, -1);
     nf_transport_wake(t);
@@ -276,12 +272,9 @@ static void test_wake(void)
 static void test_unplug(void)
 {
     struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
-    struct nf_transport *t = NULL;
-    nf_transport_open_usb(NULL, &t);
-    if (!check(t != NULL, "unplug: open")) {
-        fake_ftdi_free(f);
+    struct nf_transport *t = open_case(f, "unplug");
+    if (!t)
         return;
-    }
     fake_ftdi_push(f, "abc", 3);
     uint8_t buf[8];
     check(read_all(t, buf, 3, 1000) == 3, "unplug: link works before");
@@ -305,12 +298,9 @@ static void test_unplug(void)
 static void test_unplug_while_writing(void)
 {
     struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6010, 1, 9);
-    struct nf_transport *t = NULL;
-    nf_transport_open_usb(NULL, &t);
-    if (!check(t != NULL, "stalled OUT: open")) {
-        fake_ftdi_free(f);
+    struct nf_transport *t = open_case(f, "stalled OUT");
+    if (!t)
         return;
-    }
     /* The chip stops draining: the OUT transfers in flight never finish. */
     fake_ftdi_hold_out(f, 1);
     static uint8_t big[64 * 1024];
@@ -338,12 +328,9 @@ static void test_unplug_while_writing(void)
 static void test_coalescing(void)
 {
     struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
-    struct nf_transport *t = NULL;
-    nf_transport_open_usb(NULL, &t);
-    if (!check(t != NULL, "coalescing: open")) {
-        fake_ftdi_free(f);
+    struct nf_transport *t = open_case(f, "coalescing");
+    if (!t)
         return;
-    }
     fake_ftdi_hold_out(f, 1);
     uint8_t frame[40], all[40 * 30];
     uint32_t st = NF_STATUS_SUCCESS;
@@ -370,13 +357,9 @@ static void test_coalescing(void)
 static void test_close_with_held_out(void)
 {
     struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
-    struct nf_transport *t = NULL;
-    nf_transport_open_usb(NULL, &t);
-    if (!t) {
-        check(0, "close with OUT in flight: open");
-        fake_ftdi_free(f);
+    struct nf_transport *t = open_case(f, "close with OUT in flight");
+    if (!t)
         return;
-    }
     fake_ftdi_hold_out(f, 1);
     nf_transport_write(t, "0123456789", 10, 100);
     double t0 = now_ms();
