@@ -30,17 +30,6 @@ static const char *case_prefix = "";
 
 #define check(cond, ...) tap_okp((cond), case_prefix, __VA_ARGS__)
 
-/* Opens "usb" on the fake chip f for a case that needs the transport; on
- * failure reports it under the case's name and frees f. */
-static struct nf_transport *open_case(struct fake_ftdi *f, const char *what)
-{
-    struct nf_transport *t = NULL;
-    nf_transport_open_usb(NULL, &t);
-    if (!check(t != NULL, "%s: open", what))
-        fake_ftdi_free(f);
-    return t;
-}
-
 static double now_ms(void)
 {
     return (double)lt_now_ms();
@@ -220,12 +209,8 @@ static void test_data(uint16_t pid, const char *chip)
 
 /* A consumer that does not read: the receive ring fills, the IN transfers wait
  * (none is lost or overwritten), and reading again restarts them. */
-static void test_backpressure(void)
+static void case_backpressure(struct fake_ftdi *f, struct nf_transport *t)
 {
-    struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
-    struct nf_transport *t = open_case(f, "backpressure");
-    if (!t)
-        return;
     enum { N = 100000 };
     static uint8_t in[N], got[N];
     for (int i = 0; i < N; i++)
@@ -244,15 +229,11 @@ static void test_backpressure(void)
     }
     check(most == 4, "backpressure: reading restarted all 4 IN transfers (%d)", most);
     nf_transport_close(t);
-    fake_ftdi_free(f);
 }
 
-static void test_wake(void)
+static void case_wake(struct fake_ftdi *f, struct nf_transport *t)
 {
-    struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
-    struct nf_transport *t = open_case(f, "wake");
-    if (!t)
-        return;
+    (void)f; /* the chip only has to be there */
     struct lt_reader r;
     lt_reader_start(&r, t, -1);
     nf_transport_wake(t);
@@ -266,15 +247,10 @@ static void test_wake(void)
     check(r.result == 0 && r.ms < 500, "wake: an earlier wake ends the next read at once (%.0f ms)",
            r.ms);
     nf_transport_close(t);
-    fake_ftdi_free(f);
 }
 
-static void test_unplug(void)
+static void case_unplug(struct fake_ftdi *f, struct nf_transport *t)
 {
-    struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
-    struct nf_transport *t = open_case(f, "unplug");
-    if (!t)
-        return;
     fake_ftdi_push(f, "abc", 3);
     uint8_t buf[8];
     check(read_all(t, buf, 3, 1000) == 3, "unplug: link works before");
@@ -292,15 +268,10 @@ static void test_unplug(void)
     t0 = now_ms();
     nf_transport_close(t);
     check(now_ms() - t0 < 1000, "unplug: close does not hang (%.0f ms)", now_ms() - t0);
-    fake_ftdi_free(f);
 }
 
-static void test_unplug_while_writing(void)
+static void case_unplug_while_writing(struct fake_ftdi *f, struct nf_transport *t)
 {
-    struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6010, 1, 9);
-    struct nf_transport *t = open_case(f, "stalled OUT");
-    if (!t)
-        return;
     /* The chip stops draining: the OUT transfers in flight never finish. */
     fake_ftdi_hold_out(f, 1);
     static uint8_t big[64 * 1024];
@@ -320,17 +291,12 @@ static void test_unplug_while_writing(void)
     uint8_t b[4];
     check(nf_transport_read(t, b, 4, 1000) < 0, "unplug with OUT transfers hanging: read fails");
     nf_transport_close(t);
-    fake_ftdi_free(f);
 }
 
 /* While every OUT transfer is in flight, further writes are staged and leave
  * together in the next transfer: small frames are not each a transfer. */
-static void test_coalescing(void)
+static void case_coalescing(struct fake_ftdi *f, struct nf_transport *t)
 {
-    struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
-    struct nf_transport *t = open_case(f, "coalescing");
-    if (!t)
-        return;
     fake_ftdi_hold_out(f, 1);
     uint8_t frame[40], all[40 * 30];
     uint32_t st = NF_STATUS_SUCCESS;
@@ -351,21 +317,41 @@ static void test_coalescing(void)
           "coalescing: 4 transfers in flight, the other 26 writes left in 1 transfer (%ld + %ld URBs)", before,
           fake_ftdi_out_urbs(f) - before);
     nf_transport_close(t);
-    fake_ftdi_free(f);
 }
 
-static void test_close_with_held_out(void)
+static void case_close_with_held_out(struct fake_ftdi *f, struct nf_transport *t)
 {
-    struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
-    struct nf_transport *t = open_case(f, "close with OUT in flight");
-    if (!t)
-        return;
     fake_ftdi_hold_out(f, 1);
     nf_transport_write(t, "0123456789", 10, 100);
     double t0 = now_ms();
     nf_transport_close(t);
     check(now_ms() - t0 < 1000 && fake_ftdi_in_pending(f) == 0,
            "close with OUT transfers in flight cancels them and returns (%.0f ms)", now_ms() - t0);
+}
+
+/* Cases that run on an open transport to one fake chip: each closes the
+ * transport itself (some time the close). */
+static const struct usb_case {
+    const char *name;
+    uint16_t pid;
+    int bus, addr;
+    void (*run)(struct fake_ftdi *f, struct nf_transport *t);
+} usb_cases[] = {
+    {"backpressure", 0x6015, 1, 7, case_backpressure},
+    {"wake", 0x6015, 1, 7, case_wake},
+    {"unplug", 0x6015, 1, 7, case_unplug},
+    {"stalled OUT", 0x6010, 1, 9, case_unplug_while_writing},
+    {"coalescing", 0x6015, 1, 7, case_coalescing},
+    {"close with OUT in flight", 0x6015, 1, 7, case_close_with_held_out},
+};
+
+static void run_usb_case(const struct usb_case *c)
+{
+    struct fake_ftdi *f = fake_ftdi_new(0x0403, c->pid, c->bus, c->addr);
+    struct nf_transport *t = NULL;
+    nf_transport_open_usb(NULL, &t);
+    if (check(t != NULL, "%s: open", c->name))
+        c->run(f, t);
     fake_ftdi_free(f);
 }
 
@@ -489,12 +475,8 @@ int main(int argc, char **argv)
     test_ft2232h_init();
     test_data(0x6015, "FT231X");
     test_data(0x6010, "FT2232H");
-    test_backpressure();
-    test_wake();
-    test_unplug();
-    test_unplug_while_writing();
-    test_coalescing();
-    test_close_with_held_out();
+    for (size_t i = 0; i < sizeof(usb_cases) / sizeof(usb_cases[0]); i++)
+        run_usb_case(&usb_cases[i]);
     test_selection();
     test_permission();
     test_dispatch();
