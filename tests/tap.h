@@ -10,12 +10,12 @@
 static int tap_failures;
 static int tap_count;
 
-/* Reports one case whose name starts with prefix; returns cond so callers can
+/* Reports one case whose name starts with tap_prefix; returns cond so callers can
  * stop early. A test binary run twice in one suite (plain and sanitizer build)
  * passes a prefix so the two runs' case names differ. */
-static inline int tap_vokp(int cond, const char *prefix, const char *fmt, va_list ap)
+static inline int tap_vokp(int cond, const char *tap_prefix, const char *fmt, va_list ap)
 {
-    printf("%s - %s", cond ? "ok" : "not ok", prefix);
+    printf("%s - %s", cond ? "ok" : "not ok", tap_prefix);
     vprintf(fmt, ap);
     printf("\n");
     fflush(stdout);
@@ -25,13 +25,13 @@ static inline int tap_vokp(int cond, const char *prefix, const char *fmt, va_lis
     return cond;
 }
 
-static inline int tap_okp(int cond, const char *prefix, const char *fmt, ...)
+static inline int tap_okp(int cond, const char *tap_prefix, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int r = tap_vokp(cond, prefix, fmt, ap);
+    int tap_result = tap_vokp(cond, tap_prefix, fmt, ap);
     va_end(ap);
-    return r;
+    return tap_result;
 }
 
 /* Reports one case (no prefix); returns cond. */
