@@ -16,12 +16,11 @@ void tb_args(int argc, char **argv)
 
 int tb_ok(int cond, const char *fmt, ...)
 {
-    char name[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(name, sizeof(name), fmt, ap);
+    int r = tap_vokp(cond, prefix, fmt, ap);
     va_end(ap);
-    return tap_ok(cond, "%s%s", prefix, name);
+    return r;
 }
 
 int tb_done(void)

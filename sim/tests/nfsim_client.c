@@ -25,15 +25,6 @@
 
 #define DEADLINE_MS 120000
 
-static uint64_t rng = 88172645463325252ull;
-static uint32_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 16);
-}
-
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -115,7 +106,7 @@ static size_t make_frame(uint8_t *raw, uint8_t type, uint8_t seq, size_t payload
     raw[NF_LINK_HDR_RSVD_OFF] = (uint8_t)rsvd;
     raw[NF_LINK_HDR_RSVD_OFF + 1] = (uint8_t)(rsvd >> 8);
     for (size_t i = 0; i < payload; i++)
-        raw[NF_LINK_HDR_SIZE + i] = (uint8_t)rnd();
+        raw[NF_LINK_HDR_SIZE + i] = (uint8_t)tap_rnd32();
     return NF_LINK_HDR_SIZE + payload;
 }
 
@@ -125,7 +116,7 @@ static size_t pick_size(int i)
         return NF_LINK_MAX_PAYLOAD;
     if (i == 1)
         return 0;
-    return rnd() % 600;
+    return tap_rnd32() % 600;
 }
 
 static int run_echo(int fd, int n, int faulty)
@@ -141,7 +132,7 @@ static int run_echo(int fd, int n, int faulty)
     nf_frame_decoder_init(&dec);
     size_t wire_total = 0;
     for (int i = 0; i < n; i++)
-        raw_len[i] = make_frame(raw[i], NF_LINK_TYPE_DATA, (uint8_t)i, faulty ? rnd() % 100 : pick_size(i), 0);
+        raw_len[i] = make_frame(raw[i], NF_LINK_TYPE_DATA, (uint8_t)i, faulty ? tap_rnd32() % 100 : pick_size(i), 0);
     /* The echo firmware has no flow control: keep at most WINDOW frames unanswered
      * so its RX slots never overflow. Over a faulty link a lost frame never comes
      * back: the window then slides when nothing arrives for a while. */

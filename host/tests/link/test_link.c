@@ -33,15 +33,6 @@ static char self_path[PATH_MAX];
         tap_ok((cond), "%s: %s", label, name_);                   \
     } while (0)
 
-static uint64_t rng_state = 88172645463325252ull;
-static uint32_t rnd32(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 16);
-}
-
 /* Send PINGs 1..n of random sizes up to max_body, some deferred. Returns the number
  * of sends that failed. */
 static unsigned send_pings(struct nf_link *l, uint32_t first, uint32_t n, size_t max_body, int defer_pct)
@@ -49,9 +40,9 @@ static unsigned send_pings(struct nf_link *l, uint32_t first, uint32_t n, size_t
     static uint8_t buf[NF_LINK_MAX_PAYLOAD];
     unsigned fails = 0;
     for (uint32_t i = 0; i < n; i++) {
-        size_t body = ((size_t)rnd32() % (max_body / 8 + 1)) * 8;
+        size_t body = ((size_t)tap_rnd32() % (max_body / 8 + 1)) * 8;
         size_t len = make_ping(buf, first + i, body);
-        int defer = (int)(rnd32() % 100) < defer_pct && i + 1 < n;
+        int defer = (int)(tap_rnd32() % 100) < defer_pct && i + 1 < n;
         if (nf_link_send(l, buf, len, defer) != NF_STATUS_SUCCESS)
             fails++;
     }
@@ -92,6 +83,17 @@ static int session_open(struct session *s, const struct fake_board_cfg *bc, cons
         return 0;
     s->open_status = nf_link_open_ex(t, lc, ping_rx_on_message, ping_rx_on_dead, &s->rx, &s->link, &s->info);
     return s->open_status == NF_STATUS_SUCCESS;
+}
+
+/* session_open for a case that needs the session: a failure is reported under
+ * the case's name. */
+static int session_up(struct session *s, const struct fake_board_cfg *bc, const struct nf_link_config *lc,
+                      const char *what)
+{
+    int up = session_open(s, bc, lc);
+    if (!up)
+        CHECK(0, "%s: session (%s)", what, nf_status_name(s->open_status));
+    return up;
 }
 
 static void session_close(struct session *s)
@@ -199,31 +201,24 @@ static void test_sim_socket_env(void)
     unsetenv("NDKFPGA_SIM_SOCKET");
 }
 
-static void test_clean(void)
+static int case_clean(struct session *s)
 {
-    struct fake_board_cfg bc = {.rx_slots = 8, .tx_slots = 8, .seed = 1};
-    struct nf_link_config lc = fast_cfg();
-    lc.rto_min_ms = 50;
-    struct session s;
-    int up = session_open(&s, &bc, &lc);
-    CHECK(up && s.info.rx_slots == 8 && s.info.layout_version == NF_LAYOUT_VERSION,
+    CHECK(s->info.rx_slots == 8 && s->info.layout_version == NF_LAYOUT_VERSION,
           "open: RESET handshake returns the board's INFO");
-    if (!up)
-        return;
     struct nf_link_stats ls;
-    nf_link_get_stats(s.link, &ls);
+    nf_link_get_stats(s->link, &ls);
     CHECK(ls.window == 7, "open: window = rx_slots - 1 = %u", ls.window);
     const uint32_t n = 3000;
-    unsigned fails = send_pings(s.link, 1, n, 1024, 40);
-    uint64_t got = ping_rx_wait(&s.rx, n, 20000);
+    unsigned fails = send_pings(s->link, 1, n, 1024, 40);
+    uint64_t got = ping_rx_wait(&s->rx, n, 20000);
     lt_sleep_ms(50); /* anything extra would show now */
     struct fake_board_stats bs;
-    fake_board_get_stats(s.board, &bs);
-    nf_link_get_stats(s.link, &ls);
+    fake_board_get_stats(s->board, &bs);
+    nf_link_get_stats(s->link, &ls);
     CHECK(fails == 0 && bs.pings == n && bs.order_errors == 0 && bs.content_errors == 0,
           "clean: board got %u PINGs exactly once, in order, intact (got %llu)", n, (unsigned long long)bs.pings);
-    CHECK(got == n && s.rx.replies == n && s.rx.order_errors == 0 && s.rx.content_errors == 0 && s.rx.other == 0,
-          "clean: host got %u replies exactly once, in order, intact (got %llu)", n, (unsigned long long)s.rx.replies);
+    CHECK(got == n && s->rx.replies == n && s->rx.order_errors == 0 && s->rx.content_errors == 0 && s->rx.other == 0,
+          "clean: host got %u replies exactly once, in order, intact (got %llu)", n, (unsigned long long)s->rx.replies);
     /* A busy machine may delay a thread past the timer: allow a handful. */
     CHECK(ls.bad_frames == 0 && bs.bad_rx == 0 && ls.retransmits * 100 <= ls.data_tx,
           "clean: no bad frame without faults, retransmits <= 1%% (%llu of %llu)", (unsigned long long)ls.retransmits,
@@ -231,70 +226,56 @@ static void test_clean(void)
     CHECK(bs.window_violations == 0 && bs.max_inflight <= 7 && bs.max_inflight >= 2,
           "window: at most rx_slots - 1 frames beyond the board's ack, and pipelined (max in flight %u)",
           bs.max_inflight);
-    session_close(&s);
+    return 1;
 }
 
-static void test_defer(void)
+static int case_defer(struct session *s)
 {
-    struct fake_board_cfg bc = {.rx_slots = 4, .tx_slots = 4, .seed = 2};
-    struct nf_link_config lc = fast_cfg();
-    struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "defer: session");
-        return;
-    }
     uint8_t buf[256];
     unsigned fails = 0;
     for (uint32_t tag = 1; tag <= 10; tag++)
-        fails += nf_link_send(s.link, buf, make_ping(buf, tag, 64), 1) != NF_STATUS_SUCCESS;
+        fails += nf_link_send(s->link, buf, make_ping(buf, tag, 64), 1) != NF_STATUS_SUCCESS;
     lt_sleep_ms(50);
     struct fake_board_stats bs;
-    fake_board_get_stats(s.board, &bs);
+    fake_board_get_stats(s->board, &bs);
     CHECK(fails == 0 && bs.pings == 0, "defer: deferred messages wait for a flush");
-    uint32_t st = nf_link_flush(s.link);
-    ping_rx_wait(&s.rx, 10, 3000);
-    fake_board_get_stats(s.board, &bs);
+    uint32_t st = nf_link_flush(s->link);
+    ping_rx_wait(&s->rx, 10, 3000);
+    fake_board_get_stats(s->board, &bs);
     CHECK(st == NF_STATUS_SUCCESS && bs.pings == 10 && bs.data_rx == 1 && bs.max_msgs_in_frame == 10,
           "defer: 10 deferred messages + flush travel in one DATA frame (%llu frames)", (unsigned long long)bs.data_rx);
     /* A message that does not fit closes the open frame first. */
     static uint8_t big[NF_LINK_MAX_PAYLOAD];
     fails = 0;
-    fails += nf_link_send(s.link, big, make_ping(big, 11, 2400), 1) != NF_STATUS_SUCCESS;
-    fails += nf_link_send(s.link, big, make_ping(big, 12, 2400), 0) != NF_STATUS_SUCCESS;
-    ping_rx_wait(&s.rx, 12, 3000);
-    fake_board_get_stats(s.board, &bs);
-    CHECK(fails == 0 && bs.pings == 12 && bs.data_rx == 3 && s.rx.order_errors == 0,
+    fails += nf_link_send(s->link, big, make_ping(big, 11, 2400), 1) != NF_STATUS_SUCCESS;
+    fails += nf_link_send(s->link, big, make_ping(big, 12, 2400), 0) != NF_STATUS_SUCCESS;
+    ping_rx_wait(&s->rx, 12, 3000);
+    fake_board_get_stats(s->board, &bs);
+    CHECK(fails == 0 && bs.pings == 12 && bs.data_rx == 3 && s->rx.order_errors == 0,
           "defer: a message that does not fit closes the open frame first");
-    session_close(&s);
+    return 1;
 }
 
-static void test_bad_params(void)
+static int case_bad_params(struct session *s)
 {
-    struct fake_board_cfg bc = {.seed = 3};
-    struct nf_link_config lc = fast_cfg();
-    struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "params: session");
-        return;
-    }
     uint8_t buf[NF_LINK_MAX_PAYLOAD + 64];
     size_t len = make_ping(buf, 1, 16);
     struct nf_link_stats a, b;
-    nf_link_get_stats(s.link, &a);
+    nf_link_get_stats(s->link, &a);
     int bad = 0;
-    bad += nf_link_send(s.link, buf, 8, 0) == NF_STATUS_INVALID_PARAMETER;      /* shorter than MSG_HDR */
-    bad += nf_link_send(s.link, buf, len + 4, 0) == NF_STATUS_INVALID_PARAMETER; /* not a multiple of 8 */
-    bad += nf_link_send(s.link, buf, len + 8, 0) == NF_STATUS_INVALID_PARAMETER; /* MSG_HDR.len differs */
+    bad += nf_link_send(s->link, buf, 8, 0) == NF_STATUS_INVALID_PARAMETER;      /* shorter than MSG_HDR */
+    bad += nf_link_send(s->link, buf, len + 4, 0) == NF_STATUS_INVALID_PARAMETER; /* not a multiple of 8 */
+    bad += nf_link_send(s->link, buf, len + 8, 0) == NF_STATUS_INVALID_PARAMETER; /* MSG_HDR.len differs */
     make_ping(buf, 1, NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE + 8);
-    bad += nf_link_send(s.link, buf, NF_LINK_MAX_PAYLOAD + 8, 0) == NF_STATUS_INVALID_PARAMETER; /* too long */
-    bad += nf_link_send(s.link, NULL, 16, 0) == NF_STATUS_INVALID_PARAMETER;
-    nf_link_get_stats(s.link, &b);
+    bad += nf_link_send(s->link, buf, NF_LINK_MAX_PAYLOAD + 8, 0) == NF_STATUS_INVALID_PARAMETER; /* too long */
+    bad += nf_link_send(s->link, NULL, 16, 0) == NF_STATUS_INVALID_PARAMETER;
+    nf_link_get_stats(s->link, &b);
     CHECK(bad == 5 && a.msgs_tx == b.msgs_tx && b.data_tx == a.data_tx,
           "send: bad lengths rejected with INVALID_PARAMETER, nothing queued");
     make_ping(buf, 1, NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE);
-    CHECK(nf_link_send(s.link, buf, NF_LINK_MAX_PAYLOAD, 0) == NF_STATUS_SUCCESS && ping_rx_wait(&s.rx, 1, 3000) == 1,
+    CHECK(nf_link_send(s->link, buf, NF_LINK_MAX_PAYLOAD, 0) == NF_STATUS_SUCCESS && ping_rx_wait(&s->rx, 1, 3000) == 1,
           "send: a message of exactly MAX_PAYLOAD bytes goes through");
-    session_close(&s);
+    return 1;
 }
 
 static void test_faults(const char *what, double drop, double corrupt, double dup, uint64_t seed, uint32_t n,
@@ -311,10 +292,8 @@ static void test_faults(const char *what, double drop, double corrupt, double du
     struct nf_link_config lc = fast_cfg();
     lc.silence_ms = 10000;
     struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "%s: session (%s)", what, nf_status_name(s.open_status));
+    if (!session_up(&s, &bc, &lc, what))
         return;
-    }
     unsigned fails = send_pings(s.link, 1, n, max_body, 30);
     uint64_t got = ping_rx_wait(&s.rx, n, 60000);
     lt_sleep_ms(100);
@@ -339,33 +318,30 @@ static void test_faults(const char *what, double drop, double corrupt, double du
     session_close(&s);
 }
 
-static void test_reset_nonce(void)
+static int case_reset(struct session *s)
 {
-    struct fake_board_cfg bc = {.seed = 4, .wrong_nonce_answers = 3, .stale_data_before_ack = 2};
-    struct nf_link_config lc = fast_cfg();
-    lc.rto_initial_ms = 10;
-    struct session s;
-    int up = session_open(&s, &bc, &lc);
-    struct nf_link_stats ls = {0};
-    if (up)
-        nf_link_get_stats(s.link, &ls);
-    CHECK(up && ls.ignored >= 5 && ls.resets_tx >= 4 && s.rx.replies == 0 && s.rx.other == 0,
+    struct nf_link_stats ls;
+    nf_link_get_stats(s->link, &ls);
+    CHECK(ls.ignored >= 5 && ls.resets_tx >= 4 && s->rx.replies == 0 && s->rx.other == 0,
           "reset: RESET_ACKs with a wrong nonce and stale DATA are ignored (%llu ignored, %llu RESETs)",
           (unsigned long long)ls.ignored, (unsigned long long)ls.resets_tx);
-    if (up) {
-        uint8_t buf[64];
-        CHECK(nf_link_send(s.link, buf, make_ping(buf, 1, 32), 0) == NF_STATUS_SUCCESS &&
-                  ping_rx_wait(&s.rx, 1, 3000) == 1,
-              "reset: the session works after the right RESET_ACK");
-    }
-    session_close(&s);
+    uint8_t buf[64];
+    CHECK(nf_link_send(s->link, buf, make_ping(buf, 1, 32), 0) == NF_STATUS_SUCCESS &&
+              ping_rx_wait(&s->rx, 1, 3000) == 1,
+          "reset: the session works after the right RESET_ACK");
+    return 1;
+}
 
+/* Opens that must fail. */
+static void test_reset_fails(void)
+{
+    struct session s;
     struct fake_board_cfg never = {.seed = 5, .wrong_nonce_answers = 1000000};
-    lc = fast_cfg();
+    struct nf_link_config lc = fast_cfg();
     lc.silence_ms = 300;
     lc.rto_initial_ms = 20;
     uint64_t t0 = lt_now_ms();
-    up = session_open(&s, &never, &lc);
+    int up = session_open(&s, &never, &lc);
     uint64_t dt = lt_now_ms() - t0;
     CHECK(!up && s.open_status == NF_STATUS_IO_TIMEOUT && dt >= 250 && dt < 2000,
           "reset: a board that never echoes the nonce fails open with IO_TIMEOUT after the deadline (%llu ms)",
@@ -423,21 +399,13 @@ static int all_done_within(struct sender_arg *args, unsigned ms)
     }
 }
 
-static void test_silence(void)
+static int case_silence(struct session *s)
 {
-    struct fake_board_cfg bc = {.seed = 7};
-    struct nf_link_config lc = fast_cfg();
-    lc.silence_ms = 400;
-    struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "silence: session");
-        return;
-    }
-    fake_board_set_mode(s.board, FB_SILENT);
+    fake_board_set_mode(s->board, FB_SILENT);
     pthread_t th[4];
     struct sender_arg args[4];
     uint64_t t0 = lt_now_ms();
-    start_senders(s.link, th, args);
+    start_senders(s->link, th, args);
     int woke = all_done_within(args, 5000);
     uint64_t dt = lt_now_ms() - t0;
     int all_timeout = 1;
@@ -449,51 +417,41 @@ static void test_silence(void)
     CHECK(woke && all_timeout && dt >= 350, "silence: 4 blocked senders wake with IO_TIMEOUT after the deadline (%llu ms)",
           (unsigned long long)dt);
     lt_sleep_ms(20);
-    CHECK(s.rx.dead_calls == 1 && s.rx.dead_status == NF_STATUS_IO_TIMEOUT &&
-              nf_link_status(s.link) == NF_STATUS_IO_TIMEOUT && strstr(nf_link_dead_reason(s.link), "no valid frame"),
+    CHECK(s->rx.dead_calls == 1 && s->rx.dead_status == NF_STATUS_IO_TIMEOUT &&
+              nf_link_status(s->link) == NF_STATUS_IO_TIMEOUT && strstr(nf_link_dead_reason(s->link), "no valid frame"),
           "silence: on_dead called once with IO_TIMEOUT, reason given");
     uint8_t buf[64];
     t0 = lt_now_ms();
-    uint32_t st = nf_link_send(s.link, buf, make_ping(buf, 1, 32), 0);
-    uint32_t st2 = nf_link_send(s.link, buf, make_ping(buf, 1, 32), 1);
+    uint32_t st = nf_link_send(s->link, buf, make_ping(buf, 1, 32), 0);
+    uint32_t st2 = nf_link_send(s->link, buf, make_ping(buf, 1, 32), 1);
     CHECK(st == NF_STATUS_IO_TIMEOUT && st2 == NF_STATUS_IO_TIMEOUT && lt_now_ms() - t0 < 50,
           "silence: later sends fail at once");
-    session_close(&s);
-    if (!woke)
-        _exit(1); /* threads still blocked on a freed link: do not go on */
-
-    /* Idle for longer than the deadline is fine: the clock only runs while waiting. */
-    lc.silence_ms = 200;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "silence: session 2");
-        return;
-    }
-    lt_sleep_ms(400);
-    st = nf_link_send(s.link, buf, make_ping(buf, 1, 32), 0);
-    CHECK(st == NF_STATUS_SUCCESS && ping_rx_wait(&s.rx, 1, 2000) == 1 && s.rx.dead_calls == 0,
-          "silence: an idle link longer than the deadline stays alive");
-    nf_link_expect(s.link, 1);
-    lt_sleep_ms(400);
-    CHECK(nf_link_status(s.link) == NF_STATUS_IO_TIMEOUT && s.rx.dead_calls == 1,
-          "silence: waiting for a reply that never comes (nf_link_expect) dies after the deadline");
-    session_close(&s);
+    return woke;
 }
 
-static void test_hangup(void)
+/* Idle for longer than the deadline is fine: the clock only runs while waiting. */
+static int case_silence_idle(struct session *s)
 {
-    struct fake_board_cfg bc = {.seed = 8};
-    struct nf_link_config lc = fast_cfg();
-    struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "hangup: session");
-        return;
-    }
-    fake_board_set_mode(s.board, FB_STALL);
+    lt_sleep_ms(400);
+    uint8_t buf[64];
+    uint32_t st = nf_link_send(s->link, buf, make_ping(buf, 1, 32), 0);
+    CHECK(st == NF_STATUS_SUCCESS && ping_rx_wait(&s->rx, 1, 2000) == 1 && s->rx.dead_calls == 0,
+          "silence: an idle link longer than the deadline stays alive");
+    nf_link_expect(s->link, 1);
+    lt_sleep_ms(400);
+    CHECK(nf_link_status(s->link) == NF_STATUS_IO_TIMEOUT && s->rx.dead_calls == 1,
+          "silence: waiting for a reply that never comes (nf_link_expect) dies after the deadline");
+    return 1;
+}
+
+static int case_hangup(struct session *s)
+{
+    fake_board_set_mode(s->board, FB_STALL);
     pthread_t th[4];
     struct sender_arg args[4];
-    start_senders(s.link, th, args);
+    start_senders(s->link, th, args);
     lt_sleep_ms(100); /* let them fill the window and block */
-    fake_board_set_mode(s.board, FB_HANGUP);
+    fake_board_set_mode(s->board, FB_HANGUP);
     int woke = all_done_within(args, 3000);
     int all = 1;
     for (int i = 0; i < 4; i++) {
@@ -502,142 +460,155 @@ static void test_hangup(void)
         all &= args[i].status == NF_STATUS_CONNECTION_RESET;
     }
     lt_sleep_ms(20);
-    CHECK(woke && all && s.rx.dead_calls == 1 && s.rx.dead_status == NF_STATUS_CONNECTION_RESET,
+    CHECK(woke && all && s->rx.dead_calls == 1 && s->rx.dead_status == NF_STATUS_CONNECTION_RESET,
           "hangup: peer closing the socket wakes every sender with CONNECTION_RESET, on_dead once");
-    session_close(&s);
-    if (!woke)
-        _exit(1);
+    return woke;
 }
 
-static void test_close_during_traffic(void)
+/* Each closes the link itself, to time the close. */
+static int case_close_blocked(struct session *s)
 {
-    struct fake_board_cfg bc = {.seed = 9};
-    struct nf_link_config lc = fast_cfg();
-    struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "close: session");
-        return;
-    }
-    fake_board_set_mode(s.board, FB_STALL);
+    fake_board_set_mode(s->board, FB_STALL);
     pthread_t th[4];
     struct sender_arg args[4];
-    start_senders(s.link, th, args);
+    start_senders(s->link, th, args);
     lt_sleep_ms(100);
     int blocked = 0;
     for (int i = 0; i < 4; i++)
         blocked += !__atomic_load_n(&args[i].done, __ATOMIC_SEQ_CST);
     uint64_t t0 = lt_now_ms();
-    nf_link_close(s.link); /* returns only when no sender is inside */
+    nf_link_close(s->link); /* returns only when no sender is inside */
+    s->link = NULL;
     uint64_t dt = lt_now_ms() - t0;
     int all = 1;
     for (int i = 0; i < 4; i++) {
         pthread_join(th[i], NULL);
         all &= args[i].status == NF_STATUS_CANCELLED;
     }
-    CHECK(blocked == 4 && all && dt < 1000 && s.rx.dead_calls == 0,
+    CHECK(blocked == 4 && all && dt < 1000 && s->rx.dead_calls == 0,
           "close: 4 blocked senders return CANCELLED, close takes %llu ms, no on_dead", (unsigned long long)dt);
-    fake_board_stop(s.board);
-
-    /* Close while replies stream in both directions. */
-    bc.drop = 1e-3;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "close: session 2");
-        return;
-    }
-    send_pings(s.link, 1, 300, 2048, 0);
-    t0 = lt_now_ms();
-    nf_link_close(s.link);
-    CHECK(lt_now_ms() - t0 < 1000, "close: in the middle of traffic is prompt");
-    fake_board_stop(s.board);
+    return 1;
 }
 
-static void test_rtt(void)
+/* Close while replies stream in both directions. */
+static int case_close_streaming(struct session *s)
 {
-    struct fake_board_cfg bc = {.seed = 10, .reply_delay_ms = 30, .rto_ms = 200};
-    struct nf_link_config lc = fast_cfg();
-    struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "rtt: session");
-        return;
-    }
+    send_pings(s->link, 1, 300, 2048, 0);
+    uint64_t t0 = lt_now_ms();
+    nf_link_close(s->link);
+    s->link = NULL;
+    CHECK(lt_now_ms() - t0 < 1000, "close: in the middle of traffic is prompt");
+    return 1;
+}
+
+static int case_rtt(struct session *s)
+{
     uint8_t buf[64];
     for (uint32_t tag = 1; tag <= 20; tag++) {
-        nf_link_send(s.link, buf, make_ping(buf, tag, 32), 0);
-        ping_rx_wait(&s.rx, tag, 2000);
+        nf_link_send(s->link, buf, make_ping(buf, tag, 32), 0);
+        ping_rx_wait(&s->rx, tag, 2000);
     }
     struct nf_link_stats ls;
-    nf_link_get_stats(s.link, &ls);
+    nf_link_get_stats(s->link, &ls);
     /* The configured turnaround (5 ms) is far below this board's: the round trips
      * measured make the timeout cover it. A loaded machine (sanitizer build, 2 cores)
      * may stall a thread past the timer a few times; a timeout that did not cover the
      * board would retransmit nearly all 20 pings. */
-    CHECK(s.rx.replies == 20 && ls.retransmits <= 5 && ls.rto_us >= 30000,
+    CHECK(s->rx.replies == 20 && ls.retransmits <= 5 && ls.rto_us >= 30000,
           "rtt: a 30 ms board gets no retransmission storm (timeout %u us, byte time %u ns, %llu retransmits)",
           ls.rto_us, ls.byte_ns, (unsigned long long)ls.retransmits);
-    session_close(&s);
+    return 1;
 }
 
 /* A slow line (like a simulated board, ~70x slower than real time than INFO says):
  * the byte time is measured on small frames, and a frame far larger than them spends
  * far longer on the line. Its timeout grows with its bytes: it is not sent again
  * while it is still arriving. */
-static void test_line_time(void)
+static int case_line_time(struct session *s)
 {
-    struct fake_board_cfg bc = {.seed = 12, .byte_us = 20, .rto_ms = 500};
-    struct nf_link_config lc = fast_cfg();
-    lc.rto_max_ms = 2000;
-    struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "line time: session");
-        return;
-    }
     static uint8_t buf[NF_LINK_MAX_PAYLOAD];
     uint32_t tag = 1;
     /* Only this direction is paced, so an RTT bounds the byte time by 20 us x frame /
      * (frame + ACK): mid-sized small frames keep that bound near 20 us. */
     for (; tag <= 30; tag++) {
-        nf_link_send(s.link, buf, make_ping(buf, tag, 400), 0);
-        ping_rx_wait(&s.rx, tag, 2000);
+        nf_link_send(s->link, buf, make_ping(buf, tag, 400), 0);
+        ping_rx_wait(&s->rx, tag, 2000);
     }
     struct nf_link_stats a, b;
-    nf_link_get_stats(s.link, &a);
+    nf_link_get_stats(s->link, &a);
     /* 4 KiB at 20 us per byte: ~80 ms on the line, several times the small frames' RTO */
     size_t big = 4000;
     uint64_t t0 = lt_now_ms();
     for (int k = 0; k < 3; k++, tag++) {
-        nf_link_send(s.link, buf, make_ping(buf, tag, big), 0);
-        ping_rx_wait(&s.rx, tag, 3000);
+        nf_link_send(s->link, buf, make_ping(buf, tag, big), 0);
+        ping_rx_wait(&s->rx, tag, 3000);
     }
     uint64_t took = lt_now_ms() - t0;
-    nf_link_get_stats(s.link, &b);
-    CHECK(s.rx.replies == tag - 1 && b.retransmits == a.retransmits && a.byte_ns >= 18000 && a.byte_ns < 40000,
+    nf_link_get_stats(s->link, &b);
+    CHECK(s->rx.replies == tag - 1 && b.retransmits == a.retransmits && a.byte_ns >= 18000 && a.byte_ns < 40000,
           "line time: a 4 KiB frame on a 20 us/byte line is not sent again (empty-frame rto %u us, byte time "
           "%u ns, %llu retransmits, 3 frames in %llu ms)",
           a.rto_us, a.byte_ns, (unsigned long long)(b.retransmits - a.retransmits), (unsigned long long)took);
-    session_close(&s);
+    return 1;
 }
 
-static void test_malformed(void)
+static int case_malformed(struct session *s)
 {
-    struct fake_board_cfg bc = {.seed = 11, .malformed_every = 3, .max_msgs_per_frame = 2};
-    struct nf_link_config lc = fast_cfg();
-    struct session s;
-    if (!session_open(&s, &bc, &lc)) {
-        CHECK(0, "malformed: session");
-        return;
-    }
     uint8_t buf[64];
     for (uint32_t tag = 1; tag <= 60; tag++)
-        nf_link_send(s.link, buf, make_ping(buf, tag, 32), tag % 2);
-    nf_link_flush(s.link);
+        nf_link_send(s->link, buf, make_ping(buf, tag, 32), tag % 2);
+    nf_link_flush(s->link);
     lt_sleep_ms(300);
     struct nf_link_stats ls;
-    nf_link_get_stats(s.link, &ls);
-    CHECK(ls.bad_msgs > 0 && nf_link_status(s.link) == NF_STATUS_SUCCESS && s.rx.replies > 30 &&
-              s.rx.content_errors == 0,
+    nf_link_get_stats(s->link, &ls);
+    CHECK(ls.bad_msgs > 0 && nf_link_status(s->link) == NF_STATUS_SUCCESS && s->rx.replies > 30 &&
+              s->rx.content_errors == 0,
           "malformed: a broken message list is counted (%llu) and skipped, the link goes on",
           (unsigned long long)ls.bad_msgs);
+    return 1;
+}
+
+/* Cases that run on one session: the board's configuration and the link's
+ * settings that differ from fast_cfg's (the fields that are not 0). The defer
+ * case holds messages far longer than the default bound (2 ms) so that only its
+ * flush sends them. */
+static const struct session_case {
+    const char *group, *name;
+    struct fake_board_cfg bc;
+    struct nf_link_config lc;
+    int (*run)(struct session *s); /* 0: sender threads may still be blocked */
+} session_cases[] = {
+    {"clean", "clean", {.rx_slots = 8, .tx_slots = 8, .seed = 1}, {.rto_min_ms = 50}, case_clean},
+    {"defer", "defer", {.rx_slots = 4, .tx_slots = 4, .seed = 2}, {.defer_max_us = 60000000}, case_defer},
+    {"params", "params", {.seed = 3}, {0}, case_bad_params},
+    {"reset", "reset", {.seed = 4, .wrong_nonce_answers = 3, .stale_data_before_ack = 2}, {.rto_initial_ms = 10},
+     case_reset},
+    {"silence", "silence", {.seed = 7}, {.silence_ms = 400}, case_silence},
+    {"silence", "silence idle", {.seed = 7}, {.silence_ms = 200}, case_silence_idle},
+    {"hangup", "hangup", {.seed = 8}, {0}, case_hangup},
+    {"close", "close", {.seed = 9}, {0}, case_close_blocked},
+    {"close", "close streaming", {.seed = 9, .drop = 1e-3}, {0}, case_close_streaming},
+    {"rtt", "rtt", {.seed = 10, .reply_delay_ms = 30, .rto_ms = 200}, {0}, case_rtt},
+    {"malformed", "malformed", {.seed = 11, .malformed_every = 3, .max_msgs_per_frame = 2}, {0}, case_malformed},
+    {"linetime", "line time", {.seed = 12, .byte_us = 20, .rto_ms = 500}, {.rto_max_ms = 2000}, case_line_time},
+};
+
+static void run_session_case(const struct session_case *c)
+{
+    struct nf_link_config lc = fast_cfg();
+    const struct nf_link_config *o = &c->lc;
+    lc.silence_ms = o->silence_ms ? o->silence_ms : lc.silence_ms;
+    lc.rto_initial_ms = o->rto_initial_ms ? o->rto_initial_ms : lc.rto_initial_ms;
+    lc.rto_min_ms = o->rto_min_ms ? o->rto_min_ms : lc.rto_min_ms;
+    lc.rto_max_ms = o->rto_max_ms ? o->rto_max_ms : lc.rto_max_ms;
+    lc.defer_max_us = o->defer_max_us ? o->defer_max_us : lc.defer_max_us;
+    struct session s;
+    if (!session_up(&s, &c->bc, &lc, c->name))
+        return;
+    int settled = c->run(&s);
     session_close(&s);
+    if (!settled)
+        _exit(1); /* threads still blocked on a freed link: do not go on */
 }
 
 /* ---- fake simulator mode -------------------------------------------------------- */
@@ -695,17 +666,10 @@ int main(int argc, char **argv)
     RUN("transport", test_transport_errors());
     RUN("sim", test_sim_transport());
     RUN("simenv", test_sim_socket_env());
-    RUN("clean", test_clean());
-    RUN("defer", test_defer());
-    RUN("params", test_bad_params());
     RUN("faults", test_faults("faults 1e-3", 1e-3, 1e-3, 2e-4, 21, 1000, 64));
     RUN("faults", test_faults("faults 3e-3", 3e-3, 3e-3, 1e-3, 22, 300, 32));
-    RUN("reset", test_reset_nonce());
-    RUN("silence", test_silence());
-    RUN("hangup", test_hangup());
-    RUN("close", test_close_during_traffic());
-    RUN("rtt", test_rtt());
-    RUN("malformed", test_malformed());
-    RUN("linetime", test_line_time());
+    RUN("reset", test_reset_fails());
+    for (size_t i = 0; i < sizeof(session_cases) / sizeof(session_cases[0]); i++)
+        RUN(session_cases[i].group, run_session_case(&session_cases[i]));
     return tap_done();
 }

@@ -493,27 +493,17 @@ void fake_ftdi_unplug(struct fake_ftdi *f)
     f->unplugged = 1;
     /* What the kernel does on disconnect: every URB in flight ends with ENODEV
      * (libusb maps it to LIBUSB_TRANSFER_NO_DEVICE). */
-    for (int i = 0; i < f->n_in; i++) {
-        struct usbdevfs_urb *u = (struct usbdevfs_urb *)f->in[i].urb->data;
-        u->status = -ENODEV;
-        u->actual_length = 0;
-        push_done(f, f->in[i].urb);
+    struct pending *lists[] = {f->in, f->held, f->paced};
+    int *lens[] = {&f->n_in, &f->n_held, &f->n_paced};
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < *lens[k]; i++) {
+            struct usbdevfs_urb *u = (struct usbdevfs_urb *)lists[k][i].urb->data;
+            u->status = -ENODEV;
+            u->actual_length = 0;
+            push_done(f, lists[k][i].urb);
+        }
+        *lens[k] = 0;
     }
-    f->n_in = 0;
-    for (int i = 0; i < f->n_held; i++) {
-        struct usbdevfs_urb *u = (struct usbdevfs_urb *)f->held[i].urb->data;
-        u->status = -ENODEV;
-        u->actual_length = 0;
-        push_done(f, f->held[i].urb);
-    }
-    f->n_held = 0;
-    for (int i = 0; i < f->n_paced; i++) {
-        struct usbdevfs_urb *u = (struct usbdevfs_urb *)f->paced[i].urb->data;
-        u->status = -ENODEV;
-        u->actual_length = 0;
-        push_done(f, f->paced[i].urb);
-    }
-    f->n_paced = 0;
     pthread_mutex_unlock(&f->lock);
 }
 
@@ -551,16 +541,19 @@ GETTER(long, status_only, status_only)
 GETTER(long, in_packets_with_data, data_packets)
 GETTER(long, out_urbs, out_urbs)
 
+static int relay_stopping(struct fake_ftdi *f)
+{
+    pthread_mutex_lock(&f->lock);
+    int stop = f->relay_stop;
+    pthread_mutex_unlock(&f->lock);
+    return stop;
+}
+
 static void *relay_main(void *arg)
 {
     struct fake_ftdi *f = arg;
     uint8_t buf[4096];
-    for (;;) {
-        pthread_mutex_lock(&f->lock);
-        int stop = f->relay_stop;
-        pthread_mutex_unlock(&f->lock);
-        if (stop)
-            break;
+    while (!relay_stopping(f)) {
         struct pollfd pfd = {.fd = f->relay_fd, .events = POLLIN};
         if (poll(&pfd, 1, 20) <= 0)
             continue;

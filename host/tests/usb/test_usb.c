@@ -28,16 +28,7 @@
 /* "san: " when run as the sanitizer build, so the two runs' case names differ. */
 static const char *case_prefix = "";
 
-static int check(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int check(int cond, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    return tap_ok(cond, "%s%s", case_prefix, msg);
-}
+#define check(cond, ...) tap_okp((cond), case_prefix, __VA_ARGS__)
 
 static double now_ms(void)
 {
@@ -218,15 +209,8 @@ static void test_data(uint16_t pid, const char *chip)
 
 /* A consumer that does not read: the receive ring fills, the IN transfers wait
  * (none is lost or overwritten), and reading again restarts them. */
-static void test_backpressure(void)
+static void case_backpressure(struct fake_ftdi *f, struct nf_transport *t)
 {
-    struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
-    struct nf_transport *t = NULL;
-    nf_transport_open_usb(NULL, &t);
-    if (!check(t != NULL, "backpressure: open")) {
-        fake_ftdi_free(f);
-        return;
-    }
     enum { N = 100000 };
     static uint8_t in[N], got[N];
     for (int i = 0; i < N; i++)
@@ -245,18 +229,11 @@ static void test_backpressure(void)
     }
     check(most == 4, "backpressure: reading restarted all 4 IN transfers (%d)", most);
     nf_transport_close(t);
-    fake_ftdi_free(f);
 }
 
-static void test_wake(void)
+static void case_wake(struct fake_ftdi *f, struct nf_transport *t)
 {
-    struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
-    struct nf_transport *t = NULL;
-    nf_transport_open_usb(NULL, &t);
-    if (!check(t != NULL, "wake: open")) {
-        fake_ftdi_free(f);
-        return;
-    }
+    (void)f; /* the chip only has to be there */
     struct lt_reader r;
     lt_reader_start(&r, t, -1);
     nf_transport_wake(t);
@@ -270,18 +247,10 @@ static void test_wake(void)
     check(r.result == 0 && r.ms < 500, "wake: an earlier wake ends the next read at once (%.0f ms)",
            r.ms);
     nf_transport_close(t);
-    fake_ftdi_free(f);
 }
 
-static void test_unplug(void)
+static void case_unplug(struct fake_ftdi *f, struct nf_transport *t)
 {
-    struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
-    struct nf_transport *t = NULL;
-    nf_transport_open_usb(NULL, &t);
-    if (!check(t != NULL, "unplug: open")) {
-        fake_ftdi_free(f);
-        return;
-    }
     fake_ftdi_push(f, "abc", 3);
     uint8_t buf[8];
     check(read_all(t, buf, 3, 1000) == 3, "unplug: link works before");
@@ -299,18 +268,10 @@ static void test_unplug(void)
     t0 = now_ms();
     nf_transport_close(t);
     check(now_ms() - t0 < 1000, "unplug: close does not hang (%.0f ms)", now_ms() - t0);
-    fake_ftdi_free(f);
 }
 
-static void test_unplug_while_writing(void)
+static void case_unplug_while_writing(struct fake_ftdi *f, struct nf_transport *t)
 {
-    struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6010, 1, 9);
-    struct nf_transport *t = NULL;
-    nf_transport_open_usb(NULL, &t);
-    if (!check(t != NULL, "stalled OUT: open")) {
-        fake_ftdi_free(f);
-        return;
-    }
     /* The chip stops draining: the OUT transfers in flight never finish. */
     fake_ftdi_hold_out(f, 1);
     static uint8_t big[64 * 1024];
@@ -330,20 +291,12 @@ static void test_unplug_while_writing(void)
     uint8_t b[4];
     check(nf_transport_read(t, b, 4, 1000) < 0, "unplug with OUT transfers hanging: read fails");
     nf_transport_close(t);
-    fake_ftdi_free(f);
 }
 
 /* While every OUT transfer is in flight, further writes are staged and leave
  * together in the next transfer: small frames are not each a transfer. */
-static void test_coalescing(void)
+static void case_coalescing(struct fake_ftdi *f, struct nf_transport *t)
 {
-    struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
-    struct nf_transport *t = NULL;
-    nf_transport_open_usb(NULL, &t);
-    if (!check(t != NULL, "coalescing: open")) {
-        fake_ftdi_free(f);
-        return;
-    }
     fake_ftdi_hold_out(f, 1);
     uint8_t frame[40], all[40 * 30];
     uint32_t st = NF_STATUS_SUCCESS;
@@ -364,25 +317,41 @@ static void test_coalescing(void)
           "coalescing: 4 transfers in flight, the other 26 writes left in 1 transfer (%ld + %ld URBs)", before,
           fake_ftdi_out_urbs(f) - before);
     nf_transport_close(t);
-    fake_ftdi_free(f);
 }
 
-static void test_close_with_held_out(void)
+static void case_close_with_held_out(struct fake_ftdi *f, struct nf_transport *t)
 {
-    struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
-    struct nf_transport *t = NULL;
-    nf_transport_open_usb(NULL, &t);
-    if (!t) {
-        check(0, "close with OUT in flight: open");
-        fake_ftdi_free(f);
-        return;
-    }
     fake_ftdi_hold_out(f, 1);
     nf_transport_write(t, "0123456789", 10, 100);
     double t0 = now_ms();
     nf_transport_close(t);
     check(now_ms() - t0 < 1000 && fake_ftdi_in_pending(f) == 0,
            "close with OUT transfers in flight cancels them and returns (%.0f ms)", now_ms() - t0);
+}
+
+/* Cases that run on an open transport to one fake chip: each closes the
+ * transport itself (some time the close). */
+static const struct usb_case {
+    const char *name;
+    uint16_t pid;
+    int bus, addr;
+    void (*run)(struct fake_ftdi *f, struct nf_transport *t);
+} usb_cases[] = {
+    {"backpressure", 0x6015, 1, 7, case_backpressure},
+    {"wake", 0x6015, 1, 7, case_wake},
+    {"unplug", 0x6015, 1, 7, case_unplug},
+    {"stalled OUT", 0x6010, 1, 9, case_unplug_while_writing},
+    {"coalescing", 0x6015, 1, 7, case_coalescing},
+    {"close with OUT in flight", 0x6015, 1, 7, case_close_with_held_out},
+};
+
+static void run_usb_case(const struct usb_case *c)
+{
+    struct fake_ftdi *f = fake_ftdi_new(0x0403, c->pid, c->bus, c->addr);
+    struct nf_transport *t = NULL;
+    nf_transport_open_usb(NULL, &t);
+    if (check(t != NULL, "%s: open", c->name))
+        c->run(f, t);
     fake_ftdi_free(f);
 }
 
@@ -506,12 +475,8 @@ int main(int argc, char **argv)
     test_ft2232h_init();
     test_data(0x6015, "FT231X");
     test_data(0x6010, "FT2232H");
-    test_backpressure();
-    test_wake();
-    test_unplug();
-    test_unplug_while_writing();
-    test_coalescing();
-    test_close_with_held_out();
+    for (size_t i = 0; i < sizeof(usb_cases) / sizeof(usb_cases[0]); i++)
+        run_usb_case(&usb_cases[i]);
     test_selection();
     test_permission();
     test_dispatch();

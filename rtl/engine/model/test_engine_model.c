@@ -20,17 +20,7 @@
 static const char *prefix = "";
 static struct nfm_engine *e;
 
-#define CHECK(cond, ...) tap_case((cond), __VA_ARGS__)
-static int tap_case(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int tap_case(int cond, const char *fmt, ...)
-{
-    char name[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(name, sizeof(name), fmt, ap);
-    va_end(ap);
-    return tap_ok(cond, "%s%s", prefix, name);
-}
+#define CHECK(cond, ...) tap_okp((cond), prefix, __VA_ARGS__)
 
 static void w(uint32_t off, uint32_t v) { nfm_csr_write(e, off, v); }
 static uint32_t r(uint32_t off) { return nfm_csr_read(e, off); }
