@@ -27,11 +27,11 @@ struct fw_reply_ops {
 struct fw_frame {
     uint32_t addr, len; /* payload: adapter address in the RX slot, bytes */
     uint32_t stamp;     /* RX_STAMP: cycle of arrival */
-    uint32_t eng_start; /* fw_eng_wait_cycles() when its processing began (INFO timing) */
+    uint32_t eng_start; /* fw_eng_wait_cycles() when its processing began (INFO timing; the link) */
     /* 0 normal; for a frame whose replies exceed the whole TX window: 1 full replies
      * while they fit, 2 answers no larger than their message (fw_msg_process) */
     uint32_t overflow;
-    uint32_t done; /* set by the message layer: len when every message ran, else the
+    uint32_t done; /* len when every message ran (the link's start value), else the
                     * offset of the first one not started (no TX room: the frame waits) */
     struct fw_reply_ops tx; /* by value: one load fewer per call on the work-request path */
 };

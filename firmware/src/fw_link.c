@@ -225,7 +225,7 @@ static const struct fw_reply_ops reply_ops = {fw_tx_reserve, tx_room, tx_trim, t
 
 void fw_link_frame(struct fw_frame *f, uint32_t addr, uint32_t len, uint32_t stamp)
 {
-    *f = (struct fw_frame){addr, len, stamp, 0, 0, 0, reply_ops};
+    *f = (struct fw_frame){addr, len, stamp, fw_eng_wait_cycles(), 0, len, reply_ops};
 }
 
 /* An ack while the cap is adjusted (out of line: a clean line only tests cap_adjust).
@@ -456,11 +456,13 @@ static __attribute__((noinline)) int rx_give_up_for_reset(uint32_t ready)
 }
 
 /* Run frame f, new (from 0: fw_msg_process) or held or overflowing (fw_msg_resume), its
- * stamp read now (slot: its RX slot); hold it where a reply found no TX room. Returns
- * nonzero when it ran to its end. Inline: the new frame's path is the hot one. */
+ * stamp and the engine's wait so far read now (slot: its RX slot); hold it where a reply
+ * found no TX room. Returns nonzero when it ran to its end. Inline: the new frame's path
+ * is the hot one. */
 static inline __attribute__((always_inline)) int rx_run(struct fw_frame *f, uint32_t slot, int fresh, uint32_t from)
 {
     f->stamp = link_rd(NF_LINK_RX_STAMP0 + 4u * slot);
+    f->eng_start = fw_eng_wait_cycles();
     if (fresh)
         fw_msg_process(f);
     else
@@ -548,6 +550,7 @@ static __attribute__((noinline)) int rx_frame(uint32_t ready)
         struct fw_frame *f = &L.frame;
         f->addr = a + NF_LINK_HDR_SIZE;
         f->len = len;
+        f->done = len; /* the message layer lowers it only when a message must wait */
         if (!L.hold && (replies_fit(f) || (peek_acks(ready), replies_fit(f)))) {
             if (!rx_run(f, slot, 1, 0) && !rx_give_up_for_reset(ready))
                 return 0; /* held part-way: rx_held continues it */

@@ -551,17 +551,16 @@ _Static_assert(NF_OP_WR_INVALIDATE == NF_OP_WR_FAST_REGISTER + 1 && NF_OP_WR_REA
 
 void fw_msg_process(struct fw_frame *f)
 {
-    f->eng_start = fw_eng_wait_cycles();
     /* Fast path: the frame holds exactly one well-formed work request (the usual case:
      * a work request with its page list). Its CQE has room: the link delivers a frame
-     * only when all its replies fit (fw_msg_fits). The same as the walk would do for it. */
+     * only when all its replies fit (fw_msg_fits), and f->done is f->len already. The same
+     * as the walk would do for it. */
     uint32_t len = f->len;
     if (len >= NF_MSG_HDR_SIZE) {
         uint32_t w0 = mem_rd(f->addr);
         uint32_t op = msg_op(w0);
         if (msg_len(w0) == len && !(len % MSG_ALIGN) &&
             op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER) {
-            f->done = len;
             fw_wr_process(op, f->addr, len, f);
             return;
         }
@@ -571,6 +570,5 @@ void fw_msg_process(struct fw_frame *f)
 
 void fw_msg_resume(struct fw_frame *f, uint32_t from)
 {
-    f->eng_start = fw_eng_wait_cycles();
     msg_walk(f, from);
 }

@@ -128,7 +128,7 @@ static void do_invalidate(const struct fw_qp *qp, uint32_t flags, uint32_t m, ui
 /* NdkBind: the window's entry is written self-contained (bounds, translation into the
  * MR's pages) with the MR as its PARENT; the engine grants through it only while both
  * are VALID. Rules in the order that decides the status (see the README). */
-static void do_bind(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
+static __attribute__((noinline)) void do_bind(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
 {
     r->status = NF_STATUS_INVALID_PARAMETER;
     if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_BIND_SIZE || (flags & ~(uint32_t)NF_KNOWN_FLAGS_BIND))
@@ -194,7 +194,7 @@ static void do_bind(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t
     r->status = NF_STATUS_SUCCESS;
 }
 
-static void do_rdma(const struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
+static __attribute__((noinline)) void do_rdma(const struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
 {
     r->status = NF_STATUS_INVALID_PARAMETER;
     if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_RDMA_SIZE)

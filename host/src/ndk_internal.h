@@ -4,9 +4,10 @@
  * Files, each calling only the ones after it (no file calls back up):
  *   ndk_adapter.c  open/close, the link glue, deadlines, NdkCloseObject (the top)
  *   ndk_conn.c     connectors and listeners;      ndk_pd.c  PDs and MRs
- *   ndk_qp.c       QPs: create, close, flush, the work-request calls' rule checks, state
- *   ndk_wq.c       a QP's two work queues (initiator, receive): posting, completion
- *                  routing, failure, deadlines
+ *   ndk_qp.c       QPs: create, close, flush, the work-request calls' rule checks and
+ *                  posting, state
+ *   ndk_wq.c       a QP's two work queues (initiator, receive): completion routing,
+ *                  failure, deadlines
  *   ndk_cq.c       CQs;  ndk_mdl.c  MDLs, LAMs, buffers;  ndk_diag.c  diagnostics
  *   ndk_event.c    the callback thread
  *   ndk_request.c  requests and replies;  ndk_object.c  live objects, references, events
@@ -496,13 +497,6 @@ void ndk_qps_watch(struct ndk_adapter *ad, uint64_t now);
 /* Under ad->lock: the oldest n pending receives with ids before `before` complete
  * STATUS_CANCELLED, in order (NdkFlush). */
 void ndk_rq_cancel(struct ndk_qp *qp, uint32_t n, uint32_t before);
-/* Reserve a slot of q, stamp the message with its id and queue it on the link, in one
- * step under qp->ring_lock (a concurrent NdkFlush or link death sees either both or
- * neither); never waits. head points at MSG_HDR + WR_HDR (+ body); tail (may be NULL)
- * is appended. SUCCESS: accepted (completes exactly once); anything else: refused,
- * nothing queued. */
-NTSTATUS ndk_wq_post(struct ndk_qp *qp, struct ndk_wq *q, void *ctx, uint32_t op_type, uint16_t op, ULONG flags,
-                     struct nf_msg_hdr *h, struct nf_wr_hdr *w, size_t head_len, const void *tail, size_t tail_len);
 /* A ring of at least depth slots (depth 0: one slot, never usable); 0 without memory. */
 int ndk_wq_init(struct ndk_wq *q, uint32_t depth);
 

@@ -1,6 +1,6 @@
 /* NDKPI queue pair: creation (QP_CREATE), close, NdkFlush, the connection state, and
  * the work-request calls: their local rule checks, then an OP_WR_* message posted on
- * one of the QP's work queues (ndk_wq.c: posting, completion routing, deadlines). */
+ * one of the QP's work queues (wq_post here; ndk_wq.c: completion routing, deadlines). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,11 +156,62 @@ static NTSTATUS refuse(struct ndk_qp *qp, NTSTATUS st)
     return st;
 }
 
-/* Post on the initiator queue (ndk_wq_post); a refusal pushes what was deferred. */
-static NTSTATUS post(struct ndk_qp *qp, void *ctx, uint32_t op_type, uint16_t op, ULONG flags, struct nf_msg_hdr *h,
-                     struct nf_wr_hdr *w, size_t head_len, const void *tail, size_t tail_len)
+/* Reserve a slot of q, stamp the message with its id and queue it on the link, in one
+ * step under qp->ring_lock (a concurrent NdkFlush or link death sees either both or
+ * neither); never waits. head points at MSG_HDR + WR_HDR (+ body); tail (may be NULL)
+ * is appended. SUCCESS: accepted (completes exactly once); anything else: refused,
+ * nothing queued. Here, not in ndk_wq.c, so that it inlines into every post. */
+static inline __attribute__((always_inline)) NTSTATUS wq_post(struct ndk_qp *qp, struct ndk_wq *q, void *ctx,
+                                                              uint32_t op_type, uint16_t op, ULONG flags,
+                                                              struct nf_msg_hdr *h, struct nf_wr_hdr *w,
+                                                              size_t head_len, const void *tail, size_t tail_len)
 {
-    NTSTATUS st = ndk_wq_post(qp, &qp->iq, ctx, op_type, op, flags, h, w, head_len, tail, tail_len);
+    uint32_t dead = __atomic_load_n(&qp->core.ad->dead, __ATOMIC_RELAXED); /* set under ad->lock */
+    if (dead)
+        return (NTSTATUS)dead; /* the link is gone */
+    /* A CQ of the QP overflowed: NDK makes every QP using it unusable. Refused with
+     * STATUS_CANCELLED, what a broken connection completes requests with (there is
+     * no CQ left to complete them on). */
+    if (__atomic_load_n(&qp->icq->overflowed, __ATOMIC_RELAXED) ||
+        (qp->rcq && __atomic_load_n(&qp->rcq->overflowed, __ATOMIC_RELAXED)))
+        return STATUS_CANCELLED;
+    h->op = op;
+    h->len = (uint16_t)(head_len + tail_len);
+    h->tag = 0;
+    h->status = 0;
+    h->rsvd = 0;
+    w->qpn = qp->qpn;
+    w->flags = flags & ~(ULONG)NDK_OP_FLAG_DEFER; /* a host-only hint */
+    w->rsvd = 0;
+    struct nf_link_part parts[2] = {{h, head_len}, {tail, tail_len}};
+    pthread_mutex_lock(&qp->ring_lock);
+    uint32_t id = q->tail;
+    if (id - q->head >= q->depth) {
+        pthread_mutex_unlock(&qp->ring_lock);
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
+    w->wr_id = id;
+    struct ndk_wr_slot *s = &q->slot[id & q->mask];
+    s->ctx = ctx;
+    s->op_type = op_type;
+    s->silent = flags & NDK_OP_FLAG_SILENT_SUCCESS;
+    s->done = 0;
+    uint32_t st = nf_link_post(qp->core.ad->link, parts, tail_len ? 2 : 1, head_len + tail_len,
+                               (flags & NDK_OP_FLAG_DEFER) != 0);
+    if (st == NF_STATUS_SUCCESS)
+        q->tail = id + 1;
+    pthread_mutex_unlock(&qp->ring_lock);
+    return (NTSTATUS)st;
+}
+
+/* Post on the initiator queue (wq_post); a refusal pushes what was deferred. Inlined
+ * into each work-request call with wq_post: no 10-argument call on the posting path. */
+static inline __attribute__((always_inline)) NTSTATUS post(struct ndk_qp *qp, void *ctx, uint32_t op_type,
+                                                           uint16_t op, ULONG flags, struct nf_msg_hdr *h,
+                                                           struct nf_wr_hdr *w, size_t head_len, const void *tail,
+                                                           size_t tail_len)
+{
+    NTSTATUS st = wq_post(qp, &qp->iq, ctx, op_type, op, flags, h, w, head_len, tail, tail_len);
     if (st != STATUS_SUCCESS)
         return refuse(qp, st);
     qp->deferred = (flags & NDK_OP_FLAG_DEFER) != 0;
@@ -346,10 +397,10 @@ static NTSTATUS qp_receive(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge)
     struct {
         struct nf_msg_hdr h;
         struct nf_wr_hdr w;
-        // cppcheck-suppress unusedStructMember ; sent as bytes by ndk_wq_post()
+        // cppcheck-suppress unusedStructMember ; sent as bytes by wq_post()
         struct nf_wr_receive r;
     } msg = {.r = {.nsge = nsge, .rsvd = 0}};
-    return ndk_wq_post(qp, &qp->rq, ctx, NdkOperationTypeReceive, NF_OP_WR_RECEIVE, 0, &msg.h, &msg.w, sizeof(msg),
+    return wq_post(qp, &qp->rq, ctx, NdkOperationTypeReceive, NF_OP_WR_RECEIVE, 0, &msg.h, &msg.w, sizeof(msg),
                        sgl, (size_t)nsge * sizeof(*sgl));
 }
 

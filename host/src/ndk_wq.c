@@ -1,9 +1,10 @@
 /* A QP's two work queues: the initiator queue (NdkFastRegister, NdkInvalidate,
  * NdkRead, NdkWrite, NdkSend, NdkSendAndInvalidate) and the receive queue
- * (NdkReceive). Posting (a ring slot and the message on the link in one step),
- * completion routing from the board's CQEs, failure (link death, close), flush of
- * pending receives and the initiator queue's deadline watch. Calls only ndk_cq.c and
- * the link; ndk_qp.c (above) checks the calls' rules and owns the QP's life.
+ * (NdkReceive). Completion routing from the board's CQEs, failure (link death,
+ * close), flush of pending receives and the initiator queue's deadline watch. Calls
+ * only ndk_cq.c and the link; ndk_qp.c (above) checks the calls' rules, owns the QP's
+ * life and posts (a ring slot and the message on the link in one step: wq_post, in
+ * ndk_qp.c so that it inlines into each call).
  *
  * The posting path is lean on purpose (benchmarked in host instructions per
  * NdkFastRegister): no allocation, no adapter lock, one short ring lock, and the
@@ -194,48 +195,4 @@ void ndk_qps_watch(struct ndk_adapter *ad, uint64_t now)
     for (uint32_t i = 0; i < ad->nqps; i++)
         if (ad->qps[i])
             watch(ad, ad->qps[i], now);
-}
-
-/* ------------------------------------------------------------------------- */
-/* Posting                                                                    */
-
-NTSTATUS ndk_wq_post(struct ndk_qp *qp, struct ndk_wq *q, void *ctx, uint32_t op_type, uint16_t op, ULONG flags,
-                     struct nf_msg_hdr *h, struct nf_wr_hdr *w, size_t head_len, const void *tail, size_t tail_len)
-{
-    uint32_t dead = __atomic_load_n(&qp->core.ad->dead, __ATOMIC_RELAXED); /* set under ad->lock */
-    if (dead)
-        return (NTSTATUS)dead; /* the link is gone */
-    /* A CQ of the QP overflowed: NDK makes every QP using it unusable. Refused with
-     * STATUS_CANCELLED, what a broken connection completes requests with (there is
-     * no CQ left to complete them on). */
-    if (__atomic_load_n(&qp->icq->overflowed, __ATOMIC_RELAXED) ||
-        (qp->rcq && __atomic_load_n(&qp->rcq->overflowed, __ATOMIC_RELAXED)))
-        return STATUS_CANCELLED;
-    h->op = op;
-    h->len = (uint16_t)(head_len + tail_len);
-    h->tag = 0;
-    h->status = 0;
-    h->rsvd = 0;
-    w->qpn = qp->qpn;
-    w->flags = flags & ~(ULONG)NDK_OP_FLAG_DEFER; /* a host-only hint */
-    w->rsvd = 0;
-    struct nf_link_part parts[2] = {{h, head_len}, {tail, tail_len}};
-    pthread_mutex_lock(&qp->ring_lock);
-    uint32_t id = q->tail;
-    if (id - q->head >= q->depth) {
-        pthread_mutex_unlock(&qp->ring_lock);
-        return STATUS_INSUFFICIENT_RESOURCES;
-    }
-    w->wr_id = id;
-    struct ndk_wr_slot *s = &q->slot[id & q->mask];
-    s->ctx = ctx;
-    s->op_type = op_type;
-    s->silent = flags & NDK_OP_FLAG_SILENT_SUCCESS;
-    s->done = 0;
-    uint32_t st = nf_link_post(qp->core.ad->link, parts, tail_len ? 2 : 1, head_len + tail_len,
-                               (flags & NDK_OP_FLAG_DEFER) != 0);
-    if (st == NF_STATUS_SUCCESS)
-        q->tail = id + 1;
-    pthread_mutex_unlock(&qp->ring_lock);
-    return (NTSTATUS)st;
 }
