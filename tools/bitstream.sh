@@ -11,7 +11,7 @@
 # found whole in the block RAM and replaced by the firmware.
 # A placed design is reused only when it is fresh: placed at the current commit from
 # inputs (RTL, constraints, this script, the toolchain) identical to today's, recorded in
-# pnr_inputs.txt; otherwise --firmware-only builds in full. summary.json names that commit
+# pnr_inputs.txt (every input file by hash; the commit is recorded, not compared); otherwise --firmware-only builds in full. summary.json names that commit
 # and the firmware image in the bitstream. tools/bitstream.sh --is-fresh BOARD DEVICE
 # exits 0 when the placed design and its summary.json are fresh, else says why, exits 1;
 # --inputs prints the record of today's inputs.
@@ -57,17 +57,12 @@ pnr_inputs() {
 stale_reason() {
     [ -f "$out/nf_placeholder.config" ] || { echo "no placed design"; return; }
     [ -f "$out/pnr_inputs.txt" ] || { echo "no record of the inputs it was placed from"; return; }
-    local now; now=$(pnr_inputs)
-    if [ "$(head -n 1 "$out/pnr_inputs.txt")" != "$(echo "$now" | head -n 1)" ]; then
-        echo "placed at $(head -n 1 "$out/pnr_inputs.txt"), HEAD is $(echo "$now" | head -n 1 | cut -d' ' -f2)"
-    elif [ "$(cat "$out/pnr_inputs.txt")" != "$now" ]; then
+    # The commit line is provenance only: a commit that changes none of the inputs (a
+    # document, the host library) leaves the placed design and its figures valid.
+    local now; now=$(pnr_inputs | tail -n +2)
+    if [ "$(tail -n +2 "$out/pnr_inputs.txt")" != "$now" ]; then
         echo "inputs changed since it was placed:" \
-             "$(diff "$out/pnr_inputs.txt" <(echo "$now") | sed -n 's/^> [0-9a-f]\{64\}  //p; s/^> seed/seed/p; s/^> board .*/the board in tools\/layout.toml/p' | tr '\n' ' ')"
-    else
-        local f
-        for f in $sources rtl/include/*.vh "$lpf"; do
-            [ "$f" -nt "$out/nf_placeholder.config" ] && { echo "$f is newer than the placed design"; return; }
-        done
+             "$(diff <(tail -n +2 "$out/pnr_inputs.txt") <(echo "$now") | sed -n 's/^> [0-9a-f]\{64\}  //p; s/^> seed/seed/p; s/^> board .*/the board in tools\/layout.toml/p' | tr '\n' ' ')"
     fi
     return 0
 }

@@ -64,7 +64,7 @@ def bitstream(tree, *args):
 
 
 def boards(tree):
-    """A placed design is fresh only for the inputs and commit it was placed from."""
+    """A placed design is fresh exactly for the inputs it was placed from (the commit is provenance)."""
     out_dir = os.path.join(tree, "build", "board", "ulx3s-85k")
     rc, inputs = bitstream(tree, "--inputs", "ulx3s", "85k")
     with open(os.path.join(out_dir, "pnr_inputs.txt"), "w") as f:
@@ -90,7 +90,16 @@ def boards(tree):
        "bitstream.sh --is-fresh: an RTL file changed since place and route makes it stale, named")
     git(tree, "commit", "-qam", "RTL change")
     rc, out = bitstream(tree, "--is-fresh", "ulx3s", "85k")
-    ok(rc != 0 and "placed at commit" in out, "bitstream.sh --is-fresh: a placed design of another commit is stale")
+    ok(rc != 0 and "rtl/soc/nf_soc.v" in out, "bitstream.sh --is-fresh: a commit that changed an RTL file: still stale, named")
+    edit(tree, "rtl/soc/nf_soc.v", "module  nf_soc", "module nf_soc")
+    with open(os.path.join(tree, "docs", "notes.md"), "w") as f:
+        f.write("a document\n")
+    git(tree, "add", "-A")
+    git(tree, "commit", "-qm", "RTL back, a document added")
+    rc, out = bitstream(tree, "--is-fresh", "ulx3s", "85k")
+    ok(rc == 0, "bitstream.sh --is-fresh: a later commit whose inputs are the placed design's (a document changed) is fresh")
+    if rc:
+        print("# " + out.strip())
 
 
 def main():
