@@ -98,11 +98,13 @@ def stale_boards(root):
     return out
 
 
-def blocks(root, need_fresh):
-    """{block name: (text, or None when there is no measurement), source description}."""
+def blocks(root, need_fresh, only=None):
+    """{block name: (text, or None when there is no measurement), source description}, for
+    every block or the one named only (the board table does not need results.json)."""
     out = {}
-    r = results(root, need_fresh)
-    for name, _docs, make, source in BLOCKS:
+    wanted = [b for b in BLOCKS if only in (None, b[0])]
+    r = results(root, need_fresh) if any(b[3] == "bench" for b in wanted) else None
+    for name, _docs, make, source in wanted:
         if source == "bench":
             out[name] = (make(r) if r is not None else None, "build/bench/results.json (make bench)")
             continue
@@ -127,7 +129,7 @@ def main(argv=None):
     ap.add_argument("--root", default=os.path.dirname(HERE), help="the tree (default: this one)")
     args = ap.parse_args(argv)
     root = os.path.abspath(args.root)
-    made = blocks(root, need_fresh=not (args.check or args.print))
+    made = blocks(root, need_fresh=not (args.check or args.print), only=args.only)
     wanted = [b for b in BLOCKS if args.only in (None, b[0])]
     drift = 0
     for name, docs, _make, _source in wanted:
