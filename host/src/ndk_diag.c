@@ -209,23 +209,11 @@ struct fixed_counter {
     size_t off;      /* offset of a uint32_t in struct nf_stats, or of a uint64_t in struct nf_link_stats */
 };
 #define BOARD_ROW(f, d) {NDKFPGA_COUNTER_LINK, #f, d, offsetof(struct nf_stats, f)},
-#define HOST(n, f, d) {NDKFPGA_COUNTER_HOST_LINK, n, d, offsetof(struct nf_link_stats, f)}
+#define HOST_ROW(f, n, d) {NDKFPGA_COUNTER_HOST_LINK, n, d, offsetof(struct nf_link_stats, f)},
 static const struct fixed_counter fixed_counters[] = {
     /* The board's counters and their descriptions: STATS fields marked counter in tools/layout.toml. */
     NF_STATS_COUNTER_LIST(BOARD_ROW)
-    HOST("frames_tx", frames_tx, "frames this host sent (DATA, again, ACK, RESET)"),
-    HOST("data_tx", data_tx, "DATA frames sent for the first time"),
-    HOST("retransmits", retransmits, "DATA frames sent again"),
-    HOST("timeouts", timeouts, "retransmission timer expiries"),
-    HOST("fast_retransmits", fast_retransmits, "go-backs on repeated acks, before the timer"),
-    HOST("acks_tx", acks_tx, "pure ACK frames sent"),
-    HOST("frames_rx", frames_rx, "good frames received"),
-    HOST("crc_errors", bad_frames, "frames from the board dropped for a bad CRC, length or escape"),
-    HOST("dups", dups, "DATA frames from the board dropped as duplicate or out of order"),
-    HOST("msgs_tx", msgs_tx, "messages sent"),
-    HOST("msgs_rx", msgs_rx, "messages received"),
-    HOST("bytes_tx", wire_tx, "bytes written to the transport"),
-    HOST("bytes_rx", wire_rx, "bytes read from the transport"),
+    NF_LINK_COUNTER_LIST(HOST_ROW)
 };
 #define N_FIXED (sizeof(fixed_counters) / sizeof(fixed_counters[0]))
 

@@ -58,23 +58,31 @@ struct nf_link_config {
     uint32_t defer_max_us;   /* longest a deferred message waits for company (2000) */
 };
 
-/* Counters (monotonic since open) for tests and benchmarks. */
+/* Counters (monotonic since open) for tests, benchmarks and NdkFpgaQueryCounters:
+ * X(field, name, description), name as the adapter's counters show it. */
+#define NF_LINK_COUNTER_LIST(X) \
+    X(frames_tx, "frames_tx", "frames this host sent (DATA, again, ACK, RESET)") \
+    X(data_tx, "data_tx", "DATA frames sent for the first time") \
+    X(retransmits, "retransmits", "DATA frames sent again") \
+    X(timeouts, "timeouts", "retransmission timer expiries") \
+    X(fast_retransmits, "fast_retransmits", "go-backs on repeated acks, before the timer") \
+    X(acks_tx, "acks_tx", "pure ACK frames sent") \
+    X(resets_tx, "resets_tx", "RESET frames sent") \
+    X(frames_rx, "frames_rx", "good frames received (CRC and length right)") \
+    X(bad_frames, "crc_errors", "frames from the board dropped for a bad CRC, length or escape") \
+    X(dups, "dups", "DATA frames from the board dropped as duplicate or out of order") \
+    X(bad_msgs, "bad_msgs", "DATA frames with a malformed message list (rest skipped)") \
+    X(ignored, "ignored", "good frames ignored (unknown type, stale RESET_ACK, bad ack)") \
+    X(msgs_tx, "msgs_tx", "messages sent") \
+    X(msgs_rx, "msgs_rx", "messages received") \
+    X(payload_tx, "payload_tx", "message bytes queued") \
+    X(payload_rx, "payload_rx", "message bytes delivered") \
+    X(wire_tx, "bytes_tx", "bytes written to the transport") \
+    X(wire_rx, "bytes_rx", "bytes read from the transport")
+
+#define NF_LINK_COUNTER_FIELD(field, name, description) uint64_t field;
 struct nf_link_stats {
-    uint64_t frames_tx;      /* every frame written: DATA (first + again), ACK, RESET */
-    uint64_t data_tx;        /* DATA frames sent for the first time */
-    uint64_t retransmits;    /* DATA frames sent again */
-    uint64_t acks_tx;        /* pure ACK frames */
-    uint64_t resets_tx;      /* RESET frames */
-    uint64_t frames_rx;      /* good frames received (CRC and length right) */
-    uint64_t bad_frames;     /* frames dropped by the decoder (CRC, length, escape) */
-    uint64_t dups;           /* DATA frames dropped as duplicate or out of order */
-    uint64_t bad_msgs;       /* DATA frames with a malformed message list (rest skipped) */
-    uint64_t ignored;        /* good frames ignored (unknown type, stale RESET_ACK, bad ack) */
-    uint64_t timeouts;       /* retransmission timer expiries */
-    uint64_t fast_retransmits; /* go-backs on repeated pure ACKs, before the timer */
-    uint64_t msgs_tx, msgs_rx;       /* messages queued / delivered */
-    uint64_t payload_tx, payload_rx; /* message bytes queued / delivered */
-    uint64_t wire_tx, wire_rx;       /* bytes written to / read from the transport */
+    NF_LINK_COUNTER_LIST(NF_LINK_COUNTER_FIELD)
     uint32_t window;         /* send window (frames): min(INFO.rx_slots - 1, window_max) */
     uint32_t rto_us;         /* timeout of the oldest frame in flight (of an empty frame when none) */
     uint32_t frame_cap;      /* payload bytes messages are batched up to now (halved on
