@@ -210,31 +210,32 @@ void test_send_invalidate(void)
            mpt_state(reg) == NF_MPT_STATE_VALID,
        "every token is still VALID after the aborts");
     /* Too large, and a refused gather, with a valid token: the token stays VALID. */
-    struct nf_sge rs[1] = {{e.ub + 0x20000, 10, PRIV}}, gs[1] = {{e.ub + 0x10000, 64, PRIV}};
+    struct nf_sge rs_ok[1] = {{e.ub + 0x20000, 100, PRIV}}, gs[1] = {{e.ub + 0x10000, 64, PRIV}};
+    const struct {
+        struct nf_sge r, g;
+        uint32_t recv_status, send_status;
+        const char *what;
+    } refused[] = {
+        {{e.ub + 0x20000, 10, PRIV}, gs[0], NF_STATUS_BUFFER_TOO_SMALL, NF_STATUS_CONNECTION_ABORTED,
+         "larger than the receive: BUFFER_TOO_SMALL"},
+        {rs_ok[0], {0x1000, 64, 0x00000101u}, NF_STATUS_CONNECTION_ABORTED, NF_STATUS_ACCESS_VIOLATION,
+         "with a refused gather SGE: ACCESS_VIOLATION"},
+    };
     struct nf_cqe c[2];
-    receive(e.b, 610, rs, 1);
-    struct snap t0, t1;
-    snap_take(&t0);
-    int n = send(NF_OP_WR_SEND_INVALIDATE, e.a, 611, 0, fast, gs, 1, c);
-    snap_take(&t1);
-    OK(n == 2 && c[0].status == NF_STATUS_BUFFER_TOO_SMALL && c[1].status == NF_STATUS_CONNECTION_ABORTED &&
-           mpt_state(fast) == NF_MPT_STATE_VALID && snap_same(&t0, &t1),
-       "SendAndInvalidate larger than the receive: BUFFER_TOO_SMALL, the token stays VALID, nothing written");
-    snap_free(&t0);
-    snap_free(&t1);
-    reconnect_both(&e);
-    struct nf_sge rs_ok[1] = {{e.ub + 0x20000, 100, PRIV}}, bad_g[1] = {{0x1000, 64, 0x00000101u}};
-    receive(e.b, 612, rs_ok, 1);
-    struct snap s0, s1;
-    snap_take(&s0);
-    n = send(NF_OP_WR_SEND_INVALIDATE, e.a, 613, 0, fast, bad_g, 1, c);
-    snap_take(&s1);
-    OK(n == 2 && c[0].status == NF_STATUS_CONNECTION_ABORTED && c[1].status == NF_STATUS_ACCESS_VIOLATION &&
-           mpt_state(fast) == NF_MPT_STATE_VALID && snap_same(&s0, &s1),
-       "SendAndInvalidate with a refused gather SGE: ACCESS_VIOLATION, the token stays VALID, nothing written");
-    snap_free(&s0);
-    snap_free(&s1);
-    reconnect_both(&e);
+    int n;
+    for (uint32_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        receive(e.b, 610 + 2 * i, &refused[i].r, 1);
+        struct snap s0, s1;
+        snap_take(&s0);
+        n = send(NF_OP_WR_SEND_INVALIDATE, e.a, 611 + 2 * i, 0, fast, &refused[i].g, 1, c);
+        snap_take(&s1);
+        OK(n == 2 && c[0].status == refused[i].recv_status && c[1].status == refused[i].send_status &&
+               mpt_state(fast) == NF_MPT_STATE_VALID && snap_same(&s0, &s1),
+           "SendAndInvalidate %s, the token stays VALID, nothing written", refused[i].what);
+        snap_free(&s0);
+        snap_free(&s1);
+        reconnect_both(&e);
+    }
     /* Success: the token invalidated before the receive completes. */
     fill(e.ub + 0x10000, 64, 7);
     receive(e.b, 620, rs_ok, 1);
