@@ -8,17 +8,19 @@ NFM_ENGINE_INC   := $(NFM_ENGINE_DIR)
 NFM_ENGINE_HDR   := $(NFM_ENGINE_DIR)/nf_engine_model.h $(ROOT)/firmware/include/nf_layout.h
 # The differential harness drives the RTL through the engine testbenches' bus helpers.
 NFM_DIFF_INC     := -I$(ROOT)/sim -I$(ROOT)/rtl/engine/tb
-NFM_DIFF_HDR     := $(ROOT)/rtl/engine/tb/tb_engine_bus.h $(ROOT)/sim/nf_layout_cxx.h
+NFM_DIFF_HDR     := $(ROOT)/rtl/engine/tb/tb_engine_bus.h $(ROOT)/rtl/engine/tb/tb_chk_regs.h $(ROOT)/sim/nf_layout_cxx.h
 
 TEST_TARGETS += test-engine-model
 LINT_TARGETS += lint-engine-model
 .PHONY: test-engine-model lint-engine-model
 
-$(NFM_ENGINE_BUILD)/test_engine_model: $(NFM_ENGINE_DIR)/test_engine_model.c $(NFM_ENGINE_SRC) $(NFM_ENGINE_HDR) $(ROOT)/tests/tap.h
+$(NFM_ENGINE_BUILD)/test_engine_model: $(NFM_ENGINE_DIR)/test_engine_model.c $(NFM_ENGINE_SRC) $(NFM_ENGINE_HDR) $(ROOT)/tests/tap.h \
+                                   $(ROOT)/rtl/engine/tb/tb_chk_regs.h
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) -I$(NFM_ENGINE_INC) -o $@ $(NFM_ENGINE_DIR)/test_engine_model.c $(NFM_ENGINE_SRC)
 
-$(NFM_ENGINE_BUILD)/test_engine_model_san: $(NFM_ENGINE_DIR)/test_engine_model.c $(NFM_ENGINE_SRC) $(NFM_ENGINE_HDR) $(ROOT)/tests/tap.h
+$(NFM_ENGINE_BUILD)/test_engine_model_san: $(NFM_ENGINE_DIR)/test_engine_model.c $(NFM_ENGINE_SRC) $(NFM_ENGINE_HDR) $(ROOT)/tests/tap.h \
+                                   $(ROOT)/rtl/engine/tb/tb_chk_regs.h
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) $(SAN_FLAGS) -I$(NFM_ENGINE_INC) -o $@ $(NFM_ENGINE_DIR)/test_engine_model.c $(NFM_ENGINE_SRC)
 

@@ -8,6 +8,7 @@
 #include "nf_engine_model.h"
 #include "nf_layout.h"
 #include "../../../tests/tap.h"
+#include "../tb/tb_chk_regs.h"
 
 #define MEM_BYTES (256u * 1024u)
 #define MPT_ENTRIES 64u
@@ -79,12 +80,7 @@ static uint32_t mtt_write(uint32_t index, uint32_t page)
 static uint32_t chk(uint32_t token, uint64_t va, uint32_t len, uint32_t access, uint32_t pd,
                     uint32_t *addr)
 {
-    w(NF_ENGINE_CHK_TOKEN, token);
-    w(NF_ENGINE_CHK_VA_LO, (uint32_t)va);
-    w(NF_ENGINE_CHK_VA_HI, (uint32_t)(va >> 32));
-    w(NF_ENGINE_CHK_LEN, len);
-    w(NF_ENGINE_CHK_ACCESS, access);
-    w(NF_ENGINE_CHK_PD, pd);
+    TB_CHK_STAGE(w, token, va, len, access, pd);
     w(NF_ENGINE_CHK_CTRL, 1);
     uint32_t status = r(NF_ENGINE_CHK_STATUS);
     uint32_t helper_addr = 0xDEADBEEFu;

@@ -8,6 +8,7 @@
 
 #include "nf_layout_cxx.h"
 #include "tb_common.h"
+#include "tb_chk_regs.h"
 #include "tb_engine_bus.h"
 
 #ifndef TB_MEM_BYTES
@@ -102,12 +103,7 @@ struct Tb : EngineBus {
     uint32_t check(uint32_t token, uint64_t va, uint32_t len, uint32_t access, uint32_t pd,
                    uint32_t *addr)
     {
-        csr_wr(NF_ENGINE_CHK_TOKEN, token);
-        csr_wr(NF_ENGINE_CHK_VA_LO, (uint32_t)va);
-        csr_wr(NF_ENGINE_CHK_VA_HI, (uint32_t)(va >> 32));
-        csr_wr(NF_ENGINE_CHK_LEN, len);
-        csr_wr(NF_ENGINE_CHK_ACCESS, access);
-        csr_wr(NF_ENGINE_CHK_PD, pd);
+        TB_CHK_STAGE(csr_wr, token, va, len, access, pd);
         csr_wr(NF_ENGINE_CHK_CTRL, 1);
         uint32_t s = wait_status(NF_ENGINE_CHK_STATUS);
         if (addr) *addr = csr_rd(NF_ENGINE_CHK_ADDR);

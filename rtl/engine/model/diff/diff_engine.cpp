@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "nf_layout_cxx.h"
+#include "tb_chk_regs.h"
 #include "tb_engine_bus.h"
 extern "C" {
 #include "nf_engine_model.h"
@@ -445,12 +446,7 @@ struct Stream {
 
     // The CHK_* staging registers of a key check (CHK_CTRL starts it).
     void write_check(const Access &a) {
-        d.csr_write(NF_ENGINE_CHK_TOKEN, a.token);
-        d.csr_write(NF_ENGINE_CHK_VA_LO, (uint32_t)a.va);
-        d.csr_write(NF_ENGINE_CHK_VA_HI, (uint32_t)(a.va >> 32));
-        d.csr_write(NF_ENGINE_CHK_LEN, a.len);
-        d.csr_write(NF_ENGINE_CHK_ACCESS, a.access);
-        d.csr_write(NF_ENGINE_CHK_PD, a.pd);
+        TB_CHK_STAGE(d.csr_write, a.token, a.va, a.len, a.access, a.pd);
     }
 
     void op_check() {
@@ -841,6 +837,23 @@ void probe_mtt_outside(Duo &d) {
     d.rtl_wait(NF_ENGINE_TBL_STATUS, "TBL_STATUS after reset");
 }
 
+// Reads every entry of one table on both sides (read_op, then words registers from
+// first_reg on) and prints one TAP line: do the tables agree at the end?
+void compare_table(Duo &d, const char *table, uint32_t entries, uint32_t read_op, uint32_t first_reg,
+                   uint32_t words, const char *reg_name) {
+    d.op = std::string("final ") + table;
+    uint64_t before = d.mismatches;
+    for (uint32_t i = 0; i < entries; i++) {
+        d.csr_write(NF_ENGINE_TBL_INDEX, i);
+        d.csr_write(NF_ENGINE_TBL_CMD, read_op);
+        d.wait_status(NF_ENGINE_TBL_STATUS, "TBL_STATUS");
+        for (uint32_t k = 0; k < words; k++)
+            d.csr_read(first_reg + 4 * k, reg_name);
+    }
+    printf("%s - diff: all %u %s entries agree at the end\n", d.mismatches == before ? "ok" : "not ok", entries,
+           table);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -953,25 +966,8 @@ int main(int argc, char **argv) {
 
     // Final state: every table entry and every byte of memory.
     if (units.tbl) {
-        d.op = "final MPT";
-        before = d.mismatches;
-        for (uint32_t i = 0; i < kMpt; i++) {
-            d.csr_write(NF_ENGINE_TBL_INDEX, i);
-            d.csr_write(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_READ);
-            d.wait_status(NF_ENGINE_TBL_STATUS, "TBL_STATUS");
-            for (uint32_t k = 0; k < NFM_MPT_WORDS; k++)
-                d.csr_read(NF_ENGINE_ENT_W0 + 4 * k, "ENT_Wk");
-        }
-        printf("%s - diff: all %u MPT entries agree at the end\n", d.mismatches == before ? "ok" : "not ok", kMpt);
-        d.op = "final MTT";
-        before = d.mismatches;
-        for (uint32_t i = 0; i < kMtt; i++) {
-            d.csr_write(NF_ENGINE_TBL_INDEX, i);
-            d.csr_write(NF_ENGINE_TBL_CMD, NF_TBL_OP_MTT_READ);
-            d.wait_status(NF_ENGINE_TBL_STATUS, "TBL_STATUS");
-            d.csr_read(NF_ENGINE_TBL_MTT_DATA, "TBL_MTT_DATA");
-        }
-        printf("%s - diff: all %u MTT entries agree at the end\n", d.mismatches == before ? "ok" : "not ok", kMtt);
+        compare_table(d, "MPT", kMpt, NF_TBL_OP_MPT_READ, NF_ENGINE_ENT_W0, NFM_MPT_WORDS, "ENT_Wk");
+        compare_table(d, "MTT", kMtt, NF_TBL_OP_MTT_READ, NF_ENGINE_TBL_MTT_DATA, 1, "TBL_MTT_DATA");
     } else {
         printf("# NOTE: final MPT/MTT comparison skipped (table unit excluded)\n");
     }
