@@ -15,7 +15,7 @@ lint-engine: ## Verilator -Wall lint of every engine module
 ENGINE_VFLAGS := --cc --exe --build -j 2 -Wno-fatal -O2 --x-assign unique --x-initial unique \
                  -I$(ROOT)/rtl/include -y $(ENGINE_DIR) \
                  -CFLAGS "-O1 -I$(ROOT)/firmware/include -I$(ROOT)/sim -I$(ENGINE_DIR)/tb"
-ENGINE_TB_HDRS := $(ROOT)/rtl/include/nf_tb_clock.h $(ENGINE_DIR)/tb/tb_common.h $(ENGINE_DIR)/tb/tb_engine_bus.h $(ENGINE_DIR)/tb/tb_keycheck_io.h $(ENGINE_DIR)/tb/tb_chk_regs.h $(ROOT)/rtl/include/nf_layout.vh \
+ENGINE_TB_HDRS := $(ROOT)/rtl/include/nf_tb_clock.h $(ENGINE_DIR)/tb/tb_common.h $(ENGINE_DIR)/tb/tb_engine_bus.h $(ENGINE_DIR)/tb/tb_keycheck_io.h $(ENGINE_DIR)/tb/tb_chk_regs.h $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_layout.vh \
                   $(ROOT)/firmware/include/nf_layout.h $(ROOT)/sim/nf_layout_cxx.h
 
 # Profile sizes, from the generated make fragment (tools/nf_layout.mk).

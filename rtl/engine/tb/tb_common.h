@@ -9,6 +9,7 @@
 
 // (relative: the benchmarks in bench/ include this header by path)
 #include "../../include/nf_tb_clock.h"
+#include "../../../tests/tap.h"
 
 // Case names carry the profile a bench was built for (engine.mk's -DTB_PROFILE), or
 // a prefix the includer defines.
@@ -22,31 +23,17 @@
 #endif
 #endif
 
-static int tb_failures;
-static int tb_count;
-
+// TAP lines and the exit status: tests/tap.h's, with the case prefix above.
 static inline bool tb_ok(bool cond, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    std::printf("%s - " TB_CASE_PREFIX, cond ? "ok" : "not ok");
-    std::vprintf(fmt, ap);
-    std::printf("\n");
+    tap_vokp(cond, TB_CASE_PREFIX, fmt, ap);
     va_end(ap);
-    std::fflush(stdout);
-    tb_count++;
-    if (!cond) tb_failures++;
     return cond;
 }
 
-static inline int tb_done()
-{
-    if (tb_count == 0) {
-        std::printf("not ok - no test case ran\n");
-        return 1;
-    }
-    return tb_failures ? 1 : 0;
-}
+static inline int tb_done() { return tap_done(); }
 
 // xorshift64*: reproducible random test data.
 struct Rng {
