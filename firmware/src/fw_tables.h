@@ -117,8 +117,17 @@ struct fw_dma_side {
 };
 /* One engine DMA; returns DMA_STATUS (STATUS_WORD); *bytes (may be NULL) = DMA_BYTES. */
 uint32_t fw_dma(const struct fw_dma_side *src, const struct fw_dma_side *dst, uint32_t len, uint32_t *bytes);
-/* Page-list load into the MTT; returns LD_STATUS. */
-uint32_t fw_load(uint32_t src, uint32_t mtt_base, uint32_t count);
+/* Page-list load into the MTT: fw_load_start starts it, fw_load waits for it and returns
+ * LD_STATUS. In between the firmware may do other work (the fast-register path stages
+ * its MPT entry while the loader runs), but start no other engine operation. */
+static inline void fw_load_start(uint32_t src, uint32_t mtt_base, uint32_t count)
+{
+    eng_wr(NF_ENGINE_LD_SRC, src);
+    eng_wr(NF_ENGINE_LD_MTT_BASE, mtt_base);
+    eng_wr(NF_ENGINE_LD_COUNT, count);
+    eng_wr(NF_ENGINE_LD_CTRL, 1u);
+}
+uint32_t fw_load(void);
 /* The status a request gets when an engine operation failed with REFUSE code code:
  * INTERNAL_ERROR for a timeout (the hardware did not finish), else refused. */
 static inline uint32_t fw_eng_failed(uint32_t code, uint32_t refused)
@@ -147,8 +156,8 @@ void fw_mtt_free(uint32_t index);
 uint32_t fw_mpt_write(uint32_t index, const uint32_t w[7]);
 /* An MPT write in two steps: stage the words and the index in the engine's staging
  * registers, then commit (MPT_WRITE) and wait. Nothing else uses the staging registers
- * in between, so the fast-register path stages before the page-list load and keeps
- * none of the words live across it. Inline: the words are built in registers. */
+ * in between, so the fast-register path stages while the page-list load runs and keeps
+ * none of the words live across the wait for it. Inline: the words are built in registers. */
 static inline void fw_mpt_stage(uint32_t index, uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3, uint32_t w4,
                                 uint32_t w5, uint32_t w6)
 {

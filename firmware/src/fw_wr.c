@@ -83,9 +83,9 @@ static __attribute__((noinline)) uint32_t fr_refusal(const struct fw_qp *qp, uin
 /* The request's fields are read once from the RX slot. The common case (an initialized
  * fast-register MR of the QP's PD, not VALID, with the token's key; known flags, remote
  * rights only with RemoteAccess; a good shape) is one straight run of compares; anything
- * else asks fr_refusal for the status. The entry is staged in the engine before the
- * page-list load, so only its index lives across the load. The loader copies the page
- * list from the RX slot into the MR's own MTT range and refuses unaligned pages or pages
+ * else asks fr_refusal for the status. The entry is staged in the engine while the
+ * page-list load runs, and committed once it succeeded. The loader copies the page list
+ * from the RX slot into the MR's own MTT range and refuses unaligned pages or pages
  * outside the user region; the MR is not VALID, so a partial load is never used. */
 static inline __attribute__((always_inline)) void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m,
                                                                    uint32_t mlen, struct wr_result *r)
@@ -113,6 +113,7 @@ static inline __attribute__((always_inline)) void do_fast_register(const struct 
         r->status = fr_refusal(qp, flags, mlen, token);
         return;
     }
+    fw_load_start(BODY(m, NF_WR_FAST_REGISTER_SIZE), mr->mtt_base, npages);
     fw_mpt_stage(i,
                  NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_FAST) |
                      NF_MPT_W0_KEY_PUT(NF_TOKEN_KEY_GET(token)) |
@@ -120,7 +121,7 @@ static inline __attribute__((always_inline)) void do_fast_register(const struct 
                      fr_rights[FR_RIGHTS_INDEX(flags)],
                  NF_MPT_W1_PD_PUT(mr->pd) | NF_MPT_W1_FBO_PUT(fbo), va_lo, va_hi, len_lo,
                  NF_MPT_W5_MTT_BASE_PUT(mr->mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(mr->mtt_cap), NF_MPT_W6_PAGES_PUT(npages));
-    uint32_t st = fw_load(BODY(m, NF_WR_FAST_REGISTER_SIZE), mr->mtt_base, npages);
+    uint32_t st = fw_load();
     if (NF_STATUS_WORD_CODE_GET(st) != NF_REFUSE_OK) {
         r->refuse = NF_STATUS_WORD_CODE_GET(st);
         r->status = fw_eng_failed(r->refuse, NF_STATUS_INVALID_PARAMETER);
