@@ -281,7 +281,8 @@ static uint32_t do_mr_register(uint32_t m, uint32_t mlen)
     if (st != NF_STATUS_SUCCESS)
         return st;
     /* The loader copies the page list straight from the RX slot into the MTT. */
-    uint32_t code = NF_STATUS_WORD_CODE_GET(fw_load(BODY(m, NF_MR_REGISTER_REQ_SIZE), mr->mtt_base, npages));
+    fw_load_start(BODY(m, NF_MR_REGISTER_REQ_SIZE), mr->mtt_base, npages);
+    uint32_t code = NF_STATUS_WORD_CODE_GET(fw_load());
     if (code != NF_REFUSE_OK) {
         fw_mtt_free(i);
         /* a page address unaligned or outside the user region */

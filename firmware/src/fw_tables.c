@@ -63,12 +63,8 @@ uint32_t fw_dma(const struct fw_dma_side *src, const struct fw_dma_side *dst, ui
     return st;
 }
 
-uint32_t fw_load(uint32_t src, uint32_t mtt_base, uint32_t count)
+uint32_t fw_load(void)
 {
-    eng_wr(NF_ENGINE_LD_SRC, src);
-    eng_wr(NF_ENGINE_LD_MTT_BASE, mtt_base);
-    eng_wr(NF_ENGINE_LD_COUNT, count);
-    eng_wr(NF_ENGINE_LD_CTRL, 1u);
     return fw_eng_wait(NF_ENGINE_LD_STATUS);
 }
 

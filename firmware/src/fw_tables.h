@@ -117,8 +117,17 @@ struct fw_dma_side {
 };
 /* One engine DMA; returns DMA_STATUS (STATUS_WORD); *bytes (may be NULL) = DMA_BYTES. */
 uint32_t fw_dma(const struct fw_dma_side *src, const struct fw_dma_side *dst, uint32_t len, uint32_t *bytes);
-/* Page-list load into the MTT; returns LD_STATUS. */
-uint32_t fw_load(uint32_t src, uint32_t mtt_base, uint32_t count);
+/* Page-list load into the MTT: fw_load_start starts it, fw_load waits for it and returns
+ * LD_STATUS. In between the firmware may do other work (the fast-register path stages
+ * its MPT entry while the loader runs), but start no other engine operation. */
+static inline void fw_load_start(uint32_t src, uint32_t mtt_base, uint32_t count)
+{
+    eng_wr(NF_ENGINE_LD_SRC, src);
+    eng_wr(NF_ENGINE_LD_MTT_BASE, mtt_base);
+    eng_wr(NF_ENGINE_LD_COUNT, count);
+    eng_wr(NF_ENGINE_LD_CTRL, 1u);
+}
+uint32_t fw_load(void);
 /* The status a request gets when an engine operation failed with REFUSE code code:
  * INTERNAL_ERROR for a timeout (the hardware did not finish), else refused. */
 static inline uint32_t fw_eng_failed(uint32_t code, uint32_t refused)
@@ -145,10 +154,12 @@ uint32_t fw_mtt_alloc(uint32_t index, uint32_t pages); /* reserve a range for MR
 void fw_mtt_free(uint32_t index);
 /* Write MPT[index] from the shadow plus the given words; returns the REFUSE code. */
 uint32_t fw_mpt_write(uint32_t index, const uint32_t w[7]);
-/* The same with the words as arguments (inline: the fast-register path builds them in
- * registers, not in an array on the stack). */
-static inline uint32_t fw_mpt_write_words(uint32_t index, uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3,
-                                          uint32_t w4, uint32_t w5, uint32_t w6)
+/* An MPT write in two steps: stage the words and the index in the engine's staging
+ * registers, then commit (MPT_WRITE) and wait. Nothing else uses the staging registers
+ * in between, so the fast-register path stages while the page-list load runs and keeps
+ * none of the words live across the wait for it. Inline: the words are built in registers. */
+static inline void fw_mpt_stage(uint32_t index, uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3, uint32_t w4,
+                                uint32_t w5, uint32_t w6)
 {
     eng_wr(NF_ENGINE_ENT_W0, w0);
     eng_wr(NF_ENGINE_ENT_W1, w1);
@@ -158,8 +169,19 @@ static inline uint32_t fw_mpt_write_words(uint32_t index, uint32_t w0, uint32_t 
     eng_wr(NF_ENGINE_ENT_W5, w5);
     eng_wr(NF_ENGINE_ENT_W6, w6);
     eng_wr(NF_ENGINE_TBL_INDEX, index);
+}
+/* MPT_WRITE of what fw_mpt_stage staged; returns the REFUSE code. */
+static inline __attribute__((always_inline)) uint32_t fw_mpt_commit(void)
+{
     eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE);
     return NF_STATUS_WORD_CODE_GET(fw_eng_wait(NF_ENGINE_TBL_STATUS));
+}
+/* Stage and commit in one (the words as arguments, not an array on the stack). */
+static inline uint32_t fw_mpt_write_words(uint32_t index, uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3,
+                                          uint32_t w4, uint32_t w5, uint32_t w6)
+{
+    fw_mpt_stage(index, w0, w1, w2, w3, w4, w5, w6);
+    return fw_mpt_commit();
 }
 uint32_t fw_mpt_invalidate(uint32_t index);
 /* Read MPT[index] into w; returns the REFUSE code. */
@@ -186,6 +208,13 @@ static inline uint32_t fw_qp_lookup(uint32_t qpn)
     if (q >= FW_QP_CAP || gen == 0 || gen != fw_qps[q].gen || fw_qps[q].state == FW_QP_FREE)
         return FW_NO_INDEX;
     return q;
+}
+/* state and gen of a QP as one little-endian word: FW_QP_CONNECTED | gen << 8 is the
+ * word of the QP qpn names when it is connected (gen << 8 = qpn without its index). */
+_Static_assert(FW_QPN_GEN_SHIFT == 8u, "a QP's gen byte sits where the qpn has it");
+static inline uint32_t fw_qp_word0(const struct fw_qp *qp)
+{
+    return (uint32_t)qp->state | (uint32_t)qp->gen << 8;
 }
 /* A QP with rq_depth receive entries reserved from the pool (the caller checked the
  * limits); STATUS (INSUFFICIENT_RESOURCES: table full or pool short). */

@@ -37,77 +37,97 @@ _Static_assert((NF_MPT_W0_LOCAL_WRITE_MASK | NF_MPT_W0_REMOTE_READ_MASK | NF_MPT
                 NF_MPT_W0_READ_SINK_MASK) <= 0xFFu,
                "fr_rights holds the rights bits in a byte");
 
-static void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen,
-                             struct wr_result *r)
+/* The shape rules of a fast-register (all INVALID_PARAMETER, so in any order): the page
+ * count within the MR's capacity and all of the page list in the message (mlen bytes);
+ * FBO = VA mod PAGE_SIZE (so FBO < PAGE_SIZE; VA 0 only with FBO 0); 0 < Length <=
+ * npages x PAGE_SIZE - FBO in 32 bits; VA + Length does not wrap. Once npages <= cap
+ * < 2^16, npages x PAGE_SIZE and npages x 8 fit in 32 bits, and so must Length: the
+ * 64-bit rules are exact in 32-bit words. Shifts only (PicoRV32 multiplies slowly). */
+static inline int fr_shape_ok(uint32_t npages, uint32_t cap, uint32_t mlen, uint32_t fbo, uint32_t len_lo,
+                              uint32_t len_hi, uint32_t va_lo, uint32_t va_hi)
 {
-    r->status = NF_STATUS_INVALID_PARAMETER;
+    return npages - 1u < cap &&
+           (npages << 3) + (NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_FAST_REGISTER_SIZE) <= mlen &&
+           (va_lo & PAGE_OFFSET_MASK) == fbo && len_hi == 0 && len_lo - 1u < (npages << NF_ADAPTER_PAGE_SHIFT) - fbo &&
+           !(va_hi == UINT32_MAX && va_lo + (len_lo - 1u) < va_lo);
+}
+_Static_assert(PAGE_LIST_ENTRY_BYTES == 1u << 3, "page-list entries are indexed by shifting");
+
+/* A fast-register the fast path of do_fast_register did not take: its status, by the
+ * rules one by one in the order that decides which status a request breaking several
+ * of them gets. The fast path's test is the conjunction of these rules and of the shape
+ * rules (fr_shape_ok), so when all of these hold the shape is what failed. Out of line:
+ * a refusal pays for it, not the common case. */
+static __attribute__((noinline)) uint32_t fr_refusal(const struct fw_qp *qp, uint32_t flags, uint32_t mlen, uint32_t token)
+{
     if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_FAST_REGISTER_SIZE)
-        return;
-    hal_win b = mem_win(BODY(m, 0));
-    uint32_t i = fw_mr_lookup(win_rd(b, NF_WR_FAST_REGISTER_TOKEN_OFF));
+        return NF_STATUS_INVALID_PARAMETER;
+    uint32_t i = fw_mr_lookup(token);
     if (i == FW_NO_INDEX)
-        return;
-    struct fw_mr *mr = &fw_mrs[i];
+        return NF_STATUS_INVALID_PARAMETER;
+    const struct fw_mr *mr = &fw_mrs[i];
+    if (mr->kind != NF_MPT_KIND_FAST)
+        return NF_STATUS_INVALID_DEVICE_STATE; /* only a fast-register MR */
+    if (!(mr->flags & FW_MR_FRMR_INIT))
+        return NF_STATUS_INVALID_DEVICE_STATE; /* NdkInitializeFastRegisterMr first */
+    if (mr->pd != qp->pd ||
+        (flags & (NF_NDK_OP_FLAG_ALLOW_REMOTE_READ | OP_REMOTE_WRITE_BIT) && !(mr->flags & FW_MR_REMOTE_EN)))
+        return NF_STATUS_ACCESS_VIOLATION; /* other PD, or remote rights without RemoteAccess */
+    if (flags & ~(uint32_t)NF_KNOWN_FLAGS_FAST_REGISTER)
+        return NF_STATUS_INVALID_PARAMETER;
+    if (mr->state == NF_MPT_STATE_VALID)
+        return NF_STATUS_INVALID_DEVICE_STATE; /* registered now: invalidate first */
+    return NF_STATUS_INVALID_PARAMETER; /* the shape */
+}
+
+/* The request's fields are read once from the RX slot. The common case (an initialized
+ * fast-register MR of the QP's PD, not VALID, with the token's key; known flags, remote
+ * rights only with RemoteAccess; a good shape) is one straight run of compares; anything
+ * else asks fr_refusal for the status. The entry is staged in the engine while the
+ * page-list load runs, and committed once it succeeded. The loader copies the page list
+ * from the RX slot into the MR's own MTT range and refuses unaligned pages or pages
+ * outside the user region; the MR is not VALID, so a partial load is never used. */
+static inline __attribute__((always_inline)) void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m,
+                                                                   uint32_t mlen, struct wr_result *r)
+{
+    hal_win b = mem_win(BODY(m, 0));
+    uint32_t token = win_rd(b, NF_WR_FAST_REGISTER_TOKEN_OFF);
     uint32_t npages = win_rd(b, NF_WR_FAST_REGISTER_NPAGES_OFF);
     uint32_t fbo = win_rd(b, NF_WR_FAST_REGISTER_FBO_OFF);
     uint32_t len_lo = win_rd(b, NF_WR_FAST_REGISTER_LENGTH_OFF);
     uint32_t len_hi = win_rd(b, NF_WR_FAST_REGISTER_LENGTH_OFF + 4u);
     uint32_t va_lo = win_rd(b, NF_WR_FAST_REGISTER_VA_OFF);
     uint32_t va_hi = win_rd(b, NF_WR_FAST_REGISTER_VA_OFF + 4u);
-    /* Common case in one compare: an initialized fast-register MR, not VALID; then the
-     * PD and the flags. Anything else takes the checks one by one, in the order that
-     * decides which status a request breaking several rules gets. */
+    uint32_t i = NF_TOKEN_INDEX_GET(token);
+    struct fw_mr *mr = &fw_mrs[i < fw_cfg.mpt_entries ? i : 0u];
+    uint32_t w0 = fw_mr_word0(mr);
+    /* Remote rights need RemoteAccess: without it they count as unknown flags here. */
+    uint32_t remote_en = w0 & FW_MR_WORD0(0u, 0u, 0u, FW_MR_REMOTE_EN);
     uint32_t bad_flags = ~(uint32_t)NF_KNOWN_FLAGS_FAST_REGISTER |
-                         (mr->flags & FW_MR_REMOTE_EN ? 0u : NF_NDK_OP_FLAG_ALLOW_REMOTE_READ | OP_REMOTE_WRITE_BIT);
-    if ((fw_mr_word0(mr) & FW_MR_WORD0(0xFFu, 0xFFu, 0u, FW_MR_FRMR_INIT)) !=
-            FW_MR_WORD0(NF_MPT_STATE_INVALID, NF_MPT_KIND_FAST, 0u, FW_MR_FRMR_INIT) ||
-        mr->pd != qp->pd || (flags & bad_flags)) {
-        if (mr->kind != NF_MPT_KIND_FAST) {
-            r->status = NF_STATUS_INVALID_DEVICE_STATE; /* only a fast-register MR */
-            return;
-        }
-        if (!(mr->flags & FW_MR_FRMR_INIT)) {
-            r->status = NF_STATUS_INVALID_DEVICE_STATE; /* NdkInitializeFastRegisterMr first */
-            return;
-        }
-        if (mr->pd != qp->pd || (flags & (NF_NDK_OP_FLAG_ALLOW_REMOTE_READ | OP_REMOTE_WRITE_BIT) &&
-                                 !(mr->flags & FW_MR_REMOTE_EN))) {
-            r->status = NF_STATUS_ACCESS_VIOLATION; /* other PD, or remote rights without RemoteAccess */
-            return;
-        }
-        if (flags & ~(uint32_t)NF_KNOWN_FLAGS_FAST_REGISTER)
-            return;
-        if (mr->state == NF_MPT_STATE_VALID) {
-            r->status = NF_STATUS_INVALID_DEVICE_STATE; /* registered now: invalidate first */
-            return;
-        }
+                         (remote_en ? 0u : NF_NDK_OP_FLAG_ALLOW_REMOTE_READ | OP_REMOTE_WRITE_BIT);
+    if (!(i < fw_cfg.mpt_entries &&
+          (w0 & FW_MR_WORD0(0xFFu, 0xFFu, 0xFFu, FW_MR_ALLOCATED | FW_MR_FRMR_INIT)) ==
+              FW_MR_WORD0(NF_MPT_STATE_INVALID, NF_MPT_KIND_FAST, NF_TOKEN_KEY_GET(token), FW_MR_ALLOCATED | FW_MR_FRMR_INIT) &&
+          mr->pd == qp->pd && !(flags & bad_flags) &&
+          fr_shape_ok(npages, mr->mtt_cap, mlen, fbo, len_lo, len_hi, va_lo, va_hi))) {
+        r->status = fr_refusal(qp, flags, mlen, token);
+        return;
     }
-    if (npages == 0 || npages > mr->mtt_cap)
-        return; /* more pages than the MR was initialized with */
-    /* From here npages <= mtt_cap < 2^16, so npages x PAGE_SIZE and npages x 8 fit in 32
-     * bits, and so must Length: the 64-bit rules below are exact in 32-bit words. */
-    if (npages * PAGE_LIST_ENTRY_BYTES > mlen - NF_MSG_HDR_SIZE - NF_WR_HDR_SIZE - NF_WR_FAST_REGISTER_SIZE)
-        return; /* the page list is not all there */
-    if (fbo >= NF_ADAPTER_PAGE_SIZE || len_hi != 0 || len_lo == 0 ||
-        len_lo > (npages << NF_ADAPTER_PAGE_SHIFT) - fbo)
-        return; /* Length <= AdapterPageCount * PAGE_SIZE - FBO */
-    if ((va_lo & PAGE_OFFSET_MASK) != fbo || (va_hi == UINT32_MAX && va_lo + (len_lo - 1u) < va_lo))
-        return; /* BaseVirtualAddress = FBO + n * PAGE_SIZE (0 only when FBO is 0); VA + Length wraps */
-    /* The loader copies the page list from the RX slot into the MR's own MTT range and
-     * refuses unaligned pages or pages outside the user region. The MR is not VALID, so
-     * a partial load is never used. */
-    uint32_t st = fw_load(BODY(m, NF_WR_FAST_REGISTER_SIZE), mr->mtt_base, npages);
+    fw_load_start(BODY(m, NF_WR_FAST_REGISTER_SIZE), mr->mtt_base, npages);
+    fw_mpt_stage(i,
+                 NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_FAST) |
+                     NF_MPT_W0_KEY_PUT(NF_TOKEN_KEY_GET(token)) |
+                     NF_MPT_W0_REMOTE_EN_MASK * (remote_en != 0) |
+                     fr_rights[FR_RIGHTS_INDEX(flags)],
+                 NF_MPT_W1_PD_PUT(mr->pd) | NF_MPT_W1_FBO_PUT(fbo), va_lo, va_hi, len_lo,
+                 NF_MPT_W5_MTT_BASE_PUT(mr->mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(mr->mtt_cap), NF_MPT_W6_PAGES_PUT(npages));
+    uint32_t st = fw_load();
     if (NF_STATUS_WORD_CODE_GET(st) != NF_REFUSE_OK) {
         r->refuse = NF_STATUS_WORD_CODE_GET(st);
         r->status = fw_eng_failed(r->refuse, NF_STATUS_INVALID_PARAMETER);
         return;
     }
-    uint32_t w0 = NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_FAST) |
-                  NF_MPT_W0_KEY_PUT(mr->key) | NF_MPT_W0_REMOTE_EN_MASK * ((mr->flags & FW_MR_REMOTE_EN) != 0) |
-                  fr_rights[FR_RIGHTS_INDEX(flags)];
-    if (fw_mpt_write_words(i, w0, NF_MPT_W1_PD_PUT(mr->pd) | NF_MPT_W1_FBO_PUT(fbo), va_lo, va_hi, len_lo,
-                           NF_MPT_W5_MTT_BASE_PUT(mr->mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(mr->mtt_cap),
-                           NF_MPT_W6_PAGES_PUT(npages)) != NF_REFUSE_OK) {
+    if (fw_mpt_commit() != NF_REFUSE_OK) {
         r->status = NF_STATUS_INTERNAL_ERROR;
         return;
     }
@@ -115,14 +135,35 @@ static void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m,
     r->status = NF_STATUS_SUCCESS;
 }
 
-static void do_invalidate(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
+/* An invalidate the fast path of do_invalidate did not take: its target, or FW_NO_INDEX
+ * with the status in r (rules in order). Out of line, like fr_refusal. */
+static __attribute__((noinline)) uint32_t inv_refusal(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen,
+                                                      struct wr_result *r)
 {
     r->status = NF_STATUS_INVALID_PARAMETER;
     if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE || (flags & ~(uint32_t)NF_KNOWN_FLAGS_INVALIDATE))
-        return;
-    uint32_t i = wr_inv_target(qp->pd, mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF)), &r->status);
-    if (i != FW_NO_INDEX)
-        wr_invalidate(i, r);
+        return FW_NO_INDEX;
+    return wr_inv_target(qp->pd, mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF)), &r->status);
+}
+
+/* Common case in one run of compares: a VALID fast-register MR of the QP's PD with the
+ * token's key, known flags, the whole request in the message. */
+static inline __attribute__((always_inline)) void do_invalidate(const struct fw_qp *qp, uint32_t flags, uint32_t m,
+                                                                uint32_t mlen, struct wr_result *r)
+{
+    uint32_t token = mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF));
+    uint32_t i = NF_TOKEN_INDEX_GET(token);
+    const struct fw_mr *mr = &fw_mrs[i < fw_cfg.mpt_entries ? i : 0u];
+    if (!(i < fw_cfg.mpt_entries && mlen >= NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE &&
+          !(flags & ~(uint32_t)NF_KNOWN_FLAGS_INVALIDATE) &&
+          (fw_mr_word0(mr) & FW_MR_WORD0(0xFFu, 0xFFu, 0xFFu, FW_MR_ALLOCATED)) ==
+              FW_MR_WORD0(NF_MPT_STATE_VALID, NF_MPT_KIND_FAST, NF_TOKEN_KEY_GET(token), FW_MR_ALLOCATED) &&
+          mr->pd == qp->pd)) {
+        i = inv_refusal(qp, flags, m, mlen, r);
+        if (i == FW_NO_INDEX)
+            return;
+    }
+    wr_invalidate(i, r);
 }
 
 /* NdkBind: the window's entry is written self-contained (bounds, translation into the
@@ -271,35 +312,53 @@ static const uint8_t wr_op_type[] = {NF_NDK_OP_FAST_REGISTER, NF_NDK_OP_INVALIDA
                                      NF_NDK_OP_BIND};
 _Static_assert(sizeof(wr_op_type) == NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER + 1u, "one NDK_OP per work request");
 
+/* Every work request but fast-register and invalidate. Out of line: their registers
+ * are not saved on the path of the two the fast path inlines. */
+static __attribute__((noinline)) void wr_other(const struct fw_frame *f, struct fw_qp *qp, uint32_t op, uint32_t wr_id,
+                                               uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
+{
+    if (op <= NF_OP_WR_WRITE)
+        do_rdma(qp, op, flags, m, mlen, r);
+    else if (op == NF_OP_WR_BIND)
+        do_bind(qp, flags, m, mlen, r);
+    else if (op == NF_OP_WR_RECEIVE)
+        wr_receive(qp, wr_id, flags, m, mlen, r);
+    else
+        wr_send(f, qp, op, flags, m, mlen, r);
+}
+
 void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame *f)
 {
-    uint32_t qpn = 0, wr_id = 0, flags = 0, q = FW_NO_INDEX;
+    uint32_t qpn = 0, wr_id = 0, flags = 0;
+    struct fw_qp *qp = 0;
     struct wr_result r = {NF_STATUS_INVALID_PARAMETER, 0, 0};
     if (mlen >= NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE) {
         hal_win h = mem_win(m + NF_MSG_HDR_SIZE);
         qpn = win_rd(h, NF_WR_HDR_QPN_OFF);
         wr_id = win_rd(h, NF_WR_HDR_WR_ID_OFF);
         flags = win_rd(h, NF_WR_HDR_FLAGS_OFF);
-        q = fw_qp_lookup(qpn);
-        if (q == FW_NO_INDEX) {
-            r.status = NF_STATUS_INVALID_PARAMETER;
-        } else if (fw_qps[q].state == FW_QP_ERROR) {
-            r.status = NF_STATUS_CANCELLED;
-        } else if (fw_qps[q].state != FW_QP_CONNECTED && op != NF_OP_WR_RECEIVE) {
-            /* a receive may be posted before the QP connects (consumers do) */
-            r.status = NF_STATUS_CONNECTION_INVALID;
-        } else if (op == NF_OP_WR_FAST_REGISTER) {
-            do_fast_register(&fw_qps[q], flags, m, mlen, &r);
-        } else if (op == NF_OP_WR_INVALIDATE) {
-            do_invalidate(&fw_qps[q], flags, m, mlen, &r);
-        } else if (op <= NF_OP_WR_WRITE) {
-            do_rdma(&fw_qps[q], op, flags, m, mlen, &r);
-        } else if (op == NF_OP_WR_BIND) {
-            do_bind(&fw_qps[q], flags, m, mlen, &r);
-        } else if (op == NF_OP_WR_RECEIVE) {
-            wr_receive(&fw_qps[q], wr_id, flags, m, mlen, &r);
-        } else {
-            wr_send(f, &fw_qps[q], op, flags, m, mlen, &r);
+        /* Common case in one compare: the qpn names a CONNECTED QP (index, generation
+         * and state as one word); anything else takes the checks one by one. */
+        uint32_t q = qpn & FW_QPN_INDEX_MASK, run = 0;
+        if (q < FW_QP_CAP && fw_qp_word0(&fw_qps[q]) == ((qpn & ~FW_QPN_INDEX_MASK) | FW_QP_CONNECTED)) {
+            qp = &fw_qps[q];
+            run = 1;
+        } else if ((q = fw_qp_lookup(qpn)) != FW_NO_INDEX) {
+            qp = &fw_qps[q];
+            if (qp->state == FW_QP_ERROR)
+                r.status = NF_STATUS_CANCELLED;
+            else if (qp->state != FW_QP_CONNECTED && op != NF_OP_WR_RECEIVE)
+                r.status = NF_STATUS_CONNECTION_INVALID; /* a receive may be posted before the QP connects */
+            else
+                run = 1;
+        }
+        if (run) {
+            if (op == NF_OP_WR_FAST_REGISTER)
+                do_fast_register(qp, flags, m, mlen, &r);
+            else if (op == NF_OP_WR_INVALIDATE)
+                do_invalidate(qp, flags, m, mlen, &r);
+            else
+                wr_other(f, qp, op, wr_id, flags, m, mlen, &r);
         }
     }
     fw_stats.wr_count++;
@@ -308,7 +367,7 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame
      * every work-request type and every status (a Send may also break its peer:
      * fw_send.c). */
     if (r.status != NF_STATUS_SUCCESS)
-        wr_failed(q != FW_NO_INDEX ? &fw_qps[q] : 0, r.status, r.refuse);
+        wr_failed(qp, r.status, r.refuse);
     /* A posted receive completes later, when a Send fills it (or the host flushes it). */
     if (!(r.status == NF_STATUS_SUCCESS && (flags & NF_NDK_OP_FLAG_SILENT_SUCCESS || op == NF_OP_WR_RECEIVE)))
         wr_put_cqe(f, qpn, wr_id, &r, wr_op_type[op - NF_OP_WR_FAST_REGISTER], 0, 0);
