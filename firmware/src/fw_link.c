@@ -40,16 +40,16 @@ static struct {
     uint32_t rx_bit;            /* 1 << rx_next: the idle loop's whole test of RX_READY */
     uint8_t rx_expect;          /* next DATA seq we accept */
     uint8_t tx_seq;             /* seq of the next DATA frame we post */
-    uint8_t tx_una;             /* seq of the oldest unacknowledged frame */
     uint8_t ack_owed;           /* a DATA frame arrived since we last told the host rx_expect */
-    uint32_t tx_first;          /* TX slot of the oldest unacknowledged frame */
-    uint32_t tx_inflight;       /* unacknowledged frames, in slots tx_first, tx_first + 1, ... */
+    /* The unacknowledged frames are the tx_inflight ones before tx_seq, in the slots before
+     * tx_open (ring order): the oldest's seq and slot follow (tx_una, tx_first), so an ack
+     * only lowers tx_inflight. */
+    uint32_t tx_inflight;       /* unacknowledged frames */
+    uint32_t tx_open;           /* TX slot after the in-flight ones: the open frame's, or the next */
     uint32_t open;              /* a frame is being filled in the slot after the in-flight ones */
     uint32_t open_len;          /* payload bytes in it so far */
     uint32_t maybe_busy;        /* TX slots that may still be sending (RESET_ACK, retransmitted copies) */
-    uint32_t open_addr;         /* payload address of the slot after the in-flight ones (where the
-                                 * open frame is or the next one opens): ring sum tx_first +
-                                 * tx_inflight, which an ack leaves unchanged, so only a post moves it */
+    uint32_t open_addr;         /* payload address of slot tx_open */
     uint32_t rto_start;         /* cycle the oldest unacknowledged frame was (re)sent */
     /* The RTO takes 64-bit multiplies (~40 cycles each on PicoRV32): it is computed only
      * when the oldest frame has waited rto_min, the RTO with nothing in flight (every
@@ -86,7 +86,9 @@ static uint32_t ring_add(uint32_t a, uint32_t b, uint32_t n)
     uint32_t r = a + b;
     return r >= n ? r - n : r;
 }
-static uint32_t open_slot(void) { return ring_add(L.tx_first, L.tx_inflight, fw_cfg.tx_slots); }
+/* The oldest unacknowledged frame: its TX slot and its seq. */
+static uint32_t tx_first(void) { return ring_add(L.tx_open, fw_cfg.tx_slots - L.tx_inflight, fw_cfg.tx_slots); }
+static uint32_t tx_una(void) { return (uint8_t)(L.tx_seq - L.tx_inflight); }
 
 static uint32_t hdr_word0(uint32_t type, uint32_t seq, uint32_t ack)
 {
@@ -125,7 +127,7 @@ static FW_COLD uint32_t rto_compute(void)
 {
     uint64_t bytes = (uint64_t)fw_cfg.rx_slots * NF_LINK_SLOT_BYTES;
     for (uint32_t k = 0; k < L.tx_inflight; k++)
-        bytes += L.tx_len[ring_add(L.tx_first, k, fw_cfg.tx_slots)];
+        bytes += L.tx_len[ring_add(tx_first(), k, fw_cfg.tx_slots)];
     uint64_t cycles = (bytes * UART_BITS_PER_BYTE * STUFFING_FACTOR * fw_cfg.uart_period) >>
                       NF_SOC_UART_PERIOD_FRAC;
     cycles += L.rto_floor;
@@ -149,7 +151,7 @@ static void tx_flush(void)
 {
     if (!L.open)
         return;
-    uint32_t slot = open_slot();
+    uint32_t slot = L.tx_open;
     uint32_t a = tx_addr(slot);
     mem_wr(a, hdr_word0(NF_LINK_TYPE_DATA, L.tx_seq, L.rx_expect));
     mem_wr(a + 4u, hdr_word1(L.open_len, 0));
@@ -158,7 +160,9 @@ static void tx_flush(void)
     if (L.tx_inflight == 0)
         L.rto_start = hal_cycles();
     L.tx_inflight++;
-    L.open_addr = tx_addr(ring_add(slot, 1u, fw_cfg.tx_slots)) + NF_LINK_HDR_SIZE;
+    slot = ring_add(slot, 1u, fw_cfg.tx_slots);
+    L.tx_open = slot;
+    L.open_addr = tx_addr(slot) + NF_LINK_HDR_SIZE;
     L.rto_valid = 0;
     L.tx_seq++;
     L.open = 0;
@@ -176,7 +180,7 @@ static FW_COLD uint32_t tx_reserve_slow(uint32_t bytes)
         fw_stats.tx_overflow++;
         return 0;
     }
-    uint32_t slot = open_slot();
+    uint32_t slot = L.tx_open;
     /* An acknowledged frame has left the UART (the host saw its closing flag), so only
      * a slot that was posted again after its ack, or that held RESET_ACK, can be busy. */
     if (L.maybe_busy & (1u << slot)) {
@@ -251,18 +255,18 @@ static FW_COLD void tx_cap_acked(uint32_t acked)
     L.cap_adjust = L.tx_cap < NF_LINK_MAX_PAYLOAD;
 }
 
-/* An ack that arrived at cycle now (its frame's RX stamp). */
-static void tx_ack(uint32_t ack, uint32_t now)
+/* An ack that arrived at cycle now (its frame's RX stamp). Inline: every DATA frame
+ * carries one. */
+static inline void tx_ack(uint32_t ack, uint32_t now)
 {
-    uint32_t n = (uint8_t)(ack - L.tx_una);
-    if (n == 0 || n > L.tx_inflight)
-        return; /* old or impossible ack: cumulative acks make it harmless to ignore */
-    L.tx_first = ring_add(L.tx_first, n, fw_cfg.tx_slots);
-    L.tx_inflight -= n;
-    L.tx_una = (uint8_t)ack;
+    uint32_t inflight = L.tx_inflight;
+    uint32_t n = (uint8_t)(ack - L.tx_seq + inflight); /* frames it acknowledges */
+    if (n - 1u >= inflight)
+        return; /* none, old or impossible: cumulative acks make it harmless to ignore */
+    L.tx_inflight = inflight - n;
     L.rto_valid = 0;
     L.rto_start = now;
-    if (L.cap_adjust)
+    if (L.cap_adjust) /* a constant 0 in rx_frame, which sends such frames to rx_frame_slow */
         tx_cap_acked(n);
 }
 
@@ -273,10 +277,10 @@ static FW_COLD int tx_retransmit(void)
      * A frame still queued from the last round goes out anyway; it is not posted twice. */
     uint32_t busy = link_rd(NF_LINK_TX_BUSY);
     for (uint32_t k = 0; k < L.tx_inflight; k++) {
-        uint32_t slot = ring_add(L.tx_first, k, fw_cfg.tx_slots);
+        uint32_t slot = ring_add(tx_first(), k, fw_cfg.tx_slots);
         if (busy & (1u << slot))
             continue;
-        mem_wr(tx_addr(slot), hdr_word0(NF_LINK_TYPE_DATA, (uint8_t)(L.tx_una + k), L.rx_expect));
+        mem_wr(tx_addr(slot), hdr_word0(NF_LINK_TYPE_DATA, (uint8_t)(tx_una() + k), L.rx_expect));
         tx_post(slot, L.tx_len[slot]);
         L.maybe_busy |= 1u << slot;
         fw_stats.retransmits++;
@@ -284,7 +288,7 @@ static FW_COLD int tx_retransmit(void)
     L.rto_start = hal_cycles();
     L.ack_owed = 0;
     L.dup_acks = 0;
-    L.rexmit_una = L.tx_una;
+    L.rexmit_una = tx_una();
     L.clean_acks = 0;
     if (L.cap_saved) {
         L.tx_cap = L.cap_saved;
@@ -303,7 +307,7 @@ static FW_COLD void dup_ack(uint32_t slot)
         L.peeked &= ~(1u << slot); /* its ack was applied early, it repeats nothing */
         return;
     }
-    if (L.tx_inflight == 0 || L.tx_una == L.rexmit_una)
+    if (L.tx_inflight == 0 || tx_una() == L.rexmit_una)
         return;
     if (++L.dup_acks >= DUP_ACKS_FOR_FAST_RETRANSMIT) {
         tx_retransmit();
@@ -321,9 +325,8 @@ static FW_COLD void link_state_reset(void)
 {
     L.rx_expect = 0;
     L.tx_seq = 0;
-    L.tx_una = 0;
     L.ack_owed = 0;
-    L.tx_first = 0;
+    L.tx_open = 0;
     L.tx_inflight = 0;
     L.open_addr = tx_addr(0) + NF_LINK_HDR_SIZE;
     L.rto_valid = 0;
@@ -573,7 +576,7 @@ static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t slot, uint32_t w0, uin
         }
         L.ack_owed = 1;
     } else if (type == NF_LINK_TYPE_ACK) {
-        if (ack == L.tx_una)
+        if (ack == tx_una())
             dup_ack(slot);
         else
             tx_ack(ack, link_rd(NF_LINK_RX_STAMP0 + 4u * slot));
@@ -585,12 +588,40 @@ static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t slot, uint32_t w0, uin
     return 1;
 }
 
+/* The usual frame, held part-way (not expected: see fw_msg.h). Returns as rx_frame does. */
+static FW_COLD int rx_frame_held(const struct fw_frame *f)
+{
+    link_hold(f->done);
+    return rx_give_up_for_reset(link_rd(NF_LINK_RX_READY));
+}
+
+/* The usual frame (rx_frame) from its messages on: slot its RX slot, len its payload
+ * bytes, stamp its arrival. Returns as rx_frame does. Nothing is kept across
+ * fw_msg_process (L has it all), so only the return address is saved. */
+static __attribute__((noinline)) int rx_frame_run(uint32_t slot, uint32_t len, uint32_t stamp)
+{
+    struct fw_frame *f = &L.frame;
+    f->addr = rx_addr(slot) + NF_LINK_HDR_SIZE;
+    f->len = len;
+    f->done = len; /* the message layer lowers it only when a message must wait */
+    f->stamp = stamp;
+    f->eng_start = fw_eng_wait_cycles();
+    fw_msg_process(f);
+    if (f->done < f->len && !rx_frame_held(f))
+        return 0; /* held part-way: rx_held continues it */
+    L.rx_expect++;
+    L.ack_owed = 1;
+    rx_release(L.rx_next);
+    return 1;
+}
+
 /* One frame in the RX slot at rx_next (ready: RX_READY as read). Returns 0 when the
  * frame must wait in its slot for TX room, else releases the slot and returns 1. Its
  * own function, header reads first: how soon they come is how soon a frame is noticed.
- * Here only the usual frame: the next DATA frame in sequence, nothing held, its replies
- * fit the TX window at a glance; everything else (and this one, from its start, when
- * its replies need a closer look) goes to rx_frame_slow. */
+ * It only sorts: the usual frame (the next DATA frame in sequence, nothing held, its
+ * replies fit the TX window at a glance) goes on to rx_frame_run, everything else (and
+ * the usual frame, from its start, when its replies need a closer look) to
+ * rx_frame_slow. Both are tail calls, so nothing here is saved on the stack. */
 static __attribute__((noinline)) int rx_frame(uint32_t ready)
 {
     uint32_t slot = L.rx_next;
@@ -599,31 +630,20 @@ static __attribute__((noinline)) int rx_frame(uint32_t ready)
     uint32_t len = (w1 >> (8u * (NF_LINK_HDR_LEN_OFF - 4u))) & 0xFFFFu;
     uint32_t type_seq = NF_LINK_TYPE_DATA << (8u * NF_LINK_HDR_TYPE_OFF) |
                         (uint32_t)L.rx_expect << (8u * NF_LINK_HDR_SEQ_OFF);
-    if ((w0 & 0xFFFFu) != type_seq || len > NF_LINK_MAX_PAYLOAD || L.hold)
+    if ((w0 & 0xFFFFu) != type_seq || len > NF_LINK_MAX_PAYLOAD || L.hold || L.cap_adjust)
         return rx_frame_slow(ready, slot, w0, w1);
-    struct fw_frame *f = &L.frame;
-    f->len = len;
-    f->addr = rx_addr(slot) + NF_LINK_HDR_SIZE;
     /* replies_fit's two quick tests (a free TX slot per possible message, or one for a
      * single message); the ack this frame carries is applied first, as it may free slots. */
     uint32_t stamp = link_rd(NF_LINK_RX_STAMP0 + 4u * slot);
     tx_ack((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu, stamp);
     uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - L.open;
-    if (free_slots < len / NF_MSG_HDR_SIZE && !(free_slots && fw_msg_single(f)))
-        return rx_frame_slow(ready, slot, w0, w1);
-    f->done = len; /* the message layer lowers it only when a message must wait */
-    f->stamp = stamp;
-    f->eng_start = fw_eng_wait_cycles();
-    fw_msg_process(f);
-    if (f->done < len) {
-        link_hold(f->done);
-        if (!rx_give_up_for_reset(ready))
-            return 0; /* held part-way: rx_held continues it */
+    if (free_slots < len / NF_MSG_HDR_SIZE) {
+        uint32_t mlen = (win_rd(hw, NF_LINK_HDR_SIZE) >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu;
+        /* fw_msg_single, read from the window already at hand */
+        if (!free_slots || !(mlen >= len || mlen < NF_MSG_HDR_SIZE || mlen % 8u))
+            return rx_frame_slow(ready, slot, w0, w1);
     }
-    L.rx_expect++;
-    L.ack_owed = 1;
-    rx_release(slot);
-    return 1;
+    return rx_frame_run(slot, len, stamp);
 }
 
 /* All the work of one poll after its first frame (ready: RX_READY as read after it;
