@@ -38,7 +38,9 @@
 static struct {
     uint32_t rx_next;           /* next RX slot to look at (the hardware fills them in ring order) */
     uint32_t rx_bit;            /* 1 << rx_next: the idle loop's whole test of RX_READY */
-    uint8_t rx_expect;          /* next DATA seq we accept */
+    uint32_t rx_stamp;          /* LINK offset of rx_next's RX_STAMP */
+    uint32_t rx_hdr;            /* the first half-word of the header of the DATA frame we accept
+                                 * next: type DATA, seq rx_expect (one compare per frame) */
     uint8_t tx_seq;             /* seq of the next DATA frame we post */
     uint8_t ack_owed;           /* a DATA frame arrived since we last told the host rx_expect */
     /* The unacknowledged frames are the tx_inflight ones before tx_seq, in the slots before
@@ -79,6 +81,12 @@ static struct {
 } L;
 
 static uint32_t rx_addr(uint32_t slot) { return slot * NF_LINK_SLOT_BYTES; }
+/* The next DATA seq we accept, and its advance (mod 256). */
+static uint32_t rx_expect(void) { return (L.rx_hdr >> (8u * NF_LINK_HDR_SEQ_OFF)) & 0xFFu; }
+static void rx_expect_next(void)
+{
+    L.rx_hdr = (L.rx_hdr + (1u << (8u * NF_LINK_HDR_SEQ_OFF))) & 0xFFFFu;
+}
 static uint32_t tx_addr(uint32_t slot) { return (fw_cfg.rx_slots + slot) * NF_LINK_SLOT_BYTES; }
 /* a + b within a ring of n slots (a, b < n): no division, which PicoRV32 does slowly */
 static uint32_t ring_add(uint32_t a, uint32_t b, uint32_t n)
@@ -153,7 +161,7 @@ static void tx_flush(void)
         return;
     uint32_t slot = L.tx_open;
     uint32_t a = tx_addr(slot);
-    mem_wr(a, hdr_word0(NF_LINK_TYPE_DATA, L.tx_seq, L.rx_expect));
+    mem_wr(a, hdr_word0(NF_LINK_TYPE_DATA, L.tx_seq, rx_expect()));
     mem_wr(a + 4u, hdr_word1(L.open_len, 0));
     tx_post(slot, NF_LINK_HDR_SIZE + L.open_len);
     L.tx_len[slot] = (uint16_t)(NF_LINK_HDR_SIZE + L.open_len);
@@ -280,7 +288,7 @@ static FW_COLD int tx_retransmit(void)
         uint32_t slot = ring_add(tx_first(), k, fw_cfg.tx_slots);
         if (busy & (1u << slot))
             continue;
-        mem_wr(tx_addr(slot), hdr_word0(NF_LINK_TYPE_DATA, (uint8_t)(tx_una() + k), L.rx_expect));
+        mem_wr(tx_addr(slot), hdr_word0(NF_LINK_TYPE_DATA, (uint8_t)(tx_una() + k), rx_expect()));
         tx_post(slot, L.tx_len[slot]);
         L.maybe_busy |= 1u << slot;
         fw_stats.retransmits++;
@@ -323,7 +331,7 @@ static int tx_retransmit_due(void)
 
 static FW_COLD void link_state_reset(void)
 {
-    L.rx_expect = 0;
+    L.rx_hdr = NF_LINK_TYPE_DATA << (8u * NF_LINK_HDR_TYPE_OFF); /* seq 0 */
     L.tx_seq = 0;
     L.ack_owed = 0;
     L.tx_open = 0;
@@ -444,6 +452,7 @@ FW_COLD void fw_link_init(void)
                                2u * fw_cfg.uart_period) >> NF_SOC_UART_PERIOD_FRAC) + L.rto_floor;
     L.rx_next = 0;
     L.rx_bit = 1u;
+    L.rx_stamp = NF_LINK_RX_STAMP0;
 }
 
 uint32_t fw_link_rto(void)
@@ -501,7 +510,7 @@ static FW_COLD int rx_overflow_frame(uint32_t ready, uint32_t slot, struct fw_fr
     if (!whole)
         return rx_give_up_for_reset(ready); /* held part-way (not expected: see fw_msg.h) */
     L.hold = 0;
-    L.rx_expect++;
+    rx_expect_next();
     return 1;
 }
 
@@ -528,7 +537,7 @@ static FW_COLD int rx_held(uint32_t ready, uint32_t slot, struct fw_frame *f)
     if (!rx_run(f, slot, 0, from))
         return rx_give_up_for_reset(ready);
     L.hold = 0;
-    L.rx_expect++;
+    rx_expect_next();
     return 1;
 }
 
@@ -539,6 +548,7 @@ static void rx_release(uint32_t slot)
     slot = ring_add(slot, 1u, fw_cfg.rx_slots);
     L.rx_next = slot;
     L.rx_bit = 1u << slot;
+    L.rx_stamp = NF_LINK_RX_STAMP0 + 4u * slot;
 }
 
 /* Every frame but the usual one (rx_frame): w0, w1 its header words. Returns as
@@ -552,12 +562,12 @@ static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t slot, uint32_t w0, uin
         uint32_t len = (w1 >> (8u * (NF_LINK_HDR_LEN_OFF - 4u))) & 0xFFFFu;
         uint32_t stamp = link_rd(NF_LINK_RX_STAMP0 + 4u * slot);
         tx_ack(ack, stamp);
-        if (seq != L.rx_expect || len > NF_LINK_MAX_PAYLOAD) {
+        if (seq != rx_expect() || len > NF_LINK_MAX_PAYLOAD) {
             /* Duplicate or gap: go-back-N drops it, and the ack repeats at once as a pure
              * ACK, ahead of any batched replies: repeated pure ACKs are how the host
              * learns of a loss before its timer (an ack in DATA frames is no sign). */
             fw_stats.rx_dup++;
-            link_wr(NF_LINK_TX_ACK, L.rx_expect);
+            link_wr(NF_LINK_TX_ACK, rx_expect());
             rx_release(slot);
             return 1;
         }
@@ -568,7 +578,7 @@ static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t slot, uint32_t w0, uin
         if (!L.hold && (replies_fit(f) || (peek_acks(ready), replies_fit(f)))) {
             if (!rx_run(f, slot, 1, 0) && !rx_give_up_for_reset(ready))
                 return 0; /* held part-way: rx_held continues it */
-            L.rx_expect++;
+            rx_expect_next();
         } else if (!rx_held(ready, slot, f)) {
             /* Held: no more messages are taken from the link until TX room frees (the
              * host's window fills; its retransmissions wait for our acks). */
@@ -609,7 +619,7 @@ static __attribute__((noinline)) int rx_frame_run(uint32_t slot, uint32_t len, u
     fw_msg_process(f);
     if (f->done < f->len && !rx_frame_held(f))
         return 0; /* held part-way: rx_held continues it */
-    L.rx_expect++;
+    rx_expect_next();
     L.ack_owed = 1;
     rx_release(L.rx_next);
     return 1;
@@ -628,13 +638,11 @@ static __attribute__((noinline)) int rx_frame(uint32_t ready)
     hal_win hw = mem_win(rx_addr(slot));
     uint32_t w0 = win_rd(hw, 0), w1 = win_rd(hw, 4u);
     uint32_t len = (w1 >> (8u * (NF_LINK_HDR_LEN_OFF - 4u))) & 0xFFFFu;
-    uint32_t type_seq = NF_LINK_TYPE_DATA << (8u * NF_LINK_HDR_TYPE_OFF) |
-                        (uint32_t)L.rx_expect << (8u * NF_LINK_HDR_SEQ_OFF);
-    if ((w0 & 0xFFFFu) != type_seq || len > NF_LINK_MAX_PAYLOAD || L.hold || L.cap_adjust)
+    if ((w0 & 0xFFFFu) != L.rx_hdr || len > NF_LINK_MAX_PAYLOAD || L.hold || L.cap_adjust)
         return rx_frame_slow(ready, slot, w0, w1);
     /* replies_fit's two quick tests (a free TX slot per possible message, or one for a
      * single message); the ack this frame carries is applied first, as it may free slots. */
-    uint32_t stamp = link_rd(NF_LINK_RX_STAMP0 + 4u * slot);
+    uint32_t stamp = link_rd(L.rx_stamp);
     tx_ack((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu, stamp);
     uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - L.open;
     if (free_slots < len / NF_MSG_HDR_SIZE) {
@@ -663,7 +671,7 @@ static __attribute__((noinline)) int link_work(uint32_t ready)
         tx_flush();
         did = 1;
     } else if (L.ack_owed) {
-        link_wr(NF_LINK_TX_ACK, L.rx_expect);
+        link_wr(NF_LINK_TX_ACK, rx_expect());
         L.ack_owed = 0;
         did = 1;
     }
@@ -672,7 +680,7 @@ static __attribute__((noinline)) int link_work(uint32_t ready)
 
 /* RX_READY reads per idle poll before the timer is looked at: a spin of a load and two
  * branches notices a frame within a few cycles; the timer (ms) can wait that long. */
-#define IDLE_SPINS 16u
+#define IDLE_SPINS 64u
 
 int fw_link_poll(void)
 {
