@@ -278,6 +278,12 @@ static inline void tx_ack(uint32_t ack, uint32_t now)
         tx_cap_acked(n);
 }
 
+/* tx_ack for the rare paths: one copy out of line. */
+static FW_COLD void tx_ack_slow(uint32_t ack, uint32_t now)
+{
+    tx_ack(ack, now);
+}
+
 /* Rare (out of line, so the receive loop keeps its registers to itself). */
 static FW_COLD int tx_retransmit(void)
 {
@@ -423,7 +429,7 @@ static FW_COLD int peek_acks(uint32_t ready)
         uint32_t w0 = mem_rd(rx_addr(slot));
         uint32_t type = (w0 >> (8u * NF_LINK_HDR_TYPE_OFF)) & 0xFFu;
         if (type == NF_LINK_TYPE_DATA || type == NF_LINK_TYPE_ACK)
-            tx_ack((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu, link_rd(NF_LINK_RX_STAMP0 + 4u * slot));
+            tx_ack_slow((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu, link_rd(NF_LINK_RX_STAMP0 + 4u * slot));
         if (type == NF_LINK_TYPE_ACK)
             L.peeked |= 1u << slot;
         reset |= type == NF_LINK_TYPE_RESET;
@@ -474,18 +480,14 @@ static FW_COLD int rx_give_up_for_reset(uint32_t ready)
     return 1;
 }
 
-/* Run frame f, new (from 0: fw_msg_process) or held or overflowing (fw_msg_resume), its
- * stamp and the engine's wait so far read now (slot: its RX slot); hold it where a reply
- * found no TX room. Returns nonzero when it ran to its end. (The usual new frame runs
- * in rx_frame.) */
-static FW_COLD int rx_run(struct fw_frame *f, uint32_t slot, int fresh, uint32_t from)
+/* Run frame f, held or overflowing (fw_msg_resume) from message offset from, its stamp
+ * and the engine's wait so far read now (slot: its RX slot); hold it where a reply found
+ * no TX room. Returns nonzero when it ran to its end. (A new frame runs in rx_frame_run.) */
+static FW_COLD int rx_run(struct fw_frame *f, uint32_t slot, uint32_t from)
 {
     f->stamp = link_rd(NF_LINK_RX_STAMP0 + 4u * slot);
     f->eng_start = fw_eng_wait_cycles();
-    if (fresh)
-        fw_msg_process(f);
-    else
-        fw_msg_resume(f, from);
+    fw_msg_resume(f, from);
     if (f->done < f->len)
         link_hold(f->done);
     return f->done >= f->len;
@@ -504,7 +506,7 @@ static FW_COLD int rx_overflow_frame(uint32_t ready, uint32_t slot, struct fw_fr
     L.tx_cap = NF_LINK_MAX_PAYLOAD;
     L.cap_adjust = 1;
     f->overflow = short_only ? 2u : 1u;
-    int whole = rx_run(f, slot, 0, 0);
+    int whole = rx_run(f, slot, 0);
     f->overflow = 0;
     L.keep_free = 0;
     if (!whole)
@@ -534,7 +536,7 @@ static FW_COLD int rx_held(uint32_t ready, uint32_t slot, struct fw_frame *f)
         L.hold = 0;
         return 1;
     }
-    if (!rx_run(f, slot, 0, from))
+    if (!rx_run(f, slot, from))
         return rx_give_up_for_reset(ready);
     L.hold = 0;
     rx_expect_next();
@@ -549,53 +551,6 @@ static void rx_release(uint32_t slot)
     L.rx_next = slot;
     L.rx_bit = 1u << slot;
     L.rx_stamp = NF_LINK_RX_STAMP0 + 4u * slot;
-}
-
-/* Every frame but the usual one (rx_frame): w0, w1 its header words. Returns as
- * rx_frame does. */
-static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t slot, uint32_t w0, uint32_t w1)
-{
-    uint32_t type = (w0 >> (8u * NF_LINK_HDR_TYPE_OFF)) & 0xFFu;
-    uint32_t ack = (w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu;
-    if (type == NF_LINK_TYPE_DATA) {
-        uint32_t seq = (w0 >> (8u * NF_LINK_HDR_SEQ_OFF)) & 0xFFu;
-        uint32_t len = (w1 >> (8u * (NF_LINK_HDR_LEN_OFF - 4u))) & 0xFFFFu;
-        uint32_t stamp = link_rd(NF_LINK_RX_STAMP0 + 4u * slot);
-        tx_ack(ack, stamp);
-        if (seq != rx_expect() || len > NF_LINK_MAX_PAYLOAD) {
-            /* Duplicate or gap: go-back-N drops it, and the ack repeats at once as a pure
-             * ACK, ahead of any batched replies: repeated pure ACKs are how the host
-             * learns of a loss before its timer (an ack in DATA frames is no sign). */
-            fw_stats.rx_dup++;
-            link_wr(NF_LINK_TX_ACK, rx_expect());
-            rx_release(slot);
-            return 1;
-        }
-        struct fw_frame *f = &L.frame;
-        f->addr = rx_addr(slot) + NF_LINK_HDR_SIZE;
-        f->len = len;
-        f->done = len; /* the message layer lowers it only when a message must wait */
-        if (!L.hold && (replies_fit(f) || (peek_acks(ready), replies_fit(f)))) {
-            if (!rx_run(f, slot, 1, 0) && !rx_give_up_for_reset(ready))
-                return 0; /* held part-way: rx_held continues it */
-            rx_expect_next();
-        } else if (!rx_held(ready, slot, f)) {
-            /* Held: no more messages are taken from the link until TX room frees (the
-             * host's window fills; its retransmissions wait for our acks). */
-            return 0;
-        }
-        L.ack_owed = 1;
-    } else if (type == NF_LINK_TYPE_ACK) {
-        if (ack == tx_una())
-            dup_ack(slot);
-        else
-            tx_ack(ack, link_rd(NF_LINK_RX_STAMP0 + 4u * slot));
-    } else if (type == NF_LINK_TYPE_RESET) {
-        link_reset((w1 >> (8u * (NF_LINK_HDR_RSVD_OFF - 4u))) & 0xFFFFu);
-    }
-    /* Anything else (RESET_ACK is board to host) is ignored. */
-    rx_release(slot);
-    return 1;
 }
 
 /* The usual frame, held part-way (not expected: see fw_msg.h). Returns as rx_frame does. */
@@ -622,6 +577,51 @@ static __attribute__((noinline)) int rx_frame_run(uint32_t slot, uint32_t len, u
     rx_expect_next();
     L.ack_owed = 1;
     rx_release(L.rx_next);
+    return 1;
+}
+
+/* Every frame but the usual one (rx_frame): w0, w1 its header words. Returns as
+ * rx_frame does. */
+static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t slot, uint32_t w0, uint32_t w1)
+{
+    uint32_t type = (w0 >> (8u * NF_LINK_HDR_TYPE_OFF)) & 0xFFu;
+    uint32_t ack = (w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu;
+    if (type == NF_LINK_TYPE_DATA) {
+        uint32_t seq = (w0 >> (8u * NF_LINK_HDR_SEQ_OFF)) & 0xFFu;
+        uint32_t len = (w1 >> (8u * (NF_LINK_HDR_LEN_OFF - 4u))) & 0xFFFFu;
+        uint32_t stamp = link_rd(NF_LINK_RX_STAMP0 + 4u * slot);
+        tx_ack_slow(ack, stamp);
+        if (seq != rx_expect() || len > NF_LINK_MAX_PAYLOAD) {
+            /* Duplicate or gap: go-back-N drops it, and the ack repeats at once as a pure
+             * ACK, ahead of any batched replies: repeated pure ACKs are how the host
+             * learns of a loss before its timer (an ack in DATA frames is no sign). */
+            fw_stats.rx_dup++;
+            link_wr(NF_LINK_TX_ACK, rx_expect());
+            rx_release(slot);
+            return 1;
+        }
+        struct fw_frame *f = &L.frame;
+        f->addr = rx_addr(slot) + NF_LINK_HDR_SIZE;
+        f->len = len;
+        f->done = len; /* the message layer lowers it only when a message must wait */
+        if (!L.hold && (replies_fit(f) || (peek_acks(ready), replies_fit(f))))
+            return rx_frame_run(slot, len, stamp);
+        if (!rx_held(ready, slot, f)) {
+            /* Held: no more messages are taken from the link until TX room frees (the
+             * host's window fills; its retransmissions wait for our acks). */
+            return 0;
+        }
+        L.ack_owed = 1;
+    } else if (type == NF_LINK_TYPE_ACK) {
+        if (ack == tx_una())
+            dup_ack(slot);
+        else
+            tx_ack_slow(ack, link_rd(NF_LINK_RX_STAMP0 + 4u * slot));
+    } else if (type == NF_LINK_TYPE_RESET) {
+        link_reset((w1 >> (8u * (NF_LINK_HDR_RSVD_OFF - 4u))) & 0xFFFFu);
+    }
+    /* Anything else (RESET_ACK is board to host) is ignored. */
+    rx_release(slot);
     return 1;
 }
 
