@@ -459,6 +459,7 @@ FW_COLD void fw_link_init(void)
     L.rx_next = 0;
     L.rx_bit = 1u;
     L.rx_stamp = NF_LINK_RX_STAMP0;
+    L.frame.addr = rx_addr(0) + NF_LINK_HDR_SIZE;
 }
 
 uint32_t fw_link_rto(void)
@@ -544,13 +545,14 @@ static FW_COLD int rx_held(uint32_t ready, uint32_t slot, struct fw_frame *f)
 }
 
 /* The RX slot at rx_next is done with: hand it back to the hardware, look at the next. */
-static void rx_release(uint32_t slot)
+static __attribute__((noinline)) void rx_release(uint32_t slot)
 {
     link_wr(NF_LINK_RX_RELEASE, 1u << slot);
     slot = ring_add(slot, 1u, fw_cfg.rx_slots);
     L.rx_next = slot;
     L.rx_bit = 1u << slot;
     L.rx_stamp = NF_LINK_RX_STAMP0 + 4u * slot;
+    L.frame.addr = rx_addr(slot) + NF_LINK_HDR_SIZE;
 }
 
 /* The usual frame, held part-way (not expected: see fw_msg.h). Returns as rx_frame does. */
@@ -560,13 +562,12 @@ static FW_COLD int rx_frame_held(const struct fw_frame *f)
     return rx_give_up_for_reset(link_rd(NF_LINK_RX_READY));
 }
 
-/* The usual frame (rx_frame) from its messages on: slot its RX slot, len its payload
- * bytes, stamp its arrival. Returns as rx_frame does. Nothing is kept across
- * fw_msg_process (L has it all), so only the return address is saved. */
-static __attribute__((noinline)) int rx_frame_run(uint32_t slot, uint32_t len, uint32_t stamp)
+/* The usual frame (rx_frame) from its messages on: len its payload bytes, stamp its
+ * arrival (its payload address is kept with rx_next). Returns as rx_frame does. Nothing
+ * is kept across fw_msg_process (L has it all), so only the return address is saved. */
+static __attribute__((noinline)) int rx_frame_run(uint32_t len, uint32_t stamp)
 {
     struct fw_frame *f = &L.frame;
-    f->addr = rx_addr(slot) + NF_LINK_HDR_SIZE;
     f->len = len;
     f->done = len; /* the message layer lowers it only when a message must wait */
     f->stamp = stamp;
@@ -605,7 +606,7 @@ static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t slot, uint32_t w0, uin
         f->len = len;
         f->done = len; /* the message layer lowers it only when a message must wait */
         if (!L.hold && (replies_fit(f) || (peek_acks(ready), replies_fit(f))))
-            return rx_frame_run(slot, len, stamp);
+            return rx_frame_run(len, stamp);
         if (!rx_held(ready, slot, f)) {
             /* Held: no more messages are taken from the link until TX room frees (the
              * host's window fills; its retransmissions wait for our acks). */
@@ -651,7 +652,7 @@ static __attribute__((noinline)) int rx_frame(uint32_t ready)
         if (!free_slots || !(mlen >= len || mlen < NF_MSG_HDR_SIZE || mlen % 8u))
             return rx_frame_slow(ready, slot, w0, w1);
     }
-    return rx_frame_run(slot, len, stamp);
+    return rx_frame_run(len, stamp);
 }
 
 /* All the work of one poll after its first frame (ready: RX_READY as read after it;
