@@ -679,9 +679,9 @@ static __attribute__((noinline)) int link_work(uint32_t ready)
     return did;
 }
 
-/* RX_READY reads per idle poll before the timer is looked at (~7k cycles): a spin of a load and two
+/* RX_READY reads per idle poll before the timer is looked at: a spin of a load and two
  * branches notices a frame within a few cycles; the timer (ms) can wait that long. */
-#define IDLE_SPINS 256u
+#define IDLE_SPINS 64u
 
 int fw_link_poll(void)
 {
