@@ -31,25 +31,34 @@
  * that failed its CRC, a frame after a gap). */
 #define DUP_ACKS_FOR_FAST_RETRANSMIT 2u
 #define NO_SEQ 0x100u /* a value no 8-bit sequence number has */
+/* What only a loss, a RESET or a full window runs: out of line and built for size (the
+ * firmware shares a small RAM), leaving the usual frame's path short. */
+#define FW_COLD __attribute__((noinline, cold))
 
 static struct {
     uint32_t rx_next;           /* next RX slot to look at (the hardware fills them in ring order) */
-    uint8_t rx_expect;          /* next DATA seq we accept */
+    uint32_t rx_bit;            /* 1 << rx_next: the idle loop's whole test of RX_READY */
+    uint32_t rx_stamp;          /* LINK offset of rx_next's RX_STAMP */
+    uint32_t rx_hdr;            /* the first half-word of the header of the DATA frame we accept
+                                 * next: type DATA, seq rx_expect (one compare per frame) */
     uint8_t tx_seq;             /* seq of the next DATA frame we post */
-    uint8_t tx_una;             /* seq of the oldest unacknowledged frame */
     uint8_t ack_owed;           /* a DATA frame arrived since we last told the host rx_expect */
-    uint32_t tx_first;          /* TX slot of the oldest unacknowledged frame */
-    uint32_t tx_inflight;       /* unacknowledged frames, in slots tx_first, tx_first + 1, ... */
+    /* The unacknowledged frames are the tx_inflight ones before tx_seq, in the slots before
+     * tx_open (ring order): the oldest's seq and slot follow (tx_una, tx_first), so an ack
+     * only lowers tx_inflight. */
+    uint32_t tx_inflight;       /* unacknowledged frames */
+    uint32_t tx_open;           /* TX slot after the in-flight ones: the open frame's, or the next */
     uint32_t open;              /* a frame is being filled in the slot after the in-flight ones */
     uint32_t open_len;          /* payload bytes in it so far */
     uint32_t maybe_busy;        /* TX slots that may still be sending (RESET_ACK, retransmitted copies) */
-    uint32_t inflight_bytes;
+    uint32_t open_addr;         /* payload address of slot tx_open */
     uint32_t rto_start;         /* cycle the oldest unacknowledged frame was (re)sent */
     /* The RTO takes 64-bit multiplies (~40 cycles each on PicoRV32): it is computed only
      * when the oldest frame has waited rto_min, the RTO with nothing in flight (every
-     * RTO is at least that), and then kept until an ack or a new frame changes it. */
+     * RTO is at least that), and then kept until an ack or a new frame changes it; so are
+     * the bytes in flight it covers (summed from tx_len then, not kept per ack). */
     uint32_t rto;               /* retransmission timeout for the frames in flight now */
-    uint32_t rto_valid;         /* rto matches inflight_bytes */
+    uint32_t rto_valid;         /* rto matches the frames in flight */
     uint32_t rto_min;           /* RTO with no bytes in flight */
     uint32_t rto_floor;         /* host-side latency allowance, cycles */
     uint32_t tx_cap;            /* batch replies into frames up to this payload */
@@ -72,6 +81,12 @@ static struct {
 } L;
 
 static uint32_t rx_addr(uint32_t slot) { return slot * NF_LINK_SLOT_BYTES; }
+/* The next DATA seq we accept, and its advance (mod 256). */
+static uint32_t rx_expect(void) { return (L.rx_hdr >> (8u * NF_LINK_HDR_SEQ_OFF)) & 0xFFu; }
+static void rx_expect_next(void)
+{
+    L.rx_hdr = (L.rx_hdr + (1u << (8u * NF_LINK_HDR_SEQ_OFF))) & 0xFFFFu;
+}
 static uint32_t tx_addr(uint32_t slot) { return (fw_cfg.rx_slots + slot) * NF_LINK_SLOT_BYTES; }
 /* a + b within a ring of n slots (a, b < n): no division, which PicoRV32 does slowly */
 static uint32_t ring_add(uint32_t a, uint32_t b, uint32_t n)
@@ -79,7 +94,9 @@ static uint32_t ring_add(uint32_t a, uint32_t b, uint32_t n)
     uint32_t r = a + b;
     return r >= n ? r - n : r;
 }
-static uint32_t open_slot(void) { return ring_add(L.tx_first, L.tx_inflight, fw_cfg.tx_slots); }
+/* The oldest unacknowledged frame: its TX slot and its seq. */
+static uint32_t tx_first(void) { return ring_add(L.tx_open, fw_cfg.tx_slots - L.tx_inflight, fw_cfg.tx_slots); }
+static uint32_t tx_una(void) { return (uint8_t)(L.tx_seq - L.tx_inflight); }
 
 static uint32_t hdr_word0(uint32_t type, uint32_t seq, uint32_t ack)
 {
@@ -98,7 +115,7 @@ static uint32_t hdr_word1(uint32_t len, uint32_t rsvd)
  * it and go on (a frame posted into a slot still sending is ignored by the hardware
  * and recovered by retransmission). */
 static uint32_t tx_drain_max;
-static void tx_wait_idle(uint32_t mask)
+static FW_COLD void tx_wait_idle(uint32_t mask)
 {
     uint32_t t0 = hal_cycles();
     while (link_rd(NF_LINK_TX_BUSY) & mask) {
@@ -114,9 +131,11 @@ static void tx_post(uint32_t slot, uint32_t len)
     link_wr(NF_LINK_TX_POST, NF_TX_POST_SLOT_PUT(slot) | NF_TX_POST_LEN_PUT(len));
 }
 
-static uint32_t rto_compute(void)
+static FW_COLD uint32_t rto_compute(void)
 {
-    uint64_t bytes = (uint64_t)L.inflight_bytes + (uint64_t)fw_cfg.rx_slots * NF_LINK_SLOT_BYTES;
+    uint64_t bytes = (uint64_t)fw_cfg.rx_slots * NF_LINK_SLOT_BYTES;
+    for (uint32_t k = 0; k < L.tx_inflight; k++)
+        bytes += L.tx_len[ring_add(tx_first(), k, fw_cfg.tx_slots)];
     uint64_t cycles = (bytes * UART_BITS_PER_BYTE * STUFFING_FACTOR * fw_cfg.uart_period) >>
                       NF_SOC_UART_PERIOD_FRAC;
     cycles += L.rto_floor;
@@ -140,17 +159,18 @@ static void tx_flush(void)
 {
     if (!L.open)
         return;
-    uint32_t slot = open_slot();
+    uint32_t slot = L.tx_open;
     uint32_t a = tx_addr(slot);
-    mem_wr(a, hdr_word0(NF_LINK_TYPE_DATA, L.tx_seq, L.rx_expect));
+    mem_wr(a, hdr_word0(NF_LINK_TYPE_DATA, L.tx_seq, rx_expect()));
     mem_wr(a + 4u, hdr_word1(L.open_len, 0));
     tx_post(slot, NF_LINK_HDR_SIZE + L.open_len);
-    uint32_t bytes = NF_LINK_HDR_SIZE + L.open_len;
-    L.tx_len[slot] = (uint16_t)bytes;
+    L.tx_len[slot] = (uint16_t)(NF_LINK_HDR_SIZE + L.open_len);
     if (L.tx_inflight == 0)
         L.rto_start = hal_cycles();
     L.tx_inflight++;
-    L.inflight_bytes += bytes;
+    slot = ring_add(slot, 1u, fw_cfg.tx_slots);
+    L.tx_open = slot;
+    L.open_addr = tx_addr(slot) + NF_LINK_HDR_SIZE;
     L.rto_valid = 0;
     L.tx_seq++;
     L.open = 0;
@@ -159,14 +179,16 @@ static void tx_flush(void)
 }
 
 /* fw_tx_reserve when the open frame is full or a slot may be busy: flush, then open. */
-static __attribute__((noinline)) uint32_t tx_reserve_slow(uint32_t bytes)
+static FW_COLD uint32_t tx_reserve_slow(uint32_t bytes)
 {
+    if (bytes > NF_LINK_MAX_PAYLOAD)
+        return 0;
     tx_flush();
     if (L.tx_inflight >= fw_cfg.tx_slots) {
         fw_stats.tx_overflow++;
         return 0;
     }
-    uint32_t slot = open_slot();
+    uint32_t slot = L.tx_open;
     /* An acknowledged frame has left the UART (the host saw its closing flag), so only
      * a slot that was posted again after its ack, or that held RESET_ACK, can be busy. */
     if (L.maybe_busy & (1u << slot)) {
@@ -175,28 +197,25 @@ static __attribute__((noinline)) uint32_t tx_reserve_slow(uint32_t bytes)
     }
     L.open = 1;
     L.open_len = bytes;
-    return tx_addr(slot) + NF_LINK_HDR_SIZE;
+    return L.open_addr;
 }
 
-/* The reply cursor's reserve (fw_frame.h). Named for the profiler (bench/fwprof.cpp). */
+/* The reply cursor's reserve (fw_frame.h). Named for the profiler (bench/fwprof.cpp).
+ * Every test here implies bytes <= MAX_PAYLOAD (tx_cap is at most that); the slow path
+ * checks it. */
 static uint32_t fw_tx_reserve(uint32_t bytes)
 {
-    if (bytes > NF_LINK_MAX_PAYLOAD)
-        return 0;
     if (L.open) {
-        if (L.open_len + bytes <= L.tx_cap) {
-            uint32_t at = tx_addr(open_slot()) + NF_LINK_HDR_SIZE + L.open_len;
-            L.open_len += bytes;
-            return at;
+        uint32_t at = L.open_len;
+        if (at + bytes <= L.tx_cap) {
+            L.open_len = at + bytes;
+            return L.open_addr + at;
         }
-    } else if (L.tx_inflight < fw_cfg.tx_slots) {
-        /* The usual case for a CQE: no open frame, a free slot that is not sending. */
-        uint32_t slot = open_slot();
-        if (!(L.maybe_busy & (1u << slot))) {
-            L.open = 1;
-            L.open_len = bytes;
-            return tx_addr(slot) + NF_LINK_HDR_SIZE;
-        }
+    } else if (!L.maybe_busy && L.tx_inflight < fw_cfg.tx_slots && bytes <= NF_LINK_MAX_PAYLOAD) {
+        /* The usual case for a CQE: no open frame, a free slot, no slot still sending. */
+        L.open = 1;
+        L.open_len = bytes;
+        return L.open_addr;
     }
     return tx_reserve_slow(bytes);
 }
@@ -230,7 +249,7 @@ void fw_link_frame(struct fw_frame *f, uint32_t addr, uint32_t len, uint32_t sta
 
 /* An ack while the cap is adjusted (out of line: a clean line only tests cap_adjust).
  * A cap lifted for one host frame's replies (replies_fit_capped) comes back first. */
-static __attribute__((noinline)) void tx_cap_acked(uint32_t acked)
+static FW_COLD void tx_cap_acked(uint32_t acked)
 {
     if (L.cap_saved) {
         L.tx_cap = L.cap_saved;
@@ -244,33 +263,38 @@ static __attribute__((noinline)) void tx_cap_acked(uint32_t acked)
     L.cap_adjust = L.tx_cap < NF_LINK_MAX_PAYLOAD;
 }
 
-static void tx_ack(uint32_t ack)
+/* An ack that arrived at cycle now (its frame's RX stamp). Inline: every DATA frame
+ * carries one. */
+static inline void tx_ack(uint32_t ack, uint32_t now)
 {
-    uint32_t n = (uint8_t)(ack - L.tx_una);
-    if (n == 0 || n > L.tx_inflight)
-        return; /* old or impossible ack: cumulative acks make it harmless to ignore */
-    for (uint32_t k = 0; k < n; k++)
-        L.inflight_bytes -= L.tx_len[ring_add(L.tx_first, k, fw_cfg.tx_slots)];
-    L.tx_first = ring_add(L.tx_first, n, fw_cfg.tx_slots);
-    L.tx_inflight -= n;
-    L.tx_una = (uint8_t)ack;
+    uint32_t inflight = L.tx_inflight;
+    uint32_t n = (uint8_t)(ack - L.tx_seq + inflight); /* frames it acknowledges */
+    if (n - 1u >= inflight)
+        return; /* none, old or impossible: cumulative acks make it harmless to ignore */
+    L.tx_inflight = inflight - n;
     L.rto_valid = 0;
-    L.rto_start = hal_cycles();
-    if (L.cap_adjust)
+    L.rto_start = now;
+    if (L.cap_adjust) /* a constant 0 in rx_frame, which sends such frames to rx_frame_slow */
         tx_cap_acked(n);
 }
 
+/* tx_ack for the rare paths: one copy out of line. */
+static FW_COLD void tx_ack_slow(uint32_t ack, uint32_t now)
+{
+    tx_ack(ack, now);
+}
+
 /* Rare (out of line, so the receive loop keeps its registers to itself). */
-static __attribute__((noinline)) int tx_retransmit(void)
+static FW_COLD int tx_retransmit(void)
 {
     /* Go-back-N: every unacknowledged frame again, oldest first, each with a fresh ack.
      * A frame still queued from the last round goes out anyway; it is not posted twice. */
     uint32_t busy = link_rd(NF_LINK_TX_BUSY);
     for (uint32_t k = 0; k < L.tx_inflight; k++) {
-        uint32_t slot = ring_add(L.tx_first, k, fw_cfg.tx_slots);
+        uint32_t slot = ring_add(tx_first(), k, fw_cfg.tx_slots);
         if (busy & (1u << slot))
             continue;
-        mem_wr(tx_addr(slot), hdr_word0(NF_LINK_TYPE_DATA, (uint8_t)(L.tx_una + k), L.rx_expect));
+        mem_wr(tx_addr(slot), hdr_word0(NF_LINK_TYPE_DATA, (uint8_t)(tx_una() + k), rx_expect()));
         tx_post(slot, L.tx_len[slot]);
         L.maybe_busy |= 1u << slot;
         fw_stats.retransmits++;
@@ -278,7 +302,7 @@ static __attribute__((noinline)) int tx_retransmit(void)
     L.rto_start = hal_cycles();
     L.ack_owed = 0;
     L.dup_acks = 0;
-    L.rexmit_una = L.tx_una;
+    L.rexmit_una = tx_una();
     L.clean_acks = 0;
     if (L.cap_saved) {
         L.tx_cap = L.cap_saved;
@@ -291,13 +315,13 @@ static __attribute__((noinline)) int tx_retransmit(void)
 }
 
 /* A pure ACK that acknowledges nothing new (rare: only after a loss). */
-static __attribute__((noinline)) void dup_ack(uint32_t slot)
+static FW_COLD void dup_ack(uint32_t slot)
 {
     if (L.peeked & (1u << slot)) {
         L.peeked &= ~(1u << slot); /* its ack was applied early, it repeats nothing */
         return;
     }
-    if (L.tx_inflight == 0 || L.tx_una == L.rexmit_una)
+    if (L.tx_inflight == 0 || tx_una() == L.rexmit_una)
         return;
     if (++L.dup_acks >= DUP_ACKS_FOR_FAST_RETRANSMIT) {
         tx_retransmit();
@@ -311,15 +335,14 @@ static int tx_retransmit_due(void)
     return tx_retransmit();
 }
 
-static void link_state_reset(void)
+static FW_COLD void link_state_reset(void)
 {
-    L.rx_expect = 0;
+    L.rx_hdr = NF_LINK_TYPE_DATA << (8u * NF_LINK_HDR_TYPE_OFF); /* seq 0 */
     L.tx_seq = 0;
-    L.tx_una = 0;
     L.ack_owed = 0;
-    L.tx_first = 0;
+    L.tx_open = 0;
     L.tx_inflight = 0;
-    L.inflight_bytes = 0;
+    L.open_addr = tx_addr(0) + NF_LINK_HDR_SIZE;
     L.rto_valid = 0;
     L.open = 0;
     L.open_len = 0;
@@ -337,7 +360,7 @@ static void link_state_reset(void)
 /* RESET from the host: wipe the adapter, restart both sequences, answer RESET_ACK with
  * the host's nonce and INFO. Frames still queued from the old session go out first,
  * so the host (which ignores everything until its RESET_ACK) never takes them as new. */
-static __attribute__((noinline)) void link_reset(uint32_t nonce)
+static FW_COLD void link_reset(uint32_t nonce)
 {
     fw_rng_seed(nonce << 16 ^ hal_cycles()); /* keys differ per adapter session */
     fw_tables_reset();
@@ -355,7 +378,7 @@ static __attribute__((noinline)) void link_reset(uint32_t nonce)
  * either fits the open frame or opens one more, so a free slot per message is always
  * enough. When that is not there, this one frame's replies are batched full-size
  * (what fw_msg_fits plans for): a small cap must never keep a frame unanswered. */
-static __attribute__((noinline)) int replies_fit_capped(const struct fw_frame *f, uint32_t free_open,
+static FW_COLD int replies_fit_capped(const struct fw_frame *f, uint32_t free_open,
                                                         uint32_t free_slots)
 {
     if (!fw_msg_fits(f, free_open, free_slots))
@@ -368,7 +391,7 @@ static __attribute__((noinline)) int replies_fit_capped(const struct fw_frame *f
 }
 
 /* Room for replies: bytes left in the open frame and whole free slots after it. */
-static __attribute__((noinline)) int replies_fit_slow(const struct fw_frame *f, uint32_t free_slots)
+static FW_COLD int replies_fit_slow(const struct fw_frame *f, uint32_t free_slots)
 {
     /* A free slot per message. */
     if (free_slots >= fw_msg_count(f))
@@ -395,7 +418,7 @@ static inline int replies_fit(const struct fw_frame *f)
 
 /* While the head frame waits for TX room, the acks that would make room may already
  * sit in later RX slots: apply them (acks are cumulative, so order does not matter). */
-static __attribute__((noinline)) int peek_acks(uint32_t ready)
+static FW_COLD int peek_acks(uint32_t ready)
 {
     int reset = 0;
     L.peeked = 0;
@@ -406,7 +429,7 @@ static __attribute__((noinline)) int peek_acks(uint32_t ready)
         uint32_t w0 = mem_rd(rx_addr(slot));
         uint32_t type = (w0 >> (8u * NF_LINK_HDR_TYPE_OFF)) & 0xFFu;
         if (type == NF_LINK_TYPE_DATA || type == NF_LINK_TYPE_ACK)
-            tx_ack((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu);
+            tx_ack_slow((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu, link_rd(NF_LINK_RX_STAMP0 + 4u * slot));
         if (type == NF_LINK_TYPE_ACK)
             L.peeked |= 1u << slot;
         reset |= type == NF_LINK_TYPE_RESET;
@@ -423,7 +446,7 @@ static void link_hold(uint32_t off)
     L.hold = off + 1u;
 }
 
-void fw_link_init(void)
+FW_COLD void fw_link_init(void)
 {
     fw_link_frame(&L.frame, 0, 0, 0);
     link_state_reset();
@@ -434,6 +457,9 @@ void fw_link_init(void)
     tx_drain_max = (uint32_t)(((uint64_t)fw_cfg.tx_slots * NF_LINK_SLOT_BYTES * UART_BITS_PER_BYTE * STUFFING_FACTOR *
                                2u * fw_cfg.uart_period) >> NF_SOC_UART_PERIOD_FRAC) + L.rto_floor;
     L.rx_next = 0;
+    L.rx_bit = 1u;
+    L.rx_stamp = NF_LINK_RX_STAMP0;
+    L.frame.addr = rx_addr(0) + NF_LINK_HDR_SIZE;
 }
 
 uint32_t fw_link_rto(void)
@@ -446,7 +472,7 @@ uint32_t fw_link_rto(void)
  * all of it fits). It stays; it resumes where it stopped. Returns 1 only when it must be
  * given up: every RX slot is full and one holds a RESET (the session ends, and nothing
  * else could get in). */
-static __attribute__((noinline)) int rx_give_up_for_reset(uint32_t ready)
+static FW_COLD int rx_give_up_for_reset(uint32_t ready)
 {
     uint32_t all_rx = (1u << fw_cfg.rx_slots) - 1u;
     if (!peek_acks(ready) || (ready & all_rx) != all_rx)
@@ -455,18 +481,14 @@ static __attribute__((noinline)) int rx_give_up_for_reset(uint32_t ready)
     return 1;
 }
 
-/* Run frame f, new (from 0: fw_msg_process) or held or overflowing (fw_msg_resume), its
- * stamp and the engine's wait so far read now (slot: its RX slot); hold it where a reply
- * found no TX room. Returns nonzero when it ran to its end. Inline: the new frame's path
- * is the hot one. */
-static inline __attribute__((always_inline)) int rx_run(struct fw_frame *f, uint32_t slot, int fresh, uint32_t from)
+/* Run frame f, held or overflowing (fw_msg_resume) from message offset from, its stamp
+ * and the engine's wait so far read now (slot: its RX slot); hold it where a reply found
+ * no TX room. Returns nonzero when it ran to its end. (A new frame runs in rx_frame_run.) */
+static FW_COLD int rx_run(struct fw_frame *f, uint32_t slot, uint32_t from)
 {
     f->stamp = link_rd(NF_LINK_RX_STAMP0 + 4u * slot);
     f->eng_start = fw_eng_wait_cycles();
-    if (fresh)
-        fw_msg_process(f);
-    else
-        fw_msg_resume(f, from);
+    fw_msg_resume(f, from);
     if (f->done < f->len)
         link_hold(f->done);
     return f->done >= f->len;
@@ -475,7 +497,7 @@ static inline __attribute__((always_inline)) int rx_run(struct fw_frame *f, uint
 /* The head frame's replies do not fit even the empty TX window: run it now, answering
  * what does not fit short (fw_msg_resume with f->overflow), with full-size batching and
  * the last TX slot kept for the short answers. */
-static __attribute__((noinline)) int rx_overflow_frame(uint32_t ready, uint32_t slot, struct fw_frame *f)
+static FW_COLD int rx_overflow_frame(uint32_t ready, uint32_t slot, struct fw_frame *f)
 {
     /* One TX slot: every answer no larger than its message from the start (they fit it). */
     uint32_t short_only = fw_cfg.tx_slots < 2u;
@@ -485,20 +507,20 @@ static __attribute__((noinline)) int rx_overflow_frame(uint32_t ready, uint32_t 
     L.tx_cap = NF_LINK_MAX_PAYLOAD;
     L.cap_adjust = 1;
     f->overflow = short_only ? 2u : 1u;
-    int whole = rx_run(f, slot, 0, 0);
+    int whole = rx_run(f, slot, 0);
     f->overflow = 0;
     L.keep_free = 0;
     if (!whole)
         return rx_give_up_for_reset(ready); /* held part-way (not expected: see fw_msg.h) */
     L.hold = 0;
-    L.rx_expect++;
+    rx_expect_next();
     return 1;
 }
 
 /* The head frame was held for TX room (L.hold): check again, run it from where it
  * stopped. Returns 0 while it must still wait, 1 when it is done (ran to its end, or
  * given up undelivered when nothing of it ran and every RX slot is full). */
-static __attribute__((noinline)) int rx_held(uint32_t ready, uint32_t slot, struct fw_frame *f)
+static FW_COLD int rx_held(uint32_t ready, uint32_t slot, struct fw_frame *f)
 {
     if (!L.hold)
         link_hold(0); /* a new frame that does not fit: counted once */
@@ -515,99 +537,179 @@ static __attribute__((noinline)) int rx_held(uint32_t ready, uint32_t slot, stru
         L.hold = 0;
         return 1;
     }
-    if (!rx_run(f, slot, 0, from))
+    if (!rx_run(f, slot, from))
         return rx_give_up_for_reset(ready);
     L.hold = 0;
-    L.rx_expect++;
+    rx_expect_next();
     return 1;
 }
 
-/* One frame in the RX slot at rx_next (ready: RX_READY as read). Returns 0 when the
- * frame must wait in its slot for TX room, else releases the slot and returns 1. Its
- * own function, header reads first: how soon they come is how soon a frame is noticed. */
-static __attribute__((noinline)) int rx_frame(uint32_t ready)
+/* The RX slot at rx_next is done with: hand it back to the hardware, look at the next. */
+static __attribute__((noinline)) void rx_release(uint32_t slot)
 {
-    uint32_t slot = L.rx_next;
-    uint32_t a = rx_addr(slot);
-    hal_win hw = mem_win(a);
-    uint32_t w0 = win_rd(hw, 0), w1 = win_rd(hw, 4u);
+    link_wr(NF_LINK_RX_RELEASE, 1u << slot);
+    slot = ring_add(slot, 1u, fw_cfg.rx_slots);
+    L.rx_next = slot;
+    L.rx_bit = 1u << slot;
+    L.rx_stamp = NF_LINK_RX_STAMP0 + 4u * slot;
+    L.frame.addr = rx_addr(slot) + NF_LINK_HDR_SIZE;
+}
+
+/* The usual frame, held part-way (not expected: see fw_msg.h). Returns as rx_frame does. */
+static FW_COLD int rx_frame_held(const struct fw_frame *f)
+{
+    link_hold(f->done);
+    return rx_give_up_for_reset(link_rd(NF_LINK_RX_READY));
+}
+
+/* The usual frame (rx_frame) from its messages on: len its payload bytes, stamp its
+ * arrival (its payload address is kept with rx_next). Returns as rx_frame does. Nothing
+ * is kept across fw_msg_process (L has it all), so only the return address is saved. */
+static __attribute__((noinline)) int rx_frame_run(uint32_t len, uint32_t stamp)
+{
+    struct fw_frame *f = &L.frame;
+    f->len = len;
+    f->done = len; /* the message layer lowers it only when a message must wait */
+    f->stamp = stamp;
+    f->eng_start = fw_eng_wait_cycles();
+    fw_msg_process(f);
+    if (f->done < f->len && !rx_frame_held(f))
+        return 0; /* held part-way: rx_held continues it */
+    rx_expect_next();
+    L.ack_owed = 1;
+    rx_release(L.rx_next);
+    return 1;
+}
+
+/* Every frame but the usual one (rx_frame): w0, w1 its header words. Returns as
+ * rx_frame does. */
+static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t slot, uint32_t w0, uint32_t w1)
+{
     uint32_t type = (w0 >> (8u * NF_LINK_HDR_TYPE_OFF)) & 0xFFu;
     uint32_t ack = (w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu;
     if (type == NF_LINK_TYPE_DATA) {
         uint32_t seq = (w0 >> (8u * NF_LINK_HDR_SEQ_OFF)) & 0xFFu;
         uint32_t len = (w1 >> (8u * (NF_LINK_HDR_LEN_OFF - 4u))) & 0xFFFFu;
-        tx_ack(ack);
-        if (seq != L.rx_expect || len > NF_LINK_MAX_PAYLOAD) {
+        uint32_t stamp = link_rd(NF_LINK_RX_STAMP0 + 4u * slot);
+        tx_ack_slow(ack, stamp);
+        if (seq != rx_expect() || len > NF_LINK_MAX_PAYLOAD) {
             /* Duplicate or gap: go-back-N drops it, and the ack repeats at once as a pure
              * ACK, ahead of any batched replies: repeated pure ACKs are how the host
              * learns of a loss before its timer (an ack in DATA frames is no sign). */
             fw_stats.rx_dup++;
-            link_wr(NF_LINK_TX_ACK, L.rx_expect);
-            link_wr(NF_LINK_RX_RELEASE, 1u << slot);
-            L.rx_next = ring_add(slot, 1u, fw_cfg.rx_slots);
+            link_wr(NF_LINK_TX_ACK, rx_expect());
+            rx_release(slot);
             return 1;
         }
         struct fw_frame *f = &L.frame;
-        f->addr = a + NF_LINK_HDR_SIZE;
+        f->addr = rx_addr(slot) + NF_LINK_HDR_SIZE;
         f->len = len;
         f->done = len; /* the message layer lowers it only when a message must wait */
-        if (!L.hold && (replies_fit(f) || (peek_acks(ready), replies_fit(f)))) {
-            if (!rx_run(f, slot, 1, 0) && !rx_give_up_for_reset(ready))
-                return 0; /* held part-way: rx_held continues it */
-            L.rx_expect++;
-        } else if (!rx_held(ready, slot, f)) {
+        if (!L.hold && (replies_fit(f) || (peek_acks(ready), replies_fit(f))))
+            return rx_frame_run(len, stamp);
+        if (!rx_held(ready, slot, f)) {
             /* Held: no more messages are taken from the link until TX room frees (the
              * host's window fills; its retransmissions wait for our acks). */
             return 0;
         }
         L.ack_owed = 1;
     } else if (type == NF_LINK_TYPE_ACK) {
-        if (ack == L.tx_una)
+        if (ack == tx_una())
             dup_ack(slot);
         else
-            tx_ack(ack);
+            tx_ack_slow(ack, link_rd(NF_LINK_RX_STAMP0 + 4u * slot));
     } else if (type == NF_LINK_TYPE_RESET) {
         link_reset((w1 >> (8u * (NF_LINK_HDR_RSVD_OFF - 4u))) & 0xFFFFu);
     }
     /* Anything else (RESET_ACK is board to host) is ignored. */
-    link_wr(NF_LINK_RX_RELEASE, 1u << slot);
-    L.rx_next = ring_add(slot, 1u, fw_cfg.rx_slots);
+    rx_release(slot);
     return 1;
 }
 
-/* All the work of one poll after the first ready frame (or timer, or pending send). */
+/* One frame in the RX slot at rx_next (ready: RX_READY as read). Returns 0 when the
+ * frame must wait in its slot for TX room, else releases the slot and returns 1. Its
+ * own function, header reads first: how soon they come is how soon a frame is noticed.
+ * It only sorts: the usual frame (the next DATA frame in sequence, nothing held, its
+ * replies fit the TX window at a glance) goes on to rx_frame_run, everything else (and
+ * the usual frame, from its start, when its replies need a closer look) to
+ * rx_frame_slow. Both are tail calls, so nothing here is saved on the stack. */
+static __attribute__((noinline)) int rx_frame(uint32_t ready)
+{
+    uint32_t slot = L.rx_next;
+    hal_win hw = mem_win(rx_addr(slot));
+    uint32_t w0 = win_rd(hw, 0), w1 = win_rd(hw, 4u);
+    uint32_t len = (w1 >> (8u * (NF_LINK_HDR_LEN_OFF - 4u))) & 0xFFFFu;
+    if ((w0 & 0xFFFFu) != L.rx_hdr || len > NF_LINK_MAX_PAYLOAD || L.hold || L.cap_adjust)
+        return rx_frame_slow(ready, slot, w0, w1);
+    /* replies_fit's two quick tests (a free TX slot per possible message, or one for a
+     * single message); the ack this frame carries is applied first, as it may free slots. */
+    uint32_t stamp = link_rd(L.rx_stamp);
+    tx_ack((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu, stamp);
+    uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - L.open;
+    if (free_slots < len / NF_MSG_HDR_SIZE) {
+        uint32_t mlen = (win_rd(hw, NF_LINK_HDR_SIZE) >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu;
+        /* fw_msg_single, read from the window already at hand */
+        if (!free_slots || !(mlen >= len || mlen < NF_MSG_HDR_SIZE || mlen % 8u))
+            return rx_frame_slow(ready, slot, w0, w1);
+    }
+    return rx_frame_run(len, stamp);
+}
+
+/* All the work of one poll after its first frame (ready: RX_READY as read after it;
+ * 0 when that frame must wait), or the timer, or a pending send. */
 static __attribute__((noinline)) int link_work(uint32_t ready)
 {
-    int did = 0;
-    while (ready & (1u << L.rx_next)) {
+    while (ready & L.rx_bit) {
         if (!rx_frame(ready))
             break;
-        did = 1;
         ready = link_rd(NF_LINK_RX_READY);
     }
     /* The timer after the RX slots: a frame that arrived is noticed a few instructions
      * sooner, and the acks it carried may already have made a retransmission moot. */
-    if (tx_retransmit_due())
-        did = 1;
+    int did = tx_retransmit_due();
     /* No more work in the RX slots: send what was batched, or at least the ack. */
     if (L.open) {
         tx_flush();
         did = 1;
     } else if (L.ack_owed) {
-        link_wr(NF_LINK_TX_ACK, L.rx_expect);
+        link_wr(NF_LINK_TX_ACK, rx_expect());
         L.ack_owed = 0;
         did = 1;
     }
     return did;
 }
 
+/* RX_READY reads between two looks at the timer: a spin of a load and two branches
+ * notices a frame within a few cycles; the timer (ms) can wait that long. */
+#define IDLE_SPINS 64u
+
 int fw_link_poll(void)
 {
     /* Idle: nothing in the next RX slot, nothing to send, no timer due. Kept short: how
-     * long it takes is how late a frame that lands now is noticed. */
-    uint32_t ready = link_rd(NF_LINK_RX_READY);
-    if (!(ready & (1u << L.rx_next)) && !L.open && !L.ack_owed &&
-        (L.tx_inflight == 0 || hal_cycles() - L.rto_start < L.rto_min))
-        return 0;
-    return link_work(ready);
+     * long it takes is how late a frame that lands now is noticed. link_work always
+     * leaves nothing open and no ack owed, so the spin is the usual case. On the target
+     * it spins until there is work, looking at the timer between rounds, so a frame that
+     * lands is never kept waiting by a return to the caller; the host build returns after
+     * one round (its test bench feeds the next frame between polls). */
+    uint32_t bit = L.rx_bit;
+    if (!L.open && !L.ack_owed) {
+        for (;;) {
+            for (uint32_t n = IDLE_SPINS; n; n--) {
+                uint32_t ready = link_rd(NF_LINK_RX_READY);
+                if (ready & bit) {
+                    /* the frame first, then the rest (0: it waits, no more frames now) */
+                    if (!rx_frame(ready))
+                        return link_work(0);
+                    (void)link_work(link_rd(NF_LINK_RX_READY));
+                    return 1;
+                }
+            }
+            if (L.tx_inflight != 0 && hal_cycles() - L.rto_start >= L.rto_min)
+                break;
+#ifdef NF_HOST_BUILD
+            return 0;
+#endif
+        }
+    }
+    return link_work(link_rd(NF_LINK_RX_READY));
 }

@@ -1,5 +1,6 @@
 /* Link recovery tests of the firmware's host build: fast retransmission on repeated
- * pure ACKs and the reply batching cap that shrinks on loss and grows back. */
+ * pure ACKs, the reply batching cap that shrinks on loss and grows back, and the RTO and
+ * retransmission after a partial ack. */
 #include "tb.h"
 
 #define OK(cond, ...) tb_ok((cond), __VA_ARGS__)
@@ -179,10 +180,46 @@ static void test_reply_cap(void)
     OK(replies_ok(t, 6, &maxp) && tb.data_frames == 1, "reply cap: RESET restores full batching");
 }
 
+/* The RTO covers exactly the frames still in flight, after the TX ring has wrapped and
+ * an ack took only the oldest of them: (their bytes + RX_SLOTS x SLOT_BYTES) x 10 bits x
+ * 2 x UART_PERIOD / 16 + CLK_HZ / 50. */
+static void test_rto_after_partial_ack(void)
+{
+    tb_init("sim");
+    tb.auto_ack = 0;
+    for (uint32_t i = 0; i < fw_cfg.tx_slots + 3u; i++) {
+        send_pings_of(1, 8);
+        tb_run();
+        tb_send_ack_upto(tb.rx_expect);
+        tb_run();
+    }
+    tb_clear();
+    static const size_t blen[3] = {8, 200, BODY};
+    for (int i = 0; i < 3; i++) {
+        send_pings_of(1, blen[i]);
+        tb_run();
+    }
+    int three = sent_seqs(3, (uint8_t)(tb.rx_expect - 3u));
+    uint64_t rto_bytes = (uint64_t)fw_cfg.rx_slots * NF_LINK_SLOT_BYTES;
+    for (int i = 1; three && i < 3; i++)
+        rto_bytes += NF_LINK_HDR_SIZE + tb.frames[i].hdr.len;
+    uint64_t rto_want = ((rto_bytes * 10u * 2u * fw_cfg.uart_period) >> NF_SOC_UART_PERIOD_FRAC) + fw_cfg.clk_hz / 50u;
+    tb_send_ack_upto((uint8_t)(tb.rx_expect - 2u));
+    tb_run();
+    OK(three && fw_link_rto() == rto_want,
+       "RTO after the TX ring wrapped and a partial ack: the formula over the 2 frames still in flight");
+    /* and the timeout resends exactly those two, oldest first */
+    tb_clear();
+    nf_hw_advance(TIMEOUT_CYCLES);
+    tb_run();
+    OK(sent_seqs(2, (uint8_t)(tb.rx_expect - 2u)), "the timeout after a partial ack resends the 2 frames still in flight");
+}
+
 int main(int argc, char **argv)
 {
     tb_args(argc, argv);
     test_fast_retransmit();
     test_reply_cap();
+    test_rto_after_partial_ack();
     return tb_done();
 }
