@@ -308,7 +308,15 @@ private:
             bool idle = drv_.idle() && !smp_.busy();
             if (!accept_client(idle ? 200 : 0))
                 return true;
-        } else {
+        }
+        if (client_fd_ < 0)
+            return true;
+        // One poll for both sockets: most services find nothing to do, and this is
+        // the one system call they make.
+        pollfd p[2] = {{listen_fd_, POLLIN, 0}, {client_fd_, POLLIN, 0}};
+        if (poll(p, 2, 0) < 0 && errno != EINTR)
+            return disconnected();
+        if (p[0].revents & POLLIN) {
             // One client only: turn away anyone else.
             int extra = accept(listen_fd_, nullptr, nullptr);
             if (extra >= 0) {
@@ -316,10 +324,8 @@ private:
                 close(extra);
             }
         }
-        if (client_fd_ < 0)
-            return true;
         // Host to board, with backpressure: read only while the UART backlog is short.
-        if (drv_.queued() < kRxBacklog) {
+        if (p[1].revents && drv_.queued() < kRxBacklog) {
             uint8_t buf[kRxBacklog];
             ssize_t n = recv(client_fd_, buf, kRxBacklog - drv_.queued(), MSG_DONTWAIT);
             if (n > 0) {

@@ -14,14 +14,32 @@ TEST_TARGETS += test-sim
 # firmware to exist to be useful.
 sim: $(SIM_BIN) firmware ## build the Verilator board model and the firmware it runs
 
-$(SIM_BIN): $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS)
+# Profile-guided build: the model is compiled with counters, runs the product firmware
+# for SIM_PGO_CYCLES (sim/pgo_train.sh), and is compiled again with the profile (the
+# evaluation of the whole design every clock is branchy code whose layout gains from it).
+# SIM_PGO=0 builds it once, without.
+SIM_PGO        ?= 1
+SIM_PGO_CYCLES ?= 2000000
+SIM_OPT        := OPT_FAST=-O2 OPT_SLOW=-O1
+SIM_PGO_GEN    := OPT_FAST="-O2 -fprofile-generate -fprofile-update=single" OPT_SLOW=-O1 LDFLAGS=-fprofile-generate
+SIM_PGO_USE    := OPT_FAST="-O2 -fprofile-use -fprofile-partial-training -Wno-missing-profile" OPT_SLOW=-O1
+
+$(SIM_BIN): $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/pgo_train.sh \
+            | $(SIM_FW_HEX) $(SIM_BUILD)/nfsim_client
 	@mkdir -p $(SIM_BUILD)/obj
+	@rm -f $(SIM_BUILD)/obj/*.gcda
 	@echo "sim: verilating nf_soc into $(SIM_BIN) (the board model; log in $(SIM_BUILD)/build.log)"
-	@$(VERILATOR) --cc --exe --build -j 2 -Wall $(VFAST) --trace-fst $(SOC_VSRC) --top-module nf_soc \
+	@{ $(VERILATOR) --cc --exe -Wall $(VFAST) --trace-fst $(SOC_VSRC) --top-module nf_soc \
 	    -GFW_HEX='"$(SIM_FW_HEX)"' --Mdir $(SIM_BUILD)/obj -o $(SIM_BIN) \
-	    -MAKEFLAGS "OPT_FAST=-O2 OPT_SLOW=-O1" \
 	    -CFLAGS "-std=c++17 -I$(SIM_DIR) -I$(ROOT)/firmware/include -DNF_DEFAULT_FIRMWARE='\"$(SIM_FW_HEX)\"'" \
-	    $(SOC_DIR)/nf_soc.v $(SIM_CXX_SRC) > $(SIM_BUILD)/build.log 2>&1 || (tail -50 $(SIM_BUILD)/build.log; exit 1)
+	    $(SOC_DIR)/nf_soc.v $(SIM_CXX_SRC) && \
+	  if [ "$(SIM_PGO)" = 1 ]; then \
+	    $(MAKE) -C $(SIM_BUILD)/obj -f Vnf_soc.mk $(SIM_PGO_GEN) && \
+	    bash $(SIM_DIR)/pgo_train.sh $(SIM_BIN) $(SIM_BUILD)/nfsim_client $(SIM_FW_HEX) $(SIM_BUILD)/train $(SIM_PGO_CYCLES); \
+	    for g in $(SIM_BUILD)/obj/*.gcda; do rm -f "$${g%.gcda}.o"; done; rm -f $(SIM_BUILD)/obj/*.a $(SIM_BIN) && \
+	    $(MAKE) -C $(SIM_BUILD)/obj -f Vnf_soc.mk $(SIM_PGO_USE); \
+	  else $(MAKE) -C $(SIM_BUILD)/obj -f Vnf_soc.mk $(SIM_OPT); fi; \
+	} > $(SIM_BUILD)/build.log 2>&1 || (tail -50 $(SIM_BUILD)/build.log; exit 1)
 
 # Tests: a test program that echoes frames (sim/tests/echo_fw.c) checks the bridge,
 # the UART and the link hardware end to end; with the real firmware, the RESET
