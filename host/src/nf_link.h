@@ -96,7 +96,8 @@ uint32_t nf_link_open(struct nf_transport *t, nf_link_on_message on_message, nf_
 uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cfg, nf_link_on_message on_message,
                          nf_link_on_dead on_dead, void *ctx, struct nf_link **out, struct nf_info *info);
 
-/* Queue one message (see above). Blocks while the window is full. Returns
+/* Queue one message (see above). Blocks while the window is full and the message
+ * does not fit the open frame (which then goes as soon as the window opens). Returns
  * NF_STATUS_SUCCESS; NF_STATUS_INVALID_PARAMETER (len < NF_MSG_HDR_SIZE, not a
  * multiple of 8, > NF_LINK_MAX_PAYLOAD, or MSG_HDR.len != len; nothing queued);
  * the death status once the link is dead; NF_STATUS_CANCELLED when nf_link_close
@@ -122,6 +123,17 @@ uint32_t nf_link_sendv(struct nf_link *l, const struct nf_link_part *parts, size
  * status once the link is dead, CANCELLED while closing, INSUFFICIENT_RESOURCES
  * (no memory for another frame). It may be called from the link's callbacks too. */
 uint32_t nf_link_post(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer);
+
+/* nf_link_post in place, for callers that write the message straight into the
+ * frame (no copy of a message built elsewhere) and must do something atomically with
+ * queueing it (a QP's ring slot): nf_link_post_begin locks the link and returns where
+ * len bytes go in the open frame (8-byte aligned), or NULL with *st set (nothing held).
+ * The caller writes the message there and ends with nf_link_post_commit (queues it:
+ * the same rules and statuses as nf_link_post, defer too) or nf_link_post_abort
+ * (nothing queued); both unlock. Between them the caller must not call the link. */
+uint8_t *nf_link_post_begin(struct nf_link *l, size_t len, uint32_t *st);
+void nf_link_post_commit(struct nf_link *l, size_t len, int defer);
+void nf_link_post_abort(struct nf_link *l);
 
 /* Close the open (deferred) frame and queue it. Same returns as nf_link_send. */
 uint32_t nf_link_flush(struct nf_link *l);
