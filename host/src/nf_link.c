@@ -24,8 +24,9 @@
 #define IDLE_POLL_MS 1000          /* longest sleep of the link thread with no timer armed */
 /* A frame survives a per-byte error rate p with (1-p)^len: every loss halves the
  * size messages are batched up to, a run of clean acks doubles it (as the board does).
- * Messages that join behind a full window (join_cap) start at the minimum: a frame
- * is never split again, so one built big before the first loss could stall the link. */
+ * Frames that messages join while the line is busy (join_cap) start at the minimum: a
+ * frame is never split again, so one built big before the first loss could stall the
+ * link. */
 #define FRAME_CAP_MIN 128u
 #define FRAME_CAP_GROW_AFTER 16u
 /* The byte stream keeps order, so a repeated pure ACK means a frame was lost before
@@ -140,7 +141,8 @@ static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
     if (l->una != l->recover && (uint8_t)(l->una - l->recover) <= (uint8_t)(l->max - l->recover))
         l->fast_armed = 1;
     l->clean_acks += adv;
-    if (l->clean_acks >= FRAME_CAP_GROW_AFTER && (l->frame_cap < NF_LINK_MAX_PAYLOAD || l->join_cap < NF_LINK_MAX_PAYLOAD)) {
+    if (l->clean_acks >= FRAME_CAP_GROW_AFTER &&
+        (l->frame_cap < NF_LINK_MAX_PAYLOAD || l->join_cap < NF_LINK_MAX_PAYLOAD)) {
         l->frame_cap = l->frame_cap * 2 > NF_LINK_MAX_PAYLOAD ? NF_LINK_MAX_PAYLOAD : l->frame_cap * 2;
         l->join_cap = l->join_cap * 2 > NF_LINK_MAX_PAYLOAD ? NF_LINK_MAX_PAYLOAD : l->join_cap * 2;
         l->clean_acks = 0;
@@ -324,7 +326,8 @@ static void pump(struct nf_link *l, uint64_t now)
             free(p->buf);
             free(p);
         } else if (l->open_len > 0 && (l->open_push ? !line_busy(l)
-                                                    : now > l->open_since_us && now - l->open_since_us >= l->defer_max_us)) {
+                                                    : now > l->open_since_us &&
+                                                          now - l->open_since_us >= l->defer_max_us)) {
             nf_link_close_open(l);
         } else {
             break;

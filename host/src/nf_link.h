@@ -16,9 +16,11 @@
  * and be a multiple of 8. Several messages share one DATA frame: a send with
  * defer = 1 appends to the open frame and leaves it open (NDK_OP_FLAG_DEFER), a
  * send with defer = 0 or nf_link_flush() closes it and queues it for sending, and a
- * message that does not fit closes the open frame first. On a lossy line the size
- * messages are batched up to shrinks (see stats.frame_cap); a single message always
- * goes whole.
+ * message that does not fit closes the open frame first. While the line is busy
+ * (a few frames unacknowledged) a send with defer = 0 leaves the frame open too,
+ * for later messages to join, and the link thread closes it at the next ack: it
+ * could not start on the line any sooner. On a lossy line the size messages are
+ * batched up to shrinks (see stats.frame_cap); a single message always goes whole.
  *
  * Threads: nf_link_send/sendv/flush/stats may be called from any thread except the
  * link thread's callbacks (on_message must not block on the link: hand messages to
