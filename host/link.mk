@@ -7,7 +7,7 @@
 
 HOST_LINK_SRCS := host/src/nf_frame.c host/src/nf_status.c host/src/nf_error.c host/src/nf_transport.c \
                   host/src/transport_fd.c host/src/transport_sim.c host/src/nf_link.c host/src/nf_link_send.c
-HOST_LINK_HDRS := host/src/nf_frame.h host/src/nf_transport.h host/src/nf_transport_priv.h host/src/nf_link.h host/src/nf_link_priv.h \
+HOST_LINK_HDRS := host/src/nf_frame.h host/src/nf_transport.h host/src/nf_transport_priv.h host/src/nf_link.h host/src/nf_link_priv.h host/src/nf_lock.h \
                   host/src/transport_board.h \
                   firmware/include/nf_layout.h
 # Board transports: the FTDI bridge over libusb ("usb", "usb:BUS-ADDR") and over

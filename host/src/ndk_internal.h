@@ -20,8 +20,9 @@
  *    state and queues events, never runs a user callback and never blocks on the link;
  *  - the callback thread runs every user callback (events), one at a time.
  *  ad->lock protects everything except the per-QP work queues (initiator and receive),
- *  which have their own qp->ring_lock so that posting never takes the adapter lock. Lock order:
- *  ad->lock, then qp->ring_lock. Object references are dropped only on consumer
+ *  so that posting never takes the adapter lock: their producers (posting) hold the link's
+ *  lock alone (nf_link_post_begin..commit), their consumers qp->ring_lock (struct ndk_wq).
+ *  Lock order: ad->lock, then qp->ring_lock, then the link's. Object references are dropped only on consumer
  *  threads or the callback thread, so a close's teardown may send on the link. */
 #ifndef NDK_INTERNAL_H
 #define NDK_INTERNAL_H
@@ -205,10 +206,24 @@ struct ndk_wr_slot {
 
 /* A work queue: a ring of slots, ids head..tail-1 outstanding (the id is the wire's
  * wr_id); depth slots at most, mask + 1 (a power of two) in the ring. */
+/* A ring of requests: producers (posting, under the link's lock) write a slot, then
+ * tail; consumers (under qp->ring_lock) read slots below tail, then advance head. */
 struct ndk_wq {
     struct ndk_wr_slot *slot;
     uint32_t depth, mask, head, tail;
 };
+
+/* The consumers' view of tail: every slot below it is written. */
+static inline uint32_t ndk_wq_tail(const struct ndk_wq *q)
+{
+    return __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
+}
+
+/* Consumers only (under qp->ring_lock): slots below h are free to reuse. */
+static inline void ndk_wq_set_head(struct ndk_wq *q, uint32_t h)
+{
+    __atomic_store_n(&q->head, h, __ATOMIC_RELEASE);
+}
 
 struct ndk_qp {
     NDK_QP pub;
@@ -351,8 +366,28 @@ int ndk_live(const void *obj);
 int ndk_registry_add(const void *obj);
 void ndk_registry_del(const void *obj);
 int ndk_registry_has_room(void);
-/* A live object of this type (hdr is its NDK_OBJECT_HEADER, first in the object). */
-int ndk_obj_ok(const void *hdr, NDK_OBJECT_TYPE type);
+/* A live object of this type (hdr is its NDK_OBJECT_HEADER, first in the object).
+ * Inline for the posting path: an object found in its home slot of the registry
+ * (open addressing, ndk_object.c) while no rebuild ran is live; anything else asks
+ * ndk_live. */
+#define NDK_REG_BITS 16u
+#define NDK_REG_TOMB ((uintptr_t)1)
+extern uintptr_t ndk_reg_slot[1u << NDK_REG_BITS];
+extern unsigned ndk_reg_seq; /* odd while a rebuild runs */
+static inline uint32_t ndk_reg_hash(uintptr_t k)
+{
+    return (uint32_t)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> (64u - NDK_REG_BITS));
+}
+static inline int ndk_obj_ok(const void *hdr, NDK_OBJECT_TYPE type)
+{
+    uintptr_t k = (uintptr_t)hdr;
+    unsigned s0 = __atomic_load_n(&ndk_reg_seq, __ATOMIC_ACQUIRE);
+    int home = k > NDK_REG_TOMB && __atomic_load_n(&ndk_reg_slot[ndk_reg_hash(k)], __ATOMIC_ACQUIRE) == k;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (!home || (s0 & 1u) || __atomic_load_n(&ndk_reg_seq, __ATOMIC_RELAXED) != s0)
+        home = k > NDK_REG_TOMB && ndk_live(hdr);
+    return home && ((const NDK_OBJECT_HEADER *)hdr)->ObjectType == type;
+}
 void ndk_core_init(struct ndk_adapter *ad, struct ndk_core *c, NDK_OBJECT_HEADER *hdr, NDK_OBJECT_TYPE type,
                    struct ndk_core *p0, struct ndk_core *p1, struct ndk_core *p2);
 /* A zeroed object of type t, its header and core initialized (NULL: no memory); its

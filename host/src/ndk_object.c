@@ -12,20 +12,14 @@
  * call is used only when it is one this library created and has not freed, never
  * because its memory looks right. Open addressing over the header's address;
  * lookups take no lock (the posting path): an insertion or removal is one atomic
- * store, a rebuild (rare: tombstones) bumps reg_seq around it so a lookup that
+ * store, a rebuild (rare: tombstones) bumps ndk_reg_seq around it so a lookup that
  * overlapped one looks again. */
-#define REG_BITS 16u
-#define REG_SIZE (1u << REG_BITS)
-#define REG_TOMB ((uintptr_t)1)
-static uintptr_t reg_slot[REG_SIZE];
-static unsigned reg_seq;
+#define REG_SIZE (1u << NDK_REG_BITS)
+#define REG_TOMB NDK_REG_TOMB
+uintptr_t ndk_reg_slot[REG_SIZE]; /* ndk_obj_ok (ndk_internal.h) looks here inline */
+unsigned ndk_reg_seq;
 static uint32_t reg_live, reg_tombs;
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static uint32_t reg_hash(uintptr_t k)
-{
-    return (uint32_t)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> (64u - REG_BITS));
-}
 
 int ndk_live(const void *obj)
 {
@@ -33,11 +27,11 @@ int ndk_live(const void *obj)
     if (k <= REG_TOMB)
         return 0;
     for (;;) {
-        unsigned s0 = __atomic_load_n(&reg_seq, __ATOMIC_ACQUIRE);
+        unsigned s0 = __atomic_load_n(&ndk_reg_seq, __ATOMIC_ACQUIRE);
         int found = 0;
         if (!(s0 & 1u)) {
-            for (uint32_t i = reg_hash(k), n = 0; n < REG_SIZE; i = (i + 1u) & (REG_SIZE - 1u), n++) {
-                uintptr_t v = __atomic_load_n(&reg_slot[i], __ATOMIC_ACQUIRE);
+            for (uint32_t i = ndk_reg_hash(k), n = 0; n < REG_SIZE; i = (i + 1u) & (REG_SIZE - 1u), n++) {
+                uintptr_t v = __atomic_load_n(&ndk_reg_slot[i], __ATOMIC_ACQUIRE);
                 if (v == k) {
                     found = 1;
                     break;
@@ -47,19 +41,19 @@ int ndk_live(const void *obj)
             }
         }
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (!(s0 & 1u) && __atomic_load_n(&reg_seq, __ATOMIC_RELAXED) == s0)
+        if (!(s0 & 1u) && __atomic_load_n(&ndk_reg_seq, __ATOMIC_RELAXED) == s0)
             return found;
     }
 }
 
 static void reg_put(uintptr_t k)
 {
-    uint32_t i = reg_hash(k);
-    while (reg_slot[i] > REG_TOMB)
+    uint32_t i = ndk_reg_hash(k);
+    while (ndk_reg_slot[i] > REG_TOMB)
         i = (i + 1u) & (REG_SIZE - 1u);
-    if (reg_slot[i] == REG_TOMB)
+    if (ndk_reg_slot[i] == REG_TOMB)
         reg_tombs--;
-    __atomic_store_n(&reg_slot[i], k, __ATOMIC_RELEASE);
+    __atomic_store_n(&ndk_reg_slot[i], k, __ATOMIC_RELEASE);
 }
 
 int ndk_registry_add(const void *obj)
@@ -74,16 +68,16 @@ int ndk_registry_add(const void *obj)
         static uintptr_t keep[REG_SIZE];
         uint32_t n = 0;
         for (uint32_t i = 0; i < REG_SIZE; i++)
-            if (reg_slot[i] > REG_TOMB)
-                keep[n++] = reg_slot[i];
-        __atomic_store_n(&reg_seq, reg_seq + 1u, __ATOMIC_RELEASE);
+            if (ndk_reg_slot[i] > REG_TOMB)
+                keep[n++] = ndk_reg_slot[i];
+        __atomic_store_n(&ndk_reg_seq, ndk_reg_seq + 1u, __ATOMIC_RELEASE);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         for (uint32_t i = 0; i < REG_SIZE; i++)
-            __atomic_store_n(&reg_slot[i], 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&ndk_reg_slot[i], 0, __ATOMIC_RELAXED);
         reg_tombs = 0;
         for (uint32_t i = 0; i < n; i++)
             reg_put(keep[i]);
-        __atomic_store_n(&reg_seq, reg_seq + 1u, __ATOMIC_RELEASE);
+        __atomic_store_n(&ndk_reg_seq, ndk_reg_seq + 1u, __ATOMIC_RELEASE);
     }
     reg_put((uintptr_t)obj);
     reg_live++;
@@ -95,20 +89,15 @@ void ndk_registry_del(const void *obj)
 {
     uintptr_t k = (uintptr_t)obj;
     pthread_mutex_lock(&reg_mu);
-    for (uint32_t i = reg_hash(k), n = 0; n < REG_SIZE && reg_slot[i] != 0; i = (i + 1u) & (REG_SIZE - 1u), n++) {
-        if (reg_slot[i] == k) {
-            __atomic_store_n(&reg_slot[i], REG_TOMB, __ATOMIC_RELEASE);
+    for (uint32_t i = ndk_reg_hash(k), n = 0; n < REG_SIZE && ndk_reg_slot[i] != 0; i = (i + 1u) & (REG_SIZE - 1u), n++) {
+        if (ndk_reg_slot[i] == k) {
+            __atomic_store_n(&ndk_reg_slot[i], REG_TOMB, __ATOMIC_RELEASE);
             reg_live--;
             reg_tombs++;
             break;
         }
     }
     pthread_mutex_unlock(&reg_mu);
-}
-
-int ndk_obj_ok(const void *hdr, NDK_OBJECT_TYPE type)
-{
-    return hdr && ndk_live(hdr) && ((const NDK_OBJECT_HEADER *)hdr)->ObjectType == type;
 }
 
 /* ------------------------------------------------------------------------- */

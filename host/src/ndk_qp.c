@@ -77,8 +77,8 @@ static void qp_flush_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t s
     if (body) { /* NULL: the link died or the reply timed out; the QP's requests fail on their own */
         uint32_t flushed_tail = r->u[0];
         pthread_mutex_lock(&qp->ring_lock);
-        if (flushed_tail - qp->iq.head <= qp->iq.tail - qp->iq.head)
-            qp->iq.head = flushed_tail;
+        if (flushed_tail - qp->iq.head <= ndk_wq_tail(&qp->iq) - qp->iq.head)
+            ndk_wq_set_head(&qp->iq, flushed_tail);
         pthread_mutex_unlock(&qp->ring_lock);
     }
     struct nf_qp_flush_rep rep = {UINT32_MAX, 0};
@@ -109,9 +109,7 @@ static VOID qp_flush(NDK_QP *q)
         memset(&msg.h, 0, sizeof(msg.h));
         msg.h.op = NF_OP_QP_FLUSH;
         msg.h.len = (uint16_t)sizeof(msg);
-        pthread_mutex_lock(&qp->ring_lock);
         nf_link_post(ad->link, &part, 1, sizeof(msg), 0);
-        pthread_mutex_unlock(&qp->ring_lock);
         return;
     }
     pthread_mutex_lock(&ad->lock);
@@ -122,12 +120,18 @@ static VOID qp_flush(NDK_QP *q)
     r->gate = 1; /* an answer (death, deadline, reply) waits until r->u[0] is set and sent */
     NTSTATUS st = ndk_req_register(ad, r, NF_OP_QP_FLUSH, &msg, sizeof(msg));
     if (st == STATUS_SUCCESS) {
-        /* Not deferred: anything this QP deferred goes out ahead of it, in order. */
-        pthread_mutex_lock(&qp->ring_lock);
-        r->u[0] = qp->iq.tail;
-        r->u[1] = qp->rq.tail;
-        uint32_t ls = nf_link_post(ad->link, &part, 1, sizeof(msg), 0);
-        pthread_mutex_unlock(&qp->ring_lock);
+        /* Not deferred: anything this QP deferred goes out ahead of it, in order. The
+         * tails are read under the link's lock, which posting holds from its slot to
+         * its message. */
+        uint32_t ls;
+        uint8_t *dst = nf_link_post_begin(ad->link, sizeof(msg), &ls);
+        if (dst) {
+            r->u[0] = __atomic_load_n(&qp->iq.tail, __ATOMIC_RELAXED);
+            r->u[1] = __atomic_load_n(&qp->rq.tail, __ATOMIC_RELAXED);
+            memcpy(dst, &msg, sizeof(msg));
+            nf_link_post_commit(ad->link, sizeof(msg), 0);
+            ls = NF_STATUS_SUCCESS;
+        }
         if (ls == NF_STATUS_SUCCESS || !ndk_req_unregister(ad, r)) {
             /* Sent, or the death handler answered it already: its answer runs now. */
             if (ls == NF_STATUS_SUCCESS)
@@ -157,10 +161,14 @@ static NTSTATUS refuse(struct ndk_qp *qp, NTSTATUS st)
 }
 
 /* Reserve a slot of q, stamp the message with its id and queue it on the link, in one
- * step under qp->ring_lock (a concurrent NdkFlush or link death sees either both or
- * neither); never waits. head points at MSG_HDR + WR_HDR (+ body); tail (may be NULL)
- * is appended. SUCCESS: accepted (completes exactly once); anything else: refused,
- * nothing queued. Here, not in ndk_wq.c, so that it inlines into every post. */
+ * step under the link's lock (a concurrent NdkFlush or link death sees either both or
+ * neither); never waits. The link's lock serializes the producers of every ring; the
+ * consumers (completions, flush, failure: qp->ring_lock) only advance head, so tail is
+ * published after the slot (release) and head read before reusing one (acquire).
+ * h points at MSG_HDR + WR_HDR (+ body), head_len bytes, a constant at every call:
+ * copied into the frame as a few stores; tail (may be NULL) is appended. SUCCESS:
+ * accepted (completes exactly once); anything else: refused, nothing queued. Here,
+ * not in ndk_wq.c, so that it inlines into every post. */
 static inline __attribute__((always_inline)) NTSTATUS wq_post(struct ndk_qp *qp, struct ndk_wq *q, void *ctx,
                                                               uint32_t op_type, uint16_t op, ULONG flags,
                                                               struct nf_msg_hdr *h, struct nf_wr_hdr *w,
@@ -183,25 +191,35 @@ static inline __attribute__((always_inline)) NTSTATUS wq_post(struct ndk_qp *qp,
     w->qpn = qp->qpn;
     w->flags = flags & ~(ULONG)NDK_OP_FLAG_DEFER; /* a host-only hint */
     w->rsvd = 0;
-    struct nf_link_part parts[2] = {{h, head_len}, {tail, tail_len}};
-    pthread_mutex_lock(&qp->ring_lock);
-    uint32_t id = q->tail;
-    if (id - q->head >= q->depth) {
-        pthread_mutex_unlock(&qp->ring_lock);
-        return STATUS_INSUFFICIENT_RESOURCES;
+    struct nf_link *link = qp->core.ad->link;
+    uint32_t st;
+    uint8_t *dst = nf_link_post_begin(link, head_len + tail_len, &st);
+    uint32_t id = __atomic_load_n(&q->tail, __ATOMIC_RELAXED);
+    if (id - __atomic_load_n(&q->head, __ATOMIC_ACQUIRE) >= q->depth) {
+        if (dst)
+            nf_link_post_abort(link);
+        return STATUS_INSUFFICIENT_RESOURCES; /* (without the link's lock: the status only) */
     }
+    if (!dst)
+        return (NTSTATUS)st;
     w->wr_id = id;
     struct ndk_wr_slot *s = &q->slot[id & q->mask];
     s->ctx = ctx;
     s->op_type = op_type;
     s->silent = flags & NDK_OP_FLAG_SILENT_SUCCESS;
     s->done = 0;
-    uint32_t st = nf_link_post(qp->core.ad->link, parts, tail_len ? 2 : 1, head_len + tail_len,
-                               (flags & NDK_OP_FLAG_DEFER) != 0);
-    if (st == NF_STATUS_SUCCESS)
-        q->tail = id + 1;
-    pthread_mutex_unlock(&qp->ring_lock);
-    return (NTSTATUS)st;
+    memcpy(dst, h, head_len);
+    /* The page list or SGE array as is (their layouts are the wire layouts): a short
+     * one word by word, no call. */
+    if (tail_len <= 8 * sizeof(uint64_t)) {
+        for (size_t i = 0; i < tail_len; i += sizeof(uint64_t))
+            memcpy(dst + head_len + i, (const uint8_t *)tail + i, sizeof(uint64_t));
+    } else {
+        memcpy(dst + head_len, tail, tail_len);
+    }
+    __atomic_store_n(&q->tail, id + 1, __ATOMIC_RELEASE);
+    nf_link_post_commit(link, head_len + tail_len, (flags & NDK_OP_FLAG_DEFER) != 0);
+    return STATUS_SUCCESS;
 }
 
 /* Post on the initiator queue (wq_post); a refusal pushes what was deferred. Inlined
@@ -483,7 +501,7 @@ static NTSTATUS qp_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVO
     pthread_mutex_unlock(&ad->lock);
     if (flush) {
         pthread_mutex_lock(&qp->ring_lock);
-        flush = qp->iq.head != qp->iq.tail || qp->rq.head != qp->rq.tail;
+        flush = qp->iq.head != ndk_wq_tail(&qp->iq) || qp->rq.head != ndk_wq_tail(&qp->rq);
         pthread_mutex_unlock(&qp->ring_lock);
     }
     if (flush)

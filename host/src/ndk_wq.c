@@ -7,9 +7,9 @@
  * ndk_qp.c so that it inlines into each call).
  *
  * The posting path is lean on purpose (benchmarked in host instructions per
- * NdkFastRegister): no allocation, no adapter lock, one short ring lock, and the
- * consumer's page list / SGE array is handed to the link as is (their layouts are
- * the wire layouts), so nothing is copied twice. */
+ * NdkFastRegister): no allocation, no adapter lock, one lock (the link's: it
+ * serializes the rings' producers; qp->ring_lock serializes their consumers), and
+ * the message is written straight into the link's open frame. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,12 +76,14 @@ static struct ndk_qp *qp_by_qpn(struct ndk_adapter *ad, uint32_t qpn)
 static int rq_retire(struct ndk_wq *q, uint32_t id, struct ndk_wr_slot *out)
 {
     struct ndk_wr_slot *s = &q->slot[id & q->mask];
-    if (id - q->head >= q->tail - q->head || s->done)
+    uint32_t head = q->head, tail = ndk_wq_tail(q);
+    if (id - head >= tail - head || s->done)
         return 0;
     *out = *s;
     s->done = 1;
-    while (q->head != q->tail && q->slot[q->head & q->mask].done)
-        q->head++;
+    while (head != tail && q->slot[head & q->mask].done)
+        head++;
+    ndk_wq_set_head(q, head);
     return 1;
 }
 
@@ -100,7 +102,7 @@ void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe)
         return;
     }
     struct ndk_wq *q = &qp->iq;
-    if (cqe->wr_id - q->head >= q->tail - q->head) {
+    if (cqe->wr_id - q->head >= ndk_wq_tail(q) - q->head) {
         /* Stale: flushed or failed already. */
         pthread_mutex_unlock(&qp->ring_lock);
         return;
@@ -108,7 +110,7 @@ void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe)
     /* The board executes a QP's requests in order and reports each one that is not a
      * silent success, so requests before this one completed silently. */
     s = q->slot[cqe->wr_id & q->mask];
-    q->head = cqe->wr_id + 1;
+    ndk_wq_set_head(q, cqe->wr_id + 1);
     pthread_mutex_unlock(&qp->ring_lock);
     struct nf_cqe c = *cqe;
     c.token = 0; /* only receives carry a token */
@@ -119,14 +121,13 @@ void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe)
  * `before`, oldest first, with status (holes of receives completed already skipped). */
 static uint32_t drain(struct ndk_qp *qp, struct ndk_wq *q, uint32_t n, uint32_t before, NTSTATUS st)
 {
-    uint32_t done = 0;
-    while (done < n && q->head != q->tail && before - q->head - 1 < q->tail - q->head) {
-        struct ndk_wr_slot *s = &q->slot[q->head & q->mask];
-        q->head++;
-        if (s->done)
+    uint32_t done = 0, tail = ndk_wq_tail(q);
+    while (done < n && q->head != tail && before - q->head - 1 < tail - q->head) {
+        struct ndk_wr_slot s = q->slot[q->head & q->mask]; /* a copy: the slot is free once head passes */
+        ndk_wq_set_head(q, q->head + 1);
+        if (s.done)
             continue;
-        s->done = 1;
-        complete_as(qp, s, st);
+        complete_as(qp, &s, st);
         done++;
     }
     return done;
@@ -135,8 +136,8 @@ static uint32_t drain(struct ndk_qp *qp, struct ndk_wq *q, uint32_t n, uint32_t 
 void ndk_qp_fail_all(struct ndk_qp *qp, NTSTATUS status)
 {
     pthread_mutex_lock(&qp->ring_lock);
-    uint32_t n = drain(qp, &qp->iq, UINT32_MAX, qp->iq.tail, status);
-    n += drain(qp, &qp->rq, UINT32_MAX, qp->rq.tail, status);
+    uint32_t n = drain(qp, &qp->iq, UINT32_MAX, ndk_wq_tail(&qp->iq), status);
+    n += drain(qp, &qp->rq, UINT32_MAX, ndk_wq_tail(&qp->rq), status);
     if (status == STATUS_CANCELLED)
         qp->core.ad->close_flushed += n;
     pthread_mutex_unlock(&qp->ring_lock);
@@ -172,17 +173,17 @@ static void watch(struct ndk_adapter *ad, struct ndk_qp *qp, uint64_t now)
 {
     pthread_mutex_lock(&qp->ring_lock);
     struct ndk_wq *q = &qp->iq;
-    uint32_t id = q->head;
-    while (id != q->tail && q->slot[id & q->mask].silent)
+    uint32_t id = q->head, tail = ndk_wq_tail(q);
+    while (id != tail && q->slot[id & q->mask].silent)
         id++;
-    if (id == q->tail) {
+    if (id == tail) {
         qp->watch_since_us = 0; /* nothing that reports a completion is outstanding */
     } else if (qp->watch_since_us == 0 || qp->watch_head != id) {
         qp->watch_head = id;
         qp->watch_since_us = now;
     } else if (now - qp->watch_since_us >= ad->req_timeout_us) {
         struct ndk_wr_slot copy = q->slot[id & q->mask];
-        q->head = id + 1;
+        ndk_wq_set_head(q, id + 1);
         qp->watch_since_us = 0;
         complete_as(qp, &copy, STATUS_IO_TIMEOUT);
         ad->wr_timeouts++;

@@ -23,7 +23,10 @@
 #define DEFAULT_DEFER_MAX_US 2000u /* longest a deferred message waits for company */
 #define IDLE_POLL_MS 1000          /* longest sleep of the link thread with no timer armed */
 /* A frame survives a per-byte error rate p with (1-p)^len: every loss halves the
- * size messages are batched up to, a run of clean acks doubles it (as the board does). */
+ * size messages are batched up to, a run of clean acks doubles it (as the board does).
+ * Frames that messages join while the line is busy (join_cap) start at the minimum: a
+ * frame is never split again, so one built big before the first loss could stall the
+ * link. */
 #define FRAME_CAP_MIN 128u
 #define FRAME_CAP_GROW_AFTER 16u
 /* The byte stream keeps order, so a repeated pure ACK means a frame was lost before
@@ -84,7 +87,7 @@ static void set_dead(struct nf_link *l, uint32_t status, const char *fmt, ...)
     nf_set_error(status, "%s", l->dead_msg);
     l->state = ST_DEAD;
     l->dead_status = status;
-    pthread_cond_broadcast(&l->cv);
+    nf_cond_broadcast(&l->cv);
 }
 
 /* ---- frame handling (link thread) --------------------------------------- */
@@ -99,6 +102,8 @@ static void go_back(struct nf_link *l)
     l->losses++;
     if (l->frame_cap / 2 >= FRAME_CAP_MIN)
         l->frame_cap /= 2;
+    if (l->join_cap / 2 >= FRAME_CAP_MIN)
+        l->join_cap /= 2;
 }
 
 /* Apply a cumulative ack (under mu); pure is 1 for an ACK frame. */
@@ -136,12 +141,14 @@ static void take_ack(struct nf_link *l, uint8_t ack, int pure, uint64_t now)
     if (l->una != l->recover && (uint8_t)(l->una - l->recover) <= (uint8_t)(l->max - l->recover))
         l->fast_armed = 1;
     l->clean_acks += adv;
-    if (l->clean_acks >= FRAME_CAP_GROW_AFTER && l->frame_cap < NF_LINK_MAX_PAYLOAD) {
+    if (l->clean_acks >= FRAME_CAP_GROW_AFTER &&
+        (l->frame_cap < NF_LINK_MAX_PAYLOAD || l->join_cap < NF_LINK_MAX_PAYLOAD)) {
         l->frame_cap = l->frame_cap * 2 > NF_LINK_MAX_PAYLOAD ? NF_LINK_MAX_PAYLOAD : l->frame_cap * 2;
+        l->join_cap = l->join_cap * 2 > NF_LINK_MAX_PAYLOAD ? NF_LINK_MAX_PAYLOAD : l->join_cap * 2;
         l->clean_acks = 0;
     }
     restart_timer(l, now);
-    pthread_cond_broadcast(&l->cv);
+    nf_cond_broadcast(&l->cv);
 }
 
 /* Deliver the messages of an in-order DATA frame (no lock held). */
@@ -150,11 +157,11 @@ static void deliver(struct nf_link *l, const uint8_t *p, size_t len)
     for (size_t off = 0, m; off < len; off += m) {
         m = len - off < NF_MSG_HDR_SIZE ? 0 : get16(p + off + NF_MSG_HDR_LEN_OFF);
         int bad = m < NF_MSG_HDR_SIZE || (m & 7u) != 0 || m > len - off;
-        pthread_mutex_lock(&l->mu);
+        nf_mutex_lock(&l->mu);
         l->st.bad_msgs += bad;
         l->st.msgs_rx += !bad;
         l->st.payload_rx += bad ? 0 : m;
-        pthread_mutex_unlock(&l->mu);
+        nf_mutex_unlock(&l->mu);
         if (bad)
             return; /* the sender is broken: skip the rest, keep the link */
         if (l->on_message)
@@ -182,7 +189,7 @@ static void handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t
     const uint8_t *payload = f + NF_LINK_HDR_SIZE;
     size_t plen = n - NF_LINK_HDR_SIZE;
 
-    pthread_mutex_lock(&l->mu);
+    nf_mutex_lock(&l->mu);
     l->st.frames_rx++;
     if (l->state == ST_RESETTING) {
         if (type == NF_LINK_TYPE_RESET_ACK && get16(f + NF_LINK_HDR_RSVD_OFF) == l->nonce && plen >= NF_INFO_SIZE) {
@@ -196,18 +203,18 @@ static void handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t
                     l->line_byte_ns = (uint32_t)((uint64_t)UART_BITS_PER_BYTE * 1000000000u * l->info.uart_period /
                                                  ((uint64_t)l->info.clk_hz << NF_SOC_UART_PERIOD_FRAC));
                 l->state = ST_UP;
-                pthread_cond_broadcast(&l->cv);
+                nf_cond_broadcast(&l->cv);
             }
         } else {
             l->st.ignored++; /* leftovers of an earlier session, or a stale answer */
         }
-        pthread_mutex_unlock(&l->mu);
+        nf_mutex_unlock(&l->mu);
         return;
     }
     if (l->state != ST_UP || (type != NF_LINK_TYPE_DATA && type != NF_LINK_TYPE_ACK) ||
         (type == NF_LINK_TYPE_ACK && plen != 0)) {
         l->st.ignored++;
-        pthread_mutex_unlock(&l->mu);
+        nf_mutex_unlock(&l->mu);
         return;
     }
     l->last_rx_us = now;
@@ -229,7 +236,7 @@ static void handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t
             l->loss_acks++; /* ahead of rx_expect: a gap */
     }
     l->ack_owed |= type == NF_LINK_TYPE_DATA;
-    pthread_mutex_unlock(&l->mu);
+    nf_mutex_unlock(&l->mu);
     if (in_order)
         deliver(l, payload, plen);
 }
@@ -246,21 +253,21 @@ static int write_frame(struct nf_link *l, size_t wire_len)
 {
     uint32_t st = NF_STATUS_IO_TIMEOUT;
     for (uint32_t waited = 0; st == NF_STATUS_IO_TIMEOUT && waited < l->silence_us / 1000u; waited += WRITE_SLICE_MS) {
-        pthread_mutex_lock(&l->mu);
+        nf_mutex_lock(&l->mu);
         int closing = l->closing;
-        pthread_mutex_unlock(&l->mu);
+        nf_mutex_unlock(&l->mu);
         if (closing)
             break;
         st = nf_transport_write(l->t, l->wire, wire_len, WRITE_SLICE_MS);
     }
-    pthread_mutex_lock(&l->mu);
+    nf_mutex_lock(&l->mu);
     if (st == NF_STATUS_SUCCESS) {
         l->st.frames_tx++;
         l->st.wire_tx += wire_len;
     } else if (!l->closing) {
         set_dead(l, st, "link: writing to %s failed", l->t->name);
     }
-    pthread_mutex_unlock(&l->mu);
+    nf_mutex_unlock(&l->mu);
     return st == NF_STATUS_SUCCESS;
 }
 
@@ -300,12 +307,13 @@ void nf_link_close_open(struct nf_link *l)
 {
     sequence(l, &l->open_buf, l->open_len);
     l->open_len = l->open_push = 0;
-    nf_transport_wake(l->t);
+    if (l->asleep_until_us)
+        nf_transport_wake(l->t); /* awake, it sends the frame before it sleeps */
 }
 
 /* Fill the window from what senders left waiting (under mu, link thread): closed
  * frames first, in order, then the open frame when a message without defer is in
- * it or its first message has waited defer_max. */
+ * it and the line is no longer busy, or its first message has waited defer_max. */
 static void pump(struct nf_link *l, uint64_t now)
 {
     while (queued(l) < l->window) {
@@ -317,8 +325,9 @@ static void pump(struct nf_link *l, uint64_t now)
             sequence(l, &p->buf, p->payload);
             free(p->buf);
             free(p);
-        } else if (l->open_len > 0 &&
-                   (l->open_push || (now > l->open_since_us && now - l->open_since_us >= l->defer_max_us))) {
+        } else if (l->open_len > 0 && (l->open_push ? !line_busy(l)
+                                                    : now > l->open_since_us &&
+                                                          now - l->open_since_us >= l->defer_max_us)) {
             nf_link_close_open(l);
         } else {
             break;
@@ -366,8 +375,8 @@ static size_t next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
         SOONER(l->reset_next_us);
     } else if (l->state == ST_UP) {
         pump(l, now);
-        if (l->open_len > 0 && !l->pend_head && queued(l) < l->window)
-            SOONER(l->open_since_us + l->defer_max_us);
+        if (l->open_len > 0 && !l->open_push && !l->pend_head && queued(l) < l->window)
+            SOONER(l->open_since_us + l->defer_max_us); /* (a held frame goes with an ack) */
         if (l->rto_deadline_us && now >= l->rto_deadline_us) {
             l->st.timeouts++;
             l->backoff++;
@@ -409,17 +418,18 @@ static void *link_thread(void *arg)
 {
     struct nf_link *l = arg;
     int was_up = 0;
-    pthread_mutex_lock(&l->mu);
+    nf_mutex_lock(&l->mu);
     l->self = pthread_self();
     l->self_set = 1;
-    pthread_mutex_unlock(&l->mu);
+    nf_mutex_unlock(&l->mu);
     for (;;) {
-        pthread_mutex_lock(&l->mu);
+        nf_mutex_lock(&l->mu);
         was_up = l->state == ST_UP;
         uint64_t now = now_us(), next = now;
         size_t len = l->closing || l->state == ST_DEAD ? 0 : next_output(l, now, &next);
         int stop = l->closing || l->state == ST_DEAD;
-        pthread_mutex_unlock(&l->mu);
+        l->asleep_until_us = stop || len > 0 ? 0 : next;
+        nf_mutex_unlock(&l->mu);
         if (stop || (len > 0 && !write_frame(l, len)))
             break;
         if (len > 0)
@@ -428,10 +438,10 @@ static void *link_thread(void *arg)
         int timeout_ms = next > after ? (int)((next - after + 999u) / 1000u) : 0;
         ssize_t n = nf_transport_read(l->t, l->rxbuf, sizeof(l->rxbuf), timeout_ms);
         if (n < 0) {
-            pthread_mutex_lock(&l->mu);
+            nf_mutex_lock(&l->mu);
             if (!l->closing)
                 set_dead(l, NF_STATUS_CONNECTION_RESET, "link: %s closed the connection", l->t->name);
-            pthread_mutex_unlock(&l->mu);
+            nf_mutex_unlock(&l->mu);
             break;
         }
         uint64_t t_rx = now_us();
@@ -443,19 +453,20 @@ static void *link_thread(void *arg)
             else if (r == NF_FRAME_BAD)
                 bad++;
         }
-        pthread_mutex_lock(&l->mu);
+        nf_mutex_lock(&l->mu);
+        l->asleep_until_us = 0;
         l->st.wire_rx += (uint64_t)n;
         l->st.bad_frames += bad;
         l->losses += bad;
         if (bad && l->state == ST_UP && l->loss_acks < LOSS_ACKS_MAX)
             l->loss_acks = bad >= LOSS_ACKS_MAX ? LOSS_ACKS_MAX : bad > l->loss_acks ? bad : l->loss_acks;
-        pthread_mutex_unlock(&l->mu);
+        nf_mutex_unlock(&l->mu);
     }
     /* Death is announced after every sender has been woken (set_dead broadcast). */
-    pthread_mutex_lock(&l->mu);
+    nf_mutex_lock(&l->mu);
     int call = l->state == ST_DEAD && !l->closing && was_up && l->on_dead;
     uint32_t status = l->dead_status;
-    pthread_mutex_unlock(&l->mu);
+    nf_mutex_unlock(&l->mu);
     if (call)
         l->on_dead(l->ctx, status);
     return NULL;
@@ -473,8 +484,6 @@ static void free_link(struct nf_link *l)
         free(p->buf);
         free(p);
     }
-    pthread_mutex_destroy(&l->mu);
-    pthread_cond_destroy(&l->cv);
     free(l);
 }
 
@@ -505,8 +514,6 @@ uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cf
         return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "out of memory for the link");
     }
     uint32_t st = NF_STATUS_INSUFFICIENT_RESOURCES;
-    pthread_mutex_init(&l->mu, NULL);
-    pthread_cond_init(&l->cv, NULL);
     l->t = t;
     l->on_message = on_message;
     l->on_dead = on_dead;
@@ -522,6 +529,7 @@ uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cf
 #undef OR
     l->window_max = (c.window_max && c.window_max < NF_LINK_MAX_SLOTS) ? c.window_max : NF_LINK_MAX_SLOTS;
     l->frame_cap = NF_LINK_MAX_PAYLOAD;
+    l->join_cap = FRAME_CAP_MIN;
     for (unsigned i = 0; i < PACE_SAMPLES; i++)
         l->pace_ns[i] = UINT32_MAX;
     l->fast_armed = 1;
@@ -540,11 +548,11 @@ uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cf
         nf_set_error(st, "out of memory or threads for the link");
         goto fail;
     }
-    pthread_mutex_lock(&l->mu);
+    nf_mutex_lock(&l->mu);
     while (l->state == ST_RESETTING)
-        pthread_cond_wait(&l->cv, &l->mu);
+        nf_cond_wait(&l->cv, &l->mu);
     st = l->state == ST_UP ? NF_STATUS_SUCCESS : l->dead_status;
-    pthread_mutex_unlock(&l->mu);
+    nf_mutex_unlock(&l->mu);
     if (st != NF_STATUS_SUCCESS) {
         pthread_join(l->thread, NULL);
         nf_error_set_text(l->dead_msg); /* the reason was recorded on the link thread */
@@ -562,9 +570,9 @@ fail:
 
 static int is_dead(struct nf_link *l)
 {
-    pthread_mutex_lock(&l->mu);
+    nf_mutex_lock(&l->mu);
     int dead = l->state == ST_DEAD;
-    pthread_mutex_unlock(&l->mu);
+    nf_mutex_unlock(&l->mu);
     return dead;
 }
 
@@ -583,29 +591,29 @@ void nf_link_get_stats(struct nf_link *l, struct nf_link_stats *out)
 {
     if (!l || !out)
         return;
-    pthread_mutex_lock(&l->mu);
+    nf_mutex_lock(&l->mu);
     *out = l->st;
     out->window = l->window;
     out->rto_us = (uint32_t)frame_rto(l, l->una != l->sent ? l->q[l->una % NF_LINK_MAX_SLOTS].wire_len : 0);
     out->frame_cap = (uint32_t)l->frame_cap;
     out->byte_ns = byte_ns(l);
-    pthread_mutex_unlock(&l->mu);
+    nf_mutex_unlock(&l->mu);
 }
 
 void nf_link_close(struct nf_link *l)
 {
     if (!l)
         return;
-    pthread_mutex_lock(&l->mu);
+    nf_mutex_lock(&l->mu);
     l->closing = 1;
-    pthread_cond_broadcast(&l->cv);
-    pthread_mutex_unlock(&l->mu);
+    nf_cond_broadcast(&l->cv);
+    nf_mutex_unlock(&l->mu);
     nf_transport_wake(l->t);
     pthread_join(l->thread, NULL);
-    pthread_mutex_lock(&l->mu);
+    nf_mutex_lock(&l->mu);
     while (l->senders_inside > 0)
-        pthread_cond_wait(&l->cv, &l->mu);
-    pthread_mutex_unlock(&l->mu);
+        nf_cond_wait(&l->cv, &l->mu);
+    nf_mutex_unlock(&l->mu);
     nf_transport_close(l->t);
     free_link(l);
 }

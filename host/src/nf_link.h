@@ -16,9 +16,11 @@
  * and be a multiple of 8. Several messages share one DATA frame: a send with
  * defer = 1 appends to the open frame and leaves it open (NDK_OP_FLAG_DEFER), a
  * send with defer = 0 or nf_link_flush() closes it and queues it for sending, and a
- * message that does not fit closes the open frame first. On a lossy line the size
- * messages are batched up to shrinks (see stats.frame_cap); a single message always
- * goes whole.
+ * message that does not fit closes the open frame first. While the line is busy
+ * (a few frames unacknowledged) a send with defer = 0 leaves the frame open too,
+ * for later messages to join, and the link thread closes it at the next ack: it
+ * could not start on the line any sooner. On a lossy line the size messages are
+ * batched up to shrinks (see stats.frame_cap); a single message always goes whole.
  *
  * Threads: nf_link_send/sendv/flush/stats may be called from any thread except the
  * link thread's callbacks (on_message must not block on the link: hand messages to
@@ -104,7 +106,8 @@ uint32_t nf_link_open(struct nf_transport *t, nf_link_on_message on_message, nf_
 uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cfg, nf_link_on_message on_message,
                          nf_link_on_dead on_dead, void *ctx, struct nf_link **out, struct nf_info *info);
 
-/* Queue one message (see above). Blocks while the window is full. Returns
+/* Queue one message (see above). Blocks while the window is full and the message
+ * does not fit the open frame (which then goes as soon as the window opens). Returns
  * NF_STATUS_SUCCESS; NF_STATUS_INVALID_PARAMETER (len < NF_MSG_HDR_SIZE, not a
  * multiple of 8, > NF_LINK_MAX_PAYLOAD, or MSG_HDR.len != len; nothing queued);
  * the death status once the link is dead; NF_STATUS_CANCELLED when nf_link_close
@@ -130,6 +133,17 @@ uint32_t nf_link_sendv(struct nf_link *l, const struct nf_link_part *parts, size
  * status once the link is dead, CANCELLED while closing, INSUFFICIENT_RESOURCES
  * (no memory for another frame). It may be called from the link's callbacks too. */
 uint32_t nf_link_post(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer);
+
+/* nf_link_post in place, for callers that write the message straight into the
+ * frame (no copy of a message built elsewhere) and must do something atomically with
+ * queueing it (a QP's ring slot): nf_link_post_begin locks the link and returns where
+ * len bytes go in the open frame (8-byte aligned), or NULL with *st set (nothing held).
+ * The caller writes the message there and ends with nf_link_post_commit (queues it:
+ * the same rules and statuses as nf_link_post, defer too) or nf_link_post_abort
+ * (nothing queued); both unlock. Between them the caller must not call the link. */
+uint8_t *nf_link_post_begin(struct nf_link *l, size_t len, uint32_t *st);
+void nf_link_post_commit(struct nf_link *l, size_t len, int defer);
+void nf_link_post_abort(struct nf_link *l);
 
 /* Close the open (deferred) frame and queue it. Same returns as nf_link_send. */
 uint32_t nf_link_flush(struct nf_link *l);

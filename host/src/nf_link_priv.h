@@ -10,6 +10,7 @@
 
 #include "nf_frame.h"
 #include "nf_link.h"
+#include "nf_lock.h"
 
 #define RX_CHUNK 16384
 #define PACE_SAMPLES 8u /* see byte_ns() in nf_link.c */
@@ -41,8 +42,8 @@ struct nf_link {
 
     pthread_t thread, self; /* self: the link thread as it sees itself (set under mu) */
     int self_set;
-    pthread_mutex_t mu;
-    pthread_cond_t cv; /* state changes, window space, senders leaving */
+    struct nf_mutex mu;
+    struct nf_cond cv; /* state changes, window space, senders leaving */
     enum link_state state;
     int closing, senders_inside;
     int expecting; /* replies the user waits for (nf_link_expect) */
@@ -60,6 +61,7 @@ struct nf_link {
     size_t open_len;
     int open_push;           /* holds a message sent without defer: close it when the window has room */
     uint64_t open_since_us;  /* first message of the open frame (deferred bound) */
+    uint64_t asleep_until_us; /* the link thread sleeps until then (0: awake, looks again before it sleeps) */
     struct pend *pend_head, *pend_tail; /* closed frames waiting for the window, in order */
     uint64_t rto_deadline_us; /* 0: timer off */
     unsigned backoff;         /* timeouts since the last progress */
@@ -70,6 +72,7 @@ struct nf_link {
     uint64_t reset_next_us;
     unsigned pace_next;
     size_t frame_cap;     /* batch messages into frames up to this payload */
+    size_t join_cap;      /* see join_limit: from the minimum, then as frame_cap */
     unsigned clean_acks;  /* frames acknowledged since the last loss */
     unsigned dup_acks;    /* pure ACKs in a row naming una while frames are out */
     uint64_t losses;      /* signs of loss either way: go-backs, bad or out-of-turn frames */
@@ -115,6 +118,24 @@ static inline int awaiting(const struct nf_link *l)
 {
     return l->state == ST_RESETTING || queued(l) > 0 || l->expecting > 0 || l->pend_head != NULL ||
            (l->open_len > 0 && l->open_push);
+}
+
+/* While this many frames are unacknowledged the line is busy: a message sent without
+ * defer joins the open frame instead of closing it (it could not start on the line
+ * before them anyway), and the frame goes when an ack brings the count below, or
+ * when it is full (join_limit). Three keep the line busy while an ack returns. */
+#define JOIN_AFTER_FRAMES 3u
+
+static inline int line_busy(const struct nf_link *l)
+{
+    return queued(l) >= JOIN_AFTER_FRAMES;
+}
+
+/* The payload a frame holding joined messages grows to: the batching cap, and while
+ * the line has not shown itself clean for long, less (join_cap). */
+static inline size_t join_limit(const struct nf_link *l)
+{
+    return l->join_cap < l->frame_cap ? l->join_cap : l->frame_cap;
 }
 
 /* The silence clock starts when something is first awaited, not at the last frame. */

@@ -34,60 +34,90 @@ static int seal_open(struct nf_link *l)
     return 1;
 }
 
-/* Every way in: append a message of len bytes (len 0: none) to the open frame and,
- * without defer, close it. wait: first wait for room in the window (a blocking
- * sender; on the link thread itself a full window fails instead). */
-static uint32_t enqueue(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer,
-                        int wait)
+static void gather(uint8_t *dst, const struct nf_link_part *parts, size_t nparts)
 {
-    pthread_mutex_lock(&l->mu);
-    l->senders_inside++;
-    uint32_t st = usable(l);
-    while (wait && st == NF_STATUS_SUCCESS && (queued(l) >= l->window || l->pend_head)) {
-        if (l->self_set && pthread_equal(pthread_self(), l->self)) {
-            st = NF_STATUS_INSUFFICIENT_RESOURCES;
-            break;
-        }
-        pthread_cond_wait(&l->cv, &l->mu);
-        st = usable(l);
+    for (size_t i = 0; i < nparts; i++) {
+        if (parts[i].len)
+            memcpy(dst, parts[i].data, parts[i].len);
+        dst += parts[i].len;
     }
-    if (st != NF_STATUS_SUCCESS)
-        goto out;
+}
+
+/* Room for len more bytes in the open frame (under mu): a message that does not fit
+ * closes the open frame first (a message longer than the batching cap still travels,
+ * alone). 0: out of memory. Inline, as append: both are on every post. */
+static inline __attribute__((always_inline)) int make_room(struct nf_link *l, size_t len)
+{
+    size_t cap = l->open_push ? join_limit(l) : l->frame_cap;
+    return !(l->open_len > 0 && l->open_len + len > cap) || seal_open(l);
+}
+
+/* Take the len bytes just written at the end of the open frame (len 0: none) and,
+ * without defer, close the frame, or leave it to the link thread while the line is
+ * busy or the window full (under mu). The link thread is woken only when it sleeps
+ * past what is due: a closed frame at once, a deferred one at its bound. */
+static inline __attribute__((always_inline)) void append(struct nf_link *l, size_t len, int defer)
+{
     if (len) {
-        /* A message that does not fit closes the open frame first (a message longer
-         * than the batching cap still travels, alone). */
-        if (l->open_len > 0 && l->open_len + len > l->frame_cap && !seal_open(l)) {
-            st = NF_STATUS_INSUFFICIENT_RESOURCES;
-            goto out;
-        }
         if (l->open_len == 0) {
             l->open_since_us = now_us();
-            if (defer && !wait)
-                nf_transport_wake(l->t); /* nf_link_post: the deferred bound's timer */
-        }
-        uint8_t *dst = l->open_buf + NF_LINK_HDR_SIZE + l->open_len;
-        for (size_t i = 0; i < nparts; i++) {
-            if (parts[i].len)
-                memcpy(dst, parts[i].data, parts[i].len);
-            dst += parts[i].len;
+            if (defer && l->asleep_until_us > l->open_since_us + l->defer_max_us)
+                nf_transport_wake(l->t); /* the deferred bound's timer */
         }
         l->open_len += len;
         l->st.msgs_tx++;
         l->st.payload_tx += len;
         if (defer)
-            goto out;
+            return;
     }
-    if (l->open_len > 0 && queued(l) < l->window && !l->pend_head) {
+    if (l->open_len > 0 && queued(l) < l->window && !l->pend_head && !line_busy(l)) {
         nf_link_close_open(l);
     } else if (l->open_len > 0) {
         mark_busy(l);
-        l->open_push = 1; /* the link thread closes it when the window opens */
+        l->open_push = 1; /* the link thread closes it after an ack (pump) */
     }
-out:
+}
+
+/* Whether a blocking sender of len bytes waits (under mu): not while the window has
+ * room, nor while the message fits the open frame with nothing waiting before it: it
+ * joins the frame, which the link thread closes as the window opens, so that
+ * messages queued behind a full window share frames (one header, CRC and pair of
+ * flags on the line for all of them). Up to join_limit only: a frame is never split
+ * again, and one built big before a loss was seen would hardly cross a bad line. */
+static int must_wait(const struct nf_link *l, size_t len)
+{
+    if (l->pend_head)
+        return 1;
+    return queued(l) >= l->window && (len == 0 || l->open_len + len > join_limit(l));
+}
+
+/* The blocking way in (nf_link_sendv, nf_link_flush): first wait for room in the
+ * window or the open frame (on the link thread itself that fails instead), then append a
+ * message of len bytes gathered from parts (len 0: none) and, without defer, close
+ * the open frame. */
+static uint32_t enqueue(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer)
+{
+    nf_mutex_lock(&l->mu);
+    l->senders_inside++;
+    uint32_t st = usable(l);
+    while (st == NF_STATUS_SUCCESS && must_wait(l, len)) {
+        if (l->self_set && pthread_equal(pthread_self(), l->self)) {
+            st = NF_STATUS_INSUFFICIENT_RESOURCES;
+            break;
+        }
+        nf_cond_wait(&l->cv, &l->mu);
+        st = usable(l);
+    }
+    if (st == NF_STATUS_SUCCESS && !make_room(l, len))
+        st = NF_STATUS_INSUFFICIENT_RESOURCES;
+    if (st == NF_STATUS_SUCCESS) {
+        gather(l->open_buf + NF_LINK_HDR_SIZE + l->open_len, parts, nparts);
+        append(l, len, defer);
+    }
     l->senders_inside--;
     if (l->closing)
-        pthread_cond_broadcast(&l->cv);
-    pthread_mutex_unlock(&l->mu);
+        nf_cond_broadcast(&l->cv);
+    nf_mutex_unlock(&l->mu);
     return st;
 }
 
@@ -111,7 +141,7 @@ uint32_t nf_link_sendv(struct nf_link *l, const struct nf_link_part *parts, size
     if (get16(hdr + NF_MSG_HDR_LEN_OFF) != len)
         return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_link_send: MSG_HDR.len %u but %zu bytes given",
                             (unsigned)get16(hdr + NF_MSG_HDR_LEN_OFF), len);
-    return enqueue(l, parts, nparts, len, defer, 1);
+    return enqueue(l, parts, nparts, len, defer);
 }
 
 uint32_t nf_link_send(struct nf_link *l, const void *msg, size_t len, int defer)
@@ -124,21 +154,54 @@ uint32_t nf_link_flush(struct nf_link *l)
 {
     if (!l)
         return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_link_flush: NULL link");
-    return enqueue(l, NULL, 0, 0, 0, 1);
+    return enqueue(l, NULL, 0, 0, 0);
+}
+
+/* The non-waiting way in holds mu from begin to commit: a closing link waits for
+ * it on mu alone (no senders_inside). */
+uint8_t *nf_link_post_begin(struct nf_link *l, size_t len, uint32_t *st)
+{
+    nf_mutex_lock(&l->mu);
+    uint32_t s = usable(l);
+    if (s == NF_STATUS_SUCCESS && !make_room(l, len))
+        s = NF_STATUS_INSUFFICIENT_RESOURCES;
+    if (s != NF_STATUS_SUCCESS) {
+        nf_mutex_unlock(&l->mu);
+        *st = s;
+        return NULL;
+    }
+    return l->open_buf + NF_LINK_HDR_SIZE + l->open_len;
+}
+
+void nf_link_post_commit(struct nf_link *l, size_t len, int defer)
+{
+    append(l, len, defer);
+    nf_mutex_unlock(&l->mu);
+}
+
+void nf_link_post_abort(struct nf_link *l)
+{
+    nf_mutex_unlock(&l->mu);
 }
 
 uint32_t nf_link_post(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer)
 {
-    return enqueue(l, parts, nparts, len, defer, 0);
+    uint32_t st = NF_STATUS_SUCCESS;
+    uint8_t *dst = nf_link_post_begin(l, len, &st);
+    if (!dst)
+        return st;
+    gather(dst, parts, nparts);
+    nf_link_post_commit(l, len, defer);
+    return st;
 }
 
 void nf_link_expect(struct nf_link *l, int delta)
 {
     if (!l)
         return;
-    pthread_mutex_lock(&l->mu);
+    nf_mutex_lock(&l->mu);
     mark_busy(l);
     l->expecting = l->expecting + delta < 0 ? 0 : l->expecting + delta;
-    pthread_mutex_unlock(&l->mu);
+    nf_mutex_unlock(&l->mu);
     nf_transport_wake(l->t); /* the deadline may have changed */
 }

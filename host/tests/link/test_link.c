@@ -552,6 +552,27 @@ static int case_line_time(struct session *s)
     return 1;
 }
 
+/* Messages sent without defer while the line is busy (frames unacknowledged) join
+ * the open frame: on a paced line a burst shares frames, in order, none lost. */
+static int case_join(struct session *s)
+{
+    uint8_t buf[64];
+    unsigned fails = 0;
+    const uint32_t n = 60;
+    for (uint32_t tag = 1; tag <= n; tag++)
+        fails += nf_link_send(s->link, buf, make_ping(buf, tag, 16), 0) != NF_STATUS_SUCCESS;
+    uint64_t got = ping_rx_wait(&s->rx, n, 10000);
+    struct fake_board_stats bs;
+    fake_board_get_stats(s->board, &bs);
+    CHECK(fails == 0 && got == n && bs.pings == n && bs.order_errors == 0 && s->rx.order_errors == 0 &&
+              bs.window_violations == 0,
+          "join: %u PINGs sent without defer on a busy line arrive once, in order", n);
+    CHECK(bs.data_rx < n / 2 && bs.max_msgs_in_frame >= 2,
+          "join: they share frames (%llu DATA frames, up to %u messages in one)", (unsigned long long)bs.data_rx,
+          bs.max_msgs_in_frame);
+    return 1;
+}
+
 static int case_malformed(struct session *s)
 {
     uint8_t buf[64];
@@ -589,6 +610,7 @@ static const struct session_case {
     {"close", "close", {.seed = 9}, {0}, case_close_blocked},
     {"close", "close streaming", {.seed = 9, .drop = 1e-3}, {0}, case_close_streaming},
     {"rtt", "rtt", {.seed = 10, .reply_delay_ms = 30, .rto_ms = 200}, {0}, case_rtt},
+    {"join", "join", {.seed = 13, .byte_us = 20}, {0}, case_join},
     {"malformed", "malformed", {.seed = 11, .malformed_every = 3, .max_msgs_per_frame = 2}, {0}, case_malformed},
     {"linetime", "line time", {.seed = 12, .byte_us = 20, .rto_ms = 500}, {.rto_max_ms = 2000}, case_line_time},
 };
