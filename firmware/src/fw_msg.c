@@ -222,6 +222,16 @@ static uint32_t token_arg(uint32_t m, uint32_t mlen)
     return token_at(m, mlen, NF_TOKEN_REQ_SIZE, NF_TOKEN_REQ_TOKEN_OFF);
 }
 
+/* The MR a registration request names (token at body offset off, request at least size
+ * bytes), when it is of the kind the request needs; else FW_NO_INDEX: NdkRegisterMr and
+ * NdkDeregisterMr need a region created with FastRegister=FALSE, NdkInitializeFastRegisterMr
+ * one created with TRUE, and both refusals are INVALID_PARAMETER. */
+static uint32_t mr_of_kind(uint32_t m, uint32_t mlen, uint32_t size, uint32_t off, uint32_t kind)
+{
+    uint32_t i = token_at(m, mlen, size, off);
+    return i != FW_NO_INDEX && fw_mrs[i].kind == kind ? i : FW_NO_INDEX;
+}
+
 static uint32_t do_mr_destroy(uint32_t m, uint32_t mlen)
 {
     uint32_t i = token_arg(m, mlen);
@@ -250,7 +260,7 @@ static uint32_t mr_rights(uint32_t flags)
 
 static uint32_t do_mr_register(uint32_t m, uint32_t mlen)
 {
-    uint32_t i = token_at(m, mlen, NF_MR_REGISTER_REQ_SIZE, NF_MR_REGISTER_REQ_TOKEN_OFF);
+    uint32_t i = mr_of_kind(m, mlen, NF_MR_REGISTER_REQ_SIZE, NF_MR_REGISTER_REQ_TOKEN_OFF, NF_MPT_KIND_NORMAL);
     if (i == FW_NO_INDEX)
         return NF_STATUS_INVALID_PARAMETER;
     struct fw_mr *mr = &fw_mrs[i];
@@ -261,8 +271,6 @@ static uint32_t do_mr_register(uint32_t m, uint32_t mlen)
                       (uint64_t)mem_rd(BODY(m, NF_MR_REGISTER_REQ_LENGTH_OFF + 4u)) << 32;
     uint32_t fbo = mem_rd(BODY(m, NF_MR_REGISTER_REQ_FBO_OFF));
     uint32_t npages = mem_rd(BODY(m, NF_MR_REGISTER_REQ_NPAGES_OFF));
-    if (mr->kind != NF_MPT_KIND_NORMAL)
-        return NF_STATUS_INVALID_PARAMETER; /* NdkRegisterMr only on FastRegister=FALSE */
     if (mr->state == NF_MPT_STATE_VALID)
         return NF_STATUS_INVALID_DEVICE_STATE; /* already registered */
     if (flags & ~(uint32_t)NF_KNOWN_FLAGS_MR_REGISTER)
@@ -307,12 +315,10 @@ static uint32_t do_mr_register(uint32_t m, uint32_t mlen)
 
 static uint32_t do_mr_deregister(uint32_t m, uint32_t mlen)
 {
-    uint32_t i = token_arg(m, mlen);
+    uint32_t i = mr_of_kind(m, mlen, NF_TOKEN_REQ_SIZE, NF_TOKEN_REQ_TOKEN_OFF, NF_MPT_KIND_NORMAL);
     if (i == FW_NO_INDEX)
         return NF_STATUS_INVALID_PARAMETER;
     struct fw_mr *mr = &fw_mrs[i];
-    if (mr->kind != NF_MPT_KIND_NORMAL)
-        return NF_STATUS_INVALID_PARAMETER;
     if (mr->state != NF_MPT_STATE_VALID)
         return NF_STATUS_INVALID_DEVICE_STATE;
     /* Invalidate first: once it returns no check grants and no DMA through it runs. */
@@ -330,14 +336,12 @@ static uint32_t do_mr_deregister(uint32_t m, uint32_t mlen)
 
 static uint32_t do_frmr_init(uint32_t m, uint32_t mlen)
 {
-    uint32_t i = token_at(m, mlen, NF_FRMR_INIT_REQ_SIZE, NF_FRMR_INIT_REQ_TOKEN_OFF);
+    uint32_t i = mr_of_kind(m, mlen, NF_FRMR_INIT_REQ_SIZE, NF_FRMR_INIT_REQ_TOKEN_OFF, NF_MPT_KIND_FAST);
     if (i == FW_NO_INDEX)
         return NF_STATUS_INVALID_PARAMETER;
     struct fw_mr *mr = &fw_mrs[i];
     uint32_t npages = mem_rd(BODY(m, NF_FRMR_INIT_REQ_NPAGES_OFF));
     uint32_t remote = mem_rd(BODY(m, NF_FRMR_INIT_REQ_REMOTE_ACCESS_OFF));
-    if (mr->kind != NF_MPT_KIND_FAST)
-        return NF_STATUS_INVALID_PARAMETER; /* the MR must be created with FastRegister=TRUE */
     if (npages == 0 || remote > 1u)
         return NF_STATUS_INVALID_PARAMETER;
     if (npages > fw_cfg.max_frmr_pages)
