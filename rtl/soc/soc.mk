@@ -1,12 +1,20 @@
-# SoC top (rtl/soc): PicoRV32 from pythondata-cpu-picorv32 (never copied here), memory
-# map, SYS registers, engine and link. Smoke test boots rtl/soc/tb/smoke.c.
+# SoC top (rtl/soc): the CPU (PicoRV32 from pythondata-cpu-picorv32, or VexRiscv from
+# pythondata-cpu-vexriscv; never copied here), memory map, SYS registers, engine and link.
+# Smoke test boots rtl/soc/tb/smoke.c.
 SOC_DIR    := $(ROOT)/rtl/soc
+# The CPU of nf_soc (its CPU parameter): picorv32, or vexriscv with NF_VEXRISCV the
+# package's pre-generated variant (VexRiscv_Lite: instruction cache, uncached data bus,
+# rv32im; the cached-data variants cache every address below 0x80000000, our MMIO too,
+# and VexRiscv_Min has no mul/div for the rv32im firmware).
+NF_CPU      ?= picorv32
+NF_VEXRISCV ?= VexRiscv_Lite
+CPU_RTL    = $(if $(filter vexriscv,$(NF_CPU)),$(VEXRISCV_DIR)/$(NF_VEXRISCV).v,$(PICORV32_DIR)/picorv32.v)
 SOC_BUILD  := $(BUILD)/soc
 ENGINE_SRC_DIR := $(ROOT)/rtl/engine
 SOC_RTL    := $(SOC_DIR)/nf_soc.v $(SOC_DIR)/nf_sys_regs_decode.v $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)
-# PicoRV32 is third-party: picorv32.vlt switches its lint off; ours stays -Wall clean.
-SOC_VSRC   := --timescale 1ns/1ps -I$(ROOT)/rtl/include -y $(SOC_DIR) -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) \
-              $(SOC_DIR)/picorv32.vlt $(PICORV32_DIR)/picorv32.v
+# The CPUs are third-party: picorv32.vlt switches their lint off; ours stays -Wall clean.
+SOC_VSRC   = --timescale 1ns/1ps -I$(ROOT)/rtl/include -y $(SOC_DIR) -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) \
+              $(SOC_DIR)/picorv32.vlt $(CPU_RTL) -GCPU='"$(NF_CPU)"'
 RV_CC      := riscv64-unknown-elf-gcc
 RV_OBJCOPY := riscv64-unknown-elf-objcopy
 SOC_SMOKE_DEFS := -DSMOKE_CLK_HZ=NF_SOC_CPU_CLK_SIM_HZ -DSMOKE_FW_RAM_BYTES=NF_PROFILE_SIM_FW_RAM_BYTES \
@@ -49,9 +57,9 @@ SOC_SYNTH_PARAMS = -set CLK_HZ $(call NF_BOARD,ULX3S_85K,clk_hz) \
 synth-soc: $(SETUP_STAMP) firmware ## Yosys synth_ecp5 of nf_soc (ULX3S 85K sizes): prints LUT/FF/EBR
 	@mkdir -p $(SOC_BUILD)/synth
 	@$(YOSYS) -q -l $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.log -p "\
-	    read_verilog -DSYNTHESIS -Irtl/include $(call rel,$(PICORV32_DIR)/picorv32.v $(SOC_DIR)/nf_soc.v $(SOC_DIR)/nf_sys_regs_decode.v \
+	    read_verilog -DSYNTHESIS -Irtl/include $(call rel,$(CPU_RTL) $(SOC_DIR)/nf_soc.v $(SOC_DIR)/nf_sys_regs_decode.v \
 	        $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)); \
-	    chparam $(SOC_SYNTH_PARAMS) -set FW_HEX \"$(call rel,$(SOC_SYNTH_HEX))\" nf_soc; \
+	    chparam $(SOC_SYNTH_PARAMS) -set CPU \"$(NF_CPU)\" -set FW_HEX \"$(call rel,$(SOC_SYNTH_HEX))\" nf_soc; \
 	    synth_ecp5 -top nf_soc -json $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.json; \
 	    tee -o $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.stat stat"
 	@grep -E 'LUT4|TRELLIS_FF|DP16KD|MULT18|Number of cells' $(SOC_BUILD)/synth/nf_soc_85k.stat
