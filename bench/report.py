@@ -599,8 +599,53 @@ def doc(r, series, phases, funcs):
         g("keycheck_per_clock"), g("mtt_load_pages_per_clock")))
     w("clock, the DMA at %s of its port." % g("dma_port_fraction"))
     w("")
+    cores_section(w)
     with open(DOC, "w") as f:
         f.write("\n".join(lines))
+
+
+def cores_section(w):
+    """The CPU choices side by side: build/bench/cores.json (make bench-cores, bench/cores.py)."""
+    path = os.path.join(ROOT, "build", "bench", "cores.json")
+    if not os.path.exists(path):
+        return
+    with open(path) as f:
+        c = json.load(f)
+    with open(os.path.join(ROOT, "rtl", "soc", "nf_soc.v")) as f:
+        default = re.search(r'parameter\s+CPU\s*=\s*"(\w+)"', f.read()).group(1)
+    boards = ["ulx3s-85k", "ulx3s-25k"]
+    w("## CPU choices")
+    w("")
+    w("`make bench-cores` (bench/cores.py; `CORES_PNR=1` places and routes too) runs the same firmware")
+    w("image on each core nf_soc can be built with (its `CPU` parameter; default `%s`): the clocks from" % default)
+    w("a frame's arrival to the CQE on the Verilator board (bench_sim), and, placed on the ULX3S parts")
+    w("with the PLL set to a %g MHz system clock, the achieved Fmax and the cells used." % c["target_mhz"])
+    if c.get("fw_instructions"):
+        w("The firmware runs %s instructions per 1-page fast-register (bench-fwprof)." %
+          c["fw_instructions"].get("fastreg_1", "?"))
+    w("")
+    head = "| core | fast-register 1 page, clocks | invalidate, clocks |"
+    sep = "|---|---:|---:|"
+    for b in boards:
+        head += " %s Fmax, MHz | LUT4 / FF / EBR |" % b
+        sep += "---:|---:|"
+    w(head)
+    w(sep)
+    for name, k in sorted(c["cores"].items()):
+        row = "| %s (`%s`)%s | %s | %s |" % (name, k["rtl"], " (default)" if name == default else "",
+                                            fmt(k["fastreg_clocks_1page"]), fmt(k["invalidate_clocks"]))
+        for b in boards:
+            f = k.get(b)
+            row += (" %s | %s / %s / %s |" % (fmt(f["fmax_mhz"]), fmt(f["lut4"]), fmt(f["ff"]), fmt(f["ebr"]))
+                    if f else " — | — |")
+        w(row)
+    w("")
+    for name, k in sorted(c["cores"].items()):
+        for b in boards:
+            f = k.get(b)
+            if f and f.get("critical_from"):
+                w("- %s on %s: critical path `%s` → `%s`." % (name, b, f["critical_from"], f["critical_to"]))
+    w("")
 
 
 def baseline(w, r):

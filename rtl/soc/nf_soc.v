@@ -44,14 +44,25 @@ module nf_soc #(
     wire [31:0] cpu_addr, cpu_wdata;
     wire [3:0]  cpu_wstrb;
     reg  [31:0] cpu_rdata;
-    // The firmware RAM's port: PicoRV32 drives it from its look-ahead bus (the next
-    // transfer's address one cycle before cpu_valid), so the RAM answers in
-    // cpu_valid's own cycle (ram_early); otherwise it follows the bus and answers
-    // one cycle later, like SYS.
-    wire        ram_rd, ram_wr, ram_early;
+    // The firmware RAM's one port, driven by the core's branch below, and when the
+    // RAM answers a request (ram_ready: in the request's own cycle whenever it can).
+    wire        ram_rd, ram_wr, ram_ready;
     wire [31:0] ram_addr, ram_wdata;
     wire [3:0]  ram_wstrb;
-    reg         local_ready;  // SYS, unmapped or the bus-timed RAM answers (below)
+    reg  [31:0] ram_rdata;
+
+    // ---- address decode ---------------------------------------------------------------
+    wire [31:0] win_off  = cpu_addr - MAP_WIN;
+    wire sel_ram    = cpu_addr < FW_RAM_BYTES;
+    wire sel_sys    = cpu_addr[31:BLOCK_BITS] == MAP_SYS[31:BLOCK_BITS];
+    wire sel_link   = cpu_addr[31:BLOCK_BITS] == MAP_LINK[31:BLOCK_BITS];
+    wire sel_engine = cpu_addr[31:BLOCK_BITS] == MAP_ENGINE[31:BLOCK_BITS];
+    wire sel_win    = cpu_addr >= MAP_WIN && win_off < WIN_BYTES;
+    // SYS and unmapped addresses answer one cycle later (unmapped reads 0, writes are
+    // ignored) so the CPU never hangs.
+    wire sel_local  = !sel_ram && !sel_link && !sel_engine && !sel_win;
+    reg  local_ready;
+    wire local_start = cpu_valid && sel_local && !local_ready;
 
     generate if (CPU == "picorv32") begin : g_picorv32
         /* verilator lint_off UNUSEDSIGNAL */
@@ -73,7 +84,9 @@ module nf_soc #(
             .irq(32'd0), .eoi(unused_eoi),
             .trace_valid(unused_trace_valid), .trace_data(unused_trace_data)
         );
-        assign ram_early = 1'b1;
+        // PicoRV32 drives the port from its look-ahead bus (the next transfer's
+        // address one cycle before cpu_valid), so the RAM answers at once.
+        assign ram_ready = cpu_valid && sel_ram;
     end else begin : g_vexriscv
         // VexRiscv (pythondata-cpu-vexriscv; the variant file is chosen by the build):
         // Wishbone instruction and data buses, joined onto the SoC bus. A bus keeps the
@@ -118,32 +131,33 @@ module nf_soc #(
         assign cpu_wdata = grant_d ? db_dat : ib_dat;
         assign cpu_wstrb = grant_d ? (db_we ? db_sel : 4'd0) : (ib_we ? ib_sel : 4'd0);
         assign trap      = 1'b0;  // VexRiscv takes exceptions through mtvec; it has no trap pin
-        // The RAM follows the SoC bus: its access starts with the request.
-        assign ram_rd    = cpu_valid && cpu_wstrb == 4'd0;
-        assign ram_wr    = cpu_valid && cpu_wstrb != 4'd0 && !local_ready;
-        assign ram_addr  = cpu_addr;
+        // Wishbone has no look-ahead: the RAM guesses. After every read it reads the
+        // next word (a cache-line refill, straight-line data) and keeps it until a
+        // write, so a read of the guessed word answers at once and any other read one
+        // cycle later; writes answer at once.
+        reg  [31:0] guess_addr;
+        reg         guess_ok;
+        wire        ram_req = cpu_valid && sel_ram;
+        wire        rd_hit  = ram_req && cpu_wstrb == 4'd0 && guess_ok && guess_addr == cpu_addr;
+        assign ram_rd    = ram_req && cpu_wstrb == 4'd0;
+        assign ram_wr    = ram_req && cpu_wstrb != 4'd0;
+        assign ram_addr  = rd_hit ? cpu_addr + 32'd4 : cpu_addr;
         assign ram_wdata = cpu_wdata;
         assign ram_wstrb = cpu_wstrb;
-        assign ram_early = 1'b0;
+        assign ram_ready = rd_hit || ram_wr;
+        always @(posedge clk) begin
+            if (rst) begin
+                guess_addr <= 32'd0;
+                guess_ok   <= 1'b0;
+            end else begin
+                if (ram_rd) guess_addr <= ram_addr;
+                guess_ok <= ram_rd || (guess_ok && !ram_wr);
+            end
+        end
     end endgenerate
-
-    // ---- address decode ---------------------------------------------------------------
-    wire [31:0] win_off  = cpu_addr - MAP_WIN;
-    wire sel_ram    = cpu_addr < FW_RAM_BYTES;
-    wire sel_sys    = cpu_addr[31:BLOCK_BITS] == MAP_SYS[31:BLOCK_BITS];
-    wire sel_link   = cpu_addr[31:BLOCK_BITS] == MAP_LINK[31:BLOCK_BITS];
-    wire sel_engine = cpu_addr[31:BLOCK_BITS] == MAP_ENGINE[31:BLOCK_BITS];
-    wire sel_win    = cpu_addr >= MAP_WIN && win_off < WIN_BYTES;
-    // The RAM answers at once when its access began on the look-ahead bus; SYS,
-    // unmapped addresses (unmapped reads 0, writes are ignored, so the CPU never
-    // hangs) and otherwise the RAM answer one cycle later.
-    wire ram_ready  = cpu_valid && sel_ram && ram_early;
-    wire sel_local  = !(sel_ram && ram_early) && !sel_link && !sel_engine && !sel_win;
-    wire local_start = cpu_valid && sel_local && !local_ready;
 
     // ---- firmware RAM -------------------------------------------------------------------
     reg [31:0] ram [0:RAM_WORDS-1];
-    reg [31:0] ram_rdata;
     // One port, for reads and writes alike.
     wire [RAM_AW-1:0] ram_idx = ram_addr[RAM_AW+1:2];
     wire ram_we = ram_wr && ram_addr < FW_RAM_BYTES;
@@ -217,15 +231,13 @@ module nf_soc #(
     end
 
     // Which local slave answered, for the read mux.
-    reg local_was_ram, local_was_sys;
+    reg local_was_sys;
     always @(posedge clk) begin
         if (rst) begin
             local_ready   <= 1'b0;
-            local_was_ram <= 1'b0;
             local_was_sys <= 1'b0;
         end else begin
             local_ready   <= local_start;
-            local_was_ram <= sel_ram;
             local_was_sys <= sel_sys;
         end
     end
@@ -295,7 +307,7 @@ module nf_soc #(
         if (ram_ready)
             cpu_rdata = ram_rdata;
         else if (local_ready)
-            cpu_rdata = local_was_ram ? ram_rdata : local_was_sys ? sys_rdata : 32'd0;
+            cpu_rdata = local_was_sys ? sys_rdata : 32'd0;
         else if (sel_link)
             cpu_rdata = link_csr_rdata;
         else if (sel_engine)

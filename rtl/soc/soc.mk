@@ -63,3 +63,21 @@ synth-soc: $(SETUP_STAMP) firmware ## Yosys synth_ecp5 of nf_soc (ULX3S 85K size
 	    synth_ecp5 -top nf_soc -json $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.json; \
 	    tee -o $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.stat stat"
 	@grep -E 'LUT4|TRELLIS_FF|DP16KD|MULT18|Number of cells' $(SOC_BUILD)/synth/nf_soc_85k.stat
+
+# ---- the CPU choices side by side (bench/cores.py -> build/bench/cores.json) ----
+# Each core's Verilator board (the default core's is build/sim's) runs bench_sim --quick;
+# CORES_PNR=1 also places and routes each core on the ULX3S 85F and 25F at 75 MHz
+# (minutes each); without it the placed figures of an earlier run are kept while their
+# inputs are unchanged.
+CORES ?= picorv32 vexriscv
+CORES_DIR = $(BUILD)/bench/cores
+.PHONY: bench-cores
+bench-cores: $(SETUP_STAMP) firmware $(BUILD)/bench/bench_sim ## CPU choices side by side: clocks per fast-register/invalidate, Fmax, LUT/FF/EBR (CORES_PNR=1)
+	@for c in $(CORES); do \
+	    if [ $$c = $(NF_CPU) ]; then sb=$(SIM_BUILD); else sb=$(CORES_DIR)/$$c/sim; fi; \
+	    $(MAKE) --no-print-directory NF_CPU=$$c SIM_BUILD=$$sb $$sb/nfsim || exit 1; \
+	    mkdir -p $(CORES_DIR)/$$c; \
+	    NDKFPGA_QUIET=1 NDKFPGA_SIM=$$sb/nfsim $(BUILD)/bench/bench_sim --quick > $(CORES_DIR)/$$c/sim.out 2> $(CORES_DIR)/$$c/sim.err || \
+	        { cat $(CORES_DIR)/$$c/sim.out $(CORES_DIR)/$$c/sim.err; exit 1; }; \
+	done
+	@python3 $(ROOT)/bench/cores.py --cores $$(echo $(CORES) | tr ' ' ',') $(if $(CORES_PNR),--pnr)
