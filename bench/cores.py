@@ -7,8 +7,9 @@ of an invalidate from bench_sim's output on that core's Verilator board
 (build/bench/cores/CORE/sim.out, written by `make bench-cores`). With --pnr it also
 places and routes the ULX3S 85F and 25F designs (nf_board_core as top, so the PLL can be
 set to a 75 MHz system clock, the product's goal; nextpnr with --timing-allow-fail) and
-records Fmax, the critical path's ends and LUT4/FF/EBR/DSP use; without --pnr the figures
-of an earlier run are kept when their inputs are unchanged, and dropped otherwise.
+records Fmax, the critical path's ends and LUT4/FF/EBR/DSP use (build/bench/cores/CORE/BOARD/
+fig.json); without --pnr the figures of an earlier run are used, marked inputs_changed when
+the sources placed differ from today's.
 Firmware instructions per operation come from bench-fwprof (build/bench/fwprof.out,
 PicoRV32's bus trace; the firmware image is the same for every core).
 """
@@ -103,6 +104,7 @@ def pnr(tc, core, board, part, profile_85k):
     """Synthesis and place-and-route of one core on one part; its figures."""
     out = os.path.join(OUT, core, board)
     os.makedirs(out, exist_ok=True)
+    inputs = digest(sources(tc, core) + [os.path.join(ROOT, "constraints", "ulx3s.lpf")])
     lpf = os.path.join(out, "core.lpf")
     with open(os.path.join(ROOT, "constraints", "ulx3s.lpf"), encoding="utf-8") as f:
         text = "".join(line for line in f if "wifi_gpio0" not in line)
@@ -124,7 +126,7 @@ def pnr(tc, core, board, part, profile_85k):
                     "--timing-allow-fail", "--seed", "1", "-l", rel(out) + "/pnr.log", "-q"],
                    cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
     rep = fpga_report.load(os.path.join(out, "report.json"))
-    fig = {"target_mhz": TARGET_MHZ}
+    fig = {"target_mhz": TARGET_MHZ, "inputs": inputs}
     fmax = [v.get("achieved") for v in rep["fmax"].values() if v.get("achieved")]
     fig["fmax_mhz"] = round(min(fmax), 1) if fmax else None
     util = rep["utilization"]
@@ -136,6 +138,19 @@ def pnr(tc, core, board, part, profile_85k):
         if steps:
             fig["critical_from"] = steps[0].get("from", {}).get("cell")
             fig["critical_to"] = steps[-1].get("to", {}).get("cell")
+    with open(os.path.join(out, "fig.json"), "w", encoding="utf-8") as f:
+        json.dump(fig, f, indent=1, sort_keys=True)
+    return fig
+
+
+def placed(core, board, inputs):
+    """The figures of an earlier place and route, marked when its sources were not today's."""
+    try:
+        with open(os.path.join(OUT, core, board, "fig.json"), encoding="utf-8") as f:
+            fig = json.load(f)
+    except (OSError, json.JSONDecodeError):
+        return None
+    fig["inputs_changed"] = fig.get("inputs") != inputs
     return fig
 
 
@@ -145,11 +160,6 @@ def main():
     ap.add_argument("--cores", default="picorv32,vexriscv")
     args = ap.parse_args()
     tc = toolchain()
-    try:
-        with open(JSON, encoding="utf-8") as f:
-            old = json.load(f)
-    except (OSError, json.JSONDecodeError):
-        old = {}
     res = {"target_mhz": TARGET_MHZ, "fw_instructions": fw_instructions(), "cores": {}}
     for core in args.cores.split(","):
         sim = kv(os.path.join(OUT, core, "sim.out"))
@@ -159,12 +169,10 @@ def main():
         c = {k: int(sim[k]) for k in ("fastreg_clocks_1page", "invalidate_clocks", "fastreg_clocks_16pages") if k in sim}
         c["rtl"] = os.path.basename(cpu_rtl(tc, core))
         c["inputs"] = digest(sources(tc, core) + [os.path.join(ROOT, "constraints", "ulx3s.lpf")])
-        prev = old.get("cores", {}).get(core, {})
         for board, part, p85 in BOARDS:
-            if args.pnr:
-                c[board] = pnr(tc, core, board, part, p85)
-            elif prev.get("inputs") == c["inputs"] and board in prev:
-                c[board] = prev[board]
+            fig = pnr(tc, core, board, part, p85) if args.pnr else placed(core, board, c["inputs"])
+            if fig:
+                c[board] = fig
         res["cores"][core] = c
     with open(JSON, "w", encoding="utf-8") as f:
         json.dump(res, f, indent=1, sort_keys=True)
@@ -174,6 +182,7 @@ def main():
             b = c.get(board)
             if b:
                 line += f"; {board} {b['fmax_mhz']} MHz (target {TARGET_MHZ:g}) {b['lut4']} LUT4 {b['ff']} FF {b['ebr']} EBR"
+                line += " (placed from other sources)" if b.get("inputs_changed") else ""
         print(line)
     return 0
 

@@ -582,15 +582,9 @@ def doc(r, series, phases, funcs):
     w("   FBO/VA/length arithmetic) on 64-bit values with a 32-bit CPU.")
     w("2. **Link header, %d clocks**: sequence and ack handling, freeing acknowledged TX slots." % ph["link"])
     w("3. **MPT write, %d clocks**: the staging writes, the command and its status poll." % ph["mpt"])
-    w("4. **Firmware RAM wait state**: PicoRV32 here waits one clock for every fetch and load from")
-    w("   the firmware RAM. Answering from the look-ahead address (`mem_la_*`) would save about one")
-    w("   clock per instruction (%.0f %% at %.1f clocks per instruction), at the price of a longer path" % (
-        100.0 / cpi, cpi))
-    if "fmax_mhz_ulx3s_85k" in r:
-        margin = "(%s MHz achieved for %s MHz)" % (g("fmax_mhz_ulx3s_85k"), g("system_clock_mhz"))
-    else:
-        margin = "(Fmax against the system clock: [boards.md](boards.md))"
-    w("   into the RAM: it needs the timing margin on the 85F first %s." % margin)
+    w("4. **The CPU**: PicoRV32 needs several clocks per instruction even with the firmware RAM")
+    w("   answering in the request's cycle (its look-ahead bus); the other core measured is in")
+    w("   [CPU choices](#cpu-choices) below.")
     w("5. **Hardware work requests**: parsing a fast-register's fixed fields and writing the MPT entry")
     w("   in hardware (the firmware deciding only the rule outcome) would take the path to a few hundred")
     w("   clocks; it is the next step if the figure must fall further.")
@@ -636,10 +630,14 @@ def cores_section(w):
                                             fmt(k["fastreg_clocks_1page"]), fmt(k["invalidate_clocks"]))
         for b in boards:
             f = k.get(b)
-            row += (" %s | %s / %s / %s |" % (fmt(f["fmax_mhz"]), fmt(f["lut4"]), fmt(f["ff"]), fmt(f["ebr"]))
+            row += (" %s%s | %s / %s / %s |" % (fmt(f["fmax_mhz"]), " *" if f.get("inputs_changed") else "",
+                                               fmt(f["lut4"]), fmt(f["ff"]), fmt(f["ebr"]))
                     if f else " — | — |")
         w(row)
     w("")
+    if any(f.get("inputs_changed") for k in c["cores"].values() for f in (k.get(b) for b in boards) if f):
+        w("\\* placed from earlier sources than today's (`make bench-cores CORES_PNR=1` places them again).")
+        w("")
     for name, k in sorted(c["cores"].items()):
         for b in boards:
             f = k.get(b)

@@ -44,7 +44,7 @@ $(SOC_BUILD)/tb/Vnf_soc: $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SOC_DIR)/tb/soc_tb
 	    -GFW_HEX='"$(SOC_BUILD)/smoke.hex"' --Mdir $(SOC_BUILD)/tb -CFLAGS "-std=c++17 -I$(ROOT)/tests -I$(ROOT)/rtl/include" \
 	    $(SOC_DIR)/nf_soc.v $(SOC_DIR)/tb/soc_tb.cpp > $(SOC_BUILD)/tb/build.log 2>&1 || (cat $(SOC_BUILD)/tb/build.log; exit 1)
 
-test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program on PicoRV32 in nf_soc
+test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program on nf_soc's CPU (NF_CPU)
 	@$(SOC_BUILD)/tb/Vnf_soc
 
 # Yosys synth_ecp5 of nf_soc at the ULX3S 85K profile sizes and the ulx3s-85k board's
