@@ -137,11 +137,18 @@ def pnr(tc, core, board, part, profile_85k):
                     f"chparam {chp} -set PROFILE_85K {profile_85k} -set FW_HEX \"{rel(out)}/placeholder.hex\" nf_board_core; "
                     f"synth_ecp5 -top nf_board_core -json {rel(out)}/nf.json"],
                    cwd=ROOT, env=env, check=True)
-    subprocess.run([tc["NEXTPNR_ECP5"], f"--{part}", "--package", "CABGA381", "--speed", "6",
+    fig = {"target_mhz": TARGET_MHZ, "inputs": inputs}
+    placed_ok = subprocess.run([tc["NEXTPNR_ECP5"], f"--{part}", "--package", "CABGA381", "--speed", "6",
                     "--json", rel(out) + "/nf.json", "--lpf", rel(lpf), "--report", rel(out) + "/report.json",
                     "--textcfg", rel(out) + "/nf_placeholder.config",
                     "--timing-allow-fail", "--seed", "1", "-l", rel(out) + "/pnr.log", "-q"],
-                   cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+                   cwd=ROOT, env=env, stdout=subprocess.DEVNULL).returncode == 0
+    if not placed_ok:
+        # A design that does not fit the part: its first error, as nextpnr words it.
+        with open(os.path.join(out, "pnr.log"), encoding="utf-8", errors="replace") as f:
+            errs = [line.strip() for line in f if line.startswith("ERROR")]
+        fig["error"] = errs[0] if errs else "nextpnr failed"
+        return save(out, fig)
     with open(os.path.join(ROOT, "build", "firmware", "nf_fw.hex"), encoding="ascii") as f:
         fw = [w for w in f.read().split() if w]
     with open(os.path.join(out, "fw_padded.hex"), "w", encoding="ascii") as f:
@@ -152,7 +159,7 @@ def pnr(tc, core, board, part, profile_85k):
                           [os.path.join(out, n) for n in ("nf_placeholder.config", "nf.config", "placeholder.hex", "fw_padded.hex")],
                           cwd=ROOT, stdout=subprocess.DEVNULL)
     rep = fpga_report.load(os.path.join(out, "report.json"))
-    fig = {"target_mhz": TARGET_MHZ, "inputs": inputs, "fw_swap": swap.returncode == 0}
+    fig["fw_swap"] = swap.returncode == 0
     fmax = [v.get("achieved") for v in rep["fmax"].values() if v.get("achieved")]
     fig["fmax_mhz"] = round(min(fmax), 1) if fmax else None
     util = rep["utilization"]
@@ -164,6 +171,10 @@ def pnr(tc, core, board, part, profile_85k):
         if steps:
             fig["critical_from"] = steps[0].get("from", {}).get("cell")
             fig["critical_to"] = steps[-1].get("to", {}).get("cell")
+    return save(out, fig)
+
+
+def save(out, fig):
     with open(os.path.join(out, "fig.json"), "w", encoding="utf-8") as f:
         json.dump(fig, f, indent=1, sort_keys=True)
     return fig
@@ -206,7 +217,9 @@ def main():
         line = f"{core:9} ({c['rtl']}): fast-register 1 page {c['fastreg_clocks_1page']} clocks, invalidate {c.get('invalidate_clocks')}"
         for board, _, _ in BOARDS:
             b = c.get(board)
-            if b:
+            if b and "error" in b:
+                line += f"; {board}: {b['error']}"
+            elif b:
                 line += f"; {board} {b['fmax_mhz']} MHz (target {TARGET_MHZ:g}) {b['lut4']} LUT4 {b['ff']} FF {b['ebr']} EBR"
                 line += {True: ", firmware swap ok", False: ", FIRMWARE SWAP FAILED"}.get(b.get("fw_swap"), "")
                 line += " (placed from other sources)" if b.get("inputs_changed") else ""

@@ -630,9 +630,12 @@ def cores_section(w):
                                             fmt(k["fastreg_clocks_1page"]), fmt(k["invalidate_clocks"]))
         for b in boards:
             f = k.get(b)
-            row += (" %s%s | %s / %s / %s |" % (fmt(f["fmax_mhz"]), " *" if f.get("inputs_changed") else "",
-                                               fmt(f["lut4"]), fmt(f["ff"]), fmt(f["ebr"]))
-                    if f else " — | — |")
+            if f and "error" in f:
+                row += " does not fit%s | — |" % (" *" if f.get("inputs_changed") else "")
+            else:
+                row += (" %s%s | %s / %s / %s |" % (fmt(f["fmax_mhz"]), " *" if f.get("inputs_changed") else "",
+                                                   fmt(f["lut4"]), fmt(f["ff"]), fmt(f["ebr"]))
+                        if f else " — | — |")
         w(row)
     w("")
     if any(f.get("inputs_changed") for k in c["cores"].values() for f in (k.get(b) for b in boards) if f):
@@ -641,7 +644,9 @@ def cores_section(w):
     for name, k in sorted(c["cores"].items()):
         for b in boards:
             f = k.get(b)
-            if f and f.get("critical_from"):
+            if f and "error" in f:
+                w("- %s on %s: nextpnr: `%s`." % (name, b, f["error"]))
+            elif f and f.get("critical_from"):
                 swap = {True: "; ecpbram swaps the firmware into it (tools/fw_swap_check.py)",
                         False: "; the firmware swap FAILS"}.get(f.get("fw_swap"), "")
                 w("- %s on %s: critical path `%s` → `%s`%s." % (name, b, f["critical_from"], f["critical_to"], swap))
