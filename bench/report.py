@@ -582,15 +582,9 @@ def doc(r, series, phases, funcs):
     w("   FBO/VA/length arithmetic) on 64-bit values with a 32-bit CPU.")
     w("2. **Link header, %d clocks**: sequence and ack handling, freeing acknowledged TX slots." % ph["link"])
     w("3. **MPT write, %d clocks**: the staging writes, the command and its status poll." % ph["mpt"])
-    w("4. **Firmware RAM wait state**: PicoRV32 here waits one clock for every fetch and load from")
-    w("   the firmware RAM. Answering from the look-ahead address (`mem_la_*`) would save about one")
-    w("   clock per instruction (%.0f %% at %.1f clocks per instruction), at the price of a longer path" % (
-        100.0 / cpi, cpi))
-    if "fmax_mhz_ulx3s_85k" in r:
-        margin = "(%s MHz achieved for %s MHz)" % (g("fmax_mhz_ulx3s_85k"), g("system_clock_mhz"))
-    else:
-        margin = "(Fmax against the system clock: [boards.md](boards.md))"
-    w("   into the RAM: it needs the timing margin on the 85F first %s." % margin)
+    w("4. **The CPU**: PicoRV32 needs several clocks per instruction even with the firmware RAM")
+    w("   answering in the request's cycle (its look-ahead bus); the other core measured is in")
+    w("   [CPU choices](#cpu-choices) below.")
     w("5. **Hardware work requests**: parsing a fast-register's fixed fields and writing the MPT entry")
     w("   in hardware (the firmware deciding only the rule outcome) would take the path to a few hundred")
     w("   clocks; it is the next step if the figure must fall further.")
@@ -599,8 +593,64 @@ def doc(r, series, phases, funcs):
         g("keycheck_per_clock"), g("mtt_load_pages_per_clock")))
     w("clock, the DMA at %s of its port." % g("dma_port_fraction"))
     w("")
+    cores_section(w)
     with open(DOC, "w") as f:
         f.write("\n".join(lines))
+
+
+def cores_section(w):
+    """The CPU choices side by side: build/bench/cores.json (make bench-cores, bench/cores.py)."""
+    path = os.path.join(ROOT, "build", "bench", "cores.json")
+    if not os.path.exists(path):
+        return
+    with open(path) as f:
+        c = json.load(f)
+    with open(os.path.join(ROOT, "rtl", "soc", "nf_soc.v")) as f:
+        default = re.search(r'parameter\s+CPU\s*=\s*"(\w+)"', f.read()).group(1)
+    boards = ["ulx3s-85k", "ulx3s-25k"]
+    w("## CPU choices")
+    w("")
+    w("`make bench-cores` (bench/cores.py; `CORES_PNR=1` places and routes too) runs the same firmware")
+    w("image on each core nf_soc can be built with (its `CPU` parameter; default `%s`): the clocks from" % default)
+    w("a frame's arrival to the CQE on the Verilator board (bench_sim), and, placed on the ULX3S parts")
+    w("with the PLL set to a %g MHz system clock, the achieved Fmax and the cells used." % c["target_mhz"])
+    if c.get("fw_instructions"):
+        w("The firmware runs %s instructions per 1-page fast-register (bench-fwprof)." %
+          c["fw_instructions"].get("fastreg_1", "?"))
+    w("")
+    head = "| core | fast-register 1 page, clocks | invalidate, clocks |"
+    sep = "|---|---:|---:|"
+    for b in boards:
+        head += " %s Fmax, MHz | LUT4 / FF / EBR |" % b
+        sep += "---:|---:|"
+    w(head)
+    w(sep)
+    for name, k in sorted(c["cores"].items()):
+        row = "| %s (`%s`)%s | %s | %s |" % (name, k["rtl"], " (default)" if name == default else "",
+                                            fmt(k["fastreg_clocks_1page"]), fmt(k["invalidate_clocks"]))
+        for b in boards:
+            f = k.get(b)
+            if f and "error" in f:
+                row += " does not fit%s | — |" % (" *" if f.get("inputs_changed") else "")
+            else:
+                row += (" %s%s | %s / %s / %s |" % (fmt(f["fmax_mhz"]), " *" if f.get("inputs_changed") else "",
+                                                   fmt(f["lut4"]), fmt(f["ff"]), fmt(f["ebr"]))
+                        if f else " — | — |")
+        w(row)
+    w("")
+    if any(f.get("inputs_changed") for k in c["cores"].values() for f in (k.get(b) for b in boards) if f):
+        w("\\* placed from earlier sources than today's (`make bench-cores CORES_PNR=1` places them again).")
+        w("")
+    for name, k in sorted(c["cores"].items()):
+        for b in boards:
+            f = k.get(b)
+            if f and "error" in f:
+                w("- %s on %s: nextpnr: `%s`." % (name, b, f["error"]))
+            elif f and f.get("critical_from"):
+                swap = {True: "; ecpbram swaps the firmware into it (tools/fw_swap_check.py)",
+                        False: "; the firmware swap FAILS"}.get(f.get("fw_swap"), "")
+                w("- %s on %s: critical path `%s` → `%s`%s." % (name, b, f["critical_from"], f["critical_to"], swap))
+    w("")
 
 
 def baseline(w, r):

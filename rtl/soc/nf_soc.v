@@ -6,6 +6,7 @@
 `default_nettype none
 `include "nf_layout.vh"
 module nf_soc #(
+    parameter         CPU          = "picorv32",  // the core: "picorv32", or "vexriscv" (the build supplies the VexRiscv variant's file)
     parameter integer CLK_HZ       = `NF_SOC_CPU_CLK_SIM_HZ,  // system clock, Hz (SYS.CLK_HZ; LED pulse stretching)
     parameter integer FW_RAM_BYTES = `NF_PROFILE_SIM_FW_RAM_BYTES,  // firmware RAM, bytes, a multiple of 4 (code, data and stack)
     parameter         FW_HEX       = "build/firmware/nf_fw.hex",  // firmware image ($readmemh, one 32-bit word a line) loaded into the RAM
@@ -36,34 +37,19 @@ module nf_soc #(
     localparam integer BLOCK_BITS = 12;  // every register block is 4 KiB
 
     // ---- CPU ------------------------------------------------------------------------
+    // One SoC bus, PicoRV32's native one: cpu_valid holds until cpu_ready; cpu_rdata
+    // is sampled in the cpu_ready cycle. Every slave below answers on it.
     wire        cpu_valid, cpu_instr;
     reg         cpu_ready;
     wire [31:0] cpu_addr, cpu_wdata;
     wire [3:0]  cpu_wstrb;
     reg  [31:0] cpu_rdata;
-
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire        unused_la_read, unused_la_write, unused_pcpi_valid, unused_trace_valid;
-    wire [31:0] unused_la_addr, unused_la_wdata, unused_pcpi_insn, unused_pcpi_rs1,
-                unused_pcpi_rs2, unused_eoi;
-    wire [3:0]  unused_la_wstrb;
-    wire [35:0] unused_trace_data;
-    /* verilator lint_on UNUSEDSIGNAL */
-
-    picorv32 #(
-        .ENABLE_MUL(1), .ENABLE_DIV(1), .BARREL_SHIFTER(1), .COMPRESSED_ISA(0),
-        .ENABLE_IRQ(0), .PROGADDR_RESET(32'h0000_0000), .STACKADDR(FW_RAM_BYTES)
-    ) u_cpu (
-        .clk(clk), .resetn(!rst), .trap(trap),
-        .mem_valid(cpu_valid), .mem_instr(cpu_instr), .mem_ready(cpu_ready),
-        .mem_addr(cpu_addr), .mem_wdata(cpu_wdata), .mem_wstrb(cpu_wstrb), .mem_rdata(cpu_rdata),
-        .mem_la_read(unused_la_read), .mem_la_write(unused_la_write), .mem_la_addr(unused_la_addr),
-        .mem_la_wdata(unused_la_wdata), .mem_la_wstrb(unused_la_wstrb),
-        .pcpi_valid(unused_pcpi_valid), .pcpi_insn(unused_pcpi_insn), .pcpi_rs1(unused_pcpi_rs1),
-        .pcpi_rs2(unused_pcpi_rs2), .pcpi_wr(1'b0), .pcpi_rd(32'd0), .pcpi_wait(1'b0), .pcpi_ready(1'b0),
-        .irq(32'd0), .eoi(unused_eoi),
-        .trace_valid(unused_trace_valid), .trace_data(unused_trace_data)
-    );
+    // The firmware RAM's one port, driven by the core's branch below, and when the
+    // RAM answers a request (ram_ready: in the request's own cycle whenever it can).
+    wire        ram_rd, ram_wr, ram_ready;
+    wire [31:0] ram_addr, ram_wdata;
+    wire [3:0]  ram_wstrb;
+    reg  [31:0] ram_rdata;
 
     // ---- address decode ---------------------------------------------------------------
     wire [31:0] win_off  = cpu_addr - MAP_WIN;
@@ -72,17 +58,109 @@ module nf_soc #(
     wire sel_link   = cpu_addr[31:BLOCK_BITS] == MAP_LINK[31:BLOCK_BITS];
     wire sel_engine = cpu_addr[31:BLOCK_BITS] == MAP_ENGINE[31:BLOCK_BITS];
     wire sel_win    = cpu_addr >= MAP_WIN && win_off < WIN_BYTES;
-    // RAM, SYS and unmapped addresses answer one cycle later (unmapped reads 0,
-    // writes are ignored) so the CPU never hangs.
-    wire sel_local  = !sel_link && !sel_engine && !sel_win;
+    // SYS and unmapped addresses answer one cycle later (unmapped reads 0, writes are
+    // ignored) so the CPU never hangs.
+    wire sel_local  = !sel_ram && !sel_link && !sel_engine && !sel_win;
     reg  local_ready;
     wire local_start = cpu_valid && sel_local && !local_ready;
 
+    generate if (CPU == "picorv32") begin : g_picorv32
+        /* verilator lint_off UNUSEDSIGNAL */
+        wire        unused_pcpi_valid, unused_trace_valid;
+        wire [31:0] unused_pcpi_insn, unused_pcpi_rs1, unused_pcpi_rs2, unused_eoi;
+        wire [35:0] unused_trace_data;
+        /* verilator lint_on UNUSEDSIGNAL */
+        picorv32 #(
+            .ENABLE_MUL(1), .ENABLE_DIV(1), .BARREL_SHIFTER(1), .COMPRESSED_ISA(0),
+            .ENABLE_IRQ(0), .PROGADDR_RESET(32'h0000_0000), .STACKADDR(FW_RAM_BYTES)
+        ) u_cpu (
+            .clk(clk), .resetn(!rst), .trap(trap),
+            .mem_valid(cpu_valid), .mem_instr(cpu_instr), .mem_ready(cpu_ready),
+            .mem_addr(cpu_addr), .mem_wdata(cpu_wdata), .mem_wstrb(cpu_wstrb), .mem_rdata(cpu_rdata),
+            .mem_la_read(ram_rd), .mem_la_write(ram_wr), .mem_la_addr(ram_addr),
+            .mem_la_wdata(ram_wdata), .mem_la_wstrb(ram_wstrb),
+            .pcpi_valid(unused_pcpi_valid), .pcpi_insn(unused_pcpi_insn), .pcpi_rs1(unused_pcpi_rs1),
+            .pcpi_rs2(unused_pcpi_rs2), .pcpi_wr(1'b0), .pcpi_rd(32'd0), .pcpi_wait(1'b0), .pcpi_ready(1'b0),
+            .irq(32'd0), .eoi(unused_eoi),
+            .trace_valid(unused_trace_valid), .trace_data(unused_trace_data)
+        );
+        // PicoRV32 drives the port from its look-ahead bus (the next transfer's
+        // address one cycle before cpu_valid), so the RAM answers at once.
+        assign ram_ready = cpu_valid && sel_ram;
+    end else begin : g_vexriscv
+        // VexRiscv (pythondata-cpu-vexriscv; the variant file is chosen by the build):
+        // Wishbone instruction and data buses, joined onto the SoC bus. A bus keeps the
+        // SoC bus from its request to its acknowledge, and through an instruction-cache
+        // refill burst (CTI 010) to its last beat; the data bus wins a tie.
+        wire        ib_cyc, ib_stb, ib_we, db_cyc, db_stb, db_we;
+        wire [29:0] ib_adr, db_adr;
+        wire [31:0] ib_dat, db_dat;
+        wire [3:0]  ib_sel, db_sel;
+        wire [2:0]  ib_cti, db_cti;
+        /* verilator lint_off UNUSEDSIGNAL */
+        wire [1:0]  unused_ib_bte, unused_db_bte;
+        /* verilator lint_on UNUSEDSIGNAL */
+        reg         own_i, own_d;
+        wire        req_i = ib_cyc && ib_stb, req_d = db_cyc && db_stb;
+        wire        grant_d = own_d || (!own_i && req_d);
+        wire        grant_i = own_i || (!own_d && !req_d && req_i);
+        VexRiscv u_cpu (
+            .clk(clk), .reset(rst), .externalResetVector(32'h0000_0000),
+            .timerInterrupt(1'b0), .softwareInterrupt(1'b0), .externalInterruptArray(32'd0),
+            .iBusWishbone_CYC(ib_cyc), .iBusWishbone_STB(ib_stb), .iBusWishbone_ACK(cpu_ready && grant_i),
+            .iBusWishbone_WE(ib_we), .iBusWishbone_ADR(ib_adr), .iBusWishbone_DAT_MISO(cpu_rdata),
+            .iBusWishbone_DAT_MOSI(ib_dat), .iBusWishbone_SEL(ib_sel), .iBusWishbone_ERR(1'b0),
+            .iBusWishbone_CTI(ib_cti), .iBusWishbone_BTE(unused_ib_bte),
+            .dBusWishbone_CYC(db_cyc), .dBusWishbone_STB(db_stb), .dBusWishbone_ACK(cpu_ready && grant_d),
+            .dBusWishbone_WE(db_we), .dBusWishbone_ADR(db_adr), .dBusWishbone_DAT_MISO(cpu_rdata),
+            .dBusWishbone_DAT_MOSI(db_dat), .dBusWishbone_SEL(db_sel), .dBusWishbone_ERR(1'b0),
+            .dBusWishbone_CTI(db_cti), .dBusWishbone_BTE(unused_db_bte)
+        );
+        always @(posedge clk) begin
+            if (rst) begin
+                own_i <= 1'b0;
+                own_d <= 1'b0;
+            end else begin
+                own_i <= grant_i && req_i && !(cpu_ready && ib_cti != 3'b010);
+                own_d <= grant_d && req_d && !(cpu_ready && db_cti != 3'b010);
+            end
+        end
+        assign cpu_valid = grant_i || grant_d;
+        assign cpu_instr = grant_i;
+        assign cpu_addr  = {grant_d ? db_adr : ib_adr, 2'b00};
+        assign cpu_wdata = grant_d ? db_dat : ib_dat;
+        assign cpu_wstrb = grant_d ? (db_we ? db_sel : 4'd0) : (ib_we ? ib_sel : 4'd0);
+        assign trap      = 1'b0;  // VexRiscv takes exceptions through mtvec; it has no trap pin
+        // Wishbone has no look-ahead: the RAM guesses. After every read it reads the
+        // next word (a cache-line refill, straight-line data) and keeps it until a
+        // write, so a read of the guessed word answers at once and any other read one
+        // cycle later; writes answer at once.
+        reg  [31:0] guess_addr;
+        reg         guess_ok;
+        wire        ram_req = cpu_valid && sel_ram;
+        wire        rd_hit  = ram_req && cpu_wstrb == 4'd0 && guess_ok && guess_addr == cpu_addr;
+        assign ram_rd    = ram_req && cpu_wstrb == 4'd0;
+        assign ram_wr    = ram_req && cpu_wstrb != 4'd0;
+        assign ram_addr  = rd_hit ? cpu_addr + 32'd4 : cpu_addr;
+        assign ram_wdata = cpu_wdata;
+        assign ram_wstrb = cpu_wstrb;
+        assign ram_ready = rd_hit || ram_wr;
+        always @(posedge clk) begin
+            if (rst) begin
+                guess_addr <= 32'd0;
+                guess_ok   <= 1'b0;
+            end else begin
+                if (ram_rd) guess_addr <= ram_addr;
+                guess_ok <= ram_rd || (guess_ok && !ram_wr);
+            end
+        end
+    end endgenerate
+
     // ---- firmware RAM -------------------------------------------------------------------
     reg [31:0] ram [0:RAM_WORDS-1];
-    reg [31:0] ram_rdata;
-    wire [RAM_AW-1:0] ram_idx = cpu_addr[RAM_AW+1:2];
-    wire ram_we = local_start && sel_ram;
+    // One port, for reads and writes alike.
+    wire [RAM_AW-1:0] ram_idx = ram_addr[RAM_AW+1:2];
+    wire ram_we = ram_wr && ram_addr < FW_RAM_BYTES;
 
 `ifndef SYNTHESIS
     reg [8*1024-1:0] fw_path;
@@ -98,11 +176,11 @@ module nf_soc #(
     end
 
     always @(posedge clk) begin
-        if (ram_we && cpu_wstrb[0]) ram[ram_idx][7:0]   <= cpu_wdata[7:0];
-        if (ram_we && cpu_wstrb[1]) ram[ram_idx][15:8]  <= cpu_wdata[15:8];
-        if (ram_we && cpu_wstrb[2]) ram[ram_idx][23:16] <= cpu_wdata[23:16];
-        if (ram_we && cpu_wstrb[3]) ram[ram_idx][31:24] <= cpu_wdata[31:24];
-        ram_rdata <= ram[ram_idx];
+        if (ram_we && ram_wstrb[0]) ram[ram_idx][7:0]   <= ram_wdata[7:0];
+        if (ram_we && ram_wstrb[1]) ram[ram_idx][15:8]  <= ram_wdata[15:8];
+        if (ram_we && ram_wstrb[2]) ram[ram_idx][23:16] <= ram_wdata[23:16];
+        if (ram_we && ram_wstrb[3]) ram[ram_idx][31:24] <= ram_wdata[31:24];
+        if (ram_rd) ram_rdata <= ram[ram_idx];
     end
 
     // ---- SYS registers ------------------------------------------------------------------
@@ -153,15 +231,13 @@ module nf_soc #(
     end
 
     // Which local slave answered, for the read mux.
-    reg local_was_ram, local_was_sys;
+    reg local_was_sys;
     always @(posedge clk) begin
         if (rst) begin
             local_ready   <= 1'b0;
-            local_was_ram <= 1'b0;
             local_was_sys <= 1'b0;
         end else begin
             local_ready   <= local_start;
-            local_was_ram <= sel_ram;
             local_was_sys <= sel_sys;
         end
     end
@@ -227,9 +303,11 @@ module nf_soc #(
 
     // ---- CPU read mux -------------------------------------------------------------------------
     always @(*) begin
-        cpu_ready = local_ready || (link_csr_ready && sel_link) || (eng_csr_ready && sel_engine) || win_ready;
-        if (local_ready)
-            cpu_rdata = local_was_ram ? ram_rdata : local_was_sys ? sys_rdata : 32'd0;
+        cpu_ready = ram_ready || local_ready || (link_csr_ready && sel_link) || (eng_csr_ready && sel_engine) || win_ready;
+        if (ram_ready)
+            cpu_rdata = ram_rdata;
+        else if (local_ready)
+            cpu_rdata = local_was_sys ? sys_rdata : 32'd0;
         else if (sel_link)
             cpu_rdata = link_csr_rdata;
         else if (sel_engine)

@@ -1,12 +1,20 @@
-# SoC top (rtl/soc): PicoRV32 from pythondata-cpu-picorv32 (never copied here), memory
-# map, SYS registers, engine and link. Smoke test boots rtl/soc/tb/smoke.c.
+# SoC top (rtl/soc): the CPU (PicoRV32 from pythondata-cpu-picorv32, or VexRiscv from
+# pythondata-cpu-vexriscv; never copied here), memory map, SYS registers, engine and link.
+# Smoke test boots rtl/soc/tb/smoke.c.
 SOC_DIR    := $(ROOT)/rtl/soc
+# The CPU of nf_soc (its CPU parameter): picorv32, or vexriscv with NF_VEXRISCV the
+# package's pre-generated variant (VexRiscv_Lite: instruction cache, uncached data bus,
+# rv32im; the cached-data variants cache every address below 0x80000000, our MMIO too,
+# and VexRiscv_Min has no mul/div for the rv32im firmware).
+NF_CPU      ?= picorv32
+NF_VEXRISCV ?= VexRiscv_Lite
+CPU_RTL    = $(if $(filter vexriscv,$(NF_CPU)),$(VEXRISCV_DIR)/$(NF_VEXRISCV).v,$(PICORV32_DIR)/picorv32.v)
 SOC_BUILD  := $(BUILD)/soc
 ENGINE_SRC_DIR := $(ROOT)/rtl/engine
 SOC_RTL    := $(SOC_DIR)/nf_soc.v $(SOC_DIR)/nf_sys_regs_decode.v $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)
-# PicoRV32 is third-party: picorv32.vlt switches its lint off; ours stays -Wall clean.
-SOC_VSRC   := --timescale 1ns/1ps -I$(ROOT)/rtl/include -y $(SOC_DIR) -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) \
-              $(SOC_DIR)/picorv32.vlt $(PICORV32_DIR)/picorv32.v
+# The CPUs are third-party: picorv32.vlt switches their lint off; ours stays -Wall clean.
+SOC_VSRC   = --timescale 1ns/1ps -I$(ROOT)/rtl/include -y $(SOC_DIR) -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) \
+              $(SOC_DIR)/picorv32.vlt $(CPU_RTL) -GCPU='"$(NF_CPU)"'
 RV_CC      := riscv64-unknown-elf-gcc
 RV_OBJCOPY := riscv64-unknown-elf-objcopy
 SOC_SMOKE_DEFS := -DSMOKE_CLK_HZ=NF_SOC_CPU_CLK_SIM_HZ -DSMOKE_FW_RAM_BYTES=NF_PROFILE_SIM_FW_RAM_BYTES \
@@ -36,7 +44,7 @@ $(SOC_BUILD)/tb/Vnf_soc: $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SOC_DIR)/tb/soc_tb
 	    -GFW_HEX='"$(SOC_BUILD)/smoke.hex"' --Mdir $(SOC_BUILD)/tb -CFLAGS "-std=c++17 -I$(ROOT)/tests -I$(ROOT)/rtl/include" \
 	    $(SOC_DIR)/nf_soc.v $(SOC_DIR)/tb/soc_tb.cpp > $(SOC_BUILD)/tb/build.log 2>&1 || (cat $(SOC_BUILD)/tb/build.log; exit 1)
 
-test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program on PicoRV32 in nf_soc
+test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program on nf_soc's CPU (NF_CPU)
 	@$(SOC_BUILD)/tb/Vnf_soc
 
 # Yosys synth_ecp5 of nf_soc at the ULX3S 85K profile sizes and the ulx3s-85k board's
@@ -49,9 +57,27 @@ SOC_SYNTH_PARAMS = -set CLK_HZ $(call NF_BOARD,ULX3S_85K,clk_hz) \
 synth-soc: $(SETUP_STAMP) firmware ## Yosys synth_ecp5 of nf_soc (ULX3S 85K sizes): prints LUT/FF/EBR
 	@mkdir -p $(SOC_BUILD)/synth
 	@$(YOSYS) -q -l $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.log -p "\
-	    read_verilog -DSYNTHESIS -Irtl/include $(call rel,$(PICORV32_DIR)/picorv32.v $(SOC_DIR)/nf_soc.v $(SOC_DIR)/nf_sys_regs_decode.v \
+	    read_verilog -DSYNTHESIS -Irtl/include $(call rel,$(CPU_RTL) $(SOC_DIR)/nf_soc.v $(SOC_DIR)/nf_sys_regs_decode.v \
 	        $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)); \
-	    chparam $(SOC_SYNTH_PARAMS) -set FW_HEX \"$(call rel,$(SOC_SYNTH_HEX))\" nf_soc; \
+	    chparam $(SOC_SYNTH_PARAMS) -set CPU \"$(NF_CPU)\" -set FW_HEX \"$(call rel,$(SOC_SYNTH_HEX))\" nf_soc; \
 	    synth_ecp5 -top nf_soc -json $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.json; \
 	    tee -o $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.stat stat"
 	@grep -E 'LUT4|TRELLIS_FF|DP16KD|MULT18|Number of cells' $(SOC_BUILD)/synth/nf_soc_85k.stat
+
+# ---- the CPU choices side by side (bench/cores.py -> build/bench/cores.json) ----
+# Each core's Verilator board (the default core's is build/sim's) runs bench_sim --quick;
+# CORES_PNR=1 also places and routes each core on the ULX3S 85F and 25F at 75 MHz
+# (minutes each); without it the placed figures of an earlier run are kept while their
+# inputs are unchanged.
+CORES ?= picorv32 vexriscv
+CORES_DIR = $(BUILD)/bench/cores
+.PHONY: bench-cores
+bench-cores: $(SETUP_STAMP) firmware $(BUILD)/bench/bench_sim ## CPU choices side by side: clocks per fast-register/invalidate, Fmax, LUT/FF/EBR (CORES_PNR=1)
+	@for c in $(CORES); do \
+	    if [ $$c = $(NF_CPU) ]; then sb=$(SIM_BUILD); else sb=$(CORES_DIR)/$$c/sim; fi; \
+	    $(MAKE) --no-print-directory NF_CPU=$$c SIM_BUILD=$$sb $$sb/nfsim || exit 1; \
+	    mkdir -p $(CORES_DIR)/$$c; \
+	    NDKFPGA_QUIET=1 NDKFPGA_SIM=$$sb/nfsim $(BUILD)/bench/bench_sim --quick > $(CORES_DIR)/$$c/sim.out 2> $(CORES_DIR)/$$c/sim.err || \
+	        { cat $(CORES_DIR)/$$c/sim.out $(CORES_DIR)/$$c/sim.err; exit 1; }; \
+	done
+	@python3 $(ROOT)/bench/cores.py --cores $$(echo $(CORES) | tr ' ' ',') $(if $(CORES_PNR),--pnr)
