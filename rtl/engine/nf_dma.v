@@ -98,7 +98,7 @@ module nf_dma #(
     localparam [CNW-1:0] PAGE_BYTES = PAGE_32[CNW-1:0];
 
     localparam [2:0] S_IDLE = 3'd0, S_ISSUE = 3'd1, S_WAIT = 3'd2, S_DECIDE = 3'd3, S_SUB = 3'd4,
-                     S_MOVE = 3'd5;
+                     S_MOVE = 3'd5, S_SUB0 = 3'd6;
 
     reg [2:0]  st;
     reg        whole;                     // checking the whole ranges (else a chunk)
@@ -234,8 +234,8 @@ module nf_dma #(
     end
     wire [CNW-1:0] chunk_now = whole ? chunk : n_chk;
     // Prediction of the next chunk when this one ends, in registers: sa, da, n and
-    // remaining are set on entering S_SUB and hold through S_MOVE, which the clock of
-    // S_SUB always precedes.
+    // remaining are set when S_DECIDE starts a chunk and hold through S_MOVE, which
+    // the clocks of S_SUB0 and S_SUB always precede.
     wire [PS-1:0]  next_s_off_w = sa[PS-1:0] + n[PS-1:0];
     wire [PS-1:0]  next_d_off_w = da[PS-1:0] + n[PS-1:0];
     wire [31:0]    next_rem     = remaining - {{(32-CNW){1'b0}}, n};
@@ -253,9 +253,14 @@ module nf_dma #(
     end
     wire           overlap = d_above && gap_small && (sd_gap < chunk_now);
 
-    // The running sub-chunk: m bytes from chunk byte sub_k0.
-    wire [CNW-1:0] m      = (gap < sub_end) ? gap : sub_end;
-    wire [CNW-1:0] sub_k0 = sub_end - m;
+    // The running sub-chunk: m bytes from chunk byte sub_k0, in registers that S_SUB0
+    // (one clock after gap and sub_end are set) leaves exact for S_SUB.
+    wire [CNW-1:0] m_w = (gap < sub_end) ? gap : sub_end;
+    reg  [CNW-1:0] m, sub_k0;
+    always @(posedge clk) begin
+        m      <= m_w;
+        sub_k0 <= sub_end - m_w;
+    end
     wire [31:0]    ssa    = sa + {{(32-CNW){1'b0}}, sub_k0};
     wire [31:0]    sda    = da + {{(32-CNW){1'b0}}, sub_k0};
     wire [CNW+2:0] s_span = {3'd0, m} + {{CNW{1'b0}}, ssa[WLSB-1:0]} - 1'b1;
@@ -405,9 +410,10 @@ module nf_dma #(
                         n         <= chunk_now;
                         sub_end   <= chunk_now;
                         gap       <= overlap ? sd_gap : chunk_now;
-                        st        <= S_SUB;
+                        st        <= S_SUB0;
                     end
                 end
+                S_SUB0: st <= S_SUB;
                 S_SUB: begin
                         sub_k     <= sub_k0;
                         n_rd      <= s_words + 1'b1;
@@ -436,7 +442,7 @@ module nf_dma #(
                         if (emit) wr_word <= wr_word + 1'b1;
                         if (last_step && sub_k != {CNW{1'b0}}) begin
                             sub_end <= sub_k;
-                            st      <= S_SUB;
+                            st      <= S_SUB0;
                         end else if (last_step) begin
                             bytes     <= bytes + {{(32-CNW){1'b0}}, n};
                             remaining <= remaining - {{(32-CNW){1'b0}}, n};
