@@ -233,21 +233,20 @@ module nf_dma #(
         moved     <= (s_xaddr[PS-1:0] != pred_s) || (d_xaddr[PS-1:0] != pred_d);
     end
     wire [CNW-1:0] chunk_now = whole ? chunk : n_chk;
-    // Prediction of the next chunk when this one ends, in registers: sa, da, n and
-    // remaining are set when S_DECIDE starts a chunk and hold through S_MOVE, which
-    // the clocks of S_SUB0 and S_SUB always precede.
-    wire [PS-1:0]  next_s_off_w = sa[PS-1:0] + n[PS-1:0];
-    wire [PS-1:0]  next_d_off_w = da[PS-1:0] + n[PS-1:0];
-    wire [31:0]    next_rem     = remaining - {{(32-CNW){1'b0}}, n};
-    wire [CNW-1:0] next_s_room  = PAGE_BYTES - {1'b0, next_s_off_w};
-    wire [CNW-1:0] next_d_room  = PAGE_BYTES - {1'b0, next_d_off_w};
-    wire [CNW-1:0] next_room    = (next_s_room < next_d_room) ? next_s_room : next_d_room;
+    // Prediction of the next chunk when this one ends, in two register stages: sa, da,
+    // n and remaining are set when S_DECIDE starts a chunk and hold through S_MOVE,
+    // which the clocks of S_SUB0 and S_SUB always precede.
     reg  [PS-1:0]  next_s_off, next_d_off;
+    reg  [31:0]    next_rem;
     reg  [CNW-1:0] next_chunk;
     reg            last_chunk;            // remaining == n: this chunk ends the DMA
+    wire [CNW-1:0] next_s_room = PAGE_BYTES - {1'b0, next_s_off};
+    wire [CNW-1:0] next_d_room = PAGE_BYTES - {1'b0, next_d_off};
+    wire [CNW-1:0] next_room   = (next_s_room < next_d_room) ? next_s_room : next_d_room;
     always @(posedge clk) begin
-        next_s_off <= next_s_off_w;
-        next_d_off <= next_d_off_w;
+        next_s_off <= sa[PS-1:0] + n[PS-1:0];
+        next_d_off <= da[PS-1:0] + n[PS-1:0];
+        next_rem   <= remaining - {{(32-CNW){1'b0}}, n};
         next_chunk <= (next_rem < {{(32-CNW){1'b0}}, next_room}) ? next_rem[CNW-1:0] : next_room;
         last_chunk <= (remaining == {{(32-CNW){1'b0}}, n});
     end
