@@ -60,12 +60,27 @@ module nf_adapter_mem #(
     assign eng_rd_gnt = eng_rd_req && !sq_read;
     assign eng_wr_gnt = eng_wr_req && !sq_write;
 
-    wire           rd_en   = sq_read || eng_rd_req;
+    // The RAM reads every clock (no read enable): each consumer samples rd_q exactly one
+    // clock after its read (sa_valid, eng_rd_valid), so rd_q never has to hold, and no
+    // enable logic sits between the requesters and the block RAMs spread over the chip.
     wire [WAW-1:0] rd_addr = sq_read ? sq_word : eng_rd_addr;
-    wire           wr_en   = (sq_write && sq_in_mem) || eng_wr_gnt;
-    wire [WAW-1:0] wr_addr = sq_write ? sq_word : eng_wr_addr;
-    wire [63:0]    wr_data = sq_write ? {sq_wdata, sq_wdata} : eng_wr_data;
-    wire [7:0]     wr_be   = sq_write ? (sq_hi ? {sq_wstrb, 4'd0} : {4'd0, sq_wstrb}) : eng_wr_be;
+    // The write port is arbitrated as the read port is, and the granted write (the
+    // system's or the engine's) is registered: it lands one clock later, straight from
+    // these registers, so the requesters' logic stays out of the paths into the block
+    // RAMs. No read can miss it: a system access completes after the write has landed,
+    // and an engine read never follows the engine's own write of the same word within
+    // fewer clocks than a DMA chunk's checks take.
+    reg            wr_en;
+    reg [WAW-1:0]  wr_addr;
+    reg [63:0]     wr_data;
+    reg [7:0]      wr_be;
+    always @(posedge clk) begin
+        if (rst) wr_en <= 1'b0;
+        else     wr_en <= (sq_write && sq_in_mem) || eng_wr_gnt;
+        wr_addr <= sq_write ? sq_word : eng_wr_addr;
+        wr_data <= sq_write ? {sq_wdata, sq_wdata} : eng_wr_data;
+        wr_be   <= sq_write ? (sq_hi ? {sq_wstrb, 4'd0} : {4'd0, sq_wstrb}) : eng_wr_be;
+    end
 
     integer lane;
     always @(posedge clk) begin
@@ -73,7 +88,7 @@ module nf_adapter_mem #(
             for (lane = 0; lane < LANES; lane = lane + 1)
                 if (wr_be[lane]) mem[wr_addr][8*lane +: 8] <= wr_data[8*lane +: 8];
         end
-        if (rd_en) rd_q <= mem[rd_addr];
+        rd_q <= mem[rd_addr];
     end
 
     // System answer: the read data of the RAM access one cycle after it.

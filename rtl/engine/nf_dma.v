@@ -98,7 +98,7 @@ module nf_dma #(
     localparam [CNW-1:0] PAGE_BYTES = PAGE_32[CNW-1:0];
 
     localparam [2:0] S_IDLE = 3'd0, S_ISSUE = 3'd1, S_WAIT = 3'd2, S_DECIDE = 3'd3, S_SUB = 3'd4,
-                     S_MOVE = 3'd5;
+                     S_MOVE = 3'd5, S_SUB0 = 3'd6;
 
     reg [2:0]  st;
     reg        whole;                     // checking the whole ranges (else a chunk)
@@ -184,7 +184,8 @@ module nf_dma #(
         .pop(step && need_word), .head(head), .empty(empty), .count(fifo_count)
     );
 
-    assign rd_req  = in_move && (rd_issued != n_rd) &&
+    reg           rd_more;                // rd_issued != n_rd, kept in a register
+    assign rd_req  = in_move && rd_more &&
                      ({1'b0, fifo_count} + {{FAW{1'b0}}, 1'b0, inflight} < FIFO_DEPTH);
     assign rd_addr = rd_word;
 
@@ -202,32 +203,63 @@ module nf_dma #(
     assign step    = in_move && data_ok && (!emit || wr_gnt);
     wire   last_step = (k == (lag ? n_wr : n_wr - 1'b1));
 
+    // What S_DECIDE decides on is computed from registers one clock ahead, in
+    // registers: S_DECIDE always follows a clock of S_WAIT, in which s_xaddr, d_xaddr,
+    // remaining, pred_s and pred_d already hold their final values (results land only
+    // while a side's got flag is still 0), so these are exact in S_DECIDE and keep the
+    // subtractions and comparisons out of its paths.
     // Chunk size: the remaining bytes, cut at the next page boundary of either side.
     wire [CNW-1:0] s_room = PAGE_BYTES - {1'b0, s_xaddr[PS-1:0]};
     wire [CNW-1:0] d_room = PAGE_BYTES - {1'b0, d_xaddr[PS-1:0]};
     wire [CNW-1:0] sd_room = (s_room < d_room) ? s_room : d_room;
-    wire [CNW-1:0] chunk = (remaining < {{(32-CNW){1'b0}}, sd_room}) ? remaining[CNW-1:0] : sd_room;
+    reg  [CNW-1:0] chunk;
     // A chunk never crosses a page and memory is whole pages: inside iff it starts inside.
-    wire           s_inside = ({1'b0, s_xaddr} < mem_bytes_33);
-    wire           d_inside = ({1'b0, d_xaddr} < mem_bytes_33);
+    reg            s_inside, d_inside;
     // A chunk whose destination starts inside its own source range moves like memmove:
     // sub-chunks of at most (destination - source) bytes, last one first, so no
     // sub-chunk overwrites source bytes still to be read.
-    wire [31:0]    sd_gap  = d_xaddr - s_xaddr;
+    wire [31:0]    sd_gap_w = d_xaddr - s_xaddr;
+    reg            d_above;               // d_xaddr > s_xaddr
+    reg            gap_small;             // d_xaddr - s_xaddr < PAGE_BYTES
+    reg  [CNW-1:0] sd_gap;                // d_xaddr - s_xaddr, low bits
+    reg            moved;                 // the page offsets differ from the prediction
+    always @(posedge clk) begin
+        chunk     <= (remaining < {{(32-CNW){1'b0}}, sd_room}) ? remaining[CNW-1:0] : sd_room;
+        s_inside  <= ({1'b0, s_xaddr} < mem_bytes_33);
+        d_inside  <= ({1'b0, d_xaddr} < mem_bytes_33);
+        d_above   <= (d_xaddr > s_xaddr);
+        gap_small <= (sd_gap_w[31:CNW] == {(32-CNW){1'b0}});
+        sd_gap    <= sd_gap_w[CNW-1:0];
+        moved     <= (s_xaddr[PS-1:0] != pred_s) || (d_xaddr[PS-1:0] != pred_d);
+    end
     wire [CNW-1:0] chunk_now = whole ? chunk : n_chk;
-    // Prediction of the next chunk when this one ends.
-    wire [PS-1:0]  next_s_off = sa[PS-1:0] + n[PS-1:0];
-    wire [PS-1:0]  next_d_off = da[PS-1:0] + n[PS-1:0];
-    wire [31:0]    next_rem   = remaining - {{(32-CNW){1'b0}}, n};
+    // Prediction of the next chunk when this one ends, in two register stages: sa, da,
+    // n and remaining are set when S_DECIDE starts a chunk and hold through S_MOVE,
+    // which the clocks of S_SUB0 and S_SUB always precede.
+    reg  [PS-1:0]  next_s_off, next_d_off;
+    reg  [31:0]    next_rem;
+    reg  [CNW-1:0] next_chunk;
+    reg            last_chunk;            // remaining == n: this chunk ends the DMA
     wire [CNW-1:0] next_s_room = PAGE_BYTES - {1'b0, next_s_off};
     wire [CNW-1:0] next_d_room = PAGE_BYTES - {1'b0, next_d_off};
-    wire [CNW-1:0] next_room  = (next_s_room < next_d_room) ? next_s_room : next_d_room;
-    wire [CNW-1:0] next_chunk = (next_rem < {{(32-CNW){1'b0}}, next_room}) ? next_rem[CNW-1:0] : next_room;
-    wire           overlap = (d_xaddr > s_xaddr) && (sd_gap < {{(32-CNW){1'b0}}, chunk_now});
+    wire [CNW-1:0] next_room   = (next_s_room < next_d_room) ? next_s_room : next_d_room;
+    always @(posedge clk) begin
+        next_s_off <= sa[PS-1:0] + n[PS-1:0];
+        next_d_off <= da[PS-1:0] + n[PS-1:0];
+        next_rem   <= remaining - {{(32-CNW){1'b0}}, n};
+        next_chunk <= (next_rem < {{(32-CNW){1'b0}}, next_room}) ? next_rem[CNW-1:0] : next_room;
+        last_chunk <= (remaining == {{(32-CNW){1'b0}}, n});
+    end
+    wire           overlap = d_above && gap_small && (sd_gap < chunk_now);
 
-    // The running sub-chunk: m bytes from chunk byte sub_k0.
-    wire [CNW-1:0] m      = (gap < sub_end) ? gap : sub_end;
-    wire [CNW-1:0] sub_k0 = sub_end - m;
+    // The running sub-chunk: m bytes from chunk byte sub_k0, in registers that S_SUB0
+    // (one clock after gap and sub_end are set) leaves exact for S_SUB.
+    wire [CNW-1:0] m_w = (gap < sub_end) ? gap : sub_end;
+    reg  [CNW-1:0] m, sub_k0;
+    always @(posedge clk) begin
+        m      <= m_w;
+        sub_k0 <= sub_end - m_w;
+    end
     wire [31:0]    ssa    = sa + {{(32-CNW){1'b0}}, sub_k0};
     wire [31:0]    sda    = da + {{(32-CNW){1'b0}}, sub_k0};
     wire [CNW+2:0] s_span = {3'd0, m} + {{CNW{1'b0}}, ssa[WLSB-1:0]} - 1'b1;
@@ -280,6 +312,7 @@ module nf_dma #(
             n_rd      <= {WCW{1'b0}};
             n_wr      <= {WCW{1'b0}};
             rd_issued <= {WCW{1'b0}};
+            rd_more   <= 1'b0;
             k         <= {WCW{1'b0}};
             rd_word   <= {WAW{1'b0}};
             wr_word   <= {WAW{1'b0}};
@@ -346,8 +379,7 @@ module nf_dma #(
                     end else if (remaining == 32'd0) begin
                         busy <= 1'b0;
                         st   <= S_IDLE;
-                    end else if (!whole && !probe &&
-                                 (s_xaddr[PS-1:0] != pred_s || d_xaddr[PS-1:0] != pred_d)) begin
+                    end else if (!whole && !probe && moved) begin
                         // The entry changed its page layout: find the chunk's size again.
                         probe    <= 1'b1;
                         s_issued <= 1'b0;
@@ -376,15 +408,17 @@ module nf_dma #(
                         da        <= d_xaddr;
                         n         <= chunk_now;
                         sub_end   <= chunk_now;
-                        gap       <= overlap ? sd_gap[CNW-1:0] : chunk_now;
-                        st        <= S_SUB;
+                        gap       <= overlap ? sd_gap : chunk_now;
+                        st        <= S_SUB0;
                     end
                 end
+                S_SUB0: st <= S_SUB;
                 S_SUB: begin
                         sub_k     <= sub_k0;
                         n_rd      <= s_words + 1'b1;
                         n_wr      <= d_words + 1'b1;
                         rd_issued <= {WCW{1'b0}};
+                        rd_more   <= 1'b1;    // n_rd >= 1
                         k         <= {WCW{1'b0}};
                         rd_word   <= ssa[WLSB +: WAW];
                         wr_word   <= sda[WLSB +: WAW];
@@ -398,6 +432,7 @@ module nf_dma #(
                 S_MOVE: begin
                     if (rd_req && rd_gnt) begin
                         rd_issued <= rd_issued + 1'b1;
+                        rd_more   <= (rd_issued + 1'b1 != n_rd);
                         rd_word   <= rd_word + 1'b1;
                     end
                     if (step) begin
@@ -406,7 +441,7 @@ module nf_dma #(
                         if (emit) wr_word <= wr_word + 1'b1;
                         if (last_step && sub_k != {CNW{1'b0}}) begin
                             sub_end <= sub_k;
-                            st      <= S_SUB;
+                            st      <= S_SUB0;
                         end else if (last_step) begin
                             bytes     <= bytes + {{(32-CNW){1'b0}}, n};
                             remaining <= remaining - {{(32-CNW){1'b0}}, n};
@@ -424,7 +459,7 @@ module nf_dma #(
                             d_issued  <= 1'b0;
                             s_got     <= 1'b0;
                             d_got     <= 1'b0;
-                            if (remaining == {{(32-CNW){1'b0}}, n}) begin
+                            if (last_chunk) begin
                                 busy <= 1'b0;
                                 st   <= S_IDLE;
                             end else begin
@@ -456,7 +491,7 @@ module nf_dma #(
     end
 
     /* verilator lint_off UNUSEDSIGNAL */
-    wire unused = &{1'b0, src_mode, dst_mode, ssa[31:WLSB+WAW], sda[31:WLSB+WAW], sd_gap[31:CNW], window[127:64], s_span[CNW+2:WLSB+WCW], s_span[WLSB-1:0],
+    wire unused = &{1'b0, src_mode, dst_mode, ssa[31:WLSB+WAW], sda[31:WLSB+WAW], window[127:64], s_span[CNW+2:WLSB+WCW], s_span[WLSB-1:0],
                     d_span[CNW+2:WLSB+WCW], 1'b0};
     /* verilator lint_on UNUSEDSIGNAL */
 endmodule

@@ -5,7 +5,8 @@
 //
 // Sharing: the key-check pipeline takes one op per clock, by priority firmware table
 // op > loader MTT write > DMA check > firmware check (each holds its request until
-// granted; results come back tagged). The adapter memory's read port goes to the DMA
+// granted; a granted op enters the pipeline one clock later, its result comes back
+// tagged 5 clocks after the grant). The adapter memory's read port goes to the DMA
 // before the loader, its write port to the DMA; the system port comes first on both
 // (see nf_adapter_mem).
 `default_nettype none
@@ -86,7 +87,7 @@ module nf_engine #(
     wire dma_gnt = sel_dma && kc_ready;
     wire chk_gnt = sel_chk && kc_ready;
 
-    wire        kc_in_valid = sel_tbl || sel_ld || sel_dma || sel_chk;
+    wire        kc_in_valid = kc_ready && (sel_tbl || sel_ld || sel_dma || sel_chk);
     wire [2:0]  kc_in_op    = sel_tbl ? tbl_op : sel_ld ? OPC_MTT_WRITE : OP_CHECK;
     wire [1:0]  kc_in_tag   = sel_tbl ? TAG_TBL : sel_ld ? TAG_LD : sel_dma ? TAG_DMA : TAG_CHK;
     wire [31:0] kc_in_token = sel_dma ? dma_kc_token : chk_token;
@@ -96,6 +97,32 @@ module nf_engine #(
     wire [31:0] kc_in_pd    = sel_dma ? dma_kc_pd : chk_pd;
     wire [31:0] kc_in_index = sel_ld ? ld_kc_index : tbl_index;
     wire [31:0] kc_in_mttd  = sel_ld ? ld_kc_data : tbl_mtt_data;
+
+    // The granted op is registered on its way into the pipeline: the requesters'
+    // logic (a loader entry's rule, the DMA's sides, the priority) then ends at these
+    // registers instead of running on into the key table's block RAM address. Every op
+    // passes here, so issue order is kept; results come one clock later.
+    reg           kq_valid;
+    reg  [2:0]    kq_op;
+    reg  [1:0]    kq_tag;
+    reg  [31:0]   kq_token, kq_len, kq_pd, kq_index, kq_mttd;
+    reg  [63:0]   kq_va;
+    reg  [1:0]    kq_acc;
+    reg  [EW-1:0] kq_entry;
+    always @(posedge clk) begin
+        if (rst) kq_valid <= 1'b0;
+        else     kq_valid <= kc_in_valid;
+        kq_op    <= kc_in_op;
+        kq_tag   <= kc_in_tag;
+        kq_token <= kc_in_token;
+        kq_va    <= kc_in_va;
+        kq_len   <= kc_in_len;
+        kq_acc   <= kc_in_acc;
+        kq_pd    <= kc_in_pd;
+        kq_index <= kc_in_index;
+        kq_entry <= tbl_entry;
+        kq_mttd  <= kc_in_mttd;
+    end
 
     wire          res_valid;
     wire [2:0]    res_op;
@@ -107,9 +134,9 @@ module nf_engine #(
     wire [15:0]   res_parent;
     nf_keycheck #(.MPT_ENTRIES(MPT_ENTRIES), .MTT_ENTRIES(MTT_ENTRIES)) u_kc (
         .clk(clk), .rst(rst), .ready(kc_ready),
-        .in_valid(kc_in_valid), .in_op(kc_in_op), .in_tag(kc_in_tag), .in_token(kc_in_token),
-        .in_va(kc_in_va), .in_len(kc_in_len), .in_access(kc_in_acc), .in_pd(kc_in_pd),
-        .in_index(kc_in_index), .in_entry(tbl_entry), .in_mtt_data(kc_in_mttd),
+        .in_valid(kq_valid), .in_op(kq_op), .in_tag(kq_tag), .in_token(kq_token),
+        .in_va(kq_va), .in_len(kq_len), .in_access(kq_acc), .in_pd(kq_pd),
+        .in_index(kq_index), .in_entry(kq_entry), .in_mtt_data(kq_mttd),
         .out_valid(res_valid), .out_op(res_op), .out_tag(res_tag), .out_code(res_code),
         .out_addr(res_addr), .out_entry(res_entry), .out_mtt_data(res_mtt_data), .out_index(res_index),
         .out_window(res_window), .out_parent(res_parent)

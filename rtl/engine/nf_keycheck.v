@@ -8,7 +8,8 @@
 // Stages (in_valid in cycle t, out_valid in cycle t+4, one op accepted every clock):
 //   S0 (t)   index decode, MPT read issued
 //   S1 (t+1) entry (forwarded); MPT_WRITE / MPT_INVALIDATE write the MPT here
-//   SC (t+2) key, state, PD, right, bounds (subtraction only), a window's parent
+//   SC (t+2) key, state, PD, right, bounds (VA + len, added in S1, against base +
+//            length; first and last byte positions), a window's parent
 //            VALID (from the VALID bitmap) -> refusal code
 //   S2 (t+3) MTT indices of first and last page, BAD_MTT; MTT read issued;
 //            MTT_WRITE writes the MTT here
@@ -187,6 +188,8 @@ module nf_keycheck #(
     reg [31:0]     sc_pd;
     reg [EW-1:0]   sc_ent;        // the entry as this op found it (before its own write)
     reg [31:0]     sc_mtt_data;
+    reg [64:0]     sc_end;        // sc_va + sc_len (65 bits: no wrap)
+    reg [64:0]     sc_endm1;      // sc_va + sc_len - 1 (mod 2^65; used only when sc_len > 0)
     always @(posedge clk) begin
         if (rst) begin
             sc_valid  <= 1'b0;
@@ -209,6 +212,10 @@ module nf_keycheck #(
         sc_pd       <= s1_pd;
         sc_ent      <= cur;
         sc_mtt_data <= s1_mtt_data;
+        // The request's end is known before the entry: adding here leaves SC one
+        // comparison against the entry's limit instead of a chain of subtractions.
+        sc_end      <= {1'b0, s1_va} + {33'd0, s1_len};
+        sc_endm1    <= {1'b0, s1_va} + {33'd0, s1_len} - 65'd1;
     end
 
     // ---- SC -----------------------------------------------------------------------
@@ -238,15 +245,13 @@ module nf_keycheck #(
         endcase
     end
 
-    // Bounds by subtraction: off = VA - base; refuse VA < base, off > length,
-    // len > length - off. Nothing is added, so nothing can wrap.
+    // Bounds: refuse VA < base or VA + len > base + length, both sides 65 bits wide
+    // (VA + len from S1), so nothing can wrap. off = VA - base (granted: < 2^32).
     wire [64:0] off65   = {1'b0, sc_va} - {1'b0, base};
     wire        below   = off65[64];
     wire [63:0] off     = off65[63:0];
-    wire        off_big = (off[63:32] != 32'd0) || (off[31:0] > length);
-    wire [31:0] room    = length - off[31:0];
-    wire        too_long = sc_len > room;
-    wire        oob     = below || off_big || too_long;
+    wire [64:0] limit   = {1'b0, base} + {33'd0, length};
+    wire        oob     = below || (sc_end > limit);
 
     reg [3:0] sc_code;
     always @(*) begin
@@ -273,8 +278,13 @@ module nf_keycheck #(
         end
     end
 
-    // Position of the first byte inside the MR's pages (FBO counts from the first page).
-    wire [32:0] pos = {21'd0, w1[`NF_MPT_W1_FBO]} + {1'b0, off[31:0]};
+    // Position of the first byte inside the MR's pages (FBO counts from the first page),
+    // and of the last byte: FBO + (VA + len - 1 - base). Both are exact whenever the
+    // check is granted with len > 0 (then off + len <= length < 2^32), the only case
+    // in which S2 uses the last one.
+    wire [32:0] pos      = {21'd0, w1[`NF_MPT_W1_FBO]} + {1'b0, off[31:0]};
+    wire [64:0] offl65   = sc_endm1 - {1'b0, base};
+    wire [32:0] pos_last = {21'd0, w1[`NF_MPT_W1_FBO]} + {1'b0, offl65[31:0]};
 
     reg            s2_valid;
     reg [2:0]      s2_op;
@@ -282,6 +292,7 @@ module nf_keycheck #(
     reg [31:0]     s2_idx;
     reg [3:0]      s2_code;
     reg [32:0]     s2_pos;
+    reg [32:0]     s2_pos_last;
     reg [31:0]     s2_len;
     reg [15:0]     s2_mtt_base;
     reg [EW-1:0]   s2_entry;
@@ -296,6 +307,7 @@ module nf_keycheck #(
         s2_idx      <= sc_idx;
         s2_code     <= sc_code;
         s2_pos      <= pos;
+        s2_pos_last <= pos_last;
         s2_len      <= sc_len;
         s2_mtt_base <= w5[`NF_MPT_W5_MTT_BASE];
         s2_entry    <= sc_ent;
@@ -308,9 +320,8 @@ module nf_keycheck #(
     // MTT indices of the first and the last byte; the last one is the largest, so it
     // alone decides BAD_MTT for the whole range.
     wire        len_zero  = (s2_len == 32'd0);
-    wire [33:0] pos_last  = {1'b0, s2_pos} + {2'd0, s2_len} - 34'd1;
     wire [23:0] first_idx = {8'd0, s2_mtt_base} + {3'd0, s2_pos[32:PS]};
-    wire [23:0] last_idx  = {8'd0, s2_mtt_base} + {2'd0, pos_last[33:PS]};
+    wire [23:0] last_idx  = {8'd0, s2_mtt_base} + {3'd0, s2_pos_last[32:PS]};
     wire        s2_check  = (s2_op == OP_CHECK);
     wire [3:0]  s2_code_f = (s2_check && s2_code == R_OK && !len_zero &&
                              {8'd0, last_idx} >= MTT_ENTRIES) ? R_BAD_MTT : s2_code;
@@ -350,7 +361,8 @@ module nf_keycheck #(
 
     /* verilator lint_off UNUSEDSIGNAL */
     wire unused = &{1'b0, mtt_q[31:32-PS], first_idx[23:TIW], s1_idx[31:MIW], w0[31:24], w0[15:9], w0[7], parent32[31:MIW],
-                     w1[31:28], w5[31:16], pos_last[PS_MSB:0], 1'b0};
+                     w1[31:28], w5[31:16], s2_pos_last[PS_MSB:0],
+                     off[63:32], offl65[64:32], 1'b0};
     /* verilator lint_on UNUSEDSIGNAL */
 `ifdef FORMAL
     // ---- formal properties (rtl/engine/formal/nf_keycheck.sby) -------------------------
@@ -498,6 +510,8 @@ module nf_keycheck #(
             assert(sc_ent == fc_ent && sc_key == fc_key && sc_va == fc_va && sc_len == fc_len &&
                    sc_pd == fc_pd && sc_access == fc_acc && sc_op == OP_CHECK && !sc_bad_mpt);
         if (s2_valid && s2_op == OP_CHECK && s2_code == R_OK) assert(s2_idx < MPT_ENTRIES);
+        // SC's precomputed end is the request's.
+        assert(sc_end == {1'b0, sc_va} + {33'd0, sc_len});
     end
 `endif
 endmodule

@@ -70,7 +70,8 @@ module nf_loader #(
         .pop(pop), .head(head), .empty(empty), .count(fifo_count)
     );
 
-    assign rd_req  = busy && (n_issued != n_total) &&
+    reg           rd_more;     // n_issued != n_total, kept in a register (off the RAM's address path)
+    assign rd_req  = busy && rd_more &&
                      ({1'b0, fifo_count} + {{AW_F{1'b0}}, 1'b0, inflight} < FIFO_DEPTH);
     assign rd_addr = rd_word;
 
@@ -91,6 +92,7 @@ module nf_loader #(
             inflight <= 1'b0;
             n_total  <= 32'd0;
             n_issued <= 32'd0;
+            rd_more  <= 1'b0;
             n_done   <= 32'd0;
             rd_word  <= {WAW{1'b0}};
             mtt_next <= 32'd0;
@@ -108,6 +110,7 @@ module nf_loader #(
                         busy     <= (count != 32'd0);
                         n_total  <= count;
                         n_issued <= 32'd0;
+                        rd_more  <= (count != 32'd0);
                         n_done   <= 32'd0;
                         rd_word  <= src[WLSB +: WAW];
                         mtt_next <= mtt_base;
@@ -116,6 +119,7 @@ module nf_loader #(
             end else begin
                 if (rd_req && rd_gnt) begin
                     n_issued <= n_issued + 32'd1;
+                    rd_more  <= (n_issued + 32'd1 != n_total);
                     rd_word  <= rd_word + 1'b1;
                 end
                 if (pop) begin
