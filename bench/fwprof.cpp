@@ -10,7 +10,8 @@
 //   link     -> first instruction of fw_msg_process (header, seq/ack, TX room check)
 //   parse    -> first instruction of fw_wr_process (message walk, op dispatch)
 //   validate -> first instruction of fw_load (fast-register) / fw_mpt_invalidate
-//   loader   fw_load .. back in fw_wr_process (program LD_*, wait for the engine)
+//   loader   fw_load .. back in fw_wr_process (the wait for the page-list load the
+//            fast-register started before staging its MPT entry)
 //   mpt      -> first instruction of fw_tx_reserve (entry build, fw_mpt_write / invalidate)
 //   cqe      -> the CYCLE_LO read that ends the measure (reserve TX space, write the CQE)
 // and checks that the phases add up to the firmware's own last_wr_cycles (read back

@@ -539,11 +539,11 @@ def doc(r, series, phases, funcs):
     w("|---|" + "---:|" * len(labels) + "---|")
     what = {
         "notice": "RX stamp to the firmware's first read of the slot: the poll loop's latency",
-        "link": "link header: seq/ack, `tx_ack` (frees acknowledged TX slots, recomputes the RTO), TX room check",
+        "link": "link header: one compare sorts an in-order DATA frame (type and seq), its ack lowers the in-flight count, quick TX room test",
         "parse": "`fw_msg_process`: message walk, length checks, op dispatch",
-        "validate": "`fw_wr_process` up to the engine: QP lookup, WR fields from the RX slot, MR lookup, NDK rules",
-        "loader": "`fw_load`: program LD_SRC/MTT_BASE/COUNT/CTRL, wait for the loader",
-        "mpt": "build the MPT words, `fw_mpt_write` (staging writes, TBL_CMD, wait) / `fw_mpt_invalidate`",
+        "validate": "`fw_wr_process` up to the engine: QP lookup, WR fields read once from the RX slot, MR lookup, NDK rules in one run of compares; a fast-register starts its page-list load here and stages the MPT entry under it",
+        "loader": "`fw_load`: wait for the page-list load already running",
+        "mpt": "commit the staged MPT entry (TBL_CMD, wait) / `fw_mpt_invalidate`",
         "cqe": "`fw_tx_reserve` and the %d words of MSG_HDR + CQE written into the TX slot" % (
             (sizes["MSG_HDR"] + sizes["CQE"]) // 4),
         "total": "= INFO.last_wr_cycles",
