@@ -30,7 +30,7 @@ module nf_uart_rx (
     // next start edge resyncs.
     nf_uart_shift #(.W(8)) u_shift (
         .clk(clk), .rst(rst), .uart_period(uart_period),
-        .start(start), .start_phase({2'b0, uart_period[15:1]}), .start_data(shift),
+.start(start), .chain(1'b0), .start_phase({2'b0, uart_period[15:1]}), .start_data(shift),
         .start_count(DATA_AND_STOP), .step(at_bit && !at_stop), .serial_in(rx_sync),
         .stop(at_stop || (busy && sample && in_start && rx_sync)),
         .busy(busy), .bit_end(sample), .data(shift), .bits_left(bits_left)
@@ -47,14 +47,18 @@ module nf_uart_rx (
         end else begin
             rx_meta   <= rx;
             rx_sync   <= rx_meta;
-            out_valid <= at_stop && rx_sync;
-            out_error <= at_stop && !rx_sync;
-            if (at_stop)
-                out_data <= shift;
-            if (start)
+            out_valid <= 1'b0;
+            out_error <= 1'b0;
+            if (start) begin
                 in_start <= 1'b1;
-            else if (busy && sample)
+            end else if (busy && sample) begin
                 in_start <= 1'b0;
+                if (at_stop) begin
+                    out_valid <= rx_sync;
+                    out_error <= !rx_sync;
+                    out_data  <= shift;
+                end
+            end
         end
     end
 endmodule

@@ -10,8 +10,9 @@ module nf_uart_shift #(
     input  wire         clk,
     input  wire         rst,
     input  wire [15:0]  uart_period,  // clocks per bit, 12.4 fixed point
-    input  wire         start,        // begin a character (wins over step and stop)
-    input  wire [16:0]  start_phase,  // bit clock phase at a start from idle, 12.4 fixed point clocks
+    input  wire         start,        // begin a character from idle (wins over step and stop)
+    input  wire         chain,        // begin the next character in the cycle the last one ends
+    input  wire [16:0]  start_phase,  // bit clock phase at start, 12.4 fixed point clocks
     input  wire [W-1:0] start_data,
     input  wire [3:0]   start_count,
     input  wire         step,         // shift serial_in in at the top, count one bit
@@ -22,10 +23,10 @@ module nf_uart_shift #(
     output reg  [W-1:0] data,
     output reg  [3:0]   bits_left
 );
-    // A start while busy (the next byte in the cycle the last one ends) lets the bit
-    // clock run on, so back-to-back characters keep the exact fractional rhythm.
+    // A chained character lets the bit clock run on, so back-to-back characters keep
+    // the exact fractional rhythm.
     nf_uart_bitclk u_bitclk (
-        .clk(clk), .rst(rst), .uart_period(uart_period), .run(busy), .load(start && !busy),
+        .clk(clk), .rst(rst), .uart_period(uart_period), .run(busy), .load(start),
         .load_phase(start_phase), .bit_end(bit_end)
     );
 
@@ -34,7 +35,7 @@ module nf_uart_shift #(
             busy      <= 1'b0;
             data      <= RESET_DATA;
             bits_left <= 4'd0;
-        end else if (start) begin
+        end else if (start || chain) begin
             busy      <= 1'b1;
             data      <= start_data;
             bits_left <= start_count;

@@ -26,7 +26,7 @@ module nf_uart_tx (
     // Ones shift in behind the data, so the stop bit and the idle line stay high.
     nf_uart_shift #(.W(9), .RESET_DATA(9'h1FF)) u_shift (
         .clk(clk), .rst(rst), .uart_period(uart_period),
-        .start(start), .start_phase(17'd0), .start_data({1'b1, in_data}),
+        .start(in_valid && !busy), .chain(start && busy), .start_phase(17'd0), .start_data({1'b1, in_data}),
         .start_count(DATA_AND_STOP), .step(next_bit), .serial_in(1'b1),
         .stop(busy && bit_end && bits_left == 4'd0),  // stop bit done; line stays high
         .busy(busy), .bit_end(bit_end), .data(shift), .bits_left(bits_left)
