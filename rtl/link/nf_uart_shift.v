@@ -11,7 +11,7 @@ module nf_uart_shift #(
     input  wire         rst,
     input  wire [15:0]  uart_period,  // clocks per bit, 12.4 fixed point
     input  wire         start,        // begin a character from idle (wins over step and stop)
-    input  wire         chain,        // begin the next character in the cycle the last one ends
+    input  wire         chain,        // begin the next character in the cycle the last one ends (wins too)
     input  wire [16:0]  start_phase,  // bit clock phase at start, 12.4 fixed point clocks
     input  wire [W-1:0] start_data,
     input  wire [3:0]   start_count,
