@@ -2,7 +2,7 @@
 # Testbenches are Verilator C++ harnesses driving the real pins bit by bit.
 LINK_DIR   := $(ROOT)/rtl/link
 LINK_BUILD := $(BUILD)/link
-LINK_RTL   := $(LINK_DIR)/nf_link_regs_decode.v $(LINK_DIR)/nf_uart_bitclk.v $(LINK_DIR)/nf_uart_tx.v $(LINK_DIR)/nf_uart_rx.v $(LINK_DIR)/nf_crc32.v \
+LINK_RTL   := $(LINK_DIR)/nf_link_regs_decode.v $(LINK_DIR)/nf_uart_bitclk.v $(LINK_DIR)/nf_uart_shift.v $(LINK_DIR)/nf_uart_tx.v $(LINK_DIR)/nf_uart_rx.v $(LINK_DIR)/nf_crc32.v \
               $(LINK_DIR)/nf_link_rx.v $(LINK_DIR)/nf_link_tx.v $(LINK_DIR)/nf_link.v
 # The generic register decode behind nf_link_regs_decode lives with the engine's RTL.
 LINK_REGS_DECODE := $(ROOT)/rtl/engine/nf_regs_decode.v

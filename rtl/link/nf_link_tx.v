@@ -85,8 +85,9 @@ module nf_link_tx #(
     // The FSM moves only when the output register is free.
     wire         can_emit  = (!out_valid || out_ready) && !esc_pending;
     wire         body_go   = state == S_BODY && can_emit;
-    wire         needs_esc_body = body_byte == FLAG || body_byte == ESC;
-    wire         needs_esc_crc  = crc_byte == FLAG || crc_byte == ESC;
+    // Header, payload and CRC bytes all go out through the same stuffing step.
+    wire [7:0]   raw_byte  = state == S_CRC ? crc_byte : body_byte;
+    wire         needs_esc = raw_byte == FLAG || raw_byte == ESC;
     wire [31:0]  slot_base = ({{(32 - SW){1'b0}}, cur_slot} + RX_SLOTS) * SLOT_BYTES;
 
     nf_crc32 u_crc (
@@ -169,33 +170,26 @@ module nf_link_tx #(
                         state    <= S_BODY;
                     end
                 end
-                S_BODY: if (can_emit) begin
+                S_BODY, S_CRC: if (can_emit) begin
                     out_valid <= 1'b1;
-                    if (needs_esc_body) begin
+                    if (needs_esc) begin
                         out_data    <= ESC;
                         esc_pending <= 1'b1;
-                        esc_byte    <= body_byte ^ ESC_XOR;
+                        esc_byte    <= raw_byte ^ ESC_XOR;
                     end else begin
-                        out_data <= body_byte;
+                        out_data <= raw_byte;
                     end
-                    idx <= idx + 1'b1;
-                    if (idx + 1'b1 == cur_len)
-                        state <= S_CRC;
-                    else if (!is_ack && idx[1:0] == 2'd3)
-                        state <= S_FETCH;
-                end
-                S_CRC: if (can_emit) begin
-                    out_valid <= 1'b1;
-                    if (needs_esc_crc) begin
-                        out_data    <= ESC;
-                        esc_pending <= 1'b1;
-                        esc_byte    <= crc_byte ^ ESC_XOR;
+                    if (state == S_BODY) begin
+                        idx <= idx + 1'b1;
+                        if (idx + 1'b1 == cur_len)
+                            state <= S_CRC;
+                        else if (!is_ack && idx[1:0] == 2'd3)
+                            state <= S_FETCH;
                     end else begin
-                        out_data <= crc_byte;
+                        crc_idx <= crc_idx + 1'b1;
+                        if (crc_idx == 2'd3)
+                            state <= S_CLOSE;
                     end
-                    crc_idx <= crc_idx + 1'b1;
-                    if (crc_idx == 2'd3)
-                        state <= S_CLOSE;
                 end
                 S_CLOSE: if (can_emit) begin
                     out_valid  <= 1'b1;

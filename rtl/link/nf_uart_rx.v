@@ -15,28 +15,32 @@ module nf_uart_rx (
     localparam [3:0]  DATA_AND_STOP = 4'd9;
 
     reg        rx_meta, rx_sync;
-    reg        busy;
     reg        in_start;   // next sample is the start bit's middle
-    reg [3:0]  bits_left;  // samples still to take after the start bit
-    reg [7:0]  shift;
+    wire       busy;
+    wire [3:0] bits_left;  // samples still to take after the start bit
+    wire [7:0] shift;
 
     // A falling edge while idle starts the bit clock half a period in, so each bit
     // ends (is sampled) in its middle.
-    wire start  = !busy && !rx_sync;
+    wire start   = !busy && !rx_sync;
     wire sample;
-    nf_uart_bitclk u_bitclk (
-        .clk(clk), .rst(rst), .uart_period(uart_period), .run(busy), .load(start),
-        .load_phase({2'b0, uart_period[15:1]}), .bit_end(sample)
+    wire at_bit  = busy && sample && !in_start;
+    wire at_stop = at_bit && bits_left == 4'd1;
+    // Back to idle at a high start bit (a glitch) or at once at the stop bit, so the
+    // next start edge resyncs.
+    nf_uart_shift #(.W(8)) u_shift (
+        .clk(clk), .rst(rst), .uart_period(uart_period),
+.start(start), .chain(1'b0), .start_phase({2'b0, uart_period[15:1]}), .start_data(shift),
+        .start_count(DATA_AND_STOP), .step(at_bit && !at_stop), .serial_in(rx_sync),
+        .stop(at_stop || (busy && sample && in_start && rx_sync)),
+        .busy(busy), .bit_end(sample), .data(shift), .bits_left(bits_left)
     );
 
     always @(posedge clk) begin
         if (rst) begin
             rx_meta   <= 1'b1;
             rx_sync   <= 1'b1;
-            busy      <= 1'b0;
             in_start  <= 1'b0;
-            bits_left <= 4'd0;
-            shift     <= 8'd0;
             out_valid <= 1'b0;
             out_data  <= 8'd0;
             out_error <= 1'b0;
@@ -46,23 +50,13 @@ module nf_uart_rx (
             out_valid <= 1'b0;
             out_error <= 1'b0;
             if (start) begin
-                busy      <= 1'b1;
-                in_start  <= 1'b1;
-                bits_left <= DATA_AND_STOP;
+                in_start <= 1'b1;
             end else if (busy && sample) begin
-                if (in_start) begin
-                    in_start <= 1'b0;
-                    if (rx_sync)
-                        busy <= 1'b0;  // glitch, not a start bit
-                end else if (bits_left == 4'd1) begin
-                    // Stop bit: back to idle at once so the next start edge resyncs.
-                    busy      <= 1'b0;
+                in_start <= 1'b0;
+                if (at_stop) begin
                     out_valid <= rx_sync;
                     out_error <= !rx_sync;
                     out_data  <= shift;
-                end else begin
-                    shift     <= {rx_sync, shift[7:1]};
-                    bits_left <= bits_left - 4'd1;
                 end
             end
         end

@@ -12,41 +12,33 @@ module nf_uart_tx (
 );
     localparam [3:0]  DATA_AND_STOP = 4'd9;
 
-    reg        busy;
-    reg [3:0]  bits_left;  // bits still to send after the current one
-    reg [8:0]  shift;      // data bits then the stop bit
+    wire       busy;
+    wire [3:0] bits_left;  // bits still to send after the current one
+    /* verilator lint_off UNUSEDSIGNAL */  // only the bit going out next is read here
+    wire [8:0] shift;      // data bits then the stop bit
+    /* verilator lint_on UNUSEDSIGNAL */
 
     wire bit_end;
-    // The next byte may start in the cycle the stop bit ends: back-to-back bytes keep
-    // the exact fractional rhythm (the bit clock then runs on).
+    // The next byte may start in the cycle the stop bit ends (the bit clock runs on).
     assign in_ready = !busy || (bits_left == 4'd0 && bit_end);
-    nf_uart_bitclk u_bitclk (
-        .clk(clk), .rst(rst), .uart_period(uart_period), .run(busy), .load(in_valid && !busy),
-        .load_phase(17'd0), .bit_end(bit_end)
+    wire start     = in_valid && in_ready;
+    wire next_bit  = busy && bit_end && bits_left != 4'd0;
+    // Ones shift in behind the data, so the stop bit and the idle line stay high.
+    nf_uart_shift #(.W(9), .RESET_DATA(9'h1FF)) u_shift (
+        .clk(clk), .rst(rst), .uart_period(uart_period),
+        .start(in_valid && !busy), .chain(start && busy), .start_phase(17'd0), .start_data({1'b1, in_data}),
+        .start_count(DATA_AND_STOP), .step(next_bit), .serial_in(1'b1),
+        .stop(busy && bit_end && bits_left == 4'd0),  // stop bit done; line stays high
+        .busy(busy), .bit_end(bit_end), .data(shift), .bits_left(bits_left)
     );
 
     always @(posedge clk) begin
-        if (rst) begin
-            busy      <= 1'b0;
-            bits_left <= 4'd0;
-            shift     <= 9'h1FF;
-            tx        <= 1'b1;
-        end else begin
-            if (in_valid && in_ready) begin
-                busy      <= 1'b1;
-                tx        <= 1'b0;  // start bit
-                shift     <= {1'b1, in_data};
-                bits_left <= DATA_AND_STOP;
-            end else if (busy && bit_end) begin
-                if (bits_left == 4'd0) begin
-                    busy <= 1'b0;   // stop bit done; line stays high
-                end else begin
-                    tx        <= shift[0];
-                    shift     <= {1'b1, shift[8:1]};
-                    bits_left <= bits_left - 4'd1;
-                end
-            end
-        end
+        if (rst)
+            tx <= 1'b1;
+        else if (start)
+            tx <= 1'b0;  // start bit
+        else if (next_bit)
+            tx <= shift[0];
     end
 endmodule
 `default_nettype wire
