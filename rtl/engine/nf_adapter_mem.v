@@ -4,10 +4,13 @@
 //
 // Arbitration: a system-port request takes the port it needs (read or write) for one
 // cycle, the cycle after it is first seen, and the engine's request on that port is not
-// granted in that cycle. A system access therefore always completes in 3 clocks (ready
-// 3 cycles after valid) and costs the engine at most one port cycle; a bus master can
-// issue at most one access every 4 clocks, so the engine keeps at least 3/4 of the port,
+// granted in that cycle. A system access therefore always completes in 4 clocks (ready
+// 4 cycles after valid) and costs the engine at most one port cycle; a bus master can
+// issue at most one access every 5 clocks, so the engine keeps at least 4/5 of the port,
 // and all of it on a long DMA with no system traffic.
+// Reads use the block RAM's output register: the data of a read granted in cycle t is in
+// eng_rd_data (eng_rd_valid) in cycle t+2, so the RAM's slow clock-to-output only drives
+// a register next to it, and the long routes to the consumers start from that register.
 `default_nettype none
 `include "nf_layout.vh"
 module nf_adapter_mem #(
@@ -23,7 +26,7 @@ module nf_adapter_mem #(
     input  wire [3:0]  sys_wstrb,
     output reg         sys_ready,
     output wire [31:0] sys_rdata,
-    // engine read port: request granted this cycle -> data in rd_data next cycle (rd_valid)
+    // engine read port: request granted in cycle t -> data in rd_data in cycle t+2 (rd_valid)
     input  wire           eng_rd_req,
     input  wire [WAW-1:0] eng_rd_addr,
     output wire           eng_rd_gnt,
@@ -41,11 +44,12 @@ module nf_adapter_mem #(
     localparam integer WORD_LSB = $clog2(LANES);     // byte-in-word bits of an address
 
     reg [63:0] mem [0:WORDS-1];
-    reg [63:0] rd_q;
+    reg [63:0] rd_q;     // RAM read, one clock after its address
+    reg [63:0] rd_q2;    // the RAM's output register: the read two clocks after its address
 
     // A system request is taken once, in the first cycle it is seen, into a register;
     // it uses the RAM in the next cycle (ahead of the engine), and its answer is
-    // registered again: ready follows valid by 3 clocks. The registers keep the CPU's
+    // registered again: ready follows valid by 4 clocks. The registers keep the CPU's
     // and the link's address decoding out of the paths into the block RAMs (which are
     // spread over the whole chip), and the RAM's slow clock-to-output out of the CPU.
     reg        sys_busy;                 // a request taken and not yet answered
@@ -60,8 +64,8 @@ module nf_adapter_mem #(
     assign eng_rd_gnt = eng_rd_req && !sq_read;
     assign eng_wr_gnt = eng_wr_req && !sq_write;
 
-    // The RAM reads every clock (no read enable): each consumer samples rd_q exactly one
-    // clock after its read (sa_valid, eng_rd_valid), so rd_q never has to hold, and no
+    // The RAM reads every clock (no read enable): each consumer samples rd_q2 exactly two
+    // clocks after its read (sb_valid, eng_rd_valid), so it never has to hold, and no
     // enable logic sits between the requesters and the block RAMs spread over the chip.
     wire [WAW-1:0] rd_addr = sq_read ? sq_word : eng_rd_addr;
     // The write port is arbitrated as the read port is, and the granted write (the
@@ -88,18 +92,23 @@ module nf_adapter_mem #(
             for (lane = 0; lane < LANES; lane = lane + 1)
                 if (wr_be[lane]) mem[wr_addr][8*lane +: 8] <= wr_data[8*lane +: 8];
         end
-        rd_q <= mem[rd_addr];
+        rd_q  <= mem[rd_addr];
+        rd_q2 <= rd_q;
     end
 
-    // System answer: the read data of the RAM access one cycle after it.
+    // System answer: the read data of the RAM access two cycles after it.
+    reg        eng_rd_g1;    // an engine read granted last cycle
     reg        sa_valid, sa_rd, sa_hi, sa_in_mem;
+    reg        sb_valid, sb_rd, sb_hi, sb_in_mem;
     reg [31:0] sys_rdata_q;
     always @(posedge clk) begin
         if (rst) begin
             sys_busy     <= 1'b0;
             sq_valid     <= 1'b0;
             sa_valid     <= 1'b0;
+            sb_valid     <= 1'b0;
             sys_ready    <= 1'b0;
+            eng_rd_g1    <= 1'b0;
             eng_rd_valid <= 1'b0;
             sys_rdata_q  <= 32'd0;
         end else begin
@@ -107,10 +116,12 @@ module nf_adapter_mem #(
             if (sys_ready) sys_busy <= 1'b0;
             sq_valid     <= sys_new;
             sa_valid     <= sq_valid;
-            sys_ready    <= sa_valid;
-            eng_rd_valid <= eng_rd_gnt;
-            if (sa_valid)  // outside adapter memory a read returns 0
-                sys_rdata_q <= (sa_rd && sa_in_mem) ? (sa_hi ? rd_q[63:32] : rd_q[31:0]) : 32'd0;
+            sb_valid     <= sa_valid;
+            sys_ready    <= sb_valid;
+            eng_rd_g1    <= eng_rd_gnt;
+            eng_rd_valid <= eng_rd_g1;
+            if (sb_valid)  // outside adapter memory a read returns 0
+                sys_rdata_q <= (sb_rd && sb_in_mem) ? (sb_hi ? rd_q2[63:32] : rd_q2[31:0]) : 32'd0;
         end
     end
     always @(posedge clk) begin
@@ -125,9 +136,12 @@ module nf_adapter_mem #(
         sa_rd     <= sq_rd;
         sa_hi     <= sq_hi;
         sa_in_mem <= sq_in_mem;
+        sb_rd     <= sa_rd;
+        sb_hi     <= sa_hi;
+        sb_in_mem <= sa_in_mem;
     end
 
     assign sys_rdata   = sys_rdata_q;
-    assign eng_rd_data = rd_q;
+    assign eng_rd_data = rd_q2;
 endmodule
 `default_nettype wire

@@ -170,7 +170,8 @@ module nf_dma #(
     reg [2:0]     rot;                    // byte shift of the two-word window
     reg [2:0]     first_lo, last_lo;      // destination byte lanes of the first/last byte
     reg [63:0]    prev;
-    reg           inflight;
+    reg           g1, g2;                 // reads granted 1 and 2 clocks ago (g2's word arrives now)
+    wire [1:0]    inflight = {1'b0, g1} + {1'b0, g2};
 
     wire [FAW:0] fifo_count;
     wire [63:0]  head;
@@ -186,7 +187,7 @@ module nf_dma #(
 
     reg           rd_more;                // rd_issued != n_rd, kept in a register
     assign rd_req  = in_move && rd_more &&
-                     ({1'b0, fifo_count} + {{FAW{1'b0}}, 1'b0, inflight} < FIFO_DEPTH);
+                     ({1'b0, fifo_count} + {{FAW{1'b0}}, inflight} < FIFO_DEPTH);
     assign rd_addr = rd_word;
 
     wire [63:0]  cur     = need_word ? head : 64'd0;
@@ -321,9 +322,11 @@ module nf_dma #(
             first_lo  <= 3'd0;
             last_lo   <= 3'd0;
             prev      <= 64'd0;
-            inflight  <= 1'b0;
+            g1        <= 1'b0;
+            g2        <= 1'b0;
         end else begin
-            inflight <= rd_req && rd_gnt;
+            g1 <= rd_req && rd_gnt;
+            g2 <= g1;
             case (st)
                 S_IDLE: if (start) begin
                     busy      <= 1'b1;

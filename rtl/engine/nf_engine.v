@@ -62,10 +62,16 @@ module nf_engine #(
     assign eng_rd_addr = dma_rd_req ? dma_rd_addr : ld_rd_addr;
     wire   dma_rd_gnt  = eng_rd_gnt && dma_rd_req;
     wire   ld_rd_gnt   = eng_rd_gnt && !dma_rd_req;
-    reg    rd_to_dma;     // owner of the read data arriving this cycle
+    reg    rd_to_dma1;    // owner of the read granted last cycle
+    reg    rd_to_dma;     // owner of the read data arriving this cycle (granted 2 clocks ago)
     always @(posedge clk) begin
-        if (rst) rd_to_dma <= 1'b0;
-        else     rd_to_dma <= dma_rd_req;
+        if (rst) begin
+            rd_to_dma1 <= 1'b0;
+            rd_to_dma  <= 1'b0;
+        end else begin
+            rd_to_dma1 <= dma_rd_req;
+            rd_to_dma  <= rd_to_dma1;
+        end
     end
 
     // ---- key-check pipeline -------------------------------------------------------------

@@ -27,7 +27,7 @@ module nf_loader #(
     output wire           rd_req,
     output wire [WAW-1:0] rd_addr,
     input  wire           rd_gnt,
-    input  wire           rd_valid,       // data of this loader's read granted last cycle
+    input  wire           rd_valid,       // data of this loader's read granted 2 clocks ago
     input  wire [63:0]    rd_data,
     // MTT writes into the key-check pipeline
     output wire           kc_req,
@@ -62,17 +62,20 @@ module nf_loader #(
     wire [AW_F:0] fifo_count;
     wire [63:0]   head;
     wire          empty;
-    reg           inflight;    // a read was granted last cycle; its word arrives now
+    // Reads granted 1 and 2 clocks ago (the second's word arrives now). A new start drops
+    // both, so a word still in flight from a stopped load never enters the new load's FIFO.
+    reg           g1, g2;
+    wire [1:0]    inflight = {1'b0, g1} + {1'b0, g2};
     wire          pop;
     nf_word_fifo #(.DEPTH(DEPTH)) u_fifo (
         .clk(clk), .rst(rst), .clear(start && !busy),
-        .push(rd_valid && busy), .push_data(rd_data),
+        .push(rd_valid && g2 && busy), .push_data(rd_data),
         .pop(pop), .head(head), .empty(empty), .count(fifo_count)
     );
 
     reg           rd_more;     // n_issued != n_total, kept in a register (off the RAM's address path)
     assign rd_req  = busy && rd_more &&
-                     ({1'b0, fifo_count} + {{AW_F{1'b0}}, 1'b0, inflight} < FIFO_DEPTH);
+                     ({1'b0, fifo_count} + {{AW_F{1'b0}}, inflight} < FIFO_DEPTH);
     assign rd_addr = rd_word;
 
     // Entry rule: page aligned, high word 0, inside the user region.
@@ -89,7 +92,8 @@ module nf_loader #(
             busy     <= 1'b0;
             code     <= `NF_REFUSE_OK;
             index    <= 16'd0;
-            inflight <= 1'b0;
+            g1       <= 1'b0;
+            g2       <= 1'b0;
             n_total  <= 32'd0;
             n_issued <= 32'd0;
             rd_more  <= 1'b0;
@@ -97,9 +101,11 @@ module nf_loader #(
             rd_word  <= {WAW{1'b0}};
             mtt_next <= 32'd0;
         end else begin
-            inflight <= rd_req && rd_gnt;
+            g1 <= rd_req && rd_gnt;
+            g2 <= g1;
             if (!busy) begin
                 if (start) begin
+                    g2 <= 1'b0;
                     index <= 16'd0;
                     if (bad_mtt) begin
                         code <= `NF_REFUSE_BAD_MTT;

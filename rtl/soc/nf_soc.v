@@ -62,6 +62,8 @@ module nf_soc #(
     // ignored) so the CPU never hangs.
     wire sel_local  = !sel_ram && !sel_link && !sel_engine && !sel_win;
     reg  local_ready;
+    reg         mmio_ready;   // the link's, engine's or window's answer, registered (see the read mux)
+    reg  [31:0] mmio_rdata;
     wire local_start = cpu_valid && sel_local && !local_ready;
 
     generate if (CPU == "picorv32") begin : g_picorv32
@@ -252,7 +254,7 @@ module nf_soc #(
     nf_link #(.RX_SLOTS(RX_SLOTS), .TX_SLOTS(TX_SLOTS)) u_link (
         .clk(clk), .rst(rst), .uart_rx(uart_rx), .uart_tx(uart_tx), .uart_period(uart_period),
         .cycle(cycle[31:0]),
-        .csr_valid(cpu_valid && sel_link), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
+        .csr_valid(cpu_valid && sel_link && !mmio_ready), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
         .csr_wstrb(cpu_wstrb), .csr_ready(link_csr_ready), .csr_rdata(link_csr_rdata),
         .mem_valid(link_mem_valid), .mem_addr(link_mem_addr), .mem_wdata(link_mem_wdata),
         .mem_wstrb(link_mem_wstrb), .mem_ready(link_mem_ready), .mem_rdata(sys_port_rdata),
@@ -260,7 +262,7 @@ module nf_soc #(
     );
 
     // ---- system-port arbiter: CPU window and link master take turns -------------------------
-    wire        win_valid = cpu_valid && sel_win;
+    wire        win_valid = cpu_valid && sel_win && !mmio_ready;
     reg         owned;        // a request is waiting for the engine: keep its master
     reg         owner_link;
     reg         last_link;    // the link had the previous turn
@@ -295,25 +297,30 @@ module nf_soc #(
         .MEM_BYTES(MEM_BYTES), .MPT_ENTRIES(MPT_ENTRIES), .MTT_ENTRIES(MTT_ENTRIES), .USER_BASE(USER_BASE)
     ) u_engine (
         .clk(clk), .rst(rst),
-        .csr_valid(cpu_valid && sel_engine), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
+        .csr_valid(cpu_valid && sel_engine && !mmio_ready), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
         .csr_wstrb(cpu_wstrb), .csr_ready(eng_csr_ready), .csr_rdata(eng_csr_rdata),
         .sys_valid(sys_port_valid), .sys_addr(sys_port_addr), .sys_wdata(sys_port_wdata),
         .sys_wstrb(sys_port_wstrb), .sys_ready(sys_port_ready), .sys_rdata(sys_port_rdata)
     );
 
     // ---- CPU read mux -------------------------------------------------------------------------
+    // The link's, the engine's and the window's answers are registered once more before
+    // the CPU sees them (one clock per access): the address decode and the slaves' ready
+    // and read-data muxes stay out of the CPU's own logic. In the cycle the registered
+    // answer shows, the CPU still holds its request: the slaves do not see it then.
+    always @(posedge clk) begin
+        if (rst) mmio_ready <= 1'b0;
+        else     mmio_ready <= (link_csr_ready && sel_link) || (eng_csr_ready && sel_engine) || win_ready;
+        mmio_rdata <= sel_link ? link_csr_rdata : sel_engine ? eng_csr_rdata : sys_port_rdata;
+    end
     always @(*) begin
-        cpu_ready = ram_ready || local_ready || (link_csr_ready && sel_link) || (eng_csr_ready && sel_engine) || win_ready;
+        cpu_ready = ram_ready || local_ready || mmio_ready;
         if (ram_ready)
             cpu_rdata = ram_rdata;
         else if (local_ready)
             cpu_rdata = local_was_sys ? sys_rdata : 32'd0;
-        else if (sel_link)
-            cpu_rdata = link_csr_rdata;
-        else if (sel_engine)
-            cpu_rdata = eng_csr_rdata;
         else
-            cpu_rdata = sys_port_rdata;
+            cpu_rdata = mmio_rdata;
     end
 
     // ---- LEDs ----------------------------------------------------------------------------------

@@ -199,7 +199,7 @@ static void test_sysport(Tb &t)
     t.sys(USER + 4, 0xAA0000BB, 0x9);
     uint32_t a = t.sys(USER, 0, 0, &lat), b = t.sys(USER + 4, 0, 0);
     tb_ok(a == 0x11223344 && b == 0xAA6677BB, "sysport: word and byte-strobe writes read back");
-    tb_ok(lat == 3, "sysport: idle read ready %d clocks after valid", lat);
+    tb_ok(lat == 4, "sysport: idle read ready %d clocks after valid", lat);
     tb_ok(t.sys(MEM, 0, 0) == 0 && t.sys(0xFFFFFFFC, 0, 0) == 0, "sysport: reads outside memory return 0");
     t.sys(MEM, 0xDEADBEEF, 0xF);
     tb_ok(t.sys(0, 0, 0) == t.sys(0, 0, 0) && t.mem_matches(0, 16), "sysport: writes outside memory change nothing");
@@ -686,7 +686,7 @@ static void test_dma(Tb &t)
             worst = lat > worst ? lat : worst;
             n++;
         }
-        tb_ok(rd_ok && worst <= 3 && n > 100, "sysport: %d reads during a DMA, worst latency %d clocks", n, worst);
+        tb_ok(rd_ok && worst <= 4 && n > 100, "sysport: %d reads during a DMA, worst latency %d clocks", n, worst);
     }
 
     // Invalidation during a long transfer: STOPPED, bytes = whole chunks written before.
