@@ -12,11 +12,11 @@ module nf_board_ulx3s #(
     output wire [7:0] led,
     output wire       wifi_gpio0   // held high so the ESP32 does not reset the board
 );
-    // System clock = 25 MHz * 8 / 5 = 40 MHz (phase detector 5 MHz, VCO 600 MHz), 13.33
-    // clocks per bit at 3 MBd. Chosen by timing (docs/boards.md): 50 MHz fails on the
-    // LFE5U-85F-6.
+    // System clock = 25 MHz * 2 / 1 = 50 MHz (phase detector 25 MHz, VCO 600 MHz), 16.67
+    // clocks per bit at 3 MBd. Chosen by timing (docs/boards.md): the LFE5U-85F-6 places
+    // the design at 60-69 MHz, so 50 MHz keeps a margin on both parts.
     nf_board_core #(
-        .OSC_HZ(25000000), .PLL_CLKI_DIV(5), .PLL_CLKFB_DIV(8), .PLL_CLKOP_DIV(15),
+        .OSC_HZ(25000000), .PLL_CLKI_DIV(1), .PLL_CLKFB_DIV(2), .PLL_CLKOP_DIV(12),
         .BAUD(BAUD), .PROFILE_85K(DEVICE_85K), .FW_HEX(FW_HEX)
     ) core (.clk_osc(clk_25mhz), .uart_rx(ftdi_txd), .uart_tx(ftdi_rxd), .leds(led));
     assign wifi_gpio0 = 1'b1;
