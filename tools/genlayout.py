@@ -215,6 +215,17 @@ def check_bitfields(spec):
             used |= mask
 
 
+def bus_fields(bus):
+    """A bus's fields with their bit positions: packed in list order from bit 0."""
+    out, lsb = [], 0
+    for f in bus["fields"]:
+        if f["width"] < 1:
+            raise LayoutError(f"bus {bus['name']}.{f['name']} has no bits")
+        out.append(dict(f, lsb=lsb))
+        lsb += f["width"]
+    return out, lsb
+
+
 # A board's fields and their types (tools/layout.toml [[board]]); all are required.
 BOARD_FIELDS = {"name": str, "doc": str, "title": str, "part": str, "nextpnr": str, "package": str, "speed": int,
                 "top": str, "top_params": str, "lpf": str, "profile": str, "osc_hz": int, "clk_hz": int,
@@ -422,6 +433,11 @@ def gen_v(spec, structs):
     L += emit_bitfields(spec, v_comment, lambda n, f: [
         f"`define {n}_LSB {f['lsb']}", f"`define {n}_WIDTH {f['width']}",
         f"`define {n} {f['lsb'] + f['width'] - 1}:{f['lsb']}  // {f['doc']}"])
+    for bus in spec.get("bus", []):
+        fields, width = bus_fields(bus)
+        L += [v_comment(f"bus {bus['name']}: {bus['doc']}"), f"`define {p}_{bus['name']}_BITS {width}"]
+        L += [f"`define {p}_{bus['name']}_{f['name']} {f['lsb'] + f['width'] - 1}:{f['lsb']}  // {f['doc']}"
+              for f in fields] + [""]
     L += emit_blocks(spec, v_comment, lambda b: f"`define {p}_{b['name']}_BASE {vnum(b['base'])}",
                      lambda b, r: f"`define {p}_{b['name']}_{r['name']} {r['off']}  // {r['acc']}: {r['doc']}")
     for s in structs:
@@ -456,6 +472,12 @@ def gen_md(spec, structs):
     for bf in spec.get("bitfield", []):
         L += [f"## Word {bf['name']}", "", bf["doc"], "", "| bits | field | meaning |", "|---|---|---|"]
         L += [f"| {f['lsb'] + f['width'] - 1}:{f['lsb']} | {f['name']} | {f['doc']} |" for f in bf["fields"]]
+        L.append("")
+    for bus in spec.get("bus", []):
+        fields, width = bus_fields(bus)
+        L += [f"## Bus {bus['name']} ({width} bits, inside the RTL)", "", bus["doc"], "",
+              "| bits | field | meaning |", "|---|---|---|"]
+        L += [f"| {f['lsb'] + f['width'] - 1}:{f['lsb']} | {f['name']} | {f['doc']} |" for f in fields]
         L.append("")
     for b in spec.get("block", []):
         L += [f"## Registers {b['name']} (base {b['base']:#010x})", "", b["doc"], "",
@@ -616,6 +638,8 @@ def main():
     try:
         spec = tomllib.loads(spec_path.read_text())
         check_bitfields(spec)
+        for bus in spec.get("bus", []):
+            bus_fields(bus)
         check_enums(spec)
         check_boards(spec)
         structs = layout_structs(spec)

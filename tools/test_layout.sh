@@ -161,6 +161,27 @@ name = "BAD"
 doc = "misaligned"
 fields = [ { name = "a", type = "u8", doc = "" }, { name = "b", type = "u32", doc = "" } ]' \
     "not 4-byte aligned" "generator refuses a misaligned field with a clear message"
+refused '[[bus]]
+name = "EMPTY_FIELD"
+doc = "a field of no bits"
+fields = [ { name = "A", width = 8, doc = "" }, { name = "B", width = 0, doc = "" } ]' \
+    "bus EMPTY_FIELD.B has no bits" "a bus field of no bits is refused"
+
+# Buses pack their fields from bit 0 in list order, without gaps, up to _BITS - 1.
+python3 - <<'PY'
+import re, sys, tomllib
+vh = open("rtl/include/nf_layout.vh").read()
+for bus in tomllib.load(open("tools/layout.toml", "rb")).get("bus", []):
+    at = 0
+    for f in bus["fields"]:
+        m = re.search(r"`define NF_%s_%s (\d+):(\d+)" % (bus["name"], f["name"]), vh)
+        if not m or (int(m[1]), int(m[2])) != (at + f["width"] - 1, at):
+            sys.exit(f"{bus['name']}.{f['name']}: {m and m[0]}")
+        at += f["width"]
+    if f"`define NF_{bus['name']}_BITS {at}\n" not in vh:
+        sys.exit(f"{bus['name']}_BITS is not {at}")
+PY
+ok $? "every [[bus]] packs its fields from bit 0 in order, no gaps, _BITS = the sum of the widths"
 
 board_edit() { printf 's/^%s$/%s/' "$1" "$2"; }
 refused "$(board_edit 'profile = "ULX3S_25K"' 'profile = "ULX3S_12K"')" \

@@ -26,35 +26,17 @@ module nf_dma #(
     input  wire           clk,
     input  wire           rst,
     input  wire           start,            // one-cycle pulse, ignored while busy
-    input  wire [31:0]    src_mode,         // DMA_SIDE_MODE
-    input  wire [31:0]    src_token,
-    input  wire [63:0]    src_addr,
-    input  wire [31:0]    src_pd,
-    input  wire [31:0]    dst_mode,
-    input  wire [31:0]    dst_token,
-    input  wire [63:0]    dst_addr,
-    input  wire [31:0]    dst_pd,
+    input  wire [`NF_DMA_SIDE_BITS-1:0] src,  // source side (DMA_SIDE fields)
+    input  wire [`NF_DMA_SIDE_BITS-1:0] dst,  // destination side
     input  wire [31:0]    len,
     output reg            busy,
     output reg            side,
     output reg  [3:0]     code,
     output reg  [31:0]    bytes,
-    // entries in use, for ordering invalidations
-    output wire           src_tok_busy,
-    output wire [23:0]    src_tok_index,
-    output wire           dst_tok_busy,
-    output wire [23:0]    dst_tok_index,
-    output wire           src_par_busy,     // the source's token is a window over entry src_par_index
-    output wire [15:0]    src_par_index,
-    output wire           dst_par_busy,
-    output wire [15:0]    dst_par_index,
+    output wire [`NF_DMA_HOLD_BITS-1:0] hold, // entries in use, for ordering invalidations
     // key-check pipeline
     output wire           kc_req,
-    output wire [31:0]    kc_token,
-    output wire [63:0]    kc_va,
-    output wire [31:0]    kc_len,
-    output wire [1:0]     kc_access,
-    output wire [31:0]    kc_pd,
+    output wire [`NF_KC_REQ_BITS-1:0] kc_ask,  // the check asked (KC_REQ fields)
     input  wire           kc_gnt,
     input  wire           kc_res_valid,     // a result of this DMA's check
     input  wire [3:0]     kc_res_code,
@@ -117,6 +99,8 @@ module nf_dma #(
     reg        s_win, d_win;              // latest check result: through a window ...
     reg [15:0] s_par, d_par;              // ... over this parent entry
 
+    wire [31:0] src_mode = src[`NF_DMA_SIDE_MODE];
+    wire [31:0] dst_mode = dst[`NF_DMA_SIDE_MODE];
     wire s_tok = (smode == M_TOKEN);
     wire d_tok = (dmode == M_TOKEN);
 
@@ -140,20 +124,16 @@ module nf_dma #(
     wire issue_src = (st == S_ISSUE) && s_tok && !s_issued;
     wire issue_dst = (st == S_ISSUE) && d_tok && !d_issued && (!s_tok || s_issued);
     assign kc_req    = issue_src || issue_dst;
-    assign kc_token  = issue_src ? stok : dtok;
-    assign kc_va     = issue_src ? sva : dva;
-    assign kc_len    = whole ? remaining : probe ? 32'd1 : {{(32-CNW){1'b0}}, n_chk};
-    assign kc_access = issue_src ? sacc : dacc;
-    assign kc_pd     = issue_src ? spd : dpd;
+    assign kc_ask[`NF_KC_REQ_TOKEN]  = issue_src ? stok : dtok;
+    assign kc_ask[`NF_KC_REQ_VA]     = issue_src ? sva : dva;
+    assign kc_ask[`NF_KC_REQ_LEN]    = whole ? remaining : probe ? 32'd1 : {{(32-CNW){1'b0}}, n_chk};
+    assign kc_ask[`NF_KC_REQ_ACCESS] = issue_src ? sacc : dacc;
+    assign kc_ask[`NF_KC_REQ_PD]     = issue_src ? spd : dpd;
 
-    assign src_tok_busy  = busy && s_tok;
-    assign src_tok_index = stok[`NF_TOKEN_INDEX];
-    assign dst_tok_busy  = busy && d_tok;
-    assign dst_tok_index = dtok[`NF_TOKEN_INDEX];
-    assign src_par_busy  = busy && s_tok && s_win;
-    assign src_par_index = s_par;
-    assign dst_par_busy  = busy && d_tok && d_win;
-    assign dst_par_index = d_par;
+    assign hold[`NF_DMA_HOLD_SRC_TOK_BUSY] = busy && s_tok;   assign hold[`NF_DMA_HOLD_SRC_TOK_INDEX] = stok[`NF_TOKEN_INDEX];
+    assign hold[`NF_DMA_HOLD_DST_TOK_BUSY] = busy && d_tok;   assign hold[`NF_DMA_HOLD_DST_TOK_INDEX] = dtok[`NF_TOKEN_INDEX];
+    assign hold[`NF_DMA_HOLD_SRC_PAR_BUSY] = busy && s_tok && s_win;  assign hold[`NF_DMA_HOLD_SRC_PAR_INDEX] = s_par;
+    assign hold[`NF_DMA_HOLD_DST_PAR_BUSY] = busy && d_tok && d_win;  assign hold[`NF_DMA_HOLD_DST_PAR_INDEX] = d_par;
 
     // ---- chunk move -----------------------------------------------------------------
     reg [31:0]    sa, da;                 // adapter addresses of the chunk's first byte
@@ -338,12 +318,12 @@ module nf_dma #(
                     dmode     <= dst_mode[`NF_DMA_SIDE_MODE_MODE];
                     sacc      <= src_mode[`NF_DMA_SIDE_MODE_ACCESS];
                     dacc      <= dst_mode[`NF_DMA_SIDE_MODE_ACCESS];
-                    stok      <= src_token;
-                    dtok      <= dst_token;
-                    spd       <= src_pd;
-                    dpd       <= dst_pd;
-                    sva       <= src_addr;
-                    dva       <= dst_addr;
+                    stok      <= src[`NF_DMA_SIDE_TOKEN];
+                    dtok      <= dst[`NF_DMA_SIDE_TOKEN];
+                    spd       <= src[`NF_DMA_SIDE_PD];
+                    dpd       <= dst[`NF_DMA_SIDE_PD];
+                    sva       <= src[`NF_DMA_SIDE_ADDR];
+                    dva       <= dst[`NF_DMA_SIDE_ADDR];
                     remaining <= len;
                     s_issued  <= 1'b0;
                     d_issued  <= 1'b0;

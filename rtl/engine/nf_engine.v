@@ -80,9 +80,7 @@ module nf_engine #(
     wire [2:0]    tbl_op;
     wire [31:0]   tbl_index, tbl_mtt_data, ld_kc_index, ld_kc_data;
     wire [EW-1:0] tbl_entry;
-    wire [31:0]   chk_token, chk_len, chk_pd, dma_kc_token, dma_kc_len, dma_kc_pd;
-    wire [63:0]   chk_va, dma_kc_va;
-    wire [1:0]    chk_access, dma_kc_access;
+    wire [`NF_KC_REQ_BITS-1:0] chk_ask, dma_kc_ask;
 
     wire sel_tbl = tbl_req;
     wire sel_ld  = !tbl_req && ld_kc_req;
@@ -96,11 +94,7 @@ module nf_engine #(
     wire        kc_in_valid = kc_ready && (sel_tbl || sel_ld || sel_dma || sel_chk);
     wire [2:0]  kc_in_op    = sel_tbl ? tbl_op : sel_ld ? OPC_MTT_WRITE : OP_CHECK;
     wire [1:0]  kc_in_tag   = sel_tbl ? TAG_TBL : sel_ld ? TAG_LD : sel_dma ? TAG_DMA : TAG_CHK;
-    wire [31:0] kc_in_token = sel_dma ? dma_kc_token : chk_token;
-    wire [63:0] kc_in_va    = sel_dma ? dma_kc_va : chk_va;
-    wire [31:0] kc_in_len   = sel_dma ? dma_kc_len : chk_len;
-    wire [1:0]  kc_in_acc   = sel_dma ? dma_kc_access : chk_access;
-    wire [31:0] kc_in_pd    = sel_dma ? dma_kc_pd : chk_pd;
+    wire [`NF_KC_REQ_BITS-1:0] kc_in_ask = sel_dma ? dma_kc_ask : chk_ask;
     wire [31:0] kc_in_index = sel_ld ? ld_kc_index : tbl_index;
     wire [31:0] kc_in_mttd  = sel_ld ? ld_kc_data : tbl_mtt_data;
 
@@ -111,23 +105,14 @@ module nf_engine #(
     reg           kq_valid;
     reg  [2:0]    kq_op;
     reg  [1:0]    kq_tag;
-    reg  [31:0]   kq_token, kq_len, kq_pd, kq_index, kq_mttd;
-    reg  [63:0]   kq_va;
-    reg  [1:0]    kq_acc;
+    reg  [`NF_KC_REQ_BITS-1:0] kq_ask;
+    reg  [31:0]   kq_index, kq_mttd;
     reg  [EW-1:0] kq_entry;
     always @(posedge clk) begin
         if (rst) kq_valid <= 1'b0;
         else     kq_valid <= kc_in_valid;
-        kq_op    <= kc_in_op;
-        kq_tag   <= kc_in_tag;
-        kq_token <= kc_in_token;
-        kq_va    <= kc_in_va;
-        kq_len   <= kc_in_len;
-        kq_acc   <= kc_in_acc;
-        kq_pd    <= kc_in_pd;
-        kq_index <= kc_in_index;
-        kq_entry <= tbl_entry;
-        kq_mttd  <= kc_in_mttd;
+        {kq_op, kq_tag, kq_ask} <= {kc_in_op, kc_in_tag, kc_in_ask};
+        {kq_index, kq_entry, kq_mttd} <= {kc_in_index, tbl_entry, kc_in_mttd};
     end
 
     wire          res_valid;
@@ -140,8 +125,9 @@ module nf_engine #(
     wire [15:0]   res_parent;
     nf_keycheck #(.MPT_ENTRIES(MPT_ENTRIES), .MTT_ENTRIES(MTT_ENTRIES)) u_kc (
         .clk(clk), .rst(rst), .ready(kc_ready),
-        .in_valid(kq_valid), .in_op(kq_op), .in_tag(kq_tag), .in_token(kq_token),
-        .in_va(kq_va), .in_len(kq_len), .in_access(kq_acc), .in_pd(kq_pd),
+        .in_valid(kq_valid), .in_op(kq_op), .in_tag(kq_tag), .in_token(kq_ask[`NF_KC_REQ_TOKEN]),
+        .in_va(kq_ask[`NF_KC_REQ_VA]), .in_len(kq_ask[`NF_KC_REQ_LEN]), .in_access(kq_ask[`NF_KC_REQ_ACCESS]),
+        .in_pd(kq_ask[`NF_KC_REQ_PD]),
         .in_index(kq_index), .in_entry(kq_entry), .in_mtt_data(kq_mttd),
         .out_valid(res_valid), .out_op(res_op), .out_tag(res_tag), .out_code(res_code),
         .out_addr(res_addr), .out_entry(res_entry), .out_mtt_data(res_mtt_data), .out_index(res_index),
@@ -150,11 +136,11 @@ module nf_engine #(
 
     // ---- loader -------------------------------------------------------------------------
     wire        ld_start, ld_busy;
-    wire [31:0] ld_src, ld_mtt_base, ld_count;
+    wire [`NF_LD_CMD_BITS-1:0] ld_cmd;
     wire [3:0]  ld_code;
     wire [15:0] ld_index;
     nf_loader #(.MEM_BYTES(MEM_BYTES), .MTT_ENTRIES(MTT_ENTRIES), .USER_BASE(USER_BASE)) u_ld (
-        .clk(clk), .rst(rst), .start(ld_start), .src(ld_src), .mtt_base(ld_mtt_base), .count(ld_count),
+        .clk(clk), .rst(rst), .start(ld_start), .cmd(ld_cmd),
         .busy(ld_busy), .code(ld_code), .index(ld_index),
         .rd_req(ld_rd_req), .rd_addr(ld_rd_addr), .rd_gnt(ld_rd_gnt),
         .rd_valid(eng_rd_valid && !rd_to_dma), .rd_data(eng_rd_data),
@@ -163,25 +149,15 @@ module nf_engine #(
 
     // ---- DMA ----------------------------------------------------------------------------
     wire        dma_start, dma_busy, dma_side;
-    wire [31:0] dma_src_mode, dma_src_token, dma_src_pd, dma_dst_mode, dma_dst_token, dma_dst_pd;
+    wire [`NF_DMA_SIDE_BITS-1:0] dma_src, dma_dst;
     wire [31:0] dma_len, dma_bytes;
-    wire [63:0] dma_src_addr, dma_dst_addr;
     wire [3:0]  dma_code;
-    wire        dma_src_tok_busy, dma_dst_tok_busy;
-    wire [23:0] dma_src_tok_index, dma_dst_tok_index;
-    wire        dma_src_par_busy, dma_dst_par_busy;
-    wire [15:0] dma_src_par_index, dma_dst_par_index;
+    wire [`NF_DMA_HOLD_BITS-1:0] dma_hold;
     nf_dma #(.MEM_BYTES(MEM_BYTES), .USER_BASE(USER_BASE)) u_dma (
         .clk(clk), .rst(rst), .start(dma_start),
-        .src_mode(dma_src_mode), .src_token(dma_src_token), .src_addr(dma_src_addr), .src_pd(dma_src_pd),
-        .dst_mode(dma_dst_mode), .dst_token(dma_dst_token), .dst_addr(dma_dst_addr), .dst_pd(dma_dst_pd),
-        .len(dma_len), .busy(dma_busy), .side(dma_side), .code(dma_code), .bytes(dma_bytes),
-        .src_tok_busy(dma_src_tok_busy), .src_tok_index(dma_src_tok_index),
-        .dst_tok_busy(dma_dst_tok_busy), .dst_tok_index(dma_dst_tok_index),
-        .src_par_busy(dma_src_par_busy), .src_par_index(dma_src_par_index),
-        .dst_par_busy(dma_dst_par_busy), .dst_par_index(dma_dst_par_index),
-        .kc_req(dma_kc_req), .kc_token(dma_kc_token), .kc_va(dma_kc_va), .kc_len(dma_kc_len),
-        .kc_access(dma_kc_access), .kc_pd(dma_kc_pd), .kc_gnt(dma_gnt),
+        .src(dma_src), .dst(dma_dst), .len(dma_len),
+        .busy(dma_busy), .side(dma_side), .code(dma_code), .bytes(dma_bytes), .hold(dma_hold),
+        .kc_req(dma_kc_req), .kc_ask(dma_kc_ask), .kc_gnt(dma_gnt),
         .kc_res_valid(res_valid && res_tag == TAG_DMA), .kc_res_code(res_code), .kc_res_addr(res_addr),
         .kc_res_window(res_window), .kc_res_parent(res_parent),
         .rd_req(dma_rd_req), .rd_addr(dma_rd_addr), .rd_gnt(dma_rd_gnt),
@@ -198,20 +174,13 @@ module nf_engine #(
         .csr_ready(csr_ready), .csr_rdata(csr_rdata), .tables_ready(kc_ready),
         .tbl_req(tbl_req), .tbl_op(tbl_op), .tbl_index(tbl_index), .tbl_entry(tbl_entry),
         .tbl_mtt_data(tbl_mtt_data), .tbl_gnt(tbl_gnt), .tbl_res_valid(res_valid && res_tag == TAG_TBL),
-        .chk_req(chk_req), .chk_token(chk_token), .chk_va(chk_va), .chk_len(chk_len),
-        .chk_access(chk_access), .chk_pd(chk_pd), .chk_gnt(chk_gnt),
+        .chk_req(chk_req), .chk_ask(chk_ask), .chk_gnt(chk_gnt),
         .chk_res_valid(res_valid && res_tag == TAG_CHK),
         .res_code(res_code), .res_addr(res_addr), .res_entry(res_entry), .res_mtt_data(res_mtt_data),
-        .ld_start(ld_start), .ld_src(ld_src), .ld_mtt_base(ld_mtt_base), .ld_count(ld_count),
-        .ld_busy(ld_busy), .ld_code(ld_code), .ld_index(ld_index),
-        .dma_start(dma_start), .dma_src_mode(dma_src_mode), .dma_src_token(dma_src_token),
-        .dma_src_addr(dma_src_addr), .dma_src_pd(dma_src_pd), .dma_dst_mode(dma_dst_mode),
-        .dma_dst_token(dma_dst_token), .dma_dst_addr(dma_dst_addr), .dma_dst_pd(dma_dst_pd),
-        .dma_len(dma_len), .dma_busy(dma_busy), .dma_side(dma_side), .dma_code(dma_code),
-        .dma_bytes(dma_bytes), .dma_src_tok_busy(dma_src_tok_busy), .dma_src_tok_index(dma_src_tok_index),
-        .dma_dst_tok_busy(dma_dst_tok_busy), .dma_dst_tok_index(dma_dst_tok_index),
-        .dma_src_par_busy(dma_src_par_busy), .dma_src_par_index(dma_src_par_index),
-        .dma_dst_par_busy(dma_dst_par_busy), .dma_dst_par_index(dma_dst_par_index)
+        .ld_start(ld_start), .ld_cmd(ld_cmd), .ld_busy(ld_busy), .ld_code(ld_code), .ld_index(ld_index),
+        .dma_start(dma_start), .dma_src(dma_src), .dma_dst(dma_dst), .dma_len(dma_len),
+        .dma_busy(dma_busy), .dma_side(dma_side), .dma_code(dma_code), .dma_bytes(dma_bytes),
+        .dma_hold(dma_hold)
     );
 
     /* verilator lint_off UNUSEDSIGNAL */

@@ -32,11 +32,7 @@ module nf_engine_regs #(
     input  wire            tbl_res_valid,
     // firmware check into the pipeline
     output wire            chk_req,
-    output wire [31:0]     chk_token,
-    output wire [63:0]     chk_va,
-    output wire [31:0]     chk_len,
-    output wire [1:0]      chk_access,
-    output wire [31:0]     chk_pd,
+    output wire [`NF_KC_REQ_BITS-1:0] chk_ask,  // the check asked (KC_REQ fields)
     input  wire            chk_gnt,
     input  wire            chk_res_valid,
     // pipeline result (for the op whose *_res_valid is set)
@@ -46,35 +42,20 @@ module nf_engine_regs #(
     input  wire [31:0]     res_mtt_data,
     // loader
     output wire            ld_start,
-    output reg  [31:0]     ld_src,
-    output reg  [31:0]     ld_mtt_base,
-    output reg  [31:0]     ld_count,
+    output wire [`NF_LD_CMD_BITS-1:0] ld_cmd,   // LD_CMD fields
     input  wire            ld_busy,
     input  wire [3:0]      ld_code,
     input  wire [15:0]     ld_index,
     // DMA
     output wire            dma_start,
-    output reg  [31:0]     dma_src_mode,
-    output reg  [31:0]     dma_src_token,
-    output wire [63:0]     dma_src_addr,
-    output reg  [31:0]     dma_src_pd,
-    output reg  [31:0]     dma_dst_mode,
-    output reg  [31:0]     dma_dst_token,
-    output wire [63:0]     dma_dst_addr,
-    output reg  [31:0]     dma_dst_pd,
+    output wire [`NF_DMA_SIDE_BITS-1:0] dma_src,  // DMA_SIDE fields
+    output wire [`NF_DMA_SIDE_BITS-1:0] dma_dst,
     output reg  [31:0]     dma_len,
     input  wire            dma_busy,
     input  wire            dma_side,
     input  wire [3:0]      dma_code,
     input  wire [31:0]     dma_bytes,
-    input  wire            dma_src_tok_busy,
-    input  wire [23:0]     dma_src_tok_index,
-    input  wire            dma_dst_tok_busy,
-    input  wire [23:0]     dma_dst_tok_index,
-    input  wire            dma_src_par_busy,   // a DMA side runs through a window over this entry
-    input  wire [15:0]     dma_src_par_index,
-    input  wire            dma_dst_par_busy,
-    input  wire [15:0]     dma_dst_par_index
+    input  wire [`NF_DMA_HOLD_BITS-1:0] dma_hold  // entries the running DMA holds
 );
     localparam [2:0] OPC_MPT_INVALIDATE = `NF_TBL_OP_MPT_INVALIDATE;
     localparam [2:0] OPC_MPT_READ = `NF_TBL_OP_MPT_READ;
@@ -86,7 +67,9 @@ module nf_engine_regs #(
 
     reg [31:0] tbl_index_r, tbl_mtt_data_r;
     reg [7*32-1:0] ent;       // ENT_W0..W6, W0 in the low word
-    reg [31:0] src_lo, src_hi, dst_lo, dst_hi;
+    reg [31:0] ld_src, ld_mtt_base, ld_count;
+    reg [31:0] dma_src_mode, dma_src_token, src_lo, src_hi, dma_src_pd;
+    reg [31:0] dma_dst_mode, dma_dst_token, dst_lo, dst_hi, dma_dst_pd;
     reg [31:0] chk_token_r, chk_va_lo, chk_va_hi, chk_len_r, chk_access_r, chk_pd_r;
     reg [1:0]  tst, cst;
     reg [2:0]  tbl_op_r;
@@ -128,20 +111,24 @@ module nf_engine_regs #(
     assign tbl_entry    = ent;
     assign tbl_mtt_data = tbl_mtt_data_r;
     assign chk_req      = (cst == C_REQ);
-    assign chk_token    = chk_token_r;
-    assign chk_va       = {chk_va_hi, chk_va_lo};
-    assign chk_len      = chk_len_r;
-    assign chk_access   = chk_access_r[1:0];
-    assign chk_pd       = chk_pd_r;
-    assign dma_src_addr = {src_hi, src_lo};
-    assign dma_dst_addr = {dst_hi, dst_lo};
+    // The staging registers as the buses the units take (layout.toml [[bus]]).
+    assign chk_ask[`NF_KC_REQ_TOKEN] = chk_token_r;     assign chk_ask[`NF_KC_REQ_VA] = {chk_va_hi, chk_va_lo};
+    assign chk_ask[`NF_KC_REQ_LEN]   = chk_len_r;       assign chk_ask[`NF_KC_REQ_ACCESS] = chk_access_r[1:0];
+    assign chk_ask[`NF_KC_REQ_PD]    = chk_pd_r;
+    assign ld_cmd[`NF_LD_CMD_SRC]    = ld_src;          assign ld_cmd[`NF_LD_CMD_MTT_BASE] = ld_mtt_base;
+    assign ld_cmd[`NF_LD_CMD_COUNT]  = ld_count;
+    assign dma_src[`NF_DMA_SIDE_MODE] = dma_src_mode;   assign dma_src[`NF_DMA_SIDE_TOKEN] = dma_src_token;
+    assign dma_src[`NF_DMA_SIDE_ADDR] = {src_hi, src_lo}; assign dma_src[`NF_DMA_SIDE_PD] = dma_src_pd;
+    assign dma_dst[`NF_DMA_SIDE_MODE] = dma_dst_mode;   assign dma_dst[`NF_DMA_SIDE_TOKEN] = dma_dst_token;
+    assign dma_dst[`NF_DMA_SIDE_ADDR] = {dst_hi, dst_lo}; assign dma_dst[`NF_DMA_SIDE_PD] = dma_dst_pd;
 
     // The invalidated entry may still carry a running DMA's grant, directly or as the
     // parent of the window the DMA runs through.
-    wire dma_on_index = (dma_src_tok_busy && {8'd0, dma_src_tok_index} == tbl_index_r) ||
-                        (dma_dst_tok_busy && {8'd0, dma_dst_tok_index} == tbl_index_r) ||
-                        (dma_src_par_busy && {16'd0, dma_src_par_index} == tbl_index_r) ||
-                        (dma_dst_par_busy && {16'd0, dma_dst_par_index} == tbl_index_r);
+    wire dma_on_index =
+        (dma_hold[`NF_DMA_HOLD_SRC_TOK_BUSY] && {8'd0, dma_hold[`NF_DMA_HOLD_SRC_TOK_INDEX]} == tbl_index_r) ||
+        (dma_hold[`NF_DMA_HOLD_DST_TOK_BUSY] && {8'd0, dma_hold[`NF_DMA_HOLD_DST_TOK_INDEX]} == tbl_index_r) ||
+        (dma_hold[`NF_DMA_HOLD_SRC_PAR_BUSY] && {16'd0, dma_hold[`NF_DMA_HOLD_SRC_PAR_INDEX]} == tbl_index_r) ||
+        (dma_hold[`NF_DMA_HOLD_DST_PAR_BUSY] && {16'd0, dma_hold[`NF_DMA_HOLD_DST_PAR_INDEX]} == tbl_index_r);
 
     always @(posedge clk) begin
         if (rst) begin

@@ -17,9 +17,7 @@ module nf_loader #(
     input  wire           clk,
     input  wire           rst,
     input  wire           start,          // one-cycle pulse, ignored while busy
-    input  wire [31:0]    src,
-    input  wire [31:0]    mtt_base,
-    input  wire [31:0]    count,
+    input  wire [`NF_LD_CMD_BITS-1:0] cmd,  // the load (LD_CMD fields)
     output reg            busy,
     output reg  [3:0]     code,
     output reg  [15:0]    index,
@@ -47,6 +45,10 @@ module nf_loader #(
     wire [35:0] mem_end = {4'd0, mem_32};
     localparam [31:0] DEPTH_32 = DEPTH;
     localparam [AW_F+1:0] FIFO_DEPTH = DEPTH_32[AW_F+1:0];
+
+    wire [31:0] src      = cmd[`NF_LD_CMD_SRC];
+    wire [31:0] mtt_base = cmd[`NF_LD_CMD_MTT_BASE];
+    wire [31:0] count    = cmd[`NF_LD_CMD_COUNT];
 
     reg [31:0]    n_total;     // entries to load
     reg [31:0]    n_issued;    // reads granted

@@ -330,6 +330,38 @@
 `define NF_TX_POST_LEN_WIDTH 16
 `define NF_TX_POST_LEN 31:16  // bytes of header + payload in the slot (CRC is added by hardware)
 
+// bus KC_REQ: a key check asked of the key-check pipeline (by a DMA side or the firmware's CHK registers)
+`define NF_KC_REQ_BITS 162
+`define NF_KC_REQ_TOKEN 31:0  // memory token
+`define NF_KC_REQ_VA 95:32  // first byte
+`define NF_KC_REQ_LEN 127:96  // bytes
+`define NF_KC_REQ_ACCESS 129:128  // ACCESS asked for
+`define NF_KC_REQ_PD 161:130  // protection domain of the asker
+
+// bus DMA_SIDE: one side of a DMA as the ENGINE registers hold it (DMA_SRC_* or DMA_DST_*)
+`define NF_DMA_SIDE_BITS 160
+`define NF_DMA_SIDE_MODE 31:0  // DMA_SIDE_MODE word
+`define NF_DMA_SIDE_TOKEN 63:32  // memory token (TOKEN mode)
+`define NF_DMA_SIDE_ADDR 127:64  // VA (TOKEN mode) or adapter address
+`define NF_DMA_SIDE_PD 159:128  // protection domain (TOKEN mode)
+
+// bus DMA_HOLD: the key-table entries a running DMA may hold a grant through (an invalidation of one waits for it)
+`define NF_DMA_HOLD_BITS 84
+`define NF_DMA_HOLD_SRC_TOK_BUSY 0:0  // the source side is a token
+`define NF_DMA_HOLD_SRC_TOK_INDEX 24:1  // its key-table index
+`define NF_DMA_HOLD_DST_TOK_BUSY 25:25  // the destination side is a token
+`define NF_DMA_HOLD_DST_TOK_INDEX 49:26  // its key-table index
+`define NF_DMA_HOLD_SRC_PAR_BUSY 50:50  // the source's token is a window ...
+`define NF_DMA_HOLD_SRC_PAR_INDEX 66:51  // ... over this entry
+`define NF_DMA_HOLD_DST_PAR_BUSY 67:67  // the destination's token is a window ...
+`define NF_DMA_HOLD_DST_PAR_INDEX 83:68  // ... over this entry
+
+// bus LD_CMD: a page-list load as the ENGINE registers hold it (LD_SRC, LD_MTT_BASE, LD_COUNT)
+`define NF_LD_CMD_BITS 96
+`define NF_LD_CMD_SRC 31:0  // adapter address of the page list (8-byte aligned)
+`define NF_LD_CMD_MTT_BASE 63:32  // first MTT entry written
+`define NF_LD_CMD_COUNT 95:64  // page addresses to load
+
 // MAP block: CPU memory map (PicoRV32 native bus). Each block below is 4 KiB.
 `define NF_MAP_BASE 32'h00000000
 `define NF_MAP_FW_RAM 0  // rw: firmware code, data and stack (block RAM, initialised from the image)
