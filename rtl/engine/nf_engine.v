@@ -77,9 +77,8 @@ module nf_engine #(
     // ---- key-check pipeline -------------------------------------------------------------
     wire          kc_ready;
     wire          tbl_req, chk_req, ld_kc_req, dma_kc_req;
-    wire [2:0]    tbl_op;
-    wire [31:0]   tbl_index, tbl_mtt_data, ld_kc_index, ld_kc_data;
-    wire [EW-1:0] tbl_entry;
+    wire [`NF_TBL_REQ_BITS-1:0] tbl_ask;
+    wire [31:0]   ld_kc_index, ld_kc_data;
     wire [`NF_KC_REQ_BITS-1:0] chk_ask, dma_kc_ask;
 
     wire sel_tbl = tbl_req;
@@ -92,11 +91,11 @@ module nf_engine #(
     wire chk_gnt = sel_chk && kc_ready;
 
     wire        kc_in_valid = kc_ready && (sel_tbl || sel_ld || sel_dma || sel_chk);
-    wire [2:0]  kc_in_op    = sel_tbl ? tbl_op : sel_ld ? OPC_MTT_WRITE : OP_CHECK;
+    wire [2:0]  kc_in_op    = sel_tbl ? tbl_ask[`NF_TBL_REQ_OP] : sel_ld ? OPC_MTT_WRITE : OP_CHECK;
     wire [1:0]  kc_in_tag   = sel_tbl ? TAG_TBL : sel_ld ? TAG_LD : sel_dma ? TAG_DMA : TAG_CHK;
     wire [`NF_KC_REQ_BITS-1:0] kc_in_ask = sel_dma ? dma_kc_ask : chk_ask;
-    wire [31:0] kc_in_index = sel_ld ? ld_kc_index : tbl_index;
-    wire [31:0] kc_in_mttd  = sel_ld ? ld_kc_data : tbl_mtt_data;
+    wire [31:0] kc_in_index = sel_ld ? ld_kc_index : tbl_ask[`NF_TBL_REQ_INDEX];
+    wire [31:0] kc_in_mttd  = sel_ld ? ld_kc_data : tbl_ask[`NF_TBL_REQ_MTT_DATA];
 
     // The granted op is registered on its way into the pipeline: the requesters'
     // logic (a loader entry's rule, the DMA's sides, the priority) then ends at these
@@ -112,7 +111,7 @@ module nf_engine #(
         if (rst) kq_valid <= 1'b0;
         else     kq_valid <= kc_in_valid;
         {kq_op, kq_tag, kq_ask} <= {kc_in_op, kc_in_tag, kc_in_ask};
-        {kq_index, kq_entry, kq_mttd} <= {kc_in_index, tbl_entry, kc_in_mttd};
+        {kq_index, kq_entry, kq_mttd} <= {kc_in_index, tbl_ask[`NF_TBL_REQ_ENTRY], kc_in_mttd};
     end
 
     wire          res_valid;
@@ -172,8 +171,7 @@ module nf_engine #(
         .clk(clk), .rst(rst),
         .csr_valid(csr_valid), .csr_addr(csr_addr), .csr_wdata(csr_wdata), .csr_wstrb(csr_wstrb),
         .csr_ready(csr_ready), .csr_rdata(csr_rdata), .tables_ready(kc_ready),
-        .tbl_req(tbl_req), .tbl_op(tbl_op), .tbl_index(tbl_index), .tbl_entry(tbl_entry),
-        .tbl_mtt_data(tbl_mtt_data), .tbl_gnt(tbl_gnt), .tbl_res_valid(res_valid && res_tag == TAG_TBL),
+        .tbl_req(tbl_req), .tbl_ask(tbl_ask), .tbl_gnt(tbl_gnt), .tbl_res_valid(res_valid && res_tag == TAG_TBL),
         .chk_req(chk_req), .chk_ask(chk_ask), .chk_gnt(chk_gnt),
         .chk_res_valid(res_valid && res_tag == TAG_CHK),
         .res_code(res_code), .res_addr(res_addr), .res_entry(res_entry), .res_mtt_data(res_mtt_data),

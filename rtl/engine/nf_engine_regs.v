@@ -24,10 +24,7 @@ module nf_engine_regs #(
     input  wire            tables_ready,
     // firmware table op into the pipeline
     output wire            tbl_req,
-    output wire [2:0]      tbl_op,
-    output wire [31:0]     tbl_index,
-    output wire [7*32-1:0] tbl_entry,
-    output wire [31:0]     tbl_mtt_data,
+    output wire [`NF_TBL_REQ_BITS-1:0] tbl_ask,  // the op asked (TBL_REQ fields)
     input  wire            tbl_gnt,
     input  wire            tbl_res_valid,
     // firmware check into the pipeline
@@ -106,10 +103,8 @@ module nf_engine_regs #(
     assign dma_start = wr_dma_ctrl && !dma_busy && (csr_wdata == 32'd1);
 
     assign tbl_req      = (tst == T_REQ);
-    assign tbl_op       = tbl_op_r;
-    assign tbl_index    = tbl_index_r;
-    assign tbl_entry    = ent;
-    assign tbl_mtt_data = tbl_mtt_data_r;
+    assign tbl_ask[`NF_TBL_REQ_OP]    = tbl_op_r;        assign tbl_ask[`NF_TBL_REQ_INDEX] = tbl_index_r;
+    assign tbl_ask[`NF_TBL_REQ_ENTRY] = ent;             assign tbl_ask[`NF_TBL_REQ_MTT_DATA] = tbl_mtt_data_r;
     assign chk_req      = (cst == C_REQ);
     // The staging registers as the buses the units take (layout.toml [[bus]]).
     assign chk_ask[`NF_KC_REQ_TOKEN] = chk_token_r;     assign chk_ask[`NF_KC_REQ_VA] = {chk_va_hi, chk_va_lo};

@@ -338,6 +338,13 @@
 `define NF_KC_REQ_ACCESS 129:128  // ACCESS asked for
 `define NF_KC_REQ_PD 161:130  // protection domain of the asker
 
+// bus TBL_REQ: a firmware table operation on its way to the key-check pipeline (the ENGINE TBL_* and ENT_* registers)
+`define NF_TBL_REQ_BITS 291
+`define NF_TBL_REQ_OP 2:0  // TBL_OP
+`define NF_TBL_REQ_INDEX 34:3  // key-table or translation-table index
+`define NF_TBL_REQ_ENTRY 258:35  // key-table entry, W0 in the low word (MPT_WRITE)
+`define NF_TBL_REQ_MTT_DATA 290:259  // translation-table entry (MTT_WRITE)
+
 // bus DMA_SIDE: one side of a DMA as the ENGINE registers hold it (DMA_SRC_* or DMA_DST_*)
 `define NF_DMA_SIDE_BITS 160
 `define NF_DMA_SIDE_MODE 31:0  // DMA_SIDE_MODE word
