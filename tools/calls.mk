@@ -1,4 +1,4 @@
-# The layers' call structure: no two files of host/src or of firmware/src call each
+# The layers' structure: no two files of host/src or of firmware/src call each
 # other, directly or around a circle (tools/check_calls.py reads the objects' symbols).
 TEST_TARGETS += test-calls
 .PHONY: test-calls
@@ -6,3 +6,13 @@ test-calls: $(NDK_OBJS) $(FW_OBJS) ## no circle of files calling each other in h
 	@python3 tools/check_calls.py host/src nm $(NDK_OBJS)
 	@python3 tools/check_calls.py firmware/src $(RV_NM) $(FW_OBJS)
 	@bash tools/test_check_calls.sh
+
+# No C file of the host library or the firmware grows past 800 lines: a longer one holds
+# several concerns and wants splitting.
+TEST_TARGETS += test-file-sizes
+.PHONY: test-file-sizes
+test-file-sizes: ## no C file in host/src or firmware/src is over 800 lines
+	@rc=0; for d in host/src firmware/src; do \
+	    long=$$(wc -l $$d/*.c | awk '$$2 != "total" && $$1 > 800 { printf " %s (%d)", $$2, $$1 }'); \
+	    if [ -z "$$long" ]; then echo "ok - $$d: every C file has 800 lines or fewer"; \
+	    else echo "not ok - $$d: over 800 lines:$$long"; rc=1; fi; done; exit $$rc
