@@ -91,7 +91,12 @@ uint32_t fw_mpt_invalidate(uint32_t index)
 {
     eng_wr(NF_ENGINE_TBL_INDEX, index);
     eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_INVALIDATE);
-    return NF_STATUS_WORD_CODE_GET(fw_eng_wait(NF_ENGINE_TBL_STATUS));
+    /* An invalidate also waits for the DMA drain (a cycle or two past the first look,
+     * with no DMA running): one more look before the timed wait. */
+    uint32_t st = eng_rd(NF_ENGINE_TBL_STATUS);
+    if (st & NF_STATUS_WORD_BUSY_MASK)
+        st = fw_eng_wait(NF_ENGINE_TBL_STATUS);
+    return NF_STATUS_WORD_CODE_GET(st);
 }
 
 /* MPT words of an entry that is allocated but not usable (or free): state, kind, key

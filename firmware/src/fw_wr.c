@@ -138,12 +138,12 @@ static inline __attribute__((always_inline)) void do_fast_register(const struct 
 /* An invalidate the fast path of do_invalidate did not take: its target, or FW_NO_INDEX
  * with the status in r (rules in order). Out of line, like fr_refusal. */
 static __attribute__((noinline)) uint32_t inv_refusal(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen,
-                                                      struct wr_result *r)
+                                                      uint32_t *status)
 {
-    r->status = NF_STATUS_INVALID_PARAMETER;
+    *status = NF_STATUS_INVALID_PARAMETER;
     if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE || (flags & ~(uint32_t)NF_KNOWN_FLAGS_INVALIDATE))
         return FW_NO_INDEX;
-    return wr_inv_target(qp->pd, mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF)), &r->status);
+    return wr_inv_target(qp->pd, mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF)), status);
 }
 
 /* Common case in one run of compares: a VALID fast-register MR of the QP's PD with the
@@ -159,9 +159,12 @@ static inline __attribute__((always_inline)) void do_invalidate(const struct fw_
           (fw_mr_word0(mr) & FW_MR_WORD0(0xFFu, 0xFFu, 0xFFu, FW_MR_ALLOCATED)) ==
               FW_MR_WORD0(NF_MPT_STATE_VALID, NF_MPT_KIND_FAST, NF_TOKEN_KEY_GET(token), FW_MR_ALLOCATED) &&
           mr->pd == qp->pd)) {
-        i = inv_refusal(qp, flags, m, mlen, r);
-        if (i == FW_NO_INDEX)
+        uint32_t status;
+        i = inv_refusal(qp, flags, m, mlen, &status);
+        if (i == FW_NO_INDEX) {
+            r->status = status;
             return;
+        }
     }
     wr_invalidate(i, r);
 }
@@ -313,18 +316,21 @@ static const uint8_t wr_op_type[] = {NF_NDK_OP_FAST_REGISTER, NF_NDK_OP_INVALIDA
 _Static_assert(sizeof(wr_op_type) == NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER + 1u, "one NDK_OP per work request");
 
 /* Every work request but fast-register and invalidate. Out of line: their registers
- * are not saved on the path of the two the fast path inlines. */
-static __attribute__((noinline)) void wr_other(const struct fw_frame *f, struct fw_qp *qp, uint32_t op, uint32_t wr_id,
-                                               uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
+ * are not saved on the path of the two the fast path inlines; the outcome comes back
+ * by value, so the caller's result never leaves registers. */
+static __attribute__((noinline)) struct wr_result wr_other(const struct fw_frame *f, struct fw_qp *qp, uint32_t op,
+                                                           uint32_t wr_id, uint32_t flags, uint32_t m, uint32_t mlen)
 {
+    struct wr_result r = {NF_STATUS_INVALID_PARAMETER, 0, 0};
     if (op <= NF_OP_WR_WRITE)
-        do_rdma(qp, op, flags, m, mlen, r);
+        do_rdma(qp, op, flags, m, mlen, &r);
     else if (op == NF_OP_WR_BIND)
-        do_bind(qp, flags, m, mlen, r);
+        do_bind(qp, flags, m, mlen, &r);
     else if (op == NF_OP_WR_RECEIVE)
-        wr_receive(qp, wr_id, flags, m, mlen, r);
+        wr_receive(qp, wr_id, flags, m, mlen, &r);
     else
-        wr_send(f, qp, op, flags, m, mlen, r);
+        wr_send(f, qp, op, flags, m, mlen, &r);
+    return r;
 }
 
 void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame *f)
@@ -358,7 +364,7 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame
             else if (op == NF_OP_WR_INVALIDATE)
                 do_invalidate(qp, flags, m, mlen, &r);
             else
-                wr_other(f, qp, op, wr_id, flags, m, mlen, &r);
+                r = wr_other(f, qp, op, wr_id, flags, m, mlen);
         }
     }
     fw_stats.wr_count++;
