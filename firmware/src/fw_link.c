@@ -38,7 +38,8 @@
 static struct {
     uint32_t rx_next;           /* next RX slot to look at (the hardware fills them in ring order) */
     uint32_t rx_bit;            /* 1 << rx_next: the idle loop's whole test of RX_READY */
-    uint32_t rx_stamp;          /* LINK offset of rx_next's RX_STAMP */
+    uint32_t rx_stamp;          /* bus address of rx_next's RX_STAMP */
+    hal_win rx_win;             /* window onto rx_next's slot (both: one load each per frame) */
     uint32_t rx_hdr;            /* the first half-word of the header of the DATA frame we accept
                                  * next: type DATA, seq rx_expect (one compare per frame) */
     uint8_t tx_seq;             /* seq of the next DATA frame we post */
@@ -446,6 +447,16 @@ static void link_hold(uint32_t off)
     L.hold = off + 1u;
 }
 
+/* Look at slot next: what rx_frame needs of it, worked out before the frame lands. */
+static void rx_next_at(uint32_t slot)
+{
+    L.rx_next = slot;
+    L.rx_bit = 1u << slot;
+    L.rx_stamp = NF_LINK_BASE + NF_LINK_RX_STAMP0 + 4u * slot;
+    L.rx_win = mem_win(rx_addr(slot));
+    L.frame.addr = rx_addr(slot) + NF_LINK_HDR_SIZE;
+}
+
 FW_COLD void fw_link_init(void)
 {
     fw_link_frame(&L.frame, 0, 0, 0);
@@ -458,8 +469,7 @@ FW_COLD void fw_link_init(void)
                                2u * fw_cfg.uart_period) >> NF_SOC_UART_PERIOD_FRAC) + L.rto_floor;
     L.rx_next = 0;
     L.rx_bit = 1u;
-    L.rx_stamp = NF_LINK_RX_STAMP0;
-    L.frame.addr = rx_addr(0) + NF_LINK_HDR_SIZE;
+    rx_next_at(0);
 }
 
 uint32_t fw_link_rto(void)
@@ -548,11 +558,7 @@ static FW_COLD int rx_held(uint32_t ready, uint32_t slot, struct fw_frame *f)
 static __attribute__((noinline)) void rx_release(uint32_t slot)
 {
     link_wr(NF_LINK_RX_RELEASE, 1u << slot);
-    slot = ring_add(slot, 1u, fw_cfg.rx_slots);
-    L.rx_next = slot;
-    L.rx_bit = 1u << slot;
-    L.rx_stamp = NF_LINK_RX_STAMP0 + 4u * slot;
-    L.frame.addr = rx_addr(slot) + NF_LINK_HDR_SIZE;
+    rx_next_at(ring_add(slot, 1u, fw_cfg.rx_slots));
 }
 
 /* The usual frame, held part-way (not expected: see fw_msg.h). Returns as rx_frame does. */
@@ -635,15 +641,15 @@ static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t slot, uint32_t w0, uin
  * rx_frame_slow. Both are tail calls, so nothing here is saved on the stack. */
 static __attribute__((noinline)) int rx_frame(uint32_t ready)
 {
-    uint32_t slot = L.rx_next;
-    hal_win hw = mem_win(rx_addr(slot));
+    hal_win hw = L.rx_win;
     uint32_t w0 = win_rd(hw, 0), w1 = win_rd(hw, 4u);
+    uint32_t slot = L.rx_next;
     uint32_t len = (w1 >> (8u * (NF_LINK_HDR_LEN_OFF - 4u))) & 0xFFFFu;
     if ((w0 & 0xFFFFu) != L.rx_hdr || len > NF_LINK_MAX_PAYLOAD || L.hold || L.cap_adjust)
         return rx_frame_slow(ready, slot, w0, w1);
     /* replies_fit's two quick tests (a free TX slot per possible message, or one for a
      * single message); the ack this frame carries is applied first, as it may free slots. */
-    uint32_t stamp = link_rd(L.rx_stamp);
+    uint32_t stamp = hal_read32(L.rx_stamp);
     tx_ack((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu, stamp);
     uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - L.open;
     if (free_slots < len / NF_MSG_HDR_SIZE) {
