@@ -206,17 +206,19 @@ static FW_COLD uint32_t tx_reserve_slow(uint32_t bytes)
  * checks it. */
 static uint32_t fw_tx_reserve(uint32_t bytes)
 {
-    if (L.open) {
+    if (__builtin_expect(!L.open, 1)) {
+        if (!L.maybe_busy && L.tx_inflight < fw_cfg.tx_slots && bytes <= NF_LINK_MAX_PAYLOAD) {
+            /* The usual case for a CQE: no open frame, a free slot, no slot still sending. */
+            L.open = 1;
+            L.open_len = bytes;
+            return L.open_addr;
+        }
+    } else {
         uint32_t at = L.open_len;
         if (at + bytes <= L.tx_cap) {
             L.open_len = at + bytes;
             return L.open_addr + at;
         }
-    } else if (!L.maybe_busy && L.tx_inflight < fw_cfg.tx_slots && bytes <= NF_LINK_MAX_PAYLOAD) {
-        /* The usual case for a CQE: no open frame, a free slot, no slot still sending. */
-        L.open = 1;
-        L.open_len = bytes;
-        return L.open_addr;
     }
     return tx_reserve_slow(bytes);
 }

@@ -517,6 +517,7 @@ static uint32_t walk(struct fw_frame *f, uint32_t from)
             /* Its reply would be larger than its request: answered short, not run, so
              * the rest of the frame fits the slot kept for it. */
             count_op(op);
+            fw_stats.wr_short += op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER;
             if (!f->tx.room(NF_MSG_HDR_SIZE))
                 return off;
             reply(f, op & ~(uint32_t)NF_OP_REPLY, tag, NF_STATUS_INSUFFICIENT_RESOURCES, 0, 0);

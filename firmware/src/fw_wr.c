@@ -367,7 +367,6 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame
                 r = wr_other(f, qp, op, wr_id, flags, m, mlen);
         }
     }
-    fw_stats.wr_count++;
     fw_stats.ops[NF_STAT_OP_WR_FAST_REGISTER + (op - NF_OP_WR_FAST_REGISTER)]++;
     /* The one place the error-completion rule is applied to the requesting QP, for
      * every work-request type and every status (a Send may also break its peer:
