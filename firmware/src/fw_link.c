@@ -31,9 +31,6 @@
  * that failed its CRC, a frame after a gap). */
 #define DUP_ACKS_FOR_FAST_RETRANSMIT 2u
 #define NO_SEQ 0x100u /* a value no 8-bit sequence number has */
-/* What only a loss, a RESET or a full window runs: out of line and built for size (the
- * firmware shares a small RAM), leaving the usual frame's path short. */
-#define FW_COLD __attribute__((noinline, cold))
 
 static struct {
     uint32_t rx_next;           /* next RX slot to look at (the hardware fills them in ring order) */

@@ -196,7 +196,7 @@ static void do_mem_read(const struct fw_frame *f, uint32_t tag, uint32_t m, uint
 }
 
 /* MR_CREATE, and MW_CREATE (fast_register must be 0): an entry of its kind, INVALID. */
-static uint32_t do_mr_create(uint32_t op, uint32_t m, uint32_t mlen, uint32_t *token)
+static FW_COLD uint32_t do_mr_create(uint32_t op, uint32_t m, uint32_t mlen, uint32_t *token)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_MR_CREATE_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -232,7 +232,7 @@ static uint32_t mr_of_kind(uint32_t m, uint32_t mlen, uint32_t size, uint32_t of
     return i != FW_NO_INDEX && fw_mrs[i].kind == kind ? i : FW_NO_INDEX;
 }
 
-static uint32_t do_mr_destroy(uint32_t m, uint32_t mlen)
+static FW_COLD uint32_t do_mr_destroy(uint32_t m, uint32_t mlen)
 {
     uint32_t i = token_arg(m, mlen);
     if (i == FW_NO_INDEX)
@@ -334,7 +334,7 @@ static uint32_t do_mr_deregister(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-static uint32_t do_frmr_init(uint32_t m, uint32_t mlen)
+static FW_COLD uint32_t do_frmr_init(uint32_t m, uint32_t mlen)
 {
     uint32_t i = mr_of_kind(m, mlen, NF_FRMR_INIT_REQ_SIZE, NF_FRMR_INIT_REQ_TOKEN_OFF, NF_MPT_KIND_FAST);
     if (i == FW_NO_INDEX)
@@ -369,7 +369,7 @@ static uint32_t qp_arg(uint32_t m, uint32_t mlen)
     return fw_qp_lookup(mem_rd(BODY(m, NF_QP_REQ_QPN_OFF)));
 }
 
-static uint32_t do_qp_create(uint32_t m, uint32_t mlen, uint32_t *qpn)
+static FW_COLD uint32_t do_qp_create(uint32_t m, uint32_t mlen, uint32_t *qpn)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_QP_CREATE_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -381,7 +381,7 @@ static uint32_t do_qp_create(uint32_t m, uint32_t mlen, uint32_t *qpn)
     return fw_qp_alloc(pd, rq_depth, max_recv_sge, qpn); /* the receive pool reserves rq_depth */
 }
 
-static uint32_t do_qp_connect(uint32_t m, uint32_t mlen)
+static FW_COLD uint32_t do_qp_connect(uint32_t m, uint32_t mlen)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_QP_CONNECT_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -403,7 +403,7 @@ static uint32_t do_qp_connect(uint32_t m, uint32_t mlen)
  * tables, until QP_DISCONNECT or QP_DESTROY. A QP that is not connected stays as it is.
  * In every state the flush drops the pending receives and says how many (*cancelled):
  * the host completes its oldest that many CANCELLED. */
-static uint32_t do_qp_state(uint32_t op, uint32_t m, uint32_t mlen, uint32_t *cancelled)
+static FW_COLD uint32_t do_qp_state(uint32_t op, uint32_t m, uint32_t mlen, uint32_t *cancelled)
 {
     uint32_t q = qp_arg(m, mlen);
     if (q == FW_NO_INDEX)
@@ -424,7 +424,7 @@ static uint32_t do_qp_state(uint32_t op, uint32_t m, uint32_t mlen, uint32_t *ca
     return NF_STATUS_SUCCESS;
 }
 
-static uint32_t do_adapter_reset(uint32_t m, uint32_t mlen)
+static FW_COLD uint32_t do_adapter_reset(uint32_t m, uint32_t mlen)
 {
     (void)m;
     (void)mlen;

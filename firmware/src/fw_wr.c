@@ -18,21 +18,26 @@
 
 #define OP_REMOTE_WRITE_BIT (NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE & ~NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE)
 
-/* Op flags -> MPT_W0 rights, by a table of the four flag bits that grant anything:
+/* Op flags -> MPT_W0 rights, by a table of the five flag bits from ALLOW_REMOTE_READ
+ * to RDMA_READ_SINK (INLINE among them grants nothing; one shift and mask index it):
  * remote write implies local write (0x30 includes 0x10); a read sink is written by
  * the adapter, so it gets local write too. */
 #define FR_BIT(v, m, b) ((((v) & (m)) != 0u) * (b))
-#define FR_RIGHTS_INDEX(f)                                                                         \
-    (FR_BIT(f, NF_NDK_OP_FLAG_ALLOW_REMOTE_READ, 1u) | FR_BIT(f, NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE, 2u) | \
-     FR_BIT(f, OP_REMOTE_WRITE_BIT, 4u) | FR_BIT(f, NF_NDK_OP_FLAG_RDMA_READ_SINK, 8u))
-#define FR_RIGHTS(i)                                                                               \
-    (FR_BIT(i, 14u, NF_MPT_W0_LOCAL_WRITE_MASK) | FR_BIT(i, 1u, NF_MPT_W0_REMOTE_READ_MASK) |       \
-     FR_BIT(i, 4u, NF_MPT_W0_REMOTE_WRITE_MASK) | FR_BIT(i, 8u, NF_MPT_W0_READ_SINK_MASK))
-static const uint8_t fr_rights[16] = {
-    FR_RIGHTS(0),  FR_RIGHTS(1),  FR_RIGHTS(2),  FR_RIGHTS(3),  FR_RIGHTS(4),  FR_RIGHTS(5),
-    FR_RIGHTS(6),  FR_RIGHTS(7),  FR_RIGHTS(8),  FR_RIGHTS(9),  FR_RIGHTS(10), FR_RIGHTS(11),
-    FR_RIGHTS(12), FR_RIGHTS(13), FR_RIGHTS(14), FR_RIGHTS(15),
-};
+#define FR_RIGHTS_SHIFT 3u
+#define FR_RIGHTS_INDEX(f) (((f) >> FR_RIGHTS_SHIFT) & 31u)
+#define FR_RIGHTS_OF(f)                                                                            \
+    (FR_BIT(f, NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE | OP_REMOTE_WRITE_BIT | NF_NDK_OP_FLAG_RDMA_READ_SINK,  \
+            NF_MPT_W0_LOCAL_WRITE_MASK) |                                                          \
+     FR_BIT(f, NF_NDK_OP_FLAG_ALLOW_REMOTE_READ, NF_MPT_W0_REMOTE_READ_MASK) |                     \
+     FR_BIT(f, OP_REMOTE_WRITE_BIT, NF_MPT_W0_REMOTE_WRITE_MASK) |                                 \
+     FR_BIT(f, NF_NDK_OP_FLAG_RDMA_READ_SINK, NF_MPT_W0_READ_SINK_MASK))
+#define FR_RIGHTS(i) FR_RIGHTS_OF((uint32_t)(i) << FR_RIGHTS_SHIFT)
+#define FR_RIGHTS8(i) FR_RIGHTS(i), FR_RIGHTS(i + 1), FR_RIGHTS(i + 2), FR_RIGHTS(i + 3), \
+                      FR_RIGHTS(i + 4), FR_RIGHTS(i + 5), FR_RIGHTS(i + 6), FR_RIGHTS(i + 7)
+static const uint8_t fr_rights[32] = {FR_RIGHTS8(0), FR_RIGHTS8(8), FR_RIGHTS8(16), FR_RIGHTS8(24)};
+_Static_assert(NF_NDK_OP_FLAG_ALLOW_REMOTE_READ == 1u << FR_RIGHTS_SHIFT && NF_NDK_OP_FLAG_RDMA_READ_SINK < 32u << FR_RIGHTS_SHIFT &&
+                   (NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE | OP_REMOTE_WRITE_BIT) >> FR_RIGHTS_SHIFT < 32u,
+               "the flags that grant rights lie in the five bits fr_rights is indexed by");
 _Static_assert((NF_MPT_W0_LOCAL_WRITE_MASK | NF_MPT_W0_REMOTE_READ_MASK | NF_MPT_W0_REMOTE_WRITE_MASK |
                 NF_MPT_W0_READ_SINK_MASK) <= 0xFFu,
                "fr_rights holds the rights bits in a byte");
