@@ -567,17 +567,18 @@ static FW_COLD int rx_frame_held(const struct fw_frame *f)
     return rx_give_up_for_reset(link_rd(NF_LINK_RX_READY));
 }
 
-/* The usual frame (rx_frame) from its messages on: len its payload bytes, stamp its
- * arrival (its payload address is kept with rx_next). Returns as rx_frame does. Nothing
+/* The usual frame (rx_frame) from its messages on: len its payload bytes, m0 its first
+ * word (in the register fw_msg_process takes it in), stamp its arrival (its payload
+ * address is kept with rx_next). Returns as rx_frame does. Nothing
  * is kept across fw_msg_process (L has it all), so only the return address is saved. */
-static __attribute__((noinline)) int rx_frame_run(uint32_t len, uint32_t stamp)
+static __attribute__((noinline)) int rx_frame_run(uint32_t len, uint32_t m0, uint32_t stamp)
 {
     struct fw_frame *f = &L.frame;
     f->len = len;
     f->done = len; /* the message layer lowers it only when a message must wait */
     f->stamp = stamp;
     f->eng_start = fw_eng_wait_cycles();
-    fw_msg_process(f);
+    fw_msg_process(f, m0);
     if (f->done < f->len && !rx_frame_held(f))
         return 0; /* held part-way: rx_held continues it */
     rx_expect_next();
@@ -611,7 +612,7 @@ static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t slot, uint32_t w0, uin
         f->len = len;
         f->done = len; /* the message layer lowers it only when a message must wait */
         if (!L.hold && (replies_fit(f) || (peek_acks(ready), replies_fit(f))))
-            return rx_frame_run(len, stamp);
+            return rx_frame_run(len, mem_rd(f->addr), stamp);
         if (!rx_held(ready, slot, f)) {
             /* Held: no more messages are taken from the link until TX room frees (the
              * host's window fills; its retransmissions wait for our acks). */
@@ -649,15 +650,16 @@ static __attribute__((noinline)) int rx_frame(uint32_t ready)
     /* replies_fit's two quick tests (a free TX slot per possible message, or one for a
      * single message); the ack this frame carries is applied first, as it may free slots. */
     uint32_t stamp = hal_read32(L.rx_stamp);
+    uint32_t m0 = win_rd(hw, NF_LINK_HDR_SIZE); /* the first message's header word */
     tx_ack((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu, stamp);
     uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - L.open;
     if (free_slots < len / NF_MSG_HDR_SIZE) {
-        uint32_t mlen = (win_rd(hw, NF_LINK_HDR_SIZE) >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu;
+        uint32_t mlen = (m0 >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu;
         /* fw_msg_single, read from the window already at hand */
         if (!free_slots || !(mlen >= len || mlen < NF_MSG_HDR_SIZE || mlen % 8u))
             return rx_frame_slow(ready, slot, w0, w1);
     }
-    return rx_frame_run(len, stamp);
+    return rx_frame_run(len, m0, stamp);
 }
 
 /* All the work of one poll after its first frame (ready: RX_READY as read after it;

@@ -456,7 +456,7 @@ static void handle(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t
     uint32_t rep[2] = {0, 0};
     uint32_t st, n = 0;
     if (op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER) {
-        fw_wr_process(op, m, mlen, f); /* counts its own */
+        fw_wr_process(f, m, mlen, op); /* counts its own */
         return;
     }
     count_op(op);
@@ -555,7 +555,7 @@ _Static_assert(NF_OP_WR_INVALIDATE == NF_OP_WR_FAST_REGISTER + 1 && NF_OP_WR_REA
                    NF_OP_WR_RECEIVE == NF_OP_WR_FAST_REGISTER + 6 && NF_OP_WR_BIND == NF_OP_WR_FAST_REGISTER + 7,
                "work-request ops are consecutive");
 
-void fw_msg_process(struct fw_frame *f)
+void fw_msg_process(struct fw_frame *f, uint32_t w0)
 {
     /* Fast path: the frame holds exactly one well-formed work request (the usual case:
      * a work request with its page list). Its CQE has room: the link delivers a frame
@@ -563,11 +563,10 @@ void fw_msg_process(struct fw_frame *f)
      * as the walk would do for it. */
     uint32_t len = f->len;
     if (len >= NF_MSG_HDR_SIZE) {
-        uint32_t w0 = mem_rd(f->addr);
         uint32_t op = msg_op(w0);
         if (msg_len(w0) == len && !(len % MSG_ALIGN) &&
             op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER) {
-            fw_wr_process(op, f->addr, len, f);
+            fw_wr_process(f, f->addr, len, op);
             return;
         }
     }

@@ -373,7 +373,7 @@ void test_tx_full_holds(void)
     uint32_t wrs = fw_stats_wr_count();
     struct fw_frame f;
     fw_link_frame(&f, at, (uint32_t)len, 0);
-    fw_msg_process(&f);
+    fw_msg_process(&f, hal_read32(NF_MAP_ADAPTER_MEM + at));
     uint32_t done = f.done;
     int held = done == 0 && fw_stats_wr_count() == wrs && fw_stats.tx_overflow == 0;
     tb_send_ack_upto(tb.rx_expect);
