@@ -354,14 +354,17 @@ void fw_wr_process(const struct fw_frame *f, uint32_t m, uint32_t mlen, uint32_t
         if (q < FW_QP_CAP && fw_qp_word0(&fw_qps[q]) == ((qpn & ~FW_QPN_INDEX_MASK) | FW_QP_CONNECTED)) {
             qp = &fw_qps[q];
             run = 1;
-        } else if ((q = fw_qp_lookup(qpn)) != FW_NO_INDEX) {
-            qp = &fw_qps[q];
-            if (qp->state == FW_QP_ERROR)
-                r.status = NF_STATUS_CANCELLED;
-            else if (qp->state != FW_QP_CONNECTED && op != NF_OP_WR_RECEIVE)
-                r.status = NF_STATUS_CONNECTION_INVALID; /* a receive may be posted before the QP connects */
-            else
-                run = 1;
+        } else {
+            __asm__ volatile("" ::: "memory"); /* keeps this path's loads off the usual one */
+            if ((q = fw_qp_lookup(qpn)) != FW_NO_INDEX) {
+                qp = &fw_qps[q];
+                if (qp->state == FW_QP_ERROR)
+                    r.status = NF_STATUS_CANCELLED;
+                else if (qp->state != FW_QP_CONNECTED && op != NF_OP_WR_RECEIVE)
+                    r.status = NF_STATUS_CONNECTION_INVALID; /* a receive may be posted before the QP connects */
+                else
+                    run = 1;
+            }
         }
         if (run) {
             if (op == NF_OP_WR_FAST_REGISTER)
