@@ -127,7 +127,7 @@ static inline __attribute__((always_inline)) void do_fast_register(const struct 
                  NF_MPT_W1_PD_PUT(mr->pd) | NF_MPT_W1_FBO_PUT(fbo), va_lo, va_hi, len_lo,
                  NF_MPT_W5_MTT_BASE_PUT(mr->mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(mr->mtt_cap), NF_MPT_W6_PAGES_PUT(npages));
     uint32_t st = fw_load();
-    if (NF_STATUS_WORD_CODE_GET(st) != NF_REFUSE_OK) {
+    if (st & NF_STATUS_WORD_CODE_MASK) { /* a code other than NF_REFUSE_OK (0) */
         r->refuse = NF_STATUS_WORD_CODE_GET(st);
         r->status = fw_eng_failed(r->refuse, NF_STATUS_INVALID_PARAMETER);
         return;
