@@ -589,8 +589,9 @@ static __attribute__((noinline)) int rx_frame_run(uint32_t len, uint32_t m0, uin
 
 /* Every frame but the usual one (rx_frame): w0, w1 its header words. Returns as
  * rx_frame does. */
-static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t slot, uint32_t w0, uint32_t w1)
+static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t w0, uint32_t w1)
 {
+    uint32_t slot = L.rx_next;
     uint32_t type = (w0 >> (8u * NF_LINK_HDR_TYPE_OFF)) & 0xFFu;
     uint32_t ack = (w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu;
     if (type == NF_LINK_TYPE_DATA) {
@@ -643,10 +644,9 @@ static __attribute__((noinline)) int rx_frame(uint32_t ready)
 {
     hal_win hw = L.rx_win;
     uint32_t w0 = win_rd(hw, 0), w1 = win_rd(hw, 4u);
-    uint32_t slot = L.rx_next;
     uint32_t len = (w1 >> (8u * (NF_LINK_HDR_LEN_OFF - 4u))) & 0xFFFFu;
     if ((w0 & 0xFFFFu) != L.rx_hdr || len > NF_LINK_MAX_PAYLOAD || L.hold || L.cap_adjust)
-        return rx_frame_slow(ready, slot, w0, w1);
+        return rx_frame_slow(ready, w0, w1);
     /* replies_fit's two quick tests (a free TX slot per possible message, or one for a
      * single message); the ack this frame carries is applied first, as it may free slots. */
     uint32_t stamp = hal_read32(L.rx_stamp);
@@ -657,7 +657,7 @@ static __attribute__((noinline)) int rx_frame(uint32_t ready)
         uint32_t mlen = (m0 >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu;
         /* fw_msg_single, read from the window already at hand */
         if (!free_slots || !(mlen >= len || mlen < NF_MSG_HDR_SIZE || mlen % 8u))
-            return rx_frame_slow(ready, slot, w0, w1);
+            return rx_frame_slow(ready, w0, w1);
     }
     return rx_frame_run(len, m0, stamp);
 }
