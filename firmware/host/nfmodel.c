@@ -307,7 +307,7 @@ int main(int argc, char **argv)
                 "nfmodel: %llu cycles in %.2f s; frames rx %u ok, %u bad, %u dropped; tx %u (%u retransmitted); "
                 "%u work requests\n",
                 (unsigned long long)nf_hw_cycles(), secs, c.rx_ok, c.rx_bad, c.rx_drop, c.tx, fw_stats.retransmits,
-                fw_stats.wr_count);
+                fw_stats_wr_count());
     nf_hw_free();
     return rc;
 }

@@ -31,14 +31,12 @@
  * that failed its CRC, a frame after a gap). */
 #define DUP_ACKS_FOR_FAST_RETRANSMIT 2u
 #define NO_SEQ 0x100u /* a value no 8-bit sequence number has */
-/* What only a loss, a RESET or a full window runs: out of line and built for size (the
- * firmware shares a small RAM), leaving the usual frame's path short. */
-#define FW_COLD __attribute__((noinline, cold))
 
 static struct {
     uint32_t rx_next;           /* next RX slot to look at (the hardware fills them in ring order) */
     uint32_t rx_bit;            /* 1 << rx_next: the idle loop's whole test of RX_READY */
-    uint32_t rx_stamp;          /* LINK offset of rx_next's RX_STAMP */
+    uint32_t rx_stamp;          /* bus address of rx_next's RX_STAMP */
+    hal_win rx_win;             /* window onto rx_next's slot (both: one load each per frame) */
     uint32_t rx_hdr;            /* the first half-word of the header of the DATA frame we accept
                                  * next: type DATA, seq rx_expect (one compare per frame) */
     uint8_t tx_seq;             /* seq of the next DATA frame we post */
@@ -205,17 +203,19 @@ static FW_COLD uint32_t tx_reserve_slow(uint32_t bytes)
  * checks it. */
 static uint32_t fw_tx_reserve(uint32_t bytes)
 {
-    if (L.open) {
+    if (__builtin_expect(!L.open, 1)) {
+        if (!L.maybe_busy && L.tx_inflight < fw_cfg.tx_slots && bytes <= NF_LINK_MAX_PAYLOAD) {
+            /* The usual case for a CQE: no open frame, a free slot, no slot still sending. */
+            L.open = 1;
+            L.open_len = bytes;
+            return L.open_addr;
+        }
+    } else {
         uint32_t at = L.open_len;
         if (at + bytes <= L.tx_cap) {
             L.open_len = at + bytes;
             return L.open_addr + at;
         }
-    } else if (!L.maybe_busy && L.tx_inflight < fw_cfg.tx_slots && bytes <= NF_LINK_MAX_PAYLOAD) {
-        /* The usual case for a CQE: no open frame, a free slot, no slot still sending. */
-        L.open = 1;
-        L.open_len = bytes;
-        return L.open_addr;
     }
     return tx_reserve_slow(bytes);
 }
@@ -446,6 +446,16 @@ static void link_hold(uint32_t off)
     L.hold = off + 1u;
 }
 
+/* Look at slot next: what rx_frame needs of it, worked out before the frame lands. */
+static void rx_next_at(uint32_t slot)
+{
+    L.rx_next = slot;
+    L.rx_bit = 1u << slot;
+    L.rx_stamp = NF_LINK_BASE + NF_LINK_RX_STAMP0 + 4u * slot;
+    L.rx_win = mem_win(rx_addr(slot));
+    L.frame.addr = rx_addr(slot) + NF_LINK_HDR_SIZE;
+}
+
 FW_COLD void fw_link_init(void)
 {
     fw_link_frame(&L.frame, 0, 0, 0);
@@ -458,8 +468,7 @@ FW_COLD void fw_link_init(void)
                                2u * fw_cfg.uart_period) >> NF_SOC_UART_PERIOD_FRAC) + L.rto_floor;
     L.rx_next = 0;
     L.rx_bit = 1u;
-    L.rx_stamp = NF_LINK_RX_STAMP0;
-    L.frame.addr = rx_addr(0) + NF_LINK_HDR_SIZE;
+    rx_next_at(0);
 }
 
 uint32_t fw_link_rto(void)
@@ -548,11 +557,7 @@ static FW_COLD int rx_held(uint32_t ready, uint32_t slot, struct fw_frame *f)
 static __attribute__((noinline)) void rx_release(uint32_t slot)
 {
     link_wr(NF_LINK_RX_RELEASE, 1u << slot);
-    slot = ring_add(slot, 1u, fw_cfg.rx_slots);
-    L.rx_next = slot;
-    L.rx_bit = 1u << slot;
-    L.rx_stamp = NF_LINK_RX_STAMP0 + 4u * slot;
-    L.frame.addr = rx_addr(slot) + NF_LINK_HDR_SIZE;
+    rx_next_at(ring_add(slot, 1u, fw_cfg.rx_slots));
 }
 
 /* The usual frame, held part-way (not expected: see fw_msg.h). Returns as rx_frame does. */
@@ -562,17 +567,18 @@ static FW_COLD int rx_frame_held(const struct fw_frame *f)
     return rx_give_up_for_reset(link_rd(NF_LINK_RX_READY));
 }
 
-/* The usual frame (rx_frame) from its messages on: len its payload bytes, stamp its
- * arrival (its payload address is kept with rx_next). Returns as rx_frame does. Nothing
+/* The usual frame (rx_frame) from its messages on: len its payload bytes, m0 its first
+ * word (in the register fw_msg_process takes it in), stamp its arrival (its payload
+ * address is kept with rx_next). Returns as rx_frame does. Nothing
  * is kept across fw_msg_process (L has it all), so only the return address is saved. */
-static __attribute__((noinline)) int rx_frame_run(uint32_t len, uint32_t stamp)
+static __attribute__((noinline)) int rx_frame_run(uint32_t len, uint32_t m0, uint32_t stamp)
 {
     struct fw_frame *f = &L.frame;
     f->len = len;
     f->done = len; /* the message layer lowers it only when a message must wait */
     f->stamp = stamp;
     f->eng_start = fw_eng_wait_cycles();
-    fw_msg_process(f);
+    fw_msg_process(f, m0);
     if (f->done < f->len && !rx_frame_held(f))
         return 0; /* held part-way: rx_held continues it */
     rx_expect_next();
@@ -583,8 +589,9 @@ static __attribute__((noinline)) int rx_frame_run(uint32_t len, uint32_t stamp)
 
 /* Every frame but the usual one (rx_frame): w0, w1 its header words. Returns as
  * rx_frame does. */
-static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t slot, uint32_t w0, uint32_t w1)
+static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t w0, uint32_t w1)
 {
+    uint32_t slot = L.rx_next;
     uint32_t type = (w0 >> (8u * NF_LINK_HDR_TYPE_OFF)) & 0xFFu;
     uint32_t ack = (w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu;
     if (type == NF_LINK_TYPE_DATA) {
@@ -606,7 +613,7 @@ static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t slot, uint32_t w0, uin
         f->len = len;
         f->done = len; /* the message layer lowers it only when a message must wait */
         if (!L.hold && (replies_fit(f) || (peek_acks(ready), replies_fit(f))))
-            return rx_frame_run(len, stamp);
+            return rx_frame_run(len, mem_rd(f->addr), stamp);
         if (!rx_held(ready, slot, f)) {
             /* Held: no more messages are taken from the link until TX room frees (the
              * host's window fills; its retransmissions wait for our acks). */
@@ -635,24 +642,24 @@ static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t slot, uint32_t w0, uin
  * rx_frame_slow. Both are tail calls, so nothing here is saved on the stack. */
 static __attribute__((noinline)) int rx_frame(uint32_t ready)
 {
-    uint32_t slot = L.rx_next;
-    hal_win hw = mem_win(rx_addr(slot));
+    hal_win hw = L.rx_win;
     uint32_t w0 = win_rd(hw, 0), w1 = win_rd(hw, 4u);
     uint32_t len = (w1 >> (8u * (NF_LINK_HDR_LEN_OFF - 4u))) & 0xFFFFu;
     if ((w0 & 0xFFFFu) != L.rx_hdr || len > NF_LINK_MAX_PAYLOAD || L.hold || L.cap_adjust)
-        return rx_frame_slow(ready, slot, w0, w1);
+        return rx_frame_slow(ready, w0, w1);
     /* replies_fit's two quick tests (a free TX slot per possible message, or one for a
      * single message); the ack this frame carries is applied first, as it may free slots. */
-    uint32_t stamp = link_rd(L.rx_stamp);
+    uint32_t stamp = hal_read32(L.rx_stamp);
+    uint32_t m0 = win_rd(hw, NF_LINK_HDR_SIZE); /* the first message's header word */
     tx_ack((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu, stamp);
     uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - L.open;
     if (free_slots < len / NF_MSG_HDR_SIZE) {
-        uint32_t mlen = (win_rd(hw, NF_LINK_HDR_SIZE) >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu;
+        uint32_t mlen = (m0 >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu;
         /* fw_msg_single, read from the window already at hand */
         if (!free_slots || !(mlen >= len || mlen < NF_MSG_HDR_SIZE || mlen % 8u))
-            return rx_frame_slow(ready, slot, w0, w1);
+            return rx_frame_slow(ready, w0, w1);
     }
-    return rx_frame_run(len, stamp);
+    return rx_frame_run(len, m0, stamp);
 }
 
 /* All the work of one poll after its first frame (ready: RX_READY as read after it;

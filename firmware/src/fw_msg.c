@@ -196,7 +196,7 @@ static void do_mem_read(const struct fw_frame *f, uint32_t tag, uint32_t m, uint
 }
 
 /* MR_CREATE, and MW_CREATE (fast_register must be 0): an entry of its kind, INVALID. */
-static uint32_t do_mr_create(uint32_t op, uint32_t m, uint32_t mlen, uint32_t *token)
+static FW_COLD uint32_t do_mr_create(uint32_t op, uint32_t m, uint32_t mlen, uint32_t *token)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_MR_CREATE_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -232,7 +232,7 @@ static uint32_t mr_of_kind(uint32_t m, uint32_t mlen, uint32_t size, uint32_t of
     return i != FW_NO_INDEX && fw_mrs[i].kind == kind ? i : FW_NO_INDEX;
 }
 
-static uint32_t do_mr_destroy(uint32_t m, uint32_t mlen)
+static FW_COLD uint32_t do_mr_destroy(uint32_t m, uint32_t mlen)
 {
     uint32_t i = token_arg(m, mlen);
     if (i == FW_NO_INDEX)
@@ -334,7 +334,7 @@ static uint32_t do_mr_deregister(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-static uint32_t do_frmr_init(uint32_t m, uint32_t mlen)
+static FW_COLD uint32_t do_frmr_init(uint32_t m, uint32_t mlen)
 {
     uint32_t i = mr_of_kind(m, mlen, NF_FRMR_INIT_REQ_SIZE, NF_FRMR_INIT_REQ_TOKEN_OFF, NF_MPT_KIND_FAST);
     if (i == FW_NO_INDEX)
@@ -369,7 +369,7 @@ static uint32_t qp_arg(uint32_t m, uint32_t mlen)
     return fw_qp_lookup(mem_rd(BODY(m, NF_QP_REQ_QPN_OFF)));
 }
 
-static uint32_t do_qp_create(uint32_t m, uint32_t mlen, uint32_t *qpn)
+static FW_COLD uint32_t do_qp_create(uint32_t m, uint32_t mlen, uint32_t *qpn)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_QP_CREATE_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -381,7 +381,7 @@ static uint32_t do_qp_create(uint32_t m, uint32_t mlen, uint32_t *qpn)
     return fw_qp_alloc(pd, rq_depth, max_recv_sge, qpn); /* the receive pool reserves rq_depth */
 }
 
-static uint32_t do_qp_connect(uint32_t m, uint32_t mlen)
+static FW_COLD uint32_t do_qp_connect(uint32_t m, uint32_t mlen)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_QP_CONNECT_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -403,7 +403,7 @@ static uint32_t do_qp_connect(uint32_t m, uint32_t mlen)
  * tables, until QP_DISCONNECT or QP_DESTROY. A QP that is not connected stays as it is.
  * In every state the flush drops the pending receives and says how many (*cancelled):
  * the host completes its oldest that many CANCELLED. */
-static uint32_t do_qp_state(uint32_t op, uint32_t m, uint32_t mlen, uint32_t *cancelled)
+static FW_COLD uint32_t do_qp_state(uint32_t op, uint32_t m, uint32_t mlen, uint32_t *cancelled)
 {
     uint32_t q = qp_arg(m, mlen);
     if (q == FW_NO_INDEX)
@@ -424,7 +424,7 @@ static uint32_t do_qp_state(uint32_t op, uint32_t m, uint32_t mlen, uint32_t *ca
     return NF_STATUS_SUCCESS;
 }
 
-static uint32_t do_adapter_reset(uint32_t m, uint32_t mlen)
+static FW_COLD uint32_t do_adapter_reset(uint32_t m, uint32_t mlen)
 {
     (void)m;
     (void)mlen;
@@ -456,7 +456,7 @@ static void handle(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t
     uint32_t rep[2] = {0, 0};
     uint32_t st, n = 0;
     if (op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER) {
-        fw_wr_process(op, m, mlen, f); /* counts its own */
+        fw_wr_process(f, m, mlen, op); /* counts its own */
         return;
     }
     count_op(op);
@@ -517,6 +517,7 @@ static uint32_t walk(struct fw_frame *f, uint32_t from)
             /* Its reply would be larger than its request: answered short, not run, so
              * the rest of the frame fits the slot kept for it. */
             count_op(op);
+            fw_stats.wr_short += op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER;
             if (!f->tx.room(NF_MSG_HDR_SIZE))
                 return off;
             reply(f, op & ~(uint32_t)NF_OP_REPLY, tag, NF_STATUS_INSUFFICIENT_RESOURCES, 0, 0);
@@ -554,7 +555,7 @@ _Static_assert(NF_OP_WR_INVALIDATE == NF_OP_WR_FAST_REGISTER + 1 && NF_OP_WR_REA
                    NF_OP_WR_RECEIVE == NF_OP_WR_FAST_REGISTER + 6 && NF_OP_WR_BIND == NF_OP_WR_FAST_REGISTER + 7,
                "work-request ops are consecutive");
 
-void fw_msg_process(struct fw_frame *f)
+void fw_msg_process(struct fw_frame *f, uint32_t w0)
 {
     /* Fast path: the frame holds exactly one well-formed work request (the usual case:
      * a work request with its page list). Its CQE has room: the link delivers a frame
@@ -562,11 +563,10 @@ void fw_msg_process(struct fw_frame *f)
      * as the walk would do for it. */
     uint32_t len = f->len;
     if (len >= NF_MSG_HDR_SIZE) {
-        uint32_t w0 = mem_rd(f->addr);
         uint32_t op = msg_op(w0);
         if (msg_len(w0) == len && !(len % MSG_ALIGN) &&
             op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER) {
-            fw_wr_process(op, f->addr, len, f);
+            fw_wr_process(f, f->addr, len, op);
             return;
         }
     }

@@ -10,10 +10,11 @@
 #include "hal.h"
 #include "nf_layout.h"
 
-/* Handle the messages of a new frame f in order. A message whose reply cannot be
- * queued now is not started: f->done is its offset (the link holds the frame and
- * resumes it there when room frees), else f->len. */
-void fw_msg_process(struct fw_frame *f);
+/* Handle the messages of a new frame f in order (w0: the first word of its payload, as
+ * the link read it with the frame's header). A message whose reply cannot be queued now
+ * is not started: f->done is its offset (the link holds the frame and resumes it there
+ * when room frees), else f->len. */
+void fw_msg_process(struct fw_frame *f, uint32_t w0);
 /* The same from payload offset from: a held frame, or (from 0) a frame with
  * f->overflow set, whose replies exceed the whole TX window and which runs with every TX
  * slot free and the cursor keeping the last one back: messages get their replies while

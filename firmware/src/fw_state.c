@@ -22,6 +22,14 @@ void fw_stats_refused(uint32_t status)
     fw_stats.refused_other++;
 }
 
+uint32_t fw_stats_wr_count(void)
+{
+    uint32_t n = 0;
+    for (uint32_t i = NF_STAT_OP_WR_FAST_REGISTER; i <= NF_STAT_OP_WR_BIND; i++)
+        n += fw_stats.ops[i];
+    return n - fw_stats.wr_short;
+}
+
 /* A fixed struct of n words, not data: word writes through the window. */
 static void put_words(uint32_t at, const uint32_t *w, uint32_t n)
 {
@@ -60,7 +68,7 @@ void fw_state_put_info(uint32_t at)
     link_counts(&info.rx_ok, &info.rx_bad, &info.rx_drop, &info.tx_frames);
     info.retransmits = fw_stats.retransmits;
     info.rx_dup = fw_stats.rx_dup;
-    info.wr_count = fw_stats.wr_count;
+    info.wr_count = fw_stats_wr_count();
     info.last_wr_op = fw_stats.last_wr_op;
     info.last_wr_cycles = fw_stats.last_wr_cycles;
     info.last_wr_fw_cycles = fw_stats.last_wr_fw_cycles;

@@ -21,7 +21,11 @@ struct fw_cfg {
 /* Counters reported by INFO and STATS (since boot: a link RESET keeps them). Each is
  * counted where the work is done; fw_state_put_stats only copies them. */
 struct fw_stats {
-    uint32_t retransmits, rx_dup, wr_count, last_wr_op, last_wr_cycles, last_wr_fw_cycles;
+    uint32_t retransmits, rx_dup, last_wr_op, last_wr_cycles, last_wr_fw_cycles;
+    /* Work requests answered short without running (an overflowing frame's rest): the
+     * work-request count is ops[] over the work requests less these (fw_stats_wr_count),
+     * so a work request costs one counter. */
+    uint32_t wr_short;
     uint32_t tx_overflow; /* replies that found no TX room (unreachable: every message's reply room is checked first) */
     uint32_t tx_stalls;   /* received frames held (no more messages taken from the link) for want of TX room */
     uint32_t wait_timeouts; /* bounded waits that ran out (engine operation, TX slot drain) */
@@ -34,9 +38,15 @@ struct fw_stats {
 _Static_assert(NF_STATS_OPS_COUNT == NF_STAT_OP_COUNT && NF_STATS_REFUSED_COUNT == NF_STAT_STATUS_COUNT,
                "STATS arrays are sized by their index enums");
 
+/* What only session setup, teardown or a loss runs: out of line and built for size (the
+ * firmware shares a small RAM), leaving the work-request path short. */
+#define FW_COLD __attribute__((noinline, cold))
+
 extern struct fw_cfg fw_cfg;
 extern struct fw_stats fw_stats;
 
+/* Work requests executed (INFO.wr_count). */
+uint32_t fw_stats_wr_count(void);
 /* Count one reply or CQE sent with a failure status (not SUCCESS) under its status. */
 void fw_stats_refused(uint32_t status);
 /* Fill an INFO struct at adapter address at. */

@@ -91,7 +91,12 @@ uint32_t fw_mpt_invalidate(uint32_t index)
 {
     eng_wr(NF_ENGINE_TBL_INDEX, index);
     eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_INVALIDATE);
-    return NF_STATUS_WORD_CODE_GET(fw_eng_wait(NF_ENGINE_TBL_STATUS));
+    /* An invalidate also waits for the DMA drain (a cycle or two past the first look,
+     * with no DMA running): one more look before the timed wait. */
+    uint32_t st = eng_rd(NF_ENGINE_TBL_STATUS);
+    if (st & NF_STATUS_WORD_BUSY_MASK)
+        st = fw_eng_wait(NF_ENGINE_TBL_STATUS);
+    return NF_STATUS_WORD_CODE_GET(st);
 }
 
 /* MPT words of an entry that is allocated but not usable (or free): state, kind, key
@@ -244,7 +249,7 @@ uint32_t fw_mr_alloc(uint32_t pd, uint32_t kind, uint32_t *token)
     return NF_STATUS_SUCCESS;
 }
 
-void fw_mr_unbound(uint32_t index)
+FW_COLD void fw_mr_unbound(uint32_t index)
 {
     struct fw_mr *e = &fw_mrs[index];
     if (e->kind == NF_MPT_KIND_WINDOW) {
@@ -330,7 +335,7 @@ void fw_tables_init(void)
     fw_tables_reset();
 }
 
-void fw_tables_reset(void)
+FW_COLD void fw_tables_reset(void)
 {
     free_head = free_tail = FW_NO_INDEX;
     mtt_head = FW_NO_INDEX;
@@ -363,7 +368,7 @@ void fw_tables_reset(void)
     }
 }
 
-uint32_t fw_qp_alloc(uint32_t pd, uint32_t rq_depth, uint32_t max_recv_sge, uint32_t *qpn)
+FW_COLD uint32_t fw_qp_alloc(uint32_t pd, uint32_t rq_depth, uint32_t max_recv_sge, uint32_t *qpn)
 {
     if (rq_depth > fw_cfg.recv_entries - recv_reserved)
         return NF_STATUS_INSUFFICIENT_RESOURCES; /* the pool cannot reserve that many */
@@ -385,7 +390,7 @@ uint32_t fw_qp_alloc(uint32_t pd, uint32_t rq_depth, uint32_t max_recv_sge, uint
     return NF_STATUS_INSUFFICIENT_RESOURCES;
 }
 
-void fw_qp_free(uint32_t q)
+FW_COLD void fw_qp_free(uint32_t q)
 {
     struct fw_qp *qp = &fw_qps[q];
     (void)fw_rq_flush(qp);

@@ -174,7 +174,11 @@ static inline void fw_mpt_stage(uint32_t index, uint32_t w0, uint32_t w1, uint32
 static inline __attribute__((always_inline)) uint32_t fw_mpt_commit(void)
 {
     eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE);
-    return NF_STATUS_WORD_CODE_GET(fw_eng_wait(NF_ENGINE_TBL_STATUS));
+    uint32_t st = eng_rd(NF_ENGINE_TBL_STATUS);
+    _Static_assert(NF_REFUSE_OK == 0u, "done and granted: no bit of BUSY or CODE set");
+    if (!(st & (NF_STATUS_WORD_BUSY_MASK | NF_STATUS_WORD_CODE_MASK)))
+        return NF_REFUSE_OK; /* the usual answer, one test */
+    return NF_STATUS_WORD_CODE_GET((st & NF_STATUS_WORD_BUSY_MASK) ? fw_eng_wait_busy(NF_ENGINE_TBL_STATUS) : st);
 }
 /* Stage and commit in one (the words as arguments, not an array on the stack). */
 static inline uint32_t fw_mpt_write_words(uint32_t index, uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3,

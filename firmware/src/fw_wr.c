@@ -18,21 +18,26 @@
 
 #define OP_REMOTE_WRITE_BIT (NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE & ~NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE)
 
-/* Op flags -> MPT_W0 rights, by a table of the four flag bits that grant anything:
+/* Op flags -> MPT_W0 rights, by a table of the five flag bits from ALLOW_REMOTE_READ
+ * to RDMA_READ_SINK (INLINE among them grants nothing; one shift and mask index it):
  * remote write implies local write (0x30 includes 0x10); a read sink is written by
  * the adapter, so it gets local write too. */
 #define FR_BIT(v, m, b) ((((v) & (m)) != 0u) * (b))
-#define FR_RIGHTS_INDEX(f)                                                                         \
-    (FR_BIT(f, NF_NDK_OP_FLAG_ALLOW_REMOTE_READ, 1u) | FR_BIT(f, NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE, 2u) | \
-     FR_BIT(f, OP_REMOTE_WRITE_BIT, 4u) | FR_BIT(f, NF_NDK_OP_FLAG_RDMA_READ_SINK, 8u))
-#define FR_RIGHTS(i)                                                                               \
-    (FR_BIT(i, 14u, NF_MPT_W0_LOCAL_WRITE_MASK) | FR_BIT(i, 1u, NF_MPT_W0_REMOTE_READ_MASK) |       \
-     FR_BIT(i, 4u, NF_MPT_W0_REMOTE_WRITE_MASK) | FR_BIT(i, 8u, NF_MPT_W0_READ_SINK_MASK))
-static const uint8_t fr_rights[16] = {
-    FR_RIGHTS(0),  FR_RIGHTS(1),  FR_RIGHTS(2),  FR_RIGHTS(3),  FR_RIGHTS(4),  FR_RIGHTS(5),
-    FR_RIGHTS(6),  FR_RIGHTS(7),  FR_RIGHTS(8),  FR_RIGHTS(9),  FR_RIGHTS(10), FR_RIGHTS(11),
-    FR_RIGHTS(12), FR_RIGHTS(13), FR_RIGHTS(14), FR_RIGHTS(15),
-};
+#define FR_RIGHTS_SHIFT 3u
+#define FR_RIGHTS_INDEX(f) (((f) >> FR_RIGHTS_SHIFT) & 31u)
+#define FR_RIGHTS_OF(f)                                                                            \
+    (FR_BIT(f, NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE | OP_REMOTE_WRITE_BIT | NF_NDK_OP_FLAG_RDMA_READ_SINK,  \
+            NF_MPT_W0_LOCAL_WRITE_MASK) |                                                          \
+     FR_BIT(f, NF_NDK_OP_FLAG_ALLOW_REMOTE_READ, NF_MPT_W0_REMOTE_READ_MASK) |                     \
+     FR_BIT(f, OP_REMOTE_WRITE_BIT, NF_MPT_W0_REMOTE_WRITE_MASK) |                                 \
+     FR_BIT(f, NF_NDK_OP_FLAG_RDMA_READ_SINK, NF_MPT_W0_READ_SINK_MASK))
+#define FR_RIGHTS(i) FR_RIGHTS_OF((uint32_t)(i) << FR_RIGHTS_SHIFT)
+#define FR_RIGHTS8(i) FR_RIGHTS(i), FR_RIGHTS(i + 1), FR_RIGHTS(i + 2), FR_RIGHTS(i + 3), \
+                      FR_RIGHTS(i + 4), FR_RIGHTS(i + 5), FR_RIGHTS(i + 6), FR_RIGHTS(i + 7)
+static const uint8_t fr_rights[32] = {FR_RIGHTS8(0), FR_RIGHTS8(8), FR_RIGHTS8(16), FR_RIGHTS8(24)};
+_Static_assert(NF_NDK_OP_FLAG_ALLOW_REMOTE_READ == 1u << FR_RIGHTS_SHIFT && NF_NDK_OP_FLAG_RDMA_READ_SINK < 32u << FR_RIGHTS_SHIFT &&
+                   (NF_NDK_OP_FLAG_ALLOW_LOCAL_WRITE | OP_REMOTE_WRITE_BIT) >> FR_RIGHTS_SHIFT < 32u,
+               "the flags that grant rights lie in the five bits fr_rights is indexed by");
 _Static_assert((NF_MPT_W0_LOCAL_WRITE_MASK | NF_MPT_W0_REMOTE_READ_MASK | NF_MPT_W0_REMOTE_WRITE_MASK |
                 NF_MPT_W0_READ_SINK_MASK) <= 0xFFu,
                "fr_rights holds the rights bits in a byte");
@@ -122,7 +127,7 @@ static inline __attribute__((always_inline)) void do_fast_register(const struct 
                  NF_MPT_W1_PD_PUT(mr->pd) | NF_MPT_W1_FBO_PUT(fbo), va_lo, va_hi, len_lo,
                  NF_MPT_W5_MTT_BASE_PUT(mr->mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(mr->mtt_cap), NF_MPT_W6_PAGES_PUT(npages));
     uint32_t st = fw_load();
-    if (NF_STATUS_WORD_CODE_GET(st) != NF_REFUSE_OK) {
+    if (st & NF_STATUS_WORD_CODE_MASK) { /* a code other than NF_REFUSE_OK (0) */
         r->refuse = NF_STATUS_WORD_CODE_GET(st);
         r->status = fw_eng_failed(r->refuse, NF_STATUS_INVALID_PARAMETER);
         return;
@@ -138,12 +143,12 @@ static inline __attribute__((always_inline)) void do_fast_register(const struct 
 /* An invalidate the fast path of do_invalidate did not take: its target, or FW_NO_INDEX
  * with the status in r (rules in order). Out of line, like fr_refusal. */
 static __attribute__((noinline)) uint32_t inv_refusal(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen,
-                                                      struct wr_result *r)
+                                                      uint32_t *status)
 {
-    r->status = NF_STATUS_INVALID_PARAMETER;
+    *status = NF_STATUS_INVALID_PARAMETER;
     if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE || (flags & ~(uint32_t)NF_KNOWN_FLAGS_INVALIDATE))
         return FW_NO_INDEX;
-    return wr_inv_target(qp->pd, mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF)), &r->status);
+    return wr_inv_target(qp->pd, mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF)), status);
 }
 
 /* Common case in one run of compares: a VALID fast-register MR of the QP's PD with the
@@ -159,9 +164,12 @@ static inline __attribute__((always_inline)) void do_invalidate(const struct fw_
           (fw_mr_word0(mr) & FW_MR_WORD0(0xFFu, 0xFFu, 0xFFu, FW_MR_ALLOCATED)) ==
               FW_MR_WORD0(NF_MPT_STATE_VALID, NF_MPT_KIND_FAST, NF_TOKEN_KEY_GET(token), FW_MR_ALLOCATED) &&
           mr->pd == qp->pd)) {
-        i = inv_refusal(qp, flags, m, mlen, r);
-        if (i == FW_NO_INDEX)
+        uint32_t status;
+        i = inv_refusal(qp, flags, m, mlen, &status);
+        if (i == FW_NO_INDEX) {
+            r->status = status;
             return;
+        }
     }
     wr_invalidate(i, r);
 }
@@ -313,21 +321,24 @@ static const uint8_t wr_op_type[] = {NF_NDK_OP_FAST_REGISTER, NF_NDK_OP_INVALIDA
 _Static_assert(sizeof(wr_op_type) == NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER + 1u, "one NDK_OP per work request");
 
 /* Every work request but fast-register and invalidate. Out of line: their registers
- * are not saved on the path of the two the fast path inlines. */
-static __attribute__((noinline)) void wr_other(const struct fw_frame *f, struct fw_qp *qp, uint32_t op, uint32_t wr_id,
-                                               uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
+ * are not saved on the path of the two the fast path inlines; the outcome comes back
+ * by value, so the caller's result never leaves registers. */
+static __attribute__((noinline)) struct wr_result wr_other(const struct fw_frame *f, struct fw_qp *qp, uint32_t op,
+                                                           uint32_t wr_id, uint32_t flags, uint32_t m, uint32_t mlen)
 {
+    struct wr_result r = {NF_STATUS_INVALID_PARAMETER, 0, 0};
     if (op <= NF_OP_WR_WRITE)
-        do_rdma(qp, op, flags, m, mlen, r);
+        do_rdma(qp, op, flags, m, mlen, &r);
     else if (op == NF_OP_WR_BIND)
-        do_bind(qp, flags, m, mlen, r);
+        do_bind(qp, flags, m, mlen, &r);
     else if (op == NF_OP_WR_RECEIVE)
-        wr_receive(qp, wr_id, flags, m, mlen, r);
+        wr_receive(qp, wr_id, flags, m, mlen, &r);
     else
-        wr_send(f, qp, op, flags, m, mlen, r);
+        wr_send(f, qp, op, flags, m, mlen, &r);
+    return r;
 }
 
-void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame *f)
+void fw_wr_process(const struct fw_frame *f, uint32_t m, uint32_t mlen, uint32_t op)
 {
     uint32_t qpn = 0, wr_id = 0, flags = 0;
     struct fw_qp *qp = 0;
@@ -343,14 +354,17 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame
         if (q < FW_QP_CAP && fw_qp_word0(&fw_qps[q]) == ((qpn & ~FW_QPN_INDEX_MASK) | FW_QP_CONNECTED)) {
             qp = &fw_qps[q];
             run = 1;
-        } else if ((q = fw_qp_lookup(qpn)) != FW_NO_INDEX) {
-            qp = &fw_qps[q];
-            if (qp->state == FW_QP_ERROR)
-                r.status = NF_STATUS_CANCELLED;
-            else if (qp->state != FW_QP_CONNECTED && op != NF_OP_WR_RECEIVE)
-                r.status = NF_STATUS_CONNECTION_INVALID; /* a receive may be posted before the QP connects */
-            else
-                run = 1;
+        } else {
+            __asm__ volatile("" ::: "memory"); /* keeps this path's loads off the usual one */
+            if ((q = fw_qp_lookup(qpn)) != FW_NO_INDEX) {
+                qp = &fw_qps[q];
+                if (qp->state == FW_QP_ERROR)
+                    r.status = NF_STATUS_CANCELLED;
+                else if (qp->state != FW_QP_CONNECTED && op != NF_OP_WR_RECEIVE)
+                    r.status = NF_STATUS_CONNECTION_INVALID; /* a receive may be posted before the QP connects */
+                else
+                    run = 1;
+            }
         }
         if (run) {
             if (op == NF_OP_WR_FAST_REGISTER)
@@ -358,10 +372,9 @@ void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame
             else if (op == NF_OP_WR_INVALIDATE)
                 do_invalidate(qp, flags, m, mlen, &r);
             else
-                wr_other(f, qp, op, wr_id, flags, m, mlen, &r);
+                r = wr_other(f, qp, op, wr_id, flags, m, mlen);
         }
     }
-    fw_stats.wr_count++;
     fw_stats.ops[NF_STAT_OP_WR_FAST_REGISTER + (op - NF_OP_WR_FAST_REGISTER)]++;
     /* The one place the error-completion rule is applied to the requesting QP, for
      * every work-request type and every status (a Send may also break its peer:

@@ -11,6 +11,6 @@
 /* Run the work request (op NF_OP_WR_*) of the message at adapter address m, mlen bytes,
  * of frame f, and queue its CQE through f->tx (unless a silent success). The caller
  * checked the room. */
-void fw_wr_process(uint32_t op, uint32_t m, uint32_t mlen, const struct fw_frame *f);
+void fw_wr_process(const struct fw_frame *f, uint32_t m, uint32_t mlen, uint32_t op);
 
 #endif

@@ -406,7 +406,7 @@ static void one_message(uint16_t op, uint8_t sel, uint8_t *body, size_t blen)
     owners(owner_before);
     uint32_t token = get32(body, blen, token_off(op));
     uint32_t own = fw_mr_lookup(token);
-    uint32_t wrs = fw_stats.wr_count;
+    uint32_t wrs = fw_stats_wr_count();
 
     tb_send_one(op, body, blen);
 
@@ -441,7 +441,7 @@ static void one_message(uint16_t op, uint8_t sel, uint8_t *body, size_t blen)
         }
         ok_per_op[i] += answers == 0;
     }
-    if ((op & 0xFFC0) == NF_OP_WR_FAST_REGISTER && fw_stats.wr_count != wrs + 1)
+    if ((op & 0xFFC0) == NF_OP_WR_FAST_REGISTER && fw_stats_wr_count() != wrs + 1)
         fail("a work request was not counted");
     if (op == NF_OP_ADAPTER_RESET)
         return;

@@ -370,12 +370,12 @@ void test_tx_full_holds(void)
         tb_put_msg(buf, &len, NF_OP_WR_INVALIDATE, body, sizeof(body));
     }
     memcpy(nfm_mem(nf_hw_engine()) + at, buf, len);
-    uint32_t wrs = fw_stats.wr_count;
+    uint32_t wrs = fw_stats_wr_count();
     struct fw_frame f;
     fw_link_frame(&f, at, (uint32_t)len, 0);
-    fw_msg_process(&f);
+    fw_msg_process(&f, hal_read32(NF_MAP_ADAPTER_MEM + at));
     uint32_t done = f.done;
-    int held = done == 0 && fw_stats.wr_count == wrs && fw_stats.tx_overflow == 0;
+    int held = done == 0 && fw_stats_wr_count() == wrs && fw_stats.tx_overflow == 0;
     tb_send_ack_upto(tb.rx_expect);
     tb_run();
     fw_msg_resume(&f, done);
