@@ -205,6 +205,14 @@ def layout_structs(spec):
     return out
 
 
+def check_map(spec):
+    """The CPU memory map (block MAP) places each register block at that block's base."""
+    blocks = {b["name"]: b for b in spec.get("block", [])}
+    for r in blocks.get("MAP", {}).get("regs", []):
+        if r["name"] in blocks and blocks[r["name"]]["base"] != r["off"]:
+            raise LayoutError(f"MAP.{r['name']} is {r['off']:#x}, block {r['name']}'s base is {blocks[r['name']]['base']:#x}")
+
+
 def check_bitfields(spec):
     for bf in spec.get("bitfield", []):
         used = 0
@@ -638,6 +646,7 @@ def main():
     try:
         spec = tomllib.loads(spec_path.read_text())
         check_bitfields(spec)
+        check_map(spec)
         for bus in spec.get("bus", []):
             bus_fields(bus)
         check_enums(spec)

@@ -73,7 +73,7 @@ mk=$(make -s --no-print-directory -f tools/nf_layout.mk --eval 'p: ; @echo $(NF_
 [ "$mk" = "ulx3s-85k ulx3s-25k ecp5-evn-85k 48000000 ULX3S_25K" ]
 ok $? "nf_layout.mk: the tested boards, a board's clock and profile ($mk)"
 py=$(python3 tools/nf_layout.py BOARD_ULX3S_85K_TOP BOARD_ULX3S_85K_CLK_HZ BOARDS | tr '\n' ' ')
-[ "$py" = "nf_board_ulx3s 50000000 ulx3s-85k ulx3s-25k ulx3s-45k ecp5-evn-85k " ]; ok $? "nf_layout.py: a board's top and clock, the boards ($py)"
+[ "$py" = "nf_board_ulx3s 55000000 ulx3s-85k ulx3s-25k ulx3s-45k ecp5-evn-85k " ]; ok $? "nf_layout.py: a board's top and clock, the boards ($py)"
 python3 - <<'PY'
 # The .lpf's oscillator FREQUENCY is osc_hz, the top exists, and the system clock its PLL
 # makes of the oscillator (OSC_HZ / PLL_CLKI_DIV * PLL_CLKFB_DIV, given to nf_board_core) is clk_hz.
@@ -85,17 +85,24 @@ for b in tomllib.load(open("tools/layout.toml", "rb"))["board"]:
     if [float(m) * 1e6 for m in mhz] != [b["osc_hz"]]:
         bad.append("%s: %s FREQUENCY %s, osc_hz %d" % (b["name"], b["lpf"], mhz, b["osc_hz"]))
     top = open("rtl/board/%s.v" % b["top"]).read()
-    # The top hands its oscillator and PLL settings to the shared board core: .NAME(value).
-    lp = dict(re.findall(r"\.(OSC_HZ|PLL_CLKI_DIV|PLL_CLKFB_DIV)\((\d+)\)", top))
+    # The top hands its oscillator and PLL settings to the shared board core: .NAME(value),
+    # or .NAME(NAME) with the top's parameter default, which the board's top_params override.
+    names = r"(OSC_HZ|PLL_CLKI_DIV|PLL_CLKFB_DIV|PLL_CLKOP_DIV)"
+    lp = dict(re.findall(r"parameter\s+integer\s+%s\s*=\s*(\d+)" % names, top))
+    lp.update(re.findall(r"\.%s\((\d+)\)" % names, top))
+    lp.update(kv.split("=", 1) for kv in b["top_params"].split() if re.fullmatch(names, kv.split("=", 1)[0]))
     if not re.search(r"^module %s\b" % b["top"], top, re.M) or int(lp.get("OSC_HZ", 0)) != b["osc_hz"] or \
             int(lp.get("OSC_HZ", 0)) // int(lp.get("PLL_CLKI_DIV", 1)) * int(lp.get("PLL_CLKFB_DIV", 0)) != b["clk_hz"]:
         bad.append("%s: %s's OSC_HZ and PLL dividers do not make osc_hz %d -> clk_hz %d" % (
             b["name"], b["top"], b["osc_hz"], b["clk_hz"]))
+    vco = b["clk_hz"] * int(lp.get("PLL_CLKOP_DIV", 0))
+    if not 400e6 <= vco <= 800e6 or b["osc_hz"] / int(lp.get("PLL_CLKI_DIV", 1)) < 3.125e6:
+        bad.append("%s: VCO %g MHz (400..800) or phase detector below 3.125 MHz" % (b["name"], vco / 1e6))
 for m in bad:
     print("# " + m)
 sys.exit(1 if bad else 0)
 PY
-ok $? "every board's .lpf oscillator is its osc_hz, and its top's PLL makes its clk_hz"
+ok $? "every board's .lpf oscillator is its osc_hz, and its top's PLL makes its clk_hz (VCO 400..800 MHz)"
 grep -q "^| ecp5-evn-85k | ECP5-EVN: .* | 12 MHz | 48 MHz | 12 MBd | 4.00 | yes |$" docs/layout.md
 ok $? "docs/layout.md: the board table (oscillator, clock, UART rate, clocks per bit)"
 bash tools/bitstream.sh --inputs ulx3s 12k >/dev/null 2>"$tmp/err"
@@ -161,6 +168,8 @@ name = "BAD"
 doc = "misaligned"
 fields = [ { name = "a", type = "u8", doc = "" }, { name = "b", type = "u32", doc = "" } ]' \
     "not 4-byte aligned" "generator refuses a misaligned field with a clear message"
+refused 's/^base = 0x80001000$/base = 0x80004000/' \
+    "MAP.LINK is 0x80001000, block LINK's base is 0x80004000" "a register block whose base is not its place in the memory map is refused"
 refused '[[bus]]
 name = "EMPTY_FIELD"
 doc = "a field of no bits"

@@ -397,16 +397,16 @@
 #define NF_TX_POST_LEN_GET(w) (((uint32_t)(w) & NF_TX_POST_LEN_MASK) >> NF_TX_POST_LEN_LSB)
 #define NF_TX_POST_LEN_PUT(v) (((uint32_t)(v) << NF_TX_POST_LEN_LSB) & NF_TX_POST_LEN_MASK)
 
-/* MAP block: CPU memory map (PicoRV32 native bus). Each block below is 4 KiB. */
+/* MAP block: CPU memory map. Each register block is 4 KiB. Every device sits at or above 0x80000000 (address bit 31), the region a data cache leaves uncached (VexRiscv's cached variants), so firmware RAM is the only cacheable memory. */
 #define NF_MAP_BASE 0x00000000u
 #define NF_MAP_FW_RAM 0x000u /* rw: firmware code, data and stack (block RAM, initialised from the image) */
-#define NF_MAP_SYS 0x10000000u /* rw: SYS registers */
-#define NF_MAP_LINK 0x10001000u /* rw: LINK registers */
-#define NF_MAP_ENGINE 0x10002000u /* rw: ENGINE registers */
-#define NF_MAP_ADAPTER_MEM 0x20000000u /* rw: window onto adapter memory (32-bit accesses through the system port) */
+#define NF_MAP_SYS 0x80000000u /* rw: SYS registers */
+#define NF_MAP_LINK 0x80001000u /* rw: LINK registers */
+#define NF_MAP_ENGINE 0x80002000u /* rw: ENGINE registers */
+#define NF_MAP_ADAPTER_MEM 0xA0000000u /* rw: window onto adapter memory (32-bit accesses through the system port) */
 
 /* SYS block: system registers */
-#define NF_SYS_BASE 0x10000000u
+#define NF_SYS_BASE 0x80000000u
 #define NF_SYS_ID 0x000u /* ro: 0x4E465047 ('NFPG') */
 #define NF_SYS_HW_VERSION 0x004u /* ro: ADAPTER_HW_VERSION */
 #define NF_SYS_CLK_HZ 0x008u /* ro: system clock in Hz (parameter) */
@@ -418,7 +418,7 @@
 #define NF_SYS_SCRATCH 0x020u /* rw: free for firmware and tests; reset 0 */
 
 /* LINK block: frame receiver/transmitter. RX slot i lives at adapter address i*SLOT_BYTES, TX slot j at (RX_SLOTS+j)*SLOT_BYTES */
-#define NF_LINK_BASE 0x10001000u
+#define NF_LINK_BASE 0x80001000u
 #define NF_LINK_ID 0x000u /* ro: 0x4C4E4B31 ('LNK1') */
 #define NF_LINK_CFG 0x004u /* ro: [7:0] RX_SLOTS, [15:8] TX_SLOTS */
 #define NF_LINK_RX_READY 0x008u /* ro: bit i: RX slot i holds a whole frame with a good CRC (filled in order i, i+1, ...) */
@@ -434,7 +434,7 @@
 #define NF_LINK_RX_STAMP0 0x040u /* ro: cycle counter (low word) when RX slot 0 became ready; slot i at 0x40 + 4*i */
 
 /* ENGINE block: registration engine: key table (MPT), translation table (MTT), key check, page-list loader, DMA */
-#define NF_ENGINE_BASE 0x10002000u
+#define NF_ENGINE_BASE 0x80002000u
 #define NF_ENGINE_ID 0x000u /* ro: 0x454E4731 ('ENG1') */
 #define NF_ENGINE_CFG_MPT 0x004u /* ro: key-table entries */
 #define NF_ENGINE_CFG_MTT 0x008u /* ro: translation-table entries */

@@ -369,16 +369,16 @@
 `define NF_LD_CMD_MTT_BASE 63:32  // first MTT entry written
 `define NF_LD_CMD_COUNT 95:64  // page addresses to load
 
-// MAP block: CPU memory map (PicoRV32 native bus). Each block below is 4 KiB.
+// MAP block: CPU memory map. Each register block is 4 KiB. Every device sits at or above 0x80000000 (address bit 31), the region a data cache leaves uncached (VexRiscv's cached variants), so firmware RAM is the only cacheable memory.
 `define NF_MAP_BASE 32'h00000000
 `define NF_MAP_FW_RAM 0  // rw: firmware code, data and stack (block RAM, initialised from the image)
-`define NF_MAP_SYS 268435456  // rw: SYS registers
-`define NF_MAP_LINK 268439552  // rw: LINK registers
-`define NF_MAP_ENGINE 268443648  // rw: ENGINE registers
-`define NF_MAP_ADAPTER_MEM 536870912  // rw: window onto adapter memory (32-bit accesses through the system port)
+`define NF_MAP_SYS 2147483648  // rw: SYS registers
+`define NF_MAP_LINK 2147487744  // rw: LINK registers
+`define NF_MAP_ENGINE 2147491840  // rw: ENGINE registers
+`define NF_MAP_ADAPTER_MEM 2684354560  // rw: window onto adapter memory (32-bit accesses through the system port)
 
 // SYS block: system registers
-`define NF_SYS_BASE 32'h10000000
+`define NF_SYS_BASE 32'h80000000
 `define NF_SYS_ID 0  // ro: 0x4E465047 ('NFPG')
 `define NF_SYS_HW_VERSION 4  // ro: ADAPTER_HW_VERSION
 `define NF_SYS_CLK_HZ 8  // ro: system clock in Hz (parameter)
@@ -390,7 +390,7 @@
 `define NF_SYS_SCRATCH 32  // rw: free for firmware and tests; reset 0
 
 // LINK block: frame receiver/transmitter. RX slot i lives at adapter address i*SLOT_BYTES, TX slot j at (RX_SLOTS+j)*SLOT_BYTES
-`define NF_LINK_BASE 32'h10001000
+`define NF_LINK_BASE 32'h80001000
 `define NF_LINK_ID 0  // ro: 0x4C4E4B31 ('LNK1')
 `define NF_LINK_CFG 4  // ro: [7:0] RX_SLOTS, [15:8] TX_SLOTS
 `define NF_LINK_RX_READY 8  // ro: bit i: RX slot i holds a whole frame with a good CRC (filled in order i, i+1, ...)
@@ -406,7 +406,7 @@
 `define NF_LINK_RX_STAMP0 64  // ro: cycle counter (low word) when RX slot 0 became ready; slot i at 0x40 + 4*i
 
 // ENGINE block: registration engine: key table (MPT), translation table (MTT), key check, page-list loader, DMA
-`define NF_ENGINE_BASE 32'h10002000
+`define NF_ENGINE_BASE 32'h80002000
 `define NF_ENGINE_ID 0  // ro: 0x454E4731 ('ENG1')
 `define NF_ENGINE_CFG_MPT 4  // ro: key-table entries
 `define NF_ENGINE_CFG_MTT 8  // ro: translation-table entries
