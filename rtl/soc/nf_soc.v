@@ -61,10 +61,49 @@ module nf_soc #(
     // SYS and unmapped addresses answer one cycle later (unmapped reads 0, writes are
     // ignored) so the CPU never hangs.
     wire sel_local  = !sel_ram && !sel_link && !sel_engine && !sel_win;
-    reg  local_ready;
-    reg         mmio_ready;   // the link's, engine's or window's answer, registered (see the read mux)
+    wire cpu_write  = cpu_wstrb != 4'd0;
+    reg         mmio_ready;   // a registered answer: link, engine, SYS, unmapped, or a posted write taken
     reg  [31:0] mmio_rdata;
-    wire local_start = cpu_valid && sel_local && !local_ready;
+
+    // ---- posted writes ------------------------------------------------------------------
+    // A store to the adapter-memory window goes into a small write buffer (WB_DEPTH
+    // entries) and completes for the CPU one clock later; the buffer drains to the
+    // system port in order, in the background. A store to a link or engine register is
+    // taken by its block in its first cycle (as a read is) and completes for the CPU one
+    // clock later, without waiting for the block's registered answer; but a store that
+    // starts an engine operation (TBL_CMD, LD_CTRL, DMA_CTRL, CHK_CTRL) waits for it as
+    // before: the firmware reads the operation's status right after, once, before its
+    // slower polling loop, and that read one clock earlier finds a table command still
+    // busy (measured: +74 clocks per fast-register).
+    // Ordering rule (the CPU sees the same results as with waited stores):
+    //  - a window store is taken when the buffer has room;
+    //  - every other access except the firmware RAM (window reads, link, engine, SYS and
+    //    unmapped addresses, reads and writes) is taken only when the buffer is empty,
+    //    i.e. when every earlier window store has landed in adapter memory.
+    // So a window read sees every earlier window store, and a register access that
+    // makes the hardware read adapter memory (posting a TX frame, starting the loader or
+    // a DMA, a table command) starts only after every earlier store has landed; the
+    // CYCLE_LO read that ends a measure comes after the work's stores too.
+    localparam integer WB_DEPTH = 2;  // window write-buffer entries (the system port takes one access every 5 clocks)
+    reg  [31:0] wb_off  [0:WB_DEPTH-1];
+    reg  [31:0] wb_data [0:WB_DEPTH-1];
+    reg  [3:0]  wb_strb [0:WB_DEPTH-1];
+    reg         wb_rp, wb_wp;         // read and write pointers
+    reg  [1:0]  wb_cnt;               // entries held
+    wire        wb_any  = wb_cnt != 2'd0;
+    wire        wb_room = wb_cnt != WB_DEPTH[1:0];
+    // Requests as taken under the rule above (a registered answer's cycle excluded: the
+    // CPU still holds the request then).
+    wire        cpu_go    = cpu_valid && !mmio_ready;
+    wire        wb_push   = cpu_go && sel_win && cpu_write && wb_room;
+    wire        win_rd    = cpu_go && sel_win && !cpu_write && !wb_any;
+    wire        link_go   = cpu_go && sel_link && !wb_any;
+    wire        eng_go    = cpu_go && sel_engine && !wb_any;
+    wire [11:0] reg_off   = {cpu_addr[11:2], 2'b00};
+    wire        eng_cmd   = reg_off == `NF_ENGINE_TBL_CMD || reg_off == `NF_ENGINE_LD_CTRL ||
+                            reg_off == `NF_ENGINE_DMA_CTRL || reg_off == `NF_ENGINE_CHK_CTRL;
+    wire        reg_wr    = (link_go || (eng_go && !eng_cmd)) && cpu_write;  // a posted register store
+    wire        local_start = cpu_go && sel_local && !wb_any;
 
     generate if (CPU == "picorv32") begin : g_picorv32
         /* verilator lint_off UNUSEDSIGNAL */
@@ -190,10 +229,9 @@ module nf_soc #(
     reg [31:0] cycle_hi_latched;
     reg [7:0]  fw_leds;
     reg [31:0] scratch;
-    reg [31:0] sys_rdata;
     wire [11:0] sys_off = {cpu_addr[11:2], 2'b00};
     wire sys_start = local_start && sel_sys;
-    wire sys_write = sys_start && cpu_wstrb != 4'd0;
+    wire sys_write = sys_start && cpu_write;
     wire [31:0] clk_hz_word = CLK_HZ;
     wire [31:0] ram_bytes_word = FW_RAM_BYTES;
 
@@ -214,7 +252,6 @@ module nf_soc #(
             cycle_hi_latched <= 32'd0;
             fw_leds          <= 8'd0;
             scratch          <= 32'd0;
-            sys_rdata        <= 32'd0;
         end else begin
             cycle <= cycle + 64'd1;
             // Reading CYCLE_LO latches CYCLE_HI, so the pair reads as one 64-bit value.
@@ -228,19 +265,6 @@ module nf_soc #(
                 if (cpu_wstrb[2]) scratch[23:16] <= cpu_wdata[23:16];
                 if (cpu_wstrb[3]) scratch[31:24] <= cpu_wdata[31:24];
             end
-            sys_rdata <= sys_read;
-        end
-    end
-
-    // Which local slave answered, for the read mux.
-    reg local_was_sys;
-    always @(posedge clk) begin
-        if (rst) begin
-            local_ready   <= 1'b0;
-            local_was_sys <= 1'b0;
-        end else begin
-            local_ready   <= local_start;
-            local_was_sys <= sel_sys;
         end
     end
 
@@ -254,7 +278,7 @@ module nf_soc #(
     nf_link #(.RX_SLOTS(RX_SLOTS), .TX_SLOTS(TX_SLOTS)) u_link (
         .clk(clk), .rst(rst), .uart_rx(uart_rx), .uart_tx(uart_tx), .uart_period(uart_period),
         .cycle(cycle[31:0]),
-        .csr_valid(cpu_valid && sel_link && !mmio_ready), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
+        .csr_valid(link_go), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
         .csr_wstrb(cpu_wstrb), .csr_ready(link_csr_ready), .csr_rdata(link_csr_rdata),
         .mem_valid(link_mem_valid), .mem_addr(link_mem_addr), .mem_wdata(link_mem_wdata),
         .mem_wstrb(link_mem_wstrb), .mem_ready(link_mem_ready), .mem_rdata(sys_port_rdata),
@@ -262,7 +286,9 @@ module nf_soc #(
     );
 
     // ---- system-port arbiter: CPU window and link master take turns -------------------------
-    wire        win_valid = cpu_valid && sel_win && !mmio_ready;
+    // The CPU's side is the write buffer's oldest entry, or else a window read (taken
+    // only with the buffer empty).
+    wire        win_valid = wb_any || win_rd;
     reg         owned;        // a request is waiting for the engine: keep its master
     reg         owner_link;
     reg         last_link;    // the link had the previous turn
@@ -270,11 +296,16 @@ module nf_soc #(
     wire        sys_port_valid = owned || win_valid || link_mem_valid;
     wire        sys_port_ready;
     wire [31:0] sys_port_rdata;
-    wire [31:0] sys_port_addr  = pick_link ? link_mem_addr : win_off;
-    wire [31:0] sys_port_wdata = pick_link ? link_mem_wdata : cpu_wdata;
-    wire [3:0]  sys_port_wstrb = pick_link ? link_mem_wstrb : cpu_wstrb;
+    wire [31:0] sys_port_addr  = pick_link ? link_mem_addr : wb_any ? wb_off[wb_rp] : win_off;
+    wire [31:0] sys_port_wdata = pick_link ? link_mem_wdata : wb_data[wb_rp];
+    wire [3:0]  sys_port_wstrb = pick_link ? link_mem_wstrb : wb_any ? wb_strb[wb_rp] : 4'd0;
     assign link_mem_ready = sys_port_ready && pick_link;
     wire        win_ready = sys_port_ready && !pick_link;
+    wire        wb_pop    = win_ready && wb_any;
+    // The answer to a window read goes to the CPU straight from the engine's registered
+    // system-port answer (sys_ready, sys_rdata): only registers on that path (the port
+    // answers at least 4 clocks after the request, so the request is always owned then).
+    wire        win_rd_ready = sys_port_ready && owned && !owner_link && !wb_any;
 
     always @(posedge clk) begin
         if (rst) begin
@@ -290,6 +321,26 @@ module nf_soc #(
         end
     end
 
+    // The write buffer (see "posted writes" above).
+    always @(posedge clk) begin
+        if (rst) begin
+            wb_rp  <= 1'b0;
+            wb_wp  <= 1'b0;
+            wb_cnt <= 2'd0;
+        end else begin
+            if (wb_push) wb_wp <= wb_wp + 1'b1;
+            if (wb_pop)  wb_rp <= wb_rp + 1'b1;
+            wb_cnt <= wb_cnt + {1'b0, wb_push} - {1'b0, wb_pop};
+        end
+    end
+    always @(posedge clk) begin
+        if (wb_push) begin
+            wb_off[wb_wp]  <= win_off;
+            wb_data[wb_wp] <= cpu_wdata;
+            wb_strb[wb_wp] <= cpu_wstrb;
+        end
+    end
+
     // ---- engine ----------------------------------------------------------------------------
     wire        eng_csr_ready;
     wire [31:0] eng_csr_rdata;
@@ -297,30 +348,34 @@ module nf_soc #(
         .MEM_BYTES(MEM_BYTES), .MPT_ENTRIES(MPT_ENTRIES), .MTT_ENTRIES(MTT_ENTRIES), .USER_BASE(USER_BASE)
     ) u_engine (
         .clk(clk), .rst(rst),
-        .csr_valid(cpu_valid && sel_engine && !mmio_ready), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
+        .csr_valid(eng_go), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
         .csr_wstrb(cpu_wstrb), .csr_ready(eng_csr_ready), .csr_rdata(eng_csr_rdata),
         .sys_valid(sys_port_valid), .sys_addr(sys_port_addr), .sys_wdata(sys_port_wdata),
         .sys_wstrb(sys_port_wstrb), .sys_ready(sys_port_ready), .sys_rdata(sys_port_rdata)
     );
 
     // ---- CPU read mux -------------------------------------------------------------------------
-    // The link's, the engine's and the window's answers are registered once more before
-    // the CPU sees them (one clock per access): the address decode and the slaves' ready
-    // and read-data muxes stay out of the CPU's own logic. In the cycle the registered
-    // answer shows, the CPU still holds its request: the slaves do not see it then.
+    // The link's, engine's and SYS answers are registered once more before the CPU sees
+    // them (one clock per access), and a posted write's completion is registered: the
+    // address decode and the slaves' ready and read-data muxes stay out of the CPU's own
+    // logic. In the cycle a registered answer shows, the CPU still holds its request:
+    // the slaves do not see it then (cpu_go). A block's answer to a register store comes
+    // in that cycle, while the CPU still holds the store: it is not taken as an answer.
     always @(posedge clk) begin
         if (rst) mmio_ready <= 1'b0;
-        else     mmio_ready <= (link_csr_ready && sel_link) || (eng_csr_ready && sel_engine) || win_ready;
-        mmio_rdata <= sel_link ? link_csr_rdata : sel_engine ? eng_csr_rdata : sys_port_rdata;
+        else     mmio_ready <= wb_push || reg_wr || local_start ||
+                               (link_csr_ready && sel_link && !cpu_write) ||
+                               (eng_csr_ready && sel_engine && (!cpu_write || eng_cmd));
+        mmio_rdata <= sel_link ? link_csr_rdata : sel_engine ? eng_csr_rdata : sel_sys ? sys_read : 32'd0;
     end
     always @(*) begin
-        cpu_ready = ram_ready || local_ready || mmio_ready;
+        cpu_ready = ram_ready || mmio_ready || win_rd_ready;
         if (ram_ready)
             cpu_rdata = ram_rdata;
-        else if (local_ready)
-            cpu_rdata = local_was_sys ? sys_rdata : 32'd0;
-        else
+        else if (mmio_ready)
             cpu_rdata = mmio_rdata;
+        else
+            cpu_rdata = sys_port_rdata;
     end
 
     // ---- LEDs ----------------------------------------------------------------------------------
