@@ -61,7 +61,11 @@ int main(void)
         win[2 + i] = 0x5A000000u + i;
     *((volatile uint8_t *)win + 8 + 4 * 3 + 1) = 0x77;
     win[9] = 0xA5A5A5A5u;
-    uint32_t ok = win[9] == 0xA5A5A5A5u && win[5] == 0x5A007703u;
+    /* A load straight after a store to the same word (one instruction after the other:
+     * the store is still in the buffer or on its way to adapter memory). */
+    uint32_t back;
+    __asm__ volatile("sw %2, 44(%1)\n\tlw %0, 44(%1)" : "=r"(back) : "r"(win), "r"(0x3C3C3C3Cu) : "memory");
+    uint32_t ok = back == 0x3C3C3C3Cu && win[9] == 0xA5A5A5A5u && win[5] == 0x5A007703u;
     for (uint32_t i = 0; i < 7; i++)
         ok = ok && win[2 + i] == (i == 3 ? 0x5A007703u : 0x5A000000u + i);
     CHECK(10, ok);
