@@ -36,6 +36,23 @@ module nf_soc #(
     localparam [31:0]  WIN_BYTES  = MEM_BYTES;
     localparam integer BLOCK_BITS = 12;  // every register block is 4 KiB
 
+    // The engine's registers whose store starts an operation (see "posted writes").
+    function is_eng_cmd(input [11:2] a);  // the register's word address in its block
+        reg [11:0] off;
+        begin
+            off = {a, 2'b00};
+            is_eng_cmd = off == `NF_ENGINE_TBL_CMD || off == `NF_ENGINE_LD_CTRL ||
+                         off == `NF_ENGINE_DMA_CTRL || off == `NF_ENGINE_CHK_CTRL;
+        end
+    endfunction
+    function in_win(input [31:0] a);
+        reg [31:0] off;
+        begin
+            off = a - MAP_WIN;
+            in_win = a >= MAP_WIN && off < WIN_BYTES;
+        end
+    endfunction
+
     // ---- CPU ------------------------------------------------------------------------
     // One SoC bus, PicoRV32's native one: cpu_valid holds until cpu_ready; cpu_rdata
     // is sampled in the cpu_ready cycle. Every slave below answers on it.
@@ -57,7 +74,7 @@ module nf_soc #(
     wire sel_sys    = cpu_addr[31:BLOCK_BITS] == MAP_SYS[31:BLOCK_BITS];
     wire sel_link   = cpu_addr[31:BLOCK_BITS] == MAP_LINK[31:BLOCK_BITS];
     wire sel_engine = cpu_addr[31:BLOCK_BITS] == MAP_ENGINE[31:BLOCK_BITS];
-    wire sel_win    = cpu_addr >= MAP_WIN && win_off < WIN_BYTES;
+    wire sel_win    = in_win(cpu_addr);
     // SYS and unmapped addresses answer one cycle later (unmapped reads 0, writes are
     // ignored) so the CPU never hangs.
     wire sel_local  = !sel_ram && !sel_link && !sel_engine && !sel_win;
@@ -99,10 +116,13 @@ module nf_soc #(
     wire        win_rd    = cpu_go && sel_win && !cpu_write && !wb_any;
     wire        link_go   = cpu_go && sel_link && !wb_any;
     wire        eng_go    = cpu_go && sel_engine && !wb_any;
-    wire [11:0] reg_off   = {cpu_addr[11:2], 2'b00};
-    wire        eng_cmd   = reg_off == `NF_ENGINE_TBL_CMD || reg_off == `NF_ENGINE_LD_CTRL ||
-                            reg_off == `NF_ENGINE_DMA_CTRL || reg_off == `NF_ENGINE_CHK_CTRL;
+    wire        eng_cmd   = is_eng_cmd(cpu_addr[11:2]);
     wire        reg_wr    = (link_go || (eng_go && !eng_cmd)) && cpu_write;  // a posted register store
+    // With PicoRV32 the store's kind is known a cycle ahead (the look-ahead bus, decoded
+    // into la_win_wr / la_reg_wr): a posted store then completes in its own cycle, from
+    // registers only; otherwise one clock later, through mmio_ready.
+    wire        la_win_wr, la_reg_wr;
+    wire        fast_wr   = cpu_go && (la_win_wr ? wb_room : la_reg_wr && !wb_any);
     wire        local_start = cpu_go && sel_local && !wb_any;
 
     generate if (CPU == "picorv32") begin : g_picorv32
@@ -128,6 +148,21 @@ module nf_soc #(
         // PicoRV32 drives the port from its look-ahead bus (the next transfer's
         // address one cycle before cpu_valid), so the RAM answers at once.
         assign ram_ready = cpu_valid && sel_ram;
+        // The same look-ahead bus tells, one cycle ahead, whether the next transfer is a
+        // posted store (every transfer starts with mem_la_read or mem_la_write).
+        reg la_win_wr_q, la_reg_wr_q;
+        always @(posedge clk) begin
+            if (rst) begin
+                la_win_wr_q <= 1'b0;
+                la_reg_wr_q <= 1'b0;
+            end else if (ram_rd || ram_wr) begin
+                la_win_wr_q <= ram_wr && in_win(ram_addr);
+                la_reg_wr_q <= ram_wr && (ram_addr[31:BLOCK_BITS] == MAP_LINK[31:BLOCK_BITS] ||
+                               (ram_addr[31:BLOCK_BITS] == MAP_ENGINE[31:BLOCK_BITS] && !is_eng_cmd(ram_addr[11:2])));
+            end
+        end
+        assign la_win_wr = la_win_wr_q;
+        assign la_reg_wr = la_reg_wr_q;
     end else begin : g_vexriscv
         // VexRiscv (pythondata-cpu-vexriscv; the variant file is chosen by the build):
         // Wishbone instruction and data buses, joined onto the SoC bus. A bus keeps the
@@ -172,6 +207,8 @@ module nf_soc #(
         assign cpu_wdata = grant_d ? db_dat : ib_dat;
         assign cpu_wstrb = grant_d ? (db_we ? db_sel : 4'd0) : (ib_we ? ib_sel : 4'd0);
         assign trap      = 1'b0;  // VexRiscv takes exceptions through mtvec; it has no trap pin
+        assign la_win_wr = 1'b0;  // no look-ahead: posted stores complete one clock later
+        assign la_reg_wr = 1'b0;
         // Wishbone has no look-ahead: the RAM guesses. After every read it reads the
         // next word (a cache-line refill, straight-line data) and keeps it until a
         // write, so a read of the guessed word answers at once and any other read one
@@ -363,13 +400,13 @@ module nf_soc #(
     // in that cycle, while the CPU still holds the store: it is not taken as an answer.
     always @(posedge clk) begin
         if (rst) mmio_ready <= 1'b0;
-        else     mmio_ready <= wb_push || reg_wr || local_start ||
-                               (link_csr_ready && sel_link && !cpu_write) ||
-                               (eng_csr_ready && sel_engine && (!cpu_write || eng_cmd));
+        else     mmio_ready <= ((wb_push || reg_wr) && !fast_wr) || local_start ||
+                               (cpu_valid && link_csr_ready && sel_link && !cpu_write) ||
+                               (cpu_valid && eng_csr_ready && sel_engine && (!cpu_write || eng_cmd));
         mmio_rdata <= sel_link ? link_csr_rdata : sel_engine ? eng_csr_rdata : sel_sys ? sys_read : 32'd0;
     end
     always @(*) begin
-        cpu_ready = ram_ready || mmio_ready || win_rd_ready;
+        cpu_ready = ram_ready || mmio_ready || win_rd_ready || fast_wr;
         if (ram_ready)
             cpu_rdata = ram_rdata;
         else if (mmio_ready)
