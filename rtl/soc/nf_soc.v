@@ -122,6 +122,10 @@ module nf_soc #(
     // into la_win_wr / la_reg_wr): a posted store then completes in its own cycle, from
     // registers only; otherwise one clock later, through mmio_ready.
     wire        la_win_wr, la_reg_wr;
+    // Likewise a read of a link or engine register (la_link_rd / la_eng_rd): its answer
+    // then goes to the CPU straight from the block's registered answer (csr_ready,
+    // csr_rdata), one clock after the request; otherwise registered once more.
+    wire        la_link_rd, la_eng_rd;
     wire        fast_wr   = cpu_go && (la_win_wr ? wb_room : la_reg_wr && !wb_any);
     wire        local_start = cpu_go && sel_local && !wb_any;
 
@@ -150,19 +154,26 @@ module nf_soc #(
         assign ram_ready = cpu_valid && sel_ram;
         // The same look-ahead bus tells, one cycle ahead, whether the next transfer is a
         // posted store (every transfer starts with mem_la_read or mem_la_write).
-        reg la_win_wr_q, la_reg_wr_q;
+        reg  la_win_wr_q, la_reg_wr_q, la_link_rd_q, la_eng_rd_q;
+        wire la_link = ram_addr[31:BLOCK_BITS] == MAP_LINK[31:BLOCK_BITS];
+        wire la_eng  = ram_addr[31:BLOCK_BITS] == MAP_ENGINE[31:BLOCK_BITS];
         always @(posedge clk) begin
             if (rst) begin
-                la_win_wr_q <= 1'b0;
-                la_reg_wr_q <= 1'b0;
+                la_win_wr_q  <= 1'b0;
+                la_reg_wr_q  <= 1'b0;
+                la_link_rd_q <= 1'b0;
+                la_eng_rd_q  <= 1'b0;
             end else if (ram_rd || ram_wr) begin
-                la_win_wr_q <= ram_wr && in_win(ram_addr);
-                la_reg_wr_q <= ram_wr && (ram_addr[31:BLOCK_BITS] == MAP_LINK[31:BLOCK_BITS] ||
-                               (ram_addr[31:BLOCK_BITS] == MAP_ENGINE[31:BLOCK_BITS] && !is_eng_cmd(ram_addr[11:2])));
+                la_win_wr_q  <= ram_wr && in_win(ram_addr);
+                la_reg_wr_q  <= ram_wr && (la_link || (la_eng && !is_eng_cmd(ram_addr[11:2])));
+                la_link_rd_q <= ram_rd && la_link;
+                la_eng_rd_q  <= ram_rd && la_eng;
             end
         end
-        assign la_win_wr = la_win_wr_q;
-        assign la_reg_wr = la_reg_wr_q;
+        assign la_win_wr  = la_win_wr_q;
+        assign la_reg_wr  = la_reg_wr_q;
+        assign la_link_rd = la_link_rd_q;
+        assign la_eng_rd  = la_eng_rd_q;
     end else begin : g_vexriscv
         // VexRiscv (pythondata-cpu-vexriscv; the variant file is chosen by the build):
         // Wishbone instruction and data buses, joined onto the SoC bus. A bus keeps the
@@ -207,8 +218,10 @@ module nf_soc #(
         assign cpu_wdata = grant_d ? db_dat : ib_dat;
         assign cpu_wstrb = grant_d ? (db_we ? db_sel : 4'd0) : (ib_we ? ib_sel : 4'd0);
         assign trap      = 1'b0;  // VexRiscv takes exceptions through mtvec; it has no trap pin
-        assign la_win_wr = 1'b0;  // no look-ahead: posted stores complete one clock later
-        assign la_reg_wr = 1'b0;
+        assign la_win_wr  = 1'b0;  // no look-ahead: posted stores complete one clock later,
+        assign la_reg_wr  = 1'b0;  // register reads two
+        assign la_link_rd = 1'b0;
+        assign la_eng_rd  = 1'b0;
         // Wishbone has no look-ahead: the RAM guesses. After every read it reads the
         // next word (a cache-line refill, straight-line data) and keeps it until a
         // write, so a read of the guessed word answers at once and any other read one
@@ -392,25 +405,34 @@ module nf_soc #(
     );
 
     // ---- CPU read mux -------------------------------------------------------------------------
-    // The link's, engine's and SYS answers are registered once more before the CPU sees
-    // them (one clock per access), and a posted write's completion is registered: the
-    // address decode and the slaves' ready and read-data muxes stay out of the CPU's own
-    // logic. In the cycle a registered answer shows, the CPU still holds its request:
-    // the slaves do not see it then (cpu_go). A block's answer to a register store comes
-    // in that cycle, while the CPU still holds the store: it is not taken as an answer.
+    // The CPU's ready and read data come from registers through a few LUTs only: the
+    // RAM's, the window's (see the arbiter), a read of link or engine registers decoded
+    // a cycle ahead (PicoRV32: la_link_rd, la_eng_rd), a posted store decoded a cycle
+    // ahead (fast_wr); every other answer (SYS, unmapped, the CPUs without look-ahead)
+    // is registered once more here (one clock per access), so the address decode and
+    // the slaves' ready and read-data muxes stay out of the CPU's own logic. In the
+    // cycle a registered answer shows, the CPU still holds its request: the slaves do
+    // not see it then (cpu_go). A block's answer to a register store comes one clock
+    // after the store: it is not taken as an answer to the CPU.
     always @(posedge clk) begin
         if (rst) mmio_ready <= 1'b0;
         else     mmio_ready <= ((wb_push || reg_wr) && !fast_wr) || local_start ||
-                               (cpu_valid && link_csr_ready && sel_link && !cpu_write) ||
-                               (cpu_valid && eng_csr_ready && sel_engine && (!cpu_write || eng_cmd));
+                               (cpu_valid && link_csr_ready && sel_link && !cpu_write && !la_link_rd) ||
+                               (cpu_valid && eng_csr_ready && sel_engine && (!cpu_write || eng_cmd) && !la_eng_rd);
         mmio_rdata <= sel_link ? link_csr_rdata : sel_engine ? eng_csr_rdata : sel_sys ? sys_read : 32'd0;
     end
     always @(*) begin
-        cpu_ready = ram_ready || mmio_ready || win_rd_ready || fast_wr;
+        cpu_ready = ram_ready || mmio_ready || win_rd_ready || fast_wr ||
+                    (cpu_valid && ((la_link_rd && link_csr_ready) || (la_eng_rd && eng_csr_ready)));
+        // The firmware RAM's data (the slowest: block-RAM clock-to-output) through one LUT.
         if (ram_ready)
             cpu_rdata = ram_rdata;
         else if (mmio_ready)
             cpu_rdata = mmio_rdata;
+        else if (la_link_rd)
+            cpu_rdata = link_csr_rdata;
+        else if (la_eng_rd)
+            cpu_rdata = eng_csr_rdata;
         else
             cpu_rdata = sys_port_rdata;
     end
