@@ -64,6 +64,7 @@ module nf_soc #(
     // The firmware RAM's one port, driven by the core's branch below, and when the
     // RAM answers a request (ram_ready: in the request's own cycle whenever it can).
     wire        ram_rd, ram_wr, ram_ready;
+    wire        ram_sel;  // the RAM's data is the answer (a register where it can be: the read mux's select)
     wire [31:0] ram_addr, ram_wdata;
     wire [3:0]  ram_wstrb;
     reg  [31:0] ram_rdata;
@@ -126,6 +127,9 @@ module nf_soc #(
     // then goes to the CPU straight from the block's registered answer (csr_ready,
     // csr_rdata), one clock after the request; otherwise registered once more.
     wire        la_link_rd, la_eng_rd;
+    // And a window read starts at the system port in the look-ahead cycle itself
+    // (la_win_rd: the CPU's request follows in the next cycle), one clock early.
+    wire        la_win_rd;
     wire        fast_wr   = cpu_go && (la_win_wr ? wb_room : la_reg_wr && !wb_any);
     wire        local_start = cpu_go && sel_local && !wb_any;
 
@@ -151,25 +155,31 @@ module nf_soc #(
         );
         // PicoRV32 drives the port from its look-ahead bus (the next transfer's
         // address one cycle before cpu_valid), so the RAM answers at once.
-        assign ram_ready = cpu_valid && sel_ram;
-        // The same look-ahead bus tells, one cycle ahead, whether the next transfer is a
-        // posted store (every transfer starts with mem_la_read or mem_la_write).
-        reg  la_win_wr_q, la_reg_wr_q, la_link_rd_q, la_eng_rd_q;
+        // The same look-ahead bus tells, one cycle ahead, whether the next transfer is for
+        // the RAM or a posted store, etc. (every transfer starts with mem_la_read or
+        // mem_la_write): registers, not the address decode, on the CPU's ready and
+        // read-data paths (the RAM's data, late out of the block RAM, through one LUT).
+        reg  la_ram_q, la_win_wr_q, la_reg_wr_q, la_link_rd_q, la_eng_rd_q;
+        assign ram_sel   = la_ram_q;
+        assign ram_ready = cpu_valid && la_ram_q;
         wire la_link = ram_addr[31:BLOCK_BITS] == MAP_LINK[31:BLOCK_BITS];
         wire la_eng  = ram_addr[31:BLOCK_BITS] == MAP_ENGINE[31:BLOCK_BITS];
         always @(posedge clk) begin
             if (rst) begin
+                la_ram_q     <= 1'b0;
                 la_win_wr_q  <= 1'b0;
                 la_reg_wr_q  <= 1'b0;
                 la_link_rd_q <= 1'b0;
                 la_eng_rd_q  <= 1'b0;
             end else if (ram_rd || ram_wr) begin
+                la_ram_q     <= ram_addr < FW_RAM_BYTES;
                 la_win_wr_q  <= ram_wr && in_win(ram_addr);
                 la_reg_wr_q  <= ram_wr && (la_link || (la_eng && !is_eng_cmd(ram_addr[11:2])));
                 la_link_rd_q <= ram_rd && la_link;
                 la_eng_rd_q  <= ram_rd && la_eng;
             end
         end
+        assign la_win_rd  = ram_rd && in_win(ram_addr);
         assign la_win_wr  = la_win_wr_q;
         assign la_reg_wr  = la_reg_wr_q;
         assign la_link_rd = la_link_rd_q;
@@ -221,6 +231,7 @@ module nf_soc #(
         assign la_win_wr  = 1'b0;  // no look-ahead: posted stores complete one clock later,
         assign la_reg_wr  = 1'b0;  // register reads two
         assign la_link_rd = 1'b0;
+        assign la_win_rd  = 1'b0;
         assign la_eng_rd  = 1'b0;
         // Wishbone has no look-ahead: the RAM guesses. After every read it reads the
         // next word (a cache-line refill, straight-line data) and keeps it until a
@@ -236,6 +247,7 @@ module nf_soc #(
         assign ram_wdata = cpu_wdata;
         assign ram_wstrb = cpu_wstrb;
         assign ram_ready = rd_hit || ram_wr;
+        assign ram_sel   = ram_ready;
         always @(posedge clk) begin
             if (rst) begin
                 guess_addr <= 32'd0;
@@ -337,8 +349,10 @@ module nf_soc #(
 
     // ---- system-port arbiter: CPU window and link master take turns -------------------------
     // The CPU's side is the write buffer's oldest entry, or else a window read (taken
-    // only with the buffer empty).
-    wire        win_valid = wb_any || win_rd;
+    // only with the buffer empty), from its look-ahead cycle (win_early: the CPU has no
+    // request out then) if the port takes it then, or else from its request.
+    wire        win_early = la_win_rd && !wb_any;
+    wire        win_valid = wb_any || win_rd || win_early;
     reg         owned;        // a request is waiting for the engine: keep its master
     reg         owner_link;
     reg         last_link;    // the link had the previous turn
@@ -346,7 +360,7 @@ module nf_soc #(
     wire        sys_port_valid = owned || win_valid || link_mem_valid;
     wire        sys_port_ready;
     wire [31:0] sys_port_rdata;
-    wire [31:0] sys_port_addr  = pick_link ? link_mem_addr : wb_any ? wb_off[wb_rp] : win_off;
+    wire [31:0] sys_port_addr  = pick_link ? link_mem_addr : wb_any ? wb_off[wb_rp] : win_early ? ram_addr - MAP_WIN : win_off;
     wire [31:0] sys_port_wdata = pick_link ? link_mem_wdata : wb_data[wb_rp];
     wire [3:0]  sys_port_wstrb = pick_link ? link_mem_wstrb : wb_any ? wb_strb[wb_rp] : 4'd0;
     assign link_mem_ready = sys_port_ready && pick_link;
@@ -421,20 +435,14 @@ module nf_soc #(
                                (cpu_valid && eng_csr_ready && sel_engine && (!cpu_write || eng_cmd) && !la_eng_rd);
         mmio_rdata <= sel_link ? link_csr_rdata : sel_engine ? eng_csr_rdata : sel_sys ? sys_read : 32'd0;
     end
+    wire [31:0] io_rdata = mmio_ready ? mmio_rdata : la_link_rd ? link_csr_rdata :
+                           la_eng_rd ? eng_csr_rdata : sys_port_rdata;
     always @(*) begin
         cpu_ready = ram_ready || mmio_ready || win_rd_ready || fast_wr ||
                     (cpu_valid && ((la_link_rd && link_csr_ready) || (la_eng_rd && eng_csr_ready)));
-        // The firmware RAM's data (the slowest: block-RAM clock-to-output) through one LUT.
-        if (ram_ready)
-            cpu_rdata = ram_rdata;
-        else if (mmio_ready)
-            cpu_rdata = mmio_rdata;
-        else if (la_link_rd)
-            cpu_rdata = link_csr_rdata;
-        else if (la_eng_rd)
-            cpu_rdata = eng_csr_rdata;
-        else
-            cpu_rdata = sys_port_rdata;
+        // The firmware RAM's data (the slowest: block-RAM clock-to-output) through one
+        // LUT, after the other answers' mux (io_rdata).
+        cpu_rdata = ram_sel ? ram_rdata : io_rdata;
     end
 
     // ---- LEDs ----------------------------------------------------------------------------------
