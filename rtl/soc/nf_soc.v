@@ -85,10 +85,10 @@ module nf_soc #(
 
     // ---- posted writes ------------------------------------------------------------------
     // A store to the adapter-memory window goes into a small write buffer (WB_DEPTH
-    // entries) and completes for the CPU one clock later; the buffer drains to the
-    // system port in order, in the background. A store to a link or engine register is
-    // taken by its block in its first cycle (as a read is) and completes for the CPU one
-    // clock later, without waiting for the block's registered answer; but a store that
+    // entries) and completes for the CPU at once (PicoRV32, see fast_wr) or one clock
+    // later; the buffer drains to the system port in order, in the background. A store
+    // to a link or engine register is taken by its block in its first cycle (as a read
+    // is) and completes likewise, without waiting for the block's answer; but a store that
     // starts an engine operation (TBL_CMD, LD_CTRL, DMA_CTRL, CHK_CTRL) waits for it as
     // before: the firmware reads the operation's status right after, once, before its
     // slower polling loop, and that read one clock earlier finds a table command still
@@ -368,7 +368,7 @@ module nf_soc #(
     wire        wb_pop    = win_ready && wb_any;
     // The answer to a window read goes to the CPU straight from the engine's registered
     // system-port answer (sys_ready, sys_rdata): only registers on that path (the port
-    // answers at least 4 clocks after the request, so the request is always owned then).
+    // answers at least 4 clocks after it takes a request, so the request is owned then).
     wire        win_rd_ready = sys_port_ready && owned && !owner_link && !wb_any;
 
     always @(posedge clk) begin
