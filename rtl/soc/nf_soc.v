@@ -36,6 +36,23 @@ module nf_soc #(
     localparam [31:0]  WIN_BYTES  = MEM_BYTES;
     localparam integer BLOCK_BITS = 12;  // every register block is 4 KiB
 
+    // The engine's registers whose store starts an operation (see "posted writes").
+    function is_eng_cmd(input [11:2] a);  // the register's word address in its block
+        reg [11:0] off;
+        begin
+            off = {a, 2'b00};
+            is_eng_cmd = off == `NF_ENGINE_TBL_CMD || off == `NF_ENGINE_LD_CTRL ||
+                         off == `NF_ENGINE_DMA_CTRL || off == `NF_ENGINE_CHK_CTRL;
+        end
+    endfunction
+    function in_win(input [31:0] a);
+        reg [31:0] off;
+        begin
+            off = a - MAP_WIN;
+            in_win = a >= MAP_WIN && off < WIN_BYTES;
+        end
+    endfunction
+
     // ---- CPU ------------------------------------------------------------------------
     // One SoC bus, PicoRV32's native one: cpu_valid holds until cpu_ready; cpu_rdata
     // is sampled in the cpu_ready cycle. Every slave below answers on it.
@@ -47,6 +64,7 @@ module nf_soc #(
     // The firmware RAM's one port, driven by the core's branch below, and when the
     // RAM answers a request (ram_ready: in the request's own cycle whenever it can).
     wire        ram_rd, ram_wr, ram_ready;
+    wire        ram_sel;  // the RAM's data is the answer (a register where it can be: the read mux's select)
     wire [31:0] ram_addr, ram_wdata;
     wire [3:0]  ram_wstrb;
     reg  [31:0] ram_rdata;
@@ -57,14 +75,63 @@ module nf_soc #(
     wire sel_sys    = cpu_addr[31:BLOCK_BITS] == MAP_SYS[31:BLOCK_BITS];
     wire sel_link   = cpu_addr[31:BLOCK_BITS] == MAP_LINK[31:BLOCK_BITS];
     wire sel_engine = cpu_addr[31:BLOCK_BITS] == MAP_ENGINE[31:BLOCK_BITS];
-    wire sel_win    = cpu_addr >= MAP_WIN && win_off < WIN_BYTES;
+    wire sel_win    = in_win(cpu_addr);
     // SYS and unmapped addresses answer one cycle later (unmapped reads 0, writes are
     // ignored) so the CPU never hangs.
     wire sel_local  = !sel_ram && !sel_link && !sel_engine && !sel_win;
-    reg  local_ready;
-    reg         mmio_ready;   // the link's, engine's or window's answer, registered (see the read mux)
+    wire cpu_write  = cpu_wstrb != 4'd0;
+    reg         mmio_ready;   // a registered answer: link, engine, SYS, unmapped, or a posted write taken
     reg  [31:0] mmio_rdata;
-    wire local_start = cpu_valid && sel_local && !local_ready;
+
+    // ---- posted writes ------------------------------------------------------------------
+    // A store to the adapter-memory window goes into a small write buffer (WB_DEPTH
+    // entries) and completes for the CPU at once (PicoRV32, see fast_wr) or one clock
+    // later; the buffer drains to the system port in order, in the background. A store
+    // to a link or engine register is taken by its block in its first cycle (as a read
+    // is) and completes likewise, without waiting for the block's answer; but a store that
+    // starts an engine operation (TBL_CMD, LD_CTRL, DMA_CTRL, CHK_CTRL) waits for it as
+    // before: the firmware reads the operation's status right after, once, before its
+    // slower polling loop, and that read one clock earlier finds a table command still
+    // busy (measured: +74 clocks per fast-register).
+    // Ordering rule (the CPU sees the same results as with waited stores):
+    //  - a window store is taken when the buffer has room;
+    //  - every other access except the firmware RAM (window reads, link, engine, SYS and
+    //    unmapped addresses, reads and writes) is taken only when the buffer is empty,
+    //    i.e. when every earlier window store has landed in adapter memory.
+    // So a window read sees every earlier window store, and a register access that
+    // makes the hardware read adapter memory (posting a TX frame, starting the loader or
+    // a DMA, a table command) starts only after every earlier store has landed; the
+    // CYCLE_LO read that ends a measure comes after the work's stores too.
+    localparam integer WB_DEPTH = 2;  // window write-buffer entries (the system port takes one access every 5 clocks)
+    reg  [31:0] wb_off  [0:WB_DEPTH-1];
+    reg  [31:0] wb_data [0:WB_DEPTH-1];
+    reg  [3:0]  wb_strb [0:WB_DEPTH-1];
+    reg         wb_rp, wb_wp;         // read and write pointers
+    reg  [1:0]  wb_cnt;               // entries held
+    wire        wb_any  = wb_cnt != 2'd0;
+    wire        wb_room = wb_cnt != WB_DEPTH[1:0];
+    // Requests as taken under the rule above (a registered answer's cycle excluded: the
+    // CPU still holds the request then).
+    wire        cpu_go    = cpu_valid && !mmio_ready;
+    wire        wb_push   = cpu_go && sel_win && cpu_write && wb_room;
+    wire        win_rd    = cpu_go && sel_win && !cpu_write && !wb_any;
+    wire        link_go   = cpu_go && sel_link && !wb_any;
+    wire        eng_go    = cpu_go && sel_engine && !wb_any;
+    wire        eng_cmd   = is_eng_cmd(cpu_addr[11:2]);
+    wire        reg_wr    = (link_go || (eng_go && !eng_cmd)) && cpu_write;  // a posted register store
+    // With PicoRV32 the store's kind is known a cycle ahead (the look-ahead bus, decoded
+    // into la_win_wr / la_reg_wr): a posted store then completes in its own cycle, from
+    // registers only; otherwise one clock later, through mmio_ready.
+    wire        la_win_wr, la_reg_wr;
+    // Likewise a read of a link or engine register (la_link_rd / la_eng_rd): its answer
+    // then goes to the CPU straight from the block's registered answer (csr_ready,
+    // csr_rdata), one clock after the request; otherwise registered once more.
+    wire        la_link_rd, la_eng_rd;
+    // And a window read starts at the system port in the look-ahead cycle itself
+    // (la_win_rd: the CPU's request follows in the next cycle), one clock early.
+    wire        la_win_rd;
+    wire        fast_wr   = cpu_go && (la_win_wr ? wb_room : la_reg_wr && !wb_any);
+    wire        local_start = cpu_go && sel_local && !wb_any;
 
     generate if (CPU == "picorv32") begin : g_picorv32
         /* verilator lint_off UNUSEDSIGNAL */
@@ -88,7 +155,35 @@ module nf_soc #(
         );
         // PicoRV32 drives the port from its look-ahead bus (the next transfer's
         // address one cycle before cpu_valid), so the RAM answers at once.
-        assign ram_ready = cpu_valid && sel_ram;
+        // The same look-ahead bus tells, one cycle ahead, whether the next transfer is for
+        // the RAM or a posted store, etc. (every transfer starts with mem_la_read or
+        // mem_la_write): registers, not the address decode, on the CPU's ready and
+        // read-data paths (the RAM's data, late out of the block RAM, through one LUT).
+        reg  la_ram_q, la_win_wr_q, la_reg_wr_q, la_link_rd_q, la_eng_rd_q;
+        assign ram_sel   = la_ram_q;
+        assign ram_ready = cpu_valid && la_ram_q;
+        wire la_link = ram_addr[31:BLOCK_BITS] == MAP_LINK[31:BLOCK_BITS];
+        wire la_eng  = ram_addr[31:BLOCK_BITS] == MAP_ENGINE[31:BLOCK_BITS];
+        always @(posedge clk) begin
+            if (rst) begin
+                la_ram_q     <= 1'b0;
+                la_win_wr_q  <= 1'b0;
+                la_reg_wr_q  <= 1'b0;
+                la_link_rd_q <= 1'b0;
+                la_eng_rd_q  <= 1'b0;
+            end else if (ram_rd || ram_wr) begin
+                la_ram_q     <= ram_addr < FW_RAM_BYTES;
+                la_win_wr_q  <= ram_wr && in_win(ram_addr);
+                la_reg_wr_q  <= ram_wr && (la_link || (la_eng && !is_eng_cmd(ram_addr[11:2])));
+                la_link_rd_q <= ram_rd && la_link;
+                la_eng_rd_q  <= ram_rd && la_eng;
+            end
+        end
+        assign la_win_rd  = ram_rd && in_win(ram_addr);
+        assign la_win_wr  = la_win_wr_q;
+        assign la_reg_wr  = la_reg_wr_q;
+        assign la_link_rd = la_link_rd_q;
+        assign la_eng_rd  = la_eng_rd_q;
     end else begin : g_vexriscv
         // VexRiscv (pythondata-cpu-vexriscv; the variant file is chosen by the build):
         // Wishbone instruction and data buses, joined onto the SoC bus. A bus keeps the
@@ -133,6 +228,11 @@ module nf_soc #(
         assign cpu_wdata = grant_d ? db_dat : ib_dat;
         assign cpu_wstrb = grant_d ? (db_we ? db_sel : 4'd0) : (ib_we ? ib_sel : 4'd0);
         assign trap      = 1'b0;  // VexRiscv takes exceptions through mtvec; it has no trap pin
+        assign la_win_wr  = 1'b0;  // no look-ahead: posted stores complete one clock later,
+        assign la_reg_wr  = 1'b0;  // register reads two
+        assign la_link_rd = 1'b0;
+        assign la_win_rd  = 1'b0;
+        assign la_eng_rd  = 1'b0;
         // Wishbone has no look-ahead: the RAM guesses. After every read it reads the
         // next word (a cache-line refill, straight-line data) and keeps it until a
         // write, so a read of the guessed word answers at once and any other read one
@@ -147,6 +247,7 @@ module nf_soc #(
         assign ram_wdata = cpu_wdata;
         assign ram_wstrb = cpu_wstrb;
         assign ram_ready = rd_hit || ram_wr;
+        assign ram_sel   = ram_ready;
         always @(posedge clk) begin
             if (rst) begin
                 guess_addr <= 32'd0;
@@ -190,10 +291,9 @@ module nf_soc #(
     reg [31:0] cycle_hi_latched;
     reg [7:0]  fw_leds;
     reg [31:0] scratch;
-    reg [31:0] sys_rdata;
     wire [11:0] sys_off = {cpu_addr[11:2], 2'b00};
     wire sys_start = local_start && sel_sys;
-    wire sys_write = sys_start && cpu_wstrb != 4'd0;
+    wire sys_write = sys_start && cpu_write;
     wire [31:0] clk_hz_word = CLK_HZ;
     wire [31:0] ram_bytes_word = FW_RAM_BYTES;
 
@@ -214,7 +314,6 @@ module nf_soc #(
             cycle_hi_latched <= 32'd0;
             fw_leds          <= 8'd0;
             scratch          <= 32'd0;
-            sys_rdata        <= 32'd0;
         end else begin
             cycle <= cycle + 64'd1;
             // Reading CYCLE_LO latches CYCLE_HI, so the pair reads as one 64-bit value.
@@ -228,19 +327,6 @@ module nf_soc #(
                 if (cpu_wstrb[2]) scratch[23:16] <= cpu_wdata[23:16];
                 if (cpu_wstrb[3]) scratch[31:24] <= cpu_wdata[31:24];
             end
-            sys_rdata <= sys_read;
-        end
-    end
-
-    // Which local slave answered, for the read mux.
-    reg local_was_sys;
-    always @(posedge clk) begin
-        if (rst) begin
-            local_ready   <= 1'b0;
-            local_was_sys <= 1'b0;
-        end else begin
-            local_ready   <= local_start;
-            local_was_sys <= sel_sys;
         end
     end
 
@@ -254,7 +340,7 @@ module nf_soc #(
     nf_link #(.RX_SLOTS(RX_SLOTS), .TX_SLOTS(TX_SLOTS)) u_link (
         .clk(clk), .rst(rst), .uart_rx(uart_rx), .uart_tx(uart_tx), .uart_period(uart_period),
         .cycle(cycle[31:0]),
-        .csr_valid(cpu_valid && sel_link && !mmio_ready), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
+        .csr_valid(link_go), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
         .csr_wstrb(cpu_wstrb), .csr_ready(link_csr_ready), .csr_rdata(link_csr_rdata),
         .mem_valid(link_mem_valid), .mem_addr(link_mem_addr), .mem_wdata(link_mem_wdata),
         .mem_wstrb(link_mem_wstrb), .mem_ready(link_mem_ready), .mem_rdata(sys_port_rdata),
@@ -262,7 +348,11 @@ module nf_soc #(
     );
 
     // ---- system-port arbiter: CPU window and link master take turns -------------------------
-    wire        win_valid = cpu_valid && sel_win && !mmio_ready;
+    // The CPU's side is the write buffer's oldest entry, or else a window read (taken
+    // only with the buffer empty), from its look-ahead cycle (win_early: the CPU has no
+    // request out then) if the port takes it then, or else from its request.
+    wire        win_early = la_win_rd && !wb_any;
+    wire        win_valid = wb_any || win_rd || win_early;
     reg         owned;        // a request is waiting for the engine: keep its master
     reg         owner_link;
     reg         last_link;    // the link had the previous turn
@@ -270,11 +360,16 @@ module nf_soc #(
     wire        sys_port_valid = owned || win_valid || link_mem_valid;
     wire        sys_port_ready;
     wire [31:0] sys_port_rdata;
-    wire [31:0] sys_port_addr  = pick_link ? link_mem_addr : win_off;
-    wire [31:0] sys_port_wdata = pick_link ? link_mem_wdata : cpu_wdata;
-    wire [3:0]  sys_port_wstrb = pick_link ? link_mem_wstrb : cpu_wstrb;
+    wire [31:0] sys_port_addr  = pick_link ? link_mem_addr : wb_any ? wb_off[wb_rp] : win_early ? ram_addr - MAP_WIN : win_off;
+    wire [31:0] sys_port_wdata = pick_link ? link_mem_wdata : wb_data[wb_rp];
+    wire [3:0]  sys_port_wstrb = pick_link ? link_mem_wstrb : wb_any ? wb_strb[wb_rp] : 4'd0;
     assign link_mem_ready = sys_port_ready && pick_link;
     wire        win_ready = sys_port_ready && !pick_link;
+    wire        wb_pop    = win_ready && wb_any;
+    // The answer to a window read goes to the CPU straight from the engine's registered
+    // system-port answer (sys_ready, sys_rdata): only registers on that path (the port
+    // answers at least 4 clocks after it takes a request, so the request is owned then).
+    wire        win_rd_ready = sys_port_ready && owned && !owner_link && !wb_any;
 
     always @(posedge clk) begin
         if (rst) begin
@@ -290,6 +385,26 @@ module nf_soc #(
         end
     end
 
+    // The write buffer (see "posted writes" above).
+    always @(posedge clk) begin
+        if (rst) begin
+            wb_rp  <= 1'b0;
+            wb_wp  <= 1'b0;
+            wb_cnt <= 2'd0;
+        end else begin
+            if (wb_push) wb_wp <= wb_wp + 1'b1;
+            if (wb_pop)  wb_rp <= wb_rp + 1'b1;
+            wb_cnt <= wb_cnt + {1'b0, wb_push} - {1'b0, wb_pop};
+        end
+    end
+    always @(posedge clk) begin
+        if (wb_push) begin
+            wb_off[wb_wp]  <= win_off;
+            wb_data[wb_wp] <= cpu_wdata;
+            wb_strb[wb_wp] <= cpu_wstrb;
+        end
+    end
+
     // ---- engine ----------------------------------------------------------------------------
     wire        eng_csr_ready;
     wire [31:0] eng_csr_rdata;
@@ -297,30 +412,37 @@ module nf_soc #(
         .MEM_BYTES(MEM_BYTES), .MPT_ENTRIES(MPT_ENTRIES), .MTT_ENTRIES(MTT_ENTRIES), .USER_BASE(USER_BASE)
     ) u_engine (
         .clk(clk), .rst(rst),
-        .csr_valid(cpu_valid && sel_engine && !mmio_ready), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
+        .csr_valid(eng_go), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
         .csr_wstrb(cpu_wstrb), .csr_ready(eng_csr_ready), .csr_rdata(eng_csr_rdata),
         .sys_valid(sys_port_valid), .sys_addr(sys_port_addr), .sys_wdata(sys_port_wdata),
         .sys_wstrb(sys_port_wstrb), .sys_ready(sys_port_ready), .sys_rdata(sys_port_rdata)
     );
 
     // ---- CPU read mux -------------------------------------------------------------------------
-    // The link's, the engine's and the window's answers are registered once more before
-    // the CPU sees them (one clock per access): the address decode and the slaves' ready
-    // and read-data muxes stay out of the CPU's own logic. In the cycle the registered
-    // answer shows, the CPU still holds its request: the slaves do not see it then.
+    // The CPU's ready and read data come from registers through a few LUTs only: the
+    // RAM's, the window's (see the arbiter), a read of link or engine registers decoded
+    // a cycle ahead (PicoRV32: la_link_rd, la_eng_rd), a posted store decoded a cycle
+    // ahead (fast_wr); every other answer (SYS, unmapped, the CPUs without look-ahead)
+    // is registered once more here (one clock per access), so the address decode and
+    // the slaves' ready and read-data muxes stay out of the CPU's own logic. In the
+    // cycle a registered answer shows, the CPU still holds its request: the slaves do
+    // not see it then (cpu_go). A block's answer to a register store comes one clock
+    // after the store: it is not taken as an answer to the CPU.
     always @(posedge clk) begin
         if (rst) mmio_ready <= 1'b0;
-        else     mmio_ready <= (link_csr_ready && sel_link) || (eng_csr_ready && sel_engine) || win_ready;
-        mmio_rdata <= sel_link ? link_csr_rdata : sel_engine ? eng_csr_rdata : sys_port_rdata;
+        else     mmio_ready <= ((wb_push || reg_wr) && !fast_wr) || local_start ||
+                               (cpu_valid && link_csr_ready && sel_link && !cpu_write && !la_link_rd) ||
+                               (cpu_valid && eng_csr_ready && sel_engine && (!cpu_write || eng_cmd) && !la_eng_rd);
+        mmio_rdata <= sel_link ? link_csr_rdata : sel_engine ? eng_csr_rdata : sel_sys ? sys_read : 32'd0;
     end
+    wire [31:0] io_rdata = mmio_ready ? mmio_rdata : la_link_rd ? link_csr_rdata :
+                           la_eng_rd ? eng_csr_rdata : sys_port_rdata;
     always @(*) begin
-        cpu_ready = ram_ready || local_ready || mmio_ready;
-        if (ram_ready)
-            cpu_rdata = ram_rdata;
-        else if (local_ready)
-            cpu_rdata = local_was_sys ? sys_rdata : 32'd0;
-        else
-            cpu_rdata = mmio_rdata;
+        cpu_ready = ram_ready || mmio_ready || win_rd_ready || fast_wr ||
+                    (cpu_valid && ((la_link_rd && link_csr_ready) || (la_eng_rd && eng_csr_ready)));
+        // The firmware RAM's data (the slowest: block-RAM clock-to-output) through one
+        // LUT, after the other answers' mux (io_rdata).
+        cpu_rdata = ram_sel ? ram_rdata : io_rdata;
     end
 
     // ---- LEDs ----------------------------------------------------------------------------------

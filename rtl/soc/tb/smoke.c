@@ -55,7 +55,31 @@ int main(void)
     REG(NF_MAP_SYS, 0xFFC) = 1;
     CHECK(8, REG(0x30000000u, 0) == 0 && REG(NF_MAP_ENGINE + 0x1000u, 0) == 0 && REG(NF_MAP_SYS, 0xFFC) == 0);
     CHECK(9, muldiv(123457u, 1000u, 7u) == 123457u * 1000u / 7u + 123457u % 7u);
-    SYS(NF_SYS_LEDS) = 10u << LED_STEP_SHIFT | LED_DONE;
+    /* Posted stores: a burst of window stores (more than the write buffer holds), read
+     * back at once, the last first; a byte store between them merges in order. */
+    for (uint32_t i = 0; i < 8; i++)
+        win[2 + i] = 0x5A000000u + i;
+    *((volatile uint8_t *)win + 8 + 4 * 3 + 1) = 0x77;
+    win[9] = 0xA5A5A5A5u;
+    /* A load straight after a store to the same word (one instruction after the other:
+     * the store is still in the buffer or on its way to adapter memory). */
+    uint32_t back;
+    __asm__ volatile("sw %2, 44(%1)\n\tlw %0, 44(%1)" : "=r"(back) : "r"(win), "r"(0x3C3C3C3Cu) : "memory");
+    uint32_t ok = back == 0x3C3C3C3Cu && win[9] == 0xA5A5A5A5u && win[5] == 0x5A007703u;
+    for (uint32_t i = 0; i < 7; i++)
+        ok = ok && win[2 + i] == (i == 3 ? 0x5A007703u : 0x5A000000u + i);
+    CHECK(10, ok);
+    /* A posted engine register store followed at once by its read, by a window store
+     * and a store to another register, each read back. */
+    ENGINE(NF_ENGINE_CHK_TOKEN) = 0x1234ABCDu;
+    uint32_t tok = ENGINE(NF_ENGINE_CHK_TOKEN);
+    ENGINE(NF_ENGINE_CHK_VA_LO) = 0x0BADF00Du;
+    win[10] = 0x600DCAFEu;
+    ENGINE(NF_ENGINE_CHK_TOKEN) = 0x4321DCBAu;
+    SYS(NF_SYS_SCRATCH) = win[10];
+    CHECK(11, tok == 0x1234ABCDu && ENGINE(NF_ENGINE_CHK_VA_LO) == 0x0BADF00Du &&
+                  ENGINE(NF_ENGINE_CHK_TOKEN) == 0x4321DCBAu && SYS(NF_SYS_SCRATCH) == 0x600DCAFEu);
+    SYS(NF_SYS_LEDS) = 12u << LED_STEP_SHIFT | LED_DONE;
     for (;;) {
     }
 }
