@@ -39,16 +39,18 @@ def bench_figures(r):
          "| DMA through translated pages (64 KiB) | %.1f of %s bytes per clock (%.1f %% of the port) |" % (
              r["dma_bytes_per_clock"], g(r["dma_port_bytes_per_clock"]), 100 * r["dma_port_fraction"]),
          "| fast-register, 1 / 16 / 256 pages, arrival to CQE posted | %s / %s / %s clocks "
-         "(%.0f / %.0f / %.0f µs at %s MHz) |" % (
+         "(%.0f / %.0f / %.0f µs on the %s at %s MHz) |" % (
              g(r["fastreg_clocks_1page"]), g(r["fastreg_clocks_16pages"]), g(r["fastreg_clocks_256pages"]),
-             r["fastreg_us_1page"], r["fastreg_us_16pages"], r["fastreg_us_256pages"], g(r["system_clock_mhz"])),
+             r["fastreg_us_1page"], r["fastreg_us_16pages"], r["fastreg_us_256pages"], report.CLOCK_BOARD,
+             g(r["system_clock_mhz"])),
          "| invalidate | %s clocks |" % g(r["invalidate_clocks"]),
          "| link, many work requests in flight | %.0f %% of the UART's raw byte rate |" % (100 * r["link_efficiency"]),
          "| host library per NdkFastRegister post | %s instructions |" % g(r["host_instructions_per_post"]),
-         "| Send to receive completion, 8 / 512 B, arrival to CQE posted | %s / %s clocks (%.0f / %.0f µs at %s MHz) |"
-         % (g(r["send_recv_clocks_8b"]), g(r["send_recv_clocks_512b"]),
-            r["send_recv_clocks_8b"] / r["system_clock_mhz"], r["send_recv_clocks_512b"] / r["system_clock_mhz"],
-            g(r["system_clock_mhz"])),
+         "| Send to receive completion, 8 / 512 B, arrival to CQE posted | %s / %s clocks (%.0f / %.0f µs on the %s "
+         "at %s MHz) |" % (g(r["send_recv_clocks_8b"]), g(r["send_recv_clocks_512b"]),
+                           r["send_recv_clocks_8b"] / r["system_clock_mhz"],
+                           r["send_recv_clocks_512b"] / r["system_clock_mhz"], report.CLOCK_BOARD,
+                           g(r["system_clock_mhz"])),
          "| Send/Receive through NDKPI on the software adapter (nfmodel) | one way %.0f µs (8 B), ping-pong %.0f µs, "
          "%s messages/s with %s in flight |" % (
              r["send_recv_latency_us_8b_model"], r["send_recv_pingpong_us_model"],
