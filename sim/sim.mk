@@ -23,9 +23,9 @@ sim: $(SIM_BIN) firmware ## build the Verilator board model and the firmware it 
 SIM_PGO        ?= 1
 SIM_PGO_CYCLES ?= 2000000
 SIM_SPLIT      ?= 2000
-SIM_CXX        ?= $(if $(shell command -v clang++ 2>/dev/null),clang++,g++)
 SIM_PROFDATA   ?= $(firstword $(shell command -v llvm-profdata llvm-profdata-14 2>/dev/null))
-SIM_CLANG      := $(if $(findstring clang,$(SIM_CXX)),$(if $(SIM_PROFDATA),1))
+SIM_CXX        ?= $(if $(and $(shell command -v clang++ 2>/dev/null),$(SIM_PROFDATA)),clang++,g++)
+SIM_CLANG      := $(if $(findstring clang,$(SIM_CXX)),1)
 SIM_VFLAGS      = --cc --exe -Wall $(VFAST) $(SOC_VSRC) --top-module nf_soc -GFW_HEX='"$(SIM_FW_HEX)"' \
                   -CFLAGS "-std=c++17 -I$(SIM_DIR) -I$(ROOT)/firmware/include -DNF_DEFAULT_FIRMWARE='\"$(SIM_FW_HEX)\"'"
 SIM_MAKE        = CXX=$(SIM_CXX) LINK=$(SIM_CXX) OPT_SLOW=-O1
