@@ -269,9 +269,10 @@ int main(int argc, char **argv)
     }
     struct nf_link *l;
     struct nf_info info;
-    /* The simulation runs about 1/70 of the board's speed, so a 2 KiB frame takes half a
-     * second of wall time on the wire: a retransmission timeout tuned for the board
-     * fires spuriously and the resent frames would count against the link. */
+    /* The simulation runs at 1/15 to 1/25 of the board's speed (more on a loaded host),
+     * so a 2 KiB frame takes a tenth of a second of wall time on the wire: a
+     * retransmission timeout tuned for the board fires spuriously and the resent frames
+     * would count against the link. */
     struct nf_link_config cfg = {.rto_min_ms = 3000, .rto_initial_ms = 5000};
     st = nf_link_open_ex(t, &cfg, on_message, on_dead, NULL, &l, &info);
     if (st != NF_STATUS_SUCCESS) {

@@ -28,7 +28,9 @@
 #include "nf_uart_bits.h"
 #include "Vnf_soc.h"
 #include "verilated.h"
+#if VM_TRACE
 #include "verilated_fst_c.h"
+#endif
 
 #ifndef NF_DEFAULT_FIRMWARE
 #error "NF_DEFAULT_FIRMWARE (path of the firmware hex) must be defined at compile time"
@@ -65,7 +67,7 @@ void usage(FILE *f)
         "  --socket PATH          Unix-domain stream socket to listen on (required)\n"
         "  --baud N               UART baud rate (default 3000000)\n"
         "  --firmware PATH        firmware hex image (default %s)\n"
-        "  --trace FILE.fst       write an FST waveform\n"
+        "  --trace FILE.fst       write an FST waveform (nfsim-trace only: make sim-trace)\n"
         "  --max-cycles N         stop after N simulated cycles (0: no limit)\n"
         "  --drop P --corrupt P --dup P   per-byte fault probabilities, both directions\n"
         "  --seed N               seed of the fault injection (default 1)\n"
@@ -242,14 +244,18 @@ public:
         std::string plusarg = "+firmware=" + opt_.firmware;
         const char *args[] = {"nfsim", plusarg.c_str()};
         ctx_->commandArgs(2, args);
+#if VM_TRACE
         if (!opt_.trace.empty())
             ctx_->traceEverOn(true);
+#endif
         top_ = std::make_unique<Vnf_soc>(ctx_.get());
+#if VM_TRACE
         if (!opt_.trace.empty()) {
             fst_ = std::make_unique<VerilatedFstC>();
             top_->trace(fst_.get(), 99);
             fst_->open(opt_.trace.c_str());
         }
+#endif
         top_->uart_period = static_cast<uint16_t>(period_);
         top_->uart_rx = 1;
         top_->rst = 1;
@@ -271,8 +277,10 @@ public:
                 break;
         }
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+#if VM_TRACE
         if (fst_)
             fst_->close();
+#endif
         top_->final();
         if (!opt_.quiet)
             std::fprintf(stderr, "nfsim: %llu cycles, %.0f cycles/s\n", static_cast<unsigned long long>(cycle_),
@@ -288,12 +296,16 @@ private:
         top_->uart_rx = static_cast<uint8_t>(drv_.level(cycle_));
         top_->clk = 0;
         top_->eval();
+#if VM_TRACE
         if (fst_)
             fst_->dump(2 * cycle_);
+#endif
         top_->clk = 1;
         top_->eval();
+#if VM_TRACE
         if (fst_)
             fst_->dump(2 * cycle_ + 1);
+#endif
         cycle_++;
         uint8_t byte;
         if (smp_.sample(cycle_, top_->uart_tx, &byte) == 1 && client_fd_ >= 0)
@@ -316,14 +328,6 @@ private:
         pollfd p[2] = {{listen_fd_, POLLIN, 0}, {client_fd_, POLLIN, 0}};
         if (poll(p, 2, 0) < 0 && errno != EINTR)
             return disconnected();
-        if (p[0].revents & POLLIN) {
-            // One client only: turn away anyone else.
-            int extra = accept(listen_fd_, nullptr, nullptr);
-            if (extra >= 0) {
-                std::fprintf(stderr, "nfsim: refusing a second client\n");
-                close(extra);
-            }
-        }
         // Host to board, with backpressure: read only while the UART backlog is short.
         if (p[1].revents && drv_.queued() < kRxBacklog) {
             uint8_t buf[kRxBacklog];
@@ -333,6 +337,15 @@ private:
                     faults_.pass(buf[i], [this](uint8_t b) { drv_.push(b); });
             } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
                 return disconnected();
+            }
+        }
+        // One client only: turn away anyone else. Checked after the client's own
+        // socket, so a client that has gone (EOF above) makes room for the next.
+        if (p[0].revents & POLLIN) {
+            int extra = accept(listen_fd_, nullptr, nullptr);
+            if (extra >= 0) {
+                std::fprintf(stderr, "nfsim: refusing a second client\n");
+                close(extra);
             }
         }
         // Board to host.
@@ -385,7 +398,9 @@ private:
     std::deque<uint8_t> to_host_;
     std::unique_ptr<VerilatedContext> ctx_;
     std::unique_ptr<Vnf_soc> top_;
+#if VM_TRACE
     std::unique_ptr<VerilatedFstC> fst_;
+#endif
     uint64_t cycle_ = 0;
     int listen_fd_ = -1;
     int client_fd_ = -1;
@@ -432,6 +447,13 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "nfsim: cannot read firmware image %s: %s\n", opt.firmware.c_str(), std::strerror(errno));
         return 2;
     }
+#if !VM_TRACE
+    if (!opt.trace.empty()) {
+        // Waveform support costs speed at every clock, so it has its own binary.
+        std::fprintf(stderr, "nfsim: built without waveform support: nfsim-trace (make sim-trace) writes --trace\n");
+        return 2;
+    }
+#endif
     if (!opt.trace.empty()) {
         FILE *f = std::fopen(opt.trace.c_str(), "w");
         if (!f) {

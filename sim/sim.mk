@@ -14,32 +14,60 @@ TEST_TARGETS += test-sim
 # firmware to exist to be useful.
 sim: $(SIM_BIN) firmware ## build the Verilator board model and the firmware it runs
 
-# Profile-guided build: the model is compiled with counters, runs the product firmware
-# for SIM_PGO_CYCLES (sim/pgo_train.sh), and is compiled again with the profile (the
-# evaluation of the whole design every clock is branchy code whose layout gains from it).
-# SIM_PGO=0 builds it once, without.
+# The model is built for speed (docs: sim/README.md): no waveform support (nfsim-trace,
+# `make sim-trace`, has it), the model's evaluation split into functions of about
+# SIM_SPLIT statements (one function of the whole design spills registers), compiled by
+# clang when there is one, and profile-guided: compiled with counters, run on the
+# product firmware for SIM_PGO_CYCLES (sim/pgo_train.sh), compiled again with the
+# profile. SIM_PGO=0 builds it once, without. SIM_CXX=g++ takes GCC (its own PGO).
 SIM_PGO        ?= 1
 SIM_PGO_CYCLES ?= 2000000
-SIM_OPT        := OPT_FAST=-O2 OPT_SLOW=-O1
-SIM_PGO_GEN    := OPT_FAST="-O2 -fprofile-generate -fprofile-update=single" OPT_SLOW=-O1 LDFLAGS=-fprofile-generate
-SIM_PGO_USE    := OPT_FAST="-O2 -fprofile-use -fprofile-partial-training -Wno-missing-profile" OPT_SLOW=-O1
+SIM_SPLIT      ?= 2000
+SIM_PROFDATA   ?= $(firstword $(shell command -v llvm-profdata llvm-profdata-14 2>/dev/null))
+SIM_CXX        ?= $(if $(and $(shell command -v clang++ 2>/dev/null),$(SIM_PROFDATA)),clang++,g++)
+SIM_CLANG      := $(if $(findstring clang,$(SIM_CXX)),1)
+SIM_VFLAGS      = --cc --exe -Wall $(VFAST) $(SOC_VSRC) --top-module nf_soc -GFW_HEX='"$(SIM_FW_HEX)"' \
+                  -CFLAGS "-std=c++17 -I$(SIM_DIR) -I$(ROOT)/firmware/include -DNF_DEFAULT_FIRMWARE='\"$(SIM_FW_HEX)\"'"
+SIM_MAKE        = CXX=$(SIM_CXX) LINK=$(SIM_CXX) OPT_SLOW=-O1
+SIM_PROF       := $(SIM_BUILD)/obj/nfsim.profdata
+SIM_OPT        := OPT_FAST=-O2
+ifeq ($(SIM_CLANG),1)
+SIM_PGO_GEN    := OPT_FAST="-O2 -fprofile-instr-generate" LDFLAGS=-fprofile-instr-generate
+SIM_PGO_USE    := OPT_FAST="-O2 -fprofile-instr-use=$(SIM_PROF) -Wno-profile-instr-unprofiled -Wno-profile-instr-out-of-date"
+SIM_PGO_MERGE   = $(SIM_PROFDATA) merge -o $(SIM_PROF) $(SIM_BUILD)/obj/*.profraw
+else
+SIM_PGO_GEN    := OPT_FAST="-O2 -fprofile-generate -fprofile-update=single" LDFLAGS=-fprofile-generate
+SIM_PGO_USE    := OPT_FAST="-O2 -fprofile-use -fprofile-partial-training -Wno-missing-profile"
+SIM_PGO_MERGE   = true
+endif
 
-$(SIM_BIN): $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/pgo_train.sh \
+$(SIM_BIN): $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/pgo_train.sh $(SIM_DIR)/sim.mk \
             | $(SIM_FW_HEX) $(SIM_BUILD)/nfsim_client
-	@mkdir -p $(SIM_BUILD)/obj
-	@rm -f $(SIM_BUILD)/obj/*.gcda
-	@echo "sim: verilating nf_soc into $(SIM_BIN) (the board model; log in $(SIM_BUILD)/build.log)"
-	@{ $(VERILATOR) --cc --exe -Wall $(VFAST) --trace-fst $(SOC_VSRC) --top-module nf_soc \
-	    -GFW_HEX='"$(SIM_FW_HEX)"' --Mdir $(SIM_BUILD)/obj -o $(SIM_BIN) \
-	    -CFLAGS "-std=c++17 -I$(SIM_DIR) -I$(ROOT)/firmware/include -DNF_DEFAULT_FIRMWARE='\"$(SIM_FW_HEX)\"'" \
+	@rm -rf $(SIM_BUILD)/obj && mkdir -p $(SIM_BUILD)/obj
+	@echo "sim: verilating nf_soc into $(SIM_BIN) (the board model, $(SIM_CXX); log in $(SIM_BUILD)/build.log)"
+	@{ $(VERILATOR) $(SIM_VFLAGS) --output-split-cfuncs $(SIM_SPLIT) --Mdir $(SIM_BUILD)/obj -o $(SIM_BIN) \
 	    $(SOC_DIR)/nf_soc.v $(SIM_CXX_SRC) && \
 	  if [ "$(SIM_PGO)" = 1 ]; then \
-	    $(MAKE) -C $(SIM_BUILD)/obj -f Vnf_soc.mk $(SIM_PGO_GEN) && \
-	    bash $(SIM_DIR)/pgo_train.sh $(SIM_BIN) $(SIM_BUILD)/nfsim_client $(SIM_FW_HEX) $(SIM_BUILD)/train $(SIM_PGO_CYCLES); \
-	    for g in $(SIM_BUILD)/obj/*.gcda; do rm -f "$${g%.gcda}.o"; done; rm -f $(SIM_BUILD)/obj/*.a $(SIM_BIN) && \
-	    $(MAKE) -C $(SIM_BUILD)/obj -f Vnf_soc.mk $(SIM_PGO_USE); \
-	  else $(MAKE) -C $(SIM_BUILD)/obj -f Vnf_soc.mk $(SIM_OPT); fi; \
+	    $(MAKE) -C $(SIM_BUILD)/obj -f Vnf_soc.mk $(SIM_MAKE) $(SIM_PGO_GEN) && \
+	    LLVM_PROFILE_FILE=$(SIM_BUILD)/obj/nfsim-%p.profraw \
+	      bash $(SIM_DIR)/pgo_train.sh $(SIM_BIN) $(SIM_BUILD)/nfsim_client $(SIM_FW_HEX) $(SIM_BUILD)/train $(SIM_PGO_CYCLES); \
+	    if $(SIM_PGO_MERGE); then use='$(SIM_PGO_USE)'; else use='$(SIM_OPT)'; echo "sim: no profile: plain build"; fi; \
+	    rm -f $(SIM_BUILD)/obj/*.o $(SIM_BUILD)/obj/*.a $(SIM_BIN) && \
+	    eval $(MAKE) -C $(SIM_BUILD)/obj -f Vnf_soc.mk $(SIM_MAKE) $$use; \
+	  else $(MAKE) -C $(SIM_BUILD)/obj -f Vnf_soc.mk $(SIM_MAKE) $(SIM_OPT); fi; \
 	} > $(SIM_BUILD)/build.log 2>&1 || (tail -50 $(SIM_BUILD)/build.log; exit 1)
+
+# The same model with FST waveform support (--trace FILE), built plainly: a debugging tool.
+SIM_TRACE_BIN := $(SIM_BUILD)/nfsim-trace
+.PHONY: sim-trace
+sim-trace: $(SIM_TRACE_BIN) firmware ## build build/sim/nfsim-trace: nfsim that writes FST waveforms (--trace FILE)
+$(SIM_TRACE_BIN): $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/sim.mk | $(SIM_FW_HEX)
+	@mkdir -p $(SIM_BUILD)/obj-trace
+	@echo "sim: verilating nf_soc into $(SIM_TRACE_BIN) (waveforms; log in $(SIM_BUILD)/build-trace.log)"
+	@{ $(VERILATOR) $(SIM_VFLAGS) --trace-fst --Mdir $(SIM_BUILD)/obj-trace -o $(SIM_TRACE_BIN) \
+	    $(SOC_DIR)/nf_soc.v $(SIM_CXX_SRC) && \
+	  $(MAKE) -C $(SIM_BUILD)/obj-trace -f Vnf_soc.mk $(SIM_MAKE) $(SIM_OPT); \
+	} > $(SIM_BUILD)/build-trace.log 2>&1 || (tail -50 $(SIM_BUILD)/build-trace.log; exit 1)
 
 # Tests: a test program that echoes frames (sim/tests/echo_fw.c) checks the bridge,
 # the UART and the link hardware end to end; with the real firmware, the RESET
@@ -57,9 +85,9 @@ $(SIM_BUILD)/nfsim_client: $(SIM_DIR)/tests/nfsim_client.c $(ROOT)/host/src/nf_f
 	@mkdir -p $(SIM_BUILD)
 	@$(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/src -I$(ROOT)/tests $(SIM_DIR)/tests/nfsim_client.c $(ROOT)/host/src/nf_frame.c -o $@
 
-SIM_TEST_DEPS := $(SIM_BIN) $(SIM_BUILD)/echo_fw.hex $(SIM_BUILD)/nfsim_client $(SIM_FW_HEX)
+SIM_TEST_DEPS := $(SIM_BIN) $(SIM_TRACE_BIN) $(SIM_BUILD)/echo_fw.hex $(SIM_BUILD)/nfsim_client $(SIM_FW_HEX)
 test-sim: $(SIM_TEST_DEPS) ## nfsim: options, echo over the UART, faults, reconnect, trace, RESET handshake
-	@NFSIM=$(SIM_BIN) CLIENT=$(SIM_BUILD)/nfsim_client ECHO_HEX=$(SIM_BUILD)/echo_fw.hex \
+	@NFSIM=$(SIM_BIN) NFSIM_TRACE=$(SIM_TRACE_BIN) CLIENT=$(SIM_BUILD)/nfsim_client ECHO_HEX=$(SIM_BUILD)/echo_fw.hex \
 	    FW_HEX=$(SIM_FW_HEX) WORK=$(SIM_BUILD)/test bash $(SIM_DIR)/tests/test_sim.sh
 
 LINT_TARGETS += lint-sim

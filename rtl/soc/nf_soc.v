@@ -140,7 +140,7 @@ module nf_soc #(
         wire [35:0] unused_trace_data;
         /* verilator lint_on UNUSEDSIGNAL */
         picorv32 #(
-            .ENABLE_MUL(1), .ENABLE_DIV(1), .BARREL_SHIFTER(1), .COMPRESSED_ISA(0),
+            .ENABLE_MUL(0), .ENABLE_FAST_MUL(1), .ENABLE_DIV(1), .BARREL_SHIFTER(1), .COMPRESSED_ISA(0),  // one-clock multiply (DSPs): the 64-step one costs the simulation 8 %
             .ENABLE_IRQ(0), .PROGADDR_RESET(32'h0000_0000), .STACKADDR(FW_RAM_BYTES)
         ) u_cpu (
             .clk(clk), .resetn(!rst), .trap(trap),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# nfsim tests. Environment: NFSIM, CLIENT, ECHO_HEX (test firmware that echoes
-# frames), FW_HEX (the product firmware; its test is skipped only when the file
-# does not exist), WORK (scratch directory). One "ok"/"not ok" line per case.
+# nfsim tests. Environment: NFSIM, NFSIM_TRACE (its build with waveforms), CLIENT,
+# ECHO_HEX (test firmware that echoes frames), FW_HEX (the product firmware; its test
+# is skipped only when the file does not exist), WORK (scratch directory). One "ok"/"not ok" line per case.
 set -u
 mkdir -p "$WORK"
 fails=0
@@ -94,13 +94,18 @@ kill "$cpid" 2>/dev/null
 
 # --- FST trace ----------------------------------------------------------------------------
 SOCK=$WORK/trace.sock
+"$NFSIM" --socket "$SOCK" --trace "$WORK/plain.fst" 2> "$WORK/notrace.err"; rc=$?
+check "trace: nfsim (no waveform support, for speed) refuses --trace, names nfsim-trace" \
+    bash -c "test $rc -eq 2 && grep -q nfsim-trace '$WORK/notrace.err' && test ! -e '$WORK/plain.fst'"
+NFSIM_PLAIN=$NFSIM NFSIM=$NFSIM_TRACE
 start_sim trace --socket "$SOCK" --firmware "$ECHO_HEX" --max-cycles 20000 --trace "$WORK/t.fst"
 "$CLIENT" "$SOCK" idle 10000 &
 cpid=$!
 pids+=("$cpid")
 wait_sim "$SIM_PID" 20
-check "trace: --trace writes an FST file" bash -c "test -s '$WORK/t.fst' && head -c 1 '$WORK/t.fst' | od -An -tx1 | grep -q 00"
+check "trace: nfsim-trace --trace writes an FST file" bash -c "test -s '$WORK/t.fst' && head -c 1 '$WORK/t.fst' | od -An -tx1 | grep -q 00"
 kill "$cpid" 2>/dev/null
+NFSIM=$NFSIM_PLAIN
 
 # --- the product firmware: RESET handshake --------------------------------------------------
 if [ -f "$FW_HEX" ]; then
