@@ -10,6 +10,8 @@ named wrappers around rtl/engine/nf_regs_decode.v with the block's offset tables
 A register is thus added in layout.toml only; the block's own RTL keeps the behaviour
 (what a write does, where a read value comes from). With --check nothing is written and
 the exit status is 1 when a generated file differs from what this script produces now.
+A block with read_capture = true gets clk, rst and take ports and a registered rdata
+(the read mux runs only in the clock a read is taken).
 """
 import argparse
 import pathlib
@@ -61,11 +63,16 @@ def gen_block(block):
     reads = [r for r in regs if r["acc"] in ("rw", "ro")]
     addr = lambda r: f"{BLOCK_BITS}'h{r['off']:03X}"
     # (declaration, comment) per port; the last port takes no comma.
-    ports = [("input  wire [11:0] addr", "byte offset in the block (a block that ignores the byte lanes passes [1:0] = 0)"),
+    capture = block.get("read_capture", False)
+    ports = [("input  wire        clk", "clock"), ("input  wire        rst", "reset: rdata 0"),
+             ("input  wire        take", "a read is taken this clock: rdata holds its value from the next clock")] \
+        if capture else []
+    ports += [("input  wire [11:0] addr", "byte offset in the block (a block that ignores the byte lanes passes [1:0] = 0)"),
              ("input  wire        we", "a write transaction this cycle (the block decides which count)")]
     ports += [(f"output wire        wr_{r['name'].lower()}", f"{r['acc']}: {r['doc']}") for r in writes]
     ports += [(f"input  wire [31:0] rd_{r['name'].lower()}", r["doc"]) for r in reads]
-    ports.append(("output wire [31:0] rdata", "read value at addr; 0 where no readable register is"))
+    ports.append(("output wire [31:0] rdata", "read value at addr; 0 where no readable register is"
+                  + (" (registered)" if capture else "")))
     width = max(len(d) for d, _ in ports) + 1
     L = [f"// {BANNER}",
          f"// {block['name']} register decode: write strobes and read mux. Behaviour is in the block's RTL.",
@@ -78,8 +85,10 @@ def gen_block(block):
     L += [f"    nf_regs_decode #(",
           f"        .NW({len(writes)}), .NR({len(reads)}),",
           f"        .WR_OFFS({{{', '.join(addr(r) for r in rev_w)}}}),",
-          f"        .RD_OFFS({{{', '.join(addr(r) for r in rev_r)}}})",
+          f"        .RD_OFFS({{{', '.join(addr(r) for r in rev_r)}}}),",
+          f"        .CAPTURE(1'b{int(capture)})",
           f"    ) u_decode (",
+          "        .clk(clk), .rst(rst), .take(take)," if capture else "        .clk(1'b0), .rst(1'b0), .take(1'b0),",
           f"        .addr(addr), .we(we), .rdata(rdata),",
           f"        .wr({{{', '.join('wr_' + r['name'].lower() for r in rev_w)}}}),",
           f"        .rd({{{', '.join('rd_' + r['name'].lower() for r in rev_r)}}})",

@@ -20,7 +20,7 @@ module nf_engine_regs #(
     input  wire [31:0]     csr_wdata,
     input  wire [3:0]      csr_wstrb,
     output reg             csr_ready,
-    output reg  [31:0]     csr_rdata,
+    output wire [31:0]     csr_rdata,   // registered by the decode (read_capture)
     input  wire            tables_ready,
     // firmware table op into the pipeline
     output wire            tbl_req,
@@ -93,7 +93,6 @@ module nf_engine_regs #(
          wr_dma_dst_mode, wr_dma_dst_token, wr_dma_dst_addr_lo, wr_dma_dst_addr_hi, wr_dma_dst_pd,
          wr_dma_len, wr_dma_ctrl, wr_chk_token, wr_chk_va_lo, wr_chk_va_hi, wr_chk_len,
          wr_chk_access, wr_chk_pd, wr_chk_ctrl;
-    wire [31:0] rd;
 
     wire known_op = (csr_wdata[2:0] >= OPC_MPT_WRITE) &&
                     (csr_wdata[2:0] <= OPC_MTT_READ) && (csr_wdata[31:3] == 29'd0);
@@ -232,7 +231,7 @@ module nf_engine_regs #(
     endfunction
 
     nf_engine_regs_decode u_decode (
-        .addr(csr_addr), .we(wr),
+        .clk(clk), .rst(rst), .take(csr_new), .addr(csr_addr), .we(wr),
         .wr_tbl_cmd(wr_tbl_cmd), .wr_tbl_index(wr_tbl_index), .wr_tbl_mtt_data(wr_tbl_mtt_data),
         .wr_ent_w0(wr_ent_w0), .wr_ent_w1(wr_ent_w1), .wr_ent_w2(wr_ent_w2), .wr_ent_w3(wr_ent_w3),
         .wr_ent_w4(wr_ent_w4), .wr_ent_w5(wr_ent_w5), .wr_ent_w6(wr_ent_w6),
@@ -265,17 +264,12 @@ module nf_engine_regs #(
         .rd_chk_token(chk_token_r), .rd_chk_va_lo(chk_va_lo), .rd_chk_va_hi(chk_va_hi),
         .rd_chk_len(chk_len_r), .rd_chk_access(chk_access_r), .rd_chk_pd(chk_pd_r),
         .rd_chk_status(status_word(cst != C_IDLE, 1'b0, chk_code, 16'd0)), .rd_chk_addr(chk_addr),
-        .rdata(rd)
+        .rdata(csr_rdata)
     );
 
     always @(posedge clk) begin
-        if (rst) begin
-            csr_ready <= 1'b0;
-            csr_rdata <= 32'd0;
-        end else begin
-            csr_ready <= csr_new;
-            csr_rdata <= rd;
-        end
+        if (rst) csr_ready <= 1'b0;
+        else     csr_ready <= csr_new;
     end
 endmodule
 `default_nettype wire

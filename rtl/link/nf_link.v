@@ -20,7 +20,7 @@ module nf_link #(
     /* verilator lint_on UNUSEDSIGNAL */
     input  wire [3:0]  csr_wstrb,
     output reg         csr_ready,
-    output reg  [31:0] csr_rdata,
+    output wire [31:0] csr_rdata,     // registered by the decode (read_capture)
     output reg         mem_valid,
     output reg  [31:0] mem_addr,
     output reg  [31:0] mem_wdata,
@@ -154,27 +154,25 @@ module nf_link #(
         cfg_word[`NF_LINK_CFG_RX_SLOTS] = RX_SLOTS[7:0];
         cfg_word[`NF_LINK_CFG_TX_SLOTS] = TX_SLOTS[7:0];
     end
-    wire [31:0] read_word;
     // Register decode generated from layout.toml. RX_STAMP0 stands for the whole stamp
-    // array, read through stamp_word.
+    // array: a read of any stamp is decoded as RX_STAMP0, whose value is stamp_word.
+    wire csr_take = csr_valid && !csr_ready;
     nf_link_regs_decode u_decode (
-        .addr(reg_off), .we(csr_write),
+        .clk(clk), .rst(rst), .take(csr_take), .addr(is_stamp ? STAMP0 : reg_off), .we(csr_write),
         .wr_rx_release(wr_release), .wr_tx_post(wr_post), .wr_tx_ack(wr_ack),
         .rd_id(`NF_LINK_HW_ID_VALUE), .rd_cfg(cfg_word),
         .rd_rx_ready({{(32 - RX_SLOTS){1'b0}}, rx_ready}),
         .rd_tx_busy({{(32 - TX_SLOTS){1'b0}}, tx_busy}),
         .rd_cnt_rx_ok(cnt_rx_ok), .rd_cnt_rx_bad(cnt_rx_bad), .rd_cnt_rx_drop(cnt_rx_drop),
         .rd_cnt_tx(cnt_tx), .rd_cnt_tx_reject(cnt_tx_reject), .rd_rx_stamp0(stamp_word),
-        .rdata(read_word)
+        .rdata(csr_rdata)
     );
 
     always @(posedge clk) begin
         if (rst) begin
             csr_ready <= 1'b0;
-            csr_rdata <= 32'd0;
         end else begin
-            csr_ready <= csr_valid && !csr_ready;
-            csr_rdata <= is_stamp ? stamp_word : read_word;
+            csr_ready <= csr_take;
         end
     end
 

@@ -2,6 +2,9 @@
 // LINK register decode: write strobes and read mux. Behaviour is in the block's RTL.
 `default_nettype none
 module nf_link_regs_decode (
+    input  wire        clk,              // clock
+    input  wire        rst,              // reset: rdata 0
+    input  wire        take,             // a read is taken this clock: rdata holds its value from the next clock
     input  wire [11:0] addr,             // byte offset in the block (a block that ignores the byte lanes passes [1:0] = 0)
     input  wire        we,               // a write transaction this cycle (the block decides which count)
     output wire        wr_rx_release,    // wo: write 1 to bit i: firmware is done with RX slot i
@@ -17,13 +20,15 @@ module nf_link_regs_decode (
     input  wire [31:0] rd_cnt_tx,        // frames sent (data and ACK)
     input  wire [31:0] rd_cnt_tx_reject, // TX_POST writes refused (slot out of range or busy, LEN out of range, queue full); nothing was queued
     input  wire [31:0] rd_rx_stamp0,     // cycle counter (low word) when RX slot 0 became ready; slot i at 0x40 + 4*i
-    output wire [31:0] rdata             // read value at addr; 0 where no readable register is
+    output wire [31:0] rdata             // read value at addr; 0 where no readable register is (registered)
 );
     nf_regs_decode #(
         .NW(3), .NR(10),
         .WR_OFFS({12'h018, 12'h010, 12'h00C}),
-        .RD_OFFS({12'h040, 12'h030, 12'h02C, 12'h028, 12'h024, 12'h020, 12'h014, 12'h008, 12'h004, 12'h000})
+        .RD_OFFS({12'h040, 12'h030, 12'h02C, 12'h028, 12'h024, 12'h020, 12'h014, 12'h008, 12'h004, 12'h000}),
+        .CAPTURE(1'b1)
     ) u_decode (
+        .clk(clk), .rst(rst), .take(take),
         .addr(addr), .we(we), .rdata(rdata),
         .wr({wr_tx_ack, wr_tx_post, wr_rx_release}),
         .rd({rd_rx_stamp0, rd_cnt_tx_reject, rd_cnt_tx, rd_cnt_rx_drop, rd_cnt_rx_bad, rd_cnt_rx_ok, rd_tx_busy, rd_rx_ready, rd_cfg, rd_id})

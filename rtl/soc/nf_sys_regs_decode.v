@@ -20,8 +20,10 @@ module nf_sys_regs_decode (
     nf_regs_decode #(
         .NW(2), .NR(9),
         .WR_OFFS({12'h020, 12'h014}),
-        .RD_OFFS({12'h020, 12'h01C, 12'h018, 12'h014, 12'h010, 12'h00C, 12'h008, 12'h004, 12'h000})
+        .RD_OFFS({12'h020, 12'h01C, 12'h018, 12'h014, 12'h010, 12'h00C, 12'h008, 12'h004, 12'h000}),
+        .CAPTURE(1'b0)
     ) u_decode (
+        .clk(1'b0), .rst(1'b0), .take(1'b0),
         .addr(addr), .we(we), .rdata(rdata),
         .wr({wr_scratch, wr_leds}),
         .rd({rd_scratch, rd_uart_period, rd_fw_ram_bytes, rd_leds, rd_cycle_hi, rd_cycle_lo, rd_clk_hz, rd_hw_version, rd_id})
