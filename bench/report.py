@@ -568,10 +568,12 @@ def doc(r, series, phases, funcs):
     cpi = ph["total"] / float(ph["instructions"])
     w("The firmware executes %d instructions in %d clocks (%.1f clocks per instruction: PicoRV32 is a" %
       (ph["instructions"], ph["total"], cpi))
-    w("multi-cycle CPU and its `mul` is a sequential multiplier). The engine's part is small: the")
+    w("multi-cycle CPU, not a pipeline). The engine's part is small: the")
     w("loader waits %d clocks for 1 page and %d for 256 (1 MTT write per clock); waiting on the" % (
         ph["loader"], phases["fastreg_256"]["loader"]))
-    w("adapter-memory window costs %d clocks in all. Nearly everything is instructions." % ph["window_wait_cycles"])
+    w("adapter-memory window costs %d clocks in all (its stores are posted; %d accesses). Nearly everything" % (
+        ph["window_wait_cycles"], ph["window_accesses"]))
+    w("is instructions.")
     w("")
     baseline(w, r)
     w("### What is left")
@@ -583,8 +585,10 @@ def doc(r, series, phases, funcs):
     w("2. **Link header, %d clocks**: sequence and ack handling, freeing acknowledged TX slots." % ph["link"])
     w("3. **MPT write, %d clocks**: the staging writes, the command and its status poll." % ph["mpt"])
     w("4. **The CPU**: PicoRV32 needs several clocks per instruction even with the firmware RAM")
-    w("   answering in the request's cycle (its look-ahead bus); the other core measured is in")
-    w("   [CPU choices](#cpu-choices) below.")
+    w("   answering in the request's cycle (its look-ahead bus) and stores posted; a pipelined core")
+    w("   with caches runs the same image in fewer clocks ([CPU choices](#cpu-choices) below), which")
+    w("   is the way to a few hundred clocks once it places at the boards' clocks and fits their")
+    w("   block RAM.")
     w("5. **Hardware work requests**: parsing a fast-register's fixed fields and writing the MPT entry")
     w("   in hardware (the firmware deciding only the rule outcome) would take the path to a few hundred")
     w("   clocks; it is the next step if the figure must fall further.")
