@@ -117,8 +117,12 @@ module nf_soc #(
     wire        cpu_go    = cpu_valid && !mmio_ready;
     wire        wb_push   = cpu_go && sel_win && cpu_write && wb_room;
     wire        win_rd    = cpu_go && sel_win && !cpu_write && !wb_any;
-    wire        link_go   = cpu_go && sel_link && !wb_any;
-    wire        eng_go    = cpu_go && sel_engine && !wb_any;
+    // A block answers a posted register store in the clock after it (reg_ans), and
+    // takes no request in that clock: a core that issues its next access then
+    // (VexRiscv) waits one clock for a link or engine register.
+    reg         reg_ans;
+    wire        link_go   = cpu_go && sel_link && !wb_any && !reg_ans;
+    wire        eng_go    = cpu_go && sel_engine && !wb_any && !reg_ans;
     wire        eng_cmd   = is_eng_cmd(cpu_addr[11:2]);
     wire        reg_wr    = (link_go || (eng_go && !eng_cmd)) && cpu_write;  // a posted register store
     // With PicoRV32 the store's kind is known a cycle ahead (the look-ahead bus, decoded
@@ -132,7 +136,7 @@ module nf_soc #(
     // And a window read starts at the system port in the look-ahead cycle itself
     // (la_win_rd: the CPU's request follows in the next cycle), one clock early.
     wire        la_win_rd;
-    wire        fast_wr   = cpu_go && (la_win_wr ? wb_room : la_reg_wr && !wb_any);
+    wire        fast_wr   = cpu_go && (la_win_wr ? wb_room : la_reg_wr && !wb_any && !reg_ans);
     wire        local_start = cpu_go && sel_local && !wb_any;
 
     generate if (CPU == "picorv32") begin : g_picorv32
@@ -454,8 +458,9 @@ module nf_soc #(
     always @(posedge clk) begin
         if (rst) mmio_ready <= 1'b0;
         else     mmio_ready <= ((wb_push || reg_wr) && !fast_wr) || local_start ||
-                               (cpu_valid && link_csr_ready && sel_link && !cpu_write && !la_link_rd) ||
-                               (cpu_valid && eng_csr_ready && sel_engine && (!cpu_write || eng_cmd) && !la_eng_rd);
+                               (cpu_valid && !reg_ans && link_csr_ready && sel_link && !cpu_write && !la_link_rd) ||
+                               (cpu_valid && !reg_ans && eng_csr_ready && sel_engine && (!cpu_write || eng_cmd) && !la_eng_rd);
+        reg_ans <= !rst && reg_wr;
         mmio_rdata <= sel_link ? link_csr_rdata : sel_engine ? eng_csr_rdata : sel_sys ? sys_read : 32'd0;
     end
     wire [31:0] io_rdata = mmio_ready ? mmio_rdata : la_link_rd ? link_csr_rdata :
