@@ -50,7 +50,7 @@ def toolchain():
 def cpu_rtl(tc, core):
     if core == "picorv32":
         return os.path.join(tc["PICORV32_DIR"], "picorv32.v")
-    return os.path.join(tc["VEXRISCV_DIR"], os.environ.get("NF_VEXRISCV", "VexRiscv_Lite") + ".v")
+    return os.path.join(tc["VEXRISCV_DIR"], os.environ.get("NF_VEXRISCV", "VexRiscv") + ".v")
 
 
 def kv(path):

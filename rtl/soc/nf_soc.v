@@ -68,6 +68,8 @@ module nf_soc #(
     wire [31:0] ram_addr, ram_wdata;
     wire [3:0]  ram_wstrb;
     reg  [31:0] ram_rdata;
+    reg  [31:0] ram [0:RAM_WORDS-1];  // the firmware RAM (see below)
+    wire        ram_we;
 
     // ---- address decode ---------------------------------------------------------------
     wire [31:0] win_off  = cpu_addr - MAP_WIN;
@@ -115,8 +117,12 @@ module nf_soc #(
     wire        cpu_go    = cpu_valid && !mmio_ready;
     wire        wb_push   = cpu_go && sel_win && cpu_write && wb_room;
     wire        win_rd    = cpu_go && sel_win && !cpu_write && !wb_any;
-    wire        link_go   = cpu_go && sel_link && !wb_any;
-    wire        eng_go    = cpu_go && sel_engine && !wb_any;
+    // A block answers a posted register store in the clock after it (reg_ans), and
+    // takes no request in that clock: a core that issues its next access then
+    // (VexRiscv) waits one clock for a link or engine register.
+    reg         reg_ans;
+    wire        link_go   = cpu_go && sel_link && !wb_any && !reg_ans;
+    wire        eng_go    = cpu_go && sel_engine && !wb_any && !reg_ans;
     wire        eng_cmd   = is_eng_cmd(cpu_addr[11:2]);
     wire        reg_wr    = (link_go || (eng_go && !eng_cmd)) && cpu_write;  // a posted register store
     // With PicoRV32 the store's kind is known a cycle ahead (the look-ahead bus, decoded
@@ -130,7 +136,7 @@ module nf_soc #(
     // And a window read starts at the system port in the look-ahead cycle itself
     // (la_win_rd: the CPU's request follows in the next cycle), one clock early.
     wire        la_win_rd;
-    wire        fast_wr   = cpu_go && (la_win_wr ? wb_room : la_reg_wr && !wb_any);
+    wire        fast_wr   = cpu_go && (la_win_wr ? wb_room : la_reg_wr && !wb_any && !reg_ans);
     wire        local_start = cpu_go && sel_local && !wb_any;
 
     generate if (CPU == "picorv32") begin : g_picorv32
@@ -186,59 +192,69 @@ module nf_soc #(
         assign la_eng_rd  = la_eng_rd_q;
     end else begin : g_vexriscv
         // VexRiscv (pythondata-cpu-vexriscv; the variant file is chosen by the build):
-        // Wishbone instruction and data buses, joined onto the SoC bus. A bus keeps the
-        // SoC bus from its request to its acknowledge, and through an instruction-cache
-        // refill burst (CTI 010) to its last beat; the data bus wins a tie.
-        wire        ib_cyc, ib_stb, ib_we, db_cyc, db_stb, db_we;
+        // Wishbone instruction and data buses. The instruction bus (cache refills: the
+        // code runs from the firmware RAM) has the RAM's second port to itself; the
+        // data bus is the SoC bus. So a refill never waits for a data access, nor a
+        // store to the RAM or to a device for a refill.
+        wire        ib_cyc, ib_stb, db_cyc, db_stb, db_we;
         wire [29:0] ib_adr, db_adr;
-        wire [31:0] ib_dat, db_dat;
-        wire [3:0]  ib_sel, db_sel;
-        wire [2:0]  ib_cti, db_cti;
+        wire [31:0] db_dat;
+        wire [3:0]  db_sel;
         /* verilator lint_off UNUSEDSIGNAL */
+        wire        unused_ib_we;
+        wire [31:0] unused_ib_dat;
+        wire [3:0]  unused_ib_sel;
+        wire [2:0]  unused_ib_cti, unused_db_cti;  // a data-cache refill burst is single reads to the SoC bus
         wire [1:0]  unused_ib_bte, unused_db_bte;
         /* verilator lint_on UNUSEDSIGNAL */
-        reg         own_i, own_d;
-        wire        req_i = ib_cyc && ib_stb, req_d = db_cyc && db_stb;
-        wire        grant_d = own_d || (!own_i && req_d);
-        wire        grant_i = own_i || (!own_d && !req_d && req_i);
+        wire        req_i = ib_cyc && ib_stb;
+        wire        i_ack;
+        reg  [31:0] i_rdata;
         VexRiscv u_cpu (
             .clk(clk), .reset(rst), .externalResetVector(32'h0000_0000),
             .timerInterrupt(1'b0), .softwareInterrupt(1'b0), .externalInterruptArray(32'd0),
-            .iBusWishbone_CYC(ib_cyc), .iBusWishbone_STB(ib_stb), .iBusWishbone_ACK(cpu_ready && grant_i),
-            .iBusWishbone_WE(ib_we), .iBusWishbone_ADR(ib_adr), .iBusWishbone_DAT_MISO(cpu_rdata),
-            .iBusWishbone_DAT_MOSI(ib_dat), .iBusWishbone_SEL(ib_sel), .iBusWishbone_ERR(1'b0),
-            .iBusWishbone_CTI(ib_cti), .iBusWishbone_BTE(unused_ib_bte),
-            .dBusWishbone_CYC(db_cyc), .dBusWishbone_STB(db_stb), .dBusWishbone_ACK(cpu_ready && grant_d),
+            .iBusWishbone_CYC(ib_cyc), .iBusWishbone_STB(ib_stb), .iBusWishbone_ACK(i_ack),
+            .iBusWishbone_WE(unused_ib_we), .iBusWishbone_ADR(ib_adr), .iBusWishbone_DAT_MISO(i_rdata),
+            .iBusWishbone_DAT_MOSI(unused_ib_dat), .iBusWishbone_SEL(unused_ib_sel), .iBusWishbone_ERR(1'b0),
+            .iBusWishbone_CTI(unused_ib_cti), .iBusWishbone_BTE(unused_ib_bte),
+            .dBusWishbone_CYC(db_cyc), .dBusWishbone_STB(db_stb), .dBusWishbone_ACK(cpu_ready),
             .dBusWishbone_WE(db_we), .dBusWishbone_ADR(db_adr), .dBusWishbone_DAT_MISO(cpu_rdata),
             .dBusWishbone_DAT_MOSI(db_dat), .dBusWishbone_SEL(db_sel), .dBusWishbone_ERR(1'b0),
-            .dBusWishbone_CTI(db_cti), .dBusWishbone_BTE(unused_db_bte)
+            .dBusWishbone_CTI(unused_db_cti), .dBusWishbone_BTE(unused_db_bte)
         );
+        assign cpu_valid = db_cyc && db_stb;
+        assign cpu_instr = 1'b0;
+        assign cpu_addr  = {db_adr, 2'b00};
+        assign cpu_wdata = db_dat;
+        assign cpu_wstrb = db_we ? db_sel : 4'd0;
+        assign trap      = 1'b0;  // VexRiscv takes exceptions through mtvec; it has no trap pin
+        // No look-ahead, but a Wishbone request holds its address from a register in the
+        // core (the data bus's command stage): a posted store is decoded in its own cycle
+        // and completes in it; a link or engine read is marked in its first cycle
+        // (rd_link_q, rd_eng_q: the block's registered answer comes one clock later at
+        // the soonest) and answered straight from the block's answer.
+        reg         rd_link_q, rd_eng_q;
         always @(posedge clk) begin
             if (rst) begin
-                own_i <= 1'b0;
-                own_d <= 1'b0;
+                rd_link_q <= 1'b0;
+                rd_eng_q  <= 1'b0;
             end else begin
-                own_i <= grant_i && req_i && !(cpu_ready && ib_cti != 3'b010);
-                own_d <= grant_d && req_d && !(cpu_ready && db_cti != 3'b010);
+                rd_link_q <= link_go && !cpu_write && !cpu_ready;
+                rd_eng_q  <= eng_go && !cpu_write && !cpu_ready;
             end
         end
-        assign cpu_valid = grant_i || grant_d;
-        assign cpu_instr = grant_i;
-        assign cpu_addr  = {grant_d ? db_adr : ib_adr, 2'b00};
-        assign cpu_wdata = grant_d ? db_dat : ib_dat;
-        assign cpu_wstrb = grant_d ? (db_we ? db_sel : 4'd0) : (ib_we ? ib_sel : 4'd0);
-        assign trap      = 1'b0;  // VexRiscv takes exceptions through mtvec; it has no trap pin
-        assign la_win_wr  = 1'b0;  // no look-ahead: posted stores complete one clock later,
-        assign la_reg_wr  = 1'b0;  // register reads two
-        assign la_link_rd = 1'b0;
+        assign la_win_wr  = cpu_valid && cpu_write && sel_win;
+        assign la_reg_wr  = cpu_valid && cpu_write && (sel_link || (sel_engine && !eng_cmd));
+        assign la_link_rd = rd_link_q;
+        assign la_eng_rd  = rd_eng_q;
         assign la_win_rd  = 1'b0;
-        assign la_eng_rd  = 1'b0;
-        // Wishbone has no look-ahead: the RAM guesses. After every read it reads the
-        // next word (a cache-line refill, straight-line data) and keeps it until a
-        // write, so a read of the guessed word answers at once and any other read one
-        // cycle later; writes answer at once.
-        reg  [31:0] guess_addr;
-        reg         guess_ok;
+        // Wishbone has no look-ahead: each RAM port guesses. After every read it reads
+        // the next word (the next beat of a cache-line refill, or the next line) and
+        // keeps it until a write to the RAM, so a read of the guessed word answers at
+        // once and any other read one cycle later; writes answer at once. A refill burst
+        // (CTI 010) thus takes one word per clock after its first.
+        reg  [31:0] guess_addr, i_guess_addr;
+        reg         guess_ok, i_guess_ok;
         wire        ram_req = cpu_valid && sel_ram;
         wire        rd_hit  = ram_req && cpu_wstrb == 4'd0 && guess_ok && guess_addr == cpu_addr;
         assign ram_rd    = ram_req && cpu_wstrb == 4'd0;
@@ -248,22 +264,33 @@ module nf_soc #(
         assign ram_wstrb = cpu_wstrb;
         assign ram_ready = rd_hit || ram_wr;
         assign ram_sel   = ram_ready;
+        // The instruction port: every fetch address reads the RAM (its index wraps; the
+        // code lies in it).
+        wire [31:0] i_addr     = {ib_adr, 2'b00};
+        assign      i_ack      = req_i && i_guess_ok && i_guess_addr == i_addr;
+        wire [31:0] i_ram_addr = i_ack ? i_addr + 32'd4 : i_addr;
+        always @(posedge clk) begin
+            if (req_i) i_rdata <= ram[i_ram_addr[RAM_AW+1:2]];
+        end
         always @(posedge clk) begin
             if (rst) begin
-                guess_addr <= 32'd0;
-                guess_ok   <= 1'b0;
+                guess_addr   <= 32'd0;
+                guess_ok     <= 1'b0;
+                i_guess_addr <= 32'd0;
+                i_guess_ok   <= 1'b0;
             end else begin
                 if (ram_rd) guess_addr <= ram_addr;
                 guess_ok <= ram_rd || (guess_ok && !ram_wr);
+                if (req_i) i_guess_addr <= i_ram_addr;
+                i_guess_ok <= (req_i || i_guess_ok) && !ram_we;
             end
         end
     end endgenerate
 
     // ---- firmware RAM -------------------------------------------------------------------
-    reg [31:0] ram [0:RAM_WORDS-1];
     // One port, for reads and writes alike.
     wire [RAM_AW-1:0] ram_idx = ram_addr[RAM_AW+1:2];
-    wire ram_we = ram_wr && ram_addr < FW_RAM_BYTES;
+    assign ram_we = ram_wr && ram_addr < FW_RAM_BYTES;
 
 `ifndef SYNTHESIS
     reg [8*1024-1:0] fw_path;
@@ -431,8 +458,9 @@ module nf_soc #(
     always @(posedge clk) begin
         if (rst) mmio_ready <= 1'b0;
         else     mmio_ready <= ((wb_push || reg_wr) && !fast_wr) || local_start ||
-                               (cpu_valid && link_csr_ready && sel_link && !cpu_write && !la_link_rd) ||
-                               (cpu_valid && eng_csr_ready && sel_engine && (!cpu_write || eng_cmd) && !la_eng_rd);
+                               (cpu_valid && !reg_ans && link_csr_ready && sel_link && !cpu_write && !la_link_rd) ||
+                               (cpu_valid && !reg_ans && eng_csr_ready && sel_engine && (!cpu_write || eng_cmd) && !la_eng_rd);
+        reg_ans <= !rst && reg_wr;
         mmio_rdata <= sel_link ? link_csr_rdata : sel_engine ? eng_csr_rdata : sel_sys ? sys_read : 32'd0;
     end
     wire [31:0] io_rdata = mmio_ready ? mmio_rdata : la_link_rd ? link_csr_rdata :
