@@ -1,18 +1,20 @@
-// Small register FIFO of 64-bit words between the adapter-memory read port and a
-// consumer (loader, DMA). The reader issues a read only while count + in-flight stays
-// below DEPTH, so a push never finds the FIFO full and one word per clock flows.
+// Small register FIFO of words: between the adapter-memory read port and a consumer
+// (loader, DMA: the reader issues a read only while count + in-flight stays below DEPTH,
+// so a push never finds the FIFO full and one word per clock flows), and the SoC's
+// window write buffer. A push when full and a pop when empty are ignored.
 `default_nettype none
 module nf_word_fifo #(
-    parameter integer DEPTH = 4,  // entries, >= 2
+    parameter integer DEPTH = 4,   // entries, >= 2
+    parameter integer WIDTH = 64,  // bits per entry
     parameter integer AW    = $clog2(DEPTH)  // address width; derived, do not set
 ) (
     input  wire        clk,
     input  wire        rst,
     input  wire        clear,     // drop everything (start of a new job)
     input  wire        push,
-    input  wire [63:0] push_data,
+    input  wire [WIDTH-1:0] push_data,
     input  wire        pop,
-    output wire [63:0] head,
+    output wire [WIDTH-1:0] head,
     output wire        empty,
     output reg  [AW:0] count
 );
@@ -20,7 +22,7 @@ module nf_word_fifo #(
     localparam [31:0]   LAST_32  = DEPTH - 1;
     localparam [AW:0]   FULL = DEPTH_32[AW:0];
     localparam [AW-1:0] LAST = LAST_32[AW-1:0];
-    reg [63:0]   slot [0:DEPTH-1];
+    reg [WIDTH-1:0] slot [0:DEPTH-1];
     reg [AW-1:0] rd_ptr, wr_ptr;
     wire do_push = push && (count != FULL);
     wire do_pop  = pop && (count != {(AW+1){1'b0}});

@@ -105,11 +105,11 @@ module nf_soc #(
     // a DMA, a table command) starts only after every earlier store has landed; the
     // CYCLE_LO read that ends a measure comes after the work's stores too.
     localparam integer WB_DEPTH = 2;  // window write-buffer entries (the system port takes one access every 5 clocks)
-    reg  [31:0] wb_off  [0:WB_DEPTH-1];
-    reg  [31:0] wb_data [0:WB_DEPTH-1];
-    reg  [3:0]  wb_strb [0:WB_DEPTH-1];
-    reg         wb_rp, wb_wp;         // read and write pointers
-    reg  [1:0]  wb_cnt;               // entries held
+    wire [67:0] wb_head;              // the oldest store: {offset, data, byte strobes}
+    wire [31:0] wb_head_off  = wb_head[67:36];
+    wire [31:0] wb_head_data = wb_head[35:4];
+    wire [3:0]  wb_head_strb = wb_head[3:0];
+    wire [1:0]  wb_cnt;               // entries held
     wire        wb_any  = wb_cnt != 2'd0;
     wire        wb_room = wb_cnt != WB_DEPTH[1:0];
     // Requests as taken under the rule above (a registered answer's cycle excluded: the
@@ -387,9 +387,9 @@ module nf_soc #(
     wire        sys_port_valid = owned || win_valid || link_mem_valid;
     wire        sys_port_ready;
     wire [31:0] sys_port_rdata;
-    wire [31:0] sys_port_addr  = pick_link ? link_mem_addr : wb_any ? wb_off[wb_rp] : win_early ? ram_addr - MAP_WIN : win_off;
-    wire [31:0] sys_port_wdata = pick_link ? link_mem_wdata : wb_data[wb_rp];
-    wire [3:0]  sys_port_wstrb = pick_link ? link_mem_wstrb : wb_any ? wb_strb[wb_rp] : 4'd0;
+    wire [31:0] sys_port_addr  = pick_link ? link_mem_addr : wb_any ? wb_head_off : win_early ? ram_addr - MAP_WIN : win_off;
+    wire [31:0] sys_port_wdata = pick_link ? link_mem_wdata : wb_head_data;
+    wire [3:0]  sys_port_wstrb = pick_link ? link_mem_wstrb : wb_any ? wb_head_strb : 4'd0;
     assign link_mem_ready = sys_port_ready && pick_link;
     wire        win_ready = sys_port_ready && !pick_link;
     wire        wb_pop    = win_ready && wb_any;
@@ -412,25 +412,14 @@ module nf_soc #(
         end
     end
 
-    // The write buffer (see "posted writes" above).
-    always @(posedge clk) begin
-        if (rst) begin
-            wb_rp  <= 1'b0;
-            wb_wp  <= 1'b0;
-            wb_cnt <= 2'd0;
-        end else begin
-            if (wb_push) wb_wp <= wb_wp + 1'b1;
-            if (wb_pop)  wb_rp <= wb_rp + 1'b1;
-            wb_cnt <= wb_cnt + {1'b0, wb_push} - {1'b0, wb_pop};
-        end
-    end
-    always @(posedge clk) begin
-        if (wb_push) begin
-            wb_off[wb_wp]  <= win_off;
-            wb_data[wb_wp] <= cpu_wdata;
-            wb_strb[wb_wp] <= cpu_wstrb;
-        end
-    end
+    // The write buffer (see "posted writes" above): pushed only when it has room.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused_wb_empty;
+    /* verilator lint_on UNUSEDSIGNAL */
+    nf_word_fifo #(.DEPTH(WB_DEPTH), .WIDTH(68)) u_wb (
+        .clk(clk), .rst(rst), .clear(1'b0), .push(wb_push), .push_data({win_off, cpu_wdata, cpu_wstrb}),
+        .pop(wb_pop), .head(wb_head), .empty(unused_wb_empty), .count(wb_cnt)
+    );
 
     // ---- engine ----------------------------------------------------------------------------
     wire        eng_csr_ready;
