@@ -143,41 +143,45 @@ module nf_engine_regs #(
             chk_token_r <= 32'd0; chk_va_lo <= 32'd0; chk_va_hi <= 32'd0; chk_len_r <= 32'd0;
             chk_access_r <= 32'd0; chk_pd_r <= 32'd0;
         end else begin
-            // Staging registers of a running table op or check hold still (the op may
-            // still be waiting for the pipeline): such writes are dropped.
-            if (tst == T_IDLE) begin
-                if (wr_tbl_index)       tbl_index_r     <= merge(tbl_index_r, csr_wdata, csr_wstrb);
-                if (wr_tbl_mtt_data)    tbl_mtt_data_r  <= merge(tbl_mtt_data_r, csr_wdata, csr_wstrb);
-                if (wr_ent_w0)          ent[0*32 +: 32] <= merge(ent[0*32 +: 32], csr_wdata, csr_wstrb);
-                if (wr_ent_w1)          ent[1*32 +: 32] <= merge(ent[1*32 +: 32], csr_wdata, csr_wstrb);
-                if (wr_ent_w2)          ent[2*32 +: 32] <= merge(ent[2*32 +: 32], csr_wdata, csr_wstrb);
-                if (wr_ent_w3)          ent[3*32 +: 32] <= merge(ent[3*32 +: 32], csr_wdata, csr_wstrb);
-                if (wr_ent_w4)          ent[4*32 +: 32] <= merge(ent[4*32 +: 32], csr_wdata, csr_wstrb);
-                if (wr_ent_w5)          ent[5*32 +: 32] <= merge(ent[5*32 +: 32], csr_wdata, csr_wstrb);
-                if (wr_ent_w6)          ent[6*32 +: 32] <= merge(ent[6*32 +: 32], csr_wdata, csr_wstrb);
+            // Register writes, all under wr: a simulator tests one bit on the clocks
+            // without a write instead of every register's strobe.
+            if (wr) begin
+                // Staging registers of a running table op or check hold still (the op may
+                // still be waiting for the pipeline): such writes are dropped.
+                if (tst == T_IDLE) begin
+                    if (wr_tbl_index)       tbl_index_r     <= merge(tbl_index_r, csr_wdata, csr_wstrb);
+                    if (wr_tbl_mtt_data)    tbl_mtt_data_r  <= merge(tbl_mtt_data_r, csr_wdata, csr_wstrb);
+                    if (wr_ent_w0)          ent[0*32 +: 32] <= merge(ent[0*32 +: 32], csr_wdata, csr_wstrb);
+                    if (wr_ent_w1)          ent[1*32 +: 32] <= merge(ent[1*32 +: 32], csr_wdata, csr_wstrb);
+                    if (wr_ent_w2)          ent[2*32 +: 32] <= merge(ent[2*32 +: 32], csr_wdata, csr_wstrb);
+                    if (wr_ent_w3)          ent[3*32 +: 32] <= merge(ent[3*32 +: 32], csr_wdata, csr_wstrb);
+                    if (wr_ent_w4)          ent[4*32 +: 32] <= merge(ent[4*32 +: 32], csr_wdata, csr_wstrb);
+                    if (wr_ent_w5)          ent[5*32 +: 32] <= merge(ent[5*32 +: 32], csr_wdata, csr_wstrb);
+                    if (wr_ent_w6)          ent[6*32 +: 32] <= merge(ent[6*32 +: 32], csr_wdata, csr_wstrb);
+                end
+                if (cst == C_IDLE) begin
+                    if (wr_chk_token)       chk_token_r     <= merge(chk_token_r, csr_wdata, csr_wstrb);
+                    if (wr_chk_va_lo)       chk_va_lo       <= merge(chk_va_lo, csr_wdata, csr_wstrb);
+                    if (wr_chk_va_hi)       chk_va_hi       <= merge(chk_va_hi, csr_wdata, csr_wstrb);
+                    if (wr_chk_len)         chk_len_r       <= merge(chk_len_r, csr_wdata, csr_wstrb);
+                    if (wr_chk_access)      chk_access_r    <= merge(chk_access_r, csr_wdata, csr_wstrb);
+                    if (wr_chk_pd)          chk_pd_r        <= merge(chk_pd_r, csr_wdata, csr_wstrb);
+                end
+                if (wr_ld_src)          ld_src          <= merge(ld_src, csr_wdata, csr_wstrb);
+                if (wr_ld_mtt_base)     ld_mtt_base     <= merge(ld_mtt_base, csr_wdata, csr_wstrb);
+                if (wr_ld_count)        ld_count        <= merge(ld_count, csr_wdata, csr_wstrb);
+                if (wr_dma_src_mode)    dma_src_mode    <= merge(dma_src_mode, csr_wdata, csr_wstrb);
+                if (wr_dma_src_token)   dma_src_token   <= merge(dma_src_token, csr_wdata, csr_wstrb);
+                if (wr_dma_src_addr_lo) src_lo          <= merge(src_lo, csr_wdata, csr_wstrb);
+                if (wr_dma_src_addr_hi) src_hi          <= merge(src_hi, csr_wdata, csr_wstrb);
+                if (wr_dma_src_pd)      dma_src_pd      <= merge(dma_src_pd, csr_wdata, csr_wstrb);
+                if (wr_dma_dst_mode)    dma_dst_mode    <= merge(dma_dst_mode, csr_wdata, csr_wstrb);
+                if (wr_dma_dst_token)   dma_dst_token   <= merge(dma_dst_token, csr_wdata, csr_wstrb);
+                if (wr_dma_dst_addr_lo) dst_lo          <= merge(dst_lo, csr_wdata, csr_wstrb);
+                if (wr_dma_dst_addr_hi) dst_hi          <= merge(dst_hi, csr_wdata, csr_wstrb);
+                if (wr_dma_dst_pd)      dma_dst_pd      <= merge(dma_dst_pd, csr_wdata, csr_wstrb);
+                if (wr_dma_len)         dma_len         <= merge(dma_len, csr_wdata, csr_wstrb);
             end
-            if (cst == C_IDLE) begin
-                if (wr_chk_token)       chk_token_r     <= merge(chk_token_r, csr_wdata, csr_wstrb);
-                if (wr_chk_va_lo)       chk_va_lo       <= merge(chk_va_lo, csr_wdata, csr_wstrb);
-                if (wr_chk_va_hi)       chk_va_hi       <= merge(chk_va_hi, csr_wdata, csr_wstrb);
-                if (wr_chk_len)         chk_len_r       <= merge(chk_len_r, csr_wdata, csr_wstrb);
-                if (wr_chk_access)      chk_access_r    <= merge(chk_access_r, csr_wdata, csr_wstrb);
-                if (wr_chk_pd)          chk_pd_r        <= merge(chk_pd_r, csr_wdata, csr_wstrb);
-            end
-            if (wr_ld_src)          ld_src          <= merge(ld_src, csr_wdata, csr_wstrb);
-            if (wr_ld_mtt_base)     ld_mtt_base     <= merge(ld_mtt_base, csr_wdata, csr_wstrb);
-            if (wr_ld_count)        ld_count        <= merge(ld_count, csr_wdata, csr_wstrb);
-            if (wr_dma_src_mode)    dma_src_mode    <= merge(dma_src_mode, csr_wdata, csr_wstrb);
-            if (wr_dma_src_token)   dma_src_token   <= merge(dma_src_token, csr_wdata, csr_wstrb);
-            if (wr_dma_src_addr_lo) src_lo          <= merge(src_lo, csr_wdata, csr_wstrb);
-            if (wr_dma_src_addr_hi) src_hi          <= merge(src_hi, csr_wdata, csr_wstrb);
-            if (wr_dma_src_pd)      dma_src_pd      <= merge(dma_src_pd, csr_wdata, csr_wstrb);
-            if (wr_dma_dst_mode)    dma_dst_mode    <= merge(dma_dst_mode, csr_wdata, csr_wstrb);
-            if (wr_dma_dst_token)   dma_dst_token   <= merge(dma_dst_token, csr_wdata, csr_wstrb);
-            if (wr_dma_dst_addr_lo) dst_lo          <= merge(dst_lo, csr_wdata, csr_wstrb);
-            if (wr_dma_dst_addr_hi) dst_hi          <= merge(dst_hi, csr_wdata, csr_wstrb);
-            if (wr_dma_dst_pd)      dma_dst_pd      <= merge(dma_dst_pd, csr_wdata, csr_wstrb);
-            if (wr_dma_len)         dma_len         <= merge(dma_len, csr_wdata, csr_wstrb);
 
             // Table operations.
             case (tst)

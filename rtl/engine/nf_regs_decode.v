@@ -18,16 +18,19 @@ module nf_regs_decode #(
     input  wire             take,   // CAPTURE: a read is taken this clock
     input  wire [11:0]      addr,   // byte offset in the block
     input  wire             we,     // a write transaction this cycle
-    output wire [NW-1:0]    wr,     // bit i: register i of WR_OFFS is written
+    output reg  [NW-1:0]    wr,     // bit i: register i of WR_OFFS is written
     input  wire [NR*32-1:0] rd,     // word i: value of register i of RD_OFFS
     output reg  [31:0]      rdata   // read value at addr; 0 where no readable register is
 );
-    genvar w;
-    generate
-        for (w = 0; w < NW; w = w + 1) begin : g_wr
-            assign wr[w] = we && addr == WR_OFFS[12*w +: 12];
-        end
-    endgenerate
+    // One vector under we: a simulator clears it in one step on the clocks without a
+    // write instead of comparing the address with every offset.
+    integer w;
+    always @(*) begin
+        wr = {NW{1'b0}};
+        if (we)
+            for (w = 0; w < NW; w = w + 1)
+                wr[w] = addr == WR_OFFS[12*w +: 12];
+    end
 
     function [31:0] read_mux(input [11:0] a, input [NR*32-1:0] v);
         integer r;
