@@ -25,15 +25,34 @@ inline uint32_t period_q4(uint64_t clk_hz, uint64_t baud)
 class Driver {
 public:
     explicit Driver(uint32_t period) : period_(period) {}
-    void push(uint8_t byte) { queue_.push_back(byte); }
+    void push(uint8_t byte)
+    {
+        queue_.push_back(byte);
+        hold_until_ = 0;
+    }
     size_t queued() const { return queue_.size() + (active_ ? 1 : 0); }
     bool idle() const { return !active_ && queue_.empty(); }
     // Scale the period (for tests of baud mismatch); takes effect at the next byte.
-    void set_period(uint32_t period) { period_ = period; }
+    void set_period(uint32_t period)
+    {
+        period_ = period;
+        hold_until_ = 0;
+    }
 
     int level(uint64_t cycle)
     {
         const uint64_t now = cycle * kOneClock;
+        // The level holds until the current bit ends (or a byte is queued on an idle line).
+        if (now < hold_until_)
+            return level_;
+        level_ = next_level(now);
+        return level_;
+    }
+
+private:
+    int next_level(uint64_t now)
+    {
+        hold_until_ = UINT64_MAX;  // idle line: until the next push
         if (active_ && now >= start_ + kBitsPerByte * period_) {
             active_ = false;
             // Back to back: the next byte starts exactly where the stop bit ends.
@@ -45,6 +64,7 @@ public:
         if (!active_)
             return 1;
         const uint64_t bit = (now - start_) / period_;
+        hold_until_ = start_ + (bit + 1) * period_;
         if (bit == 0)
             return 0;
         if (bit <= 8)
@@ -52,7 +72,6 @@ public:
         return 1;
     }
 
-private:
     void start_next(uint64_t when)
     {
         byte_ = queue_.front();
@@ -65,6 +84,8 @@ private:
     bool active_ = false;
     uint64_t start_ = 0;
     uint8_t byte_ = 0;
+    uint64_t hold_until_ = 0;  // 12.4 time before which level_ stands
+    int level_ = 1;
 };
 
 // Samples a pin in the middle of each bit: call sample(cycle, level) once per cycle.
@@ -84,12 +105,13 @@ public:
                 start_ = now;
                 bit_ = 0;
                 byte_ = 0;
+                due_ = start_ + period_ / 2;
             }
             prev_ = level;
             return 0;
         }
         prev_ = level;
-        if (now < start_ + bit_ * period_ + period_ / 2)
+        if (now < due_)  // start_ + bit_ * period_ + period_ / 2
             return 0;
         int result = 0;
         if (bit_ == 0) {
@@ -103,6 +125,7 @@ public:
             result = level ? 1 : -1;
         }
         bit_++;
+        due_ += period_;
         return result;
     }
 
@@ -113,6 +136,7 @@ private:
     uint64_t start_ = 0;
     uint32_t bit_ = 0;
     uint8_t byte_ = 0;
+    uint64_t due_ = 0;  // 12.4 time of the next sample
 };
 
 }  // namespace nfuart

@@ -55,7 +55,8 @@ module nf_link #(
 
     // ---- frame receiver ---------------------------------------------------------------
     wire [RX_SLOTS-1:0]    rx_ready;
-    wire [RX_SLOTS*32-1:0] rx_stamps;
+    wire [3:0]             stamp_idx;
+    wire [31:0]            stamp_word;
     wire rx_ok, rx_bad, rx_drop;
     wire rx_wr_valid, rx_wr_ready;
     wire [31:0] rx_wr_addr, rx_wr_data;
@@ -64,7 +65,7 @@ module nf_link #(
         .clk(clk), .rst(rst),
         .in_valid(rxb_valid), .in_data(rxb_data), .in_error(rxb_error), .cycle(cycle),
         .release_mask(wr_release ? csr_wdata[RX_SLOTS-1:0] : {RX_SLOTS{1'b0}}),
-        .ready(rx_ready), .stamps(rx_stamps),
+        .ready(rx_ready), .stamp_sel(stamp_idx), .stamp(stamp_word),
         .frame_ok(rx_ok), .frame_bad(rx_bad), .frame_drop(rx_drop),
         .wr_valid(rx_wr_valid), .wr_addr(rx_wr_addr), .wr_data(rx_wr_data), .wr_strb(rx_wr_strb),
         .wr_ready(rx_wr_ready)
@@ -138,15 +139,7 @@ module nf_link #(
     /* verilator lint_off UNUSEDSIGNAL */
     wire [11:0] stamp_off = reg_off - STAMP0;
     /* verilator lint_on UNUSEDSIGNAL */
-    wire [3:0]  stamp_idx = stamp_off[5:2];
-    reg  [31:0] stamp_word;
-    integer s;
-    always @(*) begin
-        stamp_word = 32'd0;
-        for (s = 0; s < RX_SLOTS; s = s + 1)
-            if (stamp_idx == s[3:0])
-                stamp_word = rx_stamps[s * 32 +: 32];
-    end
+    assign stamp_idx = stamp_off[5:2];
 
     reg  [31:0] cfg_word;   // LINK.CFG, packed by its LINK_CFG fields
     always @(*) begin

@@ -17,7 +17,8 @@ module nf_link_rx #(
     input  wire [31:0]            cycle,
     input  wire [RX_SLOTS-1:0]    release_mask,  // firmware is done with these slots
     output reg  [RX_SLOTS-1:0]    ready,         // slot holds a good frame
-    output wire [RX_SLOTS*32-1:0] stamps,        // cycle each slot became ready
+    input  wire [3:0]             stamp_sel,     // slot whose stamp is read (0..MAX_SLOTS-1)
+    output wire [31:0]            stamp,         // cycle slot stamp_sel became ready; 0 past RX_SLOTS
     output reg                    frame_ok,      // pulses
     output reg                    frame_bad,
     output reg                    frame_drop,
@@ -111,13 +112,10 @@ module nf_link_rx #(
         .clk(clk), .rst(rst), .clear(is_flag), .en(emit), .data(emit_byte), .crc(crc_reg)
     );
 
+    // One stamp is read at a time (the register read): a lookup, not a mux over them all.
     reg [31:0] stamp_r [0:RX_SLOTS-1];
-    genvar g;
-    generate
-        for (g = 0; g < RX_SLOTS; g = g + 1) begin : g_stamp
-            assign stamps[g * 32 +: 32] = stamp_r[g];
-        end
-    endgenerate
+    wire [SW-1:0] stamp_idx = stamp_sel[SW-1:0];
+    assign stamp = ({28'd0, stamp_sel} < RX_SLOTS) ? stamp_r[stamp_idx] : 32'd0;
 
     wire [RX_SLOTS-1:0] slot_onehot = {{(RX_SLOTS - 1){1'b0}}, 1'b1} << slot;
     wire [RX_SLOTS-1:0] head_onehot = {{(RX_SLOTS - 1){1'b0}}, 1'b1} << head_slot;
