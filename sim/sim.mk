@@ -5,6 +5,9 @@ SIM_BUILD   := $(BUILD)/sim
 SIM_BIN     := $(SIM_BUILD)/nfsim
 SIM_FW_HEX  := $(BUILD)/firmware/nf_fw.hex
 SIM_CXX_SRC := $(SIM_DIR)/nfsim.cpp
+# The model's top: nf_soc with its input pins registered (sim/nfsim_top.v), so no logic is
+# evaluated again at each evaluation for the inputs; the class keeps nf_soc's name.
+SIM_TOP     := $(SIM_DIR)/nfsim_top.v
 SIM_HDRS    := $(SIM_DIR)/nf_uart_bits.h $(SIM_DIR)/nf_layout_cxx.h $(ROOT)/firmware/include/nf_layout.h
 
 TEST_TARGETS += test-sim
@@ -26,7 +29,7 @@ SIM_SPLIT      ?= 2000
 SIM_PROFDATA   ?= $(firstword $(shell command -v llvm-profdata llvm-profdata-14 2>/dev/null))
 SIM_CXX        ?= $(if $(and $(shell command -v clang++ 2>/dev/null),$(SIM_PROFDATA)),clang++,g++)
 SIM_CLANG      := $(if $(findstring clang,$(SIM_CXX)),1)
-SIM_VFLAGS      = --cc --exe -Wall $(VFAST) $(SOC_VSRC) --top-module nf_soc -GFW_HEX='"$(SIM_FW_HEX)"' \
+SIM_VFLAGS      = --cc --exe -Wall $(VFAST) $(SOC_VSRC) --top-module nfsim_top --prefix Vnf_soc -GFW_HEX='"$(SIM_FW_HEX)"' \
                   -CFLAGS "-std=c++17 -I$(SIM_DIR) -I$(ROOT)/firmware/include -DNF_DEFAULT_FIRMWARE='\"$(SIM_FW_HEX)\"'"
 SIM_MAKE        = CXX=$(SIM_CXX) LINK=$(SIM_CXX) OPT_SLOW=-O1
 SIM_PROF       := $(SIM_BUILD)/obj/nfsim.profdata
@@ -41,12 +44,12 @@ SIM_PGO_USE    := OPT_FAST="-O2 -fprofile-use -fprofile-partial-training -Wno-mi
 SIM_PGO_MERGE   = true
 endif
 
-$(SIM_BIN): $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/pgo_train.sh $(SIM_DIR)/sim.mk \
+$(SIM_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/pgo_train.sh $(SIM_DIR)/sim.mk \
             | $(SIM_FW_HEX) $(SIM_BUILD)/nfsim_client
 	@rm -rf $(SIM_BUILD)/obj && mkdir -p $(SIM_BUILD)/obj
 	@echo "sim: verilating nf_soc into $(SIM_BIN) (the board model, $(SIM_CXX); log in $(SIM_BUILD)/build.log)"
 	@{ $(VERILATOR) $(SIM_VFLAGS) --output-split-cfuncs $(SIM_SPLIT) --Mdir $(SIM_BUILD)/obj -o $(SIM_BIN) \
-	    $(SOC_DIR)/nf_soc.v $(SIM_CXX_SRC) && \
+	    $(SIM_TOP) $(SIM_CXX_SRC) && \
 	  if [ "$(SIM_PGO)" = 1 ]; then \
 	    $(MAKE) -C $(SIM_BUILD)/obj -f Vnf_soc.mk $(SIM_MAKE) $(SIM_PGO_GEN) && \
 	    LLVM_PROFILE_FILE=$(SIM_BUILD)/obj/nfsim-%p.profraw \
@@ -61,11 +64,11 @@ $(SIM_BIN): $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_
 SIM_TRACE_BIN := $(SIM_BUILD)/nfsim-trace
 .PHONY: sim-trace
 sim-trace: $(SIM_TRACE_BIN) firmware ## build build/sim/nfsim-trace: nfsim that writes FST waveforms (--trace FILE)
-$(SIM_TRACE_BIN): $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/sim.mk | $(SIM_FW_HEX)
+$(SIM_TRACE_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/sim.mk | $(SIM_FW_HEX)
 	@mkdir -p $(SIM_BUILD)/obj-trace
 	@echo "sim: verilating nf_soc into $(SIM_TRACE_BIN) (waveforms; log in $(SIM_BUILD)/build-trace.log)"
 	@{ $(VERILATOR) $(SIM_VFLAGS) --trace-fst --Mdir $(SIM_BUILD)/obj-trace -o $(SIM_TRACE_BIN) \
-	    $(SOC_DIR)/nf_soc.v $(SIM_CXX_SRC) && \
+	    $(SIM_TOP) $(SIM_CXX_SRC) && \
 	  $(MAKE) -C $(SIM_BUILD)/obj-trace -f Vnf_soc.mk $(SIM_MAKE) $(SIM_OPT); \
 	} > $(SIM_BUILD)/build-trace.log 2>&1 || (tail -50 $(SIM_BUILD)/build-trace.log; exit 1)
 

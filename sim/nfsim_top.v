@@ -1,0 +1,34 @@
+// nfsim's top: nf_soc with its input pins behind a flip-flop, as they would be behind
+// the board's wire and pad. Verilator evaluates the logic that a top-level input feeds
+// again at every evaluation (whether the input changed or not); with the pins
+// registered here that logic is evaluated once, after the clock edge, like the rest.
+// The SoC sees the same pins one clock later: the bridge's UART timing moves by one
+// clock, the reset lasts one clock longer.
+`default_nettype none
+module nfsim_top #(
+    parameter CPU    = "picorv32",                  // nf_soc's CPU
+    parameter FW_HEX = "build/firmware/nf_fw.hex"   // nf_soc's firmware image
+) (
+    input  wire        clk,
+    input  wire        rst,
+    input  wire        uart_rx,
+    output wire        uart_tx,
+    input  wire [15:0] uart_period,
+    output wire [7:0]  leds,
+    output wire        trap
+);
+    reg        rst_q    = 1'b1;
+    reg        rx_q     = 1'b1;
+    reg [15:0] period_q = 16'd0;
+    always @(posedge clk) begin
+        rst_q    <= rst;
+        rx_q     <= uart_rx;
+        period_q <= uart_period;
+    end
+
+    nf_soc #(.CPU(CPU), .FW_HEX(FW_HEX)) u_soc (
+        .clk(clk), .rst(rst_q), .uart_rx(rx_q), .uart_tx(uart_tx), .uart_period(period_q),
+        .leds(leds), .trap(trap)
+    );
+endmodule
+`default_nettype wire
