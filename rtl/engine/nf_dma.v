@@ -171,7 +171,8 @@ module nf_dma #(
     assign rd_addr = rd_word;
 
     wire [63:0]  cur     = need_word ? head : 64'd0;
-    wire [127:0] window  = {cur, prev} >> {rot, 3'b000};
+    // The low word of {cur, prev} >> 8 * rot, in 64 bits (no 128-bit shift to simulate).
+    wire [63:0]  window  = (prev >> {rot, 3'b000}) | ((rot == 3'd0) ? 64'd0 : cur << {3'd0 - rot, 3'b000});
     wire         emit    = lag ? (k != {WCW{1'b0}}) : 1'b1;
     wire [WCW-1:0] j     = lag ? k - 1'b1 : k;
     wire         data_ok = !need_word || !empty;
@@ -179,7 +180,7 @@ module nf_dma #(
     wire [7:0]   be_last  = (j == n_wr - 1'b1) ? (8'hFF >> (3'd7 - last_lo)) : 8'hFF;
     assign wr_req  = in_move && emit && data_ok;
     assign wr_addr = wr_word;
-    assign wr_data = window[63:0];
+    assign wr_data = window;
     assign wr_be   = be_first & be_last;
     assign step    = in_move && data_ok && (!emit || wr_gnt);
     wire   last_step = (k == (lag ? n_wr : n_wr - 1'b1));
@@ -474,7 +475,7 @@ module nf_dma #(
     end
 
     /* verilator lint_off UNUSEDSIGNAL */
-    wire unused = &{1'b0, src_mode, dst_mode, ssa[31:WLSB+WAW], sda[31:WLSB+WAW], window[127:64], s_span[CNW+2:WLSB+WCW], s_span[WLSB-1:0],
+    wire unused = &{1'b0, src_mode, dst_mode, ssa[31:WLSB+WAW], sda[31:WLSB+WAW], s_span[CNW+2:WLSB+WCW], s_span[WLSB-1:0],
                     d_span[CNW+2:WLSB+WCW], 1'b0};
     /* verilator lint_on UNUSEDSIGNAL */
 endmodule
