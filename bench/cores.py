@@ -114,8 +114,8 @@ def ecpbram(tc, *args):
 
 
 def ebr_by_memory(netlist):
-    """Block RAMs (DP16KD) per memory of a synthesized design, most first: yosys names a
-    memory's blocks MEMORY.ROW.COLUMN."""
+    """Block RAMs (DP16KD) per memory of a synthesized design: yosys names a memory's
+    blocks MEMORY.ROW.COLUMN."""
     with open(netlist, encoding="utf-8") as f:
         modules = json.load(f)["modules"]
     n = {}
@@ -124,7 +124,7 @@ def ebr_by_memory(netlist):
             if cell["type"] == "DP16KD":
                 mem = re.sub(r"(\.\d+)+$", "", name)
                 n[mem] = n.get(mem, 0) + 1
-    return dict(sorted(n.items(), key=lambda kv: (-kv[1], kv[0])))
+    return n
 
 
 def pnr(tc, core, board, part, profile_85k):
@@ -234,7 +234,8 @@ def main():
             if b and "error" in b:
                 line += f"; {board}: {b['error']}"
                 if b.get("ebr_by_memory"):
-                    line += " (EBR by memory: " + ", ".join(f"{m} {k}" for m, k in b["ebr_by_memory"].items()) + ")"
+                    mems = sorted(b["ebr_by_memory"].items(), key=lambda kv: (-kv[1], kv[0]))
+                    line += " (EBR by memory: " + ", ".join(f"{m} {k}" for m, k in mems) + ")"
             elif b:
                 line += f"; {board} {b['fmax_mhz']} MHz (target {TARGET_MHZ:g}) {b['lut4']} LUT4 {b['ff']} FF {b['ebr']} EBR"
                 line += {True: ", firmware swap ok", False: ", FIRMWARE SWAP FAILED"}.get(b.get("fw_swap"), "")
