@@ -7,7 +7,7 @@ of an invalidate from bench_sim's output on that core's Verilator board
 (build/bench/cores/CORE/sim.out, written by `make bench-cores`). With --pnr it also
 places and routes the ULX3S 85F and 25F designs (nf_board_core as top, so the PLL can be
 set to a 75 MHz system clock, the product's goal; nextpnr with --timing-allow-fail) and
-records Fmax, the critical path's ends, LUT4/FF/EBR/DSP use and whether ecpbram swaps the
+records Fmax, the critical path's ends, LUT4/FF/EBR/DSP use (and the block RAMs per memory) and whether ecpbram swaps the
 firmware into the placed design (as tools/bitstream.sh does: a placeholder image, then
 tools/fw_swap_check.py) (build/bench/cores/CORE/BOARD/fig.json); without --pnr the figures of an earlier run are used, marked inputs_changed when
 the sources placed differ from today's.
@@ -113,6 +113,20 @@ def ecpbram(tc, *args):
     subprocess.run(cmd + list(args), cwd=ROOT, check=True)
 
 
+def ebr_by_memory(netlist):
+    """Block RAMs (DP16KD) per memory of a synthesized design: yosys names a memory's
+    blocks MEMORY.ROW.COLUMN."""
+    with open(netlist, encoding="utf-8") as f:
+        modules = json.load(f)["modules"]
+    n = {}
+    for m in modules.values():
+        for name, cell in m.get("cells", {}).items():
+            if cell["type"] == "DP16KD":
+                mem = re.sub(r"(\.\d+)+$", "", name)
+                n[mem] = n.get(mem, 0) + 1
+    return n
+
+
 def pnr(tc, core, board, part, profile_85k):
     """Synthesis and place-and-route of one core on one part; its figures."""
     out = os.path.join(OUT, core, board)
@@ -137,7 +151,7 @@ def pnr(tc, core, board, part, profile_85k):
                     f"chparam {chp} -set PROFILE_85K {profile_85k} -set FW_HEX \"{rel(out)}/placeholder.hex\" nf_board_core; "
                     f"synth_ecp5 -top nf_board_core -json {rel(out)}/nf.json"],
                    cwd=ROOT, env=env, check=True)
-    fig = {"target_mhz": TARGET_MHZ, "inputs": inputs}
+    fig = {"target_mhz": TARGET_MHZ, "inputs": inputs, "ebr_by_memory": ebr_by_memory(os.path.join(out, "nf.json"))}
     placed_ok = subprocess.run([tc["NEXTPNR_ECP5"], f"--{part}", "--package", "CABGA381", "--speed", "6",
                     "--json", rel(out) + "/nf.json", "--lpf", rel(lpf), "--report", rel(out) + "/report.json",
                     "--textcfg", rel(out) + "/nf_placeholder.config",
@@ -219,6 +233,9 @@ def main():
             b = c.get(board)
             if b and "error" in b:
                 line += f"; {board}: {b['error']}"
+                if b.get("ebr_by_memory"):
+                    mems = sorted(b["ebr_by_memory"].items(), key=lambda kv: (-kv[1], kv[0]))
+                    line += " (EBR by memory: " + ", ".join(f"{m} {k}" for m, k in mems) + ")"
             elif b:
                 line += f"; {board} {b['fmax_mhz']} MHz (target {TARGET_MHZ:g}) {b['lut4']} LUT4 {b['ff']} FF {b['ebr']} EBR"
                 line += {True: ", firmware swap ok", False: ", FIRMWARE SWAP FAILED"}.get(b.get("fw_swap"), "")

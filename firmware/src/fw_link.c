@@ -153,7 +153,7 @@ static int rto_expired(void)
     return waited >= L.rto;
 }
 
-static void tx_flush(void)
+static FW_HOT void tx_flush(void)
 {
     if (!L.open)
         return;
@@ -201,7 +201,7 @@ static FW_COLD uint32_t tx_reserve_slow(uint32_t bytes)
 /* The reply cursor's reserve (fw_frame.h). Named for the profiler (bench/fwprof.cpp).
  * Every test here implies bytes <= MAX_PAYLOAD (tx_cap is at most that); the slow path
  * checks it. */
-static uint32_t fw_tx_reserve(uint32_t bytes)
+static FW_HOT uint32_t fw_tx_reserve(uint32_t bytes)
 {
     if (__builtin_expect(!L.open, 1)) {
         if (!L.maybe_busy && L.tx_inflight < fw_cfg.tx_slots && bytes <= NF_LINK_MAX_PAYLOAD) {
@@ -554,7 +554,7 @@ static FW_COLD int rx_held(uint32_t ready, uint32_t slot, struct fw_frame *f)
 }
 
 /* The RX slot at rx_next is done with: hand it back to the hardware, look at the next. */
-static __attribute__((noinline)) void rx_release(uint32_t slot)
+static FW_HOT __attribute__((noinline)) void rx_release(uint32_t slot)
 {
     link_wr(NF_LINK_RX_RELEASE, 1u << slot);
     rx_next_at(ring_add(slot, 1u, fw_cfg.rx_slots));
@@ -571,7 +571,7 @@ static FW_COLD int rx_frame_held(const struct fw_frame *f)
  * word (in the register fw_msg_process takes it in), stamp its arrival (its payload
  * address is kept with rx_next). Returns as rx_frame does. Nothing
  * is kept across fw_msg_process (L has it all), so only the return address is saved. */
-static __attribute__((noinline)) int rx_frame_run(uint32_t len, uint32_t m0, uint32_t stamp)
+static FW_HOT __attribute__((noinline)) int rx_frame_run(uint32_t len, uint32_t m0, uint32_t stamp)
 {
     struct fw_frame *f = &L.frame;
     f->len = len;
@@ -640,7 +640,7 @@ static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t w0, uint32_t w1)
  * replies fit the TX window at a glance) goes on to rx_frame_run, everything else (and
  * the usual frame, from its start, when its replies need a closer look) to
  * rx_frame_slow. Both are tail calls, so nothing here is saved on the stack. */
-static __attribute__((noinline)) int rx_frame(uint32_t ready)
+static FW_HOT __attribute__((noinline)) int rx_frame(uint32_t ready)
 {
     hal_win hw = L.rx_win;
     uint32_t w0 = win_rd(hw, 0), w1 = win_rd(hw, 4u);
@@ -664,7 +664,7 @@ static __attribute__((noinline)) int rx_frame(uint32_t ready)
 
 /* All the work of one poll after its first frame (ready: RX_READY as read after it;
  * 0 when that frame must wait), or the timer, or a pending send. */
-static __attribute__((noinline)) int link_work(uint32_t ready)
+static FW_HOT __attribute__((noinline)) int link_work(uint32_t ready)
 {
     while (ready & L.rx_bit) {
         if (!rx_frame(ready))
@@ -690,7 +690,7 @@ static __attribute__((noinline)) int link_work(uint32_t ready)
  * notices a frame within a few cycles; the timer (ms) can wait that long. */
 #define IDLE_SPINS 64u
 
-int fw_link_poll(void)
+FW_HOT int fw_link_poll(void)
 {
     /* Idle: nothing in the next RX slot, nothing to send, no timer due. Kept short: how
      * long it takes is how late a frame that lands now is noticed. link_work always

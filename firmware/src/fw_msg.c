@@ -555,7 +555,7 @@ _Static_assert(NF_OP_WR_INVALIDATE == NF_OP_WR_FAST_REGISTER + 1 && NF_OP_WR_REA
                    NF_OP_WR_RECEIVE == NF_OP_WR_FAST_REGISTER + 6 && NF_OP_WR_BIND == NF_OP_WR_FAST_REGISTER + 7,
                "work-request ops are consecutive");
 
-void fw_msg_process(struct fw_frame *f, uint32_t w0)
+FW_HOT void fw_msg_process(struct fw_frame *f, uint32_t w0)
 {
     /* Fast path: the frame holds exactly one well-formed work request (the usual case:
      * a work request with its page list). Its CQE has room: the link delivers a frame

@@ -16,7 +16,7 @@ uint32_t fw_eng_wait_acc;
  * pool, so a QP within its reservation always finds a free entry. */
 static uint32_t recv_free = FW_NO_INDEX, recv_reserved;
 
-uint32_t fw_eng_wait_busy(uint32_t status_off)
+FW_HOT uint32_t fw_eng_wait_busy(uint32_t status_off)
 {
     uint32_t st;
     uint32_t t0 = hal_cycles();
@@ -63,7 +63,7 @@ uint32_t fw_dma(const struct fw_dma_side *src, const struct fw_dma_side *dst, ui
     return st;
 }
 
-uint32_t fw_load(void)
+FW_HOT uint32_t fw_load(void)
 {
     return fw_eng_wait(NF_ENGINE_LD_STATUS);
 }
@@ -87,7 +87,7 @@ uint32_t fw_mpt_read(uint32_t index, uint32_t w[7])
         w[k] = eng_rd(NF_ENGINE_ENT_W0 + 4u * k);
     return code;
 }
-uint32_t fw_mpt_invalidate(uint32_t index)
+FW_HOT uint32_t fw_mpt_invalidate(uint32_t index)
 {
     eng_wr(NF_ENGINE_TBL_INDEX, index);
     eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_INVALIDATE);

@@ -338,7 +338,7 @@ static __attribute__((noinline)) struct wr_result wr_other(const struct fw_frame
     return r;
 }
 
-void fw_wr_process(const struct fw_frame *f, uint32_t m, uint32_t mlen, uint32_t op)
+FW_HOT void fw_wr_process(const struct fw_frame *f, uint32_t m, uint32_t mlen, uint32_t op)
 {
     uint32_t qpn = 0, wr_id = 0, flags = 0;
     struct fw_qp *qp = 0;

@@ -193,9 +193,8 @@ module nf_soc #(
     end else begin : g_vexriscv
         // VexRiscv (pythondata-cpu-vexriscv; the variant file is chosen by the build):
         // Wishbone instruction and data buses. The instruction bus (cache refills: the
-        // code runs from the firmware RAM) has the RAM's second port to itself; the
-        // data bus is the SoC bus. So a refill never waits for a data access, nor a
-        // store to the RAM or to a device for a refill.
+        // code runs from the firmware RAM) reads the RAM only (see below); the data bus
+        // is the SoC bus.
         wire        ib_cyc, ib_stb, db_cyc, db_stb, db_we;
         wire [29:0] ib_adr, db_adr;
         wire [31:0] db_dat;
@@ -209,7 +208,7 @@ module nf_soc #(
         /* verilator lint_on UNUSEDSIGNAL */
         wire        req_i = ib_cyc && ib_stb;
         wire        i_ack;
-        reg  [31:0] i_rdata;
+        wire [31:0] i_rdata;
         VexRiscv u_cpu (
             .clk(clk), .reset(rst), .externalResetVector(32'h0000_0000),
             .timerInterrupt(1'b0), .softwareInterrupt(1'b0), .externalInterruptArray(32'd0),
@@ -248,41 +247,40 @@ module nf_soc #(
         assign la_link_rd = rd_link_q;
         assign la_eng_rd  = rd_eng_q;
         assign la_win_rd  = 1'b0;
-        // Wishbone has no look-ahead: each RAM port guesses. After every read it reads
-        // the next word (the next beat of a cache-line refill, or the next line) and
-        // keeps it until a write to the RAM, so a read of the guessed word answers at
-        // once and any other read one cycle later; writes answer at once. A refill burst
-        // (CTI 010) thus takes one word per clock after its first.
-        reg  [31:0] guess_addr, i_guess_addr;
-        reg         guess_ok, i_guess_ok;
-        wire        ram_req = cpu_valid && sel_ram;
-        wire        rd_hit  = ram_req && cpu_wstrb == 4'd0 && guess_ok && guess_addr == cpu_addr;
-        assign ram_rd    = ram_req && cpu_wstrb == 4'd0;
-        assign ram_wr    = ram_req && cpu_wstrb != 4'd0;
-        assign ram_addr  = rd_hit ? cpu_addr + 32'd4 : cpu_addr;
+        // The firmware RAM has one port (as with PicoRV32: one block RAM per 16 Kbit; a
+        // second port for the instruction bus made the ECP5 mapping twice as many), shared
+        // by the data bus and the instruction-cache refills: a data access first, a refill
+        // beat in a clock without one (the core waits for the refill then, mostly; the
+        // work-request path fits the cache, firmware/link.ld).
+        // Wishbone has no look-ahead: the port guesses. After every read it reads the next
+        // word (the next beat of a cache-line refill, or the next line) and keeps it until
+        // a write to the RAM, so a read of the guessed word, by either bus, answers at once
+        // and any other read one clock later; writes answer at once. A refill burst thus
+        // takes one word per clock after its first.
+        reg  [31:0] guess_addr;
+        reg         guess_ok;
+        wire [31:0] i_addr  = {ib_adr, 2'b00};
+        wire        d_req   = cpu_valid && sel_ram;
+        wire        d_rd    = d_req && cpu_wstrb == 4'd0;
+        wire        d_hit   = d_rd && guess_ok && guess_addr == cpu_addr;
+        wire        i_go    = req_i && !d_req;
+        wire        i_hit   = guess_ok && guess_addr == i_addr;
+        assign ram_rd    = d_rd || i_go;
+        assign ram_wr    = d_req && cpu_wstrb != 4'd0;
+        assign ram_addr  = d_req ? (d_hit ? cpu_addr + 32'd4 : cpu_addr) : (i_hit ? i_addr + 32'd4 : i_addr);
         assign ram_wdata = cpu_wdata;
         assign ram_wstrb = cpu_wstrb;
-        assign ram_ready = rd_hit || ram_wr;
+        assign ram_ready = d_hit || ram_wr;
         assign ram_sel   = ram_ready;
-        // The instruction port: every fetch address reads the RAM (its index wraps; the
-        // code lies in it).
-        wire [31:0] i_addr     = {ib_adr, 2'b00};
-        assign      i_ack      = req_i && i_guess_ok && i_guess_addr == i_addr;
-        wire [31:0] i_ram_addr = i_ack ? i_addr + 32'd4 : i_addr;
-        always @(posedge clk) begin
-            if (req_i) i_rdata <= ram[i_ram_addr[RAM_AW+1:2]];
-        end
+        assign i_ack     = i_go && i_hit;
+        assign i_rdata   = ram_rdata;
         always @(posedge clk) begin
             if (rst) begin
-                guess_addr   <= 32'd0;
-                guess_ok     <= 1'b0;
-                i_guess_addr <= 32'd0;
-                i_guess_ok   <= 1'b0;
+                guess_addr <= 32'd0;
+                guess_ok   <= 1'b0;
             end else begin
                 if (ram_rd) guess_addr <= ram_addr;
                 guess_ok <= ram_rd || (guess_ok && !ram_wr);
-                if (req_i) i_guess_addr <= i_ram_addr;
-                i_guess_ok <= (req_i || i_guess_ok) && !ram_we;
             end
         end
     end endgenerate
