@@ -22,6 +22,9 @@ module nf_word_fifo #(
     localparam [31:0]   LAST_32  = DEPTH - 1;
     localparam [AW:0]   FULL = DEPTH_32[AW:0];
     localparam [AW-1:0] LAST = LAST_32[AW-1:0];
+    // Flip-flops, not a LUT RAM (mem2reg): Yosys would otherwise fold the head register
+    // below into the RAM's read port and read it through the read pointer again.
+    (* mem2reg *)
     reg [WIDTH-1:0] slot [0:DEPTH-1];
     reg [AW-1:0] rd_ptr, wr_ptr;
     wire do_push = push && (count != FULL);
