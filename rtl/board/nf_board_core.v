@@ -12,7 +12,10 @@ module nf_board_core #(
     parameter [0:0]   PROFILE_85K   = 1'b1,       // adapter sizes: 1 profile ULX3S_85K, 0 profile ULX3S_25K
     // Firmware image ($readmemh words) of the CPU's RAM. The default is nf_soc's: Yosys
     // elaborates every module with its defaults first, so it must name a file that exists.
-    parameter         FW_HEX        = "build/firmware/nf_fw.hex"
+    parameter         FW_HEX        = "build/firmware/nf_fw.hex",
+    // 1: the firmware RAM in bit slices (nf_soc FW_SLICE_BITS: 1 bit for 64 KiB, 2 for
+    // 32 KiB), loaded from FW_HEX.sNN (tools/fw_slices.py); 0: one 32-bit memory.
+    parameter [0:0]   FW_SLICED     = 1'b0
 ) (
     input  wire       clk_osc,
     input  wire       uart_rx,     // host -> FPGA
@@ -24,6 +27,9 @@ module nf_board_core #(
     // (32-bit arithmetic: valid for clocks below 134 MHz).
     localparam integer UART_PERIOD_FX = (CLK_HZ * (1 << `NF_SOC_UART_PERIOD_FRAC) + BAUD / 2) / BAUD;
     localparam [15:0]  UART_PERIOD    = UART_PERIOD_FX[15:0];
+    localparam integer FW_RAM_BYTES   = PROFILE_85K ? `NF_PROFILE_ULX3S_85K_FW_RAM_BYTES : `NF_PROFILE_ULX3S_25K_FW_RAM_BYTES;
+    // One DP16KD holds 16 Ki words of 1 bit, 8 Ki of 2, 4 Ki of 4.
+    localparam integer FW_SLICE_BITS  = !FW_SLICED ? 0 : FW_RAM_BYTES > 32768 ? 1 : FW_RAM_BYTES > 16384 ? 2 : 4;
 
     wire clk, locked, rst;
     nf_ecp5_pll #(.CLKI_DIV(PLL_CLKI_DIV), .CLKFB_DIV(PLL_CLKFB_DIV), .CLKOP_DIV(PLL_CLKOP_DIV))
@@ -33,8 +39,7 @@ module nf_board_core #(
     wire trap;
     wire [7:0] soc_leds;
     nf_soc #(
-        .CLK_HZ(CLK_HZ), .FW_HEX(FW_HEX),
-        .FW_RAM_BYTES(PROFILE_85K ? `NF_PROFILE_ULX3S_85K_FW_RAM_BYTES : `NF_PROFILE_ULX3S_25K_FW_RAM_BYTES),
+        .CLK_HZ(CLK_HZ), .FW_HEX(FW_HEX), .FW_RAM_BYTES(FW_RAM_BYTES), .FW_SLICE_BITS(FW_SLICE_BITS),
         .MEM_BYTES(PROFILE_85K ? `NF_PROFILE_ULX3S_85K_MEM_BYTES : `NF_PROFILE_ULX3S_25K_MEM_BYTES),
         .MPT_ENTRIES(PROFILE_85K ? `NF_PROFILE_ULX3S_85K_MPT_ENTRIES : `NF_PROFILE_ULX3S_25K_MPT_ENTRIES),
         .MTT_ENTRIES(PROFILE_85K ? `NF_PROFILE_ULX3S_85K_MTT_ENTRIES : `NF_PROFILE_ULX3S_25K_MTT_ENTRIES),

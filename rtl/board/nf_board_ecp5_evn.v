@@ -16,7 +16,7 @@ module nf_board_ecp5_evn #(
     wire [7:0] leds;
     nf_board_core #(
         .OSC_HZ(12000000), .PLL_CLKI_DIV(1), .PLL_CLKFB_DIV(4), .PLL_CLKOP_DIV(12),
-        .BAUD(BAUD), .PROFILE_85K(1'b1), .FW_HEX(FW_HEX)
+        .BAUD(BAUD), .PROFILE_85K(1'b1), .FW_HEX(FW_HEX), .FW_SLICED(1'b1)
     ) core (.clk_osc(clk_12mhz), .uart_rx(uart_rx), .uart_tx(uart_tx), .leds(leds));
     assign led_n = ~leds;   // the EVN's LEDs light when driven low
 endmodule

@@ -19,7 +19,7 @@ module nf_board_ulx3s #(
 );
     nf_board_core #(
         .OSC_HZ(25000000), .PLL_CLKI_DIV(PLL_CLKI_DIV), .PLL_CLKFB_DIV(PLL_CLKFB_DIV), .PLL_CLKOP_DIV(PLL_CLKOP_DIV),
-        .BAUD(BAUD), .PROFILE_85K(DEVICE_85K), .FW_HEX(FW_HEX)
+        .BAUD(BAUD), .PROFILE_85K(DEVICE_85K), .FW_HEX(FW_HEX), .FW_SLICED(1'b1)
     ) core (.clk_osc(clk_25mhz), .uart_rx(ftdi_txd), .uart_tx(ftdi_rxd), .leds(led));
     assign wifi_gpio0 = 1'b1;
 endmodule

@@ -43,6 +43,20 @@ module nf_adapter_mem #(
     localparam integer LANES    = `NF_ENGINE_HW_MEM_PORT_BYTES;
     localparam integer WORD_LSB = $clog2(LANES);     // byte-in-word bits of an address
 
+    // Read during write: no consumed read ever reads the word whose write lands in the
+    // same clock (rule below), so Yosys is told not to add its collision logic (a compare of
+    // the read address with the write address and a bypass mux in front of the output
+    // register): that logic sat on the engine's read-request path into every block RAM.
+    //  - an engine read (granted: eng_rd_gnt) never reads a word whose write lands in that
+    //    clock: the engine writes a word one clock after its grant and the loader and the
+    //    DMA read a word only well after their own writes of it (checked below in
+    //    simulation, through the engine, SoC and system testbenches);
+    //  - a system read that meets a landing write of its word (the CPU reads a word while
+    //    the engine writes it: a race the CPU may lose or win) gets the new bytes: the
+    //    collision is seen from registers (sq_word, wr_addr) and the written bytes are
+    //    taken from the write's registers, off the engine's paths.
+    //  Reads that nobody consumes (the RAM reads every clock) may collide freely.
+    (* no_rw_check *)
     reg [63:0] mem [0:WORDS-1];
     reg [63:0] rd_q;     // RAM read, one clock after its address
     reg [63:0] rd_q2;    // the RAM's output register: the read two clocks after its address
@@ -96,6 +110,38 @@ module nf_adapter_mem #(
         rd_q2 <= rd_q;
     end
 
+    // A system read meeting a landing write of its word (see the rule above): the write's
+    // bytes, kept until the read's data is picked (sb_valid, two clocks on).
+    wire       sys_col = sq_read && wr_en && sq_word == wr_addr;
+    reg        col_a, col_b;
+    reg [63:0] col_data_a, col_data_b;
+    reg [7:0]  col_be_a, col_be_b;
+    always @(posedge clk) begin
+        col_a      <= sys_col;
+        col_b      <= col_a;
+        col_data_a <= wr_data;
+        col_data_b <= col_data_a;
+        col_be_a   <= wr_be;
+        col_be_b   <= col_be_a;
+    end
+    reg [63:0] sys_word;  // the system read's word: the RAM's, with the colliding write's bytes
+    integer    slane;
+    always @(*) begin
+        for (slane = 0; slane < LANES; slane = slane + 1)
+            sys_word[8*slane +: 8] = (col_b && col_be_b[slane]) ? col_data_b[8*slane +: 8] : rd_q2[8*slane +: 8];
+    end
+
+`ifndef SYNTHESIS
+    // The rule above, checked in every simulation: a granted engine read never meets a
+    // landing write of its word (the hardware's data would be undefined then).
+    always @(posedge clk) begin
+        if (!rst && eng_rd_gnt && wr_en && eng_rd_addr == wr_addr) begin
+            $display("nf_adapter_mem: ERROR: engine read of word %0d in the clock its write lands", eng_rd_addr);
+            $stop;
+        end
+    end
+`endif
+
     // System answer: the read data of the RAM access two cycles after it.
     reg        eng_rd_g1;    // an engine read granted last cycle
     reg        sa_valid, sa_rd, sa_hi, sa_in_mem;
@@ -121,7 +167,7 @@ module nf_adapter_mem #(
             eng_rd_g1    <= eng_rd_gnt;
             eng_rd_valid <= eng_rd_g1;
             if (sb_valid)  // outside adapter memory a read returns 0
-                sys_rdata_q <= (sb_rd && sb_in_mem) ? (sb_hi ? rd_q2[63:32] : rd_q2[31:0]) : 32'd0;
+                sys_rdata_q <= (sb_rd && sb_in_mem) ? (sb_hi ? sys_word[63:32] : sys_word[31:0]) : 32'd0;
         end
     end
     always @(posedge clk) begin

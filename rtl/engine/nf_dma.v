@@ -150,8 +150,7 @@ module nf_dma #(
     reg [2:0]     rot;                    // byte shift of the two-word window
     reg [2:0]     first_lo, last_lo;      // destination byte lanes of the first/last byte
     reg [63:0]    prev;
-    reg           g1, g2;                 // reads granted 1 and 2 clocks ago (g2's word arrives now)
-    wire [1:0]    inflight = {1'b0, g1} + {1'b0, g2};
+    reg           g1;                     // a read granted last clock (its word arrives next clock)
 
     wire [FAW:0] fifo_count;
     wire [63:0]  head;
@@ -166,8 +165,17 @@ module nf_dma #(
     );
 
     reg           rd_more;                // rd_issued != n_rd, kept in a register
-    assign rd_req  = in_move && rd_more &&
-                     ({1'b0, fifo_count} + {{FAW{1'b0}}, inflight} < FIFO_DEPTH);
+    // Room in the FIFO for one more read (count + in flight < DEPTH), computed a clock ahead
+    // from the FIFO's next count and the next in-flight reads and kept in a register
+    // (rd_room): the read request then comes from registers through one LUT, since it
+    // selects the address that fans out to every adapter-memory block RAM.
+    wire          f_push  = rd_valid && in_move && ({1'b0, fifo_count} != FIFO_DEPTH);
+    wire          f_pop   = step && need_word && !empty;
+    wire [FAW:0]  count_nx = !in_move ? {(FAW+1){1'b0}} :
+                             fifo_count + {{FAW{1'b0}}, f_push} - {{FAW{1'b0}}, f_pop};
+    wire [1:0]    inflight_nx = {1'b0, rd_req && rd_gnt} + {1'b0, g1};
+    reg           rd_room;
+    assign rd_req  = in_move && rd_more && rd_room;
     assign rd_addr = rd_word;
 
     wire [63:0]  cur     = need_word ? head : 64'd0;
@@ -304,10 +312,10 @@ module nf_dma #(
             last_lo   <= 3'd0;
             prev      <= 64'd0;
             g1        <= 1'b0;
-            g2        <= 1'b0;
+            rd_room   <= 1'b1;
         end else begin
             g1 <= rd_req && rd_gnt;
-            g2 <= g1;
+            rd_room <= {1'b0, count_nx} + {{FAW{1'b0}}, inflight_nx} < FIFO_DEPTH;
             case (st)
                 S_IDLE: if (start) begin
                     busy      <= 1'b1;

@@ -22,6 +22,9 @@ module nf_word_fifo #(
     localparam [31:0]   LAST_32  = DEPTH - 1;
     localparam [AW:0]   FULL = DEPTH_32[AW:0];
     localparam [AW-1:0] LAST = LAST_32[AW-1:0];
+    // Flip-flops, not a LUT RAM (mem2reg): Yosys would otherwise fold the head register
+    // below into the RAM's read port and read it through the read pointer again.
+    (* mem2reg *)
     reg [WIDTH-1:0] slot [0:DEPTH-1];
     reg [AW-1:0] rd_ptr, wr_ptr;
     wire do_push = push && (count != FULL);
@@ -38,7 +41,15 @@ module nf_word_fifo #(
         end
     end
     always @(posedge clk) if (do_push) slot[wr_ptr] <= push_data;
-    assign head  = slot[rd_ptr];
+    // The head is a register (the slot the read pointer will point at, read a clock ahead,
+    // or the word being pushed into it), so a consumer's logic starts from a flip-flop
+    // rather than from the distributed RAM's read through the read pointer: the same
+    // word in the same clock as slot[rd_ptr].
+    wire [AW-1:0] rd_next = (rst || clear) ? {AW{1'b0}} :
+                            do_pop ? ((rd_ptr == LAST) ? {AW{1'b0}} : rd_ptr + 1'b1) : rd_ptr;
+    reg [WIDTH-1:0] head_q;
+    always @(posedge clk) head_q <= (do_push && wr_ptr == rd_next) ? push_data : slot[rd_next];
+    assign head  = head_q;
     assign empty = (count == {(AW+1){1'b0}});
 endmodule
 `default_nettype wire

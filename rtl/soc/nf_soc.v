@@ -14,7 +14,16 @@ module nf_soc #(
     parameter integer MPT_ENTRIES  = `NF_PROFILE_SIM_MPT_ENTRIES,  // key-table entries, 1..2^24
     parameter integer MTT_ENTRIES  = `NF_PROFILE_SIM_MTT_ENTRIES,  // translation-table entries, 1..2^16
     parameter integer RX_SLOTS     = `NF_PROFILE_SIM_RX_SLOTS,  // link receive slots, 1..MAX_SLOTS
-    parameter integer TX_SLOTS     = `NF_PROFILE_SIM_TX_SLOTS  // link transmit slots, a power of two, 1..MAX_SLOTS
+    parameter integer TX_SLOTS     = `NF_PROFILE_SIM_TX_SLOTS,  // link transmit slots, a power of two, 1..MAX_SLOTS
+    // Synthesis with PicoRV32 only: 0 the firmware RAM is one 32-bit memory (Yosys stacks
+    // block RAMs in depth behind a read mux: the slowest path into the CPU); 1, 2 or 4: it is
+    // 32 / this memories of this many bits, one block RAM deep each up to 16 Ki / this words
+    // (64 KiB of RAM at 1, 32 KiB at 2), so the block RAMs' outputs reach the CPU without a
+    // mux; each is loaded from FW_HEX.sNN (bits NN * this up, one hex digit a word, written
+    // by tools/fw_slices.py).
+    /* verilator lint_off UNUSEDPARAM */
+    parameter integer FW_SLICE_BITS = 0
+    /* verilator lint_on UNUSEDPARAM */
 ) (
     input  wire        clk,
     input  wire        rst,
@@ -303,6 +312,23 @@ module nf_soc #(
             $readmemh(FW_HEX, ram);
     end
 
+`ifdef SYNTHESIS
+    generate if (FW_SLICE_BITS != 0 && CPU == "picorv32") begin : g_ram_sliced
+        // Bit slices (FW_SLICE_BITS): the same RAM, read and written as below; the
+        // 32-bit memory above is unused then.
+        genvar sl;
+        for (sl = 0; sl < 32 / FW_SLICE_BITS; sl = sl + 1) begin : g_slice
+            localparam integer LO = sl * FW_SLICE_BITS;
+            localparam [7:0] D1 = 48 + sl / 10, D0 = 48 + sl % 10;  // "NN" of the file name
+            reg [FW_SLICE_BITS-1:0] part [0:RAM_WORDS-1];
+            initial $readmemh({FW_HEX, ".s", D1, D0}, part);
+            always @(posedge clk) begin
+                if (ram_we && ram_wstrb[LO / 8]) part[ram_idx] <= ram_wdata[LO +: FW_SLICE_BITS];
+                if (ram_rd) ram_rdata[LO +: FW_SLICE_BITS] <= part[ram_idx];
+            end
+        end
+    end else begin : g_ram
+`endif
     always @(posedge clk) begin
         if (ram_we && ram_wstrb[0]) ram[ram_idx][7:0]   <= ram_wdata[7:0];
         if (ram_we && ram_wstrb[1]) ram[ram_idx][15:8]  <= ram_wdata[15:8];
@@ -310,6 +336,9 @@ module nf_soc #(
         if (ram_we && ram_wstrb[3]) ram[ram_idx][31:24] <= ram_wdata[31:24];
         if (ram_rd) ram_rdata <= ram[ram_idx];
     end
+`ifdef SYNTHESIS
+    end endgenerate
+`endif
 
     // ---- SYS registers ------------------------------------------------------------------
     reg [63:0] cycle;
