@@ -93,6 +93,12 @@ test-sim: $(SIM_TEST_DEPS) ## nfsim: options, echo over the UART, faults, reconn
 	@NFSIM=$(SIM_BIN) NFSIM_TRACE=$(SIM_TRACE_BIN) CLIENT=$(SIM_BUILD)/nfsim_client ECHO_HEX=$(SIM_BUILD)/echo_fw.hex \
 	    FW_HEX=$(SIM_FW_HEX) WORK=$(SIM_BUILD)/test bash $(SIM_DIR)/tests/test_sim.sh
 
+# Host instructions per simulated clock (sim/ir_per_clock.sh, under valgrind): a count, so
+# two builds of the model compare on a shared machine, where the speed varies by +-10 %.
+.PHONY: sim-ir
+sim-ir: $(SIM_BIN) $(SIM_BUILD)/nfsim_client firmware ## nfsim: host instructions per simulated idle clock (valgrind)
+	@bash $(SIM_DIR)/ir_per_clock.sh $(SIM_BIN) $(SIM_BUILD)/nfsim_client $(SIM_FW_HEX) $(SIM_BUILD)/ir
+
 LINT_TARGETS += lint-sim
 .PHONY: lint-sim
 lint-sim: ## cppcheck of the simulator's C test programs and client
