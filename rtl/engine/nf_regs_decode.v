@@ -23,13 +23,21 @@ module nf_regs_decode #(
     output reg  [31:0]      rdata   // read value at addr; 0 where no readable register is
 );
     // One vector under we: a simulator clears it in one step on the clocks without a
-    // write instead of comparing the address with every offset.
-    integer w;
+    // write instead of comparing the address with every offset. The compares sit in a
+    // function so its loop index is local (an index assigned under the if would be a
+    // latch to synthesis).
+    function [NW-1:0] strobes(input [11:0] a);
+        integer w;
+        begin
+            for (w = 0; w < NW; w = w + 1)
+                strobes[w] = a == WR_OFFS[12*w +: 12];
+        end
+    endfunction
+
     always @(*) begin
         wr = {NW{1'b0}};
         if (we)
-            for (w = 0; w < NW; w = w + 1)
-                wr[w] = addr == WR_OFFS[12*w +: 12];
+            wr = strobes(addr);
     end
 
     function [31:0] read_mux(input [11:0] a, input [NR*32-1:0] v);
