@@ -107,15 +107,14 @@ module nf_engine #(
     reg  [`NF_KC_REQ_BITS-1:0] kq_ask;
     reg  [31:0]   kq_index, kq_mttd;
     reg  [EW-1:0] kq_entry;
-    // The request fields are loaded only with a request: the key-check unit reads them
-    // only with in_valid, and a simulator skips the wide muxes on the idle clocks.
+    // The request fields load at every clock, not under kc_in_valid: that enable is the
+    // end of the arbitration between loader, DMA and registers, and as the clock enable of
+    // all these flip-flops it was the slowest path of the ULX3S 25F.
     always @(posedge clk) begin
         if (rst) kq_valid <= 1'b0;
         else     kq_valid <= kc_in_valid;
-        if (kc_in_valid) begin
-            {kq_op, kq_tag, kq_ask} <= {kc_in_op, kc_in_tag, kc_in_ask};
-            {kq_index, kq_entry, kq_mttd} <= {kc_in_index, tbl_ask[`NF_TBL_REQ_ENTRY], kc_in_mttd};
-        end
+        {kq_op, kq_tag, kq_ask} <= {kc_in_op, kc_in_tag, kc_in_ask};
+        {kq_index, kq_entry, kq_mttd} <= {kc_in_index, tbl_ask[`NF_TBL_REQ_ENTRY], kc_in_mttd};
     end
 
     wire          res_valid;
