@@ -116,9 +116,9 @@ if [ "$firmware_only" = 0 ]; then
     # Recorded before synthesis reads them: an edit during the build makes it stale.
     pnr_inputs > "$out/pnr_inputs.txt.tmp"
     ecpbram -g "$out/placeholder.hex" -w 32 -d "$words"
-    # The tops have the firmware RAM in bit slices (nf_board_core FW_SLICED, the same rule
-    # for the slice width): each slice's image from the placeholder.
-    python3 tools/fw_slices.py "$out/placeholder.hex" $(( words * 4 > 32768 ? 1 : words * 4 > 16384 ? 2 : 4 ))
+    # The tops have the firmware RAM in bit slices (nf_board_core FW_SLICED, the profile's
+    # FW_SLICE_BITS): each slice's image from the placeholder.
+    python3 tools/fw_slices.py "$out/placeholder.hex" "$(param "$profile" FW_SLICE_BITS)"
     phase "synthesis: Yosys synth_ecp5 of $top (profile $profile)"
     "$YOSYS" -q -l "$out/synth.log" -p "read_verilog -DSYNTHESIS -Irtl/include $sources; \
         chparam -set FW_HEX \"$out/placeholder.hex\" $chp $top; \

@@ -1013,6 +1013,7 @@ _Static_assert(offsetof(struct nf_cqe, cflags) == 28, "CQE.cflags");
 #define NF_PROFILE_SIM_MAX_FRMR_PAGES 256u
 #define NF_PROFILE_SIM_RECV_ENTRIES 512u
 #define NF_PROFILE_SIM_USER_BASE 0x00010000u
+#define NF_PROFILE_SIM_FW_SLICE_BITS 1u
 #define NF_PROFILE_SIM_INDEX 0u
 
 /* profile ULX3S_85K: ULX3S with LFE5U-85F (208 EBR) */
@@ -1025,6 +1026,7 @@ _Static_assert(offsetof(struct nf_cqe, cflags) == 28, "CQE.cflags");
 #define NF_PROFILE_ULX3S_85K_MAX_FRMR_PAGES 32u
 #define NF_PROFILE_ULX3S_85K_RECV_ENTRIES 96u
 #define NF_PROFILE_ULX3S_85K_USER_BASE 32768u
+#define NF_PROFILE_ULX3S_85K_FW_SLICE_BITS 2u
 #define NF_PROFILE_ULX3S_85K_INDEX 1u
 
 /* profile ULX3S_25K: ULX3S with LFE5U-25F (56 EBR) */
@@ -1037,6 +1039,7 @@ _Static_assert(offsetof(struct nf_cqe, cflags) == 28, "CQE.cflags");
 #define NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES 16u
 #define NF_PROFILE_ULX3S_25K_RECV_ENTRIES 64u
 #define NF_PROFILE_ULX3S_25K_USER_BASE 16384u
+#define NF_PROFILE_ULX3S_25K_FW_SLICE_BITS 2u
 #define NF_PROFILE_ULX3S_25K_INDEX 2u
 
 /* The profiles in file order, X(NAME, index); PROFILE_NONE: sizes that match none */
@@ -1046,5 +1049,8 @@ _Static_assert(offsetof(struct nf_cqe, cflags) == 28, "CQE.cflags");
 
 /* USER_BASE of a profile: first byte of the user region: the link slots come first (ENGINE.CFG_USER) */
 #define NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS) (((RX_SLOTS) + (TX_SLOTS)) * NF_LINK_SLOT_BYTES)
+
+/* FW_SLICE_BITS of a profile: bits of each firmware-RAM slice on the boards: one slice fills one 16 Kbit block RAM (DP16KD), so no read mux sits between the RAM and the CPU (nf_board_core FW_SLICED, tools/fw_slices.py); for 16 to 64 KiB of firmware RAM */
+#define NF_PROFILE_FW_SLICE_BITS(FW_RAM_BYTES) (65536u / (FW_RAM_BYTES))
 
 #endif /* NF_LAYOUT_H */

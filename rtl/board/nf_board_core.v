@@ -13,8 +13,8 @@ module nf_board_core #(
     // Firmware image ($readmemh words) of the CPU's RAM. The default is nf_soc's: Yosys
     // elaborates every module with its defaults first, so it must name a file that exists.
     parameter         FW_HEX        = "build/firmware/nf_fw.hex",
-    // 1: the firmware RAM in bit slices (nf_soc FW_SLICE_BITS: 1 bit for 64 KiB, 2 for
-    // 32 KiB), loaded from FW_HEX.sNN (tools/fw_slices.py); 0: one 32-bit memory.
+    // 1: the firmware RAM in bit slices (nf_soc FW_SLICE_BITS, the profile's), loaded
+    // from FW_HEX.sNN (tools/fw_slices.py); 0: one 32-bit memory.
     parameter [0:0]   FW_SLICED     = 1'b0
 ) (
     input  wire       clk_osc,
@@ -28,8 +28,7 @@ module nf_board_core #(
     localparam integer UART_PERIOD_FX = (CLK_HZ * (1 << `NF_SOC_UART_PERIOD_FRAC) + BAUD / 2) / BAUD;
     localparam [15:0]  UART_PERIOD    = UART_PERIOD_FX[15:0];
     localparam integer FW_RAM_BYTES   = PROFILE_85K ? `NF_PROFILE_ULX3S_85K_FW_RAM_BYTES : `NF_PROFILE_ULX3S_25K_FW_RAM_BYTES;
-    // One DP16KD holds 16 Ki words of 1 bit, 8 Ki of 2, 4 Ki of 4.
-    localparam integer FW_SLICE_BITS  = !FW_SLICED ? 0 : FW_RAM_BYTES > 32768 ? 1 : FW_RAM_BYTES > 16384 ? 2 : 4;
+    localparam integer FW_SLICE_BITS  = !FW_SLICED ? 0 : PROFILE_85K ? `NF_PROFILE_ULX3S_85K_FW_SLICE_BITS : `NF_PROFILE_ULX3S_25K_FW_SLICE_BITS;
 
     wire clk, locked, rst;
     nf_ecp5_pll #(.CLKI_DIV(PLL_CLKI_DIV), .CLKFB_DIV(PLL_CLKFB_DIV), .CLKOP_DIV(PLL_CLKOP_DIV))

@@ -663,6 +663,7 @@
 `define NF_PROFILE_SIM_MAX_FRMR_PAGES 256
 `define NF_PROFILE_SIM_RECV_ENTRIES 512
 `define NF_PROFILE_SIM_USER_BASE 65536
+`define NF_PROFILE_SIM_FW_SLICE_BITS 1
 
 // profile ULX3S_85K: ULX3S with LFE5U-85F (208 EBR)
 `define NF_PROFILE_ULX3S_85K_MEM_BYTES 262144
@@ -674,6 +675,7 @@
 `define NF_PROFILE_ULX3S_85K_MAX_FRMR_PAGES 32
 `define NF_PROFILE_ULX3S_85K_RECV_ENTRIES 96
 `define NF_PROFILE_ULX3S_85K_USER_BASE 32768
+`define NF_PROFILE_ULX3S_85K_FW_SLICE_BITS 2
 
 // profile ULX3S_25K: ULX3S with LFE5U-25F (56 EBR)
 `define NF_PROFILE_ULX3S_25K_MEM_BYTES 65536
@@ -685,8 +687,12 @@
 `define NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES 16
 `define NF_PROFILE_ULX3S_25K_RECV_ENTRIES 64
 `define NF_PROFILE_ULX3S_25K_USER_BASE 16384
+`define NF_PROFILE_ULX3S_25K_FW_SLICE_BITS 2
 
 // USER_BASE of a profile: first byte of the user region: the link slots come first (ENGINE.CFG_USER)
 `define NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS) (((RX_SLOTS) + (TX_SLOTS)) * `NF_LINK_SLOT_BYTES)
+
+// FW_SLICE_BITS of a profile: bits of each firmware-RAM slice on the boards: one slice fills one 16 Kbit block RAM (DP16KD), so no read mux sits between the RAM and the CPU (nf_board_core FW_SLICED, tools/fw_slices.py); for 16 to 64 KiB of firmware RAM
+`define NF_PROFILE_FW_SLICE_BITS(FW_RAM_BYTES) (65536 / (FW_RAM_BYTES))
 
 `endif
