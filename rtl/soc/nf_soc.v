@@ -154,7 +154,7 @@ module nf_soc #(
         wire [31:0] unused_pcpi_insn, unused_pcpi_rs1, unused_pcpi_rs2, unused_eoi;
         wire [35:0] unused_trace_data;
         /* verilator lint_on UNUSEDSIGNAL */
-        // The sequential multiplier (about 64 clocks a multiply): the firmware multiplies
+        // The sequential multiplier (32 clocks a MUL, 64 a MULH*): the firmware multiplies
         // and divides only at boot and in the link's retransmit timeout, never on the
         // work-request path, and the one-clock DSP multiplier was the ULX3S 25F's slowest path.
         picorv32 #(
