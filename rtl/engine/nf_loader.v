@@ -61,17 +61,22 @@ module nf_loader #(
     wire [35:0] list_end = {4'd0, src} + {1'b0, count, 3'd0};
     wire        bad_src  = (src[WLSB-1:0] != {WLSB{1'b0}}) || (list_end > mem_end);
 
+    // Entry rule: page aligned, high word 0, inside the user region. Judged as the word
+    // enters the FIFO, which keeps the verdict with the page number: the rule's compares
+    // are then off the path from the FIFO head through the key-check arbitration.
+    wire rd_ok = (rd_data[63:32] == 32'd0) && (rd_data[PS-1:0] == {PS{1'b0}}) &&
+                 (rd_data[31:0] >= USER_BASE) && (rd_data[31:0] < MEM_BYTES);
     wire [AW_F:0] fifo_count;
-    wire [63:0]   head;
+    wire [32-PS:0] head;       // {entry rule met, the entry's page number}
     wire          empty;
     // Reads granted 1 and 2 clocks ago (the second's word arrives now). A new start drops
     // both, so a word still in flight from a stopped load never enters the new load's FIFO.
     reg           g1, g2;
     wire [1:0]    inflight = {1'b0, g1} + {1'b0, g2};
     wire          pop;
-    nf_word_fifo #(.DEPTH(DEPTH)) u_fifo (
+    nf_word_fifo #(.DEPTH(DEPTH), .WIDTH(33 - PS)) u_fifo (
         .clk(clk), .rst(rst), .clear(start && !busy),
-        .push(rd_valid && g2 && busy), .push_data(rd_data),
+        .push(rd_valid && g2 && busy), .push_data({rd_ok, rd_data[31:PS]}),
         .pop(pop), .head(head), .empty(empty), .count(fifo_count)
     );
 
@@ -80,13 +85,11 @@ module nf_loader #(
                      ({1'b0, fifo_count} + {{AW_F{1'b0}}, inflight} < FIFO_DEPTH);
     assign rd_addr = rd_word;
 
-    // Entry rule: page aligned, high word 0, inside the user region.
-    wire entry_ok = (head[63:32] == 32'd0) && (head[PS-1:0] == {PS{1'b0}}) &&
-                    (head[31:0] >= USER_BASE) && (head[31:0] < MEM_BYTES);
+    wire entry_ok = head[32-PS];
     wire have     = busy && !empty;
     assign kc_req   = have && entry_ok;
     assign kc_index = mtt_next;
-    assign kc_data  = {{PS{1'b0}}, head[31:PS]};
+    assign kc_data  = {{PS{1'b0}}, head[31-PS:0]};
     assign pop      = have && (!entry_ok || kc_gnt);
 
     always @(posedge clk) begin
