@@ -69,7 +69,9 @@ synth-soc: $(SETUP_STAMP) firmware ## Yosys synth_ecp5 of nf_soc (ULX3S 85K size
 # Each core's Verilator board (the default core's is build/sim's) runs bench_sim --quick;
 # CORES_PNR=1 also places and routes each core on the ULX3S 85F and 25F at 75 MHz
 # (minutes each); without it the placed figures of an earlier run are kept while their
-# inputs are unchanged.
+# inputs are unchanged. CORES_CLOCKS=board places at each board's own clock instead
+# (tools/layout.toml; build/bench/cores_board_clocks.json). On the 25F VexRiscv's
+# memories go to distributed RAM (rtl/soc/vexriscv_lutram.ys): no block RAM is left there.
 CORES ?= picorv32 vexriscv
 CORES_DIR = $(BUILD)/bench/cores
 .PHONY: bench-cores
@@ -81,4 +83,4 @@ bench-cores: $(SETUP_STAMP) firmware $(BUILD)/bench/bench_sim ## CPU choices sid
 	    NDKFPGA_QUIET=1 NDKFPGA_SIM=$$sb/nfsim $(BUILD)/bench/bench_sim --quick > $(CORES_DIR)/$$c/sim.out 2> $(CORES_DIR)/$$c/sim.err || \
 	        { cat $(CORES_DIR)/$$c/sim.out $(CORES_DIR)/$$c/sim.err; exit 1; }; \
 	done
-	@python3 $(ROOT)/bench/cores.py --cores $$(echo $(CORES) | tr ' ' ',') $(if $(CORES_PNR),--pnr)
+	@python3 $(ROOT)/bench/cores.py --cores $$(echo $(CORES) | tr ' ' ',') $(if $(CORES_PNR),--pnr) $(if $(filter board,$(CORES_CLOCKS)),--board-clocks)
