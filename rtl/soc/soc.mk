@@ -7,6 +7,10 @@ SOC_DIR    := $(ROOT)/rtl/soc
 # bypassed 5-stage pipeline; the devices sit above 0x80000000, which it leaves uncached.
 # Measured by bench-cores: fewer clocks than VexRiscv_Lite's, as few as VexRiscv_Full's
 # with fewer CSRs; VexRiscv_Min has no mul/div for the rv32im firmware).
+# On the ULX3S 25F the adapter takes all 56 block RAMs: the core's memories go to LUTs
+# (rtl/soc/vexriscv_lutram.ys). Measured there (bench-cores CORES_PNR=1 CORES_CLOCKS=board):
+# VexRiscv then fills 99 % of the LUTs and did not route; VexRiscv_Lite fits but takes
+# more clocks per fast-register than PicoRV32.
 NF_CPU      ?= picorv32
 NF_VEXRISCV ?= VexRiscv
 CPU_RTL    = $(if $(filter vexriscv,$(NF_CPU)),$(VEXRISCV_DIR)/$(NF_VEXRISCV).v,$(PICORV32_DIR)/picorv32.v)
