@@ -7,10 +7,11 @@ SOC_DIR    := $(ROOT)/rtl/soc
 # bypassed 5-stage pipeline; the devices sit above 0x80000000, which it leaves uncached.
 # Measured by bench-cores: fewer clocks than VexRiscv_Lite's, as few as VexRiscv_Full's
 # with fewer CSRs; VexRiscv_Min has no mul/div for the rv32im firmware).
-# On the ULX3S 25F the adapter takes all 56 block RAMs: the core's memories go to LUTs
-# (rtl/soc/vexriscv_lutram.ys). Measured there (bench-cores CORES_PNR=1 CORES_CLOCKS=board):
-# VexRiscv then fills 99 % of the LUTs and did not route; VexRiscv_Lite fits but takes
-# more clocks per fast-register than PicoRV32.
+# On the ULX3S 25F the adapter takes all 56 block RAMs. Measured there (bench-cores
+# CORES_PNR=1 CORES_CLOCKS=board): with its memories in LUTs (rtl/soc/vexriscv_lutram.ys)
+# VexRiscv fills 99 % of them and did not route, so bench-cores places it as it is (10
+# block RAMs short); VexRiscv_Lite's fit, but it takes more clocks per fast-register
+# than PicoRV32.
 NF_CPU      ?= picorv32
 NF_VEXRISCV ?= VexRiscv
 CPU_RTL    = $(if $(filter vexriscv,$(NF_CPU)),$(VEXRISCV_DIR)/$(NF_VEXRISCV).v,$(PICORV32_DIR)/picorv32.v)
@@ -74,8 +75,8 @@ synth-soc: $(SETUP_STAMP) firmware ## Yosys synth_ecp5 of nf_soc (ULX3S 85K size
 # CORES_PNR=1 also places and routes each core on the ULX3S 85F and 25F at 75 MHz
 # (minutes each); without it the placed figures of an earlier run are kept while their
 # inputs are unchanged. CORES_CLOCKS=board places at each board's own clock instead
-# (tools/layout.toml; build/bench/cores_board_clocks.json). On the 25F VexRiscv's
-# memories go to distributed RAM (rtl/soc/vexriscv_lutram.ys): no block RAM is left there.
+# (tools/layout.toml; build/bench/cores_board_clocks.json). On the 25F a VexRiscv
+# variant without a data cache has its memories in distributed RAM (rtl/soc/vexriscv_lutram.ys).
 CORES ?= picorv32 vexriscv
 CORES_DIR = $(BUILD)/bench/cores
 .PHONY: bench-cores
