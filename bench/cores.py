@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """The SoC's CPU choices side by side, measured: writes build/bench/cores.json.
 
-Usage: cores.py [--pnr] [--cores picorv32,vexriscv]
+Usage: cores.py [--pnr] [--board-clocks] [--cores picorv32,vexriscv]
 For each core (nf_soc's CPU parameter) it reads the clocks of a 1-page fast-register and
 of an invalidate from bench_sim's output on that core's Verilator board
 (build/bench/cores/CORE/sim.out, written by `make bench-cores`). With --pnr it also
 places and routes the ULX3S 85F and 25F designs (nf_board_core as top, so the PLL can be
-set to a 75 MHz system clock, the product's goal; nextpnr with --timing-allow-fail) and
+set to a 75 MHz system clock, the product's goal, or with --board-clocks to each board's
+own clock of tools/layout.toml; nextpnr with --timing-allow-fail) and
 records Fmax, the critical path's ends, LUT4/FF/EBR/DSP use (and the block RAMs per memory) and whether ecpbram swaps the
 firmware into the placed design (as tools/bitstream.sh does: a placeholder image, then
 tools/fw_swap_check.py) (build/bench/cores/CORE/BOARD/fig.json); without --pnr the figures of an earlier run are used, marked inputs_changed when
@@ -29,9 +30,15 @@ import nf_layout  # noqa: E402  (the profiles' FW RAM sizes)
 
 OUT = os.path.join(ROOT, "build", "bench", "cores")
 JSON = os.path.join(ROOT, "build", "bench", "cores.json")
+# With --board-clocks: the figures at each board's clock, apart from the 75 MHz ones.
+JSON_BOARD_CLOCKS = os.path.join(ROOT, "build", "bench", "cores_board_clocks.json")
 # nf_board_core's PLL for 75 MHz from the ULX3S's 25 MHz: 25 / 1 * 3, VCO 75 * 8 = 600 MHz.
 PLL_75MHZ = {"PLL_CLKI_DIV": 1, "PLL_CLKFB_DIV": 3, "PLL_CLKOP_DIV": 8}
 TARGET_MHZ = 75.0
+# VexRiscv's memories in distributed RAM (rtl/soc/vexriscv_lutram.ys) on the 25F profile,
+# whose adapter leaves no block RAM for the core (see mem_script); on the 85F they stay
+# in block RAM.
+VEX_LUTRAM = os.path.join(ROOT, "rtl", "soc", "vexriscv_lutram.ys")
 BOARDS = [("ulx3s-85k", "85k", 1), ("ulx3s-25k", "25k", 0)]
 # nf_board_ulx3s's pins under nf_board_core's port names.
 LPF_RENAME = [("clk_25mhz", "clk_osc"), ("ftdi_txd", "uart_rx"), ("ftdi_rxd", "uart_tx"), ('"led[', '"leds[')]
@@ -127,11 +134,40 @@ def ebr_by_memory(netlist):
     return n
 
 
-def pnr(tc, core, board, part, profile_85k):
+def mem_script(tc, core, profile_85k):
+    """The Yosys script that places the core's memories, when it has one there: on the
+    25F, a VexRiscv variant without a data cache. With its data cache too the default
+    variant filled 99 % of the 25F's LUTs and did not route in 9 minutes (measured): it
+    is synthesized as it is, and nextpnr says at once which block RAMs it lacks."""
+    if core != "vexriscv" or profile_85k:
+        return None
+    with open(cpu_rtl(tc, core), encoding="utf-8") as f:
+        return None if "module DataCache" in f.read() else VEX_LUTRAM
+
+
+def clock(board, board_clocks):
+    """nf_board_core's PLL parameters and the target clock in MHz: 75 MHz, or the
+    board's own (tools/layout.toml)."""
+    if not board_clocks:
+        return PLL_75MHZ, TARGET_MHZ
+    key = "BOARD_" + board.upper().replace("-", "_")
+    params = dict(p.split("=") for p in getattr(nf_layout, key + "_TOP_PARAMS").split())
+    pll = {k: int(v) for k, v in params.items() if k.startswith("PLL_")}
+    return pll, getattr(nf_layout, key + "_CLK_HZ") / 1e6
+
+
+def inputs_of(tc, core, profile_85k):
+    """The digest of what a placement of core at a profile is made from."""
+    script = mem_script(tc, core, profile_85k)
+    return digest(sources(tc, core) + [os.path.join(ROOT, "constraints", "ulx3s.lpf")] + ([script] if script else []))
+
+
+def pnr(tc, core, board, part, profile_85k, board_clocks=False):
     """Synthesis and place-and-route of one core on one part; its figures."""
-    out = os.path.join(OUT, core, board)
+    out = placed_dir(core, board, board_clocks)
     os.makedirs(out, exist_ok=True)
-    inputs = digest(sources(tc, core) + [os.path.join(ROOT, "constraints", "ulx3s.lpf")])
+    inputs = inputs_of(tc, core, profile_85k)
+    pll, target = clock(board, board_clocks)
     lpf = os.path.join(out, "core.lpf")
     with open(os.path.join(ROOT, "constraints", "ulx3s.lpf"), encoding="utf-8") as f:
         text = "".join(line for line in f if "wifi_gpio0" not in line)
@@ -139,7 +175,8 @@ def pnr(tc, core, board, part, profile_85k):
         text = text.replace(a, b)
     with open(lpf, "w", encoding="utf-8") as f:
         f.write(text)
-    chp = " ".join(f"-set {k} {v}" for k, v in PLL_75MHZ.items())
+    chp = " ".join(f"-set {k} {v}" for k, v in pll.items())
+    script = mem_script(tc, core, profile_85k)
     words = nf_layout.PROFILE_ULX3S_85K_FW_RAM_BYTES if profile_85k else nf_layout.PROFILE_ULX3S_25K_FW_RAM_BYTES
     words //= 4
     ecpbram(tc, "-g", rel(out) + "/placeholder.hex", "-w", "32", "-d", str(words))
@@ -149,9 +186,10 @@ def pnr(tc, core, board, part, profile_85k):
                     f"read_verilog -DSYNTHESIS -Irtl/include {srcs}; "
                     f"chparam -set CPU \"{core}\" nf_soc; "
                     f"chparam {chp} -set PROFILE_85K {profile_85k} -set FW_HEX \"{rel(out)}/placeholder.hex\" nf_board_core; "
+                    + (f"script {rel(script)}; " if script else "") +
                     f"synth_ecp5 -top nf_board_core -json {rel(out)}/nf.json"],
                    cwd=ROOT, env=env, check=True)
-    fig = {"target_mhz": TARGET_MHZ, "inputs": inputs, "ebr_by_memory": ebr_by_memory(os.path.join(out, "nf.json"))}
+    fig = {"target_mhz": target, "inputs": inputs, "ebr_by_memory": ebr_by_memory(os.path.join(out, "nf.json"))}
     placed_ok = subprocess.run([tc["NEXTPNR_ECP5"], f"--{part}", "--package", "CABGA381", "--speed", "6",
                     "--json", rel(out) + "/nf.json", "--lpf", rel(lpf), "--report", rel(out) + "/report.json",
                     "--textcfg", rel(out) + "/nf_placeholder.config",
@@ -194,10 +232,14 @@ def save(out, fig):
     return fig
 
 
-def placed(core, board, inputs):
+def placed_dir(core, board, board_clocks):
+    return os.path.join(OUT, core, board + ("-board-clock" if board_clocks else ""))
+
+
+def placed(core, board, inputs, board_clocks):
     """The figures of an earlier place and route, marked when its sources were not today's."""
     try:
-        with open(os.path.join(OUT, core, board, "fig.json"), encoding="utf-8") as f:
+        with open(os.path.join(placed_dir(core, board, board_clocks), "fig.json"), encoding="utf-8") as f:
             fig = json.load(f)
     except (OSError, json.JSONDecodeError):
         return None
@@ -208,10 +250,11 @@ def placed(core, board, inputs):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pnr", action="store_true", help="place and route every core on the 85F and the 25F")
+    ap.add_argument("--board-clocks", action="store_true", help="place at each board's clock (tools/layout.toml), not 75 MHz")
     ap.add_argument("--cores", default="picorv32,vexriscv")
     args = ap.parse_args()
     tc = toolchain()
-    res = {"target_mhz": TARGET_MHZ, "fw_instructions": fw_instructions(), "cores": {}}
+    res = {"target_mhz": "board" if args.board_clocks else TARGET_MHZ, "fw_instructions": fw_instructions(), "cores": {}}
     for core in args.cores.split(","):
         sim = kv(os.path.join(OUT, core, "sim.out"))
         if "fastreg_clocks_1page" not in sim:
@@ -219,13 +262,12 @@ def main():
             return 1
         c = {k: int(sim[k]) for k in ("fastreg_clocks_1page", "invalidate_clocks", "fastreg_clocks_16pages") if k in sim}
         c["rtl"] = os.path.basename(cpu_rtl(tc, core))
-        c["inputs"] = digest(sources(tc, core) + [os.path.join(ROOT, "constraints", "ulx3s.lpf")])
         for board, part, p85 in BOARDS:
-            fig = pnr(tc, core, board, part, p85) if args.pnr else placed(core, board, c["inputs"])
+            fig = pnr(tc, core, board, part, p85, args.board_clocks) if args.pnr else placed(core, board, inputs_of(tc, core, p85), args.board_clocks)
             if fig:
                 c[board] = fig
         res["cores"][core] = c
-    with open(JSON, "w", encoding="utf-8") as f:
+    with open(JSON_BOARD_CLOCKS if args.board_clocks else JSON, "w", encoding="utf-8") as f:
         json.dump(res, f, indent=1, sort_keys=True)
     for core, c in res["cores"].items():
         line = f"{core:9} ({c['rtl']}): fast-register 1 page {c['fastreg_clocks_1page']} clocks, invalidate {c.get('invalidate_clocks')}"
@@ -237,7 +279,7 @@ def main():
                     mems = sorted(b["ebr_by_memory"].items(), key=lambda kv: (-kv[1], kv[0]))
                     line += " (EBR by memory: " + ", ".join(f"{m} {k}" for m, k in mems) + ")"
             elif b:
-                line += f"; {board} {b['fmax_mhz']} MHz (target {TARGET_MHZ:g}) {b['lut4']} LUT4 {b['ff']} FF {b['ebr']} EBR"
+                line += f"; {board} {b['fmax_mhz']} MHz (target {b['target_mhz']:g}) {b['lut4']} LUT4 {b['ff']} FF {b['ebr']} EBR"
                 line += {True: ", firmware swap ok", False: ", FIRMWARE SWAP FAILED"}.get(b.get("fw_swap"), "")
                 line += " (placed from other sources)" if b.get("inputs_changed") else ""
         print(line)

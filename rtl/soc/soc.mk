@@ -7,6 +7,11 @@ SOC_DIR    := $(ROOT)/rtl/soc
 # bypassed 5-stage pipeline; the devices sit above 0x80000000, which it leaves uncached.
 # Measured by bench-cores: fewer clocks than VexRiscv_Lite's, as few as VexRiscv_Full's
 # with fewer CSRs; VexRiscv_Min has no mul/div for the rv32im firmware).
+# On the ULX3S 25F the adapter takes all 56 block RAMs. Measured there (bench-cores
+# CORES_PNR=1 CORES_CLOCKS=board): with its memories in LUTs (rtl/soc/vexriscv_lutram.ys)
+# VexRiscv fills 99 % of them and did not route, so bench-cores places it as it is (10
+# block RAMs short); VexRiscv_Lite's fit, but it takes more clocks per fast-register
+# than PicoRV32.
 NF_CPU      ?= picorv32
 NF_VEXRISCV ?= VexRiscv
 CPU_RTL    = $(if $(filter vexriscv,$(NF_CPU)),$(VEXRISCV_DIR)/$(NF_VEXRISCV).v,$(PICORV32_DIR)/picorv32.v)
@@ -69,7 +74,9 @@ synth-soc: $(SETUP_STAMP) firmware ## Yosys synth_ecp5 of nf_soc (ULX3S 85K size
 # Each core's Verilator board (the default core's is build/sim's) runs bench_sim --quick;
 # CORES_PNR=1 also places and routes each core on the ULX3S 85F and 25F at 75 MHz
 # (minutes each); without it the placed figures of an earlier run are kept while their
-# inputs are unchanged.
+# inputs are unchanged. CORES_CLOCKS=board places at each board's own clock instead
+# (tools/layout.toml; build/bench/cores_board_clocks.json). On the 25F a VexRiscv
+# variant without a data cache has its memories in distributed RAM (rtl/soc/vexriscv_lutram.ys).
 CORES ?= picorv32 vexriscv
 CORES_DIR = $(BUILD)/bench/cores
 .PHONY: bench-cores
@@ -81,4 +88,4 @@ bench-cores: $(SETUP_STAMP) firmware $(BUILD)/bench/bench_sim ## CPU choices sid
 	    NDKFPGA_QUIET=1 NDKFPGA_SIM=$$sb/nfsim $(BUILD)/bench/bench_sim --quick > $(CORES_DIR)/$$c/sim.out 2> $(CORES_DIR)/$$c/sim.err || \
 	        { cat $(CORES_DIR)/$$c/sim.out $(CORES_DIR)/$$c/sim.err; exit 1; }; \
 	done
-	@python3 $(ROOT)/bench/cores.py --cores $$(echo $(CORES) | tr ' ' ',') $(if $(CORES_PNR),--pnr)
+	@python3 $(ROOT)/bench/cores.py --cores $$(echo $(CORES) | tr ' ' ',') $(if $(CORES_PNR),--pnr) $(if $(filter board,$(CORES_CLOCKS)),--board-clocks)
