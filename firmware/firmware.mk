@@ -1,4 +1,4 @@
-# Firmware for the PicoRV32 soft core (rv32im, picolibc), its host build against the
+# Firmware for the PicoRV32 soft core (rv32i, picolibc), its host build against the
 # C models of the link hardware and the engine, and the software adapter nfmodel.
 #   make firmware          build/firmware/nf_fw.{elf,bin,hex}, size checked
 #   make model             build/model/nfmodel
@@ -33,7 +33,7 @@ RV_OBJCOPY := riscv64-unknown-elf-objcopy
 RV_SIZE    := riscv64-unknown-elf-size
 RV_NM      := riscv64-unknown-elf-nm
 RV_SPECS   := /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs
-RV_CFLAGS  := -march=rv32im -mabi=ilp32 --specs=$(RV_SPECS) -std=c11 -Wall -Wextra -Werror \
+RV_CFLAGS  := -march=rv32i -mabi=ilp32 --specs=$(RV_SPECS) -std=c11 -Wall -Wextra -Werror \
               -ffreestanding -ffunction-sections -fdata-sections -I$(FW_INC) -I$(FW_DIR)/src \
               -DFW_STACK_RESERVE=$(FW_STACK_RESERVE) -DFW_MR_BYTES=$(FW_MR_BYTES) -DFW_RECV_BYTES=$(FW_RECV_BYTES)
 RV_LDFLAGS := -nostartfiles -Wl,--gc-sections -Wl,--no-warn-rwx-segments -T $(FW_DIR)/link.ld

@@ -77,7 +77,7 @@ $(SIM_TRACE_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $
 # handshake checks pins -> hardware -> firmware -> hardware -> pins.
 $(SIM_BUILD)/echo_fw.hex: $(SIM_DIR)/tests/echo_fw.c $(SOC_DIR)/tb/smoke_start.S $(SOC_DIR)/tb/smoke.ld $(ROOT)/firmware/include/nf_layout.h
 	@mkdir -p $(SIM_BUILD)
-	@$(RV_CC) -march=rv32im -mabi=ilp32 -nostdlib -ffreestanding -O2 -Wall -Wextra -Werror \
+	@$(RV_CC) -march=rv32i -mabi=ilp32 -nostdlib -ffreestanding -O2 -Wall -Wextra -Werror \
 	    -I$(ROOT)/firmware/include -T $(SOC_DIR)/tb/smoke.ld -Wl,--no-relax \
 	    $(SOC_DIR)/tb/smoke_start.S $(SIM_DIR)/tests/echo_fw.c -o $(SIM_BUILD)/echo_fw.elf
 	@$(RV_OBJCOPY) -O binary $(SIM_BUILD)/echo_fw.elf $(SIM_BUILD)/echo_fw.bin

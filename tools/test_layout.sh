@@ -16,9 +16,9 @@ printf '#include "nf_layout.h"\nint main(void){ struct nf_cqe c = {0}; return (i
 $HOST_C -Ifirmware/include "$tmp/c.c" -o "$tmp/c" 2>"$tmp/err" && "$tmp/c"
 ok $? "nf_layout.h compiles with -Wall -Wextra -Werror on the host (and CQE is 32 bytes)"
 
-riscv64-unknown-elf-gcc --specs=/usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs -march=rv32im -mabi=ilp32 \
+riscv64-unknown-elf-gcc --specs=/usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs -march=rv32i -mabi=ilp32 \
     -std=c11 -Wall -Wextra -Werror -Ifirmware/include -c "$tmp/c.c" -o "$tmp/c.o" 2>"$tmp/err"
-ok $? "nf_layout.h compiles for rv32im/ilp32 (struct offsets asserted identical)"
+ok $? "nf_layout.h compiles for rv32i/ilp32 (struct offsets asserted identical)"
 
 verilator --lint-only -Wall -Irtl/include tools/layout_lint_top.v >"$tmp/err" 2>&1
 ok $? "nf_layout.vh passes verilator --lint-only -Wall (the derived macro included)"

@@ -131,10 +131,10 @@ static void tx_post(uint32_t slot, uint32_t len)
 
 static FW_COLD uint32_t rto_compute(void)
 {
-    uint64_t bytes = (uint64_t)fw_cfg.rx_slots * NF_LINK_SLOT_BYTES;
+    uint32_t bytes = fw_cfg.rx_slots * NF_LINK_SLOT_BYTES; /* slots x 4 KiB: a shift */
     for (uint32_t k = 0; k < L.tx_inflight; k++)
         bytes += L.tx_len[ring_add(tx_first(), k, fw_cfg.tx_slots)];
-    uint64_t cycles = (bytes * UART_BITS_PER_BYTE * STUFFING_FACTOR * fw_cfg.uart_period) >>
+    uint64_t cycles = fw_mul64(bytes * UART_BITS_PER_BYTE * STUFFING_FACTOR, fw_cfg.uart_period) >>
                       NF_SOC_UART_PERIOD_FRAC;
     cycles += L.rto_floor;
     return cycles > RTO_MAX ? RTO_MAX : (uint32_t)cycles;
@@ -461,11 +461,13 @@ FW_COLD void fw_link_init(void)
     fw_link_frame(&L.frame, 0, 0, 0);
     link_state_reset();
     L.maybe_busy = 0;
-    L.rto_floor = fw_cfg.clk_hz / 1000u * NF_LINK_TURNAROUND_MS; /* the host's turnaround too */
+    /* the host's turnaround too: clk_hz / 1000 (times 2^41 / 1000 rounded up, then
+     * shifted: exact for every 32-bit clk_hz) milliseconds' worth */
+    L.rto_floor = (uint32_t)(fw_mul64(fw_cfg.clk_hz, 2199023256u) >> 41) * NF_LINK_TURNAROUND_MS;
     L.rto_min = rto_compute(); /* no bytes in flight yet */
     /* every TX slot full of stuffed bytes on the UART, twice over, plus the RTO floor */
-    tx_drain_max = (uint32_t)(((uint64_t)fw_cfg.tx_slots * NF_LINK_SLOT_BYTES * UART_BITS_PER_BYTE * STUFFING_FACTOR *
-                               2u * fw_cfg.uart_period) >> NF_SOC_UART_PERIOD_FRAC) + L.rto_floor;
+    tx_drain_max = (uint32_t)(fw_mul64(fw_cfg.tx_slots * NF_LINK_SLOT_BYTES * UART_BITS_PER_BYTE * STUFFING_FACTOR * 2u,
+                                       fw_cfg.uart_period) >> NF_SOC_UART_PERIOD_FRAC) + L.rto_floor;
     L.rx_next = 0;
     L.rx_bit = 1u;
     rx_next_at(0);

@@ -22,6 +22,15 @@ void fw_stats_refused(uint32_t status)
     fw_stats.refused_other++;
 }
 
+FW_COLD uint64_t fw_mul64(uint32_t a, uint32_t b)
+{
+    uint64_t acc = 0, x = a;
+    for (; b; b >>= 1, x <<= 1)
+        if (b & 1u)
+            acc += x;
+    return acc;
+}
+
 uint32_t fw_stats_wr_count(void)
 {
     uint32_t n = 0;

@@ -320,7 +320,11 @@ uint32_t fw_recv_place(void)
     uint32_t start = (uint32_t)(uintptr_t)(fw_mrs + fw_cfg.mpt_entries);
     uint32_t ram = sys_rd(NF_SYS_FW_RAM_BYTES);
     fw_recvs = (struct fw_recv *)(uintptr_t)start;
-    uint32_t fit = ram < start + FW_STACK_RESERVE ? 0u : (ram - start - FW_STACK_RESERVE) / sizeof(struct fw_recv);
+    /* free bytes / sizeof, as a multiply by 2^32 / sizeof rounded up (exact below 2^32 /
+     * sizeof bytes: fw_mul64, the firmware does not divide) */
+    uint32_t fit = ram < start + FW_STACK_RESERVE
+                       ? 0u
+                       : (uint32_t)(fw_mul64(ram - start - FW_STACK_RESERVE, UINT32_MAX / sizeof(struct fw_recv) + 1u) >> 32);
 #endif
     return want < fit ? want : fit;
 }

@@ -154,11 +154,13 @@ module nf_soc #(
         wire [31:0] unused_pcpi_insn, unused_pcpi_rs1, unused_pcpi_rs2, unused_eoi;
         wire [35:0] unused_trace_data;
         /* verilator lint_on UNUSEDSIGNAL */
-        // The sequential multiplier (32 clocks a MUL, 64 a MULH*): the firmware multiplies
-        // and divides only at boot and in the link's retransmit timeout, never on the
-        // work-request path, and the one-clock DSP multiplier was the ULX3S 25F's slowest path.
+        // No M extension (the firmware is rv32i; libgcc multiplies and divides): the
+        // firmware multiplies and divides only at boot and in the link's retransmit
+        // timeout, never on the work-request path. The one-clock DSP multiplier was the
+        // ULX3S 25F's slowest path, and the sequential one costs the simulation ~19 % of
+        // its work at every clock (make sim-ir), multiplying or not.
         picorv32 #(
-            .ENABLE_MUL(1), .ENABLE_FAST_MUL(0), .ENABLE_DIV(1), .BARREL_SHIFTER(1), .COMPRESSED_ISA(0),
+            .ENABLE_MUL(0), .ENABLE_FAST_MUL(0), .ENABLE_DIV(0), .BARREL_SHIFTER(1), .COMPRESSED_ISA(0),
             .ENABLE_IRQ(0), .PROGADDR_RESET(32'h0000_0000), .STACKADDR(FW_RAM_BYTES)
         ) u_cpu (
             .clk(clk), .resetn(!rst), .trap(trap),

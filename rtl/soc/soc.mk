@@ -6,7 +6,8 @@ SOC_DIR    := $(ROOT)/rtl/soc
 # package's pre-generated variant (VexRiscv: 4 KiB instruction and data caches, rv32im,
 # bypassed 5-stage pipeline; the devices sit above 0x80000000, which it leaves uncached.
 # Measured by bench-cores: fewer clocks than VexRiscv_Lite's, as few as VexRiscv_Full's
-# with fewer CSRs; VexRiscv_Min has no mul/div for the rv32im firmware).
+# with fewer CSRs; VexRiscv_Min has no caches and no bypass). The firmware is rv32i, so
+# it runs on any of them and on PicoRV32 without its multiplier.
 # On the ULX3S 25F the adapter takes all 56 block RAMs. Measured there (bench-cores
 # CORES_PNR=1 CORES_CLOCKS=board): with its memories in LUTs (rtl/soc/vexriscv_lutram.ys)
 # VexRiscv fills 99 % of them and did not route, so bench-cores places it as it is (10
@@ -36,7 +37,7 @@ lint-soc:
 # A hex image is 32-bit little-endian words, one per line, word 0 at address 0.
 $(SOC_BUILD)/smoke.elf: $(SOC_DIR)/tb/smoke.c $(SOC_DIR)/tb/smoke_start.S $(SOC_DIR)/tb/smoke.ld $(ROOT)/firmware/include/nf_layout.h
 	@mkdir -p $(SOC_BUILD)
-	@$(RV_CC) -march=rv32im -mabi=ilp32 -nostdlib -ffreestanding -O2 -Wall -Wextra -Werror \
+	@$(RV_CC) -march=rv32i -mabi=ilp32 -nostdlib -ffreestanding -O2 -Wall -Wextra -Werror \
 	    -I$(ROOT)/firmware/include $(SOC_SMOKE_DEFS) -T $(SOC_DIR)/tb/smoke.ld -Wl,--no-relax \
 	    $(SOC_DIR)/tb/smoke_start.S $(SOC_DIR)/tb/smoke.c -o $@
 $(SOC_BUILD)/smoke.hex: $(SOC_BUILD)/smoke.elf
