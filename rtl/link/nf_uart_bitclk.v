@@ -1,7 +1,7 @@
-// Bit clock of the UART receiver and transmitter: a phase accumulator advances by one
-// clock per cycle while running, and a bit ends when it reaches the period, keeping
-// the remainder, so a fractional period (12.4 fixed point, e.g. 50 MHz / 3 MBd =
-// 16.667 clocks) averages out exactly, each edge within one clock.
+// Bit clock of the UART receiver and transmitter: the time left in the current bit
+// goes down by one clock per cycle while running, and a bit ends when it runs out, the
+// next one starting with the remainder, so a fractional period (12.4 fixed point,
+// e.g. 50 MHz / 3 MBd = 16.667 clocks) averages out exactly, each edge within one clock.
 `default_nettype none
 `include "nf_layout.vh"
 module nf_uart_bitclk (
@@ -13,19 +13,23 @@ module nf_uart_bitclk (
     input  wire [16:0] load_phase,   // 12.4 fixed point clocks already elapsed
     output wire        bit_end       // while running: the bit ends in this cycle
 );
-    localparam [16:0] ONE_CLOCK = 17'd1 << `NF_SOC_UART_PERIOD_FRAC;
+    localparam [17:0] ONE_CLOCK = 18'd1 << `NF_SOC_UART_PERIOD_FRAC;
 
-    reg  [16:0] phase;      // elapsed time in the current bit
-    wire [16:0] phase_next = phase + ONE_CLOCK;
-    assign bit_end = phase_next >= {1'b0, uart_period};
+    // left = period - phase - one clock - one LSB, where phase is the time elapsed in the
+    // current bit: the bit ends in this cycle (phase + one clock >= period) exactly when
+    // left is negative, so bit_end is a register's sign bit and not an adder and a
+    // compare, which were the start of the transmitter's slowest path on the boards.
+    reg  [17:0] left;
+    wire [17:0] period = {2'b00, uart_period};
+    assign bit_end = left[17];
 
     always @(posedge clk) begin
         if (rst)
-            phase <= 17'd0;
+            left <= 18'd0;
         else if (load)
-            phase <= load_phase;
+            left <= period - {1'b0, load_phase} - ONE_CLOCK - 18'd1;
         else if (run)
-            phase <= bit_end ? phase_next - {1'b0, uart_period} : phase_next;
+            left <= bit_end ? left + period - ONE_CLOCK : left - ONE_CLOCK;
     end
 endmodule
 `default_nettype wire

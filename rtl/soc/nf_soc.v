@@ -154,8 +154,8 @@ module nf_soc #(
         wire [31:0] unused_pcpi_insn, unused_pcpi_rs1, unused_pcpi_rs2, unused_eoi;
         wire [35:0] unused_trace_data;
         /* verilator lint_on UNUSEDSIGNAL */
-        // No M extension (the firmware is rv32i; libgcc multiplies and divides): the
-        // firmware multiplies and divides only at boot and in the link's retransmit
+        // No M extension (the firmware is rv32i; fw_mul64 multiplies by shifts and adds):
+        // the firmware multiplies and divides only at boot and in the link's retransmit
         // timeout, never on the work-request path. The one-clock DSP multiplier was the
         // ULX3S 25F's slowest path, and the sequential one costs the simulation ~19 % of
         // its work at every clock (make sim-ir), multiplying or not.

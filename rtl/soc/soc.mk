@@ -54,6 +54,29 @@ $(SOC_BUILD)/tb/Vnf_soc: $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SOC_DIR)/tb/soc_tb
 test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program on nf_soc's CPU (NF_CPU)
 	@$(SOC_BUILD)/tb/Vnf_soc
 
+# The boards' firmware RAM, which only synthesis builds (nf_soc's bit slices, each loaded
+# from its own image, FW_SLICE_BITS as on the ULX3S 85F), under Verilator: the smoke
+# program must pass on it and finish in the very cycle it does on the one-memory RAM.
+SOC_SLICE_BITS := $(NF_PROFILE_ULX3S_85K_FW_SLICE_BITS)
+$(SOC_BUILD)/tb-sliced/Vnf_soc: $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SOC_DIR)/tb/soc_tb.cpp $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
+	@mkdir -p $(SOC_BUILD)/tb-sliced
+	@$(VERILATOR) --cc --exe --build -j 1 $(VFAST) -Wno-fatal $(SOC_VSRC) --top-module nf_soc +define+SYNTHESIS \
+	    -GFW_SLICE_BITS=$(SOC_SLICE_BITS) -GFW_HEX='"$(SOC_BUILD)/smoke.hex"' --Mdir $(SOC_BUILD)/tb-sliced \
+	    -CFLAGS "-std=c++17 -I$(ROOT)/tests -I$(ROOT)/rtl/include" \
+	    $(SOC_DIR)/nf_soc.v $(SOC_DIR)/tb/soc_tb.cpp > $(SOC_BUILD)/tb-sliced/build.log 2>&1 || (cat $(SOC_BUILD)/tb-sliced/build.log; exit 1)
+$(SOC_BUILD)/smoke.hex.s00: $(SOC_BUILD)/smoke.hex $(ROOT)/tools/fw_slices.py
+	@python3 $(ROOT)/tools/fw_slices.py $< $(SOC_SLICE_BITS)
+
+TEST_TARGETS += test-soc-sliced
+.PHONY: test-soc-sliced
+test-soc-sliced: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/tb-sliced/Vnf_soc $(SOC_BUILD)/smoke.hex.s00 ## the smoke program on the boards' bit-sliced firmware RAM: same result, same cycle
+	@one=$$($(SOC_BUILD)/tb/Vnf_soc | sed -n 's/.*program finished in \([0-9]*\) cycles.*/\1/p'); \
+	$(SOC_BUILD)/tb-sliced/Vnf_soc | tee $(SOC_BUILD)/tb-sliced/run.log | sed 's/soc: /soc, sliced RAM: /'; \
+	sliced=$$(sed -n 's/^ok .*program finished in \([0-9]*\) cycles.*/\1/p' $(SOC_BUILD)/tb-sliced/run.log); \
+	if [ -n "$$one" ] && [ "$$one" = "$$sliced" ]; then \
+	    echo "ok - soc: the sliced RAM's run ends in the one-memory RAM's cycle ($$one)"; \
+	else echo "not ok - soc: the sliced RAM's run ends at cycle '$$sliced', the one-memory RAM's at '$$one'"; exit 1; fi
+
 # Yosys synth_ecp5 of nf_soc at the ULX3S 85K profile sizes and the ulx3s-85k board's
 # system clock (tools/layout.toml): LUT/FF/EBR use.
 # The FW image only sets the EBR contents, but Yosys reads nf_soc's default image
