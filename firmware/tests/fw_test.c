@@ -268,6 +268,7 @@ int main(int argc, char **argv)
     test_tx_full_holds();
     test_overflowing_frame();
     test_random_traffic();
+    test_mul64();
     test_mem();
     test_mr_lifecycle();
     test_token_keys();

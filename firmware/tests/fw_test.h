@@ -80,6 +80,7 @@ void test_window(void);
 void test_tx_full_holds(void);
 void test_overflowing_frame(void);
 void test_random_traffic(void);
+void test_mul64(void);
 void test_mem(void);
 /* test_fw_mr.c */
 void test_mr_lifecycle(void);
