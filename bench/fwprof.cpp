@@ -16,9 +16,11 @@
 //   cqe      -> the CYCLE_LO read that ends the measure (reserve TX space, write the CQE)
 // and checks that the phases add up to the firmware's own last_wr_cycles (read back
 // with INFO). Prints "phase ..." and "func ..." lines for bench/report.py.
-// Usage: fwprof NM_FILE   (the output of `nm -S` of the firmware ELF)
+// Usage: fwprof NM_FILE   (the output of `nm -S` of the firmware ELF); with FWPROF_TRACE=FILE
+// it also appends every instruction fetch of each measure to FILE ("label cycle pc").
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -335,6 +337,16 @@ void profile(const char *label, const std::vector<uint8_t> &m, bool fast_registe
     std::printf("phase %s total %llu\n", label, (unsigned long long)measured);
     std::printf("phase %s fw_own %u\n", label, fw_own);
     std::printf("phase %s instructions %llu\n", label, (unsigned long long)fetch_n);
+    // FWPROF_TRACE=FILE: every instruction fetch of the measure ("label cycle pc", hex pc),
+    // to read against the firmware's disassembly.
+    if (const char *path = std::getenv("FWPROF_TRACE")) {
+        if (FILE *t = std::fopen(path, "a")) {
+            for (const Fetch &f : fetches)
+                if (f.cycle >= t_start && f.cycle <= t_end)
+                    std::fprintf(t, "%s %llu %08x\n", label, (unsigned long long)(f.cycle - t_start), f.pc);
+            std::fclose(t);
+        }
+    }
     std::printf("phase %s window_accesses %llu\n", label, (unsigned long long)win_n);
     std::printf("phase %s window_wait_cycles %llu\n", label, (unsigned long long)win_wait);
     std::printf("phase %s engine_accesses %llu\n", label, (unsigned long long)eng_n);
