@@ -51,6 +51,16 @@ module nf_link_rx #(
     reg          broken;      // overflow, FIFO overflow or framing error: frame is bad
     reg          reserved;    // the frame's first byte found the next slot free
     reg [NW-1:0] count;       // destuffed bytes so far (header + payload + CRC)
+    // What the verdict and the write FIFO need of count, kept in registers alongside it
+    // (set with count at a flag and counted with it), so that the commit and the FIFO's
+    // write enable start at flip-flops and not at subtractors and compares of count:
+    // that cone was the ULX3S 85F's slowest path.
+    reg [NW-1:0] emit_idx;    // count - CRC_N: the byte leaving the delay line
+    reg [NW-1:0] payload;     // count - HDR_N - CRC_N: the payload bytes (at the flag)
+    reg          count_zero;  // count == 0
+    reg          too_long;    // count == MAX_RAW_N
+    reg          past_crc;    // count >= CRC_N: a byte leaves the delay line
+    reg          past_min;    // count >= HDR_N + CRC_N: long enough for a frame
     reg [31:0]   tail;        // last four destuffed bytes, newest in [31:24]
     reg [15:0]   hdr_len;
     reg [23:0]   word_lo;     // lanes 0..2 of the word being assembled
@@ -59,7 +69,6 @@ module nf_link_rx #(
 
     // A byte leaves the four-byte delay line once four more have followed: those
     // bytes are header + payload; what is left in the line at the flag is the CRC.
-    wire [NW-1:0] emit_idx = count - CRC_N;
     wire [31:0]   crc_reg;
 
     // ---- write FIFO ---------------------------------------------------------------
@@ -86,8 +95,7 @@ module nf_link_rx #(
     wire       is_esc    = in_valid && in_data == ESC && !escaped;
     wire [7:0] data_byte = escaped ? in_data ^ ESC_XOR : in_data;
     wire       take      = in_valid && in_frame && !is_flag && !is_esc && !broken;
-    wire       too_long  = count == MAX_RAW_N;
-    wire       emit      = take && !too_long && count >= CRC_N;
+    wire       emit      = take && !too_long && past_crc;
     wire [7:0] emit_byte = tail[7:0];
     wire [31:0] slot_base = {{(32 - SW){1'b0}}, slot} * SLOT_BYTES;
     wire [31:0] word_addr = slot_base + {{(32 - NW){1'b0}}, emit_idx[NW-1:2], 2'b00};
@@ -95,9 +103,8 @@ module nf_link_rx #(
 
     // ---- verdict at the closing flag ---------------------------------------------
     wire       frame_end  = is_flag && in_frame;
-    wire       empty      = count == {NW{1'b0}} && !escaped && !broken;
-    wire [NW-1:0] payload = count - HDR_N - CRC_N;
-    wire       good       = !broken && !escaped && count >= HDR_N + CRC_N &&
+    wire       empty      = count_zero && !escaped && !broken;
+    wire       good       = !broken && !escaped && past_min &&
                             (crc_reg ^ `NF_LINK_CRC_XOROUT) == tail &&
                             hdr_len == {{(16 - NW){1'b0}}, payload};
     wire       room       = !f_full || f_pop;
@@ -129,6 +136,12 @@ module nf_link_rx #(
             broken     <= 1'b0;
             reserved   <= 1'b0;
             count      <= {NW{1'b0}};
+            emit_idx   <= -CRC_N;
+            payload    <= -(HDR_N + CRC_N);
+            count_zero <= 1'b1;
+            too_long   <= 1'b0;
+            past_crc   <= 1'b0;
+            past_min   <= 1'b0;
             tail       <= 32'd0;
             hdr_len    <= 16'd0;
             word_lo    <= 24'd0;
@@ -160,10 +173,16 @@ module nf_link_rx #(
                         slot <= (slot == RX_SLOTS[SW-1:0] - 1'b1) ? {SW{1'b0}} : slot + 1'b1;
                 end
                 // A closing flag also opens the next frame.
-                in_frame <= 1'b1;
-                escaped  <= 1'b0;
-                broken   <= 1'b0;
-                count    <= {NW{1'b0}};
+                in_frame   <= 1'b1;
+                escaped    <= 1'b0;
+                broken     <= 1'b0;
+                count      <= {NW{1'b0}};
+                emit_idx   <= -CRC_N;
+                payload    <= -(HDR_N + CRC_N);
+                count_zero <= 1'b1;
+                too_long   <= 1'b0;
+                past_crc   <= 1'b0;
+                past_min   <= 1'b0;
             end else if (in_valid && in_frame && !broken) begin
                 if (is_esc) begin
                     escaped <= 1'b1;
@@ -172,9 +191,15 @@ module nf_link_rx #(
                     if (too_long) begin
                         broken <= 1'b1;
                     end else begin
-                        count <= count + 1'b1;
-                        tail  <= {data_byte, tail[31:8]};
-                        if (count == {NW{1'b0}})
+                        count      <= count + 1'b1;
+                        emit_idx   <= emit_idx + 1'b1;
+                        payload    <= payload + 1'b1;
+                        count_zero <= 1'b0;
+                        too_long   <= count == MAX_RAW_N - 1'b1;
+                        past_crc   <= past_crc || count == CRC_N - 1'b1;
+                        past_min   <= past_min || count == HDR_N + CRC_N - 1'b1;
+                        tail       <= {data_byte, tail[31:8]};
+                        if (count_zero)
                             reserved <= !(ready[slot] || pending[slot]);
                     end
                 end
