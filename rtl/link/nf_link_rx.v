@@ -128,28 +128,6 @@ module nf_link_rx #(
     wire [RX_SLOTS-1:0] head_onehot = {{(RX_SLOTS - 1){1'b0}}, 1'b1} << head_slot;
     wire commit_done = f_pop && f_commit[f_head];
 
-    // The byte count and what is derived from it: cleared by every flag (a closing flag
-    // opens the next frame), counted with every byte taken while the frame is not full.
-    always @(posedge clk) begin
-        if (rst || is_flag) begin
-            count      <= {NW{1'b0}};
-            emit_idx   <= -CRC_N;
-            payload    <= -(HDR_N + CRC_N);
-            count_zero <= 1'b1;
-            too_long   <= 1'b0;
-            past_crc   <= 1'b0;
-            past_min   <= 1'b0;
-        end else if (take && !too_long) begin
-            count      <= count + 1'b1;
-            emit_idx   <= emit_idx + 1'b1;
-            payload    <= payload + 1'b1;
-            count_zero <= 1'b0;
-            too_long   <= count == MAX_RAW_N - 1'b1;
-            past_crc   <= past_crc || count == CRC_N - 1'b1;
-            past_min   <= past_min || count == HDR_N + CRC_N - 1'b1;
-        end
-    end
-
     integer i;
     always @(posedge clk) begin
         if (rst) begin
@@ -157,6 +135,13 @@ module nf_link_rx #(
             escaped    <= 1'b0;
             broken     <= 1'b0;
             reserved   <= 1'b0;
+            count      <= {NW{1'b0}};
+            emit_idx   <= -CRC_N;
+            payload    <= -(HDR_N + CRC_N);
+            count_zero <= 1'b1;
+            too_long   <= 1'b0;
+            past_crc   <= 1'b0;
+            past_min   <= 1'b0;
             tail       <= 32'd0;
             hdr_len    <= 16'd0;
             word_lo    <= 24'd0;
@@ -188,9 +173,16 @@ module nf_link_rx #(
                         slot <= (slot == RX_SLOTS[SW-1:0] - 1'b1) ? {SW{1'b0}} : slot + 1'b1;
                 end
                 // A closing flag also opens the next frame.
-                in_frame <= 1'b1;
-                escaped  <= 1'b0;
-                broken   <= 1'b0;
+                in_frame   <= 1'b1;
+                escaped    <= 1'b0;
+                broken     <= 1'b0;
+                count      <= {NW{1'b0}};
+                emit_idx   <= -CRC_N;
+                payload    <= -(HDR_N + CRC_N);
+                count_zero <= 1'b1;
+                too_long   <= 1'b0;
+                past_crc   <= 1'b0;
+                past_min   <= 1'b0;
             end else if (in_valid && in_frame && !broken) begin
                 if (is_esc) begin
                     escaped <= 1'b1;
@@ -199,7 +191,14 @@ module nf_link_rx #(
                     if (too_long) begin
                         broken <= 1'b1;
                     end else begin
-                        tail <= {data_byte, tail[31:8]};
+                        count      <= count + 1'b1;
+                        emit_idx   <= emit_idx + 1'b1;
+                        payload    <= payload + 1'b1;
+                        count_zero <= 1'b0;
+                        too_long   <= count == MAX_RAW_N - 1'b1;
+                        past_crc   <= past_crc || count == CRC_N - 1'b1;
+                        past_min   <= past_min || count == HDR_N + CRC_N - 1'b1;
+                        tail       <= {data_byte, tail[31:8]};
                         if (count_zero)
                             reserved <= !(ready[slot] || pending[slot]);
                     end
