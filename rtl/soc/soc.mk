@@ -45,11 +45,17 @@ $(SOC_BUILD)/smoke.hex: $(SOC_BUILD)/smoke.elf
 	@truncate -s %4 $(SOC_BUILD)/smoke.bin
 	@od -An -v -tx4 -w4 $(SOC_BUILD)/smoke.bin | tr -d ' ' > $@
 
-$(SOC_BUILD)/tb/Vnf_soc: $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SOC_DIR)/tb/soc_tb.cpp $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
-	@mkdir -p $(SOC_BUILD)/tb
-	@$(VERILATOR) --cc --exe --build -j 1 $(VFAST) -Wno-fatal $(SOC_VSRC) --top-module nf_soc \
-	    -GFW_HEX='"$(SOC_BUILD)/smoke.hex"' --Mdir $(SOC_BUILD)/tb -CFLAGS "-std=c++17 -I$(ROOT)/tests -I$(ROOT)/rtl/include" \
-	    $(SOC_DIR)/nf_soc.v $(SOC_DIR)/tb/soc_tb.cpp > $(SOC_BUILD)/tb/build.log 2>&1 || (cat $(SOC_BUILD)/tb/build.log; exit 1)
+# The smoke test's Verilator model of nf_soc, in directory $(1), with Verilator options $(2).
+SOC_TB_DEPS = $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SOC_DIR)/tb/soc_tb.cpp $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
+define soc_tb_model
+	@mkdir -p $(1)
+	@$(VERILATOR) --cc --exe --build -j 1 $(VFAST) -Wno-fatal $(SOC_VSRC) --top-module nf_soc $(2) \
+	    -GFW_HEX='"$(SOC_BUILD)/smoke.hex"' --Mdir $(1) -CFLAGS "-std=c++17 -I$(ROOT)/tests -I$(ROOT)/rtl/include" \
+	    $(SOC_DIR)/nf_soc.v $(SOC_DIR)/tb/soc_tb.cpp > $(1)/build.log 2>&1 || (cat $(1)/build.log; exit 1)
+endef
+
+$(SOC_BUILD)/tb/Vnf_soc: $(SOC_TB_DEPS)
+	$(call soc_tb_model,$(SOC_BUILD)/tb,)
 
 test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program on nf_soc's CPU (NF_CPU)
 	@$(SOC_BUILD)/tb/Vnf_soc
@@ -58,12 +64,8 @@ test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program
 # from its own image, FW_SLICE_BITS as on the ULX3S 85F), under Verilator: the smoke
 # program must pass on it and finish in the very cycle it does on the one-memory RAM.
 SOC_SLICE_BITS := $(NF_PROFILE_ULX3S_85K_FW_SLICE_BITS)
-$(SOC_BUILD)/tb-sliced/Vnf_soc: $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SOC_DIR)/tb/soc_tb.cpp $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
-	@mkdir -p $(SOC_BUILD)/tb-sliced
-	@$(VERILATOR) --cc --exe --build -j 1 $(VFAST) -Wno-fatal $(SOC_VSRC) --top-module nf_soc +define+SYNTHESIS \
-	    -GFW_SLICE_BITS=$(SOC_SLICE_BITS) -GFW_HEX='"$(SOC_BUILD)/smoke.hex"' --Mdir $(SOC_BUILD)/tb-sliced \
-	    -CFLAGS "-std=c++17 -I$(ROOT)/tests -I$(ROOT)/rtl/include" \
-	    $(SOC_DIR)/nf_soc.v $(SOC_DIR)/tb/soc_tb.cpp > $(SOC_BUILD)/tb-sliced/build.log 2>&1 || (cat $(SOC_BUILD)/tb-sliced/build.log; exit 1)
+$(SOC_BUILD)/tb-sliced/Vnf_soc: $(SOC_TB_DEPS)
+	$(call soc_tb_model,$(SOC_BUILD)/tb-sliced,+define+SYNTHESIS -GFW_SLICE_BITS=$(SOC_SLICE_BITS))
 $(SOC_BUILD)/smoke.hex.s00: $(SOC_BUILD)/smoke.hex $(ROOT)/tools/fw_slices.py
 	@python3 $(ROOT)/tools/fw_slices.py $< $(SOC_SLICE_BITS)
 
