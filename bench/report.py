@@ -436,7 +436,11 @@ def doc(r, series, phases, funcs):
     w("  status read, so for small lists it equals the total). Then the same for WR_INVALIDATE. Each")
     w("  size runs %s times; the median is reported. The board-side counter is exact, but which" % g("fastreg_reps"))
     w("  instruction of its poll loop the firmware is in when the frame lands varies the total from run")
-    w("  to run (the `notice` phase below).")
+    w("  to run (the `notice` phase below). nfsim hands the host's bytes to its UART every 256 clocks,")
+    w("  so a size's arrivals can fall at the same point of the loop every time: when the idle loop")
+    w("  looked at its retransmission timer every 64 spins (a look takes ~35 clocks), the 1- and 2-page")
+    w("  frames landed in that look on nearly every run, and their medians stood above the other sizes';")
+    w("  it now looks every 1,024.")
     w("- **Link efficiency** (`bench/bench_sim.c`): a stream of %s work requests (fast-register of %s" % (
         g("link_stream_wrs"), g("link_stream_pages")))
     w("  pages, %s bytes, and invalidate, %s bytes, alternating on one MR), one request per DATA frame, with" % (
@@ -596,6 +600,17 @@ def doc(r, series, phases, funcs):
     w("5. **Hardware work requests**: parsing a fast-register's fixed fields and writing the MPT entry")
     w("   in hardware (the firmware deciding only the rule outcome) would take the path to a few hundred")
     w("   clocks; it is the next step if the figure must fall further.")
+    w("")
+    around = ph["notice"] + ph["link"] + ph["parse"] + ph["cqe"]
+    own = ph["validate"] + ph["loader"] + ph["mpt"]
+    w("The budget: 300 clocks from arrival to CQE allow PicoRV32, at its floor of 3 clocks per")
+    w("instruction (5 for a load or store), at most 100 instructions; the fast-register runs %d." % ph["instructions"])
+    w("Of its %d clocks, %d (%.0f %%) go around the work request: noticing the frame, the link header," % (
+        ph["total"], around, 100.0 * around / ph["total"]))
+    w("the message walk and the CQE, which hardware could take over (link sequencing and acks, the CQE")
+    w("built from a few fields). The work request's own part, the NDK rules and the MPT write, takes")
+    w("%d by itself. So the goal needs both: what surrounds the work request in hardware, and a" % own)
+    w("pipelined core for the rules the firmware keeps.")
     w("")
     w("Hardware is not the bottleneck: the key check runs at %s per clock, the loader at %s pages per" % (
         g("keycheck_per_clock"), g("mtt_load_pages_per_clock")))
