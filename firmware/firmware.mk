@@ -22,7 +22,10 @@ FW_HDRS := $(wildcard $(FW_DIR)/src/*.h) $(FW_INC)/nf_layout.h
 # (FW_RECV_BYTES per RECV_ENTRIES entry) + the stack reserve at the top.
 # The build fails unless that fits every profile's FW RAM. FW_RAM_MIN, when set,
 # replaces every profile's RAM size (used by the guard's own test).
-FW_STACK_RESERVE := 2048
+# The stack reserve holds the deepest call path: tools/fw_stack.py computes it from the
+# compiler's call graph and frame sizes (-fcallgraph-info=su) at every build and fails
+# the build when it exceeds the reserve.
+FW_STACK_RESERVE := 1024
 FW_MR_BYTES := 16
 FW_RECV_BYTES := 40
 FW_RAM_MIN :=
@@ -53,7 +56,8 @@ FW_OBJS := $(patsubst $(FW_DIR)/src/%.c,$(FW_BUILD)/obj/%.o,$(FW_TARGET_SRCS))
 
 $(FW_BUILD)/obj/%.o: $(FW_DIR)/src/%.c $(FW_HDRS) $(FW_DIR)/firmware.mk
 	@mkdir -p $(@D)
-	$(RV_CC) $(RV_CFLAGS) $(if $(filter $<,$(FW_HOT_SRCS)),$(FW_HOT_OPT),$(FW_COLD_OPT)) -c $< -o $@
+	$(RV_CC) $(RV_CFLAGS) $(if $(filter $<,$(FW_HOT_SRCS)),$(FW_HOT_OPT),$(FW_COLD_OPT)) -fcallgraph-info=su -c $< -o $@
+$(FW_OBJS:.o=.ci): %.ci: %.o
 
 $(FW_BUILD)/nf_fw.elf: $(FW_OBJS) $(FW_DIR)/link.ld $(FW_DIR)/firmware.mk
 	@mkdir -p $(FW_BUILD)
@@ -62,7 +66,7 @@ $(FW_BUILD)/nf_fw.elf: $(FW_OBJS) $(FW_DIR)/link.ld $(FW_DIR)/firmware.mk
 $(FW_BUILD)/nf_fw.bin: $(FW_BUILD)/nf_fw.elf
 	$(RV_OBJCOPY) -O binary $< $@
 
-$(FW_BUILD)/nf_fw.hex: $(FW_BUILD)/nf_fw.bin $(FW_DIR)/tools/bin2hex.py
+$(FW_BUILD)/nf_fw.hex: $(FW_BUILD)/nf_fw.bin $(FW_DIR)/tools/bin2hex.py $(ROOT)/tools/fw_stack.py
 	python3 $(FW_DIR)/tools/bin2hex.py $< $@
 	@$(RV_SIZE) $(FW_BUILD)/nf_fw.elf
 	@end=$$(( 0x$$($(RV_NM) $(FW_BUILD)/nf_fw.elf | awk '$$3 == "_end" { print $$1 }') )); \
@@ -72,6 +76,8 @@ $(FW_BUILD)/nf_fw.hex: $(FW_BUILD)/nf_fw.bin $(FW_DIR)/tools/bin2hex.py
 	   echo "firmware: $$name: image $$end + key-table shadow $$(( mpt * $(FW_MR_BYTES) )) + receive pool $$(( recv * $(FW_RECV_BYTES) )) + stack $(FW_STACK_RESERVE) = $$need of $$ram bytes of FW RAM"; \
 	   if [ $$need -gt $$ram ]; then echo "firmware: does not fit the $$name profile's $$ram bytes of FW RAM" >&2; bad=1; fi; \
 	 done; if [ $$bad = 1 ]; then rm -f $@; exit 1; fi
+	@python3 $(ROOT)/tools/fw_stack.py --elf $(FW_BUILD)/nf_fw.elf --reserve $(FW_STACK_RESERVE) $(FW_OBJS:.o=.ci) || \
+	 { rm -f $@; exit 1; }
 
 # ---- host build ----
 FW_HOST_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/host/hw_model.c $(ENGINE_MODEL_DIR)/nf_engine_model.c $(ROOT)/host/src/nf_frame.c

@@ -22,4 +22,10 @@ ok $? "start-up loads the stack pointer from SYS.FW_RAM_BYTES"
 make -s -C "$root" firmware FW_BUILD="$tmp" FW_RAM_MIN=16384 >"$tmp/out" 2>&1
 [ $? != 0 ] && grep -q "does not fit" "$tmp/out" && [ ! -e "$tmp/nf_fw.hex" ]
 ok $? "the build fails when image + key-table shadow + stack do not fit a profile's FW RAM"
+# The stack guard: the deepest call path against the reserve (tools/fw_stack.py).
+python3 "$root/tools/fw_stack.py" --elf "$elf" --reserve 1000000 "$build"/obj/*.ci >"$tmp/stack" 2>&1
+ok $? "the firmware's deepest call path is computed from the compiler's call graph: $(sed 's/ (.*//' "$tmp/stack")"
+python3 "$root/tools/fw_stack.py" --elf "$elf" --reserve 64 "$build"/obj/*.ci >"$tmp/stack" 2>&1
+[ $? != 0 ] && grep -q "can outgrow FW_STACK_RESERVE" "$tmp/stack"
+ok $? "the stack guard refuses a reserve smaller than the deepest call path"
 exit $fail
