@@ -119,6 +119,16 @@ bench-host: ## callgrind instructions per NdkFastRegister (runs bench-ndk-post)
 	@sed 's/^/  /' $(BENCH_BUILD)/host_post.out
 BENCH_TARGETS += bench-host
 
+# ---- the simulation's own cost, a count: sim/ir_per_clock.sh under valgrind (sim/sim.mk) ----
+# bench-sim's cycles per second depend on the machine and its moment; this does not.
+.PHONY: bench-sim-ir
+bench-sim-ir: ## nfsim: host instructions per simulated idle clock (callgrind; runs sim-ir)
+	@mkdir -p $(BENCH_BUILD)
+	@$(MAKE) --no-print-directory -s sim-ir > $(BENCH_BUILD)/sim_ir.out 2>&1 || \
+	    { cat $(BENCH_BUILD)/sim_ir.out; exit 1; }
+	@sed 's/^/  /' $(BENCH_BUILD)/sim_ir.out
+BENCH_TARGETS += bench-sim-ir
+
 # ---- results.json and the table (last of `make bench`) ----
 .PHONY: bench-results
 bench-results:

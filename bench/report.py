@@ -40,7 +40,7 @@ CLOCK_BOARD = "ulx3s-85k"  # the board whose clock converts clocks to time
 REQUIRED = ["keycheck_per_clock", "keycheck_latency_clocks", "mtt_load_pages_per_clock", "dma_bytes_per_clock",
             "dma_port_bytes_per_clock", "fastreg_clocks_1page", "fastreg_clocks_16pages", "fastreg_clocks_256pages",
             "invalidate_clocks", "link_efficiency", "link_efficiency_stop_and_wait",
-            "host_instructions_per_post", "sim_cycles_per_second", "system_clock_mhz",
+            "host_instructions_per_post", "sim_cycles_per_second", "sim_host_instructions_per_clock", "system_clock_mhz",
             # the harnesses' settings and the counts the method text names
             "kc_mpt_entries", "kc_mtt_entries", "eng_mem_bytes", "eng_mtt_entries", "keycheck_checks",
             "mtt_load_clocks_1page", "mtt_load_clocks_256pages", "mtt_load_pages_per_clock_incremental",
@@ -99,6 +99,7 @@ def gather():
     nd = read("ndmrlat.out", "bench-ndmrlat")
     prof = read("fwprof.out", "bench-fwprof")
     host = read("host_post.out", "bench-host")
+    sim_ir = read("sim_ir.out", "bench-sim-ir")
     send = {dev: read("sendlat_%s.out" % dev, "bench-sendlat") for dev in ("sim", "model")}
     bad = failures(eng) + failures(sim) + failures(nd) + failures(prof) + sum(map(failures, send.values()), [])
     if bad:
@@ -122,6 +123,10 @@ def gather():
         die("no callgrind figure in host_post.out (make bench-ndk-post)")
     r["host_instructions_per_post"] = int(m.group(3))
     r["host_posts_measured"] = int(m.group(2))
+    m = re.search(r"ir_per_clock: ([0-9.]+) instructions per idle clock", sim_ir)
+    if not m:
+        die("no callgrind figure in sim_ir.out (make sim-ir)")
+    r["sim_host_instructions_per_clock"] = num(m.group(1))
 
     series = {"fastreg": [], "link": [], "ndmrlat": []}
     for line in (sim + "\n" + nd).splitlines():
@@ -266,7 +271,8 @@ def rows(r):
          "send_recv_rate_msgs_per_s_model", "messages/s", "", None),
         ("Send/Receive, %s in flight, nfsim" % fmt(r["send_recv_rate_in_flight_sim"]),
          "send_recv_rate_msgs_per_s_sim", "messages/s", "simulation wall time", None),
-        ("simulation speed (fast-register run)", "sim_cycles_per_second", "cycles/s", "board: %g M" % clock, None),
+        ("simulation speed (bench-sim run)", "sim_cycles_per_second", "cycles/s", "board: %g M" % clock, None),
+        ("simulation cost, idle clock", "sim_host_instructions_per_clock", "host instructions", "a count: any machine", None),
         ("system clock (tools/layout.toml, %s)" % CLOCK_BOARD, "system_clock_mhz", "MHz", "", None),
     ]
     for dev in ("85k", "25k"):  # only from a bitstream of these sources
@@ -472,7 +478,10 @@ def doc(r, series, phases, funcs):
     w("  firmware busy), the median of the %s segments; it depends on the machine and its load. On this"
       % r.get("sim_speed_segments", "–"))
     w("  virtual machine the same model's speed moves by tens of percent between hours (the host's")
-    w("  load), so builds are compared by `make sim-ir`, a count.")
+    w("  load), so builds are compared by a count: **simulation cost** (`make bench-sim-ir`,")
+    w("  `sim/ir_per_clock.sh`), the host instructions callgrind counts per simulated clock of the")
+    w("  firmware's idle loop after a RESET handshake (the difference of two run lengths, so start-up")
+    w("  is left out); the same to the instruction on every run.")
     w("- **FPGA**: `build/board/ulx3s-{85k,25k}/summary.json` from `make test-bitstream`, when it was")
     w("  placed from these sources (`tools/bitstream.sh --is-fresh`).")
     w("")
