@@ -195,42 +195,30 @@ static uint64_t cqe_count(void)
 
 #define REPS 3
 
-static uint32_t median(uint32_t *v)
+/* The median of n values (the upper one of an even count); sorts v in place. */
+static uint32_t median(uint32_t *v, int n)
 {
-    for (int i = 1; i < REPS; i++)
+    for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
             uint32_t t = v[j];
             v[j] = v[j - 1];
             v[j - 1] = t;
         }
-    return v[REPS / 2];
+    return n ? v[n / 2] : 0;
 }
 
 /* Simulation speed: simulated cycles per wall second of each segment of the run (each
  * page count of the fast-register series, each link stream), and their median, so a
  * moment of load elsewhere on a shared machine moves one segment rather than the figure. */
 #define MAX_SEGMENTS 32
-static double seg_rate[MAX_SEGMENTS];
+static uint32_t seg_rate[MAX_SEGMENTS];
 static int seg_count;
 
 static void speed_segment(const struct nf_info *a, double wa, const struct nf_info *b, double wb)
 {
     if (seg_count < MAX_SEGMENTS && wb > wa)
-        seg_rate[seg_count++] = (double)(info_cycle(b) - info_cycle(a)) / (wb - wa);
+        seg_rate[seg_count++] = (uint32_t)((double)(info_cycle(b) - info_cycle(a)) / (wb - wa) + 0.5);
     printf("# speed segment: %llu cycles in %.3f s\n", (unsigned long long)(info_cycle(b) - info_cycle(a)), wb - wa);
-}
-
-static double speed_median(void)
-{
-    for (int i = 1; i < seg_count; i++)
-        for (int j = i; j > 0 && seg_rate[j - 1] > seg_rate[j]; j--) {
-            double t = seg_rate[j];
-            seg_rate[j] = seg_rate[j - 1];
-            seg_rate[j - 1] = t;
-        }
-    if (seg_count == 0)
-        return 0;
-    return seg_count & 1 ? seg_rate[seg_count / 2] : (seg_rate[seg_count / 2 - 1] + seg_rate[seg_count / 2]) / 2;
 }
 
 /* One work request alone; then INFO gives its cycles. */
@@ -350,7 +338,7 @@ int main(int argc, char **argv)
             len = inv_msg(m, &s, p * 10 + rep_i + 5);
             series_ok &= timed_wr(l, m, len, NF_OP_WR_INVALIDATE, &v[2][rep_i], &v[3][rep_i]);
         }
-        uint32_t fr_c = median(v[0]), fr_fw = median(v[1]), inv_c = median(v[2]), inv_fw = median(v[3]);
+        uint32_t fr_c = median(v[0], REPS), fr_fw = median(v[1], REPS), inv_c = median(v[2], REPS), inv_fw = median(v[3], REPS);
         printf("series fastreg %u %u %u %u %u\n", p, fr_c, fr_fw, inv_c, inv_fw);
         if (p == 1) {
             printf("fastreg_clocks_1page = %u\nfastreg_firmware_clocks_1page = %u\n", fr_c, fr_fw);
@@ -383,7 +371,7 @@ int main(int argc, char **argv)
             best = e;
     }
     printf("link_efficiency = %.4f\n", best);
-    printf("sim_cycles_per_second = %.0f\nsim_speed_segments = %d\n", speed_median(), seg_count);
+    printf("sim_cycles_per_second = %u\nsim_speed_segments = %d\n", median(seg_rate, seg_count), seg_count);
     printf("link_wr_bytes_fastreg_%u = %zu\n", LINK_PAGES, fr_msg(m, &s, 0, LINK_PAGES, 0));
     printf("link_wr_bytes_invalidate = %zu\n", inv_msg(m, &s, 0));
     printf("link_stream_wrs = %u\nlink_stream_pages = %u\nlink_rto_min_ms = %u\n", 2 * LINK_PAIRS, LINK_PAGES,

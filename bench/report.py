@@ -444,7 +444,7 @@ def doc(r, series, phases, funcs):
     w("  instruction of its poll loop the firmware is in when the frame lands varies the total from run")
     w("  to run (the `notice` phase below). nfsim hands the host's bytes to its UART every 256 clocks,")
     w("  so a size's arrivals can fall at the same point of the loop every time: when the idle loop")
-    w("  looked at its retransmission timer every 64 spins (a look takes ~35 clocks), the 1- and 2-page")
+    w("  looked at its retransmission timer every 64 spins (a look is a few loads and compares), the 1- and 2-page")
     w("  frames landed in that look on nearly every run, and their medians stood above the other sizes';")
     w("  it now looks every 1,024.")
     w("- **Link efficiency** (`bench/bench_sim.c`): a stream of %s work requests (fast-register of %s" % (

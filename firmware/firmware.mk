@@ -54,10 +54,10 @@ FW_HOT_OPT := -O2
 FW_COLD_OPT := -Os
 FW_OBJS := $(patsubst $(FW_DIR)/src/%.c,$(FW_BUILD)/obj/%.o,$(FW_TARGET_SRCS))
 
-$(FW_BUILD)/obj/%.o: $(FW_DIR)/src/%.c $(FW_HDRS) $(FW_DIR)/firmware.mk
+# Each object comes with its call graph (.ci: frames and calls, for tools/fw_stack.py).
+$(FW_BUILD)/obj/%.o $(FW_BUILD)/obj/%.ci: $(FW_DIR)/src/%.c $(FW_HDRS) $(FW_DIR)/firmware.mk
 	@mkdir -p $(@D)
-	$(RV_CC) $(RV_CFLAGS) $(if $(filter $<,$(FW_HOT_SRCS)),$(FW_HOT_OPT),$(FW_COLD_OPT)) -fcallgraph-info=su -c $< -o $@
-$(FW_OBJS:.o=.ci): %.ci: %.o
+	$(RV_CC) $(RV_CFLAGS) $(if $(filter $<,$(FW_HOT_SRCS)),$(FW_HOT_OPT),$(FW_COLD_OPT)) -fcallgraph-info=su -c $< -o $(@D)/$*.o
 
 $(FW_BUILD)/nf_fw.elf: $(FW_OBJS) $(FW_DIR)/link.ld $(FW_DIR)/firmware.mk
 	@mkdir -p $(FW_BUILD)
@@ -66,7 +66,7 @@ $(FW_BUILD)/nf_fw.elf: $(FW_OBJS) $(FW_DIR)/link.ld $(FW_DIR)/firmware.mk
 $(FW_BUILD)/nf_fw.bin: $(FW_BUILD)/nf_fw.elf
 	$(RV_OBJCOPY) -O binary $< $@
 
-$(FW_BUILD)/nf_fw.hex: $(FW_BUILD)/nf_fw.bin $(FW_DIR)/tools/bin2hex.py $(ROOT)/tools/fw_stack.py
+$(FW_BUILD)/nf_fw.hex: $(FW_BUILD)/nf_fw.bin $(FW_DIR)/tools/bin2hex.py $(ROOT)/tools/fw_stack.py $(FW_OBJS:.o=.ci)
 	python3 $(FW_DIR)/tools/bin2hex.py $< $@
 	@$(RV_SIZE) $(FW_BUILD)/nf_fw.elf
 	@end=$$(( 0x$$($(RV_NM) $(FW_BUILD)/nf_fw.elf | awk '$$3 == "_end" { print $$1 }') )); \

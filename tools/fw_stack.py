@@ -2,7 +2,7 @@
 """The firmware's worst-case stack depth, from the compiler's own figures: fails when it
 exceeds the stack reserve.
 
-Usage: fw_stack.py --elf nf_fw.elf --reserve BYTES [--objdump CMD] [--nm CMD] CI_FILE...
+Usage: fw_stack.py --elf nf_fw.elf --reserve BYTES [--objdump CMD] CI_FILE...
 
 Each CI_FILE is GCC's call-graph file of one object (-fcallgraph-info=su): every function
 defined there with its frame (bytes, static) and the calls it makes. The ELF adds what the
