@@ -98,7 +98,7 @@ $(FWPROF_DIR)/Vnf_soc: $(SOC_RTL) $(BENCH_DIR)/fwprof.cpp $(BENCH_DIR)/fwprof.vl
 	@echo "  VERILATE fwprof (nf_soc, a few minutes on 2 cores)"
 	@$(VERILATOR) --cc --exe --build -j 2 $(VFAST) -Wno-fatal $(SOC_VSRC) $(BENCH_DIR)/fwprof.vlt --top-module nf_soc \
 	    -GFW_HEX='"$(BUILD)/firmware/nf_fw.hex"' --Mdir $(@D) -MAKEFLAGS "OPT_FAST=-O2 OPT_SLOW=-O1" \
-	    -CFLAGS "-std=c++17 -O2 -I$(ROOT)/sim -I$(ROOT)/host/src -I$(ROOT)/firmware/include" \
+	    -CFLAGS "-std=c++17 -O2 -I$(ROOT)/sim -I$(ROOT)/host/src -I$(ROOT)/firmware/include $(if $(filter vexriscv,$(NF_CPU)),-DFWPROF_VEXRISCV)" \
 	    $(SOC_DIR)/nf_soc.v $(BENCH_DIR)/fwprof.cpp $(FWPROF_DIR)/nf_frame.o -o Vnf_soc \
 	    > $(@D)/build.log 2>&1 || { tail -40 $(@D)/build.log; exit 1; }
 

@@ -12,8 +12,9 @@ records Fmax, the critical path's ends, LUT4/FF/EBR/DSP use (and the block RAMs 
 firmware into the placed design (as tools/bitstream.sh does: a placeholder image, then
 tools/fw_swap_check.py) (build/bench/cores/CORE/BOARD/fig.json); without --pnr the figures of an earlier run are used, marked inputs_changed when
 the sources placed differ from today's.
-Firmware instructions per operation come from bench-fwprof (build/bench/fwprof.out,
-PicoRV32's bus trace; the firmware image is the same for every core).
+The clocks by phase and the instructions of a fast-register and an invalidate come from
+each core's bench-fwprof model (build/bench/cores/CORE/fwprof.out; the firmware image is
+the same for every core).
 """
 import argparse
 import hashlib
@@ -74,16 +75,17 @@ def kv(path):
     return vals
 
 
-def fw_instructions():
-    """Instructions the firmware runs per profiled request ("phase LABEL instructions N"
-    lines of bench-fwprof), when it was run."""
+def fw_phases(core):
+    """The 1-page fast-register's and the invalidate's clocks by phase, and instructions, on
+    this core ("phase LABEL NAME N" lines of its bench-fwprof run, written by make
+    bench-cores)."""
     n = {}
     try:
-        with open(os.path.join(ROOT, "build", "bench", "fwprof.out"), encoding="utf-8") as f:
+        with open(os.path.join(OUT, core, "fwprof.out"), encoding="utf-8") as f:
             for line in f:
                 p = line.split()
-                if len(p) == 4 and p[0] == "phase" and p[2] == "instructions":
-                    n[p[1]] = int(p[3])
+                if len(p) == 4 and p[0] == "phase" and p[1] in ("fastreg_1", "invalidate"):
+                    n.setdefault(p[1], {})[p[2]] = int(p[3])
     except OSError:
         pass
     return n
@@ -254,7 +256,7 @@ def main():
     ap.add_argument("--cores", default="picorv32,vexriscv")
     args = ap.parse_args()
     tc = toolchain()
-    res = {"target_mhz": "board" if args.board_clocks else TARGET_MHZ, "fw_instructions": fw_instructions(), "cores": {}}
+    res = {"target_mhz": "board" if args.board_clocks else TARGET_MHZ, "cores": {}}
     for core in args.cores.split(","):
         sim = kv(os.path.join(OUT, core, "sim.out"))
         if "fastreg_clocks_1page" not in sim:
@@ -262,6 +264,7 @@ def main():
             return 1
         c = {k: int(sim[k]) for k in ("fastreg_clocks_1page", "invalidate_clocks", "fastreg_clocks_16pages") if k in sim}
         c["rtl"] = os.path.basename(cpu_rtl(tc, core))
+        c["fwprof"] = fw_phases(core)
         for board, part, p85 in BOARDS:
             fig = pnr(tc, core, board, part, p85, args.board_clocks) if args.pnr else placed(core, board, inputs_of(tc, core, p85), args.board_clocks)
             if fig:

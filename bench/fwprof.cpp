@@ -18,6 +18,9 @@
 // with INFO). Prints "phase ..." and "func ..." lines for bench/report.py.
 // Usage: fwprof NM_FILE   (the output of `nm -S` of the firmware ELF); with FWPROF_TRACE=FILE
 // it also appends every instruction fetch of each measure to FILE ("label cycle pc").
+// Built with FWPROF_VEXRISCV (nf_soc's CPU "vexriscv", make bench-cores), the instructions
+// are those the core retires (its last stage's PC, which VexRiscv makes public), not
+// fetches: its fetches are cache refills, and it reaches the firmware RAM off the SoC bus.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -29,6 +32,11 @@
 
 #include "Vnf_soc.h"
 #include "Vnf_soc___024root.h"
+#ifdef FWPROF_VEXRISCV
+#include "Vnf_soc_VexRiscv.h"
+#include "Vnf_soc__Syms.h"
+#include "Vnf_soc_nf_soc.h"
+#endif
 #include "nf_uart_bits.h"
 #include "verilated.h"
 
@@ -81,7 +89,12 @@ std::vector<Access> accesses;
 uint64_t req_start;
 bool in_req;
 
+#ifdef FWPROF_VEXRISCV
+// With VexRiscv (its PC public) Verilator keeps nf_soc a module of its own.
+#define SOC(name) top->rootp->vlSymsp->TOP__nf_soc.name
+#else
 #define SOC(name) top->rootp->nf_soc__DOT__##name
+#endif
 
 void tick()
 {
@@ -91,6 +104,11 @@ void tick()
     top->clk = 1;
     top->eval();
     cycle++;
+#ifdef FWPROF_VEXRISCV
+    const Vnf_soc_VexRiscv &core = top->rootp->vlSymsp->TOP__nf_soc__g_vexriscv__DOT__u_cpu;
+    if (recording && core.lastStageIsFiring)
+        fetches.push_back({cycle, core.lastStagePc});
+#endif
     // The bus as the CPU sees it after this edge (ready lasts one cycle).
     bool valid = SOC(cpu_valid), ready = SOC(cpu_ready), instr = SOC(cpu_instr);
     uint32_t addr = SOC(cpu_addr);
@@ -421,21 +439,32 @@ int main(int argc, char **argv)
     ok = ok && word(r, NF_MSG_HDR_STATUS_OFF) == NF_STATUS_SUCCESS;
     check(ok, "QP connected, fast-register MR initialized");
 
-    const uint32_t counts[] = {1, 16, 256};
-    for (uint32_t n : counts) {
-        if (n > info.max_frmr_pages)
-            continue;
+    auto fast_register = [&](uint32_t n) {
         std::vector<uint64_t> tail;  // length, va, then the page list
         tail.push_back((uint64_t)n * NF_ADAPTER_PAGE_SIZE);
         tail.push_back(0x10000000ull);
         for (uint32_t i = 0; i < n; i++)
             tail.push_back(info.user_base + (uint64_t)i * NF_ADAPTER_PAGE_SIZE);
-        std::vector<uint8_t> fr = msg(NF_OP_WR_FAST_REGISTER, 0,
-                                      {qpn, 100 + n, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, 0, token, n, 0, 0}, tail);
+        return msg(NF_OP_WR_FAST_REGISTER, 0, {qpn, 100 + n, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, 0, token, n, 0, 0}, tail);
+    };
+    auto invalidate = [&](uint32_t n) { return msg(NF_OP_WR_INVALIDATE, 0, {qpn, 200 + n, 0, 0, token, 0}); };
+#ifdef FWPROF_VEXRISCV
+    // A core with caches is profiled warm, as bench_sim's repeated requests find it: one
+    // fast-register and its invalidate first, unprofiled.
+    for (const std::vector<uint8_t> &m : {fast_register(1), invalidate(1)}) {
+        send_frame(NF_LINK_TYPE_DATA, m, 0);
+        std::vector<uint8_t> cqe = wait_msg(NF_OP_CQE, 0);
+        check(!cqe.empty() && word(cqe, NF_MSG_HDR_SIZE + NF_CQE_STATUS_OFF) == NF_STATUS_SUCCESS,
+              "warm-up request: CQE with STATUS_SUCCESS");
+    }
+#endif
+    const uint32_t counts[] = {1, 16, 256};
+    for (uint32_t n : counts) {
+        if (n > info.max_frmr_pages)
+            continue;
         std::string label = "fastreg_" + std::to_string(n);
-        profile(label.c_str(), fr, true);
-        std::vector<uint8_t> inv = msg(NF_OP_WR_INVALIDATE, 0, {qpn, 200 + n, 0, 0, token, 0});
-        profile(n == 1 ? "invalidate" : ("invalidate_after_" + std::to_string(n)).c_str(), inv, false);
+        profile(label.c_str(), fast_register(n), true);
+        profile(n == 1 ? "invalidate" : ("invalidate_after_" + std::to_string(n)).c_str(), invalidate(n), false);
     }
     top->final();
     delete top;

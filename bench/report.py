@@ -289,6 +289,10 @@ def fmt(v):
     return "{:,}".format(v)
 
 
+def fmt_or_dash(v):
+    return "—" if v is None else fmt(v)
+
+
 def print_table(r):
     print("%-42s %14s  %-18s %-36s %s" % ("benchmark", "value", "unit", "limit / target", ""))
     for name, key, unit, limit, ok in rows(r):
@@ -645,16 +649,14 @@ def cores_section(w):
     w("`make bench-cores` (bench/cores.py; `CORES_PNR=1` places and routes too) runs the same firmware")
     w("image on each core nf_soc can be built with (its `CPU` parameter; default `%s`): the clocks from" % default)
     w("a frame's arrival to the CQE on the Verilator board (bench_sim), and, placed on the ULX3S parts")
-    w("with the PLL set to a %g MHz system clock, the achieved Fmax and the cells used." % c["target_mhz"])
-    if c.get("fw_instructions"):
-        w("The firmware runs %s instructions per 1-page fast-register (bench-fwprof)." %
-          c["fw_instructions"].get("fastreg_1", "?"))
+    w("with the PLL set to a %g MHz system clock, the achieved Fmax, the 1-page fast-register's time at" % c["target_mhz"])
+    w("that Fmax (its clocks divided by it) and the cells used.")
     w("")
     head = "| core | fast-register 1 page, clocks | invalidate, clocks |"
     sep = "|---|---:|---:|"
     for b in boards:
-        head += " %s Fmax, MHz | LUT4 / FF / EBR |" % b
-        sep += "---:|---:|"
+        head += " %s Fmax, MHz | µs | LUT4 / FF / EBR |" % b
+        sep += "---:|---:|---:|"
     w(head)
     w(sep)
     for name, k in sorted(c["cores"].items()):
@@ -663,15 +665,27 @@ def cores_section(w):
         for b in boards:
             f = k.get(b)
             if f and "error" in f:
-                row += " does not fit%s | — |" % (" *" if f.get("inputs_changed") else "")
+                row += " does not fit%s | — | — |" % (" *" if f.get("inputs_changed") else "")
             else:
-                row += (" %s%s | %s / %s / %s |" % (fmt(f["fmax_mhz"]), " *" if f.get("inputs_changed") else "",
-                                                   fmt(f["lut4"]), fmt(f["ff"]), fmt(f["ebr"]))
-                        if f else " — | — |")
+                row += (" %s%s | %.1f | %s / %s / %s |" % (
+                    fmt(f["fmax_mhz"]), " *" if f.get("inputs_changed") else "",
+                    k["fastreg_clocks_1page"] / f["fmax_mhz"], fmt(f["lut4"]), fmt(f["ff"]), fmt(f["ebr"]))
+                        if f else " — | — | — |")
         w(row)
     w("")
     if any(f.get("inputs_changed") for k in c["cores"].values() for f in (k.get(b) for b in boards) if f):
         w("\\* placed from earlier sources than today's (`make bench-cores CORES_PNR=1` places them again).")
+        w("")
+    profiled = [(name, k["fwprof"]) for name, k in sorted(c["cores"].items()) if k.get("fwprof", {}).get("fastreg_1")]
+    if profiled:
+        w("The same image's 1-page fast-register by phase on each core (bench-fwprof's model of that core;")
+        w("a core with caches is profiled warm, after one fast-register and invalidate):")
+        w("")
+        w("| clocks | " + " | ".join(name for name, _ in profiled) + " |")
+        w("|---|" + "---:|" * len(profiled))
+        for ph in PHASES + ["total", "instructions", "window_wait_cycles"]:
+            w("| %s | %s |" % (ph.replace("_", " "), " | ".join(fmt_or_dash(p["fastreg_1"].get(ph)) for _, p in profiled)))
+        w("| invalidate, total | %s |" % " | ".join(fmt_or_dash(p.get("invalidate", {}).get("total")) for _, p in profiled))
         w("")
     for name, k in sorted(c["cores"].items()):
         for b in boards:

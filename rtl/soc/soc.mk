@@ -97,7 +97,8 @@ synth-soc: $(SETUP_STAMP) firmware ## Yosys synth_ecp5 of nf_soc (ULX3S 85K size
 	@grep -E 'LUT4|TRELLIS_FF|DP16KD|MULT18|Number of cells' $(SOC_BUILD)/synth/nf_soc_85k.stat
 
 # ---- the CPU choices side by side (bench/cores.py -> build/bench/cores.json) ----
-# Each core's Verilator board (the default core's is build/sim's) runs bench_sim --quick;
+# Each core's Verilator board (the default core's is build/sim's) runs bench_sim --quick,
+# and its bench-fwprof model (the default core's is build/bench/fwprof) the phase profile;
 # CORES_PNR=1 also places and routes each core on the ULX3S 85F and 25F at 75 MHz
 # (minutes each); without it the placed figures of an earlier run are kept while their
 # inputs are unchanged. CORES_CLOCKS=board places at each board's own clock instead
@@ -113,5 +114,9 @@ bench-cores: $(SETUP_STAMP) firmware $(BUILD)/bench/bench_sim ## CPU choices sid
 	    mkdir -p $(CORES_DIR)/$$c; \
 	    NDKFPGA_QUIET=1 NDKFPGA_SIM=$$sb/nfsim $(BUILD)/bench/bench_sim --quick > $(CORES_DIR)/$$c/sim.out 2> $(CORES_DIR)/$$c/sim.err || \
 	        { cat $(CORES_DIR)/$$c/sim.out $(CORES_DIR)/$$c/sim.err; exit 1; }; \
+	    if [ $$c = $(NF_CPU) ]; then fp=$(FWPROF_DIR); else fp=$(CORES_DIR)/$$c/fwprof; fi; \
+	    $(MAKE) --no-print-directory NF_CPU=$$c FWPROF_DIR=$$fp $$fp/Vnf_soc || exit 1; \
+	    $(RV_NM) -S $(BUILD)/firmware/nf_fw.elf > $$fp/nf_fw.nm; \
+	    $$fp/Vnf_soc $$fp/nf_fw.nm > $(CORES_DIR)/$$c/fwprof.out || { cat $(CORES_DIR)/$$c/fwprof.out; exit 1; }; \
 	done
 	@python3 $(ROOT)/bench/cores.py --cores $$(echo $(CORES) | tr ' ' ',') $(if $(CORES_PNR),--pnr) $(if $(filter board,$(CORES_CLOCKS)),--board-clocks)
