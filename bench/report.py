@@ -687,6 +687,11 @@ def cores_section(w):
             w("| %s | %s |" % (ph.replace("_", " "), " | ".join(fmt_or_dash(p["fastreg_1"].get(ph)) for _, p in profiled)))
         w("| invalidate, total | %s |" % " | ".join(fmt_or_dash(p.get("invalidate", {}).get("total")) for _, p in profiled))
         w("")
+        w("On a core with caches the table above is the warm case; bench_sim's figure includes what the")
+        w("traffic between its timed requests evicts: the INFO replies it reads run code that shares lines of")
+        w("VexRiscv's 4 KiB direct-mapped instruction cache with the work-request path (firmware/link.ld keeps")
+        w("that path in one stretch, but the image is over 20 KiB).")
+        w("")
     for name, k in sorted(c["cores"].items()):
         for b in boards:
             f = k.get(b)
