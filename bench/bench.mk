@@ -102,11 +102,14 @@ $(FWPROF_DIR)/Vnf_soc: $(SOC_RTL) $(BENCH_DIR)/fwprof.cpp $(BENCH_DIR)/fwprof.vl
 	    $(SOC_DIR)/nf_soc.v $(BENCH_DIR)/fwprof.cpp $(FWPROF_DIR)/nf_frame.o -o Vnf_soc \
 	    > $(@D)/build.log 2>&1 || { tail -40 $(@D)/build.log; exit 1; }
 
+# $(call fwprof_run,DIR,OUT): the fwprof model built in DIR on the firmware image, its
+# report into OUT (shown whole when a check fails). Also run by bench-cores (rtl/soc/soc.mk).
+fwprof_run = $(RV_NM) -S $(BUILD)/firmware/nf_fw.elf > $(1)/nf_fw.nm && \
+    $(1)/Vnf_soc $(1)/nf_fw.nm > $(2) || { cat $(2); exit 1; }
+
 .PHONY: bench-fwprof
 bench-fwprof: $(FWPROF_DIR)/Vnf_soc firmware ## cycles of a fast-register / invalidate by phase (bus trace of nf_soc)
-	@$(RV_NM) -S $(BUILD)/firmware/nf_fw.elf > $(FWPROF_DIR)/nf_fw.nm
-	@$(FWPROF_DIR)/Vnf_soc $(FWPROF_DIR)/nf_fw.nm > $(BENCH_BUILD)/fwprof.out || \
-	    { cat $(BENCH_BUILD)/fwprof.out; exit 1; }
+	@$(call fwprof_run,$(FWPROF_DIR),$(BENCH_BUILD)/fwprof.out)
 	@grep -E '^(not ok|ok) ' $(BENCH_BUILD)/fwprof.out | sed 's/^/  /'
 BENCH_TARGETS += bench-fwprof
 

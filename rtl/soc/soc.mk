@@ -116,7 +116,6 @@ bench-cores: $(SETUP_STAMP) firmware $(BUILD)/bench/bench_sim ## CPU choices sid
 	        { cat $(CORES_DIR)/$$c/sim.out $(CORES_DIR)/$$c/sim.err; exit 1; }; \
 	    if [ $$c = $(NF_CPU) ]; then fp=$(FWPROF_DIR); else fp=$(CORES_DIR)/$$c/fwprof; fi; \
 	    $(MAKE) --no-print-directory NF_CPU=$$c FWPROF_DIR=$$fp $$fp/Vnf_soc || exit 1; \
-	    $(RV_NM) -S $(BUILD)/firmware/nf_fw.elf > $$fp/nf_fw.nm; \
-	    $$fp/Vnf_soc $$fp/nf_fw.nm > $(CORES_DIR)/$$c/fwprof.out || { cat $(CORES_DIR)/$$c/fwprof.out; exit 1; }; \
+	    $(call fwprof_run,$$fp,$(CORES_DIR)/$$c/fwprof.out); \
 	done
 	@python3 $(ROOT)/bench/cores.py --cores $$(echo $(CORES) | tr ' ' ',') $(if $(CORES_PNR),--pnr) $(if $(filter board,$(CORES_CLOCKS)),--board-clocks)
