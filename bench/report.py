@@ -444,13 +444,11 @@ def doc(r, series, phases, funcs):
     w("  TX slot; `last_wr_fw_cycles` excludes the clocks the firmware waited on the engine (the plot's")
     w("  firmware share; the firmware counts a wait only when the engine is still busy at its first")
     w("  status read, so for small lists it equals the total). Then the same for WR_INVALIDATE. Each")
-    w("  size runs %s times; the median is reported. The board-side counter is exact, but which" % g("fastreg_reps"))
-    w("  instruction of its poll loop the firmware is in when the frame lands varies the total from run")
-    w("  to run (the `notice` phase below). nfsim hands the host's bytes to its UART every 256 clocks,")
-    w("  so a size's arrivals can fall at the same point of the loop every time: when the idle loop")
-    w("  looked at its retransmission timer every 64 spins (a look is a few loads and compares), the 1- and 2-page")
-    w("  frames landed in that look on nearly every run, and their medians stood above the other sizes';")
-    w("  it now looks every 1,024.")
+    w("  size runs %s times; the median is reported. The board-side counter is exact. Between frames" % g("fastreg_reps"))
+    w("  the firmware sleeps on a read of SYS.SLEEP, which the SoC answers in the clock after the frame")
+    w("  lands (the `notice` phase below), so where the firmware was when the frame landed no longer")
+    w("  moves the total; what still does is the other work a frame can find pending (an ack to send,")
+    w("  a retransmission timer due).")
     w("- **Link efficiency** (`bench/bench_sim.c`): a stream of %s work requests (fast-register of %s" % (
         g("link_stream_wrs"), g("link_stream_pages")))
     w("  pages, %s bytes, and invalidate, %s bytes, alternating on one MR), one request per DATA frame, with" % (
@@ -484,8 +482,9 @@ def doc(r, series, phases, funcs):
     w("  virtual machine the same model's speed moves by tens of percent between hours (the host's")
     w("  load), so builds are compared by a count: **simulation cost** (`make bench-sim-ir`,")
     w("  `sim/ir_per_clock.sh`), the host instructions callgrind counts per simulated clock of the")
-    w("  firmware's idle loop after a RESET handshake (the difference of two run lengths, so start-up")
-    w("  is left out); the same to the instruction on every run.")
+    w("  firmware asleep after a RESET handshake (the model stops the CPU's clock then: sim/README.md;")
+    w("  the difference of two run lengths, so start-up is left out); the same to the instruction on")
+    w("  every run.")
     w("- **FPGA**: `build/board/ulx3s-{85k,25k}/summary.json` from `make test-bitstream`, when it was")
     w("  placed from these sources (`tools/bitstream.sh --is-fresh`).")
     w("")
@@ -559,7 +558,7 @@ def doc(r, series, phases, funcs):
     w("| phase (clocks) | " + " | ".join(labels) + " | what |")
     w("|---|" + "---:|" * len(labels) + "---|")
     what = {
-        "notice": "RX stamp to the firmware's first read of the slot: the poll loop's latency",
+        "notice": "RX stamp to the firmware's first read of the slot: its wake from SYS.SLEEP",
         "link": "link header: one compare sorts an in-order DATA frame (type and seq), its ack lowers the in-flight count, quick TX room test",
         "parse": "`fw_msg_process`: message walk, length checks, op dispatch",
         "validate": "`fw_wr_process` up to the engine: QP lookup, WR fields read once from the RX slot, MR lookup, NDK rules in one run of compares; a fast-register starts its page-list load here and stages the MPT entry under it",

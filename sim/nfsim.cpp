@@ -15,6 +15,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
@@ -49,20 +50,39 @@ constexpr uint32_t kMaxPeriod = 0xFFFF;
 // One evaluation per clock. The design has no logic on the falling edge, so the
 // evaluation at clk = 0 only settles the logic fed by the input pins, which the next
 // evaluation settles again before its rising edge: about 8 % of the time per clock.
-// Verilator finds the rising edge by comparing clk with its value at the last
-// evaluation; this clears that value instead (the same state clock for clock: checked
-// against a model evaluated at both edges). Where the model has no such member (other
-// Verilator versions), prime_rising_edge() is false and tick() evaluates both edges.
+// Verilator finds a rising edge by comparing a clock with its value at the last
+// evaluation; this sets those values to what they are at clk = 0 instead: 0 for clk, and
+// for the CPU's clock (nf_soc CPU_CLOCK_GATE: clk OR the gate) the gate (the same state
+// clock for clock: checked against a model evaluated at both edges, sim/tests). Where
+// the model has no such members (other Verilator versions, a model without the gate),
+// prime_rising_edge() is false and tick() evaluates both edges.
 template <typename Root>
-auto prime_rising_edge(Root *root, int) -> decltype(root->__Vtrigrprev__TOP__clk = 0, bool())
+auto prime_rising_edge(Root *root, int)
+    -> decltype(root->__Vtrigrprev__TOP__clk = 0,
+                root->__Vtrigrprev__TOP__nfsim_top__DOT__u_soc__DOT__cpu_clk =
+                    root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__cpu_gate,
+                bool())
 {
     root->__Vtrigrprev__TOP__clk = 0;
+    root->__Vtrigrprev__TOP__nfsim_top__DOT__u_soc__DOT__cpu_clk = root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__cpu_gate;
     return true;
 }
 template <typename Root>
 bool prime_rising_edge(Root *, long)
 {
     return false;
+}
+
+// Whether the CPU's clock is stopped for the coming edge (0 in a model without the gate).
+template <typename Root>
+auto cpu_clock_stopped(Root *root, int) -> decltype(unsigned(root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__cpu_gate))
+{
+    return root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__cpu_gate;
+}
+template <typename Root>
+unsigned cpu_clock_stopped(Root *, long)
+{
+    return 0;
 }
 
 volatile std::sig_atomic_t g_stop = 0;
@@ -78,6 +98,8 @@ struct Options {
     uint64_t seed = 1;
     bool exit_on_disconnect = false;
     bool quiet = false;
+    std::string pin_log;  // every change of the UART pins, "CYCLE r|t LEVEL" a line
+    std::string replay;   // a pin log whose RX changes drive the UART instead of a client
 };
 
 void usage(FILE *f)
@@ -92,6 +114,9 @@ void usage(FILE *f)
         "  --drop P --corrupt P --dup P   per-byte fault probabilities, both directions\n"
         "  --seed N               seed of the fault injection (default 1)\n"
         "  --exit-on-disconnect   exit when the client disconnects\n"
+        "  --pin-log FILE         write every change of the UART pins: CYCLE r|t LEVEL\n"
+        "  --replay FILE          drive uart_rx from the r lines of a pin log, without a\n"
+        "                         client (no --socket), up to its last line's cycle\n"
         "  --quiet                no exit summary (the host library starts nfsim so: the\n"
         "                         summary would land in the middle of its consumer's output)\n",
         NF_DEFAULT_FIRMWARE);
@@ -153,6 +178,12 @@ int parse_args(int argc, char **argv, Options *o)
         } else if (a == "--trace") {
             if (!need(v && *v)) return 2;
             o->trace = v;
+        } else if (a == "--pin-log") {
+            if (!need(v && *v)) return 2;
+            o->pin_log = v;
+        } else if (a == "--replay") {
+            if (!need(v && *v)) return 2;
+            o->replay = v;
         } else if (a == "--baud") {
             if (!need(parse_u64(v, &o->baud) && o->baud > 0)) return 2;
         } else if (a == "--max-cycles") {
@@ -174,7 +205,7 @@ int parse_args(int argc, char **argv, Options *o)
         }
         i++;
     }
-    if (o->socket_path.empty()) {
+    if (o->socket_path.empty() && o->replay.empty()) {
         std::fprintf(stderr, "nfsim: --socket PATH is required\n");
         usage(stderr);
         return 2;
@@ -276,6 +307,8 @@ public:
             fst_->open(opt_.trace.c_str());
         }
 #endif
+        if (!open_pin_files())
+            return 2;
         top_->uart_period = static_cast<uint16_t>(period_);
         top_->uart_rx = 1;
         top_->rst = 1;
@@ -288,6 +321,12 @@ public:
         while (!g_stop) {
             if (opt_.max_cycles && cycle_ >= opt_.max_cycles)
                 break;
+            if (replaying_) {  // no client: the log's RX changes, up to its end
+                if (cycle_ >= replay_end_)
+                    break;
+                tick();
+                continue;
+            }
             uint64_t until = cycle_ + kPollCycles;
             if (opt_.max_cycles && until > opt_.max_cycles)
                 until = opt_.max_cycles;
@@ -302,6 +341,12 @@ public:
             fst_->close();
 #endif
         top_->final();
+        if (pin_log_) {
+            std::fclose(pin_log_);
+            if (!opt_.quiet)
+                std::fprintf(stderr, "nfsim: the CPU's clock stopped for %llu of %llu cycles\n",
+                             static_cast<unsigned long long>(cpu_stopped_), static_cast<unsigned long long>(cycle_));
+        }
         if (!opt_.quiet)
             std::fprintf(stderr, "nfsim: %llu cycles, %.0f cycles/s\n", static_cast<unsigned long long>(cycle_),
                          secs > 0 ? static_cast<double>(cycle_) / secs : 0.0);
@@ -313,7 +358,12 @@ public:
 private:
     void tick()
     {
-        top_->uart_rx = static_cast<uint8_t>(drv_.level(cycle_));
+        uint8_t rx = replaying_ ? replay_level() : static_cast<uint8_t>(drv_.level(cycle_));
+        if (pin_log_ && rx != rx_logged_) {
+            std::fprintf(pin_log_, "%llu r %u\n", static_cast<unsigned long long>(cycle_), rx);
+            rx_logged_ = rx;
+        }
+        top_->uart_rx = rx;
         top_->clk = 0;
 #if VM_TRACE
         top_->eval();
@@ -331,6 +381,13 @@ private:
             fst_->dump(2 * cycle_ + 1);
 #endif
         cycle_++;
+        if (pin_log_) {
+            if (top_->uart_tx != tx_logged_) {
+                tx_logged_ = top_->uart_tx;
+                std::fprintf(pin_log_, "%llu t %u\n", static_cast<unsigned long long>(cycle_), tx_logged_);
+            }
+            cpu_stopped_ += cpu_clock_stopped(top_->rootp, 0);
+        }
         uint8_t byte;
         if (smp_.sample(cycle_, top_->uart_tx, &byte) == 1 && client_fd_ >= 0)
             faults_.pass(byte, [this](uint8_t b) { to_host_.push_back(b); });
@@ -388,6 +445,47 @@ private:
         return true;
     }
 
+    // --pin-log and --replay: open the log, read the replayed one. False (message printed)
+    // when a file cannot be used.
+    bool open_pin_files()
+    {
+        if (!opt_.pin_log.empty() && !(pin_log_ = std::fopen(opt_.pin_log.c_str(), "w"))) {
+            std::fprintf(stderr, "nfsim: cannot write %s: %s\n", opt_.pin_log.c_str(), std::strerror(errno));
+            return false;
+        }
+        if (opt_.replay.empty())
+            return true;
+        FILE *f = std::fopen(opt_.replay.c_str(), "r");
+        if (!f) {
+            std::fprintf(stderr, "nfsim: cannot read %s: %s\n", opt_.replay.c_str(), std::strerror(errno));
+            return false;
+        }
+        unsigned long long c;
+        char pin;
+        unsigned level;
+        int n;
+        while ((n = std::fscanf(f, "%llu %c %u", &c, &pin, &level)) == 3) {
+            if (pin == 'r')
+                replay_.push_back({c, static_cast<uint8_t>(level & 1u)});
+            replay_end_ = c > replay_end_ ? c : replay_end_;
+        }
+        std::fclose(f);
+        if (n != EOF) {
+            std::fprintf(stderr, "nfsim: %s is not a pin log (CYCLE r|t LEVEL lines)\n", opt_.replay.c_str());
+            return false;
+        }
+        replaying_ = true;
+        return true;
+    }
+
+    // The replayed RX level at this cycle.
+    uint8_t replay_level()
+    {
+        while (replay_at_ < replay_.size() && replay_[replay_at_].first <= cycle_)
+            rx_replayed_ = replay_[replay_at_++].second;
+        return rx_replayed_;
+    }
+
     bool accept_client(int wait_ms)
     {
         if (wait_ms > 0) {
@@ -426,6 +524,14 @@ private:
     std::unique_ptr<VerilatedFstC> fst_;
 #endif
     uint64_t cycle_ = 0;
+    FILE *pin_log_ = nullptr;
+    uint8_t rx_logged_ = 1, tx_logged_ = 1;  // the pins' levels as last logged (idle high)
+    uint64_t cpu_stopped_ = 0;               // cycles whose closing edge the CPU missed (--pin-log)
+    bool replaying_ = false;
+    std::vector<std::pair<uint64_t, uint8_t>> replay_;  // (cycle, level) of each RX change
+    size_t replay_at_ = 0;
+    uint8_t rx_replayed_ = 1;
+    uint64_t replay_end_ = 0;
     int listen_fd_ = -1;
     int client_fd_ = -1;
 };
@@ -486,8 +592,8 @@ int main(int argc, char **argv)
         }
         std::fclose(f);
     }
-    int fd = open_listener(opt.socket_path);
-    if (fd < 0)
+    int fd = -1;
+    if (opt.replay.empty() && (fd = open_listener(opt.socket_path)) < 0)
         return 2;
     struct sigaction sa{};
     sa.sa_handler = on_signal;
@@ -496,7 +602,9 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, nullptr);
     Sim sim(opt);
     rc = sim.run(fd);
-    close(fd);
-    unlink(opt.socket_path.c_str());
+    if (fd >= 0) {
+        close(fd);
+        unlink(opt.socket_path.c_str());
+    }
     return rc;
 }

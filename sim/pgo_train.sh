@@ -1,7 +1,7 @@
 #!/bin/bash
 # The training run of nfsim's profile-guided build (sim/sim.mk): the instrumented model
 # runs the product firmware through a RESET handshake (UART, link and the firmware's
-# message path) and then its idle poll loop, the two things the board model spends its
+# message path) and then its idle sleep (SYS.SLEEP), the two things the board model spends its
 # time on. Its counters land in the model's object directory (*.gcda).
 #   pgo_train.sh NFSIM CLIENT FW_HEX WORKDIR CYCLES
 # A failed run only costs speed: the final build takes what profile there is (the

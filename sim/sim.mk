@@ -29,7 +29,11 @@ SIM_SPLIT      ?= 2000
 SIM_PROFDATA   ?= $(firstword $(shell command -v llvm-profdata llvm-profdata-14 2>/dev/null))
 SIM_CXX        ?= $(if $(and $(shell command -v clang++ 2>/dev/null),$(SIM_PROFDATA)),clang++,g++)
 SIM_CLANG      := $(if $(findstring clang,$(SIM_CXX)),1)
+# SIM_CPU_GATE=0 builds the model with the boards' CPU clock (nf_soc CPU_CLOCK_GATE), for
+# the test that the two agree clock for clock.
+SIM_CPU_GATE   ?= 1
 SIM_VFLAGS      = --cc --exe -Wall $(VFAST) $(SOC_VSRC) --top-module nfsim_top --prefix Vnf_soc -GFW_HEX='"$(SIM_FW_HEX)"' \
+                  -GCPU_CLOCK_GATE=$(SIM_CPU_GATE) \
                   -CFLAGS "-std=c++17 -I$(SIM_DIR) -I$(ROOT)/firmware/include -DNF_DEFAULT_FIRMWARE='\"$(SIM_FW_HEX)\"'"
 SIM_MAKE        = CXX=$(SIM_CXX) LINK=$(SIM_CXX) OPT_SLOW=-O1
 SIM_PROF       := $(SIM_BUILD)/obj/nfsim.profdata
@@ -92,6 +96,18 @@ SIM_TEST_DEPS := $(SIM_BIN) $(SIM_TRACE_BIN) $(SIM_BUILD)/echo_fw.hex $(SIM_BUIL
 test-sim: $(SIM_TEST_DEPS) ## nfsim: options, echo over the UART, faults, reconnect, trace, RESET handshake
 	@NFSIM=$(SIM_BIN) NFSIM_TRACE=$(SIM_TRACE_BIN) CLIENT=$(SIM_BUILD)/nfsim_client ECHO_HEX=$(SIM_BUILD)/echo_fw.hex \
 	    FW_HEX=$(SIM_FW_HEX) WORK=$(SIM_BUILD)/test bash $(SIM_DIR)/tests/test_sim.sh
+
+# The model's CPU clock gate against the boards' CPU clock, clock for clock (sim/tests/
+# test_cpu_gate.sh): a consumer session replayed into both builds.
+SIM_UNGATED_BIN := $(SIM_BUILD)/ungated/nfsim
+$(SIM_UNGATED_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/sim.mk | $(SIM_FW_HEX)
+	@$(MAKE) --no-print-directory SIM_CPU_GATE=0 SIM_PGO=0 SIM_BUILD=$(SIM_BUILD)/ungated $@
+
+TEST_TARGETS += test-sim-gate
+.PHONY: test-sim-gate
+test-sim-gate: $(SIM_BIN) $(SIM_UNGATED_BIN) $(BUILD)/examples/smb_direct ## nfsim: the CPU clock gate agrees clock for clock with the boards' CPU clock
+	@NFSIM=$(SIM_BIN) NFSIM_UNGATED=$(SIM_UNGATED_BIN) SMB=$(BUILD)/examples/smb_direct WORK=$(SIM_BUILD)/test-gate \
+	    bash $(SIM_DIR)/tests/test_cpu_gate.sh
 
 # Host instructions per simulated clock (sim/ir_per_clock.sh, under valgrind): a count, so
 # two builds of the model compare on a shared machine, where the speed varies by +-10 %.

@@ -18,7 +18,7 @@ static struct {
     uint64_t cycle, accesses;
     int engine_hung; /* tests: the engine's status registers read BUSY (a hardware fault) */
     int tx_hung;     /* tests: LINK.TX_BUSY reads every slot busy (a hardware fault) */
-    uint32_t cycle_hi_latch, leds, scratch;
+    uint32_t cycle_hi_latch, leds, scratch, wake_at, wake_rx;
     /* link */
     struct nf_frame_decoder dec;
     uint32_t rx_ready, rx_wp, stamp[NF_LINK_MAX_SLOTS];
@@ -167,6 +167,11 @@ static uint32_t sys_read(uint32_t off)
     case NF_SYS_FW_RAM_BYTES: return hw.cfg.fw_ram_bytes;
     case NF_SYS_UART_PERIOD: return hw.cfg.uart_period;
     case NF_SYS_SCRATCH: return hw.scratch;
+    /* The model cannot wait: SLEEP answers at once (the host build's idle loop returns
+     * after one look, fw_link_poll). */
+    case NF_SYS_SLEEP: return hw.rx_ready;
+    case NF_SYS_WAKE_AT: return hw.wake_at;
+    case NF_SYS_WAKE_RX: return hw.wake_rx;
     default: return 0;
     }
 }
@@ -252,6 +257,10 @@ void hal_write32(uint32_t addr, uint32_t value)
             hw.leds = value & 0xFFu;
         else if (addr - NF_SYS_BASE == NF_SYS_SCRATCH)
             hw.scratch = value;
+        else if (addr - NF_SYS_BASE == NF_SYS_WAKE_AT)
+            hw.wake_at = value;
+        else if (addr - NF_SYS_BASE == NF_SYS_WAKE_RX)
+            hw.wake_rx = value & ((1u << hw.cfg.rx_slots) - 1u);
         return;
     }
     if (addr >= NF_LINK_BASE && addr < NF_LINK_BASE + BLOCK_BYTES) {

@@ -416,6 +416,9 @@
 #define NF_SYS_FW_RAM_BYTES 0x018u /* ro: firmware RAM size */
 #define NF_SYS_UART_PERIOD 0x01Cu /* ro: UART bit period in clocks, 12.4 fixed point */
 #define NF_SYS_SCRATCH 0x020u /* rw: free for firmware and tests; reset 0 */
+#define NF_SYS_SLEEP 0x024u /* ro: reads LINK.RX_READY once an RX slot in WAKE_RX holds a frame or CYCLE_LO has reached WAKE_AT (CYCLE_LO - WAKE_AT < 2^31); until then the read waits (the firmware's idle loop) */
+#define NF_SYS_WAKE_AT 0x028u /* rw: CYCLE_LO value at which a SLEEP read answers at the latest; reset 0 */
+#define NF_SYS_WAKE_RX 0x02Cu /* rw: bit i: a frame in RX slot i ends a SLEEP read; reset 0 */
 
 /* LINK block: frame receiver/transmitter. RX slot i lives at adapter address i*SLOT_BYTES, TX slot j at (RX_SLOTS+j)*SLOT_BYTES */
 #define NF_LINK_BASE 0x80001000u

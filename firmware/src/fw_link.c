@@ -454,6 +454,7 @@ static void rx_next_at(uint32_t slot)
     L.rx_stamp = NF_LINK_BASE + NF_LINK_RX_STAMP0 + 4u * slot;
     L.rx_win = mem_win(rx_addr(slot));
     L.frame.addr = rx_addr(slot) + NF_LINK_HDR_SIZE;
+    sys_wr(NF_SYS_WAKE_RX, L.rx_bit); /* the idle loop's SLEEP ends when it fills */
 }
 
 FW_COLD void fw_link_init(void)
@@ -688,39 +689,34 @@ static FW_HOT __attribute__((noinline)) int link_work(uint32_t ready)
     return did;
 }
 
-/* RX_READY reads between two looks at the timer: a spin of a load and two branches
- * notices a frame within a few cycles; the timer (ms) can wait that long. A look costs
- * about 35 cycles, during which a frame that lands waits, so looks are rare on the target
- * (1,024 spins: every ~20,000 cycles, 0.3 ms at 65 MHz; a frame meets one 0.2 % of the
- * time). The host build returns after one round, so its rounds stay short. */
-#ifdef NF_HOST_BUILD
-#define IDLE_SPINS 64u
-#else
-#define IDLE_SPINS 1024u
-#endif
+/* The longest sleep with no frame in flight (2^30 cycles: 16 s at 65 MHz): every wait
+ * has a deadline, and the loop looks round between two. */
+#define IDLE_SLEEP_MAX (1u << 30)
 
 FW_HOT int fw_link_poll(void)
 {
-    /* Idle: nothing in the next RX slot, nothing to send, no timer due. Kept short: how
-     * long it takes is how late a frame that lands now is noticed. link_work always
-     * leaves nothing open and no ack owed, so the spin is the usual case. On the target
-     * it spins until there is work, looking at the timer between rounds, so a frame that
-     * lands is never kept waiting by a return to the caller; the host build returns after
-     * one round (its test bench feeds the next frame between polls). */
+    /* Idle: nothing in the next RX slot, nothing to send, no timer due. The CPU sleeps on
+     * SYS.SLEEP until a frame lands in the next RX slot (WAKE_RX, set by rx_next_at) or
+     * the oldest unacknowledged frame's RTO may have expired (WAKE_AT); the read answers
+     * in the clock after the frame lands, so nothing waits on the loop. link_work always
+     * leaves nothing open and no ack owed, so the sleep is the usual case. The host build
+     * returns after one look (its test bench feeds the next frame between polls; its
+     * model's SLEEP does not wait). */
     uint32_t bit = L.rx_bit;
     if (!L.open && !L.ack_owed) {
         for (;;) {
-            for (uint32_t n = IDLE_SPINS; n; n--) {
-                uint32_t ready = link_rd(NF_LINK_RX_READY);
-                if (ready & bit) {
-                    /* the frame first, then the rest (0: it waits, no more frames now) */
-                    if (!rx_frame(ready))
-                        return link_work(0);
-                    (void)link_work(link_rd(NF_LINK_RX_READY));
-                    return 1;
-                }
+            /* the RTO once rto_expired has worked it out, else its floor rto_min */
+            uint32_t rto_wait = L.rto_valid ? L.rto : L.rto_min;
+            sys_wr(NF_SYS_WAKE_AT, L.tx_inflight != 0 ? L.rto_start + rto_wait : hal_cycles() + IDLE_SLEEP_MAX);
+            uint32_t ready = sys_rd(NF_SYS_SLEEP);
+            if (ready & bit) {
+                /* the frame first, then the rest (0: it waits, no more frames now) */
+                if (!rx_frame(ready))
+                    return link_work(0);
+                (void)link_work(link_rd(NF_LINK_RX_READY));
+                return 1;
             }
-            if (L.tx_inflight != 0 && hal_cycles() - L.rto_start >= L.rto_min)
+            if (L.tx_inflight != 0 && hal_cycles() - L.rto_start >= rto_wait)
                 break;
 #ifdef NF_HOST_BUILD
             return 0;

@@ -24,6 +24,7 @@ static inline void hal_write32(uint32_t addr, uint32_t value)
 #endif
 
 static inline uint32_t sys_rd(uint32_t off) { return hal_read32(NF_SYS_BASE + off); }
+static inline void sys_wr(uint32_t off, uint32_t v) { hal_write32(NF_SYS_BASE + off, v); }
 static inline uint32_t link_rd(uint32_t off) { return hal_read32(NF_LINK_BASE + off); }
 static inline void link_wr(uint32_t off, uint32_t v) { hal_write32(NF_LINK_BASE + off, v); }
 static inline uint32_t eng_rd(uint32_t off) { return hal_read32(NF_ENGINE_BASE + off); }

@@ -388,6 +388,9 @@
 `define NF_SYS_FW_RAM_BYTES 24  // ro: firmware RAM size
 `define NF_SYS_UART_PERIOD 28  // ro: UART bit period in clocks, 12.4 fixed point
 `define NF_SYS_SCRATCH 32  // rw: free for firmware and tests; reset 0
+`define NF_SYS_SLEEP 36  // ro: reads LINK.RX_READY once an RX slot in WAKE_RX holds a frame or CYCLE_LO has reached WAKE_AT (CYCLE_LO - WAKE_AT < 2^31); until then the read waits (the firmware's idle loop)
+`define NF_SYS_WAKE_AT 40  // rw: CYCLE_LO value at which a SLEEP read answers at the latest; reset 0
+`define NF_SYS_WAKE_RX 44  // rw: bit i: a frame in RX slot i ends a SLEEP read; reset 0
 
 // LINK block: frame receiver/transmitter. RX slot i lives at adapter address i*SLOT_BYTES, TX slot j at (RX_SLOTS+j)*SLOT_BYTES
 `define NF_LINK_BASE 32'h80001000

@@ -29,7 +29,8 @@ module nf_link #(
     input  wire [31:0] mem_rdata,
     output wire        rx_activity,   // one-cycle pulses for LEDs
     output wire        tx_activity,
-    output wire        rx_error
+    output wire        rx_error,
+    output wire [RX_SLOTS-1:0] rx_ready  // RX_READY: slots holding a whole frame (the SoC's SLEEP waits on them)
 );
     localparam integer MAX_SLOTS = `NF_LINK_MAX_SLOTS;
 
@@ -54,7 +55,6 @@ module nf_link #(
     wire        wr_release, wr_post, wr_ack;   // from the generated decode below
 
     // ---- frame receiver ---------------------------------------------------------------
-    wire [RX_SLOTS-1:0]    rx_ready;
     wire [3:0]             stamp_idx;
     wire [31:0]            stamp_word;
     wire rx_ok, rx_bad, rx_drop;

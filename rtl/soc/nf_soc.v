@@ -22,8 +22,12 @@ module nf_soc #(
     // mux; each is loaded from FW_HEX.sNN (bits NN * this up, one hex digit a word, written
     // by tools/fw_slices.py).
     /* verilator lint_off UNUSEDPARAM */
-    parameter integer FW_SLICE_BITS = 0
+    parameter integer FW_SLICE_BITS = 0,
     /* verilator lint_on UNUSEDPARAM */
+    // 1 (the Verilator model): the CPU's clock stops while it waits on a SLEEP read, so the
+    // simulation skips the core's evaluation then; 0 (the boards): the CPU runs on clk. A
+    // CPU waiting on its bus changes nothing, so the two agree clock for clock (sim/tests).
+    parameter integer CPU_CLOCK_GATE = 0
 ) (
     input  wire        clk,
     input  wire        rst,
@@ -148,6 +152,11 @@ module nf_soc #(
     wire        fast_wr   = cpu_go && (la_win_wr ? wb_room : la_reg_wr && !wb_any && !reg_ans);
     wire        local_start = cpu_go && sel_local && !wb_any;
 
+    // The CPU's clock (see CPU_CLOCK_GATE and "CPU clock" below), and whether the core is
+    // fetching on a bus of its own (VexRiscv's instruction-cache refills): it is clocked then.
+    wire        cpu_clk;
+    wire        cpu_fetching;
+
     generate if (CPU == "picorv32") begin : g_picorv32
         /* verilator lint_off UNUSEDSIGNAL */
         wire        unused_pcpi_valid, unused_trace_valid;
@@ -163,7 +172,7 @@ module nf_soc #(
             .ENABLE_MUL(0), .ENABLE_FAST_MUL(0), .ENABLE_DIV(0), .BARREL_SHIFTER(1), .COMPRESSED_ISA(0),
             .ENABLE_IRQ(0), .PROGADDR_RESET(32'h0000_0000), .STACKADDR(FW_RAM_BYTES)
         ) u_cpu (
-            .clk(clk), .resetn(!rst), .trap(trap),
+            .clk(cpu_clk), .resetn(!rst), .trap(trap),
             .mem_valid(cpu_valid), .mem_instr(cpu_instr), .mem_ready(cpu_ready),
             .mem_addr(cpu_addr), .mem_wdata(cpu_wdata), .mem_wstrb(cpu_wstrb), .mem_rdata(cpu_rdata),
             .mem_la_read(ram_rd), .mem_la_write(ram_wr), .mem_la_addr(ram_addr),
@@ -199,6 +208,7 @@ module nf_soc #(
                 la_eng_rd_q  <= ram_rd && la_eng;
             end
         end
+        assign cpu_fetching = 1'b0;  // it fetches on the one bus: stalled with the rest
         assign la_win_rd  = ram_rd && in_win(ram_addr);
         assign la_win_wr  = la_win_wr_q;
         assign la_reg_wr  = la_reg_wr_q;
@@ -224,7 +234,7 @@ module nf_soc #(
         wire        i_ack;
         wire [31:0] i_rdata;
         VexRiscv u_cpu (
-            .clk(clk), .reset(rst), .externalResetVector(32'h0000_0000),
+            .clk(cpu_clk), .reset(rst), .externalResetVector(32'h0000_0000),
             .timerInterrupt(1'b0), .softwareInterrupt(1'b0), .externalInterruptArray(32'd0),
             .iBusWishbone_CYC(ib_cyc), .iBusWishbone_STB(ib_stb), .iBusWishbone_ACK(i_ack),
             .iBusWishbone_WE(unused_ib_we), .iBusWishbone_ADR(ib_adr), .iBusWishbone_DAT_MISO(i_rdata),
@@ -265,6 +275,7 @@ module nf_soc #(
                 q_wstrb <= d_wstrb;
             end
         end
+        assign cpu_fetching = req_i;
         assign cpu_valid = q_valid;
         assign cpu_instr = 1'b0;
         assign cpu_addr  = q_addr;
@@ -386,14 +397,34 @@ module nf_soc #(
     wire [31:0] clk_hz_word = CLK_HZ;
     wire [31:0] ram_bytes_word = FW_RAM_BYTES;
 
-    wire        wr_leds, wr_scratch;
+    // SLEEP: a read of it is answered (one clock later, as any SYS read) only in a clock
+    // where a frame is in an RX slot of WAKE_RX or CYCLE_LO has reached WAKE_AT; until then
+    // the CPU waits on it. The deadline compare is registered (a 32-bit subtraction off
+    // the CPU's ready path): it may answer one clock late.
+    reg  [31:0]         wake_at;
+    reg  [RX_SLOTS-1:0] wake_rx;
+    reg                 wake_time;   // CYCLE_LO has reached WAKE_AT (as of the previous clock)
+    wire [RX_SLOTS-1:0] rx_ready;
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [31:0]         to_wake   = cycle[31:0] - wake_at;   // its sign only
+    /* verilator lint_on UNUSEDSIGNAL */
+    wire                wake      = wake_time || (rx_ready & wake_rx) != {RX_SLOTS{1'b0}};
+    wire                sleep_rd  = sys_start && !sys_write && sys_off == `NF_SYS_SLEEP;
+    wire                sleep_wait = sleep_rd && !wake;   // a SLEEP read not answered this clock
+    wire                local_answer = local_start && !sleep_wait;
+    wire [31:0]         rx_ready_word = {{(32 - RX_SLOTS){1'b0}}, rx_ready};
+    wire [31:0]         wake_rx_word  = {{(32 - RX_SLOTS){1'b0}}, wake_rx};
+
+    wire        wr_leds, wr_scratch, wr_wake_at, wr_wake_rx;
     wire [31:0] sys_read;
     // Register decode generated from layout.toml.
     nf_sys_regs_decode u_sys_decode (
         .addr(sys_off), .we(sys_write), .wr_leds(wr_leds), .wr_scratch(wr_scratch),
+        .wr_wake_at(wr_wake_at), .wr_wake_rx(wr_wake_rx),
         .rd_id(`NF_SYS_HW_ID_VALUE), .rd_hw_version(`NF_ADAPTER_HW_VERSION), .rd_clk_hz(clk_hz_word),
         .rd_cycle_lo(cycle[31:0]), .rd_cycle_hi(cycle_hi_latched), .rd_leds({24'd0, fw_leds}),
         .rd_fw_ram_bytes(ram_bytes_word), .rd_uart_period({16'd0, uart_period}), .rd_scratch(scratch),
+        .rd_sleep(rx_ready_word), .rd_wake_at(wake_at), .rd_wake_rx(wake_rx_word),
         .rdata(sys_read)
     );
 
@@ -403,7 +434,16 @@ module nf_soc #(
             cycle_hi_latched <= 32'd0;
             fw_leds          <= 8'd0;
             scratch          <= 32'd0;
+            wake_at          <= 32'd0;
+            wake_rx          <= {RX_SLOTS{1'b0}};
+            wake_time        <= 1'b0;
         end else begin
+            wake_time <= !to_wake[31];
+            // WAKE_AT and WAKE_RX take whole words (the firmware's stores are).
+            if (wr_wake_at && cpu_wstrb == 4'hF)
+                wake_at <= cpu_wdata;
+            if (wr_wake_rx && cpu_wstrb == 4'hF)
+                wake_rx <= cpu_wdata[RX_SLOTS-1:0];
             cycle <= cycle + 64'd1;
             // Reading CYCLE_LO latches CYCLE_HI, so the pair reads as one 64-bit value.
             if (sys_start && !sys_write && sys_off == `NF_SYS_CYCLE_LO)
@@ -433,7 +473,7 @@ module nf_soc #(
         .csr_wstrb(cpu_wstrb), .csr_ready(link_csr_ready), .csr_rdata(link_csr_rdata),
         .mem_valid(link_mem_valid), .mem_addr(link_mem_addr), .mem_wdata(link_mem_wdata),
         .mem_wstrb(link_mem_wstrb), .mem_ready(link_mem_ready), .mem_rdata(sys_port_rdata),
-        .rx_activity(rx_activity), .tx_activity(tx_activity), .rx_error(rx_error)
+        .rx_activity(rx_activity), .tx_activity(tx_activity), .rx_error(rx_error), .rx_ready(rx_ready)
     );
 
     // ---- system-port arbiter: CPU window and link master take turns -------------------------
@@ -508,7 +548,7 @@ module nf_soc #(
     // after the store: it is not taken as an answer to the CPU.
     always @(posedge clk) begin
         if (rst) mmio_ready <= 1'b0;
-        else     mmio_ready <= ((wb_push || reg_wr) && !fast_wr) || local_start ||
+        else     mmio_ready <= ((wb_push || reg_wr) && !fast_wr) || local_answer ||
                                (cpu_valid && !reg_ans && link_csr_ready && sel_link && !cpu_write && !la_link_rd) ||
                                (cpu_valid && !reg_ans && eng_csr_ready && sel_engine && (!cpu_write || eng_cmd) && !la_eng_rd);
         reg_ans <= !rst && reg_wr;
@@ -523,6 +563,33 @@ module nf_soc #(
         // LUT, after the other answers' mux (io_rdata).
         cpu_rdata = ram_sel ? ram_rdata : io_rdata;
     end
+
+    // ---- CPU clock -----------------------------------------------------------------------------
+    // With CPU_CLOCK_GATE the CPU misses the clock edges that end a clock in which its SLEEP
+    // read goes unanswered, once the read has waited SLEEP_SETTLE clocks with the core not
+    // fetching (so a pipelined core has settled: its fetch stages full or waiting on a refill,
+    // which keeps it clocked). Such an edge changes nothing in a core on clk either, but its
+    // free-running cycle counter, which the firmware does not read. cpu_gate is set at a
+    // rising edge and clk is high then, so the OR below has no glitch: cpu_clk rises with clk
+    // whenever cpu_gate is 0.
+    generate if (CPU_CLOCK_GATE != 0) begin : g_cpu_gate
+        localparam integer SLEEP_SETTLE = 4;
+        reg       cpu_gate;
+        reg [2:0] sleep_age;  // clocks the SLEEP read has waited with the core not fetching, saturating
+        always @(posedge clk) begin
+            if (rst || !sleep_wait || cpu_fetching)
+                sleep_age <= 3'd0;
+            else if (sleep_age != SLEEP_SETTLE[2:0])
+                sleep_age <= sleep_age + 3'd1;
+            cpu_gate <= !rst && sleep_wait && !cpu_fetching && sleep_age == SLEEP_SETTLE[2:0];
+        end
+        assign cpu_clk = clk | cpu_gate;
+    end else begin : g_cpu_clk
+        /* verilator lint_off UNUSEDSIGNAL */
+        wire unused_fetching = cpu_fetching;
+        /* verilator lint_on UNUSEDSIGNAL */
+        assign cpu_clk = clk;
+    end endgenerate
 
     // ---- LEDs ----------------------------------------------------------------------------------
     reg [31:0] rx_led_cnt, tx_led_cnt, err_led_cnt;

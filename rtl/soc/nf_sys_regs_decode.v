@@ -6,6 +6,8 @@ module nf_sys_regs_decode (
     input  wire        we,              // a write transaction this cycle (the block decides which count)
     output wire        wr_leds,         // rw: board LEDs (8 bits); reset 0
     output wire        wr_scratch,      // rw: free for firmware and tests; reset 0
+    output wire        wr_wake_at,      // rw: CYCLE_LO value at which a SLEEP read answers at the latest; reset 0
+    output wire        wr_wake_rx,      // rw: bit i: a frame in RX slot i ends a SLEEP read; reset 0
     input  wire [31:0] rd_id,           // 0x4E465047 ('NFPG')
     input  wire [31:0] rd_hw_version,   // ADAPTER_HW_VERSION
     input  wire [31:0] rd_clk_hz,       // system clock in Hz (parameter)
@@ -15,18 +17,21 @@ module nf_sys_regs_decode (
     input  wire [31:0] rd_fw_ram_bytes, // firmware RAM size
     input  wire [31:0] rd_uart_period,  // UART bit period in clocks, 12.4 fixed point
     input  wire [31:0] rd_scratch,      // free for firmware and tests; reset 0
+    input  wire [31:0] rd_sleep,        // reads LINK.RX_READY once an RX slot in WAKE_RX holds a frame or CYCLE_LO has reached WAKE_AT (CYCLE_LO - WAKE_AT < 2^31); until then the read waits (the firmware's idle loop)
+    input  wire [31:0] rd_wake_at,      // CYCLE_LO value at which a SLEEP read answers at the latest; reset 0
+    input  wire [31:0] rd_wake_rx,      // bit i: a frame in RX slot i ends a SLEEP read; reset 0
     output wire [31:0] rdata            // read value at addr; 0 where no readable register is
 );
     nf_regs_decode #(
-        .NW(2), .NR(9),
-        .WR_OFFS({12'h020, 12'h014}),
-        .RD_OFFS({12'h020, 12'h01C, 12'h018, 12'h014, 12'h010, 12'h00C, 12'h008, 12'h004, 12'h000}),
+        .NW(4), .NR(12),
+        .WR_OFFS({12'h02C, 12'h028, 12'h020, 12'h014}),
+        .RD_OFFS({12'h02C, 12'h028, 12'h024, 12'h020, 12'h01C, 12'h018, 12'h014, 12'h010, 12'h00C, 12'h008, 12'h004, 12'h000}),
         .CAPTURE(1'b0)
     ) u_decode (
         .clk(1'b0), .rst(1'b0), .take(1'b0),
         .addr(addr), .we(we), .rdata(rdata),
-        .wr({wr_scratch, wr_leds}),
-        .rd({rd_scratch, rd_uart_period, rd_fw_ram_bytes, rd_leds, rd_cycle_hi, rd_cycle_lo, rd_clk_hz, rd_hw_version, rd_id})
+        .wr({wr_wake_rx, wr_wake_at, wr_scratch, wr_leds}),
+        .rd({rd_wake_rx, rd_wake_at, rd_sleep, rd_scratch, rd_uart_period, rd_fw_ram_bytes, rd_leds, rd_cycle_hi, rd_cycle_lo, rd_clk_hz, rd_hw_version, rd_id})
     );
 endmodule
 `default_nettype wire

@@ -79,7 +79,21 @@ int main(void)
     SYS(NF_SYS_SCRATCH) = win[10];
     CHECK(11, tok == 0x1234ABCDu && ENGINE(NF_ENGINE_CHK_VA_LO) == 0x0BADF00Du &&
                   ENGINE(NF_ENGINE_CHK_TOKEN) == 0x4321DCBAu && SYS(NF_SYS_SCRATCH) == 0x600DCAFEu);
-    SYS(NF_SYS_LEDS) = 12u << LED_STEP_SHIFT | LED_DONE;
+    /* SLEEP: with no RX slot to wait for, a read answers once CYCLE_LO reaches WAKE_AT
+     * (at most a few clocks late), and at once for a deadline already past; it returns
+     * RX_READY (no frames here). The wake registers read back. */
+    SYS(NF_SYS_WAKE_RX) = 0;
+    uint32_t t0 = SYS(NF_SYS_CYCLE_LO);
+    SYS(NF_SYS_WAKE_AT) = t0 + 2000u;
+    uint32_t slept = SYS(NF_SYS_SLEEP);
+    uint32_t t1 = SYS(NF_SYS_CYCLE_LO);
+    SYS(NF_SYS_WAKE_AT) = t1 - 10u;
+    uint32_t late = SYS(NF_SYS_SLEEP);
+    uint32_t t2 = SYS(NF_SYS_CYCLE_LO);
+    SYS(NF_SYS_WAKE_RX) = 0xFFFFFFFFu;
+    CHECK(12, slept == 0 && late == 0 && t1 - t0 >= 2000u && t1 - t0 < 2000u + 40u && t2 - t1 < 40u &&
+                  SYS(NF_SYS_WAKE_AT) == t1 - 10u && SYS(NF_SYS_WAKE_RX) == (1u << SMOKE_RX_SLOTS) - 1u);
+    SYS(NF_SYS_LEDS) = 13u << LED_STEP_SHIFT | LED_DONE;
     for (;;) {
     }
 }

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The Verilator model stops the CPU's clock while the firmware sleeps on SYS.SLEEP (nf_soc
+# CPU_CLOCK_GATE); the boards run the CPU on the system clock. The two must agree clock for
+# clock. A consumer's session on the model (the SMB-Direct cycle: fast-register, Send, RDMA
+# Write, SendAndInvalidate) is logged pin by pin (nfsim --pin-log); its UART input is then
+# replayed (--replay) into the model and into a build with the boards' CPU clock, which is
+# evaluated at both clock edges. The three logs must be the same, every TX edge on the same
+# clock: any clock the gate took from the CPU that a running CPU would have used shows.
+# Environment: NFSIM (the model), NFSIM_UNGATED (SIM_CPU_GATE=0), SMB (examples' smb_direct),
+# WORK (scratch directory). One "ok"/"not ok" line per case.
+set -u
+mkdir -p "$WORK"
+fails=0
+ok()     { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; fails=$((fails + 1)); }
+check()  { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
+rm -f "$WORK"/*.log
+
+NDKFPGA_SIM=$NFSIM NDKFPGA_SIM_ARGS="--pin-log $WORK/live.log" NDKFPGA_QUIET=1 \
+    "$SMB" sim 20 256 > "$WORK/smb.out" 2>&1
+check "session: 20 SMB-Direct cycles on the model, data verified" test $? -eq 0
+tx_edges=$(grep -c ' t ' "$WORK/live.log")
+check "session: the pin log holds the board's replies ($tx_edges TX edges)" test "$tx_edges" -gt 10000
+
+"$NFSIM" --replay "$WORK/live.log" --pin-log "$WORK/gated.log" 2> "$WORK/gated.err"
+check "replay: the model replays the session exactly (the same TX edges on the same clocks)" \
+    cmp -s "$WORK/live.log" "$WORK/gated.log"
+stopped=$(sed -n 's/^nfsim: the CPU.s clock stopped for \([0-9]*\) of \([0-9]*\) cycles$/\1 \2/p' "$WORK/gated.err")
+check "replay: the CPU's clock was stopped for most of the session (${stopped% *} of ${stopped#* } cycles)" \
+    test -n "$stopped" -a "${stopped% *}" -gt $((${stopped#* } / 2))
+
+"$NFSIM_UNGATED" --replay "$WORK/live.log" --pin-log "$WORK/ungated.log" 2> "$WORK/ungated.err"
+check "CPU clock gate: the boards' CPU clock gives the same TX edges, clock for clock" \
+    cmp -s "$WORK/gated.log" "$WORK/ungated.log"
+check "CPU clock gate: the ungated build never stops the CPU's clock" \
+    grep -q "clock stopped for 0 of" "$WORK/ungated.err"
+
+exit $((fails > 0))
