@@ -52,19 +52,22 @@ constexpr uint32_t kMaxPeriod = 0xFFFF;
 // evaluation settles again before its rising edge: about 8 % of the time per clock.
 // Verilator finds a rising edge by comparing a clock with its value at the last
 // evaluation; this sets those values to what they are at clk = 0 instead: 0 for clk, and
-// for the CPU's clock (nf_soc CPU_CLOCK_GATE: clk OR the gate) the gate (the same state
-// clock for clock: checked against a model evaluated at both edges, sim/tests). Where
-// the model has no such members (other Verilator versions, a model without the gate),
-// prime_rising_edge() is false and tick() evaluates both edges.
+// for the CPU's and the engine's clocks (nf_soc CPU_CLOCK_GATE: clk OR a gate) their
+// gates (the same state clock for clock: checked against a model evaluated at both edges,
+// sim/tests). Where the model has no such members (other Verilator versions, a model
+// without the gates), prime_rising_edge() is false and tick() evaluates both edges.
 template <typename Root>
 auto prime_rising_edge(Root *root, int)
     -> decltype(root->__Vtrigrprev__TOP__clk = 0,
                 root->__Vtrigrprev__TOP__nfsim_top__DOT__u_soc__DOT__cpu_clk =
                     root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__cpu_gate,
+                root->__Vtrigrprev__TOP__nfsim_top__DOT__u_soc__DOT__eng_clk =
+                    root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__eng_gate,
                 bool())
 {
     root->__Vtrigrprev__TOP__clk = 0;
     root->__Vtrigrprev__TOP__nfsim_top__DOT__u_soc__DOT__cpu_clk = root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__cpu_gate;
+    root->__Vtrigrprev__TOP__nfsim_top__DOT__u_soc__DOT__eng_clk = root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__eng_gate;
     return true;
 }
 template <typename Root>
@@ -73,14 +76,17 @@ bool prime_rising_edge(Root *, long)
     return false;
 }
 
-// Whether the CPU's clock is stopped for the coming edge (0 in a model without the gate).
+// Whether the CPU's and the engine's clocks are stopped for the coming edge (bit 0, bit 1;
+// 0 in a model without the gates).
 template <typename Root>
-auto cpu_clock_stopped(Root *root, int) -> decltype(unsigned(root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__cpu_gate))
+auto clocks_stopped(Root *root, int) -> decltype(unsigned(root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__cpu_gate |
+                                                          root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__eng_gate))
 {
-    return root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__cpu_gate;
+    return root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__cpu_gate |
+           root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__eng_gate << 1;
 }
 template <typename Root>
-unsigned cpu_clock_stopped(Root *, long)
+unsigned clocks_stopped(Root *, long)
 {
     return 0;
 }
@@ -344,8 +350,9 @@ public:
         if (pin_log_) {
             std::fclose(pin_log_);
             if (!opt_.quiet)
-                std::fprintf(stderr, "nfsim: the CPU's clock stopped for %llu of %llu cycles\n",
-                             static_cast<unsigned long long>(cpu_stopped_), static_cast<unsigned long long>(cycle_));
+                std::fprintf(stderr, "nfsim: the CPU's clock stopped for %llu of %llu cycles, the engine's for %llu\n",
+                             static_cast<unsigned long long>(cpu_stopped_), static_cast<unsigned long long>(cycle_),
+                             static_cast<unsigned long long>(eng_stopped_));
         }
         if (!opt_.quiet)
             std::fprintf(stderr, "nfsim: %llu cycles, %.0f cycles/s\n", static_cast<unsigned long long>(cycle_),
@@ -386,7 +393,9 @@ private:
                 tx_logged_ = top_->uart_tx;
                 std::fprintf(pin_log_, "%llu t %u\n", static_cast<unsigned long long>(cycle_), tx_logged_);
             }
-            cpu_stopped_ += cpu_clock_stopped(top_->rootp, 0);
+            unsigned stopped = clocks_stopped(top_->rootp, 0);
+            cpu_stopped_ += stopped & 1u;
+            eng_stopped_ += stopped >> 1;
         }
         uint8_t byte;
         if (smp_.sample(cycle_, top_->uart_tx, &byte) == 1 && client_fd_ >= 0)
@@ -527,6 +536,7 @@ private:
     FILE *pin_log_ = nullptr;
     uint8_t rx_logged_ = 1, tx_logged_ = 1;  // the pins' levels as last logged (idle high)
     uint64_t cpu_stopped_ = 0;               // cycles whose closing edge the CPU missed (--pin-log)
+    uint64_t eng_stopped_ = 0;               // and the engine
     bool replaying_ = false;
     std::vector<std::pair<uint64_t, uint8_t>> replay_;  // (cycle, level) of each RX change
     size_t replay_at_ = 0;

@@ -8,7 +8,7 @@
 module nfsim_top #(
     parameter CPU    = "picorv32",                  // nf_soc's CPU
     parameter FW_HEX = "build/firmware/nf_fw.hex",  // nf_soc's firmware image
-    parameter integer CPU_CLOCK_GATE = 1            // nf_soc's CPU_CLOCK_GATE (0: the boards' CPU clock, for sim/tests)
+    parameter integer CPU_CLOCK_GATE = 1            // nf_soc's CPU_CLOCK_GATE (0: the boards' clocks, for sim/tests)
 ) (
     input  wire        clk,
     input  wire        rst,
@@ -27,8 +27,9 @@ module nfsim_top #(
         period_q <= uart_period;
     end
 
-    // The CPU's clock stops while it sleeps (nf_soc CPU_CLOCK_GATE): the model then skips
-    // the core's evaluation; the boards run it on clk, clock for clock the same.
+    // The CPU's clock stops while it sleeps, the idle engine's with it (nf_soc
+    // CPU_CLOCK_GATE): the model then skips their evaluation; the boards run them on clk,
+    // clock for clock the same.
     nf_soc #(.CPU(CPU), .FW_HEX(FW_HEX), .CPU_CLOCK_GATE(CPU_CLOCK_GATE)) u_soc (
         .clk(clk), .rst(rst_q), .uart_rx(rx_q), .uart_tx(uart_tx), .uart_period(period_q),
         .leds(leds), .trap(trap)

@@ -30,7 +30,10 @@ module nf_engine #(
     input  wire [31:0] sys_wdata,
     input  wire [3:0]  sys_wstrb,
     output wire        sys_ready,
-    output wire [31:0] sys_rdata
+    output wire [31:0] sys_rdata,
+    // No unit busy: no load, DMA, table op or check in progress, the tables not being
+    // cleared, no op entering the key-check pipeline (its 5 stages drain in 5 clocks).
+    output wire        idle
 );
     localparam [2:0] OPC_MTT_WRITE = `NF_TBL_OP_MTT_WRITE;
     localparam integer WAW = $clog2(MEM_BYTES / `NF_ENGINE_HW_MEM_PORT_BYTES);
@@ -169,6 +172,7 @@ module nf_engine #(
     );
 
     // ---- registers ----------------------------------------------------------------------
+    wire regs_idle;
     nf_engine_regs #(.MEM_BYTES(MEM_BYTES), .MPT_ENTRIES(MPT_ENTRIES), .MTT_ENTRIES(MTT_ENTRIES),
                      .USER_BASE(USER_BASE)) u_regs (
         .clk(clk), .rst(rst),
@@ -181,8 +185,9 @@ module nf_engine #(
         .ld_start(ld_start), .ld_cmd(ld_cmd), .ld_busy(ld_busy), .ld_code(ld_code), .ld_index(ld_index),
         .dma_start(dma_start), .dma_src(dma_src), .dma_dst(dma_dst), .dma_len(dma_len),
         .dma_busy(dma_busy), .dma_side(dma_side), .dma_code(dma_code), .dma_bytes(dma_bytes),
-        .dma_hold(dma_hold)
+        .dma_hold(dma_hold), .idle(regs_idle)
     );
+    assign idle = regs_idle && !ld_busy && !dma_busy && kc_ready && !kq_valid;
 
     /* verilator lint_off UNUSEDSIGNAL */
     wire unused = &{1'b0, res_op, res_index, 1'b0};

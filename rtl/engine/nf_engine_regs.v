@@ -52,7 +52,8 @@ module nf_engine_regs #(
     input  wire            dma_side,
     input  wire [3:0]      dma_code,
     input  wire [31:0]     dma_bytes,
-    input  wire [`NF_DMA_HOLD_BITS-1:0] dma_hold  // entries the running DMA holds
+    input  wire [`NF_DMA_HOLD_BITS-1:0] dma_hold, // entries the running DMA holds
+    output wire            idle       // no table op or firmware check in progress
 );
     localparam [2:0] OPC_MPT_INVALIDATE = `NF_TBL_OP_MPT_INVALIDATE;
     localparam [2:0] OPC_MPT_READ = `NF_TBL_OP_MPT_READ;
@@ -72,6 +73,8 @@ module nf_engine_regs #(
     reg [2:0]  tbl_op_r;
     reg [3:0]  tbl_code, chk_code;
     reg [31:0] chk_addr;
+
+    assign idle = tst == T_IDLE && cst == C_IDLE;
 
     wire csr_new = csr_valid && !csr_ready;
     wire wr      = csr_new && (csr_wstrb != 4'd0);

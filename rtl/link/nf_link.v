@@ -30,7 +30,8 @@ module nf_link #(
     output wire        rx_activity,   // one-cycle pulses for LEDs
     output wire        tx_activity,
     output wire        rx_error,
-    output wire [RX_SLOTS-1:0] rx_ready  // RX_READY: slots holding a whole frame (the SoC's SLEEP waits on them)
+    output wire [RX_SLOTS-1:0] rx_ready, // RX_READY: slots holding a whole frame (the SoC's SLEEP waits on them)
+    output wire        mem_want      // the system-port master has a transaction to start (mem_valid may rise at the next edge)
 );
     localparam integer MAX_SLOTS = `NF_LINK_MAX_SLOTS;
 
@@ -90,6 +91,7 @@ module nf_link #(
     reg mem_owner_tx;   // the transaction in flight is TX's read
     reg last_tx;        // TX had the previous turn
     wire pick_tx = tx_rd_valid && (!rx_wr_valid || !last_tx);
+    assign mem_want    = rx_wr_valid || tx_rd_valid;
     assign rx_wr_ready = mem_valid && mem_ready && !mem_owner_tx;
     assign tx_rd_ready = mem_valid && mem_ready && mem_owner_tx;
 

@@ -24,9 +24,10 @@ module nf_soc #(
     /* verilator lint_off UNUSEDPARAM */
     parameter integer FW_SLICE_BITS = 0,
     /* verilator lint_on UNUSEDPARAM */
-    // 1 (the Verilator model): the CPU's clock stops while it waits on a SLEEP read, so the
-    // simulation skips the core's evaluation then; 0 (the boards): the CPU runs on clk. A
-    // CPU waiting on its bus changes nothing, so the two agree clock for clock (sim/tests).
+    // 1 (the Verilator model): the CPU's clock stops while it waits on a SLEEP read, and
+    // the engine's while it is idle too, so the simulation skips their evaluation then; 0
+    // (the boards): both run on clk. A CPU waiting on its bus or an idle engine changes
+    // nothing, so the two agree clock for clock (see "CPU and engine clocks"; sim/tests).
     parameter integer CPU_CLOCK_GATE = 0
 ) (
     input  wire        clk,
@@ -154,7 +155,7 @@ module nf_soc #(
 
     // The CPU's clock (see CPU_CLOCK_GATE and "CPU clock" below), and whether the core is
     // fetching on a bus of its own (VexRiscv's instruction-cache refills): it is clocked then.
-    wire        cpu_clk;
+    wire        cpu_clk, eng_clk;
     wire        cpu_fetching;
 
     generate if (CPU == "picorv32") begin : g_picorv32
@@ -465,7 +466,7 @@ module nf_soc #(
     wire        link_mem_valid, link_mem_ready;
     wire [31:0] link_mem_addr, link_mem_wdata;
     wire [3:0]  link_mem_wstrb;
-    wire        rx_activity, tx_activity, rx_error;
+    wire        rx_activity, tx_activity, rx_error, link_mem_want;
     nf_link #(.RX_SLOTS(RX_SLOTS), .TX_SLOTS(TX_SLOTS)) u_link (
         .clk(clk), .rst(rst), .uart_rx(uart_rx), .uart_tx(uart_tx), .uart_period(uart_period),
         .cycle(cycle[31:0]),
@@ -473,7 +474,8 @@ module nf_soc #(
         .csr_wstrb(cpu_wstrb), .csr_ready(link_csr_ready), .csr_rdata(link_csr_rdata),
         .mem_valid(link_mem_valid), .mem_addr(link_mem_addr), .mem_wdata(link_mem_wdata),
         .mem_wstrb(link_mem_wstrb), .mem_ready(link_mem_ready), .mem_rdata(sys_port_rdata),
-        .rx_activity(rx_activity), .tx_activity(tx_activity), .rx_error(rx_error), .rx_ready(rx_ready)
+        .rx_activity(rx_activity), .tx_activity(tx_activity), .rx_error(rx_error), .rx_ready(rx_ready),
+        .mem_want(link_mem_want)
     );
 
     // ---- system-port arbiter: CPU window and link master take turns -------------------------
@@ -524,16 +526,17 @@ module nf_soc #(
     );
 
     // ---- engine ----------------------------------------------------------------------------
-    wire        eng_csr_ready;
+    wire        eng_csr_ready, eng_idle;
     wire [31:0] eng_csr_rdata;
     nf_engine #(
         .MEM_BYTES(MEM_BYTES), .MPT_ENTRIES(MPT_ENTRIES), .MTT_ENTRIES(MTT_ENTRIES), .USER_BASE(USER_BASE)
     ) u_engine (
-        .clk(clk), .rst(rst),
+        .clk(eng_clk), .rst(rst),
         .csr_valid(eng_go), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
         .csr_wstrb(cpu_wstrb), .csr_ready(eng_csr_ready), .csr_rdata(eng_csr_rdata),
         .sys_valid(sys_port_valid), .sys_addr(sys_port_addr), .sys_wdata(sys_port_wdata),
-        .sys_wstrb(sys_port_wstrb), .sys_ready(sys_port_ready), .sys_rdata(sys_port_rdata)
+        .sys_wstrb(sys_port_wstrb), .sys_ready(sys_port_ready), .sys_rdata(sys_port_rdata),
+        .idle(eng_idle)
     );
 
     // ---- CPU read mux -------------------------------------------------------------------------
@@ -564,31 +567,47 @@ module nf_soc #(
         cpu_rdata = ram_sel ? ram_rdata : io_rdata;
     end
 
-    // ---- CPU clock -----------------------------------------------------------------------------
+    // ---- CPU and engine clocks ----------------------------------------------------------------
     // With CPU_CLOCK_GATE the CPU misses the clock edges that end a clock in which its SLEEP
     // read goes unanswered, once the read has waited SLEEP_SETTLE clocks with the core not
     // fetching (so a pipelined core has settled: its fetch stages full or waiting on a refill,
     // which keeps it clocked). Such an edge changes nothing in a core on clk either, but its
-    // free-running cycle counter, which the firmware does not read. cpu_gate is set at a
-    // rising edge and clk is high then, so the OR below has no glitch: cpu_clk rises with clk
-    // whenever cpu_gate is 0.
+    // free-running cycle counter, which the firmware does not read. The engine likewise
+    // misses the edges that end a clock in which the CPU's clock is stopped, no unit of the
+    // engine is busy (eng_idle), nothing is or will be on its system port (the write buffer
+    // empty, the link's master with nothing to start) and that has held for ENG_SETTLE
+    // clocks (its pipelines drained, the registers it loads at every clock settled): its
+    // registers then hold what they would load. Each gate is set at a rising edge and clk
+    // is high then, so the OR below has no glitch: a gated clock rises with clk whenever
+    // its gate is 0.
     generate if (CPU_CLOCK_GATE != 0) begin : g_cpu_gate
         localparam integer SLEEP_SETTLE = 4;
-        reg       cpu_gate;
+        localparam integer ENG_SETTLE   = 8;
+        reg       cpu_gate, eng_gate;
         reg [2:0] sleep_age;  // clocks the SLEEP read has waited with the core not fetching, saturating
+        reg [3:0] eng_age;    // clocks the engine has been quiet, saturating
+        wire      cpu_gate_d = !rst && sleep_wait && !cpu_fetching && sleep_age == SLEEP_SETTLE[2:0];
+        wire      eng_quiet  = cpu_gate_d && eng_idle && !sys_port_valid && !wb_any && !link_mem_want;
         always @(posedge clk) begin
             if (rst || !sleep_wait || cpu_fetching)
                 sleep_age <= 3'd0;
             else if (sleep_age != SLEEP_SETTLE[2:0])
                 sleep_age <= sleep_age + 3'd1;
-            cpu_gate <= !rst && sleep_wait && !cpu_fetching && sleep_age == SLEEP_SETTLE[2:0];
+            if (rst || !eng_quiet)
+                eng_age <= 4'd0;
+            else if (eng_age != ENG_SETTLE[3:0])
+                eng_age <= eng_age + 4'd1;
+            cpu_gate <= cpu_gate_d;
+            eng_gate <= eng_quiet && eng_age == ENG_SETTLE[3:0];
         end
         assign cpu_clk = clk | cpu_gate;
+        assign eng_clk = clk | eng_gate;
     end else begin : g_cpu_clk
         /* verilator lint_off UNUSEDSIGNAL */
-        wire unused_fetching = cpu_fetching;
+        wire unused_gate_inputs = &{1'b0, cpu_fetching, eng_idle, link_mem_want, 1'b0};
         /* verilator lint_on UNUSEDSIGNAL */
         assign cpu_clk = clk;
+        assign eng_clk = clk;
     end endgenerate
 
     // ---- LEDs ----------------------------------------------------------------------------------
