@@ -262,7 +262,8 @@ def main():
         if "fastreg_clocks_1page" not in sim:
             print(f"cores: no bench_sim figures for {core} ({rel(OUT)}/{core}/sim.out): run make bench-cores", file=sys.stderr)
             return 1
-        c = {k: int(sim[k]) for k in ("fastreg_clocks_1page", "invalidate_clocks", "fastreg_clocks_16pages") if k in sim}
+        c = {k: int(sim[k]) for k in ("fastreg_clocks_1page", "invalidate_clocks", "fastreg_clocks_16pages",
+                                      "sim_cycles_per_second") if k in sim}
         c["rtl"] = os.path.basename(cpu_rtl(tc, core))
         c["fwprof"] = fw_phases(core)
         for board, part, p85 in BOARDS:
@@ -274,6 +275,7 @@ def main():
         json.dump(res, f, indent=1, sort_keys=True)
     for core, c in res["cores"].items():
         line = f"{core:9} ({c['rtl']}): fast-register 1 page {c['fastreg_clocks_1page']} clocks, invalidate {c.get('invalidate_clocks')}"
+        line += f", simulation {c.get('sim_cycles_per_second')} cycles/s"
         for board, _, _ in BOARDS:
             b = c.get(board)
             if b and "error" in b:

@@ -647,20 +647,23 @@ def cores_section(w):
     w("")
     w("`make bench-cores` (bench/cores.py; `CORES_PNR=1` places and routes too) runs the same firmware")
     w("image on each core nf_soc can be built with (its `CPU` parameter; default `%s`): the clocks from" % default)
-    w("a frame's arrival to the CQE on the Verilator board (bench_sim), and, placed on the ULX3S parts")
+    w("a frame's arrival to the CQE on the Verilator board (bench_sim) and that model's speed there (the")
+    w("same bench's `sim_cycles_per_second`; a run on this shared machine, so a rough figure), and, placed on the ULX3S parts")
     w("with the PLL set to a %g MHz system clock, the achieved Fmax, the 1-page fast-register's time at" % c["target_mhz"])
     w("that Fmax (its clocks divided by it) and the cells used.")
     w("")
-    head = "| core | fast-register 1 page, clocks | invalidate, clocks |"
-    sep = "|---|---:|---:|"
+    head = "| core | fast-register 1 page, clocks | invalidate, clocks | simulation, M cycles/s |"
+    sep = "|---|---:|---:|---:|"
     for b in boards:
         head += " %s Fmax, MHz | µs | LUT4 / FF / EBR |" % b
         sep += "---:|---:|---:|"
     w(head)
     w(sep)
     for name, k in sorted(c["cores"].items()):
-        row = "| %s (`%s`)%s | %s | %s |" % (name, k["rtl"], " (default)" if name == default else "",
-                                            fmt(k["fastreg_clocks_1page"]), fmt(k["invalidate_clocks"]))
+        sim = k.get("sim_cycles_per_second")
+        row = "| %s (`%s`)%s | %s | %s | %s |" % (name, k["rtl"], " (default)" if name == default else "",
+                                                 fmt(k["fastreg_clocks_1page"]), fmt(k["invalidate_clocks"]),
+                                                 "%.2f" % (sim / 1e6) if sim else "—")
         for b in boards:
             f = k.get(b)
             if f and "error" in f:
