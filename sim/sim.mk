@@ -115,6 +115,17 @@ test-sim-gate: $(SIM_BIN) $(SIM_UNGATED_BIN) $(BUILD)/examples/smb_direct ## nfs
 	@NFSIM=$(SIM_BIN) NFSIM_UNGATED=$(SIM_UNGATED_BIN) SMB=$(BUILD)/examples/smb_direct WORK=$(SIM_BUILD)/test-gate \
 	    bash $(SIM_DIR)/tests/test_cpu_gate.sh
 
+# The same with VexRiscv (a pipeline that keeps moving for a few clocks once stalled, and
+# fetches through its own cache-refill bus): its two models are built here.
+SIM_GATE_VEX := $(SIM_BUILD)/gate-vexriscv
+TEST_TARGETS += test-sim-gate-vexriscv
+.PHONY: test-sim-gate-vexriscv
+test-sim-gate-vexriscv: $(SIM_FW_HEX) $(BUILD)/examples/smb_direct ## nfsim: test-sim-gate with VexRiscv's models
+	@$(MAKE) --no-print-directory NF_CPU=vexriscv SIM_BUILD=$(SIM_GATE_VEX)/gated $(SIM_GATE_VEX)/gated/nfsim
+	@$(MAKE) --no-print-directory NF_CPU=vexriscv SIM_CPU_GATE=0 SIM_BUILD=$(SIM_GATE_VEX)/ungated $(SIM_GATE_VEX)/ungated/nfsim
+	@NFSIM=$(SIM_GATE_VEX)/gated/nfsim NFSIM_UNGATED=$(SIM_GATE_VEX)/ungated/nfsim SMB=$(BUILD)/examples/smb_direct \
+	    WORK=$(SIM_GATE_VEX)/test LABEL="VexRiscv: " bash $(SIM_DIR)/tests/test_cpu_gate.sh
+
 # Host instructions per simulated clock (sim/ir_per_clock.sh, under valgrind): a count, so
 # two builds of the model compare on a shared machine, where the speed varies by +-10 %.
 .PHONY: sim-ir

@@ -8,12 +8,13 @@
 # evaluated at both clock edges. The three logs must be the same, every TX edge on the same
 # clock: any clock a gate took that a running CPU or engine would have used shows.
 # Environment: NFSIM (the model), NFSIM_UNGATED (SIM_CPU_GATE=0), SMB (examples' smb_direct),
-# WORK (scratch directory). One "ok"/"not ok" line per case.
+# WORK (scratch directory), LABEL (optional: put before each case's name). One "ok"/"not ok"
+# line per case.
 set -u
 mkdir -p "$WORK"
 fails=0
-ok()     { echo "ok - $*"; }
-not_ok() { echo "not ok - $*"; fails=$((fails + 1)); }
+ok()     { echo "ok - ${LABEL:-}$*"; }
+not_ok() { echo "not ok - ${LABEL:-}$*"; fails=$((fails + 1)); }
 check()  { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
 rm -f "$WORK"/*.log
 
