@@ -56,18 +56,19 @@ constexpr uint32_t kMaxPeriod = 0xFFFF;
 // gates (the same state clock for clock: checked against a model evaluated at both edges,
 // sim/tests). Where the model has no such members (other Verilator versions, a model
 // without the gates), prime_rising_edge() is false and tick() evaluates both edges.
+// The model's members the two functions below use (nf_soc inlined: the model is flat).
+#define CLK_PREV __Vtrigrprev__TOP__clk
+#define CPU_CLK_PREV __Vtrigrprev__TOP__nfsim_top__DOT__u_soc__DOT__cpu_clk
+#define ENG_CLK_PREV __Vtrigrprev__TOP__nfsim_top__DOT__u_soc__DOT__eng_clk
+#define CPU_GATE nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__cpu_gate
+#define ENG_GATE nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__eng_gate
 template <typename Root>
 auto prime_rising_edge(Root *root, int)
-    -> decltype(root->__Vtrigrprev__TOP__clk = 0,
-                root->__Vtrigrprev__TOP__nfsim_top__DOT__u_soc__DOT__cpu_clk =
-                    root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__cpu_gate,
-                root->__Vtrigrprev__TOP__nfsim_top__DOT__u_soc__DOT__eng_clk =
-                    root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__eng_gate,
-                bool())
+    -> decltype(root->CLK_PREV = 0, root->CPU_CLK_PREV = root->CPU_GATE, root->ENG_CLK_PREV = root->ENG_GATE, bool())
 {
-    root->__Vtrigrprev__TOP__clk = 0;
-    root->__Vtrigrprev__TOP__nfsim_top__DOT__u_soc__DOT__cpu_clk = root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__cpu_gate;
-    root->__Vtrigrprev__TOP__nfsim_top__DOT__u_soc__DOT__eng_clk = root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__eng_gate;
+    root->CLK_PREV = 0;
+    root->CPU_CLK_PREV = root->CPU_GATE;
+    root->ENG_CLK_PREV = root->ENG_GATE;
     return true;
 }
 template <typename Root>
@@ -79,11 +80,9 @@ bool prime_rising_edge(Root *, long)
 // Whether the CPU's and the engine's clocks are stopped for the coming edge (bit 0, bit 1;
 // 0 in a model without the gates).
 template <typename Root>
-auto clocks_stopped(Root *root, int) -> decltype(unsigned(root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__cpu_gate |
-                                                          root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__eng_gate))
+auto clocks_stopped(Root *root, int) -> decltype(unsigned(root->CPU_GATE | root->ENG_GATE))
 {
-    return root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__cpu_gate |
-           root->nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__eng_gate << 1;
+    return root->CPU_GATE | root->ENG_GATE << 1;
 }
 template <typename Root>
 unsigned clocks_stopped(Root *, long)
