@@ -92,7 +92,7 @@ $(FWPROF_DIR)/nf_frame.o: $(ROOT)/host/src/nf_frame.c $(ROOT)/host/src/nf_frame.
 	@mkdir -p $(@D)
 	@$(HOST_CC) $(HOST_CFLAGS) -c -o $@ $<
 
-$(FWPROF_DIR)/Vnf_soc: $(SOC_RTL) $(BENCH_DIR)/fwprof.cpp $(BENCH_DIR)/fwprof.vlt $(FWPROF_DIR)/nf_frame.o \
+$(FWPROF_DIR)/Vnf_soc: $(SOC_RTL) $(call cpu_stamp,$(FWPROF_DIR)) $(BENCH_DIR)/fwprof.cpp $(BENCH_DIR)/fwprof.vlt $(FWPROF_DIR)/nf_frame.o \
                        $(ROOT)/sim/nf_uart_bits.h $(ROOT)/firmware/include/nf_layout.h
 	@mkdir -p $(@D)
 	@echo "  VERILATE fwprof (nf_soc, a few minutes on 2 cores)"
@@ -135,7 +135,7 @@ BENCH_TARGETS += bench-sim-ir
 # ---- results.json and the table (last of `make bench`) ----
 .PHONY: bench-results
 bench-results:
-	@python3 $(BENCH_DIR)/report.py
+	@NF_CPU=$(NF_CPU) python3 $(BENCH_DIR)/report.py
 BENCH_TARGETS += bench-results
 
 # The documents' figures come from results.json of today's sources only: a missing or

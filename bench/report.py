@@ -157,6 +157,8 @@ def gather():
             die("build/board/ulx3s-%s/summary.json was placed for %g MHz, tools/layout.toml's clk_hz is %g MHz"
                 % (dev, s["target_mhz"], layout_clock_mhz("ulx3s-" + dev)))
     r["system_clock_mhz"] = num(clock)
+    # The core the models were built with (rtl/soc/soc.mk NF_CPU, passed by bench.mk).
+    r["cpu"] = os.environ.get("NF_CPU") or die("NF_CPU is not set: run the report through make bench")
     us = 1.0 / clock
     for k in ("fastreg_clocks_1page", "fastreg_clocks_16pages", "fastreg_clocks_256pages", "invalidate_clocks",
               "send_recv_clocks_8b", "send_recv_clocks_512b"):
@@ -586,9 +588,10 @@ def doc(r, series, phases, funcs):
     w("")
     ph = phases["fastreg_1"]
     cpi = ph["total"] / float(ph["instructions"])
-    w("The firmware executes %d instructions in %d clocks (%.1f clocks per instruction: PicoRV32 is a" %
-      (ph["instructions"], ph["total"], cpi))
-    w("multi-cycle CPU, not a pipeline). The engine's part is small: the")
+    core = CORE_TEXT[r["cpu"]]
+    w("The firmware executes %d instructions in %d clocks (%.1f clocks per instruction on %s: %s)." %
+      (ph["instructions"], ph["total"], cpi, core["name"], core["cpi"]))
+    w("The engine's part is small: the")
     w("loader waits %d clocks for 1 page and %d for 256 (1 MTT write per clock); waiting on the" % (
         ph["loader"], phases["fastreg_256"]["loader"]))
     w("adapter-memory window costs %d clocks in all (its stores are posted; %d accesses). Nearly everything" % (
@@ -604,25 +607,22 @@ def doc(r, series, phases, funcs):
     w("   FBO/VA/length arithmetic) on 64-bit values with a 32-bit CPU.")
     w("2. **Link header, %d clocks**: sequence and ack handling, freeing acknowledged TX slots." % ph["link"])
     w("3. **MPT write, %d clocks**: the staging writes, the command and its status poll." % ph["mpt"])
-    w("4. **The CPU**: PicoRV32 needs several clocks per instruction even with the firmware RAM")
-    w("   answering in the request's cycle (its look-ahead bus) and stores posted; a pipelined core")
-    w("   with caches runs the same image in fewer clocks ([CPU choices](#cpu-choices) below), which")
-    w("   is the way to a few hundred clocks once it places at the boards' clocks and fits their")
-    w("   block RAM.")
+    w("4. **The CPU**: %s" % core["left"])
     w("5. **Hardware work requests**: parsing a fast-register's fixed fields and writing the MPT entry")
     w("   in hardware (the firmware deciding only the rule outcome) would take the path to a few hundred")
     w("   clocks; it is the next step if the figure must fall further.")
     w("")
     around = ph["notice"] + ph["link"] + ph["parse"] + ph["cqe"]
     own = ph["validate"] + ph["loader"] + ph["mpt"]
-    w("The budget: 300 clocks from arrival to CQE allow PicoRV32, at its floor of 3 clocks per")
-    w("instruction (5 for a load or store), at most 100 instructions; the fast-register runs %d." % ph["instructions"])
+    w("The budget: 300 clocks from arrival to CQE at this core's %.1f clocks per instruction allow about %d" % (
+        cpi, 300 / cpi))
+    w("instructions; the fast-register runs %d." % ph["instructions"])
     w("Of its %d clocks, %d (%.0f %%) go around the work request: noticing the frame, the link header," % (
         ph["total"], around, 100.0 * around / ph["total"]))
     w("the message walk and the CQE, which hardware could take over (link sequencing and acks, the CQE")
     w("built from a few fields). The work request's own part, the NDK rules and the MPT write, takes")
-    w("%d by itself. So the goal needs both: what surrounds the work request in hardware, and a" % own)
-    w("pipelined core for the rules the firmware keeps.")
+    w("%d by itself. So the goal needs both: what surrounds the work request in hardware, and fewer" % own)
+    w("clocks for the rules the firmware keeps.")
     w("")
     w("Hardware is not the bottleneck: the key check runs at %s per clock, the loader at %s pages per" % (
         g("keycheck_per_clock"), g("mtt_load_pages_per_clock")))
@@ -631,6 +631,28 @@ def doc(r, series, phases, funcs):
     cores_section(w)
     with open(DOC, "w") as f:
         f.write("\n".join(lines))
+
+
+# What the phase profile's text says of each core nf_soc can be built with.
+CORE_TEXT = {
+    "picorv32": {
+        "name": "PicoRV32",
+        "cpi": "a multi-cycle CPU, not a pipeline",
+        "left": "PicoRV32 needs several clocks per instruction even with the firmware RAM answering in\n"
+                "   the request's cycle (its look-ahead bus) and stores posted; a pipelined core with caches\n"
+                "   runs the same image in fewer clocks ([CPU choices](#cpu-choices) below).",
+    },
+    "vexriscv": {
+        "name": "VexRiscv",
+        "cpi": "a 5-stage pipeline with 4 KiB instruction and data caches; what it takes beyond one "
+               "clock per instruction are cache refills from the firmware RAM, the uncached adapter-memory "
+               "window and device registers, and taken branches",
+        "left": "VexRiscv runs most instructions in one clock; the rest of its clocks are cache refills\n"
+                "   (the image's code shares the 4 KiB direct-mapped instruction cache with the INFO code the\n"
+                "   bench runs between timed requests), uncached loads from the RX slot and the device\n"
+                "   registers, and branch penalties ([CPU choices](#cpu-choices) below).",
+    },
+}
 
 
 def cores_section(w):

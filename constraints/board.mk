@@ -19,13 +19,15 @@ OFL_BOARD = $(call NF_BOARD,$(BOARD_KEY),programmer)
 # Boards test-bitstream builds (each a full synthesis and place and route).
 BITSTREAM_TEST_BOARDS ?= $(NF_BOARDS_TESTED)
 CLEAN_DIRS += $(BUILD)/board
+# The boards' CPU is the SoC's (rtl/soc/soc.mk NF_CPU): tools/bitstream.sh synthesizes it.
+BOARD_CPU_ENV = NF_CPU=$(NF_CPU) CPU_RTL=$(CPU_RTL)
 
 .PHONY: bitstream bitstream-firmware flash lint-board test-bitstream
 bitstream: $(SETUP_STAMP) firmware ## build a bitstream: BOARD=ulx3s DEVICE=85k (boards: docs/layout.md)
-	@bash tools/bitstream.sh $(BOARD_BASE) $(BOARD_DEVICE)
+	@$(BOARD_CPU_ENV) bash tools/bitstream.sh $(BOARD_BASE) $(BOARD_DEVICE)
 
 bitstream-firmware: $(SETUP_STAMP) firmware ## swap the current firmware into the last bitstream (no place and route)
-	@bash tools/bitstream.sh --firmware-only $(BOARD_BASE) $(BOARD_DEVICE)
+	@$(BOARD_CPU_ENV) bash tools/bitstream.sh --firmware-only $(BOARD_BASE) $(BOARD_DEVICE)
 
 # The board is looked for first: with none there, nothing is built.
 flash: $(SETUP_STAMP) ## program the board: BOARD=ulx3s DEVICE=85k [FLASH=1 writes the SPI flash]
@@ -44,13 +46,13 @@ flash: $(SETUP_STAMP) ## program the board: BOARD=ulx3s DEVICE=85k [FLASH=1 writ
 # Each takes minutes (its times.txt); they are part of make test.
 TEST_TARGETS += test-bitstream
 test-bitstream: $(SETUP_STAMP) firmware ## build the tested boards' bitstreams (minutes each), check timing and the firmware swap
-	@bash tools/test_bitstream.sh $(BITSTREAM_TEST_BOARDS)
+	@$(BOARD_CPU_ENV) bash tools/test_bitstream.sh $(BITSTREAM_TEST_BOARDS)
 
 LINT_TARGETS += lint-board
-BOARD_LINT_SRCS = rtl/board/*.v rtl/board/lint/*.v rtl/soc/*.v rtl/link/*.v rtl/engine/*.v $(PICORV32_DIR)/picorv32.v
+BOARD_LINT_SRCS = rtl/board/*.v rtl/board/lint/*.v rtl/soc/*.v rtl/link/*.v rtl/engine/*.v $(CPU_RTL)
 lint-board:
 	@for top in $(sort $(foreach k,$(call board_key,$(NF_BOARDS)),$(call NF_BOARD,$(k),top))); do \
-	    $(VERILATOR) $(VLINT) --timescale 1ns/1ps tools/third_party.vlt --top-module $$top $(BOARD_LINT_SRCS) || exit 1; \
+	    $(VERILATOR) $(VLINT) --timescale 1ns/1ps $(SOC_DIR)/cpu.vlt --top-module $$top $(BOARD_LINT_SRCS) || exit 1; \
 	done
 
 # The measured board figures in README.md and docs/boards.md come from the summaries.

@@ -6,7 +6,7 @@
 // clock, the reset lasts one clock longer.
 `default_nettype none
 module nfsim_top #(
-    parameter CPU    = "picorv32",                  // nf_soc's CPU
+    parameter CPU    = "vexriscv",                  // nf_soc's CPU
     parameter FW_HEX = "build/firmware/nf_fw.hex",  // nf_soc's firmware image
     parameter integer CPU_CLOCK_GATE = 1            // nf_soc's CPU_CLOCK_GATE (0: the boards' clocks, for sim/tests)
 ) (

@@ -54,7 +54,7 @@ SIM_PGO_USE    := OPT_FAST="-O2 -fprofile-use -fprofile-partial-training -Wno-mi
 SIM_PGO_MERGE   = true
 endif
 
-$(SIM_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/pgo_train.sh $(SIM_DIR)/sim.mk \
+$(SIM_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/cpu.vlt $(call cpu_stamp,$(SIM_BUILD)) $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/pgo_train.sh $(SIM_DIR)/sim.mk \
             | $(SIM_FW_HEX) $(SIM_BUILD)/nfsim_client
 	@rm -rf $(SIM_BUILD)/obj && mkdir -p $(SIM_BUILD)/obj
 	@echo "sim: verilating nf_soc into $(SIM_BIN) (the board model, $(SIM_CXX); log in $(SIM_BUILD)/build.log)"
@@ -74,7 +74,7 @@ $(SIM_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_H
 SIM_TRACE_BIN := $(SIM_BUILD)/nfsim-trace
 .PHONY: sim-trace
 sim-trace: $(SIM_TRACE_BIN) firmware ## build build/sim/nfsim-trace: nfsim that writes FST waveforms (--trace FILE)
-$(SIM_TRACE_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/sim.mk | $(SIM_FW_HEX)
+$(SIM_TRACE_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/cpu.vlt $(call cpu_stamp,$(SIM_BUILD)) $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/sim.mk | $(SIM_FW_HEX)
 	@mkdir -p $(SIM_BUILD)/obj-trace
 	@echo "sim: verilating nf_soc into $(SIM_TRACE_BIN) (waveforms; log in $(SIM_BUILD)/build-trace.log)"
 	@{ $(VERILATOR) $(SIM_VFLAGS) --trace-fst --Mdir $(SIM_BUILD)/obj-trace -o $(SIM_TRACE_BIN) \
@@ -106,7 +106,7 @@ test-sim: $(SIM_TEST_DEPS) ## nfsim: options, echo over the UART, faults, reconn
 # The model's CPU clock gate against the boards' CPU clock, clock for clock (sim/tests/
 # test_cpu_gate.sh): a consumer session replayed into both builds.
 SIM_UNGATED_BIN := $(SIM_BUILD)/ungated/nfsim
-$(SIM_UNGATED_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/picorv32.vlt $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/sim.mk | $(SIM_FW_HEX)
+$(SIM_UNGATED_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/cpu.vlt $(call cpu_stamp,$(SIM_BUILD)/ungated) $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/sim.mk | $(SIM_FW_HEX)
 	@$(MAKE) --no-print-directory SIM_CPU_GATE=0 SIM_PGO=0 SIM_BUILD=$(SIM_BUILD)/ungated $@
 
 TEST_TARGETS += test-sim-gate
@@ -115,16 +115,17 @@ test-sim-gate: $(SIM_BIN) $(SIM_UNGATED_BIN) $(BUILD)/examples/smb_direct ## nfs
 	@NFSIM=$(SIM_BIN) NFSIM_UNGATED=$(SIM_UNGATED_BIN) SMB=$(BUILD)/examples/smb_direct WORK=$(SIM_BUILD)/test-gate \
 	    bash $(SIM_DIR)/tests/test_cpu_gate.sh
 
-# The same with VexRiscv (a pipeline that keeps moving for a few clocks once stalled, and
-# fetches through its own cache-refill bus): its two models are built here.
-SIM_GATE_VEX := $(SIM_BUILD)/gate-vexriscv
-TEST_TARGETS += test-sim-gate-vexriscv
-.PHONY: test-sim-gate-vexriscv
-test-sim-gate-vexriscv: $(SIM_FW_HEX) $(BUILD)/examples/smb_direct ## nfsim: test-sim-gate with VexRiscv's models
-	@$(MAKE) --no-print-directory NF_CPU=vexriscv SIM_BUILD=$(SIM_GATE_VEX)/gated $(SIM_GATE_VEX)/gated/nfsim
-	@$(MAKE) --no-print-directory NF_CPU=vexriscv SIM_CPU_GATE=0 SIM_BUILD=$(SIM_GATE_VEX)/ungated $(SIM_GATE_VEX)/ungated/nfsim
-	@NFSIM=$(SIM_GATE_VEX)/gated/nfsim NFSIM_UNGATED=$(SIM_GATE_VEX)/ungated/nfsim SMB=$(BUILD)/examples/smb_direct \
-	    WORK=$(SIM_GATE_VEX)/test LABEL="VexRiscv: " bash $(SIM_DIR)/tests/test_cpu_gate.sh
+# The same with the other core, PicoRV32 (a core that stops at once when its bus waits,
+# against VexRiscv's pipeline that keeps moving for a few clocks once stalled and fetches
+# through its own cache-refill bus): its two models are built here.
+SIM_GATE_PICO := $(SIM_BUILD)/gate-picorv32
+TEST_TARGETS += test-sim-gate-picorv32
+.PHONY: test-sim-gate-picorv32
+test-sim-gate-picorv32: $(SIM_FW_HEX) $(BUILD)/examples/smb_direct ## nfsim: test-sim-gate with PicoRV32's models
+	@$(MAKE) --no-print-directory NF_CPU=picorv32 SIM_BUILD=$(SIM_GATE_PICO)/gated $(SIM_GATE_PICO)/gated/nfsim
+	@$(MAKE) --no-print-directory NF_CPU=picorv32 SIM_CPU_GATE=0 SIM_BUILD=$(SIM_GATE_PICO)/ungated $(SIM_GATE_PICO)/ungated/nfsim
+	@NFSIM=$(SIM_GATE_PICO)/gated/nfsim NFSIM_UNGATED=$(SIM_GATE_PICO)/ungated/nfsim SMB=$(BUILD)/examples/smb_direct \
+	    WORK=$(SIM_GATE_PICO)/test LABEL="PicoRV32: " bash $(SIM_DIR)/tests/test_cpu_gate.sh
 
 # Host instructions per simulated clock (sim/ir_per_clock.sh, under valgrind): a count, so
 # two builds of the model compare on a shared machine, where the speed varies by +-10 %.

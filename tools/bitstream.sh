@@ -42,7 +42,12 @@ fi
 chp="-set BAUD $baud"
 for p in $top_params; do chp="$chp -set ${p%%=*} ${p#*=}"; done
 out=build/board/$board-$device
-sources="$PICORV32_DIR/picorv32.v $(ls rtl/engine/*.v rtl/link/*.v rtl/soc/*.v rtl/board/*.v)"
+# The CPU (nf_soc's CPU parameter) and its source: make passes the SoC's (rtl/soc/soc.mk
+# NF_CPU, CPU_RTL); run by hand, the script asks make for them.
+if [ -z "${NF_CPU:-}" ] || [ -z "${CPU_RTL:-}" ]; then
+    eval "$(make -s --no-print-directory print-cpu)"
+fi
+sources="$CPU_RTL $(ls rtl/engine/*.v rtl/link/*.v rtl/soc/*.v rtl/board/*.v)"
 sources=$(for f in $sources; do realpath --relative-to=. "$f"; done | tr '\n' ' ')
 # What place and route depends on, as "commit", "seed", "board" (its layout.toml settings)
 # and one "sha256 path" line per file.
@@ -50,6 +55,7 @@ pnr_inputs() {
     echo "commit $(git rev-parse HEAD 2>/dev/null || echo none)"
     echo "seed ${SEED:-1}"
     echo "board $(echo "$values" | tr '\n' ' ')"
+    echo "cpu $NF_CPU"
     # shellcheck disable=SC2086
     sha256sum $sources rtl/include/*.vh "$lpf" tools/bitstream.sh tools/fw_slices.py build/toolchain.mk
 }
@@ -121,7 +127,7 @@ if [ "$firmware_only" = 0 ]; then
     python3 tools/fw_slices.py "$out/placeholder.hex" "$(param "$profile" FW_SLICE_BITS)"
     phase "synthesis: Yosys synth_ecp5 of $top (profile $profile)"
     "$YOSYS" -q -l "$out/synth.log" -p "read_verilog -DSYNTHESIS -Irtl/include $sources; \
-        chparam -set FW_HEX \"$out/placeholder.hex\" $chp $top; \
+        chparam -set CPU \"$NF_CPU\" nf_soc; chparam -set FW_HEX \"$out/placeholder.hex\" $chp $top; \
         synth_ecp5 -top $top -json $out/nf.json; tee -q -o $out/synth_stat.txt stat"
     t1=$(date +%s)
     phase "synthesis done in $((t1 - t0))s; nextpnr-ecp5 --$nextpnr speed $speed: packing cells"

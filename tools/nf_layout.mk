@@ -100,12 +100,12 @@ NF_PROFILE_ULX3S_85K_USER_BASE := 32768
 NF_PROFILE_ULX3S_85K_FW_SLICE_BITS := 2
 
 # profile ULX3S_25K: ULX3S with LFE5U-25F (56 EBR)
-NF_PROFILE_ULX3S_25K_MEM_BYTES := 65536
+NF_PROFILE_ULX3S_25K_MEM_BYTES := 49152
 NF_PROFILE_ULX3S_25K_MPT_ENTRIES := 64
 NF_PROFILE_ULX3S_25K_MTT_ENTRIES := 256
 NF_PROFILE_ULX3S_25K_RX_SLOTS := 2
 NF_PROFILE_ULX3S_25K_TX_SLOTS := 2
-NF_PROFILE_ULX3S_25K_FW_RAM_BYTES := 32768
+NF_PROFILE_ULX3S_25K_FW_RAM_BYTES := 28672
 NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES := 16
 NF_PROFILE_ULX3S_25K_RECV_ENTRIES := 64
 NF_PROFILE_ULX3S_25K_USER_BASE := 16384
@@ -116,8 +116,8 @@ NF_PROFILES := SIM ULX3S_85K ULX3S_25K
 
 # The boards: $(call NF_BOARD,KEY,FIELD) is a field of board KEY (ulx3s-85k: ULX3S_85K)
 NF_BOARD = $(patsubst $(2)=%,%,$(filter $(2)=%,$(NF_BOARD_$(1))))
-NF_BOARD_ULX3S_85K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_85K clk_hz=65000000 programmer=ulx3s tested=1
-NF_BOARD_ULX3S_25K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_25K clk_hz=70000000 programmer=ulx3s tested=1
+NF_BOARD_ULX3S_85K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_85K clk_hz=75000000 programmer=ulx3s tested=1
+NF_BOARD_ULX3S_25K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_25K clk_hz=75000000 programmer=ulx3s tested=1
 NF_BOARD_ULX3S_45K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_25K clk_hz=50000000 programmer=ulx3s tested=0
 NF_BOARD_ECP5_EVN_85K := top=nf_board_ecp5_evn lpf=constraints/ecp5-evn.lpf profile=ULX3S_85K clk_hz=48000000 programmer=ecp5_evn tested=1
 

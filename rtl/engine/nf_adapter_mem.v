@@ -74,9 +74,23 @@ module nf_adapter_mem #(
     wire sys_new = sys_valid && !sys_busy;
     wire sq_read  = sq_valid && sq_rd;
     wire sq_write = sq_valid && !sq_rd;
+    // sq_read and sq_write again, each from a flip-flop of its own that drives only the
+    // engine's grants: sq_valid steers the address of every block RAM and sits where
+    // they are, spread over the chip; these sit by the loader and the DMA, whose next
+    // request follows their grant within the clock (the slowest path on the 85F).
+    reg  sq_read_claim, sq_write_claim;
+    always @(posedge clk) begin
+        if (rst) begin
+            sq_read_claim  <= 1'b0;
+            sq_write_claim <= 1'b0;
+        end else begin
+            sq_read_claim  <= sys_new && sys_wstrb == 4'd0;
+            sq_write_claim <= sys_new && sys_wstrb != 4'd0;
+        end
+    end
 
-    assign eng_rd_gnt = eng_rd_req && !sq_read;
-    assign eng_wr_gnt = eng_wr_req && !sq_write;
+    assign eng_rd_gnt = eng_rd_req && !sq_read_claim;
+    assign eng_wr_gnt = eng_wr_req && !sq_write_claim;
 
     // The RAM reads every clock (no read enable): each consumer samples rd_q2 exactly two
     // clocks after its read (sb_valid, eng_rd_valid), so it never has to hold, and no
@@ -137,6 +151,10 @@ module nf_adapter_mem #(
     always @(posedge clk) begin
         if (!rst && eng_rd_gnt && wr_en && eng_rd_addr == wr_addr) begin
             $display("nf_adapter_mem: ERROR: engine read of word %0d in the clock its write lands", eng_rd_addr);
+            $stop;
+        end
+        if (!rst && (sq_read_claim != sq_read || sq_write_claim != sq_write)) begin
+            $display("nf_adapter_mem: ERROR: the grant's copies of sq_read/sq_write disagree with them");
             $stop;
         end
     end

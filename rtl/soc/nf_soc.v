@@ -6,7 +6,7 @@
 `default_nettype none
 `include "nf_layout.vh"
 module nf_soc #(
-    parameter         CPU          = "picorv32",  // the core: "picorv32", or "vexriscv" (the build supplies the VexRiscv variant's file)
+    parameter         CPU          = "vexriscv",  // the core: "vexriscv" or "picorv32" (the build supplies its file: rtl/soc/soc.mk NF_CPU, CPU_RTL)
     parameter integer CLK_HZ       = `NF_SOC_CPU_CLK_SIM_HZ,  // system clock, Hz (SYS.CLK_HZ; LED pulse stretching)
     parameter integer FW_RAM_BYTES = `NF_PROFILE_SIM_FW_RAM_BYTES,  // firmware RAM, bytes, a multiple of 4 (code, data and stack)
     parameter         FW_HEX       = "build/firmware/nf_fw.hex",  // firmware image ($readmemh, one 32-bit word a line) loaded into the RAM
@@ -50,6 +50,16 @@ module nf_soc #(
     localparam [31:0]  WIN_BYTES  = MEM_BYTES;
     localparam integer BLOCK_BITS = 12;  // every register block is 4 KiB
 
+    // An address inside the firmware RAM: its high bits zero, and for a RAM whose size is
+    // no power of two its low bits below the size too. A few LUTs, not the 32-bit
+    // comparison's carry chain, which sat on the path from the CPU into the block RAMs.
+    localparam integer RAM_AB   = $clog2(FW_RAM_BYTES);
+    localparam         RAM_POW2 = (FW_RAM_BYTES == (1 << RAM_AB));
+    localparam [31:0]  RAM_SIZE = FW_RAM_BYTES;
+    function in_fw_ram(input [31:0] a);
+        in_fw_ram = (a >> RAM_AB) == 32'd0 && (RAM_POW2 || a[RAM_AB-1:0] < RAM_SIZE[RAM_AB-1:0]);
+    endfunction
+
     // The engine's registers whose store starts an operation (see "posted writes").
     function is_eng_cmd(input [11:2] a);  // the register's word address in its block
         reg [11:0] off;
@@ -87,7 +97,7 @@ module nf_soc #(
 
     // ---- address decode ---------------------------------------------------------------
     wire [31:0] win_off  = cpu_addr - MAP_WIN;
-    wire sel_ram    = cpu_addr < FW_RAM_BYTES;
+    wire sel_ram    = in_fw_ram(cpu_addr);
     wire sel_sys    = cpu_addr[31:BLOCK_BITS] == MAP_SYS[31:BLOCK_BITS];
     wire sel_link   = cpu_addr[31:BLOCK_BITS] == MAP_LINK[31:BLOCK_BITS];
     wire sel_engine = cpu_addr[31:BLOCK_BITS] == MAP_ENGINE[31:BLOCK_BITS];
@@ -202,7 +212,7 @@ module nf_soc #(
                 la_link_rd_q <= 1'b0;
                 la_eng_rd_q  <= 1'b0;
             end else if (ram_rd || ram_wr) begin
-                la_ram_q     <= ram_addr < FW_RAM_BYTES;
+                la_ram_q     <= in_fw_ram(ram_addr);
                 la_win_wr_q  <= ram_wr && in_win(ram_addr);
                 la_reg_wr_q  <= ram_wr && (la_link || (la_eng && !is_eng_cmd(ram_addr[11:2])));
                 la_link_rd_q <= ram_rd && la_link;
@@ -256,7 +266,7 @@ module nf_soc #(
         // access, 22 per 1-page fast-register).
         wire [31:0] d_addr  = {db_adr, 2'b00};
         wire        d_valid = db_cyc && db_stb;
-        wire        d_ram   = d_addr < FW_RAM_BYTES;
+        wire        d_ram   = in_fw_ram(d_addr);
         wire [3:0]  d_wstrb = db_we ? db_sel : 4'd0;
         reg         q_valid;
         reg  [31:0] q_addr, q_wdata;
@@ -312,8 +322,9 @@ module nf_soc #(
         // word (the next beat of a cache-line refill, or the next line) and keeps it until
         // a write to the RAM, so a read of the guessed word, by either bus, answers at once
         // and any other read one clock later; writes answer at once. A refill burst thus
-        // takes one word per clock after its first.
-        reg  [31:0] guess_addr;
+        // takes one word per clock after its first. The word after the guessed one is kept
+        // ready (guess_next), so no adder sits between the core's address and the RAM's.
+        reg  [31:0] guess_addr, guess_next;
         reg         guess_ok;
         wire [31:0] i_addr  = {ib_adr, 2'b00};
         wire        d_req   = d_valid && d_ram;
@@ -323,7 +334,7 @@ module nf_soc #(
         wire        i_hit   = guess_ok && guess_addr == i_addr;
         assign ram_rd    = d_rd || i_go;
         assign ram_wr    = d_req && d_wstrb != 4'd0;
-        assign ram_addr  = d_req ? (d_hit ? d_addr + 32'd4 : d_addr) : (i_hit ? i_addr + 32'd4 : i_addr);
+        assign ram_addr  = (d_req ? d_hit : i_hit) ? guess_next : d_req ? d_addr : i_addr;
         assign ram_wdata = db_dat;
         assign ram_wstrb = d_wstrb;
         assign ram_ready = d_hit || ram_wr;
@@ -333,9 +344,13 @@ module nf_soc #(
         always @(posedge clk) begin
             if (rst) begin
                 guess_addr <= 32'd0;
+                guess_next <= 32'd4;
                 guess_ok   <= 1'b0;
             end else begin
-                if (ram_rd) guess_addr <= ram_addr;
+                if (ram_rd) begin
+                    guess_addr <= ram_addr;
+                    guess_next <= ram_addr + 32'd4;
+                end
                 guess_ok <= ram_rd || (guess_ok && !ram_wr);
             end
         end
@@ -344,7 +359,7 @@ module nf_soc #(
     // ---- firmware RAM -------------------------------------------------------------------
     // One port, for reads and writes alike.
     wire [RAM_AW-1:0] ram_idx = ram_addr[RAM_AW+1:2];
-    assign ram_we = ram_wr && ram_addr < FW_RAM_BYTES;
+    assign ram_we = ram_wr && in_fw_ram(ram_addr);
 
 `ifndef SYNTHESIS
     reg [8*1024-1:0] fw_path;

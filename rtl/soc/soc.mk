@@ -13,15 +13,20 @@ SOC_DIR    := $(ROOT)/rtl/soc
 # VexRiscv fills 99 % of them and did not route, so bench-cores places it as it is (10
 # block RAMs short); VexRiscv_Lite's fit, but it takes more clocks per fast-register
 # than PicoRV32.
-NF_CPU      ?= picorv32
+NF_CPU      ?= vexriscv
 NF_VEXRISCV ?= VexRiscv
-CPU_RTL    = $(if $(filter vexriscv,$(NF_CPU)),$(VEXRISCV_DIR)/$(NF_VEXRISCV).v,$(PICORV32_DIR)/picorv32.v)
+cpu_rtl    = $(if $(filter vexriscv,$(1)),$(VEXRISCV_DIR)/$(NF_VEXRISCV).v,$(PICORV32_DIR)/picorv32.v)
+CPU_RTL    = $(call cpu_rtl,$(NF_CPU))
+# $(call cpu_stamp,DIR): DIR/cpu.txt, rewritten only when NF_CPU differs from the core a
+# model in DIR was built with: a prerequisite of each model, so changing cores rebuilds it.
+cpu_stamp  = $(shell mkdir -p $(1) && { echo $(NF_CPU) | cmp -s - $(1)/cpu.txt || echo $(NF_CPU) > $(1)/cpu.txt; })$(1)/cpu.txt
 SOC_BUILD  := $(BUILD)/soc
 ENGINE_SRC_DIR := $(ROOT)/rtl/engine
 SOC_RTL    := $(SOC_DIR)/nf_soc.v $(SOC_DIR)/nf_sys_regs_decode.v $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)
-# The CPUs are third-party: picorv32.vlt switches their lint off; ours stays -Wall clean.
-SOC_VSRC   = --timescale 1ns/1ps -I$(ROOT)/rtl/include -y $(SOC_DIR) -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) \
-              $(SOC_DIR)/picorv32.vlt $(CPU_RTL) -GCPU='"$(NF_CPU)"'
+# The CPUs are third-party: cpu.vlt switches their lint off; ours stays -Wall clean.
+soc_vsrc   = --timescale 1ns/1ps -I$(ROOT)/rtl/include -y $(SOC_DIR) -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) \
+              $(SOC_DIR)/cpu.vlt $(call cpu_rtl,$(1)) -GCPU='"$(1)"'
+SOC_VSRC   = $(call soc_vsrc,$(NF_CPU))
 RV_CC      := riscv64-unknown-elf-gcc
 RV_OBJCOPY := riscv64-unknown-elf-objcopy
 SOC_SMOKE_DEFS := -DSMOKE_CLK_HZ=NF_SOC_CPU_CLK_SIM_HZ -DSMOKE_FW_RAM_BYTES=NF_PROFILE_SIM_FW_RAM_BYTES \
@@ -29,7 +34,11 @@ SOC_SMOKE_DEFS := -DSMOKE_CLK_HZ=NF_SOC_CPU_CLK_SIM_HZ -DSMOKE_FW_RAM_BYTES=NF_P
     -DSMOKE_USER_BASE=NF_PROFILE_SIM_USER_BASE
 
 TEST_TARGETS += test-soc
-.PHONY: lint-soc test-soc synth-soc
+.PHONY: lint-soc test-soc synth-soc print-cpu
+
+# The core and its source, for tools/bitstream.sh run by hand.
+print-cpu:
+	@echo NF_CPU=$(NF_CPU) CPU_RTL=$(CPU_RTL)
 
 lint-soc:
 	@$(VERILATOR) $(VLINT) $(SOC_VSRC) --top-module nf_soc $(SOC_DIR)/nf_soc.v
@@ -45,36 +54,40 @@ $(SOC_BUILD)/smoke.hex: $(SOC_BUILD)/smoke.elf
 	@truncate -s %4 $(SOC_BUILD)/smoke.bin
 	@od -An -v -tx4 -w4 $(SOC_BUILD)/smoke.bin | tr -d ' ' > $@
 
-# The smoke test's Verilator model of nf_soc, in directory $(1), with Verilator options $(2).
-SOC_TB_DEPS = $(SOC_RTL) $(SOC_DIR)/picorv32.vlt $(SOC_DIR)/tb/soc_tb.cpp $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
+# The smoke test's Verilator model of nf_soc, in directory $(1), with Verilator options $(2),
+# on core $(3).
+SOC_TB_DEPS = $(SOC_RTL) $(SOC_DIR)/cpu.vlt $(SOC_DIR)/tb/soc_tb.cpp $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
 define soc_tb_model
 	@mkdir -p $(1)
-	@$(VERILATOR) --cc --exe --build -j 1 $(VFAST) -Wno-fatal $(SOC_VSRC) --top-module nf_soc $(2) \
+	@$(VERILATOR) --cc --exe --build -j 1 $(VFAST) -Wno-fatal $(call soc_vsrc,$(3)) --top-module nf_soc $(2) \
 	    -GFW_HEX='"$(SOC_BUILD)/smoke.hex"' --Mdir $(1) -CFLAGS "-std=c++17 -I$(ROOT)/tests -I$(ROOT)/rtl/include" \
 	    $(SOC_DIR)/nf_soc.v $(SOC_DIR)/tb/soc_tb.cpp > $(1)/build.log 2>&1 || (cat $(1)/build.log; exit 1)
 endef
 
-$(SOC_BUILD)/tb/Vnf_soc: $(SOC_TB_DEPS)
-	$(call soc_tb_model,$(SOC_BUILD)/tb,)
+$(SOC_BUILD)/tb/Vnf_soc: $(SOC_TB_DEPS) $(call cpu_stamp,$(SOC_BUILD)/tb)
+	$(call soc_tb_model,$(SOC_BUILD)/tb,,$(NF_CPU))
 
 test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program on nf_soc's CPU (NF_CPU)
 	@$(SOC_BUILD)/tb/Vnf_soc
 
-# The boards' firmware RAM, which only synthesis builds (nf_soc's bit slices, each loaded
-# from its own image, FW_SLICE_BITS as on the ULX3S 85F), under Verilator: the smoke
-# program must pass on it and finish in the very cycle it does on the one-memory RAM.
+# PicoRV32's firmware RAM on the boards, which only synthesis builds (nf_soc's bit slices,
+# each loaded from its own image, FW_SLICE_BITS as on the ULX3S 85F; VexRiscv reads the RAM
+# through its cache and takes it whole), under Verilator: the smoke program must pass on it
+# and finish in the very cycle it does on the one-memory RAM, both with PicoRV32.
 SOC_SLICE_BITS := $(NF_PROFILE_ULX3S_85K_FW_SLICE_BITS)
-$(SOC_BUILD)/tb-sliced/Vnf_soc: $(SOC_TB_DEPS)
-	$(call soc_tb_model,$(SOC_BUILD)/tb-sliced,+define+SYNTHESIS -GFW_SLICE_BITS=$(SOC_SLICE_BITS))
+$(SOC_BUILD)/tb-picorv32/Vnf_soc: $(SOC_TB_DEPS)
+	$(call soc_tb_model,$(SOC_BUILD)/tb-picorv32,,picorv32)
+$(SOC_BUILD)/tb-picorv32-sliced/Vnf_soc: $(SOC_TB_DEPS)
+	$(call soc_tb_model,$(SOC_BUILD)/tb-picorv32-sliced,+define+SYNTHESIS -GFW_SLICE_BITS=$(SOC_SLICE_BITS),picorv32)
 $(SOC_BUILD)/smoke.hex.s00: $(SOC_BUILD)/smoke.hex $(ROOT)/tools/fw_slices.py
 	@python3 $(ROOT)/tools/fw_slices.py $< $(SOC_SLICE_BITS)
 
 TEST_TARGETS += test-soc-sliced
 .PHONY: test-soc-sliced
-test-soc-sliced: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/tb-sliced/Vnf_soc $(SOC_BUILD)/smoke.hex.s00 ## the smoke program on the boards' bit-sliced firmware RAM: same result, same cycle
-	@one=$$($(SOC_BUILD)/tb/Vnf_soc | sed -n 's/.*program finished in \([0-9]*\) cycles.*/\1/p'); \
-	$(SOC_BUILD)/tb-sliced/Vnf_soc | tee $(SOC_BUILD)/tb-sliced/run.log | sed 's/soc: /soc, sliced RAM: /'; \
-	sliced=$$(sed -n 's/^ok .*program finished in \([0-9]*\) cycles.*/\1/p' $(SOC_BUILD)/tb-sliced/run.log); \
+test-soc-sliced: $(SOC_BUILD)/tb-picorv32/Vnf_soc $(SOC_BUILD)/tb-picorv32-sliced/Vnf_soc $(SOC_BUILD)/smoke.hex.s00 ## PicoRV32 and the smoke program on the boards' bit-sliced firmware RAM: same result, same cycle
+	@one=$$($(SOC_BUILD)/tb-picorv32/Vnf_soc | sed -n 's/.*program finished in \([0-9]*\) cycles.*/\1/p'); \
+	$(SOC_BUILD)/tb-picorv32-sliced/Vnf_soc | tee $(SOC_BUILD)/tb-picorv32-sliced/run.log | sed 's/soc: /soc, PicoRV32, sliced RAM: /'; \
+	sliced=$$(sed -n 's/^ok .*program finished in \([0-9]*\) cycles.*/\1/p' $(SOC_BUILD)/tb-picorv32-sliced/run.log); \
 	if [ -n "$$one" ] && [ "$$one" = "$$sliced" ]; then \
 	    echo "ok - soc: the sliced RAM's run ends in the one-memory RAM's cycle ($$one)"; \
 	else echo "not ok - soc: the sliced RAM's run ends at cycle '$$sliced', the one-memory RAM's at '$$one'"; exit 1; fi
