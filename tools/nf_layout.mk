@@ -33,6 +33,7 @@ NF_LINK_TURNAROUND_MS := 20
 # ENGINE_HW constants
 NF_ENGINE_HW_ID_VALUE := 1162757937
 NF_ENGINE_HW_MEM_PORT_BYTES := 8
+NF_ENGINE_HW_STATUS_HOLD_CLOCKS := 64
 
 # SYS_HW constants
 NF_SYS_HW_ID_VALUE := 1313230919
@@ -99,7 +100,7 @@ NF_PROFILE_ULX3S_85K_RECV_ENTRIES := 96
 NF_PROFILE_ULX3S_85K_USER_BASE := 32768
 NF_PROFILE_ULX3S_85K_FW_SLICE_BITS := 2
 
-# profile ULX3S_25K: ULX3S with LFE5U-25F (56 EBR)
+# profile ULX3S_25K: ULX3S with LFE5U-25F (56 EBR: firmware RAM 14, adapter memory 24, key tables 8, VexRiscv's register file and caches 10)
 NF_PROFILE_ULX3S_25K_MEM_BYTES := 49152
 NF_PROFILE_ULX3S_25K_MPT_ENTRIES := 64
 NF_PROFILE_ULX3S_25K_MTT_ENTRIES := 256
@@ -116,7 +117,7 @@ NF_PROFILES := SIM ULX3S_85K ULX3S_25K
 
 # The boards: $(call NF_BOARD,KEY,FIELD) is a field of board KEY (ulx3s-85k: ULX3S_85K)
 NF_BOARD = $(patsubst $(2)=%,%,$(filter $(2)=%,$(NF_BOARD_$(1))))
-NF_BOARD_ULX3S_85K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_85K clk_hz=75000000 programmer=ulx3s tested=1
+NF_BOARD_ULX3S_85K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_85K clk_hz=65000000 programmer=ulx3s tested=1
 NF_BOARD_ULX3S_25K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_25K clk_hz=75000000 programmer=ulx3s tested=1
 NF_BOARD_ULX3S_45K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_25K clk_hz=50000000 programmer=ulx3s tested=0
 NF_BOARD_ECP5_EVN_85K := top=nf_board_ecp5_evn lpf=constraints/ecp5-evn.lpf profile=ULX3S_85K clk_hz=48000000 programmer=ecp5_evn tested=1

@@ -39,6 +39,7 @@
 /* ENGINE_HW constants */
 #define NF_ENGINE_HW_ID_VALUE 0x454E4731u /* ENGINE.ID reads this ('ENG1') */
 #define NF_ENGINE_HW_MEM_PORT_BYTES 8u /* bytes per clock of the engine's adapter-memory read and write ports (64-bit) */
+#define NF_ENGINE_HW_STATUS_HOLD_CLOCKS 64u /* a read of a STATUS_WORD register while its unit is busy is answered when the unit finishes, or BUSY after this many clocks */
 
 /* SYS_HW constants */
 #define NF_SYS_HW_ID_VALUE 0x4E465047u /* SYS.ID reads this ('NFPG') */
@@ -339,7 +340,7 @@
 #define NF_TOKEN_INDEX_GET(w) (((uint32_t)(w) & NF_TOKEN_INDEX_MASK) >> NF_TOKEN_INDEX_LSB)
 #define NF_TOKEN_INDEX_PUT(v) (((uint32_t)(v) << NF_TOKEN_INDEX_LSB) & NF_TOKEN_INDEX_MASK)
 
-/* STATUS_WORD: ENGINE.TBL_STATUS, LD_STATUS, DMA_STATUS, CHK_STATUS */
+/* STATUS_WORD: ENGINE.TBL_STATUS, LD_STATUS, DMA_STATUS, CHK_STATUS: a read while the unit is busy waits for it to finish, ENGINE_HW.STATUS_HOLD_CLOCKS at most (then BUSY) */
 #define NF_STATUS_WORD_BUSY_LSB 0u /* operation running */
 #define NF_STATUS_WORD_BUSY_WIDTH 1u
 #define NF_STATUS_WORD_BUSY_MASK 0x00000001u
@@ -1032,7 +1033,7 @@ _Static_assert(offsetof(struct nf_cqe, cflags) == 28, "CQE.cflags");
 #define NF_PROFILE_ULX3S_85K_FW_SLICE_BITS 2u
 #define NF_PROFILE_ULX3S_85K_INDEX 1u
 
-/* profile ULX3S_25K: ULX3S with LFE5U-25F (56 EBR) */
+/* profile ULX3S_25K: ULX3S with LFE5U-25F (56 EBR: firmware RAM 14, adapter memory 24, key tables 8, VexRiscv's register file and caches 10) */
 #define NF_PROFILE_ULX3S_25K_MEM_BYTES 49152u
 #define NF_PROFILE_ULX3S_25K_MPT_ENTRIES 64u
 #define NF_PROFILE_ULX3S_25K_MTT_ENTRIES 256u

@@ -76,7 +76,27 @@ module nf_engine_regs #(
 
     assign idle = tst == T_IDLE && cst == C_IDLE;
 
-    wire csr_new = csr_valid && !csr_ready;
+    // A read of a status register (TBL, LD, DMA, CHK_STATUS) while its unit is busy is
+    // held, up to STATUS_HOLD clocks: the answer then comes in the clock after the unit
+    // finishes, and the firmware reads the outcome once instead of polling over the bus.
+    // After STATUS_HOLD clocks it is answered BUSY, as any read of a busy unit was before,
+    // so no read waits long whatever the unit does.
+    localparam integer STATUS_HOLD = `NF_ENGINE_HW_STATUS_HOLD_CLOCKS;
+    wire tbl_busy = (tst != T_IDLE) || !tables_ready;
+    wire chk_busy = cst != C_IDLE;
+    wire status_busy = (csr_addr == `NF_ENGINE_TBL_STATUS && tbl_busy) ||
+                       (csr_addr == `NF_ENGINE_LD_STATUS && ld_busy) ||
+                       (csr_addr == `NF_ENGINE_DMA_STATUS && dma_busy) ||
+                       (csr_addr == `NF_ENGINE_CHK_STATUS && chk_busy);
+    localparam integer HW = $clog2(STATUS_HOLD + 1);
+    localparam [HW-1:0] HOLD_LAST = STATUS_HOLD[HW-1:0];
+    reg  [HW-1:0] held;   // clocks the current read has been held
+    wire hold    = csr_valid && !csr_ready && csr_wstrb == 4'd0 && status_busy && held != HOLD_LAST;
+    always @(posedge clk) begin
+        if (rst || !hold) held <= {HW{1'b0}};
+        else              held <= held + 1'b1;
+    end
+    wire csr_new = csr_valid && !csr_ready && !hold;
     wire wr      = csr_new && (csr_wstrb != 4'd0);
 
     // Byte-lane merge of a register write.
@@ -255,7 +275,7 @@ module nf_engine_regs #(
         .wr_chk_ctrl(wr_chk_ctrl),
         .rd_id(`NF_ENGINE_HW_ID_VALUE), .rd_cfg_mpt(MPT_ENTRIES), .rd_cfg_mtt(MTT_ENTRIES),
         .rd_cfg_mem(MEM_BYTES), .rd_cfg_user(USER_BASE),
-        .rd_tbl_status(status_word((tst != T_IDLE) || !tables_ready, 1'b0, tbl_code, 16'd0)),
+        .rd_tbl_status(status_word(tbl_busy, 1'b0, tbl_code, 16'd0)),
         .rd_tbl_index(tbl_index_r), .rd_tbl_mtt_data(tbl_mtt_data_r),
         .rd_ent_w0(ent[0*32 +: 32]), .rd_ent_w1(ent[1*32 +: 32]), .rd_ent_w2(ent[2*32 +: 32]),
         .rd_ent_w3(ent[3*32 +: 32]), .rd_ent_w4(ent[4*32 +: 32]), .rd_ent_w5(ent[5*32 +: 32]),
@@ -270,7 +290,7 @@ module nf_engine_regs #(
         .rd_dma_bytes(dma_bytes),
         .rd_chk_token(chk_token_r), .rd_chk_va_lo(chk_va_lo), .rd_chk_va_hi(chk_va_hi),
         .rd_chk_len(chk_len_r), .rd_chk_access(chk_access_r), .rd_chk_pd(chk_pd_r),
-        .rd_chk_status(status_word(cst != C_IDLE, 1'b0, chk_code, 16'd0)), .rd_chk_addr(chk_addr),
+        .rd_chk_status(status_word(chk_busy, 1'b0, chk_code, 16'd0)), .rd_chk_addr(chk_addr),
         .rdata(csr_rdata)
     );
 

@@ -36,6 +36,7 @@
 // ENGINE_HW constants
 `define NF_ENGINE_HW_ID_VALUE 1162757937  // ENGINE.ID reads this ('ENG1')
 `define NF_ENGINE_HW_MEM_PORT_BYTES 8  // bytes per clock of the engine's adapter-memory read and write ports (64-bit)
+`define NF_ENGINE_HW_STATUS_HOLD_CLOCKS 64  // a read of a STATUS_WORD register while its unit is busy is answered when the unit finishes, or BUSY after this many clocks
 
 // SYS_HW constants
 `define NF_SYS_HW_ID_VALUE 1313230919  // SYS.ID reads this ('NFPG')
@@ -292,7 +293,7 @@
 `define NF_TOKEN_INDEX_WIDTH 24
 `define NF_TOKEN_INDEX 31:8  // key-table index
 
-// STATUS_WORD: ENGINE.TBL_STATUS, LD_STATUS, DMA_STATUS, CHK_STATUS
+// STATUS_WORD: ENGINE.TBL_STATUS, LD_STATUS, DMA_STATUS, CHK_STATUS: a read while the unit is busy waits for it to finish, ENGINE_HW.STATUS_HOLD_CLOCKS at most (then BUSY)
 `define NF_STATUS_WORD_BUSY_LSB 0
 `define NF_STATUS_WORD_BUSY_WIDTH 1
 `define NF_STATUS_WORD_BUSY 0:0  // operation running
@@ -680,7 +681,7 @@
 `define NF_PROFILE_ULX3S_85K_USER_BASE 32768
 `define NF_PROFILE_ULX3S_85K_FW_SLICE_BITS 2
 
-// profile ULX3S_25K: ULX3S with LFE5U-25F (56 EBR)
+// profile ULX3S_25K: ULX3S with LFE5U-25F (56 EBR: firmware RAM 14, adapter memory 24, key tables 8, VexRiscv's register file and caches 10)
 `define NF_PROFILE_ULX3S_25K_MEM_BYTES 49152
 `define NF_PROFILE_ULX3S_25K_MPT_ENTRIES 64
 `define NF_PROFILE_ULX3S_25K_MTT_ENTRIES 256

@@ -69,13 +69,24 @@ module nf_soc #(
                          off == `NF_ENGINE_DMA_CTRL || off == `NF_ENGINE_CHK_CTRL;
         end
     endfunction
+    // The window's base is aligned to its size rounded up to a power of two (checked
+    // below), so an address is in it by its high bits and its offset is its low bits:
+    // no subtraction or 32-bit comparison (carry chains) between the CPU's address and
+    // the system port's arbiter.
+    localparam integer WIN_AB   = $clog2(WIN_BYTES);
+    localparam         WIN_POW2 = (WIN_BYTES == (1 << WIN_AB));
+    localparam [31:0]  WIN_SIZE = WIN_BYTES;
+    localparam [31:0]  WIN_MASK = (32'd1 << WIN_AB) - 32'd1;
     function in_win(input [31:0] a);
-        reg [31:0] off;
-        begin
-            off = a - MAP_WIN;
-            in_win = a >= MAP_WIN && off < WIN_BYTES;
-        end
+        in_win = (a >> WIN_AB) == (MAP_WIN >> WIN_AB) && (WIN_POW2 || a[WIN_AB-1:0] < WIN_SIZE[WIN_AB-1:0]);
     endfunction
+    function [31:0] win_offset(input [31:0] a);  // a - MAP_WIN for an a in the window
+        win_offset = a & WIN_MASK;
+    endfunction
+    generate if ((MAP_WIN & WIN_MASK) != 32'd0) begin : g_win_unaligned
+        // Elaboration fails here: the window's base must be aligned (see in_win).
+        nf_soc_window_base_not_aligned_to_its_size u_fail ();
+    end endgenerate
 
     // ---- CPU ------------------------------------------------------------------------
     // One SoC bus, PicoRV32's native one: cpu_valid holds until cpu_ready; cpu_rdata
@@ -96,7 +107,7 @@ module nf_soc #(
     wire        ram_we;
 
     // ---- address decode ---------------------------------------------------------------
-    wire [31:0] win_off  = cpu_addr - MAP_WIN;
+    wire [31:0] win_off  = win_offset(cpu_addr);
     wire sel_ram    = in_fw_ram(cpu_addr);
     wire sel_sys    = cpu_addr[31:BLOCK_BITS] == MAP_SYS[31:BLOCK_BITS];
     wire sel_link   = cpu_addr[31:BLOCK_BITS] == MAP_LINK[31:BLOCK_BITS];
@@ -506,7 +517,7 @@ module nf_soc #(
     wire        sys_port_valid = owned || win_valid || link_mem_valid;
     wire        sys_port_ready;
     wire [31:0] sys_port_rdata;
-    wire [31:0] sys_port_addr  = pick_link ? link_mem_addr : wb_any ? wb_head_off : win_early ? ram_addr - MAP_WIN : win_off;
+    wire [31:0] sys_port_addr  = pick_link ? link_mem_addr : wb_any ? wb_head_off : win_early ? win_offset(ram_addr) : win_off;
     wire [31:0] sys_port_wdata = pick_link ? link_mem_wdata : wb_head_data;
     wire [3:0]  sys_port_wstrb = pick_link ? link_mem_wstrb : wb_any ? wb_head_strb : 4'd0;
     assign link_mem_ready = sys_port_ready && pick_link;

@@ -2,17 +2,16 @@
 # pythondata-cpu-vexriscv; never copied here), memory map, SYS registers, engine and link.
 # Smoke test boots rtl/soc/tb/smoke.c.
 SOC_DIR    := $(ROOT)/rtl/soc
-# The CPU of nf_soc (its CPU parameter): picorv32, or vexriscv with NF_VEXRISCV the
-# package's pre-generated variant (VexRiscv: 4 KiB instruction and data caches, rv32im,
-# bypassed 5-stage pipeline; the devices sit above 0x80000000, which it leaves uncached.
-# Measured by bench-cores: fewer clocks than VexRiscv_Lite's, as few as VexRiscv_Full's
-# with fewer CSRs; VexRiscv_Min has no caches and no bypass). The firmware is rv32i, so
-# it runs on any of them and on PicoRV32 without its multiplier.
-# On the ULX3S 25F the adapter takes all 56 block RAMs. Measured there (bench-cores
-# CORES_PNR=1 CORES_CLOCKS=board): with its memories in LUTs (rtl/soc/vexriscv_lutram.ys)
-# VexRiscv fills 99 % of them and did not route, so bench-cores places it as it is (10
-# block RAMs short); VexRiscv_Lite's fit, but it takes more clocks per fast-register
-# than PicoRV32.
+# The CPU of nf_soc (its CPU parameter): vexriscv, with NF_VEXRISCV the package's
+# pre-generated variant (VexRiscv: 4 KiB instruction and data caches, rv32im, bypassed
+# 5-stage pipeline; the devices sit above 0x80000000, which it leaves uncached), or
+# picorv32. Chosen by measurement (make bench-cores, docs/performance.md "CPU choices"):
+# VexRiscv takes about two thirds of PicoRV32's clocks per fast-register and places at
+# the boards' 75 MHz. VexRiscv_Lite takes more clocks, VexRiscv_Full as many with more
+# CSRs; VexRiscv_Min has no caches and no bypass. The firmware is rv32i, so it runs on
+# any of them and on PicoRV32 without its multiplier.
+# On the ULX3S 25F VexRiscv's register file and caches take 10 of the 56 block RAMs: the
+# 25F profile's firmware RAM (28 KiB) and adapter memory (48 KiB) leave them free.
 NF_CPU      ?= vexriscv
 NF_VEXRISCV ?= VexRiscv
 cpu_rtl    = $(if $(filter vexriscv,$(1)),$(VEXRISCV_DIR)/$(NF_VEXRISCV).v,$(PICORV32_DIR)/picorv32.v)
