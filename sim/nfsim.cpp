@@ -326,8 +326,8 @@ public:
         while (!g_stop) {
             if (opt_.max_cycles && cycle_ >= opt_.max_cycles)
                 break;
-            if (replaying_) {  // no client: the log's RX changes, up to its end
-                if (cycle_ >= replay_end_)
+            if (replaying_) {  // no client: the log's RX changes, through its last one
+                if (cycle_ > replay_end_)
                     break;
                 tick();
                 continue;

@@ -360,7 +360,7 @@ void test_tx_full_holds(void)
     int full = cqes_in_order() == 2 * INV_PER_FRAME;
     uint8_t buf[NF_LINK_MAX_PAYLOAD];
     size_t len = 0;
-    uint32_t at = user_base() + 8 * PAGE;
+    uint32_t at = user_base() + 4 * PAGE; /* inside the smallest profile's user region */
     for (uint32_t i = 0; i < 3; i++) {
         uint8_t body[NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE];
         struct nf_wr_hdr h = {0x4242, 2u * INV_PER_FRAME + 1u + i, 0, 0};
@@ -383,6 +383,35 @@ void test_tx_full_holds(void)
     tb_run();
     OK(full && held && done == len && cqes_in_order() == 2 * INV_PER_FRAME + 3 && fw_stats.tx_overflow == 0,
        "TX full: a message whose CQE cannot be queued is not started (nothing dropped); it runs once room frees");
+
+    /* A frame of one status query takes fw_msg_process's query path: the same rule. */
+    tb_init("ulx3s_25k");
+    tb.auto_ack = 0;
+    tb_clear();
+    cq.next_wr = 1;
+    cq.bad = 0;
+    send_invalidates(1);
+    tb_run();
+    send_invalidates(1u + INV_PER_FRAME);
+    tb_run();
+    full = cqes_in_order() == 2 * INV_PER_FRAME;
+    len = 0;
+    uint32_t qtag = tb_put_msg(buf, &len, NF_OP_INFO, NULL, 0);
+    memcpy(nfm_mem(nf_hw_engine()) + at, buf, len);
+    fw_link_frame(&f, at, (uint32_t)len, 0);
+    fw_msg_process(&f, hal_read32(NF_MAP_ADAPTER_MEM + at));
+    held = f.done == 0 && fw_stats.tx_overflow == 0;
+    tb_send_ack_upto(tb.rx_expect);
+    tb_run();
+    fw_msg_resume(&f, f.done);
+    done = f.done;
+    tb_run();
+    int answers = 0;
+    for (int k = 0; k < tb.nmsgs; k++)
+        answers += tb.msgs[k].hdr.op == (NF_OP_INFO | NF_OP_REPLY) && tb.msgs[k].hdr.tag == qtag &&
+                   tb.msgs[k].hdr.status == NF_STATUS_SUCCESS;
+    OK(full && held && done == len && answers == 1 && fw_stats.tx_overflow == 0,
+       "TX full: a frame of one INFO query is not started either; it is answered once room frees");
 }
 
 /* A frame whose replies cannot fit even the empty TX window (here 2 slots, and 5 x
