@@ -220,7 +220,7 @@ static FW_HOT uint32_t fw_tx_reserve(uint32_t bytes)
     return tx_reserve_slow(bytes);
 }
 
-static int tx_room(uint32_t bytes)
+static FW_WARM int tx_room(uint32_t bytes)
 {
     /* What fw_tx_reserve does: append to the open frame under the cap, else a new frame
      * in a free slot after the in-flight ones and the open one. */

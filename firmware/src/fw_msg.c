@@ -442,7 +442,7 @@ static status_req *const status_reqs[NF_OP_QP_CONNECT + 1u] = {
 };
 
 /* INFO and STATS: a reply whose payload is a struct of the adapter's state. */
-static void put_state(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t size, void (*put)(uint32_t at))
+static inline __attribute__((always_inline)) void put_state(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t size, void (*put)(uint32_t at))
 {
     uint32_t at = f->tx.reserve(NF_MSG_HDR_SIZE + size);
     if (at) {
@@ -555,6 +555,28 @@ _Static_assert(NF_OP_WR_INVALIDATE == NF_OP_WR_FAST_REGISTER + 1 && NF_OP_WR_REA
                    NF_OP_WR_RECEIVE == NF_OP_WR_FAST_REGISTER + 6 && NF_OP_WR_BIND == NF_OP_WR_FAST_REGISTER + 7,
                "work-request ops are consecutive");
 
+/* A frame holding one status query (INFO or STATS), as a host polling the adapter's
+ * state between work requests sends it: answered as the walk would answer it, by code
+ * that shares no instruction-cache line with the work-request path (FW_WARM), so the
+ * poll does not evict it. Its reply has room (fw_msg_fits); if it had not, the walk
+ * holds the frame as for any other message. */
+static FW_WARM __attribute__((noinline)) void query(struct fw_frame *f, uint32_t op)
+{
+    uint32_t size = NF_STATS_SIZE, stat = NF_STAT_OP_STATS;
+    void (*put)(uint32_t at) = fw_state_put_stats;
+    if (op == NF_OP_INFO) {
+        size = NF_INFO_SIZE;
+        stat = NF_STAT_OP_INFO;
+        put = fw_state_put_info;
+    }
+    if (!f->tx.room(NF_MSG_HDR_SIZE + size)) {
+        msg_walk(f, 0);
+        return;
+    }
+    fw_stats.ops[stat]++;
+    put_state(f, op, mem_rd(f->addr + NF_MSG_HDR_TAG_OFF), size, put);
+}
+
 FW_HOT void fw_msg_process(struct fw_frame *f, uint32_t w0)
 {
     /* Fast path: the frame holds exactly one well-formed work request (the usual case:
@@ -562,11 +584,14 @@ FW_HOT void fw_msg_process(struct fw_frame *f, uint32_t w0)
      * only when all its replies fit (fw_msg_fits), and f->done is f->len already. The same
      * as the walk would do for it. */
     uint32_t len = f->len;
-    if (len >= NF_MSG_HDR_SIZE) {
+    if (len >= NF_MSG_HDR_SIZE && msg_len(w0) == len && !(len % MSG_ALIGN)) {
         uint32_t op = msg_op(w0);
-        if (msg_len(w0) == len && !(len % MSG_ALIGN) &&
-            op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER) {
+        if (op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER) {
             fw_wr_process(f, f->addr, len, op);
+            return;
+        }
+        if (op == NF_OP_INFO || op == NF_OP_STATS) {
+            query(f, op);
             return;
         }
     }

@@ -45,6 +45,10 @@ _Static_assert(NF_STATS_OPS_COUNT == NF_STAT_OP_COUNT && NF_STATS_REFUSED_COUNT 
  * image's start (firmware/link.ld), so a core with a small instruction cache (VexRiscv:
  * 4 KiB direct-mapped) holds it all at once. Changes no code, only where it lies. */
 #define FW_HOT __attribute__((section(".text.hot")))
+/* What the status queries (INFO, STATS) run beyond FW_HOT's link path: right after the
+ * hot stretch (firmware/link.ld), in the instruction-cache lines it leaves free, so a
+ * host polling the adapter's state between work requests does not evict their path. */
+#define FW_WARM __attribute__((section(".text.warm")))
 
 extern struct fw_cfg fw_cfg;
 extern struct fw_stats fw_stats;
@@ -54,12 +58,12 @@ extern struct fw_stats fw_stats;
  * path; shifts and adds, not libgcc's routines, which the FW RAM has no room for. */
 uint64_t fw_mul64(uint32_t a, uint32_t b);
 /* Work requests executed (INFO.wr_count). */
-uint32_t fw_stats_wr_count(void);
+FW_WARM uint32_t fw_stats_wr_count(void);
 /* Count one reply or CQE sent with a failure status (not SUCCESS) under its status. */
 void fw_stats_refused(uint32_t status);
 /* Fill an INFO struct at adapter address at. */
-void fw_state_put_info(uint32_t at);
+FW_WARM void fw_state_put_info(uint32_t at);
 /* Fill a STATS struct at adapter address at. */
-void fw_state_put_stats(uint32_t at);
+FW_WARM void fw_state_put_stats(uint32_t at);
 
 #endif
