@@ -678,7 +678,7 @@ static FW_HOT __attribute__((noinline)) int link_work(uint32_t ready)
      * sooner, and the acks it carried may already have made a retransmission moot. */
     int did = tx_retransmit_due();
     /* No more work in the RX slots: send what was batched, or at least the ack. */
-    if (L.open) {
+    if (FW_LIKELY(L.open)) {
         tx_flush();
         did = 1;
     } else if (L.ack_owed) {
@@ -711,7 +711,7 @@ FW_HOT int fw_link_poll(void)
             uint32_t ready = sys_rd(NF_SYS_SLEEP);
             if (ready & bit) {
                 /* the frame first, then the rest (0: it waits, no more frames now) */
-                if (!rx_frame(ready))
+                if (FW_UNLIKELY(!rx_frame(ready)))
                     return link_work(0);
                 (void)link_work(link_rd(NF_LINK_RX_READY));
                 return 1;

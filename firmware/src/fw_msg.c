@@ -584,9 +584,9 @@ FW_HOT void fw_msg_process(struct fw_frame *f, uint32_t w0)
      * only when all its replies fit (fw_msg_fits), and f->done is f->len already. The same
      * as the walk would do for it. */
     uint32_t len = f->len;
-    if (len >= NF_MSG_HDR_SIZE && msg_len(w0) == len && !(len % MSG_ALIGN)) {
+    if (FW_LIKELY(len >= NF_MSG_HDR_SIZE && msg_len(w0) == len && !(len % MSG_ALIGN))) {
         uint32_t op = msg_op(w0);
-        if (op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER) {
+        if (FW_LIKELY(op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER)) {
             fw_wr_process(f, f->addr, len, op);
             return;
         }

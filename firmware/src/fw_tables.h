@@ -176,7 +176,7 @@ static inline __attribute__((always_inline)) uint32_t fw_mpt_commit(void)
     eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE);
     uint32_t st = eng_rd(NF_ENGINE_TBL_STATUS);
     _Static_assert(NF_REFUSE_OK == 0u, "done and granted: no bit of BUSY or CODE set");
-    if (!(st & (NF_STATUS_WORD_BUSY_MASK | NF_STATUS_WORD_CODE_MASK)))
+    if (FW_LIKELY(!(st & (NF_STATUS_WORD_BUSY_MASK | NF_STATUS_WORD_CODE_MASK))))
         return NF_REFUSE_OK; /* the usual answer, one test */
     return NF_STATUS_WORD_CODE_GET((st & NF_STATUS_WORD_BUSY_MASK) ? fw_eng_wait_busy(NF_ENGINE_TBL_STATUS) : st);
 }

@@ -127,12 +127,12 @@ static inline __attribute__((always_inline)) void do_fast_register(const struct 
                  NF_MPT_W1_PD_PUT(mr->pd) | NF_MPT_W1_FBO_PUT(fbo), va_lo, va_hi, len_lo,
                  NF_MPT_W5_MTT_BASE_PUT(mr->mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(mr->mtt_cap), NF_MPT_W6_PAGES_PUT(npages));
     uint32_t st = fw_load();
-    if (st & NF_STATUS_WORD_CODE_MASK) { /* a code other than NF_REFUSE_OK (0) */
+    if (FW_UNLIKELY(st & NF_STATUS_WORD_CODE_MASK)) { /* a code other than NF_REFUSE_OK (0) */
         r->refuse = NF_STATUS_WORD_CODE_GET(st);
         r->status = fw_eng_failed(r->refuse, NF_STATUS_INVALID_PARAMETER);
         return;
     }
-    if (fw_mpt_commit() != NF_REFUSE_OK) {
+    if (FW_UNLIKELY(fw_mpt_commit() != NF_REFUSE_OK)) {
         r->status = NF_STATUS_INTERNAL_ERROR;
         return;
     }
@@ -159,11 +159,11 @@ static inline __attribute__((always_inline)) void do_invalidate(const struct fw_
     uint32_t token = mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF));
     uint32_t i = NF_TOKEN_INDEX_GET(token);
     const struct fw_mr *mr = &fw_mrs[i < fw_cfg.mpt_entries ? i : 0u];
-    if (!(i < fw_cfg.mpt_entries && mlen >= NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE &&
+    if (FW_UNLIKELY(!(i < fw_cfg.mpt_entries && mlen >= NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE &&
           !(flags & ~(uint32_t)NF_KNOWN_FLAGS_INVALIDATE) &&
           (fw_mr_word0(mr) & FW_MR_WORD0(0xFFu, 0xFFu, 0xFFu, FW_MR_ALLOCATED)) ==
               FW_MR_WORD0(NF_MPT_STATE_VALID, NF_MPT_KIND_FAST, NF_TOKEN_KEY_GET(token), FW_MR_ALLOCATED) &&
-          mr->pd == qp->pd)) {
+          mr->pd == qp->pd))) {
         uint32_t status;
         i = inv_refusal(qp, flags, m, mlen, &status);
         if (i == FW_NO_INDEX) {
@@ -351,7 +351,7 @@ FW_HOT void fw_wr_process(const struct fw_frame *f, uint32_t m, uint32_t mlen, u
         /* Common case in one compare: the qpn names a CONNECTED QP (index, generation
          * and state as one word); anything else takes the checks one by one. */
         uint32_t q = qpn & FW_QPN_INDEX_MASK, run = 0;
-        if (q < FW_QP_CAP && fw_qp_word0(&fw_qps[q]) == ((qpn & ~FW_QPN_INDEX_MASK) | FW_QP_CONNECTED)) {
+        if (FW_LIKELY(q < FW_QP_CAP && fw_qp_word0(&fw_qps[q]) == ((qpn & ~FW_QPN_INDEX_MASK) | FW_QP_CONNECTED))) {
             qp = &fw_qps[q];
             run = 1;
         } else {
@@ -379,13 +379,13 @@ FW_HOT void fw_wr_process(const struct fw_frame *f, uint32_t m, uint32_t mlen, u
     /* The one place the error-completion rule is applied to the requesting QP, for
      * every work-request type and every status (a Send may also break its peer:
      * fw_send.c). */
-    if (r.status != NF_STATUS_SUCCESS)
+    if (FW_UNLIKELY(r.status != NF_STATUS_SUCCESS))
         wr_failed(qp, r.status, r.refuse);
     /* A posted receive completes later, when a Send fills it (or the host flushes it). */
     if (!(r.status == NF_STATUS_SUCCESS && (flags & NF_NDK_OP_FLAG_SILENT_SUCCESS || op == NF_OP_WR_RECEIVE)))
         wr_put_cqe(f, qpn, wr_id, &r, wr_op_type[op - NF_OP_WR_FAST_REGISTER], 0, 0);
     /* The cost figures describe completed work only: a refusal takes another path. */
-    if (r.status == NF_STATUS_SUCCESS) {
+    if (FW_LIKELY(r.status == NF_STATUS_SUCCESS)) {
         uint32_t now = hal_cycles();
         fw_stats.last_wr_op = op;
         fw_stats.last_wr_cycles = now - f->stamp;

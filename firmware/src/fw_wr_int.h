@@ -82,7 +82,7 @@ static inline void wr_invalidate(uint32_t index, struct wr_result *r)
 {
     /* Done means no later check grants and no DMA through the entry still runs. */
     uint32_t code = fw_mpt_invalidate(index);
-    if (code != NF_REFUSE_OK) {
+    if (FW_UNLIKELY(code != NF_REFUSE_OK)) {
         r->status = NF_STATUS_INTERNAL_ERROR;
         r->refuse = code;
         return;
