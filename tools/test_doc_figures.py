@@ -28,7 +28,7 @@ def ok(cond, what):
 
 def run(tree, *args):
     p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "doc_figures.py"), "--root", tree] + list(args),
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=CPU_ENV)
     return p.returncode, p.stdout + p.stderr
 
 
@@ -57,9 +57,18 @@ def edit(tree, doc, old, new):
     open(path, "w", encoding="utf-8").write(text.replace(old, new, 1))
 
 
+def cpu_env():
+    """NF_CPU and CPU_RTL as make passes them to bitstream.sh (the scratch tree has no Makefile)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    out = subprocess.run(["make", "-s", "--no-print-directory", "-C", ROOT, "print-cpu"], capture_output=True,
+                         text=True, env=env, check=True).stdout
+    env.update(kv.split("=", 1) for kv in out.split())
+    return env
+
+
 def bitstream(tree, *args):
     p = subprocess.run(["bash", os.path.join(tree, "tools", "bitstream.sh")] + list(args), capture_output=True,
-                       text=True)
+                       text=True, env=CPU_ENV)
     return p.returncode, p.stdout + p.stderr
 
 
@@ -103,6 +112,8 @@ def boards(tree):
 
 
 def main():
+    global CPU_ENV
+    CPU_ENV = cpu_env()
     tree = tempfile.mkdtemp(prefix="doc_figures.")
     try:
         os.makedirs(os.path.join(tree, "docs"))
