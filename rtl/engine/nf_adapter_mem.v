@@ -4,10 +4,12 @@
 //
 // Arbitration: a system-port request takes the port it needs (read or write) for one
 // cycle, the cycle after it is first seen, and the engine's request on that port is not
-// granted in that cycle. A system access therefore always completes in 4 clocks (ready
-// 4 cycles after valid) and costs the engine at most one port cycle; a bus master can
-// issue at most one access every 5 clocks, so the engine keeps at least 4/5 of the port,
-// and all of it on a long DMA with no system traffic.
+// granted in that cycle. A system read therefore always completes in 4 clocks (ready 4
+// cycles after valid), a write in 2 (it needs no data back: answered once it owns the
+// write port, it lands in the next clock, before any later access can read its word);
+// each costs the engine at most one port cycle. A bus master can issue at most one read
+// every 5 clocks and one write every 3, so the engine keeps at least 2/3 of a port, and
+// all of it on a long DMA with no system traffic.
 // Reads use the block RAM's output register: the data of a read granted in cycle t is in
 // eng_rd_data (eng_rd_valid) in cycle t+2, so the RAM's slow clock-to-output only drives
 // a register next to it, and the long routes to the consumers start from that register.
@@ -160,7 +162,8 @@ module nf_adapter_mem #(
     end
 `endif
 
-    // System answer: the read data of the RAM access two cycles after it.
+    // System answer: a write's in the clock after it takes the write port; a read's with
+    // the data of the RAM access two cycles after it.
     reg        eng_rd_g1;    // an engine read granted last cycle
     reg        sa_valid, sa_rd, sa_hi, sa_in_mem;
     reg        sb_valid, sb_rd, sb_hi, sb_in_mem;
@@ -179,9 +182,9 @@ module nf_adapter_mem #(
             if (sys_new)   sys_busy <= 1'b1;
             if (sys_ready) sys_busy <= 1'b0;
             sq_valid     <= sys_new;
-            sa_valid     <= sq_valid;
+            sa_valid     <= sq_read;  // a write is answered here, a read two clocks on
             sb_valid     <= sa_valid;
-            sys_ready    <= sb_valid;
+            sys_ready    <= sb_valid || sq_write;
             eng_rd_g1    <= eng_rd_gnt;
             eng_rd_valid <= eng_rd_g1;
             if (sb_valid)  // outside adapter memory a read returns 0

@@ -134,12 +134,13 @@ module nf_soc #(
     //  - a window store is taken when the buffer has room;
     //  - every other access except the firmware RAM (window reads, link, engine, SYS and
     //    unmapped addresses, reads and writes) is taken only when the buffer is empty,
-    //    i.e. when every earlier window store has landed in adapter memory.
+    //    i.e. when the port has answered every earlier window store (an answered store
+    //    lands in the next clock, before any access taken later reaches the memory).
     // So a window read sees every earlier window store, and a register access that
     // makes the hardware read adapter memory (posting a TX frame, starting the loader or
     // a DMA, a table command) starts only after every earlier store has landed; the
     // CYCLE_LO read that ends a measure comes after the work's stores too.
-    localparam integer WB_DEPTH = 2;  // window write-buffer entries (the system port takes one access every 5 clocks)
+    localparam integer WB_DEPTH = 2;  // window write-buffer entries (the system port takes a store every 3 clocks)
     wire [67:0] wb_head;              // the oldest store: {offset, data, byte strobes}
     wire [31:0] wb_head_off  = wb_head[67:36];
     wire [31:0] wb_head_data = wb_head[35:4];
