@@ -5,10 +5,10 @@
 // Arbitration: a system-port request takes the port it needs (read or write) for one
 // cycle, the cycle after it is first seen, and the engine's request on that port is not
 // granted in that cycle. A system read therefore always completes in 4 clocks (ready 4
-// cycles after valid), a write in 2 (it needs no data back: answered once it owns the
-// write port, it lands in the next clock, before any later access can read its word);
+// cycles after valid), a write in 1 (it needs no data back: answered in the clock it
+// owns the write port, it lands in the next, before any later access can read its word);
 // each costs the engine at most one port cycle. A bus master can issue at most one read
-// every 5 clocks and one write every 3, so the engine keeps at least 2/3 of a port, and
+// every 5 clocks and one write every 2, so the engine keeps at least half of a port, and
 // all of it on a long DMA with no system traffic.
 // Reads use the block RAM's output register: the data of a read granted in cycle t is in
 // eng_rd_data (eng_rd_valid) in cycle t+2, so the RAM's slow clock-to-output only drives
@@ -26,7 +26,7 @@ module nf_adapter_mem #(
     input  wire [31:0] sys_addr,
     input  wire [31:0] sys_wdata,
     input  wire [3:0]  sys_wstrb,
-    output reg         sys_ready,
+    output wire        sys_ready,
     output wire [31:0] sys_rdata,
     // engine read port: request granted in cycle t -> data in rd_data in cycle t+2 (rd_valid)
     input  wire           eng_rd_req,
@@ -108,8 +108,10 @@ module nf_adapter_mem #(
     reg [WAW-1:0]  wr_addr;
     reg [63:0]     wr_data;
     reg [7:0]      wr_be;
+    // A system write answered in the clock before a reset still lands (its master saw it
+    // done): under reset only that write, never an engine grant; 0 from the second clock.
     always @(posedge clk) begin
-        if (rst) wr_en <= 1'b0;
+        if (rst) wr_en <= sq_write && sq_in_mem;
         else     wr_en <= (sq_write && sq_in_mem) || eng_wr_gnt;
         wr_addr <= sq_write ? sq_word : eng_wr_addr;
         wr_data <= sq_write ? {sq_wdata, sq_wdata} : eng_wr_data;
@@ -162,19 +164,25 @@ module nf_adapter_mem #(
     end
 `endif
 
-    // System answer: a write's in the clock after it takes the write port; a read's with
-    // the data of the RAM access two cycles after it.
+    // System answer: a write's in the clock it takes the write port; a read's with the
+    // data of the RAM access two cycles after it.
     reg        eng_rd_g1;    // an engine read granted last cycle
     reg        sa_valid, sa_rd, sa_hi, sa_in_mem;
     reg        sb_valid, sb_rd, sb_hi, sb_in_mem;
     reg [31:0] sys_rdata_q;
+    // A read's answer (sys_rd_ready, with its data) and a write's (sys_wr_ready: sq_write
+    // again, from a flip-flop of its own that can sit by the requesters, as the grants'
+    // copies do): the write is answered in the clock it owns the write port.
+    reg        sys_rd_ready, sys_wr_ready;
+    assign sys_ready = sys_rd_ready || sys_wr_ready;
     always @(posedge clk) begin
         if (rst) begin
             sys_busy     <= 1'b0;
             sq_valid     <= 1'b0;
             sa_valid     <= 1'b0;
             sb_valid     <= 1'b0;
-            sys_ready    <= 1'b0;
+            sys_rd_ready <= 1'b0;
+            sys_wr_ready <= 1'b0;
             eng_rd_g1    <= 1'b0;
             eng_rd_valid <= 1'b0;
             sys_rdata_q  <= 32'd0;
@@ -182,9 +190,10 @@ module nf_adapter_mem #(
             if (sys_new)   sys_busy <= 1'b1;
             if (sys_ready) sys_busy <= 1'b0;
             sq_valid     <= sys_new;
-            sa_valid     <= sq_read;  // a write is answered here, a read two clocks on
+            sa_valid     <= sq_read;  // a write is answered already (sys_wr_ready)
             sb_valid     <= sa_valid;
-            sys_ready    <= sb_valid || sq_write;
+            sys_rd_ready <= sb_valid;
+            sys_wr_ready <= sys_new && sys_wstrb != 4'd0;
             eng_rd_g1    <= eng_rd_gnt;
             eng_rd_valid <= eng_rd_g1;
             if (sb_valid)  // outside adapter memory a read returns 0
