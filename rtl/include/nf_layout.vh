@@ -696,7 +696,7 @@
 // USER_BASE of a profile: first byte of the user region: the link slots come first (ENGINE.CFG_USER)
 `define NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS) (((RX_SLOTS) + (TX_SLOTS)) * `NF_LINK_SLOT_BYTES)
 
-// FW_SLICE_BITS of a profile: bits of each firmware-RAM slice on the boards: one slice fills one 16 Kbit block RAM (DP16KD), so no read mux sits between the RAM and the CPU (nf_board_core FW_SLICED, tools/fw_slices.py); for 16 to 64 KiB of firmware RAM
+// FW_SLICE_BITS of a profile: bits of each firmware-RAM slice on the boards: one slice fits one 16 Kbit block RAM (DP16KD), so no read mux sits between the RAM and the CPU (nf_board_core FW_SLICED, tools/fw_slices.py); for 16 to 64 KiB of firmware RAM
 `define NF_PROFILE_FW_SLICE_BITS(FW_RAM_BYTES) (65536 / (FW_RAM_BYTES))
 
 `endif
