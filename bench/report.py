@@ -647,10 +647,10 @@ CORE_TEXT = {
         "cpi": "a 5-stage pipeline with 4 KiB instruction and data caches; what it takes beyond one "
                "clock per instruction are cache refills from the firmware RAM, the uncached adapter-memory "
                "window and device registers, and taken branches",
-        "left": "VexRiscv runs most instructions in one clock; the rest of its clocks are cache refills\n"
-                "   (the image's code shares the 4 KiB direct-mapped instruction cache with the INFO code the\n"
-                "   bench runs between timed requests), uncached loads from the RX slot and the device\n"
-                "   registers, and branch penalties ([CPU choices](#cpu-choices) below).",
+        "left": "VexRiscv runs most instructions in one clock; the rest of its clocks are uncached loads\n"
+                "   from the RX slot (8 clocks each: the data bus's register stage, the system port's 4\n"
+                "   clocks, the core's own) and from the device registers, loads used by the next\n"
+                "   instruction, and taken branches ([CPU choices](#cpu-choices) below).",
     },
 }
 
@@ -711,10 +711,10 @@ def cores_section(w):
             w("| %s | %s |" % (ph.replace("_", " "), " | ".join(fmt_or_dash(p["fastreg_1"].get(ph)) for _, p in profiled)))
         w("| invalidate, total | %s |" % " | ".join(fmt_or_dash(p.get("invalidate", {}).get("total")) for _, p in profiled))
         w("")
-        w("On a core with caches the table above is the warm case; bench_sim's figure includes what the")
-        w("traffic between its timed requests evicts: the INFO replies it reads run code that shares lines of")
-        w("VexRiscv's 4 KiB direct-mapped instruction cache with the work-request path (firmware/link.ld keeps")
-        w("that path in one stretch, but the image is over 20 KiB).")
+        w("On a core with caches the table above is the warm case. bench_sim reads INFO between its timed")
+        w("requests; the code that answers it (FW_WARM) and the work-request path (FW_HOT) lie together in")
+        w("the first 4 KiB of the image (firmware/link.ld; make firmware checks they fit), so they share no")
+        w("line of VexRiscv's direct-mapped instruction cache and bench_sim finds the path warm too.")
         w("")
     for name, k in sorted(c["cores"].items()):
         for b in boards:
