@@ -307,6 +307,22 @@ static int cqes_in_order(void)
     return cq.bad ? -1 : (int)cq.next_wr - 1;
 }
 
+/* A fresh 25K-profile adapter whose 2 TX slots are both in flight (the host acknowledges
+ * nothing): true when their invalidates' CQEs all came out in order. */
+static int fill_tx_window(void)
+{
+    tb_init("ulx3s_25k");
+    tb.auto_ack = 0;
+    tb_clear();
+    cq.next_wr = 1;
+    cq.bad = 0;
+    send_invalidates(1);
+    tb_run();
+    send_invalidates(1u + INV_PER_FRAME);
+    tb_run();
+    return cqes_in_order() == 2 * INV_PER_FRAME;
+}
+
 void test_tx_full_holds(void)
 {
     tb_init("ulx3s_25k"); /* 2 RX slots (host window 1), 2 TX slots */
@@ -348,16 +364,7 @@ void test_tx_full_holds(void)
 
     /* The reply path itself: with every TX slot in flight, the message walk starts no
      * message whose reply cannot be queued, and resumes where it stopped. */
-    tb_init("ulx3s_25k");
-    tb.auto_ack = 0;
-    tb_clear();
-    cq.next_wr = 1;
-    cq.bad = 0;
-    send_invalidates(1);
-    tb_run();
-    send_invalidates(1u + INV_PER_FRAME);
-    tb_run();
-    int full = cqes_in_order() == 2 * INV_PER_FRAME;
+    int full = fill_tx_window();
     uint8_t buf[NF_LINK_MAX_PAYLOAD];
     size_t len = 0;
     uint32_t at = user_base() + 4 * PAGE; /* inside the smallest profile's user region */
@@ -385,16 +392,7 @@ void test_tx_full_holds(void)
        "TX full: a message whose CQE cannot be queued is not started (nothing dropped); it runs once room frees");
 
     /* A frame of one status query takes fw_msg_process's query path: the same rule. */
-    tb_init("ulx3s_25k");
-    tb.auto_ack = 0;
-    tb_clear();
-    cq.next_wr = 1;
-    cq.bad = 0;
-    send_invalidates(1);
-    tb_run();
-    send_invalidates(1u + INV_PER_FRAME);
-    tb_run();
-    full = cqes_in_order() == 2 * INV_PER_FRAME;
+    full = fill_tx_window();
     len = 0;
     uint32_t qtag = tb_put_msg(buf, &len, NF_OP_INFO, NULL, 0);
     memcpy(nfm_mem(nf_hw_engine()) + at, buf, len);
