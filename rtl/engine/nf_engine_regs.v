@@ -97,7 +97,9 @@ module nf_engine_regs #(
         else              held <= held + 1'b1;
     end
     wire csr_new = csr_valid && !csr_ready && !hold;
-    wire wr      = csr_new && (csr_wstrb != 4'd0);
+    // A write is never held (hold is for reads): its strobe leaves hold, and so the
+    // status decode and the units' busy flags, out of every register's clock enable.
+    wire wr      = csr_valid && !csr_ready && (csr_wstrb != 4'd0);
 
     // Byte-lane merge of a register write.
     function [31:0] merge(input [31:0] old, input [31:0] val, input [3:0] strb);
