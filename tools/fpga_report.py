@@ -38,6 +38,7 @@ def main():
     ap.add_argument("--summary", help="write the summary JSON here")
     ap.add_argument("--commit", default="", help="commit of the sources placed (for the summary)")
     ap.add_argument("--firmware", default="", help="digest of the firmware image in the bitstream (for the summary)")
+    ap.add_argument("--seed", type=int, default=None, help="nextpnr seed of the placement kept (for the summary)")
     args = ap.parse_args()
     rep = load(args.report)
 
@@ -59,6 +60,8 @@ def main():
         met = met and ok
         print(f"  Fmax {clk}: {f['achieved']:.2f} MHz (target {f['constraint']:.2f} MHz, "
               f"{'met' if ok else 'NOT MET'})")
+    if args.seed is not None:
+        print(f"  nextpnr seed {args.seed}")
 
     if args.summary:
         # The design has one clock domain; the slowest clock is the figure that matters.
@@ -67,6 +70,7 @@ def main():
             "name": args.name,
             "commit": args.commit,
             "firmware": args.firmware,
+            "seed": args.seed,
             "fmax_mhz": round(worst["achieved"], 2) if worst else None,
             "target_mhz": round(worst["constraint"], 2) if worst else None,
             "timing_met": met,
