@@ -29,9 +29,6 @@ FW_STACK_RESERVE := 1024
 FW_MR_BYTES := 16
 FW_RECV_BYTES := 40
 FW_RAM_MIN :=
-# VexRiscv's instruction cache (rtl/soc/soc.mk NF_VEXRISCV: 4 KiB, direct-mapped): the
-# work-request path and the status queries' code (firmware/link.ld) must fit it together.
-FW_ICACHE_BYTES := 4096
 FW_BUDGET := $(foreach p,$(NF_PROFILES),$(p):$(or $(FW_RAM_MIN),$(NF_PROFILE_$(p)_FW_RAM_BYTES)):$(NF_PROFILE_$(p)_MPT_ENTRIES):$(NF_PROFILE_$(p)_RECV_ENTRIES))
 
 RV_CC      := riscv64-unknown-elf-gcc
@@ -81,11 +78,6 @@ $(FW_BUILD)/nf_fw.hex: $(FW_BUILD)/nf_fw.bin $(FW_DIR)/tools/bin2hex.py $(ROOT)/
 	 done; if [ $$bad = 1 ]; then rm -f $@; exit 1; fi
 	@python3 $(ROOT)/tools/fw_stack.py --elf $(FW_BUILD)/nf_fw.elf --reserve $(FW_STACK_RESERVE) $(FW_OBJS:.o=.ci) || \
 	 { rm -f $@; exit 1; }
-	@end=$$(( 0x$$($(RV_NM) $(FW_BUILD)/nf_fw.elf | awk '$$3 == "__warm_end" { print $$1 }') )); \
-	 echo "firmware: work-request path and status queries (FW_HOT, FW_WARM) in $$end of $(FW_ICACHE_BYTES) bytes of instruction cache"; \
-	 if [ $$end -gt $(FW_ICACHE_BYTES) ]; then \
-	   echo "firmware: they would evict each other from the instruction cache: make them smaller, or take code out of FW_WARM" >&2; \
-	   rm -f $@; exit 1; fi
 
 # ---- host build ----
 FW_HOST_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/host/hw_model.c $(ENGINE_MODEL_DIR)/nf_engine_model.c $(ROOT)/host/src/nf_frame.c

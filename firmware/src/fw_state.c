@@ -42,8 +42,7 @@ FW_WARM uint32_t fw_stats_wr_count(void)
 }
 
 /* INFO and STATS are written field by field straight into the reply (win_wr: one store
- * each), not built on the stack and copied: half the instructions, and code small
- * enough for FW_WARM's part of the instruction cache. */
+ * each), not built on the stack and copied: half the instructions and less code. */
 #define PUT(w, type, field, v) win_wr(w, (uint32_t)offsetof(struct type, field), v)
 
 /* The link hardware's frame counters both reports carry. */

@@ -45,9 +45,9 @@ _Static_assert(NF_STATS_OPS_COUNT == NF_STAT_OP_COUNT && NF_STATS_REFUSED_COUNT 
  * image's start (firmware/link.ld), so a core with a small instruction cache (VexRiscv:
  * 4 KiB direct-mapped) holds it all at once. Changes no code, only where it lies. */
 #define FW_HOT __attribute__((section(".text.hot")))
-/* What the status queries (INFO, STATS) run beyond FW_HOT's link path: right after the
- * hot stretch (firmware/link.ld), in the instruction-cache lines it leaves free, so a
- * host polling the adapter's state between work requests does not evict their path. */
+/* What the status queries (INFO, STATS) run beyond FW_HOT's link path: placed apart, at
+ * the end of the code (firmware/link.ld), where a host polling the adapter's state
+ * between work requests evicts the fewest lines of their path (measured). */
 #define FW_WARM __attribute__((section(".text.warm")))
 /* The usual outcome of a test on the work-request path: the compiler lays it out as the
  * straight line. VexRiscv predicts a forward branch not taken and pays 3 clocks when it
