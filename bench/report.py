@@ -712,9 +712,9 @@ def cores_section(w):
         w("| invalidate, total | %s |" % " | ".join(fmt_or_dash(p.get("invalidate", {}).get("total")) for _, p in profiled))
         w("")
         w("On a core with caches the table above is the warm case. bench_sim reads INFO between its timed")
-        w("requests; the code that answers it (FW_WARM) and the work-request path (FW_HOT) lie together in")
-        w("the first 4 KiB of the image (firmware/link.ld; make firmware checks they fit), so they share no")
-        w("line of VexRiscv's direct-mapped instruction cache and bench_sim finds the path warm too.")
+        w("requests: the lines the code answering it (FW_WARM, at the end of the image, where it evicts the")
+        w("fewest: firmware/link.ld) shares with the work-request path (FW_HOT, at its start) in VexRiscv's")
+        w("4 KiB direct-mapped instruction cache are fetched again, so bench_sim's figure can exceed this one.")
         w("")
     for name, k in sorted(c["cores"].items()):
         for b in boards:
