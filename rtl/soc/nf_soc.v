@@ -140,7 +140,7 @@ module nf_soc #(
     // makes the hardware read adapter memory (posting a TX frame, starting the loader or
     // a DMA, a table command) starts only after every earlier store has landed; the
     // CYCLE_LO read that ends a measure comes after the work's stores too.
-    localparam integer WB_DEPTH = 2;  // window write-buffer entries (the system port takes a store every 3 clocks)
+    localparam integer WB_DEPTH = 2;  // window write-buffer entries (the system port takes a store every 2 clocks)
     wire [67:0] wb_head;              // the oldest store: {offset, data, byte strobes}
     wire [31:0] wb_head_off  = wb_head[67:36];
     wire [31:0] wb_head_data = wb_head[35:4];
