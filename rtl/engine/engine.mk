@@ -24,13 +24,16 @@ nf_prof_mem  = $(NF_PROFILE_$(1)_MEM_BYTES)
 nf_prof_mpt  = $(NF_PROFILE_$(1)_MPT_ENTRIES)
 nf_prof_mtt  = $(NF_PROFILE_$(1)_MTT_ENTRIES)
 nf_prof_user = $(NF_PROFILE_$(1)_USER_BASE)
+nf_prof_rx   = $(NF_PROFILE_$(1)_RX_SLOTS)
 # -G parameters of each bench's top module, by profile.
 engine_tb_params_tb_engine      = -GMEM_BYTES=$(call nf_prof_mem,$(1)) -GMPT_ENTRIES=$(call nf_prof_mpt,$(1)) \
-                                  -GMTT_ENTRIES=$(call nf_prof_mtt,$(1)) -GUSER_BASE=$(call nf_prof_user,$(1))
+                                  -GMTT_ENTRIES=$(call nf_prof_mtt,$(1)) -GUSER_BASE=$(call nf_prof_user,$(1)) \
+                                  -GHEAD_SLOTS=$(call nf_prof_rx,$(1))
 engine_tb_params_tb_keycheck    = -GMPT_ENTRIES=$(call nf_prof_mpt,$(1)) -GMTT_ENTRIES=$(call nf_prof_mtt,$(1))
-engine_tb_params_tb_adapter_mem = -GMEM_BYTES=$(call nf_prof_mem,$(1))
+engine_tb_params_tb_adapter_mem = -GMEM_BYTES=$(call nf_prof_mem,$(1)) -GHEAD_SLOTS=$(call nf_prof_rx,$(1))
 engine_tb_defs = -DTB_PROFILE=$(1) -DTB_MEM_BYTES=$(call nf_prof_mem,$(1))u -DTB_MPT_ENTRIES=$(call nf_prof_mpt,$(1))u \
-                 -DTB_MTT_ENTRIES=$(call nf_prof_mtt,$(1))u -DTB_USER_BASE=$(call nf_prof_user,$(1))u
+                 -DTB_MTT_ENTRIES=$(call nf_prof_mtt,$(1))u -DTB_USER_BASE=$(call nf_prof_user,$(1))u \
+                 -DTB_HEAD_SLOTS=$(call nf_prof_rx,$(1))u
 
 # $(1) profile, $(2) bench (tb/$(2).cpp), $(3) top module, $(4) its RTL
 define engine_tb

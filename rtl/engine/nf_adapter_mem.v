@@ -4,20 +4,28 @@
 //
 // Arbitration: a system-port request takes the port it needs (read or write) for one
 // cycle, the cycle after it is first seen, and the engine's request on that port is not
-// granted in that cycle. A system read therefore always completes in 4 clocks (ready 4
-// cycles after valid), a write in 1 (it needs no data back: answered in the clock it
-// owns the write port, it lands in the next, before any later access can read its word);
-// each costs the engine at most one port cycle. A bus master can issue at most one read
-// every 5 clocks and one write every 2, so the engine keeps at least half of a port, and
-// all of it on a long DMA with no system traffic.
+// granted in that cycle. A system read therefore completes in 4 clocks (ready 4 cycles
+// after valid), a write in 1 (it needs no data back: answered in the clock it owns the
+// write port, it lands in the next, before any later access can read its word); each
+// costs the engine at most one port cycle. A bus master can issue at most one read every
+// 5 clocks and one write every 2, so the engine keeps at least half of a port, and all
+// of it on a long DMA with no system traffic.
+// Slot heads: the first HEAD_BYTES of each of the first HEAD_SLOTS link slots (the RX
+// slots: a frame's link header, message header and work request) are kept a second time
+// in a small LUT RAM, written with every write that lands in memory (system or engine),
+// so a system read there is answered in 1 clock, from that copy, without the read port.
+// The firmware reads a work request's fields one word at a time from its RX slot; each
+// read took 4 clocks of the port.
 // Reads use the block RAM's output register: the data of a read granted in cycle t is in
 // eng_rd_data (eng_rd_valid) in cycle t+2, so the RAM's slow clock-to-output only drives
 // a register next to it, and the long routes to the consumers start from that register.
 `default_nettype none
 `include "nf_layout.vh"
 module nf_adapter_mem #(
-    parameter integer MEM_BYTES = `NF_PROFILE_SIM_MEM_BYTES,  // adapter memory, bytes (a multiple of the 8-byte port)
-    parameter integer WAW       = $clog2(MEM_BYTES / `NF_ENGINE_HW_MEM_PORT_BYTES)  // word address bits
+    parameter integer MEM_BYTES  = `NF_PROFILE_SIM_MEM_BYTES,  // adapter memory, bytes (a multiple of the 8-byte port)
+    parameter integer HEAD_SLOTS = `NF_PROFILE_SIM_RX_SLOTS,  // link slots (from address 0, SLOT_BYTES each) whose heads are copied; 0: none
+    parameter integer HEAD_BYTES = 128,  // bytes copied at the start of each such slot, a power of two, 8..SLOT_BYTES
+    parameter integer WAW        = $clog2(MEM_BYTES / `NF_ENGINE_HW_MEM_PORT_BYTES)  // word address bits
 ) (
     input  wire        clk,
     input  wire        rst,
@@ -44,6 +52,29 @@ module nf_adapter_mem #(
     localparam integer WORDS    = MEM_BYTES / `NF_ENGINE_HW_MEM_PORT_BYTES;
     localparam integer LANES    = `NF_ENGINE_HW_MEM_PORT_BYTES;
     localparam integer WORD_LSB = $clog2(LANES);     // byte-in-word bits of an address
+    localparam integer SLOT_BYTES = `NF_LINK_SLOT_BYTES;
+    localparam integer SLOT_LSB   = $clog2(SLOT_BYTES);  // a slot's number starts at this address bit
+    localparam integer HEAD_LSB   = $clog2(HEAD_BYTES);  // bits of an offset inside a head
+    localparam integer HSW        = HEAD_SLOTS > 1 ? $clog2(HEAD_SLOTS) : 1;  // slot-number bits of a head index
+    localparam integer HOW        = HEAD_LSB - WORD_LSB; // word-in-head bits of a head index
+    localparam integer HIW        = HSW + HOW;           // head index bits: {slot, word in head}
+    generate if (HEAD_SLOTS < 0 || HEAD_SLOTS * SLOT_BYTES > MEM_BYTES || HEAD_BYTES < LANES ||
+                 HEAD_BYTES > SLOT_BYTES || HEAD_BYTES != (1 << HEAD_LSB)) begin : g_bad_head
+        // Elaboration fails here: the copied heads must be slots inside memory, HEAD_BYTES a power of two.
+        nf_adapter_mem_bad_head_parameters u_fail ();
+    end endgenerate
+    // A byte address is in a copied head: its slot is one of the first HEAD_SLOTS and its
+    // offset in the slot below HEAD_BYTES.
+    localparam [31:0] HEAD_SLOTS_32 = HEAD_SLOTS;
+    function in_head(input [31:0] a);
+        in_head = HEAD_SLOTS != 0 && (a >> SLOT_LSB) < HEAD_SLOTS_32 && a[SLOT_LSB-1:HEAD_LSB] == 0;
+    endfunction
+    /* verilator lint_off UNUSEDSIGNAL */
+    function [HIW-1:0] head_index(input [31:0] a);  // its word in the copy
+        head_index = {a[SLOT_LSB +: HSW], a[WORD_LSB +: HOW]};
+    endfunction
+    /* verilator lint_on UNUSEDSIGNAL */
+    localparam integer PAD = 32 - WAW - WORD_LSB;  // a word address as a 32-bit byte address: {PAD zeros, word, WORD_LSB zeros}
 
     // Read during write: no consumed read ever reads the word whose write lands in the
     // same clock (rule below), so Yosys is told not to add its collision logic (a compare of
@@ -74,6 +105,8 @@ module nf_adapter_mem #(
     reg [31:0] sq_wdata;
     reg [3:0]  sq_wstrb;
     wire sys_new = sys_valid && !sys_busy;
+    // A read of a copied head: answered from the copy in the next clock (see the top).
+    wire sys_head_rd = sys_new && sys_wstrb == 4'd0 && in_head(sys_addr);
     wire sq_read  = sq_valid && sq_rd;
     wire sq_write = sq_valid && !sq_rd;
     // sq_read and sq_write again, each from a flip-flop of its own that drives only the
@@ -86,7 +119,7 @@ module nf_adapter_mem #(
             sq_read_claim  <= 1'b0;
             sq_write_claim <= 1'b0;
         end else begin
-            sq_read_claim  <= sys_new && sys_wstrb == 4'd0;
+            sq_read_claim  <= sys_new && sys_wstrb == 4'd0 && !sys_head_rd;
             sq_write_claim <= sys_new && sys_wstrb != 4'd0;
         end
     end
@@ -108,12 +141,16 @@ module nf_adapter_mem #(
     reg [WAW-1:0]  wr_addr;
     reg [63:0]     wr_data;
     reg [7:0]      wr_be;
+    reg            wr_head;   // the write lands in a copied head too
+    reg [HIW-1:0]  wr_hidx;   // its word there
     // A system write answered in the clock before a reset still lands (its master saw it
     // done): under reset only that write, never an engine grant; 0 from the second clock.
     always @(posedge clk) begin
         if (rst) wr_en <= sq_write && sq_in_mem;
         else     wr_en <= (sq_write && sq_in_mem) || eng_wr_gnt;
         wr_addr <= sq_write ? sq_word : eng_wr_addr;
+        wr_head <= in_head({{PAD{1'b0}}, sq_write ? sq_word : eng_wr_addr, {WORD_LSB{1'b0}}});
+        wr_hidx <= head_index({{PAD{1'b0}}, sq_write ? sq_word : eng_wr_addr, {WORD_LSB{1'b0}}});
         wr_data <= sq_write ? {sq_wdata, sq_wdata} : eng_wr_data;
         wr_be   <= sq_write ? (sq_hi ? {sq_wstrb, 4'd0} : {4'd0, sq_wstrb}) : eng_wr_be;
     end
@@ -126,6 +163,24 @@ module nf_adapter_mem #(
         end
         rd_q  <= mem[rd_addr];
         rd_q2 <= rd_q;
+    end
+
+    // The heads' copy (LUT RAM: written as the memory is, read without a clock). A read
+    // meeting a landing write of its word gets the new bytes, as a read of the memory does.
+    reg [63:0] head [0:(1 << HIW)-1];
+    integer hlane;
+    always @(posedge clk) begin
+        if (wr_en && wr_head) begin
+            for (hlane = 0; hlane < LANES; hlane = hlane + 1)
+                if (wr_be[hlane]) head[wr_hidx][8*hlane +: 8] <= wr_data[8*hlane +: 8];
+        end
+    end
+    wire [HIW-1:0] sys_hidx = head_index(sys_addr);
+    wire           head_col = wr_en && wr_head && wr_hidx == sys_hidx;
+    reg  [63:0]    head_word;
+    always @(*) begin
+        for (hlane = 0; hlane < LANES; hlane = hlane + 1)
+            head_word[8*hlane +: 8] = (head_col && wr_be[hlane]) ? wr_data[8*hlane +: 8] : head[sys_hidx][8*hlane +: 8];
     end
 
     // A system read meeting a landing write of its word (see the rule above): the write's
@@ -165,7 +220,7 @@ module nf_adapter_mem #(
 `endif
 
     // System answer: a write's in the clock it takes the write port; a read's with the
-    // data of the RAM access two cycles after it.
+    // data of the RAM access two cycles after it, or of a copied head in the next clock.
     reg        eng_rd_g1;    // an engine read granted last cycle
     reg        sa_valid, sa_rd, sa_hi, sa_in_mem;
     reg        sb_valid, sb_rd, sb_hi, sb_in_mem;
@@ -189,15 +244,17 @@ module nf_adapter_mem #(
         end else begin
             if (sys_new)   sys_busy <= 1'b1;
             if (sys_ready) sys_busy <= 1'b0;
-            sq_valid     <= sys_new;
+            sq_valid     <= sys_new && !sys_head_rd;
             sa_valid     <= sq_read;  // a write is answered already (sys_wr_ready)
             sb_valid     <= sa_valid;
-            sys_rd_ready <= sb_valid;
+            sys_rd_ready <= sb_valid || sys_head_rd;
             sys_wr_ready <= sys_new && sys_wstrb != 4'd0;
             eng_rd_g1    <= eng_rd_gnt;
             eng_rd_valid <= eng_rd_g1;
             if (sb_valid)  // outside adapter memory a read returns 0
                 sys_rdata_q <= (sb_rd && sb_in_mem) ? (sb_hi ? sys_word[63:32] : sys_word[31:0]) : 32'd0;
+            else if (sys_head_rd)
+                sys_rdata_q <= sys_addr[2] ? head_word[63:32] : head_word[31:0];
         end
     end
     always @(posedge clk) begin

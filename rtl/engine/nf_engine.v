@@ -15,7 +15,8 @@ module nf_engine #(
     parameter integer MEM_BYTES   = `NF_PROFILE_SIM_MEM_BYTES,  // adapter memory, bytes (a multiple of the 8-byte port)
     parameter integer MPT_ENTRIES = `NF_PROFILE_SIM_MPT_ENTRIES,  // key-table (MPT) entries, 1..2^24 (the token index is 24 bits)
     parameter integer MTT_ENTRIES = `NF_PROFILE_SIM_MTT_ENTRIES,  // translation-table (MTT) entries, 1..2^16 (MPT_W5.MTT_BASE is 16 bits)
-    parameter integer USER_BASE   = `NF_PROFILE_SIM_USER_BASE  // first byte of the user region, bytes (after the link slots)
+    parameter integer USER_BASE   = `NF_PROFILE_SIM_USER_BASE,  // first byte of the user region, bytes (after the link slots)
+    parameter integer HEAD_SLOTS  = `NF_PROFILE_SIM_RX_SLOTS  // link slots whose first bytes the system port reads in 1 clock (the RX slots; nf_adapter_mem)
 ) (
     input  wire        clk,
     input  wire        rst,
@@ -49,7 +50,7 @@ module nf_engine #(
     wire [WAW-1:0] dma_wr_addr;
     wire [63:0]    dma_wr_data;
     wire [7:0]     dma_wr_be;
-    nf_adapter_mem #(.MEM_BYTES(MEM_BYTES)) u_mem (
+    nf_adapter_mem #(.MEM_BYTES(MEM_BYTES), .HEAD_SLOTS(HEAD_SLOTS)) u_mem (
         .clk(clk), .rst(rst),
         .sys_valid(sys_valid), .sys_addr(sys_addr), .sys_wdata(sys_wdata), .sys_wstrb(sys_wstrb),
         .sys_ready(sys_ready), .sys_rdata(sys_rdata),

@@ -526,7 +526,7 @@ module nf_soc #(
     wire        wb_pop    = win_ready && wb_any;
     // The answer to a window read goes to the CPU straight from the engine's registered
     // system-port answer (sys_ready, sys_rdata): only registers on that path (the port
-    // answers at least 4 clocks after it takes a request, so the request is owned then).
+    // answers at least 1 clock after it takes a request, so the request is owned then).
     wire        win_rd_ready = sys_port_ready && owned && !owner_link && !wb_any;
 
     always @(posedge clk) begin
@@ -556,7 +556,8 @@ module nf_soc #(
     wire        eng_csr_ready, eng_idle;
     wire [31:0] eng_csr_rdata;
     nf_engine #(
-        .MEM_BYTES(MEM_BYTES), .MPT_ENTRIES(MPT_ENTRIES), .MTT_ENTRIES(MTT_ENTRIES), .USER_BASE(USER_BASE)
+        .MEM_BYTES(MEM_BYTES), .MPT_ENTRIES(MPT_ENTRIES), .MTT_ENTRIES(MTT_ENTRIES), .USER_BASE(USER_BASE),
+        .HEAD_SLOTS(RX_SLOTS)
     ) u_engine (
         .clk(eng_clk), .rst(rst),
         .csr_valid(eng_go), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
