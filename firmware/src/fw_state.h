@@ -45,10 +45,15 @@ _Static_assert(NF_STATS_OPS_COUNT == NF_STAT_OP_COUNT && NF_STATS_REFUSED_COUNT 
  * image's start (firmware/link.ld), so a core with a small instruction cache (VexRiscv:
  * 4 KiB direct-mapped) holds it all at once. Changes no code, only where it lies. */
 #define FW_HOT __attribute__((section(".text.hot")))
-/* What the status queries (INFO, STATS) run beyond FW_HOT's link path: placed apart, at
- * the end of the code (firmware/link.ld), where a host polling the adapter's state
- * between work requests evicts the fewest lines of their path (measured). */
+/* What the status queries (INFO, STATS) run beyond FW_HOT's link path: placed right
+ * after it (firmware/link.ld), in lines of the instruction cache the work-request path
+ * does not use, so a host polling the adapter's state between work requests evicts none
+ * of them (measured). */
 #define FW_WARM __attribute__((section(".text.warm")))
+/* What a Send and a posted receive run beyond FW_HOT (the Send, the DMA, the receive
+ * queue): placed before FW_HOT (firmware/link.ld), where, measured, it evicts the fewest
+ * lines of the work-request path and of its own. */
+#define FW_SEND __attribute__((section(".text.send")))
 /* The usual outcome of a test on the work-request path: the compiler lays it out as the
  * straight line. VexRiscv predicts a forward branch not taken and pays 3 clocks when it
  * is; the hints are where its guess and ours differ. Changes no result. */

@@ -43,7 +43,7 @@ FW_HOT uint32_t fw_eng_wait_busy(uint32_t status_off)
     return st;
 }
 
-uint32_t fw_dma(const struct fw_dma_side *src, const struct fw_dma_side *dst, uint32_t len, uint32_t *bytes)
+FW_SEND uint32_t fw_dma(const struct fw_dma_side *src, const struct fw_dma_side *dst, uint32_t len, uint32_t *bytes)
 {
     eng_wr(NF_ENGINE_DMA_SRC_MODE, NF_DMA_SIDE_MODE_MODE_PUT(src->mode) | NF_DMA_SIDE_MODE_ACCESS_PUT(src->access));
     eng_wr(NF_ENGINE_DMA_SRC_TOKEN, src->token);
@@ -412,7 +412,7 @@ uint32_t fw_rq_flush(struct fw_qp *qp)
     return n;
 }
 
-struct fw_recv *fw_rq_push(struct fw_qp *qp)
+FW_SEND struct fw_recv *fw_rq_push(struct fw_qp *qp)
 {
     uint32_t i = recv_free;
     struct fw_recv *rv = &fw_recvs[i];
@@ -426,7 +426,7 @@ struct fw_recv *fw_rq_push(struct fw_qp *qp)
     return rv;
 }
 
-void fw_rq_pop(struct fw_qp *qp)
+FW_SEND void fw_rq_pop(struct fw_qp *qp)
 {
     uint32_t i = qp->rq_head;
     qp->rq_head = fw_recvs[i].link;
