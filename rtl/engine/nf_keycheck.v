@@ -157,9 +157,13 @@ module nf_keycheck #(
     wire [1:0]    cur_state = cur[`NF_MPT_W0_STATE];
 
     wire s1_is_write = s1_valid && (s1_op == OPC_MPT_WRITE) && !s1_bad_mpt;
-    wire s1_is_inval = s1_valid && (s1_op == OPC_MPT_INVALIDATE) && !s1_bad_mpt &&
-                       (cur_state == ST_VALID);
-    wire [EW-1:0] inval_entry = {cur[EW-1:2], ST_INVALID};
+    // An invalidate writes its entry back whatever the state it finds: VALID becomes
+    // INVALID, any other state is written back unchanged. So the RAMs' write enables do
+    // not wait for the entry's state out of the block RAM (its clock-to-output is long:
+    // that was the 25F's slowest path, into the VALID bitmap's write enable); only the
+    // written data depends on it.
+    wire s1_is_inval = s1_valid && (s1_op == OPC_MPT_INVALIDATE) && !s1_bad_mpt;
+    wire [EW-1:0] inval_entry = (cur_state == ST_VALID) ? {cur[EW-1:2], ST_INVALID} : cur;
     wire          s1_mpt_wr   = s1_is_write || s1_is_inval;
     wire [EW-1:0] s1_mpt_wdata = s1_is_write ? s1_wentry : inval_entry;
 
@@ -173,8 +177,10 @@ module nf_keycheck #(
     // asynchronously in SC: a write at S1 lands at the clock edge that moves the op
     // one behind into SC, so SC sees exactly the ops issued before it (no forwarding).
     reg vbits [0:MPT_ENTRIES-1];
+    // (An invalidate always leaves its entry not VALID: its bit is 0 without the RAM's data.)
+    wire vbit_wdata = !clearing && s1_is_write && s1_wentry[`NF_MPT_W0_STATE] == ST_VALID;
     always @(posedge clk)
-        if (mpt_we) vbits[mpt_waddr] <= (mpt_wdata[`NF_MPT_W0_STATE] == ST_VALID);
+        if (mpt_we) vbits[mpt_waddr] <= vbit_wdata;
 
     reg            sc_valid;
     reg [2:0]      sc_op;
