@@ -648,9 +648,11 @@ CORE_TEXT = {
                "clock per instruction are cache refills from the firmware RAM, the uncached adapter-memory "
                "window and device registers, and taken branches",
         "left": "VexRiscv runs most instructions in one clock; the rest of its clocks are uncached loads\n"
-                "   from the RX slot (8 clocks each: the data bus's register stage, the system port's 4\n"
-                "   clocks, the core's own) and from the device registers, loads used by the next\n"
-                "   instruction, and taken branches ([CPU choices](#cpu-choices) below).",
+                "   from the RX slot's head and the device registers (5 clocks each: the data bus's register\n"
+                "   stage, the answer in the next clock, the core's own; the RX slots' first 128 bytes are\n"
+                "   answered from a copy in LUT RAM, nf_adapter_mem), stores to the TX slot and the\n"
+                "   registers (2 clocks each), loads used by the next instruction, and taken branches\n"
+                "   ([CPU choices](#cpu-choices) below).",
     },
 }
 
@@ -712,9 +714,10 @@ def cores_section(w):
         w("| invalidate, total | %s |" % " | ".join(fmt_or_dash(p.get("invalidate", {}).get("total")) for _, p in profiled))
         w("")
         w("On a core with caches the table above is the warm case. bench_sim reads INFO between its timed")
-        w("requests: the lines the code answering it (FW_WARM, at the end of the image, where it evicts the")
-        w("fewest: firmware/link.ld) shares with the work-request path (FW_HOT, at its start) in VexRiscv's")
-        w("4 KiB direct-mapped instruction cache are fetched again, so bench_sim's figure can exceed this one.")
+        w("requests; the code answering it (FW_WARM) lies right after the work-request path (FW_HOT) and the")
+        w("two fit VexRiscv's 4 KiB direct-mapped instruction cache together (firmware/link.ld), so the poll")
+        w("evicts none of the path's lines; a Send's code (FW_SEND) does, and a request after a Send can")
+        w("exceed this figure.")
         w("")
     for name, k in sorted(c["cores"].items()):
         for b in boards:
