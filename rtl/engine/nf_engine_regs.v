@@ -74,7 +74,8 @@ module nf_engine_regs #(
     reg [3:0]  tbl_code, chk_code;
     reg [31:0] chk_addr;
 
-    assign idle = tst == T_IDLE && cst == C_IDLE;
+    reg  dma_start_q;  // a DMA_CTRL write's start, for the next clock (see dma_start)
+    assign idle = tst == T_IDLE && cst == C_IDLE && !dma_start_q;
 
     // A read of a status register (TBL, LD, DMA, CHK_STATUS) while its unit is busy is
     // held, up to STATUS_HOLD clocks: the answer then comes in the clock after the unit
@@ -124,7 +125,16 @@ module nf_engine_regs #(
     wire tbl_cmd  = wr_tbl_cmd && (tst == T_IDLE);
     wire chk_cmd  = wr_chk_ctrl && (cst == C_IDLE) && (csr_wdata == 32'd1);
     assign ld_start  = wr_ld_ctrl && !ld_busy && (csr_wdata == 32'd1);
-    assign dma_start = wr_dma_ctrl && !dma_busy && (csr_wdata == 32'd1);
+    // The DMA starts in the clock after its DMA_CTRL write, from a flip-flop: the CPU's
+    // request and this block's decode then drive one register, not the clock enables of
+    // the DMA's state spread over the chip (that was the ULX3S 25F's slowest path). The
+    // write is answered in that clock, so no access can come between; the staging
+    // registers the DMA takes cannot change before it does.
+    always @(posedge clk) begin
+        if (rst) dma_start_q <= 1'b0;
+        else     dma_start_q <= wr_dma_ctrl && !dma_busy && (csr_wdata == 32'd1);
+    end
+    assign dma_start = dma_start_q;
 
     assign tbl_req      = (tst == T_REQ);
     assign tbl_ask[`NF_TBL_REQ_OP]    = tbl_op_r;        assign tbl_ask[`NF_TBL_REQ_INDEX] = tbl_index_r;
