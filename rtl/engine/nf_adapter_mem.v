@@ -13,9 +13,9 @@
 // Slot heads: the first HEAD_BYTES of each of the first HEAD_SLOTS link slots (the RX
 // slots: a frame's link header, message header and work request) are kept a second time
 // in a small LUT RAM, written with every write that lands in memory (system or engine),
-// so a system read there is answered in 1 clock, from that copy, without the read port.
-// The firmware reads a work request's fields one word at a time from its RX slot; each
-// read took 4 clocks of the port.
+// so a system read there is answered in 1 clock, from that copy, and costs the engine no
+// port cycle. The firmware reads a work request's fields one word at a time from its RX
+// slot; each read took 4 clocks of the port.
 // Reads use the block RAM's output register: the data of a read granted in cycle t is in
 // eng_rd_data (eng_rd_valid) in cycle t+2, so the RAM's slow clock-to-output only drives
 // a register next to it, and the long routes to the consumers start from that register.
