@@ -74,8 +74,8 @@ module nf_engine_regs #(
     reg [3:0]  tbl_code, chk_code;
     reg [31:0] chk_addr;
 
-    reg  dma_start_q;  // a DMA_CTRL write's start, for the next clock (see dma_start)
-    assign idle = tst == T_IDLE && cst == C_IDLE && !dma_start_q;
+    reg  wq;           // a register write landing (see wq_*)
+    assign idle = tst == T_IDLE && cst == C_IDLE && !wq;
 
     // A read of a status register (TBL, LD, DMA, CHK_STATUS) while its unit is busy is
     // held, up to STATUS_HOLD clocks: the answer then comes in the clock after the unit
@@ -101,6 +101,21 @@ module nf_engine_regs #(
     // A write is never held (hold is for reads): its strobe leaves hold, and so the
     // status decode and the units' busy flags, out of every register's clock enable.
     wire wr      = csr_valid && !csr_ready && (csr_wstrb != 4'd0);
+    // A write lands in the clock after its request, from registers (wq_*), and is answered
+    // in that clock (csr_ready), so no access comes between and a read after it sees it.
+    // The CPU's request and its decode in the SoC then drive these registers only, not the
+    // clock enables and data inputs of every register and unit here (the engine sits far
+    // from the CPU on the ECP5: that route was the ULX3S 85F's slowest path).
+    reg [11:0] wq_addr;
+    reg [31:0] wq_data;
+    reg [3:0]  wq_strb;
+    always @(posedge clk) begin
+        if (rst) wq <= 1'b0;
+        else     wq <= wr;
+        wq_addr <= csr_addr;
+        wq_data <= csr_wdata;
+        wq_strb <= csr_wstrb;
+    end
 
     // Byte-lane merge of a register write.
     function [31:0] merge(input [31:0] old, input [31:0] val, input [3:0] strb);
@@ -120,21 +135,12 @@ module nf_engine_regs #(
          wr_dma_len, wr_dma_ctrl, wr_chk_token, wr_chk_va_lo, wr_chk_va_hi, wr_chk_len,
          wr_chk_access, wr_chk_pd, wr_chk_ctrl;
 
-    wire known_op = (csr_wdata[2:0] >= OPC_MPT_WRITE) &&
-                    (csr_wdata[2:0] <= OPC_MTT_READ) && (csr_wdata[31:3] == 29'd0);
+    wire known_op = (wq_data[2:0] >= OPC_MPT_WRITE) &&
+                    (wq_data[2:0] <= OPC_MTT_READ) && (wq_data[31:3] == 29'd0);
     wire tbl_cmd  = wr_tbl_cmd && (tst == T_IDLE);
-    wire chk_cmd  = wr_chk_ctrl && (cst == C_IDLE) && (csr_wdata == 32'd1);
-    assign ld_start  = wr_ld_ctrl && !ld_busy && (csr_wdata == 32'd1);
-    // The DMA starts in the clock after its DMA_CTRL write, from a flip-flop: the CPU's
-    // request and this block's decode then drive one register, not the clock enables of
-    // the DMA's state spread over the chip (that was the ULX3S 25F's slowest path). The
-    // write is answered in that clock, so no access can come between; the staging
-    // registers the DMA takes cannot change before it does.
-    always @(posedge clk) begin
-        if (rst) dma_start_q <= 1'b0;
-        else     dma_start_q <= wr_dma_ctrl && !dma_busy && (csr_wdata == 32'd1);
-    end
-    assign dma_start = dma_start_q;
+    wire chk_cmd  = wr_chk_ctrl && (cst == C_IDLE) && (wq_data == 32'd1);
+    assign ld_start  = wr_ld_ctrl && !ld_busy && (wq_data == 32'd1);
+    assign dma_start = wr_dma_ctrl && !dma_busy && (wq_data == 32'd1);
 
     assign tbl_req      = (tst == T_REQ);
     assign tbl_ask[`NF_TBL_REQ_OP]    = tbl_op_r;        assign tbl_ask[`NF_TBL_REQ_INDEX] = tbl_index_r;
@@ -180,49 +186,49 @@ module nf_engine_regs #(
         end else begin
             // Register writes, all under wr: a simulator tests one bit on the clocks
             // without a write instead of every register's strobe.
-            if (wr) begin
+            if (wq) begin
                 // Staging registers of a running table op or check hold still (the op may
                 // still be waiting for the pipeline): such writes are dropped.
                 if (tst == T_IDLE) begin
-                    if (wr_tbl_index)       tbl_index_r     <= merge(tbl_index_r, csr_wdata, csr_wstrb);
-                    if (wr_tbl_mtt_data)    tbl_mtt_data_r  <= merge(tbl_mtt_data_r, csr_wdata, csr_wstrb);
-                    if (wr_ent_w0)          ent[0*32 +: 32] <= merge(ent[0*32 +: 32], csr_wdata, csr_wstrb);
-                    if (wr_ent_w1)          ent[1*32 +: 32] <= merge(ent[1*32 +: 32], csr_wdata, csr_wstrb);
-                    if (wr_ent_w2)          ent[2*32 +: 32] <= merge(ent[2*32 +: 32], csr_wdata, csr_wstrb);
-                    if (wr_ent_w3)          ent[3*32 +: 32] <= merge(ent[3*32 +: 32], csr_wdata, csr_wstrb);
-                    if (wr_ent_w4)          ent[4*32 +: 32] <= merge(ent[4*32 +: 32], csr_wdata, csr_wstrb);
-                    if (wr_ent_w5)          ent[5*32 +: 32] <= merge(ent[5*32 +: 32], csr_wdata, csr_wstrb);
-                    if (wr_ent_w6)          ent[6*32 +: 32] <= merge(ent[6*32 +: 32], csr_wdata, csr_wstrb);
+                    if (wr_tbl_index)       tbl_index_r     <= merge(tbl_index_r, wq_data, wq_strb);
+                    if (wr_tbl_mtt_data)    tbl_mtt_data_r  <= merge(tbl_mtt_data_r, wq_data, wq_strb);
+                    if (wr_ent_w0)          ent[0*32 +: 32] <= merge(ent[0*32 +: 32], wq_data, wq_strb);
+                    if (wr_ent_w1)          ent[1*32 +: 32] <= merge(ent[1*32 +: 32], wq_data, wq_strb);
+                    if (wr_ent_w2)          ent[2*32 +: 32] <= merge(ent[2*32 +: 32], wq_data, wq_strb);
+                    if (wr_ent_w3)          ent[3*32 +: 32] <= merge(ent[3*32 +: 32], wq_data, wq_strb);
+                    if (wr_ent_w4)          ent[4*32 +: 32] <= merge(ent[4*32 +: 32], wq_data, wq_strb);
+                    if (wr_ent_w5)          ent[5*32 +: 32] <= merge(ent[5*32 +: 32], wq_data, wq_strb);
+                    if (wr_ent_w6)          ent[6*32 +: 32] <= merge(ent[6*32 +: 32], wq_data, wq_strb);
                 end
                 if (cst == C_IDLE) begin
-                    if (wr_chk_token)       chk_token_r     <= merge(chk_token_r, csr_wdata, csr_wstrb);
-                    if (wr_chk_va_lo)       chk_va_lo       <= merge(chk_va_lo, csr_wdata, csr_wstrb);
-                    if (wr_chk_va_hi)       chk_va_hi       <= merge(chk_va_hi, csr_wdata, csr_wstrb);
-                    if (wr_chk_len)         chk_len_r       <= merge(chk_len_r, csr_wdata, csr_wstrb);
-                    if (wr_chk_access)      chk_access_r    <= merge(chk_access_r, csr_wdata, csr_wstrb);
-                    if (wr_chk_pd)          chk_pd_r        <= merge(chk_pd_r, csr_wdata, csr_wstrb);
+                    if (wr_chk_token)       chk_token_r     <= merge(chk_token_r, wq_data, wq_strb);
+                    if (wr_chk_va_lo)       chk_va_lo       <= merge(chk_va_lo, wq_data, wq_strb);
+                    if (wr_chk_va_hi)       chk_va_hi       <= merge(chk_va_hi, wq_data, wq_strb);
+                    if (wr_chk_len)         chk_len_r       <= merge(chk_len_r, wq_data, wq_strb);
+                    if (wr_chk_access)      chk_access_r    <= merge(chk_access_r, wq_data, wq_strb);
+                    if (wr_chk_pd)          chk_pd_r        <= merge(chk_pd_r, wq_data, wq_strb);
                 end
-                if (wr_ld_src)          ld_src          <= merge(ld_src, csr_wdata, csr_wstrb);
-                if (wr_ld_mtt_base)     ld_mtt_base     <= merge(ld_mtt_base, csr_wdata, csr_wstrb);
-                if (wr_ld_count)        ld_count        <= merge(ld_count, csr_wdata, csr_wstrb);
-                if (wr_dma_src_mode)    dma_src_mode    <= merge(dma_src_mode, csr_wdata, csr_wstrb);
-                if (wr_dma_src_token)   dma_src_token   <= merge(dma_src_token, csr_wdata, csr_wstrb);
-                if (wr_dma_src_addr_lo) src_lo          <= merge(src_lo, csr_wdata, csr_wstrb);
-                if (wr_dma_src_addr_hi) src_hi          <= merge(src_hi, csr_wdata, csr_wstrb);
-                if (wr_dma_src_pd)      dma_src_pd      <= merge(dma_src_pd, csr_wdata, csr_wstrb);
-                if (wr_dma_dst_mode)    dma_dst_mode    <= merge(dma_dst_mode, csr_wdata, csr_wstrb);
-                if (wr_dma_dst_token)   dma_dst_token   <= merge(dma_dst_token, csr_wdata, csr_wstrb);
-                if (wr_dma_dst_addr_lo) dst_lo          <= merge(dst_lo, csr_wdata, csr_wstrb);
-                if (wr_dma_dst_addr_hi) dst_hi          <= merge(dst_hi, csr_wdata, csr_wstrb);
-                if (wr_dma_dst_pd)      dma_dst_pd      <= merge(dma_dst_pd, csr_wdata, csr_wstrb);
-                if (wr_dma_len)         dma_len         <= merge(dma_len, csr_wdata, csr_wstrb);
+                if (wr_ld_src)          ld_src          <= merge(ld_src, wq_data, wq_strb);
+                if (wr_ld_mtt_base)     ld_mtt_base     <= merge(ld_mtt_base, wq_data, wq_strb);
+                if (wr_ld_count)        ld_count        <= merge(ld_count, wq_data, wq_strb);
+                if (wr_dma_src_mode)    dma_src_mode    <= merge(dma_src_mode, wq_data, wq_strb);
+                if (wr_dma_src_token)   dma_src_token   <= merge(dma_src_token, wq_data, wq_strb);
+                if (wr_dma_src_addr_lo) src_lo          <= merge(src_lo, wq_data, wq_strb);
+                if (wr_dma_src_addr_hi) src_hi          <= merge(src_hi, wq_data, wq_strb);
+                if (wr_dma_src_pd)      dma_src_pd      <= merge(dma_src_pd, wq_data, wq_strb);
+                if (wr_dma_dst_mode)    dma_dst_mode    <= merge(dma_dst_mode, wq_data, wq_strb);
+                if (wr_dma_dst_token)   dma_dst_token   <= merge(dma_dst_token, wq_data, wq_strb);
+                if (wr_dma_dst_addr_lo) dst_lo          <= merge(dst_lo, wq_data, wq_strb);
+                if (wr_dma_dst_addr_hi) dst_hi          <= merge(dst_hi, wq_data, wq_strb);
+                if (wr_dma_dst_pd)      dma_dst_pd      <= merge(dma_dst_pd, wq_data, wq_strb);
+                if (wr_dma_len)         dma_len         <= merge(dma_len, wq_data, wq_strb);
             end
 
             // Table operations.
             case (tst)
                 T_IDLE: if (tbl_cmd) begin
                     if (known_op) begin
-                        tbl_op_r <= csr_wdata[2:0];
+                        tbl_op_r <= wq_data[2:0];
                         tst      <= T_REQ;
                     end else begin
                         tbl_code <= `NF_REFUSE_BAD_COMMAND;
@@ -270,7 +276,7 @@ module nf_engine_regs #(
     endfunction
 
     nf_engine_regs_decode u_decode (
-        .clk(clk), .rst(rst), .take(csr_new), .addr(csr_addr), .we(wr),
+        .clk(clk), .rst(rst), .take(csr_new), .addr(wq ? wq_addr : csr_addr), .we(wq),
         .wr_tbl_cmd(wr_tbl_cmd), .wr_tbl_index(wr_tbl_index), .wr_tbl_mtt_data(wr_tbl_mtt_data),
         .wr_ent_w0(wr_ent_w0), .wr_ent_w1(wr_ent_w1), .wr_ent_w2(wr_ent_w2), .wr_ent_w3(wr_ent_w3),
         .wr_ent_w4(wr_ent_w4), .wr_ent_w5(wr_ent_w5), .wr_ent_w6(wr_ent_w6),

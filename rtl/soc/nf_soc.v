@@ -521,14 +521,26 @@ module nf_soc #(
     wire [31:0] sys_port_addr  = pick_link ? link_mem_addr : wb_any ? wb_head_off : win_early ? win_offset(ram_addr) : win_off;
     wire [31:0] sys_port_wdata = pick_link ? link_mem_wdata : wb_head_data;
     wire [3:0]  sys_port_wstrb = pick_link ? link_mem_wstrb : wb_any ? wb_head_strb : 4'd0;
-    assign link_mem_ready = sys_port_ready && pick_link;
-    wire        win_ready = sys_port_ready && !pick_link;
+    // The port answers a request at least 1 clock after it takes it, so the request is
+    // owned then and its master is owner_link (a register; checked below in simulation):
+    // neither master's request logic reaches the other's answer (on the ULX3S 85F the CPU's
+    // window request, through pick_link, reached the link's receive state).
+    assign link_mem_ready = sys_port_ready && owner_link;
+    wire        win_ready = sys_port_ready && !owner_link;
     wire        wb_pop    = win_ready && wb_any;
     // The answer to a window read goes to the CPU straight from the engine's registered
     // system-port answer (sys_ready, sys_rdata): only registers on that path (the port
     // answers at least 1 clock after it takes a request, so the request is owned then).
     wire        win_rd_ready = sys_port_ready && owned && !owner_link && !wb_any;
 
+`ifndef SYNTHESIS
+    always @(posedge clk) begin
+        if (!rst && sys_port_ready && !owned) begin
+            $display("nf_soc: ERROR: the system port answered a request it had not held for a clock");
+            $stop;
+        end
+    end
+`endif
     always @(posedge clk) begin
         if (rst) begin
             owned      <= 1'b0;
