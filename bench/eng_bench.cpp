@@ -1,7 +1,7 @@
 // Engine micro-benchmark through the ENGINE registers and the system port, as the
 // firmware drives it: page-list load into the MTT (1 and 256 pages) and a 64 KiB DMA
 // between two token-named regions whose pages are scattered. Cycle counts run from
-// the clock the start register is written to the clock the unit's busy flag drops
+// the clock the start register's write lands (one after its request) to the clock the unit's busy flag drops
 // (read from the RTL, made visible by bench/eng_bench.vlt). Results are verified.
 // Prints "key = value" lines for bench/report.py and "ok -"/"not ok -" lines.
 #include <cstdint>
@@ -37,9 +37,10 @@ template <typename Busy> uint64_t timed_start(uint32_t ctrl_off, Busy busy)
     top->csr_addr = ctrl_off;
     top->csr_wdata = 1;
     top->csr_wstrb = 0xF;
+    bus->tick();             // the request's clock: the write lands in the next one
+    top->csr_valid = 0;
     uint64_t t0 = bus->cyc;  // the start pulse is in this clock
     bus->tick();
-    top->csr_valid = 0;
     while (busy() && bus->cyc - t0 < 10000000)
         bus->tick();
     return bus->cyc - t0;

@@ -90,7 +90,7 @@ def failures(text):
 
 def num(v):
     """Integers stay integers in the JSON."""
-    return int(v) if float(v).is_integer() else round(float(v), 4)
+    return int(float(v)) if float(v).is_integer() else round(float(v), 4)  # "2075.0" too
 
 
 def gather():
@@ -423,7 +423,7 @@ def doc(r, series, phases, funcs):
         r["eng_mem_bytes"] / 2.0 ** 20, g("eng_mtt_entries")))
     w("  MTT entries) driven through its ENGINE registers and system port as the firmware drives it.")
     w("  A 256-entry page list is written into adapter memory, `LD_*` programmed, and the clocks counted")
-    w("  from the clock `LD_CTRL` is written to the clock the loader's `busy` drops (read from the RTL).")
+    w("  from the clock the write of `LD_CTRL` lands (one after its request) to the clock the loader's `busy` drops (read from the RTL).")
     w("  The MTT is read back and checked. %s clocks for 256 pages, %s for 1 (fixed start-up cost);" % (
         g("mtt_load_clocks_256pages"), g("mtt_load_clocks_1page")))
     w("  incremental rate %s pages/clock. Physical limit: one MTT write per clock (the MTT write" %
