@@ -184,7 +184,7 @@ module nf_engine_regs #(
             chk_token_r <= 32'd0; chk_va_lo <= 32'd0; chk_va_hi <= 32'd0; chk_len_r <= 32'd0;
             chk_access_r <= 32'd0; chk_pd_r <= 32'd0;
         end else begin
-            // Register writes, all under wr: a simulator tests one bit on the clocks
+            // Register writes, all under wq: a simulator tests one bit on the clocks
             // without a write instead of every register's strobe.
             if (wq) begin
                 // Staging registers of a running table op or check hold still (the op may
