@@ -24,7 +24,7 @@
 module nf_adapter_mem #(
     parameter integer MEM_BYTES  = `NF_PROFILE_SIM_MEM_BYTES,  // adapter memory, bytes (a multiple of the 8-byte port)
     parameter integer HEAD_SLOTS = `NF_PROFILE_SIM_RX_SLOTS,  // link slots (from address 0, SLOT_BYTES each) whose heads are copied; 0: none
-    parameter integer HEAD_BYTES = 128,  // bytes copied at the start of each such slot, a power of two, 8..SLOT_BYTES
+    parameter integer HEAD_BYTES = `NF_ENGINE_HW_RX_HEAD_BYTES,  // bytes copied at the start of each such slot, a power of two, 8..SLOT_BYTES
     parameter integer WAW        = $clog2(MEM_BYTES / `NF_ENGINE_HW_MEM_PORT_BYTES)  // word address bits
 ) (
     input  wire        clk,

@@ -21,7 +21,7 @@
 static const uint32_t MEM = TB_MEM_BYTES;
 static const uint32_t WORDS = MEM / 8;
 static const uint32_t HEAD_SLOTS = TB_HEAD_SLOTS;
-static const uint32_t HEAD_BYTES = 128; // nf_adapter_mem's default
+static const uint32_t HEAD_BYTES = NF_ENGINE_HW_RX_HEAD_BYTES; // nf_adapter_mem's default
 static const uint32_t SLOT_BYTES = NF_LINK_SLOT_BYTES;
 
 static bool in_head(uint32_t a) { return a / SLOT_BYTES < HEAD_SLOTS && a % SLOT_BYTES < HEAD_BYTES; }
