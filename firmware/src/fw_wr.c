@@ -151,19 +151,25 @@ static __attribute__((noinline)) uint32_t inv_refusal(const struct fw_qp *qp, ui
     return wr_inv_target(qp->pd, mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF)), status);
 }
 
-/* Common case in one run of compares: a VALID fast-register MR of the QP's PD with the
- * token's key, known flags, the whole request in the message. */
+/* Common case in one test: a VALID fast-register MR of the QP's PD with the token's
+ * key, known flags, the whole request in the message. The rules are combined without an
+ * early exit (each is safe to evaluate: the entry index is masked to 0 when out of range)
+ * so the path takes one branch: the compiler places this request's code after the fast
+ * register's, so a chain of tests would be backward branches to the refusal, which
+ * VexRiscv predicts taken, 3 clocks lost on each. */
 static inline __attribute__((always_inline)) void do_invalidate(const struct fw_qp *qp, uint32_t flags, uint32_t m,
                                                                 uint32_t mlen, struct wr_result *r)
 {
     uint32_t token = mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF));
     uint32_t i = NF_TOKEN_INDEX_GET(token);
-    const struct fw_mr *mr = &fw_mrs[i < fw_cfg.mpt_entries ? i : 0u];
-    if (FW_UNLIKELY(!(i < fw_cfg.mpt_entries && mlen >= NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE &&
-          !(flags & ~(uint32_t)NF_KNOWN_FLAGS_INVALIDATE) &&
-          (fw_mr_word0(mr) & FW_MR_WORD0(0xFFu, 0xFFu, 0xFFu, FW_MR_ALLOCATED)) ==
-              FW_MR_WORD0(NF_MPT_STATE_VALID, NF_MPT_KIND_FAST, NF_TOKEN_KEY_GET(token), FW_MR_ALLOCATED) &&
-          mr->pd == qp->pd))) {
+    uint32_t in_range = i < fw_cfg.mpt_entries;
+    const struct fw_mr *mr = &fw_mrs[i & (0u - in_range)];
+    uint32_t bad = (in_range ^ 1u) | (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE) |
+                   (flags & ~(uint32_t)NF_KNOWN_FLAGS_INVALIDATE) |
+                   ((fw_mr_word0(mr) & FW_MR_WORD0(0xFFu, 0xFFu, 0xFFu, FW_MR_ALLOCATED)) ^
+                    FW_MR_WORD0(NF_MPT_STATE_VALID, NF_MPT_KIND_FAST, NF_TOKEN_KEY_GET(token), FW_MR_ALLOCATED)) |
+                   (uint32_t)(mr->pd ^ qp->pd);
+    if (FW_UNLIKELY(bad)) {
         uint32_t status;
         i = inv_refusal(qp, flags, m, mlen, &status);
         if (i == FW_NO_INDEX) {
