@@ -9,11 +9,13 @@
 //   notice   RX stamp -> the firmware's first read of the slot (poll-loop latency)
 //   link     -> first instruction of fw_msg_process (header, seq/ack, TX room check)
 //   parse    -> first instruction of fw_wr_process (message walk, op dispatch)
-//   validate -> first instruction of fw_load (fast-register) / fw_mpt_invalidate
-//   loader   fw_load .. back in fw_wr_process (the wait for the page-list load the
-//            fast-register started before staging its MPT entry)
-//   mpt      -> first instruction of fw_tx_reserve (entry build, fw_mpt_write / invalidate)
-//   cqe      -> the CYCLE_LO read that ends the measure (reserve TX space, write the CQE)
+//   validate -> the first ENGINE register access (WR fields, QP and MR lookups, the rules)
+//   engine   -> first instruction of fw_tx_reserve (the engine's commands: a fast-register's
+//            page-list load, its MPT entry staged and MPT_WRITE_LOADED; an invalidate's
+//            MPT_INVALIDATE)
+//   cqe      -> the TBL_STATUS read (the CQE written ahead while the engine works)
+//   wait     -> its answer (what of the engine's work the CQE did not hide)
+//   finish   -> the CYCLE_LO read that ends the measure (MR state, counters)
 // and checks that the phases add up to the firmware's own last_wr_cycles (read back
 // with INFO). Prints "phase ..." and "func ..." lines for bench/report.py.
 // Usage: fwprof NM_FILE   (the output of `nm -S` of the firmware ELF); with FWPROF_TRACE=FILE
@@ -84,6 +86,8 @@ struct Access {
     uint64_t cycle;
     uint32_t wait;  // cycles from valid to ready
     uint8_t kind;   // 0 RAM data, 1 window, 2 SYS, 3 LINK, 4 ENGINE
+    uint32_t addr;
+    bool write;
 };
 std::vector<Access> accesses;
 uint64_t req_start;
@@ -127,7 +131,7 @@ void tick()
                                : addr >= NF_MAP_ENGINE ? 4
                                : addr >= NF_MAP_LINK ? 3
                                                        : 2;
-                accesses.push_back({cycle, (uint32_t)(cycle - req_start), kind});
+                accesses.push_back({cycle, (uint32_t)(cycle - req_start), kind, addr, SOC(cpu_wstrb) != 0});
                 if (SOC(cpu_wstrb) == 0 &&
                     (addr == NF_SYS_BASE + NF_SYS_CYCLE_LO ||
                      (addr >= NF_LINK_BASE + NF_LINK_RX_STAMP0 && addr < NF_LINK_BASE + NF_LINK_RX_STAMP0 + 64)))
@@ -233,8 +237,8 @@ void check(bool c, const std::string &what)
         failures++;
 }
 
-const char *kPhases[] = {"notice", "link", "parse", "validate", "loader", "mpt", "cqe"};
-constexpr int kNPhases = 7;
+const char *kPhases[] = {"notice", "link", "parse", "validate", "engine", "cqe", "wait", "finish"};
+constexpr int kNPhases = 8;
 
 // Profile one work request (message m) whose CQE we wait for; prints its phases.
 void profile(const char *label, const std::vector<uint8_t> &m, bool fast_register)
@@ -297,6 +301,8 @@ void profile(const char *label, const std::vector<uint8_t> &m, bool fast_registe
             b[1] = a.cycle;
             break;
         }
+    // Bus events: the first ENGINE access after the work request's first instruction, the
+    // TBL_STATUS read after the CQE's reservation (its start and its answer).
     int phase = 1;
     std::map<std::string, uint64_t> per_func;
     uint64_t prev_cycle = t_start;
@@ -314,24 +320,29 @@ void profile(const char *label, const std::vector<uint8_t> &m, bool fast_registe
         } else if (phase == 2 && fn == "fw_wr_process") {
             phase = 3;
             b[3] = f.cycle;
-        } else if (phase == 3 && (fn == "fw_load" || fn == "fw_mpt_invalidate")) {
+            for (const Access &a : accesses)
+                if (a.kind == 4 && a.cycle - a.wait >= b[3]) {
+                    b[4] = a.cycle - a.wait;
+                    break;
+                }
+        } else if (phase == 3 && fn == "fw_tx_reserve" && b[4] && f.cycle >= b[4]) {
             phase = 4;
-            b[4] = f.cycle;
-            if (fn != "fw_load") {  // invalidate: no loader phase
-                phase = 5;
-                b[5] = f.cycle;
-            }
-        } else if (phase == 4 && fn == "fw_wr_process") {
-            phase = 5;
             b[5] = f.cycle;
-        } else if (phase == 5 && fn == "fw_tx_reserve") {
-            phase = 6;
-            b[6] = f.cycle;
+            for (const Access &a : accesses)
+                if (a.kind == 4 && !a.write && a.addr == NF_ENGINE_BASE + NF_ENGINE_TBL_STATUS && a.cycle > b[5]) {
+                    b[6] = a.cycle - a.wait;
+                    b[7] = a.cycle;
+                    phase = b[7] <= t_end ? 5 : 4;
+                    break;
+                }
         }
     }
     per_func[prev_func] += t_end - prev_cycle;
-    check(phase == 6 && b[1] >= b[0], std::string(label) + ": every phase seen in order");
-    if (phase != 6)
+    bool ordered = phase == 5;
+    for (int i = 0; i < kNPhases; i++)
+        ordered = ordered && b[i] <= b[i + 1];
+    check(ordered, std::string(label) + ": every phase seen in order");
+    if (!ordered)
         return;
     (void)fast_register;
     // Bus waits on the adapter-memory window and engine registers inside the window.

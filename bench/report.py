@@ -53,7 +53,7 @@ REQUIRED = ["keycheck_per_clock", "keycheck_latency_clocks", "mtt_load_pages_per
             for k in ("latency_us_8b", "latency_us_512b", "pingpong_us", "rate_msgs_per_s", "rate_in_flight",
                       "rate_count", "iterations")]
 PROFILED = ["fastreg_1", "fastreg_256"]  # fwprof requests the text names
-PHASES = ["notice", "link", "parse", "validate", "loader", "mpt", "cqe"]
+PHASES = ["notice", "link", "parse", "validate", "engine", "cqe", "wait", "finish"]
 # Paths whose changes do not change a measurement (the documents the figures go into).
 NOT_MEASURED = [":(exclude)*.md", ":(exclude)docs", ":(exclude)bench/baseline.json"]
 BEGIN, END = "<!-- bench-results:begin -->", "<!-- bench-results:end -->"
@@ -563,11 +563,12 @@ def doc(r, series, phases, funcs):
         "notice": "RX stamp to the firmware's first read of the slot: its wake from SYS.SLEEP",
         "link": "link header: one compare sorts an in-order DATA frame (type and seq), its ack lowers the in-flight count, quick TX room test",
         "parse": "`fw_msg_process`: message walk, length checks, op dispatch",
-        "validate": "`fw_wr_process` up to the engine: QP lookup, WR fields read once from the RX slot, MR lookup, NDK rules in one run of compares; a fast-register starts its page-list load here and stages the MPT entry under it",
-        "loader": "`fw_load`: wait for the page-list load already running",
-        "mpt": "commit the staged MPT entry (TBL_CMD, wait) / `fw_mpt_invalidate`",
-        "cqe": "`fw_tx_reserve` and the %d words of MSG_HDR + CQE written into the TX slot" % (
+        "validate": "`fw_wr_process` up to the engine: QP lookup, WR fields read once from the RX slot, MR lookup, NDK rules in one run of compares",
+        "engine": "the engine's commands: a fast-register's page-list load started, its MPT entry staged under it and MPT_WRITE_LOADED (the engine writes the entry once the list is in); an invalidate's MPT_INVALIDATE",
+        "cqe": "`fw_tx_reserve` and the %d words of MSG_HDR + CQE written into the TX slot while the engine works (written ahead as a success; a failure found after rewrites its status)" % (
             (sizes["MSG_HDR"] + sizes["CQE"]) // 4),
+        "wait": "the TBL_STATUS read: what of the engine's work (page-list load, MPT write, invalidate and DMA drain) the CQE did not hide",
+        "finish": "MR state, counters, up to the CYCLE_LO read that ends the measure",
         "total": "= INFO.last_wr_cycles",
         "instructions": "instructions fetched in the window",
         "window_accesses": "adapter-memory window accesses (RX slot reads, TX slot writes)",
@@ -591,9 +592,9 @@ def doc(r, series, phases, funcs):
     core = CORE_TEXT[r["cpu"]]
     w("The firmware executes %d instructions in %d clocks (%.1f clocks per instruction on %s: %s)." %
       (ph["instructions"], ph["total"], cpi, core["name"], core["cpi"]))
-    w("The engine's part is small: the")
-    w("loader waits %d clocks for 1 page and %d for 256 (1 MTT write per clock); waiting on the" % (
-        ph["loader"], phases["fastreg_256"]["loader"]))
+    w("The engine's part is small: after the CQE, the firmware waits %d clocks for 1 page and %d for 256" % (
+        ph["wait"], phases["fastreg_256"]["wait"]))
+    w("(the page-list load writes 1 MTT entry per clock, then the MPT entry); waiting on the")
     w("adapter-memory window costs %d clocks in all (its stores are posted; %d accesses). Nearly everything" % (
         ph["window_wait_cycles"], ph["window_accesses"]))
     w("is instructions.")
@@ -606,14 +607,14 @@ def doc(r, series, phases, funcs):
     w("1. **Validation, %d clocks**: the NDK rules themselves (QP state, MR kind/state/PD, capacity," % ph["validate"])
     w("   FBO/VA/length arithmetic) on 64-bit values with a 32-bit CPU.")
     w("2. **Link header, %d clocks**: sequence and ack handling, freeing acknowledged TX slots." % ph["link"])
-    w("3. **MPT write, %d clocks**: the staging writes, the command and its status poll." % ph["mpt"])
+    w("3. **Engine commands, %d clocks**: the page-list load's and the MPT entry's register writes." % ph["engine"])
     w("4. **The CPU**: %s" % core["left"])
     w("5. **Hardware work requests**: parsing a fast-register's fixed fields and writing the MPT entry")
     w("   in hardware (the firmware deciding only the rule outcome) would take the path to a few hundred")
     w("   clocks; it is the next step if the figure must fall further.")
     w("")
     around = ph["notice"] + ph["link"] + ph["parse"] + ph["cqe"]
-    own = ph["validate"] + ph["loader"] + ph["mpt"]
+    own = ph["validate"] + ph["engine"] + ph["wait"] + ph["finish"]
     w("The budget: 300 clocks from arrival to CQE at this core's %.1f clocks per instruction allow about %d" % (
         cpi, 300 / cpi))
     w("instructions; the fast-register runs %d." % ph["instructions"])

@@ -135,7 +135,7 @@ FW_SEND void wr_send(const struct fw_frame *f, struct fw_qp *qp, uint32_t op, ui
         return;
     }
     const struct fw_recv *rv = fw_rq_head(p);
-    struct wr_result rr = {NF_STATUS_CONNECTION_ABORTED, 0, 0};
+    struct wr_result rr = {NF_STATUS_CONNECTION_ABORTED, 0, 0, 0};
     uint32_t inv = FW_NO_INDEX, st;
     uint64_t room = 0;
     for (uint32_t k = 0; k < rv->nsge; k++)

@@ -188,6 +188,14 @@ static inline uint32_t fw_mpt_write_words(uint32_t index, uint32_t w0, uint32_t 
     return fw_mpt_commit();
 }
 uint32_t fw_mpt_invalidate(uint32_t index);
+/* fw_mpt_invalidate in two: the command, and the wait for it (its REFUSE code), so the
+ * firmware can work between them. */
+static inline void fw_mpt_invalidate_start(uint32_t index)
+{
+    eng_wr(NF_ENGINE_TBL_INDEX, index);
+    eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_INVALIDATE);
+}
+uint32_t fw_mpt_invalidate_wait(void);
 /* Read MPT[index] into w; returns the REFUSE code. */
 uint32_t fw_mpt_read(uint32_t index, uint32_t w[7]);
 /* Entry index just went from VALID to INVALID (its shadow state too): a window leaves its MR's

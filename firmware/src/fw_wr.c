@@ -85,15 +85,35 @@ static __attribute__((noinline)) uint32_t fr_refusal(const struct fw_qp *qp, uin
     return NF_STATUS_INVALID_PARAMETER; /* the shape */
 }
 
+/* A fast-register of entry index whose MPT_WRITE_LOADED answered st, a failure: the page
+ * list refused by the loader (its code; INVALID_PARAMETER: nothing was written), or the
+ * engine failed (INTERNAL_ERROR). A hardware fault may still write the entry later, so
+ * an invalidate of it is posted too (not waited for: a hung engine is not waited for
+ * twice). */
+static __attribute__((noinline)) void fr_failed(uint32_t index, uint32_t st, struct wr_result *r)
+{
+    uint32_t ld = NF_STATUS_WORD_CODE_GET(eng_rd(NF_ENGINE_LD_STATUS));
+    if (ld != NF_REFUSE_OK) {
+        r->refuse = ld;
+        r->status = fw_eng_failed(ld, NF_STATUS_INVALID_PARAMETER);
+        return;
+    }
+    fw_mpt_invalidate_start(index);
+    r->refuse = NF_STATUS_WORD_CODE_GET(st) == NF_REFUSE_TIMEOUT ? NF_REFUSE_TIMEOUT : NF_REFUSE_OK;
+    r->status = NF_STATUS_INTERNAL_ERROR;
+}
+
 /* The request's fields are read once from the RX slot. The common case (an initialized
  * fast-register MR of the QP's PD, not VALID, with the token's key; known flags, remote
  * rights only with RemoteAccess; a good shape) is one straight run of compares; anything
  * else asks fr_refusal for the status. The entry is staged in the engine while the
- * page-list load runs, and committed once it succeeded. The loader copies the page list
+ * page-list load runs, and the engine commits it once the load succeeded
+ * (MPT_WRITE_LOADED); the CQE is written meanwhile. The loader copies the page list
  * from the RX slot into the MR's own MTT range and refuses unaligned pages or pages
  * outside the user region; the MR is not VALID, so a partial load is never used. */
-static inline __attribute__((always_inline)) void do_fast_register(const struct fw_qp *qp, uint32_t flags, uint32_t m,
-                                                                   uint32_t mlen, struct wr_result *r)
+static inline __attribute__((always_inline)) void do_fast_register(const struct fw_frame *f, const struct fw_qp *qp,
+                                                                   uint32_t qpn, uint32_t wr_id, uint32_t flags,
+                                                                   uint32_t m, uint32_t mlen, struct wr_result *r)
 {
     hal_win b = mem_win(BODY(m, 0));
     uint32_t token = win_rd(b, NF_WR_FAST_REGISTER_TOKEN_OFF);
@@ -126,14 +146,13 @@ static inline __attribute__((always_inline)) void do_fast_register(const struct 
                      fr_rights[FR_RIGHTS_INDEX(flags)],
                  NF_MPT_W1_PD_PUT(mr->pd) | NF_MPT_W1_FBO_PUT(fbo), va_lo, va_hi, len_lo,
                  NF_MPT_W5_MTT_BASE_PUT(mr->mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(mr->mtt_cap), NF_MPT_W6_PAGES_PUT(npages));
-    uint32_t st = fw_load();
+    /* Written by the engine the clock the page list is in, if it was not refused. */
+    eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE_LOADED);
+    if (!(flags & NF_NDK_OP_FLAG_SILENT_SUCCESS))
+        wr_cqe_ahead(f, qpn, wr_id, NF_NDK_OP_FAST_REGISTER, r); /* while the engine works */
+    uint32_t st = fw_eng_wait(NF_ENGINE_TBL_STATUS);
     if (FW_UNLIKELY(st & NF_STATUS_WORD_CODE_MASK)) { /* a code other than NF_REFUSE_OK (0) */
-        r->refuse = NF_STATUS_WORD_CODE_GET(st);
-        r->status = fw_eng_failed(r->refuse, NF_STATUS_INVALID_PARAMETER);
-        return;
-    }
-    if (FW_UNLIKELY(fw_mpt_commit() != NF_REFUSE_OK)) {
-        r->status = NF_STATUS_INTERNAL_ERROR;
+        fr_failed(i, st, r);
         return;
     }
     mr->state = NF_MPT_STATE_VALID;
@@ -157,7 +176,8 @@ static __attribute__((noinline)) uint32_t inv_refusal(const struct fw_qp *qp, ui
  * so the path takes one branch: the compiler places this request's code after the fast
  * register's, so a chain of tests would be backward branches to the refusal, which
  * VexRiscv predicts taken, 3 clocks lost on each. */
-static inline __attribute__((always_inline)) void do_invalidate(const struct fw_qp *qp, uint32_t flags, uint32_t m,
+static inline __attribute__((always_inline)) void do_invalidate(const struct fw_frame *f, const struct fw_qp *qp,
+                                                                uint32_t qpn, uint32_t wr_id, uint32_t flags, uint32_t m,
                                                                 uint32_t mlen, struct wr_result *r)
 {
     uint32_t token = mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF));
@@ -176,8 +196,13 @@ static inline __attribute__((always_inline)) void do_invalidate(const struct fw_
             r->status = status;
             return;
         }
+        wr_invalidate(i, r);
+        return;
     }
-    wr_invalidate(i, r);
+    fw_mpt_invalidate_start(i);
+    if (!(flags & NF_NDK_OP_FLAG_SILENT_SUCCESS))
+        wr_cqe_ahead(f, qpn, wr_id, NF_NDK_OP_INVALIDATE, r); /* while the engine invalidates */
+    wr_invalidated(i, fw_mpt_invalidate_wait(), r);
 }
 
 /* NdkBind: the window's entry is written self-contained (bounds, translation into the
@@ -332,7 +357,7 @@ _Static_assert(sizeof(wr_op_type) == NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER + 1u
 static FW_SEND __attribute__((noinline)) struct wr_result wr_other(const struct fw_frame *f, struct fw_qp *qp, uint32_t op,
                                                            uint32_t wr_id, uint32_t flags, uint32_t m, uint32_t mlen)
 {
-    struct wr_result r = {NF_STATUS_INVALID_PARAMETER, 0, 0};
+    struct wr_result r = {NF_STATUS_INVALID_PARAMETER, 0, 0, 0};
     if (op <= NF_OP_WR_WRITE)
         do_rdma(qp, op, flags, m, mlen, &r);
     else if (op == NF_OP_WR_BIND)
@@ -348,7 +373,7 @@ FW_HOT void fw_wr_process(const struct fw_frame *f, uint32_t m, uint32_t mlen, u
 {
     uint32_t qpn = 0, wr_id = 0, flags = 0;
     struct fw_qp *qp = 0;
-    struct wr_result r = {NF_STATUS_INVALID_PARAMETER, 0, 0};
+    struct wr_result r = {NF_STATUS_INVALID_PARAMETER, 0, 0, 0};
     if (mlen >= NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE) {
         hal_win h = mem_win(m + NF_MSG_HDR_SIZE);
         qpn = win_rd(h, NF_WR_HDR_QPN_OFF);
@@ -374,9 +399,9 @@ FW_HOT void fw_wr_process(const struct fw_frame *f, uint32_t m, uint32_t mlen, u
         }
         if (run) {
             if (op == NF_OP_WR_FAST_REGISTER)
-                do_fast_register(qp, flags, m, mlen, &r);
+                do_fast_register(f, qp, qpn, wr_id, flags, m, mlen, &r);
             else if (op == NF_OP_WR_INVALIDATE)
-                do_invalidate(qp, flags, m, mlen, &r);
+                do_invalidate(f, qp, qpn, wr_id, flags, m, mlen, &r);
             else
                 r = wr_other(f, qp, op, wr_id, flags, m, mlen);
         }
@@ -387,9 +412,16 @@ FW_HOT void fw_wr_process(const struct fw_frame *f, uint32_t m, uint32_t mlen, u
      * fw_send.c). */
     if (FW_UNLIKELY(r.status != NF_STATUS_SUCCESS))
         wr_failed(qp, r.status, r.refuse);
-    /* A posted receive completes later, when a Send fills it (or the host flushes it). */
-    if (!(r.status == NF_STATUS_SUCCESS && (flags & NF_NDK_OP_FLAG_SILENT_SUCCESS || op == NF_OP_WR_RECEIVE)))
+    /* A posted receive completes later, when a Send fills it (or the host flushes it). A
+     * CQE written ahead as a success gets the failure's status and code. */
+    if (FW_LIKELY(r.cqe_at)) {
+        if (FW_UNLIKELY(r.status != NF_STATUS_SUCCESS)) {
+            mem_wr(r.cqe_at + NF_MSG_HDR_SIZE + NF_CQE_STATUS_OFF, r.status);
+            mem_wr(r.cqe_at + NF_MSG_HDR_SIZE + NF_CQE_REFUSE_OFF, r.refuse);
+        }
+    } else if (!(r.status == NF_STATUS_SUCCESS && (flags & NF_NDK_OP_FLAG_SILENT_SUCCESS || op == NF_OP_WR_RECEIVE))) {
         wr_put_cqe(f, qpn, wr_id, &r, wr_op_type[op - NF_OP_WR_FAST_REGISTER], 0, 0);
+    }
     /* The cost figures describe completed work only: a refusal takes another path. */
     if (FW_LIKELY(r.status == NF_STATUS_SUCCESS)) {
         uint32_t now = hal_cycles();

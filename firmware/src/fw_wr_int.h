@@ -15,6 +15,7 @@
 
 struct wr_result {
     uint32_t status, bytes, refuse;
+    uint32_t cqe_at; /* 0, or the CQE is in the TX window there already (wr_cqe_ahead) */
 };
 
 /* One side of a DMA on a local SGE: TOKEN mode with the QP's PD, or LOGICAL for the
@@ -77,11 +78,10 @@ static inline uint32_t wr_inv_target(uint32_t pd, uint32_t token, uint32_t *stat
     return i;
 }
 
-/* Invalidates entry index through the engine (the request's outcome in r). */
-static inline void wr_invalidate(uint32_t index, struct wr_result *r)
+/* Entry index after the engine's invalidate of it answered code (the request's outcome
+ * in r). Done means no later check grants and no DMA through the entry still runs. */
+static inline void wr_invalidated(uint32_t index, uint32_t code, struct wr_result *r)
 {
-    /* Done means no later check grants and no DMA through the entry still runs. */
-    uint32_t code = fw_mpt_invalidate(index);
     if (FW_UNLIKELY(code != NF_REFUSE_OK)) {
         r->status = NF_STATUS_INTERNAL_ERROR;
         r->refuse = code;
@@ -90,6 +90,12 @@ static inline void wr_invalidate(uint32_t index, struct wr_result *r)
     fw_mrs[index].state = NF_MPT_STATE_INVALID;
     fw_mr_invalidated(index);
     r->status = NF_STATUS_SUCCESS;
+}
+
+/* Invalidates entry index through the engine (the request's outcome in r). */
+static inline void wr_invalidate(uint32_t index, struct wr_result *r)
+{
+    wr_invalidated(index, fw_mpt_invalidate(index), r);
 }
 
 /* A failure completion: counted by status and by the engine's REFUSE code, and its QP
@@ -103,25 +109,46 @@ static inline void wr_failed(struct fw_qp *qp, uint32_t status, uint32_t refuse)
     fw_stats.refuse_codes[refuse & (NF_STATS_REFUSE_CODES_COUNT - 1u)] += refuse != NF_REFUSE_OK;
 }
 
+/* The CQE message of a work request at adapter address at. */
+static inline void wr_cqe_at(uint32_t at, uint32_t qpn, uint32_t wr_id, const struct wr_result *r, uint32_t op_type,
+                             uint32_t token, uint32_t cflags)
+{
+    uint32_t len = NF_MSG_HDR_SIZE + NF_CQE_SIZE;
+    fw_reply_hdr(at, NF_OP_CQE, len, 0, 0);
+    hal_win w = mem_win(at);
+    const uint32_t c = NF_MSG_HDR_SIZE;
+    win_wr(w, c + NF_CQE_QPN_OFF, qpn);
+    win_wr(w, c + NF_CQE_WR_ID_OFF, wr_id);
+    win_wr(w, c + NF_CQE_STATUS_OFF, r->status);
+    win_wr(w, c + NF_CQE_BYTES_OFF, r->bytes);
+    win_wr(w, c + NF_CQE_OP_TYPE_OFF, op_type);
+    win_wr(w, c + NF_CQE_REFUSE_OFF, r->refuse);
+    win_wr(w, c + NF_CQE_TOKEN_OFF, token);
+    win_wr(w, c + NF_CQE_CFLAGS_OFF, cflags);
+}
+
 /* Write a CQE through the frame's reply cursor (the caller checked the room). */
 static inline void wr_put_cqe(const struct fw_frame *f, uint32_t qpn, uint32_t wr_id, const struct wr_result *r,
                               uint32_t op_type, uint32_t token, uint32_t cflags)
 {
-    uint32_t len = NF_MSG_HDR_SIZE + NF_CQE_SIZE;
-    uint32_t at = f->tx.reserve(len);
-    if (at) {
-        fw_reply_hdr(at, NF_OP_CQE, len, 0, 0);
-        hal_win w = mem_win(at);
-        const uint32_t c = NF_MSG_HDR_SIZE;
-        win_wr(w, c + NF_CQE_QPN_OFF, qpn);
-        win_wr(w, c + NF_CQE_WR_ID_OFF, wr_id);
-        win_wr(w, c + NF_CQE_STATUS_OFF, r->status);
-        win_wr(w, c + NF_CQE_BYTES_OFF, r->bytes);
-        win_wr(w, c + NF_CQE_OP_TYPE_OFF, op_type);
-        win_wr(w, c + NF_CQE_REFUSE_OFF, r->refuse);
-        win_wr(w, c + NF_CQE_TOKEN_OFF, token);
-        win_wr(w, c + NF_CQE_CFLAGS_OFF, cflags);
-    }
+    uint32_t at = f->tx.reserve(NF_MSG_HDR_SIZE + NF_CQE_SIZE);
+    if (at)
+        wr_cqe_at(at, qpn, wr_id, r, op_type, token, cflags);
+}
+
+/* A success's CQE written ahead, while the engine works on the request (a fast
+ * register's page-list load, an invalidate's table write), so that its stores overlap
+ * the wait instead of following it. Nothing leaves before the link posts the frame, after
+ * the request's end (fw_wr_process), which writes the status and REFUSE code of a request
+ * that failed after all into it. */
+static inline void wr_cqe_ahead(const struct fw_frame *f, uint32_t qpn, uint32_t wr_id, uint32_t op_type,
+                                struct wr_result *r)
+{
+    static const struct wr_result ok = {NF_STATUS_SUCCESS, 0, NF_REFUSE_OK, 0};
+    uint32_t at = f->tx.reserve(NF_MSG_HDR_SIZE + NF_CQE_SIZE);
+    if (at)
+        wr_cqe_at(at, qpn, wr_id, &ok, op_type, 0, 0);
+    r->cqe_at = at;
 }
 
 /* fw_send.c: WR_RECEIVE on qp (RESET or CONNECTED); WR_SEND / WR_SEND_INVALIDATE on a

@@ -59,8 +59,10 @@ module nf_engine_regs #(
     localparam [2:0] OPC_MPT_READ = `NF_TBL_OP_MPT_READ;
     localparam [2:0] OPC_MPT_WRITE = `NF_TBL_OP_MPT_WRITE;
     localparam [2:0] OPC_MTT_READ = `NF_TBL_OP_MTT_READ;
+    localparam [2:0] OPC_MPT_WRITE_LOADED = `NF_TBL_OP_MPT_WRITE_LOADED;
     localparam [3:0] R_OK = `NF_REFUSE_OK;
-    localparam [1:0] T_IDLE = 2'd0, T_REQ = 2'd1, T_WAIT = 2'd2, T_DRAIN = 2'd3;
+    // T_LOAD: an MPT_WRITE_LOADED waits for the loader to go idle.
+    localparam [2:0] T_IDLE = 3'd0, T_REQ = 3'd1, T_WAIT = 3'd2, T_DRAIN = 3'd3, T_LOAD = 3'd4;
     localparam [1:0] C_IDLE = 2'd0, C_REQ = 2'd1, C_WAIT = 2'd2;
 
     reg [31:0] tbl_index_r, tbl_mtt_data_r;
@@ -69,7 +71,8 @@ module nf_engine_regs #(
     reg [31:0] dma_src_mode, dma_src_token, src_lo, src_hi, dma_src_pd;
     reg [31:0] dma_dst_mode, dma_dst_token, dst_lo, dst_hi, dma_dst_pd;
     reg [31:0] chk_token_r, chk_va_lo, chk_va_hi, chk_len_r, chk_access_r, chk_pd_r;
-    reg [1:0]  tst, cst;
+    reg [2:0]  tst;
+    reg [1:0]  cst;
     reg [2:0]  tbl_op_r;
     reg [3:0]  tbl_code, chk_code;
     reg [31:0] chk_addr;
@@ -136,7 +139,7 @@ module nf_engine_regs #(
          wr_chk_access, wr_chk_pd, wr_chk_ctrl;
 
     wire known_op = (wq_data[2:0] >= OPC_MPT_WRITE) &&
-                    (wq_data[2:0] <= OPC_MTT_READ) && (wq_data[31:3] == 29'd0);
+                    (wq_data[2:0] <= OPC_MPT_WRITE_LOADED) && (wq_data[31:3] == 29'd0);
     wire tbl_cmd  = wr_tbl_cmd && (tst == T_IDLE);
     wire chk_cmd  = wr_chk_ctrl && (cst == C_IDLE) && (wq_data == 32'd1);
     assign ld_start  = wr_ld_ctrl && !ld_busy && (wq_data == 32'd1);
@@ -227,7 +230,10 @@ module nf_engine_regs #(
             // Table operations.
             case (tst)
                 T_IDLE: if (tbl_cmd) begin
-                    if (known_op) begin
+                    if (known_op && wq_data[2:0] == OPC_MPT_WRITE_LOADED) begin
+                        tbl_op_r <= OPC_MPT_WRITE;  // once the load is in (T_LOAD)
+                        tst      <= T_LOAD;
+                    end else if (known_op) begin
                         tbl_op_r <= wq_data[2:0];
                         tst      <= T_REQ;
                     end else begin
@@ -247,6 +253,15 @@ module nf_engine_regs #(
                             res_code == R_OK) ? T_DRAIN : T_IDLE;
                 end
                 T_DRAIN: if (!dma_on_index) tst <= T_IDLE;
+                // The load refused: nothing is written, the status carries its code.
+                T_LOAD: if (!ld_busy) begin
+                    if (ld_code == R_OK) begin
+                        tst <= T_REQ;
+                    end else begin
+                        tbl_code <= ld_code;
+                        tst      <= T_IDLE;
+                    end
+                end
                 default: tst <= T_IDLE;
             endcase
 

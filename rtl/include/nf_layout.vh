@@ -230,6 +230,7 @@
 `define NF_TBL_OP_MPT_INVALIDATE 3  // VALID -> INVALID; result NOT_VALID if it was not VALID. Done means: no later check grants, no DMA through it (or through a window over it) still runs
 `define NF_TBL_OP_MTT_WRITE 4  // MTT[TBL_INDEX] = TBL_MTT_DATA
 `define NF_TBL_OP_MTT_READ 5  // TBL_MTT_DATA = MTT[TBL_INDEX]
+`define NF_TBL_OP_MPT_WRITE_LOADED 6  // MPT_WRITE once the loader is idle, if its last load ended with REFUSE OK; else nothing is written and TBL_STATUS carries the load's code (a fast-register commits its entry the clock its page list is in, without a firmware round trip)
 
 // DMA_MODE: how one side of a DMA names memory (DMA_*_MODE.MODE)
 `define NF_DMA_MODE_TOKEN 0  // (token, virtual address) checked and translated through MPT/MTT with ACCESS and PD

@@ -336,6 +336,15 @@ static void run_table_op(struct nfm_engine *e, uint32_t op)
 {
     uint32_t code = NF_REFUSE_OK;
     uint32_t *w = NULL;
+    if (op == NF_TBL_OP_MPT_WRITE_LOADED) {
+        /* The load is done already here (it runs at once): its code decides. */
+        code = NF_STATUS_WORD_CODE_GET(e->ld_status);
+        if (code != NF_REFUSE_OK) {
+            e->tbl_status = status_word(code, 0, 0);
+            return;
+        }
+        op = NF_TBL_OP_MPT_WRITE;
+    }
     switch (op) {
     case NF_TBL_OP_MPT_WRITE:
     case NF_TBL_OP_MPT_READ:

@@ -347,14 +347,14 @@ static void test_table_ops(void)
     CHECK(code_of(r(NF_ENGINE_TBL_STATUS)) == NF_REFUSE_BAD_MTT && r(NF_ENGINE_TBL_MTT_DATA) == 0x77 &&
               before == after,
           "table: MTT_READ bad index -> BAD_MTT, nothing changes");
-    const uint32_t unknown_ops[] = {0, 6, 7, 0x101, 0xFFFFFFFFu};
+    const uint32_t unknown_ops[] = {0, NF_TBL_OP_MPT_WRITE_LOADED + 1, 8, 0x101, 0xFFFFFFFFu};
     int all_bad = 1;
     for (size_t i = 0; i < sizeof(unknown_ops) / sizeof(unknown_ops[0]); i++) {
         w(NF_ENGINE_TBL_CMD, unknown_ops[i]);
         if (r(NF_ENGINE_TBL_STATUS) != NF_STATUS_WORD_CODE_PUT(NF_REFUSE_BAD_COMMAND))
             all_bad = 0;
     }
-    CHECK(all_bad, "table: unknown op (0, 6, 7, 0x101, ~0) -> BAD_COMMAND");
+    CHECK(all_bad, "table: unknown op (0, 7, 8, 0x101, ~0) -> BAD_COMMAND");
     w(NF_ENGINE_TBL_INDEX, 1);
     w(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_READ);
     CHECK(r(NF_ENGINE_TBL_STATUS) == 0, "table: success clears the status word");
@@ -898,6 +898,31 @@ static void test_loader(void)
     CHECK(r(NF_ENGINE_LD_STATUS) == NF_STATUS_WORD_CODE_PUT(NF_REFUSE_BAD_ADDRESS), "loader: LD_CTRL = 2 starts nothing");
 }
 
+/* MPT_WRITE_LOADED: MPT_WRITE when the last load was not refused; else the load's code
+ * and the entry unchanged. */
+static void test_write_loaded(void)
+{
+    fresh();
+    const uint32_t list = 0x808, index = 3;
+    put_le64(list, USER_BASE);
+    put_le64(list + 8, USER_BASE + 1); /* unaligned */
+    uint32_t before[NFM_MPT_WORDS], after[NFM_MPT_WORDS];
+    nfm_mpt_get(e, index, before);
+    CHECK(load(list, 10, 2) == NF_STATUS_WORD_CODE_PUT(NF_REFUSE_BAD_ADDRESS) + NF_STATUS_WORD_INDEX_PUT(1), "write-loaded: the load refused");
+    w(NF_ENGINE_ENT_W0, w0_of(NF_MPT_STATE_VALID, NF_MPT_KIND_FAST, 0, 7));
+    w(NF_ENGINE_TBL_INDEX, index);
+    w(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE_LOADED);
+    nfm_mpt_get(e, index, after);
+    CHECK(r(NF_ENGINE_TBL_STATUS) == NF_STATUS_WORD_CODE_PUT(NF_REFUSE_BAD_ADDRESS) &&
+              memcmp(before, after, sizeof(before)) == 0,
+          "write-loaded: after a refused load -> its BAD_ADDRESS, the entry unchanged");
+    CHECK(load(list, 10, 1) == 0, "write-loaded: the load ok");
+    w(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE_LOADED);
+    nfm_mpt_get(e, index, after);
+    CHECK(r(NF_ENGINE_TBL_STATUS) == 0 && after[0] == w0_of(NF_MPT_STATE_VALID, NF_MPT_KIND_FAST, 0, 7),
+          "write-loaded: after a good load -> written");
+}
+
 static void test_sys_port(void)
 {
     fresh();
@@ -966,6 +991,7 @@ int main(int argc, char **argv)
     test_window();
     test_window_dma_stopped();
     test_loader();
+    test_write_loaded();
     test_sys_port();
     test_fuzz();
     nfm_engine_free(e);

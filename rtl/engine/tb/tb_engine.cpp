@@ -223,7 +223,7 @@ static void test_tables(Tb &t)
     tb_ok(t.mtt_write(MTT, 1) == NF_REFUSE_BAD_MTT &&
           t.mtt_read(MTT, &page) == NF_REFUSE_BAD_MTT && page == 1,
           "tables: MTT ops beyond the table -> BAD_MTT, TBL_MTT_DATA unchanged");
-    tb_ok(t.tbl(0) == NF_REFUSE_BAD_COMMAND && t.tbl(6) == NF_REFUSE_BAD_COMMAND &&
+    tb_ok(t.tbl(0) == NF_REFUSE_BAD_COMMAND && t.tbl(NF_TBL_OP_MPT_WRITE_LOADED + 1) == NF_REFUSE_BAD_COMMAND &&
           t.tbl(0x101) == NF_REFUSE_BAD_COMMAND, "tables: unknown op -> BAD_COMMAND");
     Mr m = make_mr(9, 0x5A, 3, 0x10000, 0, PAGE, 0);
     program_mr(t, m);
@@ -448,6 +448,52 @@ static void test_loader(Tb &t)
           "loader: unaligned list or list past adapter memory -> BAD_ADDRESS");
     s = load(t, list, 0, 0, nullptr);
     tb_ok(s == 0, "loader: zero entries -> OK, nothing to do");
+}
+
+// MPT_WRITE_LOADED: the staged entry is written once the running load is in, and only
+// if the load was not refused (then TBL_STATUS carries the load's code, the entry is as
+// it was).
+static void test_write_loaded(Tb &t)
+{
+    const uint32_t list = 0x200, n = std::min(256u, MTT / 4), base = MTT / 4, index = 5;
+    for (uint32_t i = 0; i < n; i++) put64(t, list + 8 * i, (uint64_t)user_page(11 + i) << NF_ADAPTER_PAGE_SHIFT);
+    const uint32_t w[7] = {NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_FAST) |
+                               NF_MPT_W0_KEY_PUT(0x5A) | NF_MPT_W0_LOCAL_WRITE_MASK,
+                           NF_MPT_W1_PD_PUT(2), 0x1000, 0, n * PAGE,
+                           NF_MPT_W5_MTT_BASE_PUT(base) | NF_MPT_W5_PAGE_CAP_PUT(n), NF_MPT_W6_PAGES_PUT(n)};
+    t.csr_wr(NF_ENGINE_LD_SRC, list);
+    t.csr_wr(NF_ENGINE_LD_MTT_BASE, base);
+    t.csr_wr(NF_ENGINE_LD_COUNT, n);
+    uint64_t c0 = t.cyc;
+    t.csr_wr(NF_ENGINE_LD_CTRL, 1);
+    for (int i = 0; i < 7; i++) t.csr_wr(NF_ENGINE_ENT_W0 + 4 * i, w[i]);
+    t.csr_wr(NF_ENGINE_TBL_INDEX, index);
+    t.csr_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE_LOADED);
+    uint32_t s = t.wait_status(NF_ENGINE_TBL_STATUS);
+    uint64_t took = t.cyc - c0;
+    uint32_t r[7] = {0}, p_last = 0;
+    uint32_t rc = t.mpt_read(index, r);
+    t.mtt_read(base + n - 1, &p_last);
+    tb_ok(NF_STATUS_WORD_CODE_GET(s) == NF_REFUSE_OK && rc == NF_REFUSE_OK && std::equal(r, r + 7, w) &&
+              p_last == user_page(11 + n - 1) && took >= n,
+          "tables: MPT_WRITE_LOADED writes the entry after the %u-entry load (%llu clocks from LD_CTRL)", n,
+          (unsigned long long)took);
+    for (uint32_t i = 0; i < n; i++) t.mtt[base + i] = user_page(11 + i);
+
+    // A refused load: the entry keeps what it had.
+    put64(t, list + 8, ((uint64_t)user_page(3) << NF_ADAPTER_PAGE_SHIFT) + 8);
+    t.csr_wr(NF_ENGINE_LD_SRC, list);
+    t.csr_wr(NF_ENGINE_LD_MTT_BASE, base);
+    t.csr_wr(NF_ENGINE_LD_COUNT, 2);
+    t.csr_wr(NF_ENGINE_LD_CTRL, 1);
+    for (int i = 0; i < 7; i++) t.csr_wr(NF_ENGINE_ENT_W0 + 4 * i, i == 4 ? 1u : w[i]);
+    t.csr_wr(NF_ENGINE_TBL_INDEX, index);
+    t.csr_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE_LOADED);
+    s = t.wait_status(NF_ENGINE_TBL_STATUS);
+    rc = t.mpt_read(index, r);
+    tb_ok(NF_STATUS_WORD_CODE_GET(s) == NF_REFUSE_BAD_ADDRESS && rc == NF_REFUSE_OK && std::equal(r, r + 7, w),
+          "tables: MPT_WRITE_LOADED after a refused load -> the load's BAD_ADDRESS, entry unchanged");
+    t.invalidate(index);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -773,6 +819,7 @@ int main(int argc, char **argv)
     test_checks(t);
     test_windows(t);
     test_loader(t);
+    test_write_loaded(t);
     test_dma(t);
     std::printf("# %llu clocks simulated\n", (unsigned long long)t.cyc);
     return tb_done();

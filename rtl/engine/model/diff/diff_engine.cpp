@@ -271,7 +271,9 @@ struct Stream {
             make_window(words);
         for (uint32_t k = 0; k < NFM_MPT_WORDS; k++)
             d.csr_write(NF_ENGINE_ENT_W0 + 4 * k, words[k]);
-        table_op(mpt_index(), NF_TBL_OP_MPT_WRITE, true);
+        // Now and then as a fast-register commits: written only if the last load (the
+        // loader's own op, whatever it ended with) was not refused.
+        table_op(mpt_index(), rng.chance(20) ? NF_TBL_OP_MPT_WRITE_LOADED : NF_TBL_OP_MPT_WRITE, true);
         count[0]++;
     }
 
@@ -347,10 +349,10 @@ struct Stream {
 
     void op_bad_tbl_cmd() {
         begin("TBL_CMD unknown");
-        uint32_t cmd = rng.chance(50) ? 0 : 6 + rng.below(10);
+        uint32_t cmd = rng.chance(50) ? 0 : NF_TBL_OP_MPT_WRITE_LOADED + 1 + rng.below(10);
         if (rng.chance(20))
             cmd = rng.u32();
-        if (cmd >= NF_TBL_OP_MPT_WRITE && cmd <= NF_TBL_OP_MTT_READ)
+        if (cmd >= NF_TBL_OP_MPT_WRITE && cmd <= NF_TBL_OP_MPT_WRITE_LOADED)
             cmd = 0;
         d.csr_write(NF_ENGINE_TBL_CMD, cmd);
         d.wait_status(NF_ENGINE_TBL_STATUS, "TBL_STATUS");
