@@ -13,8 +13,8 @@
 //   engine   -> first instruction of fw_tx_reserve (the engine's commands: a fast-register's
 //            page-list load, its MPT entry staged and MPT_WRITE_LOADED; an invalidate's
 //            MPT_INVALIDATE)
-//   cqe      -> the TBL_STATUS read (the CQE written ahead while the engine works)
-//   wait     -> its answer (what of the engine's work the CQE did not hide)
+//   cqe      -> the first TBL_STATUS read (the CQE written ahead while the engine works)
+//   wait     -> the answer of the last (what of the engine's work the CQE did not hide)
 //   finish   -> the CYCLE_LO read that ends the measure (MR state, counters)
 // and checks that the phases add up to the firmware's own last_wr_cycles (read back
 // with INFO). Prints "phase ..." and "func ..." lines for bench/report.py.
@@ -328,12 +328,15 @@ void profile(const char *label, const std::vector<uint8_t> &m, bool fast_registe
         } else if (phase == 3 && fn == "fw_tx_reserve" && b[4] && f.cycle >= b[4]) {
             phase = 4;
             b[5] = f.cycle;
+            // The first TBL_STATUS read starts the wait, the last one before the end ends it
+            // (a long load outlasts a held read: the firmware then polls).
             for (const Access &a : accesses)
-                if (a.kind == 4 && !a.write && a.addr == NF_ENGINE_BASE + NF_ENGINE_TBL_STATUS && a.cycle > b[5]) {
-                    b[6] = a.cycle - a.wait;
+                if (a.kind == 4 && !a.write && a.addr == NF_ENGINE_BASE + NF_ENGINE_TBL_STATUS && a.cycle > b[5] &&
+                    a.cycle <= t_end) {
+                    if (phase == 4)
+                        b[6] = a.cycle - a.wait;
                     b[7] = a.cycle;
-                    phase = b[7] <= t_end ? 5 : 4;
-                    break;
+                    phase = 5;
                 }
         }
     }

@@ -567,7 +567,7 @@ def doc(r, series, phases, funcs):
         "engine": "the engine's commands: a fast-register's page-list load started, its MPT entry staged under it and MPT_WRITE_LOADED (the engine writes the entry once the list is in); an invalidate's MPT_INVALIDATE",
         "cqe": "`fw_tx_reserve` and the %d words of MSG_HDR + CQE written into the TX slot while the engine works (written ahead as a success; a failure found after rewrites its status)" % (
             (sizes["MSG_HDR"] + sizes["CQE"]) // 4),
-        "wait": "the TBL_STATUS read: what of the engine's work (page-list load, MPT write, invalidate and DMA drain) the CQE did not hide",
+        "wait": "the TBL_STATUS reads: what of the engine's work (page-list load, MPT write, invalidate and DMA drain) the CQE did not hide",
         "finish": "MR state, counters, up to the CYCLE_LO read that ends the measure",
         "total": "= INFO.last_wr_cycles",
         "instructions": "instructions fetched in the window",
