@@ -127,13 +127,15 @@ static inline void wr_cqe_at(uint32_t at, uint32_t qpn, uint32_t wr_id, const st
     win_wr(w, c + NF_CQE_CFLAGS_OFF, cflags);
 }
 
-/* Write a CQE through the frame's reply cursor (the caller checked the room). */
-static inline void wr_put_cqe(const struct fw_frame *f, uint32_t qpn, uint32_t wr_id, const struct wr_result *r,
-                              uint32_t op_type, uint32_t token, uint32_t cflags)
+/* Write a CQE through the frame's reply cursor (the caller checked the room); its
+ * address (0: no room, never expected). */
+static inline uint32_t wr_put_cqe(const struct fw_frame *f, uint32_t qpn, uint32_t wr_id, const struct wr_result *r,
+                                  uint32_t op_type, uint32_t token, uint32_t cflags)
 {
     uint32_t at = f->tx.reserve(NF_MSG_HDR_SIZE + NF_CQE_SIZE);
     if (at)
         wr_cqe_at(at, qpn, wr_id, r, op_type, token, cflags);
+    return at;
 }
 
 /* A success's CQE written ahead, while the engine works on the request (a fast
@@ -145,10 +147,7 @@ static inline void wr_cqe_ahead(const struct fw_frame *f, uint32_t qpn, uint32_t
                                 struct wr_result *r)
 {
     static const struct wr_result ok = {NF_STATUS_SUCCESS, 0, NF_REFUSE_OK, 0};
-    uint32_t at = f->tx.reserve(NF_MSG_HDR_SIZE + NF_CQE_SIZE);
-    if (at)
-        wr_cqe_at(at, qpn, wr_id, &ok, op_type, 0, 0);
-    r->cqe_at = at;
+    r->cqe_at = wr_put_cqe(f, qpn, wr_id, &ok, op_type, 0, 0);
 }
 
 /* fw_send.c: WR_RECEIVE on qp (RESET or CONNECTED); WR_SEND / WR_SEND_INVALIDATE on a
