@@ -251,9 +251,14 @@ module nf_adapter_mem #(
             sys_wr_ready <= sys_new && sys_wstrb != 4'd0;
             eng_rd_g1    <= eng_rd_gnt;
             eng_rd_valid <= eng_rd_g1;
-            if (sb_valid)  // outside adapter memory a read returns 0
+            // Outside adapter memory a read returns 0. In any clock without a memory read's
+            // answer the register takes the head word at the request's address, whether or
+            // not a head read is asked: only a head read's answer is taken from it, and the
+            // head-read decision (through the arbiter from the CPU's request) stays off its
+            // clock enable, which was the ULX3S parts' slowest path.
+            if (sb_valid)
                 sys_rdata_q <= (sb_rd && sb_in_mem) ? (sb_hi ? sys_word[63:32] : sys_word[31:0]) : 32'd0;
-            else if (sys_head_rd)
+            else
                 sys_rdata_q <= sys_addr[2] ? head_word[63:32] : head_word[31:0];
         end
     end
