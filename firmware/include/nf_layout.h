@@ -39,7 +39,7 @@
 /* ENGINE_HW constants */
 #define NF_ENGINE_HW_ID_VALUE 0x454E4731u /* ENGINE.ID reads this ('ENG1') */
 #define NF_ENGINE_HW_MEM_PORT_BYTES 8u /* bytes per clock of the engine's adapter-memory read and write ports (64-bit) */
-#define NF_ENGINE_HW_RX_HEAD_BYTES 128u /* bytes at the start of each RX slot (link header, message header, work request) the system port reads in 1 clock, from a copy (nf_adapter_mem HEAD_BYTES) */
+#define NF_ENGINE_HW_RX_HEAD_BYTES 128u /* bytes at the start of each RX slot (link header, message header, work request) the system port reads in 1 clock, from a copy, and the CPU's window in its request's clock (nf_adapter_mem HEAD_BYTES) */
 #define NF_ENGINE_HW_STATUS_HOLD_CLOCKS 64u /* a read of a STATUS_WORD register while its unit is busy is answered when the unit finishes, or BUSY after this many clocks */
 
 /* SYS_HW constants */

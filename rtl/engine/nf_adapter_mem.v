@@ -15,7 +15,9 @@
 // in a small LUT RAM, written with every write that lands in memory (system or engine),
 // so a system read there is answered in 1 clock, from that copy, and costs the engine no
 // port cycle. The firmware reads a work request's fields one word at a time from its RX
-// slot; each read took 4 clocks of the port.
+// slot; each read took 4 clocks of the port. A second read of the copy (peek_*), without
+// a clock and outside the port, lets the SoC answer its CPU's head read in the clock it
+// sees it (nf_soc).
 // Reads use the block RAM's output register: the data of a read granted in cycle t is in
 // eng_rd_data (eng_rd_valid) in cycle t+2, so the RAM's slow clock-to-output only drives
 // a register next to it, and the long routes to the consumers start from that register.
@@ -36,6 +38,12 @@ module nf_adapter_mem #(
     input  wire [3:0]  sys_wstrb,
     output wire        sys_ready,
     output wire [31:0] sys_rdata,
+    // the heads' copy read without a clock: peek_head says whether byte address peek_addr
+    // is in a copied head, peek_rdata is its word there (with a landing write's bytes);
+    // only writes that landed, or land in this clock, are in it (see the system port)
+    input  wire [31:0] peek_addr,
+    output wire        peek_head,
+    output wire [31:0] peek_rdata,
     // engine read port: request granted in cycle t -> data in rd_data in cycle t+2 (rd_valid)
     input  wire           eng_rd_req,
     input  wire [WAW-1:0] eng_rd_addr,
@@ -175,13 +183,21 @@ module nf_adapter_mem #(
                 if (wr_be[hlane]) head[wr_hidx][8*hlane +: 8] <= wr_data[8*hlane +: 8];
         end
     end
-    wire [HIW-1:0] sys_hidx = head_index(sys_addr);
-    wire           head_col = wr_en && wr_head && wr_hidx == sys_hidx;
-    reg  [63:0]    head_word;
+    // Its two reads, each meeting a landing write of its word with the new bytes: the
+    // system port's (head_word, at sys_addr) and the peek (peek_word, at peek_addr).
+    wire [HIW-1:0] sys_hidx  = head_index(sys_addr);
+    wire [HIW-1:0] peek_hidx = head_index(peek_addr);
+    wire           head_col  = wr_en && wr_head && wr_hidx == sys_hidx;
+    wire           peek_col  = wr_en && wr_head && wr_hidx == peek_hidx;
+    reg  [63:0]    head_word, peek_word;
     always @(*) begin
-        for (hlane = 0; hlane < LANES; hlane = hlane + 1)
+        for (hlane = 0; hlane < LANES; hlane = hlane + 1) begin
             head_word[8*hlane +: 8] = (head_col && wr_be[hlane]) ? wr_data[8*hlane +: 8] : head[sys_hidx][8*hlane +: 8];
+            peek_word[8*hlane +: 8] = (peek_col && wr_be[hlane]) ? wr_data[8*hlane +: 8] : head[peek_hidx][8*hlane +: 8];
+        end
     end
+    assign peek_head  = in_head(peek_addr);
+    assign peek_rdata = peek_addr[2] ? peek_word[63:32] : peek_word[31:0];
 
     // A system read meeting a landing write of its word (see the rule above): the write's
     // bytes, kept until the read's data is picked (sb_valid, two clocks on).

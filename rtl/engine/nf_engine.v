@@ -32,6 +32,10 @@ module nf_engine #(
     input  wire [3:0]  sys_wstrb,
     output wire        sys_ready,
     output wire [31:0] sys_rdata,
+    // the adapter memory's copy of the RX slots' heads read without a clock (nf_adapter_mem peek_*)
+    input  wire [31:0] head_peek_addr,
+    output wire        head_peek_hit,
+    output wire [31:0] head_peek_rdata,
     // No unit busy: no load, DMA, table op or check in progress, the tables not being
     // cleared, no op entering the key-check pipeline (its 5 stages drain in 5 clocks).
     output wire        idle
@@ -54,6 +58,7 @@ module nf_engine #(
         .clk(clk), .rst(rst),
         .sys_valid(sys_valid), .sys_addr(sys_addr), .sys_wdata(sys_wdata), .sys_wstrb(sys_wstrb),
         .sys_ready(sys_ready), .sys_rdata(sys_rdata),
+        .peek_addr(head_peek_addr), .peek_head(head_peek_hit), .peek_rdata(head_peek_rdata),
         .eng_rd_req(eng_rd_req), .eng_rd_addr(eng_rd_addr), .eng_rd_gnt(eng_rd_gnt),
         .eng_rd_valid(eng_rd_valid), .eng_rd_data(eng_rd_data),
         .eng_wr_req(dma_wr_req), .eng_wr_addr(dma_wr_addr), .eng_wr_data(dma_wr_data),

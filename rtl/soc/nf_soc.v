@@ -152,7 +152,18 @@ module nf_soc #(
     // CPU still holds the request then).
     wire        cpu_go    = cpu_valid && !mmio_ready;
     wire        wb_push   = cpu_go && sel_win && cpu_write && wb_room;
-    wire        win_rd    = cpu_go && sel_win && !cpu_write && !wb_any;
+    // A window read of an RX slot's head (VexRiscv, whose request comes from a register
+    // stage: HEAD_PEEK) is answered in its first cycle from the adapter memory's copy of
+    // the heads (head_peek_*, read without a clock from cpu_addr, a register then), not
+    // through the system port; once the buffer is empty, like any window read, so it sees
+    // every earlier store (the copy holds every write the port answered: it lands in the
+    // clock after its answer, and the peek sees a landing write's bytes).
+    localparam  HEAD_PEEK = CPU == "vexriscv";
+    wire        head_peek_hit;
+    wire [31:0] head_peek_rdata;
+    wire        head_sel  = HEAD_PEEK && sel_win && head_peek_hit;  // the address alone: the answer's select
+    wire        head_rd   = head_sel && cpu_go && !cpu_write && !wb_any;
+    wire        win_rd    = cpu_go && sel_win && !cpu_write && !wb_any && !head_sel;
     // A block answers a posted register store in the clock after it (reg_ans), and
     // takes no request in that clock: a core that issues its next access then
     // (VexRiscv) waits one clock for a link or engine register.
@@ -576,6 +587,7 @@ module nf_soc #(
         .csr_wstrb(cpu_wstrb), .csr_ready(eng_csr_ready), .csr_rdata(eng_csr_rdata),
         .sys_valid(sys_port_valid), .sys_addr(sys_port_addr), .sys_wdata(sys_port_wdata),
         .sys_wstrb(sys_port_wstrb), .sys_ready(sys_port_ready), .sys_rdata(sys_port_rdata),
+        .head_peek_addr(win_off), .head_peek_hit(head_peek_hit), .head_peek_rdata(head_peek_rdata),
         .idle(eng_idle)
     );
 
@@ -598,9 +610,9 @@ module nf_soc #(
         mmio_rdata <= sel_link ? link_csr_rdata : sel_engine ? eng_csr_rdata : sel_sys ? sys_read : 32'd0;
     end
     wire [31:0] io_rdata = mmio_ready ? mmio_rdata : la_link_rd ? link_csr_rdata :
-                           la_eng_rd ? eng_csr_rdata : sys_port_rdata;
+                           la_eng_rd ? eng_csr_rdata : head_sel ? head_peek_rdata : sys_port_rdata;
     always @(*) begin
-        cpu_ready = ram_ready || mmio_ready || win_rd_ready || fast_wr ||
+        cpu_ready = ram_ready || mmio_ready || win_rd_ready || head_rd || fast_wr ||
                     (cpu_valid && ((la_link_rd && link_csr_ready) || (la_eng_rd && eng_csr_ready)));
         // The firmware RAM's data (the slowest: block-RAM clock-to-output) through one
         // LUT, after the other answers' mux (io_rdata).

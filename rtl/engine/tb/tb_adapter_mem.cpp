@@ -3,7 +3,7 @@
 // later), the engine must see its grant withdrawn for exactly that cycle, and data
 // written by either side must read back byte-exact. A read of a link slot's head is
 // answered from the heads' copy in 1 clock, without the read port, and sees every write
-// that landed before it, from either side.
+// that landed before it, from either side; so does the copy's peek, in its own clock.
 #include <cstring>
 #include <vector>
 
@@ -189,7 +189,8 @@ int main(int argc, char **argv)
     // answered ones and the engine's granted before the request's clock.
     if (HEAD_SLOTS) {
         ok = true;
-        uint32_t head_rd = 0, head_wr = 0, eng_wr = 0, just_written = 0;
+        uint32_t head_rd = 0, head_wr = 0, eng_wr = 0, just_written = 0, peeks = 0, peeks_landing = 0;
+        uint32_t landing = MEM;  // the head word whose system write lands in this clock, if any
         int hw = -1;            // clocks the system request has waited, -1: none
         bool hwrite = false;
         uint32_t ha = 0, hv = 0, hs = 0, expect = 0, last_wr = 0;
@@ -214,7 +215,19 @@ int main(int argc, char **argv)
             m->eng_wr_addr = ea / 8;
             m->eng_wr_data = ev;
             m->eng_wr_be = be;
+            // The peek, anywhere in memory: in a head it reads the copy as of this clock
+            // (every write answered or granted before it, the landing one included).
+            uint32_t pa = g.below(4) == 0 ? 4 * g.below(MEM / 4) : g.below(2) == 0 ? landing : head_addr(g);
+            pa = pa < MEM ? pa : head_addr(g);
+            m->peek_addr = pa;
             m->eval();
+            bool pin = in_head(pa);
+            uint32_t pe;
+            std::memcpy(&pe, &ref[pa], 4);
+            ok = ok && m->peek_head == pin && (!pin || m->peek_rdata == pe);
+            peeks += pin;
+            peeks_landing += pin && (pa & ~7u) == (landing & ~7u);
+            landing = MEM;
             bool gnt = m->eng_wr_gnt;
             bool answered = hw >= 0 && m->sys_ready;
             if (hw >= 0) ok = ok && answered == (hw == 1);
@@ -230,6 +243,7 @@ int main(int argc, char **argv)
                     for (int b = 0; b < 4; b++)
                         if (hs & (1u << b)) ref[ha + b] = (uint8_t)(hv >> (8 * b));
                     last_wr = ha;
+                    landing = ha;
                     head_wr++;
                 } else {
                     head_rd++;
@@ -253,11 +267,16 @@ int main(int argc, char **argv)
                 std::memcpy(&e, &ref[s * SLOT_BYTES + o], 4);
                 ok = m->sys_ready && m->sys_rdata == e;
                 m->sys_valid = 0;
+                m->peek_addr = s * SLOT_BYTES + o;
                 tick();
+                ok = ok && m->peek_head && m->peek_rdata == e;
             }
         tb_ok(ok && head_rd > 2000 && just_written > 500 && eng_wr > 5000,
               "mem: slot heads: %u reads (%u right after a write of their word) and %u writes by the system port against %u engine writes: every read sees the writes landed before it, in 1 clock",
               head_rd, just_written, head_wr, eng_wr);
+        tb_ok(ok && peeks > 5000 && peeks_landing > 500,
+              "mem: the heads' peek: %u reads in a head (%u of a word whose system write lands in their clock), others outside: each sees every write answered or granted before its clock",
+              peeks, peeks_landing);
     }
     // Read everything back through the engine port.
     ok = true;

@@ -94,7 +94,15 @@ int main(void)
     uint32_t overslept = (t1 - t0) - 2000u; /* wraps to a large value when it woke early */
     CHECK(12, slept == 0 && late == 0 && overslept < 40u && t2 - t1 < 40u &&
                   SYS(NF_SYS_WAKE_AT) == t1 - 10u && SYS(NF_SYS_WAKE_RX) == (1u << SMOKE_RX_SLOTS) - 1u);
-    SYS(NF_SYS_LEDS) = 13u << LED_STEP_SHIFT | LED_DONE;
+    /* An RX slot's head (read from the adapter memory's copy of the heads, in one clock
+     * with VexRiscv): a store read back at once, a byte merged, the words beside it. */
+    volatile uint32_t *head = (volatile uint32_t *)(NF_MAP_ADAPTER_MEM + (SMOKE_RX_SLOTS - 1u) * NF_LINK_SLOT_BYTES);
+    head[0] = 0x11223344u;
+    head[1] = 0x55667788u;
+    __asm__ volatile("sw %2, 8(%1)\n\tlw %0, 8(%1)" : "=r"(back) : "r"(head), "r"(0x9ABCDEF0u) : "memory");
+    *((volatile uint8_t *)head + 6) = 0x99;
+    CHECK(13, back == 0x9ABCDEF0u && head[1] == 0x55997788u && head[0] == 0x11223344u && head[2] == 0x9ABCDEF0u);
+    SYS(NF_SYS_LEDS) = 14u << LED_STEP_SHIFT | LED_DONE;
     for (;;) {
     }
 }

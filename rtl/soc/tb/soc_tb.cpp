@@ -11,7 +11,7 @@ extern "C" {
 }
 
 namespace {
-constexpr int kSteps = 12;
+constexpr int kSteps = 13;
 constexpr unsigned kStepShift = 3, kFailed = 2, kDone = 1;
 constexpr uint64_t kMaxCycles = 400000;
 }  // namespace
