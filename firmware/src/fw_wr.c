@@ -148,7 +148,7 @@ static inline __attribute__((always_inline)) void do_fast_register(const struct 
                  NF_MPT_W5_MTT_BASE_PUT(mr->mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(mr->mtt_cap), NF_MPT_W6_PAGES_PUT(npages));
     /* Written by the engine the clock the page list is in, if it was not refused. */
     eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE_LOADED);
-    if (!(flags & NF_NDK_OP_FLAG_SILENT_SUCCESS))
+    if (FW_LIKELY(!(flags & NF_NDK_OP_FLAG_SILENT_SUCCESS)))
         wr_cqe_ahead(f, qpn, wr_id, NF_NDK_OP_FAST_REGISTER, r); /* while the engine works */
     uint32_t st = fw_eng_wait(NF_ENGINE_TBL_STATUS);
     if (FW_UNLIKELY(st & NF_STATUS_WORD_CODE_MASK)) { /* a code other than NF_REFUSE_OK (0) */
@@ -200,7 +200,7 @@ static inline __attribute__((always_inline)) void do_invalidate(const struct fw_
         return;
     }
     fw_mpt_invalidate_start(i);
-    if (!(flags & NF_NDK_OP_FLAG_SILENT_SUCCESS))
+    if (FW_LIKELY(!(flags & NF_NDK_OP_FLAG_SILENT_SUCCESS)))
         wr_cqe_ahead(f, qpn, wr_id, NF_NDK_OP_INVALIDATE, r); /* while the engine invalidates */
     wr_invalidated(i, fw_mpt_invalidate_wait(), r);
 }

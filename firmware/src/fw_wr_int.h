@@ -133,7 +133,7 @@ static inline uint32_t wr_put_cqe(const struct fw_frame *f, uint32_t qpn, uint32
                                   uint32_t op_type, uint32_t token, uint32_t cflags)
 {
     uint32_t at = f->tx.reserve(NF_MSG_HDR_SIZE + NF_CQE_SIZE);
-    if (at)
+    if (FW_LIKELY(at))
         wr_cqe_at(at, qpn, wr_id, r, op_type, token, cflags);
     return at;
 }
