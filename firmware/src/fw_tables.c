@@ -87,16 +87,6 @@ uint32_t fw_mpt_read(uint32_t index, uint32_t w[7])
         w[k] = eng_rd(NF_ENGINE_ENT_W0 + 4u * k);
     return code;
 }
-FW_HOT uint32_t fw_mpt_invalidate_wait(void)
-{
-    /* An invalidate also waits for the DMA drain (a cycle or two past the first look,
-     * with no DMA running): one more look before the timed wait. */
-    uint32_t st = eng_rd(NF_ENGINE_TBL_STATUS);
-    if (st & NF_STATUS_WORD_BUSY_MASK)
-        st = fw_eng_wait(NF_ENGINE_TBL_STATUS);
-    return NF_STATUS_WORD_CODE_GET(st);
-}
-
 uint32_t fw_mpt_invalidate(uint32_t index)
 {
     fw_mpt_invalidate_start(index);

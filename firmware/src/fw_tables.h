@@ -195,7 +195,16 @@ static inline void fw_mpt_invalidate_start(uint32_t index)
     eng_wr(NF_ENGINE_TBL_INDEX, index);
     eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_INVALIDATE);
 }
-uint32_t fw_mpt_invalidate_wait(void);
+/* An invalidate also waits for the DMA drain (a cycle or two past the first look, with
+ * no DMA running): one more look before the timed wait. Inline: the invalidate's path
+ * does not pay a call and its return for the one read it usually is. */
+static inline uint32_t fw_mpt_invalidate_wait(void)
+{
+    uint32_t st = eng_rd(NF_ENGINE_TBL_STATUS);
+    if (FW_UNLIKELY(st & NF_STATUS_WORD_BUSY_MASK))
+        st = fw_eng_wait(NF_ENGINE_TBL_STATUS);
+    return NF_STATUS_WORD_CODE_GET(st);
+}
 /* Read MPT[index] into w; returns the REFUSE code. */
 uint32_t fw_mpt_read(uint32_t index, uint32_t w[7]);
 /* Entry index just went from VALID to INVALID (its shadow state too): a window leaves its MR's
