@@ -204,8 +204,9 @@ static FW_COLD uint32_t tx_reserve_slow(uint32_t bytes)
 static FW_HOT uint32_t fw_tx_reserve(uint32_t bytes)
 {
     if (__builtin_expect(!L.open, 1)) {
-        if (!L.maybe_busy && L.tx_inflight < fw_cfg.tx_slots && bytes <= NF_LINK_MAX_PAYLOAD) {
-            /* The usual case for a CQE: no open frame, a free slot, no slot still sending. */
+        /* The usual case for a CQE: no open frame, a free slot, no slot still sending.
+         * One test of the three (&, not &&): their loads issue together, one branch. */
+        if (FW_LIKELY((L.maybe_busy == 0) & (L.tx_inflight < fw_cfg.tx_slots) & (bytes <= NF_LINK_MAX_PAYLOAD))) {
             L.open = 1;
             L.open_len = bytes;
             return L.open_addr;
