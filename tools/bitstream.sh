@@ -15,7 +15,7 @@
 # and the firmware image in the bitstream. tools/bitstream.sh --is-fresh BOARD DEVICE
 # exits 0 when the placed design and its summary.json are fresh, else says why, exits 1;
 # --inputs prints the record of today's inputs.
-# Place and route tries the seeds in PNR_SEEDS (default 1 2 3) in turn and keeps the first
+# Place and route tries the seeds in PNR_SEEDS (default 1 to 6) in turn and keeps the first
 # placement that meets timing: nextpnr's placement, and with it the critical path, moves
 # with the seed (one ULX3S 25F netlist at 75 MHz: 68.0 MHz with seed 1, 76.3 with seed 2).
 # The seed kept is in summary.json and report.txt; SEED=N tries N alone.
@@ -46,7 +46,7 @@ fi
 chp="-set BAUD $baud"
 for p in $top_params; do chp="$chp -set ${p%%=*} ${p#*=}"; done
 out=build/board/$board-$device
-seeds=${SEED:-${PNR_SEEDS:-1 2 3}}
+seeds=${SEED:-${PNR_SEEDS:-1 2 3 4 5 6}}
 # The CPU (nf_soc's CPU parameter) and its source: make passes the SoC's (rtl/soc/soc.mk
 # NF_CPU, CPU_RTL); run by hand, the script asks make for them.
 if [ -z "${NF_CPU:-}" ] || [ -z "${CPU_RTL:-}" ]; then
