@@ -10,7 +10,7 @@
 //   link     -> first instruction of fw_msg_process (header, seq/ack, TX room check)
 //   parse    -> first instruction of fw_wr_process (message walk, op dispatch)
 //   validate -> the first ENGINE register access (WR fields, QP and MR lookups, the rules)
-//   engine   -> first instruction of fw_tx_reserve (the engine's commands: a fast-register's
+//   engine   -> first instruction of fw_tx_reserve_zeroed (the engine's commands: a fast-register's
 //            page-list load, its MPT entry staged and MPT_WRITE_LOADED; an invalidate's
 //            MPT_INVALIDATE)
 //   cqe      -> the first TBL_STATUS read (the CQE written ahead while the engine works)
@@ -325,7 +325,7 @@ void profile(const char *label, const std::vector<uint8_t> &m, bool fast_registe
                     b[4] = a.cycle - a.wait;
                     break;
                 }
-        } else if (phase == 3 && fn == "fw_tx_reserve" && b[4] && f.cycle >= b[4]) {
+        } else if (phase == 3 && fn == "fw_tx_reserve_zeroed" && b[4] && f.cycle >= b[4]) {
             phase = 4;
             b[5] = f.cycle;
             // The first TBL_STATUS read starts the wait, the last one before the end ends it

@@ -568,7 +568,7 @@ def doc(r, series, phases, funcs):
         "parse": "`fw_msg_process`: message walk, length checks, op dispatch",
         "validate": "`fw_wr_process` up to the engine: QP lookup, WR fields read once from the RX slot, MR lookup, NDK rules in one run of compares",
         "engine": "the engine's commands: a fast-register's page-list load started, its MPT entry staged under it and MPT_WRITE_LOADED (the engine writes the entry once the list is in); an invalidate's MPT_INVALIDATE",
-        "cqe": "`fw_tx_reserve` and the %d words of MSG_HDR + CQE written into the TX slot while the engine works (written ahead as a success; a failure found after rewrites its status)" % (
+        "cqe": "`fw_tx_reserve_zeroed` (space the link zeroed while idle) and the nonzero words of the %d of MSG_HDR + CQE written into the TX slot while the engine works (written ahead as a success; a failure found after rewrites its status)" % (
             (sizes["MSG_HDR"] + sizes["CQE"]) // 4),
         "wait": "the TBL_STATUS reads: what of the engine's work (page-list load, MPT write, invalidate and DMA drain) the CQE did not hide",
         "finish": "MR state, counters, up to the CYCLE_LO read that ends the measure",

@@ -16,6 +16,11 @@ struct fw_reply_ops {
      * frames as needed: the adapter address of the space, or 0 when the transmit window
      * is full (callers ask room first: no reply is ever dropped). */
     uint32_t (*reserve)(uint32_t bytes);
+    /* reserve(bytes), and the space reads as zeros: the caller writes only the fields
+     * that are not zero. The link zeroes the next frame's first FW_REPLY_ZERO_AHEAD bytes
+     * while it is idle, so a completion then costs only its nonzero stores; else it
+     * zeroes the space itself. */
+    uint32_t (*reserve_zeroed)(uint32_t bytes);
     /* Would reserve(bytes) find room now? */
     int (*room)(uint32_t bytes);
     /* Give back the last bytes of the most recent reservation (a shorter reply). */
@@ -23,6 +28,10 @@ struct fw_reply_ops {
     /* An overflowing frame's rest: the TX slot kept free for it becomes usable. */
     void (*spare)(void);
 };
+
+/* The bytes the link zeroes ahead in the next frame: two work completions (MSG_HDR +
+ * CQE), a frame's usual replies (a work request's; a Send's and its receive's). */
+#define FW_REPLY_ZERO_AHEAD (2u * (NF_MSG_HDR_SIZE + NF_CQE_SIZE))
 
 struct fw_frame {
     uint32_t addr, len; /* payload: adapter address in the RX slot, bytes */
@@ -36,11 +45,26 @@ struct fw_frame {
     struct fw_reply_ops tx; /* by value: one load fewer per call on the work-request path */
 };
 
+/* A field of space that reads as zeros (reserve_zeroed): written unless the compiler
+ * knows the value is zero, so a constant zero costs no store. */
+#define FW_WIN_WR_NONZERO(w, off, v)                                                                          \
+    do {                                                                                                      \
+        uint32_t v_ = (v);                                                                                    \
+        if (!(__builtin_constant_p(v_) && v_ == 0u))                                                          \
+            win_wr(w, off, v_);                                                                               \
+    } while (0)
+
+/* The MSG_HDR's op and len word. */
+static inline uint32_t fw_hdr_op_len(uint32_t op, uint32_t len)
+{
+    return op << (8u * NF_MSG_HDR_OP_OFF) | len << (8u * NF_MSG_HDR_LEN_OFF);
+}
+
 /* Write a MSG_HDR at adapter address at. */
 static inline void fw_reply_hdr(uint32_t at, uint32_t op, uint32_t len, uint32_t tag, uint32_t status)
 {
     hal_win w = mem_win(at);
-    win_wr(w, NF_MSG_HDR_OP_OFF, op << (8u * NF_MSG_HDR_OP_OFF) | len << (8u * NF_MSG_HDR_LEN_OFF));
+    win_wr(w, NF_MSG_HDR_OP_OFF, fw_hdr_op_len(op, len));
     win_wr(w, NF_MSG_HDR_TAG_OFF, tag);
     win_wr(w, NF_MSG_HDR_STATUS_OFF, status);
     win_wr(w, NF_MSG_HDR_RSVD_OFF, 0);

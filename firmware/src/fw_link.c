@@ -50,6 +50,7 @@ static struct {
     uint32_t open_len;          /* payload bytes in it so far */
     uint32_t maybe_busy;        /* TX slots that may still be sending (RESET_ACK, retransmitted copies) */
     uint32_t open_addr;         /* payload address of slot tx_open */
+    uint32_t zeroed;            /* bytes open_len .. zeroed at open_addr are known zero (tx_zero_ahead) */
     uint32_t rto_start;         /* cycle the oldest unacknowledged frame was (re)sent */
     /* The RTO takes 64-bit multiplies (~40 cycles each on PicoRV32): it is computed only
      * when the oldest frame has waited rto_min, the RTO with nothing in flight (every
@@ -106,6 +107,10 @@ static uint32_t hdr_word1(uint32_t len, uint32_t rsvd)
 {
     return len << (8u * (NF_LINK_HDR_LEN_OFF - 4u)) | rsvd << (8u * (NF_LINK_HDR_RSVD_OFF - 4u));
 }
+
+/* A new slot opens, or bytes a caller may have written are given back: nothing past
+ * the frame's end is known zero any more (until the next idle tx_zero_ahead). */
+static void tx_zeroed_lost(void) { L.zeroed = 0; }
 
 /* Wait until the TX slots in mask have finished sending. Bounded: a queue of TX_SLOTS
  * frames of SLOT_BYTES, 10 bits per byte, stuffing doubling it, takes at most
@@ -174,6 +179,19 @@ static FW_HOT void tx_flush(void)
     L.open = 0;
     L.open_len = 0;
     L.ack_owed = 0;
+    tx_zeroed_lost();
+}
+
+/* Zero the next frame's first bytes while idle (fw_link_poll), for reserve_zeroed: only
+ * in a slot that holds no unacknowledged frame and is not still sending. */
+static FW_HOT void tx_zero_ahead(void)
+{
+    if (L.open || L.tx_inflight >= fw_cfg.tx_slots || (L.maybe_busy & (1u << L.tx_open)))
+        return;
+    hal_win w = mem_win(L.open_addr);
+    for (uint32_t off = 0; off < FW_REPLY_ZERO_AHEAD; off += 4u)
+        win_wr(w, off, 0);
+    L.zeroed = FW_REPLY_ZERO_AHEAD;
 }
 
 /* fw_tx_reserve when the open frame is full or a slot may be busy: flush, then open. */
@@ -195,6 +213,7 @@ static FW_COLD uint32_t tx_reserve_slow(uint32_t bytes)
     }
     L.open = 1;
     L.open_len = bytes;
+    tx_zeroed_lost();
     return L.open_addr;
 }
 
@@ -221,6 +240,33 @@ static FW_HOT uint32_t fw_tx_reserve(uint32_t bytes)
     return tx_reserve_slow(bytes);
 }
 
+/* reserve_zeroed past the bytes tx_zero_ahead cleared: a reserve, zeroed here. */
+static FW_COLD uint32_t tx_reserve_zeroed_slow(uint32_t bytes)
+{
+    uint32_t at = fw_tx_reserve(bytes);
+    if (at) {
+        hal_win w = mem_win(at);
+        for (uint32_t off = 0; off < bytes; off += 4u)
+            win_wr(w, off, 0);
+    }
+    return at;
+}
+
+/* The reply cursor's reserve_zeroed. Within the zeroed bytes the frame is known to fit
+ * (they are fewer than TX_CAP_MIN) in a free slot (tx_zero_ahead's conditions, which
+ * nothing changes before the slot is flushed). */
+static FW_HOT uint32_t fw_tx_reserve_zeroed(uint32_t bytes)
+{
+    uint32_t at = L.open_len, end = at + bytes;
+    if (FW_LIKELY(end <= L.zeroed)) {
+        L.open = 1;
+        L.open_len = end;
+        return L.open_addr + at;
+    }
+    return tx_reserve_zeroed_slow(bytes);
+}
+_Static_assert(FW_REPLY_ZERO_AHEAD <= TX_CAP_MIN, "the zeroed bytes fit a frame under any cap");
+
 static FW_WARM int tx_room(uint32_t bytes)
 {
     /* What fw_tx_reserve does: append to the open frame under the cap, else a new frame
@@ -237,11 +283,13 @@ static void tx_spare(void)
 
 static void tx_trim(uint32_t bytes)
 {
-    if (L.open && bytes <= L.open_len)
+    if (L.open && bytes <= L.open_len) {
         L.open_len -= bytes;
+        tx_zeroed_lost();
+    }
 }
 
-static const struct fw_reply_ops reply_ops = {fw_tx_reserve, tx_room, tx_trim, tx_spare};
+static const struct fw_reply_ops reply_ops = {fw_tx_reserve, fw_tx_reserve_zeroed, tx_room, tx_trim, tx_spare};
 
 void fw_link_frame(struct fw_frame *f, uint32_t addr, uint32_t len, uint32_t stamp)
 {
@@ -344,6 +392,7 @@ static FW_COLD void link_state_reset(void)
     L.tx_open = 0;
     L.tx_inflight = 0;
     L.open_addr = tx_addr(0) + NF_LINK_HDR_SIZE;
+    tx_zeroed_lost();
     L.rto_valid = 0;
     L.open = 0;
     L.open_len = 0;
@@ -705,6 +754,8 @@ FW_HOT int fw_link_poll(void)
      * model's SLEEP does not wait). */
     uint32_t bit = L.rx_bit;
     if (!L.open && !L.ack_owed) {
+        if (!L.zeroed)
+            tx_zero_ahead();
         for (;;) {
             /* the RTO once rto_expired has worked it out, else its floor rto_min */
             uint32_t rto_wait = L.rto_valid ? L.rto : L.rto_min;

@@ -109,22 +109,24 @@ static inline void wr_failed(struct fw_qp *qp, uint32_t status, uint32_t refuse)
     fw_stats.refuse_codes[refuse & (NF_STATS_REFUSE_CODES_COUNT - 1u)] += refuse != NF_REFUSE_OK;
 }
 
-/* The CQE message of a work request at adapter address at. */
+/* The CQE message of a work request at adapter address at, in space that reads as
+ * zeros (reserve_zeroed): a field the compiler knows is zero is not stored (a success
+ * written ahead stores 4 words of 12). */
 static inline void wr_cqe_at(uint32_t at, uint32_t qpn, uint32_t wr_id, const struct wr_result *r, uint32_t op_type,
                              uint32_t token, uint32_t cflags)
 {
-    uint32_t len = NF_MSG_HDR_SIZE + NF_CQE_SIZE;
-    fw_reply_hdr(at, NF_OP_CQE, len, 0, 0);
     hal_win w = mem_win(at);
     const uint32_t c = NF_MSG_HDR_SIZE;
-    win_wr(w, c + NF_CQE_QPN_OFF, qpn);
-    win_wr(w, c + NF_CQE_WR_ID_OFF, wr_id);
-    win_wr(w, c + NF_CQE_STATUS_OFF, r->status);
-    win_wr(w, c + NF_CQE_BYTES_OFF, r->bytes);
-    win_wr(w, c + NF_CQE_OP_TYPE_OFF, op_type);
-    win_wr(w, c + NF_CQE_REFUSE_OFF, r->refuse);
-    win_wr(w, c + NF_CQE_TOKEN_OFF, token);
-    win_wr(w, c + NF_CQE_CFLAGS_OFF, cflags);
+    /* MSG_HDR: tag and status 0 in a CQE */
+    win_wr(w, NF_MSG_HDR_OP_OFF, fw_hdr_op_len(NF_OP_CQE, NF_MSG_HDR_SIZE + NF_CQE_SIZE));
+    FW_WIN_WR_NONZERO(w, c + NF_CQE_QPN_OFF, qpn);
+    FW_WIN_WR_NONZERO(w, c + NF_CQE_WR_ID_OFF, wr_id);
+    FW_WIN_WR_NONZERO(w, c + NF_CQE_STATUS_OFF, r->status);
+    FW_WIN_WR_NONZERO(w, c + NF_CQE_BYTES_OFF, r->bytes);
+    FW_WIN_WR_NONZERO(w, c + NF_CQE_OP_TYPE_OFF, op_type);
+    FW_WIN_WR_NONZERO(w, c + NF_CQE_REFUSE_OFF, r->refuse);
+    FW_WIN_WR_NONZERO(w, c + NF_CQE_TOKEN_OFF, token);
+    FW_WIN_WR_NONZERO(w, c + NF_CQE_CFLAGS_OFF, cflags);
 }
 
 /* Write a CQE through the frame's reply cursor (the caller checked the room); its
@@ -132,7 +134,7 @@ static inline void wr_cqe_at(uint32_t at, uint32_t qpn, uint32_t wr_id, const st
 static inline uint32_t wr_put_cqe(const struct fw_frame *f, uint32_t qpn, uint32_t wr_id, const struct wr_result *r,
                                   uint32_t op_type, uint32_t token, uint32_t cflags)
 {
-    uint32_t at = f->tx.reserve(NF_MSG_HDR_SIZE + NF_CQE_SIZE);
+    uint32_t at = f->tx.reserve_zeroed(NF_MSG_HDR_SIZE + NF_CQE_SIZE);
     if (FW_LIKELY(at))
         wr_cqe_at(at, qpn, wr_id, r, op_type, token, cflags);
     return at;

@@ -283,6 +283,7 @@ int main(int argc, char **argv)
     test_engine_timeout();
     test_tx_drain_timeout();
     test_qp_flush();
+    test_cqe_exact();
     test_timing();
     test_adapter_reset();
     test_stats();

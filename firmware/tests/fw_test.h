@@ -97,6 +97,7 @@ void test_rdma_stopped(void);
 void test_engine_timeout(void);
 void test_tx_drain_timeout(void);
 void test_qp_flush(void);
+void test_cqe_exact(void);
 void test_timing(void);
 void test_adapter_reset(void);
 void test_stats(void);

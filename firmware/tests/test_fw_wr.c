@@ -367,6 +367,45 @@ void test_qp_flush(void)
        "QP_DISCONNECT then QP_CONNECT: the QP executes work requests again");
 }
 
+/* A CQE's bytes are exact whoever zeroed its space: the link while idle (the first two
+ * completions of a frame: only their nonzero words are written) or reserve_zeroed itself
+ * (the third), in TX slots whose earlier frames left other bytes there. */
+void test_cqe_exact(void)
+{
+    struct wr_env e;
+    wr_env(&e);
+    uint8_t body[400];
+    memset(body, 0x5A, sizeof(body));
+    int pings = 1;
+    for (uint32_t i = 0; i < 2u * nf_hw_cfg()->tx_slots; i++)
+        pings &= tb_req(NF_OP_PING, body, sizeof(body), NULL, 0) == NF_STATUS_SUCCESS;
+    uint64_t pages[1] = {page_at(9)};
+    struct nf_wr_fast_register fr = {e.fast, 1, 0, 0, PAGE, 0x70000};
+    struct nf_wr_invalidate inv = {e.fast, 0};
+    struct nf_wr_fast_register bad = {e.normal, 1, 0, 0, PAGE, 0x70000}; /* not a fast-register MR */
+    uint8_t buf[NF_LINK_MAX_PAYLOAD];
+    size_t len = 0;
+    put_wr(buf, &len, NF_OP_WR_FAST_REGISTER, e.qp, 11, NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE, &fr, sizeof(fr), pages, 1);
+    put_wr(buf, &len, NF_OP_WR_INVALIDATE, e.qp, 12, 0, &inv, sizeof(inv), NULL, 0);
+    put_wr(buf, &len, NF_OP_WR_FAST_REGISTER, e.qp, 13, 0, &bad, sizeof(bad), pages, 1);
+    tb_exchange(buf, len);
+    static const uint32_t want_op[3] = {NF_NDK_OP_FAST_REGISTER, NF_NDK_OP_INVALIDATE, NF_NDK_OP_FAST_REGISTER};
+    int exact = tb.nmsgs == 3;
+    for (int i = 0; exact && i < 3; i++) {
+        const struct tb_msg *m = &tb.msgs[i];
+        struct nf_cqe c;
+        memcpy(&c, m->body, sizeof(c));
+        exact &= m->hdr.op == NF_OP_CQE && m->hdr.len == NF_MSG_HDR_SIZE + NF_CQE_SIZE && m->hdr.tag == 0 &&
+                 m->hdr.status == 0 && m->hdr.rsvd == 0 && c.qpn == e.qp && c.wr_id == 11u + (uint32_t)i &&
+                 (i < 2 ? c.status == NF_STATUS_SUCCESS : c.status != NF_STATUS_SUCCESS) && c.bytes == 0 &&
+                 c.op_type == want_op[i] && c.refuse == NF_REFUSE_OK && c.token == 0 && c.cflags == 0;
+    }
+    OK(pings && exact,
+       "three CQEs in one frame, in TX slots that held other bytes: every header and CQE field exact (%d messages)",
+       tb.nmsgs);
+    qp_reconnect(e.qp, e.peer);
+}
+
 void test_timing(void)
 {
     struct wr_env e;
