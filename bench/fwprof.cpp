@@ -139,6 +139,9 @@ void tick()
             }
         }
     }
+    // An RX head read answered in the core's request clock: a window read of no wait.
+    if (recording && SOC(head_rd_now))
+        accesses.push_back({cycle, 0u, 1, (uint32_t)(NF_MAP_ADAPTER_MEM + SOC(head_peek_off)), false});
     uint8_t b;
     if (smp->sample(cycle, top->uart_tx, &b) == 1) {
         if (nf_frame_decode_byte(&dec, b) == NF_FRAME_OK)

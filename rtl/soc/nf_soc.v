@@ -152,18 +152,19 @@ module nf_soc #(
     // CPU still holds the request then).
     wire        cpu_go    = cpu_valid && !mmio_ready;
     wire        wb_push   = cpu_go && sel_win && cpu_write && wb_room;
-    // A window read of an RX slot's head (VexRiscv, whose request comes from a register
-    // stage: HEAD_PEEK) is answered in its first cycle from the adapter memory's copy of
-    // the heads (head_peek_*, read without a clock from cpu_addr, a register then), not
-    // through the system port; once the buffer is empty, like any window read, so it sees
-    // every earlier store (the copy holds every write the port answered: it lands in the
-    // clock after its answer, and the peek sees a landing write's bytes).
-    localparam  HEAD_PEEK = CPU == "vexriscv";
+    // A window read of an RX slot's head (VexRiscv, whose bus request comes from its own
+    // register stage) is answered in the clock the core issues it, from the
+    // adapter memory's copy of the heads (head_peek_*, read without a clock at the core's
+    // address), without the register stage below or the system port (head_rd_now): when
+    // nothing is ahead of it, the stage empty and the buffer too, so it sees every earlier
+    // store (the copy holds every write the port answered: it lands in the clock after its
+    // answer, and the peek sees a landing write's bytes). Otherwise it takes the usual
+    // way, and the system port reads the copy.
     wire        head_peek_hit;
     wire [31:0] head_peek_rdata;
-    wire        head_sel  = HEAD_PEEK && sel_win && head_peek_hit;  // the address alone: the answer's select
-    wire        head_rd   = head_sel && cpu_go && !cpu_write && !wb_any;
-    wire        win_rd    = cpu_go && sel_win && !cpu_write && !wb_any && !head_sel;
+    wire [31:0] head_peek_off;  // the core's request's window offset (below)
+    wire        head_rd_now;
+    wire        win_rd    = cpu_go && sel_win && !cpu_write && !wb_any;
     // A block answers a posted register store in the clock after it (reg_ans), and
     // takes no request in that clock: a core that issues its next access then
     // (VexRiscv) waits one clock for a link or engine register.
@@ -243,6 +244,8 @@ module nf_soc #(
             end
         end
         assign cpu_fetching = 1'b0;  // it fetches on the one bus: stalled with the rest
+        assign head_peek_off = win_off;  // unused: no head peek with this core
+        assign head_rd_now   = 1'b0;
         assign la_win_rd  = ram_rd && in_win(ram_addr);
         assign la_win_wr  = la_win_wr_q;
         assign la_reg_wr  = la_reg_wr_q;
@@ -292,6 +295,12 @@ module nf_soc #(
         wire        d_ram   = in_fw_ram(d_addr);
         wire [3:0]  d_wstrb = db_we ? db_sel : 4'd0;
         reg         q_valid;
+        // An RX head read answered at once (see "posted writes"): the core's address is a
+        // register of its bus bridge, and its answer goes into registers of the bridge.
+        // Only with the stage empty: a request in it is the one the core still holds, and
+        // the stage answers that one (answering it here too would acknowledge it twice).
+        assign head_peek_off = win_offset(d_addr);
+        assign head_rd_now   = d_valid && !db_we && in_win(d_addr) && head_peek_hit && !q_valid && !wb_any;
         reg  [31:0] q_addr, q_wdata;
         reg  [3:0]  q_wstrb;
         always @(posedge clk) begin
@@ -302,7 +311,7 @@ module nf_soc #(
                 q_wstrb <= 4'd0;
             end else if (q_valid) begin
                 q_valid <= !cpu_ready;
-            end else if (d_valid && !d_ram) begin
+            end else if (d_valid && !d_ram && !head_rd_now) begin
                 q_valid <= 1'b1;
                 q_addr  <= d_addr;
                 q_wdata <= db_dat;
@@ -587,7 +596,7 @@ module nf_soc #(
         .csr_wstrb(cpu_wstrb), .csr_ready(eng_csr_ready), .csr_rdata(eng_csr_rdata),
         .sys_valid(sys_port_valid), .sys_addr(sys_port_addr), .sys_wdata(sys_port_wdata),
         .sys_wstrb(sys_port_wstrb), .sys_ready(sys_port_ready), .sys_rdata(sys_port_rdata),
-        .head_peek_addr(win_off), .head_peek_hit(head_peek_hit), .head_peek_rdata(head_peek_rdata),
+        .head_peek_addr(head_peek_off), .head_peek_hit(head_peek_hit), .head_peek_rdata(head_peek_rdata),
         .idle(eng_idle)
     );
 
@@ -610,9 +619,9 @@ module nf_soc #(
         mmio_rdata <= sel_link ? link_csr_rdata : sel_engine ? eng_csr_rdata : sel_sys ? sys_read : 32'd0;
     end
     wire [31:0] io_rdata = mmio_ready ? mmio_rdata : la_link_rd ? link_csr_rdata :
-                           la_eng_rd ? eng_csr_rdata : head_sel ? head_peek_rdata : sys_port_rdata;
+                           la_eng_rd ? eng_csr_rdata : head_rd_now ? head_peek_rdata : sys_port_rdata;
     always @(*) begin
-        cpu_ready = ram_ready || mmio_ready || win_rd_ready || head_rd || fast_wr ||
+        cpu_ready = ram_ready || mmio_ready || win_rd_ready || head_rd_now || fast_wr ||
                     (cpu_valid && ((la_link_rd && link_csr_ready) || (la_eng_rd && eng_csr_ready)));
         // The firmware RAM's data (the slowest: block-RAM clock-to-output) through one
         // LUT, after the other answers' mux (io_rdata).
