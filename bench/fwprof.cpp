@@ -10,7 +10,7 @@
 //   link     -> first instruction of fw_msg_process (header, seq/ack, TX room check)
 //   parse    -> first instruction of fw_wr_process (message walk, op dispatch)
 //   validate -> the first ENGINE register access (WR fields, QP and MR lookups, the rules)
-//   engine   -> first instruction of fw_tx_reserve_zeroed (the engine's commands: a fast-register's
+//   engine   -> the last ENGINE store before the wait (the engine's commands: a fast-register's
 //            page-list load, its MPT entry staged and MPT_WRITE_LOADED; an invalidate's
 //            MPT_INVALIDATE)
 //   cqe      -> the first TBL_STATUS read (the CQE written ahead while the engine works)
@@ -304,8 +304,8 @@ void profile(const char *label, const std::vector<uint8_t> &m, bool fast_registe
             b[1] = a.cycle;
             break;
         }
-    // Bus events: the first ENGINE access after the work request's first instruction, the
-    // TBL_STATUS read after the CQE's reservation (its start and its answer).
+    // The work request's first instruction, then bus events: the first ENGINE access
+    // after it, and the wait (below).
     int phase = 1;
     std::map<std::string, uint64_t> per_func;
     uint64_t prev_cycle = t_start;
@@ -328,20 +328,25 @@ void profile(const char *label, const std::vector<uint8_t> &m, bool fast_registe
                     b[4] = a.cycle - a.wait;
                     break;
                 }
-        } else if (phase == 3 && fn == "fw_tx_reserve_zeroed" && b[4] && f.cycle >= b[4]) {
-            phase = 4;
-            b[5] = f.cycle;
-            // The first TBL_STATUS read starts the wait, the last one before the end ends it
-            // (a long load outlasts a held read: the firmware then polls).
-            for (const Access &a : accesses)
-                if (a.kind == 4 && !a.write && a.addr == NF_ENGINE_BASE + NF_ENGINE_TBL_STATUS && a.cycle > b[5] &&
-                    a.cycle <= t_end) {
-                    if (phase == 4)
-                        b[6] = a.cycle - a.wait;
-                    b[7] = a.cycle;
-                    phase = 5;
-                }
         }
+    }
+    // The wait: from the first TBL_STATUS read after the engine's first command to the
+    // answer of the last one before the end (a long load outlasts a held read: the
+    // firmware then polls). The engine phase ends with the last ENGINE store before it
+    // (the command that starts the engine's work); the CQE is written in between.
+    if (phase == 3 && b[4]) {
+        for (const Access &a : accesses)
+            if (a.kind == 4 && !a.write && a.addr == NF_ENGINE_BASE + NF_ENGINE_TBL_STATUS && a.cycle > b[4] &&
+                a.cycle <= t_end) {
+                if (phase == 3)
+                    b[6] = a.cycle - a.wait;
+                b[7] = a.cycle;
+                phase = 4;
+            }
+        for (const Access &a : accesses)
+            if (phase == 4 && a.kind == 4 && a.write && a.cycle >= b[4] && a.cycle < b[6])
+                b[5] = a.cycle;
+        phase = b[5] ? 5 : phase;
     }
     per_func[prev_func] += t_end - prev_cycle;
     bool ordered = phase == 5;

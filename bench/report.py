@@ -568,7 +568,7 @@ def doc(r, series, phases, funcs):
         "parse": "`fw_msg_process`: message walk, length checks, op dispatch",
         "validate": "`fw_wr_process` up to the engine: QP lookup, WR fields read once from the RX slot, MR lookup, NDK rules in one run of compares",
         "engine": "the engine's commands: a fast-register's page-list load started, its MPT entry staged under it and MPT_WRITE_LOADED (the engine writes the entry once the list is in); an invalidate's MPT_INVALIDATE",
-        "cqe": "`fw_tx_reserve_zeroed` (space the link zeroed while idle) and the nonzero words of the %d of MSG_HDR + CQE written into the TX slot while the engine works (written ahead as a success; a failure found after rewrites its status)" % (
+        "cqe": "the CQE's reservation (`fw_reserve_zeroed`, inline: space the link zeroed while idle) and the nonzero words of the %d of MSG_HDR + CQE written into the TX slot while the engine works (written ahead as a success; a failure found after rewrites its status)" % (
             (sizes["MSG_HDR"] + sizes["CQE"]) // 4),
         "wait": "the TBL_STATUS reads: what of the engine's work (page-list load, MPT write, invalidate and DMA drain) the CQE did not hide",
         "finish": "MR state, counters, up to the CYCLE_LO read that ends the measure",
@@ -652,11 +652,11 @@ CORE_TEXT = {
                "clock per instruction are cache refills from the firmware RAM, the uncached adapter-memory "
                "window and device registers, and taken branches",
         "left": "VexRiscv runs most instructions in one clock; the rest of its clocks are uncached loads\n"
-                "   from the RX slot's head and the device registers (5 clocks each: the data bus's register\n"
-                "   stage, the answer in the next clock, the core's own; the RX slots' first 128 bytes are\n"
-                "   answered from a copy in LUT RAM, nf_adapter_mem), stores to the TX slot and the\n"
-                "   registers (2 clocks each), loads used by the next instruction, and taken branches\n"
-                "   ([CPU choices](#cpu-choices) below).",
+                "   (an RX slot's head answered in the clock the core issues the load, from a copy of the RX\n"
+                "   slots' first 128 bytes in LUT RAM, nf_adapter_mem; a device register through the data\n"
+                "   bus's register stage and the block's registered answer; the core's own clocks for either),\n"
+                "   back-to-back stores to the TX slot and the registers, loads used by the next\n"
+                "   instruction, and taken branches ([CPU choices](#cpu-choices) below).",
     },
 }
 

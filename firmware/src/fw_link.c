@@ -46,11 +46,8 @@ static struct {
      * only lowers tx_inflight. */
     uint32_t tx_inflight;       /* unacknowledged frames */
     uint32_t tx_open;           /* TX slot after the in-flight ones: the open frame's, or the next */
-    uint32_t open;              /* a frame is being filled in the slot after the in-flight ones */
-    uint32_t open_len;          /* payload bytes in it so far */
+    struct fw_tx_open txo;      /* the frame being filled in slot tx_open (fw_frame.h; zeroed: tx_zero_ahead) */
     uint32_t maybe_busy;        /* TX slots that may still be sending (RESET_ACK, retransmitted copies) */
-    uint32_t open_addr;         /* payload address of slot tx_open */
-    uint32_t zeroed;            /* bytes open_len .. zeroed at open_addr are known zero (tx_zero_ahead) */
     uint32_t rto_start;         /* cycle the oldest unacknowledged frame was (re)sent */
     /* The RTO takes 64-bit multiplies (~40 cycles each on PicoRV32): it is computed only
      * when the oldest frame has waited rto_min, the RTO with nothing in flight (every
@@ -110,7 +107,7 @@ static uint32_t hdr_word1(uint32_t len, uint32_t rsvd)
 
 /* A new slot opens, or bytes a caller may have written are given back: nothing past
  * the frame's end is known zero any more (until the next idle tx_zero_ahead). */
-static void tx_zeroed_lost(void) { L.zeroed = 0; }
+static void tx_zeroed_lost(void) { L.txo.zeroed = 0; }
 
 /* Wait until the TX slots in mask have finished sending. Bounded: a queue of TX_SLOTS
  * frames of SLOT_BYTES, 10 bits per byte, stuffing doubling it, takes at most
@@ -160,24 +157,24 @@ static int rto_expired(void)
 
 static FW_HOT void tx_flush(void)
 {
-    if (!L.open)
+    if (!L.txo.open)
         return;
     uint32_t slot = L.tx_open;
     uint32_t a = tx_addr(slot);
     mem_wr(a, hdr_word0(NF_LINK_TYPE_DATA, L.tx_seq, rx_expect()));
-    mem_wr(a + 4u, hdr_word1(L.open_len, 0));
-    tx_post(slot, NF_LINK_HDR_SIZE + L.open_len);
-    L.tx_len[slot] = (uint16_t)(NF_LINK_HDR_SIZE + L.open_len);
+    mem_wr(a + 4u, hdr_word1(L.txo.len, 0));
+    tx_post(slot, NF_LINK_HDR_SIZE + L.txo.len);
+    L.tx_len[slot] = (uint16_t)(NF_LINK_HDR_SIZE + L.txo.len);
     if (L.tx_inflight == 0)
         L.rto_start = hal_cycles();
     L.tx_inflight++;
     slot = ring_add(slot, 1u, fw_cfg.tx_slots);
     L.tx_open = slot;
-    L.open_addr = tx_addr(slot) + NF_LINK_HDR_SIZE;
+    L.txo.addr = tx_addr(slot) + NF_LINK_HDR_SIZE;
     L.rto_valid = 0;
     L.tx_seq++;
-    L.open = 0;
-    L.open_len = 0;
+    L.txo.open = 0;
+    L.txo.len = 0;
     L.ack_owed = 0;
     tx_zeroed_lost();
 }
@@ -186,12 +183,12 @@ static FW_HOT void tx_flush(void)
  * in a slot that holds no unacknowledged frame and is not still sending. */
 static FW_HOT void tx_zero_ahead(void)
 {
-    if (L.open || L.tx_inflight >= fw_cfg.tx_slots || (L.maybe_busy & (1u << L.tx_open)))
+    if (L.txo.open || L.tx_inflight >= fw_cfg.tx_slots || (L.maybe_busy & (1u << L.tx_open)))
         return;
-    hal_win w = mem_win(L.open_addr);
+    hal_win w = mem_win(L.txo.addr);
     for (uint32_t off = 0; off < FW_REPLY_ZERO_AHEAD; off += 4u)
         win_wr(w, off, 0);
-    L.zeroed = FW_REPLY_ZERO_AHEAD;
+    L.txo.zeroed = FW_REPLY_ZERO_AHEAD;
 }
 
 /* fw_tx_reserve when the open frame is full or a slot may be busy: flush, then open. */
@@ -211,10 +208,10 @@ static FW_COLD uint32_t tx_reserve_slow(uint32_t bytes)
         tx_wait_idle(1u << slot);
         L.maybe_busy &= ~(1u << slot);
     }
-    L.open = 1;
-    L.open_len = bytes;
+    L.txo.open = 1;
+    L.txo.len = bytes;
     tx_zeroed_lost();
-    return L.open_addr;
+    return L.txo.addr;
 }
 
 /* The reply cursor's reserve (fw_frame.h). Named for the profiler (bench/fwprof.cpp).
@@ -222,26 +219,27 @@ static FW_COLD uint32_t tx_reserve_slow(uint32_t bytes)
  * checks it. */
 static FW_HOT uint32_t fw_tx_reserve(uint32_t bytes)
 {
-    if (__builtin_expect(!L.open, 1)) {
-        /* The usual case for a CQE: no open frame, a free slot, no slot still sending.
+    if (__builtin_expect(!L.txo.open, 1)) {
+        /* The usual case for a reply: no open frame, a free slot, no slot still sending.
          * One test of the three (&, not &&): their loads issue together, one branch. */
         if (FW_LIKELY((L.maybe_busy == 0) & (L.tx_inflight < fw_cfg.tx_slots) & (bytes <= NF_LINK_MAX_PAYLOAD))) {
-            L.open = 1;
-            L.open_len = bytes;
-            return L.open_addr;
+            L.txo.open = 1;
+            L.txo.len = bytes;
+            return L.txo.addr;
         }
     } else {
-        uint32_t at = L.open_len;
+        uint32_t at = L.txo.len;
         if (at + bytes <= L.tx_cap) {
-            L.open_len = at + bytes;
-            return L.open_addr + at;
+            L.txo.len = at + bytes;
+            return L.txo.addr + at;
         }
     }
     return tx_reserve_slow(bytes);
 }
 
-/* reserve_zeroed past the bytes tx_zero_ahead cleared: a reserve, zeroed here. */
-static FW_COLD uint32_t tx_reserve_zeroed_slow(uint32_t bytes)
+/* The reply cursor's reserve_zeroed, past the bytes tx_zero_ahead cleared (the fast
+ * path is fw_reserve_zeroed's, inline): a reserve, zeroed here. */
+static FW_WARM uint32_t tx_reserve_zeroed(uint32_t bytes)
 {
     uint32_t at = fw_tx_reserve(bytes);
     if (at) {
@@ -251,29 +249,18 @@ static FW_COLD uint32_t tx_reserve_zeroed_slow(uint32_t bytes)
     }
     return at;
 }
-
-/* The reply cursor's reserve_zeroed. Within the zeroed bytes the frame is known to fit
- * (they are fewer than TX_CAP_MIN) in a free slot (tx_zero_ahead's conditions, which
- * nothing changes before the slot is flushed). */
-static FW_HOT uint32_t fw_tx_reserve_zeroed(uint32_t bytes)
-{
-    uint32_t at = L.open_len, end = at + bytes;
-    if (FW_LIKELY(end <= L.zeroed)) {
-        L.open = 1;
-        L.open_len = end;
-        return L.open_addr + at;
-    }
-    return tx_reserve_zeroed_slow(bytes);
-}
+/* fw_reserve_zeroed's fast path opens or extends a frame in slot tx_open with no test
+ * of the cap or the slot: the zeroed bytes fit under any cap, and tx_zero_ahead zeroes
+ * only a free slot, which nothing fills or sends before it is flushed. */
 _Static_assert(FW_REPLY_ZERO_AHEAD <= TX_CAP_MIN, "the zeroed bytes fit a frame under any cap");
 
 static FW_WARM int tx_room(uint32_t bytes)
 {
     /* What fw_tx_reserve does: append to the open frame under the cap, else a new frame
      * in a free slot after the in-flight ones and the open one. */
-    if (L.open && L.open_len + bytes <= L.tx_cap)
+    if (L.txo.open && L.txo.len + bytes <= L.tx_cap)
         return 1;
-    return L.tx_inflight + L.open + L.keep_free < fw_cfg.tx_slots;
+    return L.tx_inflight + L.txo.open + L.keep_free < fw_cfg.tx_slots;
 }
 
 static void tx_spare(void)
@@ -283,17 +270,17 @@ static void tx_spare(void)
 
 static void tx_trim(uint32_t bytes)
 {
-    if (L.open && bytes <= L.open_len) {
-        L.open_len -= bytes;
+    if (L.txo.open && bytes <= L.txo.len) {
+        L.txo.len -= bytes;
         tx_zeroed_lost();
     }
 }
 
-static const struct fw_reply_ops reply_ops = {fw_tx_reserve, fw_tx_reserve_zeroed, tx_room, tx_trim, tx_spare};
+static const struct fw_reply_ops reply_ops = {fw_tx_reserve, tx_reserve_zeroed, tx_room, tx_trim, tx_spare};
 
 void fw_link_frame(struct fw_frame *f, uint32_t addr, uint32_t len, uint32_t stamp)
 {
-    *f = (struct fw_frame){addr, len, stamp, fw_eng_wait_cycles(), 0, len, reply_ops};
+    *f = (struct fw_frame){addr, len, stamp, fw_eng_wait_cycles(), 0, len, &L.txo, reply_ops};
 }
 
 /* An ack while the cap is adjusted (out of line: a clean line only tests cap_adjust).
@@ -391,11 +378,11 @@ static FW_COLD void link_state_reset(void)
     L.ack_owed = 0;
     L.tx_open = 0;
     L.tx_inflight = 0;
-    L.open_addr = tx_addr(0) + NF_LINK_HDR_SIZE;
+    L.txo.addr = tx_addr(0) + NF_LINK_HDR_SIZE;
     tx_zeroed_lost();
     L.rto_valid = 0;
-    L.open = 0;
-    L.open_len = 0;
+    L.txo.open = 0;
+    L.txo.len = 0;
     L.tx_cap = NF_LINK_MAX_PAYLOAD;
     L.cap_saved = 0;
     L.cap_adjust = 0;
@@ -446,7 +433,7 @@ static FW_COLD int replies_fit_slow(const struct fw_frame *f, uint32_t free_slot
     /* A free slot per message. */
     if (free_slots >= fw_msg_count(f))
         return 1;
-    uint32_t free_open = L.open ? NF_LINK_MAX_PAYLOAD - L.open_len : 0;
+    uint32_t free_open = L.txo.open ? NF_LINK_MAX_PAYLOAD - L.txo.len : 0;
     if (L.tx_cap < NF_LINK_MAX_PAYLOAD)
         return replies_fit_capped(f, free_open, free_slots);
     return fw_msg_fits(f, free_open, free_slots);
@@ -456,7 +443,7 @@ static inline int replies_fit(const struct fw_frame *f)
 {
     /* Fast path: every reply fits one frame, so a free slot per possible message (each
      * is at least a header) is enough without reading the messages. */
-    uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - L.open;
+    uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - L.txo.open;
     if (free_slots >= f->len / NF_MSG_HDR_SIZE)
         return 1;
     /* A frame holding one message (the usual work request with its page list) needs one
@@ -589,7 +576,7 @@ static FW_COLD int rx_held(uint32_t ready, uint32_t slot, struct fw_frame *f)
     uint32_t from = L.hold - 1u;
     if (from == 0 && !replies_fit(f) && (peek_acks(ready), !replies_fit(f))) {
         uint32_t all_rx = (1u << fw_cfg.rx_slots) - 1u;
-        if (L.tx_inflight == 0 && !L.open)
+        if (L.tx_inflight == 0 && !L.txo.open)
             return rx_overflow_frame(ready, slot, f);
         if ((ready & all_rx) != all_rx)
             return 0; /* wait for acks; there is a free RX slot for them */
@@ -705,7 +692,7 @@ static FW_HOT __attribute__((noinline)) int rx_frame(uint32_t ready)
     uint32_t stamp = hal_read32(L.rx_stamp);
     uint32_t m0 = win_rd(hw, NF_LINK_HDR_SIZE); /* the first message's header word */
     tx_ack((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu, stamp);
-    uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - L.open;
+    uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - L.txo.open;
     if (FW_UNLIKELY(free_slots < len / NF_MSG_HDR_SIZE)) { /* (a forward branch taken costs 3 clocks) */
         uint32_t mlen = (m0 >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu;
         /* fw_msg_single, read from the window already at hand */
@@ -728,7 +715,7 @@ static FW_HOT __attribute__((noinline)) int link_work(uint32_t ready)
      * sooner, and the acks it carried may already have made a retransmission moot. */
     int did = tx_retransmit_due();
     /* No more work in the RX slots: send what was batched, or at least the ack. */
-    if (FW_LIKELY(L.open)) {
+    if (FW_LIKELY(L.txo.open)) {
         tx_flush();
         did = 1;
     } else if (L.ack_owed) {
@@ -753,8 +740,8 @@ FW_HOT int fw_link_poll(void)
      * returns after one look (its test bench feeds the next frame between polls; its
      * model's SLEEP does not wait). */
     uint32_t bit = L.rx_bit;
-    if (!L.open && !L.ack_owed) {
-        if (!L.zeroed)
+    if (!L.txo.open && !L.ack_owed) {
+        if (!L.txo.zeroed)
             tx_zero_ahead();
         for (;;) {
             /* the RTO once rto_expired has worked it out, else its floor rto_min */
