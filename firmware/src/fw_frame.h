@@ -42,7 +42,8 @@ struct fw_tx_open {
 
 struct fw_frame {
     uint32_t addr, len; /* payload: adapter address in the RX slot, bytes */
-    uint32_t stamp;     /* RX_STAMP: cycle of arrival */
+    uint32_t stamp_at;  /* bus address of its RX_STAMP register, the cycle of arrival: read
+                         * only when needed (INFO timing), before the link releases the slot */
     uint32_t eng_start; /* fw_eng_wait_cycles() when its processing began (INFO timing; the link) */
     /* 0 normal; for a frame whose replies exceed the whole TX window: 1 full replies
      * while they fit, 2 answers no larger than their message (fw_msg_process) */

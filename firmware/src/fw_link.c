@@ -49,6 +49,7 @@ static struct {
     struct fw_tx_open txo;      /* the frame being filled in slot tx_open (fw_frame.h; zeroed: tx_zero_ahead) */
     uint32_t maybe_busy;        /* TX slots that may still be sending (RESET_ACK, retransmitted copies) */
     uint32_t rto_start;         /* cycle the oldest unacknowledged frame was (re)sent */
+    uint32_t rto_stamp_due;     /* rto_start is to become rx_next's RX_STAMP (rx_frame's ack) */
     /* The RTO takes 64-bit multiplies (~40 cycles each on PicoRV32): it is computed only
      * when the oldest frame has waited rto_min, the RTO with nothing in flight (every
      * RTO is at least that), and then kept until an ack or a new frame changes it; so are
@@ -77,6 +78,8 @@ static struct {
 } L;
 
 static uint32_t rx_addr(uint32_t slot) { return slot * NF_LINK_SLOT_BYTES; }
+/* Bus address of an RX slot's RX_STAMP register (its frame's arrival). */
+static uint32_t rx_stamp_at(uint32_t slot) { return NF_LINK_BASE + NF_LINK_RX_STAMP0 + 4u * slot; }
 /* The next DATA seq we accept, and its advance (mod 256). */
 static uint32_t rx_expect(void) { return (L.rx_hdr >> (8u * NF_LINK_HDR_SEQ_OFF)) & 0xFFu; }
 static void rx_expect_next(void)
@@ -108,6 +111,14 @@ static uint32_t hdr_word1(uint32_t len, uint32_t rsvd)
 /* A new slot opens, or bytes a caller may have written are given back: nothing past
  * the frame's end is known zero any more (until the next idle tx_zero_ahead). */
 static void tx_zeroed_lost(void) { L.txo.zeroed = 0; }
+
+/* The oldest unacknowledged frame's timer runs from cycle at (a send, a retransmission,
+ * or an ack's arrival); a restart rx_frame left pending is overtaken. */
+static void rto_restart(uint32_t at)
+{
+    L.rto_start = at;
+    L.rto_stamp_due = 0;
+}
 
 /* Wait until the TX slots in mask have finished sending. Bounded: a queue of TX_SLOTS
  * frames of SLOT_BYTES, 10 bits per byte, stuffing doubling it, takes at most
@@ -166,7 +177,7 @@ static FW_HOT void tx_flush(void)
     tx_post(slot, NF_LINK_HDR_SIZE + L.txo.len);
     L.tx_len[slot] = (uint16_t)(NF_LINK_HDR_SIZE + L.txo.len);
     if (L.tx_inflight == 0)
-        L.rto_start = hal_cycles();
+        rto_restart(hal_cycles());
     L.tx_inflight++;
     slot = ring_add(slot, 1u, fw_cfg.tx_slots);
     L.tx_open = slot;
@@ -278,9 +289,10 @@ static void tx_trim(uint32_t bytes)
 
 static const struct fw_reply_ops reply_ops = {fw_tx_reserve, tx_reserve_zeroed, tx_room, tx_trim, tx_spare};
 
-void fw_link_frame(struct fw_frame *f, uint32_t addr, uint32_t len, uint32_t stamp)
+void fw_link_frame(struct fw_frame *f, uint32_t addr, uint32_t len, uint32_t slot)
 {
-    *f = (struct fw_frame){addr, len, stamp, fw_eng_wait_cycles(), 0, len, &L.txo, reply_ops};
+    *f = (struct fw_frame){addr, len, rx_stamp_at(slot), fw_eng_wait_cycles(), 0, len,
+                           &L.txo, reply_ops};
 }
 
 /* An ack while the cap is adjusted (out of line: a clean line only tests cap_adjust).
@@ -299,25 +311,27 @@ static FW_COLD void tx_cap_acked(uint32_t acked)
     L.cap_adjust = L.tx_cap < NF_LINK_MAX_PAYLOAD;
 }
 
-/* An ack that arrived at cycle now (its frame's RX stamp). Inline: every DATA frame
- * carries one. */
-static inline void tx_ack(uint32_t ack, uint32_t now)
+/* An ack: the in-flight frames it acknowledges are done; nonzero when there were any
+ * (the RTO then restarts from the ack's arrival, its frame's RX stamp). Inline: every
+ * DATA frame carries one. */
+static inline uint32_t tx_ack(uint32_t ack)
 {
     uint32_t inflight = L.tx_inflight;
     uint32_t n = (uint8_t)(ack - L.tx_seq + inflight); /* frames it acknowledges */
     if (n - 1u >= inflight)
-        return; /* none, old or impossible: cumulative acks make it harmless to ignore */
+        return 0; /* none, old or impossible: cumulative acks make it harmless to ignore */
     L.tx_inflight = inflight - n;
     L.rto_valid = 0;
-    L.rto_start = now;
     if (L.cap_adjust) /* a constant 0 in rx_frame, which sends such frames to rx_frame_slow */
         tx_cap_acked(n);
+    return n;
 }
 
-/* tx_ack for the rare paths: one copy out of line. */
-static FW_COLD void tx_ack_slow(uint32_t ack, uint32_t now)
+/* tx_ack for the rare paths, the ack's arrival read at once: one copy out of line. */
+static FW_COLD void tx_ack_slow(uint32_t ack, uint32_t slot)
 {
-    tx_ack(ack, now);
+    if (tx_ack(ack))
+        rto_restart(hal_read32(rx_stamp_at(slot)));
 }
 
 /* Rare (out of line, so the receive loop keeps its registers to itself). */
@@ -335,7 +349,7 @@ static FW_COLD int tx_retransmit(void)
         L.maybe_busy |= 1u << slot;
         fw_stats.retransmits++;
     }
-    L.rto_start = hal_cycles();
+    rto_restart(hal_cycles());
     L.ack_owed = 0;
     L.dup_acks = 0;
     L.rexmit_una = tx_una();
@@ -378,6 +392,7 @@ static FW_COLD void link_state_reset(void)
     L.ack_owed = 0;
     L.tx_open = 0;
     L.tx_inflight = 0;
+    L.rto_stamp_due = 0;
     L.txo.addr = tx_addr(0) + NF_LINK_HDR_SIZE;
     tx_zeroed_lost();
     L.rto_valid = 0;
@@ -466,7 +481,7 @@ static FW_COLD int peek_acks(uint32_t ready)
         uint32_t w0 = mem_rd(rx_addr(slot));
         uint32_t type = (w0 >> (8u * NF_LINK_HDR_TYPE_OFF)) & 0xFFu;
         if (type == NF_LINK_TYPE_DATA || type == NF_LINK_TYPE_ACK)
-            tx_ack_slow((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu, link_rd(NF_LINK_RX_STAMP0 + 4u * slot));
+            tx_ack_slow((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu, slot);
         if (type == NF_LINK_TYPE_ACK)
             L.peeked |= 1u << slot;
         reset |= type == NF_LINK_TYPE_RESET;
@@ -488,7 +503,7 @@ static void rx_next_at(uint32_t slot)
 {
     L.rx_next = slot;
     L.rx_bit = 1u << slot;
-    L.rx_stamp = NF_LINK_BASE + NF_LINK_RX_STAMP0 + 4u * slot;
+    L.rx_stamp = rx_stamp_at(slot);
     L.rx_win = mem_win(rx_addr(slot));
     L.frame.addr = rx_addr(slot) + NF_LINK_HDR_SIZE;
     sys_wr(NF_SYS_WAKE_RX, L.rx_bit); /* the idle loop's SLEEP ends when it fills */
@@ -530,12 +545,12 @@ static FW_COLD int rx_give_up_for_reset(uint32_t ready)
     return 1;
 }
 
-/* Run frame f, held or overflowing (fw_msg_resume) from message offset from, its stamp
- * and the engine's wait so far read now (slot: its RX slot); hold it where a reply found
+/* Run frame f, held or overflowing (fw_msg_resume) from message offset from, its stamp's
+ * register and the engine's wait so far taken now (slot: its RX slot); hold it where a reply found
  * no TX room. Returns nonzero when it ran to its end. (A new frame runs in rx_frame_run.) */
 static FW_COLD int rx_run(struct fw_frame *f, uint32_t slot, uint32_t from)
 {
-    f->stamp = link_rd(NF_LINK_RX_STAMP0 + 4u * slot);
+    f->stamp_at = rx_stamp_at(slot);
     f->eng_start = fw_eng_wait_cycles();
     fw_msg_resume(f, from);
     if (f->done < f->len)
@@ -608,17 +623,20 @@ static FW_COLD int rx_frame_held(const struct fw_frame *f)
 }
 
 /* The usual frame (rx_frame) from its messages on: len its payload bytes, m0 its first
- * word (in the register fw_msg_process takes it in), stamp its arrival (its payload
- * address is kept with rx_next). Returns as rx_frame does. Nothing
+ * word (in the register fw_msg_process takes it in; its payload address and its
+ * arrival's register are kept with rx_next). Returns as rx_frame does. Nothing
  * is kept across fw_msg_process (L has it all), so only the return address is saved. */
-static FW_HOT __attribute__((noinline)) int rx_frame_run(uint32_t len, uint32_t m0, uint32_t stamp)
+static FW_HOT __attribute__((noinline)) int rx_frame_run(uint32_t len, uint32_t m0)
 {
     struct fw_frame *f = &L.frame;
     f->len = len;
     f->done = len; /* the message layer lowers it only when a message must wait */
-    f->stamp = stamp;
+    f->stamp_at = L.rx_stamp;
     f->eng_start = fw_eng_wait_cycles();
     fw_msg_process(f, m0);
+    /* The arrival of the ack rx_frame applied, read now that the requests have run. */
+    if (L.rto_stamp_due)
+        rto_restart(hal_read32(L.rx_stamp));
     if (f->done < f->len && !rx_frame_held(f))
         return 0; /* held part-way: rx_held continues it */
     rx_expect_next();
@@ -637,8 +655,7 @@ static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t w0, uint32_t w1)
     if (type == NF_LINK_TYPE_DATA) {
         uint32_t seq = (w0 >> (8u * NF_LINK_HDR_SEQ_OFF)) & 0xFFu;
         uint32_t len = (w1 >> (8u * (NF_LINK_HDR_LEN_OFF - 4u))) & 0xFFFFu;
-        uint32_t stamp = link_rd(NF_LINK_RX_STAMP0 + 4u * slot);
-        tx_ack_slow(ack, stamp);
+        tx_ack_slow(ack, slot);
         if (seq != rx_expect() || len > NF_LINK_MAX_PAYLOAD) {
             /* Duplicate or gap: go-back-N drops it, and the ack repeats at once as a pure
              * ACK, ahead of any batched replies: repeated pure ACKs are how the host
@@ -653,7 +670,7 @@ static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t w0, uint32_t w1)
         f->len = len;
         f->done = len; /* the message layer lowers it only when a message must wait */
         if (!L.hold && (replies_fit(f) || (peek_acks(ready), replies_fit(f))))
-            return rx_frame_run(len, mem_rd(f->addr), stamp);
+            return rx_frame_run(len, mem_rd(f->addr));
         if (!rx_held(ready, slot, f)) {
             /* Held: no more messages are taken from the link until TX room frees (the
              * host's window fills; its retransmissions wait for our acks). */
@@ -664,7 +681,7 @@ static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t w0, uint32_t w1)
         if (ack == tx_una())
             dup_ack(slot);
         else
-            tx_ack_slow(ack, link_rd(NF_LINK_RX_STAMP0 + 4u * slot));
+            tx_ack_slow(ack, slot);
     } else if (type == NF_LINK_TYPE_RESET) {
         link_reset((w1 >> (8u * (NF_LINK_HDR_RSVD_OFF - 4u))) & 0xFFFFu);
     }
@@ -688,10 +705,12 @@ static FW_HOT __attribute__((noinline)) int rx_frame(uint32_t ready)
     if ((w0 & 0xFFFFu) != L.rx_hdr || len > NF_LINK_MAX_PAYLOAD || L.hold || L.cap_adjust)
         return rx_frame_slow(ready, w0, w1);
     /* replies_fit's two quick tests (a free TX slot per possible message, or one for a
-     * single message); the ack this frame carries is applied first, as it may free slots. */
-    uint32_t stamp = hal_read32(L.rx_stamp);
+     * single message); the ack this frame carries is applied first, as it may free slots.
+     * The RTO's restart from the ack's arrival waits until the requests have run
+     * (rx_frame_run): nothing before needs it, and the stamp's read would delay them. */
     uint32_t m0 = win_rd(hw, NF_LINK_HDR_SIZE); /* the first message's header word */
-    tx_ack((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu, stamp);
+    if (tx_ack((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu))
+        L.rto_stamp_due = 1;
     uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - L.txo.open;
     if (FW_UNLIKELY(free_slots < len / NF_MSG_HDR_SIZE)) { /* (a forward branch taken costs 3 clocks) */
         uint32_t mlen = (m0 >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu;
@@ -699,7 +718,7 @@ static FW_HOT __attribute__((noinline)) int rx_frame(uint32_t ready)
         if (!free_slots || !(mlen >= len || mlen < NF_MSG_HDR_SIZE || mlen % 8u))
             return rx_frame_slow(ready, w0, w1);
     }
-    return rx_frame_run(len, m0, stamp);
+    return rx_frame_run(len, m0);
 }
 
 /* All the work of one poll after its first frame (ready: RX_READY as read after it;

@@ -10,9 +10,9 @@
 void fw_link_init(void);
 int fw_link_poll(void);      /* one step: frames in, replies out, timers; nonzero when it did something */
 uint32_t fw_link_rto(void);  /* retransmission timeout now in force, cycles (tests) */
-/* The context of a payload of len bytes at adapter address addr that arrived at cycle
- * stamp, its replies going into the link's transmit window (tests run the message layer
- * on a payload of their own with it). */
-void fw_link_frame(struct fw_frame *f, uint32_t addr, uint32_t len, uint32_t stamp);
+/* The context of a payload of len bytes at adapter address addr that arrived in RX slot
+ * slot (its RX_STAMP), its replies going into the link's transmit window (tests run the
+ * message layer on a payload of their own with it). */
+void fw_link_frame(struct fw_frame *f, uint32_t addr, uint32_t len, uint32_t slot);
 
 #endif

@@ -426,7 +426,7 @@ FW_HOT void fw_wr_process(const struct fw_frame *f, uint32_t m, uint32_t mlen, u
     if (FW_LIKELY(r.status == NF_STATUS_SUCCESS)) {
         uint32_t now = hal_cycles();
         fw_stats.last_wr_op = op;
-        fw_stats.last_wr_cycles = now - f->stamp;
+        fw_stats.last_wr_cycles = now - hal_read32(f->stamp_at);
         fw_stats.last_wr_fw_cycles = fw_stats.last_wr_cycles - (fw_eng_wait_cycles() - f->eng_start);
     }
 }

@@ -215,11 +215,47 @@ static void test_rto_after_partial_ack(void)
     OK(sent_seqs(2, (uint8_t)(tb.rx_expect - 2u)), "the timeout after a partial ack resends the 2 frames still in flight");
 }
 
+/* An ack in a host DATA frame (the usual frame's path) restarts the retransmission timer
+ * from that frame's arrival: frames sent before it are resent only an RTO after it. */
+static void test_rto_restarts_at_data_ack(void)
+{
+    tb_init("sim");
+    tb.auto_ack = 0;
+    tb_clear();
+    for (int i = 0; i < 3; i++) {
+        send_pings_of(1, 8);
+        tb_run();
+    }
+    int three = sent_seqs(3, (uint8_t)(tb.rx_expect - 3u));
+    uint32_t rto = fw_link_rto();
+    nf_hw_advance(rto / 2u);
+    tb.last_acked = (uint8_t)(tb.rx_expect - 2u); /* the oldest of the three */
+    send_pings_of(1, 8);
+    tb_run();
+    uint32_t rto2 = fw_link_rto();
+    tb_clear();
+    nf_hw_advance(rto2 - rto2 / 4u); /* past the first send's RTO, not the ack's */
+    tb_run();
+    int quiet = tb.nframes == 0;
+    tb_clear();
+    nf_hw_advance(rto2 / 2u);
+    tb_run();
+    int resent = tb.nframes > 0 && tb.frames[0].hdr.type == NF_LINK_TYPE_DATA &&
+                 tb.frames[0].hdr.seq == (uint8_t)(tb.last_acked);
+    OK(three && quiet && resent,
+       "an ack in a DATA frame restarts the timer at its arrival: nothing resent before an RTO from it, then "
+       "the oldest frame still in flight first");
+    tb_send_ack_upto(tb.rx_expect);
+    tb.auto_ack = 1;
+    tb_run();
+}
+
 int main(int argc, char **argv)
 {
     tb_args(argc, argv);
     test_fast_retransmit();
     test_reply_cap();
     test_rto_after_partial_ack();
+    test_rto_restarts_at_data_ack();
     return tb_done();
 }
