@@ -700,9 +700,10 @@ static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t w0, uint32_t w1)
 static FW_HOT __attribute__((noinline)) int rx_frame(uint32_t ready)
 {
     hal_win hw = L.rx_win;
+    uint32_t unusual = L.hold | L.cap_adjust; /* loaded while the header's reads wait */
     uint32_t w0 = win_rd(hw, 0), w1 = win_rd(hw, 4u);
     uint32_t len = (w1 >> (8u * (NF_LINK_HDR_LEN_OFF - 4u))) & 0xFFFFu;
-    if ((w0 & 0xFFFFu) != L.rx_hdr || len > NF_LINK_MAX_PAYLOAD || L.hold || L.cap_adjust)
+    if ((w0 & 0xFFFFu) != L.rx_hdr || len > NF_LINK_MAX_PAYLOAD || unusual)
         return rx_frame_slow(ready, w0, w1);
     /* replies_fit's two quick tests (a free TX slot per possible message, or one for a
      * single message); the ack this frame carries is applied first, as it may free slots.

@@ -201,9 +201,9 @@ static inline void fw_mpt_invalidate_start(uint32_t index)
 static inline uint32_t fw_mpt_invalidate_wait(void)
 {
     uint32_t st = eng_rd(NF_ENGINE_TBL_STATUS);
-    if (FW_UNLIKELY(st & NF_STATUS_WORD_BUSY_MASK))
-        st = fw_eng_wait(NF_ENGINE_TBL_STATUS);
-    return NF_STATUS_WORD_CODE_GET(st);
+    if (FW_LIKELY(!(st & (NF_STATUS_WORD_BUSY_MASK | NF_STATUS_WORD_CODE_MASK))))
+        return NF_REFUSE_OK; /* the usual answer, one test (as fw_mpt_commit) */
+    return NF_STATUS_WORD_CODE_GET((st & NF_STATUS_WORD_BUSY_MASK) ? fw_eng_wait_busy(NF_ENGINE_TBL_STATUS) : st);
 }
 /* Read MPT[index] into w; returns the REFUSE code. */
 uint32_t fw_mpt_read(uint32_t index, uint32_t w[7]);
@@ -214,7 +214,8 @@ void fw_mr_unbound(uint32_t index);
 static inline void fw_mr_invalidated(uint32_t index)
 {
     const struct fw_mr *e = &fw_mrs[index];
-    if (e->kind == NF_MPT_KIND_WINDOW || e->nwin)
+    uint32_t kind = e->kind, nwin = e->nwin; /* both loaded before either test */
+    if (kind == NF_MPT_KIND_WINDOW || nwin)
         fw_mr_unbound(index);
 }
 uint32_t fw_token(uint32_t index);

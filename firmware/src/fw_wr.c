@@ -150,10 +150,16 @@ static inline __attribute__((always_inline)) void do_fast_register(const struct 
     eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE_LOADED);
     if (FW_LIKELY(!(flags & NF_NDK_OP_FLAG_SILENT_SUCCESS)))
         wr_cqe_ahead(f, qpn, wr_id, NF_NDK_OP_FAST_REGISTER, r); /* while the engine works */
-    uint32_t st = fw_eng_wait(NF_ENGINE_TBL_STATUS);
-    if (FW_UNLIKELY(st & NF_STATUS_WORD_CODE_MASK)) { /* a code other than NF_REFUSE_OK (0) */
-        fr_failed(i, st, r);
-        return;
+    /* Done and granted in one test (BUSY and CODE clear; NF_REFUSE_OK is 0); a long page
+     * list is still loading, and a refusal fails the request. */
+    uint32_t st = eng_rd(NF_ENGINE_TBL_STATUS);
+    if (FW_UNLIKELY(st & (NF_STATUS_WORD_BUSY_MASK | NF_STATUS_WORD_CODE_MASK))) {
+        if (st & NF_STATUS_WORD_BUSY_MASK)
+            st = fw_eng_wait_busy(NF_ENGINE_TBL_STATUS);
+        if (st & NF_STATUS_WORD_CODE_MASK) {
+            fr_failed(i, st, r);
+            return;
+        }
     }
     mr->state = NF_MPT_STATE_VALID;
     r->status = NF_STATUS_SUCCESS;
