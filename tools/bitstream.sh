@@ -15,10 +15,11 @@
 # and the firmware image in the bitstream. tools/bitstream.sh --is-fresh BOARD DEVICE
 # exits 0 when the placed design and its summary.json are fresh, else says why, exits 1;
 # --inputs prints the record of today's inputs.
-# Place and route tries the seeds in PNR_SEEDS (default 1 to 6) in turn and keeps the first
-# placement that meets timing: nextpnr's placement, and with it the critical path, moves
-# with the seed (one ULX3S 25F netlist at 75 MHz: 68.0 MHz with seed 1, 76.3 with seed 2).
-# The seed kept is in summary.json and report.txt; SEED=N tries N alone.
+# Place and route tries the board's seeds (tools/layout.toml seeds; PNR_SEEDS overrides
+# them) in turn and keeps the first placement that meets timing: nextpnr's placement, and
+# with it the critical path, moves with the seed (one ULX3S 25F netlist at 75 MHz: 68.0 MHz
+# with seed 1, 76.3 with seed 2). The seed kept is in summary.json and report.txt; SEED=N
+# tries N alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 firmware_only=0 query=
@@ -35,18 +36,18 @@ param() { python3 tools/nf_layout.py "PROFILE_$1_$2"; }
 # The board: its [[board]] entry in tools/layout.toml (the LFE5U-12F has 32 EBR, fewer
 # than any profile needs: no entry). Fields in the order read below.
 key=$(echo "$board-$device" | tr 'a-z-' 'A-Z_')
-fields="TOP TOP_PARAMS LPF NEXTPNR PACKAGE SPEED PROFILE CLK_HZ BAUD"
+fields="TOP TOP_PARAMS LPF NEXTPNR PACKAGE SPEED PROFILE CLK_HZ BAUD SEEDS"
 if ! values=$(python3 tools/nf_layout.py $(for f in $fields; do echo "BOARD_${key}_$f"; done) 2>/dev/null); then
     echo "bitstream: unknown board/device '$board' '$device' (tools/layout.toml boards:" \
          "$(python3 tools/nf_layout.py BOARDS))" >&2
     exit 2
 fi
 { read -r top; read -r top_params; read -r lpf; read -r nextpnr; read -r package; read -r speed
-  read -r profile; read -r clk_hz; read -r baud; } <<< "$values"
+  read -r profile; read -r clk_hz; read -r baud; read -r board_seeds; } <<< "$values"
 chp="-set BAUD $baud"
 for p in $top_params; do chp="$chp -set ${p%%=*} ${p#*=}"; done
 out=build/board/$board-$device
-seeds=${SEED:-${PNR_SEEDS:-1 2 3 4 5 6}}
+seeds=${SEED:-${PNR_SEEDS:-$board_seeds}}
 # The CPU (nf_soc's CPU parameter) and its source: make passes the SoC's (rtl/soc/soc.mk
 # NF_CPU, CPU_RTL); run by hand, the script asks make for them.
 if [ -z "${NF_CPU:-}" ] || [ -z "${CPU_RTL:-}" ]; then

@@ -237,7 +237,7 @@ def bus_fields(bus):
 # A board's fields and their types (tools/layout.toml [[board]]); all are required.
 BOARD_FIELDS = {"name": str, "doc": str, "title": str, "part": str, "nextpnr": str, "package": str, "speed": int,
                 "top": str, "top_params": str, "lpf": str, "profile": str, "osc_hz": int, "clk_hz": int,
-                "baud": int, "programmer": str, "tested": bool}
+                "baud": int, "programmer": str, "tested": bool, "seeds": str}
 BOARD_MK_FIELDS = ("top", "lpf", "profile", "clk_hz", "programmer", "tested")  # in tools/nf_layout.mk
 BOARD_TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false"}
 
@@ -269,6 +269,8 @@ def check_boards(spec):
             raise LayoutError(f"board {name}: no profile {b['profile']!r}")
         if b["top_params"] and not re.fullmatch(r"[A-Z_0-9]+=\S+( [A-Z_0-9]+=\S+)*", b["top_params"]):
             raise LayoutError(f"board {name}: top_params must be NAME=VALUE separated by spaces")
+        if not re.fullmatch(r"[1-9][0-9]*( [1-9][0-9]*)*", b["seeds"]) or len(set(b["seeds"].split())) != len(b["seeds"].split()):
+            raise LayoutError(f"board {name}: seeds must be distinct positive numbers separated by spaces")
 
 
 def board_rows(spec):
@@ -515,11 +517,12 @@ def gen_md(spec, structs):
               "(tools/bitstream.sh); `make test-bitstream` builds the tested ones. Python names "
               f"`BOARD_KEY_FIELD`, make `$(call {p}_BOARD,KEY,field)` (KEY: the name in capitals, `_` for `-`).", "",
               "| board | what | part (nextpnr) | top | pins | profile | oscillator | system clock | UART "
-              "| clocks per bit | tested |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| clocks per bit | tested | seeds |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         L += [f"| {b['name']} | {b['title']}: {b['doc']} | {b['part']} (`--{b['nextpnr']} --package {b['package']} "
               f"--speed {b['speed']}`) | `{b['top']}`{' ' + b['top_params'] if b['top_params'] else ''} | "
               f"`{b['lpf']}` | {b['profile']} | {b['osc_hz'] / 1e6:g} MHz | {b['clk_hz'] / 1e6:g} MHz | "
-              f"{b['baud'] / 1e6:g} MBd | {b['clk_hz'] / b['baud']:.2f} | {'yes' if b['tested'] else 'no'} |"
+              f"{b['baud'] / 1e6:g} MBd | {b['clk_hz'] / b['baud']:.2f} | {'yes' if b['tested'] else 'no'} | "
+              f"{b['seeds']} |"
               for b in boards]
         L.append("")
     return "\n".join(L)

@@ -122,8 +122,8 @@ for m in bad:
 sys.exit(1 if bad else 0)
 PY
 ok $? "every board profile's firmware RAM slices fit one 16 Kbit block RAM each, as wide as fits (FW_SLICE_BITS 1, 2 or 4)"
-grep -q "^| ecp5-evn-85k | ECP5-EVN: .* | 12 MHz | 48 MHz | 12 MBd | 4.00 | yes |$" docs/layout.md
-ok $? "docs/layout.md: the board table (oscillator, clock, UART rate, clocks per bit)"
+grep -q "^| ecp5-evn-85k | ECP5-EVN: .* | 12 MHz | 48 MHz | 12 MBd | 4.00 | yes | [0-9 ]* |$" docs/layout.md
+ok $? "docs/layout.md: the board table (oscillator, clock, UART rate, clocks per bit, seeds)"
 bash tools/bitstream.sh --inputs ulx3s 12k >/dev/null 2>"$tmp/err"
 [ $? = 2 ] && grep -q "unknown board/device 'ulx3s' '12k' (tools/layout.toml boards: ulx3s-85k" "$tmp/err"
 ok $? "tools/bitstream.sh refuses a board that tools/layout.toml does not describe, listing those it does"
@@ -220,6 +220,8 @@ refused "$(board_edit 'name = "ulx3s-45k"' 'name = "ulx3s-25k"')" \
     "board ulx3s-25k is defined twice" "two boards of one name are refused"
 refused "$(board_edit 'name = "ulx3s-45k"' 'name = "ULX3S_45K"')" \
     "the name must be BOARD-DEVICE" "a board name that is not BOARD-DEVICE is refused"
+refused "$(board_edit 'seeds = "4 1 2 3 5 6"' 'seeds = "4 1 4"')" \
+    "board ulx3s-25k: seeds must be distinct positive numbers" "a board's seeds that repeat one are refused"
 
 # A value that differs from ndkpi.h fails the build of the generated check, naming it.
 cp tools/layout.toml "$tmp/root/tools/layout.toml"
