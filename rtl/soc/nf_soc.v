@@ -246,6 +246,9 @@ module nf_soc #(
         assign cpu_fetching = 1'b0;  // it fetches on the one bus: stalled with the rest
         assign head_peek_off = win_off;  // unused: no head peek with this core
         assign head_rd_now   = 1'b0;
+        /* verilator lint_off UNUSEDSIGNAL */
+        wire unused_head_peek = head_peek_hit;
+        /* verilator lint_on UNUSEDSIGNAL */
         assign la_win_rd  = ram_rd && in_win(ram_addr);
         assign la_win_wr  = la_win_wr_q;
         assign la_reg_wr  = la_reg_wr_q;
