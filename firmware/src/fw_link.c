@@ -190,15 +190,21 @@ static FW_HOT void tx_flush(void)
     tx_zeroed_lost();
 }
 
+/* Zero bytes (a multiple of 4) of a TX slot at adapter address at. */
+static inline void tx_zero(uint32_t at, uint32_t bytes)
+{
+    hal_win w = mem_win(at);
+    for (uint32_t off = 0; off < bytes; off += 4u)
+        win_wr(w, off, 0);
+}
+
 /* Zero the next frame's first bytes while idle (fw_link_poll), for reserve_zeroed: only
  * in a slot that holds no unacknowledged frame and is not still sending. */
 static FW_HOT void tx_zero_ahead(void)
 {
     if (L.txo.open || L.tx_inflight >= fw_cfg.tx_slots || (L.maybe_busy & (1u << L.tx_open)))
         return;
-    hal_win w = mem_win(L.txo.addr);
-    for (uint32_t off = 0; off < FW_REPLY_ZERO_AHEAD; off += 4u)
-        win_wr(w, off, 0);
+    tx_zero(L.txo.addr, FW_REPLY_ZERO_AHEAD);
     L.txo.zeroed = FW_REPLY_ZERO_AHEAD;
 }
 
@@ -253,11 +259,8 @@ static FW_HOT uint32_t fw_tx_reserve(uint32_t bytes)
 static FW_WARM uint32_t tx_reserve_zeroed(uint32_t bytes)
 {
     uint32_t at = fw_tx_reserve(bytes);
-    if (at) {
-        hal_win w = mem_win(at);
-        for (uint32_t off = 0; off < bytes; off += 4u)
-            win_wr(w, off, 0);
-    }
+    if (at)
+        tx_zero(at, bytes);
     return at;
 }
 /* fw_reserve_zeroed's fast path opens or extends a frame in slot tx_open with no test
