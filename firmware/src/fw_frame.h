@@ -39,6 +39,9 @@ struct fw_tx_open {
     uint32_t addr;   /* payload address of that slot */
     uint32_t zeroed; /* bytes len .. zeroed at addr are known zero (the link's idle zeroing) */
 };
+/* The link's open frame (fw_link.c keeps it; defined in fw_state.c): one object at a
+ * fixed address, so the cursor's fast path loads no pointer to it. */
+extern struct fw_tx_open fw_tx_frame;
 
 struct fw_frame {
     uint32_t addr, len; /* payload: adapter address in the RX slot, bytes */
@@ -50,7 +53,6 @@ struct fw_frame {
     uint32_t overflow;
     uint32_t done; /* len when every message ran (the link's start value), else the
                     * offset of the first one not started (no TX room: the frame waits) */
-    struct fw_tx_open *txo; /* the link's open frame (fw_reserve_zeroed) */
     struct fw_reply_ops tx; /* by value: one load fewer per call on the work-request path */
 };
 
@@ -61,7 +63,7 @@ struct fw_frame {
  * link's reserve_zeroed reserves and zeroes. The adapter address, or 0 as reserve. */
 static inline uint32_t fw_reserve_zeroed(const struct fw_frame *f, uint32_t bytes)
 {
-    struct fw_tx_open *o = f->txo;
+    struct fw_tx_open *o = &fw_tx_frame;
     uint32_t at = o->len, end = at + bytes;
     if (__builtin_expect(end <= o->zeroed, 1)) {
         o->open = 1;

@@ -46,7 +46,6 @@ static struct {
      * only lowers tx_inflight. */
     uint32_t tx_inflight;       /* unacknowledged frames */
     uint32_t tx_open;           /* TX slot after the in-flight ones: the open frame's, or the next */
-    struct fw_tx_open txo;      /* the frame being filled in slot tx_open (fw_frame.h; zeroed: tx_zero_ahead) */
     uint32_t maybe_busy;        /* TX slots that may still be sending (RESET_ACK, retransmitted copies) */
     uint32_t rto_start;         /* cycle the oldest unacknowledged frame was (re)sent */
     uint32_t rto_stamp_due;     /* rto_start is to become rx_next's RX_STAMP (rx_frame's ack) */
@@ -110,7 +109,7 @@ static uint32_t hdr_word1(uint32_t len, uint32_t rsvd)
 
 /* A new slot opens, or bytes a caller may have written are given back: nothing past
  * the frame's end is known zero any more (until the next idle tx_zero_ahead). */
-static void tx_zeroed_lost(void) { L.txo.zeroed = 0; }
+static void tx_zeroed_lost(void) { fw_tx_frame.zeroed = 0; }
 
 /* The oldest unacknowledged frame's timer runs from cycle at (a send, a retransmission,
  * or an ack's arrival); a restart rx_frame left pending is overtaken. */
@@ -168,24 +167,24 @@ static int rto_expired(void)
 
 static FW_HOT void tx_flush(void)
 {
-    if (!L.txo.open)
+    if (!fw_tx_frame.open)
         return;
     uint32_t slot = L.tx_open;
     uint32_t a = tx_addr(slot);
     mem_wr(a, hdr_word0(NF_LINK_TYPE_DATA, L.tx_seq, rx_expect()));
-    mem_wr(a + 4u, hdr_word1(L.txo.len, 0));
-    tx_post(slot, NF_LINK_HDR_SIZE + L.txo.len);
-    L.tx_len[slot] = (uint16_t)(NF_LINK_HDR_SIZE + L.txo.len);
+    mem_wr(a + 4u, hdr_word1(fw_tx_frame.len, 0));
+    tx_post(slot, NF_LINK_HDR_SIZE + fw_tx_frame.len);
+    L.tx_len[slot] = (uint16_t)(NF_LINK_HDR_SIZE + fw_tx_frame.len);
     if (L.tx_inflight == 0)
         rto_restart(hal_cycles());
     L.tx_inflight++;
     slot = ring_add(slot, 1u, fw_cfg.tx_slots);
     L.tx_open = slot;
-    L.txo.addr = tx_addr(slot) + NF_LINK_HDR_SIZE;
+    fw_tx_frame.addr = tx_addr(slot) + NF_LINK_HDR_SIZE;
     L.rto_valid = 0;
     L.tx_seq++;
-    L.txo.open = 0;
-    L.txo.len = 0;
+    fw_tx_frame.open = 0;
+    fw_tx_frame.len = 0;
     L.ack_owed = 0;
     tx_zeroed_lost();
 }
@@ -202,10 +201,10 @@ static inline void tx_zero(uint32_t at, uint32_t bytes)
  * in a slot that holds no unacknowledged frame and is not still sending. */
 static FW_HOT void tx_zero_ahead(void)
 {
-    if (L.txo.open || L.tx_inflight >= fw_cfg.tx_slots || (L.maybe_busy & (1u << L.tx_open)))
+    if (fw_tx_frame.open || L.tx_inflight >= fw_cfg.tx_slots || (L.maybe_busy & (1u << L.tx_open)))
         return;
-    tx_zero(L.txo.addr, FW_REPLY_ZERO_AHEAD);
-    L.txo.zeroed = FW_REPLY_ZERO_AHEAD;
+    tx_zero(fw_tx_frame.addr, FW_REPLY_ZERO_AHEAD);
+    fw_tx_frame.zeroed = FW_REPLY_ZERO_AHEAD;
 }
 
 /* fw_tx_reserve when the open frame is full or a slot may be busy: flush, then open. */
@@ -225,10 +224,10 @@ static FW_COLD uint32_t tx_reserve_slow(uint32_t bytes)
         tx_wait_idle(1u << slot);
         L.maybe_busy &= ~(1u << slot);
     }
-    L.txo.open = 1;
-    L.txo.len = bytes;
+    fw_tx_frame.open = 1;
+    fw_tx_frame.len = bytes;
     tx_zeroed_lost();
-    return L.txo.addr;
+    return fw_tx_frame.addr;
 }
 
 /* The reply cursor's reserve (fw_frame.h). Named for the profiler (bench/fwprof.cpp).
@@ -236,19 +235,19 @@ static FW_COLD uint32_t tx_reserve_slow(uint32_t bytes)
  * checks it. */
 static FW_HOT uint32_t fw_tx_reserve(uint32_t bytes)
 {
-    if (__builtin_expect(!L.txo.open, 1)) {
+    if (__builtin_expect(!fw_tx_frame.open, 1)) {
         /* The usual case for a reply: no open frame, a free slot, no slot still sending.
          * One test of the three (&, not &&): their loads issue together, one branch. */
         if (FW_LIKELY((L.maybe_busy == 0) & (L.tx_inflight < fw_cfg.tx_slots) & (bytes <= NF_LINK_MAX_PAYLOAD))) {
-            L.txo.open = 1;
-            L.txo.len = bytes;
-            return L.txo.addr;
+            fw_tx_frame.open = 1;
+            fw_tx_frame.len = bytes;
+            return fw_tx_frame.addr;
         }
     } else {
-        uint32_t at = L.txo.len;
+        uint32_t at = fw_tx_frame.len;
         if (at + bytes <= L.tx_cap) {
-            L.txo.len = at + bytes;
-            return L.txo.addr + at;
+            fw_tx_frame.len = at + bytes;
+            return fw_tx_frame.addr + at;
         }
     }
     return tx_reserve_slow(bytes);
@@ -272,9 +271,9 @@ static FW_WARM int tx_room(uint32_t bytes)
 {
     /* What fw_tx_reserve does: append to the open frame under the cap, else a new frame
      * in a free slot after the in-flight ones and the open one. */
-    if (L.txo.open && L.txo.len + bytes <= L.tx_cap)
+    if (fw_tx_frame.open && fw_tx_frame.len + bytes <= L.tx_cap)
         return 1;
-    return L.tx_inflight + L.txo.open + L.keep_free < fw_cfg.tx_slots;
+    return L.tx_inflight + fw_tx_frame.open + L.keep_free < fw_cfg.tx_slots;
 }
 
 static void tx_spare(void)
@@ -284,8 +283,8 @@ static void tx_spare(void)
 
 static void tx_trim(uint32_t bytes)
 {
-    if (L.txo.open && bytes <= L.txo.len) {
-        L.txo.len -= bytes;
+    if (fw_tx_frame.open && bytes <= fw_tx_frame.len) {
+        fw_tx_frame.len -= bytes;
         tx_zeroed_lost();
     }
 }
@@ -294,8 +293,7 @@ static const struct fw_reply_ops reply_ops = {fw_tx_reserve, tx_reserve_zeroed, 
 
 void fw_link_frame(struct fw_frame *f, uint32_t addr, uint32_t len, uint32_t slot)
 {
-    *f = (struct fw_frame){addr, len, rx_stamp_at(slot), fw_eng_wait_cycles(), 0, len,
-                           &L.txo, reply_ops};
+    *f = (struct fw_frame){addr, len, rx_stamp_at(slot), fw_eng_wait_cycles(), 0, len, reply_ops};
 }
 
 /* An ack while the cap is adjusted (out of line: a clean line only tests cap_adjust).
@@ -396,11 +394,11 @@ static FW_COLD void link_state_reset(void)
     L.tx_open = 0;
     L.tx_inflight = 0;
     L.rto_stamp_due = 0;
-    L.txo.addr = tx_addr(0) + NF_LINK_HDR_SIZE;
+    fw_tx_frame.addr = tx_addr(0) + NF_LINK_HDR_SIZE;
     tx_zeroed_lost();
     L.rto_valid = 0;
-    L.txo.open = 0;
-    L.txo.len = 0;
+    fw_tx_frame.open = 0;
+    fw_tx_frame.len = 0;
     L.tx_cap = NF_LINK_MAX_PAYLOAD;
     L.cap_saved = 0;
     L.cap_adjust = 0;
@@ -451,7 +449,7 @@ static FW_COLD int replies_fit_slow(const struct fw_frame *f, uint32_t free_slot
     /* A free slot per message. */
     if (free_slots >= fw_msg_count(f))
         return 1;
-    uint32_t free_open = L.txo.open ? NF_LINK_MAX_PAYLOAD - L.txo.len : 0;
+    uint32_t free_open = fw_tx_frame.open ? NF_LINK_MAX_PAYLOAD - fw_tx_frame.len : 0;
     if (L.tx_cap < NF_LINK_MAX_PAYLOAD)
         return replies_fit_capped(f, free_open, free_slots);
     return fw_msg_fits(f, free_open, free_slots);
@@ -461,7 +459,7 @@ static inline int replies_fit(const struct fw_frame *f)
 {
     /* Fast path: every reply fits one frame, so a free slot per possible message (each
      * is at least a header) is enough without reading the messages. */
-    uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - L.txo.open;
+    uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - fw_tx_frame.open;
     if (free_slots >= f->len / NF_MSG_HDR_SIZE)
         return 1;
     /* A frame holding one message (the usual work request with its page list) needs one
@@ -594,7 +592,7 @@ static FW_COLD int rx_held(uint32_t ready, uint32_t slot, struct fw_frame *f)
     uint32_t from = L.hold - 1u;
     if (from == 0 && !replies_fit(f) && (peek_acks(ready), !replies_fit(f))) {
         uint32_t all_rx = (1u << fw_cfg.rx_slots) - 1u;
-        if (L.tx_inflight == 0 && !L.txo.open)
+        if (L.tx_inflight == 0 && !fw_tx_frame.open)
             return rx_overflow_frame(ready, slot, f);
         if ((ready & all_rx) != all_rx)
             return 0; /* wait for acks; there is a free RX slot for them */
@@ -715,7 +713,7 @@ static FW_HOT __attribute__((noinline)) int rx_frame(uint32_t ready)
     uint32_t m0 = win_rd(hw, NF_LINK_HDR_SIZE); /* the first message's header word */
     if (tx_ack((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu))
         L.rto_stamp_due = 1;
-    uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - L.txo.open;
+    uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - fw_tx_frame.open;
     if (FW_UNLIKELY(free_slots < len / NF_MSG_HDR_SIZE)) { /* (a forward branch taken costs 3 clocks) */
         uint32_t mlen = (m0 >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu;
         /* fw_msg_single, read from the window already at hand */
@@ -738,7 +736,7 @@ static FW_HOT __attribute__((noinline)) int link_work(uint32_t ready)
      * sooner, and the acks it carried may already have made a retransmission moot. */
     int did = tx_retransmit_due();
     /* No more work in the RX slots: send what was batched, or at least the ack. */
-    if (FW_LIKELY(L.txo.open)) {
+    if (FW_LIKELY(fw_tx_frame.open)) {
         tx_flush();
         did = 1;
     } else if (L.ack_owed) {
@@ -763,8 +761,8 @@ FW_HOT int fw_link_poll(void)
      * returns after one look (its test bench feeds the next frame between polls; its
      * model's SLEEP does not wait). */
     uint32_t bit = L.rx_bit;
-    if (!L.txo.open && !L.ack_owed) {
-        if (!L.txo.zeroed)
+    if (!fw_tx_frame.open && !L.ack_owed) {
+        if (!fw_tx_frame.zeroed)
             tx_zero_ahead();
         for (;;) {
             /* the RTO once rto_expired has worked it out, else its floor rto_min */

@@ -258,7 +258,7 @@ static uint32_t mr_rights(uint32_t flags)
     return w0;
 }
 
-static uint32_t do_mr_register(uint32_t m, uint32_t mlen)
+static FW_COLD uint32_t do_mr_register(uint32_t m, uint32_t mlen)
 {
     uint32_t i = mr_of_kind(m, mlen, NF_MR_REGISTER_REQ_SIZE, NF_MR_REGISTER_REQ_TOKEN_OFF, NF_MPT_KIND_NORMAL);
     if (i == FW_NO_INDEX)
@@ -313,7 +313,7 @@ static uint32_t do_mr_register(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-static uint32_t do_mr_deregister(uint32_t m, uint32_t mlen)
+static FW_COLD uint32_t do_mr_deregister(uint32_t m, uint32_t mlen)
 {
     uint32_t i = mr_of_kind(m, mlen, NF_TOKEN_REQ_SIZE, NF_TOKEN_REQ_TOKEN_OFF, NF_MPT_KIND_NORMAL);
     if (i == FW_NO_INDEX)

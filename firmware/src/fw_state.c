@@ -1,12 +1,17 @@
 /* Adapter configuration and counters (fw_state.h), and the INFO and STATS structs that
  * report them. The bottom layer: it calls only hal. */
 #include "fw_state.h"
+#include "fw_frame.h"
 #include "hal.h"
 
 #include <stddef.h>
 
 struct fw_cfg fw_cfg;
 struct fw_stats fw_stats;
+/* The transmit window's open frame (fw_frame.h): the link fills and posts it, the reply
+ * cursor's fast path advances it; here, below both, so neither layer reaches into the
+ * other's file for it. */
+struct fw_tx_open fw_tx_frame;
 
 /* The failure statuses STATS counts one by one, at their NF_STAT_STATUS_* index: the
  * one table from layout.toml's STAT_STATUS list. */

@@ -38,8 +38,9 @@ struct fw_stats {
 _Static_assert(NF_STATS_OPS_COUNT == NF_STAT_OP_COUNT && NF_STATS_REFUSED_COUNT == NF_STAT_STATUS_COUNT,
                "STATS arrays are sized by their index enums");
 
-/* What only session setup, teardown or a loss runs: out of line and built for size (the
- * firmware shares a small RAM), leaving the work-request path short. */
+/* What only session setup (an NdkRegisterMr region, a memory window's bind), teardown
+ * or a loss runs: out of line and built for size (the firmware shares a small RAM),
+ * leaving the work-request path short. */
 #define FW_COLD __attribute__((noinline, cold))
 /* What a work request runs, from the idle poll to its CQE: one contiguous stretch at the
  * image's start (firmware/link.ld), so a core with a small instruction cache (VexRiscv:

@@ -103,6 +103,25 @@ static __attribute__((noinline)) void fr_failed(uint32_t index, uint32_t st, str
     r->status = NF_STATUS_INTERNAL_ERROR;
 }
 
+/* The cost figures of a completed request (INFO's last_wr_*): the cycles from its
+ * frame's arrival to now, and those of them not spent waiting on the engine. */
+static inline void wr_cost(const struct fw_frame *f, uint32_t op)
+{
+    uint32_t now = hal_cycles();
+    __asm__ volatile("" ::: "memory"); /* the figures' own work comes after the read that ends them */
+    fw_stats.last_wr_op = op;
+    fw_stats.last_wr_cycles = now - hal_read32(f->stamp_at);
+    fw_stats.last_wr_fw_cycles = fw_stats.last_wr_cycles - (fw_eng_wait_cycles() - f->eng_start);
+}
+
+/* The end of a fast-register's success (its CQE written ahead, or none:
+ * SILENT_SUCCESS): counted, its cost noted; fw_wr_process ends every other request. */
+static inline void wr_done(const struct fw_frame *f, uint32_t op)
+{
+    fw_stats.ops[NF_STAT_OP_WR_FAST_REGISTER + (op - NF_OP_WR_FAST_REGISTER)]++;
+    wr_cost(f, op);
+}
+
 /* The request's fields are read once from the RX slot. The common case (an initialized
  * fast-register MR of the QP's PD, not VALID, with the token's key; known flags, remote
  * rights only with RemoteAccess; a good shape) is one straight run of compares; anything
@@ -110,8 +129,10 @@ static __attribute__((noinline)) void fr_failed(uint32_t index, uint32_t st, str
  * page-list load runs, and the engine commits it once the load succeeded
  * (MPT_WRITE_LOADED); the CQE is written meanwhile. The loader copies the page list
  * from the RX slot into the MR's own MTT range and refuses unaligned pages or pages
- * outside the user region; the MR is not VALID, so a partial load is never used. */
-static inline __attribute__((always_inline)) void do_fast_register(const struct fw_frame *f, const struct fw_qp *qp,
+ * outside the user region; the MR is not VALID, so a partial load is never used.
+ * Returns 1 for a success, ended here (wr_done: the usual path leaves straight after
+ * the CYCLE_LO read), else 0 with the outcome in r for fw_wr_process's end. */
+static inline __attribute__((always_inline)) int do_fast_register(const struct fw_frame *f, const struct fw_qp *qp,
                                                                    uint32_t qpn, uint32_t wr_id, uint32_t flags,
                                                                    uint32_t m, uint32_t mlen, struct wr_result *r)
 {
@@ -136,7 +157,7 @@ static inline __attribute__((always_inline)) void do_fast_register(const struct 
           mr->pd == qp->pd && !(flags & bad_flags) &&
           fr_shape_ok(npages, mr->mtt_cap, mlen, fbo, len_lo, len_hi, va_lo, va_hi))) {
         r->status = fr_refusal(qp, flags, mlen, token);
-        return;
+        return 0;
     }
     fw_load_start(BODY(m, NF_WR_FAST_REGISTER_SIZE), mr->mtt_base, npages);
     fw_mpt_stage(i,
@@ -158,11 +179,12 @@ static inline __attribute__((always_inline)) void do_fast_register(const struct 
             st = fw_eng_wait_busy(NF_ENGINE_TBL_STATUS);
         if (st & NF_STATUS_WORD_CODE_MASK) {
             fr_failed(i, st, r);
-            return;
+            return 0;
         }
     }
     mr->state = NF_MPT_STATE_VALID;
-    r->status = NF_STATUS_SUCCESS;
+    wr_done(f, NF_OP_WR_FAST_REGISTER);
+    return 1;
 }
 
 /* An invalidate the fast path of do_invalidate did not take: its target, or FW_NO_INDEX
@@ -214,7 +236,7 @@ static inline __attribute__((always_inline)) void do_invalidate(const struct fw_
 /* NdkBind: the window's entry is written self-contained (bounds, translation into the
  * MR's pages) with the MR as its PARENT; the engine grants through it only while both
  * are VALID. Rules in the order that decides the status (see the README). */
-static __attribute__((noinline)) void do_bind(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
+static FW_COLD void do_bind(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
 {
     r->status = NF_STATUS_INVALID_PARAMETER;
     if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_BIND_SIZE || (flags & ~(uint32_t)NF_KNOWN_FLAGS_BIND))
@@ -404,12 +426,14 @@ FW_HOT void fw_wr_process(const struct fw_frame *f, uint32_t m, uint32_t mlen, u
             }
         }
         if (run) {
-            if (op == NF_OP_WR_FAST_REGISTER)
-                do_fast_register(f, qp, qpn, wr_id, flags, m, mlen, &r);
-            else if (op == NF_OP_WR_INVALIDATE)
+            if (op == NF_OP_WR_FAST_REGISTER) {
+                if (do_fast_register(f, qp, qpn, wr_id, flags, m, mlen, &r))
+                    return; /* a success, ended there */
+            } else if (op == NF_OP_WR_INVALIDATE) {
                 do_invalidate(f, qp, qpn, wr_id, flags, m, mlen, &r);
-            else
+            } else {
                 r = wr_other(f, qp, op, wr_id, flags, m, mlen);
+            }
         }
     }
     fw_stats.ops[NF_STAT_OP_WR_FAST_REGISTER + (op - NF_OP_WR_FAST_REGISTER)]++;
@@ -429,10 +453,6 @@ FW_HOT void fw_wr_process(const struct fw_frame *f, uint32_t m, uint32_t mlen, u
         wr_put_cqe(f, qpn, wr_id, &r, wr_op_type[op - NF_OP_WR_FAST_REGISTER], 0, 0);
     }
     /* The cost figures describe completed work only: a refusal takes another path. */
-    if (FW_LIKELY(r.status == NF_STATUS_SUCCESS)) {
-        uint32_t now = hal_cycles();
-        fw_stats.last_wr_op = op;
-        fw_stats.last_wr_cycles = now - hal_read32(f->stamp_at);
-        fw_stats.last_wr_fw_cycles = fw_stats.last_wr_cycles - (fw_eng_wait_cycles() - f->eng_start);
-    }
+    if (FW_LIKELY(r.status == NF_STATUS_SUCCESS))
+        wr_cost(f, op);
 }
