@@ -1,5 +1,6 @@
-/* Adapter configuration and counters (fw_state.h), and the INFO and STATS structs that
- * report them. The bottom layer: it calls only hal. */
+/* Adapter configuration and counters (fw_state.h), the INFO and STATS structs that
+ * report them, and the state every layer shares: the transmit window's open frame
+ * (fw_frame.h). The bottom layer: it calls only hal. */
 #include "fw_state.h"
 #include "fw_frame.h"
 #include "hal.h"
