@@ -47,6 +47,7 @@ fi
 chp="-set BAUD $baud"
 for p in $top_params; do chp="$chp -set ${p%%=*} ${p#*=}"; done
 out=build/board/$board-$device
+floorplan=constraints/$board-$device.floorplan
 seeds=${SEED:-${PNR_SEEDS:-$board_seeds}}
 # The CPU (nf_soc's CPU parameter) and its source: make passes the SoC's (rtl/soc/soc.mk
 # NF_CPU, CPU_RTL); run by hand, the script asks make for them.
@@ -63,7 +64,8 @@ pnr_inputs() {
     echo "board $(echo "$values" | tr '\n' ' ')"
     echo "cpu $NF_CPU"
     # shellcheck disable=SC2086
-    sha256sum $sources rtl/include/*.vh "$lpf" tools/bitstream.sh tools/fw_slices.py build/toolchain.mk
+    sha256sum $sources rtl/include/*.vh "$lpf" tools/bitstream.sh tools/fw_slices.py build/toolchain.mk \
+        tools/ebr_floorplan.py $(ls "$floorplan" 2>/dev/null)
 }
 # Why the placed design cannot be reused (nothing when it can).
 stale_reason() {
@@ -136,6 +138,11 @@ if [ "$firmware_only" = 0 ]; then
     "$YOSYS" -q -l "$out/synth.log" -p "read_verilog -DSYNTHESIS -Irtl/include $sources; \
         chparam -set CPU \"$NF_CPU\" nf_soc; chparam -set FW_HEX \"$out/placeholder.hex\" $chp $top; \
         synth_ecp5 -top $top -json $out/nf.json; tee -q -o $out/synth_stat.txt stat"
+    # A board with a block RAM floorplan (constraints/BOARD-DEVICE.floorplan) has its
+    # block RAMs pinned to the sites it names (tools/ebr_floorplan.py).
+    if [ -f "$floorplan" ]; then
+        python3 tools/ebr_floorplan.py "$floorplan" "$out/nf.json"
+    fi
     t1=$(date +%s)
     phase "synthesis done in $((t1 - t0))s"
     # nextpnr reports a missed clock constraint as an error (no --timing-allow-fail);

@@ -10,8 +10,8 @@ named wrappers around rtl/engine/nf_regs_decode.v with the block's offset tables
 A register is thus added in layout.toml only; the block's own RTL keeps the behaviour
 (what a write does, where a read value comes from). With --check nothing is written and
 the exit status is 1 when a generated file differs from what this script produces now.
-A block with read_capture = true gets clk, rst and take ports and a registered rdata
-(the read mux runs only in the clock a read is taken).
+A block with read_capture = true gets clk, rst and take ports, the read's own address
+rd_addr and a registered rdata (the read mux runs only in the clock a read is taken).
 """
 import argparse
 import pathlib
@@ -67,11 +67,14 @@ def gen_block(block):
     ports = [("input  wire        clk", "clock"), ("input  wire        rst", "reset: rdata 0"),
              ("input  wire        take", "a read is taken this clock: rdata holds its value from the next clock")] \
         if capture else []
-    ports += [("input  wire [11:0] addr", "byte offset in the block (a block that ignores the byte lanes passes [1:0] = 0)"),
-             ("input  wire        we", "a write transaction this cycle (the block decides which count)")]
+    ports += [("input  wire [11:0] addr", "byte offset in the block" + (" of a write" if capture else "")
+               + " (a block that ignores the byte lanes passes [1:0] = 0)"),
+              ("input  wire        we", "a write transaction this cycle (the block decides which count)")]
+    if capture:
+        ports.append(("input  wire [11:0] rd_addr", "byte offset of the read taken (may differ from addr: a block may land writes late)"))
     ports += [(f"output wire        wr_{r['name'].lower()}", f"{r['acc']}: {r['doc']}") for r in writes]
     ports += [(f"input  wire [31:0] rd_{r['name'].lower()}", r["doc"]) for r in reads]
-    ports.append(("output wire [31:0] rdata", "read value at addr; 0 where no readable register is"
+    ports.append(("output wire [31:0] rdata", f"read value at {'rd_addr' if capture else 'addr'}; 0 where no readable register is"
                   + (" (registered)" if capture else "")))
     width = max(len(d) for d, _ in ports) + 1
     L = [f"// {BANNER}",
@@ -89,7 +92,7 @@ def gen_block(block):
           f"        .CAPTURE(1'b{int(capture)})",
           f"    ) u_decode (",
           "        .clk(clk), .rst(rst), .take(take)," if capture else "        .clk(1'b0), .rst(1'b0), .take(1'b0),",
-          f"        .addr(addr), .we(we), .rdata(rdata),",
+          f"        .addr(addr), .rd_addr({'rd_addr' if capture else 'addr'}), .we(we), .rdata(rdata),",
           f"        .wr({{{', '.join('wr_' + r['name'].lower() for r in rev_w)}}}),",
           f"        .rd({{{', '.join('rd_' + r['name'].lower() for r in rev_r)}}})",
           f"    );",

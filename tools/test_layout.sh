@@ -73,7 +73,7 @@ mk=$(make -s --no-print-directory -f tools/nf_layout.mk --eval 'p: ; @echo $(NF_
 [ "$mk" = "ulx3s-85k ulx3s-25k ecp5-evn-85k 48000000 ULX3S_25K" ]
 ok $? "nf_layout.mk: the tested boards, a board's clock and profile ($mk)"
 py=$(python3 tools/nf_layout.py BOARD_ULX3S_85K_TOP BOARD_ULX3S_85K_CLK_HZ BOARDS | tr '\n' ' ')
-[ "$py" = "nf_board_ulx3s 65000000 ulx3s-85k ulx3s-25k ulx3s-45k ecp5-evn-85k " ]; ok $? "nf_layout.py: a board's top and clock, the boards ($py)"
+[ "$py" = "nf_board_ulx3s 75000000 ulx3s-85k ulx3s-25k ulx3s-45k ecp5-evn-85k " ]; ok $? "nf_layout.py: a board's top and clock, the boards ($py)"
 python3 - <<'PY'
 # The .lpf's oscillator FREQUENCY is osc_hz, the top exists, and the system clock its PLL
 # makes of the oscillator (OSC_HZ / PLL_CLKI_DIV * PLL_CLKFB_DIV, given to nf_board_core) is clk_hz.

@@ -747,7 +747,7 @@ static FW_HOT __attribute__((noinline)) int link_work(uint32_t ready)
     return did;
 }
 
-/* The longest sleep with no frame in flight (2^30 cycles: 16 s at 65 MHz): every wait
+/* The longest sleep with no frame in flight (2^30 cycles: 14 s at 75 MHz): every wait
  * has a deadline, and the loop looks round between two. */
 #define IDLE_SLEEP_MAX (1u << 30)
 

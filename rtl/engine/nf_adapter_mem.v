@@ -38,6 +38,11 @@ module nf_adapter_mem #(
     input  wire [3:0]  sys_wstrb,
     output wire        sys_ready,
     output wire [31:0] sys_rdata,
+    // sys_addr again for a read of a copied head, from a path that need not pass the
+    // system port's arbiter: it must equal sys_addr in any cycle that asks such a read
+    // (checked in simulation). The head copy is read at it, so the arbiter's choice of
+    // master stays off the LUT RAM's address (a slowest path of the ULX3S 85F).
+    input  wire [31:0] sys_head_addr,
     // the heads' copy read without a clock: peek_head says whether byte address peek_addr
     // is in a copied head, peek_rdata is its word there (with a landing write's bytes);
     // only writes that landed, or land in this clock, are in it (see the system port)
@@ -72,12 +77,15 @@ module nf_adapter_mem #(
         nf_adapter_mem_bad_head_parameters u_fail ();
     end endgenerate
     // A byte address is in a copied head: its slot is one of the first HEAD_SLOTS and its
-    // offset in the slot below HEAD_BYTES.
-    localparam [31:0] HEAD_SLOTS_32 = HEAD_SLOTS;
-    function in_head(input [31:0] a);
-        in_head = HEAD_SLOTS != 0 && (a >> SLOT_LSB) < HEAD_SLOTS_32 && a[SLOT_LSB-1:HEAD_LSB] == 0;
-    endfunction
+    // offset in the slot below HEAD_BYTES. The slot number is compared in two parts, its
+    // HSW low bits with HEAD_SLOTS and the bits above with zero: a compare of the whole
+    // slot number becomes a carry chain, on the system port's path into sq_valid.
+    localparam [HSW:0] HEAD_SLOTS_HSW = HEAD_SLOTS[HSW:0];
     /* verilator lint_off UNUSEDSIGNAL */
+    function in_head(input [31:0] a);
+        in_head = HEAD_SLOTS != 0 && a[31:SLOT_LSB+HSW] == 0 && {1'b0, a[SLOT_LSB +: HSW]} < HEAD_SLOTS_HSW &&
+                  a[SLOT_LSB-1:HEAD_LSB] == 0;
+    endfunction
     function [HIW-1:0] head_index(input [31:0] a);  // its word in the copy
         head_index = {a[SLOT_LSB +: HSW], a[WORD_LSB +: HOW]};
     endfunction
@@ -185,7 +193,7 @@ module nf_adapter_mem #(
     end
     // Its two reads, each meeting a landing write of its word with the new bytes: the
     // system port's (head_word, at sys_addr) and the peek (peek_word, at peek_addr).
-    wire [HIW-1:0] sys_hidx  = head_index(sys_addr);
+    wire [HIW-1:0] sys_hidx  = head_index(sys_head_addr);
     wire [HIW-1:0] peek_hidx = head_index(peek_addr);
     wire           head_col  = wr_en && wr_head && wr_hidx == sys_hidx;
     wire           peek_col  = wr_en && wr_head && wr_hidx == peek_hidx;
@@ -226,6 +234,10 @@ module nf_adapter_mem #(
     always @(posedge clk) begin
         if (!rst && eng_rd_gnt && wr_en && eng_rd_addr == wr_addr) begin
             $display("nf_adapter_mem: ERROR: engine read of word %0d in the clock its write lands", eng_rd_addr);
+            $stop;
+        end
+        if (!rst && sys_head_rd && (head_index(sys_head_addr) != head_index(sys_addr) || sys_head_addr[2] != sys_addr[2])) begin
+            $display("nf_adapter_mem: ERROR: a head read at 0x%08x with sys_head_addr 0x%08x", sys_addr, sys_head_addr);
             $stop;
         end
         if (!rst && (sq_read_claim != sq_read || sq_write_claim != sq_write)) begin
@@ -275,7 +287,7 @@ module nf_adapter_mem #(
             if (sb_valid)
                 sys_rdata_q <= (sb_rd && sb_in_mem) ? (sb_hi ? sys_word[63:32] : sys_word[31:0]) : 32'd0;
             else
-                sys_rdata_q <= sys_addr[2] ? head_word[63:32] : head_word[31:0];
+                sys_rdata_q <= sys_head_addr[2] ? head_word[63:32] : head_word[31:0];
         end
     end
     always @(posedge clk) begin

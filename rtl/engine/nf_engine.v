@@ -32,6 +32,7 @@ module nf_engine #(
     input  wire [3:0]  sys_wstrb,
     output wire        sys_ready,
     output wire [31:0] sys_rdata,
+    input  wire [31:0] sys_head_addr,  // sys_addr for a read of an RX slot's head (nf_adapter_mem)
     // the adapter memory's copy of the RX slots' heads read without a clock (nf_adapter_mem peek_*)
     input  wire [31:0] head_peek_addr,
     output wire        head_peek_hit,
@@ -57,7 +58,7 @@ module nf_engine #(
     nf_adapter_mem #(.MEM_BYTES(MEM_BYTES), .HEAD_SLOTS(HEAD_SLOTS)) u_mem (
         .clk(clk), .rst(rst),
         .sys_valid(sys_valid), .sys_addr(sys_addr), .sys_wdata(sys_wdata), .sys_wstrb(sys_wstrb),
-        .sys_ready(sys_ready), .sys_rdata(sys_rdata),
+        .sys_ready(sys_ready), .sys_rdata(sys_rdata), .sys_head_addr(sys_head_addr),
         .peek_addr(head_peek_addr), .peek_head(head_peek_hit), .peek_rdata(head_peek_rdata),
         .eng_rd_req(eng_rd_req), .eng_rd_addr(eng_rd_addr), .eng_rd_gnt(eng_rd_gnt),
         .eng_rd_valid(eng_rd_valid), .eng_rd_data(eng_rd_data),

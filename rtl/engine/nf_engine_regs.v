@@ -290,8 +290,11 @@ module nf_engine_regs #(
         end
     endfunction
 
+    // Writes decode at wq_addr (they land a clock late), reads at the request's csr_addr: a
+    // read is never taken in a clock with wq (that clock answers the write), so the read mux
+    // needs no choice between the two.
     nf_engine_regs_decode u_decode (
-        .clk(clk), .rst(rst), .take(csr_new), .addr(wq ? wq_addr : csr_addr), .we(wq),
+        .clk(clk), .rst(rst), .take(csr_new), .addr(wq_addr), .rd_addr(csr_addr), .we(wq),
         .wr_tbl_cmd(wr_tbl_cmd), .wr_tbl_index(wr_tbl_index), .wr_tbl_mtt_data(wr_tbl_mtt_data),
         .wr_ent_w0(wr_ent_w0), .wr_ent_w1(wr_ent_w1), .wr_ent_w2(wr_ent_w2), .wr_ent_w3(wr_ent_w3),
         .wr_ent_w4(wr_ent_w4), .wr_ent_w5(wr_ent_w5), .wr_ent_w6(wr_ent_w6),

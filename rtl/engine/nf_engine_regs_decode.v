@@ -5,8 +5,9 @@ module nf_engine_regs_decode (
     input  wire        clk,                // clock
     input  wire        rst,                // reset: rdata 0
     input  wire        take,               // a read is taken this clock: rdata holds its value from the next clock
-    input  wire [11:0] addr,               // byte offset in the block (a block that ignores the byte lanes passes [1:0] = 0)
+    input  wire [11:0] addr,               // byte offset in the block of a write (a block that ignores the byte lanes passes [1:0] = 0)
     input  wire        we,                 // a write transaction this cycle (the block decides which count)
+    input  wire [11:0] rd_addr,            // byte offset of the read taken (may differ from addr: a block may land writes late)
     output wire        wr_tbl_cmd,         // wo: TBL_OP: starts a table operation
     output wire        wr_tbl_index,       // rw: MPT or MTT index of the table operation
     output wire        wr_tbl_mtt_data,    // rw: MTT entry: adapter page number (address >> PAGE_SHIFT)
@@ -80,7 +81,7 @@ module nf_engine_regs_decode (
     input  wire [31:0] rd_chk_pd,          // protection domain
     input  wire [31:0] rd_chk_status,      // STATUS_WORD (BUSY, CODE)
     input  wire [31:0] rd_chk_addr,        // adapter address of the first byte when granted
-    output wire [31:0] rdata               // read value at addr; 0 where no readable register is (registered)
+    output wire [31:0] rdata               // read value at rd_addr; 0 where no readable register is (registered)
 );
     nf_regs_decode #(
         .NW(33), .NR(40),
@@ -89,7 +90,7 @@ module nf_engine_regs_decode (
         .CAPTURE(1'b1)
     ) u_decode (
         .clk(clk), .rst(rst), .take(take),
-        .addr(addr), .we(we), .rdata(rdata),
+        .addr(addr), .rd_addr(rd_addr), .we(we), .rdata(rdata),
         .wr({wr_chk_ctrl, wr_chk_pd, wr_chk_access, wr_chk_len, wr_chk_va_hi, wr_chk_va_lo, wr_chk_token, wr_dma_ctrl, wr_dma_len, wr_dma_dst_pd, wr_dma_dst_addr_hi, wr_dma_dst_addr_lo, wr_dma_dst_token, wr_dma_dst_mode, wr_dma_src_pd, wr_dma_src_addr_hi, wr_dma_src_addr_lo, wr_dma_src_token, wr_dma_src_mode, wr_ld_ctrl, wr_ld_count, wr_ld_mtt_base, wr_ld_src, wr_ent_w6, wr_ent_w5, wr_ent_w4, wr_ent_w3, wr_ent_w2, wr_ent_w1, wr_ent_w0, wr_tbl_mtt_data, wr_tbl_index, wr_tbl_cmd}),
         .rd({rd_chk_addr, rd_chk_status, rd_chk_pd, rd_chk_access, rd_chk_len, rd_chk_va_hi, rd_chk_va_lo, rd_chk_token, rd_dma_bytes, rd_dma_status, rd_dma_len, rd_dma_dst_pd, rd_dma_dst_addr_hi, rd_dma_dst_addr_lo, rd_dma_dst_token, rd_dma_dst_mode, rd_dma_src_pd, rd_dma_src_addr_hi, rd_dma_src_addr_lo, rd_dma_src_token, rd_dma_src_mode, rd_ld_status, rd_ld_count, rd_ld_mtt_base, rd_ld_src, rd_ent_w6, rd_ent_w5, rd_ent_w4, rd_ent_w3, rd_ent_w2, rd_ent_w1, rd_ent_w0, rd_tbl_mtt_data, rd_tbl_index, rd_tbl_status, rd_cfg_user, rd_cfg_mem, rd_cfg_mtt, rd_cfg_mpt, rd_id})
     );

@@ -5,6 +5,9 @@
 // With CAPTURE the mux runs only in the clock a read is taken and its result is held in
 // a register (rdata valid from the next clock): hardware gets the same register the
 // block would add, and a simulator does not re-evaluate the mux on idle clocks.
+// A write and a read have an address each: a block that lands its writes a clock after
+// the request, from registers, reads at the request's address without a mux between the
+// two in front of every compare of the read mux (the ENGINE block's read path on the ULX3S 85F).
 `default_nettype none
 module nf_regs_decode #(
     parameter integer NW = 1,                    // writable registers (rw, wo), 1..
@@ -16,11 +19,12 @@ module nf_regs_decode #(
     input  wire             clk,    // used with CAPTURE only
     input  wire             rst,    // used with CAPTURE only: rdata 0
     input  wire             take,   // CAPTURE: a read is taken this clock
-    input  wire [11:0]      addr,   // byte offset in the block
+    input  wire [11:0]      addr,    // byte offset in the block of a write
+    input  wire [11:0]      rd_addr, // byte offset in the block of a read (CAPTURE: of the read taken)
     input  wire             we,     // a write transaction this cycle
     output reg  [NW-1:0]    wr,     // bit i: register i of WR_OFFS is written
     input  wire [NR*32-1:0] rd,     // word i: value of register i of RD_OFFS
-    output reg  [31:0]      rdata   // read value at addr; 0 where no readable register is
+    output reg  [31:0]      rdata   // read value at rd_addr; 0 where no readable register is
 );
     // One vector under we: a simulator clears it in one step on the clocks without a
     // write instead of comparing the address with every offset. The compares sit in a
@@ -55,10 +59,10 @@ module nf_regs_decode #(
                 if (rst)
                     rdata <= 32'd0;
                 else if (take)
-                    rdata <= read_mux(addr, rd);
+                    rdata <= read_mux(rd_addr, rd);
             end
         end else begin : g_comb
-            always @(*) rdata = read_mux(addr, rd);
+            always @(*) rdata = read_mux(rd_addr, rd);
             /* verilator lint_off UNUSEDSIGNAL */
             wire unused = &{1'b0, clk, rst, take, 1'b0};
             /* verilator lint_on UNUSEDSIGNAL */

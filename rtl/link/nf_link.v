@@ -152,8 +152,9 @@ module nf_link #(
     // Register decode generated from layout.toml. RX_STAMP0 stands for the whole stamp
     // array: a read of any stamp is decoded as RX_STAMP0, whose value is stamp_word.
     wire csr_take = csr_valid && !csr_ready;
+    wire [11:0] dec_addr = is_stamp ? STAMP0 : reg_off;
     nf_link_regs_decode u_decode (
-        .clk(clk), .rst(rst), .take(csr_take), .addr(is_stamp ? STAMP0 : reg_off), .we(csr_write),
+        .clk(clk), .rst(rst), .take(csr_take), .addr(dec_addr), .rd_addr(dec_addr), .we(csr_write),
         .wr_rx_release(wr_release), .wr_tx_post(wr_post), .wr_tx_ack(wr_ack),
         .rd_id(`NF_LINK_HW_ID_VALUE), .rd_cfg(cfg_word),
         .rd_rx_ready({{(32 - RX_SLOTS){1'b0}}, rx_ready}),

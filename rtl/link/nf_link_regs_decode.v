@@ -5,8 +5,9 @@ module nf_link_regs_decode (
     input  wire        clk,              // clock
     input  wire        rst,              // reset: rdata 0
     input  wire        take,             // a read is taken this clock: rdata holds its value from the next clock
-    input  wire [11:0] addr,             // byte offset in the block (a block that ignores the byte lanes passes [1:0] = 0)
+    input  wire [11:0] addr,             // byte offset in the block of a write (a block that ignores the byte lanes passes [1:0] = 0)
     input  wire        we,               // a write transaction this cycle (the block decides which count)
+    input  wire [11:0] rd_addr,          // byte offset of the read taken (may differ from addr: a block may land writes late)
     output wire        wr_rx_release,    // wo: write 1 to bit i: firmware is done with RX slot i
     output wire        wr_tx_post,       // wo: TX_POST: queue slot for sending (a queue of TX_SLOTS entries)
     output wire        wr_tx_ack,        // wo: [7:0] ack number: send one pure ACK frame (latest value wins while one is pending)
@@ -20,7 +21,7 @@ module nf_link_regs_decode (
     input  wire [31:0] rd_cnt_tx,        // frames sent (data and ACK)
     input  wire [31:0] rd_cnt_tx_reject, // TX_POST writes refused (slot out of range or busy, LEN out of range, queue full); nothing was queued
     input  wire [31:0] rd_rx_stamp0,     // cycle counter (low word) when RX slot 0 became ready; slot i at 0x40 + 4*i
-    output wire [31:0] rdata             // read value at addr; 0 where no readable register is (registered)
+    output wire [31:0] rdata             // read value at rd_addr; 0 where no readable register is (registered)
 );
     nf_regs_decode #(
         .NW(3), .NR(10),
@@ -29,7 +30,7 @@ module nf_link_regs_decode (
         .CAPTURE(1'b1)
     ) u_decode (
         .clk(clk), .rst(rst), .take(take),
-        .addr(addr), .we(we), .rdata(rdata),
+        .addr(addr), .rd_addr(rd_addr), .we(we), .rdata(rdata),
         .wr({wr_tx_ack, wr_tx_post, wr_rx_release}),
         .rd({rd_rx_stamp0, rd_cnt_tx_reject, rd_cnt_tx, rd_cnt_rx_drop, rd_cnt_rx_bad, rd_cnt_rx_ok, rd_tx_busy, rd_rx_ready, rd_cfg, rd_id})
     );

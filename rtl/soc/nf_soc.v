@@ -541,7 +541,8 @@ module nf_soc #(
     wire        sys_port_valid = owned || win_valid || link_mem_valid;
     wire        sys_port_ready;
     wire [31:0] sys_port_rdata;
-    wire [31:0] sys_port_addr  = pick_link ? link_mem_addr : wb_any ? wb_head_off : win_early ? win_offset(ram_addr) : win_off;
+    wire [31:0] win_port_addr  = win_early ? win_offset(ram_addr) : win_off;  // the CPU's window read
+    wire [31:0] sys_port_addr  = pick_link ? link_mem_addr : wb_any ? wb_head_off : win_port_addr;
     wire [31:0] sys_port_wdata = pick_link ? link_mem_wdata : wb_head_data;
     wire [3:0]  sys_port_wstrb = pick_link ? link_mem_wstrb : wb_any ? wb_head_strb : 4'd0;
     // The port answers a request at least 1 clock after it takes it, so the request is
@@ -599,6 +600,9 @@ module nf_soc #(
         .csr_wstrb(cpu_wstrb), .csr_ready(eng_csr_ready), .csr_rdata(eng_csr_rdata),
         .sys_valid(sys_port_valid), .sys_addr(sys_port_addr), .sys_wdata(sys_port_wdata),
         .sys_wstrb(sys_port_wstrb), .sys_ready(sys_port_ready), .sys_rdata(sys_port_rdata),
+        // A read of an RX slot's head through the port is the CPU's window read: the link
+        // reads only TX slots (nf_link_tx), and the write buffer only writes.
+        .sys_head_addr(win_port_addr),
         .head_peek_addr(head_peek_off), .head_peek_hit(head_peek_hit), .head_peek_rdata(head_peek_rdata),
         .idle(eng_idle)
     );

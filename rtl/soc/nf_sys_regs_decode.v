@@ -29,7 +29,7 @@ module nf_sys_regs_decode (
         .CAPTURE(1'b0)
     ) u_decode (
         .clk(1'b0), .rst(1'b0), .take(1'b0),
-        .addr(addr), .we(we), .rdata(rdata),
+        .addr(addr), .rd_addr(addr), .we(we), .rdata(rdata),
         .wr({wr_wake_rx, wr_wake_at, wr_scratch, wr_leds}),
         .rd({rd_wake_rx, rd_wake_at, rd_sleep, rd_scratch, rd_uart_period, rd_fw_ram_bytes, rd_leds, rd_cycle_hi, rd_cycle_lo, rd_clk_hz, rd_hw_version, rd_id})
     );

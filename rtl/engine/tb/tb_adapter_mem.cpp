@@ -71,6 +71,7 @@ int main(int argc, char **argv)
             sys_addr = HEAD_SLOTS && g.below(4) == 0 ? head_addr(g) : 4 * g.below(MEM / 4);
             m->sys_valid = 1;
             m->sys_addr = sys_addr;
+            m->sys_head_addr = m->sys_addr;
             m->sys_wstrb = 0;
             sys_wait = 0;
         }
@@ -137,6 +138,7 @@ int main(int argc, char **argv)
             strb = 1 + g.below(15);
             m->sys_valid = 1;
             m->sys_addr = a;
+            m->sys_head_addr = m->sys_addr;
             m->sys_wdata = wv;
             m->sys_wstrb = strb;
             wait = 0;
@@ -202,6 +204,7 @@ int main(int argc, char **argv)
                 hs = hwrite ? 1 + g.below(15) : 0;
                 m->sys_valid = 1;
                 m->sys_addr = ha;
+                m->sys_head_addr = m->sys_addr;
                 m->sys_wdata = hv;
                 m->sys_wstrb = hs;
                 std::memcpy(&expect, &ref[ha], 4);  // the writes landed before this clock
@@ -261,6 +264,7 @@ int main(int argc, char **argv)
             for (uint32_t o = 0; o < HEAD_BYTES && ok; o += 4) {
                 m->sys_valid = 1;
                 m->sys_addr = s * SLOT_BYTES + o;
+                m->sys_head_addr = m->sys_addr;
                 m->sys_wstrb = 0;
                 tick();
                 uint32_t e;
@@ -296,6 +300,7 @@ int main(int argc, char **argv)
     m->eng_rd_req = 0;
     m->sys_valid = 1;
     m->sys_addr = MEM;
+    m->sys_head_addr = m->sys_addr;
     m->sys_wstrb = 0;
     int n = 0;
     do { tick(); n++; } while (!m->sys_ready && n < 10);

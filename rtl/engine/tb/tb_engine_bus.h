@@ -43,6 +43,7 @@ struct EngineBus {
     }
     uint32_t sys(uint32_t addr, uint32_t wdata, uint32_t wstrb)
     {
+        m->sys_head_addr = addr;   // the port's one master: its address is the head copy's
         return access("sys", m->sys_valid, m->sys_addr, m->sys_wdata, m->sys_wstrb, m->sys_ready, m->sys_rdata,
                       addr, wdata, wstrb);
     }
