@@ -124,7 +124,8 @@ def main():
         # What tools/bitstream.sh --is-fresh looks at.
         for d in ("rtl/engine", "rtl/link", "rtl/soc", "rtl/board", "rtl/include"):
             shutil.copytree(os.path.join(ROOT, d), os.path.join(tree, d))
-        for f in ("tools/bitstream.sh", "tools/fw_slices.py", "tools/nf_layout.py", "build/toolchain.mk", "constraints/ulx3s.lpf"):
+        for f in ("tools/bitstream.sh", "tools/fw_slices.py", "tools/ebr_floorplan.py", "tools/nf_layout.py",
+                  "build/toolchain.mk", "constraints/ulx3s.lpf", "constraints/ulx3s-85k.floorplan"):
             os.makedirs(os.path.dirname(os.path.join(tree, f)), exist_ok=True)
             shutil.copy(os.path.join(ROOT, f), os.path.join(tree, f))
         with open(os.path.join(tree, ".gitignore"), "w") as f:
