@@ -678,7 +678,9 @@ def cores_section(w):
     w("a frame's arrival to the CQE on the Verilator board (bench_sim) and that model's speed there (the")
     w("same bench's `sim_cycles_per_second`; a run on this shared machine, so a rough figure), and, placed on the ULX3S parts")
     w("with the PLL set to a %g MHz system clock, the achieved Fmax, the 1-page fast-register's time at" % c["target_mhz"])
-    w("that Fmax (its clocks divided by it) and the cells used.")
+    w("that Fmax (its clocks divided by it) and the cells used. Each core is placed once, with nextpnr")
+    w("seed 1 and no block RAM floorplan, so the cores compare on equal terms; the boards' own builds")
+    w("(their floorplan and seeds, the clock they meet) are in [boards.md](boards.md).")
     w("")
     head = "| core | fast-register 1 page, clocks | invalidate, clocks | simulation, M cycles/s |"
     sep = "|---|---:|---:|---:|"

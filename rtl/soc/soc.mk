@@ -6,8 +6,9 @@ SOC_DIR    := $(ROOT)/rtl/soc
 # pre-generated variant (VexRiscv: 4 KiB instruction and data caches, rv32im, bypassed
 # 5-stage pipeline; the devices sit above 0x80000000, which it leaves uncached), or
 # picorv32. Chosen by measurement (make bench-cores, docs/performance.md "CPU choices"):
-# VexRiscv takes about a third of PicoRV32's clocks per fast-register and places faster
-# than it on both ULX3S parts (neither core reaches 75 MHz on the 85F). VexRiscv_Lite
+# VexRiscv takes about a third of PicoRV32's clocks per fast-register; placed alike (seed 1,
+# no floorplan) both reach about the same Fmax on the 85F and VexRiscv the higher on the
+# 25F, and the boards' own builds meet 75 MHz with it on both (docs/boards.md). VexRiscv_Lite
 # (no data cache) takes more than twice VexRiscv's clocks, VexRiscv_Full as many with more
 # CSRs; VexRiscv_Min has no caches and no bypass. The firmware is rv32i, so it runs on
 # any of them and on PicoRV32 without its multiplier.
