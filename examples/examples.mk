@@ -17,8 +17,8 @@ demo: $(EX_BUILD)/demo $(if $(filter sim,$(DEMO_DEVICE)),sim,$(BUILD)/model/nfmo
 # RDMA Write through it, SendAndInvalidate, the token reused. `make example-smb`
 # shows one iteration on the software adapter; the tests repeat it, data checked
 # every time.
-.PHONY: example-smb test-smb-model test-smb-sim
-TEST_TARGETS += test-smb-model test-smb-sim
+.PHONY: example-smb test-smb-model test-smb-sim test-smb-host-model test-smb-host-sim
+TEST_TARGETS += test-smb-model test-smb-sim test-smb-host-model test-smb-host-sim
 
 $(EX_BUILD)/smb_direct: examples/smb_direct.c tests/consumer.h $(BUILD)/host/libndkfpga.a host/include/ndkpi.h \
                         host/include/ndkfpga.h
@@ -30,14 +30,21 @@ example-smb: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel ## run the SMB-Direct
 	@NDKFPGA_QUIET=1 $(EX_BUILD)/smb_direct model 1
 
 # The example's own verdict (exit status; its output as TAP comments) as one test case.
-# $(1) device, $(2) iterations, $(3) bytes
-smb_case = out=$$(NDKFPGA_QUIET=1 $(EX_BUILD)/smb_direct $(1) $(2) $(3) 2>&1); rc=$$?; \
+# $(1) device, $(2) iterations, $(3) bytes, $(4) "host" for buffers in host memory
+smb_case = out=$$(NDKFPGA_QUIET=1 $(EX_BUILD)/smb_direct $(1) $(2) $(3) $(4) 2>&1); rc=$$?; \
 	printf '%s\n' "$$out" | tail -n 4 | sed 's/^/\# /'; \
-	if [ $$rc = 0 ]; then echo "ok - smb_direct on $(1): $(2) SMB-Direct cycles of $(3) bytes, data verified each time"; \
-	else printf '%s\n' "$$out" | sed 's/^/\# /'; echo "not ok - smb_direct on $(1): $(2) cycles of $(3) bytes (exit $$rc)"; exit 1; fi
+	if [ $$rc = 0 ]; then echo "ok - smb_direct $(4) on $(1): $(2) SMB-Direct cycles of $(3) bytes, data verified each time"; \
+	else printf '%s\n' "$$out" | sed 's/^/\# /'; echo "not ok - smb_direct $(4) on $(1): $(2) cycles of $(3) bytes (exit $$rc)"; exit 1; fi
 
 test-smb-model: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel
 	@$(call smb_case,model,1000,512)
 
 test-smb-sim: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel sim
 	@$(call smb_case,sim,50,128)
+
+# The same cycle with every buffer in host memory: the CPU fills and checks each byte.
+test-smb-host-model: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel
+	@$(call smb_case,model,500,4096,host)
+
+test-smb-host-sim: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel sim
+	@$(call smb_case,sim,20,512,host)

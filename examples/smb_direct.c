@@ -12,7 +12,13 @@
  * The first and last iterations also show that a write through the token is then
  * refused (on a pair of its own: an error completion breaks the connection).
  *
- * Usage: smb_direct [DEVICE [ITERATIONS [BYTES]]]   (default: model 1 512)
+ * With "host", every buffer is ordinary host memory described by IoAllocateMdl +
+ * MmBuildMdlForNonPagedPool, as a kernel consumer's would be: A's data buffer goes
+ * through NdkBuildLAM to NdkFastRegister, the CPU fills and checks every byte itself,
+ * and the library moves them at each hand-over (docs/host-memory.md). Otherwise the
+ * buffers are adapter memory (NdkFpgaAllocateBuffer, NdkFpgaWriteBuffer/ReadBuffer).
+ *
+ * Usage: smb_direct [DEVICE [ITERATIONS [BYTES [host]]]]   (default: model 1 512)
  * Prints each step of the first iteration, then one line per 100 iterations; exits
  * non-zero on the first deviation. */
 #include <inttypes.h>
@@ -38,6 +44,8 @@ struct smb {
     NDK_PD *pd;
     struct consumer_pair pr; /* qa is side A, qb side B */
     MDL *msgs, *buf;         /* message buffers; A's data buffer (one page) */
+    uint8_t *host_msgs, *host_buf; /* host mode: the memory those MDLs describe */
+    NDK_LOGICAL_ADDRESS_MAPPING *lam; /* host mode: A's data buffer as adapter addresses */
     NDK_MR *msg_mr, *fr;
     UINT64 va;
     ULONG len;
@@ -113,12 +121,66 @@ static int connect_sides(struct smb *m)
     return 1;
 }
 
-static int buffers(struct smb *m)
+/* Bytes into / out of a message buffer: the CPU's own memory in host mode. */
+static void put(struct smb *m, size_t off, const void *data, size_t len)
+{
+    if (m->host_msgs)
+        memcpy(m->host_msgs + off, data, len);
+    else
+        NdkFpgaWriteBuffer(m->s.ad, m->msgs, off, data, len);
+}
+
+static void get(struct smb *m, MDL *mdl, size_t off, void *data, size_t len)
+{
+    uint8_t *host = mdl == m->msgs ? m->host_msgs : m->host_buf;
+    if (host)
+        memcpy(data, host + off, len);
+    else
+        NdkFpgaReadBuffer(m->s.ad, mdl, off, data, len);
+}
+
+/* Host mode: page-aligned host memory and an MDL over it, as IoAllocateMdl and
+ * MmBuildMdlForNonPagedPool give a kernel consumer. */
+static NTSTATUS host_buffer(size_t len, uint8_t **mem, MDL **mdl)
+{
+    *mem = aligned_alloc(PAGE_SIZE, (len + PAGE_SIZE - 1) / PAGE_SIZE * PAGE_SIZE);
+    *mdl = *mem ? IoAllocateMdl(*mem, (ULONG)len, FALSE, FALSE, NULL) : NULL;
+    if (!*mdl)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    MmBuildMdlForNonPagedPool(*mdl);
+    return STATUS_SUCCESS;
+}
+
+/* Host mode: A's data buffer as the adapter addresses NdkFastRegister takes. */
+static NTSTATUS host_lam(struct smb *m)
 {
     NDK_ADAPTER *ad = m->s.ad;
-    NTSTATUS st = NdkFpgaAllocateBuffer(ad, 4 * MSG + PAGE_SIZE, &m->msgs);
-    if (st == STATUS_SUCCESS)
-        st = NdkFpgaAllocateBuffer(ad, PAGE_SIZE, &m->buf);
+    ULONG size = 0, fbo = 0;
+    NTSTATUS st = ad->Dispatch->NdkBuildLAM(ad, m->buf, PAGE_SIZE, NULL, NULL, NULL, &size, &fbo);
+    if (st != STATUS_BUFFER_TOO_SMALL)
+        return st == STATUS_SUCCESS ? STATUS_INTERNAL_ERROR : st;
+    m->lam = malloc(size);
+    if (!m->lam)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    return ad->Dispatch->NdkBuildLAM(ad, m->buf, PAGE_SIZE, NULL, NULL, m->lam, &size, &fbo);
+}
+
+static int buffers(struct smb *m, int host)
+{
+    NDK_ADAPTER *ad = m->s.ad;
+    NTSTATUS st;
+    if (host) {
+        st = host_buffer(4 * MSG + PAGE_SIZE, &m->host_msgs, &m->msgs);
+        if (st == STATUS_SUCCESS)
+            st = host_buffer(PAGE_SIZE, &m->host_buf, &m->buf);
+        if (st == STATUS_SUCCESS)
+            st = host_lam(m);
+        m->va = (UINT64)(uintptr_t)m->host_buf; /* the address the consumer knows it by */
+    } else {
+        st = NdkFpgaAllocateBuffer(ad, 4 * MSG + PAGE_SIZE, &m->msgs);
+        if (st == STATUS_SUCCESS)
+            st = NdkFpgaAllocateBuffer(ad, PAGE_SIZE, &m->buf);
+    }
     if (st == STATUS_SUCCESS)
         st = m->pd->Dispatch->NdkCreateMr(m->pd, FALSE, NULL, NULL, &m->msg_mr);
     if (st == STATUS_SUCCESS)
@@ -130,8 +192,8 @@ static int buffers(struct smb *m)
         st = m->fr->Dispatch->NdkInitializeFastRegisterMr(m->fr, 1, TRUE, NULL, NULL);
     if (st != STATUS_SUCCESS)
         return fail("buffers, message MR, NdkInitializeFastRegisterMr", st);
-    printf("A: fast-register MR initialized once (1 page), token 0x%08x\n",
-           (unsigned)m->fr->Dispatch->NdkGetRemoteTokenFromMr(m->fr));
+    printf("A: fast-register MR initialized once (1 page), token 0x%08x; buffers in %s memory\n",
+           (unsigned)m->fr->Dispatch->NdkGetRemoteTokenFromMr(m->fr), host ? "host" : "adapter");
     return 1;
 }
 
@@ -196,10 +258,15 @@ static int iteration(struct smb *m, unsigned it, uint8_t *data, uint8_t *back)
     char line[160];
     NDK_QP *qa = m->pr.qa, *qb = m->pr.qb;
     const UINT32 token = m->fr->Dispatch->NdkGetRemoteTokenFromMr(m->fr);
-    NDK_LOGICAL_ADDRESS page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(m->buf)[0] << PAGE_SHIFT;
+    NDK_LOGICAL_ADDRESS page;
+    memset(&page, 0, sizeof(page));
     NDK_RESULT_EX r;
-    NTSTATUS st = qa->Dispatch->NdkFastRegister(qa, (PVOID)0xA0, m->fr, 1, &page, 0, m->len, (PVOID)(uintptr_t)m->va,
-                                                NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    if (m->host_buf) /* the CPU fills the whole page; B then writes m->len bytes of it */
+        memset(m->host_buf, 0xEE, PAGE_SIZE);
+    else
+        page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(m->buf)[0] << PAGE_SHIFT;
+    NTSTATUS st = qa->Dispatch->NdkFastRegister(qa, (PVOID)0xA0, m->fr, 1, m->lam ? m->lam->AdapterPageArray : &page, 0,
+                                                m->len, (PVOID)(uintptr_t)m->va, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     if (st != STATUS_SUCCESS ||
         !expect(m, m->icq, STATUS_SUCCESS, NdkOperationTypeFastRegister, (PVOID)0xA0, &r, "A's NdkFastRegister"))
         return st == STATUS_SUCCESS ? 0 : fail("NdkFastRegister", st);
@@ -219,7 +286,7 @@ static int iteration(struct smb *m, unsigned it, uint8_t *data, uint8_t *back)
     say(m, "A and B: posted a receive each (B's in 2 SGEs)");
     /* A -> B: the descriptor. */
     uint64_t desc[2] = {(uint64_t)token << 32 | m->len, m->va}, got[2];
-    NdkFpgaWriteBuffer(m->s.ad, m->msgs, A_SEND, desc, sizeof(desc));
+    put(m, A_SEND, desc, sizeof(desc));
     NDK_SGE sa = consumer_sge(m->msgs, m->msg_mr, A_SEND, sizeof(desc));
     st = qa->Dispatch->NdkSend(qa, (PVOID)0xA2, &sa, 1, 0);
     if (st != STATUS_SUCCESS)
@@ -227,7 +294,7 @@ static int iteration(struct smb *m, unsigned it, uint8_t *data, uint8_t *back)
     if (!expect(m, m->icq, STATUS_SUCCESS, NdkOperationTypeSend, (PVOID)0xA2, &r, "A's Send") ||
         !expect(m, m->rcq_b, STATUS_SUCCESS, NdkOperationTypeReceive, (PVOID)0xB1, &r, "B's receive"))
         return 0;
-    NdkFpgaReadBuffer(m->s.ad, m->msgs, B_RECV, got, sizeof(got));
+    get(m, m->msgs, B_RECV, got, sizeof(got));
     if (r.BytesTransferred != sizeof(desc) || memcmp(got, desc, sizeof(desc)))
         return mismatch("B's receive: the descriptor differs from what A sent");
     const UINT32 rtoken = (UINT32)(got[0] >> 32);
@@ -238,7 +305,7 @@ static int iteration(struct smb *m, unsigned it, uint8_t *data, uint8_t *back)
     /* B writes the data through the token, then answers with SendAndInvalidate. */
     for (ULONG i = 0; i < rlen; i++)
         data[i] = (uint8_t)(it * 131u + i * 7u + 1u);
-    NdkFpgaWriteBuffer(m->s.ad, m->msgs, B_DATA, data, rlen);
+    put(m, B_DATA, data, rlen);
     NDK_SGE sd = consumer_sge(m->msgs, m->msg_mr, B_DATA, rlen);
     st = qb->Dispatch->NdkWrite(qb, (PVOID)0xB2, &sd, 1, got[1], rtoken, 0);
     if (st != STATUS_SUCCESS ||
@@ -254,9 +321,12 @@ static int iteration(struct smb *m, unsigned it, uint8_t *data, uint8_t *back)
     say(m, "B -> A SendAndInvalidate naming the token: SUCCESS");
     if (!a_receive(m, it, token, 8))
         return 0;
-    NdkFpgaReadBuffer(m->s.ad, m->buf, 0, back, m->len);
+    get(m, m->buf, 0, back, m->len);
     if (memcmp(back, data, m->len))
         return mismatch("A: the data in its buffer differs from what B wrote");
+    for (ULONG i = m->len; m->host_buf && i < PAGE_SIZE; i++)
+        if (m->host_buf[i] != 0xEE)
+            return mismatch("A: a byte of its page past what B wrote changed");
     snprintf(line, sizeof(line), "A: the %u bytes B wrote are in its buffer", (unsigned)m->len);
     say(m, line);
     return 1;
@@ -271,12 +341,13 @@ int main(int argc, char **argv)
     m.len = argc > 3 ? (ULONG)strtoul(argv[3], NULL, 10) : 512;
     m.va = 0x10000;
     m.src_port = 22000;
-    if (iters == 0 || m.len == 0 || m.len > PAGE_SIZE) {
-        fprintf(stderr, "usage: %s [DEVICE [ITERATIONS [BYTES (1..%u)]]]\n", argv[0], (unsigned)PAGE_SIZE);
+    int host = argc > 4 && strcmp(argv[4], "host") == 0;
+    if (iters == 0 || m.len == 0 || m.len > PAGE_SIZE || (argc > 4 && !host)) {
+        fprintf(stderr, "usage: %s [DEVICE [ITERATIONS [BYTES (1..%u) [host]]]]\n", argv[0], (unsigned)PAGE_SIZE);
         return 2;
     }
     uint8_t *data = malloc(PAGE_SIZE), *back = malloc(PAGE_SIZE);
-    int ok = data && back && setup(&m, dev) && connect_sides(&m) && buffers(&m);
+    int ok = data && back && setup(&m, dev) && connect_sides(&m) && buffers(&m, host);
     uint64_t t0 = consumer_now_ms();
     for (unsigned it = 0; ok && it < iters; it++) {
         m.verbose = it == 0;
@@ -290,8 +361,15 @@ int main(int argc, char **argv)
                    (unsigned long long)(consumer_now_ms() - t0));
     }
     consumer_pair_close(&m.pr);
+    if (m.lam)
+        m.s.ad->Dispatch->NdkReleaseLAM(m.s.ad, m.lam);
     if (m.s.ad)
         NdkFpgaCloseAdapter(m.s.ad);
+    IoFreeMdl(m.host_msgs ? m.msgs : NULL);
+    IoFreeMdl(m.host_buf ? m.buf : NULL);
+    free(m.host_msgs);
+    free(m.host_buf);
+    free(m.lam);
     free(data);
     free(back);
     printf("%s\n", ok ? "smb_direct: ok" : "smb_direct: FAILED");

@@ -8,7 +8,8 @@
 
 NDK_BUILD := $(BUILD)/host
 NDK_SRCS := host/src/ndk_adapter.c host/src/ndk_object.c host/src/ndk_event.c host/src/ndk_request.c \
-            host/src/ndk_mdl.c host/src/ndk_diag.c host/src/ndk_cq.c host/src/ndk_pd.c host/src/ndk_qp.c host/src/ndk_wq.c \
+            host/src/ndk_mdl.c host/src/ndk_hostmem.c host/src/ndk_diag.c host/src/ndk_cq.c host/src/ndk_pd.c host/src/ndk_qp.c \
+            host/src/ndk_wq.c \
             host/src/ndk_conn.c
 NDK_HDRS := host/include/ndkpi.h host/include/ndkfpga.h host/src/ndk_internal.h firmware/include/nf_layout.h \
             host/src/nf_ndkpi_check.h host/src/nf_time.h

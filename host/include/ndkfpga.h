@@ -109,6 +109,40 @@ NDKFPGA_API NTSTATUS NdkFpgaWriteBuffer(NDK_ADAPTER *Adapter, MDL *Mdl, SIZE_T O
  * Statuses as NdkFpgaWriteBuffer. */
 NDKFPGA_API NTSTATUS NdkFpgaReadBuffer(NDK_ADAPTER *Adapter, MDL *Mdl, SIZE_T Offset, VOID *Data, SIZE_T Length);
 
+/* ------------------------------------------------------------------------- */
+/* Buffers in ordinary host memory. These stand in for the kernel's IoAllocateMdl and
+ * MmBuildMdlForNonPagedPool, so a consumer keeps its data where its CPU reads and
+ * writes it: NdkBuildLAM, NdkRegisterMr and SGEs (through the MR's token or the
+ * privileged token and a LAM's addresses) accept such MDLs, and the library moves the
+ * bytes between host memory and adapter memory where NDK hands a buffer's ownership
+ * between consumer and adapter (docs/host-memory.md):
+ *   into the adapter   when a request that reads local memory is posted (Send, the
+ *                      source of a Write) and when a region is registered or
+ *                      fast-registered;
+ *   back to host       before the completion of a request that wrote local memory
+ *                      (Receive: the bytes the Send brought; the sink of a Read) is
+ *                      delivered, and when a region is invalidated (NdkInvalidate, a
+ *                      peer's SendAndInvalidate), deregistered or closed.
+ * The consumer does not touch a region the peer may write until it is invalidated,
+ * nor a buffer a posted request uses until that request completes (NDK's own rule).
+ * NdkBuildLAM over host memory takes adapter pages for the LAM's life (released by
+ * NdkReleaseLAM); NdkRegisterMr takes them for the registration's.              */
+
+/* An MDL describing Length bytes of host memory at VirtualAddress (mapped, readable
+ * and writable, for as long as the MDL is used). SecondaryBuffer must be FALSE and
+ * Irp NULL (there are no IRPs here); ChargeQuota is ignored. NULL: a NULL address,
+ * Length 0, a range that wraps, SecondaryBuffer or Irp given, or no memory. */
+NDKFPGA_API MDL *IoAllocateMdl(PVOID VirtualAddress, ULONG Length, BOOLEAN SecondaryBuffer, BOOLEAN ChargeQuota,
+                               PVOID Irp);
+/* Fill the MDL's page array (host page numbers); the MDL is usable from then on. An MDL
+ * IoAllocateMdl did not return is ignored. */
+NDKFPGA_API VOID MmBuildMdlForNonPagedPool(MDL *Mdl);
+/* Free an MDL from IoAllocateMdl (not the memory it describes). A region registered over
+ * it keeps what it needs; NULL and other MDLs are ignored. */
+NDKFPGA_API VOID IoFreeMdl(MDL *Mdl);
+/* The host address of a host-memory MDL's first byte (Priority is ignored). */
+#define MmGetSystemAddressForMdlSafe(Mdl, Priority) ((void)(Priority), MmGetMdlVirtualAddress(Mdl))
+
 /* Adapter counters and the firmware's cost of the last work request, fresh from the
  * board (INFO). Returns STATUS_SUCCESS, STATUS_INVALID_PARAMETER (NULL argument) or
  * the link's failure (as NdkFpgaWriteBuffer). Every counter, by kind and by status, is

@@ -98,6 +98,7 @@ struct ndk_adapter *ndk_adapter_alloc(void)
     pthread_mutex_init(&ad->lock, NULL);
     pthread_cond_init(&ad->cond, NULL);
     pthread_cond_init(&ad->ev_cond, NULL);
+    pthread_mutex_init(&ad->hm_lock, NULL);
     return ad;
 }
 
@@ -120,6 +121,8 @@ NTSTATUS ndk_adapter_setup(struct ndk_adapter *ad)
 void ndk_adapter_free(struct ndk_adapter *ad)
 {
     ndk_registry_del(&ad->pub.Header);
+    ndk_hm_fini(ad);
+    pthread_mutex_destroy(&ad->hm_lock);
     free(ad->page_used);
     free(ad->qps);
     pthread_mutex_destroy(&ad->lock);
@@ -296,6 +299,6 @@ const NDK_ADAPTER_DISPATCH ndk_adapter_dispatch = {
     .NdkCreateSharedEndpoint = create_shared_endpoint,
     .NdkCreateConnector = ndk_create_connector,
     .NdkCreateListener = ndk_create_listener,
-    .NdkBuildLAM = ndk_build_lam,
-    .NdkReleaseLAM = ndk_release_lam,
+    .NdkBuildLAM = ndk_hm_build_lam,
+    .NdkReleaseLAM = ndk_hm_release_lam,
 };

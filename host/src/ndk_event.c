@@ -32,6 +32,9 @@ static void run_event(struct ndk_event *ev)
         if (ev->fn)
             ((NDK_FN_CONNECT_EVENT_CALLBACK)ev->fn)(ev->ctx, (NDK_CONNECTOR *)(void *)ev->obj);
         break;
+    case EV_CALL:
+        ((void (*)(void *))ev->fn)(ev->ctx);
+        break;
     case EV_DISCONNECT:
         if (ev->fn)
             ((NDK_FN_DISCONNECT_EVENT_CALLBACK)ev->fn)(ev->ctx);

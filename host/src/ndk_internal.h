@@ -8,6 +8,7 @@
  *                  posting, state
  *   ndk_wq.c       a QP's two work queues (initiator, receive): completion routing,
  *                  failure, deadlines
+ *   ndk_hostmem.c  buffers in host memory: shadow pages, copies at each hand-over
  *   ndk_cq.c       CQs;  ndk_mdl.c  MDLs, LAMs, buffers;  ndk_diag.c  diagnostics
  *   ndk_event.c    the callback thread
  *   ndk_request.c  requests and replies;  ndk_object.c  live objects, references, events
@@ -60,6 +61,10 @@ _Static_assert(PAGE_SHIFT == NF_ADAPTER_PAGE_SHIFT, "page shift");
 
 struct ndk_adapter;
 struct ndk_core;
+struct ndk_hm_io;
+struct ndk_hm_region;
+struct ndk_hmap;
+struct ndk_hm_held;
 
 /* ---- events: everything the callback thread runs ---- */
 enum ndk_ev_kind {
@@ -70,6 +75,7 @@ enum ndk_ev_kind {
     EV_CONNECT,     /* ConnectEvent(ctx, connector) */
     EV_DISCONNECT,  /* DisconnectEvent(ctx) */
     EV_CQ_ERROR,    /* CqNotification(ctx, STATUS_BUFFER_OVERFLOW): once per CQ */
+    EV_CALL,        /* the library's own work on the callback thread: fn(ctx) */
 };
 
 struct ndk_event {
@@ -195,6 +201,8 @@ struct ndk_mr {
     int inits_in_flight;    /* fast MRs: NdkInitializeFastRegisterMr calls pending */
     uint32_t frmr_pages;    /* fast MRs: capacity after the last successful init (0: none) */
     int remote_access;
+    struct ndk_hm_region *hreg; /* host memory it maps now (ad->hm_lock; NULL: adapter memory) */
+    struct ndk_mr *hm_next;     /* the adapter's MRs over host memory (ad->hm_lock) */
 };
 
 struct ndk_wr_slot {
@@ -202,6 +210,7 @@ struct ndk_wr_slot {
     uint32_t op_type;
     uint32_t silent;        /* read by the deadline watch: a silent success reports nothing */
     uint32_t done;          /* receive queue: completed out of order (a hole the head skips) */
+    struct ndk_hm_io *hm;   /* host-memory bytes to bring home when it completes (NULL: none) */
 };
 
 /* A work queue: a ring of slots, ids head..tail-1 outstanding (the id is the wire's
@@ -336,6 +345,14 @@ struct ndk_adapter {
     char device[160];         /* the transport's name: what was opened (NdkFpgaQueryAdapterDetails) */
     uint64_t req_timeout_us;  /* a request or work request unanswered this long completes IO_TIMEOUT */
     uint64_t next_watch_us;   /* next deadline scan (callback thread) */
+    /* host memory (ndk_hostmem.c): shadow pages, the MRs mapping them, held completions */
+    pthread_mutex_t hm_lock;  /* after ad->lock; hm_host and every MR's hreg */
+    uintptr_t *hm_host;       /* per user page: the host page it shadows (0: none) */
+    uint32_t hm_shadows;      /* shadow pages now (atomic: the posting path's test) */
+    struct ndk_hmap *hm_maps;
+    struct ndk_mr *hm_mrs;
+    struct ndk_hm_held *hm_held, *hm_held_tail; /* completions waiting for their bytes, in order */
+    int hm_held_queued;       /* the callback thread has them to run */
     /* host-side counters (NdkFpgaQueryCounters, group NDKFPGA_COUNTER_HOST) */
     uint64_t cq_overflows, cq_dropped, req_timeouts, wr_timeouts, close_flushed;
 };
@@ -489,6 +506,45 @@ NTSTATUS ndk_build_lam(NDK_ADAPTER *a, MDL *mdl, SIZE_T length, NDK_FN_REQUEST_C
                        NDK_LOGICAL_ADDRESS_MAPPING *lam, ULONG *lam_size, ULONG *fbo);
 VOID ndk_release_lam(NDK_ADAPTER *a, NDK_LOGICAL_ADDRESS_MAPPING *lam);
 void ndk_free_buffers(struct ndk_adapter *ad); /* adapter close */
+/* Under ad->lock: n free user pages into pfn (0: not that many free, none taken); back. */
+int ndk_pages_take(struct ndk_adapter *ad, uint32_t n, PFN_NUMBER *pfn);
+void ndk_pages_put(struct ndk_adapter *ad, uint32_t n, const PFN_NUMBER *pfn);
+/* Copy len bytes between data and the adapter pages pfn[], from byte pos of the first;
+ * waits (bounded in flight and by the deadlines). The first failure, or SUCCESS. */
+NTSTATUS ndk_mem_copy(struct ndk_adapter *ad, const PFN_NUMBER *pfn, SIZE_T pos, void *data, SIZE_T len, int write);
+
+/* ndk_hostmem.c: host-memory MDLs, their shadow pages and the copies at each hand-over
+ * of a buffer (docs/host-memory.md). Called by ndk_adapter.c, ndk_pd.c, ndk_qp.c,
+ * ndk_wq.c; calls ndk_cq.c, ndk_mdl.c and below. */
+struct ndk_hm_io;     /* bytes to move between host memory and their shadows */
+struct ndk_hm_region; /* what an MR over host memory maps */
+int ndk_hm_is_host_mdl(const MDL *mdl);
+int ndk_hm_active(struct ndk_adapter *ad); /* any shadow page: else nothing here has work */
+NTSTATUS ndk_hm_build_lam(NDK_ADAPTER *a, MDL *mdl, SIZE_T length, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx,
+                          NDK_LOGICAL_ADDRESS_MAPPING *lam, ULONG *lam_size, ULONG *fbo);
+VOID ndk_hm_release_lam(NDK_ADAPTER *a, NDK_LOGICAL_ADDRESS_MAPPING *lam);
+void ndk_hm_fini(struct ndk_adapter *ad); /* adapter free */
+/* NdkRegisterMr over host MDLs: shadow pages (their addresses in pages, at most cap),
+ * the bytes pushed, the region in *out for the MR once the request starts (attach,
+ * under ad->lock) or to discard. Returns the page count, or 0 with *st set. */
+uint32_t ndk_hm_register_pages(struct ndk_adapter *ad, const MDL *mdl, SIZE_T length, uint64_t *pages, uint32_t cap,
+                               ULONG *fbo, NTSTATUS *st, struct ndk_hm_region **out);
+void ndk_hm_region_attach_locked(struct ndk_mr *mr, struct ndk_hm_region *g);
+void ndk_hm_region_discard(struct ndk_adapter *ad, struct ndk_hm_region *g);
+void ndk_hm_mr_drop_locked(struct ndk_mr *mr); /* under ad->lock: the MR maps nothing now */
+NTSTATUS ndk_hm_mr_pull(struct ndk_mr *mr);     /* the MR's host bytes home (waits) */
+struct ndk_hm_io *ndk_hm_mr_io(struct ndk_mr *mr); /* the MR's host bytes, to bring home later */
+/* NdkFastRegister passed its checks: record what the MR maps and push its host bytes. */
+void ndk_hm_fast_register(struct ndk_mr *mr, const NDK_LOGICAL_ADDRESS *pages, ULONG npages, ULONG fbo,
+                          SIZE_T length, uint64_t va);
+/* The host bytes an SGE list names (NULL: none); push sends them (and frees io). */
+struct ndk_hm_io *ndk_hm_sge_io(struct ndk_adapter *ad, const NDK_SGE *sgl, ULONG nsge);
+void ndk_hm_push(struct ndk_adapter *ad, struct ndk_hm_io *io);
+void ndk_hm_io_free(struct ndk_hm_io *io);
+/* Under ad->lock: deliver r to cq (both NULL: a copy alone) once io's bytes are home
+ * and every result held before it has gone; takes io. A failed result copies nothing. */
+void ndk_hm_complete(struct ndk_adapter *ad, struct ndk_cq *cq, const NDK_RESULT_EX *r, int solicited,
+                     struct ndk_hm_io *io);
 
 /* ndk_cq.c */
 extern const NDK_CQ_DISPATCH ndk_cq_dispatch;
@@ -532,6 +588,9 @@ void ndk_qps_watch(struct ndk_adapter *ad, uint64_t now);
 /* Under ad->lock: the oldest n pending receives with ids before `before` complete
  * STATUS_CANCELLED, in order (NdkFlush). */
 void ndk_rq_cancel(struct ndk_qp *qp, uint32_t n, uint32_t before);
+/* Under ad->lock and qp->ring_lock: the initiator queue's requests before upto retired
+ * without a completion of their own (silent: ok, their host bytes come home; else dropped). */
+void ndk_wq_retire_silent(struct ndk_qp *qp, uint32_t upto, int ok);
 /* A ring of at least depth slots (depth 0: one slot, never usable); 0 without memory. */
 int ndk_wq_init(struct ndk_wq *q, uint32_t depth);
 

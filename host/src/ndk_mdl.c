@@ -137,6 +137,25 @@ VOID ndk_release_lam(NDK_ADAPTER *a, NDK_LOGICAL_ADDRESS_MAPPING *lam)
         lam->AdapterPageCount = 0;
 }
 
+int ndk_pages_take(struct ndk_adapter *ad, uint32_t n, PFN_NUMBER *pfn)
+{
+    uint32_t got = 0;
+    for (uint32_t p = 0; p < ad->npages && got < n; p++)
+        if (!ad->page_used[p])
+            pfn[got++] = ad->first_page + p;
+    if (got < n)
+        return 0;
+    for (uint32_t i = 0; i < n; i++)
+        ad->page_used[pfn[i] - ad->first_page] = 1;
+    return 1;
+}
+
+void ndk_pages_put(struct ndk_adapter *ad, uint32_t n, const PFN_NUMBER *pfn)
+{
+    for (uint32_t i = 0; i < n; i++)
+        ad->page_used[pfn[i] - ad->first_page] = 0;
+}
+
 static NTSTATUS alloc_buffer(NDK_ADAPTER *a, SIZE_T length, MDL **out, int scattered)
 {
     if (!out)
@@ -158,19 +177,12 @@ static NTSTATUS alloc_buffer(NDK_ADAPTER *a, SIZE_T length, MDL **out, int scatt
         return STATUS_INSUFFICIENT_RESOURCES;
     }
     pthread_mutex_lock(&ad->lock);
-    uint32_t got = 0;
-    for (uint32_t p = 0; p < ad->npages && got < n; p++) {
-        if (!ad->page_used[p])
-            b->pfn[got++] = ad->first_page + p;
-    }
-    if (got < n) {
+    if (!ndk_pages_take(ad, n, b->pfn)) {
         pthread_mutex_unlock(&ad->lock);
         munmap(va, (size_t)n * PAGE_SIZE);
         free(b);
         return STATUS_INSUFFICIENT_RESOURCES;
     }
-    for (uint32_t i = 0; i < n; i++)
-        ad->page_used[b->pfn[i] - ad->first_page] = 1;
     b->next = ad->buffers;
     ad->buffers = b;
     pthread_mutex_unlock(&ad->lock);
@@ -228,8 +240,7 @@ VOID NdkFpgaFreeBuffer(NDK_ADAPTER *a, MDL *mdl)
     if (!b)
         return;
     pthread_mutex_lock(&ad->lock);
-    for (uint32_t i = 0; i < b->npages; i++)
-        ad->page_used[b->pfn[i] - ad->first_page] = 0;
+    ndk_pages_put(ad, b->npages, b->pfn);
     for (struct ndk_buffer **pp = &ad->buffers; *pp; pp = &(*pp)->next) {
         if (*pp == b) {
             *pp = b->next;
@@ -359,4 +370,34 @@ NTSTATUS NdkFpgaWriteBuffer(NDK_ADAPTER *a, MDL *mdl, SIZE_T off, const VOID *da
 NTSTATUS NdkFpgaReadBuffer(NDK_ADAPTER *a, MDL *mdl, SIZE_T off, VOID *data, SIZE_T len)
 {
     return mem_io(a, mdl, off, data, len, 0);
+}
+
+NTSTATUS ndk_mem_copy(struct ndk_adapter *ad, const PFN_NUMBER *pfn, SIZE_T pos, void *data, SIZE_T len, int write)
+{
+    uint8_t *msg = malloc(NF_LINK_MAX_PAYLOAD);
+    if (!msg)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    NTSTATUS st = STATUS_SUCCESS;
+    for (SIZE_T done = 0; done < len && st == STATUS_SUCCESS;) {
+        SIZE_T at = pos + done, chunk = PAGE_SIZE - at % PAGE_SIZE;
+        if (chunk > len - done)
+            chunk = len - done;
+        if (chunk > MEM_CHUNK_MAX)
+            chunk = MEM_CHUNK_MAX;
+        struct nf_mem_write_req q = {(uint32_t)((pfn[at / PAGE_SIZE] << PAGE_SHIFT) + at % PAGE_SIZE), (uint32_t)chunk};
+        memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
+        size_t mlen = NF_MSG_HDR_SIZE + sizeof(q);
+        if (write) {
+            memcpy(msg + mlen, (const uint8_t *)data + done, chunk);
+            mlen += chunk;
+            while (mlen % 8)
+                msg[mlen++] = 0;
+        }
+        size_t got = 0;
+        st = ndk_call(ad, write ? NF_OP_MEM_WRITE : NF_OP_MEM_READ, msg, mlen, write ? NULL : (uint8_t *)data + done,
+                      write ? 0 : chunk, &got);
+        done += chunk;
+    }
+    free(msg);
+    return st;
 }

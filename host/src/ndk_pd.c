@@ -96,8 +96,12 @@ static struct ndk_mr *mr_of(NDK_MR *m)
 static void mr_teardown(struct ndk_core *c)
 {
     struct ndk_mr *mr = NDK_CONTAINER(c, struct ndk_mr, core);
+    ndk_hm_mr_pull(mr); /* a closed region's host bytes come home first */
     struct nf_token_req q = {mr->token, 0};
     ndk_send_forget(c->ad, NF_OP_MR_DESTROY, &q, sizeof(q));
+    pthread_mutex_lock(&c->ad->lock);
+    ndk_hm_mr_drop_locked(mr);
+    pthread_mutex_unlock(&c->ad->lock);
 }
 
 static const struct ndk_type mr_type = {NdkObjectTypeMr, sizeof(struct ndk_mr), offsetof(struct ndk_mr, core),
@@ -186,13 +190,16 @@ static NTSTATUS pd_create_mw(NDK_PD *p, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, 
 /* ---- NdkRegisterMr, NdkDeregisterMr, NdkInitializeFastRegisterMr: one request
  * each, holding a reference on the MR until its answer ---- */
 
-/* Under ad->lock: may the request start? If so the MR shows it in flight. */
-static int mr_begin(struct ndk_mr *mr, uint16_t op)
+/* Under ad->lock: may the request start? If so the MR shows it in flight (and maps
+ * hreg, a registration's host memory). */
+static int mr_begin(struct ndk_mr *mr, uint16_t op, struct ndk_hm_region *hreg)
 {
     if (op == NF_OP_MR_REGISTER) {
         if (mr->state != MR_CREATED || mr->core.closing)
             return 0; /* already registered or being registered */
         mr->state = MR_REGISTERING;
+        if (hreg)
+            ndk_hm_region_attach_locked(mr, hreg);
     } else if (op == NF_OP_MR_DEREGISTER) {
         if (mr->state != MR_REGISTERED)
             return 0;
@@ -213,8 +220,12 @@ static void mr_settle(struct ndk_mr *mr, uint16_t op, uint32_t status, const uin
     int ok = status == NF_STATUS_SUCCESS;
     if (op == NF_OP_MR_REGISTER) {
         mr->state = ok ? MR_REGISTERED : MR_CREATED;
+        if (!ok)
+            ndk_hm_mr_drop_locked(mr);
     } else if (op == NF_OP_MR_DEREGISTER) {
         mr->state = ok ? MR_CREATED : MR_REGISTERED;
+        if (ok)
+            ndk_hm_mr_drop_locked(mr);
     } else {
         mr->inits_in_flight--;
         if (ok) {
@@ -238,18 +249,17 @@ static void mr_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status,
 
 /* Start, send and (without a callback) wait for one MR request; msg holds its body. */
 static NTSTATUS mr_issue(struct ndk_mr *mr, uint16_t op, void *msg, size_t len, const uint32_t *u,
-                         NDK_FN_REQUEST_COMPLETION rc, void *ctx)
+                         struct ndk_hm_region *hreg, NDK_FN_REQUEST_COMPLETION rc, void *ctx)
 {
     struct ndk_adapter *ad = mr->core.ad;
     struct ndk_req *r = calloc(1, sizeof(*r));
-    if (!r)
-        return STATUS_INSUFFICIENT_RESOURCES;
     pthread_mutex_lock(&ad->lock);
-    int started = mr_begin(mr, op);
+    int started = r && mr_begin(mr, op, hreg);
     pthread_mutex_unlock(&ad->lock);
     if (!started) {
+        ndk_hm_region_discard(ad, hreg);
         free(r);
-        return STATUS_INVALID_DEVICE_STATE;
+        return r ? STATUS_INVALID_DEVICE_STATE : STATUS_INSUFFICIENT_RESOURCES;
     }
     r->on_reply = mr_reply;
     r->arg = mr;
@@ -293,7 +303,9 @@ static NTSTATUS mr_register(NDK_MR *m, MDL *mdl, SIZE_T length, ULONG flags, NDK
         (NDK_LOGICAL_ADDRESS *)(void *)(msg + NF_MSG_HDR_SIZE + NF_MR_REGISTER_REQ_SIZE);
     NTSTATUS st;
     ULONG fbo = 0;
-    uint32_t n = ndk_mdl_pages(ad, mdl, length, pages, cap, &fbo, &st);
+    struct ndk_hm_region *hreg = NULL;
+    uint32_t n = ndk_hm_is_host_mdl(mdl) ? ndk_hm_register_pages(ad, mdl, length, (uint64_t *)pages, cap, &fbo, &st, &hreg)
+                                         : ndk_mdl_pages(ad, mdl, length, pages, cap, &fbo, &st);
     if (n > 0) {
         struct nf_mr_register_req q;
         memset(&q, 0, sizeof(q));
@@ -304,7 +316,7 @@ static NTSTATUS mr_register(NDK_MR *m, MDL *mdl, SIZE_T length, ULONG flags, NDK
         q.fbo = fbo;
         q.npages = n;
         memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
-        st = mr_issue(mr, NF_OP_MR_REGISTER, msg, NF_MSG_HDR_SIZE + sizeof(q) + (size_t)n * 8u, NULL, rc, ctx);
+        st = mr_issue(mr, NF_OP_MR_REGISTER, msg, NF_MSG_HDR_SIZE + sizeof(q) + (size_t)n * 8u, NULL, hreg, rc, ctx);
     }
     free(msg);
     return st;
@@ -317,10 +329,15 @@ static NTSTATUS mr_deregister(NDK_MR *m, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx
     struct ndk_mr *mr = mr_of(m);
     if (mr->fast)
         return STATUS_INVALID_DEVICE_STATE; /* fast-register MRs are invalidated, not deregistered */
+    pthread_mutex_lock(&mr->core.ad->lock);
+    int registered = mr->state == MR_REGISTERED;
+    pthread_mutex_unlock(&mr->core.ad->lock);
+    if (registered)
+        ndk_hm_mr_pull(mr); /* the region's host bytes come home before it is gone */
     uint8_t msg[NF_MSG_HDR_SIZE + NF_TOKEN_REQ_SIZE];
     struct nf_token_req q = {mr->token, 0};
     memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
-    return mr_issue(mr, NF_OP_MR_DEREGISTER, msg, sizeof(msg), NULL, rc, ctx);
+    return mr_issue(mr, NF_OP_MR_DEREGISTER, msg, sizeof(msg), NULL, NULL, rc, ctx);
 }
 
 static NTSTATUS mr_init_fast(NDK_MR *m, ULONG npages, BOOLEAN remote, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
@@ -341,7 +358,7 @@ static NTSTATUS mr_init_fast(NDK_MR *m, ULONG npages, BOOLEAN remote, NDK_FN_REQ
     struct nf_frmr_init_req q = {mr->token, npages, remote ? 1u : 0u, 0};
     memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
     const uint32_t u[2] = {npages, remote ? 1u : 0u};
-    return mr_issue(mr, NF_OP_FRMR_INIT, msg, sizeof(msg), u, rc, ctx);
+    return mr_issue(mr, NF_OP_FRMR_INIT, msg, sizeof(msg), u, NULL, rc, ctx);
 }
 
 static UINT32 mr_token(NDK_MR *m)

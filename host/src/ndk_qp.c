@@ -78,7 +78,7 @@ static void qp_flush_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t s
         uint32_t flushed_tail = r->u[0];
         pthread_mutex_lock(&qp->ring_lock);
         if (flushed_tail - qp->iq.head <= ndk_wq_tail(&qp->iq) - qp->iq.head)
-            ndk_wq_set_head(&qp->iq, flushed_tail);
+            ndk_wq_retire_silent(qp, flushed_tail, 1);
         pthread_mutex_unlock(&qp->ring_lock);
     }
     struct nf_qp_flush_rep rep = {UINT32_MAX, 0};
@@ -169,9 +169,9 @@ static NTSTATUS refuse(struct ndk_qp *qp, NTSTATUS st)
  * copied into the frame as a few stores; tail (may be NULL) is appended. SUCCESS:
  * accepted (completes exactly once); anything else: refused, nothing queued. Here,
  * not in ndk_wq.c, so that it inlines into every post. */
-static inline __attribute__((always_inline)) NTSTATUS wq_post(struct ndk_qp *qp, struct ndk_wq *q, void *ctx,
-                                                              uint32_t op_type, uint16_t op, ULONG flags,
-                                                              struct nf_msg_hdr *h, struct nf_wr_hdr *w,
+static inline __attribute__((always_inline)) NTSTATUS wq_post(struct ndk_qp *qp, struct ndk_wq *q,
+                                                              const struct ndk_wr_slot *slot, uint16_t op,
+                                                              ULONG flags, struct nf_msg_hdr *h, struct nf_wr_hdr *w,
                                                               size_t head_len, const void *tail, size_t tail_len)
 {
     uint32_t dead = __atomic_load_n(&qp->core.ad->dead, __ATOMIC_RELAXED); /* set under ad->lock */
@@ -204,8 +204,7 @@ static inline __attribute__((always_inline)) NTSTATUS wq_post(struct ndk_qp *qp,
         return (NTSTATUS)st;
     w->wr_id = id;
     struct ndk_wr_slot *s = &q->slot[id & q->mask];
-    s->ctx = ctx;
-    s->op_type = op_type;
+    *s = *slot;
     s->silent = flags & NDK_OP_FLAG_SILENT_SUCCESS;
     s->done = 0;
     memcpy(dst, h, head_len);
@@ -224,14 +223,16 @@ static inline __attribute__((always_inline)) NTSTATUS wq_post(struct ndk_qp *qp,
 
 /* Post on the initiator queue (wq_post); a refusal pushes what was deferred. Inlined
  * into each work-request call with wq_post: no 10-argument call on the posting path. */
-static inline __attribute__((always_inline)) NTSTATUS post(struct ndk_qp *qp, void *ctx, uint32_t op_type,
+static inline __attribute__((always_inline)) NTSTATUS post(struct ndk_qp *qp, const struct ndk_wr_slot *slot,
                                                            uint16_t op, ULONG flags, struct nf_msg_hdr *h,
                                                            struct nf_wr_hdr *w, size_t head_len, const void *tail,
                                                            size_t tail_len)
 {
-    NTSTATUS st = wq_post(qp, &qp->iq, ctx, op_type, op, flags, h, w, head_len, tail, tail_len);
-    if (st != STATUS_SUCCESS)
+    NTSTATUS st = wq_post(qp, &qp->iq, slot, op, flags, h, w, head_len, tail, tail_len);
+    if (st != STATUS_SUCCESS) {
+        ndk_hm_io_free(slot->hm);
         return refuse(qp, st);
+    }
     qp->deferred = (flags & NDK_OP_FLAG_DEFER) != 0;
     return STATUS_SUCCESS;
 }
@@ -276,13 +277,16 @@ static NTSTATUS qp_fast_register(NDK_QP *q, PVOID ctx, NDK_MR *m, ULONG npages, 
         if ((p & (PAGE_SIZE - 1)) || p < lo || p >= hi)
             return refuse(qp, STATUS_INVALID_PARAMETER);
     }
+    if (ndk_hm_active(qp->core.ad)) /* the pages' host bytes go ahead of the request */
+        ndk_hm_fast_register(NDK_CONTAINER(m, struct ndk_mr, pub), pages, npages, fbo, length, va);
     struct {
         struct nf_msg_hdr h;
         struct nf_wr_hdr w;
         // cppcheck-suppress unusedStructMember ; sent as bytes by post()
         struct nf_wr_fast_register f;
     } msg = {.f = {.token = mr->token, .npages = npages, .fbo = fbo, .rsvd = 0, .length = length, .va = va}};
-    return post(qp, ctx, NdkOperationTypeFastRegister, NF_OP_WR_FAST_REGISTER, flags, &msg.h, &msg.w, sizeof(msg), pages,
+    const struct ndk_wr_slot slot = {.ctx = ctx, .op_type = NdkOperationTypeFastRegister};
+    return post(qp, &slot, NF_OP_WR_FAST_REGISTER, flags, &msg.h, &msg.w, sizeof(msg), pages,
                 (size_t)npages * sizeof(*pages));
 }
 
@@ -310,7 +314,13 @@ static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULON
         // cppcheck-suppress unusedStructMember ; sent as bytes by post()
         struct nf_wr_invalidate i;
     } msg = {.i = {.token = mr->token, .rsvd = 0}};
-    return post(qp, ctx, NdkOperationTypeInvalidate, NF_OP_WR_INVALIDATE, flags, &msg.h, &msg.w, sizeof(msg), NULL, 0);
+    /* An invalidated MR's host bytes come home before its completion is delivered. */
+    const struct ndk_wr_slot slot = {.ctx = ctx,
+                                     .op_type = NdkOperationTypeInvalidate,
+                                     .hm = obj->ObjectType == NdkObjectTypeMr
+                                               ? ndk_hm_mr_io(NDK_CONTAINER(obj, struct ndk_mr, pub.Header))
+                                               : NULL};
+    return post(qp, &slot, NF_OP_WR_INVALIDATE, flags, &msg.h, &msg.w, sizeof(msg), NULL, 0);
 }
 
 /* The requests that gather local SGEs: what each sends and accepts. */
@@ -360,7 +370,17 @@ static NTSTATUS gather(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, ULO
     } msg = {.body = {0}};
     _Static_assert(NF_WR_SEND_SIZE <= NF_WR_RDMA_SIZE, "the largest body");
     memcpy(msg.body, body, body_len);
-    return post(qp, ctx, g->op_type, g->op, flags, &msg.h, &msg.w, sizeof(msg.h) + sizeof(msg.w) + body_len, sgl,
+    /* Host memory: what the request reads goes to the adapter now; what it writes (a
+     * Read's sink) comes home before its completion is delivered. */
+    struct ndk_wr_slot slot = {.ctx = ctx, .op_type = g->op_type};
+    if (ndk_hm_active(qp->core.ad)) {
+        slot.hm = ndk_hm_sge_io(qp->core.ad, sgl, nsge);
+        if (kind != G_READ) {
+            ndk_hm_push(qp->core.ad, slot.hm);
+            slot.hm = NULL;
+        }
+    }
+    return post(qp, &slot, g->op, flags, &msg.h, &msg.w, sizeof(msg.h) + sizeof(msg.w) + body_len, sgl,
                 (size_t)nsge * sizeof(*sgl));
 }
 
@@ -418,8 +438,14 @@ static NTSTATUS qp_receive(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge)
         // cppcheck-suppress unusedStructMember ; sent as bytes by wq_post()
         struct nf_wr_receive r;
     } msg = {.r = {.nsge = nsge, .rsvd = 0}};
-    return wq_post(qp, &qp->rq, ctx, NdkOperationTypeReceive, NF_OP_WR_RECEIVE, 0, &msg.h, &msg.w, sizeof(msg),
-                       sgl, (size_t)nsge * sizeof(*sgl));
+    /* Host memory: what a Send brings comes home before the completion is delivered. */
+    const struct ndk_wr_slot slot = {
+        .ctx = ctx, .op_type = NdkOperationTypeReceive, .hm = ndk_hm_active(qp->core.ad) ? ndk_hm_sge_io(qp->core.ad, sgl, nsge) : NULL};
+    NTSTATUS st = wq_post(qp, &qp->rq, &slot, NF_OP_WR_RECEIVE, 0, &msg.h, &msg.w, sizeof(msg), sgl,
+                          (size_t)nsge * sizeof(*sgl));
+    if (st != STATUS_SUCCESS)
+        ndk_hm_io_free(slot.hm);
+    return st;
 }
 
 /* NdkBind: the host checks what the board cannot see (the objects, the flags, the
@@ -445,7 +471,8 @@ static NTSTATUS qp_bind(NDK_QP *q, PVOID ctx, NDK_MR *m, NDK_MW *w, PVOID va, SI
         // cppcheck-suppress unusedStructMember ; sent as bytes by post()
         struct nf_wr_bind b;
     } msg = {.b = {.mr_token = mr->token, .mw_token = mw->token, .va = (uint64_t)(uintptr_t)va, .length = len}};
-    return post(qp, ctx, NdkOperationTypeBind, NF_OP_WR_BIND, flags, &msg.h, &msg.w, sizeof(msg), NULL, 0);
+    const struct ndk_wr_slot slot = {.ctx = ctx, .op_type = NdkOperationTypeBind};
+    return post(qp, &slot, NF_OP_WR_BIND, flags, &msg.h, &msg.w, sizeof(msg), NULL, 0);
 }
 
 /* ------------------------------------------------------------------------- */

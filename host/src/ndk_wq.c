@@ -47,7 +47,20 @@ static void complete(struct ndk_qp *qp, const struct ndk_wr_slot *s, const struc
     r.Type = (NDK_OPERATION_TYPE)(c->op_type ? c->op_type : s->op_type);
     r.ProviderErrorCode = c->refuse;
     r.TypeSpecificCompletionOutput = c->token;
-    ndk_cq_push(is_receive(r.Type) ? qp->rcq : qp->icq, &r, solicited);
+    ndk_hm_complete(qp->core.ad, is_receive(r.Type) ? qp->rcq : qp->icq, &r, solicited, s->hm);
+}
+
+void ndk_wq_retire_silent(struct ndk_qp *qp, uint32_t upto, int ok)
+{
+    struct ndk_wq *q = &qp->iq;
+    for (uint32_t id = q->head; id != upto; id++) {
+        struct ndk_hm_io *hm = q->slot[id & q->mask].hm;
+        if (hm && ok)
+            ndk_hm_complete(qp->core.ad, NULL, NULL, 0, hm); /* a silent success's bytes */
+        else
+            ndk_hm_io_free(hm);
+    }
+    ndk_wq_set_head(q, upto);
 }
 
 /* A completion the host decides (no CQE): status alone. */
@@ -110,6 +123,7 @@ void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe)
     /* The board executes a QP's requests in order and reports each one that is not a
      * silent success, so requests before this one completed silently. */
     s = q->slot[cqe->wr_id & q->mask];
+    ndk_wq_retire_silent(qp, cqe->wr_id, 1);
     ndk_wq_set_head(q, cqe->wr_id + 1);
     pthread_mutex_unlock(&qp->ring_lock);
     struct nf_cqe c = *cqe;
@@ -183,6 +197,7 @@ static void watch(struct ndk_adapter *ad, struct ndk_qp *qp, uint64_t now)
         qp->watch_since_us = now;
     } else if (now - qp->watch_since_us >= ad->req_timeout_us) {
         struct ndk_wr_slot copy = q->slot[id & q->mask];
+        ndk_wq_retire_silent(qp, id, 0);
         ndk_wq_set_head(q, id + 1);
         qp->watch_since_us = 0;
         complete_as(qp, &copy, STATUS_IO_TIMEOUT);
