@@ -147,8 +147,6 @@ struct ndk_req {
     size_t early_len;
     int early_has_body;
     uint64_t deadline_us; /* no reply by then: completes STATUS_IO_TIMEOUT */
-    int *batch_left; /* MEM_WRITE/MEM_READ batches */
-    uint32_t *batch_status;
 };
 
 /* ---- objects ---- */
@@ -451,6 +449,8 @@ void ndk_events_stop(struct ndk_adapter *ad);
 /* ndk_request.c: requests and replies. */
 uint64_t ndk_now_us(void);
 void ndk_deadline_after(struct timespec *ts, unsigned ms); /* CLOCK_REALTIME, for timed waits */
+/* Under ad->lock: wait on cond (one of the adapter's) for at most ms. */
+void ndk_cond_wait_ms(struct ndk_adapter *ad, pthread_cond_t *cond, unsigned ms);
 /* Send a request; r->on_reply runs exactly once. Fills MSG_HDR (op, len, tag).
  * msg is the whole message with room for MSG_HDR at the start. Returns SUCCESS or
  * the link's failure (then on_reply never runs and r is not referenced). */
@@ -464,6 +464,10 @@ int ndk_req_unregister(struct ndk_adapter *ad, struct ndk_req *r);
 void ndk_req_issued(struct ndk_adapter *ad, struct ndk_req *r);
 /* Under ad->lock: wait for a sent request without a callback; bounded by its deadline. */
 void ndk_wait_req(struct ndk_adapter *ad, struct ndk_req *r);
+/* Under ad->lock: r, still outstanding a watch period past its deadline, completes
+ * STATUS_IO_TIMEOUT now (1), so a waiter is bounded even when the callback thread
+ * cannot run the watch (a call made from a callback); else 0. */
+int ndk_req_overdue(struct ndk_adapter *ad, struct ndk_req *r, uint64_t now);
 /* Send a request and wait for the reply; the reply body is copied to out. */
 NTSTATUS ndk_call(struct ndk_adapter *ad, uint16_t op, void *msg, size_t len, void *out, size_t out_cap,
                   size_t *out_len);
@@ -509,8 +513,13 @@ void ndk_free_buffers(struct ndk_adapter *ad); /* adapter close */
 /* Under ad->lock: n free user pages into pfn (0: not that many free, none taken); back. */
 int ndk_pages_take(struct ndk_adapter *ad, uint32_t n, PFN_NUMBER *pfn);
 void ndk_pages_put(struct ndk_adapter *ad, uint32_t n, const PFN_NUMBER *pfn);
-/* Copy len bytes between data and the adapter pages pfn[], from byte pos of the first;
- * waits (bounded in flight and by the deadlines). The first failure, or SUCCESS. */
+/* Copy len bytes between data and the adapter pages pfn[] (user region), starting pos
+ * bytes into pfn[0]: write = 1 into the adapter (MEM_WRITE), 0 out of it (MEM_READ).
+ * Blocks until every message is answered; a bounded number are in flight (reads: what
+ * the adapter's TX window holds, so no frame of them is answered short). Returns
+ * STATUS_SUCCESS, STATUS_INVALID_PARAMETER (a page outside the user region), or the
+ * first failure (the link's status when it dies); nothing is sent after a failure.
+ * Not from the link thread. */
 NTSTATUS ndk_mem_copy(struct ndk_adapter *ad, const PFN_NUMBER *pfn, SIZE_T pos, void *data, SIZE_T len, int write);
 
 /* ndk_hostmem.c: host-memory MDLs, their shadow pages and the copies at each hand-over

@@ -263,25 +263,147 @@ void ndk_free_buffers(struct ndk_adapter *ad)
     }
 }
 
-/* One MEM_WRITE/MEM_READ of a batch completed. */
-static void batch_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
+/* Largest data chunk of one MEM_WRITE / MEM_READ: a MEM_WRITE fills one frame, and a
+ * MEM_READ's reply (MSG_HDR + data) fits one of the adapter's TX frames. */
+#define MEM_CHUNK_MAX (NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE - NF_MEM_WRITE_REQ_SIZE)
+_Static_assert(NF_MSG_HDR_SIZE + MEM_CHUNK_MAX <= NF_LINK_MAX_PAYLOAD, "a MEM_READ reply fits one frame");
+
+/* A copy in progress: its messages in flight, each in a slot of its own. */
+struct mem_run {
+    struct ndk_req *slot;
+    uint32_t *free_slots, nfree;
+    uint32_t status; /* the first failure */
+};
+
+/* One MEM_WRITE/MEM_READ completed (under ad->lock; the link thread, or the death handler
+ * and deadline watch with body NULL): its slot is free again. */
+static void mem_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
 {
+    struct mem_run *run = r->arg;
     if (status == NF_STATUS_SUCCESS && r->op == NF_OP_MEM_READ) {
         if (!body || len < r->out_cap)
-            status = body ? NF_STATUS_INTERNAL_ERROR : status;
+            status = NF_STATUS_INTERNAL_ERROR;
         else
             memcpy(r->out, body, r->out_cap);
     }
     if (!body && status == NF_STATUS_SUCCESS)
         status = NF_STATUS_INTERNAL_ERROR;
-    if (status != NF_STATUS_SUCCESS && *r->batch_status == NF_STATUS_SUCCESS)
-        *r->batch_status = status;
-    (*r->batch_left)--;
+    if (status != NF_STATUS_SUCCESS && run->status == NF_STATUS_SUCCESS)
+        run->status = status;
+    run->free_slots[run->nfree++] = (uint32_t)(r - run->slot);
     pthread_cond_broadcast(&ad->cond);
 }
 
-/* Largest data chunk of one MEM_WRITE / MEM_READ. */
-#define MEM_CHUNK_MAX (NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE - NF_MEM_WRITE_REQ_SIZE)
+/* Bytes from pos (within pfn[pos / PAGE_SIZE]) that lie at consecutive adapter addresses,
+ * at most max: a chunk may cross pages only where the pages are adjacent. */
+static SIZE_T mem_run_len(const PFN_NUMBER *pfn, SIZE_T pos, SIZE_T max)
+{
+    SIZE_T page = pos / PAGE_SIZE, n = PAGE_SIZE - pos % PAGE_SIZE;
+    while (n < max && pfn[page + 1] == pfn[page] + 1) {
+        page++;
+        n += PAGE_SIZE;
+    }
+    return n < max ? n : max;
+}
+
+/* Messages of a copy in flight. Reads: the adapter answers a frame only when all its
+ * replies fit its TX window (else it answers reads short, INSUFFICIENT_RESOURCES), and the
+ * link may put every read in flight into one frame; each reply takes a TX frame, and
+ * other traffic's replies between them may take one each, so at most half the window,
+ * less one for the rest. Writes: enough to keep the link's window full twice over. */
+static uint32_t mem_depth(const struct ndk_adapter *ad, int write)
+{
+    if (write) {
+        uint32_t rx = ad->info.rx_slots ? ad->info.rx_slots : 1u;
+        return 2u * (rx > NF_LINK_MAX_SLOTS ? NF_LINK_MAX_SLOTS : rx);
+    }
+    uint32_t tx = ad->info.tx_slots > NF_LINK_MAX_SLOTS ? NF_LINK_MAX_SLOTS : ad->info.tx_slots;
+    return tx >= 3u ? (tx - 1u) / 2u : 1u;
+}
+
+NTSTATUS ndk_mem_copy(struct ndk_adapter *ad, const PFN_NUMBER *pfn, SIZE_T pos, void *data, SIZE_T len, int write)
+{
+    if (len == 0)
+        return STATUS_SUCCESS;
+    if (!pfn || !data)
+        return STATUS_INVALID_PARAMETER;
+    uint32_t span = ADDRESS_AND_SIZE_TO_SPAN_PAGES(pos, len);
+    for (uint32_t i = (uint32_t)(pos / PAGE_SIZE); i < span; i++)
+        if (!ndk_user_range_ok(ad, (uint64_t)pfn[i] << PAGE_SHIFT, PAGE_SIZE))
+            return STATUS_INVALID_PARAMETER;
+    uint32_t depth = mem_depth(ad, write);
+    struct mem_run run = {calloc(depth, sizeof(struct ndk_req)), calloc(depth, sizeof(uint32_t)), 0,
+                          NF_STATUS_SUCCESS};
+    uint8_t *msg = malloc(NF_LINK_MAX_PAYLOAD);
+    if (!run.slot || !run.free_slots || !msg) {
+        free(run.slot);
+        free(run.free_slots);
+        free(msg);
+        return STATUS_INSUFFICIENT_RESOURCES;
+    }
+    for (uint32_t i = 0; i < depth; i++)
+        run.free_slots[run.nfree++] = depth - 1u - i;
+    SIZE_T done = 0;
+    while (done < len) {
+        SIZE_T at = pos + done;
+        SIZE_T chunk = mem_run_len(pfn, at, len - done < MEM_CHUNK_MAX ? len - done : MEM_CHUNK_MAX);
+        uint32_t addr = (uint32_t)((pfn[at / PAGE_SIZE] << PAGE_SHIFT) + at % PAGE_SIZE);
+        struct nf_mem_write_req q = {addr, (uint32_t)chunk};
+        memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
+        size_t mlen = NF_MSG_HDR_SIZE + sizeof(q);
+        if (write) {
+            memcpy(msg + mlen, (const uint8_t *)data + done, chunk);
+            mlen += chunk;
+            while (mlen % 8)
+                msg[mlen++] = 0;
+        }
+        /* A free slot (bounded: every message in flight completes by its deadline). */
+        pthread_mutex_lock(&ad->lock);
+        while (run.nfree == 0 && run.status == NF_STATUS_SUCCESS) {
+            for (uint32_t i = 0; i < depth; i++)
+                (void)ndk_req_overdue(ad, &run.slot[i], ndk_now_us()); /* only ones in flight */
+            if (run.nfree == 0 && run.status == NF_STATUS_SUCCESS)
+                ndk_cond_wait_ms(ad, &ad->cond, NDK_WATCH_PERIOD_MS);
+        }
+        if (run.status != NF_STATUS_SUCCESS) {
+            pthread_mutex_unlock(&ad->lock);
+            break;
+        }
+        struct ndk_req *r = &run.slot[run.free_slots[--run.nfree]];
+        pthread_mutex_unlock(&ad->lock);
+        memset(r, 0, sizeof(*r));
+        r->on_reply = mem_reply;
+        r->arg = &run;
+        if (!write) {
+            r->out = (uint8_t *)data + done;
+            r->out_cap = chunk;
+        }
+        NTSTATUS st = ndk_req_send(ad, r, write ? NF_OP_MEM_WRITE : NF_OP_MEM_READ, msg, mlen, 0);
+        if (st != STATUS_SUCCESS && st != STATUS_PENDING) {
+            /* Refused inline: its reply never comes. */
+            pthread_mutex_lock(&ad->lock);
+            run.free_slots[run.nfree++] = (uint32_t)(r - run.slot);
+            if (run.status == NF_STATUS_SUCCESS)
+                run.status = (uint32_t)st;
+            pthread_mutex_unlock(&ad->lock);
+            break;
+        }
+        done += chunk;
+    }
+    pthread_mutex_lock(&ad->lock);
+    while (run.nfree < depth) {
+        for (uint32_t i = 0; i < depth; i++)
+            (void)ndk_req_overdue(ad, &run.slot[i], ndk_now_us());
+        if (run.nfree < depth)
+            ndk_cond_wait_ms(ad, &ad->cond, NDK_WATCH_PERIOD_MS);
+    }
+    uint32_t status = run.status;
+    pthread_mutex_unlock(&ad->lock);
+    free(run.slot);
+    free(run.free_slots);
+    free(msg);
+    return (NTSTATUS)status;
+}
 
 static NTSTATUS mem_io(NDK_ADAPTER *a, MDL *mdl, SIZE_T off, void *data, SIZE_T len, int write)
 {
@@ -296,70 +418,7 @@ static NTSTATUS mem_io(NDK_ADAPTER *a, MDL *mdl, SIZE_T off, void *data, SIZE_T 
     for (uint32_t i = 0; i < span; i++)
         if (!ndk_user_range_ok(ad, (uint64_t)mdl->PfnArray[i] << PAGE_SHIFT, PAGE_SIZE))
             return STATUS_INVALID_PARAMETER;
-    if (len == 0)
-        return STATUS_SUCCESS;
-
-    /* Requests are pipelined: all sent, then all waited for. */
-    uint32_t nreq = (uint32_t)(len / 2048 + span + 2);
-    struct ndk_req *reqs = calloc(nreq, sizeof(*reqs));
-    uint8_t *msg = malloc(NF_LINK_MAX_PAYLOAD);
-    if (!reqs || !msg) {
-        free(reqs);
-        free(msg);
-        return STATUS_INSUFFICIENT_RESOURCES;
-    }
-    int left = 0;
-    uint32_t bst = NF_STATUS_SUCCESS;
-    NTSTATUS st = STATUS_SUCCESS;
-    SIZE_T done = 0;
-    uint32_t k = 0;
-    while (done < len && k < nreq) {
-        SIZE_T pos = mdl->ByteOffset + off + done; /* byte within the page run */
-        SIZE_T in_page = PAGE_SIZE - (pos % PAGE_SIZE);
-        SIZE_T chunk = len - done;
-        if (chunk > in_page)
-            chunk = in_page;
-        if (chunk > MEM_CHUNK_MAX)
-            chunk = MEM_CHUNK_MAX;
-        uint32_t addr = (uint32_t)((mdl->PfnArray[pos / PAGE_SIZE] << PAGE_SHIFT) + pos % PAGE_SIZE);
-        struct nf_mem_write_req q = {addr, (uint32_t)chunk};
-        memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
-        size_t mlen = NF_MSG_HDR_SIZE + sizeof(q);
-        struct ndk_req *r = &reqs[k++];
-        r->on_reply = batch_reply;
-        r->batch_left = &left;
-        r->batch_status = &bst;
-        if (write) {
-            memcpy(msg + mlen, (const uint8_t *)data + done, chunk);
-            mlen += chunk;
-            while (mlen % 8)
-                msg[mlen++] = 0;
-        } else {
-            r->out = (uint8_t *)data + done;
-            r->out_cap = chunk;
-        }
-        pthread_mutex_lock(&ad->lock);
-        left++;
-        pthread_mutex_unlock(&ad->lock);
-        st = ndk_req_send(ad, r, write ? NF_OP_MEM_WRITE : NF_OP_MEM_READ, msg, mlen, 0);
-        if (st != STATUS_SUCCESS && st != STATUS_PENDING) {
-            pthread_mutex_lock(&ad->lock);
-            left--;
-            pthread_mutex_unlock(&ad->lock);
-            break;
-        }
-        st = STATUS_SUCCESS;
-        done += chunk;
-    }
-    pthread_mutex_lock(&ad->lock);
-    while (left > 0)
-        pthread_cond_wait(&ad->cond, &ad->lock);
-    pthread_mutex_unlock(&ad->lock);
-    free(reqs);
-    free(msg);
-    if (st != STATUS_SUCCESS)
-        return st;
-    return (NTSTATUS)bst;
+    return ndk_mem_copy(ad, mdl->PfnArray, mdl->ByteOffset + off, data, len, write);
 }
 
 NTSTATUS NdkFpgaWriteBuffer(NDK_ADAPTER *a, MDL *mdl, SIZE_T off, const VOID *data, SIZE_T len)
@@ -370,34 +429,4 @@ NTSTATUS NdkFpgaWriteBuffer(NDK_ADAPTER *a, MDL *mdl, SIZE_T off, const VOID *da
 NTSTATUS NdkFpgaReadBuffer(NDK_ADAPTER *a, MDL *mdl, SIZE_T off, VOID *data, SIZE_T len)
 {
     return mem_io(a, mdl, off, data, len, 0);
-}
-
-NTSTATUS ndk_mem_copy(struct ndk_adapter *ad, const PFN_NUMBER *pfn, SIZE_T pos, void *data, SIZE_T len, int write)
-{
-    uint8_t *msg = malloc(NF_LINK_MAX_PAYLOAD);
-    if (!msg)
-        return STATUS_INSUFFICIENT_RESOURCES;
-    NTSTATUS st = STATUS_SUCCESS;
-    for (SIZE_T done = 0; done < len && st == STATUS_SUCCESS;) {
-        SIZE_T at = pos + done, chunk = PAGE_SIZE - at % PAGE_SIZE;
-        if (chunk > len - done)
-            chunk = len - done;
-        if (chunk > MEM_CHUNK_MAX)
-            chunk = MEM_CHUNK_MAX;
-        struct nf_mem_write_req q = {(uint32_t)((pfn[at / PAGE_SIZE] << PAGE_SHIFT) + at % PAGE_SIZE), (uint32_t)chunk};
-        memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
-        size_t mlen = NF_MSG_HDR_SIZE + sizeof(q);
-        if (write) {
-            memcpy(msg + mlen, (const uint8_t *)data + done, chunk);
-            mlen += chunk;
-            while (mlen % 8)
-                msg[mlen++] = 0;
-        }
-        size_t got = 0;
-        st = ndk_call(ad, write ? NF_OP_MEM_WRITE : NF_OP_MEM_READ, msg, mlen, write ? NULL : (uint8_t *)data + done,
-                      write ? 0 : chunk, &got);
-        done += chunk;
-    }
-    free(msg);
-    return st;
 }

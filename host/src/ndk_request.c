@@ -20,6 +20,13 @@ void ndk_deadline_after(struct timespec *ts, unsigned ms)
     nf_deadline_after(ts, CLOCK_REALTIME, ms);
 }
 
+void ndk_cond_wait_ms(struct ndk_adapter *ad, pthread_cond_t *cond, unsigned ms)
+{
+    struct timespec until;
+    ndk_deadline_after(&until, ms);
+    pthread_cond_timedwait(cond, &ad->lock, &until);
+}
+
 static void put_hdr(void *msg, uint16_t op, size_t len, uint32_t tag)
 {
     struct nf_msg_hdr h;
@@ -117,22 +124,27 @@ NTSTATUS ndk_req_send(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, vo
 /* Under ad->lock: wait until r (sent, without a callback) is done. Bounded by its
  * deadline even when the callback thread cannot enforce it (a synchronous call made
  * from a callback): past it, the waiter completes r with STATUS_IO_TIMEOUT itself. */
+int ndk_req_overdue(struct ndk_adapter *ad, struct ndk_req *r, uint64_t now)
+{
+    if (now < r->deadline_us + NDK_WATCH_PERIOD_MS * 1000u)
+        return 0;
+    struct ndk_req **pp = &ad->reqs;
+    while (*pp && *pp != r)
+        pp = &(*pp)->next;
+    if (!*pp)
+        return 0;
+    *pp = r->next;
+    ad->req_timeouts++;
+    nf_link_expect(ad->link, -1);
+    deliver(ad, r, NF_STATUS_IO_TIMEOUT, NULL, 0);
+    return 1;
+}
+
 void ndk_wait_req(struct ndk_adapter *ad, struct ndk_req *r)
 {
     while (!r->done) {
-        uint64_t now = ndk_now_us();
-        if (now >= r->deadline_us + NDK_WATCH_PERIOD_MS * 1000u) {
-            struct ndk_req **pp = &ad->reqs;
-            while (*pp && *pp != r)
-                pp = &(*pp)->next;
-            if (*pp) {
-                *pp = r->next;
-                ad->req_timeouts++;
-                nf_link_expect(ad->link, -1);
-                deliver(ad, r, NF_STATUS_IO_TIMEOUT, NULL, 0);
-                continue;
-            }
-        }
+        if (ndk_req_overdue(ad, r, ndk_now_us()))
+            continue;
         struct timespec until;
         ndk_deadline_after(&until, NDK_WATCH_PERIOD_MS);
         pthread_cond_timedwait(&ad->cond, &ad->lock, &until);

@@ -240,5 +240,6 @@ void case_frozen(void);
 void case_link_death(void);
 void case_foreign_handles(void);
 void case_guessed_tokens(void);
+void case_buffer_copy(void);
 
 #endif
