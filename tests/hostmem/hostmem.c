@@ -223,7 +223,10 @@ static void rdma(struct fixture *f)
 {
     struct hbuf src, dst, sink;
     NDK_MR *ms = NULL, *md = NULL, *mk = NULL;
-    if (!tap_ok(hbuf_new(&src, BUF, 0) && hbuf_new(&dst, BUF, 64) && hbuf_new(&sink, BUF, 128), "host buffers") ||
+    int made = hbuf_new(&src, BUF, 0) && hbuf_new(&dst, BUF, 64) && hbuf_new(&sink, BUF, 128);
+    if (made) /* the Reads' source: the CPU's bytes when the region is registered */
+        fill(src.p, BUF, 7);
+    if (!tap_ok(made, "host buffers") ||
         !tap_ok(register_mr(f, src.mdl, BUF, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ, &ms) ==
                         STATUS_SUCCESS &&
                     register_mr(f, sink.mdl, BUF, NDK_MR_FLAG_ALLOW_LOCAL_WRITE, &mk) == STATUS_SUCCESS,
@@ -232,7 +235,6 @@ static void rdma(struct fixture *f)
     memset(dst.p, 0x33, BUF);
     NTSTATUS st = register_mr(f, dst.mdl, BUF, NDK_MR_FLAG_ALLOW_REMOTE_WRITE, &md);
     NDK_QP *qa = f->pr.qa;
-    fill(src.p, BUF, 7);
     NDK_SGE ws = sge_of(&src, ms, 0, BUF);
     if (st == STATUS_SUCCESS)
         st = qa->Dispatch->NdkWrite(qa, (PVOID)0xC1, &ws, 1, (UINT64)(uintptr_t)dst.p,
@@ -316,6 +318,107 @@ static void fast_register(struct fixture *f)
     hbuf_free(&src);
 }
 
+/* An SGE of the privileged token: len bytes at off of a LAM (its pages' adapter addresses). */
+static NDK_SGE lam_sge(const NDK_LOGICAL_ADDRESS_MAPPING *lam, UINT32 token, size_t off, ULONG len)
+{
+    NDK_SGE sge;
+    uint64_t page, addr;
+    memcpy(&page, &lam->AdapterPageArray[off / PAGE_SIZE], sizeof(page));
+    addr = page + off % PAGE_SIZE;
+    memset(&sge, 0, sizeof(sge));
+    memcpy(&sge, &addr, sizeof(addr)); /* LogicalAddress */
+    sge.Length = len;
+    sge.MemoryRegionToken = token;
+    return sge;
+}
+
+static NDK_LOGICAL_ADDRESS_MAPPING *lam_of(NDK_ADAPTER *ad, MDL *mdl, size_t len)
+{
+    ULONG size = 0, fbo = 0;
+    if (ad->Dispatch->NdkBuildLAM(ad, mdl, len, NULL, NULL, NULL, &size, &fbo) != STATUS_BUFFER_TOO_SMALL)
+        return NULL;
+    NDK_LOGICAL_ADDRESS_MAPPING *lam = malloc(size);
+    if (lam && ad->Dispatch->NdkBuildLAM(ad, mdl, len, NULL, NULL, lam, &size, &fbo) != STATUS_SUCCESS) {
+        free(lam);
+        lam = NULL;
+    }
+    return lam;
+}
+
+/* The privileged token over LAMs of host memory: a Send's source and a receive's
+ * buffer named by adapter addresses; a Read of many pages into host memory. */
+static void privileged(struct fixture *f)
+{
+    NDK_ADAPTER *ad = f->s.ad;
+    struct hbuf a, b;
+    NDK_LOGICAL_ADDRESS_MAPPING *la = NULL, *lb = NULL;
+    if (hbuf_new(&a, 2 * PAGE_SIZE, 0) && hbuf_new(&b, 2 * PAGE_SIZE, 0)) {
+        la = lam_of(ad, a.mdl, 2 * PAGE_SIZE);
+        lb = lam_of(ad, b.mdl, 2 * PAGE_SIZE);
+    }
+    UINT32 token = 0;
+    f->pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(f->pd, &token);
+    if (!tap_ok(la && lb, "LAMs over host memory"))
+        return;
+    NDK_QP *qa = f->pr.qa, *qb = f->pr.qb;
+    memset(b.p, 0x11, 2 * PAGE_SIZE);
+    fill(a.p, 2 * PAGE_SIZE, 42);
+    NDK_SGE r = lam_sge(lb, token, 100, 6000), s = lam_sge(la, token, 50, 6000);
+    NTSTATUS st = qb->Dispatch->NdkReceive(qb, (PVOID)0xE1, &r, 1);
+    if (st == STATUS_SUCCESS)
+        st = qa->Dispatch->NdkSend(qa, (PVOID)0xE2, &s, 1, 0);
+    int ok = st == STATUS_SUCCESS && wait_result(f, f->cq, STATUS_SUCCESS, (PVOID)0xE2) &&
+             wait_result(f, f->rcq, STATUS_SUCCESS, (PVOID)0xE1);
+    tap_ok(ok && memcmp(b.p + 100, a.p + 50, 6000) == 0 && all(b.p, 100, 0x11) && all(b.p + 6100, 2 * PAGE_SIZE - 6100, 0x11),
+           "privileged token over host LAMs: a Send of 6000 bytes across pages, received home byte for byte");
+    ad->Dispatch->NdkReleaseLAM(ad, la);
+    ad->Dispatch->NdkReleaseLAM(ad, lb);
+    free(la);
+    free(lb);
+    hbuf_free(&a);
+    hbuf_free(&b);
+}
+
+static VOID closed(PVOID ctx)
+{
+    consumer_call_done(ctx, STATUS_SUCCESS);
+}
+
+/* A large Read into host memory: the copy home is bounded in flight like a buffer read. */
+static void large_read(struct fixture *f, size_t len)
+{
+    struct hbuf src, sink;
+    NDK_MR *ms = NULL, *mk = NULL;
+    int made = hbuf_new(&src, len, 0) && hbuf_new(&sink, len, 0);
+    if (made) /* what the peer reads: the CPU's bytes when the region is registered */
+        fill(src.p, len, 9);
+    if (!tap_ok(made &&
+                    register_mr(f, src.mdl, len, NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ, &ms) ==
+                        STATUS_SUCCESS &&
+                    register_mr(f, sink.mdl, len, NDK_MR_FLAG_ALLOW_LOCAL_WRITE, &mk) == STATUS_SUCCESS,
+                "%zu KiB source and sink registered over host memory", len / 1024))
+        return;
+    memset(sink.p, 0, len);
+    NDK_SGE k = sge_of(&sink, mk, 0, (ULONG)len);
+    uint64_t t0 = consumer_now_ms();
+    NTSTATUS st = f->pr.qa->Dispatch->NdkRead(f->pr.qa, (PVOID)0xF1, &k, 1, (UINT64)(uintptr_t)src.p,
+                                              ms->Dispatch->NdkGetRemoteTokenFromMr(ms), 0);
+    int ok = st == STATUS_SUCCESS && wait_result(f, f->cq, STATUS_SUCCESS, (PVOID)0xF1);
+    tap_ok(ok && filled(sink.p, len, 9), "RDMA Read of %zu KiB into host memory: every byte home by its completion "
+                                        "(%llu ms)", len / 1024, (unsigned long long)(consumer_now_ms() - t0));
+    /* Closing a region (without deregistering it) brings its bytes home too. */
+    memset(sink.p, 0, len);
+    struct consumer_call k2 = {0, 0, NULL};
+    st = NdkCloseObject(&mk->Header, closed, &k2);
+    st = consumer_call_wait(&k2, st == STATUS_PENDING ? st : STATUS_SUCCESS, f->s.wait_ms);
+    tap_ok(st == STATUS_SUCCESS && filled(sink.p, len, 9),
+           "closing a registered host region brings its bytes home before the close completes (%s)",
+           NdkFpgaStatusName(st));
+    NdkCloseObject(&ms->Header, NULL, NULL);
+    hbuf_free(&src);
+    hbuf_free(&sink);
+}
+
 /* Shadow pages are the adapter's: a LAM's come back at NdkReleaseLAM, a region's at
  * deregistration (all of user memory can be taken again afterwards). */
 static void pages_return(struct fixture *f)
@@ -355,6 +458,8 @@ int main(int argc, char **argv)
         send_receive(&f);
         rdma(&f);
         fast_register(&f);
+        privileged(&f);
+        large_read(&f, strncmp(dev, "sim", 3) == 0 ? 64 * 1024 : 1024 * 1024);
         pages_return(&f);
     }
     consumer_pair_close(&f.pr);

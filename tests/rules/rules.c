@@ -332,6 +332,34 @@ static NTSTATUS r_register_gap(struct env *e)
     return register_call(e, mr_new(e, e->pd, 0), &first, 2 * PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
 }
 
+/* Host memory: an MDL IoAllocateMdl made that MmBuildMdlForNonPagedPool never filled. */
+static NTSTATUS r_register_host_unbuilt(struct env *e)
+{
+    static uint8_t mem[64];
+    MDL *m = IoAllocateMdl(mem, sizeof(mem), FALSE, FALSE, NULL);
+    NTSTATUS st = m ? register_call(e, mr_new(e, e->pd, 0), m, sizeof(mem), NDK_MR_FLAG_ALLOW_LOCAL_WRITE)
+                    : SETUP_FAILED;
+    IoFreeMdl(m);
+    return st;
+}
+
+/* Host memory followed by adapter memory in one chain (contiguous or not: two kinds). */
+static NTSTATUS r_register_host_mixed(struct env *e)
+{
+    static uint8_t mem[2 * PAGE_SIZE];
+    uint8_t *page = (uint8_t *)(((uintptr_t)mem + PAGE_SIZE - 1) & ~(uintptr_t)(PAGE_SIZE - 1));
+    MDL *m = IoAllocateMdl(page, 64, FALSE, FALSE, NULL);
+    NTSTATUS st = SETUP_FAILED;
+    if (m) {
+        MmBuildMdlForNonPagedPool(m);
+        m->Next = e->tgt;
+        st = register_call(e, mr_new(e, e->pd, 0), m, 64 + PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
+        m->Next = NULL;
+    }
+    IoFreeMdl(m);
+    return st;
+}
+
 static NTSTATUS r_register_twice(struct env *e)
 {
     NDK_MR *mr = normal_mr(e, e->pd, PAGE_SIZE, NDK_MR_FLAG_ALLOW_LOCAL_WRITE);
@@ -1206,6 +1234,12 @@ static const struct rule rules[] = {
     {"register-mdl-gap",
      "an MDL range that is not virtually contiguous -> STATUS_INVALID_PARAMETER",
      r_register_gap, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"register-host-unbuilt",
+     "an MDL over host memory before MmBuildMdlForNonPagedPool describes no pages (this provider: INVALID_PARAMETER)",
+     r_register_host_unbuilt, STATUS_INVALID_PARAMETER, HOST, NULL},
+    {"register-host-mixed",
+     "an MDL chain of host memory and adapter memory (this provider: INVALID_PARAMETER)",
+     r_register_host_mixed, STATUS_INVALID_PARAMETER, HOST, NULL},
     {"register-zero-va",
      "Zero-based virtual addresses are not supported",
      r_register_zero_va, STATUS_INVALID_PARAMETER, HOST, NULL},
