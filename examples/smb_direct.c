@@ -196,7 +196,7 @@ static int iteration(struct smb *m, unsigned it, uint8_t *data, uint8_t *back)
     char line[160];
     NDK_QP *qa = m->pr.qa, *qb = m->pr.qb;
     const UINT32 token = m->fr->Dispatch->NdkGetRemoteTokenFromMr(m->fr);
-    NDK_LOGICAL_ADDRESS page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(m->buf)[0] << PAGE_SHIFT;
+    NDK_LOGICAL_ADDRESS page = {.QuadPart = (LONGLONG)MmGetMdlPfnArray(m->buf)[0] << PAGE_SHIFT};
     NDK_RESULT_EX r;
     NTSTATUS st = qa->Dispatch->NdkFastRegister(qa, (PVOID)0xA0, m->fr, 1, &page, 0, m->len, (PVOID)(uintptr_t)m->va,
                                                 NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
