@@ -203,7 +203,7 @@ int main(int argc, char **argv)
          adapter->Dispatch->NdkCreateListener(adapter, on_connect_request, NULL, on_create_done, NULL, &listener),
          STATUS_SUCCESS);
     step("NdkListen 127.0.0.1:4791",
-         listener->Dispatch->NdkListen(listener, (const SOCKADDR *)&addr, sizeof(addr), on_request_done, NULL),
+         listener->Dispatch->NdkListen(listener, (PSOCKADDR)&addr, sizeof(addr), on_request_done, NULL),
          STATUS_SUCCESS);
     step("NdkCreateConnector", adapter->Dispatch->NdkCreateConnector(adapter, on_create_done, NULL, &active),
          STATUS_SUCCESS);
@@ -211,8 +211,8 @@ int main(int argc, char **argv)
     completion_init(&connected);
     completion_init(&accepted);
     completion_init(&completed);
-    NTSTATUS st = active->Dispatch->NdkConnect(active, initiator, (const SOCKADDR *)&addr, sizeof(addr),
-                                               (const SOCKADDR *)&addr, sizeof(addr), 1, 1, "hello", 6,
+    NTSTATUS st = active->Dispatch->NdkConnect(active, initiator, (PSOCKADDR)&addr, sizeof(addr),
+                                               (PSOCKADDR)&addr, sizeof(addr), 1, 1, "hello", 6,
                                                on_request_done, &connected);
     step("NdkConnect (pending until accepted)", st, STATUS_PENDING);
     pthread_mutex_lock(&incoming_lock);
@@ -239,8 +239,8 @@ int main(int argc, char **argv)
         goto out;
     NDK_LOGICAL_ADDRESS pages[3];
     for (int i = 0; i < 3; i++) {
-        pages[i] = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(target_buf)[i] << PAGE_SHIFT;
-        printf("    target page %d at adapter address 0x%llx\n", i, (unsigned long long)pages[i]);
+        pages[i].QuadPart = (LONGLONG)MmGetMdlPfnArray(target_buf)[i] << PAGE_SHIFT;
+        printf("    target page %d at adapter address 0x%llx\n", i, (unsigned long long)pages[i].QuadPart);
     }
 
     /* The local buffers are registered normally; the target is fast-registered. */

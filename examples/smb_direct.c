@@ -258,13 +258,10 @@ static int iteration(struct smb *m, unsigned it, uint8_t *data, uint8_t *back)
     char line[160];
     NDK_QP *qa = m->pr.qa, *qb = m->pr.qb;
     const UINT32 token = m->fr->Dispatch->NdkGetRemoteTokenFromMr(m->fr);
-    NDK_LOGICAL_ADDRESS page;
-    memset(&page, 0, sizeof(page));
+    NDK_LOGICAL_ADDRESS page = {.QuadPart = (LONGLONG)MmGetMdlPfnArray(m->buf)[0] << PAGE_SHIFT};
     NDK_RESULT_EX r;
     if (m->host_buf) /* the CPU fills the whole page; B then writes m->len bytes of it */
         memset(m->host_buf, 0xEE, PAGE_SIZE);
-    else
-        page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(m->buf)[0] << PAGE_SHIFT;
     NTSTATUS st = qa->Dispatch->NdkFastRegister(qa, (PVOID)0xA0, m->fr, 1, m->lam ? m->lam->AdapterPageArray : &page, 0,
                                                 m->len, (PVOID)(uintptr_t)m->va, NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
     if (st != STATUS_SUCCESS ||

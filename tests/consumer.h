@@ -105,7 +105,7 @@ static inline NTSTATUS consumer_listen(struct consumer_session *s, uint16_t port
     struct sockaddr_in any = loopback_addr(port);
     any.sin_addr.s_addr = htonl(INADDR_ANY);
     if (st == STATUS_SUCCESS)
-        st = s->lis->Dispatch->NdkListen(s->lis, (const SOCKADDR *)&any, sizeof(any), NULL, NULL);
+        st = s->lis->Dispatch->NdkListen(s->lis, (PSOCKADDR)&any, sizeof(any), NULL, NULL);
     return st;
 }
 
@@ -166,8 +166,8 @@ static inline NTSTATUS consumer_connect(struct consumer_session *s, struct consu
     if (st != STATUS_SUCCESS)
         return st;
     *what = "NdkConnect";
-    NTSTATUS cst = pr->ca->Dispatch->NdkConnect(pr->ca, pr->qa, (const SOCKADDR *)&src, sizeof(src),
-                                                (const SOCKADDR *)&dst, sizeof(dst), 1, 1, NULL, 0, consumer_call_done,
+    NTSTATUS cst = pr->ca->Dispatch->NdkConnect(pr->ca, pr->qa, (PSOCKADDR)&src, sizeof(src),
+                                                (PSOCKADDR)&dst, sizeof(dst), 1, 1, NULL, 0, consumer_call_done,
                                                 &kc);
     if (cst != STATUS_PENDING)
         return cst;

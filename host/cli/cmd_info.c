@@ -252,8 +252,8 @@ int cmd_info(struct cli *c, int argc, char **argv)
     NDK_ADAPTER_INFO info;
     ULONG size = sizeof(info);
     memset(&info, 0, sizeof(info));
-    info.Version.Major = NDK_VERSION_1_2_MAJOR;
-    info.Version.Minor = NDK_VERSION_1_2_MINOR;
+    info.Version.Major = NDKFPGA_NDK_VERSION_MAJOR;
+    info.Version.Minor = NDKFPGA_NDK_VERSION_MINOR;
     NTSTATUS st = a->Dispatch->NdkQueryAdapterInfo(a, &info, &size);
     if (st != STATUS_SUCCESS)
         code = cli_fail(c, a, "NdkQueryAdapterInfo", st);

@@ -115,7 +115,7 @@ static void measure_size(struct lat_run *r, struct row *row, SIZE_T size, int ca
         return;
     ULONG n = (ULONG)(size / PAGE_SIZE);
     for (ULONG i = 0; can_fr && i < n; i++)
-        r->pages[i] = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(buf)[i] << PAGE_SHIFT;
+        r->pages[i].QuadPart = (LONGLONG)MmGetMdlPfnArray(buf)[i] << PAGE_SHIFT;
     for (uint64_t it = 0; it < r->iters && !r->f.call; it++) {
         cli_progress("mrlat: %zu bytes, iteration %llu of %llu", (size_t)size, (unsigned long long)(it + 1),
                      (unsigned long long)r->iters);
@@ -423,7 +423,7 @@ static NTSTATUS fast_register_rate(struct cli_session *s, uint64_t count, uint64
         st = cli_finish(&w, mr->Dispatch->NdkInitializeFastRegisterMr(mr, n, FALSE, cli_on_request_done, &w), NULL);
     }
     for (ULONG i = 0; st == STATUS_SUCCESS && i < n; i++)
-        pages[i] = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(buf)[i] << PAGE_SHIFT;
+        pages[i].QuadPart = (LONGLONG)MmGetMdlPfnArray(buf)[i] << PAGE_SHIFT;
     NDK_QP *qp = s->initiator;
     uint64_t total = 2 * count, posted = 0, completed = 0;
     double t0 = cli_now_us(), idle_since = t0;

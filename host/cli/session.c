@@ -137,7 +137,7 @@ static NTSTATUS connect_pair(struct cli_session *s, const char **what)
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     cli_completion_init(&w);
     *what = "NdkListen";
-    st = cli_finish(&w, listener->Dispatch->NdkListen(listener, (const SOCKADDR *)&addr, sizeof(addr),
+    st = cli_finish(&w, listener->Dispatch->NdkListen(listener, (PSOCKADDR)&addr, sizeof(addr),
                                                       cli_on_request_done, &w),
                     NULL);
     if (st != STATUS_SUCCESS)
@@ -153,8 +153,8 @@ static NTSTATUS connect_pair(struct cli_session *s, const char **what)
     cli_completion_init(&accepted);
     cli_completion_init(&completed);
     *what = "NdkConnect";
-    st = active->Dispatch->NdkConnect(active, s->initiator, (const SOCKADDR *)&addr, sizeof(addr),
-                                      (const SOCKADDR *)&addr, sizeof(addr), 1, 1, NULL, 0, cli_on_request_done,
+    st = active->Dispatch->NdkConnect(active, s->initiator, (PSOCKADDR)&addr, sizeof(addr),
+                                      (PSOCKADDR)&addr, sizeof(addr), 1, 1, NULL, 0, cli_on_request_done,
                                       &connected);
     if (st != STATUS_PENDING && st != STATUS_SUCCESS)
         return st;
@@ -211,8 +211,8 @@ int cli_session_open_receives(const struct cli *c, struct cli_session *s, ULONG 
         return code;
     NDK_ADAPTER *a = s->adapter;
     ULONG size = sizeof(s->info);
-    s->info.Version.Major = NDK_VERSION_1_2_MAJOR;
-    s->info.Version.Minor = NDK_VERSION_1_2_MINOR;
+    s->info.Version.Major = NDKFPGA_NDK_VERSION_MAJOR;
+    s->info.Version.Minor = NDKFPGA_NDK_VERSION_MINOR;
     const char *what = "NdkQueryAdapterInfo";
     NTSTATUS st = a->Dispatch->NdkQueryAdapterInfo(a, &s->info, &size);
     struct cli_completion w;

@@ -14,6 +14,12 @@
 extern "C" {
 #endif
 
+/* The NDKPI version this provider reports in NDK_ADAPTER_INFO and every object header:
+ * 2.1, whose NDK_RESULT_EX (ProviderErrorCode) and connector table (NdkCompleteConnectEx,
+ * NdkAcceptEx) ndkpi.h declares. */
+#define NDKFPGA_NDK_VERSION_MAJOR 2
+#define NDKFPGA_NDK_VERSION_MINOR 1
+
 #if defined(__GNUC__)
 #define NDKFPGA_API __attribute__((visibility("default")))
 #else

@@ -1,9 +1,11 @@
 /* ndkpi.h: Microsoft's NDKPI (Network Direct Kernel Provider Interface) for Linux
  * user space, as implemented by libndkfpga.
  *
- * Names, values, structure layouts and dispatch-table order follow ndkpi.h so that
- * consumer code written as `obj->Dispatch->NdkXxx(obj, ...)` compiles unchanged.
- * Windows base types are mapped to fixed-width types (ULONG is 32 bits even on LP64).
+ * Names, values, prototypes, structure layouts and dispatch-table order follow the
+ * WDK's ndkpi.h (NDKPI 2.1, the version this provider reports) so that consumer code
+ * written as `obj->Dispatch->NdkXxx(obj, ...)` compiles unchanged, in C and in C++.
+ * Windows base types are mapped to fixed-width types (ULONG is 32 bits even on LP64);
+ * the layout checks below hold for 32- and 64-bit targets alike.
  * The platform calls that Windows does through NDIS (opening an adapter, allocating
  * adapter memory) are in ndkfpga.h.
  *
@@ -29,7 +31,8 @@
  *                        INSUFFICIENT_RESOURCES.
  *  NdkCreatePd, NdkCreateConnector, NdkCreateListener   SUCCESS (inline); INVALID_PARAMETER;
  *                        INSUFFICIENT_RESOURCES.
- *  NdkCreateSharedEndpoint, NdkQueryExtension (all objects)   NOT_SUPPORTED.
+ *  NdkCreateSharedEndpoint, NdkQueryExtension (all objects)   NOT_SUPPORTED, before any argument is
+ *                        read or written (no shared endpoints, no extension interfaces).
  *  NdkBuildLAM           SUCCESS (inline); INVALID_PARAMETER (as NdkRegisterMr's MDL rules);
  *                        BUFFER_TOO_SMALL (*pLamSize = the size needed).
  * PD
@@ -44,7 +47,8 @@
  *  NdkCreateMw           as NdkCreateMr (a window's key-table entry, invalid until bound);
  *                        NdkCloseMw as NdkCloseMr; NdkGetRemoteTokenFromMw: its token.
  *  NdkCreateSrq, NdkCreateQpWithSrq   NOT_SUPPORTED.
- *  NdkGetPrivilegedMemoryRegionToken   SUCCESS (token for adapter logical addresses, local SGEs only).
+ *  NdkGetPrivilegedMemoryRegionToken   returns nothing (VOID): *pToken = the token for adapter logical
+ *                        addresses (local SGEs only); a handle that is not a live PD leaves *pToken as it is.
  * MR (an MR of the wrong kind or state for a call: INVALID_DEVICE_STATE)
  *  NdkRegisterMr         PENDING (RequestCompletion: SUCCESS, INSUFFICIENT_RESOURCES, ...) or inline:
  *                        INVALID_PARAMETER (unknown flag, REMOTE_WRITE without LOCAL_WRITE, Length 0,
@@ -137,7 +141,8 @@
  *                        with its own rights, while it and its MR are valid; re-binding replaces.
  * Connector / listener (loopback on one adapter)
  *  NdkListen             SUCCESS; INVALID_PARAMETER (not AF_INET/AF_INET6); INVALID_DEVICE_STATE
- *                        (already listening); ADDRESS_ALREADY_ASSOCIATED.
+ *                        (already listening); SHARING_VIOLATION (another listener of this adapter
+ *                        holds the address and port).
  *  NdkConnect            PENDING (SUCCESS when accepted, CONNECTION_REFUSED when rejected or nobody
  *                        listens, CONNECTION_ABORTED); inline INVALID_PARAMETER,
  *                        INVALID_BUFFER_SIZE (private data above MaxCallerData),
@@ -145,6 +150,9 @@
  *  NdkAccept             PENDING (SUCCESS once the caller completed the connection); inline as
  *                        NdkConnect, CONNECTION_ABORTED (the caller gave up).
  *  NdkCompleteConnect    PENDING; INVALID_DEVICE_STATE (not accepted yet).
+ *  NdkCompleteConnectEx, NdkAcceptEx (NDKPI 2.1)   as NdkCompleteConnect and NdkAccept; their
+ *                        DisconnectEvent runs once, as the plain one does, with ProviderDisconnectReason 0
+ *                        (no reason given).
  *  NdkReject             SUCCESS; INVALID_DEVICE_STATE.   NdkDisconnect   PENDING; CONNECTION_INVALID.
  *  NdkGetConnectionData, NdkGetLocalAddress, NdkGetPeerAddress   SUCCESS; BUFFER_TOO_SMALL (size
  *                        needed returned); INVALID_DEVICE_STATE (nothing known yet).
@@ -156,6 +164,7 @@
 #ifndef NDKPI_H
 #define NDKPI_H
 
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -164,16 +173,34 @@
 extern "C" {
 #endif
 
+/* Layout checks below hold in C11 and C++11 alike, on 32- and 64-bit targets. */
+#ifdef __cplusplus
+#define NDKPI_STATIC_ASSERT(expr, msg) static_assert(expr, msg)
+#else
+#define NDKPI_STATIC_ASSERT(expr, msg) _Static_assert(expr, msg)
+#endif
+/* The expected value of a size or offset: ILP32 first, LP64 second. */
+#define NDKPI_ILP32_LP64(ilp32, lp64) (sizeof(void *) == 8 ? (size_t)(lp64) : (size_t)(ilp32))
+
 /* ------------------------------------------------------------------------- */
-/* Windows base types, fixed width                                            */
+/* Windows base types, fixed width (LLP64: ULONG and LONG are 32 bits)        */
+
+#ifndef CONST
+#define CONST const
+#endif
 
 typedef void VOID;
 typedef void *PVOID;
+typedef char CHAR;
 typedef uint8_t UCHAR;
 typedef uint8_t BOOLEAN;
 typedef uint16_t USHORT;
 typedef uint32_t ULONG;
 typedef int32_t LONG;
+typedef int64_t LONGLONG;
+typedef uint64_t ULONGLONG;
+typedef uint8_t UINT8;
+typedef uint16_t UINT16;
 typedef uint32_t UINT32;
 typedef uint64_t UINT64;
 typedef uint64_t ULONG64;
@@ -181,7 +208,19 @@ typedef size_t SIZE_T;
 typedef uintptr_t ULONG_PTR;
 typedef ULONG_PTR KAFFINITY;
 typedef LONG NTSTATUS;
+typedef UCHAR *PUCHAR;
+typedef USHORT *PUSHORT;
+typedef ULONG *PULONG;
+typedef SIZE_T *PSIZE_T;
+
 typedef struct sockaddr SOCKADDR;
+typedef struct sockaddr *PSOCKADDR;
+typedef struct sockaddr_in SOCKADDR_IN;
+typedef struct sockaddr_in *PSOCKADDR_IN;
+typedef struct sockaddr_in6 SOCKADDR_IN6;
+typedef struct sockaddr_in6 *PSOCKADDR_IN6;
+typedef struct sockaddr_storage SOCKADDR_STORAGE;
+typedef struct sockaddr_storage *PSOCKADDR_STORAGE;
 
 #ifndef TRUE
 #define TRUE 1
@@ -190,18 +229,50 @@ typedef struct sockaddr SOCKADDR;
 #define FALSE 0
 #endif
 
+/* A 64-bit value seen whole (QuadPart) or as two 32-bit halves, aligned to 8 bytes
+ * on every target as Windows aligns it; the halves follow the byte order. */
+typedef union __attribute__((aligned(8))) _LARGE_INTEGER {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    struct {
+        LONG HighPart;
+        ULONG LowPart;
+    };
+    struct {
+        LONG HighPart;
+        ULONG LowPart;
+    } u;
+#else
+    struct {
+        ULONG LowPart;
+        LONG HighPart;
+    };
+    struct {
+        ULONG LowPart;
+        LONG HighPart;
+    } u;
+#endif
+    LONGLONG QuadPart;
+} LARGE_INTEGER, *PLARGE_INTEGER;
+
+typedef LARGE_INTEGER PHYSICAL_ADDRESS, *PPHYSICAL_ADDRESS;
+
 typedef struct _GUID {
-    uint32_t Data1;
-    uint16_t Data2;
-    uint16_t Data3;
-    uint8_t Data4[8];
-} GUID;
+    ULONG Data1;
+    USHORT Data2;
+    USHORT Data3;
+    UCHAR Data4[8];
+} GUID, *PGUID;
 
 typedef struct _GROUP_AFFINITY {
     KAFFINITY Mask;
     USHORT Group;
     USHORT Reserved[3];
-} GROUP_AFFINITY;
+} GROUP_AFFINITY, *PGROUP_AFFINITY;
+
+NDKPI_STATIC_ASSERT(sizeof(LARGE_INTEGER) == 8, "LARGE_INTEGER is 8 bytes");
+NDKPI_STATIC_ASSERT(offsetof(LARGE_INTEGER, QuadPart) == 0, "LARGE_INTEGER.QuadPart");
+NDKPI_STATIC_ASSERT(sizeof(GUID) == 16, "GUID is 16 bytes");
+NDKPI_STATIC_ASSERT(sizeof(GROUP_AFFINITY) == NDKPI_ILP32_LP64(12, 16), "GROUP_AFFINITY");
 
 /* ------------------------------------------------------------------------- */
 /* NTSTATUS values                                                            */
@@ -218,21 +289,27 @@ typedef struct _GROUP_AFFINITY {
 #define STATUS_ACCESS_DENIED            ((NTSTATUS)0xC0000022u)
 #define STATUS_BUFFER_TOO_SMALL         ((NTSTATUS)0xC0000023u)
 #define STATUS_INVALID_PARAMETER_MIX    ((NTSTATUS)0xC0000030u)
+#define STATUS_SHARING_VIOLATION        ((NTSTATUS)0xC0000043u)
 #define STATUS_INSUFFICIENT_RESOURCES   ((NTSTATUS)0xC000009Au)
 #define STATUS_IO_TIMEOUT               ((NTSTATUS)0xC00000B5u)
 #define STATUS_NOT_SUPPORTED            ((NTSTATUS)0xC00000BBu)
 #define STATUS_INTERNAL_ERROR           ((NTSTATUS)0xC00000E5u)
 #define STATUS_CANCELLED                ((NTSTATUS)0xC0000120u)
 #define STATUS_REMOTE_RESOURCES         ((NTSTATUS)0xC000013Du)
+#define STATUS_INVALID_ADDRESS          ((NTSTATUS)0xC0000141u)
 #define STATUS_INVALID_DEVICE_STATE     ((NTSTATUS)0xC0000184u)
 #define STATUS_INVALID_BUFFER_SIZE      ((NTSTATUS)0xC0000206u)
+#define STATUS_TOO_MANY_ADDRESSES       ((NTSTATUS)0xC0000209u)
+#define STATUS_ADDRESS_ALREADY_EXISTS   ((NTSTATUS)0xC000020Au)
+#define STATUS_CONNECTION_DISCONNECTED  ((NTSTATUS)0xC000020Cu)
 #define STATUS_CONNECTION_RESET         ((NTSTATUS)0xC000020Du)
-#define STATUS_CONNECTION_INVALID       ((NTSTATUS)0xC000023Au)
 #define STATUS_CONNECTION_REFUSED       ((NTSTATUS)0xC0000236u)
+#define STATUS_ADDRESS_ALREADY_ASSOCIATED ((NTSTATUS)0xC0000238u)
+#define STATUS_CONNECTION_INVALID       ((NTSTATUS)0xC000023Au)
 #define STATUS_NETWORK_UNREACHABLE      ((NTSTATUS)0xC000023Cu)
+#define STATUS_HOST_UNREACHABLE         ((NTSTATUS)0xC000023Du)
 #define STATUS_CONNECTION_ABORTED       ((NTSTATUS)0xC0000241u)
 #define STATUS_IMPLEMENTATION_LIMIT     ((NTSTATUS)0xC000042Bu)
-#define STATUS_ADDRESS_ALREADY_ASSOCIATED ((NTSTATUS)0xC0000328u)
 
 /* ------------------------------------------------------------------------- */
 /* Pages and MDLs                                                             */
@@ -301,7 +378,7 @@ typedef struct _MDL {
 #define NDK_CQ_NOTIFY_ANY       1u
 #define NDK_CQ_NOTIFY_SOLICITED 2u
 
-typedef enum {
+typedef enum _NDK_OBJECT_TYPE {
     NdkObjectTypeUndefined = 0,
     NdkObjectTypeAdapter = 1,
     NdkObjectTypeQp = 2,
@@ -313,47 +390,49 @@ typedef enum {
     NdkObjectTypeConnector = 8,
     NdkObjectTypeListener = 9,
     NdkObjectTypeSrq = 10,
-    NdkMaxObjectType
+    NdkObjectTypeMax = 11
 } NDK_OBJECT_TYPE;
 
-typedef enum {
+typedef enum _NDK_OPERATION_TYPE {
     NdkOperationTypeReceive = 1,
+    NdkOperationTypeReceiveAndInvalidate = 0x8001,
     NdkOperationTypeSend = 2,
     NdkOperationTypeFastRegister = 4,
     NdkOperationTypeBind = 8,
     NdkOperationTypeInvalidate = 16,
     NdkOperationTypeRead = 32,
-    NdkOperationTypeWrite = 64,
-    NdkOperationTypeReceiveAndInvalidate = 0x8001
+    NdkOperationTypeWrite = 64
 } NDK_OPERATION_TYPE;
 
-typedef enum {
-    NDK_Undefined = 0,
-    NDK_iWARP = 1,
-    NDK_InfiniBand = 2,
-    NDK_RoCE = 3,
-    NDK_RoCEv2 = 4,
-    NDK_MaxTechnology
+typedef enum _NDK_RDMA_TECHNOLOGY {
+    NdkUndefined = 0,
+    NdkiWarp = 1,
+    NdkInfiniBand = 2,
+    NdkRoCE = 3,
+    NdkRoCEv2 = 4,
+    NdkMaxTechnology = 5
 } NDK_RDMA_TECHNOLOGY;
 
 /* ------------------------------------------------------------------------- */
 /* Structures                                                                 */
 
-typedef UINT64 NDK_LOGICAL_ADDRESS;
+/* An adapter page address: consumers read and write it as .QuadPart. */
+typedef PHYSICAL_ADDRESS NDK_LOGICAL_ADDRESS;
 
 typedef struct _NDK_VERSION {
     USHORT Major;
     USHORT Minor;
 } NDK_VERSION;
 
-#define NDK_VERSION_1_2_MAJOR 1
-#define NDK_VERSION_1_2_MINOR 2
+typedef struct _NDK_OBJECT_HEADER_RESERVED_BLOCK {
+    PVOID rf[4];
+} NDK_OBJECT_HEADER_RESERVED_BLOCK;
 
 typedef struct _NDK_OBJECT_HEADER {
     NDK_VERSION Version;
     NDK_OBJECT_TYPE ObjectType;
-    PVOID NdkReserved[4];
-} NDK_OBJECT_HEADER;
+    NDK_OBJECT_HEADER_RESERVED_BLOCK NdkReserved;
+} NDK_OBJECT_HEADER, *PNDK_OBJECT_HEADER;
 
 typedef struct _NDK_RESULT {
     NTSTATUS Status;
@@ -362,6 +441,8 @@ typedef struct _NDK_RESULT {
     PVOID RequestContext;
 } NDK_RESULT;
 
+/* NDKPI 2.1's layout, the version this provider reports (ProviderErrorCode takes the
+ * LP64 padding after Type, so only 32-bit layouts differ from 1.2 and 2.0). */
 typedef struct _NDK_RESULT_EX {
     NTSTATUS Status;
     ULONG BytesTransferred;
@@ -412,41 +493,74 @@ typedef struct _NDK_ADAPTER_INFO {
     NDK_RDMA_TECHNOLOGY RdmaTechnology;
 } NDK_ADAPTER_INFO;
 
-#if defined(__x86_64__) || defined(__aarch64__)
-_Static_assert(sizeof(NDK_OBJECT_HEADER) == 40, "NDK_OBJECT_HEADER");
-_Static_assert(sizeof(NDK_RESULT) == 24, "NDK_RESULT is 24 bytes on x64");
-_Static_assert(sizeof(NDK_RESULT_EX) == 40, "NDK_RESULT_EX is 40 bytes on x64");
-_Static_assert(offsetof(NDK_RESULT_EX, Type) == 24, "NDK_RESULT_EX.Type");
-_Static_assert(offsetof(NDK_RESULT_EX, ProviderErrorCode) == 28, "NDK_RESULT_EX.ProviderErrorCode");
-_Static_assert(offsetof(NDK_RESULT_EX, TypeSpecificCompletionOutput) == 32, "NDK_RESULT_EX.TypeSpecific");
-_Static_assert(sizeof(NDK_SGE) == 16, "NDK_SGE is 16 bytes");
-_Static_assert(offsetof(NDK_SGE, Length) == 8, "NDK_SGE.Length");
-_Static_assert(offsetof(NDK_SGE, MemoryRegionToken) == 12, "NDK_SGE.MemoryRegionToken");
-_Static_assert(offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray) == 16, "LAM page array");
-_Static_assert(sizeof(NDK_ADAPTER_INFO) == 104, "NDK_ADAPTER_INFO is 104 bytes on x64");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, Version) == 0, "Version");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, VendorId) == 4, "VendorId");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, DeviceId) == 8, "DeviceId");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxRegistrationSize) == 16, "MaxRegistrationSize");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxWindowSize) == 24, "MaxWindowSize");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, FRMRPageCount) == 32, "FRMRPageCount");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxInitiatorRequestSge) == 36, "MaxInitiatorRequestSge");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxReceiveRequestSge) == 40, "MaxReceiveRequestSge");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxReadRequestSge) == 44, "MaxReadRequestSge");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxTransferLength) == 48, "MaxTransferLength");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxInlineDataSize) == 52, "MaxInlineDataSize");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxInboundReadLimit) == 56, "MaxInboundReadLimit");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxOutboundReadLimit) == 60, "MaxOutboundReadLimit");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxReceiveQueueDepth) == 64, "MaxReceiveQueueDepth");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxInitiatorQueueDepth) == 68, "MaxInitiatorQueueDepth");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxSrqDepth) == 72, "MaxSrqDepth");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxCqDepth) == 76, "MaxCqDepth");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, LargeRequestThreshold) == 80, "LargeRequestThreshold");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxCallerData) == 84, "MaxCallerData");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, MaxCalleeData) == 88, "MaxCalleeData");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, AdapterFlags) == 92, "AdapterFlags");
-_Static_assert(offsetof(NDK_ADAPTER_INFO, RdmaTechnology) == 96, "RdmaTechnology");
-#endif
+/* What NdkQueryExtension fills in: the extension's dispatch table. */
+typedef struct _NDK_EXTENSION_INTERFACE {
+    CONST VOID *Dispatch;
+} NDK_EXTENSION_INTERFACE;
+
+/* Windows' layouts, ILP32 then LP64: a consumer's structures and the adapter's agree
+ * on every target this header compiles for. */
+NDKPI_STATIC_ASSERT(sizeof(NDK_VERSION) == 4, "NDK_VERSION");
+NDKPI_STATIC_ASSERT(sizeof(NDK_OBJECT_HEADER) == NDKPI_ILP32_LP64(24, 40), "NDK_OBJECT_HEADER");
+NDKPI_STATIC_ASSERT(offsetof(NDK_OBJECT_HEADER, ObjectType) == 4, "NDK_OBJECT_HEADER.ObjectType");
+NDKPI_STATIC_ASSERT(offsetof(NDK_OBJECT_HEADER, NdkReserved) == 8, "NDK_OBJECT_HEADER.NdkReserved");
+NDKPI_STATIC_ASSERT(sizeof(NDK_RESULT) == NDKPI_ILP32_LP64(16, 24), "NDK_RESULT");
+NDKPI_STATIC_ASSERT(offsetof(NDK_RESULT, QPContext) == 8, "NDK_RESULT.QPContext");
+NDKPI_STATIC_ASSERT(offsetof(NDK_RESULT, RequestContext) == NDKPI_ILP32_LP64(12, 16), "NDK_RESULT.RequestContext");
+NDKPI_STATIC_ASSERT(sizeof(NDK_RESULT_EX) == NDKPI_ILP32_LP64(28, 40), "NDK_RESULT_EX");
+NDKPI_STATIC_ASSERT(offsetof(NDK_RESULT_EX, Type) == NDKPI_ILP32_LP64(16, 24), "NDK_RESULT_EX.Type");
+NDKPI_STATIC_ASSERT(offsetof(NDK_RESULT_EX, ProviderErrorCode) == NDKPI_ILP32_LP64(20, 28),
+                    "NDK_RESULT_EX.ProviderErrorCode");
+NDKPI_STATIC_ASSERT(offsetof(NDK_RESULT_EX, TypeSpecificCompletionOutput) == NDKPI_ILP32_LP64(24, 32),
+                    "NDK_RESULT_EX.TypeSpecificCompletionOutput");
+NDKPI_STATIC_ASSERT(sizeof(NDK_SGE) == 16, "NDK_SGE");
+NDKPI_STATIC_ASSERT(offsetof(NDK_SGE, Length) == 8, "NDK_SGE.Length");
+NDKPI_STATIC_ASSERT(offsetof(NDK_SGE, MemoryRegionToken) == 12, "NDK_SGE.MemoryRegionToken");
+NDKPI_STATIC_ASSERT(sizeof(NDK_LOGICAL_ADDRESS_MAPPING) == NDKPI_ILP32_LP64(16, 24), "NDK_LOGICAL_ADDRESS_MAPPING");
+NDKPI_STATIC_ASSERT(offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageCount) == NDKPI_ILP32_LP64(4, 8),
+                    "NDK_LOGICAL_ADDRESS_MAPPING.AdapterPageCount");
+NDKPI_STATIC_ASSERT(offsetof(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray) == NDKPI_ILP32_LP64(8, 16),
+                    "NDK_LOGICAL_ADDRESS_MAPPING.AdapterPageArray");
+NDKPI_STATIC_ASSERT(sizeof(NDK_ADAPTER_INFO) == NDKPI_ILP32_LP64(88, 104), "NDK_ADAPTER_INFO");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, VendorId) == 4, "NDK_ADAPTER_INFO.VendorId");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, DeviceId) == 8, "NDK_ADAPTER_INFO.DeviceId");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, MaxRegistrationSize) == NDKPI_ILP32_LP64(12, 16),
+                    "NDK_ADAPTER_INFO.MaxRegistrationSize");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, MaxWindowSize) == NDKPI_ILP32_LP64(16, 24),
+                    "NDK_ADAPTER_INFO.MaxWindowSize");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, FRMRPageCount) == NDKPI_ILP32_LP64(20, 32),
+                    "NDK_ADAPTER_INFO.FRMRPageCount");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, MaxInitiatorRequestSge) == NDKPI_ILP32_LP64(24, 36),
+                    "NDK_ADAPTER_INFO.MaxInitiatorRequestSge");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, MaxReceiveRequestSge) == NDKPI_ILP32_LP64(28, 40),
+                    "NDK_ADAPTER_INFO.MaxReceiveRequestSge");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, MaxReadRequestSge) == NDKPI_ILP32_LP64(32, 44),
+                    "NDK_ADAPTER_INFO.MaxReadRequestSge");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, MaxTransferLength) == NDKPI_ILP32_LP64(36, 48),
+                    "NDK_ADAPTER_INFO.MaxTransferLength");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, MaxInlineDataSize) == NDKPI_ILP32_LP64(40, 52),
+                    "NDK_ADAPTER_INFO.MaxInlineDataSize");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, MaxInboundReadLimit) == NDKPI_ILP32_LP64(44, 56),
+                    "NDK_ADAPTER_INFO.MaxInboundReadLimit");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, MaxOutboundReadLimit) == NDKPI_ILP32_LP64(48, 60),
+                    "NDK_ADAPTER_INFO.MaxOutboundReadLimit");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, MaxReceiveQueueDepth) == NDKPI_ILP32_LP64(52, 64),
+                    "NDK_ADAPTER_INFO.MaxReceiveQueueDepth");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, MaxInitiatorQueueDepth) == NDKPI_ILP32_LP64(56, 68),
+                    "NDK_ADAPTER_INFO.MaxInitiatorQueueDepth");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, MaxSrqDepth) == NDKPI_ILP32_LP64(60, 72), "NDK_ADAPTER_INFO.MaxSrqDepth");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, MaxCqDepth) == NDKPI_ILP32_LP64(64, 76), "NDK_ADAPTER_INFO.MaxCqDepth");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, LargeRequestThreshold) == NDKPI_ILP32_LP64(68, 80),
+                    "NDK_ADAPTER_INFO.LargeRequestThreshold");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, MaxCallerData) == NDKPI_ILP32_LP64(72, 84),
+                    "NDK_ADAPTER_INFO.MaxCallerData");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, MaxCalleeData) == NDKPI_ILP32_LP64(76, 88),
+                    "NDK_ADAPTER_INFO.MaxCalleeData");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, AdapterFlags) == NDKPI_ILP32_LP64(80, 92),
+                    "NDK_ADAPTER_INFO.AdapterFlags");
+NDKPI_STATIC_ASSERT(offsetof(NDK_ADAPTER_INFO, RdmaTechnology) == NDKPI_ILP32_LP64(84, 96),
+                    "NDK_ADAPTER_INFO.RdmaTechnology");
+NDKPI_STATIC_ASSERT(sizeof(NDK_EXTENSION_INTERFACE) == sizeof(void *), "NDK_EXTENSION_INTERFACE");
 
 /* ------------------------------------------------------------------------- */
 /* Objects (every one starts with the header and its dispatch table)          */
@@ -472,22 +586,30 @@ typedef VOID (*NDK_FN_CQ_NOTIFICATION_CALLBACK)(PVOID CqNotificationContext, NTS
 typedef VOID (*NDK_FN_SRQ_NOTIFICATION_CALLBACK)(PVOID SrqNotificationContext, NTSTATUS SrqStatus);
 typedef VOID (*NDK_FN_CONNECT_EVENT_CALLBACK)(PVOID ConnectEventContext, NDK_CONNECTOR *pNdkConnector);
 typedef VOID (*NDK_FN_DISCONNECT_EVENT_CALLBACK)(PVOID DisconnectEventContext);
+/* NDKPI 2.1 (NdkCompleteConnectEx, NdkAcceptEx): this provider passes reason 0 ("no
+ * reason given"). */
+typedef VOID (*NDK_FN_DISCONNECT_EVENT_CALLBACK_EX)(PVOID DisconnectEventContext, ULONG ProviderDisconnectReason);
 
 /* Common entries. */
 typedef NTSTATUS (*NDK_FN_CLOSE_OBJECT)(NDK_OBJECT_HEADER *pNdkObject, NDK_FN_CLOSE_COMPLETION CloseCompletion,
                                         PVOID RequestContext);
-typedef NTSTATUS (*NDK_FN_QUERY_EXTENSION)(NDK_OBJECT_HEADER *pNdkObject, const GUID *ExtensionInterfaceID,
-                                           ULONG ExtensionInterfaceVersion, const VOID **ExtensionInterface);
+typedef NTSTATUS (*NDK_FN_QUERY_EXTENSION_INTERFACE)(NDK_OBJECT_HEADER *pNdkObject, GUID *ExtensionInterfaceID,
+                                                     NDK_VERSION ExtensionInterfaceVersion,
+                                                     NDK_EXTENSION_INTERFACE *pExtensionInterface);
 
 /* Adapter. */
 typedef NTSTATUS (*NDK_FN_QUERY_ADAPTER_INFO)(NDK_ADAPTER *pNdkAdapter, NDK_ADAPTER_INFO *pInfo, ULONG *pBufferSize);
+/* Declared for source compatibility: no dispatch table holds it. */
+typedef NTSTATUS (*NDK_FN_QUERY_ADAPTER_INFO_EX)(NDK_ADAPTER *pNdkAdapter, NDK_VERSION Version, NDK_ADAPTER_INFO *pInfo,
+                                                 ULONG *pBufferSize);
 typedef NTSTATUS (*NDK_FN_CREATE_CQ)(NDK_ADAPTER *pNdkAdapter, ULONG CqDepth,
                                      NDK_FN_CQ_NOTIFICATION_CALLBACK CqNotification, PVOID CqNotificationContext,
                                      GROUP_AFFINITY *Affinity, NDK_FN_CREATE_COMPLETION CreateCompletion,
                                      PVOID RequestContext, NDK_CQ **ppNdkCq);
 typedef NTSTATUS (*NDK_FN_CREATE_PD)(NDK_ADAPTER *pNdkAdapter, NDK_FN_CREATE_COMPLETION CreateCompletion,
                                      PVOID RequestContext, NDK_PD **ppNdkPd);
-typedef NTSTATUS (*NDK_FN_CREATE_SHARED_ENDPOINT)(NDK_ADAPTER *pNdkAdapter, NDK_FN_CREATE_COMPLETION CreateCompletion,
+typedef NTSTATUS (*NDK_FN_CREATE_SHARED_ENDPOINT)(NDK_ADAPTER *pNdkAdapter, CONST PSOCKADDR pAddress,
+                                                  ULONG AddressLength, NDK_FN_CREATE_COMPLETION CreateCompletion,
                                                   PVOID RequestContext, NDK_SHARED_ENDPOINT **ppNdkSharedEndpoint);
 typedef NTSTATUS (*NDK_FN_CREATE_CONNECTOR)(NDK_ADAPTER *pNdkAdapter, NDK_FN_CREATE_COMPLETION CreateCompletion,
                                             PVOID RequestContext, NDK_CONNECTOR **ppNdkConnector);
@@ -496,11 +618,11 @@ typedef NTSTATUS (*NDK_FN_CREATE_LISTENER)(NDK_ADAPTER *pNdkAdapter, NDK_FN_CONN
                                            PVOID RequestContext, NDK_LISTENER **ppNdkListener);
 typedef NTSTATUS (*NDK_FN_BUILD_LAM)(NDK_ADAPTER *pNdkAdapter, MDL *Mdl, SIZE_T Length,
                                      NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext,
-                                     NDK_LOGICAL_ADDRESS_MAPPING *Lam, ULONG *pLamSize, ULONG *pFBO);
-typedef VOID (*NDK_FN_RELEASE_LAM)(NDK_ADAPTER *pNdkAdapter, NDK_LOGICAL_ADDRESS_MAPPING *Lam);
+                                     NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM, ULONG *pLAMSize, ULONG *pFBO);
+typedef VOID (*NDK_FN_RELEASE_LAM)(NDK_ADAPTER *pNdkAdapter, NDK_LOGICAL_ADDRESS_MAPPING *pNdkLAM);
 
 typedef struct _NDK_ADAPTER_DISPATCH {
-    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_QUERY_EXTENSION_INTERFACE NdkQueryExtension;
     NDK_FN_QUERY_ADAPTER_INFO NdkQueryAdapterInfo;
     NDK_FN_CREATE_CQ NdkCreateCq;
     NDK_FN_CREATE_PD NdkCreatePd;
@@ -513,7 +635,7 @@ typedef struct _NDK_ADAPTER_DISPATCH {
 
 struct _NDK_ADAPTER {
     NDK_OBJECT_HEADER Header;
-    const NDK_ADAPTER_DISPATCH *Dispatch;
+    CONST NDK_ADAPTER_DISPATCH *Dispatch;
 };
 
 /* PD. */
@@ -536,11 +658,11 @@ typedef NTSTATUS (*NDK_FN_CREATE_QP_WITH_SRQ)(NDK_PD *pNdkPd, NDK_CQ *pReceiveCq
                                               ULONG MaxInitiatorRequestSge, ULONG InlineDataSize,
                                               NDK_FN_CREATE_COMPLETION CreateCompletion, PVOID RequestContext,
                                               NDK_QP **ppNdkQp);
-typedef NTSTATUS (*NDK_FN_GET_PRIVILEGED_MEMORY_REGION_TOKEN)(NDK_PD *pNdkPd, UINT32 *pPrivilegedMemoryToken);
+typedef VOID (*NDK_FN_GET_PRIVILEGED_MEMORY_REGION_TOKEN)(NDK_PD *pNdkPd, UINT32 *pToken);
 
 typedef struct _NDK_PD_DISPATCH {
     NDK_FN_CLOSE_OBJECT NdkClosePd;
-    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_QUERY_EXTENSION_INTERFACE NdkQueryExtension;
     NDK_FN_CREATE_MR NdkCreateMr;
     NDK_FN_CREATE_MW NdkCreateMw;
     NDK_FN_CREATE_SRQ NdkCreateSrq;
@@ -551,7 +673,7 @@ typedef struct _NDK_PD_DISPATCH {
 
 struct _NDK_PD {
     NDK_OBJECT_HEADER Header;
-    const NDK_PD_DISPATCH *Dispatch;
+    CONST NDK_PD_DISPATCH *Dispatch;
 };
 
 /* MR. */
@@ -567,7 +689,7 @@ typedef UINT32 (*NDK_FN_GET_LOCAL_TOKEN_FROM_MR)(NDK_MR *pNdkMr);
 
 typedef struct _NDK_MR_DISPATCH {
     NDK_FN_CLOSE_OBJECT NdkCloseMr;
-    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_QUERY_EXTENSION_INTERFACE NdkQueryExtension;
     NDK_FN_REGISTER_MR NdkRegisterMr;
     NDK_FN_DEREGISTER_MR NdkDeregisterMr;
     NDK_FN_INITIALIZE_FAST_REGISTER_MR NdkInitializeFastRegisterMr;
@@ -577,7 +699,7 @@ typedef struct _NDK_MR_DISPATCH {
 
 struct _NDK_MR {
     NDK_OBJECT_HEADER Header;
-    const NDK_MR_DISPATCH *Dispatch;
+    CONST NDK_MR_DISPATCH *Dispatch;
 };
 
 /* MW: a window over part of an MR, given its range and rights by NdkBind. */
@@ -585,27 +707,27 @@ typedef UINT32 (*NDK_FN_GET_REMOTE_TOKEN_FROM_MW)(NDK_MW *pNdkMw);
 
 typedef struct _NDK_MW_DISPATCH {
     NDK_FN_CLOSE_OBJECT NdkCloseMw;
-    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_QUERY_EXTENSION_INTERFACE NdkQueryExtension;
     NDK_FN_GET_REMOTE_TOKEN_FROM_MW NdkGetRemoteTokenFromMw;
 } NDK_MW_DISPATCH;
 
 struct _NDK_MW {
     NDK_OBJECT_HEADER Header;
-    const NDK_MW_DISPATCH *Dispatch;
+    CONST NDK_MW_DISPATCH *Dispatch;
 };
 
 /* CQ. */
 typedef NTSTATUS (*NDK_FN_RESIZE_CQ)(NDK_CQ *pNdkCq, ULONG CqDepth, NDK_FN_REQUEST_COMPLETION RequestCompletion,
                                      PVOID RequestContext);
-typedef VOID (*NDK_FN_ARM_CQ)(NDK_CQ *pNdkCq, ULONG NotificationType);
-typedef ULONG (*NDK_FN_GET_CQ_RESULTS)(NDK_CQ *pNdkCq, NDK_RESULT pResult[], ULONG nResults);
+typedef VOID (*NDK_FN_ARM_CQ)(NDK_CQ *pNdkCq, ULONG Type);
+typedef ULONG (*NDK_FN_GET_CQ_RESULTS)(NDK_CQ *pNdkCq, NDK_RESULT Results[], ULONG nResults);
 typedef NTSTATUS (*NDK_FN_CONTROL_CQ_INTERRUPT_MODERATION)(NDK_CQ *pNdkCq, ULONG ModerationInterval,
                                                            ULONG ModerationCount);
-typedef ULONG (*NDK_FN_GET_CQ_RESULTS_EX)(NDK_CQ *pNdkCq, NDK_RESULT_EX pResult[], ULONG nResults);
+typedef ULONG (*NDK_FN_GET_CQ_RESULTS_EX)(NDK_CQ *pNdkCq, NDK_RESULT_EX Results[], ULONG nResults);
 
 typedef struct _NDK_CQ_DISPATCH {
     NDK_FN_CLOSE_OBJECT NdkCloseCq;
-    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_QUERY_EXTENSION_INTERFACE NdkQueryExtension;
     NDK_FN_RESIZE_CQ NdkResizeCq;
     NDK_FN_ARM_CQ NdkArmCq;
     NDK_FN_GET_CQ_RESULTS NdkGetCqResults;
@@ -615,29 +737,30 @@ typedef struct _NDK_CQ_DISPATCH {
 
 struct _NDK_CQ {
     NDK_OBJECT_HEADER Header;
-    const NDK_CQ_DISPATCH *Dispatch;
+    CONST NDK_CQ_DISPATCH *Dispatch;
 };
 
 /* QP. NdkFlush: see "NdkFlush" at the top of this file. */
 typedef VOID (*NDK_FN_FLUSH)(NDK_QP *pNdkQp);
-typedef NTSTATUS (*NDK_FN_SEND)(NDK_QP *pNdkQp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge, ULONG Flags);
-typedef NTSTATUS (*NDK_FN_RECEIVE)(NDK_QP *pNdkQp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge);
+typedef NTSTATUS (*NDK_FN_SEND)(NDK_QP *pNdkQp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge, ULONG Flags);
+typedef NTSTATUS (*NDK_FN_RECEIVE)(NDK_QP *pNdkQp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge);
 typedef NTSTATUS (*NDK_FN_BIND)(NDK_QP *pNdkQp, PVOID RequestContext, NDK_MR *pMr, NDK_MW *pMw,
                                 PVOID VirtualAddress, SIZE_T Length, ULONG Flags);
 typedef NTSTATUS (*NDK_FN_FAST_REGISTER)(NDK_QP *pNdkQp, PVOID RequestContext, NDK_MR *pMr, ULONG AdapterPageCount,
-                                         const NDK_LOGICAL_ADDRESS *AdapterPageArray, ULONG FBO, SIZE_T Length,
+                                         CONST NDK_LOGICAL_ADDRESS *AdapterPageArray, ULONG FBO, SIZE_T Length,
                                          PVOID BaseVirtualAddress, ULONG Flags);
-typedef NTSTATUS (*NDK_FN_INVALIDATE)(NDK_QP *pNdkQp, PVOID RequestContext, NDK_OBJECT_HEADER *pMrOrMw, ULONG Flags);
-typedef NTSTATUS (*NDK_FN_READ)(NDK_QP *pNdkQp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge,
+typedef NTSTATUS (*NDK_FN_INVALIDATE)(NDK_QP *pNdkQp, PVOID RequestContext, NDK_OBJECT_HEADER *pNdkMrOrMw,
+                                      ULONG Flags);
+typedef NTSTATUS (*NDK_FN_READ)(NDK_QP *pNdkQp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge,
                                 UINT64 RemoteAddress, UINT32 RemoteToken, ULONG Flags);
-typedef NTSTATUS (*NDK_FN_WRITE)(NDK_QP *pNdkQp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge,
+typedef NTSTATUS (*NDK_FN_WRITE)(NDK_QP *pNdkQp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge,
                                  UINT64 RemoteAddress, UINT32 RemoteToken, ULONG Flags);
-typedef NTSTATUS (*NDK_FN_SEND_AND_INVALIDATE)(NDK_QP *pNdkQp, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge,
+typedef NTSTATUS (*NDK_FN_SEND_AND_INVALIDATE)(NDK_QP *pNdkQp, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge,
                                                ULONG Flags, UINT32 RemoteToken);
 
 typedef struct _NDK_QP_DISPATCH {
     NDK_FN_CLOSE_OBJECT NdkCloseQp;
-    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_QUERY_EXTENSION_INTERFACE NdkQueryExtension;
     NDK_FN_FLUSH NdkFlush;
     NDK_FN_SEND NdkSend;
     NDK_FN_RECEIVE NdkReceive;
@@ -651,51 +774,53 @@ typedef struct _NDK_QP_DISPATCH {
 
 struct _NDK_QP {
     NDK_OBJECT_HEADER Header;
-    const NDK_QP_DISPATCH *Dispatch;
+    CONST NDK_QP_DISPATCH *Dispatch;
 };
 
 /* SRQ and shared endpoint: declared for source compatibility; this provider creates
  * neither (their create calls return STATUS_NOT_SUPPORTED). */
 typedef NTSTATUS (*NDK_FN_MODIFY_SRQ)(NDK_SRQ *pNdkSrq, ULONG SrqDepth, ULONG NotifyThreshold,
                                       NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext);
-typedef NTSTATUS (*NDK_FN_SRQ_RECEIVE)(NDK_SRQ *pNdkSrq, PVOID RequestContext, const NDK_SGE *pSgl, ULONG nSge);
+typedef NTSTATUS (*NDK_FN_SRQ_RECEIVE)(NDK_SRQ *pNdkSrq, PVOID RequestContext, CONST NDK_SGE *pSgl, ULONG nSge);
 
 typedef struct _NDK_SRQ_DISPATCH {
     NDK_FN_CLOSE_OBJECT NdkCloseSrq;
-    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_QUERY_EXTENSION_INTERFACE NdkQueryExtension;
     NDK_FN_MODIFY_SRQ NdkModifySrq;
     NDK_FN_SRQ_RECEIVE NdkSrqReceive;
 } NDK_SRQ_DISPATCH;
 
 struct _NDK_SRQ {
     NDK_OBJECT_HEADER Header;
-    const NDK_SRQ_DISPATCH *Dispatch;
+    CONST NDK_SRQ_DISPATCH *Dispatch;
 };
 
-typedef NTSTATUS (*NDK_FN_GET_LOCAL_ADDRESS)(NDK_OBJECT_HEADER *pNdkObject, SOCKADDR *pAddress, ULONG *pAddressLength);
+typedef NTSTATUS (*NDK_FN_GET_SHARED_ENDPOINT_LOCAL_ADDRESS)(NDK_SHARED_ENDPOINT *pNdkSharedEndpoint,
+                                                             PSOCKADDR pAddress, ULONG *pAddressLength);
 
 typedef struct _NDK_SHARED_ENDPOINT_DISPATCH {
     NDK_FN_CLOSE_OBJECT NdkCloseSharedEndpoint;
-    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
-    NDK_FN_GET_LOCAL_ADDRESS NdkGetLocalAddress;
+    NDK_FN_QUERY_EXTENSION_INTERFACE NdkQueryExtension;
+    NDK_FN_GET_SHARED_ENDPOINT_LOCAL_ADDRESS NdkGetLocalAddress;
 } NDK_SHARED_ENDPOINT_DISPATCH;
 
 struct _NDK_SHARED_ENDPOINT {
     NDK_OBJECT_HEADER Header;
-    const NDK_SHARED_ENDPOINT_DISPATCH *Dispatch;
+    CONST NDK_SHARED_ENDPOINT_DISPATCH *Dispatch;
 };
 
-/* Connector. */
-typedef NTSTATUS (*NDK_FN_CONNECT)(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp, const SOCKADDR *pSrcAddress,
-                                   ULONG SrcAddressLength, const SOCKADDR *pDestAddress, ULONG DestAddressLength,
-                                   ULONG InboundReadLimit, ULONG OutboundReadLimit, const VOID *pPrivateData,
+/* Connector. Addresses and private data are `CONST PSOCKADDR` and `CONST PVOID` as
+ * in ndkpi.h: constant pointers to data the provider only reads. */
+typedef NTSTATUS (*NDK_FN_CONNECT)(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp, CONST PSOCKADDR pSrcAddress,
+                                   ULONG SrcAddressLength, CONST PSOCKADDR pDestAddress, ULONG DestAddressLength,
+                                   ULONG InboundReadLimit, ULONG OutboundReadLimit, CONST PVOID pPrivateData,
                                    ULONG PrivateDataLength, NDK_FN_REQUEST_COMPLETION RequestCompletion,
                                    PVOID RequestContext);
 typedef NTSTATUS (*NDK_FN_CONNECT_WITH_SHARED_ENDPOINT)(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp,
                                                         NDK_SHARED_ENDPOINT *pNdkSharedEndpoint,
-                                                        const SOCKADDR *pDestAddress, ULONG DestAddressLength,
+                                                        CONST PSOCKADDR pDestAddress, ULONG DestAddressLength,
                                                         ULONG InboundReadLimit, ULONG OutboundReadLimit,
-                                                        const VOID *pPrivateData, ULONG PrivateDataLength,
+                                                        CONST PVOID pPrivateData, ULONG PrivateDataLength,
                                                         NDK_FN_REQUEST_COMPLETION RequestCompletion,
                                                         PVOID RequestContext);
 typedef NTSTATUS (*NDK_FN_COMPLETE_CONNECT)(NDK_CONNECTOR *pNdkConnector,
@@ -703,20 +828,35 @@ typedef NTSTATUS (*NDK_FN_COMPLETE_CONNECT)(NDK_CONNECTOR *pNdkConnector,
                                             PVOID DisconnectEventContext, NDK_FN_REQUEST_COMPLETION RequestCompletion,
                                             PVOID RequestContext);
 typedef NTSTATUS (*NDK_FN_ACCEPT)(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp, ULONG InboundReadLimit,
-                                  ULONG OutboundReadLimit, const VOID *pPrivateData, ULONG PrivateDataLength,
+                                  ULONG OutboundReadLimit, CONST PVOID pPrivateData, ULONG PrivateDataLength,
                                   NDK_FN_DISCONNECT_EVENT_CALLBACK DisconnectEvent, PVOID DisconnectEventContext,
                                   NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext);
-typedef NTSTATUS (*NDK_FN_REJECT)(NDK_CONNECTOR *pNdkConnector, const VOID *pPrivateData, ULONG PrivateDataLength);
+typedef NTSTATUS (*NDK_FN_REJECT)(NDK_CONNECTOR *pNdkConnector, CONST PVOID pPrivateData, ULONG PrivateDataLength);
 typedef NTSTATUS (*NDK_FN_GET_CONNECTION_DATA)(NDK_CONNECTOR *pNdkConnector, ULONG *pInboundReadLimit,
-                                               ULONG *pOutboundReadLimit, VOID *pPrivateData,
+                                               ULONG *pOutboundReadLimit, PVOID pPrivateData,
                                                ULONG *pPrivateDataLength);
-typedef NTSTATUS (*NDK_FN_GET_PEER_ADDRESS)(NDK_CONNECTOR *pNdkConnector, SOCKADDR *pAddress, ULONG *pAddressLength);
+typedef NTSTATUS (*NDK_FN_GET_LOCAL_ADDRESS)(NDK_CONNECTOR *pNdkConnector, PSOCKADDR pAddress, ULONG *pAddressLength);
+typedef NTSTATUS (*NDK_FN_GET_PEER_ADDRESS)(NDK_CONNECTOR *pNdkConnector, PSOCKADDR pAddress, ULONG *pAddressLength);
 typedef NTSTATUS (*NDK_FN_DISCONNECT)(NDK_CONNECTOR *pNdkConnector, NDK_FN_REQUEST_COMPLETION RequestCompletion,
                                       PVOID RequestContext);
+/* Declared for source compatibility: no dispatch table holds it. */
+typedef NTSTATUS (*NDK_FN_DISCONNECT_EX)(NDK_CONNECTOR *pNdkConnector, BOOLEAN Abortive,
+                                         NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext);
+/* NDKPI 2.1: as NdkCompleteConnect and NdkAccept, with a DisconnectEvent that takes
+ * the provider's reason. */
+typedef NTSTATUS (*NDK_FN_COMPLETE_CONNECT_EX)(NDK_CONNECTOR *pNdkConnector,
+                                               NDK_FN_DISCONNECT_EVENT_CALLBACK_EX DisconnectEvent,
+                                               PVOID DisconnectEventContext,
+                                               NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext);
+typedef NTSTATUS (*NDK_FN_ACCEPT_EX)(NDK_CONNECTOR *pNdkConnector, NDK_QP *pNdkQp, ULONG InboundReadLimit,
+                                     ULONG OutboundReadLimit, CONST PVOID pPrivateData, ULONG PrivateDataLength,
+                                     NDK_FN_DISCONNECT_EVENT_CALLBACK_EX DisconnectEvent,
+                                     PVOID DisconnectEventContext, NDK_FN_REQUEST_COMPLETION RequestCompletion,
+                                     PVOID RequestContext);
 
 typedef struct _NDK_CONNECTOR_DISPATCH {
     NDK_FN_CLOSE_OBJECT NdkCloseConnector;
-    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_QUERY_EXTENSION_INTERFACE NdkQueryExtension;
     NDK_FN_CONNECT NdkConnect;
     NDK_FN_CONNECT_WITH_SHARED_ENDPOINT NdkConnectWithSharedEndpoint;
     NDK_FN_COMPLETE_CONNECT NdkCompleteConnect;
@@ -726,30 +866,51 @@ typedef struct _NDK_CONNECTOR_DISPATCH {
     NDK_FN_GET_LOCAL_ADDRESS NdkGetLocalAddress;
     NDK_FN_GET_PEER_ADDRESS NdkGetPeerAddress;
     NDK_FN_DISCONNECT NdkDisconnect;
+    NDK_FN_COMPLETE_CONNECT_EX NdkCompleteConnectEx;
+    NDK_FN_ACCEPT_EX NdkAcceptEx;
 } NDK_CONNECTOR_DISPATCH;
 
 struct _NDK_CONNECTOR {
     NDK_OBJECT_HEADER Header;
-    const NDK_CONNECTOR_DISPATCH *Dispatch;
+    CONST NDK_CONNECTOR_DISPATCH *Dispatch;
 };
 
 /* Listener. */
-typedef NTSTATUS (*NDK_FN_LISTEN)(NDK_LISTENER *pNdkListener, const SOCKADDR *pAddress, ULONG AddressLength,
-                                  NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext);
 typedef VOID (*NDK_FN_CONTROL_CONNECT_EVENTS)(NDK_LISTENER *pNdkListener, BOOLEAN Pause);
+typedef NTSTATUS (*NDK_FN_LISTEN)(NDK_LISTENER *pNdkListener, CONST PSOCKADDR pAddress, ULONG AddressLength,
+                                  NDK_FN_REQUEST_COMPLETION RequestCompletion, PVOID RequestContext);
+typedef NTSTATUS (*NDK_FN_GET_LISTENER_LOCAL_ADDRESS)(NDK_LISTENER *pNdkListener, PSOCKADDR pAddress,
+                                                      ULONG *pAddressLength);
 
 typedef struct _NDK_LISTENER_DISPATCH {
     NDK_FN_CLOSE_OBJECT NdkCloseListener;
-    NDK_FN_QUERY_EXTENSION NdkQueryExtension;
+    NDK_FN_QUERY_EXTENSION_INTERFACE NdkQueryExtension;
     NDK_FN_LISTEN NdkListen;
-    NDK_FN_GET_LOCAL_ADDRESS NdkGetLocalAddress;
+    NDK_FN_GET_LISTENER_LOCAL_ADDRESS NdkGetLocalAddress;
     NDK_FN_CONTROL_CONNECT_EVENTS NdkControlConnectEvents;
 } NDK_LISTENER_DISPATCH;
 
 struct _NDK_LISTENER {
     NDK_OBJECT_HEADER Header;
-    const NDK_LISTENER_DISPATCH *Dispatch;
+    CONST NDK_LISTENER_DISPATCH *Dispatch;
 };
+
+/* Every dispatch table is an array of entry points in ndkpi.h's order, and every object
+ * is its header then its table's address. */
+NDKPI_STATIC_ASSERT(sizeof(NDK_ADAPTER_DISPATCH) == 9 * sizeof(void *), "NDK_ADAPTER_DISPATCH");
+NDKPI_STATIC_ASSERT(sizeof(NDK_PD_DISPATCH) == 8 * sizeof(void *), "NDK_PD_DISPATCH");
+NDKPI_STATIC_ASSERT(sizeof(NDK_MR_DISPATCH) == 7 * sizeof(void *), "NDK_MR_DISPATCH");
+NDKPI_STATIC_ASSERT(sizeof(NDK_MW_DISPATCH) == 3 * sizeof(void *), "NDK_MW_DISPATCH");
+NDKPI_STATIC_ASSERT(sizeof(NDK_CQ_DISPATCH) == 7 * sizeof(void *), "NDK_CQ_DISPATCH");
+NDKPI_STATIC_ASSERT(sizeof(NDK_QP_DISPATCH) == 11 * sizeof(void *), "NDK_QP_DISPATCH");
+NDKPI_STATIC_ASSERT(sizeof(NDK_SRQ_DISPATCH) == 4 * sizeof(void *), "NDK_SRQ_DISPATCH");
+NDKPI_STATIC_ASSERT(sizeof(NDK_SHARED_ENDPOINT_DISPATCH) == 3 * sizeof(void *), "NDK_SHARED_ENDPOINT_DISPATCH");
+NDKPI_STATIC_ASSERT(sizeof(NDK_CONNECTOR_DISPATCH) == 13 * sizeof(void *), "NDK_CONNECTOR_DISPATCH");
+NDKPI_STATIC_ASSERT(offsetof(NDK_CONNECTOR_DISPATCH, NdkDisconnect) == 10 * sizeof(void *),
+                    "NDK_CONNECTOR_DISPATCH: the 2.1 entries follow NdkDisconnect");
+NDKPI_STATIC_ASSERT(sizeof(NDK_LISTENER_DISPATCH) == 5 * sizeof(void *), "NDK_LISTENER_DISPATCH");
+NDKPI_STATIC_ASSERT(sizeof(NDK_QP) == NDKPI_ILP32_LP64(28, 48), "an object: header and dispatch pointer");
+NDKPI_STATIC_ASSERT(offsetof(NDK_QP, Dispatch) == NDKPI_ILP32_LP64(24, 40), "an object's dispatch pointer");
 
 #ifdef __cplusplus
 }

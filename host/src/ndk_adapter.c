@@ -211,8 +211,8 @@ static NTSTATUS query_adapter_info(NDK_ADAPTER *a, NDK_ADAPTER_INFO *info, ULONG
     const struct nf_info *in = &ad->info;
     uint32_t reg_pages = in->mtt_entries < NDK_MAX_REGISTER_PAGES ? in->mtt_entries : NDK_MAX_REGISTER_PAGES;
     memset(info, 0, sizeof(*info));
-    info->Version.Major = NDK_VERSION_1_2_MAJOR;
-    info->Version.Minor = NDK_VERSION_1_2_MINOR;
+    info->Version.Major = NDKFPGA_NDK_VERSION_MAJOR;
+    info->Version.Minor = NDKFPGA_NDK_VERSION_MINOR;
     info->VendorId = NDK_VENDOR_ID;
     info->DeviceId = NDK_DEVICE_ID;
     info->MaxRegistrationSize = (SIZE_T)reg_pages * PAGE_SIZE;
@@ -238,19 +238,21 @@ static NTSTATUS query_adapter_info(NDK_ADAPTER *a, NDK_ADAPTER_INFO *info, ULONG
     info->MaxCallerData = NDK_MAX_CALLER_DATA;
     info->MaxCalleeData = NDK_MAX_CALLEE_DATA;
     info->AdapterFlags = NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED | NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED;
-    info->RdmaTechnology = NDK_Undefined;
+    info->RdmaTechnology = NdkUndefined;
     *size = sizeof(NDK_ADAPTER_INFO);
     return STATUS_SUCCESS;
 }
 
-static NTSTATUS create_shared_endpoint(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID ctx,
-                                       NDK_SHARED_ENDPOINT **out)
+/* No shared endpoints: refused before any argument is read or written. */
+static NTSTATUS create_shared_endpoint(NDK_ADAPTER *a, CONST PSOCKADDR addr, ULONG addr_len,
+                                       NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_SHARED_ENDPOINT **out)
 {
     (void)a;
+    (void)addr;
+    (void)addr_len;
     (void)cc;
     (void)ctx;
-    if (out)
-        *out = NULL;
+    (void)out;
     return STATUS_NOT_SUPPORTED;
 }
 

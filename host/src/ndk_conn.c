@@ -93,7 +93,7 @@ static struct ndk_connector *conn_of(NDK_CONNECTOR *c)
 static void queue_disconnect_event(struct ndk_connector *c)
 {
     if (c->disc_cb)
-        ndk_queue_event(c->core.ad, ndk_event_new(EV_DISCONNECT, (void (*)(void))c->disc_cb, c->disc_ctx,
+        ndk_queue_event(c->core.ad, ndk_event_new(c->disc_kind, c->disc_cb, c->disc_ctx,
                                                   STATUS_SUCCESS, NULL, &c->core));
 }
 
@@ -231,8 +231,8 @@ static void deliver_connect(struct ndk_listener *l, struct ndk_event *ev)
         ndk_queue_event(l->core.ad, ev);
 }
 
-static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, const SOCKADDR *src, ULONG src_len, const SOCKADDR *dest,
-                             ULONG dest_len, ULONG ird, ULONG ord, const VOID *pdata, ULONG pdata_len,
+static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, CONST PSOCKADDR src, ULONG src_len, CONST PSOCKADDR dest,
+                             ULONG dest_len, ULONG ird, ULONG ord, CONST PVOID pdata, ULONG pdata_len,
                              NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
 {
     if (!ndk_obj_ok(cn, NdkObjectTypeConnector) || !ndk_obj_ok(q, NdkObjectTypeQp) || !dest || (!pdata && pdata_len))
@@ -307,8 +307,8 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, const SOCKADDR *src, 
     return STATUS_PENDING;
 }
 
-static NTSTATUS conn_connect_shared(NDK_CONNECTOR *cn, NDK_QP *q, NDK_SHARED_ENDPOINT *se, const SOCKADDR *dest,
-                                    ULONG dest_len, ULONG ird, ULONG ord, const VOID *pdata, ULONG pdata_len,
+static NTSTATUS conn_connect_shared(NDK_CONNECTOR *cn, NDK_QP *q, NDK_SHARED_ENDPOINT *se, CONST PSOCKADDR dest,
+                                    ULONG dest_len, ULONG ird, ULONG ord, CONST PVOID pdata, ULONG pdata_len,
                                     NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
 {
     (void)cn;
@@ -325,9 +325,10 @@ static NTSTATUS conn_connect_shared(NDK_CONNECTOR *cn, NDK_QP *q, NDK_SHARED_END
     return STATUS_NOT_SUPPORTED; /* no shared endpoints */
 }
 
-static NTSTATUS conn_accept(NDK_CONNECTOR *cn, NDK_QP *q, ULONG ird, ULONG ord, const VOID *pdata, ULONG pdata_len,
-                            NDK_FN_DISCONNECT_EVENT_CALLBACK disc, PVOID disc_ctx, NDK_FN_REQUEST_COMPLETION rc,
-                            PVOID ctx)
+/* NdkAccept and NdkAcceptEx: disc is called as disc_kind says. */
+static NTSTATUS accept_common(NDK_CONNECTOR *cn, NDK_QP *q, ULONG ird, ULONG ord, const VOID *pdata, ULONG pdata_len,
+                              void (*disc)(void), int disc_kind, PVOID disc_ctx, NDK_FN_REQUEST_COMPLETION rc,
+                              PVOID ctx)
 {
     if (!ndk_obj_ok(cn, NdkObjectTypeConnector) || !ndk_obj_ok(q, NdkObjectTypeQp) || (!pdata && pdata_len) || ird > NDK_MAX_READ_LIMIT ||
         ord > NDK_MAX_READ_LIMIT)
@@ -352,6 +353,7 @@ static NTSTATUS conn_accept(NDK_CONNECTOR *cn, NDK_QP *q, ULONG ird, ULONG ord, 
     b->my_ird = ird;
     b->my_ord = ord;
     b->disc_cb = disc;
+    b->disc_kind = disc_kind;
     b->disc_ctx = disc_ctx;
     start_op(b, CONN_ACCEPTING, rc, ctx);
     a->peer_ird = ird;
@@ -364,6 +366,20 @@ static NTSTATUS conn_accept(NDK_CONNECTOR *cn, NDK_QP *q, ULONG ird, ULONG ord, 
     a->op_cb = NULL;
     pthread_mutex_unlock(&ad->lock);
     return STATUS_PENDING;
+}
+
+static NTSTATUS conn_accept(NDK_CONNECTOR *cn, NDK_QP *q, ULONG ird, ULONG ord, CONST PVOID pdata, ULONG pdata_len,
+                            NDK_FN_DISCONNECT_EVENT_CALLBACK disc, PVOID disc_ctx, NDK_FN_REQUEST_COMPLETION rc,
+                            PVOID ctx)
+{
+    return accept_common(cn, q, ird, ord, pdata, pdata_len, (void (*)(void))disc, EV_DISCONNECT, disc_ctx, rc, ctx);
+}
+
+static NTSTATUS conn_accept_ex(NDK_CONNECTOR *cn, NDK_QP *q, ULONG ird, ULONG ord, CONST PVOID pdata,
+                               ULONG pdata_len, NDK_FN_DISCONNECT_EVENT_CALLBACK_EX disc, PVOID disc_ctx,
+                               NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
+{
+    return accept_common(cn, q, ird, ord, pdata, pdata_len, (void (*)(void))disc, EV_DISCONNECT_EX, disc_ctx, rc, ctx);
 }
 
 /* QP_CONNECT / QP_DISCONNECT replies of one connection step. */
@@ -472,8 +488,9 @@ static struct ndk_connector *lock_conn(NDK_CONNECTOR *cn, int state, NTSTATUS wr
     return NULL;
 }
 
-static NTSTATUS conn_complete(NDK_CONNECTOR *cn, NDK_FN_DISCONNECT_EVENT_CALLBACK disc, PVOID disc_ctx,
-                              NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
+/* NdkCompleteConnect and NdkCompleteConnectEx: disc is called as disc_kind says. */
+static NTSTATUS complete_common(NDK_CONNECTOR *cn, void (*disc)(void), int disc_kind, PVOID disc_ctx,
+                                NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
 {
     NTSTATUS st;
     struct ndk_connector *a = lock_conn(cn, CONN_CONNECT_DONE, STATUS_INVALID_DEVICE_STATE, &st);
@@ -486,6 +503,7 @@ static NTSTATUS conn_complete(NDK_CONNECTOR *cn, NDK_FN_DISCONNECT_EVENT_CALLBAC
         return STATUS_CONNECTION_ABORTED;
     }
     a->disc_cb = disc;
+    a->disc_kind = disc_kind;
     a->disc_ctx = disc_ctx;
     start_op(a, CONN_COMPLETING, rc, ctx);
     const uint32_t msgs[2][2] = {{a->qp->qpn, b->qp->qpn}, {b->qp->qpn, a->qp->qpn}};
@@ -496,7 +514,19 @@ static NTSTATUS conn_complete(NDK_CONNECTOR *cn, NDK_FN_DISCONNECT_EVENT_CALLBAC
     return st;
 }
 
-static NTSTATUS conn_reject(NDK_CONNECTOR *cn, const VOID *pdata, ULONG pdata_len)
+static NTSTATUS conn_complete(NDK_CONNECTOR *cn, NDK_FN_DISCONNECT_EVENT_CALLBACK disc, PVOID disc_ctx,
+                              NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
+{
+    return complete_common(cn, (void (*)(void))disc, EV_DISCONNECT, disc_ctx, rc, ctx);
+}
+
+static NTSTATUS conn_complete_ex(NDK_CONNECTOR *cn, NDK_FN_DISCONNECT_EVENT_CALLBACK_EX disc, PVOID disc_ctx,
+                                 NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
+{
+    return complete_common(cn, (void (*)(void))disc, EV_DISCONNECT_EX, disc_ctx, rc, ctx);
+}
+
+static NTSTATUS conn_reject(NDK_CONNECTOR *cn, CONST PVOID pdata, ULONG pdata_len)
 {
     if (!ndk_obj_ok(cn, NdkObjectTypeConnector) || (!pdata && pdata_len))
         return STATUS_INVALID_PARAMETER;
@@ -548,12 +578,12 @@ static NTSTATUS conn_get_data(NDK_CONNECTOR *cn, ULONG *ird, ULONG *ord, VOID *p
     return st;
 }
 
-static NTSTATUS conn_local_addr(NDK_OBJECT_HEADER *obj, SOCKADDR *addr, ULONG *len)
+static NTSTATUS conn_local_addr(NDK_CONNECTOR *cn, PSOCKADDR addr, ULONG *len)
 {
-    return get_addr(obj, NdkObjectTypeConnector, 0, addr, len);
+    return get_addr(cn ? &cn->Header : NULL, NdkObjectTypeConnector, 0, addr, len);
 }
 
-static NTSTATUS conn_peer_addr(NDK_CONNECTOR *cn, SOCKADDR *addr, ULONG *len)
+static NTSTATUS conn_peer_addr(NDK_CONNECTOR *cn, PSOCKADDR addr, ULONG *len)
 {
     return get_addr(cn ? &cn->Header : NULL, NdkObjectTypeConnector, 1, addr, len);
 }
@@ -606,6 +636,8 @@ const NDK_CONNECTOR_DISPATCH ndk_conn_dispatch = {
     .NdkGetLocalAddress = conn_local_addr,
     .NdkGetPeerAddress = conn_peer_addr,
     .NdkDisconnect = conn_disconnect,
+    .NdkCompleteConnectEx = conn_complete_ex,
+    .NdkAcceptEx = conn_accept_ex,
 };
 
 /* ------------------------------------------------------------------------- */
@@ -686,7 +718,7 @@ NTSTATUS ndk_create_listener(NDK_ADAPTER *a, NDK_FN_CONNECT_EVENT_CALLBACK ev, P
     return st;
 }
 
-static NTSTATUS listener_listen(NDK_LISTENER *ln, const SOCKADDR *addr, ULONG addr_len, NDK_FN_REQUEST_COMPLETION rc,
+static NTSTATUS listener_listen(NDK_LISTENER *ln, CONST PSOCKADDR addr, ULONG addr_len, NDK_FN_REQUEST_COMPLETION rc,
                                 PVOID ctx)
 {
     (void)rc;
@@ -706,7 +738,7 @@ static NTSTATUS listener_listen(NDK_LISTENER *ln, const SOCKADDR *addr, ULONG ad
     for (struct ndk_listener *o = ad->listeners; o; o = o->next) {
         if (o->addr.ss_family == addr->sa_family && addr_matches(&o->addr, addr)) {
             pthread_mutex_unlock(&ad->lock);
-            return STATUS_ADDRESS_ALREADY_ASSOCIATED;
+            return STATUS_SHARING_VIOLATION; /* address and port in use (NdkListen's documentation) */
         }
     }
     memcpy(&l->addr, addr, alen);
@@ -718,9 +750,9 @@ static NTSTATUS listener_listen(NDK_LISTENER *ln, const SOCKADDR *addr, ULONG ad
     return STATUS_SUCCESS;
 }
 
-static NTSTATUS listener_local_addr(NDK_OBJECT_HEADER *obj, SOCKADDR *addr, ULONG *len)
+static NTSTATUS listener_local_addr(NDK_LISTENER *ln, PSOCKADDR addr, ULONG *len)
 {
-    return get_addr(obj, NdkObjectTypeListener, 0, addr, len);
+    return get_addr(ln ? &ln->Header : NULL, NdkObjectTypeListener, 0, addr, len);
 }
 
 static VOID listener_control(NDK_LISTENER *ln, BOOLEAN pause)

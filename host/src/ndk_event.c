@@ -39,6 +39,10 @@ static void run_event(struct ndk_event *ev)
         if (ev->fn)
             ((NDK_FN_DISCONNECT_EVENT_CALLBACK)ev->fn)(ev->ctx);
         break;
+    case EV_DISCONNECT_EX: /* this provider gives no disconnect reason: 0 */
+        if (ev->fn)
+            ((NDK_FN_DISCONNECT_EVENT_CALLBACK_EX)ev->fn)(ev->ctx, 0);
+        break;
     default:
         break;
     }

@@ -480,10 +480,8 @@ NTSTATUS ndk_hm_build_lam(NDK_ADAPTER *a, MDL *mdl, SIZE_T length, NDK_FN_REQUES
         return STATUS_INSUFFICIENT_RESOURCES;
     lam->AdapterContext = m;
     lam->AdapterPageCount = n;
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t addr = (uint64_t)m->pfn[i] << PAGE_SHIFT;
-        memcpy(&lam->AdapterPageArray[i], &addr, sizeof(addr));
-    }
+    for (uint32_t i = 0; i < n; i++)
+        lam->AdapterPageArray[i].QuadPart = (LONGLONG)((uint64_t)m->pfn[i] << PAGE_SHIFT);
     *lam_size = need;
     *fbo = BYTE_OFFSET(va);
     return STATUS_SUCCESS;
@@ -609,7 +607,7 @@ void ndk_hm_fast_register(struct ndk_mr *mr, const NDK_LOGICAL_ADDRESS *pages, U
         g->fbo = fbo;
         pthread_mutex_lock(&ad->hm_lock);
         for (ULONG i = 0; i < npages; i++) {
-            memcpy(&g->page[i], &pages[i], sizeof(uint64_t));
+            g->page[i] = (uint64_t)pages[i].QuadPart;
             g->rec[i] = host_of(ad, g->page[i]);
             shadowed |= g->rec[i] != 0;
         }
@@ -641,12 +639,12 @@ struct ndk_hm_io *ndk_hm_sge_io(struct ndk_adapter *ad, const NDK_SGE *sgl, ULON
     uint64_t off = 0;
     pthread_mutex_lock(&ad->hm_lock);
     for (ULONG i = 0; i < nsge; i++) {
-        uint64_t addr;
-        memcpy(&addr, &sgl[i], sizeof(addr)); /* VirtualAddress / LogicalAddress: the wire's 64 bits */
         if (sgl[i].MemoryRegionToken == NF_ADAPTER_PRIVILEGED_TOKEN) {
+            uint64_t addr = (uint64_t)sgl[i].LogicalAddress.QuadPart;
             struct page_src src = {addr & ~PAGE_MASK_LO, NULL, NULL};
             io_add_range(ad, io, &src, addr & PAGE_MASK_LO, sgl[i].Length, off);
         } else {
+            uint64_t addr = (uint64_t)(uintptr_t)sgl[i].VirtualAddress;
             const struct ndk_hm_region *g = region_of_token(ad, sgl[i].MemoryRegionToken);
             if (g && addr >= g->va)
                 io_add_region(ad, io, g, addr - g->va, sgl[i].Length, off);

@@ -74,6 +74,7 @@ enum ndk_ev_kind {
     EV_CQ_NOTIFY,   /* CqNotification(ctx, status) */
     EV_CONNECT,     /* ConnectEvent(ctx, connector) */
     EV_DISCONNECT,  /* DisconnectEvent(ctx) */
+    EV_DISCONNECT_EX, /* DisconnectEvent(ctx, reason 0): NdkCompleteConnectEx, NdkAcceptEx */
     EV_CQ_ERROR,    /* CqNotification(ctx, STATUS_BUFFER_OVERFLOW): once per CQ */
     EV_CALL,        /* the library's own work on the callback thread: fn(ctx) */
 };
@@ -286,7 +287,8 @@ struct ndk_connector {
     ULONG my_ird, my_ord;
     NDK_FN_REQUEST_COMPLETION op_cb;  /* connect / accept / complete / disconnect */
     void *op_ctx;
-    NDK_FN_DISCONNECT_EVENT_CALLBACK disc_cb;
+    void (*disc_cb)(void); /* the DisconnectEvent, called as disc_kind says */
+    int disc_kind;         /* EV_DISCONNECT or EV_DISCONNECT_EX */
     void *disc_ctx;
     int replies_left;
     uint32_t reply_status;
@@ -439,7 +441,7 @@ void ndk_queue_request_cb(struct ndk_adapter *ad, NDK_FN_REQUEST_COMPLETION fn, 
                           struct ndk_core *core);
 void ndk_queue_create_cb(struct ndk_adapter *ad, NDK_FN_CREATE_COMPLETION fn, void *ctx, NTSTATUS st,
                          NDK_OBJECT_HEADER *obj, struct ndk_core *core);
-NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *obj, const GUID *id, ULONG version, const VOID **iface);
+NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *obj, GUID *id, NDK_VERSION version, NDK_EXTENSION_INTERFACE *iface);
 
 /* ndk_event.c: the callback thread. start returns 0 when no thread could be made;
  * stop waits until everything queued has run. */
@@ -504,7 +506,7 @@ int ndk_user_range_ok(const struct ndk_adapter *ad, uint64_t addr, uint64_t len)
 int ndk_page_allocated(const struct ndk_adapter *ad, PFN_NUMBER pfn);
 /* Pages of a virtually contiguous MDL chain range: fills pages (adapter addresses)
  * if not NULL. Returns the page count, or 0 with *st set. */
-uint32_t ndk_mdl_pages(struct ndk_adapter *ad, const MDL *mdl, SIZE_T length, NDK_LOGICAL_ADDRESS *pages,
+uint32_t ndk_mdl_pages(struct ndk_adapter *ad, const MDL *mdl, SIZE_T length, uint64_t *pages,
                        uint32_t cap, ULONG *fbo, NTSTATUS *st);
 NTSTATUS ndk_build_lam(NDK_ADAPTER *a, MDL *mdl, SIZE_T length, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx,
                        NDK_LOGICAL_ADDRESS_MAPPING *lam, ULONG *lam_size, ULONG *fbo);

@@ -43,7 +43,7 @@ static int mdl_in_own_buffer(struct ndk_adapter *ad, const MDL *m)
     return ok;
 }
 
-uint32_t ndk_mdl_pages(struct ndk_adapter *ad, const MDL *mdl, SIZE_T length, NDK_LOGICAL_ADDRESS *pages,
+uint32_t ndk_mdl_pages(struct ndk_adapter *ad, const MDL *mdl, SIZE_T length, uint64_t *pages,
                        uint32_t cap, ULONG *fbo, NTSTATUS *st)
 {
     *st = STATUS_INVALID_PARAMETER;
@@ -106,7 +106,7 @@ NTSTATUS ndk_build_lam(NDK_ADAPTER *a, MDL *mdl, SIZE_T length, NDK_FN_REQUEST_C
     /* The chain's page count first (without a page array only single-MDL
      * continuation checks are skipped, so count with a scratch array). */
     uint32_t cap = ad->npages;
-    NDK_LOGICAL_ADDRESS *tmp = malloc((size_t)cap * sizeof(*tmp));
+    uint64_t *tmp = malloc((size_t)cap * sizeof(*tmp));
     if (!tmp)
         return STATUS_INSUFFICIENT_RESOURCES;
     ULONG f = 0;
@@ -123,7 +123,8 @@ NTSTATUS ndk_build_lam(NDK_ADAPTER *a, MDL *mdl, SIZE_T length, NDK_FN_REQUEST_C
     }
     lam->AdapterContext = ad;
     lam->AdapterPageCount = n;
-    memcpy(lam->AdapterPageArray, tmp, (size_t)n * sizeof(*tmp));
+    for (uint32_t i = 0; i < n; i++)
+        lam->AdapterPageArray[i].QuadPart = (LONGLONG)tmp[i];
     free(tmp);
     *lam_size = need;
     *fbo = f;

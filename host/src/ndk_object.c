@@ -113,8 +113,8 @@ void ndk_core_init(struct ndk_adapter *ad, struct ndk_core *c, NDK_OBJECT_HEADER
     c->parents[1] = p1;
     c->parents[2] = p2;
     memset(hdr, 0, sizeof(*hdr));
-    hdr->Version.Major = NDK_VERSION_1_2_MAJOR;
-    hdr->Version.Minor = NDK_VERSION_1_2_MINOR;
+    hdr->Version.Major = NDKFPGA_NDK_VERSION_MAJOR;
+    hdr->Version.Minor = NDKFPGA_NDK_VERSION_MINOR;
     hdr->ObjectType = type;
 }
 
@@ -287,13 +287,13 @@ void ndk_core_teardown(struct ndk_core *c)
         c->type->teardown(c);
 }
 
-NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *obj, const GUID *id, ULONG version, const VOID **iface)
+/* No extension interfaces: refused before any argument is read or written. */
+NTSTATUS ndk_query_extension(NDK_OBJECT_HEADER *obj, GUID *id, NDK_VERSION version, NDK_EXTENSION_INTERFACE *iface)
 {
     (void)obj;
     (void)id;
     (void)version;
-    if (iface)
-        *iface = NULL;
+    (void)iface;
     return STATUS_NOT_SUPPORTED;
 }
 

@@ -66,12 +66,12 @@ static NTSTATUS pd_create_srq(NDK_PD *pd, ULONG depth, ULONG sge, ULONG threshol
 }
 
 // cppcheck-suppress constParameter ; the signature is NDK_FN_GET_PRIVILEGED_MEMORY_REGION_TOKEN
-static NTSTATUS pd_privileged_token(NDK_PD *pd, UINT32 *token)
+/* NdkGetPrivilegedMemoryRegionToken returns nothing: a handle that is not a live PD
+ * leaves *token as it was. */
+static VOID pd_privileged_token(NDK_PD *pd, UINT32 *token)
 {
-    if (!ndk_obj_ok(pd, NdkObjectTypePd) || !token)
-        return STATUS_INVALID_PARAMETER;
-    *token = NF_ADAPTER_PRIVILEGED_TOKEN;
-    return STATUS_SUCCESS;
+    if (token && ndk_obj_ok(pd, NdkObjectTypePd))
+        *token = NF_ADAPTER_PRIVILEGED_TOKEN;
 }
 
 const NDK_PD_DISPATCH ndk_pd_dispatch = {
@@ -299,12 +299,11 @@ static NTSTATUS mr_register(NDK_MR *m, MDL *mdl, SIZE_T length, ULONG flags, NDK
     uint8_t *msg = malloc(NF_LINK_MAX_PAYLOAD);
     if (!msg)
         return STATUS_INSUFFICIENT_RESOURCES;
-    NDK_LOGICAL_ADDRESS *pages =
-        (NDK_LOGICAL_ADDRESS *)(void *)(msg + NF_MSG_HDR_SIZE + NF_MR_REGISTER_REQ_SIZE);
+    uint64_t *pages = (uint64_t *)(void *)(msg + NF_MSG_HDR_SIZE + NF_MR_REGISTER_REQ_SIZE);
     NTSTATUS st;
     ULONG fbo = 0;
     struct ndk_hm_region *hreg = NULL;
-    uint32_t n = ndk_hm_is_host_mdl(mdl) ? ndk_hm_register_pages(ad, mdl, length, (uint64_t *)pages, cap, &fbo, &st, &hreg)
+    uint32_t n = ndk_hm_is_host_mdl(mdl) ? ndk_hm_register_pages(ad, mdl, length, pages, cap, &fbo, &st, &hreg)
                                          : ndk_mdl_pages(ad, mdl, length, pages, cap, &fbo, &st);
     if (n > 0) {
         struct nf_mr_register_req q;

@@ -9,6 +9,7 @@
 _Static_assert(sizeof(NDK_SGE) == NF_SGE_SIZE, "NDK_SGE is the wire SGE");
 _Static_assert(offsetof(NDK_SGE, Length) == NF_SGE_LEN_OFF, "NDK_SGE.Length");
 _Static_assert(offsetof(NDK_SGE, MemoryRegionToken) == NF_SGE_TOKEN_OFF, "NDK_SGE.MemoryRegionToken");
+/* The page array goes to the adapter as it is: each entry a 64-bit address. */
 _Static_assert(sizeof(NDK_LOGICAL_ADDRESS) == 8, "page list entries are 64-bit");
 
 
@@ -273,7 +274,7 @@ static NTSTATUS qp_fast_register(NDK_QP *q, PVOID ctx, NDK_MR *m, ULONG npages, 
     const struct ndk_adapter *ad = qp->core.ad;
     const uint64_t lo = ad->info.user_base, hi = ad->info.mem_bytes;
     for (ULONG i = 0; i < npages; i++) {
-        uint64_t p = pages[i];
+        uint64_t p = (uint64_t)pages[i].QuadPart;
         if ((p & (PAGE_SIZE - 1)) || p < lo || p >= hi)
             return refuse(qp, STATUS_INVALID_PARAMETER);
     }
@@ -357,7 +358,7 @@ static NTSTATUS gather(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, ULO
     for (ULONG i = 0; i < nsge; i++) {
         total += sgl[i].Length;
         if (sgl[i].MemoryRegionToken == NF_ADAPTER_PRIVILEGED_TOKEN &&
-            !ndk_user_range_ok(ad, sgl[i].LogicalAddress, sgl[i].Length))
+            !ndk_user_range_ok(ad, (uint64_t)sgl[i].LogicalAddress.QuadPart, sgl[i].Length))
             return refuse(qp, STATUS_INVALID_PARAMETER);
     }
     if (total > ad->info.mem_bytes - ad->info.user_base)

@@ -136,6 +136,7 @@
 `define NF_STATUS_ACCESS_DENIED 32'hC0000022  // host: no permission to open the board's USB device (install tools/99-ndkfpga.rules)
 `define NF_STATUS_BUFFER_TOO_SMALL 32'hC0000023
 `define NF_STATUS_INVALID_PARAMETER_MIX 32'hC0000030
+`define NF_STATUS_SHARING_VIOLATION 32'hC0000043  // host: NdkListen on an address and port another listener of this adapter holds
 `define NF_STATUS_INSUFFICIENT_RESOURCES 32'hC000009A
 `define NF_STATUS_DEVICE_NOT_CONNECTED 32'hC000009D  // host: the simulator or board went away (died at start, socket closed)
 `define NF_STATUS_IO_TIMEOUT 32'hC00000B5  // host: peer silent past the link deadline
@@ -151,7 +152,7 @@
 `define NF_STATUS_NETWORK_UNREACHABLE 32'hC000023C  // host: no transport for the device string
 `define NF_STATUS_CONNECTION_ABORTED 32'hC0000241
 `define NF_STATUS_IMPLEMENTATION_LIMIT 32'hC000042B
-`define NF_STATUS_ADDRESS_ALREADY_ASSOCIATED 32'hC0000328
+`define NF_STATUS_ADDRESS_ALREADY_ASSOCIATED 32'hC0000238
 
 // MPT_STATE: key-table entry state (MPT_W0.STATE)
 `define NF_MPT_STATE_FREE 0  // not allocated; every check refuses NOT_VALID

@@ -39,7 +39,7 @@ int main(int argc, char **argv)
         st = NdkFpgaAllocateBuffer(s.adapter, PAGE_SIZE, &buf);
     UINT32 privileged = 0;
     if (st == STATUS_SUCCESS)
-        st = s.pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(s.pd, &privileged);
+        s.pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(s.pd, &privileged);
     if (st != STATUS_SUCCESS) {
         code = cli_fail(&c, s.adapter, "setup", st);
         cli_session_close(&s);
@@ -54,7 +54,7 @@ int main(int argc, char **argv)
         st = cli_next_result(s.cq, &inv, NULL);
     NDK_SGE sge;
     memset(&sge, 0, sizeof(sge));
-    sge.LogicalAddress = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(buf)[0] << PAGE_SHIFT;
+    sge.LogicalAddress.QuadPart = (LONGLONG)MmGetMdlPfnArray(buf)[0] << PAGE_SHIFT;
     sge.Length = 8;
     sge.MemoryRegionToken = privileged;
     if (st == STATUS_SUCCESS)

@@ -39,13 +39,13 @@ int main(void)
     a.sin_family = AF_INET;
     a.sin_port = htons(1);
     ad->Dispatch->NdkCreateListener(ad, on_connect, NULL, NULL, NULL, &l);
-    l->Dispatch->NdkListen(l, (const SOCKADDR *)&a, sizeof(a), NULL, NULL);
+    l->Dispatch->NdkListen(l, (PSOCKADDR)&a, sizeof(a), NULL, NULL);
     ad->Dispatch->NdkCreateConnector(ad, NULL, NULL, &ca);
     struct waiter w1, w2, w3;
     w_init(&w1);
     w_init(&w2);
     w_init(&w3);
-    NTSTATUS st = ASYNC(&w1, ca->Dispatch->NdkConnect(ca, qa, (const SOCKADDR *)&a, sizeof(a), (const SOCKADDR *)&a,
+    NTSTATUS st = ASYNC(&w1, ca->Dispatch->NdkConnect(ca, qa, (PSOCKADDR)&a, sizeof(a), (PSOCKADDR)&a,
                                                       sizeof(a), 0, 0, NULL, 0, req_cb, &w1));
     while (!__atomic_load_n(&incoming, __ATOMIC_SEQ_CST))
         sleep_ms(1);
@@ -56,7 +56,7 @@ int main(void)
         return 1;
     MDL *buf;
     NdkFpgaAllocateBuffer(ad, PAGE_SIZE, &buf);
-    NDK_LOGICAL_ADDRESS page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(buf)[0] << PAGE_SHIFT;
+    NDK_LOGICAL_ADDRESS page = {.QuadPart = (LONGLONG)MmGetMdlPfnArray(buf)[0] << PAGE_SHIFT};
     PVOID va = (PVOID)(uintptr_t)0x10000;
     int bad = 0;
     for (int b = 0; b < BATCHES; b++) {

@@ -235,8 +235,8 @@ static int connect_pair(NDK_PD *p, struct pair *pr)
     w_init(&wa);
     w_init(&wcc);
     uint8_t pdata[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    st = ASYNC(&wc, pr->ca->Dispatch->NdkConnect(pr->ca, pr->qa, (const SOCKADDR *)&src, sizeof(src),
-                                                  (const SOCKADDR *)&dst, sizeof(dst), 1, 1, pdata, sizeof(pdata),
+    st = ASYNC(&wc, pr->ca->Dispatch->NdkConnect(pr->ca, pr->qa, (PSOCKADDR)&src, sizeof(src),
+                                                  (PSOCKADDR)&dst, sizeof(dst), 1, 1, pdata, sizeof(pdata),
                                                   req_cb, &wc));
     if (st != STATUS_PENDING) {
         printf("# NdkConnect: %s\n", NdkFpgaStatusName(st));
@@ -344,7 +344,7 @@ static void test_adapter_info(void)
     size = sizeof(info);
     st = ad->Dispatch->NdkQueryAdapterInfo(ad, &info, &size);
     expect(st, STATUS_SUCCESS, "NdkQueryAdapterInfo");
-    tap_ok(info.Version.Major == 1 && info.Version.Minor == 2, "NDK version 1.2");
+    tap_ok(info.Version.Major == NDKFPGA_NDK_VERSION_MAJOR && info.Version.Minor == NDKFPGA_NDK_VERSION_MINOR, "NDK version 2.1");
     tap_ok(info.FRMRPageCount >= 16, "FRMRPageCount >= 16 (%u)", (unsigned)info.FRMRPageCount);
     tap_ok((info.AdapterFlags & NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED) &&
                (info.AdapterFlags & NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED) &&
@@ -367,8 +367,11 @@ static void test_create_limits(void)
     expect(cq->Dispatch->NdkControlCqInterruptModeration(cq, 10, 10), STATUS_NOT_SUPPORTED,
            "NdkControlCqInterruptModeration: NOT_SUPPORTED");
     NDK_SHARED_ENDPOINT *se = NULL;
-    expect(ad->Dispatch->NdkCreateSharedEndpoint(ad, create_cb, NULL, &se), STATUS_NOT_SUPPORTED,
-           "NdkCreateSharedEndpoint: NOT_SUPPORTED");
+    struct sockaddr_in se_addr = {0};
+    se_addr.sin_family = AF_INET;
+    expect(ad->Dispatch->NdkCreateSharedEndpoint(ad, (PSOCKADDR)&se_addr, sizeof(se_addr), create_cb, NULL, &se),
+           STATUS_NOT_SUPPORTED, "NdkCreateSharedEndpoint: NOT_SUPPORTED");
+    tap_ok(se == NULL, "a refused NdkCreateSharedEndpoint leaves its output as it was");
     NDK_QP *qp = NULL;
     expect(pd->Dispatch->NdkCreateQp(pd, cq, cq, NULL, 0, info.MaxInitiatorQueueDepth + 1, 0, 1, 0, create_cb, NULL,
                                      &qp),
@@ -377,9 +380,8 @@ static void test_create_limits(void)
                                      &qp),
            STATUS_INVALID_PARAMETER, "NdkCreateQp SGE count above the maximum: INVALID_PARAMETER");
     UINT32 tok = 0;
-    expect(pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(pd, &tok), STATUS_SUCCESS,
-           "NdkGetPrivilegedMemoryRegionToken");
-    tap_ok(tok == 0xFFFFFFFFu, "privileged token is NF_ADAPTER_PRIVILEGED_TOKEN");
+    pd->Dispatch->NdkGetPrivilegedMemoryRegionToken(pd, &tok);
+    tap_ok(tok == 0xFFFFFFFFu, "NdkGetPrivilegedMemoryRegionToken: NF_ADAPTER_PRIVILEGED_TOKEN");
 }
 
 static void test_registration(void)
@@ -460,7 +462,7 @@ static void test_unconnected(void)
     }
     struct buf b;
     new_buf(&b, PAGE_SIZE, 0, (ULONG)-1);
-    NDK_LOGICAL_ADDRESS page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(b.mdl)[0] << PAGE_SHIFT;
+    NDK_LOGICAL_ADDRESS page = {.QuadPart = (LONGLONG)MmGetMdlPfnArray(b.mdl)[0] << PAGE_SHIFT};
     NDK_SGE sge = {{.VirtualAddress = va_of(&b, 0)}, 16, 0xFFFFFFFFu};
     expect(qp->Dispatch->NdkFastRegister(qp, NULL, fast, 1, &page, 0, PAGE_SIZE, va_of(&b, 0), 0),
            STATUS_CONNECTION_INVALID, "NdkFastRegister on an unconnected QP: CONNECTION_INVALID");
@@ -508,11 +510,11 @@ static void test_fast_register_rules(void)
         tap_ok(0, "buffers for the data tests");
         return;
     }
-    NDK_LOGICAL_ADDRESS pages[4] = {0, 0, 0, 0};
+    NDK_LOGICAL_ADDRESS pages[4] = {{.QuadPart = 0}, {.QuadPart = 0}, {.QuadPart = 0}, {.QuadPart = 0}};
     for (ULONG i = 0; i < np; i++)
-        pages[i] = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(tgt.mdl)[i] << PAGE_SHIFT;
+        pages[i].QuadPart = (LONGLONG)MmGetMdlPfnArray(tgt.mdl)[i] << PAGE_SHIFT;
     pages[np] = pages[0];
-    tap_ok(pages[1] != pages[0] + PAGE_SIZE, "target pages are not contiguous in adapter memory");
+    tap_ok(pages[1].QuadPart != pages[0].QuadPart + PAGE_SIZE, "target pages are not contiguous in adapter memory");
     NDK_MR *fr = new_mr(pd, 1), *fr_local = new_mr(pd, 1), *normal = new_mr(pd, 0);
     if (!fr || !fr_local || !normal || init_fast(fr, np, TRUE) != STATUS_SUCCESS ||
         init_fast(fr_local, np, FALSE) != STATUS_SUCCESS) {
@@ -530,7 +532,7 @@ static void test_fast_register_rules(void)
            STATUS_ACCESS_VIOLATION, "NdkFastRegister remote write on an MR without RemoteAccess: ACCESS_VIOLATION");
     expect(qp->Dispatch->NdkFastRegister(qp, NULL, fr_local, np, pages, fbo, len, va, NDK_OP_FLAG_ALLOW_REMOTE_READ),
            STATUS_ACCESS_VIOLATION, "NdkFastRegister remote read on an MR without RemoteAccess: ACCESS_VIOLATION");
-    NDK_LOGICAL_ADDRESS bad[4] = {pages[0] + 8, pages[1], pages[2], pages[3]};
+    NDK_LOGICAL_ADDRESS bad[4] = {{.QuadPart = pages[0].QuadPart + 8}, pages[1], pages[2], pages[3]};
     expect(qp->Dispatch->NdkFastRegister(qp, NULL, fr, np, bad, fbo, len, va, 0), STATUS_INVALID_PARAMETER,
            "NdkFastRegister misaligned page address: INVALID_PARAMETER");
     expect(qp->Dispatch->NdkFastRegister(qp, NULL, fr, np, pages, fbo, len, va + 1, 0), STATUS_INVALID_PARAMETER,
@@ -767,7 +769,7 @@ static void test_async(void)
     NDK_QP *qp = pr.qa;
     struct buf tgt;
     new_buf(&tgt, PAGE_SIZE, 0, (ULONG)-1);
-    NDK_LOGICAL_ADDRESS page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(tgt.mdl)[0] << PAGE_SHIFT;
+    NDK_LOGICAL_ADDRESS page = {.QuadPart = (LONGLONG)MmGetMdlPfnArray(tgt.mdl)[0] << PAGE_SHIFT};
     NDK_MR *fr = new_mr(pd, 1);
     if (!fr || init_fast(fr, 1, TRUE) != STATUS_SUCCESS) {
         tap_ok(0, "fast MR for the asynchronous tests");
@@ -961,7 +963,7 @@ static void test_flush(void)
     uint8_t init[64];
     fill(init, sizeof(init), 500);
     for (int i = 0; i < 2; i++) {
-        page[i] = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(tgt[i].mdl)[0] << PAGE_SHIFT;
+        page[i].QuadPart = (LONGLONG)MmGetMdlPfnArray(tgt[i].mdl)[0] << PAGE_SHIFT;
         NdkFpgaWriteBuffer(ad, tgt[i].mdl, 0, init, sizeof(init));
     }
 
@@ -1080,14 +1082,14 @@ static void test_connection_rules(void)
     struct sockaddr_in nowhere = loopback_addr(9), dst = loopback_addr(LISTEN_PORT), src = loopback_addr(30000);
     struct waiter w;
     w_init(&w);
-    st = ASYNC(&w, ca->Dispatch->NdkConnect(ca, qa, (const SOCKADDR *)&src, sizeof(src), (const SOCKADDR *)&nowhere,
+    st = ASYNC(&w, ca->Dispatch->NdkConnect(ca, qa, (PSOCKADDR)&src, sizeof(src), (PSOCKADDR)&nowhere,
                                             sizeof(nowhere), 0, 0, NULL, 0, req_cb, &w));
     expect(w_wait(&w, st), STATUS_CONNECTION_REFUSED, "connect to an address nobody listens on: CONNECTION_REFUSED");
     close_obj(&ca->Header);
     ad->Dispatch->NdkCreateConnector(ad, create_cb, NULL, &ca);
     uint8_t pdata[5] = {9, 8, 7, 6, 5};
-    NTSTATUS cst = ASYNC(&w, ca->Dispatch->NdkConnect(ca, qa, (const SOCKADDR *)&src, sizeof(src),
-                                                      (const SOCKADDR *)&dst, sizeof(dst), 2, 3, pdata, sizeof(pdata),
+    NTSTATUS cst = ASYNC(&w, ca->Dispatch->NdkConnect(ca, qa, (PSOCKADDR)&src, sizeof(src),
+                                                      (PSOCKADDR)&dst, sizeof(dst), 2, 3, pdata, sizeof(pdata),
                                                       req_cb, &w));
     NDK_CONNECTOR *in = wait_incoming();
     if (tap_ok(in != NULL, "connect event delivered")) {
@@ -1104,7 +1106,7 @@ static void test_connection_rules(void)
         st = in->Dispatch->NdkGetPeerAddress(in, (SOCKADDR *)&peer, &alen);
         tap_ok(st == STATUS_SUCCESS && peer.sin_port == src.sin_port, "NdkGetPeerAddress: the caller's address");
         alen = sizeof(peer);
-        st = in->Dispatch->NdkGetLocalAddress(&in->Header, (SOCKADDR *)&peer, &alen);
+        st = in->Dispatch->NdkGetLocalAddress(in, (PSOCKADDR)&peer, &alen);
         tap_ok(st == STATUS_SUCCESS && peer.sin_port == dst.sin_port, "NdkGetLocalAddress: the listened address");
         expect(in->Dispatch->NdkReject(in, NULL, 0), STATUS_SUCCESS, "NdkReject");
         expect(w_wait(&w, cst), STATUS_CONNECTION_REFUSED,
@@ -1184,7 +1186,7 @@ static int priv_open(struct priv *p, ULONG cq_depth, NDK_FN_CQ_NOTIFICATION_CALL
     struct sockaddr_in any = loopback_addr(LISTEN_PORT);
     any.sin_addr.s_addr = htonl(INADDR_ANY);
     if (!p->cq || !p->pd || !p->l ||
-        p->l->Dispatch->NdkListen(p->l, (const SOCKADDR *)&any, sizeof(any), NULL, NULL) != STATUS_SUCCESS)
+        p->l->Dispatch->NdkListen(p->l, (PSOCKADDR)&any, sizeof(any), NULL, NULL) != STATUS_SUCCESS)
         printf("# private adapter: CQ, PD or listener failed\n");
     return p->cq && p->pd && p->l;
 }
@@ -1230,7 +1232,7 @@ static int fr_setup(struct priv *p)
     p->fr = new_mr(p->pd, 1);
     if (!p->fr || init_fast(p->fr, 1, TRUE) != STATUS_SUCCESS || NdkFpgaAllocateBuffer(ad, PAGE_SIZE, &b) != STATUS_SUCCESS)
         return 0;
-    p->page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(b)[0] << PAGE_SHIFT;
+    p->page.QuadPart = (LONGLONG)MmGetMdlPfnArray(b)[0] << PAGE_SHIFT;
     return 1;
 }
 
@@ -2058,7 +2060,7 @@ static void sr_failures(const struct buf *b)
 static NDK_MR *sr_fast_mr(NDK_PD *p, NDK_QP *q, const struct buf *tgt, UINT64 va)
 {
     NDK_MR *mr = new_mr(p, 1);
-    NDK_LOGICAL_ADDRESS page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(tgt->mdl)[0] << PAGE_SHIFT;
+    NDK_LOGICAL_ADDRESS page = {.QuadPart = (LONGLONG)MmGetMdlPfnArray(tgt->mdl)[0] << PAGE_SHIFT};
     if (!mr || init_fast(mr, 1, TRUE) != STATUS_SUCCESS ||
         q->Dispatch->NdkFastRegister(q, (PVOID)0x650, mr, 1, &page, 0, PAGE_SIZE, (PVOID)(uintptr_t)va,
                                      NDK_OP_FLAG_ALLOW_REMOTE_WRITE) != STATUS_SUCCESS ||
@@ -2332,7 +2334,7 @@ static void mw_bind_rules(NDK_MR *rw, NDK_MW *mw, struct buf *tgt, UINT64 base)
 static void mw_in_fast_mr(struct buf *src, struct buf *tgt)
 {
     const UINT64 va = 0x7d0000000000ull;
-    NDK_LOGICAL_ADDRESS page = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(tgt->mdl)[0] << PAGE_SHIFT;
+    NDK_LOGICAL_ADDRESS page = {.QuadPart = (LONGLONG)MmGetMdlPfnArray(tgt->mdl)[0] << PAGE_SHIFT};
     const ULONG fw = NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_ALLOW_REMOTE_READ;
     struct pair pr;
     NDK_MR *fr = new_mr(pd, 1);
@@ -2472,7 +2474,7 @@ int main(void)
     any.sin_family = AF_INET;
     any.sin_port = htons(LISTEN_PORT);
     if (st == STATUS_SUCCESS)
-        st = listener->Dispatch->NdkListen(listener, (const SOCKADDR *)&any, sizeof(any), req_cb, NULL);
+        st = listener->Dispatch->NdkListen(listener, (PSOCKADDR)&any, sizeof(any), req_cb, NULL);
     expect(st, STATUS_SUCCESS, "NdkCreateListener + NdkListen");
     if (!cq || !pd || !pd2 || st != STATUS_SUCCESS) {
         NdkFpgaCloseAdapter(ad);
@@ -2481,8 +2483,8 @@ int main(void)
     NDK_LISTENER *l2 = NULL;
     ad->Dispatch->NdkCreateListener(ad, on_connect_event, NULL, create_cb, NULL, &l2);
     if (l2) {
-        expect(l2->Dispatch->NdkListen(l2, (const SOCKADDR *)&any, sizeof(any), req_cb, NULL),
-               STATUS_ADDRESS_ALREADY_ASSOCIATED, "second listener on the same address: ADDRESS_ALREADY_ASSOCIATED");
+        expect(l2->Dispatch->NdkListen(l2, (PSOCKADDR)&any, sizeof(any), req_cb, NULL),
+               STATUS_SHARING_VIOLATION, "second listener on the same address and port: SHARING_VIOLATION");
         close_obj(&l2->Header);
     }
 

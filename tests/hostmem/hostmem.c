@@ -322,11 +322,8 @@ static void fast_register(struct fixture *f)
 static NDK_SGE lam_sge(const NDK_LOGICAL_ADDRESS_MAPPING *lam, UINT32 token, size_t off, ULONG len)
 {
     NDK_SGE sge;
-    uint64_t page, addr;
-    memcpy(&page, &lam->AdapterPageArray[off / PAGE_SIZE], sizeof(page));
-    addr = page + off % PAGE_SIZE;
     memset(&sge, 0, sizeof(sge));
-    memcpy(&sge, &addr, sizeof(addr)); /* LogicalAddress */
+    sge.LogicalAddress.QuadPart = lam->AdapterPageArray[off / PAGE_SIZE].QuadPart + (LONGLONG)(off % PAGE_SIZE);
     sge.Length = len;
     sge.MemoryRegionToken = token;
     return sge;

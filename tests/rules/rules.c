@@ -432,7 +432,7 @@ static NTSTATUS r_fr_page_misaligned(struct env *e)
     NDK_MR *mr = qp ? fast_mr(e, e->pd, 1, TRUE) : NULL;
     if (!mr)
         return SETUP_FAILED;
-    NDK_LOGICAL_ADDRESS bad = e->page[0] + 8;
+    NDK_LOGICAL_ADDRESS bad = {.QuadPart = e->page[0].QuadPart + 8};
     return observe(e, qp->Dispatch->NdkFastRegister(qp, e, mr, 1, &bad, 0, 64, (PVOID)(uintptr_t)0x10000, 0));
 }
 
@@ -1205,6 +1205,21 @@ static NTSTATUS r_mw_send_inv(struct env *e)
     return observe(e, rdma_post(e, e->rpr.qb, 1, tgt_va(e) + MW_OFF, mw_token(mw), 8, 0));
 }
 
+/* A second listener on the address and port the session's listener holds (any
+ * address, e->s.port). */
+static NTSTATUS r_listen_in_use(struct env *e)
+{
+    NDK_LISTENER *l = NULL;
+    NTSTATUS st = e->s.ad->Dispatch->NdkCreateListener(e->s.ad, consumer_connect_event, NULL, NULL, NULL, &l);
+    if (st != STATUS_SUCCESS)
+        return setup_failed(e, "NdkCreateListener", st);
+    made(e, &l->Header);
+    struct sockaddr_in any = loopback_addr(e->s.port);
+    any.sin_addr.s_addr = htonl(INADDR_ANY);
+    struct consumer_call k = {0, 0, NULL};
+    return request(e, &k, l->Dispatch->NdkListen(l, (PSOCKADDR)&any, sizeof(any), consumer_call_done, &k));
+}
+
 struct rule {
     const char *name;
     const char *fact; /* the NDK_FACTS.md sentence (or this provider's documented choice) */
@@ -1549,6 +1564,10 @@ static const struct rule rules[] = {
     {"mw-send-inv",
      "SendAndInvalidate naming a bound window: the peer's adapter invalidated it; a write through it -> ACCESS_VIOLATION",
      r_mw_send_inv, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
+    /* Connections */
+    {"listen-in-use",
+     "NdkListen statuses: SHARING_VIOLATION (address and port in use)",
+     r_listen_in_use, STATUS_SHARING_VIOLATION, HOST, NULL},
 };
 #define NRULES (sizeof(rules) / sizeof(rules[0]))
 
@@ -1585,7 +1604,7 @@ static int env_open(struct env *e, const char *dev, uint16_t port)
     if (!tap_ok(st == STATUS_SUCCESS, "%s: CQ, PDs, listener, buffers (%s)", dev, NdkFpgaStatusName(st)))
         return 0;
     for (int i = 0; i < 2; i++)
-        e->page[i] = (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(e->tgt)[i] << PAGE_SHIFT;
+        e->page[i].QuadPart = (LONGLONG)MmGetMdlPfnArray(e->tgt)[i] << PAGE_SHIFT;
     return 1;
 }
 

@@ -198,8 +198,8 @@ void case_foreign_handles(void)
               STATUS_INVALID_PARAMETER, w, 3, "NdkFastRegister on A's QP of B's MR");
     expect_st(st_post_inv(pr.qa, CTX(0xa2, 2), frb, 0), STATUS_INVALID_PARAMETER, w, 3,
               "NdkInvalidate on A's QP of B's MR");
-    NDK_LOGICAL_ADDRESS far[2] = {(NDK_LOGICAL_ADDRESS)beyond[0] << PAGE_SHIFT,
-                                  (NDK_LOGICAL_ADDRESS)beyond[1] << PAGE_SHIFT};
+    NDK_LOGICAL_ADDRESS far[2] = {{.QuadPart = (LONGLONG)beyond[0] << PAGE_SHIFT},
+                                  {.QuadPart = (LONGLONG)beyond[1] << PAGE_SHIFT}};
     expect_st(pr.qa->Dispatch->NdkFastRegister(pr.qa, CTX(0xa2, 3), fra, 2, far, 0, 2 * PAGE_SIZE,
                                                (PVOID)(uintptr_t)0x800000, NDK_OP_FLAG_ALLOW_REMOTE_WRITE),
               STATUS_INVALID_PARAMETER, w, 3, "NdkFastRegister of pages past adapter memory");
@@ -226,7 +226,7 @@ void case_foreign_handles(void)
         dst_a = src_a;
         dst_a.sin_port = htons(a.port);
         struct st_op *o = op_new();
-        st = ca->Dispatch->NdkConnect(ca, qb_of_b, (const SOCKADDR *)&src_a, sizeof(src_a), (const SOCKADDR *)&dst_a,
+        st = ca->Dispatch->NdkConnect(ca, qb_of_b, (PSOCKADDR)&src_a, sizeof(src_a), (PSOCKADDR)&dst_a,
                                       sizeof(dst_a), 1, 1, NULL, 0, op_req_cb, o);
         st = op_wait(o, st, cfg.wait_ms, NULL);
         expect_st(st, STATUS_INVALID_PARAMETER, w, 3, "NdkConnect of A's connector with B's QP");
@@ -333,8 +333,8 @@ void case_guessed_tokens(void)
     struct guess *g = calloc((size_t)cap, sizeof(*g));
     g[n++] = (struct guess){0, va_n, 0, "token 0"};
     g[n++] = (struct guess){0, va_n, 1, "token 0"};
-    g[n++] = (struct guess){0xFFFFFFFFu, st_page(&tgt, 0), 0, "the privileged token"};
-    g[n++] = (struct guess){0xFFFFFFFFu, st_page(&tgt, 0), 1, "the privileged token"};
+    g[n++] = (struct guess){0xFFFFFFFFu, (uint64_t)st_page(&tgt, 0).QuadPart, 0, "the privileged token"};
+    g[n++] = (struct guess){0xFFFFFFFFu, (uint64_t)st_page(&tgt, 0).QuadPart, 1, "the privileged token"};
     for (int d = 1; d <= 2; d++) {
         g[n++] = (struct guess){tn + (UINT32)(d << 8), va_n, d & 1, "a neighbouring index"};
         g[n++] = (struct guess){tn - (UINT32)(d << 8), va_f, d & 1, "a neighbouring index"};

@@ -356,7 +356,7 @@ int stx_open(struct stx *x, const char *what)
     struct sockaddr_in any = loopback_addr(x->port);
     any.sin_addr.s_addr = htonl(INADDR_ANY);
     if (st == STATUS_SUCCESS)
-        st = x->lis->Dispatch->NdkListen(x->lis, (const SOCKADDR *)&any, sizeof(any), NULL, NULL);
+        st = x->lis->Dispatch->NdkListen(x->lis, (PSOCKADDR)&any, sizeof(any), NULL, NULL);
     if (st != STATUS_SUCCESS) {
         st_ok(0, "listener on the %s adapter: %s", what, st_name(st));
         return 0;
@@ -534,8 +534,8 @@ int st_pair(struct stx *x, NDK_CQ *cq, ULONG depth, void *ctxa, void *ctxb, stru
         src_port = 20000;
     struct st_op *oc = op_new(), *oa = op_new(), *occ = op_new();
     st_doing("NdkConnect");
-    NTSTATUS cst = pr->ca->Dispatch->NdkConnect(pr->ca, pr->qa, (const SOCKADDR *)&src, sizeof(src),
-                                                (const SOCKADDR *)&dst, sizeof(dst), 1, 1, NULL, 0, op_req_cb, oc);
+    NTSTATUS cst = pr->ca->Dispatch->NdkConnect(pr->ca, pr->qa, (PSOCKADDR)&src, sizeof(src),
+                                                (PSOCKADDR)&dst, sizeof(dst), 1, 1, NULL, 0, op_req_cb, oc);
     if (cst != STATUS_PENDING) {
         st_note("NdkConnect: %s", st_name(cst));
         return 0;

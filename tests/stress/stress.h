@@ -198,7 +198,8 @@ static inline PVOID st_va(const struct sbuf *b, size_t off)
 }
 static inline NDK_LOGICAL_ADDRESS st_page(const struct sbuf *b, size_t i)
 {
-    return (NDK_LOGICAL_ADDRESS)MmGetMdlPfnArray(b->mdl)[i] << PAGE_SHIFT;
+    NDK_LOGICAL_ADDRESS a = {.QuadPart = (LONGLONG)MmGetMdlPfnArray(b->mdl)[i] << PAGE_SHIFT};
+    return a;
 }
 static inline NDK_SGE st_sge(const struct sbuf *b, size_t off, ULONG len)
 {

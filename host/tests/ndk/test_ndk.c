@@ -124,8 +124,8 @@ static void test_adapter_calls(struct ndk_adapter *ad)
            "CQ keeps order, holds depth results, counts an overrun");
     tap_ok(NdkCloseObject(&cq->Header, NULL, NULL) == STATUS_SUCCESS, "close CQ inline: SUCCESS");
 
-    NDK_SHARED_ENDPOINT *se;
-    tap_ok(a->Dispatch->NdkCreateSharedEndpoint(a, NULL, NULL, &se) == STATUS_NOT_SUPPORTED,
+    NDK_SHARED_ENDPOINT *se = NULL;
+    tap_ok(a->Dispatch->NdkCreateSharedEndpoint(a, NULL, 0, NULL, NULL, &se) == STATUS_NOT_SUPPORTED && se == NULL,
            "NdkCreateSharedEndpoint: NOT_SUPPORTED");
 }
 
@@ -197,7 +197,7 @@ static void test_registry_full(struct ndk_adapter *ad)
 static void test_mdls(struct ndk_adapter *ad)
 {
     NDK_ADAPTER *ap = &ad->pub;
-    NDK_LOGICAL_ADDRESS pages[8];
+    uint64_t pages[8]; /* ndk_mdl_pages: the page list as the adapter takes it */
     NTSTATUS st;
     ULONG fbo = 0;
     /* MDLs a consumer builds over (parts of) a buffer the adapter allocated. */
@@ -256,7 +256,7 @@ static void test_mdls(struct ndk_adapter *ad)
            "NdkBuildLAM without room: BUFFER_TOO_SMALL with the needed size");
     NDK_LOGICAL_ADDRESS_MAPPING *lam = malloc(lam_size);
     tap_ok(ap->Dispatch->NdkBuildLAM(ap, &m, m.ByteCount, NULL, NULL, lam, &lam_size, &lfbo) == STATUS_SUCCESS &&
-               lam->AdapterPageCount == 3 && lam->AdapterPageArray[0] == (uint64_t)pfn[0] << PAGE_SHIFT && lfbo == 0x10,
+               lam->AdapterPageCount == 3 && lam->AdapterPageArray[0].QuadPart == (LONGLONG)pfn[0] << PAGE_SHIFT && lfbo == 0x10,
            "NdkBuildLAM: adapter page addresses and FBO");
     ap->Dispatch->NdkReleaseLAM(ap, lam);
     free(lam);
@@ -377,7 +377,8 @@ static void test_rules(struct ndk_adapter *ad)
     struct ndk_mr *foreign = fake_mr(ad2, 1, 4, 1);
     struct ndk_qp *qp = fake_qp(ad, 1), *unc = fake_qp(ad, 0);
     NDK_QP *q = &qp->pub, *u = &unc->pub;
-    NDK_LOGICAL_ADDRESS pg[5] = {0x20000, 0x50000, 0x21000, 0x30000, 0x31000};
+    NDK_LOGICAL_ADDRESS pg[5] = {{.QuadPart = 0x20000}, {.QuadPart = 0x50000}, {.QuadPart = 0x21000},
+                               {.QuadPart = 0x30000}, {.QuadPart = 0x31000}};
     PVOID va = (PVOID)(uintptr_t)0x7000010;
     ULONG W = NDK_OP_FLAG_ALLOW_REMOTE_WRITE;
 
@@ -413,10 +414,10 @@ static void test_rules(struct ndk_adapter *ad)
           "NdkFastRegister above the MR's page count");
     check(q->Dispatch->NdkFastRegister(q, NULL, f, 0, pg, 0x10, 100, va, W), STATUS_INVALID_PARAMETER,
           "NdkFastRegister of 0 pages");
-    NDK_LOGICAL_ADDRESS mis[1] = {0x20008};
+    NDK_LOGICAL_ADDRESS mis[1] = {{.QuadPart = 0x20008}};
     check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, mis, 0x10, 100, va, W), STATUS_INVALID_PARAMETER,
           "NdkFastRegister page address not PAGE_SIZE aligned");
-    NDK_LOGICAL_ADDRESS low[1] = {0x1000};
+    NDK_LOGICAL_ADDRESS low[1] = {{.QuadPart = 0x1000}};
     check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, low, 0x10, 100, va, W), STATUS_INVALID_PARAMETER,
           "NdkFastRegister page outside the user region");
     check(q->Dispatch->NdkFastRegister(q, NULL, f, 1, pg, 0x10, PAGE_SIZE - 0x10 + 1, va, W), STATUS_INVALID_PARAMETER,
@@ -464,9 +465,9 @@ static void test_rules(struct ndk_adapter *ad)
           STATUS_INVALID_PARAMETER, "NdkInvalidate with an access flag");
 
     /* Read / Write */
-    NDK_SGE sge[3] = {{{.LogicalAddress = 0x20000}, 16, NF_ADAPTER_PRIVILEGED_TOKEN},
-                      {{.LogicalAddress = 0x21000}, 16, NF_ADAPTER_PRIVILEGED_TOKEN},
-                      {{.LogicalAddress = 0x22000}, 16, NF_ADAPTER_PRIVILEGED_TOKEN}};
+    NDK_SGE sge[3] = {{{.LogicalAddress.QuadPart = 0x20000}, 16, NF_ADAPTER_PRIVILEGED_TOKEN},
+                      {{.LogicalAddress.QuadPart = 0x21000}, 16, NF_ADAPTER_PRIVILEGED_TOKEN},
+                      {{.LogicalAddress.QuadPart = 0x22000}, 16, NF_ADAPTER_PRIVILEGED_TOKEN}};
     check(u->Dispatch->NdkWrite(u, NULL, sge, 1, 0x1000, 0x101, 0), STATUS_CONNECTION_INVALID,
           "NdkWrite on an unconnected QP");
     check(u->Dispatch->NdkRead(u, NULL, sge, 1, 0x1000, 0x101, 0), STATUS_CONNECTION_INVALID,
@@ -474,7 +475,7 @@ static void test_rules(struct ndk_adapter *ad)
     check(q->Dispatch->NdkWrite(q, NULL, sge, 3, 0x1000, 0x101, 0), STATUS_INVALID_PARAMETER,
           "NdkWrite more SGEs than the QP's maximum");
     check(q->Dispatch->NdkWrite(q, NULL, NULL, 1, 0x1000, 0x101, 0), STATUS_INVALID_PARAMETER, "NdkWrite NULL SGL");
-    NDK_SGE bad = {{.LogicalAddress = 0x1000}, 16, NF_ADAPTER_PRIVILEGED_TOKEN};
+    NDK_SGE bad = {{.LogicalAddress.QuadPart = 0x1000}, 16, NF_ADAPTER_PRIVILEGED_TOKEN};
     check(q->Dispatch->NdkRead(q, NULL, &bad, 1, 0x1000, 0x101, 0), STATUS_INVALID_PARAMETER,
           "privileged-token SGE outside the user region");
     check(q->Dispatch->NdkWrite(q, NULL, sge, 1, 0x1000, 0x101, NDK_OP_FLAG_INLINE), STATUS_INVALID_PARAMETER,
@@ -542,8 +543,8 @@ static void test_rules(struct ndk_adapter *ad)
     /* PD calls that need no board */
     NDK_PD *p = &pd->pub;
     UINT32 tok = 0;
-    tap_ok(p->Dispatch->NdkGetPrivilegedMemoryRegionToken(p, &tok) == STATUS_SUCCESS && tok == NF_ADAPTER_PRIVILEGED_TOKEN,
-           "NdkGetPrivilegedMemoryRegionToken");
+    p->Dispatch->NdkGetPrivilegedMemoryRegionToken(p, &tok);
+    tap_ok(tok == NF_ADAPTER_PRIVILEGED_TOKEN, "NdkGetPrivilegedMemoryRegionToken");
     NDK_MW *mw = w;
     check(p->Dispatch->NdkCreateMw(p, NULL, NULL, &mw), STATUS_CONNECTION_ABORTED, "NdkCreateMw (reaches the link)");
     tap_ok(mw == NULL, "a failed NdkCreateMw leaves no window");
@@ -612,8 +613,8 @@ static void test_flag_masks(struct ndk_adapter *ad)
     struct ndk_mr *fast = fake_mr(ad, 1, 4, 1);
     struct ndk_qp *qp = fake_qp(ad, 1);
     NDK_QP *q = &qp->pub;
-    NDK_LOGICAL_ADDRESS pg[1] = {0x20000};
-    NDK_SGE sge = {{.LogicalAddress = 0x20000}, 16, NF_ADAPTER_PRIVILEGED_TOKEN};
+    NDK_LOGICAL_ADDRESS pg[1] = {{.QuadPart = 0x20000}};
+    NDK_SGE sge = {{.LogicalAddress.QuadPart = 0x20000}, 16, NF_ADAPTER_PRIVILEGED_TOKEN};
     PVOID va = (PVOID)(uintptr_t)0x7000000;
     struct ndk_mr *win = fake_mw(ad);
     int bad[7] = {0, 0, 0, 0, 0, 0, 0};
@@ -720,7 +721,7 @@ static int model_pair(struct model *md, NDK_PD *p, NDK_QP **qa, NDK_QP **qb)
     sem_init(&wc.sem, 0, 0);
     sem_init(&wa.sem, 0, 0);
     sem_init(&wcc.sem, 0, 0);
-    NTSTATUS st = ca->Dispatch->NdkConnect(ca, *qa, NULL, 0, (const SOCKADDR *)&dst, sizeof(dst), 1, 1, NULL, 0,
+    NTSTATUS st = ca->Dispatch->NdkConnect(ca, *qa, NULL, 0, (PSOCKADDR)&dst, sizeof(dst), 1, 1, NULL, 0,
                                            w_request, &wc);
     if (st != STATUS_PENDING || w_wait(&md->incoming, STATUS_PENDING) != STATUS_SUCCESS)
         return 0;
@@ -809,8 +810,8 @@ static void test_model_receives(struct model *md, NDK_PD *p, NDK_LOGICAL_ADDRESS
              p->Dispatch->NdkCreateQp(p, rcq, md->cq, (PVOID)0x7070, 4, 4, 2, 1, 0, NULL, NULL, &qr) == STATUS_SUCCESS;
     if (!tap_ok(up, "model: a QP with a receive queue of 4 (2 SGEs each) and a receive CQ of its own"))
         return;
-    NDK_SGE sge[2] = {{{.LogicalAddress = page}, 64, NF_ADAPTER_PRIVILEGED_TOKEN},
-                      {{.LogicalAddress = page + 64}, 64, NF_ADAPTER_PRIVILEGED_TOKEN}};
+    NDK_SGE sge[2] = {{{.LogicalAddress.QuadPart = page.QuadPart}, 64, NF_ADAPTER_PRIVILEGED_TOKEN},
+                      {{.LogicalAddress.QuadPart = page.QuadPart + 64}, 64, NF_ADAPTER_PRIVILEGED_TOKEN}};
     int posted = 0;
     for (uintptr_t i = 11; i <= 14; i++)
         posted += qr->Dispatch->NdkReceive(qr, (PVOID)i, sge, (ULONG)(i % 2 + 1)) == STATUS_SUCCESS;
@@ -882,7 +883,7 @@ static void test_model(void)
          md.ad->Dispatch->NdkCreatePd(md.ad, NULL, NULL, &pb) == STATUS_SUCCESS &&
          md.ad->Dispatch->NdkCreateListener(md.ad, w_connect_event, &md.incoming, NULL, NULL, &md.listener) ==
              STATUS_SUCCESS &&
-         md.listener->Dispatch->NdkListen(md.listener, (const SOCKADDR *)&addr, sizeof(addr), NULL, NULL) ==
+         md.listener->Dispatch->NdkListen(md.listener, (PSOCKADDR)&addr, sizeof(addr), NULL, NULL) ==
              STATUS_SUCCESS &&
          NdkFpgaAllocateBuffer(md.ad, 2 * PAGE_SIZE, &buf) == STATUS_SUCCESS;
     up = up && model_pair(&md, pa, &qa, &qb) && model_pair(&md, pb, &qc, &qd);
@@ -893,7 +894,8 @@ static void test_model(void)
         return;
     }
     const PFN_NUMBER *pfn = MmGetMdlPfnArray(buf);
-    NDK_LOGICAL_ADDRESS pages[2] = {(NDK_LOGICAL_ADDRESS)pfn[0] << PAGE_SHIFT, (NDK_LOGICAL_ADDRESS)pfn[1] << PAGE_SHIFT};
+    NDK_LOGICAL_ADDRESS pages[2] = {{.QuadPart = (LONGLONG)pfn[0] << PAGE_SHIFT},
+                                    {.QuadPart = (LONGLONG)pfn[1] << PAGE_SHIFT}};
     const ULONG rw = NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NDK_OP_FLAG_ALLOW_REMOTE_READ;
     PVOID top = (PVOID)(UINTPTR_MAX - (PAGE_SIZE - 1));
 
