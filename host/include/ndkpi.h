@@ -34,7 +34,9 @@
  *  NdkCreateSharedEndpoint, NdkQueryExtension (all objects)   NOT_SUPPORTED, before any argument is
  *                        read or written (no shared endpoints, no extension interfaces).
  *  NdkBuildLAM           SUCCESS (inline); INVALID_PARAMETER (as NdkRegisterMr's MDL rules);
- *                        BUFFER_TOO_SMALL (*pLamSize = the size needed).
+ *                        BUFFER_TOO_SMALL (*pLamSize = the size needed); over host memory
+ *                        INSUFFICIENT_RESOURCES (not that many free adapter pages to shadow it,
+ *                        held until NdkReleaseLAM).
  * PD
  *  NdkCreateMr           PENDING (CreateCompletion: SUCCESS, INSUFFICIENT_RESOURCES, link);
  *                        without a CreateCompletion the call waits and returns the final status.
@@ -54,7 +56,8 @@
  *                        INVALID_PARAMETER (unknown flag, REMOTE_WRITE without LOCAL_WRITE, Length 0,
  *                        MDL chain not virtually contiguous, Length past the chain, zero-based VA,
  *                        page outside adapter memory or of no buffer this adapter allocated,
- *                        NdkFpgaAllocateBuffer); INVALID_DEVICE_STATE (fast-register MR,
+ *                        NdkFpgaAllocateBuffer; a host MDL not built by MmBuildMdlForNonPagedPool,
+ *                        a chain mixing host and adapter memory); INVALID_DEVICE_STATE (fast-register MR,
  *                        already registered); INSUFFICIENT_RESOURCES (more pages than one
  *                        registration holds); link.
  *  NdkDeregisterMr       PENDING; INVALID_DEVICE_STATE (fast-register MR, not registered).
@@ -327,17 +330,20 @@ NDKPI_STATIC_ASSERT(sizeof(GROUP_AFFINITY) == NDKPI_ILP32_LP64(12, 16), "GROUP_A
 typedef ULONG_PTR PFN_NUMBER;
 
 /* A memory descriptor list: a virtual range (StartVa + ByteOffset, ByteCount bytes)
- * and the adapter pages behind it. In this provider the virtual address is a host
- * address range reserved with PROT_NONE: it names the buffer, it is never
- * dereferenced. PfnArray[i] is the adapter page number (adapter address >> PAGE_SHIFT)
- * of the i-th page of the range; there are ADDRESS_AND_SIZE_TO_SPAN_PAGES entries.
- * Next chains MDLs; a chain passed to NdkRegisterMr must be virtually contiguous. */
+ * and the pages behind it; ADDRESS_AND_SIZE_TO_SPAN_PAGES entries in PfnArray. Two kinds:
+ *  - adapter memory (NdkFpgaAllocateBuffer): the virtual range is reserved PROT_NONE (it
+ *    names the buffer, it is never dereferenced); PfnArray[i] is the adapter page number
+ *    (adapter address >> PAGE_SHIFT) of the i-th page;
+ *  - host memory (IoAllocateMdl + MmBuildMdlForNonPagedPool, ndkfpga.h): ordinary memory
+ *    the CPU uses; PfnArray[i] is the host page number; the library moves the bytes to and
+ *    from adapter memory at each hand-over (docs/host-memory.md).
+ * Next chains MDLs of one kind; a chain passed to NdkRegisterMr must be virtually contiguous. */
 typedef struct _MDL {
     struct _MDL *Next;
     PVOID StartVa;          /* page aligned */
     ULONG ByteOffset;       /* offset of the first byte in the first page */
     ULONG ByteCount;        /* bytes described */
-    PFN_NUMBER *PfnArray;   /* adapter page numbers */
+    PFN_NUMBER *PfnArray;   /* adapter page numbers (host page numbers for host memory) */
     PVOID ProviderContext;  /* owned by the provider (NdkFpgaAllocateBuffer); NULL otherwise */
 } MDL, *PMDL;
 
