@@ -146,7 +146,10 @@ NDKFPGA_API VOID MmBuildMdlForNonPagedPool(MDL *Mdl);
 /* Free an MDL from IoAllocateMdl (not the memory it describes). A region registered over
  * it keeps what it needs; NULL and other MDLs are ignored. */
 NDKFPGA_API VOID IoFreeMdl(MDL *Mdl);
-/* The host address of a host-memory MDL's first byte (Priority is ignored). */
+/* The host address of a host-memory MDL's first byte (Priority is ignored; the kernel's
+ * priorities and MdlMappingNoExecute exist so that consumer code compiles unchanged). */
+typedef enum _MM_PAGE_PRIORITY { LowPagePriority = 0, NormalPagePriority = 16, HighPagePriority = 32 } MM_PAGE_PRIORITY;
+#define MdlMappingNoExecute 0x40000000u
 #define MmGetSystemAddressForMdlSafe(Mdl, Priority) ((void)(Priority), MmGetMdlVirtualAddress(Mdl))
 
 /* Adapter counters and the firmware's cost of the last work request, fresh from the

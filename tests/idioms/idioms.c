@@ -376,6 +376,59 @@ static void data_path(NDK_ADAPTER *adapter, NDK_PD *pd, NDK_CQ *cq)
     NdkFpgaFreeBuffer(adapter, target);
 }
 
+/* A kernel consumer's buffer: ordinary memory, IoAllocateMdl + MmBuildMdlForNonPagedPool,
+ * filled through MmGetSystemAddressForMdlSafe, a Send from it through a registered MR,
+ * the receive's bytes read by the CPU. */
+static void host_memory(NDK_ADAPTER *adapter, NDK_PD *pd, NDK_CQ *cq)
+{
+    const ULONG length = 3000;
+    UCHAR *memory = (UCHAR *)calloc(1, 2 * length);
+    PMDL mdl = memory ? IoAllocateMdl(memory, 2 * length, FALSE, FALSE, NULL) : NULL;
+    if (!check(mdl != NULL, "IoAllocateMdl over ordinary memory"))
+        return;
+    MmBuildMdlForNonPagedPool(mdl);
+    UCHAR *system = (UCHAR *)MmGetSystemAddressForMdlSafe(mdl, NormalPagePriority | MdlMappingNoExecute);
+    for (ULONG i = 0; i < length; i++)
+        system[i] = (UCHAR)(i * 13u + 5u);
+    NDK_MR *mr = NULL;
+    NDK_QP *qa = NULL, *qb = NULL;
+    NTSTATUS st = pd->Dispatch->NdkCreateMr(pd, FALSE, NULL, NULL, &mr);
+    if (st == STATUS_SUCCESS)
+        st = mr->Dispatch->NdkRegisterMr(mr, mdl, 2 * length, NDK_MR_FLAG_ALLOW_LOCAL_WRITE, NULL, NULL);
+    if (st == STATUS_SUCCESS)
+        st = pd->Dispatch->NdkCreateQp(pd, cq, cq, NULL, 2, 8, 1, 1, 0, NULL, NULL, &qa);
+    if (st == STATUS_SUCCESS)
+        st = pd->Dispatch->NdkCreateQp(pd, cq, cq, NULL, 2, 8, 1, 1, 0, NULL, NULL, &qb);
+    struct pair pr;
+    memset(&pr, 0, sizeof(pr));
+    pr.qa = qa;
+    pr.qb = qb;
+    if (check(st == STATUS_SUCCESS, "NdkRegisterMr over the host MDL, two QPs with receive queues") &&
+        connect_ex(adapter, &pr)) {
+        NDK_SGE to, from;
+        to.VirtualAddress = system + length;
+        from.VirtualAddress = system;
+        to.Length = from.Length = length;
+        to.MemoryRegionToken = from.MemoryRegionToken = mr->Dispatch->NdkGetLocalTokenFromMr(mr);
+        st = qb->Dispatch->NdkReceive(qb, (PVOID)3, &to, 1);
+        if (st == STATUS_SUCCESS)
+            st = qa->Dispatch->NdkSend(qa, (PVOID)4, &from, 1, 0);
+        NDK_RESULT_EX r1 = next_result(cq), r2 = next_result(cq);
+        check(st == STATUS_SUCCESS && r1.Status == STATUS_SUCCESS && r2.Status == STATUS_SUCCESS &&
+                  memcmp(system, system + length, length) == 0,
+              "a Send from host memory into a receive in host memory: the CPU reads the bytes");
+    }
+    close_pair(&pr);
+    if (qa)
+        NdkCloseObject(&qa->Header, NULL, NULL);
+    if (qb)
+        NdkCloseObject(&qb->Header, NULL, NULL);
+    if (mr)
+        NdkCloseObject(&mr->Header, NULL, NULL);
+    IoFreeMdl(mdl);
+    free(memory);
+}
+
 int main(int argc, char **argv)
 {
     const char *device = argc > 1 ? argv[1] : "model";
@@ -397,6 +450,7 @@ int main(int argc, char **argv)
             names_and_values(adapter, &info);
             refused_calls(adapter, pd);
             data_path(adapter, pd, cq);
+            host_memory(adapter, pd, cq);
         }
         if (pd)
             pd->Dispatch->NdkClosePd(&pd->Header, NULL, NULL);
