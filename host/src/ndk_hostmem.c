@@ -29,6 +29,7 @@ struct host_mdl {
 static pthread_mutex_t host_mdls_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct host_mdl *host_mdls;
 
+// cppcheck-suppress constParameter ; the signature is the kernel's IoAllocateMdl
 MDL *IoAllocateMdl(PVOID va, ULONG length, BOOLEAN secondary, BOOLEAN charge_quota, PVOID irp)
 {
     (void)charge_quota;
@@ -72,6 +73,7 @@ VOID MmBuildMdlForNonPagedPool(MDL *m)
     pthread_mutex_unlock(&host_mdls_lock);
 }
 
+// cppcheck-suppress constParameter ; the signature is the kernel's IoFreeMdl
 VOID IoFreeMdl(MDL *m)
 {
     pthread_mutex_lock(&host_mdls_lock);
