@@ -70,20 +70,23 @@ bench-ndmrlat: $(CLI_BIN) sim ## register/deregister, fast-register/invalidate l
 BENCH_TARGETS += bench-ndmrlat
 
 # ---- Send/Receive latency and message rate through the public NDKPI: `ndkfpga sendlat` ----
-# On nfsim (the board's cycles of a Send, wall time of the simulation) and on nfmodel
-# (the software adapter: wall time of this host); sendlat_DEVICE.out for the report.
+# On nfsim (the board's clocks, the simulation's wall time) and nfmodel (this host's wall
+# time), buffers in adapter memory (sendlat_DEVICE.out) and host memory (sendlat_host_DEVICE.out);
+# sendlat.json holds this run's figures alone (tools/doc_figures.py's sendlat-memory block).
 BENCH_SENDLAT_ARGS_sim   := -c 10 -n 100
 BENCH_SENDLAT_ARGS_model := -c 200 -n 5000
 .PHONY: bench-sendlat
-bench-sendlat: $(CLI_BIN) sim model ## Send-to-receive latency (8 B, 512 B), ping-pong, messages/s (ndkfpga sendlat)
+bench-sendlat: $(CLI_BIN) sim model ## Send-to-receive latency (8 B to 4 KiB), ping-pong, messages/s; adapter and host memory
 	@mkdir -p $(BENCH_BUILD)
-	@for dev in sim model; do \
-	    out=$(BENCH_BUILD)/sendlat_$$dev; \
+	@for dev in sim model; do for mem in adapter host; do \
+	    out=$(BENCH_BUILD)/sendlat_$$dev; opt=; \
+	    if [ $$mem = host ]; then out=$(BENCH_BUILD)/sendlat_host_$$dev; opt=--host; fi; \
 	    case $$dev in sim) args="$(BENCH_SENDLAT_ARGS_sim)";; *) args="$(BENCH_SENDLAT_ARGS_model)";; esac; \
-	    NDKFPGA_QUIET=1 $(CLI_BIN) sendlat --series $$args $$dev > $$out.out 2> $$out.err || \
+	    NDKFPGA_QUIET=1 $(CLI_BIN) sendlat --series $$opt $$args $$dev > $$out.out 2> $$out.err || \
 	        { cat $$out.out $$out.err; exit 1; }; \
 	    grep -v ' = ' $$out.out | sed 's/^/  /'; \
-	done
+	 done; done
+	@python3 $(BENCH_DIR)/report.py --sendlat
 BENCH_TARGETS += bench-sendlat
 
 # ---- where the firmware's cycles go: nf_soc + real firmware, bus-level profile ----
@@ -145,6 +148,7 @@ bench-report: ## regenerate docs/performance.md, its plots and README's figures 
 	@python3 $(BENCH_DIR)/report.py --fresh || $(MAKE) --no-print-directory bench
 	@python3 $(BENCH_DIR)/report.py --doc
 	@python3 tools/doc_figures.py --only bench-figures
+	@python3 tools/doc_figures.py --only sendlat-memory
 
 bench-baseline: ## record build/bench/results.json (of a committed tree) as bench/baseline.json, the "before"
 	@python3 $(BENCH_DIR)/report.py --baseline

@@ -3,13 +3,16 @@
 object: numbers, and "commit" / "source_changes", the sources they were measured on),
 prints the results table, and with --doc writes docs/performance.md and its plots
 (gnuplot, pngcairo) into docs/img/. --baseline copies results.json to bench/baseline.json,
-the committed "before" of the before/after table (make bench-baseline).
+the committed "before" of the before/after table (make bench-baseline). --sendlat writes
+build/bench/sendlat.json, the Send/Receive figures alone (the last step of bench-sendlat;
+tools/doc_figures.py writes performance.md's adapter-vs-host-memory table from it).
 
 Inputs (written by the bench-* targets of bench/bench.mk):
   engine.out   kc_bench + eng_bench   "key = value"
   sim.out      bench_sim (nfsim)      "key = value", "series fastreg|link ..."
   ndmrlat.out  ndkfpga mrlat --series "series ndmrlat ..."
   sendlat_sim.out, sendlat_model.out  ndkfpga sendlat --series  "key = value" (suffixed _sim, _model)
+  sendlat_host_sim.out, sendlat_host_model.out  the same with --host (keys send_recv_host_*)
   fwprof.out   fwprof (nf_soc)        "phase LABEL PHASE N", "func LABEL FUNC N"
   host_post.out  make bench-ndk-post  "host: N instructions in M NdkFastRegister calls = X per call"
 the board's system clock from tools/layout.toml (board ulx3s-85k, clk_hz), and
@@ -32,11 +35,19 @@ import genlayout  # noqa: E402  (struct sizes of tools/layout.toml)
 
 BUILD = os.path.join(ROOT, "build", "bench")
 RESULTS = os.path.join(BUILD, "results.json")
+SENDLAT = os.path.join(BUILD, "sendlat.json")  # bench-sendlat's figures alone (--sendlat)
 DETAIL = os.path.join(BUILD, "detail.json")  # the series and profiles behind the plots, written with it
 BASELINE = os.path.join(ROOT, "bench", "baseline.json")
 DOC = os.path.join(ROOT, "docs", "performance.md")
 IMG = os.path.join(ROOT, "docs", "img")
 CLOCK_BOARD = "ulx3s-85k"  # the board whose clock converts clocks to time
+SENDLAT_SIZES = (8, 512, 4096)  # host/cli/cmd_send.c's sizes
+SENDLAT_MEMORY = (("send_recv", "adapter"), ("send_recv_host", "host"))  # key prefix, sendlat_*.out's infix
+SENDLAT_REQUIRED = ["%s_%s_%db" % (p, k, n) for p, _ in SENDLAT_MEMORY for k in ("clocks", "path_clocks")
+                    for n in SENDLAT_SIZES] + ["%s_clock_hz" % p for p, _ in SENDLAT_MEMORY] + [
+    "%s_%s_%s" % (p, k, dev) for p, _ in SENDLAT_MEMORY for dev in ("sim", "model")
+    for k in ["latency_us_%db" % n for n in SENDLAT_SIZES] + ["pingpong_us", "rate_msgs_per_s", "rate_in_flight",
+                                                              "rate_count", "iterations"]]
 REQUIRED = ["keycheck_per_clock", "keycheck_latency_clocks", "mtt_load_pages_per_clock", "dma_bytes_per_clock",
             "dma_port_bytes_per_clock", "fastreg_clocks_1page", "fastreg_clocks_16pages", "fastreg_clocks_256pages",
             "invalidate_clocks", "link_efficiency", "link_efficiency_stop_and_wait",
@@ -48,10 +59,7 @@ REQUIRED = ["keycheck_per_clock", "keycheck_latency_clocks", "mtt_load_pages_per
             "fastreg_reps", "link_stream_wrs", "link_stream_pages", "link_rto_min_ms", "link_wr_bytes_invalidate",
             "host_posts_measured",
             # Send/Receive through NDKPI (ndkfpga sendlat): board clocks on nfsim, wall time on both
-            "send_recv_clocks_8b", "send_recv_clocks_512b"] + [
-            "send_recv_%s_%s" % (k, dev) for dev in ("sim", "model")
-            for k in ("latency_us_8b", "latency_us_512b", "pingpong_us", "rate_msgs_per_s", "rate_in_flight",
-                      "rate_count", "iterations")]
+            ] + SENDLAT_REQUIRED
 PROFILED = ["fastreg_1", "fastreg_256"]  # fwprof requests the text names
 PHASES = ["notice", "link", "parse", "validate", "engine", "cqe", "wait", "finish"]
 # Paths whose changes do not change a measurement (the documents the figures go into).
@@ -100,8 +108,7 @@ def gather():
     prof = read("fwprof.out", "bench-fwprof")
     host = read("host_post.out", "bench-host")
     sim_ir = read("sim_ir.out", "bench-sim-ir")
-    send = {dev: read("sendlat_%s.out" % dev, "bench-sendlat") for dev in ("sim", "model")}
-    bad = failures(eng) + failures(sim) + failures(nd) + failures(prof) + sum(map(failures, send.values()), [])
+    bad = failures(eng) + failures(sim) + failures(nd) + failures(prof)
     if bad:
         die("a benchmark check failed:\n  " + "\n  ".join(bad))
 
@@ -110,14 +117,7 @@ def gather():
     kv.update(keyvals(sim))
     for k, v in kv.items():
         r[k] = num(v)
-    # The adapter's clocks of a Send are the board's only on nfsim (nfmodel counts its own).
-    for dev, text in send.items():
-        for k, v in keyvals(text).items():
-            if k.startswith("send_recv_clocks_"):
-                if dev == "sim":
-                    r[k] = num(v)
-            else:
-                r["%s_%s" % (k, dev)] = num(v)
+    r.update(sendlat())
     m = re.search(r"host: (\d+) instructions in (\d+) NdkFastRegister calls = (\d+) per call", host)
     if not m:
         die("no callgrind figure in host_post.out (make bench-ndk-post)")
@@ -160,8 +160,8 @@ def gather():
     # The core the models were built with (rtl/soc/soc.mk NF_CPU, passed by bench.mk).
     r["cpu"] = os.environ.get("NF_CPU") or die("NF_CPU is not set: run the report through make bench")
     us = 1.0 / clock
-    for k in ("fastreg_clocks_1page", "fastreg_clocks_16pages", "fastreg_clocks_256pages", "invalidate_clocks",
-              "send_recv_clocks_8b", "send_recv_clocks_512b"):
+    for k in ("fastreg_clocks_1page", "fastreg_clocks_16pages", "fastreg_clocks_256pages", "invalidate_clocks") + \
+            tuple("%s_clocks_%db" % (p, n) for p, _ in SENDLAT_MEMORY for n in SENDLAT_SIZES):
         if k in r:
             r[k.replace("clocks", "us")] = round(r[k] * us, 3)
     if "sim_cycles_per_second" in r:
@@ -174,6 +174,31 @@ def gather():
     r["dma_port_fraction"] = round(r["dma_bytes_per_clock"] / r["dma_port_bytes_per_clock"], 4)
     r.update(source_state())
     return r, series, phases, funcs
+
+
+def sendlat():
+    """The figures of bench-sendlat's four runs. The clocks (a Send's, the whole path's, the
+    clock they count) are the board's only on nfsim (nfmodel counts its own); the rest is
+    suffixed _sim or _model. The whole path's clocks become simulated µs at that clock."""
+    r = {}
+    for _, mem in SENDLAT_MEMORY:
+        for dev in ("sim", "model"):
+            text = read("sendlat_%s%s.out" % ("host_" if mem == "host" else "", dev), "bench-sendlat")
+            bad = failures(text)
+            if bad:
+                die("a benchmark check failed:\n  " + "\n  ".join(bad))
+            for k, v in keyvals(text).items():
+                if "_clock" in k:
+                    if dev == "sim":
+                        r[k] = num(v)
+                else:
+                    r["%s_%s" % (k, dev)] = num(v)
+    for p, _ in SENDLAT_MEMORY:
+        for n in SENDLAT_SIZES:
+            k = "%s_path_clocks_%db" % (p, n)
+            if k in r and r.get(p + "_clock_hz"):
+                r[k.replace("clocks", "us")] = round(r[k] * 1e6 / r[p + "_clock_hz"], 1)
+    return r
 
 
 def layout():
@@ -266,8 +291,16 @@ def rows(r):
          r["host_instructions_per_post"] < 1000),
         ("Send to receive, 8 B (arrival to CQE)", "send_recv_clocks_8b", "clocks", "", None),
         ("Send to receive, 512 B", "send_recv_clocks_512b", "clocks", "", None),
+        ("Send to receive, 4 KiB", "send_recv_clocks_4096b", "clocks", "", None),
+        ("Send to receive, 4 KiB, path, adapter mem", "send_recv_path_clocks_4096b", "clocks (nfsim)",
+         "", None),
+        ("Send to receive, 4 KiB, path, host memory", "send_recv_host_path_clocks_4096b", "clocks (nfsim)",
+         "", None),
         ("Send to receive, 8 B, nfmodel", "send_recv_latency_us_8b_model", "µs wall", "", None),
         ("Send to receive, 512 B, nfmodel", "send_recv_latency_us_512b_model", "µs wall", "", None),
+        ("Send to receive, 4 KiB, nfmodel", "send_recv_latency_us_4096b_model", "µs wall", "", None),
+        ("Send to receive, 4 KiB, host mem, nfmodel", "send_recv_host_latency_us_4096b_model", "µs wall", "",
+         None),
         ("Send ping-pong, 8 B, nfmodel", "send_recv_pingpong_us_model", "µs wall", "", None),
         ("Send/Receive, %s in flight, nfmodel" % fmt(r["send_recv_rate_in_flight_model"]),
          "send_recv_rate_msgs_per_s_model", "messages/s", "", None),
@@ -522,7 +555,7 @@ def doc(r, series, phases, funcs):
     w("## Send and Receive through NDKPI")
     w("")
     w("`ndkfpga sendlat` (`make bench-sendlat`; host/cli/cmd_send.c) uses only `ndkpi.h` and `ndkfpga.h`:")
-    w("two QPs of one adapter, connected to each other, share one CQ; receives of one 512-byte SGE are")
+    w("two QPs of one adapter, connected to each other, share one CQ; receives of one 4096-byte SGE are")
     w("posted before the Sends that fill them. *One way* is the wall time from `NdkSend` until the")
     w("peer's receive completion is taken off the CQ (the Send's own completion is taken too and every")
     w("receive's BytesTransferred checked), averaged over %s (nfsim) / %s (nfmodel) messages; the" % (
@@ -550,6 +583,12 @@ def doc(r, series, phases, funcs):
                     ("ping-pong round trip, 8 B, µs of wall time", "pingpong_us"),
                     ("messages per second, %s in flight" % g("send_recv_rate_in_flight_model"), "rate_msgs_per_s")):
         w("| %s | %s | %s |" % (name, g("send_recv_%s_sim" % k), g("send_recv_%s_model" % k)))
+    w("")
+    for line in SENDLAT_MEMORY_TEXT:
+        w(line)
+    w("")
+    w(SENDLAT_BEGIN)
+    w(sendlat_table(r) + SENDLAT_END)
     w("")
     w("## Where the fast-register's clocks go")
     w("")
@@ -635,6 +674,58 @@ def doc(r, series, phases, funcs):
     cores_section(w)
     with open(DOC, "w") as f:
         f.write("\n".join(lines))
+
+
+# The host-memory comparison's method (no figures: they are in the block that follows it).
+SENDLAT_BEGIN, SENDLAT_END = "<!-- sendlat-memory:begin -->", "<!-- sendlat-memory:end -->"
+SENDLAT_MEMORY_TEXT = [
+    "### Adapter memory and host memory",
+    "",
+    "`ndkfpga sendlat --host` runs the same measures with both sides' message buffers in ordinary host",
+    "memory ([host-memory.md](host-memory.md): `aligned_alloc`, `IoAllocateMdl`,",
+    "`MmBuildMdlForNonPagedPool`, registered with `NdkRegisterMr`): the CPU fills each Send's bytes",
+    "before `NdkSend` and checks each receive's bytes, and the bytes around them, once its completion",
+    "is taken. The library queues the Send's bytes on the link as MEM_WRITE messages ahead of the",
+    "request and brings a receive's bytes home in MEM_READ replies before its completion, so the",
+    "difference between the columns is what a consumer pays for host memory. *Whole path* is the",
+    "board's own count of that time on nfsim: `NdkFpgaQueryStats`' Cycle read just before `NdkSend` and",
+    "once the receive completion is taken, less an idle read's round trip measured just before it; it",
+    "includes the simulated UART's time and the host's own (at the simulation's speed), and is",
+    "converted to µs at the simulated adapter's clock (not the board's). *The Send's clocks* are",
+    "LastWorkRequestCycles of the last Send, as above. The table is of one `make bench-sendlat` run",
+    "(`build/bench/sendlat.json`; `tools/doc_figures.py` checks it).",
+]
+
+
+def sendlat_table(r):
+    """performance.md's adapter-memory vs host-memory table (tools/doc_figures.py checks it)."""
+    g = lambda k: fmt(r[k])
+    size = {8: "8 B", 512: "512 B", 4096: "4 KiB"}
+    t = ["| figure | adapter memory | host memory |", "|---|---:|---:|"]
+    for n in SENDLAT_SIZES:
+        t.append("| nfsim, one way, %s: the Send's clocks (arrival to CQE) | %s | %s |" % (
+            size[n], g("send_recv_clocks_%db" % n), g("send_recv_host_clocks_%db" % n)))
+    for n in SENDLAT_SIZES:
+        t.append("| nfsim, one way, %s: whole path, clocks (simulated µs at %s MHz) | %s (%s) | %s (%s) |" % (
+            size[n], fmt(r["send_recv_clock_hz"] / 1e6), g("send_recv_path_clocks_%db" % n),
+            g("send_recv_path_us_%db" % n), g("send_recv_host_path_clocks_%db" % n),
+            g("send_recv_host_path_us_%db" % n)))
+    for dev, name in (("sim", "nfsim"), ("model", "nfmodel")):
+        for n in SENDLAT_SIZES:
+            t.append("| %s, one way, %s: µs of wall time | %s | %s |" % (
+                name, size[n], g("send_recv_latency_us_%db_%s" % (n, dev)),
+                g("send_recv_host_latency_us_%db_%s" % (n, dev))))
+        t.append("| %s, ping-pong round trip, 8 B: µs of wall time | %s | %s |" % (
+            name, g("send_recv_pingpong_us_%s" % dev), g("send_recv_host_pingpong_us_%s" % dev)))
+        t.append("| %s, messages per second, %s in flight | %s | %s |" % (
+            name, g("send_recv_rate_in_flight_%s" % dev), g("send_recv_rate_msgs_per_s_%s" % dev),
+            g("send_recv_host_rate_msgs_per_s_%s" % dev)))
+    t += ["", "(one `make bench-sendlat` at commit `%s`%s: %s (nfsim) / %s (nfmodel) messages per one-way and "
+          "ping-pong figure, %s / %s for the rate)" % (
+              r["commit"][:12], " with uncommitted changes" if r["source_changes"] else "",
+              g("send_recv_iterations_sim"), g("send_recv_iterations_model"), g("send_recv_rate_count_sim"),
+              g("send_recv_rate_count_model"))]
+    return "\n".join(t) + "\n"
 
 
 # What the phase profile's text says of each core nf_soc can be built with.
@@ -768,7 +859,19 @@ def main():
                       help="write docs/performance.md and docs/img/*.png from results.json (no re-gathering)")
     mode.add_argument("--fresh", action="store_true", help="exit 0 when results.json is of today's sources")
     mode.add_argument("--baseline", action="store_true", help="copy results.json to bench/baseline.json")
+    mode.add_argument("--sendlat", action="store_true", help="write build/bench/sendlat.json from bench-sendlat's outputs")
     a = ap.parse_args()
+    if a.sendlat:
+        r = sendlat()
+        missing = [k for k in SENDLAT_REQUIRED if k not in r]
+        if missing:
+            die("no figure for: " + ", ".join(missing))
+        r.update(source_state())
+        with open(SENDLAT, "w") as f:
+            json.dump(r, f, indent=1, sort_keys=True)
+            f.write("\n")
+        print("sendlat: %s" % SENDLAT)
+        return
     if a.doc or a.fresh or a.baseline:
         r = load_results()
         why = stale_reason(r)

@@ -5,6 +5,8 @@ Every block "<!-- NAME:begin -->" ... "<!-- NAME:end -->" below is generated, ne
   bench-figures   README.md             from build/bench/results.json (make bench)
   bench-results   docs/performance.md   from build/bench/results.json (bench/report.py --doc
                                         writes the whole document; this checks its table)
+  sendlat-memory  docs/performance.md   from build/bench/sendlat.json (make bench-sendlat): the
+                                        Send/Receive figures, adapter memory vs host memory
   board-figures   README.md, docs/boards.md   from build/board/*/summary.json (tools/board_figures.py)
 
   doc_figures.py            rewrite the blocks; results.json must be of today's sources
@@ -65,6 +67,7 @@ def bench_figures(r):
 BLOCKS = [
     ("bench-figures", ["README.md"], bench_figures, "bench"),
     ("bench-results", [os.path.join("docs", "performance.md")], report.results_table, "bench"),
+    ("sendlat-memory", [os.path.join("docs", "performance.md")], report.sendlat_table, "sendlat"),
     ("board-figures", board_figures.DOCS, None, "board"),
 ]
 
@@ -73,9 +76,10 @@ def pattern(name):
     return re.compile(r"<!-- %s:begin -->\n(.*?)<!-- %s:end -->" % (re.escape(name), re.escape(name)), re.S)
 
 
-def results(root, need_fresh):
-    """results.json of root, or None when missing; exits when it is stale and need_fresh."""
-    path = os.path.join(root, "build", "bench", "results.json")
+def results(root, need_fresh, name="results.json"):
+    """build/bench/NAME (results.json, or bench-sendlat's sendlat.json) of root, or None when
+    missing; exits when it is stale and need_fresh."""
+    path = os.path.join(root, "build", "bench", name)
     if not os.path.exists(path):
         return None
     with open(path) as f:
@@ -83,7 +87,8 @@ def results(root, need_fresh):
     if need_fresh:
         why = report.stale_reason(r, root)
         if why:
-            sys.exit("doc_figures: %s is stale (%s): run `make bench` first" % (path, why))
+            sys.exit("doc_figures: %s is stale (%s): run `make %s` first" % (
+                path, why, "bench" if name == "results.json" else "bench-sendlat"))
     return r
 
 
@@ -109,6 +114,10 @@ def blocks(root, need_fresh, only=None):
     for name, _docs, make, source in wanted:
         if source == "bench":
             out[name] = (make(r) if r is not None else None, "build/bench/results.json (make bench)")
+            continue
+        if source == "sendlat":
+            s = results(root, need_fresh, "sendlat.json")
+            out[name] = (make(s) if s is not None else None, "build/bench/sendlat.json (make bench-sendlat)")
             continue
         what = "build/board/*/summary.json (make test-bitstream)"
         stale = stale_boards(root) if need_fresh else []

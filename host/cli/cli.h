@@ -44,6 +44,7 @@ const struct cli_command *cli_command_find(const char *name);
 #define CLI_OPT_MIN_SIZE 0x102
 #define CLI_OPT_MAX_SIZE 0x103
 #define CLI_OPT_PROBE 0x104
+#define CLI_OPT_HOST 0x105
 
 /* Print the subcommand's usage to f. */
 void cli_usage(const struct cli *c, FILE *f);

@@ -86,14 +86,16 @@ static const struct cli_command commands[] = {
      "  --json                one JSON document on stdout\n" COMMON_HELP DEVICE_HELP EXIT_HELP,
      cmd_mrrate},
     {"sendlat", "Send-to-receive latency by size, ping-pong round trip and message rate (ndpingpong)",
-     "usage: ndkfpga sendlat [-c COUNT] [-n RATE_COUNT] [-q IN_FLIGHT] [--json | --series] [DEVICE]\n"
-     "Two connected QPs: the time from NdkSend until the peer's receive completion is on the CQ for 8 and\n"
-     "512-byte messages (plus the board's cycles of the last Send), the round trip of an 8-byte ping-pong,\n"
-     "and 8-byte messages per second with IN_FLIGHT Sends in flight and as many receives pre-posted.\n"
-     "Microseconds of wall time, averaged over COUNT.\n"
+     "usage: ndkfpga sendlat [-c COUNT] [-n RATE_COUNT] [-q IN_FLIGHT] [--host] [--json | --series] [DEVICE]\n"
+     "Two connected QPs: the time from NdkSend until the peer's receive completion is on the CQ for 8, 512\n"
+     "and 4096-byte messages (plus the board's cycles of the last Send and of the whole path), the round\n"
+     "trip of an 8-byte ping-pong, and 8-byte messages per second with IN_FLIGHT Sends in flight and as\n"
+     "many receives pre-posted. Microseconds of wall time, averaged over COUNT.\n"
      "  -c, --count N         messages one at a time per figure (default 10)\n"
      "  -n, --rate-count N    messages for the rate (default 200; 0: no rate)\n"
      "  -q, --in-flight N     Sends in flight for the rate (default 16; at most the queue depths)\n"
+     "  --host                message buffers in host memory (IoAllocateMdl, MmBuildMdlForNonPagedPool),\n"
+     "                        filled and checked by the CPU, instead of adapter memory\n"
      "  --json                one JSON document on stdout\n"
      "  --series              also \"key = value\" lines and a TAP line (bench/report.py)\n" COMMON_HELP
          DEVICE_HELP EXIT_HELP,

@@ -210,13 +210,25 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 print([(o[\"bytes\"], o[\"latency_us\"] > 0) for o in d[\"one_way\"]], d[\"ping_pong_us\"] > 0, d[\"rate\"][\"count\"],
       d[\"rate\"][\"in_flight\"], d[\"rate\"][\"msgs_per_s\"] > 0, d[\"iterations\"], d[\"command\"])' '$tmp/sendlatj.out')\" = \
-      '[(8, True), (512, True)] True 50 4 True 3 sendlat' ]"
+      '[(8, True), (512, True), (4096, True)] True 50 4 True 3 sendlat' ]"
 run sendlats "$ndk" sendlat model -c 2 -n 20 --series
 check "sendlat --series: the bench's key = value lines and a TAP line" bash -c "[ $rc = 0 ] &&
     for k in latency_us_8b latency_us_512b pingpong_us rate_msgs_per_s rate_in_flight rate_count iterations; do
         grep -Eq \"^send_recv_\$k = [0-9.]+\\\$\" '$tmp/sendlats.out' || exit 1; done &&
     grep -q '^ok - sendlat' '$tmp/sendlats.out'"
 usage_error "sendlat --json with --series" "two different outputs" sendlat --json --series model
+run sendlath "$ndk" sendlat model --host -c 3 -n 50 -q 4 --json
+check "sendlat model --host --json: buffers in host memory, every size, the rate" bash -c "[ $rc = 0 ] &&
+    [ \"\$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(d[\"memory\"], [(o[\"bytes\"], o[\"latency_us\"] > 0) for o in d[\"one_way\"]], d[\"ping_pong_us\"] > 0,
+      d[\"rate\"][\"msgs_per_s\"] > 0)' '$tmp/sendlath.out')\" = \"host [(8, True), (512, True), (4096, True)] True True\" ]"
+run sendlaths "$ndk" sendlat model --host -c 2 -n 20 --series
+check "sendlat --host --series: send_recv_host_* keys and a TAP line saying host memory held the bytes" bash -c "[ $rc = 0 ] &&
+    for k in latency_us_8b latency_us_4096b path_clocks_4096b pingpong_us rate_msgs_per_s iterations; do
+        grep -Eq \"^send_recv_host_\$k = [0-9.]+\\\$\" '$tmp/sendlaths.out' || exit 1; done &&
+    ! grep -q '^send_recv_latency' '$tmp/sendlaths.out' && grep -q '^ok - sendlat: .*host memory held them' '$tmp/sendlaths.out'"
 
 # ---- progress: on a terminal only ----
 check "piped: nothing on stderr (no progress, no simulator chatter) from mrlat, ping, mrrate" bash -c "
