@@ -23,9 +23,9 @@ NDK_SAN_OBJS = $(patsubst host/src/%.c,$(NDK_BUILD)/obj-san/%.o,$(NDK_LIB_SRCS))
 # Consumers (tests, examples) of the in-tree library.
 NDK_CONSUMER_CC = $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/tests -pthread
 
-.PHONY: host-lib test-host-ndk test-conformance-model test-conformance-faults test-conformance-sim test-install \
+.PHONY: host-lib test-host-ndk test-host-clock test-conformance-model test-conformance-faults test-conformance-sim test-install \
         lint-host-ndk install uninstall
-TEST_TARGETS += test-host-ndk test-conformance-model test-conformance-faults test-conformance-sim test-install
+TEST_TARGETS += test-host-ndk test-host-clock test-conformance-model test-conformance-faults test-conformance-sim test-install
 LINT_TARGETS += lint-host-ndk
 
 .SECONDEXPANSION:
@@ -64,6 +64,18 @@ $(NDK_BUILD)/test_ndk_san: host/tests/ndk/test_ndk.c $(NDK_BUILD)/libndkfpga_san
 
 test-host-ndk: $(NDK_BUILD)/test_ndk $(NDK_BUILD)/test_ndk_san $(BUILD)/model/nfmodel
 	@$(NDK_BUILD)/test_ndk && $(NDK_BUILD)/test_ndk_san
+
+# ---- monotonic deadlines: no wall clock in host/src; deadlines fire with the wall clock off ----
+$(NDK_BUILD)/test_clock: host/tests/clock/test_clock.c $(NDK_BUILD)/libndkfpga.a tests/tap.h host/include/ndkpi.h \
+                         host/include/ndkfpga.h
+	$(NDK_CONSUMER_CC) -o $@ $< $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
+
+$(NDK_BUILD)/wallclock_shim.so: host/tests/clock/wallclock_shim.c
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -shared -fPIC -o $@ $< -ldl
+
+test-host-clock: $(NDK_BUILD)/test_clock $(NDK_BUILD)/wallclock_shim.so $(BUILD)/model/nfmodel
+	@NDKFPGA_DEVICE=model bash host/tests/clock/test_clock.sh $(NDK_BUILD)
 
 # ---- conformance suite (tests/conformance/) against a live adapter ----
 CONF_SRCS := tests/conformance/conformance.c

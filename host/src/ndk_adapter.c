@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ndk_internal.h"
+#include "nf_time.h"
 
 /* How long NdkFpgaCloseAdapter waits for replies still in flight before it stops
  * the link anyway (then everything outstanding completes STATUS_CANCELLED). */
@@ -96,8 +97,8 @@ struct ndk_adapter *ndk_adapter_alloc(void)
     ad->pub.Dispatch = &ndk_adapter_dispatch;
     ad->objects.next = ad->objects.prev = &ad->objects;
     pthread_mutex_init(&ad->lock, NULL);
-    pthread_cond_init(&ad->cond, NULL);
-    pthread_cond_init(&ad->ev_cond, NULL);
+    nf_cond_init(&ad->cond); /* timed waits on CLOCK_MONOTONIC (nf_time.h) */
+    nf_cond_init(&ad->ev_cond);
     return ad;
 }
 
