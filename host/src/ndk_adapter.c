@@ -176,9 +176,9 @@ VOID NdkFpgaCloseAdapter(NDK_ADAPTER *a)
     ndk_deadline_after(&until, CLOSE_DRAIN_MS);
     while ((ad->reqs || ad->ev_head || ad->cb_busy) && !ad->dead) {
         if (pthread_cond_timedwait(&ad->cond, &ad->lock, &until) == ETIMEDOUT) {
-            if (getenv("NDKFPGA_DEBUG"))
+            if (nf_log_enabled(NF_LOG_DEBUG))
                 for (struct ndk_req *r = ad->reqs; r; r = r->next)
-                    fprintf(stderr, "ndkfpga: close: no reply to op 0x%x tag %u\n", r->op, r->tag);
+                    nf_log(NF_LOG_DEBUG, "close: no reply to op 0x%x tag %u", r->op, r->tag);
             break;
         }
     }
