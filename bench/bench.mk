@@ -55,7 +55,7 @@ $(BENCH_BUILD)/bench_sim: $(BENCH_DIR)/bench_sim.c $(BUILD)/host/libndkfpga.a $(
 
 .PHONY: bench-sim
 bench-sim: $(BENCH_BUILD)/bench_sim sim ## fast-register/invalidate clocks, link efficiency, sim speed (nfsim)
-	@NDKFPGA_QUIET=1 $(BENCH_BUILD)/bench_sim $(BENCH_SIM_ARGS) > $(BENCH_BUILD)/sim.out 2> $(BENCH_BUILD)/sim.err || \
+	@$(BENCH_BUILD)/bench_sim $(BENCH_SIM_ARGS) > $(BENCH_BUILD)/sim.out 2> $(BENCH_BUILD)/sim.err || \
 	    { cat $(BENCH_BUILD)/sim.out $(BENCH_BUILD)/sim.err; exit 1; }
 	@grep -E '^(not ok|ok) ' $(BENCH_BUILD)/sim.out | sed 's/^/  /'
 BENCH_TARGETS += bench-sim
@@ -64,7 +64,7 @@ BENCH_TARGETS += bench-sim
 .PHONY: bench-ndmrlat
 bench-ndmrlat: $(CLI_BIN) sim ## register/deregister, fast-register/invalidate latency per size (ndkfpga mrlat on nfsim)
 	@mkdir -p $(BENCH_BUILD)
-	@NDKFPGA_QUIET=1 $(CLI_BIN) mrlat --series $(BENCH_NDMRLAT_ARGS) sim > $(BENCH_BUILD)/ndmrlat.out 2> $(BENCH_BUILD)/ndmrlat.err || \
+	@$(CLI_BIN) mrlat --series $(BENCH_NDMRLAT_ARGS) sim > $(BENCH_BUILD)/ndmrlat.out 2> $(BENCH_BUILD)/ndmrlat.err || \
 	    { cat $(BENCH_BUILD)/ndmrlat.out $(BENCH_BUILD)/ndmrlat.err; exit 1; }
 	@grep -v '^series' $(BENCH_BUILD)/ndmrlat.out | sed 's/^/  /'
 BENCH_TARGETS += bench-ndmrlat
@@ -82,7 +82,7 @@ bench-sendlat: $(CLI_BIN) sim model ## Send-to-receive latency (8 B to 4 KiB), p
 	    out=$(BENCH_BUILD)/sendlat_$$dev; opt=; \
 	    if [ $$mem = host ]; then out=$(BENCH_BUILD)/sendlat_host_$$dev; opt=--host; fi; \
 	    case $$dev in sim) args="$(BENCH_SENDLAT_ARGS_sim)";; *) args="$(BENCH_SENDLAT_ARGS_model)";; esac; \
-	    NDKFPGA_QUIET=1 $(CLI_BIN) sendlat --series $$opt $$args $$dev > $$out.out 2> $$out.err || \
+	    $(CLI_BIN) sendlat --series $$opt $$args $$dev > $$out.out 2> $$out.err || \
 	        { cat $$out.out $$out.err; exit 1; }; \
 	    grep -v ' = ' $$out.out | sed 's/^/  /'; \
 	 done; done

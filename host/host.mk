@@ -24,9 +24,9 @@ NDK_SAN_OBJS = $(patsubst host/src/%.c,$(NDK_BUILD)/obj-san/%.o,$(NDK_LIB_SRCS))
 # Consumers (tests, examples) of the in-tree library.
 NDK_CONSUMER_CC = $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/tests -pthread
 
-.PHONY: host-lib test-host-ndk test-conformance-model test-conformance-faults test-conformance-sim test-install \
+.PHONY: host-lib test-host-ndk test-host-clock test-host-log test-conformance-model test-conformance-faults test-conformance-sim test-install \
         lint-host-ndk install uninstall
-TEST_TARGETS += test-host-ndk test-conformance-model test-conformance-faults test-conformance-sim test-install
+TEST_TARGETS += test-host-ndk test-host-clock test-host-log test-conformance-model test-conformance-faults test-conformance-sim test-install
 LINT_TARGETS += lint-host-ndk
 
 .SECONDEXPANSION:
@@ -66,6 +66,26 @@ $(NDK_BUILD)/test_ndk_san: host/tests/ndk/test_ndk.c $(NDK_BUILD)/libndkfpga_san
 test-host-ndk: $(NDK_BUILD)/test_ndk $(NDK_BUILD)/test_ndk_san $(BUILD)/model/nfmodel
 	@$(NDK_BUILD)/test_ndk && $(NDK_BUILD)/test_ndk_san
 
+# ---- monotonic deadlines: no wall clock in host/src; deadlines fire with the wall clock off ----
+$(NDK_BUILD)/test_clock: host/tests/clock/test_clock.c $(NDK_BUILD)/libndkfpga.a tests/tap.h host/include/ndkpi.h \
+                         host/include/ndkfpga.h
+	$(NDK_CONSUMER_CC) -o $@ $< $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
+
+$(NDK_BUILD)/wallclock_shim.so: host/tests/clock/wallclock_shim.c
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -shared -fPIC -o $@ $< -ldl
+
+test-host-clock: $(NDK_BUILD)/test_clock $(NDK_BUILD)/wallclock_shim.so $(BUILD)/model/nfmodel
+	@NDKFPGA_DEVICE=model bash host/tests/clock/test_clock.sh $(NDK_BUILD)
+
+# ---- the library's messages: quiet by default, $NDKFPGA_DEBUG, NdkFpgaSetLogCallback ----
+$(NDK_BUILD)/test_log: host/tests/log/test_log.c $(NDK_BUILD)/libndkfpga.a tests/tap.h host/include/ndkpi.h \
+                       host/include/ndkfpga.h
+	$(NDK_CONSUMER_CC) -o $@ $< $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
+
+test-host-log: $(NDK_BUILD)/test_log $(BUILD)/model/nfmodel
+	@$(NDK_BUILD)/test_log
+
 # ---- conformance suite (tests/conformance/) against a live adapter ----
 CONF_SRCS := tests/conformance/conformance.c
 CONF_DEFS = -DNDK_MODEL_BIN='"$(BUILD)/model/nfmodel"'
@@ -79,17 +99,17 @@ $(NDK_BUILD)/conformance_san: $(CONF_SRCS) $(CONF_HDRS) $(NDK_BUILD)/libndkfpga_
 
 # Against the software adapter (fast), with the sanitizers on the whole library.
 test-conformance-model: $(NDK_BUILD)/conformance_san $(BUILD)/model/nfmodel
-	@NDKFPGA_QUIET=1 NDKFPGA_DEVICE=model $(NDK_BUILD)/conformance_san
+	@NDKFPGA_DEVICE=model $(NDK_BUILD)/conformance_san
 
 # The same on a lossy link (bytes dropped, corrupted, duplicated both ways): the
 # link layer repairs everything, the NDK results must not change.
 test-conformance-faults: $(NDK_BUILD)/conformance $(BUILD)/model/nfmodel
-	@NDKFPGA_QUIET=1 NDKFPGA_DEVICE=model NDKFPGA_MODEL_ARGS="--drop 1e-5 --corrupt 1e-5 --dup 1e-5 --seed 7" \
+	@NDKFPGA_DEVICE=model NDKFPGA_MODEL_ARGS="--drop 1e-5 --corrupt 1e-5 --dup 1e-5 --seed 7" \
 	    $(NDK_BUILD)/conformance
 
 # Against the Verilator board (slow: the same suite, every byte through the RTL).
 test-conformance-sim: $(NDK_BUILD)/conformance sim
-	@NDKFPGA_QUIET=1 NDKFPGA_DEVICE=sim $(NDK_BUILD)/conformance
+	@NDKFPGA_DEVICE=sim $(NDK_BUILD)/conformance
 
 # ---- install ----
 # `make install PREFIX=DIR` installs a relocatable tree:
@@ -174,7 +194,7 @@ $(NDK_BUILD)/bench_post: tests/conformance/bench_post.c $(CONF_HDRS) $(NDK_BUILD
 
 .PHONY: bench-ndk-post
 bench-ndk-post: $(NDK_BUILD)/bench_post $(BUILD)/model/nfmodel ## callgrind: host instructions per NdkFastRegister (software adapter)
-	@cd $(NDK_BUILD) && NDKFPGA_QUIET=1 NDKFPGA_DEVICE=model valgrind --tool=callgrind --callgrind-out-file=bench_post.cg \
+	@cd $(NDK_BUILD) && NDKFPGA_DEVICE=model valgrind --tool=callgrind --callgrind-out-file=bench_post.cg \
 	    --toggle-collect=qp_fast_register ./bench_post > bench_post.log 2>&1 || { cat bench_post.log; exit 1; }
 	@ir=$$(callgrind_annotate $(NDK_BUILD)/bench_post.cg 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$$1); print $$1}'); \
 	    n=$$(grep -o '^[0-9]* fast-registers' $(NDK_BUILD)/bench_post.log | cut -d' ' -f1); \

@@ -48,7 +48,7 @@ $(HL_BUILD)/test_link_san: $(HL_ALL_SRCS) $(HL_TEST_SRCS) $(HL_ALL_HDRS) $(HL_TE
 
 # Unit tests against an in-process fake board, plain and with ASan/UBSan.
 test-host-link: $(HL_BUILD)/test_link $(HL_BUILD)/test_link_san
-	@NDKFPGA_QUIET=1 $(HL_BUILD)/test_link && NDKFPGA_QUIET=1 $(HL_BUILD)/test_link_san san
+	@$(HL_BUILD)/test_link && $(HL_BUILD)/test_link_san san
 
 # libFuzzer target for the frame decoder; test-fuzz-frame is a bounded run.
 fuzz-frame: $(HL_BUILD)/fuzz_frame ## build the libFuzzer target for the host frame decoder

@@ -13,7 +13,7 @@ HU_LINK_CC = $(HU_CC) -I$(ROOT)/tests -I$(ROOT)/host/tests/link $(HOST_LINK_CFLA
 HU_LINK_LIBS = $(HOST_USB_LIBS) -lm
 # The umockdev preload comes before the ASan runtime in the library list; ASan
 # works regardless, it only needs telling not to insist on being first.
-HU_UMOCKDEV_RUN := ASAN_OPTIONS=verify_asan_link_order=0 NDKFPGA_QUIET=1 umockdev-wrapper
+HU_UMOCKDEV_RUN := ASAN_OPTIONS=verify_asan_link_order=0 umockdev-wrapper
 
 .PHONY: test-host-ftdi test-host-usb test-host-tty lint-host-usb host-usb
 TEST_TARGETS += test-host-ftdi test-host-usb test-host-tty
@@ -59,7 +59,7 @@ test-host-tty: $(HU_BUILD)/test_tty
 ifdef MODEL_BUILD
 	@$(MAKE) -s --no-print-directory $(MODEL_BUILD)/nfmodel >/dev/null 2>&1 || echo "# nfmodel did not build"
 endif
-	@NDKFPGA_QUIET=1 $(HU_BUILD)/test_tty
+	@$(HU_BUILD)/test_tty
 
 lint-host-usb:
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 \

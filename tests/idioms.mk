@@ -40,11 +40,11 @@ test-idioms: $(IDIOMS_BINS) $(BUILD)/model/nfmodel ## ndkpi.h consumer idioms: C
 	    else echo "not ok - headers: $$cc $$m -fsyntax-only"; rc=1; fi; \
 	done; done; \
 	for b in $(IDIOMS_BINS); do \
-	    echo "# $$(basename $$b) on model"; NDKFPGA_QUIET=1 $$b model || rc=1; \
+	    echo "# $$(basename $$b) on model"; $$b model || rc=1; \
 	done; exit $$rc
 
 test-idioms-sim: $(IDIOMS_BUILD)/idioms_gcc sim
-	@NDKFPGA_QUIET=1 $(IDIOMS_BUILD)/idioms_gcc sim
+	@$(IDIOMS_BUILD)/idioms_gcc sim
 
 lint-idioms:
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 \

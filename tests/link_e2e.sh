@@ -10,7 +10,6 @@ set -u
 E2E="$BUILD/host-link/link_e2e"
 LOG="$BUILD/host-link"
 fail=0
-export NDKFPGA_QUIET=1
 
 run() { # label, then link_e2e arguments; env set by the caller
     "$E2E" "$@" || fail=1

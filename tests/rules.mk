@@ -22,10 +22,10 @@ $(RULES_BIN): $(RULES_SRCS) $(RULES_HDRS) $(NDK_BUILD)/libndkfpga.a host/include
 	$(NDK_CONSUMER_CC) -o $@ $(RULES_SRCS) $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
 
 test-rules-model: $(RULES_BIN) $(BUILD)/model/nfmodel
-	@NDKFPGA_QUIET=1 $(RULES_BIN) model
+	@$(RULES_BIN) model
 
 test-rules-sim: $(RULES_BIN) $(BUILD)/model/nfmodel sim
-	@NDKFPGA_QUIET=1 $(RULES_BIN) sim model
+	@$(RULES_BIN) sim model
 
 lint-rules:
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 \

@@ -30,14 +30,14 @@ $(STRESS_BUILD)/stress_san: $(STRESS_SRCS) $(STRESS_HDRS) $(NDK_BUILD)/libndkfpg
 
 # Full scale on the software adapter, then the sanitized build at a smaller scale.
 test-stress-model: $(STRESS_BUILD)/stress $(STRESS_BUILD)/stress_san $(BUILD)/model/nfmodel
-	@rc=0; NDKFPGA_QUIET=1 $(STRESS_BUILD)/stress -s full model || rc=1; \
+	@rc=0; $(STRESS_BUILD)/stress -s full model || rc=1; \
 	    echo "# sanitized build (ASan+UBSan, library included), small scale"; \
-	    NDKFPGA_QUIET=1 $(STRESS_BUILD)/stress_san -s small model || rc=1; \
+	    $(STRESS_BUILD)/stress_san -s small model || rc=1; \
 	    exit $$rc
 
 # The same cases at a tiny scale on the Verilator board.
 test-stress-sim: $(STRESS_BUILD)/stress sim
-	@NDKFPGA_QUIET=1 $(STRESS_BUILD)/stress -s tiny sim
+	@$(STRESS_BUILD)/stress -s tiny sim
 
 lint-stress:
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 \

@@ -24,7 +24,7 @@ struct cli {
     const char *device;  /* -d DEVICE, the positional DEVICE, $NDKFPGA_DEVICE, or "auto" */
     int device_given;    /* named on the command line (-d or positional) */
     int json;            /* --json: one JSON document on stdout */
-    int verbose;         /* -v: the library's own messages stay on (no $NDKFPGA_QUIET) */
+    int verbose;         /* -v: the library's failure messages on ($NDKFPGA_DEBUG=1) */
 };
 
 /* One subcommand: fn(cli, argc, argv) with argv[0] the subcommand's name. */

@@ -56,7 +56,7 @@ static int common_option(struct cli *c, int opt, char **argv, int *exit_code)
         return 1;
     case 'v':
         c->verbose = 1;
-        unsetenv("NDKFPGA_QUIET");
+        setenv("NDKFPGA_DEBUG", "1", 0);
         return 1;
     case CLI_OPT_JSON:
         c->json = 1;

@@ -151,8 +151,8 @@ int main(int argc, char **argv)
     memset(&c, 0, sizeof(c));
     const char *env = getenv("NDKFPGA_DEVICE");
     c.device = env && *env ? env : "auto";
-    /* The library's own failure messages would repeat ours: off unless -v. */
-    setenv("NDKFPGA_QUIET", "1", 0);
+    /* The library prints nothing of its own unless $NDKFPGA_DEBUG is set (its failure
+     * messages would repeat ours): -v turns its failure messages on. */
 
     /* Options before the command. */
     int i = 1;
@@ -163,7 +163,7 @@ int main(int argc, char **argv)
             return CLI_EXIT_OK;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             c.verbose = 1;
-            unsetenv("NDKFPGA_QUIET");
+            setenv("NDKFPGA_DEBUG", "1", 0);
         } else if (!strcmp(a, "-d") || !strcmp(a, "--device") || !strncmp(a, "--device=", 9) ||
                    (a[1] == 'd' && a[2])) {
             const char *v = !strncmp(a, "--device=", 9) ? a + 9 : (a[1] == 'd' && a[2]) ? a + 2 : argv[++i];

@@ -14,7 +14,11 @@ void cli_completion_init(struct cli_completion *w)
 {
     memset(w, 0, sizeof(*w));
     pthread_mutex_init(&w->lock, NULL);
-    pthread_cond_init(&w->cond, NULL);
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC); /* cli_finish's deadline: immune to wall-clock steps */
+    pthread_cond_init(&w->cond, &a);
+    pthread_condattr_destroy(&a);
 }
 
 static void signal_done(struct cli_completion *w, NTSTATUS st, NDK_OBJECT_HEADER *obj)
@@ -47,7 +51,7 @@ NTSTATUS cli_finish(struct cli_completion *w, NTSTATUS st, double *done_us)
         return st;
     }
     struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
+    clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_sec += WAIT_LIMIT_S;
     pthread_mutex_lock(&w->lock);
     int rc = 0;

@@ -175,14 +175,32 @@ NDKFPGA_API const char *NdkFpgaStatusName(NTSTATUS Status);
 /* Diagnostics: devices, adapter details, counters, link round trips (what the
  * ndkfpga command-line tool shows).                                          */
 
-/* One line saying why a call failed, for people (the library also prints it to
- * stderr, prefixed "ndkfpga: ", unless $NDKFPGA_QUIET is set). With Adapter NULL:
+/* One line saying why a call failed, for people (the library also logs it, level
+ * NDKFPGA_LOG_ERROR: see NdkFpgaSetLogCallback; it prints nothing by default). With Adapter NULL:
  * the last failure of a library call on this thread (e.g. why NdkFpgaOpenAdapter
  * could not open the device); with an adapter whose link is lost: why it was lost,
  * else as with NULL. "" when there is nothing to say; never NULL. The text stays
  * valid until the next call into the library on this thread (or the adapter is
  * closed). */
 NDKFPGA_API const char *NdkFpgaErrorMessage(NDK_ADAPTER *Adapter);
+
+/* The library's own messages, one line each (no newline), by level. */
+#define NDKFPGA_LOG_NONE 0u    /* none */
+#define NDKFPGA_LOG_ERROR 1u   /* a call failed: the text NdkFpgaErrorMessage returns, and its status */
+#define NDKFPGA_LOG_WARNING 2u /* something went wrong that no call's status reports */
+#define NDKFPGA_LOG_DEBUG 3u   /* detail for developers (and the output of the nfsim/nfmodel it starts) */
+typedef VOID (*NDKFPGA_LOG_CALLBACK)(PVOID Context, ULONG Level, const char *Message);
+
+/* Where the library's messages go. By default nowhere: the library writes nothing to
+ * stderr unless $NDKFPGA_DEBUG is set ("1", "2", "3": up to that NDKFPGA_LOG_ level;
+ * any other non-empty value: all), then each is one line "ndkfpga: MESSAGE".
+ * With a Callback, the messages up to Level (NDKFPGA_LOG_*) go to it instead, from any
+ * thread of the library (the link's, the callback thread, the caller's) and maybe from
+ * several at once; $NDKFPGA_DEBUG is then ignored. The callback must not block; it may
+ * call the library. Callback NULL goes back to the default. Process-wide (every
+ * adapter); a message being delivered while this is called may still reach the old
+ * callback. NdkFpgaErrorMessage works either way. */
+NDKFPGA_API VOID NdkFpgaSetLogCallback(NDKFPGA_LOG_CALLBACK Callback, PVOID Context, ULONG Level);
 
 /* A device NdkFpgaOpenAdapter can open. */
 #define NDKFPGA_DEVICE_USB 1u   /* a board on USB (FT231X: ULX3S, FT2232H: ECP5-EVN) */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ndk_internal.h"
+#include "nf_time.h"
 
 /* How long NdkFpgaCloseAdapter waits for replies still in flight before it stops
  * the link anyway (then everything outstanding completes STATUS_CANCELLED). */
@@ -96,8 +97,8 @@ struct ndk_adapter *ndk_adapter_alloc(void)
     ad->pub.Dispatch = &ndk_adapter_dispatch;
     ad->objects.next = ad->objects.prev = &ad->objects;
     pthread_mutex_init(&ad->lock, NULL);
-    pthread_cond_init(&ad->cond, NULL);
-    pthread_cond_init(&ad->ev_cond, NULL);
+    nf_cond_init(&ad->cond); /* timed waits on CLOCK_MONOTONIC (nf_time.h) */
+    nf_cond_init(&ad->ev_cond);
     pthread_mutex_init(&ad->hm_lock, NULL);
     return ad;
 }
@@ -178,9 +179,9 @@ VOID NdkFpgaCloseAdapter(NDK_ADAPTER *a)
     ndk_deadline_after(&until, CLOSE_DRAIN_MS);
     while ((ad->reqs || ad->ev_head || ad->cb_busy) && !ad->dead) {
         if (pthread_cond_timedwait(&ad->cond, &ad->lock, &until) == ETIMEDOUT) {
-            if (getenv("NDKFPGA_DEBUG"))
+            if (nf_log_enabled(NF_LOG_DEBUG))
                 for (struct ndk_req *r = ad->reqs; r; r = r->next)
-                    fprintf(stderr, "ndkfpga: close: no reply to op 0x%x tag %u\n", r->op, r->tag);
+                    nf_log(NF_LOG_DEBUG, "close: no reply to op 0x%x tag %u", r->op, r->tag);
             break;
         }
     }

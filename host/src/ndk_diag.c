@@ -55,6 +55,15 @@ const char *NdkFpgaErrorMessage(NDK_ADAPTER *a)
     return nf_error_message();
 }
 
+_Static_assert(NDKFPGA_LOG_ERROR == NF_LOG_ERROR && NDKFPGA_LOG_WARNING == NF_LOG_WARNING &&
+                   NDKFPGA_LOG_DEBUG == NF_LOG_DEBUG && NDKFPGA_LOG_NONE == NF_LOG_NONE,
+               "log levels are the link layer's");
+
+VOID NdkFpgaSetLogCallback(NDKFPGA_LOG_CALLBACK cb, PVOID ctx, ULONG level)
+{
+    nf_log_set(cb, ctx, level); /* the same type: VOID (*)(PVOID, ULONG, const char *) */
+}
+
 /* Copy src into a fixed field, always terminated. */
 static void put_str(char *dst, size_t cap, const char *src)
 {

@@ -57,9 +57,7 @@ static void *cb_main(void *arg)
         while (!ad->ev_head && !ad->cb_stop) {
             if (ad->tick(ad))
                 continue;
-            struct timespec until;
-            ndk_deadline_after(&until, NDK_WATCH_PERIOD_MS);
-            pthread_cond_timedwait(&ad->ev_cond, &ad->lock, &until);
+            ndk_cond_wait_ms(ad, &ad->ev_cond, NDK_WATCH_PERIOD_MS);
         }
         struct ndk_event *ev = ad->ev_head;
         if (!ev)

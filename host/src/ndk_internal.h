@@ -450,7 +450,9 @@ void ndk_events_stop(struct ndk_adapter *ad);
 
 /* ndk_request.c: requests and replies. */
 uint64_t ndk_now_us(void);
-void ndk_deadline_after(struct timespec *ts, unsigned ms); /* CLOCK_REALTIME, for timed waits */
+/* A deadline ms from now for a timed wait on the adapter's condition variables (both
+ * CLOCK_MONOTONIC: nf_time.h). */
+void ndk_deadline_after(struct timespec *ts, unsigned ms);
 /* Under ad->lock: wait on cond (one of the adapter's) for at most ms. */
 void ndk_cond_wait_ms(struct ndk_adapter *ad, pthread_cond_t *cond, unsigned ms);
 /* Send a request; r->on_reply runs exactly once. Fills MSG_HDR (op, len, tag).

@@ -312,7 +312,7 @@ struct ndk_event *ndk_event_new(int kind, void (*fn)(void), void *ctx, NTSTATUS 
     if (!ev) {
         /* Cannot happen in practice; losing the callback would hang the consumer,
          * so say so loudly. */
-        fprintf(stderr, "ndkfpga: out of memory queueing a callback\n");
+        nf_log(NF_LOG_ERROR, "out of memory queueing a callback");
         abort();
     }
     ndk_event_set(ev, kind, fn, ctx, st, obj, core);

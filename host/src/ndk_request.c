@@ -17,7 +17,7 @@ uint64_t ndk_now_us(void)
 
 void ndk_deadline_after(struct timespec *ts, unsigned ms)
 {
-    nf_deadline_after(ts, CLOCK_REALTIME, ms);
+    nf_deadline_after(ts, ms);
 }
 
 void ndk_cond_wait_ms(struct ndk_adapter *ad, pthread_cond_t *cond, unsigned ms)
@@ -145,9 +145,7 @@ void ndk_wait_req(struct ndk_adapter *ad, struct ndk_req *r)
     while (!r->done) {
         if (ndk_req_overdue(ad, r, ndk_now_us()))
             continue;
-        struct timespec until;
-        ndk_deadline_after(&until, NDK_WATCH_PERIOD_MS);
-        pthread_cond_timedwait(&ad->cond, &ad->lock, &until);
+        ndk_cond_wait_ms(ad, &ad->cond, NDK_WATCH_PERIOD_MS);
     }
 }
 

@@ -1,14 +1,30 @@
-/* nf_time.h: deadlines for the library's timed waits (condition variables wait on
- * CLOCK_REALTIME, polling loops measure CLOCK_MONOTONIC). */
+/* nf_time.h: the library's timed waits run on CLOCK_MONOTONIC, so a step of the wall
+ * clock (NTP, an administrator) never stretches or cuts a deadline: every condition
+ * variable with a timed wait is made by nf_cond_init, every deadline by nf_deadline_after. */
 #ifndef NF_TIME_H
 #define NF_TIME_H
 
+#include <pthread.h>
 #include <time.h>
 
-/* *ts = now on clock + ms milliseconds, normalized. */
-static inline void nf_deadline_after(struct timespec *ts, clockid_t clock, unsigned ms)
+/* A condition variable whose timed waits take CLOCK_MONOTONIC deadlines. */
+static inline int nf_cond_init(pthread_cond_t *c)
 {
-    clock_gettime(clock, ts);
+    pthread_condattr_t a;
+    int rc = pthread_condattr_init(&a);
+    if (rc == 0)
+        rc = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    if (rc == 0)
+        rc = pthread_cond_init(c, &a);
+    pthread_condattr_destroy(&a);
+    return rc;
+}
+
+/* *ts = CLOCK_MONOTONIC now + ms milliseconds, normalized: a deadline for a condition
+ * variable made by nf_cond_init. */
+static inline void nf_deadline_after(struct timespec *ts, unsigned ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
     ts->tv_sec += ms / 1000u;
     ts->tv_nsec += (long)(ms % 1000u) * 1000000L;
     if (ts->tv_nsec >= 1000000000L) {

@@ -20,8 +20,8 @@
  *   "auto" / NULL a board when one is present on USB, else "sim".
  *
  * Every status is an NTSTATUS (NF_STATUS_* from nf_layout.h). Every failure also
- * leaves a one-line message in nf_error_message() (per thread) and prints it to
- * stderr prefixed "ndkfpga: " unless $NDKFPGA_QUIET is set. */
+ * leaves a one-line message in nf_error_message() (per thread) and logs it (nf_log:
+ * the consumer's callback, or stderr only with $NDKFPGA_DEBUG). */
 #ifndef NF_TRANSPORT_H
 #define NF_TRANSPORT_H
 
@@ -94,9 +94,24 @@ static inline void nf_transport_close(struct nf_transport *t)
 /* The message of the last failure reported on this thread by nf_transport_* or
  * nf_link_* ("" when none). */
 const char *nf_error_message(void);
-/* Record (and print, unless $NDKFPGA_QUIET) a failure message; returns status so
- * callers can `return nf_set_error(NF_STATUS_X, "...", ...)`. */
+/* Record a failure message and log it (NF_LOG_ERROR); returns status so callers can
+ * `return nf_set_error(NF_STATUS_X, "...", ...)`. */
 uint32_t nf_set_error(uint32_t status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The library's messages, by level (the values of ndkfpga.h's NDKFPGA_LOG_*). They go
+ * to the callback nf_log_set installed (fn NULL: none), else to stderr only as far as
+ * $NDKFPGA_DEBUG allows ("1".."3": up to that level; any other non-empty value: all):
+ * by default nothing is printed. */
+#define NF_LOG_NONE 0u
+#define NF_LOG_ERROR 1u   /* a call failed (the text of nf_error_message) */
+#define NF_LOG_WARNING 2u /* something went wrong that no call's status reports */
+#define NF_LOG_DEBUG 3u   /* detail for developers */
+typedef void (*nf_log_fn)(void *ctx, uint32_t level, const char *line);
+void nf_log_set(nf_log_fn fn, void *ctx, uint32_t level);
+void nf_log(uint32_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Whether a message of this level goes anywhere (to skip building it); to stderr. */
+int nf_log_enabled(uint32_t level);
+int nf_log_stderr(uint32_t level);
 /* Name of an NF_STATUS_* value ("STATUS_IO_TIMEOUT"), or "STATUS_(unknown)" (host/src/nf_status.c). */
 const char *nf_status_name(uint32_t status);
 

@@ -201,7 +201,7 @@ static uint32_t start(const struct kind_env *k, struct nf_transport **out)
 
     /* argv: BIN --socket SOCK --exit-on-disconnect [--quiet] [--firmware F] [words of
      * $ARGS]. The simulator's exit summary would land in the middle of the consumer's
-     * output: it is printed only with $NDKFPGA_DEBUG. */
+     * output: it is printed only when debug messages go to stderr ($NDKFPGA_DEBUG). */
     char *words = NULL;
     char *argv[7 + MAX_EXTRA_ARGS + 1];
     int argc = 0;
@@ -209,7 +209,7 @@ static uint32_t start(const struct kind_env *k, struct nf_transport **out)
     argv[argc++] = "--socket";
     argv[argc++] = sock;
     argv[argc++] = "--exit-on-disconnect";
-    if (!getenv("NDKFPGA_DEBUG"))
+    if (!nf_log_stderr(NF_LOG_DEBUG))
         argv[argc++] = "--quiet";
 #ifdef NF_RELOCATABLE
     char firmware[PATH_MAX];

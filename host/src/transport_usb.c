@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "nf_ftdi.h"
+#include "nf_time.h"
 #include "nf_transport.h"
 #include "transport_board.h"
 
@@ -605,11 +606,7 @@ uint32_t nf_transport_open_usb(const char *arg, struct nf_transport **out)
         return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "out of memory for a transport");
     u->data_fd = u->wake_fd = -1;
     pthread_mutex_init(&u->lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&u->cond, &ca);
-    pthread_condattr_destroy(&ca);
+    nf_cond_init(&u->cond); /* deadlines on CLOCK_MONOTONIC (deadline_after) */
     snprintf(u->name, sizeof(u->name), "usb%s%s", arg ? ":" : "", arg ? arg : "");
     u->base.ops = &usb_ops;
     u->base.name = u->name;

@@ -126,7 +126,7 @@ bench-cores: $(SETUP_STAMP) firmware $(BUILD)/bench/bench_sim ## CPU choices sid
 	    if [ $$c = $(NF_CPU) ]; then sb=$(SIM_BUILD); else sb=$(CORES_DIR)/$$c/sim; fi; \
 	    $(MAKE) --no-print-directory NF_CPU=$$c SIM_BUILD=$$sb $$sb/nfsim || exit 1; \
 	    mkdir -p $(CORES_DIR)/$$c; \
-	    NDKFPGA_QUIET=1 NDKFPGA_SIM=$$sb/nfsim $(BUILD)/bench/bench_sim --quick > $(CORES_DIR)/$$c/sim.out 2> $(CORES_DIR)/$$c/sim.err || \
+	    NDKFPGA_SIM=$$sb/nfsim $(BUILD)/bench/bench_sim --quick > $(CORES_DIR)/$$c/sim.out 2> $(CORES_DIR)/$$c/sim.err || \
 	        { cat $(CORES_DIR)/$$c/sim.out $(CORES_DIR)/$$c/sim.err; exit 1; }; \
 	    if [ $$c = $(NF_CPU) ]; then fp=$(FWPROF_DIR); else fp=$(CORES_DIR)/$$c/fwprof; fi; \
 	    $(MAKE) --no-print-directory NF_CPU=$$c FWPROF_DIR=$$fp $$fp/Vnf_soc || exit 1; \

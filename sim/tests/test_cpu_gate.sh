@@ -18,7 +18,7 @@ not_ok() { echo "not ok - ${LABEL:-}$*"; fails=$((fails + 1)); }
 check()  { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
 rm -f "$WORK"/*.log
 
-NDKFPGA_SIM=$NFSIM NDKFPGA_SIM_ARGS="--pin-log $WORK/live.log" NDKFPGA_QUIET=1 \
+NDKFPGA_SIM=$NFSIM NDKFPGA_SIM_ARGS="--pin-log $WORK/live.log" \
     "$SMB" sim 20 256 > "$WORK/smb.out" 2>&1
 check "session: 20 SMB-Direct cycles on the model, data verified" test $? -eq 0
 tx_edges=$(grep -c ' t ' "$WORK/live.log")

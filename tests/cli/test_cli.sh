@@ -17,7 +17,7 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-unset NDKFPGA_DEVICE NDKFPGA_MODEL_ARGS NDKFPGA_SIM_ARGS NDKFPGA_QUIET NDKFPGA_DEBUG
+unset NDKFPGA_DEVICE NDKFPGA_MODEL_ARGS NDKFPGA_SIM_ARGS NDKFPGA_DEBUG
 fail=0
 ok() { echo "ok - $*"; }
 notok() { echo "not ok - $*"; fail=1; }

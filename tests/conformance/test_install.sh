@@ -45,7 +45,7 @@ check "the installed library, command and pkg-config file name nothing in the bu
 # environment, no NDKFPGA_* variable, nothing on PATH of ours.
 moved=$tmp/elsewhere/ndkfpga
 mkdir -p "$tmp/elsewhere" && mv "$prefix" "$moved"
-run() { env -i HOME="$tmp" PATH=/usr/bin:/bin NDKFPGA_QUIET=1 PKG_CONFIG_PATH="$moved/lib/pkgconfig" "$@"; }
+run() { env -i HOME="$tmp" PATH=/usr/bin:/bin PKG_CONFIG_PATH="$moved/lib/pkgconfig" "$@"; }
 
 cflags=$(run pkg-config --cflags ndkfpga) && libs=$(run pkg-config --libs ndkfpga) || { notok "pkg-config ndkfpga"; exit 1; }
 case "$cflags $libs" in
@@ -114,15 +114,15 @@ done
 ndk=$moved/bin/ndkfpga
 check "ndkfpga --help" run "$ndk" --help
 check "ndkfpga info model: FRMRPageCount, firmware version, profile" bash -c "
-    env -i PATH=/usr/bin:/bin NDKFPGA_QUIET=1 timeout 60 '$ndk' info model > '$tmp/info' &&
+    env -i PATH=/usr/bin:/bin timeout 60 '$ndk' info model > '$tmp/info' &&
     grep -q FRMRPageCount '$tmp/info' && grep -qi firmware '$tmp/info' && grep -qi profile '$tmp/info'"
 check "ndkfpga ping sim: a round-trip time" bash -c "
-    env -i PATH=/usr/bin:/bin NDKFPGA_QUIET=1 timeout 300 '$ndk' ping sim -c 3 > '$tmp/ping' && grep -qi rtt '$tmp/ping'"
+    env -i PATH=/usr/bin:/bin timeout 300 '$ndk' ping sim -c 3 > '$tmp/ping' && grep -qi rtt '$tmp/ping'"
 check "ndkfpga mrlat model --json: one JSON document" bash -c "
-    env -i PATH=/usr/bin:/bin NDKFPGA_QUIET=1 timeout 300 '$ndk' mrlat model --json --iters 2 > '$tmp/mrlat.json' &&
+    env -i PATH=/usr/bin:/bin timeout 300 '$ndk' mrlat model --json --iters 2 > '$tmp/mrlat.json' &&
     python3 -m json.tool '$tmp/mrlat.json' > /dev/null"
 check "ndkfpga list: the moved tree's simulator and software adapter are available" bash -c "
-    env -i PATH=/usr/bin:/bin NDKFPGA_QUIET=1 timeout 60 '$ndk' list > '$tmp/list' &&
+    env -i PATH=/usr/bin:/bin timeout 60 '$ndk' list > '$tmp/list' &&
     grep -F '$moved' '$tmp/list' | grep -q nfsim && grep -F '$moved' '$tmp/list' | grep -q nfmodel"
 check "ndkfpga info on a missing device fails with a message" bash -c "
     ! env -i PATH=/usr/bin:/bin timeout 60 '$ndk' info tty:/nonexistent > /dev/null 2> '$tmp/err' && test -s '$tmp/err'"

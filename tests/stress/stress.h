@@ -242,5 +242,6 @@ void case_link_death(void);
 void case_foreign_handles(void);
 void case_guessed_tokens(void);
 void case_buffer_copy(void);
+void case_kill_storm(void);
 
 #endif

@@ -312,7 +312,6 @@ static void test_link(void)
 
 int main(void)
 {
-    setenv("NDKFPGA_QUIET", "1", 1);
     test_settings(NULL, 3000000);
     test_settings("12000000", 12000000);
     test_settings("115200", 115200);

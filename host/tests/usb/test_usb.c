@@ -459,7 +459,6 @@ int main(int argc, char **argv)
 {
     if (argc > 1)
         case_prefix = argv[1];
-    setenv("NDKFPGA_QUIET", "1", 1);
     unsetenv("NDKFPGA_BAUD");
     struct fake_ftdi *probe = fake_ftdi_new_empty();
     if (!probe) {

@@ -212,7 +212,6 @@ static void test_board_binary(const char *what, const char *env, const char *dfl
 
 int main(void)
 {
-    setenv("NDKFPGA_QUIET", "1", 1);
     unsetenv("NDKFPGA_BAUD");
     signal(SIGPIPE, SIG_IGN);
     struct fake_ftdi *probe = fake_ftdi_new_empty();
