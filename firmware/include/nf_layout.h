@@ -515,7 +515,7 @@ _Static_assert(offsetof(struct nf_link_hdr, rsvd) == 6, "LINK_HDR.rsvd");
 struct nf_msg_hdr {
     uint16_t op; /* @0 OP */
     uint16_t len; /* @2 bytes of this message including this header, a multiple of 8 */
-    uint32_t tag; /* @4 request tag, echoed in the reply (0 in a CQE) */
+    uint32_t tag; /* @4 request tag, echoed in the reply (0 in a CQE); a work request's names its QP and ring slot for the host, echoed if it is answered short */
     uint32_t status; /* @8 reply: STATUS; request: 0 */
     uint32_t rsvd; /* @12 0 */
 };

@@ -36,6 +36,13 @@ static void on_message(void *ctx, const uint8_t *msg, size_t len)
         pthread_mutex_unlock(&ad->lock);
         return;
     }
+    uint16_t op = h.op & (uint16_t)~NF_OP_REPLY;
+    if ((h.op & NF_OP_REPLY) && (h.tag & NDK_WR_TAG) && op >= NF_OP_WR_FAST_REGISTER && op <= NF_OP_WR_BIND) {
+        pthread_mutex_lock(&ad->lock);
+        ndk_qp_on_short(ad, op, h.tag, h.status);
+        pthread_mutex_unlock(&ad->lock);
+        return;
+    }
     if (h.op & NF_OP_REPLY)
         ndk_req_reply(ad, &h, msg + NF_MSG_HDR_SIZE, len - NF_MSG_HDR_SIZE);
 }
@@ -107,7 +114,7 @@ NTSTATUS ndk_adapter_setup(struct ndk_adapter *ad)
 {
     const struct nf_info *in = &ad->info;
     if (in->page_size != PAGE_SIZE || in->user_base % PAGE_SIZE || in->mem_bytes <= in->user_base ||
-        in->max_qps == 0 || in->max_qps > 4096)
+        in->max_qps == 0 || in->max_qps > NDK_MAX_QPS)
         return STATUS_NOT_SUPPORTED;
     ad->first_page = in->user_base / PAGE_SIZE;
     ad->npages = (in->mem_bytes - in->user_base) / PAGE_SIZE;

@@ -56,6 +56,17 @@ _Static_assert(PAGE_SHIFT == NF_ADAPTER_PAGE_SHIFT, "page shift");
 #define NDK_MAX_REGISTER_PAGES NF_FRAME_PAGES_MR_REGISTER
 /* How often the callback thread looks for requests past their deadline. */
 #define NDK_WATCH_PERIOD_MS 100u
+/* A work request's MSG_HDR.tag names its QP and ring slot, so that a short answer (the
+ * adapter answers the rest of a frame whose replies exceed its TX window without running
+ * them) completes it: WR_TAG | QP index << WR_TAG_ID_BITS | the id's low bits. Request
+ * tags stay below WR_TAG. Ring depths are below 2^WR_TAG_ID_BITS, QP indexes 2^12. */
+#define NDK_WR_TAG 0x80000000u
+#define NDK_WR_TAG_ID_BITS 19u
+#define NDK_WR_TAG_ID_MASK ((1u << NDK_WR_TAG_ID_BITS) - 1u)
+#define NDK_MAX_QPS 4096u
+_Static_assert(NDK_MAX_QUEUE_DEPTH <= NDK_WR_TAG_ID_MASK && NF_ADAPTER_MAX_RQ_DEPTH <= NDK_WR_TAG_ID_MASK &&
+                   ((NDK_MAX_QPS - 1u) << NDK_WR_TAG_ID_BITS) < NDK_WR_TAG,
+               "a work request's tag holds its QP index and its id");
 /* Pages of one WR_FAST_REGISTER message. */
 #define NDK_MAX_FR_MSG_PAGES NF_FRAME_PAGES_FAST_REGISTER
 
@@ -239,6 +250,7 @@ struct ndk_qp {
     struct ndk_cq *icq, *rcq;   /* rcq: receives complete there (NULL: no receive queue) */
     void *context;
     uint32_t qpn;
+    uint32_t wr_tag;            /* NDK_WR_TAG | its index in ad->qps: its work requests' tags */
     uint32_t max_sge;
     uint32_t max_recv_sge;
     /* Written only by ndk_qp.c (ndk_qp_set_connected), under ad->lock; read lock-free
@@ -589,6 +601,9 @@ void ndk_qp_set_connected(struct ndk_qp *qp, int connected);
 /* Link thread, under ad->lock: a CQE goes to its QP's receive queue and receive CQ
  * (op_type RECEIVE or RECEIVE_AND_INVALIDATE) or to its initiator queue and CQ. */
 void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe);
+/* Link thread, under ad->lock: the adapter answered a work request short (op: its
+ * WR_* op, tag: its NDK_WR_TAG tag) without running it: it completes with status. */
+void ndk_qp_on_short(struct ndk_adapter *ad, uint16_t op, uint32_t tag, uint32_t status);
 /* Under ad->lock: every outstanding work request and pending receive of the QP
  * completes with status. */
 void ndk_qp_fail_all(struct ndk_qp *qp, NTSTATUS status);

@@ -186,7 +186,6 @@ static inline __attribute__((always_inline)) NTSTATUS wq_post(struct ndk_qp *qp,
         return STATUS_CANCELLED;
     h->op = op;
     h->len = (uint16_t)(head_len + tail_len);
-    h->tag = 0;
     h->status = 0;
     h->rsvd = 0;
     w->qpn = qp->qpn;
@@ -204,6 +203,7 @@ static inline __attribute__((always_inline)) NTSTATUS wq_post(struct ndk_qp *qp,
     if (!dst)
         return (NTSTATUS)st;
     w->wr_id = id;
+    h->tag = qp->wr_tag | (id & NDK_WR_TAG_ID_MASK);
     struct ndk_wr_slot *s = &q->slot[id & q->mask];
     *s = *slot;
     s->silent = flags & NDK_OP_FLAG_SILENT_SUCCESS;
@@ -556,6 +556,7 @@ static void qp_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
     }
     if (status == NF_STATUS_SUCCESS) {
         qp->qpn = rep.qpn;
+        qp->wr_tag = NDK_WR_TAG | slot << NDK_WR_TAG_ID_BITS;
         ad->qps[slot] = qp;
     }
     ndk_create_done(ad, r, &qp->core, status);

@@ -64,9 +64,10 @@ NTSTATUS ndk_req_register(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op
         pthread_mutex_unlock(&ad->lock);
         return (NTSTATUS)st;
     }
-    r->tag = ++ad->next_tag;
-    if (r->tag == 0)
-        r->tag = ++ad->next_tag;
+    ad->next_tag = (ad->next_tag + 1u) & ~NDK_WR_TAG; /* the upper half names work requests */
+    if (ad->next_tag == 0)
+        ad->next_tag = 1;
+    r->tag = ad->next_tag;
     r->op = op;
     r->deadline_us = ndk_now_us() + ad->req_timeout_us;
     r->next = ad->reqs;

@@ -131,6 +131,30 @@ void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe)
     complete(qp, &s, &c, 0);
 }
 
+void ndk_qp_on_short(struct ndk_adapter *ad, uint16_t op, uint32_t tag, uint32_t status)
+{
+    uint32_t idx = (tag & ~NDK_WR_TAG) >> NDK_WR_TAG_ID_BITS;
+    struct ndk_qp *qp = idx < ad->nqps ? ad->qps[idx] : NULL;
+    if (!qp || status == NF_STATUS_SUCCESS)
+        return;
+    int receive = op == NF_OP_WR_RECEIVE;
+    struct ndk_wq *q = receive ? &qp->rq : &qp->iq;
+    struct nf_cqe c;
+    memset(&c, 0, sizeof(c));
+    c.qpn = qp->qpn;
+    c.status = status;
+    c.op_type = receive ? NF_NDK_OP_RECEIVE : 0;
+    /* The outstanding id with these low bits (ring depths are below 2^NDK_WR_TAG_ID_BITS). */
+    pthread_mutex_lock(&qp->ring_lock);
+    uint32_t head = q->head, n = ndk_wq_tail(q) - head;
+    uint32_t skip = ((tag & NDK_WR_TAG_ID_MASK) - head) & NDK_WR_TAG_ID_MASK;
+    pthread_mutex_unlock(&qp->ring_lock);
+    if (skip >= n)
+        return; /* completed already (a late answer) */
+    c.wr_id = head + skip;
+    ndk_qp_on_cqe(ad, &c);
+}
+
 /* Under qp->ring_lock: complete up to n of q's outstanding requests with ids before
  * `before`, oldest first, with status (holes of receives completed already skipped). */
 static uint32_t drain(struct ndk_qp *qp, struct ndk_wq *q, uint32_t n, uint32_t before, NTSTATUS st)

@@ -267,6 +267,8 @@ static const struct case_def cases[] = {
      "MDLs and objects of another adapter, hand-made or closed"},
     {"guessed-tokens", case_guessed_tokens, 30, 30,
      "random, wrong-key, zero and privileged tokens for RDMA"},
+    {"packed-frame", case_packed_frame, 30, 30,
+     "a frame of work requests whose answers exceed the TX window: each still completes once"},
     {"kill-storm", case_kill_storm, 180, 240,
      "SIGKILL of the adapter under two posters (DEFER) and a buffer read, many trials"},
     {"buffer-copy", case_buffer_copy, 60, 300,

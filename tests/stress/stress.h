@@ -243,5 +243,6 @@ void case_foreign_handles(void);
 void case_guessed_tokens(void);
 void case_buffer_copy(void);
 void case_kill_storm(void);
+void case_packed_frame(void);
 
 #endif
