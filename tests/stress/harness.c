@@ -271,7 +271,7 @@ static const struct case_def cases[] = {
      "a frame of work requests whose answers exceed the TX window: each still completes once"},
     {"kill-storm", case_kill_storm, 180, 240,
      "SIGKILL of the adapter under two posters (DEFER) and a buffer read, many trials"},
-    {"buffer-copy", case_buffer_copy, 60, 300,
+    {"buffer-copy", case_buffer_copy, 60, 480,
      "NdkFpgaWriteBuffer/ReadBuffer of every length up to the largest buffer, at the link's rate"},
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
