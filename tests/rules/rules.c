@@ -343,12 +343,11 @@ static NTSTATUS r_register_host_unbuilt(struct env *e)
     return st;
 }
 
-/* Host memory followed by adapter memory in one chain (contiguous or not: two kinds). */
+/* Host memory followed by adapter memory in one chain: two kinds of MDL. */
 static NTSTATUS r_register_host_mixed(struct env *e)
 {
-    static uint8_t mem[2 * PAGE_SIZE];
-    uint8_t *page = (uint8_t *)(((uintptr_t)mem + PAGE_SIZE - 1) & ~(uintptr_t)(PAGE_SIZE - 1));
-    MDL *m = IoAllocateMdl(page, 64, FALSE, FALSE, NULL);
+    uint8_t *page = aligned_alloc(PAGE_SIZE, PAGE_SIZE);
+    MDL *m = page ? IoAllocateMdl(page + PAGE_SIZE - 64, 64, FALSE, FALSE, NULL) : NULL;
     NTSTATUS st = SETUP_FAILED;
     if (m) {
         MmBuildMdlForNonPagedPool(m);
@@ -357,6 +356,7 @@ static NTSTATUS r_register_host_mixed(struct env *e)
         m->Next = NULL;
     }
     IoFreeMdl(m);
+    free(page);
     return st;
 }
 

@@ -224,9 +224,9 @@ static int trial(int n, struct tally *t, int bound_ms)
         if (got >= k && !seq_exact(&log, qctx[i], p, k, why, sizeof(why)))
             fail(t, "%s: poster %d: %s", what, i, why);
         NDK_RESULT_EX *res = calloc(got + 1, sizeof(*res));
-        size_t n = log_results(&log, qctx[i], res, got);
+        size_t nres = log_results(&log, qctx[i], res, got);
         int failed = 0;
-        for (size_t j = 0; j < n && j < got; j++) {
+        for (size_t j = 0; j < nres && j < got; j++) {
             if (res[j].Status == STATUS_SUCCESS && !failed) {
                 t->succ++;
             } else if (st_is_link_status(res[j].Status) && res[j].Status != STATUS_CANCELLED) {

@@ -51,9 +51,9 @@ static int round_trip(struct stx *x, MDL *mdl, size_t off, size_t len, uint32_t 
     if (first < len)
         st_note("first difference at byte %zu of %zu", first, len);
     if (wr)
-        *wr = (double)len * 1e6 / (double)(t1 - t0 ? t1 - t0 : 1);
+        *wr = (double)len * 1e6 / (double)((t1 - t0) ? (t1 - t0) : 1);
     if (rd)
-        *rd = (double)len * 1e6 / (double)(t2 - t1 ? t2 - t1 : 1);
+        *rd = (double)len * 1e6 / (double)((t2 - t1) ? (t2 - t1) : 1);
     free(src);
     free(dst);
     return ok;
