@@ -27,8 +27,10 @@ VFAST := -O3 --x-assign fast --x-initial fast --noassert
 # only paths below the working directory are sure to be reachable there).
 rel = $(patsubst $(ROOT)/%,%,$(1))
 
-# Filled by the fragments.
+# Filled by the fragments. TEST_QUICK_TARGETS: the inner loop's tier (make test-quick),
+# suites that need no Verilator board, no place and route and no long fuzzing.
 TEST_TARGETS :=
+TEST_QUICK_TARGETS :=
 LINT_TARGETS :=
 BENCH_TARGETS :=
 CLEAN_DIRS :=
@@ -43,7 +45,7 @@ else
 -include $(SETUP_STAMP)
 endif
 
-.PHONY: help setup generate check-generated test bench lint clean
+.PHONY: help setup generate check-generated test test-quick bench lint clean
 
 help: ## list the targets
 	@echo "ndkfpga make targets:"
@@ -68,6 +70,9 @@ check-generated: ## fail when a generated file differs from what the generator m
 test: $(SETUP_STAMP) ## run every test suite of every layer; prints "N passed, M failed"
 	@python3 tools/testrun.py $(TEST_TARGETS)
 
+test-quick: $(SETUP_STAMP) ## the quick tier: host library, software adapter, firmware unit tests (no simulation, no FPGA flow)
+	@python3 tools/testrun.py $(TEST_QUICK_TARGETS)
+
 lint: $(SETUP_STAMP) ## Verilator -Wall lint of all RTL, cppcheck of all C
 	@set -e; for t in $(LINT_TARGETS); do $(MAKE) --no-print-directory -s $$t; done
 	@echo "lint: clean"
@@ -87,8 +92,9 @@ include $(sort $(wildcard rtl/*/*.mk)) $(sort $(wildcard rtl/*/*/*.mk)) $(sort $
 
 # The foundation's own tests: the generator and the generated headers.
 TEST_TARGETS += test-layout
+TEST_QUICK_TARGETS += test-layout
 LINT_TARGETS += lint-layout
-test-layout: $(SETUP_STAMP)
+test-layout: $(SETUP_STAMP) ## the layout generator and the generated headers (tools/layout.toml)
 	@bash tools/test_layout.sh
 lint-layout:
 	@$(VERILATOR) $(VLINT) tools/layout_lint_top.v
@@ -98,5 +104,6 @@ lint-layout:
 check-readme: ## check that .ci/run runs README's quick-start commands verbatim, in order
 	@python3 tools/readme_quickstart.py --check .ci/run
 TEST_TARGETS += test-readme
-test-readme:
+TEST_QUICK_TARGETS += test-readme
+test-readme: ## README's quick start is what .ci/run runs
 	@bash tools/test_readme_quickstart.sh

@@ -167,5 +167,5 @@ check-figures: ## fail when a figure in README.md or docs/ differs from build/be
 	@python3 tools/doc_figures.py --check
 
 TEST_TARGETS += test-doc-figures
-test-doc-figures: $(SETUP_STAMP)
+test-doc-figures: $(SETUP_STAMP) ## the figures in README and docs/ are what the measurement files say
 	@python3 tools/test_doc_figures.py

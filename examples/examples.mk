@@ -19,6 +19,7 @@ demo: $(EX_BUILD)/demo $(if $(filter sim,$(DEMO_DEVICE)),sim,$(BUILD)/model/nfmo
 # every time.
 .PHONY: example-smb test-smb-model test-smb-sim test-smb-host-model test-smb-host-sim
 TEST_TARGETS += test-smb-model test-smb-sim test-smb-host-model test-smb-host-sim
+TEST_QUICK_TARGETS += test-smb-model test-smb-host-model
 
 $(EX_BUILD)/smb_direct: examples/smb_direct.c tests/consumer.h $(BUILD)/host/libndkfpga.a host/include/ndkpi.h \
                         host/include/ndkfpga.h
@@ -36,15 +37,15 @@ smb_case = out=$$($(EX_BUILD)/smb_direct $(1) $(2) $(3) $(4) 2>&1); rc=$$?; \
 	if [ $$rc = 0 ]; then echo "ok - smb_direct $(4) on $(1): $(2) SMB-Direct cycles of $(3) bytes, data verified each time"; \
 	else printf '%s\n' "$$out" | sed 's/^/\# /'; echo "not ok - smb_direct $(4) on $(1): $(2) cycles of $(3) bytes (exit $$rc)"; exit 1; fi
 
-test-smb-model: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel
+test-smb-model: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel ## the SMB-Direct cycle (examples/smb_direct.c) on the software adapter
 	@$(call smb_case,model,1000,512)
 
-test-smb-sim: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel sim
+test-smb-sim: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel sim ## the SMB-Direct cycle on the Verilator board
 	@$(call smb_case,sim,50,128)
 
 # The same cycle with every buffer in host memory: the CPU fills and checks each byte.
-test-smb-host-model: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel
+test-smb-host-model: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel ## the SMB-Direct cycle with every buffer in host memory, on the software adapter
 	@$(call smb_case,model,500,4096,host)
 
-test-smb-host-sim: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel sim
+test-smb-host-sim: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel sim ## the SMB-Direct cycle with every buffer in host memory, on the Verilator board
 	@$(call smb_case,sim,20,512,host)

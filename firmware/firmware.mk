@@ -108,7 +108,8 @@ $(MODEL_BUILD)/test_fw_link: $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw_link.c $(FW
 	$(HOST_CC) $(FW_HOST_CFLAGS) $(SAN_FLAGS) -I$(ROOT)/tests $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw_link.c $(FW_DIR)/tests/tb.c -o $@
 
 TEST_TARGETS += test-firmware
-test-firmware: $(MODEL_BUILD)/test_fw $(MODEL_BUILD)/test_fw_san $(MODEL_BUILD)/test_fw_link $(FW_BUILD)/nf_fw.hex $(MODEL_BUILD)/nfmodel
+TEST_QUICK_TARGETS += test-firmware
+test-firmware: $(MODEL_BUILD)/test_fw $(MODEL_BUILD)/test_fw_san $(MODEL_BUILD)/test_fw_link $(FW_BUILD)/nf_fw.hex $(MODEL_BUILD)/nfmodel ## the firmware's host-build unit tests (also under ASan/UBSan), image checks, nfmodel
 	@$(MODEL_BUILD)/test_fw
 	@$(MODEL_BUILD)/test_fw_link
 	@$(MODEL_BUILD)/test_fw_san --quiet --prefix san:
@@ -117,7 +118,7 @@ test-firmware: $(MODEL_BUILD)/test_fw $(MODEL_BUILD)/test_fw_san $(MODEL_BUILD)/
 
 # The real image on the Verilator RTL (needs the `sim` build).
 TEST_TARGETS += test-firmware-sim
-test-firmware-sim: firmware sim
+test-firmware-sim: firmware sim ## the firmware on the Verilator SoC: boot and link checks
 	@bash $(FW_DIR)/tests/test_fw_sim.sh $(BUILD)/sim/nfsim $(FW_BUILD)/nf_fw.hex
 
 # ---- fuzzing ----
@@ -135,7 +136,7 @@ fuzz-firmware: $(MODEL_BUILD)/fuzz_fw ## fuzz the firmware's message handler (op
 	$(MODEL_BUILD)/fuzz_fw $(FUZZ_ARGS) $(MODEL_BUILD)/fuzz-corpus
 
 TEST_TARGETS += test-fuzz-firmware
-test-fuzz-firmware: $(MODEL_BUILD)/fuzz_fw
+test-fuzz-firmware: $(MODEL_BUILD)/fuzz_fw ## a bounded libFuzzer run of the firmware's message handling
 	@bash $(FW_DIR)/tests/run_fuzz.sh $(MODEL_BUILD)/fuzz_fw $(FUZZ_RUNS)
 
 # ---- lint ----

@@ -16,6 +16,7 @@ CLI_REFUSE := $(BUILD)/host/cli_refuse
 
 .PHONY: cli test-cli lint-cli
 TEST_TARGETS += test-cli
+TEST_QUICK_TARGETS += test-cli
 LINT_TARGETS += lint-cli
 
 cli: $(CLI_BIN) ## build the ndkfpga command-line tool (build/host/ndkfpga: list, info, stats, ping, mrlat, mrrate, sendlat)
@@ -31,7 +32,7 @@ $(CLI_REFUSE): tests/cli/refuse.c host/cli/session.c host/cli/common.c $(CLI_HDR
 	    $(BUILD)/host/libndkfpga.a $(NDK_LIB_LIBS)
 
 # Every subcommand on the software adapter, ping on the simulation (kept short: nfsim is slow).
-test-cli: $(CLI_BIN) $(CLI_REFUSE) $(BUILD)/model/nfmodel sim
+test-cli: $(CLI_BIN) $(CLI_REFUSE) $(BUILD)/model/nfmodel sim ## the ndkfpga command: every subcommand and its refusals, on the software adapter
 	@NDKFPGA_CLI=$(CLI_BIN) NDKFPGA_CLI_REFUSE=$(CLI_REFUSE) NFMODEL=$(BUILD)/model/nfmodel \
 	    bash tests/cli/test_cli.sh
 

@@ -33,6 +33,6 @@ $(CU_BUILD)/conformance_usb_san: $(CU_DEPS) $(BUILD)/host/libndkfpga_san.a
 # Every NdkFpgaOpenAdapter("usb") goes libusb -> fake FTDI -> nfmodel (the suite's
 # link-death case still starts a private "model:" adapter of its own). Plain,
 # then sanitized; $NDKFPGA_USB_BOARD names another board binary.
-test-conformance-usb: $(CU_BUILD)/conformance_usb $(CU_BUILD)/conformance_usb_san $(BUILD)/model/nfmodel
+test-conformance-usb: $(CU_BUILD)/conformance_usb $(CU_BUILD)/conformance_usb_san $(BUILD)/model/nfmodel ## the NDK conformance suite over libusb to a fake FTDI chip (umockdev)
 	@NDKFPGA_DEVICE=usb $(HU_UMOCKDEV_RUN) $(CU_BUILD)/conformance_usb && \
 	    NDKFPGA_DEVICE=usb $(HU_UMOCKDEV_RUN) $(CU_BUILD)/conformance_usb_san

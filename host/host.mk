@@ -27,6 +27,7 @@ NDK_CONSUMER_CC = $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/tes
 .PHONY: host-lib test-host-ndk test-host-clock test-host-log test-conformance-model test-conformance-faults test-conformance-sim test-install \
         lint-host-ndk install uninstall
 TEST_TARGETS += test-host-ndk test-host-clock test-host-log test-conformance-model test-conformance-faults test-conformance-sim test-install
+TEST_QUICK_TARGETS += test-host-ndk test-host-clock test-host-log test-conformance-model
 LINT_TARGETS += lint-host-ndk
 
 .SECONDEXPANSION:
@@ -63,7 +64,7 @@ $(NDK_BUILD)/test_ndk_san: host/tests/ndk/test_ndk.c $(NDK_BUILD)/libndkfpga_san
 	$(NDK_CONSUMER_CC) -O1 $(SAN_FLAGS) -I$(ROOT)/host/src -I$(ROOT)/firmware/include -o $@ $< \
 	    $(NDK_BUILD)/libndkfpga_san.a $(NDK_LIB_LIBS)
 
-test-host-ndk: $(NDK_BUILD)/test_ndk $(NDK_BUILD)/test_ndk_san $(BUILD)/model/nfmodel
+test-host-ndk: $(NDK_BUILD)/test_ndk $(NDK_BUILD)/test_ndk_san $(BUILD)/model/nfmodel ## the host library's header layout and local checks, no adapter (plain and sanitized)
 	@$(NDK_BUILD)/test_ndk && $(NDK_BUILD)/test_ndk_san
 
 # ---- monotonic deadlines: no wall clock in host/src; deadlines fire with the wall clock off ----
@@ -75,7 +76,7 @@ $(NDK_BUILD)/wallclock_shim.so: host/tests/clock/wallclock_shim.c
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) -shared -fPIC -o $@ $< -ldl
 
-test-host-clock: $(NDK_BUILD)/test_clock $(NDK_BUILD)/wallclock_shim.so $(BUILD)/model/nfmodel
+test-host-clock: $(NDK_BUILD)/test_clock $(NDK_BUILD)/wallclock_shim.so $(BUILD)/model/nfmodel ## every timed wait of the library runs on the monotonic clock (a wall-clock step changes nothing)
 	@NDKFPGA_DEVICE=model bash host/tests/clock/test_clock.sh $(NDK_BUILD)
 
 # ---- the library's messages: quiet by default, $NDKFPGA_DEBUG, NdkFpgaSetLogCallback ----
@@ -83,7 +84,7 @@ $(NDK_BUILD)/test_log: host/tests/log/test_log.c $(NDK_BUILD)/libndkfpga.a tests
                        host/include/ndkfpga.h
 	$(NDK_CONSUMER_CC) -o $@ $< $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
 
-test-host-log: $(NDK_BUILD)/test_log $(BUILD)/model/nfmodel
+test-host-log: $(NDK_BUILD)/test_log $(BUILD)/model/nfmodel ## the library is quiet unless asked ($NDKFPGA_DEBUG, NdkFpgaSetLogCallback)
 	@$(NDK_BUILD)/test_log
 
 # ---- conformance suite (tests/conformance/) against a live adapter ----
@@ -98,17 +99,17 @@ $(NDK_BUILD)/conformance_san: $(CONF_SRCS) $(CONF_HDRS) $(NDK_BUILD)/libndkfpga_
 	$(NDK_CONSUMER_CC) $(CONF_DEFS) -O1 $(SAN_FLAGS) -o $@ $(CONF_SRCS) $(NDK_BUILD)/libndkfpga_san.a $(NDK_LIB_LIBS)
 
 # Against the software adapter (fast), with the sanitizers on the whole library.
-test-conformance-model: $(NDK_BUILD)/conformance_san $(BUILD)/model/nfmodel
+test-conformance-model: $(NDK_BUILD)/conformance_san $(BUILD)/model/nfmodel ## the NDK conformance suite on the software adapter, plain and under ASan/UBSan
 	@NDKFPGA_DEVICE=model $(NDK_BUILD)/conformance_san
 
 # The same on a lossy link (bytes dropped, corrupted, duplicated both ways): the
 # link layer repairs everything, the NDK results must not change.
-test-conformance-faults: $(NDK_BUILD)/conformance $(BUILD)/model/nfmodel
+test-conformance-faults: $(NDK_BUILD)/conformance $(BUILD)/model/nfmodel ## the NDK conformance suite over a lossy link (drops, corruption, duplicates) to the software adapter
 	@NDKFPGA_DEVICE=model NDKFPGA_MODEL_ARGS="--drop 1e-5 --corrupt 1e-5 --dup 1e-5 --seed 7" \
 	    $(NDK_BUILD)/conformance
 
 # Against the Verilator board (slow: the same suite, every byte through the RTL).
-test-conformance-sim: $(NDK_BUILD)/conformance sim
+test-conformance-sim: $(NDK_BUILD)/conformance sim ## the NDK conformance suite on the Verilator board
 	@NDKFPGA_DEVICE=sim $(NDK_BUILD)/conformance
 
 # ---- install ----
@@ -176,7 +177,7 @@ uninstall: ## remove exactly what `make install PREFIX=DIR` installed
 	@bash tools/install_tree.sh uninstall "$(PREFIX)"
 
 # Install into a temporary prefix, then use the tree alone (moved elsewhere, too).
-test-install: $$(NDK_INSTALL_FILES)
+test-install: $$(NDK_INSTALL_FILES) ## make install into a temporary prefix, then the installed tree alone (moved elsewhere too)
 	@bash tests/conformance/test_install.sh "$(MAKE)" "$(HOST_CC)"
 
 # ---- lint ----

@@ -47,7 +47,7 @@ $(HL_BUILD)/test_link_san: $(HL_ALL_SRCS) $(HL_TEST_SRCS) $(HL_ALL_HDRS) $(HL_TE
 	$(HL_CC) -O1 $(SAN_FLAGS) -o $@ $(HL_ALL_SRCS) $(HL_TEST_SRCS) $(HOST_USB_LIBS)
 
 # Unit tests against an in-process fake board, plain and with ASan/UBSan.
-test-host-link: $(HL_BUILD)/test_link $(HL_BUILD)/test_link_san
+test-host-link: $(HL_BUILD)/test_link $(HL_BUILD)/test_link_san ## the host link layer against a fake board, with fault injection
 	@$(HL_BUILD)/test_link && $(HL_BUILD)/test_link_san san
 
 # libFuzzer target for the frame decoder; test-fuzz-frame is a bounded run.
@@ -57,7 +57,7 @@ $(HL_BUILD)/fuzz_frame: host/tests/link/fuzz_frame.c host/src/nf_frame.c host/sr
 	$(FUZZ_CC) -std=c11 -g -O1 -Wall -Wextra -Werror -I$(ROOT)/firmware/include -I$(ROOT)/host/src \
 	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ host/tests/link/fuzz_frame.c host/src/nf_frame.c
 FUZZ_FRAME_RUNS ?= 300000
-test-fuzz-frame: $(HL_BUILD)/fuzz_frame
+test-fuzz-frame: $(HL_BUILD)/fuzz_frame ## a bounded libFuzzer run of the host's frame decoder
 	@mkdir -p $(HL_BUILD)/fuzz-corpus
 	@if $(HL_BUILD)/fuzz_frame -runs=$(FUZZ_FRAME_RUNS) -seed=1 -max_len=9000 $(HL_BUILD)/fuzz-corpus \
 	      > $(HL_BUILD)/fuzz_frame.log 2>&1; then \
@@ -77,5 +77,5 @@ $(HL_BUILD)/link_e2e: tests/link_e2e.c host/tests/link/link_test.c $(HL_ALL_SRCS
 
 # Host <-> board models: nfmodel always, nfsim with a size that takes a few minutes.
 # A model that does not build or does not work is a "not ok", never a silent skip.
-test-link-e2e: $(HL_BUILD)/link_e2e
+test-link-e2e: $(HL_BUILD)/link_e2e ## the link end to end: host library, simulated UART, the SoC's link hardware and firmware
 	@MAKE="$(MAKE)" BUILD="$(BUILD)" bash tests/link_e2e.sh

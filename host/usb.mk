@@ -45,17 +45,17 @@ $(HU_BUILD)/test_tty: host/tests/usb/test_tty.c host/tests/usb/board_proc.c host
 	    host/tests/link/fake_board.c $(HU_LINK_SRCS) $(HU_LINK_LIBS)
 
 # Divisor encodings, status-byte stripping, chip table, BUS-ADDR parsing.
-test-host-ftdi: $(HU_BUILD)/test_ftdi
+test-host-ftdi: $(HU_BUILD)/test_ftdi ## the FTDI protocol layer against a fake chip
 	@$(HU_BUILD)/test_ftdi
 
 # transport_usb.c + the real libusb against a fake FTDI at the usbfs ioctl level;
 # plain and with ASan/UBSan.
-test-host-usb: $(HU_BUILD)/test_usb $(HU_BUILD)/test_usb_san
+test-host-usb: $(HU_BUILD)/test_usb $(HU_BUILD)/test_usb_san ## the USB transport against a umockdev fake FTDI
 	@$(HU_UMOCKDEV_RUN) $(HU_BUILD)/test_usb && $(HU_UMOCKDEV_RUN) $(HU_BUILD)/test_usb_san "san: "
 
 # transport_tty.c against a pseudo-terminal, also carrying the link to the fake
 # board and to nfmodel.
-test-host-tty: $(HU_BUILD)/test_tty
+test-host-tty: $(HU_BUILD)/test_tty ## the tty transport against a pseudo-terminal
 ifdef MODEL_BUILD
 	@$(MAKE) -s --no-print-directory $(MODEL_BUILD)/nfmodel >/dev/null 2>&1 || echo "# nfmodel did not build"
 endif
@@ -83,7 +83,7 @@ host-usb: $(HU_BUILD)/test_usb_link
 # nfmodel is fast to build: build it when its rules exist (a failure there only
 # skips that case, it is the firmware suite's to report). nfsim is used when
 # `make sim` has built it, never built from here (Verilator is slow).
-test-host-usb-link: $(HU_BUILD)/test_usb_link
+test-host-usb-link: $(HU_BUILD)/test_usb_link ## the link over the USB transport to a fake board
 ifdef MODEL_BUILD
 	@$(MAKE) -s --no-print-directory $(MODEL_BUILD)/nfmodel >/dev/null 2>&1 || echo "# nfmodel did not build"
 endif

@@ -11,6 +11,7 @@ HOSTMEM_HDRS := tests/consumer.h tests/tap.h
 
 .PHONY: test-hostmem-model test-hostmem-sim lint-hostmem
 TEST_TARGETS += test-hostmem-model test-hostmem-sim
+TEST_QUICK_TARGETS += test-hostmem-model
 LINT_TARGETS += lint-hostmem
 
 $(HOSTMEM_BIN): $(HOSTMEM_SRCS) $(HOSTMEM_HDRS) $(NDK_BUILD)/libndkfpga.a host/include/ndkpi.h host/include/ndkfpga.h
@@ -22,10 +23,10 @@ $(HOSTMEM_BIN)_san: $(HOSTMEM_SRCS) $(HOSTMEM_HDRS) $(NDK_BUILD)/libndkfpga_san.
 	@mkdir -p $(@D)
 	$(NDK_CONSUMER_CC) -O1 $(SAN_FLAGS) -o $@ $(HOSTMEM_SRCS) $(NDK_BUILD)/libndkfpga_san.a $(NDK_LIB_LIBS)
 
-test-hostmem-model: $(HOSTMEM_BIN)_san $(BUILD)/model/nfmodel
+test-hostmem-model: $(HOSTMEM_BIN)_san $(BUILD)/model/nfmodel ## buffers in host memory, every byte at each hand-over, on the software adapter (sanitized)
 	@$(HOSTMEM_BIN)_san model
 
-test-hostmem-sim: $(HOSTMEM_BIN) $(BUILD)/model/nfmodel sim
+test-hostmem-sim: $(HOSTMEM_BIN) $(BUILD)/model/nfmodel sim ## buffers in host memory, every byte at each hand-over, on the Verilator board
 	@$(HOSTMEM_BIN) sim
 
 lint-hostmem:

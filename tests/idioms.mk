@@ -17,6 +17,7 @@ IDIOMS_HEADER_CCS := "gcc -std=c11 -x c" "g++ -std=c++17 -x c++" "clang -std=c11
 
 .PHONY: test-idioms test-idioms-sim lint-idioms
 TEST_TARGETS += test-idioms test-idioms-sim
+TEST_QUICK_TARGETS += test-idioms
 LINT_TARGETS += lint-idioms
 
 $(IDIOMS_BUILD)/idioms_gcc: $(IDIOMS_DEPS)
@@ -43,7 +44,7 @@ test-idioms: $(IDIOMS_BINS) $(BUILD)/model/nfmodel ## ndkpi.h consumer idioms: C
 	    echo "# $$(basename $$b) on model"; $$b model || rc=1; \
 	done; exit $$rc
 
-test-idioms-sim: $(IDIOMS_BUILD)/idioms_gcc sim
+test-idioms-sim: $(IDIOMS_BUILD)/idioms_gcc sim ## the ndkpi.h idioms consumer (C build) on the Verilator board
 	@$(IDIOMS_BUILD)/idioms_gcc sim
 
 lint-idioms:

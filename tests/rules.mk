@@ -13,6 +13,7 @@ RULES_HDRS := tests/consumer.h tests/tap.h
 
 .PHONY: rules test-rules-model test-rules-sim lint-rules
 TEST_TARGETS += test-rules-model test-rules-sim
+TEST_QUICK_TARGETS += test-rules-model
 LINT_TARGETS += lint-rules
 
 rules: $(RULES_BIN) ## build the rule table build/tests/rules (docs/rules.md)
@@ -21,10 +22,10 @@ $(RULES_BIN): $(RULES_SRCS) $(RULES_HDRS) $(NDK_BUILD)/libndkfpga.a host/include
 	@mkdir -p $(@D)
 	$(NDK_CONSUMER_CC) -o $@ $(RULES_SRCS) $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
 
-test-rules-model: $(RULES_BIN) $(BUILD)/model/nfmodel
+test-rules-model: $(RULES_BIN) $(BUILD)/model/nfmodel ## the rule table (docs/rules.md): every NDK rule's status and who decides it, on the software adapter
 	@$(RULES_BIN) model
 
-test-rules-sim: $(RULES_BIN) $(BUILD)/model/nfmodel sim
+test-rules-sim: $(RULES_BIN) $(BUILD)/model/nfmodel sim ## the rule table on the Verilator board, and that it agrees with the software adapter
 	@$(RULES_BIN) sim model
 
 lint-rules:

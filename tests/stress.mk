@@ -29,14 +29,14 @@ $(STRESS_BUILD)/stress_san: $(STRESS_SRCS) $(STRESS_HDRS) $(NDK_BUILD)/libndkfpg
 	$(STRESS_CC) -O1 $(SAN_FLAGS) -o $@ $(STRESS_SRCS) $(NDK_BUILD)/libndkfpga_san.a $(NDK_LIB_LIBS)
 
 # Full scale on the software adapter, then the sanitized build at a smaller scale.
-test-stress-model: $(STRESS_BUILD)/stress $(STRESS_BUILD)/stress_san $(BUILD)/model/nfmodel
+test-stress-model: $(STRESS_BUILD)/stress $(STRESS_BUILD)/stress_san $(BUILD)/model/nfmodel ## the stress suite (tests/stress/) on the software adapter, full scale and sanitized
 	@rc=0; $(STRESS_BUILD)/stress -s full model || rc=1; \
 	    echo "# sanitized build (ASan+UBSan, library included), small scale"; \
 	    $(STRESS_BUILD)/stress_san -s small model || rc=1; \
 	    exit $$rc
 
 # The same cases at a tiny scale on the Verilator board.
-test-stress-sim: $(STRESS_BUILD)/stress sim
+test-stress-sim: $(STRESS_BUILD)/stress sim ## the stress suite on the Verilator board (tiny scale)
 	@$(STRESS_BUILD)/stress -s tiny sim
 
 lint-stress:

@@ -1,6 +1,7 @@
 # The layers' structure: no two files of host/src or of firmware/src call each
 # other, directly or around a circle (tools/check_calls.py reads the objects' symbols).
 TEST_TARGETS += test-calls
+TEST_QUICK_TARGETS += test-calls
 .PHONY: test-calls
 test-calls: $(NDK_OBJS) $(FW_OBJS) ## no circle of files calling each other in host/src or firmware/src
 	@python3 tools/check_calls.py host/src nm $(NDK_OBJS)
@@ -10,6 +11,7 @@ test-calls: $(NDK_OBJS) $(FW_OBJS) ## no circle of files calling each other in h
 # No C file of the host library or the firmware grows past 800 lines: a longer one holds
 # several concerns and wants splitting.
 TEST_TARGETS += test-file-sizes
+TEST_QUICK_TARGETS += test-file-sizes
 .PHONY: test-file-sizes
 test-file-sizes: ## no C file in host/src or firmware/src is over 800 lines
 	@rc=0; for d in host/src firmware/src; do \

@@ -84,4 +84,4 @@ synth-engine: $(SETUP_STAMP) ## Yosys synth_ecp5 of nf_engine at the ULX3S 85K a
 
 # The proof takes about 3 minutes (z3, two cores shared): part of `make test`.
 TEST_TARGETS += test-formal
-test-formal: formal
+test-formal: formal ## the SymbiYosys proof of the key check

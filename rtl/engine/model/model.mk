@@ -11,6 +11,7 @@ NFM_DIFF_INC     := -I$(ROOT)/sim -I$(ROOT)/rtl/engine/tb
 NFM_DIFF_HDR     := $(ROOT)/rtl/engine/tb/tb_engine_bus.h $(ROOT)/rtl/engine/tb/tb_chk_regs.h $(ROOT)/sim/nf_layout_cxx.h
 
 TEST_TARGETS += test-engine-model
+TEST_QUICK_TARGETS += test-engine-model
 LINT_TARGETS += lint-engine-model
 .PHONY: test-engine-model lint-engine-model
 
