@@ -3,17 +3,12 @@
 # Smoke test boots rtl/soc/tb/smoke.c.
 SOC_DIR    := $(ROOT)/rtl/soc
 # The CPU of nf_soc (its CPU parameter): vexriscv, with NF_VEXRISCV the package's
-# pre-generated variant (VexRiscv: 4 KiB instruction and data caches, rv32im, bypassed
-# 5-stage pipeline; the devices sit above 0x80000000, which it leaves uncached), or
-# picorv32. Chosen by measurement (make bench-cores, docs/performance.md "CPU choices"):
-# VexRiscv takes about a third of PicoRV32's clocks per fast-register; placed alike (seed 1,
-# no floorplan) both reach about the same Fmax on the 85F and VexRiscv the higher on the
-# 25F, and the boards' own builds meet 75 MHz with it on both (docs/boards.md). VexRiscv_Lite
-# (no data cache) takes more than twice VexRiscv's clocks, VexRiscv_Full as many with more
-# CSRs; VexRiscv_Min has no caches and no bypass. The firmware is rv32i, so it runs on
-# any of them and on PicoRV32 without its multiplier.
-# On the ULX3S 25F VexRiscv's register file and caches take 10 of the 56 block RAMs: the
-# 25F profile's firmware RAM (28 KiB) and adapter memory (48 KiB) leave them free.
+# pre-generated variant (VexRiscv: instruction and data caches, rv32im, bypassed 5-stage
+# pipeline; the devices sit above 0x80000000, which it leaves uncached), or picorv32.
+# Chosen by measurement: make bench-cores compares the cores' clocks per request, Fmax and
+# resources (docs/performance.md "CPU choices"). The firmware is rv32i, so it runs on any
+# of them and on PicoRV32 without its multiplier. A profile's firmware RAM and adapter
+# memory leave the block RAMs the chosen core's register file and caches need.
 NF_CPU      ?= vexriscv
 NF_VEXRISCV ?= VexRiscv
 cpu_rtl    = $(if $(filter vexriscv,$(1)),$(VEXRISCV_DIR)/$(NF_VEXRISCV).v,$(PICORV32_DIR)/picorv32.v)
