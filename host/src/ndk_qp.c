@@ -54,23 +54,13 @@ void ndk_qp_set_connected(struct ndk_qp *qp, int connected)
     __atomic_store_n(&qp->connected, connected, __ATOMIC_RELAXED);
 }
 
-/* NdkFlush, concurrent with posting on the same QP (NDK allows it). Nothing is
- * completed here: every posted request is on the link already (posting reserves its
- * ring slot and queues its message under qp->ring_lock, in one step), so the board
- * decides. It runs messages in order: requests queued before QP_FLUSH execute and
- * complete with their real status, then QP_FLUSH moves the QP to ERROR and every
- * later request completes CANCELLED untouched.
- *
- * The flush takes the queues' tails and queues QP_FLUSH under the same ring lock, so
- * the slots before those tails are exactly the requests ahead of it on the link; its
- * reply follows their CQEs, so an initiator request still outstanding then was a
- * silent success: its slot is freed without a completion. A request posted
- * concurrently either went before (its slot is below the tail) or after (it completes
- * CANCELLED). Receives: the board drops the QP's pending ones and says how many
- * (QP_FLUSH_REP.cancelled); they are the oldest the host still holds (receives
- * complete in order), which complete CANCELLED here, in order. A reply without that
- * count (an error, no answer in time, the link gone) leaves no receive the board could
- * still fill: every receive posted before the flush completes CANCELLED. */
+/* NdkFlush may run concurrently with posting (NDK allows it) and completes nothing
+ * itself: the adapter runs a QP's messages in order, so requests ahead of QP_FLUSH
+ * complete with their real status and later ones CANCELLED. The queues' tails are read
+ * under the link's lock, which posting holds from ring slot to message: the slots below
+ * them are exactly the requests ahead of the flush, and one still outstanding at its
+ * reply was a silent success. The reply counts the pending receives the adapter dropped
+ * (the oldest, in order); without that count every receive posted before it is CANCELLED. */
 static void qp_flush_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body,
                            size_t len)
 {
