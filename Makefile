@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ndkfpga: an open RDMA adapter's memory-registration path on an ECP5 FPGA.
 # `make help` lists the targets. Each area keeps its rules in its own fragment
 # (rtl/*/*.mk, firmware/firmware.mk, sim/sim.mk, host/*.mk, ...), included below.

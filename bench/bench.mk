@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Benchmarks: engine micro-benchmarks (own Verilator harnesses of the
 # engine units), fast-register / invalidate / link figures on the Verilator board
 # (nfsim) through the host library's link, an ndmrlat-style latency sweep through the

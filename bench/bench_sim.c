@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fast-register, invalidate and link figures on the Verilator board (nfsim: the real
  * RTL and firmware, UART at the simulator's baud rate), driven through the host
  * library's reliable link (host/src/nf_link.h) so the messages are exactly the ones

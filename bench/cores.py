@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The SoC's CPU choices side by side, measured: writes build/bench/cores.json.
 
 Usage: cores.py [--pnr] [--board-clocks] [--cores picorv32,vexriscv]

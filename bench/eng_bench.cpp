@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Engine micro-benchmark through the ENGINE registers and the system port, as the
 // firmware drives it: page-list load into the MTT (1 and 256 pages) and a 64 KiB DMA
 // between two token-named regions whose pages are scattered. Cycle counts run from

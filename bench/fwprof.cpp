@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Where the cycles of one work request go: runs nf_soc (the board's RTL with the real
 // firmware image, UART at 3 MBd, exactly as nfsim does) under a small protocol driver,
 // and follows the CPU's bus: every instruction fetch (attributed to the firmware

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Key check + translation micro-benchmark: drives nf_keycheck directly (no register
 // block in the way), measures the sustained rate of back-to-back checks and the
 // latency of one check, and verifies every granted translation.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Gathers the benchmark outputs of build/bench/ into build/bench/results.json (one flat
 object: numbers, and "commit" / "source_changes", the sources they were measured on),
 prints the results table, and with --doc writes docs/performance.md and its plots

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Board flow: bitstreams, firmware swap, flashing. See tools/bitstream.sh
 # and docs/boards.md. The boards are tools/layout.toml's [[board]] entries (NF_BOARDS).
 #   make bitstream BOARD=ulx3s DEVICE=85k              builds the board BOARD-DEVICE (or BOARD=ulx3s-85k)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* demo: a small NDKPI consumer of the ndkfpga adapter.
  *
  * Opens the adapter (default: the Verilator board model, "sim"), connects two queue

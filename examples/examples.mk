@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Example consumer of the NDKPI library: `make demo` runs it on the
 # Verilator board model; DEMO_DEVICE=model runs it on the software adapter.
 EX_BUILD := $(BUILD)/examples

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* smb_direct: the SMB-Direct pattern of fast-register, Send and SendAndInvalidate.
  *
  * Two queue pairs connected in loopback on one adapter, each with a receive queue

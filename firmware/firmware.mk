@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Firmware for the PicoRV32 soft core (rv32i, picolibc), its host build against the
 # C models of the link hardware and the engine, and the software adapter nfmodel.
 #   make firmware          build/firmware/nf_fw.{elf,bin,hex}, size checked

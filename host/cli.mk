@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The ndkfpga command-line tool (host/cli/): list, info, stats, ping, mrlat, mrrate.
 # Built as build/host/ndkfpga against the in-tree build/host/libndkfpga.a; it uses only
 # the public headers (ndkpi.h, ndkfpga.h), so `make install` builds the same $(CLI_SRCS)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The NDK conformance suite (tests/conformance/) over the real board transport:
 # NDKFPGA_DEVICE=usb, i.e. transport_usb.c + libusb, on a fake FTDI chip
 # (umockdev's in-process ioctl handler, host/tests/usb/fake_ftdi.c) whose UART is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # NDKPI provider library: build/host/libndkfpga.{a,so} from the NDK
 # objects (host/src/ndk_*.c) and the link layer ($(HOST_LINK_SRCS), host/link.mk;
 # board transports $(HOST_USB_SRCS), host/usb.mk), its unit tests, the conformance

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Host link layer: transports, the reliable link, their tests.
 # host/host.mk builds the library from $(HOST_LINK_SRCS) + $(HOST_USB_SRCS) with
 # $(HOST_LINK_CFLAGS) + $(HOST_USB_CFLAGS).

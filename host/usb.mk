@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Tests of the board transports (HOST_USB_SRCS, defined in host/link.mk): a fake
 # FTDI on umockdev's ioctl handler, a pseudo-terminal; and the udev rule
 # tools/99-ndkfpga.rules.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Instructions the host executes per simulated clock of nfsim (valgrind's callgrind count),
 # on the workload of pgo_train.sh: a RESET handshake, then the firmware asleep (SYS.SLEEP).
 # A count, not a time: it does not move with the load of a shared machine, so two builds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Bit-level UART (8N1, LSB first) on simulated pins, timed in simulated cycles with
 // the same 12.4 fixed-point bit period as the RTL (nf_uart_rx/nf_uart_tx). Used by
 // the board model's socket bridge and by the link testbenches, so both exercise the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // nfsim: the Verilator model of nf_soc as a board on a Unix-domain socket.
 //
 // The bridge drives the model's uart_rx pin and samples uart_tx bit by bit at the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nfsim's top: nf_soc with its input pins behind a flip-flop, as they would be behind
 // the board's wire and pad. Verilator evaluates the logic that a top-level input feeds
 // again at every evaluation (whether the input changed or not); with the pins

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The training run of nfsim's profile-guided build (sim/sim.mk): the instrumented model
 # runs the product firmware through a RESET handshake (UART, link and the firmware's
 # message path) and then its idle sleep (SYS.SLEEP), the two things the board model spends its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Verilator board model (sim/): nf_soc with the SIM profile (its parameter defaults)
 # and the socket bridge, built as build/sim/nfsim.
 SIM_DIR     := $(ROOT)/sim

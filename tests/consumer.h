@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers shared by the programs that use the library as a consumer would (the
  * conformance suite, tests/conformance/, the stress suite, tests/stress/, and the
  * rule table, tests/rules/): time, loopback addresses, and a loopback session (a

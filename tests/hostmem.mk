@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Consumer buffers in host memory (tests/hostmem/, docs/host-memory.md): MDLs over
 # ordinary memory, the bytes checked by the CPU at each hand-over NDK defines. The
 # sanitized build runs on the software adapter, the plain one on the Verilator board.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The idioms test (tests/idioms/): a consumer written the way code for Microsoft's
 # ndkpi.h is written, built three ways from one source (gcc C11, g++ C++17, clang
 # C11, each -Wall -Wextra -Werror) and run on an adapter, after both public headers

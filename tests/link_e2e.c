@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* End-to-end link test: the host link layer against a real board model (nfmodel, the
  * software adapter, or nfsim, the Verilator board) through nf_transport_open().
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-link-e2e: the host link layer against the real board models.
 #   nfmodel (software adapter): always, faults off and on.
 #   nfsim (Verilator board): faults off (with the throughput measurement) and on,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The rule table (tests/rules/, docs/rules.md): every NDK rule with one deterministic
 # status, fed through the public API, one line per rule and device. Built like the
 # conformance suite against the in-tree library (public headers and tests/consumer.h).

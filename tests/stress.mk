@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Stress suite (tests/stress/): a consumer program of its own, built like the
 # conformance suite against the in-tree library (public headers only), run on the
 # software adapter at full scale and, built with ASan+UBSan (library included), at a

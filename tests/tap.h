@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Minimal TAP-style reporting for C tests: the test runner (tools/testrun.py)
  * counts every "ok - name" and "not ok - name" line. */
 #ifndef NF_TAP_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Bitstream for a board: Yosys synth_ecp5 -> nextpnr-ecp5 (fails when timing is not met)
 # -> ecpbram (puts the firmware image into the block RAM) -> ecppack, plus a report.
 # Usage: tools/bitstream.sh BOARD DEVICE   (a [[board]] BOARD-DEVICE of tools/layout.toml:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The boards' measured figures, written into README.md and docs/boards.md.
 
 Reads build/board/BOARD-DEVICE/summary.json (written by tools/bitstream.sh from

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The layers' structure: no two files of host/src or of firmware/src call each
 # other, directly or around a circle (tools/check_calls.py reads the objects' symbols).
 TEST_TARGETS += test-calls
@@ -18,3 +19,10 @@ test-file-sizes: ## no C file in host/src or firmware/src is over 800 lines
 	    long=$$(wc -l $$d/*.c | awk '$$2 != "total" && $$1 > 800 { printf " %s (%d)", $$2, $$1 }'); \
 	    if [ -z "$$long" ]; then echo "ok - $$d: every C file has 800 lines or fewer"; \
 	    else echo "not ok - $$d: over 800 lines:$$long"; rc=1; fi; done; exit $$rc
+
+# Every source file names its licence (SPDX line); LICENSE holds the text.
+TEST_TARGETS += test-licence
+TEST_QUICK_TARGETS += test-licence
+.PHONY: test-licence
+test-licence: ## every source file starts with its SPDX licence line; LICENSE is Apache-2.0
+	@out=$$(bash tools/test_spdx.sh); echo "$$out"; ! echo "$$out" | grep -q "^not ok"

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks that no two source files of a layer call each other, directly or around a circle.
 
 Usage: check_calls.py NAME NM OBJECT...

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The measured figures in the documents, written between markers.
 
 Every block "<!-- NAME:begin -->" ... "<!-- NAME:end -->" below is generated, never typed:

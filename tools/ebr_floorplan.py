@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Pin a synthesized netlist's block RAMs (DP16KD cells) to the EBR sites a floorplan file
 names, as nextpnr BEL attributes, before place and route (tools/bitstream.sh runs it when
 constraints/BOARD-DEVICE.floorplan exists).

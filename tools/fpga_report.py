@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Summarise nextpnr-ecp5's --report JSON: LUT/FF/EBR/DSP use against the part's totals
 and the achieved Fmax per clock.
 

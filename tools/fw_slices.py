@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Cut a firmware RAM image into the bit slices nf_soc loads in synthesis (FW_SLICE_BITS).
 
 Usage: fw_slices.py IMAGE.hex BITS

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The firmware's worst-case stack depth, from the compiler's own figures: fails when it
 exceeds the stack reserve.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Check that ecpbram put the firmware image into the block RAM of a placed design.
 
 Usage: fw_swap_check.py PLACEHOLDER.config FINAL.config PLACEHOLDER.hex FIRMWARE.hex

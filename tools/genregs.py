@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Generate the register decode of each register block in tools/layout.toml.
 
 Usage: genregs.py [--check] [--root DIR]
@@ -77,7 +78,7 @@ def gen_block(block):
     ports.append(("output wire [31:0] rdata", f"read value at {'rd_addr' if capture else 'addr'}; 0 where no readable register is"
                   + (" (registered)" if capture else "")))
     width = max(len(d) for d, _ in ports) + 1
-    L = [f"// {BANNER}",
+    L = ["// SPDX-License-Identifier: Apache-2.0", f"// {BANNER}",
          f"// {block['name']} register decode: write strobes and read mux. Behaviour is in the block's RTL.",
          "`default_nettype none",
          f"module {name} ("]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Install a list of files into a prefix and record them, so that uninstall removes
 # exactly what was installed (and the directories the install created, when empty).
 #

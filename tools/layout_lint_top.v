@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lint target for the generated Verilog header: every kind of definition is used once,
 // so `verilator --lint-only -Wall` parses and width-checks the header.
 `default_nettype none

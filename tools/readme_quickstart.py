@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The commands of README.md's quick start, and the check that CI runs exactly them.
 
 README's "## Quick start" section holds one ```sh block; each non-empty line of it is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # One-command setup (make setup). Idempotent: installs only what is missing.
 #  - Debian packages: RISC-V GCC + picolibc, libusb/umockdev dev packages, openFPGALoader,
 #    z3, gnuplot, valgrind, cppcheck, clang (libFuzzer, sanitizers), pkg-config,

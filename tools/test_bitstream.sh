@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make test-bitstream: full bitstream builds (synthesis, place and route with timing
 # required, firmware swap, pack) of the boards given, then a firmware swap without place
 # and route: another image in, checked, and the real firmware back, which must give the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The circle check itself: three files calling a -> b -> c -> a are reported, with the
 # calls around the circle; the same files with c calling a through a pointer are not.
 set -u

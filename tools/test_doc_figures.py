@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """make test-doc-figures: tools/doc_figures.py on a scratch git tree holding copies of
 the documents. It writes README's figures from results.json (the host instructions per
 post among them), refuses a missing or stale results.json with a message naming

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Tests of the one layout description: the generated headers compile and lint, the
 # drift check catches a spec edited without regenerating, bad specs are refused,
 # formulas compute, and the NDKPI cross-check, make fragment and Python module hold; the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make test-readme: README's quick-start block and the list .ci/run runs agree, and the
 # check notices when they drift apart (a command changed, added or reordered).
 set -uo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Run test suites (make targets) and count their cases.
 
 Each suite is a make target that prints one line per case, "ok - NAME" or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The firmware's host HAL: SYS registers, a model of nf_link, and the engine C model. */
 #include "hw_model.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* C model of the board around the firmware's host build: the SYS registers, the link
  * hardware (RX slots filled from decoded frames, TX_POST and TX_ACK encoded to wire
  * bytes, counters, RX stamps) and the engine C model (rtl/engine/model). The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nfmodel: the software adapter. The firmware's host build runs against the C models
  * of the link hardware and the engine, behind the same socket protocol as the
  * Verilator board model nfsim (raw UART bytes both ways on a Unix-domain stream

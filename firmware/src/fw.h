@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every firmware header, for the host-build tests and nfmodel (firmware/tests,
  * firmware/host). The firmware's own files include only the module headers they use:
  *   fw_main -> fw_link -> fw_msg -> fw_wr -> fw_tables -> fw_state -> hal

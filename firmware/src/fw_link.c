@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Link protocol, board side (docs/architecture.md "The link"): go-back-N receive from
  * the RX slots, cumulative acks, a window of TX slots with retransmission, RESET.
  * Hardware does the framing, CRC and stuffing; this file only moves slot indices,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Link protocol, board side (fw_link.c). Called by fw_main; calls the message layer
  * (fw_msg.h) with each received frame's context, whose reply cursor it implements. */
 #ifndef FW_LINK_H

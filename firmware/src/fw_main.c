@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Boot-time configuration and the main loop step, shared by the target and host builds.
  * The top layer: fw_main -> fw_link -> fw_msg -> fw_wr -> fw_tables -> fw_state -> hal;
  * each calls only the ones to its right. */

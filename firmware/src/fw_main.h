@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Boot and the main loop step (fw_main.c): what the target's main and the host build call. */
 #ifndef FW_MAIN_H
 #define FW_MAIN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Messages of one DATA payload: requests (one reply each) and work requests (a CQE
  * each, fw_wr.c). Data never passes through the CPU: PING, MEM_WRITE and MEM_READ move
  * their bytes with the engine's DMA between the link slots and the user region.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Send, SendAndInvalidate and Receive (the adapter is loopback: a Send fills the oldest
  * pending receive of the QP its QP is connected to). A receive is stored in the QP's
  * receive queue when posted (its SGEs unchecked) and completes when a Send fills it;

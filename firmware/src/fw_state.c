@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Adapter configuration and counters (fw_state.h), the INFO and STATS structs that
  * report them, and the state every layer shares: the transmit window's open frame
  * (fw_frame.h). The bottom layer: it calls only hal. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Adapter state every firmware module reads: the sizes read at boot and the counters
  * INFO and STATS report. The bottom layer: it calls nothing above hal.h.
  *   fw_main -> fw_link -> fw_msg -> fw_wr -> fw_tables -> fw_state -> hal */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Key table (MPT) shadow, MTT range allocator, QP table, and the engine primitives
  * that change them. Every loop here is per table entry or per MR, never per page.
  * Layer: called by fw_wr, fw_msg, fw_link and fw_main; calls only fw_state and hal. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Key table (MPT) shadow, MTT range allocator, QP table, and the engine primitives
  * that change them. Calls only fw_state and hal (see the layering in fw_state.h). */
 #ifndef FW_TABLES_H

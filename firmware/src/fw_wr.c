@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Work requests on a QP: fast register, invalidate, RDMA Read and Write (Send,
  * SendAndInvalidate and Receive: fw_send.c, dispatched from here). Each one ends
  * in a CQE (unless NDK_OP_FLAG_SILENT_SUCCESS and it succeeded). Requests run one

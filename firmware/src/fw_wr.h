@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Work requests on a QP (fw_wr.c). Called by the message layer (fw_msg.c); calls
  * fw_tables and fw_state, and writes its CQE through the
  * reply cursor of the frame it is given. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the two files of the work-request layer share: fw_wr.c (dispatch, fast register,
  * invalidate, RDMA Read/Write, the CQE) and fw_send.c (Send, SendAndInvalidate,
  * Receive). Same layer as fw_wr.h: calls fw_tables and fw_state only. */

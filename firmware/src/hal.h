@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Hardware-access layer: the only way the firmware touches hardware.
  * Target build: plain 32-bit MMIO on the PicoRV32 bus.
  * Host build (NF_HOST_BUILD): the same calls go to the C models of the link and the

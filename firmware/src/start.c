@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Start-up code at address 0 (PicoRV32's reset vector): set gp, put the stack at the
  * top of firmware RAM (its size is read from SYS.FW_RAM_BYTES, so one image fits every
  * profile), zero .bss and run main. .data needs no copy: the whole image, data

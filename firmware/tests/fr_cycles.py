@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Measures one fast-register of one page and the invalidate after it on a live adapter
 (nfsim or nfmodel): sets up a connected QP and a fast-register MR, then three rounds of
 WR_FAST_REGISTER + INFO, WR_INVALIDATE + INFO. INFO's last_wr_cycles / last_wr_fw_cycles

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target: random requests and work requests (raw message bytes) into the
  * firmware's message handler, through the link model. After every message it checks
  * that no key-table (MPT) or translation-table (MTT) entry outside the request's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the firmware's host build, driven through the link model: frames in,
  * frames out, tables and memory checked in the engine model. The requests every test
  * file uses (fw_test.h), and main. The cases: test_fw.c (link, messages, memory),

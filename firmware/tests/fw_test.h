@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the firmware unit tests share (fw_test.c): requests sent through the test bench,
  * snapshots of the tables and memory, and the test cases main runs. */
 #ifndef FW_TEST_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A minimal host for nfmodel's socket: RESET handshake, then PINGs and INFO with a
 stop-and-wait retransmission, so it also works under --drop/--corrupt/--dup. Prints
 one TAP line per check. Usage: nfmodel_client.py SOCKET COUNT NAME"""

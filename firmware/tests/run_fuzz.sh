@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Bounded libFuzzer run of the firmware message handler, reported as one test case.
 # Seeds the corpus with a few well-formed records so the run starts deep.
 set -u

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test bench for the firmware's host build: plays the host side of the link against
  * the firmware running on the hardware models (frames in, frames out). */
 #ifndef FW_TB_H

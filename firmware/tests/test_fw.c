@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Firmware unit tests (fw_test.h): the link, messages and memory requests. */
 #include "fw_test.h"
 

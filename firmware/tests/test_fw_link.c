@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Link recovery tests of the firmware's host build: fast retransmission on repeated
  * pure ACKs, the reply batching cap that shrinks on loss and grows back, and the RTO and
  * retransmission after a partial ack. */

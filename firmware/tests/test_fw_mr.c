@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Firmware unit tests (fw_test.h): MRs, QPs, and the rules of fast-register and
  * invalidate. */
 #include "fw_test.h"

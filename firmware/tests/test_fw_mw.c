@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Firmware unit tests (fw_test.h): memory windows. MW_CREATE, the rules of WR_BIND and
  * the window entry it writes, invalidation of a window, and the cascade from an MR to
  * the windows bound to it. test_mw_grants checks the grants through a

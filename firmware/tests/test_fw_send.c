@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Firmware unit tests (fw_test.h): Send, SendAndInvalidate and Receive, the receive
  * pool, QP_FLUSH's count of dropped receives, and their counters. */
 #include "fw_test.h"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The real firmware image on the Verilator RTL (nfsim): RESET handshake, PINGs, INFO,
 # and the cycles of a fast-register of one page and of the invalidate after it, measured
 # by the firmware itself (INFO), for requests whose CQE says STATUS_SUCCESS only.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Firmware unit tests (fw_test.h): RDMA, error completions, QP_FLUSH (NdkFlush),
  * bounded waits, timing, ADAPTER_RESET and the counters. */
 #include "fw_test.h"

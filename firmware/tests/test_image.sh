@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The firmware image: $readmemh format and the size guard.
 set -u
 root=$1 build=$2

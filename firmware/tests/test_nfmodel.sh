@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # nfmodel end to end over its socket: a clean run and a run with byte faults.
 set -u
 model=$1

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Firmware image -> $readmemh file: one 32-bit little-endian word per line, word 0 at
 address 0. Usage: bin2hex.py IN.bin OUT.hex"""
 import sys

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndkfpga: the command-line tool of libndkfpga. Shared declarations of its parts:
  * common.c (options, device, errors, progress, JSON, time), session.c (an adapter
  * with a CQ, a PD and two connected QPs), one file per group of subcommands, and

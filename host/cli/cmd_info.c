@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndkfpga list, info, stats: what devices there are, what an adapter is, its counters. */
 #include <stdlib.h>
 #include <string.h>

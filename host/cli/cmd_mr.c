@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndkfpga mrlat, mrrate: memory-registration latency by size and registration rate, in
  * the manner of NetworkDirect's ndmrlat and ndmrrate, through NDKPI only.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndkfpga ping: link round-trip time (one ping at a time) and message rate (many in
  * flight), through NdkFpgaPing. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndkfpga sendlat: Send/Receive latency and message rate through NDKPI only, in the
  * manner of NetworkDirect's ndpingpong and ndsendbw.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndkfpga: what every subcommand shares: options and the device, error lines,
  * progress on a terminal, JSON and time. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndkfpga: the command-line tool of libndkfpga (ndkpi.h, ndkfpga.h), in the manner of
  * git and ip: `ndkfpga [-v] [-d DEVICE] COMMAND [OPTIONS] [DEVICE]`. The subcommands
  * are in the table at the end of this file. */

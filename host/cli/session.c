@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndkfpga: an adapter with a CQ, a PD and two QPs connected to each other (loopback),
  * built through NDKPI as any consumer does it; and waiting for completions. */
 #include <arpa/inet.h>

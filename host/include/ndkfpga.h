@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndkfpga.h: the platform calls of libndkfpga that Windows does through NDIS:
  * opening and closing an adapter, and allocating adapter memory for buffers.
  * Everything else goes through the NDKPI dispatch tables of ndkpi.h.

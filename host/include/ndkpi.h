@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndkpi.h: Microsoft's NDKPI (Network Direct Kernel Provider Interface) for Linux
  * user space, as implemented by libndkfpga.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NDKPI adapter: open and close, the link glue (messages and link death handed to
  * the requests and QPs), the periodic deadline watch, adapter info, NdkCloseObject
  * and the adapter's dispatch table. The top of the provider: it calls the other

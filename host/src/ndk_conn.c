@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NDKPI connector and listener: loopback connections between two QPs of the same
  * adapter. The handshake (connect, connect event, accept/reject, complete) lives on
  * the host; once both sides agree, QP_CONNECT tells the board each QP's peer, and

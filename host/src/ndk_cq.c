@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NDKPI completion queue: a host-side ring of NDK_RESULT_EX filled from the board's
  * CQE messages (on the link thread) and drained by NdkGetCqResults(Ex). */
 #include <stdlib.h>

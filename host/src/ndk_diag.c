@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Diagnostics of the adapter (ndkfpga.h): devices, details, statistics, counters,
  * status names, error messages and pings. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The callback thread: runs every user callback queued on the adapter (ndk_object.c's
  * event queue), one at a time, and the adapter's periodic work (ad->tick: deadlines)
  * between them. Knows no object type: an event says what to call. */

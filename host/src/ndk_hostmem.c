@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Consumer buffers in ordinary host memory (IoAllocateMdl + MmBuildMdlForNonPagedPool).
  * Adapter pages shadow the host pages of a LAM (NdkBuildLAM) or of an MR registered over
  * host memory, and the bytes move where NDK hands a buffer between consumer and adapter:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internals of the NDKPI provider (host/src/ndk_*.c): object structs, the adapter's
  * request/reply machinery and the callback thread. Not installed.
  *

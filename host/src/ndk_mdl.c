@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Adapter memory as the consumer sees it: buffers (NdkFpgaAllocateBuffer: adapter
  * pages named by a unique host address range), their MDLs, the page lists built from
  * MDL chains (NdkBuildLAM, NdkRegisterMr) and copies to and from adapter memory. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Objects of the NDKPI provider: the registry of live handles (every adapter of the
  * process), reference counting, close ordering, and the event queue the callback
  * thread (ndk_event.c) drains. Calls nothing of the other ndk_*.c files. */

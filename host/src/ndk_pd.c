@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NDKPI protection domain, memory region and memory window: PD numbers are
  * host-assigned; an MR is a key-table entry on the board (MR_CREATE), registered with
  * MR_REGISTER (NdkRegisterMr) or prepared for fast registration with FRMR_INIT; a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NDKPI queue pair: creation (QP_CREATE), close, NdkFlush, the connection state, and
  * the work-request calls: their local rule checks, then an OP_WR_* message posted on
  * one of the QP's work queues (wq_post here; ndk_wq.c: completion routing, deadlines). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Requests to the board and their replies: tags, deadlines, the gate that holds a
  * reply back until the issuing call has returned, synchronous calls. Knows no object
  * type: a request says what to run on its reply (on_reply). */

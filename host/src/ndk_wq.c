@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A QP's two work queues: the initiator queue (NdkFastRegister, NdkInvalidate,
  * NdkRead, NdkWrite, NdkSend, NdkSendAndInvalidate) and the receive queue
  * (NdkReceive). Completion routing from the board's CQEs, failure (link death,

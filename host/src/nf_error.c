@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The library's messages: the last failure of each thread (nf_error_message), and
  * every message (failures, warnings, debug detail) handed to the consumer's log
  * callback, or printed to stderr only when $NDKFPGA_DEBUG asks for it: a library

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Link frame codec: CRC-32, byte stuffing, and an incremental decoder.
  * Shared by the host link layer, the firmware's host-build link model and the
  * simulator bridge tests, so the wire format exists once in C (the RTL

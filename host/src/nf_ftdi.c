@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* FTDI facts and pure helpers (see nf_ftdi.h). Divisor encodings follow FTDI
  * application note AN232B-05 and the FT2232H datasheet. */
 #include "nf_ftdi.h"

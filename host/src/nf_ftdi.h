@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* FTDI USB-UART bridge facts and pure helpers for the board transports: the
  * chips the boards carry, the baud-divisor encodings, the vendor requests, the
  * stripping of the two status bytes that start every IN packet, and the parsing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Host side of the reliable link: go-back-N with cumulative acks over a point-to-point
  * line of known rate (see nf_link.h and docs/architecture.md "The link"). All
  * transport I/O happens on the link thread; senders only fill frames under the mutex

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reliable link to the board: go-back-N over an nf_transport (docs/architecture.md,
  * "The link").
  *

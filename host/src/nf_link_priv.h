@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The link's state, shared by the protocol engine (nf_link.c: the link thread,
  * open, close) and the way messages enter frames (nf_link_send.c). Not part of the
  * library API. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* How messages enter frames: every sender appends to the open frame, which closes
  * (into the window, or onto the list of frames waiting for it) when a message comes
  * without defer or does not fit. Calls into the engine (nf_link.c) only through

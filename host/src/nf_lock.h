@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The link's lock and condition: a mutex and a broadcast-only condition variable on
  * futexes. The posting path takes the link's lock once per work request; uncontended,
  * this mutex costs a compare-and-swap to take and an exchange to release, a fraction

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one table of NTSTATUS names: built from tools/layout.toml's STATUS list,
  * whose values CI checks against ndkpi.h. */
 #include <stdint.h>

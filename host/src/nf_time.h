@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nf_time.h: the library's timed waits run on CLOCK_MONOTONIC, so a step of the wall
  * clock (NTP, an administrator) never stretches or cuts a deadline: every condition
  * variable with a timed wait is made by nf_cond_init, every deadline by nf_deadline_after. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Transport dispatch: one table maps a device string's prefix to the transport that
  * opens it ("PREFIX" or "PREFIX:ARG"). Every transport is always linked (the library
  * and every test program link the same sources), so the table is fixed and complete;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Byte transports between the host library and a board or its simulation.
  *
  * A transport moves raw link bytes (HDLC-framed by nf_frame); it knows nothing of

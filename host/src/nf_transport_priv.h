@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internals shared by the transport implementations (not part of the library API). */
 #ifndef NF_TRANSPORT_PRIV_H
 #define NF_TRANSPORT_PRIV_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Transports to a real board (not part of the library API): the FTDI bridge
  * through libusb ("usb", "usb:BUS-ADDR") or through the kernel's ftdi_sio tty
  * ("tty:PATH"). Both move raw link bytes with the semantics of nf_transport.h.

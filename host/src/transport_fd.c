@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The generic fd transport: a connected stream socket (the sim/model transports,
  * tests) or a tty (transport_tty.c), read and written without blocking, with an
  * eventfd that wake() signals so a waiting read returns. */

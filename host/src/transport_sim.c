@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* "sim" and "model" transports: a Unix stream socket to the Verilator board model
  * (nfsim) or the software adapter (nfmodel), started on a private socket when none
  * is given. Both speak the same protocol: raw link bytes in each direction.

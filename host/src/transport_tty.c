@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The board through the kernel's tty driver (ftdi_sio: /dev/ttyUSB*): raw 8N1, no
  * flow control, any baud through termios2/BOTHER (3000000 and 12000000 are not in
  * the classic Bxxx table). Once set up, the tty is moved by the generic fd

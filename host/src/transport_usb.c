@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The board over raw libusb: the FTDI bridge (FT231X on the ULX3S, FT2232H channel
  * B on the ECP5-EVN) set up as a plain 8N1 UART at the gateware's baud, with
  * several bulk transfers in flight each way so the line never idles while bytes

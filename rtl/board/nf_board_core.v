@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every ECP5 board top shares: the board oscillator through the PLL to the system
 // clock, the reset, the UART bit period for the board's baud rate, and the SoC at the
 // sizes of one ULX3S profile. The tops name the pins and choose the numbers.

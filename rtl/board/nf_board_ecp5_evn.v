@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lattice ECP5-EVN board top: 12 MHz oscillator -> PLL -> system clock, the SoC's UART
 // on the FT2232H channel B pins (needs the board's UART resistor and EEPROM changes,
 // see docs/boards.md), active-low LEDs. Adapter sizes: the LFE5UM5G-85F has the EBR

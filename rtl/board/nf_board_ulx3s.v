@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ULX3S board top: 25 MHz oscillator -> PLL -> system clock, the SoC's UART on the
 // FT231X pins, LEDs. Adapter sizes come from the profile of the part (DEVICE_85K).
 `default_nettype none

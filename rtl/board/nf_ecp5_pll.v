@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ECP5 PLL (EHXPLLL) from the board oscillator to the system clock.
 // f_out = f_in * CLKFB_DIV / CLKI_DIV (feedback from CLKOP); the VCO runs at
 // f_out * CLKOP_DIV and must stay within 400..800 MHz, the phase detector input

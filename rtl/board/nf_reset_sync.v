@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reset for the system clock domain: held while the PLL is unlocked and for
 // 2^STRETCH_BITS cycles after it locks, released synchronously.
 `default_nettype none

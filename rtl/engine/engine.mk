@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Registration engine RTL (rtl/engine): lint, unit testbenches, formal proof, synthesis report.
 ENGINE_DIR   := $(ROOT)/rtl/engine
 ENGINE_BUILD := $(BUILD)/engine

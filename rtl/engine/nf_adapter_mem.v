@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Adapter memory: MEM_BYTES of 64-bit words with one registered read port and one
 // byte-enable write port (simple dual port, maps to ECP5 DP16KD block RAM), shared by
 // the engine (loader, DMA: 64-bit) and the 32-bit system port (CPU window, link).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DMA engine: moves LEN bytes from source to destination, each side named by
 // (token, VA, access, PD) through the key-check pipeline, or by a LOGICAL/SYSTEM
 // adapter address checked here against its region.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Registration engine top: adapter memory behind the system port, the key table and
 // translation table in the key-check pipeline, the page-list loader, the DMA engine,
 // and the ENGINE register block (docs/architecture.md "Module interfaces" and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ENGINE register block (layout.md): configuration and ID, staging registers, and the
 // sequencing of firmware table operations and key checks through the key-check
 // pipeline. Loader and DMA run on their own; this block starts them and shows status.

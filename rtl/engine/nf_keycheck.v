@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Key check and translation pipeline, holding the key table (MPT) and the translation
 // table (MTT). Every firmware table operation, every loader MTT write and every check
 // (firmware CHK, DMA) enters here, one per clock, and they take effect in issue order:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Page-list loader: copies LD_COUNT 64-bit page addresses from adapter memory at LD_SRC
 // into MTT[LD_MTT_BASE ...] as page numbers, one entry per clock (the memory read port
 // feeds a small FIFO; every entry becomes an MTT_WRITE op of the key-check pipeline, so

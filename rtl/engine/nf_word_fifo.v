@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small register FIFO of words: between the adapter-memory read port and a consumer
 // (loader, DMA: the reader issues a read only while count + in-flight stays below DEPTH,
 // so a push never finds the FIFO full and one word per clock flows), and the SoC's

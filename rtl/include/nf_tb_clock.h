@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Clock and reset of a Verilated model (a clk and an active-high rst input), for the C++
 // testbenches and benchmarks of every RTL area.
 #ifndef NF_TB_CLOCK_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Link hardware (rtl/link): UART, CRC, frame receiver/transmitter, LINK registers.
 # Testbenches are Verilator C++ harnesses driving the real pins bit by bit.
 LINK_DIR   := $(ROOT)/rtl/link

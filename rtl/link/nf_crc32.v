@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CRC-32 (IEEE, reflected) of one byte per clock. crc holds the running register
 // (init NF_LINK_CRC_INIT, no final XOR applied; the user XORs NF_LINK_CRC_XOROUT).
 `default_nettype none

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Link hardware: UART, frame receiver and transmitter, the LINK registers, and the
 // master on the engine's system port shared by RX writes and TX reads. The firmware
 // sees whole frames in adapter memory, never bytes.

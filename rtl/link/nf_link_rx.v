@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Frame receiver: takes bytes from the UART, removes the HDLC stuffing, checks CRC
 // and LINK_HDR.len, and writes header + payload (CRC stripped) into the next RX slot
 // of adapter memory as little-endian 32-bit words. A slot becomes ready only after

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Frame transmitter: sends queued TX slots as FLAG, stuffed(header + payload + CRC),
 // FLAG, reading the slot's words from adapter memory, and pure ACK frames built in
 // hardware (LINK_HDR type ACK, seq 0, ack N, len 0). A pending ACK goes out before

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bit clock of the UART receiver and transmitter: the time left in the current bit
 // goes down by one clock per cycle while running, and a bit ends when it runs out, the
 // next one starting with the remainder, so a fractional period (12.4 fixed point,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // UART receiver, 8N1, LSB first, bit period in 12.4 fixed-point clocks (see
 // nf_uart_bitclk). The pin goes through a two-flop synchroniser; each start bit's
 // falling edge restarts the bit clock, so the sampling point (mid-bit) never drifts

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One character in progress on a UART pin, shared by the receiver and the transmitter:
 // the busy flag, the bit clock (nf_uart_bitclk), and a shift register that moves one
 // bit per bit period, LSB first, with a count of the bits still to come. The user

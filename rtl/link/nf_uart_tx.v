@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // UART transmitter, 8N1, LSB first. The bit period is given at run time in 12.4
 // fixed-point clocks (nf_uart_bitclk), so a fractional period averages out exactly.
 `default_nettype none

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SoC top: PicoRV32 (RV32IM) with its firmware RAM, the SYS registers, the link
 // hardware and the registration engine, joined by the CPU memory map (NF_MAP_*).
 // The engine's system port is shared by the CPU's adapter-memory window and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # SoC top (rtl/soc): the CPU (PicoRV32 from pythondata-cpu-picorv32, or VexRiscv from
 # pythondata-cpu-vexriscv; never copied here), memory map, SYS registers, engine and link.
 # Smoke test boots rtl/soc/tb/smoke.c.

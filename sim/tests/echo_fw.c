@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test firmware for nfsim's own tests (not the product firmware): echoes every
  * received frame back unchanged. It copies the frame word by word through the
  * adapter-memory window, which is fine for a test program; the product firmware

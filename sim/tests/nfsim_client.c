@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test client for nfsim: speaks the link's wire format through host/src/nf_frame.c.
  *
  *   nfsim_client SOCKET echo N        send N DATA frames (random sizes, including the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Verilator model stops the CPU's clock while the firmware sleeps on SYS.SLEEP, and the
 # engine's while it is idle too (nf_soc CPU_CLOCK_GATE); the boards run both on the system
 # clock. The two must agree clock for

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # nfsim tests. Environment: NFSIM, NFSIM_TRACE (its build with waveforms), CLIENT,
 # ECHO_HEX (test firmware that echoes frames), FW_HEX (the product firmware; its test
 # is skipped only when the file does not exist), WORK (scratch directory). One "ok"/"not ok" line per case.

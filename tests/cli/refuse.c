@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test helper of tests/cli/test_cli.sh: makes the adapter refuse two known work
  * requests through the public API, so `ndkfpga stats` can be checked to count them:
  *   NdkInvalidate of a fast-register MR never registered  -> STATUS_INVALID_DEVICE_STATE

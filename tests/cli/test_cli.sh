@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Tests of the ndkfpga command-line tool (host/cli/), TAP lines "ok - ..." / "not ok - ...".
 # Every subcommand runs on the software adapter (nfmodel); ping also on the simulation
 # (nfsim, kept short). The expected sizes come from the layout (tools/nf_layout.py), not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Host cost of posting: fast-register/invalidate pairs on a loopback QP so that
  * callgrind can count the instructions of each NdkFastRegister call
  * (make bench-ndk-post). Batches of 5 pairs: all with DEFER | SILENT_SUCCESS (no

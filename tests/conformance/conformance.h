@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers of the NDK conformance suite: waiting for completions while checking the
  * asynchronous contract (a callback only after STATUS_PENDING, never inside the
  * call, always on the one callback thread), CQ polling, and a fixture of

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # test-install: `make install` into a temporary prefix, then everything from the installed
 # tree alone, moved elsewhere first (the tree is relocatable): the files and links, the
 # soname, pkg-config, no path into the build tree, a consumer built with

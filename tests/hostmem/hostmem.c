@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hostmem: consumer buffers in ordinary host memory (IoAllocateMdl +
  * MmBuildMdlForNonPagedPool), checked byte by byte by the CPU at each hand-over NDK
  * defines (docs/host-memory.md): a Send's and a Write's source go to the adapter when

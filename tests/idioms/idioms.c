@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The idioms of code written against Microsoft's ndkpi.h, run on an adapter: the same
  * source builds as C11 (gcc, clang) and as C++17 (g++), with -Wall -Wextra -Werror,
  * so a name, type or prototype that differs from the WDK header fails the build, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The rule table: every rule of NDK_FACTS.md that has one deterministic status, fed
  * through the public API (ndkpi.h, ndkfpga.h) on each device named on the command
  * line, one TAP line per rule and device, then one line saying whether the devices

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kill-storm: the adapter's process killed (SIGKILL) at a random moment while two
  * threads post work requests (some deferred) on QPs of their own and a third copies a
  * buffer out with NdkFpgaReadBuffer; many short trials. Every request posted is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Lifetime cases: exhaustion and release of every resource, closes with requests
  * outstanding, calls after the link died, a frozen adapter, and the adapter killed
  * in the middle of a posting storm. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Copies to and from adapter memory (NdkFpgaWriteBuffer, NdkFpgaReadBuffer): every
  * length up to the largest buffer, whole and exact, at the link's rate. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* packed-frame: one link frame packed with more work requests than the adapter's
  * whole TX window can answer (deferred zero-length Sends on a board with two TX slots:
  * each answer is two CQEs, larger than its request). The adapter answers the rest of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Queue cases: many threads on one CQ, QPs filled to their depth (with and without
  * DEFER), CQ overflow, an error completion breaking its QP, NdkFlush racing a poster. */
 #include <sched.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Security cases: handles that are not this adapter's (another adapter's MDLs and
  * objects, hand-made MDLs, closed objects, freed buffers) and guessed tokens. Each
  * call must get its documented status and change nothing, checked through the data. */

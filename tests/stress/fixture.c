@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What every stress case needs: an adapter of its own (and its process, to freeze
  * or kill), objects created and closed with bounded waits, connected QP pairs in
  * loopback, buffers, and a log of every completion of a CQ. */

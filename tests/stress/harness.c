@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The stress suite's driver: picks the cases, runs each in a child process of its own
  * (in its own process group, so the adapter processes the library starts for it go
  * with it) under a watchdog, and turns a hang or a crash into a "not ok" line that

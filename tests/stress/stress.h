@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Stress suite of libndkfpga: many threads, deep queues, CQ overflow, flush races,
  * closes with work outstanding, frozen and killed adapters, foreign handles and
  * guessed tokens, through the public API only (ndkpi.h, ndkfpga.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every deadline of the library is monotonic: with the wall clock an hour off
  * (wallclock_shim.c, LD_PRELOAD) and the adapter frozen (SIGSTOP), a synchronous
  * request, an asynchronous one and a work request still time out on time

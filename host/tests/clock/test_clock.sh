@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Every timed wait of the library runs on CLOCK_MONOTONIC (host/src/nf_time.h).
 #  1. Static: no CLOCK_REALTIME in host/src, and every condition variable is made by
 #     nf_cond_init (no pthread_cond_init elsewhere, no PTHREAD_COND_INITIALIZER).

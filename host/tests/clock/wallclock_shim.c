@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* LD_PRELOAD shim for test_clock: CLOCK_REALTIME reads an hour
  * ahead of the kernel's wall clock, as a deadline taken just before the wall clock is
  * stepped back an hour would be. A timed wait on CLOCK_REALTIME then sleeps for that

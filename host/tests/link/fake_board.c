@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fake board: see fake_board.h. One thread; everything it touches is under mu so
  * the test can read stats and switch modes at any time. */
 #include "fake_board.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* An in-process fake board for the link tests: the board-side link rules of
  * docs/architecture.md in plain C on the far end of a socket, with deterministic
  * fault injection, and a PING echo service that checks what it receives. */

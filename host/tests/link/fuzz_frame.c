@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target for the host frame decoder (nf_frame.c).
  *
  * Feeds arbitrary bytes to the incremental decoder and checks its promises: every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared helpers of the link and transport tests (link_test.h). */
 #include "link_test.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared by the link and transport tests (host/tests/link, host/tests/usb,
  * tests/link_e2e.c): time, little-endian fields, PING messages, and a receiver that
  * checks the PING echoes arrive once, in order and intact. */

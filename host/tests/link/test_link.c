@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the host link layer and transports against the in-process fake
  * board (fake_board.c) with deterministic fault injection.
  *

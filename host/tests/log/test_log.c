@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The library is quiet by default: a failing open and a failing call print nothing to
  * stderr without $NDKFPGA_DEBUG; with it they print "ndkfpga: " lines; a log callback
  * (NdkFpgaSetLogCallback) receives them instead, filtered by level, from any thread;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the NDKPI provider. Most need no adapter: the header's layout and
  * values, dispatch-table order, and the local rule checks of every call, run on
  * objects built in memory (white box: host/src/ndk_internal.h). A check that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* See board_proc.h. */
 #include "board_proc.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Start a simulated board binary (nfmodel or nfsim: both serve the link on a Unix
  * socket, --socket PATH --exit-on-disconnect) on a private socket and connect to
  * it, for tests that relay a board transport's bytes to a real simulated board. */

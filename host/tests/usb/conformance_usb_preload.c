@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Linked into a second build of the NDK conformance suite so that its adapter,
  * opened as "usb", runs over the real board transport: transport_usb.c and
  * libusb talk to a fake FTDI chip (umockdev's in-process ioctl handler) whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fake FTDI bridge on umockdev's ioctl handler (see fake_ftdi.h). The handler runs
  * on umockdev's worker thread; the test thread pushes data and unplugs; a mutex
  * guards the shared state. URB memory is reached through UMockdevIoctlData so

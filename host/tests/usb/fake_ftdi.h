@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A fake FTDI bridge at the usbfs ioctl level, built on umockdev's in-process
  * ioctl handler: the real libusb (and transport_usb.c above it) open, claim,
  * send control and bulk URBs and reap them exactly as with the chip. The fake

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the FTDI helpers: divisor encodings against the values FTDI
  * documents (AN232B-05, FT2232H datasheet) and a few computed ones, status-byte
  * stripping across packet boundaries, the chip table, "usb:BUS-ADDR" parsing. */

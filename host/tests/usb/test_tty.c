@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* transport_tty.c against a pseudo-terminal: the test holds the master side and
  * plays the board. Checks raw 8N1 at the termios2 speed, bytes both ways
  * untouched by the line discipline, wake, hang-up, and the open errors. */

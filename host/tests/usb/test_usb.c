@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* transport_usb.c against a fake FTDI chip at the usbfs ioctl level (umockdev):
  * the real libusb code path end to end. Run under umockdev-wrapper.
  *

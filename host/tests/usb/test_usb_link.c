@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The whole host link stack over the real libusb code path: nf_link on the "usb"
  * transport (transport_usb.c + libusb) on a fake FTDI chip (umockdev) whose UART
  * is wired to a simulated board on a socket. The board is the link tests'

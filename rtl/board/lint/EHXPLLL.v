@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lint-only model of the ECP5 PLL primitive's ports (the real one comes from Yosys'
 // ECP5 cell library at synthesis). Never synthesized: tools/bitstream.sh reads rtl/board/*.v only.
 `default_nettype none

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Engine C reference model (rtl/engine/model): unit tests, cppcheck, and the
 # differential test against the Verilator model of rtl/engine/nf_engine.v.
 # Other areas compile the model from NFM_ENGINE_SRC with -I$(NFM_ENGINE_INC).

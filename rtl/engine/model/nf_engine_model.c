@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* C reference model of nf_engine; see nf_engine_model.h and docs/architecture.md. */
 #include "nf_engine_model.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* C reference model of nf_engine (rtl/engine/nf_engine.v): key table (MPT), translation
  * table (MTT), key check and translation, page-list loader, DMA, table operations and
  * the adapter memory behind the system port. It follows docs/architecture.md ("Key

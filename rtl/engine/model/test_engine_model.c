@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the engine C model, through its registers as the firmware drives it.
  * Argument 1 (optional) prefixes every case name, so the plain and the sanitizer build
  * report apart. */

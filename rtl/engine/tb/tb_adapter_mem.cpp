@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // nf_adapter_mem unit testbench: system port against engine traffic on both ports.
 // The system port must win the port it needs in the cycle it asks (ready one clock
 // later), the engine must see its grant withdrawn for exactly that cycle, and data

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CHK_* staging registers of one key check, in the order the firmware writes them
  * (writing 1 to CHK_CTRL then starts it): the one sequence the model's unit tests, the
  * engine testbench and the differential test drive. wr(off, value) writes one ENGINE

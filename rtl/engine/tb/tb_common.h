@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Shared helpers of the engine testbenches and benchmarks: TAP output, the clock of a
 // Verilated model and a small deterministic PRNG.
 #ifndef NF_ENGINE_TB_COMMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // nf_engine testbench (Verilator, C++): drives the ENGINE registers and the system
 // port as the firmware and the link would, and checks table ops, every refusal reason,
 // translation, the loader, the DMA (alignment, page splits, invalidation, throughput)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // nf_engine's clock and its two PicoRV32-style ports (csr: the ENGINE registers as the
 // firmware drives them; sys: the system port as the link and the CPU's adapter-memory
 // window drive it). Shared by the engine testbench, the differential test against the

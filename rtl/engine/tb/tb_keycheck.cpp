@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // nf_keycheck unit testbench: one op per clock into the pipeline, every result compared
 // with a reference model of docs/architecture.md "Engine semantics", applied in issue
 // order (so read-after-write hazards one, two and three ops apart are covered), plus the

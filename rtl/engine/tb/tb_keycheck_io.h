@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // One nf_keycheck pipeline op and how it is presented on the unit's inputs. Shared by
 // the key-check testbench and the key-check micro-benchmark (bench/kc_bench.cpp).
 #ifndef NF_TB_KEYCHECK_IO_H

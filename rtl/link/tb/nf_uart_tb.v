@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Testbench top for the UART pair: the transmitter and the receiver are driven and
 // checked independently from C++ (uart_tb.cpp) through their pins.
 `default_nettype none

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // UART testbench: the RTL receiver is fed by the bit-level driver and the RTL
 // transmitter is decoded by the bit-level sampler (sim/nf_uart_bits.h), at several
 // bit periods including fractional ones, with back-to-back bytes and baud mismatch.

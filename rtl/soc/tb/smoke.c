@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SoC smoke program: boots on PicoRV32 in nf_soc and checks the memory map. It
  * reports through SYS.LEDS: bits [7:3] = number of the check being run, bit 1 = that
  * check failed (then it stops), bit 0 = all checks passed. The testbench

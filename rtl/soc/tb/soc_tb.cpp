@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // SoC smoke test: boots rtl/soc/tb/smoke.c on PicoRV32 inside nf_soc and follows
 // the program's progress on the LEDs (see smoke.c): one line per check.
 #include <cstdio>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Differential test: one seeded random stream of engine operations (table writes and
 // reads, page-list loads, key checks, DMAs, system-port traffic, register pokes,
 // hostile values among them) applied to the Verilator model of rtl/engine/nf_engine.v
