@@ -69,7 +69,7 @@ test-host-ndk: $(NDK_BUILD)/test_ndk $(NDK_BUILD)/test_ndk_san $(BUILD)/model/nf
 	@$(NDK_BUILD)/test_ndk && $(NDK_BUILD)/test_ndk_san
 
 # ---- monotonic deadlines: no wall clock in host/src; deadlines fire with the wall clock off ----
-$(NDK_BUILD)/test_clock: host/tests/clock/test_clock.c $(NDK_BUILD)/libndkfpga.a tests/tap.h host/include/ndkpi.h \
+$(NDK_BUILD)/test_clock: host/tests/clock/test_clock.c $(NDK_BUILD)/libndkfpga.a tests/tap.h tests/consumer.h host/include/ndkpi.h \
                          host/include/ndkfpga.h
 	$(NDK_CONSUMER_CC) -o $@ $< $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
 

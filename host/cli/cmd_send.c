@@ -26,7 +26,7 @@
 #define DEFAULT_RATE_COUNT 200
 #define DEFAULT_DEPTH 16
 #define MAX_ITERS 1000000u
-#define SLOT 4096u     /* bytes of a one-way or ping-pong buffer: the largest payload measured */
+#define SLOT 4096u     /* bytes of a one-way or ping-pong buffer: the largest payload sendlat sends */
 #define RATE_SLOT 64u  /* bytes of a message-rate receive buffer */
 #define PING_BYTES 8u
 #define POISON 0xA5u   /* a host receive buffer's bytes before the receive */

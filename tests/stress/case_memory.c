@@ -78,7 +78,7 @@ static void *pinger_main(void *p)
 /* buffer-copy: lengths around the adapter's TX window (each MEM_READ's reply takes one of
  * its frames), on adjacent and scattered pages at odd offsets, after and during other
  * traffic; then the largest buffer written and read whole, each way at no less than 90%
- * of the link's rate measured with pings. */
+ * of the link's rate, as pings find it. */
 void case_buffer_copy(void)
 {
     struct stx x;
@@ -131,7 +131,7 @@ void case_buffer_copy(void)
         st_bail("NdkFpgaAllocateBuffer of %zu bytes failed", big);
     /* The link's rate, over enough pings to be steady, then the round trip against it.
      * The software adapter's rates are the host's CPU, which other processes share: a
-     * round that falls short is measured again (up to 3 rounds; the best counts). */
+     * round that falls short runs again (up to 3 rounds; the best counts). */
     ULONG pings = (ULONG)(big / RATE_PING_PAYLOAD);
     if (pings > (ULONG)st_n(1024, 256, 64))
         pings = (ULONG)st_n(1024, 256, 64);

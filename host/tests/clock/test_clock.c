@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "consumer.h"
 #include "ndkfpga.h"
 #include "tap.h"
 
@@ -22,13 +23,6 @@ static void bail(const char *fmt, const char *arg)
     printf(fmt, arg);
     printf("\n");
     exit(1);
-}
-
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 struct done {
@@ -45,18 +39,18 @@ static VOID on_create(PVOID ctx, NTSTATUS st, NDK_OBJECT_HEADER *obj)
     pthread_mutex_lock(&d->m);
     d->fired = 1;
     d->st = st;
-    d->at = mono_ms();
+    d->at = consumer_now_ms();
     pthread_mutex_unlock(&d->m);
 }
 
 static int wait_fired(struct done *d, uint64_t limit_ms)
 {
-    uint64_t t0 = mono_ms();
+    uint64_t t0 = consumer_now_ms();
     for (;;) {
         pthread_mutex_lock(&d->m);
         int f = d->fired;
         pthread_mutex_unlock(&d->m);
-        if (f || mono_ms() - t0 > limit_ms)
+        if (f || consumer_now_ms() - t0 > limit_ms)
             return f;
         struct timespec ts = {0, 5 * 1000000L};
         nanosleep(&ts, NULL);
@@ -90,9 +84,9 @@ int main(void)
 
     /* A synchronous request: its own wait enforces the deadline. */
     NDKFPGA_STATS stats;
-    uint64_t t0 = mono_ms();
+    uint64_t t0 = consumer_now_ms();
     st = NdkFpgaQueryStats(a, &stats);
-    uint64_t took = mono_ms() - t0;
+    uint64_t took = consumer_now_ms() - t0;
     tap_ok(st == STATUS_IO_TIMEOUT && took <= timeout_ms + SLACK_MS,
            "synchronous request to a frozen adapter: %s after %llu ms (deadline %llu ms)", NdkFpgaStatusName(st),
            (unsigned long long)took, (unsigned long long)timeout_ms);
@@ -100,21 +94,21 @@ int main(void)
     /* An asynchronous one: the callback thread's watch enforces it. */
     struct done d = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0};
     NDK_MR *mr = NULL;
-    t0 = mono_ms();
+    t0 = consumer_now_ms();
     st = pd->Dispatch->NdkCreateMr(pd, FALSE, on_create, &d, &mr);
     int fired = st == STATUS_PENDING && wait_fired(&d, timeout_ms + SLACK_MS);
     tap_ok(fired && d.st == STATUS_IO_TIMEOUT,
            "asynchronous request to a frozen adapter: call %s, callback %s after %llu ms", NdkFpgaStatusName(st),
-           fired ? NdkFpgaStatusName(d.st) : "(none)", (unsigned long long)(fired ? d.at - t0 : mono_ms() - t0));
+           fired ? NdkFpgaStatusName(d.st) : "(none)", (unsigned long long)(fired ? d.at - t0 : consumer_now_ms() - t0));
 
     /* A buffer copy: its messages' deadlines. */
     MDL *mdl = NULL;
     uint8_t buf[8192];
     st = NdkFpgaAllocateBuffer(a, sizeof(buf), &mdl);
-    t0 = mono_ms();
+    t0 = consumer_now_ms();
     if (st == STATUS_SUCCESS)
         st = NdkFpgaReadBuffer(a, mdl, 0, buf, sizeof(buf));
-    took = mono_ms() - t0;
+    took = consumer_now_ms() - t0;
     tap_ok(st == STATUS_IO_TIMEOUT && took >= timeout_ms / 2 && took <= timeout_ms + SLACK_MS,
            "NdkFpgaReadBuffer from a frozen adapter: %s after %llu ms", NdkFpgaStatusName(st),
            (unsigned long long)took);
