@@ -15,23 +15,20 @@ NPROC := $(shell nproc 2>/dev/null || echo 2)
 
 # Host C: C11, warnings are errors (firmware.mk sets its own for rv32).
 HOST_CC ?= cc
-HOST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(ROOT)/firmware/include
+HOST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(ROOT)/proto/gen -I$(ROOT)/proto/c
 HOST_CXX ?= c++
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Verilator: lint flags for every module, speed flags for models.
 VERILATOR ?= verilator
-VLINT := --lint-only -Wall -I$(ROOT)/rtl/include
+VLINT := --lint-only -Wall -I$(ROOT)/proto/gen
 VFAST := -O3 --x-assign fast --x-initial fast --noassert
 
 # A path relative to the top (the yowasp tools see the file system through WASI, and
 # only paths below the working directory are sure to be reachable there).
 rel = $(patsubst $(ROOT)/%,%,$(1))
 
-# Filled by the fragments. TEST_QUICK_TARGETS: the inner loop's tier (make test-quick),
-# suites that need no Verilator board, no place and route and no long fuzzing.
-TEST_TARGETS :=
-TEST_QUICK_TARGETS :=
+# Filled by the fragments (the test suites are listed in tests/suites.toml instead).
 LINT_TARGETS :=
 BENCH_TARGETS :=
 CLEAN_DIRS :=
@@ -46,12 +43,13 @@ else
 -include $(SETUP_STAMP)
 endif
 
-.PHONY: help setup generate check-generated test test-quick bench lint clean
+.PHONY: help setup generate check-generated check test bench lint clean test-lint test-suites
 
-help: ## list the targets
+help: ## list the targets, then every test suite by tier (tests/suites.toml)
 	@echo "ndkfpga make targets:"
-	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | \
+	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | grep -vE '^test-[a-zA-Z0-9_.-]+:' | \
 	    awk 'BEGIN{FS=":.*## "} !seen[$$1]++ {printf "  %-20s %s\n", $$1, $$2}' | sort
+	@python3 tools/testrun.py --list $(MAKEFILE_LIST)
 
 setup: ## install Debian packages and the .venv tools (idempotent; every other target runs it when needed)
 	@bash tools/setup.sh
@@ -59,7 +57,7 @@ $(SETUP_STAMP): tools/setup.sh
 	@echo "setup: installing what this project needs (once; see tools/setup.sh)"
 	@bash tools/setup.sh
 
-generate: ## regenerate the headers, docs, register decoders, make fragment and Python module from tools/layout.toml
+generate: ## regenerate the headers, docs, register decoders, make fragment and Python module from the contract, proto/*.toml
 	python3 tools/genlayout.py
 	python3 tools/genregs.py
 
@@ -68,15 +66,25 @@ check-generated: ## fail when a generated file differs from what the generator m
 	python3 tools/genregs.py --check
 	@echo "check-generated: up to date"
 
-test: $(SETUP_STAMP) ## run every test suite of every layer; prints "N passed, M failed"
-	@python3 tools/testrun.py $(TEST_TARGETS)
+# The suites and their tiers: tests/suites.toml. TEST_JOBS: suites run at once.
+TEST_JOBS ?= $(NPROC)
+check: $(SETUP_STAMP) ## the inner loop: the suites of tier check (unit, software adapter, rules, lint); "N passed, M failed"
+	@python3 tools/testrun.py --tier check --jobs $(TEST_JOBS)
 
-test-quick: $(SETUP_STAMP) ## the quick tier: host library, software adapter, firmware unit tests (no simulation, no FPGA flow)
-	@python3 tools/testrun.py $(TEST_QUICK_TARGETS)
+test: $(SETUP_STAMP) ## every suite of every tier (check, sim, fpga); prints "N passed, M failed"
+	@python3 tools/testrun.py --tier all --jobs $(TEST_JOBS)
 
 lint: $(SETUP_STAMP) ## Verilator -Wall lint of all RTL, cppcheck of all C
 	@set -e; for t in $(LINT_TARGETS); do $(MAKE) --no-print-directory -s $$t; done
 	@echo "lint: clean"
+
+test-lint: $(SETUP_STAMP) ## every lint target (Verilator -Wall, cppcheck) as one case each
+	@rc=0; for t in $(LINT_TARGETS); do \
+	    if out=$$($(MAKE) --no-print-directory -s $$t 2>&1); then echo "ok - $$t"; \
+	    else echo "not ok - $$t"; echo "$$out" | sed 's/^/# /'; rc=1; fi; done; exit $$rc
+
+test-suites: ## tests/suites.toml lists every test-* rule once, each with a description and a tier
+	@python3 tools/testrun.py --check-manifest
 
 bench: $(SETUP_STAMP) ## run the benchmarks, print the table, write build/bench/results.json
 	@set -e; for t in $(BENCH_TARGETS); do $(MAKE) --no-print-directory -s $$t; done
@@ -84,18 +92,16 @@ bench: $(SETUP_STAMP) ## run the benchmarks, print the table, write build/bench/
 clean: ## remove build outputs (keeps .venv)
 	rm -rf $(filter-out $(SETUP_STAMP),$(wildcard $(BUILD)/*)) $(CLEAN_DIRS)
 
-# The layout's constants and profile sizes (generated from tools/layout.toml), before the
+# The layout's constants and profile sizes (generated from proto/*.toml), before the
 # fragments that use them.
-include tools/nf_layout.mk
+include proto/gen/nf_layout.mk
 include $(sort $(wildcard rtl/*/*.mk)) $(sort $(wildcard rtl/*/*/*.mk)) $(sort $(wildcard firmware/*.mk)) $(sort $(wildcard sim/*.mk)) \
         $(sort $(wildcard host/*.mk)) $(sort $(wildcard tests/*.mk)) $(sort $(wildcard examples/*.mk)) \
-        $(sort $(wildcard bench/*.mk)) $(sort $(wildcard constraints/*.mk)) $(filter-out tools/nf_layout.mk,$(sort $(wildcard tools/*.mk)))
+        $(sort $(wildcard bench/*.mk)) $(sort $(wildcard constraints/*.mk)) $(sort $(wildcard tools/*.mk))
 
 # The foundation's own tests: the generator and the generated headers.
-TEST_TARGETS += test-layout
-TEST_QUICK_TARGETS += test-layout
 LINT_TARGETS += lint-layout
-test-layout: $(SETUP_STAMP) ## the layout generator and the generated headers (tools/layout.toml)
+test-layout: $(SETUP_STAMP) ## the layout generator and the generated headers (proto/*.toml)
 	@bash tools/test_layout.sh
 lint-layout:
 	@$(VERILATOR) $(VLINT) tools/layout_lint_top.v
@@ -104,7 +110,5 @@ lint-layout:
 .PHONY: check-readme test-readme
 check-readme: ## check that .ci/run runs README's quick-start commands verbatim, in order
 	@python3 tools/readme_quickstart.py --check .ci/run
-TEST_TARGETS += test-readme
-TEST_QUICK_TARGETS += test-readme
 test-readme: ## README's quick start is what .ci/run runs
 	@bash tools/test_readme_quickstart.sh

@@ -9,7 +9,7 @@
 BENCH_DIR   := $(ROOT)/bench
 BENCH_BUILD := $(BUILD)/bench
 ENGINE_SRC  := $(ROOT)/rtl/engine
-BENCH_VFLAGS := --cc --exe --build -j 2 $(VFAST) -Wno-fatal -I$(ROOT)/rtl/include -y $(ENGINE_SRC) \
+BENCH_VFLAGS := --cc --exe --build -j 2 $(VFAST) -Wno-fatal -I$(ROOT)/proto/gen -y $(ENGINE_SRC) \
                 -MAKEFLAGS "OPT_FAST=-O2 OPT_SLOW=-O1"
 
 # Engine sizes of the micro-benchmarks (small tables keep the builds and resets short);
@@ -20,19 +20,19 @@ BENCH_ENG_MTT  := 1024
 BENCH_MPT      := 64
 BENCH_KC_MTT   := 256
 
-$(BENCH_BUILD)/kc/Vnf_keycheck: $(BENCH_DIR)/bench.mk $(ENGINE_SRC)/nf_keycheck.v $(BENCH_DIR)/kc_bench.cpp $(ROOT)/rtl/include/nf_layout.vh \
-                                $(ROOT)/firmware/include/nf_layout.h
+$(BENCH_BUILD)/kc/Vnf_keycheck: $(BENCH_DIR)/bench.mk $(ENGINE_SRC)/nf_keycheck.v $(BENCH_DIR)/kc_bench.cpp $(ROOT)/proto/gen/nf_layout.vh \
+                                $(ROOT)/proto/gen/nf_layout.h
 	@mkdir -p $(@D)
 	@$(VERILATOR) $(BENCH_VFLAGS) --Mdir $(@D) --top-module nf_keycheck -GMPT_ENTRIES=$(BENCH_MPT) -GMTT_ENTRIES=$(BENCH_KC_MTT) \
-	    -CFLAGS "-O2 -I$(ROOT)/sim -I$(ROOT)/firmware/include" $(ENGINE_SRC)/nf_keycheck.v $(BENCH_DIR)/kc_bench.cpp \
+	    -CFLAGS "-O2 -I$(ROOT)/sim -I$(ROOT)/proto/gen" $(ENGINE_SRC)/nf_keycheck.v $(BENCH_DIR)/kc_bench.cpp \
 	    -o Vnf_keycheck >$(@D)/build.log 2>&1 || { cat $(@D)/build.log; exit 1; }
 
 $(BENCH_BUILD)/eng/Vnf_engine: $(BENCH_DIR)/bench.mk $(wildcard $(ENGINE_SRC)/*.v) $(BENCH_DIR)/eng_bench.cpp $(BENCH_DIR)/eng_bench.vlt \
-                               $(ROOT)/rtl/include/nf_layout.vh $(ROOT)/firmware/include/nf_layout.h
+                               $(ROOT)/proto/gen/nf_layout.vh $(ROOT)/proto/gen/nf_layout.h
 	@mkdir -p $(@D)
 	@$(VERILATOR) $(BENCH_VFLAGS) --Mdir $(@D) --top-module nf_engine \
 	    -GMEM_BYTES=$(BENCH_ENG_MEM) -GMPT_ENTRIES=$(BENCH_MPT) -GMTT_ENTRIES=$(BENCH_ENG_MTT) -GUSER_BASE=$(BENCH_ENG_USER) \
-	    -CFLAGS "-O2 -I$(ROOT)/sim -I$(ROOT)/firmware/include -DBENCH_USER_BASE=$(BENCH_ENG_USER)u -DBENCH_MEM_BYTES=$(BENCH_ENG_MEM)u" \
+	    -CFLAGS "-O2 -I$(ROOT)/sim -I$(ROOT)/proto/gen -DBENCH_USER_BASE=$(BENCH_ENG_USER)u -DBENCH_MEM_BYTES=$(BENCH_ENG_MEM)u" \
 	    $(BENCH_DIR)/eng_bench.vlt $(ENGINE_SRC)/nf_engine.v $(BENCH_DIR)/eng_bench.cpp \
 	    -o Vnf_engine >$(@D)/build.log 2>&1 || { cat $(@D)/build.log; exit 1; }
 
@@ -50,7 +50,7 @@ CLEAN_DIRS += $(BENCH_BUILD)
 # ---- fast-register, invalidate and link figures on nfsim, through the host link ----
 BENCH_HOST_CC = $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/host/src -pthread
 $(BENCH_BUILD)/bench_sim: $(BENCH_DIR)/bench_sim.c $(BUILD)/host/libndkfpga.a $(ROOT)/host/src/nf_link.h \
-                          $(ROOT)/firmware/include/nf_layout.h
+                          $(ROOT)/proto/gen/nf_layout.h
 	@mkdir -p $(@D)
 	@$(BENCH_HOST_CC) -o $@ $< $(BUILD)/host/libndkfpga.a -pthread $(NDK_LIB_LIBS)
 
@@ -92,17 +92,17 @@ BENCH_TARGETS += bench-sendlat
 
 # ---- where the firmware's cycles go: nf_soc + real firmware, bus-level profile ----
 FWPROF_DIR := $(BENCH_BUILD)/fwprof
-$(FWPROF_DIR)/nf_frame.o: $(ROOT)/host/src/nf_frame.c $(ROOT)/host/src/nf_frame.h
+$(FWPROF_DIR)/nf_frame.o: $(ROOT)/proto/c/nf_frame.c $(ROOT)/proto/c/nf_frame.h
 	@mkdir -p $(@D)
 	@$(HOST_CC) $(HOST_CFLAGS) -c -o $@ $<
 
 $(FWPROF_DIR)/Vnf_soc: $(SOC_RTL) $(call cpu_stamp,$(FWPROF_DIR)) $(BENCH_DIR)/fwprof.cpp $(BENCH_DIR)/fwprof.vlt $(FWPROF_DIR)/nf_frame.o \
-                       $(ROOT)/sim/nf_uart_bits.h $(ROOT)/firmware/include/nf_layout.h
+                       $(ROOT)/sim/nf_uart_bits.h $(ROOT)/proto/gen/nf_layout.h
 	@mkdir -p $(@D)
 	@echo "  VERILATE fwprof (nf_soc, a few minutes on 2 cores)"
 	@$(VERILATOR) --cc --exe --build -j 2 $(VFAST) -Wno-fatal $(SOC_VSRC) $(BENCH_DIR)/fwprof.vlt --top-module nf_soc \
 	    -GFW_HEX='"$(BUILD)/firmware/nf_fw.hex"' --Mdir $(@D) -MAKEFLAGS "OPT_FAST=-O2 OPT_SLOW=-O1" \
-	    -CFLAGS "-std=c++17 -O2 -I$(ROOT)/sim -I$(ROOT)/host/src -I$(ROOT)/firmware/include $(if $(filter vexriscv,$(NF_CPU)),-DFWPROF_VEXRISCV)" \
+	    -CFLAGS "-std=c++17 -O2 -I$(ROOT)/sim -I$(ROOT)/proto/c -I$(ROOT)/proto/gen $(if $(filter vexriscv,$(NF_CPU)),-DFWPROF_VEXRISCV)" \
 	    $(SOC_DIR)/nf_soc.v $(BENCH_DIR)/fwprof.cpp $(FWPROF_DIR)/nf_frame.o -o Vnf_soc \
 	    > $(@D)/build.log 2>&1 || { tail -40 $(@D)/build.log; exit 1; }
 
@@ -159,7 +159,7 @@ LINT_TARGETS += lint-bench
 lint-bench: ## cppcheck of the benchmark programs
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 --inline-suppr \
 	    --suppress=missingIncludeSystem -D__GNUC__ -D__x86_64__ -I$(ROOT)/host/include -I$(ROOT)/host/src \
-	    -I$(ROOT)/firmware/include $(BENCH_DIR)/bench_sim.c
+	    -I$(ROOT)/proto/gen $(BENCH_DIR)/bench_sim.c
 
 # The documents' figures against their measurement files (CI: check-figures; a file not
 # measured on the machine is skipped, said so), and the tool's own test.
@@ -167,6 +167,5 @@ lint-bench: ## cppcheck of the benchmark programs
 check-figures: ## fail when a figure in README.md or docs/ differs from build/bench/results.json or build/board/*/summary.json
 	@python3 tools/doc_figures.py --check
 
-TEST_TARGETS += test-doc-figures
 test-doc-figures: $(SETUP_STAMP) ## the figures in README and docs/ are what the measurement files say
 	@python3 tools/test_doc_figures.py

@@ -8,7 +8,7 @@ of an invalidate from bench_sim's output on that core's Verilator board
 (build/bench/cores/CORE/sim.out, written by `make bench-cores`). With --pnr it also
 places and routes the ULX3S 85F and 25F designs (nf_board_core as top, so the PLL can be
 set to a 75 MHz system clock, the product's goal, or with --board-clocks to each board's
-own clock of tools/layout.toml; nextpnr with --timing-allow-fail) and
+own clock of proto/boards.toml; nextpnr with --timing-allow-fail) and
 records Fmax, the critical path's ends, LUT4/FF/EBR/DSP use (and the block RAMs per memory) and whether ecpbram swaps the
 firmware into the placed design (as tools/bitstream.sh does: a placeholder image, then
 tools/fw_swap_check.py) (build/bench/cores/CORE/BOARD/fig.json); without --pnr the figures of an earlier run are used, marked inputs_changed when
@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "proto", "gen"))
 import fpga_report  # noqa: E402  (CELLS: the cell types counted and their labels)
 import nf_layout  # noqa: E402  (the profiles' FW RAM sizes)
 
@@ -150,7 +150,7 @@ def mem_script(tc, core, profile_85k):
 
 def clock(board, board_clocks):
     """nf_board_core's PLL parameters and the target clock in MHz: 75 MHz, or the
-    board's own (tools/layout.toml)."""
+    board's own (proto/boards.toml)."""
     if not board_clocks:
         return PLL_75MHZ, TARGET_MHZ
     key = "BOARD_" + board.upper().replace("-", "_")
@@ -186,7 +186,7 @@ def pnr(tc, core, board, part, profile_85k, board_clocks=False):
     env = dict(os.environ, YOWASP_CACHE_DIR=os.environ.get("YOWASP_CACHE_DIR", rel(os.path.join(ROOT, "build/board/yowasp-cache"))))
     srcs = " ".join(rel(s) for s in sources(tc, core))
     subprocess.run([tc["YOSYS"], "-q", "-l", rel(out) + "/synth.log", "-p",
-                    f"read_verilog -DSYNTHESIS -Irtl/include {srcs}; "
+                    f"read_verilog -DSYNTHESIS -Iproto/gen {srcs}; "
                     f"chparam -set CPU \"{core}\" nf_soc; "
                     f"chparam {chp} -set PROFILE_85K {profile_85k} -set FW_HEX \"{rel(out)}/placeholder.hex\" nf_board_core; "
                     + (f"script {rel(script)}; " if script else "") +
@@ -253,7 +253,7 @@ def placed(core, board, inputs, board_clocks):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pnr", action="store_true", help="place and route every core on the 85F and the 25F")
-    ap.add_argument("--board-clocks", action="store_true", help="place at each board's clock (tools/layout.toml), not 75 MHz")
+    ap.add_argument("--board-clocks", action="store_true", help="place at each board's clock (proto/boards.toml), not 75 MHz")
     ap.add_argument("--cores", default="picorv32,vexriscv")
     args = ap.parse_args()
     tc = toolchain()

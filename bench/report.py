@@ -16,7 +16,7 @@ Inputs (written by the bench-* targets of bench/bench.mk):
   sendlat_host_sim.out, sendlat_host_model.out  the same with --host (keys send_recv_host_*)
   fwprof.out   fwprof (nf_soc)        "phase LABEL PHASE N", "func LABEL FUNC N"
   host_post.out  make bench-ndk-post  "host: N instructions in M NdkFastRegister calls = X per call"
-the board's system clock from tools/layout.toml (board ulx3s-85k, clk_hz), and
+the board's system clock from proto/boards.toml (board ulx3s-85k, clk_hz), and
 build/board/ulx3s-{85k,25k}/summary.json (tools/bitstream.sh) when they are fresh.
 A missing input is an error naming the target that makes it: no figure is invented."""
 import argparse
@@ -28,11 +28,11 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-import genlayout  # noqa: E402  (struct sizes of tools/layout.toml)
+import contract  # noqa: E402  (the contract, proto/*.toml)
+import genlayout  # noqa: E402  (its struct sizes)
 
 BUILD = os.path.join(ROOT, "build", "bench")
 RESULTS = os.path.join(BUILD, "results.json")
@@ -155,7 +155,7 @@ def gather():
         for key in ("fmax_mhz", "luts", "ffs", "ebr", "dsp"):
             r["%s_ulx3s_%s" % (key, dev)] = num(s[key])
         if s["target_mhz"] != layout_clock_mhz("ulx3s-" + dev):
-            die("build/board/ulx3s-%s/summary.json was placed for %g MHz, tools/layout.toml's clk_hz is %g MHz"
+            die("build/board/ulx3s-%s/summary.json was placed for %g MHz, proto/boards.toml's clk_hz is %g MHz"
                 % (dev, s["target_mhz"], layout_clock_mhz("ulx3s-" + dev)))
     r["system_clock_mhz"] = num(clock)
     # The core the models were built with (rtl/soc/soc.mk NF_CPU, passed by bench.mk).
@@ -203,16 +203,15 @@ def sendlat():
 
 
 def layout():
-    with open(os.path.join(ROOT, "tools", "layout.toml"), "rb") as f:
-        return tomllib.load(f)
+    return contract.load()
 
 
 def layout_clock_mhz(board):
-    """A board's system clock in MHz: tools/layout.toml, [[board]] name, clk_hz."""
+    """A board's system clock in MHz: proto/boards.toml, [[board]] name, clk_hz."""
     for b in layout().get("board", []):
         if b["name"] == board:
             return b["clk_hz"] / 1e6
-    die("tools/layout.toml: no board %s" % board)
+    die("proto/boards.toml: no board %s" % board)
 
 
 def fresh_summary(board, dev):
@@ -309,7 +308,7 @@ def rows(r):
          "send_recv_rate_msgs_per_s_sim", "messages/s", "simulation wall time", None),
         ("simulation speed (bench-sim run)", "sim_cycles_per_second", "cycles/s", "board: %g M" % clock, None),
         ("simulation cost, idle clock", "sim_host_instructions_per_clock", "host instructions", "a count: any machine", None),
-        ("system clock (tools/layout.toml, %s)" % CLOCK_BOARD, "system_clock_mhz", "MHz", "", None),
+        ("system clock (proto/boards.toml, %s)" % CLOCK_BOARD, "system_clock_mhz", "MHz", "", None),
     ]
     for dev in ("85k", "25k"):  # only from a bitstream of these sources
         k = "fmax_mhz_ulx3s_" + dev
@@ -425,7 +424,7 @@ def doc(r, series, phases, funcs):
     w("that do not depend on the machine: Verilator clock cycles (exact) and callgrind instructions,")
     w("except the figures marked \"wall\", \"/s\" or nfmodel (wall time of this host, which depends on the")
     w("machine and its load).")
-    w("Times are clocks converted at the board's system clock, %s MHz (tools/layout.toml, board" %
+    w("Times are clocks converted at the board's system clock, %s MHz (proto/boards.toml, board" %
       g("system_clock_mhz"))
     w("%s, clk_hz)." % CLOCK_BOARD)
     w("")

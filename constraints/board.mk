@@ -1,19 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
 # Board flow: bitstreams, firmware swap, flashing. See tools/bitstream.sh
-# and docs/boards.md. The boards are tools/layout.toml's [[board]] entries (NF_BOARDS).
+# and docs/boards.md. The boards are proto/boards.toml's [[board]] entries (NF_BOARDS).
 #   make bitstream BOARD=ulx3s DEVICE=85k              builds the board BOARD-DEVICE (or BOARD=ulx3s-85k)
 #   make bitstream-firmware BOARD=... DEVICE=...       new firmware, no place and route (a full build the first time)
 #   make flash BOARD=ulx3s [FLASH=1]                   openFPGALoader (SRAM, or SPI flash)
 #   make test-bitstream                                the tested boards: timing, swap
 BOARD ?= ulx3s
 DEVICE ?= 85k
-# The board's layout.toml name: BOARD-DEVICE, or BOARD when that names a board already;
+# The board's name in proto/boards.toml: BOARD-DEVICE, or BOARD when that names a board already;
 # tools/bitstream.sh takes it as BOARD_BASE BOARD_DEVICE.
 BOARD_NAME = $(if $(filter $(BOARD),$(NF_BOARDS)),$(BOARD),$(BOARD)-$(DEVICE))
 BOARD_DEVICE = $(lastword $(subst -, ,$(BOARD_NAME)))
 BOARD_BASE = $(BOARD_NAME:%-$(BOARD_DEVICE)=%)
 BOARD_OUT = $(BUILD)/board/$(BOARD_NAME)
-# Boards' layout.toml names as in make variables: ulx3s-85k -> ULX3S_85K.
+# Boards' names as in make variables: ulx3s-85k -> ULX3S_85K.
 board_key = $(shell echo '$1' | tr 'a-z-' 'A-Z_')
 BOARD_KEY = $(call board_key,$(BOARD_NAME))
 OFL_BOARD = $(call NF_BOARD,$(BOARD_KEY),programmer)
@@ -45,7 +45,6 @@ flash: $(SETUP_STAMP) ## program the board: BOARD=ulx3s DEVICE=85k [FLASH=1 writ
 # Full builds of the boards in BITSTREAM_TEST_BOARDS (timing must be met), each followed
 # by a firmware swap without place and route: another image in, then the firmware back.
 # Each takes minutes (its times.txt); they are part of make test.
-TEST_TARGETS += test-bitstream
 test-bitstream: $(SETUP_STAMP) firmware ## build the tested boards' bitstreams (minutes each), check timing and the firmware swap
 	@$(BOARD_CPU_ENV) bash tools/test_bitstream.sh $(BITSTREAM_TEST_BOARDS)
 

@@ -19,8 +19,6 @@ demo: $(EX_BUILD)/demo $(if $(filter sim,$(DEMO_DEVICE)),sim,$(BUILD)/model/nfmo
 # shows one iteration on the software adapter; the tests repeat it, data checked
 # every time.
 .PHONY: example-smb test-smb-model test-smb-sim test-smb-host-model test-smb-host-sim
-TEST_TARGETS += test-smb-model test-smb-sim test-smb-host-model test-smb-host-sim
-TEST_QUICK_TARGETS += test-smb-model test-smb-host-model
 
 $(EX_BUILD)/smb_direct: examples/smb_direct.c tests/consumer.h $(BUILD)/host/libndkfpga.a host/include/ndkpi.h \
                         host/include/ndkfpga.h

@@ -11,7 +11,7 @@
 FW_DIR    := $(ROOT)/firmware
 FW_BUILD  := $(BUILD)/firmware
 MODEL_BUILD := $(BUILD)/model
-FW_INC    := $(ROOT)/firmware/include
+FW_INC    := $(ROOT)/proto/gen
 ENGINE_MODEL_DIR := $(ROOT)/rtl/engine/model
 
 FW_CORE_SRCS := $(addprefix $(FW_DIR)/src/,fw_main.c fw_link.c fw_msg.c fw_wr.c fw_send.c fw_tables.c fw_state.c)
@@ -81,9 +81,9 @@ $(FW_BUILD)/nf_fw.hex: $(FW_BUILD)/nf_fw.bin $(FW_DIR)/tools/bin2hex.py $(ROOT)/
 	 { rm -f $@; exit 1; }
 
 # ---- host build ----
-FW_HOST_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/host/hw_model.c $(ENGINE_MODEL_DIR)/nf_engine_model.c $(ROOT)/host/src/nf_frame.c
-FW_HOST_HDRS := $(FW_HDRS) $(FW_DIR)/host/hw_model.h $(ENGINE_MODEL_DIR)/nf_engine_model.h $(ROOT)/host/src/nf_frame.h
-FW_HOST_CFLAGS := $(HOST_CFLAGS) -DNF_HOST_BUILD -I$(FW_DIR)/src -I$(FW_DIR)/host -I$(ENGINE_MODEL_DIR) -I$(ROOT)/host/src
+FW_HOST_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/host/hw_model.c $(ENGINE_MODEL_DIR)/nf_engine_model.c $(ROOT)/proto/c/nf_frame.c
+FW_HOST_HDRS := $(FW_HDRS) $(FW_DIR)/host/hw_model.h $(ENGINE_MODEL_DIR)/nf_engine_model.h $(ROOT)/proto/c/nf_frame.h
+FW_HOST_CFLAGS := $(HOST_CFLAGS) -DNF_HOST_BUILD -I$(FW_DIR)/src -I$(FW_DIR)/host -I$(ENGINE_MODEL_DIR)
 
 model: $(MODEL_BUILD)/nfmodel ## build the software adapter nfmodel (firmware host build + C models)
 
@@ -108,8 +108,6 @@ $(MODEL_BUILD)/test_fw_link: $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw_link.c $(FW
 	@mkdir -p $(MODEL_BUILD)
 	$(HOST_CC) $(FW_HOST_CFLAGS) $(SAN_FLAGS) -I$(ROOT)/tests $(FW_HOST_SRCS) $(FW_DIR)/tests/test_fw_link.c $(FW_DIR)/tests/tb.c -o $@
 
-TEST_TARGETS += test-firmware
-TEST_QUICK_TARGETS += test-firmware
 test-firmware: $(MODEL_BUILD)/test_fw $(MODEL_BUILD)/test_fw_san $(MODEL_BUILD)/test_fw_link $(FW_BUILD)/nf_fw.hex $(MODEL_BUILD)/nfmodel ## the firmware's host-build unit tests (also under ASan/UBSan), image checks, nfmodel
 	@$(MODEL_BUILD)/test_fw
 	@$(MODEL_BUILD)/test_fw_link
@@ -118,14 +116,13 @@ test-firmware: $(MODEL_BUILD)/test_fw $(MODEL_BUILD)/test_fw_san $(MODEL_BUILD)/
 	@bash $(FW_DIR)/tests/test_nfmodel.sh $(MODEL_BUILD)/nfmodel
 
 # The real image on the Verilator RTL (needs the `sim` build).
-TEST_TARGETS += test-firmware-sim
 test-firmware-sim: firmware sim ## the firmware on the Verilator SoC: boot and link checks
 	@bash $(FW_DIR)/tests/test_fw_sim.sh $(BUILD)/sim/nfsim $(FW_BUILD)/nf_fw.hex
 
 # ---- fuzzing ----
 FUZZ_CC := clang
 FUZZ_FLAGS := -std=c11 -g -O1 -Wall -Wextra -Werror -D_GNU_SOURCE -DNF_HOST_BUILD -fsanitize=fuzzer,address,undefined \
-              -fno-sanitize-recover=all -I$(FW_INC) -I$(FW_DIR)/src -I$(FW_DIR)/host -I$(ENGINE_MODEL_DIR) -I$(ROOT)/host/src
+              -fno-sanitize-recover=all -I$(FW_INC) -I$(FW_DIR)/src -I$(FW_DIR)/host -I$(ENGINE_MODEL_DIR) -I$(ROOT)/proto/c
 FUZZ_RUNS ?= 20000
 
 $(MODEL_BUILD)/fuzz_fw: $(FW_HOST_SRCS) $(FW_DIR)/tests/fuzz_fw.c $(FW_DIR)/tests/tb.c $(FW_TB_HDRS) $(FW_HOST_HDRS)
@@ -136,7 +133,6 @@ fuzz-firmware: $(MODEL_BUILD)/fuzz_fw ## fuzz the firmware's message handler (op
 	@mkdir -p $(MODEL_BUILD)/fuzz-corpus
 	$(MODEL_BUILD)/fuzz_fw $(FUZZ_ARGS) $(MODEL_BUILD)/fuzz-corpus
 
-TEST_TARGETS += test-fuzz-firmware
 test-fuzz-firmware: $(MODEL_BUILD)/fuzz_fw ## a bounded libFuzzer run of the firmware's message handling
 	@bash $(FW_DIR)/tests/run_fuzz.sh $(MODEL_BUILD)/fuzz_fw $(FUZZ_RUNS)
 
@@ -145,6 +141,6 @@ LINT_TARGETS += lint-firmware
 lint-firmware:
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,style,performance,portability --std=c11 \
 	    --inline-suppr --suppress=missingIncludeSystem -DNF_HOST_BUILD -I$(FW_INC) -I$(FW_DIR)/src -I$(FW_DIR)/host \
-	    -I$(ENGINE_MODEL_DIR) -I$(ROOT)/host/src \
+	    -I$(ENGINE_MODEL_DIR) -I$(ROOT)/proto/c \
 	    $(FW_DIR)/src $(FW_DIR)/host
 	@echo "lint-firmware: clean"

@@ -16,8 +16,6 @@ CLI_PUBLIC_HDRS := host/include/ndkpi.h host/include/ndkfpga.h
 CLI_REFUSE := $(BUILD)/host/cli_refuse
 
 .PHONY: cli test-cli lint-cli
-TEST_TARGETS += test-cli
-TEST_QUICK_TARGETS += test-cli
 LINT_TARGETS += lint-cli
 
 cli: $(CLI_BIN) ## build the ndkfpga command-line tool (build/host/ndkfpga: list, info, stats, ping, mrlat, mrrate, sendlat)

@@ -14,7 +14,6 @@ CU_DEPS := $(CU_SRCS) tests/conformance/conformance.h tests/consumer.h tests/tap
            host/tests/usb/board_proc.h host/include/ndkpi.h host/include/ndkfpga.h host/conformance_usb.mk
 
 .PHONY: test-conformance-usb
-TEST_TARGETS += test-conformance-usb
 CLEAN_DIRS += $(CU_BUILD)
 
 # Linked against the static library as a consumer would be: this also checks that

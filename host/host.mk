@@ -12,32 +12,40 @@ NDK_SRCS := host/src/ndk_adapter.c host/src/ndk_object.c host/src/ndk_event.c ho
             host/src/ndk_mdl.c host/src/ndk_hostmem.c host/src/ndk_diag.c host/src/ndk_cq.c host/src/ndk_pd.c host/src/ndk_qp.c \
             host/src/ndk_wq.c \
             host/src/ndk_conn.c
-NDK_HDRS := host/include/ndkpi.h host/include/ndkfpga.h host/src/ndk_internal.h firmware/include/nf_layout.h \
+NDK_HDRS := host/include/ndkpi.h host/include/ndkfpga.h host/src/ndk_internal.h proto/gen/nf_layout.h \
             host/src/nf_ndkpi_check.h host/src/nf_time.h
-# Every source of the library (all live in host/src/).
+# Every source of the library: host/src/ and the contract's frame codec (proto/c/).
 NDK_LIB_SRCS = $(NDK_SRCS) $(HOST_LINK_SRCS) $(wildcard $(HOST_USB_SRCS))
 NDK_LIB_HDRS = $(NDK_HDRS) $(HOST_LINK_HDRS) $(wildcard $(HOST_USB_HDRS))
 NDK_LIB_CFLAGS = $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/host/src $(HOST_LINK_CFLAGS) \
                  $(if $(wildcard $(HOST_USB_SRCS)),$(HOST_USB_CFLAGS) -DNF_WITH_BOARD_TRANSPORTS) -pthread -fvisibility=hidden
 NDK_LIB_LIBS = -pthread $(if $(wildcard $(HOST_USB_SRCS)),$(HOST_USB_LIBS))
-NDK_OBJS = $(patsubst host/src/%.c,$(NDK_BUILD)/obj/%.o,$(NDK_LIB_SRCS))
-NDK_SAN_OBJS = $(patsubst host/src/%.c,$(NDK_BUILD)/obj-san/%.o,$(NDK_LIB_SRCS))
+# $(call ndk_objs,DIR): the library's objects in DIR (the codec's in DIR/proto).
+ndk_objs = $(patsubst host/src/%.c,$(1)/%.o,$(patsubst proto/c/%.c,$(1)/proto/%.o,$(NDK_LIB_SRCS)))
+NDK_OBJS = $(call ndk_objs,$(NDK_BUILD)/obj)
+NDK_SAN_OBJS = $(call ndk_objs,$(NDK_BUILD)/obj-san)
 # Consumers (tests, examples) of the in-tree library.
 NDK_CONSUMER_CC = $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/tests -pthread
 
 .PHONY: host-lib test-host-ndk test-host-clock test-host-log test-conformance-model test-conformance-faults test-conformance-sim test-install \
         lint-host-ndk install uninstall
-TEST_TARGETS += test-host-ndk test-host-clock test-host-log test-conformance-model test-conformance-faults test-conformance-sim test-install
-TEST_QUICK_TARGETS += test-host-ndk test-host-clock test-host-log test-conformance-model
 LINT_TARGETS += lint-host-ndk
 
 .SECONDEXPANSION:
 
 host-lib: $(NDK_BUILD)/libndkfpga.a $(NDK_BUILD)/libndkfpga.so ## build the host library build/host/libndkfpga.{a,so}
 
+$(NDK_BUILD)/obj/proto/%.o: proto/c/%.c $$(NDK_LIB_HDRS) host/host.mk
+	@mkdir -p $(@D)
+	$(HOST_CC) $(NDK_LIB_CFLAGS) -fPIC -c -o $@ $<
+
 $(NDK_BUILD)/obj/%.o: host/src/%.c $$(NDK_LIB_HDRS) host/host.mk
 	@mkdir -p $(@D)
 	$(HOST_CC) $(NDK_LIB_CFLAGS) -fPIC -c -o $@ $<
+
+$(NDK_BUILD)/obj-san/proto/%.o: proto/c/%.c $$(NDK_LIB_HDRS) host/host.mk
+	@mkdir -p $(@D)
+	$(HOST_CC) $(NDK_LIB_CFLAGS) -O1 $(SAN_FLAGS) -c -o $@ $<
 
 $(NDK_BUILD)/obj-san/%.o: host/src/%.c $$(NDK_LIB_HDRS) host/host.mk
 	@mkdir -p $(@D)
@@ -59,10 +67,10 @@ $(NDK_BUILD)/libndkfpga_san.a: $$(NDK_SAN_OBJS)
 
 # ---- unit tests: header layout and local checks (no adapter) ----
 $(NDK_BUILD)/test_ndk: host/tests/ndk/test_ndk.c $(NDK_BUILD)/libndkfpga.a tests/tap.h $$(NDK_LIB_HDRS)
-	$(NDK_CONSUMER_CC) -I$(ROOT)/host/src -I$(ROOT)/firmware/include -o $@ $< $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
+	$(NDK_CONSUMER_CC) -I$(ROOT)/host/src -I$(ROOT)/proto/gen -o $@ $< $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
 
 $(NDK_BUILD)/test_ndk_san: host/tests/ndk/test_ndk.c $(NDK_BUILD)/libndkfpga_san.a tests/tap.h $$(NDK_LIB_HDRS)
-	$(NDK_CONSUMER_CC) -O1 $(SAN_FLAGS) -I$(ROOT)/host/src -I$(ROOT)/firmware/include -o $@ $< \
+	$(NDK_CONSUMER_CC) -O1 $(SAN_FLAGS) -I$(ROOT)/host/src -I$(ROOT)/proto/gen -o $@ $< \
 	    $(NDK_BUILD)/libndkfpga_san.a $(NDK_LIB_LIBS)
 
 test-host-ndk: $(NDK_BUILD)/test_ndk $(NDK_BUILD)/test_ndk_san $(BUILD)/model/nfmodel ## the host library's header layout and local checks, no adapter (plain and sanitized)
@@ -129,10 +137,14 @@ NDKFPGA_SOVERSION := $(firstword $(subst ., ,$(NDKFPGA_VERSION)))
 NDK_SO := libndkfpga.so.$(NDKFPGA_VERSION)
 NDK_INST := $(NDK_BUILD)/inst
 NDK_INST_CFLAGS = $(filter-out -DNF_SIM_DEFAULT_PATH=% -DNF_MODEL_DEFAULT_PATH=%,$(NDK_LIB_CFLAGS)) -DNF_RELOCATABLE
-NDK_INST_OBJS = $(patsubst host/src/%.c,$(NDK_INST)/obj/%.o,$(NDK_LIB_SRCS))
+NDK_INST_OBJS = $(call ndk_objs,$(NDK_INST)/obj)
 NDK_FW_HEX := $(BUILD)/firmware/nf_fw.hex
 NDK_SIM_BIN := $(BUILD)/sim/nfsim
 NDK_MODEL_BIN := $(BUILD)/model/nfmodel
+
+$(NDK_INST)/obj/proto/%.o: proto/c/%.c $$(NDK_LIB_HDRS) host/host.mk
+	@mkdir -p $(@D)
+	$(HOST_CC) $(NDK_INST_CFLAGS) -fPIC -c -o $@ $<
 
 $(NDK_INST)/obj/%.o: host/src/%.c $$(NDK_LIB_HDRS) host/host.mk
 	@mkdir -p $(@D)
@@ -185,7 +197,7 @@ test-install: $$(NDK_INSTALL_FILES) ## make install into a temporary prefix, the
 lint-host-ndk:
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 \
 	    --inline-suppr --suppress=missingIncludeSystem -D__GNUC__ -D__x86_64__ \
-	    -I host/include -I host/src -I firmware/include -I tests \
+	    -I host/include -I host/src -I proto/gen -I proto/c -I tests \
 	    $(NDK_SRCS) host/tests/ndk/*.c tests/conformance/*.c examples/*.c
 
 CLEAN_DIRS += $(NDK_BUILD)

@@ -6,15 +6,15 @@
 # The transport dispatch (nf_transport.c) names every transport in one table, so
 # every program that links it links them all: the board transports (libusb) too.
 
-HOST_LINK_SRCS := host/src/nf_frame.c host/src/nf_status.c host/src/nf_error.c host/src/nf_transport.c \
+HOST_LINK_SRCS := proto/c/nf_frame.c host/src/nf_status.c host/src/nf_error.c host/src/nf_transport.c \
                   host/src/transport_fd.c host/src/transport_sim.c host/src/nf_link.c host/src/nf_link_send.c
-HOST_LINK_HDRS := host/src/nf_frame.h host/src/nf_transport.h host/src/nf_transport_priv.h host/src/nf_link.h host/src/nf_link_priv.h host/src/nf_lock.h \
+HOST_LINK_HDRS := proto/c/nf_frame.h host/src/nf_transport.h host/src/nf_transport_priv.h host/src/nf_link.h host/src/nf_link_priv.h host/src/nf_lock.h \
                   host/src/transport_board.h \
-                  firmware/include/nf_layout.h
+                  proto/gen/nf_layout.h
 # Board transports: the FTDI bridge over libusb ("usb", "usb:BUS-ADDR") and over
 # the kernel tty ("tty:PATH"), see host/usb.mk for their tests.
 HOST_USB_SRCS := host/src/nf_ftdi.c host/src/transport_usb.c host/src/transport_tty.c
-HOST_USB_HDRS := host/src/nf_ftdi.h host/src/transport_board.h host/src/nf_transport.h firmware/include/nf_layout.h
+HOST_USB_HDRS := host/src/nf_ftdi.h host/src/transport_board.h host/src/nf_transport.h proto/gen/nf_layout.h
 HOST_USB_CFLAGS := $(shell pkg-config --cflags libusb-1.0 2>/dev/null) -pthread
 HOST_USB_LIBS := $(shell pkg-config --libs libusb-1.0 2>/dev/null) -pthread
 # All of it, for the programs built here and in host/usb.mk.
@@ -33,7 +33,6 @@ HL_CC := $(HOST_CC) $(HOST_CFLAGS) $(HOST_LINK_CFLAGS) $(HOST_USB_CFLAGS) -I$(RO
 FUZZ_CC ?= clang
 
 .PHONY: test-host-link test-fuzz-frame fuzz-frame test-link-e2e lint-host-link host-link
-TEST_TARGETS += test-host-link test-fuzz-frame test-link-e2e
 LINT_TARGETS += lint-host-link
 CLEAN_DIRS += $(HL_BUILD)
 
@@ -53,10 +52,10 @@ test-host-link: $(HL_BUILD)/test_link $(HL_BUILD)/test_link_san ## the host link
 
 # libFuzzer target for the frame decoder; test-fuzz-frame is a bounded run.
 fuzz-frame: $(HL_BUILD)/fuzz_frame ## build the libFuzzer target for the host frame decoder
-$(HL_BUILD)/fuzz_frame: host/tests/link/fuzz_frame.c host/src/nf_frame.c host/src/nf_frame.h host/link.mk
+$(HL_BUILD)/fuzz_frame: host/tests/link/fuzz_frame.c proto/c/nf_frame.c proto/c/nf_frame.h host/link.mk
 	@mkdir -p $(@D)
-	$(FUZZ_CC) -std=c11 -g -O1 -Wall -Wextra -Werror -I$(ROOT)/firmware/include -I$(ROOT)/host/src \
-	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ host/tests/link/fuzz_frame.c host/src/nf_frame.c
+	$(FUZZ_CC) -std=c11 -g -O1 -Wall -Wextra -Werror -I$(ROOT)/proto/gen -I$(ROOT)/proto/c \
+	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ host/tests/link/fuzz_frame.c proto/c/nf_frame.c
 FUZZ_FRAME_RUNS ?= 300000
 test-fuzz-frame: $(HL_BUILD)/fuzz_frame ## a bounded libFuzzer run of the host's frame decoder
 	@mkdir -p $(HL_BUILD)/fuzz-corpus
@@ -67,7 +66,7 @@ test-fuzz-frame: $(HL_BUILD)/fuzz_frame ## a bounded libFuzzer run of the host's
 
 lint-host-link:
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 \
-	    --inline-suppr --suppress=missingIncludeSystem -I firmware/include -I host/src -I tests \
+	    --inline-suppr --suppress=missingIncludeSystem -I proto/gen -I proto/c -I host/src -I tests \
 	    -DNF_SIM_DEFAULT_PATH='"nfsim"' -DNF_MODEL_DEFAULT_PATH='"nfmodel"' \
 	    $(HOST_LINK_SRCS) host/tests/link/*.c tests/link_e2e.c
 

@@ -17,7 +17,6 @@ HU_LINK_LIBS = $(HOST_USB_LIBS) -lm
 HU_UMOCKDEV_RUN := ASAN_OPTIONS=verify_asan_link_order=0 umockdev-wrapper
 
 .PHONY: test-host-ftdi test-host-usb test-host-tty lint-host-usb host-usb
-TEST_TARGETS += test-host-ftdi test-host-usb test-host-tty
 LINT_TARGETS += lint-host-usb
 CLEAN_DIRS += $(HU_BUILD)
 
@@ -64,7 +63,7 @@ endif
 
 lint-host-usb:
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 \
-	    --inline-suppr --suppress=missingIncludeSystem -I firmware/include -I host/src -I tests \
+	    --inline-suppr --suppress=missingIncludeSystem -I proto/gen -I proto/c -I host/src -I tests \
 	    $(HOST_USB_SRCS) host/tests/usb/*.c
 
 # The link stack (nf_link) over the usb transport over the fake FTDI, relayed to
@@ -79,7 +78,6 @@ $(HU_BUILD)/test_usb_link: $(HU_LINK_TEST_DEPS)
 	    host/tests/link/fake_board.c $(HU_LINK_SRCS) $(HU_LINK_LIBS) $(HU_UMOCKDEV_LIBS)
 
 .PHONY: test-host-usb-link
-TEST_TARGETS += test-host-usb-link
 host-usb: $(HU_BUILD)/test_usb_link
 # nfmodel is fast to build: build it when its rules exist (a failure there only
 # skips that case, it is the firmware suite's to report). nfsim is used when

@@ -9,9 +9,8 @@ SIM_CXX_SRC := $(SIM_DIR)/nfsim.cpp
 # The model's top: nf_soc with its input pins registered (sim/nfsim_top.v), so no logic is
 # evaluated again at each evaluation for the inputs; the class keeps nf_soc's name.
 SIM_TOP     := $(SIM_DIR)/nfsim_top.v
-SIM_HDRS    := $(SIM_DIR)/nf_uart_bits.h $(SIM_DIR)/nf_layout_cxx.h $(ROOT)/firmware/include/nf_layout.h
+SIM_HDRS    := $(SIM_DIR)/nf_uart_bits.h $(SIM_DIR)/nf_layout_cxx.h $(ROOT)/proto/gen/nf_layout.h
 
-TEST_TARGETS += test-sim
 .PHONY: sim test-sim sim-model
 
 # The model does not embed the image (nfsim loads it at start), so it only needs the
@@ -41,7 +40,7 @@ SIM_CPU_GATE   ?= 1
 # clocks' edge records by one set of names (nfsim.cpp).
 SIM_VFLAGS      = --cc --exe -Wall $(VFAST) --flatten $(SOC_VSRC) --top-module nfsim_top --prefix Vnf_soc -GFW_HEX='"$(SIM_FW_HEX)"' \
                   -GCPU_CLOCK_GATE=$(SIM_CPU_GATE) \
-                  -CFLAGS "-std=c++17 -I$(SIM_DIR) -I$(ROOT)/firmware/include -DNF_DEFAULT_FIRMWARE='\"$(SIM_FW_HEX)\"'"
+                  -CFLAGS "-std=c++17 -I$(SIM_DIR) -I$(ROOT)/proto/gen -DNF_DEFAULT_FIRMWARE='\"$(SIM_FW_HEX)\"'"
 SIM_MAKE        = CXX=$(SIM_CXX) LINK=$(SIM_CXX) OPT_SLOW=-O1
 SIM_PROF       := $(SIM_BUILD)/obj/nfsim.profdata
 SIM_OPT        := OPT_FAST=-O2
@@ -86,18 +85,18 @@ $(SIM_TRACE_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/cpu.vlt $(call cpu_stamp,$(SI
 # Tests: a test program that echoes frames (sim/tests/echo_fw.c) checks the bridge,
 # the UART and the link hardware end to end; with the real firmware, the RESET
 # handshake checks pins -> hardware -> firmware -> hardware -> pins.
-$(SIM_BUILD)/echo_fw.hex: $(SIM_DIR)/tests/echo_fw.c $(SOC_DIR)/tb/smoke_start.S $(SOC_DIR)/tb/smoke.ld $(ROOT)/firmware/include/nf_layout.h
+$(SIM_BUILD)/echo_fw.hex: $(SIM_DIR)/tests/echo_fw.c $(SOC_DIR)/tb/smoke_start.S $(SOC_DIR)/tb/smoke.ld $(ROOT)/proto/gen/nf_layout.h
 	@mkdir -p $(SIM_BUILD)
 	@$(RV_CC) -march=rv32i -mabi=ilp32 -nostdlib -ffreestanding -O2 -Wall -Wextra -Werror \
-	    -I$(ROOT)/firmware/include -T $(SOC_DIR)/tb/smoke.ld -Wl,--no-relax \
+	    -I$(ROOT)/proto/gen -T $(SOC_DIR)/tb/smoke.ld -Wl,--no-relax \
 	    $(SOC_DIR)/tb/smoke_start.S $(SIM_DIR)/tests/echo_fw.c -o $(SIM_BUILD)/echo_fw.elf
 	@$(RV_OBJCOPY) -O binary $(SIM_BUILD)/echo_fw.elf $(SIM_BUILD)/echo_fw.bin
 	@truncate -s %4 $(SIM_BUILD)/echo_fw.bin
 	@od -An -v -tx4 -w4 $(SIM_BUILD)/echo_fw.bin | tr -d ' ' > $@
 
-$(SIM_BUILD)/nfsim_client: $(SIM_DIR)/tests/nfsim_client.c $(ROOT)/host/src/nf_frame.c $(ROOT)/host/src/nf_frame.h $(ROOT)/tests/tap.h
+$(SIM_BUILD)/nfsim_client: $(SIM_DIR)/tests/nfsim_client.c $(ROOT)/proto/c/nf_frame.c $(ROOT)/proto/c/nf_frame.h $(ROOT)/tests/tap.h
 	@mkdir -p $(SIM_BUILD)
-	@$(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/src -I$(ROOT)/tests $(SIM_DIR)/tests/nfsim_client.c $(ROOT)/host/src/nf_frame.c -o $@
+	@$(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/tests $(SIM_DIR)/tests/nfsim_client.c $(ROOT)/proto/c/nf_frame.c -o $@
 
 SIM_TEST_DEPS := $(SIM_BIN) $(SIM_TRACE_BIN) $(SIM_BUILD)/echo_fw.hex $(SIM_BUILD)/nfsim_client $(SIM_FW_HEX)
 test-sim: $(SIM_TEST_DEPS) ## nfsim: options, echo over the UART, faults, reconnect, trace, RESET handshake
@@ -110,7 +109,6 @@ SIM_UNGATED_BIN := $(SIM_BUILD)/ungated/nfsim
 $(SIM_UNGATED_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/cpu.vlt $(call cpu_stamp,$(SIM_BUILD)/ungated) $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/sim.mk | $(SIM_FW_HEX)
 	@$(MAKE) --no-print-directory SIM_CPU_GATE=0 SIM_PGO=0 SIM_BUILD=$(SIM_BUILD)/ungated $@
 
-TEST_TARGETS += test-sim-gate
 .PHONY: test-sim-gate
 test-sim-gate: $(SIM_BIN) $(SIM_UNGATED_BIN) $(BUILD)/examples/smb_direct ## nfsim: the CPU and engine clock gates agree clock for clock with the boards' clocks
 	@NFSIM=$(SIM_BIN) NFSIM_UNGATED=$(SIM_UNGATED_BIN) SMB=$(BUILD)/examples/smb_direct WORK=$(SIM_BUILD)/test-gate \
@@ -120,7 +118,6 @@ test-sim-gate: $(SIM_BIN) $(SIM_UNGATED_BIN) $(BUILD)/examples/smb_direct ## nfs
 # against VexRiscv's pipeline that keeps moving for a few clocks once stalled and fetches
 # through its own cache-refill bus): its two models are built here.
 SIM_GATE_PICO := $(SIM_BUILD)/gate-picorv32
-TEST_TARGETS += test-sim-gate-picorv32
 .PHONY: test-sim-gate-picorv32
 test-sim-gate-picorv32: $(SIM_FW_HEX) $(BUILD)/examples/smb_direct ## nfsim: test-sim-gate with PicoRV32's models
 	@$(MAKE) --no-print-directory NF_CPU=picorv32 SIM_BUILD=$(SIM_GATE_PICO)/gated $(SIM_GATE_PICO)/gated/nfsim
@@ -138,5 +135,5 @@ LINT_TARGETS += lint-sim
 .PHONY: lint-sim
 lint-sim: ## cppcheck of the simulator's C test programs and client
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 --inline-suppr \
-	    -I$(ROOT)/firmware/include -I$(ROOT)/host/src -I$(ROOT)/tests \
+	    -I$(ROOT)/proto/gen -I$(ROOT)/proto/c -I$(ROOT)/tests \
 	    $(SIM_DIR)/tests/nfsim_client.c $(SIM_DIR)/tests/echo_fw.c $(SOC_DIR)/tb/smoke.c

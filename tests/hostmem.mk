@@ -11,8 +11,6 @@ HOSTMEM_SRCS := tests/hostmem/hostmem.c
 HOSTMEM_HDRS := tests/consumer.h tests/tap.h
 
 .PHONY: test-hostmem-model test-hostmem-sim lint-hostmem
-TEST_TARGETS += test-hostmem-model test-hostmem-sim
-TEST_QUICK_TARGETS += test-hostmem-model
 LINT_TARGETS += lint-hostmem
 
 $(HOSTMEM_BIN): $(HOSTMEM_SRCS) $(HOSTMEM_HDRS) $(NDK_BUILD)/libndkfpga.a host/include/ndkpi.h host/include/ndkfpga.h

@@ -17,8 +17,6 @@ IDIOMS_BINS := $(IDIOMS_BUILD)/idioms_gcc $(IDIOMS_BUILD)/idioms_gxx $(IDIOMS_BU
 IDIOMS_HEADER_CCS := "gcc -std=c11 -x c" "g++ -std=c++17 -x c++" "clang -std=c11 -x c"
 
 .PHONY: test-idioms test-idioms-sim lint-idioms
-TEST_TARGETS += test-idioms test-idioms-sim
-TEST_QUICK_TARGETS += test-idioms
 LINT_TARGETS += lint-idioms
 
 $(IDIOMS_BUILD)/idioms_gcc: $(IDIOMS_DEPS)

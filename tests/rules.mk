@@ -13,8 +13,6 @@ RULES_SRCS := tests/rules/rules.c
 RULES_HDRS := tests/consumer.h tests/tap.h
 
 .PHONY: rules test-rules-model test-rules-sim lint-rules
-TEST_TARGETS += test-rules-model test-rules-sim
-TEST_QUICK_TARGETS += test-rules-model
 LINT_TARGETS += lint-rules
 
 rules: $(RULES_BIN) ## build the rule table build/tests/rules (docs/rules.md)

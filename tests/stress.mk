@@ -15,7 +15,6 @@ STRESS_HDRS := tests/stress/stress.h tests/consumer.h
 STRESS_CC = $(NDK_CONSUMER_CC) -I$(ROOT)/tests/stress
 
 .PHONY: stress test-stress-model test-stress-sim lint-stress
-TEST_TARGETS += test-stress-model test-stress-sim
 LINT_TARGETS += lint-stress
 
 stress: $(STRESS_BUILD)/stress $(STRESS_BUILD)/stress_san ## build the stress suite build/tests/stress (and stress_san)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Bitstream for a board: Yosys synth_ecp5 -> nextpnr-ecp5 (fails when timing is not met)
 # -> ecpbram (puts the firmware image into the block RAM) -> ecppack, plus a report.
-# Usage: tools/bitstream.sh BOARD DEVICE   (a [[board]] BOARD-DEVICE of tools/layout.toml:
+# Usage: tools/bitstream.sh BOARD DEVICE   (a [[board]] BOARD-DEVICE of proto/boards.toml:
 # its top, pins, nextpnr part, profile, UART rate and system clock)
 # Outputs in build/board/BOARD-DEVICE/: nf.bit, report.txt, report.json (nextpnr),
 # summary.json (fmax_mhz, luts, ffs, ebr, dsp, target_mhz), times.txt, logs.
@@ -16,7 +16,7 @@
 # and the firmware image in the bitstream. tools/bitstream.sh --is-fresh BOARD DEVICE
 # exits 0 when the placed design and its summary.json are fresh, else says why, exits 1;
 # --inputs prints the record of today's inputs.
-# Place and route tries the board's seeds (tools/layout.toml seeds; PNR_SEEDS overrides
+# Place and route tries the board's seeds (proto/boards.toml seeds; PNR_SEEDS overrides
 # them) in turn and keeps the first placement that meets timing: nextpnr's placement, and
 # with it the critical path, moves with the seed (one ULX3S 25F netlist at 75 MHz: 68.0 MHz
 # with seed 1, 76.3 with seed 2). The seed kept is in summary.json and report.txt; SEED=N
@@ -32,15 +32,15 @@ board=${1:?usage: bitstream.sh [--firmware-only|--is-fresh|--inputs] BOARD DEVIC
 device=${2:?usage: bitstream.sh [--firmware-only|--is-fresh|--inputs] BOARD DEVICE}
 [ -f build/toolchain.mk ] || { echo "bitstream: build/toolchain.mk missing: run make setup" >&2; exit 2; }
 eval "$(sed -n 's/^\([A-Z_0-9]*\) := \(.*\)$/\1="\2"/p' build/toolchain.mk)"
-param() { python3 tools/nf_layout.py "PROFILE_$1_$2"; }
+param() { python3 proto/gen/nf_layout.py "PROFILE_$1_$2"; }
 
-# The board: its [[board]] entry in tools/layout.toml (the LFE5U-12F has 32 EBR, fewer
+# The board: its [[board]] entry in proto/boards.toml (the LFE5U-12F has 32 EBR, fewer
 # than any profile needs: no entry). Fields in the order read below.
 key=$(echo "$board-$device" | tr 'a-z-' 'A-Z_')
 fields="TOP TOP_PARAMS LPF NEXTPNR PACKAGE SPEED PROFILE CLK_HZ BAUD SEEDS"
-if ! values=$(python3 tools/nf_layout.py $(for f in $fields; do echo "BOARD_${key}_$f"; done) 2>/dev/null); then
-    echo "bitstream: unknown board/device '$board' '$device' (tools/layout.toml boards:" \
-         "$(python3 tools/nf_layout.py BOARDS))" >&2
+if ! values=$(python3 proto/gen/nf_layout.py $(for f in $fields; do echo "BOARD_${key}_$f"; done) 2>/dev/null); then
+    echo "bitstream: unknown board/device '$board' '$device' (proto/boards.toml boards:" \
+         "$(python3 proto/gen/nf_layout.py BOARDS))" >&2
     exit 2
 fi
 { read -r top; read -r top_params; read -r lpf; read -r nextpnr; read -r package; read -r speed
@@ -57,7 +57,7 @@ if [ -z "${NF_CPU:-}" ] || [ -z "${CPU_RTL:-}" ]; then
 fi
 sources="$CPU_RTL $(ls rtl/engine/*.v rtl/link/*.v rtl/soc/*.v rtl/board/*.v)"
 sources=$(for f in $sources; do realpath --relative-to=. "$f"; done | tr '\n' ' ')
-# What place and route depends on, as "commit", "seed", "board" (its layout.toml settings)
+# What place and route depends on, as "commit", "seed", "board" (its proto/boards.toml settings)
 # and one "sha256 path" line per file.
 pnr_inputs() {
     echo "commit $(git rev-parse HEAD 2>/dev/null || echo none)"
@@ -65,7 +65,7 @@ pnr_inputs() {
     echo "board $(echo "$values" | tr '\n' ' ')"
     echo "cpu $NF_CPU"
     # shellcheck disable=SC2086
-    sha256sum $sources rtl/include/*.vh "$lpf" tools/bitstream.sh tools/fw_slices.py build/toolchain.mk \
+    sha256sum $sources proto/gen/nf_layout.vh "$lpf" tools/bitstream.sh tools/fw_slices.py build/toolchain.mk \
         tools/ebr_floorplan.py $(ls "$floorplan" 2>/dev/null)
 }
 # Why the placed design cannot be reused (nothing when it can).
@@ -77,7 +77,7 @@ stale_reason() {
     local now; now=$(pnr_inputs | tail -n +2)
     if [ "$(tail -n +2 "$out/pnr_inputs.txt")" != "$now" ]; then
         echo "inputs changed since it was placed:" \
-             "$(diff <(tail -n +2 "$out/pnr_inputs.txt") <(echo "$now") | sed -n 's/^> [0-9a-f]\{64\}  //p; s/^> seed/seed/p; s/^> board .*/the board in tools\/layout.toml/p' | tr '\n' ' ')"
+             "$(diff <(tail -n +2 "$out/pnr_inputs.txt") <(echo "$now") | sed -n 's/^> [0-9a-f]\{64\}  //p; s/^> seed/seed/p; s/^> board .*/the board in proto\/boards.toml/p' | tr '\n' ' ')"
     fi
     return 0
 }
@@ -136,7 +136,7 @@ if [ "$firmware_only" = 0 ]; then
     # FW_SLICE_BITS): each slice's image from the placeholder.
     python3 tools/fw_slices.py "$out/placeholder.hex" "$(param "$profile" FW_SLICE_BITS)"
     phase "synthesis: Yosys synth_ecp5 of $top (profile $profile)"
-    "$YOSYS" -q -l "$out/synth.log" -p "read_verilog -DSYNTHESIS -Irtl/include $sources; \
+    "$YOSYS" -q -l "$out/synth.log" -p "read_verilog -DSYNTHESIS -Iproto/gen $sources; \
         chparam -set CPU \"$NF_CPU\" nf_soc; chparam -set FW_HEX \"$out/placeholder.hex\" $chp $top; \
         synth_ecp5 -top $top -json $out/nf.json; tee -q -o $out/synth_stat.txt stat"
     # A board with a block RAM floorplan (constraints/BOARD-DEVICE.floorplan) has its
@@ -212,7 +212,7 @@ cat "$out/report.txt"
 if ! python3 -c 'import json, sys
 t = json.load(open(sys.argv[1]))["target_mhz"]
 sys.exit(t is None or abs(t * 1e6 - int(sys.argv[2])) > 1e4)' "$out/summary.json" "$clk_hz"; then
-    echo "bitstream: $top's PLL clock (summary.json target_mhz) is not tools/layout.toml's clk_hz $clk_hz" >&2
+    echo "bitstream: $top's PLL clock (summary.json target_mhz) is not proto/boards.toml's clk_hz $clk_hz" >&2
     rm -f "$out/nf.bit"
     exit 1
 fi

@@ -3,7 +3,7 @@
 """The boards' measured figures, written into README.md and docs/boards.md.
 
 Reads build/board/BOARD-DEVICE/summary.json (written by tools/bitstream.sh from
-nextpnr's report) and its times.txt for every board test-bitstream builds (tools/layout.toml [[board]]
+nextpnr's report) and its times.txt for every board test-bitstream builds (proto/boards.toml [[board]]
 entries marked tested; their titles and parts too), and makes the table that
 tools/doc_figures.py puts between "<!-- board-figures:begin -->" and
 "<!-- board-figures:end -->" in each document. Nothing is typed in: a board without a
@@ -17,13 +17,13 @@ import json
 import os
 import sys
 
-import nf_layout as NF
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "proto", "gen"))
+import nf_layout as NF  # noqa: E402
 
 
 def board_field(name, field):
-    """A board's field from tools/layout.toml (via tools/nf_layout.py): board_field("ulx3s-85k", "PART")."""
+    """A board's field from proto/boards.toml (via proto/gen/nf_layout.py): board_field("ulx3s-85k", "PART")."""
     return getattr(NF, "BOARD_%s_%s" % (name.upper().replace("-", "_"), field))
 
 

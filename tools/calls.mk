@@ -1,8 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # The layers' structure: no two files of host/src or of firmware/src call each
 # other, directly or around a circle (tools/check_calls.py reads the objects' symbols).
-TEST_TARGETS += test-calls
-TEST_QUICK_TARGETS += test-calls
 .PHONY: test-calls
 test-calls: $(NDK_OBJS) $(FW_OBJS) ## no circle of files calling each other in host/src or firmware/src
 	@python3 tools/check_calls.py host/src nm $(NDK_OBJS)
@@ -11,8 +9,6 @@ test-calls: $(NDK_OBJS) $(FW_OBJS) ## no circle of files calling each other in h
 
 # No C file of the host library or the firmware grows past 800 lines: a longer one holds
 # several concerns and wants splitting.
-TEST_TARGETS += test-file-sizes
-TEST_QUICK_TARGETS += test-file-sizes
 .PHONY: test-file-sizes
 test-file-sizes: ## no C file in host/src or firmware/src is over 800 lines
 	@rc=0; for d in host/src firmware/src; do \
@@ -21,8 +17,6 @@ test-file-sizes: ## no C file in host/src or firmware/src is over 800 lines
 	    else echo "not ok - $$d: over 800 lines:$$long"; rc=1; fi; done; exit $$rc
 
 # Every source file names its licence (SPDX line); LICENSE holds the text.
-TEST_TARGETS += test-licence
-TEST_QUICK_TARGETS += test-licence
 .PHONY: test-licence
 test-licence: ## every source file starts with its SPDX licence line; LICENSE is Apache-2.0
 	@out=$$(bash tools/test_spdx.sh); echo "$$out"; ! echo "$$out" | grep -q "^not ok"

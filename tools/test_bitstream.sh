@@ -4,7 +4,7 @@
 # required, firmware swap, pack) of the boards given, then a firmware swap without place
 # and route: another image in, checked, and the real firmware back, which must give the
 # same bitstream bit for bit. One "ok - ..." / "not ok - ..." line per check.
-# Usage: tools/test_bitstream.sh BOARD-DEVICE...   (tools/layout.toml boards; make test-bitstream
+# Usage: tools/test_bitstream.sh BOARD-DEVICE...   (proto/boards.toml boards; make test-bitstream
 # gives the tested ones, NF_BOARDS_TESTED)
 # BITSTREAM_TEST_REUSE=1 skips the full build where the placed design is fresh (placed at
 # this commit from today's RTL, constraints and toolchain: tools/bitstream.sh --is-fresh);

@@ -101,11 +101,11 @@ def boards(tree):
     readme = open(os.path.join(tree, "README.md"), encoding="utf-8").read()
     ok(rc == 0 and "| ULX3S 85F | LFE5U-85F-6 | 40 MHz | 49.6 MHz (met) |" in readme,
        "the board table is written from a fresh summary.json")
-    edit(tree, "tools/nf_layout.py", "BOARD_ULX3S_85K_BAUD = 3000000", "BOARD_ULX3S_85K_BAUD = 2000000")
+    edit(tree, "proto/gen/nf_layout.py", "BOARD_ULX3S_85K_BAUD = 3000000", "BOARD_ULX3S_85K_BAUD = 2000000")
     rc, out = bitstream(tree, "--is-fresh", "ulx3s", "85k")
-    ok(rc != 0 and "the board in tools/layout.toml" in out,
-       "bitstream.sh --is-fresh: the board's settings in tools/layout.toml changed makes it stale, said so")
-    edit(tree, "tools/nf_layout.py", "BOARD_ULX3S_85K_BAUD = 2000000", "BOARD_ULX3S_85K_BAUD = 3000000")
+    ok(rc != 0 and "the board in proto/boards.toml" in out,
+       "bitstream.sh --is-fresh: the board's settings in proto/boards.toml changed makes it stale, said so")
+    edit(tree, "proto/gen/nf_layout.py", "BOARD_ULX3S_85K_BAUD = 2000000", "BOARD_ULX3S_85K_BAUD = 3000000")
     edit(tree, "rtl/soc/nf_soc.v", "module nf_soc", "module  nf_soc")
     rc, out = bitstream(tree, "--is-fresh", "ulx3s", "85k")
     ok(rc != 0 and "inputs changed since it was placed: rtl/soc/nf_soc.v" in out,
@@ -137,7 +137,7 @@ def main():
         # What tools/bitstream.sh --is-fresh looks at.
         for d in ("rtl/engine", "rtl/link", "rtl/soc", "rtl/board", "rtl/include"):
             shutil.copytree(os.path.join(ROOT, d), os.path.join(tree, d))
-        for f in ("tools/bitstream.sh", "tools/fw_slices.py", "tools/ebr_floorplan.py", "tools/nf_layout.py",
+        for f in ("tools/bitstream.sh", "tools/fw_slices.py", "tools/ebr_floorplan.py", "proto/gen/nf_layout.py",
                   "build/toolchain.mk", "constraints/ulx3s.lpf", "constraints/ulx3s-85k.floorplan"):
             os.makedirs(os.path.dirname(os.path.join(tree, f)), exist_ok=True)
             shutil.copy(os.path.join(ROOT, f), os.path.join(tree, f))

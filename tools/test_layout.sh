@@ -11,17 +11,17 @@ ok() { if [ "$1" = 0 ]; then echo "ok - $2"; else echo "not ok - $2"; fail=1; fi
 fail=0
 HOST_C="cc -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE"
 
-python3 tools/genlayout.py --check >/dev/null 2>&1; ok $? "generated files match tools/layout.toml"
+python3 tools/genlayout.py --check >/dev/null 2>&1; ok $? "generated files match the contract (proto/)"
 
 printf '#include "nf_layout.h"\nint main(void){ struct nf_cqe c = {0}; return (int)c.status + (int)NF_CQE_SIZE - 32; }\n' > "$tmp/c.c"
-$HOST_C -Ifirmware/include "$tmp/c.c" -o "$tmp/c" 2>"$tmp/err" && "$tmp/c"
+$HOST_C -Iproto/gen "$tmp/c.c" -o "$tmp/c" 2>"$tmp/err" && "$tmp/c"
 ok $? "nf_layout.h compiles with -Wall -Wextra -Werror on the host (and CQE is 32 bytes)"
 
 riscv64-unknown-elf-gcc --specs=/usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs -march=rv32i -mabi=ilp32 \
-    -std=c11 -Wall -Wextra -Werror -Ifirmware/include -c "$tmp/c.c" -o "$tmp/c.o" 2>"$tmp/err"
+    -std=c11 -Wall -Wextra -Werror -Iproto/gen -c "$tmp/c.c" -o "$tmp/c.o" 2>"$tmp/err"
 ok $? "nf_layout.h compiles for rv32i/ilp32 (struct offsets asserted identical)"
 
-verilator --lint-only -Wall -Irtl/include tools/layout_lint_top.v >"$tmp/err" 2>&1
+verilator --lint-only -Wall -Iproto/gen tools/layout_lint_top.v >"$tmp/err" 2>&1
 ok $? "nf_layout.vh passes verilator --lint-only -Wall (the derived macro included)"
 
 # Formulas: the generated numbers are what the formulas say, and the derived macro agrees.
@@ -39,13 +39,13 @@ _Static_assert(NF_FRAME_PAGES_FAST_REGISTER ==
 _Static_assert(NF_LINK_MAX_PAYLOAD == 4080u, "payload");
 int main(void) { return 0; }
 C
-$HOST_C -Ifirmware/include "$tmp/f.c" -o "$tmp/f" 2>"$tmp/err"
+$HOST_C -Iproto/gen "$tmp/f.c" -o "$tmp/f" 2>"$tmp/err"
 ok $? "formula results: KNOWN_FLAGS, USER_BASE (value and macro), FRAME_PAGES, MAX_PAYLOAD"
 
 # NDKPI: every shared value equals ndkpi.h's (the generated asserts compile) ...
 printf '#include "nf_ndkpi_check.h"\nint main(void){ return 0; }\n' > "$tmp/n.c"
-$HOST_C -Ifirmware/include -Ihost/include -Ihost/src "$tmp/n.c" -o "$tmp/n" 2>"$tmp/err"
-ok $? "nf_ndkpi_check.h: layout.toml's statuses, flags and operation types equal ndkpi.h's"
+$HOST_C -Iproto/gen -Ihost/include -Ihost/src "$tmp/n.c" -o "$tmp/n" 2>"$tmp/err"
+ok $? "nf_ndkpi_check.h: the contract's statuses, flags and operation types equal ndkpi.h's"
 n_asserts=$(grep -c '^_Static_assert' host/src/nf_ndkpi_check.h)
 [ "$n_asserts" -ge 45 ] && grep -q 'NdkOperationTypeFastRegister == NF_NDK_OP_FAST_REGISTER' host/src/nf_ndkpi_check.h &&
     grep -q 'STATUS_CANCELLED == NF_STATUS_CANCELLED' host/src/nf_ndkpi_check.h &&
@@ -53,14 +53,14 @@ n_asserts=$(grep -c '^_Static_assert' host/src/nf_ndkpi_check.h)
 ok $? "the NDKPI check names every status, op flag, MR flag and operation type ($n_asserts asserts)"
 
 # Make fragment and Python module carry the same numbers as the C header.
-mk=$(make -s --no-print-directory -f tools/nf_layout.mk --eval 'p: ; @echo $(NF_PROFILE_SIM_USER_BASE) $(NF_PROFILES) $(NF_LINK_MAX_PAYLOAD)' p)
+mk=$(make -s --no-print-directory -f proto/gen/nf_layout.mk --eval 'p: ; @echo $(NF_PROFILE_SIM_USER_BASE) $(NF_PROFILES) $(NF_LINK_MAX_PAYLOAD)' p)
 [ "$mk" = "65536 SIM ULX3S_85K ULX3S_25K 4080" ]; ok $? "nf_layout.mk: USER_BASE, the profile list, a formula constant ($mk)"
-py=$(python3 tools/nf_layout.py PROFILE_ULX3S_85K_USER_BASE OP_WR_FAST_REGISTER PROFILES | tr '\n' ' ')
+py=$(python3 proto/gen/nf_layout.py PROFILE_ULX3S_85K_USER_BASE OP_WR_FAST_REGISTER PROFILES | tr '\n' ' ')
 [ "$py" = "32768 64 SIM ULX3S_85K ULX3S_25K " ]; ok $? "nf_layout.py prints values by name ($py)"
-python3 tools/nf_layout.py NO_SUCH_NAME >/dev/null 2>&1; [ $? = 2 ]; ok $? "nf_layout.py refuses an unknown name"
+python3 proto/gen/nf_layout.py NO_SUCH_NAME >/dev/null 2>&1; [ $? = 2 ]; ok $? "nf_layout.py refuses an unknown name"
 python3 - <<'PY'
 import struct, sys
-sys.path.insert(0, "tools")
+sys.path.insert(0, "proto/gen")
 import nf_layout as NF
 structs = [n[:-4] for n in dir(NF) if n.endswith("_FMT")]
 bad = [s for s in structs if struct.calcsize(getattr(NF, s + "_FMT")) != getattr(NF, s + "_SIZE")
@@ -70,17 +70,19 @@ PY
 ok $? "nf_layout.py: every struct format has the struct's size and offsets"
 
 # Boards: make and Python carry them; each names pins, a top and an oscillator that exist.
-mk=$(make -s --no-print-directory -f tools/nf_layout.mk --eval 'p: ; @echo $(NF_BOARDS_TESTED) $(call NF_BOARD,ECP5_EVN_85K,clk_hz) $(call NF_BOARD,ULX3S_25K,profile)' p)
+mk=$(make -s --no-print-directory -f proto/gen/nf_layout.mk --eval 'p: ; @echo $(NF_BOARDS_TESTED) $(call NF_BOARD,ECP5_EVN_85K,clk_hz) $(call NF_BOARD,ULX3S_25K,profile)' p)
 [ "$mk" = "ulx3s-85k ulx3s-25k ecp5-evn-85k 48000000 ULX3S_25K" ]
 ok $? "nf_layout.mk: the tested boards, a board's clock and profile ($mk)"
-py=$(python3 tools/nf_layout.py BOARD_ULX3S_85K_TOP BOARD_ULX3S_85K_CLK_HZ BOARDS | tr '\n' ' ')
+py=$(python3 proto/gen/nf_layout.py BOARD_ULX3S_85K_TOP BOARD_ULX3S_85K_CLK_HZ BOARDS | tr '\n' ' ')
 [ "$py" = "nf_board_ulx3s 75000000 ulx3s-85k ulx3s-25k ulx3s-45k ecp5-evn-85k " ]; ok $? "nf_layout.py: a board's top and clock, the boards ($py)"
 python3 - <<'PY'
 # The .lpf's oscillator FREQUENCY is osc_hz, the top exists, and the system clock its PLL
 # makes of the oscillator (OSC_HZ / PLL_CLKI_DIV * PLL_CLKFB_DIV, given to nf_board_core) is clk_hz.
-import re, sys, tomllib
+import re, sys
+sys.path.insert(0, "tools")
+import contract
 bad = []
-for b in tomllib.load(open("tools/layout.toml", "rb"))["board"]:
+for b in contract.load()["board"]:
     lpf = open(b["lpf"]).read()
     mhz = re.findall(r"^FREQUENCY PORT \S+ ([0-9.]+) MHZ;", lpf, re.M)
     if [float(m) * 1e6 for m in mhz] != [b["osc_hz"]]:
@@ -108,11 +110,13 @@ python3 - <<'PY'
 # Each board profile's firmware RAM in slices of one 16 Kbit block RAM each: a DP16KD
 # data width (1, 2, 4 bits) that divides the CPU's 32-bit word, the widest whose
 # words x width fit 16 Kbit (a RAM of 28 KiB: 2-bit slices of 7,168 words).
-import sys, tomllib
+import sys
 sys.path.insert(0, "tools")
+sys.path.insert(0, "proto/gen")
+import contract
 import nf_layout as NF
 bad = []
-for b in tomllib.load(open("tools/layout.toml", "rb"))["board"]:
+for b in contract.load()["board"]:
     p = b["profile"]
     bits = getattr(NF, "PROFILE_%s_FW_SLICE_BITS" % p)
     words = getattr(NF, "PROFILE_%s_FW_RAM_BYTES" % p) // 4
@@ -126,46 +130,48 @@ ok $? "every board profile's firmware RAM slices fit one 16 Kbit block RAM each,
 grep -q "^| ecp5-evn-85k | ECP5-EVN: .* | 12 MHz | 48 MHz | 12 MBd | 4.00 | yes | [0-9 ]* |$" docs/layout.md
 ok $? "docs/layout.md: the board table (oscillator, clock, UART rate, clocks per bit, seeds)"
 bash tools/bitstream.sh --inputs ulx3s 12k >/dev/null 2>"$tmp/err"
-[ $? = 2 ] && grep -q "unknown board/device 'ulx3s' '12k' (tools/layout.toml boards: ulx3s-85k" "$tmp/err"
-ok $? "tools/bitstream.sh refuses a board that tools/layout.toml does not describe, listing those it does"
+[ $? = 2 ] && grep -q "unknown board/device 'ulx3s' '12k' (proto/boards.toml boards: ulx3s-85k" "$tmp/err"
+ok $? "tools/bitstream.sh refuses a board that proto/boards.toml does not describe, listing those it does"
 
-# Drift: copy the tree's spec and outputs, edit the spec, --check must fail.
-mkdir -p "$tmp/root/tools"
-cp tools/layout.toml "$tmp/root/tools/"
+# Drift: copy the tree's contract and outputs, edit the contract, --check must fail.
+# spec_sed ROOT EDIT: a sed edit of every contract file under ROOT/proto (each edit matches one line).
+spec_sed() { find "$1/proto" -name '*.toml' -exec sed -i "$2" {} +; }
+mkdir -p "$tmp/root/proto"
+cp -r proto/*.toml proto/regs "$tmp/root/proto/"
 for f in $(python3 tools/genlayout.py --outputs); do mkdir -p "$tmp/root/$(dirname "$f")"; cp "$f" "$tmp/root/$f"; done
 python3 tools/genlayout.py --check --root "$tmp/root" >/dev/null 2>&1; ok $? "copied tree is current"
-sed -i 's/^PAGE_SHIFT       = { value = 12/PAGE_SHIFT       = { value = 13/' "$tmp/root/tools/layout.toml"
+spec_sed "$tmp/root" 's/^PAGE_SHIFT       = { value = 12/PAGE_SHIFT       = { value = 13/'
 python3 tools/genlayout.py --check --root "$tmp/root" >/dev/null 2>&1
 [ $? = 1 ]; ok $? "check-generated fails after the spec changes without regenerating"
 python3 tools/genlayout.py --root "$tmp/root" >/dev/null 2>&1 && python3 tools/genlayout.py --check --root "$tmp/root" >/dev/null 2>&1
 ok $? "regenerating makes the check pass again"
-grep -q "NF_ADAPTER_PAGE_SHIFT 13u" "$tmp/root/firmware/include/nf_layout.h"; ok $? "the regenerated C header carries the new value"
+grep -q "NF_ADAPTER_PAGE_SHIFT 13u" "$tmp/root/proto/gen/nf_layout.h"; ok $? "the regenerated C header carries the new value"
 
 # A changed input flows through every formula that uses it.
-sed -i 's/^SLOT_BYTES    = { value = 4096,/SLOT_BYTES    = { value = 2048,/' "$tmp/root/tools/layout.toml"
+spec_sed "$tmp/root" 's/^SLOT_BYTES    = { value = 4096,/SLOT_BYTES    = { value = 2048,/'
 python3 tools/genlayout.py --root "$tmp/root" >/dev/null 2>&1
-grep -q "NF_LINK_MAX_PAYLOAD 2032u" "$tmp/root/firmware/include/nf_layout.h" &&
-    grep -q "NF_PROFILE_SIM_USER_BASE 32768u" "$tmp/root/firmware/include/nf_layout.h" &&
-    grep -q "^NF_PROFILE_ULX3S_25K_USER_BASE := 8192$" "$tmp/root/tools/nf_layout.mk" &&
-    grep -q "^FRAME_PAGES_MR_REGISTER = 248$" "$tmp/root/tools/nf_layout.py"
+grep -q "NF_LINK_MAX_PAYLOAD 2032u" "$tmp/root/proto/gen/nf_layout.h" &&
+    grep -q "NF_PROFILE_SIM_USER_BASE 32768u" "$tmp/root/proto/gen/nf_layout.h" &&
+    grep -q "^NF_PROFILE_ULX3S_25K_USER_BASE := 8192$" "$tmp/root/proto/gen/nf_layout.mk" &&
+    grep -q "^FRAME_PAGES_MR_REGISTER = 248$" "$tmp/root/proto/gen/nf_layout.py"
 ok $? "SLOT_BYTES 2048: MAX_PAYLOAD, USER_BASE and FRAME_PAGES follow in C, make and Python"
 
 # Arrays: a field counted by an index enum is an array of one element per value, with a
 # _COUNT; the enum gets a LIST macro; an index enum that is not 0, 1, 2, ... is refused.
-n_ops=$(python3 -c 'import tomllib; print(len([e for e in tomllib.load(open("tools/layout.toml", "rb"))["enum"] if e["name"] == "STAT_OP"][0]["values"]))')
-grep -q "uint32_t ops\[$n_ops\];" firmware/include/nf_layout.h &&
-    grep -q "#define NF_STATS_OPS_COUNT ${n_ops}u" firmware/include/nf_layout.h &&
-    grep -q "#define NF_STAT_OP_COUNT ${n_ops}u" firmware/include/nf_layout.h &&
-    grep -q "#define NF_STAT_OP_LIST(X) X(PING, 0u)" firmware/include/nf_layout.h &&
-    grep -q "#define NF_PROFILE_LIST(X) X(SIM, 0u)" firmware/include/nf_layout.h
+n_ops=$(python3 -c 'import sys; sys.path.insert(0, "tools"); import contract; print(len([e for e in contract.load()["enum"] if e["name"] == "STAT_OP"][0]["values"]))')
+grep -q "uint32_t ops\[$n_ops\];" proto/gen/nf_layout.h &&
+    grep -q "#define NF_STATS_OPS_COUNT ${n_ops}u" proto/gen/nf_layout.h &&
+    grep -q "#define NF_STAT_OP_COUNT ${n_ops}u" proto/gen/nf_layout.h &&
+    grep -q "#define NF_STAT_OP_LIST(X) X(PING, 0u)" proto/gen/nf_layout.h &&
+    grep -q "#define NF_PROFILE_LIST(X) X(SIM, 0u)" proto/gen/nf_layout.h
 ok $? "an array field sized by an index enum, its _COUNT, the enum's and the profiles' LIST macros"
 
-# refused SPEC-EDIT MESSAGE WHAT: the tree's spec with a sed edit (or appended text) is
-# refused with exit 2 and MESSAGE.
+# refused SPEC-EDIT MESSAGE WHAT: the tree's contract with a sed edit (or a file of the
+# given text added) is refused with exit 2 and MESSAGE.
 refused() {
-    cp tools/layout.toml "$tmp/bad.toml"
-    case "$1" in s/*) sed -i "$1" "$tmp/bad.toml";; *) printf '%s\n' "$1" >> "$tmp/bad.toml";; esac
-    python3 tools/genlayout.py --check --root "$tmp/root" --spec "$tmp/bad.toml" >"$tmp/err" 2>&1
+    rm -rf "$tmp/bad" && mkdir -p "$tmp/bad/proto" && cp -r proto/*.toml proto/regs "$tmp/bad/proto/"
+    case "$1" in s/*) spec_sed "$tmp/bad" "$1";; *) printf '%s\n' "$1" > "$tmp/bad/proto/extra.toml";; esac
+    python3 tools/genlayout.py --check --root "$tmp/root" --proto "$tmp/bad/proto" >"$tmp/err" 2>&1
     [ $? = 2 ] && grep -q "$2" "$tmp/err"; ok $? "$3"
 }
 refused 's/{ name = "INFO",             value = 1, /{ name = "INFO",             value = 5, /' \
@@ -195,12 +201,17 @@ name = "EMPTY_FIELD"
 doc = "a field of no bits"
 fields = [ { name = "A", width = 8, doc = "" }, { name = "B", width = 0, doc = "" } ]' \
     "bus EMPTY_FIELD.B has no bits" "a bus field of no bits is refused"
+refused '[const.LINK]
+ESC = { value = 0x7D, doc = "defined again" }' \
+    "LINK.ESC is already defined in another contract file" "a value defined in two contract files is refused"
 
 # Buses pack their fields from bit 0 in list order, without gaps, up to _BITS - 1.
 python3 - <<'PY'
-import re, sys, tomllib
-vh = open("rtl/include/nf_layout.vh").read()
-for bus in tomllib.load(open("tools/layout.toml", "rb")).get("bus", []):
+import re, sys
+sys.path.insert(0, "tools")
+import contract
+vh = open("proto/gen/nf_layout.vh").read()
+for bus in contract.load().get("bus", []):
     at = 0
     for f in bus["fields"]:
         m = re.search(r"`define NF_%s_%s (\d+):(\d+)" % (bus["name"], f["name"]), vh)
@@ -225,10 +236,10 @@ refused "$(board_edit 'seeds = "4 1 2 3 5 6"' 'seeds = "4 1 4"')" \
     "board ulx3s-25k: seeds must be distinct positive numbers" "a board's seeds that repeat one are refused"
 
 # A value that differs from ndkpi.h fails the build of the generated check, naming it.
-cp tools/layout.toml "$tmp/root/tools/layout.toml"
-sed -i 's/^INLINE                = { value = 0x040,/INLINE                = { value = 0x080,/' "$tmp/root/tools/layout.toml"
+cp -r proto/*.toml proto/regs "$tmp/root/proto/"
+spec_sed "$tmp/root" 's/^INLINE                = { value = 0x040,/INLINE                = { value = 0x080,/'
 python3 tools/genlayout.py --root "$tmp/root" >/dev/null 2>&1
-$HOST_C -I"$tmp/root/firmware/include" -Ihost/include -I"$tmp/root/host/src" "$tmp/n.c" -o "$tmp/n2" >"$tmp/err" 2>&1
+$HOST_C -I"$tmp/root/proto/gen" -Ihost/include -I"$tmp/root/host/src" "$tmp/n.c" -o "$tmp/n2" >"$tmp/err" 2>&1
 [ $? != 0 ] && grep -q "NF_NDK_OP_FLAG_INLINE differs from ndkpi.h NDK_OP_FLAG_INLINE" "$tmp/err"
 ok $? "an op flag that differs from ndkpi.h fails the NDKPI check's build, naming the flag"
 exit $fail

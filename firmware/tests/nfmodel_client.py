@@ -10,8 +10,8 @@ import sys
 import time
 import zlib
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-import nf_layout as NF  # noqa: E402  (generated from tools/layout.toml)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "proto", "gen"))
+import nf_layout as NF  # noqa: E402  (generated from proto/)
 
 FLAG, ESC, ESC_XOR = NF.LINK_FLAG, NF.LINK_ESC, NF.LINK_ESC_XOR
 DATA, ACK, RESET, RESET_ACK = NF.LINK_TYPE_DATA, NF.LINK_TYPE_ACK, NF.LINK_TYPE_RESET, NF.LINK_TYPE_RESET_ACK

@@ -152,7 +152,7 @@ static void print_info_text(const NDKFPGA_ADAPTER_DETAILS *d, const NDK_ADAPTER_
 {
     printf("device              %s\n", d->Device);
     if (d->Profile != NDKFPGA_PROFILE_NONE)
-        printf("profile             %s (index %u in tools/layout.toml)\n", d->ProfileName, (unsigned)d->Profile);
+        printf("profile             %s (index %u in proto/profiles.toml)\n", d->ProfileName, (unsigned)d->Profile);
     else
         printf("profile             none (sizes of no build profile)\n");
     printf("firmware version    %u.%u\n", (unsigned)(d->FirmwareVersion >> 16), (unsigned)(d->FirmwareVersion & 0xFFFF));

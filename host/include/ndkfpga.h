@@ -253,7 +253,7 @@ typedef struct _NDKFPGA_ADAPTER_DETAILS {
     UINT32 LinkRxSlots;       /* frames the board buffers from the host (the host keeps one free) */
     UINT32 LinkTxSlots;       /* frames the board keeps in flight to the host */
     UINT32 LinkMaxPayload;    /* bytes of messages in one frame */
-    UINT32 Profile;           /* index of the build profile (tools/layout.toml) the sizes are, or
+    UINT32 Profile;           /* index of the build profile (proto/profiles.toml) the sizes are, or
                                  NDKFPGA_PROFILE_NONE (sizes of no profile, or firmware too old to say) */
     char ProfileName[24];     /* its name ("SIM", "ULX3S_85K", "ULX3S_25K"); "" with NDKFPGA_PROFILE_NONE */
     char Device[160];         /* what was opened: "model (/path/to/nfmodel, pid 1234)", "usb:001-007", ... */

@@ -105,7 +105,7 @@
  *                        NdkRegisterMr). An MR or window of another PD completes ACCESS_VIOLATION,
  *                        an already invalid one INVALID_DEVICE_STATE; invalidating a window leaves
  *                        its MR untouched, invalidating an MR invalidates its windows for good.
- *  The flags each request accepts are tools/layout.toml's KNOWN_FLAGS (the adapter checks the
+ *  The flags each request accepts are proto/ndk.toml's KNOWN_FLAGS (the adapter checks the
  *  same masks); DEFER is a hint to this library and never reaches the adapter.
  *  NdkRead, NdkWrite, NdkSend, NdkSendAndInvalidate   INVALID_PARAMETER (unknown flag or INLINE,
  *                        nSge above the QP's, a privileged-token SGE outside adapter memory, total

@@ -6,7 +6,7 @@ module nf_board_ulx3s #(
     parameter [0:0]   DEVICE_85K    = 1'b1,        // 1: LFE5U-85F profile, 0: LFE5U-25F profile
     parameter         FW_HEX        = "nf_fw.hex", // firmware image ($readmemh words) of the CPU's RAM
     parameter integer BAUD          = 3000000,     // UART bit rate, bit/s (FT231X maximum)
-    // System clock = 25 MHz / PLL_CLKI_DIV * PLL_CLKFB_DIV; each board of tools/layout.toml
+    // System clock = 25 MHz / PLL_CLKI_DIV * PLL_CLKFB_DIV; each board of proto/boards.toml
     // sets the dividers for its part (top_params), chosen by timing (docs/boards.md).
     parameter integer PLL_CLKI_DIV  = 1,           // PLL input divider (phase detector 25 MHz / this, >= 3.125 MHz)
     parameter integer PLL_CLKFB_DIV = 2,           // PLL feedback divider

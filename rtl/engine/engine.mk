@@ -11,15 +11,15 @@ lint-engine: ## Verilator -Wall lint of every engine module
 	    $(VERILATOR) $(VLINT) -y $(ENGINE_DIR) --top-module $$(basename $$f .v) $$f; done
 
 # Verilator testbenches (C++ harness), each built and run at every [[profile]]'s sizes
-# (tools/layout.toml: SIM, ULX3S_85K, ULX3S_25K), one object directory per bench and
+# (proto/profiles.toml: SIM, ULX3S_85K, ULX3S_25K), one object directory per bench and
 # profile. The same sizes go to Verilator (-G) and to the harness (-DTB_*).
 ENGINE_VFLAGS := --cc --exe --build -j 2 -Wno-fatal -O2 --x-assign unique --x-initial unique \
-                 -I$(ROOT)/rtl/include -y $(ENGINE_DIR) \
-                 -CFLAGS "-O1 -I$(ROOT)/firmware/include -I$(ROOT)/sim -I$(ENGINE_DIR)/tb"
-ENGINE_TB_HDRS := $(ROOT)/rtl/include/nf_tb_clock.h $(ENGINE_DIR)/tb/tb_common.h $(ENGINE_DIR)/tb/tb_engine_bus.h $(ENGINE_DIR)/tb/tb_keycheck_io.h $(ENGINE_DIR)/tb/tb_chk_regs.h $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_layout.vh \
-                  $(ROOT)/firmware/include/nf_layout.h $(ROOT)/sim/nf_layout_cxx.h
+                 -I$(ROOT)/proto/gen -y $(ENGINE_DIR) \
+                 -CFLAGS "-O1 -I$(ROOT)/proto/gen -I$(ROOT)/sim -I$(ENGINE_DIR)/tb"
+ENGINE_TB_HDRS := $(ROOT)/rtl/include/nf_tb_clock.h $(ENGINE_DIR)/tb/tb_common.h $(ENGINE_DIR)/tb/tb_engine_bus.h $(ENGINE_DIR)/tb/tb_keycheck_io.h $(ENGINE_DIR)/tb/tb_chk_regs.h $(ROOT)/tests/tap.h $(ROOT)/proto/gen/nf_layout.vh \
+                  $(ROOT)/proto/gen/nf_layout.h $(ROOT)/sim/nf_layout_cxx.h
 
-# Profile sizes, from the generated make fragment (tools/nf_layout.mk).
+# Profile sizes, from the generated make fragment (proto/gen/nf_layout.mk).
 ENGINE_PROFILES := $(NF_PROFILES)
 nf_prof_mem  = $(NF_PROFILE_$(1)_MEM_BYTES)
 nf_prof_mpt  = $(NF_PROFILE_$(1)_MPT_ENTRIES)
@@ -50,7 +50,6 @@ $(foreach p,$(ENGINE_PROFILES),\
     $(eval $(call engine_tb,$(p),tb_keycheck,nf_keycheck,$(ENGINE_DIR)/nf_keycheck.v))\
     $(eval $(call engine_tb,$(p),tb_engine,nf_engine,$(ENGINE_RTL))))
 
-TEST_TARGETS += test-engine
 .PHONY: test-engine
 test-engine: $(ENGINE_TBS) ## engine unit testbenches (memory/system port, key-check pipeline, whole engine) at every profile's sizes
 	@rc=0; for tb in $(ENGINE_TBS); do $$tb || rc=1; done; exit $$rc
@@ -72,7 +71,7 @@ formal: $(SETUP_STAMP) ## SymbiYosys proof of the key-check unit
 ENGINE_SYNTH_SRCS := $(patsubst $(ROOT)/%,%,$(ENGINE_RTL))
 define engine_synth
 	@mkdir -p $(ENGINE_BUILD)/synth
-	@cd $(ROOT) && $(YOSYS) -q -l build/engine/synth/synth_$(1).log -p "read_verilog -DSYNTHESIS -Irtl/include $(ENGINE_SYNTH_SRCS); \
+	@cd $(ROOT) && $(YOSYS) -q -l build/engine/synth/synth_$(1).log -p "read_verilog -DSYNTHESIS -Iproto/gen $(ENGINE_SYNTH_SRCS); \
 	    chparam -set MEM_BYTES $(NF_PROFILE_$(1)_MEM_BYTES) -set MPT_ENTRIES $(NF_PROFILE_$(1)_MPT_ENTRIES) \
 	    -set MTT_ENTRIES $(NF_PROFILE_$(1)_MTT_ENTRIES) -set USER_BASE $(NF_PROFILE_$(1)_USER_BASE) nf_engine; synth_ecp5 -top nf_engine; tee -q -o build/engine/synth/stat_$(1).txt stat"
 	@awk -v p=$(1) '/LUT4|TRELLIS_FF|DP16KD|CCU2C|TRELLIS_DPR16X4/ {v[$$2]=$$1} END {printf "synth-engine %s: LUT4 %d, CCU2C %d, TRELLIS_FF %d, DP16KD (EBR) %d, TRELLIS_DPR16X4 %d\n", p, v["LUT4"], v["CCU2C"], v["TRELLIS_FF"], v["DP16KD"], v["TRELLIS_DPR16X4"]}' \
@@ -84,5 +83,4 @@ synth-engine: $(SETUP_STAMP) ## Yosys synth_ecp5 of nf_engine at the ULX3S 85K a
 	$(call engine_synth,ULX3S_25K)
 
 # The proof takes about 3 minutes (z3, two cores shared): part of `make test`.
-TEST_TARGETS += test-formal
 test-formal: formal ## the SymbiYosys proof of the key check

@@ -130,7 +130,7 @@ module nf_engine_regs #(
         end
     endfunction
 
-    // Register decode (generated from layout.toml, nf_engine_regs_decode): write strobes
+    // Register decode (generated from the contract, nf_engine_regs_decode): write strobes
     // and the read mux.
     wire wr_tbl_cmd, wr_tbl_index, wr_tbl_mtt_data, wr_ent_w0, wr_ent_w1, wr_ent_w2, wr_ent_w3,
          wr_ent_w4, wr_ent_w5, wr_ent_w6, wr_ld_src, wr_ld_mtt_base, wr_ld_count, wr_ld_ctrl,
@@ -150,7 +150,7 @@ module nf_engine_regs #(
     assign tbl_ask[`NF_TBL_REQ_OP]    = tbl_op_r;        assign tbl_ask[`NF_TBL_REQ_INDEX] = tbl_index_r;
     assign tbl_ask[`NF_TBL_REQ_ENTRY] = ent;             assign tbl_ask[`NF_TBL_REQ_MTT_DATA] = tbl_mtt_data_r;
     assign chk_req      = (cst == C_REQ);
-    // The staging registers as the buses the units take (layout.toml [[bus]]).
+    // The staging registers as the buses the units take (proto/engine.toml [[bus]]).
     assign chk_ask[`NF_KC_REQ_TOKEN] = chk_token_r;     assign chk_ask[`NF_KC_REQ_VA] = {chk_va_hi, chk_va_lo};
     assign chk_ask[`NF_KC_REQ_LEN]   = chk_len_r;       assign chk_ask[`NF_KC_REQ_ACCESS] = chk_access_r[1:0];
     assign chk_ask[`NF_KC_REQ_PD]    = chk_pd_r;

@@ -7,14 +7,13 @@ LINK_RTL   := $(LINK_DIR)/nf_link_regs_decode.v $(LINK_DIR)/nf_uart_bitclk.v $(L
               $(LINK_DIR)/nf_link_rx.v $(LINK_DIR)/nf_link_tx.v $(LINK_DIR)/nf_link.v
 # The generic register decode behind nf_link_regs_decode lives with the engine's RTL.
 LINK_REGS_DECODE := $(ROOT)/rtl/engine/nf_regs_decode.v
-LINK_HDRS  := $(ROOT)/rtl/include/nf_layout.vh $(ROOT)/firmware/include/nf_layout.h \
+LINK_HDRS  := $(ROOT)/proto/gen/nf_layout.vh $(ROOT)/proto/gen/nf_layout.h \
               $(ROOT)/sim/nf_uart_bits.h $(ROOT)/sim/nf_layout_cxx.h $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
 # Verilator C++ harness build: lean (-j 1), headers from the shared places.
-LINK_VTB = $(VERILATOR) --cc --exe --build -j 1 -Wall -Wno-fatal -I$(ROOT)/rtl/include -y $(LINK_DIR) -y $(ROOT)/rtl/engine \
-           -CFLAGS "-std=c++17 -O1 -I$(ROOT)/rtl/include -I$(ROOT)/sim -I$(ROOT)/tests -I$(ROOT)/firmware/include -I$(ROOT)/host/src"
+LINK_VTB = $(VERILATOR) --cc --exe --build -j 1 -Wall -Wno-fatal -I$(ROOT)/proto/gen -y $(LINK_DIR) -y $(ROOT)/rtl/engine \
+           -CFLAGS "-std=c++17 -O1 -I$(ROOT)/rtl/include -I$(ROOT)/sim -I$(ROOT)/tests -I$(ROOT)/proto/gen -I$(ROOT)/proto/c"
 
 LINT_TARGETS += lint-link
-TEST_TARGETS += test-link-uart test-link
 .PHONY: lint-link test-link-uart test-link
 
 lint-link: ## Verilator -Wall lint of rtl/link and rtl/soc (PicoRV32 itself excluded)
@@ -31,7 +30,7 @@ test-link-uart: $(LINK_BUILD)/uart/Vnf_uart_tb ## UART rx/tx at several (fractio
 	@$<
 
 # The host codec, compiled as C (it is C11) and linked into the C++ harnesses.
-$(LINK_BUILD)/nf_frame.o: $(ROOT)/host/src/nf_frame.c $(ROOT)/host/src/nf_frame.h $(ROOT)/firmware/include/nf_layout.h
+$(LINK_BUILD)/nf_frame.o: $(ROOT)/proto/c/nf_frame.c $(ROOT)/proto/c/nf_frame.h $(ROOT)/proto/gen/nf_layout.h
 	@mkdir -p $(LINK_BUILD)
 	@$(HOST_CC) $(HOST_CFLAGS) -fPIC -c $< -o $@
 
@@ -46,7 +45,7 @@ test-link: $(LINK_BUILD)/link/Vnf_link ## frame receiver, transmitter and LINK r
 .PHONY: synth-link
 synth-link: ## Yosys synth_ecp5 of nf_link alone (ULX3S 85K slot counts): prints LUT/FF
 	@mkdir -p $(LINK_BUILD)
-	@$(YOSYS) -q -l $(call rel,$(LINK_BUILD))/nf_link_synth.log -p "read_verilog -DSYNTHESIS -Irtl/include $(call rel,$(LINK_RTL) $(LINK_REGS_DECODE)); \
+	@$(YOSYS) -q -l $(call rel,$(LINK_BUILD))/nf_link_synth.log -p "read_verilog -DSYNTHESIS -Iproto/gen $(call rel,$(LINK_RTL) $(LINK_REGS_DECODE)); \
 	    chparam -set RX_SLOTS $(NF_PROFILE_ULX3S_85K_RX_SLOTS) -set TX_SLOTS $(NF_PROFILE_ULX3S_85K_TX_SLOTS) nf_link; \
 	    synth_ecp5 -top nf_link; tee -o $(call rel,$(LINK_BUILD))/nf_link_synth.stat stat" > /dev/null
 	@grep -E 'LUT4|TRELLIS_FF|DP16KD|TRELLIS_DPR16X4' $(LINK_BUILD)/nf_link_synth.stat

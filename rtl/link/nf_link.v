@@ -150,7 +150,7 @@ module nf_link #(
         cfg_word[`NF_LINK_CFG_RX_SLOTS] = RX_SLOTS[7:0];
         cfg_word[`NF_LINK_CFG_TX_SLOTS] = TX_SLOTS[7:0];
     end
-    // Register decode generated from layout.toml. RX_STAMP0 stands for the whole stamp
+    // Register decode generated from the contract. RX_STAMP0 stands for the whole stamp
     // array: a read of any stamp is decoded as RX_STAMP0, whose value is stamp_word.
     wire csr_take = csr_valid && !csr_ready;
     wire [11:0] dec_addr = is_stamp ? STAMP0 : reg_off;

@@ -469,7 +469,7 @@ module nf_soc #(
 
     wire        wr_leds, wr_scratch, wr_wake_at, wr_wake_rx;
     wire [31:0] sys_read;
-    // Register decode generated from layout.toml.
+    // Register decode generated from the contract.
     nf_sys_regs_decode u_sys_decode (
         .addr(sys_off), .we(sys_write), .wr_leds(wr_leds), .wr_scratch(wr_scratch),
         .wr_wake_at(wr_wake_at), .wr_wake_rx(wr_wake_rx),

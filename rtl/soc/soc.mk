@@ -21,7 +21,7 @@ SOC_BUILD  := $(BUILD)/soc
 ENGINE_SRC_DIR := $(ROOT)/rtl/engine
 SOC_RTL    := $(SOC_DIR)/nf_soc.v $(SOC_DIR)/nf_sys_regs_decode.v $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)
 # The CPUs are third-party: cpu.vlt switches their lint off; ours stays -Wall clean.
-soc_vsrc   = --timescale 1ns/1ps -I$(ROOT)/rtl/include -y $(SOC_DIR) -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) \
+soc_vsrc   = --timescale 1ns/1ps -I$(ROOT)/proto/gen -y $(SOC_DIR) -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) \
               $(SOC_DIR)/cpu.vlt $(call cpu_rtl,$(1)) -GCPU='"$(1)"'
 SOC_VSRC   = $(call soc_vsrc,$(NF_CPU))
 RV_CC      := riscv64-unknown-elf-gcc
@@ -30,7 +30,6 @@ SOC_SMOKE_DEFS := -DSMOKE_CLK_HZ=NF_SOC_CPU_CLK_SIM_HZ -DSMOKE_FW_RAM_BYTES=NF_P
     -DSMOKE_RX_SLOTS=NF_PROFILE_SIM_RX_SLOTS -DSMOKE_TX_SLOTS=NF_PROFILE_SIM_TX_SLOTS \
     -DSMOKE_USER_BASE=NF_PROFILE_SIM_USER_BASE
 
-TEST_TARGETS += test-soc
 .PHONY: lint-soc test-soc synth-soc print-cpu
 
 # The core and its source, for tools/bitstream.sh run by hand.
@@ -41,10 +40,10 @@ lint-soc:
 	@$(VERILATOR) $(VLINT) $(SOC_VSRC) --top-module nf_soc $(SOC_DIR)/nf_soc.v
 
 # A hex image is 32-bit little-endian words, one per line, word 0 at address 0.
-$(SOC_BUILD)/smoke.elf: $(SOC_DIR)/tb/smoke.c $(SOC_DIR)/tb/smoke_start.S $(SOC_DIR)/tb/smoke.ld $(ROOT)/firmware/include/nf_layout.h
+$(SOC_BUILD)/smoke.elf: $(SOC_DIR)/tb/smoke.c $(SOC_DIR)/tb/smoke_start.S $(SOC_DIR)/tb/smoke.ld $(ROOT)/proto/gen/nf_layout.h
 	@mkdir -p $(SOC_BUILD)
 	@$(RV_CC) -march=rv32i -mabi=ilp32 -nostdlib -ffreestanding -O2 -Wall -Wextra -Werror \
-	    -I$(ROOT)/firmware/include $(SOC_SMOKE_DEFS) -T $(SOC_DIR)/tb/smoke.ld -Wl,--no-relax \
+	    -I$(ROOT)/proto/gen $(SOC_SMOKE_DEFS) -T $(SOC_DIR)/tb/smoke.ld -Wl,--no-relax \
 	    $(SOC_DIR)/tb/smoke_start.S $(SOC_DIR)/tb/smoke.c -o $@
 $(SOC_BUILD)/smoke.hex: $(SOC_BUILD)/smoke.elf
 	@$(RV_OBJCOPY) -O binary $< $(SOC_BUILD)/smoke.bin
@@ -79,7 +78,6 @@ $(SOC_BUILD)/tb-picorv32-sliced/Vnf_soc: $(SOC_TB_DEPS)
 $(SOC_BUILD)/smoke.hex.s00: $(SOC_BUILD)/smoke.hex $(ROOT)/tools/fw_slices.py
 	@python3 $(ROOT)/tools/fw_slices.py $< $(SOC_SLICE_BITS)
 
-TEST_TARGETS += test-soc-sliced
 .PHONY: test-soc-sliced
 test-soc-sliced: $(SOC_BUILD)/tb-picorv32/Vnf_soc $(SOC_BUILD)/tb-picorv32-sliced/Vnf_soc $(SOC_BUILD)/smoke.hex.s00 ## PicoRV32 and the smoke program on the boards' bit-sliced firmware RAM: same result, same cycle
 	@one=$$($(SOC_BUILD)/tb-picorv32/Vnf_soc | sed -n 's/.*program finished in \([0-9]*\) cycles.*/\1/p'); \
@@ -90,7 +88,7 @@ test-soc-sliced: $(SOC_BUILD)/tb-picorv32/Vnf_soc $(SOC_BUILD)/tb-picorv32-slice
 	else echo "not ok - soc: the sliced RAM's run ends at cycle '$$sliced', the one-memory RAM's at '$$one'"; exit 1; fi
 
 # Yosys synth_ecp5 of nf_soc at the ULX3S 85K profile sizes and the ulx3s-85k board's
-# system clock (tools/layout.toml): LUT/FF/EBR use.
+# system clock (proto/boards.toml): LUT/FF/EBR use.
 # The FW image only sets the EBR contents, but Yosys reads nf_soc's default image
 # (the firmware's) when it elaborates, so the firmware is built first.
 SOC_SYNTH_HEX = $(BUILD)/firmware/nf_fw.hex
@@ -99,7 +97,7 @@ SOC_SYNTH_PARAMS = -set CLK_HZ $(call NF_BOARD,ULX3S_85K,clk_hz) \
 synth-soc: $(SETUP_STAMP) firmware ## Yosys synth_ecp5 of nf_soc (ULX3S 85K sizes): prints LUT/FF/EBR
 	@mkdir -p $(SOC_BUILD)/synth
 	@$(YOSYS) -q -l $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.log -p "\
-	    read_verilog -DSYNTHESIS -Irtl/include $(call rel,$(CPU_RTL) $(SOC_DIR)/nf_soc.v $(SOC_DIR)/nf_sys_regs_decode.v \
+	    read_verilog -DSYNTHESIS -Iproto/gen $(call rel,$(CPU_RTL) $(SOC_DIR)/nf_soc.v $(SOC_DIR)/nf_sys_regs_decode.v \
 	        $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)); \
 	    chparam $(SOC_SYNTH_PARAMS) -set CPU \"$(NF_CPU)\" -set FW_HEX \"$(call rel,$(SOC_SYNTH_HEX))\" nf_soc; \
 	    synth_ecp5 -top nf_soc -json $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.json; \
@@ -112,7 +110,7 @@ synth-soc: $(SETUP_STAMP) firmware ## Yosys synth_ecp5 of nf_soc (ULX3S 85K size
 # CORES_PNR=1 also places and routes each core on the ULX3S 85F and 25F at 75 MHz
 # (minutes each); without it the placed figures of an earlier run are kept while their
 # inputs are unchanged. CORES_CLOCKS=board places at each board's own clock instead
-# (tools/layout.toml; build/bench/cores_board_clocks.json). On the 25F a VexRiscv
+# (proto/boards.toml; build/bench/cores_board_clocks.json). On the 25F a VexRiscv
 # variant without a data cache has its memories in distributed RAM (rtl/soc/vexriscv_lutram.ys).
 CORES ?= picorv32 vexriscv
 CORES_DIR = $(BUILD)/bench/cores

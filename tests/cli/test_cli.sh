@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Tests of the ndkfpga command-line tool (host/cli/), TAP lines "ok - ..." / "not ok - ...".
 # Every subcommand runs on the software adapter (nfmodel); ping also on the simulation
-# (nfsim, kept short). The expected sizes come from the layout (tools/nf_layout.py), not
+# (nfsim, kept short). The expected sizes come from the layout (proto/gen/nf_layout.py), not
 # from numbers typed in here.
 # Environment: NDKFPGA_CLI (the tool), NDKFPGA_CLI_REFUSE (tests/cli/refuse.c),
 # NFMODEL (the software adapter).
@@ -25,7 +25,7 @@ notok() { echo "not ok - $*"; fail=1; }
 # check NAME CMD...: ok when CMD succeeds.
 check() { local name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
 # A value of the layout: layout NF_NAME.
-layout() { python3 "$root/tools/nf_layout.py" "${1#NF_}"; }
+layout() { python3 "$root/proto/gen/nf_layout.py" "${1#NF_}"; }
 # A value of a JSON document: json FILE PYTHON-EXPRESSION-ON-d.
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 # run NAME CMD...: stdout to $tmp/NAME.out, stderr to $tmp/NAME.err, exit status in $rc.

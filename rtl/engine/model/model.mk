@@ -6,13 +6,11 @@ NFM_ENGINE_DIR   := $(ROOT)/rtl/engine/model
 NFM_ENGINE_BUILD := $(BUILD)/model-engine
 NFM_ENGINE_SRC   := $(NFM_ENGINE_DIR)/nf_engine_model.c
 NFM_ENGINE_INC   := $(NFM_ENGINE_DIR)
-NFM_ENGINE_HDR   := $(NFM_ENGINE_DIR)/nf_engine_model.h $(ROOT)/firmware/include/nf_layout.h
+NFM_ENGINE_HDR   := $(NFM_ENGINE_DIR)/nf_engine_model.h $(ROOT)/proto/gen/nf_layout.h
 # The differential harness drives the RTL through the engine testbenches' bus helpers.
 NFM_DIFF_INC     := -I$(ROOT)/sim -I$(ROOT)/rtl/engine/tb
 NFM_DIFF_HDR     := $(ROOT)/rtl/engine/tb/tb_engine_bus.h $(ROOT)/rtl/engine/tb/tb_chk_regs.h $(ROOT)/sim/nf_layout_cxx.h
 
-TEST_TARGETS += test-engine-model
-TEST_QUICK_TARGETS += test-engine-model
 LINT_TARGETS += lint-engine-model
 .PHONY: test-engine-model lint-engine-model
 
@@ -32,10 +30,10 @@ test-engine-model: $(NFM_ENGINE_BUILD)/test_engine_model $(NFM_ENGINE_BUILD)/tes
 
 lint-engine-model: ## cppcheck of the engine C model, its tests and the differential harness
 	@cppcheck --enable=warning,style,performance --error-exitcode=1 --inline-suppr -q \
-	    --std=c11 -I$(ROOT)/firmware/include -I$(NFM_ENGINE_INC) \
+	    --std=c11 -I$(ROOT)/proto/gen -I$(NFM_ENGINE_INC) \
 	    $(NFM_ENGINE_SRC) $(NFM_ENGINE_DIR)/test_engine_model.c
 	@cppcheck --enable=warning,style,performance --error-exitcode=1 --inline-suppr -q \
-	    --language=c++ --std=c++17 -I$(ROOT)/firmware/include -I$(NFM_ENGINE_INC) $(NFM_DIFF_INC) \
+	    --language=c++ --std=c++17 -I$(ROOT)/proto/gen -I$(NFM_ENGINE_INC) $(NFM_DIFF_INC) \
 	    -DDIFF_MEM_BYTES=$(NFM_DIFF_MEM)u -DDIFF_MPT_ENTRIES=$(NFM_DIFF_MPT)u -DDIFF_MTT_ENTRIES=$(NFM_DIFF_MTT)u \
 	    -DDIFF_USER_BASE=$(NFM_DIFF_USER)u $(NFM_ENGINE_DIR)/diff/diff_engine.cpp
 
@@ -47,12 +45,11 @@ NFM_DIFF_MTT    := 256
 NFM_DIFF_USER   := 65536
 NFM_DIFF_BUILD  := $(NFM_ENGINE_BUILD)/diff
 NFM_DIFF_BIN    := $(NFM_DIFF_BUILD)/obj/Vnf_engine
-NFM_DIFF_RTL    := $(wildcard $(ROOT)/rtl/engine/*.v) $(ROOT)/rtl/include/nf_layout.vh
+NFM_DIFF_RTL    := $(wildcard $(ROOT)/rtl/engine/*.v) $(ROOT)/proto/gen/nf_layout.vh
 NFM_DIFF_OPS    ?= 20000
 NFM_DIFF_SEEDS  ?= 1 2 3
 NFM_DIFF_UNITS  ?= tbl,ld,chk,dma,sys
 
-TEST_TARGETS += test-engine-diff
 .PHONY: test-engine-diff diff-long
 
 $(NFM_DIFF_BUILD)/nf_engine_model.o: $(NFM_ENGINE_SRC) $(NFM_ENGINE_HDR)
@@ -62,10 +59,10 @@ $(NFM_DIFF_BUILD)/nf_engine_model.o: $(NFM_ENGINE_SRC) $(NFM_ENGINE_HDR)
 $(NFM_DIFF_BIN): $(NFM_ENGINE_DIR)/diff/diff_engine.cpp $(NFM_DIFF_BUILD)/nf_engine_model.o $(NFM_ENGINE_HDR) $(NFM_DIFF_HDR) $(NFM_DIFF_RTL)
 	@mkdir -p $(NFM_DIFF_BUILD)
 	$(VERILATOR) --cc --exe --build -j 2 $(VFAST) -Wno-fatal --top-module nf_engine \
-	    -I$(ROOT)/rtl/include -y $(ROOT)/rtl/engine -Mdir $(NFM_DIFF_BUILD)/obj \
+	    -I$(ROOT)/proto/gen -y $(ROOT)/rtl/engine -Mdir $(NFM_DIFF_BUILD)/obj \
 	    -GMEM_BYTES=$(NFM_DIFF_MEM) -GMPT_ENTRIES=$(NFM_DIFF_MPT) -GMTT_ENTRIES=$(NFM_DIFF_MTT) \
 	    -GUSER_BASE=$(NFM_DIFF_USER) \
-	    -CFLAGS "-O2 -I$(ROOT)/firmware/include -I$(NFM_ENGINE_INC) $(NFM_DIFF_INC) -DDIFF_MEM_BYTES=$(NFM_DIFF_MEM)u \
+	    -CFLAGS "-O2 -I$(ROOT)/proto/gen -I$(NFM_ENGINE_INC) $(NFM_DIFF_INC) -DDIFF_MEM_BYTES=$(NFM_DIFF_MEM)u \
 	        -DDIFF_MPT_ENTRIES=$(NFM_DIFF_MPT)u -DDIFF_MTT_ENTRIES=$(NFM_DIFF_MTT)u -DDIFF_USER_BASE=$(NFM_DIFF_USER)u" \
 	    $(ROOT)/rtl/engine/nf_engine.v $(NFM_ENGINE_DIR)/diff/diff_engine.cpp $(NFM_DIFF_BUILD)/nf_engine_model.o \
 	    > $(NFM_DIFF_BUILD)/verilator.log 2>&1 || { cat $(NFM_DIFF_BUILD)/verilator.log; exit 1; }

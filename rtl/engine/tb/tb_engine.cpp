@@ -16,7 +16,7 @@
 #error "TB_MEM_BYTES, TB_MPT_ENTRIES, TB_MTT_ENTRIES, TB_USER_BASE come from engine.mk (the -G parameters)"
 #endif
 
-// Sizes of this build (one [[profile]] of tools/layout.toml). The tests place their
+// Sizes of this build (one [[profile]] of proto/profiles.toml). The tests place their
 // tables and pages relative to them, so every profile runs the same checks.
 static const uint32_t MEM = TB_MEM_BYTES;
 static const uint32_t MPT = TB_MPT_ENTRIES;
