@@ -18,6 +18,8 @@ HOST_CC ?= cc
 HOST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(ROOT)/proto/gen -I$(ROOT)/proto/c
 HOST_CXX ?= c++
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# An object rule's header dependencies: the compiler writes them beside the object (.d).
+DEPFLAGS := -MMD -MP
 
 # Verilator: lint flags for every module, speed flags for models.
 VERILATOR ?= verilator
@@ -33,11 +35,21 @@ LINT_TARGETS :=
 BENCH_TARGETS :=
 CLEAN_DIRS :=
 
-# Any target works as the first command in a fresh clone: when a goal needs a tool,
-# make builds build/toolchain.mk (runs setup: Debian packages, .venv) before reading the
-# rest, then restarts with the tools in place. Goals that need nothing installed skip it.
+# The quick-start goals (demo, check, test) run setup first when it has not run, or when
+# tools/setup.sh changed since; any other goal that needs the tools stops and says to run
+# make setup. Goals that need nothing installed do neither.
 NO_SETUP_GOALS := help setup clean generate check-generated uninstall check-readme
-ifneq ($(filter-out $(NO_SETUP_GOALS),$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))),)
+SETUP_GOALS := demo check test
+GOALS := $(or $(MAKECMDGOALS),$(.DEFAULT_GOAL))
+ifneq ($(filter $(SETUP_GOALS),$(GOALS)),)
+include $(SETUP_STAMP)
+$(SETUP_STAMP): tools/setup.sh
+	@echo "setup: make $(firstword $(filter $(SETUP_GOALS),$(GOALS))) runs make setup first (Debian packages, .venv: tools/setup.sh)"
+	@bash tools/setup.sh
+else ifneq ($(filter-out $(NO_SETUP_GOALS),$(GOALS)),)
+ifeq ($(wildcard $(SETUP_STAMP)),)
+$(error run make setup first: it installs the Debian packages and the .venv that make $(firstword $(filter-out $(NO_SETUP_GOALS),$(GOALS))) needs (make demo, make check and make test run it themselves))
+endif
 include $(SETUP_STAMP)
 else
 -include $(SETUP_STAMP)
@@ -51,10 +63,7 @@ help: ## list the targets, then every test suite by tier (tests/suites.toml)
 	    awk 'BEGIN{FS=":.*## "} !seen[$$1]++ {printf "  %-20s %s\n", $$1, $$2}' | sort
 	@python3 tools/testrun.py --list $(MAKEFILE_LIST)
 
-setup: ## install Debian packages and the .venv tools (idempotent; every other target runs it when needed)
-	@bash tools/setup.sh
-$(SETUP_STAMP): tools/setup.sh
-	@echo "setup: installing what this project needs (once; see tools/setup.sh)"
+setup: ## install the Debian packages and the .venv tools (idempotent; demo, check and test run it first)
 	@bash tools/setup.sh
 
 generate: ## regenerate the headers, docs, register decoders, make fragment and Python module from the contract, proto/*.toml

@@ -35,21 +35,24 @@ LINT_TARGETS += lint-host-ndk
 
 host-lib: $(NDK_BUILD)/libndkfpga.a $(NDK_BUILD)/libndkfpga.so ## build the host library build/host/libndkfpga.{a,so}
 
-$(NDK_BUILD)/obj/proto/%.o: proto/c/%.c $$(NDK_LIB_HDRS) host/host.mk
+$(NDK_BUILD)/obj/proto/%.o: proto/c/%.c host/host.mk
 	@mkdir -p $(@D)
-	$(HOST_CC) $(NDK_LIB_CFLAGS) -fPIC -c -o $@ $<
+	$(HOST_CC) $(NDK_LIB_CFLAGS) -fPIC $(DEPFLAGS) -c -o $@ $<
 
-$(NDK_BUILD)/obj/%.o: host/src/%.c $$(NDK_LIB_HDRS) host/host.mk
+$(NDK_BUILD)/obj/%.o: host/src/%.c host/host.mk
 	@mkdir -p $(@D)
-	$(HOST_CC) $(NDK_LIB_CFLAGS) -fPIC -c -o $@ $<
+	$(HOST_CC) $(NDK_LIB_CFLAGS) -fPIC $(DEPFLAGS) -c -o $@ $<
 
-$(NDK_BUILD)/obj-san/proto/%.o: proto/c/%.c $$(NDK_LIB_HDRS) host/host.mk
+$(NDK_BUILD)/obj-san/proto/%.o: proto/c/%.c host/host.mk
 	@mkdir -p $(@D)
-	$(HOST_CC) $(NDK_LIB_CFLAGS) -O1 $(SAN_FLAGS) -c -o $@ $<
+	$(HOST_CC) $(NDK_LIB_CFLAGS) -O1 $(SAN_FLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(NDK_BUILD)/obj-san/%.o: host/src/%.c $$(NDK_LIB_HDRS) host/host.mk
+$(NDK_BUILD)/obj-san/%.o: host/src/%.c host/host.mk
 	@mkdir -p $(@D)
-	$(HOST_CC) $(NDK_LIB_CFLAGS) -O1 $(SAN_FLAGS) -c -o $@ $<
+	$(HOST_CC) $(NDK_LIB_CFLAGS) -O1 $(SAN_FLAGS) $(DEPFLAGS) -c -o $@ $<
+
+# Each object's headers, as the compiler found them (-MMD -MP).
+-include $(wildcard $(NDK_BUILD)/obj/*.d $(NDK_BUILD)/obj/proto/*.d $(NDK_BUILD)/obj-san/*.d $(NDK_BUILD)/obj-san/proto/*.d)
 
 $(NDK_BUILD)/libndkfpga.a: $$(NDK_OBJS)
 	@rm -f $@
@@ -142,13 +145,14 @@ NDK_FW_HEX := $(BUILD)/firmware/nf_fw.hex
 NDK_SIM_BIN := $(BUILD)/sim/nfsim
 NDK_MODEL_BIN := $(BUILD)/model/nfmodel
 
-$(NDK_INST)/obj/proto/%.o: proto/c/%.c $$(NDK_LIB_HDRS) host/host.mk
+$(NDK_INST)/obj/proto/%.o: proto/c/%.c host/host.mk
 	@mkdir -p $(@D)
-	$(HOST_CC) $(NDK_INST_CFLAGS) -fPIC -c -o $@ $<
+	$(HOST_CC) $(NDK_INST_CFLAGS) -fPIC $(DEPFLAGS) -c -o $@ $<
 
-$(NDK_INST)/obj/%.o: host/src/%.c $$(NDK_LIB_HDRS) host/host.mk
+$(NDK_INST)/obj/%.o: host/src/%.c host/host.mk
 	@mkdir -p $(@D)
-	$(HOST_CC) $(NDK_INST_CFLAGS) -fPIC -c -o $@ $<
+	$(HOST_CC) $(NDK_INST_CFLAGS) -fPIC $(DEPFLAGS) -c -o $@ $<
+-include $(wildcard $(NDK_INST)/obj/*.d $(NDK_INST)/obj/proto/*.d)
 
 $(NDK_INST)/libndkfpga.a: $$(NDK_INST_OBJS)
 	@rm -f $@
