@@ -20,3 +20,8 @@ test-file-sizes: ## no C file in host/src or firmware/src is over 800 lines
 .PHONY: test-licence
 test-licence: ## every source file starts with its SPDX licence line; LICENSE is Apache-2.0
 	@out=$$(bash tools/test_spdx.sh); echo "$$out"; ! echo "$$out" | grep -q "^not ok"
+# make lint checks the licence lines too (quiet unless one is missing).
+LINT_TARGETS += lint-licence
+.PHONY: lint-licence
+lint-licence:
+	@out=$$(bash tools/test_spdx.sh); ! echo "$$out" | grep "^not ok"
