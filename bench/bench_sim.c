@@ -297,10 +297,10 @@ int main(int argc, char **argv)
     }
     struct nf_link *l;
     struct nf_info info;
-    /* The simulation runs at 1/15 to 1/25 of the board's speed (more on a loaded host),
-     * so a 2 KiB frame takes a tenth of a second of wall time on the wire: a
-     * retransmission timeout tuned for the board fires spuriously and the resent frames
-     * would count against the link. */
+    /* The simulation runs many times slower than the board (slower still on a loaded
+     * host), so a frame takes a long wall time on the wire: a retransmission timeout
+     * tuned for the board would fire spuriously and the resent frames would count
+     * against the link. */
     struct nf_link_config cfg = {.rto_min_ms = 3000, .rto_initial_ms = 5000};
     st = nf_link_open_ex(t, &cfg, on_message, on_dead, NULL, &l, &info);
     if (st != NF_STATUS_SUCCESS) {
@@ -343,7 +343,7 @@ int main(int argc, char **argv)
          * may follow a pure ACK from the host (its delayed-ack timer, wall time, fires
          * when the host is slow to send the next request), and the firmware's code for that
          * frame evicts part of the work-request path from VexRiscv's instruction cache: that
-         * run pays the refills (about 40 clocks), how often depending on the host's load. */
+         * run pays the refills, how often depending on the host's load. */
         uint32_t v[4][REPS];
         for (int rep_i = 0; rep_i < REPS; rep_i++) {
             size_t len = fr_msg(m, &s, p * 10 + rep_i, p, 0);

@@ -139,9 +139,9 @@ def ebr_by_memory(netlist):
 
 def mem_script(tc, core, profile_85k):
     """The Yosys script that places the core's memories, when it has one there: on the
-    25F, a VexRiscv variant without a data cache. With its data cache too the default
-    variant filled 99 % of the 25F's LUTs and did not route in 9 minutes (measured): it
-    is synthesized as it is, and nextpnr says at once which block RAMs it lacks."""
+    25F, a VexRiscv variant without a data cache. The default variant with its data
+    cache does not fit the 25F's LUTs; it is synthesized as it is, and nextpnr says at
+    once which block RAMs it lacks."""
     if core != "vexriscv" or profile_85k:
         return None
     with open(cpu_rtl(tc, core), encoding="utf-8") as f:

@@ -3,7 +3,7 @@
 # Instructions the host executes per simulated clock of nfsim (valgrind's callgrind count),
 # on the workload of pgo_train.sh: a RESET handshake, then the firmware asleep (SYS.SLEEP).
 # A count, not a time: it does not move with the load of a shared machine, so two builds
-# compare in one run each (the wall-clock speed, make bench-sim, varies by +-10 % here).
+# compare in one run each (the wall-clock speed, make bench-sim, moves with the load).
 # It runs the model for CYCLES and for 2 * CYCLES and prints the difference per clock: the
 # cost of an idle clock, without the start-up (loading the image, the handshake).
 # A model built with -march=native may use instructions valgrind does not know (AVX-512).

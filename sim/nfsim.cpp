@@ -50,7 +50,7 @@ constexpr uint32_t kMaxPeriod = 0xFFFF;
 
 // One evaluation per clock. The design has no logic on the falling edge, so the
 // evaluation at clk = 0 only settles the logic fed by the input pins, which the next
-// evaluation settles again before its rising edge: about 8 % of the time per clock.
+// evaluation settles again before its rising edge: that evaluation is work for nothing.
 // Verilator finds a rising edge by comparing a clock with its value at the last
 // evaluation; this sets those values to what they are at clk = 0 instead: 0 for clk, and
 // for the CPU's and the engine's clocks (nf_soc CPU_CLOCK_GATE: clk OR a gate) their

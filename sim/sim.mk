@@ -126,7 +126,7 @@ test-sim-gate-picorv32: $(SIM_FW_HEX) $(BUILD)/examples/smb_direct ## nfsim: tes
 	    WORK=$(SIM_GATE_PICO)/test LABEL="PicoRV32: " bash $(SIM_DIR)/tests/test_cpu_gate.sh
 
 # Host instructions per simulated clock (sim/ir_per_clock.sh, under valgrind): a count, so
-# two builds of the model compare on a shared machine, where the speed varies by +-10 %.
+# two builds of the model compare on a shared machine, where the wall-clock speed varies.
 .PHONY: sim-ir
 sim-ir: $(SIM_BIN) $(SIM_BUILD)/nfsim_client firmware ## nfsim: host instructions per simulated idle clock (valgrind)
 	@bash $(SIM_DIR)/ir_per_clock.sh $(SIM_BIN) $(SIM_BUILD)/nfsim_client $(SIM_FW_HEX) $(SIM_BUILD)/ir

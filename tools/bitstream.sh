@@ -18,9 +18,8 @@
 # --inputs prints the record of today's inputs.
 # Place and route tries the board's seeds (proto/boards.toml seeds; PNR_SEEDS overrides
 # them) in turn and keeps the first placement that meets timing: nextpnr's placement, and
-# with it the critical path, moves with the seed (one ULX3S 25F netlist at 75 MHz: 68.0 MHz
-# with seed 1, 76.3 with seed 2). The seed kept is in summary.json and report.txt; SEED=N
-# tries N alone.
+# with it the critical path, moves with the seed. The seed kept is in summary.json and
+# report.txt (docs/boards.md lists them); SEED=N tries N alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 firmware_only=0 query=

@@ -84,8 +84,8 @@ module nf_engine_regs #(
     // A read of a status register (TBL, LD, DMA, CHK_STATUS) while its unit is busy is
     // held, up to STATUS_HOLD clocks: the answer then comes in the clock after the unit
     // finishes, and the firmware reads the outcome once instead of polling over the bus.
-    // After STATUS_HOLD clocks it is answered BUSY, as any read of a busy unit was before,
-    // so no read waits long whatever the unit does.
+    // After STATUS_HOLD clocks it is answered BUSY, so no read waits long whatever the
+    // unit does.
     localparam integer STATUS_HOLD = `NF_ENGINE_HW_STATUS_HOLD_CLOCKS;
     wire tbl_busy = (tst != T_IDLE) || !tables_ready;
     wire chk_busy = cst != C_IDLE;
