@@ -143,12 +143,11 @@ bench-results:
 BENCH_TARGETS += bench-results
 
 # The documents' figures come from results.json of today's sources only: a missing or
-# stale one is measured again first. tools/doc_figures.py fills README's table.
+# stale one is measured again first. tools/doc_figures.py fills the marked tables.
 .PHONY: bench-report bench-baseline
-bench-report: ## regenerate docs/performance.md, its plots and README's figures from a fresh make bench
+bench-report: ## regenerate docs/performance.md and its plots from a fresh make bench
 	@python3 $(BENCH_DIR)/report.py --fresh || $(MAKE) --no-print-directory bench
 	@python3 $(BENCH_DIR)/report.py --doc
-	@python3 tools/doc_figures.py --only bench-figures
 	@python3 tools/doc_figures.py --only sendlat-memory
 
 bench-baseline: ## record build/bench/results.json (of a committed tree) as bench/baseline.json, the "before"
@@ -164,8 +163,8 @@ lint-bench: ## cppcheck of the benchmark programs
 # The documents' figures against their measurement files (CI: check-figures; a file not
 # measured on the machine is skipped, said so), and the tool's own test.
 .PHONY: check-figures test-doc-figures
-check-figures: ## fail when a figure in README.md or docs/ differs from build/bench/results.json or build/board/*/summary.json
+check-figures: ## fail when a figure in docs/ differs from build/bench/results.json or build/board/*/summary.json
 	@python3 tools/doc_figures.py --check
 
-test-doc-figures: $(SETUP_STAMP) ## the figures in README and docs/ are what the measurement files say
+test-doc-figures: $(SETUP_STAMP) ## the figures in docs/ are what the measurement files say
 	@python3 tools/test_doc_figures.py

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""The boards' measured figures, written into README.md and docs/boards.md.
+"""The boards' measured figures, written into docs/boards.md.
 
 Reads build/board/BOARD-DEVICE/summary.json (written by tools/bitstream.sh from
 nextpnr's report) and its times.txt for every board test-bitstream builds (proto/boards.toml [[board]]
@@ -28,7 +28,7 @@ def board_field(name, field):
 
 
 BOARDS = [(name, board_field(name, "TITLE"), board_field(name, "PART")) for name in NF.BOARDS_TESTED]
-DOCS = ["README.md", os.path.join("docs", "boards.md")]
+DOCS = [os.path.join("docs", "boards.md")]
 
 
 def used(n, avail):

@@ -3,12 +3,11 @@
 """The measured figures in the documents, written between markers.
 
 Every block "<!-- NAME:begin -->" ... "<!-- NAME:end -->" below is generated, never typed:
-  bench-figures   README.md             from build/bench/results.json (make bench)
   bench-results   docs/performance.md   from build/bench/results.json (bench/report.py --doc
                                         writes the whole document; this checks its table)
   sendlat-memory  docs/performance.md   from build/bench/sendlat.json (make bench-sendlat): the
                                         Send/Receive figures, adapter memory vs host memory
-  board-figures   README.md, docs/boards.md   from build/board/*/summary.json (tools/board_figures.py)
+  board-figures   docs/boards.md        from build/board/*/summary.json (tools/board_figures.py)
 
   doc_figures.py            rewrite the blocks; results.json must be of today's sources
                             (else: run make bench); board blocks need a summary.json
@@ -32,41 +31,8 @@ import board_figures  # noqa: E402
 import report  # noqa: E402  (bench/report.py: results.json, its freshness, the Results table)
 
 
-def bench_figures(r):
-    """README's Figures table."""
-    g = report.fmt
-    t = ["| | |", "|---|---|",
-         "| key check + translation | %s per clock sustained, %s clocks latency |" % (
-             g(r["keycheck_per_clock"]), g(r["keycheck_latency_clocks"])),
-         "| page-list load into the MTT (256 pages) | %.2f pages per clock |" % r["mtt_load_pages_per_clock"],
-         "| DMA through translated pages (64 KiB) | %.1f of %s bytes per clock (%.1f %% of the port) |" % (
-             r["dma_bytes_per_clock"], g(r["dma_port_bytes_per_clock"]), 100 * r["dma_port_fraction"]),
-         "| fast-register, 1 / 16 / 256 pages, arrival to CQE posted | %s / %s / %s clocks "
-         "(%.0f / %.0f / %.0f µs on the %s at %s MHz) |" % (
-             g(r["fastreg_clocks_1page"]), g(r["fastreg_clocks_16pages"]), g(r["fastreg_clocks_256pages"]),
-             r["fastreg_us_1page"], r["fastreg_us_16pages"], r["fastreg_us_256pages"], report.CLOCK_BOARD,
-             g(r["system_clock_mhz"])),
-         "| invalidate | %s clocks |" % g(r["invalidate_clocks"]),
-         "| link, many work requests in flight | %.0f %% of the UART's raw byte rate |" % (100 * r["link_efficiency"]),
-         "| host library per NdkFastRegister post | %s instructions |" % g(r["host_instructions_per_post"]),
-         "| Send to receive completion, 8 / 512 B, arrival to CQE posted | %s / %s clocks (%.0f / %.0f µs on the %s "
-         "at %s MHz) |" % (g(r["send_recv_clocks_8b"]), g(r["send_recv_clocks_512b"]),
-                           r["send_recv_clocks_8b"] / r["system_clock_mhz"],
-                           r["send_recv_clocks_512b"] / r["system_clock_mhz"], report.CLOCK_BOARD,
-                           g(r["system_clock_mhz"])),
-         "| Send/Receive through NDKPI on the software adapter (nfmodel) | one way %.0f µs (8 B), ping-pong %.0f µs, "
-         "%s messages/s with %s in flight |" % (
-             r["send_recv_latency_us_8b_model"], r["send_recv_pingpong_us_model"],
-             g(r["send_recv_rate_msgs_per_s_model"]), g(r["send_recv_rate_in_flight_model"])),
-         "",
-         "(from `build/bench/results.json` of `make bench` at commit `%s`%s, written in by "
-         "`tools/doc_figures.py`)" % (r["commit"][:12], " with uncommitted changes" if r["source_changes"] else "")]
-    return "\n".join(t) + "\n"
-
-
 # (block, documents, what makes it from the measurement, where the measurement comes from)
 BLOCKS = [
-    ("bench-figures", ["README.md"], bench_figures, "bench"),
     ("bench-results", [os.path.join("docs", "performance.md")], report.results_table, "bench"),
     ("sendlat-memory", [os.path.join("docs", "performance.md")], report.sendlat_table, "sendlat"),
     ("board-figures", board_figures.DOCS, None, "board"),
