@@ -1,18 +1,27 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Generate the register decode of each register block in the contract (proto/regs/*.toml).
+"""Generate the registers of each register block in the contract (proto/regs/*.toml).
 
 Usage: genregs.py [--check] [--root DIR]
 
 For every register block (a [[block]] whose registers lie in one 4 KiB block) one Verilog
-module nf_<block>_regs_decode: a write strobe wr_<reg> per writable register (acc "rw" or
-"wo") and the read mux over an input rd_<reg> per readable register (acc "rw" or "ro"),
-named wrappers around rtl/engine/nf_regs_decode.v with the block's offset tables.
-A register is thus added in the contract only; the block's own RTL keeps the behaviour
-(what a write does, where a read value comes from). With --check nothing is written and
-the exit status is 1 when a generated file differs from what this script produces now.
-A block with read_capture = true gets clk, rst and take ports, the read's own address
-rd_addr and a registered rdata (the read mux runs only in the clock a read is taken).
+module, a named wrapper around rtl/engine/nf_regs_decode.v with the block's offset tables:
+  nf_<block>_regs_decode   a write strobe wr_<reg> per writable register (acc "rw" or
+                           "wo") and the read mux over an input rd_<reg> per readable
+                           register (acc "rw" or "ro"); the block's RTL keeps the storage.
+  nf_<block>_csr           (storage = true) the same, and the storage of every "rw"
+                           register too: a flop q_<reg> with the register's reset value,
+                           written through the byte lanes (wdata, wstrb) under its strobe,
+                           writes dropped while its hold group's hold_<group> input is
+                           high, and with hw_write = true a hardware update (hwwe_<reg>,
+                           hwd_<reg>) that wins over a write in the same clock. Only the
+                           "wo" strobes and the "ro" inputs are left to the block's RTL.
+A register or a field of storage is thus added in the contract only; the block's own RTL
+keeps the behaviour (what a command does, where a read-only value comes from). With
+--check nothing is written and the exit status is 1 when a generated file differs from
+what this script produces now. A block with read_capture = true gets clk, rst and take
+ports, the read's own address rd_addr and a registered rdata (the read mux runs only in
+the clock a read is taken).
 """
 import argparse
 import pathlib
@@ -41,14 +50,26 @@ def register_blocks(spec):
         if b["name"] not in BLOCK_DIRS:
             raise RegsError(f"block {b['name']}: no RTL directory in genregs.py BLOCK_DIRS")
         seen = {}
+        holds = b.get("holds", {})
         for r in b["regs"]:
+            where = f"{b['name']}.{r['name']}"
             if r["off"] % 4:
-                raise RegsError(f"{b['name']}.{r['name']}: offset {r['off']:#x} is not word aligned")
+                raise RegsError(f"{where}: offset {r['off']:#x} is not word aligned")
             if r["acc"] not in ("rw", "ro", "wo"):
-                raise RegsError(f"{b['name']}.{r['name']}: access {r['acc']!r} is not rw, ro or wo")
+                raise RegsError(f"{where}: access {r['acc']!r} is not rw, ro or wo")
             if r["off"] in seen:
-                raise RegsError(f"{b['name']}.{r['name']}: offset {r['off']:#x} already used by {seen[r['off']]}")
+                raise RegsError(f"{where}: offset {r['off']:#x} already used by {seen[r['off']]}")
             seen[r["off"]] = r["name"]
+            stored = b.get("storage", False) and r["acc"] == "rw"
+            for key in ("reset", "hold", "hw_write"):
+                if key in r and not stored:
+                    raise RegsError(f"{where}: {key} is for an rw register of a block with storage = true")
+            if stored and not isinstance(r.get("reset"), int):
+                raise RegsError(f"{where}: a stored register needs its reset value (reset = N)")
+            if stored and not 0 <= r["reset"] < 1 << 32:
+                raise RegsError(f"{where}: reset {r['reset']:#x} does not fit 32 bits")
+            if "hold" in r and r["hold"] not in holds:
+                raise RegsError(f"{where}: hold group {r['hold']!r} is not one of the block's holds")
         if not any(r["acc"] != "ro" for r in b["regs"]) or not any(r["acc"] != "wo" for r in b["regs"]):
             raise RegsError(f"block {b['name']}: nf_regs_decode needs a writable and a readable register")
         out.append(b)
@@ -56,38 +77,58 @@ def register_blocks(spec):
 
 
 def module_name(block):
-    return f"nf_{block['name'].lower()}_regs_decode"
+    return f"nf_{block['name'].lower()}_{'csr' if block.get('storage') else 'regs_decode'}"
 
 
 def gen_block(block):
     name = module_name(block)
     regs = block["regs"]
+    storage = block.get("storage", False)
+    stored = [r for r in regs if storage and r["acc"] == "rw"]
     writes = [r for r in regs if r["acc"] in ("rw", "wo")]
     reads = [r for r in regs if r["acc"] in ("rw", "ro")]
+    low = lambda r: r["name"].lower()
     addr = lambda r: f"{BLOCK_BITS}'h{r['off']:03X}"
     # (declaration, comment) per port; the last port takes no comma.
     capture = block.get("read_capture", False)
-    ports = [("input  wire        clk", "clock"), ("input  wire        rst", "reset: rdata 0"),
-             ("input  wire        take", "a read is taken this clock: rdata holds its value from the next clock")] \
-        if capture else []
+    ports = [("input  wire        clk", "clock"), ("input  wire        rst", "reset: rdata 0" + (", registers to their reset values" if stored else ""))] \
+        if capture or storage else []
+    if capture:
+        ports.append(("input  wire        take", "a read is taken this clock: rdata holds its value from the next clock"))
     ports += [("input  wire [11:0] addr", "byte offset in the block" + (" of a write" if capture else "")
                + " (a block that ignores the byte lanes passes [1:0] = 0)"),
               ("input  wire        we", "a write transaction this cycle (the block decides which count)")]
+    if storage:
+        ports += [("input  wire [31:0] wdata", "the write's data"),
+                  ("input  wire [3:0]  wstrb", "the write's byte lanes")]
+        ports += [(f"input  wire        hold_{g.lower()}", f"writes to the {g} group are dropped: {doc}")
+                  for g, doc in block.get("holds", {}).items()]
     if capture:
         ports.append(("input  wire [11:0] rd_addr", "byte offset of the read taken (may differ from addr: a block may land writes late)"))
-    ports += [(f"output wire        wr_{r['name'].lower()}", f"{r['acc']}: {r['doc']}") for r in writes]
-    ports += [(f"input  wire [31:0] rd_{r['name'].lower()}", r["doc"]) for r in reads]
+    for r in regs:
+        if r in stored:
+            ports.append((f"output reg  [31:0] q_{low(r)}", f"rw, reset {r['reset']:#x}: {r['doc']}"))
+            if r.get("hw_write"):
+                ports += [(f"input  wire        hwwe_{low(r)}", f"hardware writes {r['name']} this clock"),
+                          (f"input  wire [31:0] hwd_{low(r)}", f"the value hardware writes into {r['name']}")]
+        elif r in writes:
+            ports.append((f"output wire        wr_{low(r)}", f"{r['acc']}: {r['doc']}"))
+    ports += [(f"input  wire [31:0] rd_{low(r)}", r["doc"]) for r in reads if r not in stored]
     ports.append(("output wire [31:0] rdata", f"read value at {'rd_addr' if capture else 'addr'}; 0 where no readable register is"
                   + (" (registered)" if capture else "")))
     width = max(len(d) for d, _ in ports) + 1
+    what = "registers: storage, write strobes and read mux" if storage else "register decode: write strobes and read mux"
     L = ["// SPDX-License-Identifier: Apache-2.0", f"// {BANNER}",
-         f"// {block['name']} register decode: write strobes and read mux. Behaviour is in the block's RTL.",
+         f"// {block['name']} {what}. Behaviour is in the block's RTL.",
          "`default_nettype none",
          f"module {name} ("]
     L += [f"    {(d + ('' if i == len(ports) - 1 else ',')):<{width}} // {c}" for i, (d, c) in enumerate(ports)]
     L.append(");")
+    if stored:
+        L += ["    wire " + ", ".join(f"wr_{low(r)}" for r in stored) + ";"]
     # The logic is nf_regs_decode's; this wrapper names its bits. Lists are MSB first.
     rev_w, rev_r = list(reversed(writes)), list(reversed(reads))
+    rd = lambda r: f"q_{low(r)}" if r in stored else f"rd_{low(r)}"
     L += [f"    nf_regs_decode #(",
           f"        .NW({len(writes)}), .NR({len(reads)}),",
           f"        .WR_OFFS({{{', '.join(addr(r) for r in rev_w)}}}),",
@@ -96,10 +137,31 @@ def gen_block(block):
           f"    ) u_decode (",
           "        .clk(clk), .rst(rst), .take(take)," if capture else "        .clk(1'b0), .rst(1'b0), .take(1'b0),",
           f"        .addr(addr), .rd_addr({'rd_addr' if capture else 'addr'}), .we(we), .rdata(rdata),",
-          f"        .wr({{{', '.join('wr_' + r['name'].lower() for r in rev_w)}}}),",
-          f"        .rd({{{', '.join('rd_' + r['name'].lower() for r in rev_r)}}})",
-          f"    );",
-          "endmodule", "`default_nettype wire"]
+          f"        .wr({{{', '.join('wr_' + low(r) for r in rev_w)}}}),",
+          f"        .rd({{{', '.join(rd(r) for r in rev_r)}}})",
+          f"    );"]
+    if stored:
+        L += ["", "    // Byte-lane merge of a write.",
+              "    function [31:0] merge(input [31:0] old, input [31:0] val, input [3:0] strb);",
+              "        integer b;",
+              "        begin",
+              "            for (b = 0; b < 4; b = b + 1)",
+              "                merge[8*b +: 8] = strb[b] ? val[8*b +: 8] : old[8*b +: 8];",
+              "        end",
+              "    endfunction",
+              "",
+              "    // Writes are all under we: a simulator tests one bit on the clocks without one.",
+              "    always @(posedge clk) begin",
+              "        if (rst) begin"]
+        L += [f"            q_{low(r)} <= 32'h{r['reset']:08X};" for r in stored]
+        L += ["        end else begin", "            if (we) begin"]
+        for r in stored:
+            cond = f"wr_{low(r)}" + (f" && !hold_{r['hold'].lower()}" if "hold" in r else "")
+            L.append(f"                if ({cond}) q_{low(r)} <= merge(q_{low(r)}, wdata, wstrb);")
+        L.append("            end")
+        L += [f"            if (hwwe_{low(r)}) q_{low(r)} <= hwd_{low(r)};" for r in stored if r.get("hw_write")]
+        L += ["        end", "    end"]
+    L += ["endmodule", "`default_nettype wire"]
     return "\n".join(L) + "\n"
 
 

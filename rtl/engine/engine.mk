@@ -2,7 +2,7 @@
 # Registration engine RTL (rtl/engine): lint, unit testbenches, formal proof, synthesis report.
 ENGINE_DIR   := $(ROOT)/rtl/engine
 ENGINE_BUILD := $(BUILD)/engine
-ENGINE_RTL   := $(addprefix $(ENGINE_DIR)/,nf_adapter_mem.v nf_word_fifo.v nf_keycheck.v nf_loader.v nf_dma.v nf_regs_decode.v nf_engine_regs_decode.v nf_engine_regs.v nf_engine.v)
+ENGINE_RTL   := $(addprefix $(ENGINE_DIR)/,nf_adapter_mem.v nf_word_fifo.v nf_keycheck.v nf_loader.v nf_dma.v nf_regs_decode.v nf_engine_csr.v nf_engine_regs.v nf_engine.v)
 
 LINT_TARGETS += lint-engine
 .PHONY: lint-engine

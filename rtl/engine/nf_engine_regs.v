@@ -48,7 +48,7 @@ module nf_engine_regs #(
     output wire            dma_start,
     output wire [`NF_DMA_SIDE_BITS-1:0] dma_src,  // DMA_SIDE fields
     output wire [`NF_DMA_SIDE_BITS-1:0] dma_dst,
-    output reg  [31:0]     dma_len,
+    output wire [31:0]     dma_len,
     input  wire            dma_busy,
     input  wire            dma_side,
     input  wire [3:0]      dma_code,
@@ -66,12 +66,16 @@ module nf_engine_regs #(
     localparam [2:0] T_IDLE = 3'd0, T_REQ = 3'd1, T_WAIT = 3'd2, T_DRAIN = 3'd3, T_LOAD = 3'd4;
     localparam [1:0] C_IDLE = 2'd0, C_REQ = 2'd1, C_WAIT = 2'd2;
 
-    reg [31:0] tbl_index_r, tbl_mtt_data_r;
-    reg [7*32-1:0] ent;       // ENT_W0..W6, W0 in the low word
-    reg [31:0] ld_src, ld_mtt_base, ld_count;
-    reg [31:0] dma_src_mode, dma_src_token, src_lo, src_hi, dma_src_pd;
-    reg [31:0] dma_dst_mode, dma_dst_token, dst_lo, dst_hi, dma_dst_pd;
-    reg [31:0] chk_token_r, chk_va_lo, chk_va_hi, chk_len_r, chk_access_r, chk_pd_r;
+    // The registers' storage (generated from the contract: nf_engine_csr).
+    wire [31:0] tbl_index_r, tbl_mtt_data_r;
+    wire [7*32-1:0] ent;      // ENT_W0..W6, W0 in the low word
+    wire [31:0] ld_src, ld_mtt_base, ld_count;
+    wire [31:0] dma_src_mode, dma_src_token, src_lo, src_hi, dma_src_pd;
+    wire [31:0] dma_dst_mode, dma_dst_token, dst_lo, dst_hi, dma_dst_pd;
+    wire [31:0] chk_token_r, chk_va_lo, chk_va_hi, chk_len_r, chk_access_r, chk_pd_r;
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused_access = &{1'b0, chk_access_r[31:2]};  // ACCESS is 2 bits; CHK_ACCESS reads back all 32
+    /* verilator lint_on UNUSEDSIGNAL */
     reg [2:0]  tst;
     reg [1:0]  cst;
     reg [2:0]  tbl_op_r;
@@ -121,23 +125,8 @@ module nf_engine_regs #(
         wq_strb <= csr_wstrb;
     end
 
-    // Byte-lane merge of a register write.
-    function [31:0] merge(input [31:0] old, input [31:0] val, input [3:0] strb);
-        integer b;
-        begin
-            for (b = 0; b < 4; b = b + 1)
-                merge[8*b +: 8] = strb[b] ? val[8*b +: 8] : old[8*b +: 8];
-        end
-    endfunction
-
-    // Register decode (generated from the contract, nf_engine_regs_decode): write strobes
-    // and the read mux.
-    wire wr_tbl_cmd, wr_tbl_index, wr_tbl_mtt_data, wr_ent_w0, wr_ent_w1, wr_ent_w2, wr_ent_w3,
-         wr_ent_w4, wr_ent_w5, wr_ent_w6, wr_ld_src, wr_ld_mtt_base, wr_ld_count, wr_ld_ctrl,
-         wr_dma_src_mode, wr_dma_src_token, wr_dma_src_addr_lo, wr_dma_src_addr_hi, wr_dma_src_pd,
-         wr_dma_dst_mode, wr_dma_dst_token, wr_dma_dst_addr_lo, wr_dma_dst_addr_hi, wr_dma_dst_pd,
-         wr_dma_len, wr_dma_ctrl, wr_chk_token, wr_chk_va_lo, wr_chk_va_hi, wr_chk_len,
-         wr_chk_access, wr_chk_pd, wr_chk_ctrl;
+    // The commands' strobes (generated from the contract, nf_engine_csr).
+    wire wr_tbl_cmd, wr_ld_ctrl, wr_dma_ctrl, wr_chk_ctrl;
 
     wire known_op = (wq_data[2:0] >= OPC_MPT_WRITE) &&
                     (wq_data[2:0] <= OPC_MPT_WRITE_LOADED) && (wq_data[31:3] == 29'd0);
@@ -177,57 +166,7 @@ module nf_engine_regs #(
             tbl_code <= `NF_REFUSE_OK;
             chk_code <= `NF_REFUSE_OK;
             chk_addr <= 32'd0;
-            tbl_index_r <= 32'd0;
-            tbl_mtt_data_r <= 32'd0;
-            ent <= {7*32{1'b0}};
-            ld_src <= 32'd0; ld_mtt_base <= 32'd0; ld_count <= 32'd0;
-            dma_src_mode <= 32'd0; dma_src_token <= 32'd0; src_lo <= 32'd0; src_hi <= 32'd0;
-            dma_src_pd <= 32'd0;
-            dma_dst_mode <= 32'd0; dma_dst_token <= 32'd0; dst_lo <= 32'd0; dst_hi <= 32'd0;
-            dma_dst_pd <= 32'd0; dma_len <= 32'd0;
-            chk_token_r <= 32'd0; chk_va_lo <= 32'd0; chk_va_hi <= 32'd0; chk_len_r <= 32'd0;
-            chk_access_r <= 32'd0; chk_pd_r <= 32'd0;
         end else begin
-            // Register writes, all under wq: a simulator tests one bit on the clocks
-            // without a write instead of every register's strobe.
-            if (wq) begin
-                // Staging registers of a running table op or check hold still (the op may
-                // still be waiting for the pipeline): such writes are dropped.
-                if (tst == T_IDLE) begin
-                    if (wr_tbl_index)       tbl_index_r     <= merge(tbl_index_r, wq_data, wq_strb);
-                    if (wr_tbl_mtt_data)    tbl_mtt_data_r  <= merge(tbl_mtt_data_r, wq_data, wq_strb);
-                    if (wr_ent_w0)          ent[0*32 +: 32] <= merge(ent[0*32 +: 32], wq_data, wq_strb);
-                    if (wr_ent_w1)          ent[1*32 +: 32] <= merge(ent[1*32 +: 32], wq_data, wq_strb);
-                    if (wr_ent_w2)          ent[2*32 +: 32] <= merge(ent[2*32 +: 32], wq_data, wq_strb);
-                    if (wr_ent_w3)          ent[3*32 +: 32] <= merge(ent[3*32 +: 32], wq_data, wq_strb);
-                    if (wr_ent_w4)          ent[4*32 +: 32] <= merge(ent[4*32 +: 32], wq_data, wq_strb);
-                    if (wr_ent_w5)          ent[5*32 +: 32] <= merge(ent[5*32 +: 32], wq_data, wq_strb);
-                    if (wr_ent_w6)          ent[6*32 +: 32] <= merge(ent[6*32 +: 32], wq_data, wq_strb);
-                end
-                if (cst == C_IDLE) begin
-                    if (wr_chk_token)       chk_token_r     <= merge(chk_token_r, wq_data, wq_strb);
-                    if (wr_chk_va_lo)       chk_va_lo       <= merge(chk_va_lo, wq_data, wq_strb);
-                    if (wr_chk_va_hi)       chk_va_hi       <= merge(chk_va_hi, wq_data, wq_strb);
-                    if (wr_chk_len)         chk_len_r       <= merge(chk_len_r, wq_data, wq_strb);
-                    if (wr_chk_access)      chk_access_r    <= merge(chk_access_r, wq_data, wq_strb);
-                    if (wr_chk_pd)          chk_pd_r        <= merge(chk_pd_r, wq_data, wq_strb);
-                end
-                if (wr_ld_src)          ld_src          <= merge(ld_src, wq_data, wq_strb);
-                if (wr_ld_mtt_base)     ld_mtt_base     <= merge(ld_mtt_base, wq_data, wq_strb);
-                if (wr_ld_count)        ld_count        <= merge(ld_count, wq_data, wq_strb);
-                if (wr_dma_src_mode)    dma_src_mode    <= merge(dma_src_mode, wq_data, wq_strb);
-                if (wr_dma_src_token)   dma_src_token   <= merge(dma_src_token, wq_data, wq_strb);
-                if (wr_dma_src_addr_lo) src_lo          <= merge(src_lo, wq_data, wq_strb);
-                if (wr_dma_src_addr_hi) src_hi          <= merge(src_hi, wq_data, wq_strb);
-                if (wr_dma_src_pd)      dma_src_pd      <= merge(dma_src_pd, wq_data, wq_strb);
-                if (wr_dma_dst_mode)    dma_dst_mode    <= merge(dma_dst_mode, wq_data, wq_strb);
-                if (wr_dma_dst_token)   dma_dst_token   <= merge(dma_dst_token, wq_data, wq_strb);
-                if (wr_dma_dst_addr_lo) dst_lo          <= merge(dst_lo, wq_data, wq_strb);
-                if (wr_dma_dst_addr_hi) dst_hi          <= merge(dst_hi, wq_data, wq_strb);
-                if (wr_dma_dst_pd)      dma_dst_pd      <= merge(dma_dst_pd, wq_data, wq_strb);
-                if (wr_dma_len)         dma_len         <= merge(dma_len, wq_data, wq_strb);
-            end
-
             // Table operations.
             case (tst)
                 T_IDLE: if (tbl_cmd) begin
@@ -243,13 +182,7 @@ module nf_engine_regs #(
                 end
                 T_REQ: if (tbl_gnt) tst <= T_WAIT;
                 T_WAIT: if (tbl_res_valid) begin
-                    tbl_code <= res_code;
-                    if (res_code == R_OK) begin
-                        if (tbl_op_r == OPC_MPT_READ)
-                            ent <= res_entry;
-                        if (tbl_op_r == OPC_MTT_READ)
-                            tbl_mtt_data_r <= res_mtt_data;
-                    end
+                    tbl_code <= res_code;  // a read's result lands in the staging registers (ent_read, mtt_read)
                     tst <= (tbl_op_r == OPC_MPT_INVALIDATE &&
                             res_code == R_OK) ? T_DRAIN : T_IDLE;
                 end
@@ -291,42 +224,39 @@ module nf_engine_regs #(
         end
     endfunction
 
+    // A table read's result lands in the staging registers it read.
+    wire ent_read = tst == T_WAIT && tbl_res_valid && res_code == R_OK && tbl_op_r == OPC_MPT_READ;
+    wire mtt_read = tst == T_WAIT && tbl_res_valid && res_code == R_OK && tbl_op_r == OPC_MTT_READ;
+
     // Writes decode at wq_addr (they land a clock late), reads at the request's csr_addr: a
     // read is never taken in a clock with wq (that clock answers the write), so the read mux
-    // needs no choice between the two.
-    nf_engine_regs_decode u_decode (
+    // needs no choice between the two. Staging registers of a running table op or check
+    // hold still (the op may still be waiting for the pipeline): such writes are dropped.
+    nf_engine_csr u_csr (
         .clk(clk), .rst(rst), .take(csr_new), .addr(wq_addr), .rd_addr(csr_addr), .we(wq),
-        .wr_tbl_cmd(wr_tbl_cmd), .wr_tbl_index(wr_tbl_index), .wr_tbl_mtt_data(wr_tbl_mtt_data),
-        .wr_ent_w0(wr_ent_w0), .wr_ent_w1(wr_ent_w1), .wr_ent_w2(wr_ent_w2), .wr_ent_w3(wr_ent_w3),
-        .wr_ent_w4(wr_ent_w4), .wr_ent_w5(wr_ent_w5), .wr_ent_w6(wr_ent_w6),
-        .wr_ld_src(wr_ld_src), .wr_ld_mtt_base(wr_ld_mtt_base), .wr_ld_count(wr_ld_count),
-        .wr_ld_ctrl(wr_ld_ctrl),
-        .wr_dma_src_mode(wr_dma_src_mode), .wr_dma_src_token(wr_dma_src_token),
-        .wr_dma_src_addr_lo(wr_dma_src_addr_lo), .wr_dma_src_addr_hi(wr_dma_src_addr_hi),
-        .wr_dma_src_pd(wr_dma_src_pd),
-        .wr_dma_dst_mode(wr_dma_dst_mode), .wr_dma_dst_token(wr_dma_dst_token),
-        .wr_dma_dst_addr_lo(wr_dma_dst_addr_lo), .wr_dma_dst_addr_hi(wr_dma_dst_addr_hi),
-        .wr_dma_dst_pd(wr_dma_dst_pd), .wr_dma_len(wr_dma_len), .wr_dma_ctrl(wr_dma_ctrl),
-        .wr_chk_token(wr_chk_token), .wr_chk_va_lo(wr_chk_va_lo), .wr_chk_va_hi(wr_chk_va_hi),
-        .wr_chk_len(wr_chk_len), .wr_chk_access(wr_chk_access), .wr_chk_pd(wr_chk_pd),
-        .wr_chk_ctrl(wr_chk_ctrl),
+        .wdata(wq_data), .wstrb(wq_strb), .hold_tbl(tst != T_IDLE), .hold_chk(cst != C_IDLE),
+        .wr_tbl_cmd(wr_tbl_cmd), .q_tbl_index(tbl_index_r),
+        .q_tbl_mtt_data(tbl_mtt_data_r), .hwwe_tbl_mtt_data(mtt_read), .hwd_tbl_mtt_data(res_mtt_data),
+        .q_ent_w0(ent[0*32 +: 32]), .hwwe_ent_w0(ent_read), .hwd_ent_w0(res_entry[0*32 +: 32]),
+        .q_ent_w1(ent[1*32 +: 32]), .hwwe_ent_w1(ent_read), .hwd_ent_w1(res_entry[1*32 +: 32]),
+        .q_ent_w2(ent[2*32 +: 32]), .hwwe_ent_w2(ent_read), .hwd_ent_w2(res_entry[2*32 +: 32]),
+        .q_ent_w3(ent[3*32 +: 32]), .hwwe_ent_w3(ent_read), .hwd_ent_w3(res_entry[3*32 +: 32]),
+        .q_ent_w4(ent[4*32 +: 32]), .hwwe_ent_w4(ent_read), .hwd_ent_w4(res_entry[4*32 +: 32]),
+        .q_ent_w5(ent[5*32 +: 32]), .hwwe_ent_w5(ent_read), .hwd_ent_w5(res_entry[5*32 +: 32]),
+        .q_ent_w6(ent[6*32 +: 32]), .hwwe_ent_w6(ent_read), .hwd_ent_w6(res_entry[6*32 +: 32]),
+        .q_ld_src(ld_src), .q_ld_mtt_base(ld_mtt_base), .q_ld_count(ld_count), .wr_ld_ctrl(wr_ld_ctrl),
+        .q_dma_src_mode(dma_src_mode), .q_dma_src_token(dma_src_token),
+        .q_dma_src_addr_lo(src_lo), .q_dma_src_addr_hi(src_hi), .q_dma_src_pd(dma_src_pd),
+        .q_dma_dst_mode(dma_dst_mode), .q_dma_dst_token(dma_dst_token),
+        .q_dma_dst_addr_lo(dst_lo), .q_dma_dst_addr_hi(dst_hi), .q_dma_dst_pd(dma_dst_pd),
+        .q_dma_len(dma_len), .wr_dma_ctrl(wr_dma_ctrl),
+        .q_chk_token(chk_token_r), .q_chk_va_lo(chk_va_lo), .q_chk_va_hi(chk_va_hi),
+        .q_chk_len(chk_len_r), .q_chk_access(chk_access_r), .q_chk_pd(chk_pd_r), .wr_chk_ctrl(wr_chk_ctrl),
         .rd_id(`NF_ENGINE_HW_ID_VALUE), .rd_cfg_mpt(MPT_ENTRIES), .rd_cfg_mtt(MTT_ENTRIES),
         .rd_cfg_mem(MEM_BYTES), .rd_cfg_user(USER_BASE),
         .rd_tbl_status(status_word(tbl_busy, 1'b0, tbl_code, 16'd0)),
-        .rd_tbl_index(tbl_index_r), .rd_tbl_mtt_data(tbl_mtt_data_r),
-        .rd_ent_w0(ent[0*32 +: 32]), .rd_ent_w1(ent[1*32 +: 32]), .rd_ent_w2(ent[2*32 +: 32]),
-        .rd_ent_w3(ent[3*32 +: 32]), .rd_ent_w4(ent[4*32 +: 32]), .rd_ent_w5(ent[5*32 +: 32]),
-        .rd_ent_w6(ent[6*32 +: 32]),
-        .rd_ld_src(ld_src), .rd_ld_mtt_base(ld_mtt_base), .rd_ld_count(ld_count),
         .rd_ld_status(status_word(ld_busy, 1'b0, ld_code, ld_index)),
-        .rd_dma_src_mode(dma_src_mode), .rd_dma_src_token(dma_src_token),
-        .rd_dma_src_addr_lo(src_lo), .rd_dma_src_addr_hi(src_hi), .rd_dma_src_pd(dma_src_pd),
-        .rd_dma_dst_mode(dma_dst_mode), .rd_dma_dst_token(dma_dst_token),
-        .rd_dma_dst_addr_lo(dst_lo), .rd_dma_dst_addr_hi(dst_hi), .rd_dma_dst_pd(dma_dst_pd),
-        .rd_dma_len(dma_len), .rd_dma_status(status_word(dma_busy, dma_side, dma_code, 16'd0)),
-        .rd_dma_bytes(dma_bytes),
-        .rd_chk_token(chk_token_r), .rd_chk_va_lo(chk_va_lo), .rd_chk_va_hi(chk_va_hi),
-        .rd_chk_len(chk_len_r), .rd_chk_access(chk_access_r), .rd_chk_pd(chk_pd_r),
+        .rd_dma_status(status_word(dma_busy, dma_side, dma_code, 16'd0)), .rd_dma_bytes(dma_bytes),
         .rd_chk_status(status_word(chk_busy, 1'b0, chk_code, 16'd0)), .rd_chk_addr(chk_addr),
         .rdata(csr_rdata)
     );
