@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The rule table: every rule of NDK_FACTS.md that has one deterministic status, fed
+/* The rule table: every NDK rule of docs/ndk.md that has one deterministic status, fed
  * through the public API (ndkpi.h, ndkfpga.h) on each device named on the command
  * line, one TAP line per rule and device, then one line saying whether the devices
- * agree on every status. docs/rules.md lists the same rules by the same names.
+ * agree on every status. docs/rules.md lists the same rules by the same names; each
+ * group of rows below names the docs/ndk.md section its rules come from.
  *
  *   rules [DEVICE ...]      (default: model)
  *
@@ -1223,7 +1224,7 @@ static NTSTATUS r_listen_in_use(struct env *e)
 
 struct rule {
     const char *name;
-    const char *fact; /* the NDK_FACTS.md sentence (or this provider's documented choice) */
+    const char *fact; /* the NDK rule (docs/ndk.md, section above) or this provider's documented choice */
     NTSTATUS (*run)(struct env *e); /* sets up and makes the call; the status observed */
     NTSTATUS want;
     enum decider by;
@@ -1231,7 +1232,8 @@ struct rule {
 };
 
 static const struct rule rules[] = {
-    /* NdkInitializeFastRegisterMr, NdkRegisterMr, NdkDeregisterMr */
+    /* NdkInitializeFastRegisterMr, NdkRegisterMr, NdkDeregisterMr: docs/ndk.md#ndkinitializefastregistermr,
+     * docs/ndk.md#ndkregistermr, docs/ndk.md#ndkderegistermr */
     {"init-fast-normal-mr",
      "NdkInitializeFastRegisterMr: MR must have been created with FastRegister=TRUE",
      r_init_normal_mr, STATUS_INVALID_DEVICE_STATE, HOST, NULL},
@@ -1274,7 +1276,7 @@ static const struct rule rules[] = {
     {"deregister-fast-mr",
      "a fast-register MR is invalidated, not deregistered (ndkpi.h: INVALID_DEVICE_STATE)",
      r_deregister_fast_mr, STATUS_INVALID_DEVICE_STATE, HOST, NULL},
-    /* NdkFastRegister */
+    /* NdkFastRegister: docs/ndk.md#ndkfastregister */
     {"fr-remote-write-no-access",
      "MR not initialized with RemoteAccess but remote read or write requested -> STATUS_ACCESS_VIOLATION",
      NULL, STATUS_ACCESS_VIOLATION, HOST, &(const FR){0, 0, 1, 0, PAGE_SIZE, 0x10000, REMOTE_W}},
@@ -1335,7 +1337,7 @@ static const struct rule rules[] = {
     {"write-top-bytes",
      "R5: the engine grants an RDMA Write of the last 8 bytes of the 64-bit space",
      r_write_top_bytes, STATUS_SUCCESS, FIRMWARE, NULL},
-    /* NdkInvalidate */
+    /* NdkInvalidate: docs/ndk.md#ndkinvalidate */
     {"inv-unconnected",
      "Invalidate: QP not connected -> STATUS_CONNECTION_INVALID",
      r_inv_unconnected, STATUS_CONNECTION_INVALID, HOST, NULL},
@@ -1354,7 +1356,7 @@ static const struct rule rules[] = {
     {"write-invalidated",
      "After it completes, every access through the MR's tokens must fail",
      r_write_invalidated, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
-    /* RDMA Read/Write */
+    /* RDMA Read/Write: docs/ndk.md#ndkread-and-ndkwrite, docs/ndk.md#remote-access-failures */
     {"write-granted",
      "an RDMA Write the token grants succeeds",
      r_write_granted, STATUS_SUCCESS, FIRMWARE, NULL},
@@ -1391,7 +1393,7 @@ static const struct rule rules[] = {
     {"read-unconnected",
      "NdkRead on a QP not connected (ndkpi.h: CONNECTION_INVALID)",
      r_read_unconnected, STATUS_CONNECTION_INVALID, HOST, NULL},
-    /* QP and CQ */
+    /* QP and CQ: docs/ndk.md#ndkflush, #ndkdisconnect, #ndkcreatecq, #ndkcreateqp, #cq-errors */
     {"after-flush",
      "NdkFlush: requests posted after it complete with STATUS_CANCELLED",
      r_after_flush, STATUS_CANCELLED, FIRMWARE, NULL},
@@ -1413,7 +1415,7 @@ static const struct rule rules[] = {
     {"qp-sge-above-max",
      "NdkCreateQp above MaxInitiatorRequestSge (ndkpi.h: INVALID_PARAMETER)",
      r_qp_sge_above_max, STATUS_INVALID_PARAMETER, HOST, NULL},
-    /* Send, Receive, SendAndInvalidate */
+    /* Send, Receive, SendAndInvalidate: docs/ndk.md#ndksend, #ndkreceive, #ndksendandinvalidate */
     {"qp-receive-queue",
      "NdkCreateQp: ReceiveQueueDepth up to MaxReceiveQueueDepth, MaxReceiveRequestSge up to the adapter's -> SUCCESS",
      r_qp_receive_queue, STATUS_SUCCESS, FIRMWARE, NULL},
@@ -1468,7 +1470,7 @@ static const struct rule rules[] = {
     {"cq-overflow-qp",
      "the CQ is then unusable, so are all QPs associated with it (CANCELLED inline)",
      r_cq_overflow_qp, STATUS_CANCELLED, HOST, NULL},
-    /* Memory windows */
+    /* Memory windows: docs/ndk.md#ndkcreatemw, #ndkbind, #ndkinvalidate */
     {"mw-create",
      "NdkCreateMw: a window of the PD (MW_CREATE)",
      r_mw_create, STATUS_SUCCESS, FIRMWARE, NULL},
@@ -1565,7 +1567,7 @@ static const struct rule rules[] = {
     {"mw-send-inv",
      "SendAndInvalidate naming a bound window: the peer's adapter invalidated it; a write through it -> ACCESS_VIOLATION",
      r_mw_send_inv, STATUS_ACCESS_VIOLATION, FIRMWARE, NULL},
-    /* Connections */
+    /* Connections: docs/ndk.md#ndklisten */
     {"listen-in-use",
      "NdkListen statuses: SHARING_VIOLATION (address and port in use)",
      r_listen_in_use, STATUS_SHARING_VIOLATION, HOST, NULL},

@@ -436,8 +436,8 @@ void case_deep_queue(void)
 }
 
 /* ========================================================================= */
-/* cq-overflow: more completions than the CQ holds, never polled. NDK_FACTS, "CQ
- * errors": the notification callback gets STATUS_BUFFER_OVERFLOW, the CQ and every
+/* cq-overflow: more completions than the CQ holds, never polled. docs/ndk.md#cq-errors:
+ * the notification callback gets STATUS_BUFFER_OVERFLOW, the CQ and every
  * QP on it are unusable, no further completion is reported, nothing silently dropped. */
 
 static int wait_overflow(struct cqlog *l, int ms)
@@ -546,7 +546,8 @@ void case_cq_overflow(void)
 /* ========================================================================= */
 /* error-breaks-qp: an invalidate of a fast-register MR that is not registered
  * completes with an error; every later request on that QP completes CANCELLED and
- * changes nothing (NDK_FACTS: "Any error completion breaks the connection"). */
+ * changes nothing (docs/ndk.md#remote-access-failures: an error completion breaks the
+ * connection). */
 
 static void error_variant(struct stx *x, struct cqlog *log, NDK_CQ *cq, const char *name, int lead, int defer)
 {
@@ -691,9 +692,9 @@ void case_error_breaks_qp(void)
 }
 
 /* ========================================================================= */
-/* flush-race: NdkFlush from one thread while another posts (NDK_FACTS: providers
- * "must handle NdkFlush ... called concurrently with a work-request call on the same
- * QP"). Every request completes exactly once, in order: a request posted before the
+/* flush-race: NdkFlush from one thread while another posts (docs/ndk.md#work-requests:
+ * the provider must cope with NdkFlush arriving while a work request is being posted on
+ * the same QP). Every request completes exactly once, in order: a request posted before the
  * flush with its real status, one posted after it CANCELLED (ndkpi.h, NdkFlush), and
  * what the token does afterwards agrees with the statuses. */
 

@@ -283,8 +283,8 @@ void case_foreign_handles(void)
 
 /* ========================================================================= */
 /* guessed-tokens: RDMA through random, wrong-key, neighbouring, zero and privileged
- * tokens is never granted (completes ACCESS_VIOLATION, NDK_FACTS "Remote access
- * failures"), and nothing moves; a PD's token stays refused from another PD even after
+ * tokens is never granted (completes ACCESS_VIOLATION, docs/ndk.md#remote-access-failures),
+ * and nothing moves; a PD's token stays refused from another PD even after
  * 65536 PDs came and went. */
 
 struct guess {
