@@ -179,10 +179,18 @@ def main():
         return 2
     texts = {f"{BLOCK_DIRS[b['name']]}/{module_name(b)}.v": gen_block(b) for b in blocks}
     differ = [rel for rel, text in texts.items() if not (root / rel).exists() or (root / rel).read_text() != text]
+    # A generated module the contract no longer makes (a block renamed, storage switched).
+    stale = sorted(str(f.relative_to(root)) for d in set(BLOCK_DIRS.values()) for pat in ("nf_*_regs_decode.v", "nf_*_csr.v")
+                   for f in (root / d).glob(pat) if str(f.relative_to(root)) not in texts)
     if args.check:
         if differ:
             print("genregs: out of date (run `make generate` and commit): " + ", ".join(differ), file=sys.stderr)
-        return 1 if differ else 0
+        if stale:
+            print("genregs: not made by the contract any more (remove them): " + ", ".join(stale), file=sys.stderr)
+        return 1 if differ or stale else 0
+    for rel in stale:
+        (root / rel).unlink()
+        print(f"genregs: removed {rel}")
     for rel in differ:
         (root / rel).write_text(texts[rel])
         print(f"genregs: wrote {rel}")

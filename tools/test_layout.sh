@@ -235,6 +235,34 @@ refused "$(board_edit 'name = "ulx3s-45k"' 'name = "ULX3S_45K"')" \
 refused "$(board_edit 'seeds = "4 1 2 3 5 6"' 'seeds = "4 1 4"')" \
     "board ulx3s-25k: seeds must be distinct positive numbers" "a board's seeds that repeat one are refused"
 
+# Registers: one edit of the contract adds a register with its storage, reset value and
+# read-back (tools/genregs.py); a stored register without a reset value is refused, and a
+# generated module the contract no longer makes is named by the check.
+python3 tools/genregs.py --check >/dev/null 2>&1; ok $? "the register modules match the contract (genregs --check)"
+regs_root() { rm -rf "$tmp/regs" && mkdir -p "$tmp/regs/proto" "$tmp/regs/rtl/engine" "$tmp/regs/rtl/link" "$tmp/regs/rtl/soc" &&
+    cp -r proto/*.toml proto/regs "$tmp/regs/proto/"; }
+regs_root
+sed -i 's/^  { name = "CHK_ADDR", .*$/&\n  { name = "SPARE", off = 0x104, acc = "rw", reset = 0x5A, doc = "a register added by one edit" },/' \
+    "$tmp/regs/proto/regs/engine.toml"
+python3 tools/genregs.py --root "$tmp/regs" >/dev/null 2>&1 &&
+    grep -q "q_spare <= 32'h0000005A;" "$tmp/regs/rtl/engine/nf_engine_csr.v" &&
+    grep -q "if (wr_spare) q_spare <= merge(q_spare, wdata, wstrb);" "$tmp/regs/rtl/engine/nf_engine_csr.v" &&
+    grep -q "12'h104" "$tmp/regs/rtl/engine/nf_engine_csr.v" && grep -q "q_spare" "$tmp/regs/rtl/engine/nf_engine_csr.v"
+ok $? "a register added in the contract alone gets its storage, reset value, write and read-back"
+verilator --lint-only -Wall -Wno-UNUSEDSIGNAL -Iproto/gen "$tmp/regs/rtl/engine/nf_engine_csr.v" rtl/engine/nf_regs_decode.v \
+    --top-module nf_engine_csr >"$tmp/err" 2>&1
+ok $? "the generated storage with the added register lints clean"
+regs_root
+sed -i 's/^\(  { name = "LD_COUNT",.*\)reset = 0, /\1/' "$tmp/regs/proto/regs/engine.toml"
+python3 tools/genregs.py --root "$tmp/regs" >"$tmp/err" 2>&1
+[ $? = 2 ] && grep -q "ENGINE.LD_COUNT: a stored register needs its reset value" "$tmp/err"
+ok $? "a stored register without a reset value is refused, named"
+regs_root
+python3 tools/genregs.py --root "$tmp/regs" >/dev/null 2>&1 && touch "$tmp/regs/rtl/engine/nf_engine_regs_decode.v"
+python3 tools/genregs.py --check --root "$tmp/regs" >"$tmp/err" 2>&1
+[ $? = 1 ] && grep -q "not made by the contract any more (remove them): rtl/engine/nf_engine_regs_decode.v" "$tmp/err"
+ok $? "a generated register module the contract no longer makes fails the check, named"
+
 # A value that differs from ndkpi.h fails the build of the generated check, naming it.
 cp -r proto/*.toml proto/regs "$tmp/root/proto/"
 spec_sed "$tmp/root" 's/^INLINE                = { value = 0x040,/INLINE                = { value = 0x080,/'
