@@ -8,10 +8,10 @@
 # paths literally, their variables are only used in recipes (expanded late).
 
 CU_BUILD := $(BUILD)/host-conformance-usb
-CU_SRCS := tests/conformance/conformance.c host/tests/usb/conformance_usb_preload.c host/tests/usb/fake_ftdi.c \
-           host/tests/usb/board_proc.c
-CU_DEPS := $(CU_SRCS) tests/conformance/conformance.h tests/consumer.h tests/tap.h host/tests/usb/fake_ftdi.h \
-           host/tests/usb/board_proc.h host/include/ndkpi.h host/include/ndkfpga.h host/conformance_usb.mk
+CU_SRCS := $(sort $(filter-out %/bench_post.c,$(wildcard tests/conformance/*.c))) \
+           host/tests/usb/conformance_usb_preload.c host/tests/usb/fake_ftdi.c host/tests/usb/board_proc.c
+CU_DEPS := $(CU_SRCS) tests/conformance/conformance.h tests/conformance/contract.h tests/consumer.h tests/tap.h \
+           host/tests/usb/fake_ftdi.h host/tests/usb/board_proc.h host/include/ndkpi.h host/include/ndkfpga.h host/conformance_usb.mk
 
 .PHONY: test-conformance-usb
 CLEAN_DIRS += $(CU_BUILD)

@@ -100,9 +100,10 @@ test-host-log: $(NDK_BUILD)/test_log $(BUILD)/model/nfmodel ## the library is qu
 	@$(NDK_BUILD)/test_log
 
 # ---- conformance suite (tests/conformance/) against a live adapter ----
-CONF_SRCS := tests/conformance/conformance.c
+# Every .c of tests/conformance/ but bench_post.c, a program of its own.
+CONF_SRCS := $(sort $(filter-out %/bench_post.c,$(wildcard tests/conformance/*.c)))
 CONF_DEFS = -DNDK_MODEL_BIN='"$(BUILD)/model/nfmodel"'
-CONF_HDRS := tests/conformance/conformance.h tests/consumer.h tests/tap.h
+CONF_HDRS := tests/conformance/conformance.h tests/conformance/contract.h tests/consumer.h tests/tap.h
 $(NDK_BUILD)/conformance: $(CONF_SRCS) $(CONF_HDRS) $(NDK_BUILD)/libndkfpga.a host/include/ndkpi.h host/include/ndkfpga.h
 	$(NDK_CONSUMER_CC) $(CONF_DEFS) -o $@ $(CONF_SRCS) $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
 
@@ -207,8 +208,9 @@ lint-host-ndk:
 CLEAN_DIRS += $(NDK_BUILD)
 
 # ---- host instructions per posted work request (callgrind) ----
-$(NDK_BUILD)/bench_post: tests/conformance/bench_post.c $(CONF_HDRS) $(NDK_BUILD)/libndkfpga.a
-	$(NDK_CONSUMER_CC) -o $@ $< $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
+# It waits for its connection with the suite's waiters (contract.c).
+$(NDK_BUILD)/bench_post: tests/conformance/bench_post.c tests/conformance/contract.c $(CONF_HDRS) $(NDK_BUILD)/libndkfpga.a
+	$(NDK_CONSUMER_CC) -o $@ $(filter %.c,$^) $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
 
 .PHONY: bench-ndk-post
 bench-ndk-post: $(NDK_BUILD)/bench_post $(BUILD)/model/nfmodel ## callgrind: host instructions per NdkFastRegister (software adapter)

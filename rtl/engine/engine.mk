@@ -15,7 +15,7 @@ lint-engine: ## Verilator -Wall lint of every engine module
 # profile. The same sizes go to Verilator (-G) and to the harness (-DTB_*).
 ENGINE_VFLAGS := --cc --exe --build -j 2 -Wno-fatal -O2 --x-assign unique --x-initial unique \
                  -I$(ROOT)/proto/gen -y $(ENGINE_DIR) \
-                 -CFLAGS "-O1 -I$(ROOT)/proto/gen -I$(ROOT)/sim -I$(ENGINE_DIR)/tb"
+                 -CFLAGS "-O1 -I$(ROOT)/proto/gen -I$(ROOT)/sim -I$(ENGINE_DIR)/tb -I$(ENGINE_DIR)/model"
 ENGINE_TB_HDRS := $(ROOT)/rtl/include/nf_tb_clock.h $(ENGINE_DIR)/tb/tb_common.h $(ENGINE_DIR)/tb/tb_engine_bus.h $(ENGINE_DIR)/tb/tb_keycheck_io.h $(ENGINE_DIR)/tb/tb_chk_regs.h $(ROOT)/tests/tap.h $(ROOT)/proto/gen/nf_layout.vh \
                   $(ROOT)/proto/gen/nf_layout.h $(ROOT)/sim/nf_layout_cxx.h
 
@@ -32,19 +32,28 @@ engine_tb_params_tb_engine      = -GMEM_BYTES=$(call nf_prof_mem,$(1)) -GMPT_ENT
                                   -GHEAD_SLOTS=$(call nf_prof_rx,$(1))
 engine_tb_params_tb_keycheck    = -GMPT_ENTRIES=$(call nf_prof_mpt,$(1)) -GMTT_ENTRIES=$(call nf_prof_mtt,$(1))
 engine_tb_params_tb_adapter_mem = -GMEM_BYTES=$(call nf_prof_mem,$(1)) -GHEAD_SLOTS=$(call nf_prof_rx,$(1))
+# Objects a bench links beside its .cpp: the key-check bench's reference is the engine's
+# C model, one object for every profile (its sizes are arguments of nfm_engine_new).
+ENGINE_REF_OBJ := $(ENGINE_BUILD)/model/nf_engine_model.o
+engine_tb_objs_tb_keycheck = $(ENGINE_REF_OBJ)
+engine_tb_deps_tb_keycheck = $(ENGINE_REF_OBJ) $(ENGINE_DIR)/model/nf_engine_model.h
 engine_tb_defs = -DTB_PROFILE=$(1) -DTB_MEM_BYTES=$(call nf_prof_mem,$(1))u -DTB_MPT_ENTRIES=$(call nf_prof_mpt,$(1))u \
                  -DTB_MTT_ENTRIES=$(call nf_prof_mtt,$(1))u -DTB_USER_BASE=$(call nf_prof_user,$(1))u \
                  -DTB_HEAD_SLOTS=$(call nf_prof_rx,$(1))u
 
 # $(1) profile, $(2) bench (tb/$(2).cpp), $(3) top module, $(4) its RTL
 define engine_tb
-$(ENGINE_BUILD)/$(1)/$(2)/V$(3): $(4) $(ENGINE_DIR)/tb/$(2).cpp $(ENGINE_TB_HDRS)
+$(ENGINE_BUILD)/$(1)/$(2)/V$(3): $(4) $(ENGINE_DIR)/tb/$(2).cpp $(ENGINE_TB_HDRS) $(engine_tb_deps_$(2))
 	@mkdir -p $$(@D)
 	@$$(VERILATOR) $$(ENGINE_VFLAGS) --Mdir $$(@D) --top-module $(3) $$(call engine_tb_params_$(2),$(1)) \
-	    -CFLAGS "$$(call engine_tb_defs,$(1))" $(ENGINE_DIR)/$(3).v $(ENGINE_DIR)/tb/$(2).cpp -o V$(3) \
+	    -CFLAGS "$$(call engine_tb_defs,$(1))" $(ENGINE_DIR)/$(3).v $(ENGINE_DIR)/tb/$(2).cpp $(engine_tb_objs_$(2)) -o V$(3) \
 	    >$$(@D)/build.log 2>&1 || { cat $$(@D)/build.log; exit 1; }
 ENGINE_TBS += $(ENGINE_BUILD)/$(1)/$(2)/V$(3)
 endef
+$(ENGINE_REF_OBJ): $(ENGINE_DIR)/model/nf_engine_model.c $(ENGINE_DIR)/model/nf_engine_model.h $(ROOT)/proto/gen/nf_layout.h
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -c -o $@ $<
+
 $(foreach p,$(ENGINE_PROFILES),\
     $(eval $(call engine_tb,$(p),tb_adapter_mem,nf_adapter_mem,$(ENGINE_DIR)/nf_adapter_mem.v))\
     $(eval $(call engine_tb,$(p),tb_keycheck,nf_keycheck,$(ENGINE_DIR)/nf_keycheck.v))\

@@ -4,7 +4,7 @@
  * (make bench-ndk-post). Batches of 5 pairs: all with DEFER | SILENT_SUCCESS (no
  * syscall: they stay in the open frame) except the last invalidate, signalled
  * without DEFER (it sends the frame). */
-#include "conformance.h"
+#include "contract.h"
 
 #define BATCHES 100
 #define PER_BATCH 5

@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Helpers of the NDK conformance suite: waiting for completions while checking the
- * asynchronous contract (a callback only after STATUS_PENDING, never inside the
- * call, always on the one callback thread), CQ polling, and a fixture of
- * connected QP pairs over loopback. */
+/* NDK conformance suite: every rule of NDK_FACTS.md fed its bad input, expecting the
+ * exact documented status and checking that nothing changed; then the data path
+ * (fast-register over scattered pages, RDMA Write/Read through the token, refusals
+ * after invalidation, of another PD, without the right, out of bounds) and the
+ * asynchronous contract. The device comes from $NDKFPGA_DEVICE (default "model").
+ *
+ * Statuses for cases NDK leaves to "other status codes" are this provider's
+ * (documented in ndkpi.h/ndkfpga.h): an MR of the wrong kind or state for a call
+ * gets STATUS_INVALID_DEVICE_STATE; malformed arguments STATUS_INVALID_PARAMETER.
+ *
+ * harness.c runs the sections in a fixed order, contract.c checks every callback,
+ * fixture.c holds what the sections share, case_*.c hold the sections by concern. */
 #ifndef NDK_CONFORMANCE_H
 #define NDK_CONFORMANCE_H
 
@@ -12,181 +20,129 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "consumer.h"
+#include "contract.h"
 #include "ndkfpga.h"
 #include "ndkpi.h"
-#include "tap.h"
 
-/* Contract violations seen by any callback (reported as their own case). */
-static int conf_violations;
-static int conf_callbacks;
-static char conf_violation_msg[256];
-static pthread_t conf_cb_thread;
-static int conf_cb_thread_known;
-static pthread_mutex_t conf_global = PTHREAD_MUTEX_INITIALIZER;
-/* Milliseconds to wait for anything from the adapter. */
-static int conf_timeout_ms = 20000;
+#define LISTEN_PORT 4791
+#define QP_DEPTH 256
+#define REFUSAL_MR_BYTES 256 /* the refusal tests register this much of a page */
 
-static inline void conf_violation(const char *what)
-{
-    pthread_mutex_lock(&conf_global);
-    if (conf_violations++ == 0)
-        snprintf(conf_violation_msg, sizeof(conf_violation_msg), "%s", what);
-    pthread_mutex_unlock(&conf_global);
-}
+/* ---- reporting (harness.c) ---- */
+/* One TAP line (tests/tap.h), counted once for the whole suite; returns cond. */
+int conf_ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static inline void conf_note_thread(void)
-{
-    pthread_mutex_lock(&conf_global);
-    conf_callbacks++;
-    if (!conf_cb_thread_known) {
-        conf_cb_thread = pthread_self();
-        conf_cb_thread_known = 1;
-    } else if (!pthread_equal(conf_cb_thread, pthread_self())) {
-        pthread_mutex_unlock(&conf_global);
-        conf_violation("callbacks ran on more than one thread");
-        return;
-    }
-    pthread_mutex_unlock(&conf_global);
-}
+/* ---- the suite's adapter and objects (fixture.c) ---- */
+extern NDK_ADAPTER *ad;
+extern NDK_ADAPTER_INFO info;
+extern NDK_CQ *cq; /* the initiator CQ of every QP new_qp makes */
+extern NDK_PD *pd, *pd2;
+extern NDK_LISTENER *listener;
+extern int slow; /* the Verilator board: fewer repetitions */
+/* The receive queue of the QPs new_qp makes: its CQ (NULL: cq) and depth (0: none,
+ * else with 2 SGEs per receive). */
+extern NDK_CQ *pair_rcq;
+extern ULONG pair_rq;
+extern ULONG pair_depth; /* initiator depth of the QPs connect_pair creates */
+extern int disconnects;  /* DisconnectEvents seen (under the connect-event lock) */
+extern int notified;     /* cq_notify calls */
 
-/* One outstanding call. w_begin locks m for the duration of the call; the callback
- * takes m, so it can only observe the state after the call returned. */
-struct waiter {
-    pthread_mutex_t m;
-    pthread_cond_t c;
-    pthread_t caller;
-    int returned, done, calls;
-    NTSTATUS call_st, st;
-    NDK_OBJECT_HEADER *obj;
+/* Small helpers: each reports a failure as the case name says. */
+int expect(NTSTATUS got, NTSTATUS want, const char *name);
+NDK_OBJECT_HEADER *create_wait(struct waiter *w, NTSTATUS st, void *inline_obj, NTSTATUS *out);
+NTSTATUS close_obj(NDK_OBJECT_HEADER *obj);
+NDK_MR *new_mr(NDK_PD *p, int fast);
+NTSTATUS init_fast(NDK_MR *mr, ULONG pages, BOOLEAN remote);
+NTSTATUS reg_mr(NDK_MR *mr, MDL *mdl, SIZE_T len, ULONG flags);
+NTSTATUS dereg_mr(NDK_MR *mr);
+NDK_MW *new_mw(NDK_PD *p);
+UINT32 wtoken(NDK_MW *mw);
+UINT32 rtoken(NDK_MR *mr);
+NDK_QP *new_qp(NDK_PD *p, ULONG depth, NTSTATUS *out);
+/* The next result of c, or a result with Status STATUS_IO_TIMEOUT. */
+NDK_RESULT_EX next_of(NDK_CQ *c);
+/* The next result of the initiator CQ. */
+NDK_RESULT_EX next_result(void);
+/* No result shows up for a while (an inline failure posted nothing). */
+int cq_stays_empty(void);
+int expect_result(NDK_RESULT_EX r, NTSTATUS st, NDK_OPERATION_TYPE type, void *ctx, const char *name);
+/* A CQ notification callback that counts its calls in notified. */
+VOID cq_notify(PVOID ctx, NTSTATUS st);
+
+/* Connections */
+VOID on_connect_event(PVOID ctx, NDK_CONNECTOR *c);
+NDK_CONNECTOR *wait_incoming(void);
+struct pair {
+    NDK_QP *qa, *qb;
+    NDK_CONNECTOR *ca, *cb;
 };
+/* Two QPs of PD p connected to each other; 0 on failure (printed). */
+int connect_pair(NDK_PD *p, struct pair *pr);
+void close_pair(struct pair *pr);
 
-static inline void w_init(struct waiter *w)
-{
-    memset(w, 0, sizeof(*w));
-    pthread_mutex_init(&w->m, NULL);
-    pthread_cond_init(&w->c, NULL);
-}
+/* Buffers */
+struct buf {
+    MDL *mdl;
+    NDK_MR *mr; /* normal MR over it (local read/write) */
+    size_t len;
+};
+int new_buf(struct buf *b, size_t len, int scattered, ULONG mr_flags);
+void free_buf(struct buf *b);
+void fill(uint8_t *p, size_t n, uint32_t seed);
+PVOID va_of(const struct buf *b, size_t off);
 
-static inline void w_begin(struct waiter *w)
-{
-    pthread_mutex_lock(&w->m);
-    w->caller = pthread_self();
-    w->returned = 0;
-    w->done = 0;
-    w->calls = 0;
-    w->obj = NULL;
-}
+/* Remote accesses whose outcome is checked against the bytes */
+NTSTATUS probe_write(NDK_QP *q, struct buf *src, struct buf *tgt, UINT32 token, UINT64 va, uint32_t seed);
+void refused_access(const char *name, int write, struct buf *tgt, UINT32 token, UINT64 raddr, ULONG len);
 
-static inline NTSTATUS w_returned(struct waiter *w, NTSTATUS st)
-{
-    w->returned = 1;
-    w->call_st = st;
-    pthread_mutex_unlock(&w->m);
-    return st;
-}
+/* Private adapters: a software adapter of a case's own, to stop or kill */
+struct priv {
+    pid_t pid;
+    char dir[32], sock[64];
+    NDK_ADAPTER *ad, *saved_ad;
+    NDK_CQ *cq, *saved_cq;
+    NDK_PD *pd;
+    NDK_LISTENER *l;
+    pthread_t saved_thread;
+    int saved_known;
+    NDK_MR *fr; /* fr_setup: a fast-register MR ... */
+    NDK_LOGICAL_ADDRESS page; /* ... and a page for it */
+};
+/* Start nfmodel, open it, a CQ of cq_depth (notify may be NULL), a PD and a listener;
+ * the suite's globals (ad, cq) point at it until priv_close. */
+int priv_open(struct priv *p, ULONG cq_depth, NDK_FN_CQ_NOTIFICATION_CALLBACK notify, void *nctx);
+int priv_start(struct priv *p, ULONG cq_depth, const char *what);
+void priv_kill(struct priv *p);
+/* Close the adapter (children left open) and the model; the close's milliseconds. */
+uint64_t priv_close(struct priv *p);
+/* p->fr: a fast-register MR of p's PD over one fresh page (p->page); 0 on failure. */
+int fr_setup(struct priv *p);
+/* connect_pair with QPs of initiator depth depth. */
+int connect_pair_depth(NDK_PD *p, ULONG depth, struct pair *pr);
+/* A connected pair of depth depth and a fast MR with a page to register. */
+int pair_fr_setup(struct priv *p, ULONG depth, struct pair *pr);
+/* pair_fr_setup on a private adapter, reported as "WHAT: connected QPs and a fast
+ * MR"; on failure the adapter is closed. */
+int priv_pair_fr_setup(struct priv *p, ULONG depth, const char *what, struct pair *pr);
 
-/* Called first thing in every callback; returns 1 with w->m held, 0 when the
- * callback runs inside the call (the caller holds m: a violation). */
-static inline int w_enter(struct waiter *w)
-{
-    conf_note_thread();
-    if (pthread_equal(pthread_self(), w->caller) && pthread_mutex_trylock(&w->m) != 0) {
-        conf_violation("a callback ran inside the call");
-        w->calls++;
-        return 0;
-    }
-    if (!pthread_equal(pthread_self(), w->caller))
-        pthread_mutex_lock(&w->m);
-    if (!w->returned || w->call_st != STATUS_PENDING)
-        conf_violation("a callback followed a call that did not return STATUS_PENDING");
-    if (w->calls++)
-        conf_violation("a completion callback ran twice");
-    return 1;
-}
-
-static inline void w_leave(struct waiter *w, int held)
-{
-    w->done = 1;
-    if (held) {
-        pthread_cond_broadcast(&w->c);
-        pthread_mutex_unlock(&w->m);
-    }
-}
-
-static inline VOID req_cb(PVOID ctx, NTSTATUS st)
-{
-    struct waiter *w = ctx;
-    int held = w_enter(w);
-    w->st = st;
-    w_leave(w, held);
-}
-
-static inline VOID create_cb(PVOID ctx, NTSTATUS st, NDK_OBJECT_HEADER *obj)
-{
-    struct waiter *w = ctx;
-    int held = w_enter(w);
-    w->st = st;
-    w->obj = obj;
-    w_leave(w, held);
-}
-
-static inline VOID close_cb(PVOID ctx)
-{
-    struct waiter *w = ctx;
-    int held = w_enter(w);
-    w->st = STATUS_SUCCESS;
-    w_leave(w, held);
-}
-
-/* The final status of a call: st itself, or (STATUS_PENDING) the callback's.
- * STATUS_IO_TIMEOUT when the callback never came. */
-static inline NTSTATUS w_wait(struct waiter *w, NTSTATUS st)
-{
-    if (st != STATUS_PENDING)
-        return st;
-    struct timespec ts;
-    deadline_in(&ts, conf_timeout_ms);
-    pthread_mutex_lock(&w->m);
-    int rc = 0;
-    while (!w->done && rc == 0)
-        rc = pthread_cond_timedwait(&w->c, &w->m, &ts);
-    NTSTATUS out = w->done ? w->st : STATUS_IO_TIMEOUT;
-    pthread_mutex_unlock(&w->m);
-    return out;
-}
-
-/* Has the callback run (without waiting)? */
-static inline int w_is_done(struct waiter *w)
-{
-    pthread_mutex_lock(&w->m);
-    int d = w->done;
-    pthread_mutex_unlock(&w->m);
-    return d;
-}
-
-#define ASYNC(w, call) (w_begin(w), w_returned((w), (call)))
-
-static inline void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static inline uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-/* Next result of the CQ within the timeout: 1, or 0 when none came. */
-static inline int cq_wait(NDK_CQ *cq, NDK_RESULT_EX *r, int timeout_ms)
-{
-    return consumer_cq_wait(cq, r, timeout_ms);
-}
+/* ---- the sections (case_*.c), in the order harness.c runs them ---- */
+void test_adapter_info(void);     /* case_objects.c */
+void test_link_death(void);       /* case_guarantees.c */
+void test_guarantees(void);       /* case_guarantees.c */
+void test_create_limits(void);    /* case_objects.c */
+void test_registration(void);     /* case_objects.c */
+void test_unconnected(void);      /* case_objects.c */
+void test_connection_rules(void); /* case_objects.c */
+void test_fast_register_rules(void); /* case_data.c */
+void test_refusals(void);         /* case_data.c */
+void test_async(void);            /* case_async.c */
+void test_flush(void);            /* case_flush.c */
+void test_send_receive(void);     /* case_send.c */
+void test_windows(void);          /* case_windows.c */
 
 #endif

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 // nf_keycheck unit testbench: one op per clock into the pipeline, every result compared
-// with a reference model of docs/architecture.md "Engine semantics", applied in issue
-// order (so read-after-write hazards one, two and three ops apart are covered), plus the
-// measured acceptance rate and latency.
+// with the engine's C model (rtl/engine/model) applied in issue order, so read-after-write
+// hazards one, two and three ops apart are covered; plus acceptance rate and latency.
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <vector>
 
 #include "Vnf_keycheck.h"
+#include "nf_engine_model.h"
 #include "nf_layout_cxx.h"
 #include "tb_common.h"
 #include "tb_keycheck_io.h"
@@ -18,91 +18,62 @@
 #error "TB_MPT_ENTRIES, TB_MTT_ENTRIES come from engine.mk (the -G parameters of this build)"
 #endif
 static const uint32_t MPT = TB_MPT_ENTRIES, MTT = TB_MTT_ENTRIES;
-struct Ref {
-    uint32_t mpt[MPT][7];
-    uint32_t mtt[MTT];
-};
 
 typedef KcOp Op;
 
 struct Res {
-    uint32_t code, addr, mtt_data, tag, window, parent;
+    uint32_t op, code, addr, mtt_data, tag, index, window, parent;
     uint32_t entry[7];
 };
 
-static bool is_valid(const uint32_t *w) { return NF_MPT_W0_STATE_GET(w[0]) == NF_MPT_STATE_VALID; }
-
-// A window (KIND WINDOW) grants remote access only, and only while its parent is VALID.
-static uint32_t ref_check(const Ref &r, const Op &o, uint32_t *addr)
-{
-    *addr = 0;
-    uint32_t idx = NF_TOKEN_INDEX_GET(o.token);
-    if (idx >= MPT) return NF_REFUSE_BAD_INDEX;
-    const uint32_t *w = r.mpt[idx];
-    bool window = NF_MPT_W0_KIND_GET(w[0]) == NF_MPT_KIND_WINDOW;
-    uint32_t parent = NF_MPT_W6_PARENT_GET(w[6]);
-    if (NF_MPT_W0_KEY_GET(w[0]) != NF_TOKEN_KEY_GET(o.token)) return NF_REFUSE_BAD_KEY;
-    if (!is_valid(w) || (window && (parent >= MPT || !is_valid(r.mpt[parent])))) return NF_REFUSE_NOT_VALID;
-    if (NF_MPT_W1_PD_GET(w[1]) != o.pd) return NF_REFUSE_WRONG_PD;
-    bool fast = NF_MPT_W0_KIND_GET(w[0]) == NF_MPT_KIND_FAST, en = NF_MPT_W0_REMOTE_EN_GET(w[0]);
-    bool right = !window;
-    switch (o.access) {
-    case NF_ACCESS_LOCAL_WRITE: right = NF_MPT_W0_LOCAL_WRITE_GET(w[0]) && !window; break;
-    case NF_ACCESS_REMOTE_READ: right = NF_MPT_W0_REMOTE_READ_GET(w[0]) && (!fast || en); break;
-    case NF_ACCESS_REMOTE_WRITE: right = NF_MPT_W0_REMOTE_WRITE_GET(w[0]) && (!fast || en); break;
-    default: break;
+// The reference is the engine's C model at this build's sizes: the unit's table ops are
+// the engine's TBL_CMD operations and its check is CHK_CTRL's, so one model serves both.
+struct Ref {
+    nfm_engine *e;
+    Ref()
+    {
+        const nfm_engine_cfg cfg = {TB_MEM_BYTES, MPT, MTT, TB_USER_BASE};
+        e = nfm_engine_new(&cfg);
+        if (!e) { std::printf("not ok - keycheck: the C model refuses these sizes\n"); std::exit(1); }
     }
-    if (!right) return NF_REFUSE_NO_RIGHT;
-    uint64_t base = (uint64_t)w[3] << 32 | w[2], length = w[4];
-    if (o.va < base) return NF_REFUSE_OUT_OF_BOUNDS;
-    uint64_t off = o.va - base;
-    if (off > length || o.len > length - off) return NF_REFUSE_OUT_OF_BOUNDS;
-    if (o.len == 0) return NF_REFUSE_OK;
-    uint64_t pos = NF_MPT_W1_FBO_GET(w[1]) + off;
-    uint64_t first = NF_MPT_W5_MTT_BASE_GET(w[5]) + (pos >> NF_ADAPTER_PAGE_SHIFT);
-    uint64_t last = NF_MPT_W5_MTT_BASE_GET(w[5]) + ((pos + o.len - 1) >> NF_ADAPTER_PAGE_SHIFT);
-    if (last >= MTT) return NF_REFUSE_BAD_MTT;
-    *addr = (uint32_t)((uint64_t)r.mtt[first] << NF_ADAPTER_PAGE_SHIFT | (pos & (NF_ADAPTER_PAGE_SIZE - 1)));
-    return NF_REFUSE_OK;
-}
+    ~Ref() { nfm_engine_free(e); }
+    Ref(const Ref &) = delete;
+    Ref &operator=(const Ref &) = delete;
+    // Entry i as the model holds it; zeros beyond the table.
+    void entry(uint32_t i, uint32_t w[NFM_MPT_WORDS]) const { nfm_mpt_get(e, i, w); }
+};
 
-// Applies one op to the reference in issue order; returns its expected result.
+// Applies one op to the model in issue order, through the registers the firmware uses
+// for a table op; returns what the unit must answer. Fields an op does not produce are 0.
 static Res ref_apply(Ref &r, const Op &o)
 {
-    Res e{};
-    e.tag = o.tag;
-    switch (o.op) {
-    case KC_OP_CHECK: {
-        e.code = ref_check(r, o, &e.addr);
-        uint32_t idx = NF_TOKEN_INDEX_GET(o.token);
-        e.window = idx < MPT && NF_MPT_W0_KIND_GET(r.mpt[idx][0]) == NF_MPT_KIND_WINDOW;
-        e.parent = e.window ? NF_MPT_W6_PARENT_GET(r.mpt[idx][6]) : 0;
-        break;
+    Res x{};
+    x.op = o.op;
+    x.tag = o.tag;
+    if (o.op == KC_OP_CHECK) {
+        uint32_t idx = NF_TOKEN_INDEX_GET(o.token), w[NFM_MPT_WORDS];
+        x.index = idx;
+        x.code = nfm_check(r.e, o.token, o.va, o.len, o.access, o.pd, &x.addr);
+        r.entry(idx, w);
+        x.window = NF_MPT_W0_KIND_GET(w[0]) == NF_MPT_KIND_WINDOW;
+        x.parent = x.window ? NF_MPT_W6_PARENT_GET(w[6]) : 0;
+        return x;
     }
-    case NF_TBL_OP_MPT_WRITE:
-        if (o.index >= MPT) { e.code = NF_REFUSE_BAD_INDEX; break; }
-        std::memcpy(r.mpt[o.index], o.entry, sizeof o.entry);
-        break;
-    case NF_TBL_OP_MPT_READ:
-        if (o.index >= MPT) { e.code = NF_REFUSE_BAD_INDEX; break; }
-        std::memcpy(e.entry, r.mpt[o.index], sizeof e.entry);
-        break;
-    case NF_TBL_OP_MPT_INVALIDATE:
-        if (o.index >= MPT) { e.code = NF_REFUSE_BAD_INDEX; break; }
-        if (NF_MPT_W0_STATE_GET(r.mpt[o.index][0]) != NF_MPT_STATE_VALID) { e.code = NF_REFUSE_NOT_VALID; break; }
-        r.mpt[o.index][0] = (r.mpt[o.index][0] & ~NF_MPT_W0_STATE_MASK) | NF_MPT_W0_STATE_PUT(NF_MPT_STATE_INVALID);
-        break;
-    case NF_TBL_OP_MTT_WRITE:
-        if (o.index >= MTT) { e.code = NF_REFUSE_BAD_MTT; break; }
-        r.mtt[o.index] = o.mtt_data;
-        break;
-    case NF_TBL_OP_MTT_READ:
-        if (o.index >= MTT) { e.code = NF_REFUSE_BAD_MTT; break; }
-        e.mtt_data = r.mtt[o.index];
-        break;
-    default: e.code = NF_REFUSE_BAD_COMMAND; break;
-    }
-    return e;
+    x.index = o.index;
+    // nf_engine turns MPT_WRITE_LOADED into MPT_WRITE before the unit, so any op above
+    // MTT_READ is unknown here, as TBL_CMD 0 (no TBL_OP) is to the model.
+    uint32_t cmd = o.op <= NF_TBL_OP_MTT_READ ? o.op : 0;
+    nfm_csr_write(r.e, NF_ENGINE_TBL_INDEX, o.index);
+    if (cmd == NF_TBL_OP_MPT_WRITE)
+        for (uint32_t i = 0; i < NFM_MPT_WORDS; i++) nfm_csr_write(r.e, NF_ENGINE_ENT_W0 + 4 * i, o.entry[i]);
+    if (cmd == NF_TBL_OP_MTT_WRITE) nfm_csr_write(r.e, NF_ENGINE_TBL_MTT_DATA, o.mtt_data);
+    nfm_csr_write(r.e, NF_ENGINE_TBL_CMD, cmd);
+    x.code = NF_STATUS_WORD_CODE_GET(nfm_csr_read(r.e, NF_ENGINE_TBL_STATUS));
+    if (x.code != NF_REFUSE_OK) return x;
+    if (cmd == NF_TBL_OP_MPT_READ)
+        for (uint32_t i = 0; i < NFM_MPT_WORDS; i++) x.entry[i] = nfm_csr_read(r.e, NF_ENGINE_ENT_W0 + 4 * i);
+    if (cmd == NF_TBL_OP_MTT_READ) x.mtt_data = nfm_csr_read(r.e, NF_ENGINE_TBL_MTT_DATA);
+    return x;
 }
 
 struct Tb {
@@ -115,6 +86,8 @@ struct Tb {
         tb_tick(m, cyc);
         if (m->out_valid) {
             Res r{};
+            r.op = m->out_op;
+            r.index = m->out_index;
             r.code = m->out_code;
             r.addr = m->out_addr;
             r.mtt_data = m->out_mtt_data;
@@ -129,6 +102,9 @@ struct Tb {
     void drive(const Op *o) { kc_drive(m, o); }
 };
 
+// An MTT index: mostly inside, near the end now and then, so BAD_MTT shows at every size.
+static uint32_t random_mtt_index(Rng &g) { return g.below(8) ? g.below(MTT + 4) : MTT - 2 + g.below(4); }
+
 // A random entry drawn from a small space so that every refusal reason shows up.
 static Op random_op(Rng &g, const Ref &r)
 {
@@ -137,13 +113,16 @@ static Op random_op(Rng &g, const Ref &r)
     uint32_t pick = g.below(100);
     uint32_t idx = g.below(8) + (g.below(20) == 0 ? MPT - 4 + g.below(8) : 0);
     if (pick < 55) {
-        uint32_t i = idx < MPT ? idx : 0;
-        const uint32_t *w = r.mpt[i];
+        uint32_t w[NFM_MPT_WORDS];
+        r.entry(idx < MPT ? idx : 0, w);
         uint64_t base = (uint64_t)w[3] << 32 | w[2];
         uint32_t key = g.below(8) ? NF_MPT_W0_KEY_GET(w[0]) : g.below(256);
         uint32_t pd = g.below(8) ? NF_MPT_W1_PD_GET(w[1]) : g.below(4);
         uint64_t va = base + (uint64_t)(int64_t)((int32_t)g.below(3 * 4096) - 256);
         uint32_t len = g.below(4) ? g.below(2 * 4096) : g.below(16);
+        // Now and then the range ends at the entry's end, one byte short of it or past it.
+        uint64_t end = base + w[4] + g.below(3) - 1;
+        if (g.below(8) == 0 && end >= va && end - va <= 2 * 4096) len = (uint32_t)(end - va);
         return kc_check_op(NF_TOKEN_INDEX_PUT(idx) | key, va, len, g.below(4), pd);
     }
     if (pick < 75) {
@@ -167,17 +146,17 @@ static Op random_op(Rng &g, const Ref &r)
         return o;
     }
     if (pick < 85) { o.op = NF_TBL_OP_MPT_INVALIDATE; o.index = idx; return o; }
-    if (pick < 93) { o.op = NF_TBL_OP_MTT_WRITE; o.index = g.below(MTT + 4); o.mtt_data = (uint32_t)g.next(); return o; }
+    if (pick < 93) { o.op = NF_TBL_OP_MTT_WRITE; o.index = random_mtt_index(g); o.mtt_data = (uint32_t)g.next(); return o; }
     if (pick < 96) { o.op = NF_TBL_OP_MPT_READ; o.index = idx; return o; }
-    if (pick < 99) { o.op = NF_TBL_OP_MTT_READ; o.index = g.below(MTT + 4); return o; }
+    if (pick < 99) { o.op = NF_TBL_OP_MTT_READ; o.index = random_mtt_index(g); return o; }
     o.op = 6 + g.below(2);
     return o;
 }
 
 static bool same(const Res &a, const Res &b)
 {
-    return a.code == b.code && a.addr == b.addr && a.mtt_data == b.mtt_data && a.tag == b.tag &&
-           a.window == b.window && a.parent == b.parent &&
+    return a.op == b.op && a.code == b.code && a.addr == b.addr && a.mtt_data == b.mtt_data && a.tag == b.tag &&
+           a.index == b.index && a.window == b.window && a.parent == b.parent &&
            !std::memcmp(a.entry, b.entry, sizeof a.entry);
 }
 
@@ -201,7 +180,6 @@ int main(int argc, char **argv)
     Verilated::commandArgs(argc, argv);
     Tb t;
     Ref ref;
-    std::memset(&ref, 0, sizeof ref);
     t.m->rst = 1;
     t.drive(nullptr);
     t.tick();
@@ -295,17 +273,31 @@ int main(int argc, char **argv)
               "remote only, its own bounds and rights");
     }
 
-    // Random mixed stream, every clock an op (with gaps now and then).
+    // Random mixed stream, every clock an op (with gaps now and then). $TB_SEED picks
+    // another stream; the default one is the same every run.
     {
-        Rng g(2024);
+        const char *seed_env = std::getenv("TB_SEED");
+        uint64_t seed = seed_env && *seed_env ? std::strtoull(seed_env, nullptr, 0) : 2024;
+        Rng g(seed);
         size_t bad = 0, n = 0;
         uint32_t seen[16] = {0};
+        uint32_t seen_tbl[8][16] = {{0}};   // table ops by op and result
+        uint32_t edge_ok = 0, edge_past = 0;  // checks ending at the entry's last byte, one past it
         for (int round = 0; round < 40; round++) {
             std::vector<Op> seq;
             std::vector<Res> exp;
             for (int i = 0; i < 500; i++) {
                 seq.push_back(random_op(g, ref));
-                exp.push_back(ref_apply(ref, seq.back()));
+                const Op &o = seq.back();
+                uint32_t w[NFM_MPT_WORDS];
+                ref.entry(NF_TOKEN_INDEX_GET(o.token), w);   // as the op finds it
+                uint64_t end = ((uint64_t)w[3] << 32 | w[2]) + w[4];
+                exp.push_back(ref_apply(ref, o));
+                if (o.op == KC_OP_CHECK) {
+                    uint32_t code = exp.back().code;
+                    edge_ok += code == NF_REFUSE_OK && o.len && o.va + o.len == end;
+                    edge_past += code == NF_REFUSE_OUT_OF_BOUNDS && o.va + o.len == end + 1;
+                }
             }
             t.outs.clear();
             for (auto &o : seq) {
@@ -319,26 +311,38 @@ int main(int argc, char **argv)
             for (size_t i = 0; i < seq.size(); i++) {
                 n++;
                 if (seq[i].op == KC_OP_CHECK) seen[exp[i].code & 15]++;
+                else seen_tbl[seq[i].op & 7][exp[i].code & 15]++;
                 if (!same(t.outs[i], exp[i])) {
                     if (bad < 5)
-                        std::printf("# op %zu (op %u idx %u): got code %u addr 0x%x, want code %u addr 0x%x\n", i,
-                                    seq[i].op, seq[i].index, t.outs[i].code, t.outs[i].addr, exp[i].code,
-                                    exp[i].addr);
+                        std::printf("# op %zu (op %u idx %u): got code %u addr 0x%x index %u, want code %u addr "
+                                    "0x%x index %u\n", i, seq[i].op, seq[i].index, t.outs[i].code, t.outs[i].addr,
+                                    t.outs[i].index, exp[i].code, exp[i].addr, exp[i].index);
                     bad++;
                 }
             }
         }
-        std::printf("# random stream: %zu ops; checks by result:", n);
+        std::printf("# random stream (seed %llu): %zu ops; checks by result:", (unsigned long long)seed, n);
         for (int c = 0; c < 16; c++)
             if (seen[c]) std::printf(" %d:%u", c, seen[c]);
-        std::printf("\n");
-        bool every = true;
+        std::printf("; ending at the entry's last byte granted %u, one past refused %u\n", edge_ok, edge_past);
+        bool every = edge_ok > 0 && edge_past > 0;
         const uint32_t reasons[] = {NF_REFUSE_OK, NF_REFUSE_BAD_INDEX, NF_REFUSE_BAD_KEY, NF_REFUSE_NOT_VALID,
                                     NF_REFUSE_WRONG_PD, NF_REFUSE_NO_RIGHT, NF_REFUSE_OUT_OF_BOUNDS,
                                     NF_REFUSE_BAD_MTT};
         for (uint32_t c : reasons) every = every && seen[c] > 0;
         tb_ok(bad == 0 && n == 20000, "keycheck: 20000 random ops (hazards included) match the reference model");
-        tb_ok(every, "keycheck: the random stream hit the grant and every check refusal reason");
+        tb_ok(every, "keycheck: the random stream hit the grant, every check refusal reason and both sides of an "
+                     "entry's end");
+        const uint32_t tbl_ops[] = {NF_TBL_OP_MPT_WRITE, NF_TBL_OP_MPT_READ, NF_TBL_OP_MPT_INVALIDATE,
+                                    NF_TBL_OP_MTT_WRITE, NF_TBL_OP_MTT_READ};
+        bool tbl = seen_tbl[NF_TBL_OP_MPT_INVALIDATE][NF_REFUSE_NOT_VALID] > 0 &&
+                   seen_tbl[6][NF_REFUSE_BAD_COMMAND] > 0 && seen_tbl[7][NF_REFUSE_BAD_COMMAND] > 0;
+        for (uint32_t op : tbl_ops) {
+            uint32_t range = op >= NF_TBL_OP_MTT_WRITE ? NF_REFUSE_BAD_MTT : NF_REFUSE_BAD_INDEX;
+            tbl = tbl && seen_tbl[op][NF_REFUSE_OK] > 0 && seen_tbl[op][range] > 0;
+        }
+        tb_ok(tbl, "keycheck: the random stream ran every table op granted and beyond its table, an invalidate of "
+                   "an entry not VALID and unknown ops");
     }
     t.m->final();
     delete t.m;
