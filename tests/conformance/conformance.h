@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* NDK conformance suite: every rule of NDK_FACTS.md fed its bad input, expecting the
+/* NDK conformance suite: every rule of docs/ndk.md fed its bad input, expecting the
  * exact documented status and checking that nothing changed; then the data path
  * (fast-register over scattered pages, RDMA Write/Read through the token, refusals
  * after invalidation, of another PD, without the right, out of bounds) and the
