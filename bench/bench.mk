@@ -150,7 +150,7 @@ bench-report: ## regenerate docs/performance.md and its plots from a fresh make 
 	@python3 $(BENCH_DIR)/report.py --doc
 	@python3 tools/doc_figures.py --only sendlat-memory
 
-bench-baseline: ## record build/bench/results.json (of a committed tree) as bench/baseline.json, the "before"
+bench-baseline: ## record build/bench/results.json (of a committed tree) as bench/baseline.json's measured figures (its budgets stay)
 	@python3 $(BENCH_DIR)/report.py --baseline
 
 LINT_TARGETS += lint-bench

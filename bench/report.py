@@ -25,7 +25,6 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -66,6 +65,12 @@ PHASES = ["notice", "link", "parse", "validate", "engine", "cqe", "wait", "finis
 # Paths whose changes do not change a measurement (the documents the figures go into).
 NOT_MEASURED = [":(exclude)*.md", ":(exclude)docs", ":(exclude)bench/baseline.json"]
 BEGIN, END = "<!-- bench-results:begin -->", "<!-- bench-results:end -->"
+# The check against bench/baseline.json: a figure may get worse by this fraction of its
+# measured baseline, and never past its budget.
+REGRESSION_LIMIT = 0.10
+HIGHER_IS_BETTER = ("link_efficiency", "link_efficiency_stop_and_wait", "sim_cycles_per_second")
+# Wall-clock figures depend on the machine and its load: budgets only, no regression check.
+MACHINE_DEPENDENT = ("sim_cycles_per_second",)
 
 
 def die(msg):
@@ -833,10 +838,11 @@ def baseline(w, r):
     if not os.path.exists(BASELINE):
         return
     with open(BASELINE) as f:
-        b = json.load(f)
+        base = json.load(f)
+    b = base["measured"]
     w("### Against the baseline")
     w("")
-    w("`bench/baseline.json` (`make bench-baseline`) holds the figures measured at commit `%s`:" % b["commit"][:12])
+    w("`bench/baseline.json` (`make bench-baseline`) holds the figures measured at commit `%s`:" % base["commit"][:12])
     w("")
     w("| clocks (fast-register of 1 page unless named) | baseline | now | change |")
     w("|---|---:|---:|---:|")
@@ -852,13 +858,47 @@ def baseline(w, r):
     w("")
 
 
+def check(r, base):
+    """The failures of results r against bench/baseline.json: a budget broken, or a
+    figure worse than its baseline by more than REGRESSION_LIMIT."""
+    bad = []
+    for k, lim in sorted(base["budgets"].items()):
+        if k not in r:
+            continue
+        if "max" in lim and r[k] > lim["max"]:
+            bad.append("%s = %s breaks its budget <= %s" % (k, fmt(r[k]), fmt(lim["max"])))
+        if "min" in lim and r[k] < lim["min"]:
+            bad.append("%s = %s breaks its budget >= %s" % (k, fmt(r[k]), fmt(lim["min"])))
+    for k, v in sorted(base["measured"].items()):
+        if k not in r or k in MACHINE_DEPENDENT or not v:
+            continue
+        worse = (v - r[k]) / v if k in HIGHER_IS_BETTER else (r[k] - v) / v
+        if worse > REGRESSION_LIMIT:
+            bad.append("%s = %s is %.1f %% worse than the baseline's %s" % (k, fmt(r[k]), 100.0 * worse, fmt(v)))
+    return bad
+
+
+def print_check(r):
+    """Print the check against the baseline; exit 1 when it fails."""
+    with open(BASELINE) as f:
+        base = json.load(f)
+    bad = check(r, base)
+    for line in bad:
+        print("not ok - bench: " + line)
+    if bad:
+        die("%d figure(s) fail the budgets or regress against %s" % (len(bad), BASELINE))
+    print("ok - bench: every figure within its budget and within %d %% of %s"
+          % (round(100 * REGRESSION_LIMIT), BASELINE))
+
+
 def main():
     ap = argparse.ArgumentParser()
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--doc", action="store_true",
                       help="write docs/performance.md and docs/img/*.png from results.json (no re-gathering)")
     mode.add_argument("--fresh", action="store_true", help="exit 0 when results.json is of today's sources")
-    mode.add_argument("--baseline", action="store_true", help="copy results.json to bench/baseline.json")
+    mode.add_argument("--baseline", action="store_true",
+                      help="record results.json's figures as bench/baseline.json's measured values (budgets kept)")
     mode.add_argument("--sendlat", action="store_true", help="write build/bench/sendlat.json from bench-sendlat's outputs")
     a = ap.parse_args()
     if a.sendlat:
@@ -883,7 +923,13 @@ def main():
         if a.baseline:
             if r["source_changes"]:
                 die("results.json was measured with uncommitted changes: commit, then make bench, then this")
-            shutil.copyfile(RESULTS, BASELINE)
+            with open(BASELINE) as f:
+                base = json.load(f)
+            base["commit"] = r["commit"]
+            base["measured"] = {k: r[k] for k in base["measured"] if k in r}
+            with open(BASELINE, "w") as f:
+                json.dump(base, f, indent=1, sort_keys=True)
+                f.write("\n")
             print("wrote %s (measured at %s)" % (BASELINE, r["commit"]))
         elif a.doc:
             with open(DETAIL) as f:
@@ -901,6 +947,7 @@ def main():
         f.write("\n")
     print_table(r)
     print("results: %s" % RESULTS)
+    print_check(r)
 
 
 if __name__ == "__main__":
