@@ -56,9 +56,11 @@ FW_COLD_OPT := -Os
 FW_OBJS := $(patsubst $(FW_DIR)/src/%.c,$(FW_BUILD)/obj/%.o,$(FW_TARGET_SRCS))
 
 # Each object comes with its call graph (.ci: frames and calls, for tools/fw_stack.py).
-$(FW_BUILD)/obj/%.o $(FW_BUILD)/obj/%.ci: $(FW_DIR)/src/%.c $(FW_HDRS) $(FW_DIR)/firmware.mk
+$(FW_BUILD)/obj/%.o $(FW_BUILD)/obj/%.ci: $(FW_DIR)/src/%.c $(FW_DIR)/firmware.mk
 	@mkdir -p $(@D)
-	$(RV_CC) $(RV_CFLAGS) $(if $(filter $<,$(FW_HOT_SRCS)),$(FW_HOT_OPT),$(FW_COLD_OPT)) -fcallgraph-info=su -c $< -o $(@D)/$*.o
+	$(RV_CC) $(RV_CFLAGS) $(if $(filter $<,$(FW_HOT_SRCS)),$(FW_HOT_OPT),$(FW_COLD_OPT)) $(DEPFLAGS) -fcallgraph-info=su -c $< -o $(@D)/$*.o
+# Each object's headers, as the compiler found them (-MMD -MP).
+-include $(wildcard $(FW_BUILD)/obj/*.d)
 
 $(FW_BUILD)/nf_fw.elf: $(FW_OBJS) $(FW_DIR)/link.ld $(FW_DIR)/firmware.mk
 	@mkdir -p $(FW_BUILD)
