@@ -392,7 +392,7 @@ static void region_set_locked(struct ndk_adapter *ad, struct ndk_mr *mr, struct 
 
 /* ---- moving the bytes ---- */
 
-static void push_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
+static void push_reply(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS status, const uint8_t *body, size_t len)
 {
     (void)ad;
     (void)status;

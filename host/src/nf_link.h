@@ -135,16 +135,14 @@ uint32_t nf_link_sendv(struct nf_link *l, const struct nf_link_part *parts, size
  * (no memory for another frame). It may be called from the link's callbacks too. */
 uint32_t nf_link_post(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer);
 
-/* nf_link_post in place, for callers that write the message straight into the
- * frame (no copy of a message built elsewhere) and must do something atomically with
- * queueing it (a QP's ring slot): nf_link_post_begin locks the link and returns where
- * len bytes go in the open frame (8-byte aligned), or NULL with *st set (nothing held).
- * The caller writes the message there and ends with nf_link_post_commit (queues it:
- * the same rules and statuses as nf_link_post, defer too) or nf_link_post_abort
- * (nothing queued); both unlock. Between them the caller must not call the link. */
-uint8_t *nf_link_post_begin(struct nf_link *l, size_t len, uint32_t *st);
-void nf_link_post_commit(struct nf_link *l, size_t len, int defer);
-void nf_link_post_abort(struct nf_link *l);
+/* nf_link_post with the message written in place by fill, for callers that must do
+ * something atomically with queueing it (a QP's ring slot): under the link's lock,
+ * fill(arg, dst) writes the len bytes at dst (8-byte aligned in the open frame) and
+ * returns nonzero, or returns 0 to refuse (nothing queued:
+ * NF_STATUS_INSUFFICIENT_RESOURCES). fill must not call the link. Otherwise the same
+ * rules and statuses as nf_link_post, defer too. */
+typedef int (*nf_link_fill_fn)(void *arg, uint8_t *dst);
+uint32_t nf_link_post_fill(struct nf_link *l, size_t len, int defer, nf_link_fill_fn fill, void *arg);
 
 /* Close the open (deferred) frame and queue it. Same returns as nf_link_send. */
 uint32_t nf_link_flush(struct nf_link *l);

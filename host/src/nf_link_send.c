@@ -46,8 +46,8 @@ static void gather(uint8_t *dst, const struct nf_link_part *parts, size_t nparts
 
 /* Room for len more bytes in the open frame (under mu): a message that does not fit
  * closes the open frame first (a message longer than the batching cap still travels,
- * alone). 0: out of memory. Inline, as append: both are on every post. */
-static inline __attribute__((always_inline)) int make_room(struct nf_link *l, size_t len)
+ * alone). 0: out of memory. */
+static int make_room(struct nf_link *l, size_t len)
 {
     size_t cap = l->open_push ? join_limit(l) : l->frame_cap;
     return !(l->open_len > 0 && l->open_len + len > cap) || seal_open(l);
@@ -57,7 +57,7 @@ static inline __attribute__((always_inline)) int make_room(struct nf_link *l, si
  * without defer, close the frame, or leave it to the link thread while the line is
  * busy or the window full (under mu). The link thread is woken only when it sleeps
  * past what is due: a closed frame at once, a deferred one at its bound. */
-static inline __attribute__((always_inline)) void append(struct nf_link *l, size_t len, int defer)
+static void append(struct nf_link *l, size_t len, int defer)
 {
     if (len) {
         if (l->open_len == 0) {
@@ -77,6 +77,29 @@ static inline __attribute__((always_inline)) void append(struct nf_link *l, size
         mark_busy(l);
         l->open_push = 1; /* the link thread closes it after an ack (pump) */
     }
+}
+
+/* Append one message of len bytes (len 0: none) that fill writes in the open frame
+ * (under mu, the link usable): room first, then the message, then the frame closes
+ * unless deferred. Nothing is queued when fill refuses or memory runs out. */
+static inline uint32_t post_locked(struct nf_link *l, size_t len, int defer, nf_link_fill_fn fill, void *arg)
+{
+    if (!make_room(l, len) || !fill(arg, l->open_buf + NF_LINK_HDR_SIZE + l->open_len))
+        return NF_STATUS_INSUFFICIENT_RESOURCES;
+    append(l, len, defer);
+    return NF_STATUS_SUCCESS;
+}
+
+struct gather_arg {
+    const struct nf_link_part *parts;
+    size_t nparts;
+};
+
+static int gather_fill(void *arg, uint8_t *dst)
+{
+    const struct gather_arg *g = arg;
+    gather(dst, g->parts, g->nparts);
+    return 1;
 }
 
 /* Whether a blocking sender of len bytes waits (under mu): not while the window has
@@ -109,11 +132,9 @@ static uint32_t enqueue(struct nf_link *l, const struct nf_link_part *parts, siz
         nf_cond_wait(&l->cv, &l->mu);
         st = usable(l);
     }
-    if (st == NF_STATUS_SUCCESS && !make_room(l, len))
-        st = NF_STATUS_INSUFFICIENT_RESOURCES;
     if (st == NF_STATUS_SUCCESS) {
-        gather(l->open_buf + NF_LINK_HDR_SIZE + l->open_len, parts, nparts);
-        append(l, len, defer);
+        struct gather_arg g = {parts, nparts};
+        st = post_locked(l, len, defer, gather_fill, &g);
     }
     l->senders_inside--;
     if (l->closing)
@@ -158,42 +179,22 @@ uint32_t nf_link_flush(struct nf_link *l)
     return enqueue(l, NULL, 0, 0, 0);
 }
 
-/* The non-waiting way in holds mu from begin to commit: a closing link waits for
- * it on mu alone (no senders_inside). */
-uint8_t *nf_link_post_begin(struct nf_link *l, size_t len, uint32_t *st)
+/* The non-waiting way in: the whole post under mu, from room in the frame to the
+ * message in it, so a closing link waits for it on mu alone (no senders_inside). */
+uint32_t nf_link_post_fill(struct nf_link *l, size_t len, int defer, nf_link_fill_fn fill, void *arg)
 {
     nf_mutex_lock(&l->mu);
-    uint32_t s = usable(l);
-    if (s == NF_STATUS_SUCCESS && !make_room(l, len))
-        s = NF_STATUS_INSUFFICIENT_RESOURCES;
-    if (s != NF_STATUS_SUCCESS) {
-        nf_mutex_unlock(&l->mu);
-        *st = s;
-        return NULL;
-    }
-    return l->open_buf + NF_LINK_HDR_SIZE + l->open_len;
-}
-
-void nf_link_post_commit(struct nf_link *l, size_t len, int defer)
-{
-    append(l, len, defer);
+    uint32_t st = usable(l);
+    if (st == NF_STATUS_SUCCESS)
+        st = post_locked(l, len, defer, fill, arg);
     nf_mutex_unlock(&l->mu);
-}
-
-void nf_link_post_abort(struct nf_link *l)
-{
-    nf_mutex_unlock(&l->mu);
+    return st;
 }
 
 uint32_t nf_link_post(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer)
 {
-    uint32_t st = NF_STATUS_SUCCESS;
-    uint8_t *dst = nf_link_post_begin(l, len, &st);
-    if (!dst)
-        return st;
-    gather(dst, parts, nparts);
-    nf_link_post_commit(l, len, defer);
-    return st;
+    struct gather_arg g = {parts, nparts};
+    return nf_link_post_fill(l, len, defer, gather_fill, &g);
 }
 
 void nf_link_expect(struct nf_link *l, int delta)
