@@ -47,7 +47,7 @@ static void gather(uint8_t *dst, const struct nf_link_part *parts, size_t nparts
 /* Room for len more bytes in the open frame (under mu): a message that does not fit
  * closes the open frame first (a message longer than the batching cap still travels,
  * alone). 0: out of memory. */
-static int make_room(struct nf_link *l, size_t len)
+static inline int make_room(struct nf_link *l, size_t len)
 {
     size_t cap = l->open_push ? join_limit(l) : l->frame_cap;
     return !(l->open_len > 0 && l->open_len + len > cap) || seal_open(l);
@@ -57,7 +57,7 @@ static int make_room(struct nf_link *l, size_t len)
  * without defer, close the frame, or leave it to the link thread while the line is
  * busy or the window full (under mu). The link thread is woken only when it sleeps
  * past what is due: a closed frame at once, a deferred one at its bound. */
-static void append(struct nf_link *l, size_t len, int defer)
+static inline void append(struct nf_link *l, size_t len, int defer)
 {
     if (len) {
         if (l->open_len == 0) {
