@@ -7,7 +7,7 @@
 # every program that links it links them all: the board transports (libusb) too.
 
 HOST_LINK_SRCS := proto/c/nf_frame.c host/src/nf_status.c host/src/nf_error.c host/src/nf_transport.c \
-                  host/src/transport_fd.c host/src/transport_sim.c host/src/nf_link.c host/src/nf_link_send.c
+                  host/src/transport_fd.c host/src/transport_sim.c host/src/nf_link.c host/src/nf_link_arq.c host/src/nf_link_send.c
 HOST_LINK_HDRS := proto/c/nf_frame.h host/src/nf_transport.h host/src/nf_transport_priv.h host/src/nf_link.h host/src/nf_link_priv.h host/src/nf_lock.h \
                   host/src/transport_board.h \
                   proto/gen/nf_layout.h
