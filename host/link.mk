@@ -23,7 +23,7 @@ HL_ALL_HDRS := $(HOST_LINK_HDRS) $(HOST_USB_HDRS)
 # Where "sim" and "model" find their binaries; `make install` overrides these.
 NF_SIM_DEFAULT_PATH ?= $(BUILD)/sim/nfsim
 NF_MODEL_DEFAULT_PATH ?= $(BUILD)/model/nfmodel
-HOST_LINK_CFLAGS := -I$(ROOT)/host/src -pthread \
+HOST_LINK_CFLAGS := -I$(ROOT)/host/src -I$(ROOT)/host/include -pthread \
     -DNF_SIM_DEFAULT_PATH='"$(NF_SIM_DEFAULT_PATH)"' -DNF_MODEL_DEFAULT_PATH='"$(NF_MODEL_DEFAULT_PATH)"'
 
 HL_BUILD := $(BUILD)/host-link
@@ -66,7 +66,7 @@ test-fuzz-frame: $(HL_BUILD)/fuzz_frame ## a bounded libFuzzer run of the host's
 
 lint-host-link:
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 \
-	    --inline-suppr --suppress=missingIncludeSystem -I proto/gen -I proto/c -I host/src -I tests \
+	    --inline-suppr --suppress=missingIncludeSystem -I proto/gen -I proto/c -I host/include -I host/src -I tests \
 	    -DNF_SIM_DEFAULT_PATH='"nfsim"' -DNF_MODEL_DEFAULT_PATH='"nfmodel"' \
 	    $(HOST_LINK_SRCS) host/tests/link/*.c tests/link_e2e.c
 
@@ -88,5 +88,5 @@ TEST_QUICK_TARGETS += test-thread-safety
 test-thread-safety: ## clang -Wthread-safety: no function returns holding the link's lock
 	@for f in $(filter host/src/nf_link%.c,$(HOST_LINK_SRCS)); do \
 	    clang -std=c11 -fsyntax-only -Wall -Wextra -Werror -Wthread-safety -D_GNU_SOURCE \
-	        -I$(ROOT)/firmware/include -I$(ROOT)/host/src $$f || { echo "not ok - thread-safety: $$f"; exit 1; }; \
+	        -I$(ROOT)/firmware/include -I$(ROOT)/host/include -I$(ROOT)/host/src $$f || { echo "not ok - thread-safety: $$f"; exit 1; }; \
 	done; echo "ok - thread-safety: the link's lock is released in the function that takes it"

@@ -57,13 +57,12 @@ static void fail_everything(struct ndk_adapter *ad, NTSTATUS status)
     pthread_cond_broadcast(&ad->cond);
 }
 
-static void on_dead(void *ctx, uint32_t status)
+static void on_dead(void *ctx, NTSTATUS status)
 {
     struct ndk_adapter *ad = ctx;
     pthread_mutex_lock(&ad->lock);
     if (!ad->dead) {
-        NTSTATUS st = ndk_status(status);
-        __atomic_store_n(&ad->dead, st != STATUS_SUCCESS ? st : STATUS_CONNECTION_ABORTED, __ATOMIC_RELAXED);
+        __atomic_store_n(&ad->dead, status != STATUS_SUCCESS ? status : STATUS_CONNECTION_ABORTED, __ATOMIC_RELAXED);
         fail_everything(ad, ad->dead);
     }
     pthread_mutex_unlock(&ad->lock);
@@ -151,10 +150,10 @@ NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
     if (!ad)
         return STATUS_INSUFFICIENT_RESOURCES;
     struct nf_transport *t = NULL;
-    NTSTATUS st = ndk_status(nf_transport_open(device ? device : "auto", &t));
+    NTSTATUS st = nf_transport_open(device ? device : "auto", &t);
     if (st == STATUS_SUCCESS) {
         snprintf(ad->device, sizeof(ad->device), "%s", t->name ? t->name : "");
-        st = ndk_status(nf_link_open(t, on_message, on_dead, ad, &ad->link, &ad->info));
+        st = nf_link_open(t, on_message, on_dead, ad, &ad->link, &ad->info);
     }
     {
         const char *v = getenv("NDKFPGA_REQUEST_TIMEOUT_MS");

@@ -43,14 +43,14 @@ NTSTATUS NdkFpgaQueryStats(NDK_ADAPTER *a, NDKFPGA_STATS *s)
 
 const char *NdkFpgaStatusName(NTSTATUS st)
 {
-    return nf_status_name((uint32_t)st);
+    return nf_status_name(st);
 }
 
 const char *NdkFpgaErrorMessage(NDK_ADAPTER *a)
 {
     if (ndk_obj_ok(a, NdkObjectTypeAdapter)) {
         struct ndk_adapter *ad = ndk_adapter_of(a);
-        if (ndk_status(nf_link_status(ad->link)) != STATUS_SUCCESS)
+        if (nf_link_status(ad->link) != STATUS_SUCCESS)
             return nf_link_dead_reason(ad->link);
     }
     return nf_error_message();
@@ -112,7 +112,7 @@ NTSTATUS NdkFpgaListDevices(NDKFPGA_DEVICE *devs, ULONG *count)
         d->Kind = started_devices[k].kind;
         put_str(d->Name, sizeof(d->Name), started_devices[k].name);
         put_str(d->Description, sizeof(d->Description), started_devices[k].description);
-        NTSTATUS st = ndk_status(nf_transport_binary_path(started_devices[k].name, d->Path, sizeof(d->Path)));
+        NTSTATUS st = nf_transport_binary_path(started_devices[k].name, d->Path, sizeof(d->Path));
         d->Status = st == STATUS_SUCCESS ? STATUS_SUCCESS : STATUS_NO_SUCH_FILE;
     }
     *count = n;

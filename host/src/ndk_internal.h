@@ -41,8 +41,8 @@
 /* The provider's NTSTATUS numbers, flags and operation types are the firmware's (one
  * source: layout.toml; generated asserts). */
 #include "nf_ndkpi_check.h"
-/* The one way a contract status word (a reply's or CQE's status, the link's and
- * transports' returns) becomes an NTSTATUS: the numbers are the same (asserted above). */
+/* The one way a status word from the wire (a reply's or a CQE's) becomes an NTSTATUS:
+ * the numbers are the same (asserted above). */
 static inline NTSTATUS ndk_status(uint32_t wire)
 {
     return (NTSTATUS)wire;

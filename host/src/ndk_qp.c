@@ -133,7 +133,7 @@ static VOID qp_flush(NDK_QP *q)
          * tails are read under the link's lock, which posting holds from its slot to
          * its message. */
         struct flush_arg fa = {qp, r, &msg, sizeof(msg)};
-        NTSTATUS ls = ndk_status(nf_link_post_fill(ad->link, sizeof(msg), 0, flush_fill, &fa));
+        NTSTATUS ls = nf_link_post_fill(ad->link, sizeof(msg), 0, flush_fill, &fa);
         if (ls == STATUS_SUCCESS || !ndk_req_unregister(ad, r)) {
             /* Sent, or the death handler answered it already: its answer runs now. */
             if (ls == STATUS_SUCCESS)
@@ -240,8 +240,7 @@ static inline NTSTATUS wq_post(struct ndk_qp *qp, struct ndk_wq *q, const struct
     if (st != STATUS_SUCCESS)
         return st;
     struct wq_fill_arg a = {qp, q, wr, NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + wr->body_len + wr->tail_len};
-    return ndk_status(
-        nf_link_post_fill(qp->core.ad->link, a.len, (wr->flags & NDK_OP_FLAG_DEFER) != 0, wq_fill, &a));
+    return nf_link_post_fill(qp->core.ad->link, a.len, (wr->flags & NDK_OP_FLAG_DEFER) != 0, wq_fill, &a);
 }
 
 /* Post on the initiator queue; a refusal pushes what was deferred. */

@@ -111,7 +111,7 @@ NTSTATUS ndk_req_send(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, vo
         return rs;
     int gated = r->gate; /* r may be freed by its on_reply once sent unless gated */
     struct nf_link_part part = {msg, len};
-    NTSTATUS st = ndk_status(nf_link_post(ad->link, &part, 1, len, defer));
+    NTSTATUS st = nf_link_post(ad->link, &part, 1, len, defer);
     if (st != STATUS_SUCCESS) {
         /* Take it back (refused inline, never completes) unless the death handler
          * already completed it (then it was accepted: it completes once, as a reply). */

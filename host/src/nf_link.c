@@ -28,8 +28,8 @@
 #define WRITE_SLICE_MS 100u
 static int write_frame(struct nf_link *l, size_t wire_len)
 {
-    uint32_t st = NF_STATUS_IO_TIMEOUT;
-    for (uint32_t waited = 0; st == NF_STATUS_IO_TIMEOUT && waited < l->silence_us / 1000u; waited += WRITE_SLICE_MS) {
+    NTSTATUS st = STATUS_IO_TIMEOUT;
+    for (uint32_t waited = 0; st == STATUS_IO_TIMEOUT && waited < l->silence_us / 1000u; waited += WRITE_SLICE_MS) {
         nf_mutex_lock(&l->mu);
         int closing = l->closing;
         nf_mutex_unlock(&l->mu);
@@ -38,14 +38,14 @@ static int write_frame(struct nf_link *l, size_t wire_len)
         st = nf_transport_write(l->t, l->wire, wire_len, WRITE_SLICE_MS);
     }
     nf_mutex_lock(&l->mu);
-    if (st == NF_STATUS_SUCCESS) {
+    if (st == STATUS_SUCCESS) {
         l->st.frames_tx++;
         l->st.wire_tx += wire_len;
     } else if (!l->closing) {
         nf_link_set_dead(l, st, "link: writing to %s failed", l->t->name);
     }
     nf_mutex_unlock(&l->mu);
-    return st == NF_STATUS_SUCCESS;
+    return st == STATUS_SUCCESS;
 }
 
 
@@ -75,7 +75,7 @@ static void *link_thread(void *arg)
         if (n < 0) {
             nf_mutex_lock(&l->mu);
             if (!l->closing)
-                nf_link_set_dead(l, NF_STATUS_CONNECTION_RESET, "link: %s closed the connection", l->t->name);
+                nf_link_set_dead(l, STATUS_CONNECTION_RESET, "link: %s closed the connection", l->t->name);
             nf_mutex_unlock(&l->mu);
             break;
         }
@@ -100,7 +100,7 @@ static void *link_thread(void *arg)
     /* Death is announced after every sender has been woken (set_dead broadcast). */
     nf_mutex_lock(&l->mu);
     int call = l->state == ST_DEAD && !l->closing && was_up && l->on_dead;
-    uint32_t status = l->dead_status;
+    NTSTATUS status = l->dead_status;
     nf_mutex_unlock(&l->mu);
     if (call)
         l->on_dead(l->ctx, status);
@@ -122,7 +122,7 @@ static void free_link(struct nf_link *l)
     free(l);
 }
 
-uint32_t nf_link_open(struct nf_transport *t, nf_link_on_message on_message, nf_link_on_dead on_dead, void *ctx,
+NTSTATUS nf_link_open(struct nf_transport *t, nf_link_on_message on_message, nf_link_on_dead on_dead, void *ctx,
                       struct nf_link **out, struct nf_info *info)
 {
     const char *v = getenv("NDKFPGA_LINK_TIMEOUT_MS");
@@ -132,12 +132,12 @@ uint32_t nf_link_open(struct nf_transport *t, nf_link_on_message on_message, nf_
     return nf_link_open_ex(t, &cfg, on_message, on_dead, ctx, out, info);
 }
 
-uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cfg, nf_link_on_message on_message,
+NTSTATUS nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cfg, nf_link_on_message on_message,
                          nf_link_on_dead on_dead, void *ctx, struct nf_link **out, struct nf_info *info)
 {
     if (!out || !t) {
         nf_transport_close(t);
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_link_open: transport or out is NULL");
+        return nf_set_error(STATUS_INVALID_PARAMETER, "nf_link_open: transport or out is NULL");
     }
     *out = NULL;
     struct nf_link_config c = {0};
@@ -146,9 +146,9 @@ uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cf
     struct nf_link *l = calloc(1, sizeof(*l));
     if (!l) {
         nf_transport_close(t);
-        return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "out of memory for the link");
+        return nf_set_error(STATUS_INSUFFICIENT_RESOURCES, "out of memory for the link");
     }
-    uint32_t st = NF_STATUS_INSUFFICIENT_RESOURCES;
+    NTSTATUS st = STATUS_INSUFFICIENT_RESOURCES;
     l->t = t;
     l->on_message = on_message;
     l->on_dead = on_dead;
@@ -186,9 +186,9 @@ uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cf
     nf_mutex_lock(&l->mu);
     while (l->state == ST_RESETTING)
         nf_cond_wait(&l->cv, &l->mu);
-    st = l->state == ST_UP ? NF_STATUS_SUCCESS : l->dead_status;
+    st = l->state == ST_UP ? STATUS_SUCCESS : l->dead_status;
     nf_mutex_unlock(&l->mu);
-    if (st != NF_STATUS_SUCCESS) {
+    if (st != STATUS_SUCCESS) {
         pthread_join(l->thread, NULL);
         nf_error_set_text(l->dead_msg); /* the reason was recorded on the link thread */
         goto fail;
@@ -196,7 +196,7 @@ uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cf
     if (info)
         *info = l->info;
     *out = l;
-    return NF_STATUS_SUCCESS;
+    return STATUS_SUCCESS;
 fail:
     nf_transport_close(t);
     free_link(l);
@@ -211,9 +211,9 @@ static int is_dead(struct nf_link *l)
     return dead;
 }
 
-uint32_t nf_link_status(struct nf_link *l)
+NTSTATUS nf_link_status(struct nf_link *l)
 {
-    return !l ? NF_STATUS_INVALID_PARAMETER : is_dead(l) ? l->dead_status : NF_STATUS_SUCCESS;
+    return !l ? STATUS_INVALID_PARAMETER : is_dead(l) ? l->dead_status : STATUS_SUCCESS;
 }
 
 const char *nf_link_dead_reason(struct nf_link *l)

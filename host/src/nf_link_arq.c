@@ -60,7 +60,7 @@ static void restart_timer(struct nf_link *l, uint64_t now)
 
 /* Mark the link dead (under mu) with a reason that is printed once and kept for
  * nf_link_dead_reason(). The thread calls on_dead after unlocking. */
-void nf_link_set_dead(struct nf_link *l, uint32_t status, const char *fmt, ...)
+void nf_link_set_dead(struct nf_link *l, NTSTATUS status, const char *fmt, ...)
 {
     if (l->state == ST_DEAD)
         return;
@@ -158,10 +158,10 @@ static int valid_info(struct nf_link *l)
 {
     const struct nf_info *i = &l->info;
     if (i->layout_version != NF_LAYOUT_VERSION)
-        nf_link_set_dead(l, NF_STATUS_INVALID_DEVICE_STATE, "board speaks layout version %u, this library %u",
+        nf_link_set_dead(l, STATUS_INVALID_DEVICE_STATE, "board speaks layout version %u, this library %u",
                  (unsigned)i->layout_version, (unsigned)NF_LAYOUT_VERSION);
     else if (i->rx_slots < 1 || i->rx_slots > NF_LINK_MAX_SLOTS || i->tx_slots < 1 || i->tx_slots > NF_LINK_MAX_SLOTS)
-        nf_link_set_dead(l, NF_STATUS_INVALID_DEVICE_STATE, "board reports %u RX / %u TX slots (1..%u allowed)",
+        nf_link_set_dead(l, STATUS_INVALID_DEVICE_STATE, "board reports %u RX / %u TX slots (1..%u allowed)",
                  (unsigned)i->rx_slots, (unsigned)i->tx_slots, (unsigned)NF_LINK_MAX_SLOTS);
     return l->state != ST_DEAD;
 }
@@ -358,7 +358,7 @@ size_t nf_link_next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
     if (l->state != ST_DEAD && awaiting(l)) {
         uint64_t quiet_since = l->last_rx_us > l->idle_mark_us ? l->last_rx_us : l->idle_mark_us;
         if (now > quiet_since && now - quiet_since >= l->silence_us) { /* quiet_since may be later than now */
-            nf_link_set_dead(l, NF_STATUS_IO_TIMEOUT, "link: no valid frame from %s for %u ms", l->t->name,
+            nf_link_set_dead(l, STATUS_IO_TIMEOUT, "link: no valid frame from %s for %u ms", l->t->name,
                      (unsigned)(l->silence_us / 1000u));
             return 0;
         }

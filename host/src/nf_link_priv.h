@@ -49,7 +49,7 @@ struct nf_link {
     enum link_state state;
     int closing, senders_inside;
     int expecting; /* replies the user waits for (nf_link_expect) */
-    uint32_t dead_status;
+    NTSTATUS dead_status;
     char dead_msg[256];
     uint16_t nonce;
     struct nf_info info;
@@ -148,13 +148,13 @@ static inline void mark_busy(struct nf_link *l)
 }
 
 /* Whether the link takes messages (under mu). */
-static inline uint32_t usable(const struct nf_link *l)
+static inline NTSTATUS usable(const struct nf_link *l)
 {
     if (l->closing)
-        return NF_STATUS_CANCELLED;
+        return STATUS_CANCELLED;
     if (l->state != ST_UP)
-        return l->dead_status ? l->dead_status : NF_STATUS_INVALID_DEVICE_STATE;
-    return NF_STATUS_SUCCESS;
+        return l->dead_status ? l->dead_status : STATUS_INVALID_DEVICE_STATE;
+    return STATUS_SUCCESS;
 }
 
 /* A frame survives a per-byte error rate p with (1-p)^len: every loss halves the
@@ -175,7 +175,7 @@ uint32_t nf_link_byte_ns(const struct nf_link *l);
 uint64_t nf_link_frame_rto(const struct nf_link *l, size_t wire_len);
 /* Mark the link dead with a reason (printed once, kept for nf_link_dead_reason) and
  * wake every sender. */
-void nf_link_set_dead(struct nf_link *l, uint32_t status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void nf_link_set_dead(struct nf_link *l, NTSTATUS status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A good frame from the board (link thread, mu not held: it takes mu itself and
  * delivers messages without it). */
 void nf_link_handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t now);

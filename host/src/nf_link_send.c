@@ -82,12 +82,12 @@ static inline void append(struct nf_link *l, size_t len, int defer)
 /* Append one message of len bytes (len 0: none) that fill writes in the open frame
  * (under mu, the link usable): room first, then the message, then the frame closes
  * unless deferred. Nothing is queued when fill refuses or memory runs out. */
-static inline uint32_t post_locked(struct nf_link *l, size_t len, int defer, nf_link_fill_fn fill, void *arg)
+static inline NTSTATUS post_locked(struct nf_link *l, size_t len, int defer, nf_link_fill_fn fill, void *arg)
 {
     if (!make_room(l, len) || !fill(arg, l->open_buf + NF_LINK_HDR_SIZE + l->open_len))
-        return NF_STATUS_INSUFFICIENT_RESOURCES;
+        return STATUS_INSUFFICIENT_RESOURCES;
     append(l, len, defer);
-    return NF_STATUS_SUCCESS;
+    return STATUS_SUCCESS;
 }
 
 struct gather_arg {
@@ -119,20 +119,20 @@ static int must_wait(const struct nf_link *l, size_t len)
  * window or the open frame (on the link thread itself that fails instead), then append a
  * message of len bytes gathered from parts (len 0: none) and, without defer, close
  * the open frame. */
-static uint32_t enqueue(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer)
+static NTSTATUS enqueue(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer)
 {
     nf_mutex_lock(&l->mu);
     l->senders_inside++;
-    uint32_t st = usable(l);
-    while (st == NF_STATUS_SUCCESS && must_wait(l, len)) {
+    NTSTATUS st = usable(l);
+    while (st == STATUS_SUCCESS && must_wait(l, len)) {
         if (l->self_set && pthread_equal(pthread_self(), l->self)) {
-            st = NF_STATUS_INSUFFICIENT_RESOURCES;
+            st = STATUS_INSUFFICIENT_RESOURCES;
             break;
         }
         nf_cond_wait(&l->cv, &l->mu);
         st = usable(l);
     }
-    if (st == NF_STATUS_SUCCESS) {
+    if (st == STATUS_SUCCESS) {
         struct gather_arg g = {parts, nparts};
         st = post_locked(l, len, defer, gather_fill, &g);
     }
@@ -143,55 +143,55 @@ static uint32_t enqueue(struct nf_link *l, const struct nf_link_part *parts, siz
     return st;
 }
 
-uint32_t nf_link_sendv(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, int defer)
+NTSTATUS nf_link_sendv(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, int defer)
 {
     if (!l || (!parts && nparts))
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_link_send: NULL link or parts");
+        return nf_set_error(STATUS_INVALID_PARAMETER, "nf_link_send: NULL link or parts");
     size_t len = 0, got = 0;
     uint8_t hdr[NF_MSG_HDR_LEN_OFF + 2];
     for (size_t i = 0; i < nparts && len <= NF_LINK_MAX_PAYLOAD; i++) {
         if (!parts[i].data && parts[i].len)
-            return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_link_send: part %zu is NULL", i);
+            return nf_set_error(STATUS_INVALID_PARAMETER, "nf_link_send: part %zu is NULL", i);
         for (size_t j = 0; j < parts[i].len && got < sizeof(hdr); j++)
             hdr[got++] = ((const uint8_t *)parts[i].data)[j];
         len += parts[i].len > NF_LINK_MAX_PAYLOAD ? NF_LINK_MAX_PAYLOAD + 1 : parts[i].len;
     }
     if (len < NF_MSG_HDR_SIZE || len > NF_LINK_MAX_PAYLOAD || (len & 7u) != 0)
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER,
+        return nf_set_error(STATUS_INVALID_PARAMETER,
                             "nf_link_send: message of %zu bytes (must be %u..%u and a multiple of 8)", len,
                             (unsigned)NF_MSG_HDR_SIZE, (unsigned)NF_LINK_MAX_PAYLOAD);
     if (get16(hdr + NF_MSG_HDR_LEN_OFF) != len)
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_link_send: MSG_HDR.len %u but %zu bytes given",
+        return nf_set_error(STATUS_INVALID_PARAMETER, "nf_link_send: MSG_HDR.len %u but %zu bytes given",
                             (unsigned)get16(hdr + NF_MSG_HDR_LEN_OFF), len);
     return enqueue(l, parts, nparts, len, defer);
 }
 
-uint32_t nf_link_send(struct nf_link *l, const void *msg, size_t len, int defer)
+NTSTATUS nf_link_send(struct nf_link *l, const void *msg, size_t len, int defer)
 {
     struct nf_link_part p = {msg, len};
     return nf_link_sendv(l, &p, 1, defer);
 }
 
-uint32_t nf_link_flush(struct nf_link *l)
+NTSTATUS nf_link_flush(struct nf_link *l)
 {
     if (!l)
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_link_flush: NULL link");
+        return nf_set_error(STATUS_INVALID_PARAMETER, "nf_link_flush: NULL link");
     return enqueue(l, NULL, 0, 0, 0);
 }
 
 /* The non-waiting way in: the whole post under mu, from room in the frame to the
  * message in it, so a closing link waits for it on mu alone (no senders_inside). */
-uint32_t nf_link_post_fill(struct nf_link *l, size_t len, int defer, nf_link_fill_fn fill, void *arg)
+NTSTATUS nf_link_post_fill(struct nf_link *l, size_t len, int defer, nf_link_fill_fn fill, void *arg)
 {
     nf_mutex_lock(&l->mu);
-    uint32_t st = usable(l);
-    if (st == NF_STATUS_SUCCESS)
+    NTSTATUS st = usable(l);
+    if (st == STATUS_SUCCESS)
         st = post_locked(l, len, defer, fill, arg);
     nf_mutex_unlock(&l->mu);
     return st;
 }
 
-uint32_t nf_link_post(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer)
+NTSTATUS nf_link_post(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer)
 {
     struct gather_arg g = {parts, nparts};
     return nf_link_post_fill(l, len, defer, gather_fill, &g);
