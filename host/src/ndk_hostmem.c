@@ -138,11 +138,6 @@ struct ndk_hmap {
     PFN_NUMBER pfn[];      /* adapter page numbers; page i shadows host page host0 + i */
 };
 
-int ndk_hm_active(struct ndk_adapter *ad)
-{
-    return __atomic_load_n(&ad->hm_shadows, __ATOMIC_RELAXED) != 0;
-}
-
 /* Under ad->hm_lock: the host page an adapter address's page shadows (0: none). */
 static uintptr_t host_of(const struct ndk_adapter *ad, uint64_t addr)
 {

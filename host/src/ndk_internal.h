@@ -22,8 +22,9 @@
  *    state and queues events, never runs a user callback and never blocks on the link;
  *  - the callback thread runs every user callback (events), one at a time.
  *  ad->lock protects everything except the per-QP work queues (initiator and receive),
- *  so that posting never takes the adapter lock: their producers (posting) hold the link's
- *  lock alone (inside nf_link_post_fill), their consumers qp->ring_lock (struct ndk_wq).
+ *  so that posting never takes the adapter lock: a queue has one producer at a time (the
+ *  consumer serializes its posts), which publishes tail under the link's lock alone
+ *  (nf_link_post_msg); their consumers hold qp->ring_lock (struct ndk_wq).
  *  Lock order: ad->lock, then qp->ring_lock, then the link's. Object references are dropped only on consumer
  *  threads or the callback thread, so a close's teardown may send on the link. */
 #ifndef NDK_INTERNAL_H
@@ -242,8 +243,9 @@ struct ndk_wr_slot {
 
 /* A work queue: a ring of slots, ids head..tail-1 outstanding (the id is the wire's
  * wr_id); depth slots at most, mask + 1 (a power of two) in the ring. */
-/* A ring of requests: producers (posting, under the link's lock) write a slot, then
- * tail; consumers (under qp->ring_lock) read slots below tail, then advance head. */
+/* A ring of requests: its producer (one post at a time) writes a slot, then tail under
+ * the link's lock with the message; consumers (under qp->ring_lock) read slots below
+ * tail, then advance head. */
 struct ndk_wq {
     struct ndk_wr_slot *slot;
     uint32_t depth, mask, head, tail;
@@ -562,7 +564,11 @@ NTSTATUS ndk_mem_copy(struct ndk_adapter *ad, const PFN_NUMBER *pfn, SIZE_T pos,
 struct ndk_hm_io;     /* bytes to move between host memory and their shadows */
 struct ndk_hm_region; /* what an MR over host memory maps */
 int ndk_hm_is_host_mdl(const MDL *mdl);
-int ndk_hm_active(struct ndk_adapter *ad); /* any shadow page: else nothing here has work */
+/* Any shadow page: else nothing of host memory has work (the posting path's test). */
+static inline int ndk_hm_active(const struct ndk_adapter *ad)
+{
+    return __atomic_load_n(&ad->hm_shadows, __ATOMIC_RELAXED) != 0;
+}
 NTSTATUS ndk_hm_build_lam(NDK_ADAPTER *a, MDL *mdl, SIZE_T length, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx,
                           NDK_LOGICAL_ADDRESS_MAPPING *lam, ULONG *lam_size, ULONG *fbo);
 VOID ndk_hm_release_lam(NDK_ADAPTER *a, NDK_LOGICAL_ADDRESS_MAPPING *lam);

@@ -58,9 +58,9 @@ void ndk_qp_set_connected(struct ndk_qp *qp, int connected)
 /* NdkFlush may run concurrently with posting (NDK allows it) and completes nothing
  * itself: the adapter runs a QP's messages in order, so requests ahead of QP_FLUSH
  * complete with their real status and later ones CANCELLED. The queues' tails are read
- * under the link's lock, which posting holds from ring slot to message: the slots below
- * them are exactly the requests ahead of the flush, and one still outstanding at its
- * reply was a silent success. The reply counts the pending receives the adapter dropped
+ * under the link's lock, under which a post publishes its tail with its message: the
+ * slots below them are exactly the requests ahead of the flush, and one still
+ * outstanding at its reply was a silent success. The reply counts the pending receives the adapter dropped
  * (the oldest, in order); without that count every receive posted before it is CANCELLED. */
 static void qp_flush_reply(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS status, const uint8_t *body,
                            size_t len)
@@ -130,8 +130,8 @@ static VOID qp_flush(NDK_QP *q)
     NTSTATUS st = ndk_req_register(ad, r, NF_OP_QP_FLUSH, &msg, sizeof(msg));
     if (st == STATUS_SUCCESS) {
         /* Not deferred: anything this QP deferred goes out ahead of it, in order. The
-         * tails are read under the link's lock, which posting holds from its slot to
-         * its message. */
+         * tails are read under the link's lock, under which posting publishes a tail
+         * with its message. */
         struct flush_arg fa = {qp, r, &msg, sizeof(msg)};
         NTSTATUS ls = nf_link_post_fill(ad->link, sizeof(msg), 0, flush_fill, &fa);
         if (ls == STATUS_SUCCESS || !ndk_req_unregister(ad, r)) {
@@ -162,19 +162,37 @@ static NTSTATUS refuse(struct ndk_qp *qp, NTSTATUS st)
     return st;
 }
 
-/* A work request as its queue posts it: everything its message carries except the
- * ring id, which is taken at the post. */
+/* A work request's message, built before the link's lock: MSG_HDR and WR_HDR (wq_post
+ * writes them), then the request's own fields and its page list or SGEs in their wire
+ * layout. Never initialized whole: only the len bytes written go on the link. */
+struct wr_msg {
+    struct nf_msg_hdr h;
+    struct nf_wr_hdr w;
+    union {
+        struct {
+            struct nf_wr_fast_register req;
+            uint64_t pages[NDK_MAX_FR_MSG_PAGES];
+        } fast_register;
+        struct nf_wr_invalidate invalidate;
+        struct nf_wr_bind bind;
+        uint8_t bytes[NF_WR_RDMA_SIZE + NF_ADAPTER_MAX_SGE * NF_SGE_SIZE]; /* a request, then its SGEs */
+    } body;
+};
+_Static_assert(sizeof(struct wr_msg) <= NF_LINK_MAX_PAYLOAD, "a work request fits a frame");
+_Static_assert(offsetof(struct wr_msg, body.fast_register.pages) ==
+                   NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_FAST_REGISTER_SIZE, "the page list follows WR_FAST_REGISTER");
+
+/* A work request as its queue posts it. */
 struct ndk_wr {
     struct ndk_wr_slot slot; /* what its completion reports */
     uint16_t op;             /* NF_OP_WR_* */
     ULONG flags;             /* NDK_OP_FLAG_*; DEFER stays on the host */
-    const void *body;        /* the request's own fields after WR_HDR */
-    size_t body_len;
-    const void *tail; /* page list or SGEs, their wire layout as they are (may be NULL) */
-    size_t tail_len;
+    size_t body_len;         /* bytes of msg->body written */
+    struct wr_msg *msg;
 };
 
-/* What the board would refuse every request of this QP for, before any ring slot. */
+/* What the board cannot see that refuses every request of this QP, before any ring
+ * slot. */
 static inline NTSTATUS wq_validate(const struct ndk_qp *qp)
 {
     NTSTATUS dead = __atomic_load_n(&qp->core.ad->dead, __ATOMIC_RELAXED); /* set under ad->lock */
@@ -189,58 +207,27 @@ static inline NTSTATUS wq_validate(const struct ndk_qp *qp)
     return STATUS_SUCCESS;
 }
 
-struct wq_fill_arg {
-    struct ndk_qp *qp;
-    struct ndk_wq *q;
-    const struct ndk_wr *wr;
-    size_t len;
-};
-
-/* A message's parts are whole 8-byte words (every length is a multiple of 8); a
- * request's body and a short page or SGE list are a few of them. */
-static inline void copy_words(uint8_t *dst, const void *src, size_t len)
-{
-    for (size_t i = 0; i < len; i += sizeof(uint64_t))
-        memcpy(dst + i, (const uint8_t *)src + i, sizeof(uint64_t));
-}
-
-/* Under the link's lock, which serializes the producers of every ring: take the next
- * slot of the queue, write the message with its id at dst and publish the slot. The
- * consumers (qp->ring_lock) only advance head, so tail is published after the slot
- * (release) and head read before a slot is reused (acquire). 0: the queue is full. */
-static int wq_fill(void *arg, uint8_t *dst)
-{
-    const struct wq_fill_arg *a = arg;
-    struct ndk_wq *q = a->q;
-    const struct ndk_wr *wr = a->wr;
-    uint32_t id = __atomic_load_n(&q->tail, __ATOMIC_RELAXED);
-    if (id - __atomic_load_n(&q->head, __ATOMIC_ACQUIRE) >= q->depth)
-        return 0;
-    const struct nf_msg_hdr h = {.op = wr->op, .len = (uint16_t)a->len, .tag = a->qp->wr_tag | (id & NDK_WR_TAG_ID_MASK)};
-    const struct nf_wr_hdr w = {.qpn = a->qp->qpn, .wr_id = id, .flags = wr->flags & ~(ULONG)NDK_OP_FLAG_DEFER};
-    memcpy(dst, &h, sizeof(h));
-    memcpy(dst + sizeof(h), &w, sizeof(w));
-    dst += sizeof(h) + sizeof(w);
-    copy_words(dst, wr->body, wr->body_len);
-    copy_words(dst + wr->body_len, wr->tail, wr->tail_len);
-    struct ndk_wr_slot *s = &q->slot[id & q->mask];
-    *s = wr->slot;
-    s->silent = wr->flags & NDK_OP_FLAG_SILENT_SUCCESS;
-    s->done = 0;
-    __atomic_store_n(&q->tail, id + 1, __ATOMIC_RELEASE);
-    return 1;
-}
-
-/* Post wr on q: its ring slot and its message are taken in one step under the link's
- * lock (a concurrent NdkFlush or link death sees both or neither); never waits.
+/* Post wr on q; never waits. The consumer posts on a queue one call at a time, so the
+ * slot at tail is this call's to write; the link publishes tail with the message under
+ * its lock, so a concurrent NdkFlush or link death sees both or neither. Consumers
+ * (qp->ring_lock) only advance head: read (acquire) before a slot is reused.
  * SUCCESS: accepted (completes exactly once); anything else: refused, nothing queued. */
 static inline NTSTATUS wq_post(struct ndk_qp *qp, struct ndk_wq *q, const struct ndk_wr *wr)
 {
     NTSTATUS st = wq_validate(qp);
     if (st != STATUS_SUCCESS)
         return st;
-    struct wq_fill_arg a = {qp, q, wr, NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + wr->body_len + wr->tail_len};
-    return nf_link_post_fill(qp->core.ad->link, a.len, (wr->flags & NDK_OP_FLAG_DEFER) != 0, wq_fill, &a);
+    uint32_t id = __atomic_load_n(&q->tail, __ATOMIC_RELAXED);
+    if (id - __atomic_load_n(&q->head, __ATOMIC_ACQUIRE) >= q->depth)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    size_t len = NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + wr->body_len;
+    wr->msg->h = (struct nf_msg_hdr){.op = wr->op, .len = (uint16_t)len, .tag = qp->wr_tag | (id & NDK_WR_TAG_ID_MASK)};
+    wr->msg->w = (struct nf_wr_hdr){.qpn = qp->qpn, .wr_id = id, .flags = wr->flags & ~(ULONG)NDK_OP_FLAG_DEFER};
+    struct ndk_wr_slot *s = &q->slot[id & q->mask];
+    *s = wr->slot;
+    s->silent = wr->flags & NDK_OP_FLAG_SILENT_SUCCESS;
+    s->done = 0;
+    return nf_link_post_msg(qp->core.ad->link, wr->msg, len, (wr->flags & NDK_OP_FLAG_DEFER) != 0, &q->tail, id + 1);
 }
 
 /* Post on the initiator queue; a refusal pushes what was deferred. */
@@ -276,36 +263,36 @@ static NTSTATUS qp_fast_register(NDK_QP *q, PVOID ctx, NDK_MR *m, ULONG npages, 
     const struct ndk_mr *mr = NDK_CONTAINER(m, struct ndk_mr, pub);
     if (mr->core.ad != qp->core.ad || (flags & ~(ULONG)NF_KNOWN_FLAGS_FAST_REGISTER))
         return refuse(qp, STATUS_INVALID_PARAMETER); /* another adapter's MR: its token means nothing here */
-    if (!mr->fast || mr->frmr_pages == 0)
+    /* Only a fast-register MR is initialized (ndk_pd.c), so frmr_pages is 0 for any other. */
+    if (mr->frmr_pages == 0)
         return refuse(qp, STATUS_INVALID_DEVICE_STATE); /* not a fast-register MR, or not initialized */
     if ((flags & REMOTE_FLAGS) && !mr->remote_access)
         return refuse(qp, STATUS_ACCESS_VIOLATION);
-    if (npages == 0 || npages > mr->frmr_pages || fbo >= PAGE_SIZE || length == 0 ||
-        length > (SIZE_T)npages * PAGE_SIZE - fbo)
-        return refuse(qp, STATUS_INVALID_PARAMETER);
     uint64_t va = (uint64_t)(uintptr_t)base_va;
-    /* BaseVirtualAddress = FBO + n * PAGE_SIZE (so 0 only with FBO 0); the last byte,
-     * va + length - 1, may be the last of the address space but must not wrap. */
-    if ((va & (PAGE_SIZE - 1)) != fbo || va + (length - 1) < va)
+    /* BaseVirtualAddress = FBO + n * PAGE_SIZE (so FBO < PAGE_SIZE, and va is 0 only with
+     * FBO 0); the last byte, va + length - 1, may be the last of the address space but
+     * must not wrap. */
+    if (npages == 0 || npages > mr->frmr_pages || (va & (PAGE_SIZE - 1)) != fbo || length == 0 ||
+        length > (SIZE_T)npages * PAGE_SIZE - fbo || va + (length - 1) < va)
         return refuse(qp, STATUS_INVALID_PARAMETER);
     const struct ndk_adapter *ad = qp->core.ad;
     const uint64_t lo = ad->info.user_base, hi = ad->info.mem_bytes;
+    struct wr_msg msg; /* the page list is checked as it is copied into the message */
     for (ULONG i = 0; i < npages; i++) {
         uint64_t p = (uint64_t)pages[i].QuadPart;
         if ((p & (PAGE_SIZE - 1)) || p < lo || p >= hi)
             return refuse(qp, STATUS_INVALID_PARAMETER);
+        msg.body.fast_register.pages[i] = p;
     }
     if (ndk_hm_active(qp->core.ad)) /* the pages' host bytes go ahead of the request */
         ndk_hm_fast_register(NDK_CONTAINER(m, struct ndk_mr, pub), pages, npages, fbo, length, va);
-    const struct nf_wr_fast_register f = {
+    msg.body.fast_register.req = (struct nf_wr_fast_register){
         .token = mr->token, .npages = npages, .fbo = fbo, .length = length, .va = va};
     const struct ndk_wr wr = {.slot = {.ctx = ctx, .op_type = NdkOperationTypeFastRegister},
                               .op = NF_OP_WR_FAST_REGISTER,
                               .flags = flags,
-                              .body = &f,
-                              .body_len = sizeof(f),
-                              .tail = pages,
-                              .tail_len = (size_t)npages * sizeof(*pages)};
+                              .body_len = NF_WR_FAST_REGISTER_SIZE + (size_t)npages * sizeof(*pages),
+                              .msg = &msg};
     return post(qp, &wr);
 }
 
@@ -327,7 +314,8 @@ static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULON
         return refuse(qp, STATUS_INVALID_PARAMETER); /* another adapter's MR or window */
     if (obj->ObjectType == NdkObjectTypeMr && !mr->fast)
         return refuse(qp, STATUS_INVALID_DEVICE_STATE); /* NdkRegisterMr'd MRs are deregistered, not invalidated */
-    const struct nf_wr_invalidate i = {.token = mr->token};
+    struct wr_msg msg;
+    msg.body.invalidate = (struct nf_wr_invalidate){.token = mr->token};
     /* An invalidated MR's host bytes come home before its completion is delivered. */
     const struct ndk_wr wr = {.slot = {.ctx = ctx,
                                        .op_type = NdkOperationTypeInvalidate,
@@ -336,8 +324,8 @@ static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULON
                                                  : NULL},
                               .op = NF_OP_WR_INVALIDATE,
                               .flags = flags,
-                              .body = &i,
-                              .body_len = sizeof(i)};
+                              .body_len = sizeof(msg.body.invalidate),
+                              .msg = &msg};
     return post(qp, &wr);
 }
 
@@ -380,13 +368,15 @@ static NTSTATUS gather(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, ULO
     }
     if (total > ad->info.mem_bytes - ad->info.user_base)
         return refuse(qp, STATUS_INVALID_PARAMETER);
+    struct wr_msg msg;
+    memcpy(msg.body.bytes, body, body_len);
+    if (nsge)
+        memcpy(msg.body.bytes + body_len, sgl, (size_t)nsge * sizeof(*sgl));
     struct ndk_wr wr = {.slot = {.ctx = ctx, .op_type = g->op_type},
                         .op = g->op,
                         .flags = flags,
-                        .body = body,
-                        .body_len = body_len,
-                        .tail = sgl,
-                        .tail_len = (size_t)nsge * sizeof(*sgl)};
+                        .body_len = body_len + (size_t)nsge * sizeof(*sgl),
+                        .msg = &msg};
     /* Host memory: what the request reads goes to the adapter now; what it writes (a
      * Read's sink) comes home before its completion is delivered. */
     if (ndk_hm_active(qp->core.ad)) {
@@ -447,17 +437,19 @@ static NTSTATUS qp_receive(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge)
     struct ndk_qp *qp = qp_of(q);
     if ((!sgl && nsge) || nsge > qp->max_recv_sge)
         return STATUS_INVALID_PARAMETER;
+    struct wr_msg msg;
     const struct nf_wr_receive r = {.nsge = nsge};
+    memcpy(msg.body.bytes, &r, sizeof(r));
+    if (nsge)
+        memcpy(msg.body.bytes + sizeof(r), sgl, (size_t)nsge * sizeof(*sgl));
     /* Host memory: what a Send brings comes home before the completion is delivered. */
     const struct ndk_wr wr = {
         .slot = {.ctx = ctx,
                  .op_type = NdkOperationTypeReceive,
                  .hm = ndk_hm_active(qp->core.ad) ? ndk_hm_sge_io(qp->core.ad, sgl, nsge) : NULL},
         .op = NF_OP_WR_RECEIVE,
-        .body = &r,
-        .body_len = sizeof(r),
-        .tail = sgl,
-        .tail_len = (size_t)nsge * sizeof(*sgl)};
+        .body_len = sizeof(r) + (size_t)nsge * sizeof(*sgl),
+        .msg = &msg};
     NTSTATUS st = wq_post(qp, &qp->rq, &wr);
     if (st != STATUS_SUCCESS)
         ndk_hm_io_free(wr.slot.hm);
@@ -481,12 +473,14 @@ static NTSTATUS qp_bind(NDK_QP *q, PVOID ctx, NDK_MR *m, NDK_MW *w, PVOID va, SI
         return refuse(qp, STATUS_INVALID_PARAMETER); /* another adapter's tokens mean nothing here */
     if (!__atomic_load_n(&qp->connected, __ATOMIC_RELAXED))
         return refuse(qp, STATUS_CONNECTION_INVALID);
-    const struct nf_wr_bind b = {.mr_token = mr->token, .mw_token = mw->token, .va = (uint64_t)(uintptr_t)va, .length = len};
+    struct wr_msg msg;
+    msg.body.bind = (struct nf_wr_bind){
+        .mr_token = mr->token, .mw_token = mw->token, .va = (uint64_t)(uintptr_t)va, .length = len};
     const struct ndk_wr wr = {.slot = {.ctx = ctx, .op_type = NdkOperationTypeBind},
                               .op = NF_OP_WR_BIND,
                               .flags = flags,
-                              .body = &b,
-                              .body_len = sizeof(b)};
+                              .body_len = sizeof(msg.body.bind),
+                              .msg = &msg};
     return post(qp, &wr);
 }
 
@@ -592,7 +586,7 @@ NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG r
     /* The limits NdkQueryAdapterInfo reports (no inline data); whether the board has
      * receive entries left for rdepth is its to say (INSUFFICIENT_RESOURCES). */
     if (idepth == 0 || idepth > NDK_MAX_QUEUE_DEPTH || rdepth > NF_ADAPTER_MAX_RQ_DEPTH ||
-        rsge > NF_ADAPTER_MAX_RECV_SGE || isge > ad->info.max_sge || inline_size > 0 || (rdepth && !rcq))
+        rsge > NF_ADAPTER_MAX_RECV_SGE || isge > ad->info.max_sge || isge > NF_ADAPTER_MAX_SGE || inline_size > 0 || (rdepth && !rcq))
         return STATUS_INVALID_PARAMETER;
     struct ndk_cq *ic = NDK_CONTAINER(icq, struct ndk_cq, pub);
     struct ndk_cq *rc = rcq ? NDK_CONTAINER(rcq, struct ndk_cq, pub) : NULL;

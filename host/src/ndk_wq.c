@@ -8,9 +8,9 @@
  * ndk_qp.c so that it inlines into each call).
  *
  * The posting path is lean on purpose (benchmarked in host instructions per
- * NdkFastRegister): no allocation, no adapter lock, one lock (the link's: it
- * serializes the rings' producers; qp->ring_lock serializes their consumers), and
- * the message is written straight into the link's open frame. */
+ * NdkFastRegister): no allocation, no adapter lock, one lock (the link's: a post
+ * publishes its tail there with its message; qp->ring_lock serializes the consumers),
+ * and the message is built before it and copied whole into the link's open frame. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -144,6 +144,13 @@ NTSTATUS nf_link_post(struct nf_link *l, const struct nf_link_part *parts, size_
 typedef int (*nf_link_fill_fn)(void *arg, uint8_t *dst);
 NTSTATUS nf_link_post_fill(struct nf_link *l, size_t len, int defer, nf_link_fill_fn fill, void *arg);
 
+/* nf_link_post of one whole message of len bytes at msg, with a counter published in
+ * the same step: under the link's lock the message is queued, then *publish = value
+ * (release), so a reader under that lock sees the value exactly when the message is
+ * queued (a QP's ring tail). Same rules and statuses as nf_link_post. */
+NTSTATUS nf_link_post_msg(struct nf_link *l, const void *msg, size_t len, int defer, uint32_t *publish,
+                          uint32_t value);
+
 /* Close the open (deferred) frame and queue it. Same returns as nf_link_send. */
 NTSTATUS nf_link_flush(struct nf_link *l);
 

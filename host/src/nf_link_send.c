@@ -53,30 +53,41 @@ static inline int make_room(struct nf_link *l, size_t len)
     return !(l->open_len > 0 && l->open_len + len > cap) || seal_open(l);
 }
 
+/* The open frame's first message (under mu): its age starts now, and a deferred one
+ * wakes the link thread only if it sleeps past the deferred bound (its timer). */
+static void start_open(struct nf_link *l, int defer)
+{
+    l->open_since_us = now_us();
+    if (defer && l->asleep_until_us > l->open_since_us + l->defer_max_us)
+        nf_transport_wake(l->t);
+}
+
+/* Close the open frame now, or leave it to the link thread while the line is busy or
+ * the window full (under mu): the thread closes it after an ack (pump). */
+static void push_open(struct nf_link *l)
+{
+    if (l->open_len > 0 && queued(l) < l->window && !l->pend_head && !line_busy(l)) {
+        nf_link_close_open(l);
+    } else if (l->open_len > 0) {
+        mark_busy(l);
+        l->open_push = 1;
+    }
+}
+
 /* Take the len bytes just written at the end of the open frame (len 0: none) and,
- * without defer, close the frame, or leave it to the link thread while the line is
- * busy or the window full (under mu). The link thread is woken only when it sleeps
- * past what is due: a closed frame at once, a deferred one at its bound. */
+ * without defer, push the frame (under mu). */
 static inline void append(struct nf_link *l, size_t len, int defer)
 {
     if (len) {
-        if (l->open_len == 0) {
-            l->open_since_us = now_us();
-            if (defer && l->asleep_until_us > l->open_since_us + l->defer_max_us)
-                nf_transport_wake(l->t); /* the deferred bound's timer */
-        }
+        if (l->open_len == 0)
+            start_open(l, defer);
         l->open_len += len;
         l->st.msgs_tx++;
         l->st.payload_tx += len;
         if (defer)
             return;
     }
-    if (l->open_len > 0 && queued(l) < l->window && !l->pend_head && !line_busy(l)) {
-        nf_link_close_open(l);
-    } else if (l->open_len > 0) {
-        mark_busy(l);
-        l->open_push = 1; /* the link thread closes it after an ack (pump) */
-    }
+    push_open(l);
 }
 
 /* Append one message of len bytes (len 0: none) that fill writes in the open frame
@@ -187,6 +198,23 @@ NTSTATUS nf_link_post_fill(struct nf_link *l, size_t len, int defer, nf_link_fil
     NTSTATUS st = usable(l);
     if (st == STATUS_SUCCESS)
         st = post_locked(l, len, defer, fill, arg);
+    nf_mutex_unlock(&l->mu);
+    return st;
+}
+
+/* The whole post under mu, as nf_link_post_fill, with the message a plain copy. */
+NTSTATUS nf_link_post_msg(struct nf_link *l, const void *msg, size_t len, int defer, uint32_t *publish,
+                          uint32_t value)
+{
+    nf_mutex_lock(&l->mu);
+    NTSTATUS st = usable(l);
+    if (st == STATUS_SUCCESS && !make_room(l, len))
+        st = STATUS_INSUFFICIENT_RESOURCES;
+    if (st == STATUS_SUCCESS) {
+        memcpy(l->open_buf + NF_LINK_HDR_SIZE + l->open_len, msg, len);
+        __atomic_store_n(publish, value, __ATOMIC_RELEASE);
+        append(l, len, defer);
+    }
     nf_mutex_unlock(&l->mu);
     return st;
 }
