@@ -198,8 +198,8 @@ struct ndk_cq {
     struct ndk_cq_entry *ring;
     uint32_t depth, head, count;
     uint32_t overruns;      /* completions that found the CQ full or overflowed */
-    int overflowed;         /* the CQ overflowed: unusable, reports nothing more; its QPs
-                               read it lock-free (atomic) when posting */
+    int overflowed;         /* the CQ overflowed: unusable, reports nothing more (its QPs
+                               are marked: cq_overflowed) */
     struct ndk_event ovf_ev;
     int armed;              /* 0: no, else NDK_CQ_NOTIFY_x + 1 */
     int notify_queued;
@@ -278,6 +278,9 @@ struct ndk_qp {
      * connection: it learns of it by QP_CONNECT and QP_DISCONNECT, and the host's ends
      * without either when the peer QP is closed. */
     int connected;
+    /* A CQ of the QP overflowed: NDK makes the QP unusable. Set under ad->lock when the
+     * CQ overflows or the QP is created on one that has; read lock-free by posting. */
+    int cq_overflowed;
     uint64_t watch_since_us;    /* deadline watch: since when watch_head is the first request
                                    outstanding that reports a completion (0: none; callback thread) */
     uint32_t watch_head;

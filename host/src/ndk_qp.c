@@ -198,11 +198,9 @@ static inline NTSTATUS wq_validate(const struct ndk_qp *qp)
     NTSTATUS dead = __atomic_load_n(&qp->core.ad->dead, __ATOMIC_RELAXED); /* set under ad->lock */
     if (dead != STATUS_SUCCESS)
         return dead; /* the link is gone */
-    /* A CQ of the QP overflowed: NDK makes every QP using it unusable. Refused with
-     * STATUS_CANCELLED, what a broken connection completes requests with (there is
-     * no CQ left to complete them on). */
-    if (__atomic_load_n(&qp->icq->overflowed, __ATOMIC_RELAXED) ||
-        (qp->rcq && __atomic_load_n(&qp->rcq->overflowed, __ATOMIC_RELAXED)))
+    /* Refused with STATUS_CANCELLED, what a broken connection completes requests with
+     * (there is no CQ left to complete them on). */
+    if (__atomic_load_n(&qp->cq_overflowed, __ATOMIC_RELAXED))
         return STATUS_CANCELLED;
     return STATUS_SUCCESS;
 }
@@ -565,6 +563,7 @@ static void qp_create_reply(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS 
     if (status == STATUS_SUCCESS) {
         qp->qpn = rep.qpn;
         qp->wr_tag = NDK_WR_TAG | slot << NDK_WR_TAG_ID_BITS;
+        qp->cq_overflowed = qp->icq->overflowed || (qp->rcq && qp->rcq->overflowed);
         ad->qps[slot] = qp;
     }
     ndk_create_done(ad, r, &qp->core, status);

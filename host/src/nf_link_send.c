@@ -74,16 +74,22 @@ static void push_open(struct nf_link *l)
     }
 }
 
+/* Count a message of len bytes at the end of the open frame (under mu). */
+static inline void count_msg(struct nf_link *l, size_t len, int defer)
+{
+    if (l->open_len == 0)
+        start_open(l, defer);
+    l->open_len += len;
+    l->st.msgs_tx++;
+    l->st.payload_tx += len;
+}
+
 /* Take the len bytes just written at the end of the open frame (len 0: none) and,
  * without defer, push the frame (under mu). */
 static inline void append(struct nf_link *l, size_t len, int defer)
 {
     if (len) {
-        if (l->open_len == 0)
-            start_open(l, defer);
-        l->open_len += len;
-        l->st.msgs_tx++;
-        l->st.payload_tx += len;
+        count_msg(l, len, defer);
         if (defer)
             return;
     }
@@ -211,9 +217,14 @@ NTSTATUS nf_link_post_msg(struct nf_link *l, const void *msg, size_t len, int de
     if (st == STATUS_SUCCESS && !make_room(l, len))
         st = STATUS_INSUFFICIENT_RESOURCES;
     if (st == STATUS_SUCCESS) {
-        memcpy(l->open_buf + NF_LINK_HDR_SIZE + l->open_len, msg, len);
+        /* Under mu throughout: the frame is read after unlock, and the counter's readers
+         * outside mu read only what it stands for, written before (a ring slot). */
+        uint8_t *dst = l->open_buf + NF_LINK_HDR_SIZE + l->open_len;
+        count_msg(l, len, defer);
         __atomic_store_n(publish, value, __ATOMIC_RELEASE);
-        append(l, len, defer);
+        memcpy(dst, msg, len);
+        if (!defer)
+            push_open(l);
     }
     nf_mutex_unlock(&l->mu);
     return st;
