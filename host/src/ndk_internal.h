@@ -284,7 +284,6 @@ struct ndk_qp {
     uint64_t watch_since_us;    /* deadline watch: since when watch_head is the first request
                                    outstanding that reports a completion (0: none; callback thread) */
     uint32_t watch_head;
-    int deferred;               /* the last post was deferred (posting thread only) */
     void *user;                 /* connector using this QP (ndk_qp_attach), under ad->lock */
     void (*user_gone)(void *user);
     pthread_mutex_t ring_lock;

@@ -136,8 +136,6 @@ static VOID qp_flush(NDK_QP *q)
         NTSTATUS ls = nf_link_post_fill(ad->link, sizeof(msg), 0, flush_fill, &fa);
         if (ls == STATUS_SUCCESS || !ndk_req_unregister(ad, r)) {
             /* Sent, or the death handler answered it already: its answer runs now. */
-            if (ls == STATUS_SUCCESS)
-                qp->deferred = 0;
             ndk_req_issued(ad, r);
             return;
         }
@@ -152,13 +150,13 @@ static VOID qp_flush(NDK_QP *q)
 /* ------------------------------------------------------------------------- */
 /* Posting                                                                    */
 
-/* A local check failed: anything deferred so far must still reach the board. */
+/* A local check failed: anything deferred so far must still reach the board, so the
+ * link's open frame goes now (a dead adapter has nothing to send). */
 static NTSTATUS refuse(struct ndk_qp *qp, NTSTATUS st)
 {
-    if (qp->deferred) {
-        qp->deferred = 0;
-        nf_link_post(qp->core.ad->link, NULL, 0, 0, 0);
-    }
+    const struct ndk_adapter *ad = qp->core.ad;
+    if (__atomic_load_n(&ad->dead, __ATOMIC_RELAXED) == STATUS_SUCCESS)
+        nf_link_post(ad->link, NULL, 0, 0, 0);
     return st;
 }
 
@@ -236,7 +234,6 @@ static inline NTSTATUS post(struct ndk_qp *qp, const struct ndk_wr *wr)
         ndk_hm_io_free(wr->slot.hm);
         return refuse(qp, st);
     }
-    qp->deferred = (wr->flags & NDK_OP_FLAG_DEFER) != 0;
     return STATUS_SUCCESS;
 }
 
