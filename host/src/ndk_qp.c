@@ -196,8 +196,8 @@ static inline NTSTATUS wq_validate(const struct ndk_qp *qp)
     NTSTATUS dead = __atomic_load_n(&qp->core.ad->dead, __ATOMIC_RELAXED); /* set under ad->lock */
     if (dead != STATUS_SUCCESS)
         return dead; /* the link is gone */
-    /* Refused with STATUS_CANCELLED, what a broken connection completes requests with
-     * (there is no CQ left to complete them on). */
+    /* A CQ of the QP overflowed, which makes the QP unusable (NDK): STATUS_CANCELLED,
+     * what a broken connection completes requests with (no CQ is left for them). */
     if (__atomic_load_n(&qp->cq_overflowed, __ATOMIC_RELAXED))
         return STATUS_CANCELLED;
     return STATUS_SUCCESS;

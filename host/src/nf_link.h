@@ -136,9 +136,9 @@ NTSTATUS nf_link_sendv(struct nf_link *l, const struct nf_link_part *parts, size
 NTSTATUS nf_link_post(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer);
 
 /* nf_link_post with the message written in place by fill, for callers that must do
- * something atomically with queueing it (a QP's ring slot): under the link's lock,
- * fill(arg, dst) writes the len bytes at dst (8-byte aligned in the open frame) and
- * returns nonzero, or returns 0 to refuse (nothing queued:
+ * something atomically with queueing it (NdkFlush reads the rings' tails): under the
+ * link's lock, fill(arg, dst) writes the len bytes at dst (8-byte aligned in the open
+ * frame) and returns nonzero, or returns 0 to refuse (nothing queued:
  * STATUS_INSUFFICIENT_RESOURCES). fill must not call the link. Otherwise the same
  * rules and statuses as nf_link_post, defer too. */
 typedef int (*nf_link_fill_fn)(void *arg, uint8_t *dst);
