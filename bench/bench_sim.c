@@ -55,7 +55,7 @@ static void on_message(void *ctx, const uint8_t *msg, size_t len)
         memcpy(&c, msg + NF_MSG_HDR_SIZE, sizeof(c));
         cqes++;
         last_cqe_status = c.status;
-        if (c.status != NF_STATUS_SUCCESS)
+        if (c.status != STATUS_SUCCESS)
             cqe_bad++;
     } else if ((h.op & NF_OP_REPLY) && h.tag == want_tag && len <= sizeof(reply)) {
         memcpy(reply, msg, len);
@@ -66,7 +66,7 @@ static void on_message(void *ctx, const uint8_t *msg, size_t len)
     pthread_mutex_unlock(&mu);
 }
 
-static void on_dead(void *ctx, uint32_t status)
+static void on_dead(void *ctx, NTSTATUS status)
 {
     (void)ctx;
     pthread_mutex_lock(&mu);
@@ -117,8 +117,8 @@ static uint32_t request(struct nf_link *l, uint16_t op, const void *body, size_t
     reply_ready = 0;
     pthread_mutex_unlock(&mu);
     nf_link_expect(l, 1);
-    uint32_t st = nf_link_send(l, m, len, 0);
-    if (st != NF_STATUS_SUCCESS) {
+    NTSTATUS st = nf_link_send(l, m, len, 0);
+    if (st != STATUS_SUCCESS) {
         nf_link_expect(l, -1);
         return st;
     }
@@ -127,7 +127,7 @@ static uint32_t request(struct nf_link *l, uint16_t op, const void *body, size_t
         pthread_cond_wait(&cv, &mu);
     struct nf_msg_hdr h;
     memcpy(&h, reply, sizeof(h));
-    st = dead ? NF_STATUS_DEVICE_NOT_CONNECTED : h.status;
+    st = dead ? STATUS_DEVICE_NOT_CONNECTED : h.status;
     if (out && !dead) {
         size_t n = reply_len - NF_MSG_HDR_SIZE;
         memcpy(out, reply + NF_MSG_HDR_SIZE, n < out_cap ? n : out_cap);
@@ -141,7 +141,7 @@ static uint32_t request(struct nf_link *l, uint16_t op, const void *body, size_t
 static int get_info(struct nf_link *l, struct nf_info *info)
 {
     memset(info, 0, sizeof(*info));
-    return request(l, NF_OP_INFO, NULL, 0, info, sizeof(*info)) == NF_STATUS_SUCCESS;
+    return request(l, NF_OP_INFO, NULL, 0, info, sizeof(*info)) == STATUS_SUCCESS;
 }
 
 static uint64_t info_cycle(const struct nf_info *i) { return (uint64_t)i->cycle_hi << 32 | i->cycle_lo; }
@@ -236,10 +236,10 @@ static int timed_wr(struct nf_link *l, const uint8_t *m, size_t len, uint32_t op
 {
     uint64_t before = cqe_count();
     nf_link_expect(l, 1);
-    int ok = nf_link_send(l, m, len, 0) == NF_STATUS_SUCCESS && wait_cqes(before + 1);
+    int ok = nf_link_send(l, m, len, 0) == STATUS_SUCCESS && wait_cqes(before + 1);
     nf_link_expect(l, -1);
     struct nf_info info;
-    ok = ok && last_cqe_status == NF_STATUS_SUCCESS && get_info(l, &info) && info.last_wr_op == op;
+    ok = ok && last_cqe_status == STATUS_SUCCESS && get_info(l, &info) && info.last_wr_op == op;
     *cycles = ok ? info.last_wr_cycles : 0;
     *fw = ok ? info.last_wr_fw_cycles : 0;
     return ok;
@@ -260,7 +260,7 @@ static double link_stream(struct nf_link *l, const struct setup *s, uint32_t k, 
         if (!wait_cqes(base + (j >= k ? j - k + 1 : 0)))
             break;
         size_t len = (j & 1) ? inv_msg(m, s, 1000 + j) : fr_msg(m, s, 1000 + j, LINK_PAGES, 0);
-        if (nf_link_send(l, m, len, 0) != NF_STATUS_SUCCESS)
+        if (nf_link_send(l, m, len, 0) != STATUS_SUCCESS)
             break;
         payload += len;
     }
@@ -290,8 +290,8 @@ int main(int argc, char **argv)
 {
     int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     struct nf_transport *t;
-    uint32_t st = nf_transport_open("sim", &t);
-    if (st != NF_STATUS_SUCCESS) {
+    NTSTATUS st = nf_transport_open("sim", &t);
+    if (st != STATUS_SUCCESS) {
         printf("not ok - sim: open the simulator: %s\n", nf_error_message());
         return 1;
     }
@@ -303,7 +303,7 @@ int main(int argc, char **argv)
      * against the link. */
     struct nf_link_config cfg = {.rto_min_ms = 3000, .rto_initial_ms = 5000};
     st = nf_link_open_ex(t, &cfg, on_message, on_dead, NULL, &l, &info);
-    if (st != NF_STATUS_SUCCESS) {
+    if (st != STATUS_SUCCESS) {
         printf("not ok - sim: link open: %s\n", nf_error_message());
         return 1;
     }
@@ -317,15 +317,15 @@ int main(int argc, char **argv)
 
     struct nf_qp_create_req qreq = {.pd = 1, .sq_depth = 64};
     uint32_t rep[2] = {0, 0};
-    int ok = request(l, NF_OP_QP_CREATE, &qreq, sizeof(qreq), rep, sizeof(rep)) == NF_STATUS_SUCCESS;
+    int ok = request(l, NF_OP_QP_CREATE, &qreq, sizeof(qreq), rep, sizeof(rep)) == STATUS_SUCCESS;
     s.qpn = rep[0];
     uint32_t conn[2] = {s.qpn, s.qpn};
-    ok = ok && request(l, NF_OP_QP_CONNECT, conn, sizeof(conn), NULL, 0) == NF_STATUS_SUCCESS;
+    ok = ok && request(l, NF_OP_QP_CONNECT, conn, sizeof(conn), NULL, 0) == STATUS_SUCCESS;
     uint32_t mreq[2] = {1, 1};
-    ok = ok && request(l, NF_OP_MR_CREATE, mreq, sizeof(mreq), rep, sizeof(rep)) == NF_STATUS_SUCCESS;
+    ok = ok && request(l, NF_OP_MR_CREATE, mreq, sizeof(mreq), rep, sizeof(rep)) == STATUS_SUCCESS;
     s.token = rep[0];
     uint32_t fi[4] = {s.token, s.max_pages, 1, 0};
-    ok = ok && request(l, NF_OP_FRMR_INIT, fi, sizeof(fi), NULL, 0) == NF_STATUS_SUCCESS;
+    ok = ok && request(l, NF_OP_FRMR_INIT, fi, sizeof(fi), NULL, 0) == STATUS_SUCCESS;
     check(ok, "QP created and connected, fast-register MR initialized for max_frmr_pages");
     if (!ok) {
         nf_link_close(l);

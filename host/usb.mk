@@ -4,7 +4,7 @@
 # tools/99-ndkfpga.rules.
 
 HU_BUILD := $(BUILD)/host-usb
-HU_CC := $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/src -I$(ROOT)/host/tests/usb
+HU_CC := $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/src -I$(ROOT)/host/include -I$(ROOT)/host/tests/usb
 HU_UMOCKDEV_CFLAGS = $(shell pkg-config --cflags umockdev-1.0 2>/dev/null)
 HU_UMOCKDEV_LIBS = $(shell pkg-config --libs umockdev-1.0 2>/dev/null)
 # The transport tests link the whole link layer, as the library does (host/link.mk).
@@ -63,7 +63,7 @@ endif
 
 lint-host-usb:
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 \
-	    --inline-suppr --suppress=missingIncludeSystem -I proto/gen -I proto/c -I host/src -I tests \
+	    --inline-suppr --suppress=missingIncludeSystem -I proto/gen -I proto/c -I host/include -I host/src -I tests \
 	    $(HOST_USB_SRCS) host/tests/usb/*.c
 
 # The link stack (nf_link) over the usb transport over the fake FTDI, relayed to

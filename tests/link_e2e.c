@@ -39,7 +39,7 @@ struct e2e {
     int infos;
     struct nf_info info_begin, info_end;
     int dead;
-    uint32_t dead_status;
+    NTSTATUS dead_status;
 };
 
 static void on_message(void *ctx, const uint8_t *m, size_t len)
@@ -47,7 +47,7 @@ static void on_message(void *ctx, const uint8_t *m, size_t len)
     struct e2e *e = ctx;
     uint16_t op = lt_get16(m);
     uint32_t tag = lt_get32(m + NF_MSG_HDR_TAG_OFF);
-    uint32_t status = lt_get32(m + NF_MSG_HDR_STATUS_OFF);
+    NTSTATUS status = lt_get32(m + NF_MSG_HDR_STATUS_OFF);
     pthread_mutex_lock(&e->mu);
     if (op == (NF_OP_INFO | NF_OP_REPLY) && len >= NF_MSG_HDR_SIZE + NF_INFO_SIZE &&
         (tag == INFO_TAG_BEGIN || tag == INFO_TAG_END)) {
@@ -57,7 +57,7 @@ static void on_message(void *ctx, const uint8_t *m, size_t len)
         if (tag != e->next_tag)
             e->order_errors++;
         e->next_tag = tag + 1;
-        if (status != NF_STATUS_SUCCESS)
+        if (status != STATUS_SUCCESS)
             e->bad_status++;
         for (size_t i = NF_MSG_HDR_SIZE; i < len; i++)
             if (m[i] != ping_byte(tag, (uint32_t)(i - NF_MSG_HDR_SIZE))) {
@@ -73,7 +73,7 @@ static void on_message(void *ctx, const uint8_t *m, size_t len)
     pthread_mutex_unlock(&e->mu);
 }
 
-static void on_dead(void *ctx, uint32_t status)
+static void on_dead(void *ctx, NTSTATUS status)
 {
     struct e2e *e = ctx;
     pthread_mutex_lock(&e->mu);
@@ -184,15 +184,15 @@ int main(int argc, char **argv)
 
     double t0 = wall_s();
     struct nf_transport *t = NULL;
-    uint32_t st = nf_transport_open(device, &t);
-    if (st != NF_STATUS_SUCCESS) {
+    NTSTATUS st = nf_transport_open(device, &t);
+    if (st != STATUS_SUCCESS) {
         tap_ok(0, "e2e %s: open transport %s: %s (%s)", label, device, nf_error_message(), nf_status_name(st));
         return tap_done();
     }
     struct nf_link *l = NULL;
     struct nf_info info;
     st = nf_link_open(t, on_message, on_dead, &e, &l, &info);
-    if (!tap_ok(st == NF_STATUS_SUCCESS, "e2e %s: RESET handshake with %s (%s%s%s)", label, device,
+    if (!tap_ok(st == STATUS_SUCCESS, "e2e %s: RESET handshake with %s (%s%s%s)", label, device,
                 nf_status_name(st), st ? ": " : "", st ? nf_error_message() : ""))
         return tap_done();
     double baud = info.uart_period ? (double)info.clk_hz * (1u << NF_SOC_UART_PERIOD_FRAC) / info.uart_period : 0;
@@ -205,7 +205,7 @@ int main(int argc, char **argv)
     uint64_t rng = seed * 0x9E3779B97F4A7C15ull + 7;
     uint64_t sent_bytes = 0;
     unsigned send_fail = 0;
-    uint32_t send_status = NF_STATUS_SUCCESS;
+    NTSTATUS send_status = STATUS_SUCCESS;
     uint32_t total = warmup + count;
     uint32_t tag = 1;
     for (int phase = 0; phase < 2; phase++) {
@@ -226,7 +226,7 @@ int main(int argc, char **argv)
             size_t len = make_ping(buf, tag, body);
             int defer = (uint32_t)((rng >> 8) % 100) < defer_pct && tag != warmup;
             st = nf_link_send(l, buf, len, defer);
-            if (st != NF_STATUS_SUCCESS) {
+            if (st != STATUS_SUCCESS) {
                 send_fail++;
                 send_status = st;
             }

@@ -27,41 +27,42 @@ static void on_message(void *ctx, const uint8_t *msg, size_t len)
     if (len < sizeof(h))
         return;
     memcpy(&h, msg, sizeof(h));
+    NTSTATUS status = ndk_status(h.status);
     if (h.op == NF_OP_CQE) {
         struct nf_cqe cqe;
         if (len < NF_MSG_HDR_SIZE + sizeof(cqe))
             return;
         memcpy(&cqe, msg + NF_MSG_HDR_SIZE, sizeof(cqe));
         pthread_mutex_lock(&ad->lock);
-        ndk_qp_on_cqe(ad, &cqe);
+        ndk_qp_on_cqe(ad, &cqe, ndk_status(cqe.status));
         pthread_mutex_unlock(&ad->lock);
         return;
     }
     uint16_t op = h.op & (uint16_t)~NF_OP_REPLY;
     if ((h.op & NF_OP_REPLY) && (h.tag & NDK_WR_TAG) && op >= NF_OP_WR_FAST_REGISTER && op <= NF_OP_WR_BIND) {
         pthread_mutex_lock(&ad->lock);
-        ndk_qp_on_short(ad, op, h.tag, h.status);
+        ndk_qp_on_short(ad, op, h.tag, status);
         pthread_mutex_unlock(&ad->lock);
         return;
     }
     if (h.op & NF_OP_REPLY)
-        ndk_req_reply(ad, &h, msg + NF_MSG_HDR_SIZE, len - NF_MSG_HDR_SIZE);
+        ndk_req_reply(ad, &h, status, msg + NF_MSG_HDR_SIZE, len - NF_MSG_HDR_SIZE);
 }
 
 /* Under ad->lock: every request and work request still outstanding fails. */
-static void fail_everything(struct ndk_adapter *ad, uint32_t status)
+static void fail_everything(struct ndk_adapter *ad, NTSTATUS status)
 {
     ndk_req_fail_all(ad, status);
-    ndk_qps_fail(ad, (NTSTATUS)status);
+    ndk_qps_fail(ad, status);
     pthread_cond_broadcast(&ad->cond);
 }
 
-static void on_dead(void *ctx, uint32_t status)
+static void on_dead(void *ctx, NTSTATUS status)
 {
     struct ndk_adapter *ad = ctx;
     pthread_mutex_lock(&ad->lock);
     if (!ad->dead) {
-        __atomic_store_n(&ad->dead, status ? status : (uint32_t)STATUS_CONNECTION_ABORTED, __ATOMIC_RELAXED);
+        __atomic_store_n(&ad->dead, status != STATUS_SUCCESS ? status : STATUS_CONNECTION_ABORTED, __ATOMIC_RELAXED);
         fail_everything(ad, ad->dead);
     }
     pthread_mutex_unlock(&ad->lock);
@@ -81,15 +82,15 @@ static int tick(struct ndk_adapter *ad)
     return expired;
 }
 
-static NTSTATUS open_status(uint32_t st)
+static NTSTATUS open_status(NTSTATUS st)
 {
     switch (st) {
-    case NF_STATUS_INVALID_PARAMETER:
-    case NF_STATUS_NOT_SUPPORTED:
-    case NF_STATUS_INSUFFICIENT_RESOURCES:
-    case NF_STATUS_IO_TIMEOUT:
-        return (NTSTATUS)st;
-    case NF_STATUS_INVALID_DEVICE_STATE:
+    case STATUS_INVALID_PARAMETER:
+    case STATUS_NOT_SUPPORTED:
+    case STATUS_INSUFFICIENT_RESOURCES:
+    case STATUS_IO_TIMEOUT:
+        return st;
+    case STATUS_INVALID_DEVICE_STATE:
         return STATUS_NOT_SUPPORTED; /* incompatible INFO */
     default:
         return STATUS_NETWORK_UNREACHABLE;
@@ -149,8 +150,8 @@ NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
     if (!ad)
         return STATUS_INSUFFICIENT_RESOURCES;
     struct nf_transport *t = NULL;
-    uint32_t st = nf_transport_open(device ? device : "auto", &t);
-    if (st == NF_STATUS_SUCCESS) {
+    NTSTATUS st = nf_transport_open(device ? device : "auto", &t);
+    if (st == STATUS_SUCCESS) {
         snprintf(ad->device, sizeof(ad->device), "%s", t->name ? t->name : "");
         st = nf_link_open(t, on_message, on_dead, ad, &ad->link, &ad->info);
     }
@@ -159,7 +160,7 @@ NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
         unsigned long ms = v && *v ? strtoul(v, NULL, 10) : 0;
         ad->req_timeout_us = (uint64_t)(ms > 0 && ms <= 3600000ul ? ms : DEFAULT_REQUEST_TIMEOUT_MS) * 1000u;
     }
-    if (st != NF_STATUS_SUCCESS) {
+    if (st != STATUS_SUCCESS) {
         ndk_adapter_free(ad);
         return open_status(st);
     }
@@ -199,8 +200,8 @@ VOID NdkFpgaCloseAdapter(NDK_ADAPTER *a)
 
     pthread_mutex_lock(&ad->lock);
     if (!ad->dead)
-        __atomic_store_n(&ad->dead, (uint32_t)STATUS_CANCELLED, __ATOMIC_RELAXED);
-    fail_everything(ad, (uint32_t)STATUS_CANCELLED);
+        __atomic_store_n(&ad->dead, STATUS_CANCELLED, __ATOMIC_RELAXED);
+    fail_everything(ad, STATUS_CANCELLED);
     pthread_mutex_unlock(&ad->lock);
     ndk_events_stop(ad);
     ndk_free_leftovers(ad);

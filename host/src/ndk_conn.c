@@ -384,15 +384,15 @@ static NTSTATUS conn_accept_ex(NDK_CONNECTOR *cn, NDK_QP *q, ULONG ird, ULONG or
 }
 
 /* QP_CONNECT / QP_DISCONNECT replies of one connection step. */
-static void step_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
+static void step_reply(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS status, const uint8_t *body, size_t len)
 {
     (void)body;
     (void)len;
     struct ndk_connector *a = r->arg;
-    if (status != NF_STATUS_SUCCESS && a->reply_status == NF_STATUS_SUCCESS)
+    if (status != STATUS_SUCCESS && a->reply_status == STATUS_SUCCESS)
         a->reply_status = status;
     if (--a->replies_left == 0) {
-        NTSTATUS st = (NTSTATUS)a->reply_status;
+        NTSTATUS st = a->reply_status;
         struct ndk_connector *b = a->peer;
         if (r->op == NF_OP_QP_CONNECT) {
             if (st == STATUS_SUCCESS && b && a->qp && b->qp) {
@@ -429,7 +429,7 @@ static NTSTATUS send_step(struct ndk_connector *a, uint16_t op, const uint32_t m
     struct ndk_adapter *ad = a->core.ad;
     pthread_mutex_lock(&ad->lock);
     a->replies_left = n;
-    a->reply_status = NF_STATUS_SUCCESS;
+    a->reply_status = STATUS_SUCCESS;
     a->core.refs += n;
     pthread_mutex_unlock(&ad->lock);
     for (int i = 0; i < n; i++) {
@@ -456,7 +456,7 @@ static NTSTATUS send_step(struct ndk_connector *a, uint16_t op, const uint32_t m
             if (r) {
                 r->op = op;
                 r->arg = a;
-                step_reply(ad, r, (uint32_t)st, NULL, 0);
+                step_reply(ad, r, st, NULL, 0);
             }
             pthread_mutex_unlock(&ad->lock);
         }

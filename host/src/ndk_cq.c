@@ -52,12 +52,17 @@ static int wants(const struct ndk_cq *cq, const struct ndk_cq_entry *e)
 /* Under ad->lock: more completions than the CQ holds (the consumer sized it below
  * its queues). NDK: the CQ is then unusable, so is every QP using it, and no further
  * completions are reported; the provider says so through the notification callback
- * with STATUS_BUFFER_OVERFLOW, armed or not, once. The QPs using it see the flag
- * and refuse later posts (ndk_qp.c). */
+ * with STATUS_BUFFER_OVERFLOW, armed or not, once. The QPs using it are marked and
+ * refuse later posts (ndk_qp.c). */
 static void overflow(struct ndk_cq *cq)
 {
     struct ndk_adapter *ad = cq->core.ad;
-    __atomic_store_n(&cq->overflowed, 1, __ATOMIC_RELAXED); /* read lock-free by the QPs' posting path */
+    cq->overflowed = 1;
+    for (uint32_t i = 0; i < ad->nqps; i++) {
+        struct ndk_qp *qp = ad->qps[i];
+        if (qp && (qp->icq == cq || qp->rcq == cq))
+            __atomic_store_n(&qp->cq_overflowed, 1, __ATOMIC_RELAXED);
+    }
     ad->cq_overflows++;
     cq->armed = 0;
     if (cq->notify)

@@ -43,14 +43,14 @@ NTSTATUS NdkFpgaQueryStats(NDK_ADAPTER *a, NDKFPGA_STATS *s)
 
 const char *NdkFpgaStatusName(NTSTATUS st)
 {
-    return nf_status_name((uint32_t)st);
+    return nf_status_name(st);
 }
 
 const char *NdkFpgaErrorMessage(NDK_ADAPTER *a)
 {
     if (ndk_obj_ok(a, NdkObjectTypeAdapter)) {
         struct ndk_adapter *ad = ndk_adapter_of(a);
-        if (nf_link_status(ad->link) != NF_STATUS_SUCCESS)
+        if (nf_link_status(ad->link) != STATUS_SUCCESS)
             return nf_link_dead_reason(ad->link);
     }
     return nf_error_message();
@@ -112,8 +112,8 @@ NTSTATUS NdkFpgaListDevices(NDKFPGA_DEVICE *devs, ULONG *count)
         d->Kind = started_devices[k].kind;
         put_str(d->Name, sizeof(d->Name), started_devices[k].name);
         put_str(d->Description, sizeof(d->Description), started_devices[k].description);
-        uint32_t st = nf_transport_binary_path(started_devices[k].name, d->Path, sizeof(d->Path));
-        d->Status = st == NF_STATUS_SUCCESS ? STATUS_SUCCESS : STATUS_NO_SUCH_FILE;
+        NTSTATUS st = nf_transport_binary_path(started_devices[k].name, d->Path, sizeof(d->Path));
+        d->Status = st == STATUS_SUCCESS ? STATUS_SUCCESS : STATUS_NO_SUCH_FILE;
     }
     *count = n;
     return n > cap ? STATUS_BUFFER_TOO_SMALL : STATUS_SUCCESS;
@@ -199,7 +199,7 @@ static void names_init(void)
     NF_REFUSE_LIST(REFUSE_NAME)
 }
 
-#define COUNTED_STATUS(name, index) [index] = (NTSTATUS)NF_STATUS_##name,
+#define COUNTED_STATUS(name, index) [index] = STATUS_##name,
 static const NTSTATUS counted_status[NF_STAT_STATUS_COUNT] = {NF_STAT_STATUS_LIST(COUNTED_STATUS)};
 
 /* The descriptions are the layout description's (tools/layout.toml, enum STAT_OP). */
@@ -325,7 +325,7 @@ NTSTATUS NdkFpgaQueryCounters(NDK_ADAPTER *a, NDKFPGA_COUNTER *out, ULONG *count
 struct ping_run {
     uint32_t body;          /* payload bytes of each ping (a multiple of 8) */
     uint32_t outstanding;
-    uint32_t status;        /* first failure */
+    NTSTATUS status;        /* first failure */
     uint32_t *free_slots;   /* stack of idle slot indices */
     uint32_t nfree;
     NDKFPGA_PING_RESULT *res;
@@ -351,20 +351,20 @@ static uint8_t ping_byte(uint32_t seq, uint32_t i)
 }
 
 /* A ping's reply (under ad->lock, on the link thread; body NULL when the link died). */
-static void ping_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
+static void ping_reply(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS status, const uint8_t *body, size_t len)
 {
     (void)ad;
     struct ping_slot *s = NDK_CONTAINER(r, struct ping_slot, r);
     struct ping_run *run = s->run;
     uint64_t rtt = mono_ns() - s->sent_ns;
-    if (status == NF_STATUS_SUCCESS) {
+    if (status == STATUS_SUCCESS) {
         int same = body && len == run->body;
         for (uint32_t i = 0; same && i < run->body; i++)
             same = body[i] == ping_byte(s->seq, i);
         if (!same)
-            status = NF_STATUS_INTERNAL_ERROR;
+            status = STATUS_INTERNAL_ERROR;
     }
-    if (status == NF_STATUS_SUCCESS) {
+    if (status == STATUS_SUCCESS) {
         NDKFPGA_PING_RESULT *res = run->res;
         if (res->Replies == 0 || rtt < res->MinNs)
             res->MinNs = rtt;
@@ -372,7 +372,7 @@ static void ping_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t statu
             res->MaxNs = rtt;
         res->TotalNs += rtt;
         res->Replies++;
-    } else if (run->status == NF_STATUS_SUCCESS) {
+    } else if (run->status == STATUS_SUCCESS) {
         run->status = status;
     }
     run->free_slots[run->nfree++] = s->index;
@@ -408,9 +408,9 @@ NTSTATUS NdkFpgaPing(NDK_ADAPTER *a, ULONG count, ULONG in_flight, ULONG payload
     uint64_t t0 = mono_ns();
     for (uint32_t seq = 0; seq < count; seq++) {
         pthread_mutex_lock(&ad->lock);
-        while (run.nfree == 0 && run.status == NF_STATUS_SUCCESS)
+        while (run.nfree == 0 && run.status == STATUS_SUCCESS)
             pthread_cond_wait(&ad->cond, &ad->lock);
-        if (run.status != NF_STATUS_SUCCESS) {
+        if (run.status != STATUS_SUCCESS) {
             pthread_mutex_unlock(&ad->lock);
             break;
         }
@@ -430,8 +430,8 @@ NTSTATUS NdkFpgaPing(NDK_ADAPTER *a, ULONG count, ULONG in_flight, ULONG payload
             pthread_mutex_lock(&ad->lock);
             run.outstanding--;
             run.free_slots[run.nfree++] = s->index;
-            if (run.status == NF_STATUS_SUCCESS)
-                run.status = (uint32_t)st;
+            if (run.status == STATUS_SUCCESS)
+                run.status = st;
             pthread_mutex_unlock(&ad->lock);
             break;
         }
@@ -439,7 +439,7 @@ NTSTATUS NdkFpgaPing(NDK_ADAPTER *a, ULONG count, ULONG in_flight, ULONG payload
     pthread_mutex_lock(&ad->lock);
     while (run.outstanding > 0)
         pthread_cond_wait(&ad->cond, &ad->lock);
-    st = (NTSTATUS)run.status;
+    st = run.status;
     pthread_mutex_unlock(&ad->lock);
     res->ElapsedNs = mono_ns() - t0;
     free(slots);

@@ -138,11 +138,6 @@ struct ndk_hmap {
     PFN_NUMBER pfn[];      /* adapter page numbers; page i shadows host page host0 + i */
 };
 
-int ndk_hm_active(struct ndk_adapter *ad)
-{
-    return __atomic_load_n(&ad->hm_shadows, __ATOMIC_RELAXED) != 0;
-}
-
 /* Under ad->hm_lock: the host page an adapter address's page shadows (0: none). */
 static uintptr_t host_of(const struct ndk_adapter *ad, uint64_t addr)
 {
@@ -392,7 +387,7 @@ static void region_set_locked(struct ndk_adapter *ad, struct ndk_mr *mr, struct 
 
 /* ---- moving the bytes ---- */
 
-static void push_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
+static void push_reply(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS status, const uint8_t *body, size_t len)
 {
     (void)ad;
     (void)status;

@@ -22,8 +22,9 @@
  *    state and queues events, never runs a user callback and never blocks on the link;
  *  - the callback thread runs every user callback (events), one at a time.
  *  ad->lock protects everything except the per-QP work queues (initiator and receive),
- *  so that posting never takes the adapter lock: their producers (posting) hold the link's
- *  lock alone (nf_link_post_begin..commit), their consumers qp->ring_lock (struct ndk_wq).
+ *  so that posting never takes the adapter lock: a queue has one producer at a time (the
+ *  consumer serializes its posts), which publishes tail under the link's lock alone
+ *  (nf_link_post_msg); their consumers hold qp->ring_lock (struct ndk_wq).
  *  Lock order: ad->lock, then qp->ring_lock, then the link's. Object references are dropped only on consumer
  *  threads or the callback thread, so a close's teardown may send on the link. */
 #ifndef NDK_INTERNAL_H
@@ -41,6 +42,13 @@
 /* The provider's NTSTATUS numbers, flags and operation types are the firmware's (one
  * source: layout.toml; generated asserts). */
 #include "nf_ndkpi_check.h"
+/* The one way a status word from the wire (a reply's or a CQE's) becomes an NTSTATUS:
+ * the numbers are the same (asserted above). */
+static inline NTSTATUS ndk_status(uint32_t wire)
+{
+    return (NTSTATUS)wire;
+}
+
 _Static_assert(NDKFPGA_PING_MAX_PAYLOAD == NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE, "ping payload");
 _Static_assert(PAGE_SIZE == NF_ADAPTER_PAGE_SIZE, "page size");
 _Static_assert(PAGE_SHIFT == NF_ADAPTER_PAGE_SHIFT, "page shift");
@@ -132,7 +140,7 @@ struct ndk_core {
 struct ndk_req;
 /* Called under ad->lock on the link thread (or by ndk_on_dead/close with
  * body == NULL) exactly once. */
-typedef void (*ndk_reply_fn)(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body,
+typedef void (*ndk_reply_fn)(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS status, const uint8_t *body,
                              size_t len);
 struct ndk_req {
     struct ndk_req *next;
@@ -141,7 +149,7 @@ struct ndk_req {
     ndk_reply_fn on_reply;
     /* synchronous waiter */
     int done;
-    uint32_t status;
+    NTSTATUS status;
     void *out;
     size_t out_cap, out_len;
     /* asynchronous completion */
@@ -150,12 +158,21 @@ struct ndk_req {
     NDK_FN_REQUEST_COMPLETION rc;
     NDK_FN_CREATE_COMPLETION cc;
     void *ctx;
-    uint32_t u[4];
+    /* What a reply handler keeps of its request: an FRMR_INIT's page count and remote
+     * access (the MR takes them when the board accepts), a QP_FLUSH's queue tails at
+     * its place in the stream (what it retires and cancels). */
+    struct ndk_frmr_init {
+        uint32_t pages;
+        int remote;
+    } frmr;
+    struct ndk_flush_tails {
+        uint32_t iq_tail, rq_tail;
+    } flush;
     /* Gate (asynchronous requests): a reply that arrives while the issuing call has
      * not returned yet is held until it has, so no callback can run before the
      * call returned STATUS_PENDING. */
     int gate, issuing, early;
-    uint32_t early_status;
+    NTSTATUS early_status;
     uint8_t early_body[16];
     size_t early_len;
     int early_has_body;
@@ -181,8 +198,8 @@ struct ndk_cq {
     struct ndk_cq_entry *ring;
     uint32_t depth, head, count;
     uint32_t overruns;      /* completions that found the CQ full or overflowed */
-    int overflowed;         /* the CQ overflowed: unusable, reports nothing more; its QPs
-                               read it lock-free (atomic) when posting */
+    int overflowed;         /* the CQ overflowed: unusable, reports nothing more (its QPs
+                               are marked: cq_overflowed) */
     struct ndk_event ovf_ev;
     int armed;              /* 0: no, else NDK_CQ_NOTIFY_x + 1 */
     int notify_queued;
@@ -226,8 +243,9 @@ struct ndk_wr_slot {
 
 /* A work queue: a ring of slots, ids head..tail-1 outstanding (the id is the wire's
  * wr_id); depth slots at most, mask + 1 (a power of two) in the ring. */
-/* A ring of requests: producers (posting, under the link's lock) write a slot, then
- * tail; consumers (under qp->ring_lock) read slots below tail, then advance head. */
+/* A ring of requests: its producer (one post at a time) writes a slot, then tail under
+ * the link's lock with the message; consumers (under qp->ring_lock) read slots below
+ * tail, then advance head. */
 struct ndk_wq {
     struct ndk_wr_slot *slot;
     uint32_t depth, mask, head, tail;
@@ -260,10 +278,12 @@ struct ndk_qp {
      * connection: it learns of it by QP_CONNECT and QP_DISCONNECT, and the host's ends
      * without either when the peer QP is closed. */
     int connected;
+    /* A CQ of the QP overflowed: NDK makes the QP unusable. Set under ad->lock when the
+     * CQ overflows or the QP is created on one that has; read lock-free by posting. */
+    int cq_overflowed;
     uint64_t watch_since_us;    /* deadline watch: since when watch_head is the first request
                                    outstanding that reports a completion (0: none; callback thread) */
     uint32_t watch_head;
-    int deferred;               /* the last post was deferred (posting thread only) */
     void *user;                 /* connector using this QP (ndk_qp_attach), under ad->lock */
     void (*user_gone)(void *user);
     pthread_mutex_t ring_lock;
@@ -304,7 +324,7 @@ struct ndk_connector {
     int disc_kind;         /* EV_DISCONNECT or EV_DISCONNECT_EX */
     void *disc_ctx;
     int replies_left;
-    uint32_t reply_status;
+    NTSTATUS reply_status;
 };
 
 struct ndk_listener {
@@ -344,7 +364,7 @@ struct ndk_adapter {
     int cb_busy;
     int (*tick)(struct ndk_adapter *ad); /* periodic work of the callback thread, under ad->lock */
     struct ndk_event *ev_head, *ev_tail;
-    uint32_t dead;            /* link death status, 0 while alive */
+    NTSTATUS dead;            /* link death status, STATUS_SUCCESS while alive */
     uint32_t next_tag;
     uint32_t next_pdn;
     struct ndk_req *reqs;
@@ -504,15 +524,16 @@ NTSTATUS ndk_req_issue(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, v
  * it unless issue returned STATUS_SUCCESS or STATUS_PENDING). */
 NTSTATUS ndk_create_issue(struct ndk_core *c, struct ndk_req *r, uint16_t op, void *msg, size_t len,
                           NDK_FN_CREATE_COMPLETION cc, void *ctx);
-void ndk_create_done(struct ndk_adapter *ad, struct ndk_req *r, struct ndk_core *c, uint32_t status);
+void ndk_create_done(struct ndk_adapter *ad, struct ndk_req *r, struct ndk_core *c, NTSTATUS status);
 /* A reply's status once its body (size bytes) is copied to out: a success without a
  * whole body is STATUS_INTERNAL_ERROR. */
-uint32_t ndk_reply_copy(uint32_t status, const uint8_t *body, size_t len, void *out, size_t size);
+NTSTATUS ndk_reply_copy(NTSTATUS status, const uint8_t *body, size_t len, void *out, size_t size);
 /* Link thread: a reply message (takes ad->lock). */
-void ndk_req_reply(struct ndk_adapter *ad, const struct nf_msg_hdr *h, const uint8_t *body, size_t len);
+void ndk_req_reply(struct ndk_adapter *ad, const struct nf_msg_hdr *h, NTSTATUS status, const uint8_t *body,
+                   size_t len);
 /* Under ad->lock: every request fails with status / those past their deadline
  * complete STATUS_IO_TIMEOUT (returns how many). */
-void ndk_req_fail_all(struct ndk_adapter *ad, uint32_t status);
+void ndk_req_fail_all(struct ndk_adapter *ad, NTSTATUS status);
 int ndk_req_expire(struct ndk_adapter *ad, uint64_t now);
 
 /* ndk_mdl.c: MDLs, LAMs, buffers. */
@@ -545,7 +566,11 @@ NTSTATUS ndk_mem_copy(struct ndk_adapter *ad, const PFN_NUMBER *pfn, SIZE_T pos,
 struct ndk_hm_io;     /* bytes to move between host memory and their shadows */
 struct ndk_hm_region; /* what an MR over host memory maps */
 int ndk_hm_is_host_mdl(const MDL *mdl);
-int ndk_hm_active(struct ndk_adapter *ad); /* any shadow page: else nothing here has work */
+/* Any shadow page: else nothing of host memory has work (the posting path's test). */
+static inline int ndk_hm_active(const struct ndk_adapter *ad)
+{
+    return __atomic_load_n(&ad->hm_shadows, __ATOMIC_RELAXED) != 0;
+}
 NTSTATUS ndk_hm_build_lam(NDK_ADAPTER *a, MDL *mdl, SIZE_T length, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx,
                           NDK_LOGICAL_ADDRESS_MAPPING *lam, ULONG *lam_size, ULONG *fbo);
 VOID ndk_hm_release_lam(NDK_ADAPTER *a, NDK_LOGICAL_ADDRESS_MAPPING *lam);
@@ -601,10 +626,10 @@ void ndk_qp_set_connected(struct ndk_qp *qp, int connected);
 /* ndk_wq.c: a QP's work queues. */
 /* Link thread, under ad->lock: a CQE goes to its QP's receive queue and receive CQ
  * (op_type RECEIVE or RECEIVE_AND_INVALIDATE) or to its initiator queue and CQ. */
-void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe);
+void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe, NTSTATUS status);
 /* Link thread, under ad->lock: the adapter answered a work request short (op: its
  * WR_* op, tag: its NDK_WR_TAG tag) without running it: it completes with status. */
-void ndk_qp_on_short(struct ndk_adapter *ad, uint16_t op, uint32_t tag, uint32_t status);
+void ndk_qp_on_short(struct ndk_adapter *ad, uint16_t op, uint32_t tag, NTSTATUS status);
 /* Under ad->lock: every outstanding work request and pending receive of the QP
  * completes with status. */
 void ndk_qp_fail_all(struct ndk_qp *qp, NTSTATUS status);

@@ -274,23 +274,23 @@ _Static_assert(NF_MSG_HDR_SIZE + MEM_CHUNK_MAX <= NF_LINK_MAX_PAYLOAD, "a MEM_RE
 struct mem_run {
     struct ndk_req *slot;
     uint32_t *free_slots, nfree;
-    uint32_t status; /* the first failure */
+    NTSTATUS status; /* the first failure */
 };
 
 /* One MEM_WRITE/MEM_READ completed (under ad->lock; the link thread, or the death handler
  * and deadline watch with body NULL): its slot is free again. */
-static void mem_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
+static void mem_reply(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS status, const uint8_t *body, size_t len)
 {
     struct mem_run *run = r->arg;
-    if (status == NF_STATUS_SUCCESS && r->op == NF_OP_MEM_READ) {
+    if (status == STATUS_SUCCESS && r->op == NF_OP_MEM_READ) {
         if (!body || len < r->out_cap)
-            status = NF_STATUS_INTERNAL_ERROR;
+            status = STATUS_INTERNAL_ERROR;
         else
             memcpy(r->out, body, r->out_cap);
     }
-    if (!body && status == NF_STATUS_SUCCESS)
-        status = NF_STATUS_INTERNAL_ERROR;
-    if (status != NF_STATUS_SUCCESS && run->status == NF_STATUS_SUCCESS)
+    if (!body && status == STATUS_SUCCESS)
+        status = STATUS_INTERNAL_ERROR;
+    if (status != STATUS_SUCCESS && run->status == STATUS_SUCCESS)
         run->status = status;
     run->free_slots[run->nfree++] = (uint32_t)(r - run->slot);
     pthread_cond_broadcast(&ad->cond);
@@ -336,7 +336,7 @@ NTSTATUS ndk_mem_copy(struct ndk_adapter *ad, const PFN_NUMBER *pfn, SIZE_T pos,
             return STATUS_INVALID_PARAMETER;
     uint32_t depth = mem_depth(ad, write);
     struct mem_run run = {calloc(depth, sizeof(struct ndk_req)), calloc(depth, sizeof(uint32_t)), 0,
-                          NF_STATUS_SUCCESS};
+                          STATUS_SUCCESS};
     uint8_t *msg = malloc(NF_LINK_MAX_PAYLOAD);
     if (!run.slot || !run.free_slots || !msg) {
         free(run.slot);
@@ -362,13 +362,13 @@ NTSTATUS ndk_mem_copy(struct ndk_adapter *ad, const PFN_NUMBER *pfn, SIZE_T pos,
         }
         /* A free slot (bounded: every message in flight completes by its deadline). */
         pthread_mutex_lock(&ad->lock);
-        while (run.nfree == 0 && run.status == NF_STATUS_SUCCESS) {
+        while (run.nfree == 0 && run.status == STATUS_SUCCESS) {
             for (uint32_t i = 0; i < depth; i++)
                 (void)ndk_req_overdue(ad, &run.slot[i], ndk_now_us()); /* only ones in flight */
-            if (run.nfree == 0 && run.status == NF_STATUS_SUCCESS)
+            if (run.nfree == 0 && run.status == STATUS_SUCCESS)
                 ndk_cond_wait_ms(ad, &ad->cond, NDK_WATCH_PERIOD_MS);
         }
-        if (run.status != NF_STATUS_SUCCESS) {
+        if (run.status != STATUS_SUCCESS) {
             pthread_mutex_unlock(&ad->lock);
             break;
         }
@@ -386,8 +386,8 @@ NTSTATUS ndk_mem_copy(struct ndk_adapter *ad, const PFN_NUMBER *pfn, SIZE_T pos,
             /* Refused inline: its reply never comes. */
             pthread_mutex_lock(&ad->lock);
             run.free_slots[run.nfree++] = (uint32_t)(r - run.slot);
-            if (run.status == NF_STATUS_SUCCESS)
-                run.status = (uint32_t)st;
+            if (run.status == STATUS_SUCCESS)
+                run.status = st;
             pthread_mutex_unlock(&ad->lock);
             break;
         }
@@ -400,12 +400,12 @@ NTSTATUS ndk_mem_copy(struct ndk_adapter *ad, const PFN_NUMBER *pfn, SIZE_T pos,
         if (run.nfree < depth)
             ndk_cond_wait_ms(ad, &ad->cond, NDK_WATCH_PERIOD_MS);
     }
-    uint32_t status = run.status;
+    NTSTATUS status = run.status;
     pthread_mutex_unlock(&ad->lock);
     free(run.slot);
     free(run.free_slots);
     free(msg);
-    return (NTSTATUS)status;
+    return status;
 }
 
 static NTSTATUS mem_io(NDK_ADAPTER *a, MDL *mdl, SIZE_T off, void *data, SIZE_T len, int write)

@@ -120,13 +120,13 @@ static NTSTATUS mw_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVO
     return ndk_close_as(obj, &mw_type, cb, ctx);
 }
 
-static void mr_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body,
+static void mr_create_reply(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS status, const uint8_t *body,
                             size_t len)
 {
     struct ndk_mr *mr = r->arg;
     struct nf_mr_create_rep rep;
     status = ndk_reply_copy(status, body, len, &rep, sizeof(rep));
-    if (status == NF_STATUS_SUCCESS)
+    if (status == STATUS_SUCCESS)
         mr->token = rep.token;
     ndk_create_done(ad, r, &mr->core, status);
 }
@@ -215,10 +215,10 @@ static int mr_begin(struct ndk_mr *mr, uint16_t op, struct ndk_hm_region *hreg)
 }
 
 /* Under ad->lock: what the answer leaves in the MR (an inline failure is one too:
- * the board never saw the request). u: the FRMR_INIT's pages and remote access. */
-static void mr_settle(struct ndk_mr *mr, uint16_t op, uint32_t status, const uint32_t *u)
+ * the board never saw the request). init: an FRMR_INIT's pages and remote access. */
+static void mr_settle(struct ndk_mr *mr, uint16_t op, NTSTATUS status, const struct ndk_frmr_init *init)
 {
-    int ok = status == NF_STATUS_SUCCESS;
+    int ok = status == STATUS_SUCCESS;
     if (op == NF_OP_MR_REGISTER) {
         mr->state = ok ? MR_REGISTERED : MR_CREATED;
         if (!ok)
@@ -230,26 +230,26 @@ static void mr_settle(struct ndk_mr *mr, uint16_t op, uint32_t status, const uin
     } else {
         mr->inits_in_flight--;
         if (ok) {
-            mr->frmr_pages = u[0];
-            mr->remote_access = (int)u[1];
+            mr->frmr_pages = init->pages;
+            mr->remote_access = init->remote;
         }
     }
     ndk_unref_locked(&mr->core); /* the request's own reference */
 }
 
-static void mr_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
+static void mr_reply(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS status, const uint8_t *body, size_t len)
 {
     (void)body;
     (void)len;
     struct ndk_mr *mr = r->arg;
     uint16_t op = r->op;
-    uint32_t u[2] = {r->u[0], r->u[1]};
-    ndk_req_finish(ad, r, (NTSTATUS)status, NULL); /* its callback holds the MR first, then: */
-    mr_settle(mr, op, status, u);
+    const struct ndk_frmr_init init = r->frmr;
+    ndk_req_finish(ad, r, status, NULL); /* its callback holds the MR first, then: */
+    mr_settle(mr, op, status, &init);
 }
 
 /* Start, send and (without a callback) wait for one MR request; msg holds its body. */
-static NTSTATUS mr_issue(struct ndk_mr *mr, uint16_t op, void *msg, size_t len, const uint32_t *u,
+static NTSTATUS mr_issue(struct ndk_mr *mr, uint16_t op, void *msg, size_t len, const struct ndk_frmr_init *init,
                          struct ndk_hm_region *hreg, NDK_FN_REQUEST_COMPLETION rc, void *ctx)
 {
     struct ndk_adapter *ad = mr->core.ad;
@@ -267,15 +267,13 @@ static NTSTATUS mr_issue(struct ndk_mr *mr, uint16_t op, void *msg, size_t len, 
     r->obj = &mr->core;
     r->rc = rc;
     r->ctx = ctx;
-    if (u) {
-        r->u[0] = u[0];
-        r->u[1] = u[1];
-    }
+    if (init)
+        r->frmr = *init;
     int inline_failed = 0;
     NTSTATUS st = ndk_req_issue(ad, r, op, msg, len, &inline_failed);
     if (inline_failed) {
         pthread_mutex_lock(&ad->lock);
-        mr_settle(mr, op, (uint32_t)st, u);
+        mr_settle(mr, op, st, init);
         pthread_mutex_unlock(&ad->lock);
     }
     return st;
@@ -357,8 +355,8 @@ static NTSTATUS mr_init_fast(NDK_MR *m, ULONG npages, BOOLEAN remote, NDK_FN_REQ
     uint8_t msg[NF_MSG_HDR_SIZE + NF_FRMR_INIT_REQ_SIZE];
     struct nf_frmr_init_req q = {mr->token, npages, remote ? 1u : 0u, 0};
     memcpy(msg + NF_MSG_HDR_SIZE, &q, sizeof(q));
-    const uint32_t u[2] = {npages, remote ? 1u : 0u};
-    return mr_issue(mr, NF_OP_FRMR_INIT, msg, sizeof(msg), u, NULL, rc, ctx);
+    const struct ndk_frmr_init init = {npages, remote ? 1 : 0};
+    return mr_issue(mr, NF_OP_FRMR_INIT, msg, sizeof(msg), &init, NULL, rc, ctx);
 }
 
 static UINT32 mr_token(NDK_MR *m)

@@ -58,28 +58,45 @@ void ndk_qp_set_connected(struct ndk_qp *qp, int connected)
 /* NdkFlush may run concurrently with posting (NDK allows it) and completes nothing
  * itself: the adapter runs a QP's messages in order, so requests ahead of QP_FLUSH
  * complete with their real status and later ones CANCELLED. The queues' tails are read
- * under the link's lock, which posting holds from ring slot to message: the slots below
- * them are exactly the requests ahead of the flush, and one still outstanding at its
- * reply was a silent success. The reply counts the pending receives the adapter dropped
+ * under the link's lock, under which a post publishes its tail with its message: the
+ * slots below them are exactly the requests ahead of the flush, and one still
+ * outstanding at its reply was a silent success. The reply counts the pending receives the adapter dropped
  * (the oldest, in order); without that count every receive posted before it is CANCELLED. */
-static void qp_flush_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body,
+static void qp_flush_reply(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS status, const uint8_t *body,
                            size_t len)
 {
     struct ndk_qp *qp = r->arg;
     if (body) { /* NULL: the link died or the reply timed out; the QP's requests fail on their own */
-        uint32_t flushed_tail = r->u[0];
+        uint32_t flushed_tail = r->flush.iq_tail;
         pthread_mutex_lock(&qp->ring_lock);
         if (flushed_tail - qp->iq.head <= ndk_wq_tail(&qp->iq) - qp->iq.head)
             ndk_wq_retire_silent(qp, flushed_tail, 1);
         pthread_mutex_unlock(&qp->ring_lock);
     }
     struct nf_qp_flush_rep rep = {UINT32_MAX, 0};
-    if (ndk_reply_copy(status, body, len, &rep, sizeof(rep)) != NF_STATUS_SUCCESS)
+    if (ndk_reply_copy(status, body, len, &rep, sizeof(rep)) != STATUS_SUCCESS)
         rep.cancelled = UINT32_MAX;
     if (body || !ad->dead) /* the link's death completes them with its own status */
-        ndk_rq_cancel(qp, rep.cancelled, r->u[1]);
+        ndk_rq_cancel(qp, rep.cancelled, r->flush.rq_tail);
     ndk_unref_locked(&qp->core); /* the flush's own reference */
     free(r);
+}
+
+/* Under the link's lock: the queues' tails at the flush's place in the stream. */
+struct flush_arg {
+    struct ndk_qp *qp;
+    struct ndk_req *r;
+    const void *msg;
+    size_t len;
+};
+
+static int flush_fill(void *arg, uint8_t *dst)
+{
+    const struct flush_arg *fa = arg;
+    fa->r->flush.iq_tail = __atomic_load_n(&fa->qp->iq.tail, __ATOMIC_RELAXED);
+    fa->r->flush.rq_tail = __atomic_load_n(&fa->qp->rq.tail, __ATOMIC_RELAXED);
+    memcpy(dst, fa->msg, fa->len);
+    return 1;
 }
 
 static VOID qp_flush(NDK_QP *q)
@@ -109,25 +126,16 @@ static VOID qp_flush(NDK_QP *q)
     pthread_mutex_unlock(&ad->lock);
     r->on_reply = qp_flush_reply;
     r->arg = qp;
-    r->gate = 1; /* an answer (death, deadline, reply) waits until r->u[0] is set and sent */
+    r->gate = 1; /* an answer (death, deadline, reply) waits until r->flush is set and sent */
     NTSTATUS st = ndk_req_register(ad, r, NF_OP_QP_FLUSH, &msg, sizeof(msg));
     if (st == STATUS_SUCCESS) {
         /* Not deferred: anything this QP deferred goes out ahead of it, in order. The
-         * tails are read under the link's lock, which posting holds from its slot to
-         * its message. */
-        uint32_t ls;
-        uint8_t *dst = nf_link_post_begin(ad->link, sizeof(msg), &ls);
-        if (dst) {
-            r->u[0] = __atomic_load_n(&qp->iq.tail, __ATOMIC_RELAXED);
-            r->u[1] = __atomic_load_n(&qp->rq.tail, __ATOMIC_RELAXED);
-            memcpy(dst, &msg, sizeof(msg));
-            nf_link_post_commit(ad->link, sizeof(msg), 0);
-            ls = NF_STATUS_SUCCESS;
-        }
-        if (ls == NF_STATUS_SUCCESS || !ndk_req_unregister(ad, r)) {
+         * tails are read under the link's lock, under which posting publishes a tail
+         * with its message. */
+        struct flush_arg fa = {qp, r, &msg, sizeof(msg)};
+        NTSTATUS ls = nf_link_post_fill(ad->link, sizeof(msg), 0, flush_fill, &fa);
+        if (ls == STATUS_SUCCESS || !ndk_req_unregister(ad, r)) {
             /* Sent, or the death handler answered it already: its answer runs now. */
-            if (ls == NF_STATUS_SUCCESS)
-                qp->deferred = 0;
             ndk_req_issued(ad, r);
             return;
         }
@@ -142,90 +150,90 @@ static VOID qp_flush(NDK_QP *q)
 /* ------------------------------------------------------------------------- */
 /* Posting                                                                    */
 
-/* A local check failed: anything deferred so far must still reach the board. */
+/* A local check failed: anything deferred so far must still reach the board, so the
+ * link's open frame goes now (a dead adapter has nothing to send). */
 static NTSTATUS refuse(struct ndk_qp *qp, NTSTATUS st)
 {
-    if (qp->deferred) {
-        qp->deferred = 0;
-        nf_link_post(qp->core.ad->link, NULL, 0, 0, 0);
-    }
+    const struct ndk_adapter *ad = qp->core.ad;
+    if (__atomic_load_n(&ad->dead, __ATOMIC_RELAXED) == STATUS_SUCCESS)
+        nf_link_post(ad->link, NULL, 0, 0, 0);
     return st;
 }
 
-/* Reserve a slot of q, stamp the message with its id and queue it on the link, in one
- * step under the link's lock (a concurrent NdkFlush or link death sees either both or
- * neither); never waits. The link's lock serializes the producers of every ring; the
- * consumers (completions, flush, failure: qp->ring_lock) only advance head, so tail is
- * published after the slot (release) and head read before reusing one (acquire).
- * h points at MSG_HDR + WR_HDR (+ body), head_len bytes, a constant at every call:
- * copied into the frame as a few stores; tail (may be NULL) is appended. SUCCESS:
- * accepted (completes exactly once); anything else: refused, nothing queued. Here,
- * not in ndk_wq.c, so that it inlines into every post. */
-static inline __attribute__((always_inline)) NTSTATUS wq_post(struct ndk_qp *qp, struct ndk_wq *q,
-                                                              const struct ndk_wr_slot *slot, uint16_t op,
-                                                              ULONG flags, struct nf_msg_hdr *h, struct nf_wr_hdr *w,
-                                                              size_t head_len, const void *tail, size_t tail_len)
+/* A work request's message, built before the link's lock: MSG_HDR and WR_HDR (wq_post
+ * writes them), then the request's own fields and its page list or SGEs in their wire
+ * layout. Never initialized whole: only the len bytes written go on the link. */
+struct wr_msg {
+    struct nf_msg_hdr h;
+    struct nf_wr_hdr w;
+    union {
+        struct {
+            struct nf_wr_fast_register req;
+            uint64_t pages[NDK_MAX_FR_MSG_PAGES];
+        } fast_register;
+        struct nf_wr_invalidate invalidate;
+        struct nf_wr_bind bind;
+        uint8_t bytes[NF_WR_RDMA_SIZE + NF_ADAPTER_MAX_SGE * NF_SGE_SIZE]; /* a request, then its SGEs */
+    } body;
+};
+_Static_assert(sizeof(struct wr_msg) <= NF_LINK_MAX_PAYLOAD, "a work request fits a frame");
+_Static_assert(offsetof(struct wr_msg, body.fast_register.pages) ==
+                   NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_FAST_REGISTER_SIZE, "the page list follows WR_FAST_REGISTER");
+
+/* A work request as its queue posts it. */
+struct ndk_wr {
+    struct ndk_wr_slot slot; /* what its completion reports */
+    uint16_t op;             /* NF_OP_WR_* */
+    ULONG flags;             /* NDK_OP_FLAG_*; DEFER stays on the host */
+    size_t body_len;         /* bytes of msg->body written */
+    struct wr_msg *msg;
+};
+
+/* What the board cannot see that refuses every request of this QP, before any ring
+ * slot. */
+static inline NTSTATUS wq_validate(const struct ndk_qp *qp)
 {
-    uint32_t dead = __atomic_load_n(&qp->core.ad->dead, __ATOMIC_RELAXED); /* set under ad->lock */
-    if (dead)
-        return (NTSTATUS)dead; /* the link is gone */
-    /* A CQ of the QP overflowed: NDK makes every QP using it unusable. Refused with
-     * STATUS_CANCELLED, what a broken connection completes requests with (there is
-     * no CQ left to complete them on). */
-    if (__atomic_load_n(&qp->icq->overflowed, __ATOMIC_RELAXED) ||
-        (qp->rcq && __atomic_load_n(&qp->rcq->overflowed, __ATOMIC_RELAXED)))
+    NTSTATUS dead = __atomic_load_n(&qp->core.ad->dead, __ATOMIC_RELAXED); /* set under ad->lock */
+    if (dead != STATUS_SUCCESS)
+        return dead; /* the link is gone */
+    /* A CQ of the QP overflowed, which makes the QP unusable (NDK): STATUS_CANCELLED,
+     * what a broken connection completes requests with (no CQ is left for them). */
+    if (__atomic_load_n(&qp->cq_overflowed, __ATOMIC_RELAXED))
         return STATUS_CANCELLED;
-    h->op = op;
-    h->len = (uint16_t)(head_len + tail_len);
-    h->status = 0;
-    h->rsvd = 0;
-    w->qpn = qp->qpn;
-    w->flags = flags & ~(ULONG)NDK_OP_FLAG_DEFER; /* a host-only hint */
-    w->rsvd = 0;
-    struct nf_link *link = qp->core.ad->link;
-    uint32_t st;
-    uint8_t *dst = nf_link_post_begin(link, head_len + tail_len, &st);
-    uint32_t id = __atomic_load_n(&q->tail, __ATOMIC_RELAXED);
-    if (id - __atomic_load_n(&q->head, __ATOMIC_ACQUIRE) >= q->depth) {
-        if (dst)
-            nf_link_post_abort(link);
-        return STATUS_INSUFFICIENT_RESOURCES; /* (without the link's lock: the status only) */
-    }
-    if (!dst)
-        return (NTSTATUS)st;
-    w->wr_id = id;
-    h->tag = qp->wr_tag | (id & NDK_WR_TAG_ID_MASK);
-    struct ndk_wr_slot *s = &q->slot[id & q->mask];
-    *s = *slot;
-    s->silent = flags & NDK_OP_FLAG_SILENT_SUCCESS;
-    s->done = 0;
-    memcpy(dst, h, head_len);
-    /* The page list or SGE array as is (their layouts are the wire layouts): a short
-     * one word by word, no call. */
-    if (tail_len <= 8 * sizeof(uint64_t)) {
-        for (size_t i = 0; i < tail_len; i += sizeof(uint64_t))
-            memcpy(dst + head_len + i, (const uint8_t *)tail + i, sizeof(uint64_t));
-    } else {
-        memcpy(dst + head_len, tail, tail_len);
-    }
-    __atomic_store_n(&q->tail, id + 1, __ATOMIC_RELEASE);
-    nf_link_post_commit(link, head_len + tail_len, (flags & NDK_OP_FLAG_DEFER) != 0);
     return STATUS_SUCCESS;
 }
 
-/* Post on the initiator queue (wq_post); a refusal pushes what was deferred. Inlined
- * into each work-request call with wq_post: no 10-argument call on the posting path. */
-static inline __attribute__((always_inline)) NTSTATUS post(struct ndk_qp *qp, const struct ndk_wr_slot *slot,
-                                                           uint16_t op, ULONG flags, struct nf_msg_hdr *h,
-                                                           struct nf_wr_hdr *w, size_t head_len, const void *tail,
-                                                           size_t tail_len)
+/* Post wr on q; never waits. The consumer posts on a queue one call at a time, so the
+ * slot at tail is this call's to write; the link publishes tail with the message under
+ * its lock, so a concurrent NdkFlush or link death sees both or neither. Consumers
+ * (qp->ring_lock) only advance head: read (acquire) before a slot is reused.
+ * SUCCESS: accepted (completes exactly once); anything else: refused, nothing queued. */
+static inline NTSTATUS wq_post(struct ndk_qp *qp, struct ndk_wq *q, const struct ndk_wr *wr)
 {
-    NTSTATUS st = wq_post(qp, &qp->iq, slot, op, flags, h, w, head_len, tail, tail_len);
+    NTSTATUS st = wq_validate(qp);
+    if (st != STATUS_SUCCESS)
+        return st;
+    uint32_t id = __atomic_load_n(&q->tail, __ATOMIC_RELAXED);
+    if (id - __atomic_load_n(&q->head, __ATOMIC_ACQUIRE) >= q->depth)
+        return STATUS_INSUFFICIENT_RESOURCES;
+    size_t len = NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + wr->body_len;
+    wr->msg->h = (struct nf_msg_hdr){.op = wr->op, .len = (uint16_t)len, .tag = qp->wr_tag | (id & NDK_WR_TAG_ID_MASK)};
+    wr->msg->w = (struct nf_wr_hdr){.qpn = qp->qpn, .wr_id = id, .flags = wr->flags & ~(ULONG)NDK_OP_FLAG_DEFER};
+    struct ndk_wr_slot *s = &q->slot[id & q->mask];
+    *s = wr->slot;
+    s->silent = wr->flags & NDK_OP_FLAG_SILENT_SUCCESS;
+    s->done = 0;
+    return nf_link_post_msg(qp->core.ad->link, wr->msg, len, (wr->flags & NDK_OP_FLAG_DEFER) != 0, &q->tail, id + 1);
+}
+
+/* Post on the initiator queue; a refusal pushes what was deferred. */
+static inline NTSTATUS post(struct ndk_qp *qp, const struct ndk_wr *wr)
+{
+    NTSTATUS st = wq_post(qp, &qp->iq, wr);
     if (st != STATUS_SUCCESS) {
-        ndk_hm_io_free(slot->hm);
+        ndk_hm_io_free(wr->slot.hm);
         return refuse(qp, st);
     }
-    qp->deferred = (flags & NDK_OP_FLAG_DEFER) != 0;
     return STATUS_SUCCESS;
 }
 
@@ -250,36 +258,37 @@ static NTSTATUS qp_fast_register(NDK_QP *q, PVOID ctx, NDK_MR *m, ULONG npages, 
     const struct ndk_mr *mr = NDK_CONTAINER(m, struct ndk_mr, pub);
     if (mr->core.ad != qp->core.ad || (flags & ~(ULONG)NF_KNOWN_FLAGS_FAST_REGISTER))
         return refuse(qp, STATUS_INVALID_PARAMETER); /* another adapter's MR: its token means nothing here */
-    if (!mr->fast || mr->frmr_pages == 0)
+    /* Only a fast-register MR is initialized (ndk_pd.c), so frmr_pages is 0 for any other. */
+    if (mr->frmr_pages == 0)
         return refuse(qp, STATUS_INVALID_DEVICE_STATE); /* not a fast-register MR, or not initialized */
     if ((flags & REMOTE_FLAGS) && !mr->remote_access)
         return refuse(qp, STATUS_ACCESS_VIOLATION);
-    if (npages == 0 || npages > mr->frmr_pages || fbo >= PAGE_SIZE || length == 0 ||
-        length > (SIZE_T)npages * PAGE_SIZE - fbo)
-        return refuse(qp, STATUS_INVALID_PARAMETER);
     uint64_t va = (uint64_t)(uintptr_t)base_va;
-    /* BaseVirtualAddress = FBO + n * PAGE_SIZE (so 0 only with FBO 0); the last byte,
-     * va + length - 1, may be the last of the address space but must not wrap. */
-    if ((va & (PAGE_SIZE - 1)) != fbo || va + (length - 1) < va)
+    /* BaseVirtualAddress = FBO + n * PAGE_SIZE (so FBO < PAGE_SIZE, and va is 0 only with
+     * FBO 0); the last byte, va + length - 1, may be the last of the address space but
+     * must not wrap. */
+    if (npages == 0 || npages > mr->frmr_pages || (va & (PAGE_SIZE - 1)) != fbo || length == 0 ||
+        length > (SIZE_T)npages * PAGE_SIZE - fbo || va + (length - 1) < va)
         return refuse(qp, STATUS_INVALID_PARAMETER);
     const struct ndk_adapter *ad = qp->core.ad;
     const uint64_t lo = ad->info.user_base, hi = ad->info.mem_bytes;
+    struct wr_msg msg; /* the page list is checked as it is copied into the message */
     for (ULONG i = 0; i < npages; i++) {
         uint64_t p = (uint64_t)pages[i].QuadPart;
         if ((p & (PAGE_SIZE - 1)) || p < lo || p >= hi)
             return refuse(qp, STATUS_INVALID_PARAMETER);
+        msg.body.fast_register.pages[i] = p;
     }
     if (ndk_hm_active(qp->core.ad)) /* the pages' host bytes go ahead of the request */
         ndk_hm_fast_register(NDK_CONTAINER(m, struct ndk_mr, pub), pages, npages, fbo, length, va);
-    struct {
-        struct nf_msg_hdr h;
-        struct nf_wr_hdr w;
-        // cppcheck-suppress unusedStructMember ; sent as bytes by post()
-        struct nf_wr_fast_register f;
-    } msg = {.f = {.token = mr->token, .npages = npages, .fbo = fbo, .rsvd = 0, .length = length, .va = va}};
-    const struct ndk_wr_slot slot = {.ctx = ctx, .op_type = NdkOperationTypeFastRegister};
-    return post(qp, &slot, NF_OP_WR_FAST_REGISTER, flags, &msg.h, &msg.w, sizeof(msg), pages,
-                (size_t)npages * sizeof(*pages));
+    msg.body.fast_register.req = (struct nf_wr_fast_register){
+        .token = mr->token, .npages = npages, .fbo = fbo, .length = length, .va = va};
+    const struct ndk_wr wr = {.slot = {.ctx = ctx, .op_type = NdkOperationTypeFastRegister},
+                              .op = NF_OP_WR_FAST_REGISTER,
+                              .flags = flags,
+                              .body_len = NF_WR_FAST_REGISTER_SIZE + (size_t)npages * sizeof(*pages),
+                              .msg = &msg};
+    return post(qp, &wr);
 }
 
 /* NdkInvalidate: a fast-register MR or a memory window of this adapter; the board
@@ -300,19 +309,19 @@ static NTSTATUS qp_invalidate(NDK_QP *q, PVOID ctx, NDK_OBJECT_HEADER *obj, ULON
         return refuse(qp, STATUS_INVALID_PARAMETER); /* another adapter's MR or window */
     if (obj->ObjectType == NdkObjectTypeMr && !mr->fast)
         return refuse(qp, STATUS_INVALID_DEVICE_STATE); /* NdkRegisterMr'd MRs are deregistered, not invalidated */
-    struct {
-        struct nf_msg_hdr h;
-        struct nf_wr_hdr w;
-        // cppcheck-suppress unusedStructMember ; sent as bytes by post()
-        struct nf_wr_invalidate i;
-    } msg = {.i = {.token = mr->token, .rsvd = 0}};
+    struct wr_msg msg;
+    msg.body.invalidate = (struct nf_wr_invalidate){.token = mr->token};
     /* An invalidated MR's host bytes come home before its completion is delivered. */
-    const struct ndk_wr_slot slot = {.ctx = ctx,
-                                     .op_type = NdkOperationTypeInvalidate,
-                                     .hm = obj->ObjectType == NdkObjectTypeMr
-                                               ? ndk_hm_mr_io(NDK_CONTAINER(obj, struct ndk_mr, pub.Header))
-                                               : NULL};
-    return post(qp, &slot, NF_OP_WR_INVALIDATE, flags, &msg.h, &msg.w, sizeof(msg), NULL, 0);
+    const struct ndk_wr wr = {.slot = {.ctx = ctx,
+                                       .op_type = NdkOperationTypeInvalidate,
+                                       .hm = obj->ObjectType == NdkObjectTypeMr
+                                                 ? ndk_hm_mr_io(NDK_CONTAINER(obj, struct ndk_mr, pub.Header))
+                                                 : NULL},
+                              .op = NF_OP_WR_INVALIDATE,
+                              .flags = flags,
+                              .body_len = sizeof(msg.body.invalidate),
+                              .msg = &msg};
+    return post(qp, &wr);
 }
 
 /* The requests that gather local SGEs: what each sends and accepts. */
@@ -354,26 +363,25 @@ static NTSTATUS gather(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, ULO
     }
     if (total > ad->info.mem_bytes - ad->info.user_base)
         return refuse(qp, STATUS_INVALID_PARAMETER);
-    struct {
-        struct nf_msg_hdr h;
-        struct nf_wr_hdr w;
-        // cppcheck-suppress unusedStructMember ; sent as bytes by post()
-        uint8_t body[NF_WR_RDMA_SIZE];
-    } msg = {.body = {0}};
-    _Static_assert(NF_WR_SEND_SIZE <= NF_WR_RDMA_SIZE, "the largest body");
-    memcpy(msg.body, body, body_len);
+    struct wr_msg msg;
+    memcpy(msg.body.bytes, body, body_len);
+    if (nsge)
+        memcpy(msg.body.bytes + body_len, sgl, (size_t)nsge * sizeof(*sgl));
+    struct ndk_wr wr = {.slot = {.ctx = ctx, .op_type = g->op_type},
+                        .op = g->op,
+                        .flags = flags,
+                        .body_len = body_len + (size_t)nsge * sizeof(*sgl),
+                        .msg = &msg};
     /* Host memory: what the request reads goes to the adapter now; what it writes (a
      * Read's sink) comes home before its completion is delivered. */
-    struct ndk_wr_slot slot = {.ctx = ctx, .op_type = g->op_type};
     if (ndk_hm_active(qp->core.ad)) {
-        slot.hm = ndk_hm_sge_io(qp->core.ad, sgl, nsge);
+        wr.slot.hm = ndk_hm_sge_io(qp->core.ad, sgl, nsge);
         if (kind != G_READ) {
-            ndk_hm_push(qp->core.ad, slot.hm);
-            slot.hm = NULL;
+            ndk_hm_push(qp->core.ad, wr.slot.hm);
+            wr.slot.hm = NULL;
         }
     }
-    return post(qp, &slot, g->op, flags, &msg.h, &msg.w, sizeof(msg.h) + sizeof(msg.w) + body_len, sgl,
-                (size_t)nsge * sizeof(*sgl));
+    return post(qp, &wr);
 }
 
 static NTSTATUS rdma(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge, UINT64 raddr, UINT32 rtoken, ULONG flags,
@@ -424,19 +432,22 @@ static NTSTATUS qp_receive(NDK_QP *q, PVOID ctx, const NDK_SGE *sgl, ULONG nsge)
     struct ndk_qp *qp = qp_of(q);
     if ((!sgl && nsge) || nsge > qp->max_recv_sge)
         return STATUS_INVALID_PARAMETER;
-    struct {
-        struct nf_msg_hdr h;
-        struct nf_wr_hdr w;
-        // cppcheck-suppress unusedStructMember ; sent as bytes by wq_post()
-        struct nf_wr_receive r;
-    } msg = {.r = {.nsge = nsge, .rsvd = 0}};
+    struct wr_msg msg;
+    const struct nf_wr_receive r = {.nsge = nsge};
+    memcpy(msg.body.bytes, &r, sizeof(r));
+    if (nsge)
+        memcpy(msg.body.bytes + sizeof(r), sgl, (size_t)nsge * sizeof(*sgl));
     /* Host memory: what a Send brings comes home before the completion is delivered. */
-    const struct ndk_wr_slot slot = {
-        .ctx = ctx, .op_type = NdkOperationTypeReceive, .hm = ndk_hm_active(qp->core.ad) ? ndk_hm_sge_io(qp->core.ad, sgl, nsge) : NULL};
-    NTSTATUS st = wq_post(qp, &qp->rq, &slot, NF_OP_WR_RECEIVE, 0, &msg.h, &msg.w, sizeof(msg), sgl,
-                          (size_t)nsge * sizeof(*sgl));
+    const struct ndk_wr wr = {
+        .slot = {.ctx = ctx,
+                 .op_type = NdkOperationTypeReceive,
+                 .hm = ndk_hm_active(qp->core.ad) ? ndk_hm_sge_io(qp->core.ad, sgl, nsge) : NULL},
+        .op = NF_OP_WR_RECEIVE,
+        .body_len = sizeof(r) + (size_t)nsge * sizeof(*sgl),
+        .msg = &msg};
+    NTSTATUS st = wq_post(qp, &qp->rq, &wr);
     if (st != STATUS_SUCCESS)
-        ndk_hm_io_free(slot.hm);
+        ndk_hm_io_free(wr.slot.hm);
     return st;
 }
 
@@ -457,14 +468,15 @@ static NTSTATUS qp_bind(NDK_QP *q, PVOID ctx, NDK_MR *m, NDK_MW *w, PVOID va, SI
         return refuse(qp, STATUS_INVALID_PARAMETER); /* another adapter's tokens mean nothing here */
     if (!__atomic_load_n(&qp->connected, __ATOMIC_RELAXED))
         return refuse(qp, STATUS_CONNECTION_INVALID);
-    struct {
-        struct nf_msg_hdr h;
-        struct nf_wr_hdr w;
-        // cppcheck-suppress unusedStructMember ; sent as bytes by post()
-        struct nf_wr_bind b;
-    } msg = {.b = {.mr_token = mr->token, .mw_token = mw->token, .va = (uint64_t)(uintptr_t)va, .length = len}};
-    const struct ndk_wr_slot slot = {.ctx = ctx, .op_type = NdkOperationTypeBind};
-    return post(qp, &slot, NF_OP_WR_BIND, flags, &msg.h, &msg.w, sizeof(msg), NULL, 0);
+    struct wr_msg msg;
+    msg.body.bind = (struct nf_wr_bind){
+        .mr_token = mr->token, .mw_token = mw->token, .va = (uint64_t)(uintptr_t)va, .length = len};
+    const struct ndk_wr wr = {.slot = {.ctx = ctx, .op_type = NdkOperationTypeBind},
+                              .op = NF_OP_WR_BIND,
+                              .flags = flags,
+                              .body_len = sizeof(msg.body.bind),
+                              .msg = &msg};
+    return post(qp, &wr);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -528,14 +540,14 @@ static NTSTATUS qp_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVO
     return ndk_close(&qp->core, cb, ctx);
 }
 
-static void qp_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body,
+static void qp_create_reply(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS status, const uint8_t *body,
                             size_t len)
 {
     struct ndk_qp *qp = r->arg;
     struct nf_qp_create_rep rep;
     status = ndk_reply_copy(status, body, len, &rep, sizeof(rep));
     uint32_t slot = ad->nqps;
-    if (status == NF_STATUS_SUCCESS) {
+    if (status == STATUS_SUCCESS) {
         for (uint32_t i = 0; i < ad->nqps; i++) {
             if (ad->qps[i] && ad->qps[i]->qpn == rep.qpn)
                 slot = ad->nqps + 1; /* the board named a QP it already gave us */
@@ -543,11 +555,12 @@ static void qp_create_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t 
                 slot = i;
         }
         if (slot >= ad->nqps)
-            status = NF_STATUS_INTERNAL_ERROR;
+            status = STATUS_INTERNAL_ERROR;
     }
-    if (status == NF_STATUS_SUCCESS) {
+    if (status == STATUS_SUCCESS) {
         qp->qpn = rep.qpn;
         qp->wr_tag = NDK_WR_TAG | slot << NDK_WR_TAG_ID_BITS;
+        qp->cq_overflowed = qp->icq->overflowed || (qp->rcq && qp->rcq->overflowed);
         ad->qps[slot] = qp;
     }
     ndk_create_done(ad, r, &qp->core, status);
@@ -569,7 +582,7 @@ NTSTATUS ndk_create_qp(NDK_PD *p, NDK_CQ *rcq, NDK_CQ *icq, PVOID qpctx, ULONG r
     /* The limits NdkQueryAdapterInfo reports (no inline data); whether the board has
      * receive entries left for rdepth is its to say (INSUFFICIENT_RESOURCES). */
     if (idepth == 0 || idepth > NDK_MAX_QUEUE_DEPTH || rdepth > NF_ADAPTER_MAX_RQ_DEPTH ||
-        rsge > NF_ADAPTER_MAX_RECV_SGE || isge > ad->info.max_sge || inline_size > 0 || (rdepth && !rcq))
+        rsge > NF_ADAPTER_MAX_RECV_SGE || isge > ad->info.max_sge || isge > NF_ADAPTER_MAX_SGE || inline_size > 0 || (rdepth && !rcq))
         return STATUS_INVALID_PARAMETER;
     struct ndk_cq *ic = NDK_CONTAINER(icq, struct ndk_cq, pub);
     struct ndk_cq *rc = rcq ? NDK_CONTAINER(rcq, struct ndk_cq, pub) : NULL;

@@ -39,7 +39,7 @@ static void put_hdr(void *msg, uint16_t op, size_t len, uint32_t tag)
 }
 
 /* Under ad->lock: hand a reply to its request (held back while the issuing call runs). */
-static void deliver(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
+static void deliver(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS status, const uint8_t *body, size_t len)
 {
     if (r->gate && r->issuing) {
         r->early = 1;
@@ -61,9 +61,9 @@ NTSTATUS ndk_req_register(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op
     r->issuing = 1;
     r->early = 0;
     if (ad->dead) {
-        uint32_t st = ad->dead;
+        NTSTATUS st = ad->dead;
         pthread_mutex_unlock(&ad->lock);
-        return (NTSTATUS)st;
+        return st;
     }
     ad->next_tag = (ad->next_tag + 1u) & ~NDK_WR_TAG; /* the upper half names work requests */
     if (ad->next_tag == 0)
@@ -111,16 +111,16 @@ NTSTATUS ndk_req_send(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, vo
         return rs;
     int gated = r->gate; /* r may be freed by its on_reply once sent unless gated */
     struct nf_link_part part = {msg, len};
-    uint32_t st = nf_link_post(ad->link, &part, 1, len, defer);
-    if (st != NF_STATUS_SUCCESS) {
+    NTSTATUS st = nf_link_post(ad->link, &part, 1, len, defer);
+    if (st != STATUS_SUCCESS) {
         /* Take it back (refused inline, never completes) unless the death handler
          * already completed it (then it was accepted: it completes once, as a reply). */
         if (ndk_req_unregister(ad, r))
-            return (NTSTATUS)st;
+            return st;
     }
     if (gated)
         ndk_req_issued(ad, r);
-    return st == NF_STATUS_SUCCESS ? STATUS_SUCCESS : STATUS_PENDING;
+    return st == STATUS_SUCCESS ? STATUS_SUCCESS : STATUS_PENDING;
 }
 
 /* Under ad->lock: wait until r (sent, without a callback) is done. Bounded by its
@@ -138,7 +138,7 @@ int ndk_req_overdue(struct ndk_adapter *ad, struct ndk_req *r, uint64_t now)
     *pp = r->next;
     ad->req_timeouts++;
     nf_link_expect(ad->link, -1);
-    deliver(ad, r, NF_STATUS_IO_TIMEOUT, NULL, 0);
+    deliver(ad, r, STATUS_IO_TIMEOUT, NULL, 0);
     return 1;
 }
 
@@ -151,7 +151,7 @@ void ndk_wait_req(struct ndk_adapter *ad, struct ndk_req *r)
     }
 }
 
-static void sync_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
+static void sync_reply(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS status, const uint8_t *body, size_t len)
 {
     r->status = status;
     if (body && r->out) {
@@ -179,10 +179,10 @@ NTSTATUS ndk_call(struct ndk_adapter *ad, uint16_t op, void *msg, size_t len, vo
     pthread_mutex_unlock(&ad->lock);
     if (out_len)
         *out_len = r.out_len;
-    return (NTSTATUS)r.status;
+    return r.status;
 }
 
-static void forget_reply(struct ndk_adapter *ad, struct ndk_req *r, uint32_t status, const uint8_t *body, size_t len)
+static void forget_reply(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS status, const uint8_t *body, size_t len)
 {
     (void)ad;
     (void)status;
@@ -206,7 +206,8 @@ void ndk_send_forget(struct ndk_adapter *ad, uint16_t op, const void *body, size
         free(r);
 }
 
-void ndk_req_reply(struct ndk_adapter *ad, const struct nf_msg_hdr *h, const uint8_t *body, size_t len)
+void ndk_req_reply(struct ndk_adapter *ad, const struct nf_msg_hdr *h, NTSTATUS status, const uint8_t *body,
+                   size_t len)
 {
     pthread_mutex_lock(&ad->lock);
     struct ndk_req *r = NULL;
@@ -218,7 +219,7 @@ void ndk_req_reply(struct ndk_adapter *ad, const struct nf_msg_hdr *h, const uin
         }
     }
     if (r) {
-        deliver(ad, r, h->status, body, len);
+        deliver(ad, r, status, body, len);
         pthread_cond_broadcast(&ad->cond); /* NdkFpgaCloseAdapter waits for the last reply */
     }
     pthread_mutex_unlock(&ad->lock);
@@ -226,7 +227,7 @@ void ndk_req_reply(struct ndk_adapter *ad, const struct nf_msg_hdr *h, const uin
         nf_link_expect(ad->link, -1);
 }
 
-void ndk_req_fail_all(struct ndk_adapter *ad, uint32_t status)
+void ndk_req_fail_all(struct ndk_adapter *ad, NTSTATUS status)
 {
     while (ad->reqs) {
         struct ndk_req *r = ad->reqs;
@@ -247,7 +248,7 @@ int ndk_req_expire(struct ndk_adapter *ad, uint64_t now)
         *pp = r->next;
         ad->req_timeouts++;
         expired++;
-        deliver(ad, r, NF_STATUS_IO_TIMEOUT, NULL, 0);
+        deliver(ad, r, STATUS_IO_TIMEOUT, NULL, 0);
     }
     if (expired) {
         nf_link_expect(ad->link, -expired); /* lock order: ad->lock, then the link's */
@@ -261,7 +262,7 @@ int ndk_req_expire(struct ndk_adapter *ad, uint64_t now)
 void ndk_req_finish(struct ndk_adapter *ad, struct ndk_req *r, NTSTATUS st, NDK_OBJECT_HEADER *created)
 {
     if (!r->rc && !r->cc) {
-        r->status = (uint32_t)st;
+        r->status = st;
         r->done = 1;
         pthread_cond_broadcast(&ad->cond);
         return;
@@ -289,7 +290,7 @@ NTSTATUS ndk_req_issue(struct ndk_adapter *ad, struct ndk_req *r, uint16_t op, v
     pthread_mutex_lock(&ad->lock);
     ndk_wait_req(ad, r);
     pthread_mutex_unlock(&ad->lock);
-    st = (NTSTATUS)r->status;
+    st = r->status;
     free(r);
     return st;
 }
@@ -326,23 +327,23 @@ NTSTATUS ndk_create_issue(struct ndk_core *c, struct ndk_req *r, uint16_t op, vo
     return st;
 }
 
-void ndk_create_done(struct ndk_adapter *ad, struct ndk_req *r, struct ndk_core *c, uint32_t status)
+void ndk_create_done(struct ndk_adapter *ad, struct ndk_req *r, struct ndk_core *c, NTSTATUS status)
 {
-    if (status == NF_STATUS_SUCCESS)
+    if (status == STATUS_SUCCESS)
         (void)ndk_core_link(c); /* room checked at the create; a race to full: an unusable object */
     unref_parents(c);           /* the create's own references */
     int nobody_waits = r->cc != NULL;
-    ndk_req_finish(ad, r, (NTSTATUS)status, status == NF_STATUS_SUCCESS ? c->hdr : NULL);
-    if (status != NF_STATUS_SUCCESS && nobody_waits)
+    ndk_req_finish(ad, r, status, status == STATUS_SUCCESS ? c->hdr : NULL);
+    if (status != STATUS_SUCCESS && nobody_waits)
         ndk_core_destroy(c); /* never existed for the consumer */
 }
 
-uint32_t ndk_reply_copy(uint32_t status, const uint8_t *body, size_t len, void *out, size_t size)
+NTSTATUS ndk_reply_copy(NTSTATUS status, const uint8_t *body, size_t len, void *out, size_t size)
 {
-    if (status != NF_STATUS_SUCCESS)
+    if (status != STATUS_SUCCESS)
         return status;
     if (!body || len < size)
-        return NF_STATUS_INTERNAL_ERROR;
+        return STATUS_INTERNAL_ERROR;
     memcpy(out, body, size);
     return status;
 }

@@ -8,9 +8,9 @@
  * ndk_qp.c so that it inlines into each call).
  *
  * The posting path is lean on purpose (benchmarked in host instructions per
- * NdkFastRegister): no allocation, no adapter lock, one lock (the link's: it
- * serializes the rings' producers; qp->ring_lock serializes their consumers), and
- * the message is written straight into the link's open frame. */
+ * NdkFastRegister): no allocation, no adapter lock, one lock (the link's: a post
+ * publishes its tail there with its message; qp->ring_lock serializes the consumers),
+ * and the message is built before it and copied whole into the link's open frame. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,12 +36,13 @@ static int is_receive(uint32_t op_type)
     return op_type == NF_NDK_OP_RECEIVE || op_type == NF_NDK_OP_RECEIVE_AND_INVALIDATE;
 }
 
-/* One result on the CQ of the queue the request was posted on: c carries status,
+/* One result on the CQ of the queue the request was posted on: status, and from c
  * bytes, op_type (0: the slot's), refuse and token (TypeSpecificCompletionOutput). */
-static void complete(struct ndk_qp *qp, const struct ndk_wr_slot *s, const struct nf_cqe *c, int solicited)
+static void complete(struct ndk_qp *qp, const struct ndk_wr_slot *s, NTSTATUS status, const struct nf_cqe *c,
+                     int solicited)
 {
     NDK_RESULT_EX r;
-    r.Status = (NTSTATUS)c->status;
+    r.Status = status;
     r.BytesTransferred = c->bytes;
     r.QPContext = qp->context;
     r.RequestContext = s->ctx;
@@ -69,8 +70,7 @@ static void complete_as(struct ndk_qp *qp, const struct ndk_wr_slot *s, NTSTATUS
 {
     struct nf_cqe c;
     memset(&c, 0, sizeof(c));
-    c.status = (uint32_t)st;
-    complete(qp, s, &c, 0);
+    complete(qp, s, st, &c, 0);
 }
 
 /* Under ad->lock: the live QP with this number (the board's numbers are opaque:
@@ -101,7 +101,7 @@ static int rq_retire(struct ndk_wq *q, uint32_t id, struct ndk_wr_slot *out)
     return 1;
 }
 
-void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe)
+void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe, NTSTATUS status)
 {
     struct ndk_qp *qp = qp_by_qpn(ad, cqe->qpn);
     if (!qp)
@@ -112,7 +112,7 @@ void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe)
         int live = rq_retire(&qp->rq, cqe->wr_id, &s);
         pthread_mutex_unlock(&qp->ring_lock);
         if (live)
-            complete(qp, &s, cqe, (cqe->cflags & NF_CQE_FLAG_SOLICITED) != 0);
+            complete(qp, &s, status, cqe, (cqe->cflags & NF_CQE_FLAG_SOLICITED) != 0);
         return;
     }
     struct ndk_wq *q = &qp->iq;
@@ -129,21 +129,20 @@ void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe)
     pthread_mutex_unlock(&qp->ring_lock);
     struct nf_cqe c = *cqe;
     c.token = 0; /* only receives carry a token */
-    complete(qp, &s, &c, 0);
+    complete(qp, &s, status, &c, 0);
 }
 
-void ndk_qp_on_short(struct ndk_adapter *ad, uint16_t op, uint32_t tag, uint32_t status)
+void ndk_qp_on_short(struct ndk_adapter *ad, uint16_t op, uint32_t tag, NTSTATUS status)
 {
     uint32_t idx = (tag & ~NDK_WR_TAG) >> NDK_WR_TAG_ID_BITS;
     struct ndk_qp *qp = idx < ad->nqps ? ad->qps[idx] : NULL;
-    if (!qp || status == NF_STATUS_SUCCESS)
+    if (!qp || status == STATUS_SUCCESS)
         return;
     int receive = op == NF_OP_WR_RECEIVE;
     struct ndk_wq *q = receive ? &qp->rq : &qp->iq;
     struct nf_cqe c;
     memset(&c, 0, sizeof(c));
     c.qpn = qp->qpn;
-    c.status = status;
     c.op_type = receive ? NF_NDK_OP_RECEIVE : 0;
     /* The outstanding id with these low bits (ring depths are below 2^NDK_WR_TAG_ID_BITS). */
     pthread_mutex_lock(&qp->ring_lock);
@@ -153,7 +152,7 @@ void ndk_qp_on_short(struct ndk_adapter *ad, uint16_t op, uint32_t tag, uint32_t
     if (skip >= n)
         return; /* completed already (a late answer) */
     c.wr_id = head + skip;
-    ndk_qp_on_cqe(ad, &c);
+    ndk_qp_on_cqe(ad, &c, status);
 }
 
 /* Under qp->ring_lock: complete up to n of q's outstanding requests with ids before

@@ -59,7 +59,7 @@ int nf_log_enabled(uint32_t level)
 /* One message, one line (text without a newline) with its status name when status is
  * not 0: to the callback when one is installed (called outside log_lock, so it may call
  * the library), else to stderr when $NDKFPGA_DEBUG allows the level. */
-static void emit(uint32_t level, uint32_t status, const char *text)
+static void emit(uint32_t level, NTSTATUS status, const char *text)
 {
     pthread_mutex_lock(&log_lock);
     nf_log_fn fn = log_fn;
@@ -99,7 +99,7 @@ void nf_error_set_text(const char *text)
     snprintf(last_error, sizeof(last_error), "%s", text);
 }
 
-uint32_t nf_set_error(uint32_t status, const char *fmt, ...)
+NTSTATUS nf_set_error(NTSTATUS status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

@@ -26,7 +26,7 @@
  * Threads: nf_link_send/sendv/flush/stats may be called from any thread except the
  * link thread's callbacks (on_message must not block on the link: hand messages to
  * another thread; from a callback nf_link_send never blocks and fails with
- * NF_STATUS_INSUFFICIENT_RESOURCES when the window is full). */
+ * STATUS_INSUFFICIENT_RESOURCES when the window is full). */
 #ifndef NF_LINK_H
 #define NF_LINK_H
 
@@ -41,11 +41,11 @@ struct nf_link;
 /* A received message (MSG_HDR + body, len bytes, len == MSG_HDR.len), on the link
  * thread, exactly once and in the board's order. msg is valid during the call only. */
 typedef void (*nf_link_on_message)(void *ctx, const uint8_t *msg, size_t len);
-/* The link died (peer silent past the deadline: NF_STATUS_IO_TIMEOUT; transport
- * closed by the peer: NF_STATUS_CONNECTION_RESET; write failure). Called once, on the
+/* The link died (peer silent past the deadline: STATUS_IO_TIMEOUT; transport
+ * closed by the peer: STATUS_CONNECTION_RESET; write failure). Called once, on the
  * link thread, after every blocked sender has been woken; never after nf_link_close
  * began. Later sends fail at once with the same status. */
-typedef void (*nf_link_on_dead)(void *ctx, uint32_t status);
+typedef void (*nf_link_on_dead)(void *ctx, NTSTATUS status);
 
 /* Tuning; zero fields take the default. nf_link_open() uses all defaults except
  * silence_ms, which $NDKFPGA_LINK_TIMEOUT_MS overrides. */
@@ -100,27 +100,27 @@ struct nf_link_stats {
  * rx_slots >= 1) is copied to *info if info is not NULL. The window is
  * min(INFO.rx_slots - 1 (at least 1), window_max): one board RX slot stays free
  * for a pure ACK, so the board never waits on an ack it has no slot to receive. Fails with the transport's or the deadline's
- * status (NF_STATUS_IO_TIMEOUT when the peer never answers within silence_ms),
- * NF_STATUS_INVALID_DEVICE_STATE on a bad INFO, INSUFFICIENT_RESOURCES. */
-uint32_t nf_link_open(struct nf_transport *t, nf_link_on_message on_message, nf_link_on_dead on_dead, void *ctx,
+ * status (STATUS_IO_TIMEOUT when the peer never answers within silence_ms),
+ * STATUS_INVALID_DEVICE_STATE on a bad INFO, INSUFFICIENT_RESOURCES. */
+NTSTATUS nf_link_open(struct nf_transport *t, nf_link_on_message on_message, nf_link_on_dead on_dead, void *ctx,
                       struct nf_link **out, struct nf_info *info);
-uint32_t nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cfg, nf_link_on_message on_message,
+NTSTATUS nf_link_open_ex(struct nf_transport *t, const struct nf_link_config *cfg, nf_link_on_message on_message,
                          nf_link_on_dead on_dead, void *ctx, struct nf_link **out, struct nf_info *info);
 
 /* Queue one message (see above). Blocks while the window is full and the message
  * does not fit the open frame (which then goes as soon as the window opens). Returns
- * NF_STATUS_SUCCESS; NF_STATUS_INVALID_PARAMETER (len < NF_MSG_HDR_SIZE, not a
+ * STATUS_SUCCESS; STATUS_INVALID_PARAMETER (len < NF_MSG_HDR_SIZE, not a
  * multiple of 8, > NF_LINK_MAX_PAYLOAD, or MSG_HDR.len != len; nothing queued);
- * the death status once the link is dead; NF_STATUS_CANCELLED when nf_link_close
+ * the death status once the link is dead; STATUS_CANCELLED when nf_link_close
  * runs meanwhile. */
-uint32_t nf_link_send(struct nf_link *l, const void *msg, size_t len, int defer);
+NTSTATUS nf_link_send(struct nf_link *l, const void *msg, size_t len, int defer);
 
 /* The same with the message gathered from parts (e.g. header, body, page list). */
 struct nf_link_part {
     const void *data;
     size_t len;
 };
-uint32_t nf_link_sendv(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, int defer);
+NTSTATUS nf_link_sendv(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, int defer);
 
 /* Queue one message and never wait (the NDK posting path: it runs at DISPATCH_LEVEL
  * in Windows terms). The caller gives a well-formed message (MSG_HDR.len == len, a
@@ -133,36 +133,41 @@ uint32_t nf_link_sendv(struct nf_link *l, const struct nf_link_part *parts, size
  * message is accepted: it is sent unless the link dies or closes), the death
  * status once the link is dead, CANCELLED while closing, INSUFFICIENT_RESOURCES
  * (no memory for another frame). It may be called from the link's callbacks too. */
-uint32_t nf_link_post(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer);
+NTSTATUS nf_link_post(struct nf_link *l, const struct nf_link_part *parts, size_t nparts, size_t len, int defer);
 
-/* nf_link_post in place, for callers that write the message straight into the
- * frame (no copy of a message built elsewhere) and must do something atomically with
- * queueing it (a QP's ring slot): nf_link_post_begin locks the link and returns where
- * len bytes go in the open frame (8-byte aligned), or NULL with *st set (nothing held).
- * The caller writes the message there and ends with nf_link_post_commit (queues it:
- * the same rules and statuses as nf_link_post, defer too) or nf_link_post_abort
- * (nothing queued); both unlock. Between them the caller must not call the link. */
-uint8_t *nf_link_post_begin(struct nf_link *l, size_t len, uint32_t *st);
-void nf_link_post_commit(struct nf_link *l, size_t len, int defer);
-void nf_link_post_abort(struct nf_link *l);
+/* nf_link_post with the message written in place by fill, for callers that must do
+ * something atomically with queueing it (NdkFlush reads the rings' tails): under the
+ * link's lock, fill(arg, dst) writes the len bytes at dst (8-byte aligned in the open
+ * frame) and returns nonzero, or returns 0 to refuse (nothing queued:
+ * STATUS_INSUFFICIENT_RESOURCES). fill must not call the link. Otherwise the same
+ * rules and statuses as nf_link_post, defer too. */
+typedef int (*nf_link_fill_fn)(void *arg, uint8_t *dst);
+NTSTATUS nf_link_post_fill(struct nf_link *l, size_t len, int defer, nf_link_fill_fn fill, void *arg);
+
+/* nf_link_post of one whole message of len bytes at msg, with a counter published in
+ * the same step: under the link's lock the message is queued, then *publish = value
+ * (release), so a reader under that lock sees the value exactly when the message is
+ * queued (a QP's ring tail). Same rules and statuses as nf_link_post. */
+NTSTATUS nf_link_post_msg(struct nf_link *l, const void *msg, size_t len, int defer, uint32_t *publish,
+                          uint32_t value);
 
 /* Close the open (deferred) frame and queue it. Same returns as nf_link_send. */
-uint32_t nf_link_flush(struct nf_link *l);
+NTSTATUS nf_link_flush(struct nf_link *l);
 
 /* Tell the link that the caller now waits for `delta` more (or, negative, fewer)
  * replies/completions. While the count is above zero, or DATA frames are
  * unacknowledged, peer silence counts towards the deadline. */
 void nf_link_expect(struct nf_link *l, int delta);
 
-/* NF_STATUS_SUCCESS while alive, else the death status. */
-uint32_t nf_link_status(struct nf_link *l);
+/* STATUS_SUCCESS while alive, else the death status. */
+NTSTATUS nf_link_status(struct nf_link *l);
 
 /* One line saying why the link died ("" while alive). */
 const char *nf_link_dead_reason(struct nf_link *l);
 
 void nf_link_get_stats(struct nf_link *l, struct nf_link_stats *out);
 
-/* Stop the link thread, wake blocked senders (NF_STATUS_CANCELLED), wait until no
+/* Stop the link thread, wake blocked senders (STATUS_CANCELLED), wait until no
  * thread is inside a send, close the transport (stopping a simulator it started)
  * and free everything. Queued but unacknowledged frames are dropped; call after
  * the replies you need have arrived. NULL is ignored. */

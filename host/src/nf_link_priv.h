@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The link's state, shared by the protocol engine (nf_link.c: the link thread,
- * open, close) and the way messages enter frames (nf_link_send.c). Not part of the
- * library API. */
+/* The link's state, shared by its three parts: its life and I/O (nf_link.c: open,
+ * the link thread, close), its protocol (nf_link_arq.c: acks, window, retransmission,
+ * pace) and the way messages enter frames (nf_link_send.c). Not part of the library
+ * API. */
 #ifndef NF_LINK_PRIV_H
 #define NF_LINK_PRIV_H
 
@@ -48,7 +49,7 @@ struct nf_link {
     enum link_state state;
     int closing, senders_inside;
     int expecting; /* replies the user waits for (nf_link_expect) */
-    uint32_t dead_status;
+    NTSTATUS dead_status;
     char dead_msg[256];
     uint16_t nonce;
     struct nf_info info;
@@ -147,16 +148,39 @@ static inline void mark_busy(struct nf_link *l)
 }
 
 /* Whether the link takes messages (under mu). */
-static inline uint32_t usable(const struct nf_link *l)
+static inline NTSTATUS usable(const struct nf_link *l)
 {
     if (l->closing)
-        return NF_STATUS_CANCELLED;
+        return STATUS_CANCELLED;
     if (l->state != ST_UP)
-        return l->dead_status ? l->dead_status : NF_STATUS_INVALID_DEVICE_STATE;
-    return NF_STATUS_SUCCESS;
+        return l->dead_status ? l->dead_status : STATUS_INVALID_DEVICE_STATE;
+    return STATUS_SUCCESS;
 }
 
-/* Close the open frame into the window (under mu; the caller checked for room). */
+/* A frame survives a per-byte error rate p with (1-p)^len: every loss halves the
+ * size messages are batched up to, a run of clean acks doubles it (as the board does).
+ * Frames that messages join while the line is busy (join_cap) start at the minimum: a
+ * frame is never split again, so one built big before the first loss could stall the
+ * link. */
+#define FRAME_CAP_MIN 128u
+/* Pure ACKs owed at most for signs of a lost board frame (a bad frame, a gap). */
+#define LOSS_ACKS_MAX 2u
+
+/* nf_link_arq.c, under mu unless said. */
+/* Close the open frame into the window (the caller checked for room). */
 void nf_link_close_open(struct nf_link *l);
+/* Time of one byte on the line (ns); timeout of a frame of wire_len bytes that heads
+ * the queue (us). */
+uint32_t nf_link_byte_ns(const struct nf_link *l);
+uint64_t nf_link_frame_rto(const struct nf_link *l, size_t wire_len);
+/* Mark the link dead with a reason (printed once, kept for nf_link_dead_reason) and
+ * wake every sender. */
+void nf_link_set_dead(struct nf_link *l, NTSTATUS status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A good frame from the board (link thread, mu not held: it takes mu itself and
+ * delivers messages without it). */
+void nf_link_handle_frame(struct nf_link *l, const uint8_t *f, size_t n, uint64_t now);
+/* Encode into l->wire what goes on the line next and return its length (0: nothing
+ * now); *next_us is when to look again. */
+size_t nf_link_next_output(struct nf_link *l, uint64_t now, uint64_t *next_us);
 
 #endif

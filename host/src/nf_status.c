@@ -6,9 +6,9 @@
 #include "nf_layout.h"
 #include "nf_transport.h"
 
-const char *nf_status_name(uint32_t status)
+const char *nf_status_name(NTSTATUS status)
 {
-    switch (status) {
+    switch ((uint32_t)status) { /* the contract's numbers */
 #define NF_STATUS_CASE(name, value) \
     case value: \
         return "STATUS_" #name;

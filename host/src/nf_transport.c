@@ -14,7 +14,7 @@
 struct transport_kind {
     const char *prefix;
     /* arg: the text after "PREFIX:", or NULL for the bare prefix. */
-    uint32_t (*open)(const char *arg, struct nf_transport **out);
+    NTSTATUS (*open)(const char *arg, struct nf_transport **out);
     /* For "auto": is such a device there? NULL: never chosen by "auto". */
     int (*present)(void);
 };
@@ -26,10 +26,10 @@ static const struct transport_kind kinds[] = {
     {"model", nf_transport_open_model, NULL},
 };
 
-uint32_t nf_transport_open(const char *device, struct nf_transport **out)
+NTSTATUS nf_transport_open(const char *device, struct nf_transport **out)
 {
     if (!out)
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_transport_open: out is NULL");
+        return nf_set_error(STATUS_INVALID_PARAMETER, "nf_transport_open: out is NULL");
     *out = NULL;
     if (!device || strcmp(device, "auto") == 0 || strcmp(device, "") == 0) {
         /* A board when one is plugged in, else the simulator. */
@@ -47,7 +47,7 @@ uint32_t nf_transport_open(const char *device, struct nf_transport **out)
         if (device[n] == ':' && device[n + 1] != '\0')
             return kinds[i].open(device + n + 1, out);
     }
-    return nf_set_error(NF_STATUS_INVALID_PARAMETER,
+    return nf_set_error(STATUS_INVALID_PARAMETER,
                         "unknown device \"%s\" (use sim, sim:SOCKET, model, model:SOCKET, usb, usb:BUS-ADDR, tty:PATH "
                         "or auto)",
                         device);

@@ -17,10 +17,11 @@
  *   "model"       the same for the software adapter nfmodel ($NDKFPGA_MODEL_SOCKET,
  *   "model:PATH"  $NDKFPGA_MODEL, NF_MODEL_DEFAULT_PATH, $NDKFPGA_MODEL_ARGS).
  *   "usb", "usb:BUS-ADDR", "tty:PATH"   the board transports (transport_board.h)
- *                 when linked in, else NF_STATUS_NOT_SUPPORTED.
+ *                 when linked in, else STATUS_NOT_SUPPORTED.
  *   "auto" / NULL a board when one is present on USB, else "sim".
  *
- * Every status is an NTSTATUS (NF_STATUS_* from nf_layout.h). Every failure also
+ * Every status is an NTSTATUS (ndkpi.h's STATUS_*, whose numbers are the contract's,
+ * nf_ndkpi_check.h). Every failure also
  * leaves a one-line message in nf_error_message() (per thread) and logs it (nf_log:
  * the consumer's callback, or stderr only with $NDKFPGA_DEBUG). */
 #ifndef NF_TRANSPORT_H
@@ -30,15 +31,21 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ndkpi.h"
 #include "nf_layout.h"
+
+/* Not among ndkpi.h's: no board there, or a started simulator that died. */
+#ifndef STATUS_DEVICE_NOT_CONNECTED
+#define STATUS_DEVICE_NOT_CONNECTED ((NTSTATUS)NF_STATUS_DEVICE_NOT_CONNECTED)
+#endif
 
 struct nf_transport;
 
 struct nf_transport_ops {
     /* Write all len bytes, waiting at most timeout_ms for the peer to take them.
-     * Returns NF_STATUS_SUCCESS, NF_STATUS_IO_TIMEOUT, or NF_STATUS_CONNECTION_RESET
+     * Returns STATUS_SUCCESS, STATUS_IO_TIMEOUT, or STATUS_CONNECTION_RESET
      * (peer gone). */
-    uint32_t (*write)(struct nf_transport *t, const void *buf, size_t len, int timeout_ms);
+    NTSTATUS (*write)(struct nf_transport *t, const void *buf, size_t len, int timeout_ms);
     /* Read what is available, waiting up to timeout_ms (0: do not wait; <0: forever).
      * Returns > 0 bytes read, 0 on timeout or wake, < 0 when the peer is gone. */
     ssize_t (*read)(struct nf_transport *t, void *buf, size_t cap, int timeout_ms);
@@ -54,27 +61,27 @@ struct nf_transport {
 };
 
 /* Open a transport from a device string (see above). On success *out is set and
- * NF_STATUS_SUCCESS returned. Failures (each with a message):
- *   NF_STATUS_NO_SUCH_FILE          simulator/model binary missing or not executable
- *   NF_STATUS_CONNECTION_REFUSED    "sim:PATH"/"model:PATH" socket absent or refusing
- *   NF_STATUS_DEVICE_NOT_CONNECTED  started simulator died or never opened its socket
- *   NF_STATUS_NOT_SUPPORTED         usb / tty transports not in this build
+ * STATUS_SUCCESS returned. Failures (each with a message):
+ *   STATUS_NO_SUCH_FILE          simulator/model binary missing or not executable
+ *   STATUS_CONNECTION_REFUSED    "sim:PATH"/"model:PATH" socket absent or refusing
+ *   STATUS_DEVICE_NOT_CONNECTED  started simulator died or never opened its socket
+ *   STATUS_NOT_SUPPORTED         usb / tty transports not in this build
  *   (and the board transports' own statuses, see transport_board.h)
- *   NF_STATUS_INVALID_PARAMETER     unknown device string
- *   NF_STATUS_INSUFFICIENT_RESOURCES out of memory / file descriptors */
-uint32_t nf_transport_open(const char *device, struct nf_transport **out);
+ *   STATUS_INVALID_PARAMETER     unknown device string
+ *   STATUS_INSUFFICIENT_RESOURCES out of memory / file descriptors */
+NTSTATUS nf_transport_open(const char *device, struct nf_transport **out);
 
 /* The simulator ("sim") or software adapter ("model") binary nf_transport_open would
- * start, into buf. NF_STATUS_SUCCESS: it exists and is executable; NF_STATUS_NO_SUCH_FILE:
+ * start, into buf. STATUS_SUCCESS: it exists and is executable; STATUS_NO_SUCH_FILE:
  * buf names where it was looked for (or is empty when no place could be found);
- * NF_STATUS_INVALID_PARAMETER: another kind, or no room. */
-uint32_t nf_transport_binary_path(const char *kind, char *buf, size_t len);
+ * STATUS_INVALID_PARAMETER: another kind, or no room. */
+NTSTATUS nf_transport_binary_path(const char *kind, char *buf, size_t len);
 
 /* Wrap a connected stream socket or pipe-like fd (full duplex) as a transport; the
  * transport owns fd and closes it. Used by the socket transports and by tests. */
-uint32_t nf_transport_from_fd(int fd, const char *name, struct nf_transport **out);
+NTSTATUS nf_transport_from_fd(int fd, const char *name, struct nf_transport **out);
 
-static inline uint32_t nf_transport_write(struct nf_transport *t, const void *buf, size_t len, int timeout_ms)
+static inline NTSTATUS nf_transport_write(struct nf_transport *t, const void *buf, size_t len, int timeout_ms)
 {
     return t->ops->write(t, buf, len, timeout_ms);
 }
@@ -96,8 +103,8 @@ static inline void nf_transport_close(struct nf_transport *t)
  * nf_link_* ("" when none). */
 const char *nf_error_message(void);
 /* Record a failure message and log it (NF_LOG_ERROR); returns status so callers can
- * `return nf_set_error(NF_STATUS_X, "...", ...)`. */
-uint32_t nf_set_error(uint32_t status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+ * `return nf_set_error(STATUS_X, "...", ...)`. */
+NTSTATUS nf_set_error(NTSTATUS status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The library's messages, by level (the values of ndkfpga.h's NDKFPGA_LOG_*). They go
  * to the callback nf_log_set installed (fn NULL: none), else to stderr only as far as
@@ -113,7 +120,7 @@ void nf_log(uint32_t level, const char *fmt, ...) __attribute__((format(printf, 
 /* Whether a message of this level goes anywhere (to skip building it); to stderr. */
 int nf_log_enabled(uint32_t level);
 int nf_log_stderr(uint32_t level);
-/* Name of an NF_STATUS_* value ("STATUS_IO_TIMEOUT"), or "STATUS_(unknown)" (host/src/nf_status.c). */
-const char *nf_status_name(uint32_t status);
+/* Name of a status ("STATUS_IO_TIMEOUT"), or "STATUS_(unknown)" (host/src/nf_status.c). */
+const char *nf_status_name(NTSTATUS status);
 
 #endif

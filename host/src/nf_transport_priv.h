@@ -17,7 +17,7 @@ void nf_error_set_text(const char *text);
 
 /* The sim and model transports (transport_sim.c); arg is the text after "sim:" /
  * "model:" (a socket path), or NULL. The board transports are in transport_board.h. */
-uint32_t nf_transport_open_sim(const char *arg, struct nf_transport **out);
-uint32_t nf_transport_open_model(const char *arg, struct nf_transport **out);
+NTSTATUS nf_transport_open_sim(const char *arg, struct nf_transport **out);
+NTSTATUS nf_transport_open_model(const char *arg, struct nf_transport **out);
 
 #endif

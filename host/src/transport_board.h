@@ -16,20 +16,20 @@
 /* arg: NULL (the first supported board found) or "BUS-ADDR" in decimal, leading
  * zeros allowed: "1-7" or "001-007" as lsusb prints "Bus 001 Device 007".
  * Failures (each with a message):
- *   NF_STATUS_DEVICE_NOT_CONNECTED  no ULX3S (0403:6015) / ECP5-EVN (0403:6010), or
+ *   STATUS_DEVICE_NOT_CONNECTED  no ULX3S (0403:6015) / ECP5-EVN (0403:6010), or
  *                                   nothing at BUS-ADDR, or it vanished during setup
- *   NF_STATUS_ACCESS_DENIED         no permission: the message names the udev rule
- *   NF_STATUS_INVALID_PARAMETER     malformed BUS-ADDR, a device there that is not a
+ *   STATUS_ACCESS_DENIED         no permission: the message names the udev rule
+ *   STATUS_INVALID_PARAMETER     malformed BUS-ADDR, a device there that is not a
  *                                   supported bridge, or a bad $NDKFPGA_BAUD
- *   NF_STATUS_INVALID_DEVICE_STATE  the interface is claimed by another program
- *   NF_STATUS_INSUFFICIENT_RESOURCES out of memory / threads
- *   NF_STATUS_INTERNAL_ERROR        libusb failed to start or a setup request failed */
-uint32_t nf_transport_open_usb(const char *arg, struct nf_transport **out);
+ *   STATUS_INVALID_DEVICE_STATE  the interface is claimed by another program
+ *   STATUS_INSUFFICIENT_RESOURCES out of memory / threads
+ *   STATUS_INTERNAL_ERROR        libusb failed to start or a setup request failed */
+NTSTATUS nf_transport_open_usb(const char *arg, struct nf_transport **out);
 
-/* path: a tty device, e.g. "/dev/ttyUSB0". Failures: NF_STATUS_NO_SUCH_FILE,
- * NF_STATUS_ACCESS_DENIED, NF_STATUS_INVALID_PARAMETER (not a tty, bad baud),
- * NF_STATUS_INSUFFICIENT_RESOURCES. */
-uint32_t nf_transport_open_tty(const char *path, struct nf_transport **out);
+/* path: a tty device, e.g. "/dev/ttyUSB0". Failures: STATUS_NO_SUCH_FILE,
+ * STATUS_ACCESS_DENIED, STATUS_INVALID_PARAMETER (not a tty, bad baud),
+ * STATUS_INSUFFICIENT_RESOURCES. */
+NTSTATUS nf_transport_open_tty(const char *path, struct nf_transport **out);
 
 /* 1 when a supported board is on USB (for "auto"), else 0. Opens nothing. */
 int nf_board_present(void);

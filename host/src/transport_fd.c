@@ -35,7 +35,7 @@ struct fd_transport {
     char name[160];
 };
 
-static uint32_t fd_write(struct nf_transport *t, const void *buf, size_t len, int timeout_ms)
+static NTSTATUS fd_write(struct nf_transport *t, const void *buf, size_t len, int timeout_ms)
 {
     struct fd_transport *f = (struct fd_transport *)t;
     const uint8_t *p = buf;
@@ -53,14 +53,14 @@ static uint32_t fd_write(struct nf_transport *t, const void *buf, size_t len, in
             struct pollfd pfd = {.fd = f->fd, .events = POLLOUT};
             int r = poll(&pfd, 1, timeout_ms);
             if (r == 0)
-                return NF_STATUS_IO_TIMEOUT;
+                return STATUS_IO_TIMEOUT;
             if ((r < 0 && errno != EINTR) || (r > 0 && (pfd.revents & (POLLERR | POLLHUP | POLLNVAL))))
-                return NF_STATUS_CONNECTION_RESET;
+                return STATUS_CONNECTION_RESET;
             continue;
         }
-        return NF_STATUS_CONNECTION_RESET; /* EPIPE, or EIO: a tty unplugged */
+        return STATUS_CONNECTION_RESET; /* EPIPE, or EIO: a tty unplugged */
     }
-    return NF_STATUS_SUCCESS;
+    return STATUS_SUCCESS;
 }
 
 /* Wait up to timeout_ms for fd to be readable (data or hang-up) or for wake_fd to be
@@ -160,19 +160,19 @@ static const struct nf_transport_ops fd_ops = {
     .close = fd_close,
 };
 
-uint32_t nf_transport_from_fd(int fd, const char *name, struct nf_transport **out)
+NTSTATUS nf_transport_from_fd(int fd, const char *name, struct nf_transport **out)
 {
     *out = NULL;
     struct fd_transport *f = calloc(1, sizeof(*f));
     if (!f) {
         close(fd);
-        return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "out of memory for a transport");
+        return nf_set_error(STATUS_INSUFFICIENT_RESOURCES, "out of memory for a transport");
     }
     f->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (f->wake_fd < 0) {
         close(fd);
         free(f);
-        return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "eventfd: %s", strerror(errno));
+        return nf_set_error(STATUS_INSUFFICIENT_RESOURCES, "eventfd: %s", strerror(errno));
     }
     int fl = fcntl(fd, F_GETFD);
     if (fl >= 0)
@@ -187,7 +187,7 @@ uint32_t nf_transport_from_fd(int fd, const char *name, struct nf_transport **ou
     f->base.ops = &fd_ops;
     f->base.name = f->name;
     *out = &f->base;
-    return NF_STATUS_SUCCESS;
+    return STATUS_SUCCESS;
 }
 
 void nf_transport_fd_set_child(struct nf_transport *t, pid_t pid, const char *dir, const char *sock)

@@ -80,11 +80,11 @@ static int connect_unix(const char *path)
     return fd;
 }
 
-static uint32_t attach(const char *path, const char *kind, struct nf_transport **out)
+static NTSTATUS attach(const char *path, const char *kind, struct nf_transport **out)
 {
     int fd = connect_unix(path);
     if (fd < 0)
-        return nf_set_error(NF_STATUS_CONNECTION_REFUSED, "%s socket %s: %s", kind, path, strerror(errno));
+        return nf_set_error(STATUS_CONNECTION_REFUSED, "%s socket %s: %s", kind, path, strerror(errno));
     char name[160];
     snprintf(name, sizeof(name), "%s:%s", kind, path);
     return nf_transport_from_fd(fd, name, out);
@@ -167,26 +167,26 @@ static const struct kind_env *kind_named(const char *kind)
     return NULL;
 }
 
-uint32_t nf_transport_binary_path(const char *kind, char *buf, size_t len)
+NTSTATUS nf_transport_binary_path(const char *kind, char *buf, size_t len)
 {
     const struct kind_env *k = kind ? kind_named(kind) : NULL;
     if (!k || !buf || len == 0)
-        return NF_STATUS_INVALID_PARAMETER;
+        return STATUS_INVALID_PARAMETER;
     buf[0] = '\0';
     if (binary_path(k, buf, len) != 0) {
         buf[0] = '\0';
-        return NF_STATUS_NO_SUCH_FILE;
+        return STATUS_NO_SUCH_FILE;
     }
-    return access(buf, X_OK) == 0 ? NF_STATUS_SUCCESS : NF_STATUS_NO_SUCH_FILE;
+    return access(buf, X_OK) == 0 ? STATUS_SUCCESS : STATUS_NO_SUCH_FILE;
 }
 
-static uint32_t start(const struct kind_env *k, struct nf_transport **out)
+static NTSTATUS start(const struct kind_env *k, struct nf_transport **out)
 {
     char bin[PATH_MAX];
     if (binary_path(k, bin, sizeof(bin)) != 0)
-        return nf_set_error(NF_STATUS_NO_SUCH_FILE, "%s binary: cannot locate it (set $%s)", k->what, k->binary_env);
+        return nf_set_error(STATUS_NO_SUCH_FILE, "%s binary: cannot locate it (set $%s)", k->what, k->binary_env);
     if (access(bin, X_OK) != 0)
-        return nf_set_error(NF_STATUS_NO_SUCH_FILE, "%s binary %s: %s (build it with `make %s`, or set $%s)", k->what,
+        return nf_set_error(STATUS_NO_SUCH_FILE, "%s binary %s: %s (build it with `make %s`, or set $%s)", k->what,
                             bin, strerror(errno), strcmp(k->kind, "sim") == 0 ? "sim" : "model", k->binary_env);
 
     const char *base = getenv("XDG_RUNTIME_DIR");
@@ -196,7 +196,7 @@ static uint32_t start(const struct kind_env *k, struct nf_transport **out)
     if (snprintf(dir, sizeof(dir), "%s/ndkfpga-XXXXXX", base) >= (int)sizeof(dir))
         snprintf(dir, sizeof(dir), "/tmp/ndkfpga-XXXXXX");
     if (!mkdtemp(dir))
-        return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "mkdtemp %s: %s", dir, strerror(errno));
+        return nf_set_error(STATUS_INSUFFICIENT_RESOURCES, "mkdtemp %s: %s", dir, strerror(errno));
     char sock[160];
     snprintf(sock, sizeof(sock), "%s/%s.sock", dir, k->kind);
 
@@ -225,14 +225,14 @@ static uint32_t start(const struct kind_env *k, struct nf_transport **out)
         words = strdup(extra);
         if (!words) {
             rmdir(dir);
-            return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "out of memory");
+            return nf_set_error(STATUS_INSUFFICIENT_RESOURCES, "out of memory");
         }
         char *save = NULL;
         for (char *w = strtok_r(words, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
             if (argc >= fixed_args + MAX_EXTRA_ARGS) {
                 free(words);
                 rmdir(dir);
-                return nf_set_error(NF_STATUS_INVALID_PARAMETER, "$%s has more than %d words", k->args_env,
+                return nf_set_error(STATUS_INVALID_PARAMETER, "$%s has more than %d words", k->args_env,
                                     MAX_EXTRA_ARGS);
             }
             argv[argc++] = w;
@@ -251,7 +251,7 @@ static uint32_t start(const struct kind_env *k, struct nf_transport **out)
     free(words);
     if (rc != 0) {
         rmdir(dir);
-        return nf_set_error(NF_STATUS_NO_SUCH_FILE, "cannot start %s %s: %s", k->what, bin, strerror(rc));
+        return nf_set_error(STATUS_NO_SUCH_FILE, "cannot start %s %s: %s", k->what, bin, strerror(rc));
     }
 
     uint32_t limit = env_ms("NDKFPGA_SIM_START_MS", START_TIMEOUT_MS_DEFAULT);
@@ -263,9 +263,9 @@ static uint32_t start(const struct kind_env *k, struct nf_transport **out)
             unlink(sock);
             rmdir(dir);
             if (WIFEXITED(status))
-                return nf_set_error(NF_STATUS_DEVICE_NOT_CONNECTED, "%s %s exited with status %d at start", k->what,
+                return nf_set_error(STATUS_DEVICE_NOT_CONNECTED, "%s %s exited with status %d at start", k->what,
                                     bin, WEXITSTATUS(status));
-            return nf_set_error(NF_STATUS_DEVICE_NOT_CONNECTED, "%s %s died at start (signal %d)", k->what, bin,
+            return nf_set_error(STATUS_DEVICE_NOT_CONNECTED, "%s %s died at start (signal %d)", k->what, bin,
                                 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
         }
         fd = connect_unix(sock);
@@ -277,15 +277,15 @@ static uint32_t start(const struct kind_env *k, struct nf_transport **out)
             waitpid(pid, NULL, 0);
             unlink(sock);
             rmdir(dir);
-            return nf_set_error(NF_STATUS_DEVICE_NOT_CONNECTED, "%s %s did not open its socket %s within %u ms (%s)",
+            return nf_set_error(STATUS_DEVICE_NOT_CONNECTED, "%s %s did not open its socket %s within %u ms (%s)",
                                 k->what, bin, sock, (unsigned)limit, strerror(last_errno));
         }
         sleep_ms(10);
     }
     char name[PATH_MAX + 64];
     snprintf(name, sizeof(name), "%s (%s, pid %d)", k->kind, bin, (int)pid);
-    uint32_t st = nf_transport_from_fd(fd, name, out);
-    if (st != NF_STATUS_SUCCESS) {
+    NTSTATUS st = nf_transport_from_fd(fd, name, out);
+    if (st != STATUS_SUCCESS) {
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
         unlink(sock);
@@ -297,10 +297,10 @@ static uint32_t start(const struct kind_env *k, struct nf_transport **out)
     unlink(sock);
     rmdir(dir);
     nf_transport_fd_set_child(*out, pid, NULL, NULL);
-    return NF_STATUS_SUCCESS;
+    return STATUS_SUCCESS;
 }
 
-static uint32_t open_kind(const struct kind_env *k, const char *arg, struct nf_transport **out)
+static NTSTATUS open_kind(const struct kind_env *k, const char *arg, struct nf_transport **out)
 {
     if (arg)
         return attach(arg, k->kind, out);
@@ -317,12 +317,12 @@ static uint32_t open_kind(const struct kind_env *k, const char *arg, struct nf_t
     return start(k, out);
 }
 
-uint32_t nf_transport_open_sim(const char *arg, struct nf_transport **out)
+NTSTATUS nf_transport_open_sim(const char *arg, struct nf_transport **out)
 {
     return open_kind(&kinds[0], arg, out);
 }
 
-uint32_t nf_transport_open_model(const char *arg, struct nf_transport **out)
+NTSTATUS nf_transport_open_model(const char *arg, struct nf_transport **out)
 {
     return open_kind(&kinds[1], arg, out);
 }

@@ -41,36 +41,36 @@ static int tty_configure(int fd, uint32_t baud)
     return ioctl(fd, TCFLSH, TCIOFLUSH);
 }
 
-uint32_t nf_transport_open_tty(const char *path, struct nf_transport **out)
+NTSTATUS nf_transport_open_tty(const char *path, struct nf_transport **out)
 {
     if (!out)
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_transport_open_tty: out is NULL");
+        return nf_set_error(STATUS_INVALID_PARAMETER, "nf_transport_open_tty: out is NULL");
     *out = NULL;
     if (!path || !*path)
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "device \"tty:\": a tty path is needed, e.g. tty:/dev/ttyUSB0");
+        return nf_set_error(STATUS_INVALID_PARAMETER, "device \"tty:\": a tty path is needed, e.g. tty:/dev/ttyUSB0");
     uint32_t baud = nf_board_baud(TTY_DEFAULT_BAUD);
     if (baud == 0)
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "NDKFPGA_BAUD=\"%s\" is not a baud rate",
+        return nf_set_error(STATUS_INVALID_PARAMETER, "NDKFPGA_BAUD=\"%s\" is not a baud rate",
                             getenv("NDKFPGA_BAUD"));
     int fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
         if (e == ENOENT || e == ENXIO || e == ENODEV)
-            return nf_set_error(NF_STATUS_NO_SUCH_FILE, "tty:%s: %s (is the board plugged in?)", path, strerror(e));
+            return nf_set_error(STATUS_NO_SUCH_FILE, "tty:%s: %s (is the board plugged in?)", path, strerror(e));
         if (e == EACCES || e == EPERM)
-            return nf_set_error(NF_STATUS_ACCESS_DENIED,
+            return nf_set_error(STATUS_ACCESS_DENIED,
                                 "tty:%s: permission denied (join the dialout group, or install tools/99-ndkfpga.rules)",
                                 path);
         if (e == EBUSY)
-            return nf_set_error(NF_STATUS_INVALID_DEVICE_STATE, "tty:%s: in use by another program", path);
-        return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "tty:%s: %s", path, strerror(e));
+            return nf_set_error(STATUS_INVALID_DEVICE_STATE, "tty:%s: in use by another program", path);
+        return nf_set_error(STATUS_INSUFFICIENT_RESOURCES, "tty:%s: %s", path, strerror(e));
     }
     if (tty_configure(fd, baud) != 0) {
         int e = errno;
         close(fd);
         if (e == ENOTTY)
-            return nf_set_error(NF_STATUS_INVALID_PARAMETER, "tty:%s: not a terminal device", path);
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "tty:%s: cannot set raw 8N1 at %u Bd: %s", path,
+            return nf_set_error(STATUS_INVALID_PARAMETER, "tty:%s: not a terminal device", path);
+        return nf_set_error(STATUS_INVALID_PARAMETER, "tty:%s: cannot set raw 8N1 at %u Bd: %s", path,
                             (unsigned)baud, strerror(e));
     }
     /* One owner at a time: a second opener (a terminal program) gets EBUSY. */

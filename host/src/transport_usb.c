@@ -299,7 +299,7 @@ static int ms_until(const struct timespec *deadline)
     return ms < 0 ? 0 : (int)ms;
 }
 
-static uint32_t usb_write(struct nf_transport *t, const void *buf, size_t len, int timeout_ms)
+static NTSTATUS usb_write(struct nf_transport *t, const void *buf, size_t len, int timeout_ms)
 {
     struct usb_transport *u = (struct usb_transport *)t;
     const uint8_t *p = buf;
@@ -310,7 +310,7 @@ static uint32_t usb_write(struct nf_transport *t, const void *buf, size_t len, i
     while (len > 0) {
         if (u->dead || u->stop) {
             pthread_mutex_unlock(&u->lock);
-            return NF_STATUS_CONNECTION_RESET;
+            return STATUS_CONNECTION_RESET;
         }
         struct xfer *x = free_out_locked(u);
         if (x && u->stage_len > 0) {
@@ -341,11 +341,11 @@ static uint32_t usb_write(struct nf_transport *t, const void *buf, size_t len, i
             pthread_cond_wait(&u->cond, &u->lock);
         } else if (pthread_cond_timedwait(&u->cond, &u->lock, &deadline) == ETIMEDOUT) {
             pthread_mutex_unlock(&u->lock);
-            return NF_STATUS_IO_TIMEOUT;
+            return STATUS_IO_TIMEOUT;
         }
     }
     pthread_mutex_unlock(&u->lock);
-    return NF_STATUS_SUCCESS;
+    return STATUS_SUCCESS;
 }
 
 static ssize_t usb_read(struct nf_transport *t, void *buf, size_t cap, int timeout_ms)
@@ -426,7 +426,7 @@ static void usb_free(struct usb_transport *u)
         if (leaked > 0) {
             /* A transfer never came back: its memory may still be libusb's, so it
              * and the context are left alone rather than freed under it. */
-            nf_set_error(NF_STATUS_IO_TIMEOUT, "%s: %d USB transfers did not finish at close", u->name, leaked);
+            nf_set_error(STATUS_IO_TIMEOUT, "%s: %d USB transfers did not finish at close", u->name, leaked);
             pthread_detach(u->thread);
             return;
         }
@@ -466,22 +466,22 @@ static const struct nf_transport_ops usb_ops = {
 
 /* ---- open ------------------------------------------------------------------ */
 
-static uint32_t libusb_status(int r)
+static NTSTATUS libusb_status(int r)
 {
     switch (r) {
     case LIBUSB_ERROR_ACCESS:
-        return NF_STATUS_ACCESS_DENIED;
+        return STATUS_ACCESS_DENIED;
     case LIBUSB_ERROR_NO_DEVICE:
     case LIBUSB_ERROR_NOT_FOUND:
-        return NF_STATUS_DEVICE_NOT_CONNECTED;
+        return STATUS_DEVICE_NOT_CONNECTED;
     case LIBUSB_ERROR_BUSY:
-        return NF_STATUS_INVALID_DEVICE_STATE;
+        return STATUS_INVALID_DEVICE_STATE;
     case LIBUSB_ERROR_NO_MEM:
-        return NF_STATUS_INSUFFICIENT_RESOURCES;
+        return STATUS_INSUFFICIENT_RESOURCES;
     case LIBUSB_ERROR_TIMEOUT:
-        return NF_STATUS_IO_TIMEOUT;
+        return STATUS_IO_TIMEOUT;
     default:
-        return NF_STATUS_INTERNAL_ERROR;
+        return STATUS_INTERNAL_ERROR;
     }
 }
 
@@ -492,12 +492,12 @@ static int vendor_request(struct usb_transport *u, uint8_t req, uint16_t value, 
 
 /* Plain UART at baud: reset, purge, leave bit-bang mode, 8N1, divisor, no flow
  * control, short latency timer. */
-static uint32_t ftdi_setup(struct usb_transport *u, uint32_t baud)
+static NTSTATUS ftdi_setup(struct usb_transport *u, uint32_t baud)
 {
     const struct nf_ftdi_chip *c = u->chip;
     struct nf_ftdi_baud b;
     if (nf_ftdi_baud_encode(c, baud, &b) != 0)
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "%s: the %s cannot run at %u Bd (max %u)", u->name,
+        return nf_set_error(STATUS_INVALID_PARAMETER, "%s: the %s cannot run at %u Bd (max %u)", u->name,
                             c->name, (unsigned)baud, (unsigned)c->max_baud);
     const struct {
         uint8_t req;
@@ -519,24 +519,24 @@ static uint32_t ftdi_setup(struct usb_transport *u, uint32_t baud)
             return nf_set_error(libusb_status(r), "%s: FTDI %s request failed: %s", u->name, steps[i].what,
                                 libusb_error_name(r));
     }
-    return NF_STATUS_SUCCESS;
+    return STATUS_SUCCESS;
 }
 
 /* Find the device: the first supported bridge, or the one at bus-addr. */
-static uint32_t find_device(libusb_context *ctx, const char *arg, libusb_device **found,
+static NTSTATUS find_device(libusb_context *ctx, const char *arg, libusb_device **found,
                             const struct nf_ftdi_chip **chip)
 {
     int want_bus = 0, want_addr = 0;
     if (arg && nf_ftdi_parse_busaddr(arg, &want_bus, &want_addr) != 0)
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER,
+        return nf_set_error(STATUS_INVALID_PARAMETER,
                             "device \"usb:%s\": expected usb:BUS-ADDR in decimal as lsusb shows it, e.g. usb:1-7 or "
                             "usb:001-007",
                             arg);
     libusb_device **list = NULL;
     ssize_t n = libusb_get_device_list(ctx, &list);
     if (n < 0)
-        return nf_set_error(NF_STATUS_INTERNAL_ERROR, "listing USB devices failed: %s", libusb_error_name((int)n));
-    uint32_t st = NF_STATUS_DEVICE_NOT_CONNECTED;
+        return nf_set_error(STATUS_INTERNAL_ERROR, "listing USB devices failed: %s", libusb_error_name((int)n));
+    NTSTATUS st = STATUS_DEVICE_NOT_CONNECTED;
     int seen_other = 0;
     uint16_t other_vid = 0, other_pid = 0;
     for (ssize_t i = 0; i < n; i++) {
@@ -554,25 +554,25 @@ static uint32_t find_device(libusb_context *ctx, const char *arg, libusb_device 
         }
         *found = libusb_ref_device(list[i]);
         *chip = c;
-        st = NF_STATUS_SUCCESS;
+        st = STATUS_SUCCESS;
         break;
     }
     libusb_free_device_list(list, 1);
-    if (st == NF_STATUS_SUCCESS)
+    if (st == STATUS_SUCCESS)
         return st;
     if (arg && seen_other)
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER,
+        return nf_set_error(STATUS_INVALID_PARAMETER,
                             "device \"usb:%s\" is %04x:%04x, not a supported bridge (FT231X 0403:6015, FT2232H "
                             "0403:6010)",
                             arg, other_vid, other_pid);
     if (arg)
-        return nf_set_error(NF_STATUS_DEVICE_NOT_CONNECTED, "device \"usb:%s\": nothing on USB bus %d address %d",
+        return nf_set_error(STATUS_DEVICE_NOT_CONNECTED, "device \"usb:%s\": nothing on USB bus %d address %d",
                             arg, want_bus, want_addr);
-    return nf_set_error(NF_STATUS_DEVICE_NOT_CONNECTED,
+    return nf_set_error(STATUS_DEVICE_NOT_CONNECTED,
                         "no board on USB: looked for a ULX3S (FT231X 0403:6015) and an ECP5-EVN (FT2232H 0403:6010)");
 }
 
-static uint32_t alloc_transfers(struct usb_transport *u)
+static NTSTATUS alloc_transfers(struct usb_transport *u)
 {
     for (int i = 0; i < N_IN + N_OUT; i++) {
         int is_in = i < N_IN;
@@ -583,28 +583,28 @@ static uint32_t alloc_transfers(struct usb_transport *u)
         uint8_t *buf = malloc((size_t)size);
         if (!x->t || !buf) {
             free(buf);
-            return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "out of memory for USB transfers");
+            return nf_set_error(STATUS_INSUFFICIENT_RESOURCES, "out of memory for USB transfers");
         }
         libusb_fill_bulk_transfer(x->t, u->dev, is_in ? u->chip->ep_in : u->chip->ep_out, buf, size,
                                   is_in ? in_done : out_done, x, 0);
         x->t->flags = LIBUSB_TRANSFER_FREE_BUFFER;
     }
-    return NF_STATUS_SUCCESS;
+    return STATUS_SUCCESS;
 }
 
-uint32_t nf_transport_open_usb(const char *arg, struct nf_transport **out)
+NTSTATUS nf_transport_open_usb(const char *arg, struct nf_transport **out)
 {
     if (!out)
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "nf_transport_open_usb: out is NULL");
+        return nf_set_error(STATUS_INVALID_PARAMETER, "nf_transport_open_usb: out is NULL");
     *out = NULL;
     uint32_t baud_env = nf_board_baud(1);
     if (baud_env == 0)
-        return nf_set_error(NF_STATUS_INVALID_PARAMETER, "NDKFPGA_BAUD=\"%s\" is not a baud rate",
+        return nf_set_error(STATUS_INVALID_PARAMETER, "NDKFPGA_BAUD=\"%s\" is not a baud rate",
                             getenv("NDKFPGA_BAUD"));
 
     struct usb_transport *u = calloc(1, sizeof(*u));
     if (!u)
-        return nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "out of memory for a transport");
+        return nf_set_error(STATUS_INSUFFICIENT_RESOURCES, "out of memory for a transport");
     u->data_fd = u->wake_fd = -1;
     pthread_mutex_init(&u->lock, NULL);
     nf_cond_init(&u->cond); /* deadlines on CLOCK_MONOTONIC (deadline_after) */
@@ -612,16 +612,16 @@ uint32_t nf_transport_open_usb(const char *arg, struct nf_transport **out)
     u->base.ops = &usb_ops;
     u->base.name = u->name;
 
-    uint32_t st;
+    NTSTATUS st;
     int r = libusb_init(&u->ctx);
     if (r != 0) {
         u->ctx = NULL;
-        st = nf_set_error(NF_STATUS_INTERNAL_ERROR, "libusb_init failed: %s", libusb_error_name(r));
+        st = nf_set_error(STATUS_INTERNAL_ERROR, "libusb_init failed: %s", libusb_error_name(r));
         goto fail;
     }
     libusb_device *device = NULL;
     st = find_device(u->ctx, arg, &device, &u->chip);
-    if (st != NF_STATUS_SUCCESS)
+    if (st != STATUS_SUCCESS)
         goto fail;
     int bus = libusb_get_bus_number(device), addr = libusb_get_device_address(device);
     snprintf(u->name, sizeof(u->name), "usb:%03d-%03d", bus, addr);
@@ -630,7 +630,7 @@ uint32_t nf_transport_open_usb(const char *arg, struct nf_transport **out)
     if (r != 0) {
         u->dev = NULL;
         if (r == LIBUSB_ERROR_ACCESS)
-            st = nf_set_error(NF_STATUS_ACCESS_DENIED, "%s (%s, bus %d address %d): permission denied; " UDEV_RULE_HINT,
+            st = nf_set_error(STATUS_ACCESS_DENIED, "%s (%s, bus %d address %d): permission denied; " UDEV_RULE_HINT,
                               u->name, u->chip->name, bus, addr);
         else
             st = nf_set_error(libusb_status(r), "%s (%s): open failed: %s", u->name, u->chip->name,
@@ -647,10 +647,10 @@ uint32_t nf_transport_open_usb(const char *arg, struct nf_transport **out)
     r = libusb_claim_interface(u->dev, u->chip->interface);
     if (r != 0) {
         if (r == LIBUSB_ERROR_ACCESS)
-            st = nf_set_error(NF_STATUS_ACCESS_DENIED, "%s: claiming interface %d: permission denied; " UDEV_RULE_HINT,
+            st = nf_set_error(STATUS_ACCESS_DENIED, "%s: claiming interface %d: permission denied; " UDEV_RULE_HINT,
                               u->name, u->chip->interface);
         else if (r == LIBUSB_ERROR_BUSY)
-            st = nf_set_error(NF_STATUS_INVALID_DEVICE_STATE,
+            st = nf_set_error(STATUS_INVALID_DEVICE_STATE,
                               "%s: interface %d is in use by another program (openFPGALoader? a terminal?)", u->name,
                               u->chip->interface);
         else
@@ -661,7 +661,7 @@ uint32_t nf_transport_open_usb(const char *arg, struct nf_transport **out)
     u->claimed = 1;
     uint32_t baud = nf_board_baud(u->chip->max_baud);
     st = ftdi_setup(u, baud);
-    if (st != NF_STATUS_SUCCESS)
+    if (st != STATUS_SUCCESS)
         goto fail;
 
     u->rx_cap = in_bytes(u) * N_IN * RX_RING_PER_IN;
@@ -669,14 +669,14 @@ uint32_t nf_transport_open_usb(const char *arg, struct nf_transport **out)
     u->data_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     u->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (!u->rx || u->data_fd < 0 || u->wake_fd < 0) {
-        st = nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "out of memory or file descriptors for %s", u->name);
+        st = nf_set_error(STATUS_INSUFFICIENT_RESOURCES, "out of memory or file descriptors for %s", u->name);
         goto fail;
     }
     st = alloc_transfers(u);
-    if (st != NF_STATUS_SUCCESS)
+    if (st != STATUS_SUCCESS)
         goto fail;
     if (pthread_create(&u->thread, NULL, event_thread, u) != 0) {
-        st = nf_set_error(NF_STATUS_INSUFFICIENT_RESOURCES, "cannot start the USB event thread");
+        st = nf_set_error(STATUS_INSUFFICIENT_RESOURCES, "cannot start the USB event thread");
         goto fail;
     }
     u->thread_started = 1;
@@ -694,11 +694,11 @@ uint32_t nf_transport_open_usb(const char *arg, struct nf_transport **out)
     int dead = u->dead;
     pthread_mutex_unlock(&u->lock);
     if (dead) {
-        st = nf_set_error(NF_STATUS_DEVICE_NOT_CONNECTED, "%s: the board went away during setup", u->name);
+        st = nf_set_error(STATUS_DEVICE_NOT_CONNECTED, "%s: the board went away during setup", u->name);
         goto fail;
     }
     *out = &u->base;
-    return NF_STATUS_SUCCESS;
+    return STATUS_SUCCESS;
 fail:
     usb_free(u);
     return st;

@@ -68,7 +68,7 @@ void ping_rx_on_message(void *ctx, const uint8_t *msg, size_t len)
     pthread_mutex_unlock(&r->mu);
 }
 
-void ping_rx_on_dead(void *ctx, uint32_t status)
+void ping_rx_on_dead(void *ctx, NTSTATUS status)
 {
     struct ping_rx *r = ctx;
     pthread_mutex_lock(&r->mu);

@@ -51,7 +51,7 @@ struct ping_rx {
     uint32_t next_tag; /* reply tag expected next */
     uint64_t replies, order_errors, content_errors, other;
     uint64_t dead_calls;
-    uint32_t dead_status;
+    NTSTATUS dead_status;
     uint64_t dead_at_ms;
 };
 
@@ -59,7 +59,7 @@ void ping_rx_init(struct ping_rx *r);
 void ping_rx_destroy(struct ping_rx *r);
 /* nf_link_on_message / nf_link_on_dead with ctx = struct ping_rx. */
 void ping_rx_on_message(void *ctx, const uint8_t *msg, size_t len);
-void ping_rx_on_dead(void *ctx, uint32_t status);
+void ping_rx_on_dead(void *ctx, NTSTATUS status);
 /* Wait until the replies reach n or ms pass; returns the count. */
 uint64_t ping_rx_wait(struct ping_rx *r, uint64_t n, unsigned ms);
 /* Wait until on_dead ran or ms pass; returns dead_calls. */

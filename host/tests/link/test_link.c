@@ -44,7 +44,7 @@ static unsigned send_pings(struct nf_link *l, uint32_t first, uint32_t n, size_t
         size_t body = ((size_t)tap_rnd32() % (max_body / 8 + 1)) * 8;
         size_t len = make_ping(buf, first + i, body);
         int defer = (int)(tap_rnd32() % 100) < defer_pct && i + 1 < n;
-        if (nf_link_send(l, buf, len, defer) != NF_STATUS_SUCCESS)
+        if (nf_link_send(l, buf, len, defer) != STATUS_SUCCESS)
             fails++;
     }
     return fails;
@@ -57,7 +57,7 @@ struct session {
     struct nf_link *link;
     struct ping_rx rx;
     struct nf_info info;
-    uint32_t open_status;
+    NTSTATUS open_status;
 };
 
 static struct nf_link_config fast_cfg(void)
@@ -80,10 +80,10 @@ static int session_open(struct session *s, const struct fake_board_cfg *bc, cons
         return 0;
     s->board = fake_board_start(sv[1], bc);
     struct nf_transport *t;
-    if (nf_transport_from_fd(sv[0], "socketpair", &t) != NF_STATUS_SUCCESS)
+    if (nf_transport_from_fd(sv[0], "socketpair", &t) != STATUS_SUCCESS)
         return 0;
     s->open_status = nf_link_open_ex(t, lc, ping_rx_on_message, ping_rx_on_dead, &s->rx, &s->link, &s->info);
-    return s->open_status == NF_STATUS_SUCCESS;
+    return s->open_status == STATUS_SUCCESS;
 }
 
 /* session_open for a case that needs the session: a failure is reported under
@@ -111,29 +111,29 @@ static void test_transport_errors(void)
 {
     struct nf_transport *t = (struct nf_transport *)1;
     /* "tty" reaches the tty transport (the usb one is tested on a fake FTDI, test_usb.c). */
-    CHECK(nf_transport_open("tty:/nonexistent/ttyUSB9", &t) == NF_STATUS_NO_SUCH_FILE && t == NULL &&
+    CHECK(nf_transport_open("tty:/nonexistent/ttyUSB9", &t) == STATUS_NO_SUCH_FILE && t == NULL &&
               strstr(nf_error_message(), "/nonexistent/ttyUSB9"),
           "transport: tty:PATH with no such device is NO_SUCH_FILE");
-    CHECK(nf_transport_open("tty", &t) == NF_STATUS_INVALID_PARAMETER && strstr(nf_error_message(), "tty path"),
+    CHECK(nf_transport_open("tty", &t) == STATUS_INVALID_PARAMETER && strstr(nf_error_message(), "tty path"),
           "transport: tty without a path is INVALID_PARAMETER asking for one");
-    CHECK(nf_transport_open("sim:", &t) == NF_STATUS_INVALID_PARAMETER && strstr(nf_error_message(), "unknown device"),
+    CHECK(nf_transport_open("sim:", &t) == STATUS_INVALID_PARAMETER && strstr(nf_error_message(), "unknown device"),
           "transport: an empty argument after the prefix is INVALID_PARAMETER");
-    CHECK(nf_transport_open("bogus", &t) == NF_STATUS_INVALID_PARAMETER && strstr(nf_error_message(), "bogus"),
+    CHECK(nf_transport_open("bogus", &t) == STATUS_INVALID_PARAMETER && strstr(nf_error_message(), "bogus"),
           "transport: unknown device string is INVALID_PARAMETER with a message");
-    CHECK(nf_transport_open("sim:/nonexistent/x.sock", &t) == NF_STATUS_CONNECTION_REFUSED &&
+    CHECK(nf_transport_open("sim:/nonexistent/x.sock", &t) == STATUS_CONNECTION_REFUSED &&
               strstr(nf_error_message(), "/nonexistent/x.sock"),
           "transport: sim:PATH with nothing listening is CONNECTION_REFUSED");
-    CHECK(nf_transport_open("model:/nonexistent/y.sock", &t) == NF_STATUS_CONNECTION_REFUSED,
+    CHECK(nf_transport_open("model:/nonexistent/y.sock", &t) == STATUS_CONNECTION_REFUSED,
           "transport: model:PATH with nothing listening is CONNECTION_REFUSED");
     setenv("NDKFPGA_SIM", "/nonexistent/nfsim", 1);
     unsetenv("NDKFPGA_SIM_SOCKET");
-    CHECK(nf_transport_open("sim", &t) == NF_STATUS_NO_SUCH_FILE && strstr(nf_error_message(), "/nonexistent/nfsim"),
+    CHECK(nf_transport_open("sim", &t) == STATUS_NO_SUCH_FILE && strstr(nf_error_message(), "/nonexistent/nfsim"),
           "transport: missing simulator binary is NO_SUCH_FILE naming it");
     setenv("NDKFPGA_MODEL", "/nonexistent/nfmodel", 1);
-    CHECK(nf_transport_open("model", &t) == NF_STATUS_NO_SUCH_FILE, "transport: missing model binary is NO_SUCH_FILE");
+    CHECK(nf_transport_open("model", &t) == STATUS_NO_SUCH_FILE, "transport: missing model binary is NO_SUCH_FILE");
     setenv("NDKFPGA_SIM", self_path, 1);
     setenv("NDKFPGA_SIM_ARGS", "--die", 1);
-    CHECK(nf_transport_open("sim", &t) == NF_STATUS_DEVICE_NOT_CONNECTED && strstr(nf_error_message(), "at start"),
+    CHECK(nf_transport_open("sim", &t) == STATUS_DEVICE_NOT_CONNECTED && strstr(nf_error_message(), "at start"),
           "transport: simulator dying at start is DEVICE_NOT_CONNECTED");
     unsetenv("NDKFPGA_SIM_ARGS");
 }
@@ -144,18 +144,18 @@ static void test_sim_transport(void)
     setenv("NDKFPGA_SIM", self_path, 1);
     unsetenv("NDKFPGA_SIM_SOCKET");
     struct nf_transport *t = NULL;
-    uint32_t st = nf_transport_open("sim", &t);
-    CHECK(st == NF_STATUS_SUCCESS && t && strncmp(t->name, "sim (", 5) == 0, "sim: starts the simulator and connects (%s)",
+    NTSTATUS st = nf_transport_open("sim", &t);
+    CHECK(st == STATUS_SUCCESS && t && strncmp(t->name, "sim (", 5) == 0, "sim: starts the simulator and connects (%s)",
           t ? t->name : nf_error_message());
-    if (st != NF_STATUS_SUCCESS)
+    if (st != STATUS_SUCCESS)
         return;
     struct ping_rx rx;
     ping_rx_init(&rx);
     struct nf_link *l = NULL;
     struct nf_link_config c = fast_cfg();
     st = nf_link_open_ex(t, &c, ping_rx_on_message, ping_rx_on_dead, &rx, &l, NULL);
-    CHECK(st == NF_STATUS_SUCCESS, "sim: link handshake over the started simulator's socket");
-    if (st == NF_STATUS_SUCCESS) {
+    CHECK(st == STATUS_SUCCESS, "sim: link handshake over the started simulator's socket");
+    if (st == STATUS_SUCCESS) {
         unsigned fails = send_pings(l, 1, 200, 512, 30);
         CHECK(fails == 0 && ping_rx_wait(&rx, 200, 5000) == 200 && rx.order_errors == 0,
               "sim: 200 PINGs through the simulator process");
@@ -176,8 +176,8 @@ static void test_sim_socket_env(void)
     setenv("NDKFPGA_SIM", self_path, 1);
     setenv("NDKFPGA_SIM_SOCKET", "/nonexistent/refusing.sock", 1);
     struct nf_transport *t = NULL;
-    uint32_t st = nf_transport_open("sim", &t);
-    CHECK(st == NF_STATUS_SUCCESS && t && strncmp(t->name, "sim (", 5) == 0,
+    NTSTATUS st = nf_transport_open("sim", &t);
+    CHECK(st == STATUS_SUCCESS && t && strncmp(t->name, "sim (", 5) == 0,
           "sim: $NDKFPGA_SIM_SOCKET not accepting -> starts its own");
     nf_transport_close(t);
 
@@ -192,8 +192,8 @@ static void test_sim_socket_env(void)
     int ok = bind(ls, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(ls, 1) == 0;
     setenv("NDKFPGA_SIM_SOCKET", path, 1);
     t = NULL;
-    st = ok ? nf_transport_open("sim", &t) : NF_STATUS_INTERNAL_ERROR;
-    CHECK(st == NF_STATUS_SUCCESS && t && strncmp(t->name, "sim:", 4) == 0,
+    st = ok ? nf_transport_open("sim", &t) : STATUS_INTERNAL_ERROR;
+    CHECK(st == STATUS_SUCCESS && t && strncmp(t->name, "sim:", 4) == 0,
           "sim: $NDKFPGA_SIM_SOCKET accepting -> attaches (%s)", t ? t->name : "-");
     nf_transport_close(t);
     close(ls);
@@ -235,21 +235,21 @@ static int case_defer(struct session *s)
     uint8_t buf[256];
     unsigned fails = 0;
     for (uint32_t tag = 1; tag <= 10; tag++)
-        fails += nf_link_send(s->link, buf, make_ping(buf, tag, 64), 1) != NF_STATUS_SUCCESS;
+        fails += nf_link_send(s->link, buf, make_ping(buf, tag, 64), 1) != STATUS_SUCCESS;
     lt_sleep_ms(50);
     struct fake_board_stats bs;
     fake_board_get_stats(s->board, &bs);
     CHECK(fails == 0 && bs.pings == 0, "defer: deferred messages wait for a flush");
-    uint32_t st = nf_link_flush(s->link);
+    NTSTATUS st = nf_link_flush(s->link);
     ping_rx_wait(&s->rx, 10, 3000);
     fake_board_get_stats(s->board, &bs);
-    CHECK(st == NF_STATUS_SUCCESS && bs.pings == 10 && bs.data_rx == 1 && bs.max_msgs_in_frame == 10,
+    CHECK(st == STATUS_SUCCESS && bs.pings == 10 && bs.data_rx == 1 && bs.max_msgs_in_frame == 10,
           "defer: 10 deferred messages + flush travel in one DATA frame (%llu frames)", (unsigned long long)bs.data_rx);
     /* A message that does not fit closes the open frame first. */
     static uint8_t big[NF_LINK_MAX_PAYLOAD];
     fails = 0;
-    fails += nf_link_send(s->link, big, make_ping(big, 11, 2400), 1) != NF_STATUS_SUCCESS;
-    fails += nf_link_send(s->link, big, make_ping(big, 12, 2400), 0) != NF_STATUS_SUCCESS;
+    fails += nf_link_send(s->link, big, make_ping(big, 11, 2400), 1) != STATUS_SUCCESS;
+    fails += nf_link_send(s->link, big, make_ping(big, 12, 2400), 0) != STATUS_SUCCESS;
     ping_rx_wait(&s->rx, 12, 3000);
     fake_board_get_stats(s->board, &bs);
     CHECK(fails == 0 && bs.pings == 12 && bs.data_rx == 3 && s->rx.order_errors == 0,
@@ -264,17 +264,17 @@ static int case_bad_params(struct session *s)
     struct nf_link_stats a, b;
     nf_link_get_stats(s->link, &a);
     int bad = 0;
-    bad += nf_link_send(s->link, buf, 8, 0) == NF_STATUS_INVALID_PARAMETER;      /* shorter than MSG_HDR */
-    bad += nf_link_send(s->link, buf, len + 4, 0) == NF_STATUS_INVALID_PARAMETER; /* not a multiple of 8 */
-    bad += nf_link_send(s->link, buf, len + 8, 0) == NF_STATUS_INVALID_PARAMETER; /* MSG_HDR.len differs */
+    bad += nf_link_send(s->link, buf, 8, 0) == STATUS_INVALID_PARAMETER;      /* shorter than MSG_HDR */
+    bad += nf_link_send(s->link, buf, len + 4, 0) == STATUS_INVALID_PARAMETER; /* not a multiple of 8 */
+    bad += nf_link_send(s->link, buf, len + 8, 0) == STATUS_INVALID_PARAMETER; /* MSG_HDR.len differs */
     make_ping(buf, 1, NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE + 8);
-    bad += nf_link_send(s->link, buf, NF_LINK_MAX_PAYLOAD + 8, 0) == NF_STATUS_INVALID_PARAMETER; /* too long */
-    bad += nf_link_send(s->link, NULL, 16, 0) == NF_STATUS_INVALID_PARAMETER;
+    bad += nf_link_send(s->link, buf, NF_LINK_MAX_PAYLOAD + 8, 0) == STATUS_INVALID_PARAMETER; /* too long */
+    bad += nf_link_send(s->link, NULL, 16, 0) == STATUS_INVALID_PARAMETER;
     nf_link_get_stats(s->link, &b);
     CHECK(bad == 5 && a.msgs_tx == b.msgs_tx && b.data_tx == a.data_tx,
           "send: bad lengths rejected with INVALID_PARAMETER, nothing queued");
     make_ping(buf, 1, NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE);
-    CHECK(nf_link_send(s->link, buf, NF_LINK_MAX_PAYLOAD, 0) == NF_STATUS_SUCCESS && ping_rx_wait(&s->rx, 1, 3000) == 1,
+    CHECK(nf_link_send(s->link, buf, NF_LINK_MAX_PAYLOAD, 0) == STATUS_SUCCESS && ping_rx_wait(&s->rx, 1, 3000) == 1,
           "send: a message of exactly MAX_PAYLOAD bytes goes through");
     return 1;
 }
@@ -327,7 +327,7 @@ static int case_reset(struct session *s)
           "reset: RESET_ACKs with a wrong nonce and stale DATA are ignored (%llu ignored, %llu RESETs)",
           (unsigned long long)ls.ignored, (unsigned long long)ls.resets_tx);
     uint8_t buf[64];
-    CHECK(nf_link_send(s->link, buf, make_ping(buf, 1, 32), 0) == NF_STATUS_SUCCESS &&
+    CHECK(nf_link_send(s->link, buf, make_ping(buf, 1, 32), 0) == STATUS_SUCCESS &&
               ping_rx_wait(&s->rx, 1, 3000) == 1,
           "reset: the session works after the right RESET_ACK");
     return 1;
@@ -344,7 +344,7 @@ static void test_reset_fails(void)
     uint64_t t0 = lt_now_ms();
     int up = session_open(&s, &never, &lc);
     uint64_t dt = lt_now_ms() - t0;
-    CHECK(!up && s.open_status == NF_STATUS_IO_TIMEOUT && dt >= 250 && dt < 2000,
+    CHECK(!up && s.open_status == STATUS_IO_TIMEOUT && dt >= 250 && dt < 2000,
           "reset: a board that never echoes the nonce fails open with IO_TIMEOUT after the deadline (%llu ms)",
           (unsigned long long)dt);
     fake_board_stop(s.board);
@@ -352,14 +352,14 @@ static void test_reset_fails(void)
     struct fake_board_cfg badver = {.seed = 6, .layout_version = NF_LAYOUT_VERSION + 1};
     lc = fast_cfg();
     up = session_open(&s, &badver, &lc);
-    CHECK(!up && s.open_status == NF_STATUS_INVALID_DEVICE_STATE && strstr(nf_error_message(), "layout version"),
+    CHECK(!up && s.open_status == STATUS_INVALID_DEVICE_STATE && strstr(nf_error_message(), "layout version"),
           "reset: INFO of another layout version fails open with INVALID_DEVICE_STATE and a message");
     fake_board_stop(s.board);
 }
 
 struct sender_arg {
     struct nf_link *link;
-    uint32_t status;
+    NTSTATUS status;
     uint32_t first;
     int done;
 };
@@ -368,8 +368,8 @@ static void *blocked_sender(void *p)
 {
     struct sender_arg *a = p;
     static _Thread_local uint8_t buf[2048];
-    uint32_t st = NF_STATUS_SUCCESS;
-    for (uint32_t i = 0; st == NF_STATUS_SUCCESS && i < 100000; i++)
+    NTSTATUS st = STATUS_SUCCESS;
+    for (uint32_t i = 0; st == STATUS_SUCCESS && i < 100000; i++)
         st = nf_link_send(a->link, buf, make_ping(buf, a->first + i, 1024), 0);
     a->status = st;
     __atomic_store_n(&a->done, 1, __ATOMIC_SEQ_CST);
@@ -413,19 +413,19 @@ static int case_silence(struct session *s)
     for (int i = 0; i < 4; i++) {
         if (woke)
             pthread_join(th[i], NULL);
-        all_timeout &= args[i].status == NF_STATUS_IO_TIMEOUT;
+        all_timeout &= args[i].status == STATUS_IO_TIMEOUT;
     }
     CHECK(woke && all_timeout && dt >= 350, "silence: 4 blocked senders wake with IO_TIMEOUT after the deadline (%llu ms)",
           (unsigned long long)dt);
     lt_sleep_ms(20);
-    CHECK(s->rx.dead_calls == 1 && s->rx.dead_status == NF_STATUS_IO_TIMEOUT &&
-              nf_link_status(s->link) == NF_STATUS_IO_TIMEOUT && strstr(nf_link_dead_reason(s->link), "no valid frame"),
+    CHECK(s->rx.dead_calls == 1 && s->rx.dead_status == STATUS_IO_TIMEOUT &&
+              nf_link_status(s->link) == STATUS_IO_TIMEOUT && strstr(nf_link_dead_reason(s->link), "no valid frame"),
           "silence: on_dead called once with IO_TIMEOUT, reason given");
     uint8_t buf[64];
     t0 = lt_now_ms();
-    uint32_t st = nf_link_send(s->link, buf, make_ping(buf, 1, 32), 0);
-    uint32_t st2 = nf_link_send(s->link, buf, make_ping(buf, 1, 32), 1);
-    CHECK(st == NF_STATUS_IO_TIMEOUT && st2 == NF_STATUS_IO_TIMEOUT && lt_now_ms() - t0 < 50,
+    NTSTATUS st = nf_link_send(s->link, buf, make_ping(buf, 1, 32), 0);
+    NTSTATUS st2 = nf_link_send(s->link, buf, make_ping(buf, 1, 32), 1);
+    CHECK(st == STATUS_IO_TIMEOUT && st2 == STATUS_IO_TIMEOUT && lt_now_ms() - t0 < 50,
           "silence: later sends fail at once");
     return woke;
 }
@@ -435,12 +435,12 @@ static int case_silence_idle(struct session *s)
 {
     lt_sleep_ms(400);
     uint8_t buf[64];
-    uint32_t st = nf_link_send(s->link, buf, make_ping(buf, 1, 32), 0);
-    CHECK(st == NF_STATUS_SUCCESS && ping_rx_wait(&s->rx, 1, 2000) == 1 && s->rx.dead_calls == 0,
+    NTSTATUS st = nf_link_send(s->link, buf, make_ping(buf, 1, 32), 0);
+    CHECK(st == STATUS_SUCCESS && ping_rx_wait(&s->rx, 1, 2000) == 1 && s->rx.dead_calls == 0,
           "silence: an idle link longer than the deadline stays alive");
     nf_link_expect(s->link, 1);
     lt_sleep_ms(400);
-    CHECK(nf_link_status(s->link) == NF_STATUS_IO_TIMEOUT && s->rx.dead_calls == 1,
+    CHECK(nf_link_status(s->link) == STATUS_IO_TIMEOUT && s->rx.dead_calls == 1,
           "silence: waiting for a reply that never comes (nf_link_expect) dies after the deadline");
     return 1;
 }
@@ -458,10 +458,10 @@ static int case_hangup(struct session *s)
     for (int i = 0; i < 4; i++) {
         if (woke)
             pthread_join(th[i], NULL);
-        all &= args[i].status == NF_STATUS_CONNECTION_RESET;
+        all &= args[i].status == STATUS_CONNECTION_RESET;
     }
     lt_sleep_ms(20);
-    CHECK(woke && all && s->rx.dead_calls == 1 && s->rx.dead_status == NF_STATUS_CONNECTION_RESET,
+    CHECK(woke && all && s->rx.dead_calls == 1 && s->rx.dead_status == STATUS_CONNECTION_RESET,
           "hangup: peer closing the socket wakes every sender with CONNECTION_RESET, on_dead once");
     return woke;
 }
@@ -484,7 +484,7 @@ static int case_close_blocked(struct session *s)
     int all = 1;
     for (int i = 0; i < 4; i++) {
         pthread_join(th[i], NULL);
-        all &= args[i].status == NF_STATUS_CANCELLED;
+        all &= args[i].status == STATUS_CANCELLED;
     }
     CHECK(blocked == 4 && all && dt < 1000 && s->rx.dead_calls == 0,
           "close: 4 blocked senders return CANCELLED, close takes %llu ms, no on_dead", (unsigned long long)dt);
@@ -561,7 +561,7 @@ static int case_join(struct session *s)
     unsigned fails = 0;
     const uint32_t n = 60;
     for (uint32_t tag = 1; tag <= n; tag++)
-        fails += nf_link_send(s->link, buf, make_ping(buf, tag, 16), 0) != NF_STATUS_SUCCESS;
+        fails += nf_link_send(s->link, buf, make_ping(buf, tag, 16), 0) != STATUS_SUCCESS;
     uint64_t got = ping_rx_wait(&s->rx, n, 10000);
     struct fake_board_stats bs;
     fake_board_get_stats(s->board, &bs);
@@ -583,7 +583,7 @@ static int case_malformed(struct session *s)
     lt_sleep_ms(300);
     struct nf_link_stats ls;
     nf_link_get_stats(s->link, &ls);
-    CHECK(ls.bad_msgs > 0 && nf_link_status(s->link) == NF_STATUS_SUCCESS && s->rx.replies > 30 &&
+    CHECK(ls.bad_msgs > 0 && nf_link_status(s->link) == STATUS_SUCCESS && s->rx.replies > 30 &&
               s->rx.content_errors == 0,
           "malformed: a broken message list is counted (%llu) and skipped, the link goes on",
           (unsigned long long)ls.bad_msgs);

@@ -72,7 +72,7 @@ static struct ndk_adapter *fake_adapter(void)
     ad->info.max_qps = 16;
     if (ndk_adapter_setup(ad) != STATUS_SUCCESS) /* a live object of the library's, as NdkFpgaOpenAdapter's */
         abort();
-    ad->dead = (uint32_t)STATUS_CONNECTION_ABORTED; /* no link: anything sent fails */
+    ad->dead = STATUS_CONNECTION_ABORTED; /* no link: anything sent fails */
     return ad;
 }
 
@@ -775,7 +775,7 @@ static void inject_receive_cqe(NDK_QP *q, uint32_t status, uint32_t bytes, uint3
     last = id;
     struct nf_cqe c = {.qpn = qp->qpn, .wr_id = id, .status = status, .bytes = bytes, .op_type = op_type,
                        .refuse = 0, .token = token, .cflags = cflags};
-    ndk_qp_on_cqe(ad, &c);
+    ndk_qp_on_cqe(ad, &c, ndk_status(c.status));
     pthread_mutex_unlock(&ad->lock);
 }
 

@@ -48,9 +48,9 @@ static void test_settings(const char *baud_env, unsigned want)
     else
         unsetenv("NDKFPGA_BAUD");
     struct nf_transport *t = NULL;
-    uint32_t st = nf_transport_open_tty(slave, &t);
+    NTSTATUS st = nf_transport_open_tty(slave, &t);
     unsetenv("NDKFPGA_BAUD");
-    if (!tap_ok(st == NF_STATUS_SUCCESS && t, "open tty:%s (%s)", slave, nf_status_name(st))) {
+    if (!tap_ok(st == STATUS_SUCCESS && t, "open tty:%s (%s)", slave, nf_status_name(st))) {
         close(m);
         return;
     }
@@ -113,7 +113,7 @@ static int open_pty_transport(const char *what, struct nf_transport **t)
 {
     char slave[64];
     int m = open_pty(slave, sizeof(slave));
-    if (!tap_ok(m >= 0 && nf_transport_open_tty(slave, t) == NF_STATUS_SUCCESS, "%s: open", what)) {
+    if (!tap_ok(m >= 0 && nf_transport_open_tty(slave, t) == STATUS_SUCCESS, "%s: open", what)) {
         if (m >= 0)
             close(m);
         return -1;
@@ -136,9 +136,9 @@ static void test_data(void)
     struct pump p = {m, got, N, 0};
     pthread_t th;
     pthread_create(&th, NULL, drain_master, &p);
-    uint32_t st = nf_transport_write(t, out, N, 2000);
+    NTSTATUS st = nf_transport_write(t, out, N, 2000);
     pthread_join(th, NULL);
-    tap_ok(st == NF_STATUS_SUCCESS && p.done == N && memcmp(got, out, N) == 0,
+    tap_ok(st == STATUS_SUCCESS && p.done == N && memcmp(got, out, N) == 0,
            "host->board: %d bytes, every byte value, arrive untouched", N);
 
     struct pump q = {m, in, N, 0};
@@ -177,28 +177,28 @@ static void test_wake_and_hangup(void)
     close(m); /* the board (or its USB bridge) goes away */
     lt_reader_join(&r);
     tap_ok(r.result < 0 && r.ms < 1000, "hang-up: a waiting read returns < 0 promptly (%.0f ms)", r.ms);
-    uint32_t st = nf_transport_write(t, "x", 1, 1000);
-    tap_ok(st == NF_STATUS_CONNECTION_RESET, "hang-up: write returns CONNECTION_RESET (%s)", nf_status_name(st));
+    NTSTATUS st = nf_transport_write(t, "x", 1, 1000);
+    tap_ok(st == STATUS_CONNECTION_RESET, "hang-up: write returns CONNECTION_RESET (%s)", nf_status_name(st));
     nf_transport_close(t);
 }
 
 static void test_errors(void)
 {
     struct nf_transport *t = NULL;
-    uint32_t st = nf_transport_open_tty("/dev/ttyNOSUCH9", &t);
-    tap_ok(st == NF_STATUS_NO_SUCH_FILE && !t, "missing tty: NO_SUCH_FILE (%s)", nf_error_message());
+    NTSTATUS st = nf_transport_open_tty("/dev/ttyNOSUCH9", &t);
+    tap_ok(st == STATUS_NO_SUCH_FILE && !t, "missing tty: NO_SUCH_FILE (%s)", nf_error_message());
     st = nf_transport_open_tty("/dev/null", &t);
-    tap_ok(st == NF_STATUS_INVALID_PARAMETER && !t && strstr(nf_error_message(), "not a terminal"),
+    tap_ok(st == STATUS_INVALID_PARAMETER && !t && strstr(nf_error_message(), "not a terminal"),
            "/dev/null: INVALID_PARAMETER, not a terminal (%s)", nf_error_message());
     st = nf_transport_open_tty("", &t);
-    tap_ok(st == NF_STATUS_INVALID_PARAMETER && !t, "empty path: INVALID_PARAMETER");
+    tap_ok(st == STATUS_INVALID_PARAMETER && !t, "empty path: INVALID_PARAMETER");
     char slave[64];
     int m = open_pty(slave, sizeof(slave));
     const char *bad[] = {"abc", "-5", "0", "3e6", "115200x"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         setenv("NDKFPGA_BAUD", bad[i], 1);
         st = nf_transport_open_tty(slave, &t);
-        tap_ok(st == NF_STATUS_INVALID_PARAMETER && !t, "NDKFPGA_BAUD=%s refused", bad[i]);
+        tap_ok(st == STATUS_INVALID_PARAMETER && !t, "NDKFPGA_BAUD=%s refused", bad[i]);
     }
     unsetenv("NDKFPGA_BAUD");
     close(m);
@@ -263,15 +263,15 @@ static void link_over_tty(const char *what, int board_fd, unsigned n)
     memset(&info, 0, sizeof(info));
     struct ping_rx r;
     ping_rx_init(&r);
-    uint32_t st = nf_transport_open_tty(slave, &t);
-    if (st == NF_STATUS_SUCCESS)
+    NTSTATUS st = nf_transport_open_tty(slave, &t);
+    if (st == STATUS_SUCCESS)
         st = nf_link_open(t, ping_rx_on_message, ping_rx_on_dead, &r, &l, &info); /* owns t, even on failure */
-    if (tap_ok(st == NF_STATUS_SUCCESS && info.layout_version == NF_LAYOUT_VERSION,
+    if (tap_ok(st == STATUS_SUCCESS && info.layout_version == NF_LAYOUT_VERSION,
                "%s: RESET -> INFO through the pty (%s)", what, nf_status_name(st))) {
         static uint8_t buf[NF_MSG_HDR_SIZE + 128 * 8];
         unsigned fails = 0;
         for (uint32_t tag = 1; tag <= n; tag++)
-            fails += nf_link_send(l, buf, make_ping(buf, tag, (tag * 40503u) % 128 * 8), 0) != NF_STATUS_SUCCESS;
+            fails += nf_link_send(l, buf, make_ping(buf, tag, (tag * 40503u) % 128 * 8), 0) != STATUS_SUCCESS;
         uint64_t got = ping_rx_wait(&r, n, 20000);
         pthread_mutex_lock(&r.mu);
         tap_ok(fails == 0 && got == n && r.order_errors == 0 && r.content_errors == 0 && r.other == 0,

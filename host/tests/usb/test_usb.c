@@ -87,8 +87,8 @@ static void test_ft231x_init(void)
 {
     struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
     struct nf_transport *t = NULL;
-    uint32_t st = nf_transport_open_usb(NULL, &t);
-    if (!check(st == NF_STATUS_SUCCESS && t, "FT231X: open \"usb\" finds the ULX3S bridge%s%s", st ? ": " : "", st ? nf_error_message() : "")) {
+    NTSTATUS st = nf_transport_open_usb(NULL, &t);
+    if (!check(st == STATUS_SUCCESS && t, "FT231X: open \"usb\" finds the ULX3S bridge%s%s", st ? ": " : "", st ? nf_error_message() : "")) {
         fake_ftdi_free(f);
         return;
     }
@@ -110,14 +110,14 @@ static void test_baud_env(const char *baud, uint16_t value)
     setenv("NDKFPGA_BAUD", baud, 1);
     struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
     struct nf_transport *t = NULL;
-    uint32_t st = nf_transport_open_usb(NULL, &t);
+    NTSTATUS st = nf_transport_open_usb(NULL, &t);
     struct fake_ctrl got[64];
     size_t g = fake_ftdi_controls(f, got, 64);
     int found = 0;
     for (size_t i = 0; i < g; i++)
         if (got[i].req == NF_FTDI_REQ_BAUD)
             found = got[i].value == value && got[i].index == 0;
-    check(st == NF_STATUS_SUCCESS && found, "FT231X: NDKFPGA_BAUD=%s sets divisor value %u index 0", baud, value);
+    check(st == STATUS_SUCCESS && found, "FT231X: NDKFPGA_BAUD=%s sets divisor value %u index 0", baud, value);
     nf_transport_close(t);
     fake_ftdi_free(f);
     unsetenv("NDKFPGA_BAUD");
@@ -128,16 +128,16 @@ static void test_bad_baud(void)
     struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
     struct nf_transport *t = NULL;
     setenv("NDKFPGA_BAUD", "12000000", 1);
-    uint32_t st = nf_transport_open_usb(NULL, &t);
-    check(st == NF_STATUS_INVALID_PARAMETER && !t && strstr(nf_error_message(), "12000000"),
+    NTSTATUS st = nf_transport_open_usb(NULL, &t);
+    check(st == STATUS_INVALID_PARAMETER && !t && strstr(nf_error_message(), "12000000"),
            "FT231X: 12 MBd refused (%s)", nf_error_message());
     setenv("NDKFPGA_BAUD", "fast", 1);
     st = nf_transport_open_usb(NULL, &t);
-    check(st == NF_STATUS_INVALID_PARAMETER && !t, "NDKFPGA_BAUD=fast refused (%s)", nf_error_message());
+    check(st == STATUS_INVALID_PARAMETER && !t, "NDKFPGA_BAUD=fast refused (%s)", nf_error_message());
     unsetenv("NDKFPGA_BAUD");
     /* The refused open left the device free: a normal open works. */
     st = nf_transport_open_usb(NULL, &t);
-    check(st == NF_STATUS_SUCCESS, "FT231X: opens normally after refused opens");
+    check(st == STATUS_SUCCESS, "FT231X: opens normally after refused opens");
     nf_transport_close(t);
     fake_ftdi_free(f);
 }
@@ -146,8 +146,8 @@ static void test_ft2232h_init(void)
 {
     struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6010, 3, 12);
     struct nf_transport *t = NULL;
-    uint32_t st = nf_transport_open_usb("3-12", &t);
-    if (!check(st == NF_STATUS_SUCCESS && t, "FT2232H: open \"usb:3-12\"%s%s", st ? ": " : "", st ? nf_error_message() : "")) {
+    NTSTATUS st = nf_transport_open_usb("3-12", &t);
+    if (!check(st == STATUS_SUCCESS && t, "FT2232H: open \"usb:3-12\"%s%s", st ? ": " : "", st ? nf_error_message() : "")) {
         fake_ftdi_free(f);
         return;
     }
@@ -165,7 +165,7 @@ static void test_data(uint16_t pid, const char *chip)
 {
     struct fake_ftdi *f = fake_ftdi_new(0x0403, pid, 1, 5);
     struct nf_transport *t = NULL;
-    if (!check(nf_transport_open_usb(NULL, &t) == NF_STATUS_SUCCESS, "%s: open for data", chip)) {
+    if (!check(nf_transport_open_usb(NULL, &t) == STATUS_SUCCESS, "%s: open for data", chip)) {
         fake_ftdi_free(f);
         return;
     }
@@ -176,12 +176,12 @@ static void test_data(uint16_t pid, const char *chip)
         in[i] = (uint8_t)(i * 29 + 7);
     }
     /* Host -> board, in odd-sized writes. */
-    uint32_t st = NF_STATUS_SUCCESS;
-    for (size_t off = 0; off < N && st == NF_STATUS_SUCCESS; off += 777)
+    NTSTATUS st = STATUS_SUCCESS;
+    for (size_t off = 0; off < N && st == STATUS_SUCCESS; off += 777)
         st = nf_transport_write(t, out + off, N - off < 777 ? N - off : 777, 1000);
     int arrived = wait_received(f, N, 3000);
     size_t n = fake_ftdi_received(f, 0, got, N);
-    check(st == NF_STATUS_SUCCESS && arrived && n == N && memcmp(got, out, N) == 0,
+    check(st == STATUS_SUCCESS && arrived && n == N && memcmp(got, out, N) == 0,
            "%s: %d bytes host->board arrive intact on the OUT endpoint", chip, N);
     /* Board -> host: the fake wraps them in packets with status bytes. */
     long status_before = fake_ftdi_status_only(f);
@@ -262,8 +262,8 @@ static void case_unplug(struct fake_ftdi *f, struct nf_transport *t)
     check(r.result < 0 && r.ms < 1000, "unplug: a waiting read returns < 0 promptly (%zd after %.0f ms)", r.result,
           r.ms);
     double t0 = now_ms();
-    uint32_t st = nf_transport_write(t, "hello", 5, 10000);
-    check(st == NF_STATUS_CONNECTION_RESET && now_ms() - t0 < 500, "unplug: write returns CONNECTION_RESET (%s)",
+    NTSTATUS st = nf_transport_write(t, "hello", 5, 10000);
+    check(st == STATUS_CONNECTION_RESET && now_ms() - t0 < 500, "unplug: write returns CONNECTION_RESET (%s)",
            nf_status_name(st));
     check(nf_transport_read(t, buf, sizeof(buf), 1000) < 0, "unplug: later reads fail at once");
     t0 = now_ms();
@@ -277,17 +277,17 @@ static void case_unplug_while_writing(struct fake_ftdi *f, struct nf_transport *
     fake_ftdi_hold_out(f, 1);
     static uint8_t big[64 * 1024];
     double t0 = now_ms();
-    uint32_t st = nf_transport_write(t, big, sizeof(big), 200);
+    NTSTATUS st = nf_transport_write(t, big, sizeof(big), 200);
     double dt = now_ms() - t0;
-    check(st == NF_STATUS_IO_TIMEOUT && dt >= 150 && dt < 1000,
+    check(st == STATUS_IO_TIMEOUT && dt >= 150 && dt < 1000,
            "stalled OUT: write gives IO_TIMEOUT after its timeout (%s, %.0f ms)", nf_status_name(st), dt);
     /* Then the board is unplugged while those transfers hang. */
     fake_ftdi_unplug(f);
     t0 = now_ms();
     st = nf_transport_write(t, big, 100, 5000);
-    while (st == NF_STATUS_SUCCESS && now_ms() - t0 < 1000)
+    while (st == STATUS_SUCCESS && now_ms() - t0 < 1000)
         st = nf_transport_write(t, big, 100, 5000);
-    check(st == NF_STATUS_CONNECTION_RESET && now_ms() - t0 < 1000,
+    check(st == STATUS_CONNECTION_RESET && now_ms() - t0 < 1000,
            "unplug with OUT transfers hanging: write fails CONNECTION_RESET (%.0f ms)", now_ms() - t0);
     uint8_t b[4];
     check(nf_transport_read(t, b, 4, 1000) < 0, "unplug with OUT transfers hanging: read fails");
@@ -300,14 +300,14 @@ static void case_coalescing(struct fake_ftdi *f, struct nf_transport *t)
 {
     fake_ftdi_hold_out(f, 1);
     uint8_t frame[40], all[40 * 30];
-    uint32_t st = NF_STATUS_SUCCESS;
-    for (int i = 0; i < 30 && st == NF_STATUS_SUCCESS; i++) {
+    NTSTATUS st = STATUS_SUCCESS;
+    for (int i = 0; i < 30 && st == STATUS_SUCCESS; i++) {
         for (int k = 0; k < 40; k++)
             frame[k] = (uint8_t)(i * 40 + k);
         memcpy(all + 40 * i, frame, 40);
         st = nf_transport_write(t, frame, sizeof(frame), 100);
     }
-    check(st == NF_STATUS_SUCCESS, "coalescing: 30 small writes accepted while the chip holds 4 transfers");
+    check(st == STATUS_SUCCESS, "coalescing: 30 small writes accepted while the chip holds 4 transfers");
     long before = fake_ftdi_out_urbs(f);
     fake_ftdi_hold_out(f, 0);
     int arrived = wait_received(f, sizeof(all), 2000);
@@ -360,8 +360,8 @@ static void test_selection(void)
 {
     struct nf_transport *t = NULL;
     struct fake_ftdi *f = fake_ftdi_new_empty();
-    uint32_t st = nf_transport_open_usb(NULL, &t);
-    check(st == NF_STATUS_DEVICE_NOT_CONNECTED && !t && strstr(nf_error_message(), "0403:6015") &&
+    NTSTATUS st = nf_transport_open_usb(NULL, &t);
+    check(st == STATUS_DEVICE_NOT_CONNECTED && !t && strstr(nf_error_message(), "0403:6015") &&
                strstr(nf_error_message(), "0403:6010"),
            "no device: DEVICE_NOT_CONNECTED naming both boards (%s)", nf_error_message());
     check(nf_board_present() == 0, "no device: nf_board_present() is 0");
@@ -370,23 +370,23 @@ static void test_selection(void)
     f = fake_ftdi_new(0x0403, 0x6015, 2, 4);
     check(nf_board_present() == 1, "FT231X plugged: nf_board_present() is 1");
     st = nf_transport_open_usb("002-004", &t);
-    check(st == NF_STATUS_SUCCESS && t && strcmp(t->name, "usb:002-004") == 0, "usb:002-004 (leading zeros) opens");
+    check(st == STATUS_SUCCESS && t && strcmp(t->name, "usb:002-004") == 0, "usb:002-004 (leading zeros) opens");
     nf_transport_close(t);
     t = NULL;
     st = nf_transport_open_usb("2-5", &t);
-    check(st == NF_STATUS_DEVICE_NOT_CONNECTED && !t, "usb:2-5: nothing there -> DEVICE_NOT_CONNECTED (%s)",
+    check(st == STATUS_DEVICE_NOT_CONNECTED && !t, "usb:2-5: nothing there -> DEVICE_NOT_CONNECTED (%s)",
            nf_error_message());
     st = nf_transport_open_usb("2:4", &t);
-    check(st == NF_STATUS_INVALID_PARAMETER && !t && strstr(nf_error_message(), "usb:1-7"),
+    check(st == STATUS_INVALID_PARAMETER && !t && strstr(nf_error_message(), "usb:1-7"),
            "usb:2:4 malformed -> INVALID_PARAMETER with an example (%s)", nf_error_message());
     fake_ftdi_free(f);
 
     f = fake_ftdi_new(0x046d, 0xc52b, 1, 3);
     st = nf_transport_open_usb("1-3", &t);
-    check(st == NF_STATUS_INVALID_PARAMETER && !t && strstr(nf_error_message(), "046d:c52b"),
+    check(st == STATUS_INVALID_PARAMETER && !t && strstr(nf_error_message(), "046d:c52b"),
            "usb:1-3 is a mouse -> INVALID_PARAMETER naming it (%s)", nf_error_message());
     st = nf_transport_open_usb(NULL, &t);
-    check(st == NF_STATUS_DEVICE_NOT_CONNECTED && !t, "only a non-FTDI device: \"usb\" finds no board");
+    check(st == STATUS_DEVICE_NOT_CONNECTED && !t, "only a non-FTDI device: \"usb\" finds no board");
     check(nf_board_present() == 0, "only a non-FTDI device: nf_board_present() is 0");
     fake_ftdi_free(f);
 }
@@ -394,7 +394,7 @@ static void test_selection(void)
 /* Drop the capabilities that let root ignore file modes, in this thread only
  * (capabilities are per thread at the syscall level), then open. */
 struct denied_open {
-    uint32_t st;
+    NTSTATUS st;
     struct nf_transport *t;
     char msg[256];
     int capset_ok;
@@ -427,7 +427,7 @@ static void test_permission(void)
     pthread_create(&th, NULL, open_without_dac, &d);
     pthread_join(th, NULL);
     check(d.capset_ok, "permission: opening thread runs without CAP_DAC_OVERRIDE");
-    check(d.st == NF_STATUS_ACCESS_DENIED && !d.t && strstr(d.msg, "sudo cp tools/99-ndkfpga.rules /etc/udev/rules.d/") &&
+    check(d.st == STATUS_ACCESS_DENIED && !d.t && strstr(d.msg, "sudo cp tools/99-ndkfpga.rules /etc/udev/rules.d/") &&
               strstr(d.msg, "udevadm control --reload") && strstr(d.msg, "replug"),
           "permission: ACCESS_DENIED with the udev rule to install (%s: %s)", nf_status_name(d.st), d.msg);
     nf_transport_close(d.t);
@@ -439,18 +439,18 @@ static void test_dispatch(void)
 {
     struct fake_ftdi *f = fake_ftdi_new(0x0403, 0x6015, 1, 7);
     struct nf_transport *t = NULL;
-    uint32_t st = nf_transport_open("usb:1-7", &t);
-    if (st == NF_STATUS_NOT_SUPPORTED) {
+    NTSTATUS st = nf_transport_open("usb:1-7", &t);
+    if (st == STATUS_NOT_SUPPORTED) {
         printf("# nf_transport_open does not dispatch \"usb\" yet: dispatch cases not run\n");
         fake_ftdi_free(f);
         return;
     }
-    check(st == NF_STATUS_SUCCESS && t && strcmp(t->name, "usb:001-007") == 0,
+    check(st == STATUS_SUCCESS && t && strcmp(t->name, "usb:001-007") == 0,
           "dispatch: nf_transport_open(\"usb:1-7\") opens the board (%s)", nf_status_name(st));
     nf_transport_close(t);
     t = NULL;
     st = nf_transport_open("auto", &t);
-    check(st == NF_STATUS_SUCCESS && t && strncmp(t->name, "usb:", 4) == 0,
+    check(st == STATUS_SUCCESS && t && strncmp(t->name, "usb:", 4) == 0,
           "dispatch: \"auto\" picks the board when one is plugged in (%s)", t ? t->name : nf_status_name(st));
     nf_transport_close(t);
     fake_ftdi_free(f);

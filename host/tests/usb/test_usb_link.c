@@ -30,17 +30,17 @@
 static struct nf_link *open_link(const char *what, struct ping_rx *r, struct nf_info *info)
 {
     struct nf_transport *t = NULL;
-    uint32_t st = nf_transport_open_usb(NULL, &t);
-    if (!tap_ok(st == NF_STATUS_SUCCESS, "%s: usb transport opens on the fake FTDI", what))
+    NTSTATUS st = nf_transport_open_usb(NULL, &t);
+    if (!tap_ok(st == STATUS_SUCCESS, "%s: usb transport opens on the fake FTDI", what))
         return NULL;
     struct nf_link *l = NULL;
     memset(info, 0, sizeof(*info));
     uint64_t t0 = lt_now_ms();
     st = nf_link_open(t, ping_rx_on_message, ping_rx_on_dead, r, &l, info);
-    tap_ok(st == NF_STATUS_SUCCESS && info->layout_version == NF_LAYOUT_VERSION,
+    tap_ok(st == STATUS_SUCCESS && info->layout_version == NF_LAYOUT_VERSION,
            "%s: link RESET -> INFO over libusb (%s, layout %u, %llu ms)", what, nf_status_name(st),
            (unsigned)info->layout_version, (unsigned long long)(lt_now_ms() - t0));
-    return st == NF_STATUS_SUCCESS ? l : NULL;
+    return st == STATUS_SUCCESS ? l : NULL;
 }
 
 /* Send PINGs first..first+n-1 (every third deferred) and wait for the echoes. */
@@ -52,7 +52,7 @@ static void pings(const char *what, struct nf_link *l, struct ping_rx *r, uint32
     uint64_t t0 = lt_now_ms();
     for (uint32_t i = 0; i < n; i++) {
         size_t body = ((i * 2654435761u) % (max_body / 8 + 1)) * 8;
-        fails += nf_link_send(l, buf, make_ping(buf, first + i, body), (i % 3) == 1 && i + 1 < n) != NF_STATUS_SUCCESS;
+        fails += nf_link_send(l, buf, make_ping(buf, first + i, body), (i % 3) == 1 && i + 1 < n) != STATUS_SUCCESS;
     }
     nf_link_flush(l);
     ping_rx_wait(r, before + n, 20000);
@@ -124,13 +124,13 @@ static void test_fake_board(uint16_t pid, const char *what)
         ping_rx_wait_dead(&g.r, 3000);
         pthread_mutex_lock(&g.r.mu);
         uint64_t took = g.r.dead_at_ms - t0;
-        tap_ok(g.r.dead_calls == 1 && g.r.dead_status == NF_STATUS_CONNECTION_RESET && took < 1000,
+        tap_ok(g.r.dead_calls == 1 && g.r.dead_status == STATUS_CONNECTION_RESET && took < 1000,
                "%s: unplug kills the link with CONNECTION_RESET in %llu ms (%s)", what, (unsigned long long)took,
                nf_status_name(g.r.dead_status));
         pthread_mutex_unlock(&g.r.mu);
         t0 = lt_now_ms();
-        uint32_t st = nf_link_send(l, buf, make_ping(buf, 999, 8), 0);
-        tap_ok(st == NF_STATUS_CONNECTION_RESET && lt_now_ms() - t0 < 500,
+        NTSTATUS st = nf_link_send(l, buf, make_ping(buf, 999, 8), 0);
+        tap_ok(st == STATUS_CONNECTION_RESET && lt_now_ms() - t0 < 500,
                "%s: a send after the unplug fails at once (%s)", what, nf_status_name(st));
     }
     rig_close(&g);
@@ -154,7 +154,7 @@ static void test_throughput(uint16_t pid, uint32_t baud, const char *what, int a
         uint64_t t0 = lt_now_ms();
         unsigned fails = 0;
         for (uint32_t i = 0; i < N; i++)
-            fails += nf_link_send(l, buf, make_ping(buf, 1 + i, BODY), 0) != NF_STATUS_SUCCESS;
+            fails += nf_link_send(l, buf, make_ping(buf, 1 + i, BODY), 0) != STATUS_SUCCESS;
         ping_rx_wait(&g.r, N, 30000);
         double secs = (double)(lt_now_ms() - t0) / 1e3;
         nf_link_get_stats(l, &s1);
