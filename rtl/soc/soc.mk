@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-# SoC top (rtl/soc): the CPU (PicoRV32 from pythondata-cpu-picorv32, or VexRiscv from
-# pythondata-cpu-vexriscv; never copied here), memory map, SYS registers, engine and link.
-# Smoke test boots rtl/soc/tb/smoke.c.
+# SoC (rtl/soc): nf_soc, the interconnect; a wrapper per CPU (VexRiscv from
+# pythondata-cpu-vexriscv, the default, or PicoRV32 from pythondata-cpu-picorv32; the cores
+# are never copied here), the firmware RAM and the SYS registers. Smoke test boots
+# rtl/soc/tb/smoke.c.
 SOC_DIR    := $(ROOT)/rtl/soc
 # The CPU of nf_soc (its CPU parameter): vexriscv, with NF_VEXRISCV the package's
 # pre-generated variant (VexRiscv: instruction and data caches, rv32im, bypassed 5-stage
@@ -19,7 +20,11 @@ CPU_RTL    = $(call cpu_rtl,$(NF_CPU))
 cpu_stamp  = $(shell mkdir -p $(1) && { echo $(NF_CPU) | cmp -s - $(1)/cpu.txt || echo $(NF_CPU) > $(1)/cpu.txt; })$(1)/cpu.txt
 SOC_BUILD  := $(BUILD)/soc
 ENGINE_SRC_DIR := $(ROOT)/rtl/engine
-SOC_RTL    := $(SOC_DIR)/nf_soc.v $(SOC_DIR)/nf_sys_regs_decode.v $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)
+# nf_soc (the interconnect), its CPU wrappers (one per core, the same port; the CPU
+# parameter picks one), the firmware RAM and the SYS registers.
+SOC_OWN_RTL := $(addprefix $(SOC_DIR)/,nf_soc.v nf_cpu_vexriscv.v nf_cpu_picorv32.v nf_fw_ram.v nf_fw_ram_hit.v \
+               nf_sys_regs.v nf_sys_regs_decode.v)
+SOC_RTL    := $(SOC_OWN_RTL) $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)
 # The CPUs are third-party: cpu.vlt switches their lint off; ours stays -Wall clean.
 soc_vsrc   = --timescale 1ns/1ps -I$(ROOT)/proto/gen -y $(SOC_DIR) -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) \
               $(SOC_DIR)/cpu.vlt $(call cpu_rtl,$(1)) -GCPU='"$(1)"'
@@ -36,8 +41,9 @@ SOC_SMOKE_DEFS := -DSMOKE_CLK_HZ=NF_SOC_CPU_CLK_SIM_HZ -DSMOKE_FW_RAM_BYTES=NF_P
 print-cpu:
 	@echo NF_CPU=$(NF_CPU) CPU_RTL=$(CPU_RTL)
 
+# Each core: nf_soc elaborates only the chosen core's wrapper.
 lint-soc:
-	@$(VERILATOR) $(VLINT) $(SOC_VSRC) --top-module nf_soc $(SOC_DIR)/nf_soc.v
+	@$(foreach c,vexriscv picorv32,$(VERILATOR) $(VLINT) $(call soc_vsrc,$(c)) --top-module nf_soc $(SOC_DIR)/nf_soc.v && ) true
 
 # A hex image is 32-bit little-endian words, one per line, word 0 at address 0.
 $(SOC_BUILD)/smoke.elf: $(SOC_DIR)/tb/smoke.c $(SOC_DIR)/tb/smoke_start.S $(SOC_DIR)/tb/smoke.ld $(ROOT)/proto/gen/nf_layout.h
@@ -97,7 +103,7 @@ SOC_SYNTH_PARAMS = -set CLK_HZ $(call NF_BOARD,ULX3S_85K,clk_hz) \
 synth-soc: $(SETUP_STAMP) firmware ## Yosys synth_ecp5 of nf_soc (ULX3S 85K sizes): prints LUT/FF/EBR
 	@mkdir -p $(SOC_BUILD)/synth
 	@$(YOSYS) -q -l $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.log -p "\
-	    read_verilog -DSYNTHESIS -Iproto/gen $(call rel,$(CPU_RTL) $(SOC_DIR)/nf_soc.v $(SOC_DIR)/nf_sys_regs_decode.v \
+	    read_verilog -DSYNTHESIS -Iproto/gen $(call rel,$(CPU_RTL) $(SOC_OWN_RTL) \
 	        $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)); \
 	    chparam $(SOC_SYNTH_PARAMS) -set CPU \"$(NF_CPU)\" -set FW_HEX \"$(call rel,$(SOC_SYNTH_HEX))\" nf_soc; \
 	    synth_ecp5 -top nf_soc -json $(call rel,$(SOC_BUILD))/synth/nf_soc_85k.json; \
