@@ -65,9 +65,10 @@ _Static_assert(NF_STATS_OPS_COUNT == NF_STAT_OP_COUNT && NF_STATS_REFUSED_COUNT 
 extern struct fw_cfg fw_cfg;
 extern struct fw_stats fw_stats;
 
-/* a x b, all 64 bits of it. The firmware is rv32i (PicoRV32 has no multiplier: nf_soc.v)
- * and multiplies only at boot and for the link's timeout, never on a work request's
- * path; shifts and adds, not libgcc's routines, which the FW RAM has no room for. */
+/* a x b, all 64 bits of it. The firmware is rv32i (PicoRV32 is built without its
+ * multiplier: nf_cpu_picorv32.v) and multiplies only at boot and for the link's timeout,
+ * never on a work request's path; shifts and adds, not libgcc's routines, which the FW
+ * RAM has no room for. */
 uint64_t fw_mul64(uint32_t a, uint32_t b);
 /* Work requests executed (INFO.wr_count). */
 FW_WARM uint32_t fw_stats_wr_count(void);
