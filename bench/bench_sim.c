@@ -127,7 +127,7 @@ static uint32_t request(struct nf_link *l, uint16_t op, const void *body, size_t
         pthread_cond_wait(&cv, &mu);
     struct nf_msg_hdr h;
     memcpy(&h, reply, sizeof(h));
-    st = dead ? STATUS_DEVICE_NOT_CONNECTED : h.status;
+    st = dead ? STATUS_DEVICE_NOT_CONNECTED : (NTSTATUS)h.status; /* the wire carries NTSTATUS values */
     if (out && !dead) {
         size_t n = reply_len - NF_MSG_HDR_SIZE;
         memcpy(out, reply + NF_MSG_HDR_SIZE, n < out_cap ? n : out_cap);
