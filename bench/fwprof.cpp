@@ -110,7 +110,7 @@ void tick()
     top->eval();
     cycle++;
 #ifdef FWPROF_VEXRISCV
-    const Vnf_soc_VexRiscv &core = top->rootp->vlSymsp->TOP__nf_soc__g_cpu__DOT__u_cpu__DOT__u_core;
+    const Vnf_soc_VexRiscv &core = top->rootp->vlSymsp->TOP__nf_soc__g_cpu__DOT__u_cpu__u_core;
     if (recording && core.lastStageIsFiring)
         fetches.push_back({cycle, core.lastStagePc});
 #endif
