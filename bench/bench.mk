@@ -143,14 +143,14 @@ bench-results:
 BENCH_TARGETS += bench-results
 
 # The documents' figures come from results.json of today's sources only: a missing or
-# stale one is measured again first. tools/doc_figures.py fills the marked tables.
+# stale one makes bench-report run make bench first. tools/doc_figures.py fills the marked tables.
 .PHONY: bench-report bench-baseline
 bench-report: ## regenerate docs/performance.md and its plots from a fresh make bench
 	@python3 $(BENCH_DIR)/report.py --fresh || $(MAKE) --no-print-directory bench
 	@python3 $(BENCH_DIR)/report.py --doc
 	@python3 tools/doc_figures.py --only sendlat-memory
 
-bench-baseline: ## record build/bench/results.json (of a committed tree) as bench/baseline.json's measured figures (its budgets stay)
+bench-baseline: ## record build/bench/results.json (of a committed tree) into bench/baseline.json (its budgets stay)
 	@python3 $(BENCH_DIR)/report.py --baseline
 
 LINT_TARGETS += lint-bench

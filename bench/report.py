@@ -66,7 +66,7 @@ PHASES = ["notice", "link", "parse", "validate", "engine", "cqe", "wait", "finis
 NOT_MEASURED = [":(exclude)*.md", ":(exclude)docs", ":(exclude)bench/baseline.json"]
 BEGIN, END = "<!-- bench-results:begin -->", "<!-- bench-results:end -->"
 # The check against bench/baseline.json: a figure may get worse by this fraction of its
-# measured baseline, and never past its budget.
+# baseline value, and never past its budget.
 REGRESSION_LIMIT = 0.10
 HIGHER_IS_BETTER = ("link_efficiency", "link_efficiency_stop_and_wait", "sim_cycles_per_second")
 # Wall-clock figures depend on the machine and its load: budgets only, no regression check.

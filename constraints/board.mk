@@ -55,7 +55,7 @@ lint-board:
 	    $(VERILATOR) $(VLINT) --timescale 1ns/1ps $(SOC_DIR)/cpu.vlt --top-module $$top $(BOARD_LINT_SRCS) || exit 1; \
 	done
 
-# The measured board figures in docs/boards.md come from the summaries.
+# The board table in docs/boards.md is written from the summaries.
 .PHONY: board-figures
 board-figures: ## write the last test-bitstream's figures (Fmax, LUT/FF/EBR) into docs/boards.md
 	@python3 tools/board_figures.py

@@ -30,7 +30,7 @@
 #define BOARD_FRAME_WIRE (2u + NF_FRAME_MAX_RAW) /* a board frame ahead of the ack */
 #define UART_BITS_PER_BYTE 10u
 
-/* Time of one byte on the line (ns): the pace measured, at least INFO's UART rate. */
+/* Time of one byte on the line (ns): the link's observed pace, never faster than INFO's UART rate. */
 uint32_t nf_link_byte_ns(const struct nf_link *l)
 {
     uint32_t b = UINT32_MAX;
