@@ -22,7 +22,7 @@ module nf_eth_crc32 #(
 
     generate
         if (DATA_W < 8 || DATA_W % 8 != 0) begin : g_bad_width
-            initial $error("nf_eth_crc32: DATA_W must be a positive multiple of 8");
+            $error("nf_eth_crc32: DATA_W must be a positive multiple of 8");
         end
     endgenerate
 

@@ -30,7 +30,7 @@ module nf_eth_mac_rx #(
 );
     generate
         if (MIN_LEN < 5 || MIN_LEN > 255) begin : g_bad_min
-            initial $error("nf_eth_mac_rx: MIN_LEN must be 5..255");
+            $error("nf_eth_mac_rx: MIN_LEN must be 5..255");
         end
     endgenerate
 

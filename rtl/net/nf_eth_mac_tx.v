@@ -32,10 +32,10 @@ module nf_eth_mac_tx #(
 );
     generate
         if (MIN_LEN < 1 || MIN_LEN > 255) begin : g_bad_min
-            initial $error("nf_eth_mac_tx: MIN_LEN must be 1..255");
+            $error("nf_eth_mac_tx: MIN_LEN must be 1..255");
         end
         if (IFG < 1 || IFG > 255) begin : g_bad_ifg
-            initial $error("nf_eth_mac_tx: IFG must be 1..255");
+            $error("nf_eth_mac_tx: IFG must be 1..255");
         end
     endgenerate
 
