@@ -273,8 +273,9 @@ struct RxFrame {
     bool bad;
 };
 
-std::vector<RxOut> run_rx(Bench &b, const std::vector<RxFrame> &fr, int div, int gap)
+std::vector<RxOut> run_rx(Bench &b, const std::vector<RxFrame> &fr, int div, int gap, int *stray_tuser)
 {
+    *stray_tuser = 0;
     std::vector<RxOut> got;
     Bytes cur;
     int tail = 0;
@@ -303,6 +304,8 @@ std::vector<RxOut> run_rx(Bench &b, const std::vector<RxFrame> &fr, int div, int
         }
         b.tick();
         if (b.top.rx_tvalid) {
+            if (b.top.rx_tuser && !b.top.rx_tlast)
+                (*stray_tuser)++;
             cur.push_back(b.top.rx_tdata);
             if (b.top.rx_tlast) {
                 got.push_back(RxOut{cur, b.top.rx_tuser != 0, b.top.rx_fcs_error != 0, b.top.rx_runt != 0});
@@ -329,7 +332,8 @@ void test_rx(const std::vector<Rec> &recs)
     } modes[] = {{1, 12, true}, {1, 1, false}, {4, 12, false}, {10, 3, false}};
     for (const Mode &m : modes) {
         Bench b;
-        auto got = run_rx(b, fr, m.div, m.gap);
+        int stray = 0;
+        auto got = run_rx(b, fr, m.div, m.gap, &stray);
         size_t gi = 0;
         int wrong = 0;
         std::string first;
@@ -354,8 +358,8 @@ void test_rx(const std::vector<Rec> &recs)
         bool count_ok = gi == got.size();
         char mode[80];
         snprintf(mode, sizeof mode, "phy_ce 1/%d, %d idle bytes between frames", m.div, m.gap);
-        tap_ok(wrong == 0 && count_ok, "mac rx %s: %zu frames in, %zu out (want %zu)%s%s", mode, fr.size(), got.size(),
-               gi, wrong ? ", first wrong: " : "", first.c_str());
+        tap_ok(wrong == 0 && count_ok && stray == 0, "mac rx %s: %zu frames in, %zu out (want %zu), tuser off the last beat %d times%s%s",
+               mode, fr.size(), got.size(), gi, stray, wrong ? ", first wrong: " : "", first.c_str());
     }
 }
 
