@@ -14,8 +14,11 @@ module, a named wrapper around rtl/engine/nf_regs_decode.v with the block's offs
                            written through the byte lanes (wdata, wstrb) under its strobe,
                            writes dropped while its hold group's hold_<group> input is
                            high, and with hw_write = true a hardware update (hwwe_<reg>,
-                           hwd_<reg>) that wins over a write in the same clock. Only the
-                           "wo" strobes and the "ro" inputs are left to the block's RTL.
+                           hwd_<reg>) that wins over a write in the same clock. width
+                           (N bits, or a block parameter's) narrows a register, write =
+                           "word" takes only whole-word writes, and the block's params
+                           become the module's parameters. Only the "wo" strobes and the
+                           "ro" inputs are left to the block's RTL.
 A register or a field of storage is thus added in the contract only; the block's own RTL
 keeps the behaviour (what a command does, where a read-only value comes from). With
 --check nothing is written and the exit status is 1 when a generated file differs from
