@@ -309,11 +309,15 @@ ok $? "a register added in the contract alone gets its storage, reset value, wri
 verilator --lint-only -Wall -Wno-UNUSEDSIGNAL -Iproto/gen "$tmp/regs/rtl/engine/nf_engine_csr.v" rtl/engine/nf_regs_decode.v \
     --top-module nf_engine_csr >"$tmp/err" 2>&1
 ok $? "the generated storage with the added register lints clean"
-regs_root
-sed -i 's/^\(  { name = "LD_COUNT",.*\)reset = 0, /\1/' "$tmp/regs/proto/regs/engine.toml"
-python3 tools/genregs.py --root "$tmp/regs" >"$tmp/err" 2>&1
-[ $? = 2 ] && grep -q "ENGINE.LD_COUNT: a stored register needs its reset value" "$tmp/err"
-ok $? "a stored register without a reset value is refused, named"
+# regs_refused FILE SED-EDIT MESSAGE WHAT: genregs refuses the contract with FILE (of
+# proto/regs) edited, exit 2 and MESSAGE.
+regs_refused() {
+    regs_root && sed -i "$2" "$tmp/regs/proto/regs/$1"
+    python3 tools/genregs.py --root "$tmp/regs" >"$tmp/err" 2>&1
+    [ $? = 2 ] && grep -q "$3" "$tmp/err"; ok $? "$4"
+}
+regs_refused engine.toml 's/^\(  { name = "LD_COUNT",.*\)reset = 0, /\1/' \
+    "ENGINE.LD_COUNT: a stored register needs its reset value" "a stored register without a reset value is refused, named"
 regs_root
 python3 tools/genregs.py --root "$tmp/regs" >/dev/null 2>&1 && touch "$tmp/regs/rtl/engine/nf_engine_regs_decode.v"
 python3 tools/genregs.py --check --root "$tmp/regs" >"$tmp/err" 2>&1
@@ -334,21 +338,12 @@ python3 tools/genregs.py --root "$tmp/regs" >/dev/null 2>&1 &&
     verilator --lint-only -Wall -Iproto/gen "$tmp/regs/rtl/soc/nf_sys_csr.v" rtl/engine/nf_regs_decode.v \
         --top-module nf_sys_csr >"$tmp/err" 2>&1
 ok $? "a 12-bit SYS register added by one edit: reset, two byte lanes, lints clean"
-regs_root
-sed -i 's/width = "RX_SLOTS", write = "word", /width = "RX_SLOTS", /' "$tmp/regs/proto/regs/sys.toml"
-python3 tools/genregs.py --root "$tmp/regs" >"$tmp/err" 2>&1
-[ $? = 2 ] && grep -q 'SYS.WAKE_RX: a register whose width is a parameter takes whole words' "$tmp/err"
-ok $? "a register whose width is a parameter and takes byte lanes is refused"
-regs_root
-sed -i 's/width = "RX_SLOTS", /width = "TX_SLOTS", /' "$tmp/regs/proto/regs/sys.toml"
-python3 tools/genregs.py --root "$tmp/regs" >"$tmp/err" 2>&1
-[ $? = 2 ] && grep -q "SYS.WAKE_RX: width 'TX_SLOTS' is not one of the block's params" "$tmp/err"
-ok $? "a width naming no parameter of the block is refused"
-regs_root
-sed -i 's/hw_write = true, count = 7, stride = 4,/hw_write = true, count = 7, stride = 8,/' "$tmp/regs/proto/regs/engine.toml"
-python3 tools/genregs.py --root "$tmp/regs" >"$tmp/err" 2>&1
-[ $? = 2 ] && grep -q "ENGINE.LD_SRC: offset 0x60 already used by ENT_W4" "$tmp/err"
-ok $? "an array whose elements reach the next register is refused, naming the element"
+regs_refused sys.toml 's/width = "RX_SLOTS", write = "word", /width = "RX_SLOTS", /' \
+    "SYS.WAKE_RX: a register whose width is a parameter takes whole words" "a register whose width is a parameter and takes byte lanes is refused"
+regs_refused sys.toml 's/width = "RX_SLOTS", /width = "TX_SLOTS", /' \
+    "SYS.WAKE_RX: width 'TX_SLOTS' is not one of the block's params" "a width naming no parameter of the block is refused"
+regs_refused engine.toml 's/hw_write = true, count = 7, stride = 4,/hw_write = true, count = 7, stride = 8,/' \
+    "ENGINE.LD_SRC: offset 0x60 already used by ENT_W4" "an array whose elements reach the next register is refused, naming the element"
 
 # A value that differs from ndkpi.h fails the build of the generated check, naming it.
 cp -r proto/*.toml proto/regs "$tmp/root/proto/"
