@@ -22,9 +22,9 @@ CLEAN_DIRS += $(HU_BUILD)
 
 host-usb: $(HU_BUILD)/test_ftdi $(HU_BUILD)/test_usb $(HU_BUILD)/test_usb_san $(HU_BUILD)/test_tty
 
-$(HU_BUILD)/test_ftdi: host/tests/usb/test_ftdi.c host/src/nf_ftdi.c host/src/nf_ftdi.h tests/tap.h host/usb.mk
+$(HU_BUILD)/test_ftdi: host/tests/usb/test_ftdi.c host/src/transport/nf_ftdi.c host/src/transport/nf_ftdi.h tests/tap.h host/usb.mk
 	@mkdir -p $(@D)
-	$(HU_CC) -O1 $(SAN_FLAGS) -o $@ host/tests/usb/test_ftdi.c host/src/nf_ftdi.c
+	$(HU_CC) -O1 $(SAN_FLAGS) -o $@ host/tests/usb/test_ftdi.c host/src/transport/nf_ftdi.c
 
 HU_USB_DEPS = host/tests/usb/test_usb.c host/tests/usb/fake_ftdi.c host/tests/usb/fake_ftdi.h $(HU_LINK_DEPS)
 HU_USB_BUILD = $(HU_LINK_CC) $(HU_UMOCKDEV_CFLAGS) -o $@ \

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../../../tests/tap.h"
-#include "nf_ftdi.h"
+#include "transport/nf_ftdi.h"
 
 static const struct nf_ftdi_chip *ft231x(void)
 {

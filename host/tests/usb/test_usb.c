@@ -21,10 +21,10 @@
 
 #include "fake_ftdi.h"
 #include "link_test.h"
-#include "nf_ftdi.h"
-#include "nf_transport.h"
+#include "transport/nf_ftdi.h"
+#include "transport/nf_transport.h"
 #include "tap.h"
-#include "transport_board.h"
+#include "transport/transport_board.h"
 
 /* "san: " when run as the sanitizer build, so the two runs' case names differ. */
 static const char *case_prefix = "";

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "nf_ftdi.h"
-#include "nf_time.h"
+#include "base/nf_time.h"
 #include "nf_transport.h"
 #include "transport_board.h"
 

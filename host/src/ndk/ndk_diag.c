@@ -8,8 +8,8 @@
 
 #include "ndk_internal.h"
 #ifdef NF_WITH_BOARD_TRANSPORTS
-#include "nf_ftdi.h"
-#include "transport_board.h"
+#include "transport/nf_ftdi.h"
+#include "transport/transport_board.h"
 #endif
 
 NTSTATUS NdkFpgaQueryStats(NDK_ADAPTER *a, NDKFPGA_STATS *s)
