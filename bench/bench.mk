@@ -49,7 +49,7 @@ CLEAN_DIRS += $(BENCH_BUILD)
 
 # ---- fast-register, invalidate and link figures on nfsim, through the host link ----
 BENCH_HOST_CC = $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/host/src -pthread
-$(BENCH_BUILD)/bench_sim: $(BENCH_DIR)/bench_sim.c $(BUILD)/host/libndkfpga.a $(ROOT)/host/src/nf_link.h \
+$(BENCH_BUILD)/bench_sim: $(BENCH_DIR)/bench_sim.c $(BUILD)/host/libndkfpga.a $(ROOT)/host/src/link/nf_link.h \
                           $(ROOT)/proto/gen/nf_layout.h
 	@mkdir -p $(@D)
 	@$(BENCH_HOST_CC) -o $@ $< $(BUILD)/host/libndkfpga.a -pthread $(NDK_LIB_LIBS)

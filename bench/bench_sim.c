@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fast-register, invalidate and link figures on the Verilator board (nfsim: the real
  * RTL and firmware, UART at the simulator's baud rate), driven through the host
- * library's reliable link (host/src/nf_link.h) so the messages are exactly the ones
+ * library's reliable link (host/src/link/nf_link.h) so the messages are exactly the ones
  * the library sends.
  *
  * - fast-register of 1, 2, 4, ... 256 pages (INFO.max_frmr_pages caps it) and an
@@ -26,8 +26,8 @@
 #include <time.h>
 
 #include "nf_layout.h"
-#include "nf_link.h"
-#include "nf_transport.h"
+#include "link/nf_link.h"
+#include "transport/nf_transport.h"
 
 #define MAX_MSG NF_LINK_MAX_PAYLOAD
 #define LINK_PAGES 64u

@@ -1,20 +1,20 @@
 # SPDX-License-Identifier: Apache-2.0
 # NDKPI provider library: build/host/libndkfpga.{a,so} from the NDK
-# objects (host/src/ndk_*.c) and the link layer ($(HOST_LINK_SRCS), host/link.mk;
-# board transports $(HOST_USB_SRCS), host/usb.mk), its unit tests, the conformance
-# suite (tests/conformance/) and `make install`.
+# objects (host/src/ndk/) over the link, the transports and the base
+# ($(HOST_LINK_SRCS), host/link.mk; board transports $(HOST_USB_SRCS), host/usb.mk),
+# its unit tests, the conformance suite (tests/conformance/) and `make install`.
+# Objects keep their directory (build/host/obj/ndk/ndk_qp.o), which is the layer
+# tools/check_calls.py checks them by.
 #
 # host/link.mk and host/usb.mk are included after this file, so every list that
 # names their variables is expanded late (recursive variables, second expansion).
 
 NDK_BUILD := $(BUILD)/host
-NDK_SRCS := host/src/ndk_adapter.c host/src/ndk_object.c host/src/ndk_event.c host/src/ndk_request.c \
-            host/src/ndk_mdl.c host/src/ndk_hostmem.c host/src/ndk_diag.c host/src/ndk_cq.c host/src/ndk_pd.c host/src/ndk_qp.c \
-            host/src/ndk_wq.c \
-            host/src/ndk_conn.c
-NDK_HDRS := host/include/ndkpi.h host/include/ndkfpga.h host/src/ndk_internal.h proto/gen/nf_layout.h \
-            host/src/nf_ndkpi_check.h host/src/nf_time.h
-# Every source of the library: host/src/ and the contract's frame codec (proto/c/).
+NDK_SRCS := $(addprefix host/src/ndk/,ndk_adapter.c ndk_object.c ndk_event.c ndk_request.c ndk_mdl.c ndk_hostmem.c \
+            ndk_diag.c ndk_cq.c ndk_pd.c ndk_qp.c ndk_wq.c ndk_conn.c)
+NDK_HDRS := host/include/ndkpi.h host/include/ndkfpga.h host/src/ndk/ndk_internal.h proto/gen/nf_layout.h \
+            host/src/ndk/nf_ndkpi_check.h host/src/base/nf_time.h
+# Every source of the library: host/src/*/ and the contract's frame codec (proto/c/).
 NDK_LIB_SRCS = $(NDK_SRCS) $(HOST_LINK_SRCS) $(wildcard $(HOST_USB_SRCS))
 NDK_LIB_HDRS = $(NDK_HDRS) $(HOST_LINK_HDRS) $(wildcard $(HOST_USB_HDRS))
 NDK_LIB_CFLAGS = $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/host/src $(HOST_LINK_CFLAGS) \
@@ -52,7 +52,7 @@ $(NDK_BUILD)/obj-san/%.o: host/src/%.c host/host.mk
 	$(HOST_CC) $(NDK_LIB_CFLAGS) -O1 $(SAN_FLAGS) $(DEPFLAGS) -c -o $@ $<
 
 # Each object's headers, as the compiler found them (-MMD -MP).
--include $(wildcard $(NDK_BUILD)/obj/*.d $(NDK_BUILD)/obj/proto/*.d $(NDK_BUILD)/obj-san/*.d $(NDK_BUILD)/obj-san/proto/*.d)
+-include $(wildcard $(NDK_BUILD)/obj/*/*.d $(NDK_BUILD)/obj-san/*/*.d)
 
 $(NDK_BUILD)/libndkfpga.a: $$(NDK_OBJS)
 	@rm -f $@
@@ -153,7 +153,7 @@ $(NDK_INST)/obj/proto/%.o: proto/c/%.c host/host.mk
 $(NDK_INST)/obj/%.o: host/src/%.c host/host.mk
 	@mkdir -p $(@D)
 	$(HOST_CC) $(NDK_INST_CFLAGS) -fPIC $(DEPFLAGS) -c -o $@ $<
--include $(wildcard $(NDK_INST)/obj/*.d $(NDK_INST)/obj/proto/*.d)
+-include $(wildcard $(NDK_INST)/obj/*/*.d)
 
 $(NDK_INST)/libndkfpga.a: $$(NDK_INST_OBJS)
 	@rm -f $@

@@ -4,19 +4,21 @@
 # $(HOST_LINK_CFLAGS) + $(HOST_USB_CFLAGS).
 #
 # The transport dispatch (nf_transport.c) names every transport in one table, so
-# every program that links it links them all: the board transports (libusb) too.
+# every program that links it links them all: the board transports (libusb, libftdi1) too.
 
-HOST_LINK_SRCS := proto/c/nf_frame.c host/src/nf_status.c host/src/nf_error.c host/src/nf_transport.c \
-                  host/src/transport_fd.c host/src/transport_sim.c host/src/nf_link.c host/src/nf_link_arq.c host/src/nf_link_send.c
-HOST_LINK_HDRS := proto/c/nf_frame.h host/src/nf_transport.h host/src/nf_transport_priv.h host/src/nf_link.h host/src/nf_link_priv.h host/src/nf_lock.h \
-                  host/src/transport_board.h \
-                  proto/gen/nf_layout.h
-# Board transports: the FTDI bridge over libusb ("usb", "usb:BUS-ADDR") and over
-# the kernel tty ("tty:PATH"), see host/usb.mk for their tests.
-HOST_USB_SRCS := host/src/nf_ftdi.c host/src/transport_usb.c host/src/transport_tty.c
-HOST_USB_HDRS := host/src/nf_ftdi.h host/src/transport_board.h host/src/nf_transport.h proto/gen/nf_layout.h
-HOST_USB_CFLAGS := $(shell pkg-config --cflags libusb-1.0 2>/dev/null) -pthread
-HOST_USB_LIBS := $(shell pkg-config --libs libusb-1.0 2>/dev/null) -pthread
+HOST_LINK_SRCS := proto/c/nf_frame.c host/src/base/nf_status.c host/src/base/nf_error.c \
+                  host/src/transport/nf_transport.c host/src/transport/transport_fd.c host/src/transport/transport_sim.c \
+                  host/src/link/nf_link.c host/src/link/nf_link_arq.c host/src/link/nf_link_send.c
+HOST_LINK_HDRS := proto/c/nf_frame.h host/src/base/nf_error.h host/src/base/nf_time.h \
+                  host/src/transport/nf_transport.h host/src/transport/nf_transport_priv.h host/src/transport/transport_board.h \
+                  host/src/link/nf_link.h host/src/link/nf_link_priv.h host/src/link/nf_lock.h proto/gen/nf_layout.h
+# Board transports: the FTDI bridge over libusb, set up through libftdi1 ("usb",
+# "usb:BUS-ADDR"), and over the kernel tty ("tty:PATH"), see host/usb.mk for their tests.
+HOST_USB_SRCS := host/src/transport/usb_board.c host/src/transport/transport_usb.c host/src/transport/transport_tty.c
+HOST_USB_HDRS := host/src/transport/usb_board.h host/src/transport/transport_board.h host/src/transport/nf_transport.h \
+                 proto/gen/nf_layout.h
+HOST_USB_CFLAGS := $(shell pkg-config --cflags libftdi1 libusb-1.0 2>/dev/null) -pthread
+HOST_USB_LIBS := $(shell pkg-config --libs libftdi1 libusb-1.0 2>/dev/null) -pthread
 # All of it, for the programs built here and in host/usb.mk.
 HL_ALL_SRCS := $(HOST_LINK_SRCS) $(HOST_USB_SRCS)
 HL_ALL_HDRS := $(HOST_LINK_HDRS) $(HOST_USB_HDRS)
@@ -84,7 +86,7 @@ test-link-e2e: $(HL_BUILD)/link_e2e ## the link end to end: host library, simula
 # analysis (nf_lock.h's annotations) fails a function that returns with it held.
 .PHONY: test-thread-safety
 test-thread-safety: ## clang -Wthread-safety: no function returns holding the link's lock
-	@for f in $(filter host/src/nf_link%.c,$(HOST_LINK_SRCS)); do \
+	@for f in $(filter host/src/link/%.c,$(HOST_LINK_SRCS)); do \
 	    clang -std=c11 -fsyntax-only -Wall -Wextra -Werror -Wthread-safety -D_GNU_SOURCE \
 	        -I$(ROOT)/proto/gen -I$(ROOT)/proto/c -I$(ROOT)/host/include -I$(ROOT)/host/src $$f || { echo "not ok - thread-safety: $$f"; exit 1; }; \
 	done; echo "ok - thread-safety: the link's lock is released in the function that takes it"

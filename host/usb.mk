@@ -16,15 +16,11 @@ HU_LINK_LIBS = $(HOST_USB_LIBS) -lm
 # works regardless, it only needs telling not to insist on being first.
 HU_UMOCKDEV_RUN := ASAN_OPTIONS=verify_asan_link_order=0 umockdev-wrapper
 
-.PHONY: test-host-ftdi test-host-usb test-host-tty lint-host-usb host-usb
+.PHONY: test-host-usb test-host-tty lint-host-usb host-usb
 LINT_TARGETS += lint-host-usb
 CLEAN_DIRS += $(HU_BUILD)
 
-host-usb: $(HU_BUILD)/test_ftdi $(HU_BUILD)/test_usb $(HU_BUILD)/test_usb_san $(HU_BUILD)/test_tty
-
-$(HU_BUILD)/test_ftdi: host/tests/usb/test_ftdi.c host/src/nf_ftdi.c host/src/nf_ftdi.h tests/tap.h host/usb.mk
-	@mkdir -p $(@D)
-	$(HU_CC) -O1 $(SAN_FLAGS) -o $@ host/tests/usb/test_ftdi.c host/src/nf_ftdi.c
+host-usb: $(HU_BUILD)/test_usb $(HU_BUILD)/test_usb_san $(HU_BUILD)/test_tty
 
 HU_USB_DEPS = host/tests/usb/test_usb.c host/tests/usb/fake_ftdi.c host/tests/usb/fake_ftdi.h $(HU_LINK_DEPS)
 HU_USB_BUILD = $(HU_LINK_CC) $(HU_UMOCKDEV_CFLAGS) -o $@ \
@@ -44,12 +40,8 @@ $(HU_BUILD)/test_tty: host/tests/usb/test_tty.c host/tests/usb/board_proc.c host
 	$(HU_LINK_CC) -O1 $(SAN_FLAGS) -o $@ host/tests/usb/test_tty.c host/tests/usb/board_proc.c \
 	    host/tests/link/fake_board.c $(HU_LINK_SRCS) $(HU_LINK_LIBS)
 
-# Divisor encodings, status-byte stripping, chip table, BUS-ADDR parsing.
-test-host-ftdi: $(HU_BUILD)/test_ftdi ## the FTDI protocol layer against a fake chip
-	@$(HU_BUILD)/test_ftdi
-
-# transport_usb.c + the real libusb against a fake FTDI at the usbfs ioctl level;
-# plain and with ASan/UBSan.
+# transport_usb.c + the real libusb and libftdi1 against a fake FTDI at the usbfs
+# ioctl level; plain and with ASan/UBSan.
 test-host-usb: $(HU_BUILD)/test_usb $(HU_BUILD)/test_usb_san ## the USB transport against a umockdev fake FTDI
 	@$(HU_UMOCKDEV_RUN) $(HU_BUILD)/test_usb && $(HU_UMOCKDEV_RUN) $(HU_BUILD)/test_usb_san "san: "
 

@@ -23,8 +23,8 @@
 #include <time.h>
 
 #include "link_test.h"
-#include "nf_link.h"
-#include "nf_transport.h"
+#include "link/nf_link.h"
+#include "transport/nf_transport.h"
 #include "tap.h"
 
 #define INFO_TAG_BEGIN 0xF0000001u

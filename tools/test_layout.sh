@@ -44,12 +44,12 @@ ok $? "formula results: KNOWN_FLAGS, USER_BASE (value and macro), FRAME_PAGES, M
 
 # NDKPI: every shared value equals ndkpi.h's (the generated asserts compile) ...
 printf '#include "nf_ndkpi_check.h"\nint main(void){ return 0; }\n' > "$tmp/n.c"
-$HOST_C -Iproto/gen -Ihost/include -Ihost/src "$tmp/n.c" -o "$tmp/n" 2>"$tmp/err"
+$HOST_C -Iproto/gen -Ihost/include -Ihost/src/ndk "$tmp/n.c" -o "$tmp/n" 2>"$tmp/err"
 ok $? "nf_ndkpi_check.h: the contract's statuses, flags and operation types equal ndkpi.h's"
-n_asserts=$(grep -c '^_Static_assert' host/src/nf_ndkpi_check.h)
-[ "$n_asserts" -ge 45 ] && grep -q 'NdkOperationTypeFastRegister == NF_NDK_OP_FAST_REGISTER' host/src/nf_ndkpi_check.h &&
-    grep -q 'STATUS_CANCELLED == NF_STATUS_CANCELLED' host/src/nf_ndkpi_check.h &&
-    grep -q 'NDK_MR_FLAG_RDMA_READ_SINK == NF_NDK_MR_FLAG_RDMA_READ_SINK' host/src/nf_ndkpi_check.h
+n_asserts=$(grep -c '^_Static_assert' host/src/ndk/nf_ndkpi_check.h)
+[ "$n_asserts" -ge 45 ] && grep -q 'NdkOperationTypeFastRegister == NF_NDK_OP_FAST_REGISTER' host/src/ndk/nf_ndkpi_check.h &&
+    grep -q 'STATUS_CANCELLED == NF_STATUS_CANCELLED' host/src/ndk/nf_ndkpi_check.h &&
+    grep -q 'NDK_MR_FLAG_RDMA_READ_SINK == NF_NDK_MR_FLAG_RDMA_READ_SINK' host/src/ndk/nf_ndkpi_check.h
 ok $? "the NDKPI check names every status, op flag, MR flag and operation type ($n_asserts asserts)"
 
 # Make fragment and Python module carry the same numbers as the C header.
@@ -349,7 +349,7 @@ regs_refused engine.toml 's/hw_write = true, count = 7, stride = 4,/hw_write = t
 cp -r proto/*.toml proto/regs "$tmp/root/proto/"
 spec_sed "$tmp/root" 's/^INLINE                = { value = 0x040,/INLINE                = { value = 0x080,/'
 python3 tools/genlayout.py --root "$tmp/root" >/dev/null 2>&1
-$HOST_C -I"$tmp/root/proto/gen" -Ihost/include -I"$tmp/root/host/src" "$tmp/n.c" -o "$tmp/n2" >"$tmp/err" 2>&1
+$HOST_C -I"$tmp/root/proto/gen" -Ihost/include -I"$tmp/root/host/src/ndk" "$tmp/n.c" -o "$tmp/n2" >"$tmp/err" 2>&1
 [ $? != 0 ] && grep -q "NF_NDK_OP_FLAG_INLINE differs from ndkpi.h NDK_OP_FLAG_INLINE" "$tmp/err"
 ok $? "an op flag that differs from ndkpi.h fails the NDKPI check's build, naming the flag"
 exit $fail

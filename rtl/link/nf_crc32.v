@@ -13,7 +13,7 @@ module nf_crc32 (
 );
     localparam [31:0] POLY = `NF_LINK_CRC_POLY;
 
-    // Eight shift/XOR steps unrolled: the same steps host/src/nf_frame.c takes per byte.
+    // Eight shift/XOR steps unrolled: the same steps proto/c/nf_frame.c takes per byte.
     function [31:0] crc_byte(input [31:0] crc_in, input [7:0] byte_in);
         integer i;
         reg [31:0] c;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Test client for nfsim: speaks the link's wire format through host/src/nf_frame.c.
+/* Test client for nfsim: speaks the link's wire format through proto/c/nf_frame.c.
  *
  *   nfsim_client SOCKET echo N        send N DATA frames (random sizes, including the
  *                                     largest), expect each back unchanged, in order

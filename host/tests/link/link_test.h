@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nf_transport.h"
+#include "transport/nf_transport.h"
 
 uint64_t lt_now_ms(void);
 void lt_sleep_ms(unsigned ms);

@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "fake_board.h"
-#include "nf_link.h"
-#include "nf_transport.h"
+#include "link/nf_link.h"
+#include "transport/nf_transport.h"
 #include "link_test.h"
 #include "tap.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the NDKPI provider. Most need no adapter: the header's layout and
  * values, dispatch-table order, and the local rule checks of every call, run on
- * objects built in memory (white box: host/src/ndk_internal.h). A check that
+ * objects built in memory (white box: host/src/ndk/ndk_internal.h). A check that
  * passes would send a message; there the link is absent, so only refusals and the
  * host-only calls are exercised. Last, on the software adapter (nfmodel), the
  * statuses the firmware decides rather than the host (docs: rule ownership). */
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "consumer.h"
-#include "ndk_internal.h"
+#include "ndk/ndk_internal.h"
 #include "tap.h"
 
 #define USER_BASE 0x10000u

@@ -18,10 +18,10 @@
 #include "board_proc.h"
 #include "fake_board.h"
 #include "link_test.h"
-#include "nf_link.h"
-#include "nf_transport.h"
+#include "link/nf_link.h"
+#include "transport/nf_transport.h"
 #include "tap.h"
-#include "transport_board.h"
+#include "transport/transport_board.h"
 
 extern int ioctl(int fd, unsigned long request, ...);
 /* <stdlib.h>'s pty calls, declared by hand: their header would pull <termios.h>. */

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* transport_usb.c against a fake FTDI chip at the usbfs ioctl level (umockdev):
- * the real libusb code path end to end. Run under umockdev-wrapper.
+ * the real libusb and libftdi1 code path end to end. Run under umockdev-wrapper.
  *
  * Cases: the init sequence for each chip (reset, purge, bit mode 0, 8N1, the
  * exact baud value/index, flow control, latency), kernel-driver detach and claim,
  * bytes both ways with the status bytes stripped, status-only packets read as no
  * data, several IN transfers in flight, wake, write timeout when the chip stops
  * draining, unplug failing read and write promptly, device selection and the
- * errors for no device / wrong device / bad arguments. */
+ * errors for no device / wrong device / bad arguments (every malformed BUS-ADDR). */
 #include <errno.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -21,10 +21,9 @@
 
 #include "fake_ftdi.h"
 #include "link_test.h"
-#include "nf_ftdi.h"
-#include "nf_transport.h"
+#include "transport/nf_transport.h"
 #include "tap.h"
-#include "transport_board.h"
+#include "transport/transport_board.h"
 
 /* "san: " when run as the sanitizer build, so the two runs' case names differ. */
 static const char *case_prefix = "";
@@ -62,6 +61,9 @@ static int wait_received(struct fake_ftdi *f, size_t n, int deadline_ms)
     return 0;
 }
 
+#define FTDI_REQTYPE_OUT 0x40 /* vendor request, host to device */
+#define FTDI_REQ_BAUD 0x03
+
 struct expect_ctrl {
     uint8_t req;
     uint16_t value, index;
@@ -73,7 +75,7 @@ static void check_init(const char *chip, struct fake_ftdi *f, const struct expec
     size_t g = fake_ftdi_controls(f, got, 64);
     int same = g == n;
     for (size_t i = 0; same && i < n; i++)
-        same = got[i].type == NF_FTDI_REQTYPE_OUT && got[i].req == want[i].req && got[i].value == want[i].value &&
+        same = got[i].type == FTDI_REQTYPE_OUT && got[i].req == want[i].req && got[i].value == want[i].value &&
                got[i].index == want[i].index && got[i].length == 0;
     if (!same)
         for (size_t i = 0; i < g; i++)
@@ -115,7 +117,7 @@ static void test_baud_env(const char *baud, uint16_t value)
     size_t g = fake_ftdi_controls(f, got, 64);
     int found = 0;
     for (size_t i = 0; i < g; i++)
-        if (got[i].req == NF_FTDI_REQ_BAUD)
+        if (got[i].req == FTDI_REQ_BAUD)
             found = got[i].value == value && got[i].index == 0;
     check(st == STATUS_SUCCESS && found, "FT231X: NDKFPGA_BAUD=%s sets divisor value %u index 0", baud, value);
     nf_transport_close(t);
@@ -379,6 +381,17 @@ static void test_selection(void)
     st = nf_transport_open_usb("2:4", &t);
     check(st == STATUS_INVALID_PARAMETER && !t && strstr(nf_error_message(), "usb:1-7"),
            "usb:2:4 malformed -> INVALID_PARAMETER with an example (%s)", nf_error_message());
+    /* Bus 1..255, address 1..127, decimal, nothing around them. */
+    const char *bad[] = {"", "2", "2-", "-4", "2-4x", "0-4", "2-0", "256-4", "2-128", "a-b", "2--4", " 2-4"};
+    int refused = 0;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        st = nf_transport_open_usb(bad[i], &t);
+        refused += st == STATUS_INVALID_PARAMETER && !t;
+        if (st != STATUS_INVALID_PARAMETER)
+            fprintf(stderr, "  usb:%s -> %s\n", bad[i], nf_status_name(st));
+    }
+    check(refused == (int)(sizeof(bad) / sizeof(bad[0])), "%d malformed BUS-ADDR forms refused with INVALID_PARAMETER",
+          refused);
     fake_ftdi_free(f);
 
     f = fake_ftdi_new(0x046d, 0xc52b, 1, 3);

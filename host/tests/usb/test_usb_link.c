@@ -21,10 +21,10 @@
 #include "fake_ftdi.h"
 #include "link_test.h"
 #include "nf_layout.h"
-#include "nf_link.h"
-#include "nf_transport.h"
+#include "link/nf_link.h"
+#include "transport/nf_transport.h"
 #include "tap.h"
-#include "transport_board.h"
+#include "transport/transport_board.h"
 
 /* Open "usb" on the fake chip and the link over it. */
 static struct nf_link *open_link(const char *what, struct ping_rx *r, struct nf_info *info)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 // nf_link testbench (RX_SLOTS = TX_SLOTS = 4): frames go in and out through the UART
 // pins bit by bit (sim/nf_uart_bits.h), encoded and decoded by the host codec
-// (host/src/nf_frame.c); the system port is served by a C++ memory with random
+// (proto/c/nf_frame.c); the system port is served by a C++ memory with random
 // latency; the LINK registers are read and written like the firmware does.
 #include <cstdio>
 #include <cstdlib>

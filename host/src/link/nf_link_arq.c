@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "nf_link_priv.h"
-#include "nf_transport_priv.h"
 
 #define IDLE_POLL_MS 1000 /* longest sleep of the link thread with no timer armed */
 /* A run of this many clean acks doubles the batching cap (FRAME_CAP_MIN). */

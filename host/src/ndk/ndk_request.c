@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "ndk_internal.h"
-#include "nf_time.h"
+#include "base/nf_time.h"
 
 uint64_t ndk_now_us(void)
 {

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The one table of NTSTATUS names: built from tools/layout.toml's STATUS list,
+/* The one table of NTSTATUS names: built from proto/ndk.toml's STATUS list,
  * whose values CI checks against ndkpi.h. */
 #include <stdint.h>
 
+#include "nf_error.h"
 #include "nf_layout.h"
-#include "nf_transport.h"
 
 const char *nf_status_name(NTSTATUS status)
 {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The board over raw libusb: the FTDI bridge (FT231X on the ULX3S, FT2232H channel
- * B on the ECP5-EVN) set up as a plain 8N1 UART at the gateware's baud, with
- * several bulk transfers in flight each way so the line never idles while bytes
- * are queued.
+/* The board over libusb: the FTDI bridge (FT231X on the ULX3S, FT2232H channel B
+ * on the ECP5-EVN) set up by libftdi1's requests as a plain 8N1 UART at the
+ * gateware's baud, then driven with libusb's asynchronous bulk transfers, several
+ * in flight each way so the line never idles while bytes are queued (libftdi1's
+ * own reads and writes wait on the calling thread, one transfer at a time).
  *
  * Threads: an event thread runs libusb's event loop; the transfer callbacks run on
  * it. IN callbacks strip the FTDI status bytes into a receive ring and signal
@@ -14,6 +15,7 @@
  * as LIBUSB_TRANSFER_NO_DEVICE or a submit failing with LIBUSB_ERROR_NO_DEVICE:
  * the transport goes dead, read() returns -1 and write() CONNECTION_RESET. */
 #include <errno.h>
+#include <ftdi.h>
 #include <libusb.h>
 #include <poll.h>
 #include <pthread.h>
@@ -24,10 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nf_ftdi.h"
-#include "nf_time.h"
+#include "base/nf_time.h"
 #include "nf_transport.h"
 #include "transport_board.h"
+#include "usb_board.h"
 
 #define N_IN 4                 /* IN transfers kept in flight */
 #define N_OUT 4                /* OUT transfers that may be in flight */
@@ -35,6 +37,9 @@
 #define OUT_BYTES 4096         /* bytes per OUT transfer */
 #define RX_RING_PER_IN 4       /* ring holds this many full IN transfers per IN slot */
 #define CTRL_TIMEOUT_MS 1000
+#define STATUS_BYTES 2u        /* modem and line status open every IN packet */
+#define LINE_ERRORS 0x1Eu      /* line status: overrun, parity, framing, break */
+#define LATENCY_MS 1           /* the bridge flushes a partial IN packet after this */
 #define EVENT_SLICE_US 50000   /* event loop wakes at least this often to notice close */
 #define CLOSE_DRAIN_MS 2000    /* cancelled transfers must come back within this */
 #define UDEV_RULE_HINT                                                                                          \
@@ -53,10 +58,13 @@ struct xfer {
 struct usb_transport {
     struct nf_transport base;
     char name[64];
-    const struct nf_ftdi_chip *chip;
+    const struct nf_usb_chip *chip;
+    struct ftdi_context *ftdi; /* owns ctx and, once opened, dev */
     libusb_context *ctx;
     libusb_device_handle *dev;
     int claimed;
+    uint8_t ep_in, ep_out; /* bulk endpoints of the chip's channel */
+    uint16_t max_packet;   /* IN packet size: each one starts with the status bytes */
     pthread_t thread;
     int thread_started;
     int data_fd; /* eventfd: new receive data or the device died */
@@ -98,7 +106,23 @@ static void drain_fd(int fd)
 /* Bytes of one IN transfer (status bytes included). */
 static size_t in_bytes(const struct usb_transport *u)
 {
-    return (size_t)u->chip->max_packet * IN_PACKETS;
+    return (size_t)u->max_packet * IN_PACKETS;
+}
+
+/* Move the payload of an IN transfer of len bytes to the start of buf, dropping the
+ * status bytes that open every max_packet chunk; *errors gets the line-status error
+ * bits seen. Returns the payload length (0 for status-only packets). */
+static size_t strip_status(uint8_t *buf, size_t len, size_t max_packet, uint8_t *errors)
+{
+    size_t n = 0;
+    *errors = 0;
+    for (size_t off = 0; off + STATUS_BYTES <= len; off += max_packet) {
+        size_t chunk = len - off < max_packet ? len - off : max_packet;
+        *errors |= (uint8_t)(buf[off + 1] & LINE_ERRORS);
+        memmove(buf + n, buf + off + STATUS_BYTES, chunk - STATUS_BYTES);
+        n += chunk - STATUS_BYTES;
+    }
+    return n;
 }
 
 static void mark_dead_locked(struct usb_transport *u)
@@ -158,7 +182,7 @@ static void LIBUSB_CALL in_done(struct libusb_transfer *t)
     uint8_t errors = 0;
     size_t n = 0;
     if (t->status == LIBUSB_TRANSFER_COMPLETED)
-        n = nf_ftdi_strip(t->buffer, (size_t)t->actual_length, u->chip->max_packet, t->buffer, &errors);
+        n = strip_status(t->buffer, (size_t)t->actual_length, u->max_packet, &errors);
 
     pthread_mutex_lock(&u->lock);
     x->busy = 0;
@@ -437,11 +461,8 @@ static void usb_free(struct usb_transport *u)
     for (int i = 0; i < N_OUT; i++)
         libusb_free_transfer(u->out[i].t);
     if (u->claimed)
-        libusb_release_interface(u->dev, u->chip->interface); /* re-attaches ftdi_sio */
-    if (u->dev)
-        libusb_close(u->dev);
-    if (u->ctx)
-        libusb_exit(u->ctx);
+        libusb_release_interface(u->dev, u->ftdi->interface); /* re-attaches ftdi_sio */
+    ftdi_free(u->ftdi); /* closes dev, then ctx */
     if (u->data_fd >= 0)
         close(u->data_fd);
     if (u->wake_fd >= 0)
@@ -485,91 +506,59 @@ static NTSTATUS libusb_status(int r)
     }
 }
 
-static int vendor_request(struct usb_transport *u, uint8_t req, uint16_t value, uint16_t index)
+/* A failed libftdi1 call: its own message, the status for its return code. */
+static NTSTATUS ftdi_failed(struct usb_transport *u, NTSTATUS st, const char *what)
 {
-    return libusb_control_transfer(u->dev, NF_FTDI_REQTYPE_OUT, req, value, index, NULL, 0, CTRL_TIMEOUT_MS);
+    return nf_set_error(st, "%s: FTDI %s request failed: %s", u->name, what, ftdi_get_error_string(u->ftdi));
 }
 
 /* Plain UART at baud: reset, purge, leave bit-bang mode, 8N1, divisor, no flow
  * control, short latency timer. */
 static NTSTATUS ftdi_setup(struct usb_transport *u, uint32_t baud)
 {
-    const struct nf_ftdi_chip *c = u->chip;
-    struct nf_ftdi_baud b;
-    if (nf_ftdi_baud_encode(c, baud, &b) != 0)
-        return nf_set_error(STATUS_INVALID_PARAMETER, "%s: the %s cannot run at %u Bd (max %u)", u->name,
-                            c->name, (unsigned)baud, (unsigned)c->max_baud);
-    const struct {
-        uint8_t req;
-        uint16_t value, index;
-        const char *what;
-    } steps[] = {
-        {NF_FTDI_REQ_RESET, NF_FTDI_RESET_SIO, c->channel, "reset"},
-        {NF_FTDI_REQ_RESET, NF_FTDI_PURGE_RX, c->channel, "purge RX"},
-        {NF_FTDI_REQ_RESET, NF_FTDI_PURGE_TX, c->channel, "purge TX"},
-        {NF_FTDI_REQ_BITMODE, NF_FTDI_BITMODE_RESET, c->channel, "leave bit-bang mode"},
-        {NF_FTDI_REQ_LINE, NF_FTDI_LINE_8N1, c->channel, "8N1"},
-        {NF_FTDI_REQ_BAUD, b.value, b.index, "baud"},
-        {NF_FTDI_REQ_FLOW, NF_FTDI_FLOW_NONE, c->channel, "no flow control"},
-        {NF_FTDI_REQ_LATENCY, NF_FTDI_LATENCY_MS, c->channel, "latency timer"},
-    };
-    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-        int r = vendor_request(u, steps[i].req, steps[i].value, steps[i].index);
-        if (r < 0)
-            return nf_set_error(libusb_status(r), "%s: FTDI %s request failed: %s", u->name, steps[i].what,
-                                libusb_error_name(r));
-    }
+    const struct nf_usb_chip *c = u->chip;
+    if (baud > c->max_baud)
+        return nf_set_error(STATUS_INVALID_PARAMETER, "%s: the %s cannot run at %u Bd (max %u)", u->name, c->name,
+                            (unsigned)baud, (unsigned)c->max_baud);
+    struct ftdi_context *f = u->ftdi;
+    if (ftdi_usb_reset(f) < 0)
+        return ftdi_failed(u, STATUS_INTERNAL_ERROR, "reset");
+    if (ftdi_tcioflush(f) < 0)
+        return ftdi_failed(u, STATUS_INTERNAL_ERROR, "purge");
+    if (ftdi_set_bitmode(f, 0, BITMODE_RESET) < 0)
+        return ftdi_failed(u, STATUS_INTERNAL_ERROR, "leave bit-bang mode");
+    if (ftdi_set_line_property(f, BITS_8, STOP_BIT_1, NONE) < 0)
+        return ftdi_failed(u, STATUS_INTERNAL_ERROR, "8N1");
+    int r = ftdi_set_baudrate(f, (int)baud);
+    if (r == -1)
+        return nf_set_error(STATUS_INVALID_PARAMETER, "%s: the %s cannot run at %u Bd: %s", u->name, c->name,
+                            (unsigned)baud, ftdi_get_error_string(f));
+    if (r < 0)
+        return ftdi_failed(u, STATUS_INTERNAL_ERROR, "baud");
+    if (ftdi_setflowctrl(f, SIO_DISABLE_FLOW_CTRL) < 0)
+        return ftdi_failed(u, STATUS_INTERNAL_ERROR, "no flow control");
+    if (ftdi_set_latency_timer(f, LATENCY_MS) < 0)
+        return ftdi_failed(u, STATUS_INTERNAL_ERROR, "latency timer");
     return STATUS_SUCCESS;
 }
 
-/* Find the device: the first supported bridge, or the one at bus-addr. */
-static NTSTATUS find_device(libusb_context *ctx, const char *arg, libusb_device **found,
-                            const struct nf_ftdi_chip **chip)
+/* The endpoint's packet size as the device describes it (64 at full speed, 512 at
+ * high speed), from its one configuration; < 0 when it has no such endpoint. */
+static int packet_size(libusb_device *dev, uint8_t ep)
 {
-    int want_bus = 0, want_addr = 0;
-    if (arg && nf_ftdi_parse_busaddr(arg, &want_bus, &want_addr) != 0)
-        return nf_set_error(STATUS_INVALID_PARAMETER,
-                            "device \"usb:%s\": expected usb:BUS-ADDR in decimal as lsusb shows it, e.g. usb:1-7 or "
-                            "usb:001-007",
-                            arg);
-    libusb_device **list = NULL;
-    ssize_t n = libusb_get_device_list(ctx, &list);
-    if (n < 0)
-        return nf_set_error(STATUS_INTERNAL_ERROR, "listing USB devices failed: %s", libusb_error_name((int)n));
-    NTSTATUS st = STATUS_DEVICE_NOT_CONNECTED;
-    int seen_other = 0;
-    uint16_t other_vid = 0, other_pid = 0;
-    for (ssize_t i = 0; i < n; i++) {
-        struct libusb_device_descriptor d;
-        if (libusb_get_device_descriptor(list[i], &d) != 0)
-            continue;
-        if (arg && (libusb_get_bus_number(list[i]) != want_bus || libusb_get_device_address(list[i]) != want_addr))
-            continue;
-        const struct nf_ftdi_chip *c = nf_ftdi_chip_find(d.idVendor, d.idProduct);
-        if (!c) {
-            seen_other = 1;
-            other_vid = d.idVendor;
-            other_pid = d.idProduct;
-            continue;
+    struct libusb_config_descriptor *cfg;
+    if (libusb_get_config_descriptor(dev, 0, &cfg) != 0)
+        return -1;
+    int size = -1;
+    for (int i = 0; i < cfg->bNumInterfaces; i++)
+        for (int a = 0; a < cfg->interface[i].num_altsetting; a++) {
+            const struct libusb_interface_descriptor *d = &cfg->interface[i].altsetting[a];
+            for (int e = 0; e < d->bNumEndpoints; e++)
+                if (d->endpoint[e].bEndpointAddress == ep)
+                    size = d->endpoint[e].wMaxPacketSize & 0x7FF;
         }
-        *found = libusb_ref_device(list[i]);
-        *chip = c;
-        st = STATUS_SUCCESS;
-        break;
-    }
-    libusb_free_device_list(list, 1);
-    if (st == STATUS_SUCCESS)
-        return st;
-    if (arg && seen_other)
-        return nf_set_error(STATUS_INVALID_PARAMETER,
-                            "device \"usb:%s\" is %04x:%04x, not a supported bridge (FT231X 0403:6015, FT2232H "
-                            "0403:6010)",
-                            arg, other_vid, other_pid);
-    if (arg)
-        return nf_set_error(STATUS_DEVICE_NOT_CONNECTED, "device \"usb:%s\": nothing on USB bus %d address %d",
-                            arg, want_bus, want_addr);
-    return nf_set_error(STATUS_DEVICE_NOT_CONNECTED,
-                        "no board on USB: looked for a ULX3S (FT231X 0403:6015) and an ECP5-EVN (FT2232H 0403:6010)");
+    libusb_free_config_descriptor(cfg);
+    return size;
 }
 
 static NTSTATUS alloc_transfers(struct usb_transport *u)
@@ -585,7 +574,7 @@ static NTSTATUS alloc_transfers(struct usb_transport *u)
             free(buf);
             return nf_set_error(STATUS_INSUFFICIENT_RESOURCES, "out of memory for USB transfers");
         }
-        libusb_fill_bulk_transfer(x->t, u->dev, is_in ? u->chip->ep_in : u->chip->ep_out, buf, size,
+        libusb_fill_bulk_transfer(x->t, u->dev, is_in ? u->ep_in : u->ep_out, buf, size,
                                   is_in ? in_done : out_done, x, 0);
         x->t->flags = LIBUSB_TRANSFER_FREE_BUFFER;
     }
@@ -613,19 +602,22 @@ NTSTATUS nf_transport_open_usb(const char *arg, struct nf_transport **out)
     u->base.name = u->name;
 
     NTSTATUS st;
-    int r = libusb_init(&u->ctx);
-    if (r != 0) {
-        u->ctx = NULL;
-        st = nf_set_error(STATUS_INTERNAL_ERROR, "libusb_init failed: %s", libusb_error_name(r));
+    u->ftdi = ftdi_new(); /* and its libusb context, which every call here uses */
+    if (!u->ftdi) {
+        st = nf_set_error(STATUS_INTERNAL_ERROR, "libftdi1 failed to start (libusb_init)");
         goto fail;
     }
+    u->ctx = u->ftdi->usb_ctx;
     libusb_device *device = NULL;
-    st = find_device(u->ctx, arg, &device, &u->chip);
+    st = nf_usb_find(u->ctx, arg, &device, &u->chip);
     if (st != STATUS_SUCCESS)
         goto fail;
     int bus = libusb_get_bus_number(device), addr = libusb_get_device_address(device);
     snprintf(u->name, sizeof(u->name), "usb:%03d-%03d", bus, addr);
-    r = libusb_open(device, &u->dev);
+    /* libftdi1 picks the channel's interface, endpoints and request index. */
+    int r = ftdi_set_interface(u->ftdi, u->chip->channel);
+    if (r == 0)
+        r = libusb_open(device, &u->dev);
     libusb_unref_device(device);
     if (r != 0) {
         u->dev = NULL;
@@ -637,6 +629,19 @@ NTSTATUS nf_transport_open_usb(const char *arg, struct nf_transport **out)
                               libusb_error_name(r));
         goto fail;
     }
+    /* Opened here, not by ftdi_usb_open_dev, so a refusal keeps libusb's reason. */
+    ftdi_set_usbdev(u->ftdi, u->dev);
+    u->ftdi->type = u->chip->type;
+    u->ftdi->usb_write_timeout = CTRL_TIMEOUT_MS;
+    /* libftdi1 names endpoints from the chip's side: its in_ep is the host's OUT. */
+    u->ep_out = (uint8_t)u->ftdi->in_ep;
+    u->ep_in = (uint8_t)u->ftdi->out_ep;
+    r = packet_size(libusb_get_device(u->dev), u->ep_in);
+    if (r <= (int)STATUS_BYTES) {
+        st = nf_set_error(STATUS_INTERNAL_ERROR, "%s: no usable IN endpoint 0x%02x (%d)", u->name, u->ep_in, r);
+        goto fail;
+    }
+    u->max_packet = (uint16_t)r;
     /* The kernel's ftdi_sio owns the interface as a tty: take it over for the
      * session; releasing it at close gives it back. */
     r = libusb_set_auto_detach_kernel_driver(u->dev, 1);
@@ -644,17 +649,17 @@ NTSTATUS nf_transport_open_usb(const char *arg, struct nf_transport **out)
         st = nf_set_error(libusb_status(r), "%s: cannot detach the kernel driver: %s", u->name, libusb_error_name(r));
         goto fail;
     }
-    r = libusb_claim_interface(u->dev, u->chip->interface);
+    r = libusb_claim_interface(u->dev, u->ftdi->interface);
     if (r != 0) {
         if (r == LIBUSB_ERROR_ACCESS)
             st = nf_set_error(STATUS_ACCESS_DENIED, "%s: claiming interface %d: permission denied; " UDEV_RULE_HINT,
-                              u->name, u->chip->interface);
+                              u->name, u->ftdi->interface);
         else if (r == LIBUSB_ERROR_BUSY)
             st = nf_set_error(STATUS_INVALID_DEVICE_STATE,
                               "%s: interface %d is in use by another program (openFPGALoader? a terminal?)", u->name,
-                              u->chip->interface);
+                              u->ftdi->interface);
         else
-            st = nf_set_error(libusb_status(r), "%s: claiming interface %d failed: %s", u->name, u->chip->interface,
+            st = nf_set_error(libusb_status(r), "%s: claiming interface %d failed: %s", u->name, u->ftdi->interface,
                               libusb_error_name(r));
         goto fail;
     }
@@ -702,50 +707,4 @@ NTSTATUS nf_transport_open_usb(const char *arg, struct nf_transport **out)
 fail:
     usb_free(u);
     return st;
-}
-
-int nf_board_list(struct nf_board_info *out, int cap)
-{
-    libusb_context *ctx = NULL;
-    if (libusb_init(&ctx) != 0)
-        return 0;
-    libusb_device **list = NULL;
-    ssize_t n = libusb_get_device_list(ctx, &list);
-    int found = 0;
-    for (ssize_t i = 0; i < n; i++) {
-        struct libusb_device_descriptor d;
-        if (libusb_get_device_descriptor(list[i], &d) != 0)
-            continue;
-        const struct nf_ftdi_chip *c = nf_ftdi_chip_find(d.idVendor, d.idProduct);
-        if (!c)
-            continue;
-        if (out && found < cap) {
-            struct nf_board_info *b = &out[found];
-            b->bus = libusb_get_bus_number(list[i]);
-            b->addr = libusb_get_device_address(list[i]);
-            b->chip = c;
-            snprintf(b->node, sizeof(b->node), "/dev/bus/usb/%03d/%03d", b->bus, b->addr);
-            /* What libusb_open needs: read and write access to the usbfs node. */
-            b->may_open = access(b->node, R_OK | W_OK) == 0;
-        }
-        found++;
-    }
-    if (n >= 0)
-        libusb_free_device_list(list, 1);
-    libusb_exit(ctx);
-    /* In bus order (libusb lists them in no promised order). */
-    int m = found < cap ? found : cap;
-    for (int i = 1; out && i < m; i++) {
-        struct nf_board_info t = out[i];
-        int j = i;
-        for (; j > 0 && (out[j - 1].bus > t.bus || (out[j - 1].bus == t.bus && out[j - 1].addr > t.addr)); j--)
-            out[j] = out[j - 1];
-        out[j] = t;
-    }
-    return found;
-}
-
-int nf_board_present(void)
-{
-    return nf_board_list(NULL, 0) > 0;
 }

@@ -2,14 +2,13 @@
 /* The library's messages: the last failure of each thread (nf_error_message), and
  * every message (failures, warnings, debug detail) handed to the consumer's log
  * callback, or printed to stderr only when $NDKFPGA_DEBUG asks for it: a library
- * writes nothing on its own. A leaf that every other part of the link layer calls. */
+ * writes nothing on its own. A leaf that every layer above calls. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "nf_transport.h"
-#include "nf_transport_priv.h"
+#include "nf_error.h"
 
 static _Thread_local char last_error[256];
 

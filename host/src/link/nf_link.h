@@ -34,7 +34,7 @@
 #include <stdint.h>
 
 #include "nf_layout.h"
-#include "nf_transport.h"
+#include "transport/nf_transport.h"
 
 struct nf_link;
 

@@ -11,10 +11,6 @@
  * remove at close (dir and sock are copied; either may be NULL). */
 void nf_transport_fd_set_child(struct nf_transport *t, pid_t pid, const char *dir, const char *sock);
 
-/* Set this thread's nf_error_message() without printing (the text was printed
- * where it arose, e.g. on the link thread). */
-void nf_error_set_text(const char *text);
-
 /* The sim and model transports (transport_sim.c); arg is the text after "sim:" /
  * "model:" (a socket path), or NULL. The board transports are in transport_board.h. */
 NTSTATUS nf_transport_open_sim(const char *arg, struct nf_transport **out);

@@ -37,7 +37,7 @@
 #include "ndkfpga.h"
 #include "ndkpi.h"
 #include "nf_layout.h"
-#include "nf_link.h"
+#include "link/nf_link.h"
 
 /* The provider's NTSTATUS numbers, flags and operation types are the firmware's (one
  * source: layout.toml; generated asserts). */

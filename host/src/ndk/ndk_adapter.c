@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "ndk_internal.h"
-#include "nf_time.h"
+#include "base/nf_time.h"
 
 /* How long NdkFpgaCloseAdapter waits for replies still in flight before it stops
  * the link anyway (then everything outstanding completes STATUS_CANCELLED). */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Transports to a real board (not part of the library API): the FTDI bridge
- * through libusb ("usb", "usb:BUS-ADDR") or through the kernel's ftdi_sio tty
+ * through libusb and libftdi1 ("usb", "usb:BUS-ADDR") or through the kernel's ftdi_sio tty
  * ("tty:PATH"). Both move raw link bytes with the semantics of nf_transport.h.
  *
  * Baud: $NDKFPGA_BAUD when set (decimal), else the board's gateware rate: the
@@ -23,7 +23,7 @@
  *                                   supported bridge, or a bad $NDKFPGA_BAUD
  *   STATUS_INVALID_DEVICE_STATE  the interface is claimed by another program
  *   STATUS_INSUFFICIENT_RESOURCES out of memory / threads
- *   STATUS_INTERNAL_ERROR        libusb failed to start or a setup request failed */
+ *   STATUS_INTERNAL_ERROR        libusb or libftdi1 failed to start, or a setup request failed */
 NTSTATUS nf_transport_open_usb(const char *arg, struct nf_transport **out);
 
 /* path: a tty device, e.g. "/dev/ttyUSB0". Failures: STATUS_NO_SUCH_FILE,
@@ -35,10 +35,9 @@ NTSTATUS nf_transport_open_tty(const char *path, struct nf_transport **out);
 int nf_board_present(void);
 
 /* One supported board on USB, as nf_board_list finds it. */
-struct nf_ftdi_chip;
 struct nf_board_info {
     int bus, addr;                     /* "usb:BUS-ADDR" */
-    const struct nf_ftdi_chip *chip;   /* its bridge (name, ids) */
+    const char *chip;                  /* its bridge, e.g. "FT231X (ULX3S)" */
     int may_open;                      /* 1: this user may open its usbfs node; 0: no permission
                                         * (the udev rule tools/99-ndkfpga.rules is missing) */
     char node[48];                     /* the usbfs node, /dev/bus/usb/BBB/DDD */

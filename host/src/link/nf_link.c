@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "nf_link_priv.h"
-#include "nf_transport_priv.h"
 
 #define DEFAULT_SILENCE_MS 30000u
 #define DEFAULT_RTO_INITIAL_MS 1000u

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "nf_link_priv.h"
-#include "nf_transport_priv.h"
 
 /* Close the open frame without waiting (under mu): into the window when it has room
  * and nothing waits before it, else onto the pending list. 0: out of memory. */

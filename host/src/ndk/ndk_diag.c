@@ -8,8 +8,7 @@
 
 #include "ndk_internal.h"
 #ifdef NF_WITH_BOARD_TRANSPORTS
-#include "nf_ftdi.h"
-#include "transport_board.h"
+#include "transport/transport_board.h"
 #endif
 
 NTSTATUS NdkFpgaQueryStats(NDK_ADAPTER *a, NDKFPGA_STATS *s)
@@ -100,7 +99,7 @@ NTSTATUS NdkFpgaListDevices(NDKFPGA_DEVICE *devs, ULONG *count)
         d->Kind = NDKFPGA_DEVICE_USB;
         d->Status = boards[i].may_open ? STATUS_SUCCESS : STATUS_ACCESS_DENIED;
         snprintf(d->Name, sizeof(d->Name), "usb:%03d-%03d", boards[i].bus, boards[i].addr);
-        put_str(d->Description, sizeof(d->Description), boards[i].chip->name);
+        put_str(d->Description, sizeof(d->Description), boards[i].chip);
         put_str(d->Path, sizeof(d->Path), boards[i].node);
     }
 #endif
