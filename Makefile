@@ -55,7 +55,7 @@ else
 -include $(SETUP_STAMP)
 endif
 
-.PHONY: help setup generate check-generated check test bench lint clean test-lint test-suites
+.PHONY: help setup generate check-generated check test bench lint clean test-lint test-suites test-make-order
 
 help: ## list the targets, then every test suite by tier (tests/suites.toml)
 	@echo "ndkfpga make targets:"
@@ -95,6 +95,9 @@ test-lint: $(SETUP_STAMP) ## every lint target (Verilator -Wall, cppcheck) as on
 test-suites: ## tests/suites.toml lists every test-* rule once, each with a description and a tier
 	@python3 tools/testrun.py --check-manifest
 
+test-make-order: ## the makefile fragments give the same rules and variables in either include order
+	@python3 tools/test_make_order.py
+
 bench: $(SETUP_STAMP) ## run the benchmarks, print the table, write build/bench/results.json
 	@set -e; for t in $(BENCH_TARGETS); do $(MAKE) --no-print-directory -s $$t; done
 
@@ -104,9 +107,17 @@ clean: ## remove build outputs (keeps .venv)
 # The layout's constants and profile sizes (generated from proto/*.toml), before the
 # fragments that use them.
 include proto/gen/nf_layout.mk
-include $(sort $(wildcard rtl/*/*.mk)) $(sort $(wildcard rtl/*/*/*.mk)) $(sort $(wildcard firmware/*.mk)) $(sort $(wildcard sim/*.mk)) \
-        $(sort $(wildcard host/*.mk)) $(sort $(wildcard tests/*.mk)) $(sort $(wildcard examples/*.mk)) \
-        $(sort $(wildcard bench/*.mk)) $(sort $(wildcard constraints/*.mk)) $(sort $(wildcard tools/*.mk))
+MK_FRAGMENTS := $(sort $(wildcard rtl/*/*.mk)) $(sort $(wildcard rtl/*/*/*.mk)) $(sort $(wildcard firmware/*.mk)) \
+        $(sort $(wildcard sim/*.mk)) $(sort $(wildcard host/*.mk)) $(sort $(wildcard tests/*.mk)) \
+        $(sort $(wildcard examples/*.mk)) $(sort $(wildcard bench/*.mk)) $(sort $(wildcard constraints/*.mk)) \
+        $(sort $(wildcard tools/*.mk))
+# A prerequisite that names another fragment's variable is written $$(VAR): expanded
+# once every fragment is read.
+.SECONDEXPANSION:
+# NF_MK_REVERSE=1 includes them in reverse order: test-make-order checks that every rule
+# comes out the same, so no fragment depends on being read before another.
+mk_reverse = $(if $(1),$(call mk_reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
+include $(if $(NF_MK_REVERSE),$(call mk_reverse,$(MK_FRAGMENTS)),$(MK_FRAGMENTS))
 
 # The foundation's own tests: the generator and the generated headers.
 LINT_TARGETS += lint-layout

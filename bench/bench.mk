@@ -63,7 +63,7 @@ BENCH_TARGETS += bench-sim
 
 # ---- ndmrlat-style latency sweep through the public NDKPI: `ndkfpga mrlat` (host/cli/) ----
 .PHONY: bench-ndmrlat
-bench-ndmrlat: $(CLI_BIN) sim ## register/deregister, fast-register/invalidate latency per size (ndkfpga mrlat on nfsim)
+bench-ndmrlat: $$(CLI_BIN) sim ## register/deregister, fast-register/invalidate latency per size (ndkfpga mrlat on nfsim)
 	@mkdir -p $(BENCH_BUILD)
 	@$(CLI_BIN) mrlat --series $(BENCH_NDMRLAT_ARGS) sim > $(BENCH_BUILD)/ndmrlat.out 2> $(BENCH_BUILD)/ndmrlat.err || \
 	    { cat $(BENCH_BUILD)/ndmrlat.out $(BENCH_BUILD)/ndmrlat.err; exit 1; }
@@ -77,7 +77,7 @@ BENCH_TARGETS += bench-ndmrlat
 BENCH_SENDLAT_ARGS_sim   := -c 10 -n 100
 BENCH_SENDLAT_ARGS_model := -c 200 -n 5000
 .PHONY: bench-sendlat
-bench-sendlat: $(CLI_BIN) sim model ## Send-to-receive latency (8 B to 4 KiB), ping-pong, messages/s; adapter and host memory
+bench-sendlat: $$(CLI_BIN) sim model ## Send-to-receive latency (8 B to 4 KiB), ping-pong, messages/s; adapter and host memory
 	@mkdir -p $(BENCH_BUILD)
 	@for dev in sim model; do for mem in adapter host; do \
 	    out=$(BENCH_BUILD)/sendlat_$$dev; opt=; \
@@ -96,7 +96,7 @@ $(FWPROF_DIR)/nf_frame.o: $(ROOT)/proto/c/nf_frame.c $(ROOT)/proto/c/nf_frame.h
 	@mkdir -p $(@D)
 	@$(HOST_CC) $(HOST_CFLAGS) -c -o $@ $<
 
-$(FWPROF_DIR)/Vnf_soc: $(SOC_RTL) $(call cpu_stamp,$(FWPROF_DIR)) $(BENCH_DIR)/fwprof.cpp $(BENCH_DIR)/fwprof.vlt $(FWPROF_DIR)/nf_frame.o \
+$(FWPROF_DIR)/Vnf_soc: $$(SOC_RTL) $$(call cpu_stamp,$(FWPROF_DIR)) $(BENCH_DIR)/fwprof.cpp $(BENCH_DIR)/fwprof.vlt $(FWPROF_DIR)/nf_frame.o \
                        $(ROOT)/sim/nf_uart_bits.h $(ROOT)/proto/gen/nf_layout.h
 	@mkdir -p $(@D)
 	@echo "  VERILATE fwprof (nf_soc, a few minutes on 2 cores)"

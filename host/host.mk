@@ -6,8 +6,8 @@
 # Objects keep their directory (build/host/obj/ndk/ndk_qp.o), which is the layer
 # tools/check_calls.py checks them by.
 #
-# host/link.mk and host/usb.mk are included after this file, so every list that
-# names their variables is expanded late (recursive variables, second expansion).
+# Lists that name host/link.mk's and host/usb.mk's variables are recursive and used as
+# $$(...) in prerequisites, so the fragments may be read in any order (test-make-order).
 
 NDK_BUILD := $(BUILD)/host
 NDK_SRCS := $(addprefix host/src/ndk/,ndk_adapter.c ndk_object.c ndk_event.c ndk_request.c ndk_mdl.c ndk_hostmem.c \
@@ -30,8 +30,6 @@ NDK_CONSUMER_CC = $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/tes
 .PHONY: host-lib test-host-ndk test-host-clock test-host-log test-conformance-model test-conformance-faults test-conformance-sim test-install \
         lint-host-ndk install uninstall
 LINT_TARGETS += lint-host-ndk
-
-.SECONDEXPANSION:
 
 host-lib: $(NDK_BUILD)/libndkfpga.a $(NDK_BUILD)/libndkfpga.so ## build the host library build/host/libndkfpga.{a,so}
 

@@ -26,16 +26,16 @@ HU_USB_DEPS = host/tests/usb/test_usb.c host/tests/usb/fake_ftdi.c host/tests/us
 HU_USB_BUILD = $(HU_LINK_CC) $(HU_UMOCKDEV_CFLAGS) -o $@ \
                host/tests/usb/test_usb.c host/tests/usb/fake_ftdi.c $(HU_LINK_SRCS) $(HU_LINK_LIBS) $(HU_UMOCKDEV_LIBS)
 
-$(HU_BUILD)/test_usb: $(HU_USB_DEPS)
+$(HU_BUILD)/test_usb: $$(HU_USB_DEPS)
 	@mkdir -p $(@D)
 	$(HU_USB_BUILD)
 
-$(HU_BUILD)/test_usb_san: $(HU_USB_DEPS)
+$(HU_BUILD)/test_usb_san: $$(HU_USB_DEPS)
 	@mkdir -p $(@D)
 	$(HU_USB_BUILD) -O1 $(SAN_FLAGS)
 
 $(HU_BUILD)/test_tty: host/tests/usb/test_tty.c host/tests/usb/board_proc.c host/tests/usb/board_proc.h \
-                      host/tests/link/fake_board.c host/tests/link/fake_board.h $(HU_LINK_DEPS)
+                      host/tests/link/fake_board.c host/tests/link/fake_board.h $$(HU_LINK_DEPS)
 	@mkdir -p $(@D)
 	$(HU_LINK_CC) -O1 $(SAN_FLAGS) -o $@ host/tests/usb/test_tty.c host/tests/usb/board_proc.c \
 	    host/tests/link/fake_board.c $(HU_LINK_SRCS) $(HU_LINK_LIBS)
@@ -62,8 +62,8 @@ lint-host-usb:
 # the link tests' fake board and, when built, to nfmodel.
 HU_LINK_TEST_DEPS = host/tests/usb/test_usb_link.c host/tests/usb/fake_ftdi.c host/tests/usb/fake_ftdi.h \
                     host/tests/usb/board_proc.c host/tests/usb/board_proc.h \
-                    host/tests/link/fake_board.c host/tests/link/fake_board.h $(HU_LINK_DEPS)
-$(HU_BUILD)/test_usb_link: $(HU_LINK_TEST_DEPS)
+                    host/tests/link/fake_board.c host/tests/link/fake_board.h $$(HU_LINK_DEPS)
+$(HU_BUILD)/test_usb_link: $$(HU_LINK_TEST_DEPS)
 	@mkdir -p $(@D)
 	$(HU_LINK_CC) $(HU_UMOCKDEV_CFLAGS) -O1 $(SAN_FLAGS) -o $@ \
 	    host/tests/usb/test_usb_link.c host/tests/usb/fake_ftdi.c host/tests/usb/board_proc.c \

@@ -54,7 +54,7 @@ SIM_PGO_USE    := OPT_FAST="-O2 -fprofile-use -fprofile-partial-training -Wno-mi
 SIM_PGO_MERGE   = true
 endif
 
-$(SIM_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/cpu.vlt $(call cpu_stamp,$(SIM_BUILD)) $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/pgo_train.sh $(SIM_DIR)/sim.mk \
+$(SIM_BIN): $$(SOC_RTL) $(SIM_TOP) $$(SOC_DIR)/cpu.vlt $$(call cpu_stamp,$(SIM_BUILD)) $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/pgo_train.sh $(SIM_DIR)/sim.mk \
             | $(SIM_FW_HEX) $(SIM_BUILD)/nfsim_client
 	@rm -rf $(SIM_BUILD)/obj && mkdir -p $(SIM_BUILD)/obj
 	@echo "sim: verilating nf_soc into $(SIM_BIN) (the board model, $(SIM_CXX); log in $(SIM_BUILD)/build.log)"
@@ -74,7 +74,7 @@ $(SIM_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/cpu.vlt $(call cpu_stamp,$(SIM_BUIL
 SIM_TRACE_BIN := $(SIM_BUILD)/nfsim-trace
 .PHONY: sim-trace
 sim-trace: $(SIM_TRACE_BIN) firmware ## build build/sim/nfsim-trace: nfsim that writes FST waveforms (--trace FILE)
-$(SIM_TRACE_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/cpu.vlt $(call cpu_stamp,$(SIM_BUILD)) $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/sim.mk | $(SIM_FW_HEX)
+$(SIM_TRACE_BIN): $$(SOC_RTL) $(SIM_TOP) $$(SOC_DIR)/cpu.vlt $$(call cpu_stamp,$(SIM_BUILD)) $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/sim.mk | $(SIM_FW_HEX)
 	@mkdir -p $(SIM_BUILD)/obj-trace
 	@echo "sim: verilating nf_soc into $(SIM_TRACE_BIN) (waveforms; log in $(SIM_BUILD)/build-trace.log)"
 	@{ $(VERILATOR) $(SIM_VFLAGS) --trace-fst --Mdir $(SIM_BUILD)/obj-trace -o $(SIM_TRACE_BIN) \
@@ -85,7 +85,7 @@ $(SIM_TRACE_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/cpu.vlt $(call cpu_stamp,$(SI
 # Tests: a test program that echoes frames (sim/tests/echo_fw.c) checks the bridge,
 # the UART and the link hardware end to end; with the real firmware, the RESET
 # handshake checks pins -> hardware -> firmware -> hardware -> pins.
-$(SIM_BUILD)/echo_fw.hex: $(SIM_DIR)/tests/echo_fw.c $(SOC_DIR)/tb/smoke_start.S $(SOC_DIR)/tb/smoke.ld $(ROOT)/proto/gen/nf_layout.h
+$(SIM_BUILD)/echo_fw.hex: $(SIM_DIR)/tests/echo_fw.c $$(SOC_DIR)/tb/smoke_start.S $$(SOC_DIR)/tb/smoke.ld $(ROOT)/proto/gen/nf_layout.h
 	@mkdir -p $(SIM_BUILD)
 	@$(RV_CC) -march=rv32i -mabi=ilp32 -nostdlib -ffreestanding -O2 -Wall -Wextra -Werror \
 	    -I$(ROOT)/proto/gen -T $(SOC_DIR)/tb/smoke.ld -Wl,--no-relax \
@@ -106,7 +106,7 @@ test-sim: $(SIM_TEST_DEPS) ## nfsim: options, echo over the UART, faults, reconn
 # The model's CPU clock gate against the boards' CPU clock, clock for clock (sim/tests/
 # test_cpu_gate.sh): a consumer session replayed into both builds.
 SIM_UNGATED_BIN := $(SIM_BUILD)/ungated/nfsim
-$(SIM_UNGATED_BIN): $(SOC_RTL) $(SIM_TOP) $(SOC_DIR)/cpu.vlt $(call cpu_stamp,$(SIM_BUILD)/ungated) $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/sim.mk | $(SIM_FW_HEX)
+$(SIM_UNGATED_BIN): $$(SOC_RTL) $(SIM_TOP) $$(SOC_DIR)/cpu.vlt $$(call cpu_stamp,$(SIM_BUILD)/ungated) $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/sim.mk | $(SIM_FW_HEX)
 	@$(MAKE) --no-print-directory SIM_CPU_GATE=0 SIM_PGO=0 SIM_BUILD=$(SIM_BUILD)/ungated $@
 
 .PHONY: test-sim-gate

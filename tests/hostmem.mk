@@ -13,11 +13,11 @@ HOSTMEM_HDRS := tests/consumer.h tests/tap.h
 .PHONY: test-hostmem-model test-hostmem-sim lint-hostmem
 LINT_TARGETS += lint-hostmem
 
-$(HOSTMEM_BIN): $(HOSTMEM_SRCS) $(HOSTMEM_HDRS) $(NDK_BUILD)/libndkfpga.a host/include/ndkpi.h host/include/ndkfpga.h
+$(HOSTMEM_BIN): $(HOSTMEM_SRCS) $(HOSTMEM_HDRS) $$(NDK_BUILD)/libndkfpga.a host/include/ndkpi.h host/include/ndkfpga.h
 	@mkdir -p $(@D)
 	$(NDK_CONSUMER_CC) -o $@ $(HOSTMEM_SRCS) $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
 
-$(HOSTMEM_BIN)_san: $(HOSTMEM_SRCS) $(HOSTMEM_HDRS) $(NDK_BUILD)/libndkfpga_san.a host/include/ndkpi.h \
+$(HOSTMEM_BIN)_san: $(HOSTMEM_SRCS) $(HOSTMEM_HDRS) $$(NDK_BUILD)/libndkfpga_san.a host/include/ndkpi.h \
                     host/include/ndkfpga.h
 	@mkdir -p $(@D)
 	$(NDK_CONSUMER_CC) -O1 $(SAN_FLAGS) -o $@ $(HOSTMEM_SRCS) $(NDK_BUILD)/libndkfpga_san.a $(NDK_LIB_LIBS)

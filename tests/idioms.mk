@@ -19,15 +19,15 @@ IDIOMS_HEADER_CCS := "gcc -std=c11 -x c" "g++ -std=c++17 -x c++" "clang -std=c11
 .PHONY: test-idioms test-idioms-sim lint-idioms
 LINT_TARGETS += lint-idioms
 
-$(IDIOMS_BUILD)/idioms_gcc: $(IDIOMS_DEPS)
+$(IDIOMS_BUILD)/idioms_gcc: $$(IDIOMS_DEPS)
 	@mkdir -p $(@D)
 	gcc -std=c11 $(IDIOMS_FLAGS) -o $@ $(IDIOMS_SRC) $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
 
-$(IDIOMS_BUILD)/idioms_gxx: $(IDIOMS_DEPS)
+$(IDIOMS_BUILD)/idioms_gxx: $$(IDIOMS_DEPS)
 	@mkdir -p $(@D)
 	g++ -std=c++17 $(IDIOMS_FLAGS) -x c++ -o $@ $(IDIOMS_SRC) -x none $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
 
-$(IDIOMS_BUILD)/idioms_clang: $(IDIOMS_DEPS)
+$(IDIOMS_BUILD)/idioms_clang: $$(IDIOMS_DEPS)
 	@mkdir -p $(@D)
 	clang -std=c11 $(IDIOMS_FLAGS) -o $@ $(IDIOMS_SRC) $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
 

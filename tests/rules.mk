@@ -17,7 +17,7 @@ LINT_TARGETS += lint-rules
 
 rules: $(RULES_BIN) ## build the rule table build/tests/rules (docs/rules.md)
 
-$(RULES_BIN): $(RULES_SRCS) $(RULES_HDRS) $(NDK_BUILD)/libndkfpga.a host/include/ndkpi.h host/include/ndkfpga.h
+$(RULES_BIN): $(RULES_SRCS) $(RULES_HDRS) $$(NDK_BUILD)/libndkfpga.a host/include/ndkpi.h host/include/ndkfpga.h
 	@mkdir -p $(@D)
 	$(NDK_CONSUMER_CC) -o $@ $(RULES_SRCS) $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
 

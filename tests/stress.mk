@@ -19,11 +19,11 @@ LINT_TARGETS += lint-stress
 
 stress: $(STRESS_BUILD)/stress $(STRESS_BUILD)/stress_san ## build the stress suite build/tests/stress (and stress_san)
 
-$(STRESS_BUILD)/stress: $(STRESS_SRCS) $(STRESS_HDRS) $(NDK_BUILD)/libndkfpga.a host/include/ndkpi.h host/include/ndkfpga.h
+$(STRESS_BUILD)/stress: $(STRESS_SRCS) $(STRESS_HDRS) $$(NDK_BUILD)/libndkfpga.a host/include/ndkpi.h host/include/ndkfpga.h
 	@mkdir -p $(@D)
 	$(STRESS_CC) -o $@ $(STRESS_SRCS) $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
 
-$(STRESS_BUILD)/stress_san: $(STRESS_SRCS) $(STRESS_HDRS) $(NDK_BUILD)/libndkfpga_san.a host/include/ndkpi.h \
+$(STRESS_BUILD)/stress_san: $(STRESS_SRCS) $(STRESS_HDRS) $$(NDK_BUILD)/libndkfpga_san.a host/include/ndkpi.h \
                             host/include/ndkfpga.h
 	@mkdir -p $(@D)
 	$(STRESS_CC) -O1 $(SAN_FLAGS) -o $@ $(STRESS_SRCS) $(NDK_BUILD)/libndkfpga_san.a $(NDK_LIB_LIBS)

@@ -5,7 +5,7 @@
 # down them (the frame codec, proto/c, is below all).
 HOST_LAYERS := ndk,link,transport,base,proto
 .PHONY: test-calls
-test-calls: $(NDK_OBJS) $(FW_OBJS) ## no circle of files calling each other in host/src or firmware/src; host/src's layers only call and include down
+test-calls: $$(NDK_OBJS) $$(FW_OBJS) ## no circle of files calling each other in host/src or firmware/src; host/src's layers only call and include down
 	@python3 tools/check_calls.py host/src nm --layers $(HOST_LAYERS) --src host/src $(NDK_OBJS)
 	@python3 tools/check_calls.py firmware/src $(RV_NM) $(FW_OBJS)
 	@bash tools/test_check_calls.sh

@@ -24,7 +24,7 @@ ENGINE_SRC_DIR := $(ROOT)/rtl/engine
 # parameter picks one), the firmware RAM and the SYS registers.
 SOC_OWN_RTL := $(addprefix $(SOC_DIR)/,nf_soc.v nf_cpu_vexriscv.v nf_cpu_picorv32.v nf_fw_ram.v nf_fw_ram_hit.v \
                nf_sys_regs.v nf_sys_csr.v)
-SOC_RTL    := $(SOC_OWN_RTL) $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)
+SOC_RTL    = $(SOC_OWN_RTL) $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)
 # The CPUs are third-party: cpu.vlt switches their lint off; ours stays -Wall clean.
 soc_vsrc   = --timescale 1ns/1ps -I$(ROOT)/proto/gen -y $(SOC_DIR) -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) \
               $(SOC_DIR)/cpu.vlt $(call cpu_rtl,$(1)) -GCPU='"$(1)"'
@@ -66,7 +66,7 @@ define soc_tb_model
 	    $(SOC_DIR)/nf_soc.v $(SOC_DIR)/tb/soc_tb.cpp > $(1)/build.log 2>&1 || (cat $(1)/build.log; exit 1)
 endef
 
-$(SOC_BUILD)/tb/Vnf_soc: $(SOC_TB_DEPS) $(call cpu_stamp,$(SOC_BUILD)/tb)
+$(SOC_BUILD)/tb/Vnf_soc: $$(SOC_TB_DEPS) $(call cpu_stamp,$(SOC_BUILD)/tb)
 	$(call soc_tb_model,$(SOC_BUILD)/tb,,$(NF_CPU))
 
 test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program on nf_soc's CPU (NF_CPU)
@@ -77,9 +77,9 @@ test-soc: $(SOC_BUILD)/tb/Vnf_soc $(SOC_BUILD)/smoke.hex ## boot a smoke program
 # through its cache and takes it whole), under Verilator: the smoke program must pass on it
 # and finish in the very cycle it does on the one-memory RAM, both with PicoRV32.
 SOC_SLICE_BITS := $(NF_PROFILE_ULX3S_85K_FW_SLICE_BITS)
-$(SOC_BUILD)/tb-picorv32/Vnf_soc: $(SOC_TB_DEPS)
+$(SOC_BUILD)/tb-picorv32/Vnf_soc: $$(SOC_TB_DEPS)
 	$(call soc_tb_model,$(SOC_BUILD)/tb-picorv32,,picorv32)
-$(SOC_BUILD)/tb-picorv32-sliced/Vnf_soc: $(SOC_TB_DEPS)
+$(SOC_BUILD)/tb-picorv32-sliced/Vnf_soc: $$(SOC_TB_DEPS)
 	$(call soc_tb_model,$(SOC_BUILD)/tb-picorv32-sliced,+define+SYNTHESIS -GFW_SLICE_BITS=$(SOC_SLICE_BITS),picorv32)
 $(SOC_BUILD)/smoke.hex.s00: $(SOC_BUILD)/smoke.hex $(ROOT)/tools/fw_slices.py
 	@python3 $(ROOT)/tools/fw_slices.py $< $(SOC_SLICE_BITS)
