@@ -559,10 +559,10 @@ _Static_assert(NF_OP_WR_INVALIDATE == NF_OP_WR_FAST_REGISTER + 1 && NF_OP_WR_REA
 
 /* A frame holding one status query (INFO or STATS), as a host polling the adapter's
  * state between work requests sends it: answered as the walk would answer it, without
- * the walk's general checks and code (FW_WARM), so the poll runs and evicts less. Its
+ * the walk's general checks and code. Its
  * reply has room (fw_msg_fits); if it had not, the walk holds the frame as for any
  * other message. */
-static FW_WARM __attribute__((noinline)) void query(struct fw_frame *f, uint32_t op)
+static __attribute__((noinline)) void query(struct fw_frame *f, uint32_t op)
 {
     uint32_t size = NF_STATS_SIZE, stat = NF_STAT_OP_STATS;
     void (*put)(uint32_t at) = fw_state_put_stats;

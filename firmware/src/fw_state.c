@@ -40,7 +40,7 @@ FW_COLD uint64_t fw_mul64(uint32_t a, uint32_t b)
     return acc;
 }
 
-FW_WARM uint32_t fw_stats_wr_count(void)
+uint32_t fw_stats_wr_count(void)
 {
     uint32_t n = 0;
     for (uint32_t i = NF_STAT_OP_WR_FAST_REGISTER; i <= NF_STAT_OP_WR_BIND; i++)
@@ -65,7 +65,7 @@ FW_WARM uint32_t fw_stats_wr_count(void)
  * and stops the build here. */
 _Static_assert(NF_INFO_SIZE == 28u * 4u, "fw_state_put_info sets each of INFO's 28 words");
 
-FW_WARM void fw_state_put_info(uint32_t at)
+void fw_state_put_info(uint32_t at)
 {
     hal_win w = mem_win(at);
     PUT(w, nf_info, fw_version, NF_ADAPTER_FW_VERSION);
@@ -106,7 +106,7 @@ _Static_assert(offsetof(struct fw_stats, refused) == offsetof(struct fw_stats, o
                    offsetof(struct nf_stats, refuse_codes) == offsetof(struct nf_stats, refused) + 4u * NF_STATS_REFUSED_COUNT,
                "the STATS counter arrays lie back to back, in the same order, in both structs");
 
-FW_WARM void fw_state_put_stats(uint32_t at)
+void fw_state_put_stats(uint32_t at)
 {
     hal_win w = mem_win(at);
     PUT(w, nf_stats, profile, fw_cfg.profile);

@@ -47,15 +47,6 @@ _Static_assert(NF_STATS_OPS_COUNT == NF_STAT_OP_COUNT && NF_STATS_REFUSED_COUNT 
  * image's start (firmware/link.ld), so a core with a small instruction cache (VexRiscv:
  * 4 KiB direct-mapped) holds it all at once. Changes no code, only where it lies. */
 #define FW_HOT __attribute__((section(".text.hot")))
-/* What the status queries (INFO, STATS) run beyond FW_HOT's link path: placed right
- * after it (firmware/link.ld), in lines of the instruction cache the work-request path
- * does not use, so a host polling the adapter's state between work requests evicts none
- * of them (measured). */
-#define FW_WARM __attribute__((section(".text.warm")))
-/* What a Send and a posted receive run beyond FW_HOT (the Send, the DMA, the receive
- * queue): placed before FW_HOT (firmware/link.ld), where, measured, it evicts the fewest
- * lines of the work-request path and of its own. */
-#define FW_SEND __attribute__((section(".text.send")))
 /* The usual outcome of a test on the work-request path: the compiler lays it out as the
  * straight line. VexRiscv predicts a forward branch not taken and pays 3 clocks when it
  * is; the hints are where its guess and ours differ. Changes no result. */
@@ -71,12 +62,12 @@ extern struct fw_stats fw_stats;
  * RAM has no room for. */
 uint64_t fw_mul64(uint32_t a, uint32_t b);
 /* Work requests executed (INFO.wr_count). */
-FW_WARM uint32_t fw_stats_wr_count(void);
+uint32_t fw_stats_wr_count(void);
 /* Count one reply or CQE sent with a failure status (not SUCCESS) under its status. */
 void fw_stats_refused(uint32_t status);
 /* Fill an INFO struct at adapter address at. */
-FW_WARM void fw_state_put_info(uint32_t at);
+void fw_state_put_info(uint32_t at);
 /* Fill a STATS struct at adapter address at. */
-FW_WARM void fw_state_put_stats(uint32_t at);
+void fw_state_put_stats(uint32_t at);
 
 #endif

@@ -341,7 +341,7 @@ _Static_assert(sizeof(wr_op_type) == NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER + 1u
 /* Every work request but fast-register and invalidate. Out of line: their registers
  * are not saved on the path of the two the fast path inlines; the outcome comes back
  * by value, so the caller's result never leaves registers. */
-static FW_SEND __attribute__((noinline)) struct wr_result wr_other(const struct fw_frame *f, struct fw_qp *qp, uint32_t op,
+static __attribute__((noinline)) struct wr_result wr_other(const struct fw_frame *f, struct fw_qp *qp, uint32_t op,
                                                            uint32_t wr_id, uint32_t flags, uint32_t m, uint32_t mlen)
 {
     struct wr_result r = {NF_STATUS_INVALID_PARAMETER, 0, 0, 0};
