@@ -33,6 +33,15 @@
 #define DUP_ACKS_FOR_FAST_RETRANSMIT 2u
 #define NO_SEQ 0x100u /* a value no 8-bit sequence number has */
 
+/* The transmit window's open frame, which the reply cursor (reply_ops) fills: what the
+ * layers above reserve goes there, and the link posts it once the received frame is done. */
+static struct {
+    uint32_t open;   /* a frame is being filled in the slot after the in-flight ones */
+    uint32_t len;    /* payload bytes in it so far (0 with none open) */
+    uint32_t addr;   /* payload address of that slot */
+    uint32_t zeroed; /* bytes len .. zeroed at addr are known zero (the link's idle zeroing) */
+} tx_frame;
+
 /* The link's state: receive slots, the transmit window and its retransmission. */
 static struct {
     uint32_t rx_next;           /* next RX slot to look at (the hardware fills them in ring order) */
@@ -111,7 +120,7 @@ static uint32_t hdr_word1(uint32_t len, uint32_t rsvd)
 
 /* A new slot opens, or bytes a caller may have written are given back: nothing past
  * the frame's end is known zero any more (until the next idle tx_zero_ahead). */
-static void tx_zeroed_lost(void) { fw_tx_frame.zeroed = 0; }
+static void tx_zeroed_lost(void) { tx_frame.zeroed = 0; }
 
 /* The oldest unacknowledged frame's timer runs from cycle at (a send, a retransmission,
  * or an ack's arrival); a restart rx_frame left pending is overtaken. */
@@ -169,24 +178,24 @@ static int rto_expired(void)
 
 static FW_HOT void tx_flush(void)
 {
-    if (!fw_tx_frame.open)
+    if (!tx_frame.open)
         return;
     uint32_t slot = link_state.tx_open;
     uint32_t a = tx_addr(slot);
     mem_wr(a, hdr_word0(NF_LINK_TYPE_DATA, link_state.tx_seq, rx_expect()));
-    mem_wr(a + 4u, hdr_word1(fw_tx_frame.len, 0));
-    tx_post(slot, NF_LINK_HDR_SIZE + fw_tx_frame.len);
-    link_state.tx_len[slot] = (uint16_t)(NF_LINK_HDR_SIZE + fw_tx_frame.len);
+    mem_wr(a + 4u, hdr_word1(tx_frame.len, 0));
+    tx_post(slot, NF_LINK_HDR_SIZE + tx_frame.len);
+    link_state.tx_len[slot] = (uint16_t)(NF_LINK_HDR_SIZE + tx_frame.len);
     if (link_state.tx_inflight == 0)
         rto_restart(hal_cycles());
     link_state.tx_inflight++;
     slot = ring_add(slot, 1u, fw_cfg.tx_slots);
     link_state.tx_open = slot;
-    fw_tx_frame.addr = tx_addr(slot) + NF_LINK_HDR_SIZE;
+    tx_frame.addr = tx_addr(slot) + NF_LINK_HDR_SIZE;
     link_state.rto_valid = 0;
     link_state.tx_seq++;
-    fw_tx_frame.open = 0;
-    fw_tx_frame.len = 0;
+    tx_frame.open = 0;
+    tx_frame.len = 0;
     link_state.ack_owed = 0;
     tx_zeroed_lost();
 }
@@ -203,10 +212,10 @@ static inline void tx_zero(uint32_t at, uint32_t bytes)
  * in a slot that holds no unacknowledged frame and is not still sending. */
 static FW_HOT void tx_zero_ahead(void)
 {
-    if (fw_tx_frame.open || link_state.tx_inflight >= fw_cfg.tx_slots || (link_state.maybe_busy & (1u << link_state.tx_open)))
+    if (tx_frame.open || link_state.tx_inflight >= fw_cfg.tx_slots || (link_state.maybe_busy & (1u << link_state.tx_open)))
         return;
-    tx_zero(fw_tx_frame.addr, FW_REPLY_ZERO_AHEAD);
-    fw_tx_frame.zeroed = FW_REPLY_ZERO_AHEAD;
+    tx_zero(tx_frame.addr, FW_REPLY_ZERO_AHEAD);
+    tx_frame.zeroed = FW_REPLY_ZERO_AHEAD;
 }
 
 /* fw_tx_reserve when the open frame is full or a slot may be busy: flush, then open. */
@@ -226,10 +235,10 @@ static FW_COLD uint32_t tx_reserve_slow(uint32_t bytes)
         tx_wait_idle(1u << slot);
         link_state.maybe_busy &= ~(1u << slot);
     }
-    fw_tx_frame.open = 1;
-    fw_tx_frame.len = bytes;
+    tx_frame.open = 1;
+    tx_frame.len = bytes;
     tx_zeroed_lost();
-    return fw_tx_frame.addr;
+    return tx_frame.addr;
 }
 
 /* The reply cursor's reserve (fw_frame.h). Named for the profiler (bench/fwprof.cpp).
@@ -237,45 +246,50 @@ static FW_COLD uint32_t tx_reserve_slow(uint32_t bytes)
  * checks it. */
 static FW_HOT uint32_t fw_tx_reserve(uint32_t bytes)
 {
-    if (__builtin_expect(!fw_tx_frame.open, 1)) {
+    if (__builtin_expect(!tx_frame.open, 1)) {
         /* The usual case for a reply: no open frame, a free slot, no slot still sending.
          * One test of the three (&, not &&): their loads issue together, one branch. */
         if (FW_LIKELY((link_state.maybe_busy == 0) & (link_state.tx_inflight < fw_cfg.tx_slots) & (bytes <= NF_LINK_MAX_PAYLOAD))) {
-            fw_tx_frame.open = 1;
-            fw_tx_frame.len = bytes;
-            return fw_tx_frame.addr;
+            tx_frame.open = 1;
+            tx_frame.len = bytes;
+            return tx_frame.addr;
         }
     } else {
-        uint32_t at = fw_tx_frame.len;
+        uint32_t at = tx_frame.len;
         if (at + bytes <= link_state.tx_cap) {
-            fw_tx_frame.len = at + bytes;
-            return fw_tx_frame.addr + at;
+            tx_frame.len = at + bytes;
+            return tx_frame.addr + at;
         }
     }
     return tx_reserve_slow(bytes);
 }
 
-/* The reply cursor's reserve_zeroed, past the bytes tx_zero_ahead cleared (the fast
- * path is fw_reserve_zeroed's, inline): a reserve, zeroed here. */
-static uint32_t tx_reserve_zeroed(uint32_t bytes)
+/* The reply cursor's reserve_zeroed: within the bytes tx_zero_ahead cleared, the open
+ * frame grows in slot tx_open with no test of the cap or the slot (the zeroed bytes fit
+ * under any cap, and tx_zero_ahead zeroes only a free slot, which nothing fills or sends
+ * before it is flushed); past them, a reserve, zeroed here. */
+static FW_HOT uint32_t tx_reserve_zeroed(uint32_t bytes)
 {
-    uint32_t at = fw_tx_reserve(bytes);
+    uint32_t at = tx_frame.len, end = at + bytes;
+    if (FW_LIKELY(end <= tx_frame.zeroed)) {
+        tx_frame.open = 1;
+        tx_frame.len = end;
+        return tx_frame.addr + at;
+    }
+    at = fw_tx_reserve(bytes);
     if (at)
         tx_zero(at, bytes);
     return at;
 }
-/* fw_reserve_zeroed's fast path opens or extends a frame in slot tx_open with no test
- * of the cap or the slot: the zeroed bytes fit under any cap, and tx_zero_ahead zeroes
- * only a free slot, which nothing fills or sends before it is flushed. */
 _Static_assert(FW_REPLY_ZERO_AHEAD <= TX_CAP_MIN, "the zeroed bytes fit a frame under any cap");
 
-static int tx_room(uint32_t bytes)
+static FW_HOT int tx_room(uint32_t bytes)
 {
     /* What fw_tx_reserve does: append to the open frame under the cap, else a new frame
      * in a free slot after the in-flight ones and the open one. */
-    if (fw_tx_frame.open && fw_tx_frame.len + bytes <= link_state.tx_cap)
+    if (tx_frame.open && tx_frame.len + bytes <= link_state.tx_cap)
         return 1;
-    return link_state.tx_inflight + fw_tx_frame.open + link_state.keep_free < fw_cfg.tx_slots;
+    return link_state.tx_inflight + tx_frame.open + link_state.keep_free < fw_cfg.tx_slots;
 }
 
 static void tx_spare(void)
@@ -285,8 +299,8 @@ static void tx_spare(void)
 
 static void tx_trim(uint32_t bytes)
 {
-    if (fw_tx_frame.open && bytes <= fw_tx_frame.len) {
-        fw_tx_frame.len -= bytes;
+    if (tx_frame.open && bytes <= tx_frame.len) {
+        tx_frame.len -= bytes;
         tx_zeroed_lost();
     }
 }
@@ -396,11 +410,11 @@ static FW_COLD void link_state_reset(void)
     link_state.tx_open = 0;
     link_state.tx_inflight = 0;
     link_state.rto_stamp_due = 0;
-    fw_tx_frame.addr = tx_addr(0) + NF_LINK_HDR_SIZE;
+    tx_frame.addr = tx_addr(0) + NF_LINK_HDR_SIZE;
     tx_zeroed_lost();
     link_state.rto_valid = 0;
-    fw_tx_frame.open = 0;
-    fw_tx_frame.len = 0;
+    tx_frame.open = 0;
+    tx_frame.len = 0;
     link_state.tx_cap = NF_LINK_MAX_PAYLOAD;
     link_state.cap_saved = 0;
     link_state.cap_adjust = 0;
@@ -451,7 +465,7 @@ static FW_COLD int replies_fit_slow(const struct fw_frame *f, uint32_t free_slot
     /* A free slot per message. */
     if (free_slots >= fw_msg_count(f))
         return 1;
-    uint32_t free_open = fw_tx_frame.open ? NF_LINK_MAX_PAYLOAD - fw_tx_frame.len : 0;
+    uint32_t free_open = tx_frame.open ? NF_LINK_MAX_PAYLOAD - tx_frame.len : 0;
     if (link_state.tx_cap < NF_LINK_MAX_PAYLOAD)
         return replies_fit_capped(f, free_open, free_slots);
     return fw_msg_fits(f, free_open, free_slots);
@@ -461,7 +475,7 @@ static inline int replies_fit(const struct fw_frame *f)
 {
     /* Fast path: every reply fits one frame, so a free slot per possible message (each
      * is at least a header) is enough without reading the messages. */
-    uint32_t free_slots = fw_cfg.tx_slots - link_state.tx_inflight - fw_tx_frame.open;
+    uint32_t free_slots = fw_cfg.tx_slots - link_state.tx_inflight - tx_frame.open;
     if (free_slots >= f->len / NF_MSG_HDR_SIZE)
         return 1;
     /* A frame holding one message (the usual work request with its page list) needs one
@@ -594,7 +608,7 @@ static FW_COLD int rx_held(uint32_t ready, uint32_t slot, struct fw_frame *f)
     uint32_t from = link_state.hold - 1u;
     if (from == 0 && !replies_fit(f) && (peek_acks(ready), !replies_fit(f))) {
         uint32_t all_rx = (1u << fw_cfg.rx_slots) - 1u;
-        if (link_state.tx_inflight == 0 && !fw_tx_frame.open)
+        if (link_state.tx_inflight == 0 && !tx_frame.open)
             return rx_overflow_frame(ready, slot, f);
         if ((ready & all_rx) != all_rx)
             return 0; /* wait for acks; there is a free RX slot for them */
@@ -715,7 +729,7 @@ static FW_HOT __attribute__((noinline)) int rx_frame(uint32_t ready)
     uint32_t m0 = win_rd(hw, NF_LINK_HDR_SIZE); /* the first message's header word */
     if (tx_ack((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu))
         link_state.rto_stamp_due = 1;
-    uint32_t free_slots = fw_cfg.tx_slots - link_state.tx_inflight - fw_tx_frame.open;
+    uint32_t free_slots = fw_cfg.tx_slots - link_state.tx_inflight - tx_frame.open;
     if (FW_UNLIKELY(free_slots < len / NF_MSG_HDR_SIZE)) { /* (a forward branch taken costs 3 clocks) */
         uint32_t mlen = (m0 >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu;
         /* fw_msg_single, read from the window already at hand */
@@ -738,7 +752,7 @@ static FW_HOT __attribute__((noinline)) int link_work(uint32_t ready)
      * sooner, and the acks it carried may already have made a retransmission moot. */
     int did = tx_retransmit_due();
     /* No more work in the RX slots: send what was batched, or at least the ack. */
-    if (FW_LIKELY(fw_tx_frame.open)) {
+    if (FW_LIKELY(tx_frame.open)) {
         tx_flush();
         did = 1;
     } else if (link_state.ack_owed) {
@@ -763,8 +777,8 @@ FW_HOT int fw_link_poll(void)
      * returns after one look (its test bench feeds the next frame between polls; its
      * model's SLEEP does not wait). */
     uint32_t bit = link_state.rx_bit;
-    if (!fw_tx_frame.open && !link_state.ack_owed) {
-        if (!fw_tx_frame.zeroed)
+    if (!tx_frame.open && !link_state.ack_owed) {
+        if (!tx_frame.zeroed)
             tx_zero_ahead();
         for (;;) {
             /* the RTO once rto_expired has worked it out, else its floor rto_min */

@@ -562,7 +562,7 @@ _Static_assert(NF_OP_WR_INVALIDATE == NF_OP_WR_FAST_REGISTER + 1 && NF_OP_WR_REA
  * the walk's general checks and code. Its
  * reply has room (fw_msg_fits); if it had not, the walk holds the frame as for any
  * other message. */
-static __attribute__((noinline)) void query(struct fw_frame *f, uint32_t op)
+static FW_HOT __attribute__((noinline)) void query(struct fw_frame *f, uint32_t op)
 {
     uint32_t size = NF_STATS_SIZE, stat = NF_STAT_OP_STATS;
     void (*put)(uint32_t at) = fw_state_put_stats;

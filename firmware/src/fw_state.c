@@ -10,10 +10,6 @@
 
 struct fw_cfg fw_cfg;
 struct fw_stats fw_stats;
-/* The transmit window's open frame (fw_frame.h): the link fills and posts it, the reply
- * cursor's fast path advances it; here, below both, so neither layer reaches into the
- * other's file for it. */
-struct fw_tx_open fw_tx_frame;
 
 /* The failure statuses STATS counts one by one, at their NF_STAT_STATUS_* index: the
  * one table from layout.toml's STAT_STATUS list. */
@@ -40,7 +36,7 @@ FW_COLD uint64_t fw_mul64(uint32_t a, uint32_t b)
     return acc;
 }
 
-uint32_t fw_stats_wr_count(void)
+FW_HOT uint32_t fw_stats_wr_count(void)
 {
     uint32_t n = 0;
     for (uint32_t i = NF_STAT_OP_WR_FAST_REGISTER; i <= NF_STAT_OP_WR_BIND; i++)
@@ -65,7 +61,7 @@ uint32_t fw_stats_wr_count(void)
  * and stops the build here. */
 _Static_assert(NF_INFO_SIZE == 28u * 4u, "fw_state_put_info sets each of INFO's 28 words");
 
-void fw_state_put_info(uint32_t at)
+FW_HOT void fw_state_put_info(uint32_t at)
 {
     hal_win w = mem_win(at);
     PUT(w, nf_info, fw_version, NF_ADAPTER_FW_VERSION);

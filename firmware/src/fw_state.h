@@ -43,9 +43,10 @@ _Static_assert(NF_STATS_OPS_COUNT == NF_STAT_OP_COUNT && NF_STATS_REFUSED_COUNT 
  * or a loss runs: out of line and built for size (the firmware shares a small RAM),
  * leaving the work-request path short. */
 #define FW_COLD __attribute__((noinline, cold))
-/* What a work request runs, from the idle poll to its CQE: one contiguous stretch at the
- * image's start (firmware/link.ld), so a core with a small instruction cache (VexRiscv:
- * 4 KiB direct-mapped) holds it all at once. Changes no code, only where it lies. */
+/* What runs on every request and between requests: the idle poll, the link, the message
+ * walk, a work request's success path and the status queries a host polls with. One
+ * stretch at the image's start that must fit the instruction cache (firmware/link.ld),
+ * so none of it evicts another part. Changes no code, only where it lies. */
 #define FW_HOT __attribute__((section(".text.hot")))
 /* The usual outcome of a test on the work-request path: the compiler lays it out as the
  * straight line. VexRiscv predicts a forward branch not taken and pays 3 clocks when it

@@ -356,6 +356,22 @@ static __attribute__((noinline)) struct wr_result wr_other(const struct fw_frame
     return r;
 }
 
+/* A work request that failed: the one place the error-completion rule is applied to the
+ * requesting QP, for every work-request type and every status (a Send may also break its
+ * peer: fw_send.c); its CQE says why (one written ahead as a success gets the failure's
+ * status and code). */
+static FW_COLD void wr_refused(const struct fw_frame *f, struct fw_qp *qp, uint32_t qpn, uint32_t wr_id, uint32_t op,
+                               const struct wr_result *r)
+{
+    wr_failed(qp, r->status, r->refuse);
+    if (r->cqe_at) {
+        mem_wr(r->cqe_at + NF_MSG_HDR_SIZE + NF_CQE_STATUS_OFF, r->status);
+        mem_wr(r->cqe_at + NF_MSG_HDR_SIZE + NF_CQE_REFUSE_OFF, r->refuse);
+    } else {
+        wr_put_cqe(f, qpn, wr_id, r, wr_op_type[op - NF_OP_WR_FAST_REGISTER], 0, 0);
+    }
+}
+
 /* The QP a work request names, by the rules in the order that decides the status; *qp
  * is set once the QP exists, so that a failure applies the error-completion rule to it. */
 static inline uint32_t qp_validate(uint32_t qpn, uint32_t op, struct fw_qp **qp)
@@ -392,22 +408,12 @@ FW_HOT void fw_wr_process(const struct fw_frame *f, uint32_t m, uint32_t mlen, u
         }
     }
     fw_stats.ops[NF_STAT_OP_WR_FAST_REGISTER + (op - NF_OP_WR_FAST_REGISTER)]++;
-    /* The one place the error-completion rule is applied to the requesting QP, for
-     * every work-request type and every status (a Send may also break its peer:
-     * fw_send.c). */
-    if (r.status != NF_STATUS_SUCCESS)
-        wr_failed(qp, r.status, r.refuse);
-    /* A posted receive completes later, when a Send fills it (or the host flushes it). A
-     * CQE written ahead as a success gets the failure's status and code. */
-    if (r.cqe_at) {
-        if (r.status != NF_STATUS_SUCCESS) {
-            mem_wr(r.cqe_at + NF_MSG_HDR_SIZE + NF_CQE_STATUS_OFF, r.status);
-            mem_wr(r.cqe_at + NF_MSG_HDR_SIZE + NF_CQE_REFUSE_OFF, r.refuse);
-        }
-    } else if (!(r.status == NF_STATUS_SUCCESS && (flags & NF_NDK_OP_FLAG_SILENT_SUCCESS || op == NF_OP_WR_RECEIVE))) {
-        wr_put_cqe(f, qpn, wr_id, &r, wr_op_type[op - NF_OP_WR_FAST_REGISTER], 0, 0);
+    if (FW_UNLIKELY(r.status != NF_STATUS_SUCCESS)) {
+        wr_refused(f, qp, qpn, wr_id, op, &r);
+        return;
     }
-    /* The cost figures describe completed work only: a refusal takes another path. */
-    if (r.status == NF_STATUS_SUCCESS)
-        wr_cost(f, op);
+    /* A posted receive completes later, when a Send fills it (or the host flushes it). */
+    if (!r.cqe_at && !(flags & NF_NDK_OP_FLAG_SILENT_SUCCESS || op == NF_OP_WR_RECEIVE))
+        wr_put_cqe(f, qpn, wr_id, &r, wr_op_type[op - NF_OP_WR_FAST_REGISTER], 0, 0);
+    wr_cost(f, op);
 }
