@@ -21,7 +21,7 @@
 #define STUFFING_FACTOR 2u
 #define RTO_MAX 0x7FFFFFFFu      /* cycle differences are compared mod 2^32 */
 /* Reply batching on a lossy line: a frame survives a per-byte error rate p with
- * (1-p)^len (4 KB at 2e-3: 0.03 %; 128 B: 77 %), so every retransmission halves the
+ * probability (1-p)^len, which falls fast with len, so every retransmission halves the
  * payload the board batches replies up to, and a run of clean acks doubles it again
  * (the host does the same for its frames). A single reply larger than the cap still
  * gets a frame of its own. */
@@ -60,7 +60,7 @@ static struct {
     uint32_t maybe_busy;        /* TX slots that may still be sending (RESET_ACK, retransmitted copies) */
     uint32_t rto_start;         /* cycle the oldest unacknowledged frame was (re)sent */
     uint32_t rto_stamp_due;     /* rto_start is to become rx_next's RX_STAMP (rx_frame's ack) */
-    /* The RTO takes 64-bit multiplies (~40 cycles each on PicoRV32): it is computed only
+    /* The RTO takes 64-bit multiplies (shifts and adds on rv32i): it is computed only
      * when the oldest frame has waited rto_min, the RTO with nothing in flight (every
      * RTO is at least that), and then kept until an ack or a new frame changes it; so are
      * the bytes in flight it covers (summed from tx_len then, not kept per ack). */
@@ -626,7 +626,7 @@ static FW_COLD int rx_held(uint32_t ready, uint32_t slot, struct fw_frame *f)
 }
 
 /* The RX slot at rx_next is done with: hand it back to the hardware, look at the next. */
-static FW_HOT __attribute__((noinline)) void rx_release(uint32_t slot)
+static FW_HOT void rx_release(uint32_t slot)
 {
     link_wr(NF_LINK_RX_RELEASE, 1u << slot);
     rx_next_at(ring_add(slot, 1u, fw_cfg.rx_slots));
@@ -643,7 +643,7 @@ static FW_COLD int rx_frame_held(const struct fw_frame *f)
  * word (in the register fw_msg_process takes it in; its payload address and its
  * arrival's register are kept with rx_next). Returns as rx_frame does. Nothing
  * is kept across fw_msg_process (link_state has it all), so only the return address is saved. */
-static FW_HOT __attribute__((noinline)) int rx_frame_run(uint32_t len, uint32_t m0)
+static FW_HOT int rx_frame_run(uint32_t len, uint32_t m0)
 {
     struct fw_frame *f = &link_state.frame;
     f->len = len;
@@ -714,7 +714,7 @@ static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t w0, uint32_t w1)
  * replies fit the TX window at a glance) goes on to rx_frame_run, everything else (and
  * the usual frame, from its start, when its replies need a closer look) to
  * rx_frame_slow. Both are tail calls, so nothing here is saved on the stack. */
-static FW_HOT __attribute__((noinline)) int rx_frame(uint32_t ready)
+static FW_HOT int rx_frame(uint32_t ready)
 {
     hal_win hw = link_state.rx_win;
     uint32_t unusual = link_state.hold | link_state.cap_adjust; /* loaded while the header's reads wait */
@@ -730,7 +730,7 @@ static FW_HOT __attribute__((noinline)) int rx_frame(uint32_t ready)
     if (tx_ack((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu))
         link_state.rto_stamp_due = 1;
     uint32_t free_slots = fw_cfg.tx_slots - link_state.tx_inflight - tx_frame.open;
-    if (FW_UNLIKELY(free_slots < len / NF_MSG_HDR_SIZE)) { /* (a forward branch taken costs 3 clocks) */
+    if (FW_UNLIKELY(free_slots < len / NF_MSG_HDR_SIZE)) {
         uint32_t mlen = (m0 >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu;
         /* fw_msg_single, read from the window already at hand */
         if (!free_slots || !(mlen >= len || mlen < NF_MSG_HDR_SIZE || mlen % 8u))
@@ -741,7 +741,7 @@ static FW_HOT __attribute__((noinline)) int rx_frame(uint32_t ready)
 
 /* All the work of one poll after its first frame (ready: RX_READY as read after it;
  * 0 when that frame must wait), or the timer, or a pending send. */
-static FW_HOT __attribute__((noinline)) int link_work(uint32_t ready)
+static FW_HOT int link_work(uint32_t ready)
 {
     while (ready & link_state.rx_bit) {
         if (!rx_frame(ready))
@@ -763,8 +763,8 @@ static FW_HOT __attribute__((noinline)) int link_work(uint32_t ready)
     return did;
 }
 
-/* The longest sleep with no frame in flight (2^30 cycles: 14 s at 75 MHz): every wait
- * has a deadline, and the loop looks round between two. */
+/* The longest sleep with no frame in flight, in cycles: every wait has a deadline, and
+ * the loop looks round between two. */
 #define IDLE_SLEEP_MAX (1u << 30)
 
 FW_HOT int fw_link_poll(void)
@@ -786,7 +786,7 @@ FW_HOT int fw_link_poll(void)
             sys_wr(NF_SYS_WAKE_AT, link_state.tx_inflight != 0 ? link_state.rto_start + rto_wait : hal_cycles() + IDLE_SLEEP_MAX);
             uint32_t ready = sys_rd(NF_SYS_SLEEP);
             /* Likely: a frame ends the sleep, and its path then falls through instead of
-             * taking the loop's backward branch, which VexRiscv predicts taken (3 clocks). */
+             * taking the loop's backward branch, which VexRiscv predicts taken. */
             if (FW_LIKELY(ready & bit)) {
                 /* the frame first, then the rest (0: it waits, no more frames now) */
                 if (FW_UNLIKELY(!rx_frame(ready)))

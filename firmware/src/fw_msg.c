@@ -443,7 +443,7 @@ static status_req *const status_reqs[NF_OP_QP_CONNECT + 1u] = {
 };
 
 /* INFO and STATS: a reply whose payload is a struct of the adapter's state. */
-static inline __attribute__((always_inline)) void put_state(const struct fw_frame *f, uint32_t op, uint32_t tag,
+static inline void put_state(const struct fw_frame *f, uint32_t op, uint32_t tag,
                                                             uint32_t size, void (*put)(uint32_t at))
 {
     uint32_t at = f->tx.reserve(NF_MSG_HDR_SIZE + size);

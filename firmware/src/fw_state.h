@@ -49,8 +49,8 @@ _Static_assert(NF_STATS_OPS_COUNT == NF_STAT_OP_COUNT && NF_STATS_REFUSED_COUNT 
  * so none of it evicts another part. Changes no code, only where it lies. */
 #define FW_HOT __attribute__((section(".text.hot")))
 /* The usual outcome of a test on the work-request path: the compiler lays it out as the
- * straight line. VexRiscv predicts a forward branch not taken and pays 3 clocks when it
- * is; the hints are where its guess and ours differ. Changes no result. */
+ * straight line, which VexRiscv's static prediction (a forward branch not taken) then
+ * guesses. Changes no result. */
 #define FW_LIKELY(c) __builtin_expect(!!(c), 1)
 #define FW_UNLIKELY(c) __builtin_expect(!!(c), 0)
 

@@ -97,7 +97,7 @@ static inline uint32_t fr_validate(const struct fw_qp *qp, uint32_t flags, uint3
  * engine failed (INTERNAL_ERROR). A hardware fault may still write the entry later, so
  * an invalidate of it is posted too (not waited for: a hung engine is not waited for
  * twice). */
-static __attribute__((noinline)) void fr_failed(uint32_t index, uint32_t st, struct wr_result *r)
+static FW_COLD void fr_failed(uint32_t index, uint32_t st, struct wr_result *r)
 {
     uint32_t ld = NF_STATUS_WORD_CODE_GET(eng_rd(NF_ENGINE_LD_STATUS));
     if (ld != NF_REFUSE_OK) {
