@@ -220,14 +220,14 @@ def check_map(spec):
             raise LayoutError(f"MAP.{r['name']} is {r['off']:#x}, block {r['name']}'s base is {blocks[r['name']]['base']:#x}")
 
 
-def check_bitfields(spec):
-    for bf in spec.get("bitfield", []):
-        used = 0
-        for f in bf["fields"]:
-            mask = ((1 << f["width"]) - 1) << f["lsb"]
-            if f["lsb"] + f["width"] > 32 or used & mask:
-                raise LayoutError(f"bitfield {bf['name']}.{f['name']} overlaps or exceeds 32 bits")
-            used |= mask
+def check_names(header):
+    """Every generated name is defined once: a register, field, value or array name that
+    another item generates too is refused (each language has the same names)."""
+    seen = set()
+    for name in re.findall(r"^#define (\w+)", header, re.M):
+        if name in seen:
+            raise LayoutError(f"{name} is generated twice: two contract items make the same name")
+        seen.add(name)
 
 
 def bus_fields(bus):
@@ -325,23 +325,51 @@ def emit_groups(spec, parts, comment, define, extra=lambda item: []):
     return L
 
 
-def emit_bitfields(spec, comment, lines):
-    """Lines of the bitfields in one language: lines(NF_WORD_FIELD, field) per field."""
+def emit_bitfields(spec, comment, lines, value):
+    """Lines of the bitfields in one language: lines(NF_WORD_FIELD, field) per field, then
+    value(NF_WORD_FIELD_VALUE, value) per value the field names inline."""
     L = []
     for bf in spec.get("bitfield", []):
         L.append(comment(f"{bf['name']}: {bf['doc']}"))
         for f in bf["fields"]:
-            L += lines(f"{spec['meta']['prefix']}_{bf['name']}_{f['name']}", f)
+            n = f"{spec['meta']['prefix']}_{bf['name']}_{f['name']}"
+            L += lines(n, f) + inline_values(n, f, value)
         L.append("")
     return L
 
 
-def emit_blocks(spec, comment, base, reg):
-    """Lines of the register blocks in one language: base(block), reg(block, reg)."""
+def inline_values(name, item, value):
+    """Lines of the values a field or register names inline (a shared enum has its own)."""
+    if item.get("enum_ref") or not item.get("values"):
+        return []
+    return [value(f"{name}_{v['name']}", v) for v in item["values"]]
+
+
+def emit_blocks(spec, comment, base, reg, field=None, value=None, array=None):
+    """Lines of the register blocks in one language: base(block), reg(block, reg); with
+    field(NAME, field), value(NAME, value) and array(NAME, array) also a register's fields,
+    the values it or its fields name inline, and each register array before its elements."""
+    p = spec["meta"]["prefix"]
     L = []
     for b in spec.get("block", []):
-        L += [comment(f"{b['name']} block: {b['doc']}"), base(b)] + [reg(b, r) for r in b["regs"]] + [""]
+        L += [comment(f"{b['name']} block: {b['doc']}"), base(b)]
+        arrays = {a["name"]: a for a in b.get("arrays", [])}
+        for r in b["regs"]:
+            n = f"{p}_{b['name']}_{r['name']}"
+            if array and r.get("index") == 0:
+                L += array(f"{p}_{b['name']}_{r['array']}", arrays[r["array"]])
+            L.append(reg(b, r))
+            # A register whose layout is the word BLOCK_REG has its field names already.
+            if field and r.get("layout") != f"{b['name']}_{r['name']}":
+                for f in r.get("fields", []):
+                    L += field(f"{n}_{f['name']}", f) + inline_values(f"{n}_{f['name']}", f, value)
+                L += inline_values(n, r, value)
+        L.append("")
     return L
+
+
+def doc_tail(doc):
+    return f" /* {doc} */" if doc else ""
 
 
 def gen_c(spec, structs):
@@ -367,14 +395,21 @@ def gen_c(spec, structs):
     c_comment = lambda t: f"/* {t} */"  # noqa: E731
     c_define = lambda n, v, d: f"#define {p}_{n} {hexc(v)}" + (f" /* {d} */" if d else "")  # noqa: E731
     L += emit_groups(spec, ("const", "enum"), c_comment, c_define, lists)
-    L += emit_bitfields(spec, c_comment, lambda n, f: [
+    c_field = lambda n, f: [  # noqa: E731
         f"#define {n}_LSB {f['lsb']}u /* {f['doc']} */", f"#define {n}_WIDTH {f['width']}u",
         f"#define {n}_MASK 0x{((1 << f['width']) - 1) << f['lsb']:08X}u",
         f"#define {n}_GET(w) (((uint32_t)(w) & {n}_MASK) >> {n}_LSB)",
-        f"#define {n}_PUT(v) (((uint32_t)(v) << {n}_LSB) & {n}_MASK)"])
+        f"#define {n}_PUT(v) (((uint32_t)(v) << {n}_LSB) & {n}_MASK)"]
+    c_value = lambda n, v: f"#define {n} {hexc(v['value'])}{doc_tail(v['doc'])}"  # noqa: E731
+    L += emit_bitfields(spec, c_comment, c_field, c_value)
     L += emit_blocks(spec, c_comment, lambda b: f"#define {p}_{b['name']}_BASE 0x{b['base']:08X}u",
                      lambda b, r: f"#define {p}_{b['name']}_{r['name']} 0x{r['off']:03X}u "
-                                  f"/* {r['acc']}: {r['doc']} */")
+                                  f"/* {r['acc']}: {r['doc']} */",
+                     c_field, c_value, lambda n, a: [
+                         f"/* array {a['name']}: {a['doc']}; element i at {n}(i) */",
+                         f"#define {n}_BASE 0x{a['off']:03X}u", f"#define {n}_COUNT {a['count']}u",
+                         f"#define {n}_STRIDE {a['stride']}u",
+                         f"#define {n}(i) ({n}_BASE + (uint32_t)(i) * {n}_STRIDE)"])
     for s in structs:
         n = s["name"].lower()
         L.append(f"/* {s['name']}: {s['doc']} */")
@@ -447,16 +482,22 @@ def gen_v(spec, structs):
     v_comment = lambda t: f"// {t}"  # noqa: E731
     v_define = lambda n, v, d: f"`define {p}_{n} {vval(v)}" + (f"  // {d}" if d else "")  # noqa: E731
     L += emit_groups(spec, ("const", "enum"), v_comment, v_define)
-    L += emit_bitfields(spec, v_comment, lambda n, f: [
+    v_field = lambda n, f: [  # noqa: E731
         f"`define {n}_LSB {f['lsb']}", f"`define {n}_WIDTH {f['width']}",
-        f"`define {n} {f['lsb'] + f['width'] - 1}:{f['lsb']}  // {f['doc']}"])
+        f"`define {n} {f['lsb'] + f['width'] - 1}:{f['lsb']}  // {f['doc']}"]
+    v_value = lambda n, v: f"`define {n} {vval(v['value'])}" + (f"  // {v['doc']}" if v["doc"] else "")  # noqa: E731
+    L += emit_bitfields(spec, v_comment, v_field, v_value)
     for bus in spec.get("bus", []):
         fields, width = bus_fields(bus)
         L += [v_comment(f"bus {bus['name']}: {bus['doc']}"), f"`define {p}_{bus['name']}_BITS {width}"]
         L += [f"`define {p}_{bus['name']}_{f['name']} {f['lsb'] + f['width'] - 1}:{f['lsb']}  // {f['doc']}"
               for f in fields] + [""]
     L += emit_blocks(spec, v_comment, lambda b: f"`define {p}_{b['name']}_BASE {vnum(b['base'])}",
-                     lambda b, r: f"`define {p}_{b['name']}_{r['name']} {r['off']}  // {r['acc']}: {r['doc']}")
+                     lambda b, r: f"`define {p}_{b['name']}_{r['name']} {r['off']}  // {r['acc']}: {r['doc']}",
+                     v_field, v_value, lambda n, a: [
+                         f"// array {a['name']}: {a['doc']}; element i at {n}_BASE + i * {n}_STRIDE",
+                         f"`define {n}_BASE {a['off']}", f"`define {n}_COUNT {a['count']}",
+                         f"`define {n}_STRIDE {a['stride']}"])
     for s in structs:
         L.append(f"// {s['name']}: {s['doc']}")
         L.append(f"`define {p}_{s['name']}_SIZE {s['size']}")
@@ -469,6 +510,15 @@ def gen_v(spec, structs):
     L += derived_macros(spec, "// {}", "`define", lambda c: f"{p}_{c}", str, ref="`")
     L.append("`endif")
     return "\n".join(L) + "\n"
+
+
+def md_values(item):
+    """The values a field or register names, for a docs table cell."""
+    if item.get("enum_ref"):
+        return f" (enum {item['enum_ref']})"
+    if item.get("values"):
+        return " (" + ", ".join(f"{v['name']} = {v['value']}" for v in item["values"]) + ")"
+    return ""
 
 
 def gen_md(spec, structs):
@@ -488,7 +538,8 @@ def gen_md(spec, structs):
         L.append("")
     for bf in spec.get("bitfield", []):
         L += [f"## Word {bf['name']}", "", bf["doc"], "", "| bits | field | meaning |", "|---|---|---|"]
-        L += [f"| {f['lsb'] + f['width'] - 1}:{f['lsb']} | {f['name']} | {f['doc']} |" for f in bf["fields"]]
+        L += [f"| {f['lsb'] + f['width'] - 1}:{f['lsb']} | {f['name']} | {f['doc']}{md_values(f)} |"
+              for f in bf["fields"]]
         L.append("")
     for bus in spec.get("bus", []):
         fields, width = bus_fields(bus)
@@ -501,6 +552,22 @@ def gen_md(spec, structs):
               "| offset | name | access | meaning |", "|---|---|---|---|"]
         L += [f"| {r['off']:#x} | {r['name']} | {r['acc']} | {r['doc']} |" for r in b["regs"]]
         L.append("")
+        for a in b.get("arrays", []):
+            L += [f"{b['name']}.{a['name']}0..{a['name']}{a['count'] - 1}: an array of {a['count']} registers, "
+                  f"element i at {a['off']:#x} + {a['stride']} * i.", ""]
+        for r in b["regs"]:
+            if r.get("index", 0) or not (r.get("fields") or r.get("values")):
+                continue  # an array's fields are its first element's
+            name = f"{r['array']}0..{r['array']}{next(a['count'] for a in b['arrays'] if a['name'] == r['array']) - 1}" \
+                if "array" in r else r["name"]
+            title = f"{b['name']}.{name}" + (f" (word {r['layout']})" if r.get("layout") else "")
+            if r.get("fields"):
+                L += [f"{title}:", "", "| bits | field | meaning |", "|---|---|---|"]
+                L += [f"| {f['lsb'] + f['width'] - 1}:{f['lsb']} | {f['name']} | {f['doc']}"
+                      + md_values(f) + " |" for f in r["fields"]]
+            else:
+                L += [f"{title}: values{md_values(r)}"]
+            L.append("")
     for s in structs:
         L += [f"## Struct {s['name']} ({s['size']} bytes)", "", s["doc"], "",
               "| offset | field | type | meaning |", "|---|---|---|---|"]
@@ -588,8 +655,18 @@ def gen_py(spec, structs):
          "format of STRUCT (little-endian), STRUCT_FIELDS its field names in order, STRUCT_FIELD_OFF",
          'a field\'s offset."""', "import sys", "", "", PY_STRUCT, "",
          f"LAYOUT_VERSION = {spec['meta']['layout_version']}", ""]
-    L += emit_groups(spec, ("const", "enum", "profile"), lambda t: f"# {t}",
-                     lambda n, v, d: f"{n} = {v:#x}" if v > 0xFFFF else f"{n} = {v}")
+    num = lambda n, v: f"{n} = {v:#x}" if v > 0xFFFF else f"{n} = {v}"  # noqa: E731
+    L += emit_groups(spec, ("const", "enum", "profile"), lambda t: f"# {t}", lambda n, v, d: num(n, v))
+    # Words and registers: the C header's names without the prefix (no GET/PUT macros).
+    bare = lambda n: n[len(spec["meta"]["prefix"]) + 1:]  # noqa: E731
+    py_field = lambda n, f: [num(f"{bare(n)}_LSB", f["lsb"]), num(f"{bare(n)}_WIDTH", f["width"]),  # noqa: E731
+                             num(f"{bare(n)}_MASK", ((1 << f["width"]) - 1) << f["lsb"])]
+    py_value = lambda n, v: num(bare(n), v["value"])  # noqa: E731
+    L += emit_bitfields(spec, lambda t: f"# {t}", py_field, py_value)
+    L += emit_blocks(spec, lambda t: f"# {t}", lambda b: num(f"{b['name']}_BASE", b["base"]),
+                     lambda b, r: num(f"{b['name']}_{r['name']}", r["off"]), py_field, py_value,
+                     lambda n, a: [num(f"{bare(n)}_BASE", a["off"]), num(f"{bare(n)}_COUNT", a["count"]),
+                                   num(f"{bare(n)}_STRIDE", a["stride"])])
     L.append("# structs: name, size, format, fields, offsets")
     L += [f"_struct({s['name']!r}, {s['size']}, {py_format(s)!r}, {' '.join(f['name'] for f in s['fields'])!r}, "
           f"{tuple(f['off'] for f in s['fields'])!r})" for s in structs]
@@ -655,7 +732,6 @@ def main():
     spec_path = pathlib.Path(args.proto) if args.proto else root / "proto"
     try:
         spec = contract.load(spec_path)
-        check_bitfields(spec)
         check_map(spec)
         for bus in spec.get("bus", []):
             bus_fields(bus)
@@ -664,6 +740,7 @@ def main():
         structs = layout_structs(spec)
         resolve(spec, structs)
         texts = {key: gen(spec, structs) for key, gen in GENERATORS.items()}
+        check_names(texts["c"])
     except (LayoutError, contract.ContractError, KeyError) as err:
         print(f"genlayout: {spec_path}: {err}", file=sys.stderr)
         return 2

@@ -14,8 +14,11 @@ module, a named wrapper around rtl/engine/nf_regs_decode.v with the block's offs
                            written through the byte lanes (wdata, wstrb) under its strobe,
                            writes dropped while its hold group's hold_<group> input is
                            high, and with hw_write = true a hardware update (hwwe_<reg>,
-                           hwd_<reg>) that wins over a write in the same clock. Only the
-                           "wo" strobes and the "ro" inputs are left to the block's RTL.
+                           hwd_<reg>) that wins over a write in the same clock. width
+                           (N bits, or a block parameter's) narrows a register, write =
+                           "word" takes only whole-word writes, and the block's params
+                           become the module's parameters. Only the "wo" strobes and the
+                           "ro" inputs are left to the block's RTL.
 A register or a field of storage is thus added in the contract only; the block's own RTL
 keeps the behaviour (what a command does, where a read-only value comes from). With
 --check nothing is written and the exit status is 1 when a generated file differs from
@@ -61,19 +64,56 @@ def register_blocks(spec):
                 raise RegsError(f"{where}: offset {r['off']:#x} already used by {seen[r['off']]}")
             seen[r["off"]] = r["name"]
             stored = b.get("storage", False) and r["acc"] == "rw"
-            for key in ("reset", "hold", "hw_write"):
+            for key in ("reset", "hold", "hw_write", "width", "write"):
                 if key in r and not stored:
                     raise RegsError(f"{where}: {key} is for an rw register of a block with storage = true")
             if stored and not isinstance(r.get("reset"), int):
                 raise RegsError(f"{where}: a stored register needs its reset value (reset = N)")
-            if stored and not 0 <= r["reset"] < 1 << 32:
-                raise RegsError(f"{where}: reset {r['reset']:#x} does not fit 32 bits")
+            width = r.get("width", 32)
+            if stored and isinstance(width, int) and not 0 <= r["reset"] < 1 << width:
+                raise RegsError(f"{where}: reset {r['reset']:#x} does not fit {width} bits")
+            if r.get("write", "bytes") not in ("bytes", "word"):
+                raise RegsError(f"{where}: write {r['write']!r} is not bytes or word")
+            if isinstance(width, str):
+                # A width the block's RTL sets: its bits are known only there.
+                if width not in b.get("params", {}):
+                    raise RegsError(f"{where}: width {width!r} is not one of the block's params")
+                if r.get("write") != "word" or r["reset"] != 0:
+                    raise RegsError(f"{where}: a register whose width is a parameter takes whole words "
+                                    "(write = \"word\") and resets to 0")
             if "hold" in r and r["hold"] not in holds:
                 raise RegsError(f"{where}: hold group {r['hold']!r} is not one of the block's holds")
         if not any(r["acc"] != "ro" for r in b["regs"]) or not any(r["acc"] != "wo" for r in b["regs"]):
             raise RegsError(f"block {b['name']}: nf_regs_decode needs a writable and a readable register")
         out.append(b)
     return out
+
+
+def reg_range(r):
+    """The Verilog range of a stored register: [31:0], [N-1:0] or [PARAM-1:0]."""
+    w = r.get("width", 32)
+    return f"[{w - 1}:0]" if isinstance(w, int) else f"[{w}-1:0]"
+
+
+def read_word(r):
+    """A stored register as the 32-bit word a read returns: zero above its width."""
+    w, q = r.get("width", 32), f"q_{r['name'].lower()}"
+    if w == 32:
+        return q
+    return f"{{{32 - w}'d0, {q}}}" if isinstance(w, int) else f"{{{{(32 - {w}){{1'b0}}}}, {q}}}"
+
+
+def write_lines(r, cond):
+    """The statements that write a stored register from wdata under cond: whole words
+    (write = "word": only a write of all four byte lanes), or by byte lane."""
+    w, q = r.get("width", 32), f"q_{r['name'].lower()}"
+    if r.get("write") == "word":
+        data = "wdata" if w == 32 else f"wdata{reg_range(r)}"
+        return [f"if ({cond} && wstrb == 4'hF) {q} <= {data};"]
+    if w == 32:
+        return [f"if ({cond}) {q} <= merge({q}, wdata, wstrb);"]
+    lanes = [(b, min(8 * b + 7, w - 1)) for b in range((w + 7) // 8)]
+    return [f"if ({cond} && wstrb[{b}]) {q}[{hi}:{8 * b}] <= wdata[{hi}:{8 * b}];" for b, hi in lanes]
 
 
 def module_name(block):
@@ -107,10 +147,10 @@ def gen_block(block):
         ports.append(("input  wire [11:0] rd_addr", "byte offset of the read taken (may differ from addr: a block may land writes late)"))
     for r in regs:
         if r in stored:
-            ports.append((f"output reg  [31:0] q_{low(r)}", f"rw, reset {r['reset']:#x}: {r['doc']}"))
+            ports.append((f"output reg  {reg_range(r):<6} q_{low(r)}", f"rw, reset {r['reset']:#x}: {r['doc']}"))
             if r.get("hw_write"):
                 ports += [(f"input  wire        hwwe_{low(r)}", f"hardware writes {r['name']} this clock"),
-                          (f"input  wire [31:0] hwd_{low(r)}", f"the value hardware writes into {r['name']}")]
+                          (f"input  wire {reg_range(r):<6} hwd_{low(r)}", f"the value hardware writes into {r['name']}")]
         elif r in writes:
             ports.append((f"output wire        wr_{low(r)}", f"{r['acc']}: {r['doc']}"))
     ports += [(f"input  wire [31:0] rd_{low(r)}", r["doc"]) for r in reads if r not in stored]
@@ -121,14 +161,19 @@ def gen_block(block):
     L = ["// SPDX-License-Identifier: Apache-2.0", f"// {BANNER}",
          f"// {block['name']} {what}. Behaviour is in the block's RTL.",
          "`default_nettype none",
-         f"module {name} ("]
+         f"module {name} " + ("#(" if block.get("params") else "(")]
+    params = [(f"parameter integer {k} = {v['default']}", v["doc"]) for k, v in block.get("params", {}).items()]
+    if params:
+        pw = max(len(d) for d, _ in params) + 1
+        L += [f"    {(d + ('' if i == len(params) - 1 else ',')):<{pw}} // {c}" for i, (d, c) in enumerate(params)]
+        L.append(") (")
     L += [f"    {(d + ('' if i == len(ports) - 1 else ',')):<{width}} // {c}" for i, (d, c) in enumerate(ports)]
     L.append(");")
     if stored:
         L += ["    wire " + ", ".join(f"wr_{low(r)}" for r in stored) + ";"]
     # The logic is nf_regs_decode's; this wrapper names its bits. Lists are MSB first.
     rev_w, rev_r = list(reversed(writes)), list(reversed(reads))
-    rd = lambda r: f"q_{low(r)}" if r in stored else f"rd_{low(r)}"
+    rd = lambda r: read_word(r) if r in stored else f"rd_{low(r)}"
     L += [f"    nf_regs_decode #(",
           f"        .NW({len(writes)}), .NR({len(reads)}),",
           f"        .WR_OFFS({{{', '.join(addr(r) for r in rev_w)}}}),",
@@ -140,7 +185,7 @@ def gen_block(block):
           f"        .wr({{{', '.join('wr_' + low(r) for r in rev_w)}}}),",
           f"        .rd({{{', '.join(rd(r) for r in rev_r)}}})",
           f"    );"]
-    if stored:
+    if any(r.get("width", 32) == 32 and r.get("write") != "word" for r in stored):
         L += ["", "    // Byte-lane merge of a write.",
               "    function [31:0] merge(input [31:0] old, input [31:0] val, input [3:0] strb);",
               "        integer b;",
@@ -148,16 +193,18 @@ def gen_block(block):
               "            for (b = 0; b < 4; b = b + 1)",
               "                merge[8*b +: 8] = strb[b] ? val[8*b +: 8] : old[8*b +: 8];",
               "        end",
-              "    endfunction",
-              "",
-              "    // Writes are all under we: a simulator tests one bit on the clocks without one.",
+              "    endfunction"]
+    if stored:
+        L += ["", "    // Writes are all under we: a simulator tests one bit on the clocks without one.",
               "    always @(posedge clk) begin",
               "        if (rst) begin"]
-        L += [f"            q_{low(r)} <= 32'h{r['reset']:08X};" for r in stored]
+        L += [f"            q_{low(r)} <= " + (f"{{{r['width']}{{1'b0}}}};" if isinstance(r.get("width"), str) else
+                                           f"{r.get('width', 32)}'h{r['reset']:0{(r.get('width', 32) + 3) // 4}X};")
+              for r in stored]
         L += ["        end else begin", "            if (we) begin"]
         for r in stored:
             cond = f"wr_{low(r)}" + (f" && !hold_{r['hold'].lower()}" if "hold" in r else "")
-            L.append(f"                if ({cond}) q_{low(r)} <= merge(q_{low(r)}, wdata, wstrb);")
+            L += [f"                {line}" for line in write_lines(r, cond)]
         L.append("            end")
         L += [f"            if (hwwe_{low(r)}) q_{low(r)} <= hwd_{low(r)};" for r in stored if r.get("hw_write")]
         L += ["        end", "    end"]

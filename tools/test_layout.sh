@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Tests of the one layout description: the generated headers compile and lint, the
 # drift check catches a spec edited without regenerating, bad specs are refused,
-# formulas compute, and the NDKPI cross-check, make fragment and Python module hold; the
-# boards match their pins and PLLs.
+# formulas compute, register fields, values and arrays generate and are checked, and the
+# NDKPI cross-check, make fragment and Python module hold; the boards match their pins and PLLs.
 set -u
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -235,6 +235,63 @@ refused "$(board_edit 'name = "ulx3s-45k"' 'name = "ULX3S_45K"')" \
 refused "$(board_edit 'seeds = "4 1 2 3 5 6"' 'seeds = "4 1 4"')" \
     "board ulx3s-25k: seeds must be distinct positive numbers" "a board's seeds that repeat one are refused"
 
+# Register fields, values and arrays: a register's fields (its layout's, or its own) get
+# per-register names in C, Verilog and Python; an array gets its elements' names of one
+# register each, with base, count and stride.
+cat > "$tmp/r.c" <<'C'
+#include "nf_layout.h"
+_Static_assert(NF_ENGINE_TBL_STATUS_BUSY_MASK == NF_STATUS_WORD_BUSY_MASK, "layout fields");
+_Static_assert(NF_ENGINE_CHK_STATUS_CODE_GET(0x000000F1u) == NF_REFUSE_BAD_COMMAND, "GET");
+_Static_assert(NF_LINK_TX_ACK_ACK_MASK == 0xFFu, "inline field");
+_Static_assert(NF_ENGINE_ENT_W_COUNT == 7u && NF_ENGINE_ENT_W_STRIDE == 4u && NF_ENGINE_ENT_W_BASE == NF_ENGINE_ENT_W0, "array");
+_Static_assert(NF_ENGINE_ENT_W(6) == NF_ENGINE_ENT_W6 && NF_ENGINE_ENT_W6 == 0x058u, "elements");
+int main(void) { return 0; }
+C
+$HOST_C -Iproto/gen "$tmp/r.c" -o "$tmp/r" 2>"$tmp/err"
+ok $? "register fields (a layout's and inline) and the ENT_W array's names compile with the values they had"
+grep -q '^`define NF_ENGINE_TBL_STATUS_CODE 7:4 ' proto/gen/nf_layout.vh && grep -q '^`define NF_ENGINE_ENT_W_COUNT 7$' proto/gen/nf_layout.vh &&
+    [ "$(python3 proto/gen/nf_layout.py ENGINE_DMA_SRC_MODE_ACCESS_MASK ENGINE_ENT_W5 LINK_CFG_TX_SLOTS_LSB | tr '\n' ' ')" = "48 84 8 " ]
+ok $? "register fields and arrays in Verilog and Python too"
+grep -q "output reg  \[31:0\] q_ent_w6," rtl/engine/nf_engine_csr.v && grep -q "if (hwwe_ent_w6) q_ent_w6 <= hwd_ent_w6;" rtl/engine/nf_engine_csr.v
+ok $? "the ENT_W array's elements keep their storage in nf_engine_csr"
+# One edit adds a field with named values: it appears in C, Verilog and Python.
+rm -rf "$tmp/one" && mkdir -p "$tmp/one/proto" && cp -r proto/*.toml proto/regs "$tmp/one/proto/"
+spec_sed "$tmp/one" 's|{ name = "SCRATCH",     off = 0x20, acc = "rw", |&fields = [{ name = "MODE", lsb = 4, width = 2, enum = { IDLE = 0, RUN = 2 }, doc = "a field added by one edit" }], |'
+python3 tools/genlayout.py --root "$tmp/one" >/dev/null 2>&1 &&
+    grep -q "#define NF_SYS_SCRATCH_MODE_MASK 0x00000030u" "$tmp/one/proto/gen/nf_layout.h" &&
+    grep -q "#define NF_SYS_SCRATCH_MODE_RUN 2u" "$tmp/one/proto/gen/nf_layout.h" &&
+    grep -q '^`define NF_SYS_SCRATCH_MODE 5:4  // a field added by one edit$' "$tmp/one/proto/gen/nf_layout.vh" &&
+    grep -q '^`define NF_SYS_SCRATCH_MODE_RUN 2$' "$tmp/one/proto/gen/nf_layout.vh" &&
+    [ "$(python3 "$tmp/one/proto/gen/nf_layout.py" SYS_SCRATCH_MODE_LSB SYS_SCRATCH_MODE_RUN | tr '\n' ' ')" = "4 2 " ]
+ok $? "a field with named values added by one edit appears in C, Verilog and Python"
+# field_edit REG TEXT: a sed edit that gives register REG (of SYS) the keys TEXT.
+field_edit() { printf 's/{ name = "%s", *off = 0x[0-9A-F]*, acc = "[a-z]*", /&%s, /' "$1" "$2"; }
+refused "$(field_edit SCRATCH 'fields = [{ name = "A", lsb = 0, width = 8, doc = "" }, { name = "B", lsb = 4, width = 4, doc = "" }]')" \
+    "SYS.SCRATCH.B: bit 4 overlaps field A" "two fields of a register that overlap are refused, named"
+refused "$(field_edit SCRATCH 'fields = [{ name = "A", lsb = 28, width = 8, doc = "" }]')" \
+    "SYS.SCRATCH.A: bits 35:28 go beyond the word's 32 bits" "a field beyond 32 bits is refused"
+refused "$(field_edit LEDS 'fields = [{ name = "A", lsb = 4, width = 8, doc = "" }]')" \
+    "SYS.LEDS.A: bits 11:4 go beyond the word's 8 bits" "a field beyond the register's width is refused"
+refused "$(field_edit SCRATCH 'fields = [{ name = "A", lsb = 0, width = 1, doc = "" }, { name = "A", lsb = 1, width = 1, doc = "" }]')" \
+    "SYS.SCRATCH.A: field A is defined twice" "two fields of one name are refused"
+refused "$(field_edit SCRATCH 'fields = [{ name = "A", lsb = 0, width = 1, enum = { IDLE = 0, RUN = 1, STOP = 2 }, doc = "" }]')" \
+    "SYS.SCRATCH.A: enum value STOP = 2 does not fit 1 bits" "an inline value that does not fit its field is refused"
+refused 's/{ name = "CODE",  lsb = 4,  width = 4,  enum = "REFUSE"/{ name = "CODE",  lsb = 4,  width = 3,  enum = "REFUSE"/' \
+    "bitfield STATUS_WORD.CODE: enum value STOPPED = 8 does not fit 3 bits" "a shared enum whose values do not fit the field is refused"
+refused "$(field_edit SCRATCH 'layout = "NO_SUCH_WORD"')" \
+    "SYS.SCRATCH: layout 'NO_SUCH_WORD' is no \[\[bitfield\]\]" "a layout that names no [[bitfield]] is refused"
+refused "$(field_edit SCRATCH 'enum = "NO_SUCH_ENUM"')" \
+    "SYS.SCRATCH: enum 'NO_SUCH_ENUM' is no \[\[enum\]\]" "a register enum that names no [[enum]] is refused"
+refused "$(field_edit SCRATCH 'layout = "TOKEN", fields = []')" \
+    "SYS.SCRATCH: fields and layout both given" "a register with both fields and a layout is refused"
+refused 's/hw_write = true, count = 7, stride = 4,/hw_write = true, count = 7, stride = 2,/' \
+    "ENGINE.ENT_W: an array needs count >= 2 and a stride that is a multiple of 4" "an array whose stride is not whole words is refused"
+refused '[[bitfield]]
+name = "ENGINE_TBL_STATUS"
+doc = "its field names are those ENGINE.TBL_STATUS has from STATUS_WORD"
+fields = [ { name = "BUSY", lsb = 0, width = 1, doc = "" } ]' \
+    "NF_ENGINE_TBL_STATUS_BUSY_LSB is generated twice" "two contract items that generate one name are refused, naming it"
+
 # Registers: one edit of the contract adds a register with its storage, reset value and
 # read-back (tools/genregs.py); a stored register without a reset value is refused, and a
 # generated module the contract no longer makes is named by the check.
@@ -252,16 +309,41 @@ ok $? "a register added in the contract alone gets its storage, reset value, wri
 verilator --lint-only -Wall -Wno-UNUSEDSIGNAL -Iproto/gen "$tmp/regs/rtl/engine/nf_engine_csr.v" rtl/engine/nf_regs_decode.v \
     --top-module nf_engine_csr >"$tmp/err" 2>&1
 ok $? "the generated storage with the added register lints clean"
-regs_root
-sed -i 's/^\(  { name = "LD_COUNT",.*\)reset = 0, /\1/' "$tmp/regs/proto/regs/engine.toml"
-python3 tools/genregs.py --root "$tmp/regs" >"$tmp/err" 2>&1
-[ $? = 2 ] && grep -q "ENGINE.LD_COUNT: a stored register needs its reset value" "$tmp/err"
-ok $? "a stored register without a reset value is refused, named"
+# regs_refused FILE SED-EDIT MESSAGE WHAT: genregs refuses the contract with FILE (of
+# proto/regs) edited, exit 2 and MESSAGE.
+regs_refused() {
+    regs_root && sed -i "$2" "$tmp/regs/proto/regs/$1"
+    python3 tools/genregs.py --root "$tmp/regs" >"$tmp/err" 2>&1
+    [ $? = 2 ] && grep -q "$3" "$tmp/err"; ok $? "$4"
+}
+regs_refused engine.toml 's/^\(  { name = "LD_COUNT",.*\)reset = 0, /\1/' \
+    "ENGINE.LD_COUNT: a stored register needs its reset value" "a stored register without a reset value is refused, named"
 regs_root
 python3 tools/genregs.py --root "$tmp/regs" >/dev/null 2>&1 && touch "$tmp/regs/rtl/engine/nf_engine_regs_decode.v"
 python3 tools/genregs.py --check --root "$tmp/regs" >"$tmp/err" 2>&1
 [ $? = 1 ] && grep -q "not made by the contract any more (remove them): rtl/engine/nf_engine_regs_decode.v" "$tmp/err"
 ok $? "a generated register module the contract no longer makes fails the check, named"
+
+# SYS storage: a register narrower than a word, a width from a parameter, whole-word writes.
+grep -q "if (wr_leds && wstrb\[0\]) q_leds\[7:0\] <= wdata\[7:0\];" rtl/soc/nf_sys_csr.v &&
+    grep -q "if (wr_wake_rx && wstrb == 4'hF) q_wake_rx <= wdata\[RX_SLOTS-1:0\];" rtl/soc/nf_sys_csr.v &&
+    grep -q "{{(32 - RX_SLOTS){1'b0}}, q_wake_rx}" rtl/soc/nf_sys_csr.v
+ok $? "nf_sys_csr: LEDS by its byte lane, WAKE_RX of RX_SLOTS bits by whole words, read back zero-extended"
+regs_root
+sed -i 's|^  { name = "WAKE_RX", .*$|&\n  { name = "SPARE", off = 0x30, acc = "rw", reset = 0x123, width = 12, doc = "a 12-bit register added by one edit" },|' \
+    "$tmp/regs/proto/regs/sys.toml"
+python3 tools/genregs.py --root "$tmp/regs" >/dev/null 2>&1 &&
+    grep -q "q_spare <= 12'h123;" "$tmp/regs/rtl/soc/nf_sys_csr.v" &&
+    grep -q "if (wr_spare && wstrb\[1\]) q_spare\[11:8\] <= wdata\[11:8\];" "$tmp/regs/rtl/soc/nf_sys_csr.v" &&
+    verilator --lint-only -Wall -Iproto/gen "$tmp/regs/rtl/soc/nf_sys_csr.v" rtl/engine/nf_regs_decode.v \
+        --top-module nf_sys_csr >"$tmp/err" 2>&1
+ok $? "a 12-bit SYS register added by one edit: reset, two byte lanes, lints clean"
+regs_refused sys.toml 's/width = "RX_SLOTS", write = "word", /width = "RX_SLOTS", /' \
+    "SYS.WAKE_RX: a register whose width is a parameter takes whole words" "a register whose width is a parameter and takes byte lanes is refused"
+regs_refused sys.toml 's/width = "RX_SLOTS", /width = "TX_SLOTS", /' \
+    "SYS.WAKE_RX: width 'TX_SLOTS' is not one of the block's params" "a width naming no parameter of the block is refused"
+regs_refused engine.toml 's/hw_write = true, count = 7, stride = 4,/hw_write = true, count = 7, stride = 8,/' \
+    "ENGINE.LD_SRC: offset 0x60 already used by ENT_W4" "an array whose elements reach the next register is refused, naming the element"
 
 # A value that differs from ndkpi.h fails the build of the generated check, naming it.
 cp -r proto/*.toml proto/regs "$tmp/root/proto/"

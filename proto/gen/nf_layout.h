@@ -411,9 +411,34 @@
 #define NF_ENGINE_CFG_USER 0x010u /* ro: first byte of the user region (after the link slots) */
 #define NF_ENGINE_TBL_CMD 0x020u /* wo: TBL_OP: starts a table operation */
 #define NF_ENGINE_TBL_STATUS 0x024u /* ro: STATUS_WORD (BUSY, CODE) */
+#define NF_ENGINE_TBL_STATUS_BUSY_LSB 0u /* operation running */
+#define NF_ENGINE_TBL_STATUS_BUSY_WIDTH 1u
+#define NF_ENGINE_TBL_STATUS_BUSY_MASK 0x00000001u
+#define NF_ENGINE_TBL_STATUS_BUSY_GET(w) (((uint32_t)(w) & NF_ENGINE_TBL_STATUS_BUSY_MASK) >> NF_ENGINE_TBL_STATUS_BUSY_LSB)
+#define NF_ENGINE_TBL_STATUS_BUSY_PUT(v) (((uint32_t)(v) << NF_ENGINE_TBL_STATUS_BUSY_LSB) & NF_ENGINE_TBL_STATUS_BUSY_MASK)
+#define NF_ENGINE_TBL_STATUS_SIDE_LSB 1u /* DMA: 0 source refused, 1 destination refused */
+#define NF_ENGINE_TBL_STATUS_SIDE_WIDTH 1u
+#define NF_ENGINE_TBL_STATUS_SIDE_MASK 0x00000002u
+#define NF_ENGINE_TBL_STATUS_SIDE_GET(w) (((uint32_t)(w) & NF_ENGINE_TBL_STATUS_SIDE_MASK) >> NF_ENGINE_TBL_STATUS_SIDE_LSB)
+#define NF_ENGINE_TBL_STATUS_SIDE_PUT(v) (((uint32_t)(v) << NF_ENGINE_TBL_STATUS_SIDE_LSB) & NF_ENGINE_TBL_STATUS_SIDE_MASK)
+#define NF_ENGINE_TBL_STATUS_CODE_LSB 4u /* REFUSE code of the last operation */
+#define NF_ENGINE_TBL_STATUS_CODE_WIDTH 4u
+#define NF_ENGINE_TBL_STATUS_CODE_MASK 0x000000F0u
+#define NF_ENGINE_TBL_STATUS_CODE_GET(w) (((uint32_t)(w) & NF_ENGINE_TBL_STATUS_CODE_MASK) >> NF_ENGINE_TBL_STATUS_CODE_LSB)
+#define NF_ENGINE_TBL_STATUS_CODE_PUT(v) (((uint32_t)(v) << NF_ENGINE_TBL_STATUS_CODE_LSB) & NF_ENGINE_TBL_STATUS_CODE_MASK)
+#define NF_ENGINE_TBL_STATUS_INDEX_LSB 16u /* loader: index of the page-list entry refused */
+#define NF_ENGINE_TBL_STATUS_INDEX_WIDTH 16u
+#define NF_ENGINE_TBL_STATUS_INDEX_MASK 0xFFFF0000u
+#define NF_ENGINE_TBL_STATUS_INDEX_GET(w) (((uint32_t)(w) & NF_ENGINE_TBL_STATUS_INDEX_MASK) >> NF_ENGINE_TBL_STATUS_INDEX_LSB)
+#define NF_ENGINE_TBL_STATUS_INDEX_PUT(v) (((uint32_t)(v) << NF_ENGINE_TBL_STATUS_INDEX_LSB) & NF_ENGINE_TBL_STATUS_INDEX_MASK)
 #define NF_ENGINE_TBL_INDEX 0x028u /* rw: MPT or MTT index of the table operation */
 #define NF_ENGINE_TBL_MTT_DATA 0x02Cu /* rw: MTT entry: adapter page number (address >> PAGE_SHIFT) */
-#define NF_ENGINE_ENT_W0 0x040u /* rw: MPT entry staging word 0 (MPT_W0); W1..W6 follow at +4 */
+/* array ENT_W: MPT entry staging words: the key-table entry's words MPT_W0..MPT_W6; element i at NF_ENGINE_ENT_W(i) */
+#define NF_ENGINE_ENT_W_BASE 0x040u
+#define NF_ENGINE_ENT_W_COUNT 7u
+#define NF_ENGINE_ENT_W_STRIDE 4u
+#define NF_ENGINE_ENT_W(i) (NF_ENGINE_ENT_W_BASE + (uint32_t)(i) * NF_ENGINE_ENT_W_STRIDE)
+#define NF_ENGINE_ENT_W0 0x040u /* rw: MPT_W0 */
 #define NF_ENGINE_ENT_W1 0x044u /* rw: MPT_W1 */
 #define NF_ENGINE_ENT_W2 0x048u /* rw: base virtual address, low word */
 #define NF_ENGINE_ENT_W3 0x04Cu /* rw: base virtual address, high word */
@@ -425,12 +450,52 @@
 #define NF_ENGINE_LD_COUNT 0x068u /* rw: number of page-list entries */
 #define NF_ENGINE_LD_CTRL 0x06Cu /* wo: write 1: start the load */
 #define NF_ENGINE_LD_STATUS 0x070u /* ro: STATUS_WORD (BUSY, CODE, INDEX of the refused entry) */
+#define NF_ENGINE_LD_STATUS_BUSY_LSB 0u /* operation running */
+#define NF_ENGINE_LD_STATUS_BUSY_WIDTH 1u
+#define NF_ENGINE_LD_STATUS_BUSY_MASK 0x00000001u
+#define NF_ENGINE_LD_STATUS_BUSY_GET(w) (((uint32_t)(w) & NF_ENGINE_LD_STATUS_BUSY_MASK) >> NF_ENGINE_LD_STATUS_BUSY_LSB)
+#define NF_ENGINE_LD_STATUS_BUSY_PUT(v) (((uint32_t)(v) << NF_ENGINE_LD_STATUS_BUSY_LSB) & NF_ENGINE_LD_STATUS_BUSY_MASK)
+#define NF_ENGINE_LD_STATUS_SIDE_LSB 1u /* DMA: 0 source refused, 1 destination refused */
+#define NF_ENGINE_LD_STATUS_SIDE_WIDTH 1u
+#define NF_ENGINE_LD_STATUS_SIDE_MASK 0x00000002u
+#define NF_ENGINE_LD_STATUS_SIDE_GET(w) (((uint32_t)(w) & NF_ENGINE_LD_STATUS_SIDE_MASK) >> NF_ENGINE_LD_STATUS_SIDE_LSB)
+#define NF_ENGINE_LD_STATUS_SIDE_PUT(v) (((uint32_t)(v) << NF_ENGINE_LD_STATUS_SIDE_LSB) & NF_ENGINE_LD_STATUS_SIDE_MASK)
+#define NF_ENGINE_LD_STATUS_CODE_LSB 4u /* REFUSE code of the last operation */
+#define NF_ENGINE_LD_STATUS_CODE_WIDTH 4u
+#define NF_ENGINE_LD_STATUS_CODE_MASK 0x000000F0u
+#define NF_ENGINE_LD_STATUS_CODE_GET(w) (((uint32_t)(w) & NF_ENGINE_LD_STATUS_CODE_MASK) >> NF_ENGINE_LD_STATUS_CODE_LSB)
+#define NF_ENGINE_LD_STATUS_CODE_PUT(v) (((uint32_t)(v) << NF_ENGINE_LD_STATUS_CODE_LSB) & NF_ENGINE_LD_STATUS_CODE_MASK)
+#define NF_ENGINE_LD_STATUS_INDEX_LSB 16u /* loader: index of the page-list entry refused */
+#define NF_ENGINE_LD_STATUS_INDEX_WIDTH 16u
+#define NF_ENGINE_LD_STATUS_INDEX_MASK 0xFFFF0000u
+#define NF_ENGINE_LD_STATUS_INDEX_GET(w) (((uint32_t)(w) & NF_ENGINE_LD_STATUS_INDEX_MASK) >> NF_ENGINE_LD_STATUS_INDEX_LSB)
+#define NF_ENGINE_LD_STATUS_INDEX_PUT(v) (((uint32_t)(v) << NF_ENGINE_LD_STATUS_INDEX_LSB) & NF_ENGINE_LD_STATUS_INDEX_MASK)
 #define NF_ENGINE_DMA_SRC_MODE 0x080u /* rw: DMA_SIDE_MODE of the source */
+#define NF_ENGINE_DMA_SRC_MODE_MODE_LSB 0u /* DMA_MODE */
+#define NF_ENGINE_DMA_SRC_MODE_MODE_WIDTH 2u
+#define NF_ENGINE_DMA_SRC_MODE_MODE_MASK 0x00000003u
+#define NF_ENGINE_DMA_SRC_MODE_MODE_GET(w) (((uint32_t)(w) & NF_ENGINE_DMA_SRC_MODE_MODE_MASK) >> NF_ENGINE_DMA_SRC_MODE_MODE_LSB)
+#define NF_ENGINE_DMA_SRC_MODE_MODE_PUT(v) (((uint32_t)(v) << NF_ENGINE_DMA_SRC_MODE_MODE_LSB) & NF_ENGINE_DMA_SRC_MODE_MODE_MASK)
+#define NF_ENGINE_DMA_SRC_MODE_ACCESS_LSB 4u /* ACCESS asked for in TOKEN mode */
+#define NF_ENGINE_DMA_SRC_MODE_ACCESS_WIDTH 2u
+#define NF_ENGINE_DMA_SRC_MODE_ACCESS_MASK 0x00000030u
+#define NF_ENGINE_DMA_SRC_MODE_ACCESS_GET(w) (((uint32_t)(w) & NF_ENGINE_DMA_SRC_MODE_ACCESS_MASK) >> NF_ENGINE_DMA_SRC_MODE_ACCESS_LSB)
+#define NF_ENGINE_DMA_SRC_MODE_ACCESS_PUT(v) (((uint32_t)(v) << NF_ENGINE_DMA_SRC_MODE_ACCESS_LSB) & NF_ENGINE_DMA_SRC_MODE_ACCESS_MASK)
 #define NF_ENGINE_DMA_SRC_TOKEN 0x084u /* rw: source token (TOKEN mode) */
 #define NF_ENGINE_DMA_SRC_ADDR_LO 0x088u /* rw: source VA (TOKEN) or adapter address, low word */
 #define NF_ENGINE_DMA_SRC_ADDR_HI 0x08Cu /* rw: source VA high word */
 #define NF_ENGINE_DMA_SRC_PD 0x090u /* rw: protection domain the source access is made for */
 #define NF_ENGINE_DMA_DST_MODE 0x0A0u /* rw: DMA_SIDE_MODE of the destination */
+#define NF_ENGINE_DMA_DST_MODE_MODE_LSB 0u /* DMA_MODE */
+#define NF_ENGINE_DMA_DST_MODE_MODE_WIDTH 2u
+#define NF_ENGINE_DMA_DST_MODE_MODE_MASK 0x00000003u
+#define NF_ENGINE_DMA_DST_MODE_MODE_GET(w) (((uint32_t)(w) & NF_ENGINE_DMA_DST_MODE_MODE_MASK) >> NF_ENGINE_DMA_DST_MODE_MODE_LSB)
+#define NF_ENGINE_DMA_DST_MODE_MODE_PUT(v) (((uint32_t)(v) << NF_ENGINE_DMA_DST_MODE_MODE_LSB) & NF_ENGINE_DMA_DST_MODE_MODE_MASK)
+#define NF_ENGINE_DMA_DST_MODE_ACCESS_LSB 4u /* ACCESS asked for in TOKEN mode */
+#define NF_ENGINE_DMA_DST_MODE_ACCESS_WIDTH 2u
+#define NF_ENGINE_DMA_DST_MODE_ACCESS_MASK 0x00000030u
+#define NF_ENGINE_DMA_DST_MODE_ACCESS_GET(w) (((uint32_t)(w) & NF_ENGINE_DMA_DST_MODE_ACCESS_MASK) >> NF_ENGINE_DMA_DST_MODE_ACCESS_LSB)
+#define NF_ENGINE_DMA_DST_MODE_ACCESS_PUT(v) (((uint32_t)(v) << NF_ENGINE_DMA_DST_MODE_ACCESS_LSB) & NF_ENGINE_DMA_DST_MODE_ACCESS_MASK)
 #define NF_ENGINE_DMA_DST_TOKEN 0x0A4u /* rw: destination token */
 #define NF_ENGINE_DMA_DST_ADDR_LO 0x0A8u /* rw: destination VA or adapter address, low word */
 #define NF_ENGINE_DMA_DST_ADDR_HI 0x0ACu /* rw: destination VA high word */
@@ -438,6 +503,26 @@
 #define NF_ENGINE_DMA_LEN 0x0C0u /* rw: bytes to move */
 #define NF_ENGINE_DMA_CTRL 0x0C4u /* wo: write 1: start (both ranges are checked whole before the first byte moves) */
 #define NF_ENGINE_DMA_STATUS 0x0C8u /* ro: STATUS_WORD (BUSY, SIDE, CODE) */
+#define NF_ENGINE_DMA_STATUS_BUSY_LSB 0u /* operation running */
+#define NF_ENGINE_DMA_STATUS_BUSY_WIDTH 1u
+#define NF_ENGINE_DMA_STATUS_BUSY_MASK 0x00000001u
+#define NF_ENGINE_DMA_STATUS_BUSY_GET(w) (((uint32_t)(w) & NF_ENGINE_DMA_STATUS_BUSY_MASK) >> NF_ENGINE_DMA_STATUS_BUSY_LSB)
+#define NF_ENGINE_DMA_STATUS_BUSY_PUT(v) (((uint32_t)(v) << NF_ENGINE_DMA_STATUS_BUSY_LSB) & NF_ENGINE_DMA_STATUS_BUSY_MASK)
+#define NF_ENGINE_DMA_STATUS_SIDE_LSB 1u /* DMA: 0 source refused, 1 destination refused */
+#define NF_ENGINE_DMA_STATUS_SIDE_WIDTH 1u
+#define NF_ENGINE_DMA_STATUS_SIDE_MASK 0x00000002u
+#define NF_ENGINE_DMA_STATUS_SIDE_GET(w) (((uint32_t)(w) & NF_ENGINE_DMA_STATUS_SIDE_MASK) >> NF_ENGINE_DMA_STATUS_SIDE_LSB)
+#define NF_ENGINE_DMA_STATUS_SIDE_PUT(v) (((uint32_t)(v) << NF_ENGINE_DMA_STATUS_SIDE_LSB) & NF_ENGINE_DMA_STATUS_SIDE_MASK)
+#define NF_ENGINE_DMA_STATUS_CODE_LSB 4u /* REFUSE code of the last operation */
+#define NF_ENGINE_DMA_STATUS_CODE_WIDTH 4u
+#define NF_ENGINE_DMA_STATUS_CODE_MASK 0x000000F0u
+#define NF_ENGINE_DMA_STATUS_CODE_GET(w) (((uint32_t)(w) & NF_ENGINE_DMA_STATUS_CODE_MASK) >> NF_ENGINE_DMA_STATUS_CODE_LSB)
+#define NF_ENGINE_DMA_STATUS_CODE_PUT(v) (((uint32_t)(v) << NF_ENGINE_DMA_STATUS_CODE_LSB) & NF_ENGINE_DMA_STATUS_CODE_MASK)
+#define NF_ENGINE_DMA_STATUS_INDEX_LSB 16u /* loader: index of the page-list entry refused */
+#define NF_ENGINE_DMA_STATUS_INDEX_WIDTH 16u
+#define NF_ENGINE_DMA_STATUS_INDEX_MASK 0xFFFF0000u
+#define NF_ENGINE_DMA_STATUS_INDEX_GET(w) (((uint32_t)(w) & NF_ENGINE_DMA_STATUS_INDEX_MASK) >> NF_ENGINE_DMA_STATUS_INDEX_LSB)
+#define NF_ENGINE_DMA_STATUS_INDEX_PUT(v) (((uint32_t)(v) << NF_ENGINE_DMA_STATUS_INDEX_LSB) & NF_ENGINE_DMA_STATUS_INDEX_MASK)
 #define NF_ENGINE_DMA_BYTES 0x0CCu /* ro: bytes written by the last DMA */
 #define NF_ENGINE_CHK_TOKEN 0x0E0u /* rw: firmware key check: token */
 #define NF_ENGINE_CHK_VA_LO 0x0E4u /* rw: virtual address, low word */
@@ -447,6 +532,26 @@
 #define NF_ENGINE_CHK_PD 0x0F4u /* rw: protection domain */
 #define NF_ENGINE_CHK_CTRL 0x0F8u /* wo: write 1: run the check */
 #define NF_ENGINE_CHK_STATUS 0x0FCu /* ro: STATUS_WORD (BUSY, CODE) */
+#define NF_ENGINE_CHK_STATUS_BUSY_LSB 0u /* operation running */
+#define NF_ENGINE_CHK_STATUS_BUSY_WIDTH 1u
+#define NF_ENGINE_CHK_STATUS_BUSY_MASK 0x00000001u
+#define NF_ENGINE_CHK_STATUS_BUSY_GET(w) (((uint32_t)(w) & NF_ENGINE_CHK_STATUS_BUSY_MASK) >> NF_ENGINE_CHK_STATUS_BUSY_LSB)
+#define NF_ENGINE_CHK_STATUS_BUSY_PUT(v) (((uint32_t)(v) << NF_ENGINE_CHK_STATUS_BUSY_LSB) & NF_ENGINE_CHK_STATUS_BUSY_MASK)
+#define NF_ENGINE_CHK_STATUS_SIDE_LSB 1u /* DMA: 0 source refused, 1 destination refused */
+#define NF_ENGINE_CHK_STATUS_SIDE_WIDTH 1u
+#define NF_ENGINE_CHK_STATUS_SIDE_MASK 0x00000002u
+#define NF_ENGINE_CHK_STATUS_SIDE_GET(w) (((uint32_t)(w) & NF_ENGINE_CHK_STATUS_SIDE_MASK) >> NF_ENGINE_CHK_STATUS_SIDE_LSB)
+#define NF_ENGINE_CHK_STATUS_SIDE_PUT(v) (((uint32_t)(v) << NF_ENGINE_CHK_STATUS_SIDE_LSB) & NF_ENGINE_CHK_STATUS_SIDE_MASK)
+#define NF_ENGINE_CHK_STATUS_CODE_LSB 4u /* REFUSE code of the last operation */
+#define NF_ENGINE_CHK_STATUS_CODE_WIDTH 4u
+#define NF_ENGINE_CHK_STATUS_CODE_MASK 0x000000F0u
+#define NF_ENGINE_CHK_STATUS_CODE_GET(w) (((uint32_t)(w) & NF_ENGINE_CHK_STATUS_CODE_MASK) >> NF_ENGINE_CHK_STATUS_CODE_LSB)
+#define NF_ENGINE_CHK_STATUS_CODE_PUT(v) (((uint32_t)(v) << NF_ENGINE_CHK_STATUS_CODE_LSB) & NF_ENGINE_CHK_STATUS_CODE_MASK)
+#define NF_ENGINE_CHK_STATUS_INDEX_LSB 16u /* loader: index of the page-list entry refused */
+#define NF_ENGINE_CHK_STATUS_INDEX_WIDTH 16u
+#define NF_ENGINE_CHK_STATUS_INDEX_MASK 0xFFFF0000u
+#define NF_ENGINE_CHK_STATUS_INDEX_GET(w) (((uint32_t)(w) & NF_ENGINE_CHK_STATUS_INDEX_MASK) >> NF_ENGINE_CHK_STATUS_INDEX_LSB)
+#define NF_ENGINE_CHK_STATUS_INDEX_PUT(v) (((uint32_t)(v) << NF_ENGINE_CHK_STATUS_INDEX_LSB) & NF_ENGINE_CHK_STATUS_INDEX_MASK)
 #define NF_ENGINE_CHK_ADDR 0x100u /* ro: adapter address of the first byte when granted */
 
 /* LINK block: frame receiver/transmitter. RX slot i lives at adapter address i*SLOT_BYTES, TX slot j at (RX_SLOTS+j)*SLOT_BYTES */
@@ -456,8 +561,23 @@
 #define NF_LINK_RX_READY 0x008u /* ro: bit i: RX slot i holds a whole frame with a good CRC (filled in order i, i+1, ...) */
 #define NF_LINK_RX_RELEASE 0x00Cu /* wo: write 1 to bit i: firmware is done with RX slot i */
 #define NF_LINK_TX_POST 0x010u /* wo: TX_POST: queue slot for sending (a queue of TX_SLOTS entries) */
+#define NF_LINK_TX_POST_SLOT_LSB 0u /* TX slot to send */
+#define NF_LINK_TX_POST_SLOT_WIDTH 4u
+#define NF_LINK_TX_POST_SLOT_MASK 0x0000000Fu
+#define NF_LINK_TX_POST_SLOT_GET(w) (((uint32_t)(w) & NF_LINK_TX_POST_SLOT_MASK) >> NF_LINK_TX_POST_SLOT_LSB)
+#define NF_LINK_TX_POST_SLOT_PUT(v) (((uint32_t)(v) << NF_LINK_TX_POST_SLOT_LSB) & NF_LINK_TX_POST_SLOT_MASK)
+#define NF_LINK_TX_POST_LEN_LSB 16u /* bytes of header + payload in the slot (CRC is added by hardware) */
+#define NF_LINK_TX_POST_LEN_WIDTH 16u
+#define NF_LINK_TX_POST_LEN_MASK 0xFFFF0000u
+#define NF_LINK_TX_POST_LEN_GET(w) (((uint32_t)(w) & NF_LINK_TX_POST_LEN_MASK) >> NF_LINK_TX_POST_LEN_LSB)
+#define NF_LINK_TX_POST_LEN_PUT(v) (((uint32_t)(v) << NF_LINK_TX_POST_LEN_LSB) & NF_LINK_TX_POST_LEN_MASK)
 #define NF_LINK_TX_BUSY 0x014u /* ro: bit j: TX slot j is queued or being sent; do not rewrite it */
 #define NF_LINK_TX_ACK 0x018u /* wo: [7:0] ack number: send one pure ACK frame (latest value wins while one is pending) */
+#define NF_LINK_TX_ACK_ACK_LSB 0u /* the acknowledgement number the ACK frame carries */
+#define NF_LINK_TX_ACK_ACK_WIDTH 8u
+#define NF_LINK_TX_ACK_ACK_MASK 0x000000FFu
+#define NF_LINK_TX_ACK_ACK_GET(w) (((uint32_t)(w) & NF_LINK_TX_ACK_ACK_MASK) >> NF_LINK_TX_ACK_ACK_LSB)
+#define NF_LINK_TX_ACK_ACK_PUT(v) (((uint32_t)(v) << NF_LINK_TX_ACK_ACK_LSB) & NF_LINK_TX_ACK_ACK_MASK)
 #define NF_LINK_CNT_RX_OK 0x020u /* ro: frames received with a good CRC and placed in a slot */
 #define NF_LINK_CNT_RX_BAD 0x024u /* ro: frames dropped: bad CRC, bad length, truncated or oversized */
 #define NF_LINK_CNT_RX_DROP 0x028u /* ro: good frames dropped because no RX slot was free */

@@ -383,9 +383,25 @@
 `define NF_ENGINE_CFG_USER 16  // ro: first byte of the user region (after the link slots)
 `define NF_ENGINE_TBL_CMD 32  // wo: TBL_OP: starts a table operation
 `define NF_ENGINE_TBL_STATUS 36  // ro: STATUS_WORD (BUSY, CODE)
+`define NF_ENGINE_TBL_STATUS_BUSY_LSB 0
+`define NF_ENGINE_TBL_STATUS_BUSY_WIDTH 1
+`define NF_ENGINE_TBL_STATUS_BUSY 0:0  // operation running
+`define NF_ENGINE_TBL_STATUS_SIDE_LSB 1
+`define NF_ENGINE_TBL_STATUS_SIDE_WIDTH 1
+`define NF_ENGINE_TBL_STATUS_SIDE 1:1  // DMA: 0 source refused, 1 destination refused
+`define NF_ENGINE_TBL_STATUS_CODE_LSB 4
+`define NF_ENGINE_TBL_STATUS_CODE_WIDTH 4
+`define NF_ENGINE_TBL_STATUS_CODE 7:4  // REFUSE code of the last operation
+`define NF_ENGINE_TBL_STATUS_INDEX_LSB 16
+`define NF_ENGINE_TBL_STATUS_INDEX_WIDTH 16
+`define NF_ENGINE_TBL_STATUS_INDEX 31:16  // loader: index of the page-list entry refused
 `define NF_ENGINE_TBL_INDEX 40  // rw: MPT or MTT index of the table operation
 `define NF_ENGINE_TBL_MTT_DATA 44  // rw: MTT entry: adapter page number (address >> PAGE_SHIFT)
-`define NF_ENGINE_ENT_W0 64  // rw: MPT entry staging word 0 (MPT_W0); W1..W6 follow at +4
+// array ENT_W: MPT entry staging words: the key-table entry's words MPT_W0..MPT_W6; element i at NF_ENGINE_ENT_W_BASE + i * NF_ENGINE_ENT_W_STRIDE
+`define NF_ENGINE_ENT_W_BASE 64
+`define NF_ENGINE_ENT_W_COUNT 7
+`define NF_ENGINE_ENT_W_STRIDE 4
+`define NF_ENGINE_ENT_W0 64  // rw: MPT_W0
 `define NF_ENGINE_ENT_W1 68  // rw: MPT_W1
 `define NF_ENGINE_ENT_W2 72  // rw: base virtual address, low word
 `define NF_ENGINE_ENT_W3 76  // rw: base virtual address, high word
@@ -397,12 +413,36 @@
 `define NF_ENGINE_LD_COUNT 104  // rw: number of page-list entries
 `define NF_ENGINE_LD_CTRL 108  // wo: write 1: start the load
 `define NF_ENGINE_LD_STATUS 112  // ro: STATUS_WORD (BUSY, CODE, INDEX of the refused entry)
+`define NF_ENGINE_LD_STATUS_BUSY_LSB 0
+`define NF_ENGINE_LD_STATUS_BUSY_WIDTH 1
+`define NF_ENGINE_LD_STATUS_BUSY 0:0  // operation running
+`define NF_ENGINE_LD_STATUS_SIDE_LSB 1
+`define NF_ENGINE_LD_STATUS_SIDE_WIDTH 1
+`define NF_ENGINE_LD_STATUS_SIDE 1:1  // DMA: 0 source refused, 1 destination refused
+`define NF_ENGINE_LD_STATUS_CODE_LSB 4
+`define NF_ENGINE_LD_STATUS_CODE_WIDTH 4
+`define NF_ENGINE_LD_STATUS_CODE 7:4  // REFUSE code of the last operation
+`define NF_ENGINE_LD_STATUS_INDEX_LSB 16
+`define NF_ENGINE_LD_STATUS_INDEX_WIDTH 16
+`define NF_ENGINE_LD_STATUS_INDEX 31:16  // loader: index of the page-list entry refused
 `define NF_ENGINE_DMA_SRC_MODE 128  // rw: DMA_SIDE_MODE of the source
+`define NF_ENGINE_DMA_SRC_MODE_MODE_LSB 0
+`define NF_ENGINE_DMA_SRC_MODE_MODE_WIDTH 2
+`define NF_ENGINE_DMA_SRC_MODE_MODE 1:0  // DMA_MODE
+`define NF_ENGINE_DMA_SRC_MODE_ACCESS_LSB 4
+`define NF_ENGINE_DMA_SRC_MODE_ACCESS_WIDTH 2
+`define NF_ENGINE_DMA_SRC_MODE_ACCESS 5:4  // ACCESS asked for in TOKEN mode
 `define NF_ENGINE_DMA_SRC_TOKEN 132  // rw: source token (TOKEN mode)
 `define NF_ENGINE_DMA_SRC_ADDR_LO 136  // rw: source VA (TOKEN) or adapter address, low word
 `define NF_ENGINE_DMA_SRC_ADDR_HI 140  // rw: source VA high word
 `define NF_ENGINE_DMA_SRC_PD 144  // rw: protection domain the source access is made for
 `define NF_ENGINE_DMA_DST_MODE 160  // rw: DMA_SIDE_MODE of the destination
+`define NF_ENGINE_DMA_DST_MODE_MODE_LSB 0
+`define NF_ENGINE_DMA_DST_MODE_MODE_WIDTH 2
+`define NF_ENGINE_DMA_DST_MODE_MODE 1:0  // DMA_MODE
+`define NF_ENGINE_DMA_DST_MODE_ACCESS_LSB 4
+`define NF_ENGINE_DMA_DST_MODE_ACCESS_WIDTH 2
+`define NF_ENGINE_DMA_DST_MODE_ACCESS 5:4  // ACCESS asked for in TOKEN mode
 `define NF_ENGINE_DMA_DST_TOKEN 164  // rw: destination token
 `define NF_ENGINE_DMA_DST_ADDR_LO 168  // rw: destination VA or adapter address, low word
 `define NF_ENGINE_DMA_DST_ADDR_HI 172  // rw: destination VA high word
@@ -410,6 +450,18 @@
 `define NF_ENGINE_DMA_LEN 192  // rw: bytes to move
 `define NF_ENGINE_DMA_CTRL 196  // wo: write 1: start (both ranges are checked whole before the first byte moves)
 `define NF_ENGINE_DMA_STATUS 200  // ro: STATUS_WORD (BUSY, SIDE, CODE)
+`define NF_ENGINE_DMA_STATUS_BUSY_LSB 0
+`define NF_ENGINE_DMA_STATUS_BUSY_WIDTH 1
+`define NF_ENGINE_DMA_STATUS_BUSY 0:0  // operation running
+`define NF_ENGINE_DMA_STATUS_SIDE_LSB 1
+`define NF_ENGINE_DMA_STATUS_SIDE_WIDTH 1
+`define NF_ENGINE_DMA_STATUS_SIDE 1:1  // DMA: 0 source refused, 1 destination refused
+`define NF_ENGINE_DMA_STATUS_CODE_LSB 4
+`define NF_ENGINE_DMA_STATUS_CODE_WIDTH 4
+`define NF_ENGINE_DMA_STATUS_CODE 7:4  // REFUSE code of the last operation
+`define NF_ENGINE_DMA_STATUS_INDEX_LSB 16
+`define NF_ENGINE_DMA_STATUS_INDEX_WIDTH 16
+`define NF_ENGINE_DMA_STATUS_INDEX 31:16  // loader: index of the page-list entry refused
 `define NF_ENGINE_DMA_BYTES 204  // ro: bytes written by the last DMA
 `define NF_ENGINE_CHK_TOKEN 224  // rw: firmware key check: token
 `define NF_ENGINE_CHK_VA_LO 228  // rw: virtual address, low word
@@ -419,6 +471,18 @@
 `define NF_ENGINE_CHK_PD 244  // rw: protection domain
 `define NF_ENGINE_CHK_CTRL 248  // wo: write 1: run the check
 `define NF_ENGINE_CHK_STATUS 252  // ro: STATUS_WORD (BUSY, CODE)
+`define NF_ENGINE_CHK_STATUS_BUSY_LSB 0
+`define NF_ENGINE_CHK_STATUS_BUSY_WIDTH 1
+`define NF_ENGINE_CHK_STATUS_BUSY 0:0  // operation running
+`define NF_ENGINE_CHK_STATUS_SIDE_LSB 1
+`define NF_ENGINE_CHK_STATUS_SIDE_WIDTH 1
+`define NF_ENGINE_CHK_STATUS_SIDE 1:1  // DMA: 0 source refused, 1 destination refused
+`define NF_ENGINE_CHK_STATUS_CODE_LSB 4
+`define NF_ENGINE_CHK_STATUS_CODE_WIDTH 4
+`define NF_ENGINE_CHK_STATUS_CODE 7:4  // REFUSE code of the last operation
+`define NF_ENGINE_CHK_STATUS_INDEX_LSB 16
+`define NF_ENGINE_CHK_STATUS_INDEX_WIDTH 16
+`define NF_ENGINE_CHK_STATUS_INDEX 31:16  // loader: index of the page-list entry refused
 `define NF_ENGINE_CHK_ADDR 256  // ro: adapter address of the first byte when granted
 
 // LINK block: frame receiver/transmitter. RX slot i lives at adapter address i*SLOT_BYTES, TX slot j at (RX_SLOTS+j)*SLOT_BYTES
@@ -428,8 +492,17 @@
 `define NF_LINK_RX_READY 8  // ro: bit i: RX slot i holds a whole frame with a good CRC (filled in order i, i+1, ...)
 `define NF_LINK_RX_RELEASE 12  // wo: write 1 to bit i: firmware is done with RX slot i
 `define NF_LINK_TX_POST 16  // wo: TX_POST: queue slot for sending (a queue of TX_SLOTS entries)
+`define NF_LINK_TX_POST_SLOT_LSB 0
+`define NF_LINK_TX_POST_SLOT_WIDTH 4
+`define NF_LINK_TX_POST_SLOT 3:0  // TX slot to send
+`define NF_LINK_TX_POST_LEN_LSB 16
+`define NF_LINK_TX_POST_LEN_WIDTH 16
+`define NF_LINK_TX_POST_LEN 31:16  // bytes of header + payload in the slot (CRC is added by hardware)
 `define NF_LINK_TX_BUSY 20  // ro: bit j: TX slot j is queued or being sent; do not rewrite it
 `define NF_LINK_TX_ACK 24  // wo: [7:0] ack number: send one pure ACK frame (latest value wins while one is pending)
+`define NF_LINK_TX_ACK_ACK_LSB 0
+`define NF_LINK_TX_ACK_ACK_WIDTH 8
+`define NF_LINK_TX_ACK_ACK 7:0  // the acknowledgement number the ACK frame carries
 `define NF_LINK_CNT_RX_OK 32  // ro: frames received with a good CRC and placed in a slot
 `define NF_LINK_CNT_RX_BAD 36  // ro: frames dropped: bad CRC, bad length, truncated or oversized
 `define NF_LINK_CNT_RX_DROP 40  // ro: good frames dropped because no RX slot was free

@@ -18,7 +18,7 @@ module nf_engine_csr (
     output reg  [31:0] q_tbl_mtt_data,    // rw, reset 0x0: MTT entry: adapter page number (address >> PAGE_SHIFT)
     input  wire        hwwe_tbl_mtt_data, // hardware writes TBL_MTT_DATA this clock
     input  wire [31:0] hwd_tbl_mtt_data,  // the value hardware writes into TBL_MTT_DATA
-    output reg  [31:0] q_ent_w0,          // rw, reset 0x0: MPT entry staging word 0 (MPT_W0); W1..W6 follow at +4
+    output reg  [31:0] q_ent_w0,          // rw, reset 0x0: MPT_W0
     input  wire        hwwe_ent_w0,       // hardware writes ENT_W0 this clock
     input  wire [31:0] hwd_ent_w0,        // the value hardware writes into ENT_W0
     output reg  [31:0] q_ent_w1,          // rw, reset 0x0: MPT_W1

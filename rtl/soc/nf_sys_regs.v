@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The SYS register block (proto/: its decode is nf_sys_regs_decode.v): identity, clock,
-// the free-running cycle counter, LEDs, scratch and the SLEEP read the firmware idles on.
+// The SYS register block (proto/: its storage and decode are nf_sys_csr.v): identity,
+// clock, the free-running cycle counter, LEDs, scratch and the SLEEP read the firmware idles on.
 // nf_soc answers a SYS access one clock after it takes it, a SLEEP read once it wakes.
 `default_nettype none
 `include "nf_layout.vh"
@@ -20,11 +20,10 @@ module nf_sys_regs #(
     input  wire [15:0]         uart_period,  // read in UART_PERIOD
     input  wire [RX_SLOTS-1:0] rx_ready,     // LINK.RX_READY: the RX slots holding a frame
     output wire [31:0]         cycle_lo,     // the cycle counter's low word (CYCLE_LO)
-    output reg  [7:0]          leds          // LEDS, as the firmware writes it
+    output wire [7:0]          leds          // LEDS, as the firmware writes it
 );
     reg [63:0] cycle;
     reg [31:0] cycle_hi_latched;
-    reg [31:0] scratch;
     wire [11:0] off   = {addr, 2'b00};
     wire        write = req && wstrb != 4'd0;
     wire [31:0] clk_hz_word    = CLK_HZ;
@@ -34,8 +33,8 @@ module nf_sys_regs #(
     // A SLEEP read is answered once a frame is in an RX slot of WAKE_RX or CYCLE_LO has
     // reached WAKE_AT; the deadline compare is registered (a 32-bit subtraction off the
     // CPU's ready path), so it may answer a clock late.
-    reg  [31:0]         wake_at;
-    reg  [RX_SLOTS-1:0] wake_rx;
+    wire [31:0]         wake_at;
+    wire [RX_SLOTS-1:0] wake_rx;
     reg                 wake_time;   // CYCLE_LO has reached WAKE_AT (as of the previous clock)
     /* verilator lint_off UNUSEDSIGNAL */
     wire [31:0]         to_wake   = cycle[31:0] - wake_at;   // its sign only
@@ -44,47 +43,32 @@ module nf_sys_regs #(
     wire                sleep_rd  = req && !write && off == `NF_SYS_SLEEP;
     assign              sleep_wait = sleep_rd && !wake;
     wire [31:0]         rx_ready_word = {{(32 - RX_SLOTS){1'b0}}, rx_ready};
-    wire [31:0]         wake_rx_word  = {{(32 - RX_SLOTS){1'b0}}, wake_rx};
 
-    wire wr_leds, wr_scratch, wr_wake_at, wr_wake_rx;
-    nf_sys_regs_decode u_decode (
-        .addr(off), .we(write), .wr_leds(wr_leds), .wr_scratch(wr_scratch),
-        .wr_wake_at(wr_wake_at), .wr_wake_rx(wr_wake_rx),
+    // The rw registers live in the generated nf_sys_csr; WAKE_AT and WAKE_RX take whole
+    // words only (the firmware's stores are). SCRATCH is the firmware's: no logic reads it.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [31:0] scratch;
+    /* verilator lint_on UNUSEDSIGNAL */
+    nf_sys_csr #(.RX_SLOTS(RX_SLOTS)) u_csr (
+        .clk(clk), .rst(rst), .addr(off), .we(write), .wdata(wdata), .wstrb(wstrb),
+        .q_leds(leds), .q_scratch(scratch), .q_wake_at(wake_at), .q_wake_rx(wake_rx),
         .rd_id(`NF_SYS_HW_ID_VALUE), .rd_hw_version(`NF_ADAPTER_HW_VERSION), .rd_clk_hz(clk_hz_word),
-        .rd_cycle_lo(cycle[31:0]), .rd_cycle_hi(cycle_hi_latched), .rd_leds({24'd0, leds}),
-        .rd_fw_ram_bytes(ram_bytes_word), .rd_uart_period({16'd0, uart_period}), .rd_scratch(scratch),
-        .rd_sleep(rx_ready_word), .rd_wake_at(wake_at), .rd_wake_rx(wake_rx_word),
-        .rdata(rdata)
+        .rd_cycle_lo(cycle[31:0]), .rd_cycle_hi(cycle_hi_latched),
+        .rd_fw_ram_bytes(ram_bytes_word), .rd_uart_period({16'd0, uart_period}),
+        .rd_sleep(rx_ready_word), .rdata(rdata)
     );
 
     always @(posedge clk) begin
         if (rst) begin
             cycle            <= 64'd0;
             cycle_hi_latched <= 32'd0;
-            leds             <= 8'd0;
-            scratch          <= 32'd0;
-            wake_at          <= 32'd0;
-            wake_rx          <= {RX_SLOTS{1'b0}};
             wake_time        <= 1'b0;
         end else begin
             wake_time <= !to_wake[31];
-            // WAKE_AT and WAKE_RX take whole words (the firmware's stores are).
-            if (wr_wake_at && wstrb == 4'hF)
-                wake_at <= wdata;
-            if (wr_wake_rx && wstrb == 4'hF)
-                wake_rx <= wdata[RX_SLOTS-1:0];
             cycle <= cycle + 64'd1;
             // Reading CYCLE_LO latches CYCLE_HI, so the pair reads as one 64-bit value.
             if (req && !write && off == `NF_SYS_CYCLE_LO)
                 cycle_hi_latched <= cycle[63:32];
-            if (wr_leds && wstrb[0])
-                leds <= wdata[7:0];
-            if (wr_scratch) begin
-                if (wstrb[0]) scratch[7:0]   <= wdata[7:0];
-                if (wstrb[1]) scratch[15:8]  <= wdata[15:8];
-                if (wstrb[2]) scratch[23:16] <= wdata[23:16];
-                if (wstrb[3]) scratch[31:24] <= wdata[31:24];
-            end
         end
     end
 endmodule

@@ -23,7 +23,7 @@ ENGINE_SRC_DIR := $(ROOT)/rtl/engine
 # nf_soc (the interconnect), its CPU wrappers (one per core, the same port; the CPU
 # parameter picks one), the firmware RAM and the SYS registers.
 SOC_OWN_RTL := $(addprefix $(SOC_DIR)/,nf_soc.v nf_cpu_vexriscv.v nf_cpu_picorv32.v nf_fw_ram.v nf_fw_ram_hit.v \
-               nf_sys_regs.v nf_sys_regs_decode.v)
+               nf_sys_regs.v nf_sys_csr.v)
 SOC_RTL    := $(SOC_OWN_RTL) $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)
 # The CPUs are third-party: cpu.vlt switches their lint off; ours stays -Wall clean.
 soc_vsrc   = --timescale 1ns/1ps -I$(ROOT)/proto/gen -y $(SOC_DIR) -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) \
