@@ -461,6 +461,11 @@ static void handle(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t
         fw_wr_process(f, m, mlen, op); /* counts its own */
         return;
     }
+    if (fw_stats.faults && op != NF_OP_PING && op != NF_OP_INFO && op != NF_OP_STATS) {
+        /* faulted: only the requests that report the adapter's state still run */
+        reply(f, op, tag, NF_STATUS_DEVICE_HARDWARE_ERROR, 0, 0);
+        return;
+    }
     count_op(op);
     switch (op) {
     case NF_OP_PING:
@@ -491,6 +496,11 @@ static void handle(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t
     case NF_OP_QP_CREATE:
         st = do_qp_create(m, mlen, &rep[NF_QP_CREATE_REP_QPN_OFF / 4u]);
         n = NF_QP_CREATE_REP_SIZE / 4u;
+        break;
+    case NF_OP_FAULT_TEST:
+        /* The target's trap handler takes over and runs this frame again, faulted. */
+        hal_illegal_instruction();
+        st = NF_STATUS_DEVICE_HARDWARE_ERROR;
         break;
     default:
         st = op < sizeof(status_reqs) / sizeof(status_reqs[0]) && status_reqs[op] ? status_reqs[op](m, mlen)

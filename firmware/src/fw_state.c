@@ -27,6 +27,13 @@ void fw_stats_refused(uint32_t status)
     fw_stats.refused_other++;
 }
 
+FW_COLD void fw_fault(uint32_t cause, uint32_t pc)
+{
+    fw_stats.faults++;
+    fw_stats.fault_cause = cause;
+    fw_stats.fault_pc = pc;
+}
+
 FW_COLD uint64_t fw_mul64(uint32_t a, uint32_t b)
 {
     uint64_t acc = 0, x = a;
@@ -92,7 +99,7 @@ FW_HOT void fw_state_put_info(uint32_t at)
 }
 
 _Static_assert(NF_STATS_SIZE % 8u == 0u, "a STATS reply keeps messages 8-byte aligned");
-_Static_assert(NF_STATS_SIZE == (15u + NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT) * 4u,
+_Static_assert(NF_STATS_SIZE == (18u + NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT) * 4u,
                "fw_state_put_stats sets each of STATS's words");
 
 #define STATS_COUNTS (NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT)
@@ -121,4 +128,7 @@ void fw_state_put_stats(uint32_t at)
     PUT(w, nf_stats, cycle_hi, sys_rd(NF_SYS_CYCLE_HI)); /* latched by the CYCLE_LO read just before */
     PUT(w, nf_stats, tx_stalls, fw_stats.tx_stalls);
     PUT(w, nf_stats, wait_timeouts, fw_stats.wait_timeouts);
+    PUT(w, nf_stats, faults, fw_stats.faults);
+    PUT(w, nf_stats, fault_cause, fw_stats.fault_cause);
+    PUT(w, nf_stats, fault_pc, fw_stats.fault_pc);
 }

@@ -30,6 +30,8 @@ struct fw_stats {
     uint32_t tx_overflow; /* replies that found no TX room (unreachable: every message's reply room is checked first) */
     uint32_t tx_stalls;   /* received frames held (no more messages taken from the link) for want of TX room */
     uint32_t wait_timeouts; /* bounded waits that ran out (engine operation, TX slot drain) */
+    uint32_t faults;        /* traps taken: nonzero, the adapter is faulted (fw_fault) */
+    uint32_t fault_cause, fault_pc; /* mcause and mepc of the last trap */
     uint32_t ops_unknown;                       /* messages with an op the firmware does not know */
     uint32_t refused_other;                     /* failure statuses NF_STAT_STATUS_LIST does not name */
     uint32_t ops[NF_STATS_OPS_COUNT];           /* messages handled, by NF_STAT_OP_* */
@@ -62,6 +64,10 @@ extern struct fw_stats fw_stats;
  * never on a work request's path; shifts and adds, not libgcc's routines, which the FW
  * RAM has no room for. */
 uint64_t fw_mul64(uint32_t a, uint32_t b);
+/* A trap (cause: mcause; pc: the faulting instruction's address): recorded for STATS.
+ * From then on every request but PING, INFO and STATS fails DEVICE_HARDWARE_ERROR: the
+ * state the trap interrupted cannot be trusted. */
+void fw_fault(uint32_t cause, uint32_t pc);
 /* Work requests executed (INFO.wr_count). */
 uint32_t fw_stats_wr_count(void);
 /* Count one reply or CQE sent with a failure status (not SUCCESS) under its status. */

@@ -397,7 +397,8 @@ FW_HOT void fw_wr_process(const struct fw_frame *f, uint32_t m, uint32_t mlen, u
         qpn = win_rd(h, NF_WR_HDR_QPN_OFF);
         wr_id = win_rd(h, NF_WR_HDR_WR_ID_OFF);
         flags = win_rd(h, NF_WR_HDR_FLAGS_OFF);
-        r.status = qp_validate(qpn, op, &qp);
+        /* a faulted adapter runs no work request (fw_fault) */
+        r.status = fw_stats.faults ? NF_STATUS_DEVICE_HARDWARE_ERROR : qp_validate(qpn, op, &qp);
         if (r.status == NF_STATUS_SUCCESS) {
             if (op == NF_OP_WR_FAST_REGISTER)
                 do_fast_register(f, qp, qpn, wr_id, flags, m, mlen, &r);
