@@ -111,6 +111,11 @@ void tick()
     cycle++;
 #ifdef FWPROF_VEXRISCV
     const Vnf_soc_VexRiscv &core = top->rootp->vlSymsp->TOP__nf_soc__g_cpu__DOT__u_cpu__u_core;
+    // FWPROF_ALL=FILE: every instruction the core retires, the whole run ("cycle pc", hex
+    // pc): what runs between requests, and so which lines of the cache it takes.
+    static FILE *all = std::getenv("FWPROF_ALL") ? std::fopen(std::getenv("FWPROF_ALL"), "w") : nullptr;
+    if (all && core.lastStageIsFiring)
+        std::fprintf(all, "%llu %08x\n", (unsigned long long)cycle, core.lastStagePc);
     if (recording && core.lastStageIsFiring)
         fetches.push_back({cycle, core.lastStagePc});
 #endif

@@ -610,9 +610,9 @@ def doc(r, series, phases, funcs):
         "notice": "RX stamp to the firmware's first read of the slot: its wake from SYS.SLEEP",
         "link": "link header: one compare sorts an in-order DATA frame (type and seq), its ack lowers the in-flight count, quick TX room test",
         "parse": "`fw_msg_process`: message walk, length checks, op dispatch",
-        "validate": "`fw_wr_process` up to the engine: QP lookup, WR fields read once from the RX slot, MR lookup, NDK rules in one run of compares",
+        "validate": "`fw_wr_process` up to the engine: WR fields read once from the RX slot, the QP's and the fast-register's or invalidate's rules checked once, in the order that decides the status",
         "engine": "the engine's commands: a fast-register's page-list load started, its MPT entry staged under it and MPT_WRITE_LOADED (the engine writes the entry once the list is in); an invalidate's MPT_INVALIDATE",
-        "cqe": "the CQE's reservation (`fw_reserve_zeroed`, inline: space the link zeroed while idle) and the nonzero words of the %d of MSG_HDR + CQE written into the TX slot while the engine works (written ahead as a success; a failure found after rewrites its status)" % (
+        "cqe": "the CQE's reservation (the reply cursor's `reserve_zeroed`: space the link zeroed while idle) and the nonzero words of the %d of MSG_HDR + CQE written into the TX slot while the engine works (written ahead as a success; a failure found after rewrites its status)" % (
             (sizes["MSG_HDR"] + sizes["CQE"]) // 4),
         "wait": "the TBL_STATUS reads: what of the engine's work (page-list load, MPT write, invalidate and DMA drain) the CQE did not hide",
         "finish": "MR state, counters, up to the CYCLE_LO read that ends the measure",
@@ -816,10 +816,9 @@ def cores_section(w):
         w("| invalidate, total | %s |" % " | ".join(fmt_or_dash(p.get("invalidate", {}).get("total")) for _, p in profiled))
         w("")
         w("On a core with caches the table above is the warm case. bench_sim reads INFO between its timed")
-        w("requests; the code answering it (FW_WARM) lies right after the work-request path (FW_HOT) and the")
-        w("two fit VexRiscv's 4 KiB direct-mapped instruction cache together (firmware/link.ld), so the poll")
-        w("evicts none of the path's lines; a Send's code (FW_SEND) does, and a request after a Send can")
-        w("exceed this figure.")
+        w("requests; the code answering it lies in the work-request path's section (FW_HOT), which must fit")
+        w("VexRiscv's direct-mapped instruction cache whole (firmware/link.ld), so the poll evicts none of")
+        w("the path's lines; a Send's code lies outside it, and a request after a Send can exceed this figure.")
         w("")
     for name, k in sorted(c["cores"].items()):
         for b in boards:

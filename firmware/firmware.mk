@@ -46,9 +46,9 @@ RV_LDFLAGS := -nostartfiles -Wl,--gc-sections -Wl,--no-warn-rwx-segments -T $(FW
 
 firmware: $(FW_BUILD)/nf_fw.hex ## build the RISC-V firmware image
 
-# The files on the work-request path (link, messages, WRs, tables) are built -O2:
-# PicoRV32 spends about 4 clocks per instruction, so instruction count is the cost, and -O2
-# inlines the small helpers -Os keeps as calls (about 2 KiB more code). Boot code -Os.
+# The files on the work-request path (link, messages, WRs, tables) are built for speed
+# (-O2 inlines the small helpers -Os keeps as calls); the rest for size, since the image
+# shares the firmware RAM with the key-table shadow and the receive pool.
 FW_HOT_SRCS := $(addprefix $(FW_DIR)/src/,fw_link.c fw_msg.c fw_wr.c fw_send.c fw_tables.c)
 FW_COLD_SRCS := $(filter-out $(FW_HOT_SRCS),$(FW_TARGET_SRCS))
 FW_HOT_OPT := -O2

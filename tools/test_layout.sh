@@ -330,7 +330,7 @@ grep -q "if (wr_leds && wstrb\[0\]) q_leds\[7:0\] <= wdata\[7:0\];" rtl/soc/nf_s
     grep -q "{{(32 - RX_SLOTS){1'b0}}, q_wake_rx}" rtl/soc/nf_sys_csr.v
 ok $? "nf_sys_csr: LEDS by its byte lane, WAKE_RX of RX_SLOTS bits by whole words, read back zero-extended"
 regs_root
-sed -i 's|^  { name = "WAKE_RX", .*$|&\n  { name = "SPARE", off = 0x30, acc = "rw", reset = 0x123, width = 12, doc = "a 12-bit register added by one edit" },|' \
+sed -i 's|^  { name = "WAKE_RX", .*$|&\n  { name = "SPARE", off = 0x40, acc = "rw", reset = 0x123, width = 12, doc = "a 12-bit register added by one edit" },|' \
     "$tmp/regs/proto/regs/sys.toml"
 python3 tools/genregs.py --root "$tmp/regs" >/dev/null 2>&1 &&
     grep -q "q_spare <= 12'h123;" "$tmp/regs/rtl/soc/nf_sys_csr.v" &&

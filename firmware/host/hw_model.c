@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/fw_state.h"
 #include "../src/hal.h"
 #include "nf_frame.h"
 
@@ -219,6 +220,14 @@ static void link_write(uint32_t off, uint32_t v)
     default:
         break;
     }
+}
+
+/* The CPU's trap on an illegal instruction, as the target's handler records it (the
+ * faulting address is not modelled: 0). */
+#define MCAUSE_ILLEGAL_INSTRUCTION 2u
+void hal_illegal_instruction(void)
+{
+    fw_fault(MCAUSE_ILLEGAL_INSTRUCTION, 0);
 }
 
 uint32_t hal_read32(uint32_t addr)

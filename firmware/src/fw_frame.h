@@ -17,8 +17,9 @@ struct fw_reply_ops {
      * frames as needed: the adapter address of the space, or 0 when the transmit window
      * is full (callers ask room first: no reply is ever dropped). */
     uint32_t (*reserve)(uint32_t bytes);
-    /* reserve(bytes), and the space zeroed: fw_reserve_zeroed's way when the bytes are
-     * not zero already. */
+    /* reserve(bytes), the space reading as zeros: the caller writes only the fields
+     * that are not zero (the link zeroes the next frame's first FW_REPLY_ZERO_AHEAD
+     * bytes while it is idle, so a completion usually costs no zeroing). */
     uint32_t (*reserve_zeroed)(uint32_t bytes);
     /* Would reserve(bytes) find room now? */
     int (*room)(uint32_t bytes);
@@ -32,18 +33,6 @@ struct fw_reply_ops {
  * CQE), a frame's usual replies (a work request's; a Send's and its receive's). */
 #define FW_REPLY_ZERO_AHEAD (2u * (NF_MSG_HDR_SIZE + NF_CQE_SIZE))
 
-/* The transmit window's open frame as the link keeps it: what the reply cursor's inline
- * fast path (fw_reserve_zeroed) reads and advances without a call. */
-struct fw_tx_open {
-    uint32_t open;   /* a frame is being filled in the slot after the in-flight ones */
-    uint32_t len;    /* payload bytes in it so far (0 with none open) */
-    uint32_t addr;   /* payload address of that slot */
-    uint32_t zeroed; /* bytes len .. zeroed at addr are known zero (the link's idle zeroing) */
-};
-/* The link's open frame (fw_link.c keeps it; defined in fw_state.c): one object at a
- * fixed address, so the cursor's fast path loads no pointer to it. */
-extern struct fw_tx_open fw_tx_frame;
-
 struct fw_frame {
     uint32_t addr, len; /* payload: adapter address in the RX slot, bytes */
     uint32_t stamp_at;  /* bus address of its RX_STAMP register, the cycle of arrival: read
@@ -54,25 +43,8 @@ struct fw_frame {
     uint32_t overflow;
     uint32_t done; /* len when every message ran (the link's start value), else the
                     * offset of the first one not started (no TX room: the frame waits) */
-    struct fw_reply_ops tx; /* by value: one load fewer per call on the work-request path */
+    struct fw_reply_ops tx; /* the link's reply cursor */
 };
-
-/* Reserve bytes (a multiple of 8) for one outgoing message whose space reads as zeros:
- * the caller writes only the fields that are not zero. The link zeroes the next frame's
- * first FW_REPLY_ZERO_AHEAD bytes while it is idle (fewer than any cap on a frame, in a
- * free slot), so a completion then costs no call and only its nonzero stores; else the
- * link's reserve_zeroed reserves and zeroes. The adapter address, or 0 as reserve. */
-static inline uint32_t fw_reserve_zeroed(const struct fw_frame *f, uint32_t bytes)
-{
-    struct fw_tx_open *o = &fw_tx_frame;
-    uint32_t at = o->len, end = at + bytes;
-    if (__builtin_expect(end <= o->zeroed, 1)) {
-        o->open = 1;
-        o->len = end;
-        return o->addr + at;
-    }
-    return f->tx.reserve_zeroed(bytes);
-}
 
 /* A field of space that reads as zeros (reserve_zeroed): written unless the compiler
  * knows the value is zero, so a constant zero costs no store. */

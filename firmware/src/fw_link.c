@@ -21,7 +21,7 @@
 #define STUFFING_FACTOR 2u
 #define RTO_MAX 0x7FFFFFFFu      /* cycle differences are compared mod 2^32 */
 /* Reply batching on a lossy line: a frame survives a per-byte error rate p with
- * (1-p)^len (4 KB at 2e-3: 0.03 %; 128 B: 77 %), so every retransmission halves the
+ * probability (1-p)^len, which falls fast with len, so every retransmission halves the
  * payload the board batches replies up to, and a run of clean acks doubles it again
  * (the host does the same for its frames). A single reply larger than the cap still
  * gets a frame of its own. */
@@ -33,6 +33,16 @@
 #define DUP_ACKS_FOR_FAST_RETRANSMIT 2u
 #define NO_SEQ 0x100u /* a value no 8-bit sequence number has */
 
+/* The transmit window's open frame, which the reply cursor (reply_ops) fills: what the
+ * layers above reserve goes there, and the link posts it once the received frame is done. */
+static struct {
+    uint32_t open;   /* a frame is being filled in the slot after the in-flight ones */
+    uint32_t len;    /* payload bytes in it so far (0 with none open) */
+    uint32_t addr;   /* payload address of that slot */
+    uint32_t zeroed; /* bytes len .. zeroed at addr are known zero (the link's idle zeroing) */
+} tx_frame;
+
+/* The link's state: receive slots, the transmit window and its retransmission. */
 static struct {
     uint32_t rx_next;           /* next RX slot to look at (the hardware fills them in ring order) */
     uint32_t rx_bit;            /* 1 << rx_next: the idle loop's whole test of RX_READY */
@@ -50,7 +60,7 @@ static struct {
     uint32_t maybe_busy;        /* TX slots that may still be sending (RESET_ACK, retransmitted copies) */
     uint32_t rto_start;         /* cycle the oldest unacknowledged frame was (re)sent */
     uint32_t rto_stamp_due;     /* rto_start is to become rx_next's RX_STAMP (rx_frame's ack) */
-    /* The RTO takes 64-bit multiplies (~40 cycles each on PicoRV32): it is computed only
+    /* The RTO takes 64-bit multiplies (shifts and adds on rv32i): it is computed only
      * when the oldest frame has waited rto_min, the RTO with nothing in flight (every
      * RTO is at least that), and then kept until an ack or a new frame changes it; so are
      * the bytes in flight it covers (summed from tx_len then, not kept per ack). */
@@ -75,16 +85,16 @@ static struct {
     /* The context of the frame being run (fw_frame.h): its reply cursor is set once at
      * init, so a new frame costs only its payload fields. */
     struct fw_frame frame;
-} L;
+} link_state;
 
 static uint32_t rx_addr(uint32_t slot) { return slot * NF_LINK_SLOT_BYTES; }
 /* Bus address of an RX slot's RX_STAMP register (its frame's arrival). */
 static uint32_t rx_stamp_at(uint32_t slot) { return NF_LINK_BASE + NF_LINK_RX_STAMP0 + 4u * slot; }
 /* The next DATA seq we accept, and its advance (mod 256). */
-static uint32_t rx_expect(void) { return (L.rx_hdr >> (8u * NF_LINK_HDR_SEQ_OFF)) & 0xFFu; }
+static uint32_t rx_expect(void) { return (link_state.rx_hdr >> (8u * NF_LINK_HDR_SEQ_OFF)) & 0xFFu; }
 static void rx_expect_next(void)
 {
-    L.rx_hdr = (L.rx_hdr + (1u << (8u * NF_LINK_HDR_SEQ_OFF))) & 0xFFFFu;
+    link_state.rx_hdr = (link_state.rx_hdr + (1u << (8u * NF_LINK_HDR_SEQ_OFF))) & 0xFFFFu;
 }
 static uint32_t tx_addr(uint32_t slot) { return (fw_cfg.rx_slots + slot) * NF_LINK_SLOT_BYTES; }
 /* a + b within a ring of n slots (a, b < n): no division, which PicoRV32 does slowly */
@@ -94,8 +104,8 @@ static uint32_t ring_add(uint32_t a, uint32_t b, uint32_t n)
     return r >= n ? r - n : r;
 }
 /* The oldest unacknowledged frame: its TX slot and its seq. */
-static uint32_t tx_first(void) { return ring_add(L.tx_open, fw_cfg.tx_slots - L.tx_inflight, fw_cfg.tx_slots); }
-static uint32_t tx_una(void) { return (uint8_t)(L.tx_seq - L.tx_inflight); }
+static uint32_t tx_first(void) { return ring_add(link_state.tx_open, fw_cfg.tx_slots - link_state.tx_inflight, fw_cfg.tx_slots); }
+static uint32_t tx_una(void) { return (uint8_t)(link_state.tx_seq - link_state.tx_inflight); }
 
 static uint32_t hdr_word0(uint32_t type, uint32_t seq, uint32_t ack)
 {
@@ -110,14 +120,14 @@ static uint32_t hdr_word1(uint32_t len, uint32_t rsvd)
 
 /* A new slot opens, or bytes a caller may have written are given back: nothing past
  * the frame's end is known zero any more (until the next idle tx_zero_ahead). */
-static void tx_zeroed_lost(void) { fw_tx_frame.zeroed = 0; }
+static void tx_zeroed_lost(void) { tx_frame.zeroed = 0; }
 
 /* The oldest unacknowledged frame's timer runs from cycle at (a send, a retransmission,
  * or an ack's arrival); a restart rx_frame left pending is overtaken. */
 static void rto_restart(uint32_t at)
 {
-    L.rto_start = at;
-    L.rto_stamp_due = 0;
+    link_state.rto_start = at;
+    link_state.rto_stamp_due = 0;
 }
 
 /* Wait until the TX slots in mask have finished sending. Bounded: a queue of TX_SLOTS
@@ -145,48 +155,48 @@ static void tx_post(uint32_t slot, uint32_t len)
 static FW_COLD uint32_t rto_compute(void)
 {
     uint32_t bytes = fw_cfg.rx_slots * NF_LINK_SLOT_BYTES; /* slots x 4 KiB: a shift */
-    for (uint32_t k = 0; k < L.tx_inflight; k++)
-        bytes += L.tx_len[ring_add(tx_first(), k, fw_cfg.tx_slots)];
+    for (uint32_t k = 0; k < link_state.tx_inflight; k++)
+        bytes += link_state.tx_len[ring_add(tx_first(), k, fw_cfg.tx_slots)];
     uint64_t cycles = fw_mul64(bytes * UART_BITS_PER_BYTE * STUFFING_FACTOR, fw_cfg.uart_period) >>
                       NF_SOC_UART_PERIOD_FRAC;
-    cycles += L.rto_floor;
+    cycles += link_state.rto_floor;
     return cycles > RTO_MAX ? RTO_MAX : (uint32_t)cycles;
 }
 
 /* Has the oldest unacknowledged frame waited its RTO? */
 static int rto_expired(void)
 {
-    uint32_t waited = hal_cycles() - L.rto_start;
-    if (waited < L.rto_min)
+    uint32_t waited = hal_cycles() - link_state.rto_start;
+    if (waited < link_state.rto_min)
         return 0;
-    if (!L.rto_valid) {
-        L.rto = rto_compute();
-        L.rto_valid = 1;
+    if (!link_state.rto_valid) {
+        link_state.rto = rto_compute();
+        link_state.rto_valid = 1;
     }
-    return waited >= L.rto;
+    return waited >= link_state.rto;
 }
 
 static FW_HOT void tx_flush(void)
 {
-    if (!fw_tx_frame.open)
+    if (!tx_frame.open)
         return;
-    uint32_t slot = L.tx_open;
+    uint32_t slot = link_state.tx_open;
     uint32_t a = tx_addr(slot);
-    mem_wr(a, hdr_word0(NF_LINK_TYPE_DATA, L.tx_seq, rx_expect()));
-    mem_wr(a + 4u, hdr_word1(fw_tx_frame.len, 0));
-    tx_post(slot, NF_LINK_HDR_SIZE + fw_tx_frame.len);
-    L.tx_len[slot] = (uint16_t)(NF_LINK_HDR_SIZE + fw_tx_frame.len);
-    if (L.tx_inflight == 0)
+    mem_wr(a, hdr_word0(NF_LINK_TYPE_DATA, link_state.tx_seq, rx_expect()));
+    mem_wr(a + 4u, hdr_word1(tx_frame.len, 0));
+    tx_post(slot, NF_LINK_HDR_SIZE + tx_frame.len);
+    link_state.tx_len[slot] = (uint16_t)(NF_LINK_HDR_SIZE + tx_frame.len);
+    if (link_state.tx_inflight == 0)
         rto_restart(hal_cycles());
-    L.tx_inflight++;
+    link_state.tx_inflight++;
     slot = ring_add(slot, 1u, fw_cfg.tx_slots);
-    L.tx_open = slot;
-    fw_tx_frame.addr = tx_addr(slot) + NF_LINK_HDR_SIZE;
-    L.rto_valid = 0;
-    L.tx_seq++;
-    fw_tx_frame.open = 0;
-    fw_tx_frame.len = 0;
-    L.ack_owed = 0;
+    link_state.tx_open = slot;
+    tx_frame.addr = tx_addr(slot) + NF_LINK_HDR_SIZE;
+    link_state.rto_valid = 0;
+    link_state.tx_seq++;
+    tx_frame.open = 0;
+    tx_frame.len = 0;
+    link_state.ack_owed = 0;
     tx_zeroed_lost();
 }
 
@@ -202,10 +212,10 @@ static inline void tx_zero(uint32_t at, uint32_t bytes)
  * in a slot that holds no unacknowledged frame and is not still sending. */
 static FW_HOT void tx_zero_ahead(void)
 {
-    if (fw_tx_frame.open || L.tx_inflight >= fw_cfg.tx_slots || (L.maybe_busy & (1u << L.tx_open)))
+    if (tx_frame.open || link_state.tx_inflight >= fw_cfg.tx_slots || (link_state.maybe_busy & (1u << link_state.tx_open)))
         return;
-    tx_zero(fw_tx_frame.addr, FW_REPLY_ZERO_AHEAD);
-    fw_tx_frame.zeroed = FW_REPLY_ZERO_AHEAD;
+    tx_zero(tx_frame.addr, FW_REPLY_ZERO_AHEAD);
+    tx_frame.zeroed = FW_REPLY_ZERO_AHEAD;
 }
 
 /* fw_tx_reserve when the open frame is full or a slot may be busy: flush, then open. */
@@ -214,21 +224,21 @@ static FW_COLD uint32_t tx_reserve_slow(uint32_t bytes)
     if (bytes > NF_LINK_MAX_PAYLOAD)
         return 0;
     tx_flush();
-    if (L.tx_inflight >= fw_cfg.tx_slots) {
+    if (link_state.tx_inflight >= fw_cfg.tx_slots) {
         fw_stats.tx_overflow++;
         return 0;
     }
-    uint32_t slot = L.tx_open;
+    uint32_t slot = link_state.tx_open;
     /* An acknowledged frame has left the UART (the host saw its closing flag), so only
      * a slot that was posted again after its ack, or that held RESET_ACK, can be busy. */
-    if (L.maybe_busy & (1u << slot)) {
+    if (link_state.maybe_busy & (1u << slot)) {
         tx_wait_idle(1u << slot);
-        L.maybe_busy &= ~(1u << slot);
+        link_state.maybe_busy &= ~(1u << slot);
     }
-    fw_tx_frame.open = 1;
-    fw_tx_frame.len = bytes;
+    tx_frame.open = 1;
+    tx_frame.len = bytes;
     tx_zeroed_lost();
-    return fw_tx_frame.addr;
+    return tx_frame.addr;
 }
 
 /* The reply cursor's reserve (fw_frame.h). Named for the profiler (bench/fwprof.cpp).
@@ -236,56 +246,61 @@ static FW_COLD uint32_t tx_reserve_slow(uint32_t bytes)
  * checks it. */
 static FW_HOT uint32_t fw_tx_reserve(uint32_t bytes)
 {
-    if (__builtin_expect(!fw_tx_frame.open, 1)) {
+    if (__builtin_expect(!tx_frame.open, 1)) {
         /* The usual case for a reply: no open frame, a free slot, no slot still sending.
          * One test of the three (&, not &&): their loads issue together, one branch. */
-        if (FW_LIKELY((L.maybe_busy == 0) & (L.tx_inflight < fw_cfg.tx_slots) & (bytes <= NF_LINK_MAX_PAYLOAD))) {
-            fw_tx_frame.open = 1;
-            fw_tx_frame.len = bytes;
-            return fw_tx_frame.addr;
+        if (FW_LIKELY((link_state.maybe_busy == 0) & (link_state.tx_inflight < fw_cfg.tx_slots) & (bytes <= NF_LINK_MAX_PAYLOAD))) {
+            tx_frame.open = 1;
+            tx_frame.len = bytes;
+            return tx_frame.addr;
         }
     } else {
-        uint32_t at = fw_tx_frame.len;
-        if (at + bytes <= L.tx_cap) {
-            fw_tx_frame.len = at + bytes;
-            return fw_tx_frame.addr + at;
+        uint32_t at = tx_frame.len;
+        if (at + bytes <= link_state.tx_cap) {
+            tx_frame.len = at + bytes;
+            return tx_frame.addr + at;
         }
     }
     return tx_reserve_slow(bytes);
 }
 
-/* The reply cursor's reserve_zeroed, past the bytes tx_zero_ahead cleared (the fast
- * path is fw_reserve_zeroed's, inline): a reserve, zeroed here. */
-static FW_WARM uint32_t tx_reserve_zeroed(uint32_t bytes)
+/* The reply cursor's reserve_zeroed: within the bytes tx_zero_ahead cleared, the open
+ * frame grows in slot tx_open with no test of the cap or the slot (the zeroed bytes fit
+ * under any cap, and tx_zero_ahead zeroes only a free slot, which nothing fills or sends
+ * before it is flushed); past them, a reserve, zeroed here. */
+static FW_HOT uint32_t tx_reserve_zeroed(uint32_t bytes)
 {
-    uint32_t at = fw_tx_reserve(bytes);
+    uint32_t at = tx_frame.len, end = at + bytes;
+    if (FW_LIKELY(end <= tx_frame.zeroed)) {
+        tx_frame.open = 1;
+        tx_frame.len = end;
+        return tx_frame.addr + at;
+    }
+    at = fw_tx_reserve(bytes);
     if (at)
         tx_zero(at, bytes);
     return at;
 }
-/* fw_reserve_zeroed's fast path opens or extends a frame in slot tx_open with no test
- * of the cap or the slot: the zeroed bytes fit under any cap, and tx_zero_ahead zeroes
- * only a free slot, which nothing fills or sends before it is flushed. */
 _Static_assert(FW_REPLY_ZERO_AHEAD <= TX_CAP_MIN, "the zeroed bytes fit a frame under any cap");
 
-static FW_WARM int tx_room(uint32_t bytes)
+static FW_HOT int tx_room(uint32_t bytes)
 {
     /* What fw_tx_reserve does: append to the open frame under the cap, else a new frame
      * in a free slot after the in-flight ones and the open one. */
-    if (fw_tx_frame.open && fw_tx_frame.len + bytes <= L.tx_cap)
+    if (tx_frame.open && tx_frame.len + bytes <= link_state.tx_cap)
         return 1;
-    return L.tx_inflight + fw_tx_frame.open + L.keep_free < fw_cfg.tx_slots;
+    return link_state.tx_inflight + tx_frame.open + link_state.keep_free < fw_cfg.tx_slots;
 }
 
 static void tx_spare(void)
 {
-    L.keep_free = 0;
+    link_state.keep_free = 0;
 }
 
 static void tx_trim(uint32_t bytes)
 {
-    if (fw_tx_frame.open && bytes <= fw_tx_frame.len) {
-        fw_tx_frame.len -= bytes;
+    if (tx_frame.open && bytes <= tx_frame.len) {
+        tx_frame.len -= bytes;
         tx_zeroed_lost();
     }
 }
@@ -301,16 +316,16 @@ void fw_link_frame(struct fw_frame *f, uint32_t addr, uint32_t len, uint32_t slo
  * A cap lifted for one host frame's replies (replies_fit_capped) comes back first. */
 static FW_COLD void tx_cap_acked(uint32_t acked)
 {
-    if (L.cap_saved) {
-        L.tx_cap = L.cap_saved;
-        L.cap_saved = 0;
+    if (link_state.cap_saved) {
+        link_state.tx_cap = link_state.cap_saved;
+        link_state.cap_saved = 0;
     }
-    L.clean_acks += acked;
-    if (L.clean_acks >= TX_CAP_GROW_AFTER) {
-        L.clean_acks = 0;
-        L.tx_cap = L.tx_cap * 2u >= NF_LINK_MAX_PAYLOAD ? NF_LINK_MAX_PAYLOAD : L.tx_cap * 2u;
+    link_state.clean_acks += acked;
+    if (link_state.clean_acks >= TX_CAP_GROW_AFTER) {
+        link_state.clean_acks = 0;
+        link_state.tx_cap = link_state.tx_cap * 2u >= NF_LINK_MAX_PAYLOAD ? NF_LINK_MAX_PAYLOAD : link_state.tx_cap * 2u;
     }
-    L.cap_adjust = L.tx_cap < NF_LINK_MAX_PAYLOAD;
+    link_state.cap_adjust = link_state.tx_cap < NF_LINK_MAX_PAYLOAD;
 }
 
 /* An ack: the in-flight frames it acknowledges are done; nonzero when there were any
@@ -318,13 +333,13 @@ static FW_COLD void tx_cap_acked(uint32_t acked)
  * DATA frame carries one. */
 static inline uint32_t tx_ack(uint32_t ack)
 {
-    uint32_t inflight = L.tx_inflight;
-    uint32_t n = (uint8_t)(ack - L.tx_seq + inflight); /* frames it acknowledges */
+    uint32_t inflight = link_state.tx_inflight;
+    uint32_t n = (uint8_t)(ack - link_state.tx_seq + inflight); /* frames it acknowledges */
     if (n - 1u >= inflight)
         return 0; /* none, old or impossible: cumulative acks make it harmless to ignore */
-    L.tx_inflight = inflight - n;
-    L.rto_valid = 0;
-    if (L.cap_adjust) /* a constant 0 in rx_frame, which sends such frames to rx_frame_slow */
+    link_state.tx_inflight = inflight - n;
+    link_state.rto_valid = 0;
+    if (link_state.cap_adjust) /* a constant 0 in rx_frame, which sends such frames to rx_frame_slow */
         tx_cap_acked(n);
     return n;
 }
@@ -342,73 +357,73 @@ static FW_COLD int tx_retransmit(void)
     /* Go-back-N: every unacknowledged frame again, oldest first, each with a fresh ack.
      * A frame still queued from the last round goes out anyway; it is not posted twice. */
     uint32_t busy = link_rd(NF_LINK_TX_BUSY);
-    for (uint32_t k = 0; k < L.tx_inflight; k++) {
+    for (uint32_t k = 0; k < link_state.tx_inflight; k++) {
         uint32_t slot = ring_add(tx_first(), k, fw_cfg.tx_slots);
         if (busy & (1u << slot))
             continue;
         mem_wr(tx_addr(slot), hdr_word0(NF_LINK_TYPE_DATA, (uint8_t)(tx_una() + k), rx_expect()));
-        tx_post(slot, L.tx_len[slot]);
-        L.maybe_busy |= 1u << slot;
+        tx_post(slot, link_state.tx_len[slot]);
+        link_state.maybe_busy |= 1u << slot;
         fw_stats.retransmits++;
     }
     rto_restart(hal_cycles());
-    L.ack_owed = 0;
-    L.dup_acks = 0;
-    L.rexmit_una = tx_una();
-    L.clean_acks = 0;
-    if (L.cap_saved) {
-        L.tx_cap = L.cap_saved;
-        L.cap_saved = 0;
+    link_state.ack_owed = 0;
+    link_state.dup_acks = 0;
+    link_state.rexmit_una = tx_una();
+    link_state.clean_acks = 0;
+    if (link_state.cap_saved) {
+        link_state.tx_cap = link_state.cap_saved;
+        link_state.cap_saved = 0;
     }
-    if (L.tx_cap / 2u >= TX_CAP_MIN)
-        L.tx_cap /= 2u;
-    L.cap_adjust = L.tx_cap < NF_LINK_MAX_PAYLOAD;
+    if (link_state.tx_cap / 2u >= TX_CAP_MIN)
+        link_state.tx_cap /= 2u;
+    link_state.cap_adjust = link_state.tx_cap < NF_LINK_MAX_PAYLOAD;
     return 1;
 }
 
 /* A pure ACK that acknowledges nothing new (rare: only after a loss). */
 static FW_COLD void dup_ack(uint32_t slot)
 {
-    if (L.peeked & (1u << slot)) {
-        L.peeked &= ~(1u << slot); /* its ack was applied early, it repeats nothing */
+    if (link_state.peeked & (1u << slot)) {
+        link_state.peeked &= ~(1u << slot); /* its ack was applied early, it repeats nothing */
         return;
     }
-    if (L.tx_inflight == 0 || tx_una() == L.rexmit_una)
+    if (link_state.tx_inflight == 0 || tx_una() == link_state.rexmit_una)
         return;
-    if (++L.dup_acks >= DUP_ACKS_FOR_FAST_RETRANSMIT) {
+    if (++link_state.dup_acks >= DUP_ACKS_FOR_FAST_RETRANSMIT) {
         tx_retransmit();
     }
 }
 
 static int tx_retransmit_due(void)
 {
-    if (L.tx_inflight == 0 || !rto_expired())
+    if (link_state.tx_inflight == 0 || !rto_expired())
         return 0;
     return tx_retransmit();
 }
 
 static FW_COLD void link_state_reset(void)
 {
-    L.rx_hdr = NF_LINK_TYPE_DATA << (8u * NF_LINK_HDR_TYPE_OFF); /* seq 0 */
-    L.tx_seq = 0;
-    L.ack_owed = 0;
-    L.tx_open = 0;
-    L.tx_inflight = 0;
-    L.rto_stamp_due = 0;
-    fw_tx_frame.addr = tx_addr(0) + NF_LINK_HDR_SIZE;
+    link_state.rx_hdr = NF_LINK_TYPE_DATA << (8u * NF_LINK_HDR_TYPE_OFF); /* seq 0 */
+    link_state.tx_seq = 0;
+    link_state.ack_owed = 0;
+    link_state.tx_open = 0;
+    link_state.tx_inflight = 0;
+    link_state.rto_stamp_due = 0;
+    tx_frame.addr = tx_addr(0) + NF_LINK_HDR_SIZE;
     tx_zeroed_lost();
-    L.rto_valid = 0;
-    fw_tx_frame.open = 0;
-    fw_tx_frame.len = 0;
-    L.tx_cap = NF_LINK_MAX_PAYLOAD;
-    L.cap_saved = 0;
-    L.cap_adjust = 0;
-    L.clean_acks = 0;
-    L.dup_acks = 0;
-    L.rexmit_una = NO_SEQ;
-    L.peeked = 0;
-    L.hold = 0;
-    L.keep_free = 0;
+    link_state.rto_valid = 0;
+    tx_frame.open = 0;
+    tx_frame.len = 0;
+    link_state.tx_cap = NF_LINK_MAX_PAYLOAD;
+    link_state.cap_saved = 0;
+    link_state.cap_adjust = 0;
+    link_state.clean_acks = 0;
+    link_state.dup_acks = 0;
+    link_state.rexmit_una = NO_SEQ;
+    link_state.peeked = 0;
+    link_state.hold = 0;
+    link_state.keep_free = 0;
 }
 
 /* RESET from the host: wipe the adapter, restart both sequences, answer RESET_ACK with
@@ -425,7 +440,7 @@ static FW_COLD void link_reset(uint32_t nonce)
     mem_wr(a, hdr_word0(NF_LINK_TYPE_RESET_ACK, 0, 0));
     mem_wr(a + 4u, hdr_word1(NF_INFO_SIZE, nonce));
     tx_post(0, NF_LINK_HDR_SIZE + NF_INFO_SIZE);
-    L.maybe_busy = 1u; /* the first DATA frame reuses slot 0 */
+    link_state.maybe_busy = 1u; /* the first DATA frame reuses slot 0 */
 }
 
 /* Room for replies with the batching cut down (rare: only after a loss). Each reply
@@ -437,10 +452,10 @@ static FW_COLD int replies_fit_capped(const struct fw_frame *f, uint32_t free_op
 {
     if (!fw_msg_fits(f, free_open, free_slots))
         return 0;
-    if (!L.cap_saved)
-        L.cap_saved = L.tx_cap;
-    L.tx_cap = NF_LINK_MAX_PAYLOAD;
-    L.cap_adjust = 1;
+    if (!link_state.cap_saved)
+        link_state.cap_saved = link_state.tx_cap;
+    link_state.tx_cap = NF_LINK_MAX_PAYLOAD;
+    link_state.cap_adjust = 1;
     return 1;
 }
 
@@ -450,8 +465,8 @@ static FW_COLD int replies_fit_slow(const struct fw_frame *f, uint32_t free_slot
     /* A free slot per message. */
     if (free_slots >= fw_msg_count(f))
         return 1;
-    uint32_t free_open = fw_tx_frame.open ? NF_LINK_MAX_PAYLOAD - fw_tx_frame.len : 0;
-    if (L.tx_cap < NF_LINK_MAX_PAYLOAD)
+    uint32_t free_open = tx_frame.open ? NF_LINK_MAX_PAYLOAD - tx_frame.len : 0;
+    if (link_state.tx_cap < NF_LINK_MAX_PAYLOAD)
         return replies_fit_capped(f, free_open, free_slots);
     return fw_msg_fits(f, free_open, free_slots);
 }
@@ -460,7 +475,7 @@ static inline int replies_fit(const struct fw_frame *f)
 {
     /* Fast path: every reply fits one frame, so a free slot per possible message (each
      * is at least a header) is enough without reading the messages. */
-    uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - fw_tx_frame.open;
+    uint32_t free_slots = fw_cfg.tx_slots - link_state.tx_inflight - tx_frame.open;
     if (free_slots >= f->len / NF_MSG_HDR_SIZE)
         return 1;
     /* A frame holding one message (the usual work request with its page list) needs one
@@ -475,9 +490,9 @@ static inline int replies_fit(const struct fw_frame *f)
 static FW_COLD int peek_acks(uint32_t ready)
 {
     int reset = 0;
-    L.peeked = 0;
+    link_state.peeked = 0;
     for (uint32_t k = 1; k < fw_cfg.rx_slots; k++) {
-        uint32_t slot = ring_add(L.rx_next, k, fw_cfg.rx_slots);
+        uint32_t slot = ring_add(link_state.rx_next, k, fw_cfg.rx_slots);
         if (!(ready & (1u << slot)))
             break;
         uint32_t w0 = mem_rd(rx_addr(slot));
@@ -485,7 +500,7 @@ static FW_COLD int peek_acks(uint32_t ready)
         if (type == NF_LINK_TYPE_DATA || type == NF_LINK_TYPE_ACK)
             tx_ack_slow((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu, slot);
         if (type == NF_LINK_TYPE_ACK)
-            L.peeked |= 1u << slot;
+            link_state.peeked |= 1u << slot;
         reset |= type == NF_LINK_TYPE_RESET;
     }
     return reset;
@@ -495,36 +510,36 @@ static FW_COLD int peek_acks(uint32_t ready)
  * are taken from the link) and resume there when room frees; counted in tx_stalls. */
 static void link_hold(uint32_t off)
 {
-    if (!L.hold)
+    if (!link_state.hold)
         fw_stats.tx_stalls++; /* once per held frame */
-    L.hold = off + 1u;
+    link_state.hold = off + 1u;
 }
 
 /* Look at slot next: what rx_frame needs of it, worked out before the frame lands. */
 static void rx_next_at(uint32_t slot)
 {
-    L.rx_next = slot;
-    L.rx_bit = 1u << slot;
-    L.rx_stamp = rx_stamp_at(slot);
-    L.rx_win = mem_win(rx_addr(slot));
-    L.frame.addr = rx_addr(slot) + NF_LINK_HDR_SIZE;
-    sys_wr(NF_SYS_WAKE_RX, L.rx_bit); /* the idle loop's SLEEP ends when it fills */
+    link_state.rx_next = slot;
+    link_state.rx_bit = 1u << slot;
+    link_state.rx_stamp = rx_stamp_at(slot);
+    link_state.rx_win = mem_win(rx_addr(slot));
+    link_state.frame.addr = rx_addr(slot) + NF_LINK_HDR_SIZE;
+    sys_wr(NF_SYS_WAKE_RX, link_state.rx_bit); /* the idle loop's SLEEP ends when it fills */
 }
 
 FW_COLD void fw_link_init(void)
 {
-    fw_link_frame(&L.frame, 0, 0, 0);
+    fw_link_frame(&link_state.frame, 0, 0, 0);
     link_state_reset();
-    L.maybe_busy = 0;
+    link_state.maybe_busy = 0;
     /* the host's turnaround too: clk_hz / 1000 (times 2^41 / 1000 rounded up, then
      * shifted: exact for every 32-bit clk_hz) milliseconds' worth */
-    L.rto_floor = (uint32_t)(fw_mul64(fw_cfg.clk_hz, 2199023256u) >> 41) * NF_LINK_TURNAROUND_MS;
-    L.rto_min = rto_compute(); /* no bytes in flight yet */
+    link_state.rto_floor = (uint32_t)(fw_mul64(fw_cfg.clk_hz, 2199023256u) >> 41) * NF_LINK_TURNAROUND_MS;
+    link_state.rto_min = rto_compute(); /* no bytes in flight yet */
     /* every TX slot full of stuffed bytes on the UART, twice over, plus the RTO floor */
     tx_drain_max = (uint32_t)(fw_mul64(fw_cfg.tx_slots * NF_LINK_SLOT_BYTES * UART_BITS_PER_BYTE * STUFFING_FACTOR * 2u,
-                                       fw_cfg.uart_period) >> NF_SOC_UART_PERIOD_FRAC) + L.rto_floor;
-    L.rx_next = 0;
-    L.rx_bit = 1u;
+                                       fw_cfg.uart_period) >> NF_SOC_UART_PERIOD_FRAC) + link_state.rto_floor;
+    link_state.rx_next = 0;
+    link_state.rx_bit = 1u;
     rx_next_at(0);
 }
 
@@ -543,7 +558,7 @@ static FW_COLD int rx_give_up_for_reset(uint32_t ready)
     uint32_t all_rx = (1u << fw_cfg.rx_slots) - 1u;
     if (!peek_acks(ready) || (ready & all_rx) != all_rx)
         return 0;
-    L.hold = 0;
+    link_state.hold = 0;
     return 1;
 }
 
@@ -567,51 +582,51 @@ static FW_COLD int rx_overflow_frame(uint32_t ready, uint32_t slot, struct fw_fr
 {
     /* One TX slot: every answer no larger than its message from the start (they fit it). */
     uint32_t short_only = fw_cfg.tx_slots < 2u;
-    L.keep_free = !short_only;
-    if (!L.cap_saved)
-        L.cap_saved = L.tx_cap;
-    L.tx_cap = NF_LINK_MAX_PAYLOAD;
-    L.cap_adjust = 1;
+    link_state.keep_free = !short_only;
+    if (!link_state.cap_saved)
+        link_state.cap_saved = link_state.tx_cap;
+    link_state.tx_cap = NF_LINK_MAX_PAYLOAD;
+    link_state.cap_adjust = 1;
     f->overflow = short_only ? 2u : 1u;
     int whole = rx_run(f, slot, 0);
     f->overflow = 0;
-    L.keep_free = 0;
+    link_state.keep_free = 0;
     if (!whole)
         return rx_give_up_for_reset(ready); /* held part-way (not expected: see fw_msg.h) */
-    L.hold = 0;
+    link_state.hold = 0;
     rx_expect_next();
     return 1;
 }
 
-/* The head frame was held for TX room (L.hold): check again, run it from where it
+/* The head frame was held for TX room (link_state.hold): check again, run it from where it
  * stopped. Returns 0 while it must still wait, 1 when it is done (ran to its end, or
  * given up undelivered when nothing of it ran and every RX slot is full). */
 static FW_COLD int rx_held(uint32_t ready, uint32_t slot, struct fw_frame *f)
 {
-    if (!L.hold)
+    if (!link_state.hold)
         link_hold(0); /* a new frame that does not fit: counted once */
-    uint32_t from = L.hold - 1u;
+    uint32_t from = link_state.hold - 1u;
     if (from == 0 && !replies_fit(f) && (peek_acks(ready), !replies_fit(f))) {
         uint32_t all_rx = (1u << fw_cfg.rx_slots) - 1u;
-        if (L.tx_inflight == 0 && !fw_tx_frame.open)
+        if (link_state.tx_inflight == 0 && !tx_frame.open)
             return rx_overflow_frame(ready, slot, f);
         if ((ready & all_rx) != all_rx)
             return 0; /* wait for acks; there is a free RX slot for them */
         /* Every RX slot is full, so no ack can reach us: give up this frame
          * undelivered (nothing of it ran; the host sends it again) to make room. */
         fw_stats.rx_dup++;
-        L.hold = 0;
+        link_state.hold = 0;
         return 1;
     }
     if (!rx_run(f, slot, from))
         return rx_give_up_for_reset(ready);
-    L.hold = 0;
+    link_state.hold = 0;
     rx_expect_next();
     return 1;
 }
 
 /* The RX slot at rx_next is done with: hand it back to the hardware, look at the next. */
-static FW_HOT __attribute__((noinline)) void rx_release(uint32_t slot)
+static FW_HOT void rx_release(uint32_t slot)
 {
     link_wr(NF_LINK_RX_RELEASE, 1u << slot);
     rx_next_at(ring_add(slot, 1u, fw_cfg.rx_slots));
@@ -627,23 +642,23 @@ static FW_COLD int rx_frame_held(const struct fw_frame *f)
 /* The usual frame (rx_frame) from its messages on: len its payload bytes, m0 its first
  * word (in the register fw_msg_process takes it in; its payload address and its
  * arrival's register are kept with rx_next). Returns as rx_frame does. Nothing
- * is kept across fw_msg_process (L has it all), so only the return address is saved. */
-static FW_HOT __attribute__((noinline)) int rx_frame_run(uint32_t len, uint32_t m0)
+ * is kept across fw_msg_process (link_state has it all), so only the return address is saved. */
+static FW_HOT int rx_frame_run(uint32_t len, uint32_t m0)
 {
-    struct fw_frame *f = &L.frame;
+    struct fw_frame *f = &link_state.frame;
     f->len = len;
     f->done = len; /* the message layer lowers it only when a message must wait */
-    f->stamp_at = L.rx_stamp;
+    f->stamp_at = link_state.rx_stamp;
     f->eng_start = fw_eng_wait_cycles();
     fw_msg_process(f, m0);
     /* The arrival of the ack rx_frame applied, read now that the requests have run. */
-    if (L.rto_stamp_due)
-        rto_restart(hal_read32(L.rx_stamp));
+    if (link_state.rto_stamp_due)
+        rto_restart(hal_read32(link_state.rx_stamp));
     if (f->done < f->len && !rx_frame_held(f))
         return 0; /* held part-way: rx_held continues it */
     rx_expect_next();
-    L.ack_owed = 1;
-    rx_release(L.rx_next);
+    link_state.ack_owed = 1;
+    rx_release(link_state.rx_next);
     return 1;
 }
 
@@ -651,7 +666,7 @@ static FW_HOT __attribute__((noinline)) int rx_frame_run(uint32_t len, uint32_t 
  * rx_frame does. */
 static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t w0, uint32_t w1)
 {
-    uint32_t slot = L.rx_next;
+    uint32_t slot = link_state.rx_next;
     uint32_t type = (w0 >> (8u * NF_LINK_HDR_TYPE_OFF)) & 0xFFu;
     uint32_t ack = (w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu;
     if (type == NF_LINK_TYPE_DATA) {
@@ -667,18 +682,18 @@ static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t w0, uint32_t w1)
             rx_release(slot);
             return 1;
         }
-        struct fw_frame *f = &L.frame;
+        struct fw_frame *f = &link_state.frame;
         f->addr = rx_addr(slot) + NF_LINK_HDR_SIZE;
         f->len = len;
         f->done = len; /* the message layer lowers it only when a message must wait */
-        if (!L.hold && (replies_fit(f) || (peek_acks(ready), replies_fit(f))))
+        if (!link_state.hold && (replies_fit(f) || (peek_acks(ready), replies_fit(f))))
             return rx_frame_run(len, mem_rd(f->addr));
         if (!rx_held(ready, slot, f)) {
             /* Held: no more messages are taken from the link until TX room frees (the
              * host's window fills; its retransmissions wait for our acks). */
             return 0;
         }
-        L.ack_owed = 1;
+        link_state.ack_owed = 1;
     } else if (type == NF_LINK_TYPE_ACK) {
         if (ack == tx_una())
             dup_ack(slot);
@@ -699,13 +714,13 @@ static FW_COLD int rx_frame_slow(uint32_t ready, uint32_t w0, uint32_t w1)
  * replies fit the TX window at a glance) goes on to rx_frame_run, everything else (and
  * the usual frame, from its start, when its replies need a closer look) to
  * rx_frame_slow. Both are tail calls, so nothing here is saved on the stack. */
-static FW_HOT __attribute__((noinline)) int rx_frame(uint32_t ready)
+static FW_HOT int rx_frame(uint32_t ready)
 {
-    hal_win hw = L.rx_win;
-    uint32_t unusual = L.hold | L.cap_adjust; /* loaded while the header's reads wait */
+    hal_win hw = link_state.rx_win;
+    uint32_t unusual = link_state.hold | link_state.cap_adjust; /* loaded while the header's reads wait */
     uint32_t w0 = win_rd(hw, 0), w1 = win_rd(hw, 4u);
     uint32_t len = (w1 >> (8u * (NF_LINK_HDR_LEN_OFF - 4u))) & 0xFFFFu;
-    if ((w0 & 0xFFFFu) != L.rx_hdr || len > NF_LINK_MAX_PAYLOAD || unusual)
+    if ((w0 & 0xFFFFu) != link_state.rx_hdr || len > NF_LINK_MAX_PAYLOAD || unusual)
         return rx_frame_slow(ready, w0, w1);
     /* replies_fit's two quick tests (a free TX slot per possible message, or one for a
      * single message); the ack this frame carries is applied first, as it may free slots.
@@ -713,9 +728,9 @@ static FW_HOT __attribute__((noinline)) int rx_frame(uint32_t ready)
      * (rx_frame_run): nothing before needs it, and the stamp's read would delay them. */
     uint32_t m0 = win_rd(hw, NF_LINK_HDR_SIZE); /* the first message's header word */
     if (tx_ack((w0 >> (8u * NF_LINK_HDR_ACK_OFF)) & 0xFFu))
-        L.rto_stamp_due = 1;
-    uint32_t free_slots = fw_cfg.tx_slots - L.tx_inflight - fw_tx_frame.open;
-    if (FW_UNLIKELY(free_slots < len / NF_MSG_HDR_SIZE)) { /* (a forward branch taken costs 3 clocks) */
+        link_state.rto_stamp_due = 1;
+    uint32_t free_slots = fw_cfg.tx_slots - link_state.tx_inflight - tx_frame.open;
+    if (FW_UNLIKELY(free_slots < len / NF_MSG_HDR_SIZE)) {
         uint32_t mlen = (m0 >> (8u * NF_MSG_HDR_LEN_OFF)) & 0xFFFFu;
         /* fw_msg_single, read from the window already at hand */
         if (!free_slots || !(mlen >= len || mlen < NF_MSG_HDR_SIZE || mlen % 8u))
@@ -726,9 +741,9 @@ static FW_HOT __attribute__((noinline)) int rx_frame(uint32_t ready)
 
 /* All the work of one poll after its first frame (ready: RX_READY as read after it;
  * 0 when that frame must wait), or the timer, or a pending send. */
-static FW_HOT __attribute__((noinline)) int link_work(uint32_t ready)
+static FW_HOT int link_work(uint32_t ready)
 {
-    while (ready & L.rx_bit) {
+    while (ready & link_state.rx_bit) {
         if (!rx_frame(ready))
             break;
         ready = link_rd(NF_LINK_RX_READY);
@@ -737,19 +752,19 @@ static FW_HOT __attribute__((noinline)) int link_work(uint32_t ready)
      * sooner, and the acks it carried may already have made a retransmission moot. */
     int did = tx_retransmit_due();
     /* No more work in the RX slots: send what was batched, or at least the ack. */
-    if (FW_LIKELY(fw_tx_frame.open)) {
+    if (FW_LIKELY(tx_frame.open)) {
         tx_flush();
         did = 1;
-    } else if (L.ack_owed) {
+    } else if (link_state.ack_owed) {
         link_wr(NF_LINK_TX_ACK, rx_expect());
-        L.ack_owed = 0;
+        link_state.ack_owed = 0;
         did = 1;
     }
     return did;
 }
 
-/* The longest sleep with no frame in flight (2^30 cycles: 14 s at 75 MHz): every wait
- * has a deadline, and the loop looks round between two. */
+/* The longest sleep with no frame in flight, in cycles: every wait has a deadline, and
+ * the loop looks round between two. */
 #define IDLE_SLEEP_MAX (1u << 30)
 
 FW_HOT int fw_link_poll(void)
@@ -761,17 +776,17 @@ FW_HOT int fw_link_poll(void)
      * leaves nothing open and no ack owed, so the sleep is the usual case. The host build
      * returns after one look (its test bench feeds the next frame between polls; its
      * model's SLEEP does not wait). */
-    uint32_t bit = L.rx_bit;
-    if (!fw_tx_frame.open && !L.ack_owed) {
-        if (!fw_tx_frame.zeroed)
+    uint32_t bit = link_state.rx_bit;
+    if (!tx_frame.open && !link_state.ack_owed) {
+        if (!tx_frame.zeroed)
             tx_zero_ahead();
         for (;;) {
             /* the RTO once rto_expired has worked it out, else its floor rto_min */
-            uint32_t rto_wait = L.rto_valid ? L.rto : L.rto_min;
-            sys_wr(NF_SYS_WAKE_AT, L.tx_inflight != 0 ? L.rto_start + rto_wait : hal_cycles() + IDLE_SLEEP_MAX);
+            uint32_t rto_wait = link_state.rto_valid ? link_state.rto : link_state.rto_min;
+            sys_wr(NF_SYS_WAKE_AT, link_state.tx_inflight != 0 ? link_state.rto_start + rto_wait : hal_cycles() + IDLE_SLEEP_MAX);
             uint32_t ready = sys_rd(NF_SYS_SLEEP);
             /* Likely: a frame ends the sleep, and its path then falls through instead of
-             * taking the loop's backward branch, which VexRiscv predicts taken (3 clocks). */
+             * taking the loop's backward branch, which VexRiscv predicts taken. */
             if (FW_LIKELY(ready & bit)) {
                 /* the frame first, then the rest (0: it waits, no more frames now) */
                 if (FW_UNLIKELY(!rx_frame(ready)))
@@ -779,7 +794,7 @@ FW_HOT int fw_link_poll(void)
                 (void)link_work(link_rd(NF_LINK_RX_READY));
                 return 1;
             }
-            if (L.tx_inflight != 0 && hal_cycles() - L.rto_start >= rto_wait)
+            if (link_state.tx_inflight != 0 && hal_cycles() - link_state.rto_start >= rto_wait)
                 break;
 #ifdef NF_HOST_BUILD
             return 0;

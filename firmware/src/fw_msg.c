@@ -443,7 +443,7 @@ static status_req *const status_reqs[NF_OP_QP_CONNECT + 1u] = {
 };
 
 /* INFO and STATS: a reply whose payload is a struct of the adapter's state. */
-static inline __attribute__((always_inline)) void put_state(const struct fw_frame *f, uint32_t op, uint32_t tag,
+static inline void put_state(const struct fw_frame *f, uint32_t op, uint32_t tag,
                                                             uint32_t size, void (*put)(uint32_t at))
 {
     uint32_t at = f->tx.reserve(NF_MSG_HDR_SIZE + size);
@@ -459,6 +459,11 @@ static void handle(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t
     uint32_t st, n = 0;
     if (op - NF_OP_WR_FAST_REGISTER <= NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER) {
         fw_wr_process(f, m, mlen, op); /* counts its own */
+        return;
+    }
+    if (fw_stats.faults && op != NF_OP_PING && op != NF_OP_INFO && op != NF_OP_STATS) {
+        /* faulted: only the requests that report the adapter's state still run */
+        reply(f, op, tag, NF_STATUS_DEVICE_HARDWARE_ERROR, 0, 0);
         return;
     }
     count_op(op);
@@ -491,6 +496,11 @@ static void handle(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t
     case NF_OP_QP_CREATE:
         st = do_qp_create(m, mlen, &rep[NF_QP_CREATE_REP_QPN_OFF / 4u]);
         n = NF_QP_CREATE_REP_SIZE / 4u;
+        break;
+    case NF_OP_FAULT_TEST:
+        /* The target's trap handler takes over and runs this frame again, faulted. */
+        hal_illegal_instruction();
+        st = NF_STATUS_DEVICE_HARDWARE_ERROR;
         break;
     default:
         st = op < sizeof(status_reqs) / sizeof(status_reqs[0]) && status_reqs[op] ? status_reqs[op](m, mlen)
@@ -559,10 +569,10 @@ _Static_assert(NF_OP_WR_INVALIDATE == NF_OP_WR_FAST_REGISTER + 1 && NF_OP_WR_REA
 
 /* A frame holding one status query (INFO or STATS), as a host polling the adapter's
  * state between work requests sends it: answered as the walk would answer it, without
- * the walk's general checks and code (FW_WARM), so the poll runs and evicts less. Its
+ * the walk's general checks and code. Its
  * reply has room (fw_msg_fits); if it had not, the walk holds the frame as for any
  * other message. */
-static FW_WARM __attribute__((noinline)) void query(struct fw_frame *f, uint32_t op)
+static FW_HOT __attribute__((noinline)) void query(struct fw_frame *f, uint32_t op)
 {
     uint32_t size = NF_STATS_SIZE, stat = NF_STAT_OP_STATS;
     void (*put)(uint32_t at) = fw_state_put_stats;

@@ -16,7 +16,7 @@
 
 #define WR_MIN(size) (NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + (size))
 
-FW_SEND void wr_receive(struct fw_qp *qp, uint32_t wr_id, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
+void wr_receive(struct fw_qp *qp, uint32_t wr_id, uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
 {
     r->status = NF_STATUS_INVALID_PARAMETER;
     if (mlen < WR_MIN(NF_WR_RECEIVE_SIZE))
@@ -106,7 +106,7 @@ static void receive_done(const struct fw_frame *f, struct fw_qp *p, uint32_t pqp
     wr_put_cqe(f, pqpn, wr_id, rr, op_type, token, cflags);
 }
 
-FW_SEND void wr_send(const struct fw_frame *f, struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_t m, uint32_t mlen,
+void wr_send(const struct fw_frame *f, struct fw_qp *qp, uint32_t op, uint32_t flags, uint32_t m, uint32_t mlen,
              struct wr_result *r)
 {
     r->status = NF_STATUS_INVALID_PARAMETER;

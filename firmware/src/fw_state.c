@@ -10,10 +10,6 @@
 
 struct fw_cfg fw_cfg;
 struct fw_stats fw_stats;
-/* The transmit window's open frame (fw_frame.h): the link fills and posts it, the reply
- * cursor's fast path advances it; here, below both, so neither layer reaches into the
- * other's file for it. */
-struct fw_tx_open fw_tx_frame;
 
 /* The failure statuses STATS counts one by one, at their NF_STAT_STATUS_* index: the
  * one table from layout.toml's STAT_STATUS list. */
@@ -31,6 +27,13 @@ void fw_stats_refused(uint32_t status)
     fw_stats.refused_other++;
 }
 
+FW_COLD void fw_fault(uint32_t cause, uint32_t pc)
+{
+    fw_stats.faults++;
+    fw_stats.fault_cause = cause;
+    fw_stats.fault_pc = pc;
+}
+
 FW_COLD uint64_t fw_mul64(uint32_t a, uint32_t b)
 {
     uint64_t acc = 0, x = a;
@@ -40,7 +43,7 @@ FW_COLD uint64_t fw_mul64(uint32_t a, uint32_t b)
     return acc;
 }
 
-FW_WARM uint32_t fw_stats_wr_count(void)
+FW_HOT uint32_t fw_stats_wr_count(void)
 {
     uint32_t n = 0;
     for (uint32_t i = NF_STAT_OP_WR_FAST_REGISTER; i <= NF_STAT_OP_WR_BIND; i++)
@@ -65,7 +68,7 @@ FW_WARM uint32_t fw_stats_wr_count(void)
  * and stops the build here. */
 _Static_assert(NF_INFO_SIZE == 28u * 4u, "fw_state_put_info sets each of INFO's 28 words");
 
-FW_WARM void fw_state_put_info(uint32_t at)
+FW_HOT void fw_state_put_info(uint32_t at)
 {
     hal_win w = mem_win(at);
     PUT(w, nf_info, fw_version, NF_ADAPTER_FW_VERSION);
@@ -96,7 +99,7 @@ FW_WARM void fw_state_put_info(uint32_t at)
 }
 
 _Static_assert(NF_STATS_SIZE % 8u == 0u, "a STATS reply keeps messages 8-byte aligned");
-_Static_assert(NF_STATS_SIZE == (15u + NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT) * 4u,
+_Static_assert(NF_STATS_SIZE == (18u + NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT) * 4u,
                "fw_state_put_stats sets each of STATS's words");
 
 #define STATS_COUNTS (NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT)
@@ -106,7 +109,7 @@ _Static_assert(offsetof(struct fw_stats, refused) == offsetof(struct fw_stats, o
                    offsetof(struct nf_stats, refuse_codes) == offsetof(struct nf_stats, refused) + 4u * NF_STATS_REFUSED_COUNT,
                "the STATS counter arrays lie back to back, in the same order, in both structs");
 
-FW_WARM void fw_state_put_stats(uint32_t at)
+void fw_state_put_stats(uint32_t at)
 {
     hal_win w = mem_win(at);
     PUT(w, nf_stats, profile, fw_cfg.profile);
@@ -125,4 +128,7 @@ FW_WARM void fw_state_put_stats(uint32_t at)
     PUT(w, nf_stats, cycle_hi, sys_rd(NF_SYS_CYCLE_HI)); /* latched by the CYCLE_LO read just before */
     PUT(w, nf_stats, tx_stalls, fw_stats.tx_stalls);
     PUT(w, nf_stats, wait_timeouts, fw_stats.wait_timeouts);
+    PUT(w, nf_stats, faults, fw_stats.faults);
+    PUT(w, nf_stats, fault_cause, fw_stats.fault_cause);
+    PUT(w, nf_stats, fault_pc, fw_stats.fault_pc);
 }

@@ -30,6 +30,8 @@ struct fw_stats {
     uint32_t tx_overflow; /* replies that found no TX room (unreachable: every message's reply room is checked first) */
     uint32_t tx_stalls;   /* received frames held (no more messages taken from the link) for want of TX room */
     uint32_t wait_timeouts; /* bounded waits that ran out (engine operation, TX slot drain) */
+    uint32_t faults;        /* traps taken: nonzero, the adapter is faulted (fw_fault) */
+    uint32_t fault_cause, fault_pc; /* mcause and mepc of the last trap */
     uint32_t ops_unknown;                       /* messages with an op the firmware does not know */
     uint32_t refused_other;                     /* failure statuses NF_STAT_STATUS_LIST does not name */
     uint32_t ops[NF_STATS_OPS_COUNT];           /* messages handled, by NF_STAT_OP_* */
@@ -43,22 +45,14 @@ _Static_assert(NF_STATS_OPS_COUNT == NF_STAT_OP_COUNT && NF_STATS_REFUSED_COUNT 
  * or a loss runs: out of line and built for size (the firmware shares a small RAM),
  * leaving the work-request path short. */
 #define FW_COLD __attribute__((noinline, cold))
-/* What a work request runs, from the idle poll to its CQE: one contiguous stretch at the
- * image's start (firmware/link.ld), so a core with a small instruction cache (VexRiscv:
- * 4 KiB direct-mapped) holds it all at once. Changes no code, only where it lies. */
+/* What runs on every request and between requests: the idle poll, the link, the message
+ * walk, a work request's success path and the status queries a host polls with. One
+ * stretch at the image's start that must fit the instruction cache (firmware/link.ld),
+ * so none of it evicts another part. Changes no code, only where it lies. */
 #define FW_HOT __attribute__((section(".text.hot")))
-/* What the status queries (INFO, STATS) run beyond FW_HOT's link path: placed right
- * after it (firmware/link.ld), in lines of the instruction cache the work-request path
- * does not use, so a host polling the adapter's state between work requests evicts none
- * of them (measured). */
-#define FW_WARM __attribute__((section(".text.warm")))
-/* What a Send and a posted receive run beyond FW_HOT (the Send, the DMA, the receive
- * queue): placed before FW_HOT (firmware/link.ld), where, measured, it evicts the fewest
- * lines of the work-request path and of its own. */
-#define FW_SEND __attribute__((section(".text.send")))
 /* The usual outcome of a test on the work-request path: the compiler lays it out as the
- * straight line. VexRiscv predicts a forward branch not taken and pays 3 clocks when it
- * is; the hints are where its guess and ours differ. Changes no result. */
+ * straight line, which VexRiscv's static prediction (a forward branch not taken) then
+ * guesses. Changes no result. */
 #define FW_LIKELY(c) __builtin_expect(!!(c), 1)
 #define FW_UNLIKELY(c) __builtin_expect(!!(c), 0)
 
@@ -70,13 +64,17 @@ extern struct fw_stats fw_stats;
  * never on a work request's path; shifts and adds, not libgcc's routines, which the FW
  * RAM has no room for. */
 uint64_t fw_mul64(uint32_t a, uint32_t b);
+/* A trap (cause: mcause; pc: the faulting instruction's address): recorded for STATS.
+ * From then on every request but PING, INFO and STATS fails DEVICE_HARDWARE_ERROR: the
+ * state the trap interrupted cannot be trusted. */
+void fw_fault(uint32_t cause, uint32_t pc);
 /* Work requests executed (INFO.wr_count). */
-FW_WARM uint32_t fw_stats_wr_count(void);
+uint32_t fw_stats_wr_count(void);
 /* Count one reply or CQE sent with a failure status (not SUCCESS) under its status. */
 void fw_stats_refused(uint32_t status);
 /* Fill an INFO struct at adapter address at. */
-FW_WARM void fw_state_put_info(uint32_t at);
+void fw_state_put_info(uint32_t at);
 /* Fill a STATS struct at adapter address at. */
-FW_WARM void fw_state_put_stats(uint32_t at);
+void fw_state_put_stats(uint32_t at);
 
 #endif

@@ -30,7 +30,6 @@ FW_HOT uint32_t fw_eng_wait_busy(uint32_t status_off)
                 !((st = eng_rd(status_off)) & NF_STATUS_WORD_BUSY_MASK) ||
                 !((st = eng_rd(status_off)) & NF_STATUS_WORD_BUSY_MASK))
                 break;
-            __asm__ volatile("" ::: "memory"); /* the bound is read here, not before the first poll */
             if (hal_cycles() - t0 > fw_cfg.eng_wait_max) {
                 /* The engine did not finish in the longest time any operation takes:
                  * a hardware fault. The request fails; the counter tells. */
@@ -44,7 +43,7 @@ FW_HOT uint32_t fw_eng_wait_busy(uint32_t status_off)
     return st;
 }
 
-FW_SEND uint32_t fw_dma(const struct fw_dma_side *src, const struct fw_dma_side *dst, uint32_t len, uint32_t *bytes)
+uint32_t fw_dma(const struct fw_dma_side *src, const struct fw_dma_side *dst, uint32_t len, uint32_t *bytes)
 {
     eng_wr(NF_ENGINE_DMA_SRC_MODE, NF_DMA_SIDE_MODE_MODE_PUT(src->mode) | NF_DMA_SIDE_MODE_ACCESS_PUT(src->access));
     eng_wr(NF_ENGINE_DMA_SRC_TOKEN, src->token);
@@ -407,7 +406,7 @@ uint32_t fw_rq_flush(struct fw_qp *qp)
     return n;
 }
 
-FW_SEND struct fw_recv *fw_rq_push(struct fw_qp *qp)
+struct fw_recv *fw_rq_push(struct fw_qp *qp)
 {
     uint32_t i = recv_free;
     struct fw_recv *rv = &fw_recvs[i];
@@ -421,7 +420,7 @@ FW_SEND struct fw_recv *fw_rq_push(struct fw_qp *qp)
     return rv;
 }
 
-FW_SEND void fw_rq_pop(struct fw_qp *qp)
+void fw_rq_pop(struct fw_qp *qp)
 {
     uint32_t i = qp->rq_head;
     qp->rq_head = fw_recvs[i].link;

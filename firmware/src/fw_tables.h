@@ -172,7 +172,7 @@ static inline void fw_mpt_stage(uint32_t index, uint32_t w0, uint32_t w1, uint32
     eng_wr(NF_ENGINE_TBL_INDEX, index);
 }
 /* MPT_WRITE of what fw_mpt_stage staged; returns the REFUSE code. */
-static inline __attribute__((always_inline)) uint32_t fw_mpt_commit(void)
+static inline uint32_t fw_mpt_commit(void)
 {
     eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE);
     uint32_t st = eng_rd(NF_ENGINE_TBL_STATUS);

@@ -59,16 +59,19 @@ static inline int fr_shape_ok(uint32_t npages, uint32_t cap, uint32_t mlen, uint
 }
 _Static_assert(PAGE_LIST_ENTRY_BYTES == 1u << 3, "page-list entries are indexed by shifting");
 
-/* A fast-register the fast path of do_fast_register did not take: its status, by the
- * rules one by one in the order that decides which status a request breaking several
- * of them gets. The fast path's test is the conjunction of these rules and of the shape
- * rules (fr_shape_ok), so when all of these hold the shape is what failed. Out of line:
- * a refusal pays for it, not the common case. */
-static __attribute__((noinline)) uint32_t fr_refusal(const struct fw_qp *qp, uint32_t flags, uint32_t mlen, uint32_t token)
+/* A fast-register's fields, read once from the RX slot. */
+struct fr_req {
+    uint32_t token, npages, fbo, len_lo, len_hi, va_lo, va_hi;
+};
+
+/* A fast-register's rules, in the order that decides the status of a request breaking
+ * several of them; on success *index is the MR's entry. Nothing is changed here. */
+static inline uint32_t fr_validate(const struct fw_qp *qp, uint32_t flags, uint32_t mlen, const struct fr_req *q,
+                                   uint32_t *index)
 {
     if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_FAST_REGISTER_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
-    uint32_t i = fw_mr_lookup(token);
+    uint32_t i = fw_mr_lookup(q->token);
     if (i == FW_NO_INDEX)
         return NF_STATUS_INVALID_PARAMETER;
     const struct fw_mr *mr = &fw_mrs[i];
@@ -83,7 +86,10 @@ static __attribute__((noinline)) uint32_t fr_refusal(const struct fw_qp *qp, uin
         return NF_STATUS_INVALID_PARAMETER;
     if (mr->state == NF_MPT_STATE_VALID)
         return NF_STATUS_INVALID_DEVICE_STATE; /* registered now: invalidate first */
-    return NF_STATUS_INVALID_PARAMETER; /* the shape */
+    if (!fr_shape_ok(q->npages, mr->mtt_cap, mlen, q->fbo, q->len_lo, q->len_hi, q->va_lo, q->va_hi))
+        return NF_STATUS_INVALID_PARAMETER;
+    *index = i;
+    return NF_STATUS_SUCCESS;
 }
 
 /* A fast-register of entry index whose MPT_WRITE_LOADED answered st, a failure: the page
@@ -91,7 +97,7 @@ static __attribute__((noinline)) uint32_t fr_refusal(const struct fw_qp *qp, uin
  * engine failed (INTERNAL_ERROR). A hardware fault may still write the entry later, so
  * an invalidate of it is posted too (not waited for: a hung engine is not waited for
  * twice). */
-static __attribute__((noinline)) void fr_failed(uint32_t index, uint32_t st, struct wr_result *r)
+static FW_COLD void fr_failed(uint32_t index, uint32_t st, struct wr_result *r)
 {
     uint32_t ld = NF_STATUS_WORD_CODE_GET(eng_rd(NF_ENGINE_LD_STATUS));
     if (ld != NF_REFUSE_OK) {
@@ -109,89 +115,62 @@ static __attribute__((noinline)) void fr_failed(uint32_t index, uint32_t st, str
 static inline void wr_cost(const struct fw_frame *f, uint32_t op)
 {
     uint32_t now = hal_cycles();
-    __asm__ volatile("" ::: "memory"); /* the figures' own work comes after the read that ends them */
     fw_stats.last_wr_op = op;
     fw_stats.last_wr_cycles = now - hal_read32(f->stamp_at);
     fw_stats.last_wr_fw_cycles = fw_stats.last_wr_cycles - (fw_eng_wait_cycles() - f->eng_start);
 }
 
-/* The end of a fast-register's success (its CQE written ahead, or none:
- * SILENT_SUCCESS): counted, its cost noted; fw_wr_process ends every other request. */
-static inline void wr_done(const struct fw_frame *f, uint32_t op)
-{
-    fw_stats.ops[NF_STAT_OP_WR_FAST_REGISTER + (op - NF_OP_WR_FAST_REGISTER)]++;
-    wr_cost(f, op);
-}
-
-/* The request's fields are read once from the RX slot. The common case (an initialized
- * fast-register MR of the QP's PD, not VALID, with the token's key; known flags, remote
- * rights only with RemoteAccess; a good shape) is one straight run of compares; anything
- * else asks fr_refusal for the status. The entry is staged in the engine while the
+/* A fast-register, checked by fr_validate. The entry is staged in the engine while the
  * page-list load runs, and the engine commits it once the load succeeded
  * (MPT_WRITE_LOADED); the CQE is written meanwhile. The loader copies the page list
  * from the RX slot into the MR's own MTT range and refuses unaligned pages or pages
- * outside the user region; the MR is not VALID, so a partial load is never used.
- * Returns 1 for a success, ended here (wr_done: the usual path leaves straight after
- * the CYCLE_LO read), else 0 with the outcome in r for fw_wr_process's end. */
-static inline __attribute__((always_inline)) int do_fast_register(const struct fw_frame *f, const struct fw_qp *qp,
-                                                                   uint32_t qpn, uint32_t wr_id, uint32_t flags,
-                                                                   uint32_t m, uint32_t mlen, struct wr_result *r)
+ * outside the user region; the MR is not VALID, so a partial load is never used. */
+static inline void do_fast_register(const struct fw_frame *f, const struct fw_qp *qp, uint32_t qpn, uint32_t wr_id,
+                                    uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
 {
     hal_win b = mem_win(BODY(m, 0));
-    uint32_t token = win_rd(b, NF_WR_FAST_REGISTER_TOKEN_OFF);
-    uint32_t npages = win_rd(b, NF_WR_FAST_REGISTER_NPAGES_OFF);
-    uint32_t fbo = win_rd(b, NF_WR_FAST_REGISTER_FBO_OFF);
-    uint32_t len_lo = win_rd(b, NF_WR_FAST_REGISTER_LENGTH_OFF);
-    uint32_t len_hi = win_rd(b, NF_WR_FAST_REGISTER_LENGTH_OFF + 4u);
-    uint32_t va_lo = win_rd(b, NF_WR_FAST_REGISTER_VA_OFF);
-    uint32_t va_hi = win_rd(b, NF_WR_FAST_REGISTER_VA_OFF + 4u);
-    uint32_t i = NF_TOKEN_INDEX_GET(token);
-    struct fw_mr *mr = &fw_mrs[i < fw_cfg.mpt_entries ? i : 0u];
-    uint32_t w0 = fw_mr_word0(mr);
-    /* Remote rights need RemoteAccess: without it they count as unknown flags here. */
-    uint32_t remote_en = w0 & FW_MR_WORD0(0u, 0u, 0u, FW_MR_REMOTE_EN);
-    uint32_t bad_flags = ~(uint32_t)NF_KNOWN_FLAGS_FAST_REGISTER |
-                         (remote_en ? 0u : NF_NDK_OP_FLAG_ALLOW_REMOTE_READ | OP_REMOTE_WRITE_BIT);
-    if (!(i < fw_cfg.mpt_entries &&
-          (w0 & FW_MR_WORD0(0xFFu, 0xFFu, 0xFFu, FW_MR_ALLOCATED | FW_MR_FRMR_INIT)) ==
-              FW_MR_WORD0(NF_MPT_STATE_INVALID, NF_MPT_KIND_FAST, NF_TOKEN_KEY_GET(token), FW_MR_ALLOCATED | FW_MR_FRMR_INIT) &&
-          mr->pd == qp->pd && !(flags & bad_flags) &&
-          fr_shape_ok(npages, mr->mtt_cap, mlen, fbo, len_lo, len_hi, va_lo, va_hi))) {
-        r->status = fr_refusal(qp, flags, mlen, token);
-        return 0;
-    }
-    fw_load_start(BODY(m, NF_WR_FAST_REGISTER_SIZE), mr->mtt_base, npages);
+    struct fr_req q = {
+        .token = win_rd(b, NF_WR_FAST_REGISTER_TOKEN_OFF),
+        .npages = win_rd(b, NF_WR_FAST_REGISTER_NPAGES_OFF),
+        .fbo = win_rd(b, NF_WR_FAST_REGISTER_FBO_OFF),
+        .len_lo = win_rd(b, NF_WR_FAST_REGISTER_LENGTH_OFF),
+        .len_hi = win_rd(b, NF_WR_FAST_REGISTER_LENGTH_OFF + 4u),
+        .va_lo = win_rd(b, NF_WR_FAST_REGISTER_VA_OFF),
+        .va_hi = win_rd(b, NF_WR_FAST_REGISTER_VA_OFF + 4u),
+    };
+    uint32_t i = FW_NO_INDEX;
+    r->status = fr_validate(qp, flags, mlen, &q, &i);
+    if (r->status != NF_STATUS_SUCCESS)
+        return;
+    struct fw_mr *mr = &fw_mrs[i];
+    fw_load_start(BODY(m, NF_WR_FAST_REGISTER_SIZE), mr->mtt_base, q.npages);
     fw_mpt_stage(i,
                  NF_MPT_W0_STATE_PUT(NF_MPT_STATE_VALID) | NF_MPT_W0_KIND_PUT(NF_MPT_KIND_FAST) |
-                     NF_MPT_W0_KEY_PUT(NF_TOKEN_KEY_GET(token)) |
-                     NF_MPT_W0_REMOTE_EN_MASK * (remote_en != 0) |
+                     NF_MPT_W0_KEY_PUT(NF_TOKEN_KEY_GET(q.token)) |
+                     ((mr->flags & FW_MR_REMOTE_EN) ? NF_MPT_W0_REMOTE_EN_MASK : 0u) |
                      fr_rights[FR_RIGHTS_INDEX(flags)],
-                 NF_MPT_W1_PD_PUT(mr->pd) | NF_MPT_W1_FBO_PUT(fbo), va_lo, va_hi, len_lo,
-                 NF_MPT_W5_MTT_BASE_PUT(mr->mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(mr->mtt_cap), NF_MPT_W6_PAGES_PUT(npages));
+                 NF_MPT_W1_PD_PUT(mr->pd) | NF_MPT_W1_FBO_PUT(q.fbo), q.va_lo, q.va_hi, q.len_lo,
+                 NF_MPT_W5_MTT_BASE_PUT(mr->mtt_base) | NF_MPT_W5_PAGE_CAP_PUT(mr->mtt_cap),
+                 NF_MPT_W6_PAGES_PUT(q.npages));
     /* Written by the engine the clock the page list is in, if it was not refused. */
     eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE_LOADED);
-    if (FW_LIKELY(!(flags & NF_NDK_OP_FLAG_SILENT_SUCCESS)))
+    if (!(flags & NF_NDK_OP_FLAG_SILENT_SUCCESS))
         wr_cqe_ahead(f, qpn, wr_id, NF_NDK_OP_FAST_REGISTER, r); /* while the engine works */
-    /* Done and granted in one test (BUSY and CODE clear; NF_REFUSE_OK is 0); a long page
-     * list is still loading, and a refusal fails the request. */
+    /* BUSY: a long page list is still loading; CODE: the engine refused. */
     uint32_t st = eng_rd(NF_ENGINE_TBL_STATUS);
-    if (FW_UNLIKELY(st & (NF_STATUS_WORD_BUSY_MASK | NF_STATUS_WORD_CODE_MASK))) {
-        if (st & NF_STATUS_WORD_BUSY_MASK)
-            st = fw_eng_wait_busy(NF_ENGINE_TBL_STATUS);
-        if (st & NF_STATUS_WORD_CODE_MASK) {
-            fr_failed(i, st, r);
-            return 0;
-        }
+    if (st & NF_STATUS_WORD_BUSY_MASK)
+        st = fw_eng_wait_busy(NF_ENGINE_TBL_STATUS);
+    if (st & NF_STATUS_WORD_CODE_MASK) {
+        fr_failed(i, st, r);
+        return;
     }
     mr->state = NF_MPT_STATE_VALID;
-    wr_done(f, NF_OP_WR_FAST_REGISTER);
-    return 1;
 }
 
-/* An invalidate the fast path of do_invalidate did not take: its target, or FW_NO_INDEX
- * with the status in r (rules in order). Out of line, like fr_refusal. */
-static __attribute__((noinline)) uint32_t inv_refusal(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen,
-                                                      uint32_t *status)
+/* An invalidate's rules, in the order that decides the status: the MR or window to
+ * invalidate, or FW_NO_INDEX with *status saying why not. Nothing is changed here. */
+static inline uint32_t inv_validate(const struct fw_qp *qp, uint32_t flags, uint32_t m, uint32_t mlen,
+                                    uint32_t *status)
 {
     *status = NF_STATUS_INVALID_PARAMETER;
     if (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE || (flags & ~(uint32_t)NF_KNOWN_FLAGS_INVALIDATE))
@@ -199,37 +178,16 @@ static __attribute__((noinline)) uint32_t inv_refusal(const struct fw_qp *qp, ui
     return wr_inv_target(qp->pd, mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF)), status);
 }
 
-/* Common case in one test: a VALID fast-register MR of the QP's PD with the token's
- * key, known flags, the whole request in the message. The rules are combined without an
- * early exit (each is safe to evaluate: the entry index is masked to 0 when out of range)
- * so the path takes one branch: the compiler places this request's code after the fast
- * register's, so a chain of tests would be backward branches to the refusal, which
- * VexRiscv predicts taken, 3 clocks lost on each. */
-static inline __attribute__((always_inline)) void do_invalidate(const struct fw_frame *f, const struct fw_qp *qp,
-                                                                uint32_t qpn, uint32_t wr_id, uint32_t flags, uint32_t m,
-                                                                uint32_t mlen, struct wr_result *r)
+/* An invalidate, checked by inv_validate: the engine's table write, the CQE written
+ * meanwhile. */
+static inline void do_invalidate(const struct fw_frame *f, const struct fw_qp *qp, uint32_t qpn, uint32_t wr_id,
+                                 uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
 {
-    uint32_t token = mem_rd(BODY(m, NF_WR_INVALIDATE_TOKEN_OFF));
-    uint32_t i = NF_TOKEN_INDEX_GET(token);
-    uint32_t in_range = i < fw_cfg.mpt_entries;
-    const struct fw_mr *mr = &fw_mrs[i & (0u - in_range)];
-    uint32_t bad = (in_range ^ 1u) | (mlen < NF_MSG_HDR_SIZE + NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE) |
-                   (flags & ~(uint32_t)NF_KNOWN_FLAGS_INVALIDATE) |
-                   ((fw_mr_word0(mr) & FW_MR_WORD0(0xFFu, 0xFFu, 0xFFu, FW_MR_ALLOCATED)) ^
-                    FW_MR_WORD0(NF_MPT_STATE_VALID, NF_MPT_KIND_FAST, NF_TOKEN_KEY_GET(token), FW_MR_ALLOCATED)) |
-                   (uint32_t)(mr->pd ^ qp->pd);
-    if (FW_UNLIKELY(bad)) {
-        uint32_t status;
-        i = inv_refusal(qp, flags, m, mlen, &status);
-        if (i == FW_NO_INDEX) {
-            r->status = status;
-            return;
-        }
-        wr_invalidate(i, r);
+    uint32_t i = inv_validate(qp, flags, m, mlen, &r->status);
+    if (i == FW_NO_INDEX)
         return;
-    }
     fw_mpt_invalidate_start(i);
-    if (FW_LIKELY(!(flags & NF_NDK_OP_FLAG_SILENT_SUCCESS)))
+    if (!(flags & NF_NDK_OP_FLAG_SILENT_SUCCESS))
         wr_cqe_ahead(f, qpn, wr_id, NF_NDK_OP_INVALIDATE, r); /* while the engine invalidates */
     wr_invalidated(i, fw_mpt_invalidate_wait(), r);
 }
@@ -383,7 +341,7 @@ _Static_assert(sizeof(wr_op_type) == NF_OP_WR_BIND - NF_OP_WR_FAST_REGISTER + 1u
 /* Every work request but fast-register and invalidate. Out of line: their registers
  * are not saved on the path of the two the fast path inlines; the outcome comes back
  * by value, so the caller's result never leaves registers. */
-static FW_SEND __attribute__((noinline)) struct wr_result wr_other(const struct fw_frame *f, struct fw_qp *qp, uint32_t op,
+static __attribute__((noinline)) struct wr_result wr_other(const struct fw_frame *f, struct fw_qp *qp, uint32_t op,
                                                            uint32_t wr_id, uint32_t flags, uint32_t m, uint32_t mlen)
 {
     struct wr_result r = {NF_STATUS_INVALID_PARAMETER, 0, 0, 0};
@@ -398,6 +356,37 @@ static FW_SEND __attribute__((noinline)) struct wr_result wr_other(const struct 
     return r;
 }
 
+/* A work request that failed: the one place the error-completion rule is applied to the
+ * requesting QP, for every work-request type and every status (a Send may also break its
+ * peer: fw_send.c); its CQE says why (one written ahead as a success gets the failure's
+ * status and code). */
+static FW_COLD void wr_refused(const struct fw_frame *f, struct fw_qp *qp, uint32_t qpn, uint32_t wr_id, uint32_t op,
+                               const struct wr_result *r)
+{
+    wr_failed(qp, r->status, r->refuse);
+    if (r->cqe_at) {
+        mem_wr(r->cqe_at + NF_MSG_HDR_SIZE + NF_CQE_STATUS_OFF, r->status);
+        mem_wr(r->cqe_at + NF_MSG_HDR_SIZE + NF_CQE_REFUSE_OFF, r->refuse);
+    } else {
+        wr_put_cqe(f, qpn, wr_id, r, wr_op_type[op - NF_OP_WR_FAST_REGISTER], 0, 0);
+    }
+}
+
+/* The QP a work request names, by the rules in the order that decides the status; *qp
+ * is set once the QP exists, so that a failure applies the error-completion rule to it. */
+static inline uint32_t qp_validate(uint32_t qpn, uint32_t op, struct fw_qp **qp)
+{
+    uint32_t q = fw_qp_lookup(qpn);
+    if (q == FW_NO_INDEX)
+        return NF_STATUS_INVALID_PARAMETER;
+    *qp = &fw_qps[q];
+    if ((*qp)->state == FW_QP_ERROR)
+        return NF_STATUS_CANCELLED;
+    if ((*qp)->state != FW_QP_CONNECTED && op != NF_OP_WR_RECEIVE)
+        return NF_STATUS_CONNECTION_INVALID; /* a receive may be posted before the QP connects */
+    return NF_STATUS_SUCCESS;
+}
+
 FW_HOT void fw_wr_process(const struct fw_frame *f, uint32_t m, uint32_t mlen, uint32_t op)
 {
     uint32_t qpn = 0, wr_id = 0, flags = 0;
@@ -408,52 +397,24 @@ FW_HOT void fw_wr_process(const struct fw_frame *f, uint32_t m, uint32_t mlen, u
         qpn = win_rd(h, NF_WR_HDR_QPN_OFF);
         wr_id = win_rd(h, NF_WR_HDR_WR_ID_OFF);
         flags = win_rd(h, NF_WR_HDR_FLAGS_OFF);
-        /* Common case in one compare: the qpn names a CONNECTED QP (index, generation
-         * and state as one word); anything else takes the checks one by one. */
-        uint32_t q = qpn & FW_QPN_INDEX_MASK, run = 0;
-        if (FW_LIKELY(q < FW_QP_CAP && fw_qp_word0(&fw_qps[q]) == ((qpn & ~FW_QPN_INDEX_MASK) | FW_QP_CONNECTED))) {
-            qp = &fw_qps[q];
-            run = 1;
-        } else {
-            __asm__ volatile("" ::: "memory"); /* keeps this path's loads off the usual one */
-            if ((q = fw_qp_lookup(qpn)) != FW_NO_INDEX) {
-                qp = &fw_qps[q];
-                if (qp->state == FW_QP_ERROR)
-                    r.status = NF_STATUS_CANCELLED;
-                else if (qp->state != FW_QP_CONNECTED && op != NF_OP_WR_RECEIVE)
-                    r.status = NF_STATUS_CONNECTION_INVALID; /* a receive may be posted before the QP connects */
-                else
-                    run = 1;
-            }
-        }
-        if (run) {
-            if (op == NF_OP_WR_FAST_REGISTER) {
-                if (do_fast_register(f, qp, qpn, wr_id, flags, m, mlen, &r))
-                    return; /* a success, ended there */
-            } else if (op == NF_OP_WR_INVALIDATE) {
+        /* a faulted adapter runs no work request (fw_fault) */
+        r.status = fw_stats.faults ? NF_STATUS_DEVICE_HARDWARE_ERROR : qp_validate(qpn, op, &qp);
+        if (r.status == NF_STATUS_SUCCESS) {
+            if (op == NF_OP_WR_FAST_REGISTER)
+                do_fast_register(f, qp, qpn, wr_id, flags, m, mlen, &r);
+            else if (op == NF_OP_WR_INVALIDATE)
                 do_invalidate(f, qp, qpn, wr_id, flags, m, mlen, &r);
-            } else {
+            else
                 r = wr_other(f, qp, op, wr_id, flags, m, mlen);
-            }
         }
     }
     fw_stats.ops[NF_STAT_OP_WR_FAST_REGISTER + (op - NF_OP_WR_FAST_REGISTER)]++;
-    /* The one place the error-completion rule is applied to the requesting QP, for
-     * every work-request type and every status (a Send may also break its peer:
-     * fw_send.c). */
-    if (FW_UNLIKELY(r.status != NF_STATUS_SUCCESS))
-        wr_failed(qp, r.status, r.refuse);
-    /* A posted receive completes later, when a Send fills it (or the host flushes it). A
-     * CQE written ahead as a success gets the failure's status and code. */
-    if (FW_LIKELY(r.cqe_at)) {
-        if (FW_UNLIKELY(r.status != NF_STATUS_SUCCESS)) {
-            mem_wr(r.cqe_at + NF_MSG_HDR_SIZE + NF_CQE_STATUS_OFF, r.status);
-            mem_wr(r.cqe_at + NF_MSG_HDR_SIZE + NF_CQE_REFUSE_OFF, r.refuse);
-        }
-    } else if (!(r.status == NF_STATUS_SUCCESS && (flags & NF_NDK_OP_FLAG_SILENT_SUCCESS || op == NF_OP_WR_RECEIVE))) {
-        wr_put_cqe(f, qpn, wr_id, &r, wr_op_type[op - NF_OP_WR_FAST_REGISTER], 0, 0);
+    if (FW_UNLIKELY(r.status != NF_STATUS_SUCCESS)) {
+        wr_refused(f, qp, qpn, wr_id, op, &r);
+        return;
     }
-    /* The cost figures describe completed work only: a refusal takes another path. */
-    if (FW_LIKELY(r.status == NF_STATUS_SUCCESS))
-        wr_cost(f, op);
+    /* A posted receive completes later, when a Send fills it (or the host flushes it). */
+    if (!r.cqe_at && !(flags & NF_NDK_OP_FLAG_SILENT_SUCCESS || op == NF_OP_WR_RECEIVE))
+        wr_put_cqe(f, qpn, wr_id, &r, wr_op_type[op - NF_OP_WR_FAST_REGISTER], 0, 0);
+    wr_cost(f, op);
 }

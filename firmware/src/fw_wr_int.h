@@ -135,7 +135,7 @@ static inline void wr_cqe_at(uint32_t at, uint32_t qpn, uint32_t wr_id, const st
 static inline uint32_t wr_put_cqe(const struct fw_frame *f, uint32_t qpn, uint32_t wr_id, const struct wr_result *r,
                                   uint32_t op_type, uint32_t token, uint32_t cflags)
 {
-    uint32_t at = fw_reserve_zeroed(f, NF_MSG_HDR_SIZE + NF_CQE_SIZE);
+    uint32_t at = f->tx.reserve_zeroed(NF_MSG_HDR_SIZE + NF_CQE_SIZE);
     if (FW_LIKELY(at))
         wr_cqe_at(at, qpn, wr_id, r, op_type, token, cflags);
     return at;

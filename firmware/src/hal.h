@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Hardware-access layer: the only way the firmware touches hardware.
- * Target build: plain 32-bit MMIO on the PicoRV32 bus.
+ * Target build: plain 32-bit MMIO on the SoC bus (nf_soc: VexRiscv, or PicoRV32).
  * Host build (NF_HOST_BUILD): the same calls go to the C models of the link and the
  * engine (firmware/host/hw_model.c), so the firmware logic runs and is tested on x86. */
 #ifndef FW_HAL_H
@@ -46,6 +46,17 @@ typedef volatile uint32_t *hal_win;
 static inline hal_win mem_win(uint32_t addr) { return (hal_win)(uintptr_t)(NF_MAP_ADAPTER_MEM + addr); }
 static inline uint32_t win_rd(hal_win win, uint32_t off) { return win[off / 4u]; }
 static inline void win_wr(hal_win win, uint32_t off, uint32_t v) { win[off / 4u] = v; }
+#endif
+/* Execute an illegal instruction (the all-zero word, illegal in every RISC-V encoding):
+ * the FAULT_TEST request's way into the trap handler. The host build's model of the
+ * CPU records the trap as the handler would (host/hw_model.c) and returns. */
+#ifdef NF_HOST_BUILD
+void hal_illegal_instruction(void);
+#else
+static inline void hal_illegal_instruction(void)
+{
+    __asm__ volatile(".word 0");
+}
 #endif
 /* Low word of the free-running cycle counter; differences of it are exact mod 2^32. */
 static inline uint32_t hal_cycles(void) { return sys_rd(NF_SYS_CYCLE_LO); }

@@ -299,5 +299,6 @@ int main(int argc, char **argv)
     test_mw_invalidate();
     test_mw_cascade();
     test_mw_grants();
+    test_fault();
     return tb_done();
 }

@@ -102,6 +102,7 @@ void test_cqe_exact(void);
 void test_timing(void);
 void test_adapter_reset(void);
 void test_stats(void);
+void test_fault(void);
 /* test_fw_send.c */
 void test_send_receive(void);
 void test_send_invalidate(void);

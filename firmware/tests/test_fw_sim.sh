@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The real firmware image on the Verilator RTL (nfsim): RESET handshake, PINGs, INFO,
-# and the cycles of a fast-register of one page and of the invalidate after it, measured
-# by the firmware itself (INFO), for requests whose CQE says STATUS_SUCCESS only.
+# the cycles of a fast-register of one page and of the invalidate after it, measured by
+# the firmware itself (INFO), for requests whose CQE says STATUS_SUCCESS only, and the
+# trap handler (fault_test.py).
 set -u
 nfsim=$1 hex=$2
 here=$(dirname "$0")
@@ -33,6 +34,10 @@ echo "$out" | grep -q "^fast-register 1 page (wr_id 30): refused, status 0x[0-9A
     echo "$out" | grep -q "through a token never issued was refused$"
 check $? "a fast-register through a token never issued is refused and gives no cycle figure"
 check $rc "fr_cycles.py: every request as expected (exit status $rc)"
+wait "$pid"; pid=
+# The trap handler: an illegal instruction leaves the adapter answering, faulted.
+start
+(cd "$here" && timeout 300 python3 fault_test.py "$tmp/s.sock" "${hex%.hex}.bin") || fail=1
 wait "$pid"; pid=
 sed 's/^/# /' "$tmp/nfsim.log"
 exit $fail

@@ -533,3 +533,25 @@ void test_stats(void)
     OK(stats_get(&r) && r.profile == NF_PROFILE_ULX3S_25K_INDEX && r.ops[NF_STAT_OP_STATS] == 1,
        "the 25K adapter reports its profile; a boot clears the counters");
 }
+
+/* A trap (FAULT_TEST: an illegal instruction; the host build's CPU model records it as
+ * the target's handler does): the adapter still answers, STATS tells the trap, and every
+ * later request but PING, INFO and STATS fails DEVICE_HARDWARE_ERROR. */
+void test_fault(void)
+{
+    struct wr_env e;
+    wr_env(&e);
+    struct nf_stats s0, s1;
+    int before = stats_get(&s0) && s0.faults == 0;
+    uint32_t ft = tb_req(NF_OP_FAULT_TEST, NULL, 0, NULL, 0);
+    OK(before && ft == NF_STATUS_DEVICE_HARDWARE_ERROR && stats_get(&s1) && s1.faults == 1 && s1.fault_cause == 2,
+       "FAULT_TEST: answered DEVICE_HARDWARE_ERROR, STATS reports one trap, cause 2 (illegal instruction)");
+    uint64_t pages[1] = {page_at(3)};
+    uint8_t ping[8] = "faulted", echo[8] = {0};
+    struct nf_info info;
+    OK(fast_register(e.qp, 0, e.fast, pages, 1, 0, PAGE, 0x30000, NULL) == NF_STATUS_DEVICE_HARDWARE_ERROR &&
+           qp_op(NF_OP_QP_DISCONNECT, e.qp) == NF_STATUS_DEVICE_HARDWARE_ERROR &&
+           tb_req(NF_OP_PING, ping, sizeof(ping), echo, sizeof(echo)) == NF_STATUS_SUCCESS &&
+           memcmp(ping, echo, sizeof(ping)) == 0 && info_get(&info),
+       "faulted: a work request and a request fail DEVICE_HARDWARE_ERROR; PING and INFO still answer");
+}

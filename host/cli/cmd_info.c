@@ -283,6 +283,26 @@ static const struct {
 };
 #define N_GROUPS (sizeof(counter_groups) / sizeof(counter_groups[0]))
 
+/* The board's counter named name (0 when absent). */
+static UINT64 counter_value(const NDKFPGA_COUNTER *ctr, ULONG n, const char *name)
+{
+    for (ULONG k = 0; k < n; k++)
+        if (ctr[k].Group == NDKFPGA_COUNTER_LINK && strcmp(ctr[k].Name, name) == 0)
+            return ctr[k].Value;
+    return 0;
+}
+
+/* A firmware trap (STATS faults, fault_cause, fault_pc), said first: the adapter fails
+ * every request until it restarts. */
+static void print_fault(const NDKFPGA_COUNTER *ctr, ULONG n)
+{
+    if (counter_value(ctr, n, "faults") == 0)
+        return;
+    printf("FIRMWARE FAULT: trap cause %llu at pc 0x%08llx; requests fail STATUS_DEVICE_HARDWARE_ERROR until the "
+           "adapter restarts\n",
+           (unsigned long long)counter_value(ctr, n, "fault_cause"), (unsigned long long)counter_value(ctr, n, "fault_pc"));
+}
+
 int cmd_stats(struct cli *c, int argc, char **argv)
 {
     int nonzero = 0;
@@ -327,6 +347,7 @@ int cmd_stats(struct cli *c, int argc, char **argv)
         printf("}\n");
     } else {
         printf("counters of %s\n", d.Device);
+        print_fault(ctr, n);
         for (size_t g = 0; g < N_GROUPS; g++) {
             printf("%s\n", counter_groups[g].title);
             for (ULONG k = 0; k < n; k++) {

@@ -148,6 +148,7 @@ OP_MEM_WRITE = 3
 OP_MEM_READ = 4
 OP_ADAPTER_RESET = 5
 OP_STATS = 6
+OP_FAULT_TEST = 7
 OP_MR_CREATE = 16
 OP_MR_DESTROY = 17
 OP_MR_REGISTER = 18
@@ -195,6 +196,7 @@ STAT_OP_WR_SEND_INVALIDATE = 21
 STAT_OP_WR_RECEIVE = 22
 STAT_OP_WR_BIND = 23
 STAT_OP_MW_CREATE = 24
+STAT_OP_FAULT_TEST = 25
 
 # STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it)
 STAT_STATUS_ACCESS_VIOLATION = 0
@@ -248,6 +250,7 @@ STATUS_NETWORK_UNREACHABLE = 0xc000023c
 STATUS_CONNECTION_ABORTED = 0xc0000241
 STATUS_IMPLEMENTATION_LIMIT = 0xc000042b
 STATUS_ADDRESS_ALREADY_ASSOCIATED = 0xc0000238
+STATUS_DEVICE_HARDWARE_ERROR = 0xc00002b6
 
 # profile SIM: Verilator model
 PROFILE_SIM_MEM_BYTES = 0x400000
@@ -538,12 +541,13 @@ SYS_SCRATCH = 32
 SYS_SLEEP = 36
 SYS_WAKE_AT = 40
 SYS_WAKE_RX = 44
+SYS_CPU_TRAPS = 48
 
 # structs: name, size, format, fields, offsets
 _struct('LINK_HDR', 8, '<4B2H', 'type seq ack flags len rsvd', (0, 1, 2, 3, 4, 6))
 _struct('MSG_HDR', 16, '<2H3I', 'op len tag status rsvd', (0, 2, 4, 8, 12))
 _struct('INFO', 112, '<28I', 'fw_version hw_version layout_version clk_hz uart_period mem_bytes user_base page_size mpt_entries mtt_entries max_frmr_pages max_qps max_sge rx_slots tx_slots max_payload rx_ok rx_bad rx_drop tx_frames retransmits rx_dup wr_count last_wr_op last_wr_cycles last_wr_fw_cycles cycle_lo cycle_hi', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108))
-_struct('STATS', 272, '<68I', 'profile rx_ok rx_bad rx_drop rx_dup tx_frames tx_reject retransmits tx_overflow ops_unknown refused_other ops refused refuse_codes cycle_lo cycle_hi tx_stalls wait_timeouts', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 144, 192, 256, 260, 264, 268))
+_struct('STATS', 288, '<72I', 'profile rx_ok rx_bad rx_drop rx_dup tx_frames tx_reject retransmits tx_overflow ops_unknown refused_other ops refused refuse_codes cycle_lo cycle_hi tx_stalls wait_timeouts faults fault_cause fault_pc', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 148, 196, 260, 264, 268, 272, 276, 280, 284))
 _struct('MEM_WRITE_REQ', 8, '<2I', 'addr len', (0, 4))
 _struct('MEM_READ_REQ', 8, '<2I', 'addr len', (0, 4))
 _struct('TOKEN_REQ', 8, '<2I', 'token rsvd', (0, 4))

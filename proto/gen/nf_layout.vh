@@ -138,6 +138,7 @@
 `define NF_OP_MEM_READ 4  // MEM_READ_REQ: reply payload is the bytes read
 `define NF_OP_ADAPTER_RESET 5  // free every MR, QP and table entry
 `define NF_OP_STATS 6  // reply payload is STATS: the adapter's counters (firmware before this op answers NOT_SUPPORTED)
+`define NF_OP_FAULT_TEST 7  // the firmware executes an illegal instruction, as a test of its trap handler: the adapter is faulted from then on (DEVICE_HARDWARE_ERROR)
 `define NF_OP_MR_CREATE 16  // MR_CREATE_REQ -> MR_CREATE_REP (allocates a key-table entry)
 `define NF_OP_MR_DESTROY 17  // TOKEN_REQ: free the entry (its key byte changes before reuse)
 `define NF_OP_MR_REGISTER 18  // MR_REGISTER_REQ (NdkRegisterMr)
@@ -185,6 +186,7 @@
 `define NF_STAT_OP_WR_RECEIVE 22  // receives posted (NdkReceive)
 `define NF_STAT_OP_WR_BIND 23  // window bind work requests (NdkBind)
 `define NF_STAT_OP_MW_CREATE 24  // memory windows created (NdkCreateMw)
+`define NF_STAT_OP_FAULT_TEST 25  // trap handler tests (FAULT_TEST)
 
 // STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it)
 `define NF_STAT_STATUS_ACCESS_VIOLATION 0
@@ -238,6 +240,7 @@
 `define NF_STATUS_CONNECTION_ABORTED 32'hC0000241
 `define NF_STATUS_IMPLEMENTATION_LIMIT 32'hC000042B
 `define NF_STATUS_ADDRESS_ALREADY_ASSOCIATED 32'hC0000238
+`define NF_STATUS_DEVICE_HARDWARE_ERROR 32'hC00002B6  // the adapter's firmware took a trap (STATS fault_cause, fault_pc): every request but PING, INFO and STATS fails with it until the adapter restarts
 
 // MPT_W0: key-table entry word 0
 `define NF_MPT_W0_STATE_LSB 0
@@ -532,6 +535,7 @@
 `define NF_SYS_SLEEP 36  // ro: reads LINK.RX_READY once an RX slot in WAKE_RX holds a frame or CYCLE_LO has reached WAKE_AT (CYCLE_LO - WAKE_AT < 2^31); until then the read waits (the firmware's idle loop)
 `define NF_SYS_WAKE_AT 40  // rw: CYCLE_LO value at which a SLEEP read answers at the latest; reset 0
 `define NF_SYS_WAKE_RX 44  // rw: bit i: a frame in RX slot i ends a SLEEP read; reset 0
+`define NF_SYS_CPU_TRAPS 48  // ro: 1: the CPU takes exceptions through mtvec (VexRiscv), so the firmware installs its trap handler; 0: the CPU halts on one (PicoRV32, its trap pin)
 
 // LINK_HDR: first bytes of every frame (before byte stuffing); the CRC covers header and payload
 `define NF_LINK_HDR_SIZE 8
@@ -582,7 +586,7 @@
 `define NF_INFO_CYCLE_HI_OFF 108
 
 // STATS: reply payload of STATS: the adapter's counters since it booted (a link RESET does not clear them); each wraps at 2^32
-`define NF_STATS_SIZE 272
+`define NF_STATS_SIZE 288
 `define NF_STATS_PROFILE_OFF 0
 `define NF_STATS_RX_OK_OFF 4
 `define NF_STATS_RX_BAD_OFF 8
@@ -595,15 +599,18 @@
 `define NF_STATS_OPS_UNKNOWN_OFF 36
 `define NF_STATS_REFUSED_OTHER_OFF 40
 `define NF_STATS_OPS_OFF 44
-`define NF_STATS_OPS_COUNT 25
-`define NF_STATS_REFUSED_OFF 144
+`define NF_STATS_OPS_COUNT 26
+`define NF_STATS_REFUSED_OFF 148
 `define NF_STATS_REFUSED_COUNT 12
-`define NF_STATS_REFUSE_CODES_OFF 192
+`define NF_STATS_REFUSE_CODES_OFF 196
 `define NF_STATS_REFUSE_CODES_COUNT 16
-`define NF_STATS_CYCLE_LO_OFF 256
-`define NF_STATS_CYCLE_HI_OFF 260
-`define NF_STATS_TX_STALLS_OFF 264
-`define NF_STATS_WAIT_TIMEOUTS_OFF 268
+`define NF_STATS_CYCLE_LO_OFF 260
+`define NF_STATS_CYCLE_HI_OFF 264
+`define NF_STATS_TX_STALLS_OFF 268
+`define NF_STATS_WAIT_TIMEOUTS_OFF 272
+`define NF_STATS_FAULTS_OFF 276
+`define NF_STATS_FAULT_CAUSE_OFF 280
+`define NF_STATS_FAULT_PC_OFF 284
 
 // MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop
 `define NF_MEM_WRITE_REQ_SIZE 8

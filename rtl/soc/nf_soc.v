@@ -229,7 +229,8 @@ module nf_soc #(
     wire [7:0]          fw_leds;
     wire                sleep_wait;
     wire                local_answer = local_start && !sleep_wait;
-    nf_sys_regs #(.CLK_HZ(CLK_HZ), .FW_RAM_BYTES(FW_RAM_BYTES), .RX_SLOTS(RX_SLOTS)) u_sys (
+    nf_sys_regs #(.CLK_HZ(CLK_HZ), .FW_RAM_BYTES(FW_RAM_BYTES), .RX_SLOTS(RX_SLOTS),
+                  .CPU_TRAPS(CPU == "vexriscv" ? 1 : 0)) u_sys (
         .clk(clk), .rst(rst), .req(local_start && sel_sys), .addr(cpu_addr[11:2]), .wdata(cpu_wdata),
         .wstrb(cpu_wstrb), .rdata(sys_read), .sleep_wait(sleep_wait), .uart_period(uart_period),
         .rx_ready(rx_ready), .cycle_lo(cycle_lo), .leds(fw_leds)

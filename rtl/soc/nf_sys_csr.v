@@ -23,19 +23,20 @@ module nf_sys_csr #(
     input  wire [31:0] rd_fw_ram_bytes,   // firmware RAM size
     input  wire [31:0] rd_uart_period,    // UART bit period in clocks, 12.4 fixed point
     input  wire [31:0] rd_sleep,          // reads LINK.RX_READY once an RX slot in WAKE_RX holds a frame or CYCLE_LO has reached WAKE_AT (CYCLE_LO - WAKE_AT < 2^31); until then the read waits (the firmware's idle loop)
+    input  wire [31:0] rd_cpu_traps,      // 1: the CPU takes exceptions through mtvec (VexRiscv), so the firmware installs its trap handler; 0: the CPU halts on one (PicoRV32, its trap pin)
     output wire [31:0] rdata              // read value at addr; 0 where no readable register is
 );
     wire wr_leds, wr_scratch, wr_wake_at, wr_wake_rx;
     nf_regs_decode #(
-        .NW(4), .NR(12),
+        .NW(4), .NR(13),
         .WR_OFFS({12'h02C, 12'h028, 12'h020, 12'h014}),
-        .RD_OFFS({12'h02C, 12'h028, 12'h024, 12'h020, 12'h01C, 12'h018, 12'h014, 12'h010, 12'h00C, 12'h008, 12'h004, 12'h000}),
+        .RD_OFFS({12'h030, 12'h02C, 12'h028, 12'h024, 12'h020, 12'h01C, 12'h018, 12'h014, 12'h010, 12'h00C, 12'h008, 12'h004, 12'h000}),
         .CAPTURE(1'b0)
     ) u_decode (
         .clk(1'b0), .rst(1'b0), .take(1'b0),
         .addr(addr), .rd_addr(addr), .we(we), .rdata(rdata),
         .wr({wr_wake_rx, wr_wake_at, wr_scratch, wr_leds}),
-        .rd({{{(32 - RX_SLOTS){1'b0}}, q_wake_rx}, q_wake_at, rd_sleep, q_scratch, rd_uart_period, rd_fw_ram_bytes, {24'd0, q_leds}, rd_cycle_hi, rd_cycle_lo, rd_clk_hz, rd_hw_version, rd_id})
+        .rd({rd_cpu_traps, {{(32 - RX_SLOTS){1'b0}}, q_wake_rx}, q_wake_at, rd_sleep, q_scratch, rd_uart_period, rd_fw_ram_bytes, {24'd0, q_leds}, rd_cycle_hi, rd_cycle_lo, rd_clk_hz, rd_hw_version, rd_id})
     );
 
     // Byte-lane merge of a write.

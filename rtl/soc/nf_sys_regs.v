@@ -7,7 +7,8 @@
 module nf_sys_regs #(
     parameter integer CLK_HZ       = `NF_SOC_CPU_CLK_SIM_HZ,        // system clock, Hz (read in CLK_HZ)
     parameter integer FW_RAM_BYTES = `NF_PROFILE_SIM_FW_RAM_BYTES,  // firmware RAM, bytes (read in FW_RAM_BYTES)
-    parameter integer RX_SLOTS     = `NF_PROFILE_SIM_RX_SLOTS       // link receive slots: the bits of SLEEP and WAKE_RX
+    parameter integer RX_SLOTS     = `NF_PROFILE_SIM_RX_SLOTS,      // link receive slots: the bits of SLEEP and WAKE_RX
+    parameter integer CPU_TRAPS    = 0                              // 1: the CPU traps through mtvec (read in CPU_TRAPS)
 ) (
     input  wire                clk,
     input  wire                rst,
@@ -55,7 +56,7 @@ module nf_sys_regs #(
         .rd_id(`NF_SYS_HW_ID_VALUE), .rd_hw_version(`NF_ADAPTER_HW_VERSION), .rd_clk_hz(clk_hz_word),
         .rd_cycle_lo(cycle[31:0]), .rd_cycle_hi(cycle_hi_latched),
         .rd_fw_ram_bytes(ram_bytes_word), .rd_uart_period({16'd0, uart_period}),
-        .rd_sleep(rx_ready_word), .rdata(rdata)
+        .rd_sleep(rx_ready_word), .rd_cpu_traps(CPU_TRAPS != 0 ? 32'd1 : 32'd0), .rdata(rdata)
     );
 
     always @(posedge clk) begin

@@ -52,6 +52,7 @@ _Static_assert((uint32_t)STATUS_NETWORK_UNREACHABLE == NF_STATUS_NETWORK_UNREACH
 _Static_assert((uint32_t)STATUS_CONNECTION_ABORTED == NF_STATUS_CONNECTION_ABORTED, "NF_STATUS_CONNECTION_ABORTED differs from ndkpi.h STATUS_CONNECTION_ABORTED");
 _Static_assert((uint32_t)STATUS_IMPLEMENTATION_LIMIT == NF_STATUS_IMPLEMENTATION_LIMIT, "NF_STATUS_IMPLEMENTATION_LIMIT differs from ndkpi.h STATUS_IMPLEMENTATION_LIMIT");
 _Static_assert((uint32_t)STATUS_ADDRESS_ALREADY_ASSOCIATED == NF_STATUS_ADDRESS_ALREADY_ASSOCIATED, "NF_STATUS_ADDRESS_ALREADY_ASSOCIATED differs from ndkpi.h STATUS_ADDRESS_ALREADY_ASSOCIATED");
+_Static_assert((uint32_t)STATUS_DEVICE_HARDWARE_ERROR == NF_STATUS_DEVICE_HARDWARE_ERROR, "NF_STATUS_DEVICE_HARDWARE_ERROR differs from ndkpi.h STATUS_DEVICE_HARDWARE_ERROR");
 _Static_assert((uint32_t)NdkOperationTypeReceive == NF_NDK_OP_RECEIVE, "NF_NDK_OP_RECEIVE differs from ndkpi.h NdkOperationTypeReceive");
 _Static_assert((uint32_t)NdkOperationTypeSend == NF_NDK_OP_SEND, "NF_NDK_OP_SEND differs from ndkpi.h NdkOperationTypeSend");
 _Static_assert((uint32_t)NdkOperationTypeFastRegister == NF_NDK_OP_FAST_REGISTER, "NF_NDK_OP_FAST_REGISTER differs from ndkpi.h NdkOperationTypeFastRegister");
