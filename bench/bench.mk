@@ -126,6 +126,13 @@ bench-host: ## callgrind instructions per NdkFastRegister (runs bench-ndk-post)
 	@sed 's/^/  /' $(BENCH_BUILD)/host_post.out
 BENCH_TARGETS += bench-host
 
+# ---- the budgets in make test, and the benchmark programs in make check ----
+.PHONY: test-budgets test-bench-build
+test-budgets: bench-fwprof bench-host ## fast-register and invalidate clocks and host instructions per post within bench/baseline.json's budgets
+	@python3 $(BENCH_DIR)/report.py --check-budgets
+test-bench-build: $(BENCH_BUILD)/bench_sim $$(NDK_BUILD)/bench_post ## the benchmark programs build (make bench runs them)
+	@echo "ok - bench_sim and bench_post build"
+
 # ---- the simulation's own cost, a count: sim/ir_per_clock.sh under valgrind (sim/sim.mk) ----
 # bench-sim's cycles per second depend on the machine and its moment; this does not.
 .PHONY: bench-sim-ir

@@ -124,11 +124,7 @@ def gather():
     for k, v in kv.items():
         r[k] = num(v)
     r.update(sendlat())
-    m = re.search(r"host: (\d+) instructions in (\d+) NdkFastRegister calls = (\d+) per call", host)
-    if not m:
-        die("no callgrind figure in host_post.out (make bench-ndk-post)")
-    r["host_instructions_per_post"] = int(m.group(3))
-    r["host_posts_measured"] = int(m.group(2))
+    r.update(host_figures(host))
     m = re.search(r"ir_per_clock: ([0-9.]+) instructions per idle clock", sim_ir)
     if not m:
         die("no callgrind figure in sim_ir.out (make sim-ir)")
@@ -140,17 +136,8 @@ def gather():
         if len(p) > 2 and p[0] == "series" and p[1] in series:
             series[p[1]].append([float(x) for x in p[2:]])
 
-    phases, funcs = {}, {}
-    for line in prof.splitlines():
-        p = line.split()
-        if len(p) == 4 and p[0] == "phase":
-            phases.setdefault(p[1], {})[p[2]] = int(p[3])
-        elif len(p) == 4 and p[0] == "func":
-            funcs.setdefault(p[1], {})[p[2]] = int(p[3])
-    for label, ph in phases.items():
-        for k, v in ph.items():
-            r["fwprof_%s_%s_clocks" % (label, k) if k in PHASES or k in ("total", "fw_own") else
-              "fwprof_%s_%s" % (label, k)] = v
+    phases, funcs, figures = fwprof_figures(prof)
+    r.update(figures)
 
     clock = layout_clock_mhz(CLOCK_BOARD)
     for dev in ("85k", "25k"):
@@ -180,6 +167,58 @@ def gather():
     r["dma_port_fraction"] = round(r["dma_bytes_per_clock"] / r["dma_port_bytes_per_clock"], 4)
     r.update(source_state())
     return r, series, phases, funcs
+
+
+def host_figures(host):
+    """bench-host's callgrind count of host instructions per NdkFastRegister post."""
+    m = re.search(r"host: (\d+) instructions in (\d+) NdkFastRegister calls = (\d+) per call", host)
+    if not m:
+        die("no callgrind figure in host_post.out (make bench-ndk-post)")
+    return {"host_instructions_per_post": int(m.group(3)), "host_posts_measured": int(m.group(2))}
+
+
+def fwprof_figures(prof):
+    """bench-fwprof's report: clocks by phase and by function per profiled request, and
+    the figures results.json keeps of them."""
+    phases, funcs, r = {}, {}, {}
+    for line in prof.splitlines():
+        p = line.split()
+        if len(p) == 4 and p[0] == "phase":
+            phases.setdefault(p[1], {})[p[2]] = int(p[3])
+        elif len(p) == 4 and p[0] == "func":
+            funcs.setdefault(p[1], {})[p[2]] = int(p[3])
+    for label, ph in phases.items():
+        for k, v in ph.items():
+            r["fwprof_%s_%s_clocks" % (label, k) if k in PHASES or k in ("total", "fw_own") else
+              "fwprof_%s_%s" % (label, k)] = v
+    return phases, funcs, r
+
+
+def check_budgets():
+    """test-budgets: the firmware's clocks (bench-fwprof) and the host's instructions per
+    post (bench-host) against bench/baseline.json, one TAP line per figure with a budget.
+    Returns the number of failures."""
+    prof = read("fwprof.out", "bench-fwprof")
+    r = fwprof_figures(prof)[2]
+    r.update(host_figures(read("host_post.out", "bench-host")))
+    with open(BASELINE) as f:
+        base = json.load(f)
+    failed = failures(prof)
+    for line in failed:
+        print(line)
+    for k, lim in sorted(base["budgets"].items()):
+        if k not in r:
+            continue
+        held = r[k] <= lim.get("max", r[k]) and r[k] >= lim.get("min", r[k])
+        limits = ", ".join("%s %s" % ({"max": "<=", "min": ">="}[b], fmt(v)) for b, v in sorted(lim.items()))
+        print("%s - budget: %s = %s (%s)" % ("ok" if held else "not ok", k, fmt(r[k]), limits))
+        failed += [] if held else [k]
+    regress = [line for line in check(r, base) if "baseline's" in line]
+    for line in regress:
+        print("not ok - regression: " + line)
+    if not regress:
+        print("ok - no figure more than %d %% worse than %s" % (round(100 * REGRESSION_LIMIT), BASELINE))
+    return len(failed) + len(regress)
 
 
 def sendlat():
@@ -899,7 +938,11 @@ def main():
     mode.add_argument("--baseline", action="store_true",
                       help="record results.json's figures as bench/baseline.json's measured values (budgets kept)")
     mode.add_argument("--sendlat", action="store_true", help="write build/bench/sendlat.json from bench-sendlat's outputs")
+    mode.add_argument("--check-budgets", action="store_true",
+                      help="check bench-fwprof's and bench-host's figures against bench/baseline.json (test-budgets)")
     a = ap.parse_args()
+    if a.check_budgets:
+        sys.exit(1 if check_budgets() else 0)
     if a.sendlat:
         r = sendlat()
         missing = [k for k in SENDLAT_REQUIRED if k not in r]
