@@ -324,7 +324,7 @@ def rows(r):
          "port %s bytes/clock, target >= 90%%" % fmt(r["dma_port_bytes_per_clock"]),
          r.get("dma_port_fraction", 0) >= 0.9),
         ("DMA port width", "dma_port_bytes_per_clock", "bytes/clock", "", None),
-        ("fast-register, 1 page (arrival to CQE)", "fastreg_clocks_1page", "clocks", "falling target", None),
+        ("fast-register, 1 page (arrival to CQE)", "fastreg_clocks_1page", "clocks", "", None),
         ("fast-register, 16 pages", "fastreg_clocks_16pages", "clocks", "", None),
         ("fast-register, 256 pages", "fastreg_clocks_256pages", "clocks", "", None),
         ("invalidate", "invalidate_clocks", "clocks", "", None),
@@ -359,6 +359,14 @@ def rows(r):
         if k in r:
             out += [("Fmax ULX3S " + dev, k, "MHz", ">= system clock", r[k] >= clock),
                     ("LUTs ULX3S " + dev, "luts_ulx3s_" + dev, "LUT4", "", None)]
+    # A figure with a budget in bench/baseline.json shows it, and whether it holds.
+    with open(BASELINE) as f:
+        budgets = json.load(f)["budgets"]
+    for i, (name, k, unit, target, passed) in enumerate(out):
+        if k in budgets and k in r:
+            lim = budgets[k]
+            text = ", ".join("budget %s %s" % ({"max": "<=", "min": ">="}[b], fmt(v)) for b, v in sorted(lim.items()))
+            out[i] = (name, k, unit, text, lim.get("min", r[k]) <= r[k] <= lim.get("max", r[k]))
     return out
 
 
