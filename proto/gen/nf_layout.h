@@ -265,11 +265,11 @@
 #define NF_STATUS_LIST(X) X(SUCCESS, 0u) X(PENDING, 259u) X(BUFFER_OVERFLOW, 0x80000005u) X(DEVICE_BUSY, 0x80000011u) X(ACCESS_VIOLATION, 0xC0000005u) X(INVALID_PARAMETER, 0xC000000Du) X(NO_SUCH_FILE, 0xC000000Fu) X(ACCESS_DENIED, 0xC0000022u) X(BUFFER_TOO_SMALL, 0xC0000023u) X(INVALID_PARAMETER_MIX, 0xC0000030u) X(SHARING_VIOLATION, 0xC0000043u) X(INSUFFICIENT_RESOURCES, 0xC000009Au) X(DEVICE_NOT_CONNECTED, 0xC000009Du) X(IO_TIMEOUT, 0xC00000B5u) X(NOT_SUPPORTED, 0xC00000BBu) X(INTERNAL_ERROR, 0xC00000E5u) X(CANCELLED, 0xC0000120u) X(REMOTE_RESOURCES, 0xC000013Du) X(INVALID_DEVICE_STATE, 0xC0000184u) X(INVALID_BUFFER_SIZE, 0xC0000206u) X(CONNECTION_RESET, 0xC000020Du) X(CONNECTION_INVALID, 0xC000023Au) X(CONNECTION_REFUSED, 0xC0000236u) X(NETWORK_UNREACHABLE, 0xC000023Cu) X(CONNECTION_ABORTED, 0xC0000241u) X(IMPLEMENTATION_LIMIT, 0xC000042Bu) X(ADDRESS_ALREADY_ASSOCIATED, 0xC0000238u)
 #define NF_STATUS_DOC_LIST(X) X(SUCCESS, 0u, "") X(PENDING, 259u, "") X(BUFFER_OVERFLOW, 0x80000005u, "host: CQ overflow, given to the CQ's notification callback") X(DEVICE_BUSY, 0x80000011u, "") X(ACCESS_VIOLATION, 0xC0000005u, "") X(INVALID_PARAMETER, 0xC000000Du, "") X(NO_SUCH_FILE, 0xC000000Fu, "host: simulator or model binary not found") X(ACCESS_DENIED, 0xC0000022u, "host: no permission to open the board's USB device (install tools/99-ndkfpga.rules)") X(BUFFER_TOO_SMALL, 0xC0000023u, "") X(INVALID_PARAMETER_MIX, 0xC0000030u, "") X(SHARING_VIOLATION, 0xC0000043u, "host: NdkListen on an address and port another listener of this adapter holds") X(INSUFFICIENT_RESOURCES, 0xC000009Au, "") X(DEVICE_NOT_CONNECTED, 0xC000009Du, "host: the simulator or board went away (died at start, socket closed)") X(IO_TIMEOUT, 0xC00000B5u, "host: peer silent past the link deadline") X(NOT_SUPPORTED, 0xC00000BBu, "") X(INTERNAL_ERROR, 0xC00000E5u, "") X(CANCELLED, 0xC0000120u, "") X(REMOTE_RESOURCES, 0xC000013Du, "") X(INVALID_DEVICE_STATE, 0xC0000184u, "") X(INVALID_BUFFER_SIZE, 0xC0000206u, "") X(CONNECTION_RESET, 0xC000020Du, "host: transport closed by the peer mid-session") X(CONNECTION_INVALID, 0xC000023Au, "") X(CONNECTION_REFUSED, 0xC0000236u, "host: nothing accepts on the simulator socket") X(NETWORK_UNREACHABLE, 0xC000023Cu, "host: no transport for the device string") X(CONNECTION_ABORTED, 0xC0000241u, "") X(IMPLEMENTATION_LIMIT, 0xC000042Bu, "") X(ADDRESS_ALREADY_ASSOCIATED, 0xC0000238u, "")
 
-/* NET_CLASS: NET_RX_HDR.class: what the port's checks made of a received frame */
-#define NF_NET_CLASS_OTHER 0u /* an EtherType the port does not parse (sent to the adapter's MAC) */
-#define NF_NET_CLASS_ARP 1u /* EtherType 0x0806 (the only class accepted when broadcast) */
-#define NF_NET_CLASS_IPV4 2u /* IPv4 with a good header checksum that is not RoCE (ICMP, other UDP, TCP) */
-#define NF_NET_CLASS_ROCE 3u /* IPv4 UDP to port 4791 with a good ICRC */
+/* NET_KIND: NET_RX_HDR.kind: what the port's checks made of a received frame */
+#define NF_NET_KIND_OTHER 0u /* an EtherType the port does not parse (sent to the adapter's MAC) */
+#define NF_NET_KIND_ARP 1u /* EtherType 0x0806 (the only class accepted when broadcast) */
+#define NF_NET_KIND_IPV4 2u /* IPv4 with a good header checksum that is not RoCE (ICMP, other UDP, TCP) */
+#define NF_NET_KIND_ROCE 3u /* IPv4 UDP to port 4791 with a good ICRC */
 
 /* NET_RX_FLAG: NET_RX_HDR.flags bits */
 #define NF_NET_RX_FLAG_BCAST 1u /* the destination was ff:ff:ff:ff:ff:ff */
@@ -1211,18 +1211,18 @@ _Static_assert(offsetof(struct nf_cqe, cflags) == 28, "CQE.cflags");
 /* NET_RX_HDR: first bytes of a ready RX slot; the frame (destination MAC on, FCS off) starts at FRAME_OFF */
 struct nf_net_rx_hdr {
     uint16_t len; /* @0 frame bytes at FRAME_OFF (no FCS; Ethernet padding included) */
-    uint8_t class; /* @2 NET_CLASS */
+    uint8_t kind; /* @2 NET_KIND */
     uint8_t flags; /* @3 NET_RX_FLAG bits */
     uint32_t cycle; /* @4 cycle counter (low word) when the frame's first byte left the MAC */
 };
 #define NF_NET_RX_HDR_SIZE 8u
 #define NF_NET_RX_HDR_LEN_OFF 0u
-#define NF_NET_RX_HDR_CLASS_OFF 2u
+#define NF_NET_RX_HDR_KIND_OFF 2u
 #define NF_NET_RX_HDR_FLAGS_OFF 3u
 #define NF_NET_RX_HDR_CYCLE_OFF 4u
 _Static_assert(sizeof(struct nf_net_rx_hdr) == 8, "NET_RX_HDR size");
 _Static_assert(offsetof(struct nf_net_rx_hdr, len) == 0, "NET_RX_HDR.len");
-_Static_assert(offsetof(struct nf_net_rx_hdr, class) == 2, "NET_RX_HDR.class");
+_Static_assert(offsetof(struct nf_net_rx_hdr, kind) == 2, "NET_RX_HDR.kind");
 _Static_assert(offsetof(struct nf_net_rx_hdr, flags) == 3, "NET_RX_HDR.flags");
 _Static_assert(offsetof(struct nf_net_rx_hdr, cycle) == 4, "NET_RX_HDR.cycle");
 

@@ -260,11 +260,11 @@ STATUS_CONNECTION_ABORTED = 0xc0000241
 STATUS_IMPLEMENTATION_LIMIT = 0xc000042b
 STATUS_ADDRESS_ALREADY_ASSOCIATED = 0xc0000238
 
-# NET_CLASS: NET_RX_HDR.class: what the port's checks made of a received frame
-NET_CLASS_OTHER = 0
-NET_CLASS_ARP = 1
-NET_CLASS_IPV4 = 2
-NET_CLASS_ROCE = 3
+# NET_KIND: NET_RX_HDR.kind: what the port's checks made of a received frame
+NET_KIND_OTHER = 0
+NET_KIND_ARP = 1
+NET_KIND_IPV4 = 2
+NET_KIND_ROCE = 3
 
 # NET_RX_FLAG: NET_RX_HDR.flags bits
 NET_RX_FLAG_BCAST = 1
@@ -630,7 +630,7 @@ _struct('WR_BIND', 24, '<2I2Q', 'mr_token mw_token va length', (0, 4, 8, 16))
 _struct('WR_RECEIVE', 8, '<2I', 'nsge rsvd', (0, 4))
 _struct('SGE', 16, '<Q2I', 'addr len token', (0, 8, 12))
 _struct('CQE', 32, '<8I', 'qpn wr_id status bytes op_type refuse token cflags', (0, 4, 8, 12, 16, 20, 24, 28))
-_struct('NET_RX_HDR', 8, '<H2BI', 'len class flags cycle', (0, 2, 3, 4))
+_struct('NET_RX_HDR', 8, '<H2BI', 'len kind flags cycle', (0, 2, 3, 4))
 PROFILES = ('SIM', 'ULX3S_85K', 'ULX3S_25K')
 
 # board ulx3s-85k: ULX3S with the LFE5U-85F, FT231X USB-UART

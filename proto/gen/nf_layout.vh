@@ -250,11 +250,11 @@
 `define NF_STATUS_IMPLEMENTATION_LIMIT 32'hC000042B
 `define NF_STATUS_ADDRESS_ALREADY_ASSOCIATED 32'hC0000238
 
-// NET_CLASS: NET_RX_HDR.class: what the port's checks made of a received frame
-`define NF_NET_CLASS_OTHER 0  // an EtherType the port does not parse (sent to the adapter's MAC)
-`define NF_NET_CLASS_ARP 1  // EtherType 0x0806 (the only class accepted when broadcast)
-`define NF_NET_CLASS_IPV4 2  // IPv4 with a good header checksum that is not RoCE (ICMP, other UDP, TCP)
-`define NF_NET_CLASS_ROCE 3  // IPv4 UDP to port 4791 with a good ICRC
+// NET_KIND: NET_RX_HDR.kind: what the port's checks made of a received frame
+`define NF_NET_KIND_OTHER 0  // an EtherType the port does not parse (sent to the adapter's MAC)
+`define NF_NET_KIND_ARP 1  // EtherType 0x0806 (the only class accepted when broadcast)
+`define NF_NET_KIND_IPV4 2  // IPv4 with a good header checksum that is not RoCE (ICMP, other UDP, TCP)
+`define NF_NET_KIND_ROCE 3  // IPv4 UDP to port 4791 with a good ICRC
 
 // NET_RX_FLAG: NET_RX_HDR.flags bits
 `define NF_NET_RX_FLAG_BCAST 1  // the destination was ff:ff:ff:ff:ff:ff
@@ -802,7 +802,7 @@
 // NET_RX_HDR: first bytes of a ready RX slot; the frame (destination MAC on, FCS off) starts at FRAME_OFF
 `define NF_NET_RX_HDR_SIZE 8
 `define NF_NET_RX_HDR_LEN_OFF 0
-`define NF_NET_RX_HDR_CLASS_OFF 2
+`define NF_NET_RX_HDR_KIND_OFF 2
 `define NF_NET_RX_HDR_FLAGS_OFF 3
 `define NF_NET_RX_HDR_CYCLE_OFF 4
 

@@ -72,8 +72,8 @@ module nf_net_rx #(
 
     localparam [PW-1:0] MAX_P   = MAX_FRAME[PW-1:0];
     localparam [OW-1:0] OFF0    = FRAME_OFF[OW-1:0];
-    localparam [7:0] CLASS_OTHER = `NF_NET_CLASS_OTHER, CLASS_ARP = `NF_NET_CLASS_ARP,
-                     CLASS_IPV4  = `NF_NET_CLASS_IPV4,  CLASS_ROCE = `NF_NET_CLASS_ROCE;
+    localparam [7:0] CLASS_OTHER = `NF_NET_KIND_OTHER, CLASS_ARP = `NF_NET_KIND_ARP,
+                     CLASS_IPV4  = `NF_NET_KIND_IPV4,  CLASS_ROCE = `NF_NET_KIND_ROCE;
     localparam [7:0] FLAG_BCAST  = `NF_NET_RX_FLAG_BCAST, FLAG_PROMISC = `NF_NET_RX_FLAG_PROMISC;
     localparam [15:0] ROCE_PORT  = `NF_NET_ROCE_PORT;
 
