@@ -627,5 +627,6 @@ int main(int argc, char **argv)
     test_loopback(b, tag, next);
     tap_ok(b.bad_access == 0, "%s: every memory access was a word write to an RX slot or a read of a TX slot (%d not)",
            tag, b.bad_access);
+    printf("# %llu clocks\n", static_cast<unsigned long long>(b.cycle));
     return tap_done();
 }
