@@ -99,16 +99,22 @@ module nf_net_tx #(
 
     // ---- frames stored, waiting to be sent (two: one sending, one ready) ---------------
     reg [LW-1:0] d_len [0:1];
-    reg [15:0]   d_sum [0:1];
+    reg [19:0]   d_sum [0:1];   // the header's sum, folded when its frame starts
     reg          d_ip  [0:1];
     reg [1:0]    d_rd, d_wr;
     wire d_empty = d_rd == d_wr;
     wire d_full  = (d_rd[0] == d_wr[0]) && (d_rd[1] != d_wr[1]);
 
+    // The ones'-complement fold of the next frame's header sum (its checksum is ~fold2).
+    wire [19:0]  d_head_sum = d_sum[d_rd[0]];
+    wire [16:0]  fold1 = {1'b0, d_head_sum[15:0]} + {13'd0, d_head_sum[19:16]};
+    wire [15:0]  fold2 = fold1[15:0] + {15'd0, fold1[16]};
+
     // ---- fill side ----------------------------------------------------------------
     reg          f_busy;      // reading a slot
     reg [SW-1:0] f_slot;
     reg [LW-1:0] f_len;
+    reg [LW-1:0] f_iplen;     // IPv4 total length of this frame: f_len - 14
     reg [WW-1:0] f_widx;      // slot word being read
     reg [WW-1:0] f_wlast;     // the frame's last slot word
     reg [19:0]   f_sum;       // the IPv4 header's 16-bit words summed (checksum as 0)
@@ -116,16 +122,13 @@ module nf_net_tx #(
     reg          f_vihl;      // version 4, IHL 5
     wire [31:0]  slot_off = ({{(32 - SW){1'b0}}, f_slot} + RX_SLOTS) << SLOT_SH;
     assign rd_addr = SLOT_BASE + slot_off + {{(32 - WW - 2){1'b0}}, f_widx, 2'b00};
-    wire [LW-1:0] ip_len = f_len - L14;  // IPv4 total length of this frame
     // The two 16-bit words of a slot word (big-endian halves), the fields filled on the
     // way out replaced as they will be sent: total length, and the checksum as 0.
     wire [15:0]  half0 = {rd_data[7:0], rd_data[15:8]};
-    wire [15:0]  half1 = f_widx == W_IP_N ? {{(16 - LW){1'b0}}, ip_len} :
+    wire [15:0]  half1 = f_widx == W_IP_N ? {{(16 - LW){1'b0}}, f_iplen} :
                          f_widx == W_IP_N + 2 ? 16'd0 : {rd_data[23:16], rd_data[31:24]};
     wire         in_iph = f_widx >= W_IP_N && f_widx < W_IP_N + 5;
     wire [19:0]  f_sum_n = f_sum + (in_iph ? {4'd0, half0} + {4'd0, half1} : 20'd0);
-    wire [16:0]  fold1 = {1'b0, f_sum_n[15:0]} + {13'd0, f_sum_n[19:16]};
-    wire [15:0]  fold2 = fold1[15:0] + {15'd0, fold1[16]};
     /* verilator lint_off UNUSEDSIGNAL */
     wire [LW+1:0] words_n = ({2'b00, q_len[q_head_idx]} + ROUND_UP) >> 2;  // the frame's slot words (< 2^WW)
     /* verilator lint_on UNUSEDSIGNAL */
@@ -199,6 +202,7 @@ module nf_net_tx #(
             f_busy        <= 1'b0;
             f_slot        <= {SW{1'b0}};
             f_len         <= {LW{1'b0}};
+            f_iplen       <= {LW{1'b0}};
             f_widx        <= {WW{1'b0}};
             f_wlast       <= {WW{1'b0}};
             f_sum         <= 20'd0;
@@ -233,6 +237,7 @@ module nf_net_tx #(
                     f_busy  <= 1'b1;
                     f_slot  <= q_slot[q_head_idx];
                     f_len   <= q_len[q_head_idx];
+                    f_iplen <= q_len[q_head_idx] - L14;
                     f_widx  <= W0;
                     f_wlast <= W0 + words_n[WW-1:0] - 1'b1;
                     f_sum   <= 20'd0;
@@ -253,7 +258,7 @@ module nf_net_tx #(
                 if (f_last) begin
                     f_busy <= 1'b0;
                     d_len[d_wr[0]] <= f_len;
-                    d_sum[d_wr[0]] <= ~fold2;
+                    d_sum[d_wr[0]] <= f_sum_n;
                     d_ip[d_wr[0]]  <= f_is_ip && f_vihl && f_len >= LEN_IPH;
                     d_wr <= d_wr + 1'b1;
                 end
@@ -264,7 +269,7 @@ module nf_net_tx #(
                 if (!d_empty) begin
                     s_busy  <= 1'b1;
                     s_len   <= d_len[d_rd[0]];
-                    s_sum   <= d_sum[d_rd[0]];
+                    s_sum   <= ~fold2;
                     s_ip    <= d_ip[d_rd[0]];
                     s_fetch <= ({2'b00, d_len[d_rd[0]]} + ROUND_UP) >> 2;
                     s_pos   <= {LW{1'b0}};
