@@ -296,7 +296,7 @@ fields = [ { name = "BUSY", lsb = 0, width = 1, doc = "" } ]' \
 # read-back (tools/genregs.py); a stored register without a reset value is refused, and a
 # generated module the contract no longer makes is named by the check.
 python3 tools/genregs.py --check >/dev/null 2>&1; ok $? "the register modules match the contract (genregs --check)"
-regs_root() { rm -rf "$tmp/regs" && mkdir -p "$tmp/regs/proto" "$tmp/regs/rtl/engine" "$tmp/regs/rtl/link" "$tmp/regs/rtl/soc" &&
+regs_root() { rm -rf "$tmp/regs" && mkdir -p "$tmp/regs/proto" "$tmp/regs/rtl/engine" "$tmp/regs/rtl/link" "$tmp/regs/rtl/soc" "$tmp/regs/rtl/net" &&
     cp -r proto/*.toml proto/regs "$tmp/regs/proto/"; }
 regs_root
 sed -i 's/^  { name = "CHK_ADDR", .*$/&\n  { name = "SPARE", off = 0x104, acc = "rw", reset = 0x5A, doc = "a register added by one edit" },/' \

@@ -78,8 +78,19 @@
 #define NF_NDK_MR_FLAG_ALLOW_REMOTE_WRITE 5u /* NDK_MR_FLAG_ALLOW_REMOTE_WRITE (includes local write) */
 #define NF_NDK_MR_FLAG_RDMA_READ_SINK 8u /* NDK_MR_FLAG_RDMA_READ_SINK */
 
+/* NET constants */
+#define NF_NET_SLOT_BYTES 2048u /* one RX or TX slot: FRAME_OFF + MAX_FRAME (1524) fits, and a power of two keeps slot addresses a shift */
+#define NF_NET_FRAME_OFF 10u /* slot offset of a frame's first byte (RX and TX): 2 past the header, so the IPv4 header and the BTH are word aligned */
+#define NF_NET_MAX_FRAME 1514u /* longest frame without FCS (1500-byte MTU, untagged); longer ones are dropped (CNT_DROP_LONG) or refused (TX_POST) */
+#define NF_NET_MIN_FRAME 14u /* shortest TX_POST length: an Ethernet header (the MAC pads to 60) */
+#define NF_NET_MAX_SLOTS 16u /* largest RX_SLOTS or TX_SLOTS a build may have (bitmap registers are 16 bits) */
+#define NF_NET_ROCE_PORT 4791u /* UDP destination port of RoCEv2 */
+
 /* LINK_HW constants */
 #define NF_LINK_HW_ID_VALUE 0x4C4E4B31u /* LINK.ID reads this ('LNK1') */
+
+/* NET_HW constants */
+#define NF_NET_HW_ID_VALUE 0x4E455431u /* NET.ID reads this ('NET1') */
 
 /* SYS_HW constants */
 #define NF_SYS_HW_ID_VALUE 0x4E465047u /* SYS.ID reads this ('NFPG') */
@@ -257,6 +268,16 @@
 #define NF_STATUS_LIST(X) X(SUCCESS, 0u) X(PENDING, 259u) X(BUFFER_OVERFLOW, 0x80000005u) X(DEVICE_BUSY, 0x80000011u) X(ACCESS_VIOLATION, 0xC0000005u) X(INVALID_PARAMETER, 0xC000000Du) X(NO_SUCH_FILE, 0xC000000Fu) X(ACCESS_DENIED, 0xC0000022u) X(BUFFER_TOO_SMALL, 0xC0000023u) X(INVALID_PARAMETER_MIX, 0xC0000030u) X(SHARING_VIOLATION, 0xC0000043u) X(INSUFFICIENT_RESOURCES, 0xC000009Au) X(DEVICE_NOT_CONNECTED, 0xC000009Du) X(IO_TIMEOUT, 0xC00000B5u) X(NOT_SUPPORTED, 0xC00000BBu) X(INTERNAL_ERROR, 0xC00000E5u) X(CANCELLED, 0xC0000120u) X(REMOTE_RESOURCES, 0xC000013Du) X(INVALID_DEVICE_STATE, 0xC0000184u) X(INVALID_BUFFER_SIZE, 0xC0000206u) X(CONNECTION_RESET, 0xC000020Du) X(CONNECTION_INVALID, 0xC000023Au) X(CONNECTION_REFUSED, 0xC0000236u) X(NETWORK_UNREACHABLE, 0xC000023Cu) X(CONNECTION_ABORTED, 0xC0000241u) X(IMPLEMENTATION_LIMIT, 0xC000042Bu) X(ADDRESS_ALREADY_ASSOCIATED, 0xC0000238u) X(DEVICE_HARDWARE_ERROR, 0xC00002B6u)
 #define NF_STATUS_DOC_LIST(X) X(SUCCESS, 0u, "") X(PENDING, 259u, "") X(BUFFER_OVERFLOW, 0x80000005u, "host: CQ overflow, given to the CQ's notification callback") X(DEVICE_BUSY, 0x80000011u, "") X(ACCESS_VIOLATION, 0xC0000005u, "") X(INVALID_PARAMETER, 0xC000000Du, "") X(NO_SUCH_FILE, 0xC000000Fu, "host: simulator or model binary not found") X(ACCESS_DENIED, 0xC0000022u, "host: no permission to open the board's USB device (install tools/99-ndkfpga.rules)") X(BUFFER_TOO_SMALL, 0xC0000023u, "") X(INVALID_PARAMETER_MIX, 0xC0000030u, "") X(SHARING_VIOLATION, 0xC0000043u, "host: NdkListen on an address and port another listener of this adapter holds") X(INSUFFICIENT_RESOURCES, 0xC000009Au, "") X(DEVICE_NOT_CONNECTED, 0xC000009Du, "host: the simulator or board went away (died at start, socket closed)") X(IO_TIMEOUT, 0xC00000B5u, "host: peer silent past the link deadline") X(NOT_SUPPORTED, 0xC00000BBu, "") X(INTERNAL_ERROR, 0xC00000E5u, "") X(CANCELLED, 0xC0000120u, "") X(REMOTE_RESOURCES, 0xC000013Du, "") X(INVALID_DEVICE_STATE, 0xC0000184u, "") X(INVALID_BUFFER_SIZE, 0xC0000206u, "") X(CONNECTION_RESET, 0xC000020Du, "host: transport closed by the peer mid-session") X(CONNECTION_INVALID, 0xC000023Au, "") X(CONNECTION_REFUSED, 0xC0000236u, "host: nothing accepts on the simulator socket") X(NETWORK_UNREACHABLE, 0xC000023Cu, "host: no transport for the device string") X(CONNECTION_ABORTED, 0xC0000241u, "") X(IMPLEMENTATION_LIMIT, 0xC000042Bu, "") X(ADDRESS_ALREADY_ASSOCIATED, 0xC0000238u, "") X(DEVICE_HARDWARE_ERROR, 0xC00002B6u, "the adapter's firmware took a trap (STATS fault_cause, fault_pc): every request but PING, INFO and STATS fails with it until the adapter restarts")
 
+/* NET_KIND: NET_RX_HDR.kind: what the port's checks made of a received frame */
+#define NF_NET_KIND_OTHER 0u /* an EtherType the port does not parse (sent to the adapter's MAC) */
+#define NF_NET_KIND_ARP 1u /* EtherType 0x0806 (the only class accepted when broadcast) */
+#define NF_NET_KIND_IPV4 2u /* IPv4 with a good header checksum that is not RoCE (ICMP, other UDP, TCP) */
+#define NF_NET_KIND_ROCE 3u /* IPv4 UDP to port 4791 with a good ICRC */
+
+/* NET_RX_FLAG: NET_RX_HDR.flags bits */
+#define NF_NET_RX_FLAG_BCAST 1u /* the destination was ff:ff:ff:ff:ff:ff */
+#define NF_NET_RX_FLAG_PROMISC 2u /* the destination was neither the adapter's MAC nor broadcast (accepted by CTRL.PROMISC) */
+
 /* MPT_W0: key-table entry word 0 */
 #define NF_MPT_W0_STATE_LSB 0u /* MPT_STATE */
 #define NF_MPT_W0_STATE_WIDTH 2u
@@ -404,6 +425,18 @@
 #define NF_TX_POST_LEN_MASK 0xFFFF0000u
 #define NF_TX_POST_LEN_GET(w) (((uint32_t)(w) & NF_TX_POST_LEN_MASK) >> NF_TX_POST_LEN_LSB)
 #define NF_TX_POST_LEN_PUT(v) (((uint32_t)(v) << NF_TX_POST_LEN_LSB) & NF_TX_POST_LEN_MASK)
+
+/* NET_CFG: NET.CFG */
+#define NF_NET_CFG_RX_SLOTS_LSB 0u /* RX slots of this build */
+#define NF_NET_CFG_RX_SLOTS_WIDTH 8u
+#define NF_NET_CFG_RX_SLOTS_MASK 0x000000FFu
+#define NF_NET_CFG_RX_SLOTS_GET(w) (((uint32_t)(w) & NF_NET_CFG_RX_SLOTS_MASK) >> NF_NET_CFG_RX_SLOTS_LSB)
+#define NF_NET_CFG_RX_SLOTS_PUT(v) (((uint32_t)(v) << NF_NET_CFG_RX_SLOTS_LSB) & NF_NET_CFG_RX_SLOTS_MASK)
+#define NF_NET_CFG_TX_SLOTS_LSB 8u /* TX slots of this build */
+#define NF_NET_CFG_TX_SLOTS_WIDTH 8u
+#define NF_NET_CFG_TX_SLOTS_MASK 0x0000FF00u
+#define NF_NET_CFG_TX_SLOTS_GET(w) (((uint32_t)(w) & NF_NET_CFG_TX_SLOTS_MASK) >> NF_NET_CFG_TX_SLOTS_LSB)
+#define NF_NET_CFG_TX_SLOTS_PUT(v) (((uint32_t)(v) << NF_NET_CFG_TX_SLOTS_LSB) & NF_NET_CFG_TX_SLOTS_MASK)
 
 /* ENGINE block: registration engine: key table (MPT), translation table (MTT), key check, page-list loader, DMA */
 #define NF_ENGINE_BASE 0x80002000u
@@ -594,7 +627,51 @@
 #define NF_MAP_SYS 0x80000000u /* rw: SYS registers */
 #define NF_MAP_LINK 0x80001000u /* rw: LINK registers */
 #define NF_MAP_ENGINE 0x80002000u /* rw: ENGINE registers */
+#define NF_MAP_NET 0x80003000u /* rw: NET registers (the network port) */
 #define NF_MAP_ADAPTER_MEM 0xA0000000u /* rw: window onto adapter memory (32-bit accesses through the system port) */
+
+/* NET block: network port. RX slot i lives at adapter address SLOT_BASE + i*NET_SLOT_BYTES, TX slot j at SLOT_BASE + (RX_SLOTS+j)*NET_SLOT_BYTES; a frame sits at NET_FRAME_OFF in its slot */
+#define NF_NET_BASE 0x80003000u
+#define NF_NET_ID 0x000u /* ro: 0x4E455431 ('NET1') */
+#define NF_NET_CFG 0x004u /* ro: [7:0] RX_SLOTS, [15:8] TX_SLOTS */
+#define NF_NET_SLOT_BASE 0x008u /* ro: adapter address of RX slot 0 (the TX slots follow the RX slots) */
+#define NF_NET_CTRL 0x00Cu /* rw: receive control; reset 0 (set MAC_LO/MAC_HI first, then RX_EN) */
+#define NF_NET_CTRL_RX_EN_LSB 0u /* 1: receive; 0: frames are ignored whole (not counted, nothing written); sampled at each frame's start */
+#define NF_NET_CTRL_RX_EN_WIDTH 1u
+#define NF_NET_CTRL_RX_EN_MASK 0x00000001u
+#define NF_NET_CTRL_RX_EN_GET(w) (((uint32_t)(w) & NF_NET_CTRL_RX_EN_MASK) >> NF_NET_CTRL_RX_EN_LSB)
+#define NF_NET_CTRL_RX_EN_PUT(v) (((uint32_t)(v) << NF_NET_CTRL_RX_EN_LSB) & NF_NET_CTRL_RX_EN_MASK)
+#define NF_NET_CTRL_PROMISC_LSB 1u /* 1: frames to any destination are accepted (flag PROMISC) */
+#define NF_NET_CTRL_PROMISC_WIDTH 1u
+#define NF_NET_CTRL_PROMISC_MASK 0x00000002u
+#define NF_NET_CTRL_PROMISC_GET(w) (((uint32_t)(w) & NF_NET_CTRL_PROMISC_MASK) >> NF_NET_CTRL_PROMISC_LSB)
+#define NF_NET_CTRL_PROMISC_PUT(v) (((uint32_t)(v) << NF_NET_CTRL_PROMISC_LSB) & NF_NET_CTRL_PROMISC_MASK)
+#define NF_NET_MAC_LO 0x010u /* rw: the adapter's MAC address, bytes 0..3 in wire order: [7:0] is the first byte (aa of aa:bb:cc:dd:ee:ff); reset 0 */
+#define NF_NET_MAC_HI 0x014u /* rw: MAC address bytes 4..5: [7:0] is byte 4 (ee of aa:bb:cc:dd:ee:ff); reset 0 */
+#define NF_NET_RX_READY 0x018u /* ro: bit i: RX slot i holds a whole checked frame (filled in order i, i+1, ...) */
+#define NF_NET_RX_RELEASE 0x01Cu /* wo: write 1 to bit i: firmware is done with RX slot i (whole-word writes) */
+#define NF_NET_TX_POST 0x020u /* wo: queue a TX slot for sending (a queue of TX_SLOTS entries); the port fills an IPv4 header's total length and checksum and a RoCEv2 ICRC (whole-word writes) */
+#define NF_NET_TX_POST_SLOT_LSB 0u /* TX slot to send */
+#define NF_NET_TX_POST_SLOT_WIDTH 4u
+#define NF_NET_TX_POST_SLOT_MASK 0x0000000Fu
+#define NF_NET_TX_POST_SLOT_GET(w) (((uint32_t)(w) & NF_NET_TX_POST_SLOT_MASK) >> NF_NET_TX_POST_SLOT_LSB)
+#define NF_NET_TX_POST_SLOT_PUT(v) (((uint32_t)(v) << NF_NET_TX_POST_SLOT_LSB) & NF_NET_TX_POST_SLOT_MASK)
+#define NF_NET_TX_POST_LEN_LSB 16u /* frame bytes at NET_FRAME_OFF, NET_MIN_FRAME..NET_MAX_FRAME (no FCS, no padding needed) */
+#define NF_NET_TX_POST_LEN_WIDTH 16u
+#define NF_NET_TX_POST_LEN_MASK 0xFFFF0000u
+#define NF_NET_TX_POST_LEN_GET(w) (((uint32_t)(w) & NF_NET_TX_POST_LEN_MASK) >> NF_NET_TX_POST_LEN_LSB)
+#define NF_NET_TX_POST_LEN_PUT(v) (((uint32_t)(v) << NF_NET_TX_POST_LEN_LSB) & NF_NET_TX_POST_LEN_MASK)
+#define NF_NET_TX_BUSY 0x024u /* ro: bit j: TX slot j is queued or still being read; do not rewrite it */
+#define NF_NET_CNT_RX_OK 0x040u /* ro: frames placed in an RX slot */
+#define NF_NET_CNT_DROP_FCS 0x044u /* ro: frames dropped by the MAC's checks: FCS, rx_er, runt */
+#define NF_NET_CNT_DROP_ADDR 0x048u /* ro: frames dropped: destination neither the adapter's MAC nor broadcast ARP */
+#define NF_NET_CNT_DROP_LONG 0x04Cu /* ro: frames dropped: longer than NET_MAX_FRAME */
+#define NF_NET_CNT_DROP_IP 0x050u /* ro: IPv4 frames dropped: header checksum, or not version 4 with IHL 5 (options are not taken) */
+#define NF_NET_CNT_DROP_ICRC 0x054u /* ro: IPv4 UDP frames to port 4791 dropped: ICRC wrong or missing, or a fragment */
+#define NF_NET_CNT_DROP_SLOT 0x058u /* ro: good frames dropped: the next RX slot was not free */
+#define NF_NET_CNT_DROP_FIFO 0x05Cu /* ro: good frames dropped: the system port fell behind and the receive FIFO overran */
+#define NF_NET_CNT_TX 0x060u /* ro: frames handed to the MAC whole */
+#define NF_NET_CNT_TX_REJECT 0x064u /* ro: TX_POST writes refused (slot out of range or busy, LEN out of range, queue full); nothing was queued */
 
 /* SYS block: system registers */
 #define NF_SYS_BASE 0x80000000u
@@ -1143,6 +1220,24 @@ _Static_assert(offsetof(struct nf_cqe, op_type) == 16, "CQE.op_type");
 _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 _Static_assert(offsetof(struct nf_cqe, token) == 24, "CQE.token");
 _Static_assert(offsetof(struct nf_cqe, cflags) == 28, "CQE.cflags");
+
+/* NET_RX_HDR: first bytes of a ready RX slot; the frame (destination MAC on, FCS off) starts at FRAME_OFF */
+struct nf_net_rx_hdr {
+    uint16_t len; /* @0 frame bytes at FRAME_OFF (no FCS; Ethernet padding included) */
+    uint8_t kind; /* @2 NET_KIND */
+    uint8_t flags; /* @3 NET_RX_FLAG bits */
+    uint32_t cycle; /* @4 cycle counter (low word) when the frame's first byte left the MAC */
+};
+#define NF_NET_RX_HDR_SIZE 8u
+#define NF_NET_RX_HDR_LEN_OFF 0u
+#define NF_NET_RX_HDR_KIND_OFF 2u
+#define NF_NET_RX_HDR_FLAGS_OFF 3u
+#define NF_NET_RX_HDR_CYCLE_OFF 4u
+_Static_assert(sizeof(struct nf_net_rx_hdr) == 8, "NET_RX_HDR size");
+_Static_assert(offsetof(struct nf_net_rx_hdr, len) == 0, "NET_RX_HDR.len");
+_Static_assert(offsetof(struct nf_net_rx_hdr, kind) == 2, "NET_RX_HDR.kind");
+_Static_assert(offsetof(struct nf_net_rx_hdr, flags) == 3, "NET_RX_HDR.flags");
+_Static_assert(offsetof(struct nf_net_rx_hdr, cycle) == 4, "NET_RX_HDR.cycle");
 
 /* profile SIM: Verilator model */
 #define NF_PROFILE_SIM_MEM_BYTES 0x00400000u

@@ -75,8 +75,19 @@
 `define NF_NDK_MR_FLAG_ALLOW_REMOTE_WRITE 5  // NDK_MR_FLAG_ALLOW_REMOTE_WRITE (includes local write)
 `define NF_NDK_MR_FLAG_RDMA_READ_SINK 8  // NDK_MR_FLAG_RDMA_READ_SINK
 
+// NET constants
+`define NF_NET_SLOT_BYTES 2048  // one RX or TX slot: FRAME_OFF + MAX_FRAME (1524) fits, and a power of two keeps slot addresses a shift
+`define NF_NET_FRAME_OFF 10  // slot offset of a frame's first byte (RX and TX): 2 past the header, so the IPv4 header and the BTH are word aligned
+`define NF_NET_MAX_FRAME 1514  // longest frame without FCS (1500-byte MTU, untagged); longer ones are dropped (CNT_DROP_LONG) or refused (TX_POST)
+`define NF_NET_MIN_FRAME 14  // shortest TX_POST length: an Ethernet header (the MAC pads to 60)
+`define NF_NET_MAX_SLOTS 16  // largest RX_SLOTS or TX_SLOTS a build may have (bitmap registers are 16 bits)
+`define NF_NET_ROCE_PORT 4791  // UDP destination port of RoCEv2
+
 // LINK_HW constants
 `define NF_LINK_HW_ID_VALUE 1280199473  // LINK.ID reads this ('LNK1')
+
+// NET_HW constants
+`define NF_NET_HW_ID_VALUE 1313166385  // NET.ID reads this ('NET1')
 
 // SYS_HW constants
 `define NF_SYS_HW_ID_VALUE 1313230919  // SYS.ID reads this ('NFPG')
@@ -242,6 +253,16 @@
 `define NF_STATUS_ADDRESS_ALREADY_ASSOCIATED 32'hC0000238
 `define NF_STATUS_DEVICE_HARDWARE_ERROR 32'hC00002B6  // the adapter's firmware took a trap (STATS fault_cause, fault_pc): every request but PING, INFO and STATS fails with it until the adapter restarts
 
+// NET_KIND: NET_RX_HDR.kind: what the port's checks made of a received frame
+`define NF_NET_KIND_OTHER 0  // an EtherType the port does not parse (sent to the adapter's MAC)
+`define NF_NET_KIND_ARP 1  // EtherType 0x0806 (the only class accepted when broadcast)
+`define NF_NET_KIND_IPV4 2  // IPv4 with a good header checksum that is not RoCE (ICMP, other UDP, TCP)
+`define NF_NET_KIND_ROCE 3  // IPv4 UDP to port 4791 with a good ICRC
+
+// NET_RX_FLAG: NET_RX_HDR.flags bits
+`define NF_NET_RX_FLAG_BCAST 1  // the destination was ff:ff:ff:ff:ff:ff
+`define NF_NET_RX_FLAG_PROMISC 2  // the destination was neither the adapter's MAC nor broadcast (accepted by CTRL.PROMISC)
+
 // MPT_W0: key-table entry word 0
 `define NF_MPT_W0_STATE_LSB 0
 `define NF_MPT_W0_STATE_WIDTH 2
@@ -337,6 +358,14 @@
 `define NF_TX_POST_LEN_LSB 16
 `define NF_TX_POST_LEN_WIDTH 16
 `define NF_TX_POST_LEN 31:16  // bytes of header + payload in the slot (CRC is added by hardware)
+
+// NET_CFG: NET.CFG
+`define NF_NET_CFG_RX_SLOTS_LSB 0
+`define NF_NET_CFG_RX_SLOTS_WIDTH 8
+`define NF_NET_CFG_RX_SLOTS 7:0  // RX slots of this build
+`define NF_NET_CFG_TX_SLOTS_LSB 8
+`define NF_NET_CFG_TX_SLOTS_WIDTH 8
+`define NF_NET_CFG_TX_SLOTS 15:8  // TX slots of this build
 
 // bus KC_REQ: a key check asked of the key-check pipeline (by a DMA side or the firmware's CHK registers)
 `define NF_KC_REQ_BITS 162
@@ -519,7 +548,43 @@
 `define NF_MAP_SYS 2147483648  // rw: SYS registers
 `define NF_MAP_LINK 2147487744  // rw: LINK registers
 `define NF_MAP_ENGINE 2147491840  // rw: ENGINE registers
+`define NF_MAP_NET 2147495936  // rw: NET registers (the network port)
 `define NF_MAP_ADAPTER_MEM 2684354560  // rw: window onto adapter memory (32-bit accesses through the system port)
+
+// NET block: network port. RX slot i lives at adapter address SLOT_BASE + i*NET_SLOT_BYTES, TX slot j at SLOT_BASE + (RX_SLOTS+j)*NET_SLOT_BYTES; a frame sits at NET_FRAME_OFF in its slot
+`define NF_NET_BASE 32'h80003000
+`define NF_NET_ID 0  // ro: 0x4E455431 ('NET1')
+`define NF_NET_CFG 4  // ro: [7:0] RX_SLOTS, [15:8] TX_SLOTS
+`define NF_NET_SLOT_BASE 8  // ro: adapter address of RX slot 0 (the TX slots follow the RX slots)
+`define NF_NET_CTRL 12  // rw: receive control; reset 0 (set MAC_LO/MAC_HI first, then RX_EN)
+`define NF_NET_CTRL_RX_EN_LSB 0
+`define NF_NET_CTRL_RX_EN_WIDTH 1
+`define NF_NET_CTRL_RX_EN 0:0  // 1: receive; 0: frames are ignored whole (not counted, nothing written); sampled at each frame's start
+`define NF_NET_CTRL_PROMISC_LSB 1
+`define NF_NET_CTRL_PROMISC_WIDTH 1
+`define NF_NET_CTRL_PROMISC 1:1  // 1: frames to any destination are accepted (flag PROMISC)
+`define NF_NET_MAC_LO 16  // rw: the adapter's MAC address, bytes 0..3 in wire order: [7:0] is the first byte (aa of aa:bb:cc:dd:ee:ff); reset 0
+`define NF_NET_MAC_HI 20  // rw: MAC address bytes 4..5: [7:0] is byte 4 (ee of aa:bb:cc:dd:ee:ff); reset 0
+`define NF_NET_RX_READY 24  // ro: bit i: RX slot i holds a whole checked frame (filled in order i, i+1, ...)
+`define NF_NET_RX_RELEASE 28  // wo: write 1 to bit i: firmware is done with RX slot i (whole-word writes)
+`define NF_NET_TX_POST 32  // wo: queue a TX slot for sending (a queue of TX_SLOTS entries); the port fills an IPv4 header's total length and checksum and a RoCEv2 ICRC (whole-word writes)
+`define NF_NET_TX_POST_SLOT_LSB 0
+`define NF_NET_TX_POST_SLOT_WIDTH 4
+`define NF_NET_TX_POST_SLOT 3:0  // TX slot to send
+`define NF_NET_TX_POST_LEN_LSB 16
+`define NF_NET_TX_POST_LEN_WIDTH 16
+`define NF_NET_TX_POST_LEN 31:16  // frame bytes at NET_FRAME_OFF, NET_MIN_FRAME..NET_MAX_FRAME (no FCS, no padding needed)
+`define NF_NET_TX_BUSY 36  // ro: bit j: TX slot j is queued or still being read; do not rewrite it
+`define NF_NET_CNT_RX_OK 64  // ro: frames placed in an RX slot
+`define NF_NET_CNT_DROP_FCS 68  // ro: frames dropped by the MAC's checks: FCS, rx_er, runt
+`define NF_NET_CNT_DROP_ADDR 72  // ro: frames dropped: destination neither the adapter's MAC nor broadcast ARP
+`define NF_NET_CNT_DROP_LONG 76  // ro: frames dropped: longer than NET_MAX_FRAME
+`define NF_NET_CNT_DROP_IP 80  // ro: IPv4 frames dropped: header checksum, or not version 4 with IHL 5 (options are not taken)
+`define NF_NET_CNT_DROP_ICRC 84  // ro: IPv4 UDP frames to port 4791 dropped: ICRC wrong or missing, or a fragment
+`define NF_NET_CNT_DROP_SLOT 88  // ro: good frames dropped: the next RX slot was not free
+`define NF_NET_CNT_DROP_FIFO 92  // ro: good frames dropped: the system port fell behind and the receive FIFO overran
+`define NF_NET_CNT_TX 96  // ro: frames handed to the MAC whole
+`define NF_NET_CNT_TX_REJECT 100  // ro: TX_POST writes refused (slot out of range or busy, LEN out of range, queue full); nothing was queued
 
 // SYS block: system registers
 `define NF_SYS_BASE 32'h80000000
@@ -740,6 +805,13 @@
 `define NF_CQE_REFUSE_OFF 20
 `define NF_CQE_TOKEN_OFF 24
 `define NF_CQE_CFLAGS_OFF 28
+
+// NET_RX_HDR: first bytes of a ready RX slot; the frame (destination MAC on, FCS off) starts at FRAME_OFF
+`define NF_NET_RX_HDR_SIZE 8
+`define NF_NET_RX_HDR_LEN_OFF 0
+`define NF_NET_RX_HDR_KIND_OFF 2
+`define NF_NET_RX_HDR_FLAGS_OFF 3
+`define NF_NET_RX_HDR_CYCLE_OFF 4
 
 // profile SIM: Verilator model
 `define NF_PROFILE_SIM_MEM_BYTES 4194304

@@ -1,20 +1,35 @@
 # SPDX-License-Identifier: Apache-2.0
 # Network port hardware (rtl/net): Ethernet CRC-32, MAC transmitter and receiver, RoCEv2
-# ICRC. The testbench is one Verilator C++ harness fed with vectors that scapy and zlib
-# make (rtl/net/tb/gen_net_vectors.py).
+# ICRC, and the port block nf_net (slots in adapter memory, NET registers). The testbenches
+# are Verilator C++ harnesses fed with vectors that scapy and zlib make
+# (rtl/net/tb/gen_net_vectors.py, rtl/net/tb/gen_net_port_vectors.py).
 NET_DIR   := $(ROOT)/rtl/net
 NET_BUILD := $(BUILD)/net
 NET_RTL   := $(addprefix $(NET_DIR)/,nf_eth_crc32.v nf_eth_mac_tx.v nf_eth_mac_rx.v nf_roce_icrc.v)
 NET_TB_VFLAGS := --cc --exe --build -j 1 -Wall -Wno-fatal -O2 --x-assign unique --x-initial unique -y $(NET_DIR) \
                  -CFLAGS "-std=c++17 -O1 -I$(ROOT)/rtl/include -I$(ROOT)/tests"
 
+# The port block: its own modules, the generated NET registers and the generic decode.
+NET_PORT_RTL := $(NET_RTL) $(addprefix $(NET_DIR)/,nf_net_csr.v nf_net_rx.v nf_net_tx.v nf_net.v) \
+                $(ROOT)/rtl/engine/nf_regs_decode.v
+NET_PORT_VFLAGS := --cc --exe --build -j 1 -Wall -Wno-fatal -O2 --x-assign unique --x-initial unique \
+                   -I$(ROOT)/proto/gen -y $(NET_DIR) -y $(ROOT)/rtl/engine \
+                   -CFLAGS "-std=c++17 -O1 -I$(ROOT)/rtl/include -I$(ROOT)/tests -I$(ROOT)/proto/gen -I$(ROOT)/sim"
+# Two slot counts (and slot bases): the ring wrap with 2 RX slots and 1 TX slot, and a
+# larger build with the post queue deeper than one.
+NET_PORT_SIZES := 2_1_0x10000 8_4_0x4000
+
 LINT_TARGETS += lint-net
-.PHONY: lint-net test-net-mac synth-net
+.PHONY: lint-net test-net-mac test-net-port synth-net synth-net-port
 
 lint-net: ## Verilator -Wall lint of every rtl/net module and its testbench top
 	@set -e; for f in $(NET_RTL) $(NET_DIR)/tb/nf_net_tb.v; do \
 	    $(VERILATOR) $(VLINT) -y $(NET_DIR) --top-module $$(basename $$f .v) $$f; done
 	@$(VERILATOR) $(VLINT) -GDATA_W=64 --top-module nf_eth_crc32 $(NET_DIR)/nf_eth_crc32.v
+	@set -e; for t in nf_net_csr nf_net_rx nf_net_tx nf_net; do \
+	    $(VERILATOR) $(VLINT) -y $(NET_DIR) -y $(ROOT)/rtl/engine --top-module $$t $(NET_DIR)/$$t.v; done
+	@set -e; for g in "-GRX_SLOTS=1 -GTX_SLOTS=1" "-GRX_SLOTS=16 -GTX_SLOTS=16"; do \
+	    $(VERILATOR) $(VLINT) $$g -y $(NET_DIR) -y $(ROOT)/rtl/engine --top-module nf_net $(NET_DIR)/nf_net.v; done
 
 $(NET_BUILD)/vectors.txt: $(NET_DIR)/tb/gen_net_vectors.py
 	@mkdir -p $(@D)
@@ -28,6 +43,21 @@ $(NET_BUILD)/tb/Vnf_net_tb: $(NET_RTL) $(NET_DIR)/tb/nf_net_tb.v $(NET_DIR)/tb/n
 test-net-mac: $(NET_BUILD)/tb/Vnf_net_tb $(NET_BUILD)/vectors.txt ## Ethernet CRC, MAC tx/rx and RoCEv2 ICRC against scapy/zlib frames
 	@$< $(NET_BUILD)/vectors.txt
 
+$(NET_BUILD)/port_vectors.txt: $(NET_DIR)/tb/gen_net_port_vectors.py
+	@mkdir -p $(@D)
+	@$(PY) $< $@.new && mv $@.new $@
+
+# One harness per slot count: RX_TX_BASE.
+$(NET_BUILD)/port_%/Vnf_net: $(NET_PORT_RTL) $(NET_DIR)/tb/net_port_tb.cpp $(ROOT)/proto/gen/nf_layout.vh \
+                             $(ROOT)/proto/gen/nf_layout.h $(ROOT)/sim/nf_layout_cxx.h $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
+	@mkdir -p $(@D)
+	@p='$*'; set -- $$(echo $$p | tr _ ' '); \
+	$(VERILATOR) $(NET_PORT_VFLAGS) -GRX_SLOTS=$$1 -GTX_SLOTS=$$2 "-GSLOT_BASE=32'h$${3#0x}" --Mdir $(@D) \
+	    --top-module nf_net $(NET_DIR)/nf_net.v $(NET_DIR)/tb/net_port_tb.cpp > $(@D)/build.log 2>&1 || { cat $(@D)/build.log; exit 1; }
+
+test-net-port: $(foreach s,$(NET_PORT_SIZES),$(NET_BUILD)/port_$(s)/Vnf_net) $(NET_BUILD)/port_vectors.txt ## the port block nf_net: RX checks and slots, TX fills, NET registers, loopback, at two slot counts
+	@rc=0; for s in $(NET_PORT_SIZES); do $(NET_BUILD)/port_$$s/Vnf_net $(NET_BUILD)/port_vectors.txt || rc=1; done; exit $$rc
+
 # Yosys synth_ecp5 of each module alone: prints its LUT4 and flip-flop counts.
 synth-net: ## Yosys synth_ecp5 of each rtl/net module alone: prints LUT/FF
 	@mkdir -p $(NET_BUILD)
@@ -35,3 +65,10 @@ synth-net: ## Yosys synth_ecp5 of each rtl/net module alone: prints LUT/FF
 	    $(YOSYS) -q -l $(call rel,$(NET_BUILD))/$$m.synth.log -p "read_verilog $(call rel,$(NET_RTL)); \
 	        synth_ecp5 -top $$m; tee -o $(call rel,$(NET_BUILD))/$$m.stat stat" > /dev/null; \
 	    echo "$$m: $$(grep -E 'LUT4|TRELLIS_FF|CCU2C' $(NET_BUILD)/$$m.stat | awk '{printf "%s %s  ", $$2, $$1}')"; done
+
+# Yosys synth_ecp5 of the port block at the ULX3S 85K link profile's slot base.
+synth-net-port: ## Yosys synth_ecp5 of nf_net alone (8 RX, 4 TX slots): prints LUT/FF/EBR
+	@mkdir -p $(NET_BUILD)
+	@$(YOSYS) -q -l $(call rel,$(NET_BUILD))/nf_net.synth.log -p "read_verilog -DSYNTHESIS -Iproto/gen $(call rel,$(NET_PORT_RTL)); \
+	    synth_ecp5 -top nf_net; tee -o $(call rel,$(NET_BUILD))/nf_net.stat stat" > /dev/null
+	@grep -E 'LUT4|TRELLIS_FF|DP16KD|TRELLIS_DPR16X4|CCU2C' $(NET_BUILD)/nf_net.stat
