@@ -89,22 +89,22 @@ bool NfWire::connect(const std::string &path, std::string *err)
             *err = "nf_wire: socket path too long: " + path;
         return false;
     }
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
+    int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (s < 0) {
         if (err)
             *err = std::string("nf_wire: socket: ") + std::strerror(errno);
         return false;
     }
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-    if (::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) < 0) {
+    if (::connect(s, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) < 0) {
         if (err)
             *err = "nf_wire: cannot connect to " + path + ": " + std::strerror(errno);
-        ::close(fd);
+        ::close(s);
         return false;
     }
-    if (!attach(fd, err)) {
-        ::close(fd);
+    if (!attach(s, err)) {
+        ::close(s);
         return false;
     }
     return true;

@@ -5,7 +5,7 @@
 //   wire_test frames SOCK EXPECT   switch: lengths, gaps, bad frames, queue overflow,
 //                                  learning; writes the good frames (hex) for the capture
 //   wire_test hub SOCK             --hub: unicast floods even after learning
-//   wire_test drop SOCK N P OUT    N frames through --drop P; writes the sequence numbers
+//   wire_test drop SOCK N P OUT L  N frames through --drop P; writes the sequence numbers
 //   wire_test tap SOCK             ARP and ICMP echo with a Linux stack behind --tap
 #include "nf_wire.h"
 
@@ -185,7 +185,7 @@ public:
     void step()
     {
         bool ce = (cycle_++ % div) == 0;
-        for (auto &ep : eps_) {
+        for (const auto &ep : eps_) {
             Endpoint &e = *ep;
             if (e.frozen)
                 continue;
@@ -211,7 +211,7 @@ public:
     }
     bool idle()
     {
-        for (auto &e : eps_)
+        for (const auto &e : eps_)
             if (!e->frozen && (e->gen.busy() || e->w->tx_busy() || e->w->rx_busy()))
                 return false;
         return true;
@@ -238,7 +238,7 @@ private:
     size_t total()
     {
         size_t n = 0;
-        for (auto &e : eps_)
+        for (const auto &e : eps_)
             n += e->mon.frames.size() + e->w->stats().rx_frames;
         return n;
     }
@@ -450,7 +450,7 @@ int test_hub(const char *sock)
     return tap_done();
 }
 
-int test_drop(const char *sock, unsigned n, double p, const char *out)
+int test_drop(const char *sock, unsigned n, double p, const char *out, const char *label)
 {
     Bench b;
     NfWire::Options big;
@@ -470,7 +470,7 @@ int test_drop(const char *sock, unsigned n, double p, const char *out)
     // Binomial: five standard deviations either side.
     double sd = std::sqrt(p * (1 - p) / n);
     tap_ok(done && settled && B.w->stats().rx_dropped == 0 && std::fabs(share - p) <= 5 * sd + 1e-9,
-           "drop: %u frames through --drop %.2f lose %.3f of them", n, p, share);
+           "drop %s: %u frames through --drop %.2f lose %.3f of them", label, n, p, share);
     return tap_done();
 }
 
@@ -572,10 +572,10 @@ int main(int argc, char **argv)
         return test_frames(argv[2], argv[3]);
     if (cmd == "hub" && argc == 3)
         return test_hub(argv[2]);
-    if (cmd == "drop" && argc == 6)
-        return test_drop(argv[2], unsigned(std::atoi(argv[3])), std::atof(argv[4]), argv[5]);
+    if (cmd == "drop" && argc == 7)
+        return test_drop(argv[2], unsigned(std::atoi(argv[3])), std::atof(argv[4]), argv[5], argv[6]);
     if (cmd == "tap" && argc == 3)
         return test_tap(argv[2]);
-    std::fprintf(stderr, "usage: wire_test frames SOCK EXPECT | hub SOCK | drop SOCK N P OUT | tap SOCK\n");
+    std::fprintf(stderr, "usage: wire_test frames SOCK EXPECT | hub SOCK | drop SOCK N P OUT LABEL | tap SOCK\n");
     return 2;
 }
