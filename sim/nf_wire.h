@@ -61,9 +61,10 @@ public:
     bool connected() const { return fd_ >= 0; }
     int fd() const { return fd_; }  // for a harness's own poll() while the model idles
 
-    // Once per simulated clock, after the MAC's transmit pins settle. On a phy_ce clock
-    // the transmit byte is taken and the receive pins move to their next byte; between
-    // phy_ce clocks the receive pins hold.
+    // Once per simulated clock, after the MAC's transmit pins settle, with the phy_ce of
+    // the edge just evaluated (the MAC's pins change only at such edges, so each byte is
+    // taken once). On a phy_ce clock the receive pins move to their next byte; between
+    // phy_ce clocks they hold, so the MAC samples each byte once, registered or not.
     void clock(bool phy_ce, uint8_t txd, bool tx_en, bool tx_er)
     {
         if (++since_poll_ >= opt_.poll_every)

@@ -315,10 +315,11 @@ private:
             it = it->second.port == id ? macs_.erase(it) : std::next(it);
     }
 
-    // Every frame waiting on one port, then back to poll.
+    // The frames waiting on one port, up to a bound so that one busy port cannot keep
+    // the others waiting; poll() comes back for the rest.
     void drain(unsigned id, std::vector<uint8_t> &buf)
     {
-        for (;;) {
+        for (int frames = 0; frames < 64; frames++) {
             Port *p = find(id);
             if (!p)
                 return;
