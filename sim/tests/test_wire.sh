@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # nf_wire and nfwire (sim/README.md, "The wire"). Environment: NFWIRE (the hub), WIRE_TEST
-# (sim/tests/wire_test.cpp), PY (the .venv's python, with scapy), CHECK_PCAP
+# (sim/tests/wire_test.cpp), WIRE_MAC (sim/tests/wire_mac.cpp: rtl/net's MACs on the
+# wire), PY (the .venv's python, with scapy), CHECK_PCAP
 # (sim/tests/check_wire_pcap.py), WORK (scratch directory). One "ok"/"not ok" line per case.
 set -u
 WORK=$(realpath -m "$WORK")
@@ -86,6 +87,14 @@ for run in 7a 7b 8; do
 done
 check "drop: the same seed loses the same frames" cmp -s "$WORK/drop7a.seq" "$WORK/drop7b.seq"
 check "drop: another seed loses other frames" bash -c "! cmp -s '$WORK/drop7a.seq' '$WORK/drop8.seq'"
+
+# --- the RTL MACs on the wire ------------------------------------------------------------
+if start_hub mac; then
+    run_tap "$WIRE_MAC" "$WORK/mac.sock"
+    stop_hub "$HUB_PID"
+else
+    not_ok "nfwire: the MAC test's socket did not appear"
+fi
 
 # --- TAP: a Linux stack in a network namespace made and removed here ------------------
 if [ "$(id -u)" != 0 ]; then
