@@ -430,12 +430,11 @@ private:
             out_++;
             return;
         }
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EINTR) {
-            p->tx_dropped++;  // a full output queue drops, as a switch does
-            out_dropped_++;
-            return;
-        }
-        if (!p->tap)
+        // A full output queue drops, as a switch does; a TAP device that refuses a frame
+        // (down, say) stays a port. A broken socket ends its port.
+        p->tx_dropped++;
+        out_dropped_++;
+        if (!p->tap && errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS && errno != EINTR)
             remove(id);
     }
 
