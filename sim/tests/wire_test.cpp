@@ -463,11 +463,13 @@ int test_drop(const char *sock, unsigned n, double p, const char *out, const cha
     // before it has been forwarded or lost. A marker can be lost too: send until one comes.
     const uint32_t kEnd = 0xFFFFFFFFu;
     auto marked = [&] { return !B.mon.frames.empty() && tag_of(B.mon.frames.back().bytes) == kEnd; };
-    bool done = false;
-    for (int tries = 0; tries < 200 && !done; tries++) {
+    bool done = b.run_until([&] { return !A.gen.busy() && !A.w->tx_busy(); }, 30.0);
+    bool end = false;
+    for (int tries = 0; tries < 100 && done && !end; tries++) {
         A.gen.push({make_frame(kBcast, kMacA, 64, kEnd)});
-        done = b.run_until(marked, tries ? 0.2 : 30.0);
+        end = b.run_until(marked, 0.5);
     }
+    done &= end;
     size_t got = 0;
     FILE *f = std::fopen(out, "w");
     if (!f)
