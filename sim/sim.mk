@@ -131,9 +131,40 @@ test-sim-gate-picorv32: $(SIM_FW_HEX) $(BUILD)/examples/smb_direct ## nfsim: tes
 sim-ir: $(SIM_BIN) $(SIM_BUILD)/nfsim_client firmware ## nfsim: host instructions per simulated idle clock (valgrind)
 	@bash $(SIM_DIR)/ir_per_clock.sh $(SIM_BIN) $(SIM_BUILD)/nfsim_client $(SIM_FW_HEX) $(SIM_BUILD)/ir
 
+# The wire (sim/README.md, "The wire"): nf_wire, the endpoint an nfsim harness clocks, and
+# nfwire, the segment its endpoints join; tested with GMII generators in place of the RTL.
+WIRE_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
+WIRE_SRC      := $(SIM_DIR)/nf_wire.cpp
+WIRE_HDRS     := $(SIM_DIR)/nf_wire.h
+.PHONY: nfwire test-sim-wire
+nfwire: $(SIM_BUILD)/nfwire ## build build/sim/nfwire: the simulated Ethernet segment (switch or hub, pcap, loss, TAP)
+$(SIM_BUILD)/nfwire: $(SIM_DIR)/nfwire.cpp $(WIRE_SRC) $(WIRE_HDRS)
+	@mkdir -p $(@D)
+	@$(HOST_CXX) $(WIRE_CXXFLAGS) -I$(SIM_DIR) $(SIM_DIR)/nfwire.cpp $(WIRE_SRC) -o $@
+$(SIM_BUILD)/wire_test: $(SIM_DIR)/tests/wire_test.cpp $(WIRE_SRC) $(WIRE_HDRS) $(ROOT)/tests/tap.h
+	@mkdir -p $(@D)
+	@$(HOST_CXX) $(WIRE_CXXFLAGS) -I$(SIM_DIR) -I$(ROOT)/tests $(SIM_DIR)/tests/wire_test.cpp $(WIRE_SRC) -o $@
+
+# Two ports of rtl/net's MACs on one segment: the endpoint's pin contract against the RTL.
+$(SIM_BUILD)/wire_mac/wire_mac: $(SIM_DIR)/tests/wire_mac_tb.v $(SIM_DIR)/tests/wire_mac.cpp $(WIRE_SRC) $(WIRE_HDRS) \
+                                $(ROOT)/rtl/net/nf_eth_mac_tx.v $(ROOT)/rtl/net/nf_eth_mac_rx.v $(ROOT)/rtl/net/nf_eth_crc32.v $(ROOT)/tests/tap.h
+	@mkdir -p $(@D)
+	@$(VERILATOR) --cc --exe --build -j 1 -Wall -O2 -y $(ROOT)/rtl/net --top-module wire_mac_tb --Mdir $(@D) -o wire_mac \
+	    -CFLAGS "-std=c++17 -O1 -I$(SIM_DIR) -I$(ROOT)/tests" $(SIM_DIR)/tests/wire_mac_tb.v $(SIM_DIR)/tests/wire_mac.cpp $(WIRE_SRC) \
+	    > $(@D)/build.log 2>&1 || { cat $(@D)/build.log; exit 1; }
+
+test-sim-wire: $(SIM_BUILD)/nfwire $(SIM_BUILD)/wire_test $(SIM_BUILD)/wire_mac/wire_mac ## nf_wire and nfwire: frames 1..1514 over GMII pins, gaps, queue, switch, pcap (scapy), loss, TAP in a netns, rtl/net's MACs
+	@NFWIRE=$(SIM_BUILD)/nfwire WIRE_TEST=$(SIM_BUILD)/wire_test WIRE_MAC=$(SIM_BUILD)/wire_mac/wire_mac \
+	    PY=$(PY) CHECK_PCAP=$(SIM_DIR)/tests/check_wire_pcap.py \
+	    WORK=$(SIM_BUILD)/test-wire bash $(SIM_DIR)/tests/test_wire.sh
+
 LINT_TARGETS += lint-sim
 .PHONY: lint-sim
-lint-sim: ## cppcheck of the simulator's C test programs and client
+lint-sim: ## cppcheck of the simulator's C test programs and client, and of the wire (C++, its test top)
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 --inline-suppr \
 	    -I$(ROOT)/proto/gen -I$(ROOT)/proto/c -I$(ROOT)/tests \
 	    $(SIM_DIR)/tests/nfsim_client.c $(SIM_DIR)/tests/echo_fw.c $(SOC_DIR)/tb/smoke.c
+	@cppcheck -q --std=c++17 --language=c++ --enable=warning,style,performance,portability --error-exitcode=1 \
+	    --suppress=useStlAlgorithm --suppress=unusedStructMember --inline-suppr -I$(SIM_DIR) -I$(ROOT)/tests \
+	    $(WIRE_SRC) $(SIM_DIR)/nfwire.cpp $(SIM_DIR)/tests/wire_test.cpp
+	@$(VERILATOR) $(VLINT) -y $(ROOT)/rtl/net --top-module wire_mac_tb $(SIM_DIR)/tests/wire_mac_tb.v
