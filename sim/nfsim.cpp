@@ -16,6 +16,8 @@
 #include <deque>
 #include <memory>
 #include <string>
+
+#include "nf_wire.h"
 #include <utility>
 #include <vector>
 
@@ -106,6 +108,8 @@ struct Options {
     bool quiet = false;
     std::string pin_log;  // every change of the UART pins, "CYCLE r|t LEVEL" a line
     std::string replay;   // a pin log whose RX changes drive the UART instead of a client
+    std::string wire;     // the network port's segment: an nfwire socket (sim/nf_wire.h)
+    uint64_t phy_div = 4; // clocks per PHY byte on the wire (phy_ce every phy_div clocks)
 };
 
 void usage(FILE *f)
@@ -123,6 +127,8 @@ void usage(FILE *f)
         "  --pin-log FILE         write every change of the UART pins: CYCLE r|t LEVEL\n"
         "  --replay FILE          drive uart_rx from the r lines of a pin log, without a\n"
         "                         client (no --socket), up to its last line's cycle\n"
+        "  --wire PATH            join the nfwire segment at PATH with the network port\n"
+        "  --phy-div N            clocks per byte on the wire (default 4; 1..255)\n"
         "  --quiet                no exit summary (the host library starts nfsim so: the\n"
         "                         summary would land in the middle of its consumer's output)\n",
         NF_DEFAULT_FIRMWARE);
@@ -187,6 +193,11 @@ int parse_args(int argc, char **argv, Options *o)
         } else if (a == "--pin-log") {
             if (!need(v && *v)) return 2;
             o->pin_log = v;
+        } else if (a == "--wire") {
+            if (!need(v && *v)) return 2;
+            o->wire = v;
+        } else if (a == "--phy-div") {
+            if (!need(parse_u64(v, &o->phy_div) && o->phy_div >= 1 && o->phy_div <= 255)) return 2;
         } else if (a == "--replay") {
             if (!need(v && *v)) return 2;
             o->replay = v;
@@ -315,6 +326,14 @@ public:
 #endif
         if (!open_pin_files())
             return 2;
+        if (!opt_.wire.empty()) {
+            std::string err;
+            wire_ = std::make_unique<NfWire>(NfWire::Options{});
+            if (!wire_->connect(opt_.wire, &err)) {
+                std::fprintf(stderr, "nfsim: --wire %s: %s\n", opt_.wire.c_str(), err.c_str());
+                return 2;
+            }
+        }
         top_->uart_period = static_cast<uint16_t>(period_);
         top_->uart_rx = 1;
         top_->rst = 1;
@@ -371,6 +390,12 @@ private:
             rx_logged_ = rx;
         }
         top_->uart_rx = rx;
+        if (wire_) {
+            top_->phy_ce = phy_ce_;
+            top_->gmii_rxd = wire_->rxd();
+            top_->gmii_rx_dv = wire_->rx_dv();
+            top_->gmii_rx_er = wire_->rx_er();
+        }
         top_->clk = 0;
 #if VM_TRACE
         top_->eval();
@@ -396,6 +421,14 @@ private:
             unsigned stopped = clocks_stopped(top_->rootp, 0);
             cpu_stopped_ += stopped & 1u;
             eng_stopped_ += stopped >> 1;
+        }
+        if (wire_) {
+            // The port's pins after this edge, with the phy_ce this edge saw; the next
+            // byte a PHY clock later (nfsim_top registers the receive pins once more).
+            wire_->clock(phy_ce_, top_->gmii_txd, top_->gmii_tx_en, top_->gmii_tx_er);
+            phy_ce_ = ++phy_count_ == opt_.phy_div;
+            if (phy_ce_)
+                phy_count_ = 0;
         }
         uint8_t byte;
         if (smp_.sample(cycle_, top_->uart_tx, &byte) == 1 && client_fd_ >= 0)
@@ -522,6 +555,9 @@ private:
     }
 
     const Options &opt_;
+    std::unique_ptr<NfWire> wire_;  // the network port's segment (--wire)
+    bool phy_ce_ = false;
+    uint64_t phy_count_ = 0;
     uint32_t period_;
     nfuart::Driver drv_;
     nfuart::Sampler smp_;

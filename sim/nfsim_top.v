@@ -17,15 +17,32 @@ module nfsim_top #(
     output wire        uart_tx,
     input  wire [15:0] uart_period,
     output wire [7:0]  leds,
-    output wire        trap
+    output wire        trap,
+    // the network port's PHY side (nfsim's wire, sim/nf_wire.h): receive pins registered
+    // like the UART's
+    input  wire        phy_ce,
+    input  wire [7:0]  gmii_rxd,
+    input  wire        gmii_rx_dv,
+    input  wire        gmii_rx_er,
+    output wire [7:0]  gmii_txd,
+    output wire        gmii_tx_en,
+    output wire        gmii_tx_er
 );
     reg        rst_q    = 1'b1;
     reg        rx_q     = 1'b1;
     reg [15:0] period_q = 16'd0;
+    reg        ce_q     = 1'b0;
+    reg [7:0]  rxd_q    = 8'd0;
+    reg        rx_dv_q  = 1'b0;
+    reg        rx_er_q  = 1'b0;
     always @(posedge clk) begin
         rst_q    <= rst;
         rx_q     <= uart_rx;
         period_q <= uart_period;
+        ce_q     <= phy_ce;
+        rxd_q    <= gmii_rxd;
+        rx_dv_q  <= gmii_rx_dv;
+        rx_er_q  <= gmii_rx_er;
     end
 
     // The CPU's clock stops while it sleeps, the idle engine's with it (nf_soc
@@ -33,7 +50,9 @@ module nfsim_top #(
     // clock for clock the same.
     nf_soc #(.CPU(CPU), .FW_HEX(FW_HEX), .CPU_CLOCK_GATE(CPU_CLOCK_GATE)) u_soc (
         .clk(clk), .rst(rst_q), .uart_rx(rx_q), .uart_tx(uart_tx), .uart_period(period_q),
-        .leds(leds), .trap(trap)
+        .leds(leds), .trap(trap),
+        .phy_ce(ce_q), .gmii_rxd(rxd_q), .gmii_rx_dv(rx_dv_q), .gmii_rx_er(rx_er_q),
+        .gmii_txd(gmii_txd), .gmii_tx_en(gmii_tx_en), .gmii_tx_er(gmii_tx_er)
     );
 endmodule
 `default_nettype wire

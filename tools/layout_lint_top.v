@@ -20,6 +20,6 @@ module layout_lint_top (
     assign is_valid       = (word[`NF_MPT_W0_STATE] == 2'(`NF_MPT_STATE_VALID));
     assign engine_id_addr = `NF_ENGINE_BASE + 32'(`NF_ENGINE_ID);
     assign status         = `NF_STATUS_ACCESS_VIOLATION;
-    assign user_base      = 32'(`NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS));
+    assign user_base      = 32'(`NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS, 2, 1));
 endmodule
 `default_nettype wire

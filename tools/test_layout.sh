@@ -31,9 +31,12 @@ _Static_assert(NF_KNOWN_FLAGS_FAST_REGISTER == (NF_NDK_OP_FLAG_SILENT_SUCCESS | 
                NF_NDK_OP_FLAG_ALLOW_REMOTE_READ | NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE | NF_NDK_OP_FLAG_RDMA_READ_SINK |
                NF_NDK_OP_FLAG_DEFER), "known fast-register flags");
 _Static_assert(NF_KNOWN_FLAGS_MR_REGISTER == 0xFu, "known MR flags");
-_Static_assert(NF_PROFILE_SIM_USER_BASE == (NF_PROFILE_SIM_RX_SLOTS + NF_PROFILE_SIM_TX_SLOTS) * NF_LINK_SLOT_BYTES, "sim");
+_Static_assert(NF_PROFILE_SIM_USER_BASE == (NF_PROFILE_SIM_RX_SLOTS + NF_PROFILE_SIM_TX_SLOTS) * NF_LINK_SLOT_BYTES +
+               (NF_PROFILE_SIM_NET_RX_SLOTS + NF_PROFILE_SIM_NET_TX_SLOTS) * NF_NET_SLOT_BYTES, "sim");
+_Static_assert(NF_PROFILE_SIM_NET_BASE == (NF_PROFILE_SIM_RX_SLOTS + NF_PROFILE_SIM_TX_SLOTS) * NF_LINK_SLOT_BYTES, "net");
 _Static_assert(NF_PROFILE_ULX3S_25K_USER_BASE ==
-               NF_PROFILE_USER_BASE(NF_PROFILE_ULX3S_25K_RX_SLOTS, NF_PROFILE_ULX3S_25K_TX_SLOTS), "macro");
+               NF_PROFILE_USER_BASE(NF_PROFILE_ULX3S_25K_RX_SLOTS, NF_PROFILE_ULX3S_25K_TX_SLOTS,
+                                    NF_PROFILE_ULX3S_25K_NET_RX_SLOTS, NF_PROFILE_ULX3S_25K_NET_TX_SLOTS), "macro");
 _Static_assert(NF_FRAME_PAGES_FAST_REGISTER ==
                (NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE - NF_WR_HDR_SIZE - NF_WR_FAST_REGISTER_SIZE) / 8u, "pages");
 _Static_assert(NF_LINK_MAX_PAYLOAD == 4080u, "payload");
@@ -54,7 +57,7 @@ ok $? "the NDKPI check names every status, op flag, MR flag and operation type (
 
 # Make fragment and Python module carry the same numbers as the C header.
 mk=$(make -s --no-print-directory -f proto/gen/nf_layout.mk --eval 'p: ; @echo $(NF_PROFILE_SIM_USER_BASE) $(NF_PROFILES) $(NF_LINK_MAX_PAYLOAD)' p)
-[ "$mk" = "65536 SIM ULX3S_85K ULX3S_25K 4080" ]; ok $? "nf_layout.mk: USER_BASE, the profile list, a formula constant ($mk)"
+[ "$mk" = "90112 SIM ULX3S_85K ULX3S_25K 4080" ]; ok $? "nf_layout.mk: USER_BASE, the profile list, a formula constant ($mk)"
 py=$(python3 proto/gen/nf_layout.py PROFILE_ULX3S_85K_USER_BASE OP_WR_FAST_REGISTER PROFILES | tr '\n' ' ')
 [ "$py" = "32768 64 SIM ULX3S_85K ULX3S_25K " ]; ok $? "nf_layout.py prints values by name ($py)"
 python3 proto/gen/nf_layout.py NO_SUCH_NAME >/dev/null 2>&1; [ $? = 2 ]; ok $? "nf_layout.py refuses an unknown name"
@@ -151,7 +154,7 @@ grep -q "NF_ADAPTER_PAGE_SHIFT 13u" "$tmp/root/proto/gen/nf_layout.h"; ok $? "th
 spec_sed "$tmp/root" 's/^SLOT_BYTES    = { value = 4096,/SLOT_BYTES    = { value = 2048,/'
 python3 tools/genlayout.py --root "$tmp/root" >/dev/null 2>&1
 grep -q "NF_LINK_MAX_PAYLOAD 2032u" "$tmp/root/proto/gen/nf_layout.h" &&
-    grep -q "NF_PROFILE_SIM_USER_BASE 32768u" "$tmp/root/proto/gen/nf_layout.h" &&
+    grep -q "NF_PROFILE_SIM_USER_BASE 57344u" "$tmp/root/proto/gen/nf_layout.h" &&
     grep -q "^NF_PROFILE_ULX3S_25K_USER_BASE := 8192$" "$tmp/root/proto/gen/nf_layout.mk" &&
     grep -q "^FRAME_PAGES_MR_REGISTER = 248$" "$tmp/root/proto/gen/nf_layout.py"
 ok $? "SLOT_BYTES 2048: MAX_PAYLOAD, USER_BASE and FRAME_PAGES follow in C, make and Python"

@@ -61,7 +61,7 @@ int nf_hw_init(const struct nf_hw_cfg *cfg)
         cfg->tx_slots > NF_LINK_MAX_SLOTS)
         return -1;
     struct nfm_engine_cfg ec = {cfg->mem_bytes, cfg->mpt_entries, cfg->mtt_entries,
-                                NF_PROFILE_USER_BASE(cfg->rx_slots, cfg->tx_slots)};
+                                NF_PROFILE_USER_BASE(cfg->rx_slots, cfg->tx_slots, 0, 0)};
     hw.eng = nfm_engine_new(&ec);
     if (!hw.eng)
         return -1;

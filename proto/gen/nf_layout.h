@@ -684,10 +684,11 @@
 #define NF_SYS_FW_RAM_BYTES 0x018u /* ro: firmware RAM size */
 #define NF_SYS_UART_PERIOD 0x01Cu /* ro: UART bit period in clocks, 12.4 fixed point */
 #define NF_SYS_SCRATCH 0x020u /* rw: free for firmware and tests; reset 0 */
-#define NF_SYS_SLEEP 0x024u /* ro: reads LINK.RX_READY once an RX slot in WAKE_RX holds a frame or CYCLE_LO has reached WAKE_AT (CYCLE_LO - WAKE_AT < 2^31); until then the read waits (the firmware's idle loop) */
+#define NF_SYS_SLEEP 0x024u /* ro: reads LINK.RX_READY once an RX slot in WAKE_RX holds a frame, a NET RX slot does with WAKE_NET set, or CYCLE_LO has reached WAKE_AT (CYCLE_LO - WAKE_AT < 2^31); until then the read waits (the firmware's idle loop) */
 #define NF_SYS_WAKE_AT 0x028u /* rw: CYCLE_LO value at which a SLEEP read answers at the latest; reset 0 */
 #define NF_SYS_WAKE_RX 0x02Cu /* rw: bit i: a frame in RX slot i ends a SLEEP read; reset 0 */
 #define NF_SYS_CPU_TRAPS 0x030u /* ro: 1: the CPU takes exceptions through mtvec (VexRiscv), so the firmware installs its trap handler; 0: the CPU halts on one (PicoRV32, its trap pin) */
+#define NF_SYS_WAKE_NET 0x034u /* rw: 1: a frame in any NET RX slot ends a SLEEP read (the firmware sets it once it takes the network port's frames); reset 0 */
 
 /* LINK_HDR: first bytes of every frame (before byte stuffing); the CRC covers header and payload */
 struct nf_link_hdr {
@@ -1245,10 +1246,13 @@ _Static_assert(offsetof(struct nf_net_rx_hdr, cycle) == 4, "NET_RX_HDR.cycle");
 #define NF_PROFILE_SIM_MTT_ENTRIES 4096u
 #define NF_PROFILE_SIM_RX_SLOTS 8u
 #define NF_PROFILE_SIM_TX_SLOTS 8u
+#define NF_PROFILE_SIM_NET_RX_SLOTS 8u
+#define NF_PROFILE_SIM_NET_TX_SLOTS 4u
 #define NF_PROFILE_SIM_FW_RAM_BYTES 0x00010000u
 #define NF_PROFILE_SIM_MAX_FRMR_PAGES 256u
 #define NF_PROFILE_SIM_RECV_ENTRIES 512u
-#define NF_PROFILE_SIM_USER_BASE 0x00010000u
+#define NF_PROFILE_SIM_NET_BASE 0x00010000u
+#define NF_PROFILE_SIM_USER_BASE 0x00016000u
 #define NF_PROFILE_SIM_FW_SLICE_BITS 1u
 #define NF_PROFILE_SIM_INDEX 0u
 
@@ -1258,9 +1262,12 @@ _Static_assert(offsetof(struct nf_net_rx_hdr, cycle) == 4, "NET_RX_HDR.cycle");
 #define NF_PROFILE_ULX3S_85K_MTT_ENTRIES 1024u
 #define NF_PROFILE_ULX3S_85K_RX_SLOTS 4u
 #define NF_PROFILE_ULX3S_85K_TX_SLOTS 4u
+#define NF_PROFILE_ULX3S_85K_NET_RX_SLOTS 0u
+#define NF_PROFILE_ULX3S_85K_NET_TX_SLOTS 0u
 #define NF_PROFILE_ULX3S_85K_FW_RAM_BYTES 32768u
 #define NF_PROFILE_ULX3S_85K_MAX_FRMR_PAGES 32u
 #define NF_PROFILE_ULX3S_85K_RECV_ENTRIES 96u
+#define NF_PROFILE_ULX3S_85K_NET_BASE 32768u
 #define NF_PROFILE_ULX3S_85K_USER_BASE 32768u
 #define NF_PROFILE_ULX3S_85K_FW_SLICE_BITS 2u
 #define NF_PROFILE_ULX3S_85K_INDEX 1u
@@ -1271,9 +1278,12 @@ _Static_assert(offsetof(struct nf_net_rx_hdr, cycle) == 4, "NET_RX_HDR.cycle");
 #define NF_PROFILE_ULX3S_25K_MTT_ENTRIES 256u
 #define NF_PROFILE_ULX3S_25K_RX_SLOTS 2u
 #define NF_PROFILE_ULX3S_25K_TX_SLOTS 2u
+#define NF_PROFILE_ULX3S_25K_NET_RX_SLOTS 0u
+#define NF_PROFILE_ULX3S_25K_NET_TX_SLOTS 0u
 #define NF_PROFILE_ULX3S_25K_FW_RAM_BYTES 28672u
 #define NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES 16u
 #define NF_PROFILE_ULX3S_25K_RECV_ENTRIES 64u
+#define NF_PROFILE_ULX3S_25K_NET_BASE 16384u
 #define NF_PROFILE_ULX3S_25K_USER_BASE 16384u
 #define NF_PROFILE_ULX3S_25K_FW_SLICE_BITS 2u
 #define NF_PROFILE_ULX3S_25K_INDEX 2u
@@ -1283,8 +1293,11 @@ _Static_assert(offsetof(struct nf_net_rx_hdr, cycle) == 4, "NET_RX_HDR.cycle");
 #define NF_PROFILE_NONE 0xFFFFFFFFu
 #define NF_PROFILE_LIST(X) X(SIM, 0u) X(ULX3S_85K, 1u) X(ULX3S_25K, 2u)
 
-/* USER_BASE of a profile: first byte of the user region: the link slots come first (ENGINE.CFG_USER) */
-#define NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS) (((RX_SLOTS) + (TX_SLOTS)) * NF_LINK_SLOT_BYTES)
+/* NET_BASE of a profile: first byte of the network port's slots: after the link's (NET.SLOT_BASE) */
+#define NF_PROFILE_NET_BASE(RX_SLOTS, TX_SLOTS) (((RX_SLOTS) + (TX_SLOTS)) * NF_LINK_SLOT_BYTES)
+
+/* USER_BASE of a profile: first byte of the user region: the link's slots and the network port's come first (ENGINE.CFG_USER) */
+#define NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS, NET_RX_SLOTS, NET_TX_SLOTS) ((((RX_SLOTS) + (TX_SLOTS)) * NF_LINK_SLOT_BYTES) + (((NET_RX_SLOTS) + (NET_TX_SLOTS)) * NF_NET_SLOT_BYTES))
 
 /* FW_SLICE_BITS of a profile: bits of each firmware-RAM slice on the boards: one slice fits one 16 Kbit block RAM (DP16KD), so no read mux sits between the RAM and the CPU (nf_board_core FW_SLICED, tools/fw_slices.py); for 16 to 64 KiB of firmware RAM */
 #define NF_PROFILE_FW_SLICE_BITS(FW_RAM_BYTES) (65536u / (FW_RAM_BYTES))

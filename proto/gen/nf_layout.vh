@@ -597,10 +597,11 @@
 `define NF_SYS_FW_RAM_BYTES 24  // ro: firmware RAM size
 `define NF_SYS_UART_PERIOD 28  // ro: UART bit period in clocks, 12.4 fixed point
 `define NF_SYS_SCRATCH 32  // rw: free for firmware and tests; reset 0
-`define NF_SYS_SLEEP 36  // ro: reads LINK.RX_READY once an RX slot in WAKE_RX holds a frame or CYCLE_LO has reached WAKE_AT (CYCLE_LO - WAKE_AT < 2^31); until then the read waits (the firmware's idle loop)
+`define NF_SYS_SLEEP 36  // ro: reads LINK.RX_READY once an RX slot in WAKE_RX holds a frame, a NET RX slot does with WAKE_NET set, or CYCLE_LO has reached WAKE_AT (CYCLE_LO - WAKE_AT < 2^31); until then the read waits (the firmware's idle loop)
 `define NF_SYS_WAKE_AT 40  // rw: CYCLE_LO value at which a SLEEP read answers at the latest; reset 0
 `define NF_SYS_WAKE_RX 44  // rw: bit i: a frame in RX slot i ends a SLEEP read; reset 0
 `define NF_SYS_CPU_TRAPS 48  // ro: 1: the CPU takes exceptions through mtvec (VexRiscv), so the firmware installs its trap handler; 0: the CPU halts on one (PicoRV32, its trap pin)
+`define NF_SYS_WAKE_NET 52  // rw: 1: a frame in any NET RX slot ends a SLEEP read (the firmware sets it once it takes the network port's frames); reset 0
 
 // LINK_HDR: first bytes of every frame (before byte stuffing); the CRC covers header and payload
 `define NF_LINK_HDR_SIZE 8
@@ -819,10 +820,13 @@
 `define NF_PROFILE_SIM_MTT_ENTRIES 4096
 `define NF_PROFILE_SIM_RX_SLOTS 8
 `define NF_PROFILE_SIM_TX_SLOTS 8
+`define NF_PROFILE_SIM_NET_RX_SLOTS 8
+`define NF_PROFILE_SIM_NET_TX_SLOTS 4
 `define NF_PROFILE_SIM_FW_RAM_BYTES 65536
 `define NF_PROFILE_SIM_MAX_FRMR_PAGES 256
 `define NF_PROFILE_SIM_RECV_ENTRIES 512
-`define NF_PROFILE_SIM_USER_BASE 65536
+`define NF_PROFILE_SIM_NET_BASE 65536
+`define NF_PROFILE_SIM_USER_BASE 90112
 `define NF_PROFILE_SIM_FW_SLICE_BITS 1
 
 // profile ULX3S_85K: ULX3S with LFE5U-85F (208 EBR)
@@ -831,9 +835,12 @@
 `define NF_PROFILE_ULX3S_85K_MTT_ENTRIES 1024
 `define NF_PROFILE_ULX3S_85K_RX_SLOTS 4
 `define NF_PROFILE_ULX3S_85K_TX_SLOTS 4
+`define NF_PROFILE_ULX3S_85K_NET_RX_SLOTS 0
+`define NF_PROFILE_ULX3S_85K_NET_TX_SLOTS 0
 `define NF_PROFILE_ULX3S_85K_FW_RAM_BYTES 32768
 `define NF_PROFILE_ULX3S_85K_MAX_FRMR_PAGES 32
 `define NF_PROFILE_ULX3S_85K_RECV_ENTRIES 96
+`define NF_PROFILE_ULX3S_85K_NET_BASE 32768
 `define NF_PROFILE_ULX3S_85K_USER_BASE 32768
 `define NF_PROFILE_ULX3S_85K_FW_SLICE_BITS 2
 
@@ -843,14 +850,20 @@
 `define NF_PROFILE_ULX3S_25K_MTT_ENTRIES 256
 `define NF_PROFILE_ULX3S_25K_RX_SLOTS 2
 `define NF_PROFILE_ULX3S_25K_TX_SLOTS 2
+`define NF_PROFILE_ULX3S_25K_NET_RX_SLOTS 0
+`define NF_PROFILE_ULX3S_25K_NET_TX_SLOTS 0
 `define NF_PROFILE_ULX3S_25K_FW_RAM_BYTES 28672
 `define NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES 16
 `define NF_PROFILE_ULX3S_25K_RECV_ENTRIES 64
+`define NF_PROFILE_ULX3S_25K_NET_BASE 16384
 `define NF_PROFILE_ULX3S_25K_USER_BASE 16384
 `define NF_PROFILE_ULX3S_25K_FW_SLICE_BITS 2
 
-// USER_BASE of a profile: first byte of the user region: the link slots come first (ENGINE.CFG_USER)
-`define NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS) (((RX_SLOTS) + (TX_SLOTS)) * `NF_LINK_SLOT_BYTES)
+// NET_BASE of a profile: first byte of the network port's slots: after the link's (NET.SLOT_BASE)
+`define NF_PROFILE_NET_BASE(RX_SLOTS, TX_SLOTS) (((RX_SLOTS) + (TX_SLOTS)) * `NF_LINK_SLOT_BYTES)
+
+// USER_BASE of a profile: first byte of the user region: the link's slots and the network port's come first (ENGINE.CFG_USER)
+`define NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS, NET_RX_SLOTS, NET_TX_SLOTS) ((((RX_SLOTS) + (TX_SLOTS)) * `NF_LINK_SLOT_BYTES) + (((NET_RX_SLOTS) + (NET_TX_SLOTS)) * `NF_NET_SLOT_BYTES))
 
 // FW_SLICE_BITS of a profile: bits of each firmware-RAM slice on the boards: one slice fits one 16 Kbit block RAM (DP16KD), so no read mux sits between the RAM and the CPU (nf_board_core FW_SLICED, tools/fw_slices.py); for 16 to 64 KiB of firmware RAM
 `define NF_PROFILE_FW_SLICE_BITS(FW_RAM_BYTES) (65536 / (FW_RAM_BYTES))

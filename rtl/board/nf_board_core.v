@@ -38,16 +38,23 @@ module nf_board_core #(
 
     wire trap;
     wire [7:0] soc_leds;
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [7:0] unused_txd;  // the network port's pins: no port on these boards
+    wire       unused_tx_en, unused_tx_er;
+    /* verilator lint_on UNUSEDSIGNAL */
     nf_soc #(
         .CLK_HZ(CLK_HZ), .FW_HEX(FW_HEX), .FW_RAM_BYTES(FW_RAM_BYTES), .FW_SLICE_BITS(FW_SLICE_BITS),
         .MEM_BYTES(PROFILE_85K ? `NF_PROFILE_ULX3S_85K_MEM_BYTES : `NF_PROFILE_ULX3S_25K_MEM_BYTES),
         .MPT_ENTRIES(PROFILE_85K ? `NF_PROFILE_ULX3S_85K_MPT_ENTRIES : `NF_PROFILE_ULX3S_25K_MPT_ENTRIES),
         .MTT_ENTRIES(PROFILE_85K ? `NF_PROFILE_ULX3S_85K_MTT_ENTRIES : `NF_PROFILE_ULX3S_25K_MTT_ENTRIES),
         .RX_SLOTS(PROFILE_85K ? `NF_PROFILE_ULX3S_85K_RX_SLOTS : `NF_PROFILE_ULX3S_25K_RX_SLOTS),
-        .TX_SLOTS(PROFILE_85K ? `NF_PROFILE_ULX3S_85K_TX_SLOTS : `NF_PROFILE_ULX3S_25K_TX_SLOTS)
+        .TX_SLOTS(PROFILE_85K ? `NF_PROFILE_ULX3S_85K_TX_SLOTS : `NF_PROFILE_ULX3S_25K_TX_SLOTS),
+        .NET_RX_SLOTS(0), .NET_TX_SLOTS(0)  // no PHY on these boards: no network port
     ) soc (
         .clk(clk), .rst(rst), .uart_rx(uart_rx), .uart_tx(uart_tx), .uart_period(UART_PERIOD),
-        .leds(soc_leds), .trap(trap)
+        .leds(soc_leds), .trap(trap),
+        .phy_ce(1'b0), .gmii_rxd(8'd0), .gmii_rx_dv(1'b0), .gmii_rx_er(1'b0),
+        .gmii_txd(unused_txd), .gmii_tx_en(unused_tx_en), .gmii_tx_er(unused_tx_er)
     );
     // LEDs 0..2 as nf_soc drives them (RX, TX, link error or CPU trap); LED 7 lit while
     // the CPU is trapped, so a firmware fault shows even if the firmware set LEDS.

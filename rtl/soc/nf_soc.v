@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SoC interconnect: joins a CPU wrapper (nf_cpu_vexriscv or nf_cpu_picorv32, by CPU), its
-// firmware RAM, the SYS registers, the link and the engine by the memory map (NF_MAP_*); the
-// CPU's window and the link's master share the engine's system port. Board tops add pins.
+// firmware RAM, the SYS registers, the link, the network port (when the profile has one) and
+// the engine by the memory map (NF_MAP_*); the CPU's window, the link's master and the
+// network port's share the engine's system port. Board tops add pins.
 `default_nettype none
 `include "nf_layout.vh"
 module nf_soc #(
@@ -14,6 +15,8 @@ module nf_soc #(
     parameter integer MTT_ENTRIES  = `NF_PROFILE_SIM_MTT_ENTRIES,  // translation-table entries, 1..2^16
     parameter integer RX_SLOTS     = `NF_PROFILE_SIM_RX_SLOTS,  // link receive slots, 1..MAX_SLOTS
     parameter integer TX_SLOTS     = `NF_PROFILE_SIM_TX_SLOTS,  // link transmit slots, a power of two, 1..MAX_SLOTS
+    parameter integer NET_RX_SLOTS = `NF_PROFILE_SIM_NET_RX_SLOTS,  // network port receive slots, 0 (no port) or 1..NET_MAX_SLOTS
+    parameter integer NET_TX_SLOTS = `NF_PROFILE_SIM_NET_TX_SLOTS,  // network port transmit slots, a power of two (with a port)
     // Synthesis with PicoRV32 only: 0 the firmware RAM is one 32-bit memory; 1, 2 or 4 it
     // is in bit slices of this width, so the block RAMs reach the CPU without a read mux
     // (nf_fw_ram SLICE_BITS). VexRiscv reads the RAM through its caches and takes it whole.
@@ -29,14 +32,25 @@ module nf_soc #(
     output wire        uart_tx,
     input  wire [15:0] uart_period,
     output wire [7:0]  leds,
-    output wire        trap
+    output wire        trap,
+    // the network port's PHY side (GMII-style, one byte per phy_ce each way); unused
+    // without a port (NET_RX_SLOTS 0), where the transmit side stays idle
+    input  wire        phy_ce,
+    input  wire [7:0]  gmii_rxd,
+    input  wire        gmii_rx_dv,
+    input  wire        gmii_rx_er,
+    output wire [7:0]  gmii_txd,
+    output wire        gmii_tx_en,
+    output wire        gmii_tx_er
 );
-    localparam integer USER_BASE = `NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS);
+    localparam integer HAS_NET   = (NET_RX_SLOTS != 0) ? 1 : 0;
+    localparam integer USER_BASE = `NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS, NET_RX_SLOTS, NET_TX_SLOTS);
     // LED pulses are stretched to 1/20 s so a single frame is visible.
     localparam integer STRETCH   = CLK_HZ / 20;
     localparam [31:0]  MAP_SYS    = `NF_MAP_SYS;
     localparam [31:0]  MAP_LINK   = `NF_MAP_LINK;
     localparam [31:0]  MAP_ENGINE = `NF_MAP_ENGINE;
+    localparam [31:0]  MAP_NET    = `NF_MAP_NET;
     localparam [31:0]  MAP_WIN    = `NF_MAP_ADAPTER_MEM;
     localparam [31:0]  WIN_BYTES  = MEM_BYTES;
     localparam integer BLOCK_BITS = 12;  // every register block is 4 KiB
@@ -136,10 +150,11 @@ module nf_soc #(
     wire sel_sys    = cpu_addr[31:BLOCK_BITS] == MAP_SYS[31:BLOCK_BITS];
     wire sel_link   = cpu_addr[31:BLOCK_BITS] == MAP_LINK[31:BLOCK_BITS];
     wire sel_engine = cpu_addr[31:BLOCK_BITS] == MAP_ENGINE[31:BLOCK_BITS];
+    wire sel_net    = HAS_NET != 0 && cpu_addr[31:BLOCK_BITS] == MAP_NET[31:BLOCK_BITS];
     wire sel_win    = in_win(cpu_addr);
     // SYS and unmapped addresses answer one cycle later (unmapped reads 0, writes are
     // ignored) so the CPU never hangs.
-    wire sel_local  = !sel_ram && !sel_link && !sel_engine && !sel_win;
+    wire sel_local  = !sel_ram && !sel_link && !sel_engine && !sel_net && !sel_win;
     wire cpu_write  = cpu_wstrb != 4'd0;
     reg         mmio_ready;   // a registered answer: link, engine, SYS, unmapped, or a posted write taken
     reg  [31:0] mmio_rdata;
@@ -175,6 +190,9 @@ module nf_soc #(
     reg         reg_ans;
     wire        link_go   = cpu_go && sel_link && !wb_any && !reg_ans;
     wire        eng_go    = cpu_go && sel_engine && !wb_any && !reg_ans;
+    // A NET register access waits for its answer (no posting, no look-ahead): off the
+    // work-request path.
+    wire        net_go    = cpu_go && sel_net && !wb_any && !reg_ans;
     wire        eng_cmd   = is_eng_cmd(cpu_addr[11:2]);
     wire        reg_wr    = (link_go || (eng_go && !eng_cmd)) && cpu_write;  // a posted register store
 
@@ -225,6 +243,7 @@ module nf_soc #(
     // ---- SYS registers ------------------------------------------------------------------
     // A SLEEP read goes unanswered (sleep_wait) until the block wakes.
     wire [RX_SLOTS-1:0] rx_ready;
+    wire                net_rx_any;
     wire [31:0]         cycle_lo, sys_read;
     wire [7:0]          fw_leds;
     wire                sleep_wait;
@@ -233,7 +252,7 @@ module nf_soc #(
                   .CPU_TRAPS(CPU == "vexriscv" ? 1 : 0)) u_sys (
         .clk(clk), .rst(rst), .req(local_start && sel_sys), .addr(cpu_addr[11:2]), .wdata(cpu_wdata),
         .wstrb(cpu_wstrb), .rdata(sys_read), .sleep_wait(sleep_wait), .uart_period(uart_period),
-        .rx_ready(rx_ready), .cycle_lo(cycle_lo), .leds(fw_leds)
+        .rx_ready(rx_ready), .net_rx_any(net_rx_any), .cycle_lo(cycle_lo), .leds(fw_leds)
     );
 
     // ---- link ----------------------------------------------------------------------------
@@ -254,7 +273,64 @@ module nf_soc #(
         .mem_want(link_mem_want)
     );
 
-    // ---- system-port arbiter: CPU window and link master take turns -------------------------
+    // ---- network port ----------------------------------------------------------------------
+    // Its master and the link's take turns as one (nf_port_mux); without a port the link's
+    // master is that one, unchanged.
+    wire        net_csr_ready;
+    wire [31:0] net_csr_rdata;
+    wire        net_rx_activity, net_tx_activity;
+    wire        per_mem_valid, per_mem_ready, per_mem_want;
+    wire [31:0] per_mem_addr, per_mem_wdata;
+    wire [3:0]  per_mem_wstrb;
+    generate if (HAS_NET != 0) begin : g_net
+        wire        net_mem_valid, net_mem_ready, net_mem_want;
+        wire [31:0] net_mem_addr, net_mem_wdata;
+        wire [3:0]  net_mem_wstrb;
+        wire [NET_RX_SLOTS-1:0] net_rx_ready;
+        localparam integer NET_BASE = `NF_PROFILE_NET_BASE(RX_SLOTS, TX_SLOTS);  // after the link's slots
+        nf_net #(.RX_SLOTS(NET_RX_SLOTS), .TX_SLOTS(NET_TX_SLOTS), .SLOT_BASE(NET_BASE)) u_net (
+            .clk(clk), .rst(rst), .phy_ce(phy_ce),
+            .gmii_rxd(gmii_rxd), .gmii_rx_dv(gmii_rx_dv), .gmii_rx_er(gmii_rx_er),
+            .gmii_txd(gmii_txd), .gmii_tx_en(gmii_tx_en), .gmii_tx_er(gmii_tx_er),
+            .cycle(cycle_lo),
+            .csr_valid(net_go), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
+            .csr_wstrb(cpu_wstrb), .csr_ready(net_csr_ready), .csr_rdata(net_csr_rdata),
+            .mem_valid(net_mem_valid), .mem_addr(net_mem_addr), .mem_wdata(net_mem_wdata),
+            .mem_wstrb(net_mem_wstrb), .mem_ready(net_mem_ready), .mem_rdata(sys_port_rdata),
+            .rx_activity(net_rx_activity), .tx_activity(net_tx_activity), .rx_ready(net_rx_ready),
+            .mem_want(net_mem_want)
+        );
+        assign net_rx_any = net_rx_ready != {NET_RX_SLOTS{1'b0}};
+        nf_port_mux u_port_mux (
+            .clk(clk), .rst(rst),
+            .a_valid(link_mem_valid), .a_addr(link_mem_addr), .a_wdata(link_mem_wdata), .a_wstrb(link_mem_wstrb),
+            .a_ready(link_mem_ready), .a_want(link_mem_want),
+            .b_valid(net_mem_valid), .b_addr(net_mem_addr), .b_wdata(net_mem_wdata), .b_wstrb(net_mem_wstrb),
+            .b_ready(net_mem_ready), .b_want(net_mem_want),
+            .m_valid(per_mem_valid), .m_addr(per_mem_addr), .m_wdata(per_mem_wdata), .m_wstrb(per_mem_wstrb),
+            .m_ready(per_mem_ready), .m_want(per_mem_want)
+        );
+    end else begin : g_no_net
+        /* verilator lint_off UNUSEDSIGNAL */
+        wire unused_phy = &{1'b0, phy_ce, gmii_rxd, gmii_rx_dv, gmii_rx_er, net_go, 1'b0};
+        /* verilator lint_on UNUSEDSIGNAL */
+        assign gmii_txd        = 8'd0;
+        assign gmii_tx_en      = 1'b0;
+        assign gmii_tx_er      = 1'b0;
+        assign net_csr_ready   = 1'b0;
+        assign net_csr_rdata   = 32'd0;
+        assign net_rx_activity = 1'b0;
+        assign net_tx_activity = 1'b0;
+        assign net_rx_any      = 1'b0;
+        assign per_mem_valid   = link_mem_valid;
+        assign per_mem_addr    = link_mem_addr;
+        assign per_mem_wdata   = link_mem_wdata;
+        assign per_mem_wstrb   = link_mem_wstrb;
+        assign link_mem_ready  = per_mem_ready;
+        assign per_mem_want    = link_mem_want;
+    end endgenerate
+
+    // ---- system-port arbiter: CPU window and the link's (and port's) master take turns ------
     // The CPU's side is the write buffer's oldest entry, or else a window read (buffer
     // empty) from its look-ahead clock (win_early) or its request.
     wire        win_early = la_win_rd && !wb_any;
@@ -262,18 +338,18 @@ module nf_soc #(
     reg         owned;        // a request is waiting for the engine: keep its master
     reg         owner_link;
     reg         last_link;    // the link had the previous turn
-    wire        pick_link = owned ? owner_link : (link_mem_valid && (!win_valid || !last_link));
-    wire        sys_port_valid = owned || win_valid || link_mem_valid;
+    wire        pick_link = owned ? owner_link : (per_mem_valid && (!win_valid || !last_link));
+    wire        sys_port_valid = owned || win_valid || per_mem_valid;
     wire        sys_port_ready;
     wire [31:0] sys_port_rdata;
     wire [31:0] win_port_addr  = win_early ? win_offset(la_addr) : win_off;  // the CPU's window read
-    wire [31:0] sys_port_addr  = pick_link ? link_mem_addr : wb_any ? wb_head_off : win_port_addr;
-    wire [31:0] sys_port_wdata = pick_link ? link_mem_wdata : wb_head_data;
-    wire [3:0]  sys_port_wstrb = pick_link ? link_mem_wstrb : wb_any ? wb_head_strb : 4'd0;
+    wire [31:0] sys_port_addr  = pick_link ? per_mem_addr : wb_any ? wb_head_off : win_port_addr;
+    wire [31:0] sys_port_wdata = pick_link ? per_mem_wdata : wb_head_data;
+    wire [3:0]  sys_port_wstrb = pick_link ? per_mem_wstrb : wb_any ? wb_head_strb : 4'd0;
     // The port answers a request a clock or more after taking it (checked below), so its
     // master is then owner_link, a register: neither master's request logic reaches the
     // other's answer.
-    assign link_mem_ready = sys_port_ready && owner_link;
+    assign per_mem_ready = sys_port_ready && owner_link;
     wire        win_ready = sys_port_ready && !owner_link;
     wire        wb_pop    = win_ready && wb_any;
     // A window read's answer goes to the CPU straight from the port's registered answer:
@@ -338,9 +414,11 @@ module nf_soc #(
         if (rst) mmio_ready <= 1'b0;
         else     mmio_ready <= ((wb_push || reg_wr) && !fast_wr) || local_answer ||
                                (cpu_valid && !reg_ans && link_csr_ready && sel_link && !cpu_write && !la_link_rd) ||
-                               (cpu_valid && !reg_ans && eng_csr_ready && sel_engine && (!cpu_write || eng_cmd) && !la_eng_rd);
+                               (cpu_valid && !reg_ans && eng_csr_ready && sel_engine && (!cpu_write || eng_cmd) && !la_eng_rd) ||
+                               (cpu_valid && !reg_ans && net_csr_ready && sel_net);
         reg_ans <= !rst && reg_wr;
-        mmio_rdata <= sel_link ? link_csr_rdata : sel_engine ? eng_csr_rdata : sel_sys ? sys_read : 32'd0;
+        mmio_rdata <= sel_link ? link_csr_rdata : sel_engine ? eng_csr_rdata : sel_net ? net_csr_rdata :
+                      sel_sys ? sys_read : 32'd0;
     end
     wire [31:0] io_rdata = mmio_ready ? mmio_rdata : la_link_rd ? link_csr_rdata :
                            la_eng_rd ? eng_csr_rdata : head_rd_now ? head_peek_rdata : sys_port_rdata;
@@ -363,7 +441,7 @@ module nf_soc #(
         reg [2:0] sleep_age;  // clocks the SLEEP read has waited with the core not fetching, saturating
         reg [3:0] eng_age;    // clocks the engine has been quiet, saturating
         wire      cpu_gate_d = !rst && sleep_wait && !cpu_fetching && sleep_age == SLEEP_SETTLE[2:0];
-        wire      eng_quiet  = cpu_gate_d && eng_idle && !sys_port_valid && !wb_any && !link_mem_want;
+        wire      eng_quiet  = cpu_gate_d && eng_idle && !sys_port_valid && !wb_any && !per_mem_want;
         always @(posedge clk) begin
             if (rst || !sleep_wait || cpu_fetching)
                 sleep_age <= 3'd0;
@@ -380,7 +458,7 @@ module nf_soc #(
         assign eng_clk = clk | eng_gate;
     end else begin : g_cpu_clk
         /* verilator lint_off UNUSEDSIGNAL */
-        wire unused_gate_inputs = &{1'b0, cpu_fetching, eng_idle, link_mem_want, 1'b0};
+        wire unused_gate_inputs = &{1'b0, cpu_fetching, eng_idle, per_mem_want, 1'b0};
         /* verilator lint_on UNUSEDSIGNAL */
         assign cpu_clk = clk;
         assign eng_clk = clk;
@@ -394,12 +472,13 @@ module nf_soc #(
             tx_led_cnt  <= 32'd0;
             err_led_cnt <= 32'd0;
         end else begin
-            rx_led_cnt  <= rx_activity ? STRETCH : rx_led_cnt != 0 ? rx_led_cnt - 32'd1 : 32'd0;
-            tx_led_cnt  <= tx_activity ? STRETCH : tx_led_cnt != 0 ? tx_led_cnt - 32'd1 : 32'd0;
+            rx_led_cnt  <= rx_activity || net_rx_activity ? STRETCH : rx_led_cnt != 0 ? rx_led_cnt - 32'd1 : 32'd0;
+            tx_led_cnt  <= tx_activity || net_tx_activity ? STRETCH : tx_led_cnt != 0 ? tx_led_cnt - 32'd1 : 32'd0;
             err_led_cnt <= rx_error    ? STRETCH : err_led_cnt != 0 ? err_led_cnt - 32'd1 : 32'd0;
         end
     end
-    // [0] RX, [1] TX, [2] link error or CPU trap; firmware's LEDS bits are ORed in.
+    // [0] RX, [1] TX (the link's or the port's), [2] link error or CPU trap; firmware's LEDS
+    // bits are ORed in.
     assign leds = fw_leds | {5'd0, err_led_cnt != 0 || trap, tx_led_cnt != 0, rx_led_cnt != 0};
 
     /* verilator lint_off UNUSEDSIGNAL */

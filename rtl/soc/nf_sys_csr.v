@@ -15,6 +15,7 @@ module nf_sys_csr #(
     output reg  [31:0] q_scratch,         // rw, reset 0x0: free for firmware and tests; reset 0
     output reg  [31:0] q_wake_at,         // rw, reset 0x0: CYCLE_LO value at which a SLEEP read answers at the latest; reset 0
     output reg  [RX_SLOTS-1:0] q_wake_rx, // rw, reset 0x0: bit i: a frame in RX slot i ends a SLEEP read; reset 0
+    output reg  [0:0]  q_wake_net,        // rw, reset 0x0: 1: a frame in any NET RX slot ends a SLEEP read (the firmware sets it once it takes the network port's frames); reset 0
     input  wire [31:0] rd_id,             // 0x4E465047 ('NFPG')
     input  wire [31:0] rd_hw_version,     // ADAPTER_HW_VERSION
     input  wire [31:0] rd_clk_hz,         // system clock in Hz (parameter)
@@ -22,21 +23,21 @@ module nf_sys_csr #(
     input  wire [31:0] rd_cycle_hi,       // high word latched by the last CYCLE_LO read
     input  wire [31:0] rd_fw_ram_bytes,   // firmware RAM size
     input  wire [31:0] rd_uart_period,    // UART bit period in clocks, 12.4 fixed point
-    input  wire [31:0] rd_sleep,          // reads LINK.RX_READY once an RX slot in WAKE_RX holds a frame or CYCLE_LO has reached WAKE_AT (CYCLE_LO - WAKE_AT < 2^31); until then the read waits (the firmware's idle loop)
+    input  wire [31:0] rd_sleep,          // reads LINK.RX_READY once an RX slot in WAKE_RX holds a frame, a NET RX slot does with WAKE_NET set, or CYCLE_LO has reached WAKE_AT (CYCLE_LO - WAKE_AT < 2^31); until then the read waits (the firmware's idle loop)
     input  wire [31:0] rd_cpu_traps,      // 1: the CPU takes exceptions through mtvec (VexRiscv), so the firmware installs its trap handler; 0: the CPU halts on one (PicoRV32, its trap pin)
     output wire [31:0] rdata              // read value at addr; 0 where no readable register is
 );
-    wire wr_leds, wr_scratch, wr_wake_at, wr_wake_rx;
+    wire wr_leds, wr_scratch, wr_wake_at, wr_wake_rx, wr_wake_net;
     nf_regs_decode #(
-        .NW(4), .NR(13),
-        .WR_OFFS({12'h02C, 12'h028, 12'h020, 12'h014}),
-        .RD_OFFS({12'h030, 12'h02C, 12'h028, 12'h024, 12'h020, 12'h01C, 12'h018, 12'h014, 12'h010, 12'h00C, 12'h008, 12'h004, 12'h000}),
+        .NW(5), .NR(14),
+        .WR_OFFS({12'h034, 12'h02C, 12'h028, 12'h020, 12'h014}),
+        .RD_OFFS({12'h034, 12'h030, 12'h02C, 12'h028, 12'h024, 12'h020, 12'h01C, 12'h018, 12'h014, 12'h010, 12'h00C, 12'h008, 12'h004, 12'h000}),
         .CAPTURE(1'b0)
     ) u_decode (
         .clk(1'b0), .rst(1'b0), .take(1'b0),
         .addr(addr), .rd_addr(addr), .we(we), .rdata(rdata),
-        .wr({wr_wake_rx, wr_wake_at, wr_scratch, wr_leds}),
-        .rd({rd_cpu_traps, {{(32 - RX_SLOTS){1'b0}}, q_wake_rx}, q_wake_at, rd_sleep, q_scratch, rd_uart_period, rd_fw_ram_bytes, {24'd0, q_leds}, rd_cycle_hi, rd_cycle_lo, rd_clk_hz, rd_hw_version, rd_id})
+        .wr({wr_wake_net, wr_wake_rx, wr_wake_at, wr_scratch, wr_leds}),
+        .rd({{31'd0, q_wake_net}, rd_cpu_traps, {{(32 - RX_SLOTS){1'b0}}, q_wake_rx}, q_wake_at, rd_sleep, q_scratch, rd_uart_period, rd_fw_ram_bytes, {24'd0, q_leds}, rd_cycle_hi, rd_cycle_lo, rd_clk_hz, rd_hw_version, rd_id})
     );
 
     // Byte-lane merge of a write.
@@ -55,12 +56,14 @@ module nf_sys_csr #(
             q_scratch <= 32'h00000000;
             q_wake_at <= 32'h00000000;
             q_wake_rx <= {RX_SLOTS{1'b0}};
+            q_wake_net <= 1'h0;
         end else begin
             if (we) begin
                 if (wr_leds && wstrb[0]) q_leds[7:0] <= wdata[7:0];
                 if (wr_scratch) q_scratch <= merge(q_scratch, wdata, wstrb);
                 if (wr_wake_at && wstrb == 4'hF) q_wake_at <= wdata;
                 if (wr_wake_rx && wstrb == 4'hF) q_wake_rx <= wdata[RX_SLOTS-1:0];
+                if (wr_wake_net && wstrb == 4'hF) q_wake_net <= wdata[0:0];
             end
         end
     end

@@ -20,6 +20,7 @@ module nf_sys_regs #(
     output wire                sleep_wait,   // a SLEEP read that is not answered in this clock
     input  wire [15:0]         uart_period,  // read in UART_PERIOD
     input  wire [RX_SLOTS-1:0] rx_ready,     // LINK.RX_READY: the RX slots holding a frame
+    input  wire                net_rx_any,   // a NET RX slot holds a frame (0 with no network port)
     output wire [31:0]         cycle_lo,     // the cycle counter's low word (CYCLE_LO)
     output wire [7:0]          leds          // LEDS, as the firmware writes it
 );
@@ -31,16 +32,17 @@ module nf_sys_regs #(
     wire [31:0] ram_bytes_word = FW_RAM_BYTES;
     assign cycle_lo = cycle[31:0];
 
-    // A SLEEP read is answered once a frame is in an RX slot of WAKE_RX or CYCLE_LO has
-    // reached WAKE_AT; the deadline compare is registered (a 32-bit subtraction off the
-    // CPU's ready path), so it may answer a clock late.
+    // A SLEEP read is answered once a frame is in an RX slot of WAKE_RX (or in a NET RX
+    // slot, with WAKE_NET) or CYCLE_LO has reached WAKE_AT; the deadline compare is
+    // registered (a 32-bit subtraction off the CPU's ready path), so it may answer a clock late.
     wire [31:0]         wake_at;
     wire [RX_SLOTS-1:0] wake_rx;
     reg                 wake_time;   // CYCLE_LO has reached WAKE_AT (as of the previous clock)
     /* verilator lint_off UNUSEDSIGNAL */
     wire [31:0]         to_wake   = cycle[31:0] - wake_at;   // its sign only
     /* verilator lint_on UNUSEDSIGNAL */
-    wire                wake      = wake_time || (rx_ready & wake_rx) != {RX_SLOTS{1'b0}};
+    wire                wake_net;
+    wire                wake      = wake_time || (rx_ready & wake_rx) != {RX_SLOTS{1'b0}} || (net_rx_any && wake_net);
     wire                sleep_rd  = req && !write && off == `NF_SYS_SLEEP;
     assign              sleep_wait = sleep_rd && !wake;
     wire [31:0]         rx_ready_word = {{(32 - RX_SLOTS){1'b0}}, rx_ready};
@@ -52,7 +54,7 @@ module nf_sys_regs #(
     /* verilator lint_on UNUSEDSIGNAL */
     nf_sys_csr #(.RX_SLOTS(RX_SLOTS)) u_csr (
         .clk(clk), .rst(rst), .addr(off), .we(write), .wdata(wdata), .wstrb(wstrb),
-        .q_leds(leds), .q_scratch(scratch), .q_wake_at(wake_at), .q_wake_rx(wake_rx),
+        .q_leds(leds), .q_scratch(scratch), .q_wake_at(wake_at), .q_wake_rx(wake_rx), .q_wake_net(wake_net),
         .rd_id(`NF_SYS_HW_ID_VALUE), .rd_hw_version(`NF_ADAPTER_HW_VERSION), .rd_clk_hz(clk_hz_word),
         .rd_cycle_lo(cycle[31:0]), .rd_cycle_hi(cycle_hi_latched),
         .rd_fw_ram_bytes(ram_bytes_word), .rd_uart_period({16'd0, uart_period}),

@@ -21,12 +21,13 @@ cpu_stamp  = $(shell mkdir -p $(1) && { echo $(NF_CPU) | cmp -s - $(1)/cpu.txt |
 SOC_BUILD  := $(BUILD)/soc
 ENGINE_SRC_DIR := $(ROOT)/rtl/engine
 # nf_soc (the interconnect), its CPU wrappers (one per core, the same port; the CPU
-# parameter picks one), the firmware RAM and the SYS registers.
+# parameter picks one), the firmware RAM, the SYS registers and the system-port mux of the
+# link and the network port.
 SOC_OWN_RTL := $(addprefix $(SOC_DIR)/,nf_soc.v nf_cpu_vexriscv.v nf_cpu_picorv32.v nf_fw_ram.v nf_fw_ram_hit.v \
-               nf_sys_regs.v nf_sys_csr.v)
-SOC_RTL    = $(SOC_OWN_RTL) $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v)
+               nf_sys_regs.v nf_sys_csr.v nf_port_mux.v)
+SOC_RTL    = $(SOC_OWN_RTL) $(LINK_RTL) $(wildcard $(ENGINE_SRC_DIR)/*.v) $(NET_PORT_RTL)
 # The CPUs are third-party: cpu.vlt switches their lint off; ours stays -Wall clean.
-soc_vsrc   = --timescale 1ns/1ps -I$(ROOT)/proto/gen -y $(SOC_DIR) -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) \
+soc_vsrc   = --timescale 1ns/1ps -I$(ROOT)/proto/gen -y $(SOC_DIR) -y $(LINK_DIR) -y $(ENGINE_SRC_DIR) -y $(NET_DIR) \
               $(SOC_DIR)/cpu.vlt $(call cpu_rtl,$(1)) -GCPU='"$(1)"'
 SOC_VSRC   = $(call soc_vsrc,$(NF_CPU))
 RV_CC      := riscv64-unknown-elf-gcc

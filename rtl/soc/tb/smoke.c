@@ -45,7 +45,7 @@ int main(void)
     uint32_t c1 = SYS(NF_SYS_CYCLE_LO);
     CHECK(4, c1 > c0 && c1 - c0 < 1000 && h0 == 0);
     CHECK(5, LINK(NF_LINK_ID) == NF_LINK_HW_ID_VALUE && LINK(NF_LINK_CFG) == (SMOKE_RX_SLOTS | SMOKE_TX_SLOTS << 8));
-    CHECK(6, ENGINE(NF_ENGINE_ID) == NF_ENGINE_HW_ID_VALUE);
+    CHECK(6, ENGINE(NF_ENGINE_ID) == NF_ENGINE_HW_ID_VALUE && REG(NF_MAP_NET, NF_NET_ID) == NF_NET_HW_ID_VALUE);
     /* Adapter-memory window: words and a byte, in the user region. */
     volatile uint32_t *win = (volatile uint32_t *)(NF_MAP_ADAPTER_MEM + SMOKE_USER_BASE);
     win[0] = 0xCAFEF00Du;
@@ -54,7 +54,7 @@ int main(void)
     CHECK(7, win[0] == 0xCAFEF00Du && win[1] == 0x0102EE04u);
     /* Unmapped addresses complete: reads give 0, writes vanish. */
     REG(NF_MAP_SYS, 0xFFC) = 1;
-    CHECK(8, REG(0x30000000u, 0) == 0 && REG(NF_MAP_ENGINE + 0x1000u, 0) == 0 && REG(NF_MAP_SYS, 0xFFC) == 0);
+    CHECK(8, REG(0x30000000u, 0) == 0 && REG(NF_MAP_NET + 0x1000u, 0) == 0 && REG(NF_MAP_SYS, 0xFFC) == 0);
     CHECK(9, muldiv(123457u, 1000u, 7u) == 123457u * 1000u / 7u + 123457u % 7u);
     /* Posted stores: a burst of window stores (more than the write buffer holds), read
      * back at once, the last first; a byte store between them merges in order. */
