@@ -477,9 +477,10 @@ int main(int argc, char **argv)
     };
     auto invalidate = [&](uint32_t n) { return msg(NF_OP_WR_INVALIDATE, 0, {qpn, 200 + n, 0, 0, token, 0}); };
 #ifdef FWPROF_VEXRISCV
-    // A core with caches is profiled warm, as bench_sim's repeated requests find it: one
-    // fast-register and its invalidate first, unprofiled.
-    for (const std::vector<uint8_t> &m : {fast_register(1), invalidate(1)}) {
+    // A core with caches is profiled warm, as bench_sim's repeated requests find it: a
+    // fast-register of each profiled size and its invalidate first, unprofiled (a frame
+    // with a long page list takes a path a one-page frame does not).
+    for (const std::vector<uint8_t> &m : {fast_register(1), invalidate(1), fast_register(16), invalidate(16)}) {
         send_frame(NF_LINK_TYPE_DATA, m, 0);
         std::vector<uint8_t> cqe = wait_msg(NF_OP_CQE, 0);
         check(!cqe.empty() && word(cqe, NF_MSG_HDR_SIZE + NF_CQE_STATUS_OFF) == NF_STATUS_SUCCESS,

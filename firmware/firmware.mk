@@ -14,7 +14,7 @@ MODEL_BUILD := $(BUILD)/model
 FW_INC    := $(ROOT)/proto/gen
 ENGINE_MODEL_DIR := $(ROOT)/rtl/engine/model
 
-FW_CORE_SRCS := $(addprefix $(FW_DIR)/src/,fw_main.c fw_link.c fw_msg.c fw_wr.c fw_send.c fw_tables.c fw_state.c)
+FW_CORE_SRCS := $(addprefix $(FW_DIR)/src/,fw_main.c fw_link.c fw_link_rx.c fw_link_tx.c fw_msg.c fw_wr.c fw_send.c fw_wr_common.c fw_tables.c fw_state.c)
 FW_TARGET_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/src/main.c $(FW_DIR)/src/start.c
 FW_HDRS := $(wildcard $(FW_DIR)/src/*.h) $(FW_INC)/nf_layout.h
 
@@ -49,7 +49,7 @@ firmware: $(FW_BUILD)/nf_fw.hex ## build the RISC-V firmware image
 # The files on the work-request path (link, messages, WRs, tables) are built for speed
 # (-O2 inlines the small helpers -Os keeps as calls); the rest for size, since the image
 # shares the firmware RAM with the key-table shadow and the receive pool.
-FW_HOT_SRCS := $(addprefix $(FW_DIR)/src/,fw_link.c fw_msg.c fw_wr.c fw_send.c fw_tables.c)
+FW_HOT_SRCS := $(addprefix $(FW_DIR)/src/,fw_link.c fw_link_rx.c fw_link_tx.c fw_msg.c fw_wr.c fw_send.c fw_wr_common.c fw_tables.c)
 FW_COLD_SRCS := $(filter-out $(FW_HOT_SRCS),$(FW_TARGET_SRCS))
 FW_HOT_OPT := -O2
 FW_COLD_OPT := -Os

@@ -9,8 +9,8 @@ Each CI_FILE is GCC's call-graph file of one object (-fcallgraph-info=su): every
 defined there with its frame (bytes, static) and the calls it makes. The ELF adds what the
 compiler's files cannot say: calls the compiler emits on its own (memset for a zeroed
 array) and the frames of library functions (the prologue's sp adjustment), and which
-functions an indirect call may reach (every function whose address is stored in the
-image's data). The depth of a function is its frame plus the deepest of its callees; the
+functions an indirect call may reach (every function whose address an object's data holds,
+by its relocations; the .o beside each CI_FILE). The depth of a function is its frame plus the deepest of its callees; the
 firmware has no interrupts, so the depth from _start is the whole stack. A recursive call,
 a frame of dynamic size or a library function that calls another is an error: the bound
 would not hold.
@@ -65,21 +65,40 @@ def disassembly(objdump, elf):
     return funcs
 
 
-def address_taken(objdump, elf, starts):
-    """Functions whose address is a word of the image's data (function-pointer tables)."""
-    out = subprocess.run([objdump, "-s", "-j", ".rodata", "-j", ".data", "-j", ".sdata", "-j", ".srodata", elf],
-                         check=False, capture_output=True, text=True).stdout
+def address_taken(readelf, objects):
+    """Functions whose address a data section of an object stores (function-pointer tables):
+    the R_RISCV_32 relocations of its data sections that name a function, or a section and
+    the offset of a function in it. A data word that merely equals a function's address
+    (a size, a constant) is no pointer."""
     taken = set()
-    for line in out.splitlines():
-        m = re.match(r"^ ([0-9a-f]{4,8}) ((?:[0-9a-f]{1,8} ){1,4})", line)
-        if not m:
-            continue
-        for word in m.group(2).split():
-            if len(word) != 8:
+    for obj in objects:
+        syms = subprocess.run([readelf, "-sW", obj], check=True, capture_output=True, text=True).stdout
+        funcs, at = set(), {}
+        for line in syms.splitlines():
+            parts = line.split()
+            if len(parts) >= 8 and parts[3] == "FUNC":
+                funcs.add(parts[7])
+                at[(parts[6], int(parts[1], 16))] = parts[7]
+        sections = {}
+        for line in syms.splitlines():
+            parts = line.split()
+            if len(parts) >= 8 and parts[3] == "SECTION":
+                sections[parts[7]] = parts[6]
+        relocs = subprocess.run([readelf, "-rW", obj], check=True, capture_output=True, text=True).stdout
+        in_data = False
+        for line in relocs.splitlines():
+            m = re.match(r"^Relocation section '\.rela(\.[^']*)'", line)
+            if m:
+                in_data = re.match(r"^\.s?(ro)?data(\.|$)", m.group(1)) is not None
                 continue
-            value = int.from_bytes(bytes.fromhex(word), "little")
-            if value and value in starts:  # 0 is _start's address and every zero word's value
-                taken.add(starts[value])
+            parts = line.split()
+            if not in_data or len(parts) < 5 or parts[2] != "R_RISCV_32":
+                continue
+            name, addend = parts[4], int(parts[6], 16) if len(parts) >= 7 and parts[5] == "+" else 0
+            if name in funcs:
+                taken.add(name)
+            elif name in sections and (sections[name], addend) in at:
+                taken.add(at[(sections[name], addend)])
     return taken
 
 
@@ -88,6 +107,7 @@ def main():
     ap.add_argument("--elf", required=True)
     ap.add_argument("--reserve", type=int, required=True, help="bytes kept for the stack (FW_STACK_RESERVE)")
     ap.add_argument("--objdump", default="riscv64-unknown-elf-objdump")
+    ap.add_argument("--readelf", default="riscv64-unknown-elf-readelf")
     ap.add_argument("ci", nargs="+")
     args = ap.parse_args()
 
@@ -103,8 +123,7 @@ def main():
             calls.setdefault(s, set()).add(d)
 
     dis = disassembly(args.objdump, args.elf)
-    starts = {addr: name for name, (addr, _) in dis.items()}
-    taken = address_taken(args.objdump, args.elf, starts)
+    taken = address_taken(args.readelf, [re.sub(r"\.ci$", ".o", path) for path in args.ci])
     for name, (_, insns) in dis.items():
         direct = set()
         indirect = False

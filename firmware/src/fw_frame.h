@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The context of one received frame, made by the link (fw_link.c) and handed down to
+/* The context of one received frame, made by the link (fw_link_rx.c) and handed down to
  * the message layer (fw_msg.c) and the work requests (fw_wr.c): where its payload is,
  * when it arrived, and the reply cursor through which the layers below get room for
  * their replies in the transmit window. The link implements the cursor; the layers

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Link protocol, board side (fw_link.c). Called by fw_main; calls the message layer
+/* Link protocol, board side (fw_link.c, fw_link_rx.c, fw_link_tx.c). Called by fw_main; calls the message layer
  * (fw_msg.h) with each received frame's context, whose reply cursor it implements. */
 #ifndef FW_LINK_H
 #define FW_LINK_H

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Boot-time configuration and the main loop step, shared by the target and host builds.
- * The top layer: fw_main -> fw_link -> fw_msg -> fw_wr -> fw_tables -> fw_state -> hal;
- * each calls only the ones to its right. */
+ * The top layer: fw_main -> fw_link (-> fw_link_rx -> fw_link_tx) -> fw_msg -> fw_wr
+ * (-> fw_send) -> fw_wr_common -> fw_tables -> fw_state -> hal; each calls only the ones
+ * to its right. */
 #include "fw_link.h"
 #include "fw_main.h"
 #include "fw_state.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The messages of one DATA payload (fw_msg.c). Called by the link (fw_link.c) with the
+/* The messages of one DATA payload (fw_msg.c). Called by the link (fw_link_rx.c) with the
  * frame's context; calls fw_wr, fw_tables and fw_state, and replies through the
  * frame's reply cursor (fw_frame.h), never to the link directly. */
 #ifndef FW_MSG_H

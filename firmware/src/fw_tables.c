@@ -43,6 +43,14 @@ FW_HOT uint32_t fw_eng_wait_busy(uint32_t status_off)
     return st;
 }
 
+/* Wait for an engine operation; returns STATUS_WORD. The operation is almost always done
+ * at the first read; only a busy engine takes the timed wait. */
+static inline uint32_t fw_eng_wait(uint32_t status_off)
+{
+    uint32_t st = eng_rd(status_off);
+    return (st & NF_STATUS_WORD_BUSY_MASK) ? fw_eng_wait_busy(status_off) : st;
+}
+
 uint32_t fw_dma(const struct fw_dma_side *src, const struct fw_dma_side *dst, uint32_t len, uint32_t *bytes)
 {
     eng_wr(NF_ENGINE_DMA_SRC_MODE, NF_DMA_SIDE_MODE_MODE_PUT(src->mode) | NF_DMA_SIDE_MODE_ACCESS_PUT(src->access));
@@ -71,6 +79,24 @@ FW_HOT uint32_t fw_load(void)
 uint32_t fw_token(uint32_t index)
 {
     return NF_TOKEN_INDEX_PUT(index) | NF_TOKEN_KEY_PUT(fw_mrs[index].key);
+}
+
+/* MPT_WRITE of what fw_mpt_stage staged; returns the REFUSE code. */
+static uint32_t fw_mpt_commit(void)
+{
+    eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE);
+    uint32_t st = eng_rd(NF_ENGINE_TBL_STATUS);
+    _Static_assert(NF_REFUSE_OK == 0u, "done and granted: no bit of BUSY or CODE set");
+    if (FW_LIKELY(!(st & (NF_STATUS_WORD_BUSY_MASK | NF_STATUS_WORD_CODE_MASK))))
+        return NF_REFUSE_OK; /* the usual answer, one test */
+    return NF_STATUS_WORD_CODE_GET((st & NF_STATUS_WORD_BUSY_MASK) ? fw_eng_wait_busy(NF_ENGINE_TBL_STATUS) : st);
+}
+
+uint32_t fw_mpt_write_words(uint32_t index, uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3, uint32_t w4,
+                            uint32_t w5, uint32_t w6)
+{
+    fw_mpt_stage(index, w0, w1, w2, w3, w4, w5, w6);
+    return fw_mpt_commit();
 }
 
 uint32_t fw_mpt_write(uint32_t index, const uint32_t w[7])
@@ -243,7 +269,9 @@ uint32_t fw_mr_alloc(uint32_t pd, uint32_t kind, uint32_t *token)
     return NF_STATUS_SUCCESS;
 }
 
-FW_COLD void fw_mr_unbound(uint32_t index)
+/* A window leaves its MR's count; an MR's bound windows go INVALID (out of line: only
+ * windows and their MRs take it). */
+static FW_COLD void fw_mr_unbound(uint32_t index)
 {
     struct fw_mr *e = &fw_mrs[index];
     if (e->kind == NF_MPT_KIND_WINDOW) {
@@ -260,6 +288,16 @@ FW_COLD void fw_mr_unbound(uint32_t index)
         }
     }
 }
+
+/* On every invalidate: the usual MR has no windows, one test of both fields. */
+FW_HOT void fw_mr_invalidated(uint32_t index)
+{
+    const struct fw_mr *e = &fw_mrs[index];
+    uint32_t kind = e->kind, nwin = e->nwin; /* both loaded before either test */
+    if (kind == NF_MPT_KIND_WINDOW || nwin)
+        fw_mr_unbound(index);
+}
+
 void fw_mr_free(uint32_t index)
 {
     struct fw_mr *mr = &fw_mrs[index];

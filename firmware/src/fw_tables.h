@@ -36,14 +36,6 @@ struct fw_mr {
                       * PicoRV32 multiplies slowly, a shift indexes for free) */
 };
 _Static_assert(sizeof(struct fw_mr) == 16, "fw_mr is indexed by shifting");
-/* state, kind, key and flags as one little-endian word (both builds are little-endian):
- * the work-request path checks several of them with one compare. */
-#define FW_MR_WORD0(state, kind, key, flags) \
-    ((uint32_t)(state) | (uint32_t)(kind) << 8 | (uint32_t)(key) << 16 | (uint32_t)(flags) << 24)
-static inline uint32_t fw_mr_word0(const struct fw_mr *mr)
-{
-    return FW_MR_WORD0(mr->state, mr->kind, mr->key, mr->flags);
-}
 #ifdef FW_MR_BYTES /* the build's RAM check (firmware.mk) counts this many bytes per entry */
 _Static_assert(sizeof(struct fw_mr) == FW_MR_BYTES, "firmware.mk FW_MR_BYTES");
 #endif
@@ -95,17 +87,11 @@ uint32_t fw_tables_place(void);
 uint32_t fw_recv_place(void);
 void fw_tables_init(void);
 void fw_tables_reset(void);              /* free every MR and QP (ADAPTER_RESET) */
-/* Wait for an engine operation; returns STATUS_WORD. Inline: the operation is almost
- * always done at the first read; only a busy engine takes the call (and is timed).
- * The wait is bounded: after fw_cfg.eng_wait_max cycles it gives up, counts
- * wait_timeouts and returns CODE = NF_REFUSE_TIMEOUT (the request fails
- * INTERNAL_ERROR; see fw_eng_failed). */
+/* The rest of a wait for an engine operation that read busy at its first look; returns
+ * STATUS_WORD. Bounded: after fw_cfg.eng_wait_max cycles it gives up, counts
+ * wait_timeouts and returns CODE = NF_REFUSE_TIMEOUT (the request fails INTERNAL_ERROR;
+ * see fw_eng_failed). The time it waits is counted in fw_eng_wait_cycles. */
 uint32_t fw_eng_wait_busy(uint32_t status_off);
-static inline uint32_t fw_eng_wait(uint32_t status_off)
-{
-    uint32_t st = eng_rd(status_off);
-    return (st & NF_STATUS_WORD_BUSY_MASK) ? fw_eng_wait_busy(status_off) : st;
-}
 extern uint32_t fw_eng_wait_acc;
 /* running total of cycles spent waiting on the engine */
 static inline uint32_t fw_eng_wait_cycles(void)
@@ -171,23 +157,9 @@ static inline void fw_mpt_stage(uint32_t index, uint32_t w0, uint32_t w1, uint32
     eng_wr(NF_ENGINE_ENT_W6, w6);
     eng_wr(NF_ENGINE_TBL_INDEX, index);
 }
-/* MPT_WRITE of what fw_mpt_stage staged; returns the REFUSE code. */
-static inline uint32_t fw_mpt_commit(void)
-{
-    eng_wr(NF_ENGINE_TBL_CMD, NF_TBL_OP_MPT_WRITE);
-    uint32_t st = eng_rd(NF_ENGINE_TBL_STATUS);
-    _Static_assert(NF_REFUSE_OK == 0u, "done and granted: no bit of BUSY or CODE set");
-    if (FW_LIKELY(!(st & (NF_STATUS_WORD_BUSY_MASK | NF_STATUS_WORD_CODE_MASK))))
-        return NF_REFUSE_OK; /* the usual answer, one test */
-    return NF_STATUS_WORD_CODE_GET((st & NF_STATUS_WORD_BUSY_MASK) ? fw_eng_wait_busy(NF_ENGINE_TBL_STATUS) : st);
-}
-/* Stage and commit in one (the words as arguments, not an array on the stack). */
-static inline uint32_t fw_mpt_write_words(uint32_t index, uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3,
-                                          uint32_t w4, uint32_t w5, uint32_t w6)
-{
-    fw_mpt_stage(index, w0, w1, w2, w3, w4, w5, w6);
-    return fw_mpt_commit();
-}
+/* fw_mpt_write with the words as arguments (not an array on the stack). */
+uint32_t fw_mpt_write_words(uint32_t index, uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3, uint32_t w4,
+                            uint32_t w5, uint32_t w6);
 uint32_t fw_mpt_invalidate(uint32_t index);
 /* fw_mpt_invalidate in two: the command, and the wait for it (its REFUSE code), so the
  * firmware can work between them. */
@@ -210,15 +182,8 @@ static inline uint32_t fw_mpt_invalidate_wait(void)
 uint32_t fw_mpt_read(uint32_t index, uint32_t w[7]);
 /* Entry index just went from VALID to INVALID (its shadow state too): a window leaves its MR's
  * count; an MR with bound windows has each of them invalidated (a later registration of
- * the MR must not revive them). Out of line: only windows and their MRs take it. */
-void fw_mr_unbound(uint32_t index);
-static inline void fw_mr_invalidated(uint32_t index)
-{
-    const struct fw_mr *e = &fw_mrs[index];
-    uint32_t kind = e->kind, nwin = e->nwin; /* both loaded before either test */
-    if (kind == NF_MPT_KIND_WINDOW || nwin)
-        fw_mr_unbound(index);
-}
+ * the MR must not revive them). */
+void fw_mr_invalidated(uint32_t index);
 uint32_t fw_token(uint32_t index);
 /* QP table index, or FW_NO_INDEX (inline: on every work request). A qpn is
  * gen << FW_QPN_GEN_SHIFT | index; gen 0 never names a QP. */
@@ -231,13 +196,6 @@ static inline uint32_t fw_qp_lookup(uint32_t qpn)
     if (q >= FW_QP_CAP || gen == 0 || gen != fw_qps[q].gen || fw_qps[q].state == FW_QP_FREE)
         return FW_NO_INDEX;
     return q;
-}
-/* state and gen of a QP as one little-endian word: FW_QP_CONNECTED | gen << 8 is the
- * word of the QP qpn names when it is connected (gen << 8 = qpn without its index). */
-_Static_assert(FW_QPN_GEN_SHIFT == 8u, "a QP's gen byte sits where the qpn has it");
-static inline uint32_t fw_qp_word0(const struct fw_qp *qp)
-{
-    return (uint32_t)qp->state | (uint32_t)qp->gen << 8;
 }
 /* A QP with rq_depth receive entries reserved from the pool (the caller checked the
  * limits); STATUS (INSUFFICIENT_RESOURCES: table full or pool short). */

@@ -19,43 +19,16 @@ struct wr_result {
     uint32_t cqe_at; /* 0, or the CQE is in the TX window there already (wr_cqe_ahead) */
 };
 
-/* One side of a DMA on a local SGE: TOKEN mode with the QP's PD, or LOGICAL for the
- * privileged token (it names an adapter logical address; local access only). */
-static inline void wr_local_side(struct fw_dma_side *s, uint64_t addr, uint32_t token, uint32_t pd, uint32_t access)
-{
-    s->addr = addr;
-    s->token = token;
-    s->pd = pd;
-    s->access = access;
-    s->mode = token == NF_ADAPTER_PRIVILEGED_TOKEN ? NF_DMA_MODE_LOGICAL : NF_DMA_MODE_TOKEN;
-}
-
 /* A 64-bit field of a message in adapter memory, low word first. */
 static inline void rd64_lo_hi(uint32_t at, uint64_t *v)
 {
     *v = mem_rd(at) | (uint64_t)mem_rd(at + 4u) << 32;
 }
 
-/* The nsge SGEs at adapter address at into the arrays; their total length (64 bits:
- * the caller refuses more than 2^32 - 1). Inline here, so that fw_wr.c and fw_send.c
- * share it without calling each other. */
-static inline uint64_t wr_read_sges(uint32_t at, uint32_t nsge, uint64_t *addr, uint32_t *len, uint32_t *token)
-{
-    uint64_t total = 0;
-    for (uint32_t k = 0; k < nsge; k++) {
-        uint32_t s = at + k * NF_SGE_SIZE;
-        rd64_lo_hi(s + NF_SGE_ADDR_OFF, &addr[k]);
-        len[k] = mem_rd(s + NF_SGE_LEN_OFF);
-        token[k] = mem_rd(s + NF_SGE_TOKEN_OFF);
-        total += len[k];
-    }
-    return total;
-}
-
 /* The MR an invalidation of token on a QP of PD pd may invalidate: its index, or
  * FW_NO_INDEX with *status saying why not (unknown token, an NdkRegisterMr region,
  * another PD, not VALID). wr_invalidate then invalidates it through the engine.
- * Inline: INVALIDATE's path does not pay a call for it. */
+ * Inline: the invalidate's path does not pay a call for it. */
 static inline uint32_t wr_inv_target(uint32_t pd, uint32_t token, uint32_t *status)
 {
     uint32_t i = fw_mr_lookup(token);
@@ -97,17 +70,6 @@ static inline void wr_invalidated(uint32_t index, uint32_t code, struct wr_resul
 static inline void wr_invalidate(uint32_t index, struct wr_result *r)
 {
     wr_invalidated(index, fw_mpt_invalidate(index), r);
-}
-
-/* A failure completion: counted by status and by the engine's REFUSE code, and its QP
- * broken (NDK: an error completion breaks the connection; a QP not connected has none
- * to break, a QP in ERROR stays there). */
-static inline void wr_failed(struct fw_qp *qp, uint32_t status, uint32_t refuse)
-{
-    if (qp && qp->state == FW_QP_CONNECTED)
-        qp->state = FW_QP_ERROR;
-    fw_stats_refused(status);
-    fw_stats.refuse_codes[refuse & (NF_STATS_REFUSE_CODES_COUNT - 1u)] += refuse != NF_REFUSE_OK;
 }
 
 /* The CQE message of a work request at adapter address at, in space that reads as
@@ -152,6 +114,18 @@ static inline void wr_cqe_ahead(const struct fw_frame *f, uint32_t qpn, uint32_t
     static const struct wr_result ok = {NF_STATUS_SUCCESS, 0, NF_REFUSE_OK, 0};
     r->cqe_at = wr_put_cqe(f, qpn, wr_id, &ok, op_type, 0, 0);
 }
+
+/* fw_wr_common.c: what both work-request files call. */
+/* One side of a DMA on a local SGE: TOKEN mode with the QP's PD, or LOGICAL for the
+ * privileged token (it names an adapter logical address; local access only). */
+void wr_local_side(struct fw_dma_side *s, uint64_t addr, uint32_t token, uint32_t pd, uint32_t access);
+/* The nsge SGEs at adapter address at into the arrays; their total length (64 bits:
+ * the caller refuses more than 2^32 - 1). */
+uint64_t wr_read_sges(uint32_t at, uint32_t nsge, uint64_t *addr, uint32_t *len, uint32_t *token);
+/* A failure completion: counted by status and by the engine's REFUSE code, and its QP
+ * broken (NDK: an error completion breaks the connection; a QP not connected has none
+ * to break, a QP in ERROR stays there). */
+void wr_failed(struct fw_qp *qp, uint32_t status, uint32_t refuse);
 
 /* fw_send.c: WR_RECEIVE on qp (RESET or CONNECTED); WR_SEND / WR_SEND_INVALIDATE on a
  * connected qp, writing the receive's CQE (if a receive was consumed) through f. */
