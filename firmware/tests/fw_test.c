@@ -4,7 +4,7 @@
  * file uses (fw_test.h), and main. The cases: test_fw.c (link, messages, memory),
  * test_fw_mr.c (MRs, QPs, fast-register and invalidate rules), test_fw_wr.c (RDMA,
  * error completions, flush, timeouts, counters), test_fw_send.c (Send, Receive),
- * test_fw_mw.c (memory windows). */
+ * test_fw_mw.c (memory windows), test_fw_net.c (the network port's IPv4 layer). */
 #include "fw_test.h"
 
 /* ---- snapshots: everything a refused request must leave alone ---- */
@@ -298,6 +298,10 @@ int main(int argc, char **argv)
     test_bind_entry();
     test_mw_invalidate();
     test_mw_cascade();
+    test_net_config();
+    test_net_arp();
+    test_net_icmp();
+    test_net_resolve();
     test_mw_grants();
     test_fault();
     return tb_done();
