@@ -14,7 +14,7 @@ MODEL_BUILD := $(BUILD)/model
 FW_INC    := $(ROOT)/proto/gen
 ENGINE_MODEL_DIR := $(ROOT)/rtl/engine/model
 
-FW_CORE_SRCS := $(addprefix $(FW_DIR)/src/,fw_main.c fw_link.c fw_link_rx.c fw_link_tx.c fw_msg.c fw_wr.c fw_send.c fw_wr_common.c fw_tables.c fw_state.c)
+FW_CORE_SRCS := $(addprefix $(FW_DIR)/src/,fw_main.c fw_link.c fw_link_rx.c fw_link_tx.c fw_msg.c fw_wr.c fw_send.c fw_wr_common.c fw_net.c fw_tables.c fw_state.c)
 FW_TARGET_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/src/main.c $(FW_DIR)/src/start.c
 FW_HDRS := $(wildcard $(FW_DIR)/src/*.h) $(FW_INC)/nf_layout.h
 
@@ -95,7 +95,7 @@ $(MODEL_BUILD)/nfmodel: $(FW_HOST_SRCS) $(FW_DIR)/host/nfmodel.c $(FW_HOST_HDRS)
 
 # The unit tests: cases in test_fw*.c, requests and main in fw_test.c, the host side of
 # the link in tb.c.
-FW_TEST_SRCS := $(addprefix $(FW_DIR)/tests/,fw_test.c test_fw.c test_fw_mr.c test_fw_wr.c test_fw_send.c test_fw_mw.c tb.c)
+FW_TEST_SRCS := $(addprefix $(FW_DIR)/tests/,fw_test.c test_fw.c test_fw_mr.c test_fw_wr.c test_fw_send.c test_fw_mw.c test_fw_net.c tb.c)
 FW_TB_HDRS := $(FW_DIR)/tests/tb.h $(FW_DIR)/tests/fw_test.h $(ROOT)/tests/tap.h
 
 $(MODEL_BUILD)/test_fw: $(FW_HOST_SRCS) $(FW_TEST_SRCS) $(FW_TB_HDRS) $(FW_HOST_HDRS)

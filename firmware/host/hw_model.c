@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The firmware's host HAL: SYS registers, a model of nf_link, and the engine C model. */
+/* The firmware's host HAL: SYS registers, a model of nf_link, a model of nf_net, and the
+ * engine C model. */
 #include "hw_model.h"
 
 #include <stdio.h>
@@ -27,6 +28,14 @@ static struct {
     struct nf_hw_link_counters cnt;
     uint8_t *out;
     size_t out_len, out_cap;
+    /* network port (nf_net): its slots after the link's, before the user region, as in nf_soc */
+    struct {
+        uint32_t rx_slots, tx_slots, slot_base, seed, ctrl, mac_lo, mac_hi, rx_ready, rx_wp, tx_busy;
+        uint32_t cnt_rx_ok, cnt_drop_addr, cnt_drop_long, cnt_drop_ip, cnt_drop_slot, cnt_tx, cnt_tx_reject;
+        uint8_t tx[NF_HW_NET_TX_QUEUE][NF_NET_MAX_FRAME];
+        size_t tx_len[NF_HW_NET_TX_QUEUE];
+        unsigned tx_head, tx_count;
+    } net;
 } hw;
 
 int nf_hw_profile(const char *name, uint32_t baud, struct nf_hw_cfg *cfg)
@@ -61,12 +70,15 @@ int nf_hw_init(const struct nf_hw_cfg *cfg)
         cfg->tx_slots > NF_LINK_MAX_SLOTS)
         return -1;
     struct nfm_engine_cfg ec = {cfg->mem_bytes, cfg->mpt_entries, cfg->mtt_entries,
-                                NF_PROFILE_USER_BASE(cfg->rx_slots, cfg->tx_slots, 0, 0)};
+                                NF_PROFILE_USER_BASE(cfg->rx_slots, cfg->tx_slots, NF_HW_NET_RX_SLOTS, NF_HW_NET_TX_SLOTS)};
     hw.eng = nfm_engine_new(&ec);
     if (!hw.eng)
         return -1;
     hw.cfg = *cfg;
     nf_frame_decoder_init(&hw.dec);
+    hw.net.rx_slots = NF_HW_NET_RX_SLOTS;
+    hw.net.tx_slots = NF_HW_NET_TX_SLOTS;
+    hw.net.slot_base = NF_PROFILE_NET_BASE(cfg->rx_slots, cfg->tx_slots);
     return 0;
 }
 
@@ -222,6 +234,156 @@ static void link_write(uint32_t off, uint32_t v)
     }
 }
 
+/* ---- nf_net: the network port ---- */
+
+void nf_hw_net_seed(uint32_t seed) { hw.net.seed = seed; }
+void nf_hw_net_tx_busy(uint32_t mask) { hw.net.tx_busy = mask & ((1u << hw.net.tx_slots) - 1u); }
+uint32_t nf_hw_net_slot_base(void) { return hw.net.slot_base; }
+uint32_t nf_hw_net_rx_ready(void) { return hw.net.rx_ready; }
+
+static uint32_t be16(const uint8_t *b) { return (uint32_t)b[0] << 8 | b[1]; }
+
+/* Ones' complement sum of n bytes (n even), folded to 16 bits. */
+static uint32_t ones_sum(const uint8_t *b, size_t n)
+{
+    uint32_t sum = 0;
+    for (size_t i = 0; i + 1 < n; i += 2)
+        sum += be16(b + i);
+    while (sum >> 16)
+        sum = (sum & 0xFFFFu) + (sum >> 16);
+    return sum;
+}
+
+static int is_ipv4(const uint8_t *f, size_t len)
+{
+    return len >= NF_HW_ETH_HDR + 20u && be16(f + 12) == 0x0800u;
+}
+
+/* nf_net_rx's checks in order (the ICRC is not modelled: a frame to UDP 4791 is taken as
+ * good RoCE), then the next RX slot in ring order. */
+int nf_hw_net_rx(const uint8_t *frame, size_t len)
+{
+    static const uint8_t bcast[6] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+    if (!(hw.net.ctrl & NF_NET_CTRL_RX_EN_MASK))
+        return NF_HW_NET_RX_IGNORED;
+    uint8_t f[NF_NET_MAX_FRAME + 1u] = {0};
+    if (len > NF_NET_MAX_FRAME) {
+        hw.net.cnt_drop_long++;
+        return NF_HW_NET_RX_DROPPED;
+    }
+    memcpy(f, frame, len);
+    if (len < NF_HW_ETH_MIN)
+        len = NF_HW_ETH_MIN; /* the sender's MAC padded it */
+    uint8_t mac[6];
+    for (unsigned i = 0; i < 4; i++)
+        mac[i] = (uint8_t)(hw.net.mac_lo >> (8 * i));
+    mac[4] = (uint8_t)hw.net.mac_hi;
+    mac[5] = (uint8_t)(hw.net.mac_hi >> 8);
+    int bc = !memcmp(f, bcast, 6), mine = !memcmp(f, mac, 6);
+    uint32_t type = be16(f + 12);
+    if (!mine && !(bc && type == 0x0806u) && !(hw.net.ctrl & NF_NET_CTRL_PROMISC_MASK)) {
+        hw.net.cnt_drop_addr++;
+        return NF_HW_NET_RX_DROPPED;
+    }
+    uint32_t kind = type == 0x0806u ? NF_NET_KIND_ARP : NF_NET_KIND_OTHER;
+    if (type == 0x0800u) {
+        if (!is_ipv4(f, len) || f[14] != 0x45u || ones_sum(f + 14, 20) != 0xFFFFu) {
+            hw.net.cnt_drop_ip++;
+            return NF_HW_NET_RX_DROPPED;
+        }
+        kind = f[23] == 17u && be16(f + 36) == NF_NET_ROCE_PORT ? NF_NET_KIND_ROCE : NF_NET_KIND_IPV4;
+    }
+    uint32_t slot = hw.net.rx_wp;
+    if (hw.net.rx_ready & (1u << slot)) {
+        hw.net.cnt_drop_slot++;
+        return NF_HW_NET_RX_DROPPED;
+    }
+    uint8_t *s = nfm_mem(hw.eng) + hw.net.slot_base + slot * NF_NET_SLOT_BYTES;
+    uint32_t flags = bc ? NF_NET_RX_FLAG_BCAST : !mine ? NF_NET_RX_FLAG_PROMISC : 0u;
+    struct nf_net_rx_hdr h = {(uint16_t)len, (uint8_t)kind, (uint8_t)flags, (uint32_t)hw.cycle};
+    memcpy(s + NF_NET_FRAME_OFF, f, len);
+    memcpy(s, &h, sizeof(h));
+    hw.net.rx_ready |= 1u << slot;
+    hw.net.rx_wp = (slot + 1u) % hw.net.rx_slots;
+    hw.net.cnt_rx_ok++;
+    return NF_HW_NET_RX_PLACED;
+}
+
+/* nf_net_tx: the slot read whole, the IPv4 total length and header checksum put in place
+ * (the ICRC is not modelled), padded to 60 as the MAC does. */
+static void net_post(uint32_t v)
+{
+    uint32_t slot = NF_NET_TX_POST_SLOT_GET(v), len = NF_NET_TX_POST_LEN_GET(v);
+    if (slot >= hw.net.tx_slots || (hw.net.tx_busy & (1u << slot)) || len < NF_NET_MIN_FRAME ||
+        len > NF_NET_MAX_FRAME || hw.net.tx_count == NF_HW_NET_TX_QUEUE) {
+        hw.net.cnt_tx_reject++;
+        return;
+    }
+    unsigned q = (hw.net.tx_head + hw.net.tx_count++) % NF_HW_NET_TX_QUEUE;
+    uint8_t *f = hw.net.tx[q];
+    memset(f, 0, NF_NET_MAX_FRAME);
+    memcpy(f, nfm_mem(hw.eng) + hw.net.slot_base + (hw.net.rx_slots + slot) * NF_NET_SLOT_BYTES + NF_NET_FRAME_OFF,
+           len);
+    if (len >= NF_HW_ETH_HDR + 20u && is_ipv4(f, len) && f[14] == 0x45u) {
+        uint32_t total = len - NF_HW_ETH_HDR;
+        f[16] = (uint8_t)(total >> 8);
+        f[17] = (uint8_t)total;
+        f[24] = f[25] = 0;
+        uint32_t c = ~ones_sum(f + 14, 20) & 0xFFFFu;
+        f[24] = (uint8_t)(c >> 8);
+        f[25] = (uint8_t)c;
+    }
+    hw.net.tx_len[q] = len < NF_HW_ETH_MIN ? NF_HW_ETH_MIN : len;
+    hw.net.cnt_tx++;
+}
+
+size_t nf_hw_net_tx_take(uint8_t *buf, size_t cap)
+{
+    if (hw.net.tx_count == 0)
+        return 0;
+    unsigned q = hw.net.tx_head;
+    size_t n = hw.net.tx_len[q] < cap ? hw.net.tx_len[q] : cap;
+    memcpy(buf, hw.net.tx[q], n);
+    hw.net.tx_head = (q + 1u) % NF_HW_NET_TX_QUEUE;
+    hw.net.tx_count--;
+    return n;
+}
+
+static uint32_t net_read(uint32_t off)
+{
+    switch (off) {
+    case NF_NET_ID: return NF_NET_HW_ID_VALUE;
+    case NF_NET_CFG: return NF_NET_CFG_RX_SLOTS_PUT(hw.net.rx_slots) | NF_NET_CFG_TX_SLOTS_PUT(hw.net.tx_slots);
+    case NF_NET_SLOT_BASE: return hw.net.slot_base;
+    case NF_NET_CTRL: return hw.net.ctrl;
+    case NF_NET_MAC_LO: return hw.net.mac_lo;
+    case NF_NET_MAC_HI: return hw.net.mac_hi;
+    case NF_NET_RX_READY: return hw.net.rx_ready;
+    case NF_NET_TX_BUSY: return hw.net.tx_busy; /* the model sends at once */
+    case NF_NET_MAC_SEED: return hw.net.seed;
+    case NF_NET_CNT_RX_OK: return hw.net.cnt_rx_ok;
+    case NF_NET_CNT_DROP_ADDR: return hw.net.cnt_drop_addr;
+    case NF_NET_CNT_DROP_LONG: return hw.net.cnt_drop_long;
+    case NF_NET_CNT_DROP_IP: return hw.net.cnt_drop_ip;
+    case NF_NET_CNT_DROP_SLOT: return hw.net.cnt_drop_slot;
+    case NF_NET_CNT_TX: return hw.net.cnt_tx;
+    case NF_NET_CNT_TX_REJECT: return hw.net.cnt_tx_reject;
+    default: return 0;
+    }
+}
+
+static void net_write(uint32_t off, uint32_t v)
+{
+    switch (off) {
+    case NF_NET_CTRL: hw.net.ctrl = v & (NF_NET_CTRL_RX_EN_MASK | NF_NET_CTRL_PROMISC_MASK); break;
+    case NF_NET_MAC_LO: hw.net.mac_lo = v; break;
+    case NF_NET_MAC_HI: hw.net.mac_hi = v & 0xFFFFu; break;
+    case NF_NET_RX_RELEASE: hw.net.rx_ready &= ~v; break;
+    case NF_NET_TX_POST: net_post(v); break;
+    default: break;
+    }
+}
+
 /* The CPU's trap on an illegal instruction, as the target's handler records it (the
  * faulting address is not modelled: 0). */
 #define MCAUSE_ILLEGAL_INSTRUCTION 2u
@@ -242,6 +404,8 @@ uint32_t hal_read32(uint32_t addr)
         return sys_read(addr - NF_SYS_BASE);
     if (addr >= NF_LINK_BASE && addr < NF_LINK_BASE + BLOCK_BYTES)
         return link_read(addr - NF_LINK_BASE);
+    if (addr >= NF_NET_BASE && addr < NF_NET_BASE + BLOCK_BYTES)
+        return net_read(addr - NF_NET_BASE);
     if (addr >= NF_ENGINE_BASE && addr < NF_ENGINE_BASE + BLOCK_BYTES) {
         uint32_t off = addr - NF_ENGINE_BASE, v = nfm_csr_read(hw.eng, off);
         if (hw.engine_hung && (off == NF_ENGINE_TBL_STATUS || off == NF_ENGINE_LD_STATUS || off == NF_ENGINE_DMA_STATUS))
@@ -275,6 +439,10 @@ void hal_write32(uint32_t addr, uint32_t value)
     }
     if (addr >= NF_LINK_BASE && addr < NF_LINK_BASE + BLOCK_BYTES) {
         link_write(addr - NF_LINK_BASE, value);
+        return;
+    }
+    if (addr >= NF_NET_BASE && addr < NF_NET_BASE + BLOCK_BYTES) {
+        net_write(addr - NF_NET_BASE, value);
         return;
     }
     if (addr >= NF_ENGINE_BASE && addr < NF_ENGINE_BASE + BLOCK_BYTES) {

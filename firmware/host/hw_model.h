@@ -43,6 +43,25 @@ void nf_hw_tx_hang(int hung);
 uint64_t nf_hw_cycles(void);
 uint64_t nf_hw_accesses(void); /* bus accesses the firmware made */
 
+/* The network port (nf_net): NF_HW_NET_RX_SLOTS RX and NF_HW_NET_TX_SLOTS TX slots after
+ * the link's, before the user region (NF_PROFILE_NET_BASE), MAC_SEED 0 unless set (before fw_init). Posted frames queue
+ * until a test takes them, as the wire would carry them (FCS off, padded to 60). */
+#define NF_HW_NET_RX_SLOTS 4u
+#define NF_HW_NET_TX_SLOTS 2u
+#define NF_HW_NET_TX_QUEUE 16u
+#define NF_HW_ETH_HDR 14u
+#define NF_HW_ETH_MIN 60u
+enum { NF_HW_NET_RX_PLACED, NF_HW_NET_RX_DROPPED, NF_HW_NET_RX_IGNORED };
+void nf_hw_net_seed(uint32_t seed);
+/* A frame from the wire (no FCS): its nf_hw_net_rx outcome after the port's checks. */
+int nf_hw_net_rx(const uint8_t *frame, size_t len);
+/* The oldest frame the port sent: its length (0: none), copied up to cap bytes. */
+size_t nf_hw_net_tx_take(uint8_t *buf, size_t cap);
+/* Tests: TX slots in mask read busy (posts to them are refused). */
+void nf_hw_net_tx_busy(uint32_t mask);
+uint32_t nf_hw_net_slot_base(void);
+uint32_t nf_hw_net_rx_ready(void);
+
 struct nf_hw_link_counters {
     uint32_t rx_ok, rx_bad, rx_drop, tx;
 };

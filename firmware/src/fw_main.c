@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Boot-time configuration and the main loop step, shared by the target and host builds.
  * The top layer: fw_main -> fw_link (-> fw_link_rx -> fw_link_tx) -> fw_msg -> fw_wr
- * (-> fw_send) -> fw_wr_common -> fw_tables -> fw_state -> hal; each calls only the ones
+ * (-> fw_send) / fw_net -> fw_wr_common -> fw_tables -> fw_state -> hal; each calls only the ones
  * to its right. */
 #include "fw_link.h"
 #include "fw_main.h"
+#include "fw_net.h"
 #include "fw_state.h"
 #include "fw_tables.h"
 #include "hal.h"
@@ -94,4 +95,5 @@ void fw_init(void)
     fw_rng_seed(hal_cycles());
     fw_tables_init();
     fw_link_init();
+    fw_net_init();
 }

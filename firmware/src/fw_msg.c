@@ -2,10 +2,11 @@
 /* Messages of one DATA payload: requests (one reply each) and work requests (a CQE
  * each, fw_wr.c). Data never passes through the CPU: PING, MEM_WRITE and MEM_READ move
  * their bytes with the engine's DMA between the link slots and the user region.
- * Layer: called by fw_link with a frame's context (fw_frame.h); calls fw_wr, fw_tables
- * and fw_state; replies go through the frame's reply cursor, never to the link directly. */
+ * Layer: called by fw_link with a frame's context (fw_frame.h); calls fw_wr, fw_net,
+ * fw_tables and fw_state; replies go through the frame's reply cursor, never to the link directly. */
 #include "fw_msg.h"
 #include "fw_frame.h"
+#include "fw_net.h"
 #include "fw_state.h"
 #include "fw_tables.h"
 #include "fw_wr.h"
@@ -42,7 +43,7 @@ static void put_hdr(uint32_t at, uint32_t op, uint32_t len, uint32_t tag, uint32
     fw_reply_hdr(at, op | NF_OP_REPLY, len, tag, status);
 }
 
-/* A reply with up to two payload words (n = 0 or 2 words). */
+/* A reply with n payload words (0, 2, or NET_CONFIG's 4). */
 static void reply(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t status, const uint32_t *words,
                   uint32_t n)
 {
@@ -79,6 +80,8 @@ static uint32_t reply_bytes(uint32_t op, uint32_t m, uint32_t mlen)
         return NF_MSG_HDR_SIZE + NF_QP_CREATE_REP_SIZE;
     case NF_OP_QP_FLUSH:
         return NF_MSG_HDR_SIZE + NF_QP_FLUSH_REP_SIZE;
+    case NF_OP_NET_CONFIG:
+        return NF_MSG_HDR_SIZE + NF_NET_CONFIG_REP_SIZE;
     case NF_OP_WR_FAST_REGISTER:
     case NF_OP_WR_INVALIDATE:
     case NF_OP_WR_READ:
@@ -433,6 +436,14 @@ static FW_COLD uint32_t do_adapter_reset(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
+/* NET_CONFIG: session setup, out of line; its reply carries the settings in effect. */
+static FW_COLD void do_net_config(const struct fw_frame *f, uint32_t tag, uint32_t m, uint32_t mlen)
+{
+    uint32_t rep[NF_NET_CONFIG_REP_SIZE / 4u];
+    uint32_t st = fw_net_config(BODY(m, 0), mlen - NF_MSG_HDR_SIZE, rep);
+    reply(f, NF_OP_NET_CONFIG, tag, st, rep, st == NF_STATUS_SUCCESS ? NF_NET_CONFIG_REP_SIZE / 4u : 0u);
+}
+
 /* The requests whose reply is a status alone, by op. */
 typedef uint32_t status_req(uint32_t m, uint32_t mlen);
 static status_req *const status_reqs[NF_OP_QP_CONNECT + 1u] = {
@@ -479,6 +490,9 @@ static void handle(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t
         return;
     case NF_OP_MEM_READ:
         do_mem_read(f, tag, m, mlen);
+        return;
+    case NF_OP_NET_CONFIG:
+        do_net_config(f, tag, m, mlen);
         return;
     case NF_OP_MR_CREATE:
     case NF_OP_MW_CREATE:

@@ -99,7 +99,7 @@ FW_HOT void fw_state_put_info(uint32_t at)
 }
 
 _Static_assert(NF_STATS_SIZE % 8u == 0u, "a STATS reply keeps messages 8-byte aligned");
-_Static_assert(NF_STATS_SIZE == (18u + NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT) * 4u,
+_Static_assert(NF_STATS_SIZE == (25u + NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT) * 4u,
                "fw_state_put_stats sets each of STATS's words");
 
 #define STATS_COUNTS (NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT)
@@ -131,4 +131,11 @@ void fw_state_put_stats(uint32_t at)
     PUT(w, nf_stats, faults, fw_stats.faults);
     PUT(w, nf_stats, fault_cause, fw_stats.fault_cause);
     PUT(w, nf_stats, fault_pc, fw_stats.fault_pc);
+    PUT(w, nf_stats, net_rx, fw_stats.net_rx);
+    PUT(w, nf_stats, net_arp_answered, fw_stats.net_arp_answered);
+    PUT(w, nf_stats, net_arp_learned, fw_stats.net_arp_learned);
+    PUT(w, nf_stats, net_icmp_answered, fw_stats.net_icmp_answered);
+    PUT(w, nf_stats, net_unhandled, fw_stats.net_unhandled);
+    PUT(w, nf_stats, net_tx_dropped, fw_stats.net_tx_dropped);
+    PUT(w, nf_stats, net_resolve_timeouts, fw_stats.net_resolve_timeouts);
 }

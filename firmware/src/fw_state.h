@@ -32,6 +32,10 @@ struct fw_stats {
     uint32_t wait_timeouts; /* bounded waits that ran out (engine operation, TX slot drain) */
     uint32_t faults;        /* traps taken: nonzero, the adapter is faulted (fw_fault) */
     uint32_t fault_cause, fault_pc; /* mcause and mepc of the last trap */
+    /* The network port's IPv4 layer (fw_net.c): frames taken, answers, cache fills,
+     * frames released unanswered, replies with no free TX slot, resolutions that failed. */
+    uint32_t net_rx, net_arp_answered, net_arp_learned, net_icmp_answered, net_unhandled, net_tx_dropped;
+    uint32_t net_resolve_timeouts;
     uint32_t ops_unknown;                       /* messages with an op the firmware does not know */
     uint32_t refused_other;                     /* failure statuses NF_STAT_STATUS_LIST does not name */
     uint32_t ops[NF_STATS_OPS_COUNT];           /* messages handled, by NF_STAT_OP_* */

@@ -4,7 +4,7 @@
  * file uses (fw_test.h), and main. The cases: test_fw.c (link, messages, memory),
  * test_fw_mr.c (MRs, QPs, fast-register and invalidate rules), test_fw_wr.c (RDMA,
  * error completions, flush, timeouts, counters), test_fw_send.c (Send, Receive),
- * test_fw_mw.c (memory windows). */
+ * test_fw_mw.c (memory windows), test_fw_net.c (the network port's IPv4 layer). */
 #include "fw_test.h"
 
 /* ---- snapshots: everything a refused request must leave alone ---- */
@@ -36,12 +36,12 @@ void snap_free(struct snap *s)
 /* Tables equal, and the user region equal (link slots change with every frame). */
 int snap_same(const struct snap *a, const struct snap *b)
 {
-    uint32_t ub = NF_PROFILE_USER_BASE(nf_hw_cfg()->rx_slots, nf_hw_cfg()->tx_slots, 0, 0);
+    uint32_t ub = NF_PROFILE_USER_BASE(nf_hw_cfg()->rx_slots, nf_hw_cfg()->tx_slots, NF_HW_NET_RX_SLOTS, NF_HW_NET_TX_SLOTS);
     return !memcmp(a->mpt, b->mpt, (size_t)a->nmpt * NFM_MPT_WORDS * 4) &&
            !memcmp(a->mtt, b->mtt, (size_t)a->nmtt * 4) && !memcmp(a->mem + ub, b->mem + ub, a->mem_bytes - ub);
 }
 
-uint32_t user_base(void) { return NF_PROFILE_USER_BASE(nf_hw_cfg()->rx_slots, nf_hw_cfg()->tx_slots, 0, 0); }
+uint32_t user_base(void) { return NF_PROFILE_USER_BASE(nf_hw_cfg()->rx_slots, nf_hw_cfg()->tx_slots, NF_HW_NET_RX_SLOTS, NF_HW_NET_TX_SLOTS); }
 
 /* ---- request helpers ---- */
 uint32_t mr_create(uint32_t pd, uint32_t fast)
@@ -298,6 +298,10 @@ int main(int argc, char **argv)
     test_bind_entry();
     test_mw_invalidate();
     test_mw_cascade();
+    test_net_config();
+    test_net_arp();
+    test_net_icmp();
+    test_net_resolve();
     test_mw_grants();
     test_fault();
     return tb_done();

@@ -117,5 +117,10 @@ void test_mw_invalidate(void);
 void test_mw_cascade(void);
 /* Grants through a window: need the engine model that knows WINDOW entries. */
 void test_mw_grants(void);
+/* test_fw_net.c */
+void test_net_config(void);
+void test_net_arp(void);
+void test_net_icmp(void);
+void test_net_resolve(void);
 
 #endif

@@ -156,6 +156,7 @@
 #define NF_OP_ADAPTER_RESET 5u /* free every MR, QP and table entry */
 #define NF_OP_STATS 6u /* reply payload is STATS: the adapter's counters (firmware before this op answers NOT_SUPPORTED) */
 #define NF_OP_FAULT_TEST 7u /* the firmware executes an illegal instruction, as a test of its trap handler: the adapter is faulted from then on (DEVICE_HARDWARE_ERROR) */
+#define NF_OP_NET_CONFIG 8u /* NET_CONFIG_REQ -> NET_CONFIG_REP: set the network port's IPv4 address and netmask and/or its MAC (flags), or with flags 0 only read them back */
 #define NF_OP_MR_CREATE 16u /* MR_CREATE_REQ -> MR_CREATE_REP (allocates a key-table entry) */
 #define NF_OP_MR_DESTROY 17u /* TOKEN_REQ: free the entry (its key byte changes before reuse) */
 #define NF_OP_MR_REGISTER 18u /* MR_REGISTER_REQ (NdkRegisterMr) */
@@ -204,9 +205,10 @@
 #define NF_STAT_OP_WR_BIND 23u /* window bind work requests (NdkBind) */
 #define NF_STAT_OP_MW_CREATE 24u /* memory windows created (NdkCreateMw) */
 #define NF_STAT_OP_FAULT_TEST 25u /* trap handler tests (FAULT_TEST) */
-#define NF_STAT_OP_COUNT 26u
-#define NF_STAT_OP_LIST(X) X(PING, 0u) X(INFO, 1u) X(STATS, 2u) X(MEM_WRITE, 3u) X(MEM_READ, 4u) X(ADAPTER_RESET, 5u) X(MR_CREATE, 6u) X(MR_DESTROY, 7u) X(MR_REGISTER, 8u) X(MR_DEREGISTER, 9u) X(FRMR_INIT, 10u) X(QP_CREATE, 11u) X(QP_CONNECT, 12u) X(QP_DISCONNECT, 13u) X(QP_DESTROY, 14u) X(QP_FLUSH, 15u) X(WR_FAST_REGISTER, 16u) X(WR_INVALIDATE, 17u) X(WR_READ, 18u) X(WR_WRITE, 19u) X(WR_SEND, 20u) X(WR_SEND_INVALIDATE, 21u) X(WR_RECEIVE, 22u) X(WR_BIND, 23u) X(MW_CREATE, 24u) X(FAULT_TEST, 25u)
-#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "link round trips (NdkFpgaPing)") X(INFO, 1u, "adapter information requests") X(STATS, 2u, "counter requests (NdkFpgaQueryCounters)") X(MEM_WRITE, 3u, "adapter memory writes (NdkFpgaWriteBuffer)") X(MEM_READ, 4u, "adapter memory reads (NdkFpgaReadBuffer)") X(ADAPTER_RESET, 5u, "adapter resets") X(MR_CREATE, 6u, "MRs created (NdkCreateMr)") X(MR_DESTROY, 7u, "MRs and windows closed") X(MR_REGISTER, 8u, "registrations (NdkRegisterMr)") X(MR_DEREGISTER, 9u, "deregistrations (NdkDeregisterMr)") X(FRMR_INIT, 10u, "fast-register MR initializations (NdkInitializeFastRegisterMr)") X(QP_CREATE, 11u, "QPs created (NdkCreateQp)") X(QP_CONNECT, 12u, "QP connections") X(QP_DISCONNECT, 13u, "QP disconnections") X(QP_DESTROY, 14u, "QPs closed") X(QP_FLUSH, 15u, "QP flushes (NdkFlush)") X(WR_FAST_REGISTER, 16u, "fast-register work requests (NdkFastRegister)") X(WR_INVALIDATE, 17u, "invalidate work requests (NdkInvalidate)") X(WR_READ, 18u, "RDMA Read work requests (NdkRead)") X(WR_WRITE, 19u, "RDMA Write work requests (NdkWrite)") X(WR_SEND, 20u, "Send work requests (NdkSend)") X(WR_SEND_INVALIDATE, 21u, "SendAndInvalidate work requests (NdkSendAndInvalidate)") X(WR_RECEIVE, 22u, "receives posted (NdkReceive)") X(WR_BIND, 23u, "window bind work requests (NdkBind)") X(MW_CREATE, 24u, "memory windows created (NdkCreateMw)") X(FAULT_TEST, 25u, "trap handler tests (FAULT_TEST)")
+#define NF_STAT_OP_NET_CONFIG 26u /* network port address settings and queries (NET_CONFIG) */
+#define NF_STAT_OP_COUNT 27u
+#define NF_STAT_OP_LIST(X) X(PING, 0u) X(INFO, 1u) X(STATS, 2u) X(MEM_WRITE, 3u) X(MEM_READ, 4u) X(ADAPTER_RESET, 5u) X(MR_CREATE, 6u) X(MR_DESTROY, 7u) X(MR_REGISTER, 8u) X(MR_DEREGISTER, 9u) X(FRMR_INIT, 10u) X(QP_CREATE, 11u) X(QP_CONNECT, 12u) X(QP_DISCONNECT, 13u) X(QP_DESTROY, 14u) X(QP_FLUSH, 15u) X(WR_FAST_REGISTER, 16u) X(WR_INVALIDATE, 17u) X(WR_READ, 18u) X(WR_WRITE, 19u) X(WR_SEND, 20u) X(WR_SEND_INVALIDATE, 21u) X(WR_RECEIVE, 22u) X(WR_BIND, 23u) X(MW_CREATE, 24u) X(FAULT_TEST, 25u) X(NET_CONFIG, 26u)
+#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "link round trips (NdkFpgaPing)") X(INFO, 1u, "adapter information requests") X(STATS, 2u, "counter requests (NdkFpgaQueryCounters)") X(MEM_WRITE, 3u, "adapter memory writes (NdkFpgaWriteBuffer)") X(MEM_READ, 4u, "adapter memory reads (NdkFpgaReadBuffer)") X(ADAPTER_RESET, 5u, "adapter resets") X(MR_CREATE, 6u, "MRs created (NdkCreateMr)") X(MR_DESTROY, 7u, "MRs and windows closed") X(MR_REGISTER, 8u, "registrations (NdkRegisterMr)") X(MR_DEREGISTER, 9u, "deregistrations (NdkDeregisterMr)") X(FRMR_INIT, 10u, "fast-register MR initializations (NdkInitializeFastRegisterMr)") X(QP_CREATE, 11u, "QPs created (NdkCreateQp)") X(QP_CONNECT, 12u, "QP connections") X(QP_DISCONNECT, 13u, "QP disconnections") X(QP_DESTROY, 14u, "QPs closed") X(QP_FLUSH, 15u, "QP flushes (NdkFlush)") X(WR_FAST_REGISTER, 16u, "fast-register work requests (NdkFastRegister)") X(WR_INVALIDATE, 17u, "invalidate work requests (NdkInvalidate)") X(WR_READ, 18u, "RDMA Read work requests (NdkRead)") X(WR_WRITE, 19u, "RDMA Write work requests (NdkWrite)") X(WR_SEND, 20u, "Send work requests (NdkSend)") X(WR_SEND_INVALIDATE, 21u, "SendAndInvalidate work requests (NdkSendAndInvalidate)") X(WR_RECEIVE, 22u, "receives posted (NdkReceive)") X(WR_BIND, 23u, "window bind work requests (NdkBind)") X(MW_CREATE, 24u, "memory windows created (NdkCreateMw)") X(FAULT_TEST, 25u, "trap handler tests (FAULT_TEST)") X(NET_CONFIG, 26u, "network port address settings and queries (NET_CONFIG)")
 
 /* STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it) */
 #define NF_STAT_STATUS_ACCESS_VIOLATION 0u
@@ -224,6 +226,10 @@
 #define NF_STAT_STATUS_COUNT 12u
 #define NF_STAT_STATUS_LIST(X) X(ACCESS_VIOLATION, 0u) X(INVALID_PARAMETER, 1u) X(INVALID_DEVICE_STATE, 2u) X(INSUFFICIENT_RESOURCES, 3u) X(IMPLEMENTATION_LIMIT, 4u) X(NOT_SUPPORTED, 5u) X(CONNECTION_INVALID, 6u) X(CANCELLED, 7u) X(INTERNAL_ERROR, 8u) X(BUFFER_TOO_SMALL, 9u) X(IO_TIMEOUT, 10u) X(CONNECTION_ABORTED, 11u)
 #define NF_STAT_STATUS_DOC_LIST(X) X(ACCESS_VIOLATION, 0u, "") X(INVALID_PARAMETER, 1u, "") X(INVALID_DEVICE_STATE, 2u, "") X(INSUFFICIENT_RESOURCES, 3u, "") X(IMPLEMENTATION_LIMIT, 4u, "") X(NOT_SUPPORTED, 5u, "") X(CONNECTION_INVALID, 6u, "") X(CANCELLED, 7u, "") X(INTERNAL_ERROR, 8u, "") X(BUFFER_TOO_SMALL, 9u, "") X(IO_TIMEOUT, 10u, "") X(CONNECTION_ABORTED, 11u, "")
+
+/* NET_CONFIG_FLAG: NET_CONFIG_REQ.flags bits: which settings the request changes (none: a query) */
+#define NF_NET_CONFIG_FLAG_ADDR 1u /* set ipv4 and netmask */
+#define NF_NET_CONFIG_FLAG_MAC 2u /* set the MAC from mac_lo/mac_hi (else the adapter keeps its MAC: at boot its default, NET.MAC_SEED) */
 
 /* NDK_OP: NDK_OPERATION_TYPE values carried in CQE.op_type */
 #define NF_NDK_OP_RECEIVE 1u
@@ -259,14 +265,15 @@
 #define NF_STATUS_CONNECTION_RESET 0xC000020Du /* host: transport closed by the peer mid-session */
 #define NF_STATUS_CONNECTION_INVALID 0xC000023Au
 #define NF_STATUS_CONNECTION_REFUSED 0xC0000236u /* host: nothing accepts on the simulator socket */
-#define NF_STATUS_NETWORK_UNREACHABLE 0xC000023Cu /* host: no transport for the device string */
+#define NF_STATUS_NETWORK_UNREACHABLE 0xC000023Cu /* host: no transport for the device string; firmware: a peer outside the adapter's IPv4 subnet (no router) */
+#define NF_STATUS_HOST_UNREACHABLE 0xC000023Du /* firmware: a peer on the adapter's subnet did not answer ARP within the retries */
 #define NF_STATUS_CONNECTION_ABORTED 0xC0000241u
 #define NF_STATUS_IMPLEMENTATION_LIMIT 0xC000042Bu
 #define NF_STATUS_ADDRESS_ALREADY_ASSOCIATED 0xC0000238u
 #define NF_STATUS_DEVICE_HARDWARE_ERROR 0xC00002B6u /* the adapter's firmware took a trap (STATS fault_cause, fault_pc): every request but PING, INFO and STATS fails with it until the adapter restarts */
-#define NF_STATUS_COUNT 28u
-#define NF_STATUS_LIST(X) X(SUCCESS, 0u) X(PENDING, 259u) X(BUFFER_OVERFLOW, 0x80000005u) X(DEVICE_BUSY, 0x80000011u) X(ACCESS_VIOLATION, 0xC0000005u) X(INVALID_PARAMETER, 0xC000000Du) X(NO_SUCH_FILE, 0xC000000Fu) X(ACCESS_DENIED, 0xC0000022u) X(BUFFER_TOO_SMALL, 0xC0000023u) X(INVALID_PARAMETER_MIX, 0xC0000030u) X(SHARING_VIOLATION, 0xC0000043u) X(INSUFFICIENT_RESOURCES, 0xC000009Au) X(DEVICE_NOT_CONNECTED, 0xC000009Du) X(IO_TIMEOUT, 0xC00000B5u) X(NOT_SUPPORTED, 0xC00000BBu) X(INTERNAL_ERROR, 0xC00000E5u) X(CANCELLED, 0xC0000120u) X(REMOTE_RESOURCES, 0xC000013Du) X(INVALID_DEVICE_STATE, 0xC0000184u) X(INVALID_BUFFER_SIZE, 0xC0000206u) X(CONNECTION_RESET, 0xC000020Du) X(CONNECTION_INVALID, 0xC000023Au) X(CONNECTION_REFUSED, 0xC0000236u) X(NETWORK_UNREACHABLE, 0xC000023Cu) X(CONNECTION_ABORTED, 0xC0000241u) X(IMPLEMENTATION_LIMIT, 0xC000042Bu) X(ADDRESS_ALREADY_ASSOCIATED, 0xC0000238u) X(DEVICE_HARDWARE_ERROR, 0xC00002B6u)
-#define NF_STATUS_DOC_LIST(X) X(SUCCESS, 0u, "") X(PENDING, 259u, "") X(BUFFER_OVERFLOW, 0x80000005u, "host: CQ overflow, given to the CQ's notification callback") X(DEVICE_BUSY, 0x80000011u, "") X(ACCESS_VIOLATION, 0xC0000005u, "") X(INVALID_PARAMETER, 0xC000000Du, "") X(NO_SUCH_FILE, 0xC000000Fu, "host: simulator or model binary not found") X(ACCESS_DENIED, 0xC0000022u, "host: no permission to open the board's USB device (install tools/99-ndkfpga.rules)") X(BUFFER_TOO_SMALL, 0xC0000023u, "") X(INVALID_PARAMETER_MIX, 0xC0000030u, "") X(SHARING_VIOLATION, 0xC0000043u, "host: NdkListen on an address and port another listener of this adapter holds") X(INSUFFICIENT_RESOURCES, 0xC000009Au, "") X(DEVICE_NOT_CONNECTED, 0xC000009Du, "host: the simulator or board went away (died at start, socket closed)") X(IO_TIMEOUT, 0xC00000B5u, "host: peer silent past the link deadline") X(NOT_SUPPORTED, 0xC00000BBu, "") X(INTERNAL_ERROR, 0xC00000E5u, "") X(CANCELLED, 0xC0000120u, "") X(REMOTE_RESOURCES, 0xC000013Du, "") X(INVALID_DEVICE_STATE, 0xC0000184u, "") X(INVALID_BUFFER_SIZE, 0xC0000206u, "") X(CONNECTION_RESET, 0xC000020Du, "host: transport closed by the peer mid-session") X(CONNECTION_INVALID, 0xC000023Au, "") X(CONNECTION_REFUSED, 0xC0000236u, "host: nothing accepts on the simulator socket") X(NETWORK_UNREACHABLE, 0xC000023Cu, "host: no transport for the device string") X(CONNECTION_ABORTED, 0xC0000241u, "") X(IMPLEMENTATION_LIMIT, 0xC000042Bu, "") X(ADDRESS_ALREADY_ASSOCIATED, 0xC0000238u, "") X(DEVICE_HARDWARE_ERROR, 0xC00002B6u, "the adapter's firmware took a trap (STATS fault_cause, fault_pc): every request but PING, INFO and STATS fails with it until the adapter restarts")
+#define NF_STATUS_COUNT 29u
+#define NF_STATUS_LIST(X) X(SUCCESS, 0u) X(PENDING, 259u) X(BUFFER_OVERFLOW, 0x80000005u) X(DEVICE_BUSY, 0x80000011u) X(ACCESS_VIOLATION, 0xC0000005u) X(INVALID_PARAMETER, 0xC000000Du) X(NO_SUCH_FILE, 0xC000000Fu) X(ACCESS_DENIED, 0xC0000022u) X(BUFFER_TOO_SMALL, 0xC0000023u) X(INVALID_PARAMETER_MIX, 0xC0000030u) X(SHARING_VIOLATION, 0xC0000043u) X(INSUFFICIENT_RESOURCES, 0xC000009Au) X(DEVICE_NOT_CONNECTED, 0xC000009Du) X(IO_TIMEOUT, 0xC00000B5u) X(NOT_SUPPORTED, 0xC00000BBu) X(INTERNAL_ERROR, 0xC00000E5u) X(CANCELLED, 0xC0000120u) X(REMOTE_RESOURCES, 0xC000013Du) X(INVALID_DEVICE_STATE, 0xC0000184u) X(INVALID_BUFFER_SIZE, 0xC0000206u) X(CONNECTION_RESET, 0xC000020Du) X(CONNECTION_INVALID, 0xC000023Au) X(CONNECTION_REFUSED, 0xC0000236u) X(NETWORK_UNREACHABLE, 0xC000023Cu) X(HOST_UNREACHABLE, 0xC000023Du) X(CONNECTION_ABORTED, 0xC0000241u) X(IMPLEMENTATION_LIMIT, 0xC000042Bu) X(ADDRESS_ALREADY_ASSOCIATED, 0xC0000238u) X(DEVICE_HARDWARE_ERROR, 0xC00002B6u)
+#define NF_STATUS_DOC_LIST(X) X(SUCCESS, 0u, "") X(PENDING, 259u, "") X(BUFFER_OVERFLOW, 0x80000005u, "host: CQ overflow, given to the CQ's notification callback") X(DEVICE_BUSY, 0x80000011u, "") X(ACCESS_VIOLATION, 0xC0000005u, "") X(INVALID_PARAMETER, 0xC000000Du, "") X(NO_SUCH_FILE, 0xC000000Fu, "host: simulator or model binary not found") X(ACCESS_DENIED, 0xC0000022u, "host: no permission to open the board's USB device (install tools/99-ndkfpga.rules)") X(BUFFER_TOO_SMALL, 0xC0000023u, "") X(INVALID_PARAMETER_MIX, 0xC0000030u, "") X(SHARING_VIOLATION, 0xC0000043u, "host: NdkListen on an address and port another listener of this adapter holds") X(INSUFFICIENT_RESOURCES, 0xC000009Au, "") X(DEVICE_NOT_CONNECTED, 0xC000009Du, "host: the simulator or board went away (died at start, socket closed)") X(IO_TIMEOUT, 0xC00000B5u, "host: peer silent past the link deadline") X(NOT_SUPPORTED, 0xC00000BBu, "") X(INTERNAL_ERROR, 0xC00000E5u, "") X(CANCELLED, 0xC0000120u, "") X(REMOTE_RESOURCES, 0xC000013Du, "") X(INVALID_DEVICE_STATE, 0xC0000184u, "") X(INVALID_BUFFER_SIZE, 0xC0000206u, "") X(CONNECTION_RESET, 0xC000020Du, "host: transport closed by the peer mid-session") X(CONNECTION_INVALID, 0xC000023Au, "") X(CONNECTION_REFUSED, 0xC0000236u, "host: nothing accepts on the simulator socket") X(NETWORK_UNREACHABLE, 0xC000023Cu, "host: no transport for the device string; firmware: a peer outside the adapter's IPv4 subnet (no router)") X(HOST_UNREACHABLE, 0xC000023Du, "firmware: a peer on the adapter's subnet did not answer ARP within the retries") X(CONNECTION_ABORTED, 0xC0000241u, "") X(IMPLEMENTATION_LIMIT, 0xC000042Bu, "") X(ADDRESS_ALREADY_ASSOCIATED, 0xC0000238u, "") X(DEVICE_HARDWARE_ERROR, 0xC00002B6u, "the adapter's firmware took a trap (STATS fault_cause, fault_pc): every request but PING, INFO and STATS fails with it until the adapter restarts")
 
 /* NET_KIND: NET_RX_HDR.kind: what the port's checks made of a received frame */
 #define NF_NET_KIND_OTHER 0u /* an EtherType the port does not parse (sent to the adapter's MAC) */
@@ -662,6 +669,7 @@
 #define NF_NET_TX_POST_LEN_GET(w) (((uint32_t)(w) & NF_NET_TX_POST_LEN_MASK) >> NF_NET_TX_POST_LEN_LSB)
 #define NF_NET_TX_POST_LEN_PUT(v) (((uint32_t)(v) << NF_NET_TX_POST_LEN_LSB) & NF_NET_TX_POST_LEN_MASK)
 #define NF_NET_TX_BUSY 0x024u /* ro: bit j: TX slot j is queued or still being read; do not rewrite it */
+#define NF_NET_MAC_SEED 0x028u /* ro: the adapter's own 32 bits (nf_net parameter MAC_SEED: a board or harness sets it per adapter): the firmware's default MAC is 02:6e:<MAC_SEED bytes, most significant first>, locally administered unicast */
 #define NF_NET_CNT_RX_OK 0x040u /* ro: frames placed in an RX slot */
 #define NF_NET_CNT_DROP_FCS 0x044u /* ro: frames dropped by the MAC's checks: FCS, rx_er, runt */
 #define NF_NET_CNT_DROP_ADDR 0x048u /* ro: frames dropped: destination neither the adapter's MAC nor broadcast ARP */
@@ -838,18 +846,25 @@ struct nf_stats {
     uint32_t tx_overflow; /* @32 replies and CQEs the firmware could not queue (no TX room; never expected) */
     uint32_t ops_unknown; /* @36 messages with an op the firmware does not know (answered NOT_SUPPORTED) */
     uint32_t refused_other; /* @40 replies and CQEs with a failure status STAT_STATUS does not name */
-    uint32_t ops[26]; /* @44 messages handled, by op: ops[STAT_OP_x] */
-    uint32_t refused[12]; /* @148 replies and CQEs with a failure status: refused[STAT_STATUS_x] */
-    uint32_t refuse_codes[16]; /* @196 CQEs carrying an engine refusal, by REFUSE code */
-    uint32_t cycle_lo; /* @260 cycle counter when the reply was built */
-    uint32_t cycle_hi; /* @264  */
-    uint32_t tx_stalls; /* @268 times the firmware held a received frame (stopped taking messages) because its replies found no TX room */
-    uint32_t wait_timeouts; /* @272 bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain */
-    uint32_t faults; /* @276 traps the firmware took (illegal instruction, misaligned access, ebreak): nonzero, the adapter is faulted and answers DEVICE_HARDWARE_ERROR */
-    uint32_t fault_cause; /* @280 mcause of the last trap (2 illegal instruction, 3 ebreak, 4/6 misaligned load/store) */
-    uint32_t fault_pc; /* @284 mepc of the last trap: the address of the faulting instruction */
+    uint32_t ops[27]; /* @44 messages handled, by op: ops[STAT_OP_x] */
+    uint32_t refused[12]; /* @152 replies and CQEs with a failure status: refused[STAT_STATUS_x] */
+    uint32_t refuse_codes[16]; /* @200 CQEs carrying an engine refusal, by REFUSE code */
+    uint32_t cycle_lo; /* @264 cycle counter when the reply was built */
+    uint32_t cycle_hi; /* @268  */
+    uint32_t tx_stalls; /* @272 times the firmware held a received frame (stopped taking messages) because its replies found no TX room */
+    uint32_t wait_timeouts; /* @276 bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain */
+    uint32_t faults; /* @280 traps the firmware took (illegal instruction, misaligned access, ebreak): nonzero, the adapter is faulted and answers DEVICE_HARDWARE_ERROR */
+    uint32_t fault_cause; /* @284 mcause of the last trap (2 illegal instruction, 3 ebreak, 4/6 misaligned load/store) */
+    uint32_t fault_pc; /* @288 mepc of the last trap: the address of the faulting instruction */
+    uint32_t net_rx; /* @292 network frames the firmware took from the port's RX slots */
+    uint32_t net_arp_answered; /* @296 ARP requests for the adapter's IPv4 address answered */
+    uint32_t net_arp_learned; /* @300 ARP replies that filled or refreshed an entry of the ARP cache */
+    uint32_t net_icmp_answered; /* @304 ICMP echo requests to the adapter's IPv4 address answered (ping) */
+    uint32_t net_unhandled; /* @308 network frames released without an answer: not for the adapter's address, a kind the firmware does not take, malformed, or RoCE (not handled yet) */
+    uint32_t net_tx_dropped; /* @312 network replies and ARP requests not sent: every NET TX slot was busy */
+    uint32_t net_resolve_timeouts; /* @316 address resolutions that ran out of ARP retries (HOST_UNREACHABLE) */
 };
-#define NF_STATS_SIZE 288u
+#define NF_STATS_SIZE 320u
 #define NF_STATS_PROFILE_OFF 0u
 #define NF_STATS_RX_OK_OFF 4u
 #define NF_STATS_RX_BAD_OFF 8u
@@ -862,20 +877,27 @@ struct nf_stats {
 #define NF_STATS_OPS_UNKNOWN_OFF 36u
 #define NF_STATS_REFUSED_OTHER_OFF 40u
 #define NF_STATS_OPS_OFF 44u
-#define NF_STATS_OPS_COUNT 26u
-#define NF_STATS_REFUSED_OFF 148u
+#define NF_STATS_OPS_COUNT 27u
+#define NF_STATS_REFUSED_OFF 152u
 #define NF_STATS_REFUSED_COUNT 12u
-#define NF_STATS_REFUSE_CODES_OFF 196u
+#define NF_STATS_REFUSE_CODES_OFF 200u
 #define NF_STATS_REFUSE_CODES_COUNT 16u
-#define NF_STATS_CYCLE_LO_OFF 260u
-#define NF_STATS_CYCLE_HI_OFF 264u
-#define NF_STATS_TX_STALLS_OFF 268u
-#define NF_STATS_WAIT_TIMEOUTS_OFF 272u
-#define NF_STATS_FAULTS_OFF 276u
-#define NF_STATS_FAULT_CAUSE_OFF 280u
-#define NF_STATS_FAULT_PC_OFF 284u
-#define NF_STATS_COUNTER_LIST(X) X(rx_ok, "LINK.CNT_RX_OK: frames received with a good CRC") X(rx_bad, "LINK.CNT_RX_BAD: frames dropped for a bad CRC or length") X(rx_drop, "LINK.CNT_RX_DROP: good frames dropped, no RX slot free") X(rx_dup, "DATA frames dropped as duplicate or out of order") X(tx_frames, "LINK.CNT_TX: frames sent (data and ACK)") X(tx_reject, "LINK.CNT_TX_REJECT: TX_POST writes the link refused") X(retransmits, "DATA frames the firmware sent again") X(tx_overflow, "replies and CQEs the firmware could not queue (no TX room; never expected)") X(tx_stalls, "times the firmware held a received frame (stopped taking messages) because its replies found no TX room") X(wait_timeouts, "bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain") X(faults, "traps the firmware took (illegal instruction, misaligned access, ebreak): nonzero, the adapter is faulted and answers DEVICE_HARDWARE_ERROR") X(fault_cause, "mcause of the last trap (2 illegal instruction, 3 ebreak, 4/6 misaligned load/store)") X(fault_pc, "mepc of the last trap: the address of the faulting instruction")
-_Static_assert(sizeof(struct nf_stats) == 288, "STATS size");
+#define NF_STATS_CYCLE_LO_OFF 264u
+#define NF_STATS_CYCLE_HI_OFF 268u
+#define NF_STATS_TX_STALLS_OFF 272u
+#define NF_STATS_WAIT_TIMEOUTS_OFF 276u
+#define NF_STATS_FAULTS_OFF 280u
+#define NF_STATS_FAULT_CAUSE_OFF 284u
+#define NF_STATS_FAULT_PC_OFF 288u
+#define NF_STATS_NET_RX_OFF 292u
+#define NF_STATS_NET_ARP_ANSWERED_OFF 296u
+#define NF_STATS_NET_ARP_LEARNED_OFF 300u
+#define NF_STATS_NET_ICMP_ANSWERED_OFF 304u
+#define NF_STATS_NET_UNHANDLED_OFF 308u
+#define NF_STATS_NET_TX_DROPPED_OFF 312u
+#define NF_STATS_NET_RESOLVE_TIMEOUTS_OFF 316u
+#define NF_STATS_COUNTER_LIST(X) X(rx_ok, "LINK.CNT_RX_OK: frames received with a good CRC") X(rx_bad, "LINK.CNT_RX_BAD: frames dropped for a bad CRC or length") X(rx_drop, "LINK.CNT_RX_DROP: good frames dropped, no RX slot free") X(rx_dup, "DATA frames dropped as duplicate or out of order") X(tx_frames, "LINK.CNT_TX: frames sent (data and ACK)") X(tx_reject, "LINK.CNT_TX_REJECT: TX_POST writes the link refused") X(retransmits, "DATA frames the firmware sent again") X(tx_overflow, "replies and CQEs the firmware could not queue (no TX room; never expected)") X(tx_stalls, "times the firmware held a received frame (stopped taking messages) because its replies found no TX room") X(wait_timeouts, "bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain") X(faults, "traps the firmware took (illegal instruction, misaligned access, ebreak): nonzero, the adapter is faulted and answers DEVICE_HARDWARE_ERROR") X(fault_cause, "mcause of the last trap (2 illegal instruction, 3 ebreak, 4/6 misaligned load/store)") X(fault_pc, "mepc of the last trap: the address of the faulting instruction") X(net_rx, "network frames the firmware took from the port's RX slots") X(net_arp_answered, "ARP requests for the adapter's IPv4 address answered") X(net_arp_learned, "ARP replies that filled or refreshed an entry of the ARP cache") X(net_icmp_answered, "ICMP echo requests to the adapter's IPv4 address answered (ping)") X(net_unhandled, "network frames released without an answer: not for the adapter's address, a kind the firmware does not take, malformed, or RoCE (not handled yet)") X(net_tx_dropped, "network replies and ARP requests not sent: every NET TX slot was busy") X(net_resolve_timeouts, "address resolutions that ran out of ARP retries (HOST_UNREACHABLE)")
+_Static_assert(sizeof(struct nf_stats) == 320, "STATS size");
 _Static_assert(offsetof(struct nf_stats, profile) == 0, "STATS.profile");
 _Static_assert(offsetof(struct nf_stats, rx_ok) == 4, "STATS.rx_ok");
 _Static_assert(offsetof(struct nf_stats, rx_bad) == 8, "STATS.rx_bad");
@@ -888,15 +910,64 @@ _Static_assert(offsetof(struct nf_stats, tx_overflow) == 32, "STATS.tx_overflow"
 _Static_assert(offsetof(struct nf_stats, ops_unknown) == 36, "STATS.ops_unknown");
 _Static_assert(offsetof(struct nf_stats, refused_other) == 40, "STATS.refused_other");
 _Static_assert(offsetof(struct nf_stats, ops) == 44, "STATS.ops");
-_Static_assert(offsetof(struct nf_stats, refused) == 148, "STATS.refused");
-_Static_assert(offsetof(struct nf_stats, refuse_codes) == 196, "STATS.refuse_codes");
-_Static_assert(offsetof(struct nf_stats, cycle_lo) == 260, "STATS.cycle_lo");
-_Static_assert(offsetof(struct nf_stats, cycle_hi) == 264, "STATS.cycle_hi");
-_Static_assert(offsetof(struct nf_stats, tx_stalls) == 268, "STATS.tx_stalls");
-_Static_assert(offsetof(struct nf_stats, wait_timeouts) == 272, "STATS.wait_timeouts");
-_Static_assert(offsetof(struct nf_stats, faults) == 276, "STATS.faults");
-_Static_assert(offsetof(struct nf_stats, fault_cause) == 280, "STATS.fault_cause");
-_Static_assert(offsetof(struct nf_stats, fault_pc) == 284, "STATS.fault_pc");
+_Static_assert(offsetof(struct nf_stats, refused) == 152, "STATS.refused");
+_Static_assert(offsetof(struct nf_stats, refuse_codes) == 200, "STATS.refuse_codes");
+_Static_assert(offsetof(struct nf_stats, cycle_lo) == 264, "STATS.cycle_lo");
+_Static_assert(offsetof(struct nf_stats, cycle_hi) == 268, "STATS.cycle_hi");
+_Static_assert(offsetof(struct nf_stats, tx_stalls) == 272, "STATS.tx_stalls");
+_Static_assert(offsetof(struct nf_stats, wait_timeouts) == 276, "STATS.wait_timeouts");
+_Static_assert(offsetof(struct nf_stats, faults) == 280, "STATS.faults");
+_Static_assert(offsetof(struct nf_stats, fault_cause) == 284, "STATS.fault_cause");
+_Static_assert(offsetof(struct nf_stats, fault_pc) == 288, "STATS.fault_pc");
+_Static_assert(offsetof(struct nf_stats, net_rx) == 292, "STATS.net_rx");
+_Static_assert(offsetof(struct nf_stats, net_arp_answered) == 296, "STATS.net_arp_answered");
+_Static_assert(offsetof(struct nf_stats, net_arp_learned) == 300, "STATS.net_arp_learned");
+_Static_assert(offsetof(struct nf_stats, net_icmp_answered) == 304, "STATS.net_icmp_answered");
+_Static_assert(offsetof(struct nf_stats, net_unhandled) == 308, "STATS.net_unhandled");
+_Static_assert(offsetof(struct nf_stats, net_tx_dropped) == 312, "STATS.net_tx_dropped");
+_Static_assert(offsetof(struct nf_stats, net_resolve_timeouts) == 316, "STATS.net_resolve_timeouts");
+
+/* NET_CONFIG_REQ: NET_CONFIG payload. IPv4 words hold the address in wire order, first byte in [7:0] (10.0.0.2 is 0x0200000A); the MAC words as NET.MAC_LO/MAC_HI */
+struct nf_net_config_req {
+    uint32_t flags; /* @0 NET_CONFIG_FLAG bits */
+    uint32_t ipv4; /* @4 ADDR: the adapter's address: unicast, not 0.0.0.0/8, 127/8, multicast or reserved (224/3), nor its subnet's network or broadcast address */
+    uint32_t netmask; /* @8 ADDR: contiguous ones from the first byte, prefix 8..32 */
+    uint32_t rsvd; /* @12 0 */
+    uint32_t mac_lo; /* @16 MAC: bytes 0..3, [7:0] the first (a unicast MAC: bit 0 of byte 0 clear; not all zero) */
+    uint32_t mac_hi; /* @20 MAC: bytes 4..5 in [15:0]; [31:16] 0 */
+};
+#define NF_NET_CONFIG_REQ_SIZE 24u
+#define NF_NET_CONFIG_REQ_FLAGS_OFF 0u
+#define NF_NET_CONFIG_REQ_IPV4_OFF 4u
+#define NF_NET_CONFIG_REQ_NETMASK_OFF 8u
+#define NF_NET_CONFIG_REQ_RSVD_OFF 12u
+#define NF_NET_CONFIG_REQ_MAC_LO_OFF 16u
+#define NF_NET_CONFIG_REQ_MAC_HI_OFF 20u
+_Static_assert(sizeof(struct nf_net_config_req) == 24, "NET_CONFIG_REQ size");
+_Static_assert(offsetof(struct nf_net_config_req, flags) == 0, "NET_CONFIG_REQ.flags");
+_Static_assert(offsetof(struct nf_net_config_req, ipv4) == 4, "NET_CONFIG_REQ.ipv4");
+_Static_assert(offsetof(struct nf_net_config_req, netmask) == 8, "NET_CONFIG_REQ.netmask");
+_Static_assert(offsetof(struct nf_net_config_req, rsvd) == 12, "NET_CONFIG_REQ.rsvd");
+_Static_assert(offsetof(struct nf_net_config_req, mac_lo) == 16, "NET_CONFIG_REQ.mac_lo");
+_Static_assert(offsetof(struct nf_net_config_req, mac_hi) == 20, "NET_CONFIG_REQ.mac_hi");
+
+/* NET_CONFIG_REP: NET_CONFIG reply payload: the settings in effect after the request (ipv4 and netmask 0 until the host sets them) */
+struct nf_net_config_rep {
+    uint32_t ipv4; /* @0 the adapter's IPv4 address, first byte in [7:0] */
+    uint32_t netmask; /* @4  */
+    uint32_t mac_lo; /* @8 MAC bytes 0..3 */
+    uint32_t mac_hi; /* @12 MAC bytes 4..5 in [15:0] */
+};
+#define NF_NET_CONFIG_REP_SIZE 16u
+#define NF_NET_CONFIG_REP_IPV4_OFF 0u
+#define NF_NET_CONFIG_REP_NETMASK_OFF 4u
+#define NF_NET_CONFIG_REP_MAC_LO_OFF 8u
+#define NF_NET_CONFIG_REP_MAC_HI_OFF 12u
+_Static_assert(sizeof(struct nf_net_config_rep) == 16, "NET_CONFIG_REP size");
+_Static_assert(offsetof(struct nf_net_config_rep, ipv4) == 0, "NET_CONFIG_REP.ipv4");
+_Static_assert(offsetof(struct nf_net_config_rep, netmask) == 4, "NET_CONFIG_REP.netmask");
+_Static_assert(offsetof(struct nf_net_config_rep, mac_lo) == 8, "NET_CONFIG_REP.mac_lo");
+_Static_assert(offsetof(struct nf_net_config_rep, mac_hi) == 12, "NET_CONFIG_REP.mac_hi");
 
 /* MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop */
 struct nf_mem_write_req {
@@ -1266,7 +1337,7 @@ _Static_assert(offsetof(struct nf_net_rx_hdr, cycle) == 4, "NET_RX_HDR.cycle");
 #define NF_PROFILE_ULX3S_85K_NET_TX_SLOTS 0u
 #define NF_PROFILE_ULX3S_85K_FW_RAM_BYTES 32768u
 #define NF_PROFILE_ULX3S_85K_MAX_FRMR_PAGES 32u
-#define NF_PROFILE_ULX3S_85K_RECV_ENTRIES 96u
+#define NF_PROFILE_ULX3S_85K_RECV_ENTRIES 56u
 #define NF_PROFILE_ULX3S_85K_NET_BASE 32768u
 #define NF_PROFILE_ULX3S_85K_USER_BASE 32768u
 #define NF_PROFILE_ULX3S_85K_FW_SLICE_BITS 2u
@@ -1282,7 +1353,7 @@ _Static_assert(offsetof(struct nf_net_rx_hdr, cycle) == 4, "NET_RX_HDR.cycle");
 #define NF_PROFILE_ULX3S_25K_NET_TX_SLOTS 0u
 #define NF_PROFILE_ULX3S_25K_FW_RAM_BYTES 28672u
 #define NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES 16u
-#define NF_PROFILE_ULX3S_25K_RECV_ENTRIES 64u
+#define NF_PROFILE_ULX3S_25K_RECV_ENTRIES 32u
 #define NF_PROFILE_ULX3S_25K_NET_BASE 16384u
 #define NF_PROFILE_ULX3S_25K_USER_BASE 16384u
 #define NF_PROFILE_ULX3S_25K_FW_SLICE_BITS 2u

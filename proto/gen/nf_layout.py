@@ -160,6 +160,7 @@ OP_MEM_READ = 4
 OP_ADAPTER_RESET = 5
 OP_STATS = 6
 OP_FAULT_TEST = 7
+OP_NET_CONFIG = 8
 OP_MR_CREATE = 16
 OP_MR_DESTROY = 17
 OP_MR_REGISTER = 18
@@ -208,6 +209,7 @@ STAT_OP_WR_RECEIVE = 22
 STAT_OP_WR_BIND = 23
 STAT_OP_MW_CREATE = 24
 STAT_OP_FAULT_TEST = 25
+STAT_OP_NET_CONFIG = 26
 
 # STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it)
 STAT_STATUS_ACCESS_VIOLATION = 0
@@ -222,6 +224,10 @@ STAT_STATUS_INTERNAL_ERROR = 8
 STAT_STATUS_BUFFER_TOO_SMALL = 9
 STAT_STATUS_IO_TIMEOUT = 10
 STAT_STATUS_CONNECTION_ABORTED = 11
+
+# NET_CONFIG_FLAG: NET_CONFIG_REQ.flags bits: which settings the request changes (none: a query)
+NET_CONFIG_FLAG_ADDR = 1
+NET_CONFIG_FLAG_MAC = 2
 
 # NDK_OP: NDK_OPERATION_TYPE values carried in CQE.op_type
 NDK_OP_RECEIVE = 1
@@ -258,6 +264,7 @@ STATUS_CONNECTION_RESET = 0xc000020d
 STATUS_CONNECTION_INVALID = 0xc000023a
 STATUS_CONNECTION_REFUSED = 0xc0000236
 STATUS_NETWORK_UNREACHABLE = 0xc000023c
+STATUS_HOST_UNREACHABLE = 0xc000023d
 STATUS_CONNECTION_ABORTED = 0xc0000241
 STATUS_IMPLEMENTATION_LIMIT = 0xc000042b
 STATUS_ADDRESS_ALREADY_ASSOCIATED = 0xc0000238
@@ -298,7 +305,7 @@ PROFILE_ULX3S_85K_NET_RX_SLOTS = 0
 PROFILE_ULX3S_85K_NET_TX_SLOTS = 0
 PROFILE_ULX3S_85K_FW_RAM_BYTES = 32768
 PROFILE_ULX3S_85K_MAX_FRMR_PAGES = 32
-PROFILE_ULX3S_85K_RECV_ENTRIES = 96
+PROFILE_ULX3S_85K_RECV_ENTRIES = 56
 PROFILE_ULX3S_85K_NET_BASE = 32768
 PROFILE_ULX3S_85K_USER_BASE = 32768
 PROFILE_ULX3S_85K_FW_SLICE_BITS = 2
@@ -313,7 +320,7 @@ PROFILE_ULX3S_25K_NET_RX_SLOTS = 0
 PROFILE_ULX3S_25K_NET_TX_SLOTS = 0
 PROFILE_ULX3S_25K_FW_RAM_BYTES = 28672
 PROFILE_ULX3S_25K_MAX_FRMR_PAGES = 16
-PROFILE_ULX3S_25K_RECV_ENTRIES = 64
+PROFILE_ULX3S_25K_RECV_ENTRIES = 32
 PROFILE_ULX3S_25K_NET_BASE = 16384
 PROFILE_ULX3S_25K_USER_BASE = 16384
 PROFILE_ULX3S_25K_FW_SLICE_BITS = 2
@@ -590,6 +597,7 @@ NET_TX_POST_LEN_LSB = 16
 NET_TX_POST_LEN_WIDTH = 16
 NET_TX_POST_LEN_MASK = 0xffff0000
 NET_TX_BUSY = 36
+NET_MAC_SEED = 40
 NET_CNT_RX_OK = 64
 NET_CNT_DROP_FCS = 68
 NET_CNT_DROP_ADDR = 72
@@ -622,7 +630,9 @@ SYS_WAKE_NET = 52
 _struct('LINK_HDR', 8, '<4B2H', 'type seq ack flags len rsvd', (0, 1, 2, 3, 4, 6))
 _struct('MSG_HDR', 16, '<2H3I', 'op len tag status rsvd', (0, 2, 4, 8, 12))
 _struct('INFO', 112, '<28I', 'fw_version hw_version layout_version clk_hz uart_period mem_bytes user_base page_size mpt_entries mtt_entries max_frmr_pages max_qps max_sge rx_slots tx_slots max_payload rx_ok rx_bad rx_drop tx_frames retransmits rx_dup wr_count last_wr_op last_wr_cycles last_wr_fw_cycles cycle_lo cycle_hi', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108))
-_struct('STATS', 288, '<72I', 'profile rx_ok rx_bad rx_drop rx_dup tx_frames tx_reject retransmits tx_overflow ops_unknown refused_other ops refused refuse_codes cycle_lo cycle_hi tx_stalls wait_timeouts faults fault_cause fault_pc', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 148, 196, 260, 264, 268, 272, 276, 280, 284))
+_struct('STATS', 320, '<80I', 'profile rx_ok rx_bad rx_drop rx_dup tx_frames tx_reject retransmits tx_overflow ops_unknown refused_other ops refused refuse_codes cycle_lo cycle_hi tx_stalls wait_timeouts faults fault_cause fault_pc net_rx net_arp_answered net_arp_learned net_icmp_answered net_unhandled net_tx_dropped net_resolve_timeouts', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 152, 200, 264, 268, 272, 276, 280, 284, 288, 292, 296, 300, 304, 308, 312, 316))
+_struct('NET_CONFIG_REQ', 24, '<6I', 'flags ipv4 netmask rsvd mac_lo mac_hi', (0, 4, 8, 12, 16, 20))
+_struct('NET_CONFIG_REP', 16, '<4I', 'ipv4 netmask mac_lo mac_hi', (0, 4, 8, 12))
 _struct('MEM_WRITE_REQ', 8, '<2I', 'addr len', (0, 4))
 _struct('MEM_READ_REQ', 8, '<2I', 'addr len', (0, 4))
 _struct('TOKEN_REQ', 8, '<2I', 'token rsvd', (0, 4))

@@ -150,6 +150,7 @@
 `define NF_OP_ADAPTER_RESET 5  // free every MR, QP and table entry
 `define NF_OP_STATS 6  // reply payload is STATS: the adapter's counters (firmware before this op answers NOT_SUPPORTED)
 `define NF_OP_FAULT_TEST 7  // the firmware executes an illegal instruction, as a test of its trap handler: the adapter is faulted from then on (DEVICE_HARDWARE_ERROR)
+`define NF_OP_NET_CONFIG 8  // NET_CONFIG_REQ -> NET_CONFIG_REP: set the network port's IPv4 address and netmask and/or its MAC (flags), or with flags 0 only read them back
 `define NF_OP_MR_CREATE 16  // MR_CREATE_REQ -> MR_CREATE_REP (allocates a key-table entry)
 `define NF_OP_MR_DESTROY 17  // TOKEN_REQ: free the entry (its key byte changes before reuse)
 `define NF_OP_MR_REGISTER 18  // MR_REGISTER_REQ (NdkRegisterMr)
@@ -198,6 +199,7 @@
 `define NF_STAT_OP_WR_BIND 23  // window bind work requests (NdkBind)
 `define NF_STAT_OP_MW_CREATE 24  // memory windows created (NdkCreateMw)
 `define NF_STAT_OP_FAULT_TEST 25  // trap handler tests (FAULT_TEST)
+`define NF_STAT_OP_NET_CONFIG 26  // network port address settings and queries (NET_CONFIG)
 
 // STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it)
 `define NF_STAT_STATUS_ACCESS_VIOLATION 0
@@ -212,6 +214,10 @@
 `define NF_STAT_STATUS_BUFFER_TOO_SMALL 9
 `define NF_STAT_STATUS_IO_TIMEOUT 10
 `define NF_STAT_STATUS_CONNECTION_ABORTED 11
+
+// NET_CONFIG_FLAG: NET_CONFIG_REQ.flags bits: which settings the request changes (none: a query)
+`define NF_NET_CONFIG_FLAG_ADDR 1  // set ipv4 and netmask
+`define NF_NET_CONFIG_FLAG_MAC 2  // set the MAC from mac_lo/mac_hi (else the adapter keeps its MAC: at boot its default, NET.MAC_SEED)
 
 // NDK_OP: NDK_OPERATION_TYPE values carried in CQE.op_type
 `define NF_NDK_OP_RECEIVE 1
@@ -247,7 +253,8 @@
 `define NF_STATUS_CONNECTION_RESET 32'hC000020D  // host: transport closed by the peer mid-session
 `define NF_STATUS_CONNECTION_INVALID 32'hC000023A
 `define NF_STATUS_CONNECTION_REFUSED 32'hC0000236  // host: nothing accepts on the simulator socket
-`define NF_STATUS_NETWORK_UNREACHABLE 32'hC000023C  // host: no transport for the device string
+`define NF_STATUS_NETWORK_UNREACHABLE 32'hC000023C  // host: no transport for the device string; firmware: a peer outside the adapter's IPv4 subnet (no router)
+`define NF_STATUS_HOST_UNREACHABLE 32'hC000023D  // firmware: a peer on the adapter's subnet did not answer ARP within the retries
 `define NF_STATUS_CONNECTION_ABORTED 32'hC0000241
 `define NF_STATUS_IMPLEMENTATION_LIMIT 32'hC000042B
 `define NF_STATUS_ADDRESS_ALREADY_ASSOCIATED 32'hC0000238
@@ -575,6 +582,7 @@
 `define NF_NET_TX_POST_LEN_WIDTH 16
 `define NF_NET_TX_POST_LEN 31:16  // frame bytes at NET_FRAME_OFF, NET_MIN_FRAME..NET_MAX_FRAME (no FCS, no padding needed)
 `define NF_NET_TX_BUSY 36  // ro: bit j: TX slot j is queued or still being read; do not rewrite it
+`define NF_NET_MAC_SEED 40  // ro: the adapter's own 32 bits (nf_net parameter MAC_SEED: a board or harness sets it per adapter): the firmware's default MAC is 02:6e:<MAC_SEED bytes, most significant first>, locally administered unicast
 `define NF_NET_CNT_RX_OK 64  // ro: frames placed in an RX slot
 `define NF_NET_CNT_DROP_FCS 68  // ro: frames dropped by the MAC's checks: FCS, rx_er, runt
 `define NF_NET_CNT_DROP_ADDR 72  // ro: frames dropped: destination neither the adapter's MAC nor broadcast ARP
@@ -652,7 +660,7 @@
 `define NF_INFO_CYCLE_HI_OFF 108
 
 // STATS: reply payload of STATS: the adapter's counters since it booted (a link RESET does not clear them); each wraps at 2^32
-`define NF_STATS_SIZE 288
+`define NF_STATS_SIZE 320
 `define NF_STATS_PROFILE_OFF 0
 `define NF_STATS_RX_OK_OFF 4
 `define NF_STATS_RX_BAD_OFF 8
@@ -665,18 +673,41 @@
 `define NF_STATS_OPS_UNKNOWN_OFF 36
 `define NF_STATS_REFUSED_OTHER_OFF 40
 `define NF_STATS_OPS_OFF 44
-`define NF_STATS_OPS_COUNT 26
-`define NF_STATS_REFUSED_OFF 148
+`define NF_STATS_OPS_COUNT 27
+`define NF_STATS_REFUSED_OFF 152
 `define NF_STATS_REFUSED_COUNT 12
-`define NF_STATS_REFUSE_CODES_OFF 196
+`define NF_STATS_REFUSE_CODES_OFF 200
 `define NF_STATS_REFUSE_CODES_COUNT 16
-`define NF_STATS_CYCLE_LO_OFF 260
-`define NF_STATS_CYCLE_HI_OFF 264
-`define NF_STATS_TX_STALLS_OFF 268
-`define NF_STATS_WAIT_TIMEOUTS_OFF 272
-`define NF_STATS_FAULTS_OFF 276
-`define NF_STATS_FAULT_CAUSE_OFF 280
-`define NF_STATS_FAULT_PC_OFF 284
+`define NF_STATS_CYCLE_LO_OFF 264
+`define NF_STATS_CYCLE_HI_OFF 268
+`define NF_STATS_TX_STALLS_OFF 272
+`define NF_STATS_WAIT_TIMEOUTS_OFF 276
+`define NF_STATS_FAULTS_OFF 280
+`define NF_STATS_FAULT_CAUSE_OFF 284
+`define NF_STATS_FAULT_PC_OFF 288
+`define NF_STATS_NET_RX_OFF 292
+`define NF_STATS_NET_ARP_ANSWERED_OFF 296
+`define NF_STATS_NET_ARP_LEARNED_OFF 300
+`define NF_STATS_NET_ICMP_ANSWERED_OFF 304
+`define NF_STATS_NET_UNHANDLED_OFF 308
+`define NF_STATS_NET_TX_DROPPED_OFF 312
+`define NF_STATS_NET_RESOLVE_TIMEOUTS_OFF 316
+
+// NET_CONFIG_REQ: NET_CONFIG payload. IPv4 words hold the address in wire order, first byte in [7:0] (10.0.0.2 is 0x0200000A); the MAC words as NET.MAC_LO/MAC_HI
+`define NF_NET_CONFIG_REQ_SIZE 24
+`define NF_NET_CONFIG_REQ_FLAGS_OFF 0
+`define NF_NET_CONFIG_REQ_IPV4_OFF 4
+`define NF_NET_CONFIG_REQ_NETMASK_OFF 8
+`define NF_NET_CONFIG_REQ_RSVD_OFF 12
+`define NF_NET_CONFIG_REQ_MAC_LO_OFF 16
+`define NF_NET_CONFIG_REQ_MAC_HI_OFF 20
+
+// NET_CONFIG_REP: NET_CONFIG reply payload: the settings in effect after the request (ipv4 and netmask 0 until the host sets them)
+`define NF_NET_CONFIG_REP_SIZE 16
+`define NF_NET_CONFIG_REP_IPV4_OFF 0
+`define NF_NET_CONFIG_REP_NETMASK_OFF 4
+`define NF_NET_CONFIG_REP_MAC_LO_OFF 8
+`define NF_NET_CONFIG_REP_MAC_HI_OFF 12
 
 // MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop
 `define NF_MEM_WRITE_REQ_SIZE 8
@@ -839,7 +870,7 @@
 `define NF_PROFILE_ULX3S_85K_NET_TX_SLOTS 0
 `define NF_PROFILE_ULX3S_85K_FW_RAM_BYTES 32768
 `define NF_PROFILE_ULX3S_85K_MAX_FRMR_PAGES 32
-`define NF_PROFILE_ULX3S_85K_RECV_ENTRIES 96
+`define NF_PROFILE_ULX3S_85K_RECV_ENTRIES 56
 `define NF_PROFILE_ULX3S_85K_NET_BASE 32768
 `define NF_PROFILE_ULX3S_85K_USER_BASE 32768
 `define NF_PROFILE_ULX3S_85K_FW_SLICE_BITS 2
@@ -854,7 +885,7 @@
 `define NF_PROFILE_ULX3S_25K_NET_TX_SLOTS 0
 `define NF_PROFILE_ULX3S_25K_FW_RAM_BYTES 28672
 `define NF_PROFILE_ULX3S_25K_MAX_FRMR_PAGES 16
-`define NF_PROFILE_ULX3S_25K_RECV_ENTRIES 64
+`define NF_PROFILE_ULX3S_25K_RECV_ENTRIES 32
 `define NF_PROFILE_ULX3S_25K_NET_BASE 16384
 `define NF_PROFILE_ULX3S_25K_USER_BASE 16384
 `define NF_PROFILE_ULX3S_25K_FW_SLICE_BITS 2

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The network port's IPv4 layer (fw_net.c): the adapter's addresses, ARP (answers, a
+ * cache, resolution with bounded retries) and ICMP echo, over the NET block's slots.
+ * Layer: called by fw_main (init, the idle loop) and fw_msg (NET_CONFIG); calls
+ * fw_tables (a DMA between slots) and fw_state. Never on the work-request path. */
+#ifndef FW_NET_H
+#define FW_NET_H
+
+#include <stdint.h>
+
+#include "hal.h"
+
+static inline uint32_t net_rd(uint32_t off) { return hal_read32(NF_NET_BASE + off); }
+static inline void net_wr(uint32_t off, uint32_t v) { hal_write32(NF_NET_BASE + off, v); }
+
+/* Boot: NET.CTRL off, the default MAC (02:6e:<NET.MAC_SEED>) set, RX_EN on, no IPv4
+ * address, an empty cache. A build without the NET block (NET.ID not 'NET1') leaves
+ * the port absent: every call below then does nothing or refuses. */
+void fw_net_init(void);
+/* A frame waits in a NET RX slot (one register read; 0 without a port). */
+static inline int fw_net_pending(void)
+{
+    return net_rd(NF_NET_RX_READY) != 0u;
+}
+/* The cache's timer pass (retries, ageing) is due at cycle now (no bus access). */
+int fw_net_due(uint32_t now);
+/* The cycle at which the timer pass is next due (for a sleep's WAKE_AT). */
+uint32_t fw_net_next_due(void);
+/* Take every ready RX frame in slot order (answer, learn or count it, then release
+ * the slot) and run the timer pass when due. Nonzero when it did any of that. */
+int fw_net_poll(void);
+
+/* The MAC of ip (IPv4 word, first byte in [7:0]): SUCCESS with mac[0] = bytes 0..3 and
+ * mac[1] = bytes 4..5 (as NET.MAC_LO/MAC_HI); PENDING while an ARP request is out (ask
+ * again: the timer pass retries it); HOST_UNREACHABLE once the retries ran out (kept
+ * for a hold time, then a new call starts over); NETWORK_UNREACHABLE off the subnet;
+ * INVALID_PARAMETER for an address no host has; INVALID_DEVICE_STATE with no port or
+ * no address; INSUFFICIENT_RESOURCES when every cache entry is being resolved. */
+uint32_t fw_net_resolve(uint32_t ip, uint32_t mac[2]);
+
+/* NET_CONFIG: the request body at adapter address body (blen bytes); rep gets
+ * NET_CONFIG_REP's four words when it returns SUCCESS. One ordered validation, nothing
+ * changed on a refusal. */
+uint32_t fw_net_config(uint32_t body, uint32_t blen, uint32_t rep[4]);
+
+#endif
