@@ -18,9 +18,9 @@ FW_CORE_SRCS := $(addprefix $(FW_DIR)/src/,fw_main.c fw_link.c fw_link_rx.c fw_l
 FW_TARGET_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/src/main.c $(FW_DIR)/src/start.c
 FW_HDRS := $(wildcard $(FW_DIR)/src/*.h) $(FW_INC)/nf_layout.h
 
-# RAM budget per profile: image (code, data, bss) + the key-table shadow the firmware
-# places after it at boot (FW_MR_BYTES per MPT entry) + the receive pool after that
-# (FW_RECV_BYTES per RECV_ENTRIES entry) + the stack reserve at the top.
+# RAM budget per profile: image (code, data, bss and the stack reserve after them,
+# link.ld) + the key-table shadow the firmware places after it at boot (FW_MR_BYTES per
+# MPT entry) + the receive pool after that (FW_RECV_BYTES per RECV_ENTRIES entry).
 # The build fails unless that fits every profile's FW RAM. FW_RAM_MIN, when set,
 # replaces every profile's RAM size (used by the guard's own test).
 # The stack reserve holds the deepest call path: tools/fw_stack.py computes it from the
@@ -75,8 +75,8 @@ $(FW_BUILD)/nf_fw.hex: $(FW_BUILD)/nf_fw.bin $(FW_DIR)/tools/bin2hex.py $(ROOT)/
 	@end=$$(( 0x$$($(RV_NM) $(FW_BUILD)/nf_fw.elf | awk '$$3 == "_end" { print $$1 }') )); \
 	 end=$$(( (end + $(FW_MR_BYTES) - 1) / $(FW_MR_BYTES) * $(FW_MR_BYTES) )); bad=0; \
 	 for b in $(FW_BUDGET); do IFS=: read -r name ram mpt recv <<< "$$b"; ram=$$(( ram )); mpt=$$(( mpt )); recv=$$(( recv )); \
-	   need=$$(( end + mpt * $(FW_MR_BYTES) + recv * $(FW_RECV_BYTES) + $(FW_STACK_RESERVE) )); \
-	   echo "firmware: $$name: image $$end + key-table shadow $$(( mpt * $(FW_MR_BYTES) )) + receive pool $$(( recv * $(FW_RECV_BYTES) )) + stack $(FW_STACK_RESERVE) = $$need of $$ram bytes of FW RAM"; \
+	   need=$$(( end + mpt * $(FW_MR_BYTES) + recv * $(FW_RECV_BYTES) )); \
+	   echo "firmware: $$name: image with stack $$end + key-table shadow $$(( mpt * $(FW_MR_BYTES) )) + receive pool $$(( recv * $(FW_RECV_BYTES) )) = $$need of $$ram bytes of FW RAM"; \
 	   if [ $$need -gt $$ram ]; then echo "firmware: does not fit the $$name profile's $$ram bytes of FW RAM" >&2; bad=1; fi; \
 	 done; if [ $$bad = 1 ]; then rm -f $@; exit 1; fi
 	@python3 $(ROOT)/tools/fw_stack.py --elf $(FW_BUILD)/nf_fw.elf --reserve $(FW_STACK_RESERVE) $(FW_OBJS:.o=.ci) || \

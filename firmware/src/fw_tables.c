@@ -323,16 +323,13 @@ uint32_t fw_tables_place(void)
     fw_mrs = host_mrs;
     return FW_HOST_MPT_CAP;
 #else
-#ifndef FW_STACK_RESERVE
-#error "FW_STACK_RESERVE (bytes kept for the stack) comes from firmware.mk"
-#endif
-    extern uint8_t _end[];
+    extern uint8_t _end[]; /* after the image, its variables and its stack (link.ld) */
     uint32_t start = ((uint32_t)(uintptr_t)_end + sizeof(struct fw_mr) - 1u) & ~(uint32_t)(sizeof(struct fw_mr) - 1u);
     uint32_t ram = sys_rd(NF_SYS_FW_RAM_BYTES);
     fw_mrs = (struct fw_mr *)(uintptr_t)start;
-    if (ram < start + FW_STACK_RESERVE)
+    if (ram < start)
         return 0;
-    return (ram - start - FW_STACK_RESERVE) / sizeof(struct fw_mr);
+    return (ram - start) / sizeof(struct fw_mr);
 #endif
 }
 
@@ -354,9 +351,7 @@ uint32_t fw_recv_place(void)
     fw_recvs = (struct fw_recv *)(uintptr_t)start;
     /* free bytes / sizeof, as a multiply by 2^32 / sizeof rounded up (exact below 2^32 /
      * sizeof bytes: fw_mul64, the firmware does not divide) */
-    uint32_t fit = ram < start + FW_STACK_RESERVE
-                       ? 0u
-                       : (uint32_t)(fw_mul64(ram - start - FW_STACK_RESERVE, UINT32_MAX / sizeof(struct fw_recv) + 1u) >> 32);
+    uint32_t fit = ram < start ? 0u : (uint32_t)(fw_mul64(ram - start, UINT32_MAX / sizeof(struct fw_recv) + 1u) >> 32);
 #endif
     return want < fit ? want : fit;
 }

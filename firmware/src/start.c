@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Start-up code at address 0 (the reset vector of both cores, VexRiscv and PicoRV32):
- * set gp, put the stack at the top of firmware RAM (its size is read from
- * SYS.FW_RAM_BYTES, so one image fits every profile), zero .bss, install the trap
+ * set gp, put the stack right after the variables (link.ld), zero .bss, install the trap
  * vector where the CPU has one, and run main. .data needs no copy: the whole image is
  * loaded into firmware RAM by the block RAM initialisation. */
 #include <stdint.h>
@@ -11,7 +10,14 @@
 #include "hal.h"
 #include "nf_layout.h"
 
+#ifndef FW_STACK_RESERVE
+#error "FW_STACK_RESERVE (bytes kept for the stack) comes from firmware.mk"
+#endif
+
 extern uint32_t __bss_start[], __bss_end[];
+/* The stack: after .bss, so the variables and the stack lie together in the data cache
+ * (link.ld checks they fit it); tools/fw_stack.py checks the deepest call chain fits. */
+__attribute__((section(".stack"), aligned(16), used)) static uint8_t fw_stack[FW_STACK_RESERVE];
 int main(void);
 void fw_trap_entry(void);
 
@@ -26,20 +32,17 @@ __attribute__((noreturn, used)) void fw_trap(uint32_t cause, uint32_t pc)
         (void)fw_poll();
 }
 
-/* mtvec in direct mode: 4-byte aligned. A fresh stack from the top of RAM (the trapped
- * one may be what failed); gp is never changed, so it is still good. */
+/* mtvec in direct mode: 4-byte aligned. A fresh stack from its top (the trapped one may
+ * be what failed); gp is never changed, so it is still good. */
 __attribute__((naked, noreturn, aligned(4))) void fw_trap_entry(void)
 {
     __asm__ volatile(".option push\n"
                      ".option arch, +zicsr\n"
-                     "li t0, %0\n"
-                     "lw sp, %1(t0)\n"
+                     "la sp, __stack_top\n"
                      "csrr a0, mcause\n"
                      "csrr a1, mepc\n"
                      "j fw_trap\n"
-                     ".option pop\n"
-                     :
-                     : "i"(NF_SYS_BASE), "i"(NF_SYS_FW_RAM_BYTES));
+                     ".option pop\n");
 }
 
 __attribute__((noreturn, used)) void fw_crt_init(void)
@@ -61,9 +64,6 @@ __attribute__((naked, noreturn, section(".text.start"))) void _start(void)
                      ".option norelax\n"
                      "la gp, __global_pointer$\n"
                      ".option pop\n"
-                     "li t0, %0\n"
-                     "lw sp, %1(t0)\n"
-                     "j fw_crt_init\n"
-                     :
-                     : "i"(NF_SYS_BASE), "i"(NF_SYS_FW_RAM_BYTES));
+                     "la sp, __stack_top\n"
+                     "j fw_crt_init\n");
 }

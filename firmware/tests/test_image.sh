@@ -17,8 +17,12 @@ ok $? "nf_fw.hex word 0 is the image's first word (address 0, little-endian)"
 start=$(riscv64-unknown-elf-nm "$elf" | awk '$3 == "_start" { print $1 }')
 [ "$start" = "00000000" ]
 ok $? "_start is at address 0 (PicoRV32 reset vector)"
-riscv64-unknown-elf-objdump -d "$elf" | grep -q "lw[[:space:]]*sp,24(t0)"
-ok $? "start-up loads the stack pointer from SYS.FW_RAM_BYTES"
+top=$(riscv64-unknown-elf-nm "$elf" | awk '$3 == "__stack_top" { print $1 }')
+bss=$(riscv64-unknown-elf-nm "$elf" | awk '$3 == "__bss_end" { print $1 }')
+end=$(riscv64-unknown-elf-nm "$elf" | awk '$3 == "_end" { print $1 }')
+[ -n "$top" ] && [ $(( 0x$top - 0x$bss )) -ge 1024 ] && [ "$top" = "$end" ] &&
+    riscv64-unknown-elf-objdump -d "$elf" | sed -n '/<_start>:/,/^$/p' | grep -q "sp,.*# $(printf %x $(( 0x$top )))"
+ok $? "start-up puts the stack pointer at __stack_top: the reserve right after .bss, ending at _end"
 # The size guard must refuse an image that does not fit (pretend RAM is 16 KiB).
 make -s -C "$root" firmware FW_BUILD="$tmp" FW_RAM_MIN=16384 >"$tmp/out" 2>&1
 [ $? != 0 ] && grep -q "does not fit" "$tmp/out" && [ ! -e "$tmp/nf_fw.hex" ]
