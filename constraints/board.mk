@@ -24,10 +24,10 @@ CLEAN_DIRS += $(BUILD)/board
 BOARD_CPU_ENV = NF_CPU=$(NF_CPU) CPU_RTL=$(CPU_RTL)
 
 .PHONY: bitstream bitstream-firmware flash lint-board test-bitstream
-bitstream: $(SETUP_STAMP) firmware ## build a bitstream: BOARD=ulx3s DEVICE=85k (boards: docs/layout.md)
+bitstream: $(SETUP_STAMP) firmware-link ## build a bitstream: BOARD=ulx3s DEVICE=85k (boards: docs/layout.md)
 	@$(BOARD_CPU_ENV) bash tools/bitstream.sh $(BOARD_BASE) $(BOARD_DEVICE)
 
-bitstream-firmware: $(SETUP_STAMP) firmware ## swap the current firmware into the last bitstream (no place and route)
+bitstream-firmware: $(SETUP_STAMP) firmware-link ## swap the current firmware into the last bitstream (no place and route)
 	@$(BOARD_CPU_ENV) bash tools/bitstream.sh --firmware-only $(BOARD_BASE) $(BOARD_DEVICE)
 
 # The board is looked for first: with none there, nothing is built.
@@ -45,7 +45,7 @@ flash: $(SETUP_STAMP) ## program the board: BOARD=ulx3s DEVICE=85k [FLASH=1 writ
 # Full builds of the boards in BITSTREAM_TEST_BOARDS (timing must be met), each followed
 # by a firmware swap without place and route: another image in, then the firmware back.
 # Each takes minutes (its times.txt); they are part of make test.
-test-bitstream: $(SETUP_STAMP) firmware ## build the tested boards' bitstreams (minutes each), check timing and the firmware swap
+test-bitstream: $(SETUP_STAMP) firmware-link ## build the tested boards' bitstreams (minutes each), check timing and the firmware swap
 	@$(BOARD_CPU_ENV) bash tools/test_bitstream.sh $(BITSTREAM_TEST_BOARDS)
 
 LINT_TARGETS += lint-board

@@ -15,7 +15,9 @@ FW_INC    := $(ROOT)/proto/gen
 ENGINE_MODEL_DIR := $(ROOT)/rtl/engine/model
 
 FW_CORE_SRCS := $(addprefix $(FW_DIR)/src/,fw_main.c fw_link.c fw_link_rx.c fw_link_tx.c fw_msg.c fw_wr.c fw_send.c fw_wr_common.c fw_net.c fw_tables.c fw_state.c)
-FW_TARGET_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/src/main.c $(FW_DIR)/src/start.c
+# FW_NET: the network port's IPv4 layer in the image (1) or not (0: firmware-link, below).
+FW_NET ?= 1
+FW_TARGET_SRCS := $(filter-out $(if $(filter 0,$(FW_NET)),%/fw_net.c),$(FW_CORE_SRCS)) $(FW_DIR)/src/main.c $(FW_DIR)/src/start.c
 FW_HDRS := $(wildcard $(FW_DIR)/src/*.h) $(FW_INC)/nf_layout.h
 
 # RAM budget per profile: image (code, data, bss and the stack reserve after them,
@@ -30,7 +32,12 @@ FW_STACK_RESERVE := 1024
 FW_MR_BYTES := 16
 FW_RECV_BYTES := 40
 FW_RAM_MIN :=
-FW_BUDGET := $(foreach p,$(NF_PROFILES),$(p):$(or $(FW_RAM_MIN),$(NF_PROFILE_$(p)_FW_RAM_BYTES)):$(NF_PROFILE_$(p)_MPT_ENTRIES):$(NF_PROFILE_$(p)_RECV_ENTRIES))
+# FW_NET 1: the image with the network port's IPv4 layer (fw_net.c), for the profiles with
+# a port; 0: the host-link image (build/firmware-link, make firmware-link) for the boards
+# without a PHY, which fits every profile. Each image is checked against the profiles it serves.
+FW_NET_PROFILES = $(foreach p,$(NF_PROFILES),$(if $(filter-out 0,$(NF_PROFILE_$(p)_NET_RX_SLOTS)),$(p)))
+FW_BUDGET = $(foreach p,$(if $(filter 1,$(FW_NET)),$(FW_NET_PROFILES),$(NF_PROFILES)),$(p):$(or $(FW_RAM_MIN),$(NF_PROFILE_$(p)_FW_RAM_BYTES)):$(NF_PROFILE_$(p)_MPT_ENTRIES):$(NF_PROFILE_$(p)_RECV_ENTRIES))
+FW_LINK_BUILD := $(BUILD)/firmware-link
 
 RV_CC      := riscv64-unknown-elf-gcc
 RV_OBJCOPY := riscv64-unknown-elf-objcopy
@@ -39,12 +46,16 @@ RV_NM      := riscv64-unknown-elf-nm
 RV_SPECS   := /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs
 RV_CFLAGS  := -march=rv32i -mabi=ilp32 --specs=$(RV_SPECS) -std=c11 -Wall -Wextra -Werror \
               -ffreestanding -ffunction-sections -fdata-sections -I$(FW_INC) -I$(FW_DIR)/src \
-              -DFW_STACK_RESERVE=$(FW_STACK_RESERVE) -DFW_MR_BYTES=$(FW_MR_BYTES) -DFW_RECV_BYTES=$(FW_RECV_BYTES)
+              -DFW_STACK_RESERVE=$(FW_STACK_RESERVE) -DFW_MR_BYTES=$(FW_MR_BYTES) -DFW_RECV_BYTES=$(FW_RECV_BYTES) \
+              -DFW_NET=$(FW_NET)
 RV_LDFLAGS := -nostartfiles -Wl,--gc-sections -Wl,--no-warn-rwx-segments -T $(FW_DIR)/link.ld
 
 .PHONY: firmware model test-firmware test-firmware-sim test-fuzz-firmware fuzz-firmware lint-firmware
 
 firmware: $(FW_BUILD)/nf_fw.hex ## build the RISC-V firmware image
+.PHONY: firmware-link
+firmware-link: ## build the host-link image (no network port: the boards without a PHY) in build/firmware-link
+	@$(MAKE) --no-print-directory FW_BUILD=$(FW_LINK_BUILD) FW_NET=0 firmware
 
 # The files on the work-request path (link, messages, WRs, tables) are built for speed
 # (-O2 inlines the small helpers -Os keeps as calls); the rest for size, since the image
@@ -142,7 +153,7 @@ test-fuzz-firmware: $(MODEL_BUILD)/fuzz_fw ## a bounded libFuzzer run of the fir
 LINT_TARGETS += lint-firmware
 lint-firmware:
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,style,performance,portability --std=c11 \
-	    --inline-suppr --suppress=missingIncludeSystem -DNF_HOST_BUILD -I$(FW_INC) -I$(FW_DIR)/src -I$(FW_DIR)/host \
+	    --inline-suppr --suppress=missingIncludeSystem -DNF_HOST_BUILD -DFW_STACK_RESERVE=$(FW_STACK_RESERVE) -I$(FW_INC) -I$(FW_DIR)/src -I$(FW_DIR)/host \
 	    -I$(ENGINE_MODEL_DIR) -I$(ROOT)/proto/c \
 	    $(FW_DIR)/src $(FW_DIR)/host
 	@echo "lint-firmware: clean"

@@ -97,8 +97,8 @@ if [ "$firmware_only" = 1 ]; then
         firmware_only=0
     fi
 fi
-fw=${BOARD_FW_HEX:-build/firmware/nf_fw.hex}
-[ -f "$fw" ] || { echo "bitstream: $fw missing: run make firmware" >&2; exit 2; }
+fw=${BOARD_FW_HEX:-build/firmware-link/nf_fw.hex}  # the host-link image: these boards have no PHY
+[ -f "$fw" ] || { echo "bitstream: $fw missing: run make firmware-link" >&2; exit 2; }
 words=$(( $(param "$profile" FW_RAM_BYTES) / 4 ))
 fw_words=$(grep -c . "$fw")
 [ "$fw_words" -le "$words" ] || { echo "bitstream: firmware ($fw_words words) exceeds FW RAM ($words words)" >&2; exit 2; }

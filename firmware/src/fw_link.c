@@ -80,43 +80,42 @@ static FW_HOT int link_work(uint32_t ready)
     return did;
 }
 
-/* The longest sleep with no frame in flight, in cycles: every wait has a deadline, and
- * the loop looks round between two. */
+/* The longest sleep with no frame in flight, in cycles, unless the caller asks for a
+ * shorter one (fw_link_idle_max): every wait has a deadline. */
 #define IDLE_SLEEP_MAX (1u << 30)
+static uint32_t idle_max = IDLE_SLEEP_MAX;
+
+void fw_link_idle_max(uint32_t cycles)
+{
+    idle_max = cycles && cycles < IDLE_SLEEP_MAX ? cycles : IDLE_SLEEP_MAX;
+}
 
 FW_HOT int fw_link_poll(void)
 {
     /* Idle: nothing in the next RX slot, nothing to send, no timer due. The CPU sleeps on
-     * SYS.SLEEP until a frame lands in the next RX slot (WAKE_RX, set by rx_next_at) or
-     * the oldest unacknowledged frame's RTO may have expired (WAKE_AT); the read answers
-     * in the clock after the frame lands, so nothing waits on the loop. link_work always
-     * leaves nothing open and no ack owed, so the sleep is the usual case. The host build
-     * returns after one look (its test bench feeds the next frame between polls; its
-     * model's SLEEP does not wait). */
+     * SYS.SLEEP until a frame lands in the next RX slot (WAKE_RX, set by rx_next_at), the
+     * oldest unacknowledged frame's RTO may have expired or the idle sleep ends
+     * (WAKE_AT), or another part of the adapter wakes it (SYS.WAKE_NET); the read answers
+     * in the clock after the frame lands. link_work always leaves nothing open and no ack
+     * owed, so the sleep is the usual case. A sleep that ends with no frame and no RTO due
+     * returns 0: the caller gives the rest of the adapter its turn, then polls again. */
     uint32_t bit = link_state.rx_bit;
     if (!tx_frame.open && !link_state.ack_owed) {
         if (!tx_frame.zeroed)
             tx_zero_ahead();
-        for (;;) {
-            /* the RTO once rto_expired has worked it out, else its floor rto_min */
-            uint32_t rto_wait = link_state.rto_valid ? link_state.rto : link_state.rto_min;
-            sys_wr(NF_SYS_WAKE_AT, link_state.tx_inflight != 0 ? link_state.rto_start + rto_wait : hal_cycles() + IDLE_SLEEP_MAX);
-            uint32_t ready = sys_rd(NF_SYS_SLEEP);
-            /* Likely: a frame ends the sleep, and its path then falls through instead of
-             * taking the loop's backward branch, which VexRiscv predicts taken. */
-            if (FW_LIKELY(ready & bit)) {
-                /* the frame first, then the rest (0: it waits, no more frames now) */
-                if (FW_UNLIKELY(!rx_frame(ready)))
-                    return link_work(0);
-                (void)link_work(link_rd(NF_LINK_RX_READY));
-                return 1;
-            }
-            if (link_state.tx_inflight != 0 && hal_cycles() - link_state.rto_start >= rto_wait)
-                break;
-#ifdef NF_HOST_BUILD
-            return 0;
-#endif
+        /* the RTO once rto_expired has worked it out, else its floor rto_min */
+        uint32_t rto_wait = link_state.rto_valid ? link_state.rto : link_state.rto_min;
+        sys_wr(NF_SYS_WAKE_AT, link_state.tx_inflight != 0 ? link_state.rto_start + rto_wait : hal_cycles() + idle_max);
+        uint32_t ready = sys_rd(NF_SYS_SLEEP);
+        if (FW_LIKELY(ready & bit)) {
+            /* the frame first, then the rest (0: it waits, no more frames now) */
+            if (FW_UNLIKELY(!rx_frame(ready)))
+                return link_work(0);
+            (void)link_work(link_rd(NF_LINK_RX_READY));
+            return 1;
         }
+        if (link_state.tx_inflight == 0 || hal_cycles() - link_state.rto_start < rto_wait)
+            return 0;
     }
     return link_work(link_rd(NF_LINK_RX_READY));
 }

@@ -10,6 +10,7 @@
 
 void fw_link_init(void);
 int fw_link_poll(void);      /* one step: frames in, replies out, timers; nonzero when it did something */
+void fw_link_idle_max(uint32_t cycles); /* the longest idle sleep (0: the link's own) */
 uint32_t fw_link_rto(void);  /* retransmission timeout now in force, cycles (tests) */
 /* The context of a payload of len bytes at adapter address addr that arrived in RX slot
  * slot (its RX_STAMP), its replies going into the link's transmit window (tests run the

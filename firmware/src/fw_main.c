@@ -96,4 +96,5 @@ void fw_init(void)
     fw_tables_init();
     fw_link_init();
     fw_net_init();
+    fw_link_idle_max(fw_net_tick()); /* the port's timer pass runs at least that often */
 }

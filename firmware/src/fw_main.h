@@ -4,13 +4,16 @@
 #define FW_MAIN_H
 
 #include "fw_link.h"
+#include "fw_net.h"
 
 void fw_init(void); /* read the configuration, reset every table and the link */
-/* One step of the main loop; nonzero when it did something. Inline: the idle loop's
- * length is how late a frame that lands is noticed. */
+/* One step of the main loop; nonzero when it did something. The link's frames first; a
+ * sleep the link ends with no frame of its own (a frame on the network port, the port's
+ * timer) gives the network port its turn. Inline: the idle loop's length is how late a
+ * frame that lands is noticed. */
 static inline int fw_poll(void)
 {
-    return fw_link_poll();
+    return fw_link_poll() || fw_net_poll();
 }
 
 #endif

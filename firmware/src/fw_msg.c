@@ -439,7 +439,7 @@ static FW_COLD uint32_t do_adapter_reset(uint32_t m, uint32_t mlen)
 /* NET_CONFIG: session setup, out of line; its reply carries the settings in effect. */
 static FW_COLD void do_net_config(const struct fw_frame *f, uint32_t tag, uint32_t m, uint32_t mlen)
 {
-    uint32_t rep[NF_NET_CONFIG_REP_SIZE / 4u];
+    uint32_t rep[NF_NET_CONFIG_REP_SIZE / 4u] = {0};
     uint32_t st = fw_net_config(BODY(m, 0), mlen - NF_MSG_HDR_SIZE, rep);
     reply(f, NF_OP_NET_CONFIG, tag, st, rep, st == NF_STATUS_SUCCESS ? NF_NET_CONFIG_REP_SIZE / 4u : 0u);
 }

@@ -372,6 +372,12 @@ FW_COLD void fw_net_init(void)
     net.tick_at = hal_cycles();
     net_wr(NF_NET_CTRL, NF_NET_CTRL_RX_EN_MASK);
     net.present = 1;
+    sys_wr(NF_SYS_WAKE_NET, 1); /* a frame in a NET RX slot ends the idle loop's sleep */
+}
+
+uint32_t fw_net_tick(void)
+{
+    return net.present ? net.tick : 0u;
 }
 
 FW_COLD uint32_t fw_net_resolve(uint32_t ip, uint32_t mac[2])

@@ -13,6 +13,12 @@
 static inline uint32_t net_rd(uint32_t off) { return hal_read32(NF_NET_BASE + off); }
 static inline void net_wr(uint32_t off, uint32_t v) { hal_write32(NF_NET_BASE + off, v); }
 
+/* FW_NET 1 (the default): the image carries the port's IPv4 layer (fw_net.c); 0: the
+ * host-link image for boards without a PHY, where every call below is a stub. */
+#ifndef FW_NET
+#define FW_NET 1
+#endif
+#if FW_NET
 /* Boot: NET.CTRL off, the default MAC (02:6e:<NET.MAC_SEED>) set, RX_EN on, no IPv4
  * address, an empty cache. A build without the NET block (NET.ID not 'NET1') leaves
  * the port absent: every call below then does nothing or refuses. */
@@ -26,6 +32,8 @@ static inline int fw_net_pending(void)
 int fw_net_due(uint32_t now);
 /* The cycle at which the timer pass is next due (for a sleep's WAKE_AT). */
 uint32_t fw_net_next_due(void);
+/* The cycles between two timer passes: the longest the idle loop may sleep (0: no port). */
+uint32_t fw_net_tick(void);
 /* Take every ready RX frame in slot order (answer, learn or count it, then release
  * the slot) and run the timer pass when due. Nonzero when it did any of that. */
 int fw_net_poll(void);
@@ -43,4 +51,21 @@ uint32_t fw_net_resolve(uint32_t ip, uint32_t mac[2]);
  * changed on a refusal. */
 uint32_t fw_net_config(uint32_t body, uint32_t blen, uint32_t rep[4]);
 
+#else
+/* The host-link image (FW_NET 0, firmware.mk: the boards without a PHY): no port. */
+static inline void fw_net_init(void) {}
+static inline int fw_net_pending(void) { return 0; }
+static inline int fw_net_due(uint32_t now) { return (void)now, 0; }
+static inline uint32_t fw_net_next_due(void) { return 0u; }
+static inline uint32_t fw_net_tick(void) { return 0u; }
+static inline int fw_net_poll(void) { return 0; }
+static inline uint32_t fw_net_resolve(uint32_t ip, uint32_t mac[2])
+{
+    return (void)ip, (void)mac, NF_STATUS_INVALID_DEVICE_STATE;
+}
+static inline uint32_t fw_net_config(uint32_t body, uint32_t blen, uint32_t rep[4])
+{
+    return (void)body, (void)blen, (void)rep, NF_STATUS_NOT_SUPPORTED;
+}
+#endif
 #endif

@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: Apache-2.0
+# The network port end to end: a Linux stack in a network namespace against a simulated
+# adapter on nfwire's segment (tests/net/).
+.PHONY: test-net-ping
+test-net-ping: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## a Linux host in a network namespace pings a simulated adapter over the wire (ARP, ICMP echo; root)
+	@bash tests/net/test_net_ping.sh $(SIM_BIN) $(SIM_BUILD)/nfwire $(SIM_FW_HEX)
