@@ -373,6 +373,13 @@ public:
                              static_cast<unsigned long long>(cpu_stopped_), static_cast<unsigned long long>(cycle_),
                              static_cast<unsigned long long>(eng_stopped_));
         }
+        if (wire_ && !opt_.quiet) {
+            const NfWire::Stats &w = wire_->stats();
+            std::fprintf(stderr, "nfsim: wire: %llu frames in (%llu fed, %llu dropped), %llu out (%llu bad, %llu dropped)\n",
+                         static_cast<unsigned long long>(w.rx_frames), static_cast<unsigned long long>(w.rx_fed),
+                         static_cast<unsigned long long>(w.rx_dropped), static_cast<unsigned long long>(w.tx_frames),
+                         static_cast<unsigned long long>(w.tx_bad_fcs + w.tx_er), static_cast<unsigned long long>(w.tx_dropped));
+        }
         if (!opt_.quiet)
             std::fprintf(stderr, "nfsim: %llu cycles, %.0f cycles/s\n", static_cast<unsigned long long>(cycle_),
                          secs > 0 ? static_cast<double>(cycle_) / secs : 0.0);

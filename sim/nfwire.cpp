@@ -5,6 +5,7 @@
 // pcap capture, per-frame loss, and a Linux TAP device as one more port.
 #include "nf_wire.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -259,6 +260,7 @@ public:
 
 private:
     static constexpr size_t kMax = 16384;  // the largest frame carried, FCS included
+    static constexpr ssize_t kMinFrame = 60; // the shortest frame before its FCS (ETH_ZLEN)
 
     void add_port(int fd, bool tap)
     {
@@ -325,8 +327,13 @@ private:
                 return;
             ssize_t n;
             if (p->tap) {
-                // The kernel's frames have no FCS: the segment carries one.
+                // The kernel's frames have neither padding nor FCS: the segment carries
+                // both, as a NIC sends them (zeros to 60 bytes, then the FCS).
                 n = read(p->fd, buf.data(), kMax - 4);
+                if (n > 0 && n < kMinFrame) {
+                    std::fill(buf.begin() + n, buf.begin() + kMinFrame, uint8_t(0));
+                    n = kMinFrame;
+                }
                 if (n > 0) {
                     uint32_t c = nf_wire_crc32(buf.data(), size_t(n));
                     for (int k = 0; k < 4; k++)

@@ -99,7 +99,7 @@ FW_HOT void fw_state_put_info(uint32_t at)
 }
 
 _Static_assert(NF_STATS_SIZE % 8u == 0u, "a STATS reply keeps messages 8-byte aligned");
-_Static_assert(NF_STATS_SIZE == (25u + NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT) * 4u,
+_Static_assert(NF_STATS_SIZE == (33u + NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT) * 4u,
                "fw_state_put_stats sets each of STATS's words");
 
 #define STATS_COUNTS (NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT)
@@ -138,4 +138,16 @@ void fw_state_put_stats(uint32_t at)
     PUT(w, nf_stats, net_unhandled, fw_stats.net_unhandled);
     PUT(w, nf_stats, net_tx_dropped, fw_stats.net_tx_dropped);
     PUT(w, nf_stats, net_resolve_timeouts, fw_stats.net_resolve_timeouts);
+    /* The port's own counters, where the build has one (its ID reads back) */
+    if (hal_read32(NF_NET_BASE + NF_NET_ID) == NF_NET_HW_ID_VALUE) {
+        PUT(w, nf_stats, port_rx_ok, hal_read32(NF_NET_BASE + NF_NET_CNT_RX_OK));
+        PUT(w, nf_stats, port_drop_fcs, hal_read32(NF_NET_BASE + NF_NET_CNT_DROP_FCS));
+        PUT(w, nf_stats, port_drop_addr, hal_read32(NF_NET_BASE + NF_NET_CNT_DROP_ADDR));
+        PUT(w, nf_stats, port_drop_ip, hal_read32(NF_NET_BASE + NF_NET_CNT_DROP_IP));
+        PUT(w, nf_stats, port_drop_icrc, hal_read32(NF_NET_BASE + NF_NET_CNT_DROP_ICRC));
+        PUT(w, nf_stats, port_drop_room,
+            hal_read32(NF_NET_BASE + NF_NET_CNT_DROP_SLOT) + hal_read32(NF_NET_BASE + NF_NET_CNT_DROP_FIFO));
+        PUT(w, nf_stats, port_drop_long, hal_read32(NF_NET_BASE + NF_NET_CNT_DROP_LONG));
+        PUT(w, nf_stats, port_tx, hal_read32(NF_NET_BASE + NF_NET_CNT_TX));
+    }
 }

@@ -863,8 +863,16 @@ struct nf_stats {
     uint32_t net_unhandled; /* @308 network frames released without an answer: not for the adapter's address, a kind the firmware does not take, malformed, or RoCE (not handled yet) */
     uint32_t net_tx_dropped; /* @312 network replies and ARP requests not sent: every NET TX slot was busy */
     uint32_t net_resolve_timeouts; /* @316 address resolutions that ran out of ARP retries (HOST_UNREACHABLE) */
+    uint32_t port_rx_ok; /* @320 the port's NET.CNT_RX_OK: frames it placed in an RX slot (0 without a port) */
+    uint32_t port_drop_fcs; /* @324 NET.CNT_DROP_FCS: frames the MAC dropped (FCS, rx_er, runt) */
+    uint32_t port_drop_addr; /* @328 NET.CNT_DROP_ADDR: frames for another MAC (or broadcast, not ARP) */
+    uint32_t port_drop_ip; /* @332 NET.CNT_DROP_IP: IPv4 frames with a bad header checksum or options */
+    uint32_t port_drop_icrc; /* @336 NET.CNT_DROP_ICRC: RoCEv2 frames with a bad ICRC */
+    uint32_t port_drop_room; /* @340 NET.CNT_DROP_SLOT + CNT_DROP_FIFO: good frames with no room (no free slot, or the port fell behind) */
+    uint32_t port_drop_long; /* @344 NET.CNT_DROP_LONG: frames longer than NET_MAX_FRAME */
+    uint32_t port_tx; /* @348 NET.CNT_TX: frames the port sent */
 };
-#define NF_STATS_SIZE 320u
+#define NF_STATS_SIZE 352u
 #define NF_STATS_PROFILE_OFF 0u
 #define NF_STATS_RX_OK_OFF 4u
 #define NF_STATS_RX_BAD_OFF 8u
@@ -896,8 +904,16 @@ struct nf_stats {
 #define NF_STATS_NET_UNHANDLED_OFF 308u
 #define NF_STATS_NET_TX_DROPPED_OFF 312u
 #define NF_STATS_NET_RESOLVE_TIMEOUTS_OFF 316u
-#define NF_STATS_COUNTER_LIST(X) X(rx_ok, "LINK.CNT_RX_OK: frames received with a good CRC") X(rx_bad, "LINK.CNT_RX_BAD: frames dropped for a bad CRC or length") X(rx_drop, "LINK.CNT_RX_DROP: good frames dropped, no RX slot free") X(rx_dup, "DATA frames dropped as duplicate or out of order") X(tx_frames, "LINK.CNT_TX: frames sent (data and ACK)") X(tx_reject, "LINK.CNT_TX_REJECT: TX_POST writes the link refused") X(retransmits, "DATA frames the firmware sent again") X(tx_overflow, "replies and CQEs the firmware could not queue (no TX room; never expected)") X(tx_stalls, "times the firmware held a received frame (stopped taking messages) because its replies found no TX room") X(wait_timeouts, "bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain") X(faults, "traps the firmware took (illegal instruction, misaligned access, ebreak): nonzero, the adapter is faulted and answers DEVICE_HARDWARE_ERROR") X(fault_cause, "mcause of the last trap (2 illegal instruction, 3 ebreak, 4/6 misaligned load/store)") X(fault_pc, "mepc of the last trap: the address of the faulting instruction") X(net_rx, "network frames the firmware took from the port's RX slots") X(net_arp_answered, "ARP requests for the adapter's IPv4 address answered") X(net_arp_learned, "ARP replies that filled or refreshed an entry of the ARP cache") X(net_icmp_answered, "ICMP echo requests to the adapter's IPv4 address answered (ping)") X(net_unhandled, "network frames released without an answer: not for the adapter's address, a kind the firmware does not take, malformed, or RoCE (not handled yet)") X(net_tx_dropped, "network replies and ARP requests not sent: every NET TX slot was busy") X(net_resolve_timeouts, "address resolutions that ran out of ARP retries (HOST_UNREACHABLE)")
-_Static_assert(sizeof(struct nf_stats) == 320, "STATS size");
+#define NF_STATS_PORT_RX_OK_OFF 320u
+#define NF_STATS_PORT_DROP_FCS_OFF 324u
+#define NF_STATS_PORT_DROP_ADDR_OFF 328u
+#define NF_STATS_PORT_DROP_IP_OFF 332u
+#define NF_STATS_PORT_DROP_ICRC_OFF 336u
+#define NF_STATS_PORT_DROP_ROOM_OFF 340u
+#define NF_STATS_PORT_DROP_LONG_OFF 344u
+#define NF_STATS_PORT_TX_OFF 348u
+#define NF_STATS_COUNTER_LIST(X) X(rx_ok, "LINK.CNT_RX_OK: frames received with a good CRC") X(rx_bad, "LINK.CNT_RX_BAD: frames dropped for a bad CRC or length") X(rx_drop, "LINK.CNT_RX_DROP: good frames dropped, no RX slot free") X(rx_dup, "DATA frames dropped as duplicate or out of order") X(tx_frames, "LINK.CNT_TX: frames sent (data and ACK)") X(tx_reject, "LINK.CNT_TX_REJECT: TX_POST writes the link refused") X(retransmits, "DATA frames the firmware sent again") X(tx_overflow, "replies and CQEs the firmware could not queue (no TX room; never expected)") X(tx_stalls, "times the firmware held a received frame (stopped taking messages) because its replies found no TX room") X(wait_timeouts, "bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain") X(faults, "traps the firmware took (illegal instruction, misaligned access, ebreak): nonzero, the adapter is faulted and answers DEVICE_HARDWARE_ERROR") X(fault_cause, "mcause of the last trap (2 illegal instruction, 3 ebreak, 4/6 misaligned load/store)") X(fault_pc, "mepc of the last trap: the address of the faulting instruction") X(net_rx, "network frames the firmware took from the port's RX slots") X(net_arp_answered, "ARP requests for the adapter's IPv4 address answered") X(net_arp_learned, "ARP replies that filled or refreshed an entry of the ARP cache") X(net_icmp_answered, "ICMP echo requests to the adapter's IPv4 address answered (ping)") X(net_unhandled, "network frames released without an answer: not for the adapter's address, a kind the firmware does not take, malformed, or RoCE (not handled yet)") X(net_tx_dropped, "network replies and ARP requests not sent: every NET TX slot was busy") X(net_resolve_timeouts, "address resolutions that ran out of ARP retries (HOST_UNREACHABLE)") X(port_rx_ok, "the port's NET.CNT_RX_OK: frames it placed in an RX slot (0 without a port)") X(port_drop_fcs, "NET.CNT_DROP_FCS: frames the MAC dropped (FCS, rx_er, runt)") X(port_drop_addr, "NET.CNT_DROP_ADDR: frames for another MAC (or broadcast, not ARP)") X(port_drop_ip, "NET.CNT_DROP_IP: IPv4 frames with a bad header checksum or options") X(port_drop_icrc, "NET.CNT_DROP_ICRC: RoCEv2 frames with a bad ICRC") X(port_drop_room, "NET.CNT_DROP_SLOT + CNT_DROP_FIFO: good frames with no room (no free slot, or the port fell behind)") X(port_drop_long, "NET.CNT_DROP_LONG: frames longer than NET_MAX_FRAME") X(port_tx, "NET.CNT_TX: frames the port sent")
+_Static_assert(sizeof(struct nf_stats) == 352, "STATS size");
 _Static_assert(offsetof(struct nf_stats, profile) == 0, "STATS.profile");
 _Static_assert(offsetof(struct nf_stats, rx_ok) == 4, "STATS.rx_ok");
 _Static_assert(offsetof(struct nf_stats, rx_bad) == 8, "STATS.rx_bad");
@@ -926,6 +942,14 @@ _Static_assert(offsetof(struct nf_stats, net_icmp_answered) == 304, "STATS.net_i
 _Static_assert(offsetof(struct nf_stats, net_unhandled) == 308, "STATS.net_unhandled");
 _Static_assert(offsetof(struct nf_stats, net_tx_dropped) == 312, "STATS.net_tx_dropped");
 _Static_assert(offsetof(struct nf_stats, net_resolve_timeouts) == 316, "STATS.net_resolve_timeouts");
+_Static_assert(offsetof(struct nf_stats, port_rx_ok) == 320, "STATS.port_rx_ok");
+_Static_assert(offsetof(struct nf_stats, port_drop_fcs) == 324, "STATS.port_drop_fcs");
+_Static_assert(offsetof(struct nf_stats, port_drop_addr) == 328, "STATS.port_drop_addr");
+_Static_assert(offsetof(struct nf_stats, port_drop_ip) == 332, "STATS.port_drop_ip");
+_Static_assert(offsetof(struct nf_stats, port_drop_icrc) == 336, "STATS.port_drop_icrc");
+_Static_assert(offsetof(struct nf_stats, port_drop_room) == 340, "STATS.port_drop_room");
+_Static_assert(offsetof(struct nf_stats, port_drop_long) == 344, "STATS.port_drop_long");
+_Static_assert(offsetof(struct nf_stats, port_tx) == 348, "STATS.port_tx");
 
 /* NET_CONFIG_REQ: NET_CONFIG payload. IPv4 words hold the address in wire order, first byte in [7:0] (10.0.0.2 is 0x0200000A); the MAC words as NET.MAC_LO/MAC_HI */
 struct nf_net_config_req {
@@ -1319,12 +1343,12 @@ _Static_assert(offsetof(struct nf_net_rx_hdr, cycle) == 4, "NET_RX_HDR.cycle");
 #define NF_PROFILE_SIM_TX_SLOTS 8u
 #define NF_PROFILE_SIM_NET_RX_SLOTS 8u
 #define NF_PROFILE_SIM_NET_TX_SLOTS 4u
-#define NF_PROFILE_SIM_FW_RAM_BYTES 0x00010000u
+#define NF_PROFILE_SIM_FW_RAM_BYTES 0x00020000u
 #define NF_PROFILE_SIM_MAX_FRMR_PAGES 256u
 #define NF_PROFILE_SIM_RECV_ENTRIES 512u
 #define NF_PROFILE_SIM_NET_BASE 0x00010000u
 #define NF_PROFILE_SIM_USER_BASE 0x00016000u
-#define NF_PROFILE_SIM_FW_SLICE_BITS 1u
+#define NF_PROFILE_SIM_FW_SLICE_BITS 0u
 #define NF_PROFILE_SIM_INDEX 0u
 
 /* profile ULX3S_85K: ULX3S with LFE5U-85F (208 EBR) */

@@ -288,12 +288,12 @@ PROFILE_SIM_RX_SLOTS = 8
 PROFILE_SIM_TX_SLOTS = 8
 PROFILE_SIM_NET_RX_SLOTS = 8
 PROFILE_SIM_NET_TX_SLOTS = 4
-PROFILE_SIM_FW_RAM_BYTES = 0x10000
+PROFILE_SIM_FW_RAM_BYTES = 0x20000
 PROFILE_SIM_MAX_FRMR_PAGES = 256
 PROFILE_SIM_RECV_ENTRIES = 512
 PROFILE_SIM_NET_BASE = 0x10000
 PROFILE_SIM_USER_BASE = 0x16000
-PROFILE_SIM_FW_SLICE_BITS = 1
+PROFILE_SIM_FW_SLICE_BITS = 0
 
 # profile ULX3S_85K: ULX3S with LFE5U-85F (208 EBR)
 PROFILE_ULX3S_85K_MEM_BYTES = 0x40000
@@ -630,7 +630,7 @@ SYS_WAKE_NET = 52
 _struct('LINK_HDR', 8, '<4B2H', 'type seq ack flags len rsvd', (0, 1, 2, 3, 4, 6))
 _struct('MSG_HDR', 16, '<2H3I', 'op len tag status rsvd', (0, 2, 4, 8, 12))
 _struct('INFO', 112, '<28I', 'fw_version hw_version layout_version clk_hz uart_period mem_bytes user_base page_size mpt_entries mtt_entries max_frmr_pages max_qps max_sge rx_slots tx_slots max_payload rx_ok rx_bad rx_drop tx_frames retransmits rx_dup wr_count last_wr_op last_wr_cycles last_wr_fw_cycles cycle_lo cycle_hi', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108))
-_struct('STATS', 320, '<80I', 'profile rx_ok rx_bad rx_drop rx_dup tx_frames tx_reject retransmits tx_overflow ops_unknown refused_other ops refused refuse_codes cycle_lo cycle_hi tx_stalls wait_timeouts faults fault_cause fault_pc net_rx net_arp_answered net_arp_learned net_icmp_answered net_unhandled net_tx_dropped net_resolve_timeouts', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 152, 200, 264, 268, 272, 276, 280, 284, 288, 292, 296, 300, 304, 308, 312, 316))
+_struct('STATS', 352, '<88I', 'profile rx_ok rx_bad rx_drop rx_dup tx_frames tx_reject retransmits tx_overflow ops_unknown refused_other ops refused refuse_codes cycle_lo cycle_hi tx_stalls wait_timeouts faults fault_cause fault_pc net_rx net_arp_answered net_arp_learned net_icmp_answered net_unhandled net_tx_dropped net_resolve_timeouts port_rx_ok port_drop_fcs port_drop_addr port_drop_ip port_drop_icrc port_drop_room port_drop_long port_tx', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 152, 200, 264, 268, 272, 276, 280, 284, 288, 292, 296, 300, 304, 308, 312, 316, 320, 324, 328, 332, 336, 340, 344, 348))
 _struct('NET_CONFIG_REQ', 24, '<6I', 'flags ipv4 netmask rsvd mac_lo mac_hi', (0, 4, 8, 12, 16, 20))
 _struct('NET_CONFIG_REP', 16, '<4I', 'ipv4 netmask mac_lo mac_hi', (0, 4, 8, 12))
 _struct('MEM_WRITE_REQ', 8, '<2I', 'addr len', (0, 4))

@@ -50,7 +50,8 @@ def main():
         time.sleep(0.2)
     st, rep = link.request(NF.OP_STATS, n, b"")
     if st == 0 and rep and len(rep) >= NF.STATS_SIZE:
-        for k in ("net_rx", "net_arp_answered", "net_icmp_answered", "net_unhandled", "net_tx_dropped"):
+        for k in ("net_rx", "net_arp_answered", "net_icmp_answered", "net_unhandled", "net_tx_dropped", "port_rx_ok",
+                  "port_drop_fcs", "port_drop_addr", "port_drop_ip", "port_drop_room", "port_tx"):
             print("# stats %s %d" % (k, struct.unpack_from("<I", rep, getattr(NF, "STATS_%s_OFF" % k.upper()))[0]))
         with open(stop + ".stats", "w") as f:
             for k in ("net_arp_answered", "net_icmp_answered"):
