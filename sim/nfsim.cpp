@@ -79,6 +79,20 @@ bool prime_rising_edge(Root *, long)
 {
     return false;
 }
+// The network port's clock likewise, in a model that has the port (the SIM profile's).
+#define NET_CLK_PREV __Vtrigrprev__TOP__nfsim_top__DOT__u_soc__DOT__net_clk
+#define NET_GATE nfsim_top__DOT__u_soc__DOT__g_cpu_gate__DOT__net_gate
+template <typename Root>
+auto prime_net_edge(Root *root, int) -> decltype(root->NET_CLK_PREV = root->NET_GATE, bool())
+{
+    root->NET_CLK_PREV = root->NET_GATE;
+    return true;
+}
+template <typename Root>
+bool prime_net_edge(Root *, long)
+{
+    return true;  // no port, or its clock is clk itself: nothing to prime
+}
 
 // Whether the CPU's and the engine's clocks are stopped for the coming edge (bit 0, bit 1;
 // 0 in a model without the gates).
@@ -410,7 +424,7 @@ private:
             fst_->dump(2 * cycle_);
 #else
         // The first evaluation also initializes the model (and its edge detector).
-        if (cycle_ == 0 || !prime_rising_edge(top_->rootp, 0))
+        if (cycle_ == 0 || !prime_rising_edge(top_->rootp, 0) || !prime_net_edge(top_->rootp, 0))
             top_->eval();
 #endif
         top_->clk = 1;

@@ -40,7 +40,8 @@ module nf_net #(
     output wire        rx_activity,   // one-clock pulses for LEDs: a frame placed, a frame sent
     output wire        tx_activity,
     output wire [RX_SLOTS-1:0] rx_ready, // RX_READY: slots holding a checked frame (the SoC's SLEEP waits on them)
-    output wire        mem_want       // the system-port master has a transaction to start (mem_valid may rise at the next edge)
+    output wire        mem_want,      // the system-port master has a transaction to start (mem_valid may rise at the next edge)
+    output wire        busy           // a frame in hand, a post queued, a transaction or a register access: the clock must run
 );
     generate
         if (RX_SLOTS < 1 || RX_SLOTS > `NF_NET_MAX_SLOTS) begin : g_bad_rx
@@ -117,6 +118,20 @@ module nf_net #(
     reg last_tx;        // TX had the previous turn
     wire pick_tx = tx_rd_valid && (!rx_wr_valid || !last_tx);
     assign mem_want    = rx_wr_valid || tx_rd_valid;
+    // The receiver may still be finishing a frame (its FCS delay line, the header write)
+    // for a few PHY bytes after rx_dv falls: busy that long, so a stopped clock
+    // (nf_soc CPU_CLOCK_GATE) never cuts a frame short.
+    reg [4:0] rx_tail;
+    always @(posedge clk) begin
+        if (rst)
+            rx_tail <= 5'd0;
+        else if (gmii_rx_dv)
+            rx_tail <= 5'd31;
+        else if (phy_ce && rx_tail != 5'd0)
+            rx_tail <= rx_tail - 5'd1;
+    end
+    assign busy = gmii_rx_dv || rx_tail != 5'd0 || rx_wr_valid || tx_busy != {TX_SLOTS{1'b0}} || tx_mac_busy ||
+                  tx_tvalid || mem_valid || csr_valid || csr_ready;
     assign rx_wr_ready = mem_valid && mem_ready && !mem_owner_tx;
     assign tx_rd_ready = mem_valid && mem_ready && mem_owner_tx;
 

@@ -105,7 +105,7 @@ module nf_soc #(
     wire [31:0] ram_rdata;
     // The CPU's clock (see CPU_CLOCK_GATE and "CPU and engine clocks" below), and whether
     // the core is fetching on a bus of its own: it is clocked then.
-    wire        cpu_clk, eng_clk;
+    wire        cpu_clk, eng_clk, net_clk;
     wire        cpu_fetching;
     wire        head_rd_now;  // the core's early read answered now (see "posted writes")
 
@@ -191,8 +191,10 @@ module nf_soc #(
     wire        link_go   = cpu_go && sel_link && !wb_any && !reg_ans;
     wire        eng_go    = cpu_go && sel_engine && !wb_any && !reg_ans;
     // A NET register access waits for its answer (no posting, no look-ahead): off the
-    // work-request path.
+    // work-request path. The port takes it a clock after the request (net_csr_valid), so
+    // its clock may start first (CPU_CLOCK_GATE) and both models take it in the same clock.
     wire        net_go    = cpu_go && sel_net && !wb_any && !reg_ans;
+    reg         net_csr_valid;
     wire        eng_cmd   = is_eng_cmd(cpu_addr[11:2]);
     wire        reg_wr    = (link_go || (eng_go && !eng_cmd)) && cpu_write;  // a posted register store
 
@@ -279,6 +281,7 @@ module nf_soc #(
     wire        net_csr_ready;
     wire [31:0] net_csr_rdata;
     wire        net_rx_activity, net_tx_activity;
+    wire        net_busy;   // the port has work in hand: the engine's clock, which it runs on, must run
     wire        per_mem_valid, per_mem_ready, per_mem_want;
     wire [31:0] per_mem_addr, per_mem_wdata;
     wire [3:0]  per_mem_wstrb;
@@ -288,17 +291,21 @@ module nf_soc #(
         wire [3:0]  net_mem_wstrb;
         wire [NET_RX_SLOTS-1:0] net_rx_ready;
         localparam integer NET_BASE = `NF_PROFILE_NET_BASE(RX_SLOTS, TX_SLOTS);  // after the link's slots
+        always @(posedge clk)
+            net_csr_valid <= !rst && net_go && !net_csr_ready;
+        // On a clock of its own: with CPU_CLOCK_GATE it stops while the port has nothing in
+        // hand and no register access (see "CPU and engine clocks").
         nf_net #(.RX_SLOTS(NET_RX_SLOTS), .TX_SLOTS(NET_TX_SLOTS), .SLOT_BASE(NET_BASE)) u_net (
-            .clk(clk), .rst(rst), .phy_ce(phy_ce),
+            .clk(net_clk), .rst(rst), .phy_ce(phy_ce),
             .gmii_rxd(gmii_rxd), .gmii_rx_dv(gmii_rx_dv), .gmii_rx_er(gmii_rx_er),
             .gmii_txd(gmii_txd), .gmii_tx_en(gmii_tx_en), .gmii_tx_er(gmii_tx_er),
             .cycle(cycle_lo),
-            .csr_valid(net_go), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
+            .csr_valid(net_csr_valid), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
             .csr_wstrb(cpu_wstrb), .csr_ready(net_csr_ready), .csr_rdata(net_csr_rdata),
             .mem_valid(net_mem_valid), .mem_addr(net_mem_addr), .mem_wdata(net_mem_wdata),
             .mem_wstrb(net_mem_wstrb), .mem_ready(net_mem_ready), .mem_rdata(sys_port_rdata),
             .rx_activity(net_rx_activity), .tx_activity(net_tx_activity), .rx_ready(net_rx_ready),
-            .mem_want(net_mem_want)
+            .mem_want(net_mem_want), .busy(net_busy)
         );
         assign net_rx_any = net_rx_ready != {NET_RX_SLOTS{1'b0}};
         nf_port_mux u_port_mux (
@@ -312,7 +319,7 @@ module nf_soc #(
         );
     end else begin : g_no_net
         /* verilator lint_off UNUSEDSIGNAL */
-        wire unused_phy = &{1'b0, phy_ce, gmii_rxd, gmii_rx_dv, gmii_rx_er, net_go, 1'b0};
+        wire unused_phy = &{1'b0, phy_ce, gmii_rxd, gmii_rx_dv, gmii_rx_er, net_go, net_clk, net_csr_valid, 1'b0};
         /* verilator lint_on UNUSEDSIGNAL */
         assign gmii_txd        = 8'd0;
         assign gmii_tx_en      = 1'b0;
@@ -322,6 +329,9 @@ module nf_soc #(
         assign net_rx_activity = 1'b0;
         assign net_tx_activity = 1'b0;
         assign net_rx_any      = 1'b0;
+        assign net_busy        = 1'b0;
+        always @(posedge clk)
+            net_csr_valid <= 1'b0;
         assign per_mem_valid   = link_mem_valid;
         assign per_mem_addr    = link_mem_addr;
         assign per_mem_wdata   = link_mem_wdata;
@@ -432,16 +442,20 @@ module nf_soc #(
 
     // ---- CPU and engine clocks ----------------------------------------------------------------
     // CPU_CLOCK_GATE leaves out the CPU's edges while its SLEEP read waits and the core has
-    // settled (not fetching), and the engine's while it is idle with nothing for its port
-    // too: edges that change nothing the firmware reads. Gates change with clk high: no glitch.
+    // settled (not fetching), the engine's while it is idle with nothing for its port too,
+    // and the network port's while it has nothing in hand and no register access: edges that
+    // change nothing the firmware reads. Gates change with clk high: no glitch.
     generate if (CPU_CLOCK_GATE != 0) begin : g_cpu_gate
         localparam integer SLEEP_SETTLE = 4;
         localparam integer ENG_SETTLE   = 8;
-        reg       cpu_gate, eng_gate;
+        localparam integer NET_SETTLE   = 4;
+        reg       cpu_gate, eng_gate, net_gate;
+        reg [2:0] net_age;    // clocks the network port has been quiet, saturating
         reg [2:0] sleep_age;  // clocks the SLEEP read has waited with the core not fetching, saturating
         reg [3:0] eng_age;    // clocks the engine has been quiet, saturating
         wire      cpu_gate_d = !rst && sleep_wait && !cpu_fetching && sleep_age == SLEEP_SETTLE[2:0];
-        wire      eng_quiet  = cpu_gate_d && eng_idle && !sys_port_valid && !wb_any && !per_mem_want;
+        wire      eng_quiet  = cpu_gate_d && eng_idle && !sys_port_valid && !wb_any && !per_mem_want && !net_busy;
+        wire      net_quiet  = !rst && !net_busy && !net_go && !net_csr_valid;
         always @(posedge clk) begin
             if (rst || !sleep_wait || cpu_fetching)
                 sleep_age <= 3'd0;
@@ -451,17 +465,24 @@ module nf_soc #(
                 eng_age <= 4'd0;
             else if (eng_age != ENG_SETTLE[3:0])
                 eng_age <= eng_age + 4'd1;
+            if (rst || !net_quiet)
+                net_age <= 3'd0;
+            else if (net_age != NET_SETTLE[2:0])
+                net_age <= net_age + 3'd1;
             cpu_gate <= cpu_gate_d;
             eng_gate <= eng_quiet && eng_age == ENG_SETTLE[3:0];
+            net_gate <= net_quiet && net_age == NET_SETTLE[2:0];
         end
         assign cpu_clk = clk | cpu_gate;
         assign eng_clk = clk | eng_gate;
+        assign net_clk = clk | net_gate;
     end else begin : g_cpu_clk
         /* verilator lint_off UNUSEDSIGNAL */
-        wire unused_gate_inputs = &{1'b0, cpu_fetching, eng_idle, per_mem_want, 1'b0};
+        wire unused_gate_inputs = &{1'b0, cpu_fetching, eng_idle, per_mem_want, net_busy, 1'b0};
         /* verilator lint_on UNUSEDSIGNAL */
         assign cpu_clk = clk;
         assign eng_clk = clk;
+        assign net_clk = clk;
     end endgenerate
 
     // ---- LEDs ----------------------------------------------------------------------------------
