@@ -16,7 +16,7 @@
 // in a small LUT RAM, written with every write that lands in memory (system or engine),
 // so a system read there is answered in 1 clock, from that copy, and costs the engine no
 // port cycle. The firmware reads a work request's fields one word at a time from its RX
-// slot; each read took 4 clocks of the port. A second read of the copy (peek_*), without
+// slot, where a port read would take 4 clocks each. A second read of the copy (peek_*), without
 // a clock and outside the port, lets the SoC answer its CPU's head read in the clock it
 // sees it (nf_soc).
 // Reads use the block RAM's output register: the data of a read granted in cycle t is in
