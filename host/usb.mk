@@ -62,7 +62,7 @@ lint-host-usb:
 # the link tests' fake board and, when built, to nfmodel.
 HU_LINK_TEST_DEPS = host/tests/usb/test_usb_link.c host/tests/usb/fake_ftdi.c host/tests/usb/fake_ftdi.h \
                     host/tests/usb/board_proc.c host/tests/usb/board_proc.h \
-                    host/tests/link/fake_board.c host/tests/link/fake_board.h $$(HU_LINK_DEPS)
+                    host/tests/link/fake_board.c host/tests/link/fake_board.h $(HU_LINK_DEPS)
 $(HU_BUILD)/test_usb_link: $$(HU_LINK_TEST_DEPS)
 	@mkdir -p $(@D)
 	$(HU_LINK_CC) $(HU_UMOCKDEV_CFLAGS) -O1 $(SAN_FLAGS) -o $@ \

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The makefile fragments do not depend on the order they are read in: make's database
 (every rule's prerequisites, every variable's value) is the same with the fragments
-included forwards and in reverse (NF_MK_REVERSE=1, see Makefile). Variables that the
+included forwards and in reverse, and no prerequisite is left unexpanded (NF_MK_REVERSE=1, see Makefile). Variables that the
 fragments append to are compared as sets of words. Prints TAP lines."""
 import re
 import subprocess
@@ -50,6 +50,9 @@ def main():
     bad = sorted(t for t in set(fwd_rules) | set(rev_rules) if fwd_rules.get(t) != rev_rules.get(t))
     ok(not bad, "every rule has the same prerequisites in either include order" +
        ("" if not bad else " (differ: %s)" % ", ".join(bad[:8])))
+    bad = sorted(t for t, pre in fwd_rules.items() if "$" in pre)
+    ok(not bad, "no prerequisite is left unexpanded (a $$ too many)" +
+       ("" if not bad else " (in: %s)" % ", ".join(bad[:8])))
     bad = sorted(v for v in set(fwd_vars) | set(rev_vars)
                  if fwd_vars.get(v) != rev_vars.get(v) and
                  sorted((fwd_vars.get(v) or "").split()) != sorted((rev_vars.get(v) or "").split()))
