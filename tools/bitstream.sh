@@ -54,7 +54,7 @@ seeds=${SEED:-${PNR_SEEDS:-$board_seeds}}
 if [ -z "${NF_CPU:-}" ] || [ -z "${CPU_RTL:-}" ]; then
     eval "$(make -s --no-print-directory print-cpu)"
 fi
-sources="$CPU_RTL $(ls rtl/engine/*.v rtl/link/*.v rtl/soc/*.v rtl/board/*.v)"
+sources="$CPU_RTL $(ls rtl/engine/*.v rtl/link/*.v rtl/net/*.v rtl/soc/*.v rtl/board/*.v)"
 sources=$(for f in $sources; do realpath --relative-to=. "$f"; done | tr '\n' ' ')
 # What place and route depends on, as "commit", "seed", "board" (its proto/boards.toml settings)
 # and one "sha256 path" line per file.
