@@ -135,7 +135,7 @@ def main():
         with open(os.path.join(tree, "src.c"), "w") as f:
             f.write("int x;\n")
         # What tools/bitstream.sh --is-fresh looks at.
-        for d in ("rtl/engine", "rtl/link", "rtl/soc", "rtl/board", "rtl/include", "proto/gen"):
+        for d in ("rtl/engine", "rtl/link", "rtl/net", "rtl/soc", "rtl/board", "rtl/include", "proto/gen"):
             shutil.copytree(os.path.join(ROOT, d), os.path.join(tree, d))
         for f in ("tools/bitstream.sh", "tools/fw_slices.py", "tools/ebr_floorplan.py",
                   "build/toolchain.mk", "constraints/ulx3s.lpf", "constraints/ulx3s-85k.floorplan"):
