@@ -255,7 +255,8 @@ static int rx_icmp(uint32_t slot, const uint8_t *b, uint32_t len)
     r[B(23)] = IP_PROTO_ICMP;    /* header checksum 0: the port fills it */
     put32(r, B(26), net.ip);
     put32(r, B(30), sip);
-    /* Type 8 -> 0: HC' = ~(~HC + ~m + m') with m = 0x0800, m' = 0 (RFC 1624 eqn. 3). */
+    /* The echo reply changes only the type word (8 to 0): the checksum is updated for that
+     * word alone (RFC 1624, eqn. 3), not summed again over the message. */
     uint32_t sum = (~get16(b, B(36)) & 0xFFFFu) + (~ICMP_ECHO_WORD & 0xFFFFu);
     sum = (sum & 0xFFFFu) + (sum >> 16);
     put16(r, B(36), ~sum & 0xFFFFu);

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The real firmware image on the Verilator RTL (nfsim): RESET handshake, PINGs, INFO,
-# the cycles of a fast-register of one page and of the invalidate after it, measured by
-# the firmware itself (INFO), for requests whose CQE says STATUS_SUCCESS only, and the
-# trap handler (fault_test.py).
+# the cycle counts the firmware reports in INFO for a one-page fast-register and the
+# invalidate after it (only for requests whose CQE says STATUS_SUCCESS), and the trap
+# handler (fault_test.py).
 set -u
 nfsim=$1 hex=$2
 here=$(dirname "$0")
