@@ -4,3 +4,7 @@
 .PHONY: test-net-ping
 test-net-ping: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## a Linux host in a network namespace pings a simulated adapter over the wire (ARP, ICMP echo; root)
 	@bash tests/net/test_net_ping.sh $(SIM_BIN) $(SIM_BUILD)/nfwire $(SIM_FW_HEX)
+
+.PHONY: test-net-rc
+test-net-rc: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## two simulated adapters on one wire: RoCEv2 RC Send/Write/Read both ways, refusals; the capture checked by scapy and tshark
+	@PY=$(PY) bash tests/net/test_rc_pair.sh $(SIM_BIN) $(SIM_BUILD)/nfwire $(SIM_FW_HEX)

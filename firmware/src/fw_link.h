@@ -16,5 +16,8 @@ uint32_t fw_link_rto(void);  /* retransmission timeout now in force, cycles (tes
  * slot (its RX_STAMP), its replies going into the link's transmit window (tests run the
  * message layer on a payload of their own with it). */
 void fw_link_frame(struct fw_frame *f, uint32_t addr, uint32_t len, uint32_t slot);
+/* The reply cursor for messages no received frame asks for (completions from the
+ * network port): they go into the open frame, which the next poll sends. */
+const struct fw_reply_ops *fw_link_events(void);
 
 #endif

@@ -170,6 +170,11 @@ static void tx_trim(uint32_t bytes)
 
 static const struct fw_reply_ops reply_ops = {fw_tx_reserve, tx_reserve_zeroed, tx_room, tx_trim, tx_spare};
 
+const struct fw_reply_ops *fw_link_events(void)
+{
+    return &reply_ops;
+}
+
 void fw_link_frame(struct fw_frame *f, uint32_t addr, uint32_t len, uint32_t slot)
 {
     *f = (struct fw_frame){addr, len, rx_stamp_at(slot), fw_eng_wait_cycles(), 0, len, reply_ops};

@@ -6,6 +6,7 @@
 #include "fw_link.h"
 #include "fw_main.h"
 #include "fw_net.h"
+#include "fw_rc.h"
 #include "fw_state.h"
 #include "fw_tables.h"
 #include "hal.h"
@@ -96,5 +97,15 @@ void fw_init(void)
     fw_tables_init();
     fw_link_init();
     fw_net_init();
+    fw_rc_init(fw_link_events());
     fw_link_idle_max(fw_net_tick()); /* the port's timer pass runs at least that often */
 }
+
+#if FW_NET
+int fw_port_turn(void)
+{
+    int did = fw_rc_poll();
+    fw_link_idle_max(fw_rc_idle_max());
+    return did;
+}
+#endif

@@ -7,6 +7,7 @@
 #include "fw_msg.h"
 #include "fw_frame.h"
 #include "fw_net.h"
+#include "fw_rc.h"
 #include "fw_state.h"
 #include "fw_tables.h"
 #include "fw_wr.h"
@@ -419,6 +420,7 @@ static FW_COLD uint32_t do_qp_state(uint32_t op, uint32_t m, uint32_t mlen, uint
         *cancelled = fw_rq_flush(qp);
         return NF_STATUS_SUCCESS;
     }
+    fw_rc_drop(q); /* off the wire: its queued requests are dropped */
     if (op == NF_OP_QP_DESTROY) {
         fw_qp_free(q);
         return NF_STATUS_SUCCESS;
@@ -444,13 +446,18 @@ static FW_COLD void do_net_config(const struct fw_frame *f, uint32_t tag, uint32
     reply(f, NF_OP_NET_CONFIG, tag, st, rep, st == NF_STATUS_SUCCESS ? NF_NET_CONFIG_REP_SIZE / 4u : 0u);
 }
 
+static FW_COLD uint32_t do_qp_connect_wire(uint32_t m, uint32_t mlen)
+{
+    return fw_rc_connect(BODY(m, 0), mlen - NF_MSG_HDR_SIZE);
+}
+
 /* The requests whose reply is a status alone, by op. */
 typedef uint32_t status_req(uint32_t m, uint32_t mlen);
-static status_req *const status_reqs[NF_OP_QP_CONNECT + 1u] = {
+static status_req *const status_reqs[NF_OP_QP_CONNECT_WIRE + 1u] = {
     [NF_OP_MEM_WRITE] = do_mem_write,         [NF_OP_ADAPTER_RESET] = do_adapter_reset,
     [NF_OP_MR_DESTROY] = do_mr_destroy,       [NF_OP_MR_REGISTER] = do_mr_register,
     [NF_OP_MR_DEREGISTER] = do_mr_deregister, [NF_OP_FRMR_INIT] = do_frmr_init,
-    [NF_OP_QP_CONNECT] = do_qp_connect,
+    [NF_OP_QP_CONNECT] = do_qp_connect,       [NF_OP_QP_CONNECT_WIRE] = do_qp_connect_wire,
 };
 
 /* INFO and STATS: a reply whose payload is a struct of the adapter's state. */

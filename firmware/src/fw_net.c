@@ -103,7 +103,7 @@ static int host_ip(uint32_t hip, uint32_t inv)
 }
 
 /* A free TX slot's adapter address (its index in *slot), or 0 when every slot is busy. */
-static uint32_t tx_slot(uint32_t *slot)
+static uint32_t tx_free(uint32_t *slot)
 {
     uint32_t busy = net_rd(NF_NET_TX_BUSY);
     for (uint32_t i = 0, s = net.tx_next; i < net.tx_slots; i++) {
@@ -114,8 +114,16 @@ static uint32_t tx_slot(uint32_t *slot)
         }
         s = s + 1u == net.tx_slots ? 0u : s + 1u;
     }
-    fw_stats.net_tx_dropped++;
     return 0;
+}
+
+/* tx_free for an answer that is dropped when no slot is free (counted). */
+static uint32_t tx_slot(uint32_t *slot)
+{
+    uint32_t at = tx_free(slot);
+    if (!at)
+        fw_stats.net_tx_dropped++;
+    return at;
 }
 
 static void tx_post(uint32_t slot, uint32_t len)
@@ -266,22 +274,22 @@ static int rx_icmp(uint32_t slot, const uint8_t *b, uint32_t len)
     return 1;
 }
 
-static void rx_frame(uint32_t slot)
+/* A frame that is not RoCE (hw0: the first word of its NET_RX_HDR): answered, learnt
+ * or counted unhandled. */
+static void rx_frame(uint32_t slot, uint32_t hw0)
 {
     uint8_t b[4u * HDR_WORDS];
     hdr_read(slot, b);
-    uint32_t hw0 = mem_rd(slot + NF_NET_RX_HDR_LEN_OFF); /* len and kind of NET_RX_HDR */
     uint32_t len = hw0 & 0xFFFFu;
     uint32_t kind = hw0 >> (8u * NF_NET_RX_HDR_KIND_OFF) & 0xFFu;
     uint32_t type = get16(b, B(12));
     int done = 0;
-    fw_stats.net_rx++;
     if (kind == NF_NET_KIND_ARP && type == ETHERTYPE_ARP)
         done = rx_arp(b, len);
     else if (kind == NF_NET_KIND_IPV4 && type == ETHERTYPE_IPV4)
         done = rx_icmp(slot, b, len);
     if (!done)
-        fw_stats.net_unhandled++; /* RoCE too, until the transport takes it */
+        fw_stats.net_unhandled++;
 }
 
 /* Retries, failures and ageing, one pass per tick. */
@@ -319,28 +327,71 @@ uint32_t fw_net_next_due(void)
     return net.tick_at + net.tick;
 }
 
-int fw_net_poll(void)
+int fw_net_next(uint32_t *at, uint32_t *len)
 {
     if (!net.present)
         return 0;
-    int did = 0;
-    uint32_t ready = net_rd(NF_NET_RX_READY);
     /* The port fills the slots in ring order: take them in the same order. */
-    for (uint32_t n = 0; n < net.rx_slots && (ready & (1u << net.rx_next)); n++) {
-        uint32_t s = net.rx_next;
-        rx_frame(net.slot_base + (s << SLOT_SHIFT));
-        net_wr(NF_NET_RX_RELEASE, 1u << s);
-        net.rx_next = s + 1u == net.rx_slots ? 0u : s + 1u;
-        did = 1;
+    while (net_rd(NF_NET_RX_READY) & (1u << net.rx_next)) {
+        uint32_t slot = net.slot_base + (net.rx_next << SLOT_SHIFT);
+        uint32_t hw0 = mem_rd(slot + NF_NET_RX_HDR_LEN_OFF); /* len and kind of NET_RX_HDR */
+        fw_stats.net_rx++;
+        if ((hw0 >> (8u * NF_NET_RX_HDR_KIND_OFF) & 0xFFu) == NF_NET_KIND_ROCE) {
+            *at = slot;
+            *len = hw0 & 0xFFFFu;
+            return 1;
+        }
+        rx_frame(slot, hw0);
+        fw_net_release();
     }
+    return 0;
+}
+
+void fw_net_release(void)
+{
+    uint32_t s = net.rx_next;
+    net_wr(NF_NET_RX_RELEASE, 1u << s);
+    net.rx_next = s + 1u == net.rx_slots ? 0u : s + 1u;
+}
+
+int fw_net_timer(void)
+{
     uint32_t now = hal_cycles();
-    if (now - net.tick_at >= net.tick) {
-        /* One pass however late: entries age by passes, and a late pass only stretches them. */
-        net.tick_at = now;
-        timer_pass();
+    if (!net.present || now - net.tick_at < net.tick)
+        return 0;
+    /* One pass however late: entries age by passes, and a late pass only stretches them. */
+    net.tick_at = now;
+    timer_pass();
+    return 1;
+}
+
+int fw_net_poll(void)
+{
+    uint32_t at, len;
+    int did = 0;
+    while (fw_net_next(&at, &len)) {
+        fw_stats.net_unhandled++; /* RoCE, with no transport to take it */
+        fw_net_release();
         did = 1;
     }
-    return did;
+    return fw_net_timer() | did;
+}
+
+uint32_t fw_net_tx_free(uint32_t *slot)
+{
+    return net.present ? tx_free(slot) : 0u;
+}
+
+void fw_net_tx_post(uint32_t slot, uint32_t len)
+{
+    tx_post(slot, len);
+}
+
+void fw_net_self(uint32_t self[3])
+{
+    self[0] = net.ip;
+    self[1] = net.mac_lo;
+    self[2] = net.mac_hi;
 }
 
 static uint32_t clamp_slots(uint32_t n)

@@ -34,9 +34,24 @@ int fw_net_due(uint32_t now);
 uint32_t fw_net_next_due(void);
 /* The cycles between two timer passes: the longest the idle loop may sleep (0: no port). */
 uint32_t fw_net_tick(void);
-/* Take every ready RX frame in slot order (answer, learn or count it, then release
- * the slot) and run the timer pass when due. Nonzero when it did any of that. */
+/* The next ready RoCE frame in slot order: 1 with its slot's adapter address and its
+ * frame bytes, left in its slot until fw_net_release. Every other frame before it is
+ * answered, learnt or counted, and released. 0: none ready. */
+int fw_net_next(uint32_t *at, uint32_t *len);
+/* Done with the frame fw_net_next returned: its slot is free for the port again. */
+void fw_net_release(void);
+/* The cache's timer pass (retries, ageing) when due; nonzero when it ran. */
+int fw_net_timer(void);
+/* The port alone, with no transport above it: every ready frame (RoCE counted
+ * unhandled) and the timer pass. Nonzero when it did any of that. */
 int fw_net_poll(void);
+/* A free TX slot's adapter address (its index in *slot), or 0 while every one is busy. */
+uint32_t fw_net_tx_free(uint32_t *slot);
+/* Send TX slot slot's frame of len bytes at NET_FRAME_OFF (the port fills the IPv4
+ * total length and checksum and, for UDP 4791, the ICRC in its last four bytes). */
+void fw_net_tx_post(uint32_t slot, uint32_t len);
+/* The adapter's IPv4 address (0: none yet) and MAC, as NET_CONFIG_REP holds them. */
+void fw_net_self(uint32_t self[3]);
 
 /* The MAC of ip (IPv4 word, first byte in [7:0]): SUCCESS with mac[0] = bytes 0..3 and
  * mac[1] = bytes 4..5 (as NET.MAC_LO/MAC_HI); PENDING while an ARP request is out (ask

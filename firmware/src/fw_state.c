@@ -99,7 +99,7 @@ FW_HOT void fw_state_put_info(uint32_t at)
 }
 
 _Static_assert(NF_STATS_SIZE % 8u == 0u, "a STATS reply keeps messages 8-byte aligned");
-_Static_assert(NF_STATS_SIZE == (33u + NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT) * 4u,
+_Static_assert(NF_STATS_SIZE == (34u + NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT) * 4u,
                "fw_state_put_stats sets each of STATS's words");
 
 #define STATS_COUNTS (NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT)
@@ -138,6 +138,7 @@ void fw_state_put_stats(uint32_t at)
     PUT(w, nf_stats, net_unhandled, fw_stats.net_unhandled);
     PUT(w, nf_stats, net_tx_dropped, fw_stats.net_tx_dropped);
     PUT(w, nf_stats, net_resolve_timeouts, fw_stats.net_resolve_timeouts);
+    PUT(w, nf_stats, rc_retransmits, fw_stats.rc_retransmits);
     /* The port's own counters, where the build has one (its ID reads back) */
     if (hal_read32(NF_NET_BASE + NF_NET_ID) == NF_NET_HW_ID_VALUE) {
         PUT(w, nf_stats, port_rx_ok, hal_read32(NF_NET_BASE + NF_NET_CNT_RX_OK));

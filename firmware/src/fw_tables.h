@@ -51,7 +51,8 @@ struct fw_qp {
     uint32_t peer_qpn;
     /* Receive queue: rq_depth pool entries reserved at QP_CREATE, rq_count of them
      * pending as a FIFO (rq_head oldest, linked through fw_recv.link). */
-    uint8_t rq_depth, rq_count, max_recv_sge, pad;
+    uint8_t rq_depth, rq_count, max_recv_sge;
+    uint8_t wire; /* connected to a QP of another adapter over the network port (fw_rc.c) */
     uint16_t rq_head, rq_tail;
 };
 _Static_assert(NF_ADAPTER_MAX_RQ_DEPTH <= UINT8_MAX && NF_ADAPTER_MAX_RECV_SGE <= UINT8_MAX,

@@ -167,6 +167,7 @@
 #define NF_OP_QP_CONNECT 33u /* QP_CONNECT_REQ: connect qpn to peer_qpn (loopback) */
 #define NF_OP_QP_DISCONNECT 34u /* QP_REQ */
 #define NF_OP_QP_DESTROY 35u /* QP_REQ */
+#define NF_OP_QP_CONNECT_WIRE 37u /* QP_CONNECT_WIRE_REQ: connect qpn to QP peer_qpn of the adapter at peer_ip over the network port (RoCEv2 RC); PENDING while the peer's MAC is being resolved (ask again), HOST_UNREACHABLE when it cannot be */
 #define NF_OP_QP_FLUSH 36u /* QP_REQ (NdkFlush): a CONNECTED QP enters ERROR, so every later WR on it completes CANCELLED untouched; WRs before it ran as usual */
 #define NF_OP_WR_FAST_REGISTER 64u /* WR_FAST_REGISTER (no reply; a CQE unless silent success) */
 #define NF_OP_WR_INVALIDATE 65u /* WR_INVALIDATE */
@@ -206,9 +207,10 @@
 #define NF_STAT_OP_MW_CREATE 24u /* memory windows created (NdkCreateMw) */
 #define NF_STAT_OP_FAULT_TEST 25u /* trap handler tests (FAULT_TEST) */
 #define NF_STAT_OP_NET_CONFIG 26u /* network port address settings and queries (NET_CONFIG) */
-#define NF_STAT_OP_COUNT 27u
-#define NF_STAT_OP_LIST(X) X(PING, 0u) X(INFO, 1u) X(STATS, 2u) X(MEM_WRITE, 3u) X(MEM_READ, 4u) X(ADAPTER_RESET, 5u) X(MR_CREATE, 6u) X(MR_DESTROY, 7u) X(MR_REGISTER, 8u) X(MR_DEREGISTER, 9u) X(FRMR_INIT, 10u) X(QP_CREATE, 11u) X(QP_CONNECT, 12u) X(QP_DISCONNECT, 13u) X(QP_DESTROY, 14u) X(QP_FLUSH, 15u) X(WR_FAST_REGISTER, 16u) X(WR_INVALIDATE, 17u) X(WR_READ, 18u) X(WR_WRITE, 19u) X(WR_SEND, 20u) X(WR_SEND_INVALIDATE, 21u) X(WR_RECEIVE, 22u) X(WR_BIND, 23u) X(MW_CREATE, 24u) X(FAULT_TEST, 25u) X(NET_CONFIG, 26u)
-#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "link round trips (NdkFpgaPing)") X(INFO, 1u, "adapter information requests") X(STATS, 2u, "counter requests (NdkFpgaQueryCounters)") X(MEM_WRITE, 3u, "adapter memory writes (NdkFpgaWriteBuffer)") X(MEM_READ, 4u, "adapter memory reads (NdkFpgaReadBuffer)") X(ADAPTER_RESET, 5u, "adapter resets") X(MR_CREATE, 6u, "MRs created (NdkCreateMr)") X(MR_DESTROY, 7u, "MRs and windows closed") X(MR_REGISTER, 8u, "registrations (NdkRegisterMr)") X(MR_DEREGISTER, 9u, "deregistrations (NdkDeregisterMr)") X(FRMR_INIT, 10u, "fast-register MR initializations (NdkInitializeFastRegisterMr)") X(QP_CREATE, 11u, "QPs created (NdkCreateQp)") X(QP_CONNECT, 12u, "QP connections") X(QP_DISCONNECT, 13u, "QP disconnections") X(QP_DESTROY, 14u, "QPs closed") X(QP_FLUSH, 15u, "QP flushes (NdkFlush)") X(WR_FAST_REGISTER, 16u, "fast-register work requests (NdkFastRegister)") X(WR_INVALIDATE, 17u, "invalidate work requests (NdkInvalidate)") X(WR_READ, 18u, "RDMA Read work requests (NdkRead)") X(WR_WRITE, 19u, "RDMA Write work requests (NdkWrite)") X(WR_SEND, 20u, "Send work requests (NdkSend)") X(WR_SEND_INVALIDATE, 21u, "SendAndInvalidate work requests (NdkSendAndInvalidate)") X(WR_RECEIVE, 22u, "receives posted (NdkReceive)") X(WR_BIND, 23u, "window bind work requests (NdkBind)") X(MW_CREATE, 24u, "memory windows created (NdkCreateMw)") X(FAULT_TEST, 25u, "trap handler tests (FAULT_TEST)") X(NET_CONFIG, 26u, "network port address settings and queries (NET_CONFIG)")
+#define NF_STAT_OP_QP_CONNECT_WIRE 27u /* QP connections over the network port (QP_CONNECT_WIRE) */
+#define NF_STAT_OP_COUNT 28u
+#define NF_STAT_OP_LIST(X) X(PING, 0u) X(INFO, 1u) X(STATS, 2u) X(MEM_WRITE, 3u) X(MEM_READ, 4u) X(ADAPTER_RESET, 5u) X(MR_CREATE, 6u) X(MR_DESTROY, 7u) X(MR_REGISTER, 8u) X(MR_DEREGISTER, 9u) X(FRMR_INIT, 10u) X(QP_CREATE, 11u) X(QP_CONNECT, 12u) X(QP_DISCONNECT, 13u) X(QP_DESTROY, 14u) X(QP_FLUSH, 15u) X(WR_FAST_REGISTER, 16u) X(WR_INVALIDATE, 17u) X(WR_READ, 18u) X(WR_WRITE, 19u) X(WR_SEND, 20u) X(WR_SEND_INVALIDATE, 21u) X(WR_RECEIVE, 22u) X(WR_BIND, 23u) X(MW_CREATE, 24u) X(FAULT_TEST, 25u) X(NET_CONFIG, 26u) X(QP_CONNECT_WIRE, 27u)
+#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "link round trips (NdkFpgaPing)") X(INFO, 1u, "adapter information requests") X(STATS, 2u, "counter requests (NdkFpgaQueryCounters)") X(MEM_WRITE, 3u, "adapter memory writes (NdkFpgaWriteBuffer)") X(MEM_READ, 4u, "adapter memory reads (NdkFpgaReadBuffer)") X(ADAPTER_RESET, 5u, "adapter resets") X(MR_CREATE, 6u, "MRs created (NdkCreateMr)") X(MR_DESTROY, 7u, "MRs and windows closed") X(MR_REGISTER, 8u, "registrations (NdkRegisterMr)") X(MR_DEREGISTER, 9u, "deregistrations (NdkDeregisterMr)") X(FRMR_INIT, 10u, "fast-register MR initializations (NdkInitializeFastRegisterMr)") X(QP_CREATE, 11u, "QPs created (NdkCreateQp)") X(QP_CONNECT, 12u, "QP connections") X(QP_DISCONNECT, 13u, "QP disconnections") X(QP_DESTROY, 14u, "QPs closed") X(QP_FLUSH, 15u, "QP flushes (NdkFlush)") X(WR_FAST_REGISTER, 16u, "fast-register work requests (NdkFastRegister)") X(WR_INVALIDATE, 17u, "invalidate work requests (NdkInvalidate)") X(WR_READ, 18u, "RDMA Read work requests (NdkRead)") X(WR_WRITE, 19u, "RDMA Write work requests (NdkWrite)") X(WR_SEND, 20u, "Send work requests (NdkSend)") X(WR_SEND_INVALIDATE, 21u, "SendAndInvalidate work requests (NdkSendAndInvalidate)") X(WR_RECEIVE, 22u, "receives posted (NdkReceive)") X(WR_BIND, 23u, "window bind work requests (NdkBind)") X(MW_CREATE, 24u, "memory windows created (NdkCreateMw)") X(FAULT_TEST, 25u, "trap handler tests (FAULT_TEST)") X(NET_CONFIG, 26u, "network port address settings and queries (NET_CONFIG)") X(QP_CONNECT_WIRE, 27u, "QP connections over the network port (QP_CONNECT_WIRE)")
 
 /* STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it) */
 #define NF_STAT_STATUS_ACCESS_VIOLATION 0u
@@ -846,33 +848,34 @@ struct nf_stats {
     uint32_t tx_overflow; /* @32 replies and CQEs the firmware could not queue (no TX room; never expected) */
     uint32_t ops_unknown; /* @36 messages with an op the firmware does not know (answered NOT_SUPPORTED) */
     uint32_t refused_other; /* @40 replies and CQEs with a failure status STAT_STATUS does not name */
-    uint32_t ops[27]; /* @44 messages handled, by op: ops[STAT_OP_x] */
-    uint32_t refused[12]; /* @152 replies and CQEs with a failure status: refused[STAT_STATUS_x] */
-    uint32_t refuse_codes[16]; /* @200 CQEs carrying an engine refusal, by REFUSE code */
-    uint32_t cycle_lo; /* @264 cycle counter when the reply was built */
-    uint32_t cycle_hi; /* @268  */
-    uint32_t tx_stalls; /* @272 times the firmware held a received frame (stopped taking messages) because its replies found no TX room */
-    uint32_t wait_timeouts; /* @276 bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain */
-    uint32_t faults; /* @280 traps the firmware took (illegal instruction, misaligned access, ebreak): nonzero, the adapter is faulted and answers DEVICE_HARDWARE_ERROR */
-    uint32_t fault_cause; /* @284 mcause of the last trap (2 illegal instruction, 3 ebreak, 4/6 misaligned load/store) */
-    uint32_t fault_pc; /* @288 mepc of the last trap: the address of the faulting instruction */
-    uint32_t net_rx; /* @292 network frames the firmware took from the port's RX slots */
-    uint32_t net_arp_answered; /* @296 ARP requests for the adapter's IPv4 address answered */
-    uint32_t net_arp_learned; /* @300 ARP replies that filled or refreshed an entry of the ARP cache */
-    uint32_t net_icmp_answered; /* @304 ICMP echo requests to the adapter's IPv4 address answered (ping) */
-    uint32_t net_unhandled; /* @308 network frames released without an answer: not for the adapter's address, a kind the firmware does not take, malformed, or RoCE (not handled yet) */
-    uint32_t net_tx_dropped; /* @312 network replies and ARP requests not sent: every NET TX slot was busy */
-    uint32_t net_resolve_timeouts; /* @316 address resolutions that ran out of ARP retries (HOST_UNREACHABLE) */
-    uint32_t port_rx_ok; /* @320 the port's NET.CNT_RX_OK: frames it placed in an RX slot (0 without a port) */
-    uint32_t port_drop_fcs; /* @324 NET.CNT_DROP_FCS: frames the MAC dropped (FCS, rx_er, runt) */
-    uint32_t port_drop_addr; /* @328 NET.CNT_DROP_ADDR: frames for another MAC (or broadcast, not ARP) */
-    uint32_t port_drop_ip; /* @332 NET.CNT_DROP_IP: IPv4 frames with a bad header checksum or options */
-    uint32_t port_drop_icrc; /* @336 NET.CNT_DROP_ICRC: RoCEv2 frames with a bad ICRC */
-    uint32_t port_drop_room; /* @340 NET.CNT_DROP_SLOT + CNT_DROP_FIFO: good frames with no room (no free slot, or the port fell behind) */
-    uint32_t port_drop_long; /* @344 NET.CNT_DROP_LONG: frames longer than NET_MAX_FRAME */
-    uint32_t port_tx; /* @348 NET.CNT_TX: frames the port sent */
+    uint32_t ops[28]; /* @44 messages handled, by op: ops[STAT_OP_x] */
+    uint32_t refused[12]; /* @156 replies and CQEs with a failure status: refused[STAT_STATUS_x] */
+    uint32_t refuse_codes[16]; /* @204 CQEs carrying an engine refusal, by REFUSE code */
+    uint32_t cycle_lo; /* @268 cycle counter when the reply was built */
+    uint32_t cycle_hi; /* @272  */
+    uint32_t tx_stalls; /* @276 times the firmware held a received frame (stopped taking messages) because its replies found no TX room */
+    uint32_t wait_timeouts; /* @280 bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain */
+    uint32_t faults; /* @284 traps the firmware took (illegal instruction, misaligned access, ebreak): nonzero, the adapter is faulted and answers DEVICE_HARDWARE_ERROR */
+    uint32_t fault_cause; /* @288 mcause of the last trap (2 illegal instruction, 3 ebreak, 4/6 misaligned load/store) */
+    uint32_t fault_pc; /* @292 mepc of the last trap: the address of the faulting instruction */
+    uint32_t net_rx; /* @296 network frames the firmware took from the port's RX slots */
+    uint32_t net_arp_answered; /* @300 ARP requests for the adapter's IPv4 address answered */
+    uint32_t net_arp_learned; /* @304 ARP replies that filled or refreshed an entry of the ARP cache */
+    uint32_t net_icmp_answered; /* @308 ICMP echo requests to the adapter's IPv4 address answered (ping) */
+    uint32_t net_unhandled; /* @312 network frames released without an answer: not for the adapter's address, a kind the firmware does not take, malformed, or RoCE (not handled yet) */
+    uint32_t net_tx_dropped; /* @316 network replies and ARP requests not sent: every NET TX slot was busy */
+    uint32_t net_resolve_timeouts; /* @320 address resolutions that ran out of ARP retries (HOST_UNREACHABLE) */
+    uint32_t rc_retransmits; /* @324 RC requests sent again: the local ACK timeout, a PSN sequence NAK or an RNR NAK (go-back-N) */
+    uint32_t port_rx_ok; /* @328 the port's NET.CNT_RX_OK: frames it placed in an RX slot (0 without a port) */
+    uint32_t port_drop_fcs; /* @332 NET.CNT_DROP_FCS: frames the MAC dropped (FCS, rx_er, runt) */
+    uint32_t port_drop_addr; /* @336 NET.CNT_DROP_ADDR: frames for another MAC (or broadcast, not ARP) */
+    uint32_t port_drop_ip; /* @340 NET.CNT_DROP_IP: IPv4 frames with a bad header checksum or options */
+    uint32_t port_drop_icrc; /* @344 NET.CNT_DROP_ICRC: RoCEv2 frames with a bad ICRC */
+    uint32_t port_drop_room; /* @348 NET.CNT_DROP_SLOT + CNT_DROP_FIFO: good frames with no room (no free slot, or the port fell behind) */
+    uint32_t port_drop_long; /* @352 NET.CNT_DROP_LONG: frames longer than NET_MAX_FRAME */
+    uint32_t port_tx; /* @356 NET.CNT_TX: frames the port sent */
 };
-#define NF_STATS_SIZE 352u
+#define NF_STATS_SIZE 360u
 #define NF_STATS_PROFILE_OFF 0u
 #define NF_STATS_RX_OK_OFF 4u
 #define NF_STATS_RX_BAD_OFF 8u
@@ -885,35 +888,36 @@ struct nf_stats {
 #define NF_STATS_OPS_UNKNOWN_OFF 36u
 #define NF_STATS_REFUSED_OTHER_OFF 40u
 #define NF_STATS_OPS_OFF 44u
-#define NF_STATS_OPS_COUNT 27u
-#define NF_STATS_REFUSED_OFF 152u
+#define NF_STATS_OPS_COUNT 28u
+#define NF_STATS_REFUSED_OFF 156u
 #define NF_STATS_REFUSED_COUNT 12u
-#define NF_STATS_REFUSE_CODES_OFF 200u
+#define NF_STATS_REFUSE_CODES_OFF 204u
 #define NF_STATS_REFUSE_CODES_COUNT 16u
-#define NF_STATS_CYCLE_LO_OFF 264u
-#define NF_STATS_CYCLE_HI_OFF 268u
-#define NF_STATS_TX_STALLS_OFF 272u
-#define NF_STATS_WAIT_TIMEOUTS_OFF 276u
-#define NF_STATS_FAULTS_OFF 280u
-#define NF_STATS_FAULT_CAUSE_OFF 284u
-#define NF_STATS_FAULT_PC_OFF 288u
-#define NF_STATS_NET_RX_OFF 292u
-#define NF_STATS_NET_ARP_ANSWERED_OFF 296u
-#define NF_STATS_NET_ARP_LEARNED_OFF 300u
-#define NF_STATS_NET_ICMP_ANSWERED_OFF 304u
-#define NF_STATS_NET_UNHANDLED_OFF 308u
-#define NF_STATS_NET_TX_DROPPED_OFF 312u
-#define NF_STATS_NET_RESOLVE_TIMEOUTS_OFF 316u
-#define NF_STATS_PORT_RX_OK_OFF 320u
-#define NF_STATS_PORT_DROP_FCS_OFF 324u
-#define NF_STATS_PORT_DROP_ADDR_OFF 328u
-#define NF_STATS_PORT_DROP_IP_OFF 332u
-#define NF_STATS_PORT_DROP_ICRC_OFF 336u
-#define NF_STATS_PORT_DROP_ROOM_OFF 340u
-#define NF_STATS_PORT_DROP_LONG_OFF 344u
-#define NF_STATS_PORT_TX_OFF 348u
-#define NF_STATS_COUNTER_LIST(X) X(rx_ok, "LINK.CNT_RX_OK: frames received with a good CRC") X(rx_bad, "LINK.CNT_RX_BAD: frames dropped for a bad CRC or length") X(rx_drop, "LINK.CNT_RX_DROP: good frames dropped, no RX slot free") X(rx_dup, "DATA frames dropped as duplicate or out of order") X(tx_frames, "LINK.CNT_TX: frames sent (data and ACK)") X(tx_reject, "LINK.CNT_TX_REJECT: TX_POST writes the link refused") X(retransmits, "DATA frames the firmware sent again") X(tx_overflow, "replies and CQEs the firmware could not queue (no TX room; never expected)") X(tx_stalls, "times the firmware held a received frame (stopped taking messages) because its replies found no TX room") X(wait_timeouts, "bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain") X(faults, "traps the firmware took (illegal instruction, misaligned access, ebreak): nonzero, the adapter is faulted and answers DEVICE_HARDWARE_ERROR") X(fault_cause, "mcause of the last trap (2 illegal instruction, 3 ebreak, 4/6 misaligned load/store)") X(fault_pc, "mepc of the last trap: the address of the faulting instruction") X(net_rx, "network frames the firmware took from the port's RX slots") X(net_arp_answered, "ARP requests for the adapter's IPv4 address answered") X(net_arp_learned, "ARP replies that filled or refreshed an entry of the ARP cache") X(net_icmp_answered, "ICMP echo requests to the adapter's IPv4 address answered (ping)") X(net_unhandled, "network frames released without an answer: not for the adapter's address, a kind the firmware does not take, malformed, or RoCE (not handled yet)") X(net_tx_dropped, "network replies and ARP requests not sent: every NET TX slot was busy") X(net_resolve_timeouts, "address resolutions that ran out of ARP retries (HOST_UNREACHABLE)") X(port_rx_ok, "the port's NET.CNT_RX_OK: frames it placed in an RX slot (0 without a port)") X(port_drop_fcs, "NET.CNT_DROP_FCS: frames the MAC dropped (FCS, rx_er, runt)") X(port_drop_addr, "NET.CNT_DROP_ADDR: frames for another MAC (or broadcast, not ARP)") X(port_drop_ip, "NET.CNT_DROP_IP: IPv4 frames with a bad header checksum or options") X(port_drop_icrc, "NET.CNT_DROP_ICRC: RoCEv2 frames with a bad ICRC") X(port_drop_room, "NET.CNT_DROP_SLOT + CNT_DROP_FIFO: good frames with no room (no free slot, or the port fell behind)") X(port_drop_long, "NET.CNT_DROP_LONG: frames longer than NET_MAX_FRAME") X(port_tx, "NET.CNT_TX: frames the port sent")
-_Static_assert(sizeof(struct nf_stats) == 352, "STATS size");
+#define NF_STATS_CYCLE_LO_OFF 268u
+#define NF_STATS_CYCLE_HI_OFF 272u
+#define NF_STATS_TX_STALLS_OFF 276u
+#define NF_STATS_WAIT_TIMEOUTS_OFF 280u
+#define NF_STATS_FAULTS_OFF 284u
+#define NF_STATS_FAULT_CAUSE_OFF 288u
+#define NF_STATS_FAULT_PC_OFF 292u
+#define NF_STATS_NET_RX_OFF 296u
+#define NF_STATS_NET_ARP_ANSWERED_OFF 300u
+#define NF_STATS_NET_ARP_LEARNED_OFF 304u
+#define NF_STATS_NET_ICMP_ANSWERED_OFF 308u
+#define NF_STATS_NET_UNHANDLED_OFF 312u
+#define NF_STATS_NET_TX_DROPPED_OFF 316u
+#define NF_STATS_NET_RESOLVE_TIMEOUTS_OFF 320u
+#define NF_STATS_RC_RETRANSMITS_OFF 324u
+#define NF_STATS_PORT_RX_OK_OFF 328u
+#define NF_STATS_PORT_DROP_FCS_OFF 332u
+#define NF_STATS_PORT_DROP_ADDR_OFF 336u
+#define NF_STATS_PORT_DROP_IP_OFF 340u
+#define NF_STATS_PORT_DROP_ICRC_OFF 344u
+#define NF_STATS_PORT_DROP_ROOM_OFF 348u
+#define NF_STATS_PORT_DROP_LONG_OFF 352u
+#define NF_STATS_PORT_TX_OFF 356u
+#define NF_STATS_COUNTER_LIST(X) X(rx_ok, "LINK.CNT_RX_OK: frames received with a good CRC") X(rx_bad, "LINK.CNT_RX_BAD: frames dropped for a bad CRC or length") X(rx_drop, "LINK.CNT_RX_DROP: good frames dropped, no RX slot free") X(rx_dup, "DATA frames dropped as duplicate or out of order") X(tx_frames, "LINK.CNT_TX: frames sent (data and ACK)") X(tx_reject, "LINK.CNT_TX_REJECT: TX_POST writes the link refused") X(retransmits, "DATA frames the firmware sent again") X(tx_overflow, "replies and CQEs the firmware could not queue (no TX room; never expected)") X(tx_stalls, "times the firmware held a received frame (stopped taking messages) because its replies found no TX room") X(wait_timeouts, "bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain") X(faults, "traps the firmware took (illegal instruction, misaligned access, ebreak): nonzero, the adapter is faulted and answers DEVICE_HARDWARE_ERROR") X(fault_cause, "mcause of the last trap (2 illegal instruction, 3 ebreak, 4/6 misaligned load/store)") X(fault_pc, "mepc of the last trap: the address of the faulting instruction") X(net_rx, "network frames the firmware took from the port's RX slots") X(net_arp_answered, "ARP requests for the adapter's IPv4 address answered") X(net_arp_learned, "ARP replies that filled or refreshed an entry of the ARP cache") X(net_icmp_answered, "ICMP echo requests to the adapter's IPv4 address answered (ping)") X(net_unhandled, "network frames released without an answer: not for the adapter's address, a kind the firmware does not take, malformed, or RoCE (not handled yet)") X(net_tx_dropped, "network replies and ARP requests not sent: every NET TX slot was busy") X(net_resolve_timeouts, "address resolutions that ran out of ARP retries (HOST_UNREACHABLE)") X(rc_retransmits, "RC requests sent again: the local ACK timeout, a PSN sequence NAK or an RNR NAK (go-back-N)") X(port_rx_ok, "the port's NET.CNT_RX_OK: frames it placed in an RX slot (0 without a port)") X(port_drop_fcs, "NET.CNT_DROP_FCS: frames the MAC dropped (FCS, rx_er, runt)") X(port_drop_addr, "NET.CNT_DROP_ADDR: frames for another MAC (or broadcast, not ARP)") X(port_drop_ip, "NET.CNT_DROP_IP: IPv4 frames with a bad header checksum or options") X(port_drop_icrc, "NET.CNT_DROP_ICRC: RoCEv2 frames with a bad ICRC") X(port_drop_room, "NET.CNT_DROP_SLOT + CNT_DROP_FIFO: good frames with no room (no free slot, or the port fell behind)") X(port_drop_long, "NET.CNT_DROP_LONG: frames longer than NET_MAX_FRAME") X(port_tx, "NET.CNT_TX: frames the port sent")
+_Static_assert(sizeof(struct nf_stats) == 360, "STATS size");
 _Static_assert(offsetof(struct nf_stats, profile) == 0, "STATS.profile");
 _Static_assert(offsetof(struct nf_stats, rx_ok) == 4, "STATS.rx_ok");
 _Static_assert(offsetof(struct nf_stats, rx_bad) == 8, "STATS.rx_bad");
@@ -926,30 +930,31 @@ _Static_assert(offsetof(struct nf_stats, tx_overflow) == 32, "STATS.tx_overflow"
 _Static_assert(offsetof(struct nf_stats, ops_unknown) == 36, "STATS.ops_unknown");
 _Static_assert(offsetof(struct nf_stats, refused_other) == 40, "STATS.refused_other");
 _Static_assert(offsetof(struct nf_stats, ops) == 44, "STATS.ops");
-_Static_assert(offsetof(struct nf_stats, refused) == 152, "STATS.refused");
-_Static_assert(offsetof(struct nf_stats, refuse_codes) == 200, "STATS.refuse_codes");
-_Static_assert(offsetof(struct nf_stats, cycle_lo) == 264, "STATS.cycle_lo");
-_Static_assert(offsetof(struct nf_stats, cycle_hi) == 268, "STATS.cycle_hi");
-_Static_assert(offsetof(struct nf_stats, tx_stalls) == 272, "STATS.tx_stalls");
-_Static_assert(offsetof(struct nf_stats, wait_timeouts) == 276, "STATS.wait_timeouts");
-_Static_assert(offsetof(struct nf_stats, faults) == 280, "STATS.faults");
-_Static_assert(offsetof(struct nf_stats, fault_cause) == 284, "STATS.fault_cause");
-_Static_assert(offsetof(struct nf_stats, fault_pc) == 288, "STATS.fault_pc");
-_Static_assert(offsetof(struct nf_stats, net_rx) == 292, "STATS.net_rx");
-_Static_assert(offsetof(struct nf_stats, net_arp_answered) == 296, "STATS.net_arp_answered");
-_Static_assert(offsetof(struct nf_stats, net_arp_learned) == 300, "STATS.net_arp_learned");
-_Static_assert(offsetof(struct nf_stats, net_icmp_answered) == 304, "STATS.net_icmp_answered");
-_Static_assert(offsetof(struct nf_stats, net_unhandled) == 308, "STATS.net_unhandled");
-_Static_assert(offsetof(struct nf_stats, net_tx_dropped) == 312, "STATS.net_tx_dropped");
-_Static_assert(offsetof(struct nf_stats, net_resolve_timeouts) == 316, "STATS.net_resolve_timeouts");
-_Static_assert(offsetof(struct nf_stats, port_rx_ok) == 320, "STATS.port_rx_ok");
-_Static_assert(offsetof(struct nf_stats, port_drop_fcs) == 324, "STATS.port_drop_fcs");
-_Static_assert(offsetof(struct nf_stats, port_drop_addr) == 328, "STATS.port_drop_addr");
-_Static_assert(offsetof(struct nf_stats, port_drop_ip) == 332, "STATS.port_drop_ip");
-_Static_assert(offsetof(struct nf_stats, port_drop_icrc) == 336, "STATS.port_drop_icrc");
-_Static_assert(offsetof(struct nf_stats, port_drop_room) == 340, "STATS.port_drop_room");
-_Static_assert(offsetof(struct nf_stats, port_drop_long) == 344, "STATS.port_drop_long");
-_Static_assert(offsetof(struct nf_stats, port_tx) == 348, "STATS.port_tx");
+_Static_assert(offsetof(struct nf_stats, refused) == 156, "STATS.refused");
+_Static_assert(offsetof(struct nf_stats, refuse_codes) == 204, "STATS.refuse_codes");
+_Static_assert(offsetof(struct nf_stats, cycle_lo) == 268, "STATS.cycle_lo");
+_Static_assert(offsetof(struct nf_stats, cycle_hi) == 272, "STATS.cycle_hi");
+_Static_assert(offsetof(struct nf_stats, tx_stalls) == 276, "STATS.tx_stalls");
+_Static_assert(offsetof(struct nf_stats, wait_timeouts) == 280, "STATS.wait_timeouts");
+_Static_assert(offsetof(struct nf_stats, faults) == 284, "STATS.faults");
+_Static_assert(offsetof(struct nf_stats, fault_cause) == 288, "STATS.fault_cause");
+_Static_assert(offsetof(struct nf_stats, fault_pc) == 292, "STATS.fault_pc");
+_Static_assert(offsetof(struct nf_stats, net_rx) == 296, "STATS.net_rx");
+_Static_assert(offsetof(struct nf_stats, net_arp_answered) == 300, "STATS.net_arp_answered");
+_Static_assert(offsetof(struct nf_stats, net_arp_learned) == 304, "STATS.net_arp_learned");
+_Static_assert(offsetof(struct nf_stats, net_icmp_answered) == 308, "STATS.net_icmp_answered");
+_Static_assert(offsetof(struct nf_stats, net_unhandled) == 312, "STATS.net_unhandled");
+_Static_assert(offsetof(struct nf_stats, net_tx_dropped) == 316, "STATS.net_tx_dropped");
+_Static_assert(offsetof(struct nf_stats, net_resolve_timeouts) == 320, "STATS.net_resolve_timeouts");
+_Static_assert(offsetof(struct nf_stats, rc_retransmits) == 324, "STATS.rc_retransmits");
+_Static_assert(offsetof(struct nf_stats, port_rx_ok) == 328, "STATS.port_rx_ok");
+_Static_assert(offsetof(struct nf_stats, port_drop_fcs) == 332, "STATS.port_drop_fcs");
+_Static_assert(offsetof(struct nf_stats, port_drop_addr) == 336, "STATS.port_drop_addr");
+_Static_assert(offsetof(struct nf_stats, port_drop_ip) == 340, "STATS.port_drop_ip");
+_Static_assert(offsetof(struct nf_stats, port_drop_icrc) == 344, "STATS.port_drop_icrc");
+_Static_assert(offsetof(struct nf_stats, port_drop_room) == 348, "STATS.port_drop_room");
+_Static_assert(offsetof(struct nf_stats, port_drop_long) == 352, "STATS.port_drop_long");
+_Static_assert(offsetof(struct nf_stats, port_tx) == 356, "STATS.port_tx");
 
 /* NET_CONFIG_REQ: NET_CONFIG payload. IPv4 words hold the address in wire order, first byte in [7:0] (10.0.0.2 is 0x0200000A); the MAC words as NET.MAC_LO/MAC_HI */
 struct nf_net_config_req {
@@ -1136,6 +1141,30 @@ struct nf_qp_connect_req {
 _Static_assert(sizeof(struct nf_qp_connect_req) == 8, "QP_CONNECT_REQ size");
 _Static_assert(offsetof(struct nf_qp_connect_req, qpn) == 0, "QP_CONNECT_REQ.qpn");
 _Static_assert(offsetof(struct nf_qp_connect_req, peer_qpn) == 4, "QP_CONNECT_REQ.peer_qpn");
+
+/* QP_CONNECT_WIRE_REQ: QP_CONNECT_WIRE payload: the RC connection's parameters, as a connection manager agrees them */
+struct nf_qp_connect_wire_req {
+    uint32_t qpn; /* @0 a QP of this adapter in RESET */
+    uint32_t peer_qpn; /* @4 the peer adapter's QP (24 bits: BTH DestQP) */
+    uint32_t peer_ip; /* @8 the peer adapter's IPv4 address, first byte in [7:0], on this port's subnet */
+    uint32_t sq_psn; /* @12 first PSN this QP sends (24 bits) */
+    uint32_t rq_psn; /* @16 first PSN this QP expects from the peer (24 bits): the peer's sq_psn */
+    uint32_t rsvd; /* @20 0 */
+};
+#define NF_QP_CONNECT_WIRE_REQ_SIZE 24u
+#define NF_QP_CONNECT_WIRE_REQ_QPN_OFF 0u
+#define NF_QP_CONNECT_WIRE_REQ_PEER_QPN_OFF 4u
+#define NF_QP_CONNECT_WIRE_REQ_PEER_IP_OFF 8u
+#define NF_QP_CONNECT_WIRE_REQ_SQ_PSN_OFF 12u
+#define NF_QP_CONNECT_WIRE_REQ_RQ_PSN_OFF 16u
+#define NF_QP_CONNECT_WIRE_REQ_RSVD_OFF 20u
+_Static_assert(sizeof(struct nf_qp_connect_wire_req) == 24, "QP_CONNECT_WIRE_REQ size");
+_Static_assert(offsetof(struct nf_qp_connect_wire_req, qpn) == 0, "QP_CONNECT_WIRE_REQ.qpn");
+_Static_assert(offsetof(struct nf_qp_connect_wire_req, peer_qpn) == 4, "QP_CONNECT_WIRE_REQ.peer_qpn");
+_Static_assert(offsetof(struct nf_qp_connect_wire_req, peer_ip) == 8, "QP_CONNECT_WIRE_REQ.peer_ip");
+_Static_assert(offsetof(struct nf_qp_connect_wire_req, sq_psn) == 12, "QP_CONNECT_WIRE_REQ.sq_psn");
+_Static_assert(offsetof(struct nf_qp_connect_wire_req, rq_psn) == 16, "QP_CONNECT_WIRE_REQ.rq_psn");
+_Static_assert(offsetof(struct nf_qp_connect_wire_req, rsvd) == 20, "QP_CONNECT_WIRE_REQ.rsvd");
 
 /* QP_REQ: payload naming one QP */
 struct nf_qp_req {

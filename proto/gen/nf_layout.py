@@ -171,6 +171,7 @@ OP_QP_CREATE = 32
 OP_QP_CONNECT = 33
 OP_QP_DISCONNECT = 34
 OP_QP_DESTROY = 35
+OP_QP_CONNECT_WIRE = 37
 OP_QP_FLUSH = 36
 OP_WR_FAST_REGISTER = 64
 OP_WR_INVALIDATE = 65
@@ -210,6 +211,7 @@ STAT_OP_WR_BIND = 23
 STAT_OP_MW_CREATE = 24
 STAT_OP_FAULT_TEST = 25
 STAT_OP_NET_CONFIG = 26
+STAT_OP_QP_CONNECT_WIRE = 27
 
 # STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it)
 STAT_STATUS_ACCESS_VIOLATION = 0
@@ -630,7 +632,7 @@ SYS_WAKE_NET = 52
 _struct('LINK_HDR', 8, '<4B2H', 'type seq ack flags len rsvd', (0, 1, 2, 3, 4, 6))
 _struct('MSG_HDR', 16, '<2H3I', 'op len tag status rsvd', (0, 2, 4, 8, 12))
 _struct('INFO', 112, '<28I', 'fw_version hw_version layout_version clk_hz uart_period mem_bytes user_base page_size mpt_entries mtt_entries max_frmr_pages max_qps max_sge rx_slots tx_slots max_payload rx_ok rx_bad rx_drop tx_frames retransmits rx_dup wr_count last_wr_op last_wr_cycles last_wr_fw_cycles cycle_lo cycle_hi', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108))
-_struct('STATS', 352, '<88I', 'profile rx_ok rx_bad rx_drop rx_dup tx_frames tx_reject retransmits tx_overflow ops_unknown refused_other ops refused refuse_codes cycle_lo cycle_hi tx_stalls wait_timeouts faults fault_cause fault_pc net_rx net_arp_answered net_arp_learned net_icmp_answered net_unhandled net_tx_dropped net_resolve_timeouts port_rx_ok port_drop_fcs port_drop_addr port_drop_ip port_drop_icrc port_drop_room port_drop_long port_tx', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 152, 200, 264, 268, 272, 276, 280, 284, 288, 292, 296, 300, 304, 308, 312, 316, 320, 324, 328, 332, 336, 340, 344, 348))
+_struct('STATS', 360, '<90I', 'profile rx_ok rx_bad rx_drop rx_dup tx_frames tx_reject retransmits tx_overflow ops_unknown refused_other ops refused refuse_codes cycle_lo cycle_hi tx_stalls wait_timeouts faults fault_cause fault_pc net_rx net_arp_answered net_arp_learned net_icmp_answered net_unhandled net_tx_dropped net_resolve_timeouts rc_retransmits port_rx_ok port_drop_fcs port_drop_addr port_drop_ip port_drop_icrc port_drop_room port_drop_long port_tx', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 156, 204, 268, 272, 276, 280, 284, 288, 292, 296, 300, 304, 308, 312, 316, 320, 324, 328, 332, 336, 340, 344, 348, 352, 356))
 _struct('NET_CONFIG_REQ', 24, '<6I', 'flags ipv4 netmask rsvd mac_lo mac_hi', (0, 4, 8, 12, 16, 20))
 _struct('NET_CONFIG_REP', 16, '<4I', 'ipv4 netmask mac_lo mac_hi', (0, 4, 8, 12))
 _struct('MEM_WRITE_REQ', 8, '<2I', 'addr len', (0, 4))
@@ -643,6 +645,7 @@ _struct('FRMR_INIT_REQ', 16, '<4I', 'token npages remote_access rsvd', (0, 4, 8,
 _struct('QP_CREATE_REQ', 16, '<4I', 'pd sq_depth rq_depth max_recv_sge', (0, 4, 8, 12))
 _struct('QP_CREATE_REP', 8, '<2I', 'qpn rsvd', (0, 4))
 _struct('QP_CONNECT_REQ', 8, '<2I', 'qpn peer_qpn', (0, 4))
+_struct('QP_CONNECT_WIRE_REQ', 24, '<6I', 'qpn peer_qpn peer_ip sq_psn rq_psn rsvd', (0, 4, 8, 12, 16, 20))
 _struct('QP_REQ', 8, '<2I', 'qpn rsvd', (0, 4))
 _struct('QP_FLUSH_REP', 8, '<2I', 'cancelled rsvd', (0, 4))
 _struct('WR_HDR', 16, '<4I', 'qpn wr_id flags rsvd', (0, 4, 8, 12))

@@ -161,6 +161,7 @@
 `define NF_OP_QP_CONNECT 33  // QP_CONNECT_REQ: connect qpn to peer_qpn (loopback)
 `define NF_OP_QP_DISCONNECT 34  // QP_REQ
 `define NF_OP_QP_DESTROY 35  // QP_REQ
+`define NF_OP_QP_CONNECT_WIRE 37  // QP_CONNECT_WIRE_REQ: connect qpn to QP peer_qpn of the adapter at peer_ip over the network port (RoCEv2 RC); PENDING while the peer's MAC is being resolved (ask again), HOST_UNREACHABLE when it cannot be
 `define NF_OP_QP_FLUSH 36  // QP_REQ (NdkFlush): a CONNECTED QP enters ERROR, so every later WR on it completes CANCELLED untouched; WRs before it ran as usual
 `define NF_OP_WR_FAST_REGISTER 64  // WR_FAST_REGISTER (no reply; a CQE unless silent success)
 `define NF_OP_WR_INVALIDATE 65  // WR_INVALIDATE
@@ -200,6 +201,7 @@
 `define NF_STAT_OP_MW_CREATE 24  // memory windows created (NdkCreateMw)
 `define NF_STAT_OP_FAULT_TEST 25  // trap handler tests (FAULT_TEST)
 `define NF_STAT_OP_NET_CONFIG 26  // network port address settings and queries (NET_CONFIG)
+`define NF_STAT_OP_QP_CONNECT_WIRE 27  // QP connections over the network port (QP_CONNECT_WIRE)
 
 // STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it)
 `define NF_STAT_STATUS_ACCESS_VIOLATION 0
@@ -660,7 +662,7 @@
 `define NF_INFO_CYCLE_HI_OFF 108
 
 // STATS: reply payload of STATS: the adapter's counters since it booted (a link RESET does not clear them); each wraps at 2^32
-`define NF_STATS_SIZE 352
+`define NF_STATS_SIZE 360
 `define NF_STATS_PROFILE_OFF 0
 `define NF_STATS_RX_OK_OFF 4
 `define NF_STATS_RX_BAD_OFF 8
@@ -673,33 +675,34 @@
 `define NF_STATS_OPS_UNKNOWN_OFF 36
 `define NF_STATS_REFUSED_OTHER_OFF 40
 `define NF_STATS_OPS_OFF 44
-`define NF_STATS_OPS_COUNT 27
-`define NF_STATS_REFUSED_OFF 152
+`define NF_STATS_OPS_COUNT 28
+`define NF_STATS_REFUSED_OFF 156
 `define NF_STATS_REFUSED_COUNT 12
-`define NF_STATS_REFUSE_CODES_OFF 200
+`define NF_STATS_REFUSE_CODES_OFF 204
 `define NF_STATS_REFUSE_CODES_COUNT 16
-`define NF_STATS_CYCLE_LO_OFF 264
-`define NF_STATS_CYCLE_HI_OFF 268
-`define NF_STATS_TX_STALLS_OFF 272
-`define NF_STATS_WAIT_TIMEOUTS_OFF 276
-`define NF_STATS_FAULTS_OFF 280
-`define NF_STATS_FAULT_CAUSE_OFF 284
-`define NF_STATS_FAULT_PC_OFF 288
-`define NF_STATS_NET_RX_OFF 292
-`define NF_STATS_NET_ARP_ANSWERED_OFF 296
-`define NF_STATS_NET_ARP_LEARNED_OFF 300
-`define NF_STATS_NET_ICMP_ANSWERED_OFF 304
-`define NF_STATS_NET_UNHANDLED_OFF 308
-`define NF_STATS_NET_TX_DROPPED_OFF 312
-`define NF_STATS_NET_RESOLVE_TIMEOUTS_OFF 316
-`define NF_STATS_PORT_RX_OK_OFF 320
-`define NF_STATS_PORT_DROP_FCS_OFF 324
-`define NF_STATS_PORT_DROP_ADDR_OFF 328
-`define NF_STATS_PORT_DROP_IP_OFF 332
-`define NF_STATS_PORT_DROP_ICRC_OFF 336
-`define NF_STATS_PORT_DROP_ROOM_OFF 340
-`define NF_STATS_PORT_DROP_LONG_OFF 344
-`define NF_STATS_PORT_TX_OFF 348
+`define NF_STATS_CYCLE_LO_OFF 268
+`define NF_STATS_CYCLE_HI_OFF 272
+`define NF_STATS_TX_STALLS_OFF 276
+`define NF_STATS_WAIT_TIMEOUTS_OFF 280
+`define NF_STATS_FAULTS_OFF 284
+`define NF_STATS_FAULT_CAUSE_OFF 288
+`define NF_STATS_FAULT_PC_OFF 292
+`define NF_STATS_NET_RX_OFF 296
+`define NF_STATS_NET_ARP_ANSWERED_OFF 300
+`define NF_STATS_NET_ARP_LEARNED_OFF 304
+`define NF_STATS_NET_ICMP_ANSWERED_OFF 308
+`define NF_STATS_NET_UNHANDLED_OFF 312
+`define NF_STATS_NET_TX_DROPPED_OFF 316
+`define NF_STATS_NET_RESOLVE_TIMEOUTS_OFF 320
+`define NF_STATS_RC_RETRANSMITS_OFF 324
+`define NF_STATS_PORT_RX_OK_OFF 328
+`define NF_STATS_PORT_DROP_FCS_OFF 332
+`define NF_STATS_PORT_DROP_ADDR_OFF 336
+`define NF_STATS_PORT_DROP_IP_OFF 340
+`define NF_STATS_PORT_DROP_ICRC_OFF 344
+`define NF_STATS_PORT_DROP_ROOM_OFF 348
+`define NF_STATS_PORT_DROP_LONG_OFF 352
+`define NF_STATS_PORT_TX_OFF 356
 
 // NET_CONFIG_REQ: NET_CONFIG payload. IPv4 words hold the address in wire order, first byte in [7:0] (10.0.0.2 is 0x0200000A); the MAC words as NET.MAC_LO/MAC_HI
 `define NF_NET_CONFIG_REQ_SIZE 24
@@ -774,6 +777,15 @@
 `define NF_QP_CONNECT_REQ_SIZE 8
 `define NF_QP_CONNECT_REQ_QPN_OFF 0
 `define NF_QP_CONNECT_REQ_PEER_QPN_OFF 4
+
+// QP_CONNECT_WIRE_REQ: QP_CONNECT_WIRE payload: the RC connection's parameters, as a connection manager agrees them
+`define NF_QP_CONNECT_WIRE_REQ_SIZE 24
+`define NF_QP_CONNECT_WIRE_REQ_QPN_OFF 0
+`define NF_QP_CONNECT_WIRE_REQ_PEER_QPN_OFF 4
+`define NF_QP_CONNECT_WIRE_REQ_PEER_IP_OFF 8
+`define NF_QP_CONNECT_WIRE_REQ_SQ_PSN_OFF 12
+`define NF_QP_CONNECT_WIRE_REQ_RQ_PSN_OFF 16
+`define NF_QP_CONNECT_WIRE_REQ_RSVD_OFF 20
 
 // QP_REQ: payload naming one QP
 `define NF_QP_REQ_SIZE 8

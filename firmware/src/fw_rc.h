@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The RoCEv2 reliable-connection transport (fw_rc.c): work requests on a QP connected to
+ * another adapter travel as RC packets through the network port; the peer's packets
+ * come back through it. Payloads move by the engine's DMA between the port's slots and
+ * registered memory, checked by the key check; the firmware keeps PSNs, timers, retries.
+ * Layer: called by fw_main (init, the idle loop), fw_msg (connect) and fw_wr (post);
+ * calls fw_net, fw_wr_common, fw_tables and fw_state. */
+#ifndef FW_RC_H
+#define FW_RC_H
+
+#include <stdint.h>
+
+#include "fw_frame.h"
+#include "fw_net.h"
+#include "fw_tables.h"
+
+struct wr_result;
+
+/* A CQE's cqe_at when the completion follows later, from the wire (an ACK, a response
+ * or a failure): never an address, CQEs are 8-byte aligned. */
+#define FW_RC_CQE_LATER 1u
+
+#if FW_NET
+/* Boot: no QP on the wire; completions go out through the link's cursor events. */
+void fw_rc_init(const struct fw_reply_ops *events);
+/* One turn: the port's RoCE frames (ARP and ICMP answered on the way), the timers, and
+ * the packets each QP may send now. Nonzero when it did any of that. */
+int fw_rc_poll(void);
+/* The longest idle sleep the transport allows now: short while a QP waits for a TX
+ * slot (the port does not wake the CPU when one frees), else the port's timer tick. */
+uint32_t fw_rc_idle_max(void);
+/* QP_CONNECT_WIRE (body: its request, blen bytes): one ordered validation, nothing
+ * changed on a refusal; PENDING while the peer's MAC is resolved (ask again). */
+uint32_t fw_rc_connect(uint32_t body, uint32_t blen);
+/* WR_READ, WR_WRITE, WR_SEND or WR_SEND_INVALIDATE (message m, mlen bytes) on a QP
+ * connected over the wire: queued and sent; r->cqe_at = FW_RC_CQE_LATER on success. */
+void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, uint32_t m, uint32_t mlen,
+                struct wr_result *r);
+/* QP_DISCONNECT, QP_DESTROY: the QP leaves the wire; its queued requests are dropped. */
+void fw_rc_drop(uint32_t q);
+#else
+static inline void fw_rc_init(const struct fw_reply_ops *events) { (void)events; }
+static inline int fw_rc_poll(void) { return 0; }
+static inline uint32_t fw_rc_idle_max(void) { return 0; }
+static inline uint32_t fw_rc_connect(uint32_t body, uint32_t blen)
+{
+    return (void)body, (void)blen, NF_STATUS_NOT_SUPPORTED;
+}
+static inline void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, uint32_t m,
+                              uint32_t mlen, struct wr_result *r)
+{
+    (void)qp, (void)op, (void)wr_id, (void)flags, (void)m, (void)mlen, (void)r;
+}
+static inline void fw_rc_drop(uint32_t q) { (void)q; }
+#endif
+#endif

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Two simulated adapters on one wire exchange RoCEv2 RC traffic, driven through their host
+links: addresses (NET_CONFIG), QPs connected across the wire (QP_CONNECT_WIRE), then Send/
+Receive both ways, RDMA Write and Read across MTU boundaries with every byte checked,
+SendAndInvalidate, and the remote access refusal (both QPs break). Prints TAP lines.
+Usage: rc_pair.py SOCKET_A SOCKET_B"""
+import os
+import random
+import struct
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "firmware", "tests"))
+from nfmodel_client import DATA, ACK, NF, Link  # noqa: E402
+
+WAIT_S = 120  # the longest one request or completion may take: every wait has a bound
+PD = 1
+MTU = 1024
+
+
+def word(dotted):
+    return struct.unpack("<I", bytes(int(x) for x in dotted.split(".")))[0]
+
+
+class Host:
+    """One adapter's host: requests with their replies, and the CQEs that arrive meanwhile."""
+
+    def __init__(self, name, path, peer=None):
+        self.name, self.link, self.peer = name, Link(path), peer
+        self.tag, self.replies, self.cqes = 1, {}, []
+
+    def take(self):
+        """Frames that arrived: acknowledged, their messages sorted into replies and CQEs."""
+        for f in self.link.frames():
+            if f[0] != DATA:
+                continue
+            if f[1] == self.link.rx_expect:
+                self.link.rx_expect = (self.link.rx_expect + 1) & 0xFF
+                payload, off = f[NF.LINK_HDR_SIZE:], 0
+                while off + NF.MSG_HDR_SIZE <= len(payload):
+                    op, ln, tag, st, _ = struct.unpack(NF.MSG_HDR_FMT, payload[off:off + NF.MSG_HDR_SIZE])
+                    body = payload[off + NF.MSG_HDR_SIZE:off + ln]
+                    if op == NF.OP_CQE:
+                        self.cqes.append(dict(zip(NF.CQE_FIELDS, struct.unpack(NF.CQE_FMT, body[:NF.CQE_SIZE]))))
+                    elif op & NF.OP_REPLY:
+                        self.replies[tag] = (st, body)
+                    off += max(ln, NF.MSG_HDR_SIZE)
+            self.link.send(ACK, 0, self.link.rx_expect)
+
+    def post(self, op, body):
+        """Send one message (retransmitted until acknowledged by a reply or the link)."""
+        tag = self.tag
+        self.tag += 1
+        msg = struct.pack(NF.MSG_HDR_FMT, op, NF.MSG_HDR_SIZE + len(body), tag, 0, 0) + body
+        seq = self.link.tx_seq
+        self.link.tx_seq = (seq + 1) & 0xFF
+        self.link.send(DATA, seq, self.link.rx_expect, 0, msg)
+        return tag, seq, msg
+
+    def request(self, op, body):
+        tag, seq, msg = self.post(op, body)
+        deadline, last = time.monotonic() + WAIT_S, time.monotonic()
+        while time.monotonic() < deadline:
+            self.take()
+            if self.peer:
+                self.peer.take()
+            if tag in self.replies:
+                return self.replies.pop(tag)
+            if time.monotonic() - last > 0.5:
+                self.link.send(DATA, seq, self.link.rx_expect, 0, msg)
+                last = time.monotonic()
+        return None, b""
+
+    def wr(self, op, qpn, wr_id, body, flags=0):
+        """A work request: no reply, a CQE later (the link's ack is its delivery)."""
+        tag, seq, msg = self.post(op, struct.pack(NF.WR_HDR_FMT, qpn, wr_id, flags, 0) + body)
+        return seq, msg
+
+    def cqe(self, wr_id, others=()):
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            for h in (self,) + tuple(others):
+                h.take()
+            for c in self.cqes:
+                if c["wr_id"] == wr_id:
+                    self.cqes.remove(c)
+                    return c
+        return None
+
+    def write_mem(self, addr, data):
+        for off in range(0, len(data), 512):
+            st, _ = self.request(NF.OP_MEM_WRITE, struct.pack(NF.MEM_WRITE_REQ_FMT, addr + off, len(data[off:off + 512])) +
+                                 data[off:off + 512])
+            assert st == 0, st
+
+    def read_mem(self, addr, n):
+        out = b""
+        while len(out) < n:
+            k = min(512, n - len(out))
+            st, body = self.request(NF.OP_MEM_READ, struct.pack(NF.MEM_READ_REQ_FMT, addr + len(out), k))
+            assert st == 0, st
+            out += body[:k]
+        return out
+
+
+def main():
+    a, b = Host("A", sys.argv[1]), Host("B", sys.argv[2])
+    a.peer, b.peer = b, a
+    fail = 0
+
+    def ok(cond, what):
+        nonlocal fail
+        print(("ok - " if cond else "not ok - ") + "rc: " + what, flush=True)
+        fail |= not cond
+
+    infos = [h.link.reset(0x5200 + i) for i, h in enumerate((a, b))]
+    ok(all(infos), "RESET handshake with both adapters")
+    if not all(infos):
+        return 1
+    info = dict(zip(NF.INFO_FIELDS, infos[0]))
+    user = info["user_base"]
+    ips = ("10.66.0.1", "10.66.0.2")
+    mask = word("255.255.255.0")
+    for i, h in enumerate((a, b)):
+        body = struct.pack(NF.NET_CONFIG_REQ_FMT, NF.NET_CONFIG_FLAG_ADDR | NF.NET_CONFIG_FLAG_MAC, word(ips[i]), mask, 0,
+                           0x006E0002 | (0x10 + i) << 24, 0x0100)
+        st, _ = h.request(NF.OP_NET_CONFIG, body)
+        ok(st == 0, "adapter %s takes %s and its own MAC (%s)" % (h.name, ips[i], st))
+
+    def qp(h):
+        st, rep = h.request(NF.OP_QP_CREATE, struct.pack(NF.QP_CREATE_REQ_FMT, PD, 16, 16, 2))
+        assert st == 0, hex(st)
+        return struct.unpack_from("<I", rep, NF.QP_CREATE_REP_QPN_OFF)[0]
+
+    def mr(h, addr, n, flags):
+        st, rep = h.request(NF.OP_MR_CREATE, struct.pack(NF.MR_CREATE_REQ_FMT, PD, 0))
+        assert st == 0, hex(st)
+        token = struct.unpack_from("<I", rep, NF.MR_CREATE_REP_TOKEN_OFF)[0]
+        page = NF.ADAPTER_PAGE_SIZE
+        first = addr & ~(page - 1)
+        npages = (addr + n - first + page - 1) // page
+        pages = b"".join(struct.pack("<Q", first + k * page) for k in range(npages))
+        st, _ = h.request(NF.OP_MR_REGISTER, struct.pack(NF.MR_REGISTER_REQ_FMT, token, flags, addr, n, addr - first,
+                                                         npages) + pages)
+        assert st == 0, hex(st)
+        return token
+
+    qa, qb = qp(a), qp(b)
+    # the connection's PSNs start anywhere in the 24-bit space: near the wrap here
+    psn_a, psn_b = 0xFFFFF0, 0x000123
+    conn = []
+    for h, q, peer_q, peer_ip, sq, rq in ((a, qa, qb, ips[1], psn_a, psn_b), (b, qb, qa, ips[0], psn_b, psn_a)):
+        deadline, st = time.monotonic() + 20, None
+        while time.monotonic() < deadline:
+            st, _ = h.request(NF.OP_QP_CONNECT_WIRE, struct.pack(NF.QP_CONNECT_WIRE_REQ_FMT, q, peer_q, word(peer_ip),
+                                                                 sq, rq, 0))
+            if st != NF.STATUS_PENDING:
+                break
+            time.sleep(0.2)
+        conn.append(st)
+    ok(conn == [0, 0], "QPs connected across the wire (the peer's MAC resolved by ARP): %s" % conn)
+    if conn != [0, 0]:
+        return 1
+
+    priv = 0xFFFFFFFF  # the privileged token: local SGEs name adapter addresses
+    rw = NF.NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NF.NDK_MR_FLAG_ALLOW_REMOTE_READ | NF.NDK_MR_FLAG_ALLOW_REMOTE_WRITE
+    size = 6000  # crosses MTU boundaries: FIRST, MIDDLE..., LAST
+    a_src, a_dst, b_buf, b_rcv = user, user + 0x4000, user + 0x8000, user + 0xC000
+    rnd = random.Random(7)
+    data_a = bytes(rnd.randrange(256) for _ in range(size))
+    data_b = bytes(rnd.randrange(256) for _ in range(size))
+    a.write_mem(a_src, data_a)
+    b.write_mem(b_buf, data_b)
+    b_token = mr(b, b_buf, size, rw)
+
+    def sge(addr, n, token=priv):
+        return struct.pack(NF.SGE_FMT, addr, n, token)
+
+    # Send/Receive, A to B, a message of several packets into two receive SGEs
+    for n in (1, 1024, 1025, size):
+        b.wr(NF.OP_WR_RECEIVE, qb, 100 + n, struct.pack(NF.WR_RECEIVE_FMT, 2, 0) + sge(b_rcv, 3000) +
+             sge(b_rcv + 3000, 3000))
+        a.wr(NF.OP_WR_SEND, qa, 200 + n, struct.pack(NF.WR_SEND_FMT, 0, 1) + sge(a_src, n))
+        cs, cr = a.cqe(200 + n, (b,)), b.cqe(100 + n, (a,))
+        got = b.read_mem(b_rcv, n) if cr else b""
+        ok(cs and cs["status"] == 0 and cr and cr["status"] == 0 and cr["bytes"] == n and got == data_a[:n],
+           "Send of %d bytes A->B: both complete, every byte arrives (%s, %s)" % (n, cs, cr))
+    # and back, B to A
+    a.wr(NF.OP_WR_RECEIVE, qa, 300, struct.pack(NF.WR_RECEIVE_FMT, 1, 0) + sge(a_dst, size))
+    b.wr(NF.OP_WR_SEND, qb, 301, struct.pack(NF.WR_SEND_FMT, 0, 1) + sge(b_buf, 2500))
+    cs, cr = b.cqe(301, (a,)), a.cqe(300, (b,))
+    ok(cs and cs["status"] == 0 and cr and cr["bytes"] == 2500 and a.read_mem(a_dst, 2500) == data_b[:2500],
+       "Send of 2500 bytes B->A")
+    # RDMA Write A -> B's MR, then Read it back into A
+    for n in (1, 1023, 1024, 4097, size):
+        off = n % 7
+        a.wr(NF.OP_WR_WRITE, qa, 400 + n, struct.pack(NF.WR_RDMA_FMT, b_buf + off, b_token, 1) +
+             sge(a_src, min(n, size - off)))
+        c = a.cqe(400 + n, (b,))
+        want = data_a[:min(n, size - off)]
+        ok(c and c["status"] == 0 and b.read_mem(b_buf + off, len(want)) == want,
+           "RDMA Write of %d bytes into B's MR at offset %d (%s)" % (len(want), off, c))
+    b_now = b.read_mem(b_buf, size)
+    for n in (1, 1024, 3000, size):
+        a.wr(NF.OP_WR_READ, qa, 500 + n, struct.pack(NF.WR_RDMA_FMT, b_buf, b_token, 1) + sge(a_dst, n))
+        c = a.cqe(500 + n, (b,))
+        ok(c and c["status"] == 0 and c["bytes"] == n and a.read_mem(a_dst, n) == b_now[:n],
+           "RDMA Read of %d bytes from B's MR (%s)" % (n, c))
+    # a Read past the MR's end: refused at B, ACCESS_VIOLATION at A, both QPs broken
+    a.wr(NF.OP_WR_READ, qa, 600, struct.pack(NF.WR_RDMA_FMT, b_buf + size - 8, b_token, 1) + sge(a_dst, 64))
+    c = a.cqe(600, (b,))
+    ok(c and c["status"] == NF.STATUS_ACCESS_VIOLATION, "a Read past the MR's end completes ACCESS_VIOLATION (%s)" % c)
+    a.wr(NF.OP_WR_SEND, qa, 601, struct.pack(NF.WR_SEND_FMT, 0, 1) + sge(a_src, 8))
+    c = a.cqe(601, (b,))
+    ok(c and c["status"] == NF.STATUS_CANCELLED, "the requester's QP is broken: the next Send is CANCELLED (%s)" % c)
+    b.wr(NF.OP_WR_SEND, qb, 602, struct.pack(NF.WR_SEND_FMT, 0, 1) + sge(b_buf, 8))
+    c = b.cqe(602, (a,))
+    ok(c and c["status"] == NF.STATUS_CANCELLED, "the responder's QP is broken too (%s)" % c)
+    st, rep = a.request(NF.OP_STATS, b"")
+    if st == 0:
+        for k in ("net_rx", "net_unhandled", "net_tx_dropped", "rc_retransmits", "port_rx_ok", "port_tx"):
+            print("# A %s %d" % (k, struct.unpack_from("<I", rep, getattr(NF, "STATS_%s_OFF" % k.upper()))[0]))
+    return fail
+
+
+if __name__ == "__main__":
+    sys.exit(main())
