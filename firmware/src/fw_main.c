@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Boot-time configuration and the main loop step, shared by the target and host builds.
  * The top layer: fw_main -> fw_link (-> fw_link_rx -> fw_link_tx) -> fw_msg -> fw_wr
- * (-> fw_send) / fw_net -> fw_wr_common -> fw_tables -> fw_state -> hal; each calls only the ones
- * to its right. */
+ * (-> fw_send) -> fw_rc (-> fw_rc_tx) -> fw_net -> fw_wr_common -> fw_tables -> fw_state
+ * -> hal; each calls only the ones to its right. */
 #include "fw_link.h"
 #include "fw_main.h"
 #include "fw_net.h"

@@ -10,351 +10,15 @@
  * the engine from or into the RX or TX slot; duplicates are acknowledged again (a READ
  * runs again), a gap is NAKed once.
  * Wire facts: the project's RoCE facts sheet (headers, opcodes, AETH, PSN rules).
- * Layer: called by fw_main, fw_msg and fw_wr; calls fw_net, fw_wr_common, fw_tables,
- * fw_state. */
-#include "fw_rc.h"
-#include "fw_net.h"
-#include "fw_state.h"
-#include "fw_tables.h"
+ * Layer: called by fw_main, fw_msg and fw_wr; calls fw_rc_tx (sending), fw_net,
+ * fw_wr_common, fw_tables and fw_state. */
+#include "fw_rc_int.h"
 #include "fw_wr_int.h"
 #include "hal.h"
 
-/* Frame byte offsets: Ethernet, IPv4 (20, no options), UDP, BTH, then the extension
- * headers; slot byte = frame byte + NF_NET_FRAME_OFF, so the BTH and payloads are word
- * aligned in the slot. */
-#define F_IP 14u
-#define F_UDP 34u
-#define F_BTH 42u
-#define F_EXT 54u
-#define BTH_BYTES 12u
-#define RETH_BYTES 16u
-#define AETH_BYTES 4u
-#define IETH_BYTES 4u
-#define ICRC_BYTES 4u
-#define IP_TTL 64u
-#define IP_PROTO_UDP 17u
-#define IP_DF 0x4000u
-#define UDP_SPORT_BASE 0xC000u /* the source port is flow entropy: constant per QP */
-#define PKEY_DEFAULT 0xFFFFu
-#define PSN_MASK 0xFFFFFFu
-/* The path MTU: payload bytes per packet (the 1500-byte Ethernet MTU carries 1024). */
-#define MTU_SHIFT 10u
-#define MTU (1u << MTU_SHIFT)
-_Static_assert(F_EXT + RETH_BYTES + MTU + ICRC_BYTES <= NF_NET_MAX_FRAME, "a full packet fits a frame");
-_Static_assert(((NF_NET_FRAME_OFF + F_BTH) & 3u) == 0u, "the BTH is word aligned in its slot");
-
-/* RC opcodes (BTH byte 0). */
-enum {
-    OP_SEND_FIRST = 0x00, OP_SEND_MIDDLE = 0x01, OP_SEND_LAST = 0x02, OP_SEND_ONLY = 0x04,
-    OP_WRITE_FIRST = 0x06, OP_WRITE_MIDDLE = 0x07, OP_WRITE_LAST = 0x08, OP_WRITE_ONLY = 0x0A,
-    OP_READ_REQUEST = 0x0C, OP_READ_FIRST = 0x0D, OP_READ_MIDDLE = 0x0E, OP_READ_LAST = 0x0F,
-    OP_READ_ONLY = 0x10, OP_ACK = 0x11, OP_SEND_LAST_INV = 0x16, OP_SEND_ONLY_INV = 0x17,
-};
-/* AETH syndromes: an ACK (no credit count), an RNR NAK (timer code 0x0E: 1.28 ms), NAKs. */
-#define SYN_ACK 0x1Fu
-#define SYN_RNR 0x2Eu
-#define SYN_TYPE_MASK 0x60u
-#define SYN_TYPE_RNR 0x20u
-#define SYN_TYPE_NAK 0x60u
-#define SYN_NAK_PSN 0x60u
-#define SYN_NAK_INVALID 0x61u
-#define SYN_NAK_ACCESS 0x62u
-#define SYN_NAK_OPERATIONAL 0x63u
-
-/* Queue sizes: requests a QP may have outstanding, READs a responder answers at once. */
-#define SQ_DEPTH 16u
-#define RD_DEPTH 4u
-#define RETRY_MAX 7u      /* timeouts and sequence NAKs in a row, then IO_TIMEOUT */
-#define RNR_RETRY_MAX 7u  /* RNR NAKs in a row, then IO_TIMEOUT */
-#define ACK_TIMEOUT_TICKS 2u /* timer passes (fw_net_tick) without progress */
-#define ACKREQ_EVERY 32u  /* AckReq also on every 32nd packet of a long message */
-#define SPIN_CYCLES 512u  /* the idle sleep while a QP waits for a TX slot */
-
-struct rc_sgl {
-    uint64_t addr[NF_ADAPTER_MAX_SGE];
-    uint32_t len[NF_ADAPTER_MAX_SGE], token[NF_ADAPTER_MAX_SGE];
-    uint32_t n, pd, access;
-};
-_Static_assert(NF_ADAPTER_MAX_RECV_SGE <= NF_ADAPTER_MAX_SGE, "a receive's SGEs fit an SGE list");
-
-/* A queued work request: PSNs psn .. psn + npkts - 1 (a READ's responses use them). */
-struct rc_wqe {
-    uint32_t op, wr_id, flags, psn, npkts, total;
-    uint32_t remote_token, inv_token, done; /* done: READ response packets placed */
-    uint32_t fail, refuse;                  /* a local failure found while sending */
-    uint64_t remote_va;
-    struct rc_sgl sgl;
-};
-
-/* A READ the responder answers: response packets sent so far of npkts. */
-struct rc_read {
-    uint32_t psn, npkts, sent, len, token;
-    uint64_t va;
-};
-
-struct rc_qp {
-    uint32_t peer_ip, mac_lo, mac_hi, peer_qpn;
-    /* requester: next new PSN; queued requests from head, the first `sent` of them sent
-     * whole and the next one up to send_pkt packets */
-    uint32_t sq_psn, head, count, sent, send_pkt;
-    uint32_t retries, rnr_retries, ticks;
-    /* responder: expected PSN, message count, the message being received */
-    uint32_t rq_psn, msn, nak_sent;
-    uint32_t recv_off, recv_in, recv_bad;
-    uint64_t w_va;
-    uint32_t w_token, w_left, w_in;
-    uint32_t ctl_syn, ctl_psn, ctl_owed; /* an ACK or NAK to send */
-    uint32_t rd_head, rd_count;
-    struct rc_read rd[RD_DEPTH];
-    struct rc_wqe wq[SQ_DEPTH];
-};
-
-/* Outside the data cache's stretch (link.ld): the transport's state is large and cold
- * next to the work-request path's. */
-static struct rc_qp rc[FW_QP_CAP] __attribute__((section(".noinit.rc")));
 static const struct fw_reply_ops *events;
 static uint32_t tick_at;
 static int waiting; /* a QP waits for a TX slot */
-
-#define CQE_MSG (NF_MSG_HDR_SIZE + NF_CQE_SIZE)
-
-static uint32_t psn_add(uint32_t a, uint32_t n) { return (a + n) & PSN_MASK; }
-/* a - b as a signed 24-bit distance. */
-static int32_t psn_diff(uint32_t a, uint32_t b) { return (int32_t)((a - b) << 8) >> 8; }
-static uint32_t qpn_of(uint32_t q) { return (uint32_t)fw_qps[q].gen << FW_QPN_GEN_SHIFT | q; }
-static uint32_t be32(uint32_t v) { return v << 24 | (v & 0xFF00u) << 8 | (v >> 8 & 0xFF00u) | v >> 24; }
-static uint32_t min32(uint32_t a, uint32_t b) { return a < b ? a : b; }
-
-/* Header bytes of a frame as slot words from slot byte NF_NET_FRAME_OFF - 2 on. */
-#define HB(k) ((k) + 2u)
-#define HDR_MAX (F_EXT + RETH_BYTES)
-static void put8(uint8_t *b, uint32_t k, uint32_t v) { b[HB(k)] = (uint8_t)v; }
-static void put16(uint8_t *b, uint32_t k, uint32_t v) { put8(b, k, v >> 8), put8(b, k + 1u, v); }
-static void put32(uint8_t *b, uint32_t k, uint32_t v) { put16(b, k, v >> 16), put16(b, k + 2u, v); }
-static void put_word(uint8_t *b, uint32_t k, uint32_t w) /* a word kept as wire bytes, first in [7:0] */
-{
-    for (uint32_t i = 0; i < 4u; i++)
-        put8(b, k + i, w >> (8u * i));
-}
-
-/* One SGE list's bytes [off, off + n) to (to_list 0) or from (1) adapter address sys,
- * one engine DMA per SGE piece, each checked by the key check. REFUSE code. */
-static uint32_t sgl_dma(const struct rc_sgl *l, uint32_t off, uint32_t sys, uint32_t n, int to_list)
-{
-    for (uint32_t k = 0; k < l->n && n; k++) {
-        if (off >= l->len[k]) {
-            off -= l->len[k];
-            continue;
-        }
-        uint32_t piece = min32(l->len[k] - off, n);
-        struct fw_dma_side s, m = {NF_DMA_MODE_SYSTEM, 0, 0, 0, sys};
-        wr_local_side(&s, l->addr[k] + off, l->token[k], l->pd, l->access);
-        if (s.addr < l->addr[k])
-            return NF_REFUSE_OUT_OF_BOUNDS; /* the SGE's range wraps */
-        uint32_t code = NF_STATUS_WORD_CODE_GET(to_list ? fw_dma(&m, &s, piece, 0) : fw_dma(&s, &m, piece, 0));
-        if (code != NF_REFUSE_OK)
-            return code;
-        sys += piece;
-        n -= piece;
-        off = 0;
-    }
-    return n ? NF_REFUSE_OUT_OF_BOUNDS : NF_REFUSE_OK;
-}
-
-/* A remote range (R_Key token, va) to or from adapter address sys, checked for access
- * with the QP's PD. REFUSE code. */
-static uint32_t remote_dma(uint32_t pd, uint32_t token, uint64_t va, uint32_t access, uint32_t sys, uint32_t n,
-                           int to_remote)
-{
-    if (n == 0)
-        return NF_REFUSE_OK;
-    struct fw_dma_side r = {NF_DMA_MODE_TOKEN, access, token, pd, va};
-    struct fw_dma_side m = {NF_DMA_MODE_SYSTEM, 0, 0, 0, sys};
-    if (va + n < va)
-        return NF_REFUSE_OUT_OF_BOUNDS;
-    return NF_STATUS_WORD_CODE_GET(to_remote ? fw_dma(&m, &r, n, 0) : fw_dma(&r, &m, n, 0));
-}
-
-/* ---- sending ---- */
-
-/* Write the headers of a packet to QP q's peer into the TX slot at, for ext extension
- * bytes (already in b from F_EXT) and len payload bytes; the frame's length. */
-static uint32_t put_headers(uint32_t at, uint8_t *b, uint32_t q, uint32_t opcode, uint32_t psn, uint32_t ackreq,
-                            uint32_t se, uint32_t ext, uint32_t len)
-{
-    const struct rc_qp *c = &rc[q];
-    uint32_t self[3], pad = (0u - len) & 3u;
-    uint32_t ib = BTH_BYTES + ext + len + pad + ICRC_BYTES;
-    fw_net_self(self);
-    put_word(b, 0, c->mac_lo);
-    put16(b, 4, (c->mac_hi & 0xFFu) << 8 | (c->mac_hi >> 8 & 0xFFu));
-    put_word(b, 6, self[1]);
-    put16(b, 10, (self[2] & 0xFFu) << 8 | (self[2] >> 8 & 0xFFu));
-    put16(b, 12, 0x0800u);
-    put8(b, F_IP, 0x45u);
-    put8(b, F_IP + 1u, 0);
-    put16(b, F_IP + 2u, 20u + 8u + ib); /* the port writes it too, with the checksum */
-    put16(b, F_IP + 4u, 0);
-    put16(b, F_IP + 6u, IP_DF);
-    put8(b, F_IP + 8u, IP_TTL);
-    put8(b, F_IP + 9u, IP_PROTO_UDP);
-    put16(b, F_IP + 10u, 0);
-    put_word(b, F_IP + 12u, self[0]);
-    put_word(b, F_IP + 16u, c->peer_ip);
-    put16(b, F_UDP, UDP_SPORT_BASE | (qpn_of(q) & 0x3FFFu));
-    put16(b, F_UDP + 2u, NF_NET_ROCE_PORT);
-    put16(b, F_UDP + 4u, 8u + ib);
-    put16(b, F_UDP + 6u, 0); /* no UDP checksum, as RoCEv2 allows */
-    put8(b, F_BTH, opcode);
-    put8(b, F_BTH + 1u, se << 7 | pad << 4);
-    put16(b, F_BTH + 2u, PKEY_DEFAULT);
-    put32(b, F_BTH + 4u, c->peer_qpn & PSN_MASK); /* byte 4 (FECN/BECN) 0 */
-    put32(b, F_BTH + 8u, ackreq << 31 | (psn & PSN_MASK));
-    hal_win w = mem_win(at + NF_NET_FRAME_OFF - 2u);
-    uint32_t words = (HB(F_EXT + ext) + 3u) / 4u;
-    for (uint32_t i = 0; i < words; i++)
-        win_wr(w, 4u * i, b[4u * i] | (uint32_t)b[4u * i + 1u] << 8 | (uint32_t)b[4u * i + 2u] << 16 |
-                              (uint32_t)b[4u * i + 3u] << 24);
-    if (pad) /* the pad bytes are zero (the ICRC covers them); the payload lands over the rest */
-        mem_wr(at + NF_NET_FRAME_OFF + F_EXT + ext + (len & ~3u), 0);
-    return F_EXT + ext + len + pad + ICRC_BYTES;
-}
-
-/* An ACK or NAK (syndrome syn, PSN psn) on QP q; 0 when no TX slot is free. */
-static __attribute__((noinline)) int send_ctl(uint32_t q, uint32_t syn, uint32_t psn)
-{
-    uint32_t slot, at = fw_net_tx_free(&slot);
-    if (!at)
-        return 0;
-    uint8_t b[HB(HDR_MAX) + 4u] = {0};
-    put32(b, F_EXT, syn << 24 | (rc[q].msn & PSN_MASK));
-    fw_net_tx_post(slot, put_headers(at, b, q, OP_ACK, psn, 0, 0, AETH_BYTES, 0));
-    return 1;
-}
-
-/* Packet k of a queued request; 0 when no TX slot is free. A local refusal of its
- * gather is kept in the request (w->fail) and sends nothing more of it. */
-static __attribute__((noinline)) int send_packet(uint32_t q, struct rc_wqe *w, uint32_t k)
-{
-    uint32_t slot, at = fw_net_tx_free(&slot);
-    if (!at)
-        return 0;
-    uint8_t b[HB(HDR_MAX) + 4u] = {0};
-    uint32_t off = k << MTU_SHIFT, len = w->op == NF_OP_WR_READ ? 0u : min32(w->total - off, MTU);
-    uint32_t first = k == 0, last = k + 1u >= w->npkts, ext = 0, opcode, se = 0;
-    if (w->op == NF_OP_WR_READ) {
-        opcode = OP_READ_REQUEST;
-    } else if (w->op == NF_OP_WR_WRITE) {
-        opcode = first && last ? OP_WRITE_ONLY : first ? OP_WRITE_FIRST : last ? OP_WRITE_LAST : OP_WRITE_MIDDLE;
-    } else {
-        int inv = w->op == NF_OP_WR_SEND_INVALIDATE;
-        opcode = first && last ? (inv ? OP_SEND_ONLY_INV : OP_SEND_ONLY)
-                 : first       ? OP_SEND_FIRST
-                 : last        ? (inv ? OP_SEND_LAST_INV : OP_SEND_LAST)
-                               : OP_SEND_MIDDLE;
-        if (last && inv) {
-            put32(b, F_EXT, w->inv_token);
-            ext = IETH_BYTES;
-        }
-        se = last && (w->flags & NF_NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT) != 0;
-    }
-    if (first && w->op != NF_OP_WR_SEND && w->op != NF_OP_WR_SEND_INVALIDATE) {
-        put32(b, F_EXT, (uint32_t)(w->remote_va >> 32));
-        put32(b, F_EXT + 4u, (uint32_t)w->remote_va);
-        put32(b, F_EXT + 8u, w->remote_token);
-        put32(b, F_EXT + 12u, w->total);
-        ext = RETH_BYTES;
-    }
-    uint32_t psn = psn_add(w->psn, w->op == NF_OP_WR_READ ? 0u : k);
-    uint32_t ackreq = last || (psn & (ACKREQ_EVERY - 1u)) == ACKREQ_EVERY - 1u;
-    uint32_t flen = put_headers(at, b, q, opcode, psn, ackreq, se, ext, len);
-    uint32_t code = len ? sgl_dma(&w->sgl, off, at + NF_NET_FRAME_OFF + F_EXT + ext, len, 0) : NF_REFUSE_OK;
-    if (code != NF_REFUSE_OK) {
-        w->fail = fw_eng_failed(code, NF_STATUS_ACCESS_VIOLATION);
-        w->refuse = code;
-        fw_qps[q].state = FW_QP_ERROR; /* its queued requests complete in order: flush_errors */
-        return 1;
-    }
-    fw_net_tx_post(slot, flen);
-    return 1;
-}
-
-/* The next response packet of READ r on QP q; 0 when no TX slot is free. A refusal by
- * the key check NAKs the READ (remote access error) and breaks the QP. */
-static __attribute__((noinline)) int send_response(uint32_t q, struct rc_read *r)
-{
-    uint32_t slot, at = fw_net_tx_free(&slot);
-    if (!at)
-        return 0;
-    uint8_t b[HB(HDR_MAX) + 4u] = {0};
-    uint32_t k = r->sent, off = k << MTU_SHIFT, len = min32(r->len - off, MTU);
-    uint32_t first = k == 0, last = k + 1u >= r->npkts, ext = 0;
-    uint32_t opcode = first && last ? OP_READ_ONLY : first ? OP_READ_FIRST : last ? OP_READ_LAST : OP_READ_MIDDLE;
-    if (first || last) {
-        put32(b, F_EXT, SYN_ACK << 24 | (rc[q].msn & PSN_MASK));
-        ext = AETH_BYTES;
-    }
-    uint32_t flen = put_headers(at, b, q, opcode, psn_add(r->psn, k), 0, 0, ext, len);
-    uint32_t code = remote_dma(fw_qps[q].pd, r->token, r->va + off, NF_ACCESS_REMOTE_READ,
-                               at + NF_NET_FRAME_OFF + F_EXT + ext, len, 0);
-    if (code != NF_REFUSE_OK) {
-        fw_qps[q].state = FW_QP_ERROR;
-        rc[q].rd_count = 0;
-        return send_ctl(q, SYN_NAK_ACCESS, r->psn) | 1;
-    }
-    fw_net_tx_post(slot, flen);
-    r->sent++;
-    return 1;
-}
-
-/* Send what QP q may send now: an owed ACK or NAK, READ responses, then requests.
- * Nonzero when something waits for a TX slot. */
-static int pump(uint32_t q)
-{
-    struct rc_qp *c = &rc[q];
-    if (c->ctl_owed) {
-        if (!send_ctl(q, c->ctl_syn, c->ctl_psn))
-            return 1;
-        c->ctl_owed = 0;
-    }
-    while (c->rd_count) {
-        struct rc_read *r = &c->rd[c->rd_head];
-        if (r->sent >= r->npkts) {
-            c->rd_head = (c->rd_head + 1u) % RD_DEPTH;
-            c->rd_count--;
-            continue;
-        }
-        if (!send_response(q, r))
-            return 1;
-    }
-    if (fw_qps[q].state != FW_QP_CONNECTED)
-        return 0;
-    while (c->sent < c->count) {
-        struct rc_wqe *w = &c->wq[(c->head + c->sent) % SQ_DEPTH];
-        uint32_t pkts = w->op == NF_OP_WR_READ ? 1u : w->npkts;
-        if (w->fail)
-            return 0; /* nothing after a request that failed here is sent */
-        if (!send_packet(q, w, c->send_pkt))
-            return 1;
-        if (!w->fail && ++c->send_pkt >= pkts) {
-            c->sent++;
-            c->send_pkt = 0;
-        }
-    }
-    return 0;
-}
-
-/* Owe an ACK or NAK; sent now if a TX slot is free. */
-static void reply_ctl(uint32_t q, uint32_t syn, uint32_t psn)
-{
-    struct rc_qp *c = &rc[q];
-    c->ctl_syn = syn;
-    c->ctl_psn = psn;
-    c->ctl_owed = 1;
-    (void)pump(q);
-}
-
-/* ---- completions ---- */
 
 static const uint8_t cqe_op[] = {[NF_OP_WR_READ - NF_OP_WR_READ] = NF_NDK_OP_READ,
                                  [NF_OP_WR_WRITE - NF_OP_WR_READ] = NF_NDK_OP_WRITE,
@@ -374,7 +38,7 @@ static void put_cqe(uint32_t q, uint32_t wr_id, const struct wr_result *r, uint3
 /* The oldest request of QP q completes with status (a failure breaks the QP). */
 static void complete_head(uint32_t q, uint32_t status, uint32_t refuse)
 {
-    struct rc_qp *c = &rc[q];
+    struct rc_qp *c = &rc_qps[q];
     struct rc_wqe *w = &c->wq[c->head];
     struct wr_result r = {status, status == NF_STATUS_SUCCESS ? w->total : 0u, refuse, 0};
     if (status != NF_STATUS_SUCCESS)
@@ -393,7 +57,7 @@ static void complete_head(uint32_t q, uint32_t status, uint32_t refuse)
 /* Send again from the oldest unacknowledged request (go-back-N). */
 static void go_back(uint32_t q)
 {
-    struct rc_qp *c = &rc[q];
+    struct rc_qp *c = &rc_qps[q];
     fw_stats.rc_retransmits++;
     c->sent = c->send_pkt = 0;
     for (uint32_t i = 0; i < c->count; i++)
@@ -403,7 +67,7 @@ static void go_back(uint32_t q)
 /* Requests that end before PSN psn (not READs: they end with their last response). */
 static void ack_before(uint32_t q, uint32_t psn)
 {
-    struct rc_qp *c = &rc[q];
+    struct rc_qp *c = &rc_qps[q];
     while (c->count && events->room(CQE_MSG)) {
         struct rc_wqe *w = &c->wq[c->head];
         if (w->op == NF_OP_WR_READ || psn_diff(psn_add(w->psn, w->npkts), psn) > 0 || c->sent == 0)
@@ -416,7 +80,7 @@ static void ack_before(uint32_t q, uint32_t psn)
  * own failure or CANCELLED, as the link has room. */
 static int flush_errors(uint32_t q)
 {
-    struct rc_qp *c = &rc[q];
+    struct rc_qp *c = &rc_qps[q];
     int did = 0;
     while (c->count && events->room(CQE_MSG)) {
         struct rc_wqe *w = &c->wq[c->head];
@@ -440,7 +104,7 @@ static uint32_t slot_be32(uint32_t at, uint32_t k) { return be32(mem_rd(at + NF_
 /* The requester's side: an ACK, a NAK or a READ response for QP q. */
 static void rx_requester(uint32_t q, const struct pkt *p)
 {
-    struct rc_qp *c = &rc[q];
+    struct rc_qp *c = &rc_qps[q];
     if (p->opcode == OP_ACK) {
         uint32_t type = p->syn & SYN_TYPE_MASK;
         if (type == 0) {
@@ -495,7 +159,7 @@ static void rx_requester(uint32_t q, const struct pkt *p)
  * NAK is sent and the QP broken here). */
 static int rx_send(uint32_t q, const struct pkt *p, int first, int last)
 {
-    struct rc_qp *c = &rc[q];
+    struct rc_qp *c = &rc_qps[q];
     struct fw_qp *qp = &fw_qps[q];
     if (first && qp->rq_count == 0) {
         reply_ctl(q, SYN_RNR, p->psn); /* no receive yet: the requester tries again */
@@ -556,7 +220,7 @@ static int rx_send(uint32_t q, const struct pkt *p, int first, int last)
 /* A WRITE packet's payload into the R_Key's range; 0 when refused (NAK sent, QP broken). */
 static int rx_write(uint32_t q, const struct pkt *p, int first, int last)
 {
-    struct rc_qp *c = &rc[q];
+    struct rc_qp *c = &rc_qps[q];
     uint32_t syn = 0;
     if ((uint32_t)first != !c->w_in) {
         syn = SYN_NAK_INVALID;
@@ -587,7 +251,7 @@ static int rx_write(uint32_t q, const struct pkt *p, int first, int last)
 /* A READ request: queued for the pump to answer. */
 static int rx_read(uint32_t q, const struct pkt *p)
 {
-    struct rc_qp *c = &rc[q];
+    struct rc_qp *c = &rc_qps[q];
     if (c->rd_count >= RD_DEPTH) {
         reply_ctl(q, SYN_NAK_INVALID, p->psn); /* more READs than the responder's resources */
         fw_qps[q].state = FW_QP_ERROR;
@@ -602,7 +266,7 @@ static int rx_read(uint32_t q, const struct pkt *p)
 /* The responder's side: a request packet for QP q, in PSN order. */
 static void rx_responder(uint32_t q, const struct pkt *p)
 {
-    struct rc_qp *c = &rc[q];
+    struct rc_qp *c = &rc_qps[q];
     int32_t d = psn_diff(p->psn, c->rq_psn);
     if (d > 0) { /* a gap: NAK once, then drop until the expected PSN comes */
         if (!c->nak_sent)
@@ -663,7 +327,7 @@ static void rx_roce(uint32_t at, uint32_t flen)
     p.ackreq = w2 >> 31;
     p.psn = w2 & PSN_MASK;
     uint32_t q = fw_qp_lookup(w1 & PSN_MASK);
-    if (q == FW_NO_INDEX || !fw_qps[q].wire || rc[q].peer_ip != src_ip || (w0 >> 16 & 0xFu) != 0u) {
+    if (q == FW_NO_INDEX || !fw_qps[q].wire || rc_qps[q].peer_ip != src_ip || (w0 >> 16 & 0xFu) != 0u) {
         fw_stats.net_unhandled++; /* not a QP of ours on the wire, or not from its peer */
         return;
     }
@@ -702,7 +366,7 @@ static void rx_roce(uint32_t at, uint32_t flen)
 static void timer_pass(void)
 {
     for (uint32_t q = 0; q < FW_QP_CAP; q++) {
-        struct rc_qp *c = &rc[q];
+        struct rc_qp *c = &rc_qps[q];
         if (!fw_qps[q].wire || fw_qps[q].state != FW_QP_CONNECTED || c->sent == 0)
             continue;
         if (++c->ticks < ACK_TIMEOUT_TICKS)
@@ -751,7 +415,7 @@ void fw_rc_init(const struct fw_reply_ops *ev)
 {
     events = ev;
     for (uint32_t q = 0; q < FW_QP_CAP; q++)
-        rc[q] = (struct rc_qp){0};
+        rc_qps[q] = (struct rc_qp){0};
     tick_at = hal_cycles();
 }
 
@@ -773,7 +437,7 @@ uint32_t fw_rc_connect(uint32_t body, uint32_t blen)
     uint32_t st = fw_net_resolve(ip, mac);
     if (st != NF_STATUS_SUCCESS)
         return st;
-    rc[q] = (struct rc_qp){.peer_ip = ip, .mac_lo = mac[0], .mac_hi = mac[1], .peer_qpn = peer_qpn,
+    rc_qps[q] = (struct rc_qp){.peer_ip = ip, .mac_lo = mac[0], .mac_hi = mac[1], .peer_qpn = peer_qpn,
                            .sq_psn = sq_psn, .rq_psn = rq_psn};
     fw_qps[q].peer_qpn = 0;
     fw_qps[q].wire = 1;
@@ -785,7 +449,7 @@ void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, u
                 struct wr_result *r)
 {
     uint32_t q = (uint32_t)(qp - fw_qps);
-    struct rc_qp *c = &rc[q];
+    struct rc_qp *c = &rc_qps[q];
     int rdma = op == NF_OP_WR_READ || op == NF_OP_WR_WRITE;
     uint32_t fixed = rdma ? NF_WR_RDMA_SIZE : NF_WR_SEND_SIZE;
     r->status = NF_STATUS_INVALID_PARAMETER;
@@ -829,6 +493,6 @@ void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, u
 
 void fw_rc_drop(uint32_t q)
 {
-    rc[q] = (struct rc_qp){0};
+    rc_qps[q] = (struct rc_qp){0};
     fw_qps[q].wire = 0;
 }

@@ -4,7 +4,7 @@
  * come back through it. Payloads move by the engine's DMA between the port's slots and
  * registered memory, checked by the key check; the firmware keeps PSNs, timers, retries.
  * Layer: called by fw_main (init, the idle loop), fw_msg (connect) and fw_wr (post);
- * calls fw_net, fw_wr_common, fw_tables and fw_state. */
+ * calls fw_net, fw_wr_common, fw_tables and fw_state (fw_rc.c -> fw_rc_tx.c). */
 #ifndef FW_RC_H
 #define FW_RC_H
 

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # Two simulated adapters on one simulated wire (nfwire, a switch) exchange RoCEv2 RC
-# traffic, driven through their host links by rc_pair.py; the segment's capture is then
-# checked frame by frame (check_capture.py: ICRC, IPv4 checksum, lengths).
+# traffic, driven through their host links by rc_pair.py (NFWIRE_ARGS: more nfwire options,
+# such as loss); the segment's capture is then checked frame by frame (check_capture.py).
 # Usage: test_rc_pair.sh NFSIM NFWIRE FIRMWARE_HEX
 set -u
 nfsim=$1 nfwire=$2 fw=$3
@@ -20,7 +20,7 @@ wait_for() { # PATH SECONDS: a socket appears within the time
     for ((i = 0; i < $2 * 10; i++)); do [ -S "$1" ] && return 0; sleep 0.1; done
     return 1
 }
-"$nfwire" --socket "$tmp/wire.sock" --pcap "$tmp/wire.pcap" & pids+=($!)
+"$nfwire" --socket "$tmp/wire.sock" --pcap "$tmp/wire.pcap" ${NFWIRE_ARGS:-} & pids+=($!)
 wait_for "$tmp/wire.sock" 10 || { echo "not ok - nfwire did not start"; exit 1; }
 for n in a b; do
     "$nfsim" --socket "$tmp/$n.sock" --wire "$tmp/wire.sock" --firmware "$fw" --quiet & pids+=($!)

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What the two files of the RC transport share: fw_rc.c (receiving, completions, timers,
+ * the API of fw_rc.h) and fw_rc_tx.c (building and sending packets, the DMA between
+ * slots and SGE lists). Calls go one way: fw_rc -> fw_rc_tx. */
+#ifndef FW_RC_INT_H
+#define FW_RC_INT_H
+
+#include <stdint.h>
+
+#include "fw_net.h"
+#include "fw_rc.h"
+#include "fw_state.h"
+#include "fw_tables.h"
+
+/* Frame byte offsets: Ethernet, IPv4 (20, no options), UDP, BTH, then the extension
+ * headers; slot byte = frame byte + NF_NET_FRAME_OFF, so the BTH and payloads are word
+ * aligned in the slot. */
+#define F_IP 14u
+#define F_UDP 34u
+#define F_BTH 42u
+#define F_EXT 54u
+#define BTH_BYTES 12u
+#define RETH_BYTES 16u
+#define AETH_BYTES 4u
+#define IETH_BYTES 4u
+#define ICRC_BYTES 4u
+#define IP_TTL 64u
+#define IP_PROTO_UDP 17u
+#define IP_DF 0x4000u
+#define UDP_SPORT_BASE 0xC000u /* the source port is flow entropy: constant per QP */
+#define PKEY_DEFAULT 0xFFFFu
+#define PSN_MASK 0xFFFFFFu
+/* The path MTU: payload bytes per packet (the 1500-byte Ethernet MTU carries 1024). */
+#define MTU_SHIFT 10u
+#define MTU (1u << MTU_SHIFT)
+_Static_assert(F_EXT + RETH_BYTES + MTU + ICRC_BYTES <= NF_NET_MAX_FRAME, "a full packet fits a frame");
+_Static_assert(((NF_NET_FRAME_OFF + F_BTH) & 3u) == 0u, "the BTH is word aligned in its slot");
+
+/* RC opcodes (BTH byte 0). */
+enum {
+    OP_SEND_FIRST = 0x00, OP_SEND_MIDDLE = 0x01, OP_SEND_LAST = 0x02, OP_SEND_ONLY = 0x04,
+    OP_WRITE_FIRST = 0x06, OP_WRITE_MIDDLE = 0x07, OP_WRITE_LAST = 0x08, OP_WRITE_ONLY = 0x0A,
+    OP_READ_REQUEST = 0x0C, OP_READ_FIRST = 0x0D, OP_READ_MIDDLE = 0x0E, OP_READ_LAST = 0x0F,
+    OP_READ_ONLY = 0x10, OP_ACK = 0x11, OP_SEND_LAST_INV = 0x16, OP_SEND_ONLY_INV = 0x17,
+};
+/* AETH syndromes: an ACK (no credit count), an RNR NAK (timer code 0x0E: 1.28 ms), NAKs. */
+#define SYN_ACK 0x1Fu
+#define SYN_RNR 0x2Eu
+#define SYN_TYPE_MASK 0x60u
+#define SYN_TYPE_RNR 0x20u
+#define SYN_TYPE_NAK 0x60u
+#define SYN_NAK_PSN 0x60u
+#define SYN_NAK_INVALID 0x61u
+#define SYN_NAK_ACCESS 0x62u
+#define SYN_NAK_OPERATIONAL 0x63u
+
+/* Queue sizes: requests a QP may have outstanding, READs a responder answers at once. */
+#define SQ_DEPTH 16u
+#define RD_DEPTH 4u
+#define RETRY_MAX 7u      /* timeouts and sequence NAKs in a row, then IO_TIMEOUT */
+#define RNR_RETRY_MAX 7u  /* RNR NAKs in a row, then IO_TIMEOUT */
+#define ACK_TIMEOUT_TICKS 2u /* timer passes (fw_net_tick) without progress */
+#define ACKREQ_EVERY 32u  /* AckReq also on every 32nd packet of a long message */
+#define SPIN_CYCLES 512u  /* the idle sleep while a QP waits for a TX slot */
+
+struct rc_sgl {
+    uint64_t addr[NF_ADAPTER_MAX_SGE];
+    uint32_t len[NF_ADAPTER_MAX_SGE], token[NF_ADAPTER_MAX_SGE];
+    uint32_t n, pd, access;
+};
+_Static_assert(NF_ADAPTER_MAX_RECV_SGE <= NF_ADAPTER_MAX_SGE, "a receive's SGEs fit an SGE list");
+
+/* A queued work request: PSNs psn .. psn + npkts - 1 (a READ's responses use them). */
+struct rc_wqe {
+    uint32_t op, wr_id, flags, psn, npkts, total;
+    uint32_t remote_token, inv_token, done; /* done: READ response packets placed */
+    uint32_t fail, refuse;                  /* a local failure found while sending */
+    uint64_t remote_va;
+    struct rc_sgl sgl;
+};
+
+/* A READ the responder answers: response packets sent so far of npkts. */
+struct rc_read {
+    uint32_t psn, npkts, sent, len, token;
+    uint64_t va;
+};
+
+struct rc_qp {
+    uint32_t peer_ip, mac_lo, mac_hi, peer_qpn;
+    /* requester: next new PSN; queued requests from head, the first `sent` of them sent
+     * whole and the next one up to send_pkt packets */
+    uint32_t sq_psn, head, count, sent, send_pkt;
+    uint32_t retries, rnr_retries, ticks;
+    /* responder: expected PSN, message count, the message being received */
+    uint32_t rq_psn, msn, nak_sent;
+    uint32_t recv_off, recv_in, recv_bad;
+    uint64_t w_va;
+    uint32_t w_token, w_left, w_in;
+    uint32_t ctl_syn, ctl_psn, ctl_owed; /* an ACK or NAK to send */
+    uint32_t rd_head, rd_count;
+    struct rc_read rd[RD_DEPTH];
+    struct rc_wqe wq[SQ_DEPTH];
+};
+
+/* Each QP's transport state, by QP index (fw_rc_tx.c). */
+extern struct rc_qp rc_qps[FW_QP_CAP];
+
+#define CQE_MSG (NF_MSG_HDR_SIZE + NF_CQE_SIZE) /* a CQE with its message header */
+
+static inline uint32_t psn_add(uint32_t a, uint32_t n) { return (a + n) & PSN_MASK; }
+/* a - b as a signed 24-bit distance. */
+static inline int32_t psn_diff(uint32_t a, uint32_t b) { return (int32_t)((a - b) << 8) >> 8; }
+static inline uint32_t qpn_of(uint32_t q) { return (uint32_t)fw_qps[q].gen << FW_QPN_GEN_SHIFT | q; }
+static inline uint32_t be32(uint32_t v) { return v << 24 | (v & 0xFF00u) << 8 | (v >> 8 & 0xFF00u) | v >> 24; }
+static inline uint32_t min32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+/* fw_rc_tx.c, called by fw_rc.c. */
+/* An SGE list's bytes [off, off + n) to (to_list 0) or from (1) adapter address sys. */
+uint32_t sgl_dma(const struct rc_sgl *l, uint32_t off, uint32_t sys, uint32_t n, int to_list);
+/* A remote range (R_Key token, va) to (to_remote 1) or from adapter address sys. */
+uint32_t remote_dma(uint32_t pd, uint32_t token, uint64_t va, uint32_t access, uint32_t sys, uint32_t n,
+                    int to_remote);
+/* Send what QP q may send now; nonzero when something waits for a TX slot. */
+int pump(uint32_t q);
+/* Owe an ACK or NAK on QP q; sent now if a TX slot is free. */
+void reply_ctl(uint32_t q, uint32_t syn, uint32_t psn);
+
+#endif

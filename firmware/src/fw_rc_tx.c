@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The RC transport's sending side (fw_rc_int.h): a packet's headers written into a TX
+ * slot, its payload gathered by the engine through the key check, ACKs and NAKs, READ
+ * responses, and the pump that sends what each QP may send as TX slots free up.
+ * Layer: called by fw_rc.c; calls fw_net, fw_wr_common, fw_tables and fw_state. */
+#include "fw_rc_int.h"
+#include "fw_wr_int.h"
+#include "hal.h"
+
+/* Outside the data cache's stretch (link.ld): the transport's state is large and cold
+ * next to the work-request path's. */
+struct rc_qp rc_qps[FW_QP_CAP] __attribute__((section(".noinit.rc")));
+
+/* Header bytes of a frame as slot words from slot byte NF_NET_FRAME_OFF - 2 on. */
+#define HB(k) ((k) + 2u)
+#define HDR_MAX (F_EXT + RETH_BYTES)
+static void put8(uint8_t *b, uint32_t k, uint32_t v) { b[HB(k)] = (uint8_t)v; }
+static void put16(uint8_t *b, uint32_t k, uint32_t v) { put8(b, k, v >> 8), put8(b, k + 1u, v); }
+static void put32(uint8_t *b, uint32_t k, uint32_t v) { put16(b, k, v >> 16), put16(b, k + 2u, v); }
+static void put_word(uint8_t *b, uint32_t k, uint32_t w) /* a word kept as wire bytes, first in [7:0] */
+{
+    for (uint32_t i = 0; i < 4u; i++)
+        put8(b, k + i, w >> (8u * i));
+}
+
+/* One SGE list's bytes [off, off + n) to (to_list 0) or from (1) adapter address sys,
+ * one engine DMA per SGE piece, each checked by the key check. REFUSE code. */
+uint32_t sgl_dma(const struct rc_sgl *l, uint32_t off, uint32_t sys, uint32_t n, int to_list)
+{
+    for (uint32_t k = 0; k < l->n && n; k++) {
+        if (off >= l->len[k]) {
+            off -= l->len[k];
+            continue;
+        }
+        uint32_t piece = min32(l->len[k] - off, n);
+        struct fw_dma_side s, m = {NF_DMA_MODE_SYSTEM, 0, 0, 0, sys};
+        wr_local_side(&s, l->addr[k] + off, l->token[k], l->pd, l->access);
+        if (s.addr < l->addr[k])
+            return NF_REFUSE_OUT_OF_BOUNDS; /* the SGE's range wraps */
+        uint32_t code = NF_STATUS_WORD_CODE_GET(to_list ? fw_dma(&m, &s, piece, 0) : fw_dma(&s, &m, piece, 0));
+        if (code != NF_REFUSE_OK)
+            return code;
+        sys += piece;
+        n -= piece;
+        off = 0;
+    }
+    return n ? NF_REFUSE_OUT_OF_BOUNDS : NF_REFUSE_OK;
+}
+
+/* A remote range (R_Key token, va) to or from adapter address sys, checked for access
+ * with the QP's PD. REFUSE code. */
+uint32_t remote_dma(uint32_t pd, uint32_t token, uint64_t va, uint32_t access, uint32_t sys, uint32_t n,
+                           int to_remote)
+{
+    if (n == 0)
+        return NF_REFUSE_OK;
+    struct fw_dma_side r = {NF_DMA_MODE_TOKEN, access, token, pd, va};
+    struct fw_dma_side m = {NF_DMA_MODE_SYSTEM, 0, 0, 0, sys};
+    if (va + n < va)
+        return NF_REFUSE_OUT_OF_BOUNDS;
+    return NF_STATUS_WORD_CODE_GET(to_remote ? fw_dma(&m, &r, n, 0) : fw_dma(&r, &m, n, 0));
+}
+
+/* Write the headers of a packet to QP q's peer into the TX slot at, for ext extension
+ * bytes (already in b from F_EXT) and len payload bytes; the frame's length. */
+static uint32_t put_headers(uint32_t at, uint8_t *b, uint32_t q, uint32_t opcode, uint32_t psn, uint32_t ackreq,
+                            uint32_t se, uint32_t ext, uint32_t len)
+{
+    const struct rc_qp *c = &rc_qps[q];
+    uint32_t self[3], pad = (0u - len) & 3u;
+    uint32_t ib = BTH_BYTES + ext + len + pad + ICRC_BYTES;
+    fw_net_self(self);
+    put_word(b, 0, c->mac_lo);
+    put16(b, 4, (c->mac_hi & 0xFFu) << 8 | (c->mac_hi >> 8 & 0xFFu));
+    put_word(b, 6, self[1]);
+    put16(b, 10, (self[2] & 0xFFu) << 8 | (self[2] >> 8 & 0xFFu));
+    put16(b, 12, 0x0800u);
+    put8(b, F_IP, 0x45u);
+    put8(b, F_IP + 1u, 0);
+    put16(b, F_IP + 2u, 20u + 8u + ib); /* the port writes it too, with the checksum */
+    put16(b, F_IP + 4u, 0);
+    put16(b, F_IP + 6u, IP_DF);
+    put8(b, F_IP + 8u, IP_TTL);
+    put8(b, F_IP + 9u, IP_PROTO_UDP);
+    put16(b, F_IP + 10u, 0);
+    put_word(b, F_IP + 12u, self[0]);
+    put_word(b, F_IP + 16u, c->peer_ip);
+    put16(b, F_UDP, UDP_SPORT_BASE | (qpn_of(q) & 0x3FFFu));
+    put16(b, F_UDP + 2u, NF_NET_ROCE_PORT);
+    put16(b, F_UDP + 4u, 8u + ib);
+    put16(b, F_UDP + 6u, 0); /* no UDP checksum, as RoCEv2 allows */
+    put8(b, F_BTH, opcode);
+    put8(b, F_BTH + 1u, se << 7 | pad << 4);
+    put16(b, F_BTH + 2u, PKEY_DEFAULT);
+    put32(b, F_BTH + 4u, c->peer_qpn & PSN_MASK); /* byte 4 (FECN/BECN) 0 */
+    put32(b, F_BTH + 8u, ackreq << 31 | (psn & PSN_MASK));
+    hal_win w = mem_win(at + NF_NET_FRAME_OFF - 2u);
+    uint32_t words = (HB(F_EXT + ext) + 3u) / 4u;
+    for (uint32_t i = 0; i < words; i++)
+        win_wr(w, 4u * i, b[4u * i] | (uint32_t)b[4u * i + 1u] << 8 | (uint32_t)b[4u * i + 2u] << 16 |
+                              (uint32_t)b[4u * i + 3u] << 24);
+    if (pad) /* the pad bytes are zero (the ICRC covers them); the payload lands over the rest */
+        mem_wr(at + NF_NET_FRAME_OFF + F_EXT + ext + (len & ~3u), 0);
+    return F_EXT + ext + len + pad + ICRC_BYTES;
+}
+
+/* An ACK or NAK (syndrome syn, PSN psn) on QP q; 0 when no TX slot is free. */
+static __attribute__((noinline)) int send_ctl(uint32_t q, uint32_t syn, uint32_t psn)
+{
+    uint32_t slot, at = fw_net_tx_free(&slot);
+    if (!at)
+        return 0;
+    uint8_t b[HB(HDR_MAX) + 4u] = {0};
+    put32(b, F_EXT, syn << 24 | (rc_qps[q].msn & PSN_MASK));
+    fw_net_tx_post(slot, put_headers(at, b, q, OP_ACK, psn, 0, 0, AETH_BYTES, 0));
+    return 1;
+}
+
+/* Packet k of a queued request; 0 when no TX slot is free. A local refusal of its
+ * gather is kept in the request (w->fail) and sends nothing more of it. */
+static __attribute__((noinline)) int send_packet(uint32_t q, struct rc_wqe *w, uint32_t k)
+{
+    uint32_t slot, at = fw_net_tx_free(&slot);
+    if (!at)
+        return 0;
+    uint8_t b[HB(HDR_MAX) + 4u] = {0};
+    uint32_t off = k << MTU_SHIFT, len = w->op == NF_OP_WR_READ ? 0u : min32(w->total - off, MTU);
+    uint32_t first = k == 0, last = k + 1u >= w->npkts, ext = 0, opcode, se = 0;
+    if (w->op == NF_OP_WR_READ) {
+        opcode = OP_READ_REQUEST;
+    } else if (w->op == NF_OP_WR_WRITE) {
+        opcode = first && last ? OP_WRITE_ONLY : first ? OP_WRITE_FIRST : last ? OP_WRITE_LAST : OP_WRITE_MIDDLE;
+    } else {
+        int inv = w->op == NF_OP_WR_SEND_INVALIDATE;
+        opcode = first && last ? (inv ? OP_SEND_ONLY_INV : OP_SEND_ONLY)
+                 : first       ? OP_SEND_FIRST
+                 : last        ? (inv ? OP_SEND_LAST_INV : OP_SEND_LAST)
+                               : OP_SEND_MIDDLE;
+        if (last && inv) {
+            put32(b, F_EXT, w->inv_token);
+            ext = IETH_BYTES;
+        }
+        se = last && (w->flags & NF_NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT) != 0;
+    }
+    if (first && w->op != NF_OP_WR_SEND && w->op != NF_OP_WR_SEND_INVALIDATE) {
+        put32(b, F_EXT, (uint32_t)(w->remote_va >> 32));
+        put32(b, F_EXT + 4u, (uint32_t)w->remote_va);
+        put32(b, F_EXT + 8u, w->remote_token);
+        put32(b, F_EXT + 12u, w->total);
+        ext = RETH_BYTES;
+    }
+    uint32_t psn = psn_add(w->psn, w->op == NF_OP_WR_READ ? 0u : k);
+    uint32_t ackreq = last || (psn & (ACKREQ_EVERY - 1u)) == ACKREQ_EVERY - 1u;
+    uint32_t flen = put_headers(at, b, q, opcode, psn, ackreq, se, ext, len);
+    uint32_t code = len ? sgl_dma(&w->sgl, off, at + NF_NET_FRAME_OFF + F_EXT + ext, len, 0) : NF_REFUSE_OK;
+    if (code != NF_REFUSE_OK) {
+        w->fail = fw_eng_failed(code, NF_STATUS_ACCESS_VIOLATION);
+        w->refuse = code;
+        fw_qps[q].state = FW_QP_ERROR; /* its queued requests complete in order: flush_errors */
+        return 1;
+    }
+    fw_net_tx_post(slot, flen);
+    return 1;
+}
+
+/* The next response packet of READ r on QP q; 0 when no TX slot is free. A refusal by
+ * the key check NAKs the READ (remote access error) and breaks the QP. */
+static __attribute__((noinline)) int send_response(uint32_t q, struct rc_read *r)
+{
+    uint32_t slot, at = fw_net_tx_free(&slot);
+    if (!at)
+        return 0;
+    uint8_t b[HB(HDR_MAX) + 4u] = {0};
+    uint32_t k = r->sent, off = k << MTU_SHIFT, len = min32(r->len - off, MTU);
+    uint32_t first = k == 0, last = k + 1u >= r->npkts, ext = 0;
+    uint32_t opcode = first && last ? OP_READ_ONLY : first ? OP_READ_FIRST : last ? OP_READ_LAST : OP_READ_MIDDLE;
+    if (first || last) {
+        put32(b, F_EXT, SYN_ACK << 24 | (rc_qps[q].msn & PSN_MASK));
+        ext = AETH_BYTES;
+    }
+    uint32_t flen = put_headers(at, b, q, opcode, psn_add(r->psn, k), 0, 0, ext, len);
+    uint32_t code = remote_dma(fw_qps[q].pd, r->token, r->va + off, NF_ACCESS_REMOTE_READ,
+                               at + NF_NET_FRAME_OFF + F_EXT + ext, len, 0);
+    if (code != NF_REFUSE_OK) {
+        fw_qps[q].state = FW_QP_ERROR;
+        rc_qps[q].rd_count = 0;
+        return send_ctl(q, SYN_NAK_ACCESS, r->psn) | 1;
+    }
+    fw_net_tx_post(slot, flen);
+    r->sent++;
+    return 1;
+}
+
+/* Send what QP q may send now: an owed ACK or NAK, READ responses, then requests.
+ * Nonzero when something waits for a TX slot. */
+int pump(uint32_t q)
+{
+    struct rc_qp *c = &rc_qps[q];
+    if (c->ctl_owed) {
+        if (!send_ctl(q, c->ctl_syn, c->ctl_psn))
+            return 1;
+        c->ctl_owed = 0;
+    }
+    while (c->rd_count) {
+        struct rc_read *r = &c->rd[c->rd_head];
+        if (r->sent >= r->npkts) {
+            c->rd_head = (c->rd_head + 1u) % RD_DEPTH;
+            c->rd_count--;
+            continue;
+        }
+        if (!send_response(q, r))
+            return 1;
+    }
+    if (fw_qps[q].state != FW_QP_CONNECTED)
+        return 0;
+    while (c->sent < c->count) {
+        struct rc_wqe *w = &c->wq[(c->head + c->sent) % SQ_DEPTH];
+        uint32_t pkts = w->op == NF_OP_WR_READ ? 1u : w->npkts;
+        if (w->fail)
+            return 0; /* nothing after a request that failed here is sent */
+        if (!send_packet(q, w, c->send_pkt))
+            return 1;
+        if (!w->fail && ++c->send_pkt >= pkts) {
+            c->sent++;
+            c->send_pkt = 0;
+        }
+    }
+    return 0;
+}
+
+/* Owe an ACK or NAK; sent now if a TX slot is free. */
+void reply_ctl(uint32_t q, uint32_t syn, uint32_t psn)
+{
+    struct rc_qp *c = &rc_qps[q];
+    c->ctl_syn = syn;
+    c->ctl_psn = psn;
+    c->ctl_owed = 1;
+    (void)pump(q);
+}
