@@ -6,8 +6,8 @@ test-net-ping: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## a Linux host in a ne
 	@bash tests/net/test_net_ping.sh $(SIM_BIN) $(SIM_BUILD)/nfwire $(SIM_FW_HEX)
 
 .PHONY: test-net-rc
-test-net-rc: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## two simulated adapters on one wire: RoCEv2 RC Send/Write/Read both ways, refusals; the capture checked by scapy and tshark
-	@PY=$(PY) bash tests/net/test_rc_pair.sh $(SIM_BIN) $(SIM_BUILD)/nfwire $(SIM_FW_HEX)
+test-net-rc: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## two simulated adapters on one wire: RoCEv2 RC Send/Write/Read both ways, refusals, the peer killed mid-Write; the capture checked by scapy and tshark
+	@KILL_B=1 PY=$(PY) bash tests/net/test_rc_pair.sh $(SIM_BIN) $(SIM_BUILD)/nfwire $(SIM_FW_HEX)
 
 .PHONY: test-net-rc-loss
 test-net-rc-loss: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## test-net-rc's traffic with 5% of the frames lost on the wire: every request completes once, every byte right (go-back-N)

@@ -3,8 +3,9 @@
 """Two simulated adapters on one wire exchange RoCEv2 RC traffic, driven through their host
 links: addresses (NET_CONFIG), QPs connected across the wire (QP_CONNECT_WIRE), then Send/
 Receive both ways, RDMA Write and Read across MTU boundaries with every byte checked,
-SendAndInvalidate, and the remote access refusal (both QPs break). Prints TAP lines.
-Usage: rc_pair.py SOCKET_A SOCKET_B"""
+and the remote access refusal (both QPs break). Prints TAP lines.
+With PID_B (adapter B's simulator), B is then killed in the middle of a Write.
+Usage: rc_pair.py SOCKET_A SOCKET_B [PID_B]"""
 import os
 import random
 import struct
@@ -207,6 +208,20 @@ def main():
         c = a.cqe(500 + n, (b,))
         ok(c and c["status"] == 0 and c["bytes"] == n and a.read_mem(a_dst, n) == b_now[:n],
            "RDMA Read of %d bytes from B's MR (%s)" % (n, c))
+    # a long transfer: many packets in flight, TX slots waited for, AckReq within the message
+    big = 65536
+    big_a, big_b = user + 0x20000, user + 0x40000
+    data_big = bytes(rnd.randrange(256) for _ in range(big))
+    a.write_mem(big_a, data_big)
+    big_token = mr(b, big_b, big, rw)
+    a.wr(NF.OP_WR_WRITE, qa, 700, struct.pack(NF.WR_RDMA_FMT, big_b, big_token, 1) + sge(big_a, big))
+    c = a.cqe(700, (b,))
+    ok(c and c["status"] == 0 and b.read_mem(big_b, big) == data_big, "RDMA Write of %d bytes (%s)" % (big, c))
+    a.wr(NF.OP_WR_READ, qa, 701, struct.pack(NF.WR_RDMA_FMT, big_b, big_token, 2) + sge(big_a + big, big // 2 + 3) +
+         sge(big_a + 2 * big, big // 2 - 3))
+    c = a.cqe(701, (b,))
+    got = a.read_mem(big_a + big, big // 2 + 3) + a.read_mem(big_a + 2 * big, big // 2 - 3) if c else b""
+    ok(c and c["status"] == 0 and got == data_big, "RDMA Read of %d bytes into two SGEs (%s)" % (big, c))
     # a Read past the MR's end: refused at B, ACCESS_VIOLATION at A, both QPs broken
     a.wr(NF.OP_WR_READ, qa, 600, struct.pack(NF.WR_RDMA_FMT, b_buf + size - 8, b_token, 1) + sge(a_dst, 64))
     c = a.cqe(600, (b,))
@@ -217,6 +232,23 @@ def main():
     b.wr(NF.OP_WR_SEND, qb, 602, struct.pack(NF.WR_SEND_FMT, 0, 1) + sge(b_buf, 8))
     c = b.cqe(602, (a,))
     ok(c and c["status"] == NF.STATUS_CANCELLED, "the responder's QP is broken too (%s)" % c)
+    # the peer adapter dies mid-transfer: the request fails IO_TIMEOUT within the retry bound
+    if len(sys.argv) > 3:
+        qa2, qb2 = qp(a), qp(b)
+        for h, q, peer_q, peer_ip in ((a, qa2, qb2, ips[1]), (b, qb2, qa2, ips[0])):
+            st, _ = h.request(NF.OP_QP_CONNECT_WIRE, struct.pack(NF.QP_CONNECT_WIRE_REQ_FMT, q, peer_q,
+                                                                 word(peer_ip), 7, 7, 0))
+            assert st == 0, hex(st)
+        a.wr(NF.OP_WR_WRITE, qa2, 800, struct.pack(NF.WR_RDMA_FMT, big_b, big_token, 1) + sge(big_a, big))
+        os.kill(int(sys.argv[3]), 9)
+        a.peer = b.peer = None  # B's link is gone with it
+        t0 = time.monotonic()
+        c = a.cqe(800)
+        ok(c and c["status"] == NF.STATUS_IO_TIMEOUT,
+           "the peer killed mid-Write: IO_TIMEOUT after %.0f s (%s)" % (time.monotonic() - t0, c))
+        a.wr(NF.OP_WR_SEND, qa2, 801, struct.pack(NF.WR_SEND_FMT, 0, 1) + sge(a_src, 8))
+        c = a.cqe(801)
+        ok(c and c["status"] == NF.STATUS_CANCELLED, "... and the QP is broken: CANCELLED (%s)" % c)
     st, rep = a.request(NF.OP_STATS, b"")
     if st == 0:
         for k in ("net_rx", "net_unhandled", "net_tx_dropped", "rc_retransmits", "port_rx_ok", "port_tx"):
