@@ -4,3 +4,13 @@
 .PHONY: test-net-ping
 test-net-ping: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## a Linux host in a network namespace pings a simulated adapter over the wire (ARP, ICMP echo; root)
 	@bash tests/net/test_net_ping.sh $(SIM_BIN) $(SIM_BUILD)/nfwire $(SIM_FW_HEX)
+
+# Device strings with a network port (host/README.md, "Device strings"): the library's
+# segments, addresses and per-port faults, through the public API (tests/net/net_seg.c).
+.PHONY: test-net-seg
+$(BUILD)/tests/net_seg: tests/net/net_seg.c host/include/ndkfpga.h host/include/ndkpi.h $(BUILD)/host/libndkfpga.a
+	@mkdir -p $(@D)
+	$(NDK_CONSUMER_CC) -o $@ tests/net/net_seg.c $(BUILD)/host/libndkfpga.a $(NDK_LIB_LIBS)
+test-net-seg: $(BUILD)/tests/net_seg $$(SIM_BIN) $$(SIM_BUILD)/nfwire $$(CLI_BIN) firmware firmware-link ## sim,net=... device strings: two adapters' MACs and addresses in one and two processes, bad options, pcap, loss/dup/corrupt against Linux in a netns (root), ndkfpga addr, nothing left behind
+	@bash tests/net/test_net_seg.sh $(BUILD)/tests/net_seg $(BUILD)/model/nfmodel $(PY) $(CLI_BIN) \
+	    $(BUILD)/firmware-link/nf_fw.hex

@@ -95,6 +95,8 @@ NTSTATUS ndk_net_apply(struct ndk_adapter *ad, const struct nf_transport_net *ne
         flags |= NDKFPGA_PORT_SET_MAC;
     }
     NTSTATUS st = NdkFpgaPortAddress(&ad->pub, flags, &addr);
+    if (st == STATUS_NOT_SUPPORTED)
+        return nf_set_error(st, "net=: the adapter has no network port (its firmware has no IPv4 layer)");
     if (st != STATUS_SUCCESS)
         return nf_set_error(st, "ip=%u.%u.%u.%u/%u%s: the adapter refused the address (%s)", net->ipv4[0],
                             net->ipv4[1], net->ipv4[2], net->ipv4[3], net->prefix, net->has_mac ? " with mac=" : "",
