@@ -431,7 +431,7 @@ private:
         }
     }
 
-    static double draw(std::mt19937_64 &rng) { return double(rng() >> 11) * (1.0 / 9007199254740992.0); }
+    static double unit(uint64_t r) { return double(r >> 11) * (1.0 / 9007199254740992.0); }  // [0, 1)
 
     // A frame an endpoint sent: its capture, then its faults, then the switch.
     void ingress(unsigned id, uint8_t *f, size_t n)
@@ -446,7 +446,7 @@ private:
             return;
         }
         // One draw per fault per frame, whatever comes of it, so a seed repeats a run.
-        double u_loss = draw(p->rng), u_corrupt = draw(p->rng), u_dup = draw(p->rng), u_reorder = draw(p->rng);
+        double u_loss = unit(p->rng()), u_corrupt = unit(p->rng()), u_dup = unit(p->rng()), u_reorder = unit(p->rng());
         uint64_t bit = p->rng();
         if (u_loss < p->po.loss) {
             port_lost_++;
