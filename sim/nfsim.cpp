@@ -246,6 +246,10 @@ int parse_args(int argc, char **argv, Options *o)
         }
         i++;
     }
+    if (!o->wire_opts.empty() && o->wire.empty()) {
+        std::fprintf(stderr, "nfsim: --wire-opts needs --wire PATH\n");
+        return 2;
+    }
     if (o->socket_path.empty() && o->replay.empty()) {
         std::fprintf(stderr, "nfsim: --socket PATH is required\n");
         usage(stderr);

@@ -141,8 +141,10 @@ NTSTATUS nf_segment_join(const char *nfwire, const struct nf_devopts *o, unsigne
     *keeper_fd = -1;
     char dir[PATH_MAX - 64];
     if (nf_segment_dir(dir, sizeof(dir), 1) != 0)
-        return nf_set_error(STATUS_ACCESS_DENIED, "net=%s: no private directory for the segment's socket (%s)",
-                            o->net, dir);
+        return nf_set_error(STATUS_ACCESS_DENIED,
+                            "net=%s: no private directory for the segment's socket ($XDG_RUNTIME_DIR/ndkfpga-net "
+                            "or /tmp/ndkfpga-%u/net, mode 0700, owned by this user)",
+                            o->net, (unsigned)getuid());
     char lock_path[PATH_MAX];
     snprintf(lock_path, sizeof(lock_path), "%s/%s.lock", dir, o->net);
     if (snprintf(sock, sock_len, "%s/%s.sock", dir, o->net) >= (int)sock_len ||
