@@ -153,9 +153,9 @@ $(SIM_BUILD)/wire_mac/wire_mac: $(SIM_DIR)/tests/wire_mac_tb.v $(SIM_DIR)/tests/
 	    -CFLAGS "-std=c++17 -O1 -I$(SIM_DIR) -I$(ROOT)/tests" $(SIM_DIR)/tests/wire_mac_tb.v $(SIM_DIR)/tests/wire_mac.cpp $(WIRE_SRC) \
 	    > $(@D)/build.log 2>&1 || { cat $(@D)/build.log; exit 1; }
 
-test-sim-wire: $(SIM_BUILD)/nfwire $(SIM_BUILD)/wire_test $(SIM_BUILD)/wire_mac/wire_mac ## nf_wire and nfwire: frames 1..1514 over GMII pins, gaps, queue, switch, pcap (scapy), loss, TAP in a netns, rtl/net's MACs
+test-sim-wire: $(SIM_BUILD)/nfwire $(SIM_BUILD)/wire_test $(SIM_BUILD)/wire_mac/wire_mac ## nf_wire and nfwire: frames 1..1514 over GMII pins, gaps, queue, switch, pcap (scapy), loss, ports' hellos (faults, pcap), idle exit, TAP in a netns, rtl/net's MACs
 	@NFWIRE=$(SIM_BUILD)/nfwire WIRE_TEST=$(SIM_BUILD)/wire_test WIRE_MAC=$(SIM_BUILD)/wire_mac/wire_mac \
-	    PY=$(PY) CHECK_PCAP=$(SIM_DIR)/tests/check_wire_pcap.py \
+	    PY=$(PY) CHECK_PCAP=$(SIM_DIR)/tests/check_wire_pcap.py CHECK_HELLO=$(SIM_DIR)/tests/check_wire_hello.py \
 	    WORK=$(SIM_BUILD)/test-wire bash $(SIM_DIR)/tests/test_wire.sh
 
 LINT_TARGETS += lint-sim
