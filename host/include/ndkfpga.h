@@ -55,7 +55,8 @@ extern "C" {
  *   STATUS_INSUFFICIENT_RESOURCES out of memory or threads
  *   STATUS_NETWORK_UNREACHABLE    the device could not be opened or started
  *   STATUS_IO_TIMEOUT             the device did not answer the link reset
- *   STATUS_NOT_SUPPORTED          the device runs an incompatible layout version
+ *   STATUS_NOT_SUPPORTED          the device runs an incompatible layout version, or net= was
+ *                                 given for an adapter without a network port
  */
 NDKFPGA_API NTSTATUS NdkFpgaOpenAdapter(const char *Device, NDK_ADAPTER **Adapter);
 
