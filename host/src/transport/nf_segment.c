@@ -76,9 +76,11 @@ static int connect_seqpacket(const char *path)
 
 /* Start argv[0] detached (its own session, reaped by init, not by this process, so it
  * may outlive us); returns its pid, or -1. Between fork and exec only async-signal-safe
- * calls: the library may have threads. */
+ * calls: the library may have threads. Its output goes to our stderr only when debug
+ * messages do: otherwise it would hold our stderr (a pipe, say) open after we exit. */
 static pid_t spawn_detached(char *const argv[])
 {
+    const int keep_stderr = nf_log_stderr(NF_LOG_DEBUG);
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0)
         return -1;
@@ -92,10 +94,13 @@ static pid_t spawn_detached(char *const argv[])
         setsid();
         pid_t g = fork();
         if (g == 0) {
-            dup2(2, 1); /* its reports go to stderr, never into a test's TAP lines */
-            int nul = open("/dev/null", O_RDONLY);
-            if (nul >= 0)
+            int nul = open("/dev/null", O_RDWR);
+            if (nul >= 0) {
                 dup2(nul, 0);
+                dup2(keep_stderr ? 2 : nul, 1);
+                if (!keep_stderr)
+                    dup2(nul, 2);
+            }
             execve(argv[0], argv, environ);
             _exit(127);
         }
