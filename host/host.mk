@@ -11,7 +11,7 @@
 
 NDK_BUILD := $(BUILD)/host
 NDK_SRCS := $(addprefix host/src/ndk/,ndk_adapter.c ndk_object.c ndk_event.c ndk_request.c ndk_mdl.c ndk_hostmem.c \
-            ndk_diag.c ndk_cq.c ndk_pd.c ndk_qp.c ndk_wq.c ndk_conn.c)
+            ndk_diag.c ndk_cq.c ndk_pd.c ndk_qp.c ndk_wq.c ndk_conn.c ndk_net.c)
 NDK_HDRS := host/include/ndkpi.h host/include/ndkfpga.h host/src/ndk/ndk_internal.h proto/gen/nf_layout.h \
             host/src/ndk/nf_ndkpi_check.h host/src/base/nf_time.h
 # Every source of the library: host/src/*/ and the contract's frame codec (proto/c/).
@@ -138,11 +138,12 @@ NDKFPGA_VERSION := 0.1.0
 NDKFPGA_SOVERSION := $(firstword $(subst ., ,$(NDKFPGA_VERSION)))
 NDK_SO := libndkfpga.so.$(NDKFPGA_VERSION)
 NDK_INST := $(NDK_BUILD)/inst
-NDK_INST_CFLAGS = $(filter-out -DNF_SIM_DEFAULT_PATH=% -DNF_MODEL_DEFAULT_PATH=%,$(NDK_LIB_CFLAGS)) -DNF_RELOCATABLE
+NDK_INST_CFLAGS = $(filter-out -DNF_SIM_DEFAULT_PATH=% -DNF_MODEL_DEFAULT_PATH=% -DNF_WIRE_DEFAULT_PATH=%,$(NDK_LIB_CFLAGS)) -DNF_RELOCATABLE
 NDK_INST_OBJS = $(call ndk_objs,$(NDK_INST)/obj)
 NDK_FW_HEX := $(BUILD)/firmware/nf_fw.hex
 NDK_SIM_BIN := $(BUILD)/sim/nfsim
 NDK_MODEL_BIN := $(BUILD)/model/nfmodel
+NDK_WIRE_BIN := $(BUILD)/sim/nfwire
 
 $(NDK_INST)/obj/proto/%.o: proto/c/%.c host/host.mk
 	@mkdir -p $(@D)
@@ -170,8 +171,8 @@ $(NDK_INST)/ndkfpga.pc: host/ndkfpga.pc.in host/host.mk
 	sed -e "s|@VERSION@|$(NDKFPGA_VERSION)|g" -e "s|@LIBS_PRIVATE@|$(strip $(NDK_LIB_LIBS))|g" $< > $@
 
 NDK_INSTALL_FILES = $(NDK_INST)/libndkfpga.a $(NDK_INST)/$(NDK_SO) $(NDK_INST)/ndkfpga $(NDK_INST)/ndkfpga.pc \
-                    $(NDK_SIM_BIN) $(NDK_MODEL_BIN) $(NDK_FW_HEX)
-install: $$(NDK_INSTALL_FILES) ## install library, headers, pkg-config file, ndkfpga command, nfsim, nfmodel, firmware, udev rule: PREFIX=DIR
+                    $(NDK_SIM_BIN) $(NDK_MODEL_BIN) $(NDK_WIRE_BIN) $(NDK_FW_HEX)
+install: $$(NDK_INSTALL_FILES) ## install library, headers, pkg-config file, ndkfpga command, nfsim, nfmodel, nfwire, firmware, udev rule: PREFIX=DIR
 	@printf '%s\n' \
 	    "file 644 $(NDK_INST)/libndkfpga.a lib/libndkfpga.a" \
 	    "file 755 $(NDK_INST)/$(NDK_SO) lib/$(NDK_SO)" \
@@ -183,6 +184,7 @@ install: $$(NDK_INSTALL_FILES) ## install library, headers, pkg-config file, ndk
 	    "file 755 $(NDK_INST)/ndkfpga bin/ndkfpga" \
 	    "file 755 $(NDK_SIM_BIN) libexec/ndkfpga/nfsim" \
 	    "file 755 $(NDK_MODEL_BIN) libexec/ndkfpga/nfmodel" \
+	    "file 755 $(NDK_WIRE_BIN) libexec/ndkfpga/nfwire" \
 	    "file 644 $(NDK_FW_HEX) share/ndkfpga/nf_fw.hex" \
 	    "file 644 tools/99-ndkfpga.rules lib/udev/rules.d/70-ndkfpga.rules" \
 	    | bash tools/install_tree.sh install "$(PREFIX)"

@@ -8,9 +8,11 @@
 
 HOST_LINK_SRCS := proto/c/nf_frame.c host/src/base/nf_status.c host/src/base/nf_error.c \
                   host/src/transport/nf_transport.c host/src/transport/transport_fd.c host/src/transport/transport_sim.c \
+                  host/src/transport/nf_devopts.c host/src/transport/nf_segment.c \
                   host/src/link/nf_link.c host/src/link/nf_link_arq.c host/src/link/nf_link_send.c
 HOST_LINK_HDRS := proto/c/nf_frame.h host/src/base/nf_error.h host/src/base/nf_time.h \
                   host/src/transport/nf_transport.h host/src/transport/nf_transport_priv.h host/src/transport/transport_board.h \
+                  host/src/transport/nf_devopts.h host/src/transport/nf_segment.h sim/nf_wire_proto.h \
                   host/src/link/nf_link.h host/src/link/nf_link_priv.h host/src/link/nf_lock.h proto/gen/nf_layout.h
 # Board transports: the FTDI bridge over libusb, set up through libftdi1 ("usb",
 # "usb:BUS-ADDR"), and over the kernel tty ("tty:PATH"), see host/usb.mk for their tests.
@@ -25,8 +27,10 @@ HL_ALL_HDRS := $(HOST_LINK_HDRS) $(HOST_USB_HDRS)
 # Where "sim" and "model" find their binaries; `make install` overrides these.
 NF_SIM_DEFAULT_PATH ?= $(BUILD)/sim/nfsim
 NF_MODEL_DEFAULT_PATH ?= $(BUILD)/model/nfmodel
+NF_WIRE_DEFAULT_PATH ?= $(BUILD)/sim/nfwire
 HOST_LINK_CFLAGS := -I$(ROOT)/host/src -I$(ROOT)/host/include -pthread \
-    -DNF_SIM_DEFAULT_PATH='"$(NF_SIM_DEFAULT_PATH)"' -DNF_MODEL_DEFAULT_PATH='"$(NF_MODEL_DEFAULT_PATH)"'
+    -DNF_SIM_DEFAULT_PATH='"$(NF_SIM_DEFAULT_PATH)"' -DNF_MODEL_DEFAULT_PATH='"$(NF_MODEL_DEFAULT_PATH)"' \
+    -DNF_WIRE_DEFAULT_PATH='"$(NF_WIRE_DEFAULT_PATH)"' -I$(ROOT)/sim
 
 HL_BUILD := $(BUILD)/host-link
 HL_TEST_SRCS := host/tests/link/test_link.c host/tests/link/fake_board.c host/tests/link/link_test.c
@@ -68,8 +72,8 @@ test-fuzz-frame: $(HL_BUILD)/fuzz_frame ## a bounded libFuzzer run of the host's
 
 lint-host-link:
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 \
-	    --inline-suppr --suppress=missingIncludeSystem -I proto/gen -I proto/c -I host/include -I host/src -I tests \
-	    -DNF_SIM_DEFAULT_PATH='"nfsim"' -DNF_MODEL_DEFAULT_PATH='"nfmodel"' \
+	    --inline-suppr --suppress=missingIncludeSystem -I proto/gen -I proto/c -I host/include -I host/src -I sim -I tests \
+	    -DNF_SIM_DEFAULT_PATH='"nfsim"' -DNF_MODEL_DEFAULT_PATH='"nfmodel"' -DNF_WIRE_DEFAULT_PATH='"nfwire"' \
 	    $(HOST_LINK_SRCS) host/tests/link/*.c tests/link_e2e.c
 
 $(HL_BUILD)/link_e2e: tests/link_e2e.c host/tests/link/link_test.c $(HL_ALL_SRCS) $(HL_ALL_HDRS) \

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // nf_wire: frames between a MAC's GMII-style pins and a SOCK_SEQPACKET socket (nf_wire.h).
 #include "nf_wire.h"
+#include "nf_wire_proto.h"
 
 #include <cerrno>
 #include <cstring>
@@ -105,6 +106,28 @@ bool NfWire::connect(const std::string &path, std::string *err)
     }
     if (!attach(s, err)) {
         ::close(s);
+        return false;
+    }
+    return true;
+}
+
+bool NfWire::hello(const std::string &opts, std::string *err)
+{
+    std::string msg = std::string(NF_WIRE_HELLO_PREFIX) + opts;
+    if (msg.size() > NF_WIRE_HELLO_MAX || msg.find('\0') != std::string::npos) {
+        if (err)
+            *err = "nf_wire: the port's options are longer than the hello allows";
+        return false;
+    }
+    if (fd_ < 0) {
+        if (err)
+            *err = "nf_wire: not connected";
+        return false;
+    }
+    // The socket's buffer is empty this early: a hello that does not fit is an error.
+    if (send(fd_, msg.data(), msg.size(), MSG_DONTWAIT | MSG_NOSIGNAL) != ssize_t(msg.size())) {
+        if (err)
+            *err = std::string("nf_wire: hello: ") + std::strerror(errno);
         return false;
     }
     return true;

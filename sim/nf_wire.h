@@ -55,6 +55,9 @@ public:
     // Connects to a hub's socket (nfwire --socket PATH). Called before the simulation
     // runs: the connect itself may wait for the hub to accept; nothing after it blocks.
     bool connect(const std::string &path, std::string *err);
+    // Sends the hello (sim/nf_wire_proto.h) with opts, "key=value,...": call it right
+    // after connect(), before any frame. False (and nothing sent) when opts is too long.
+    bool hello(const std::string &opts, std::string *err);
     // Takes an already connected SOCK_SEQPACKET socket (one end of a socketpair, say).
     bool attach(int fd, std::string *err);
     void close();

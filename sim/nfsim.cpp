@@ -124,6 +124,8 @@ struct Options {
     std::string replay;   // a pin log whose RX changes drive the UART instead of a client
     std::string wire;     // the network port's segment: an nfwire socket (sim/nf_wire.h)
     uint64_t phy_div = 4; // clocks per PHY byte on the wire (phy_ce every phy_div clocks)
+    std::string wire_opts; // the port's options, sent to the segment in the hello (sim/nf_wire_proto.h)
+    uint64_t mac_seed = 0; // NET.MAC_SEED: this adapter's default MAC is 02:6e:<these 32 bits>
 };
 
 void usage(FILE *f)
@@ -143,6 +145,9 @@ void usage(FILE *f)
         "                         client (no --socket), up to its last line's cycle\n"
         "  --wire PATH            join the nfwire segment at PATH with the network port\n"
         "  --phy-div N            clocks per byte on the wire (default 4; 1..255)\n"
+        "  --wire-opts STR        the port's options for the segment, key=value,... (loss,\n"
+        "                         dup, reorder, corrupt, pcap, seed: sim/nf_wire_proto.h)\n"
+        "  --mac-seed N           NET.MAC_SEED (32 bits): the default MAC is 02:6e:<N> (default 0)\n"
         "  --quiet                no exit summary (the host library starts nfsim so: the\n"
         "                         summary would land in the middle of its consumer's output)\n",
         NF_DEFAULT_FIRMWARE);
@@ -210,6 +215,11 @@ int parse_args(int argc, char **argv, Options *o)
         } else if (a == "--wire") {
             if (!need(v && *v)) return 2;
             o->wire = v;
+        } else if (a == "--wire-opts") {
+            if (!need(v != nullptr)) return 2;
+            o->wire_opts = v;
+        } else if (a == "--mac-seed") {
+            if (!need(parse_u64(v, &o->mac_seed) && o->mac_seed <= 0xFFFFFFFFull)) return 2;
         } else if (a == "--phy-div") {
             if (!need(parse_u64(v, &o->phy_div) && o->phy_div >= 1 && o->phy_div <= 255)) return 2;
         } else if (a == "--replay") {
@@ -235,6 +245,10 @@ int parse_args(int argc, char **argv, Options *o)
             return 2;
         }
         i++;
+    }
+    if (!o->wire_opts.empty() && o->wire.empty()) {
+        std::fprintf(stderr, "nfsim: --wire-opts needs --wire PATH\n");
+        return 2;
     }
     if (o->socket_path.empty() && o->replay.empty()) {
         std::fprintf(stderr, "nfsim: --socket PATH is required\n");
@@ -347,7 +361,12 @@ public:
                 std::fprintf(stderr, "nfsim: --wire %s: %s\n", opt_.wire.c_str(), err.c_str());
                 return 2;
             }
+            if (!opt_.wire_opts.empty() && !wire_->hello(opt_.wire_opts, &err)) {
+                std::fprintf(stderr, "nfsim: --wire-opts: %s\n", err.c_str());
+                return 2;
+            }
         }
+        top_->mac_seed = static_cast<uint32_t>(opt_.mac_seed);
         top_->uart_period = static_cast<uint16_t>(period_);
         top_->uart_rx = 1;
         top_->rst = 1;

@@ -26,7 +26,8 @@ module nfsim_top #(
     input  wire        gmii_rx_er,
     output wire [7:0]  gmii_txd,
     output wire        gmii_tx_en,
-    output wire        gmii_tx_er
+    output wire        gmii_tx_er,
+    input  wire [31:0] mac_seed      // NET.MAC_SEED (nfsim --mac-seed): set before reset, constant after
 );
     reg        rst_q    = 1'b1;
     reg        rx_q     = 1'b1;
@@ -35,6 +36,7 @@ module nfsim_top #(
     reg [7:0]  rxd_q    = 8'd0;
     reg        rx_dv_q  = 1'b0;
     reg        rx_er_q  = 1'b0;
+    reg [31:0] seed_q   = 32'd0;
     always @(posedge clk) begin
         rst_q    <= rst;
         rx_q     <= uart_rx;
@@ -43,6 +45,7 @@ module nfsim_top #(
         rxd_q    <= gmii_rxd;
         rx_dv_q  <= gmii_rx_dv;
         rx_er_q  <= gmii_rx_er;
+        seed_q   <= mac_seed;
     end
 
     // The CPU's clock stops while it sleeps, the idle engine's with it (nf_soc
@@ -52,7 +55,8 @@ module nfsim_top #(
         .clk(clk), .rst(rst_q), .uart_rx(rx_q), .uart_tx(uart_tx), .uart_period(period_q),
         .leds(leds), .trap(trap),
         .phy_ce(ce_q), .gmii_rxd(rxd_q), .gmii_rx_dv(rx_dv_q), .gmii_rx_er(rx_er_q),
-        .gmii_txd(gmii_txd), .gmii_tx_en(gmii_tx_en), .gmii_tx_er(gmii_tx_er)
+        .gmii_txd(gmii_txd), .gmii_tx_en(gmii_tx_en), .gmii_tx_er(gmii_tx_er),
+        .net_mac_seed(seed_q)
     );
 endmodule
 `default_nettype wire

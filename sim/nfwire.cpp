@@ -2,8 +2,10 @@
 // nfwire: one simulated Ethernet segment (sim/README.md, "The wire"). Endpoints (nf_wire,
 // one per simulated adapter) connect to a SOCK_SEQPACKET socket; each message is one frame,
 // destination MAC to FCS. A learning switch by default, a hub with --hub; optionally a
-// pcap capture, per-frame loss, and a Linux TAP device as one more port.
+// pcap capture, per-frame loss, and a Linux TAP device as one more port. An endpoint's
+// first message may be a hello (nf_wire_proto.h) giving its port's own faults and capture.
 #include "nf_wire.h"
+#include "nf_wire_proto.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -15,6 +17,8 @@
 #include <fcntl.h>
 #include <linux/if.h>
 #include <linux/if_tun.h>
+#include <memory>
+#include <sys/file.h>
 #include <poll.h>
 #include <random>
 #include <string>
@@ -41,13 +45,16 @@ struct Options {
     bool verbose = false;
     unsigned max_ports = 64;
     unsigned age_s = 300;
+    long idle_exit_s = -1;  // exit once no endpoint has been connected for this long; <0: never
+    std::string lock_path;  // taken around the exit decision (see Segment::may_exit)
 };
 
 void usage(FILE *f)
 {
     std::fprintf(f,
         "usage: nfwire --socket PATH [--hub] [--pcap FILE] [--drop P] [--seed N]\n"
-        "              [--tap NAME] [--max-ports N] [--age S] [--verbose]\n"
+        "              [--tap NAME] [--max-ports N] [--age S] [--idle-exit S [--lock FILE]]\n"
+        "              [--verbose]\n"
         "  --socket PATH   SOCK_SEQPACKET socket the endpoints connect to (required)\n"
         "  --hub           repeat every frame to every other port (default: a learning switch)\n"
         "  --pcap FILE     write every good frame (no FCS) to FILE, libpcap, LINKTYPE_ETHERNET\n"
@@ -56,6 +63,12 @@ void usage(FILE *f)
         "  --tap NAME      one more port: the Linux TAP device NAME (needs root)\n"
         "  --max-ports N   endpoints at once (default 64); more are refused\n"
         "  --age S         a learned address is forgotten after S seconds unseen (default 300)\n"
+        "  --idle-exit S   exit once no endpoint has been connected for S seconds (0: when the\n"
+        "                  last leaves); the TAP port does not count\n"
+        "  --lock FILE     hold flock(FILE) while deciding to exit, so an endpoint that connects\n"
+        "                  under the same lock is never left on a closing socket\n"
+        "  An endpoint's first message may be a hello: \"" NF_WIRE_HELLO_PREFIX "key=value,...\"\n"
+        "  with loss, dup, reorder, corrupt (on the frames it sends), pcap, seed (nf_wire_proto.h)\n"
         "  --verbose       log ports joining and leaving, and the counts on exit (stderr)\n");
 }
 
@@ -122,6 +135,18 @@ int parse_args(int argc, char **argv, Options *o)
                 std::fprintf(stderr, "nfwire: --seed takes an unsigned integer\n");
                 return 2;
             }
+        } else if (a == "--lock") {
+            if (!(v = need("--lock")))
+                return 2;
+            o->lock_path = v;
+        } else if (a == "--idle-exit") {
+            if (!(v = need("--idle-exit")))
+                return 2;
+            if (!parse_u64(v, &n) || n > 86400) {
+                std::fprintf(stderr, "nfwire: --idle-exit takes seconds from 0 to 86400\n");
+                return 2;
+            }
+            o->idle_exit_s = long(n);
         } else if (a == "--max-ports" || a == "--age") {
             if (!(v = need(a.c_str())))
                 return 2;
@@ -155,6 +180,10 @@ double now_s()
 // machine's byte order (the magic tells a reader which).
 class Pcap {
 public:
+    Pcap() = default;
+    Pcap(const Pcap &) = delete;
+    Pcap &operator=(const Pcap &) = delete;
+    ~Pcap() { close(); }
     bool open(const std::string &path)
     {
         f_ = std::fopen(path.c_str(), "wb");
@@ -197,11 +226,78 @@ private:
     FILE *f_ = nullptr;
 };
 
+// An endpoint's own settings from its hello: faults on the frames it sends, and a
+// capture of the frames it sends and receives.
+struct PortOpts {
+    double loss = 0, dup = 0, reorder = 0, corrupt = 0;
+    uint64_t seed = 0;
+    bool seeded = false;
+    std::string pcap;
+};
+
+bool parse_prob(const std::string &v, double *p)
+{
+    char *end;
+    double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end || !(x >= 0 && x <= 1))
+        return false;
+    *p = x;
+    return true;
+}
+
+// "key=value,..." after the hello's prefix; false with *err naming the bad option.
+bool parse_hello(const std::string &text, PortOpts *po, std::string *err)
+{
+    size_t at = 0;
+    while (at <= text.size()) {
+        size_t end = text.find(',', at);
+        if (end == std::string::npos)
+            end = text.size();
+        std::string item = text.substr(at, end - at);
+        at = end + 1;
+        if (item.empty()) {
+            if (end == text.size())
+                break;
+            continue;
+        }
+        size_t eq = item.find('=');
+        std::string k = item.substr(0, eq), v = eq == std::string::npos ? "" : item.substr(eq + 1);
+        bool ok = eq != std::string::npos && !v.empty();
+        if (!ok)
+            ;
+        else if (k == NF_WIRE_OPT_LOSS)
+            ok = parse_prob(v, &po->loss);
+        else if (k == NF_WIRE_OPT_DUP)
+            ok = parse_prob(v, &po->dup);
+        else if (k == NF_WIRE_OPT_REORDER)
+            ok = parse_prob(v, &po->reorder);
+        else if (k == NF_WIRE_OPT_CORRUPT)
+            ok = parse_prob(v, &po->corrupt);
+        else if (k == NF_WIRE_OPT_PCAP)
+            po->pcap = v;
+        else if (k == NF_WIRE_OPT_SEED)
+            ok = po->seeded = parse_u64(v.c_str(), &po->seed);
+        else
+            ok = false;
+        if (!ok) {
+            *err = "bad hello option \"" + item + "\"";
+            return false;
+        }
+    }
+    return true;
+}
+
 struct Port {
     int fd = -1;
     unsigned id = 0;
     bool tap = false;
+    bool greeted = false;  // its first message has been seen (a hello or a frame)
     uint64_t rx = 0, tx = 0, tx_dropped = 0;
+    PortOpts po;
+    std::mt19937_64 rng;
+    std::unique_ptr<Pcap> pcap;   // the port's own capture (hello pcap=)
+    std::vector<uint8_t> held;    // a frame held back by reorder, sent after the next
+    double held_at = 0;
 };
 
 struct MacEntry {
@@ -225,8 +321,12 @@ public:
             pfd.push_back({listen_fd_, POLLIN, 0});
             for (const Port &p : ports_)
                 pfd.push_back({p.fd, POLLIN, 0});
-            // A bounded wait: a signal or the timeout brings the loop back to g_stop.
-            int r = ::poll(pfd.data(), pfd.size(), 500);
+            // A bounded wait: a signal or the timeout brings the loop back to g_stop, and a
+            // frame held back for reorder goes out within kHoldS.
+            bool holding = false;
+            for (const Port &p : ports_)
+                holding |= !p.held.empty();
+            int r = ::poll(pfd.data(), pfd.size(), holding ? 5 : 100);
             if (r < 0) {
                 if (errno == EINTR)
                     continue;
@@ -242,6 +342,9 @@ public:
                     ids.push_back(ports_[i - 1].id);
             for (unsigned id : ids)
                 drain(id, buf);
+            release_held(false);
+            if (may_exit())
+                break;
         }
         return 0;
     }
@@ -250,17 +353,152 @@ public:
     {
         std::fprintf(stderr,
             "nfwire: %llu frames in, %llu bad FCS, %llu lost (--drop), %llu flooded, %llu filtered, "
-            "%llu copies out, %llu copies dropped (port full), %llu to the capture\n",
+            "%llu copies out, %llu copies dropped (port full), %llu to the capture; ports' faults: %llu lost, "
+            "%llu corrupted, %llu duplicated, %llu reordered\n",
             (unsigned long long)in_, (unsigned long long)bad_, (unsigned long long)lost_,
             (unsigned long long)flooded_, (unsigned long long)filtered_, (unsigned long long)out_,
-            (unsigned long long)out_dropped_, (unsigned long long)captured_);
+            (unsigned long long)out_dropped_, (unsigned long long)captured_, (unsigned long long)port_lost_,
+            (unsigned long long)port_corrupted_, (unsigned long long)port_duplicated_,
+            (unsigned long long)port_reordered_);
     }
 
     Pcap pcap;
+    bool unlinked = false;  // the socket's name is gone already (and may name a new segment)
 
 private:
     static constexpr size_t kMax = 16384;  // the largest frame carried, FCS included
     static constexpr ssize_t kMinFrame = 60; // the shortest frame before its FCS (ETH_ZLEN)
+    static constexpr double kHoldS = 0.02;   // the longest a reordered frame waits for a next one
+
+    size_t endpoints() const
+    {
+        size_t n = 0;
+        for (const Port &p : ports_)
+            n += !p.tap;
+        return n;
+    }
+
+    // With --idle-exit: true once no endpoint has been connected for that long. Under
+    // --lock, an endpoint that connected before the lock was taken is accepted first
+    // and keeps the segment; an endpoint that finds the socket gone starts a new one.
+    bool may_exit()
+    {
+        if (o_.idle_exit_s < 0)
+            return false;
+        double t = now_s();
+        if (endpoints()) {
+            empty_since_ = -1;
+            return false;
+        }
+        if (empty_since_ < 0)
+            empty_since_ = t;
+        if (t - empty_since_ < double(o_.idle_exit_s))
+            return false;
+        int lfd = -1;
+        if (!o_.lock_path.empty()) {
+            lfd = open(o_.lock_path.c_str(), O_RDWR | O_CLOEXEC);
+            if (lfd >= 0)
+                flock(lfd, LOCK_EX);
+        }
+        accept_ports();
+        bool go = endpoints() == 0;
+        if (go) {
+            unlink(o_.socket_path.c_str());
+            unlinked = true;
+        }
+        if (lfd >= 0)
+            ::close(lfd);  // releases the lock, after the socket is gone
+        if (go && o_.verbose)
+            std::fprintf(stderr, "nfwire: no endpoint left: exiting\n");
+        return go;
+    }
+
+    // Sends frames held back for reorder: all of them (all) or those waited kHoldS.
+    void release_held(bool all)
+    {
+        double t = now_s();
+        std::vector<unsigned> ids;
+        for (const Port &p : ports_)
+            if (!p.held.empty() && (all || t - p.held_at >= kHoldS))
+                ids.push_back(p.id);
+        for (unsigned id : ids) {
+            Port *p = find(id);
+            if (!p)
+                continue;
+            std::vector<uint8_t> f;
+            f.swap(p->held);
+            forward(id, f.data(), f.size());
+        }
+    }
+
+    static double unit(uint64_t r) { return double(r >> 11) * (1.0 / 9007199254740992.0); }  // [0, 1)
+
+    // A frame an endpoint sent: its capture, then its faults, then the switch.
+    void ingress(unsigned id, uint8_t *f, size_t n)
+    {
+        Port *p = find(id);
+        if (!p)
+            return;
+        if (p->pcap && n >= 4)
+            p->pcap->write(f, n - 4);
+        if (p->tap || (!p->po.loss && !p->po.dup && !p->po.reorder && !p->po.corrupt)) {
+            forward(id, f, n);
+            return;
+        }
+        // One draw per fault per frame, whatever comes of it, so a seed repeats a run.
+        double u_loss = unit(p->rng()), u_corrupt = unit(p->rng()), u_dup = unit(p->rng()), u_reorder = unit(p->rng());
+        uint64_t bit = p->rng();
+        if (u_loss < p->po.loss) {
+            port_lost_++;
+            return;
+        }
+        if (u_corrupt < p->po.corrupt) {
+            f[(bit >> 3) % n] ^= uint8_t(1u << (bit & 7));  // the FCS no longer matches
+            port_corrupted_++;
+        }
+        if (u_reorder < p->po.reorder && p->held.empty()) {
+            p->held.assign(f, f + n);
+            p->held_at = now_s();
+            port_reordered_++;
+            return;
+        }
+        forward(id, f, n);
+        if (u_dup < p->po.dup) {
+            port_duplicated_++;
+            forward(id, f, n);
+        }
+        p = find(id);
+        if (p && !p->held.empty()) {
+            std::vector<uint8_t> h;
+            h.swap(p->held);
+            forward(id, h.data(), h.size());
+        }
+    }
+
+    // The first message of an endpoint: a hello sets its port up; false refuses the port.
+    bool hello(Port &p, const uint8_t *m, size_t n)
+    {
+        std::string text(reinterpret_cast<const char *>(m) + NF_WIRE_HELLO_PREFIX_LEN, n - NF_WIRE_HELLO_PREFIX_LEN);
+        std::string err;
+        PortOpts po;
+        if (n > NF_WIRE_HELLO_MAX || !parse_hello(text, &po, &err)) {
+            std::fprintf(stderr, "nfwire: port %u: %s: refused\n", p.id, err.empty() ? "hello too long" : err.c_str());
+            return false;
+        }
+        p.po = po;
+        p.rng.seed(po.seeded ? po.seed : o_.seed * 0x9E3779B97F4A7C15ull + p.id);
+        if (!po.pcap.empty()) {
+            p.pcap = std::make_unique<Pcap>();
+            if (!p.pcap->open(po.pcap)) {
+                std::fprintf(stderr, "nfwire: port %u: cannot write %s: %s: refused\n", p.id, po.pcap.c_str(),
+                             std::strerror(errno));
+                return false;
+            }
+        }
+        if (o_.verbose)
+            std::fprintf(stderr, "nfwire: port %u: %s\n", p.id, text.c_str());
+        return true;
+    }
 
     void add_port(int fd, bool tap)
     {
@@ -268,9 +506,11 @@ private:
         p.fd = fd;
         p.id = ++last_id_;
         p.tap = tap;
-        ports_.push_back(p);
+        p.greeted = tap;
+        p.rng.seed(o_.seed * 0x9E3779B97F4A7C15ull + p.id);
         if (o_.verbose)
             std::fprintf(stderr, "nfwire: port %u %s\n", p.id, tap ? "is the TAP device" : "joined");
+        ports_.push_back(std::move(p));
     }
 
     void accept_ports()
@@ -355,10 +595,19 @@ private:
                 remove(id);
                 return;
             }
+            if (!p->greeted) {
+                p->greeted = true;
+                if (size_t(n) >= NF_WIRE_HELLO_PREFIX_LEN &&
+                    std::memcmp(buf.data(), NF_WIRE_HELLO_PREFIX, NF_WIRE_HELLO_PREFIX_LEN) == 0) {
+                    if (!hello(*p, buf.data(), size_t(n)))
+                        remove(id);
+                    continue;
+                }
+            }
             p->rx++;
             if (size_t(n) > kMax)
                 continue;  // truncated: longer than any frame the segment carries
-            forward(id, buf.data(), size_t(n));
+            ingress(id, buf.data(), size_t(n));
         }
     }
 
@@ -435,6 +684,8 @@ private:
         if (r >= 0) {
             p->tx++;
             out_++;
+            if (p->pcap && n >= 4)
+                p->pcap->write(f, n - 4);
             return;
         }
         // A full output queue drops, as a switch does; a TAP device that refuses a frame
@@ -451,6 +702,8 @@ private:
     unsigned last_id_ = 0;
     std::vector<Port> ports_;
     std::unordered_map<uint64_t, MacEntry> macs_;
+    double empty_since_ = -1;
+    uint64_t port_lost_ = 0, port_corrupted_ = 0, port_duplicated_ = 0, port_reordered_ = 0;
     uint64_t in_ = 0, bad_ = 0, lost_ = 0, flooded_ = 0, filtered_ = 0, out_ = 0, out_dropped_ = 0,
              captured_ = 0;
 };
@@ -532,7 +785,8 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     rc = seg.run(lfd, tap_fd);
     ::close(lfd);
-    unlink(o.socket_path.c_str());
+    if (!seg.unlinked)
+        unlink(o.socket_path.c_str());
     seg.pcap.close();
     if (o.verbose)
         seg.report();

@@ -9,7 +9,7 @@ SIM_CXX_SRC := $(SIM_DIR)/nfsim.cpp $(SIM_DIR)/nf_wire.cpp
 # The model's top: nf_soc with its input pins registered (sim/nfsim_top.v), so no logic is
 # evaluated again at each evaluation for the inputs; the class keeps nf_soc's name.
 SIM_TOP     := $(SIM_DIR)/nfsim_top.v
-SIM_HDRS    := $(SIM_DIR)/nf_uart_bits.h $(SIM_DIR)/nf_layout_cxx.h $(ROOT)/proto/gen/nf_layout.h $(SIM_DIR)/nf_wire.h
+SIM_HDRS    := $(SIM_DIR)/nf_uart_bits.h $(SIM_DIR)/nf_layout_cxx.h $(ROOT)/proto/gen/nf_layout.h $(SIM_DIR)/nf_wire.h $(SIM_DIR)/nf_wire_proto.h
 
 .PHONY: sim test-sim sim-model
 
@@ -135,7 +135,7 @@ sim-ir: $(SIM_BIN) $(SIM_BUILD)/nfsim_client firmware ## nfsim: host instruction
 # nfwire, the segment its endpoints join; tested with GMII generators in place of the RTL.
 WIRE_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 WIRE_SRC      := $(SIM_DIR)/nf_wire.cpp
-WIRE_HDRS     := $(SIM_DIR)/nf_wire.h
+WIRE_HDRS     := $(SIM_DIR)/nf_wire.h $(SIM_DIR)/nf_wire_proto.h
 .PHONY: nfwire test-sim-wire
 nfwire: $(SIM_BUILD)/nfwire ## build build/sim/nfwire: the simulated Ethernet segment (switch or hub, pcap, loss, TAP)
 $(SIM_BUILD)/nfwire: $(SIM_DIR)/nfwire.cpp $(WIRE_SRC) $(WIRE_HDRS)
@@ -153,9 +153,9 @@ $(SIM_BUILD)/wire_mac/wire_mac: $(SIM_DIR)/tests/wire_mac_tb.v $(SIM_DIR)/tests/
 	    -CFLAGS "-std=c++17 -O1 -I$(SIM_DIR) -I$(ROOT)/tests" $(SIM_DIR)/tests/wire_mac_tb.v $(SIM_DIR)/tests/wire_mac.cpp $(WIRE_SRC) \
 	    > $(@D)/build.log 2>&1 || { cat $(@D)/build.log; exit 1; }
 
-test-sim-wire: $(SIM_BUILD)/nfwire $(SIM_BUILD)/wire_test $(SIM_BUILD)/wire_mac/wire_mac ## nf_wire and nfwire: frames 1..1514 over GMII pins, gaps, queue, switch, pcap (scapy), loss, TAP in a netns, rtl/net's MACs
+test-sim-wire: $(SIM_BUILD)/nfwire $(SIM_BUILD)/wire_test $(SIM_BUILD)/wire_mac/wire_mac ## nf_wire and nfwire: frames 1..1514 over GMII pins, gaps, queue, switch, pcap (scapy), loss, ports' hellos (faults, pcap), idle exit, TAP in a netns, rtl/net's MACs
 	@NFWIRE=$(SIM_BUILD)/nfwire WIRE_TEST=$(SIM_BUILD)/wire_test WIRE_MAC=$(SIM_BUILD)/wire_mac/wire_mac \
-	    PY=$(PY) CHECK_PCAP=$(SIM_DIR)/tests/check_wire_pcap.py \
+	    PY=$(PY) CHECK_PCAP=$(SIM_DIR)/tests/check_wire_pcap.py CHECK_HELLO=$(SIM_DIR)/tests/check_wire_hello.py \
 	    WORK=$(SIM_BUILD)/test-wire bash $(SIM_DIR)/tests/test_wire.sh
 
 LINT_TARGETS += lint-sim

@@ -12,3 +12,13 @@ test-net-rc: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## two simulated adapters
 .PHONY: test-net-rc-loss
 test-net-rc-loss: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## test-net-rc's traffic with 5% of the frames lost on the wire: every request completes once, every byte right (go-back-N)
 	@NFWIRE_ARGS="--drop 0.05 --seed 11" PY=$(PY) bash tests/net/test_rc_pair.sh $(SIM_BIN) $(SIM_BUILD)/nfwire $(SIM_FW_HEX)
+
+# Device strings with a network port (host/README.md, "Device strings"): the library's
+# segments, addresses and per-port faults, through the public API (tests/net/net_seg.c).
+.PHONY: test-net-seg
+$(BUILD)/tests/net_seg: tests/net/net_seg.c host/include/ndkfpga.h host/include/ndkpi.h $(BUILD)/host/libndkfpga.a
+	@mkdir -p $(@D)
+	$(NDK_CONSUMER_CC) -o $@ tests/net/net_seg.c $(BUILD)/host/libndkfpga.a $(NDK_LIB_LIBS)
+test-net-seg: $(BUILD)/tests/net_seg $$(SIM_BIN) $$(SIM_BUILD)/nfwire $$(CLI_BIN) firmware firmware-link ## sim,net=... device strings: two adapters' MACs and addresses in one and two processes, bad options, pcap, loss/dup/corrupt against Linux in a netns (root), ndkfpga addr, nothing left behind
+	@bash tests/net/test_net_seg.sh $(BUILD)/tests/net_seg $(BUILD)/model/nfmodel $(PY) $(CLI_BIN) \
+	    $(BUILD)/firmware-link/nf_fw.hex

@@ -205,7 +205,8 @@ static const char *hint(NTSTATUS st, int opening)
     case STATUS_INSUFFICIENT_RESOURCES:
         return "out of host memory or adapter resources";
     case STATUS_INVALID_PARAMETER:
-        return opening ? "device names: auto, sim, sim:SOCKET, model, model:SOCKET, usb, usb:BUS-ADDR, tty:PATH"
+        return opening ? "device names: auto, sim, sim:SOCKET, sim,net=NAME,ip=A.B.C.D[/N][,...], model, model:SOCKET, "
+                         "model,net=..., usb, usb:BUS-ADDR, tty:PATH"
                        : "";
     default:
         return "";

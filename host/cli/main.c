@@ -13,6 +13,8 @@
     "  auto           the first board on USB, else sim\n"                                                  \
     "  sim            start the Verilator board model (nfsim); sim:SOCKET an nfsim already listening\n"   \
     "  model          start the software adapter (nfmodel); model:SOCKET one already listening\n"        \
+    "  sim,net=NAME,ip=A.B.C.D[/N][,mac=..,loss=P,pcap=FILE,tap=IF,...]  (or model,...) one whose\n"   \
+    "                 network port is on segment NAME (host/README.md, \"Device strings\")\n"           \
     "  usb            the first board on USB; usb:BUS-ADDR a given one (as `ndkfpga list` shows)\n"      \
     "  tty:PATH       a board through a serial device (e.g. tty:/dev/ttyUSB0)\n"
 
@@ -54,6 +56,17 @@ static const struct cli_command commands[] = {
      "  --json                one JSON document on stdout: {\"link\": {...}, \"host_link\": ..., \"operations\": ...,\n"
      "                        \"refusals\": ..., \"access_refusals\": ...}\n" COMMON_HELP DEVICE_HELP EXIT_HELP,
      cmd_stats},
+    {"addr", "the network port's MAC and IPv4 address/prefix: print them, or set them",
+     "usage: ndkfpga addr [A.B.C.D/N] [--mac XX:XX:XX:XX:XX:XX] [--json] [DEVICE]\n"
+     "Prints the adapter's network port addresses: its MAC (02:6e:... by default) and its IPv4\n"
+     "address and prefix (not set until the host sets them). With A.B.C.D/N and/or --mac, sets them\n"
+     "first (NET_CONFIG), then prints what the adapter now has. The settings last until the adapter\n"
+     "resets. An adapter without a network port (the boards today) fails with STATUS_NOT_SUPPORTED.\n"
+     "  A.B.C.D/N             set the IPv4 address and prefix length (8..32)\n"
+     "  --mac XX:..           set the MAC (unicast: first byte even; not all zero)\n"
+     "  --json                one JSON document on stdout: {\"mac\": ..., \"ipv4\": ..., \"prefix_length\": ...}\n"
+     COMMON_HELP DEVICE_HELP EXIT_HELP,
+     cmd_addr},
     {"ping", "link round-trip time and message rate",
      "usage: ndkfpga ping [-c COUNT] [-s BYTES] [-n RATE_COUNT] [-q IN_FLIGHT] [--json] [DEVICE]\n"
      "Round-trip time over the link (min/avg/max of COUNT pings, one at a time), then the message rate\n"

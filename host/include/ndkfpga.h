@@ -38,14 +38,25 @@ extern "C" {
  *   "model:PATH"       connect to an nfmodel listening on PATH
  *   "usb"              the first supported FTDI board; "usb:BUS-ADDRESS" a given one
  *   "tty:PATH"         a serial device (e.g. /dev/ttyUSB0)
+ *   "sim,net=NAME,ip=A.B.C.D[/N][,OPT...]", "model,net=...": start one whose network
+ *                      port is on segment NAME (shared by every adapter the user opens
+ *                      with that NAME, in any process); the library sets ip (prefix N,
+ *                      default 24) and mac=XX:XX:XX:XX:XX:XX if given. Per-port options:
+ *                      loss=P dup=P reorder=P corrupt=P (on the frames it sends),
+ *                      pcap=FILE (its frames both ways), tap=IFNAME (a TAP device on the
+ *                      segment; root). host/README.md "Device strings" has the details.
  *
  * Returns
  *   STATUS_SUCCESS                *Adapter is open
- *   STATUS_INVALID_PARAMETER      Adapter is NULL or Device is not a valid name
+ *   STATUS_INVALID_PARAMETER      Adapter is NULL, Device is not a valid name, or a bad
+ *                                 option (NdkFpgaErrorMessage(NULL) names it; nothing is
+ *                                 started)
+ *   STATUS_ACCESS_DENIED          pcap= cannot be written, or no private socket directory
  *   STATUS_INSUFFICIENT_RESOURCES out of memory or threads
  *   STATUS_NETWORK_UNREACHABLE    the device could not be opened or started
  *   STATUS_IO_TIMEOUT             the device did not answer the link reset
- *   STATUS_NOT_SUPPORTED          the device runs an incompatible layout version
+ *   STATUS_NOT_SUPPORTED          the device runs an incompatible layout version, or net= was
+ *                                 given for an adapter without a network port
  */
 NDKFPGA_API NTSTATUS NdkFpgaOpenAdapter(const char *Device, NDK_ADAPTER **Adapter);
 
@@ -337,6 +348,29 @@ typedef struct _NDKFPGA_PING_RESULT {
  */
 NDKFPGA_API NTSTATUS NdkFpgaPing(NDK_ADAPTER *Adapter, ULONG Count, ULONG InFlight, ULONG PayloadBytes,
                                  NDKFPGA_PING_RESULT *Result);
+
+/* The network port's addresses (NET_CONFIG on the link). */
+typedef struct _NDKFPGA_PORT_ADDRESS {
+    UCHAR Mac[6];       /* the port's MAC: at boot 02:6e:<the adapter's seed> */
+    UCHAR Ipv4[4];      /* in wire order ({10, 0, 0, 2} is 10.0.0.2); zero until set */
+    ULONG PrefixLength; /* the netmask's length, 8..32; 0 until set */
+} NDKFPGA_PORT_ADDRESS;
+
+#define NDKFPGA_PORT_SET_IPV4 1u /* set Ipv4 and PrefixLength */
+#define NDKFPGA_PORT_SET_MAC 2u  /* set Mac (unicast, not all zero) */
+
+/* Read the port's addresses into *Address (Flags 0), or set those Flags names from
+ * *Address first and then read them back. The settings last until the adapter resets.
+ *
+ * Returns
+ *   STATUS_SUCCESS                *Address holds the settings in effect
+ *   STATUS_INVALID_PARAMETER      NULL argument, unknown Flags, or an address the
+ *                                 adapter refuses (multicast or zero MAC, prefix out of
+ *                                 range, a network or broadcast address...)
+ *   STATUS_NOT_SUPPORTED          the adapter has no network port (the boards today)
+ *   STATUS_CONNECTION_RESET, STATUS_IO_TIMEOUT   the link to the adapter is lost
+ */
+NDKFPGA_API NTSTATUS NdkFpgaPortAddress(NDK_ADAPTER *Adapter, ULONG Flags, NDKFPGA_PORT_ADDRESS *Address);
 
 #ifdef __cplusplus
 }

@@ -671,7 +671,7 @@
 #define NF_NET_TX_POST_LEN_GET(w) (((uint32_t)(w) & NF_NET_TX_POST_LEN_MASK) >> NF_NET_TX_POST_LEN_LSB)
 #define NF_NET_TX_POST_LEN_PUT(v) (((uint32_t)(v) << NF_NET_TX_POST_LEN_LSB) & NF_NET_TX_POST_LEN_MASK)
 #define NF_NET_TX_BUSY 0x024u /* ro: bit j: TX slot j is queued or still being read; do not rewrite it */
-#define NF_NET_MAC_SEED 0x028u /* ro: the adapter's own 32 bits (nf_net parameter MAC_SEED: a board or harness sets it per adapter): the firmware's default MAC is 02:6e:<MAC_SEED bytes, most significant first>, locally administered unicast */
+#define NF_NET_MAC_SEED 0x028u /* ro: the adapter's own 32 bits (nf_net input mac_seed: a board or harness sets it per adapter): the firmware's default MAC is 02:6e:<MAC_SEED bytes, most significant first>, locally administered unicast */
 #define NF_NET_CNT_RX_OK 0x040u /* ro: frames placed in an RX slot */
 #define NF_NET_CNT_DROP_FCS 0x044u /* ro: frames dropped by the MAC's checks: FCS, rx_er, runt */
 #define NF_NET_CNT_DROP_ADDR 0x048u /* ro: frames dropped: destination neither the adapter's MAC nor broadcast ARP */

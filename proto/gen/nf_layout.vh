@@ -584,7 +584,7 @@
 `define NF_NET_TX_POST_LEN_WIDTH 16
 `define NF_NET_TX_POST_LEN 31:16  // frame bytes at NET_FRAME_OFF, NET_MIN_FRAME..NET_MAX_FRAME (no FCS, no padding needed)
 `define NF_NET_TX_BUSY 36  // ro: bit j: TX slot j is queued or still being read; do not rewrite it
-`define NF_NET_MAC_SEED 40  // ro: the adapter's own 32 bits (nf_net parameter MAC_SEED: a board or harness sets it per adapter): the firmware's default MAC is 02:6e:<MAC_SEED bytes, most significant first>, locally administered unicast
+`define NF_NET_MAC_SEED 40  // ro: the adapter's own 32 bits (nf_net input mac_seed: a board or harness sets it per adapter): the firmware's default MAC is 02:6e:<MAC_SEED bytes, most significant first>, locally administered unicast
 `define NF_NET_CNT_RX_OK 64  // ro: frames placed in an RX slot
 `define NF_NET_CNT_DROP_FCS 68  // ro: frames dropped by the MAC's checks: FCS, rx_er, runt
 `define NF_NET_CNT_DROP_ADDR 72  // ro: frames dropped: destination neither the adapter's MAC nor broadcast ARP

@@ -54,7 +54,8 @@ module nf_board_core #(
         .clk(clk), .rst(rst), .uart_rx(uart_rx), .uart_tx(uart_tx), .uart_period(UART_PERIOD),
         .leds(soc_leds), .trap(trap),
         .phy_ce(1'b0), .gmii_rxd(8'd0), .gmii_rx_dv(1'b0), .gmii_rx_er(1'b0),
-        .gmii_txd(unused_txd), .gmii_tx_en(unused_tx_en), .gmii_tx_er(unused_tx_er)
+        .gmii_txd(unused_txd), .gmii_tx_en(unused_tx_en), .gmii_tx_er(unused_tx_er),
+        .net_mac_seed(32'h0)
     );
     // LEDs 0..2 as nf_soc drives them (RX, TX, link error or CPU trap); LED 7 lit while
     // the CPU is trapped, so a firmware fault shows even if the firmware set LEDS.

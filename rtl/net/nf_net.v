@@ -9,11 +9,11 @@ module nf_net #(
     parameter integer TX_SLOTS   = 4,          // transmit slots (after the RX slots), a power of two, 1..NET_MAX_SLOTS
     parameter [31:0]  SLOT_BASE  = `NF_PROFILE_SIM_USER_BASE,  // adapter address of RX slot 0, a multiple of 4: after the link's slots
     parameter integer RX_FIFO    = 32,         // RX words waiting for the system port (a power of two): the stall it absorbs at 4 clocks a word
-    parameter integer TX_BUF     = 512,        // TX frame store in words (a power of two holding a longest frame)
-    parameter [31:0]  MAC_SEED   = 32'h0       // NET.MAC_SEED: this adapter's own bits of its default MAC (the firmware's)
+    parameter integer TX_BUF     = 512         // TX frame store in words (a power of two holding a longest frame)
 ) (
     input  wire        clk,
     input  wire        rst,
+    input  wire [31:0] mac_seed,      // NET.MAC_SEED: this adapter's own bits of its default MAC; held constant (a board's constant, a harness's per-adapter value)
     // PHY side (GMII-style), one byte per phy_ce each way
     input  wire        phy_ce,
     input  wire [7:0]  gmii_rxd,
@@ -196,7 +196,7 @@ module nf_net #(
         .wstrb(csr_wstrb), .rd_addr(reg_off),
         .q_ctrl(q_ctrl), .q_mac_lo(q_mac_lo), .q_mac_hi(q_mac_hi),
         .wr_rx_release(wr_release), .wr_tx_post(wr_post),
-        .rd_id(`NF_NET_HW_ID_VALUE), .rd_cfg(cfg_word), .rd_slot_base(SLOT_BASE), .rd_mac_seed(MAC_SEED),
+        .rd_id(`NF_NET_HW_ID_VALUE), .rd_cfg(cfg_word), .rd_slot_base(SLOT_BASE), .rd_mac_seed(mac_seed),
         .rd_rx_ready({{(32 - RX_SLOTS){1'b0}}, rx_ready}),
         .rd_tx_busy({{(32 - TX_SLOTS){1'b0}}, tx_busy}),
         .rd_cnt_rx_ok(cnt_rx_ok), .rd_cnt_drop_fcs(cnt_fcs), .rd_cnt_drop_addr(cnt_addr),

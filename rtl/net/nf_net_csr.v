@@ -21,7 +21,7 @@ module nf_net_csr (
     input  wire [31:0] rd_slot_base,     // adapter address of RX slot 0 (the TX slots follow the RX slots)
     input  wire [31:0] rd_rx_ready,      // bit i: RX slot i holds a whole checked frame (filled in order i, i+1, ...)
     input  wire [31:0] rd_tx_busy,       // bit j: TX slot j is queued or still being read; do not rewrite it
-    input  wire [31:0] rd_mac_seed,      // the adapter's own 32 bits (nf_net parameter MAC_SEED: a board or harness sets it per adapter): the firmware's default MAC is 02:6e:<MAC_SEED bytes, most significant first>, locally administered unicast
+    input  wire [31:0] rd_mac_seed,      // the adapter's own 32 bits (nf_net input mac_seed: a board or harness sets it per adapter): the firmware's default MAC is 02:6e:<MAC_SEED bytes, most significant first>, locally administered unicast
     input  wire [31:0] rd_cnt_rx_ok,     // frames placed in an RX slot
     input  wire [31:0] rd_cnt_drop_fcs,  // frames dropped by the MAC's checks: FCS, rx_er, runt
     input  wire [31:0] rd_cnt_drop_addr, // frames dropped: destination neither the adapter's MAC nor broadcast ARP

@@ -41,7 +41,10 @@ module nf_soc #(
     input  wire        gmii_rx_er,
     output wire [7:0]  gmii_txd,
     output wire        gmii_tx_en,
-    output wire        gmii_tx_er
+    output wire        gmii_tx_er,
+    // the network port's NET.MAC_SEED (the firmware's default MAC), constant while running;
+    // unused without a port
+    input  wire [31:0] net_mac_seed
 );
     localparam integer HAS_NET   = (NET_RX_SLOTS != 0) ? 1 : 0;
     localparam integer USER_BASE = `NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS, NET_RX_SLOTS, NET_TX_SLOTS);
@@ -296,7 +299,7 @@ module nf_soc #(
         // On a clock of its own: with CPU_CLOCK_GATE it stops while the port has nothing in
         // hand and no register access (see "CPU and engine clocks").
         nf_net #(.RX_SLOTS(NET_RX_SLOTS), .TX_SLOTS(NET_TX_SLOTS), .SLOT_BASE(NET_BASE)) u_net (
-            .clk(net_clk), .rst(rst), .phy_ce(phy_ce),
+            .clk(net_clk), .rst(rst), .mac_seed(net_mac_seed), .phy_ce(phy_ce),
             .gmii_rxd(gmii_rxd), .gmii_rx_dv(gmii_rx_dv), .gmii_rx_er(gmii_rx_er),
             .gmii_txd(gmii_txd), .gmii_tx_en(gmii_tx_en), .gmii_tx_er(gmii_tx_er),
             .cycle(cycle_lo),
@@ -319,7 +322,7 @@ module nf_soc #(
         );
     end else begin : g_no_net
         /* verilator lint_off UNUSEDSIGNAL */
-        wire unused_phy = &{1'b0, phy_ce, gmii_rxd, gmii_rx_dv, gmii_rx_er, net_go, net_clk, net_csr_valid, 1'b0};
+        wire unused_phy = &{1'b0, phy_ce, net_mac_seed, gmii_rxd, gmii_rx_dv, gmii_rx_er, net_go, net_clk, net_csr_valid, 1'b0};
         /* verilator lint_on UNUSEDSIGNAL */
         assign gmii_txd        = 8'd0;
         assign gmii_tx_en      = 1'b0;

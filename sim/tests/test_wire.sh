@@ -3,7 +3,8 @@
 # nf_wire and nfwire (sim/README.md, "The wire"). Environment: NFWIRE (the hub), WIRE_TEST
 # (sim/tests/wire_test.cpp), WIRE_MAC (sim/tests/wire_mac.cpp: rtl/net's MACs on the
 # wire), PY (the .venv's python, with scapy), CHECK_PCAP
-# (sim/tests/check_wire_pcap.py), WORK (scratch directory). One "ok"/"not ok" line per case.
+# (sim/tests/check_wire_pcap.py), CHECK_HELLO (sim/tests/check_wire_hello.py: ports'
+# hellos), WORK (scratch directory). One "ok"/"not ok" line per case.
 set -u
 WORK=$(realpath -m "$WORK")
 rm -rf "$WORK" && mkdir -p "$WORK"
@@ -95,6 +96,10 @@ if start_hub mac; then
 else
     not_ok "nfwire: the MAC test's socket did not appear"
 fi
+
+# --- a port's hello: its own faults and capture, a bad one refused; --idle-exit ---------
+mkdir -p "$WORK/hello"
+run_tap "$PY" "$CHECK_HELLO" "$NFWIRE" "$WORK/hello"
 
 # --- TAP: a Linux stack in a network namespace made and removed here ------------------
 if [ "$(id -u)" != 0 ]; then

@@ -30,10 +30,11 @@ else
 fi
 files="lib/libndkfpga.a lib/libndkfpga.so.0.1.0 lib/libndkfpga.so.0 lib/libndkfpga.so lib/pkgconfig/ndkfpga.pc
        include/ndkfpga/ndkpi.h include/ndkfpga/ndkfpga.h bin/ndkfpga libexec/ndkfpga/nfsim libexec/ndkfpga/nfmodel
+       libexec/ndkfpga/nfwire
        share/ndkfpga/nf_fw.hex lib/udev/rules.d/70-ndkfpga.rules share/ndkfpga/install-manifest"
 missing=""
 for f in $files; do [ -e "$prefix/$f" ] || missing="$missing $f"; done
-if [ -z "$missing" ]; then ok "installed: library (.so, .a), headers, pkg-config file, ndkfpga, nfsim, nfmodel, firmware, udev rule"
+if [ -z "$missing" ]; then ok "installed: library (.so, .a), headers, pkg-config file, ndkfpga, nfsim, nfmodel, nfwire, firmware, udev rule"
 else notok "installed files missing:$missing"; fi
 check "libndkfpga.so.0.1.0 has soname libndkfpga.so.0; libndkfpga.so -> .so.0 -> .so.0.1.0" bash -c "
     readelf -d '$prefix/lib/libndkfpga.so.0.1.0' | grep -q 'SONAME.*\[libndkfpga.so.0\]' &&
@@ -119,6 +120,9 @@ check "ndkfpga info model: FRMRPageCount, firmware version, profile" bash -c "
     grep -q FRMRPageCount '$tmp/info' && grep -qi firmware '$tmp/info' && grep -qi profile '$tmp/info'"
 check "ndkfpga ping sim: a round-trip time" bash -c "
     env -i PATH=/usr/bin:/bin timeout 300 '$ndk' ping sim -c 3 > '$tmp/ping' && grep -qi rtt '$tmp/ping'"
+check "ndkfpga addr sim,net=...: the moved tree's nfwire and nfsim, the address set" bash -c "
+    env -i PATH=/usr/bin:/bin timeout 300 '$ndk' addr 'sim,net=inst$$,ip=10.66.0.2/24' > '$tmp/addr' &&
+    grep -q 'inet 10.66.0.2/24' '$tmp/addr'"
 check "ndkfpga mrlat model --json: one JSON document" bash -c "
     env -i PATH=/usr/bin:/bin timeout 300 '$ndk' mrlat model --json --iters 2 > '$tmp/mrlat.json' &&
     python3 -m json.tool '$tmp/mrlat.json' > /dev/null"

@@ -6,6 +6,7 @@
 #define NF_TIME_H
 
 #include <pthread.h>
+#include <stdint.h>
 #include <time.h>
 
 /* A condition variable whose timed waits take CLOCK_MONOTONIC deadlines. */
@@ -32,6 +33,20 @@ static inline void nf_deadline_after(struct timespec *ts, unsigned ms)
         ts->tv_sec++;
         ts->tv_nsec -= 1000000000L;
     }
+}
+
+/* CLOCK_MONOTONIC now, in milliseconds: for deadlines of polling loops. */
+static inline uint64_t nf_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static inline void nf_sleep_ms(unsigned ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000u), (long)(ms % 1000u) * 1000000L};
+    nanosleep(&ts, NULL);
 }
 
 #endif

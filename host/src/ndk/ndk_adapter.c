@@ -150,9 +150,12 @@ NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
     if (!ad)
         return STATUS_INSUFFICIENT_RESOURCES;
     struct nf_transport *t = NULL;
+    struct nf_transport_net net;
+    memset(&net, 0, sizeof(net));
     NTSTATUS st = nf_transport_open(device ? device : "auto", &t);
     if (st == STATUS_SUCCESS) {
         snprintf(ad->device, sizeof(ad->device), "%s", t->name ? t->name : "");
+        net = t->net;
         st = nf_link_open(t, on_message, on_dead, ad, &ad->link, &ad->info);
     }
     {
@@ -170,6 +173,13 @@ NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
     if (nst != STATUS_SUCCESS) {
         nf_link_close(ad->link);
         ndk_adapter_free(ad);
+        return nst;
+    }
+    /* A device string's addresses (sim,net=...,ip=...): an adapter that refuses them is
+     * closed again, so an open either has them or fails. */
+    nst = ndk_net_apply(ad, &net);
+    if (nst != STATUS_SUCCESS) {
+        NdkFpgaCloseAdapter(&ad->pub);
         return nst;
     }
     *out = &ad->pub;

@@ -38,6 +38,7 @@
 #include "ndkpi.h"
 #include "nf_layout.h"
 #include "link/nf_link.h"
+#include "transport/nf_transport.h"
 
 /* The provider's NTSTATUS numbers, flags and operation types are the firmware's (one
  * source: layout.toml; generated asserts). */
@@ -663,5 +664,9 @@ static inline struct ndk_adapter *ndk_adapter_live(NDK_ADAPTER *a)
 {
     return ndk_obj_ok(a, NdkObjectTypeAdapter) ? ndk_adapter_of(a) : NULL;
 }
+
+/* Set the addresses a device string asked for (ndk_net.c): NET_CONFIG, once the
+ * adapter is open. net->set 0: nothing to do. */
+NTSTATUS ndk_net_apply(struct ndk_adapter *ad, const struct nf_transport_net *net);
 
 #endif

@@ -6,8 +6,10 @@
  * transport_fd.c -> nf_error.c. */
 #include "nf_transport.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "nf_devopts.h"
 #include "nf_transport_priv.h"
 #include "transport_board.h"
 
@@ -15,15 +17,17 @@ struct transport_kind {
     const char *prefix;
     /* arg: the text after "PREFIX:", or NULL for the bare prefix. */
     NTSTATUS (*open)(const char *arg, struct nf_transport **out);
+    /* "PREFIX,OPTS" (a started adapter with a network port), or NULL: no options. */
+    NTSTATUS (*open_net)(const struct nf_devopts *o, struct nf_transport **out);
     /* For "auto": is such a device there? NULL: never chosen by "auto". */
     int (*present)(void);
 };
 
 static const struct transport_kind kinds[] = {
-    {"usb", nf_transport_open_usb, nf_board_present},
-    {"tty", nf_transport_open_tty, NULL},
-    {"sim", nf_transport_open_sim, NULL},
-    {"model", nf_transport_open_model, NULL},
+    {"usb", nf_transport_open_usb, NULL, nf_board_present},
+    {"tty", nf_transport_open_tty, NULL, NULL},
+    {"sim", nf_transport_open_sim, nf_transport_open_sim_net, NULL},
+    {"model", nf_transport_open_model, nf_transport_open_model_net, NULL},
 };
 
 NTSTATUS nf_transport_open(const char *device, struct nf_transport **out)
@@ -46,9 +50,22 @@ NTSTATUS nf_transport_open(const char *device, struct nf_transport **out)
             return kinds[i].open(NULL, out);
         if (device[n] == ':' && device[n + 1] != '\0')
             return kinds[i].open(device + n + 1, out);
+        if (device[n] == ',') {
+            if (!kinds[i].open_net)
+                return nf_set_error(STATUS_INVALID_PARAMETER, "device \"%s\": %s takes no options", device,
+                                    kinds[i].prefix);
+            struct nf_devopts *o = malloc(sizeof(*o));
+            if (!o)
+                return nf_set_error(STATUS_INSUFFICIENT_RESOURCES, "out of memory");
+            NTSTATUS st = nf_devopts_parse(device + n + 1, o);
+            if (st == STATUS_SUCCESS)
+                st = kinds[i].open_net(o, out);
+            free(o);
+            return st;
+        }
     }
     return nf_set_error(STATUS_INVALID_PARAMETER,
-                        "unknown device \"%s\" (use sim, sim:SOCKET, model, model:SOCKET, usb, usb:BUS-ADDR, tty:PATH "
-                        "or auto)",
+                        "unknown device \"%s\" (use sim, sim:SOCKET, sim,net=NAME,ip=A.B.C.D[/N][,...], model, "
+                        "model:SOCKET, model,net=..., usb, usb:BUS-ADDR, tty:PATH or auto)",
                         device);
 }

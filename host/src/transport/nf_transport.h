@@ -16,6 +16,10 @@
  *   "sim:PATH"    attach to the Unix socket PATH only (never starts anything).
  *   "model"       the same for the software adapter nfmodel ($NDKFPGA_MODEL_SOCKET,
  *   "model:PATH"  $NDKFPGA_MODEL, NF_MODEL_DEFAULT_PATH, $NDKFPGA_MODEL_ARGS).
+ *   "sim,OPTS"    always start one, its network port on segment net=NAME (nf_devopts.h,
+ *   "model,OPTS"  nf_segment.h; host/README.md "Device strings"): the segment's switch
+ *                 is found or started, the adapter gets --wire, --mac-seed and
+ *                 --wire-opts, and the transport's `net` holds the addresses to set.
  *   "usb", "usb:BUS-ADDR", "tty:PATH"   the board transports (transport_board.h)
  *                 when linked in, else STATUS_NOT_SUPPORTED.
  *   "auto" / NULL a board when one is present on USB, else "sim".
@@ -46,9 +50,20 @@ struct nf_transport_ops {
     void (*close)(struct nf_transport *t);
 };
 
+/* The network port's addresses a device string asks for ("sim,net=...,ip=..."): the
+ * adapter sets them with NET_CONFIG once its link is up. */
+struct nf_transport_net {
+    int set;          /* 0: the device string gave none */
+    uint8_t ipv4[4];  /* wire order */
+    unsigned prefix;  /* 8..32 */
+    int has_mac;
+    uint8_t mac[6];
+};
+
 struct nf_transport {
     const struct nf_transport_ops *ops;
     const char *name; /* e.g. "sim", "model:/tmp/x.sock", "socketpair" */
+    struct nf_transport_net net;
 };
 
 /* Open a transport from a device string (see above). On success *out is set and
@@ -58,7 +73,9 @@ struct nf_transport {
  *   STATUS_DEVICE_NOT_CONNECTED  started simulator died or never opened its socket
  *   STATUS_NOT_SUPPORTED         usb / tty transports not in this build
  *   (and the board transports' own statuses, see transport_board.h)
- *   STATUS_INVALID_PARAMETER     unknown device string
+ *   STATUS_INVALID_PARAMETER     unknown device string, or a bad option (nothing started)
+ *   STATUS_ACCESS_DENIED         no private directory for a segment's socket, or pcap=
+ *                                not writable
  *   STATUS_INSUFFICIENT_RESOURCES out of memory / file descriptors */
 NTSTATUS nf_transport_open(const char *device, struct nf_transport **out);
 

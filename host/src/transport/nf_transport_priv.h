@@ -10,10 +10,17 @@
 /* Give an fd transport a child process to stop and a private socket directory to
  * remove at close (dir and sock are copied; either may be NULL). */
 void nf_transport_fd_set_child(struct nf_transport *t, pid_t pid, const char *dir, const char *sock);
+/* Give an fd transport the keeper port of its segment (nf_segment.h), closed at close
+ * after the child has stopped. */
+void nf_transport_fd_set_keeper(struct nf_transport *t, int fd);
 
 /* The sim and model transports (transport_sim.c); arg is the text after "sim:" /
  * "model:" (a socket path), or NULL. The board transports are in transport_board.h. */
 NTSTATUS nf_transport_open_sim(const char *arg, struct nf_transport **out);
 NTSTATUS nf_transport_open_model(const char *arg, struct nf_transport **out);
+/* "sim,OPTS" / "model,OPTS": a started adapter on segment o->net (o parsed already). */
+struct nf_devopts;
+NTSTATUS nf_transport_open_sim_net(const struct nf_devopts *o, struct nf_transport **out);
+NTSTATUS nf_transport_open_model_net(const struct nf_devopts *o, struct nf_transport **out);
 
 #endif

@@ -32,6 +32,7 @@ struct fd_transport {
     pid_t child;      /* simulator started for this transport, or 0 */
     char *sock_dir;   /* private directory to remove at close, or NULL */
     char *sock_path;  /* socket inside it to unlink, or NULL */
+    int keeper_fd;    /* the segment's keeper port (nf_segment.h), or -1 */
     char name[160];
 };
 
@@ -144,6 +145,8 @@ static void fd_close(struct nf_transport *t)
             }
         }
     }
+    if (f->keeper_fd >= 0)
+        close(f->keeper_fd);
     if (f->sock_path)
         unlink(f->sock_path);
     if (f->sock_dir)
@@ -184,6 +187,7 @@ NTSTATUS nf_transport_from_fd(int fd, const char *name, struct nf_transport **ou
     f->is_socket = fstat(fd, &sb) == 0 && S_ISSOCK(sb.st_mode);
     f->fd = fd;
     snprintf(f->name, sizeof(f->name), "%s", name ? name : "fd");
+    f->keeper_fd = -1;
     f->base.ops = &fd_ops;
     f->base.name = f->name;
     *out = &f->base;
@@ -196,6 +200,11 @@ void nf_transport_fd_set_child(struct nf_transport *t, pid_t pid, const char *di
     f->child = pid;
     f->sock_dir = dir ? strdup(dir) : NULL;
     f->sock_path = sock ? strdup(sock) : NULL;
+}
+
+void nf_transport_fd_set_keeper(struct nf_transport *t, int fd)
+{
+    ((struct fd_transport *)t)->keeper_fd = fd;
 }
 
 /* Shared by the board transports (transport_board.h). */

@@ -25,14 +25,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nf_devopts.h"
+#include "nf_segment.h"
 #include "nf_transport_priv.h"
 
 #ifdef NF_RELOCATABLE
 /* Relative to the install prefix. */
 #undef NF_SIM_DEFAULT_PATH
 #undef NF_MODEL_DEFAULT_PATH
+#undef NF_WIRE_DEFAULT_PATH
 #define NF_SIM_DEFAULT_PATH "libexec/ndkfpga/nfsim"
 #define NF_MODEL_DEFAULT_PATH "libexec/ndkfpga/nfmodel"
+#define NF_WIRE_DEFAULT_PATH "libexec/ndkfpga/nfwire"
 #define NF_SIM_FIRMWARE "share/ndkfpga/nf_fw.hex"
 #endif
 #ifndef NF_SIM_DEFAULT_PATH
@@ -40,6 +44,9 @@
 #endif
 #ifndef NF_MODEL_DEFAULT_PATH
 #define NF_MODEL_DEFAULT_PATH "nfmodel"
+#endif
+#ifndef NF_WIRE_DEFAULT_PATH
+#define NF_WIRE_DEFAULT_PATH "nfwire"
 #endif
 
 extern char **environ;
@@ -52,9 +59,12 @@ struct kind_env {
     const char *kind, *socket_env, *binary_env, *args_env, *default_path, *what;
 };
 
-static const struct kind_env kinds[] = { /* [0] "sim", [1] "model": see the open functions below */
+/* [0] "sim", [1] "model": see the open functions below; [2] "wire", the segment switch
+ * a net= option starts (nf_segment.h), never opened as a transport. */
+static const struct kind_env kinds[] = {
     {"sim", "NDKFPGA_SIM_SOCKET", "NDKFPGA_SIM", "NDKFPGA_SIM_ARGS", NF_SIM_DEFAULT_PATH, "simulator"},
     {"model", "NDKFPGA_MODEL_SOCKET", "NDKFPGA_MODEL", "NDKFPGA_MODEL_ARGS", NF_MODEL_DEFAULT_PATH, "software adapter"},
+    {"wire", NULL, "NDKFPGA_WIRE", NULL, NF_WIRE_DEFAULT_PATH, "segment switch"},
 };
 
 /* Connect to a Unix socket; returns the fd or -1 with errno set. */
@@ -180,7 +190,11 @@ NTSTATUS nf_transport_binary_path(const char *kind, char *buf, size_t len)
     return access(buf, X_OK) == 0 ? STATUS_SUCCESS : STATUS_NO_SUCH_FILE;
 }
 
-static NTSTATUS start(const struct kind_env *k, struct nf_transport **out)
+#define MAX_NET_ARGS 6
+
+/* Start kind k on a private socket; net_args (NULL-terminated, at most MAX_NET_ARGS)
+ * come before the words of $ARGS. */
+static NTSTATUS start(const struct kind_env *k, char *const *net_args, struct nf_transport **out)
 {
     char bin[PATH_MAX];
     if (binary_path(k, bin, sizeof(bin)) != 0)
@@ -204,7 +218,7 @@ static NTSTATUS start(const struct kind_env *k, struct nf_transport **out)
      * $ARGS]. The simulator's exit summary would land in the middle of the consumer's
      * output: it is printed only when debug messages go to stderr ($NDKFPGA_DEBUG). */
     char *words = NULL;
-    char *argv[7 + MAX_EXTRA_ARGS + 1];
+    char *argv[7 + MAX_NET_ARGS + MAX_EXTRA_ARGS + 1];
     int argc = 0;
     argv[argc++] = bin;
     argv[argc++] = "--socket";
@@ -219,6 +233,8 @@ static NTSTATUS start(const struct kind_env *k, struct nf_transport **out)
         argv[argc++] = firmware;
     }
 #endif
+    for (int i = 0; net_args && net_args[i] && i < MAX_NET_ARGS; i++)
+        argv[argc++] = net_args[i];
     const int fixed_args = argc;
     const char *extra = getenv(k->args_env);
     if (extra && *extra) {
@@ -314,7 +330,55 @@ static NTSTATUS open_kind(const struct kind_env *k, const char *arg, struct nf_t
         }
         /* Set but not accepting: fall through and start our own. */
     }
-    return start(k, out);
+    return start(k, NULL, out);
+}
+
+/* A started adapter whose port joins segment o->net: the segment first (so a bad
+ * pcap= or a switch that cannot start leaves no adapter behind), then the adapter. */
+static NTSTATUS open_net(const struct kind_env *k, const struct nf_devopts *o, struct nf_transport **out)
+{
+    if (o->pcap[0]) {
+        /* The switch writes it; refuse now what it could not create. */
+        int fd = open(o->pcap, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return nf_set_error(STATUS_ACCESS_DENIED, "pcap=%s: %s", o->pcap, strerror(errno));
+        close(fd);
+    }
+    char wire_bin[PATH_MAX];
+    if (binary_path(&kinds[2], wire_bin, sizeof(wire_bin)) != 0)
+        return nf_set_error(STATUS_NO_SUCH_FILE, "segment switch: cannot locate it (set $NDKFPGA_WIRE)");
+    char sock[PATH_MAX];
+    int keeper = -1;
+    NTSTATUS st = nf_segment_join(wire_bin, o, env_ms("NDKFPGA_SIM_START_MS", START_TIMEOUT_MS_DEFAULT), sock,
+                                  sizeof(sock), &keeper);
+    if (st != STATUS_SUCCESS)
+        return st;
+    char seed[16], hello[NF_DEVOPTS_HELLO_MAX];
+    snprintf(seed, sizeof(seed), "%u", (unsigned)nf_devopts_mac_seed(o));
+    nf_devopts_port_hello(o, hello, sizeof(hello));
+    char *args[MAX_NET_ARGS + 1];
+    int n = 0;
+    args[n++] = "--wire";
+    args[n++] = sock;
+    args[n++] = "--mac-seed";
+    args[n++] = seed;
+    if (hello[0]) {
+        args[n++] = "--wire-opts";
+        args[n++] = hello;
+    }
+    args[n] = NULL;
+    st = start(k, args, out);
+    if (st != STATUS_SUCCESS) {
+        close(keeper);
+        return st;
+    }
+    nf_transport_fd_set_keeper(*out, keeper);
+    (*out)->net.set = 1;
+    memcpy((*out)->net.ipv4, o->ip, 4);
+    (*out)->net.prefix = o->prefix;
+    (*out)->net.has_mac = o->has_mac;
+    memcpy((*out)->net.mac, o->mac, 6);
+    return STATUS_SUCCESS;
 }
 
 NTSTATUS nf_transport_open_sim(const char *arg, struct nf_transport **out)
@@ -325,4 +389,14 @@ NTSTATUS nf_transport_open_sim(const char *arg, struct nf_transport **out)
 NTSTATUS nf_transport_open_model(const char *arg, struct nf_transport **out)
 {
     return open_kind(&kinds[1], arg, out);
+}
+
+NTSTATUS nf_transport_open_sim_net(const struct nf_devopts *o, struct nf_transport **out)
+{
+    return open_net(&kinds[0], o, out);
+}
+
+NTSTATUS nf_transport_open_model_net(const struct nf_devopts *o, struct nf_transport **out)
+{
+    return open_net(&kinds[1], o, out);
 }

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The network port's addresses (ndkfpga.h NdkFpgaPortAddress): NET_CONFIG requests on
+ * the link, and the addresses a device string asks for, set once the adapter is open. */
+#include <string.h>
+
+#include "ndk_internal.h"
+
+/* IPv4 words carry the address in wire order, the first byte in bits 7:0 (NET_CONFIG_REQ). */
+static uint32_t wire_word(const uint8_t b[4])
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static void wire_bytes(uint32_t w, uint8_t b[4])
+{
+    for (int i = 0; i < 4; i++)
+        b[i] = (uint8_t)(w >> (8 * i));
+}
+
+static uint32_t mask_word(unsigned prefix)
+{
+    uint8_t m[4];
+    for (unsigned i = 0; i < 4; i++) {
+        unsigned bits = prefix > 8 * i ? prefix - 8 * i : 0;
+        m[i] = bits >= 8 ? 0xFF : (uint8_t)(0xFF00u >> bits);
+    }
+    return wire_word(m);
+}
+
+/* The prefix length of a contiguous mask word, or 0. */
+static ULONG mask_prefix(uint32_t w)
+{
+    uint8_t m[4];
+    wire_bytes(w, m);
+    ULONG n = 0;
+    for (int i = 0; i < 4; i++)
+        for (int bit = 7; bit >= 0; bit--) {
+            if (!(m[i] >> bit & 1))
+                return n;
+            n++;
+        }
+    return n;
+}
+
+NTSTATUS NdkFpgaPortAddress(NDK_ADAPTER *a, ULONG flags, NDKFPGA_PORT_ADDRESS *addr)
+{
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !addr || (flags & ~(NDKFPGA_PORT_SET_IPV4 | NDKFPGA_PORT_SET_MAC)))
+        return STATUS_INVALID_PARAMETER;
+    if ((flags & NDKFPGA_PORT_SET_IPV4) && (addr->PrefixLength < 8 || addr->PrefixLength > 32))
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_adapter *ad = ndk_adapter_of(a);
+    uint8_t msg[NF_MSG_HDR_SIZE + NF_NET_CONFIG_REQ_SIZE];
+    struct nf_net_config_req req;
+    memset(&req, 0, sizeof(req));
+    if (flags & NDKFPGA_PORT_SET_IPV4) {
+        req.flags |= NF_NET_CONFIG_FLAG_ADDR;
+        req.ipv4 = wire_word(addr->Ipv4);
+        req.netmask = mask_word(addr->PrefixLength);
+    }
+    if (flags & NDKFPGA_PORT_SET_MAC) {
+        req.flags |= NF_NET_CONFIG_FLAG_MAC;
+        req.mac_lo = wire_word(addr->Mac);
+        req.mac_hi = (uint32_t)addr->Mac[4] | (uint32_t)addr->Mac[5] << 8;
+    }
+    memcpy(msg + NF_MSG_HDR_SIZE, &req, sizeof(req));
+    struct nf_net_config_rep rep;
+    size_t got = 0;
+    memset(&rep, 0, sizeof(rep));
+    NTSTATUS st = ndk_call(ad, NF_OP_NET_CONFIG, msg, sizeof(msg), &rep, sizeof(rep), &got);
+    if (st == STATUS_NOT_SUPPORTED)
+        return nf_set_error(st, "the adapter has no network port");
+    if (st != STATUS_SUCCESS)
+        return st;
+    if (got < sizeof(rep))
+        return STATUS_INTERNAL_ERROR;
+    wire_bytes(rep.ipv4, addr->Ipv4);
+    addr->PrefixLength = rep.ipv4 ? mask_prefix(rep.netmask) : 0;
+    wire_bytes(rep.mac_lo, addr->Mac);
+    addr->Mac[4] = (uint8_t)rep.mac_hi;
+    addr->Mac[5] = (uint8_t)(rep.mac_hi >> 8);
+    return STATUS_SUCCESS;
+}
+
+NTSTATUS ndk_net_apply(struct ndk_adapter *ad, const struct nf_transport_net *net)
+{
+    if (!net->set)
+        return STATUS_SUCCESS;
+    NDKFPGA_PORT_ADDRESS addr;
+    memset(&addr, 0, sizeof(addr));
+    memcpy(addr.Ipv4, net->ipv4, 4);
+    addr.PrefixLength = net->prefix;
+    ULONG flags = NDKFPGA_PORT_SET_IPV4;
+    if (net->has_mac) {
+        memcpy(addr.Mac, net->mac, 6);
+        flags |= NDKFPGA_PORT_SET_MAC;
+    }
+    NTSTATUS st = NdkFpgaPortAddress(&ad->pub, flags, &addr);
+    if (st == STATUS_NOT_SUPPORTED)
+        return nf_set_error(st, "net=: the adapter has no network port (its firmware has no IPv4 layer)");
+    if (st != STATUS_SUCCESS)
+        return nf_set_error(st, "ip=%u.%u.%u.%u/%u%s: the adapter refused the address (%s)", net->ipv4[0],
+                            net->ipv4[1], net->ipv4[2], net->ipv4[3], net->prefix, net->has_mac ? " with mac=" : "",
+                            nf_status_name(st));
+    return STATUS_SUCCESS;
+}
