@@ -94,15 +94,15 @@ $(FW_BUILD)/nf_fw.hex: $(FW_BUILD)/nf_fw.bin $(FW_DIR)/tools/bin2hex.py $(ROOT)/
 	 { rm -f $@; exit 1; }
 
 # ---- host build ----
-FW_HOST_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/host/hw_model.c $(ENGINE_MODEL_DIR)/nf_engine_model.c $(ROOT)/proto/c/nf_frame.c
-FW_HOST_HDRS := $(FW_HDRS) $(FW_DIR)/host/hw_model.h $(ENGINE_MODEL_DIR)/nf_engine_model.h $(ROOT)/proto/c/nf_frame.h
-FW_HOST_CFLAGS := $(HOST_CFLAGS) -DNF_HOST_BUILD -I$(FW_DIR)/src -I$(FW_DIR)/host -I$(ENGINE_MODEL_DIR)
+FW_HOST_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/host/hw_model.c $(FW_DIR)/host/hw_net_model.c $(ENGINE_MODEL_DIR)/nf_engine_model.c $(ROOT)/proto/c/nf_frame.c
+FW_HOST_HDRS := $(FW_HDRS) $(FW_DIR)/host/hw_model.h $(FW_DIR)/host/hw_net_model.h $(ENGINE_MODEL_DIR)/nf_engine_model.h $(ROOT)/proto/c/nf_frame.h
+FW_HOST_CFLAGS := $(HOST_CFLAGS) -DNF_HOST_BUILD -I$(FW_DIR)/src -I$(FW_DIR)/host -I$(ENGINE_MODEL_DIR) -I$(ROOT)/sim
 
 model: $(MODEL_BUILD)/nfmodel ## build the software adapter nfmodel (firmware host build + C models)
 
-$(MODEL_BUILD)/nfmodel: $(FW_HOST_SRCS) $(FW_DIR)/host/nfmodel.c $(FW_HOST_HDRS)
+$(MODEL_BUILD)/nfmodel: $(FW_HOST_SRCS) $(FW_DIR)/host/nfmodel.c $(FW_DIR)/host/wire_ep.c $(FW_DIR)/host/wire_ep.h $(ROOT)/sim/nf_wire_proto.h $(FW_HOST_HDRS)
 	@mkdir -p $(MODEL_BUILD)
-	$(HOST_CC) $(FW_HOST_CFLAGS) $(FW_HOST_SRCS) $(FW_DIR)/host/nfmodel.c -o $@
+	$(HOST_CC) $(FW_HOST_CFLAGS) $(FW_HOST_SRCS) $(FW_DIR)/host/nfmodel.c $(FW_DIR)/host/wire_ep.c -o $@
 
 # The unit tests: cases in test_fw*.c, requests and main in fw_test.c, the host side of
 # the link in tb.c.

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The network port end to end: a Linux stack in a network namespace against a simulated
-# adapter on nfwire's segment (tests/net/).
-.PHONY: test-net-ping
+# adapter on nfwire's segment (tests/net/); the same with the software adapter nfmodel, and
+# two nfmodels on one segment.
+.PHONY: test-net-ping test-net-ping-model test-net-model-pair
 test-net-ping: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## a Linux host in a network namespace pings a simulated adapter over the wire (ARP, ICMP echo; root)
 	@bash tests/net/test_net_ping.sh $(SIM_BIN) $(SIM_BUILD)/nfwire $(SIM_FW_HEX)
 
@@ -22,3 +23,9 @@ $(BUILD)/tests/net_seg: tests/net/net_seg.c host/include/ndkfpga.h host/include/
 test-net-seg: $(BUILD)/tests/net_seg $$(SIM_BIN) $$(SIM_BUILD)/nfwire $$(CLI_BIN) firmware firmware-link ## sim,net=... device strings: two adapters' MACs and addresses in one and two processes, bad options, pcap, loss/dup/corrupt against Linux in a netns (root), ndkfpga addr, nothing left behind
 	@bash tests/net/test_net_seg.sh $(BUILD)/tests/net_seg $(BUILD)/model/nfmodel $(PY) $(CLI_BIN) \
 	    $(BUILD)/firmware-link/nf_fw.hex
+
+test-net-ping-model: $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## a Linux host in a network namespace pings nfmodel over the wire (ARP, ICMP echo; root)
+	@bash tests/net/test_net_ping.sh $(MODEL_BUILD)/nfmodel $(SIM_BUILD)/nfwire -
+
+test-net-model-pair: $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## two nfmodels on one nfwire segment answer ARP for each other; ICMP, drops, the wire hello (scapy)
+	@timeout 300 $(PY) tests/net/test_net_model_pair.py $(MODEL_BUILD)/nfmodel $(SIM_BUILD)/nfwire

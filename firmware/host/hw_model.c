@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The firmware's host HAL: SYS registers, a model of nf_link, a model of nf_net, and the
- * engine C model. */
+/* The firmware's host HAL: SYS registers, a model of nf_link, the model of nf_net
+ * (hw_net_model.c) wired to adapter memory, and the engine C model. */
 #include "hw_model.h"
+#include "hw_net_model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,15 +29,15 @@ static struct {
     struct nf_hw_link_counters cnt;
     uint8_t *out;
     size_t out_len, out_cap;
-    /* network port (nf_net): its slots after the link's, before the user region, as in nf_soc */
-    struct {
-        uint32_t rx_slots, tx_slots, slot_base, seed, ctrl, mac_lo, mac_hi, rx_ready, rx_wp, tx_busy;
-        uint32_t cnt_rx_ok, cnt_drop_addr, cnt_drop_long, cnt_drop_ip, cnt_drop_slot, cnt_tx, cnt_tx_reject;
-        uint8_t tx[NF_HW_NET_TX_QUEUE][NF_NET_MAX_FRAME];
-        size_t tx_len[NF_HW_NET_TX_QUEUE];
-        unsigned tx_head, tx_count;
-    } net;
+    /* network port (nf_net, hw_net_model.c): its slots after the link's, before the user
+     * region, as in nf_soc; absent when the profile has no NET slots */
+    struct nf_net_port net;
+    uint32_t wake_net;
+    uint8_t *net_out; /* frames it sent: length word, wire bytes */
+    size_t net_out_len, net_out_cap;
 } hw;
+
+static void net_sent(void *ctx, const uint8_t *wire, size_t len);
 
 int nf_hw_profile(const char *name, uint32_t baud, struct nf_hw_cfg *cfg)
 {
@@ -44,15 +45,18 @@ int nf_hw_profile(const char *name, uint32_t baud, struct nf_hw_cfg *cfg)
     if (!strcmp(name, "sim")) {
         *cfg = (struct nf_hw_cfg){NF_PROFILE_SIM_MEM_BYTES, NF_PROFILE_SIM_MPT_ENTRIES, NF_PROFILE_SIM_MTT_ENTRIES,
                                   NF_PROFILE_SIM_RX_SLOTS, NF_PROFILE_SIM_TX_SLOTS, 0, 0,
-                                  NF_PROFILE_SIM_FW_RAM_BYTES};
+                                  NF_PROFILE_SIM_FW_RAM_BYTES,
+                                  NF_PROFILE_SIM_NET_RX_SLOTS, NF_PROFILE_SIM_NET_TX_SLOTS};
     } else if (!strcmp(name, "ulx3s_85k")) {
         *cfg = (struct nf_hw_cfg){NF_PROFILE_ULX3S_85K_MEM_BYTES, NF_PROFILE_ULX3S_85K_MPT_ENTRIES,
                                   NF_PROFILE_ULX3S_85K_MTT_ENTRIES, NF_PROFILE_ULX3S_85K_RX_SLOTS,
-                                  NF_PROFILE_ULX3S_85K_TX_SLOTS, 0, 0, NF_PROFILE_ULX3S_85K_FW_RAM_BYTES};
+                                  NF_PROFILE_ULX3S_85K_TX_SLOTS, 0, 0, NF_PROFILE_ULX3S_85K_FW_RAM_BYTES,
+                                  NF_PROFILE_ULX3S_85K_NET_RX_SLOTS, NF_PROFILE_ULX3S_85K_NET_TX_SLOTS};
     } else if (!strcmp(name, "ulx3s_25k")) {
         *cfg = (struct nf_hw_cfg){NF_PROFILE_ULX3S_25K_MEM_BYTES, NF_PROFILE_ULX3S_25K_MPT_ENTRIES,
                                   NF_PROFILE_ULX3S_25K_MTT_ENTRIES, NF_PROFILE_ULX3S_25K_RX_SLOTS,
-                                  NF_PROFILE_ULX3S_25K_TX_SLOTS, 0, 0, NF_PROFILE_ULX3S_25K_FW_RAM_BYTES};
+                                  NF_PROFILE_ULX3S_25K_TX_SLOTS, 0, 0, NF_PROFILE_ULX3S_25K_FW_RAM_BYTES,
+                                  NF_PROFILE_ULX3S_25K_NET_RX_SLOTS, NF_PROFILE_ULX3S_25K_NET_TX_SLOTS};
     } else {
         return -1;
     }
@@ -70,15 +74,18 @@ int nf_hw_init(const struct nf_hw_cfg *cfg)
         cfg->tx_slots > NF_LINK_MAX_SLOTS)
         return -1;
     struct nfm_engine_cfg ec = {cfg->mem_bytes, cfg->mpt_entries, cfg->mtt_entries,
-                                NF_PROFILE_USER_BASE(cfg->rx_slots, cfg->tx_slots, NF_HW_NET_RX_SLOTS, NF_HW_NET_TX_SLOTS)};
+                                NF_PROFILE_USER_BASE(cfg->rx_slots, cfg->tx_slots, cfg->net_rx_slots, cfg->net_tx_slots)};
     hw.eng = nfm_engine_new(&ec);
     if (!hw.eng)
         return -1;
     hw.cfg = *cfg;
     nf_frame_decoder_init(&hw.dec);
-    hw.net.rx_slots = NF_HW_NET_RX_SLOTS;
-    hw.net.tx_slots = NF_HW_NET_TX_SLOTS;
-    hw.net.slot_base = NF_PROFILE_NET_BASE(cfg->rx_slots, cfg->tx_slots);
+    if (cfg->net_rx_slots &&
+        nf_net_port_init(&hw.net, cfg->net_rx_slots, cfg->net_tx_slots, NF_PROFILE_NET_BASE(cfg->rx_slots, cfg->tx_slots),
+                         0, nfm_mem(hw.eng), cfg->mem_bytes, net_sent, NULL)) {
+        nf_hw_free();
+        return -1;
+    }
     return 0;
 }
 
@@ -86,10 +93,15 @@ void nf_hw_free(void)
 {
     nfm_engine_free(hw.eng);
     free(hw.out);
+    free(hw.net_out);
     memset(&hw, 0, sizeof(hw));
 }
 
 struct nfm_engine *nf_hw_engine(void) { return hw.eng; }
+uint32_t nf_hw_user_base(void)
+{
+    return NF_PROFILE_USER_BASE(hw.cfg.rx_slots, hw.cfg.tx_slots, hw.cfg.net_rx_slots, hw.cfg.net_tx_slots);
+}
 const struct nf_hw_cfg *nf_hw_cfg(void) { return &hw.cfg; }
 void nf_hw_advance(uint64_t cycles) { hw.cycle += cycles; }
 void nf_hw_engine_hang(int hung) { hw.engine_hung = hung; }
@@ -99,23 +111,26 @@ uint64_t nf_hw_accesses(void) { return hw.accesses; }
 struct nf_hw_link_counters nf_hw_link_counters(void) { return hw.cnt; }
 size_t nf_hw_tx_pending(void) { return hw.out_len; }
 
-static void out_append(const uint8_t *b, size_t n)
+/* Appends n bytes to a growing buffer. */
+static void grow(uint8_t **buf, size_t *len, size_t *cap, const uint8_t *b, size_t n)
 {
-    if (hw.out_len + n > hw.out_cap) {
-        size_t cap = hw.out_cap ? hw.out_cap : 4096;
-        while (cap < hw.out_len + n)
-            cap *= 2;
-        uint8_t *p = realloc(hw.out, cap);
+    if (*len + n > *cap) {
+        size_t c = *cap ? *cap : 4096;
+        while (c < *len + n)
+            c *= 2;
+        uint8_t *p = realloc(*buf, c);
         if (!p) {
             fprintf(stderr, "hw_model: out of memory\n");
             abort();
         }
-        hw.out = p;
-        hw.out_cap = cap;
+        *buf = p;
+        *cap = c;
     }
-    memcpy(hw.out + hw.out_len, b, n);
-    hw.out_len += n;
+    memcpy(*buf + *len, b, n);
+    *len += n;
 }
+
+static void out_append(const uint8_t *b, size_t n) { grow(&hw.out, &hw.out_len, &hw.out_cap, b, n); }
 
 size_t nf_hw_tx_take(uint8_t *buf, size_t cap)
 {
@@ -182,10 +197,11 @@ static uint32_t sys_read(uint32_t off)
     case NF_SYS_UART_PERIOD: return hw.cfg.uart_period;
     case NF_SYS_SCRATCH: return hw.scratch;
     /* The model cannot wait: SLEEP answers at once (the host build's idle loop returns
-     * after one look, fw_link_poll). */
+     * after one look, fw_link_poll); nfmodel waits between polls until nf_hw_wake_due. */
     case NF_SYS_SLEEP: return hw.rx_ready;
     case NF_SYS_WAKE_AT: return hw.wake_at;
     case NF_SYS_WAKE_RX: return hw.wake_rx;
+    case NF_SYS_WAKE_NET: return hw.wake_net;
     default: return 0;
     }
 }
@@ -234,154 +250,77 @@ static void link_write(uint32_t off, uint32_t v)
     }
 }
 
-/* ---- nf_net: the network port ---- */
+/* ---- nf_net: the network port (hw_net_model.c) ---- */
 
-void nf_hw_net_seed(uint32_t seed) { hw.net.seed = seed; }
-void nf_hw_net_tx_busy(uint32_t mask) { hw.net.tx_busy = mask & ((1u << hw.net.tx_slots) - 1u); }
+/* Frames the port sent, each as a length word and its wire bytes, until taken. */
+static void net_sent(void *ctx, const uint8_t *wire, size_t len)
+{
+    (void)ctx;
+    uint8_t n[sizeof(uint32_t)];
+    memcpy(n, &(uint32_t){(uint32_t)len}, sizeof(n));
+    grow(&hw.net_out, &hw.net_out_len, &hw.net_out_cap, n, sizeof(n));
+    grow(&hw.net_out, &hw.net_out_len, &hw.net_out_cap, wire, len);
+}
+
+void nf_hw_net_seed(uint32_t seed) { hw.net.mac_seed = seed; }
+void nf_hw_net_tx_busy(uint32_t mask) { nf_net_port_force_tx_busy(&hw.net, mask); }
 uint32_t nf_hw_net_slot_base(void) { return hw.net.slot_base; }
 uint32_t nf_hw_net_rx_ready(void) { return hw.net.rx_ready; }
+struct nf_net_port *nf_hw_net(void) { return hw.cfg.net_rx_slots ? &hw.net : NULL; }
 
-static uint32_t be16(const uint8_t *b) { return (uint32_t)b[0] << 8 | b[1]; }
-
-/* Ones' complement sum of n bytes (n even), folded to 16 bits. */
-static uint32_t ones_sum(const uint8_t *b, size_t n)
+int nf_hw_net_wire_rx(const uint8_t *wire, size_t len)
 {
-    uint32_t sum = 0;
-    for (size_t i = 0; i + 1 < n; i += 2)
-        sum += be16(b + i);
-    while (sum >> 16)
-        sum = (sum & 0xFFFFu) + (sum >> 16);
-    return sum;
+    if (!hw.cfg.net_rx_slots)
+        return NF_HW_NET_RX_IGNORED;
+    switch (nf_net_port_rx(&hw.net, wire, len, (uint32_t)hw.cycle)) {
+    case NF_NET_PORT_PLACED: return NF_HW_NET_RX_PLACED;
+    case NF_NET_PORT_DROPPED: return NF_HW_NET_RX_DROPPED;
+    default: return NF_HW_NET_RX_IGNORED;
+    }
 }
 
-static int is_ipv4(const uint8_t *f, size_t len)
-{
-    return len >= NF_HW_ETH_HDR + 20u && be16(f + 12) == 0x0800u;
-}
-
-/* nf_net_rx's checks in order (the ICRC is not modelled: a frame to UDP 4791 is taken as
- * good RoCE), then the next RX slot in ring order. */
 int nf_hw_net_rx(const uint8_t *frame, size_t len)
 {
-    static const uint8_t bcast[6] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
-    if (!(hw.net.ctrl & NF_NET_CTRL_RX_EN_MASK))
+    static uint8_t w[NF_HW_NET_WIRE_CAP];
+    if (len + 4u > sizeof(w))
         return NF_HW_NET_RX_IGNORED;
-    uint8_t f[NF_NET_MAX_FRAME + 1u] = {0};
-    if (len > NF_NET_MAX_FRAME) {
-        hw.net.cnt_drop_long++;
-        return NF_HW_NET_RX_DROPPED;
-    }
-    memcpy(f, frame, len);
-    if (len < NF_HW_ETH_MIN)
-        len = NF_HW_ETH_MIN; /* the sender's MAC padded it */
-    uint8_t mac[6];
-    for (unsigned i = 0; i < 4; i++)
-        mac[i] = (uint8_t)(hw.net.mac_lo >> (8 * i));
-    mac[4] = (uint8_t)hw.net.mac_hi;
-    mac[5] = (uint8_t)(hw.net.mac_hi >> 8);
-    int bc = !memcmp(f, bcast, 6), mine = !memcmp(f, mac, 6);
-    uint32_t type = be16(f + 12);
-    if (!mine && !(bc && type == 0x0806u) && !(hw.net.ctrl & NF_NET_CTRL_PROMISC_MASK)) {
-        hw.net.cnt_drop_addr++;
-        return NF_HW_NET_RX_DROPPED;
-    }
-    uint32_t kind = type == 0x0806u ? NF_NET_KIND_ARP : NF_NET_KIND_OTHER;
-    if (type == 0x0800u) {
-        if (!is_ipv4(f, len) || f[14] != 0x45u || ones_sum(f + 14, 20) != 0xFFFFu) {
-            hw.net.cnt_drop_ip++;
-            return NF_HW_NET_RX_DROPPED;
-        }
-        kind = f[23] == 17u && be16(f + 36) == NF_NET_ROCE_PORT ? NF_NET_KIND_ROCE : NF_NET_KIND_IPV4;
-    }
-    uint32_t slot = hw.net.rx_wp;
-    if (hw.net.rx_ready & (1u << slot)) {
-        hw.net.cnt_drop_slot++;
-        return NF_HW_NET_RX_DROPPED;
-    }
-    uint8_t *s = nfm_mem(hw.eng) + hw.net.slot_base + slot * NF_NET_SLOT_BYTES;
-    uint32_t flags = bc ? NF_NET_RX_FLAG_BCAST : !mine ? NF_NET_RX_FLAG_PROMISC : 0u;
-    struct nf_net_rx_hdr h = {(uint16_t)len, (uint8_t)kind, (uint8_t)flags, (uint32_t)hw.cycle};
-    memcpy(s + NF_NET_FRAME_OFF, f, len);
-    memcpy(s, &h, sizeof(h));
-    hw.net.rx_ready |= 1u << slot;
-    hw.net.rx_wp = (slot + 1u) % hw.net.rx_slots;
-    hw.net.cnt_rx_ok++;
-    return NF_HW_NET_RX_PLACED;
+    memcpy(w, frame, len);
+    size_t n = len < NF_HW_ETH_MIN ? NF_HW_ETH_MIN : len;
+    memset(w + len, 0, n - len);
+    uint32_t fcs = nf_net_crc32(w, n);
+    for (unsigned i = 0; i < 4u; i++)
+        w[n + i] = (uint8_t)(fcs >> (8u * i));
+    return nf_hw_net_wire_rx(w, n + 4u);
 }
 
-/* nf_net_tx: the slot read whole, the IPv4 total length and header checksum put in place
- * (the ICRC is not modelled), padded to 60 as the MAC does. */
-static void net_post(uint32_t v)
+size_t nf_hw_net_wire_take(uint8_t *buf, size_t cap)
 {
-    uint32_t slot = NF_NET_TX_POST_SLOT_GET(v), len = NF_NET_TX_POST_LEN_GET(v);
-    if (slot >= hw.net.tx_slots || (hw.net.tx_busy & (1u << slot)) || len < NF_NET_MIN_FRAME ||
-        len > NF_NET_MAX_FRAME || hw.net.tx_count == NF_HW_NET_TX_QUEUE) {
-        hw.net.cnt_tx_reject++;
-        return;
-    }
-    unsigned q = (hw.net.tx_head + hw.net.tx_count++) % NF_HW_NET_TX_QUEUE;
-    uint8_t *f = hw.net.tx[q];
-    memset(f, 0, NF_NET_MAX_FRAME);
-    memcpy(f, nfm_mem(hw.eng) + hw.net.slot_base + (hw.net.rx_slots + slot) * NF_NET_SLOT_BYTES + NF_NET_FRAME_OFF,
-           len);
-    if (len >= NF_HW_ETH_HDR + 20u && is_ipv4(f, len) && f[14] == 0x45u) {
-        uint32_t total = len - NF_HW_ETH_HDR;
-        f[16] = (uint8_t)(total >> 8);
-        f[17] = (uint8_t)total;
-        f[24] = f[25] = 0;
-        uint32_t c = ~ones_sum(f + 14, 20) & 0xFFFFu;
-        f[24] = (uint8_t)(c >> 8);
-        f[25] = (uint8_t)c;
-    }
-    hw.net.tx_len[q] = len < NF_HW_ETH_MIN ? NF_HW_ETH_MIN : len;
-    hw.net.cnt_tx++;
+    uint32_t len;
+    if (hw.net_out_len < sizeof(len))
+        return 0;
+    memcpy(&len, hw.net_out, sizeof(len));
+    size_t rec = sizeof(len) + len, n = len < cap ? len : cap;
+    memcpy(buf, hw.net_out + sizeof(len), n);
+    memmove(hw.net_out, hw.net_out + rec, hw.net_out_len - rec);
+    hw.net_out_len -= rec;
+    return n;
 }
 
 size_t nf_hw_net_tx_take(uint8_t *buf, size_t cap)
 {
-    if (hw.net.tx_count == 0)
+    uint8_t w[NF_NET_PORT_WIRE_MAX];
+    size_t n = nf_hw_net_wire_take(w, sizeof(w));
+    if (n < 4u)
         return 0;
-    unsigned q = hw.net.tx_head;
-    size_t n = hw.net.tx_len[q] < cap ? hw.net.tx_len[q] : cap;
-    memcpy(buf, hw.net.tx[q], n);
-    hw.net.tx_head = (q + 1u) % NF_HW_NET_TX_QUEUE;
-    hw.net.tx_count--;
-    return n;
+    n -= 4u; /* the FCS off */
+    memcpy(buf, w, n < cap ? n : cap);
+    return n < cap ? n : cap;
 }
 
-static uint32_t net_read(uint32_t off)
+int nf_hw_wake_due(void)
 {
-    switch (off) {
-    case NF_NET_ID: return NF_NET_HW_ID_VALUE;
-    case NF_NET_CFG: return NF_NET_CFG_RX_SLOTS_PUT(hw.net.rx_slots) | NF_NET_CFG_TX_SLOTS_PUT(hw.net.tx_slots);
-    case NF_NET_SLOT_BASE: return hw.net.slot_base;
-    case NF_NET_CTRL: return hw.net.ctrl;
-    case NF_NET_MAC_LO: return hw.net.mac_lo;
-    case NF_NET_MAC_HI: return hw.net.mac_hi;
-    case NF_NET_RX_READY: return hw.net.rx_ready;
-    case NF_NET_TX_BUSY: return hw.net.tx_busy; /* the model sends at once */
-    case NF_NET_MAC_SEED: return hw.net.seed;
-    case NF_NET_CNT_RX_OK: return hw.net.cnt_rx_ok;
-    case NF_NET_CNT_DROP_ADDR: return hw.net.cnt_drop_addr;
-    case NF_NET_CNT_DROP_LONG: return hw.net.cnt_drop_long;
-    case NF_NET_CNT_DROP_IP: return hw.net.cnt_drop_ip;
-    case NF_NET_CNT_DROP_SLOT: return hw.net.cnt_drop_slot;
-    case NF_NET_CNT_TX: return hw.net.cnt_tx;
-    case NF_NET_CNT_TX_REJECT: return hw.net.cnt_tx_reject;
-    default: return 0;
-    }
-}
-
-static void net_write(uint32_t off, uint32_t v)
-{
-    switch (off) {
-    case NF_NET_CTRL: hw.net.ctrl = v & (NF_NET_CTRL_RX_EN_MASK | NF_NET_CTRL_PROMISC_MASK); break;
-    case NF_NET_MAC_LO: hw.net.mac_lo = v; break;
-    case NF_NET_MAC_HI: hw.net.mac_hi = v & 0xFFFFu; break;
-    case NF_NET_RX_RELEASE: hw.net.rx_ready &= ~v; break;
-    case NF_NET_TX_POST: net_post(v); break;
-    default: break;
-    }
+    return (hw.wake_rx & hw.rx_ready) || (hw.wake_net && hw.net.rx_ready) ||
+           (int32_t)((uint32_t)hw.cycle - hw.wake_at) >= 0;
 }
 
 /* The CPU's trap on an illegal instruction, as the target's handler records it (the
@@ -405,7 +344,7 @@ uint32_t hal_read32(uint32_t addr)
     if (addr >= NF_LINK_BASE && addr < NF_LINK_BASE + BLOCK_BYTES)
         return link_read(addr - NF_LINK_BASE);
     if (addr >= NF_NET_BASE && addr < NF_NET_BASE + BLOCK_BYTES)
-        return net_read(addr - NF_NET_BASE);
+        return hw.cfg.net_rx_slots ? nf_net_port_read(&hw.net, addr - NF_NET_BASE) : 0u;
     if (addr >= NF_ENGINE_BASE && addr < NF_ENGINE_BASE + BLOCK_BYTES) {
         uint32_t off = addr - NF_ENGINE_BASE, v = nfm_csr_read(hw.eng, off);
         if (hw.engine_hung && (off == NF_ENGINE_TBL_STATUS || off == NF_ENGINE_LD_STATUS || off == NF_ENGINE_DMA_STATUS))
@@ -435,6 +374,8 @@ void hal_write32(uint32_t addr, uint32_t value)
             hw.wake_at = value;
         else if (addr - NF_SYS_BASE == NF_SYS_WAKE_RX)
             hw.wake_rx = value & ((1u << hw.cfg.rx_slots) - 1u);
+        else if (addr - NF_SYS_BASE == NF_SYS_WAKE_NET)
+            hw.wake_net = value & 1u;
         return;
     }
     if (addr >= NF_LINK_BASE && addr < NF_LINK_BASE + BLOCK_BYTES) {
@@ -442,7 +383,8 @@ void hal_write32(uint32_t addr, uint32_t value)
         return;
     }
     if (addr >= NF_NET_BASE && addr < NF_NET_BASE + BLOCK_BYTES) {
-        net_write(addr - NF_NET_BASE, value);
+        if (hw.cfg.net_rx_slots)
+            nf_net_port_write(&hw.net, addr - NF_NET_BASE, value, 0xFu);
         return;
     }
     if (addr >= NF_ENGINE_BASE && addr < NF_ENGINE_BASE + BLOCK_BYTES) {

@@ -18,6 +18,7 @@
 struct nf_hw_cfg {
     uint32_t mem_bytes, mpt_entries, mtt_entries, rx_slots, tx_slots;
     uint32_t clk_hz, uart_period, fw_ram_bytes;
+    uint32_t net_rx_slots, net_tx_slots; /* the network port's (0: no port, NET reads 0) */
 };
 
 /* Sizes of a named profile ("sim", "ulx3s_85k", "ulx3s_25k") at a given baud rate;
@@ -43,24 +44,33 @@ void nf_hw_tx_hang(int hung);
 uint64_t nf_hw_cycles(void);
 uint64_t nf_hw_accesses(void); /* bus accesses the firmware made */
 
-/* The network port (nf_net): NF_HW_NET_RX_SLOTS RX and NF_HW_NET_TX_SLOTS TX slots after
- * the link's, before the user region (NF_PROFILE_NET_BASE), MAC_SEED 0 unless set (before fw_init). Posted frames queue
- * until a test takes them, as the wire would carry them (FCS off, padded to 60). */
-#define NF_HW_NET_RX_SLOTS 4u
-#define NF_HW_NET_TX_SLOTS 2u
-#define NF_HW_NET_TX_QUEUE 16u
+/* The network port (nf_net, hw_net_model.h): the profile's NET slots after the link's,
+ * before the user region (NF_PROFILE_NET_BASE); MAC_SEED 0 unless set (before fw_init).
+ * Frames it sends wait until taken, as wire messages (padded, FCS on). */
 #define NF_HW_ETH_HDR 14u
 #define NF_HW_ETH_MIN 60u
+#define NF_HW_NET_WIRE_CAP 16384u /* longest wire message nf_hw_net_rx takes */
 enum { NF_HW_NET_RX_PLACED, NF_HW_NET_RX_DROPPED, NF_HW_NET_RX_IGNORED };
+struct nf_net_port;
+struct nf_net_port *nf_hw_net(void); /* NULL when the profile has no port */
 void nf_hw_net_seed(uint32_t seed);
-/* A frame from the wire (no FCS): its nf_hw_net_rx outcome after the port's checks. */
+/* A wire message (destination MAC through FCS): its nf_hw_net_rx outcome. */
+int nf_hw_net_wire_rx(const uint8_t *wire, size_t len);
+/* A frame without FCS, padded to 60 and given a good FCS as a sender's MAC would. */
 int nf_hw_net_rx(const uint8_t *frame, size_t len);
-/* The oldest frame the port sent: its length (0: none), copied up to cap bytes. */
+/* The oldest frame the port sent as its wire message: its length (0: none), copied up to cap. */
+size_t nf_hw_net_wire_take(uint8_t *buf, size_t cap);
+/* The same without its FCS (tests). */
 size_t nf_hw_net_tx_take(uint8_t *buf, size_t cap);
 /* Tests: TX slots in mask read busy (posts to them are refused). */
 void nf_hw_net_tx_busy(uint32_t mask);
 uint32_t nf_hw_net_slot_base(void);
 uint32_t nf_hw_net_rx_ready(void);
+/* A SLEEP read would answer now: a frame in a WAKE_RX slot, a NET frame with WAKE_NET
+ * set, or CYCLE_LO at WAKE_AT. */
+int nf_hw_wake_due(void);
+/* First byte of the user region (ENGINE.CFG_USER): after the link's and the port's slots. */
+uint32_t nf_hw_user_base(void);
 
 struct nf_hw_link_counters {
     uint32_t rx_ok, rx_bad, rx_drop, tx;

@@ -5,7 +5,9 @@
  * socket, one client at a time), so the host library's whole suite runs against it
  * in milliseconds. Modelled time: every firmware bus access costs a few cycles, and
  * while idle the cycle counter follows the wall clock at the nominal clock rate, so
- * the firmware's retransmission timeout means the same thing as on the board. */
+ * the firmware's retransmission timeout means the same thing as on the board. With
+ * --wire the network port (hw_net_model.c) joins an nfwire segment, and the firmware
+ * runs whether or not a host is attached, so the port answers on the wire. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -22,12 +24,16 @@
 
 #include "fw.h"
 #include "hw_model.h"
+#include "hw_net_model.h"
+#include "wire_ep.h"
 
 #define IO_CHUNK 4096
 #define IDLE_POLL_MS 1
 #define NO_CLIENT_POLL_MS 200
 #define POLL_ROUNDS_PER_IO 64
 #define NS_PER_S 1000000000ull
+#define WIRE_CONNECT_MS 5000
+#define DEFAULT_MAC_SEED 1u /* the default MAC 02:6e:00:00:00:01 */
 
 static volatile sig_atomic_t stop;
 static void on_signal(int sig)
@@ -37,8 +43,8 @@ static void on_signal(int sig)
 }
 
 struct options {
-    const char *socket_path, *profile;
-    uint32_t baud;
+    const char *socket_path, *profile, *wire_path, *wire_opts;
+    uint32_t baud, mac_seed;
     double drop, corrupt, dup;
     uint64_t seed;
     int exit_on_disconnect;
@@ -53,6 +59,9 @@ static void usage(FILE *f)
                "  --baud N               UART baud the firmware assumes for its timeouts (default 3000000)\n"
                "  --drop P --corrupt P --dup P   per-byte fault probabilities, both directions\n"
                "  --seed N               seed of the fault injection (default 1)\n"
+               "  --wire PATH            join the nfwire segment at PATH with the network port\n"
+               "  --wire-opts STR        send the hello 'nfport STR' first on the wire (options of the segment)\n"
+               "  --mac-seed N           NET.MAC_SEED: the default MAC is 02:6e:<N, 4 bytes> (default 1)\n"
                "  --exit-on-disconnect   exit when the client disconnects\n"
                "  --quiet                no summary on stderr at exit\n");
 }
@@ -108,6 +117,14 @@ static int parse_args(int argc, char **argv, struct options *o)
             o->socket_path = v;
         } else if (!strcmp(a, "--profile")) {
             o->profile = v;
+        } else if (!strcmp(a, "--wire")) {
+            o->wire_path = v;
+        } else if (!strcmp(a, "--wire-opts")) {
+            o->wire_opts = v;
+        } else if (!strcmp(a, "--mac-seed")) {
+            if (parse_u64(v, &u) || u > 0xFFFFFFFFu)
+                goto bad;
+            o->mac_seed = (uint32_t)u;
         } else if (!strcmp(a, "--baud")) {
             if (parse_u64(v, &u) || u == 0 || u > 100000000u)
                 goto bad;
@@ -130,6 +147,10 @@ static int parse_args(int argc, char **argv, struct options *o)
     }
     if (!o->socket_path) {
         fprintf(stderr, "nfmodel: --socket PATH is required\n");
+        return -1;
+    }
+    if (o->wire_opts && !o->wire_path) {
+        fprintf(stderr, "nfmodel: --wire-opts needs --wire\n");
         return -1;
     }
     return 0;
@@ -225,9 +246,30 @@ static int flush_to_client(int fd, const struct options *o)
     return 0;
 }
 
+/* Sends every frame the port has put on the wire. */
+static void flush_to_wire(struct nf_wire_ep *w)
+{
+    static uint8_t f[NF_NET_PORT_WIRE_MAX];
+    size_t n;
+    while ((n = nf_hw_net_wire_take(f, sizeof(f))) > 0)
+        if (w->fd >= 0)
+            nf_wire_ep_send(w, f, n);
+}
+
+/* Feeds every frame waiting on the wire to the port. */
+static void take_from_wire(struct nf_wire_ep *w)
+{
+    static uint8_t f[NF_WIRE_EP_MSG_MAX];
+    ssize_t n;
+    while ((n = nf_wire_ep_recv(w, f, sizeof(f))) > 0)
+        (void)nf_hw_net_wire_rx(f, (size_t)n);
+    if (n < 0 && w->fd < 0)
+        fprintf(stderr, "nfmodel: the wire went away: the network port is down\n");
+}
+
 int main(int argc, char **argv)
 {
-    struct options o = {NULL, "sim", 3000000, 0, 0, 0, 1, 0, 0};
+    struct options o = {NULL, "sim", NULL, NULL, 3000000, DEFAULT_MAC_SEED, 0, 0, 0, 1, 0, 0};
     if (parse_args(argc, argv, &o))
         return 2;
     struct nf_hw_cfg cfg;
@@ -239,6 +281,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "nfmodel: the engine model refused the profile's sizes\n");
         return 1;
     }
+    nf_hw_net_seed(o.mac_seed);
+    struct nf_wire_ep wire = {-1, 0, 0, 0, 0};
+    if (o.wire_path) {
+        char err[256];
+        if (!nf_hw_net()) {
+            fprintf(stderr, "nfmodel: profile %s has no network port for --wire\n", o.profile);
+            return 2;
+        }
+        if (nf_wire_ep_connect(&wire, o.wire_path, o.wire_opts, WIRE_CONNECT_MS, err, sizeof(err))) {
+            fprintf(stderr, "nfmodel: --wire: %s\n", err);
+            return 1;
+        }
+    }
+    int wired = wire.fd >= 0;
     rng_state = o.seed * 2 + 1;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
@@ -252,36 +308,40 @@ int main(int argc, char **argv)
     uint64_t t0 = now_ns();
     uint8_t in[IO_CHUNK], faulted[2 * IO_CHUNK];
     while (!stop) {
-        if (cfd < 0) {
-            struct pollfd p = {lfd, POLLIN, 0};
-            if (poll(&p, 1, NO_CLIENT_POLL_MS) <= 0)
-                continue;
-            cfd = accept(lfd, NULL, NULL);
-            if (cfd < 0)
-                continue;
-            continue;
-        }
-        /* Run the firmware until it has nothing to do, sending as it goes. */
-        int busy = 0;
-        for (int r = 0; r < POLL_ROUNDS_PER_IO && fw_poll(); r++)
-            busy = 1;
-        if (flush_to_client(cfd, &o) < 0)
+        /* The firmware runs while a host is attached, and always on a wire. */
+        int run = cfd >= 0 || wired, busy = 0;
+        if (run)
+            for (int r = 0; r < POLL_ROUNDS_PER_IO && fw_poll(); r++)
+                busy = 1;
+        if (cfd >= 0 && flush_to_client(cfd, &o) < 0)
             goto disconnected;
-        struct pollfd p[2] = {{cfd, POLLIN, 0}, {lfd, POLLIN, 0}};
+        if (cfd < 0) { /* no host on the UART: its bytes are lost, as on a board */
+            uint8_t sink[IO_CHUNK];
+            while (nf_hw_tx_take(sink, sizeof(sink)) > 0) {
+            }
+        }
+        flush_to_wire(&wire);
+        /* Idle until the host, the wire or a new client has something, or a wake is due. */
+        struct pollfd p[3] = {{lfd, POLLIN, 0}, {cfd, POLLIN, 0}, {wire.fd, POLLIN, 0}};
+        int wait_ms = !run ? NO_CLIENT_POLL_MS : busy || nf_hw_wake_due() ? 0 : IDLE_POLL_MS;
         uint64_t before = now_ns();
-        int n = poll(p, 2, busy ? 0 : IDLE_POLL_MS);
-        if (!busy) /* idle: the board's clock keeps running in real time */
+        int n = poll(p, 3, wait_ms);
+        if (run && !busy) /* idle: the board's clock keeps running in real time */
             nf_hw_advance((now_ns() - before) * cfg.clk_hz / NS_PER_S);
         if (n <= 0)
             continue;
-        if (p[1].revents & POLLIN) {
-            int extra = accept(lfd, NULL, NULL);
-            if (extra >= 0) {
+        if (p[0].revents & POLLIN) {
+            int c = accept(lfd, NULL, NULL);
+            if (c >= 0 && cfd < 0) {
+                cfd = c;
+            } else if (c >= 0) {
                 fprintf(stderr, "nfmodel: refusing a second client\n");
-                close(extra);
+                close(c);
             }
         }
-        if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+        if (p[2].revents)
+            take_from_wire(&wire);
+        if (cfd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
             ssize_t got = recv(cfd, in, sizeof(in), 0);
             if (got < 0 && (errno == EINTR || errno == EAGAIN))
                 continue;
@@ -299,16 +359,22 @@ int main(int argc, char **argv)
     }
     if (cfd >= 0)
         close(cfd);
+    nf_wire_ep_close(&wire);
     close(lfd);
     unlink(o.socket_path);
     double secs = (double)(now_ns() - t0) / 1e9;
     struct nf_hw_link_counters c = nf_hw_link_counters();
-    if (!o.quiet)
+    if (!o.quiet) {
         fprintf(stderr,
                 "nfmodel: %llu cycles in %.2f s; frames rx %u ok, %u bad, %u dropped; tx %u (%u retransmitted); "
                 "%u work requests\n",
                 (unsigned long long)nf_hw_cycles(), secs, c.rx_ok, c.rx_bad, c.rx_drop, c.tx, fw_stats.retransmits,
                 fw_stats_wr_count());
+        if (wired)
+            fprintf(stderr, "nfmodel: wire: %llu frames in, %llu out, %llu dropped (socket full or port down)\n",
+                    (unsigned long long)wire.rx_frames, (unsigned long long)wire.tx_frames,
+                    (unsigned long long)wire.tx_dropped);
+    }
     nf_hw_free();
     return rc;
 }

@@ -91,7 +91,7 @@ static void setup(void)
         tb_put_msg(buf, &len, NF_OP_FRMR_INIT, &f, sizeof(f));
     }
     /* one registered normal MR over two user pages */
-    uint32_t ub = NF_PROFILE_USER_BASE(nf_hw_cfg()->rx_slots, nf_hw_cfg()->tx_slots, NF_HW_NET_RX_SLOTS, NF_HW_NET_TX_SLOTS);
+    uint32_t ub = nf_hw_user_base();
     uint8_t body[64];
     struct nf_mr_register_req r = {tokens[0], NF_NDK_MR_FLAG_ALLOW_REMOTE_WRITE | NF_NDK_MR_FLAG_ALLOW_REMOTE_READ,
                                    0x10000, 2 * NF_ADAPTER_PAGE_SIZE, 0, 2};
@@ -279,7 +279,7 @@ static void put64(uint8_t *b, size_t len, int off, uint64_t v)
  * Returns the body length needed. */
 static size_t well_formed_sges(uint8_t *b, size_t blen, int nsge_off, int at, uint32_t max, uint32_t mask)
 {
-    uint32_t ub = NF_PROFILE_USER_BASE(nf_hw_cfg()->rx_slots, nf_hw_cfg()->tx_slots, NF_HW_NET_RX_SLOTS, NF_HW_NET_TX_SLOTS);
+    uint32_t ub = nf_hw_user_base();
     uint32_t nsge = get32(b, blen, nsge_off) % (max + 1);
     size_t need = (size_t)at + nsge * NF_SGE_SIZE;
     if (need > blen)
@@ -306,7 +306,7 @@ static size_t well_formed_sges(uint8_t *b, size_t blen, int nsge_off, int at, ui
  * the fuzz bytes still choose every value. Returns the body length needed. */
 static size_t make_well_formed(uint16_t op, uint8_t *b, size_t blen)
 {
-    uint32_t ub = NF_PROFILE_USER_BASE(nf_hw_cfg()->rx_slots, nf_hw_cfg()->tx_slots, NF_HW_NET_RX_SLOTS, NF_HW_NET_TX_SLOTS);
+    uint32_t ub = nf_hw_user_base();
     size_t cap = NF_LINK_MAX_PAYLOAD - NF_MSG_HDR_SIZE;
     if (op == NF_OP_WR_FAST_REGISTER || op == NF_OP_MR_REGISTER) {
         int wr = op == NF_OP_WR_FAST_REGISTER;

@@ -36,12 +36,12 @@ void snap_free(struct snap *s)
 /* Tables equal, and the user region equal (link slots change with every frame). */
 int snap_same(const struct snap *a, const struct snap *b)
 {
-    uint32_t ub = NF_PROFILE_USER_BASE(nf_hw_cfg()->rx_slots, nf_hw_cfg()->tx_slots, NF_HW_NET_RX_SLOTS, NF_HW_NET_TX_SLOTS);
+    uint32_t ub = nf_hw_user_base();
     return !memcmp(a->mpt, b->mpt, (size_t)a->nmpt * NFM_MPT_WORDS * 4) &&
            !memcmp(a->mtt, b->mtt, (size_t)a->nmtt * 4) && !memcmp(a->mem + ub, b->mem + ub, a->mem_bytes - ub);
 }
 
-uint32_t user_base(void) { return NF_PROFILE_USER_BASE(nf_hw_cfg()->rx_slots, nf_hw_cfg()->tx_slots, NF_HW_NET_RX_SLOTS, NF_HW_NET_TX_SLOTS); }
+uint32_t user_base(void) { return nf_hw_user_base(); }
 
 /* ---- request helpers ---- */
 uint32_t mr_create(uint32_t pd, uint32_t fast)

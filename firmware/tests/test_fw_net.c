@@ -3,6 +3,7 @@
  * of nf_net. NET_CONFIG and its refusals, ARP answers, ICMP echo replies compared byte
  * for byte with frames built here, address resolution with its retries and bound. */
 #include "fw_test.h"
+#include "hw_net_model.h"
 
 #define SEED 0xA1B2C3D4u
 static const uint8_t our_mac[6] = {0x02, 0x6E, 0xA1, 0xB2, 0xC3, 0xD4}; /* 02:6e:<SEED> */
@@ -226,10 +227,15 @@ void test_net_icmp(void)
     put16(f + 24, 0);
     put16(f + 24, csum(f + 14, 20));
     put16(f + 36, NF_NET_ROCE_PORT);
+    put16(f + 38, (uint32_t)(n - 34)); /* UDP length: BTH and payload, the ICRC last */
+    uint32_t icrc;
+    OK(nf_net_icrc(f, n, &icrc), "the RoCE frame is RoCE to the port's ICRC unit");
+    for (unsigned i = 0; i < 4; i++)
+        f[n - 4 + i] = (uint8_t)(icrc >> (8 * i));
     struct nf_stats s0, s1;
     stats_get(&s0);
     OK(rx_and_poll(f, n, out, sizeof(out)) == 0 && nf_hw_net_rx_ready() == 0, "a RoCE frame: released unanswered");
-    nf_hw_net_tx_busy(3u);
+    nf_hw_net_tx_busy(0xFFFFu);
     n = icmp(f, our_mac, peer_mac, peer_ip, our_ip, 8, 1, 0, 64, 8);
     OK(rx_and_poll(f, n, out, sizeof(out)) == 0 && nf_hw_net_rx_ready() == 0,
        "every TX slot busy: the echo is not answered and the frame is released (no wait)");

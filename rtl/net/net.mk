@@ -20,7 +20,7 @@ NET_PORT_VFLAGS := --cc --exe --build -j 1 -Wall -Wno-fatal -O2 --x-assign uniqu
 NET_PORT_SIZES := 2_1_0x10000 8_4_0x4000
 
 LINT_TARGETS += lint-net
-.PHONY: lint-net test-net-mac test-net-port synth-net synth-net-port
+.PHONY: lint-net test-net-mac test-net-port test-net-diff synth-net synth-net-port
 
 lint-net: ## Verilator -Wall lint of every rtl/net module and its testbench top
 	@set -e; for f in $(NET_RTL) $(NET_DIR)/tb/nf_net_tb.v; do \
@@ -48,7 +48,7 @@ $(NET_BUILD)/port_vectors.txt: $(NET_DIR)/tb/gen_net_port_vectors.py
 	@$(PY) $< $@.new && mv $@.new $@
 
 # One harness per slot count: RX_TX_BASE.
-$(NET_BUILD)/port_%/Vnf_net: $(NET_PORT_RTL) $(NET_DIR)/tb/net_port_tb.cpp $(ROOT)/proto/gen/nf_layout.vh \
+$(NET_BUILD)/port_%/Vnf_net: $(NET_PORT_RTL) $(NET_DIR)/tb/net_port_tb.cpp $(NET_DIR)/tb/net_port_bench.h $(ROOT)/proto/gen/nf_layout.vh \
                              $(ROOT)/proto/gen/nf_layout.h $(ROOT)/sim/nf_layout_cxx.h $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
 	@mkdir -p $(@D)
 	@p='$*'; set -- $$(echo $$p | tr _ ' '); \
@@ -57,6 +57,31 @@ $(NET_BUILD)/port_%/Vnf_net: $(NET_PORT_RTL) $(NET_DIR)/tb/net_port_tb.cpp $(ROO
 
 test-net-port: $(foreach s,$(NET_PORT_SIZES),$(NET_BUILD)/port_$(s)/Vnf_net) $(NET_BUILD)/port_vectors.txt ## the port block nf_net: RX checks and slots, TX fills, NET registers, loopback, at two slot counts
 	@rc=0; for s in $(NET_PORT_SIZES); do $(NET_BUILD)/port_$$s/Vnf_net $(NET_BUILD)/port_vectors.txt || rc=1; done; exit $$rc
+
+# The differential test against the C model (firmware/host/hw_net_model.c) at the SIM
+# profile's slot counts; the model is compiled as C and linked into the harness.
+NET_DIFF_BUILD := $(NET_BUILD)/diff
+NET_DIFF_SEEDS ?= 1 2 3
+NET_DIFF_OPS   ?= 1500
+NET_MODEL_SRC  := $(ROOT)/firmware/host/hw_net_model.c
+NET_MODEL_HDR  := $(ROOT)/firmware/host/hw_net_model.h
+
+$(NET_DIFF_BUILD)/hw_net_model.o: $(NET_MODEL_SRC) $(NET_MODEL_HDR) $(ROOT)/proto/gen/nf_layout.h
+	@mkdir -p $(@D)
+	$(HOST_CC) $(HOST_CFLAGS) -c -o $@ $<
+
+$(NET_DIFF_BUILD)/obj/Vnf_net: $(NET_PORT_RTL) $(NET_DIR)/tb/net_diff_tb.cpp $(NET_DIR)/tb/net_port_bench.h \
+                               $(NET_DIFF_BUILD)/hw_net_model.o $(NET_MODEL_HDR) $(ROOT)/proto/gen/nf_layout.vh \
+                               $(ROOT)/sim/nf_layout_cxx.h $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
+	@mkdir -p $(@D)
+	@rm -f $@  # Verilator's own make does not relink for a changed object: the model must not go stale
+	@$(VERILATOR) $(NET_PORT_VFLAGS) -CFLAGS -I$(ROOT)/firmware/host \
+	    -GRX_SLOTS=$(NF_PROFILE_SIM_NET_RX_SLOTS) -GTX_SLOTS=$(NF_PROFILE_SIM_NET_TX_SLOTS) "-GSLOT_BASE=32'd$(NF_PROFILE_SIM_NET_BASE)" \
+	    --Mdir $(@D) --top-module nf_net $(NET_DIR)/nf_net.v $(NET_DIR)/tb/net_diff_tb.cpp $(NET_DIFF_BUILD)/hw_net_model.o \
+	    > $(@D)/build.log 2>&1 || { cat $(@D)/build.log; exit 1; }
+
+test-net-diff: $(NET_DIFF_BUILD)/obj/Vnf_net ## differential test: RTL nf_net vs its C model (nfmodel's port), seeded random frames and posts
+	@rc=0; for s in $(NET_DIFF_SEEDS); do $< --seed $$s --ops $(NET_DIFF_OPS) || rc=1; done; exit $$rc
 
 # Yosys synth_ecp5 of each module alone: prints its LUT4 and flip-flop counts.
 synth-net: ## Yosys synth_ecp5 of each rtl/net module alone: prints LUT/FF

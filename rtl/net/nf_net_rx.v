@@ -156,8 +156,11 @@ module nf_net_rx #(
 
     // A byte word: the beat's byte completes lane 3, or ends the frame.
     wire [1:0]   lane     = o[1:0];
+    // too_long and overrun still hold the last frame's verdict at a first byte: that byte
+    // is written whatever they say, or a good frame after a long one lands without it.
+    wire         stopped  = !first && (overrun || too_long);
     wire         writing  = act && (first ? (rx_en && !(ready[slot] || pending[slot])) : reserved) &&
-                            !overrun && !too_long && !addr_out && p != MAX_P;
+                            !stopped && !addr_out && p != MAX_P;
     wire         word_end = beat && writing && (lane == 2'd3 || s_tlast);
     wire         w_push   = word_end && room && !v_push;
     wire [31:0]  w_data;

@@ -4,9 +4,12 @@
 # segment to a TAP device in a network namespace this test creates and removes; nfsim
 # joins the segment (--wire) and the host link sets its address (net_config.py). The
 # kernel's ARP must learn the adapter's MAC and its pings must be answered. Needs root
-# (a namespace, a TAP device); without it every case is skipped.
+# (a namespace, a TAP device); without it every case is skipped. FIRMWARE "-": the adapter
+# is nfmodel (the firmware's host build on the C models), given as the first argument.
+# Usage: test_net_ping.sh NFSIM|NFMODEL NFWIRE FIRMWARE|-
 set -u
 nfsim=$1 nfwire=$2 fw=$3
+if [ "$fw" = - ]; then kind=nfmodel adapter_args=(); else kind=nfsim adapter_args=(--firmware "$fw"); fi
 here=$(dirname "$0")
 tmp=$(mktemp -d) ns=nfnet$$ pids=()
 cleanup() {
@@ -19,8 +22,8 @@ cleanup() {
 trap cleanup EXIT
 fail=0
 ok() { if [ "$1" = 0 ]; then echo "ok - $2"; else echo "not ok - $2"; fail=1; fi; }
-cases=("ping: the namespace's kernel learns the adapter's MAC by ARP" "ping: 3 echo requests answered"
-       "ping: the adapter counts the ARP requests and echoes it answered")
+cases=("ping ($kind): the namespace's kernel learns the adapter's MAC by ARP" "ping ($kind): 3 echo requests answered"
+       "ping ($kind): the adapter counts the ARP requests and echoes it answered")
 if [ "$(id -u)" != 0 ] || [ ! -e /dev/net/tun ] || ! ip netns add "$ns" 2>/dev/null; then
     for c in "${cases[@]}"; do echo "ok - $c # skip needs root, /dev/net/tun and network namespaces"; done
     exit 0
@@ -33,8 +36,8 @@ wait_for "$tmp/wire.sock" 10 || { echo "not ok - nfwire did not start"; exit 1; 
 ip netns exec "$ns" ip link set lo up
 ip netns exec "$ns" ip addr add 10.77.0.1/24 dev nft0
 ip netns exec "$ns" ip link set nft0 up
-"$nfsim" --socket "$tmp/host.sock" --wire "$tmp/wire.sock" --firmware "$fw" --quiet & pids+=($!)
-wait_for "$tmp/host.sock" 30 || { echo "not ok - nfsim did not start"; exit 1; }
+"$nfsim" --socket "$tmp/host.sock" --wire "$tmp/wire.sock" "${adapter_args[@]}" --quiet & pids+=($!)
+wait_for "$tmp/host.sock" 30 || { echo "not ok - $kind did not start"; exit 1; }
 python3 "$here/net_config.py" "$tmp/host.sock" 10.77.0.2 24 "$tmp/stop" > "$tmp/host.log" 2>&1 & host=$!
 wait_for "$tmp/stop.mac" 60
 mac=$(cat "$tmp/stop.mac" 2>/dev/null)
