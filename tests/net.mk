@@ -8,11 +8,21 @@ test-net-ping: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## a Linux host in a ne
 
 .PHONY: test-net-rc
 test-net-rc: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## two simulated adapters on one wire: RoCEv2 RC Send/Write/Read both ways, refusals, the peer killed mid-Write; the capture checked by scapy and tshark
-	@KILL_B=1 PY=$(PY) bash tests/net/test_rc_pair.sh $(SIM_BIN) $(SIM_BUILD)/nfwire $(SIM_FW_HEX)
+	@KILL_B=1 PY=$(PY) bash tests/net/test_rc_pair.sh $(SIM_BUILD)/nfwire sim:$(SIM_BIN):$(SIM_FW_HEX) \
+	    sim:$(SIM_BIN):$(SIM_FW_HEX)
 
 .PHONY: test-net-rc-loss
 test-net-rc-loss: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## test-net-rc's traffic with 5% of the frames lost on the wire: every request completes once, every byte right (go-back-N)
-	@NFWIRE_ARGS="--drop 0.05 --seed 11" PY=$(PY) bash tests/net/test_rc_pair.sh $(SIM_BIN) $(SIM_BUILD)/nfwire $(SIM_FW_HEX)
+	@NFWIRE_ARGS="--drop 0.05 --seed 11" PY=$(PY) bash tests/net/test_rc_pair.sh $(SIM_BUILD)/nfwire \
+	    sim:$(SIM_BIN):$(SIM_FW_HEX) sim:$(SIM_BIN):$(SIM_FW_HEX)
+
+.PHONY: test-net-rc-model test-net-rc-mixed test-net-rc-faults
+test-net-rc-model: $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## test-net-rc on two software adapters, with the peer killed mid-Write
+	@KILL_B=1 PY=$(PY) bash tests/net/test_rc_pair.sh $(SIM_BUILD)/nfwire model:$(MODEL_BUILD)/nfmodel \
+	    model:$(MODEL_BUILD)/nfmodel
+test-net-rc-mixed: $$(MODEL_BUILD)/nfmodel $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## test-net-rc between the Verilator board and the software adapter
+	@PY=$(PY) bash tests/net/test_rc_pair.sh $(SIM_BUILD)/nfwire sim:$(SIM_BIN):$(SIM_FW_HEX) \
+	    model:$(MODEL_BUILD)/nfmodel
 
 # Device strings with a network port (host/README.md, "Device strings"): the library's
 # segments, addresses and per-port faults, through the public API (tests/net/net_seg.c).
@@ -29,3 +39,6 @@ test-net-ping-model: $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## a Linux hos
 
 test-net-model-pair: $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## two nfmodels on one nfwire segment answer ARP for each other; ICMP, drops, the wire hello (scapy)
 	@timeout 300 $(PY) tests/net/test_net_model_pair.py $(MODEL_BUILD)/nfmodel $(SIM_BUILD)/nfwire
+test-net-rc-faults: $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## test-net-rc on two software adapters whose ports lose 2%, duplicate 1%, reorder 2% and corrupt 0.5% of the frames they send
+	@PORT_FAULTS=loss=0.02,dup=0.01,reorder=0.02,corrupt=0.005 PY=$(PY) bash tests/net/test_rc_pair.sh \
+	    $(SIM_BUILD)/nfwire model:$(MODEL_BUILD)/nfmodel model:$(MODEL_BUILD)/nfmodel

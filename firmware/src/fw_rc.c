@@ -60,14 +60,26 @@ static void go_back(uint32_t q)
     struct rc_qp *c = &rc_qps[q];
     fw_stats.rc_retransmits++;
     c->sent = c->send_pkt = 0;
-    for (uint32_t i = 0; i < c->count; i++)
+    for (uint32_t i = 1; i < c->count; i++)
         c->wq[(c->head + i) % SQ_DEPTH].done = 0;
+    if (!c->count)
+        return;
+    /* the oldest resumes where the peer's answers stopped: a READ at its first missing
+     * response, a Send or Write at its first unacknowledged packet */
+    const struct rc_wqe *w = &c->wq[c->head];
+    int32_t acked = psn_diff(c->ack_psn, w->psn);
+    c->send_pkt = w->op == NF_OP_WR_READ ? w->done : acked > 0 ? min32((uint32_t)acked, w->npkts - 1u) : 0u;
 }
 
-/* Requests that end before PSN psn (not READs: they end with their last response). */
+/* Requests that end before PSN psn (not READs: they end with their last response);
+ * the window opens up to psn. */
 static void ack_before(uint32_t q, uint32_t psn)
 {
     struct rc_qp *c = &rc_qps[q];
+    if (psn_diff(psn, c->ack_psn) > 0 && psn_diff(psn, c->sq_psn) <= 0) {
+        c->ack_psn = psn;
+        c->retries = c->ticks = 0; /* progress: the retry count starts over */
+    }
     while (c->count && events->room(CQE_MSG)) {
         struct rc_wqe *w = &c->wq[c->head];
         if (w->op == NF_OP_WR_READ || psn_diff(psn_add(w->psn, w->npkts), psn) > 0 || c->sent == 0)
@@ -134,8 +146,8 @@ static void rx_requester(uint32_t q, const struct pkt *p)
     }
     /* a READ response: every request before the READ it answers is acknowledged */
     ack_before(q, p->psn);
-    if (!c->count || c->sent == 0)
-        return;
+    if (!c->count || (c->sent == 0 && c->send_pkt == 0))
+        return; /* no request of ours is out: a stray */
     struct rc_wqe *w = &c->wq[c->head];
     if (w->op != NF_OP_WR_READ || p->psn != psn_add(w->psn, w->done))
         return; /* a duplicate or a gap: the timer sends the READ again */
@@ -150,9 +162,11 @@ static void rx_requester(uint32_t q, const struct pkt *p)
         complete_head(q, fw_eng_failed(code, NF_STATUS_ACCESS_VIOLATION), code);
         return;
     }
-    c->ticks = 0;
-    if (++w->done >= w->npkts)
+    c->ticks = c->retries = 0;
+    if (++w->done >= w->npkts) {
+        ack_before(q, psn_add(w->psn, w->npkts)); /* the window opens past the READ */
         complete_head(q, NF_STATUS_SUCCESS, 0);
+    }
 }
 
 /* A SEND packet's payload into the oldest receive; 0 when the packet is refused (the
@@ -166,8 +180,7 @@ static int rx_send(uint32_t q, const struct pkt *p, int first, int last)
         return 0;
     }
     if ((uint32_t)first == c->recv_in) { /* a FIRST inside a message, or a MIDDLE/LAST outside one */
-        reply_ctl(q, SYN_NAK_INVALID, p->psn);
-        qp->state = FW_QP_ERROR;
+        refuse(q, SYN_NAK_INVALID, p->psn);
         return 0;
     }
     const struct fw_recv *rv = fw_rq_head(qp);
@@ -210,8 +223,7 @@ static int rx_send(uint32_t q, const struct pkt *p, int first, int last)
             invalidated ? p->ieth : 0u, rr.status == NF_STATUS_SUCCESS && p->se ? NF_CQE_FLAG_SOLICITED : 0u);
     c->recv_in = 0;
     if (syn) {
-        reply_ctl(q, syn, p->psn);
-        qp->state = FW_QP_ERROR;
+        refuse(q, syn, p->psn);
         return 0;
     }
     return 1;
@@ -237,8 +249,7 @@ static int rx_write(uint32_t q, const struct pkt *p, int first, int last)
             syn = SYN_NAK_ACCESS;
     }
     if (syn) {
-        reply_ctl(q, syn, p->psn);
-        fw_qps[q].state = FW_QP_ERROR;
+        refuse(q, syn, p->psn);
         c->w_in = 0;
         return 0;
     }
@@ -253,8 +264,7 @@ static int rx_read(uint32_t q, const struct pkt *p)
 {
     struct rc_qp *c = &rc_qps[q];
     if (c->rd_count >= RD_DEPTH) {
-        reply_ctl(q, SYN_NAK_INVALID, p->psn); /* more READs than the responder's resources */
-        fw_qps[q].state = FW_QP_ERROR;
+        refuse(q, SYN_NAK_INVALID, p->psn); /* more READs than the responder's resources */
         return 0;
     }
     struct rc_read *r = &c->rd[(c->rd_head + c->rd_count) % RD_DEPTH];
@@ -303,8 +313,7 @@ static void rx_responder(uint32_t q, const struct pkt *p)
         }
         return;
     } else {
-        reply_ctl(q, SYN_NAK_INVALID, p->psn); /* an opcode this responder does not take */
-        fw_qps[q].state = FW_QP_ERROR;
+        refuse(q, SYN_NAK_INVALID, p->psn); /* an opcode this responder does not take */
         return;
     }
     if (!ok)
@@ -351,8 +360,14 @@ static void rx_roce(uint32_t at, uint32_t flen)
     }
     p.data = at + NF_NET_FRAME_OFF + F_EXT + ext;
     p.len = udp_len - hdrs;
-    if (fw_qps[q].state != FW_QP_CONNECTED)
-        return; /* a broken QP answers nothing: the peer times out */
+    if (fw_qps[q].state != FW_QP_CONNECTED) {
+        /* A broken QP answers nothing (the peer times out), but the request it refused
+         * is refused again: a lost NAK must not turn the peer's status into a timeout. */
+        struct rc_qp *c = &rc_qps[q];
+        if (c->fatal_syn && (op < OP_READ_FIRST || op > OP_ACK) && p.psn == c->fatal_psn)
+            reply_ctl(q, c->fatal_syn, c->fatal_psn);
+        return;
+    }
     if (op >= OP_READ_FIRST && op <= OP_ACK)
         rx_requester(q, &p);
     else
@@ -367,8 +382,8 @@ static void timer_pass(void)
 {
     for (uint32_t q = 0; q < FW_QP_CAP; q++) {
         struct rc_qp *c = &rc_qps[q];
-        if (!fw_qps[q].wire || fw_qps[q].state != FW_QP_CONNECTED || c->sent == 0)
-            continue;
+        if (!fw_qps[q].wire || fw_qps[q].state != FW_QP_CONNECTED || (c->sent == 0 && c->send_pkt == 0))
+            continue; /* nothing on the wire waits for an answer */
         if (++c->ticks < ACK_TIMEOUT_TICKS)
             continue;
         c->ticks = 0;
@@ -438,7 +453,7 @@ uint32_t fw_rc_connect(uint32_t body, uint32_t blen)
     if (st != NF_STATUS_SUCCESS)
         return st;
     rc_qps[q] = (struct rc_qp){.peer_ip = ip, .mac_lo = mac[0], .mac_hi = mac[1], .peer_qpn = peer_qpn,
-                           .sq_psn = sq_psn, .rq_psn = rq_psn};
+                           .sq_psn = sq_psn, .ack_psn = sq_psn, .rq_psn = rq_psn};
     fw_qps[q].peer_qpn = 0;
     fw_qps[q].wire = 1;
     fw_qps[q].state = FW_QP_CONNECTED;

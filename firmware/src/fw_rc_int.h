@@ -60,7 +60,13 @@ enum {
 #define RETRY_MAX 7u      /* timeouts and sequence NAKs in a row, then IO_TIMEOUT */
 #define RNR_RETRY_MAX 7u  /* RNR NAKs in a row, then IO_TIMEOUT */
 #define ACK_TIMEOUT_TICKS 2u /* timer passes (fw_net_tick) without progress */
-#define ACKREQ_EVERY 32u  /* AckReq also on every 32nd packet of a long message */
+/* Flow: a requester has at most WINDOW packets unacknowledged, asks an ACK every
+ * ACKREQ_EVERY packets, and splits a READ into requests of at most WINDOW responses,
+ * so no burst outruns the peer's RX slots. */
+#define WINDOW 8u
+#define ACKREQ_EVERY 4u
+_Static_assert((ACKREQ_EVERY & (ACKREQ_EVERY - 1u)) == 0u && (WINDOW & (WINDOW - 1u)) == 0u && ACKREQ_EVERY < WINDOW,
+               "powers of two, an ACK asked within each window");
 #define SPIN_CYCLES 512u  /* the idle sleep while a QP waits for a TX slot */
 
 struct rc_sgl {
@@ -90,6 +96,7 @@ struct rc_qp {
     /* requester: next new PSN; queued requests from head, the first `sent` of them sent
      * whole and the next one up to send_pkt packets */
     uint32_t sq_psn, head, count, sent, send_pkt;
+    uint32_t ack_psn; /* requester: the oldest PSN not acknowledged yet */
     uint32_t retries, rnr_retries, ticks;
     /* responder: expected PSN, message count, the message being received */
     uint32_t rq_psn, msn, nak_sent;
@@ -97,6 +104,7 @@ struct rc_qp {
     uint64_t w_va;
     uint32_t w_token, w_left, w_in;
     uint32_t ctl_syn, ctl_psn, ctl_owed; /* an ACK or NAK to send */
+    uint32_t fatal_syn, fatal_psn;       /* the NAK that broke the QP (refuse), or 0 */
     uint32_t rd_head, rd_count;
     struct rc_read rd[RD_DEPTH];
     struct rc_wqe wq[SQ_DEPTH];
@@ -122,6 +130,9 @@ uint32_t remote_dma(uint32_t pd, uint32_t token, uint64_t va, uint32_t access, u
                     int to_remote);
 /* Send what QP q may send now; nonzero when something waits for a TX slot. */
 int pump(uint32_t q);
+/* The responder refuses the request at PSN psn with NAK syn and breaks QP q; the NAK
+ * goes out with the next pump, and again for each copy of that request. */
+void refuse(uint32_t q, uint32_t syn, uint32_t psn);
 /* Owe an ACK or NAK on QP q; sent now if a TX slot is free. */
 void reply_ctl(uint32_t q, uint32_t syn, uint32_t psn);
 

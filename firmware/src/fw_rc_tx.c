@@ -116,9 +116,10 @@ static __attribute__((noinline)) int send_ctl(uint32_t q, uint32_t syn, uint32_t
     return 1;
 }
 
-/* Packet k of a queued request; 0 when no TX slot is free. A local refusal of its
- * gather is kept in the request (w->fail) and sends nothing more of it. */
-static __attribute__((noinline)) int send_packet(uint32_t q, struct rc_wqe *w, uint32_t k)
+/* Packet k of a queued request (for a READ: the request for responses k on); the
+ * packets (PSNs) it covers, 0 when no TX slot is free. A local refusal of its gather is
+ * kept in the request (w->fail) and sends nothing more of it. */
+static __attribute__((noinline)) uint32_t send_packet(uint32_t q, struct rc_wqe *w, uint32_t k)
 {
     uint32_t slot, at = fw_net_tx_free(&slot);
     if (!at)
@@ -126,8 +127,16 @@ static __attribute__((noinline)) int send_packet(uint32_t q, struct rc_wqe *w, u
     uint8_t b[HB(HDR_MAX) + 4u] = {0};
     uint32_t off = k << MTU_SHIFT, len = w->op == NF_OP_WR_READ ? 0u : min32(w->total - off, MTU);
     uint32_t first = k == 0, last = k + 1u >= w->npkts, ext = 0, opcode, se = 0;
+    uint64_t va = w->remote_va;
+    uint32_t rlen = w->total, psn = psn_add(w->psn, k);
     if (w->op == NF_OP_WR_READ) {
+        /* a request for responses k up to the next multiple of WINDOW: one sent again
+         * after a loss stays within the PSNs of the one it repeats (the responder
+         * answers it as a duplicate, and the next request follows at its ePSN) */
         opcode = OP_READ_REQUEST;
+        first = last = 1;
+        va += off;
+        rlen = min32(w->total - min32(off, w->total), (WINDOW - k % WINDOW) << MTU_SHIFT);
     } else if (w->op == NF_OP_WR_WRITE) {
         opcode = first && last ? OP_WRITE_ONLY : first ? OP_WRITE_FIRST : last ? OP_WRITE_LAST : OP_WRITE_MIDDLE;
     } else {
@@ -143,13 +152,12 @@ static __attribute__((noinline)) int send_packet(uint32_t q, struct rc_wqe *w, u
         se = last && (w->flags & NF_NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT) != 0;
     }
     if (first && w->op != NF_OP_WR_SEND && w->op != NF_OP_WR_SEND_INVALIDATE) {
-        put32(b, F_EXT, (uint32_t)(w->remote_va >> 32));
-        put32(b, F_EXT + 4u, (uint32_t)w->remote_va);
+        put32(b, F_EXT, (uint32_t)(va >> 32));
+        put32(b, F_EXT + 4u, (uint32_t)va);
         put32(b, F_EXT + 8u, w->remote_token);
-        put32(b, F_EXT + 12u, w->total);
+        put32(b, F_EXT + 12u, rlen);
         ext = RETH_BYTES;
     }
-    uint32_t psn = psn_add(w->psn, w->op == NF_OP_WR_READ ? 0u : k);
     uint32_t ackreq = last || (psn & (ACKREQ_EVERY - 1u)) == ACKREQ_EVERY - 1u;
     uint32_t flen = put_headers(at, b, q, opcode, psn, ackreq, se, ext, len);
     uint32_t code = len ? sgl_dma(&w->sgl, off, at + NF_NET_FRAME_OFF + F_EXT + ext, len, 0) : NF_REFUSE_OK;
@@ -160,7 +168,7 @@ static __attribute__((noinline)) int send_packet(uint32_t q, struct rc_wqe *w, u
         return 1;
     }
     fw_net_tx_post(slot, flen);
-    return 1;
+    return w->op == NF_OP_WR_READ ? min32(w->npkts - k, WINDOW - k % WINDOW) : 1u;
 }
 
 /* The next response packet of READ r on QP q; 0 when no TX slot is free. A refusal by
@@ -182,9 +190,9 @@ static __attribute__((noinline)) int send_response(uint32_t q, struct rc_read *r
     uint32_t code = remote_dma(fw_qps[q].pd, r->token, r->va + off, NF_ACCESS_REMOTE_READ,
                                at + NF_NET_FRAME_OFF + F_EXT + ext, len, 0);
     if (code != NF_REFUSE_OK) {
-        fw_qps[q].state = FW_QP_ERROR;
+        refuse(q, SYN_NAK_ACCESS, r->psn);
         rc_qps[q].rd_count = 0;
-        return send_ctl(q, SYN_NAK_ACCESS, r->psn) | 1;
+        return 1;
     }
     fw_net_tx_post(slot, flen);
     r->sent++;
@@ -215,17 +223,32 @@ int pump(uint32_t q)
         return 0;
     while (c->sent < c->count) {
         struct rc_wqe *w = &c->wq[(c->head + c->sent) % SQ_DEPTH];
-        uint32_t pkts = w->op == NF_OP_WR_READ ? 1u : w->npkts;
         if (w->fail)
             return 0; /* nothing after a request that failed here is sent */
-        if (!send_packet(q, w, c->send_pkt))
+        if (w->op == NF_OP_WR_READ ? w->done < c->send_pkt
+                                   : psn_diff(psn_add(w->psn, c->send_pkt), c->ack_psn) >= (int32_t)WINDOW)
+            return 0; /* the window is full: an ACK or the responses asked for open it */
+        uint32_t n = send_packet(q, w, c->send_pkt);
+        if (!n)
             return 1;
-        if (!w->fail && ++c->send_pkt >= pkts) {
+        c->send_pkt += n;
+        if (!w->fail && c->send_pkt >= w->npkts) {
             c->sent++;
             c->send_pkt = 0;
         }
     }
     return 0;
+}
+
+void refuse(uint32_t q, uint32_t syn, uint32_t psn)
+{
+    struct rc_qp *c = &rc_qps[q];
+    c->fatal_syn = syn;
+    c->fatal_psn = psn;
+    c->ctl_syn = syn;
+    c->ctl_psn = psn;
+    c->ctl_owed = 1;
+    fw_qps[q].state = FW_QP_ERROR;
 }
 
 /* Owe an ACK or NAK; sent now if a TX slot is free. */

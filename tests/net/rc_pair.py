@@ -147,11 +147,8 @@ def main():
         assert st == 0, hex(st)
         return token
 
-    qa, qb = qp(a), qp(b)
-    # the connection's PSNs start anywhere in the 24-bit space: near the wrap here
-    psn_a, psn_b = 0xFFFFF0, 0x000123
-    conn = []
-    for h, q, peer_q, peer_ip, sq, rq in ((a, qa, qb, ips[1], psn_a, psn_b), (b, qb, qa, ips[0], psn_b, psn_a)):
+    def connect(h, q, peer_q, peer_ip, sq, rq):
+        """QP_CONNECT_WIRE, asked again while the peer's MAC is being resolved (PENDING)."""
         deadline, st = time.monotonic() + 20, None
         while time.monotonic() < deadline:
             st, _ = h.request(NF.OP_QP_CONNECT_WIRE, struct.pack(NF.QP_CONNECT_WIRE_REQ_FMT, q, peer_q, word(peer_ip),
@@ -159,7 +156,14 @@ def main():
             if st != NF.STATUS_PENDING:
                 break
             time.sleep(0.2)
-        conn.append(st)
+        return st
+
+    qa, qb = qp(a), qp(b)
+    # the connection's PSNs start anywhere in the 24-bit space: near the wrap here
+    psn_a, psn_b = 0xFFFFF0, 0x000123
+    conn = []
+    for h, q, peer_q, peer_ip, sq, rq in ((a, qa, qb, ips[1], psn_a, psn_b), (b, qb, qa, ips[0], psn_b, psn_a)):
+        conn.append(connect(h, q, peer_q, peer_ip, sq, rq))
     ok(conn == [0, 0], "QPs connected across the wire (the peer's MAC resolved by ARP): %s" % conn)
     if conn != [0, 0]:
         return 1
@@ -236,8 +240,7 @@ def main():
     if len(sys.argv) > 3:
         qa2, qb2 = qp(a), qp(b)
         for h, q, peer_q, peer_ip in ((a, qa2, qb2, ips[1]), (b, qb2, qa2, ips[0])):
-            st, _ = h.request(NF.OP_QP_CONNECT_WIRE, struct.pack(NF.QP_CONNECT_WIRE_REQ_FMT, q, peer_q,
-                                                                 word(peer_ip), 7, 7, 0))
+            st = connect(h, q, peer_q, peer_ip, 7, 7)
             assert st == 0, hex(st)
         a.wr(NF.OP_WR_WRITE, qa2, 800, struct.pack(NF.WR_RDMA_FMT, big_b, big_token, 1) + sge(big_a, big))
         os.kill(int(sys.argv[3]), 9)
