@@ -97,15 +97,20 @@ void fw_init(void)
     fw_tables_init();
     fw_link_init();
     fw_net_init();
+#if FW_NET
     fw_rc_init(fw_link_events());
+#endif
     fw_link_idle_max(fw_net_tick()); /* the port's timer pass runs at least that often */
 }
 
 #if FW_NET
 int fw_port_turn(void)
 {
+    static uint32_t idle_max;
     int did = fw_rc_poll();
-    fw_link_idle_max(fw_rc_idle_max());
+    uint32_t m = fw_rc_idle_max();
+    if (m != idle_max) /* told again only when it changes: the idle turn stays short */
+        fw_link_idle_max(idle_max = m);
     return did;
 }
 #endif

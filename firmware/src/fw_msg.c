@@ -446,18 +446,22 @@ static FW_COLD void do_net_config(const struct fw_frame *f, uint32_t tag, uint32
     reply(f, NF_OP_NET_CONFIG, tag, st, rep, st == NF_STATUS_SUCCESS ? NF_NET_CONFIG_REP_SIZE / 4u : 0u);
 }
 
+/* The requests whose reply is a status alone, by op. */
+typedef uint32_t status_req(uint32_t m, uint32_t mlen);
+#if FW_NET
 static FW_COLD uint32_t do_qp_connect_wire(uint32_t m, uint32_t mlen)
 {
     return fw_rc_connect(BODY(m, 0), mlen - NF_MSG_HDR_SIZE);
 }
-
-/* The requests whose reply is a status alone, by op. */
-typedef uint32_t status_req(uint32_t m, uint32_t mlen);
-static status_req *const status_reqs[NF_OP_QP_CONNECT_WIRE + 1u] = {
+#define WIRE_REQS [NF_OP_QP_CONNECT_WIRE] = do_qp_connect_wire,
+#else
+#define WIRE_REQS /* the host-link image has no port: NOT_SUPPORTED, as for an op it lacks */
+#endif
+static status_req *const status_reqs[] = {
     [NF_OP_MEM_WRITE] = do_mem_write,         [NF_OP_ADAPTER_RESET] = do_adapter_reset,
     [NF_OP_MR_DESTROY] = do_mr_destroy,       [NF_OP_MR_REGISTER] = do_mr_register,
     [NF_OP_MR_DEREGISTER] = do_mr_deregister, [NF_OP_FRMR_INIT] = do_frmr_init,
-    [NF_OP_QP_CONNECT] = do_qp_connect,       [NF_OP_QP_CONNECT_WIRE] = do_qp_connect_wire,
+    [NF_OP_QP_CONNECT] = do_qp_connect,       WIRE_REQS
 };
 
 /* INFO and STATS: a reply whose payload is a struct of the adapter's state. */
