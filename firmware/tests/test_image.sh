@@ -19,10 +19,10 @@ start=$(riscv64-unknown-elf-nm "$elf" | awk '$3 == "_start" { print $1 }')
 ok $? "_start is at address 0 (PicoRV32 reset vector)"
 top=$(riscv64-unknown-elf-nm "$elf" | awk '$3 == "__stack_top" { print $1 }')
 bss=$(riscv64-unknown-elf-nm "$elf" | awk '$3 == "__bss_end" { print $1 }')
-noinit=$(riscv64-unknown-elf-nm "$elf" | awk '$3 == "__noinit_start" { print $1 }')
-[ -n "$top" ] && [ $(( 0x$top - 0x$bss )) -ge 1024 ] && [ $(( (0x$top + 7) & ~7 )) = $(( 0x$noinit )) ] &&
+end=$(riscv64-unknown-elf-nm "$elf" | awk '$3 == "_end" { print $1 }')
+[ -n "$top" ] && [ $(( 0x$top - 0x$bss )) -ge 1024 ] && [ "$top" = "$end" ] &&
     riscv64-unknown-elf-objdump -d "$elf" | sed -n '/<_start>:/,/^$/p' | grep -q "sp,.*# $(printf %x $(( 0x$top )))"
-ok $? "start-up puts the stack pointer at __stack_top: the reserve right after .bss, the transport's state after it"
+ok $? "start-up puts the stack pointer at __stack_top: the reserve right after .bss, ending at _end"
 # The size guard must refuse an image that does not fit (pretend RAM is 16 KiB).
 make -s -C "$root" firmware FW_BUILD="$tmp" FW_RAM_MIN=16384 >"$tmp/out" 2>&1
 [ $? != 0 ] && grep -q "does not fit" "$tmp/out" && [ ! -e "$tmp/nf_fw.hex" ]
