@@ -397,11 +397,11 @@ static void timer_pass(void)
 
 int fw_rc_poll(void)
 {
-    uint32_t at, len, now = hal_cycles(), n = 0;
+    uint32_t at, len, now = hal_cycles(), tick = fw_net_tick(), n = 0;
     int did = 0, waits = 0;
-    /* The usual idle turn does nothing: no frame, no timer due, no QP on the wire. It
+    /* No port, or the usual idle turn: no frame, no timer due, no QP on the wire. It
      * stays a few instructions, so it evicts none of the work-request path's cache lines. */
-    if (!wire_qps && !fw_net_pending() && now - tick_at < fw_net_tick())
+    if (tick == 0 || (!wire_qps && !fw_net_pending() && now - tick_at < tick))
         return 0;
     /* a frame may complete two requests (a receive and a send's ACK): room for both */
     while (events->room(2u * CQE_MSG) && fw_net_next(&at, &len)) {
@@ -409,7 +409,7 @@ int fw_rc_poll(void)
         fw_net_release();
         did = 1;
     }
-    if (fw_net_timer() || now - tick_at >= fw_net_tick()) {
+    if (fw_net_timer() || now - tick_at >= tick) {
         tick_at = now;
         timer_pass();
         did = 1;
