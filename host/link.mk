@@ -6,11 +6,11 @@
 # The transport dispatch (nf_transport.c) names every transport in one table, so
 # every program that links it links them all: the board transports (libusb, libftdi1) too.
 
-HOST_LINK_SRCS := proto/c/nf_frame.c host/src/base/nf_status.c host/src/base/nf_error.c \
+HOST_LINK_SRCS := proto/c/nf_frame.c host/src/base/nf_status.c host/src/base/nf_error.c host/src/base/nf_unix.c \
                   host/src/transport/nf_transport.c host/src/transport/transport_fd.c host/src/transport/transport_sim.c \
                   host/src/transport/nf_devopts.c host/src/transport/nf_segment.c \
                   host/src/link/nf_link.c host/src/link/nf_link_arq.c host/src/link/nf_link_send.c
-HOST_LINK_HDRS := proto/c/nf_frame.h host/src/base/nf_error.h host/src/base/nf_time.h \
+HOST_LINK_HDRS := proto/c/nf_frame.h host/src/base/nf_error.h host/src/base/nf_time.h host/src/base/nf_unix.h \
                   host/src/transport/nf_transport.h host/src/transport/nf_transport_priv.h host/src/transport/transport_board.h \
                   host/src/transport/nf_devopts.h host/src/transport/nf_segment.h sim/nf_wire_proto.h \
                   host/src/link/nf_link.h host/src/link/nf_link_priv.h host/src/link/nf_lock.h proto/gen/nf_layout.h

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/nf_time.h"
+#include "base/nf_unix.h"
 
 extern char **environ;
 
@@ -50,28 +51,6 @@ int nf_segment_dir(char *buf, size_t len, int create)
     if (create)
         mkdir(buf, 0700);
     return usable_dir(buf) ? 0 : -1;
-}
-
-static int connect_seqpacket(const char *path)
-{
-    struct sockaddr_un sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sun_family = AF_UNIX;
-    if (strlen(path) >= sizeof(sa.sun_path)) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    memcpy(sa.sun_path, path, strlen(path) + 1);
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    if (connect(fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return -1;
-    }
-    return fd;
 }
 
 /* Start argv[0] detached (its own session, reaped by init, not by this process, so it
@@ -159,7 +138,7 @@ NTSTATUS nf_segment_join(const char *nfwire, const struct nf_devopts *o, unsigne
     if (lock_segment(lock_path, &lfd) != 0)
         return nf_set_error(errno == ETIMEDOUT ? STATUS_IO_TIMEOUT : STATUS_ACCESS_DENIED,
                             "net=%s: cannot lock %s: %s", o->net, lock_path, strerror(errno));
-    int fd = connect_seqpacket(sock);
+    int fd = nf_unix_connect(sock, SOCK_SEQPACKET);
     if (fd >= 0) {
         close(lfd);
         *keeper_fd = fd;
@@ -184,7 +163,7 @@ NTSTATUS nf_segment_join(const char *nfwire, const struct nf_devopts *o, unsigne
     }
     uint64_t until = nf_now_ms() + start_ms;
     for (;;) {
-        fd = connect_seqpacket(sock);
+        fd = nf_unix_connect(sock, SOCK_SEQPACKET);
         if (fd >= 0)
             break;
         /* It exits at once on a bad start (a TAP device without root, say). */

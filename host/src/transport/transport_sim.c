@@ -27,6 +27,7 @@
 
 #include "nf_devopts.h"
 #include "nf_segment.h"
+#include "base/nf_unix.h"
 #include "nf_transport_priv.h"
 
 #ifdef NF_RELOCATABLE
@@ -67,32 +68,9 @@ static const struct kind_env kinds[] = {
     {"wire", NULL, "NDKFPGA_WIRE", NULL, NF_WIRE_DEFAULT_PATH, "segment switch"},
 };
 
-/* Connect to a Unix socket; returns the fd or -1 with errno set. */
-static int connect_unix(const char *path)
-{
-    struct sockaddr_un sa;
-    if (strlen(path) >= sizeof(sa.sun_path)) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    memset(&sa, 0, sizeof(sa));
-    sa.sun_family = AF_UNIX;
-    memcpy(sa.sun_path, path, strlen(path) + 1);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    if (connect(fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return -1;
-    }
-    return fd;
-}
-
 static NTSTATUS attach(const char *path, const char *kind, struct nf_transport **out)
 {
-    int fd = connect_unix(path);
+    int fd = nf_unix_connect(path, SOCK_STREAM);
     if (fd < 0)
         return nf_set_error(STATUS_CONNECTION_REFUSED, "%s socket %s: %s", kind, path, strerror(errno));
     char name[160];
@@ -284,7 +262,7 @@ static NTSTATUS start(const struct kind_env *k, char *const *net_args, struct nf
             return nf_set_error(STATUS_DEVICE_NOT_CONNECTED, "%s %s died at start (signal %d)", k->what, bin,
                                 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
         }
-        fd = connect_unix(sock);
+        fd = nf_unix_connect(sock, SOCK_STREAM);
         if (fd >= 0)
             break;
         int last_errno = errno;
@@ -322,7 +300,7 @@ static NTSTATUS open_kind(const struct kind_env *k, const char *arg, struct nf_t
         return attach(arg, k->kind, out);
     const char *sock = getenv(k->socket_env);
     if (sock && *sock) {
-        int fd = connect_unix(sock);
+        int fd = nf_unix_connect(sock, SOCK_STREAM);
         if (fd >= 0) {
             char name[160];
             snprintf(name, sizeof(name), "%s:%s", k->kind, sock);
