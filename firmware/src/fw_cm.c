@@ -48,7 +48,9 @@ enum cm_state {
     ST_DREQ_SENT,   /* CM_DISCONNECT: waiting for DREP */
     ST_PEER_GONE,   /* the peer's DREQ came: waiting for CM_DISCONNECT */
     ST_CLOSING,     /* CM_DISCONNECT after the peer's DREQ: the event waits for link room */
+    ST_TIMEWAIT,    /* CM_REJECT: its REJ answers the peer's repeats until they must have stopped */
 };
+#define TIMEWAIT_TICKS (TIMEOUT_TICKS * (NF_CM_RETRIES + 1u))
 
 struct cm_conn {
     uint8_t state, gen, retries, ticks, owed, active;
@@ -128,13 +130,17 @@ static uint32_t self_ip(void)
 }
 static uint32_t qpn_of_index(uint32_t q) { return (uint32_t)fw_qps[q].gen << FW_QPN_GEN_SHIFT | q; }
 static uint32_t conn_id(const struct cm_conn *c) { return (uint32_t)c->gen << 8 | (uint32_t)(c - conns); }
-static struct cm_conn *conn_by_id(uint32_t id)
+/* The connection id names, in any state but FREE (a MAD's) or also not in TIMEWAIT (the
+ * host's: a rejected connection is gone for it). */
+static struct cm_conn *conn_lookup(uint32_t id, int timewait)
 {
     uint32_t i = id & 0xFFu;
-    if (i >= CM_CONNS || id >> 16 || conns[i].state == ST_FREE || conns[i].gen != id >> 8)
+    if (i >= CM_CONNS || id >> 16 || conns[i].state == ST_FREE || conns[i].gen != id >> 8 ||
+        (!timewait && conns[i].state == ST_TIMEWAIT))
         return 0;
     return &conns[i];
 }
+static struct cm_conn *conn_by_id(uint32_t id) { return conn_lookup(id, 0); }
 static struct cm_conn *conn_of_qp(uint32_t q)
 {
     for (uint32_t i = 0; i < CM_CONNS; i++)
@@ -263,7 +269,7 @@ static void rx_req(const struct fw_rc_dest *peer, const uint8_t *m)
     for (uint32_t i = 0; i < CM_CONNS; i++) {
         struct cm_conn *c = &conns[i];
         if (c->state != ST_FREE && !c->active && c->peer.ip == peer->ip && c->remote_id == remote) {
-            if (c->state == ST_REP_SENT) { /* our REP was lost */
+            if (c->state == ST_REP_SENT || c->state == ST_TIMEWAIT) { /* our REP or REJ was lost */
                 fw_stats.cm_resends++;
                 send_mad(c);
             }
@@ -305,7 +311,7 @@ static void rx_req(const struct fw_rc_dest *peer, const uint8_t *m)
 /* The connection a MAD from peer names by its remote comm ID (ours), or 0. */
 static struct cm_conn *conn_of_mad(const struct fw_rc_dest *peer, const uint8_t *m)
 {
-    struct cm_conn *c = conn_by_id(get32(m, D(4)));
+    struct cm_conn *c = conn_lookup(get32(m, D(4)), 1);
     return c && c->peer.ip == peer->ip ? c : 0;
 }
 
@@ -382,6 +388,13 @@ static void rx_mad(const struct fw_rc_dest *from, uint32_t data, uint32_t len)
     }
     if (!c)
         return; /* a stale answer */
+    if (c->state == ST_TIMEWAIT) {
+        if (attr == ATTR_REP) { /* our REJ of it was lost */
+            fw_stats.cm_resends++;
+            send_mad(c);
+        }
+        return;
+    }
     if (attr == ATTR_REP)
         rx_rep(c, m);
     else if (attr == ATTR_REJ)
@@ -425,6 +438,8 @@ static int timer_pass(void)
             did = 1;
             continue;
         }
+        if (c->state == ST_TIMEWAIT && ++c->ticks >= TIMEWAIT_TICKS)
+            c->state = ST_FREE;
         if (c->state != ST_REQ_SENT && c->state != ST_REP_SENT && c->state != ST_DREQ_SENT)
             continue;
         did = 1;
@@ -661,8 +676,11 @@ uint32_t fw_cm_reject(uint32_t body, uint32_t blen)
     put8(m, D(8), (c->active ? REJ_MSG_REP : REJ_MSG_REQ) << 6);
     put16(m, D(10), REJ_CONSUMER);
     copy_in(m, D(84), body + NF_CM_REJECT_REQ_SIZE, plen);
-    (void)fw_rc_send_ud(&c->peer, m, MAD_BYTES); /* once: a lost REJ ends in the peer's timeout */
     conn_drop(c);
+    c->state = ST_TIMEWAIT;
+    c->q = FW_NO_INDEX; /* the QP is free for another connection at once */
+    c->ticks = 0;
+    send_mad(c);
     return NF_STATUS_SUCCESS;
 }
 
