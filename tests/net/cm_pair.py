@@ -138,8 +138,26 @@ def main():
         st, _ = b.request(NF.OP_CM_UNLISTEN, struct.pack(NF.CM_ID_REQ_FMT, eph[0], 0))
         ok(st == 0, "... and unlisten frees it (%s)" % st)
 
-    # connect, accept, complete: private data both ways
+    # bad requests: a clear status each, and nothing changed (the QP connects below)
     qa, qb = qp(a), qp(b)
+    bad = (("a QP that does not exist", (0x999, word(ips[1]), PORT, 0, 0, 0, 0, 0)),
+           ("a peer port of 0", (qa, word(ips[1]), 0, 0, 0, 0, 0, 0)),
+           ("a local port past 65535", (qa, word(ips[1]), PORT, 70000, 0, 0, 0, 0)),
+           ("responder resources past CM.MAX_RD", (qa, word(ips[1]), PORT, 0, NF.CM_MAX_RD + 1, 0, 0, 0)),
+           ("57 bytes of private data", (qa, word(ips[1]), PORT, 0, 0, 0, 57, 0)),
+           ("the adapter's own address", (qa, word(ips[0]), PORT, 0, 0, 0, 0, 0)))
+    for what, f in bad:
+        st, _ = a.request(NF.OP_CM_CONNECT, struct.pack(NF.CM_CONNECT_REQ_FMT, *f) + bytes(64))
+        ok(st == NF.STATUS_INVALID_PARAMETER, "a connect with %s: INVALID_PARAMETER (%s)" % (what, st))
+    st2, _ = b.request(NF.OP_CM_CONNECT, struct.pack(NF.CM_CONNECT_REQ_FMT, qb, word(ips[0]), PORT, PORT, 0, 0, 0, 0))
+    ok(st2 == NF.STATUS_SHARING_VIOLATION, "a connect from a port B listens on: SHARING_VIOLATION (%s)" % st2)
+    st, _ = a.request(NF.OP_CM_COMPLETE, struct.pack(NF.CM_ID_REQ_FMT, 0x1234, 0))
+    st2, _ = b.request(NF.OP_CM_UNLISTEN, struct.pack(NF.CM_ID_REQ_FMT, 0x1234, 0))
+    st3, _ = b.request(NF.OP_CM_LISTEN, struct.pack(NF.CM_LISTEN_REQ_FMT, 0, 0x10000))
+    ok(st == st2 == st3 == NF.STATUS_INVALID_PARAMETER,
+       "complete and unlisten of unknown ids, a listen on port 65536: INVALID_PARAMETER (%s, %s, %s)" % (st, st2, st3))
+
+    # connect, accept, complete: private data both ways
     pa = bytes(range(1, 57))  # the REQ's whole consumer private data
     pb = bytes((i * 7) & 0xFF for i in range(150))
     st, (ca, lport) = connect(a, qa, ips[1], PORT, pa)
@@ -153,6 +171,9 @@ def main():
     if not req:
         return 1
     cb = req["conn_id"]
+    st, _ = b.request(NF.OP_CM_ACCEPT, struct.pack(NF.CM_ACCEPT_REQ_FMT, cb, qb, 2, 1, NF.CM_REP_PDATA + 1, 0) +
+                      bytes(200))
+    ok(st == NF.STATUS_INVALID_PARAMETER, "an accept with 197 bytes of private data: INVALID_PARAMETER (%s)" % st)
     st, _ = b.request(NF.OP_CM_ACCEPT, struct.pack(NF.CM_ACCEPT_REQ_FMT, cb, qb, 2, 1, len(pb), 0) + pad8(pb))
     ok(st == 0, "B accepts on its QP (%s)" % st)
     rep = a.event(ca)
