@@ -14,10 +14,10 @@ MODEL_BUILD := $(BUILD)/model
 FW_INC    := $(ROOT)/proto/gen
 ENGINE_MODEL_DIR := $(ROOT)/rtl/engine/model
 
-FW_CORE_SRCS := $(addprefix $(FW_DIR)/src/,fw_main.c fw_link.c fw_link_rx.c fw_link_tx.c fw_msg.c fw_wr.c fw_send.c fw_wr_common.c fw_net.c fw_rc.c fw_rc_tx.c fw_tables.c fw_state.c)
+FW_CORE_SRCS := $(addprefix $(FW_DIR)/src/,fw_main.c fw_link.c fw_link_rx.c fw_link_tx.c fw_msg.c fw_wr.c fw_send.c fw_wr_common.c fw_net.c fw_cm.c fw_rc.c fw_rc_tx.c fw_tables.c fw_state.c)
 # FW_NET: the network port's IPv4 layer in the image (1) or not (0: firmware-link, below).
 FW_NET ?= 1
-FW_TARGET_SRCS := $(filter-out $(if $(filter 0,$(FW_NET)),%/fw_net.c %/fw_rc.c %/fw_rc_tx.c),$(FW_CORE_SRCS)) $(FW_DIR)/src/main.c $(FW_DIR)/src/start.c
+FW_TARGET_SRCS := $(filter-out $(if $(filter 0,$(FW_NET)),%/fw_net.c %/fw_cm.c %/fw_rc.c %/fw_rc_tx.c),$(FW_CORE_SRCS)) $(FW_DIR)/src/main.c $(FW_DIR)/src/start.c
 FW_HDRS := $(wildcard $(FW_DIR)/src/*.h) $(FW_INC)/nf_layout.h
 
 # RAM budget per profile: image (code, data, bss and the stack reserve after them,

@@ -42,3 +42,12 @@ test-net-model-pair: $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## two nfmodel
 test-net-rc-faults: $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## test-net-rc on two software adapters whose ports lose 2%, duplicate 1%, reorder 2% and corrupt 0.5% of the frames they send
 	@PORT_FAULTS=loss=0.02,dup=0.01,reorder=0.02,corrupt=0.005 PY=$(PY) bash tests/net/test_rc_pair.sh \
 	    $(SIM_BUILD)/nfwire model:$(MODEL_BUILD)/nfmodel model:$(MODEL_BUILD)/nfmodel
+
+# Connection setup on the wire (IB CM on QP1, the CM_* ops): tests/net/cm_pair.py.
+.PHONY: test-net-cm test-net-cm-model
+test-net-cm-model: $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## two software adapters set up, use, refuse, reject and tear down connections with IB CM MADs (REQ/REP/RTU/REJ/DREQ/DREP); the capture's CM decoded by tshark
+	@PAIR=cm PY=$(PY) bash tests/net/test_rc_pair.sh $(SIM_BUILD)/nfwire model:$(MODEL_BUILD)/nfmodel \
+	    model:$(MODEL_BUILD)/nfmodel
+test-net-cm: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## test-net-cm-model on two simulated adapters (Verilator)
+	@PAIR=cm PY=$(PY) bash tests/net/test_rc_pair.sh $(SIM_BUILD)/nfwire sim:$(SIM_BIN):$(SIM_FW_HEX) \
+	    sim:$(SIM_BIN):$(SIM_FW_HEX)

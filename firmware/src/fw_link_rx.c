@@ -4,6 +4,7 @@
  * messages run (fw_msg) once their replies fit the TX window, else it is held in its
  * slot; a RESET restarts the session. Called by fw_link.c; calls fw_msg, fw_tables (RESET),
  * fw_state and the transmit side (fw_link_tx.c). */
+#include "fw_cm.h"
 #include "fw_frame.h"
 #include "fw_link_int.h"
 #include "fw_msg.h"
@@ -24,6 +25,7 @@ static FW_COLD void link_reset(uint32_t nonce)
 {
     fw_rng_seed(nonce << 16 ^ hal_cycles()); /* keys differ per adapter session */
     fw_tables_reset();
+    fw_cm_reset();
     link_state_reset();
     tx_wait_idle((1u << fw_cfg.tx_slots) - 1u);
     uint32_t a = tx_addr(0);

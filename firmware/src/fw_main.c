@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Boot-time configuration and the main loop step, shared by the target and host builds.
- * The top layer: fw_main -> fw_link (-> fw_link_rx -> fw_link_tx) -> fw_msg -> fw_wr
+ * The top layer: fw_main -> fw_link (-> fw_link_rx -> fw_link_tx) -> fw_msg -> fw_cm -> fw_wr
  * (-> fw_send) -> fw_rc (-> fw_rc_tx) -> fw_net -> fw_wr_common -> fw_tables -> fw_state
  * -> hal; each calls only the ones to its right. */
 #include "fw_link.h"
 #include "fw_main.h"
 #include "fw_net.h"
+#include "fw_cm.h"
 #include "fw_rc.h"
 #include "fw_state.h"
 #include "fw_tables.h"
@@ -98,7 +99,7 @@ void fw_init(void)
     fw_link_init();
     fw_net_init();
 #if FW_NET
-    fw_rc_init(fw_link_events());
+    fw_cm_init(fw_link_events()); /* and the transport under it */
 #endif
     fw_link_idle_max(fw_net_tick()); /* the port's timer pass runs at least that often */
 }
@@ -107,7 +108,7 @@ void fw_init(void)
 int fw_port_turn(void)
 {
     static uint32_t idle_max;
-    int did = fw_rc_poll();
+    int did = fw_cm_poll();
     uint32_t m = fw_rc_idle_max();
     if (m != idle_max) /* told again only when it changes: the idle turn stays short */
         fw_link_idle_max(idle_max = m);

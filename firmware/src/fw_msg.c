@@ -7,6 +7,7 @@
 #include "fw_msg.h"
 #include "fw_frame.h"
 #include "fw_net.h"
+#include "fw_cm.h"
 #include "fw_rc.h"
 #include "fw_state.h"
 #include "fw_tables.h"
@@ -83,6 +84,11 @@ static uint32_t reply_bytes(uint32_t op, uint32_t m, uint32_t mlen)
         return NF_MSG_HDR_SIZE + NF_QP_FLUSH_REP_SIZE;
     case NF_OP_NET_CONFIG:
         return NF_MSG_HDR_SIZE + NF_NET_CONFIG_REP_SIZE;
+#if FW_NET
+    case NF_OP_CM_LISTEN:
+    case NF_OP_CM_CONNECT:
+        return NF_MSG_HDR_SIZE + NF_CM_CONNECT_REP_SIZE;
+#endif
     case NF_OP_WR_FAST_REGISTER:
     case NF_OP_WR_INVALIDATE:
     case NF_OP_WR_READ:
@@ -420,7 +426,8 @@ static FW_COLD uint32_t do_qp_state(uint32_t op, uint32_t m, uint32_t mlen, uint
         *cancelled = fw_rq_flush(qp);
         return NF_STATUS_SUCCESS;
     }
-    fw_rc_drop(q); /* off the wire: its queued requests are dropped */
+    fw_cm_forget(q); /* its connection too, with nothing sent */
+    fw_rc_drop(q);   /* off the wire: its queued requests are dropped */
     if (op == NF_OP_QP_DESTROY) {
         fw_qp_free(q);
         return NF_STATUS_SUCCESS;
@@ -435,6 +442,7 @@ static FW_COLD uint32_t do_adapter_reset(uint32_t m, uint32_t mlen)
     (void)m;
     (void)mlen;
     fw_tables_reset();
+    fw_cm_reset();
     return NF_STATUS_SUCCESS;
 }
 
@@ -453,7 +461,26 @@ static FW_COLD uint32_t do_qp_connect_wire(uint32_t m, uint32_t mlen)
 {
     return fw_rc_connect(BODY(m, 0), mlen - NF_MSG_HDR_SIZE);
 }
-#define WIRE_REQS [NF_OP_QP_CONNECT_WIRE] = do_qp_connect_wire,
+/* The CM's requests (fw_cm.h), on the body after the header; the host-link image has
+ * no room to spare for their NOT_SUPPORTED (its unknown-op answer says the same). */
+#define CM_REQ(name)                                                                                          \
+    static FW_COLD uint32_t do_##name(uint32_t m, uint32_t mlen) { return fw_##name(BODY(m, 0), mlen - NF_MSG_HDR_SIZE); }
+CM_REQ(cm_unlisten)
+CM_REQ(cm_accept)
+CM_REQ(cm_reject)
+CM_REQ(cm_complete)
+CM_REQ(cm_disconnect)
+#undef CM_REQ
+_Static_assert(NF_CM_LISTEN_REP_SIZE == 8u && NF_CM_CONNECT_REP_SIZE == 8u, "do_cm_id's replies are two words");
+static FW_COLD uint32_t do_cm_id(uint32_t op, uint32_t m, uint32_t mlen, uint32_t rep[2])
+{
+    return op == NF_OP_CM_LISTEN ? fw_cm_listen(BODY(m, 0), mlen - NF_MSG_HDR_SIZE, rep)
+                                 : fw_cm_connect(BODY(m, 0), mlen - NF_MSG_HDR_SIZE, rep);
+}
+#define WIRE_REQS                                                                                             \
+    [NF_OP_QP_CONNECT_WIRE] = do_qp_connect_wire, [NF_OP_CM_UNLISTEN] = do_cm_unlisten,                      \
+    [NF_OP_CM_ACCEPT] = do_cm_accept, [NF_OP_CM_REJECT] = do_cm_reject, [NF_OP_CM_COMPLETE] = do_cm_complete,   \
+    [NF_OP_CM_DISCONNECT] = do_cm_disconnect,
 #else
 #define WIRE_REQS /* the host-link image has no port: NOT_SUPPORTED, as for an op it lacks */
 #endif
@@ -522,6 +549,13 @@ static void handle(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t
         st = do_qp_create(m, mlen, &rep[NF_QP_CREATE_REP_QPN_OFF / 4u]);
         n = NF_QP_CREATE_REP_SIZE / 4u;
         break;
+#if FW_NET
+    case NF_OP_CM_LISTEN:
+    case NF_OP_CM_CONNECT:
+        st = do_cm_id(op, m, mlen, rep);
+        n = 2u;
+        break;
+#endif
     case NF_OP_FAULT_TEST:
         /* The target's trap handler takes over and runs this frame again, faulted. */
         hal_illegal_instruction();

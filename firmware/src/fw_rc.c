@@ -20,6 +20,7 @@ static const struct fw_reply_ops *events;
 static uint32_t tick_at;
 static int waiting;       /* a QP waits for a TX slot */
 static uint32_t wire_qps; /* QPs on the wire, counted again by each turn that looks */
+static void (*gsi_rx)(const struct fw_rc_dest *from, uint32_t data, uint32_t len);
 
 static const uint8_t cqe_op[] = {[NF_OP_WR_READ - NF_OP_WR_READ] = NF_NDK_OP_READ,
                                  [NF_OP_WR_WRITE - NF_OP_WR_READ] = NF_NDK_OP_WRITE,
@@ -336,6 +337,19 @@ static void rx_roce(uint32_t at, uint32_t flen)
     uint32_t pad = w0 >> 20 & 3u;
     p.ackreq = w2 >> 31;
     p.psn = w2 & PSN_MASK;
+    if ((w1 & PSN_MASK) == GSI_QPN) { /* never a QP's number: generation 0 names none */
+        uint32_t hdrs = 8u + BTH_BYTES + DETH_BYTES + pad + ICRC_BYTES;
+        if (gsi_rx && p.opcode == OP_UD_SEND_ONLY && udp_len >= hdrs && F_UDP + udp_len <= flen &&
+            slot_be32(at, F_EXT) == GSI_QKEY) {
+            const uint32_t eth = at + NF_NET_FRAME_OFF + 6u; /* the source MAC */
+            const struct fw_rc_dest from = {src_ip, mem_rd(eth), mem_rd(eth + 4u) & 0xFFFFu,
+                                            slot_be32(at, F_EXT + 4u) & PSN_MASK};
+            gsi_rx(&from, at + NF_NET_FRAME_OFF + F_EXT + DETH_BYTES, udp_len - hdrs);
+        } else {
+            fw_stats.net_unhandled++;
+        }
+        return;
+    }
     uint32_t q = fw_qp_lookup(w1 & PSN_MASK);
     if (q == FW_NO_INDEX || !fw_qps[q].wire || rc_qps[q].peer_ip != src_ip || (w0 >> 16 & 0xFu) != 0u) {
         fw_stats.net_unhandled++; /* not a QP of ours on the wire, or not from its peer */
@@ -458,13 +472,34 @@ uint32_t fw_rc_connect(uint32_t body, uint32_t blen)
     uint32_t st = fw_net_resolve(ip, mac);
     if (st != NF_STATUS_SUCCESS)
         return st;
-    rc_qps[q] = (struct rc_qp){.peer_ip = ip, .mac_lo = mac[0], .mac_hi = mac[1], .peer_qpn = peer_qpn,
-                           .sq_psn = sq_psn, .ack_psn = sq_psn, .rq_psn = rq_psn};
+    const struct fw_rc_dest d = {ip, mac[0], mac[1], peer_qpn};
+    fw_rc_wire(q, &d, sq_psn, rq_psn);
+    return NF_STATUS_SUCCESS;
+}
+
+void fw_rc_wire(uint32_t q, const struct fw_rc_dest *d, uint32_t sq_psn, uint32_t rq_psn)
+{
+    rc_qps[q] = (struct rc_qp){.peer_ip = d->ip, .mac_lo = d->mac_lo, .mac_hi = d->mac_hi, .peer_qpn = d->qpn,
+                               .sq_psn = sq_psn, .ack_psn = sq_psn, .rq_psn = rq_psn};
     fw_qps[q].peer_qpn = 0;
     fw_qps[q].wire = 1;
     fw_qps[q].state = FW_QP_CONNECTED;
     wire_qps++;
-    return NF_STATUS_SUCCESS;
+}
+
+uint32_t fw_rc_leave(uint32_t q)
+{
+    struct rc_qp *c = &rc_qps[q];
+    c->peer_ip = 0; /* rx_roce takes a packet only from the QP's peer */
+    c->ctl_owed = c->rd_count = c->fatal_syn = 0;
+    if (fw_qps[q].state == FW_QP_CONNECTED)
+        fw_qps[q].state = FW_QP_ERROR;
+    return fw_rq_flush(&fw_qps[q]);
+}
+
+void fw_rc_set_gsi(void (*rx)(const struct fw_rc_dest *from, uint32_t data, uint32_t len))
+{
+    gsi_rx = rx;
 }
 
 void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, uint32_t m, uint32_t mlen,

@@ -16,6 +16,11 @@
 
 struct wr_result;
 
+/* Where a packet goes: IPv4 word (first byte in [7:0]), MAC as NET.MAC_LO/MAC_HI, QPN. */
+struct fw_rc_dest {
+    uint32_t ip, mac_lo, mac_hi, qpn;
+};
+
 /* A CQE's cqe_at when the completion follows later, from the wire (an ACK, a response
  * or a failure): never an address, CQEs are 8-byte aligned. */
 #define FW_RC_CQE_LATER 1u
@@ -38,6 +43,20 @@ void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, u
                 struct wr_result *r);
 /* QP_DISCONNECT, QP_DESTROY: the QP leaves the wire; its queued requests are dropped. */
 void fw_rc_drop(uint32_t q);
+/* QP q (in RESET) joins the wire, connected to QP d->qpn at d: first PSN sent sq_psn,
+ * first expected rq_psn (24 bits each; the caller validated every argument). */
+void fw_rc_wire(uint32_t q, const struct fw_rc_dest *d, uint32_t sq_psn, uint32_t rq_psn);
+/* A disconnect: QP q takes nothing more from the wire and sends nothing more; a
+ * connected QP enters ERROR, so its queued requests complete CANCELLED (fw_rc_poll, as
+ * the link has room) and later ones too. The pending receives dropped: how many. */
+uint32_t fw_rc_leave(uint32_t q);
+/* A UD SEND ONLY from QP1 (DETH: the GSI Q_Key) to d, len payload bytes from data (a
+ * multiple of 4); 0 when no TX slot is free. */
+int fw_rc_send_ud(const struct fw_rc_dest *d, const uint8_t *data, uint32_t len);
+/* Frames to QP1 (UD SEND ONLY with the GSI Q_Key) go to rx during fw_rc_poll: the
+ * sender (IPv4, MAC, DETH source QP) and the payload's adapter address and bytes. A
+ * function pointer: how the CM above takes its MADs without a call upward. */
+void fw_rc_set_gsi(void (*rx)(const struct fw_rc_dest *from, uint32_t data, uint32_t len));
 #else
 static inline void fw_rc_init(const struct fw_reply_ops *events) { (void)events; }
 static inline int fw_rc_poll(void) { return 0; }

@@ -24,6 +24,9 @@
 #define AETH_BYTES 4u
 #define IETH_BYTES 4u
 #define ICRC_BYTES 4u
+#define DETH_BYTES 8u
+#define GSI_QPN 1u              /* QP1: CM MADs, UD */
+#define GSI_QKEY 0x80010000u    /* the GSI's well-known Q_Key */
 #define IP_TTL 64u
 #define IP_PROTO_UDP 17u
 #define IP_DF 0x4000u
@@ -42,7 +45,9 @@ enum {
     OP_WRITE_FIRST = 0x06, OP_WRITE_MIDDLE = 0x07, OP_WRITE_LAST = 0x08, OP_WRITE_ONLY = 0x0A,
     OP_READ_REQUEST = 0x0C, OP_READ_FIRST = 0x0D, OP_READ_MIDDLE = 0x0E, OP_READ_LAST = 0x0F,
     OP_READ_ONLY = 0x10, OP_ACK = 0x11, OP_SEND_LAST_INV = 0x16, OP_SEND_ONLY_INV = 0x17,
+    OP_UD_SEND_ONLY = 0x64,
 };
+_Static_assert(((NF_NET_FRAME_OFF + F_EXT + DETH_BYTES) & 3u) == 0u, "a UD payload is word aligned in its slot");
 /* AETH syndromes: an ACK (no credit count), an RNR NAK (timer code 0x0E: 1.28 ms), NAKs. */
 #define SYN_ACK 0x1Fu
 #define SYN_RNR 0x2Eu

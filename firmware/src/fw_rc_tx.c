@@ -61,12 +61,12 @@ uint32_t remote_dma(uint32_t pd, uint32_t token, uint64_t va, uint32_t access, u
     return NF_STATUS_WORD_CODE_GET(to_remote ? fw_dma(&m, &r, n, 0) : fw_dma(&r, &m, n, 0));
 }
 
-/* Write the headers of a packet to QP q's peer into the TX slot at, for ext extension
- * bytes (already in b from F_EXT) and len payload bytes; the frame's length. */
-static uint32_t put_headers(uint32_t at, uint8_t *b, uint32_t q, uint32_t opcode, uint32_t psn, uint32_t ackreq,
-                            uint32_t se, uint32_t ext, uint32_t len)
+/* Write the headers of a packet to QP d->qpn at d's address (UDP source port sport)
+ * into the TX slot at, for ext extension bytes (already in b from F_EXT) and len
+ * payload bytes; the frame's length. */
+static uint32_t put_frame(uint32_t at, uint8_t *b, const struct fw_rc_dest *c, uint32_t sport, uint32_t opcode,
+                          uint32_t psn, uint32_t ackreq, uint32_t se, uint32_t ext, uint32_t len)
 {
-    const struct rc_qp *c = &rc_qps[q];
     uint32_t self[3], pad = (0u - len) & 3u;
     uint32_t ib = BTH_BYTES + ext + len + pad + ICRC_BYTES;
     fw_net_self(self);
@@ -84,15 +84,15 @@ static uint32_t put_headers(uint32_t at, uint8_t *b, uint32_t q, uint32_t opcode
     put8(b, F_IP + 9u, IP_PROTO_UDP);
     put16(b, F_IP + 10u, 0);
     put_word(b, F_IP + 12u, self[0]);
-    put_word(b, F_IP + 16u, c->peer_ip);
-    put16(b, F_UDP, UDP_SPORT_BASE | (qpn_of(q) & 0x3FFFu));
+    put_word(b, F_IP + 16u, c->ip);
+    put16(b, F_UDP, sport);
     put16(b, F_UDP + 2u, NF_NET_ROCE_PORT);
     put16(b, F_UDP + 4u, 8u + ib);
     put16(b, F_UDP + 6u, 0); /* no UDP checksum, as RoCEv2 allows */
     put8(b, F_BTH, opcode);
     put8(b, F_BTH + 1u, se << 7 | pad << 4);
     put16(b, F_BTH + 2u, PKEY_DEFAULT);
-    put32(b, F_BTH + 4u, c->peer_qpn & PSN_MASK); /* byte 4 (FECN/BECN) 0 */
+    put32(b, F_BTH + 4u, c->qpn & PSN_MASK); /* byte 4 (FECN/BECN) 0 */
     put32(b, F_BTH + 8u, ackreq << 31 | (psn & PSN_MASK));
     hal_win w = mem_win(at + NF_NET_FRAME_OFF - 2u);
     uint32_t words = (HB(F_EXT + ext) + 3u) / 4u;
@@ -102,6 +102,32 @@ static uint32_t put_headers(uint32_t at, uint8_t *b, uint32_t q, uint32_t opcode
     if (pad) /* the pad bytes are zero (the ICRC covers them); the payload lands over the rest */
         mem_wr(at + NF_NET_FRAME_OFF + F_EXT + ext + (len & ~3u), 0);
     return F_EXT + ext + len + pad + ICRC_BYTES;
+}
+
+/* put_frame to QP q's peer. */
+static uint32_t put_headers(uint32_t at, uint8_t *b, uint32_t q, uint32_t opcode, uint32_t psn, uint32_t ackreq,
+                            uint32_t se, uint32_t ext, uint32_t len)
+{
+    const struct rc_qp *c = &rc_qps[q];
+    const struct fw_rc_dest d = {c->peer_ip, c->mac_lo, c->mac_hi, c->peer_qpn};
+    return put_frame(at, b, &d, UDP_SPORT_BASE | (qpn_of(q) & 0x3FFFu), opcode, psn, ackreq, se, ext, len);
+}
+
+int fw_rc_send_ud(const struct fw_rc_dest *d, const uint8_t *data, uint32_t len)
+{
+    uint32_t slot, at = fw_net_tx_free(&slot);
+    if (!at)
+        return 0;
+    uint8_t b[HB(F_EXT + DETH_BYTES) + 4u] = {0};
+    put32(b, F_EXT, GSI_QKEY);
+    put32(b, F_EXT + 4u, GSI_QPN);
+    uint32_t flen = put_frame(at, b, d, UDP_SPORT_BASE | GSI_QPN, OP_UD_SEND_ONLY, 0, 0, 0, DETH_BYTES, len);
+    uint32_t p = at + NF_NET_FRAME_OFF + F_EXT + DETH_BYTES;
+    for (uint32_t i = 0; i < len; i += 4u)
+        mem_wr(p + i, data[i] | (uint32_t)data[i + 1u] << 8 | (uint32_t)data[i + 2u] << 16 |
+                          (uint32_t)data[i + 3u] << 24);
+    fw_net_tx_post(slot, flen);
+    return 1;
 }
 
 /* An ACK or NAK (syndrome syn, PSN psn) on QP q; 0 when no TX slot is free. */

@@ -99,7 +99,7 @@ FW_HOT void fw_state_put_info(uint32_t at)
 }
 
 _Static_assert(NF_STATS_SIZE % 8u == 0u, "a STATS reply keeps messages 8-byte aligned");
-_Static_assert(NF_STATS_SIZE == (34u + NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT) * 4u,
+_Static_assert(NF_STATS_SIZE == (35u + NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT) * 4u,
                "fw_state_put_stats sets each of STATS's words");
 
 #define STATS_COUNTS (NF_STATS_OPS_COUNT + NF_STATS_REFUSED_COUNT + NF_STATS_REFUSE_CODES_COUNT)
@@ -108,6 +108,11 @@ _Static_assert(offsetof(struct fw_stats, refused) == offsetof(struct fw_stats, o
                    offsetof(struct nf_stats, refused) == offsetof(struct nf_stats, ops) + 4u * NF_STATS_OPS_COUNT &&
                    offsetof(struct nf_stats, refuse_codes) == offsetof(struct nf_stats, refused) + 4u * NF_STATS_REFUSED_COUNT,
                "the STATS counter arrays lie back to back, in the same order, in both structs");
+
+#define TAIL_COUNTS 14u
+_Static_assert(offsetof(struct fw_stats, cm_resends) == offsetof(struct fw_stats, tx_stalls) + 4u * (TAIL_COUNTS - 1u) &&
+                   offsetof(struct nf_stats, cm_resends) == offsetof(struct nf_stats, tx_stalls) + 4u * (TAIL_COUNTS - 1u),
+               "tx_stalls .. cm_resends lie back to back, in the same order, in both structs");
 
 void fw_state_put_stats(uint32_t at)
 {
@@ -126,19 +131,10 @@ void fw_state_put_stats(uint32_t at)
         win_wr(w, (uint32_t)offsetof(struct nf_stats, ops) + 4u * i, counts[i]);
     PUT(w, nf_stats, cycle_lo, sys_rd(NF_SYS_CYCLE_LO));
     PUT(w, nf_stats, cycle_hi, sys_rd(NF_SYS_CYCLE_HI)); /* latched by the CYCLE_LO read just before */
-    PUT(w, nf_stats, tx_stalls, fw_stats.tx_stalls);
-    PUT(w, nf_stats, wait_timeouts, fw_stats.wait_timeouts);
-    PUT(w, nf_stats, faults, fw_stats.faults);
-    PUT(w, nf_stats, fault_cause, fw_stats.fault_cause);
-    PUT(w, nf_stats, fault_pc, fw_stats.fault_pc);
-    PUT(w, nf_stats, net_rx, fw_stats.net_rx);
-    PUT(w, nf_stats, net_arp_answered, fw_stats.net_arp_answered);
-    PUT(w, nf_stats, net_arp_learned, fw_stats.net_arp_learned);
-    PUT(w, nf_stats, net_icmp_answered, fw_stats.net_icmp_answered);
-    PUT(w, nf_stats, net_unhandled, fw_stats.net_unhandled);
-    PUT(w, nf_stats, net_tx_dropped, fw_stats.net_tx_dropped);
-    PUT(w, nf_stats, net_resolve_timeouts, fw_stats.net_resolve_timeouts);
-    PUT(w, nf_stats, rc_retransmits, fw_stats.rc_retransmits);
+    /* tx_stalls .. cm_resends, in the same order in both structs: one copy */
+    const uint32_t *tail = (const uint32_t *)((const char *)&fw_stats + offsetof(struct fw_stats, tx_stalls));
+    for (uint32_t i = 0; i < TAIL_COUNTS; i++)
+        win_wr(w, (uint32_t)offsetof(struct nf_stats, tx_stalls) + 4u * i, tail[i]);
     /* The port's own counters, where the build has one (its ID reads back) */
     if (hal_read32(NF_NET_BASE + NF_NET_ID) == NF_NET_HW_ID_VALUE) {
         PUT(w, nf_stats, port_rx_ok, hal_read32(NF_NET_BASE + NF_NET_CNT_RX_OK));

@@ -37,6 +37,7 @@ struct fw_stats {
     uint32_t net_rx, net_arp_answered, net_arp_learned, net_icmp_answered, net_unhandled, net_tx_dropped;
     uint32_t net_resolve_timeouts;
     uint32_t rc_retransmits; /* RC go-back-N restarts (fw_rc.c) */
+    uint32_t cm_resends;     /* CM MADs sent again (fw_cm.c) */
     uint32_t ops_unknown;                       /* messages with an op the firmware does not know */
     uint32_t refused_other;                     /* failure statuses NF_STAT_STATUS_LIST does not name */
     uint32_t ops[NF_STATS_OPS_COUNT];           /* messages handled, by NF_STAT_OP_* */

@@ -47,6 +47,14 @@
 #define NF_FRAME_PAGES_MR_REGISTER 504u /* page list of one MR_REGISTER message */
 #define NF_FRAME_PAGES_FAST_REGISTER 502u /* page list of one WR_FAST_REGISTER message */
 
+/* CM constants */
+#define NF_CM_REQ_PDATA 56u /* consumer private data of a REQ: its 92 bytes less the RDMA-CM header (cma_hdr, 36) */
+#define NF_CM_REP_PDATA 196u /* private data of a REP */
+#define NF_CM_REJ_PDATA 148u /* private data of a REJ */
+#define NF_CM_MAX_RD 4u /* largest responder resources and initiator depth: the READs one QP answers at once */
+#define NF_CM_EPHEMERAL 49152u /* first ephemeral port (to 65535): a listen or connect on port 0 takes the next free one */
+#define NF_CM_RETRIES 4u /* a REQ, REP or DREQ is sent this many times more after its response timeout, then the connection fails IO_TIMEOUT */
+
 /* NDK_OP_FLAG constants */
 #define NF_NDK_OP_FLAG_SILENT_SUCCESS 1u /* NDK_OP_FLAG_SILENT_SUCCESS: no CQE on success (failures still complete) */
 #define NF_NDK_OP_FLAG_READ_FENCE 2u /* NDK_OP_FLAG_READ_FENCE */
@@ -177,7 +185,15 @@
 #define NF_OP_WR_SEND_INVALIDATE 69u /* WR_SEND (NdkSendAndInvalidate: WR_SEND.inv_token is invalidated at the peer before its receive completes) */
 #define NF_OP_WR_RECEIVE 70u /* WR_RECEIVE (NdkReceive: no CQE until a Send fills it) */
 #define NF_OP_WR_BIND 71u /* WR_BIND (NdkBind: a window over part of an MR) */
+#define NF_OP_CM_LISTEN 48u /* CM_LISTEN_REQ -> CM_LISTEN_REP (NdkListen): REQs to the port (RDMA-CM service ID 0x0000000001060000 | port) become CM_EVENT REQUEST; SHARING_VIOLATION when the port is listened on or used by a connection, INVALID_ADDRESS when ip is not this adapter's */
+#define NF_OP_CM_UNLISTEN 49u /* CM_ID_REQ (the listen id): the listener is gone, later REQs to its port are rejected (invalid service ID); connections it made stay */
+#define NF_OP_CM_CONNECT 50u /* CM_CONNECT_REQ + pdata -> CM_CONNECT_REP at once (NdkConnect): the peer's MAC is resolved and a REQ sent (again on timeout); the outcome is a CM_EVENT REPLY, REJECTED or FAILED */
+#define NF_OP_CM_ACCEPT 51u /* CM_ACCEPT_REQ + pdata (NdkAccept): a connection that came as CM_EVENT REQUEST is answered with a REP, its QP connected on the wire now; CM_EVENT ESTABLISHED follows with the peer's RTU (or FAILED IO_TIMEOUT) */
+#define NF_OP_CM_REJECT 52u /* CM_REJECT_REQ + pdata (NdkReject): a REQUEST (or, on the active side, a REPLY not completed yet) is answered with a REJ, reason 28 (consumer defined), and forgotten */
+#define NF_OP_CM_COMPLETE 53u /* CM_ID_REQ (the conn id; NdkCompleteConnect): the active side, after CM_EVENT REPLY, sends the RTU; the connection is established */
+#define NF_OP_CM_DISCONNECT 54u /* QP_REQ (NdkDisconnect): a DREQ goes to the peer (again on timeout); CM_EVENT DISCONNECTED follows once the DREP came or the retries ran out (IO_TIMEOUT), the QP then off the wire, its queued requests completed CANCELLED. After a DISCONNECTED from the peer, no DREQ: the event follows at once */
 #define NF_OP_CQE 128u /* board to host, unsolicited: a work completion (CQE) */
+#define NF_OP_CM_EVENT 129u /* board to host, unsolicited: a connection event (CM_EVENT + its pdata) */
 
 /* STAT_OP: index of each message op's counter in STATS.ops (messages handled, whatever their outcome); the work requests stay consecutive, in OP order; each doc is the counter's description */
 #define NF_STAT_OP_PING 0u /* link round trips (NdkFpgaPing) */
@@ -208,9 +224,16 @@
 #define NF_STAT_OP_FAULT_TEST 25u /* trap handler tests (FAULT_TEST) */
 #define NF_STAT_OP_NET_CONFIG 26u /* network port address settings and queries (NET_CONFIG) */
 #define NF_STAT_OP_QP_CONNECT_WIRE 27u /* QP connections over the network port (QP_CONNECT_WIRE) */
-#define NF_STAT_OP_COUNT 28u
-#define NF_STAT_OP_LIST(X) X(PING, 0u) X(INFO, 1u) X(STATS, 2u) X(MEM_WRITE, 3u) X(MEM_READ, 4u) X(ADAPTER_RESET, 5u) X(MR_CREATE, 6u) X(MR_DESTROY, 7u) X(MR_REGISTER, 8u) X(MR_DEREGISTER, 9u) X(FRMR_INIT, 10u) X(QP_CREATE, 11u) X(QP_CONNECT, 12u) X(QP_DISCONNECT, 13u) X(QP_DESTROY, 14u) X(QP_FLUSH, 15u) X(WR_FAST_REGISTER, 16u) X(WR_INVALIDATE, 17u) X(WR_READ, 18u) X(WR_WRITE, 19u) X(WR_SEND, 20u) X(WR_SEND_INVALIDATE, 21u) X(WR_RECEIVE, 22u) X(WR_BIND, 23u) X(MW_CREATE, 24u) X(FAULT_TEST, 25u) X(NET_CONFIG, 26u) X(QP_CONNECT_WIRE, 27u)
-#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "link round trips (NdkFpgaPing)") X(INFO, 1u, "adapter information requests") X(STATS, 2u, "counter requests (NdkFpgaQueryCounters)") X(MEM_WRITE, 3u, "adapter memory writes (NdkFpgaWriteBuffer)") X(MEM_READ, 4u, "adapter memory reads (NdkFpgaReadBuffer)") X(ADAPTER_RESET, 5u, "adapter resets") X(MR_CREATE, 6u, "MRs created (NdkCreateMr)") X(MR_DESTROY, 7u, "MRs and windows closed") X(MR_REGISTER, 8u, "registrations (NdkRegisterMr)") X(MR_DEREGISTER, 9u, "deregistrations (NdkDeregisterMr)") X(FRMR_INIT, 10u, "fast-register MR initializations (NdkInitializeFastRegisterMr)") X(QP_CREATE, 11u, "QPs created (NdkCreateQp)") X(QP_CONNECT, 12u, "QP connections") X(QP_DISCONNECT, 13u, "QP disconnections") X(QP_DESTROY, 14u, "QPs closed") X(QP_FLUSH, 15u, "QP flushes (NdkFlush)") X(WR_FAST_REGISTER, 16u, "fast-register work requests (NdkFastRegister)") X(WR_INVALIDATE, 17u, "invalidate work requests (NdkInvalidate)") X(WR_READ, 18u, "RDMA Read work requests (NdkRead)") X(WR_WRITE, 19u, "RDMA Write work requests (NdkWrite)") X(WR_SEND, 20u, "Send work requests (NdkSend)") X(WR_SEND_INVALIDATE, 21u, "SendAndInvalidate work requests (NdkSendAndInvalidate)") X(WR_RECEIVE, 22u, "receives posted (NdkReceive)") X(WR_BIND, 23u, "window bind work requests (NdkBind)") X(MW_CREATE, 24u, "memory windows created (NdkCreateMw)") X(FAULT_TEST, 25u, "trap handler tests (FAULT_TEST)") X(NET_CONFIG, 26u, "network port address settings and queries (NET_CONFIG)") X(QP_CONNECT_WIRE, 27u, "QP connections over the network port (QP_CONNECT_WIRE)")
+#define NF_STAT_OP_CM_LISTEN 28u /* listens (NdkListen) */
+#define NF_STAT_OP_CM_UNLISTEN 29u /* listeners closed */
+#define NF_STAT_OP_CM_CONNECT 30u /* connects started (NdkConnect) */
+#define NF_STAT_OP_CM_ACCEPT 31u /* accepts (NdkAccept) */
+#define NF_STAT_OP_CM_REJECT 32u /* rejects (NdkReject) */
+#define NF_STAT_OP_CM_COMPLETE 33u /* connects completed (NdkCompleteConnect) */
+#define NF_STAT_OP_CM_DISCONNECT 34u /* disconnects (NdkDisconnect) */
+#define NF_STAT_OP_COUNT 35u
+#define NF_STAT_OP_LIST(X) X(PING, 0u) X(INFO, 1u) X(STATS, 2u) X(MEM_WRITE, 3u) X(MEM_READ, 4u) X(ADAPTER_RESET, 5u) X(MR_CREATE, 6u) X(MR_DESTROY, 7u) X(MR_REGISTER, 8u) X(MR_DEREGISTER, 9u) X(FRMR_INIT, 10u) X(QP_CREATE, 11u) X(QP_CONNECT, 12u) X(QP_DISCONNECT, 13u) X(QP_DESTROY, 14u) X(QP_FLUSH, 15u) X(WR_FAST_REGISTER, 16u) X(WR_INVALIDATE, 17u) X(WR_READ, 18u) X(WR_WRITE, 19u) X(WR_SEND, 20u) X(WR_SEND_INVALIDATE, 21u) X(WR_RECEIVE, 22u) X(WR_BIND, 23u) X(MW_CREATE, 24u) X(FAULT_TEST, 25u) X(NET_CONFIG, 26u) X(QP_CONNECT_WIRE, 27u) X(CM_LISTEN, 28u) X(CM_UNLISTEN, 29u) X(CM_CONNECT, 30u) X(CM_ACCEPT, 31u) X(CM_REJECT, 32u) X(CM_COMPLETE, 33u) X(CM_DISCONNECT, 34u)
+#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "link round trips (NdkFpgaPing)") X(INFO, 1u, "adapter information requests") X(STATS, 2u, "counter requests (NdkFpgaQueryCounters)") X(MEM_WRITE, 3u, "adapter memory writes (NdkFpgaWriteBuffer)") X(MEM_READ, 4u, "adapter memory reads (NdkFpgaReadBuffer)") X(ADAPTER_RESET, 5u, "adapter resets") X(MR_CREATE, 6u, "MRs created (NdkCreateMr)") X(MR_DESTROY, 7u, "MRs and windows closed") X(MR_REGISTER, 8u, "registrations (NdkRegisterMr)") X(MR_DEREGISTER, 9u, "deregistrations (NdkDeregisterMr)") X(FRMR_INIT, 10u, "fast-register MR initializations (NdkInitializeFastRegisterMr)") X(QP_CREATE, 11u, "QPs created (NdkCreateQp)") X(QP_CONNECT, 12u, "QP connections") X(QP_DISCONNECT, 13u, "QP disconnections") X(QP_DESTROY, 14u, "QPs closed") X(QP_FLUSH, 15u, "QP flushes (NdkFlush)") X(WR_FAST_REGISTER, 16u, "fast-register work requests (NdkFastRegister)") X(WR_INVALIDATE, 17u, "invalidate work requests (NdkInvalidate)") X(WR_READ, 18u, "RDMA Read work requests (NdkRead)") X(WR_WRITE, 19u, "RDMA Write work requests (NdkWrite)") X(WR_SEND, 20u, "Send work requests (NdkSend)") X(WR_SEND_INVALIDATE, 21u, "SendAndInvalidate work requests (NdkSendAndInvalidate)") X(WR_RECEIVE, 22u, "receives posted (NdkReceive)") X(WR_BIND, 23u, "window bind work requests (NdkBind)") X(MW_CREATE, 24u, "memory windows created (NdkCreateMw)") X(FAULT_TEST, 25u, "trap handler tests (FAULT_TEST)") X(NET_CONFIG, 26u, "network port address settings and queries (NET_CONFIG)") X(QP_CONNECT_WIRE, 27u, "QP connections over the network port (QP_CONNECT_WIRE)") X(CM_LISTEN, 28u, "listens (NdkListen)") X(CM_UNLISTEN, 29u, "listeners closed") X(CM_CONNECT, 30u, "connects started (NdkConnect)") X(CM_ACCEPT, 31u, "accepts (NdkAccept)") X(CM_REJECT, 32u, "rejects (NdkReject)") X(CM_COMPLETE, 33u, "connects completed (NdkCompleteConnect)") X(CM_DISCONNECT, 34u, "disconnects (NdkDisconnect)")
 
 /* STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it) */
 #define NF_STAT_STATUS_ACCESS_VIOLATION 0u
@@ -233,6 +256,14 @@
 #define NF_NET_CONFIG_FLAG_ADDR 1u /* set ipv4 and netmask */
 #define NF_NET_CONFIG_FLAG_MAC 2u /* set the MAC from mac_lo/mac_hi (else the adapter keeps its MAC: at boot its default, NET.MAC_SEED) */
 
+/* CM_EVENT_TYPE: CM_EVENT.type */
+#define NF_CM_EVENT_TYPE_REQUEST 1u /* a REQ arrived at listener listen_id: conn_id names it for CM_ACCEPT or CM_REJECT; peer_*, resources, depth and the REQ's CM.REQ_PDATA consumer bytes (pdata) are the peer's; qpn 0 */
+#define NF_CM_EVENT_TYPE_REPLY 2u /* active side: the peer accepted (REP); the QP qpn is connected on the wire, CM_COMPLETE sends the RTU; pdata: the REP's CM.REP_PDATA bytes */
+#define NF_CM_EVENT_TYPE_REJECTED 3u /* the peer rejected (a REJ with reason 28, consumer defined): status CONNECTION_REFUSED, pdata the REJ's CM.REJ_PDATA bytes; the connection is forgotten, the QP back in RESET off the wire */
+#define NF_CM_EVENT_TYPE_ESTABLISHED 4u /* passive side: the peer's RTU arrived */
+#define NF_CM_EVENT_TYPE_DISCONNECTED 5u /* status SUCCESS: a DREQ from the peer (once; the QP stays connected: the host calls CM_DISCONNECT or QP_FLUSH), or the DREP to our CM_DISCONNECT; IO_TIMEOUT: our DREQ went unanswered. After CM_DISCONNECT the QP is off the wire in ERROR (its queued requests completed CANCELLED; cancelled receives for the host to complete), the conn id forgotten */
+#define NF_CM_EVENT_TYPE_FAILED 6u /* the connection failed and is forgotten, its QP back in RESET off the wire: HOST_UNREACHABLE (no ARP answer), IO_TIMEOUT (no REP, or no RTU, within CM.RETRIES resends), CONNECTION_REFUSED (a REJ other than consumer defined: nobody listens on the port, reason 8), or fw_net_resolve's other statuses (NETWORK_UNREACHABLE, INVALID_PARAMETER) */
+
 /* NDK_OP: NDK_OPERATION_TYPE values carried in CQE.op_type */
 #define NF_NDK_OP_RECEIVE 1u
 #define NF_NDK_OP_SEND 2u
@@ -254,7 +285,7 @@
 #define NF_STATUS_ACCESS_DENIED 0xC0000022u /* host: no permission to open the board's USB device (install tools/99-ndkfpga.rules) */
 #define NF_STATUS_BUFFER_TOO_SMALL 0xC0000023u
 #define NF_STATUS_INVALID_PARAMETER_MIX 0xC0000030u
-#define NF_STATUS_SHARING_VIOLATION 0xC0000043u /* host: NdkListen on an address and port another listener of this adapter holds */
+#define NF_STATUS_SHARING_VIOLATION 0xC0000043u /* host: NdkListen on an address and port another listener of this adapter holds; firmware: CM_LISTEN or CM_CONNECT on a port in use */
 #define NF_STATUS_INSUFFICIENT_RESOURCES 0xC000009Au
 #define NF_STATUS_DEVICE_NOT_CONNECTED 0xC000009Du /* host: the simulator or board went away (died at start, socket closed) */
 #define NF_STATUS_IO_TIMEOUT 0xC00000B5u /* host: peer silent past the link deadline */
@@ -262,20 +293,21 @@
 #define NF_STATUS_INTERNAL_ERROR 0xC00000E5u
 #define NF_STATUS_CANCELLED 0xC0000120u
 #define NF_STATUS_REMOTE_RESOURCES 0xC000013Du
+#define NF_STATUS_INVALID_ADDRESS 0xC0000141u /* firmware: CM_LISTEN on an address that is not the adapter's */
 #define NF_STATUS_INVALID_DEVICE_STATE 0xC0000184u
 #define NF_STATUS_INVALID_BUFFER_SIZE 0xC0000206u
 #define NF_STATUS_CONNECTION_RESET 0xC000020Du /* host: transport closed by the peer mid-session */
 #define NF_STATUS_CONNECTION_INVALID 0xC000023Au
-#define NF_STATUS_CONNECTION_REFUSED 0xC0000236u /* host: nothing accepts on the simulator socket */
+#define NF_STATUS_CONNECTION_REFUSED 0xC0000236u /* host: nothing accepts on the simulator socket; firmware (CM_EVENT): the peer rejected the connection, or nobody listens on its port */
 #define NF_STATUS_NETWORK_UNREACHABLE 0xC000023Cu /* host: no transport for the device string; firmware: a peer outside the adapter's IPv4 subnet (no router) */
 #define NF_STATUS_HOST_UNREACHABLE 0xC000023Du /* firmware: a peer on the adapter's subnet did not answer ARP within the retries */
 #define NF_STATUS_CONNECTION_ABORTED 0xC0000241u
 #define NF_STATUS_IMPLEMENTATION_LIMIT 0xC000042Bu
 #define NF_STATUS_ADDRESS_ALREADY_ASSOCIATED 0xC0000238u
 #define NF_STATUS_DEVICE_HARDWARE_ERROR 0xC00002B6u /* the adapter's firmware took a trap (STATS fault_cause, fault_pc): every request but PING, INFO and STATS fails with it until the adapter restarts */
-#define NF_STATUS_COUNT 29u
-#define NF_STATUS_LIST(X) X(SUCCESS, 0u) X(PENDING, 259u) X(BUFFER_OVERFLOW, 0x80000005u) X(DEVICE_BUSY, 0x80000011u) X(ACCESS_VIOLATION, 0xC0000005u) X(INVALID_PARAMETER, 0xC000000Du) X(NO_SUCH_FILE, 0xC000000Fu) X(ACCESS_DENIED, 0xC0000022u) X(BUFFER_TOO_SMALL, 0xC0000023u) X(INVALID_PARAMETER_MIX, 0xC0000030u) X(SHARING_VIOLATION, 0xC0000043u) X(INSUFFICIENT_RESOURCES, 0xC000009Au) X(DEVICE_NOT_CONNECTED, 0xC000009Du) X(IO_TIMEOUT, 0xC00000B5u) X(NOT_SUPPORTED, 0xC00000BBu) X(INTERNAL_ERROR, 0xC00000E5u) X(CANCELLED, 0xC0000120u) X(REMOTE_RESOURCES, 0xC000013Du) X(INVALID_DEVICE_STATE, 0xC0000184u) X(INVALID_BUFFER_SIZE, 0xC0000206u) X(CONNECTION_RESET, 0xC000020Du) X(CONNECTION_INVALID, 0xC000023Au) X(CONNECTION_REFUSED, 0xC0000236u) X(NETWORK_UNREACHABLE, 0xC000023Cu) X(HOST_UNREACHABLE, 0xC000023Du) X(CONNECTION_ABORTED, 0xC0000241u) X(IMPLEMENTATION_LIMIT, 0xC000042Bu) X(ADDRESS_ALREADY_ASSOCIATED, 0xC0000238u) X(DEVICE_HARDWARE_ERROR, 0xC00002B6u)
-#define NF_STATUS_DOC_LIST(X) X(SUCCESS, 0u, "") X(PENDING, 259u, "") X(BUFFER_OVERFLOW, 0x80000005u, "host: CQ overflow, given to the CQ's notification callback") X(DEVICE_BUSY, 0x80000011u, "") X(ACCESS_VIOLATION, 0xC0000005u, "") X(INVALID_PARAMETER, 0xC000000Du, "") X(NO_SUCH_FILE, 0xC000000Fu, "host: simulator or model binary not found") X(ACCESS_DENIED, 0xC0000022u, "host: no permission to open the board's USB device (install tools/99-ndkfpga.rules)") X(BUFFER_TOO_SMALL, 0xC0000023u, "") X(INVALID_PARAMETER_MIX, 0xC0000030u, "") X(SHARING_VIOLATION, 0xC0000043u, "host: NdkListen on an address and port another listener of this adapter holds") X(INSUFFICIENT_RESOURCES, 0xC000009Au, "") X(DEVICE_NOT_CONNECTED, 0xC000009Du, "host: the simulator or board went away (died at start, socket closed)") X(IO_TIMEOUT, 0xC00000B5u, "host: peer silent past the link deadline") X(NOT_SUPPORTED, 0xC00000BBu, "") X(INTERNAL_ERROR, 0xC00000E5u, "") X(CANCELLED, 0xC0000120u, "") X(REMOTE_RESOURCES, 0xC000013Du, "") X(INVALID_DEVICE_STATE, 0xC0000184u, "") X(INVALID_BUFFER_SIZE, 0xC0000206u, "") X(CONNECTION_RESET, 0xC000020Du, "host: transport closed by the peer mid-session") X(CONNECTION_INVALID, 0xC000023Au, "") X(CONNECTION_REFUSED, 0xC0000236u, "host: nothing accepts on the simulator socket") X(NETWORK_UNREACHABLE, 0xC000023Cu, "host: no transport for the device string; firmware: a peer outside the adapter's IPv4 subnet (no router)") X(HOST_UNREACHABLE, 0xC000023Du, "firmware: a peer on the adapter's subnet did not answer ARP within the retries") X(CONNECTION_ABORTED, 0xC0000241u, "") X(IMPLEMENTATION_LIMIT, 0xC000042Bu, "") X(ADDRESS_ALREADY_ASSOCIATED, 0xC0000238u, "") X(DEVICE_HARDWARE_ERROR, 0xC00002B6u, "the adapter's firmware took a trap (STATS fault_cause, fault_pc): every request but PING, INFO and STATS fails with it until the adapter restarts")
+#define NF_STATUS_COUNT 30u
+#define NF_STATUS_LIST(X) X(SUCCESS, 0u) X(PENDING, 259u) X(BUFFER_OVERFLOW, 0x80000005u) X(DEVICE_BUSY, 0x80000011u) X(ACCESS_VIOLATION, 0xC0000005u) X(INVALID_PARAMETER, 0xC000000Du) X(NO_SUCH_FILE, 0xC000000Fu) X(ACCESS_DENIED, 0xC0000022u) X(BUFFER_TOO_SMALL, 0xC0000023u) X(INVALID_PARAMETER_MIX, 0xC0000030u) X(SHARING_VIOLATION, 0xC0000043u) X(INSUFFICIENT_RESOURCES, 0xC000009Au) X(DEVICE_NOT_CONNECTED, 0xC000009Du) X(IO_TIMEOUT, 0xC00000B5u) X(NOT_SUPPORTED, 0xC00000BBu) X(INTERNAL_ERROR, 0xC00000E5u) X(CANCELLED, 0xC0000120u) X(REMOTE_RESOURCES, 0xC000013Du) X(INVALID_ADDRESS, 0xC0000141u) X(INVALID_DEVICE_STATE, 0xC0000184u) X(INVALID_BUFFER_SIZE, 0xC0000206u) X(CONNECTION_RESET, 0xC000020Du) X(CONNECTION_INVALID, 0xC000023Au) X(CONNECTION_REFUSED, 0xC0000236u) X(NETWORK_UNREACHABLE, 0xC000023Cu) X(HOST_UNREACHABLE, 0xC000023Du) X(CONNECTION_ABORTED, 0xC0000241u) X(IMPLEMENTATION_LIMIT, 0xC000042Bu) X(ADDRESS_ALREADY_ASSOCIATED, 0xC0000238u) X(DEVICE_HARDWARE_ERROR, 0xC00002B6u)
+#define NF_STATUS_DOC_LIST(X) X(SUCCESS, 0u, "") X(PENDING, 259u, "") X(BUFFER_OVERFLOW, 0x80000005u, "host: CQ overflow, given to the CQ's notification callback") X(DEVICE_BUSY, 0x80000011u, "") X(ACCESS_VIOLATION, 0xC0000005u, "") X(INVALID_PARAMETER, 0xC000000Du, "") X(NO_SUCH_FILE, 0xC000000Fu, "host: simulator or model binary not found") X(ACCESS_DENIED, 0xC0000022u, "host: no permission to open the board's USB device (install tools/99-ndkfpga.rules)") X(BUFFER_TOO_SMALL, 0xC0000023u, "") X(INVALID_PARAMETER_MIX, 0xC0000030u, "") X(SHARING_VIOLATION, 0xC0000043u, "host: NdkListen on an address and port another listener of this adapter holds; firmware: CM_LISTEN or CM_CONNECT on a port in use") X(INSUFFICIENT_RESOURCES, 0xC000009Au, "") X(DEVICE_NOT_CONNECTED, 0xC000009Du, "host: the simulator or board went away (died at start, socket closed)") X(IO_TIMEOUT, 0xC00000B5u, "host: peer silent past the link deadline") X(NOT_SUPPORTED, 0xC00000BBu, "") X(INTERNAL_ERROR, 0xC00000E5u, "") X(CANCELLED, 0xC0000120u, "") X(REMOTE_RESOURCES, 0xC000013Du, "") X(INVALID_ADDRESS, 0xC0000141u, "firmware: CM_LISTEN on an address that is not the adapter's") X(INVALID_DEVICE_STATE, 0xC0000184u, "") X(INVALID_BUFFER_SIZE, 0xC0000206u, "") X(CONNECTION_RESET, 0xC000020Du, "host: transport closed by the peer mid-session") X(CONNECTION_INVALID, 0xC000023Au, "") X(CONNECTION_REFUSED, 0xC0000236u, "host: nothing accepts on the simulator socket; firmware (CM_EVENT): the peer rejected the connection, or nobody listens on its port") X(NETWORK_UNREACHABLE, 0xC000023Cu, "host: no transport for the device string; firmware: a peer outside the adapter's IPv4 subnet (no router)") X(HOST_UNREACHABLE, 0xC000023Du, "firmware: a peer on the adapter's subnet did not answer ARP within the retries") X(CONNECTION_ABORTED, 0xC0000241u, "") X(IMPLEMENTATION_LIMIT, 0xC000042Bu, "") X(ADDRESS_ALREADY_ASSOCIATED, 0xC0000238u, "") X(DEVICE_HARDWARE_ERROR, 0xC00002B6u, "the adapter's firmware took a trap (STATS fault_cause, fault_pc): every request but PING, INFO and STATS fails with it until the adapter restarts")
 
 /* NET_KIND: NET_RX_HDR.kind: what the port's checks made of a received frame */
 #define NF_NET_KIND_OTHER 0u /* an EtherType the port does not parse (sent to the adapter's MAC) */
@@ -848,34 +880,35 @@ struct nf_stats {
     uint32_t tx_overflow; /* @32 replies and CQEs the firmware could not queue (no TX room; never expected) */
     uint32_t ops_unknown; /* @36 messages with an op the firmware does not know (answered NOT_SUPPORTED) */
     uint32_t refused_other; /* @40 replies and CQEs with a failure status STAT_STATUS does not name */
-    uint32_t ops[28]; /* @44 messages handled, by op: ops[STAT_OP_x] */
-    uint32_t refused[12]; /* @156 replies and CQEs with a failure status: refused[STAT_STATUS_x] */
-    uint32_t refuse_codes[16]; /* @204 CQEs carrying an engine refusal, by REFUSE code */
-    uint32_t cycle_lo; /* @268 cycle counter when the reply was built */
-    uint32_t cycle_hi; /* @272  */
-    uint32_t tx_stalls; /* @276 times the firmware held a received frame (stopped taking messages) because its replies found no TX room */
-    uint32_t wait_timeouts; /* @280 bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain */
-    uint32_t faults; /* @284 traps the firmware took (illegal instruction, misaligned access, ebreak): nonzero, the adapter is faulted and answers DEVICE_HARDWARE_ERROR */
-    uint32_t fault_cause; /* @288 mcause of the last trap (2 illegal instruction, 3 ebreak, 4/6 misaligned load/store) */
-    uint32_t fault_pc; /* @292 mepc of the last trap: the address of the faulting instruction */
-    uint32_t net_rx; /* @296 network frames the firmware took from the port's RX slots */
-    uint32_t net_arp_answered; /* @300 ARP requests for the adapter's IPv4 address answered */
-    uint32_t net_arp_learned; /* @304 ARP replies that filled or refreshed an entry of the ARP cache */
-    uint32_t net_icmp_answered; /* @308 ICMP echo requests to the adapter's IPv4 address answered (ping) */
-    uint32_t net_unhandled; /* @312 network frames released without an answer: not for the adapter's address, a kind the firmware does not take, malformed, or RoCE (not handled yet) */
-    uint32_t net_tx_dropped; /* @316 network replies and ARP requests not sent: every NET TX slot was busy */
-    uint32_t net_resolve_timeouts; /* @320 address resolutions that ran out of ARP retries (HOST_UNREACHABLE) */
-    uint32_t rc_retransmits; /* @324 RC requests sent again: the local ACK timeout, a PSN sequence NAK or an RNR NAK (go-back-N) */
-    uint32_t port_rx_ok; /* @328 the port's NET.CNT_RX_OK: frames it placed in an RX slot (0 without a port) */
-    uint32_t port_drop_fcs; /* @332 NET.CNT_DROP_FCS: frames the MAC dropped (FCS, rx_er, runt) */
-    uint32_t port_drop_addr; /* @336 NET.CNT_DROP_ADDR: frames for another MAC (or broadcast, not ARP) */
-    uint32_t port_drop_ip; /* @340 NET.CNT_DROP_IP: IPv4 frames with a bad header checksum or options */
-    uint32_t port_drop_icrc; /* @344 NET.CNT_DROP_ICRC: RoCEv2 frames with a bad ICRC */
-    uint32_t port_drop_room; /* @348 NET.CNT_DROP_SLOT + CNT_DROP_FIFO: good frames with no room (no free slot, or the port fell behind) */
-    uint32_t port_drop_long; /* @352 NET.CNT_DROP_LONG: frames longer than NET_MAX_FRAME */
-    uint32_t port_tx; /* @356 NET.CNT_TX: frames the port sent */
+    uint32_t ops[35]; /* @44 messages handled, by op: ops[STAT_OP_x] */
+    uint32_t refused[12]; /* @184 replies and CQEs with a failure status: refused[STAT_STATUS_x] */
+    uint32_t refuse_codes[16]; /* @232 CQEs carrying an engine refusal, by REFUSE code */
+    uint32_t cycle_lo; /* @296 cycle counter when the reply was built */
+    uint32_t cycle_hi; /* @300  */
+    uint32_t tx_stalls; /* @304 times the firmware held a received frame (stopped taking messages) because its replies found no TX room */
+    uint32_t wait_timeouts; /* @308 bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain */
+    uint32_t faults; /* @312 traps the firmware took (illegal instruction, misaligned access, ebreak): nonzero, the adapter is faulted and answers DEVICE_HARDWARE_ERROR */
+    uint32_t fault_cause; /* @316 mcause of the last trap (2 illegal instruction, 3 ebreak, 4/6 misaligned load/store) */
+    uint32_t fault_pc; /* @320 mepc of the last trap: the address of the faulting instruction */
+    uint32_t net_rx; /* @324 network frames the firmware took from the port's RX slots */
+    uint32_t net_arp_answered; /* @328 ARP requests for the adapter's IPv4 address answered */
+    uint32_t net_arp_learned; /* @332 ARP replies that filled or refreshed an entry of the ARP cache */
+    uint32_t net_icmp_answered; /* @336 ICMP echo requests to the adapter's IPv4 address answered (ping) */
+    uint32_t net_unhandled; /* @340 network frames released without an answer: not for the adapter's address, a kind the firmware does not take, malformed, or RoCE (not handled yet) */
+    uint32_t net_tx_dropped; /* @344 network replies and ARP requests not sent: every NET TX slot was busy */
+    uint32_t net_resolve_timeouts; /* @348 address resolutions that ran out of ARP retries (HOST_UNREACHABLE) */
+    uint32_t rc_retransmits; /* @352 RC requests sent again: the local ACK timeout, a PSN sequence NAK or an RNR NAK (go-back-N) */
+    uint32_t cm_resends; /* @356 CM MADs (REQ, REP, DREQ) sent again after their response timeout, and answers sent again to a duplicate */
+    uint32_t port_rx_ok; /* @360 the port's NET.CNT_RX_OK: frames it placed in an RX slot (0 without a port) */
+    uint32_t port_drop_fcs; /* @364 NET.CNT_DROP_FCS: frames the MAC dropped (FCS, rx_er, runt) */
+    uint32_t port_drop_addr; /* @368 NET.CNT_DROP_ADDR: frames for another MAC (or broadcast, not ARP) */
+    uint32_t port_drop_ip; /* @372 NET.CNT_DROP_IP: IPv4 frames with a bad header checksum or options */
+    uint32_t port_drop_icrc; /* @376 NET.CNT_DROP_ICRC: RoCEv2 frames with a bad ICRC */
+    uint32_t port_drop_room; /* @380 NET.CNT_DROP_SLOT + CNT_DROP_FIFO: good frames with no room (no free slot, or the port fell behind) */
+    uint32_t port_drop_long; /* @384 NET.CNT_DROP_LONG: frames longer than NET_MAX_FRAME */
+    uint32_t port_tx; /* @388 NET.CNT_TX: frames the port sent */
 };
-#define NF_STATS_SIZE 360u
+#define NF_STATS_SIZE 392u
 #define NF_STATS_PROFILE_OFF 0u
 #define NF_STATS_RX_OK_OFF 4u
 #define NF_STATS_RX_BAD_OFF 8u
@@ -888,36 +921,37 @@ struct nf_stats {
 #define NF_STATS_OPS_UNKNOWN_OFF 36u
 #define NF_STATS_REFUSED_OTHER_OFF 40u
 #define NF_STATS_OPS_OFF 44u
-#define NF_STATS_OPS_COUNT 28u
-#define NF_STATS_REFUSED_OFF 156u
+#define NF_STATS_OPS_COUNT 35u
+#define NF_STATS_REFUSED_OFF 184u
 #define NF_STATS_REFUSED_COUNT 12u
-#define NF_STATS_REFUSE_CODES_OFF 204u
+#define NF_STATS_REFUSE_CODES_OFF 232u
 #define NF_STATS_REFUSE_CODES_COUNT 16u
-#define NF_STATS_CYCLE_LO_OFF 268u
-#define NF_STATS_CYCLE_HI_OFF 272u
-#define NF_STATS_TX_STALLS_OFF 276u
-#define NF_STATS_WAIT_TIMEOUTS_OFF 280u
-#define NF_STATS_FAULTS_OFF 284u
-#define NF_STATS_FAULT_CAUSE_OFF 288u
-#define NF_STATS_FAULT_PC_OFF 292u
-#define NF_STATS_NET_RX_OFF 296u
-#define NF_STATS_NET_ARP_ANSWERED_OFF 300u
-#define NF_STATS_NET_ARP_LEARNED_OFF 304u
-#define NF_STATS_NET_ICMP_ANSWERED_OFF 308u
-#define NF_STATS_NET_UNHANDLED_OFF 312u
-#define NF_STATS_NET_TX_DROPPED_OFF 316u
-#define NF_STATS_NET_RESOLVE_TIMEOUTS_OFF 320u
-#define NF_STATS_RC_RETRANSMITS_OFF 324u
-#define NF_STATS_PORT_RX_OK_OFF 328u
-#define NF_STATS_PORT_DROP_FCS_OFF 332u
-#define NF_STATS_PORT_DROP_ADDR_OFF 336u
-#define NF_STATS_PORT_DROP_IP_OFF 340u
-#define NF_STATS_PORT_DROP_ICRC_OFF 344u
-#define NF_STATS_PORT_DROP_ROOM_OFF 348u
-#define NF_STATS_PORT_DROP_LONG_OFF 352u
-#define NF_STATS_PORT_TX_OFF 356u
-#define NF_STATS_COUNTER_LIST(X) X(rx_ok, "LINK.CNT_RX_OK: frames received with a good CRC") X(rx_bad, "LINK.CNT_RX_BAD: frames dropped for a bad CRC or length") X(rx_drop, "LINK.CNT_RX_DROP: good frames dropped, no RX slot free") X(rx_dup, "DATA frames dropped as duplicate or out of order") X(tx_frames, "LINK.CNT_TX: frames sent (data and ACK)") X(tx_reject, "LINK.CNT_TX_REJECT: TX_POST writes the link refused") X(retransmits, "DATA frames the firmware sent again") X(tx_overflow, "replies and CQEs the firmware could not queue (no TX room; never expected)") X(tx_stalls, "times the firmware held a received frame (stopped taking messages) because its replies found no TX room") X(wait_timeouts, "bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain") X(faults, "traps the firmware took (illegal instruction, misaligned access, ebreak): nonzero, the adapter is faulted and answers DEVICE_HARDWARE_ERROR") X(fault_cause, "mcause of the last trap (2 illegal instruction, 3 ebreak, 4/6 misaligned load/store)") X(fault_pc, "mepc of the last trap: the address of the faulting instruction") X(net_rx, "network frames the firmware took from the port's RX slots") X(net_arp_answered, "ARP requests for the adapter's IPv4 address answered") X(net_arp_learned, "ARP replies that filled or refreshed an entry of the ARP cache") X(net_icmp_answered, "ICMP echo requests to the adapter's IPv4 address answered (ping)") X(net_unhandled, "network frames released without an answer: not for the adapter's address, a kind the firmware does not take, malformed, or RoCE (not handled yet)") X(net_tx_dropped, "network replies and ARP requests not sent: every NET TX slot was busy") X(net_resolve_timeouts, "address resolutions that ran out of ARP retries (HOST_UNREACHABLE)") X(rc_retransmits, "RC requests sent again: the local ACK timeout, a PSN sequence NAK or an RNR NAK (go-back-N)") X(port_rx_ok, "the port's NET.CNT_RX_OK: frames it placed in an RX slot (0 without a port)") X(port_drop_fcs, "NET.CNT_DROP_FCS: frames the MAC dropped (FCS, rx_er, runt)") X(port_drop_addr, "NET.CNT_DROP_ADDR: frames for another MAC (or broadcast, not ARP)") X(port_drop_ip, "NET.CNT_DROP_IP: IPv4 frames with a bad header checksum or options") X(port_drop_icrc, "NET.CNT_DROP_ICRC: RoCEv2 frames with a bad ICRC") X(port_drop_room, "NET.CNT_DROP_SLOT + CNT_DROP_FIFO: good frames with no room (no free slot, or the port fell behind)") X(port_drop_long, "NET.CNT_DROP_LONG: frames longer than NET_MAX_FRAME") X(port_tx, "NET.CNT_TX: frames the port sent")
-_Static_assert(sizeof(struct nf_stats) == 360, "STATS size");
+#define NF_STATS_CYCLE_LO_OFF 296u
+#define NF_STATS_CYCLE_HI_OFF 300u
+#define NF_STATS_TX_STALLS_OFF 304u
+#define NF_STATS_WAIT_TIMEOUTS_OFF 308u
+#define NF_STATS_FAULTS_OFF 312u
+#define NF_STATS_FAULT_CAUSE_OFF 316u
+#define NF_STATS_FAULT_PC_OFF 320u
+#define NF_STATS_NET_RX_OFF 324u
+#define NF_STATS_NET_ARP_ANSWERED_OFF 328u
+#define NF_STATS_NET_ARP_LEARNED_OFF 332u
+#define NF_STATS_NET_ICMP_ANSWERED_OFF 336u
+#define NF_STATS_NET_UNHANDLED_OFF 340u
+#define NF_STATS_NET_TX_DROPPED_OFF 344u
+#define NF_STATS_NET_RESOLVE_TIMEOUTS_OFF 348u
+#define NF_STATS_RC_RETRANSMITS_OFF 352u
+#define NF_STATS_CM_RESENDS_OFF 356u
+#define NF_STATS_PORT_RX_OK_OFF 360u
+#define NF_STATS_PORT_DROP_FCS_OFF 364u
+#define NF_STATS_PORT_DROP_ADDR_OFF 368u
+#define NF_STATS_PORT_DROP_IP_OFF 372u
+#define NF_STATS_PORT_DROP_ICRC_OFF 376u
+#define NF_STATS_PORT_DROP_ROOM_OFF 380u
+#define NF_STATS_PORT_DROP_LONG_OFF 384u
+#define NF_STATS_PORT_TX_OFF 388u
+#define NF_STATS_COUNTER_LIST(X) X(rx_ok, "LINK.CNT_RX_OK: frames received with a good CRC") X(rx_bad, "LINK.CNT_RX_BAD: frames dropped for a bad CRC or length") X(rx_drop, "LINK.CNT_RX_DROP: good frames dropped, no RX slot free") X(rx_dup, "DATA frames dropped as duplicate or out of order") X(tx_frames, "LINK.CNT_TX: frames sent (data and ACK)") X(tx_reject, "LINK.CNT_TX_REJECT: TX_POST writes the link refused") X(retransmits, "DATA frames the firmware sent again") X(tx_overflow, "replies and CQEs the firmware could not queue (no TX room; never expected)") X(tx_stalls, "times the firmware held a received frame (stopped taking messages) because its replies found no TX room") X(wait_timeouts, "bounded waits that ran out: an engine operation that did not finish (the request failed INTERNAL_ERROR, CQE refuse TIMEOUT), a TX slot that did not drain") X(faults, "traps the firmware took (illegal instruction, misaligned access, ebreak): nonzero, the adapter is faulted and answers DEVICE_HARDWARE_ERROR") X(fault_cause, "mcause of the last trap (2 illegal instruction, 3 ebreak, 4/6 misaligned load/store)") X(fault_pc, "mepc of the last trap: the address of the faulting instruction") X(net_rx, "network frames the firmware took from the port's RX slots") X(net_arp_answered, "ARP requests for the adapter's IPv4 address answered") X(net_arp_learned, "ARP replies that filled or refreshed an entry of the ARP cache") X(net_icmp_answered, "ICMP echo requests to the adapter's IPv4 address answered (ping)") X(net_unhandled, "network frames released without an answer: not for the adapter's address, a kind the firmware does not take, malformed, or RoCE (not handled yet)") X(net_tx_dropped, "network replies and ARP requests not sent: every NET TX slot was busy") X(net_resolve_timeouts, "address resolutions that ran out of ARP retries (HOST_UNREACHABLE)") X(rc_retransmits, "RC requests sent again: the local ACK timeout, a PSN sequence NAK or an RNR NAK (go-back-N)") X(cm_resends, "CM MADs (REQ, REP, DREQ) sent again after their response timeout, and answers sent again to a duplicate") X(port_rx_ok, "the port's NET.CNT_RX_OK: frames it placed in an RX slot (0 without a port)") X(port_drop_fcs, "NET.CNT_DROP_FCS: frames the MAC dropped (FCS, rx_er, runt)") X(port_drop_addr, "NET.CNT_DROP_ADDR: frames for another MAC (or broadcast, not ARP)") X(port_drop_ip, "NET.CNT_DROP_IP: IPv4 frames with a bad header checksum or options") X(port_drop_icrc, "NET.CNT_DROP_ICRC: RoCEv2 frames with a bad ICRC") X(port_drop_room, "NET.CNT_DROP_SLOT + CNT_DROP_FIFO: good frames with no room (no free slot, or the port fell behind)") X(port_drop_long, "NET.CNT_DROP_LONG: frames longer than NET_MAX_FRAME") X(port_tx, "NET.CNT_TX: frames the port sent")
+_Static_assert(sizeof(struct nf_stats) == 392, "STATS size");
 _Static_assert(offsetof(struct nf_stats, profile) == 0, "STATS.profile");
 _Static_assert(offsetof(struct nf_stats, rx_ok) == 4, "STATS.rx_ok");
 _Static_assert(offsetof(struct nf_stats, rx_bad) == 8, "STATS.rx_bad");
@@ -930,31 +964,32 @@ _Static_assert(offsetof(struct nf_stats, tx_overflow) == 32, "STATS.tx_overflow"
 _Static_assert(offsetof(struct nf_stats, ops_unknown) == 36, "STATS.ops_unknown");
 _Static_assert(offsetof(struct nf_stats, refused_other) == 40, "STATS.refused_other");
 _Static_assert(offsetof(struct nf_stats, ops) == 44, "STATS.ops");
-_Static_assert(offsetof(struct nf_stats, refused) == 156, "STATS.refused");
-_Static_assert(offsetof(struct nf_stats, refuse_codes) == 204, "STATS.refuse_codes");
-_Static_assert(offsetof(struct nf_stats, cycle_lo) == 268, "STATS.cycle_lo");
-_Static_assert(offsetof(struct nf_stats, cycle_hi) == 272, "STATS.cycle_hi");
-_Static_assert(offsetof(struct nf_stats, tx_stalls) == 276, "STATS.tx_stalls");
-_Static_assert(offsetof(struct nf_stats, wait_timeouts) == 280, "STATS.wait_timeouts");
-_Static_assert(offsetof(struct nf_stats, faults) == 284, "STATS.faults");
-_Static_assert(offsetof(struct nf_stats, fault_cause) == 288, "STATS.fault_cause");
-_Static_assert(offsetof(struct nf_stats, fault_pc) == 292, "STATS.fault_pc");
-_Static_assert(offsetof(struct nf_stats, net_rx) == 296, "STATS.net_rx");
-_Static_assert(offsetof(struct nf_stats, net_arp_answered) == 300, "STATS.net_arp_answered");
-_Static_assert(offsetof(struct nf_stats, net_arp_learned) == 304, "STATS.net_arp_learned");
-_Static_assert(offsetof(struct nf_stats, net_icmp_answered) == 308, "STATS.net_icmp_answered");
-_Static_assert(offsetof(struct nf_stats, net_unhandled) == 312, "STATS.net_unhandled");
-_Static_assert(offsetof(struct nf_stats, net_tx_dropped) == 316, "STATS.net_tx_dropped");
-_Static_assert(offsetof(struct nf_stats, net_resolve_timeouts) == 320, "STATS.net_resolve_timeouts");
-_Static_assert(offsetof(struct nf_stats, rc_retransmits) == 324, "STATS.rc_retransmits");
-_Static_assert(offsetof(struct nf_stats, port_rx_ok) == 328, "STATS.port_rx_ok");
-_Static_assert(offsetof(struct nf_stats, port_drop_fcs) == 332, "STATS.port_drop_fcs");
-_Static_assert(offsetof(struct nf_stats, port_drop_addr) == 336, "STATS.port_drop_addr");
-_Static_assert(offsetof(struct nf_stats, port_drop_ip) == 340, "STATS.port_drop_ip");
-_Static_assert(offsetof(struct nf_stats, port_drop_icrc) == 344, "STATS.port_drop_icrc");
-_Static_assert(offsetof(struct nf_stats, port_drop_room) == 348, "STATS.port_drop_room");
-_Static_assert(offsetof(struct nf_stats, port_drop_long) == 352, "STATS.port_drop_long");
-_Static_assert(offsetof(struct nf_stats, port_tx) == 356, "STATS.port_tx");
+_Static_assert(offsetof(struct nf_stats, refused) == 184, "STATS.refused");
+_Static_assert(offsetof(struct nf_stats, refuse_codes) == 232, "STATS.refuse_codes");
+_Static_assert(offsetof(struct nf_stats, cycle_lo) == 296, "STATS.cycle_lo");
+_Static_assert(offsetof(struct nf_stats, cycle_hi) == 300, "STATS.cycle_hi");
+_Static_assert(offsetof(struct nf_stats, tx_stalls) == 304, "STATS.tx_stalls");
+_Static_assert(offsetof(struct nf_stats, wait_timeouts) == 308, "STATS.wait_timeouts");
+_Static_assert(offsetof(struct nf_stats, faults) == 312, "STATS.faults");
+_Static_assert(offsetof(struct nf_stats, fault_cause) == 316, "STATS.fault_cause");
+_Static_assert(offsetof(struct nf_stats, fault_pc) == 320, "STATS.fault_pc");
+_Static_assert(offsetof(struct nf_stats, net_rx) == 324, "STATS.net_rx");
+_Static_assert(offsetof(struct nf_stats, net_arp_answered) == 328, "STATS.net_arp_answered");
+_Static_assert(offsetof(struct nf_stats, net_arp_learned) == 332, "STATS.net_arp_learned");
+_Static_assert(offsetof(struct nf_stats, net_icmp_answered) == 336, "STATS.net_icmp_answered");
+_Static_assert(offsetof(struct nf_stats, net_unhandled) == 340, "STATS.net_unhandled");
+_Static_assert(offsetof(struct nf_stats, net_tx_dropped) == 344, "STATS.net_tx_dropped");
+_Static_assert(offsetof(struct nf_stats, net_resolve_timeouts) == 348, "STATS.net_resolve_timeouts");
+_Static_assert(offsetof(struct nf_stats, rc_retransmits) == 352, "STATS.rc_retransmits");
+_Static_assert(offsetof(struct nf_stats, cm_resends) == 356, "STATS.cm_resends");
+_Static_assert(offsetof(struct nf_stats, port_rx_ok) == 360, "STATS.port_rx_ok");
+_Static_assert(offsetof(struct nf_stats, port_drop_fcs) == 364, "STATS.port_drop_fcs");
+_Static_assert(offsetof(struct nf_stats, port_drop_addr) == 368, "STATS.port_drop_addr");
+_Static_assert(offsetof(struct nf_stats, port_drop_ip) == 372, "STATS.port_drop_ip");
+_Static_assert(offsetof(struct nf_stats, port_drop_icrc) == 376, "STATS.port_drop_icrc");
+_Static_assert(offsetof(struct nf_stats, port_drop_room) == 380, "STATS.port_drop_room");
+_Static_assert(offsetof(struct nf_stats, port_drop_long) == 384, "STATS.port_drop_long");
+_Static_assert(offsetof(struct nf_stats, port_tx) == 388, "STATS.port_tx");
 
 /* NET_CONFIG_REQ: NET_CONFIG payload. IPv4 words hold the address in wire order, first byte in [7:0] (10.0.0.2 is 0x0200000A); the MAC words as NET.MAC_LO/MAC_HI */
 struct nf_net_config_req {
@@ -1345,6 +1380,174 @@ _Static_assert(offsetof(struct nf_cqe, op_type) == 16, "CQE.op_type");
 _Static_assert(offsetof(struct nf_cqe, refuse) == 20, "CQE.refuse");
 _Static_assert(offsetof(struct nf_cqe, token) == 24, "CQE.token");
 _Static_assert(offsetof(struct nf_cqe, cflags) == 28, "CQE.cflags");
+
+/* CM_LISTEN_REQ: CM_LISTEN payload. IPv4 words as NET_CONFIG_REQ's (first byte in [7:0]) */
+struct nf_cm_listen_req {
+    uint32_t ip; /* @0 0: any address of this adapter; else this adapter's address (INVALID_ADDRESS otherwise) */
+    uint32_t port; /* @4 1..65535, or 0: the next free ephemeral port (CM.EPHEMERAL..65535) */
+};
+#define NF_CM_LISTEN_REQ_SIZE 8u
+#define NF_CM_LISTEN_REQ_IP_OFF 0u
+#define NF_CM_LISTEN_REQ_PORT_OFF 4u
+_Static_assert(sizeof(struct nf_cm_listen_req) == 8, "CM_LISTEN_REQ size");
+_Static_assert(offsetof(struct nf_cm_listen_req, ip) == 0, "CM_LISTEN_REQ.ip");
+_Static_assert(offsetof(struct nf_cm_listen_req, port) == 4, "CM_LISTEN_REQ.port");
+
+/* CM_LISTEN_REP: CM_LISTEN reply payload */
+struct nf_cm_listen_rep {
+    uint32_t listen_id; /* @0 names the listener in CM_UNLISTEN and in CM_EVENT REQUEST (nonzero) */
+    uint32_t port; /* @4 the port listened on */
+};
+#define NF_CM_LISTEN_REP_SIZE 8u
+#define NF_CM_LISTEN_REP_LISTEN_ID_OFF 0u
+#define NF_CM_LISTEN_REP_PORT_OFF 4u
+_Static_assert(sizeof(struct nf_cm_listen_rep) == 8, "CM_LISTEN_REP size");
+_Static_assert(offsetof(struct nf_cm_listen_rep, listen_id) == 0, "CM_LISTEN_REP.listen_id");
+_Static_assert(offsetof(struct nf_cm_listen_rep, port) == 4, "CM_LISTEN_REP.port");
+
+/* CM_ID_REQ: CM_UNLISTEN and CM_COMPLETE payload */
+struct nf_cm_id_req {
+    uint32_t id; /* @0 CM_UNLISTEN: a listen id; CM_COMPLETE: a conn id */
+    uint32_t rsvd; /* @4 0 */
+};
+#define NF_CM_ID_REQ_SIZE 8u
+#define NF_CM_ID_REQ_ID_OFF 0u
+#define NF_CM_ID_REQ_RSVD_OFF 4u
+_Static_assert(sizeof(struct nf_cm_id_req) == 8, "CM_ID_REQ size");
+_Static_assert(offsetof(struct nf_cm_id_req, id) == 0, "CM_ID_REQ.id");
+_Static_assert(offsetof(struct nf_cm_id_req, rsvd) == 4, "CM_ID_REQ.rsvd");
+
+/* CM_CONNECT_REQ: CM_CONNECT payload; pdata_len bytes of private data follow (the message padded to 8). Validated in field order: INVALID_PARAMETER for a bad field, INVALID_DEVICE_STATE when the QP is not in RESET or has a connection or the adapter has no address, SHARING_VIOLATION when local_port is in use, INSUFFICIENT_RESOURCES when no connection is free */
+struct nf_cm_connect_req {
+    uint32_t qpn; /* @0 a QP of this adapter in RESET, off the wire, with no connection */
+    uint32_t peer_ip; /* @4 the listener's IPv4 address, first byte in [7:0]; not this adapter's */
+    uint32_t peer_port; /* @8 the listener's port, 1..65535 */
+    uint32_t local_port; /* @12 this side's port (in the REQ's cma_hdr), or 0: the next free ephemeral port */
+    uint32_t resources; /* @16 responder resources (InboundReadLimit): READs this QP answers at once, <= CM.MAX_RD */
+    uint32_t depth; /* @20 initiator depth (OutboundReadLimit), <= CM.MAX_RD */
+    uint32_t pdata_len; /* @24 private data bytes that follow, <= CM.REQ_PDATA (the REQ carries CM.REQ_PDATA, zero-filled) */
+    uint32_t rsvd; /* @28 0 */
+};
+#define NF_CM_CONNECT_REQ_SIZE 32u
+#define NF_CM_CONNECT_REQ_QPN_OFF 0u
+#define NF_CM_CONNECT_REQ_PEER_IP_OFF 4u
+#define NF_CM_CONNECT_REQ_PEER_PORT_OFF 8u
+#define NF_CM_CONNECT_REQ_LOCAL_PORT_OFF 12u
+#define NF_CM_CONNECT_REQ_RESOURCES_OFF 16u
+#define NF_CM_CONNECT_REQ_DEPTH_OFF 20u
+#define NF_CM_CONNECT_REQ_PDATA_LEN_OFF 24u
+#define NF_CM_CONNECT_REQ_RSVD_OFF 28u
+_Static_assert(sizeof(struct nf_cm_connect_req) == 32, "CM_CONNECT_REQ size");
+_Static_assert(offsetof(struct nf_cm_connect_req, qpn) == 0, "CM_CONNECT_REQ.qpn");
+_Static_assert(offsetof(struct nf_cm_connect_req, peer_ip) == 4, "CM_CONNECT_REQ.peer_ip");
+_Static_assert(offsetof(struct nf_cm_connect_req, peer_port) == 8, "CM_CONNECT_REQ.peer_port");
+_Static_assert(offsetof(struct nf_cm_connect_req, local_port) == 12, "CM_CONNECT_REQ.local_port");
+_Static_assert(offsetof(struct nf_cm_connect_req, resources) == 16, "CM_CONNECT_REQ.resources");
+_Static_assert(offsetof(struct nf_cm_connect_req, depth) == 20, "CM_CONNECT_REQ.depth");
+_Static_assert(offsetof(struct nf_cm_connect_req, pdata_len) == 24, "CM_CONNECT_REQ.pdata_len");
+_Static_assert(offsetof(struct nf_cm_connect_req, rsvd) == 28, "CM_CONNECT_REQ.rsvd");
+
+/* CM_CONNECT_REP: CM_CONNECT reply payload */
+struct nf_cm_connect_rep {
+    uint32_t conn_id; /* @0 names the connection in CM_COMPLETE, CM_REJECT and CM_EVENT (nonzero) */
+    uint32_t local_port; /* @4 the port the connection uses */
+};
+#define NF_CM_CONNECT_REP_SIZE 8u
+#define NF_CM_CONNECT_REP_CONN_ID_OFF 0u
+#define NF_CM_CONNECT_REP_LOCAL_PORT_OFF 4u
+_Static_assert(sizeof(struct nf_cm_connect_rep) == 8, "CM_CONNECT_REP size");
+_Static_assert(offsetof(struct nf_cm_connect_rep, conn_id) == 0, "CM_CONNECT_REP.conn_id");
+_Static_assert(offsetof(struct nf_cm_connect_rep, local_port) == 4, "CM_CONNECT_REP.local_port");
+
+/* CM_ACCEPT_REQ: CM_ACCEPT payload; pdata_len bytes of private data follow. INVALID_PARAMETER for a bad field, INVALID_DEVICE_STATE when the connection is not a REQUEST waiting for an answer or the QP is not in RESET with no connection */
+struct nf_cm_accept_req {
+    uint32_t conn_id; /* @0 from CM_EVENT REQUEST */
+    uint32_t qpn; /* @4 a QP of this adapter in RESET, off the wire, with no connection */
+    uint32_t resources; /* @8 responder resources, <= CM.MAX_RD */
+    uint32_t depth; /* @12 initiator depth, <= CM.MAX_RD */
+    uint32_t pdata_len; /* @16 private data bytes that follow, <= CM.REP_PDATA */
+    uint32_t rsvd; /* @20 0 */
+};
+#define NF_CM_ACCEPT_REQ_SIZE 24u
+#define NF_CM_ACCEPT_REQ_CONN_ID_OFF 0u
+#define NF_CM_ACCEPT_REQ_QPN_OFF 4u
+#define NF_CM_ACCEPT_REQ_RESOURCES_OFF 8u
+#define NF_CM_ACCEPT_REQ_DEPTH_OFF 12u
+#define NF_CM_ACCEPT_REQ_PDATA_LEN_OFF 16u
+#define NF_CM_ACCEPT_REQ_RSVD_OFF 20u
+_Static_assert(sizeof(struct nf_cm_accept_req) == 24, "CM_ACCEPT_REQ size");
+_Static_assert(offsetof(struct nf_cm_accept_req, conn_id) == 0, "CM_ACCEPT_REQ.conn_id");
+_Static_assert(offsetof(struct nf_cm_accept_req, qpn) == 4, "CM_ACCEPT_REQ.qpn");
+_Static_assert(offsetof(struct nf_cm_accept_req, resources) == 8, "CM_ACCEPT_REQ.resources");
+_Static_assert(offsetof(struct nf_cm_accept_req, depth) == 12, "CM_ACCEPT_REQ.depth");
+_Static_assert(offsetof(struct nf_cm_accept_req, pdata_len) == 16, "CM_ACCEPT_REQ.pdata_len");
+_Static_assert(offsetof(struct nf_cm_accept_req, rsvd) == 20, "CM_ACCEPT_REQ.rsvd");
+
+/* CM_REJECT_REQ: CM_REJECT payload; pdata_len bytes of private data follow. INVALID_DEVICE_STATE when the connection is neither a REQUEST waiting for an answer nor a REPLY not completed */
+struct nf_cm_reject_req {
+    uint32_t conn_id; /* @0  */
+    uint32_t pdata_len; /* @4 private data bytes that follow, <= CM.REJ_PDATA */
+};
+#define NF_CM_REJECT_REQ_SIZE 8u
+#define NF_CM_REJECT_REQ_CONN_ID_OFF 0u
+#define NF_CM_REJECT_REQ_PDATA_LEN_OFF 4u
+_Static_assert(sizeof(struct nf_cm_reject_req) == 8, "CM_REJECT_REQ size");
+_Static_assert(offsetof(struct nf_cm_reject_req, conn_id) == 0, "CM_REJECT_REQ.conn_id");
+_Static_assert(offsetof(struct nf_cm_reject_req, pdata_len) == 4, "CM_REJECT_REQ.pdata_len");
+
+/* CM_EVENT: CM_EVENT payload (board to host, MSG_HDR.tag 0); pdata_len bytes of private data follow (the message padded to 8). IPv4 words first byte in [7:0] */
+struct nf_cm_event {
+    uint32_t type; /* @0 CM_EVENT_TYPE */
+    uint32_t status; /* @4 NTSTATUS: SUCCESS, or REJECTED/FAILED/DISCONNECTED's failure */
+    uint32_t conn_id; /* @8 the connection (CM_CONNECT_REP.conn_id, or a REQUEST's new id) */
+    uint32_t listen_id; /* @12 passive side: the listener the REQ came to; active side 0 */
+    uint32_t qpn; /* @16 the connection's QP (0 before CM_ACCEPT) */
+    uint32_t peer_qpn; /* @20 the peer's QP (from its REQ or REP; 0 when not known) */
+    uint32_t local_ip; /* @24 this adapter's address */
+    uint32_t local_port; /* @28  */
+    uint32_t peer_ip; /* @32  */
+    uint32_t peer_port; /* @36  */
+    uint32_t resources; /* @40 REQUEST, REPLY: the peer's responder resources (so this side's initiator depth is at most it) */
+    uint32_t depth; /* @44 REQUEST, REPLY: the peer's initiator depth (so this side's responder resources need be no more) */
+    uint32_t reason; /* @48 REJECTED, FAILED CONNECTION_REFUSED: the REJ's reason (28 consumer defined, 8 invalid service ID); else 0 */
+    uint32_t cancelled; /* @52 DISCONNECTED after CM_DISCONNECT: pending receives dropped, the host completes its oldest this many CANCELLED; else 0 */
+    uint32_t pdata_len; /* @56 private data bytes that follow: REQUEST CM.REQ_PDATA, REPLY CM.REP_PDATA, REJECTED CM.REJ_PDATA, else 0 */
+    uint32_t rsvd; /* @60 0 */
+};
+#define NF_CM_EVENT_SIZE 64u
+#define NF_CM_EVENT_TYPE_OFF 0u
+#define NF_CM_EVENT_STATUS_OFF 4u
+#define NF_CM_EVENT_CONN_ID_OFF 8u
+#define NF_CM_EVENT_LISTEN_ID_OFF 12u
+#define NF_CM_EVENT_QPN_OFF 16u
+#define NF_CM_EVENT_PEER_QPN_OFF 20u
+#define NF_CM_EVENT_LOCAL_IP_OFF 24u
+#define NF_CM_EVENT_LOCAL_PORT_OFF 28u
+#define NF_CM_EVENT_PEER_IP_OFF 32u
+#define NF_CM_EVENT_PEER_PORT_OFF 36u
+#define NF_CM_EVENT_RESOURCES_OFF 40u
+#define NF_CM_EVENT_DEPTH_OFF 44u
+#define NF_CM_EVENT_REASON_OFF 48u
+#define NF_CM_EVENT_CANCELLED_OFF 52u
+#define NF_CM_EVENT_PDATA_LEN_OFF 56u
+#define NF_CM_EVENT_RSVD_OFF 60u
+_Static_assert(sizeof(struct nf_cm_event) == 64, "CM_EVENT size");
+_Static_assert(offsetof(struct nf_cm_event, type) == 0, "CM_EVENT.type");
+_Static_assert(offsetof(struct nf_cm_event, status) == 4, "CM_EVENT.status");
+_Static_assert(offsetof(struct nf_cm_event, conn_id) == 8, "CM_EVENT.conn_id");
+_Static_assert(offsetof(struct nf_cm_event, listen_id) == 12, "CM_EVENT.listen_id");
+_Static_assert(offsetof(struct nf_cm_event, qpn) == 16, "CM_EVENT.qpn");
+_Static_assert(offsetof(struct nf_cm_event, peer_qpn) == 20, "CM_EVENT.peer_qpn");
+_Static_assert(offsetof(struct nf_cm_event, local_ip) == 24, "CM_EVENT.local_ip");
+_Static_assert(offsetof(struct nf_cm_event, local_port) == 28, "CM_EVENT.local_port");
+_Static_assert(offsetof(struct nf_cm_event, peer_ip) == 32, "CM_EVENT.peer_ip");
+_Static_assert(offsetof(struct nf_cm_event, peer_port) == 36, "CM_EVENT.peer_port");
+_Static_assert(offsetof(struct nf_cm_event, resources) == 40, "CM_EVENT.resources");
+_Static_assert(offsetof(struct nf_cm_event, depth) == 44, "CM_EVENT.depth");
+_Static_assert(offsetof(struct nf_cm_event, reason) == 48, "CM_EVENT.reason");
+_Static_assert(offsetof(struct nf_cm_event, cancelled) == 52, "CM_EVENT.cancelled");
+_Static_assert(offsetof(struct nf_cm_event, pdata_len) == 56, "CM_EVENT.pdata_len");
+_Static_assert(offsetof(struct nf_cm_event, rsvd) == 60, "CM_EVENT.rsvd");
 
 /* NET_RX_HDR: first bytes of a ready RX slot; the frame (destination MAC on, FCS off) starts at FRAME_OFF */
 struct nf_net_rx_hdr {

@@ -54,6 +54,14 @@ LINK_TURNAROUND_MS = 20
 FRAME_PAGES_MR_REGISTER = 504
 FRAME_PAGES_FAST_REGISTER = 502
 
+# CM constants
+CM_REQ_PDATA = 56
+CM_REP_PDATA = 196
+CM_REJ_PDATA = 148
+CM_MAX_RD = 4
+CM_EPHEMERAL = 49152
+CM_RETRIES = 4
+
 # NDK_OP_FLAG constants
 NDK_OP_FLAG_SILENT_SUCCESS = 1
 NDK_OP_FLAG_READ_FENCE = 2
@@ -181,7 +189,15 @@ OP_WR_SEND = 68
 OP_WR_SEND_INVALIDATE = 69
 OP_WR_RECEIVE = 70
 OP_WR_BIND = 71
+OP_CM_LISTEN = 48
+OP_CM_UNLISTEN = 49
+OP_CM_CONNECT = 50
+OP_CM_ACCEPT = 51
+OP_CM_REJECT = 52
+OP_CM_COMPLETE = 53
+OP_CM_DISCONNECT = 54
 OP_CQE = 128
+OP_CM_EVENT = 129
 
 # STAT_OP: index of each message op's counter in STATS.ops (messages handled, whatever their outcome); the work requests stay consecutive, in OP order; each doc is the counter's description
 STAT_OP_PING = 0
@@ -212,6 +228,13 @@ STAT_OP_MW_CREATE = 24
 STAT_OP_FAULT_TEST = 25
 STAT_OP_NET_CONFIG = 26
 STAT_OP_QP_CONNECT_WIRE = 27
+STAT_OP_CM_LISTEN = 28
+STAT_OP_CM_UNLISTEN = 29
+STAT_OP_CM_CONNECT = 30
+STAT_OP_CM_ACCEPT = 31
+STAT_OP_CM_REJECT = 32
+STAT_OP_CM_COMPLETE = 33
+STAT_OP_CM_DISCONNECT = 34
 
 # STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it)
 STAT_STATUS_ACCESS_VIOLATION = 0
@@ -230,6 +253,14 @@ STAT_STATUS_CONNECTION_ABORTED = 11
 # NET_CONFIG_FLAG: NET_CONFIG_REQ.flags bits: which settings the request changes (none: a query)
 NET_CONFIG_FLAG_ADDR = 1
 NET_CONFIG_FLAG_MAC = 2
+
+# CM_EVENT_TYPE: CM_EVENT.type
+CM_EVENT_TYPE_REQUEST = 1
+CM_EVENT_TYPE_REPLY = 2
+CM_EVENT_TYPE_REJECTED = 3
+CM_EVENT_TYPE_ESTABLISHED = 4
+CM_EVENT_TYPE_DISCONNECTED = 5
+CM_EVENT_TYPE_FAILED = 6
 
 # NDK_OP: NDK_OPERATION_TYPE values carried in CQE.op_type
 NDK_OP_RECEIVE = 1
@@ -260,6 +291,7 @@ STATUS_NOT_SUPPORTED = 0xc00000bb
 STATUS_INTERNAL_ERROR = 0xc00000e5
 STATUS_CANCELLED = 0xc0000120
 STATUS_REMOTE_RESOURCES = 0xc000013d
+STATUS_INVALID_ADDRESS = 0xc0000141
 STATUS_INVALID_DEVICE_STATE = 0xc0000184
 STATUS_INVALID_BUFFER_SIZE = 0xc0000206
 STATUS_CONNECTION_RESET = 0xc000020d
@@ -632,7 +664,7 @@ SYS_WAKE_NET = 52
 _struct('LINK_HDR', 8, '<4B2H', 'type seq ack flags len rsvd', (0, 1, 2, 3, 4, 6))
 _struct('MSG_HDR', 16, '<2H3I', 'op len tag status rsvd', (0, 2, 4, 8, 12))
 _struct('INFO', 112, '<28I', 'fw_version hw_version layout_version clk_hz uart_period mem_bytes user_base page_size mpt_entries mtt_entries max_frmr_pages max_qps max_sge rx_slots tx_slots max_payload rx_ok rx_bad rx_drop tx_frames retransmits rx_dup wr_count last_wr_op last_wr_cycles last_wr_fw_cycles cycle_lo cycle_hi', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108))
-_struct('STATS', 360, '<90I', 'profile rx_ok rx_bad rx_drop rx_dup tx_frames tx_reject retransmits tx_overflow ops_unknown refused_other ops refused refuse_codes cycle_lo cycle_hi tx_stalls wait_timeouts faults fault_cause fault_pc net_rx net_arp_answered net_arp_learned net_icmp_answered net_unhandled net_tx_dropped net_resolve_timeouts rc_retransmits port_rx_ok port_drop_fcs port_drop_addr port_drop_ip port_drop_icrc port_drop_room port_drop_long port_tx', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 156, 204, 268, 272, 276, 280, 284, 288, 292, 296, 300, 304, 308, 312, 316, 320, 324, 328, 332, 336, 340, 344, 348, 352, 356))
+_struct('STATS', 392, '<98I', 'profile rx_ok rx_bad rx_drop rx_dup tx_frames tx_reject retransmits tx_overflow ops_unknown refused_other ops refused refuse_codes cycle_lo cycle_hi tx_stalls wait_timeouts faults fault_cause fault_pc net_rx net_arp_answered net_arp_learned net_icmp_answered net_unhandled net_tx_dropped net_resolve_timeouts rc_retransmits cm_resends port_rx_ok port_drop_fcs port_drop_addr port_drop_ip port_drop_icrc port_drop_room port_drop_long port_tx', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 184, 232, 296, 300, 304, 308, 312, 316, 320, 324, 328, 332, 336, 340, 344, 348, 352, 356, 360, 364, 368, 372, 376, 380, 384, 388))
 _struct('NET_CONFIG_REQ', 24, '<6I', 'flags ipv4 netmask rsvd mac_lo mac_hi', (0, 4, 8, 12, 16, 20))
 _struct('NET_CONFIG_REP', 16, '<4I', 'ipv4 netmask mac_lo mac_hi', (0, 4, 8, 12))
 _struct('MEM_WRITE_REQ', 8, '<2I', 'addr len', (0, 4))
@@ -657,6 +689,14 @@ _struct('WR_BIND', 24, '<2I2Q', 'mr_token mw_token va length', (0, 4, 8, 16))
 _struct('WR_RECEIVE', 8, '<2I', 'nsge rsvd', (0, 4))
 _struct('SGE', 16, '<Q2I', 'addr len token', (0, 8, 12))
 _struct('CQE', 32, '<8I', 'qpn wr_id status bytes op_type refuse token cflags', (0, 4, 8, 12, 16, 20, 24, 28))
+_struct('CM_LISTEN_REQ', 8, '<2I', 'ip port', (0, 4))
+_struct('CM_LISTEN_REP', 8, '<2I', 'listen_id port', (0, 4))
+_struct('CM_ID_REQ', 8, '<2I', 'id rsvd', (0, 4))
+_struct('CM_CONNECT_REQ', 32, '<8I', 'qpn peer_ip peer_port local_port resources depth pdata_len rsvd', (0, 4, 8, 12, 16, 20, 24, 28))
+_struct('CM_CONNECT_REP', 8, '<2I', 'conn_id local_port', (0, 4))
+_struct('CM_ACCEPT_REQ', 24, '<6I', 'conn_id qpn resources depth pdata_len rsvd', (0, 4, 8, 12, 16, 20))
+_struct('CM_REJECT_REQ', 8, '<2I', 'conn_id pdata_len', (0, 4))
+_struct('CM_EVENT', 64, '<16I', 'type status conn_id listen_id qpn peer_qpn local_ip local_port peer_ip peer_port resources depth reason cancelled pdata_len rsvd', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60))
 _struct('NET_RX_HDR', 8, '<H2BI', 'len kind flags cycle', (0, 2, 3, 4))
 PROFILES = ('SIM', 'ULX3S_85K', 'ULX3S_25K')
 

@@ -44,6 +44,14 @@
 `define NF_FRAME_PAGES_MR_REGISTER 504  // page list of one MR_REGISTER message
 `define NF_FRAME_PAGES_FAST_REGISTER 502  // page list of one WR_FAST_REGISTER message
 
+// CM constants
+`define NF_CM_REQ_PDATA 56  // consumer private data of a REQ: its 92 bytes less the RDMA-CM header (cma_hdr, 36)
+`define NF_CM_REP_PDATA 196  // private data of a REP
+`define NF_CM_REJ_PDATA 148  // private data of a REJ
+`define NF_CM_MAX_RD 4  // largest responder resources and initiator depth: the READs one QP answers at once
+`define NF_CM_EPHEMERAL 49152  // first ephemeral port (to 65535): a listen or connect on port 0 takes the next free one
+`define NF_CM_RETRIES 4  // a REQ, REP or DREQ is sent this many times more after its response timeout, then the connection fails IO_TIMEOUT
+
 // NDK_OP_FLAG constants
 `define NF_NDK_OP_FLAG_SILENT_SUCCESS 1  // NDK_OP_FLAG_SILENT_SUCCESS: no CQE on success (failures still complete)
 `define NF_NDK_OP_FLAG_READ_FENCE 2  // NDK_OP_FLAG_READ_FENCE
@@ -171,7 +179,15 @@
 `define NF_OP_WR_SEND_INVALIDATE 69  // WR_SEND (NdkSendAndInvalidate: WR_SEND.inv_token is invalidated at the peer before its receive completes)
 `define NF_OP_WR_RECEIVE 70  // WR_RECEIVE (NdkReceive: no CQE until a Send fills it)
 `define NF_OP_WR_BIND 71  // WR_BIND (NdkBind: a window over part of an MR)
+`define NF_OP_CM_LISTEN 48  // CM_LISTEN_REQ -> CM_LISTEN_REP (NdkListen): REQs to the port (RDMA-CM service ID 0x0000000001060000 | port) become CM_EVENT REQUEST; SHARING_VIOLATION when the port is listened on or used by a connection, INVALID_ADDRESS when ip is not this adapter's
+`define NF_OP_CM_UNLISTEN 49  // CM_ID_REQ (the listen id): the listener is gone, later REQs to its port are rejected (invalid service ID); connections it made stay
+`define NF_OP_CM_CONNECT 50  // CM_CONNECT_REQ + pdata -> CM_CONNECT_REP at once (NdkConnect): the peer's MAC is resolved and a REQ sent (again on timeout); the outcome is a CM_EVENT REPLY, REJECTED or FAILED
+`define NF_OP_CM_ACCEPT 51  // CM_ACCEPT_REQ + pdata (NdkAccept): a connection that came as CM_EVENT REQUEST is answered with a REP, its QP connected on the wire now; CM_EVENT ESTABLISHED follows with the peer's RTU (or FAILED IO_TIMEOUT)
+`define NF_OP_CM_REJECT 52  // CM_REJECT_REQ + pdata (NdkReject): a REQUEST (or, on the active side, a REPLY not completed yet) is answered with a REJ, reason 28 (consumer defined), and forgotten
+`define NF_OP_CM_COMPLETE 53  // CM_ID_REQ (the conn id; NdkCompleteConnect): the active side, after CM_EVENT REPLY, sends the RTU; the connection is established
+`define NF_OP_CM_DISCONNECT 54  // QP_REQ (NdkDisconnect): a DREQ goes to the peer (again on timeout); CM_EVENT DISCONNECTED follows once the DREP came or the retries ran out (IO_TIMEOUT), the QP then off the wire, its queued requests completed CANCELLED. After a DISCONNECTED from the peer, no DREQ: the event follows at once
 `define NF_OP_CQE 128  // board to host, unsolicited: a work completion (CQE)
+`define NF_OP_CM_EVENT 129  // board to host, unsolicited: a connection event (CM_EVENT + its pdata)
 
 // STAT_OP: index of each message op's counter in STATS.ops (messages handled, whatever their outcome); the work requests stay consecutive, in OP order; each doc is the counter's description
 `define NF_STAT_OP_PING 0  // link round trips (NdkFpgaPing)
@@ -202,6 +218,13 @@
 `define NF_STAT_OP_FAULT_TEST 25  // trap handler tests (FAULT_TEST)
 `define NF_STAT_OP_NET_CONFIG 26  // network port address settings and queries (NET_CONFIG)
 `define NF_STAT_OP_QP_CONNECT_WIRE 27  // QP connections over the network port (QP_CONNECT_WIRE)
+`define NF_STAT_OP_CM_LISTEN 28  // listens (NdkListen)
+`define NF_STAT_OP_CM_UNLISTEN 29  // listeners closed
+`define NF_STAT_OP_CM_CONNECT 30  // connects started (NdkConnect)
+`define NF_STAT_OP_CM_ACCEPT 31  // accepts (NdkAccept)
+`define NF_STAT_OP_CM_REJECT 32  // rejects (NdkReject)
+`define NF_STAT_OP_CM_COMPLETE 33  // connects completed (NdkCompleteConnect)
+`define NF_STAT_OP_CM_DISCONNECT 34  // disconnects (NdkDisconnect)
 
 // STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it)
 `define NF_STAT_STATUS_ACCESS_VIOLATION 0
@@ -220,6 +243,14 @@
 // NET_CONFIG_FLAG: NET_CONFIG_REQ.flags bits: which settings the request changes (none: a query)
 `define NF_NET_CONFIG_FLAG_ADDR 1  // set ipv4 and netmask
 `define NF_NET_CONFIG_FLAG_MAC 2  // set the MAC from mac_lo/mac_hi (else the adapter keeps its MAC: at boot its default, NET.MAC_SEED)
+
+// CM_EVENT_TYPE: CM_EVENT.type
+`define NF_CM_EVENT_TYPE_REQUEST 1  // a REQ arrived at listener listen_id: conn_id names it for CM_ACCEPT or CM_REJECT; peer_*, resources, depth and the REQ's CM.REQ_PDATA consumer bytes (pdata) are the peer's; qpn 0
+`define NF_CM_EVENT_TYPE_REPLY 2  // active side: the peer accepted (REP); the QP qpn is connected on the wire, CM_COMPLETE sends the RTU; pdata: the REP's CM.REP_PDATA bytes
+`define NF_CM_EVENT_TYPE_REJECTED 3  // the peer rejected (a REJ with reason 28, consumer defined): status CONNECTION_REFUSED, pdata the REJ's CM.REJ_PDATA bytes; the connection is forgotten, the QP back in RESET off the wire
+`define NF_CM_EVENT_TYPE_ESTABLISHED 4  // passive side: the peer's RTU arrived
+`define NF_CM_EVENT_TYPE_DISCONNECTED 5  // status SUCCESS: a DREQ from the peer (once; the QP stays connected: the host calls CM_DISCONNECT or QP_FLUSH), or the DREP to our CM_DISCONNECT; IO_TIMEOUT: our DREQ went unanswered. After CM_DISCONNECT the QP is off the wire in ERROR (its queued requests completed CANCELLED; cancelled receives for the host to complete), the conn id forgotten
+`define NF_CM_EVENT_TYPE_FAILED 6  // the connection failed and is forgotten, its QP back in RESET off the wire: HOST_UNREACHABLE (no ARP answer), IO_TIMEOUT (no REP, or no RTU, within CM.RETRIES resends), CONNECTION_REFUSED (a REJ other than consumer defined: nobody listens on the port, reason 8), or fw_net_resolve's other statuses (NETWORK_UNREACHABLE, INVALID_PARAMETER)
 
 // NDK_OP: NDK_OPERATION_TYPE values carried in CQE.op_type
 `define NF_NDK_OP_RECEIVE 1
@@ -242,7 +273,7 @@
 `define NF_STATUS_ACCESS_DENIED 32'hC0000022  // host: no permission to open the board's USB device (install tools/99-ndkfpga.rules)
 `define NF_STATUS_BUFFER_TOO_SMALL 32'hC0000023
 `define NF_STATUS_INVALID_PARAMETER_MIX 32'hC0000030
-`define NF_STATUS_SHARING_VIOLATION 32'hC0000043  // host: NdkListen on an address and port another listener of this adapter holds
+`define NF_STATUS_SHARING_VIOLATION 32'hC0000043  // host: NdkListen on an address and port another listener of this adapter holds; firmware: CM_LISTEN or CM_CONNECT on a port in use
 `define NF_STATUS_INSUFFICIENT_RESOURCES 32'hC000009A
 `define NF_STATUS_DEVICE_NOT_CONNECTED 32'hC000009D  // host: the simulator or board went away (died at start, socket closed)
 `define NF_STATUS_IO_TIMEOUT 32'hC00000B5  // host: peer silent past the link deadline
@@ -250,11 +281,12 @@
 `define NF_STATUS_INTERNAL_ERROR 32'hC00000E5
 `define NF_STATUS_CANCELLED 32'hC0000120
 `define NF_STATUS_REMOTE_RESOURCES 32'hC000013D
+`define NF_STATUS_INVALID_ADDRESS 32'hC0000141  // firmware: CM_LISTEN on an address that is not the adapter's
 `define NF_STATUS_INVALID_DEVICE_STATE 32'hC0000184
 `define NF_STATUS_INVALID_BUFFER_SIZE 32'hC0000206
 `define NF_STATUS_CONNECTION_RESET 32'hC000020D  // host: transport closed by the peer mid-session
 `define NF_STATUS_CONNECTION_INVALID 32'hC000023A
-`define NF_STATUS_CONNECTION_REFUSED 32'hC0000236  // host: nothing accepts on the simulator socket
+`define NF_STATUS_CONNECTION_REFUSED 32'hC0000236  // host: nothing accepts on the simulator socket; firmware (CM_EVENT): the peer rejected the connection, or nobody listens on its port
 `define NF_STATUS_NETWORK_UNREACHABLE 32'hC000023C  // host: no transport for the device string; firmware: a peer outside the adapter's IPv4 subnet (no router)
 `define NF_STATUS_HOST_UNREACHABLE 32'hC000023D  // firmware: a peer on the adapter's subnet did not answer ARP within the retries
 `define NF_STATUS_CONNECTION_ABORTED 32'hC0000241
@@ -662,7 +694,7 @@
 `define NF_INFO_CYCLE_HI_OFF 108
 
 // STATS: reply payload of STATS: the adapter's counters since it booted (a link RESET does not clear them); each wraps at 2^32
-`define NF_STATS_SIZE 360
+`define NF_STATS_SIZE 392
 `define NF_STATS_PROFILE_OFF 0
 `define NF_STATS_RX_OK_OFF 4
 `define NF_STATS_RX_BAD_OFF 8
@@ -675,34 +707,35 @@
 `define NF_STATS_OPS_UNKNOWN_OFF 36
 `define NF_STATS_REFUSED_OTHER_OFF 40
 `define NF_STATS_OPS_OFF 44
-`define NF_STATS_OPS_COUNT 28
-`define NF_STATS_REFUSED_OFF 156
+`define NF_STATS_OPS_COUNT 35
+`define NF_STATS_REFUSED_OFF 184
 `define NF_STATS_REFUSED_COUNT 12
-`define NF_STATS_REFUSE_CODES_OFF 204
+`define NF_STATS_REFUSE_CODES_OFF 232
 `define NF_STATS_REFUSE_CODES_COUNT 16
-`define NF_STATS_CYCLE_LO_OFF 268
-`define NF_STATS_CYCLE_HI_OFF 272
-`define NF_STATS_TX_STALLS_OFF 276
-`define NF_STATS_WAIT_TIMEOUTS_OFF 280
-`define NF_STATS_FAULTS_OFF 284
-`define NF_STATS_FAULT_CAUSE_OFF 288
-`define NF_STATS_FAULT_PC_OFF 292
-`define NF_STATS_NET_RX_OFF 296
-`define NF_STATS_NET_ARP_ANSWERED_OFF 300
-`define NF_STATS_NET_ARP_LEARNED_OFF 304
-`define NF_STATS_NET_ICMP_ANSWERED_OFF 308
-`define NF_STATS_NET_UNHANDLED_OFF 312
-`define NF_STATS_NET_TX_DROPPED_OFF 316
-`define NF_STATS_NET_RESOLVE_TIMEOUTS_OFF 320
-`define NF_STATS_RC_RETRANSMITS_OFF 324
-`define NF_STATS_PORT_RX_OK_OFF 328
-`define NF_STATS_PORT_DROP_FCS_OFF 332
-`define NF_STATS_PORT_DROP_ADDR_OFF 336
-`define NF_STATS_PORT_DROP_IP_OFF 340
-`define NF_STATS_PORT_DROP_ICRC_OFF 344
-`define NF_STATS_PORT_DROP_ROOM_OFF 348
-`define NF_STATS_PORT_DROP_LONG_OFF 352
-`define NF_STATS_PORT_TX_OFF 356
+`define NF_STATS_CYCLE_LO_OFF 296
+`define NF_STATS_CYCLE_HI_OFF 300
+`define NF_STATS_TX_STALLS_OFF 304
+`define NF_STATS_WAIT_TIMEOUTS_OFF 308
+`define NF_STATS_FAULTS_OFF 312
+`define NF_STATS_FAULT_CAUSE_OFF 316
+`define NF_STATS_FAULT_PC_OFF 320
+`define NF_STATS_NET_RX_OFF 324
+`define NF_STATS_NET_ARP_ANSWERED_OFF 328
+`define NF_STATS_NET_ARP_LEARNED_OFF 332
+`define NF_STATS_NET_ICMP_ANSWERED_OFF 336
+`define NF_STATS_NET_UNHANDLED_OFF 340
+`define NF_STATS_NET_TX_DROPPED_OFF 344
+`define NF_STATS_NET_RESOLVE_TIMEOUTS_OFF 348
+`define NF_STATS_RC_RETRANSMITS_OFF 352
+`define NF_STATS_CM_RESENDS_OFF 356
+`define NF_STATS_PORT_RX_OK_OFF 360
+`define NF_STATS_PORT_DROP_FCS_OFF 364
+`define NF_STATS_PORT_DROP_ADDR_OFF 368
+`define NF_STATS_PORT_DROP_IP_OFF 372
+`define NF_STATS_PORT_DROP_ICRC_OFF 376
+`define NF_STATS_PORT_DROP_ROOM_OFF 380
+`define NF_STATS_PORT_DROP_LONG_OFF 384
+`define NF_STATS_PORT_TX_OFF 388
 
 // NET_CONFIG_REQ: NET_CONFIG payload. IPv4 words hold the address in wire order, first byte in [7:0] (10.0.0.2 is 0x0200000A); the MAC words as NET.MAC_LO/MAC_HI
 `define NF_NET_CONFIG_REQ_SIZE 24
@@ -857,6 +890,70 @@
 `define NF_CQE_REFUSE_OFF 20
 `define NF_CQE_TOKEN_OFF 24
 `define NF_CQE_CFLAGS_OFF 28
+
+// CM_LISTEN_REQ: CM_LISTEN payload. IPv4 words as NET_CONFIG_REQ's (first byte in [7:0])
+`define NF_CM_LISTEN_REQ_SIZE 8
+`define NF_CM_LISTEN_REQ_IP_OFF 0
+`define NF_CM_LISTEN_REQ_PORT_OFF 4
+
+// CM_LISTEN_REP: CM_LISTEN reply payload
+`define NF_CM_LISTEN_REP_SIZE 8
+`define NF_CM_LISTEN_REP_LISTEN_ID_OFF 0
+`define NF_CM_LISTEN_REP_PORT_OFF 4
+
+// CM_ID_REQ: CM_UNLISTEN and CM_COMPLETE payload
+`define NF_CM_ID_REQ_SIZE 8
+`define NF_CM_ID_REQ_ID_OFF 0
+`define NF_CM_ID_REQ_RSVD_OFF 4
+
+// CM_CONNECT_REQ: CM_CONNECT payload; pdata_len bytes of private data follow (the message padded to 8). Validated in field order: INVALID_PARAMETER for a bad field, INVALID_DEVICE_STATE when the QP is not in RESET or has a connection or the adapter has no address, SHARING_VIOLATION when local_port is in use, INSUFFICIENT_RESOURCES when no connection is free
+`define NF_CM_CONNECT_REQ_SIZE 32
+`define NF_CM_CONNECT_REQ_QPN_OFF 0
+`define NF_CM_CONNECT_REQ_PEER_IP_OFF 4
+`define NF_CM_CONNECT_REQ_PEER_PORT_OFF 8
+`define NF_CM_CONNECT_REQ_LOCAL_PORT_OFF 12
+`define NF_CM_CONNECT_REQ_RESOURCES_OFF 16
+`define NF_CM_CONNECT_REQ_DEPTH_OFF 20
+`define NF_CM_CONNECT_REQ_PDATA_LEN_OFF 24
+`define NF_CM_CONNECT_REQ_RSVD_OFF 28
+
+// CM_CONNECT_REP: CM_CONNECT reply payload
+`define NF_CM_CONNECT_REP_SIZE 8
+`define NF_CM_CONNECT_REP_CONN_ID_OFF 0
+`define NF_CM_CONNECT_REP_LOCAL_PORT_OFF 4
+
+// CM_ACCEPT_REQ: CM_ACCEPT payload; pdata_len bytes of private data follow. INVALID_PARAMETER for a bad field, INVALID_DEVICE_STATE when the connection is not a REQUEST waiting for an answer or the QP is not in RESET with no connection
+`define NF_CM_ACCEPT_REQ_SIZE 24
+`define NF_CM_ACCEPT_REQ_CONN_ID_OFF 0
+`define NF_CM_ACCEPT_REQ_QPN_OFF 4
+`define NF_CM_ACCEPT_REQ_RESOURCES_OFF 8
+`define NF_CM_ACCEPT_REQ_DEPTH_OFF 12
+`define NF_CM_ACCEPT_REQ_PDATA_LEN_OFF 16
+`define NF_CM_ACCEPT_REQ_RSVD_OFF 20
+
+// CM_REJECT_REQ: CM_REJECT payload; pdata_len bytes of private data follow. INVALID_DEVICE_STATE when the connection is neither a REQUEST waiting for an answer nor a REPLY not completed
+`define NF_CM_REJECT_REQ_SIZE 8
+`define NF_CM_REJECT_REQ_CONN_ID_OFF 0
+`define NF_CM_REJECT_REQ_PDATA_LEN_OFF 4
+
+// CM_EVENT: CM_EVENT payload (board to host, MSG_HDR.tag 0); pdata_len bytes of private data follow (the message padded to 8). IPv4 words first byte in [7:0]
+`define NF_CM_EVENT_SIZE 64
+`define NF_CM_EVENT_TYPE_OFF 0
+`define NF_CM_EVENT_STATUS_OFF 4
+`define NF_CM_EVENT_CONN_ID_OFF 8
+`define NF_CM_EVENT_LISTEN_ID_OFF 12
+`define NF_CM_EVENT_QPN_OFF 16
+`define NF_CM_EVENT_PEER_QPN_OFF 20
+`define NF_CM_EVENT_LOCAL_IP_OFF 24
+`define NF_CM_EVENT_LOCAL_PORT_OFF 28
+`define NF_CM_EVENT_PEER_IP_OFF 32
+`define NF_CM_EVENT_PEER_PORT_OFF 36
+`define NF_CM_EVENT_RESOURCES_OFF 40
+`define NF_CM_EVENT_DEPTH_OFF 44
+`define NF_CM_EVENT_REASON_OFF 48
+`define NF_CM_EVENT_CANCELLED_OFF 52
+`define NF_CM_EVENT_PDATA_LEN_OFF 56
+`define NF_CM_EVENT_RSVD_OFF 60
 
 // NET_RX_HDR: first bytes of a ready RX slot; the frame (destination MAC on, FCS off) starts at FRAME_OFF
 `define NF_NET_RX_HDR_SIZE 8

@@ -3,7 +3,9 @@
 """Checks a segment's capture with oracles this project did not write: every RoCEv2 frame's
 ICRC (scapy.contrib.roce's BTH computes it when a packet is built), IPv4 header checksum and IP/UDP lengths (scapy),
 and, when tshark is installed, that tshark decodes every frame with no malformed packet.
-Prints TAP lines. Usage: check_capture.py FILE.pcap"""
+With --cm, also that tshark's IB CM dissector finds each connection-management message
+(REQ with the RDMA-CM service ID, REP, RTU, REJ, DREQ, DREP).
+Prints TAP lines. Usage: check_capture.py FILE.pcap [--cm]"""
 import shutil
 import subprocess
 import sys
@@ -62,6 +64,20 @@ def main():
         out = subprocess.run(base + ["-Y", "infiniband"], capture_output=True, text=True,
                              timeout=300)
         ok(len(out.stdout.splitlines()) == roce, "tshark's InfiniBand dissector takes all %d RoCEv2 frames" % roce)
+        if "--cm" in sys.argv[2:]:
+            # the CM messages by MAD attribute ID (class 7, CM); REQ and REP by their CM fields too
+            for name, attr in (("REQ", 0x10), ("REJ", 0x12), ("REP", 0x13), ("RTU", 0x14), ("DREQ", 0x15),
+                               ("DREP", 0x16)):
+                flt = "infiniband.mad.mgmtclass == 7 && infiniband.mad.attributeid == %#x" % attr
+                if name in ("REQ", "REP"):
+                    flt += " && infiniband.cm.%s" % name.lower()
+                out = subprocess.run(base + ["-Y", flt], capture_output=True, text=True, timeout=300)
+                ok(out.returncode == 0 and out.stdout.strip() != "", "tshark's IB CM dissector shows a %s" % name)
+            out = subprocess.run(base + ["-Y", "infiniband.cm.req.serviceid.protocol == 6", "-T", "fields", "-e",
+                                         "infiniband.cm.req.serviceid.dport"], capture_output=True, text=True,
+                                 timeout=300)
+            ok(out.stdout.strip() != "", "tshark reads each REQ's service ID as RDMA-CM TCP port %s" %
+               ",".join(sorted(set(out.stdout.split()))))
     else:
         print("ok - capture: tshark # SKIP not installed")
     return fail

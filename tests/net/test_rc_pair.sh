@@ -6,6 +6,7 @@
 # sim:NFSIM:FIRMWARE_HEX (the Verilator board) or model:NFMODEL (the software adapter).
 # PORT_FAULTS: faults on the frames each port sends (nfwire's port hello: loss=P,dup=P,...).
 # KILL_B=1: adapter B is killed in the middle of a Write at the end (rc_pair.py PID_B).
+# PAIR=cm: the connection-setup test instead (cm_pair.py), its capture checked for the CM.
 # Usage: test_rc_pair.sh NFWIRE ADAPTER_A ADAPTER_B
 set -u
 nfwire=$1
@@ -41,12 +42,12 @@ for n in a b; do
     wait_for "$tmp/$n.sock" 30 || { echo "not ok - adapter $n did not start"; exit 1; }
 done
 rc=0
-timeout 900 python3 "$here/rc_pair.py" "$tmp/a.sock" "$tmp/b.sock" ${KILL_B:+"${pids[2]}"} || rc=1
+timeout 900 python3 "$here/${PAIR:-rc}_pair.py" "$tmp/a.sock" "$tmp/b.sock" ${KILL_B:+"${pids[2]}"} || rc=1
 kill "${pids[0]}" 2>/dev/null # nfwire closes its capture on exit
 wait "${pids[0]}" 2>/dev/null
 [ -n "${KEEP_PCAP:-}" ] && cp "$tmp/wire.pcap" "$KEEP_PCAP"
 if [ -s "$tmp/wire.pcap" ]; then
-    "${PY:-python3}" "$here/check_capture.py" "$tmp/wire.pcap" || rc=1
+    "${PY:-python3}" "$here/check_capture.py" "$tmp/wire.pcap" ${PAIR:+--cm} || rc=1
 else
     echo "not ok - rc: the segment's capture is empty"
     rc=1
