@@ -397,11 +397,14 @@ static void timer_pass(void)
 
 int fw_rc_poll(void)
 {
-    uint32_t at, len, now = hal_cycles(), n = 0;
+    uint32_t at, len, now = hal_cycles(), n = 0, tick = fw_net_tick();
     int did = 0, waits = 0;
+    /* No port (tick 0): never a timer pass, else every turn would count as work and the
+     * idle loop would never sleep. */
+    int due = tick && now - tick_at >= tick;
     /* The usual idle turn does nothing: no frame, no timer due, no QP on the wire. It
      * stays a few instructions, so it evicts none of the work-request path's cache lines. */
-    if (!wire_qps && !fw_net_pending() && now - tick_at < fw_net_tick())
+    if (!wire_qps && !fw_net_pending() && !due)
         return 0;
     /* a frame may complete two requests (a receive and a send's ACK): room for both */
     while (events->room(2u * CQE_MSG) && fw_net_next(&at, &len)) {
@@ -409,7 +412,7 @@ int fw_rc_poll(void)
         fw_net_release();
         did = 1;
     }
-    if (fw_net_timer() || now - tick_at >= fw_net_tick()) {
+    if (fw_net_timer() || due) {
         tick_at = now;
         timer_pass();
         did = 1;
