@@ -24,6 +24,13 @@
 #define PG NF_ADAPTER_PAGE_SIZE
 #define MR_VA 0x10000u
 #define MAX_WR 4096u
+/* Every buffer the harness names (MR pages, SGEs: SGE_BASE + 8 * 15 bits + 15 bits of
+ * length) lies in the user region's first USER_SPAN bytes: a DMA beyond wrote memory
+ * no key or SGE granted. */
+#define SGE_BASE 0x4000u
+#define USER_SPAN 0x50000u
+_Static_assert(SGE_BASE + 8u * 0x7FFFu + 0x7FFFu <= USER_SPAN && 8u * PG + 4u * 1024u <= USER_SPAN,
+               "the harness's buffers inside USER_SPAN");
 
 static const uint8_t our_ip[4] = {10, 0, 0, 2}, peer_ip[4] = {10, 0, 0, 7};
 static const uint8_t peer_mac[6] = {0x52, 0x54, 0x00, 0x12, 0x34, 0x56};
@@ -90,6 +97,8 @@ static void chunk_hook(struct nfm_engine *e, uint32_t src, uint32_t dst, uint32_
         fail("an engine DMA outside adapter memory");
     if (dst < rx1 && dst + len > rx0)
         fail("an engine DMA into a network RX slot");
+    if (dst + len > nf_hw_user_base() + USER_SPAN)
+        fail("an engine DMA into user memory no buffer names");
 }
 
 /* Each wire QP's transport state stays inside its arrays, and the requester never
@@ -339,7 +348,7 @@ static void host_wr(struct rd *r)
     uint32_t ub = nf_hw_user_base();
     for (uint32_t k = 0; k < nsge; k++) {
         uint32_t a = u16(r), l = u16(r);
-        struct nf_sge s = {ub + 0x4000u + (a & 0x7FFF) * 8u, l & 0x8000 ? l & 0x7FFF : l % (3 * MTU + 2),
+        struct nf_sge s = {ub + SGE_BASE + (a & 0x7FFF) * 8u, l & 0x8000 ? l & 0x7FFF : l % (3 * MTU + 2),
                            a & 0x8000 ? tokens[l & 1] : NF_ADAPTER_PRIVILEGED_TOKEN};
         if (a & 0x8000)
             s.addr = MR_VA + a % (2 * PG);
