@@ -425,12 +425,13 @@ static void other_frame(struct rd *r)
     inject(f, len < 14 ? 14 : len);
 }
 
-/* Connection control on a QP: flush, disconnect, reconnect over the wire, a PING. */
+/* Connection and port control: flush, disconnect, reconnect over the wire (to the
+ * peer, or to a neighbour nobody answers for), a new MAC, TX slots held busy, a PING. */
 static void control(struct rd *r)
 {
     uint32_t sel = u8(r), x = u32(r);
     uint32_t qpn = qpns[(sel >> 4) % NQP];
-    switch (sel % 5) {
+    switch (sel % 8) {
     case 0: {
         struct nf_qp_req q = {qpn, 0};
         msg(NF_OP_QP_FLUSH, &q, sizeof(q));
@@ -446,6 +447,30 @@ static void control(struct rd *r)
         msg(NF_OP_QP_CONNECT_WIRE, &c, sizeof(c));
         break;
     }
+    case 3: {
+        uint8_t ip[4] = {our_ip[0], our_ip[1], our_ip[2], (uint8_t)(x >> 24)};
+        struct nf_qp_connect_wire_req c = {qpn, x & PSN_MASK, ip_word(ip), x >> 4 & PSN_MASK, x & PSN_MASK, 0};
+        msg(NF_OP_QP_CONNECT_WIRE, &c, sizeof(c));
+        break;
+    }
+    case 4: {
+        /* a unicast MAC of the fuzzer's (or a refused one): frames follow what is set */
+        struct nf_net_config_req nc = {NF_NET_CONFIG_FLAG_MAC, 0, 0, 0, x & 0xFFFFFFFEu, sel >> 3};
+        struct nf_net_config_rep rep = {0, 0, 0, 0};
+        if (tb_req(NF_OP_NET_CONFIG, &nc, sizeof(nc), &rep, sizeof(rep)) == NF_STATUS_SUCCESS) {
+            for (int i = 0; i < 4; i++)
+                our_mac[i] = (uint8_t)(rep.mac_lo >> (8 * i));
+            our_mac[4] = (uint8_t)rep.mac_hi;
+            our_mac[5] = (uint8_t)(rep.mac_hi >> 8);
+        }
+        check_msgs();
+        drain();
+        break;
+    }
+    case 5:
+        nf_hw_net_tx_busy(x & 0xFu); /* until the next such record */
+        run();
+        break;
     default:
         if (msg(NF_OP_PING, NULL, 0) != NF_STATUS_SUCCESS)
             fail("a PING went unanswered");

@@ -38,7 +38,7 @@ def timer(k):
 
 
 def ping():
-    return bytes([9, 3, 0, 0, 0, 0])
+    return bytes([9, 6, 0, 0, 0, 0])
 
 
 SEEDS = {
