@@ -46,7 +46,7 @@ static uint8_t epoch[NQP];
 static unsigned long roce_in, roce_out, cqes;
 static int trace; /* FUZZ_TRACE=1: print every CQE */
 
-static void fail(const char *what)
+static _Noreturn void fail(const char *what)
 {
     fprintf(stderr, "fuzz_fw_net: %s\n", what);
     abort();
@@ -150,6 +150,33 @@ static void check_msgs(void)
         fail("a link message found no TX room");
 }
 
+/* A RoCE packet the firmware sent: an RC opcode it may send, to a neighbour (a QP may
+ * be connected to any, and ARP frames may teach any) on port 4791, its extension headers, payload (at most the MTU) and pad adding up to the
+ * UDP length, the pad count in the BTH matching. */
+static void check_sent(const uint8_t *f, size_t n)
+{
+    uint32_t op = f[F_BTH], udp = (uint32_t)f[F_UDP + 4] << 8 | f[F_UDP + 5];
+    size_t ext;
+    switch (op) {
+    case OP_SEND_FIRST: case OP_SEND_MIDDLE: case OP_SEND_LAST: case OP_SEND_ONLY: case OP_WRITE_MIDDLE:
+    case OP_WRITE_LAST: case OP_READ_MIDDLE: ext = 0; break;
+    case OP_WRITE_FIRST: case OP_WRITE_ONLY: case OP_READ_REQUEST: ext = RETH_BYTES; break;
+    case OP_READ_FIRST: case OP_READ_LAST: case OP_READ_ONLY: case OP_ACK: ext = AETH_BYTES; break;
+    case OP_SEND_LAST_INV: case OP_SEND_ONLY_INV: ext = IETH_BYTES; break;
+    default: fail("the firmware sent an RC opcode it has no use for");
+    }
+    if (memcmp(f + F_IP + 16, our_ip, 3) || f[F_IP + 19] == our_ip[3])
+        fail("a RoCE packet to an address off the subnet or to ourselves");
+    if (((uint32_t)f[F_UDP + 2] << 8 | f[F_UDP + 3]) != NF_NET_ROCE_PORT)
+        fail("a RoCE packet not to UDP port 4791");
+    size_t hdr = 8 + BTH_BYTES + ext + ICRC_BYTES;
+    if (udp < hdr || F_UDP + (size_t)udp > n)
+        fail("a RoCE packet's UDP length shorter than its headers or longer than the frame");
+    uint32_t body = udp - (uint32_t)hdr, pad = f[F_BTH + 1] >> 4 & 3u;
+    if ((body & 3u) || body < pad || body - pad > MTU || (op == OP_READ_REQUEST || op == OP_ACK ? body : 0))
+        fail("a RoCE packet's payload and pad disagree, exceed the MTU or ride on a READ request/ACK");
+}
+
 /* Take what the port sent: answer ARP requests for the peer, count RoCE packets.
  * Returns the frames it injected. */
 static int drain(void)
@@ -175,6 +202,7 @@ static int drain(void)
                 nf_hw_net_rx(a, 60);
         } else if (n >= 54 && out[23] == IP_PROTO_UDP) {
             roce_out++;
+            check_sent(out, n);
         }
     }
     return answered < 4 ? answered : 4;
