@@ -80,6 +80,29 @@ static uint16_t csum(const uint8_t *b, size_t n)
     return (uint16_t)~s;
 }
 
+static const uint8_t bcast[6] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+
+/* An ARP frame (60 bytes, as a MAC pads it) from the peer's MAC: op 1 request, 2 reply;
+ * tha NULL: zero. */
+static void arp_build(uint8_t *a, const uint8_t *edst, uint32_t op, const uint8_t *spa, const uint8_t *tha,
+                      const uint8_t *tpa)
+{
+    memset(a, 0, 60);
+    memcpy(a, edst, 6);
+    memcpy(a + 6, peer_mac, 6);
+    put16(a + 12, 0x0806);
+    put16(a + 14, 1);
+    put16(a + 16, 0x0800);
+    a[18] = 6;
+    a[19] = 4;
+    put16(a + 20, op);
+    memcpy(a + 22, peer_mac, 6);
+    memcpy(a + 28, spa, 4);
+    if (tha)
+        memcpy(a + 32, tha, 6);
+    memcpy(a + 38, tpa, 4);
+}
+
 /* The input, read in order; past its end every field reads 0. */
 struct rd {
     const uint8_t *p;
@@ -186,18 +209,8 @@ static int drain(void)
     int answered = 0;
     while ((n = nf_hw_net_tx_take(out, sizeof(out))) > 0) {
         if (n >= 42 && out[12] == 0x08 && out[13] == 0x06 && out[21] == 1 && !memcmp(out + 38, peer_ip, 4)) {
-            uint8_t a[60] = {0};
-            memcpy(a, out + 6, 6);
-            memcpy(a + 6, peer_mac, 6);
-            put16(a + 12, 0x0806);
-            put16(a + 14, 1);
-            put16(a + 16, 0x0800);
-            a[18] = 6;
-            a[19] = 4;
-            put16(a + 20, 2);
-            memcpy(a + 22, peer_mac, 6);
-            memcpy(a + 28, peer_ip, 4);
-            memcpy(a + 32, out + 22, 10);
+            uint8_t a[60];
+            arp_build(a, out + 6, 2, peer_ip, out + 22, out + 28);
             if (answered++ < 4)
                 nf_hw_net_rx(a, 60);
         } else if (n >= 54 && out[23] == IP_PROTO_UDP) {
@@ -408,23 +421,17 @@ static void timer(struct rd *r)
 
 static void arp_frame(struct rd *r)
 {
-    uint8_t a[60] = {0};
+    uint8_t a[60];
     uint32_t sel = u8(r), x = u32(r);
-    memcpy(a, sel & 1 ? our_mac : (const uint8_t[6]){0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, 6);
-    memcpy(a + 6, peer_mac, 6);
-    put16(a + 12, 0x0806);
-    put16(a + 14, sel & 0x80 ? x >> 16 : 1);
-    put16(a + 16, 0x0800);
-    a[18] = 6;
-    a[19] = sel & 0x40 ? (uint8_t)x : 4;
-    put16(a + 20, 1 + (sel >> 1 & 1));
-    memcpy(a + 22, peer_mac, 6);
+    arp_build(a, sel & 1 ? our_mac : bcast, 1 + (sel >> 1 & 1), peer_ip, NULL, our_ip);
+    if (sel & 0x80)
+        put16(a + 14, x >> 16); /* another hardware type */
+    if (sel & 0x40)
+        a[19] = (uint8_t)x; /* another protocol address length */
     if (sel & 0x20)
         a[27] = (uint8_t)x; /* another sender MAC: the cache may change */
-    memcpy(a + 28, peer_ip, 4);
     if (sel & 0x10)
         a[31] = (uint8_t)(x >> 8);
-    memcpy(a + 38, our_ip, 4);
     if (sel & 8)
         a[41] = (uint8_t)(x >> 24);
     inject(a, 60);
@@ -563,18 +570,8 @@ static void setup(struct rd *r)
      * resolve it (the harness answers the firmware's request). */
     uint32_t s = u8(r), sq = u16(r) | u8(r) << 16, rq = u16(r) | u8(r) << 16;
     if (s & 1) {
-        uint8_t a[60] = {0};
-        memset(a, 0xFF, 6);
-        memcpy(a + 6, peer_mac, 6);
-        put16(a + 12, 0x0806);
-        put16(a + 14, 1);
-        put16(a + 16, 0x0800);
-        a[18] = 6;
-        a[19] = 4;
-        put16(a + 20, 1);
-        memcpy(a + 22, peer_mac, 6);
-        memcpy(a + 28, peer_ip, 4);
-        memcpy(a + 38, our_ip, 4);
+        uint8_t a[60];
+        arp_build(a, bcast, 1, peer_ip, NULL, our_ip);
         inject(a, 60);
     }
     for (int i = 0; i < NWIRE; i++) {
