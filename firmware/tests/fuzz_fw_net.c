@@ -6,13 +6,16 @@
  * The harness plays the peer adapter at PEER_IP: it answers the firmware's ARP
  * requests, and builds mostly valid RoCE frames (IPv4 checksum and ICRC right) whose
  * PSNs sit near the ones the firmware expects, so the transport's deep paths run.
- * After every record it checks: no trap, every engine DMA chunk inside adapter memory
- * and never into a received frame (the keys themselves are the engine model's check),
- * no TX overflow on the link, each work request completes at most once, the RC queues
- * inside their arrays; at the end a PING is still answered (tb_run aborts when the
- * firmware never goes idle).
+ * After every record it checks: no trap, every engine DMA chunk inside adapter memory,
+ * never into a received frame nor past the buffers the harness names (the keys
+ * themselves are the engine model's check), no TX overflow on the link, each work
+ * request completes at most once, the RC queues inside their arrays, every RoCE packet
+ * sent well formed. At the end a PING is still answered (tb_run aborts when the
+ * firmware never goes idle), and after a flush every tracked request has completed.
  *
- * Input: [setup byte][sq_psn 3][rq_psn 3], then records [kind][fields...] (see step). */
+ * Input: [setup byte][sq_psn 3][rq_psn 3], then records [kind][fields...]: kind % 10
+ * picks roce (0-3), host_wr (4-5), timer (6), arp_frame (7), other_frame (8) or
+ * control (9); each reads its own fields (fuzz_net_seeds.py writes them). */
 #include "tb.h"
 
 #include "fw_rc_int.h"
