@@ -47,7 +47,7 @@ static uint8_t completed[MAX_WR + 1];
 static uint8_t wr_qp[MAX_WR + 1], wr_epoch[MAX_WR + 1], wr_recv[MAX_WR + 1];
 static uint8_t epoch[NQP];
 static unsigned long roce_in, roce_out, cqes;
-static int trace; /* FUZZ_TRACE=1: print every CQE */
+static int trace; /* FUZZ_TRACE=1: print every CQE and sent packet */
 
 static _Noreturn void fail(const char *what)
 {
@@ -191,6 +191,10 @@ static void check_sent(const uint8_t *f, size_t n)
     case OP_SEND_LAST_INV: case OP_SEND_ONLY_INV: ext = IETH_BYTES; break;
     default: fail("the firmware sent an RC opcode it has no use for");
     }
+    if (trace)
+        fprintf(stderr, "sent op %02x to %u.%u.%u.%u qp %06x psn %06x udp %u\n", op, f[F_IP + 16], f[F_IP + 17],
+                f[F_IP + 18], f[F_IP + 19], (unsigned)(f[F_BTH + 5] << 16 | f[F_BTH + 6] << 8 | f[F_BTH + 7]),
+                (unsigned)(f[F_BTH + 9] << 16 | f[F_BTH + 10] << 8 | f[F_BTH + 11]), udp);
     if (memcmp(f + F_IP + 16, our_ip, 3) || f[F_IP + 19] == our_ip[3])
         fail("a RoCE packet to an address off the subnet or to ourselves");
     if (((uint32_t)f[F_UDP + 2] << 8 | f[F_UDP + 3]) != NF_NET_ROCE_PORT)
@@ -216,7 +220,7 @@ static int drain(void)
             arp_build(a, out + 6, 2, peer_ip, out + 22, out + 28);
             if (answered++ < 4)
                 nf_hw_net_rx(a, 60);
-        } else if (n >= 54 && out[23] == IP_PROTO_UDP) {
+        } else if (n >= 54 && out[12] == 0x08 && out[13] == 0x00 && out[23] == IP_PROTO_UDP) {
             roce_out++;
             check_sent(out, n);
         }
