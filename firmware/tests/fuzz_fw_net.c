@@ -177,8 +177,9 @@ static void check_msgs(void)
 }
 
 /* A RoCE packet the firmware sent: an RC opcode it may send, to a neighbour (a QP may
- * be connected to any, and ARP frames may teach any) on port 4791, its extension headers, payload (at most the MTU) and pad adding up to the
- * UDP length, the pad count in the BTH matching. */
+ * be connected to any, and ARP frames may teach any) on port 4791, its extension
+ * headers, payload (at most the MTU) and pad adding up to the UDP length, the pad
+ * count in the BTH matching. */
 static void check_sent(const uint8_t *f, size_t n)
 {
     uint32_t op = f[F_BTH], udp = (uint32_t)f[F_UDP + 4] << 8 | f[F_UDP + 5];
