@@ -5,7 +5,7 @@
 #   make model             build/model/nfmodel
 #   make test-firmware     host-build unit tests (also under ASan/UBSan), image checks, nfmodel
 #   make test-firmware-sim the image on the Verilator RTL (nfsim)
-#   make test-fuzz-firmware  bounded libFuzzer run of the message handler
+#   make test-fuzz-firmware  bounded libFuzzer runs of the message handler and the network frames
 #   make lint-firmware     cppcheck, warnings are errors
 
 FW_DIR    := $(ROOT)/firmware
@@ -50,7 +50,7 @@ RV_CFLAGS  := -march=rv32i -mabi=ilp32 --specs=$(RV_SPECS) -std=c11 -Wall -Wextr
               -DFW_NET=$(FW_NET)
 RV_LDFLAGS := -nostartfiles -Wl,--gc-sections -Wl,--no-warn-rwx-segments -T $(FW_DIR)/link.ld
 
-.PHONY: firmware model test-firmware test-firmware-sim test-fuzz-firmware fuzz-firmware lint-firmware
+.PHONY: firmware model test-firmware test-firmware-sim test-fuzz-firmware fuzz-firmware fuzz-firmware-net lint-firmware
 
 firmware: $(FW_BUILD)/nf_fw.hex ## build the RISC-V firmware image
 .PHONY: firmware-link
@@ -137,17 +137,29 @@ FUZZ_CC := clang
 FUZZ_FLAGS := -std=c11 -g -O1 -Wall -Wextra -Werror -D_GNU_SOURCE -DNF_HOST_BUILD -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=all -I$(FW_INC) -I$(FW_DIR)/src -I$(FW_DIR)/host -I$(ENGINE_MODEL_DIR) -I$(ROOT)/proto/c
 FUZZ_RUNS ?= 20000
+FUZZ_NET_RUNS ?= 2000
 
 $(MODEL_BUILD)/fuzz_fw: $(FW_HOST_SRCS) $(FW_DIR)/tests/fuzz_fw.c $(FW_DIR)/tests/tb.c $(FW_TB_HDRS) $(FW_HOST_HDRS)
 	@mkdir -p $(MODEL_BUILD)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -I$(ROOT)/tests $(FW_HOST_SRCS) $(FW_DIR)/tests/fuzz_fw.c $(FW_DIR)/tests/tb.c -o $@
 
+# The network port's frames, work requests on wire QPs and timer passes (fuzz_fw_net.c).
+$(MODEL_BUILD)/fuzz_fw_net: $(FW_HOST_SRCS) $(FW_DIR)/tests/fuzz_fw_net.c $(FW_DIR)/tests/tb.c $(FW_TB_HDRS) $(FW_HOST_HDRS)
+	@mkdir -p $(MODEL_BUILD)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -I$(ROOT)/tests $(FW_HOST_SRCS) $(FW_DIR)/tests/fuzz_fw_net.c $(FW_DIR)/tests/tb.c -o $@
+
+fuzz-firmware-net: $(MODEL_BUILD)/fuzz_fw_net ## fuzz the firmware's network frames (open-ended: FUZZ_ARGS=...)
+	@mkdir -p $(MODEL_BUILD)/fuzz-net-corpus
+	$(MODEL_BUILD)/fuzz_fw_net $(FUZZ_ARGS) $(MODEL_BUILD)/fuzz-net-corpus
+
 fuzz-firmware: $(MODEL_BUILD)/fuzz_fw ## fuzz the firmware's message handler (open-ended: FUZZ_ARGS=...)
 	@mkdir -p $(MODEL_BUILD)/fuzz-corpus
 	$(MODEL_BUILD)/fuzz_fw $(FUZZ_ARGS) $(MODEL_BUILD)/fuzz-corpus
 
-test-fuzz-firmware: $(MODEL_BUILD)/fuzz_fw ## a bounded libFuzzer run of the firmware's message handling
+test-fuzz-firmware: $(MODEL_BUILD)/fuzz_fw $(MODEL_BUILD)/fuzz_fw_net ## bounded libFuzzer runs: the firmware's messages, then its network frames
 	@bash $(FW_DIR)/tests/run_fuzz.sh $(MODEL_BUILD)/fuzz_fw $(FUZZ_RUNS)
+	@bash $(FW_DIR)/tests/run_fuzz.sh $(MODEL_BUILD)/fuzz_fw_net $(FUZZ_NET_RUNS) fuzz-firmware-net \
+	    $(FW_DIR)/tests/fuzz_net_seeds.py 1024
 
 # ---- lint ----
 LINT_TARGETS += lint-firmware

@@ -122,5 +122,6 @@ void test_net_config(void);
 void test_net_arp(void);
 void test_net_icmp(void);
 void test_net_resolve(void);
+void test_net_absent(void);
 
 #endif

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Bounded libFuzzer run of the firmware message handler, reported as one test case.
-# Seeds the corpus with a few well-formed records so the run starts deep.
+# Bounded libFuzzer run of a firmware harness, reported as one test case.
+# Seeds the corpus with a few well-formed inputs so the run starts deep: the message
+# handler's (fuzz_fw.c) below, or those a seed script writes.
+# Usage: run_fuzz.sh FUZZER RUNS [NAME SEED_SCRIPT MAX_LEN]
 set -u
-fuzz=$1 runs=$2
+fuzz=$1 runs=$2 name=${3:-fuzz-firmware} seeds=${4:-} max_len=${5:-512}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/corpus"
+if [ -n "$seeds" ]; then
+    python3 "$seeds" "$tmp/corpus" || exit 1
+else
 # Records: [op index into ops[] of fuzz_fw.c][field selector][body length / 8][body].
 # Selector 0xCD: real token 1 (fast, remote access), real connected QP, well-formed.
 python3 - "$tmp/corpus" <<'PY'
@@ -31,13 +36,14 @@ seeds = {
 for name, data in seeds.items():
     open(os.path.join(d, name), "wb").write(data)
 PY
-out=$("$fuzz" -runs="$runs" -max_len=512 -seed=1 -timeout=10 -artifact_prefix="$tmp/" "$tmp/corpus" 2>&1)
+fi
+out=$("$fuzz" -runs="$runs" -max_len="$max_len" -seed=1 -timeout=10 -artifact_prefix="$tmp/" "$tmp/corpus" 2>&1)
 rc=$?
 if [ $rc = 0 ]; then
-    echo "ok - fuzz-firmware: $runs random request sequences, tables checked after every message"
+    echo "ok - $name: $runs random inputs, invariants checked after every record"
     echo "$out" | grep -E "^#[0-9]+ *DONE|Done [0-9]+ runs" | sed 's/^/# /'
 else
-    echo "not ok - fuzz-firmware: the fuzzer found a failure"
+    echo "not ok - $name: the fuzzer found a failure"
     echo "$out" | tail -40 | sed 's/^/# /'
 fi
 exit $rc

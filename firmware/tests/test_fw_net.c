@@ -299,3 +299,16 @@ void test_net_resolve(void)
     OK(fw_net_resolve(ip_word(peer_ip), mac) == NF_STATUS_INVALID_DEVICE_STATE,
        "no address set yet: INVALID_DEVICE_STATE");
 }
+
+/* A profile without a port: the transport has no timer to run, so the firmware goes
+ * idle (the idle loop sleeps) instead of counting every poll as work. */
+void test_net_absent(void)
+{
+    tb_init("ulx3s_25k");
+    int busy = 0;
+    for (int i = 0; i < 100; i++) {
+        nf_hw_advance(nf_hw_cfg()->clk_hz);
+        busy += fw_poll();
+    }
+    OK(busy == 0, "no network port: fw_poll reports no work (%d of 100 polls busy)", busy);
+}
