@@ -14,7 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rc_pair import NF, Host as RcHost, DATA, ACK, WAIT_S, word  # noqa: E402
+from rc_pair import NF, Host as RcHost, DATA, ACK, WAIT_S, bring_up, new_qp, word  # noqa: E402
 
 PD = 1
 PORT = 7471
@@ -99,22 +99,11 @@ def main():
         print(("ok - " if cond else "not ok - ") + "cm: " + what, flush=True)
         fail |= not cond
 
-    infos = [h.link.reset(0x5300 + i) for i, h in enumerate((a, b))]
-    ok(all(infos), "RESET handshake with both adapters")
-    if not all(infos):
-        return 1
-    user = dict(zip(NF.INFO_FIELDS, infos[0]))["user_base"]
     ips = ("10.67.0.1", "10.67.0.2")
-    for i, h in enumerate((a, b)):
-        body = struct.pack(NF.NET_CONFIG_REQ_FMT, NF.NET_CONFIG_FLAG_ADDR | NF.NET_CONFIG_FLAG_MAC, word(ips[i]),
-                           word("255.255.255.0"), 0, 0x006E0002 | (0x20 + i) << 24, 0x0100)
-        st, _ = h.request(NF.OP_NET_CONFIG, body)
-        ok(st == 0, "adapter %s takes %s (%s)" % (h.name, ips[i], st))
-
-    def qp(h):
-        st, rep = h.request(NF.OP_QP_CREATE, struct.pack(NF.QP_CREATE_REQ_FMT, PD, 16, 16, 2))
-        assert st == 0, hex(st)
-        return struct.unpack_from("<I", rep, NF.QP_CREATE_REP_QPN_OFF)[0]
+    user = bring_up(a, b, ips, 0x5300, 0x20, ok)
+    if user is None:
+        return 1
+    qp = new_qp
 
     def listen(h, ip, port):
         st, rep = h.request(NF.OP_CM_LISTEN, struct.pack(NF.CM_LISTEN_REQ_FMT, ip, port))

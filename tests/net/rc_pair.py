@@ -105,6 +105,28 @@ class Host:
         return out
 
 
+def bring_up(a, b, ips, nonce, mac_byte, ok):
+    """RESET both adapters' links, then give each its address (a /24) and a MAC of its own
+    (02:6e:00:MAC_BYTE+i:00:01). The user region's base, or None when a RESET failed."""
+    infos = [h.link.reset(nonce + i) for i, h in enumerate((a, b))]
+    ok(all(infos), "RESET handshake with both adapters")
+    if not all(infos):
+        return None
+    for i, h in enumerate((a, b)):
+        body = struct.pack(NF.NET_CONFIG_REQ_FMT, NF.NET_CONFIG_FLAG_ADDR | NF.NET_CONFIG_FLAG_MAC, word(ips[i]),
+                           word("255.255.255.0"), 0, 0x006E0002 | (mac_byte + i) << 24, 0x0100)
+        st, _ = h.request(NF.OP_NET_CONFIG, body)
+        ok(st == 0, "adapter %s takes %s and its own MAC (%s)" % (h.name, ips[i], st))
+    return dict(zip(NF.INFO_FIELDS, infos[0]))["user_base"]
+
+
+def new_qp(h):
+    """A QP of PD on adapter h (16 requests, 16 receives of 2 SGEs): its number."""
+    st, rep = h.request(NF.OP_QP_CREATE, struct.pack(NF.QP_CREATE_REQ_FMT, PD, 16, 16, 2))
+    assert st == 0, hex(st)
+    return struct.unpack_from("<I", rep, NF.QP_CREATE_REP_QPN_OFF)[0]
+
+
 def main():
     a, b = Host("A", sys.argv[1]), Host("B", sys.argv[2])
     a.peer, b.peer = b, a
@@ -115,24 +137,11 @@ def main():
         print(("ok - " if cond else "not ok - ") + "rc: " + what, flush=True)
         fail |= not cond
 
-    infos = [h.link.reset(0x5200 + i) for i, h in enumerate((a, b))]
-    ok(all(infos), "RESET handshake with both adapters")
-    if not all(infos):
-        return 1
-    info = dict(zip(NF.INFO_FIELDS, infos[0]))
-    user = info["user_base"]
     ips = ("10.66.0.1", "10.66.0.2")
-    mask = word("255.255.255.0")
-    for i, h in enumerate((a, b)):
-        body = struct.pack(NF.NET_CONFIG_REQ_FMT, NF.NET_CONFIG_FLAG_ADDR | NF.NET_CONFIG_FLAG_MAC, word(ips[i]), mask, 0,
-                           0x006E0002 | (0x10 + i) << 24, 0x0100)
-        st, _ = h.request(NF.OP_NET_CONFIG, body)
-        ok(st == 0, "adapter %s takes %s and its own MAC (%s)" % (h.name, ips[i], st))
-
-    def qp(h):
-        st, rep = h.request(NF.OP_QP_CREATE, struct.pack(NF.QP_CREATE_REQ_FMT, PD, 16, 16, 2))
-        assert st == 0, hex(st)
-        return struct.unpack_from("<I", rep, NF.QP_CREATE_REP_QPN_OFF)[0]
+    user = bring_up(a, b, ips, 0x5200, 0x10, ok)
+    if user is None:
+        return 1
+    qp = new_qp
 
     def mr(h, addr, n, flags):
         st, rep = h.request(NF.OP_MR_CREATE, struct.pack(NF.MR_CREATE_REQ_FMT, PD, 0))
