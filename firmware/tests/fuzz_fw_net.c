@@ -72,16 +72,6 @@ static void putbe32(uint8_t *b, uint32_t v)
     put16(b + 2, v);
 }
 
-/* RFC 1071 checksum (an odd last byte padded with zero). */
-static uint16_t csum(const uint8_t *b, size_t n)
-{
-    uint32_t s = 0;
-    for (size_t i = 0; i < n; i += 2)
-        s += (uint32_t)b[i] << 8 | (i + 1 < n ? b[i + 1] : 0u);
-    while (s >> 16)
-        s = (s & 0xFFFFu) + (s >> 16);
-    return (uint16_t)~s;
-}
 
 static const uint8_t bcast[6] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
 
@@ -276,7 +266,7 @@ static size_t eth_ip(uint8_t *f, uint32_t proto, size_t ip_payload)
     ip[9] = (uint8_t)proto;
     memcpy(ip + 12, peer_ip, 4);
     memcpy(ip + 16, our_ip, 4);
-    put16(ip + 10, csum(ip, 20));
+    put16(ip + 10, tb_ip_csum(ip, 20));
     return F_IP + 20 + ip_payload;
 }
 
@@ -465,12 +455,12 @@ static void other_frame(struct rd *r)
             f[34] = 8;
             f[35] = 0;
             put16(f + 36, 0);
-            put16(f + 36, csum(f + 34, pl));
+            put16(f + 36, tb_ip_csum(f + 34, pl));
         }
         if (sel & 0x10) {
             f[F_IP + 6] = (uint8_t)(sel & 0xE0); /* fragments and reserved flags */
             put16(f + F_IP + 10, 0);
-            put16(f + F_IP + 10, csum(f + F_IP, 20));
+            put16(f + F_IP + 10, tb_ip_csum(f + F_IP, 20));
         }
         len = (uint32_t)n;
     } else if (len >= 14 && (sel & 2)) {

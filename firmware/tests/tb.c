@@ -202,3 +202,13 @@ int tb_wr(uint16_t op, const void *body, size_t blen, struct nf_cqe *cqe)
         }
     return 0;
 }
+
+uint16_t tb_ip_csum(const uint8_t *b, size_t n)
+{
+    uint32_t s = 0;
+    for (size_t i = 0; i < n; i += 2)
+        s += (uint32_t)b[i] << 8 | (i + 1 < n ? b[i + 1] : 0u);
+    while (s >> 16)
+        s = (s & 0xFFFFu) + (s >> 16);
+    return (uint16_t)~s;
+}

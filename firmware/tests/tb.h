@@ -70,6 +70,9 @@ int tb_wr(uint16_t op, const void *body, size_t blen, struct nf_cqe *cqe);
  * test program goes through tb_ok, so one count covers them all. */
 void tb_args(int argc, char **argv);
 int tb_ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The RFC 1071 checksum of n bytes (an odd last byte padded with zero), for the IPv4
+ * and ICMP frames the network tests build. */
+uint16_t tb_ip_csum(const uint8_t *b, size_t n);
 /* Free the models; the exit status for main. */
 int tb_done(void);
 

@@ -18,16 +18,6 @@ static void put16(uint8_t *b, uint32_t v)
     b[0] = (uint8_t)(v >> 8);
     b[1] = (uint8_t)v;
 }
-/* RFC 1071 checksum over n bytes (an odd last byte padded with zero). */
-static uint16_t csum(const uint8_t *b, size_t n)
-{
-    uint32_t s = 0;
-    for (size_t i = 0; i < n; i += 2)
-        s += (uint32_t)b[i] << 8 | (i + 1 < n ? b[i + 1] : 0u);
-    while (s >> 16)
-        s = (s & 0xFFFFu) + (s >> 16);
-    return (uint16_t)~s;
-}
 
 static uint32_t net_config(uint32_t flags, uint32_t ip, uint32_t mask, uint32_t lo, uint32_t hi,
                            struct nf_net_config_rep *rep)
@@ -89,13 +79,13 @@ static size_t icmp(uint8_t *f, const uint8_t *edst, const uint8_t *esrc, const u
     ip[9] = 1;
     memcpy(ip + 12, src, 4);
     memcpy(ip + 16, dst, 4);
-    put16(ip + 10, csum(ip, 20));
+    put16(ip + 10, tb_ip_csum(ip, 20));
     ic[0] = (uint8_t)type;
     put16(ic + 4, 0x1234);
     put16(ic + 6, 0x0042);
     for (size_t i = 0; i < plen; i++)
         ic[8 + i] = (uint8_t)(i * 7 + 3);
-    put16(ic + 2, csum(ic, 8 + plen));
+    put16(ic + 2, tb_ip_csum(ic, 8 + plen));
     n += 28 + plen;
     return n < 60 ? 60 : n;
 }
@@ -225,7 +215,7 @@ void test_net_icmp(void)
     n = icmp(f, our_mac, peer_mac, peer_ip, our_ip, 8, 1, 0, 64, 24);
     f[23] = 17;
     put16(f + 24, 0);
-    put16(f + 24, csum(f + 14, 20));
+    put16(f + 24, tb_ip_csum(f + 14, 20));
     put16(f + 36, NF_NET_ROCE_PORT);
     put16(f + 38, (uint32_t)(n - 34)); /* UDP length: BTH and payload, the ICRC last */
     uint32_t icrc;
