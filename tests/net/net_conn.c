@@ -254,6 +254,129 @@ static void write_read_check(struct side *a, NDK_QP *qa, struct side *b, size_t 
            "Read %s <- %s of %zu bytes, every byte (%s)", a->name, b->name, n, NdkFpgaStatusName(x.Status));
 }
 
+/* Close what a connection holds: connectors, then QPs (a close never fails). */
+static void close_conn(struct conn *c)
+{
+    NDK_OBJECT_HEADER *o[4] = {c->ca ? &c->ca->Header : NULL, c->cb ? &c->cb->Header : NULL,
+                               c->qa ? &c->qa->Header : NULL, c->qb ? &c->qb->Header : NULL};
+    for (int i = 0; i < 4; i++)
+        if (o[i])
+            NdkCloseObject(o[i], NULL, NULL);
+    memset(c, 0, sizeof(*c));
+}
+
+/* A window of B's MR bound on B's QP: A writes through it inside its range, then one
+ * byte past it: ACCESS_VIOLATION, the grant checked where the memory is. */
+static void window_check(struct side *a, struct conn *c, struct side *b)
+{
+    NDK_MW *mw = NULL;
+    NTSTATUS st = b->pd->Dispatch->NdkCreateMw(b->pd, NULL, NULL, &mw);
+    if (st == STATUS_SUCCESS)
+        st = c->qb->Dispatch->NdkBind(c->qb, (PVOID)10, b->mr, mw, (PVOID)(uintptr_t)va(b, 0x8000), 512,
+                                      NDK_OP_FLAG_ALLOW_REMOTE_WRITE);
+    NDK_RESULT_EX r;
+    memset(&r, 0, sizeof(r));
+    r.Status = st;
+    if (st == STATUS_SUCCESS)
+        r = result(b);
+    if (!tap_ok(r.Status == STATUS_SUCCESS, "%s binds a 512-byte window of its MR for remote write (%s)", b->name,
+                NdkFpgaStatusName(r.Status))) {
+        if (mw)
+            NdkCloseObject(&mw->Header, NULL, NULL);
+        return;
+    }
+    UINT32 token = mw->Dispatch->NdkGetRemoteTokenFromMw(mw);
+    fill(a, 0, 512, 31);
+    NDK_SGE ws = sge(a, 0, 512);
+    st = c->qa->Dispatch->NdkWrite(c->qa, (PVOID)11, &ws, 1, va(b, 0x8000), token, 0);
+    NDK_RESULT_EX x = result(a);
+    tap_ok(st == STATUS_SUCCESS && x.Status == STATUS_SUCCESS && same(b, 0x8000, 512, 31),
+           "a Write %s -> %s through the window, its whole range, every byte (%s)", a->name, b->name,
+           NdkFpgaStatusName(x.Status));
+    ws = sge(a, 0, 2);
+    st = c->qa->Dispatch->NdkWrite(c->qa, (PVOID)12, &ws, 1, va(b, 0x8000 + 511), token, 0);
+    x = result(a);
+    tap_ok(x.Status == STATUS_ACCESS_VIOLATION, "a Write through the window one byte past it: ACCESS_VIOLATION (%s)",
+           NdkFpgaStatusName(x.Status));
+    NdkCloseObject(&mw->Header, NULL, NULL);
+}
+
+/* A Read past the end of B's MR: ACCESS_VIOLATION at A, and B's QP broken too (its
+ * next Send does not succeed). */
+static void read_past_mr(struct side *a, struct conn *c, struct side *b)
+{
+    NDK_SGE rs = sge(a, 0, 64);
+    UINT32 token = b->mr->Dispatch->NdkGetRemoteTokenFromMr(b->mr);
+    NTSTATUS st = c->qa->Dispatch->NdkRead(c->qa, (PVOID)13, &rs, 1, va(b, BUF_BYTES - 32), token, 0);
+    NDK_RESULT_EX x = result(a);
+    tap_ok(st == STATUS_SUCCESS && x.Status == STATUS_ACCESS_VIOLATION,
+           "a Read %s <- %s past the end of the MR: ACCESS_VIOLATION (%s)", a->name, b->name,
+           NdkFpgaStatusName(x.Status));
+    NDK_SGE ss = sge(b, 0, 8);
+    st = c->qb->Dispatch->NdkSend(c->qb, (PVOID)14, &ss, 1, 0);
+    NDK_RESULT_EX y;
+    memset(&y, 0, sizeof(y));
+    y.Status = st;
+    if (st == STATUS_SUCCESS)
+        y = result(b);
+    tap_ok(y.Status != STATUS_SUCCESS && y.Status != STATUS_IO_TIMEOUT,
+           "... and %s's QP is broken: its next Send fails (%s)", b->name, NdkFpgaStatusName(y.Status));
+}
+
+/* Write big bytes from a fresh buffer of a into one of b at an odd offset, then Read
+ * them back into a cleared buffer of a: every byte checked. */
+static void big_check(struct side *a, NDK_QP *qa, struct side *b, size_t big)
+{
+    MDL *sa = NULL, *sb = NULL;
+    NDK_MR *ma = NULL, *mb = NULL;
+    struct consumer_call k = {0, 0, NULL};
+    NTSTATUS st = NdkFpgaAllocateBuffer(a->ad, big, &sa);
+    if (st == STATUS_SUCCESS)
+        st = NdkFpgaAllocateBuffer(b->ad, big + 1, &sb);
+    if (st == STATUS_SUCCESS)
+        st = a->pd->Dispatch->NdkCreateMr(a->pd, FALSE, NULL, NULL, &ma);
+    if (st == STATUS_SUCCESS)
+        st = wait_call(&k, ma->Dispatch->NdkRegisterMr(ma, sa, big, MR_REMOTE, consumer_call_done, &k));
+    if (st == STATUS_SUCCESS)
+        st = b->pd->Dispatch->NdkCreateMr(b->pd, FALSE, NULL, NULL, &mb);
+    if (st == STATUS_SUCCESS)
+        st = wait_call(&k, mb->Dispatch->NdkRegisterMr(mb, sb, big + 1, MR_REMOTE, consumer_call_done, &k));
+    uint8_t *data = malloc(big), *got = malloc(big);
+    for (size_t i = 0; i < big; i++)
+        data[i] = pattern(i, 77);
+    if (st == STATUS_SUCCESS)
+        st = NdkFpgaWriteBuffer(a->ad, sa, 0, data, big);
+    if (tap_ok(st == STATUS_SUCCESS, "%zu-byte buffers on both adapters, registered (%s)", big, NdkFpgaStatusName(st))) {
+        NDK_SGE s1 = consumer_sge(sa, ma, 0, (ULONG)big);
+        UINT64 raddr = (uint64_t)(uintptr_t)MmGetMdlVirtualAddress(sb) + 1;
+        UINT32 token = mb->Dispatch->NdkGetRemoteTokenFromMr(mb);
+        st = qa->Dispatch->NdkWrite(qa, (PVOID)15, &s1, 1, raddr, token, 0);
+        NDK_RESULT_EX x = result(a);
+        int ok = st == STATUS_SUCCESS && x.Status == STATUS_SUCCESS &&
+                 NdkFpgaReadBuffer(b->ad, sb, 1, got, big) == STATUS_SUCCESS && !memcmp(got, data, big);
+        tap_ok(ok, "Write %s -> %s of %zu bytes at an odd offset, every byte (%s)", a->name, b->name, big,
+               NdkFpgaStatusName(x.Status));
+        memset(got, 0, big);
+        NdkFpgaWriteBuffer(a->ad, sa, 0, got, big);
+        st = qa->Dispatch->NdkRead(qa, (PVOID)16, &s1, 1, raddr, token, 0);
+        x = result(a);
+        ok = st == STATUS_SUCCESS && x.Status == STATUS_SUCCESS && x.BytesTransferred == big &&
+             NdkFpgaReadBuffer(a->ad, sa, 0, got, big) == STATUS_SUCCESS && !memcmp(got, data, big);
+        tap_ok(ok, "Read %s <- %s of %zu bytes back, every byte (%s)", a->name, b->name, big,
+               NdkFpgaStatusName(x.Status));
+    }
+    free(data);
+    free(got);
+    if (ma)
+        NdkCloseObject(&ma->Header, NULL, NULL);
+    if (mb)
+        NdkCloseObject(&mb->Header, NULL, NULL);
+    if (sa)
+        NdkFpgaFreeBuffer(a->ad, sa);
+    if (sb)
+        NdkFpgaFreeBuffer(b->ad, sb);
+}
+
 static void refusals(struct side *a, struct side *b)
 {
     NDK_QP *q = new_qp(a);
@@ -371,25 +494,28 @@ static void send_invalidate(struct side *a, struct conn *c, struct side *b)
     free(lam);
 }
 
-/* The adapter's nonzero counters as TAP comments: what its port and transport saw. */
-static void dump_counters(const struct side *d)
+/* The adapter's nonzero counters as TAP comments (all: every one, else only the
+ * retransmissions): what its port and transport saw. */
+static void dump_counters(const struct side *d, int all)
 {
     ULONG n = 0;
     NdkFpgaQueryCounters(d->ad, NULL, &n);
     NDKFPGA_COUNTER *c = calloc(n, sizeof(*c));
     if (c && NdkFpgaQueryCounters(d->ad, c, &n) == STATUS_SUCCESS)
         for (ULONG i = 0; i < n; i++)
-            if (c[i].Value && c[i].Group != NDKFPGA_COUNTER_HOST_LINK)
+            if (c[i].Value && c[i].Group != NDKFPGA_COUNTER_HOST_LINK &&
+                (all || !strcmp(c[i].Name, "rc_retransmits") || !strcmp(c[i].Name, "cm_resends")))
                 printf("# %s: %s %llu\n", d->name, c[i].Name, (unsigned long long)c[i].Value);
     free(c);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: net_conn DEVICE_A DEVICE_B\n");
+    if (argc < 3 || argc > 4) {
+        fprintf(stderr, "usage: net_conn DEVICE_A DEVICE_B [BIG_BYTES]\n");
         return 2;
     }
+    size_t big = argc > 3 ? strtoul(argv[3], NULL, 0) : 0;
     struct side a, b;
     if (!side_open(&a, "A", argv[1]) || !side_open(&b, "B", argv[2]))
         return 1;
@@ -413,6 +539,8 @@ int main(int argc, char **argv)
         write_read_check(&a, c.qa, &b, 1, 1, 3);
         write_read_check(&a, c.qa, &b, 4097, 65537, 4);
         write_read_check(&b, c.qb, &a, 77, 4096, 5);
+        if (big)
+            big_check(&a, c.qa, &b, big);
 
         /* the peer disconnects: B's DisconnectEvent once, its QP not flushed */
         NDK_SGE rs = sge(&a, 0x30000, 64);
@@ -429,15 +557,19 @@ int main(int argc, char **argv)
         st = wait_call(&k, c.cb->Dispatch->NdkDisconnect(c.cb, consumer_call_done, &k));
         tap_ok(st == STATUS_SUCCESS && disc_count_b == 1, "B's NdkDisconnect then completes SUCCESS (%s)",
                NdkFpgaStatusName(st));
-        NdkCloseObject(&c.ca->Header, NULL, NULL);
-        NdkCloseObject(&c.cb->Header, NULL, NULL);
-        NdkCloseObject(&c.qa->Header, NULL, NULL);
-        NdkCloseObject(&c.qb->Header, NULL, NULL);
     }
+    close_conn(&c);
 
-    /* a second connection on fresh QPs: SendAndInvalidate, then a refusal breaks it */
+    /* each refusal breaks the connection: a fresh one for each */
     if (connect_pair(&a, &b, &c, 0))
         send_invalidate(&a, &c, &b);
+    close_conn(&c);
+    if (connect_pair(&a, &b, &c, 0))
+        window_check(&a, &c, &b);
+    close_conn(&c);
+    if (connect_pair(&a, &b, &c, 0))
+        read_past_mr(&a, &c, &b);
+    close_conn(&c);
     refusals(&a, &b);
 
     /* this adapter's own address still connects two of its QPs (loopback) */
@@ -451,10 +583,8 @@ int main(int argc, char **argv)
     if (tap_ok(st == STATUS_SUCCESS, "A listens on port %u too (%s)", PORT + 3, NdkFpgaStatusName(st)) &&
         connect_pair(&a, &self, &l, 0))
         send_check(&a, l.qa, &self, l.qb, 3000, 21);
-    if (tap_failures) {
-        dump_counters(&a);
-        dump_counters(&b);
-    }
+    dump_counters(&a, tap_failures != 0);
+    dump_counters(&b, tap_failures != 0);
     NdkFpgaCloseAdapter(a.ad);
     NdkFpgaCloseAdapter(b.ad);
     printf("# %d checks, %d failed\n", tap_count, tap_failures);
