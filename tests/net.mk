@@ -53,7 +53,7 @@ test-net-cm: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## test-net-cm-model on t
 	    sim:$(SIM_BIN):$(SIM_FW_HEX)
 
 # NDK connections between two adapters through the public API (tests/net/net_conn.c).
-.PHONY: test-net-ndk-model test-net-ndk test-net-ndk-mixed test-net-ndk-faults
+.PHONY: test-net-ndk-model test-net-ndk test-net-ndk-mixed test-net-ndk-faults test-net-ndk-kill
 $(BUILD)/tests/net_conn: tests/net/net_conn.c tests/consumer.h tests/tap.h host/include/ndkfpga.h host/include/ndkpi.h \
     $(BUILD)/host/libndkfpga.a
 	@mkdir -p $(@D)
@@ -67,3 +67,5 @@ test-net-ndk-mixed: $(BUILD)/tests/net_conn $$(MODEL_BUILD)/nfmodel $$(SIM_BIN) 
 test-net-ndk-faults: $(BUILD)/tests/net_conn $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## test-net-ndk-model with both ports losing 2%, duplicating 1%, reordering 2% and corrupting 0.5% of the frames they send: every request completes once, every byte right
 	@seg=ndk$$$$; f=loss=0.02,dup=0.01,reorder=0.02,corrupt=0.005; timeout 300 $(BUILD)/tests/net_conn \
 	    model,net=$$seg,ip=10.78.0.1/24,$$f model,net=$$seg,ip=10.78.0.2/24,$$f 2000000
+test-net-ndk-kill: $(BUILD)/tests/net_conn $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## the peer adapter (in another process) killed mid-transfer: every queued request completes within a bound, IO_TIMEOUT first, and the DisconnectEvent runs once
+	@seg=ndk$$$$; timeout 300 $(BUILD)/tests/net_conn kill model,net=$$seg,ip=10.78.0.1/24 model,net=$$seg,ip=10.78.0.2/24

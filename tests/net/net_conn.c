@@ -3,12 +3,16 @@
  * NdkListen, NdkConnect, NdkAccept, NdkReject, NdkCompleteConnect,
  * NdkGetConnectionData, NdkGetLocalAddress/NdkGetPeerAddress and NdkDisconnect go on
  * the wire (IB CM), and Send, Write, Read and SendAndInvalidate cross it.
- *   net_conn DEVICE_A DEVICE_B     (each a device string with net= and ip=)
+ *   net_conn DEVICE_A DEVICE_B [BIG]   (each a device string with net= and ip=)
+ *   net_conn kill DEVICE_A DEVICE_B    B in a child process, killed mid-transfer
  * Prints TAP lines; exits 1 when a check failed. */
 #include <arpa/inet.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../consumer.h"
 #include "../tap.h"
@@ -17,6 +21,7 @@
 #define BUF_BYTES (256u * 1024u)
 #define WAIT_MS 60000
 #define MR_REMOTE (NDK_MR_FLAG_ALLOW_REMOTE_READ | NDK_MR_FLAG_ALLOW_REMOTE_WRITE)
+#define NDK_MAX_PDATA 148u /* MaxCalleeData */
 
 /* One adapter's side: its objects, a buffer registered for remote access, its address. */
 struct side {
@@ -509,8 +514,118 @@ static void dump_counters(const struct side *d, int all)
     free(c);
 }
 
+/* The child of kill_case: B listens, accepts with its buffer's address and token as
+ * private data, says so on fd, and waits to be killed. Prints nothing (the TAP lines
+ * are the parent's); exits 1 if a step fails. */
+static int peer_child(const char *dev, int fd)
+{
+    struct side b;
+    if (!freopen("/dev/null", "w", stdout) || !side_open(&b, "B", dev) || consumer_listen(&b.s, PORT + 5))
+        return 1;
+    NTSTATUS st = wait_call(&b.s.incoming, STATUS_PENDING);
+    NDK_CONNECTOR *cb = b.s.incoming.obj;
+    NDK_QP *qb = new_qp(&b);
+    if (st != STATUS_SUCCESS || !cb || !qb)
+        return 1;
+    struct {
+        uint64_t va;
+        uint32_t token, ip;
+    } pd = {va(&b, 0), b.mr->Dispatch->NdkGetRemoteTokenFromMr(b.mr), b.ip.sin_addr.s_addr};
+    struct consumer_call k = {0, 0, NULL};
+    st = wait_call(&k, cb->Dispatch->NdkAccept(cb, qb, 0, 0, &pd, sizeof(pd), NULL, NULL, consumer_call_done, &k));
+    if (st != STATUS_SUCCESS || write(fd, "R", 1) != 1)
+        return 1;
+    for (;;)
+        pause();
+}
+
+/* The peer adapter killed mid-transfer: every queued Write completes within a bound
+ * (the first unanswered IO_TIMEOUT, none left pending) and the DisconnectEvent runs once. */
+static int kill_case(const char *dev_a, const char *dev_b)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return 1;
+    pid_t child = fork();
+    if (child == 0) {
+        close(fds[0]);
+        _exit(peer_child(dev_b, fds[1]));
+    }
+    close(fds[1]);
+    struct side a;
+    if (child < 0 || !side_open(&a, "A", dev_a))
+        return 1;
+    /* B's address: the second device string's ip= */
+    const char *ipo = strstr(dev_b, "ip=");
+    char ipbuf[32] = "";
+    if (ipo)
+        sscanf(ipo + 3, "%31[0-9.]", ipbuf);
+    struct sockaddr_in dst = a.ip;
+    dst.sin_port = htons(PORT + 5);
+    int ok_ip = inet_pton(AF_INET, ipbuf, &dst.sin_addr) == 1;
+    NDK_QP *qa = new_qp(&a);
+    NDK_CONNECTOR *ca = NULL;
+    a.ad->Dispatch->NdkCreateConnector(a.ad, NULL, NULL, &ca);
+    struct consumer_call k = {0, 0, NULL};
+    char ready = 0;
+    NTSTATUS st = ok_ip && qa && ca ? wait_call(&k, ca->Dispatch->NdkConnect(ca, qa, NULL, 0, (PSOCKADDR)&dst,
+                                                                            sizeof(dst), 0, 0, NULL, 0,
+                                                                            consumer_call_done, &k))
+                                    : STATUS_INVALID_PARAMETER;
+    if (st == STATUS_SUCCESS)
+        st = wait_call(&k, ca->Dispatch->NdkCompleteConnect(ca, on_disc, &disc_a, consumer_call_done, &k));
+    if (st == STATUS_SUCCESS && read(fds[0], &ready, 1) != 1)
+        st = STATUS_CONNECTION_ABORTED;
+    struct {
+        uint64_t va;
+        uint32_t token, ip;
+    } pd;
+    uint8_t got[NDK_MAX_PDATA]; /* the REP's private data, zero-padded to what it carries */
+    ULONG plen = sizeof(got);
+    if (st == STATUS_SUCCESS)
+        st = ca->Dispatch->NdkGetConnectionData(ca, NULL, NULL, got, &plen);
+    memcpy(&pd, got, sizeof(pd));
+    if (!tap_ok(st == STATUS_SUCCESS && ready == 'R', "A connects to B in another process (%s)", NdkFpgaStatusName(st))) {
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        return 1;
+    }
+    enum { N = 8 };
+    fill(&a, 0, 65536, 41);
+    NDK_SGE ws = sge(&a, 0, 65536);
+    int posted = 0;
+    for (int i = 0; i < N; i++)
+        posted += qa->Dispatch->NdkWrite(qa, (PVOID)(uintptr_t)(100 + i), &ws, 1, pd.va, pd.token, 0) == STATUS_SUCCESS;
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    uint64_t t0 = consumer_now_ms();
+    int done = 0, timeouts = 0, other = 0;
+    for (int i = 0; i < posted; i++) {
+        NDK_RESULT_EX r = result(&a);
+        if (r.Status == STATUS_IO_TIMEOUT && !r.RequestContext)
+            break; /* the test's own wait ran out */
+        done++;
+        timeouts += r.Status == STATUS_IO_TIMEOUT;
+        other += r.Status != STATUS_IO_TIMEOUT && r.Status != STATUS_SUCCESS && r.Status != STATUS_CANCELLED;
+    }
+    double secs = (double)(consumer_now_ms() - t0) / 1000.0;
+    tap_ok(posted == N && done == N && timeouts >= 1 && !other,
+           "B killed with %d 64 KiB Writes queued: all complete in %.1f s, %d IO_TIMEOUT, the rest SUCCESS or "
+           "CANCELLED", posted, secs, timeouts);
+    NTSTATUS ev = wait_call(&disc_a, STATUS_PENDING);
+    tap_ok(ev == STATUS_SUCCESS && disc_count_a == 1, "A's DisconnectEvent runs once (%s, %d)", NdkFpgaStatusName(ev),
+           disc_count_a);
+    NdkCloseObject(&ca->Header, NULL, NULL);
+    NdkCloseObject(&qa->Header, NULL, NULL);
+    NdkFpgaCloseAdapter(a.ad);
+    printf("# %d checks, %d failed\n", tap_count, tap_failures);
+    return tap_failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && !strcmp(argv[1], "kill"))
+        return kill_case(argv[2], argv[3]);
     if (argc < 3 || argc > 4) {
         fprintf(stderr, "usage: net_conn DEVICE_A DEVICE_B [BIG_BYTES]\n");
         return 2;

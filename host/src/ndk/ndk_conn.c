@@ -106,7 +106,7 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, CONST PSOCKADDR src, 
         return STATUS_INSUFFICIENT_RESOURCES;
     }
     pthread_mutex_lock(&ad->lock);
-    NTSTATUS st = c->state != CONN_IDLE ? STATUS_INVALID_DEVICE_STATE : ndk_qp_attach(qp, ad, c, ndk_conn_qp_gone);
+    NTSTATUS st = c->state != CONN_IDLE ? STATUS_INVALID_DEVICE_STATE : ndk_qp_attach(qp, ad, c, &ndk_conn_qp_user);
     if (st != STATUS_SUCCESS) {
         pthread_mutex_unlock(&ad->lock);
         free(b);
@@ -194,7 +194,7 @@ static NTSTATUS accept_common(NDK_CONNECTOR *cn, NDK_QP *q, ULONG ird, ULONG ord
     if (st == STATUS_SUCCESS && !b->wire && (!b->peer || b->peer->state != CONN_CONNECTING))
         st = STATUS_CONNECTION_ABORTED; /* the active side gave up */
     if (st == STATUS_SUCCESS)
-        st = ndk_qp_attach(qp, ad, b, ndk_conn_qp_gone);
+        st = ndk_qp_attach(qp, ad, b, &ndk_conn_qp_user);
     if (st != STATUS_SUCCESS) {
         pthread_mutex_unlock(&ad->lock);
         return st;

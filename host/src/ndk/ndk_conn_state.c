@@ -190,8 +190,8 @@ void ndk_conn_peer_lost(struct ndk_connector *c)
         ndk_conn_disc_event(c);
 }
 
-/* Under ad->lock: the connector's QP is going away (ndk_qp_attach's gone). */
-void ndk_conn_qp_gone(void *user)
+/* The connector's QP is going away. */
+static void qp_gone(void *user)
 {
     struct ndk_connector *c = user;
     c->qp = NULL;
@@ -203,3 +203,16 @@ void ndk_conn_qp_gone(void *user)
         }
     }
 }
+
+/* A request of the connection's QP ran out of the transport's retries: the peer
+ * stopped answering, and the consumer hears of it once, as from the peer's DREQ. */
+static void qp_lost(void *user)
+{
+    struct ndk_connector *c = user;
+    if (c->wire && c->state == CONN_CONNECTED && !c->peer_gone) {
+        c->peer_gone = 1;
+        ndk_conn_disc_event(c);
+    }
+}
+
+const struct ndk_qp_user ndk_conn_qp_user = {qp_gone, qp_lost};

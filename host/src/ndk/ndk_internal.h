@@ -268,6 +268,13 @@ static inline void ndk_wq_set_head(struct ndk_wq *q, uint32_t h)
     __atomic_store_n(&q->head, h, __ATOMIC_RELEASE);
 }
 
+/* What a QP tells its user (a connector), under ad->lock: the QP goes away; the
+ * transport gave a request up (IO_TIMEOUT: the peer stopped answering). */
+struct ndk_qp_user {
+    void (*gone)(void *user);
+    void (*lost)(void *user);
+};
+
 struct ndk_qp {
     NDK_QP pub;
     struct ndk_core core;
@@ -290,7 +297,7 @@ struct ndk_qp {
                                    outstanding that reports a completion (0: none; callback thread) */
     uint32_t watch_head;
     void *user;                 /* connector using this QP (ndk_qp_attach), under ad->lock */
-    void (*user_gone)(void *user);
+    const struct ndk_qp_user *user_ops;
     pthread_mutex_t ring_lock;
     struct ndk_wq iq;           /* initiator requests: complete in order, silent ones retire unseen */
     struct ndk_wq rq;           /* receives: complete in order when a Send fills them (no deadline) */
@@ -633,7 +640,7 @@ NTSTATUS ndk_create_qp_with_srq(NDK_PD *pd, NDK_CQ *rcq, NDK_CQ *icq, NDK_SRQ *s
 /* Under ad->lock: whether a connection may use the QP (SUCCESS), then take it for
  * user; gone(user) runs (under ad->lock) if the QP goes away first. */
 NTSTATUS ndk_qp_usable(const struct ndk_qp *qp, const struct ndk_adapter *ad);
-NTSTATUS ndk_qp_attach(struct ndk_qp *qp, const struct ndk_adapter *ad, void *user, void (*gone)(void *user));
+NTSTATUS ndk_qp_attach(struct ndk_qp *qp, const struct ndk_adapter *ad, void *user, const struct ndk_qp_user *ops);
 void ndk_qp_detach(struct ndk_qp *qp, const void *user); /* if user holds it */
 /* Under ad->lock: the connection is up (the board connected both QPs) or down. */
 void ndk_qp_set_connected(struct ndk_qp *qp, int connected);
@@ -729,7 +736,7 @@ void ndk_conn_finish(struct ndk_connector *c, NTSTATUS st);
 void ndk_conn_release_qp(struct ndk_connector *c);
 void ndk_conn_refused(struct ndk_connector *a);
 void ndk_conn_peer_lost(struct ndk_connector *c);
-void ndk_conn_qp_gone(void *user); /* ndk_qp_attach's gone */
+extern const struct ndk_qp_user ndk_conn_qp_user; /* what a connector hears from its QP */
 
 static inline struct ndk_adapter *ndk_adapter_of(NDK_ADAPTER *a)
 {

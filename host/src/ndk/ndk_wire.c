@@ -50,7 +50,7 @@ NTSTATUS ndk_wire_connect(struct ndk_connector *c, struct ndk_qp *qp, const SOCK
     if (!dport)
         return STATUS_INVALID_PARAMETER;
     pthread_mutex_lock(&ad->lock);
-    NTSTATUS st = c->state != CONN_IDLE ? STATUS_INVALID_DEVICE_STATE : ndk_qp_attach(qp, ad, c, ndk_conn_qp_gone);
+    NTSTATUS st = c->state != CONN_IDLE ? STATUS_INVALID_DEVICE_STATE : ndk_qp_attach(qp, ad, c, &ndk_conn_qp_user);
     if (st != STATUS_SUCCESS) {
         pthread_mutex_unlock(&ad->lock);
         return st;
