@@ -89,7 +89,7 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, CONST PSOCKADDR src, 
     struct ndk_adapter *ad = c->core.ad;
     ULONG dlen = ndk_addr_len(dest, dest_len);
     ULONG slen = src ? ndk_addr_len(src, src_len) : 0;
-    if (!dlen || (src && !slen) || ird > NDK_MAX_READ_LIMIT || ord > NDK_MAX_READ_LIMIT)
+    if (!dlen || (src && !slen))
         return STATUS_INVALID_PARAMETER;
     if (pdata_len > NDK_MAX_CALLER_DATA)
         return STATUS_INVALID_BUFFER_SIZE;
@@ -181,8 +181,7 @@ static NTSTATUS accept_common(NDK_CONNECTOR *cn, NDK_QP *q, ULONG ird, ULONG ord
                               void (*disc)(void), int disc_kind, PVOID disc_ctx, NDK_FN_REQUEST_COMPLETION rc,
                               PVOID ctx)
 {
-    if (!ndk_obj_ok(cn, NdkObjectTypeConnector) || !ndk_obj_ok(q, NdkObjectTypeQp) || (!pdata && pdata_len) || ird > NDK_MAX_READ_LIMIT ||
-        ord > NDK_MAX_READ_LIMIT)
+    if (!ndk_obj_ok(cn, NdkObjectTypeConnector) || !ndk_obj_ok(q, NdkObjectTypeQp) || (!pdata && pdata_len))
         return STATUS_INVALID_PARAMETER;
     if (pdata_len > NDK_MAX_CALLEE_DATA)
         return STATUS_INVALID_BUFFER_SIZE;
@@ -416,20 +415,30 @@ static NTSTATUS conn_get_data(NDK_CONNECTOR *cn, ULONG *ird, ULONG *ord, VOID *p
     pthread_mutex_lock(&ad->lock);
     if (c->state == CONN_IDLE || c->state == CONN_CONNECTING) {
         st = STATUS_INVALID_DEVICE_STATE; /* nothing received from the peer yet */
-    } else if (pdata_len && (!pdata || *pdata_len < c->peer_data_len)) {
-        *pdata_len = c->peer_data_len;
-        st = c->peer_data_len ? STATUS_BUFFER_TOO_SMALL : STATUS_SUCCESS;
-    } else {
-        if (pdata_len) {
-            memcpy(pdata, c->peer_data, c->peer_data_len);
-            *pdata_len = c->peer_data_len;
-        }
+    } else if (pdata_len && !pdata && *pdata_len) {
+        st = STATUS_INVALID_PARAMETER;
+    } else if (pdata_len) {
+        /* As much as fits; the length the data needs (NULL with 0 asks for it alone). */
+        ULONG rds = c->peer_data_len;
+        if (pdata)
+            memcpy(pdata, c->peer_data, *pdata_len < rds ? *pdata_len : rds);
+        if (pdata && *pdata_len < rds)
+            st = STATUS_BUFFER_TOO_SMALL;
+        *pdata_len = rds;
     }
-    if (st == STATUS_SUCCESS) {
+    /* Effective read limits from this side: the peer's opposite limit, capped by the
+     * adapter's and, once this side asked for its own (connect, accept), by those. */
+    ULONG in = c->peer_ord < NDK_MAX_READ_LIMIT ? c->peer_ord : NDK_MAX_READ_LIMIT;
+    ULONG out = c->peer_ird < NDK_MAX_READ_LIMIT ? c->peer_ird : NDK_MAX_READ_LIMIT;
+    if (c->state != CONN_INCOMING) {
+        in = in < c->my_ird ? in : c->my_ird;
+        out = out < c->my_ord ? out : c->my_ord;
+    }
+    if (st == STATUS_SUCCESS || st == STATUS_BUFFER_TOO_SMALL) {
         if (ird)
-            *ird = c->peer_ird;
+            *ird = in;
         if (ord)
-            *ord = c->peer_ord;
+            *ord = out;
     }
     pthread_mutex_unlock(&ad->lock);
     return st;

@@ -61,7 +61,9 @@ _Static_assert(PAGE_SHIFT == NF_ADAPTER_PAGE_SHIFT, "page shift");
 /* Host-side limits (the board's come from INFO). */
 #define NDK_MAX_QUEUE_DEPTH 1024u      /* initiator queue depth per QP (host ring) */
 #define NDK_MAX_CQ_DEPTH 65536u        /* CqDepth limit */
-#define NDK_MAX_READ_LIMIT 16u         /* inbound/outbound RDMA Read limit */
+/* Inbound/outbound RDMA Read limit: the READs a responder QP answers at once. Larger
+ * requests are capped to it (NdkConnect, NdkAccept). */
+#define NDK_MAX_READ_LIMIT NF_CM_MAX_RD
 #define NDK_MAX_CALLER_DATA NF_CM_REQ_PDATA /* private data of NdkConnect: what a REQ carries */
 #define NDK_MAX_CALLEE_DATA NF_CM_REJ_PDATA /* of NdkAccept/NdkReject: what both a REP and a REJ carry */
 #define NDK_VENDOR_ID 0x4E46u          /* 'NF' */
