@@ -8,7 +8,7 @@
 # and host.mk's variables (NDK_CONSUMER_CC, NDK_LIB_LIBS) are used in recipes only.
 
 CLI_SRCS := host/cli/main.c host/cli/common.c host/cli/session.c host/cli/cmd_info.c host/cli/cmd_ping.c \
-            host/cli/cmd_mr.c host/cli/cmd_send.c host/cli/cmd_addr.c
+            host/cli/cmd_mr.c host/cli/cmd_send.c host/cli/cmd_addr.c host/cli/cmd_neigh.c
 CLI_HDRS := host/cli/cli.h
 CLI_BIN := $(BUILD)/host/ndkfpga
 CLI_PUBLIC_HDRS := host/include/ndkpi.h host/include/ndkfpga.h

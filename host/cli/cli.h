@@ -115,6 +115,7 @@ int cmd_mrlat(struct cli *c, int argc, char **argv);
 int cmd_mrrate(struct cli *c, int argc, char **argv);
 int cmd_sendlat(struct cli *c, int argc, char **argv);
 int cmd_addr(struct cli *c, int argc, char **argv);
+int cmd_neigh(struct cli *c, int argc, char **argv);
 
 /* ---- session.c: what the registration benchmarks need ---- */
 

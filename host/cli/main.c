@@ -67,6 +67,17 @@ static const struct cli_command commands[] = {
      "  --json                one JSON document on stdout: {\"mac\": ..., \"ipv4\": ..., \"prefix_length\": ...}\n"
      COMMON_HELP DEVICE_HELP EXIT_HELP,
      cmd_addr},
+    {"neigh", "the network port's ARP cache: IPv4 address, MAC, state",
+     "usage: ndkfpga neigh [--json] [DEVICE]\n"
+     "The adapter's ARP cache (NdkFpgaQueryNeighbors): each neighbour's IPv4 address, its MAC once\n"
+     "known, and the entry's state: incomplete (an ARP request is out), reachable (the MAC is known and\n"
+     "used until it ages out) or failed (no answer to the retries: connects to it fail\n"
+     "STATUS_HOST_UNREACHABLE for a while). Entries come when the adapter connects to a peer, or when a\n"
+     "peer asks for the adapter's address. An adapter without a network port fails with\n"
+     "STATUS_NOT_SUPPORTED.\n"
+     "  --json                one JSON document on stdout: {\"neighbors\": [{\"ipv4\": ..., \"mac\": ...,\n"
+     "                        \"state\": ..., \"tries\": ..., \"age_ms\": ...}]}\n" COMMON_HELP DEVICE_HELP EXIT_HELP,
+     cmd_neigh},
     {"ping", "link round-trip time and message rate",
      "usage: ndkfpga ping [-c COUNT] [-s BYTES] [-n RATE_COUNT] [-q IN_FLIGHT] [--json] [DEVICE]\n"
      "Round-trip time over the link (min/avg/max of COUNT pings, one at a time), then the message rate\n"
