@@ -46,6 +46,8 @@ const struct cli_command *cli_command_find(const char *name);
 #define CLI_OPT_MAX_SIZE 0x103
 #define CLI_OPT_PROBE 0x104
 #define CLI_OPT_HOST 0x105
+#define CLI_OPT_TIMEOUT 0x106
+#define CLI_OPT_LOOPBACK 0x107
 
 /* Print the subcommand's usage to f. */
 void cli_usage(const struct cli *c, FILE *f);
@@ -116,6 +118,13 @@ int cmd_mrrate(struct cli *c, int argc, char **argv);
 int cmd_sendlat(struct cli *c, int argc, char **argv);
 int cmd_addr(struct cli *c, int argc, char **argv);
 int cmd_neigh(struct cli *c, int argc, char **argv);
+/* perftest-style tests between two adapters (cmd_perf.c) */
+int cmd_write_lat(struct cli *c, int argc, char **argv);
+int cmd_write_bw(struct cli *c, int argc, char **argv);
+int cmd_read_lat(struct cli *c, int argc, char **argv);
+int cmd_read_bw(struct cli *c, int argc, char **argv);
+int cmd_send_lat(struct cli *c, int argc, char **argv);
+int cmd_send_bw(struct cli *c, int argc, char **argv);
 
 /* ---- session.c: what the registration benchmarks need ---- */
 
@@ -151,6 +160,8 @@ VOID cli_on_create_done(PVOID ctx, NTSTATUS st, NDK_OBJECT_HEADER *obj);
 /* The final status of a call that returned st: st itself unless STATUS_PENDING, then the
  * callback's (STATUS_IO_TIMEOUT after timeout_s). *done_us (may be NULL): when it completed. */
 NTSTATUS cli_finish(struct cli_completion *w, NTSTATUS st, double *done_us);
+/* The object a create call made: set inline (*out) or by its completion callback. */
+NTSTATUS cli_created(struct cli_completion *w, NTSTATUS st, void **out);
 /* Create an MR (fast register or not) and wait for it; NULL with *st on failure. */
 NDK_MR *cli_create_mr(struct cli_session *s, BOOLEAN fast, NTSTATUS *st);
 /* Poll the CQ for one result; STATUS_IO_TIMEOUT when none comes. */
