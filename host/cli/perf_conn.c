@@ -246,8 +246,16 @@ int perf_listen(struct perf_end *e, uint16_t port)
     return ok(e) ? 0 : -1;
 }
 
-/* Wait on e->cond until *flag is set or deadline_us passes; 1 when it was set. */
-static int wait_flag(struct perf_end *e, const int *flag, NDK_CONNECTOR *const *conn, double deadline_us)
+/* What a wait is for: a client's connect request, or the peer's disconnect. */
+enum { WAIT_CLIENT, WAIT_DISCONNECT };
+
+static int arrived(const struct perf_end *e, int what)
+{
+    return what == WAIT_CLIENT ? e->incoming != NULL : e->disconnected;
+}
+
+/* Wait on e->cond until what arrived or deadline_us passes; 1 when it arrived. */
+static int wait_for(struct perf_end *e, int what, double deadline_us)
 {
     struct timespec until;
     double left = deadline_us - cli_now_us();
@@ -262,9 +270,9 @@ static int wait_flag(struct perf_end *e, const int *flag, NDK_CONNECTOR *const *
     }
     pthread_mutex_lock(&e->lock);
     int rc = 0;
-    while (!(flag ? *flag : *conn != NULL) && rc == 0 && left > 0)
+    while (!arrived(e, what) && rc == 0 && left > 0)
         rc = pthread_cond_timedwait(&e->cond, &e->lock, &until);
-    int got = flag ? *flag : *conn != NULL;
+    int got = arrived(e, what);
     pthread_mutex_unlock(&e->lock);
     return got;
 }
@@ -273,13 +281,15 @@ int perf_wait_client(struct perf_end *e, double timeout_s, uint8_t *hello, ULONG
 {
     if (!ok(e))
         return -1;
-    if (!wait_flag(e, NULL, &e->incoming, cli_now_us() + timeout_s * 1e6)) {
+    if (!wait_for(e, WAIT_CLIENT, cli_now_us() + timeout_s * 1e6)) {
         check(e, "waiting for a client", STATUS_IO_TIMEOUT);
         snprintf(e->failure_detail, sizeof(e->failure_detail), "no client connected within %.0f s (--timeout)",
                  timeout_s);
         return -1;
     }
+    pthread_mutex_lock(&e->lock);
     e->conn = e->incoming;
+    pthread_mutex_unlock(&e->lock);
     ULONG ird = 0, ord = 0;
     check(e, "NdkGetConnectionData", e->conn->Dispatch->NdkGetConnectionData(e->conn, &ird, &ord, hello, len));
     e->ird = ird;
@@ -352,13 +362,16 @@ int perf_disconnect(struct perf_end *e, double wait_s)
     if (!e->conn)
         return 0;
     if (wait_s > 0)
-        (void)wait_flag(e, &e->disconnected, NULL, cli_now_us() + wait_s * 1e6);
+        (void)wait_for(e, WAIT_DISCONNECT, cli_now_us() + wait_s * 1e6);
     struct cli_completion w;
     cli_completion_init(&w);
     NTSTATUS st = e->conn->Dispatch->NdkDisconnect(e->conn, cli_on_request_done, &w);
     st = cli_finish(&w, st, NULL);
+    pthread_mutex_lock(&e->lock);
+    int by_peer = e->disconnected;
+    pthread_mutex_unlock(&e->lock);
     /* The peer's DREQ may have come first: this end is then off the connection already. */
-    if (st != STATUS_SUCCESS && !e->disconnected)
+    if (st != STATUS_SUCCESS && !by_peer)
         check(e, "NdkDisconnect", st);
     return ok(e) ? 0 : -1;
 }
