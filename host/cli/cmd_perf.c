@@ -220,7 +220,11 @@ static void serve_send_bw(struct perf_server *s, ULONG slots)
         uint64_t j = s->received++;
         if (posted < total + 1 && perf_post(e, PERF_SEND, 1, e->buf_len, NULL, CTX_RECV) == 0)
             posted++;
-        if (j < total && (j + 1) % per_credit == 0 && perf_post(e, PERF_SEND, 0, MSG_BYTES, NULL, CTX_CTRL) == 0)
+        /* Credit k only when the client cannot finish without it: it is then still
+         * connected to take it (it disconnects once its end message completed). */
+        uint64_t k = (j + 1) / per_credit;
+        if ((j + 1) % per_credit == 0 && slots + (k - 1) * per_credit <= total &&
+            perf_post(e, PERF_SEND, 0, MSG_BYTES, NULL, CTX_CTRL) == 0)
             sends++;
     }
 }

@@ -42,15 +42,16 @@ wait_listening() { # ERRFILE PID
 }
 
 commands="write_lat write_bw read_lat read_bw send_lat send_bw"
-lat_size=64 lat_iters=20 bw_size=4096 bw_iters=50
+lat_size=64 lat_iters=20 bw_size=2048 bw_iters=50
 args_of() { case $1 in *_lat) echo "-s $lat_size -n $lat_iters" ;; *) echo "-s $bw_size -n $bw_iters -q 8" ;; esac; }
-# What the client's JSON must hold for command $1 (python on d).
+# What the client's JSON must hold for command $1 (python on d). Reads in flight are at
+# most the connection's outbound read limit, which may be below -q.
 client_ok() {
     local size=$lat_size iters=$lat_iters
     case $1 in *_bw) size=$bw_size iters=$bw_iters ;; esac
     local rows="len(d['results']) == 1 and d['results'][0]['bytes'] == $size and d['results'][0]['iterations'] == $iters"
     local figs="0 < r['min_us'] <= r['median_us'] <= r['p99_us'] <= r['max_us'] and r['min_us'] <= r['avg_us'] <= r['max_us']"
-    case $1 in *_bw) figs="r['mb_per_s'] > 0 and r['msgs_per_s'] > 0 and r['seconds'] > 0 and r['in_flight'] == 8" ;; esac
+    case $1 in *_bw) figs="r['mb_per_s'] > 0 and r['msgs_per_s'] > 0 and r['seconds'] > 0 and 1 <= r['in_flight'] <= 8" ;; esac
     echo "d['command'] == '$1' and d['role'] == 'client' and d['test'] == '${1%_*}' and $rows and all($figs for r in d['results'])"
 }
 # Messages the server takes: one per size of a Write/Read test, every Send and the end.
