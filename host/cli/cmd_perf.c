@@ -157,9 +157,10 @@ static enum perf_refusal server_check(struct perf_server *s, uint32_t limit)
 static int server_next(struct perf_server *s, NDK_RESULT_EX *r)
 {
     if (!perf_poll(&s->e, r, cli_now_us() + (double)s->o->timeout * 1e6, "waiting for the client")) {
-        snprintf(s->e.failure_detail, sizeof(s->e.failure_detail),
-                 "nothing came for %llu s (--timeout) after %llu messages of the run", (unsigned long long)s->o->timeout,
-                 (unsigned long long)s->received);
+        if (s->e.f.status == STATUS_IO_TIMEOUT)
+            snprintf(s->e.failure_detail, sizeof(s->e.failure_detail),
+                     "nothing came for %llu s (--timeout) after %llu messages of the run",
+                     (unsigned long long)s->o->timeout, (unsigned long long)s->received);
         return 0;
     }
     return result_ok(&s->e, r);

@@ -72,6 +72,7 @@ struct perf_end {
     NDK_CONNECTOR *incoming;
     int disconnected;
     double spin_until_us;     /* perf_poll spins until then, then naps between polls */
+    double gone_at_us;        /* when perf_poll first saw the peer's disconnect */
 };
 
 /* Set up the end on an open adapter (own: perf_close closes it) and read its info and address. */

@@ -399,6 +399,19 @@ int perf_poll(struct perf_end *e, NDK_RESULT_EX *r, double deadline_us, const ch
             check(e, what, STATUS_IO_TIMEOUT);
             return 0;
         }
+        /* Once the peer left, what it sent before may still be on its way to the CQ for a
+         * moment; after that nothing more comes, and the run ends here. */
+        pthread_mutex_lock(&e->lock);
+        int gone = e->disconnected;
+        pthread_mutex_unlock(&e->lock);
+        if (gone && !e->gone_at_us)
+            e->gone_at_us = now;
+        if (gone && now - e->gone_at_us > 1e6) {
+            check(e, what, STATUS_CONNECTION_ABORTED);
+            snprintf(e->failure_detail, sizeof(e->failure_detail), "the %s disconnected before the end",
+                     e->role[0] == 's' ? "client" : "server");
+            return 0;
+        }
         /* Spin a little (latency), then nap between polls: the machine may be shared with the peer. */
         if (!e->spin_until_us)
             e->spin_until_us = now + 20000.0;

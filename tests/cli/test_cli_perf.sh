@@ -145,5 +145,11 @@ run neigh-b "$ndk" neigh "model:$tmp/b.sock"
 check "neigh after a connect: A knows B's MAC (02:6e:00:00:00:a2), reachable" bash -c "[ $rc = 0 ] && jcheck '$tmp/neigh-a.out' \"{'ipv4': '10.0.6.2', 'mac': '02:6e:00:00:00:a2', 'state': 'reachable'}.items() <= d['neighbors'][0].items() and len(d['neighbors']) == 1\""
 check "neigh after a connect: B's table has A's address and MAC" bash -c "[ $rc = 0 ] &&
     grep -Eq '^10\.0\.6\.1 +lladdr 02:6e:00:00:00:a1 +reachable' '$tmp/neigh-b.out'"
+run refused "$ndk" write_lat --connect 10.0.6.1 -p 18516 "model:$tmp/b.sock"
+check "a client to an adapter nobody listens on: exit 1, says so" bash -c "[ $rc = 1 ] &&
+    grep -q 'nobody listens on 10.0.6.1:18516' '$tmp/refused.err'"
+run unreachable "$ndk" read_lat --json --connect 10.0.6.9 "model:$tmp/b.sock"
+check "a client to an address nobody has: exit 1, HOST_UNREACHABLE in JSON" bash -c "[ $rc = 1 ] &&
+    jcheck '$tmp/unreachable.out' \"d['error']['status'] == 'STATUS_HOST_UNREACHABLE'\""
 
 exit $fail
