@@ -118,13 +118,9 @@ int cmd_mrrate(struct cli *c, int argc, char **argv);
 int cmd_sendlat(struct cli *c, int argc, char **argv);
 int cmd_addr(struct cli *c, int argc, char **argv);
 int cmd_neigh(struct cli *c, int argc, char **argv);
-/* perftest-style tests between two adapters (cmd_perf.c) */
-int cmd_write_lat(struct cli *c, int argc, char **argv);
-int cmd_write_bw(struct cli *c, int argc, char **argv);
-int cmd_read_lat(struct cli *c, int argc, char **argv);
-int cmd_read_bw(struct cli *c, int argc, char **argv);
-int cmd_send_lat(struct cli *c, int argc, char **argv);
-int cmd_send_bw(struct cli *c, int argc, char **argv);
+/* write_lat, write_bw, read_lat, read_bw, send_lat, send_bw (cmd_perf.c): the test is
+ * the command's name. */
+int cmd_perf(struct cli *c, int argc, char **argv);
 
 /* ---- session.c: what the registration benchmarks need ---- */
 

@@ -771,27 +771,9 @@ static int perf_command(struct cli *c, int argc, char **argv, enum perf_op op, i
     return code;
 }
 
-int cmd_write_lat(struct cli *c, int argc, char **argv)
+int cmd_perf(struct cli *c, int argc, char **argv)
 {
-    return perf_command(c, argc, argv, PERF_WRITE, 0);
-}
-int cmd_write_bw(struct cli *c, int argc, char **argv)
-{
-    return perf_command(c, argc, argv, PERF_WRITE, 1);
-}
-int cmd_read_lat(struct cli *c, int argc, char **argv)
-{
-    return perf_command(c, argc, argv, PERF_READ, 0);
-}
-int cmd_read_bw(struct cli *c, int argc, char **argv)
-{
-    return perf_command(c, argc, argv, PERF_READ, 1);
-}
-int cmd_send_lat(struct cli *c, int argc, char **argv)
-{
-    return perf_command(c, argc, argv, PERF_SEND, 0);
-}
-int cmd_send_bw(struct cli *c, int argc, char **argv)
-{
-    return perf_command(c, argc, argv, PERF_SEND, 1);
+    /* The command's name says the test: write_, read_ or send_, then lat or bw. */
+    enum perf_op op = !strncmp(c->cmd, "write_", 6) ? PERF_WRITE : !strncmp(c->cmd, "read_", 5) ? PERF_READ : PERF_SEND;
+    return perf_command(c, argc, argv, op, strstr(c->cmd, "_bw") != NULL);
 }

@@ -156,38 +156,38 @@ static const struct cli_command commands[] = {
      "RDMA Write latency: the client posts one NdkWrite into the server's buffer at a time and takes the time\n"
      "until its completion (the server's adapter acknowledged it: one round trip on the wire); min, median,\n"
      "average, 99th percentile and max in microseconds.\n" PERF_LAT COMMON_HELP DEVICE_HELP EXIT_HELP,
-     cmd_write_lat},
+     cmd_perf},
     {"write_bw", "RDMA Write bandwidth between two adapters (ib_write_bw)",
      "usage: ndkfpga write_bw [--connect A.B.C.D] [-p PORT] [-s BYTES | -a] [-n ITERS] [-q N] [--timeout S] [--json] [DEVICE]\n"
      "RDMA Write bandwidth: the client keeps up to IN_FLIGHT NdkWrites into the server's buffer going;\n"
      "MB/s (10^6 bytes) and messages/s from the first post to the last completion.\n" PERF_BW COMMON_HELP
          DEVICE_HELP EXIT_HELP,
-     cmd_write_bw},
+     cmd_perf},
     {"read_lat", "RDMA Read latency between two adapters (ib_read_lat)",
      "usage: ndkfpga read_lat [--connect A.B.C.D] [-p PORT] [-s BYTES | -a] [-n ITERS] [--timeout S] [--json] [DEVICE]\n"
      "RDMA Read latency: the client posts one NdkRead of the server's buffer at a time and takes the time\n"
      "until its completion (the data is in its buffer); min, median, average, 99th percentile and max in\n"
      "microseconds.\n" PERF_LAT COMMON_HELP DEVICE_HELP EXIT_HELP,
-     cmd_read_lat},
+     cmd_perf},
     {"read_bw", "RDMA Read bandwidth between two adapters (ib_read_bw)",
      "usage: ndkfpga read_bw [--connect A.B.C.D] [-p PORT] [-s BYTES | -a] [-n ITERS] [-q N] [--timeout S] [--json] [DEVICE]\n"
      "RDMA Read bandwidth: the client keeps up to IN_FLIGHT NdkReads of the server's buffer going; MB/s\n"
      "(10^6 bytes) and messages/s from the first post to the last completion.\n" PERF_BW COMMON_HELP DEVICE_HELP
          EXIT_HELP,
-     cmd_read_bw},
+     cmd_perf},
     {"send_lat", "Send/Receive latency between two adapters, ping-pong (ib_send_lat)",
      "usage: ndkfpga send_lat [--connect A.B.C.D] [-p PORT] [-s BYTES | -a] [-n ITERS] [--timeout S] [--json] [DEVICE]\n"
      "Send latency: the client sends, the server's receive completes and it sends the message back, the\n"
      "client's receive completes; half of that round trip (as ib_send_lat), min, median, average, 99th\n"
      "percentile and max in microseconds.\n" PERF_LAT COMMON_HELP DEVICE_HELP EXIT_HELP,
-     cmd_send_lat},
+     cmd_perf},
     {"send_bw", "Send/Receive bandwidth between two adapters (ib_send_bw)",
      "usage: ndkfpga send_bw [--connect A.B.C.D] [-p PORT] [-s BYTES | -a] [-n ITERS] [-q N] [--timeout S] [--json] [DEVICE]\n"
      "Send bandwidth: the client keeps up to IN_FLIGHT NdkSends going, never more than the server has\n"
      "receives posted (the server tells it in a credit message each time it posted half its window again);\n"
      "MB/s (10^6 bytes) and messages/s from the first post to the last completion.\n" PERF_BW COMMON_HELP
          DEVICE_HELP EXIT_HELP,
-     cmd_send_bw},
+     cmd_perf},
     {"help", "this list, or the help of one command",
      "usage: ndkfpga help [COMMAND]\n"
      "The commands, or the help of one (the same as `ndkfpga COMMAND --help`).\n",

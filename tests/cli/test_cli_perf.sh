@@ -124,9 +124,9 @@ done
 "$NFWIRE" --socket "$tmp/wire.sock" > /dev/null 2>&1 &
 pids="$! $pids"
 for _ in $(seq 50); do [ -S "$tmp/wire.sock" ] && break; sleep 0.1; done
-"$NFMODEL" --socket "$tmp/a.sock" --wire "$tmp/wire.sock" --mac-seed 161 --quiet &
+"$NFMODEL" --socket "$tmp/a.sock" --wire "$tmp/wire.sock" --mac-seed 161 --quiet 2>> "$tmp/nfmodel.err" &
 pids="$! $pids"
-"$NFMODEL" --socket "$tmp/b.sock" --wire "$tmp/wire.sock" --mac-seed 162 --quiet &
+"$NFMODEL" --socket "$tmp/b.sock" --wire "$tmp/wire.sock" --mac-seed 162 --quiet 2>> "$tmp/nfmodel.err" &
 pids="$! $pids"
 for _ in $(seq 50); do [ -S "$tmp/a.sock" ] && [ -S "$tmp/b.sock" ] && break; sleep 0.1; done
 run addr-a "$ndk" addr 10.0.6.1/24 "model:$tmp/a.sock"
