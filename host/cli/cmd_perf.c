@@ -585,9 +585,9 @@ static void print_server(const struct cli *c, const struct perf_server *s, const
         printf("], \"messages_received\": %llu}\n", (unsigned long long)s->received);
         return;
     }
-    printf("served %s %s for %s on %s: %zu size%s of %u iterations, %llu messages received\n", op_name(s->h.op),
+    printf("served %s %s for %s on %s: %zu size%s of %u iterations, %llu message%s received\n", op_name(s->h.op),
            s->h.bw ? "bandwidth" : "latency", s->client, device, s->nsizes, s->nsizes == 1 ? "" : "s",
-           (unsigned)s->h.iters, (unsigned long long)s->received);
+           (unsigned)s->h.iters, (unsigned long long)s->received, s->received == 1 ? "" : "s");
 }
 
 /* ---- the command ---- */

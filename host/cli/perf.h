@@ -78,7 +78,8 @@ struct perf_end {
 /* Set up the end on an open adapter (own: perf_close closes it) and read its info and address. */
 void perf_init(struct perf_end *e, const struct cli *c, const char *role, NDK_ADAPTER *a, int own);
 /* CQ, PD, QP (rq receives, sq initiator requests, one SGE each) and a registered buffer of
- * len bytes (adapter memory; remote read and write allowed). 0 on success. */
+ * len bytes rounded up to whole pages (adapter memory; remote read and write allowed). 0 on
+ * success. */
 int perf_resources(struct perf_end *e, ULONG rq, ULONG sq, uint32_t len);
 /* The largest size one operation may move, a power of two (both buffer and transfer fit). */
 uint32_t perf_size_limit(const struct perf_end *e);

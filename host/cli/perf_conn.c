@@ -179,7 +179,7 @@ int perf_resources(struct perf_end *e, ULONG rq, ULONG sq, uint32_t len)
     }
     SIZE_T bytes = ((SIZE_T)len + PAGE_SIZE - 1) & ~(SIZE_T)(PAGE_SIZE - 1);
     if (ok(e) && check(e, "NdkFpgaAllocateBuffer", NdkFpgaAllocateBuffer(a, bytes, &e->buf))) {
-        e->buf_len = len;
+        e->buf_len = (uint32_t)bytes; /* whole pages: room for the 8-byte control messages at any -s */
         cli_completion_init(&w);
         /* The peer writes and reads it, and a Read's bytes land in it. */
         NTSTATUS st = e->mr->Dispatch->NdkRegisterMr(e->mr, e->buf, bytes,

@@ -42,7 +42,7 @@ wait_listening() { # ERRFILE PID
 }
 
 commands="write_lat write_bw read_lat read_bw send_lat send_bw"
-lat_size=64 lat_iters=20 bw_size=2048 bw_iters=50
+lat_size=2 lat_iters=20 bw_size=2048 bw_iters=50
 args_of() { case $1 in *_lat) echo "-s $lat_size -n $lat_iters" ;; *) echo "-s $bw_size -n $bw_iters -q 8" ;; esac; }
 # What the client's JSON must hold for command $1 (python on d). Reads in flight are at
 # most the connection's outbound read limit, which may be below -q.
