@@ -20,10 +20,11 @@ demo: $(EX_BUILD)/demo $(if $(filter sim,$(DEMO_DEVICE)),sim,$(BUILD)/model/nfmo
 # every time.
 .PHONY: example-smb test-smb-model test-smb-sim test-smb-host-model test-smb-host-sim
 
-$(EX_BUILD)/smb_direct: examples/smb_direct.c tests/consumer.h $(BUILD)/host/libndkfpga.a host/include/ndkpi.h \
+SMB_SRCS := examples/smb_direct.c examples/smbd_wire.c examples/smbd_conn.c examples/smbd_net.c
+$(EX_BUILD)/smb_direct: $(SMB_SRCS) examples/smbd.h tests/consumer.h $(BUILD)/host/libndkfpga.a host/include/ndkpi.h \
                         host/include/ndkfpga.h
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/tests -pthread -o $@ examples/smb_direct.c \
+	$(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/tests -pthread -o $@ $(SMB_SRCS) \
 	    $(BUILD)/host/libndkfpga.a $(NDK_LIB_LIBS)
 
 example-smb: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel ## run the SMB-Direct example (Send, SendAndInvalidate) on the software adapter
