@@ -49,3 +49,12 @@ test-smb-host-model: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel ## the SMB-Di
 
 test-smb-host-sim: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel sim ## the SMB-Direct cycle with every buffer in host memory, on the Verilator board
 	@$(call smb_case,sim,20,512,host)
+
+# The two-process mode: a server and a client process on two adapters of one fresh
+# segment, MS-SMBD between them; the server port's capture checked in tshark (SMB Direct
+# dissector) and by tests/net/check_capture.py (examples/test_smb_net.sh).
+.PHONY: test-smb-net-model test-smb-net-sim
+test-smb-net-model: $(EX_BUILD)/smb_direct $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## smb_direct server and client in two processes on two software adapters: MS-SMBD negotiate, credits, WRITE by RDMA Read, READ by RDMA Write and SendAndInvalidate; the capture decoded by tshark
+	@bash examples/test_smb_net.sh $(EX_BUILD)/smb_direct model 50 6000 $(PY)
+test-smb-net-sim: $(EX_BUILD)/smb_direct $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## test-smb-net-model on two simulated adapters (Verilator)
+	@bash examples/test_smb_net.sh $(EX_BUILD)/smb_direct sim 2 2048 $(PY)

@@ -260,11 +260,10 @@ static int server_run(const char *dev, uint16_t port)
         if (st != STATUS_SUCCESS)
             ok = smbd_fail(c, "NdkDisconnect after the client's", st);
     }
-    if (ok && (s.errors || s.writes + s.reads == 0)) {
-        fprintf(stderr, "server: FAILED: %u requests answered with an error, %u served\n", s.errors,
-                s.writes + s.reads);
-        ok = 0;
-    }
+    if (ok && s.errors)
+        ok = smbd_fail(c, "requests answered with an error status", STATUS_DATA_ERROR);
+    if (ok && s.writes + s.reads == 0)
+        ok = smbd_fail(c, "the client disconnected before any READ or WRITE", STATUS_CONNECTION_DISCONNECTED);
     if (ok)
         printf("server: the client disconnected after %u WRITEs and %u READs, every byte checked\n", s.writes,
                s.reads);
