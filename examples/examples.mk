@@ -57,4 +57,12 @@ test-smb-host-sim: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel sim ## the SMB-
 test-smb-net-model: $(EX_BUILD)/smb_direct $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## smb_direct server and client in two processes on two software adapters: MS-SMBD negotiate, credits, WRITE by RDMA Read, READ by RDMA Write and SendAndInvalidate; the capture decoded by tshark
 	@bash examples/test_smb_net.sh $(EX_BUILD)/smb_direct model 50 6000 $(PY)
 test-smb-net-sim: $(EX_BUILD)/smb_direct $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## test-smb-net-model on two simulated adapters (Verilator)
-	@bash examples/test_smb_net.sh $(EX_BUILD)/smb_direct sim 2 2048 $(PY)
+	@bash examples/test_smb_net.sh $(EX_BUILD)/smb_direct sim 5 6000 $(PY)
+
+# make lint: cppcheck of the examples, as of the tests' own consumer programs.
+LINT_TARGETS += lint-examples
+.PHONY: lint-examples
+lint-examples:
+	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 \
+	    --inline-suppr --suppress=missingIncludeSystem -D__GNUC__ -D__x86_64__ \
+	    -I host/include -I tests -I examples examples/demo.c $(SMB_SRCS)

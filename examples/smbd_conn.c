@@ -202,8 +202,6 @@ int smbd_receive_data(struct smbd_conn *c, struct smbd_data *h, uint8_t *payload
         return violation(c, "the peer sent a message without a credit");
     c->granted--;
     c->send_credits += h->credits_granted;
-    if (c->send_credits > SMBD_RQ_DEPTH + 255u)
-        return violation(c, "the peer granted more credits than it can have receives for");
     c->target = h->credits_requested;
     *len = h->data_length;
     if (h->data_length)

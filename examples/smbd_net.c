@@ -184,10 +184,12 @@ static int server_request(struct server *s, const struct smbd_app *q)
         if (write && !pattern_io(c, s->buf, q->message_id, q->length, 1))
             status = STATUS_DATA_ERROR;
     }
-    if (status != STATUS_SUCCESS)
+    unsigned *done = write ? &s->writes : &s->reads;
+    if (status == STATUS_SUCCESS)
+        ++*done;
+    else
         s->errors++;
-    *(write ? &s->writes : &s->reads) += status == STATUS_SUCCESS;
-    if (s->writes + s->reads == 1 && status == STATUS_SUCCESS)
+    if (status == STATUS_SUCCESS && *done == 1)
         printf("server: %s of %u bytes: RDMA %s through token 0x%08x at 0x%" PRIx64 ", every byte as the client's\n",
                write ? "WRITE" : "READ", (unsigned)q->length, write ? "Read" : "Write", (unsigned)q->desc.token,
                q->desc.offset);

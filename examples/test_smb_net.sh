@@ -32,11 +32,11 @@ show() { sed 's/^/# /' "$1"; }
 timeout "$limit" "$smb" server "$kind,net=$seg,ip=$net.1/24,pcap=$pcap" >"$tmp/server.out" 2>&1 &
 spid=$!
 for ((i = 0; i < ready * 10; i++)); do
-    grep -q "listening on" "$tmp/server.out" && break
+    grep -qs "listening on" "$tmp/server.out" && break
     kill -0 "$spid" 2>/dev/null || break
     sleep 0.1
 done
-if ! grep -q "listening on" "$tmp/server.out"; then
+if ! grep -qs "listening on" "$tmp/server.out"; then
     show "$tmp/server.out"
     ok 1 "the server listens within ${ready} s"
     exit 1
