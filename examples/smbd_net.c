@@ -36,6 +36,25 @@ static ULONG read_limit(ULONG max)
     return max < SMBD_READ_LIMIT ? max : SMBD_READ_LIMIT;
 }
 
+/* A receive's outcome where the peer's disconnect is a failure too: awaited says what was due. */
+static int arrived(struct smbd_conn *c, int got, const char *awaited)
+{
+    if (got == -1)
+        return smbd_fail(c, awaited, STATUS_CONNECTION_DISCONNECTED);
+    return got == 1;
+}
+
+/* ip (4 bytes, wire order) and port as NdkListen and NdkConnect take them. */
+static struct sockaddr_in ipv4_at(const void *ip, uint16_t port)
+{
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    memcpy(&a.sin_addr, ip, 4);
+    return a;
+}
+
 static int wait_call(struct smbd_conn *c, NTSTATUS st, const char *what)
 {
     st = consumer_call_wait(&c->call, st, c->wait_ms);
@@ -77,11 +96,7 @@ static int server_accept(struct server *s, uint16_t port)
 {
     struct smbd_conn *c = &s->c;
     NTSTATUS st = c->ad->Dispatch->NdkCreateListener(c->ad, consumer_connect_event, &c->incoming, NULL, NULL, &c->lis);
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof(addr));
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    memcpy(&addr.sin_addr, c->ip, 4);
+    struct sockaddr_in addr = ipv4_at(c->ip, port);
     if (st == STATUS_SUCCESS)
         st = c->lis->Dispatch->NdkListen(c->lis, (PSOCKADDR)&addr, sizeof(addr), NULL, NULL);
     if (st != STATUS_SUCCESS)
@@ -118,9 +133,8 @@ static int server_negotiate(struct server *s)
     uint8_t msg[SMBD_MSG_SIZE];
     size_t n = 0;
     NDK_RESULT_EX r;
-    int got = smbd_receive(c, msg, sizeof(msg), &n, &r);
-    if (got != 1)
-        return got ? 0 : smbd_fail(c, "the client disconnected before negotiating", STATUS_CONNECTION_DISCONNECTED);
+    if (!arrived(c, smbd_receive(c, msg, sizeof(msg), &n, &r), "the client's Negotiate Request"))
+        return 0;
     struct smbd_neg_req req;
     const char *why = smbd_get_neg_req(msg, n, &req);
     struct smbd_neg_resp resp = {.min_version = SMBD_VERSION_1,
@@ -297,11 +311,7 @@ static int client_connect(struct client *k, const struct in_addr *server, uint16
     /* the Negotiate Response and what follows land in receives posted before the connection */
     if (!smbd_post_receives(c, SMBD_RQ_DEPTH))
         return 0;
-    struct sockaddr_in dst;
-    memset(&dst, 0, sizeof(dst));
-    dst.sin_family = AF_INET;
-    dst.sin_port = htons(port);
-    dst.sin_addr = *server;
+    struct sockaddr_in dst = ipv4_at(server, port);
     st = c->conn->Dispatch->NdkConnect(c->conn, c->qp, NULL, 0, (PSOCKADDR)&dst, sizeof(dst),
                                        read_limit(c->info.MaxInboundReadLimit),
                                        read_limit(c->info.MaxOutboundReadLimit), NULL, 0, consumer_call_done, &c->call);
@@ -331,9 +341,8 @@ static int client_negotiate(struct client *k)
         return 0;
     size_t n = 0;
     NDK_RESULT_EX r;
-    int got = smbd_receive(c, msg, sizeof(msg), &n, &r);
-    if (got != 1)
-        return got ? 0 : smbd_fail(c, "the server disconnected before its Negotiate Response", STATUS_CONNECTION_DISCONNECTED);
+    if (!arrived(c, smbd_receive(c, msg, sizeof(msg), &n, &r), "the server's Negotiate Response"))
+        return 0;
     struct smbd_neg_resp resp;
     const char *why = smbd_get_neg_resp(msg, n, &resp);
     if (why) {
@@ -411,9 +420,8 @@ static int client_io(struct client *k, int write, uint32_t id, uint64_t file_off
     struct smbd_data h;
     size_t len = 0;
     NDK_RESULT_EX r;
-    int got = smbd_receive_data(c, &h, payload, &len, &r);
-    if (got != 1)
-        return got ? 0 : smbd_fail(c, "the server disconnected before answering", STATUS_CONNECTION_DISCONNECTED);
+    if (!arrived(c, smbd_receive_data(c, &h, payload, &len, &r), "the server's answer"))
+        return 0;
     struct smbd_app a;
     const char *why = smbd_get_app(payload, len, &a);
     if (why)
@@ -499,7 +507,7 @@ static int client_run(const char *dev, const struct in_addr *server, uint16_t po
         size_t len = 1;
         NDK_RESULT_EX r;
         ok = smbd_send_data(c, NULL, 0, SMBD_RESPONSE_REQUESTED, 0, 0) &&
-             smbd_receive_data(c, &h, payload, &len, &r) == 1;
+             arrived(c, smbd_receive_data(c, &h, payload, &len, &r), "the answer to the keep-alive");
         if (ok && len != 0)
             ok = smbd_fail(c, "the keep-alive's answer carries data", STATUS_INVALID_PARAMETER);
         if (ok)
