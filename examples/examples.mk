@@ -20,10 +20,11 @@ demo: $(EX_BUILD)/demo $(if $(filter sim,$(DEMO_DEVICE)),sim,$(BUILD)/model/nfmo
 # every time.
 .PHONY: example-smb test-smb-model test-smb-sim test-smb-host-model test-smb-host-sim
 
-$(EX_BUILD)/smb_direct: examples/smb_direct.c tests/consumer.h $(BUILD)/host/libndkfpga.a host/include/ndkpi.h \
+SMB_SRCS := examples/smb_direct.c examples/smbd_wire.c examples/smbd_conn.c examples/smbd_net.c
+$(EX_BUILD)/smb_direct: $(SMB_SRCS) examples/smbd.h tests/consumer.h $(BUILD)/host/libndkfpga.a host/include/ndkpi.h \
                         host/include/ndkfpga.h
 	@mkdir -p $(@D)
-	$(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/tests -pthread -o $@ examples/smb_direct.c \
+	$(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/tests -pthread -o $@ $(SMB_SRCS) \
 	    $(BUILD)/host/libndkfpga.a $(NDK_LIB_LIBS)
 
 example-smb: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel ## run the SMB-Direct example (Send, SendAndInvalidate) on the software adapter
@@ -48,3 +49,20 @@ test-smb-host-model: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel ## the SMB-Di
 
 test-smb-host-sim: $(EX_BUILD)/smb_direct $(BUILD)/model/nfmodel sim ## the SMB-Direct cycle with every buffer in host memory, on the Verilator board
 	@$(call smb_case,sim,20,512,host)
+
+# The two-process mode: a server and a client process on two adapters of one fresh
+# segment, MS-SMBD between them; the server port's capture checked in tshark (SMB Direct
+# dissector) and by tests/net/check_capture.py (examples/test_smb_net.sh).
+.PHONY: test-smb-net-model test-smb-net-sim
+test-smb-net-model: $(EX_BUILD)/smb_direct $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## smb_direct server and client in two processes on two software adapters: MS-SMBD negotiate, credits, WRITE by RDMA Read, READ by RDMA Write and SendAndInvalidate; the capture decoded by tshark
+	@bash examples/test_smb_net.sh $(EX_BUILD)/smb_direct model 50 6000 $(PY)
+test-smb-net-sim: $(EX_BUILD)/smb_direct $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## test-smb-net-model on two simulated adapters (Verilator)
+	@bash examples/test_smb_net.sh $(EX_BUILD)/smb_direct sim 5 6000 $(PY)
+
+# make lint: cppcheck of the examples, as of the tests' own consumer programs.
+LINT_TARGETS += lint-examples
+.PHONY: lint-examples
+lint-examples:
+	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 \
+	    --inline-suppr --suppress=missingIncludeSystem -D__GNUC__ -D__x86_64__ \
+	    -I host/include -I tests -I examples examples/demo.c $(SMB_SRCS)

@@ -1,8 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* smb_direct: the SMB-Direct pattern of fast-register, Send and SendAndInvalidate.
  *
- * Two queue pairs connected in loopback on one adapter, each with a receive queue
- * (depth 16, 2 SGEs). Side A owns a buffer; each iteration:
+ * Two modes, told apart by the first argument.
+ *
+ * Two processes, two adapters ("server" and "client"; examples/smbd_net.c): MS-SMBD as
+ * an SMB2 client and server speak it over RoCEv2. The server listens on its adapter's
+ * address (port 445 unless --port) and serves one client; the client connects, sends
+ * the SMBDirect Negotiate Request, takes the Negotiate Response, then per round a WRITE
+ * (its buffer fast-registered for remote read; the server RDMA-Reads it) and a READ (for
+ * remote write; the server RDMA-Writes it and answers with SendAndInvalidate, so the
+ * client's receive completes ReceiveAndInvalidate with the token), in data transfer
+ * messages with credits, each naming the buffer by an SMB_DIRECT_BUFFER_DESCRIPTOR_V1.
+ *   smb_direct server DEVICE [--port P]
+ *   smb_direct client DEVICE SERVER_IP [--port P] [--iterations N] [--bytes B]
+ * DEVICE has a network port: model,net=SEG,ip=10.0.0.1/24 (pcap=FILE captures the port;
+ * `tshark -r FILE -Y smb_direct` shows the messages, examples/README.md).
+ *
+ * Loopback, one adapter (any other first argument): two queue pairs connected in
+ * loopback on one adapter, each with a receive queue (depth 16, 2 SGEs). Side A owns a
+ * buffer; each iteration:
  *   1. A fast-registers the buffer (the MR was initialized once; the token never changes)
  *   2. A and B post a receive each
  *   3. A Sends B a descriptor {token, address, length}
@@ -30,6 +46,7 @@
 #include "consumer.h"
 #include "ndkfpga.h"
 #include "ndkpi.h"
+#include "smbd.h"
 
 #define RQ_DEPTH 16
 #define RQ_SGE 2
@@ -332,6 +349,8 @@ static int iteration(struct smb *m, unsigned it, uint8_t *data, uint8_t *back)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && (strcmp(argv[1], "server") == 0 || strcmp(argv[1], "client") == 0))
+        return smbd_main(argc, argv);
     const char *dev = argc > 1 ? argv[1] : "model";
     unsigned iters = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 1;
     struct smb m;
@@ -341,7 +360,10 @@ int main(int argc, char **argv)
     m.src_port = 22000;
     int host = argc > 4 && strcmp(argv[4], "host") == 0;
     if (iters == 0 || m.len == 0 || m.len > PAGE_SIZE || (argc > 4 && !host)) {
-        fprintf(stderr, "usage: %s [DEVICE [ITERATIONS [BYTES (1..%u) [host]]]]\n", argv[0], (unsigned)PAGE_SIZE);
+        fprintf(stderr, "usage: %s [DEVICE [ITERATIONS [BYTES (1..%u) [host]]]]\n"
+                        "       %s server DEVICE [--port P]\n"
+                        "       %s client DEVICE SERVER_IP [--port P] [--iterations N] [--bytes B]\n",
+                argv[0], (unsigned)PAGE_SIZE, argv[0], argv[0]);
         return 2;
     }
     uint8_t *data = malloc(PAGE_SIZE), *back = malloc(PAGE_SIZE);
