@@ -8,41 +8,6 @@
 
 #include "cli.h"
 
-/* A.B.C.D/N into the address; 0 on success. */
-static int parse_ipv4(const char *s, NDKFPGA_PORT_ADDRESS *a)
-{
-    unsigned v[4], plen;
-    char end;
-    if (sscanf(s, "%3u.%3u.%3u.%3u/%2u%c", &v[0], &v[1], &v[2], &v[3], &plen, &end) != 5)
-        return -1;
-    for (const char *p = s; *p; p++)
-        if (!isdigit((unsigned char)*p) && *p != '.' && *p != '/')
-            return -1;
-    for (int i = 0; i < 4; i++) {
-        if (v[i] > 255)
-            return -1;
-        a->Ipv4[i] = (UCHAR)v[i];
-    }
-    if (plen < 8 || plen > 32)
-        return -1;
-    a->PrefixLength = plen;
-    return 0;
-}
-
-static int parse_mac(const char *s, NDKFPGA_PORT_ADDRESS *a)
-{
-    if (strlen(s) != 17)
-        return -1;
-    for (int i = 0; i < 6; i++) {
-        const char *p = s + 3 * i;
-        if (!isxdigit((unsigned char)p[0]) || !isxdigit((unsigned char)p[1]) || (i < 5 && p[2] != ':'))
-            return -1;
-        char hex[3] = {p[0], p[1], 0};
-        a->Mac[i] = (UCHAR)strtoul(hex, NULL, 16);
-    }
-    return 0;
-}
-
 int cmd_addr(struct cli *c, int argc, char **argv)
 {
     /* The address and --mac first; the rest (common options, DEVICE) as every command. */
@@ -57,16 +22,17 @@ int cmd_addr(struct cli *c, int argc, char **argv)
         const char *a = argv[i];
         const char *mac = !strcmp(a, "--mac") ? (i + 1 < argc ? argv[++i] : "") : !strncmp(a, "--mac=", 6) ? a + 6 : NULL;
         if (mac) {
-            if (parse_mac(mac, &want) != 0) {
+            if (NdkFpgaParsePortAddress(mac, NDKFPGA_PORT_SET_MAC, &want) != STATUS_SUCCESS) {
                 free(rest);
-                return cli_report(c, CLI_EXIT_USAGE, "--mac takes XX:XX:XX:XX:XX:XX, not \"%s\"", mac);
+                return cli_report(c, CLI_EXIT_USAGE, "--mac takes a unicast XX:XX:XX:XX:XX:XX, not \"%s\"", mac);
             }
             flags |= NDKFPGA_PORT_SET_MAC;
         } else if (i > 0 && isdigit((unsigned char)a[0])) {
             /* No device name starts with a digit: this is the address. */
-            if ((flags & NDKFPGA_PORT_SET_IPV4) || parse_ipv4(a, &want) != 0) {
+            if ((flags & NDKFPGA_PORT_SET_IPV4) ||
+                NdkFpgaParsePortAddress(a, NDKFPGA_PORT_SET_IPV4, &want) != STATUS_SUCCESS) {
                 free(rest);
-                return cli_report(c, CLI_EXIT_USAGE, "the address is one A.B.C.D/N with N 8..32, not \"%s\"", a);
+                return cli_report(c, CLI_EXIT_USAGE, "the address is one A.B.C.D[/N] with N 8..32, not \"%s\"", a);
             }
             flags |= NDKFPGA_PORT_SET_IPV4;
         } else {

@@ -372,6 +372,18 @@ typedef struct _NDKFPGA_PORT_ADDRESS {
  */
 NDKFPGA_API NTSTATUS NdkFpgaPortAddress(NDK_ADAPTER *Adapter, ULONG Flags, NDKFPGA_PORT_ADDRESS *Address);
 
+/* Parse an address as device strings write it (host/README.md, "Device strings") into
+ * *Address: "A.B.C.D[/N]" (N 8..32, 24 when absent) into Ipv4 and PrefixLength with
+ * NDKFPGA_PORT_SET_IPV4, or "XX:XX:XX:XX:XX:XX" (unicast, not all zero) into Mac with
+ * NDKFPGA_PORT_SET_MAC; other fields are left as they are. Nothing is asked of an adapter.
+ *
+ * Returns
+ *   STATUS_SUCCESS                the field is set
+ *   STATUS_INVALID_PARAMETER      NULL argument, Flags not exactly one of the two, or text
+ *                                 that is not such an address
+ */
+NDKFPGA_API NTSTATUS NdkFpgaParsePortAddress(const char *Text, ULONG Flags, NDKFPGA_PORT_ADDRESS *Address);
+
 /* One entry of the network port's ARP cache. */
 #define NDKFPGA_NEIGHBOR_INCOMPLETE 1u /* an ARP request is out, no answer yet */
 #define NDKFPGA_NEIGHBOR_REACHABLE 2u  /* the MAC is known */

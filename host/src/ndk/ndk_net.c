@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ndk_internal.h"
+#include "transport/nf_devopts.h"
 
 /* IPv4 words carry the address in wire order, the first byte in bits 7:0 (NET_CONFIG_REQ). */
 static uint32_t wire_word(const uint8_t b[4])
@@ -140,4 +141,27 @@ NTSTATUS ndk_net_apply(struct ndk_adapter *ad, const struct nf_transport_net *ne
                             net->ipv4[1], net->ipv4[2], net->ipv4[3], net->prefix, net->has_mac ? " with mac=" : "",
                             nf_status_name(st));
     return STATUS_SUCCESS;
+}
+
+NTSTATUS NdkFpgaParsePortAddress(const char *text, ULONG flags, NDKFPGA_PORT_ADDRESS *addr)
+{
+    if (!text || !addr)
+        return STATUS_INVALID_PARAMETER;
+    if (flags == NDKFPGA_PORT_SET_IPV4) {
+        uint8_t ip[4];
+        unsigned prefix;
+        if (nf_devopts_parse_ipv4(text, ip, &prefix) != 0)
+            return STATUS_INVALID_PARAMETER;
+        memcpy(addr->Ipv4, ip, 4);
+        addr->PrefixLength = prefix;
+        return STATUS_SUCCESS;
+    }
+    if (flags == NDKFPGA_PORT_SET_MAC) {
+        uint8_t mac[6];
+        if (nf_devopts_parse_mac(text, mac) != 0)
+            return STATUS_INVALID_PARAMETER;
+        memcpy(addr->Mac, mac, 6);
+        return STATUS_SUCCESS;
+    }
+    return STATUS_INVALID_PARAMETER;
 }

@@ -13,7 +13,7 @@
 
 #define ERR(...) nf_set_error(STATUS_INVALID_PARAMETER, __VA_ARGS__)
 
-static int parse_ipv4(const char *s, uint8_t ip[4], unsigned *prefix)
+int nf_devopts_parse_ipv4(const char *s, uint8_t ip[4], unsigned *prefix)
 {
     unsigned v[4];
     char tail[8] = "";
@@ -48,7 +48,7 @@ static int parse_ipv4(const char *s, uint8_t ip[4], unsigned *prefix)
     return 0;
 }
 
-static int parse_mac(const char *s, uint8_t mac[6])
+int nf_devopts_parse_mac(const char *s, uint8_t mac[6])
 {
     if (strlen(s) != 17)
         return -1;
@@ -133,11 +133,11 @@ NTSTATUS nf_devopts_parse(const char *text, struct nf_devopts *o)
                 o->has_net = 1;
             }
         } else if (strcmp(k, "ip") == 0) {
-            if (parse_ipv4(v, o->ip, &o->prefix) != 0)
+            if (nf_devopts_parse_ipv4(v, o->ip, &o->prefix) != 0)
                 st = ERR("ip=%s: expected A.B.C.D or A.B.C.D/N with N 8..32", v);
             has_ip = 1;
         } else if (strcmp(k, "mac") == 0) {
-            if (parse_mac(v, o->mac) != 0)
+            if (nf_devopts_parse_mac(v, o->mac) != 0)
                 st = ERR("mac=%s: expected XX:XX:XX:XX:XX:XX, a unicast MAC (first byte even), not all zero", v);
             o->has_mac = 1;
         } else if (strcmp(k, "pcap") == 0) {

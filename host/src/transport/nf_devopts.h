@@ -26,6 +26,12 @@ struct nf_devopts {
     char tap[NF_DEVOPTS_IFNAME_MAX + 1]; /* tap=IFNAME, or "" */
 };
 
+/* The address syntax of ip= and mac= (also NdkFpgaParsePortAddress): A.B.C.D[/N] with N
+ * 8..32 (24 when absent), into wire-order bytes; XX:XX:XX:XX:XX:XX, unicast and not all
+ * zero. 0 on success, -1 otherwise. */
+int nf_devopts_parse_ipv4(const char *s, uint8_t ip[4], unsigned *prefix);
+int nf_devopts_parse_mac(const char *s, uint8_t mac[6]);
+
 /* Parse the text after "sim," or "model," (comma-separated key=value). On error:
  * STATUS_INVALID_PARAMETER with a message naming the option; *o is then unspecified. */
 NTSTATUS nf_devopts_parse(const char *text, struct nf_devopts *o);
