@@ -58,6 +58,8 @@ static void reply(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t 
         mem_wr(at + NF_MSG_HDR_SIZE + 4u * i, words[i]);
 }
 
+static uint32_t qp_arg(uint32_t m, uint32_t mlen);
+
 /* Bytes of the reply (or CQE) a message produces at most; NF_MSG_HDR_SIZE for errors. */
 static uint32_t reply_bytes(uint32_t op, uint32_t m, uint32_t mlen)
 {
@@ -88,6 +90,10 @@ static uint32_t reply_bytes(uint32_t op, uint32_t m, uint32_t mlen)
     case NF_OP_CM_LISTEN:
     case NF_OP_CM_CONNECT:
         return NF_MSG_HDR_SIZE + NF_CM_CONNECT_REP_SIZE;
+    case NF_OP_QP_DISCONNECT:
+    case NF_OP_QP_DESTROY:
+        /* a wire QP's queued requests complete before the reply, a CQE each */
+        return NF_MSG_HDR_SIZE + fw_rc_queued(qp_arg(m, mlen)) * (NF_MSG_HDR_SIZE + NF_CQE_SIZE);
 #endif
     case NF_OP_WR_FAST_REGISTER:
     case NF_OP_WR_INVALIDATE:
@@ -427,7 +433,7 @@ static FW_COLD uint32_t do_qp_state(uint32_t op, uint32_t m, uint32_t mlen, uint
         return NF_STATUS_SUCCESS;
     }
     fw_cm_forget(q); /* its connection too, with nothing sent */
-    fw_rc_drop(q);   /* off the wire: its queued requests are dropped */
+    fw_rc_close(q);  /* off the wire: its queued requests complete CANCELLED first */
     if (op == NF_OP_QP_DESTROY) {
         fw_qp_free(q);
         return NF_STATUS_SUCCESS;

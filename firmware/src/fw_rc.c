@@ -555,6 +555,18 @@ void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, u
     r->cqe_at = FW_RC_CQE_LATER;
 }
 
+uint32_t fw_rc_queued(uint32_t q)
+{
+    return q < FW_QP_CAP && fw_qps[q].wire ? rc_qps[q].count : 0u;
+}
+
+void fw_rc_close(uint32_t q)
+{
+    if (fw_qps[q].wire)
+        (void)flush_errors(q);
+    fw_rc_drop(q);
+}
+
 void fw_rc_drop(uint32_t q)
 {
     rc_qps[q] = (struct rc_qp){0};

@@ -200,8 +200,8 @@
 #define NF_OP_MW_CREATE 21u /* MR_CREATE_REQ (fast_register 0) -> MR_CREATE_REP: a memory window's key-table entry, INVALID until bound (NdkCreateMw); MR_DESTROY frees it */
 #define NF_OP_QP_CREATE 32u /* QP_CREATE_REQ -> QP_CREATE_REP */
 #define NF_OP_QP_CONNECT 33u /* QP_CONNECT_REQ: connect qpn to peer_qpn (loopback) */
-#define NF_OP_QP_DISCONNECT 34u /* QP_REQ */
-#define NF_OP_QP_DESTROY 35u /* QP_REQ */
+#define NF_OP_QP_DISCONNECT 34u /* QP_REQ: the QP back in RESET; on the wire, each request still queued completes CANCELLED (its CQE before the reply) */
+#define NF_OP_QP_DESTROY 35u /* QP_REQ: as QP_DISCONNECT, then the QP is freed */
 #define NF_OP_QP_CONNECT_WIRE 37u /* QP_CONNECT_WIRE_REQ: connect qpn to QP peer_qpn of the adapter at peer_ip over the network port (RoCEv2 RC); PENDING while the peer's MAC is being resolved (ask again), HOST_UNREACHABLE when it cannot be */
 #define NF_OP_QP_FLUSH 36u /* QP_REQ (NdkFlush): a CONNECTED QP enters ERROR, so every later WR on it completes CANCELLED untouched; WRs before it ran as usual */
 #define NF_OP_WR_FAST_REGISTER 64u /* WR_FAST_REGISTER (no reply; a CQE unless silent success) */

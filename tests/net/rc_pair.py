@@ -245,6 +245,33 @@ def main():
     b.wr(NF.OP_WR_SEND, qb, 602, struct.pack(NF.WR_SEND_FMT, 0, 1) + sge(b_buf, 8))
     c = b.cqe(602, (a,))
     ok(c and c["status"] == NF.STATUS_CANCELLED, "the responder's QP is broken too (%s)" % c)
+    # QP_DISCONNECT with Writes queued on the wire: each completes once, the ones not yet
+    # acknowledged CANCELLED; the peer's later request to the gone QP times out
+    qa3, qb3 = qp(a), qp(b)
+    for h, q, peer_q, peer_ip in ((a, qa3, qb3, ips[1]), (b, qb3, qa3, ips[0])):
+        st = connect(h, q, peer_q, peer_ip, 0x10, 0x10)
+        assert st == 0, hex(st)
+    wr_ids = range(900, 904)
+    for w in wr_ids:
+        a.wr(NF.OP_WR_WRITE, qa3, w, struct.pack(NF.WR_RDMA_FMT, big_b, big_token, 1) + sge(big_a, big))
+    st, _ = a.request(NF.OP_QP_DISCONNECT, struct.pack(NF.QP_REQ_FMT, qa3, 0))
+    cs = [a.cqe(w, (b,)) for w in wr_ids]
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:  # a second CQE would come with the first ones
+        a.take()
+        b.take()
+    again = [c for c in a.cqes if c["wr_id"] in wr_ids]
+    ok(st == 0 and all(c and c["status"] in (0, NF.STATUS_CANCELLED) for c in cs) and cs[-1] and
+       cs[-1]["status"] == NF.STATUS_CANCELLED and not again,
+       "QP_DISCONNECT with 4 Writes of %d bytes queued: each completes once, the last CANCELLED (%s, %s)" %
+       (big, st, [c and hex(c["status"]) for c in cs]))
+    b.wr(NF.OP_WR_SEND, qb3, 910, struct.pack(NF.WR_SEND_FMT, 0, 1) + sge(b_buf, 8))
+    t0 = time.monotonic()
+    c = b.cqe(910, (a,))
+    ok(c and c["status"] == NF.STATUS_IO_TIMEOUT,
+       "the peer's next Send to the disconnected QP times out after %.0f s (%s)" % (time.monotonic() - t0, c))
+    st, _ = a.request(NF.OP_PING, b"")
+    ok(st == 0, "A answers after the disconnect (%s)" % st)
     # the peer adapter dies mid-transfer: the request fails IO_TIMEOUT within the retry bound
     if len(sys.argv) > 3:
         qa2, qb2 = qp(a), qp(b)
