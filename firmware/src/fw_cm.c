@@ -58,6 +58,7 @@ enum cm_state {
 struct cm_conn {
     uint8_t state, gen, retries, ticks, owed, active;
     uint8_t peer_res, peer_depth;
+    uint8_t mtu; /* the path MTU (PATH_MTU): ours, then the smaller of both sides' */
     uint16_t local_port, peer_port;
     uint32_t q, listen_id, remote_id, peer_qpn, peer_psn, my_psn, tid_hi, tid_lo;
     struct fw_rc_dest peer; /* qpn: the peer's QP for the transport once known */
@@ -290,6 +291,8 @@ static void rx_req(const struct fw_rc_dest *peer, const uint8_t *m)
         reason = NF_CM_REJ_REASON_INVALID_SID;
     else if (NF_CM_REQ_TRANSPORT_GET(m[D(NF_CM_REQ_TRANSPORT_OFF)]) != 0u)
         reason = NF_CM_REJ_REASON_INVALID_TRANSPORT; /* RC only */
+    else if (NF_CM_REQ_PATH_MTU_GET(m[D(NF_CM_REQ_PATH_MTU_OFF)]) < NF_PATH_MTU_256)
+        reason = NF_CM_REJ_REASON_INVALID_MTU;
     else if (!(c = conn_new()))
         reason = NF_CM_REJ_REASON_NO_RESOURCES;
     if (reason) {
@@ -305,6 +308,8 @@ static void rx_req(const struct fw_rc_dest *peer, const uint8_t *m)
     c->peer_res = m[D(NF_CM_REQ_RESP_RESOURCES_OFF)];
     c->peer_depth = m[D(NF_CM_REQ_INIT_DEPTH_OFF)];
     c->peer_psn = get24(m, D(NF_CM_REQ_STARTING_PSN_OFF));
+    uint32_t mtu = NF_CM_REQ_PATH_MTU_GET(m[D(NF_CM_REQ_PATH_MTU_OFF)]);
+    c->mtu = (uint8_t)(mtu < NF_NET_MAX_PATH_MTU ? mtu : NF_NET_MAX_PATH_MTU); /* the smaller of both sides' */
     c->tid_hi = get32(m, TID_HI);
     c->tid_lo = get32(m, TID_LO);
     c->local_port = (uint16_t)port;
@@ -338,9 +343,13 @@ static void rx_rep(struct cm_conn *c, const uint8_t *m)
     c->peer_psn = get24(m, D(NF_CM_REP_STARTING_PSN_OFF));
     c->peer_res = m[D(NF_CM_REP_RESP_RESOURCES_OFF)];
     c->peer_depth = m[D(NF_CM_REP_INIT_DEPTH_OFF)];
+    /* the passive side's choice, when it says one (a peer that does not used the REQ's) */
+    uint32_t mtu = NF_CM_REP_PATH_MTU_GET(m[D(NF_CM_REP_PATH_MTU_OFF)]);
+    if (mtu >= NF_PATH_MTU_256 && mtu < c->mtu)
+        c->mtu = (uint8_t)mtu;
     /* PSNs: each side's Starting PSN is its own receive PSN, the other's send PSN */
     const struct fw_rc_dest d = {c->peer.ip, c->peer.mac_lo, c->peer.mac_hi, c->peer_qpn};
-    fw_rc_wire(c->q, &d, c->peer_psn, c->my_psn);
+    fw_rc_wire(c->q, &d, c->peer_psn, c->my_psn, c->mtu);
     c->state = ST_REP_RCVD;
     emit(c, NF_CM_EVENT_TYPE_REPLY, NF_STATUS_SUCCESS, 0, 0, m + D(NF_CM_REP_PRIVATE_DATA_OFF), NF_CM_REP_PDATA);
 }
@@ -615,7 +624,8 @@ uint32_t fw_cm_connect(uint32_t body, uint32_t blen, uint32_t rep[2])
     put8(m, D(NF_CM_REQ_LOCAL_CM_TIMEOUT_OFF),
          NF_CM_REQ_LOCAL_CM_TIMEOUT_PUT(CM_TIMEOUT) | NF_CM_REQ_RETRY_COUNT_PUT(RETRY));
     put16(m, D(NF_CM_REQ_PKEY_OFF), NF_ROCE_PKEY_DEFAULT);
-    put8(m, D(NF_CM_REQ_PATH_MTU_OFF), NF_CM_REQ_PATH_MTU_PUT(NF_PATH_MTU_1024) | NF_CM_REQ_RNR_RETRY_PUT(RETRY));
+    c->mtu = NF_NET_MAX_PATH_MTU; /* the largest ours takes: the passive side answers the smaller */
+    put8(m, D(NF_CM_REQ_PATH_MTU_OFF), NF_CM_REQ_PATH_MTU_PUT(c->mtu) | NF_CM_REQ_RNR_RETRY_PUT(RETRY));
     put8(m, D(NF_CM_REQ_MAX_CM_RETRIES_OFF), NF_CM_REQ_MAX_CM_RETRIES_PUT(15u));
     put16(m, D(NF_CM_REQ_LOCAL_LID_OFF), 0xFFFFu); /* LIDs: RoCE has none */
     put16(m, D(NF_CM_REQ_REMOTE_LID_OFF), 0xFFFFu);
@@ -659,11 +669,11 @@ uint32_t fw_cm_accept(uint32_t body, uint32_t blen)
     put8(m, D(NF_CM_REP_RESP_RESOURCES_OFF), res);
     put8(m, D(NF_CM_REP_INIT_DEPTH_OFF), depth);
     put8(m, D(NF_CM_REP_TARGET_ACK_DELAY_OFF), NF_CM_REP_TARGET_ACK_DELAY_PUT(ACK_TIMEOUT));
-    put8(m, D(NF_CM_REP_RNR_RETRY_OFF), NF_CM_REP_RNR_RETRY_PUT(RETRY));
+    put8(m, D(NF_CM_REP_RNR_RETRY_OFF), NF_CM_REP_RNR_RETRY_PUT(RETRY) | NF_CM_REP_PATH_MTU_PUT(c->mtu));
     put_guid(m, D(NF_CM_REP_LOCAL_CA_GUID_OFF));
     copy_in(m, D(NF_CM_REP_PRIVATE_DATA_OFF), body + NF_CM_ACCEPT_REQ_SIZE, plen);
     const struct fw_rc_dest d = {c->peer.ip, c->peer.mac_lo, c->peer.mac_hi, c->peer_qpn};
-    fw_rc_wire(q, &d, c->peer_psn, c->my_psn);
+    fw_rc_wire(q, &d, c->peer_psn, c->my_psn, c->mtu);
     c->state = ST_REP_SENT;
     c->ticks = c->retries = 0;
     send_mad(c);

@@ -45,7 +45,7 @@ static void put_hdr(uint32_t at, uint32_t op, uint32_t len, uint32_t tag, uint32
     fw_reply_hdr(at, op | NF_OP_REPLY, len, tag, status);
 }
 
-/* A reply with n payload words (0, 2, or NET_CONFIG's 4). */
+/* A reply with n payload words (0, 2, or NET_CONFIG_REP's). */
 static void reply(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t status, const uint32_t *words,
                   uint32_t n)
 {

@@ -154,8 +154,8 @@ static void rx_requester(uint32_t q, const struct pkt *p)
     struct rc_wqe *w = &c->wq[c->head];
     if (w->op != NF_OP_WR_READ || p->psn != psn_add(w->psn, w->done))
         return; /* a duplicate or a gap: the timer sends the READ again */
-    uint32_t off = w->done << MTU_SHIFT;
-    uint32_t want = min32(w->total - min32(off, w->total), MTU);
+    uint32_t off = w->done << c->mtu_shift;
+    uint32_t want = min32(w->total - min32(off, w->total), 1u << c->mtu_shift);
     if (p->len != want) {
         complete_head(q, NF_STATUS_CONNECTION_ABORTED, 0);
         return;
@@ -271,7 +271,9 @@ static int rx_read(uint32_t q, const struct pkt *p)
         return 0;
     }
     struct rc_read *r = &c->rd[(c->rd_head + c->rd_count) % RD_DEPTH];
-    *r = (struct rc_read){p->psn, p->dmalen ? (p->dmalen + MTU - 1u) >> MTU_SHIFT : 1u, 0, p->dmalen, p->rkey, p->va};
+    uint32_t mtu = 1u << c->mtu_shift;
+    uint32_t npkts = p->dmalen ? (p->dmalen + mtu - 1u) >> c->mtu_shift : 1u;
+    *r = (struct rc_read){p->psn, npkts, 0, p->dmalen, p->rkey, p->va};
     c->rd_count++;
     return 1;
 }
@@ -468,10 +470,12 @@ uint32_t fw_rc_connect(uint32_t body, uint32_t blen)
     uint32_t q = fw_qp_lookup(win_rd(w, NF_QP_CONNECT_WIRE_REQ_QPN_OFF));
     uint32_t peer_qpn = win_rd(w, NF_QP_CONNECT_WIRE_REQ_PEER_QPN_OFF);
     uint32_t ip = win_rd(w, NF_QP_CONNECT_WIRE_REQ_PEER_IP_OFF);
-    uint32_t sq_psn = win_rd(w, NF_QP_CONNECT_WIRE_REQ_SQ_PSN_OFF), rq_psn = win_rd(w, NF_QP_CONNECT_WIRE_REQ_RQ_PSN_OFF);
+    uint32_t sq_psn = win_rd(w, NF_QP_CONNECT_WIRE_REQ_SQ_PSN_OFF);
+    uint32_t rq_psn = win_rd(w, NF_QP_CONNECT_WIRE_REQ_RQ_PSN_OFF);
+    uint32_t mtu = win_rd(w, NF_QP_CONNECT_WIRE_REQ_MTU_OFF);
+    mtu = mtu ? mtu : NF_NET_MAX_PATH_MTU; /* 0: the largest this adapter takes */
     if (q == FW_NO_INDEX || peer_qpn == 0 || peer_qpn > NF_BTH_DEST_QP_MASK || sq_psn > NF_BTH_PSN_MASK ||
-        rq_psn > NF_BTH_PSN_MASK ||
-        win_rd(w, NF_QP_CONNECT_WIRE_REQ_RSVD_OFF))
+        rq_psn > NF_BTH_PSN_MASK || mtu > NF_NET_MAX_PATH_MTU)
         return NF_STATUS_INVALID_PARAMETER;
     if (fw_qps[q].state != FW_QP_RESET)
         return NF_STATUS_INVALID_DEVICE_STATE; /* connected already, or broken */
@@ -480,14 +484,14 @@ uint32_t fw_rc_connect(uint32_t body, uint32_t blen)
     if (st != NF_STATUS_SUCCESS)
         return st;
     const struct fw_rc_dest d = {ip, mac[0], mac[1], peer_qpn};
-    fw_rc_wire(q, &d, sq_psn, rq_psn);
+    fw_rc_wire(q, &d, sq_psn, rq_psn, mtu);
     return NF_STATUS_SUCCESS;
 }
 
-void fw_rc_wire(uint32_t q, const struct fw_rc_dest *d, uint32_t sq_psn, uint32_t rq_psn)
+void fw_rc_wire(uint32_t q, const struct fw_rc_dest *d, uint32_t sq_psn, uint32_t rq_psn, uint32_t mtu)
 {
     rc_qps[q] = (struct rc_qp){.peer_ip = d->ip, .mac_lo = d->mac_lo, .mac_hi = d->mac_hi, .peer_qpn = d->qpn,
-                               .sq_psn = sq_psn, .ack_psn = sq_psn, .rq_psn = rq_psn};
+                               .mtu_shift = MTU_SHIFT(mtu), .sq_psn = sq_psn, .ack_psn = sq_psn, .rq_psn = rq_psn};
     fw_qps[q].peer_qpn = 0;
     fw_qps[q].wire = 1;
     fw_qps[q].state = FW_QP_CONNECTED;
@@ -546,7 +550,7 @@ void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, u
     w->total = (uint32_t)total;
     w->sgl.pd = qp->pd;
     w->sgl.access = op == NF_OP_WR_READ ? NF_ACCESS_LOCAL_WRITE : NF_ACCESS_LOCAL_READ;
-    w->npkts = w->total ? (w->total + MTU - 1u) >> MTU_SHIFT : 1u;
+    w->npkts = w->total ? (w->total + (1u << c->mtu_shift) - 1u) >> c->mtu_shift : 1u;
     w->psn = c->sq_psn;
     c->sq_psn = psn_add(c->sq_psn, w->npkts);
     c->count++;

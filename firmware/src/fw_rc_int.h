@@ -21,10 +21,14 @@
 #define F_EXT (F_BTH + NF_BTH_SIZE)
 #define IP_TTL 64u
 #define UDP_SPORT_BASE 0xC000u /* the source port is flow entropy: constant per QP */
-/* The path MTU: payload bytes per packet (the 1500-byte Ethernet MTU carries 1024). */
-#define MTU_SHIFT 10u
-#define MTU (1u << MTU_SHIFT)
-_Static_assert(F_EXT + NF_RETH_SIZE + MTU + NF_ROCE_ICRC_BYTES <= NF_NET_MAX_FRAME, "a full packet fits a frame");
+/* A QP's path MTU (PATH_MTU, per QP): payload bytes per packet = 1 << MTU_SHIFT(enum).
+ * NET.MAX_PATH_MTU is the largest whose full packet fits a frame: the next does not. */
+#define MTU_SHIFT(e) ((e) + 7u)
+#define MTU_MAX (1u << MTU_SHIFT(NF_NET_MAX_PATH_MTU))
+_Static_assert(F_EXT + NF_RETH_SIZE + MTU_MAX + NF_ROCE_ICRC_BYTES <= NF_NET_MAX_FRAME &&
+                   F_EXT + NF_RETH_SIZE + 2u * MTU_MAX + NF_ROCE_ICRC_BYTES > NF_NET_MAX_FRAME,
+               "NET.MAX_PATH_MTU is the largest path MTU whose packets fit a frame");
+_Static_assert(MTU_SHIFT(NF_PATH_MTU_256) == 8u && NF_NET_MAX_PATH_MTU >= NF_PATH_MTU_256, "PATH_MTU 1 is 256 bytes");
 _Static_assert(((NF_NET_FRAME_OFF + F_BTH) & 3u) == 0u, "the BTH is word aligned in its slot");
 _Static_assert(((NF_NET_FRAME_OFF + F_EXT + NF_DETH_SIZE) & 3u) == 0u, "a UD payload is word aligned in its slot");
 
@@ -67,6 +71,7 @@ struct rc_read {
 
 struct rc_qp {
     uint32_t peer_ip, mac_lo, mac_hi, peer_qpn;
+    uint32_t mtu_shift; /* the path MTU, both ends the same: 1 << mtu_shift payload bytes */
     /* requester: next new PSN; queued requests from head, the first `sent` of them sent
      * whole and the next one up to send_pkt packets */
     uint32_t sq_psn, head, count, sent, send_pkt;

@@ -148,7 +148,8 @@ static __attribute__((noinline)) uint32_t send_packet(uint32_t q, struct rc_wqe 
     if (!at)
         return 0;
     uint8_t b[HB(HDR_MAX) + 4u] = {0};
-    uint32_t off = k << MTU_SHIFT, len = w->op == NF_OP_WR_READ ? 0u : min32(w->total - off, MTU);
+    uint32_t shift = rc_qps[q].mtu_shift;
+    uint32_t off = k << shift, len = w->op == NF_OP_WR_READ ? 0u : min32(w->total - off, 1u << shift);
     uint32_t first = k == 0, last = k + 1u >= w->npkts, ext = 0, opcode, se = 0;
     uint64_t va = w->remote_va;
     uint32_t rlen = w->total, psn = psn_add(w->psn, k);
@@ -159,7 +160,7 @@ static __attribute__((noinline)) uint32_t send_packet(uint32_t q, struct rc_wqe 
         opcode = NF_BTH_OP_READ_REQUEST;
         first = last = 1;
         va += off;
-        rlen = min32(w->total - min32(off, w->total), (WINDOW - k % WINDOW) << MTU_SHIFT);
+        rlen = min32(w->total - min32(off, w->total), (WINDOW - k % WINDOW) << shift);
     } else if (w->op == NF_OP_WR_WRITE) {
         opcode = first && last ? NF_BTH_OP_WRITE_ONLY
                  : first       ? NF_BTH_OP_WRITE_FIRST
@@ -205,7 +206,8 @@ static __attribute__((noinline)) int send_response(uint32_t q, struct rc_read *r
     if (!at)
         return 0;
     uint8_t b[HB(HDR_MAX) + 4u] = {0};
-    uint32_t k = r->sent, off = k << MTU_SHIFT, len = min32(r->len - off, MTU);
+    uint32_t shift = rc_qps[q].mtu_shift;
+    uint32_t k = r->sent, off = k << shift, len = min32(r->len - off, 1u << shift);
     uint32_t first = k == 0, last = k + 1u >= r->npkts, ext = 0;
     uint32_t opcode = first && last ? NF_BTH_OP_READ_ONLY
                       : first       ? NF_BTH_OP_READ_FIRST

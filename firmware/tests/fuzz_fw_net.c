@@ -133,6 +133,8 @@ static void check_rc(void)
             fail("an RC queue index beyond its array");
         if (psn_diff(c->sq_psn, c->ack_psn) < 0)
             fail("the oldest unacknowledged PSN is past the next one to send");
+        if (c->mtu_shift < MTU_SHIFT(NF_PATH_MTU_256) || c->mtu_shift > MTU_SHIFT(NF_NET_MAX_PATH_MTU))
+            fail("a wire QP's path MTU outside the ones the adapter takes");
     }
 }
 
@@ -163,7 +165,7 @@ static void check_msgs(void)
 
 /* A RoCE packet the firmware sent: an RC opcode it may send, to a neighbour (a QP may
  * be connected to any, and ARP frames may teach any) on port 4791, its extension
- * headers, payload (at most the MTU) and pad adding up to the UDP length, the pad
+ * headers, payload (at most the largest path MTU) and pad adding up to the UDP length, the pad
  * count in the BTH matching. */
 static void check_sent(const uint8_t *f, size_t n)
 {
@@ -192,7 +194,7 @@ static void check_sent(const uint8_t *f, size_t n)
     if (udp < hdr || F_UDP + (size_t)udp > n)
         fail("a RoCE packet's UDP length shorter than its headers or longer than the frame");
     uint32_t body = udp - (uint32_t)hdr, pad = NF_BTH_PAD_GET(getbe32(f + F_BTH + NF_BTH_PAD_OFF));
-    if ((body & 3u) || body < pad || body - pad > MTU ||
+    if ((body & 3u) || body < pad || body - pad > MTU_MAX ||
         (op == NF_BTH_OP_READ_REQUEST || op == NF_BTH_OP_ACK ? body : 0))
         fail("a RoCE packet's payload and pad disagree, exceed the MTU or ride on a READ request/ACK");
 }
@@ -281,7 +283,7 @@ static const uint8_t rc_ops[] = {
 static const uint8_t syndromes[] = {NF_AETH_SYN_ACK, 0x00, 0x05, NF_AETH_SYN_RNR, 0x20, NF_AETH_SYN_NAK_PSN,
                                     NF_AETH_SYN_NAK_INVALID, NF_AETH_SYN_NAK_ACCESS, NF_AETH_SYN_NAK_OPERATIONAL,
                                     0x64, 0x40};
-static const uint16_t lens[] = {0, 1, 3, 4, 5, MTU - 1, MTU, MTU + 1, 2 * MTU, 256, 60, 1440};
+static const uint16_t lens[] = {0, 1, 3, 4, 5, MTU_MAX - 1, MTU_MAX, MTU_MAX + 1, 2 * MTU_MAX, 256, 60, 1440};
 
 /* A RoCEv2 packet from the peer: opcode, QP, PSN near the expected one, extension
  * headers with fields aimed at the MR, payload length across the MTU; the mutation
@@ -316,7 +318,7 @@ static void roce(struct rd *r)
         putbe32(e + NF_RETH_VA_OFF, (uint32_t)(va >> 32));
         putbe32(e + NF_RETH_VA_OFF + 4, (uint32_t)va);
         putbe32(e + NF_RETH_RKEY_OFF, qsel & 0x40 ? x1 : tokens[x1 & 1]);
-        uint32_t dlen = x2 & 0x80000000u ? x2 : (x2 & 0x1000u ? plen : x2 % (WINDOW * 2 * MTU + 2));
+        uint32_t dlen = x2 & 0x80000000u ? x2 : (x2 & 0x1000u ? plen : x2 % (WINDOW * 2 * MTU_MAX + 2));
         putbe32(e + NF_RETH_DMA_LEN_OFF, dlen);
         ext = NF_RETH_SIZE;
     } else if (aeth) {
@@ -402,7 +404,7 @@ static void host_wr(struct rd *r)
     uint32_t ub = nf_hw_user_base();
     for (uint32_t k = 0; k < nsge; k++) {
         uint32_t a = u16(r), l = u16(r);
-        struct nf_sge s = {ub + SGE_BASE + (a & 0x7FFF) * 8u, l & 0x8000 ? l & 0x7FFF : l % (3 * MTU + 2),
+        struct nf_sge s = {ub + SGE_BASE + (a & 0x7FFF) * 8u, l & 0x8000 ? l & 0x7FFF : l % (3 * MTU_MAX + 2),
                            a & 0x8000 ? tokens[l & 1] : NF_ADAPTER_PRIVILEGED_TOKEN};
         if (a & 0x8000)
             s.addr = MR_VA + a % (2 * PG);
@@ -491,8 +493,9 @@ static void control(struct rd *r)
         break;
     }
     case 2: {
+        /* path MTU: 0 (the largest), each one taken, and values past the largest (refused) */
         struct nf_qp_connect_wire_req c = {qpn, peer_qpn[x & 1], ip_word(peer_ip), x >> 8 & NF_BTH_PSN_MASK,
-                                           x & NF_BTH_PSN_MASK, 0};
+                                           x & NF_BTH_PSN_MASK, x >> 29};
         msg(NF_OP_QP_CONNECT_WIRE, &c, sizeof(c));
         break;
     }
@@ -506,7 +509,7 @@ static void control(struct rd *r)
     case 4: {
         /* a unicast MAC of the fuzzer's (or a refused one): frames follow what is set */
         struct nf_net_config_req nc = {NF_NET_CONFIG_FLAG_MAC, 0, 0, 0, x & 0xFFFFFFFEu, sel >> 3};
-        struct nf_net_config_rep rep = {0, 0, 0, 0};
+        struct nf_net_config_rep rep = {0, 0, 0, 0, 0};
         if (tb_req(NF_OP_NET_CONFIG, &nc, sizeof(nc), &rep, sizeof(rep)) == NF_STATUS_SUCCESS) {
             for (int i = 0; i < 4; i++)
                 our_mac[i] = (uint8_t)(rep.mac_lo >> (8 * i));
@@ -539,7 +542,7 @@ static void setup(struct rd *r)
     memset(completed, 0, sizeof(completed));
     memset(wr_recv, 1, sizeof(wr_recv));
     struct nf_net_config_req nc = {NF_NET_CONFIG_FLAG_ADDR, ip_word(our_ip), 0x00FFFFFFu, 0, 0, 0};
-    struct nf_net_config_rep rep = {0, 0, 0, 0};
+    struct nf_net_config_rep rep = {0, 0, 0, 0, 0};
     if (tb_req(NF_OP_NET_CONFIG, &nc, sizeof(nc), &rep, sizeof(rep)) != NF_STATUS_SUCCESS)
         fail("setup: NET_CONFIG");
     for (int i = 0; i < 4; i++)
@@ -592,7 +595,7 @@ static void setup(struct rd *r)
             struct nf_wr_hdr h;
             struct nf_wr_receive r;
             struct nf_sge sge;
-        } rcv = {{qpns[i], ++next_wr, 0, 0}, {1, 0}, {ub + 8 * PG, 4 * MTU, NF_ADAPTER_PRIVILEGED_TOKEN}};
+        } rcv = {{qpns[i], ++next_wr, 0, 0}, {1, 0}, {ub + 8 * PG, 4 * MTU_MAX, NF_ADAPTER_PRIVILEGED_TOKEN}};
         msg(NF_OP_WR_RECEIVE, &rcv, sizeof(rcv));
     }
 }

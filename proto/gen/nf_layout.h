@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#define NF_LAYOUT_VERSION 2u
+#define NF_LAYOUT_VERSION 3u
 
 /* ADAPTER constants */
 #define NF_ADAPTER_PAGE_SHIFT 12u /* log2 of PAGE_SIZE */
@@ -93,6 +93,7 @@
 #define NF_NET_MIN_FRAME 14u /* shortest TX_POST length: an Ethernet header (the MAC pads to 60) */
 #define NF_NET_MAX_SLOTS 16u /* largest RX_SLOTS or TX_SLOTS a build may have (bitmap registers are 16 bits) */
 #define NF_NET_ROCE_PORT 4791u /* UDP destination port of RoCEv2 */
+#define NF_NET_MAX_PATH_MTU 3u /* largest PATH_MTU a QP takes (1024 payload bytes), every profile: a packet of the next (2048) with its headers exceeds MAX_FRAME and SLOT_BYTES */
 
 /* LINK_HW constants */
 #define NF_LINK_HW_ID_VALUE 0x4C4E4B31u /* LINK.ID reads this ('LNK1') */
@@ -400,6 +401,7 @@
 #define NF_CM_REJ_REASON_NO_RESOURCES 3u /* no connection free */
 #define NF_CM_REJ_REASON_INVALID_SID 8u /* no listener on the service ID's port */
 #define NF_CM_REJ_REASON_INVALID_TRANSPORT 9u /* not RC */
+#define NF_CM_REJ_REASON_INVALID_MTU 26u /* a REQ's path MTU that is no PATH_MTU */
 #define NF_CM_REJ_REASON_CONSUMER 28u /* the consumer rejected (rdma_reject, NdkReject): private data follows */
 
 /* CM_REJ_MSG: CM_REJ.MSG_REJECTED: the message a REJ answers */
@@ -1109,17 +1111,20 @@ struct nf_net_config_rep {
     uint32_t netmask; /* @4  */
     uint32_t mac_lo; /* @8 MAC bytes 0..3 */
     uint32_t mac_hi; /* @12 MAC bytes 4..5 in [15:0] */
+    uint32_t max_mtu; /* @16 NET.MAX_PATH_MTU: the largest path MTU (PATH_MTU) QP_CONNECT_WIRE takes and the CM offers */
 };
-#define NF_NET_CONFIG_REP_SIZE 16u
+#define NF_NET_CONFIG_REP_SIZE 20u
 #define NF_NET_CONFIG_REP_IPV4_OFF 0u
 #define NF_NET_CONFIG_REP_NETMASK_OFF 4u
 #define NF_NET_CONFIG_REP_MAC_LO_OFF 8u
 #define NF_NET_CONFIG_REP_MAC_HI_OFF 12u
-_Static_assert(sizeof(struct nf_net_config_rep) == 16, "NET_CONFIG_REP size");
+#define NF_NET_CONFIG_REP_MAX_MTU_OFF 16u
+_Static_assert(sizeof(struct nf_net_config_rep) == 20, "NET_CONFIG_REP size");
 _Static_assert(offsetof(struct nf_net_config_rep, ipv4) == 0, "NET_CONFIG_REP.ipv4");
 _Static_assert(offsetof(struct nf_net_config_rep, netmask) == 4, "NET_CONFIG_REP.netmask");
 _Static_assert(offsetof(struct nf_net_config_rep, mac_lo) == 8, "NET_CONFIG_REP.mac_lo");
 _Static_assert(offsetof(struct nf_net_config_rep, mac_hi) == 12, "NET_CONFIG_REP.mac_hi");
+_Static_assert(offsetof(struct nf_net_config_rep, max_mtu) == 16, "NET_CONFIG_REP.max_mtu");
 
 /* MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop */
 struct nf_mem_write_req {
@@ -1272,7 +1277,7 @@ struct nf_qp_connect_wire_req {
     uint32_t peer_ip; /* @8 the peer adapter's IPv4 address, first byte in [7:0], on this port's subnet */
     uint32_t sq_psn; /* @12 first PSN this QP sends (24 bits) */
     uint32_t rq_psn; /* @16 first PSN this QP expects from the peer (24 bits): the peer's sq_psn */
-    uint32_t rsvd; /* @20 0 */
+    uint32_t mtu; /* @20 path MTU, PATH_MTU (1..NET.MAX_PATH_MTU; 0: NET.MAX_PATH_MTU), both sides the same; larger values are refused INVALID_PARAMETER */
 };
 #define NF_QP_CONNECT_WIRE_REQ_SIZE 24u
 #define NF_QP_CONNECT_WIRE_REQ_QPN_OFF 0u
@@ -1280,14 +1285,14 @@ struct nf_qp_connect_wire_req {
 #define NF_QP_CONNECT_WIRE_REQ_PEER_IP_OFF 8u
 #define NF_QP_CONNECT_WIRE_REQ_SQ_PSN_OFF 12u
 #define NF_QP_CONNECT_WIRE_REQ_RQ_PSN_OFF 16u
-#define NF_QP_CONNECT_WIRE_REQ_RSVD_OFF 20u
+#define NF_QP_CONNECT_WIRE_REQ_MTU_OFF 20u
 _Static_assert(sizeof(struct nf_qp_connect_wire_req) == 24, "QP_CONNECT_WIRE_REQ size");
 _Static_assert(offsetof(struct nf_qp_connect_wire_req, qpn) == 0, "QP_CONNECT_WIRE_REQ.qpn");
 _Static_assert(offsetof(struct nf_qp_connect_wire_req, peer_qpn) == 4, "QP_CONNECT_WIRE_REQ.peer_qpn");
 _Static_assert(offsetof(struct nf_qp_connect_wire_req, peer_ip) == 8, "QP_CONNECT_WIRE_REQ.peer_ip");
 _Static_assert(offsetof(struct nf_qp_connect_wire_req, sq_psn) == 12, "QP_CONNECT_WIRE_REQ.sq_psn");
 _Static_assert(offsetof(struct nf_qp_connect_wire_req, rq_psn) == 16, "QP_CONNECT_WIRE_REQ.rq_psn");
-_Static_assert(offsetof(struct nf_qp_connect_wire_req, rsvd) == 20, "QP_CONNECT_WIRE_REQ.rsvd");
+_Static_assert(offsetof(struct nf_qp_connect_wire_req, mtu) == 20, "QP_CONNECT_WIRE_REQ.mtu");
 
 /* QP_REQ: payload naming one QP */
 struct nf_qp_req {
@@ -2103,6 +2108,13 @@ _Static_assert(offsetof(struct nf_net_rx_hdr, cycle) == 4, "NET_RX_HDR.cycle");
 #define NF_CM_REP_SRQ_MASK 0x00000010u
 #define NF_CM_REP_SRQ_GET(w) (((uint32_t)(w) & NF_CM_REP_SRQ_MASK) >> NF_CM_REP_SRQ_LSB)
 #define NF_CM_REP_SRQ_PUT(v) (((uint32_t)(v) << NF_CM_REP_SRQ_LSB) & NF_CM_REP_SRQ_MASK)
+#define NF_CM_REP_PATH_MTU_OFF 27u
+#define NF_CM_REP_PATH_MTU_BYTES 1u
+#define NF_CM_REP_PATH_MTU_LSB 0u /* reserved in the IBTA layout (a peer that ignores it used the REQ's); this adapter puts the connection's PATH_MTU here, the smaller of the REQ's and its own, and an active side takes it when nonzero */
+#define NF_CM_REP_PATH_MTU_WIDTH 4u
+#define NF_CM_REP_PATH_MTU_MASK 0x0000000Fu
+#define NF_CM_REP_PATH_MTU_GET(w) (((uint32_t)(w) & NF_CM_REP_PATH_MTU_MASK) >> NF_CM_REP_PATH_MTU_LSB)
+#define NF_CM_REP_PATH_MTU_PUT(v) (((uint32_t)(v) << NF_CM_REP_PATH_MTU_LSB) & NF_CM_REP_PATH_MTU_MASK)
 #define NF_CM_REP_LOCAL_CA_GUID_OFF 28u
 #define NF_CM_REP_LOCAL_CA_GUID_BYTES 8u
 #define NF_CM_REP_PRIVATE_DATA_OFF 36u /* CM.REP_PDATA */

@@ -13,7 +13,7 @@ def _struct(name, size, fmt, fields, offsets):
     g.update({f"{name}_{f.upper()}_OFF": off for f, off in zip(fields.split(), offsets)})
 
 
-LAYOUT_VERSION = 2
+LAYOUT_VERSION = 3
 
 # ADAPTER constants
 ADAPTER_PAGE_SHIFT = 12
@@ -100,6 +100,7 @@ NET_MAX_FRAME = 1514
 NET_MIN_FRAME = 14
 NET_MAX_SLOTS = 16
 NET_ROCE_PORT = 4791
+NET_MAX_PATH_MTU = 3
 
 # LINK_HW constants
 LINK_HW_ID_VALUE = 0x4c4e4b31
@@ -395,6 +396,7 @@ CM_ATTR_DREP = 22
 CM_REJ_REASON_NO_RESOURCES = 3
 CM_REJ_REASON_INVALID_SID = 8
 CM_REJ_REASON_INVALID_TRANSPORT = 9
+CM_REJ_REASON_INVALID_MTU = 26
 CM_REJ_REASON_CONSUMER = 28
 
 # CM_REJ_MSG: CM_REJ.MSG_REJECTED: the message a REJ answers
@@ -1114,6 +1116,11 @@ CM_REP_SRQ_BYTES = 1
 CM_REP_SRQ_LSB = 4
 CM_REP_SRQ_WIDTH = 1
 CM_REP_SRQ_MASK = 16
+CM_REP_PATH_MTU_OFF = 27
+CM_REP_PATH_MTU_BYTES = 1
+CM_REP_PATH_MTU_LSB = 0
+CM_REP_PATH_MTU_WIDTH = 4
+CM_REP_PATH_MTU_MASK = 15
 CM_REP_LOCAL_CA_GUID_OFF = 28
 CM_REP_LOCAL_CA_GUID_BYTES = 8
 CM_REP_PRIVATE_DATA_OFF = 36
@@ -1177,7 +1184,7 @@ _struct('MSG_HDR', 16, '<2H3I', 'op len tag status rsvd', (0, 2, 4, 8, 12))
 _struct('INFO', 112, '<28I', 'fw_version hw_version layout_version clk_hz uart_period mem_bytes user_base page_size mpt_entries mtt_entries max_frmr_pages max_qps max_sge rx_slots tx_slots max_payload rx_ok rx_bad rx_drop tx_frames retransmits rx_dup wr_count last_wr_op last_wr_cycles last_wr_fw_cycles cycle_lo cycle_hi', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68, 72, 76, 80, 84, 88, 92, 96, 100, 104, 108))
 _struct('STATS', 392, '<98I', 'profile rx_ok rx_bad rx_drop rx_dup tx_frames tx_reject retransmits tx_overflow ops_unknown refused_other ops refused refuse_codes cycle_lo cycle_hi tx_stalls wait_timeouts faults fault_cause fault_pc net_rx net_arp_answered net_arp_learned net_icmp_answered net_unhandled net_tx_dropped net_resolve_timeouts rc_retransmits cm_resends port_rx_ok port_drop_fcs port_drop_addr port_drop_ip port_drop_icrc port_drop_room port_drop_long port_tx', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 184, 232, 296, 300, 304, 308, 312, 316, 320, 324, 328, 332, 336, 340, 344, 348, 352, 356, 360, 364, 368, 372, 376, 380, 384, 388))
 _struct('NET_CONFIG_REQ', 24, '<6I', 'flags ipv4 netmask rsvd mac_lo mac_hi', (0, 4, 8, 12, 16, 20))
-_struct('NET_CONFIG_REP', 16, '<4I', 'ipv4 netmask mac_lo mac_hi', (0, 4, 8, 12))
+_struct('NET_CONFIG_REP', 20, '<5I', 'ipv4 netmask mac_lo mac_hi max_mtu', (0, 4, 8, 12, 16))
 _struct('MEM_WRITE_REQ', 8, '<2I', 'addr len', (0, 4))
 _struct('MEM_READ_REQ', 8, '<2I', 'addr len', (0, 4))
 _struct('TOKEN_REQ', 8, '<2I', 'token rsvd', (0, 4))
@@ -1188,7 +1195,7 @@ _struct('FRMR_INIT_REQ', 16, '<4I', 'token npages remote_access rsvd', (0, 4, 8,
 _struct('QP_CREATE_REQ', 16, '<4I', 'pd sq_depth rq_depth max_recv_sge', (0, 4, 8, 12))
 _struct('QP_CREATE_REP', 8, '<2I', 'qpn rsvd', (0, 4))
 _struct('QP_CONNECT_REQ', 8, '<2I', 'qpn peer_qpn', (0, 4))
-_struct('QP_CONNECT_WIRE_REQ', 24, '<6I', 'qpn peer_qpn peer_ip sq_psn rq_psn rsvd', (0, 4, 8, 12, 16, 20))
+_struct('QP_CONNECT_WIRE_REQ', 24, '<6I', 'qpn peer_qpn peer_ip sq_psn rq_psn mtu', (0, 4, 8, 12, 16, 20))
 _struct('QP_REQ', 8, '<2I', 'qpn rsvd', (0, 4))
 _struct('QP_FLUSH_REP', 8, '<2I', 'cancelled rsvd', (0, 4))
 _struct('WR_HDR', 16, '<4I', 'qpn wr_id flags rsvd', (0, 4, 8, 12))

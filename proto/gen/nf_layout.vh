@@ -3,7 +3,7 @@
 `ifndef NF_LAYOUT_VH
 `define NF_LAYOUT_VH
 
-`define NF_LAYOUT_VERSION 2
+`define NF_LAYOUT_VERSION 3
 
 // ADAPTER constants
 `define NF_ADAPTER_PAGE_SHIFT 12  // log2 of PAGE_SIZE
@@ -90,6 +90,7 @@
 `define NF_NET_MIN_FRAME 14  // shortest TX_POST length: an Ethernet header (the MAC pads to 60)
 `define NF_NET_MAX_SLOTS 16  // largest RX_SLOTS or TX_SLOTS a build may have (bitmap registers are 16 bits)
 `define NF_NET_ROCE_PORT 4791  // UDP destination port of RoCEv2
+`define NF_NET_MAX_PATH_MTU 3  // largest PATH_MTU a QP takes (1024 payload bytes), every profile: a packet of the next (2048) with its headers exceeds MAX_FRAME and SLOT_BYTES
 
 // LINK_HW constants
 `define NF_LINK_HW_ID_VALUE 1280199473  // LINK.ID reads this ('LNK1')
@@ -385,6 +386,7 @@
 `define NF_CM_REJ_REASON_NO_RESOURCES 3  // no connection free
 `define NF_CM_REJ_REASON_INVALID_SID 8  // no listener on the service ID's port
 `define NF_CM_REJ_REASON_INVALID_TRANSPORT 9  // not RC
+`define NF_CM_REJ_REASON_INVALID_MTU 26  // a REQ's path MTU that is no PATH_MTU
 `define NF_CM_REJ_REASON_CONSUMER 28  // the consumer rejected (rdma_reject, NdkReject): private data follows
 
 // CM_REJ_MSG: CM_REJ.MSG_REJECTED: the message a REJ answers
@@ -835,11 +837,12 @@
 `define NF_NET_CONFIG_REQ_MAC_HI_OFF 20
 
 // NET_CONFIG_REP: NET_CONFIG reply payload: the settings in effect after the request (ipv4 and netmask 0 until the host sets them)
-`define NF_NET_CONFIG_REP_SIZE 16
+`define NF_NET_CONFIG_REP_SIZE 20
 `define NF_NET_CONFIG_REP_IPV4_OFF 0
 `define NF_NET_CONFIG_REP_NETMASK_OFF 4
 `define NF_NET_CONFIG_REP_MAC_LO_OFF 8
 `define NF_NET_CONFIG_REP_MAC_HI_OFF 12
+`define NF_NET_CONFIG_REP_MAX_MTU_OFF 16
 
 // MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop
 `define NF_MEM_WRITE_REQ_SIZE 8
@@ -906,7 +909,7 @@
 `define NF_QP_CONNECT_WIRE_REQ_PEER_IP_OFF 8
 `define NF_QP_CONNECT_WIRE_REQ_SQ_PSN_OFF 12
 `define NF_QP_CONNECT_WIRE_REQ_RQ_PSN_OFF 16
-`define NF_QP_CONNECT_WIRE_REQ_RSVD_OFF 20
+`define NF_QP_CONNECT_WIRE_REQ_MTU_OFF 20
 
 // QP_REQ: payload naming one QP
 `define NF_QP_REQ_SIZE 8
