@@ -585,9 +585,10 @@ uint32_t fw_cm_connect(uint32_t body, uint32_t blen, uint32_t rep[2])
     uint32_t ip = win_rd(w, NF_CM_CONNECT_REQ_PEER_IP_OFF), pport = win_rd(w, NF_CM_CONNECT_REQ_PEER_PORT_OFF);
     uint32_t lport = win_rd(w, NF_CM_CONNECT_REQ_LOCAL_PORT_OFF), res = win_rd(w, NF_CM_CONNECT_REQ_RESOURCES_OFF);
     uint32_t depth = win_rd(w, NF_CM_CONNECT_REQ_DEPTH_OFF), plen = win_rd(w, NF_CM_CONNECT_REQ_PDATA_LEN_OFF);
+    uint32_t mtu = win_rd(w, NF_CM_CONNECT_REQ_MTU_OFF);
     if (q == FW_NO_INDEX || ip == 0 || pport == 0 || pport > 0xFFFFu || lport > 0xFFFFu || res > NF_CM_MAX_RD ||
         depth > NF_CM_MAX_RD || plen > NF_CM_REQ_PDATA || plen > blen - NF_CM_CONNECT_REQ_SIZE ||
-        win_rd(w, NF_CM_CONNECT_REQ_RSVD_OFF))
+        mtu > NF_NET_MAX_PATH_MTU)
         return NF_STATUS_INVALID_PARAMETER;
     if (!qp_free_for_cm(q) || !self_ip())
         return NF_STATUS_INVALID_DEVICE_STATE;
@@ -624,7 +625,7 @@ uint32_t fw_cm_connect(uint32_t body, uint32_t blen, uint32_t rep[2])
     put8(m, D(NF_CM_REQ_LOCAL_CM_TIMEOUT_OFF),
          NF_CM_REQ_LOCAL_CM_TIMEOUT_PUT(CM_TIMEOUT) | NF_CM_REQ_RETRY_COUNT_PUT(RETRY));
     put16(m, D(NF_CM_REQ_PKEY_OFF), NF_ROCE_PKEY_DEFAULT);
-    c->mtu = NF_NET_MAX_PATH_MTU; /* the largest ours takes: the passive side answers the smaller */
+    c->mtu = (uint8_t)(mtu ? mtu : NF_NET_MAX_PATH_MTU); /* the passive side answers the smaller */
     put8(m, D(NF_CM_REQ_PATH_MTU_OFF), NF_CM_REQ_PATH_MTU_PUT(c->mtu) | NF_CM_REQ_RNR_RETRY_PUT(RETRY));
     put8(m, D(NF_CM_REQ_MAX_CM_RETRIES_OFF), NF_CM_REQ_MAX_CM_RETRIES_PUT(15u));
     put16(m, D(NF_CM_REQ_LOCAL_LID_OFF), 0xFFFFu); /* LIDs: RoCE has none */
@@ -652,13 +653,15 @@ uint32_t fw_cm_accept(uint32_t body, uint32_t blen)
     struct cm_conn *c = conn_by_id(win_rd(w, NF_CM_ACCEPT_REQ_CONN_ID_OFF));
     uint32_t q = fw_qp_lookup(win_rd(w, NF_CM_ACCEPT_REQ_QPN_OFF));
     uint32_t res = win_rd(w, NF_CM_ACCEPT_REQ_RESOURCES_OFF), depth = win_rd(w, NF_CM_ACCEPT_REQ_DEPTH_OFF);
-    uint32_t plen = win_rd(w, NF_CM_ACCEPT_REQ_PDATA_LEN_OFF);
+    uint32_t plen = win_rd(w, NF_CM_ACCEPT_REQ_PDATA_LEN_OFF), mtu = win_rd(w, NF_CM_ACCEPT_REQ_MTU_OFF);
     if (!c || q == FW_NO_INDEX || res > NF_CM_MAX_RD || depth > NF_CM_MAX_RD || plen > NF_CM_REP_PDATA ||
-        plen > blen - NF_CM_ACCEPT_REQ_SIZE || win_rd(w, NF_CM_ACCEPT_REQ_RSVD_OFF))
+        plen > blen - NF_CM_ACCEPT_REQ_SIZE || mtu > NF_NET_MAX_PATH_MTU)
         return NF_STATUS_INVALID_PARAMETER;
     if (c->state != ST_REQ_RCVD || !qp_free_for_cm(q))
         return NF_STATUS_INVALID_DEVICE_STATE;
     c->q = q;
+    if (mtu && mtu < c->mtu)
+        c->mtu = (uint8_t)mtu; /* the smaller of the REQ's, ours and the host's */
     c->my_psn = fw_rng_next() & 0xFFFFFFu;
     uint8_t *m = c->mad;
     mad_hdr(m, NF_CM_ATTR_REP, c->tid_hi, c->tid_lo);

@@ -1519,7 +1519,7 @@ struct nf_cm_connect_req {
     uint32_t resources; /* @16 responder resources (InboundReadLimit): READs this QP answers at once, <= CM.MAX_RD */
     uint32_t depth; /* @20 initiator depth (OutboundReadLimit), <= CM.MAX_RD */
     uint32_t pdata_len; /* @24 private data bytes that follow, <= CM.REQ_PDATA (the REQ carries CM.REQ_PDATA, zero-filled) */
-    uint32_t rsvd; /* @28 0 */
+    uint32_t mtu; /* @28 the path MTU the REQ offers (PATH_MTU, <= NET.MAX_PATH_MTU; 0: NET.MAX_PATH_MTU); the connection takes the smaller of it and the peer's */
 };
 #define NF_CM_CONNECT_REQ_SIZE 32u
 #define NF_CM_CONNECT_REQ_QPN_OFF 0u
@@ -1529,7 +1529,7 @@ struct nf_cm_connect_req {
 #define NF_CM_CONNECT_REQ_RESOURCES_OFF 16u
 #define NF_CM_CONNECT_REQ_DEPTH_OFF 20u
 #define NF_CM_CONNECT_REQ_PDATA_LEN_OFF 24u
-#define NF_CM_CONNECT_REQ_RSVD_OFF 28u
+#define NF_CM_CONNECT_REQ_MTU_OFF 28u
 _Static_assert(sizeof(struct nf_cm_connect_req) == 32, "CM_CONNECT_REQ size");
 _Static_assert(offsetof(struct nf_cm_connect_req, qpn) == 0, "CM_CONNECT_REQ.qpn");
 _Static_assert(offsetof(struct nf_cm_connect_req, peer_ip) == 4, "CM_CONNECT_REQ.peer_ip");
@@ -1538,7 +1538,7 @@ _Static_assert(offsetof(struct nf_cm_connect_req, local_port) == 12, "CM_CONNECT
 _Static_assert(offsetof(struct nf_cm_connect_req, resources) == 16, "CM_CONNECT_REQ.resources");
 _Static_assert(offsetof(struct nf_cm_connect_req, depth) == 20, "CM_CONNECT_REQ.depth");
 _Static_assert(offsetof(struct nf_cm_connect_req, pdata_len) == 24, "CM_CONNECT_REQ.pdata_len");
-_Static_assert(offsetof(struct nf_cm_connect_req, rsvd) == 28, "CM_CONNECT_REQ.rsvd");
+_Static_assert(offsetof(struct nf_cm_connect_req, mtu) == 28, "CM_CONNECT_REQ.mtu");
 
 /* CM_CONNECT_REP: CM_CONNECT reply payload */
 struct nf_cm_connect_rep {
@@ -1559,7 +1559,7 @@ struct nf_cm_accept_req {
     uint32_t resources; /* @8 responder resources, <= CM.MAX_RD */
     uint32_t depth; /* @12 initiator depth, <= CM.MAX_RD */
     uint32_t pdata_len; /* @16 private data bytes that follow, <= CM.REP_PDATA */
-    uint32_t rsvd; /* @20 0 */
+    uint32_t mtu; /* @20 the largest path MTU this side takes (PATH_MTU, <= NET.MAX_PATH_MTU; 0: NET.MAX_PATH_MTU); the connection takes the smaller of it and the REQ's */
 };
 #define NF_CM_ACCEPT_REQ_SIZE 24u
 #define NF_CM_ACCEPT_REQ_CONN_ID_OFF 0u
@@ -1567,14 +1567,14 @@ struct nf_cm_accept_req {
 #define NF_CM_ACCEPT_REQ_RESOURCES_OFF 8u
 #define NF_CM_ACCEPT_REQ_DEPTH_OFF 12u
 #define NF_CM_ACCEPT_REQ_PDATA_LEN_OFF 16u
-#define NF_CM_ACCEPT_REQ_RSVD_OFF 20u
+#define NF_CM_ACCEPT_REQ_MTU_OFF 20u
 _Static_assert(sizeof(struct nf_cm_accept_req) == 24, "CM_ACCEPT_REQ size");
 _Static_assert(offsetof(struct nf_cm_accept_req, conn_id) == 0, "CM_ACCEPT_REQ.conn_id");
 _Static_assert(offsetof(struct nf_cm_accept_req, qpn) == 4, "CM_ACCEPT_REQ.qpn");
 _Static_assert(offsetof(struct nf_cm_accept_req, resources) == 8, "CM_ACCEPT_REQ.resources");
 _Static_assert(offsetof(struct nf_cm_accept_req, depth) == 12, "CM_ACCEPT_REQ.depth");
 _Static_assert(offsetof(struct nf_cm_accept_req, pdata_len) == 16, "CM_ACCEPT_REQ.pdata_len");
-_Static_assert(offsetof(struct nf_cm_accept_req, rsvd) == 20, "CM_ACCEPT_REQ.rsvd");
+_Static_assert(offsetof(struct nf_cm_accept_req, mtu) == 20, "CM_ACCEPT_REQ.mtu");
 
 /* CM_REJECT_REQ: CM_REJECT payload; pdata_len bytes of private data follow. INVALID_DEVICE_STATE when the connection is neither a REQUEST waiting for an answer nor a REPLY not completed */
 struct nf_cm_reject_req {

@@ -1006,7 +1006,7 @@
 `define NF_CM_CONNECT_REQ_RESOURCES_OFF 16
 `define NF_CM_CONNECT_REQ_DEPTH_OFF 20
 `define NF_CM_CONNECT_REQ_PDATA_LEN_OFF 24
-`define NF_CM_CONNECT_REQ_RSVD_OFF 28
+`define NF_CM_CONNECT_REQ_MTU_OFF 28
 
 // CM_CONNECT_REP: CM_CONNECT reply payload
 `define NF_CM_CONNECT_REP_SIZE 8
@@ -1020,7 +1020,7 @@
 `define NF_CM_ACCEPT_REQ_RESOURCES_OFF 8
 `define NF_CM_ACCEPT_REQ_DEPTH_OFF 12
 `define NF_CM_ACCEPT_REQ_PDATA_LEN_OFF 16
-`define NF_CM_ACCEPT_REQ_RSVD_OFF 20
+`define NF_CM_ACCEPT_REQ_MTU_OFF 20
 
 // CM_REJECT_REQ: CM_REJECT payload; pdata_len bytes of private data follow. INVALID_DEVICE_STATE when the connection is neither a REQUEST waiting for an answer nor a REPLY not completed
 `define NF_CM_REJECT_REQ_SIZE 8
