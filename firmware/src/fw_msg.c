@@ -60,6 +60,13 @@ static void reply(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t 
 
 static uint32_t qp_arg(uint32_t m, uint32_t mlen);
 
+/* A reply's length is a multiple of MSG_ALIGN: the host's message walk takes no other. */
+_Static_assert(NF_NET_CONFIG_REP_SIZE % MSG_ALIGN == 0u && NF_QP_FLUSH_REP_SIZE % MSG_ALIGN == 0u &&
+                   NF_MR_CREATE_REP_SIZE % MSG_ALIGN == 0u && NF_QP_CREATE_REP_SIZE % MSG_ALIGN == 0u &&
+                   NF_CM_CONNECT_REP_SIZE % MSG_ALIGN == 0u && NF_INFO_SIZE % MSG_ALIGN == 0u &&
+                   NF_STATS_SIZE % MSG_ALIGN == 0u && NF_CQE_SIZE % MSG_ALIGN == 0u,
+               "replies are whole multiples of MSG_ALIGN");
+
 /* Bytes of the reply (or CQE) a message produces at most; NF_MSG_HDR_SIZE for errors. */
 static uint32_t reply_bytes(uint32_t op, uint32_t m, uint32_t mlen)
 {

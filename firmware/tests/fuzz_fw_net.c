@@ -509,7 +509,7 @@ static void control(struct rd *r)
     case 4: {
         /* a unicast MAC of the fuzzer's (or a refused one): frames follow what is set */
         struct nf_net_config_req nc = {NF_NET_CONFIG_FLAG_MAC, 0, 0, 0, x & 0xFFFFFFFEu, sel >> 3};
-        struct nf_net_config_rep rep = {0, 0, 0, 0, 0};
+        struct nf_net_config_rep rep = {0, 0, 0, 0, 0, 0};
         if (tb_req(NF_OP_NET_CONFIG, &nc, sizeof(nc), &rep, sizeof(rep)) == NF_STATUS_SUCCESS) {
             for (int i = 0; i < 4; i++)
                 our_mac[i] = (uint8_t)(rep.mac_lo >> (8 * i));
@@ -542,7 +542,7 @@ static void setup(struct rd *r)
     memset(completed, 0, sizeof(completed));
     memset(wr_recv, 1, sizeof(wr_recv));
     struct nf_net_config_req nc = {NF_NET_CONFIG_FLAG_ADDR, ip_word(our_ip), 0x00FFFFFFu, 0, 0, 0};
-    struct nf_net_config_rep rep = {0, 0, 0, 0, 0};
+    struct nf_net_config_rep rep = {0, 0, 0, 0, 0, 0};
     if (tb_req(NF_OP_NET_CONFIG, &nc, sizeof(nc), &rep, sizeof(rep)) != NF_STATUS_SUCCESS)
         fail("setup: NET_CONFIG");
     for (int i = 0; i < 4; i++)

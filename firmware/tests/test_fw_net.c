@@ -23,7 +23,7 @@ static uint32_t net_config(uint32_t flags, uint32_t ip, uint32_t mask, uint32_t 
                            struct nf_net_config_rep *rep)
 {
     struct nf_net_config_req q = {flags, ip, mask, 0, lo, hi};
-    struct nf_net_config_rep r = {0, 0, 0, 0, 0};
+    struct nf_net_config_rep r = {0, 0, 0, 0, 0, 0};
     uint32_t st = tb_req(NF_OP_NET_CONFIG, &q, sizeof(q), &r, sizeof(r));
     if (rep)
         *rep = r;

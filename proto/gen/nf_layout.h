@@ -1112,19 +1112,22 @@ struct nf_net_config_rep {
     uint32_t mac_lo; /* @8 MAC bytes 0..3 */
     uint32_t mac_hi; /* @12 MAC bytes 4..5 in [15:0] */
     uint32_t max_mtu; /* @16 NET.MAX_PATH_MTU: the largest path MTU (PATH_MTU) QP_CONNECT_WIRE takes and the CM offers */
+    uint32_t rsvd; /* @20 0 (a message is a multiple of 8 bytes) */
 };
-#define NF_NET_CONFIG_REP_SIZE 20u
+#define NF_NET_CONFIG_REP_SIZE 24u
 #define NF_NET_CONFIG_REP_IPV4_OFF 0u
 #define NF_NET_CONFIG_REP_NETMASK_OFF 4u
 #define NF_NET_CONFIG_REP_MAC_LO_OFF 8u
 #define NF_NET_CONFIG_REP_MAC_HI_OFF 12u
 #define NF_NET_CONFIG_REP_MAX_MTU_OFF 16u
-_Static_assert(sizeof(struct nf_net_config_rep) == 20, "NET_CONFIG_REP size");
+#define NF_NET_CONFIG_REP_RSVD_OFF 20u
+_Static_assert(sizeof(struct nf_net_config_rep) == 24, "NET_CONFIG_REP size");
 _Static_assert(offsetof(struct nf_net_config_rep, ipv4) == 0, "NET_CONFIG_REP.ipv4");
 _Static_assert(offsetof(struct nf_net_config_rep, netmask) == 4, "NET_CONFIG_REP.netmask");
 _Static_assert(offsetof(struct nf_net_config_rep, mac_lo) == 8, "NET_CONFIG_REP.mac_lo");
 _Static_assert(offsetof(struct nf_net_config_rep, mac_hi) == 12, "NET_CONFIG_REP.mac_hi");
 _Static_assert(offsetof(struct nf_net_config_rep, max_mtu) == 16, "NET_CONFIG_REP.max_mtu");
+_Static_assert(offsetof(struct nf_net_config_rep, rsvd) == 20, "NET_CONFIG_REP.rsvd");
 
 /* MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop */
 struct nf_mem_write_req {

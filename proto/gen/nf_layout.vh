@@ -837,12 +837,13 @@
 `define NF_NET_CONFIG_REQ_MAC_HI_OFF 20
 
 // NET_CONFIG_REP: NET_CONFIG reply payload: the settings in effect after the request (ipv4 and netmask 0 until the host sets them)
-`define NF_NET_CONFIG_REP_SIZE 20
+`define NF_NET_CONFIG_REP_SIZE 24
 `define NF_NET_CONFIG_REP_IPV4_OFF 0
 `define NF_NET_CONFIG_REP_NETMASK_OFF 4
 `define NF_NET_CONFIG_REP_MAC_LO_OFF 8
 `define NF_NET_CONFIG_REP_MAC_HI_OFF 12
 `define NF_NET_CONFIG_REP_MAX_MTU_OFF 16
+`define NF_NET_CONFIG_REP_RSVD_OFF 20
 
 // MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop
 `define NF_MEM_WRITE_REQ_SIZE 8
