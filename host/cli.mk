@@ -8,14 +8,15 @@
 # and host.mk's variables (NDK_CONSUMER_CC, NDK_LIB_LIBS) are used in recipes only.
 
 CLI_SRCS := host/cli/main.c host/cli/common.c host/cli/session.c host/cli/cmd_info.c host/cli/cmd_ping.c \
-            host/cli/cmd_mr.c host/cli/cmd_send.c host/cli/cmd_addr.c
-CLI_HDRS := host/cli/cli.h
+            host/cli/cmd_mr.c host/cli/cmd_send.c host/cli/cmd_addr.c host/cli/cmd_neigh.c \
+            host/cli/perf_conn.c host/cli/cmd_perf.c
+CLI_HDRS := host/cli/cli.h host/cli/perf.h
 CLI_BIN := $(BUILD)/host/ndkfpga
 CLI_PUBLIC_HDRS := host/include/ndkpi.h host/include/ndkfpga.h
 # The test helper that makes the firmware refuse known work (public API only).
 CLI_REFUSE := $(BUILD)/host/cli_refuse
 
-.PHONY: cli test-cli lint-cli
+.PHONY: cli test-cli test-cli-perf lint-cli
 LINT_TARGETS += lint-cli
 
 cli: $(CLI_BIN) ## build the ndkfpga command-line tool (build/host/ndkfpga: list, info, stats, ping, mrlat, mrrate, sendlat)
@@ -34,6 +35,11 @@ $(CLI_REFUSE): tests/cli/refuse.c host/cli/session.c host/cli/common.c $(CLI_HDR
 test-cli: $(CLI_BIN) $(CLI_REFUSE) $(BUILD)/model/nfmodel sim ## the ndkfpga command: every subcommand and its refusals, on the software adapter
 	@NDKFPGA_CLI=$(CLI_BIN) NDKFPGA_CLI_REFUSE=$(CLI_REFUSE) NFMODEL=$(BUILD)/model/nfmodel \
 	    bash tests/cli/test_cli.sh
+
+# The perftest-style commands between two processes on a fresh segment, and neigh.
+test-cli-perf: $(CLI_BIN) $(BUILD)/model/nfmodel $(BUILD)/sim/nfwire ## ndkfpga write/read/send latency and bandwidth: server and client in two processes on software adapters of one segment, and --loopback; neigh after a connect
+	@NDKFPGA_CLI=$(CLI_BIN) NFMODEL=$(BUILD)/model/nfmodel NFWIRE=$(BUILD)/sim/nfwire timeout 900 \
+	    bash tests/cli/test_cli_perf.sh
 
 lint-cli: ## cppcheck of the ndkfpga command-line tool and its test helper
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 --inline-suppr \

@@ -11,7 +11,7 @@
 
 NDK_BUILD := $(BUILD)/host
 NDK_SRCS := $(addprefix host/src/ndk/,ndk_adapter.c ndk_object.c ndk_event.c ndk_request.c ndk_mdl.c ndk_hostmem.c \
-            ndk_diag.c ndk_cq.c ndk_pd.c ndk_qp.c ndk_wq.c ndk_conn.c ndk_net.c)
+            ndk_diag.c ndk_cq.c ndk_pd.c ndk_qp.c ndk_wq.c ndk_conn.c ndk_listen.c ndk_wire.c ndk_conn_state.c ndk_cm.c ndk_net.c)
 NDK_HDRS := host/include/ndkpi.h host/include/ndkfpga.h host/src/ndk/ndk_internal.h proto/gen/nf_layout.h \
             host/src/ndk/nf_ndkpi_check.h host/src/base/nf_time.h
 # Every source of the library: host/src/*/ and the contract's frame codec (proto/c/).

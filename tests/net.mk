@@ -51,3 +51,21 @@ test-net-cm-model: $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## two software 
 test-net-cm: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## test-net-cm-model on two simulated adapters (Verilator)
 	@PAIR=cm PY=$(PY) bash tests/net/test_rc_pair.sh $(SIM_BUILD)/nfwire sim:$(SIM_BIN):$(SIM_FW_HEX) \
 	    sim:$(SIM_BIN):$(SIM_FW_HEX)
+
+# NDK connections between two adapters through the public API (tests/net/net_conn.c).
+.PHONY: test-net-ndk-model test-net-ndk test-net-ndk-mixed test-net-ndk-faults test-net-ndk-kill
+$(BUILD)/tests/net_conn: tests/net/net_conn.c tests/consumer.h tests/tap.h host/include/ndkfpga.h host/include/ndkpi.h \
+    $(BUILD)/host/libndkfpga.a
+	@mkdir -p $(@D)
+	$(NDK_CONSUMER_CC) -o $@ tests/net/net_conn.c $(BUILD)/host/libndkfpga.a $(NDK_LIB_LIBS)
+test-net-ndk-model: $(BUILD)/tests/net_conn $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## NdkListen/Connect/Accept/Reject/CompleteConnect/Disconnect between two software adapters on one segment; Send, Write, Read and SendAndInvalidate across; refused, rejected, unreachable, port in use
+	@bash tests/net/test_net_conn.sh $(BUILD)/tests/net_conn $(PY) model model 2000000
+test-net-ndk: $(BUILD)/tests/net_conn $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## test-net-ndk-model on two simulated adapters (Verilator)
+	@bash tests/net/test_net_conn.sh $(BUILD)/tests/net_conn $(PY) sim sim
+test-net-ndk-mixed: $(BUILD)/tests/net_conn $$(MODEL_BUILD)/nfmodel $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## test-net-ndk-model between the Verilator board and the software adapter
+	@bash tests/net/test_net_conn.sh $(BUILD)/tests/net_conn $(PY) sim model
+test-net-ndk-faults: $(BUILD)/tests/net_conn $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## test-net-ndk-model with both ports losing 2%, duplicating 1%, reordering 2% and corrupting 0.5% of the frames they send: every request completes once, every byte right
+	@PORT_FAULTS=loss=0.02,dup=0.01,reorder=0.02,corrupt=0.005 bash tests/net/test_net_conn.sh \
+	    $(BUILD)/tests/net_conn $(PY) model model 2000000
+test-net-ndk-kill: $(BUILD)/tests/net_conn $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## the peer adapter (in another process) killed mid-transfer: every queued request completes within a bound, IO_TIMEOUT first, and the DisconnectEvent runs once
+	@seg=ndk$$$$; timeout 300 $(BUILD)/tests/net_conn kill model,net=$$seg,ip=10.78.0.1/24 model,net=$$seg,ip=10.78.0.2/24

@@ -26,7 +26,9 @@ static uint32_t msg_len(uint32_t w0) { return (w0 >> (8u * NF_MSG_HDR_LEN_OFF)) 
 /* Message op -> 1 + its NF_STAT_OP_* index (0: an op the firmware does not know), from
  * layout.toml's STAT_OP list. */
 #define OP_SLOT(name, index) [NF_OP_##name] = (uint8_t)((index) + 1u),
-static const uint8_t op_slot[NF_OP_WR_BIND + 1u] = {NF_STAT_OP_LIST(OP_SLOT)};
+/* NET_NEIGH shares NET_CONFIG's counter (STAT_OP's doc says so): STATS keeps its size. */
+static const uint8_t op_slot[NF_OP_WR_BIND + 1u] = {NF_STAT_OP_LIST(OP_SLOT)[NF_OP_NET_NEIGH] =
+                                                        (uint8_t)(NF_STAT_OP_NET_CONFIG + 1u)};
 
 static void count_op(uint32_t op)
 {
@@ -101,6 +103,8 @@ static uint32_t reply_bytes(uint32_t op, uint32_t m, uint32_t mlen)
     case NF_OP_QP_DESTROY:
         /* a wire QP's queued requests complete before the reply, a CQE each */
         return NF_MSG_HDR_SIZE + fw_rc_queued(qp_arg(m, mlen)) * (NF_MSG_HDR_SIZE + NF_CQE_SIZE);
+    case NF_OP_NET_NEIGH:
+        return NF_MSG_HDR_SIZE + NF_NET_NEIGH_REP_SIZE + NF_NEIGH_MAX_ENTRIES * NF_NET_NEIGH_ENTRY_SIZE;
 #endif
     case NF_OP_WR_FAST_REGISTER:
     case NF_OP_WR_INVALIDATE:
@@ -467,6 +471,26 @@ static FW_COLD void do_net_config(const struct fw_frame *f, uint32_t tag, uint32
     reply(f, NF_OP_NET_CONFIG, tag, st, rep, st == NF_STATUS_SUCCESS ? NF_NET_CONFIG_REP_SIZE / 4u : 0u);
 }
 
+#if FW_NET
+/* NET_NEIGH: the ARP cache, for people (ndkfpga neigh); the host-link image leaves it out
+ * (its unknown-op answer is NOT_SUPPORTED, as for an adapter without a port). */
+static FW_COLD void do_net_neigh(const struct fw_frame *f, uint32_t tag)
+{
+    uint32_t most = NF_NET_NEIGH_REP_SIZE + NF_NEIGH_MAX_ENTRIES * NF_NET_NEIGH_ENTRY_SIZE;
+    uint32_t at = f->tx.reserve(NF_MSG_HDR_SIZE + most), n = 0;
+    if (!at)
+        return;
+    uint32_t st = fw_net_neigh(at + NF_MSG_HDR_SIZE + NF_NET_NEIGH_REP_SIZE, &n);
+    uint32_t len = st == NF_STATUS_SUCCESS ? NF_NET_NEIGH_REP_SIZE + n * NF_NET_NEIGH_ENTRY_SIZE : 0u;
+    f->tx.trim(most - len);
+    if (len) {
+        mem_wr(at + NF_MSG_HDR_SIZE + NF_NET_NEIGH_REP_COUNT_OFF, n);
+        mem_wr(at + NF_MSG_HDR_SIZE + NF_NET_NEIGH_REP_RSVD_OFF, 0);
+    }
+    put_hdr(at, NF_OP_NET_NEIGH, NF_MSG_HDR_SIZE + len, tag, st);
+}
+#endif
+
 /* The requests whose reply is a status alone, by op. */
 typedef uint32_t status_req(uint32_t m, uint32_t mlen);
 #if FW_NET
@@ -545,6 +569,11 @@ static void handle(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t
     case NF_OP_NET_CONFIG:
         do_net_config(f, tag, m, mlen);
         return;
+#if FW_NET
+    case NF_OP_NET_NEIGH:
+        do_net_neigh(f, tag);
+        return;
+#endif
     case NF_OP_MR_CREATE:
     case NF_OP_MW_CREATE:
         st = do_mr_create(op, m, mlen, &rep[NF_MR_CREATE_REP_TOKEN_OFF / 4u]);

@@ -43,6 +43,10 @@ _Static_assert(NF_NET_FRAME_OFF == 10u, "frame byte k lies at buffer index k + 2
 #define VALID_TICKS 480u     /* a learnt MAC is used for 60 s, then resolved again */
 
 enum { ARP_FREE, ARP_PENDING, ARP_VALID, ARP_FAILED };
+/* NET_NEIGH reports the states as they are: one reply holds the whole cache. */
+_Static_assert(ARP_PENDING == NF_NEIGH_STATE_INCOMPLETE && ARP_VALID == NF_NEIGH_STATE_REACHABLE &&
+                   ARP_FAILED == NF_NEIGH_STATE_FAILED && ARP_ENTRIES <= NF_NEIGH_MAX_ENTRIES,
+               "NEIGH_STATE and NEIGH.MAX_ENTRIES follow the cache");
 
 struct arp_entry {
     uint32_t ip, mac_lo, mac_hi;
@@ -512,5 +516,26 @@ FW_COLD uint32_t fw_net_config(uint32_t body, uint32_t blen, uint32_t rep[NF_NET
     rep[NF_NET_CONFIG_REP_MAC_LO_OFF / 4u] = net.mac_lo;
     rep[NF_NET_CONFIG_REP_MAC_HI_OFF / 4u] = net.mac_hi;
     rep[NF_NET_CONFIG_REP_MAX_MTU_OFF / 4u] = NF_NET_MAX_PATH_MTU;
+    return NF_STATUS_SUCCESS;
+}
+
+FW_COLD uint32_t fw_net_neigh(uint32_t at, uint32_t *n)
+{
+    if (!net.present)
+        return NF_STATUS_NOT_SUPPORTED;
+    *n = 0;
+    for (uint32_t i = 0; i < ARP_ENTRIES; i++) {
+        const struct arp_entry *e = &net.arp[i];
+        if (e->state == ARP_FREE)
+            continue;
+        uint32_t p = at + *n * NF_NET_NEIGH_ENTRY_SIZE;
+        mem_wr(p + NF_NET_NEIGH_ENTRY_IPV4_OFF, e->ip);
+        mem_wr(p + NF_NET_NEIGH_ENTRY_MAC_LO_OFF, e->mac_lo);
+        /* mac_hi, state and tries share one word, in field order from [15:0] */
+        mem_wr(p + NF_NET_NEIGH_ENTRY_MAC_HI_OFF,
+               (e->mac_hi & 0xFFFFu) | (uint32_t)e->state << 16 | (uint32_t)e->tries << 24);
+        mem_wr(p + NF_NET_NEIGH_ENTRY_AGE_MS_OFF, (uint32_t)e->ticks * (1000u >> TICK_SHIFT));
+        (*n)++;
+    }
     return NF_STATUS_SUCCESS;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The network port's IPv4 layer (fw_net.c): the adapter's addresses, ARP (answers, a
  * cache, resolution with bounded retries) and ICMP echo, over the NET block's slots.
- * Layer: called by fw_main (init, the idle loop) and fw_msg (NET_CONFIG); calls
+ * Layer: called by fw_main (init, the idle loop) and fw_msg (NET_CONFIG, NET_NEIGH); calls
  * fw_tables (a DMA between slots) and fw_state. Never on the work-request path. */
 #ifndef FW_NET_H
 #define FW_NET_H
@@ -65,6 +65,10 @@ uint32_t fw_net_resolve(uint32_t ip, uint32_t mac[2]);
  * NET_CONFIG_REP's words when it returns SUCCESS. One ordered validation, nothing
  * changed on a refusal. */
 uint32_t fw_net_config(uint32_t body, uint32_t blen, uint32_t rep[NF_NET_CONFIG_REP_SIZE / 4u]);
+
+/* NET_NEIGH: the cache's entries in use as NET_NEIGH_ENTRYs from adapter address at
+ * (room for NEIGH.MAX_ENTRIES), their count in *n. NOT_SUPPORTED without a port. */
+uint32_t fw_net_neigh(uint32_t at, uint32_t *n);
 
 #else
 /* The host-link image (FW_NET 0, firmware.mk: the boards without a PHY): no port. */

@@ -129,13 +129,14 @@ static void rx_requester(uint32_t q, const struct pkt *p)
         if (!c->count)
             return;
         if (type == NF_ROCE_AETH_TYPE_RNR) {
-            if (++c->rnr_retries > RNR_RETRY_MAX) {
+            if ((++c->rnr_retries & ~RNR_WAIT) > RNR_RETRY_MAX)
                 complete_head(q, NF_STATUS_IO_TIMEOUT, 0);
-                return;
-            }
-            go_back(q);
+            else
+                c->rnr_retries |= RNR_WAIT;
             return;
         }
+        if (c->rnr_retries & RNR_WAIT)
+            return; /* a NAK of what followed the packet the receiver was not ready for */
         if (p->syn == NF_AETH_SYN_NAK_PSN) {
             if (++c->retries > RETRY_MAX)
                 complete_head(q, NF_STATUS_IO_TIMEOUT, 0);
@@ -400,12 +401,21 @@ static void rx_roce(uint32_t at, uint32_t flen)
 /* ---- the idle loop's turn ---- */
 
 /* A timer pass: a QP with requests out and no progress for ACK_TIMEOUT_TICKS sends
- * them again, up to RETRY_MAX times; then the oldest fails IO_TIMEOUT. */
+ * them again, up to RETRY_MAX times; then the oldest fails IO_TIMEOUT. A QP waiting
+ * after an RNR NAK sends again now. */
 static void timer_pass(void)
 {
     for (uint32_t q = 0; q < FW_QP_CAP; q++) {
         struct rc_qp *c = &rc_qps[q];
-        if (!fw_qps[q].wire || fw_qps[q].state != FW_QP_CONNECTED || (c->sent == 0 && c->send_pkt == 0))
+        if (!fw_qps[q].wire || fw_qps[q].state != FW_QP_CONNECTED)
+            continue;
+        if (c->rnr_retries & RNR_WAIT) {
+            c->rnr_retries &= ~RNR_WAIT;
+            c->ticks = 0;
+            go_back(q);
+            continue;
+        }
+        if (c->sent == 0 && c->send_pkt == 0)
             continue; /* nothing on the wire waits for an answer */
         if (++c->ticks < ACK_TIMEOUT_TICKS)
             continue;

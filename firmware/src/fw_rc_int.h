@@ -37,6 +37,9 @@ _Static_assert(((NF_NET_FRAME_OFF + F_EXT + NF_DETH_SIZE) & 3u) == 0u, "a UD pay
 #define RD_DEPTH 4u
 #define RETRY_MAX 7u      /* timeouts and sequence NAKs in a row, then IO_TIMEOUT */
 #define RNR_RETRY_MAX 7u  /* RNR NAKs in a row, then IO_TIMEOUT */
+/* rnr_retries: an RNR NAK came and nothing is sent until the next timer pass, so a
+ * receiver that has not posted its receive yet gets a timer pass per retry. */
+#define RNR_WAIT 0x80000000u
 #define ACK_TIMEOUT_TICKS 2u /* timer passes (fw_net_tick) without progress */
 /* Flow: a requester has at most WINDOW packets unacknowledged, asks an ACK every
  * ACKREQ_EVERY packets, and splits a READ into requests of at most WINDOW responses,

@@ -250,7 +250,7 @@ int pump(uint32_t q)
         if (!send_response(q, r))
             return 1;
     }
-    if (fw_qps[q].state != FW_QP_CONNECTED)
+    if (fw_qps[q].state != FW_QP_CONNECTED || (c->rnr_retries & RNR_WAIT))
         return 0;
     while (c->sent < c->count) {
         struct rc_wqe *w = &c->wq[(c->head + c->sent) % SQ_DEPTH];

@@ -303,6 +303,7 @@ int main(int argc, char **argv)
     test_net_icmp();
     test_net_resolve();
     test_net_absent();
+    test_net_neigh();
     test_mw_grants();
     test_fault();
     return tb_done();

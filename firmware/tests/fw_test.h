@@ -123,5 +123,6 @@ void test_net_arp(void);
 void test_net_icmp(void);
 void test_net_resolve(void);
 void test_net_absent(void);
+void test_net_neigh(void);
 
 #endif

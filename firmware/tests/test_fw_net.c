@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Firmware unit tests (fw_test.h): the network port's IPv4 layer (fw_net.c) on the model
  * of nf_net. NET_CONFIG and its refusals, ARP answers, ICMP echo replies compared byte
- * for byte with frames built here, address resolution with its retries and bound. */
+ * for byte with frames built here, address resolution with its retries and bound, and
+ * NET_NEIGH's listing of the cache. */
 #include "fw_test.h"
 #include "hw_net_model.h"
 
@@ -289,6 +290,70 @@ void test_net_resolve(void)
     tb_init("sim");
     OK(fw_net_resolve(ip_word(peer_ip), mac) == NF_STATUS_INVALID_DEVICE_STATE,
        "no address set yet: INVALID_DEVICE_STATE");
+}
+
+/* NET_NEIGH: status, entries (*n of them) into e[]; the reply's length must match its count. */
+static uint32_t neigh(struct nf_net_neigh_entry *e, uint32_t *n)
+{
+    const struct tb_msg *m = tb_find_reply(tb_send_one(NF_OP_NET_NEIGH, NULL, 0));
+    if (!m || m->hdr.op != (NF_OP_NET_NEIGH | NF_OP_REPLY))
+        return 0xFFFFFFFFu;
+    *n = 0;
+    if (m->hdr.status != NF_STATUS_SUCCESS)
+        return m->hdr.len == NF_MSG_HDR_SIZE ? m->hdr.status : 0xFFFFFFFEu;
+    struct nf_net_neigh_rep r;
+    memcpy(&r, m->body, sizeof(r));
+    if (r.count > NF_NEIGH_MAX_ENTRIES || m->hdr.len != NF_MSG_HDR_SIZE + sizeof(r) + r.count * sizeof(*e))
+        return 0xFFFFFFFEu;
+    memcpy(e, m->body + sizeof(r), r.count * sizeof(*e));
+    *n = r.count;
+    return NF_STATUS_SUCCESS;
+}
+
+/* The entry for ip among n, or NULL. */
+static const struct nf_net_neigh_entry *neigh_of(const struct nf_net_neigh_entry *e, uint32_t n, const uint8_t *ip)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (e[i].ipv4 == ip_word(ip))
+            return &e[i];
+    return NULL;
+}
+
+void test_net_neigh(void)
+{
+    net_env();
+    struct nf_net_neigh_entry e[NF_NEIGH_MAX_ENTRIES];
+    uint32_t n = 99, tick = nf_hw_cfg()->clk_hz >> 3, mac[2];
+    OK(neigh(e, &n) == NF_STATUS_SUCCESS && n == 0, "NET_NEIGH on a fresh port: no entries");
+    uint8_t f[NF_NET_MAX_FRAME], out[NF_NET_MAX_FRAME];
+    static const uint8_t zero[6] = {0}, silent[4] = {10, 0, 0, 99};
+    size_t len = arp(f, bcast, 1, peer_mac, peer_ip, zero, our_ip);
+    rx_and_poll(f, len, out, sizeof(out));
+    OK(fw_net_resolve(ip_word(silent), mac) == NF_STATUS_PENDING, "a silent address is being resolved");
+    nf_hw_net_tx_take(out, sizeof(out));
+    const struct nf_net_neigh_entry *p, *q;
+    OK(neigh(e, &n) == NF_STATUS_SUCCESS && n == 2 && (p = neigh_of(e, n, peer_ip)) != NULL &&
+           p->state == NF_NEIGH_STATE_REACHABLE && p->mac_lo == ip_word(peer_mac) &&
+           p->mac_hi == (peer_mac[4] | peer_mac[5] << 8) && (q = neigh_of(e, n, silent)) != NULL &&
+           q->state == NF_NEIGH_STATE_INCOMPLETE && q->tries == 1 && q->mac_lo == 0,
+       "NET_NEIGH: the asker reachable with its MAC, the silent one incomplete after one request");
+    for (int i = 0; i < 12; i++) {
+        nf_hw_advance(tick);
+        fw_net_poll();
+        while (nf_hw_net_tx_take(out, sizeof(out)))
+            ;
+    }
+    OK(neigh(e, &n) == NF_STATUS_SUCCESS && (q = neigh_of(e, n, silent)) != NULL &&
+           q->state == NF_NEIGH_STATE_FAILED && q->tries == 4 && q->age_ms > 0,
+       "... failed once its requests ran out, with their count and an age");
+    struct nf_stats s0, s1;
+    stats_get(&s0);
+    neigh(e, &n);
+    stats_get(&s1);
+    OK(s1.ops[NF_STAT_OP_NET_CONFIG] - s0.ops[NF_STAT_OP_NET_CONFIG] == 1u && s1.ops_unknown == s0.ops_unknown,
+       "STATS counts NET_NEIGH with NET_CONFIG");
+    tb_init("ulx3s_25k");
+    OK(neigh(e, &n) == NF_STATUS_NOT_SUPPORTED, "NET_NEIGH without a port: NOT_SUPPORTED, no entries");
 }
 
 /* A profile without a port: the transport has no timer to run, so the firmware goes

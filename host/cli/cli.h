@@ -46,6 +46,8 @@ const struct cli_command *cli_command_find(const char *name);
 #define CLI_OPT_MAX_SIZE 0x103
 #define CLI_OPT_PROBE 0x104
 #define CLI_OPT_HOST 0x105
+#define CLI_OPT_TIMEOUT 0x106
+#define CLI_OPT_LOOPBACK 0x107
 
 /* Print the subcommand's usage to f. */
 void cli_usage(const struct cli *c, FILE *f);
@@ -115,6 +117,10 @@ int cmd_mrlat(struct cli *c, int argc, char **argv);
 int cmd_mrrate(struct cli *c, int argc, char **argv);
 int cmd_sendlat(struct cli *c, int argc, char **argv);
 int cmd_addr(struct cli *c, int argc, char **argv);
+int cmd_neigh(struct cli *c, int argc, char **argv);
+/* write_lat, write_bw, read_lat, read_bw, send_lat, send_bw (cmd_perf.c): the test is
+ * the command's name. */
+int cmd_perf(struct cli *c, int argc, char **argv);
 
 /* ---- session.c: what the registration benchmarks need ---- */
 
@@ -150,6 +156,8 @@ VOID cli_on_create_done(PVOID ctx, NTSTATUS st, NDK_OBJECT_HEADER *obj);
 /* The final status of a call that returned st: st itself unless STATUS_PENDING, then the
  * callback's (STATUS_IO_TIMEOUT after timeout_s). *done_us (may be NULL): when it completed. */
 NTSTATUS cli_finish(struct cli_completion *w, NTSTATUS st, double *done_us);
+/* The object a create call made: set inline (*out) or by its completion callback. */
+NTSTATUS cli_created(struct cli_completion *w, NTSTATUS st, void **out);
 /* Create an MR (fast register or not) and wait for it; NULL with *st on failure. */
 NDK_MR *cli_create_mr(struct cli_session *s, BOOLEAN fast, NTSTATUS *st);
 /* Poll the CQ for one result; STATUS_IO_TIMEOUT when none comes. */

@@ -23,6 +23,32 @@
     "  -v, --verbose         also the library's own messages on stderr\n"                                  \
     "  -h, --help            this help\n"
 
+/* What every perftest-style command shares: how it runs, and its options (size and
+ * iterations defaults differ between the latency and the bandwidth tests). */
+#define PERF_HELP                                                                                             \
+    "Without a server address this is the server: it listens on the adapter's address, port PORT, serves\n"    \
+    "one client and says what it served (\"listening on A.B.C.D:PORT\" on stderr once it listens). With\n"     \
+    "--connect A.B.C.D (or A.B.C.D as an argument) it is the client: it connects, runs the test for each\n"    \
+    "size and reports it. The client's NdkConnect private data tells the server the test; the server's\n"    \
+    "NdkAccept private data carries its buffer's address and remote token. Both ends use adapter memory\n"    \
+    "registered with NdkRegisterMr.\n"                                                                       \
+    "  --connect A.B.C.D     be the client of the server at A.B.C.D\n"                                        \
+    "  -p, --port PORT       the server's port (default 18515)\n"                                             \
+    "  -a, --all             every size from 2 doubling to 8 MiB (those above the adapter's limit skipped)\n"
+#define PERF_OPTIONS(size, iters)                                                                             \
+    "  -s, --size BYTES      bytes per operation (1 to 8M; 4k, 64k...; default " size ")\n"                   \
+    "  -n, --iters N         operations per size (default " iters ")\n"                                       \
+    "  --timeout SECONDS     the server waits this long for a client and then for each message of the run;\n" \
+    "                        the client this long for each completion (default 60)\n"                       \
+    "  --loopback            also run the server, in this process on the same adapter (the client connects\n" \
+    "                        to the adapter's own address)\n"                                                 \
+    "  --json                one JSON document on stdout: the client's {\"results\": [...]}, the server's\n"  \
+    "                        {\"role\": \"server\", \"messages_received\": ...}, or {\"error\": ...}\n"
+#define PERF_LAT PERF_HELP PERF_OPTIONS("2", "1000")
+#define PERF_BW                                                                                               \
+    PERF_HELP PERF_OPTIONS("65536", "5000")                                                                   \
+    "  -q, --in-flight N     operations in flight (default 16; Reads: at most the connection's read limit)\n"
+
 #define EXIT_HELP                                                                                         \
     "Exit status: 0 done; 1 the operation failed; 2 usage error; 3 the device could not be opened.\n"
 
@@ -67,6 +93,17 @@ static const struct cli_command commands[] = {
      "  --json                one JSON document on stdout: {\"mac\": ..., \"ipv4\": ..., \"prefix_length\": ...}\n"
      COMMON_HELP DEVICE_HELP EXIT_HELP,
      cmd_addr},
+    {"neigh", "the network port's ARP cache: IPv4 address, MAC, state",
+     "usage: ndkfpga neigh [--json] [DEVICE]\n"
+     "The adapter's ARP cache (NdkFpgaQueryNeighbors): each neighbour's IPv4 address, its MAC once\n"
+     "known, and the entry's state: incomplete (an ARP request is out), reachable (the MAC is known and\n"
+     "used until it ages out) or failed (no answer to the retries: connects to it fail\n"
+     "STATUS_HOST_UNREACHABLE for a while). Entries come when the adapter connects to a peer, or when a\n"
+     "peer asks for the adapter's address. An adapter without a network port fails with\n"
+     "STATUS_NOT_SUPPORTED.\n"
+     "  --json                one JSON document on stdout: {\"neighbors\": [{\"ipv4\": ..., \"mac\": ...,\n"
+     "                        \"state\": ..., \"tries\": ..., \"age_ms\": ...}]}\n" COMMON_HELP DEVICE_HELP EXIT_HELP,
+     cmd_neigh},
     {"ping", "link round-trip time and message rate",
      "usage: ndkfpga ping [-c COUNT] [-s BYTES] [-n RATE_COUNT] [-q IN_FLIGHT] [--json] [DEVICE]\n"
      "Round-trip time over the link (min/avg/max of COUNT pings, one at a time), then the message rate\n"
@@ -114,6 +151,43 @@ static const struct cli_command commands[] = {
      "  --series              also \"key = value\" lines and a TAP line (bench/report.py)\n" COMMON_HELP
          DEVICE_HELP EXIT_HELP,
      cmd_sendlat},
+    {"write_lat", "RDMA Write latency between two adapters (server, or client with --connect; ib_write_lat)",
+     "usage: ndkfpga write_lat [--connect A.B.C.D] [-p PORT] [-s BYTES | -a] [-n ITERS] [--timeout S] [--json] [DEVICE]\n"
+     "RDMA Write latency: the client posts one NdkWrite into the server's buffer at a time and takes the time\n"
+     "until its completion (the server's adapter acknowledged it: one round trip on the wire); min, median,\n"
+     "average, 99th percentile and max in microseconds.\n" PERF_LAT COMMON_HELP DEVICE_HELP EXIT_HELP,
+     cmd_perf},
+    {"write_bw", "RDMA Write bandwidth between two adapters (ib_write_bw)",
+     "usage: ndkfpga write_bw [--connect A.B.C.D] [-p PORT] [-s BYTES | -a] [-n ITERS] [-q N] [--timeout S] [--json] [DEVICE]\n"
+     "RDMA Write bandwidth: the client keeps up to IN_FLIGHT NdkWrites into the server's buffer going;\n"
+     "MB/s (10^6 bytes) and messages/s from the first post to the last completion.\n" PERF_BW COMMON_HELP
+         DEVICE_HELP EXIT_HELP,
+     cmd_perf},
+    {"read_lat", "RDMA Read latency between two adapters (ib_read_lat)",
+     "usage: ndkfpga read_lat [--connect A.B.C.D] [-p PORT] [-s BYTES | -a] [-n ITERS] [--timeout S] [--json] [DEVICE]\n"
+     "RDMA Read latency: the client posts one NdkRead of the server's buffer at a time and takes the time\n"
+     "until its completion (the data is in its buffer); min, median, average, 99th percentile and max in\n"
+     "microseconds.\n" PERF_LAT COMMON_HELP DEVICE_HELP EXIT_HELP,
+     cmd_perf},
+    {"read_bw", "RDMA Read bandwidth between two adapters (ib_read_bw)",
+     "usage: ndkfpga read_bw [--connect A.B.C.D] [-p PORT] [-s BYTES | -a] [-n ITERS] [-q N] [--timeout S] [--json] [DEVICE]\n"
+     "RDMA Read bandwidth: the client keeps up to IN_FLIGHT NdkReads of the server's buffer going; MB/s\n"
+     "(10^6 bytes) and messages/s from the first post to the last completion.\n" PERF_BW COMMON_HELP DEVICE_HELP
+         EXIT_HELP,
+     cmd_perf},
+    {"send_lat", "Send/Receive latency between two adapters, ping-pong (ib_send_lat)",
+     "usage: ndkfpga send_lat [--connect A.B.C.D] [-p PORT] [-s BYTES | -a] [-n ITERS] [--timeout S] [--json] [DEVICE]\n"
+     "Send latency: the client sends, the server's receive completes and it sends the message back, the\n"
+     "client's receive completes; half of that round trip (as ib_send_lat), min, median, average, 99th\n"
+     "percentile and max in microseconds.\n" PERF_LAT COMMON_HELP DEVICE_HELP EXIT_HELP,
+     cmd_perf},
+    {"send_bw", "Send/Receive bandwidth between two adapters (ib_send_bw)",
+     "usage: ndkfpga send_bw [--connect A.B.C.D] [-p PORT] [-s BYTES | -a] [-n ITERS] [-q N] [--timeout S] [--json] [DEVICE]\n"
+     "Send bandwidth: the client keeps up to IN_FLIGHT NdkSends going, never more than the server has\n"
+     "receives posted (the server tells it in a credit message each time it posted half its window again);\n"
+     "MB/s (10^6 bytes) and messages/s from the first post to the last completion.\n" PERF_BW COMMON_HELP
+         DEVICE_HELP EXIT_HELP,
+     cmd_perf},
     {"help", "this list, or the help of one command",
      "usage: ndkfpga help [COMMAND]\n"
      "The commands, or the help of one (the same as `ndkfpga COMMAND --help`).\n",
@@ -135,7 +209,7 @@ static void main_help(FILE *f)
                "The command-line tool of the ndkfpga RDMA adapter (libndkfpga).\n\n"
                "Commands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n`ndkfpga COMMAND --help` tells more about each.\n\n"
                "Options before the command:\n" COMMON_HELP "\n" DEVICE_HELP "\n" EXIT_HELP);
 }

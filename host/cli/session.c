@@ -79,8 +79,7 @@ NTSTATUS cli_next_result(NDK_CQ *cq, NDK_RESULT_EX *r, double *at_us)
     return STATUS_IO_TIMEOUT;
 }
 
-/* The object a create call made: set inline (*out) or by its completion callback. */
-static NTSTATUS created(struct cli_completion *w, NTSTATUS st, void **out)
+NTSTATUS cli_created(struct cli_completion *w, NTSTATUS st, void **out)
 {
     st = cli_finish(w, st, NULL);
     if (st == STATUS_SUCCESS && !*out)
@@ -93,7 +92,7 @@ NDK_MR *cli_create_mr(struct cli_session *s, BOOLEAN fast, NTSTATUS *st)
     struct cli_completion w;
     cli_completion_init(&w);
     NDK_MR *mr = NULL;
-    *st = created(&w, s->pd->Dispatch->NdkCreateMr(s->pd, fast, cli_on_create_done, &w, &mr), (void **)&mr);
+    *st = cli_created(&w, s->pd->Dispatch->NdkCreateMr(s->pd, fast, cli_on_create_done, &w, &mr), (void **)&mr);
     return *st == STATUS_SUCCESS ? mr : NULL;
 }
 
@@ -130,7 +129,7 @@ static NTSTATUS connect_pair(struct cli_session *s, const char **what)
     NDK_LISTENER *listener = NULL;
     cli_completion_init(&w);
     *what = "NdkCreateListener";
-    NTSTATUS st = created(&w, a->Dispatch->NdkCreateListener(a, on_connect_request, &in, cli_on_create_done, &w,
+    NTSTATUS st = cli_created(&w, a->Dispatch->NdkCreateListener(a, on_connect_request, &in, cli_on_create_done, &w,
                                                              &listener),
                           (void **)&listener);
     if (st != STATUS_SUCCESS)
@@ -150,7 +149,7 @@ static NTSTATUS connect_pair(struct cli_session *s, const char **what)
     NDK_CONNECTOR *active = NULL;
     cli_completion_init(&w);
     *what = "NdkCreateConnector";
-    st = created(&w, a->Dispatch->NdkCreateConnector(a, cli_on_create_done, &w, &active), (void **)&active);
+    st = cli_created(&w, a->Dispatch->NdkCreateConnector(a, cli_on_create_done, &w, &active), (void **)&active);
     if (st != STATUS_SUCCESS)
         return st;
     struct cli_completion connected, accepted, completed;
@@ -230,19 +229,19 @@ int cli_session_open_receives(const struct cli *c, struct cli_session *s, ULONG 
             rq_depth = s->info.MaxReceiveQueueDepth;
         cli_completion_init(&w);
         what = "NdkCreateCq";
-        st = created(&w, a->Dispatch->NdkCreateCq(a, cq_depth, NULL, NULL, NULL, cli_on_create_done, &w, &s->cq),
+        st = cli_created(&w, a->Dispatch->NdkCreateCq(a, cq_depth, NULL, NULL, NULL, cli_on_create_done, &w, &s->cq),
                      (void **)&s->cq);
     }
     if (st == STATUS_SUCCESS) {
         cli_completion_init(&w);
         what = "NdkCreatePd";
-        st = created(&w, a->Dispatch->NdkCreatePd(a, cli_on_create_done, &w, &s->pd), (void **)&s->pd);
+        st = cli_created(&w, a->Dispatch->NdkCreatePd(a, cli_on_create_done, &w, &s->pd), (void **)&s->pd);
     }
     NDK_QP **qps[2] = {&s->initiator, &s->target};
     for (int i = 0; i < 2 && st == STATUS_SUCCESS; i++) {
         cli_completion_init(&w);
         what = "NdkCreateQp";
-        st = created(&w, s->pd->Dispatch->NdkCreateQp(s->pd, s->cq, s->cq, NULL, rq_depth, queue_depth, rq_depth ? 1 : 0, 1, 0,
+        st = cli_created(&w, s->pd->Dispatch->NdkCreateQp(s->pd, s->cq, s->cq, NULL, rq_depth, queue_depth, rq_depth ? 1 : 0, 1, 0,
                                                       cli_on_create_done, &w, qps[i]),
                      (void **)qps[i]);
     }

@@ -372,6 +372,32 @@ typedef struct _NDKFPGA_PORT_ADDRESS {
  */
 NDKFPGA_API NTSTATUS NdkFpgaPortAddress(NDK_ADAPTER *Adapter, ULONG Flags, NDKFPGA_PORT_ADDRESS *Address);
 
+/* One entry of the network port's ARP cache. */
+#define NDKFPGA_NEIGHBOR_INCOMPLETE 1u /* an ARP request is out, no answer yet */
+#define NDKFPGA_NEIGHBOR_REACHABLE 2u  /* the MAC is known */
+#define NDKFPGA_NEIGHBOR_FAILED 3u     /* no answer to the retries: connects to it fail HOST_UNREACHABLE for a while */
+typedef struct _NDKFPGA_NEIGHBOR {
+    UCHAR Ipv4[4]; /* in wire order, as NDKFPGA_PORT_ADDRESS */
+    UCHAR Mac[6];  /* all zero unless REACHABLE */
+    USHORT Reserved;
+    ULONG State;   /* NDKFPGA_NEIGHBOR_* */
+    ULONG Tries;   /* ARP requests sent since the entry was last filled */
+    ULONG AgeMs;   /* since the entry was filled or its last request went out */
+} NDKFPGA_NEIGHBOR;
+
+/* Read the port's ARP cache (NET_NEIGH on the link): fills up to *Count entries of
+ * Neighbors and sets *Count to the number of entries there are.
+ *
+ * Returns
+ *   STATUS_SUCCESS                every entry is in Neighbors
+ *   STATUS_BUFFER_TOO_SMALL       *Count (set to the number there are) is more than was
+ *                                 given; the first entries are filled
+ *   STATUS_INVALID_PARAMETER      NULL Adapter or Count, or Neighbors NULL with *Count above 0
+ *   STATUS_NOT_SUPPORTED          the adapter has no network port (the boards today)
+ *   STATUS_CONNECTION_RESET, STATUS_IO_TIMEOUT   the link to the adapter is lost
+ */
+NDKFPGA_API NTSTATUS NdkFpgaQueryNeighbors(NDK_ADAPTER *Adapter, NDKFPGA_NEIGHBOR *Neighbors, ULONG *Count);
+
 #ifdef __cplusplus
 }
 #endif

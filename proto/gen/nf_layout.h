@@ -47,6 +47,9 @@
 #define NF_FRAME_PAGES_MR_REGISTER 504u /* page list of one MR_REGISTER message */
 #define NF_FRAME_PAGES_FAST_REGISTER 502u /* page list of one WR_FAST_REGISTER message */
 
+/* NEIGH constants */
+#define NF_NEIGH_MAX_ENTRIES 8u /* most NET_NEIGH_ENTRYs one NET_NEIGH reply carries (the firmware's ARP cache is no larger) */
+
 /* CM constants */
 #define NF_CM_REQ_PDATA 56u /* consumer private data of a REQ: its 92 bytes less the RDMA-CM header (cma_hdr, 36) */
 #define NF_CM_REP_PDATA 196u /* private data of a REP */
@@ -193,6 +196,7 @@
 #define NF_OP_STATS 6u /* reply payload is STATS: the adapter's counters (firmware before this op answers NOT_SUPPORTED) */
 #define NF_OP_FAULT_TEST 7u /* the firmware executes an illegal instruction, as a test of its trap handler: the adapter is faulted from then on (DEVICE_HARDWARE_ERROR) */
 #define NF_OP_NET_CONFIG 8u /* NET_CONFIG_REQ -> NET_CONFIG_REP: set the network port's IPv4 address and netmask and/or its MAC (flags), or with flags 0 only read them back */
+#define NF_OP_NET_NEIGH 9u /* -> NET_NEIGH_REP and its count NET_NEIGH_ENTRYs: the port's ARP cache (entries in use), for `ndkfpga neigh`; NOT_SUPPORTED without a port (and in the host-link image) */
 #define NF_OP_MR_CREATE 16u /* MR_CREATE_REQ -> MR_CREATE_REP (allocates a key-table entry) */
 #define NF_OP_MR_DESTROY 17u /* TOKEN_REQ: free the entry (its key byte changes before reuse) */
 #define NF_OP_MR_REGISTER 18u /* MR_REGISTER_REQ (NdkRegisterMr) */
@@ -250,7 +254,7 @@
 #define NF_STAT_OP_WR_BIND 23u /* window bind work requests (NdkBind) */
 #define NF_STAT_OP_MW_CREATE 24u /* memory windows created (NdkCreateMw) */
 #define NF_STAT_OP_FAULT_TEST 25u /* trap handler tests (FAULT_TEST) */
-#define NF_STAT_OP_NET_CONFIG 26u /* network port address settings and queries (NET_CONFIG) */
+#define NF_STAT_OP_NET_CONFIG 26u /* network port address settings and queries (NET_CONFIG), and ARP cache listings (NET_NEIGH) */
 #define NF_STAT_OP_QP_CONNECT_WIRE 27u /* QP connections over the network port (QP_CONNECT_WIRE) */
 #define NF_STAT_OP_CM_LISTEN 28u /* listens (NdkListen) */
 #define NF_STAT_OP_CM_UNLISTEN 29u /* listeners closed */
@@ -261,7 +265,7 @@
 #define NF_STAT_OP_CM_DISCONNECT 34u /* disconnects (NdkDisconnect) */
 #define NF_STAT_OP_COUNT 35u
 #define NF_STAT_OP_LIST(X) X(PING, 0u) X(INFO, 1u) X(STATS, 2u) X(MEM_WRITE, 3u) X(MEM_READ, 4u) X(ADAPTER_RESET, 5u) X(MR_CREATE, 6u) X(MR_DESTROY, 7u) X(MR_REGISTER, 8u) X(MR_DEREGISTER, 9u) X(FRMR_INIT, 10u) X(QP_CREATE, 11u) X(QP_CONNECT, 12u) X(QP_DISCONNECT, 13u) X(QP_DESTROY, 14u) X(QP_FLUSH, 15u) X(WR_FAST_REGISTER, 16u) X(WR_INVALIDATE, 17u) X(WR_READ, 18u) X(WR_WRITE, 19u) X(WR_SEND, 20u) X(WR_SEND_INVALIDATE, 21u) X(WR_RECEIVE, 22u) X(WR_BIND, 23u) X(MW_CREATE, 24u) X(FAULT_TEST, 25u) X(NET_CONFIG, 26u) X(QP_CONNECT_WIRE, 27u) X(CM_LISTEN, 28u) X(CM_UNLISTEN, 29u) X(CM_CONNECT, 30u) X(CM_ACCEPT, 31u) X(CM_REJECT, 32u) X(CM_COMPLETE, 33u) X(CM_DISCONNECT, 34u)
-#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "link round trips (NdkFpgaPing)") X(INFO, 1u, "adapter information requests") X(STATS, 2u, "counter requests (NdkFpgaQueryCounters)") X(MEM_WRITE, 3u, "adapter memory writes (NdkFpgaWriteBuffer)") X(MEM_READ, 4u, "adapter memory reads (NdkFpgaReadBuffer)") X(ADAPTER_RESET, 5u, "adapter resets") X(MR_CREATE, 6u, "MRs created (NdkCreateMr)") X(MR_DESTROY, 7u, "MRs and windows closed") X(MR_REGISTER, 8u, "registrations (NdkRegisterMr)") X(MR_DEREGISTER, 9u, "deregistrations (NdkDeregisterMr)") X(FRMR_INIT, 10u, "fast-register MR initializations (NdkInitializeFastRegisterMr)") X(QP_CREATE, 11u, "QPs created (NdkCreateQp)") X(QP_CONNECT, 12u, "QP connections") X(QP_DISCONNECT, 13u, "QP disconnections") X(QP_DESTROY, 14u, "QPs closed") X(QP_FLUSH, 15u, "QP flushes (NdkFlush)") X(WR_FAST_REGISTER, 16u, "fast-register work requests (NdkFastRegister)") X(WR_INVALIDATE, 17u, "invalidate work requests (NdkInvalidate)") X(WR_READ, 18u, "RDMA Read work requests (NdkRead)") X(WR_WRITE, 19u, "RDMA Write work requests (NdkWrite)") X(WR_SEND, 20u, "Send work requests (NdkSend)") X(WR_SEND_INVALIDATE, 21u, "SendAndInvalidate work requests (NdkSendAndInvalidate)") X(WR_RECEIVE, 22u, "receives posted (NdkReceive)") X(WR_BIND, 23u, "window bind work requests (NdkBind)") X(MW_CREATE, 24u, "memory windows created (NdkCreateMw)") X(FAULT_TEST, 25u, "trap handler tests (FAULT_TEST)") X(NET_CONFIG, 26u, "network port address settings and queries (NET_CONFIG)") X(QP_CONNECT_WIRE, 27u, "QP connections over the network port (QP_CONNECT_WIRE)") X(CM_LISTEN, 28u, "listens (NdkListen)") X(CM_UNLISTEN, 29u, "listeners closed") X(CM_CONNECT, 30u, "connects started (NdkConnect)") X(CM_ACCEPT, 31u, "accepts (NdkAccept)") X(CM_REJECT, 32u, "rejects (NdkReject)") X(CM_COMPLETE, 33u, "connects completed (NdkCompleteConnect)") X(CM_DISCONNECT, 34u, "disconnects (NdkDisconnect)")
+#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "link round trips (NdkFpgaPing)") X(INFO, 1u, "adapter information requests") X(STATS, 2u, "counter requests (NdkFpgaQueryCounters)") X(MEM_WRITE, 3u, "adapter memory writes (NdkFpgaWriteBuffer)") X(MEM_READ, 4u, "adapter memory reads (NdkFpgaReadBuffer)") X(ADAPTER_RESET, 5u, "adapter resets") X(MR_CREATE, 6u, "MRs created (NdkCreateMr)") X(MR_DESTROY, 7u, "MRs and windows closed") X(MR_REGISTER, 8u, "registrations (NdkRegisterMr)") X(MR_DEREGISTER, 9u, "deregistrations (NdkDeregisterMr)") X(FRMR_INIT, 10u, "fast-register MR initializations (NdkInitializeFastRegisterMr)") X(QP_CREATE, 11u, "QPs created (NdkCreateQp)") X(QP_CONNECT, 12u, "QP connections") X(QP_DISCONNECT, 13u, "QP disconnections") X(QP_DESTROY, 14u, "QPs closed") X(QP_FLUSH, 15u, "QP flushes (NdkFlush)") X(WR_FAST_REGISTER, 16u, "fast-register work requests (NdkFastRegister)") X(WR_INVALIDATE, 17u, "invalidate work requests (NdkInvalidate)") X(WR_READ, 18u, "RDMA Read work requests (NdkRead)") X(WR_WRITE, 19u, "RDMA Write work requests (NdkWrite)") X(WR_SEND, 20u, "Send work requests (NdkSend)") X(WR_SEND_INVALIDATE, 21u, "SendAndInvalidate work requests (NdkSendAndInvalidate)") X(WR_RECEIVE, 22u, "receives posted (NdkReceive)") X(WR_BIND, 23u, "window bind work requests (NdkBind)") X(MW_CREATE, 24u, "memory windows created (NdkCreateMw)") X(FAULT_TEST, 25u, "trap handler tests (FAULT_TEST)") X(NET_CONFIG, 26u, "network port address settings and queries (NET_CONFIG), and ARP cache listings (NET_NEIGH)") X(QP_CONNECT_WIRE, 27u, "QP connections over the network port (QP_CONNECT_WIRE)") X(CM_LISTEN, 28u, "listens (NdkListen)") X(CM_UNLISTEN, 29u, "listeners closed") X(CM_CONNECT, 30u, "connects started (NdkConnect)") X(CM_ACCEPT, 31u, "accepts (NdkAccept)") X(CM_REJECT, 32u, "rejects (NdkReject)") X(CM_COMPLETE, 33u, "connects completed (NdkCompleteConnect)") X(CM_DISCONNECT, 34u, "disconnects (NdkDisconnect)")
 
 /* STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it) */
 #define NF_STAT_STATUS_ACCESS_VIOLATION 0u
@@ -283,6 +287,11 @@
 /* NET_CONFIG_FLAG: NET_CONFIG_REQ.flags bits: which settings the request changes (none: a query) */
 #define NF_NET_CONFIG_FLAG_ADDR 1u /* set ipv4 and netmask */
 #define NF_NET_CONFIG_FLAG_MAC 2u /* set the MAC from mac_lo/mac_hi (else the adapter keeps its MAC: at boot its default, NET.MAC_SEED) */
+
+/* NEIGH_STATE: NET_NEIGH_ENTRY.state: what the cache knows of the address */
+#define NF_NEIGH_STATE_INCOMPLETE 1u /* an ARP request is out, no answer yet (the timer pass retries it) */
+#define NF_NEIGH_STATE_REACHABLE 2u /* the MAC is known (learnt from a reply or a request) and used until it ages out */
+#define NF_NEIGH_STATE_FAILED 3u /* the retries ran out: connects to it fail HOST_UNREACHABLE until the entry is dropped */
 
 /* CM_EVENT_TYPE: CM_EVENT.type */
 #define NF_CM_EVENT_TYPE_REQUEST 1u /* a REQ arrived at listener listen_id: conn_id names it for CM_ACCEPT or CM_REJECT; peer_*, resources, depth and the REQ's CM.REQ_PDATA consumer bytes (pdata) are the peer's; qpn 0 */
@@ -1128,6 +1137,42 @@ _Static_assert(offsetof(struct nf_net_config_rep, mac_lo) == 8, "NET_CONFIG_REP.
 _Static_assert(offsetof(struct nf_net_config_rep, mac_hi) == 12, "NET_CONFIG_REP.mac_hi");
 _Static_assert(offsetof(struct nf_net_config_rep, max_mtu) == 16, "NET_CONFIG_REP.max_mtu");
 _Static_assert(offsetof(struct nf_net_config_rep, rsvd) == 20, "NET_CONFIG_REP.rsvd");
+
+/* NET_NEIGH_REP: NET_NEIGH reply payload; count NET_NEIGH_ENTRYs follow it */
+struct nf_net_neigh_rep {
+    uint32_t count; /* @0 entries that follow, at most NEIGH.MAX_ENTRIES */
+    uint32_t rsvd; /* @4 0 */
+};
+#define NF_NET_NEIGH_REP_SIZE 8u
+#define NF_NET_NEIGH_REP_COUNT_OFF 0u
+#define NF_NET_NEIGH_REP_RSVD_OFF 4u
+_Static_assert(sizeof(struct nf_net_neigh_rep) == 8, "NET_NEIGH_REP size");
+_Static_assert(offsetof(struct nf_net_neigh_rep, count) == 0, "NET_NEIGH_REP.count");
+_Static_assert(offsetof(struct nf_net_neigh_rep, rsvd) == 4, "NET_NEIGH_REP.rsvd");
+
+/* NET_NEIGH_ENTRY: one ARP cache entry of a NET_NEIGH reply. Words as NET_CONFIG_REP's */
+struct nf_net_neigh_entry {
+    uint32_t ipv4; /* @0 the neighbour's IPv4 address, first byte in [7:0] */
+    uint32_t mac_lo; /* @4 MAC bytes 0..3 (0 unless REACHABLE) */
+    uint16_t mac_hi; /* @8 MAC bytes 4..5 */
+    uint8_t state; /* @10 NEIGH_STATE */
+    uint8_t tries; /* @11 ARP requests sent for it since it was last filled */
+    uint32_t age_ms; /* @12 milliseconds since the entry was filled or its last request went out (in steps of the cache's timer pass) */
+};
+#define NF_NET_NEIGH_ENTRY_SIZE 16u
+#define NF_NET_NEIGH_ENTRY_IPV4_OFF 0u
+#define NF_NET_NEIGH_ENTRY_MAC_LO_OFF 4u
+#define NF_NET_NEIGH_ENTRY_MAC_HI_OFF 8u
+#define NF_NET_NEIGH_ENTRY_STATE_OFF 10u
+#define NF_NET_NEIGH_ENTRY_TRIES_OFF 11u
+#define NF_NET_NEIGH_ENTRY_AGE_MS_OFF 12u
+_Static_assert(sizeof(struct nf_net_neigh_entry) == 16, "NET_NEIGH_ENTRY size");
+_Static_assert(offsetof(struct nf_net_neigh_entry, ipv4) == 0, "NET_NEIGH_ENTRY.ipv4");
+_Static_assert(offsetof(struct nf_net_neigh_entry, mac_lo) == 4, "NET_NEIGH_ENTRY.mac_lo");
+_Static_assert(offsetof(struct nf_net_neigh_entry, mac_hi) == 8, "NET_NEIGH_ENTRY.mac_hi");
+_Static_assert(offsetof(struct nf_net_neigh_entry, state) == 10, "NET_NEIGH_ENTRY.state");
+_Static_assert(offsetof(struct nf_net_neigh_entry, tries) == 11, "NET_NEIGH_ENTRY.tries");
+_Static_assert(offsetof(struct nf_net_neigh_entry, age_ms) == 12, "NET_NEIGH_ENTRY.age_ms");
 
 /* MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop */
 struct nf_mem_write_req {

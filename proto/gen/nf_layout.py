@@ -54,6 +54,9 @@ LINK_TURNAROUND_MS = 20
 FRAME_PAGES_MR_REGISTER = 504
 FRAME_PAGES_FAST_REGISTER = 502
 
+# NEIGH constants
+NEIGH_MAX_ENTRIES = 8
+
 # CM constants
 CM_REQ_PDATA = 56
 CM_REP_PDATA = 196
@@ -197,6 +200,7 @@ OP_ADAPTER_RESET = 5
 OP_STATS = 6
 OP_FAULT_TEST = 7
 OP_NET_CONFIG = 8
+OP_NET_NEIGH = 9
 OP_MR_CREATE = 16
 OP_MR_DESTROY = 17
 OP_MR_REGISTER = 18
@@ -281,6 +285,11 @@ STAT_STATUS_CONNECTION_ABORTED = 11
 # NET_CONFIG_FLAG: NET_CONFIG_REQ.flags bits: which settings the request changes (none: a query)
 NET_CONFIG_FLAG_ADDR = 1
 NET_CONFIG_FLAG_MAC = 2
+
+# NEIGH_STATE: NET_NEIGH_ENTRY.state: what the cache knows of the address
+NEIGH_STATE_INCOMPLETE = 1
+NEIGH_STATE_REACHABLE = 2
+NEIGH_STATE_FAILED = 3
 
 # CM_EVENT_TYPE: CM_EVENT.type
 CM_EVENT_TYPE_REQUEST = 1
@@ -1185,6 +1194,8 @@ _struct('INFO', 112, '<28I', 'fw_version hw_version layout_version clk_hz uart_p
 _struct('STATS', 392, '<98I', 'profile rx_ok rx_bad rx_drop rx_dup tx_frames tx_reject retransmits tx_overflow ops_unknown refused_other ops refused refuse_codes cycle_lo cycle_hi tx_stalls wait_timeouts faults fault_cause fault_pc net_rx net_arp_answered net_arp_learned net_icmp_answered net_unhandled net_tx_dropped net_resolve_timeouts rc_retransmits cm_resends port_rx_ok port_drop_fcs port_drop_addr port_drop_ip port_drop_icrc port_drop_room port_drop_long port_tx', (0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 184, 232, 296, 300, 304, 308, 312, 316, 320, 324, 328, 332, 336, 340, 344, 348, 352, 356, 360, 364, 368, 372, 376, 380, 384, 388))
 _struct('NET_CONFIG_REQ', 24, '<6I', 'flags ipv4 netmask rsvd mac_lo mac_hi', (0, 4, 8, 12, 16, 20))
 _struct('NET_CONFIG_REP', 24, '<6I', 'ipv4 netmask mac_lo mac_hi max_mtu rsvd', (0, 4, 8, 12, 16, 20))
+_struct('NET_NEIGH_REP', 8, '<2I', 'count rsvd', (0, 4))
+_struct('NET_NEIGH_ENTRY', 16, '<2IH2BI', 'ipv4 mac_lo mac_hi state tries age_ms', (0, 4, 8, 10, 11, 12))
 _struct('MEM_WRITE_REQ', 8, '<2I', 'addr len', (0, 4))
 _struct('MEM_READ_REQ', 8, '<2I', 'addr len', (0, 4))
 _struct('TOKEN_REQ', 8, '<2I', 'token rsvd', (0, 4))

@@ -44,6 +44,9 @@
 `define NF_FRAME_PAGES_MR_REGISTER 504  // page list of one MR_REGISTER message
 `define NF_FRAME_PAGES_FAST_REGISTER 502  // page list of one WR_FAST_REGISTER message
 
+// NEIGH constants
+`define NF_NEIGH_MAX_ENTRIES 8  // most NET_NEIGH_ENTRYs one NET_NEIGH reply carries (the firmware's ARP cache is no larger)
+
 // CM constants
 `define NF_CM_REQ_PDATA 56  // consumer private data of a REQ: its 92 bytes less the RDMA-CM header (cma_hdr, 36)
 `define NF_CM_REP_PDATA 196  // private data of a REP
@@ -187,6 +190,7 @@
 `define NF_OP_STATS 6  // reply payload is STATS: the adapter's counters (firmware before this op answers NOT_SUPPORTED)
 `define NF_OP_FAULT_TEST 7  // the firmware executes an illegal instruction, as a test of its trap handler: the adapter is faulted from then on (DEVICE_HARDWARE_ERROR)
 `define NF_OP_NET_CONFIG 8  // NET_CONFIG_REQ -> NET_CONFIG_REP: set the network port's IPv4 address and netmask and/or its MAC (flags), or with flags 0 only read them back
+`define NF_OP_NET_NEIGH 9  // -> NET_NEIGH_REP and its count NET_NEIGH_ENTRYs: the port's ARP cache (entries in use), for `ndkfpga neigh`; NOT_SUPPORTED without a port (and in the host-link image)
 `define NF_OP_MR_CREATE 16  // MR_CREATE_REQ -> MR_CREATE_REP (allocates a key-table entry)
 `define NF_OP_MR_DESTROY 17  // TOKEN_REQ: free the entry (its key byte changes before reuse)
 `define NF_OP_MR_REGISTER 18  // MR_REGISTER_REQ (NdkRegisterMr)
@@ -244,7 +248,7 @@
 `define NF_STAT_OP_WR_BIND 23  // window bind work requests (NdkBind)
 `define NF_STAT_OP_MW_CREATE 24  // memory windows created (NdkCreateMw)
 `define NF_STAT_OP_FAULT_TEST 25  // trap handler tests (FAULT_TEST)
-`define NF_STAT_OP_NET_CONFIG 26  // network port address settings and queries (NET_CONFIG)
+`define NF_STAT_OP_NET_CONFIG 26  // network port address settings and queries (NET_CONFIG), and ARP cache listings (NET_NEIGH)
 `define NF_STAT_OP_QP_CONNECT_WIRE 27  // QP connections over the network port (QP_CONNECT_WIRE)
 `define NF_STAT_OP_CM_LISTEN 28  // listens (NdkListen)
 `define NF_STAT_OP_CM_UNLISTEN 29  // listeners closed
@@ -271,6 +275,11 @@
 // NET_CONFIG_FLAG: NET_CONFIG_REQ.flags bits: which settings the request changes (none: a query)
 `define NF_NET_CONFIG_FLAG_ADDR 1  // set ipv4 and netmask
 `define NF_NET_CONFIG_FLAG_MAC 2  // set the MAC from mac_lo/mac_hi (else the adapter keeps its MAC: at boot its default, NET.MAC_SEED)
+
+// NEIGH_STATE: NET_NEIGH_ENTRY.state: what the cache knows of the address
+`define NF_NEIGH_STATE_INCOMPLETE 1  // an ARP request is out, no answer yet (the timer pass retries it)
+`define NF_NEIGH_STATE_REACHABLE 2  // the MAC is known (learnt from a reply or a request) and used until it ages out
+`define NF_NEIGH_STATE_FAILED 3  // the retries ran out: connects to it fail HOST_UNREACHABLE until the entry is dropped
 
 // CM_EVENT_TYPE: CM_EVENT.type
 `define NF_CM_EVENT_TYPE_REQUEST 1  // a REQ arrived at listener listen_id: conn_id names it for CM_ACCEPT or CM_REJECT; peer_*, resources, depth and the REQ's CM.REQ_PDATA consumer bytes (pdata) are the peer's; qpn 0
@@ -844,6 +853,20 @@
 `define NF_NET_CONFIG_REP_MAC_HI_OFF 12
 `define NF_NET_CONFIG_REP_MAX_MTU_OFF 16
 `define NF_NET_CONFIG_REP_RSVD_OFF 20
+
+// NET_NEIGH_REP: NET_NEIGH reply payload; count NET_NEIGH_ENTRYs follow it
+`define NF_NET_NEIGH_REP_SIZE 8
+`define NF_NET_NEIGH_REP_COUNT_OFF 0
+`define NF_NET_NEIGH_REP_RSVD_OFF 4
+
+// NET_NEIGH_ENTRY: one ARP cache entry of a NET_NEIGH reply. Words as NET_CONFIG_REP's
+`define NF_NET_NEIGH_ENTRY_SIZE 16
+`define NF_NET_NEIGH_ENTRY_IPV4_OFF 0
+`define NF_NET_NEIGH_ENTRY_MAC_LO_OFF 4
+`define NF_NET_NEIGH_ENTRY_MAC_HI_OFF 8
+`define NF_NET_NEIGH_ENTRY_STATE_OFF 10
+`define NF_NET_NEIGH_ENTRY_TRIES_OFF 11
+`define NF_NET_NEIGH_ENTRY_AGE_MS_OFF 12
 
 // MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop
 `define NF_MEM_WRITE_REQ_SIZE 8

@@ -186,9 +186,17 @@ void test_connection_rules(void)
         NTSTATUS g1 = in->Dispatch->NdkGetConnectionData(in, &ird, &ord, got, &plen);
         plen = sizeof(got);
         NTSTATUS g2 = in->Dispatch->NdkGetConnectionData(in, &ird, &ord, got, &plen);
-        conf_ok(g1 == STATUS_BUFFER_TOO_SMALL && g2 == STATUS_SUCCESS && ird == 2 && ord == 3 && plen == 5 &&
+        ULONG need = 99;
+        NTSTATUS g3 = in->Dispatch->NdkGetConnectionData(in, NULL, NULL, NULL, &need);
+        need = 0;
+        NTSTATUS g4 = in->Dispatch->NdkGetConnectionData(in, NULL, NULL, NULL, &need);
+        conf_ok(g1 == STATUS_BUFFER_TOO_SMALL && g2 == STATUS_SUCCESS && ird == 3 && ord == 2 && plen == 5 &&
                     !memcmp(got, pdata, 5),
-                "NdkGetConnectionData: the caller's read limits and private data");
+                "NdkGetConnectionData: the caller's private data, and its read limits 2/3 seen from this side "
+                "(inbound 3, outbound 2)");
+        conf_ok(g3 == STATUS_INVALID_PARAMETER && g4 == STATUS_SUCCESS && need == 5,
+                "NdkGetConnectionData with no buffer: INVALID_PARAMETER for a length, SUCCESS and the length "
+                "needed for 0");
         struct sockaddr_in peer;
         ULONG alen = sizeof(peer);
         st = in->Dispatch->NdkGetPeerAddress(in, (SOCKADDR *)&peer, &alen);

@@ -164,9 +164,13 @@ static void names_and_values(NDK_ADAPTER *adapter, const NDK_ADAPTER_INFO *info)
     case NdkMaxTechnology:
         break;
     }
-    check(info->RdmaTechnology == NdkUndefined && strcmp(technology, "undefined") == 0 &&
-              NdkRoCEv2 == 4 && NdkMaxTechnology == 5,
-          "NdkQueryAdapterInfo: RdmaTechnology == NdkUndefined (NDK_RDMA_TECHNOLOGY's real names)");
+    NDKFPGA_PORT_ADDRESS port;
+    memset(&port, 0, sizeof(port));
+    int has_port = NdkFpgaPortAddress(adapter, 0, &port) == STATUS_SUCCESS;
+    check(info->RdmaTechnology == (has_port ? NdkRoCEv2 : NdkUndefined) &&
+              strcmp(technology, has_port ? "RDMA" : "undefined") == 0 && NdkRoCEv2 == 4 && NdkMaxTechnology == 5,
+          "NdkQueryAdapterInfo: RdmaTechnology RoCEv2 with a network port, else NdkUndefined (NDK_RDMA_TECHNOLOGY's "
+          "real names)");
     check(info->Version.Major == 2 && info->Version.Minor == 1 && adapter->Header.Version.Major == 2 &&
               adapter->Header.Version.Minor == 1,
           "NDK version 2.1 in the adapter information and the object header");

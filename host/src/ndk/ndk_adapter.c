@@ -38,6 +38,12 @@ static void on_message(void *ctx, const uint8_t *msg, size_t len)
         pthread_mutex_unlock(&ad->lock);
         return;
     }
+    if (h.op == NF_OP_CM_EVENT) {
+        pthread_mutex_lock(&ad->lock);
+        ndk_conn_on_cm_event(ad, msg + NF_MSG_HDR_SIZE, len - NF_MSG_HDR_SIZE);
+        pthread_mutex_unlock(&ad->lock);
+        return;
+    }
     uint16_t op = h.op & (uint16_t)~NF_OP_REPLY;
     if ((h.op & NF_OP_REPLY) && (h.tag & NDK_WR_TAG) && op >= NF_OP_WR_FAST_REGISTER && op <= NF_OP_WR_BIND) {
         pthread_mutex_lock(&ad->lock);
@@ -182,6 +188,10 @@ NTSTATUS NdkFpgaOpenAdapter(const char *device, NDK_ADAPTER **out)
         NdkFpgaCloseAdapter(&ad->pub);
         return nst;
     }
+    /* A firmware with a network port answers NET_CONFIG: RoCEv2 (RdmaTechnology). */
+    NDKFPGA_PORT_ADDRESS pa;
+    memset(&pa, 0, sizeof(pa));
+    ad->has_port = NdkFpgaPortAddress(&ad->pub, 0, &pa) == STATUS_SUCCESS;
     *out = &ad->pub;
     return STATUS_SUCCESS;
 }
@@ -258,7 +268,7 @@ static NTSTATUS query_adapter_info(NDK_ADAPTER *a, NDK_ADAPTER_INFO *info, ULONG
     info->MaxCallerData = NDK_MAX_CALLER_DATA;
     info->MaxCalleeData = NDK_MAX_CALLEE_DATA;
     info->AdapterFlags = NDK_ADAPTER_FLAG_RDMA_READ_SINK_NOT_REQUIRED | NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED;
-    info->RdmaTechnology = NdkUndefined;
+    info->RdmaTechnology = ad->has_port ? NdkRoCEv2 : NdkUndefined;
     *size = sizeof(NDK_ADAPTER_INFO);
     return STATUS_SUCCESS;
 }

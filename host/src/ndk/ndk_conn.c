@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* NDKPI connector and listener: loopback connections between two QPs of the same
- * adapter. The handshake (connect, connect event, accept/reject, complete) lives on
- * the host; once both sides agree, QP_CONNECT tells the board each QP's peer, and
+/* NDKPI connector. A connection to another adapter's address goes on the
+ * wire: the board's CM (ndk_cm.c) carries each step, and its CM_EVENTs move the
+ * connector on. A connection between two QPs of this adapter (its own address, or
+ * any address when the port has none) is a loopback: the handshake lives on the host,
+ * and once both sides agree QP_CONNECT tells the board each QP's peer, and
  * QP_DISCONNECT undoes it. */
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -9,145 +11,9 @@
 
 #include "ndk_internal.h"
 
-
-/* ------------------------------------------------------------------------- */
-/* Addresses                                                                  */
-
-static ULONG addr_len_of(const SOCKADDR *a, ULONG len)
-{
-    if (!a)
-        return 0;
-    if (a->sa_family == AF_INET && len >= sizeof(struct sockaddr_in))
-        return sizeof(struct sockaddr_in);
-    if (a->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6))
-        return sizeof(struct sockaddr_in6);
-    return 0;
-}
-
-/* Does a connect to dest reach a listener bound to bound? */
-static int addr_matches(const struct sockaddr_storage *bound, const SOCKADDR *dest)
-{
-    if (bound->ss_family != dest->sa_family)
-        return 0;
-    if (dest->sa_family == AF_INET) {
-        const struct sockaddr_in *b = (const struct sockaddr_in *)(const void *)bound;
-        const struct sockaddr_in *d = (const struct sockaddr_in *)(const void *)dest;
-        return b->sin_port == d->sin_port &&
-               (b->sin_addr.s_addr == htonl(INADDR_ANY) || b->sin_addr.s_addr == d->sin_addr.s_addr);
-    }
-    const struct sockaddr_in6 *b = (const struct sockaddr_in6 *)(const void *)bound;
-    const struct sockaddr_in6 *d = (const struct sockaddr_in6 *)(const void *)dest;
-    return b->sin6_port == d->sin6_port &&
-           (!memcmp(&b->sin6_addr, &in6addr_any, sizeof(b->sin6_addr)) ||
-            !memcmp(&b->sin6_addr, &d->sin6_addr, sizeof(b->sin6_addr)));
-}
-
-static NTSTATUS copy_addr(const struct sockaddr_storage *a, ULONG alen, SOCKADDR *out, ULONG *out_len)
-{
-    if (!out_len)
-        return STATUS_INVALID_PARAMETER;
-    if (alen == 0)
-        return STATUS_INVALID_DEVICE_STATE; /* no address yet */
-    if (!out || *out_len < alen) {
-        *out_len = alen;
-        return STATUS_BUFFER_TOO_SMALL;
-    }
-    memcpy(out, a, alen);
-    *out_len = alen;
-    return STATUS_SUCCESS;
-}
-
-/* NdkGetLocalAddress / NdkGetPeerAddress of a connector or a listener: the address
- * under the adapter lock, which guards every connector and listener address. */
-static NTSTATUS get_addr(NDK_OBJECT_HEADER *obj, NDK_OBJECT_TYPE type, int peer, SOCKADDR *out, ULONG *out_len)
-{
-    if (!ndk_obj_ok(obj, type))
-        return STATUS_INVALID_PARAMETER;
-    struct ndk_core *core;
-    const struct sockaddr_storage *a;
-    const ULONG *alen;
-    if (type == NdkObjectTypeListener) {
-        struct ndk_listener *l = NDK_CONTAINER(obj, struct ndk_listener, pub.Header);
-        core = &l->core;
-        a = &l->addr;
-        alen = &l->addr_len;
-    } else {
-        struct ndk_connector *c = NDK_CONTAINER(obj, struct ndk_connector, pub.Header);
-        core = &c->core;
-        a = peer ? &c->remote : &c->local;
-        alen = peer ? &c->remote_len : &c->local_len;
-    }
-    pthread_mutex_lock(&core->ad->lock);
-    NTSTATUS st = copy_addr(a, *alen, out, out_len);
-    pthread_mutex_unlock(&core->ad->lock);
-    return st;
-}
-
-/* ------------------------------------------------------------------------- */
-/* Connector                                                                  */
-
 static struct ndk_connector *conn_of(NDK_CONNECTOR *c)
 {
     return NDK_CONTAINER(c, struct ndk_connector, pub);
-}
-
-static void queue_disconnect_event(struct ndk_connector *c)
-{
-    if (c->disc_cb)
-        ndk_queue_event(c->core.ad, ndk_event_new(c->disc_kind, c->disc_cb, c->disc_ctx,
-                                                  STATUS_SUCCESS, NULL, &c->core));
-}
-
-/* Under ad->lock: c enters state with an operation that completes through rc. */
-static void start_op(struct ndk_connector *c, int state, NDK_FN_REQUEST_COMPLETION rc, void *ctx)
-{
-    c->state = state;
-    c->op_cb = rc;
-    c->op_ctx = ctx;
-}
-
-/* An operation sent nothing (no callback follows): c goes to state. Takes ad->lock. */
-static void end_op(struct ndk_connector *c, int state)
-{
-    pthread_mutex_lock(&c->core.ad->lock);
-    c->state = state;
-    c->op_cb = NULL;
-    pthread_mutex_unlock(&c->core.ad->lock);
-}
-
-/* Under ad->lock: c no longer uses its QP. */
-static void release_qp(struct ndk_connector *c)
-{
-    if (c->qp)
-        ndk_qp_detach(c->qp, c);
-    c->qp = NULL;
-}
-
-/* Under ad->lock: the active side's NdkConnect completes STATUS_CONNECTION_REFUSED. */
-static void refused(struct ndk_connector *a)
-{
-    a->state = CONN_CLOSED;
-    a->peer = NULL;
-    release_qp(a);
-    ndk_queue_request_cb(a->core.ad, a->op_cb, a->op_ctx, STATUS_CONNECTION_REFUSED, &a->core);
-    a->op_cb = NULL;
-}
-
-/* Under ad->lock: the peer of c went away (closed or disconnected from its side). */
-static void peer_lost(struct ndk_connector *c)
-{
-    int was_connected = c->state == CONN_CONNECTED;
-    if (c->qp)
-        ndk_qp_set_connected(c->qp, 0);
-    if (c->state == CONN_CONNECTING || c->state == CONN_ACCEPTING) {
-        ndk_queue_request_cb(c->core.ad, c->op_cb, c->op_ctx, STATUS_CONNECTION_ABORTED, &c->core);
-        c->op_cb = NULL;
-    }
-    c->peer = NULL;
-    if (c->state != CONN_DISCONNECTING && c->state != CONN_COMPLETING)
-        c->state = CONN_CLOSED;
-    if (was_connected)
-        queue_disconnect_event(c);
 }
 
 static void conn_teardown(struct ndk_core *core)
@@ -157,6 +23,10 @@ static void conn_teardown(struct ndk_core *core)
     uint32_t qpns[2];
     int n = 0;
     pthread_mutex_lock(&ad->lock);
+    if (c->wire) {
+        ndk_wire_teardown(c); /* drops the lock */
+        return;
+    }
     if (c->state == CONN_CONNECTED && c->qp) {
         qpns[n++] = c->qp->qpn;
         if (c->peer && c->peer->qp)
@@ -165,29 +35,15 @@ static void conn_teardown(struct ndk_core *core)
     }
     if (c->peer) {
         if (c->peer->peer == c)
-            peer_lost(c->peer);
+            ndk_conn_peer_lost(c->peer);
         c->peer = NULL;
     }
-    release_qp(c);
+    ndk_conn_release_qp(c);
     c->state = CONN_CLOSED;
     pthread_mutex_unlock(&ad->lock);
     for (int i = 0; i < n; i++) {
         struct nf_qp_req q = {qpns[i], 0};
         ndk_send_forget(ad, NF_OP_QP_DISCONNECT, &q, sizeof(q));
-    }
-}
-
-/* Under ad->lock: the connector's QP is going away (ndk_qp_attach's gone). */
-static void qp_gone(void *user)
-{
-    struct ndk_connector *c = user;
-    c->qp = NULL;
-    if (c->state == CONN_CONNECTED) {
-        c->state = CONN_CLOSED;
-        if (c->peer && c->peer->peer == c) {
-            peer_lost(c->peer);
-            c->peer = NULL;
-        }
     }
 }
 
@@ -223,15 +79,6 @@ NTSTATUS ndk_create_connector(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID
     return st;
 }
 
-/* Under ad->lock: hand an incoming connector to the listener (or its backlog). */
-static void deliver_connect(struct ndk_listener *l, struct ndk_event *ev)
-{
-    if (l->paused)
-        ndk_event_append(&l->backlog, &l->backlog_tail, ev);
-    else
-        ndk_queue_event(l->core.ad, ev);
-}
-
 static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, CONST PSOCKADDR src, ULONG src_len, CONST PSOCKADDR dest,
                              ULONG dest_len, ULONG ird, ULONG ord, CONST PVOID pdata, ULONG pdata_len,
                              NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
@@ -240,13 +87,16 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, CONST PSOCKADDR src, 
         return STATUS_INVALID_PARAMETER;
     struct ndk_connector *c = conn_of(cn);
     struct ndk_adapter *ad = c->core.ad;
-    ULONG dlen = addr_len_of(dest, dest_len);
-    ULONG slen = src ? addr_len_of(src, src_len) : 0;
-    if (!dlen || (src && !slen) || ird > NDK_MAX_READ_LIMIT || ord > NDK_MAX_READ_LIMIT)
+    ULONG dlen = ndk_addr_len(dest, dest_len);
+    ULONG slen = src ? ndk_addr_len(src, src_len) : 0;
+    if (!dlen || (src && !slen))
         return STATUS_INVALID_PARAMETER;
     if (pdata_len > NDK_MAX_CALLER_DATA)
         return STATUS_INVALID_BUFFER_SIZE;
     struct ndk_qp *qp = NDK_CONTAINER(q, struct ndk_qp, pub);
+    uint32_t own;
+    if (ndk_wire_route(ad, dest, &own))
+        return ndk_wire_connect(c, qp, src, own, dest, ird, ord, pdata, pdata_len, rc, ctx);
     struct ndk_connector *b = new_connector(ad);
     if (!b)
         return STATUS_INSUFFICIENT_RESOURCES;
@@ -256,7 +106,7 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, CONST PSOCKADDR src, 
         return STATUS_INSUFFICIENT_RESOURCES;
     }
     pthread_mutex_lock(&ad->lock);
-    NTSTATUS st = c->state != CONN_IDLE ? STATUS_INVALID_DEVICE_STATE : ndk_qp_attach(qp, ad, c, qp_gone);
+    NTSTATUS st = c->state != CONN_IDLE ? STATUS_INVALID_DEVICE_STATE : ndk_qp_attach(qp, ad, c, &ndk_conn_qp_user);
     if (st != STATUS_SUCCESS) {
         pthread_mutex_unlock(&ad->lock);
         free(b);
@@ -276,13 +126,13 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, CONST PSOCKADDR src, 
     }
     c->my_ird = ird;
     c->my_ord = ord;
-    start_op(c, CONN_CONNECTING, rc, ctx);
+    ndk_conn_start(c, CONN_CONNECTING, rc, ctx);
     struct ndk_listener *l = ad->listeners;
-    while (l && !(l->listening && !l->core.closing && addr_matches(&l->addr, dest)))
+    while (l && !(l->listening && !l->core.closing && ndk_addr_matches(&l->addr, dest)))
         l = l->next;
     if (!l) {
-        /* Nobody listens there: refused, reported through the callback. */
-        refused(c);
+        /* Nobody listens there: ndk_conn_refused, reported through the callback. */
+        ndk_conn_refused(c);
         pthread_mutex_unlock(&ad->lock);
         free(b);
         free(ev);
@@ -300,10 +150,10 @@ static NTSTATUS conn_connect(NDK_CONNECTOR *cn, NDK_QP *q, CONST PSOCKADDR src, 
     if (pdata_len)
         memcpy(b->peer_data, pdata, pdata_len);
     b->peer_data_len = pdata_len;
-    (void)ndk_core_link(&b->core); /* registry full: the connector is refused by every call */
+    (void)ndk_core_link(&b->core); /* registry full: the connector is ndk_conn_refused by every call */
     ndk_event_set(ev, EV_CONNECT, (void (*)(void))l->connect_cb, l->connect_ctx, STATUS_SUCCESS, &b->pub.Header,
                   &l->core);
-    deliver_connect(l, ev);
+    ndk_listener_deliver(l, ev);
     pthread_mutex_unlock(&ad->lock);
     return STATUS_PENDING;
 }
@@ -331,8 +181,7 @@ static NTSTATUS accept_common(NDK_CONNECTOR *cn, NDK_QP *q, ULONG ird, ULONG ord
                               void (*disc)(void), int disc_kind, PVOID disc_ctx, NDK_FN_REQUEST_COMPLETION rc,
                               PVOID ctx)
 {
-    if (!ndk_obj_ok(cn, NdkObjectTypeConnector) || !ndk_obj_ok(q, NdkObjectTypeQp) || (!pdata && pdata_len) || ird > NDK_MAX_READ_LIMIT ||
-        ord > NDK_MAX_READ_LIMIT)
+    if (!ndk_obj_ok(cn, NdkObjectTypeConnector) || !ndk_obj_ok(q, NdkObjectTypeQp) || (!pdata && pdata_len))
         return STATUS_INVALID_PARAMETER;
     if (pdata_len > NDK_MAX_CALLEE_DATA)
         return STATUS_INVALID_BUFFER_SIZE;
@@ -341,10 +190,10 @@ static NTSTATUS accept_common(NDK_CONNECTOR *cn, NDK_QP *q, ULONG ird, ULONG ord
     struct ndk_qp *qp = NDK_CONTAINER(q, struct ndk_qp, pub);
     pthread_mutex_lock(&ad->lock);
     NTSTATUS st = b->state != CONN_INCOMING ? STATUS_INVALID_DEVICE_STATE : ndk_qp_usable(qp, ad);
-    if (st == STATUS_SUCCESS && (!b->peer || b->peer->state != CONN_CONNECTING))
+    if (st == STATUS_SUCCESS && !b->wire && (!b->peer || b->peer->state != CONN_CONNECTING))
         st = STATUS_CONNECTION_ABORTED; /* the active side gave up */
     if (st == STATUS_SUCCESS)
-        st = ndk_qp_attach(qp, ad, b, qp_gone);
+        st = ndk_qp_attach(qp, ad, b, &ndk_conn_qp_user);
     if (st != STATUS_SUCCESS) {
         pthread_mutex_unlock(&ad->lock);
         return st;
@@ -356,7 +205,9 @@ static NTSTATUS accept_common(NDK_CONNECTOR *cn, NDK_QP *q, ULONG ird, ULONG ord
     b->disc_cb = disc;
     b->disc_kind = disc_kind;
     b->disc_ctx = disc_ctx;
-    start_op(b, CONN_ACCEPTING, rc, ctx);
+    if (b->wire)
+        return ndk_wire_accept(b, qp, ird, ord, pdata, pdata_len, rc, ctx);
+    ndk_conn_start(b, CONN_ACCEPTING, rc, ctx);
     a->peer_ird = ird;
     a->peer_ord = ord;
     if (pdata_len)
@@ -498,20 +349,22 @@ static NTSTATUS complete_common(NDK_CONNECTOR *cn, void (*disc)(void), int disc_
     if (!a)
         return st;
     struct ndk_adapter *ad = a->core.ad;
+    a->disc_cb = disc;
+    a->disc_kind = disc_kind;
+    a->disc_ctx = disc_ctx;
+    if (a->wire)
+        return ndk_wire_complete(a, rc, ctx);
     struct ndk_connector *b = a->peer;
     if (!b || !b->qp || !a->qp) {
         pthread_mutex_unlock(&ad->lock);
         return STATUS_CONNECTION_ABORTED;
     }
-    a->disc_cb = disc;
-    a->disc_kind = disc_kind;
-    a->disc_ctx = disc_ctx;
-    start_op(a, CONN_COMPLETING, rc, ctx);
+    ndk_conn_start(a, CONN_COMPLETING, rc, ctx);
     const uint32_t msgs[2][2] = {{a->qp->qpn, b->qp->qpn}, {b->qp->qpn, a->qp->qpn}};
     pthread_mutex_unlock(&ad->lock);
     st = send_step(a, NF_OP_QP_CONNECT, msgs, 2);
     if (st != STATUS_PENDING)
-        end_op(a, CONN_CONNECT_DONE);
+        ndk_conn_end(a, CONN_CONNECT_DONE);
     return st;
 }
 
@@ -535,6 +388,8 @@ static NTSTATUS conn_reject(NDK_CONNECTOR *cn, CONST PVOID pdata, ULONG pdata_le
         return STATUS_INVALID_BUFFER_SIZE;
     struct ndk_connector *b = conn_of(cn);
     struct ndk_adapter *ad = b->core.ad;
+    if (b->wire)
+        return ndk_wire_reject(b, pdata, pdata_len);
     if (!lock_in_state(b, CONN_INCOMING))
         return STATUS_INVALID_DEVICE_STATE;
     struct ndk_connector *a = b->peer;
@@ -544,7 +399,7 @@ static NTSTATUS conn_reject(NDK_CONNECTOR *cn, CONST PVOID pdata, ULONG pdata_le
         if (pdata_len)
             memcpy(a->peer_data, pdata, pdata_len);
         a->peer_data_len = pdata_len;
-        refused(a);
+        ndk_conn_refused(a);
     }
     pthread_mutex_unlock(&ad->lock);
     return STATUS_SUCCESS;
@@ -560,20 +415,30 @@ static NTSTATUS conn_get_data(NDK_CONNECTOR *cn, ULONG *ird, ULONG *ord, VOID *p
     pthread_mutex_lock(&ad->lock);
     if (c->state == CONN_IDLE || c->state == CONN_CONNECTING) {
         st = STATUS_INVALID_DEVICE_STATE; /* nothing received from the peer yet */
-    } else if (pdata_len && (!pdata || *pdata_len < c->peer_data_len)) {
-        *pdata_len = c->peer_data_len;
-        st = c->peer_data_len ? STATUS_BUFFER_TOO_SMALL : STATUS_SUCCESS;
-    } else {
-        if (pdata_len) {
-            memcpy(pdata, c->peer_data, c->peer_data_len);
-            *pdata_len = c->peer_data_len;
-        }
+    } else if (pdata_len && !pdata && *pdata_len) {
+        st = STATUS_INVALID_PARAMETER;
+    } else if (pdata_len) {
+        /* As much as fits; the length the data needs (NULL with 0 asks for it alone). */
+        ULONG rds = c->peer_data_len;
+        if (pdata)
+            memcpy(pdata, c->peer_data, *pdata_len < rds ? *pdata_len : rds);
+        if (pdata && *pdata_len < rds)
+            st = STATUS_BUFFER_TOO_SMALL;
+        *pdata_len = rds;
     }
-    if (st == STATUS_SUCCESS) {
+    /* Effective read limits from this side: the peer's opposite limit, capped by the
+     * adapter's and, once this side asked for its own (connect, accept), by those. */
+    ULONG in = c->peer_ord < NDK_MAX_READ_LIMIT ? c->peer_ord : NDK_MAX_READ_LIMIT;
+    ULONG out = c->peer_ird < NDK_MAX_READ_LIMIT ? c->peer_ird : NDK_MAX_READ_LIMIT;
+    if (c->state != CONN_INCOMING) {
+        in = in < c->my_ird ? in : c->my_ird;
+        out = out < c->my_ord ? out : c->my_ord;
+    }
+    if (st == STATUS_SUCCESS || st == STATUS_BUFFER_TOO_SMALL) {
         if (ird)
-            *ird = c->peer_ird;
+            *ird = in;
         if (ord)
-            *ord = c->peer_ord;
+            *ord = out;
     }
     pthread_mutex_unlock(&ad->lock);
     return st;
@@ -581,12 +446,12 @@ static NTSTATUS conn_get_data(NDK_CONNECTOR *cn, ULONG *ird, ULONG *ord, VOID *p
 
 static NTSTATUS conn_local_addr(NDK_CONNECTOR *cn, PSOCKADDR addr, ULONG *len)
 {
-    return get_addr(cn ? &cn->Header : NULL, NdkObjectTypeConnector, 0, addr, len);
+    return ndk_conn_get_addr(cn ? &cn->Header : NULL, NdkObjectTypeConnector, 0, addr, len);
 }
 
 static NTSTATUS conn_peer_addr(NDK_CONNECTOR *cn, PSOCKADDR addr, ULONG *len)
 {
-    return get_addr(cn ? &cn->Header : NULL, NdkObjectTypeConnector, 1, addr, len);
+    return ndk_conn_get_addr(cn ? &cn->Header : NULL, NdkObjectTypeConnector, 1, addr, len);
 }
 
 static NTSTATUS conn_disconnect(NDK_CONNECTOR *cn, NDK_FN_REQUEST_COMPLETION rc, PVOID ctx)
@@ -596,6 +461,8 @@ static NTSTATUS conn_disconnect(NDK_CONNECTOR *cn, NDK_FN_REQUEST_COMPLETION rc,
     if (!a)
         return st;
     struct ndk_adapter *ad = a->core.ad;
+    if (a->wire)
+        return ndk_wire_disconnect(a, rc, ctx);
     uint32_t msgs[2][2] = {{0, 0}, {0, 0}};
     int n = 0;
     if (a->qp) {
@@ -610,16 +477,16 @@ static NTSTATUS conn_disconnect(NDK_CONNECTOR *cn, NDK_FN_REQUEST_COMPLETION rc,
             n++;
         }
         if (b->peer == a)
-            peer_lost(b);
+            ndk_conn_peer_lost(b);
     }
     a->peer = NULL;
-    start_op(a, CONN_DISCONNECTING, rc, ctx);
+    ndk_conn_start(a, CONN_DISCONNECTING, rc, ctx);
     pthread_mutex_unlock(&ad->lock);
     st = n ? send_step(a, NF_OP_QP_DISCONNECT, (const uint32_t(*)[2])msgs, n) : STATUS_SUCCESS;
     if (st != STATUS_PENDING) {
         /* No QP to tell the board of, or the link is gone (the board forgot the QPs
          * anyway): disconnected inline. */
-        end_op(a, CONN_CLOSED);
+        ndk_conn_end(a, CONN_CLOSED);
         return STATUS_SUCCESS;
     }
     return st;
@@ -642,143 +509,45 @@ const NDK_CONNECTOR_DISPATCH ndk_conn_dispatch = {
 };
 
 /* ------------------------------------------------------------------------- */
-/* Listener                                                                   */
+/* The board's connection events                                             */
 
-static void listener_fini(struct ndk_core *c)
+/* Under ad->lock: a REQ came to one of our wire listeners. */
+static void on_request(struct ndk_adapter *ad, const struct nf_cm_event *ev, const uint8_t *pdata)
 {
-    struct ndk_listener *l = NDK_CONTAINER(c, struct ndk_listener, core);
-    while (l->backlog) {
-        struct ndk_event *ev = l->backlog;
-        l->backlog = ev->next;
-        free(ev);
-    }
-}
-
-static void listener_teardown(struct ndk_core *c)
-{
-    struct ndk_listener *l = NDK_CONTAINER(c, struct ndk_listener, core);
-    struct ndk_adapter *ad = c->ad;
-    pthread_mutex_lock(&ad->lock);
-    for (struct ndk_listener **pp = &ad->listeners; *pp; pp = &(*pp)->next) {
-        if (*pp == l) {
-            *pp = l->next;
-            break;
-        }
-    }
-    l->listening = 0;
-    /* Connections nobody will see: refuse them. */
-    while (l->backlog) {
-        struct ndk_event *ev = l->backlog;
-        l->backlog = ev->next;
-        struct ndk_connector *b = NDK_CONTAINER(ev->obj, struct ndk_connector, pub.Header);
-        if (b->peer && b->peer->state == CONN_CONNECTING)
-            refused(b->peer);
-        b->peer = NULL;
-        b->state = CONN_CLOSED;
-        ndk_unref_locked(&l->core);
-        free(ev);
-    }
-    l->backlog_tail = NULL;
-    pthread_mutex_unlock(&ad->lock);
-}
-
-static const struct ndk_type listener_type = {NdkObjectTypeListener, sizeof(struct ndk_listener),
-                                              offsetof(struct ndk_listener, core), listener_teardown, listener_fini};
-
-static NTSTATUS listener_close(NDK_OBJECT_HEADER *obj, NDK_FN_CLOSE_COMPLETION cb, PVOID ctx)
-{
-    if (!ndk_obj_ok(obj, NdkObjectTypeListener))
-        return STATUS_SUCCESS;
-    struct ndk_listener *l = NDK_CONTAINER(obj, struct ndk_listener, pub.Header);
-    /* Stop new connections at once, before the close possibly pends. */
-    pthread_mutex_lock(&l->core.ad->lock);
-    l->listening = 0;
-    pthread_mutex_unlock(&l->core.ad->lock);
-    return ndk_close(&l->core, cb, ctx);
-}
-
-NTSTATUS ndk_create_listener(NDK_ADAPTER *a, NDK_FN_CONNECT_EVENT_CALLBACK ev, PVOID ev_ctx,
-                             NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_LISTENER **out)
-{
-    (void)cc; /* made on the host: done inline */
-    (void)ctx;
-    if (out)
-        *out = NULL;
-    struct ndk_adapter *ad = ndk_adapter_live(a);
-    if (!ad || !out || !ev)
-        return STATUS_INVALID_PARAMETER;
-    struct ndk_listener *l = ndk_obj_new(ad, &listener_type, &ad->core, NULL, NULL);
-    if (!l)
-        return STATUS_INSUFFICIENT_RESOURCES;
-    l->pub.Dispatch = &ndk_listener_dispatch;
-    l->connect_cb = ev;
-    l->connect_ctx = ev_ctx;
-    NTSTATUS st = ndk_obj_publish(&l->core);
-    if (st == STATUS_SUCCESS)
-        *out = &l->pub;
-    return st;
-}
-
-static NTSTATUS listener_listen(NDK_LISTENER *ln, CONST PSOCKADDR addr, ULONG addr_len, NDK_FN_REQUEST_COMPLETION rc,
-                                PVOID ctx)
-{
-    (void)rc;
-    (void)ctx;
-    if (!ndk_obj_ok(ln, NdkObjectTypeListener))
-        return STATUS_INVALID_PARAMETER;
-    ULONG alen = addr_len_of(addr, addr_len);
-    if (!alen)
-        return STATUS_INVALID_PARAMETER;
-    struct ndk_listener *l = NDK_CONTAINER(ln, struct ndk_listener, pub);
-    struct ndk_adapter *ad = l->core.ad;
-    pthread_mutex_lock(&ad->lock);
-    if (l->listening || l->addr_len || l->core.closing) {
-        pthread_mutex_unlock(&ad->lock);
-        return STATUS_INVALID_DEVICE_STATE;
-    }
-    for (struct ndk_listener *o = ad->listeners; o; o = o->next) {
-        if (o->addr.ss_family == addr->sa_family && addr_matches(&o->addr, addr)) {
-            pthread_mutex_unlock(&ad->lock);
-            return STATUS_SHARING_VIOLATION; /* address and port in use (NdkListen's documentation) */
-        }
-    }
-    memcpy(&l->addr, addr, alen);
-    l->addr_len = alen;
-    l->listening = 1;
-    l->next = ad->listeners;
-    ad->listeners = l;
-    pthread_mutex_unlock(&ad->lock);
-    return STATUS_SUCCESS;
-}
-
-static NTSTATUS listener_local_addr(NDK_LISTENER *ln, PSOCKADDR addr, ULONG *len)
-{
-    return get_addr(ln ? &ln->Header : NULL, NdkObjectTypeListener, 0, addr, len);
-}
-
-static VOID listener_control(NDK_LISTENER *ln, BOOLEAN pause)
-{
-    if (!ndk_obj_ok(ln, NdkObjectTypeListener))
+    struct ndk_listener *l = ad->listeners;
+    while (l && !(l->wire_id == ev->listen_id && l->listening && !l->core.closing))
+        l = l->next;
+    struct ndk_connector *b = l ? new_connector(ad) : NULL;
+    struct ndk_event *e = b ? calloc(1, sizeof(*e)) : NULL;
+    if (!e || !ndk_core_link(&b->core)) {
+        free(b); /* nobody to hand it to: the REQ is rejected */
+        free(e);
+        ndk_cm_defer(ad, NF_OP_CM_REJECT, ev->conn_id);
         return;
-    struct ndk_listener *l = NDK_CONTAINER(ln, struct ndk_listener, pub);
-    struct ndk_adapter *ad = l->core.ad;
-    pthread_mutex_lock(&ad->lock);
-    l->paused = pause ? 1 : 0;
-    if (!l->paused) {
-        while (l->backlog) {
-            struct ndk_event *ev = l->backlog;
-            l->backlog = ev->next;
-            ndk_queue_event(ad, ev);
-        }
-        l->backlog_tail = NULL;
     }
-    pthread_mutex_unlock(&ad->lock);
+    b->state = CONN_INCOMING;
+    b->wire = 1;
+    ndk_wire_link(b, ev->conn_id);
+    ndk_addr_from_word(&b->local, &b->local_len, ev->local_ip, ev->local_port);
+    ndk_addr_from_word(&b->remote, &b->remote_len, ev->peer_ip, ev->peer_port);
+    b->peer_ird = ev->resources;
+    b->peer_ord = ev->depth;
+    b->peer_data_len = ev->pdata_len < NDK_MAX_CALLER_DATA ? ev->pdata_len : NDK_MAX_CALLER_DATA;
+    memcpy(b->peer_data, pdata, b->peer_data_len);
+    ndk_event_set(e, EV_CONNECT, (void (*)(void))l->connect_cb, l->connect_ctx, STATUS_SUCCESS, &b->pub.Header,
+                  &l->core);
+    ndk_listener_deliver(l, e);
 }
 
-const NDK_LISTENER_DISPATCH ndk_listener_dispatch = {
-    .NdkCloseListener = listener_close,
-    .NdkQueryExtension = ndk_query_extension,
-    .NdkListen = listener_listen,
-    .NdkGetLocalAddress = listener_local_addr,
-    .NdkControlConnectEvents = listener_control,
-};
+void ndk_conn_on_cm_event(struct ndk_adapter *ad, const uint8_t *body, size_t len)
+{
+    struct nf_cm_event ev;
+    const uint8_t *pdata;
+    if (!ndk_cm_decode(body, len, &ev, &pdata))
+        return;
+    if (ev.type == NF_CM_EVENT_TYPE_REQUEST) {
+        on_request(ad, &ev, pdata);
+        return;
+    }
+    ndk_wire_on_event(ad, &ev, pdata);
+}

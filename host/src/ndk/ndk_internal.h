@@ -4,7 +4,11 @@
  *
  * Files, each calling only the ones after it (no file calls back up):
  *   ndk_adapter.c  open/close, the link glue, deadlines, NdkCloseObject (the top)
- *   ndk_conn.c     connectors and listeners;      ndk_pd.c  PDs and MRs
+ *   ndk_conn.c     connectors: NDK's steps, loopback connections; ndk_pd.c  PDs and MRs
+ *   ndk_listen.c   listeners
+ *   ndk_wire.c     connections to another adapter: the steps and the board's events
+ *   ndk_conn_state.c  what connectors share: addresses, state changes, completions
+ *   ndk_cm.c       the board's CM contract (CM_* requests)
  *   ndk_qp.c       QPs: create, close, flush, the work-request calls' rule checks and
  *                  posting, state
  *   ndk_wq.c       a QP's two work queues (initiator, receive): completion routing,
@@ -57,9 +61,11 @@ _Static_assert(PAGE_SHIFT == NF_ADAPTER_PAGE_SHIFT, "page shift");
 /* Host-side limits (the board's come from INFO). */
 #define NDK_MAX_QUEUE_DEPTH 1024u      /* initiator queue depth per QP (host ring) */
 #define NDK_MAX_CQ_DEPTH 65536u        /* CqDepth limit */
-#define NDK_MAX_READ_LIMIT 16u         /* inbound/outbound RDMA Read limit */
-#define NDK_MAX_CALLER_DATA 56u        /* private data of NdkConnect */
-#define NDK_MAX_CALLEE_DATA 148u       /* private data of NdkAccept/NdkReject */
+/* Inbound/outbound RDMA Read limit: the READs a responder QP answers at once. Larger
+ * requests are capped to it (NdkConnect, NdkAccept). */
+#define NDK_MAX_READ_LIMIT NF_CM_MAX_RD
+#define NDK_MAX_CALLER_DATA NF_CM_REQ_PDATA /* private data of NdkConnect: what a REQ carries */
+#define NDK_MAX_CALLEE_DATA NF_CM_REJ_PDATA /* of NdkAccept/NdkReject: what both a REP and a REJ carry */
 #define NDK_VENDOR_ID 0x4E46u          /* 'NF' */
 #define NDK_DEVICE_ID 0x0001u
 /* Pages of one MR_REGISTER message: the page list must fit one frame. */
@@ -264,6 +270,13 @@ static inline void ndk_wq_set_head(struct ndk_wq *q, uint32_t h)
     __atomic_store_n(&q->head, h, __ATOMIC_RELEASE);
 }
 
+/* What a QP tells its user (a connector), under ad->lock: the QP goes away; the
+ * transport gave a request up (IO_TIMEOUT: the peer stopped answering). */
+struct ndk_qp_user {
+    void (*gone)(void *user);
+    void (*lost)(void *user);
+};
+
 struct ndk_qp {
     NDK_QP pub;
     struct ndk_core core;
@@ -286,7 +299,7 @@ struct ndk_qp {
                                    outstanding that reports a completion (0: none; callback thread) */
     uint32_t watch_head;
     void *user;                 /* connector using this QP (ndk_qp_attach), under ad->lock */
-    void (*user_gone)(void *user);
+    const struct ndk_qp_user *user_ops;
     pthread_mutex_t ring_lock;
     struct ndk_wq iq;           /* initiator requests: complete in order, silent ones retire unseen */
     struct ndk_wq rq;           /* receives: complete in order when a Send fills them (no deadline) */
@@ -326,6 +339,13 @@ struct ndk_connector {
     void *disc_ctx;
     int replies_left;
     NTSTATUS reply_status;
+    /* On the wire (the board's CM): the connection id, the adapter's list of them
+     * (under ad->lock), the receive queue's tail when NdkDisconnect went out. */
+    int wire;
+    uint32_t wire_id;
+    struct ndk_connector *wire_next;
+    uint32_t disc_rq_tail;
+    int peer_gone;         /* the peer's DREQ came: its DisconnectEvent ran */
 };
 
 struct ndk_listener {
@@ -338,6 +358,7 @@ struct ndk_listener {
     struct sockaddr_storage addr;
     ULONG addr_len;
     struct ndk_listener *next; /* adapter's listeners */
+    uint32_t wire_id;          /* the board's listen id (0: loopback only) */
     struct ndk_event *backlog, *backlog_tail;
 };
 
@@ -372,6 +393,8 @@ struct ndk_adapter {
     struct ndk_qp **qps;      /* by qpn */
     uint32_t nqps;
     struct ndk_listener *listeners;
+    struct ndk_connector *wire_conns; /* connectors with a board connection id */
+    int has_port;             /* the firmware has a network port (NET_CONFIG answered) */
     struct ndk_core objects;  /* list head of live child objects */
     struct ndk_buffer *buffers;
     uint8_t *page_used;       /* adapter pages of the user region */
@@ -619,7 +642,7 @@ NTSTATUS ndk_create_qp_with_srq(NDK_PD *pd, NDK_CQ *rcq, NDK_CQ *icq, NDK_SRQ *s
 /* Under ad->lock: whether a connection may use the QP (SUCCESS), then take it for
  * user; gone(user) runs (under ad->lock) if the QP goes away first. */
 NTSTATUS ndk_qp_usable(const struct ndk_qp *qp, const struct ndk_adapter *ad);
-NTSTATUS ndk_qp_attach(struct ndk_qp *qp, const struct ndk_adapter *ad, void *user, void (*gone)(void *user));
+NTSTATUS ndk_qp_attach(struct ndk_qp *qp, const struct ndk_adapter *ad, void *user, const struct ndk_qp_user *ops);
 void ndk_qp_detach(struct ndk_qp *qp, const void *user); /* if user holds it */
 /* Under ad->lock: the connection is up (the board connected both QPs) or down. */
 void ndk_qp_set_connected(struct ndk_qp *qp, int connected);
@@ -649,10 +672,73 @@ void ndk_wq_retire_silent(struct ndk_qp *qp, uint32_t upto, int ok);
 /* A ring of at least depth slots (depth 0: one slot, never usable); 0 without memory. */
 int ndk_wq_init(struct ndk_wq *q, uint32_t depth);
 
+/* ndk_cm.c: the board's CM contract (proto/link.toml CM_*). Not from the link thread
+ * except ndk_cm_decode and ndk_cm_defer. IPv4 words carry the first byte in 7:0. */
+int ndk_cm_port_ipv4(struct ndk_adapter *ad, uint32_t *ip); /* 1: the port has an address */
+NTSTATUS ndk_cm_listen(struct ndk_adapter *ad, uint32_t ip, uint32_t port, uint32_t *listen_id, uint32_t *port_out);
+/* CM_CONNECT; hook runs with the CM_CONNECT_REP under ad->lock before any event of it. */
+NTSTATUS ndk_cm_connect(struct ndk_adapter *ad, const struct nf_cm_connect_req *req, const void *pdata,
+                        void (*hook)(void *arg, const uint8_t *body, size_t len), void *arg);
+NTSTATUS ndk_cm_accept(struct ndk_adapter *ad, const struct nf_cm_accept_req *req, const void *pdata);
+NTSTATUS ndk_cm_reject(struct ndk_adapter *ad, uint32_t conn_id, const void *pdata, uint32_t pdata_len);
+NTSTATUS ndk_cm_complete(struct ndk_adapter *ad, uint32_t conn_id);
+NTSTATUS ndk_cm_disconnect(struct ndk_adapter *ad, uint32_t qpn);
+/* CM_UNLISTEN, CM_REJECT (no private data) or CM_DISCONNECT of id, the reply dropped;
+ * _defer has the callback thread send it (under ad->lock, from the link thread). */
+void ndk_cm_forget_id(struct ndk_adapter *ad, uint16_t op, uint32_t id);
+void ndk_cm_defer(struct ndk_adapter *ad, uint16_t op, uint32_t id);
+/* A CM_EVENT body: 0 when too short; its private data at *pdata (pdata_len clipped). */
+int ndk_cm_decode(const uint8_t *body, size_t len, struct nf_cm_event *ev, const uint8_t **pdata);
+
 /* ndk_conn.c */
+/* Link thread, under ad->lock: a CM_EVENT from the board. */
+void ndk_conn_on_cm_event(struct ndk_adapter *ad, const uint8_t *body, size_t len);
 NTSTATUS ndk_create_connector(NDK_ADAPTER *a, NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_CONNECTOR **out);
+
+/* ndk_listen.c */
 NTSTATUS ndk_create_listener(NDK_ADAPTER *a, NDK_FN_CONNECT_EVENT_CALLBACK ev, PVOID ev_ctx,
                              NDK_FN_CREATE_COMPLETION cc, PVOID ctx, NDK_LISTENER **out);
+/* Under ad->lock: hand an incoming connector (its EV_CONNECT) to l or its backlog. */
+void ndk_listener_deliver(struct ndk_listener *l, struct ndk_event *ev);
+
+/* ndk_wire.c: connections on the wire. The steps are called under ad->lock with c in
+ * the state NDK allows and drop the lock; they return what the NDK call returns. */
+/* Whether a connect to dest goes on the wire (*own: the port's address). No lock. */
+int ndk_wire_route(struct ndk_adapter *ad, const SOCKADDR *dest, uint32_t *own);
+/* No lock held: c is idle. */
+NTSTATUS ndk_wire_connect(struct ndk_connector *c, struct ndk_qp *qp, const SOCKADDR *src, uint32_t own,
+                          const SOCKADDR *dest, ULONG ird, ULONG ord, const void *pdata, ULONG pdata_len,
+                          NDK_FN_REQUEST_COMPLETION rc, void *ctx);
+NTSTATUS ndk_wire_accept(struct ndk_connector *b, struct ndk_qp *qp, ULONG ird, ULONG ord, const void *pdata,
+                         ULONG pdata_len, NDK_FN_REQUEST_COMPLETION rc, void *ctx);
+NTSTATUS ndk_wire_complete(struct ndk_connector *a, NDK_FN_REQUEST_COMPLETION rc, void *ctx);
+NTSTATUS ndk_wire_reject(struct ndk_connector *c, const void *pdata, ULONG pdata_len); /* no lock held */
+NTSTATUS ndk_wire_disconnect(struct ndk_connector *a, NDK_FN_REQUEST_COMPLETION rc, void *ctx);
+void ndk_wire_teardown(struct ndk_connector *c);
+/* Under ad->lock: the board's connection of c is over; c's operation completes st. */
+void ndk_wire_closed(struct ndk_connector *c, NTSTATUS st);
+/* Link thread, under ad->lock: a CM_EVENT other than REQUEST. */
+void ndk_wire_on_event(struct ndk_adapter *ad, const struct nf_cm_event *ev, const uint8_t *pdata);
+
+/* ndk_conn_state.c: what connectors share (under ad->lock unless said). */
+ULONG ndk_addr_len(const SOCKADDR *a, ULONG len); /* 0: not a whole AF_INET/AF_INET6 address */
+int ndk_addr_matches(const struct sockaddr_storage *bound, const SOCKADDR *dest);
+/* An IPv4 word (first byte in 7:0) and port as a sockaddr_in; and an AF_INET's word. */
+void ndk_addr_from_word(struct sockaddr_storage *ss, ULONG *len, uint32_t ip, uint32_t port);
+uint32_t ndk_addr_word(const SOCKADDR *a);
+/* NdkGetLocalAddress/NdkGetPeerAddress of a connector or listener (takes ad->lock). */
+NTSTATUS ndk_conn_get_addr(NDK_OBJECT_HEADER *obj, NDK_OBJECT_TYPE type, int peer, SOCKADDR *out, ULONG *out_len);
+void ndk_wire_link(struct ndk_connector *c, uint32_t id);
+void ndk_wire_unlink(struct ndk_connector *c);
+struct ndk_connector *ndk_wire_find(struct ndk_adapter *ad, uint32_t id); /* NULL: none */
+void ndk_conn_disc_event(struct ndk_connector *c); /* queue its DisconnectEvent */
+void ndk_conn_start(struct ndk_connector *c, int state, NDK_FN_REQUEST_COMPLETION rc, void *ctx);
+void ndk_conn_end(struct ndk_connector *c, int state); /* takes ad->lock */
+void ndk_conn_finish(struct ndk_connector *c, NTSTATUS st);
+void ndk_conn_release_qp(struct ndk_connector *c);
+void ndk_conn_refused(struct ndk_connector *a);
+void ndk_conn_peer_lost(struct ndk_connector *c);
+extern const struct ndk_qp_user ndk_conn_qp_user; /* what a connector hears from its QP */
 
 static inline struct ndk_adapter *ndk_adapter_of(NDK_ADAPTER *a)
 {

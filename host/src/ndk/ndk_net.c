@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The network port's addresses (ndkfpga.h NdkFpgaPortAddress): NET_CONFIG requests on
- * the link, and the addresses a device string asks for, set once the adapter is open. */
+ * the link, and the addresses a device string asks for, set once the adapter is open;
+ * its ARP cache (NdkFpgaQueryNeighbors: NET_NEIGH). */
 #include <string.h>
 
 #include "ndk_internal.h"
@@ -79,6 +80,43 @@ NTSTATUS NdkFpgaPortAddress(NDK_ADAPTER *a, ULONG flags, NDKFPGA_PORT_ADDRESS *a
     addr->Mac[4] = (uint8_t)rep.mac_hi;
     addr->Mac[5] = (uint8_t)(rep.mac_hi >> 8);
     return STATUS_SUCCESS;
+}
+
+NTSTATUS NdkFpgaQueryNeighbors(NDK_ADAPTER *a, NDKFPGA_NEIGHBOR *out, ULONG *count)
+{
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !count || (!out && *count))
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_adapter *ad = ndk_adapter_of(a);
+    uint8_t msg[NF_MSG_HDR_SIZE];
+    uint8_t rep[NF_NET_NEIGH_REP_SIZE + NF_NEIGH_MAX_ENTRIES * NF_NET_NEIGH_ENTRY_SIZE];
+    size_t got = 0;
+    NTSTATUS st = ndk_call(ad, NF_OP_NET_NEIGH, msg, sizeof(msg), rep, sizeof(rep), &got);
+    if (st == STATUS_NOT_SUPPORTED)
+        return nf_set_error(st, "the adapter has no network port");
+    if (st != STATUS_SUCCESS)
+        return st;
+    struct nf_net_neigh_rep head;
+    if (got < sizeof(head))
+        return STATUS_INTERNAL_ERROR;
+    memcpy(&head, rep, sizeof(head));
+    /* The reply says how many entries follow; it must carry them all. */
+    if (head.count > NF_NEIGH_MAX_ENTRIES || got < sizeof(head) + head.count * NF_NET_NEIGH_ENTRY_SIZE)
+        return STATUS_INTERNAL_ERROR;
+    ULONG room = *count;
+    *count = head.count;
+    for (ULONG i = 0; i < head.count && i < room; i++) {
+        struct nf_net_neigh_entry e;
+        memcpy(&e, rep + sizeof(head) + i * NF_NET_NEIGH_ENTRY_SIZE, sizeof(e));
+        memset(&out[i], 0, sizeof(out[i]));
+        wire_bytes(e.ipv4, out[i].Ipv4);
+        wire_bytes(e.mac_lo, out[i].Mac);
+        out[i].Mac[4] = (uint8_t)e.mac_hi;
+        out[i].Mac[5] = (uint8_t)(e.mac_hi >> 8);
+        out[i].State = e.state;
+        out[i].Tries = e.tries;
+        out[i].AgeMs = e.age_ms;
+    }
+    return head.count > room ? STATUS_BUFFER_TOO_SMALL : STATUS_SUCCESS;
 }
 
 NTSTATUS ndk_net_apply(struct ndk_adapter *ad, const struct nf_transport_net *net)

@@ -32,13 +32,13 @@ NTSTATUS ndk_qp_usable(const struct ndk_qp *qp, const struct ndk_adapter *ad)
     return STATUS_SUCCESS;
 }
 
-NTSTATUS ndk_qp_attach(struct ndk_qp *qp, const struct ndk_adapter *ad, void *user, void (*gone)(void *user))
+NTSTATUS ndk_qp_attach(struct ndk_qp *qp, const struct ndk_adapter *ad, void *user, const struct ndk_qp_user *ops)
 {
     NTSTATUS st = ndk_qp_usable(qp, ad);
     if (st != STATUS_SUCCESS)
         return st;
     qp->user = user;
-    qp->user_gone = gone;
+    qp->user_ops = ops;
     return STATUS_SUCCESS;
 }
 
@@ -46,7 +46,7 @@ void ndk_qp_detach(struct ndk_qp *qp, const void *user)
 {
     if (qp->user == user) {
         qp->user = NULL;
-        qp->user_gone = NULL;
+        qp->user_ops = NULL;
     }
 }
 
@@ -504,10 +504,10 @@ static void qp_teardown(struct ndk_core *c)
     __atomic_store_n(&qp->connected, 0, __ATOMIC_RELAXED);
     if (qp->user) {
         void *user = qp->user;
-        void (*gone)(void *) = qp->user_gone;
+        const struct ndk_qp_user *ops = qp->user_ops;
         qp->user = NULL;
-        qp->user_gone = NULL;
-        gone(user);
+        qp->user_ops = NULL;
+        ops->gone(user);
     }
     pthread_mutex_unlock(&ad->lock);
     struct nf_qp_req q = {qp->qpn, 0};

@@ -130,6 +130,8 @@ void ndk_qp_on_cqe(struct ndk_adapter *ad, const struct nf_cqe *cqe, NTSTATUS st
     struct nf_cqe c = *cqe;
     c.token = 0; /* only receives carry a token */
     complete(qp, &s, status, &c, 0);
+    if (status == STATUS_IO_TIMEOUT && qp->user)
+        qp->user_ops->lost(qp->user); /* the transport's retries ran out: the peer is gone */
 }
 
 void ndk_qp_on_short(struct ndk_adapter *ad, uint16_t op, uint32_t tag, NTSTATUS status)

@@ -160,6 +160,11 @@ static void test_diagnostics(struct ndk_adapter *ad)
                STATUS_INVALID_PARAMETER && NdkFpgaPing(a, 1, 1, NDKFPGA_PING_MAX_PAYLOAD + 1, &pr) ==
                STATUS_INVALID_PARAMETER && NdkFpgaPing(a, 1, 1, 0, NULL) == STATUS_INVALID_PARAMETER,
            "NdkFpgaPing: count 0, none in flight, too much payload, NULL result: INVALID_PARAMETER");
+    n = 0;
+    tap_ok(NdkFpgaQueryNeighbors(NULL, NULL, &n) == STATUS_INVALID_PARAMETER &&
+               NdkFpgaQueryNeighbors(a, NULL, NULL) == STATUS_INVALID_PARAMETER &&
+               (n = 1, NdkFpgaQueryNeighbors(a, NULL, &n)) == STATUS_INVALID_PARAMETER,
+           "NdkFpgaQueryNeighbors: NULL adapter or Count, or NULL Neighbors with room: INVALID_PARAMETER");
     tap_ok(NdkFpgaQueryAdapterDetails(NULL, NULL) == STATUS_INVALID_PARAMETER &&
                NdkFpgaQueryAdapterDetails(a, NULL) == STATUS_INVALID_PARAMETER,
            "NdkFpgaQueryAdapterDetails NULL: INVALID_PARAMETER");
