@@ -144,6 +144,8 @@ def resolve(spec, structs):
             r.add(f"{group}.{name}", c["value"])
     for s in structs:
         r.add(f"{s['name']}.SIZE", s["size"])
+    for h in spec.get("wire_headers", []):
+        r.add(f"{h['name']}.SIZE", h["size"])
     for group, items in spec.get("const", {}).items():
         for name, c in items.items():
             if isinstance(c["value"], str):
@@ -210,6 +212,49 @@ def layout_structs(spec):
             raise LayoutError(f"{s['name']} size {off} is not a multiple of its alignment {align}")
         out.append(dict(s, fields=fields, size=off))
     return out
+
+
+def layout_headers(spec):
+    """The [[header]]s checked: each field's bytes inside the header, a bit field (lsb,
+    width) inside its bytes (at most 4, one C word), no bit claimed by two fields."""
+    out = []
+    for h in spec.get("header", []):
+        size, owner, fields = h.get("size"), {}, []
+        if not isinstance(size, int) or size < 1:
+            raise LayoutError(f"header {h.get('name', '?')}: size must be a positive integer")
+        for f in h["fields"]:
+            at = f"{h['name']}.{f.get('name', '?')}"
+            off, nb = f.get("off"), f.get("bytes")
+            if not isinstance(off, int) or not isinstance(nb, int) or off < 0 or nb < 1 or off + nb > size:
+                raise LayoutError(f"{at}: off and bytes must place the field inside the header's {size} bytes")
+            part = "lsb" in f or "width" in f
+            lsb, width = f.get("lsb", 0), f.get("width", 8 * nb)
+            if part and (nb > 4 or not isinstance(lsb, int) or not isinstance(width, int) or lsb < 0 or width < 1
+                         or lsb + width > 8 * nb):
+                raise LayoutError(f"{at}: a bit field needs lsb + width inside its bytes (at most 4)")
+            for bit in range(lsb, lsb + width):
+                pos = 8 * (off + nb) - 1 - bit  # bits counted from the header's first, MSB first
+                if pos in owner:
+                    raise LayoutError(f"{at}: bit {bit} of its bytes overlaps field {owner[pos]}")
+                owner[pos] = f["name"]
+            fields.append(dict(f, lsb=lsb, width=width, part=part, doc=f.get("doc", "")))
+        out.append(dict(h, fields=fields))
+    return out
+
+
+def emit_headers(spec, comment, define, field):
+    """Lines of the wire headers in one language: define(NAME, value, doc) for each size,
+    offset and byte count, field(NAME, field) for a bit field's position."""
+    p, L = spec["meta"]["prefix"], []
+    for h in spec.get("wire_headers", []):
+        L += [comment(f"{h['name']} (wire, big-endian): {h['doc']}"), define(f"{h['name']}_SIZE", h["size"], "")]
+        for f in h["fields"]:
+            n = f"{h['name']}_{f['name']}"
+            L += [define(f"{n}_OFF", f["off"], "" if f["part"] else f["doc"]), define(f"{n}_BYTES", f["bytes"], "")]
+            if f["part"]:
+                L += field(f"{p}_{n}", f)
+        L.append("")
+    return L
 
 
 def check_map(spec):
@@ -433,6 +478,7 @@ def gen_c(spec, structs):
             L.append(f"_Static_assert(offsetof(struct {p.lower()}_{n}, {f['name']}) == {f['off']}, "
                      f"\"{s['name']}.{f['name']}\");")
         L.append("")
+    L += emit_headers(spec, c_comment, c_define, c_field)
     L += emit_groups(spec, ("profile",), c_comment, c_define, lists)
     if profiles:
         L.append("/* The profiles in file order, X(NAME, index); PROFILE_NONE: sizes that match none */")
@@ -574,6 +620,12 @@ def gen_md(spec, structs):
         L += [f"| {f['off']} | {f['name']} | {f['type']}{'[%d]' % f['count'] if is_array(f) else ''} | {f['doc']} |"
               for f in s["fields"]]
         L.append("")
+    for h in spec.get("wire_headers", []):
+        L += [f"## Wire header {h['name']} ({h['size']} bytes, big-endian)", "", h["doc"], "",
+              "| offset | bytes | bits | field | meaning |", "|---|---|---|---|---|"]
+        bits = lambda f: f"{f['lsb'] + f['width'] - 1}:{f['lsb']}" if f["part"] else ""  # noqa: E731
+        L += [f"| {f['off']} | {f['bytes']} | {bits(f)} | {f['name']} | {f['doc']} |" for f in h["fields"]]
+        L.append("")
     derived = spec.get("derived", {})
     if derived:
         L += ["## Derived profile parameters", "", "Every profile's, by one formula "
@@ -667,6 +719,7 @@ def gen_py(spec, structs):
                      lambda b, r: num(f"{b['name']}_{r['name']}", r["off"]), py_field, py_value,
                      lambda n, a: [num(f"{bare(n)}_BASE", a["off"]), num(f"{bare(n)}_COUNT", a["count"]),
                                    num(f"{bare(n)}_STRIDE", a["stride"])])
+    L += emit_headers(spec, lambda t: f"# {t}", lambda n, v, d: num(n, v), py_field)
     L.append("# structs: name, size, format, fields, offsets")
     L += [f"_struct({s['name']!r}, {s['size']}, {py_format(s)!r}, {' '.join(f['name'] for f in s['fields'])!r}, "
           f"{tuple(f['off'] for f in s['fields'])!r})" for s in structs]
@@ -738,6 +791,7 @@ def main():
         check_enums(spec)
         check_boards(spec)
         structs = layout_structs(spec)
+        spec["wire_headers"] = layout_headers(spec)
         resolve(spec, structs)
         texts = {key: gen(spec, structs) for key, gen in GENERATORS.items()}
         check_names(texts["c"])

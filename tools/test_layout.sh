@@ -208,6 +208,27 @@ refused '[const.LINK]
 ESC = { value = 0x7D, doc = "defined again" }' \
     "LINK.ESC is already defined in another contract file" "a value defined in two contract files is refused"
 
+# Wire headers: a field outside its header, or two claiming one bit, are refused; the
+# generated offsets, bit fields and sizes are the ones proto/wire.toml gives.
+refused '[[header]]
+name = "BAD_HDR"
+size = 4
+doc = "a field past the end"
+fields = [ { name = "A", off = 2, bytes = 4, doc = "" } ]' \
+    "BAD_HDR.A: off and bytes must place the field inside" "a wire header field past the header's end is refused"
+refused '[[header]]
+name = "BAD_HDR"
+size = 4
+doc = "overlapping bits"
+fields = [ { name = "A", off = 0, bytes = 4, lsb = 8, width = 8, doc = "" }, { name = "B", off = 1, bytes = 2, doc = "" } ]' \
+    "BAD_HDR.B: bit 0 of its bytes overlaps field A" "two wire header fields claiming one bit are refused"
+grep -q "#define NF_BTH_SIZE 12u" proto/gen/nf_layout.h && grep -q "#define NF_BTH_PSN_MASK 0x00FFFFFFu" proto/gen/nf_layout.h &&
+    grep -q "#define NF_CM_REQ_PATH_MTU_OFF 50u" proto/gen/nf_layout.h &&
+    python3 -c 'import sys; sys.path.insert(0, "proto/gen"); import nf_layout as N
+assert (N.RETH_SIZE, N.AETH_SIZE, N.DETH_SIZE, N.MAD_HDR_SIZE, N.CM_REQ_SIZE) == (16, 4, 8, 24, 232)
+assert N.BTH_ACKREQ_MASK == 1 << 31 and N.CM_REP_PRIVATE_DATA_OFF == 36 and N.CM_REJ_PRIVATE_DATA_OFF == 84'
+ok $? "the wire headers generate their sizes, offsets and bit fields for C and Python"
+
 # Buses pack their fields from bit 0 in list order, without gaps, up to _BITS - 1.
 python3 - <<'PY'
 import re, sys

@@ -15,27 +15,30 @@
 
 #define CM_CONNS 8u
 #define CM_LISTENS 4u
-#define MAD_BYTES 256u
-#define D(k) (24u + (k)) /* a CM field's byte in the MAD: after the 24-byte MAD header */
+#define D(k) (NF_MAD_HDR_SIZE + (k)) /* a CM field's byte in the MAD: after the MAD header */
 #define TIMEOUT_TICKS 4u  /* timer passes (fw_net_tick) a REQ, REP or DREQ waits for its answer */
 #define PDATA_ROOM(n) (((n) + 7u) & ~7u)
 #define EV_MAX (NF_MSG_HDR_SIZE + NF_CM_EVENT_SIZE + PDATA_ROOM(NF_CM_REP_PDATA))
-#define SID_TCP 0x01060000u /* RDMA-CM service ID of the TCP port space, low word, less the port */
-#define GSI_QP 1u
 #define CM_TIMEOUT 20u /* 4.096 us * 2^20, as rdma_cm sends */
 #define ACK_TIMEOUT 14u
-#define MTU_1024 3u
 #define RETRY 7u
 
-enum { ATTR_REQ = 0x10, ATTR_REJ = 0x12, ATTR_REP = 0x13, ATTR_RTU = 0x14, ATTR_DREQ = 0x15, ATTR_DREP = 0x16 };
-enum { REJ_NO_RESOURCES = 3, REJ_INVALID_SID = 8, REJ_INVALID_TRANSPORT = 9, REJ_CONSUMER = 28 };
-enum { REJ_MSG_REQ = 0, REJ_MSG_REP = 1 };
-/* REQ consumer private data: after the 36-byte cma_hdr of the REQ's 92 bytes at 140. */
-#define REQ_CMA D(140u)
-#define REQ_PDATA (REQ_CMA + 36u)
-_Static_assert(REQ_PDATA + NF_CM_REQ_PDATA == MAD_BYTES && D(36u) + NF_CM_REP_PDATA == MAD_BYTES &&
-                   D(84u) + NF_CM_REJ_PDATA == MAD_BYTES,
+/* REQ consumer private data: after the cma_hdr at the start of the REQ's private data. */
+#define REQ_CMA D(NF_CM_REQ_PRIVATE_DATA_OFF)
+#define REQ_PDATA (REQ_CMA + NF_CMA_HDR_SIZE)
+_Static_assert(REQ_PDATA + NF_CM_REQ_PDATA == NF_MAD_BYTES &&
+                   D(NF_CM_REP_PRIVATE_DATA_OFF) + NF_CM_REP_PDATA == NF_MAD_BYTES &&
+                   D(NF_CM_REJ_PRIVATE_DATA_OFF) + NF_CM_REJ_PDATA == NF_MAD_BYTES &&
+                   NF_MAD_HDR_SIZE + NF_CM_REQ_SIZE == NF_MAD_BYTES,
                "each message's private data ends the MAD");
+/* The first word of every CM MAD: base version, class, class version, method Send. */
+#define CM_SEND_WORD                                                                                             \
+    (NF_MAD_BASE_VERSION << 24 | NF_MAD_CLASS_CM << 16 | NF_MAD_CLASS_VERSION << 8 | NF_MAD_METHOD_SEND)
+_Static_assert(NF_MAD_HDR_BASE_VERSION_OFF == 0u && NF_MAD_HDR_MGMT_CLASS_OFF == 1u &&
+                   NF_MAD_HDR_CLASS_VERSION_OFF == 2u && NF_MAD_HDR_METHOD_OFF == 3u,
+               "the MAD header's first word holds its versions, class and method");
+#define TID_HI NF_MAD_HDR_TID_OFF
+#define TID_LO (NF_MAD_HDR_TID_OFF + 4u)
 
 enum cm_state {
     ST_FREE,
@@ -55,10 +58,11 @@ enum cm_state {
 struct cm_conn {
     uint8_t state, gen, retries, ticks, owed, active;
     uint8_t peer_res, peer_depth;
+    uint8_t mtu; /* the path MTU (PATH_MTU): ours, then the smaller of both sides' */
     uint16_t local_port, peer_port;
     uint32_t q, listen_id, remote_id, peer_qpn, peer_psn, my_psn, tid_hi, tid_lo;
     struct fw_rc_dest peer; /* qpn: the peer's QP for the transport once known */
-    uint8_t mad[MAD_BYTES]; /* the last MAD sent: sent again on timeout or to a duplicate */
+    uint8_t mad[NF_MAD_BYTES]; /* the last MAD sent: sent again on timeout or to a duplicate */
 };
 struct cm_listen {
     uint32_t ip;
@@ -68,8 +72,8 @@ struct cm_listen {
 
 /* Large and cold, outside the data cache's stretch, as the transport's (fw_rc_tx.c). */
 static struct cm_conn conns[CM_CONNS] __attribute__((section(".noinit.cm")));
-static uint8_t scratch[MAD_BYTES] __attribute__((section(".noinit.cm"), aligned(4))); /* answers */
-static uint8_t rx_buf[MAD_BYTES] __attribute__((section(".noinit.cm"), aligned(4)));  /* the MAD taken */
+static uint8_t scratch[NF_MAD_BYTES] __attribute__((section(".noinit.cm"), aligned(4))); /* answers */
+static uint8_t rx_buf[NF_MAD_BYTES] __attribute__((section(".noinit.cm"), aligned(4)));  /* the MAD taken */
 static struct cm_listen listens[CM_LISTENS];
 static const struct fw_reply_ops *events;
 static uint32_t tick_at, next_port;
@@ -89,8 +93,8 @@ static void put_ip(uint8_t *m, uint32_t k, uint32_t ip) /* an IPv4 word's wire b
 /* A GID: the IPv4-mapped IPv6 address ::ffff:a.b.c.d. */
 static void put_gid(uint8_t *m, uint32_t k, uint32_t ip)
 {
-    put16(m, k + 10u, 0xFFFFu);
-    put_ip(m, k + 12u, ip);
+    put16(m, k + NF_ROCE_V4MAPPED_MARK_OFF, 0xFFFFu);
+    put_ip(m, k + NF_ROCE_V4MAPPED_ADDR_OFF, ip);
 }
 /* This adapter's CA GUID: the EUI-64 of its MAC. */
 static void put_guid(uint8_t *m, uint32_t k)
@@ -114,12 +118,12 @@ static void copy_in(uint8_t *m, uint32_t k, uint32_t src, uint32_t n)
 }
 static void mad_hdr(uint8_t *m, uint32_t attr, uint32_t tid_hi, uint32_t tid_lo)
 {
-    for (uint32_t i = 0; i < MAD_BYTES; i++)
+    for (uint32_t i = 0; i < NF_MAD_BYTES; i++)
         m[i] = 0;
-    put32(m, 0, 0x01070203u); /* base version 1, class CM, class version 2, method Send */
-    put32(m, 8, tid_hi);
-    put32(m, 12, tid_lo);
-    put16(m, 16, attr);
+    put32(m, NF_MAD_HDR_BASE_VERSION_OFF, CM_SEND_WORD);
+    put32(m, TID_HI, tid_hi);
+    put32(m, TID_LO, tid_lo);
+    put16(m, NF_MAD_HDR_ATTR_ID_OFF, attr);
 }
 
 static uint32_t self_ip(void)
@@ -219,22 +223,22 @@ static void emit(const struct cm_conn *c, uint32_t type, uint32_t status, uint32
 
 static void send_mad(struct cm_conn *c)
 {
-    c->owed = !fw_rc_send_ud(&c->peer, c->mad, MAD_BYTES);
+    c->owed = !fw_rc_send_ud(&c->peer, c->mad, NF_MAD_BYTES);
 }
 /* A MAD of no connection (a REJ or DREP answering what came): sent once if a TX slot
  * is free, else the peer's retry asks again. */
 static void send_scratch(const struct fw_rc_dest *to)
 {
-    (void)fw_rc_send_ud(to, scratch, MAD_BYTES);
+    (void)fw_rc_send_ud(to, scratch, NF_MAD_BYTES);
 }
 /* A REJ answering MAD m (its TIDs and comm IDs), from local comm ID local. */
 static void build_rej(uint8_t *out, const uint8_t *m, uint32_t local, uint32_t msg, uint32_t reason)
 {
-    mad_hdr(out, ATTR_REJ, get32(m, 8), get32(m, 12));
-    put32(out, D(0), local);
-    put32(out, D(4), get32(m, D(0)));
-    put8(out, D(8), msg << 6);
-    put16(out, D(10), reason);
+    mad_hdr(out, NF_CM_ATTR_REJ, get32(m, TID_HI), get32(m, TID_LO));
+    put32(out, D(NF_CM_REJ_LOCAL_COMM_ID_OFF), local);
+    put32(out, D(NF_CM_REJ_REMOTE_COMM_ID_OFF), get32(m, D(NF_CM_REQ_LOCAL_COMM_ID_OFF)));
+    put8(out, D(NF_CM_REJ_MSG_REJECTED_OFF), NF_CM_REJ_MSG_REJECTED_PUT(msg));
+    put16(out, D(NF_CM_REJ_REASON_OFF), reason);
 }
 
 /* The connection is over before it was established: its QP (if on the wire) back in
@@ -265,7 +269,7 @@ static void conn_finish(struct cm_conn *c, uint32_t status)
 
 static void rx_req(const struct fw_rc_dest *peer, const uint8_t *m)
 {
-    uint32_t remote = get32(m, D(0));
+    uint32_t remote = get32(m, D(NF_CM_REQ_LOCAL_COMM_ID_OFF));
     for (uint32_t i = 0; i < CM_CONNS; i++) {
         struct cm_conn *c = &conns[i];
         if (c->state != ST_FREE && !c->active && c->peer.ip == peer->ip && c->remote_id == remote) {
@@ -276,20 +280,23 @@ static void rx_req(const struct fw_rc_dest *peer, const uint8_t *m)
             return; /* a duplicate */
         }
     }
-    uint32_t port = get32(m, D(12)) & 0xFFFFu, lid = 0;
+    uint32_t sid_hi = get32(m, D(NF_CM_REQ_SERVICE_ID_OFF)), sid_lo = get32(m, D(NF_CM_REQ_SERVICE_ID_OFF + 4u));
+    uint32_t port = sid_lo & 0xFFFFu, lid = 0;
     for (uint32_t i = 0; i < CM_LISTENS; i++)
         if (listens[i].used && listens[i].port == port)
             lid = (uint32_t)listens[i].gen << 8 | i;
     uint32_t reason = 0;
     struct cm_conn *c = 0;
-    if (get32(m, D(8)) != 0 || (get32(m, D(12)) & 0xFFFF0000u) != SID_TCP || !lid)
-        reason = REJ_INVALID_SID;
-    else if ((m[D(43)] >> 1 & 3u) != 0u)
-        reason = REJ_INVALID_TRANSPORT; /* RC only */
+    if (sid_hi != 0 || (sid_lo & 0xFFFF0000u) != NF_CMA_SID_TCP || !lid)
+        reason = NF_CM_REJ_REASON_INVALID_SID;
+    else if (NF_CM_REQ_TRANSPORT_GET(m[D(NF_CM_REQ_TRANSPORT_OFF)]) != 0u)
+        reason = NF_CM_REJ_REASON_INVALID_TRANSPORT; /* RC only */
+    else if (NF_CM_REQ_PATH_MTU_GET(m[D(NF_CM_REQ_PATH_MTU_OFF)]) < NF_PATH_MTU_256)
+        reason = NF_CM_REJ_REASON_INVALID_MTU;
     else if (!(c = conn_new()))
-        reason = REJ_NO_RESOURCES;
+        reason = NF_CM_REJ_REASON_NO_RESOURCES;
     if (reason) {
-        build_rej(scratch, m, 0, REJ_MSG_REQ, reason);
+        build_rej(scratch, m, 0, NF_CM_REJ_MSG_REQ, reason);
         send_scratch(peer);
         return;
     }
@@ -297,21 +304,28 @@ static void rx_req(const struct fw_rc_dest *peer, const uint8_t *m)
     c->listen_id = lid;
     c->remote_id = remote;
     c->peer = *peer;
-    c->peer_qpn = get24(m, D(32));
-    c->peer_res = m[D(35)];
-    c->peer_depth = m[D(39)];
-    c->peer_psn = get24(m, D(44));
-    c->tid_hi = get32(m, 8);
-    c->tid_lo = get32(m, 12);
+    c->peer_qpn = get24(m, D(NF_CM_REQ_LOCAL_QPN_OFF));
+    c->peer_res = m[D(NF_CM_REQ_RESP_RESOURCES_OFF)];
+    c->peer_depth = m[D(NF_CM_REQ_INIT_DEPTH_OFF)];
+    c->peer_psn = get24(m, D(NF_CM_REQ_STARTING_PSN_OFF));
+    uint32_t mtu = NF_CM_REQ_PATH_MTU_GET(m[D(NF_CM_REQ_PATH_MTU_OFF)]);
+    c->mtu = (uint8_t)(mtu < NF_NET_MAX_PATH_MTU ? mtu : NF_NET_MAX_PATH_MTU); /* the smaller of both sides' */
+    c->tid_hi = get32(m, TID_HI);
+    c->tid_lo = get32(m, TID_LO);
     c->local_port = (uint16_t)port;
-    c->peer_port = (uint16_t)get16(m, REQ_CMA + 2u);
+    c->peer_port = (uint16_t)get16(m, REQ_CMA + NF_CMA_HDR_SRC_PORT_OFF);
     emit(c, NF_CM_EVENT_TYPE_REQUEST, NF_STATUS_SUCCESS, 0, 0, m + REQ_PDATA, NF_CM_REQ_PDATA);
 }
 
 /* The connection a MAD from peer names by its remote comm ID (ours), or 0. */
 static struct cm_conn *conn_of_mad(const struct fw_rc_dest *peer, const uint8_t *m)
 {
-    struct cm_conn *c = conn_lookup(get32(m, D(4)), 1);
+    _Static_assert(NF_CM_REP_REMOTE_COMM_ID_OFF == NF_CM_REJ_REMOTE_COMM_ID_OFF &&
+                       NF_CM_REP_REMOTE_COMM_ID_OFF == NF_CM_RTU_REMOTE_COMM_ID_OFF &&
+                       NF_CM_REP_REMOTE_COMM_ID_OFF == NF_CM_DREQ_REMOTE_COMM_ID_OFF &&
+                       NF_CM_REP_REMOTE_COMM_ID_OFF == NF_CM_DREP_REMOTE_COMM_ID_OFF,
+                   "every answer names our comm ID at one offset");
+    struct cm_conn *c = conn_lookup(get32(m, D(NF_CM_REP_REMOTE_COMM_ID_OFF)), 1);
     return c && c->peer.ip == peer->ip ? c : 0;
 }
 
@@ -324,25 +338,30 @@ static void rx_rep(struct cm_conn *c, const uint8_t *m)
     }
     if (c->state != ST_REQ_SENT)
         return;
-    c->remote_id = get32(m, D(0));
-    c->peer_qpn = get24(m, D(12));
-    c->peer_psn = get24(m, D(20));
-    c->peer_res = m[D(24)];
-    c->peer_depth = m[D(25)];
+    c->remote_id = get32(m, D(NF_CM_REP_LOCAL_COMM_ID_OFF));
+    c->peer_qpn = get24(m, D(NF_CM_REP_LOCAL_QPN_OFF));
+    c->peer_psn = get24(m, D(NF_CM_REP_STARTING_PSN_OFF));
+    c->peer_res = m[D(NF_CM_REP_RESP_RESOURCES_OFF)];
+    c->peer_depth = m[D(NF_CM_REP_INIT_DEPTH_OFF)];
+    /* the passive side's choice, when it says one (a peer that does not used the REQ's) */
+    uint32_t mtu = NF_CM_REP_PATH_MTU_GET(m[D(NF_CM_REP_PATH_MTU_OFF)]);
+    if (mtu >= NF_PATH_MTU_256 && mtu < c->mtu)
+        c->mtu = (uint8_t)mtu;
     /* PSNs: each side's Starting PSN is its own receive PSN, the other's send PSN */
     const struct fw_rc_dest d = {c->peer.ip, c->peer.mac_lo, c->peer.mac_hi, c->peer_qpn};
-    fw_rc_wire(c->q, &d, c->peer_psn, c->my_psn);
+    fw_rc_wire(c->q, &d, c->peer_psn, c->my_psn, c->mtu);
     c->state = ST_REP_RCVD;
-    emit(c, NF_CM_EVENT_TYPE_REPLY, NF_STATUS_SUCCESS, 0, 0, m + D(36), NF_CM_REP_PDATA);
+    emit(c, NF_CM_EVENT_TYPE_REPLY, NF_STATUS_SUCCESS, 0, 0, m + D(NF_CM_REP_PRIVATE_DATA_OFF), NF_CM_REP_PDATA);
 }
 
 static void rx_rej(struct cm_conn *c, const uint8_t *m)
 {
     if (c->state != ST_REQ_SENT && c->state != ST_REP_SENT && c->state != ST_REP_RCVD)
         return;
-    uint32_t reason = get16(m, D(10));
-    if (reason == REJ_CONSUMER)
-        conn_fail(c, NF_CM_EVENT_TYPE_REJECTED, NF_STATUS_CONNECTION_REFUSED, reason, m + D(84), NF_CM_REJ_PDATA);
+    uint32_t reason = get16(m, D(NF_CM_REJ_REASON_OFF));
+    if (reason == NF_CM_REJ_REASON_CONSUMER)
+        conn_fail(c, NF_CM_EVENT_TYPE_REJECTED, NF_STATUS_CONNECTION_REFUSED, reason, m + D(NF_CM_REJ_PRIVATE_DATA_OFF),
+                  NF_CM_REJ_PDATA);
     else
         conn_fail(c, NF_CM_EVENT_TYPE_FAILED, NF_STATUS_CONNECTION_REFUSED, reason, 0, 0);
 }
@@ -350,9 +369,9 @@ static void rx_rej(struct cm_conn *c, const uint8_t *m)
 static void rx_dreq(const struct fw_rc_dest *peer, struct cm_conn *c, const uint8_t *m)
 {
     /* every DREQ is answered, a repeated one or one of a connection gone too */
-    mad_hdr(scratch, ATTR_DREP, get32(m, 8), get32(m, 12));
-    put32(scratch, D(0), get32(m, D(4)));
-    put32(scratch, D(4), get32(m, D(0)));
+    mad_hdr(scratch, NF_CM_ATTR_DREP, get32(m, TID_HI), get32(m, TID_LO));
+    put32(scratch, D(NF_CM_DREP_LOCAL_COMM_ID_OFF), get32(m, D(NF_CM_DREQ_REMOTE_COMM_ID_OFF)));
+    put32(scratch, D(NF_CM_DREP_REMOTE_COMM_ID_OFF), get32(m, D(NF_CM_DREQ_LOCAL_COMM_ID_OFF)));
     send_scratch(peer);
     if (c && (c->state == ST_ESTABLISHED || c->state == ST_REP_SENT || c->state == ST_REP_RCVD)) {
         c->state = ST_PEER_GONE; /* the QP stays as it is: the host disconnects or flushes it */
@@ -364,45 +383,45 @@ static void rx_dreq(const struct fw_rc_dest *peer, struct cm_conn *c, const uint
 static void rx_mad(const struct fw_rc_dest *from, uint32_t data, uint32_t len)
 {
     uint8_t *m = rx_buf;
-    if (len < MAD_BYTES) {
+    if (len < NF_MAD_BYTES) {
         fw_stats.net_unhandled++;
         return;
     }
     if (!events->room(EV_MAX))
         return; /* no room for its event: the peer sends it again */
-    copy_in(m, 0, data, MAD_BYTES);
-    if (get32(m, 0) != 0x01070203u) {
+    copy_in(m, 0, data, NF_MAD_BYTES);
+    if (get32(m, NF_MAD_HDR_BASE_VERSION_OFF) != CM_SEND_WORD) {
         fw_stats.net_unhandled++; /* not a CM Send */
         return;
     }
-    const struct fw_rc_dest peer = {from->ip, from->mac_lo, from->mac_hi, GSI_QP};
-    uint32_t attr = get16(m, 16);
-    if (attr == ATTR_REQ) {
+    const struct fw_rc_dest peer = {from->ip, from->mac_lo, from->mac_hi, NF_ROCE_GSI_QPN};
+    uint32_t attr = get16(m, NF_MAD_HDR_ATTR_ID_OFF);
+    if (attr == NF_CM_ATTR_REQ) {
         rx_req(&peer, m);
         return;
     }
     struct cm_conn *c = conn_of_mad(&peer, m);
-    if (attr == ATTR_DREQ) {
+    if (attr == NF_CM_ATTR_DREQ) {
         rx_dreq(&peer, c, m);
         return;
     }
     if (!c)
         return; /* a stale answer */
     if (c->state == ST_TIMEWAIT) {
-        if (attr == ATTR_REP) { /* our REJ of it was lost */
+        if (attr == NF_CM_ATTR_REP) { /* our REJ of it was lost */
             fw_stats.cm_resends++;
             send_mad(c);
         }
         return;
     }
-    if (attr == ATTR_REP)
+    if (attr == NF_CM_ATTR_REP)
         rx_rep(c, m);
-    else if (attr == ATTR_REJ)
+    else if (attr == NF_CM_ATTR_REJ)
         rx_rej(c, m);
-    else if (attr == ATTR_RTU && c->state == ST_REP_SENT) {
+    else if (attr == NF_CM_ATTR_RTU && c->state == ST_REP_SENT) {
         c->state = ST_ESTABLISHED;
         emit(c, NF_CM_EVENT_TYPE_ESTABLISHED, NF_STATUS_SUCCESS, 0, 0, 0, 0);
-    } else if (attr == ATTR_DREP && c->state == ST_DREQ_SENT)
+    } else if (attr == NF_CM_ATTR_DREP && c->state == ST_DREQ_SENT)
         conn_finish(c, NF_STATUS_SUCCESS);
 }
 
@@ -566,9 +585,10 @@ uint32_t fw_cm_connect(uint32_t body, uint32_t blen, uint32_t rep[2])
     uint32_t ip = win_rd(w, NF_CM_CONNECT_REQ_PEER_IP_OFF), pport = win_rd(w, NF_CM_CONNECT_REQ_PEER_PORT_OFF);
     uint32_t lport = win_rd(w, NF_CM_CONNECT_REQ_LOCAL_PORT_OFF), res = win_rd(w, NF_CM_CONNECT_REQ_RESOURCES_OFF);
     uint32_t depth = win_rd(w, NF_CM_CONNECT_REQ_DEPTH_OFF), plen = win_rd(w, NF_CM_CONNECT_REQ_PDATA_LEN_OFF);
+    uint32_t mtu = win_rd(w, NF_CM_CONNECT_REQ_MTU_OFF);
     if (q == FW_NO_INDEX || ip == 0 || pport == 0 || pport > 0xFFFFu || lport > 0xFFFFu || res > NF_CM_MAX_RD ||
         depth > NF_CM_MAX_RD || plen > NF_CM_REQ_PDATA || plen > blen - NF_CM_CONNECT_REQ_SIZE ||
-        win_rd(w, NF_CM_CONNECT_REQ_RSVD_OFF))
+        mtu > NF_NET_MAX_PATH_MTU)
         return NF_STATUS_INVALID_PARAMETER;
     if (!qp_free_for_cm(q) || !self_ip())
         return NF_STATUS_INVALID_DEVICE_STATE;
@@ -587,34 +607,37 @@ uint32_t fw_cm_connect(uint32_t body, uint32_t blen, uint32_t rep[2])
     c->q = q;
     c->local_port = (uint16_t)lport;
     c->peer_port = (uint16_t)pport;
-    c->peer = (struct fw_rc_dest){ip, 0, 0, GSI_QP};
+    c->peer = (struct fw_rc_dest){ip, 0, 0, NF_ROCE_GSI_QPN};
     c->my_psn = fw_rng_next() & 0xFFFFFFu;
     c->tid_hi = fw_rng_next();
     c->tid_lo = conn_id(c);
     uint8_t *m = c->mad;
-    mad_hdr(m, ATTR_REQ, c->tid_hi, c->tid_lo);
-    put32(m, D(0), conn_id(c));
-    put32(m, D(12), SID_TCP | pport);
-    put_guid(m, D(16));
-    put24(m, D(32), qpn_of_index(q));
-    put8(m, D(35), res);
-    put8(m, D(39), depth);
-    put8(m, D(43), CM_TIMEOUT << 3); /* remote CM response timeout; RC; no E2E flow control */
-    put24(m, D(44), c->my_psn);
-    put8(m, D(47), CM_TIMEOUT << 3 | RETRY);
-    put16(m, D(48), 0xFFFFu);
-    put8(m, D(50), MTU_1024 << 4 | RETRY); /* path MTU 1024, RNR retry count */
-    put8(m, D(51), 15u << 4);             /* max CM retries */
-    put16(m, D(52), 0xFFFFu);             /* LIDs: RoCE has none */
-    put16(m, D(54), 0xFFFFu);
-    put_gid(m, D(56), self_ip());
-    put_gid(m, D(72), ip);
-    put8(m, D(93), 64u); /* hop limit */
-    put8(m, D(95), ACK_TIMEOUT << 3);
-    put8(m, REQ_CMA + 1u, 0x40u); /* cma_hdr: version 0, IPv4 */
-    put16(m, REQ_CMA + 2u, lport);
-    put_ip(m, REQ_CMA + 16u, self_ip());
-    put_ip(m, REQ_CMA + 32u, ip);
+    mad_hdr(m, NF_CM_ATTR_REQ, c->tid_hi, c->tid_lo);
+    put32(m, D(NF_CM_REQ_LOCAL_COMM_ID_OFF), conn_id(c));
+    put32(m, D(NF_CM_REQ_SERVICE_ID_OFF + 4u), NF_CMA_SID_TCP | pport);
+    put_guid(m, D(NF_CM_REQ_LOCAL_CA_GUID_OFF));
+    put24(m, D(NF_CM_REQ_LOCAL_QPN_OFF), qpn_of_index(q));
+    put8(m, D(NF_CM_REQ_RESP_RESOURCES_OFF), res);
+    put8(m, D(NF_CM_REQ_INIT_DEPTH_OFF), depth);
+    /* RC (transport 0), no end-to-end flow control */
+    put8(m, D(NF_CM_REQ_REMOTE_CM_TIMEOUT_OFF), NF_CM_REQ_REMOTE_CM_TIMEOUT_PUT(CM_TIMEOUT));
+    put24(m, D(NF_CM_REQ_STARTING_PSN_OFF), c->my_psn);
+    put8(m, D(NF_CM_REQ_LOCAL_CM_TIMEOUT_OFF),
+         NF_CM_REQ_LOCAL_CM_TIMEOUT_PUT(CM_TIMEOUT) | NF_CM_REQ_RETRY_COUNT_PUT(RETRY));
+    put16(m, D(NF_CM_REQ_PKEY_OFF), NF_ROCE_PKEY_DEFAULT);
+    c->mtu = (uint8_t)(mtu ? mtu : NF_NET_MAX_PATH_MTU); /* the passive side answers the smaller */
+    put8(m, D(NF_CM_REQ_PATH_MTU_OFF), NF_CM_REQ_PATH_MTU_PUT(c->mtu) | NF_CM_REQ_RNR_RETRY_PUT(RETRY));
+    put8(m, D(NF_CM_REQ_MAX_CM_RETRIES_OFF), NF_CM_REQ_MAX_CM_RETRIES_PUT(15u));
+    put16(m, D(NF_CM_REQ_LOCAL_LID_OFF), 0xFFFFu); /* LIDs: RoCE has none */
+    put16(m, D(NF_CM_REQ_REMOTE_LID_OFF), 0xFFFFu);
+    put_gid(m, D(NF_CM_REQ_LOCAL_GID_OFF), self_ip());
+    put_gid(m, D(NF_CM_REQ_REMOTE_GID_OFF), ip);
+    put8(m, D(NF_CM_REQ_HOP_LIMIT_OFF), 64u);
+    put8(m, D(NF_CM_REQ_LOCAL_ACK_TIMEOUT_OFF), NF_CM_REQ_LOCAL_ACK_TIMEOUT_PUT(ACK_TIMEOUT));
+    put8(m, REQ_CMA + NF_CMA_HDR_IP_VERSION_OFF, NF_CMA_IPV4); /* cma_hdr version 0 */
+    put16(m, REQ_CMA + NF_CMA_HDR_SRC_PORT_OFF, lport);
+    put_ip(m, REQ_CMA + NF_CMA_HDR_SRC_ADDR_OFF + NF_ROCE_V4MAPPED_ADDR_OFF, self_ip());
+    put_ip(m, REQ_CMA + NF_CMA_HDR_DST_ADDR_OFF + NF_ROCE_V4MAPPED_ADDR_OFF, ip);
     copy_in(m, REQ_PDATA, body + NF_CM_CONNECT_REQ_SIZE, plen);
     resolve(c); /* the REQ goes now when the MAC is cached, else from the timer pass */
     rep[0] = conn_id(c);
@@ -630,28 +653,30 @@ uint32_t fw_cm_accept(uint32_t body, uint32_t blen)
     struct cm_conn *c = conn_by_id(win_rd(w, NF_CM_ACCEPT_REQ_CONN_ID_OFF));
     uint32_t q = fw_qp_lookup(win_rd(w, NF_CM_ACCEPT_REQ_QPN_OFF));
     uint32_t res = win_rd(w, NF_CM_ACCEPT_REQ_RESOURCES_OFF), depth = win_rd(w, NF_CM_ACCEPT_REQ_DEPTH_OFF);
-    uint32_t plen = win_rd(w, NF_CM_ACCEPT_REQ_PDATA_LEN_OFF);
+    uint32_t plen = win_rd(w, NF_CM_ACCEPT_REQ_PDATA_LEN_OFF), mtu = win_rd(w, NF_CM_ACCEPT_REQ_MTU_OFF);
     if (!c || q == FW_NO_INDEX || res > NF_CM_MAX_RD || depth > NF_CM_MAX_RD || plen > NF_CM_REP_PDATA ||
-        plen > blen - NF_CM_ACCEPT_REQ_SIZE || win_rd(w, NF_CM_ACCEPT_REQ_RSVD_OFF))
+        plen > blen - NF_CM_ACCEPT_REQ_SIZE || mtu > NF_NET_MAX_PATH_MTU)
         return NF_STATUS_INVALID_PARAMETER;
     if (c->state != ST_REQ_RCVD || !qp_free_for_cm(q))
         return NF_STATUS_INVALID_DEVICE_STATE;
     c->q = q;
+    if (mtu && mtu < c->mtu)
+        c->mtu = (uint8_t)mtu; /* the smaller of the REQ's, ours and the host's */
     c->my_psn = fw_rng_next() & 0xFFFFFFu;
     uint8_t *m = c->mad;
-    mad_hdr(m, ATTR_REP, c->tid_hi, c->tid_lo);
-    put32(m, D(0), conn_id(c));
-    put32(m, D(4), c->remote_id);
-    put24(m, D(12), qpn_of_index(q));
-    put24(m, D(20), c->my_psn);
-    put8(m, D(24), res);
-    put8(m, D(25), depth);
-    put8(m, D(26), ACK_TIMEOUT << 3); /* target ACK delay */
-    put8(m, D(27), RETRY << 5);       /* RNR retry count */
-    put_guid(m, D(28));
-    copy_in(m, D(36), body + NF_CM_ACCEPT_REQ_SIZE, plen);
+    mad_hdr(m, NF_CM_ATTR_REP, c->tid_hi, c->tid_lo);
+    put32(m, D(NF_CM_REP_LOCAL_COMM_ID_OFF), conn_id(c));
+    put32(m, D(NF_CM_REP_REMOTE_COMM_ID_OFF), c->remote_id);
+    put24(m, D(NF_CM_REP_LOCAL_QPN_OFF), qpn_of_index(q));
+    put24(m, D(NF_CM_REP_STARTING_PSN_OFF), c->my_psn);
+    put8(m, D(NF_CM_REP_RESP_RESOURCES_OFF), res);
+    put8(m, D(NF_CM_REP_INIT_DEPTH_OFF), depth);
+    put8(m, D(NF_CM_REP_TARGET_ACK_DELAY_OFF), NF_CM_REP_TARGET_ACK_DELAY_PUT(ACK_TIMEOUT));
+    put8(m, D(NF_CM_REP_RNR_RETRY_OFF), NF_CM_REP_RNR_RETRY_PUT(RETRY) | NF_CM_REP_PATH_MTU_PUT(c->mtu));
+    put_guid(m, D(NF_CM_REP_LOCAL_CA_GUID_OFF));
+    copy_in(m, D(NF_CM_REP_PRIVATE_DATA_OFF), body + NF_CM_ACCEPT_REQ_SIZE, plen);
     const struct fw_rc_dest d = {c->peer.ip, c->peer.mac_lo, c->peer.mac_hi, c->peer_qpn};
-    fw_rc_wire(q, &d, c->peer_psn, c->my_psn);
+    fw_rc_wire(q, &d, c->peer_psn, c->my_psn, c->mtu);
     c->state = ST_REP_SENT;
     c->ticks = c->retries = 0;
     send_mad(c);
@@ -670,12 +695,13 @@ uint32_t fw_cm_reject(uint32_t body, uint32_t blen)
         return NF_STATUS_INVALID_DEVICE_STATE;
     /* the REJ answers the REQ (passive) or the REP (active): its IDs as build_rej's */
     uint8_t *m = c->mad;
-    mad_hdr(m, ATTR_REJ, c->tid_hi, c->tid_lo);
-    put32(m, D(0), conn_id(c));
-    put32(m, D(4), c->remote_id);
-    put8(m, D(8), (c->active ? REJ_MSG_REP : REJ_MSG_REQ) << 6);
-    put16(m, D(10), REJ_CONSUMER);
-    copy_in(m, D(84), body + NF_CM_REJECT_REQ_SIZE, plen);
+    mad_hdr(m, NF_CM_ATTR_REJ, c->tid_hi, c->tid_lo);
+    put32(m, D(NF_CM_REJ_LOCAL_COMM_ID_OFF), conn_id(c));
+    put32(m, D(NF_CM_REJ_REMOTE_COMM_ID_OFF), c->remote_id);
+    put8(m, D(NF_CM_REJ_MSG_REJECTED_OFF),
+         NF_CM_REJ_MSG_REJECTED_PUT(c->active ? NF_CM_REJ_MSG_REP : NF_CM_REJ_MSG_REQ));
+    put16(m, D(NF_CM_REJ_REASON_OFF), NF_CM_REJ_REASON_CONSUMER);
+    copy_in(m, D(NF_CM_REJ_PRIVATE_DATA_OFF), body + NF_CM_REJECT_REQ_SIZE, plen);
     conn_drop(c);
     c->state = ST_TIMEWAIT;
     c->q = FW_NO_INDEX; /* the QP is free for another connection at once */
@@ -694,9 +720,9 @@ uint32_t fw_cm_complete(uint32_t body, uint32_t blen)
     if (c->state != ST_REP_RCVD)
         return NF_STATUS_INVALID_DEVICE_STATE;
     uint8_t *m = c->mad;
-    mad_hdr(m, ATTR_RTU, c->tid_hi, c->tid_lo);
-    put32(m, D(0), conn_id(c));
-    put32(m, D(4), c->remote_id);
+    mad_hdr(m, NF_CM_ATTR_RTU, c->tid_hi, c->tid_lo);
+    put32(m, D(NF_CM_RTU_LOCAL_COMM_ID_OFF), conn_id(c));
+    put32(m, D(NF_CM_RTU_REMOTE_COMM_ID_OFF), c->remote_id);
     c->state = ST_ESTABLISHED;
     send_mad(c);
     return NF_STATUS_SUCCESS;
@@ -718,10 +744,10 @@ uint32_t fw_cm_disconnect(uint32_t body, uint32_t blen)
         return NF_STATUS_SUCCESS;
     }
     uint8_t *m = c->mad;
-    mad_hdr(m, ATTR_DREQ, c->tid_hi, c->tid_lo ^ 0x80000000u); /* a new transaction */
-    put32(m, D(0), conn_id(c));
-    put32(m, D(4), c->remote_id);
-    put24(m, D(8), c->peer_qpn);
+    mad_hdr(m, NF_CM_ATTR_DREQ, c->tid_hi, c->tid_lo ^ 0x80000000u); /* a new transaction */
+    put32(m, D(NF_CM_DREQ_LOCAL_COMM_ID_OFF), conn_id(c));
+    put32(m, D(NF_CM_DREQ_REMOTE_COMM_ID_OFF), c->remote_id);
+    put24(m, D(NF_CM_DREQ_REMOTE_QPN_OFF), c->peer_qpn);
     c->state = ST_DREQ_SENT;
     c->ticks = c->retries = 0;
     send_mad(c);

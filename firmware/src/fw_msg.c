@@ -47,7 +47,7 @@ static void put_hdr(uint32_t at, uint32_t op, uint32_t len, uint32_t tag, uint32
     fw_reply_hdr(at, op | NF_OP_REPLY, len, tag, status);
 }
 
-/* A reply with n payload words (0, 2, or NET_CONFIG's 4). */
+/* A reply with n payload words (0, 2, or NET_CONFIG_REP's). */
 static void reply(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t status, const uint32_t *words,
                   uint32_t n)
 {
@@ -59,6 +59,15 @@ static void reply(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t 
     for (uint32_t i = 0; i < n; i++)
         mem_wr(at + NF_MSG_HDR_SIZE + 4u * i, words[i]);
 }
+
+static uint32_t qp_arg(uint32_t m, uint32_t mlen);
+
+/* A reply's length is a multiple of MSG_ALIGN: the host's message walk takes no other. */
+_Static_assert(NF_NET_CONFIG_REP_SIZE % MSG_ALIGN == 0u && NF_QP_FLUSH_REP_SIZE % MSG_ALIGN == 0u &&
+                   NF_MR_CREATE_REP_SIZE % MSG_ALIGN == 0u && NF_QP_CREATE_REP_SIZE % MSG_ALIGN == 0u &&
+                   NF_CM_CONNECT_REP_SIZE % MSG_ALIGN == 0u && NF_INFO_SIZE % MSG_ALIGN == 0u &&
+                   NF_STATS_SIZE % MSG_ALIGN == 0u && NF_CQE_SIZE % MSG_ALIGN == 0u,
+               "replies are whole multiples of MSG_ALIGN");
 
 /* Bytes of the reply (or CQE) a message produces at most; NF_MSG_HDR_SIZE for errors. */
 static uint32_t reply_bytes(uint32_t op, uint32_t m, uint32_t mlen)
@@ -90,6 +99,10 @@ static uint32_t reply_bytes(uint32_t op, uint32_t m, uint32_t mlen)
     case NF_OP_CM_LISTEN:
     case NF_OP_CM_CONNECT:
         return NF_MSG_HDR_SIZE + NF_CM_CONNECT_REP_SIZE;
+    case NF_OP_QP_DISCONNECT:
+    case NF_OP_QP_DESTROY:
+        /* a wire QP's queued requests complete before the reply, a CQE each */
+        return NF_MSG_HDR_SIZE + fw_rc_queued(qp_arg(m, mlen)) * (NF_MSG_HDR_SIZE + NF_CQE_SIZE);
     case NF_OP_NET_NEIGH:
         return NF_MSG_HDR_SIZE + NF_NET_NEIGH_REP_SIZE + NF_NEIGH_MAX_ENTRIES * NF_NET_NEIGH_ENTRY_SIZE;
 #endif
@@ -431,7 +444,7 @@ static FW_COLD uint32_t do_qp_state(uint32_t op, uint32_t m, uint32_t mlen, uint
         return NF_STATUS_SUCCESS;
     }
     fw_cm_forget(q); /* its connection too, with nothing sent */
-    fw_rc_drop(q);   /* off the wire: its queued requests are dropped */
+    fw_rc_close(q);  /* off the wire: its queued requests complete CANCELLED first */
     if (op == NF_OP_QP_DESTROY) {
         fw_qp_free(q);
         return NF_STATUS_SUCCESS;

@@ -477,7 +477,7 @@ static int good_mask(uint32_t hmask)
     return (inv & (inv + 1u)) == 0u && (hmask >> 24) == 0xFFu;
 }
 
-FW_COLD uint32_t fw_net_config(uint32_t body, uint32_t blen, uint32_t rep[4])
+FW_COLD uint32_t fw_net_config(uint32_t body, uint32_t blen, uint32_t rep[NF_NET_CONFIG_REP_SIZE / 4u])
 {
     if (blen < NF_NET_CONFIG_REQ_SIZE)
         return NF_STATUS_INVALID_PARAMETER;
@@ -515,6 +515,7 @@ FW_COLD uint32_t fw_net_config(uint32_t body, uint32_t blen, uint32_t rep[4])
     rep[NF_NET_CONFIG_REP_NETMASK_OFF / 4u] = net.mask;
     rep[NF_NET_CONFIG_REP_MAC_LO_OFF / 4u] = net.mac_lo;
     rep[NF_NET_CONFIG_REP_MAC_HI_OFF / 4u] = net.mac_hi;
+    rep[NF_NET_CONFIG_REP_MAX_MTU_OFF / 4u] = NF_NET_MAX_PATH_MTU;
     return NF_STATUS_SUCCESS;
 }
 

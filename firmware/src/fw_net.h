@@ -62,9 +62,9 @@ void fw_net_self(uint32_t self[3]);
 uint32_t fw_net_resolve(uint32_t ip, uint32_t mac[2]);
 
 /* NET_CONFIG: the request body at adapter address body (blen bytes); rep gets
- * NET_CONFIG_REP's four words when it returns SUCCESS. One ordered validation, nothing
+ * NET_CONFIG_REP's words when it returns SUCCESS. One ordered validation, nothing
  * changed on a refusal. */
-uint32_t fw_net_config(uint32_t body, uint32_t blen, uint32_t rep[4]);
+uint32_t fw_net_config(uint32_t body, uint32_t blen, uint32_t rep[NF_NET_CONFIG_REP_SIZE / 4u]);
 
 /* NET_NEIGH: the cache's entries in use as NET_NEIGH_ENTRYs from adapter address at
  * (room for NEIGH.MAX_ENTRIES), their count in *n. NOT_SUPPORTED without a port. */
@@ -82,7 +82,7 @@ static inline uint32_t fw_net_resolve(uint32_t ip, uint32_t mac[2])
 {
     return (void)ip, (void)mac, NF_STATUS_INVALID_DEVICE_STATE;
 }
-static inline uint32_t fw_net_config(uint32_t body, uint32_t blen, uint32_t rep[4])
+static inline uint32_t fw_net_config(uint32_t body, uint32_t blen, uint32_t rep[NF_NET_CONFIG_REP_SIZE / 4u])
 {
     return (void)body, (void)blen, (void)rep, NF_STATUS_NOT_SUPPORTED;
 }

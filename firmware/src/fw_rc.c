@@ -119,8 +119,8 @@ static uint32_t slot_be32(uint32_t at, uint32_t k) { return be32(mem_rd(at + NF_
 static void rx_requester(uint32_t q, const struct pkt *p)
 {
     struct rc_qp *c = &rc_qps[q];
-    if (p->opcode == OP_ACK) {
-        uint32_t type = p->syn & SYN_TYPE_MASK;
+    if (p->opcode == NF_BTH_OP_ACK) {
+        uint32_t type = p->syn & NF_ROCE_AETH_TYPE_MASK;
         if (type == 0) {
             ack_before(q, psn_add(p->psn, 1));
             return;
@@ -128,7 +128,7 @@ static void rx_requester(uint32_t q, const struct pkt *p)
         ack_before(q, p->psn); /* a NAK acknowledges every earlier PSN */
         if (!c->count)
             return;
-        if (type == SYN_TYPE_RNR) {
+        if (type == NF_ROCE_AETH_TYPE_RNR) {
             if ((++c->rnr_retries & ~RNR_WAIT) > RNR_RETRY_MAX)
                 complete_head(q, NF_STATUS_IO_TIMEOUT, 0);
             else
@@ -137,14 +137,15 @@ static void rx_requester(uint32_t q, const struct pkt *p)
         }
         if (c->rnr_retries & RNR_WAIT)
             return; /* a NAK of what followed the packet the receiver was not ready for */
-        if (p->syn == SYN_NAK_PSN) {
+        if (p->syn == NF_AETH_SYN_NAK_PSN) {
             if (++c->retries > RETRY_MAX)
                 complete_head(q, NF_STATUS_IO_TIMEOUT, 0);
             else
                 go_back(q);
             return;
         }
-        complete_head(q, p->syn == SYN_NAK_ACCESS ? NF_STATUS_ACCESS_VIOLATION : NF_STATUS_CONNECTION_ABORTED, 0);
+        complete_head(q, p->syn == NF_AETH_SYN_NAK_ACCESS ? NF_STATUS_ACCESS_VIOLATION : NF_STATUS_CONNECTION_ABORTED,
+                      0);
         return;
     }
     /* a READ response: every request before the READ it answers is acknowledged */
@@ -154,8 +155,8 @@ static void rx_requester(uint32_t q, const struct pkt *p)
     struct rc_wqe *w = &c->wq[c->head];
     if (w->op != NF_OP_WR_READ || p->psn != psn_add(w->psn, w->done))
         return; /* a duplicate or a gap: the timer sends the READ again */
-    uint32_t off = w->done << MTU_SHIFT;
-    uint32_t want = min32(w->total - min32(off, w->total), MTU);
+    uint32_t off = w->done << c->mtu_shift;
+    uint32_t want = min32(w->total - min32(off, w->total), 1u << c->mtu_shift);
     if (p->len != want) {
         complete_head(q, NF_STATUS_CONNECTION_ABORTED, 0);
         return;
@@ -179,11 +180,11 @@ static int rx_send(uint32_t q, const struct pkt *p, int first, int last)
     struct rc_qp *c = &rc_qps[q];
     struct fw_qp *qp = &fw_qps[q];
     if (first && qp->rq_count == 0) {
-        reply_ctl(q, SYN_RNR, p->psn); /* no receive yet: the requester tries again */
+        reply_ctl(q, NF_AETH_SYN_RNR, p->psn); /* no receive yet: the requester tries again */
         return 0;
     }
     if ((uint32_t)first == c->recv_in) { /* a FIRST inside a message, or a MIDDLE/LAST outside one */
-        refuse(q, SYN_NAK_INVALID, p->psn);
+        refuse(q, NF_AETH_SYN_NAK_INVALID, p->psn);
         return 0;
     }
     const struct fw_recv *rv = fw_rq_head(qp);
@@ -201,14 +202,14 @@ static int rx_send(uint32_t q, const struct pkt *p, int first, int last)
     uint32_t syn = 0, inv = FW_NO_INDEX, st;
     if (c->recv_off + (uint64_t)p->len > room) {
         rr.status = NF_STATUS_BUFFER_TOO_SMALL;
-        syn = SYN_NAK_INVALID;
+        syn = NF_AETH_SYN_NAK_INVALID;
     } else if ((st = sgl_dma(&l, c->recv_off, p->data, p->len, 1)) != NF_REFUSE_OK) {
         rr.refuse = st;
         rr.status = fw_eng_failed(st, NF_STATUS_ACCESS_VIOLATION);
-        syn = SYN_NAK_OPERATIONAL;
+        syn = NF_AETH_SYN_NAK_OPERATIONAL;
     } else if (last && p->ieth && (inv = wr_inv_target(qp->pd, p->ieth, &st)) == FW_NO_INDEX) {
         rr.status = NF_STATUS_CONNECTION_ABORTED; /* a token this QP may not invalidate */
-        syn = SYN_NAK_INVALID;
+        syn = NF_AETH_SYN_NAK_INVALID;
     }
     c->recv_off += p->len;
     c->recv_in = !last;
@@ -238,7 +239,7 @@ static int rx_write(uint32_t q, const struct pkt *p, int first, int last)
     struct rc_qp *c = &rc_qps[q];
     uint32_t syn = 0;
     if ((uint32_t)first != !c->w_in) {
-        syn = SYN_NAK_INVALID;
+        syn = NF_AETH_SYN_NAK_INVALID;
     } else {
         if (first) {
             c->w_va = p->va;
@@ -246,10 +247,10 @@ static int rx_write(uint32_t q, const struct pkt *p, int first, int last)
             c->w_left = p->dmalen;
         }
         if (p->len > c->w_left || (last && p->len != c->w_left))
-            syn = SYN_NAK_INVALID;
+            syn = NF_AETH_SYN_NAK_INVALID;
         else if (remote_dma(fw_qps[q].pd, c->w_token, c->w_va, NF_ACCESS_REMOTE_WRITE, p->data, p->len, 1) !=
                  NF_REFUSE_OK)
-            syn = SYN_NAK_ACCESS;
+            syn = NF_AETH_SYN_NAK_ACCESS;
     }
     if (syn) {
         refuse(q, syn, p->psn);
@@ -267,11 +268,13 @@ static int rx_read(uint32_t q, const struct pkt *p)
 {
     struct rc_qp *c = &rc_qps[q];
     if (c->rd_count >= RD_DEPTH) {
-        refuse(q, SYN_NAK_INVALID, p->psn); /* more READs than the responder's resources */
+        refuse(q, NF_AETH_SYN_NAK_INVALID, p->psn); /* more READs than the responder's resources */
         return 0;
     }
     struct rc_read *r = &c->rd[(c->rd_head + c->rd_count) % RD_DEPTH];
-    *r = (struct rc_read){p->psn, p->dmalen ? (p->dmalen + MTU - 1u) >> MTU_SHIFT : 1u, 0, p->dmalen, p->rkey, p->va};
+    uint32_t mtu = 1u << c->mtu_shift;
+    uint32_t npkts = p->dmalen ? (p->dmalen + mtu - 1u) >> c->mtu_shift : 1u;
+    *r = (struct rc_read){p->psn, npkts, 0, p->dmalen, p->rkey, p->va};
     c->rd_count++;
     return 1;
 }
@@ -283,94 +286,99 @@ static void rx_responder(uint32_t q, const struct pkt *p)
     int32_t d = psn_diff(p->psn, c->rq_psn);
     if (d > 0) { /* a gap: NAK once, then drop until the expected PSN comes */
         if (!c->nak_sent)
-            reply_ctl(q, SYN_NAK_PSN, c->rq_psn);
+            reply_ctl(q, NF_AETH_SYN_NAK_PSN, c->rq_psn);
         c->nak_sent = 1;
         return;
     }
     if (d < 0) { /* a duplicate: acknowledged again, a READ answered again */
-        if (p->opcode == OP_READ_REQUEST) {
+        if (p->opcode == NF_BTH_OP_READ_REQUEST) {
             if (c->rd_count < RD_DEPTH)
                 (void)rx_read(q, p);
         } else if (p->ackreq) {
-            reply_ctl(q, SYN_ACK, psn_add(c->rq_psn, PSN_MASK));
+            reply_ctl(q, NF_AETH_SYN_ACK, psn_add(c->rq_psn, NF_BTH_PSN_MASK));
         }
         return;
     }
     c->nak_sent = 0;
     uint32_t op = p->opcode;
     int ok;
-    if (op <= OP_SEND_ONLY || op == OP_SEND_LAST_INV || op == OP_SEND_ONLY_INV) {
-        int first = op == OP_SEND_FIRST || op == OP_SEND_ONLY || op == OP_SEND_ONLY_INV;
-        int last = op != OP_SEND_FIRST && op != OP_SEND_MIDDLE;
+    if (op <= NF_BTH_OP_SEND_ONLY || op == NF_BTH_OP_SEND_LAST_INV || op == NF_BTH_OP_SEND_ONLY_INV) {
+        int first = op == NF_BTH_OP_SEND_FIRST || op == NF_BTH_OP_SEND_ONLY || op == NF_BTH_OP_SEND_ONLY_INV;
+        int last = op != NF_BTH_OP_SEND_FIRST && op != NF_BTH_OP_SEND_MIDDLE;
         ok = rx_send(q, p, first, last);
         c->msn += ok && last;
-    } else if (op >= OP_WRITE_FIRST && op <= OP_WRITE_ONLY && op != 0x09u) {
-        int first = op == OP_WRITE_FIRST || op == OP_WRITE_ONLY;
-        int last = op == OP_WRITE_LAST || op == OP_WRITE_ONLY;
+    } else if (op >= NF_BTH_OP_WRITE_FIRST && op <= NF_BTH_OP_WRITE_ONLY && op != NF_BTH_OP_WRITE_LAST_IMM) {
+        int first = op == NF_BTH_OP_WRITE_FIRST || op == NF_BTH_OP_WRITE_ONLY;
+        int last = op == NF_BTH_OP_WRITE_LAST || op == NF_BTH_OP_WRITE_ONLY;
         ok = rx_write(q, p, first, last);
         c->msn += ok && last;
-    } else if (op == OP_READ_REQUEST) {
+    } else if (op == NF_BTH_OP_READ_REQUEST) {
         if (rx_read(q, p)) {
             c->msn++;
             c->rq_psn = psn_add(c->rq_psn, c->rd[(c->rd_head + c->rd_count - 1u) % RD_DEPTH].npkts);
         }
         return;
     } else {
-        refuse(q, SYN_NAK_INVALID, p->psn); /* an opcode this responder does not take */
+        refuse(q, NF_AETH_SYN_NAK_INVALID, p->psn); /* an opcode this responder does not take */
         return;
     }
     if (!ok)
         return;
     c->rq_psn = psn_add(c->rq_psn, 1);
     if (p->ackreq)
-        reply_ctl(q, SYN_ACK, p->psn);
+        reply_ctl(q, NF_AETH_SYN_ACK, p->psn);
 }
 
 /* One RoCE frame (the port checked its FCS, IPv4 header and ICRC). */
 static void rx_roce(uint32_t at, uint32_t flen)
 {
     struct pkt p = {0};
-    uint32_t w0 = slot_be32(at, F_BTH), w1 = slot_be32(at, F_BTH + 4u), w2 = slot_be32(at, F_BTH + 8u);
-    uint32_t udp_len = slot_be32(at, F_UDP + 4u) >> 16;
-    uint32_t src_ip = mem_rd(at + NF_NET_FRAME_OFF + F_IP + 12u);
-    p.opcode = w0 >> 24;
-    p.se = w0 >> 23 & 1u;
-    uint32_t pad = w0 >> 20 & 3u;
-    p.ackreq = w2 >> 31;
-    p.psn = w2 & PSN_MASK;
-    if ((w1 & PSN_MASK) == GSI_QPN) { /* never a QP's number: generation 0 names none */
-        uint32_t hdrs = 8u + BTH_BYTES + DETH_BYTES + pad + ICRC_BYTES;
-        if (gsi_rx && p.opcode == OP_UD_SEND_ONLY && udp_len >= hdrs && F_UDP + udp_len <= flen &&
-            slot_be32(at, F_EXT) == GSI_QKEY) {
+    uint32_t w0 = slot_be32(at, F_BTH + NF_BTH_OPCODE_OFF), w1 = slot_be32(at, F_BTH + NF_BTH_DEST_QP_OFF);
+    uint32_t w2 = slot_be32(at, F_BTH + NF_BTH_PSN_OFF);
+    uint32_t udp_len = slot_be32(at, F_UDP + NF_UDP_LEN_OFF) >> 16;
+    uint32_t src_ip = mem_rd(at + NF_NET_FRAME_OFF + F_IP + NF_IPV4_SRC_OFF);
+    _Static_assert(NF_UDP_LEN_BYTES == 2u && ((NF_NET_FRAME_OFF + F_UDP + NF_UDP_LEN_OFF) & 3u) == 0u &&
+                       ((NF_NET_FRAME_OFF + F_IP + NF_IPV4_SRC_OFF) & 3u) == 0u,
+                   "the UDP length is the high half of a slot word, the source address a whole one");
+    p.opcode = NF_BTH_OPCODE_GET(w0);
+    p.se = NF_BTH_SE_GET(w0);
+    uint32_t pad = NF_BTH_PAD_GET(w0);
+    p.ackreq = NF_BTH_ACKREQ_GET(w2);
+    p.psn = NF_BTH_PSN_GET(w2);
+    if (NF_BTH_DEST_QP_GET(w1) == NF_ROCE_GSI_QPN) { /* never a QP's number: generation 0 names none */
+        uint32_t hdrs = NF_UDP_SIZE + NF_BTH_SIZE + NF_DETH_SIZE + pad + NF_ROCE_ICRC_BYTES;
+        if (gsi_rx && p.opcode == NF_BTH_OP_UD_SEND_ONLY && udp_len >= hdrs && F_UDP + udp_len <= flen &&
+            slot_be32(at, F_EXT + NF_DETH_QKEY_OFF) == NF_ROCE_GSI_QKEY) {
             const uint32_t eth = at + NF_NET_FRAME_OFF + 6u; /* the source MAC */
             const struct fw_rc_dest from = {src_ip, mem_rd(eth), mem_rd(eth + 4u) & 0xFFFFu,
-                                            slot_be32(at, F_EXT + 4u) & PSN_MASK};
-            gsi_rx(&from, at + NF_NET_FRAME_OFF + F_EXT + DETH_BYTES, udp_len - hdrs);
+                                            NF_DETH_SRC_QP_GET(slot_be32(at, F_EXT + NF_DETH_SRC_QP_OFF))};
+            gsi_rx(&from, at + NF_NET_FRAME_OFF + F_EXT + NF_DETH_SIZE, udp_len - hdrs);
         } else {
             fw_stats.net_unhandled++;
         }
         return;
     }
-    uint32_t q = fw_qp_lookup(w1 & PSN_MASK);
-    if (q == FW_NO_INDEX || !fw_qps[q].wire || rc_qps[q].peer_ip != src_ip || (w0 >> 16 & 0xFu) != 0u) {
+    uint32_t q = fw_qp_lookup(NF_BTH_DEST_QP_GET(w1));
+    if (q == FW_NO_INDEX || !fw_qps[q].wire || rc_qps[q].peer_ip != src_ip || NF_BTH_TVER_GET(w0) != 0u) {
         fw_stats.net_unhandled++; /* not a QP of ours on the wire, or not from its peer */
         return;
     }
     uint32_t ext = 0, op = p.opcode;
-    if (op == OP_WRITE_FIRST || op == OP_WRITE_ONLY || op == OP_READ_REQUEST) {
-        p.va = (uint64_t)slot_be32(at, F_EXT) << 32 | slot_be32(at, F_EXT + 4u);
-        p.rkey = slot_be32(at, F_EXT + 8u);
-        p.dmalen = slot_be32(at, F_EXT + 12u);
-        ext = RETH_BYTES;
-    } else if (op == OP_ACK || op == OP_READ_FIRST || op == OP_READ_LAST || op == OP_READ_ONLY) {
-        p.syn = slot_be32(at, F_EXT) >> 24;
-        ext = AETH_BYTES;
-    } else if (op == OP_SEND_LAST_INV || op == OP_SEND_ONLY_INV) {
-        p.ieth = slot_be32(at, F_EXT);
-        ext = IETH_BYTES;
+    if (op == NF_BTH_OP_WRITE_FIRST || op == NF_BTH_OP_WRITE_ONLY || op == NF_BTH_OP_READ_REQUEST) {
+        p.va = (uint64_t)slot_be32(at, F_EXT + NF_RETH_VA_OFF) << 32 | slot_be32(at, F_EXT + NF_RETH_VA_OFF + 4u);
+        p.rkey = slot_be32(at, F_EXT + NF_RETH_RKEY_OFF);
+        p.dmalen = slot_be32(at, F_EXT + NF_RETH_DMA_LEN_OFF);
+        ext = NF_RETH_SIZE;
+    } else if (op == NF_BTH_OP_ACK || op == NF_BTH_OP_READ_FIRST || op == NF_BTH_OP_READ_LAST ||
+               op == NF_BTH_OP_READ_ONLY) {
+        p.syn = NF_AETH_SYNDROME_GET(slot_be32(at, F_EXT + NF_AETH_SYNDROME_OFF));
+        ext = NF_AETH_SIZE;
+    } else if (op == NF_BTH_OP_SEND_LAST_INV || op == NF_BTH_OP_SEND_ONLY_INV) {
+        p.ieth = slot_be32(at, F_EXT + NF_IETH_RKEY_OFF);
+        ext = NF_IETH_SIZE;
     }
-    uint32_t hdrs = 8u + BTH_BYTES + ext + pad + ICRC_BYTES;
-    if (udp_len < hdrs || F_UDP + udp_len > flen || (op == OP_READ_REQUEST && udp_len != hdrs)) {
+    uint32_t hdrs = NF_UDP_SIZE + NF_BTH_SIZE + ext + pad + NF_ROCE_ICRC_BYTES;
+    if (udp_len < hdrs || F_UDP + udp_len > flen || (op == NF_BTH_OP_READ_REQUEST && udp_len != hdrs)) {
         fw_stats.net_unhandled++; /* lengths that do not add up */
         return;
     }
@@ -380,11 +388,11 @@ static void rx_roce(uint32_t at, uint32_t flen)
         /* A broken QP answers nothing (the peer times out), but the request it refused
          * is refused again: a lost NAK must not turn the peer's status into a timeout. */
         struct rc_qp *c = &rc_qps[q];
-        if (c->fatal_syn && (op < OP_READ_FIRST || op > OP_ACK) && p.psn == c->fatal_psn)
+        if (c->fatal_syn && (op < NF_BTH_OP_READ_FIRST || op > NF_BTH_OP_ACK) && p.psn == c->fatal_psn)
             reply_ctl(q, c->fatal_syn, c->fatal_psn);
         return;
     }
-    if (op >= OP_READ_FIRST && op <= OP_ACK)
+    if (op >= NF_BTH_OP_READ_FIRST && op <= NF_BTH_OP_ACK)
         rx_requester(q, &p);
     else
         rx_responder(q, &p);
@@ -472,9 +480,12 @@ uint32_t fw_rc_connect(uint32_t body, uint32_t blen)
     uint32_t q = fw_qp_lookup(win_rd(w, NF_QP_CONNECT_WIRE_REQ_QPN_OFF));
     uint32_t peer_qpn = win_rd(w, NF_QP_CONNECT_WIRE_REQ_PEER_QPN_OFF);
     uint32_t ip = win_rd(w, NF_QP_CONNECT_WIRE_REQ_PEER_IP_OFF);
-    uint32_t sq_psn = win_rd(w, NF_QP_CONNECT_WIRE_REQ_SQ_PSN_OFF), rq_psn = win_rd(w, NF_QP_CONNECT_WIRE_REQ_RQ_PSN_OFF);
-    if (q == FW_NO_INDEX || peer_qpn == 0 || peer_qpn > PSN_MASK || sq_psn > PSN_MASK || rq_psn > PSN_MASK ||
-        win_rd(w, NF_QP_CONNECT_WIRE_REQ_RSVD_OFF))
+    uint32_t sq_psn = win_rd(w, NF_QP_CONNECT_WIRE_REQ_SQ_PSN_OFF);
+    uint32_t rq_psn = win_rd(w, NF_QP_CONNECT_WIRE_REQ_RQ_PSN_OFF);
+    uint32_t mtu = win_rd(w, NF_QP_CONNECT_WIRE_REQ_MTU_OFF);
+    mtu = mtu ? mtu : NF_NET_MAX_PATH_MTU; /* 0: the largest this adapter takes */
+    if (q == FW_NO_INDEX || peer_qpn == 0 || peer_qpn > NF_BTH_DEST_QP_MASK || sq_psn > NF_BTH_PSN_MASK ||
+        rq_psn > NF_BTH_PSN_MASK || mtu > NF_NET_MAX_PATH_MTU)
         return NF_STATUS_INVALID_PARAMETER;
     if (fw_qps[q].state != FW_QP_RESET)
         return NF_STATUS_INVALID_DEVICE_STATE; /* connected already, or broken */
@@ -483,14 +494,14 @@ uint32_t fw_rc_connect(uint32_t body, uint32_t blen)
     if (st != NF_STATUS_SUCCESS)
         return st;
     const struct fw_rc_dest d = {ip, mac[0], mac[1], peer_qpn};
-    fw_rc_wire(q, &d, sq_psn, rq_psn);
+    fw_rc_wire(q, &d, sq_psn, rq_psn, mtu);
     return NF_STATUS_SUCCESS;
 }
 
-void fw_rc_wire(uint32_t q, const struct fw_rc_dest *d, uint32_t sq_psn, uint32_t rq_psn)
+void fw_rc_wire(uint32_t q, const struct fw_rc_dest *d, uint32_t sq_psn, uint32_t rq_psn, uint32_t mtu)
 {
     rc_qps[q] = (struct rc_qp){.peer_ip = d->ip, .mac_lo = d->mac_lo, .mac_hi = d->mac_hi, .peer_qpn = d->qpn,
-                               .sq_psn = sq_psn, .ack_psn = sq_psn, .rq_psn = rq_psn};
+                               .mtu_shift = MTU_SHIFT(mtu), .sq_psn = sq_psn, .ack_psn = sq_psn, .rq_psn = rq_psn};
     fw_qps[q].peer_qpn = 0;
     fw_qps[q].wire = 1;
     fw_qps[q].state = FW_QP_CONNECTED;
@@ -549,13 +560,25 @@ void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, u
     w->total = (uint32_t)total;
     w->sgl.pd = qp->pd;
     w->sgl.access = op == NF_OP_WR_READ ? NF_ACCESS_LOCAL_WRITE : NF_ACCESS_LOCAL_READ;
-    w->npkts = w->total ? (w->total + MTU - 1u) >> MTU_SHIFT : 1u;
+    w->npkts = w->total ? (w->total + (1u << c->mtu_shift) - 1u) >> c->mtu_shift : 1u;
     w->psn = c->sq_psn;
     c->sq_psn = psn_add(c->sq_psn, w->npkts);
     c->count++;
     (void)pump(q);
     r->status = NF_STATUS_SUCCESS;
     r->cqe_at = FW_RC_CQE_LATER;
+}
+
+uint32_t fw_rc_queued(uint32_t q)
+{
+    return q < FW_QP_CAP && fw_qps[q].wire ? rc_qps[q].count : 0u;
+}
+
+void fw_rc_close(uint32_t q)
+{
+    if (fw_qps[q].wire)
+        (void)flush_errors(q);
+    fw_rc_drop(q);
 }
 
 void fw_rc_drop(uint32_t q)

@@ -41,11 +41,19 @@ uint32_t fw_rc_connect(uint32_t body, uint32_t blen);
  * connected over the wire: queued and sent; r->cqe_at = FW_RC_CQE_LATER on success. */
 void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, uint32_t m, uint32_t mlen,
                 struct wr_result *r);
-/* QP_DISCONNECT, QP_DESTROY: the QP leaves the wire; its queued requests are dropped. */
+/* The QP leaves the wire; its queued requests are forgotten (a connection that failed
+ * before it was established: the host posted none). */
 void fw_rc_drop(uint32_t q);
+/* QP_DISCONNECT, QP_DESTROY: fw_rc_drop, after each queued request completed once,
+ * CANCELLED (or with the failure found while sending it). The caller made link room for
+ * fw_rc_queued(q) CQEs: a request without its CQE would leave the host waiting. */
+void fw_rc_close(uint32_t q);
+/* The requests queued on QP q (FW_NO_INDEX: none) that fw_rc_close completes. */
+uint32_t fw_rc_queued(uint32_t q);
 /* QP q (in RESET) joins the wire, connected to QP d->qpn at d: first PSN sent sq_psn,
- * first expected rq_psn (24 bits each; the caller validated every argument). */
-void fw_rc_wire(uint32_t q, const struct fw_rc_dest *d, uint32_t sq_psn, uint32_t rq_psn);
+ * first expected rq_psn (24 bits each), path MTU mtu (PATH_MTU, 1..NET.MAX_PATH_MTU);
+ * the caller validated every argument. */
+void fw_rc_wire(uint32_t q, const struct fw_rc_dest *d, uint32_t sq_psn, uint32_t rq_psn, uint32_t mtu);
 /* A disconnect: QP q takes nothing more from the wire and sends nothing more; a
  * connected QP enters ERROR, so its queued requests complete CANCELLED (fw_rc_poll, as
  * the link has room) and later ones too. The pending receives dropped: how many. */
@@ -71,5 +79,7 @@ static inline void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uin
     (void)qp, (void)op, (void)wr_id, (void)flags, (void)m, (void)mlen, (void)r;
 }
 static inline void fw_rc_drop(uint32_t q) { (void)q; }
+static inline void fw_rc_close(uint32_t q) { (void)q; }
+static inline uint32_t fw_rc_queued(uint32_t q) { return (void)q, 0u; }
 #endif
 #endif

@@ -12,52 +12,25 @@
 #include "fw_state.h"
 #include "fw_tables.h"
 
-/* Frame byte offsets: Ethernet, IPv4 (20, no options), UDP, BTH, then the extension
- * headers; slot byte = frame byte + NF_NET_FRAME_OFF, so the BTH and payloads are word
- * aligned in the slot. */
-#define F_IP 14u
-#define F_UDP 34u
-#define F_BTH 42u
-#define F_EXT 54u
-#define BTH_BYTES 12u
-#define RETH_BYTES 16u
-#define AETH_BYTES 4u
-#define IETH_BYTES 4u
-#define ICRC_BYTES 4u
-#define DETH_BYTES 8u
-#define GSI_QPN 1u              /* QP1: CM MADs, UD */
-#define GSI_QKEY 0x80010000u    /* the GSI's well-known Q_Key */
+/* Frame byte offsets: Ethernet, IPv4 (no options), UDP, BTH, then the extension headers
+ * (proto/wire.toml); slot byte = frame byte + NF_NET_FRAME_OFF, so the BTH and payloads
+ * are word aligned in the slot. */
+#define F_IP NF_ETH_SIZE
+#define F_UDP (F_IP + NF_IPV4_SIZE)
+#define F_BTH (F_UDP + NF_UDP_SIZE)
+#define F_EXT (F_BTH + NF_BTH_SIZE)
 #define IP_TTL 64u
-#define IP_PROTO_UDP 17u
-#define IP_DF 0x4000u
 #define UDP_SPORT_BASE 0xC000u /* the source port is flow entropy: constant per QP */
-#define PKEY_DEFAULT 0xFFFFu
-#define PSN_MASK 0xFFFFFFu
-/* The path MTU: payload bytes per packet (the 1500-byte Ethernet MTU carries 1024). */
-#define MTU_SHIFT 10u
-#define MTU (1u << MTU_SHIFT)
-_Static_assert(F_EXT + RETH_BYTES + MTU + ICRC_BYTES <= NF_NET_MAX_FRAME, "a full packet fits a frame");
+/* A QP's path MTU (PATH_MTU, per QP): payload bytes per packet = 1 << MTU_SHIFT(enum).
+ * NET.MAX_PATH_MTU is the largest whose full packet fits a frame: the next does not. */
+#define MTU_SHIFT(e) ((e) + 7u)
+#define MTU_MAX (1u << MTU_SHIFT(NF_NET_MAX_PATH_MTU))
+_Static_assert(F_EXT + NF_RETH_SIZE + MTU_MAX + NF_ROCE_ICRC_BYTES <= NF_NET_MAX_FRAME &&
+                   F_EXT + NF_RETH_SIZE + 2u * MTU_MAX + NF_ROCE_ICRC_BYTES > NF_NET_MAX_FRAME,
+               "NET.MAX_PATH_MTU is the largest path MTU whose packets fit a frame");
+_Static_assert(MTU_SHIFT(NF_PATH_MTU_256) == 8u && NF_NET_MAX_PATH_MTU >= NF_PATH_MTU_256, "PATH_MTU 1 is 256 bytes");
 _Static_assert(((NF_NET_FRAME_OFF + F_BTH) & 3u) == 0u, "the BTH is word aligned in its slot");
-
-/* RC opcodes (BTH byte 0). */
-enum {
-    OP_SEND_FIRST = 0x00, OP_SEND_MIDDLE = 0x01, OP_SEND_LAST = 0x02, OP_SEND_ONLY = 0x04,
-    OP_WRITE_FIRST = 0x06, OP_WRITE_MIDDLE = 0x07, OP_WRITE_LAST = 0x08, OP_WRITE_ONLY = 0x0A,
-    OP_READ_REQUEST = 0x0C, OP_READ_FIRST = 0x0D, OP_READ_MIDDLE = 0x0E, OP_READ_LAST = 0x0F,
-    OP_READ_ONLY = 0x10, OP_ACK = 0x11, OP_SEND_LAST_INV = 0x16, OP_SEND_ONLY_INV = 0x17,
-    OP_UD_SEND_ONLY = 0x64,
-};
-_Static_assert(((NF_NET_FRAME_OFF + F_EXT + DETH_BYTES) & 3u) == 0u, "a UD payload is word aligned in its slot");
-/* AETH syndromes: an ACK (no credit count), an RNR NAK (timer code 0x0E: 1.28 ms), NAKs. */
-#define SYN_ACK 0x1Fu
-#define SYN_RNR 0x2Eu
-#define SYN_TYPE_MASK 0x60u
-#define SYN_TYPE_RNR 0x20u
-#define SYN_TYPE_NAK 0x60u
-#define SYN_NAK_PSN 0x60u
-#define SYN_NAK_INVALID 0x61u
-#define SYN_NAK_ACCESS 0x62u
-#define SYN_NAK_OPERATIONAL 0x63u
+_Static_assert(((NF_NET_FRAME_OFF + F_EXT + NF_DETH_SIZE) & 3u) == 0u, "a UD payload is word aligned in its slot");
 
 /* Queue sizes: requests a QP may have outstanding, READs a responder answers at once. */
 #define SQ_DEPTH 16u
@@ -101,6 +74,7 @@ struct rc_read {
 
 struct rc_qp {
     uint32_t peer_ip, mac_lo, mac_hi, peer_qpn;
+    uint32_t mtu_shift; /* the path MTU, both ends the same: 1 << mtu_shift payload bytes */
     /* requester: next new PSN; queued requests from head, the first `sent` of them sent
      * whole and the next one up to send_pkt packets */
     uint32_t sq_psn, head, count, sent, send_pkt;
@@ -123,7 +97,7 @@ extern struct rc_qp rc_qps[FW_QP_CAP];
 
 #define CQE_MSG (NF_MSG_HDR_SIZE + NF_CQE_SIZE) /* a CQE with its message header */
 
-static inline uint32_t psn_add(uint32_t a, uint32_t n) { return (a + n) & PSN_MASK; }
+static inline uint32_t psn_add(uint32_t a, uint32_t n) { return (a + n) & NF_BTH_PSN_MASK; }
 /* a - b as a signed 24-bit distance. */
 static inline int32_t psn_diff(uint32_t a, uint32_t b) { return (int32_t)((a - b) << 8) >> 8; }
 static inline uint32_t qpn_of(uint32_t q) { return (uint32_t)fw_qps[q].gen << FW_QPN_GEN_SHIFT | q; }

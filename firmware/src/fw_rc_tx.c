@@ -13,7 +13,7 @@ struct rc_qp rc_qps[FW_QP_CAP] __attribute__((section(".noinit.rc")));
 
 /* Header bytes of a frame as slot words from slot byte NF_NET_FRAME_OFF - 2 on. */
 #define HB(k) ((k) + 2u)
-#define HDR_MAX (F_EXT + RETH_BYTES)
+#define HDR_MAX (F_EXT + NF_RETH_SIZE)
 static void put8(uint8_t *b, uint32_t k, uint32_t v) { b[HB(k)] = (uint8_t)v; }
 static void put16(uint8_t *b, uint32_t k, uint32_t v) { put8(b, k, v >> 8), put8(b, k + 1u, v); }
 static void put32(uint8_t *b, uint32_t k, uint32_t v) { put16(b, k, v >> 16), put16(b, k + 2u, v); }
@@ -68,32 +68,28 @@ static uint32_t put_frame(uint32_t at, uint8_t *b, const struct fw_rc_dest *c, u
                           uint32_t psn, uint32_t ackreq, uint32_t se, uint32_t ext, uint32_t len)
 {
     uint32_t self[3], pad = (0u - len) & 3u;
-    uint32_t ib = BTH_BYTES + ext + len + pad + ICRC_BYTES;
+    uint32_t ib = NF_BTH_SIZE + ext + len + pad + NF_ROCE_ICRC_BYTES;
     fw_net_self(self);
-    put_word(b, 0, c->mac_lo);
-    put16(b, 4, (c->mac_hi & 0xFFu) << 8 | (c->mac_hi >> 8 & 0xFFu));
-    put_word(b, 6, self[1]);
-    put16(b, 10, (self[2] & 0xFFu) << 8 | (self[2] >> 8 & 0xFFu));
-    put16(b, 12, 0x0800u);
-    put8(b, F_IP, 0x45u);
-    put8(b, F_IP + 1u, 0);
-    put16(b, F_IP + 2u, 20u + 8u + ib); /* the port writes it too, with the checksum */
-    put16(b, F_IP + 4u, 0);
-    put16(b, F_IP + 6u, IP_DF);
-    put8(b, F_IP + 8u, IP_TTL);
-    put8(b, F_IP + 9u, IP_PROTO_UDP);
-    put16(b, F_IP + 10u, 0);
-    put_word(b, F_IP + 12u, self[0]);
-    put_word(b, F_IP + 16u, c->ip);
-    put16(b, F_UDP, sport);
-    put16(b, F_UDP + 2u, NF_NET_ROCE_PORT);
-    put16(b, F_UDP + 4u, 8u + ib);
-    put16(b, F_UDP + 6u, 0); /* no UDP checksum, as RoCEv2 allows */
-    put8(b, F_BTH, opcode);
-    put8(b, F_BTH + 1u, se << 7 | pad << 4);
-    put16(b, F_BTH + 2u, PKEY_DEFAULT);
-    put32(b, F_BTH + 4u, c->qpn & PSN_MASK); /* byte 4 (FECN/BECN) 0 */
-    put32(b, F_BTH + 8u, ackreq << 31 | (psn & PSN_MASK));
+    put_word(b, NF_ETH_DST_OFF, c->mac_lo);
+    put16(b, NF_ETH_DST_OFF + 4u, (c->mac_hi & 0xFFu) << 8 | (c->mac_hi >> 8 & 0xFFu));
+    put_word(b, NF_ETH_SRC_OFF, self[1]);
+    put16(b, NF_ETH_SRC_OFF + 4u, (self[2] & 0xFFu) << 8 | (self[2] >> 8 & 0xFFu));
+    put16(b, NF_ETH_TYPE_OFF, NF_IPV4_ETHERTYPE);
+    put8(b, F_IP + NF_IPV4_VER_IHL_OFF, NF_IPV4_VER_IHL);
+    /* the port writes the total length too, with the checksum */
+    put16(b, F_IP + NF_IPV4_TOTAL_LEN_OFF, NF_IPV4_SIZE + NF_UDP_SIZE + ib);
+    put16(b, F_IP + NF_IPV4_DF_OFF, NF_IPV4_DF_MASK);
+    put8(b, F_IP + NF_IPV4_TTL_OFF, IP_TTL);
+    put8(b, F_IP + NF_IPV4_PROTO_OFF, NF_IPV4_PROTO_UDP);
+    put_word(b, F_IP + NF_IPV4_SRC_OFF, self[0]);
+    put_word(b, F_IP + NF_IPV4_DST_OFF, c->ip);
+    put16(b, F_UDP + NF_UDP_SPORT_OFF, sport);
+    put16(b, F_UDP + NF_UDP_DPORT_OFF, NF_NET_ROCE_PORT);
+    put16(b, F_UDP + NF_UDP_LEN_OFF, NF_UDP_SIZE + ib); /* no UDP checksum, as RoCEv2 allows */
+    put32(b, F_BTH + NF_BTH_OPCODE_OFF, NF_BTH_OPCODE_PUT(opcode) | NF_BTH_SE_PUT(se) | NF_BTH_PAD_PUT(pad) |
+                                            NF_BTH_PKEY_PUT(NF_ROCE_PKEY_DEFAULT));
+    put32(b, F_BTH + NF_BTH_DEST_QP_OFF, NF_BTH_DEST_QP_PUT(c->qpn)); /* FECN, BECN 0 */
+    put32(b, F_BTH + NF_BTH_PSN_OFF, NF_BTH_ACKREQ_PUT(ackreq) | NF_BTH_PSN_PUT(psn));
     hal_win w = mem_win(at + NF_NET_FRAME_OFF - 2u);
     uint32_t words = (HB(F_EXT + ext) + 3u) / 4u;
     for (uint32_t i = 0; i < words; i++)
@@ -101,7 +97,7 @@ static uint32_t put_frame(uint32_t at, uint8_t *b, const struct fw_rc_dest *c, u
                               (uint32_t)b[4u * i + 3u] << 24);
     if (pad) /* the pad bytes are zero (the ICRC covers them); the payload lands over the rest */
         mem_wr(at + NF_NET_FRAME_OFF + F_EXT + ext + (len & ~3u), 0);
-    return F_EXT + ext + len + pad + ICRC_BYTES;
+    return F_EXT + ext + len + pad + NF_ROCE_ICRC_BYTES;
 }
 
 /* put_frame to QP q's peer. */
@@ -118,11 +114,12 @@ int fw_rc_send_ud(const struct fw_rc_dest *d, const uint8_t *data, uint32_t len)
     uint32_t slot, at = fw_net_tx_free(&slot);
     if (!at)
         return 0;
-    uint8_t b[HB(F_EXT + DETH_BYTES) + 4u] = {0};
-    put32(b, F_EXT, GSI_QKEY);
-    put32(b, F_EXT + 4u, GSI_QPN);
-    uint32_t flen = put_frame(at, b, d, UDP_SPORT_BASE | GSI_QPN, OP_UD_SEND_ONLY, 0, 0, 0, DETH_BYTES, len);
-    uint32_t p = at + NF_NET_FRAME_OFF + F_EXT + DETH_BYTES;
+    uint8_t b[HB(F_EXT + NF_DETH_SIZE) + 4u] = {0};
+    put32(b, F_EXT + NF_DETH_QKEY_OFF, NF_ROCE_GSI_QKEY);
+    put32(b, F_EXT + NF_DETH_SRC_QP_OFF, NF_DETH_SRC_QP_PUT(NF_ROCE_GSI_QPN));
+    uint32_t flen =
+        put_frame(at, b, d, UDP_SPORT_BASE | NF_ROCE_GSI_QPN, NF_BTH_OP_UD_SEND_ONLY, 0, 0, 0, NF_DETH_SIZE, len);
+    uint32_t p = at + NF_NET_FRAME_OFF + F_EXT + NF_DETH_SIZE;
     for (uint32_t i = 0; i < len; i += 4u)
         mem_wr(p + i, data[i] | (uint32_t)data[i + 1u] << 8 | (uint32_t)data[i + 2u] << 16 |
                           (uint32_t)data[i + 3u] << 24);
@@ -137,8 +134,8 @@ static __attribute__((noinline)) int send_ctl(uint32_t q, uint32_t syn, uint32_t
     if (!at)
         return 0;
     uint8_t b[HB(HDR_MAX) + 4u] = {0};
-    put32(b, F_EXT, syn << 24 | (rc_qps[q].msn & PSN_MASK));
-    fw_net_tx_post(slot, put_headers(at, b, q, OP_ACK, psn, 0, 0, AETH_BYTES, 0));
+    put32(b, F_EXT + NF_AETH_SYNDROME_OFF, NF_AETH_SYNDROME_PUT(syn) | NF_AETH_MSN_PUT(rc_qps[q].msn));
+    fw_net_tx_post(slot, put_headers(at, b, q, NF_BTH_OP_ACK, psn, 0, 0, NF_AETH_SIZE, 0));
     return 1;
 }
 
@@ -151,7 +148,8 @@ static __attribute__((noinline)) uint32_t send_packet(uint32_t q, struct rc_wqe 
     if (!at)
         return 0;
     uint8_t b[HB(HDR_MAX) + 4u] = {0};
-    uint32_t off = k << MTU_SHIFT, len = w->op == NF_OP_WR_READ ? 0u : min32(w->total - off, MTU);
+    uint32_t shift = rc_qps[q].mtu_shift;
+    uint32_t off = k << shift, len = w->op == NF_OP_WR_READ ? 0u : min32(w->total - off, 1u << shift);
     uint32_t first = k == 0, last = k + 1u >= w->npkts, ext = 0, opcode, se = 0;
     uint64_t va = w->remote_va;
     uint32_t rlen = w->total, psn = psn_add(w->psn, k);
@@ -159,30 +157,33 @@ static __attribute__((noinline)) uint32_t send_packet(uint32_t q, struct rc_wqe 
         /* a request for responses k up to the next multiple of WINDOW: one sent again
          * after a loss stays within the PSNs of the one it repeats (the responder
          * answers it as a duplicate, and the next request follows at its ePSN) */
-        opcode = OP_READ_REQUEST;
+        opcode = NF_BTH_OP_READ_REQUEST;
         first = last = 1;
         va += off;
-        rlen = min32(w->total - min32(off, w->total), (WINDOW - k % WINDOW) << MTU_SHIFT);
+        rlen = min32(w->total - min32(off, w->total), (WINDOW - k % WINDOW) << shift);
     } else if (w->op == NF_OP_WR_WRITE) {
-        opcode = first && last ? OP_WRITE_ONLY : first ? OP_WRITE_FIRST : last ? OP_WRITE_LAST : OP_WRITE_MIDDLE;
+        opcode = first && last ? NF_BTH_OP_WRITE_ONLY
+                 : first       ? NF_BTH_OP_WRITE_FIRST
+                 : last        ? NF_BTH_OP_WRITE_LAST
+                               : NF_BTH_OP_WRITE_MIDDLE;
     } else {
         int inv = w->op == NF_OP_WR_SEND_INVALIDATE;
-        opcode = first && last ? (inv ? OP_SEND_ONLY_INV : OP_SEND_ONLY)
-                 : first       ? OP_SEND_FIRST
-                 : last        ? (inv ? OP_SEND_LAST_INV : OP_SEND_LAST)
-                               : OP_SEND_MIDDLE;
+        opcode = first && last ? (inv ? NF_BTH_OP_SEND_ONLY_INV : NF_BTH_OP_SEND_ONLY)
+                 : first       ? NF_BTH_OP_SEND_FIRST
+                 : last        ? (inv ? NF_BTH_OP_SEND_LAST_INV : NF_BTH_OP_SEND_LAST)
+                               : NF_BTH_OP_SEND_MIDDLE;
         if (last && inv) {
-            put32(b, F_EXT, w->inv_token);
-            ext = IETH_BYTES;
+            put32(b, F_EXT + NF_IETH_RKEY_OFF, w->inv_token);
+            ext = NF_IETH_SIZE;
         }
         se = last && (w->flags & NF_NDK_OP_FLAG_SEND_AND_SOLICIT_EVENT) != 0;
     }
     if (first && w->op != NF_OP_WR_SEND && w->op != NF_OP_WR_SEND_INVALIDATE) {
-        put32(b, F_EXT, (uint32_t)(va >> 32));
-        put32(b, F_EXT + 4u, (uint32_t)va);
-        put32(b, F_EXT + 8u, w->remote_token);
-        put32(b, F_EXT + 12u, rlen);
-        ext = RETH_BYTES;
+        put32(b, F_EXT + NF_RETH_VA_OFF, (uint32_t)(va >> 32));
+        put32(b, F_EXT + NF_RETH_VA_OFF + 4u, (uint32_t)va);
+        put32(b, F_EXT + NF_RETH_RKEY_OFF, w->remote_token);
+        put32(b, F_EXT + NF_RETH_DMA_LEN_OFF, rlen);
+        ext = NF_RETH_SIZE;
     }
     uint32_t ackreq = last || (psn & (ACKREQ_EVERY - 1u)) == ACKREQ_EVERY - 1u;
     uint32_t flen = put_headers(at, b, q, opcode, psn, ackreq, se, ext, len);
@@ -205,18 +206,22 @@ static __attribute__((noinline)) int send_response(uint32_t q, struct rc_read *r
     if (!at)
         return 0;
     uint8_t b[HB(HDR_MAX) + 4u] = {0};
-    uint32_t k = r->sent, off = k << MTU_SHIFT, len = min32(r->len - off, MTU);
+    uint32_t shift = rc_qps[q].mtu_shift;
+    uint32_t k = r->sent, off = k << shift, len = min32(r->len - off, 1u << shift);
     uint32_t first = k == 0, last = k + 1u >= r->npkts, ext = 0;
-    uint32_t opcode = first && last ? OP_READ_ONLY : first ? OP_READ_FIRST : last ? OP_READ_LAST : OP_READ_MIDDLE;
+    uint32_t opcode = first && last ? NF_BTH_OP_READ_ONLY
+                      : first       ? NF_BTH_OP_READ_FIRST
+                      : last        ? NF_BTH_OP_READ_LAST
+                                    : NF_BTH_OP_READ_MIDDLE;
     if (first || last) {
-        put32(b, F_EXT, SYN_ACK << 24 | (rc_qps[q].msn & PSN_MASK));
-        ext = AETH_BYTES;
+        put32(b, F_EXT + NF_AETH_SYNDROME_OFF, NF_AETH_SYNDROME_PUT(NF_AETH_SYN_ACK) | NF_AETH_MSN_PUT(rc_qps[q].msn));
+        ext = NF_AETH_SIZE;
     }
     uint32_t flen = put_headers(at, b, q, opcode, psn_add(r->psn, k), 0, 0, ext, len);
     uint32_t code = remote_dma(fw_qps[q].pd, r->token, r->va + off, NF_ACCESS_REMOTE_READ,
                                at + NF_NET_FRAME_OFF + F_EXT + ext, len, 0);
     if (code != NF_REFUSE_OK) {
-        refuse(q, SYN_NAK_ACCESS, r->psn);
+        refuse(q, NF_AETH_SYN_NAK_ACCESS, r->psn);
         rc_qps[q].rd_count = 0;
         return 1;
     }

@@ -41,11 +41,9 @@ static const uint32_t peer_qpn[NWIRE] = {0x000111u, 0xABC222u};
 static uint8_t our_mac[6];
 static uint32_t qpns[NQP], tokens[2], next_wr;
 static uint8_t completed[MAX_WR + 1];
-/* Per work request: its QP index and that QP's epoch when posted (a disconnect drops
- * the queued requests unreported and starts a new epoch); receives and silent
- * successes are not tracked (wr_recv). */
-static uint8_t wr_qp[MAX_WR + 1], wr_epoch[MAX_WR + 1], wr_recv[MAX_WR + 1];
-static uint8_t epoch[NQP];
+/* Per work request: its QP index; receives and silent successes are not tracked
+ * (wr_recv). A disconnect completes a QP's queued requests, so every other one ends. */
+static uint8_t wr_qp[MAX_WR + 1], wr_recv[MAX_WR + 1];
 static unsigned long roce_in, roce_out, cqes;
 static int trace; /* FUZZ_TRACE=1: print every CQE and sent packet */
 
@@ -61,11 +59,8 @@ static void put16(uint8_t *b, uint32_t v)
     b[0] = (uint8_t)(v >> 8);
     b[1] = (uint8_t)v;
 }
-static void put24(uint8_t *b, uint32_t v)
-{
-    b[0] = (uint8_t)(v >> 16);
-    put16(b + 1, v);
-}
+static uint32_t getbe16(const uint8_t *b) { return (uint32_t)b[0] << 8 | b[1]; }
+static uint32_t getbe32(const uint8_t *b) { return getbe16(b) << 16 | getbe16(b + 2); }
 static void putbe32(uint8_t *b, uint32_t v)
 {
     put16(b, v >> 16);
@@ -138,6 +133,8 @@ static void check_rc(void)
             fail("an RC queue index beyond its array");
         if (psn_diff(c->sq_psn, c->ack_psn) < 0)
             fail("the oldest unacknowledged PSN is past the next one to send");
+        if (c->mtu_shift < MTU_SHIFT(NF_PATH_MTU_256) || c->mtu_shift > MTU_SHIFT(NF_NET_MAX_PATH_MTU))
+            fail("a wire QP's path MTU outside the ones the adapter takes");
     }
 }
 
@@ -168,34 +165,37 @@ static void check_msgs(void)
 
 /* A RoCE packet the firmware sent: an RC opcode it may send, to a neighbour (a QP may
  * be connected to any, and ARP frames may teach any) on port 4791, its extension
- * headers, payload (at most the MTU) and pad adding up to the UDP length, the pad
+ * headers, payload (at most the largest path MTU) and pad adding up to the UDP length, the pad
  * count in the BTH matching. */
 static void check_sent(const uint8_t *f, size_t n)
 {
-    uint32_t op = f[F_BTH], udp = (uint32_t)f[F_UDP + 4] << 8 | f[F_UDP + 5];
+    uint32_t op = f[F_BTH], udp = (uint32_t)f[F_UDP + NF_UDP_LEN_OFF] << 8 | f[F_UDP + NF_UDP_LEN_OFF + 1];
     size_t ext;
     switch (op) {
-    case OP_SEND_FIRST: case OP_SEND_MIDDLE: case OP_SEND_LAST: case OP_SEND_ONLY: case OP_WRITE_MIDDLE:
-    case OP_WRITE_LAST: case OP_READ_MIDDLE: ext = 0; break;
-    case OP_WRITE_FIRST: case OP_WRITE_ONLY: case OP_READ_REQUEST: ext = RETH_BYTES; break;
-    case OP_READ_FIRST: case OP_READ_LAST: case OP_READ_ONLY: case OP_ACK: ext = AETH_BYTES; break;
-    case OP_SEND_LAST_INV: case OP_SEND_ONLY_INV: ext = IETH_BYTES; break;
+    case NF_BTH_OP_SEND_FIRST: case NF_BTH_OP_SEND_MIDDLE: case NF_BTH_OP_SEND_LAST: case NF_BTH_OP_SEND_ONLY:
+    case NF_BTH_OP_WRITE_MIDDLE: case NF_BTH_OP_WRITE_LAST: case NF_BTH_OP_READ_MIDDLE: ext = 0; break;
+    case NF_BTH_OP_WRITE_FIRST: case NF_BTH_OP_WRITE_ONLY: case NF_BTH_OP_READ_REQUEST: ext = NF_RETH_SIZE; break;
+    case NF_BTH_OP_READ_FIRST: case NF_BTH_OP_READ_LAST: case NF_BTH_OP_READ_ONLY: case NF_BTH_OP_ACK:
+        ext = NF_AETH_SIZE; break;
+    case NF_BTH_OP_SEND_LAST_INV: case NF_BTH_OP_SEND_ONLY_INV: ext = NF_IETH_SIZE; break;
     default: fail("the firmware sent an RC opcode it has no use for");
     }
     if (trace)
-        fprintf(stderr, "sent op %02x to %u.%u.%u.%u qp %06x psn %06x udp %u\n", op, f[F_IP + 16], f[F_IP + 17],
-                f[F_IP + 18], f[F_IP + 19], (unsigned)(f[F_BTH + 5] << 16 | f[F_BTH + 6] << 8 | f[F_BTH + 7]),
-                (unsigned)(f[F_BTH + 9] << 16 | f[F_BTH + 10] << 8 | f[F_BTH + 11]), udp);
+        fprintf(stderr, "sent op %02x to %u.%u.%u.%u qp %06x psn %06x udp %u\n", op, f[F_IP + NF_IPV4_DST_OFF],
+                f[F_IP + NF_IPV4_DST_OFF + 1], f[F_IP + NF_IPV4_DST_OFF + 2], f[F_IP + NF_IPV4_DST_OFF + 3],
+                (unsigned)NF_BTH_DEST_QP_GET(getbe32(f + F_BTH + NF_BTH_DEST_QP_OFF)),
+                (unsigned)NF_BTH_PSN_GET(getbe32(f + F_BTH + NF_BTH_PSN_OFF)), udp);
     /* our own address is a neighbour too: resolving it answers our MAC */
-    if (memcmp(f + F_IP + 16, our_ip, 3))
+    if (memcmp(f + F_IP + NF_IPV4_DST_OFF, our_ip, 3))
         fail("a RoCE packet to an address off the subnet");
-    if (((uint32_t)f[F_UDP + 2] << 8 | f[F_UDP + 3]) != NF_NET_ROCE_PORT)
+    if (((uint32_t)f[F_UDP + NF_UDP_DPORT_OFF] << 8 | f[F_UDP + NF_UDP_DPORT_OFF + 1]) != NF_NET_ROCE_PORT)
         fail("a RoCE packet not to UDP port 4791");
-    size_t hdr = 8 + BTH_BYTES + ext + ICRC_BYTES;
+    size_t hdr = NF_UDP_SIZE + NF_BTH_SIZE + ext + NF_ROCE_ICRC_BYTES;
     if (udp < hdr || F_UDP + (size_t)udp > n)
         fail("a RoCE packet's UDP length shorter than its headers or longer than the frame");
-    uint32_t body = udp - (uint32_t)hdr, pad = f[F_BTH + 1] >> 4 & 3u;
-    if ((body & 3u) || body < pad || body - pad > MTU || (op == OP_READ_REQUEST || op == OP_ACK ? body : 0))
+    uint32_t body = udp - (uint32_t)hdr, pad = NF_BTH_PAD_GET(getbe32(f + F_BTH + NF_BTH_PAD_OFF));
+    if ((body & 3u) || body < pad || body - pad > MTU_MAX ||
+        (op == NF_BTH_OP_READ_REQUEST || op == NF_BTH_OP_ACK ? body : 0))
         fail("a RoCE packet's payload and pad disagree, exceed the MTU or ride on a READ request/ACK");
 }
 
@@ -212,7 +212,8 @@ static int drain(void)
             arp_build(a, out + 6, 2, peer_ip, out + 22, out + 28);
             if (answered++ < 4)
                 nf_hw_net_rx(a, 60);
-        } else if (n >= 54 && out[12] == 0x08 && out[13] == 0x00 && out[23] == IP_PROTO_UDP) {
+        } else if (n >= F_EXT && getbe16(out + NF_ETH_TYPE_OFF) == NF_IPV4_ETHERTYPE &&
+                   out[F_IP + NF_IPV4_PROTO_OFF] == NF_IPV4_PROTO_UDP) {
             roce_out++;
             check_sent(out, n);
         }
@@ -256,28 +257,33 @@ static size_t eth_ip(uint8_t *f, uint32_t proto, size_t ip_payload)
 {
     memcpy(f, our_mac, 6);
     memcpy(f + 6, peer_mac, 6);
-    put16(f + 12, 0x0800);
+    put16(f + NF_ETH_TYPE_OFF, NF_IPV4_ETHERTYPE);
     uint8_t *ip = f + F_IP;
-    memset(ip, 0, 20);
-    ip[0] = 0x45;
-    put16(ip + 2, (uint32_t)(20 + ip_payload));
-    put16(ip + 6, IP_DF);
-    ip[8] = IP_TTL;
-    ip[9] = (uint8_t)proto;
-    memcpy(ip + 12, peer_ip, 4);
-    memcpy(ip + 16, our_ip, 4);
-    put16(ip + 10, tb_ip_csum(ip, 20));
-    return F_IP + 20 + ip_payload;
+    memset(ip, 0, NF_IPV4_SIZE);
+    ip[NF_IPV4_VER_IHL_OFF] = NF_IPV4_VER_IHL;
+    put16(ip + NF_IPV4_TOTAL_LEN_OFF, (uint32_t)(NF_IPV4_SIZE + ip_payload));
+    put16(ip + NF_IPV4_DF_OFF, NF_IPV4_DF_MASK);
+    ip[NF_IPV4_TTL_OFF] = IP_TTL;
+    ip[NF_IPV4_PROTO_OFF] = (uint8_t)proto;
+    memcpy(ip + NF_IPV4_SRC_OFF, peer_ip, 4);
+    memcpy(ip + NF_IPV4_DST_OFF, our_ip, 4);
+    put16(ip + NF_IPV4_CSUM_OFF, tb_ip_csum(ip, NF_IPV4_SIZE));
+    return F_IP + NF_IPV4_SIZE + ip_payload;
 }
 
+/* The seeds (fuzz_net_seeds.py) pick opcodes by their index here: the order stays. */
 static const uint8_t rc_ops[] = {
-    OP_SEND_FIRST, OP_SEND_MIDDLE, OP_SEND_LAST, 0x03, OP_SEND_ONLY, 0x05, OP_WRITE_FIRST, OP_WRITE_MIDDLE,
-    OP_WRITE_LAST, 0x09, OP_WRITE_ONLY, 0x0B, OP_READ_REQUEST, OP_READ_FIRST, OP_READ_MIDDLE, OP_READ_LAST,
-    OP_READ_ONLY, OP_ACK, OP_ACK, OP_ACK, 0x12, 0x13, 0x14, OP_SEND_LAST_INV, OP_SEND_ONLY_INV,
+    NF_BTH_OP_SEND_FIRST, NF_BTH_OP_SEND_MIDDLE, NF_BTH_OP_SEND_LAST, NF_BTH_OP_SEND_LAST_IMM, NF_BTH_OP_SEND_ONLY,
+    NF_BTH_OP_SEND_ONLY_IMM, NF_BTH_OP_WRITE_FIRST, NF_BTH_OP_WRITE_MIDDLE, NF_BTH_OP_WRITE_LAST,
+    NF_BTH_OP_WRITE_LAST_IMM, NF_BTH_OP_WRITE_ONLY, NF_BTH_OP_WRITE_ONLY_IMM, NF_BTH_OP_READ_REQUEST,
+    NF_BTH_OP_READ_FIRST, NF_BTH_OP_READ_MIDDLE, NF_BTH_OP_READ_LAST, NF_BTH_OP_READ_ONLY, NF_BTH_OP_ACK,
+    NF_BTH_OP_ACK, NF_BTH_OP_ACK, NF_BTH_OP_ATOMIC_ACK, NF_BTH_OP_CMP_SWAP, NF_BTH_OP_FETCH_ADD,
+    NF_BTH_OP_SEND_LAST_INV, NF_BTH_OP_SEND_ONLY_INV,
 };
-static const uint8_t syndromes[] = {SYN_ACK, 0x00, 0x05, SYN_RNR, 0x20, SYN_NAK_PSN, SYN_NAK_INVALID,
-                                    SYN_NAK_ACCESS, SYN_NAK_OPERATIONAL, 0x64, 0x40};
-static const uint16_t lens[] = {0, 1, 3, 4, 5, MTU - 1, MTU, MTU + 1, 2 * MTU, 256, 60, 1440};
+static const uint8_t syndromes[] = {NF_AETH_SYN_ACK, 0x00, 0x05, NF_AETH_SYN_RNR, 0x20, NF_AETH_SYN_NAK_PSN,
+                                    NF_AETH_SYN_NAK_INVALID, NF_AETH_SYN_NAK_ACCESS, NF_AETH_SYN_NAK_OPERATIONAL,
+                                    0x64, 0x40};
+static const uint16_t lens[] = {0, 1, 3, 4, 5, MTU_MAX - 1, MTU_MAX, MTU_MAX + 1, 2 * MTU_MAX, 256, 60, 1440};
 
 /* A RoCEv2 packet from the peer: opcode, QP, PSN near the expected one, extension
  * headers with fields aimed at the MR, payload length across the MTU; the mutation
@@ -290,68 +296,69 @@ static void roce(struct rd *r)
     uint32_t op = osel < 0xF0 ? rc_ops[osel % sizeof(rc_ops)] : (osel & 0x0F) << 4 | (x2 & 0x0F);
     uint32_t qi = qsel % 4, dqp = qi < NQP ? qpns[qi] : x2 >> 8;
     uint32_t q = dqp & ((1u << FW_QPN_GEN_SHIFT) - 1u);
-    int resp = op >= OP_READ_FIRST && op <= 0x12;
+    int resp = op >= NF_BTH_OP_READ_FIRST && op <= NF_BTH_OP_ATOMIC_ACK;
     if (qsel & 4)
         resp = !resp;
     uint32_t base = q < FW_QP_CAP ? (resp ? rc_qps[q].ack_psn : rc_qps[q].rq_psn) : x1;
     if (resp && (qsel & 8) && q < FW_QP_CAP)
-        base = psn_add(rc_qps[q].sq_psn, PSN_MASK); /* the newest PSN sent */
+        base = psn_add(rc_qps[q].sq_psn, NF_BTH_PSN_MASK); /* the newest PSN sent */
     uint32_t psn = psn_add(base, (uint32_t)(int32_t)(int8_t)dpsn);
     if (qsel & 0x10)
-        psn = psn_add(base, (uint32_t)(int8_t)dpsn << 12 & PSN_MASK);
+        psn = psn_add(base, (uint32_t)(int8_t)dpsn << 12 & NF_BTH_PSN_MASK);
     uint32_t plen = lsel & 0x8000 ? lens[lsel % (sizeof(lens) / sizeof(lens[0]))] : lsel & 0x7FF;
 
     size_t ext = 0;
     uint8_t *e = f + F_EXT;
-    int reth = op == OP_WRITE_FIRST || op == OP_WRITE_ONLY || op == 0x0B || op == OP_READ_REQUEST;
-    int aeth = op == OP_READ_FIRST || op == OP_READ_LAST || op == OP_READ_ONLY || op == OP_ACK || op == 0x12;
+    int reth = op == NF_BTH_OP_WRITE_FIRST || op == NF_BTH_OP_WRITE_ONLY || op == NF_BTH_OP_WRITE_ONLY_IMM ||
+               op == NF_BTH_OP_READ_REQUEST;
+    int aeth = op == NF_BTH_OP_READ_FIRST || op == NF_BTH_OP_READ_LAST || op == NF_BTH_OP_READ_ONLY ||
+               op == NF_BTH_OP_ACK || op == NF_BTH_OP_ATOMIC_ACK;
     if (reth) {
         uint64_t va = qsel & 0x20 ? MR_VA + x0 % (3 * PG) : (uint64_t)x0 << 32 | x1;
-        putbe32(e, (uint32_t)(va >> 32));
-        putbe32(e + 4, (uint32_t)va);
-        putbe32(e + 8, qsel & 0x40 ? x1 : tokens[x1 & 1]);
-        uint32_t dlen = x2 & 0x80000000u ? x2 : (x2 & 0x1000u ? plen : x2 % (WINDOW * 2 * MTU + 2));
-        putbe32(e + 12, dlen);
-        ext = RETH_BYTES;
+        putbe32(e + NF_RETH_VA_OFF, (uint32_t)(va >> 32));
+        putbe32(e + NF_RETH_VA_OFF + 4, (uint32_t)va);
+        putbe32(e + NF_RETH_RKEY_OFF, qsel & 0x40 ? x1 : tokens[x1 & 1]);
+        uint32_t dlen = x2 & 0x80000000u ? x2 : (x2 & 0x1000u ? plen : x2 % (WINDOW * 2 * MTU_MAX + 2));
+        putbe32(e + NF_RETH_DMA_LEN_OFF, dlen);
+        ext = NF_RETH_SIZE;
     } else if (aeth) {
         uint32_t syn = x0 & 0x100 ? x0 & 0xFF : syndromes[x0 % sizeof(syndromes)];
-        e[0] = (uint8_t)syn;
-        put24(e + 1, x1);
-        ext = AETH_BYTES;
+        putbe32(e + NF_AETH_SYNDROME_OFF, NF_AETH_SYNDROME_PUT(syn) | NF_AETH_MSN_PUT(x1));
+        ext = NF_AETH_SIZE;
     }
-    if (op == 0x03 || op == 0x05 || op == 0x09 || op == 0x0B || op == OP_SEND_LAST_INV || op == OP_SEND_ONLY_INV) {
-        putbe32(e + ext, op >= OP_SEND_LAST_INV && !(qsel & 0x80) ? tokens[x2 & 1] : x2);
-        ext += 4;
+    if (op == NF_BTH_OP_SEND_LAST_IMM || op == NF_BTH_OP_SEND_ONLY_IMM || op == NF_BTH_OP_WRITE_LAST_IMM ||
+        op == NF_BTH_OP_WRITE_ONLY_IMM || op == NF_BTH_OP_SEND_LAST_INV || op == NF_BTH_OP_SEND_ONLY_INV) {
+        /* ImmDt or IETH: one word each */
+        putbe32(e + ext, op >= NF_BTH_OP_SEND_LAST_INV && !(qsel & 0x80) ? tokens[x2 & 1] : x2);
+        ext += NF_IETH_SIZE;
     }
-    if (op == 0x12 || op == 0x13 || op == 0x14) {
-        memset(e + ext, (int)fill, op == 0x12 ? 8 : 28);
-        ext += op == 0x12 ? 8 : 28;
+    int atomic = op == NF_BTH_OP_ATOMIC_ACK || op == NF_BTH_OP_CMP_SWAP || op == NF_BTH_OP_FETCH_ADD;
+    if (atomic) { /* AtomicAckETH (8) or AtomicETH (28) */
+        memset(e + ext, (int)fill, op == NF_BTH_OP_ATOMIC_ACK ? 8 : 28);
+        ext += op == NF_BTH_OP_ATOMIC_ACK ? 8 : 28;
     }
-    if (op == OP_READ_REQUEST || op == OP_ACK || op == 0x12 || op == 0x13 || op == 0x14)
+    if (op == NF_BTH_OP_READ_REQUEST || op == NF_BTH_OP_ACK || atomic)
         plen = mut & 0x80 ? plen % 8 : 0;
     uint32_t pad = (0u - plen) & 3u;
-    size_t room = NF_NET_MAX_FRAME - F_EXT - ext - ICRC_BYTES;
+    size_t room = NF_NET_MAX_FRAME - F_EXT - ext - NF_ROCE_ICRC_BYTES;
     if (plen + pad > room)
         plen = (uint32_t)(room & ~(size_t)3);
     pad = (0u - plen) & 3u;
     memset(e + ext, (int)fill, plen);
     memset(e + ext + plen, 0, pad);
-    size_t ib = BTH_BYTES + ext + plen + pad + ICRC_BYTES;
+    size_t ib = NF_BTH_SIZE + ext + plen + pad + NF_ROCE_ICRC_BYTES;
     uint8_t *b = f + F_BTH;
-    b[0] = (uint8_t)op;
-    b[1] = (uint8_t)((mut & 1 ? 0x80 : 0) | (mut & 0x40 ? 0x40 : 0) | (mut & 0x20 ? (x2 >> 4 & 3) : pad) << 4 |
-                     (mut & 8 ? 1 : 0));
-    put16(b + 2, mut & 4 ? x1 >> 16 : PKEY_DEFAULT);
-    b[4] = 0;
-    put24(b + 5, dqp);
-    b[8] = mut & 2 ? 0x80 : 0;
-    put24(b + 9, psn);
-    size_t n = eth_ip(f, IP_PROTO_UDP, 8 + ib);
+    putbe32(b + NF_BTH_OPCODE_OFF, NF_BTH_OPCODE_PUT(op) | NF_BTH_SE_PUT(mut & 1) | NF_BTH_MIG_PUT(mut >> 6 & 1) |
+                                       NF_BTH_PAD_PUT(mut & 0x20 ? x2 >> 4 : pad) | NF_BTH_TVER_PUT(mut >> 3 & 1) |
+                                       NF_BTH_PKEY_PUT(mut & 4 ? x1 >> 16 : NF_ROCE_PKEY_DEFAULT));
+    putbe32(b + NF_BTH_DEST_QP_OFF, NF_BTH_DEST_QP_PUT(dqp));
+    putbe32(b + NF_BTH_PSN_OFF, NF_BTH_ACKREQ_PUT(mut >> 1 & 1) | NF_BTH_PSN_PUT(psn));
+    size_t n = eth_ip(f, NF_IPV4_PROTO_UDP, NF_UDP_SIZE + ib);
     uint8_t *u = f + F_UDP;
-    put16(u, UDP_SPORT_BASE | (x0 & 0x3FFF));
-    put16(u + 2, NF_NET_ROCE_PORT);
-    put16(u + 4, (uint32_t)(8 + ib - (mut & 0x10 && (fill & 1) ? 4 : 0)));
-    put16(u + 6, 0);
+    put16(u + NF_UDP_SPORT_OFF, UDP_SPORT_BASE | (x0 & 0x3FFF));
+    put16(u + NF_UDP_DPORT_OFF, NF_NET_ROCE_PORT);
+    put16(u + NF_UDP_LEN_OFF, (uint32_t)(NF_UDP_SIZE + ib - (mut & 0x10 && (fill & 1) ? 4 : 0)));
+    put16(u + NF_UDP_CSUM_OFF, 0);
     uint32_t icrc = 0;
     nf_net_icrc(f, n, &icrc);
     if (mut & 0x10 && !(fill & 1))
@@ -375,7 +382,6 @@ static void host_wr(struct rd *r)
     uint32_t qi = (sel >> 4) % 4 == 3 ? 2 : (sel >> 4) & 1;
     struct nf_wr_hdr h = {qpns[qi], ++next_wr, flags & 0x7u, 0};
     wr_qp[next_wr] = (uint8_t)qi;
-    wr_epoch[next_wr] = epoch[qi];
     /* a silent success completes without a CQE: untracked like a receive */
     wr_recv[next_wr] = op == NF_OP_WR_RECEIVE || (h.flags & NF_NDK_OP_FLAG_SILENT_SUCCESS);
     memcpy(body, &h, sizeof(h));
@@ -398,7 +404,7 @@ static void host_wr(struct rd *r)
     uint32_t ub = nf_hw_user_base();
     for (uint32_t k = 0; k < nsge; k++) {
         uint32_t a = u16(r), l = u16(r);
-        struct nf_sge s = {ub + SGE_BASE + (a & 0x7FFF) * 8u, l & 0x8000 ? l & 0x7FFF : l % (3 * MTU + 2),
+        struct nf_sge s = {ub + SGE_BASE + (a & 0x7FFF) * 8u, l & 0x8000 ? l & 0x7FFF : l % (3 * MTU_MAX + 2),
                            a & 0x8000 ? tokens[l & 1] : NF_ADAPTER_PRIVILEGED_TOKEN};
         if (a & 0x8000)
             s.addr = MR_VA + a % (2 * PG);
@@ -446,7 +452,7 @@ static void other_frame(struct rd *r)
         f[i] = (uint8_t)u8(r);
     if (sel & 1) {
         size_t pl = len > 42 ? len - 34 : 8;
-        uint32_t proto = sel & 2 ? 1 : sel & 4 ? IP_PROTO_UDP : f[23];
+        uint32_t proto = sel & 2 ? 1 : sel & 4 ? NF_IPV4_PROTO_UDP : f[23];
         uint8_t keep[NF_NET_MAX_FRAME];
         memcpy(keep, f + 34, pl);
         size_t n = eth_ip(f, proto, pl);
@@ -483,25 +489,27 @@ static void control(struct rd *r)
     }
     case 1: {
         struct nf_qp_req q = {qpn, 0};
-        epoch[(sel >> 4) % NQP]++;
         msg(NF_OP_QP_DISCONNECT, &q, sizeof(q));
         break;
     }
     case 2: {
-        struct nf_qp_connect_wire_req c = {qpn, peer_qpn[x & 1], ip_word(peer_ip), x >> 8 & PSN_MASK, x & PSN_MASK, 0};
+        /* path MTU: 0 (the largest), each one taken, and values past the largest (refused) */
+        struct nf_qp_connect_wire_req c = {qpn, peer_qpn[x & 1], ip_word(peer_ip), x >> 8 & NF_BTH_PSN_MASK,
+                                           x & NF_BTH_PSN_MASK, x >> 29};
         msg(NF_OP_QP_CONNECT_WIRE, &c, sizeof(c));
         break;
     }
     case 3: {
         uint8_t ip[4] = {our_ip[0], our_ip[1], our_ip[2], (uint8_t)(x >> 24)};
-        struct nf_qp_connect_wire_req c = {qpn, x & PSN_MASK, ip_word(ip), x >> 4 & PSN_MASK, x & PSN_MASK, 0};
+        struct nf_qp_connect_wire_req c = {qpn, x & NF_BTH_DEST_QP_MASK, ip_word(ip), x >> 4 & NF_BTH_PSN_MASK,
+                                           x & NF_BTH_PSN_MASK, 0};
         msg(NF_OP_QP_CONNECT_WIRE, &c, sizeof(c));
         break;
     }
     case 4: {
         /* a unicast MAC of the fuzzer's (or a refused one): frames follow what is set */
         struct nf_net_config_req nc = {NF_NET_CONFIG_FLAG_MAC, 0, 0, 0, x & 0xFFFFFFFEu, sel >> 3};
-        struct nf_net_config_rep rep = {0, 0, 0, 0};
+        struct nf_net_config_rep rep = {0, 0, 0, 0, 0, 0};
         if (tb_req(NF_OP_NET_CONFIG, &nc, sizeof(nc), &rep, sizeof(rep)) == NF_STATUS_SUCCESS) {
             for (int i = 0; i < 4; i++)
                 our_mac[i] = (uint8_t)(rep.mac_lo >> (8 * i));
@@ -533,9 +541,8 @@ static void setup(struct rd *r)
     next_wr = 0;
     memset(completed, 0, sizeof(completed));
     memset(wr_recv, 1, sizeof(wr_recv));
-    memset(epoch, 0, sizeof(epoch));
     struct nf_net_config_req nc = {NF_NET_CONFIG_FLAG_ADDR, ip_word(our_ip), 0x00FFFFFFu, 0, 0, 0};
-    struct nf_net_config_rep rep = {0, 0, 0, 0};
+    struct nf_net_config_rep rep = {0, 0, 0, 0, 0, 0};
     if (tb_req(NF_OP_NET_CONFIG, &nc, sizeof(nc), &rep, sizeof(rep)) != NF_STATUS_SUCCESS)
         fail("setup: NET_CONFIG");
     for (int i = 0; i < 4; i++)
@@ -588,7 +595,7 @@ static void setup(struct rd *r)
             struct nf_wr_hdr h;
             struct nf_wr_receive r;
             struct nf_sge sge;
-        } rcv = {{qpns[i], ++next_wr, 0, 0}, {1, 0}, {ub + 8 * PG, 4 * MTU, NF_ADAPTER_PRIVILEGED_TOKEN}};
+        } rcv = {{qpns[i], ++next_wr, 0, 0}, {1, 0}, {ub + 8 * PG, 4 * MTU_MAX, NF_ADAPTER_PRIVILEGED_TOKEN}};
         msg(NF_OP_WR_RECEIVE, &rcv, sizeof(rcv));
     }
 }
@@ -624,8 +631,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (msg(NF_OP_PING, NULL, 0) != NF_STATUS_SUCCESS)
         fail("a PING went unanswered after the input");
-    /* A flush ends every QP's requests: each send-side work request posted since its
-     * QP's last disconnect has completed once the flush and a timer pass have run. */
+    /* A flush ends every QP's requests: each send-side work request has completed (a
+     * disconnect completed those queued then) once the flush and a timer pass have run. */
     nf_hw_net_tx_busy(0);
     for (int i = 0; i < NQP; i++) {
         struct nf_qp_req q = {qpns[i], 0};
@@ -633,7 +640,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     timer(&(struct rd){NULL, 0, 0});
     for (uint32_t w = 1; w <= next_wr; w++)
-        if (!wr_recv[w] && wr_epoch[w] == epoch[wr_qp[w]] && !completed[w]) {
+        if (!wr_recv[w] && !completed[w]) {
             fprintf(stderr, "fuzz_fw_net: wr_id %u on QP %u never completed\n", w, wr_qp[w]);
             fail("a work request never completed after a flush");
         }

@@ -24,7 +24,7 @@ static uint32_t net_config(uint32_t flags, uint32_t ip, uint32_t mask, uint32_t 
                            struct nf_net_config_rep *rep)
 {
     struct nf_net_config_req q = {flags, ip, mask, 0, lo, hi};
-    struct nf_net_config_rep r = {0, 0, 0, 0};
+    struct nf_net_config_rep r = {0, 0, 0, 0, 0, 0};
     uint32_t st = tb_req(NF_OP_NET_CONFIG, &q, sizeof(q), &r, sizeof(r));
     if (rep)
         *rep = r;
@@ -107,8 +107,9 @@ void test_net_config(void)
     uint32_t lo = ip_word(our_mac), hi = our_mac[4] | our_mac[5] << 8;
     OK(net_config(0, 0, 0, 0, 0, &r) == NF_STATUS_SUCCESS && r.ipv4 == 0 && r.netmask == 0 && r.mac_lo == lo &&
            r.mac_hi == hi && net_rd(NF_NET_MAC_LO) == lo && net_rd(NF_NET_MAC_HI) == hi &&
-           (net_rd(NF_NET_CTRL) & NF_NET_CTRL_RX_EN_MASK),
-       "NET_CONFIG query: the default MAC 02:6e:<MAC_SEED> in NET.MAC_LO/HI, RX on, no address yet");
+           (net_rd(NF_NET_CTRL) & NF_NET_CTRL_RX_EN_MASK) && r.max_mtu == NF_NET_MAX_PATH_MTU,
+       "NET_CONFIG query: the default MAC 02:6e:<MAC_SEED> in NET.MAC_LO/HI, RX on, no address yet, the largest "
+       "path MTU");
     OK(net_config(NF_NET_CONFIG_FLAG_ADDR, ip_word(our_ip), 0x00FFFFFFu, 0, 0, &r) == NF_STATUS_SUCCESS &&
            r.ipv4 == ip_word(our_ip) && r.netmask == 0x00FFFFFFu && r.mac_lo == lo,
        "NET_CONFIG sets 10.0.0.2/24 and replies with it");

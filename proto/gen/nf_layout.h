@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#define NF_LAYOUT_VERSION 2u
+#define NF_LAYOUT_VERSION 3u
 
 /* ADAPTER constants */
 #define NF_ADAPTER_PAGE_SHIFT 12u /* log2 of PAGE_SIZE */
@@ -96,6 +96,7 @@
 #define NF_NET_MIN_FRAME 14u /* shortest TX_POST length: an Ethernet header (the MAC pads to 60) */
 #define NF_NET_MAX_SLOTS 16u /* largest RX_SLOTS or TX_SLOTS a build may have (bitmap registers are 16 bits) */
 #define NF_NET_ROCE_PORT 4791u /* UDP destination port of RoCEv2 */
+#define NF_NET_MAX_PATH_MTU 3u /* largest PATH_MTU a QP takes (1024 payload bytes), every profile: a packet of the next (2048) with its headers exceeds MAX_FRAME and SLOT_BYTES */
 
 /* LINK_HW constants */
 #define NF_LINK_HW_ID_VALUE 0x4C4E4B31u /* LINK.ID reads this ('LNK1') */
@@ -105,6 +106,33 @@
 
 /* SYS_HW constants */
 #define NF_SYS_HW_ID_VALUE 0x4E465047u /* SYS.ID reads this ('NFPG') */
+
+/* ROCE constants */
+#define NF_ROCE_GSI_QPN 1u /* QP1, the General Services Interface: CM MADs, as UD SEND ONLY */
+#define NF_ROCE_GSI_QKEY 0x80010000u /* the GSI's well-known Q_Key (DETH) every CM MAD carries */
+#define NF_ROCE_PKEY_DEFAULT 65535u /* the default partition (BTH P_Key), full membership */
+#define NF_ROCE_ICRC_BYTES 4u /* the invariant CRC after the payload (and its pad) */
+#define NF_ROCE_AETH_TYPE_MASK 96u /* AETH syndrome bits 6:5: 0 ACK, RNR_TYPE, NAK_TYPE */
+#define NF_ROCE_AETH_TYPE_RNR 32u /* syndrome type of an RNR NAK (bits 4:0: the RNR timer code) */
+#define NF_ROCE_AETH_TYPE_NAK 96u /* syndrome type of a NAK (bits 4:0: the NAK code) */
+#define NF_ROCE_V4MAPPED_MARK_OFF 10u /* byte of 0xFFFF in a GID or cma_hdr address holding an IPv4 address (::ffff:a.b.c.d) */
+#define NF_ROCE_V4MAPPED_ADDR_OFF 12u /* byte of the IPv4 address (network order) in such a 16-byte address */
+
+/* IPV4 constants */
+#define NF_IPV4_VER_IHL 69u /* version 4, a 20-byte header (no options) */
+#define NF_IPV4_PROTO_UDP 17u /* IPv4 protocol number of UDP */
+#define NF_IPV4_ETHERTYPE 2048u /* Ethernet type of IPv4 */
+
+/* MAD constants */
+#define NF_MAD_BYTES 256u /* a MAD: its 24-byte header and 232 bytes of class data */
+#define NF_MAD_BASE_VERSION 1u /* MAD_HDR.BASE_VERSION */
+#define NF_MAD_CLASS_CM 7u /* MAD_HDR.MGMT_CLASS of the communication manager */
+#define NF_MAD_CLASS_VERSION 2u /* MAD_HDR.CLASS_VERSION of the CM */
+#define NF_MAD_METHOD_SEND 3u /* MAD_HDR.METHOD: every CM message is a Send */
+
+/* CMA constants */
+#define NF_CMA_SID_TCP 0x01060000u /* RDMA-CM service ID of the TCP port space (RDMA_PS_TCP << 16), low word; | port; the high word is 0 */
+#define NF_CMA_IPV4 64u /* CMA_HDR.IP_VERSION byte of an IPv4 connection */
 
 /* MPT_STATE: key-table entry state (MPT_W0.STATE) */
 #define NF_MPT_STATE_FREE 0u /* not allocated; every check refuses NOT_VALID */
@@ -177,8 +205,8 @@
 #define NF_OP_MW_CREATE 21u /* MR_CREATE_REQ (fast_register 0) -> MR_CREATE_REP: a memory window's key-table entry, INVALID until bound (NdkCreateMw); MR_DESTROY frees it */
 #define NF_OP_QP_CREATE 32u /* QP_CREATE_REQ -> QP_CREATE_REP */
 #define NF_OP_QP_CONNECT 33u /* QP_CONNECT_REQ: connect qpn to peer_qpn (loopback) */
-#define NF_OP_QP_DISCONNECT 34u /* QP_REQ */
-#define NF_OP_QP_DESTROY 35u /* QP_REQ */
+#define NF_OP_QP_DISCONNECT 34u /* QP_REQ: the QP back in RESET; on the wire, each request still queued completes CANCELLED (its CQE before the reply) */
+#define NF_OP_QP_DESTROY 35u /* QP_REQ: as QP_DISCONNECT, then the QP is freed */
 #define NF_OP_QP_CONNECT_WIRE 37u /* QP_CONNECT_WIRE_REQ: connect qpn to QP peer_qpn of the adapter at peer_ip over the network port (RoCEv2 RC); PENDING while the peer's MAC is being resolved (ask again), HOST_UNREACHABLE when it cannot be */
 #define NF_OP_QP_FLUSH 36u /* QP_REQ (NdkFlush): a CONNECTED QP enters ERROR, so every later WR on it completes CANCELLED untouched; WRs before it ran as usual */
 #define NF_OP_WR_FAST_REGISTER 64u /* WR_FAST_REGISTER (no reply; a CQE unless silent success) */
@@ -327,6 +355,68 @@
 /* NET_RX_FLAG: NET_RX_HDR.flags bits */
 #define NF_NET_RX_FLAG_BCAST 1u /* the destination was ff:ff:ff:ff:ff:ff */
 #define NF_NET_RX_FLAG_PROMISC 2u /* the destination was neither the adapter's MAC nor broadcast (accepted by CTRL.PROMISC) */
+
+/* BTH_OP: BTH opcodes the adapter sends or takes (RC 0x00-0x1F, UD 0x60-0x7F) */
+#define NF_BTH_OP_SEND_FIRST 0u
+#define NF_BTH_OP_SEND_MIDDLE 1u
+#define NF_BTH_OP_SEND_LAST 2u
+#define NF_BTH_OP_SEND_LAST_IMM 3u /* not taken */
+#define NF_BTH_OP_SEND_ONLY 4u
+#define NF_BTH_OP_SEND_ONLY_IMM 5u /* not taken */
+#define NF_BTH_OP_WRITE_FIRST 6u /* RETH */
+#define NF_BTH_OP_WRITE_MIDDLE 7u
+#define NF_BTH_OP_WRITE_LAST 8u
+#define NF_BTH_OP_WRITE_LAST_IMM 9u /* not taken */
+#define NF_BTH_OP_WRITE_ONLY 10u /* RETH */
+#define NF_BTH_OP_WRITE_ONLY_IMM 11u /* RETH, ImmDt; not taken */
+#define NF_BTH_OP_READ_REQUEST 12u /* RETH */
+#define NF_BTH_OP_READ_FIRST 13u /* READ response, AETH */
+#define NF_BTH_OP_READ_MIDDLE 14u /* READ response */
+#define NF_BTH_OP_READ_LAST 15u /* READ response, AETH */
+#define NF_BTH_OP_READ_ONLY 16u /* READ response, AETH */
+#define NF_BTH_OP_ACK 17u /* AETH */
+#define NF_BTH_OP_ATOMIC_ACK 18u /* AETH, AtomicAckETH; not taken */
+#define NF_BTH_OP_CMP_SWAP 19u /* AtomicETH; not taken */
+#define NF_BTH_OP_FETCH_ADD 20u /* AtomicETH; not taken */
+#define NF_BTH_OP_SEND_LAST_INV 22u /* IETH */
+#define NF_BTH_OP_SEND_ONLY_INV 23u /* IETH */
+#define NF_BTH_OP_UD_SEND_ONLY 100u /* DETH (the CM's MADs to and from QP1) */
+
+/* AETH_SYN: AETH syndromes the adapter sends and reads (type in bits 6:5, ROCE.AETH_TYPE_*) */
+#define NF_AETH_SYN_ACK 31u /* an ACK with no credit count (credits invalid) */
+#define NF_AETH_SYN_RNR 46u /* an RNR NAK, timer code 0x0E (1.28 ms) */
+#define NF_AETH_SYN_NAK_PSN 96u /* PSN sequence error */
+#define NF_AETH_SYN_NAK_INVALID 97u /* invalid request */
+#define NF_AETH_SYN_NAK_ACCESS 98u /* remote access error */
+#define NF_AETH_SYN_NAK_OPERATIONAL 99u /* remote operational error */
+
+/* PATH_MTU: IB MTU enum (CM REQ path MTU, QP_CONNECT_WIRE_REQ.mtu): payload bytes per packet = 128 << value */
+#define NF_PATH_MTU_256 1u
+#define NF_PATH_MTU_512 2u
+#define NF_PATH_MTU_1024 3u
+#define NF_PATH_MTU_2048 4u
+#define NF_PATH_MTU_4096 5u
+
+/* CM_ATTR: MAD_HDR.ATTR_ID of the CM messages */
+#define NF_CM_ATTR_REQ 16u /* CM_REQ */
+#define NF_CM_ATTR_MRA 17u /* not sent */
+#define NF_CM_ATTR_REJ 18u /* CM_REJ */
+#define NF_CM_ATTR_REP 19u /* CM_REP */
+#define NF_CM_ATTR_RTU 20u /* CM_RTU */
+#define NF_CM_ATTR_DREQ 21u /* CM_DREQ */
+#define NF_CM_ATTR_DREP 22u /* CM_DREP */
+
+/* CM_REJ_REASON: CM_REJ.REASON values the adapter sends or tells apart */
+#define NF_CM_REJ_REASON_NO_RESOURCES 3u /* no connection free */
+#define NF_CM_REJ_REASON_INVALID_SID 8u /* no listener on the service ID's port */
+#define NF_CM_REJ_REASON_INVALID_TRANSPORT 9u /* not RC */
+#define NF_CM_REJ_REASON_INVALID_MTU 26u /* a REQ's path MTU that is no PATH_MTU */
+#define NF_CM_REJ_REASON_CONSUMER 28u /* the consumer rejected (rdma_reject, NdkReject): private data follows */
+
+/* CM_REJ_MSG: CM_REJ.MSG_REJECTED: the message a REJ answers */
+#define NF_CM_REJ_MSG_REQ 0u
+#define NF_CM_REJ_MSG_REP 1u
+#define NF_CM_REJ_MSG_OTHER 2u
 
 /* MPT_W0: key-table entry word 0 */
 #define NF_MPT_W0_STATE_LSB 0u /* MPT_STATE */
@@ -1030,17 +1120,23 @@ struct nf_net_config_rep {
     uint32_t netmask; /* @4  */
     uint32_t mac_lo; /* @8 MAC bytes 0..3 */
     uint32_t mac_hi; /* @12 MAC bytes 4..5 in [15:0] */
+    uint32_t max_mtu; /* @16 NET.MAX_PATH_MTU: the largest path MTU (PATH_MTU) QP_CONNECT_WIRE takes and the CM offers */
+    uint32_t rsvd; /* @20 0 (a message is a multiple of 8 bytes) */
 };
-#define NF_NET_CONFIG_REP_SIZE 16u
+#define NF_NET_CONFIG_REP_SIZE 24u
 #define NF_NET_CONFIG_REP_IPV4_OFF 0u
 #define NF_NET_CONFIG_REP_NETMASK_OFF 4u
 #define NF_NET_CONFIG_REP_MAC_LO_OFF 8u
 #define NF_NET_CONFIG_REP_MAC_HI_OFF 12u
-_Static_assert(sizeof(struct nf_net_config_rep) == 16, "NET_CONFIG_REP size");
+#define NF_NET_CONFIG_REP_MAX_MTU_OFF 16u
+#define NF_NET_CONFIG_REP_RSVD_OFF 20u
+_Static_assert(sizeof(struct nf_net_config_rep) == 24, "NET_CONFIG_REP size");
 _Static_assert(offsetof(struct nf_net_config_rep, ipv4) == 0, "NET_CONFIG_REP.ipv4");
 _Static_assert(offsetof(struct nf_net_config_rep, netmask) == 4, "NET_CONFIG_REP.netmask");
 _Static_assert(offsetof(struct nf_net_config_rep, mac_lo) == 8, "NET_CONFIG_REP.mac_lo");
 _Static_assert(offsetof(struct nf_net_config_rep, mac_hi) == 12, "NET_CONFIG_REP.mac_hi");
+_Static_assert(offsetof(struct nf_net_config_rep, max_mtu) == 16, "NET_CONFIG_REP.max_mtu");
+_Static_assert(offsetof(struct nf_net_config_rep, rsvd) == 20, "NET_CONFIG_REP.rsvd");
 
 /* NET_NEIGH_REP: NET_NEIGH reply payload; count NET_NEIGH_ENTRYs follow it */
 struct nf_net_neigh_rep {
@@ -1229,7 +1325,7 @@ struct nf_qp_connect_wire_req {
     uint32_t peer_ip; /* @8 the peer adapter's IPv4 address, first byte in [7:0], on this port's subnet */
     uint32_t sq_psn; /* @12 first PSN this QP sends (24 bits) */
     uint32_t rq_psn; /* @16 first PSN this QP expects from the peer (24 bits): the peer's sq_psn */
-    uint32_t rsvd; /* @20 0 */
+    uint32_t mtu; /* @20 path MTU, PATH_MTU (1..NET.MAX_PATH_MTU; 0: NET.MAX_PATH_MTU), both sides the same; larger values are refused INVALID_PARAMETER */
 };
 #define NF_QP_CONNECT_WIRE_REQ_SIZE 24u
 #define NF_QP_CONNECT_WIRE_REQ_QPN_OFF 0u
@@ -1237,14 +1333,14 @@ struct nf_qp_connect_wire_req {
 #define NF_QP_CONNECT_WIRE_REQ_PEER_IP_OFF 8u
 #define NF_QP_CONNECT_WIRE_REQ_SQ_PSN_OFF 12u
 #define NF_QP_CONNECT_WIRE_REQ_RQ_PSN_OFF 16u
-#define NF_QP_CONNECT_WIRE_REQ_RSVD_OFF 20u
+#define NF_QP_CONNECT_WIRE_REQ_MTU_OFF 20u
 _Static_assert(sizeof(struct nf_qp_connect_wire_req) == 24, "QP_CONNECT_WIRE_REQ size");
 _Static_assert(offsetof(struct nf_qp_connect_wire_req, qpn) == 0, "QP_CONNECT_WIRE_REQ.qpn");
 _Static_assert(offsetof(struct nf_qp_connect_wire_req, peer_qpn) == 4, "QP_CONNECT_WIRE_REQ.peer_qpn");
 _Static_assert(offsetof(struct nf_qp_connect_wire_req, peer_ip) == 8, "QP_CONNECT_WIRE_REQ.peer_ip");
 _Static_assert(offsetof(struct nf_qp_connect_wire_req, sq_psn) == 12, "QP_CONNECT_WIRE_REQ.sq_psn");
 _Static_assert(offsetof(struct nf_qp_connect_wire_req, rq_psn) == 16, "QP_CONNECT_WIRE_REQ.rq_psn");
-_Static_assert(offsetof(struct nf_qp_connect_wire_req, rsvd) == 20, "QP_CONNECT_WIRE_REQ.rsvd");
+_Static_assert(offsetof(struct nf_qp_connect_wire_req, mtu) == 20, "QP_CONNECT_WIRE_REQ.mtu");
 
 /* QP_REQ: payload naming one QP */
 struct nf_qp_req {
@@ -1471,7 +1567,7 @@ struct nf_cm_connect_req {
     uint32_t resources; /* @16 responder resources (InboundReadLimit): READs this QP answers at once, <= CM.MAX_RD */
     uint32_t depth; /* @20 initiator depth (OutboundReadLimit), <= CM.MAX_RD */
     uint32_t pdata_len; /* @24 private data bytes that follow, <= CM.REQ_PDATA (the REQ carries CM.REQ_PDATA, zero-filled) */
-    uint32_t rsvd; /* @28 0 */
+    uint32_t mtu; /* @28 the path MTU the REQ offers (PATH_MTU, <= NET.MAX_PATH_MTU; 0: NET.MAX_PATH_MTU); the connection takes the smaller of it and the peer's */
 };
 #define NF_CM_CONNECT_REQ_SIZE 32u
 #define NF_CM_CONNECT_REQ_QPN_OFF 0u
@@ -1481,7 +1577,7 @@ struct nf_cm_connect_req {
 #define NF_CM_CONNECT_REQ_RESOURCES_OFF 16u
 #define NF_CM_CONNECT_REQ_DEPTH_OFF 20u
 #define NF_CM_CONNECT_REQ_PDATA_LEN_OFF 24u
-#define NF_CM_CONNECT_REQ_RSVD_OFF 28u
+#define NF_CM_CONNECT_REQ_MTU_OFF 28u
 _Static_assert(sizeof(struct nf_cm_connect_req) == 32, "CM_CONNECT_REQ size");
 _Static_assert(offsetof(struct nf_cm_connect_req, qpn) == 0, "CM_CONNECT_REQ.qpn");
 _Static_assert(offsetof(struct nf_cm_connect_req, peer_ip) == 4, "CM_CONNECT_REQ.peer_ip");
@@ -1490,7 +1586,7 @@ _Static_assert(offsetof(struct nf_cm_connect_req, local_port) == 12, "CM_CONNECT
 _Static_assert(offsetof(struct nf_cm_connect_req, resources) == 16, "CM_CONNECT_REQ.resources");
 _Static_assert(offsetof(struct nf_cm_connect_req, depth) == 20, "CM_CONNECT_REQ.depth");
 _Static_assert(offsetof(struct nf_cm_connect_req, pdata_len) == 24, "CM_CONNECT_REQ.pdata_len");
-_Static_assert(offsetof(struct nf_cm_connect_req, rsvd) == 28, "CM_CONNECT_REQ.rsvd");
+_Static_assert(offsetof(struct nf_cm_connect_req, mtu) == 28, "CM_CONNECT_REQ.mtu");
 
 /* CM_CONNECT_REP: CM_CONNECT reply payload */
 struct nf_cm_connect_rep {
@@ -1511,7 +1607,7 @@ struct nf_cm_accept_req {
     uint32_t resources; /* @8 responder resources, <= CM.MAX_RD */
     uint32_t depth; /* @12 initiator depth, <= CM.MAX_RD */
     uint32_t pdata_len; /* @16 private data bytes that follow, <= CM.REP_PDATA */
-    uint32_t rsvd; /* @20 0 */
+    uint32_t mtu; /* @20 the largest path MTU this side takes (PATH_MTU, <= NET.MAX_PATH_MTU; 0: NET.MAX_PATH_MTU); the connection takes the smaller of it and the REQ's */
 };
 #define NF_CM_ACCEPT_REQ_SIZE 24u
 #define NF_CM_ACCEPT_REQ_CONN_ID_OFF 0u
@@ -1519,14 +1615,14 @@ struct nf_cm_accept_req {
 #define NF_CM_ACCEPT_REQ_RESOURCES_OFF 8u
 #define NF_CM_ACCEPT_REQ_DEPTH_OFF 12u
 #define NF_CM_ACCEPT_REQ_PDATA_LEN_OFF 16u
-#define NF_CM_ACCEPT_REQ_RSVD_OFF 20u
+#define NF_CM_ACCEPT_REQ_MTU_OFF 20u
 _Static_assert(sizeof(struct nf_cm_accept_req) == 24, "CM_ACCEPT_REQ size");
 _Static_assert(offsetof(struct nf_cm_accept_req, conn_id) == 0, "CM_ACCEPT_REQ.conn_id");
 _Static_assert(offsetof(struct nf_cm_accept_req, qpn) == 4, "CM_ACCEPT_REQ.qpn");
 _Static_assert(offsetof(struct nf_cm_accept_req, resources) == 8, "CM_ACCEPT_REQ.resources");
 _Static_assert(offsetof(struct nf_cm_accept_req, depth) == 12, "CM_ACCEPT_REQ.depth");
 _Static_assert(offsetof(struct nf_cm_accept_req, pdata_len) == 16, "CM_ACCEPT_REQ.pdata_len");
-_Static_assert(offsetof(struct nf_cm_accept_req, rsvd) == 20, "CM_ACCEPT_REQ.rsvd");
+_Static_assert(offsetof(struct nf_cm_accept_req, mtu) == 20, "CM_ACCEPT_REQ.mtu");
 
 /* CM_REJECT_REQ: CM_REJECT payload; pdata_len bytes of private data follow. INVALID_DEVICE_STATE when the connection is neither a REQUEST waiting for an answer nor a REPLY not completed */
 struct nf_cm_reject_req {
@@ -1611,6 +1707,522 @@ _Static_assert(offsetof(struct nf_net_rx_hdr, len) == 0, "NET_RX_HDR.len");
 _Static_assert(offsetof(struct nf_net_rx_hdr, kind) == 2, "NET_RX_HDR.kind");
 _Static_assert(offsetof(struct nf_net_rx_hdr, flags) == 3, "NET_RX_HDR.flags");
 _Static_assert(offsetof(struct nf_net_rx_hdr, cycle) == 4, "NET_RX_HDR.cycle");
+
+/* ETH (wire, big-endian): Ethernet II header (no VLAN tag) */
+#define NF_ETH_SIZE 14u
+#define NF_ETH_DST_OFF 0u /* destination MAC */
+#define NF_ETH_DST_BYTES 6u
+#define NF_ETH_SRC_OFF 6u /* source MAC */
+#define NF_ETH_SRC_BYTES 6u
+#define NF_ETH_TYPE_OFF 12u /* EtherType */
+#define NF_ETH_TYPE_BYTES 2u
+
+/* IPV4 (wire, big-endian): IPv4 header without options */
+#define NF_IPV4_SIZE 20u
+#define NF_IPV4_VER_IHL_OFF 0u /* IPV4.VER_IHL */
+#define NF_IPV4_VER_IHL_BYTES 1u
+#define NF_IPV4_TOS_OFF 1u /* DSCP, ECN */
+#define NF_IPV4_TOS_BYTES 1u
+#define NF_IPV4_TOTAL_LEN_OFF 2u /* header and data */
+#define NF_IPV4_TOTAL_LEN_BYTES 2u
+#define NF_IPV4_ID_OFF 4u
+#define NF_IPV4_ID_BYTES 2u
+#define NF_IPV4_DF_OFF 6u
+#define NF_IPV4_DF_BYTES 2u
+#define NF_IPV4_DF_LSB 14u /* don't fragment */
+#define NF_IPV4_DF_WIDTH 1u
+#define NF_IPV4_DF_MASK 0x00004000u
+#define NF_IPV4_DF_GET(w) (((uint32_t)(w) & NF_IPV4_DF_MASK) >> NF_IPV4_DF_LSB)
+#define NF_IPV4_DF_PUT(v) (((uint32_t)(v) << NF_IPV4_DF_LSB) & NF_IPV4_DF_MASK)
+#define NF_IPV4_MF_OFF 6u
+#define NF_IPV4_MF_BYTES 2u
+#define NF_IPV4_MF_LSB 13u /* more fragments */
+#define NF_IPV4_MF_WIDTH 1u
+#define NF_IPV4_MF_MASK 0x00002000u
+#define NF_IPV4_MF_GET(w) (((uint32_t)(w) & NF_IPV4_MF_MASK) >> NF_IPV4_MF_LSB)
+#define NF_IPV4_MF_PUT(v) (((uint32_t)(v) << NF_IPV4_MF_LSB) & NF_IPV4_MF_MASK)
+#define NF_IPV4_FRAG_OFF_OFF 6u
+#define NF_IPV4_FRAG_OFF_BYTES 2u
+#define NF_IPV4_FRAG_OFF_LSB 0u /*  */
+#define NF_IPV4_FRAG_OFF_WIDTH 13u
+#define NF_IPV4_FRAG_OFF_MASK 0x00001FFFu
+#define NF_IPV4_FRAG_OFF_GET(w) (((uint32_t)(w) & NF_IPV4_FRAG_OFF_MASK) >> NF_IPV4_FRAG_OFF_LSB)
+#define NF_IPV4_FRAG_OFF_PUT(v) (((uint32_t)(v) << NF_IPV4_FRAG_OFF_LSB) & NF_IPV4_FRAG_OFF_MASK)
+#define NF_IPV4_TTL_OFF 8u
+#define NF_IPV4_TTL_BYTES 1u
+#define NF_IPV4_PROTO_OFF 9u
+#define NF_IPV4_PROTO_BYTES 1u
+#define NF_IPV4_CSUM_OFF 10u /* header checksum */
+#define NF_IPV4_CSUM_BYTES 2u
+#define NF_IPV4_SRC_OFF 12u
+#define NF_IPV4_SRC_BYTES 4u
+#define NF_IPV4_DST_OFF 16u
+#define NF_IPV4_DST_BYTES 4u
+
+/* UDP (wire, big-endian): UDP header; RoCEv2 goes to port NET.ROCE_PORT, the source port is flow entropy */
+#define NF_UDP_SIZE 8u
+#define NF_UDP_SPORT_OFF 0u
+#define NF_UDP_SPORT_BYTES 2u
+#define NF_UDP_DPORT_OFF 2u
+#define NF_UDP_DPORT_BYTES 2u
+#define NF_UDP_LEN_OFF 4u /* header, IB headers, payload, pad and ICRC */
+#define NF_UDP_LEN_BYTES 2u
+#define NF_UDP_CSUM_OFF 6u /* 0: none, as RoCEv2 allows */
+#define NF_UDP_CSUM_BYTES 2u
+
+/* BTH (wire, big-endian): IB base transport header, read and written as three big-endian words */
+#define NF_BTH_SIZE 12u
+#define NF_BTH_OPCODE_OFF 0u
+#define NF_BTH_OPCODE_BYTES 4u
+#define NF_BTH_OPCODE_LSB 24u /* BTH_OP */
+#define NF_BTH_OPCODE_WIDTH 8u
+#define NF_BTH_OPCODE_MASK 0xFF000000u
+#define NF_BTH_OPCODE_GET(w) (((uint32_t)(w) & NF_BTH_OPCODE_MASK) >> NF_BTH_OPCODE_LSB)
+#define NF_BTH_OPCODE_PUT(v) (((uint32_t)(v) << NF_BTH_OPCODE_LSB) & NF_BTH_OPCODE_MASK)
+#define NF_BTH_SE_OFF 0u
+#define NF_BTH_SE_BYTES 4u
+#define NF_BTH_SE_LSB 23u /* solicited event */
+#define NF_BTH_SE_WIDTH 1u
+#define NF_BTH_SE_MASK 0x00800000u
+#define NF_BTH_SE_GET(w) (((uint32_t)(w) & NF_BTH_SE_MASK) >> NF_BTH_SE_LSB)
+#define NF_BTH_SE_PUT(v) (((uint32_t)(v) << NF_BTH_SE_LSB) & NF_BTH_SE_MASK)
+#define NF_BTH_MIG_OFF 0u
+#define NF_BTH_MIG_BYTES 4u
+#define NF_BTH_MIG_LSB 22u /* migration state */
+#define NF_BTH_MIG_WIDTH 1u
+#define NF_BTH_MIG_MASK 0x00400000u
+#define NF_BTH_MIG_GET(w) (((uint32_t)(w) & NF_BTH_MIG_MASK) >> NF_BTH_MIG_LSB)
+#define NF_BTH_MIG_PUT(v) (((uint32_t)(v) << NF_BTH_MIG_LSB) & NF_BTH_MIG_MASK)
+#define NF_BTH_PAD_OFF 0u
+#define NF_BTH_PAD_BYTES 4u
+#define NF_BTH_PAD_LSB 20u /* pad bytes after the payload (to a multiple of 4) */
+#define NF_BTH_PAD_WIDTH 2u
+#define NF_BTH_PAD_MASK 0x00300000u
+#define NF_BTH_PAD_GET(w) (((uint32_t)(w) & NF_BTH_PAD_MASK) >> NF_BTH_PAD_LSB)
+#define NF_BTH_PAD_PUT(v) (((uint32_t)(v) << NF_BTH_PAD_LSB) & NF_BTH_PAD_MASK)
+#define NF_BTH_TVER_OFF 0u
+#define NF_BTH_TVER_BYTES 4u
+#define NF_BTH_TVER_LSB 16u /* transport header version: 0 */
+#define NF_BTH_TVER_WIDTH 4u
+#define NF_BTH_TVER_MASK 0x000F0000u
+#define NF_BTH_TVER_GET(w) (((uint32_t)(w) & NF_BTH_TVER_MASK) >> NF_BTH_TVER_LSB)
+#define NF_BTH_TVER_PUT(v) (((uint32_t)(v) << NF_BTH_TVER_LSB) & NF_BTH_TVER_MASK)
+#define NF_BTH_PKEY_OFF 0u
+#define NF_BTH_PKEY_BYTES 4u
+#define NF_BTH_PKEY_LSB 0u /* partition key */
+#define NF_BTH_PKEY_WIDTH 16u
+#define NF_BTH_PKEY_MASK 0x0000FFFFu
+#define NF_BTH_PKEY_GET(w) (((uint32_t)(w) & NF_BTH_PKEY_MASK) >> NF_BTH_PKEY_LSB)
+#define NF_BTH_PKEY_PUT(v) (((uint32_t)(v) << NF_BTH_PKEY_LSB) & NF_BTH_PKEY_MASK)
+#define NF_BTH_FECN_OFF 4u
+#define NF_BTH_FECN_BYTES 4u
+#define NF_BTH_FECN_LSB 31u /*  */
+#define NF_BTH_FECN_WIDTH 1u
+#define NF_BTH_FECN_MASK 0x80000000u
+#define NF_BTH_FECN_GET(w) (((uint32_t)(w) & NF_BTH_FECN_MASK) >> NF_BTH_FECN_LSB)
+#define NF_BTH_FECN_PUT(v) (((uint32_t)(v) << NF_BTH_FECN_LSB) & NF_BTH_FECN_MASK)
+#define NF_BTH_BECN_OFF 4u
+#define NF_BTH_BECN_BYTES 4u
+#define NF_BTH_BECN_LSB 30u /*  */
+#define NF_BTH_BECN_WIDTH 1u
+#define NF_BTH_BECN_MASK 0x40000000u
+#define NF_BTH_BECN_GET(w) (((uint32_t)(w) & NF_BTH_BECN_MASK) >> NF_BTH_BECN_LSB)
+#define NF_BTH_BECN_PUT(v) (((uint32_t)(v) << NF_BTH_BECN_LSB) & NF_BTH_BECN_MASK)
+#define NF_BTH_RSVD6_OFF 4u
+#define NF_BTH_RSVD6_BYTES 4u
+#define NF_BTH_RSVD6_LSB 24u /* 0 */
+#define NF_BTH_RSVD6_WIDTH 6u
+#define NF_BTH_RSVD6_MASK 0x3F000000u
+#define NF_BTH_RSVD6_GET(w) (((uint32_t)(w) & NF_BTH_RSVD6_MASK) >> NF_BTH_RSVD6_LSB)
+#define NF_BTH_RSVD6_PUT(v) (((uint32_t)(v) << NF_BTH_RSVD6_LSB) & NF_BTH_RSVD6_MASK)
+#define NF_BTH_DEST_QP_OFF 4u
+#define NF_BTH_DEST_QP_BYTES 4u
+#define NF_BTH_DEST_QP_LSB 0u /* destination QP number */
+#define NF_BTH_DEST_QP_WIDTH 24u
+#define NF_BTH_DEST_QP_MASK 0x00FFFFFFu
+#define NF_BTH_DEST_QP_GET(w) (((uint32_t)(w) & NF_BTH_DEST_QP_MASK) >> NF_BTH_DEST_QP_LSB)
+#define NF_BTH_DEST_QP_PUT(v) (((uint32_t)(v) << NF_BTH_DEST_QP_LSB) & NF_BTH_DEST_QP_MASK)
+#define NF_BTH_ACKREQ_OFF 8u
+#define NF_BTH_ACKREQ_BYTES 4u
+#define NF_BTH_ACKREQ_LSB 31u /* the responder acknowledges this packet */
+#define NF_BTH_ACKREQ_WIDTH 1u
+#define NF_BTH_ACKREQ_MASK 0x80000000u
+#define NF_BTH_ACKREQ_GET(w) (((uint32_t)(w) & NF_BTH_ACKREQ_MASK) >> NF_BTH_ACKREQ_LSB)
+#define NF_BTH_ACKREQ_PUT(v) (((uint32_t)(v) << NF_BTH_ACKREQ_LSB) & NF_BTH_ACKREQ_MASK)
+#define NF_BTH_RSVD7_OFF 8u
+#define NF_BTH_RSVD7_BYTES 4u
+#define NF_BTH_RSVD7_LSB 24u /* 0 */
+#define NF_BTH_RSVD7_WIDTH 7u
+#define NF_BTH_RSVD7_MASK 0x7F000000u
+#define NF_BTH_RSVD7_GET(w) (((uint32_t)(w) & NF_BTH_RSVD7_MASK) >> NF_BTH_RSVD7_LSB)
+#define NF_BTH_RSVD7_PUT(v) (((uint32_t)(v) << NF_BTH_RSVD7_LSB) & NF_BTH_RSVD7_MASK)
+#define NF_BTH_PSN_OFF 8u
+#define NF_BTH_PSN_BYTES 4u
+#define NF_BTH_PSN_LSB 0u /* packet sequence number */
+#define NF_BTH_PSN_WIDTH 24u
+#define NF_BTH_PSN_MASK 0x00FFFFFFu
+#define NF_BTH_PSN_GET(w) (((uint32_t)(w) & NF_BTH_PSN_MASK) >> NF_BTH_PSN_LSB)
+#define NF_BTH_PSN_PUT(v) (((uint32_t)(v) << NF_BTH_PSN_LSB) & NF_BTH_PSN_MASK)
+
+/* RETH (wire, big-endian): RDMA extended transport header: WRITE FIRST/ONLY, READ REQUEST */
+#define NF_RETH_SIZE 16u
+#define NF_RETH_VA_OFF 0u /* remote virtual address */
+#define NF_RETH_VA_BYTES 8u
+#define NF_RETH_RKEY_OFF 8u /* R_Key (the peer's token) */
+#define NF_RETH_RKEY_BYTES 4u
+#define NF_RETH_DMA_LEN_OFF 12u /* bytes of the whole WRITE or READ */
+#define NF_RETH_DMA_LEN_BYTES 4u
+
+/* AETH (wire, big-endian): ACK extended transport header: ACK, READ response FIRST/LAST/ONLY */
+#define NF_AETH_SIZE 4u
+#define NF_AETH_SYNDROME_OFF 0u
+#define NF_AETH_SYNDROME_BYTES 4u
+#define NF_AETH_SYNDROME_LSB 24u /* AETH_SYN */
+#define NF_AETH_SYNDROME_WIDTH 8u
+#define NF_AETH_SYNDROME_MASK 0xFF000000u
+#define NF_AETH_SYNDROME_GET(w) (((uint32_t)(w) & NF_AETH_SYNDROME_MASK) >> NF_AETH_SYNDROME_LSB)
+#define NF_AETH_SYNDROME_PUT(v) (((uint32_t)(v) << NF_AETH_SYNDROME_LSB) & NF_AETH_SYNDROME_MASK)
+#define NF_AETH_MSN_OFF 0u
+#define NF_AETH_MSN_BYTES 4u
+#define NF_AETH_MSN_LSB 0u /* message sequence number */
+#define NF_AETH_MSN_WIDTH 24u
+#define NF_AETH_MSN_MASK 0x00FFFFFFu
+#define NF_AETH_MSN_GET(w) (((uint32_t)(w) & NF_AETH_MSN_MASK) >> NF_AETH_MSN_LSB)
+#define NF_AETH_MSN_PUT(v) (((uint32_t)(v) << NF_AETH_MSN_LSB) & NF_AETH_MSN_MASK)
+
+/* IETH (wire, big-endian): invalidate extended transport header: SEND LAST/ONLY with Invalidate */
+#define NF_IETH_SIZE 4u
+#define NF_IETH_RKEY_OFF 0u /* the token the responder invalidates */
+#define NF_IETH_RKEY_BYTES 4u
+
+/* DETH (wire, big-endian): datagram extended transport header: UD SEND ONLY */
+#define NF_DETH_SIZE 8u
+#define NF_DETH_QKEY_OFF 0u /* ROCE.GSI_QKEY on QP1 */
+#define NF_DETH_QKEY_BYTES 4u
+#define NF_DETH_RSVD_OFF 4u
+#define NF_DETH_RSVD_BYTES 4u
+#define NF_DETH_RSVD_LSB 24u /* 0 */
+#define NF_DETH_RSVD_WIDTH 8u
+#define NF_DETH_RSVD_MASK 0xFF000000u
+#define NF_DETH_RSVD_GET(w) (((uint32_t)(w) & NF_DETH_RSVD_MASK) >> NF_DETH_RSVD_LSB)
+#define NF_DETH_RSVD_PUT(v) (((uint32_t)(v) << NF_DETH_RSVD_LSB) & NF_DETH_RSVD_MASK)
+#define NF_DETH_SRC_QP_OFF 4u
+#define NF_DETH_SRC_QP_BYTES 4u
+#define NF_DETH_SRC_QP_LSB 0u /* the sender's QP */
+#define NF_DETH_SRC_QP_WIDTH 24u
+#define NF_DETH_SRC_QP_MASK 0x00FFFFFFu
+#define NF_DETH_SRC_QP_GET(w) (((uint32_t)(w) & NF_DETH_SRC_QP_MASK) >> NF_DETH_SRC_QP_LSB)
+#define NF_DETH_SRC_QP_PUT(v) (((uint32_t)(v) << NF_DETH_SRC_QP_LSB) & NF_DETH_SRC_QP_MASK)
+
+/* MAD_HDR (wire, big-endian): common MAD header in front of every CM message (MAD.BYTES in all) */
+#define NF_MAD_HDR_SIZE 24u
+#define NF_MAD_HDR_BASE_VERSION_OFF 0u /* MAD.BASE_VERSION */
+#define NF_MAD_HDR_BASE_VERSION_BYTES 1u
+#define NF_MAD_HDR_MGMT_CLASS_OFF 1u /* MAD.CLASS_CM */
+#define NF_MAD_HDR_MGMT_CLASS_BYTES 1u
+#define NF_MAD_HDR_CLASS_VERSION_OFF 2u /* MAD.CLASS_VERSION */
+#define NF_MAD_HDR_CLASS_VERSION_BYTES 1u
+#define NF_MAD_HDR_METHOD_OFF 3u /* MAD.METHOD_SEND */
+#define NF_MAD_HDR_METHOD_BYTES 1u
+#define NF_MAD_HDR_STATUS_OFF 4u /* 0 */
+#define NF_MAD_HDR_STATUS_BYTES 2u
+#define NF_MAD_HDR_CLASS_SPECIFIC_OFF 6u /* 0 */
+#define NF_MAD_HDR_CLASS_SPECIFIC_BYTES 2u
+#define NF_MAD_HDR_TID_OFF 8u /* transaction ID: a message and its answer share it */
+#define NF_MAD_HDR_TID_BYTES 8u
+#define NF_MAD_HDR_ATTR_ID_OFF 16u /* CM_ATTR */
+#define NF_MAD_HDR_ATTR_ID_BYTES 2u
+#define NF_MAD_HDR_RSVD_OFF 18u /* 0 */
+#define NF_MAD_HDR_RSVD_BYTES 2u
+#define NF_MAD_HDR_ATTR_MOD_OFF 20u /* 0 */
+#define NF_MAD_HDR_ATTR_MOD_BYTES 4u
+
+/* CM_REQ (wire, big-endian): CM REQ, after MAD_HDR (the primary path only; the alternate path is zero) */
+#define NF_CM_REQ_SIZE 232u
+#define NF_CM_REQ_LOCAL_COMM_ID_OFF 0u /* the sender's connection ID */
+#define NF_CM_REQ_LOCAL_COMM_ID_BYTES 4u
+#define NF_CM_REQ_SERVICE_ID_OFF 8u /* RDMA-CM: CMA.SID_TCP | port */
+#define NF_CM_REQ_SERVICE_ID_BYTES 8u
+#define NF_CM_REQ_LOCAL_CA_GUID_OFF 16u /* EUI-64 of the sender's MAC */
+#define NF_CM_REQ_LOCAL_CA_GUID_BYTES 8u
+#define NF_CM_REQ_LOCAL_QKEY_OFF 28u
+#define NF_CM_REQ_LOCAL_QKEY_BYTES 4u
+#define NF_CM_REQ_LOCAL_QPN_OFF 32u /* the sender's QP */
+#define NF_CM_REQ_LOCAL_QPN_BYTES 3u
+#define NF_CM_REQ_RESP_RESOURCES_OFF 35u /* READs the sender answers at once */
+#define NF_CM_REQ_RESP_RESOURCES_BYTES 1u
+#define NF_CM_REQ_LOCAL_EECN_OFF 36u
+#define NF_CM_REQ_LOCAL_EECN_BYTES 3u
+#define NF_CM_REQ_INIT_DEPTH_OFF 39u /* READs the sender keeps outstanding */
+#define NF_CM_REQ_INIT_DEPTH_BYTES 1u
+#define NF_CM_REQ_REMOTE_EECN_OFF 40u
+#define NF_CM_REQ_REMOTE_EECN_BYTES 3u
+#define NF_CM_REQ_REMOTE_CM_TIMEOUT_OFF 43u
+#define NF_CM_REQ_REMOTE_CM_TIMEOUT_BYTES 1u
+#define NF_CM_REQ_REMOTE_CM_TIMEOUT_LSB 3u /* 4.096 us * 2^value */
+#define NF_CM_REQ_REMOTE_CM_TIMEOUT_WIDTH 5u
+#define NF_CM_REQ_REMOTE_CM_TIMEOUT_MASK 0x000000F8u
+#define NF_CM_REQ_REMOTE_CM_TIMEOUT_GET(w) (((uint32_t)(w) & NF_CM_REQ_REMOTE_CM_TIMEOUT_MASK) >> NF_CM_REQ_REMOTE_CM_TIMEOUT_LSB)
+#define NF_CM_REQ_REMOTE_CM_TIMEOUT_PUT(v) (((uint32_t)(v) << NF_CM_REQ_REMOTE_CM_TIMEOUT_LSB) & NF_CM_REQ_REMOTE_CM_TIMEOUT_MASK)
+#define NF_CM_REQ_TRANSPORT_OFF 43u
+#define NF_CM_REQ_TRANSPORT_BYTES 1u
+#define NF_CM_REQ_TRANSPORT_LSB 1u /* 0 RC, 1 UC, 3 XRC */
+#define NF_CM_REQ_TRANSPORT_WIDTH 2u
+#define NF_CM_REQ_TRANSPORT_MASK 0x00000006u
+#define NF_CM_REQ_TRANSPORT_GET(w) (((uint32_t)(w) & NF_CM_REQ_TRANSPORT_MASK) >> NF_CM_REQ_TRANSPORT_LSB)
+#define NF_CM_REQ_TRANSPORT_PUT(v) (((uint32_t)(v) << NF_CM_REQ_TRANSPORT_LSB) & NF_CM_REQ_TRANSPORT_MASK)
+#define NF_CM_REQ_E2E_FLOW_OFF 43u
+#define NF_CM_REQ_E2E_FLOW_BYTES 1u
+#define NF_CM_REQ_E2E_FLOW_LSB 0u /*  */
+#define NF_CM_REQ_E2E_FLOW_WIDTH 1u
+#define NF_CM_REQ_E2E_FLOW_MASK 0x00000001u
+#define NF_CM_REQ_E2E_FLOW_GET(w) (((uint32_t)(w) & NF_CM_REQ_E2E_FLOW_MASK) >> NF_CM_REQ_E2E_FLOW_LSB)
+#define NF_CM_REQ_E2E_FLOW_PUT(v) (((uint32_t)(v) << NF_CM_REQ_E2E_FLOW_LSB) & NF_CM_REQ_E2E_FLOW_MASK)
+#define NF_CM_REQ_STARTING_PSN_OFF 44u /* the sender's receive PSN (the answerer's first send PSN) */
+#define NF_CM_REQ_STARTING_PSN_BYTES 3u
+#define NF_CM_REQ_LOCAL_CM_TIMEOUT_OFF 47u
+#define NF_CM_REQ_LOCAL_CM_TIMEOUT_BYTES 1u
+#define NF_CM_REQ_LOCAL_CM_TIMEOUT_LSB 3u /*  */
+#define NF_CM_REQ_LOCAL_CM_TIMEOUT_WIDTH 5u
+#define NF_CM_REQ_LOCAL_CM_TIMEOUT_MASK 0x000000F8u
+#define NF_CM_REQ_LOCAL_CM_TIMEOUT_GET(w) (((uint32_t)(w) & NF_CM_REQ_LOCAL_CM_TIMEOUT_MASK) >> NF_CM_REQ_LOCAL_CM_TIMEOUT_LSB)
+#define NF_CM_REQ_LOCAL_CM_TIMEOUT_PUT(v) (((uint32_t)(v) << NF_CM_REQ_LOCAL_CM_TIMEOUT_LSB) & NF_CM_REQ_LOCAL_CM_TIMEOUT_MASK)
+#define NF_CM_REQ_RETRY_COUNT_OFF 47u
+#define NF_CM_REQ_RETRY_COUNT_BYTES 1u
+#define NF_CM_REQ_RETRY_COUNT_LSB 0u /*  */
+#define NF_CM_REQ_RETRY_COUNT_WIDTH 3u
+#define NF_CM_REQ_RETRY_COUNT_MASK 0x00000007u
+#define NF_CM_REQ_RETRY_COUNT_GET(w) (((uint32_t)(w) & NF_CM_REQ_RETRY_COUNT_MASK) >> NF_CM_REQ_RETRY_COUNT_LSB)
+#define NF_CM_REQ_RETRY_COUNT_PUT(v) (((uint32_t)(v) << NF_CM_REQ_RETRY_COUNT_LSB) & NF_CM_REQ_RETRY_COUNT_MASK)
+#define NF_CM_REQ_PKEY_OFF 48u
+#define NF_CM_REQ_PKEY_BYTES 2u
+#define NF_CM_REQ_PATH_MTU_OFF 50u
+#define NF_CM_REQ_PATH_MTU_BYTES 1u
+#define NF_CM_REQ_PATH_MTU_LSB 4u /* PATH_MTU */
+#define NF_CM_REQ_PATH_MTU_WIDTH 4u
+#define NF_CM_REQ_PATH_MTU_MASK 0x000000F0u
+#define NF_CM_REQ_PATH_MTU_GET(w) (((uint32_t)(w) & NF_CM_REQ_PATH_MTU_MASK) >> NF_CM_REQ_PATH_MTU_LSB)
+#define NF_CM_REQ_PATH_MTU_PUT(v) (((uint32_t)(v) << NF_CM_REQ_PATH_MTU_LSB) & NF_CM_REQ_PATH_MTU_MASK)
+#define NF_CM_REQ_RDC_EXISTS_OFF 50u
+#define NF_CM_REQ_RDC_EXISTS_BYTES 1u
+#define NF_CM_REQ_RDC_EXISTS_LSB 3u /*  */
+#define NF_CM_REQ_RDC_EXISTS_WIDTH 1u
+#define NF_CM_REQ_RDC_EXISTS_MASK 0x00000008u
+#define NF_CM_REQ_RDC_EXISTS_GET(w) (((uint32_t)(w) & NF_CM_REQ_RDC_EXISTS_MASK) >> NF_CM_REQ_RDC_EXISTS_LSB)
+#define NF_CM_REQ_RDC_EXISTS_PUT(v) (((uint32_t)(v) << NF_CM_REQ_RDC_EXISTS_LSB) & NF_CM_REQ_RDC_EXISTS_MASK)
+#define NF_CM_REQ_RNR_RETRY_OFF 50u
+#define NF_CM_REQ_RNR_RETRY_BYTES 1u
+#define NF_CM_REQ_RNR_RETRY_LSB 0u /*  */
+#define NF_CM_REQ_RNR_RETRY_WIDTH 3u
+#define NF_CM_REQ_RNR_RETRY_MASK 0x00000007u
+#define NF_CM_REQ_RNR_RETRY_GET(w) (((uint32_t)(w) & NF_CM_REQ_RNR_RETRY_MASK) >> NF_CM_REQ_RNR_RETRY_LSB)
+#define NF_CM_REQ_RNR_RETRY_PUT(v) (((uint32_t)(v) << NF_CM_REQ_RNR_RETRY_LSB) & NF_CM_REQ_RNR_RETRY_MASK)
+#define NF_CM_REQ_MAX_CM_RETRIES_OFF 51u
+#define NF_CM_REQ_MAX_CM_RETRIES_BYTES 1u
+#define NF_CM_REQ_MAX_CM_RETRIES_LSB 4u /*  */
+#define NF_CM_REQ_MAX_CM_RETRIES_WIDTH 4u
+#define NF_CM_REQ_MAX_CM_RETRIES_MASK 0x000000F0u
+#define NF_CM_REQ_MAX_CM_RETRIES_GET(w) (((uint32_t)(w) & NF_CM_REQ_MAX_CM_RETRIES_MASK) >> NF_CM_REQ_MAX_CM_RETRIES_LSB)
+#define NF_CM_REQ_MAX_CM_RETRIES_PUT(v) (((uint32_t)(v) << NF_CM_REQ_MAX_CM_RETRIES_LSB) & NF_CM_REQ_MAX_CM_RETRIES_MASK)
+#define NF_CM_REQ_SRQ_OFF 51u
+#define NF_CM_REQ_SRQ_BYTES 1u
+#define NF_CM_REQ_SRQ_LSB 3u /*  */
+#define NF_CM_REQ_SRQ_WIDTH 1u
+#define NF_CM_REQ_SRQ_MASK 0x00000008u
+#define NF_CM_REQ_SRQ_GET(w) (((uint32_t)(w) & NF_CM_REQ_SRQ_MASK) >> NF_CM_REQ_SRQ_LSB)
+#define NF_CM_REQ_SRQ_PUT(v) (((uint32_t)(v) << NF_CM_REQ_SRQ_LSB) & NF_CM_REQ_SRQ_MASK)
+#define NF_CM_REQ_EXT_TRANSPORT_OFF 51u
+#define NF_CM_REQ_EXT_TRANSPORT_BYTES 1u
+#define NF_CM_REQ_EXT_TRANSPORT_LSB 0u /*  */
+#define NF_CM_REQ_EXT_TRANSPORT_WIDTH 3u
+#define NF_CM_REQ_EXT_TRANSPORT_MASK 0x00000007u
+#define NF_CM_REQ_EXT_TRANSPORT_GET(w) (((uint32_t)(w) & NF_CM_REQ_EXT_TRANSPORT_MASK) >> NF_CM_REQ_EXT_TRANSPORT_LSB)
+#define NF_CM_REQ_EXT_TRANSPORT_PUT(v) (((uint32_t)(v) << NF_CM_REQ_EXT_TRANSPORT_LSB) & NF_CM_REQ_EXT_TRANSPORT_MASK)
+#define NF_CM_REQ_LOCAL_LID_OFF 52u /* 0xFFFF: RoCE has none */
+#define NF_CM_REQ_LOCAL_LID_BYTES 2u
+#define NF_CM_REQ_REMOTE_LID_OFF 54u /* 0xFFFF */
+#define NF_CM_REQ_REMOTE_LID_BYTES 2u
+#define NF_CM_REQ_LOCAL_GID_OFF 56u /* ::ffff:a.b.c.d of the sender */
+#define NF_CM_REQ_LOCAL_GID_BYTES 16u
+#define NF_CM_REQ_REMOTE_GID_OFF 72u /* ::ffff:a.b.c.d of the receiver */
+#define NF_CM_REQ_REMOTE_GID_BYTES 16u
+#define NF_CM_REQ_FLOW_LABEL_OFF 88u
+#define NF_CM_REQ_FLOW_LABEL_BYTES 4u
+#define NF_CM_REQ_FLOW_LABEL_LSB 12u /*  */
+#define NF_CM_REQ_FLOW_LABEL_WIDTH 20u
+#define NF_CM_REQ_FLOW_LABEL_MASK 0xFFFFF000u
+#define NF_CM_REQ_FLOW_LABEL_GET(w) (((uint32_t)(w) & NF_CM_REQ_FLOW_LABEL_MASK) >> NF_CM_REQ_FLOW_LABEL_LSB)
+#define NF_CM_REQ_FLOW_LABEL_PUT(v) (((uint32_t)(v) << NF_CM_REQ_FLOW_LABEL_LSB) & NF_CM_REQ_FLOW_LABEL_MASK)
+#define NF_CM_REQ_PACKET_RATE_OFF 88u
+#define NF_CM_REQ_PACKET_RATE_BYTES 4u
+#define NF_CM_REQ_PACKET_RATE_LSB 0u /*  */
+#define NF_CM_REQ_PACKET_RATE_WIDTH 6u
+#define NF_CM_REQ_PACKET_RATE_MASK 0x0000003Fu
+#define NF_CM_REQ_PACKET_RATE_GET(w) (((uint32_t)(w) & NF_CM_REQ_PACKET_RATE_MASK) >> NF_CM_REQ_PACKET_RATE_LSB)
+#define NF_CM_REQ_PACKET_RATE_PUT(v) (((uint32_t)(v) << NF_CM_REQ_PACKET_RATE_LSB) & NF_CM_REQ_PACKET_RATE_MASK)
+#define NF_CM_REQ_TRAFFIC_CLASS_OFF 92u
+#define NF_CM_REQ_TRAFFIC_CLASS_BYTES 1u
+#define NF_CM_REQ_HOP_LIMIT_OFF 93u
+#define NF_CM_REQ_HOP_LIMIT_BYTES 1u
+#define NF_CM_REQ_SL_OFF 94u
+#define NF_CM_REQ_SL_BYTES 1u
+#define NF_CM_REQ_SL_LSB 4u /*  */
+#define NF_CM_REQ_SL_WIDTH 4u
+#define NF_CM_REQ_SL_MASK 0x000000F0u
+#define NF_CM_REQ_SL_GET(w) (((uint32_t)(w) & NF_CM_REQ_SL_MASK) >> NF_CM_REQ_SL_LSB)
+#define NF_CM_REQ_SL_PUT(v) (((uint32_t)(v) << NF_CM_REQ_SL_LSB) & NF_CM_REQ_SL_MASK)
+#define NF_CM_REQ_SUBNET_LOCAL_OFF 94u
+#define NF_CM_REQ_SUBNET_LOCAL_BYTES 1u
+#define NF_CM_REQ_SUBNET_LOCAL_LSB 3u /*  */
+#define NF_CM_REQ_SUBNET_LOCAL_WIDTH 1u
+#define NF_CM_REQ_SUBNET_LOCAL_MASK 0x00000008u
+#define NF_CM_REQ_SUBNET_LOCAL_GET(w) (((uint32_t)(w) & NF_CM_REQ_SUBNET_LOCAL_MASK) >> NF_CM_REQ_SUBNET_LOCAL_LSB)
+#define NF_CM_REQ_SUBNET_LOCAL_PUT(v) (((uint32_t)(v) << NF_CM_REQ_SUBNET_LOCAL_LSB) & NF_CM_REQ_SUBNET_LOCAL_MASK)
+#define NF_CM_REQ_LOCAL_ACK_TIMEOUT_OFF 95u
+#define NF_CM_REQ_LOCAL_ACK_TIMEOUT_BYTES 1u
+#define NF_CM_REQ_LOCAL_ACK_TIMEOUT_LSB 3u /*  */
+#define NF_CM_REQ_LOCAL_ACK_TIMEOUT_WIDTH 5u
+#define NF_CM_REQ_LOCAL_ACK_TIMEOUT_MASK 0x000000F8u
+#define NF_CM_REQ_LOCAL_ACK_TIMEOUT_GET(w) (((uint32_t)(w) & NF_CM_REQ_LOCAL_ACK_TIMEOUT_MASK) >> NF_CM_REQ_LOCAL_ACK_TIMEOUT_LSB)
+#define NF_CM_REQ_LOCAL_ACK_TIMEOUT_PUT(v) (((uint32_t)(v) << NF_CM_REQ_LOCAL_ACK_TIMEOUT_LSB) & NF_CM_REQ_LOCAL_ACK_TIMEOUT_MASK)
+#define NF_CM_REQ_ALTERNATE_PATH_OFF 96u /* zero */
+#define NF_CM_REQ_ALTERNATE_PATH_BYTES 44u
+#define NF_CM_REQ_PRIVATE_DATA_OFF 140u /* RDMA-CM: CMA_HDR, then the consumer's CM.REQ_PDATA bytes */
+#define NF_CM_REQ_PRIVATE_DATA_BYTES 92u
+
+/* CMA_HDR (wire, big-endian): RDMA-CM header at the start of a REQ's private data */
+#define NF_CMA_HDR_SIZE 36u
+#define NF_CMA_HDR_VERSION_OFF 0u /* 0 */
+#define NF_CMA_HDR_VERSION_BYTES 1u
+#define NF_CMA_HDR_IP_VERSION_OFF 1u /* CMA.IPV4 */
+#define NF_CMA_HDR_IP_VERSION_BYTES 1u
+#define NF_CMA_HDR_SRC_PORT_OFF 2u /* the active side's port */
+#define NF_CMA_HDR_SRC_PORT_BYTES 2u
+#define NF_CMA_HDR_SRC_ADDR_OFF 4u /* IPv4 at ROCE.V4MAPPED_ADDR_OFF */
+#define NF_CMA_HDR_SRC_ADDR_BYTES 16u
+#define NF_CMA_HDR_DST_ADDR_OFF 20u /* IPv4 at ROCE.V4MAPPED_ADDR_OFF */
+#define NF_CMA_HDR_DST_ADDR_BYTES 16u
+
+/* CM_REP (wire, big-endian): CM REP, after MAD_HDR */
+#define NF_CM_REP_SIZE 232u
+#define NF_CM_REP_LOCAL_COMM_ID_OFF 0u
+#define NF_CM_REP_LOCAL_COMM_ID_BYTES 4u
+#define NF_CM_REP_REMOTE_COMM_ID_OFF 4u /* the REQ's LOCAL_COMM_ID */
+#define NF_CM_REP_REMOTE_COMM_ID_BYTES 4u
+#define NF_CM_REP_LOCAL_QKEY_OFF 8u
+#define NF_CM_REP_LOCAL_QKEY_BYTES 4u
+#define NF_CM_REP_LOCAL_QPN_OFF 12u
+#define NF_CM_REP_LOCAL_QPN_BYTES 3u
+#define NF_CM_REP_LOCAL_EECN_OFF 16u
+#define NF_CM_REP_LOCAL_EECN_BYTES 3u
+#define NF_CM_REP_STARTING_PSN_OFF 20u /* the sender's receive PSN */
+#define NF_CM_REP_STARTING_PSN_BYTES 3u
+#define NF_CM_REP_RESP_RESOURCES_OFF 24u
+#define NF_CM_REP_RESP_RESOURCES_BYTES 1u
+#define NF_CM_REP_INIT_DEPTH_OFF 25u
+#define NF_CM_REP_INIT_DEPTH_BYTES 1u
+#define NF_CM_REP_TARGET_ACK_DELAY_OFF 26u
+#define NF_CM_REP_TARGET_ACK_DELAY_BYTES 1u
+#define NF_CM_REP_TARGET_ACK_DELAY_LSB 3u /*  */
+#define NF_CM_REP_TARGET_ACK_DELAY_WIDTH 5u
+#define NF_CM_REP_TARGET_ACK_DELAY_MASK 0x000000F8u
+#define NF_CM_REP_TARGET_ACK_DELAY_GET(w) (((uint32_t)(w) & NF_CM_REP_TARGET_ACK_DELAY_MASK) >> NF_CM_REP_TARGET_ACK_DELAY_LSB)
+#define NF_CM_REP_TARGET_ACK_DELAY_PUT(v) (((uint32_t)(v) << NF_CM_REP_TARGET_ACK_DELAY_LSB) & NF_CM_REP_TARGET_ACK_DELAY_MASK)
+#define NF_CM_REP_FAILOVER_OFF 26u
+#define NF_CM_REP_FAILOVER_BYTES 1u
+#define NF_CM_REP_FAILOVER_LSB 1u /*  */
+#define NF_CM_REP_FAILOVER_WIDTH 2u
+#define NF_CM_REP_FAILOVER_MASK 0x00000006u
+#define NF_CM_REP_FAILOVER_GET(w) (((uint32_t)(w) & NF_CM_REP_FAILOVER_MASK) >> NF_CM_REP_FAILOVER_LSB)
+#define NF_CM_REP_FAILOVER_PUT(v) (((uint32_t)(v) << NF_CM_REP_FAILOVER_LSB) & NF_CM_REP_FAILOVER_MASK)
+#define NF_CM_REP_E2E_FLOW_OFF 26u
+#define NF_CM_REP_E2E_FLOW_BYTES 1u
+#define NF_CM_REP_E2E_FLOW_LSB 0u /*  */
+#define NF_CM_REP_E2E_FLOW_WIDTH 1u
+#define NF_CM_REP_E2E_FLOW_MASK 0x00000001u
+#define NF_CM_REP_E2E_FLOW_GET(w) (((uint32_t)(w) & NF_CM_REP_E2E_FLOW_MASK) >> NF_CM_REP_E2E_FLOW_LSB)
+#define NF_CM_REP_E2E_FLOW_PUT(v) (((uint32_t)(v) << NF_CM_REP_E2E_FLOW_LSB) & NF_CM_REP_E2E_FLOW_MASK)
+#define NF_CM_REP_RNR_RETRY_OFF 27u
+#define NF_CM_REP_RNR_RETRY_BYTES 1u
+#define NF_CM_REP_RNR_RETRY_LSB 5u /*  */
+#define NF_CM_REP_RNR_RETRY_WIDTH 3u
+#define NF_CM_REP_RNR_RETRY_MASK 0x000000E0u
+#define NF_CM_REP_RNR_RETRY_GET(w) (((uint32_t)(w) & NF_CM_REP_RNR_RETRY_MASK) >> NF_CM_REP_RNR_RETRY_LSB)
+#define NF_CM_REP_RNR_RETRY_PUT(v) (((uint32_t)(v) << NF_CM_REP_RNR_RETRY_LSB) & NF_CM_REP_RNR_RETRY_MASK)
+#define NF_CM_REP_SRQ_OFF 27u
+#define NF_CM_REP_SRQ_BYTES 1u
+#define NF_CM_REP_SRQ_LSB 4u /*  */
+#define NF_CM_REP_SRQ_WIDTH 1u
+#define NF_CM_REP_SRQ_MASK 0x00000010u
+#define NF_CM_REP_SRQ_GET(w) (((uint32_t)(w) & NF_CM_REP_SRQ_MASK) >> NF_CM_REP_SRQ_LSB)
+#define NF_CM_REP_SRQ_PUT(v) (((uint32_t)(v) << NF_CM_REP_SRQ_LSB) & NF_CM_REP_SRQ_MASK)
+#define NF_CM_REP_PATH_MTU_OFF 27u
+#define NF_CM_REP_PATH_MTU_BYTES 1u
+#define NF_CM_REP_PATH_MTU_LSB 0u /* reserved in the IBTA layout (a peer that ignores it used the REQ's); this adapter puts the connection's PATH_MTU here, the smaller of the REQ's and its own, and an active side takes it when nonzero */
+#define NF_CM_REP_PATH_MTU_WIDTH 4u
+#define NF_CM_REP_PATH_MTU_MASK 0x0000000Fu
+#define NF_CM_REP_PATH_MTU_GET(w) (((uint32_t)(w) & NF_CM_REP_PATH_MTU_MASK) >> NF_CM_REP_PATH_MTU_LSB)
+#define NF_CM_REP_PATH_MTU_PUT(v) (((uint32_t)(v) << NF_CM_REP_PATH_MTU_LSB) & NF_CM_REP_PATH_MTU_MASK)
+#define NF_CM_REP_LOCAL_CA_GUID_OFF 28u
+#define NF_CM_REP_LOCAL_CA_GUID_BYTES 8u
+#define NF_CM_REP_PRIVATE_DATA_OFF 36u /* CM.REP_PDATA */
+#define NF_CM_REP_PRIVATE_DATA_BYTES 196u
+
+/* CM_REJ (wire, big-endian): CM REJ, after MAD_HDR */
+#define NF_CM_REJ_SIZE 232u
+#define NF_CM_REJ_LOCAL_COMM_ID_OFF 0u
+#define NF_CM_REJ_LOCAL_COMM_ID_BYTES 4u
+#define NF_CM_REJ_REMOTE_COMM_ID_OFF 4u
+#define NF_CM_REJ_REMOTE_COMM_ID_BYTES 4u
+#define NF_CM_REJ_MSG_REJECTED_OFF 8u
+#define NF_CM_REJ_MSG_REJECTED_BYTES 1u
+#define NF_CM_REJ_MSG_REJECTED_LSB 6u /* CM_REJ_MSG */
+#define NF_CM_REJ_MSG_REJECTED_WIDTH 2u
+#define NF_CM_REJ_MSG_REJECTED_MASK 0x000000C0u
+#define NF_CM_REJ_MSG_REJECTED_GET(w) (((uint32_t)(w) & NF_CM_REJ_MSG_REJECTED_MASK) >> NF_CM_REJ_MSG_REJECTED_LSB)
+#define NF_CM_REJ_MSG_REJECTED_PUT(v) (((uint32_t)(v) << NF_CM_REJ_MSG_REJECTED_LSB) & NF_CM_REJ_MSG_REJECTED_MASK)
+#define NF_CM_REJ_ARI_LEN_OFF 9u
+#define NF_CM_REJ_ARI_LEN_BYTES 1u
+#define NF_CM_REJ_ARI_LEN_LSB 1u /*  */
+#define NF_CM_REJ_ARI_LEN_WIDTH 7u
+#define NF_CM_REJ_ARI_LEN_MASK 0x000000FEu
+#define NF_CM_REJ_ARI_LEN_GET(w) (((uint32_t)(w) & NF_CM_REJ_ARI_LEN_MASK) >> NF_CM_REJ_ARI_LEN_LSB)
+#define NF_CM_REJ_ARI_LEN_PUT(v) (((uint32_t)(v) << NF_CM_REJ_ARI_LEN_LSB) & NF_CM_REJ_ARI_LEN_MASK)
+#define NF_CM_REJ_REASON_OFF 10u /* CM_REJ_REASON */
+#define NF_CM_REJ_REASON_BYTES 2u
+#define NF_CM_REJ_ARI_OFF 12u
+#define NF_CM_REJ_ARI_BYTES 72u
+#define NF_CM_REJ_PRIVATE_DATA_OFF 84u /* CM.REJ_PDATA */
+#define NF_CM_REJ_PRIVATE_DATA_BYTES 148u
+
+/* CM_RTU (wire, big-endian): CM RTU, after MAD_HDR */
+#define NF_CM_RTU_SIZE 232u
+#define NF_CM_RTU_LOCAL_COMM_ID_OFF 0u
+#define NF_CM_RTU_LOCAL_COMM_ID_BYTES 4u
+#define NF_CM_RTU_REMOTE_COMM_ID_OFF 4u
+#define NF_CM_RTU_REMOTE_COMM_ID_BYTES 4u
+#define NF_CM_RTU_PRIVATE_DATA_OFF 8u
+#define NF_CM_RTU_PRIVATE_DATA_BYTES 224u
+
+/* CM_DREQ (wire, big-endian): CM DREQ, after MAD_HDR */
+#define NF_CM_DREQ_SIZE 232u
+#define NF_CM_DREQ_LOCAL_COMM_ID_OFF 0u
+#define NF_CM_DREQ_LOCAL_COMM_ID_BYTES 4u
+#define NF_CM_DREQ_REMOTE_COMM_ID_OFF 4u
+#define NF_CM_DREQ_REMOTE_COMM_ID_BYTES 4u
+#define NF_CM_DREQ_REMOTE_QPN_OFF 8u /* the receiver's QP */
+#define NF_CM_DREQ_REMOTE_QPN_BYTES 3u
+#define NF_CM_DREQ_PRIVATE_DATA_OFF 12u
+#define NF_CM_DREQ_PRIVATE_DATA_BYTES 220u
+
+/* CM_DREP (wire, big-endian): CM DREP, after MAD_HDR */
+#define NF_CM_DREP_SIZE 232u
+#define NF_CM_DREP_LOCAL_COMM_ID_OFF 0u
+#define NF_CM_DREP_LOCAL_COMM_ID_BYTES 4u
+#define NF_CM_DREP_REMOTE_COMM_ID_OFF 4u
+#define NF_CM_DREP_REMOTE_COMM_ID_BYTES 4u
+#define NF_CM_DREP_PRIVATE_DATA_OFF 8u
+#define NF_CM_DREP_PRIVATE_DATA_BYTES 224u
 
 /* profile SIM: Verilator model */
 #define NF_PROFILE_SIM_MEM_BYTES 0x00400000u

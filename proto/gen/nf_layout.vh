@@ -3,7 +3,7 @@
 `ifndef NF_LAYOUT_VH
 `define NF_LAYOUT_VH
 
-`define NF_LAYOUT_VERSION 2
+`define NF_LAYOUT_VERSION 3
 
 // ADAPTER constants
 `define NF_ADAPTER_PAGE_SHIFT 12  // log2 of PAGE_SIZE
@@ -93,6 +93,7 @@
 `define NF_NET_MIN_FRAME 14  // shortest TX_POST length: an Ethernet header (the MAC pads to 60)
 `define NF_NET_MAX_SLOTS 16  // largest RX_SLOTS or TX_SLOTS a build may have (bitmap registers are 16 bits)
 `define NF_NET_ROCE_PORT 4791  // UDP destination port of RoCEv2
+`define NF_NET_MAX_PATH_MTU 3  // largest PATH_MTU a QP takes (1024 payload bytes), every profile: a packet of the next (2048) with its headers exceeds MAX_FRAME and SLOT_BYTES
 
 // LINK_HW constants
 `define NF_LINK_HW_ID_VALUE 1280199473  // LINK.ID reads this ('LNK1')
@@ -102,6 +103,33 @@
 
 // SYS_HW constants
 `define NF_SYS_HW_ID_VALUE 1313230919  // SYS.ID reads this ('NFPG')
+
+// ROCE constants
+`define NF_ROCE_GSI_QPN 1  // QP1, the General Services Interface: CM MADs, as UD SEND ONLY
+`define NF_ROCE_GSI_QKEY 32'h80010000  // the GSI's well-known Q_Key (DETH) every CM MAD carries
+`define NF_ROCE_PKEY_DEFAULT 65535  // the default partition (BTH P_Key), full membership
+`define NF_ROCE_ICRC_BYTES 4  // the invariant CRC after the payload (and its pad)
+`define NF_ROCE_AETH_TYPE_MASK 96  // AETH syndrome bits 6:5: 0 ACK, RNR_TYPE, NAK_TYPE
+`define NF_ROCE_AETH_TYPE_RNR 32  // syndrome type of an RNR NAK (bits 4:0: the RNR timer code)
+`define NF_ROCE_AETH_TYPE_NAK 96  // syndrome type of a NAK (bits 4:0: the NAK code)
+`define NF_ROCE_V4MAPPED_MARK_OFF 10  // byte of 0xFFFF in a GID or cma_hdr address holding an IPv4 address (::ffff:a.b.c.d)
+`define NF_ROCE_V4MAPPED_ADDR_OFF 12  // byte of the IPv4 address (network order) in such a 16-byte address
+
+// IPV4 constants
+`define NF_IPV4_VER_IHL 69  // version 4, a 20-byte header (no options)
+`define NF_IPV4_PROTO_UDP 17  // IPv4 protocol number of UDP
+`define NF_IPV4_ETHERTYPE 2048  // Ethernet type of IPv4
+
+// MAD constants
+`define NF_MAD_BYTES 256  // a MAD: its 24-byte header and 232 bytes of class data
+`define NF_MAD_BASE_VERSION 1  // MAD_HDR.BASE_VERSION
+`define NF_MAD_CLASS_CM 7  // MAD_HDR.MGMT_CLASS of the communication manager
+`define NF_MAD_CLASS_VERSION 2  // MAD_HDR.CLASS_VERSION of the CM
+`define NF_MAD_METHOD_SEND 3  // MAD_HDR.METHOD: every CM message is a Send
+
+// CMA constants
+`define NF_CMA_SID_TCP 17170432  // RDMA-CM service ID of the TCP port space (RDMA_PS_TCP << 16), low word; | port; the high word is 0
+`define NF_CMA_IPV4 64  // CMA_HDR.IP_VERSION byte of an IPv4 connection
 
 // MPT_STATE: key-table entry state (MPT_W0.STATE)
 `define NF_MPT_STATE_FREE 0  // not allocated; every check refuses NOT_VALID
@@ -171,8 +199,8 @@
 `define NF_OP_MW_CREATE 21  // MR_CREATE_REQ (fast_register 0) -> MR_CREATE_REP: a memory window's key-table entry, INVALID until bound (NdkCreateMw); MR_DESTROY frees it
 `define NF_OP_QP_CREATE 32  // QP_CREATE_REQ -> QP_CREATE_REP
 `define NF_OP_QP_CONNECT 33  // QP_CONNECT_REQ: connect qpn to peer_qpn (loopback)
-`define NF_OP_QP_DISCONNECT 34  // QP_REQ
-`define NF_OP_QP_DESTROY 35  // QP_REQ
+`define NF_OP_QP_DISCONNECT 34  // QP_REQ: the QP back in RESET; on the wire, each request still queued completes CANCELLED (its CQE before the reply)
+`define NF_OP_QP_DESTROY 35  // QP_REQ: as QP_DISCONNECT, then the QP is freed
 `define NF_OP_QP_CONNECT_WIRE 37  // QP_CONNECT_WIRE_REQ: connect qpn to QP peer_qpn of the adapter at peer_ip over the network port (RoCEv2 RC); PENDING while the peer's MAC is being resolved (ask again), HOST_UNREACHABLE when it cannot be
 `define NF_OP_QP_FLUSH 36  // QP_REQ (NdkFlush): a CONNECTED QP enters ERROR, so every later WR on it completes CANCELLED untouched; WRs before it ran as usual
 `define NF_OP_WR_FAST_REGISTER 64  // WR_FAST_REGISTER (no reply; a CQE unless silent success)
@@ -312,6 +340,68 @@
 // NET_RX_FLAG: NET_RX_HDR.flags bits
 `define NF_NET_RX_FLAG_BCAST 1  // the destination was ff:ff:ff:ff:ff:ff
 `define NF_NET_RX_FLAG_PROMISC 2  // the destination was neither the adapter's MAC nor broadcast (accepted by CTRL.PROMISC)
+
+// BTH_OP: BTH opcodes the adapter sends or takes (RC 0x00-0x1F, UD 0x60-0x7F)
+`define NF_BTH_OP_SEND_FIRST 0
+`define NF_BTH_OP_SEND_MIDDLE 1
+`define NF_BTH_OP_SEND_LAST 2
+`define NF_BTH_OP_SEND_LAST_IMM 3  // not taken
+`define NF_BTH_OP_SEND_ONLY 4
+`define NF_BTH_OP_SEND_ONLY_IMM 5  // not taken
+`define NF_BTH_OP_WRITE_FIRST 6  // RETH
+`define NF_BTH_OP_WRITE_MIDDLE 7
+`define NF_BTH_OP_WRITE_LAST 8
+`define NF_BTH_OP_WRITE_LAST_IMM 9  // not taken
+`define NF_BTH_OP_WRITE_ONLY 10  // RETH
+`define NF_BTH_OP_WRITE_ONLY_IMM 11  // RETH, ImmDt; not taken
+`define NF_BTH_OP_READ_REQUEST 12  // RETH
+`define NF_BTH_OP_READ_FIRST 13  // READ response, AETH
+`define NF_BTH_OP_READ_MIDDLE 14  // READ response
+`define NF_BTH_OP_READ_LAST 15  // READ response, AETH
+`define NF_BTH_OP_READ_ONLY 16  // READ response, AETH
+`define NF_BTH_OP_ACK 17  // AETH
+`define NF_BTH_OP_ATOMIC_ACK 18  // AETH, AtomicAckETH; not taken
+`define NF_BTH_OP_CMP_SWAP 19  // AtomicETH; not taken
+`define NF_BTH_OP_FETCH_ADD 20  // AtomicETH; not taken
+`define NF_BTH_OP_SEND_LAST_INV 22  // IETH
+`define NF_BTH_OP_SEND_ONLY_INV 23  // IETH
+`define NF_BTH_OP_UD_SEND_ONLY 100  // DETH (the CM's MADs to and from QP1)
+
+// AETH_SYN: AETH syndromes the adapter sends and reads (type in bits 6:5, ROCE.AETH_TYPE_*)
+`define NF_AETH_SYN_ACK 31  // an ACK with no credit count (credits invalid)
+`define NF_AETH_SYN_RNR 46  // an RNR NAK, timer code 0x0E (1.28 ms)
+`define NF_AETH_SYN_NAK_PSN 96  // PSN sequence error
+`define NF_AETH_SYN_NAK_INVALID 97  // invalid request
+`define NF_AETH_SYN_NAK_ACCESS 98  // remote access error
+`define NF_AETH_SYN_NAK_OPERATIONAL 99  // remote operational error
+
+// PATH_MTU: IB MTU enum (CM REQ path MTU, QP_CONNECT_WIRE_REQ.mtu): payload bytes per packet = 128 << value
+`define NF_PATH_MTU_256 1
+`define NF_PATH_MTU_512 2
+`define NF_PATH_MTU_1024 3
+`define NF_PATH_MTU_2048 4
+`define NF_PATH_MTU_4096 5
+
+// CM_ATTR: MAD_HDR.ATTR_ID of the CM messages
+`define NF_CM_ATTR_REQ 16  // CM_REQ
+`define NF_CM_ATTR_MRA 17  // not sent
+`define NF_CM_ATTR_REJ 18  // CM_REJ
+`define NF_CM_ATTR_REP 19  // CM_REP
+`define NF_CM_ATTR_RTU 20  // CM_RTU
+`define NF_CM_ATTR_DREQ 21  // CM_DREQ
+`define NF_CM_ATTR_DREP 22  // CM_DREP
+
+// CM_REJ_REASON: CM_REJ.REASON values the adapter sends or tells apart
+`define NF_CM_REJ_REASON_NO_RESOURCES 3  // no connection free
+`define NF_CM_REJ_REASON_INVALID_SID 8  // no listener on the service ID's port
+`define NF_CM_REJ_REASON_INVALID_TRANSPORT 9  // not RC
+`define NF_CM_REJ_REASON_INVALID_MTU 26  // a REQ's path MTU that is no PATH_MTU
+`define NF_CM_REJ_REASON_CONSUMER 28  // the consumer rejected (rdma_reject, NdkReject): private data follows
+
+// CM_REJ_MSG: CM_REJ.MSG_REJECTED: the message a REJ answers
+`define NF_CM_REJ_MSG_REQ 0
+`define NF_CM_REJ_MSG_REP 1
+`define NF_CM_REJ_MSG_OTHER 2
 
 // MPT_W0: key-table entry word 0
 `define NF_MPT_W0_STATE_LSB 0
@@ -756,11 +846,13 @@
 `define NF_NET_CONFIG_REQ_MAC_HI_OFF 20
 
 // NET_CONFIG_REP: NET_CONFIG reply payload: the settings in effect after the request (ipv4 and netmask 0 until the host sets them)
-`define NF_NET_CONFIG_REP_SIZE 16
+`define NF_NET_CONFIG_REP_SIZE 24
 `define NF_NET_CONFIG_REP_IPV4_OFF 0
 `define NF_NET_CONFIG_REP_NETMASK_OFF 4
 `define NF_NET_CONFIG_REP_MAC_LO_OFF 8
 `define NF_NET_CONFIG_REP_MAC_HI_OFF 12
+`define NF_NET_CONFIG_REP_MAX_MTU_OFF 16
+`define NF_NET_CONFIG_REP_RSVD_OFF 20
 
 // NET_NEIGH_REP: NET_NEIGH reply payload; count NET_NEIGH_ENTRYs follow it
 `define NF_NET_NEIGH_REP_SIZE 8
@@ -841,7 +933,7 @@
 `define NF_QP_CONNECT_WIRE_REQ_PEER_IP_OFF 8
 `define NF_QP_CONNECT_WIRE_REQ_SQ_PSN_OFF 12
 `define NF_QP_CONNECT_WIRE_REQ_RQ_PSN_OFF 16
-`define NF_QP_CONNECT_WIRE_REQ_RSVD_OFF 20
+`define NF_QP_CONNECT_WIRE_REQ_MTU_OFF 20
 
 // QP_REQ: payload naming one QP
 `define NF_QP_REQ_SIZE 8
@@ -938,7 +1030,7 @@
 `define NF_CM_CONNECT_REQ_RESOURCES_OFF 16
 `define NF_CM_CONNECT_REQ_DEPTH_OFF 20
 `define NF_CM_CONNECT_REQ_PDATA_LEN_OFF 24
-`define NF_CM_CONNECT_REQ_RSVD_OFF 28
+`define NF_CM_CONNECT_REQ_MTU_OFF 28
 
 // CM_CONNECT_REP: CM_CONNECT reply payload
 `define NF_CM_CONNECT_REP_SIZE 8
@@ -952,7 +1044,7 @@
 `define NF_CM_ACCEPT_REQ_RESOURCES_OFF 8
 `define NF_CM_ACCEPT_REQ_DEPTH_OFF 12
 `define NF_CM_ACCEPT_REQ_PDATA_LEN_OFF 16
-`define NF_CM_ACCEPT_REQ_RSVD_OFF 20
+`define NF_CM_ACCEPT_REQ_MTU_OFF 20
 
 // CM_REJECT_REQ: CM_REJECT payload; pdata_len bytes of private data follow. INVALID_DEVICE_STATE when the connection is neither a REQUEST waiting for an answer nor a REPLY not completed
 `define NF_CM_REJECT_REQ_SIZE 8

@@ -6,6 +6,7 @@ and, when tshark is installed, that tshark decodes every frame with no malformed
 With --cm, also that tshark's IB CM dissector finds each connection-management message
 (REQ with the RDMA-CM service ID, REP, RTU, REJ, DREQ, DREP).
 Prints TAP lines. Usage: check_capture.py FILE.pcap [--cm]"""
+import os
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,9 @@ import sys
 from scapy.all import IP, UDP, Ether, raw, rdpcap  # noqa: E402
 from scapy.contrib.roce import BTH  # noqa: E402
 
-ROCE_PORT = 4791
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "proto", "gen"))
+import nf_layout as NF  # noqa: E402  (generated from proto/: the wire's numbers)
+
 # Protocols whose dissectors guess at an InfiniBand payload: the tests' payloads are random
 # bytes, which they would misread as malformed RPC, NVMe or iSER traffic.
 GUESSERS = ("rpcordma", "nvme-rdma", "iser", "lnet", "smc", "infiniband.eoib", "infiniband_sdp", "fcoib")
@@ -30,22 +33,22 @@ def main():
 
     roce = bad_icrc = bad_ip = bad_len = 0
     for f in frames:
-        if not (f.haslayer(IP) and f.haslayer(UDP) and f[UDP].dport == ROCE_PORT):
+        if not (f.haslayer(IP) and f.haslayer(UDP) and f[UDP].dport == NF.NET_ROCE_PORT):
             continue
         roce += 1
         ip = f[IP]
-        hdr = bytearray(raw(ip)[:20])
-        hdr[10:12] = b"\0\0"
-        s = sum(int.from_bytes(hdr[i:i + 2], "big") for i in range(0, 20, 2))
+        hdr = bytearray(raw(ip)[:NF.IPV4_SIZE])
+        hdr[NF.IPV4_CSUM_OFF:NF.IPV4_CSUM_OFF + NF.IPV4_CSUM_BYTES] = b"\0\0"
+        s = sum(int.from_bytes(hdr[i:i + 2], "big") for i in range(0, NF.IPV4_SIZE, 2))
         while s >> 16:
             s = (s & 0xFFFF) + (s >> 16)
         if (~s & 0xFFFF) != ip.chksum:
             bad_ip += 1
         udp_bytes = raw(f[UDP])
-        if ip.len != 20 + f[UDP].len or f[UDP].len > len(udp_bytes):
+        if ip.len != NF.IPV4_SIZE + f[UDP].len or f[UDP].len > len(udp_bytes):
             bad_len += 1
             continue
-        pkt = Ether(raw(f)[:14 + ip.len])  # Ethernet padding lies outside the ICRC
+        pkt = Ether(raw(f)[:NF.ETH_SIZE + ip.len])  # Ethernet padding lies outside the ICRC
         got = pkt[BTH].icrc
         pkt[BTH].icrc = None
         if Ether(raw(pkt))[BTH].icrc != got:
@@ -66,14 +69,15 @@ def main():
         ok(len(out.stdout.splitlines()) == roce, "tshark's InfiniBand dissector takes all %d RoCEv2 frames" % roce)
         if "--cm" in sys.argv[2:]:
             # the CM messages by MAD attribute ID (class 7, CM); REQ and REP by their CM fields too
-            for name, attr in (("REQ", 0x10), ("REJ", 0x12), ("REP", 0x13), ("RTU", 0x14), ("DREQ", 0x15),
-                               ("DREP", 0x16)):
-                flt = "infiniband.mad.mgmtclass == 7 && infiniband.mad.attributeid == %#x" % attr
+            for name in ("REQ", "REJ", "REP", "RTU", "DREQ", "DREP"):
+                flt = "infiniband.mad.mgmtclass == %d && infiniband.mad.attributeid == %#x" % (
+                    NF.MAD_CLASS_CM, getattr(NF, "CM_ATTR_" + name))
                 if name in ("REQ", "REP"):
                     flt += " && infiniband.cm.%s" % name.lower()
                 out = subprocess.run(base + ["-Y", flt], capture_output=True, text=True, timeout=300)
                 ok(out.returncode == 0 and out.stdout.strip() != "", "tshark's IB CM dissector shows a %s" % name)
-            out = subprocess.run(base + ["-Y", "infiniband.cm.req.serviceid.protocol == 6", "-T", "fields", "-e",
+            proto = NF.CMA_SID_TCP >> 16 & 0xFF  # the port space's protocol byte (TCP)
+            out = subprocess.run(base + ["-Y", "infiniband.cm.req.serviceid.protocol == %d" % proto, "-T", "fields", "-e",
                                          "infiniband.cm.req.serviceid.dport"], capture_output=True, text=True,
                                  timeout=300)
             ok(out.stdout.strip() != "", "tshark reads each REQ's service ID as RDMA-CM TCP port %s" %

@@ -109,9 +109,9 @@ def main():
         st, rep = h.request(NF.OP_CM_LISTEN, struct.pack(NF.CM_LISTEN_REQ_FMT, ip, port))
         return st, (struct.unpack(NF.CM_LISTEN_REP_FMT, rep[:NF.CM_LISTEN_REP_SIZE]) if st == 0 else None)
 
-    def connect(h, q, ip, port, pdata=b"", res=2, depth=2):
+    def connect(h, q, ip, port, pdata=b"", res=2, depth=2, mtu=0):
         st, rep = h.request(NF.OP_CM_CONNECT, struct.pack(NF.CM_CONNECT_REQ_FMT, q, word(ip), port, 0, res, depth,
-                                                          len(pdata), 0) + pad8(pdata))
+                                                          len(pdata), mtu) + pad8(pdata))
         return st, (struct.unpack(NF.CM_CONNECT_REP_FMT, rep[:NF.CM_CONNECT_REP_SIZE]) if st == 0 else (0, 0))
 
     # listeners: one port, not twice; only the adapter's own address
@@ -255,6 +255,46 @@ def main():
     a.wr(NF.OP_WR_SEND, qa, 22, struct.pack(NF.WR_SEND_FMT, 0, 1) + struct.pack(NF.SGE_FMT, user, 8, priv))
     c = a.cqe(22, (b,))
     ok(c and c["status"] == NF.STATUS_CANCELLED, "a later Send on the disconnected QP: CANCELLED (%s)" % c)
+
+    # The path MTU: the REQ offers the connector's, the REP carries the smaller of it and
+    # the acceptor's; both QPs then send packets of that size. A smaller MTU on either side
+    # gives 256-byte packets both ways.
+    def port_tx(h):
+        st, rep = h.request(NF.OP_STATS, b"")
+        return struct.unpack_from("<I", rep, NF.STATS_PORT_TX_OFF)[0] if st == 0 else 0
+
+    st, _ = connect(a, qp(a), ips[1], PORT, mtu=NF.NET_MAX_PATH_MTU + 1)
+    ok(st == NF.STATUS_INVALID_PARAMETER, "a connect with a path MTU past the largest: INVALID_PARAMETER (%s)" % st)
+    n, small = 3000, 128 << NF.PATH_MTU_256
+    for side, (mtu_a, mtu_b) in (("A", (NF.PATH_MTU_256, 0)), ("B", (0, NF.PATH_MTU_256))):
+        qm_a, qm_b = qp(a), qp(b)
+        st, (cm, _) = connect(a, qm_a, ips[1], PORT, mtu=mtu_a)
+        req = b.event()
+        accept = lambda mtu: b.request(NF.OP_CM_ACCEPT, struct.pack(  # noqa: E731
+            NF.CM_ACCEPT_REQ_FMT, req["conn_id"] if req else 0, qm_b, 0, 0, 0, mtu))[0]
+        bad = accept(NF.NET_MAX_PATH_MTU + 1)
+        ok(bad == NF.STATUS_INVALID_PARAMETER, "an accept with a path MTU past the largest: INVALID_PARAMETER (%s)" % bad)
+        st2 = accept(mtu_b)
+        rep = a.event(cm)
+        st3 = a.request(NF.OP_CM_COMPLETE, struct.pack(NF.CM_ID_REQ_FMT, cm, 0))[0] if rep else None
+        est = b.event(req["conn_id"]) if req else None
+        ok(st == st2 == st3 == 0 and rep and rep["type"] == NF.CM_EVENT_TYPE_REPLY and est and
+           est["type"] == NF.CM_EVENT_TYPE_ESTABLISHED,
+           "%s asks for a %d-byte path MTU: connected (%s, %s, %s)" % (side, small, st, st2, st3))
+        got = []
+        for src, dst, qs, qd, at in ((a, b, qm_a, qm_b, 0x8000), (b, a, qm_b, qm_a, 0x4000)):
+            dst.wr(NF.OP_WR_RECEIVE, qd, 30, struct.pack(NF.WR_RECEIVE_FMT, 1, 0) +
+                   struct.pack(NF.SGE_FMT, user + at, 4096, priv))
+            src.write_mem(user + 0x10000, data)
+            tx0 = port_tx(src)
+            src.wr(NF.OP_WR_SEND, qs, 31, struct.pack(NF.WR_SEND_FMT, 0, 1) +
+                   struct.pack(NF.SGE_FMT, user + 0x10000, n, priv))
+            cs, cr = src.cqe(31, (dst,)), dst.cqe(30, (src,))
+            got.append((cs and cs["status"] == 0 and cr and cr["bytes"] == n and
+                        dst.read_mem(user + at, n) == data[:n], port_tx(src) - tx0))
+        ok(all(g[0] and g[1] >= -(-n // small) for g in got),
+           "... a %d-byte Send each way, every byte checked, in %s packets: %d-byte packets both ways" %
+           (n, " and ".join(str(g[1]) for g in got), small))
     return fail
 
 

@@ -3,7 +3,8 @@
 """Two simulated adapters on one wire exchange RoCEv2 RC traffic, driven through their host
 links: addresses (NET_CONFIG), QPs connected across the wire (QP_CONNECT_WIRE), then Send/
 Receive both ways, RDMA Write and Read across MTU boundaries with every byte checked,
-and the remote access refusal (both QPs break). Prints TAP lines.
+path MTUs of 256 bytes and the adapter's largest (larger ones refused), the remote access
+refusal (both QPs break), and QP_DISCONNECT with requests queued (each CANCELLED once). Prints TAP lines.
 With PID_B (adapter B's simulator), B is then killed in the middle of a Write.
 Usage: rc_pair.py SOCKET_A SOCKET_B [PID_B]"""
 import os
@@ -17,7 +18,6 @@ from nfmodel_client import DATA, ACK, NF, Link  # noqa: E402
 
 WAIT_S = 120  # the longest one request or completion may take: every wait has a bound
 PD = 1
-MTU = 1024
 
 
 def word(dotted):
@@ -156,12 +156,13 @@ def main():
         assert st == 0, hex(st)
         return token
 
-    def connect(h, q, peer_q, peer_ip, sq, rq):
-        """QP_CONNECT_WIRE, asked again while the peer's MAC is being resolved (PENDING)."""
+    def connect(h, q, peer_q, peer_ip, sq, rq, mtu=0):
+        """QP_CONNECT_WIRE (path MTU mtu, PATH_MTU; 0: the adapter's largest), asked again
+        while the peer's MAC is being resolved (PENDING)."""
         deadline, st = time.monotonic() + 20, None
         while time.monotonic() < deadline:
             st, _ = h.request(NF.OP_QP_CONNECT_WIRE, struct.pack(NF.QP_CONNECT_WIRE_REQ_FMT, q, peer_q, word(peer_ip),
-                                                                 sq, rq, 0))
+                                                                 sq, rq, mtu))
             if st != NF.STATUS_PENDING:
                 break
             time.sleep(0.2)
@@ -235,6 +236,47 @@ def main():
     c = a.cqe(701, (b,))
     got = a.read_mem(big_a + big, big // 2 + 3) + a.read_mem(big_a + 2 * big, big // 2 - 3) if c else b""
     ok(c and c["status"] == 0 and got == data_big, "RDMA Read of %d bytes into two SGEs (%s)" % (big, c))
+    # Path MTUs: the adapter reports its largest (its frames and slots bound it); larger
+    # values are refused; 256 bytes and the largest carry a Send, a Write and a Read,
+    # every byte checked, in as many packets as the MTU makes
+    st, rep = a.request(NF.OP_NET_CONFIG, struct.pack(NF.NET_CONFIG_REQ_FMT, 0, 0, 0, 0, 0, 0))
+    cfg = dict(zip(NF.NET_CONFIG_REP_FIELDS, struct.unpack(NF.NET_CONFIG_REP_FMT, rep[:NF.NET_CONFIG_REP_SIZE])))
+    top = cfg["max_mtu"]
+    ok(st == 0 and top == NF.NET_MAX_PATH_MTU, "A reports its largest path MTU: %d bytes (%s)" % (128 << top, cfg))
+    qt = qp(a)
+    refused = [connect(a, qt, qb, ips[1], 1, 1, m) for m in range(top + 1, NF.PATH_MTU_4096 + 2)]
+    ok(refused and all(r == NF.STATUS_INVALID_PARAMETER for r in refused),
+       "path MTUs past %d bytes (%s) are refused INVALID_PARAMETER (%s)" %
+       (128 << top, ", ".join(str(128 << m) for m in range(top + 1, NF.PATH_MTU_4096 + 2)), refused))
+
+    def port_tx(h):
+        st, rep = h.request(NF.OP_STATS, b"")
+        return struct.unpack_from("<I", rep, NF.STATS_PORT_TX_OFF)[0] if st == 0 else 0
+
+    for mtu in sorted({NF.PATH_MTU_256, top}):
+        mbytes = 128 << mtu
+        qm_a, qm_b = qp(a), qp(b)
+        st = [connect(h, q, peer_q, peer_ip, 0x40 + mtu, 0x40 + mtu, mtu)
+              for h, q, peer_q, peer_ip in ((a, qm_a, qm_b, ips[1]), (b, qm_b, qm_a, ips[0]))]
+        ok(st == [0, 0], "QPs connected with a %d-byte path MTU (%s)" % (mbytes, st))
+        n = 4999
+        b.wr(NF.OP_WR_RECEIVE, qm_b, 1000 + mtu, struct.pack(NF.WR_RECEIVE_FMT, 1, 0) + sge(b_rcv, size))
+        a.wr(NF.OP_WR_SEND, qm_a, 1010 + mtu, struct.pack(NF.WR_SEND_FMT, 0, 1) + sge(a_src + 1, n))
+        cs, cr = a.cqe(1010 + mtu, (b,)), b.cqe(1000 + mtu, (a,))
+        ok(cs and cs["status"] == 0 and cr and cr["bytes"] == n and b.read_mem(b_rcv, n) == data_a[1:n + 1],
+           "%d-byte MTU: Send of %d bytes, every byte arrives (%s, %s)" % (mbytes, n, cs, cr))
+        tx0 = port_tx(a)
+        a.wr(NF.OP_WR_WRITE, qm_a, 1020 + mtu, struct.pack(NF.WR_RDMA_FMT, b_buf + 3, b_token, 1) +
+             sge(a_src, n))
+        c = a.cqe(1020 + mtu, (b,))
+        sent = port_tx(a) - tx0
+        ok(c and c["status"] == 0 and b.read_mem(b_buf + 3, n) == data_a[:n] and sent >= -(-n // mbytes),
+           "%d-byte MTU: RDMA Write of %d bytes in %d packets, every byte checked (%s)" % (mbytes, n, sent, c))
+        b_now = b.read_mem(b_buf, size)
+        a.wr(NF.OP_WR_READ, qm_a, 1030 + mtu, struct.pack(NF.WR_RDMA_FMT, b_buf + 1, b_token, 1) + sge(a_dst, n))
+        c = a.cqe(1030 + mtu, (b,))
+        ok(c and c["status"] == 0 and c["bytes"] == n and a.read_mem(a_dst, n) == b_now[1:n + 1],
+           "%d-byte MTU: RDMA Read of %d bytes, every byte checked (%s)" % (mbytes, n, c))
     # a Read past the MR's end: refused at B, ACCESS_VIOLATION at A, both QPs broken
     a.wr(NF.OP_WR_READ, qa, 600, struct.pack(NF.WR_RDMA_FMT, b_buf + size - 8, b_token, 1) + sge(a_dst, 64))
     c = a.cqe(600, (b,))
@@ -245,6 +287,33 @@ def main():
     b.wr(NF.OP_WR_SEND, qb, 602, struct.pack(NF.WR_SEND_FMT, 0, 1) + sge(b_buf, 8))
     c = b.cqe(602, (a,))
     ok(c and c["status"] == NF.STATUS_CANCELLED, "the responder's QP is broken too (%s)" % c)
+    # QP_DISCONNECT with Writes queued on the wire: each completes once, the ones not yet
+    # acknowledged CANCELLED; the peer's later request to the gone QP times out
+    qa3, qb3 = qp(a), qp(b)
+    for h, q, peer_q, peer_ip in ((a, qa3, qb3, ips[1]), (b, qb3, qa3, ips[0])):
+        st = connect(h, q, peer_q, peer_ip, 0x10, 0x10)
+        assert st == 0, hex(st)
+    wr_ids = range(900, 904)
+    for w in wr_ids:
+        a.wr(NF.OP_WR_WRITE, qa3, w, struct.pack(NF.WR_RDMA_FMT, big_b, big_token, 1) + sge(big_a, big))
+    st, _ = a.request(NF.OP_QP_DISCONNECT, struct.pack(NF.QP_REQ_FMT, qa3, 0))
+    cs = [a.cqe(w, (b,)) for w in wr_ids]
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:  # a second CQE would come with the first ones
+        a.take()
+        b.take()
+    again = [c for c in a.cqes if c["wr_id"] in wr_ids]
+    ok(st == 0 and all(c and c["status"] in (0, NF.STATUS_CANCELLED) for c in cs) and cs[-1] and
+       cs[-1]["status"] == NF.STATUS_CANCELLED and not again,
+       "QP_DISCONNECT with 4 Writes of %d bytes queued: each completes once, the last CANCELLED (%s, %s)" %
+       (big, st, [c and hex(c["status"]) for c in cs]))
+    b.wr(NF.OP_WR_SEND, qb3, 910, struct.pack(NF.WR_SEND_FMT, 0, 1) + sge(b_buf, 8))
+    t0 = time.monotonic()
+    c = b.cqe(910, (a,))
+    ok(c and c["status"] == NF.STATUS_IO_TIMEOUT,
+       "the peer's next Send to the disconnected QP times out after %.0f s (%s)" % (time.monotonic() - t0, c))
+    st, _ = a.request(NF.OP_PING, b"")
+    ok(st == 0, "A answers after the disconnect (%s)" % st)
     # the peer adapter dies mid-transfer: the request fails IO_TIMEOUT within the retry bound
     if len(sys.argv) > 3:
         qa2, qb2 = qp(a), qp(b)

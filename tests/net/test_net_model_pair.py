@@ -178,8 +178,8 @@ def main():
         bad_ip = bytearray(bytes(req))
         bad_ip[24] ^= 0x01
         s.send(with_fcs(bad_ip))
-        roce = Ether(src=S_MAC, dst=macs["A"]) / IP(src=S_IP, dst=IPS["A"]) / UDP(sport=49152, dport=4791) / \
-            BTH(opcode=0x04, dqpn=0x11, psn=7) / (b"p" * 16)
+        roce = Ether(src=S_MAC, dst=macs["A"]) / IP(src=S_IP, dst=IPS["A"]) / UDP(sport=49152, dport=NF.NET_ROCE_PORT) / \
+            BTH(opcode=NF.BTH_OP_SEND_ONLY, dqpn=0x11, psn=7) / (b"p" * 16)
         raw = bytearray(bytes(roce))  # scapy fills the ICRC
         s.send(with_fcs(raw))
         raw[-1] ^= 0x40
