@@ -349,7 +349,11 @@ static void rx_rep(struct cm_conn *c, const uint8_t *m)
         c->mtu = (uint8_t)mtu;
     /* PSNs: each side's Starting PSN is its own receive PSN, the other's send PSN */
     const struct fw_rc_dest d = {c->peer.ip, c->peer.mac_lo, c->peer.mac_hi, c->peer_qpn};
-    fw_rc_wire(c->q, &d, c->peer_psn, c->my_psn, c->mtu);
+    /* our depth (in the REQ we sent) within the peer's responder resources */
+    uint32_t ord = m[D(NF_CM_REP_RESP_RESOURCES_OFF)];
+    if (c->mad[D(NF_CM_REQ_INIT_DEPTH_OFF)] < ord)
+        ord = c->mad[D(NF_CM_REQ_INIT_DEPTH_OFF)];
+    fw_rc_wire(c->q, &d, c->peer_psn, c->my_psn, c->mtu, ord);
     c->state = ST_REP_RCVD;
     emit(c, NF_CM_EVENT_TYPE_REPLY, NF_STATUS_SUCCESS, 0, 0, m + D(NF_CM_REP_PRIVATE_DATA_OFF), NF_CM_REP_PDATA);
 }
@@ -676,7 +680,7 @@ uint32_t fw_cm_accept(uint32_t body, uint32_t blen)
     put_guid(m, D(NF_CM_REP_LOCAL_CA_GUID_OFF));
     copy_in(m, D(NF_CM_REP_PRIVATE_DATA_OFF), body + NF_CM_ACCEPT_REQ_SIZE, plen);
     const struct fw_rc_dest d = {c->peer.ip, c->peer.mac_lo, c->peer.mac_hi, c->peer_qpn};
-    fw_rc_wire(q, &d, c->peer_psn, c->my_psn, c->mtu);
+    fw_rc_wire(q, &d, c->peer_psn, c->my_psn, c->mtu, depth < c->peer_res ? depth : c->peer_res);
     c->state = ST_REP_SENT;
     c->ticks = c->retries = 0;
     send_mad(c);

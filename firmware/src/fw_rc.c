@@ -53,7 +53,7 @@ static void complete_head(uint32_t q, uint32_t status, uint32_t refuse)
         c->sent--;
     else
         c->send_pkt = 0;
-    c->retries = c->rnr_retries = c->ticks = 0;
+    c->retries = c->rnr_retries = c->waits = c->ticks = 0;
 }
 
 /* Send again from the oldest unacknowledged request (go-back-N). */
@@ -129,13 +129,13 @@ static void rx_requester(uint32_t q, const struct pkt *p)
         if (!c->count)
             return;
         if (type == NF_ROCE_AETH_TYPE_RNR) {
-            if ((++c->rnr_retries & ~RNR_WAIT) > RNR_RETRY_MAX)
+            if (++c->rnr_retries > RNR_RETRY_MAX)
                 complete_head(q, NF_STATUS_IO_TIMEOUT, 0);
             else
-                c->rnr_retries |= RNR_WAIT;
+                c->waits |= RNR_WAIT;
             return;
         }
-        if (c->rnr_retries & RNR_WAIT)
+        if (c->waits & RNR_WAIT)
             return; /* a NAK of what followed the packet the receiver was not ready for */
         if (p->syn == NF_AETH_SYN_NAK_PSN) {
             if (++c->retries > RETRY_MAX)
@@ -153,8 +153,15 @@ static void rx_requester(uint32_t q, const struct pkt *p)
     if (!c->count || (c->sent == 0 && c->send_pkt == 0))
         return; /* no request of ours is out: a stray */
     struct rc_wqe *w = &c->wq[c->head];
-    if (w->op != NF_OP_WR_READ || p->psn != psn_add(w->psn, w->done))
-        return; /* a duplicate or a gap: the timer sends the READ again */
+    if (w->op != NF_OP_WR_READ || p->psn != psn_add(w->psn, w->done)) {
+        /* a gap (a response lost or late): ask again from the first missing one now, not
+         * on the timer; a duplicate is dropped */
+        if (w->op == NF_OP_WR_READ && psn_diff(p->psn, psn_add(w->psn, w->done)) > 0 && !(c->waits & READ_ASKED)) {
+            c->waits |= READ_ASKED;
+            go_back(q);
+        }
+        return;
+    }
     uint32_t off = w->done << c->mtu_shift;
     uint32_t want = min32(w->total - min32(off, w->total), 1u << c->mtu_shift);
     if (p->len != want) {
@@ -167,6 +174,7 @@ static void rx_requester(uint32_t q, const struct pkt *p)
         return;
     }
     c->ticks = c->retries = 0;
+    c->waits &= (uint16_t)~READ_ASKED;
     if (++w->done >= w->npkts) {
         ack_before(q, psn_add(w->psn, w->npkts)); /* the window opens past the READ */
         complete_head(q, NF_STATUS_SUCCESS, 0);
@@ -409,8 +417,9 @@ static void timer_pass(void)
         struct rc_qp *c = &rc_qps[q];
         if (!fw_qps[q].wire || fw_qps[q].state != FW_QP_CONNECTED)
             continue;
-        if (c->rnr_retries & RNR_WAIT) {
-            c->rnr_retries &= ~RNR_WAIT;
+        c->waits &= (uint16_t)~READ_ASKED; /* a lost request asked again may leave a gap again */
+        if (c->waits & RNR_WAIT) {
+            c->waits &= (uint16_t)~RNR_WAIT;
             c->ticks = 0;
             go_back(q);
             continue;
@@ -494,14 +503,15 @@ uint32_t fw_rc_connect(uint32_t body, uint32_t blen)
     if (st != NF_STATUS_SUCCESS)
         return st;
     const struct fw_rc_dest d = {ip, mac[0], mac[1], peer_qpn};
-    fw_rc_wire(q, &d, sq_psn, rq_psn, mtu);
+    fw_rc_wire(q, &d, sq_psn, rq_psn, mtu, RD_DEPTH); /* no CM: the responder's whole depth */
     return NF_STATUS_SUCCESS;
 }
 
-void fw_rc_wire(uint32_t q, const struct fw_rc_dest *d, uint32_t sq_psn, uint32_t rq_psn, uint32_t mtu)
+void fw_rc_wire(uint32_t q, const struct fw_rc_dest *d, uint32_t sq_psn, uint32_t rq_psn, uint32_t mtu, uint32_t ord)
 {
     rc_qps[q] = (struct rc_qp){.peer_ip = d->ip, .mac_lo = d->mac_lo, .mac_hi = d->mac_hi, .peer_qpn = d->qpn,
-                               .mtu_shift = MTU_SHIFT(mtu), .sq_psn = sq_psn, .ack_psn = sq_psn, .rq_psn = rq_psn};
+                               .mtu_shift = (uint16_t)MTU_SHIFT(mtu), .rd_max = (uint16_t)min32(ord, RD_DEPTH),
+                               .sq_psn = sq_psn, .ack_psn = sq_psn, .rq_psn = rq_psn};
     fw_qps[q].peer_qpn = 0;
     fw_qps[q].wire = 1;
     fw_qps[q].state = FW_QP_CONNECTED;
@@ -546,6 +556,10 @@ void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, u
         w->remote_token = mem_rd(WR_BODY(m, NF_WR_RDMA_REMOTE_TOKEN_OFF));
         if (flags & NF_NDK_OP_FLAG_RDMA_READ_LOCAL_INVALIDATE) {
             r->status = NF_STATUS_NOT_SUPPORTED;
+            return;
+        }
+        if (op == NF_OP_WR_READ && c->rd_max == 0) {
+            r->status = NF_STATUS_INVALID_DEVICE_STATE; /* the connection agreed no outbound READs */
             return;
         }
     } else {

@@ -51,9 +51,11 @@ void fw_rc_close(uint32_t q);
 /* The requests queued on QP q (FW_NO_INDEX: none) that fw_rc_close completes. */
 uint32_t fw_rc_queued(uint32_t q);
 /* QP q (in RESET) joins the wire, connected to QP d->qpn at d: first PSN sent sq_psn,
- * first expected rq_psn (24 bits each), path MTU mtu (PATH_MTU, 1..NET.MAX_PATH_MTU);
+ * first expected rq_psn (24 bits each), path MTU mtu (PATH_MTU, 1..NET.MAX_PATH_MTU),
+ * at most ord READs out at once (the initiator depth agreed, capped at the responder's);
  * the caller validated every argument. */
-void fw_rc_wire(uint32_t q, const struct fw_rc_dest *d, uint32_t sq_psn, uint32_t rq_psn, uint32_t mtu);
+void fw_rc_wire(uint32_t q, const struct fw_rc_dest *d, uint32_t sq_psn, uint32_t rq_psn, uint32_t mtu,
+                uint32_t ord);
 /* A disconnect: QP q takes nothing more from the wire and sends nothing more; a
  * connected QP enters ERROR, so its queued requests complete CANCELLED (fw_rc_poll, as
  * the link has room) and later ones too. The pending receives dropped: how many. */

@@ -37,9 +37,12 @@ _Static_assert(((NF_NET_FRAME_OFF + F_EXT + NF_DETH_SIZE) & 3u) == 0u, "a UD pay
 #define RD_DEPTH 4u
 #define RETRY_MAX 7u      /* timeouts and sequence NAKs in a row, then IO_TIMEOUT */
 #define RNR_RETRY_MAX 7u  /* RNR NAKs in a row, then IO_TIMEOUT */
-/* rnr_retries: an RNR NAK came and nothing is sent until the next timer pass, so a
- * receiver that has not posted its receive yet gets a timer pass per retry. */
-#define RNR_WAIT 0x80000000u
+/* waits: RNR_WAIT, an RNR NAK came and nothing is sent until the next timer pass, so a
+ * receiver that has not posted its receive yet gets a timer pass per retry; READ_ASKED,
+ * a gap in READ responses made the requester ask again, once until the missing one
+ * comes (the others of the window are gaps too). */
+#define RNR_WAIT 1u
+#define READ_ASKED 2u
 #define ACK_TIMEOUT_TICKS 2u /* timer passes (fw_net_tick) without progress */
 /* Flow: a requester has at most WINDOW packets unacknowledged, asks an ACK every
  * ACKREQ_EVERY packets, and splits a READ into requests of at most WINDOW responses,
@@ -74,12 +77,14 @@ struct rc_read {
 
 struct rc_qp {
     uint32_t peer_ip, mac_lo, mac_hi, peer_qpn;
-    uint32_t mtu_shift; /* the path MTU, both ends the same: 1 << mtu_shift payload bytes */
+    uint16_t mtu_shift; /* the path MTU, both ends the same: 1 << mtu_shift payload bytes */
+    uint16_t rd_max;    /* READs this requester has out at once: the initiator depth agreed */
     /* requester: next new PSN; queued requests from head, the first `sent` of them sent
      * whole and the next one up to send_pkt packets */
     uint32_t sq_psn, head, count, sent, send_pkt;
     uint32_t ack_psn; /* requester: the oldest PSN not acknowledged yet */
-    uint32_t retries, rnr_retries, ticks;
+    uint32_t retries, ticks;
+    uint16_t rnr_retries, waits;
     /* responder: expected PSN, message count, the message being received */
     uint32_t rq_psn, msn, nak_sent;
     uint32_t recv_off, recv_in, recv_bad;

@@ -139,6 +139,13 @@ static __attribute__((noinline)) int send_ctl(uint32_t q, uint32_t syn, uint32_t
     return 1;
 }
 
+/* The responses READ w's request from response k asks for: up to the next multiple of
+ * WINDOW (fixed boundaries, so a request sent again repeats a subset). */
+static uint32_t read_window(const struct rc_wqe *w, uint32_t k)
+{
+    return min32(w->npkts - k, WINDOW - k % WINDOW);
+}
+
 /* Packet k of a queued request (for a READ: the request for responses k on); the
  * packets (PSNs) it covers, 0 when no TX slot is free. A local refusal of its gather is
  * kept in the request (w->fail) and sends nothing more of it. */
@@ -195,7 +202,7 @@ static __attribute__((noinline)) uint32_t send_packet(uint32_t q, struct rc_wqe 
         return 1;
     }
     fw_net_tx_post(slot, flen);
-    return w->op == NF_OP_WR_READ ? min32(w->npkts - k, WINDOW - k % WINDOW) : 1u;
+    return w->op == NF_OP_WR_READ ? read_window(w, k) : 1u;
 }
 
 /* The next response packet of READ r on QP q; 0 when no TX slot is free. A refusal by
@@ -232,6 +239,22 @@ static __attribute__((noinline)) int send_response(uint32_t q, struct rc_read *r
 
 /* Send what QP q may send now: an owed ACK or NAK, READ responses, then requests.
  * Nonzero when something waits for a TX slot. */
+/* Whether READ w may ask for responses from k now: with those the READs sent whole still
+ * wait for, at most WINDOW (several READs never outrun the RX slots), and at most rd_max
+ * READs out (the initiator depth agreed). */
+static int read_may_go(const struct rc_qp *c, const struct rc_wqe *w, uint32_t k)
+{
+    uint32_t responses = read_window(w, k), reads = 1;
+    for (uint32_t i = 0; i < c->sent; i++) {
+        const struct rc_wqe *e = &c->wq[(c->head + i) % SQ_DEPTH];
+        if (e->op == NF_OP_WR_READ && e->done < e->npkts) {
+            responses += e->npkts - e->done;
+            reads++;
+        }
+    }
+    return responses <= WINDOW && reads <= c->rd_max;
+}
+
 int pump(uint32_t q)
 {
     struct rc_qp *c = &rc_qps[q];
@@ -250,13 +273,13 @@ int pump(uint32_t q)
         if (!send_response(q, r))
             return 1;
     }
-    if (fw_qps[q].state != FW_QP_CONNECTED || (c->rnr_retries & RNR_WAIT))
+    if (fw_qps[q].state != FW_QP_CONNECTED || (c->waits & RNR_WAIT))
         return 0;
     while (c->sent < c->count) {
         struct rc_wqe *w = &c->wq[(c->head + c->sent) % SQ_DEPTH];
         if (w->fail)
             return 0; /* nothing after a request that failed here is sent */
-        if (w->op == NF_OP_WR_READ ? w->done < c->send_pkt
+        if (w->op == NF_OP_WR_READ ? w->done < c->send_pkt || !read_may_go(c, w, c->send_pkt)
                                    : psn_diff(psn_add(w->psn, c->send_pkt), c->ack_psn) >= (int32_t)WINDOW)
             return 0; /* the window is full: an ACK or the responses asked for open it */
         uint32_t n = send_packet(q, w, c->send_pkt);

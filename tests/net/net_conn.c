@@ -139,7 +139,9 @@ struct conn {
     NDK_CONNECTOR *ca, *cb;
 };
 
-static int connect_pair(struct side *a, struct side *b, struct conn *c, int check)
+/* A connects to B asking for read limits ird/ord (B accepts with 1/2); check: the
+ * connection data and addresses are checked too (for 2/3). */
+static int connect_limits(struct side *a, struct side *b, struct conn *c, int check, ULONG ird, ULONG ord)
 {
     uint8_t apd[56], bpd[148], got[160];
     for (unsigned i = 0; i < sizeof(apd); i++)
@@ -153,7 +155,7 @@ static int connect_pair(struct side *a, struct side *b, struct conn *c, int chec
     NTSTATUS st = a->ad->Dispatch->NdkCreateConnector(a->ad, NULL, NULL, &c->ca);
     struct sockaddr_in dst = at(b, b->s.port);
     NTSTATUS cst = st == STATUS_SUCCESS && c->qa && c->qb
-                       ? c->ca->Dispatch->NdkConnect(c->ca, c->qa, NULL, 0, (PSOCKADDR)&dst, sizeof(dst), 2, 3, apd,
+                       ? c->ca->Dispatch->NdkConnect(c->ca, c->qa, NULL, 0, (PSOCKADDR)&dst, sizeof(dst), ird, ord, apd,
                                                      sizeof(apd), consumer_call_done, &kc)
                        : STATUS_INSUFFICIENT_RESOURCES;
     if (!tap_ok(cst == STATUS_PENDING, "NdkConnect %s -> %s:%u with 56 bytes of private data: PENDING (%s)", a->name,
@@ -204,6 +206,11 @@ static int connect_pair(struct side *a, struct side *b, struct conn *c, int chec
     return tap_ok(st == STATUS_SUCCESS && st2 == STATUS_SUCCESS,
                   "NdkCompleteConnect and the accept complete SUCCESS (%s, %s)", NdkFpgaStatusName(st),
                   NdkFpgaStatusName(st2));
+}
+
+static int connect_pair(struct side *a, struct side *b, struct conn *c, int check)
+{
+    return connect_limits(a, b, c, check, 2, 3);
 }
 
 static NDK_SGE sge(struct side *d, size_t off, ULONG n)
@@ -382,6 +389,51 @@ static void big_check(struct side *a, NDK_QP *qa, struct side *b, size_t big)
         NdkFpgaFreeBuffer(a->ad, sa);
     if (sb)
         NdkFpgaFreeBuffer(b->ad, sb);
+}
+
+/* The initiator depth agreed is honoured: with 1, four queued Reads all complete, every
+ * byte right (one at a time on the wire); with 0 (A asked for no outbound READs), a Read
+ * completes INVALID_DEVICE_STATE. */
+static void read_depth(struct side *a, struct side *b)
+{
+    struct conn c;
+    if (connect_limits(a, b, &c, 0, 1, 1)) {
+        fill(b, 0x20000, 4 * 16384, 51);
+        UINT32 token = b->mr->Dispatch->NdkGetRemoteTokenFromMr(b->mr);
+        NDK_SGE rs[4];
+        int posted = 0;
+        for (int i = 0; i < 4; i++) {
+            rs[i] = sge(a, 0x10000 + (size_t)i * 16384, 16384);
+            posted += c.qa->Dispatch->NdkRead(c.qa, (PVOID)(uintptr_t)(40 + i), &rs[i], 1,
+                                              va(b, 0x20000 + (size_t)i * 16384), token, 0) == STATUS_SUCCESS;
+        }
+        int good = 0;
+        for (int i = 0; i < posted; i++)
+            good += result(a).Status == STATUS_SUCCESS;
+        uint8_t *got = malloc(4 * 16384);
+        int same_bytes = NdkFpgaReadBuffer(a->ad, a->buf, 0x10000, got, 4 * 16384) == STATUS_SUCCESS;
+        for (size_t i = 0; same_bytes && i < 4 * 16384; i++)
+            same_bytes = got[i] == pattern(i, 51);
+        free(got);
+        tap_ok(posted == 4 && good == 4 && same_bytes,
+               "four 16 KiB Reads queued with an initiator depth of 1: all SUCCESS, every byte (%d of %d)", good,
+               posted);
+    }
+    close_conn(&c);
+    if (connect_limits(a, b, &c, 0, 1, 0)) {
+        NDK_SGE rs = sge(a, 0, 64);
+        UINT32 token = b->mr->Dispatch->NdkGetRemoteTokenFromMr(b->mr);
+        NTSTATUS st = c.qa->Dispatch->NdkRead(c.qa, (PVOID)44, &rs, 1, va(b, 0), token, 0);
+        NDK_RESULT_EX x;
+        memset(&x, 0, sizeof(x));
+        x.Status = st;
+        if (st == STATUS_SUCCESS)
+            x = result(a);
+        tap_ok(x.Status == STATUS_INVALID_DEVICE_STATE,
+               "a Read on a connection that agreed no outbound READs: INVALID_DEVICE_STATE (%s)",
+               NdkFpgaStatusName(x.Status));
+    }
+    close_conn(&c);
 }
 
 static void refusals(struct side *a, struct side *b)
@@ -687,6 +739,7 @@ int main(int argc, char **argv)
     if (connect_pair(&a, &b, &c, 0))
         read_past_mr(&a, &c, &b);
     close_conn(&c);
+    read_depth(&a, &b);
     refusals(&a, &b);
 
     /* this adapter's own address still connects two of its QPs (loopback) */
