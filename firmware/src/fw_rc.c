@@ -43,8 +43,13 @@ static void complete_head(uint32_t q, uint32_t status, uint32_t refuse)
     struct rc_qp *c = &rc_qps[q];
     struct rc_wqe *w = &c->wq[c->head];
     struct wr_result r = {status, status == NF_STATUS_SUCCESS ? w->total : 0u, refuse, 0};
-    if (status != NF_STATUS_SUCCESS)
+    if (status != NF_STATUS_SUCCESS) {
         wr_failed(&fw_qps[q], status, refuse);
+    } else { /* INFO's cost figures: from the request's arrival to its completion */
+        fw_stats.last_wr_op = w->op;
+        fw_stats.last_wr_cycles = hal_cycles() - w->stamp;
+        fw_stats.last_wr_fw_cycles = fw_stats.last_wr_cycles - (fw_eng_wait_cycles() - w->eng_start);
+    }
     if (status != NF_STATUS_SUCCESS || !(w->flags & NF_NDK_OP_FLAG_SILENT_SUCCESS))
         put_cqe(q, w->wr_id, &r, cqe_op[w->op - NF_OP_WR_READ], 0, 0);
     c->head = (c->head + 1u) % SQ_DEPTH;
@@ -533,8 +538,8 @@ void fw_rc_set_gsi(void (*rx)(const struct fw_rc_dest *from, uint32_t data, uint
     gsi_rx = rx;
 }
 
-void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, uint32_t m, uint32_t mlen,
-                struct wr_result *r)
+void fw_rc_post(const struct fw_frame *f, struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, uint32_t m,
+                uint32_t mlen, struct wr_result *r)
 {
     uint32_t q = (uint32_t)(qp - fw_qps);
     struct rc_qp *c = &rc_qps[q];
@@ -549,7 +554,8 @@ void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, u
     }
     /* built in its queue slot, which counts only once the request is whole */
     struct rc_wqe *w = &c->wq[(c->head + c->count) % SQ_DEPTH];
-    *w = (struct rc_wqe){.op = op, .wr_id = wr_id, .flags = flags};
+    *w = (struct rc_wqe){.op = op, .wr_id = wr_id, .flags = flags, .stamp = hal_read32(f->stamp_at),
+                         .eng_start = f->eng_start};
     w->sgl.n = mem_rd(WR_BODY(m, rdma ? NF_WR_RDMA_NSGE_OFF : NF_WR_SEND_NSGE_OFF));
     if (rdma) {
         rd64_lo_hi(WR_BODY(m, NF_WR_RDMA_REMOTE_VA_OFF), &w->remote_va);
