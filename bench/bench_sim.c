@@ -314,6 +314,10 @@ int main(int argc, char **argv)
      * tuned for the board would fire spuriously and the resent frames would count
      * against the link. */
     struct nf_link_config cfg = {.rto_min_ms = 3000, .rto_initial_ms = 5000};
+    /* bench_rc's batch must be one frame however long the host takes between its sends:
+     * its last message closes the frame, so the deferred ones may wait for it. */
+    if (rc)
+        cfg.defer_max_us = 10000000;
     st = nf_link_open_ex(t, &cfg, on_message, on_dead, NULL, &l, &info);
     if (st != STATUS_SUCCESS) {
         printf("not ok - sim: link open: %s\n", nf_error_message());
