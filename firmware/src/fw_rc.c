@@ -17,7 +17,6 @@
 #include "hal.h"
 
 static const struct fw_reply_ops *events;
-static uint32_t tick_at;
 static int waiting;       /* a QP waits for a TX slot */
 static uint32_t wire_qps; /* QPs on the wire, counted again by each turn that looks */
 static void (*gsi_rx)(const struct fw_rc_dest *from, uint32_t data, uint32_t len);
@@ -443,11 +442,11 @@ static void timer_pass(void)
 
 int fw_rc_poll(void)
 {
-    uint32_t at, len, now = hal_cycles(), tick = fw_net_tick(), n = 0;
+    uint32_t at, len, n = 0;
     int did = 0, waits = 0;
     /* No port, or the usual idle turn: no frame, no timer due, no QP on the wire. It
      * stays a few instructions, so it evicts none of the work-request path's cache lines. */
-    if (tick == 0 || (!wire_qps && !fw_net_pending() && now - tick_at < tick))
+    if (fw_net_tick() == 0 || (!wire_qps && !fw_net_pending() && !fw_net_due(hal_cycles())))
         return 0;
     /* a frame may complete two requests (a receive and a send's ACK): room for both */
     while (events->room(2u * CQE_MSG) && fw_net_next(&at, &len)) {
@@ -455,8 +454,9 @@ int fw_rc_poll(void)
         fw_net_release();
         did = 1;
     }
-    if (fw_net_timer() || now - tick_at >= tick) {
-        tick_at = now;
+    /* The port's tick is the one clock of the timer passes: a second one out of phase with
+     * it would make two passes a few clocks apart, the ACK timeout's two ticks. */
+    if (fw_net_timer()) {
         timer_pass();
         did = 1;
     }
@@ -483,7 +483,6 @@ void fw_rc_init(const struct fw_reply_ops *ev)
     events = ev;
     for (uint32_t q = 0; q < FW_QP_CAP; q++)
         rc_qps[q] = (struct rc_qp){0};
-    tick_at = hal_cycles();
 }
 
 uint32_t fw_rc_connect(uint32_t body, uint32_t blen)
