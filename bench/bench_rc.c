@@ -30,7 +30,7 @@
 #define RC_MASK 0x00FFFFFFu /* 255.255.255.0 */
 #define RC_PD 1u
 #define PRIV NF_ADAPTER_PRIVILEGED_TOKEN
-#define PATH_MTU 1024u /* the firmware's payload per packet (fw_rc_int.h MTU) */
+#define PATH_MTU (128u << NF_NET_MAX_PATH_MTU) /* payload bytes per packet: the connections' path MTU */
 #define BIG_BYTES 65536u
 #define BIG_COUNT 4u
 #define SMALL_BYTES 1024u
@@ -298,9 +298,9 @@ static int setup(struct nf_link *l, const struct nf_info *info, struct rc_setup 
     s->qb = q[0];
     /* the adapter's own address resolves to its own MAC at once: SUCCESS, never PENDING */
     struct nf_qp_connect_wire_req ca = {.qpn = s->qa, .peer_qpn = s->qb, .peer_ip = RC_IP, .sq_psn = 0xFFFFF8,
-                                        .rq_psn = 0x000100};
+                                        .rq_psn = 0x000100, .mtu = NF_NET_MAX_PATH_MTU};
     struct nf_qp_connect_wire_req cb = {.qpn = s->qb, .peer_qpn = s->qa, .peer_ip = RC_IP, .sq_psn = 0x000100,
-                                        .rq_psn = 0xFFFFF8};
+                                        .rq_psn = 0xFFFFF8, .mtu = NF_NET_MAX_PATH_MTU};
     uint32_t sa = ok ? request(l, NF_OP_QP_CONNECT_WIRE, &ca, sizeof(ca), NULL, 0) : 1u;
     uint32_t sb = ok ? request(l, NF_OP_QP_CONNECT_WIRE, &cb, sizeof(cb), NULL, 0) : 1u;
     char what[128];
