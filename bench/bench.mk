@@ -49,10 +49,10 @@ CLEAN_DIRS += $(BENCH_BUILD)
 
 # ---- fast-register, invalidate and link figures on nfsim, through the host link ----
 BENCH_HOST_CC = $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/host/src -pthread
-$(BENCH_BUILD)/bench_sim: $(BENCH_DIR)/bench_sim.c $(BUILD)/host/libndkfpga.a $(ROOT)/host/src/link/nf_link.h \
-                          $(ROOT)/proto/gen/nf_layout.h
+$(BENCH_BUILD)/bench_sim: $(BENCH_DIR)/bench_sim.c $(BENCH_DIR)/bench_rc.c $(BENCH_DIR)/bench_sim.h $(BUILD)/host/libndkfpga.a \
+                          $(ROOT)/host/src/link/nf_link.h $(ROOT)/proto/gen/nf_layout.h
 	@mkdir -p $(@D)
-	@$(BENCH_HOST_CC) -o $@ $< $(BUILD)/host/libndkfpga.a -pthread $(NDK_LIB_LIBS)
+	@$(BENCH_HOST_CC) -o $@ $(BENCH_DIR)/bench_sim.c $(BENCH_DIR)/bench_rc.c $(BUILD)/host/libndkfpga.a -pthread $(NDK_LIB_LIBS)
 
 .PHONY: bench-sim
 bench-sim: $(BENCH_BUILD)/bench_sim sim ## fast-register/invalidate clocks, link efficiency, sim speed (nfsim)
@@ -60,6 +60,16 @@ bench-sim: $(BENCH_BUILD)/bench_sim sim ## fast-register/invalidate clocks, link
 	    { cat $(BENCH_BUILD)/sim.out $(BENCH_BUILD)/sim.err; exit 1; }
 	@grep -E '^(not ok|ok) ' $(BENCH_BUILD)/sim.out | sed 's/^/  /'
 BENCH_TARGETS += bench-sim
+
+# ---- RC throughput on one nfsim in PHY loopback (bench/bench_rc.c: `bench_sim --rc`) ----
+# Two QPs of the adapter connected over the wire to its own address; RDMA Write, Read and
+# Send of 64 KiB and 1 KiB messages, the firmware's clocks per batch; every byte checked.
+.PHONY: bench-rc
+bench-rc: $(BENCH_BUILD)/bench_sim sim ## RC Write/Read/Send throughput: clocks per 1 KiB packet, one nfsim in PHY loopback
+	@$(BENCH_BUILD)/bench_sim --rc $(BENCH_RC_ARGS) > $(BENCH_BUILD)/rc.out 2> $(BENCH_BUILD)/rc.err || \
+	    { cat $(BENCH_BUILD)/rc.out $(BENCH_BUILD)/rc.err; exit 1; }
+	@grep -E '^(not ok|ok) |_clocks_per_(packet|message) = ' $(BENCH_BUILD)/rc.out | sed 's/^/  /'
+BENCH_TARGETS += bench-rc
 
 # ---- ndmrlat-style latency sweep through the public NDKPI: `ndkfpga mrlat` (host/cli/) ----
 .PHONY: bench-ndmrlat
@@ -128,7 +138,7 @@ BENCH_TARGETS += bench-host
 
 # ---- the budgets in make test, and the benchmark programs in make check ----
 .PHONY: test-budgets test-bench-build
-test-budgets: bench-fwprof bench-host ## fast-register and invalidate clocks and host instructions per post within bench/baseline.json's budgets
+test-budgets: bench-fwprof bench-host bench-rc ## fast-register and invalidate clocks, host instructions per post, RC clocks per packet within bench/baseline.json's budgets
 	@python3 $(BENCH_DIR)/report.py --check-budgets
 test-bench-build: $(BENCH_BUILD)/bench_sim $$(NDK_BUILD)/bench_post ## the benchmark programs build (make bench runs them)
 	@echo "ok - bench_sim and bench_post build"
@@ -165,7 +175,7 @@ LINT_TARGETS += lint-bench
 lint-bench: ## cppcheck of the benchmark programs
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 --inline-suppr \
 	    --suppress=missingIncludeSystem -D__GNUC__ -D__x86_64__ -I$(ROOT)/host/include -I$(ROOT)/host/src \
-	    -I$(ROOT)/proto/gen $(BENCH_DIR)/bench_sim.c
+	    -I$(ROOT)/proto/gen $(BENCH_DIR)/bench_sim.c $(BENCH_DIR)/bench_rc.c
 
 # The documents' figures against their measurement files (CI: check-figures; a file not
 # measured on the machine is skipped, said so), and the tool's own test.

@@ -17,7 +17,8 @@
  *   time is INFO.cycle before and after the stream.
  *
  * Prints "key = value" lines and "series ..." lines for bench/report.py, and
- * "ok - " / "not ok - " for each verified step. */
+ * "ok - " / "not ok - " for each verified step. `bench_sim --rc` runs bench_rc.c's RC
+ * throughput figures instead, on an nfsim whose port is in PHY loopback. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,11 +26,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_sim.h"
 #include "nf_layout.h"
 #include "link/nf_link.h"
 #include "transport/nf_transport.h"
 
-#define MAX_MSG NF_LINK_MAX_PAYLOAD
 #define LINK_PAGES 64u
 #define LINK_PAIRS 32u
 
@@ -41,6 +42,7 @@ static size_t reply_len;
 static int reply_ready;
 static uint64_t cqes, cqe_bad;       /* CQEs received, CQEs with a failure status */
 static uint32_t last_cqe_status;
+static void (*cqe_hook)(const struct nf_cqe *c);
 static int dead;
 static int failures;
 
@@ -55,6 +57,8 @@ static void on_message(void *ctx, const uint8_t *msg, size_t len)
         memcpy(&c, msg + NF_MSG_HDR_SIZE, sizeof(c));
         cqes++;
         last_cqe_status = c.status;
+        if (cqe_hook)
+            cqe_hook(&c);
         if (c.status != STATUS_SUCCESS)
             cqe_bad++;
     } else if ((h.op & NF_OP_REPLY) && h.tag == want_tag && len <= sizeof(reply)) {
@@ -76,7 +80,14 @@ static void on_dead(void *ctx, NTSTATUS status)
     pthread_mutex_unlock(&mu);
 }
 
-static void check(int cond, const char *what)
+void bench_on_cqe(void (*hook)(const struct nf_cqe *c))
+{
+    pthread_mutex_lock(&mu);
+    cqe_hook = hook;
+    pthread_mutex_unlock(&mu);
+}
+
+void check(int cond, const char *what)
 {
     printf("%s - sim: %s\n", cond ? "ok" : "not ok", what);
     fflush(stdout);
@@ -91,7 +102,7 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static size_t build(uint8_t *m, uint16_t op, uint32_t tag, const void *body, size_t blen)
+size_t build(uint8_t *m, uint16_t op, uint32_t tag, const void *body, size_t blen)
 {
     struct nf_msg_hdr h = {0};
     size_t len = (NF_MSG_HDR_SIZE + blen + 7) & ~(size_t)7;
@@ -105,8 +116,7 @@ static size_t build(uint8_t *m, uint16_t op, uint32_t tag, const void *body, siz
     return len;
 }
 
-/* One request, waits for its reply; returns the reply status, copies the payload. */
-static uint32_t request(struct nf_link *l, uint16_t op, const void *body, size_t blen, void *out, size_t out_cap)
+uint32_t request(struct nf_link *l, uint16_t op, const void *body, size_t blen, void *out, size_t out_cap)
 {
     static uint32_t next_tag = 1;
     static uint8_t m[MAX_MSG];
@@ -138,13 +148,13 @@ static uint32_t request(struct nf_link *l, uint16_t op, const void *body, size_t
     return st;
 }
 
-static int get_info(struct nf_link *l, struct nf_info *info)
+int get_info(struct nf_link *l, struct nf_info *info)
 {
     memset(info, 0, sizeof(*info));
     return request(l, NF_OP_INFO, NULL, 0, info, sizeof(*info)) == STATUS_SUCCESS;
 }
 
-static uint64_t info_cycle(const struct nf_info *i) { return (uint64_t)i->cycle_hi << 32 | i->cycle_lo; }
+uint64_t info_cycle(const struct nf_info *i) { return (uint64_t)i->cycle_hi << 32 | i->cycle_lo; }
 
 struct setup {
     uint32_t qpn, token, user_base, max_pages;
@@ -175,8 +185,7 @@ static size_t inv_msg(uint8_t *m, const struct setup *s, uint32_t wr_id)
     return build(m, NF_OP_WR_INVALIDATE, 0, body, sizeof(body));
 }
 
-/* Send one work request and wait until `target` CQEs have arrived in total. */
-static int wait_cqes(uint64_t target)
+int wait_cqes(uint64_t target)
 {
     pthread_mutex_lock(&mu);
     while (cqes < target && !dead)
@@ -186,7 +195,7 @@ static int wait_cqes(uint64_t target)
     return ok;
 }
 
-static uint64_t cqe_count(void)
+uint64_t cqe_count(void)
 {
     pthread_mutex_lock(&mu);
     uint64_t n = cqes;
@@ -289,6 +298,9 @@ static double link_stream(struct nf_link *l, const struct setup *s, uint32_t k, 
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    int rc = argc > 1 && strcmp(argv[1], "--rc") == 0;
+    if (rc && !bench_rc_sim_args(argc - 2, argv + 2))
+        return 2;
     struct nf_transport *t;
     NTSTATUS st = nf_transport_open("sim", &t);
     if (st != STATUS_SUCCESS) {
@@ -302,12 +314,21 @@ int main(int argc, char **argv)
      * tuned for the board would fire spuriously and the resent frames would count
      * against the link. */
     struct nf_link_config cfg = {.rto_min_ms = 3000, .rto_initial_ms = 5000};
+    /* bench_rc's batch must be one frame however long the host takes between its sends:
+     * its last message closes the frame, so the deferred ones may wait for it. */
+    if (rc)
+        cfg.defer_max_us = 10000000;
     st = nf_link_open_ex(t, &cfg, on_message, on_dead, NULL, &l, &info);
     if (st != STATUS_SUCCESS) {
         printf("not ok - sim: link open: %s\n", nf_error_message());
         return 1;
     }
     check(1, "link open (RESET handshake with the firmware)");
+    if (rc) {
+        int fails = bench_rc(l, &info);
+        nf_link_close(l);
+        return fails || failures ? 1 : 0;
+    }
     struct setup s = {.user_base = info.user_base, .max_pages = info.max_frmr_pages};
     printf("sim_clk_hz = %u\n", info.clk_hz);
     printf("sim_uart_period_q4 = %u\n", info.uart_period);

@@ -16,6 +16,7 @@ Inputs (written by the bench-* targets of bench/bench.mk):
   sendlat_host_sim.out, sendlat_host_model.out  the same with --host (keys send_recv_host_*)
   fwprof.out   fwprof (nf_soc)        "phase LABEL PHASE N", "func LABEL FUNC N"
   host_post.out  make bench-ndk-post  "host: N instructions in M NdkFastRegister calls = X per call"
+  rc.out       bench_sim --rc (nfsim, PHY loopback)  "rc_* = value"
 the board's system clock from proto/boards.toml (board ulx3s-85k, clk_hz), and
 build/board/ulx3s-{85k,25k}/summary.json (tools/bitstream.sh) when they are fresh.
 A missing input is an error naming the target that makes it: no figure is invented."""
@@ -48,6 +49,12 @@ SENDLAT_REQUIRED = ["%s_%s_%db" % (p, k, n) for p, _ in SENDLAT_MEMORY for k in 
     "%s_%s_%s" % (p, k, dev) for p, _ in SENDLAT_MEMORY for dev in ("sim", "model")
     for k in ["latency_us_%db" % n for n in SENDLAT_SIZES] + ["pingpong_us", "rate_msgs_per_s", "rate_in_flight",
                                                               "rate_count", "iterations"]]
+# RC throughput (bench-rc): per op, the 64 KiB batch per packet and the 1 KiB batch per message.
+RC_OPS = ("write", "read", "send")
+RC_REQUIRED = ["rc_%s_%s" % (op, k) for op in RC_OPS for k in ("clocks_per_packet", "clocks", "bytes", "packets")] + [
+    "rc_%s_1k_%s" % (op, k) for op in RC_OPS for k in ("clocks_per_message", "clocks", "bytes", "packets")] + [
+    "rc_retransmits", "rc_port_drops", "rc_phy_div", "rc_path_mtu", "rc_port_clocks_per_packet", "rc_big_count",
+    "rc_big_bytes", "rc_small_count", "rc_small_bytes"]
 REQUIRED = ["keycheck_per_clock", "keycheck_latency_clocks", "mtt_load_pages_per_clock", "dma_bytes_per_clock",
             "dma_port_bytes_per_clock", "fastreg_clocks_1page", "fastreg_clocks_16pages", "fastreg_clocks_256pages",
             "invalidate_clocks", "link_efficiency", "link_efficiency_stop_and_wait",
@@ -59,7 +66,7 @@ REQUIRED = ["keycheck_per_clock", "keycheck_latency_clocks", "mtt_load_pages_per
             "fastreg_reps", "link_stream_wrs", "link_stream_pages", "link_rto_min_ms", "link_wr_bytes_invalidate",
             "host_posts_measured",
             # Send/Receive through NDKPI (ndkfpga sendlat): board clocks on nfsim, wall time on both
-            ] + SENDLAT_REQUIRED
+            ] + SENDLAT_REQUIRED + RC_REQUIRED
 PROFILED = ["fastreg_1", "fastreg_256"]  # fwprof requests the text names
 PHASES = ["notice", "link", "parse", "validate", "engine", "cqe", "wait", "finish"]
 # Paths whose changes do not change a measurement (the documents the figures go into).
@@ -107,14 +114,31 @@ def num(v):
     return int(float(v)) if float(v).is_integer() else round(float(v), 4)  # "2075.0" too
 
 
+def rc_figures(text):
+    """bench-rc's figures, and the rates they give at the board's clock: MB/s of each 64 KiB
+    batch, messages/s of each 1 KiB batch, the fraction of the port's line rate."""
+    r = {k: num(v) for k, v in keyvals(text).items() if k.startswith("rc_")}
+    hz = layout_clock_mhz(CLOCK_BOARD) * 1e6
+    for op in RC_OPS:
+        if r.get("rc_%s_clocks" % op):
+            r["rc_%s_mb_per_s" % op] = round(r["rc_%s_bytes" % op] * hz / r["rc_%s_clocks" % op] / 1e6, 2)
+            r["rc_%s_port_fraction" % op] = round(r["rc_port_clocks_per_packet"] / r["rc_%s_clocks_per_packet" % op], 3)
+        if r.get("rc_%s_1k_clocks" % op):
+            r["rc_%s_1k_msgs_per_s" % op] = round(r["rc_small_count"] * hz / r["rc_%s_1k_clocks" % op])
+    if "rc_port_clocks_per_packet" in r:
+        r["rc_port_mb_per_s"] = round(r["rc_path_mtu"] * hz / r["rc_port_clocks_per_packet"] / 1e6, 2)
+    return r
+
+
 def gather():
     eng = read("engine.out", "bench-engine")
     sim = read("sim.out", "bench-sim")
+    rc = read("rc.out", "bench-rc")
     nd = read("ndmrlat.out", "bench-ndmrlat")
     prof = read("fwprof.out", "bench-fwprof")
     host = read("host_post.out", "bench-host")
     sim_ir = read("sim_ir.out", "bench-sim-ir")
-    bad = failures(eng) + failures(sim) + failures(nd) + failures(prof)
+    bad = failures(eng) + failures(sim) + failures(nd) + failures(prof) + failures(rc)
     if bad:
         die("a benchmark check failed:\n  " + "\n  ".join(bad))
 
@@ -124,6 +148,7 @@ def gather():
     for k, v in kv.items():
         r[k] = num(v)
     r.update(sendlat())
+    r.update(rc_figures(rc))
     r.update(host_figures(host))
     m = re.search(r"ir_per_clock: ([0-9.]+) instructions per idle clock", sim_ir)
     if not m:
@@ -169,6 +194,38 @@ def gather():
     return r, series, phases, funcs
 
 
+def rc_method(w, r):
+    """performance.md's text of how bench-rc measures, with its settings and the port's limit."""
+    g = lambda k: fmt(r[k])
+    w("- **RC throughput** (`bench/bench_rc.c`, `make bench-rc`): one nfsim whose port is in PHY loopback")
+    w("  (`nfsim --wire-loopback --phy-div %s`: what the MAC transmits comes back to its own receiver, %s" % (
+        g("rc_phy_div"), g("rc_phy_div")))
+    w("  clocks per byte), two QPs of the adapter connected over the wire to its own IPv4 address")
+    w("  (QP_CONNECT_WIRE), so every packet crosses the whole port: the firmware's RC transport, the")
+    w("  engine's DMA through the key check, the packet engine (ICRC), the MAC and the PHY's byte timing.")
+    w("  Each figure is one batch of work requests posted in one link frame, all but the last")
+    w("  SILENT_SUCCESS: %s RDMA Writes, Reads or Sends of %s bytes, then %s of %s bytes (the firmware's" % (
+        g("rc_big_count"), g("rc_big_bytes"), g("rc_small_count"), g("rc_small_bytes")))
+    w("  send-queue depth). The clocks are the firmware's own count, INFO.last_wr_cycles after the last")
+    w("  completion: from the frame's arrival in adapter memory to that completion, the same on every")
+    w("  run whatever the host's speed (a Send's receive completions go to the host meanwhile, and the")
+    w("  host's acks of them move its figure by a few clocks). Per packet: the clocks over the")
+    w("  %s-byte packets of the batch; MB/s: its payload bytes at the board's %s MHz. The port's limit is" % (
+        g("rc_path_mtu"), g("system_clock_mhz")))
+    w("  %s clocks per packet: %s bytes on the wire for %s of payload (preamble, Ethernet, IPv4, UDP," % (
+        g("rc_port_clocks_per_packet"), fmt(r["rc_port_clocks_per_packet"] // r["rc_phy_div"]), g("rc_path_mtu")))
+    w("  BTH, ICRC, FCS, gap), %s MB/s, and in loopback the responder's ACKs share the same line. The data" %
+      g("rc_port_mb_per_s"))
+    w("  go S → Write → W → Read → R → Send → V; V, read back once, equals S, so every byte every")
+    w("  transfer moved is checked. Retransmissions (STATS.rc_retransmits) over the run: %s; frames the" %
+      g("rc_retransmits"))
+    w("  port dropped for want of a free RX slot: %s (ACKs: a lost data packet would be retransmitted)." %
+      g("rc_port_drops"))
+    w("  At this port rate the batches run at %s (Write), %s (Read) and %s (Send) of the port's packet" % (
+        g("rc_write_port_fraction"), g("rc_read_port_fraction"), g("rc_send_port_fraction")))
+    w("  rate: one CPU does both ends' work, requester and responder, for every packet.")
+
+
 def host_figures(host):
     """bench-host's callgrind count of host instructions per NdkFastRegister post."""
     m = re.search(r"host: (\d+) instructions in (\d+) NdkFastRegister calls = (\d+) per call", host)
@@ -195,15 +252,19 @@ def fwprof_figures(prof):
 
 
 def check_budgets():
-    """test-budgets: the firmware's clocks (bench-fwprof) and the host's instructions per
-    post (bench-host) against bench/baseline.json, one TAP line per figure with a budget.
-    Returns the number of failures."""
+    """test-budgets: the firmware's clocks (bench-fwprof), the host's instructions per post
+    (bench-host) and, when bench-rc's output is there, the RC clocks per packet against
+    bench/baseline.json, one TAP line per figure with a budget. Returns the number of failures."""
     prof = read("fwprof.out", "bench-fwprof")
     r = fwprof_figures(prof)[2]
     r.update(host_figures(read("host_post.out", "bench-host")))
+    failed = failures(prof)
+    if os.path.exists(os.path.join(BUILD, "rc.out")):
+        rc = read("rc.out", "bench-rc")
+        failed += failures(rc)
+        r.update(rc_figures(rc))
     with open(BASELINE) as f:
         base = json.load(f)
-    failed = failures(prof)
     for line in failed:
         print(line)
     for k, lim in sorted(base["budgets"].items()):
@@ -350,6 +411,17 @@ def rows(r):
          "send_recv_rate_msgs_per_s_model", "messages/s", "", None),
         ("Send/Receive, %s in flight, nfsim" % fmt(r["send_recv_rate_in_flight_sim"]),
          "send_recv_rate_msgs_per_s_sim", "messages/s", "simulation wall time", None),
+    ]
+    port = "port %s per packet (%s clocks per byte)" % (fmt(r["rc_port_clocks_per_packet"]), fmt(r["rc_phy_div"]))
+    for op, name in (("write", "RDMA Write"), ("read", "RDMA Read"), ("send", "Send")):
+        out += [("RC %s, %d x 64 KiB in flight, PHY loopback" % (name, r["rc_big_count"]),
+                 "rc_%s_clocks_per_packet" % op, "clocks per 1 KiB packet", port, None),
+                ("RC %s, 64 KiB, at %g MHz" % (name, clock), "rc_%s_mb_per_s" % op, "MB/s",
+                 "port %s MB/s of payload" % fmt(r["rc_port_mb_per_s"]), None),
+                ("RC %s, %d x 1 KiB in flight" % (name, r["rc_small_count"]), "rc_%s_1k_clocks_per_message" % op,
+                 "clocks per message", "", None)]
+    out += [
+        ("RC retransmissions, whole bench-rc run", "rc_retransmits", "packets", "0", r["rc_retransmits"] == 0),
         ("simulation speed (bench-sim run)", "sim_cycles_per_second", "cycles/s", "board: %g M" % clock, None),
         ("simulation cost, idle clock", "sim_host_instructions_per_clock", "host instructions", "a count: any machine", None),
         ("system clock (proto/boards.toml, %s)" % CLOCK_BOARD, "system_clock_mhz", "MHz", "", None),
@@ -559,6 +631,7 @@ def doc(r, series, phases, funcs):
     w("  slower than the board, so a %s-byte page list takes %.2f s of wall time on the line and a" % (
         fmt(big), big * 10 / uart_baud(r) * r["sim_slowdown_vs_board"]))
     w("  timeout tuned for the board fires spuriously (those resent frames would count against the link).")
+    rc_method(w, r)
     w("- **Host instructions per post**: `make bench-ndk-post` (tests/conformance/bench_post.c, owned by")
     w("  the host library): callgrind counts the instructions inside `NdkFastRegister` over %s calls" %
       g("host_posts_measured"))

@@ -218,6 +218,10 @@ void NfWire::tx_end()
             for (size_t i = n - 4; i < n; i++)
                 tx_buf_[i] ^= 0xFF;
     }
+    if (opt_.loopback) {
+        loop_back(n);
+        return;
+    }
     if (fd_ < 0) {
         stats_.tx_dropped++;
         return;
@@ -234,6 +238,26 @@ void NfWire::tx_end()
     }
     stats_.tx_frames++;
     stats_.tx_bytes += n;
+}
+
+// PHY loopback, a frame's end: counted both ways (its bytes went through loop_byte).
+void NfWire::loop_back(size_t n)
+{
+    stats_.tx_frames++;
+    stats_.tx_bytes += n;
+    stats_.rx_frames++;
+}
+
+// PHY loopback, one phy_ce clock: the receive pins take the transmit pins' byte, as a PHY
+// in loopback returns it, cut through: the receiver sees the same preamble, frame and gap
+// one PHY byte later, and tx_er as rx_er.
+void NfWire::loop_byte(uint8_t txd, bool tx_en, bool tx_er)
+{
+    if (rx_dv_ && !tx_en)
+        stats_.rx_fed++;
+    rxd_ = tx_en ? txd : 0;
+    rx_dv_ = tx_en;
+    rx_er_ = tx_en && tx_er;
 }
 
 // The receive side, one phy_ce clock: preamble, SFD, the message's bytes with rx_dv high,

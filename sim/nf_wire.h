@@ -31,6 +31,7 @@ public:
         unsigned ifg = 12;        // idle phy_ce clocks after a fed frame before the next
         unsigned poll_every = 256; // clock() calls between two reads of the socket
         size_t max_frame = 16384; // bytes after the SFD (FCS included), either direction
+        bool loopback = false;    // PHY loopback: the transmit pins drive the receive pins, no socket
     };
     struct Stats {
         uint64_t tx_frames = 0;    // frames sent (good and bad)
@@ -44,6 +45,7 @@ public:
         uint64_t rx_dropped = 0;   // received while the queue was full: dropped
         uint64_t rx_oversize = 0;  // longer than max_frame (or empty): dropped
         uint64_t rx_fed = 0;       // frames fed to the receive pins completely
+        // With loopback, a frame sent counts in tx_frames, rx_frames and, once through, rx_fed.
     };
 
     NfWire();
@@ -76,19 +78,23 @@ public:
             return;
         if (tx_en || tx_state_ != TX_IDLE)
             tx_byte(txd, tx_en, tx_er);
+        if (opt_.loopback) {
+            loop_byte(txd, tx_en, tx_er);
+            return;
+        }
         if (rx_state_ != RX_IDLE || gap_left_ || !queue_.empty())
             rx_step();
     }
     uint8_t rxd() const { return rxd_; }
     bool rx_dv() const { return rx_dv_; }
-    bool rx_er() const { return false; }  // bad frames arrive with a bad FCS instead
+    bool rx_er() const { return rx_er_; }  // only in loopback: from a segment, bad frames arrive with a bad FCS
 
     // Reads every message waiting on the socket into the queue (clock() calls it every
     // poll_every clocks). Never blocks.
     void poll();
     size_t rx_queued() const { return queue_.size(); }  // not counting the one being fed
     // True while a frame, or the gap after it, is on the receive pins, or frames wait.
-    bool rx_busy() const { return rx_state_ != RX_IDLE || gap_left_ || !queue_.empty(); }
+    bool rx_busy() const { return rx_state_ != RX_IDLE || gap_left_ || !queue_.empty() || rx_dv_; }
     // True while a transmitted frame is being assembled.
     bool tx_busy() const { return tx_state_ != TX_IDLE; }
     const Stats &stats() const { return stats_; }
@@ -99,6 +105,8 @@ private:
     enum RxState { RX_IDLE, RX_PREAMBLE, RX_SFD, RX_DATA };
     void tx_byte(uint8_t txd, bool tx_en, bool tx_er);
     void tx_end();
+    void loop_back(size_t n);
+    void loop_byte(uint8_t txd, bool tx_en, bool tx_er);
     void rx_step();
 
     Options opt_;
@@ -117,6 +125,7 @@ private:
     unsigned gap_left_ = 0;
     uint8_t rxd_ = 0;
     bool rx_dv_ = false;
+    bool rx_er_ = false;
 };
 
 #endif

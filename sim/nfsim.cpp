@@ -125,6 +125,7 @@ struct Options {
     std::string wire;     // the network port's segment: an nfwire socket (sim/nf_wire.h)
     uint64_t phy_div = 4; // clocks per PHY byte on the wire (phy_ce every phy_div clocks)
     std::string wire_opts; // the port's options, sent to the segment in the hello (sim/nf_wire_proto.h)
+    bool wire_loopback = false; // the port's frames come back to its own receiver, no segment
     uint64_t mac_seed = 0; // NET.MAC_SEED: this adapter's default MAC is 02:6e:<these 32 bits>
 };
 
@@ -144,6 +145,8 @@ void usage(FILE *f)
         "  --replay FILE          drive uart_rx from the r lines of a pin log, without a\n"
         "                         client (no --socket), up to its last line's cycle\n"
         "  --wire PATH            join the nfwire segment at PATH with the network port\n"
+        "  --wire-loopback        PHY loopback: every frame the port sends comes back to its\n"
+        "                         own receiver at the port's byte timing (no segment)\n"
         "  --phy-div N            clocks per byte on the wire (default 4; 1..255)\n"
         "  --wire-opts STR        the port's options for the segment, key=value,... (loss,\n"
         "                         dup, reorder, corrupt, pcap, seed: sim/nf_wire_proto.h)\n"
@@ -197,6 +200,9 @@ int parse_args(int argc, char **argv, Options *o)
         } else if (a == "--exit-on-disconnect") {
             o->exit_on_disconnect = true;
             continue;
+        } else if (a == "--wire-loopback") {
+            o->wire_loopback = true;
+            continue;
         } else if (a == "--quiet") {
             o->quiet = true;
             continue;
@@ -245,6 +251,10 @@ int parse_args(int argc, char **argv, Options *o)
             return 2;
         }
         i++;
+    }
+    if (o->wire_loopback && !o->wire.empty()) {
+        std::fprintf(stderr, "nfsim: --wire-loopback and --wire exclude each other\n");
+        return 2;
     }
     if (!o->wire_opts.empty() && o->wire.empty()) {
         std::fprintf(stderr, "nfsim: --wire-opts needs --wire PATH\n");
@@ -365,6 +375,10 @@ public:
                 std::fprintf(stderr, "nfsim: --wire-opts: %s\n", err.c_str());
                 return 2;
             }
+        } else if (opt_.wire_loopback) {
+            NfWire::Options wo;
+            wo.loopback = true;
+            wire_ = std::make_unique<NfWire>(wo);
         }
         top_->mac_seed = static_cast<uint32_t>(opt_.mac_seed);
         top_->uart_period = static_cast<uint16_t>(period_);
@@ -595,7 +609,7 @@ private:
     }
 
     const Options &opt_;
-    std::unique_ptr<NfWire> wire_;  // the network port's segment (--wire)
+    std::unique_ptr<NfWire> wire_;  // the network port's segment (--wire) or its loopback (--wire-loopback)
     bool phy_ce_ = false;
     uint64_t phy_count_ = 0;
     uint32_t period_;

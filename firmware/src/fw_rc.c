@@ -17,7 +17,6 @@
 #include "hal.h"
 
 static const struct fw_reply_ops *events;
-static uint32_t tick_at;
 static int waiting;       /* a QP waits for a TX slot */
 static uint32_t wire_qps; /* QPs on the wire, counted again by each turn that looks */
 static void (*gsi_rx)(const struct fw_rc_dest *from, uint32_t data, uint32_t len);
@@ -43,8 +42,13 @@ static void complete_head(uint32_t q, uint32_t status, uint32_t refuse)
     struct rc_qp *c = &rc_qps[q];
     struct rc_wqe *w = &c->wq[c->head];
     struct wr_result r = {status, status == NF_STATUS_SUCCESS ? w->total : 0u, refuse, 0};
-    if (status != NF_STATUS_SUCCESS)
+    if (status != NF_STATUS_SUCCESS) {
         wr_failed(&fw_qps[q], status, refuse);
+    } else { /* INFO's cost figures: from the request's arrival to its completion */
+        fw_stats.last_wr_op = w->op;
+        fw_stats.last_wr_cycles = hal_cycles() - w->stamp;
+        fw_stats.last_wr_fw_cycles = fw_stats.last_wr_cycles - (fw_eng_wait_cycles() - w->eng_start);
+    }
     if (status != NF_STATUS_SUCCESS || !(w->flags & NF_NDK_OP_FLAG_SILENT_SUCCESS))
         put_cqe(q, w->wr_id, &r, cqe_op[w->op - NF_OP_WR_READ], 0, 0);
     c->head = (c->head + 1u) % SQ_DEPTH;
@@ -438,11 +442,11 @@ static void timer_pass(void)
 
 int fw_rc_poll(void)
 {
-    uint32_t at, len, now = hal_cycles(), tick = fw_net_tick(), n = 0;
+    uint32_t at, len, n = 0;
     int did = 0, waits = 0;
     /* No port, or the usual idle turn: no frame, no timer due, no QP on the wire. It
      * stays a few instructions, so it evicts none of the work-request path's cache lines. */
-    if (tick == 0 || (!wire_qps && !fw_net_pending() && now - tick_at < tick))
+    if (fw_net_tick() == 0 || (!wire_qps && !fw_net_pending() && !fw_net_due(hal_cycles())))
         return 0;
     /* a frame may complete two requests (a receive and a send's ACK): room for both */
     while (events->room(2u * CQE_MSG) && fw_net_next(&at, &len)) {
@@ -450,8 +454,9 @@ int fw_rc_poll(void)
         fw_net_release();
         did = 1;
     }
-    if (fw_net_timer() || now - tick_at >= tick) {
-        tick_at = now;
+    /* The port's tick is the one clock of the timer passes: a second one out of phase with
+     * it would make two passes a few clocks apart, the ACK timeout's two ticks. */
+    if (fw_net_timer()) {
         timer_pass();
         did = 1;
     }
@@ -478,7 +483,6 @@ void fw_rc_init(const struct fw_reply_ops *ev)
     events = ev;
     for (uint32_t q = 0; q < FW_QP_CAP; q++)
         rc_qps[q] = (struct rc_qp){0};
-    tick_at = hal_cycles();
 }
 
 uint32_t fw_rc_connect(uint32_t body, uint32_t blen)
@@ -533,8 +537,8 @@ void fw_rc_set_gsi(void (*rx)(const struct fw_rc_dest *from, uint32_t data, uint
     gsi_rx = rx;
 }
 
-void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, uint32_t m, uint32_t mlen,
-                struct wr_result *r)
+void fw_rc_post(const struct fw_frame *f, struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, uint32_t m,
+                uint32_t mlen, struct wr_result *r)
 {
     uint32_t q = (uint32_t)(qp - fw_qps);
     struct rc_qp *c = &rc_qps[q];
@@ -549,7 +553,8 @@ void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, u
     }
     /* built in its queue slot, which counts only once the request is whole */
     struct rc_wqe *w = &c->wq[(c->head + c->count) % SQ_DEPTH];
-    *w = (struct rc_wqe){.op = op, .wr_id = wr_id, .flags = flags};
+    *w = (struct rc_wqe){.op = op, .wr_id = wr_id, .flags = flags, .stamp = hal_read32(f->stamp_at),
+                         .eng_start = f->eng_start};
     w->sgl.n = mem_rd(WR_BODY(m, rdma ? NF_WR_RDMA_NSGE_OFF : NF_WR_SEND_NSGE_OFF));
     if (rdma) {
         rd64_lo_hi(WR_BODY(m, NF_WR_RDMA_REMOTE_VA_OFF), &w->remote_va);

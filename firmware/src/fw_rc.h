@@ -37,10 +37,11 @@ uint32_t fw_rc_idle_max(void);
 /* QP_CONNECT_WIRE (body: its request, blen bytes): one ordered validation, nothing
  * changed on a refusal; PENDING while the peer's MAC is resolved (ask again). */
 uint32_t fw_rc_connect(uint32_t body, uint32_t blen);
-/* WR_READ, WR_WRITE, WR_SEND or WR_SEND_INVALIDATE (message m, mlen bytes) on a QP
- * connected over the wire: queued and sent; r->cqe_at = FW_RC_CQE_LATER on success. */
-void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, uint32_t m, uint32_t mlen,
-                struct wr_result *r);
+/* WR_READ, WR_WRITE, WR_SEND or WR_SEND_INVALIDATE (message m, mlen bytes, of frame f)
+ * on a QP connected over the wire: queued and sent; r->cqe_at = FW_RC_CQE_LATER on
+ * success. Its completion sets INFO's last_wr_* from f's arrival, as a local one's does. */
+void fw_rc_post(const struct fw_frame *f, struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, uint32_t m,
+                uint32_t mlen, struct wr_result *r);
 /* The QP leaves the wire; its queued requests are forgotten (a connection that failed
  * before it was established: the host posted none). */
 void fw_rc_drop(uint32_t q);
@@ -75,10 +76,10 @@ static inline uint32_t fw_rc_connect(uint32_t body, uint32_t blen)
 {
     return (void)body, (void)blen, NF_STATUS_NOT_SUPPORTED;
 }
-static inline void fw_rc_post(struct fw_qp *qp, uint32_t op, uint32_t wr_id, uint32_t flags, uint32_t m,
-                              uint32_t mlen, struct wr_result *r)
+static inline void fw_rc_post(const struct fw_frame *f, struct fw_qp *qp, uint32_t op, uint32_t wr_id,
+                              uint32_t flags, uint32_t m, uint32_t mlen, struct wr_result *r)
 {
-    (void)qp, (void)op, (void)wr_id, (void)flags, (void)m, (void)mlen, (void)r;
+    (void)f, (void)qp, (void)op, (void)wr_id, (void)flags, (void)m, (void)mlen, (void)r;
 }
 static inline void fw_rc_drop(uint32_t q) { (void)q; }
 static inline void fw_rc_close(uint32_t q) { (void)q; }

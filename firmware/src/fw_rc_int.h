@@ -65,6 +65,7 @@ struct rc_wqe {
     uint32_t op, wr_id, flags, psn, npkts, total;
     uint32_t remote_token, inv_token, done; /* done: READ response packets placed */
     uint32_t fail, refuse;                  /* a local failure found while sending */
+    uint32_t stamp, eng_start;              /* its frame's RX stamp, fw_eng_wait_cycles() then (INFO) */
     uint64_t remote_va;
     struct rc_sgl sgl;
 };

@@ -347,7 +347,7 @@ static __attribute__((noinline)) struct wr_result wr_other(const struct fw_frame
 {
     struct wr_result r = {NF_STATUS_INVALID_PARAMETER, 0, 0, 0};
     if (FW_NET && qp->wire && op != NF_OP_WR_BIND && op != NF_OP_WR_RECEIVE)
-        fw_rc_post(qp, op, wr_id, flags, m, mlen, &r); /* completes later, from the wire */
+        fw_rc_post(f, qp, op, wr_id, flags, m, mlen, &r); /* completes later, from the wire */
     else if (op <= NF_OP_WR_WRITE)
         do_rdma(qp, op, flags, m, mlen, &r);
     else if (op == NF_OP_WR_BIND)

@@ -67,6 +67,9 @@ else
     not_ok "nfwire: the switch's socket did not appear"
 fi
 
+# --- PHY loopback: no hub ----------------------------------------------------------------
+run_tap "$WIRE_TEST" loopback
+
 # --- a hub ------------------------------------------------------------------------------
 if start_hub hub --hub --verbose; then
     run_tap "$WIRE_TEST" hub "$WORK/hub.sock"

@@ -7,6 +7,7 @@
 //   wire_test hub SOCK             --hub: unicast floods even after learning
 //   wire_test drop SOCK N P OUT L  N frames through --drop P; writes the sequence numbers
 //   wire_test tap SOCK             ARP and ICMP echo with a Linux stack behind --tap
+//   wire_test loopback             PHY loopback (no hub): a port's frames return to its own pins
 #include "nf_wire.h"
 
 #include "tap.h"
@@ -176,7 +177,7 @@ public:
         Endpoint &e = *eps_.back();
         e.w.reset(new NfWire(opt));
         std::string err;
-        if (!e.w->connect(sock, &err))
+        if (!opt.loopback && !e.w->connect(sock, &err))
             std::fprintf(stderr, "%s\n", err.c_str());
         return e;
     }
@@ -577,6 +578,53 @@ int test_tap(const char *sock)
     return tap_done();
 }
 
+// PHY loopback: one endpoint, no hub; what it transmits comes back to its own receive
+// pins, intact, with the preamble, the SFD and the gap, at each phy_ce rate.
+int test_loopback()
+{
+    Bench b;
+    NfWire::Options lo;
+    lo.loopback = true;
+    Endpoint &A = b.add("", lo);
+    tap_ok(!A.w->connected(), "loopback: no socket");
+    for (unsigned div : {1u, 4u}) {
+        b.div = div;
+        unsigned bad = 0;
+        RxFrame got;
+        for (size_t len : {60, 64, 1514, 333}) {
+            Bytes f = make_frame(kMacA, kMacA, len, uint32_t(len));
+            if (!send_one(b, A, A, {f}, &got) || got.bytes != with_fcs(f))
+                bad++;
+        }
+        tap_ok(bad == 0 && A.mon.errors == 0, "loopback: phy_ce 1 clock in %u: frames return intact to the sender",
+               div);
+    }
+    b.div = 1;
+    size_t before = A.mon.frames.size();
+    std::vector<Bytes> burst;
+    for (size_t len : {64, 1514, 60}) {
+        burst.push_back(make_frame(kBcast, kMacA, len, uint32_t(0x200 + len)));
+        A.gen.push({burst.back()});
+    }
+    bool fed = b.run_until([&] { return A.mon.frames.size() == before + 3; });
+    bool same = fed;
+    for (size_t i = 0; fed && i < 3; i++)
+        same &= A.mon.frames[before + i].bytes == with_fcs(burst[i]) && (i == 0 || A.mon.frames[before + i].gap == 12);
+    tap_ok(same, "loopback: back-to-back frames return in order, 12 idle bytes apart");
+    RxFrame got;
+    Bytes f = make_frame(kMacA, kMacA, 100, 7);
+    TxFrame tb{f};
+    tb.bad_fcs = true;
+    bool badok = send_one(b, A, A, tb, &got) && !nf_wire_fcs_ok(got.bytes.data(), got.bytes.size());
+    b.settle();
+    const NfWire::Stats &st = A.w->stats();
+    tap_ok(badok && st.tx_bad_fcs == 1, "loopback: a frame sent bad returns bad");
+    tap_ok(st.tx_frames == 12 && st.rx_frames == 12 && st.rx_fed == 12 && st.tx_dropped == 0 && st.rx_dropped == 0,
+           "loopback: counts: %llu sent, %llu received, %llu fed", (unsigned long long)st.tx_frames,
+           (unsigned long long)st.rx_frames, (unsigned long long)st.rx_fed);
+    return tap_done();
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
@@ -590,6 +638,8 @@ int main(int argc, char **argv)
         return test_drop(argv[2], unsigned(std::atoi(argv[3])), std::atof(argv[4]), argv[5], argv[6]);
     if (cmd == "tap" && argc == 3)
         return test_tap(argv[2]);
-    std::fprintf(stderr, "usage: wire_test frames SOCK EXPECT | hub SOCK | drop SOCK N P OUT LABEL | tap SOCK\n");
+    if (cmd == "loopback" && argc == 2)
+        return test_loopback();
+    std::fprintf(stderr, "usage: wire_test frames SOCK EXPECT | hub SOCK | drop SOCK N P OUT LABEL | tap SOCK | loopback\n");
     return 2;
 }

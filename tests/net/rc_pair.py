@@ -222,6 +222,16 @@ def main():
         c = a.cqe(500 + n, (b,))
         ok(c and c["status"] == 0 and c["bytes"] == n and a.read_mem(a_dst, n) == b_now[:n],
            "RDMA Read of %d bytes from B's MR (%s)" % (n, c))
+    # more READs at once than the responder answers (CM.MAX_RD): the requester holds the rest back
+    many = 6
+    for i in range(many):
+        a.wr(NF.OP_WR_READ, qa, 550 + i, struct.pack(NF.WR_RDMA_FMT, b_buf + 1000 * i, b_token, 1) +
+             sge(a_dst + 1000 * i, 1000))
+    cs = [a.cqe(550 + i, (b,)) for i in range(many)]
+    got = a.read_mem(a_dst, 1000 * many) if all(cs) else b""
+    ok(all(c and c["status"] == 0 for c in cs) and got == b_now[:1000 * many],
+       "%d RDMA Reads posted at once, more than the responder's %d: all complete, every byte (%s)" % (
+           many, NF.CM_MAX_RD, [c and c["status"] for c in cs]))
     # a long transfer: many packets in flight, TX slots waited for, AckReq within the message
     big = 65536
     big_a, big_b = user + 0x20000, user + 0x40000
