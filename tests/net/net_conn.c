@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -593,6 +594,29 @@ static int peer_child(const char *dev, int fd)
         pause();
 }
 
+/* A child process of ours running the program comm (the library's nfmodel), or 0. */
+static pid_t child_named(const char *comm)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    pid_t found = 0;
+    while (d && !found && (e = readdir(d))) {
+        char path[300], name[64];
+        int pid = 0, ppid = 0;
+        char state;
+        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fscanf(f, "%d (%63[^)]) %c %d", &pid, name, &state, &ppid) == 4 && ppid == getpid() &&
+            !strcmp(name, comm))
+            found = pid;
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
 /* The peer adapter killed mid-transfer: every queued Write completes within a bound
  * (the first unanswered IO_TIMEOUT, none left pending) and the DisconnectEvent runs once. */
 static int kill_case(const char *dev_a, const char *dev_b)
@@ -671,7 +695,23 @@ static int kill_case(const char *dev_a, const char *dev_b)
            disc_count_a);
     NdkCloseObject(&ca->Header, NULL, NULL);
     NdkCloseObject(&qa->Header, NULL, NULL);
+
+    /* A's own adapter dies while a connect waits for the board's answer: it completes */
+    qa = new_qp(&a);
+    ca = NULL;
+    a.ad->Dispatch->NdkCreateConnector(a.ad, NULL, NULL, &ca);
+    pid_t mine = child_named("nfmodel");
+    NTSTATUS cst = qa && ca ? ca->Dispatch->NdkConnect(ca, qa, NULL, 0, (PSOCKADDR)&dst, sizeof(dst), 0, 0, NULL, 0,
+                                                      consumer_call_done, &k)
+                            : STATUS_INVALID_PARAMETER;
+    if (mine > 0)
+        kill(mine, SIGKILL);
+    st = wait_call(&k, cst);
+    tap_ok(mine > 0 && cst == STATUS_PENDING && st != STATUS_IO_TIMEOUT && st != STATUS_SUCCESS,
+           "A's adapter killed while a connect waits: the connect completes at once (%s)", NdkFpgaStatusName(st));
     NdkFpgaCloseAdapter(a.ad);
+    if (mine > 0)
+        waitpid(mine, NULL, 0);
     printf("# %d checks, %d failed\n", tap_count, tap_failures);
     return tap_failures ? 1 : 0;
 }

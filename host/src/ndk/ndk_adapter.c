@@ -60,6 +60,7 @@ static void fail_everything(struct ndk_adapter *ad, NTSTATUS status)
 {
     ndk_req_fail_all(ad, status);
     ndk_qps_fail(ad, status);
+    ndk_wire_fail_all(ad, status);
     pthread_cond_broadcast(&ad->cond);
 }
 

@@ -717,6 +717,10 @@ NTSTATUS ndk_wire_disconnect(struct ndk_connector *a, NDK_FN_REQUEST_COMPLETION 
 void ndk_wire_teardown(struct ndk_connector *c);
 /* Under ad->lock: the board's connection of c is over; c's operation completes st. */
 void ndk_wire_closed(struct ndk_connector *c, NTSTATUS st);
+/* Under ad->lock: the link died (or the adapter closes, status CANCELLED): every step
+ * still waiting for the board's event completes with status, and a connection that was
+ * up runs its DisconnectEvent (not at close). */
+void ndk_wire_fail_all(struct ndk_adapter *ad, NTSTATUS status);
 /* Link thread, under ad->lock: a CM_EVENT other than REQUEST. */
 void ndk_wire_on_event(struct ndk_adapter *ad, const struct nf_cm_event *ev, const uint8_t *pdata);
 

@@ -269,3 +269,17 @@ void ndk_wire_on_event(struct ndk_adapter *ad, const struct nf_cm_event *ev, con
         break;
     }
 }
+
+void ndk_wire_fail_all(struct ndk_adapter *ad, NTSTATUS status)
+{
+    struct ndk_connector *next;
+    for (struct ndk_connector *c = ad->wire_conns; c; c = next) {
+        next = c->wire_next;
+        if (c->op_cb) {
+            ndk_wire_closed(c, status); /* the step waited for an event that cannot come */
+        } else if (c->state == CONN_CONNECTED && !c->peer_gone && status != STATUS_CANCELLED) {
+            c->peer_gone = 1; /* the link died: the connection is lost */
+            ndk_conn_disc_event(c);
+        }
+    }
+}
