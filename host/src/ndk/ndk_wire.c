@@ -109,13 +109,14 @@ NTSTATUS ndk_wire_accept(struct ndk_connector *b, struct ndk_qp *qp, ULONG ird, 
     if (st == STATUS_SUCCESS)
         return STATUS_PENDING;
     pthread_mutex_lock(&ad->lock);
-    b->op_cb = NULL;
-    if (b->state == CONN_ACCEPTING) {
+    int mine = b->state == CONN_ACCEPTING;
+    if (mine) {
+        b->op_cb = NULL;
         ndk_conn_release_qp(b);
         b->state = CONN_INCOMING;
     }
     pthread_mutex_unlock(&ad->lock);
-    return gone_status(st);
+    return mine ? gone_status(st) : STATUS_PENDING; /* else an event (link death) completed it */
 }
 
 /* NdkCompleteConnect on the wire: CM_COMPLETE sends the RTU, and the connection is
