@@ -115,9 +115,13 @@ def num(v):
 
 
 def rc_figures(text):
-    """bench-rc's figures, and the rates they give at the board's clock: MB/s of each 64 KiB
-    batch, messages/s of each 1 KiB batch, the fraction of the port's line rate."""
-    r = {k: num(v) for k, v in keyvals(text).items() if k.startswith("rc_")}
+    """bench-rc's figures (rc.out) and the rates they give (rc_rates)."""
+    return rc_rates({k: num(v) for k, v in keyvals(text).items() if k.startswith("rc_")})
+
+
+def rc_rates(r):
+    """The rates bench-rc's figures r give at the board's clock, added to r: MB/s of each
+    64 KiB batch, messages/s of each 1 KiB batch, the fraction of the port's line rate."""
     hz = layout_clock_mhz(CLOCK_BOARD) * 1e6
     for op in RC_OPS:
         if r.get("rc_%s_clocks" % op):

@@ -44,6 +44,7 @@ def results(tree, **over):
     r.update(fastreg_us_1page=51.2, fastreg_us_16pages=55.3, fastreg_us_256pages=61.0, dma_port_fraction=0.977,
              dma_bytes_per_clock=7.8159, link_efficiency=0.9431, mtt_load_pages_per_clock=0.9884,
              host_instructions_per_post=777, system_clock_mhz=40)
+    report.rc_rates(r)
     r.update(report.source_state(tree))
     r.update(over)
     os.makedirs(os.path.join(tree, "build", "bench"), exist_ok=True)
