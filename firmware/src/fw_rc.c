@@ -291,6 +291,27 @@ static int rx_read(uint32_t q, const struct pkt *p)
     return 1;
 }
 
+/* A READ request sent again (the requester went back to psn): what it asks comes again,
+ * and so will every request after it, so the answers queued from psn on are dropped
+ * before it is queued; the responder's READs stay within what the requester has out. */
+static void read_again(uint32_t q, const struct pkt *p)
+{
+    struct rc_qp *c = &rc_qps[q];
+    while (c->rd_count) {
+        struct rc_read *r = &c->rd[(c->rd_head + c->rd_count - 1u) % RD_DEPTH];
+        int32_t k = psn_diff(p->psn, r->psn);
+        if (k > 0 && (uint32_t)k >= r->npkts)
+            break; /* wholly before the request: it stays */
+        if (k > 0 && r->sent < (uint32_t)k) {
+            r->npkts = (uint32_t)k; /* answered up to where the request starts */
+            break;
+        }
+        c->rd_count--;
+    }
+    if (c->rd_count < RD_DEPTH)
+        (void)rx_read(q, p);
+}
+
 /* The responder's side: a request packet for QP q, in PSN order. */
 static void rx_responder(uint32_t q, const struct pkt *p)
 {
@@ -304,8 +325,7 @@ static void rx_responder(uint32_t q, const struct pkt *p)
     }
     if (d < 0) { /* a duplicate: acknowledged again, a READ answered again */
         if (p->opcode == NF_BTH_OP_READ_REQUEST) {
-            if (c->rd_count < RD_DEPTH)
-                (void)rx_read(q, p);
+            read_again(q, p);
         } else if (p->ackreq) {
             reply_ctl(q, NF_AETH_SYN_ACK, psn_add(c->rq_psn, NF_BTH_PSN_MASK));
         }
