@@ -219,7 +219,7 @@ static const char *op_name(uint16_t op)
     return op == NF_OP_WR_WRITE ? "write" : op == NF_OP_WR_READ ? "read" : "send";
 }
 
-/* One measured batch; prints its figures under rc_OP[_1k]_*. 0 on a failure (said). */
+/* Runs one batch and prints its rc_OP[_1k]_* lines; 0 on a failure (reported). */
 static int batch(struct nf_link *l, struct rc_setup *s, uint16_t op, uint32_t count, uint32_t n, uint32_t src,
                  uint32_t dst, uint32_t wr_id0)
 {
