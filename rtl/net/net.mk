@@ -19,6 +19,13 @@ NET_PORT_VFLAGS := --cc --exe --build -j 1 -Wall -Wno-fatal -O2 --x-assign uniqu
 # larger build with the post queue deeper than one.
 NET_PORT_SIZES := 2_1_0x10000 8_4_0x4000
 
+# The PHY ports (RGMII with ECP5 DDR cells, RMII) and their frame FIFO; simulation and lint
+# take the ECP5 cells from behavioral models (sim/models), synthesis from Yosys's library.
+NET_MODELS   := $(ROOT)/sim/models
+NET_PHY_TOPS := nf_phy_fifo nf_phy_rgmii nf_phy_rmii nf_ecp5_iddr nf_ecp5_oddr nf_ecp5_delay
+NET_PHY_RTL  := $(addprefix $(NET_DIR)/,$(addsuffix .v,$(NET_PHY_TOPS)))
+NET_PHY_SIM  := $(NET_PHY_RTL) $(addprefix $(NET_MODELS)/,IDDRX1F.v ODDRX1F.v DELAYG.v)
+
 LINT_TARGETS += lint-net
 .PHONY: lint-net test-net-mac test-net-port test-net-diff synth-net synth-net-port
 
@@ -30,6 +37,11 @@ lint-net: ## Verilator -Wall lint of every rtl/net module and its testbench top
 	    $(VERILATOR) $(VLINT) -y $(NET_DIR) -y $(ROOT)/rtl/engine --top-module $$t $(NET_DIR)/$$t.v; done
 	@set -e; for g in "-GRX_SLOTS=1 -GTX_SLOTS=1" "-GRX_SLOTS=16 -GTX_SLOTS=16"; do \
 	    $(VERILATOR) $(VLINT) $$g -y $(NET_DIR) -y $(ROOT)/rtl/engine --top-module nf_net $(NET_DIR)/nf_net.v; done
+	@set -e; for t in $(NET_PHY_TOPS); do \
+	    $(VERILATOR) $(VLINT) -y $(NET_DIR) -y $(NET_MODELS) --top-module $$t $(NET_DIR)/$$t.v; done
+	@$(VERILATOR) $(VLINT) -GRX_DELAY=40 -GTX_CLK_SHIFTED=1 -GFIFO_DEPTH=4096 -y $(NET_DIR) -y $(NET_MODELS) \
+	    --top-module nf_phy_rgmii $(NET_DIR)/nf_phy_rgmii.v
+	@set -e; for m in IDDRX1F ODDRX1F DELAYG; do $(VERILATOR) $(VLINT) --top-module $$m $(NET_MODELS)/$$m.v; done
 
 $(NET_BUILD)/vectors.txt: $(NET_DIR)/tb/gen_net_vectors.py
 	@mkdir -p $(@D)
