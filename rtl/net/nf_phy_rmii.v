@@ -5,7 +5,8 @@
 // dibits are sampled and driven at its rising edge, least significant dibit of a byte
 // first.
 // Receive: the preamble's 01 dibits are skipped and the SFD's 11 ends them; the MAC is
-// given the SFD byte and then the frame's bytes. CRS_DV may toggle near the end of a frame
+// given two preamble bytes, the SFD and then the frame's bytes (a MAC whose clock starts
+// with the first byte it sees may miss one). CRS_DV may toggle near the end of a frame
 // (low on a nibble's first dibit, high on its second) while the data goes on: the frame
 // ends when CRS_DV is low on two clocks in a row, and a trailing partial byte is dropped.
 // Transmit: a byte every 4 clocks from the TX FIFO, rmii_tx_en with each of its dibits.
@@ -57,6 +58,7 @@ module nf_phy_rmii #(
                      R_DATA = 2'd2;  // after the SFD: bytes
     reg [1:0] rstate;
     reg [1:0] ndib;       // dibits of the byte being assembled
+    reg [1:0] npre;       // preamble bytes still to push before the SFD byte
     reg [5:0] acc;        // its first three dibits, the latest at the top
     reg       w_ce, w_dv;
     reg [7:0] w_data;
@@ -77,6 +79,7 @@ module nf_phy_rmii #(
             rxd_d  <= 2'b00;
             rstate <= R_IDLE;
             ndib   <= 2'd0;
+            npre   <= 2'd0;
             acc    <= 6'd0;
             w_ce   <= 1'b0;
             w_dv   <= 1'b0;
@@ -88,14 +91,19 @@ module nf_phy_rmii #(
                     if (carrier_end) begin
                         rstate <= R_IDLE;     // a carrier with no SFD (or a false carrier)
                     end else if (dib_valid && rxd_d == 2'b11) begin
-                        rstate <= R_DATA;     // the SFD's last dibit: 0xD5 goes first
+                        rstate <= R_DATA;     // the SFD's last dibit: 0x55, 0x55, 0xD5 go first
                         ndib   <= 2'd0;
-                        w_ce   <= 1'b1;
-                        w_dv   <= 1'b1;
-                        w_data <= 8'hD5;
+                        npre   <= 2'd3;
                     end
                 end
                 default: begin
+                    if (npre != 2'd0) begin
+                        // The first data byte is 4 dibits after the SFD: room for these three.
+                        npre   <= npre - 1'b1;
+                        w_ce   <= 1'b1;
+                        w_dv   <= 1'b1;
+                        w_data <= npre == 2'd1 ? 8'hD5 : 8'h55;
+                    end
                     if (carrier_end) begin
                         rstate <= R_IDLE;     // the end of the frame: commit it
                         w_ce   <= 1'b1;

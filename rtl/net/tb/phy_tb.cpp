@@ -343,7 +343,7 @@ void rmii_case(const char *name, uint64_t sys_ps, int frames, bool toggles, int 
     std::vector<Bytes> rx_want, tx_sent;
     for (int i = 0; i < frames; i++) {
         Bytes f = random_frame(rnd_len());
-        Bytes w = {0xD5};
+        Bytes w = {0x55, 0x55, 0xD5};
         w.insert(w.end(), f.begin(), f.end());
         rx_want.push_back(w);
         size_t tog = toggles ? 1 + tap_rnd32() % 4 : 0;
