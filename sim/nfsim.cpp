@@ -18,6 +18,9 @@
 #include <string>
 
 #include "nf_wire.h"
+#ifdef NFSIM_PHY
+#include "nfsim_phy.h"
+#endif
 #include <utility>
 #include <vector>
 
@@ -380,6 +383,13 @@ public:
             wo.loopback = true;
             wire_ = std::make_unique<NfWire>(wo);
         }
+#ifdef NFSIM_PHY
+        // The build at the PHY pins (NFSIM_PHY 1: RGMII, 2: RMII): a PHY model between the
+        // wire and the pins (sim/nfsim_phy.h), the system clock at its nominal rate.
+        if (wire_)
+            phy_ = std::make_unique<NfPhyPins<Vnf_soc>>(NFSIM_PHY == 1 ? NfPhyKind::Rgmii : NfPhyKind::Rmii,
+                                                        1000000000000ull / kClkHz);
+#endif
         top_->mac_seed = static_cast<uint32_t>(opt_.mac_seed);
         top_->uart_period = static_cast<uint16_t>(period_);
         top_->uart_rx = 1;
@@ -427,6 +437,11 @@ public:
                          static_cast<unsigned long long>(w.rx_dropped), static_cast<unsigned long long>(w.tx_frames),
                          static_cast<unsigned long long>(w.tx_bad_fcs + w.tx_er), static_cast<unsigned long long>(w.tx_dropped));
         }
+#ifdef NFSIM_PHY
+        if (phy_ && !opt_.quiet)
+            std::fprintf(stderr, "nfsim: phy: %llu frames dropped by the port's FIFOs\n",
+                         static_cast<unsigned long long>(phy_drops_));
+#endif
         if (!opt_.quiet)
             std::fprintf(stderr, "nfsim: %llu cycles, %.0f cycles/s\n", static_cast<unsigned long long>(cycle_),
                          secs > 0 ? static_cast<double>(cycle_) / secs : 0.0);
@@ -444,12 +459,17 @@ private:
             rx_logged_ = rx;
         }
         top_->uart_rx = rx;
+#ifdef NFSIM_PHY
+        if (phy_)
+            phy_->run_until(top_.get(), wire_.get());
+#else
         if (wire_) {
             top_->phy_ce = phy_ce_;
             top_->gmii_rxd = wire_->rxd();
             top_->gmii_rx_dv = wire_->rx_dv();
             top_->gmii_rx_er = wire_->rx_er();
         }
+#endif
         top_->clk = 0;
 #if VM_TRACE
         top_->eval();
@@ -476,6 +496,9 @@ private:
             cpu_stopped_ += stopped & 1u;
             eng_stopped_ += stopped >> 1;
         }
+#ifdef NFSIM_PHY
+        phy_drops_ += top_->phy_drop;
+#else
         if (wire_) {
             // The port's pins after this edge, with the phy_ce this edge saw; the next
             // byte a PHY clock later (nfsim_top registers the receive pins once more).
@@ -484,6 +507,7 @@ private:
             if (phy_ce_)
                 phy_count_ = 0;
         }
+#endif
         uint8_t byte;
         if (smp_.sample(cycle_, top_->uart_tx, &byte) == 1 && client_fd_ >= 0)
             faults_.pass(byte, [this](uint8_t b) { to_host_.push_back(b); });
@@ -610,8 +634,14 @@ private:
 
     const Options &opt_;
     std::unique_ptr<NfWire> wire_;  // the network port's segment (--wire) or its loopback (--wire-loopback)
+#ifdef NFSIM_PHY
+    std::unique_ptr<NfPhyPins<Vnf_soc>> phy_;  // the PHY chip between the wire and the pins
+    uint64_t phy_drops_ = 0;                    // frames the port's FIFOs dropped
+#endif
+#ifndef NFSIM_PHY
     bool phy_ce_ = false;
     uint64_t phy_count_ = 0;
+#endif
     uint32_t period_;
     nfuart::Driver drv_;
     nfuart::Sampler smp_;

@@ -82,6 +82,25 @@ $(SIM_TRACE_BIN): $$(SOC_RTL) $(SIM_TOP) $$(SOC_DIR)/cpu.vlt $$(call cpu_stamp,$
 	  $(MAKE) -C $(SIM_BUILD)/obj-trace -f Vnf_soc.mk $(SIM_MAKE) $(SIM_OPT); \
 	} > $(SIM_BUILD)/build-trace.log 2>&1 || (tail -50 $(SIM_BUILD)/build-trace.log; exit 1)
 
+# The model at the board's PHY pins (sim/nfsim_phy_top.v, sim/nfsim_phy.h): nf_soc behind
+# nf_phy_rgmii or nf_phy_rmii, the ECP5 cells from sim/models, a PHY model on the wire side
+# clocked asynchronously to the system clock. NFSIM_PHY selects the harness's PHY (1 RGMII,
+# 2 RMII); the default nfsim is built without it.
+SIM_PHY_KINDS     := rgmii rmii
+SIM_PHY_NUM_rgmii := 1
+SIM_PHY_NUM_rmii  := 2
+SIM_PHY_HDRS      := $(SIM_DIR)/nfsim_phy.h $(SIM_DIR)/nfsim_phy_top.v
+.PHONY: sim-phy
+sim-phy: $(foreach k,$(SIM_PHY_KINDS),$(SIM_BUILD)/nfsim-$(k)) firmware ## build build/sim/nfsim-rgmii and nfsim-rmii: nfsim at the PHY pins
+$(SIM_BUILD)/nfsim-%: $$(SOC_RTL) $$(NET_PHY_SIM) $(SIM_PHY_HDRS) $$(SOC_DIR)/cpu.vlt $$(call cpu_stamp,$(SIM_BUILD)) $(SIM_CXX_SRC) $(SIM_HDRS) $(SIM_DIR)/sim.mk \
+                      | $(SIM_FW_HEX)
+	@rm -rf $(SIM_BUILD)/obj-$* && mkdir -p $(SIM_BUILD)/obj-$*
+	@echo "sim: verilating nf_soc behind nf_phy_$* into $@ (log in $(SIM_BUILD)/build-$*.log)"
+	@{ $(VERILATOR) $(SIM_VFLAGS) -GPHY=$(SIM_PHY_NUM_$*) -CFLAGS -DNFSIM_PHY=$(SIM_PHY_NUM_$*) --output-split-cfuncs $(SIM_SPLIT) \
+	    --Mdir $(SIM_BUILD)/obj-$* -o $(abspath $@) $(SIM_DIR)/nfsim_phy_top.v $(NET_PHY_SIM) $(SIM_CXX_SRC) && \
+	  $(MAKE) -C $(SIM_BUILD)/obj-$* -f Vnf_soc.mk $(SIM_MAKE) $(SIM_OPT); \
+	} > $(SIM_BUILD)/build-$*.log 2>&1 || (tail -50 $(SIM_BUILD)/build-$*.log; exit 1)
+
 # Tests: a test program that echoes frames (sim/tests/echo_fw.c) checks the bridge,
 # the UART and the link hardware end to end; with the real firmware, the RESET
 # handshake checks pins -> hardware -> firmware -> hardware -> pins.

@@ -53,7 +53,7 @@ test-net-cm: $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## test-net-cm-model on t
 	    sim:$(SIM_BIN):$(SIM_FW_HEX)
 
 # NDK connections between two adapters through the public API (tests/net/net_conn.c).
-.PHONY: test-net-ndk-model test-net-ndk test-net-ndk-mixed test-net-ndk-faults test-net-ndk-kill
+.PHONY: test-net-ndk-model test-net-ndk test-net-phy-sim test-net-ndk-mixed test-net-ndk-faults test-net-ndk-kill
 $(BUILD)/tests/net_conn: tests/net/net_conn.c tests/consumer.h tests/tap.h host/include/ndkfpga.h host/include/ndkpi.h \
     $(BUILD)/host/libndkfpga.a
 	@mkdir -p $(@D)
@@ -62,6 +62,12 @@ test-net-ndk-model: $(BUILD)/tests/net_conn $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD
 	@bash tests/net/test_net_conn.sh $(BUILD)/tests/net_conn $(PY) model model 2000000
 test-net-ndk: $(BUILD)/tests/net_conn $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## test-net-ndk-model on two simulated adapters (Verilator)
 	@bash tests/net/test_net_conn.sh $(BUILD)/tests/net_conn $(PY) sim sim
+# The same adapters built at the board's PHY pins (nfsim-rgmii, nfsim-rmii: the PHY ports
+# and their clock crossings in the path), on the quick exchange; A's capture checked.
+test-net-phy-sim: $(BUILD)/tests/net_conn $$(SIM_BUILD)/nfsim-rgmii $$(SIM_BUILD)/nfsim-rmii $$(SIM_BUILD)/nfwire firmware ## connect, Send both ways, Write and Read between two simulated adapters at their RGMII pins, then at their RMII pins
+	@set -o pipefail; rc=0; for k in rgmii rmii; do \
+	    NDKFPGA_SIM=$(SIM_BUILD)/nfsim-$$k bash tests/net/test_net_conn.sh $(BUILD)/tests/net_conn $(PY) sim sim quick \
+	        | sed -u "s/^\(not \)\{0,1\}ok - /&$$k: /" || rc=1; done; exit $$rc
 test-net-ndk-mixed: $(BUILD)/tests/net_conn $$(MODEL_BUILD)/nfmodel $$(SIM_BIN) $$(SIM_BUILD)/nfwire firmware ## test-net-ndk-model between the Verilator board and the software adapter
 	@bash tests/net/test_net_conn.sh $(BUILD)/tests/net_conn $(PY) sim model
 test-net-ndk-faults: $(BUILD)/tests/net_conn $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## test-net-ndk-model with both ports losing 2%, duplicating 1%, reordering 2% and corrupting 0.5% of the frames they send: every request completes once, every byte right

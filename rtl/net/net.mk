@@ -19,6 +19,13 @@ NET_PORT_VFLAGS := --cc --exe --build -j 1 -Wall -Wno-fatal -O2 --x-assign uniqu
 # larger build with the post queue deeper than one.
 NET_PORT_SIZES := 2_1_0x10000 8_4_0x4000
 
+# The PHY ports (RGMII with ECP5 DDR cells, RMII) and their frame FIFO; simulation and lint
+# take the ECP5 cells from behavioral models (sim/models), synthesis from Yosys's library.
+NET_MODELS   := $(ROOT)/sim/models
+NET_PHY_TOPS := nf_phy_fifo nf_phy_rgmii nf_phy_rmii nf_ecp5_iddr nf_ecp5_oddr nf_ecp5_delay
+NET_PHY_RTL  := $(addprefix $(NET_DIR)/,$(addsuffix .v,$(NET_PHY_TOPS)))
+NET_PHY_SIM  := $(NET_PHY_RTL) $(addprefix $(NET_MODELS)/,IDDRX1F.v ODDRX1F.v DELAYG.v)
+
 LINT_TARGETS += lint-net
 .PHONY: lint-net test-net-mac test-net-port test-net-diff synth-net synth-net-port
 
@@ -30,6 +37,11 @@ lint-net: ## Verilator -Wall lint of every rtl/net module and its testbench top
 	    $(VERILATOR) $(VLINT) -y $(NET_DIR) -y $(ROOT)/rtl/engine --top-module $$t $(NET_DIR)/$$t.v; done
 	@set -e; for g in "-GRX_SLOTS=1 -GTX_SLOTS=1" "-GRX_SLOTS=16 -GTX_SLOTS=16"; do \
 	    $(VERILATOR) $(VLINT) $$g -y $(NET_DIR) -y $(ROOT)/rtl/engine --top-module nf_net $(NET_DIR)/nf_net.v; done
+	@set -e; for t in $(NET_PHY_TOPS); do \
+	    $(VERILATOR) $(VLINT) -y $(NET_DIR) -y $(NET_MODELS) --top-module $$t $(NET_DIR)/$$t.v; done
+	@$(VERILATOR) $(VLINT) -GRX_DELAY=40 -GTX_CLK_SHIFTED=1 -GFIFO_DEPTH=4096 -y $(NET_DIR) -y $(NET_MODELS) \
+	    --top-module nf_phy_rgmii $(NET_DIR)/nf_phy_rgmii.v
+	@set -e; for m in IDDRX1F ODDRX1F DELAYG; do $(VERILATOR) $(VLINT) --top-module $$m $(NET_MODELS)/$$m.v; done
 
 $(NET_BUILD)/vectors.txt: $(NET_DIR)/tb/gen_net_vectors.py
 	@mkdir -p $(@D)
@@ -97,3 +109,22 @@ synth-net-port: ## Yosys synth_ecp5 of nf_net alone (8 RX, 4 TX slots): prints L
 	@$(YOSYS) -q -l $(call rel,$(NET_BUILD))/nf_net.synth.log -p "read_verilog -DSYNTHESIS -Iproto/gen $(call rel,$(NET_PORT_RTL)); \
 	    synth_ecp5 -top nf_net; tee -o $(call rel,$(NET_BUILD))/nf_net.stat stat" > /dev/null
 	@grep -E 'LUT4|TRELLIS_FF|DP16KD|TRELLIS_DPR16X4|CCU2C' $(NET_BUILD)/nf_net.stat
+
+# The PHY ports with their clocks asynchronous (tb/phy_tb.cpp, an event scheduler of clocks
+# in ps): frames through the pins and the FIFOs both ways, CRS_DV toggling, FIFO overruns.
+# One harness per port, and RGMII once more with its RX delay cells and shifted TX clock.
+NET_PHY_TB_VFLAGS := --cc --exe --build -j 1 -Wall -Wno-fatal -O2 --x-assign unique --x-initial unique \
+                     -y $(NET_DIR) -y $(NET_MODELS) -CFLAGS "-std=c++17 -O1 -Wall -Wextra -Werror -I$(ROOT)/tests"
+NET_PHY_BENCHES := rgmii rmii rgmii_shifted
+NET_PHY_GFLAGS_rgmii_shifted := -GRX_DELAY=40 -GTX_CLK_SHIFTED=1
+
+$(NET_BUILD)/phy_%/phy_tb: $(NET_PHY_SIM) $(NET_DIR)/tb/phy_tb.cpp $(ROOT)/tests/tap.h
+	@mkdir -p $(@D)
+	@k='$*'; p=$${k%_shifted}; d=$$(echo $$p | tr a-z A-Z); \
+	$(VERILATOR) $(NET_PHY_TB_VFLAGS) $(NET_PHY_GFLAGS_$*) -CFLAGS -DPHY_$$d --Mdir $(@D) -o phy_tb \
+	    --top-module nf_phy_$$p $(NET_DIR)/nf_phy_$$p.v $(NET_DIR)/tb/phy_tb.cpp > $(@D)/build.log 2>&1 || { cat $(@D)/build.log; exit 1; }
+
+.PHONY: test-net-phy
+test-net-phy: $(foreach b,$(NET_PHY_BENCHES),$(NET_BUILD)/phy_$(b)/phy_tb) ## PHY ports: RGMII and RMII pins <-> GMII-style bytes across asynchronous clocks, CRS_DV toggles, FIFO overruns
+	@rc=0; $(NET_BUILD)/phy_rgmii/phy_tb || rc=1; $(NET_BUILD)/phy_rgmii_shifted/phy_tb shifted || rc=1; \
+	    $(NET_BUILD)/phy_rmii/phy_tb || rc=1; exit $$rc

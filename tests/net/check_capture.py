@@ -4,8 +4,9 @@
 ICRC (scapy.contrib.roce's BTH computes it when a packet is built), IPv4 header checksum and IP/UDP lengths (scapy),
 and, when tshark is installed, that tshark decodes every frame with no malformed packet.
 With --cm, also that tshark's IB CM dissector finds each connection-management message
-(REQ with the RDMA-CM service ID, REP, RTU, REJ, DREQ, DREP).
-Prints TAP lines. Usage: check_capture.py FILE.pcap [--cm]"""
+(REQ with the RDMA-CM service ID, REP, RTU, REJ, DREQ, DREP); --no-rej leaves out the REJ
+for an exchange that refuses nothing.
+Prints TAP lines. Usage: check_capture.py FILE.pcap [--cm [--no-rej]]"""
 import os
 import shutil
 import subprocess
@@ -69,7 +70,9 @@ def main():
         ok(len(out.stdout.splitlines()) == roce, "tshark's InfiniBand dissector takes all %d RoCEv2 frames" % roce)
         if "--cm" in sys.argv[2:]:
             # the CM messages by MAD attribute ID (class 7, CM); REQ and REP by their CM fields too
-            for name in ("REQ", "REJ", "REP", "RTU", "DREQ", "DREP"):
+            names = ("REQ", "REP", "RTU", "DREQ", "DREP") if "--no-rej" in sys.argv[2:] else \
+                ("REQ", "REJ", "REP", "RTU", "DREQ", "DREP")
+            for name in names:
                 flt = "infiniband.mad.mgmtclass == %d && infiniband.mad.attributeid == %#x" % (
                     NF.MAD_CLASS_CM, getattr(NF, "CM_ATTR_" + name))
                 if name in ("REQ", "REP"):

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+// Asynchronous store-and-forward frame FIFO of GMII-style bytes between a PHY's clock and
+// the system clock (either way round). The write side pushes {er, data} while w_dv is high
+// on its w_ce clocks and commits the frame when w_dv is low on a w_ce clock; the read side
+// starts a frame only once it is committed, then emits one byte with r_dv = 1 on each r_en
+// clock up to its last, then holds r_dv = 0 for at least IFG r_en clocks. A frame that does
+// not fit (the FIFO full mid-frame) is dropped whole and pulses w_drop (and r_drop later).
+//
+// Clock-domain crossings (each a gray-coded counter that moves by at most one per clock of
+// its own domain, through two flip-flops of the other domain):
+// - CDC "fifo frames": the committed-frame count, write clock -> read clock;
+// - CDC "fifo free": the read pointer, read clock -> write clock;
+// - CDC "fifo drop": a toggle per dropped frame, write clock -> read clock (two drops
+//   within a few read clocks may show as one r_drop pulse).
+// The buffer itself is a dual-clock block RAM: an entry is read only after the committed
+// count that covers it has crossed, and written only after the read pointer past it has.
+`default_nettype none
+module nf_phy_fifo #(
+    parameter integer DEPTH = 2048,  // entries (bytes), a power of two: a longest frame and its preamble fit
+    parameter integer IFG   = 12     // r_en clocks with r_dv low after each frame
+) (
+    // write side
+    input  wire       wclk,
+    input  wire       wrst,         // synchronous to wclk
+    input  wire       w_ce,         // a byte time: w_dv/w_data/w_er are sampled
+    input  wire       w_dv,
+    input  wire [7:0] w_data,
+    input  wire       w_er,
+    output reg        w_drop,       // one wclk pulse per frame dropped for want of room
+    // read side
+    input  wire       rclk,
+    input  wire       rrst,         // synchronous to rclk
+    input  wire       r_en,         // a byte time on the read side: the outputs move only then
+    output reg        r_dv,
+    output reg  [7:0] r_data,
+    output reg        r_er,
+    output reg        r_drop        // one rclk pulse per w_drop (see the CDC note above)
+);
+    localparam integer AW = $clog2(DEPTH);
+
+    generate
+        if (DEPTH < 16 || (1 << AW) != DEPTH) begin : g_bad_depth
+            $error("nf_phy_fifo: DEPTH must be a power of two >= 16");
+        end
+        if (IFG < 0 || IFG > 255) begin : g_bad_ifg
+            $error("nf_phy_fifo: IFG must be 0..255");
+        end
+    endgenerate
+
+    function automatic [AW:0] to_gray(input [AW:0] b);
+        to_gray = b ^ (b >> 1);
+    endfunction
+    function automatic [AW:0] from_gray(input [AW:0] g);
+        integer i;
+        begin
+            from_gray[AW] = g[AW];
+            for (i = AW - 1; i >= 0; i = i - 1)
+                from_gray[i] = from_gray[i + 1] ^ g[i];
+        end
+    endfunction
+
+    // Entry: {last, er, data}. The last byte of a frame is known only when w_dv falls, so
+    // each byte waits in `hold` until the next one (or the end) says whether it is last.
+    reg [9:0] mem [0:DEPTH-1];
+
+    // ---- write side ----
+    reg  [AW:0] wptr;        // next entry to write
+    reg  [AW:0] wstart;      // first entry of the frame being written
+    reg  [AW:0] wframes;     // frames committed (binary)
+    reg  [AW:0] wframes_g;   // CDC "fifo frames": source register
+    reg         in_frame;    // a frame is being written
+    reg         hold_v;      // hold has a byte
+    reg  [8:0]  hold;        // {er, data}
+    reg         over;        // this frame ran out of room: drop it at its end
+    reg         drop_t;      // CDC "fifo drop": source toggle
+    (* ASYNC_REG = "TRUE" *) reg [AW:0] rptr_s1, rptr_s2;  // CDC "fifo free": two flops in wclk
+    wire [AW:0] rptr_w = from_gray(rptr_s2);
+    wire        full   = (wptr - rptr_w) == DEPTH[AW:0];
+
+    wire        push_byte = w_ce && w_dv;
+    wire        end_frame = w_ce && !w_dv && in_frame;
+    // Write hold into the buffer: when a new byte replaces it, or as the last at the end.
+    wire        wr        = hold_v && (push_byte || end_frame) && !over && !full;
+
+    always @(posedge wclk) begin
+        if (wr)
+            mem[wptr[AW-1:0]] <= {end_frame, hold};
+    end
+
+    always @(posedge wclk) begin
+        rptr_s1 <= rptr_g;
+        rptr_s2 <= rptr_s1;
+        w_drop  <= 1'b0;
+        if (wrst) begin
+            wptr      <= {(AW + 1){1'b0}};
+            wstart    <= {(AW + 1){1'b0}};
+            wframes   <= {(AW + 1){1'b0}};
+            wframes_g <= {(AW + 1){1'b0}};
+            in_frame  <= 1'b0;
+            hold_v    <= 1'b0;
+            hold      <= 9'd0;
+            over      <= 1'b0;
+            drop_t    <= 1'b0;
+            rptr_s1   <= {(AW + 1){1'b0}};
+            rptr_s2   <= {(AW + 1){1'b0}};
+        end else begin
+            if (wr)
+                wptr <= wptr + 1'b1;
+            if (hold_v && (push_byte || end_frame) && !over && full)
+                over <= 1'b1;
+            if (push_byte) begin
+                hold     <= {w_er, w_data};
+                hold_v   <= 1'b1;
+                in_frame <= 1'b1;
+            end
+            if (end_frame) begin
+                in_frame <= 1'b0;
+                hold_v   <= 1'b0;
+                over     <= 1'b0;
+                if (over || full) begin
+                    // Not all of it fits: forget its entries, as if it never came.
+                    wptr   <= wstart;
+                    w_drop <= 1'b1;
+                    drop_t <= ~drop_t;
+                end else begin
+                    wstart    <= wptr + 1'b1;
+                    wframes   <= wframes + 1'b1;
+                    wframes_g <= to_gray(wframes + 1'b1);
+                end
+            end
+        end
+    end
+
+    // ---- read side ----
+    reg  [AW:0] rptr;        // next entry to read
+    reg  [AW:0] rptr_g;      // CDC "fifo free": source register
+    reg  [AW:0] rframes;     // frames fully read
+    reg  [AW:0] wframes_r;   // the committed count, one clock after its synchronizer
+    reg         r_in;        // a frame is being read
+    reg  [7:0]  gap;         // r_en clocks of idle still owed
+    reg  [9:0]  q;           // mem[rptr], read every clock
+    (* ASYNC_REG = "TRUE" *) reg [AW:0] wframes_s1, wframes_s2;  // CDC "fifo frames": two flops in rclk
+    (* ASYNC_REG = "TRUE" *) reg        drop_s1, drop_s2;        // CDC "fifo drop": two flops in rclk
+    reg         drop_s3;
+
+    wire        avail = wframes_r != rframes;
+    wire        emit  = r_en && (r_in || (gap == 8'd0 && avail));
+    wire [AW:0] rptr_next = emit ? rptr + 1'b1 : rptr;
+
+    // The read port reads every clock, so q is mem[rptr] as of the last clock: an entry
+    // becomes readable a clock after wframes_r shows it, long after its write.
+    always @(posedge rclk)
+        q <= mem[rptr_next[AW-1:0]];
+
+    always @(posedge rclk) begin
+        wframes_s1 <= wframes_g;
+        wframes_s2 <= wframes_s1;
+        drop_s1    <= drop_t;
+        drop_s2    <= drop_s1;
+        if (rrst) begin
+            rptr       <= {(AW + 1){1'b0}};
+            rptr_g     <= {(AW + 1){1'b0}};
+            rframes    <= {(AW + 1){1'b0}};
+            wframes_r  <= {(AW + 1){1'b0}};
+            wframes_s1 <= {(AW + 1){1'b0}};
+            wframes_s2 <= {(AW + 1){1'b0}};
+            drop_s1    <= 1'b0;
+            drop_s2    <= 1'b0;
+            drop_s3    <= 1'b0;
+            r_in       <= 1'b0;
+            gap        <= 8'd0;
+            r_dv       <= 1'b0;
+            r_data     <= 8'd0;
+            r_er       <= 1'b0;
+            r_drop     <= 1'b0;
+        end else begin
+            wframes_r <= from_gray(wframes_s2);
+            drop_s3   <= drop_s2;
+            r_drop    <= drop_s2 ^ drop_s3;
+            rptr      <= rptr_next;
+            rptr_g    <= to_gray(rptr_next);
+            if (emit) begin
+                r_dv   <= 1'b1;
+                r_data <= q[7:0];
+                r_er   <= q[8];
+                r_in   <= !q[9];
+                if (q[9]) begin
+                    rframes <= rframes + 1'b1;
+                    gap     <= IFG[7:0];
+                end
+            end else if (r_en) begin
+                r_dv   <= 1'b0;
+                r_er   <= 1'b0;
+                if (gap != 8'd0)
+                    gap <= gap - 1'b1;
+            end
+        end
+    end
+endmodule
+`default_nettype wire

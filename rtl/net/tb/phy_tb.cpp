@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+// rtl/net PHY ports testbench: nf_phy_rgmii (built with -DPHY_RGMII) or nf_phy_rmii
+// (-DPHY_RMII) with its clocks run by an event scheduler, each at its own period in ps,
+// asynchronous to the others. Frames go into the PHY pins and must come out on the
+// GMII-style side byte for byte, and the other way; a frame the FIFO cannot hold must be
+// missing and counted, and every other frame intact.
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "verilated.h"
+#ifdef PHY_RGMII
+#include "Vnf_phy_rgmii.h"
+using Model = Vnf_phy_rgmii;
+#else
+#include "Vnf_phy_rmii.h"
+using Model = Vnf_phy_rmii;
+#endif
+
+extern "C" {
+#include "tap.h"
+}
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+// One byte time on a GMII-style interface.
+struct Beat {
+    bool dv, er;
+    uint8_t d;
+};
+
+struct Clock {
+    uint8_t *pin;
+    uint64_t half, next;
+};
+
+// Frames as a stream of byte times: each frame's bytes, then `gap` idle byte times.
+void append(std::deque<Beat> &s, const Bytes &f, size_t gap)
+{
+    for (uint8_t b : f)
+        s.push_back({true, false, b});
+    for (size_t i = 0; i < gap; i++)
+        s.push_back({false, false, 0});
+}
+
+// Collects frames from byte times (runs of dv) and the shortest gap between two.
+struct Collector {
+    std::vector<Bytes> frames;
+    Bytes cur;
+    bool in = false;
+    bool er = false;
+    size_t idle = 0, min_gap = SIZE_MAX;
+    void beat(bool dv, bool e, uint8_t d)
+    {
+        if (dv) {
+            if (!in && !frames.empty() && idle < min_gap)
+                min_gap = idle;
+            in = true;
+            cur.push_back(d);
+            er |= e;
+        } else {
+            if (in) {
+                frames.push_back(cur);
+                cur.clear();
+            }
+            in = false;
+            idle++;
+            return;
+        }
+        idle = 0;
+    }
+};
+
+Bytes random_frame(size_t len)
+{
+    Bytes f;
+    for (size_t i = 0; i < len; i++)
+        f.push_back(static_cast<uint8_t>(tap_rnd32()));
+    return f;
+}
+
+// Preamble, SFD and a frame (len bytes with its FCS place) as a MAC sends it.
+Bytes mac_frame(size_t len)
+{
+    Bytes f(7, 0x55);
+    f.push_back(0xD5);
+    Bytes b = random_frame(len);
+    f.insert(f.end(), b.begin(), b.end());
+    return f;
+}
+
+// `got` must be `sent` with some frames missing, each counted in `drops`.
+bool same_but_dropped(const std::vector<Bytes> &sent, const std::vector<Bytes> &got, uint64_t drops, std::string *why)
+{
+    size_t j = 0, missing = 0;
+    for (const Bytes &g : got) {
+        while (j < sent.size() && sent[j] != g) {
+            j++;
+            missing++;
+        }
+        if (j == sent.size()) {
+            *why = "a frame out that was never sent (or changed)";
+            return false;
+        }
+        j++;
+    }
+    missing += sent.size() - j;
+    if (missing != drops) {
+        *why = std::to_string(missing) + " frames missing, " + std::to_string(drops) + " drops counted";
+        return false;
+    }
+    return true;
+}
+
+struct Bench {
+    std::unique_ptr<VerilatedContext> ctx = std::make_unique<VerilatedContext>();
+    std::unique_ptr<Model> m = std::make_unique<Model>(ctx.get());
+    std::vector<Clock> clk;   // [0] the system clock, then the PHY's
+    std::deque<Beat> rx_in;   // byte times into the PHY's receive pins
+    std::deque<Beat> tx_in;   // byte times into the GMII TX side, one per system clock
+    Collector rx_out, tx_out;
+    uint64_t rx_drops = 0, tx_drops = 0, sys_cycles = 0;
+    bool tx_clk_ok = true;
+
+    explicit Bench(uint64_t sys_ps, const std::vector<uint64_t> &phy_ps)
+    {
+        clk.push_back({&m->clk, sys_ps / 2, sys_ps / 2});
+#ifdef PHY_RGMII
+        uint8_t *pins[] = {&m->rgmii_rx_clk, &m->clk_tx, &m->clk_tx90};
+        uint64_t phase[] = {1000, 3000, 3000 + phy_ps[1] / 4};
+        for (size_t i = 0; i < 3; i++)
+            clk.push_back({pins[i], phy_ps[i] / 2, phase[i]});
+#else
+        clk.push_back({&m->rmii_ref_clk, phy_ps[0] / 2, 1500});
+#endif
+        m->rst = 1;
+        m->eval();
+    }
+
+    void drive_sys()
+    {
+        Beat b = {false, false, 0};
+        if (!tx_in.empty() && m->rst == 0) {
+            b = tx_in.front();
+            tx_in.pop_front();
+        }
+        m->gmii_tx_en = b.dv;
+        m->gmii_tx_er = b.er;
+        m->gmii_txd = b.d;
+    }
+    void sample_sys()
+    {
+        sys_cycles++;
+        rx_out.beat(m->gmii_rx_dv, m->gmii_rx_er, m->gmii_rxd);
+        rx_drops += m->rx_drop;
+        tx_drops += m->tx_drop;
+        if (sys_cycles == 20)
+            m->rst = 0;
+    }
+
+#ifdef PHY_RGMII
+    Beat rx_cur = {false, false, 0};
+    Beat tx_cur = {false, false, 0};
+    // Before an edge of clock i to `level`; after it.
+    void before(size_t i, int level)
+    {
+        if (i == 0 && level)
+            drive_sys();
+        if (i == 1) {
+            if (level) {
+                rx_cur = {false, false, 0};
+                if (!rx_in.empty() && sys_cycles > 40) {
+                    rx_cur = rx_in.front();
+                    rx_in.pop_front();
+                }
+                m->rgmii_rxd = rx_cur.d & 15;
+                m->rgmii_rx_ctl = rx_cur.dv;
+            } else {
+                m->rgmii_rxd = rx_cur.d >> 4;
+                m->rgmii_rx_ctl = rx_cur.dv ^ rx_cur.er;
+            }
+        }
+    }
+    void after(size_t i, int level)
+    {
+        if (i == 0 && level)
+            sample_sys();
+        if (i == 2) {
+            if (level) {
+                tx_cur.d = m->rgmii_txd;
+                tx_cur.dv = m->rgmii_tx_ctl;
+                if (!m->rgmii_tx_clk)
+                    tx_clk_ok = false;
+            } else {
+                tx_cur.d |= static_cast<uint8_t>(m->rgmii_txd << 4);
+                tx_cur.er = tx_cur.dv ^ m->rgmii_tx_ctl;
+                tx_out.beat(tx_cur.dv, tx_cur.er, tx_cur.d);
+                if (m->rgmii_tx_clk)
+                    tx_clk_ok = false;
+            }
+        }
+    }
+#else
+    // RMII receive: one dibit and CRS_DV per reference clock.
+    struct Dibit {
+        bool crs;
+        uint8_t d;
+    };
+    std::deque<Dibit> rx_dib;
+    uint8_t tx_byte = 0;
+    int tx_n = 0;
+    bool tx_en_was = false;
+    size_t tx_idle = 0;
+    void before(size_t i, int level)
+    {
+        if (i == 0 && level)
+            drive_sys();
+        if (i == 1 && level) {
+            Dibit d = {false, 0};
+            if (!rx_dib.empty() && sys_cycles > 40) {
+                d = rx_dib.front();
+                rx_dib.pop_front();
+            }
+            m->rmii_crs_dv = d.crs;
+            m->rmii_rxd = d.d;
+        }
+    }
+    void after(size_t i, int level)
+    {
+        if (i == 0 && level)
+            sample_sys();
+        if (i == 1 && level) {
+            // Bytes LSB dibit first; a frame starts at tx_en's rise.
+            if (m->rmii_tx_en) {
+                if (!tx_en_was)
+                    tx_n = 0;
+                tx_byte = static_cast<uint8_t>(tx_byte >> 2 | m->rmii_txd << 6);
+                if (++tx_n == 4) {
+                    tx_out.beat(true, false, tx_byte);
+                    tx_n = 0;
+                }
+                tx_idle = 0;
+            } else if (++tx_idle % 4 == 0) {
+                tx_out.beat(false, false, 0);
+            }
+            tx_en_was = m->rmii_tx_en;
+        }
+    }
+    // A frame on the RMII receive pins: optional 00 dibits before the preamble, 7 x 0x55 and
+    // the SFD, the frame, CRS_DV toggling on its last `toggle` bytes, then `gap` idle dibits.
+    void rmii_frame(const Bytes &f, int lead, size_t toggle, size_t gap)
+    {
+        for (int i = 0; i < lead; i++)
+            rx_dib.push_back({true, 0});
+        Bytes all(7, 0x55);
+        all.push_back(0xD5);
+        all.insert(all.end(), f.begin(), f.end());
+        for (size_t k = 0; k < all.size(); k++) {
+            bool tog = k >= all.size() - toggle;
+            for (int j = 0; j < 4; j++)
+                rx_dib.push_back({!tog || (j & 1), static_cast<uint8_t>(all[k] >> (2 * j) & 3)});
+        }
+        for (size_t i = 0; i < gap; i++)
+            rx_dib.push_back({false, 0});
+    }
+#endif
+
+    bool busy() const
+    {
+#ifdef PHY_RGMII
+        return !rx_in.empty() || !tx_in.empty();
+#else
+        return !rx_dib.empty() || !tx_in.empty();
+#endif
+    }
+
+    // Runs until the stimulus is used up and then for `tail_ps` more.
+    void run(uint64_t tail_ps)
+    {
+        uint64_t end = UINT64_MAX, now = 0;
+        while (now < end) {
+            size_t i = 0;
+            for (size_t k = 1; k < clk.size(); k++)
+                if (clk[k].next < clk[i].next)
+                    i = k;
+            now = clk[i].next;
+            int level = !*clk[i].pin;
+            before(i, level);
+            *clk[i].pin = static_cast<uint8_t>(level);
+            m->eval();
+            after(i, level);
+            clk[i].next += clk[i].half;
+            if (end == UINT64_MAX && !busy() && m->rst == 0)
+                end = now + tail_ps;
+        }
+        rx_out.beat(false, false, 0);
+        tx_out.beat(false, false, 0);
+    }
+};
+
+// Frames of random lengths 60..1514 + FCS.
+size_t rnd_len() { return 64 + tap_rnd32() % (1518 - 64 + 1); }
+
+#ifdef PHY_RGMII
+// RX: frames into the RGMII pins at 125 MHz, out at the system clock; TX the other way.
+// `rx_gap`: idle byte times after each received frame (0: the MAC's 12); `tx_gap` likewise
+// in system clocks (0: 12); `expect_drops`: whether drops must happen (else none may).
+void rgmii_case(const char *name, uint64_t sys_ps, int frames, int rx_gap_mul, int tx_gap_mul, bool expect_drops, bool shifted)
+{
+    Bench b(sys_ps, {8000, 7992, 7992});
+    std::vector<Bytes> rx_sent, tx_sent;
+    for (int i = 0; i < frames; i++) {
+        Bytes f = mac_frame(rnd_len());
+        rx_sent.push_back(f);
+        append(b.rx_in, f, rx_gap_mul ? f.size() * rx_gap_mul : 12);
+        Bytes t = mac_frame(rnd_len());
+        tx_sent.push_back(t);
+        append(b.tx_in, t, tx_gap_mul ? t.size() * tx_gap_mul : 12);
+    }
+    b.run(100000000);
+    std::string why;
+    bool rx_ok = same_but_dropped(rx_sent, b.rx_out.frames, b.rx_drops, &why);
+    bool drops_ok = expect_drops ? b.rx_drops > 0 : b.rx_drops == 0;
+    tap_ok(rx_ok && drops_ok && !b.rx_out.er && b.rx_out.min_gap >= 2,
+           "rgmii %s: rx %d frames in, %zu out, %llu dropped, shortest gap %zu%s%s", name, frames, b.rx_out.frames.size(),
+           static_cast<unsigned long long>(b.rx_drops), b.rx_out.min_gap, rx_ok ? "" : ": ", why.c_str());
+    why.clear();
+    bool tx_ok = same_but_dropped(tx_sent, b.tx_out.frames, b.tx_drops, &why);
+    tap_ok(tx_ok && b.tx_drops == 0 && !b.tx_out.er && b.tx_out.min_gap >= 12 && (shifted || b.tx_clk_ok),
+           "rgmii %s: tx %d frames in, %zu on the pins, %llu dropped, shortest gap %zu, TXC %s%s%s", name, frames,
+           b.tx_out.frames.size(), static_cast<unsigned long long>(b.tx_drops), b.tx_out.min_gap,
+           shifted ? "shifted" : (b.tx_clk_ok ? "with the data" : "wrong"), tx_ok ? "" : ": ", why.c_str());
+}
+#else
+void rmii_case(const char *name, uint64_t sys_ps, int frames, bool toggles, int tx_gap_mul, bool expect_tx_drops)
+{
+    Bench b(sys_ps, {20000});
+    std::vector<Bytes> rx_want, tx_sent;
+    for (int i = 0; i < frames; i++) {
+        Bytes f = random_frame(rnd_len());
+        Bytes w = {0x55, 0x55, 0xD5};
+        w.insert(w.end(), f.begin(), f.end());
+        rx_want.push_back(w);
+        size_t tog = toggles ? 1 + tap_rnd32() % 4 : 0;
+        b.rmii_frame(f, toggles ? static_cast<int>(tap_rnd32() % 8) : 0, tog, 48);
+        Bytes t = mac_frame(rnd_len());
+        tx_sent.push_back(t);
+        append(b.tx_in, t, tx_gap_mul ? t.size() * tx_gap_mul : 12);
+    }
+    b.run(1000000000);
+    std::string why;
+    bool rx_ok = same_but_dropped(rx_want, b.rx_out.frames, b.rx_drops, &why);
+    tap_ok(rx_ok && b.rx_drops == 0 && !b.rx_out.er && b.rx_out.min_gap >= 2,
+           "rmii %s: rx %d frames in%s, %zu out, %llu dropped, shortest gap %zu%s%s", name, frames,
+           toggles ? " (CRS_DV toggling at their ends)" : "", b.rx_out.frames.size(),
+           static_cast<unsigned long long>(b.rx_drops), b.rx_out.min_gap, rx_ok ? "" : ": ", why.c_str());
+    why.clear();
+    bool tx_ok = same_but_dropped(tx_sent, b.tx_out.frames, b.tx_drops, &why);
+    bool drops_ok = expect_tx_drops ? b.tx_drops > 0 : b.tx_drops == 0;
+    tap_ok(tx_ok && drops_ok && b.tx_out.min_gap >= 12,
+           "rmii %s: tx %d frames in, %zu on the pins, %llu dropped, shortest gap %zu bytes%s%s", name, frames,
+           b.tx_out.frames.size(), static_cast<unsigned long long>(b.tx_drops), b.tx_out.min_gap, tx_ok ? "" : ": ",
+           why.c_str());
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+    Verilated::commandArgs(argc, argv);
+#ifdef PHY_RGMII
+    bool shifted = argc > 1 && std::string(argv[1]) == "shifted";
+    // 62.5 MHz system clock: half the PHY's byte rate, so frames need gaps as long as themselves.
+    rgmii_case("sys 62.5 MHz, gaps", 16000, 24, 1, 0, false, shifted);
+    // A system clock faster than the PHY's: back to back both ways.
+    rgmii_case("sys 143 MHz, back to back", 7000, 24, 0, 1, false, shifted);
+    // 25 MHz: long frames back to back overrun the RX FIFO; the ones that fit are intact.
+    rgmii_case("sys 25 MHz, overrun", 40000, 12, 0, 0, true, shifted);
+#else
+    rmii_case("sys 75 MHz", 13333, 16, false, 6, false);
+    rmii_case("sys 75 MHz", 13333, 24, true, 6, false);
+    rmii_case("sys 62.5 MHz", 16000, 16, true, 5, false);
+    // The MAC's frames back to back at the system clock overrun the TX FIFO at 100 Mb/s.
+    rmii_case("sys 75 MHz, tx overrun", 13333, 8, false, 0, true);
+#endif
+    return tap_done();
+}
