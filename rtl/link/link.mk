@@ -4,7 +4,7 @@
 LINK_DIR   := $(ROOT)/rtl/link
 LINK_BUILD := $(BUILD)/link
 LINK_RTL   := $(LINK_DIR)/nf_link_regs_decode.v $(LINK_DIR)/nf_uart_bitclk.v $(LINK_DIR)/nf_uart_shift.v $(LINK_DIR)/nf_uart_tx.v $(LINK_DIR)/nf_uart_rx.v $(LINK_DIR)/nf_crc32.v \
-              $(LINK_DIR)/nf_link_rx.v $(LINK_DIR)/nf_link_tx.v $(LINK_DIR)/nf_link.v
+              $(LINK_DIR)/nf_link_rx.v $(LINK_DIR)/nf_link_tx.v $(LINK_DIR)/nf_link.v $(LINK_DIR)/nf_link_udp.v
 # The generic register decode behind nf_link_regs_decode lives with the engine's RTL.
 LINK_REGS_DECODE := $(ROOT)/rtl/engine/nf_regs_decode.v
 LINK_HDRS  := $(ROOT)/proto/gen/nf_layout.vh $(ROOT)/proto/gen/nf_layout.h \
@@ -17,10 +17,11 @@ LINT_TARGETS += lint-link
 .PHONY: lint-link test-link-uart test-link test-link-udp
 
 lint-link: ## Verilator -Wall lint of rtl/link and rtl/soc (PicoRV32 itself excluded)
-	@set -e; for f in $(LINK_RTL) $(LINK_DIR)/tb/nf_uart_tb.v; do \
+	@set -e; for f in $(filter-out %/nf_link_udp.v,$(LINK_RTL)) $(LINK_DIR)/tb/nf_uart_tb.v; do \
 	    $(VERILATOR) $(VLINT) -y $(LINK_DIR) -y $(ROOT)/rtl/engine --top-module $$(basename $$f .v) $$f; done
 	@$(VERILATOR) $(VLINT) -y $(LINK_DIR) -y $(ROOT)/rtl/net --top-module nf_link_udp $(LINK_DIR)/nf_link_udp.v
 	@$(VERILATOR) $(VLINT) -y $(LINK_DIR) -y $(ROOT)/rtl/engine -GLINK_UDP=1 --top-module nf_link $(LINK_DIR)/nf_link.v
+	@$(VERILATOR) $(VLINT) $(call soc_vsrc,$(NF_CPU)) -GLINK_UDP=1 --top-module nf_soc $(SOC_DIR)/nf_soc.v
 	@$(MAKE) --no-print-directory -s lint-soc
 
 $(LINK_BUILD)/uart/Vnf_uart_tb: $(LINK_RTL) $(LINK_REGS_DECODE) $(LINK_DIR)/tb/nf_uart_tb.v $(LINK_DIR)/tb/uart_tb.cpp $(LINK_HDRS)
@@ -45,7 +46,7 @@ test-link: $(LINK_BUILD)/link/Vnf_link ## frame receiver, transmitter and LINK r
 	@$<
 
 # The UDP host-link port: frames made by scapy, its replies checked by scapy.
-LINK_UDP_RTL := $(LINK_DIR)/nf_link_udp.v $(ROOT)/rtl/net/nf_eth_mac_rx.v $(ROOT)/rtl/net/nf_eth_mac_tx.v $(ROOT)/rtl/net/nf_eth_crc32.v
+LINK_UDP_RTL := $(LINK_RTL) $(ROOT)/rtl/net/nf_eth_mac_rx.v $(ROOT)/rtl/net/nf_eth_mac_tx.v $(ROOT)/rtl/net/nf_eth_crc32.v
 $(LINK_BUILD)/udp/Vnf_link_udp: $(LINK_UDP_RTL) $(LINK_DIR)/tb/link_udp_tb.cpp $(LINK_HDRS)
 	@mkdir -p $(LINK_BUILD)/udp
 	@$(LINK_VTB) -y $(ROOT)/rtl/net --Mdir $(LINK_BUILD)/udp --top-module nf_link_udp $(LINK_DIR)/nf_link_udp.v \
