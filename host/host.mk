@@ -27,7 +27,7 @@ NDK_SAN_OBJS = $(call ndk_objs,$(NDK_BUILD)/obj-san)
 # Consumers (tests, examples) of the in-tree library.
 NDK_CONSUMER_CC = $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/tests -pthread
 
-.PHONY: host-lib test-host-ndk test-host-clock test-host-log test-host-udp test-conformance-model test-conformance-faults test-conformance-sim test-install \
+.PHONY: host-lib test-host-ndk test-host-clock test-host-log test-host-udp test-conformance-model test-conformance-faults test-conformance-sim test-conformance-udp test-install \
         lint-host-ndk install uninstall
 LINT_TARGETS += lint-host-ndk
 
@@ -129,6 +129,10 @@ test-conformance-faults: $(NDK_BUILD)/conformance $(BUILD)/model/nfmodel ## the 
 # Against the Verilator board (slow: the same suite, every byte through the RTL).
 test-conformance-sim: $(NDK_BUILD)/conformance sim ## the NDK conformance suite on the Verilator board
 	@NDKFPGA_DEVICE=sim $(NDK_BUILD)/conformance
+
+# The same over the udp: transport, through the board's Ethernet host-link port (nfsim --link-udp).
+test-conformance-udp: $(NDK_BUILD)/conformance sim ## the NDK conformance suite on the Verilator board over udp: (nfsim --link-udp)
+	@bash tests/conformance/udp_sim.sh $(SIM_BIN) $(NDK_BUILD)/conformance
 
 # ---- install ----
 # `make install PREFIX=DIR` installs a relocatable tree:
