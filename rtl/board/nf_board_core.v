@@ -41,6 +41,8 @@ module nf_board_core #(
     /* verilator lint_off UNUSEDSIGNAL */
     wire [7:0] unused_txd;  // the network port's pins: no port on these boards
     wire       unused_tx_en, unused_tx_er;
+    wire [7:0] unused_link_txd;  // the host link's Ethernet port: not on these boards (LINK_UDP 0)
+    wire       unused_link_tx_en, unused_link_tx_er;
     /* verilator lint_on UNUSEDSIGNAL */
     nf_soc #(
         .CLK_HZ(CLK_HZ), .FW_HEX(FW_HEX), .FW_RAM_BYTES(FW_RAM_BYTES), .FW_SLICE_BITS(FW_SLICE_BITS),
@@ -55,7 +57,10 @@ module nf_board_core #(
         .leds(soc_leds), .trap(trap),
         .phy_ce(1'b0), .gmii_rxd(8'd0), .gmii_rx_dv(1'b0), .gmii_rx_er(1'b0),
         .gmii_txd(unused_txd), .gmii_tx_en(unused_tx_en), .gmii_tx_er(unused_tx_er),
-        .net_mac_seed(32'h0)
+        .net_mac_seed(32'h0),
+        .link_phy_ce(1'b0), .link_gmii_rxd(8'd0), .link_gmii_rx_dv(1'b0), .link_gmii_rx_er(1'b0),
+        .link_mac(48'd0), .link_ip(32'd0),
+        .link_gmii_txd(unused_link_txd), .link_gmii_tx_en(unused_link_tx_en), .link_gmii_tx_er(unused_link_tx_er)
     );
     // LEDs 0..2 as nf_soc drives them (RX, TX, link error or CPU trap); LED 7 lit while
     // the CPU is trapped, so a firmware fault shows even if the firmware set LEDS.
