@@ -56,13 +56,21 @@ module nfsim_top #(
     end
 
     wire [7:0] rxd, txd;
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [7:0] unused_link_txd;  // the host link's Ethernet port: not in this build
+    wire       unused_link_tx_en, unused_link_tx_er;
+    /* verilator lint_on UNUSEDSIGNAL */
     wire       rx_dv, rx_er, tx_en, tx_er, rx_drop, tx_drop;
     nf_soc #(.CPU(CPU), .FW_HEX(FW_HEX), .CPU_CLOCK_GATE(CPU_CLOCK_GATE)) u_soc (
         .clk(clk), .rst(rst_q), .uart_rx(rx_q), .uart_tx(uart_tx), .uart_period(period_q),
         .leds(leds), .trap(trap),
         .phy_ce(1'b1), .gmii_rxd(rxd), .gmii_rx_dv(rx_dv), .gmii_rx_er(rx_er),
         .gmii_txd(txd), .gmii_tx_en(tx_en), .gmii_tx_er(tx_er),
-        .net_mac_seed(seed_q)
+        .net_mac_seed(seed_q),
+        // no host-link Ethernet port in this build (nf_soc LINK_UDP 0)
+        .link_phy_ce(1'b0), .link_gmii_rxd(8'd0), .link_gmii_rx_dv(1'b0), .link_gmii_rx_er(1'b0),
+        .link_mac(48'd0), .link_ip(32'd0),
+        .link_gmii_txd(unused_link_txd), .link_gmii_tx_en(unused_link_tx_en), .link_gmii_tx_er(unused_link_tx_er)
     );
     assign phy_drop = rx_drop | tx_drop;
 
