@@ -27,6 +27,10 @@ module nfsim_top #(
     output wire [7:0]  gmii_txd,
     output wire        gmii_tx_en,
     output wire        gmii_tx_er,
+    output wire        mdc,          // PHY management (sim/nf_mii_phy.h answers): mdio_i registered like the rest
+    output wire        mdio_o,
+    output wire        mdio_oe,
+    input  wire        mdio_i,
     input  wire [31:0] mac_seed      // NET.MAC_SEED (nfsim --mac-seed): set before reset, constant after
 );
     reg        rst_q    = 1'b1;
@@ -37,6 +41,7 @@ module nfsim_top #(
     reg        rx_dv_q  = 1'b0;
     reg        rx_er_q  = 1'b0;
     reg [31:0] seed_q   = 32'd0;
+    reg        mdio_q   = 1'b1;
     always @(posedge clk) begin
         rst_q    <= rst;
         rx_q     <= uart_rx;
@@ -46,6 +51,7 @@ module nfsim_top #(
         rx_dv_q  <= gmii_rx_dv;
         rx_er_q  <= gmii_rx_er;
         seed_q   <= mac_seed;
+        mdio_q   <= mdio_i;
     end
 
     // The CPU's clock stops while it sleeps, the idle engine's with it (nf_soc
@@ -56,6 +62,7 @@ module nfsim_top #(
         .leds(leds), .trap(trap),
         .phy_ce(ce_q), .gmii_rxd(rxd_q), .gmii_rx_dv(rx_dv_q), .gmii_rx_er(rx_er_q),
         .gmii_txd(gmii_txd), .gmii_tx_en(gmii_tx_en), .gmii_tx_er(gmii_tx_er),
+        .mdc(mdc), .mdio_o(mdio_o), .mdio_oe(mdio_oe), .mdio_i(mdio_q),
         .net_mac_seed(seed_q)
     );
 endmodule

@@ -197,6 +197,7 @@
 #define NF_OP_FAULT_TEST 7u /* the firmware executes an illegal instruction, as a test of its trap handler: the adapter is faulted from then on (DEVICE_HARDWARE_ERROR) */
 #define NF_OP_NET_CONFIG 8u /* NET_CONFIG_REQ -> NET_CONFIG_REP: set the network port's IPv4 address and netmask and/or its MAC (flags), or with flags 0 only read them back */
 #define NF_OP_NET_NEIGH 9u /* -> NET_NEIGH_REP and its count NET_NEIGH_ENTRYs: the port's ARP cache (entries in use), for `ndkfpga neigh`; NOT_SUPPORTED without a port (and in the host-link image) */
+#define NF_OP_NET_PHY 10u /* NET_PHY_REQ -> NET_PHY_REP: the port's PHY over MDIO (the first address 0..31 whose PHYID1 is not 0xFFFF): its status, and PHY loopback on or off (action); NOT_SUPPORTED without a port, INVALID_DEVICE_STATE when no PHY answers, INVALID_PARAMETER for an unknown action or reserved bits; nothing changed on a refusal */
 #define NF_OP_MR_CREATE 16u /* MR_CREATE_REQ -> MR_CREATE_REP (allocates a key-table entry) */
 #define NF_OP_MR_DESTROY 17u /* TOKEN_REQ: free the entry (its key byte changes before reuse) */
 #define NF_OP_MR_REGISTER 18u /* MR_REGISTER_REQ (NdkRegisterMr) */
@@ -254,7 +255,7 @@
 #define NF_STAT_OP_WR_BIND 23u /* window bind work requests (NdkBind) */
 #define NF_STAT_OP_MW_CREATE 24u /* memory windows created (NdkCreateMw) */
 #define NF_STAT_OP_FAULT_TEST 25u /* trap handler tests (FAULT_TEST) */
-#define NF_STAT_OP_NET_CONFIG 26u /* network port address settings and queries (NET_CONFIG), and ARP cache listings (NET_NEIGH) */
+#define NF_STAT_OP_NET_CONFIG 26u /* network port address settings and queries (NET_CONFIG), ARP cache listings (NET_NEIGH) and PHY requests (NET_PHY) */
 #define NF_STAT_OP_QP_CONNECT_WIRE 27u /* QP connections over the network port (QP_CONNECT_WIRE) */
 #define NF_STAT_OP_CM_LISTEN 28u /* listens (NdkListen) */
 #define NF_STAT_OP_CM_UNLISTEN 29u /* listeners closed */
@@ -265,7 +266,7 @@
 #define NF_STAT_OP_CM_DISCONNECT 34u /* disconnects (NdkDisconnect) */
 #define NF_STAT_OP_COUNT 35u
 #define NF_STAT_OP_LIST(X) X(PING, 0u) X(INFO, 1u) X(STATS, 2u) X(MEM_WRITE, 3u) X(MEM_READ, 4u) X(ADAPTER_RESET, 5u) X(MR_CREATE, 6u) X(MR_DESTROY, 7u) X(MR_REGISTER, 8u) X(MR_DEREGISTER, 9u) X(FRMR_INIT, 10u) X(QP_CREATE, 11u) X(QP_CONNECT, 12u) X(QP_DISCONNECT, 13u) X(QP_DESTROY, 14u) X(QP_FLUSH, 15u) X(WR_FAST_REGISTER, 16u) X(WR_INVALIDATE, 17u) X(WR_READ, 18u) X(WR_WRITE, 19u) X(WR_SEND, 20u) X(WR_SEND_INVALIDATE, 21u) X(WR_RECEIVE, 22u) X(WR_BIND, 23u) X(MW_CREATE, 24u) X(FAULT_TEST, 25u) X(NET_CONFIG, 26u) X(QP_CONNECT_WIRE, 27u) X(CM_LISTEN, 28u) X(CM_UNLISTEN, 29u) X(CM_CONNECT, 30u) X(CM_ACCEPT, 31u) X(CM_REJECT, 32u) X(CM_COMPLETE, 33u) X(CM_DISCONNECT, 34u)
-#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "link round trips (NdkFpgaPing)") X(INFO, 1u, "adapter information requests") X(STATS, 2u, "counter requests (NdkFpgaQueryCounters)") X(MEM_WRITE, 3u, "adapter memory writes (NdkFpgaWriteBuffer)") X(MEM_READ, 4u, "adapter memory reads (NdkFpgaReadBuffer)") X(ADAPTER_RESET, 5u, "adapter resets") X(MR_CREATE, 6u, "MRs created (NdkCreateMr)") X(MR_DESTROY, 7u, "MRs and windows closed") X(MR_REGISTER, 8u, "registrations (NdkRegisterMr)") X(MR_DEREGISTER, 9u, "deregistrations (NdkDeregisterMr)") X(FRMR_INIT, 10u, "fast-register MR initializations (NdkInitializeFastRegisterMr)") X(QP_CREATE, 11u, "QPs created (NdkCreateQp)") X(QP_CONNECT, 12u, "QP connections") X(QP_DISCONNECT, 13u, "QP disconnections") X(QP_DESTROY, 14u, "QPs closed") X(QP_FLUSH, 15u, "QP flushes (NdkFlush)") X(WR_FAST_REGISTER, 16u, "fast-register work requests (NdkFastRegister)") X(WR_INVALIDATE, 17u, "invalidate work requests (NdkInvalidate)") X(WR_READ, 18u, "RDMA Read work requests (NdkRead)") X(WR_WRITE, 19u, "RDMA Write work requests (NdkWrite)") X(WR_SEND, 20u, "Send work requests (NdkSend)") X(WR_SEND_INVALIDATE, 21u, "SendAndInvalidate work requests (NdkSendAndInvalidate)") X(WR_RECEIVE, 22u, "receives posted (NdkReceive)") X(WR_BIND, 23u, "window bind work requests (NdkBind)") X(MW_CREATE, 24u, "memory windows created (NdkCreateMw)") X(FAULT_TEST, 25u, "trap handler tests (FAULT_TEST)") X(NET_CONFIG, 26u, "network port address settings and queries (NET_CONFIG), and ARP cache listings (NET_NEIGH)") X(QP_CONNECT_WIRE, 27u, "QP connections over the network port (QP_CONNECT_WIRE)") X(CM_LISTEN, 28u, "listens (NdkListen)") X(CM_UNLISTEN, 29u, "listeners closed") X(CM_CONNECT, 30u, "connects started (NdkConnect)") X(CM_ACCEPT, 31u, "accepts (NdkAccept)") X(CM_REJECT, 32u, "rejects (NdkReject)") X(CM_COMPLETE, 33u, "connects completed (NdkCompleteConnect)") X(CM_DISCONNECT, 34u, "disconnects (NdkDisconnect)")
+#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "link round trips (NdkFpgaPing)") X(INFO, 1u, "adapter information requests") X(STATS, 2u, "counter requests (NdkFpgaQueryCounters)") X(MEM_WRITE, 3u, "adapter memory writes (NdkFpgaWriteBuffer)") X(MEM_READ, 4u, "adapter memory reads (NdkFpgaReadBuffer)") X(ADAPTER_RESET, 5u, "adapter resets") X(MR_CREATE, 6u, "MRs created (NdkCreateMr)") X(MR_DESTROY, 7u, "MRs and windows closed") X(MR_REGISTER, 8u, "registrations (NdkRegisterMr)") X(MR_DEREGISTER, 9u, "deregistrations (NdkDeregisterMr)") X(FRMR_INIT, 10u, "fast-register MR initializations (NdkInitializeFastRegisterMr)") X(QP_CREATE, 11u, "QPs created (NdkCreateQp)") X(QP_CONNECT, 12u, "QP connections") X(QP_DISCONNECT, 13u, "QP disconnections") X(QP_DESTROY, 14u, "QPs closed") X(QP_FLUSH, 15u, "QP flushes (NdkFlush)") X(WR_FAST_REGISTER, 16u, "fast-register work requests (NdkFastRegister)") X(WR_INVALIDATE, 17u, "invalidate work requests (NdkInvalidate)") X(WR_READ, 18u, "RDMA Read work requests (NdkRead)") X(WR_WRITE, 19u, "RDMA Write work requests (NdkWrite)") X(WR_SEND, 20u, "Send work requests (NdkSend)") X(WR_SEND_INVALIDATE, 21u, "SendAndInvalidate work requests (NdkSendAndInvalidate)") X(WR_RECEIVE, 22u, "receives posted (NdkReceive)") X(WR_BIND, 23u, "window bind work requests (NdkBind)") X(MW_CREATE, 24u, "memory windows created (NdkCreateMw)") X(FAULT_TEST, 25u, "trap handler tests (FAULT_TEST)") X(NET_CONFIG, 26u, "network port address settings and queries (NET_CONFIG), ARP cache listings (NET_NEIGH) and PHY requests (NET_PHY)") X(QP_CONNECT_WIRE, 27u, "QP connections over the network port (QP_CONNECT_WIRE)") X(CM_LISTEN, 28u, "listens (NdkListen)") X(CM_UNLISTEN, 29u, "listeners closed") X(CM_CONNECT, 30u, "connects started (NdkConnect)") X(CM_ACCEPT, 31u, "accepts (NdkAccept)") X(CM_REJECT, 32u, "rejects (NdkReject)") X(CM_COMPLETE, 33u, "connects completed (NdkCompleteConnect)") X(CM_DISCONNECT, 34u, "disconnects (NdkDisconnect)")
 
 /* STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it) */
 #define NF_STAT_STATUS_ACCESS_VIOLATION 0u
@@ -292,6 +293,18 @@
 #define NF_NEIGH_STATE_INCOMPLETE 1u /* an ARP request is out, no answer yet (the timer pass retries it) */
 #define NF_NEIGH_STATE_REACHABLE 2u /* the MAC is known (learnt from a reply or a request) and used until it ages out */
 #define NF_NEIGH_STATE_FAILED 3u /* the retries ran out: connects to it fail HOST_UNREACHABLE until the entry is dropped */
+
+/* NET_PHY_ACTION: NET_PHY_REQ.action */
+#define NF_NET_PHY_ACTION_QUERY 0u /* read the PHY's status only */
+#define NF_NET_PHY_ACTION_LOOPBACK_ON 1u /* BMCR: loopback, auto-negotiation off, full duplex at the fastest speed BMSR/ESTATUS offer (the port's speed): every frame the port sends comes back to its own receiver, none goes on the cable */
+#define NF_NET_PHY_ACTION_LOOPBACK_OFF 2u /* BMCR: loopback off, auto-negotiation on and restarted (a PHY without auto-negotiation: loopback bit cleared only) */
+
+/* NET_PHY_FLAG: NET_PHY_REP.flags bits */
+#define NF_NET_PHY_FLAG_LINK 1u /* BMSR link status (read twice: the bit latches low) */
+#define NF_NET_PHY_FLAG_LOOPBACK 2u /* BMCR loopback */
+#define NF_NET_PHY_FLAG_FULL_DUPLEX 4u /* full duplex (from BMCR when auto-negotiation is off, else the best mode both ends advertise) */
+#define NF_NET_PHY_FLAG_AUTONEG 8u /* BMCR auto-negotiation enabled */
+#define NF_NET_PHY_FLAG_AUTONEG_DONE 16u /* BMSR auto-negotiation complete */
 
 /* CM_EVENT_TYPE: CM_EVENT.type */
 #define NF_CM_EVENT_TYPE_REQUEST 1u /* a REQ arrived at listener listen_id: conn_id names it for CM_ACCEPT or CM_REJECT; peer_*, resources, depth and the REQ's CM.REQ_PDATA consumer bytes (pdata) are the peer's; qpn 0 */
@@ -803,6 +816,38 @@
 #define NF_NET_TX_POST_LEN_PUT(v) (((uint32_t)(v) << NF_NET_TX_POST_LEN_LSB) & NF_NET_TX_POST_LEN_MASK)
 #define NF_NET_TX_BUSY 0x024u /* ro: bit j: TX slot j is queued or still being read; do not rewrite it */
 #define NF_NET_MAC_SEED 0x028u /* ro: the adapter's own 32 bits (nf_net input mac_seed: a board or harness sets it per adapter): the firmware's default MAC is 02:6e:<MAC_SEED bytes, most significant first>, locally administered unicast */
+#define NF_NET_MDIO_CMD 0x02Cu /* wo: start one IEEE 802.3 clause-22 MDIO frame (32 preamble bits, then ST, OP, PHYAD, REGAD, TA, 16 data bits, at MDC of the nf_net MDC_DIV parameter); ignored while MDIO_STAT.BUSY (whole-word writes) */
+#define NF_NET_MDIO_CMD_DATA_LSB 0u /* a write's data (ignored by a read) */
+#define NF_NET_MDIO_CMD_DATA_WIDTH 16u
+#define NF_NET_MDIO_CMD_DATA_MASK 0x0000FFFFu
+#define NF_NET_MDIO_CMD_DATA_GET(w) (((uint32_t)(w) & NF_NET_MDIO_CMD_DATA_MASK) >> NF_NET_MDIO_CMD_DATA_LSB)
+#define NF_NET_MDIO_CMD_DATA_PUT(v) (((uint32_t)(v) << NF_NET_MDIO_CMD_DATA_LSB) & NF_NET_MDIO_CMD_DATA_MASK)
+#define NF_NET_MDIO_CMD_REG_LSB 16u /* the PHY register (clause 22: 0..31) */
+#define NF_NET_MDIO_CMD_REG_WIDTH 5u
+#define NF_NET_MDIO_CMD_REG_MASK 0x001F0000u
+#define NF_NET_MDIO_CMD_REG_GET(w) (((uint32_t)(w) & NF_NET_MDIO_CMD_REG_MASK) >> NF_NET_MDIO_CMD_REG_LSB)
+#define NF_NET_MDIO_CMD_REG_PUT(v) (((uint32_t)(v) << NF_NET_MDIO_CMD_REG_LSB) & NF_NET_MDIO_CMD_REG_MASK)
+#define NF_NET_MDIO_CMD_PHY_LSB 21u /* the PHY address on the MDIO bus (0..31) */
+#define NF_NET_MDIO_CMD_PHY_WIDTH 5u
+#define NF_NET_MDIO_CMD_PHY_MASK 0x03E00000u
+#define NF_NET_MDIO_CMD_PHY_GET(w) (((uint32_t)(w) & NF_NET_MDIO_CMD_PHY_MASK) >> NF_NET_MDIO_CMD_PHY_LSB)
+#define NF_NET_MDIO_CMD_PHY_PUT(v) (((uint32_t)(v) << NF_NET_MDIO_CMD_PHY_LSB) & NF_NET_MDIO_CMD_PHY_MASK)
+#define NF_NET_MDIO_CMD_WRITE_LSB 26u /* 1: write DATA to the register; 0: read it into MDIO_STAT.DATA */
+#define NF_NET_MDIO_CMD_WRITE_WIDTH 1u
+#define NF_NET_MDIO_CMD_WRITE_MASK 0x04000000u
+#define NF_NET_MDIO_CMD_WRITE_GET(w) (((uint32_t)(w) & NF_NET_MDIO_CMD_WRITE_MASK) >> NF_NET_MDIO_CMD_WRITE_LSB)
+#define NF_NET_MDIO_CMD_WRITE_PUT(v) (((uint32_t)(v) << NF_NET_MDIO_CMD_WRITE_LSB) & NF_NET_MDIO_CMD_WRITE_MASK)
+#define NF_NET_MDIO_STAT 0x030u /* ro: MDIO master: the last read's data and the busy bit */
+#define NF_NET_MDIO_STAT_DATA_LSB 0u /* the last read's data, MSB first off the wire (0xFFFF from an address no PHY answers: the bus is pulled up) */
+#define NF_NET_MDIO_STAT_DATA_WIDTH 16u
+#define NF_NET_MDIO_STAT_DATA_MASK 0x0000FFFFu
+#define NF_NET_MDIO_STAT_DATA_GET(w) (((uint32_t)(w) & NF_NET_MDIO_STAT_DATA_MASK) >> NF_NET_MDIO_STAT_DATA_LSB)
+#define NF_NET_MDIO_STAT_DATA_PUT(v) (((uint32_t)(v) << NF_NET_MDIO_STAT_DATA_LSB) & NF_NET_MDIO_STAT_DATA_MASK)
+#define NF_NET_MDIO_STAT_BUSY_LSB 16u /* 1 from the MDIO_CMD write that started a frame until its last bit; DATA is valid once it falls */
+#define NF_NET_MDIO_STAT_BUSY_WIDTH 1u
+#define NF_NET_MDIO_STAT_BUSY_MASK 0x00010000u
+#define NF_NET_MDIO_STAT_BUSY_GET(w) (((uint32_t)(w) & NF_NET_MDIO_STAT_BUSY_MASK) >> NF_NET_MDIO_STAT_BUSY_LSB)
+#define NF_NET_MDIO_STAT_BUSY_PUT(v) (((uint32_t)(v) << NF_NET_MDIO_STAT_BUSY_LSB) & NF_NET_MDIO_STAT_BUSY_MASK)
 #define NF_NET_CNT_RX_OK 0x040u /* ro: frames placed in an RX slot */
 #define NF_NET_CNT_DROP_FCS 0x044u /* ro: frames dropped by the MAC's checks: FCS, rx_er, runt */
 #define NF_NET_CNT_DROP_ADDR 0x048u /* ro: frames dropped: destination neither the adapter's MAC nor broadcast ARP */
@@ -1173,6 +1218,45 @@ _Static_assert(offsetof(struct nf_net_neigh_entry, mac_hi) == 8, "NET_NEIGH_ENTR
 _Static_assert(offsetof(struct nf_net_neigh_entry, state) == 10, "NET_NEIGH_ENTRY.state");
 _Static_assert(offsetof(struct nf_net_neigh_entry, tries) == 11, "NET_NEIGH_ENTRY.tries");
 _Static_assert(offsetof(struct nf_net_neigh_entry, age_ms) == 12, "NET_NEIGH_ENTRY.age_ms");
+
+/* NET_PHY_REQ: NET_PHY payload */
+struct nf_net_phy_req {
+    uint32_t action; /* @0 NET_PHY_ACTION */
+    uint32_t rsvd; /* @4 0 */
+};
+#define NF_NET_PHY_REQ_SIZE 8u
+#define NF_NET_PHY_REQ_ACTION_OFF 0u
+#define NF_NET_PHY_REQ_RSVD_OFF 4u
+_Static_assert(sizeof(struct nf_net_phy_req) == 8, "NET_PHY_REQ size");
+_Static_assert(offsetof(struct nf_net_phy_req, action) == 0, "NET_PHY_REQ.action");
+_Static_assert(offsetof(struct nf_net_phy_req, rsvd) == 4, "NET_PHY_REQ.rsvd");
+
+/* NET_PHY_REP: NET_PHY reply payload: the PHY after the action */
+struct nf_net_phy_rep {
+    uint32_t phy_id; /* @0 PHYID1 (register 2) in [31:16], PHYID2 (register 3) in [15:0]: OUI, model, revision */
+    uint8_t addr; /* @4 the PHY's MDIO address */
+    uint8_t flags; /* @5 NET_PHY_FLAG bits */
+    uint16_t speed; /* @6 Mb/s: 10, 100 or 1000 (from BMCR when auto-negotiation is off, else the best mode both ends advertise); 0 while auto-negotiation has not completed */
+    uint16_t bmcr; /* @8 register 0 as read after the action */
+    uint16_t bmsr; /* @10 register 1 (its second read) */
+    uint32_t rsvd; /* @12 0 (a message is a multiple of 8 bytes) */
+};
+#define NF_NET_PHY_REP_SIZE 16u
+#define NF_NET_PHY_REP_PHY_ID_OFF 0u
+#define NF_NET_PHY_REP_ADDR_OFF 4u
+#define NF_NET_PHY_REP_FLAGS_OFF 5u
+#define NF_NET_PHY_REP_SPEED_OFF 6u
+#define NF_NET_PHY_REP_BMCR_OFF 8u
+#define NF_NET_PHY_REP_BMSR_OFF 10u
+#define NF_NET_PHY_REP_RSVD_OFF 12u
+_Static_assert(sizeof(struct nf_net_phy_rep) == 16, "NET_PHY_REP size");
+_Static_assert(offsetof(struct nf_net_phy_rep, phy_id) == 0, "NET_PHY_REP.phy_id");
+_Static_assert(offsetof(struct nf_net_phy_rep, addr) == 4, "NET_PHY_REP.addr");
+_Static_assert(offsetof(struct nf_net_phy_rep, flags) == 5, "NET_PHY_REP.flags");
+_Static_assert(offsetof(struct nf_net_phy_rep, speed) == 6, "NET_PHY_REP.speed");
+_Static_assert(offsetof(struct nf_net_phy_rep, bmcr) == 8, "NET_PHY_REP.bmcr");
+_Static_assert(offsetof(struct nf_net_phy_rep, bmsr) == 10, "NET_PHY_REP.bmsr");
+_Static_assert(offsetof(struct nf_net_phy_rep, rsvd) == 12, "NET_PHY_REP.rsvd");
 
 /* MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop */
 struct nf_mem_write_req {

@@ -191,6 +191,7 @@
 `define NF_OP_FAULT_TEST 7  // the firmware executes an illegal instruction, as a test of its trap handler: the adapter is faulted from then on (DEVICE_HARDWARE_ERROR)
 `define NF_OP_NET_CONFIG 8  // NET_CONFIG_REQ -> NET_CONFIG_REP: set the network port's IPv4 address and netmask and/or its MAC (flags), or with flags 0 only read them back
 `define NF_OP_NET_NEIGH 9  // -> NET_NEIGH_REP and its count NET_NEIGH_ENTRYs: the port's ARP cache (entries in use), for `ndkfpga neigh`; NOT_SUPPORTED without a port (and in the host-link image)
+`define NF_OP_NET_PHY 10  // NET_PHY_REQ -> NET_PHY_REP: the port's PHY over MDIO (the first address 0..31 whose PHYID1 is not 0xFFFF): its status, and PHY loopback on or off (action); NOT_SUPPORTED without a port, INVALID_DEVICE_STATE when no PHY answers, INVALID_PARAMETER for an unknown action or reserved bits; nothing changed on a refusal
 `define NF_OP_MR_CREATE 16  // MR_CREATE_REQ -> MR_CREATE_REP (allocates a key-table entry)
 `define NF_OP_MR_DESTROY 17  // TOKEN_REQ: free the entry (its key byte changes before reuse)
 `define NF_OP_MR_REGISTER 18  // MR_REGISTER_REQ (NdkRegisterMr)
@@ -248,7 +249,7 @@
 `define NF_STAT_OP_WR_BIND 23  // window bind work requests (NdkBind)
 `define NF_STAT_OP_MW_CREATE 24  // memory windows created (NdkCreateMw)
 `define NF_STAT_OP_FAULT_TEST 25  // trap handler tests (FAULT_TEST)
-`define NF_STAT_OP_NET_CONFIG 26  // network port address settings and queries (NET_CONFIG), and ARP cache listings (NET_NEIGH)
+`define NF_STAT_OP_NET_CONFIG 26  // network port address settings and queries (NET_CONFIG), ARP cache listings (NET_NEIGH) and PHY requests (NET_PHY)
 `define NF_STAT_OP_QP_CONNECT_WIRE 27  // QP connections over the network port (QP_CONNECT_WIRE)
 `define NF_STAT_OP_CM_LISTEN 28  // listens (NdkListen)
 `define NF_STAT_OP_CM_UNLISTEN 29  // listeners closed
@@ -280,6 +281,18 @@
 `define NF_NEIGH_STATE_INCOMPLETE 1  // an ARP request is out, no answer yet (the timer pass retries it)
 `define NF_NEIGH_STATE_REACHABLE 2  // the MAC is known (learnt from a reply or a request) and used until it ages out
 `define NF_NEIGH_STATE_FAILED 3  // the retries ran out: connects to it fail HOST_UNREACHABLE until the entry is dropped
+
+// NET_PHY_ACTION: NET_PHY_REQ.action
+`define NF_NET_PHY_ACTION_QUERY 0  // read the PHY's status only
+`define NF_NET_PHY_ACTION_LOOPBACK_ON 1  // BMCR: loopback, auto-negotiation off, full duplex at the fastest speed BMSR/ESTATUS offer (the port's speed): every frame the port sends comes back to its own receiver, none goes on the cable
+`define NF_NET_PHY_ACTION_LOOPBACK_OFF 2  // BMCR: loopback off, auto-negotiation on and restarted (a PHY without auto-negotiation: loopback bit cleared only)
+
+// NET_PHY_FLAG: NET_PHY_REP.flags bits
+`define NF_NET_PHY_FLAG_LINK 1  // BMSR link status (read twice: the bit latches low)
+`define NF_NET_PHY_FLAG_LOOPBACK 2  // BMCR loopback
+`define NF_NET_PHY_FLAG_FULL_DUPLEX 4  // full duplex (from BMCR when auto-negotiation is off, else the best mode both ends advertise)
+`define NF_NET_PHY_FLAG_AUTONEG 8  // BMCR auto-negotiation enabled
+`define NF_NET_PHY_FLAG_AUTONEG_DONE 16  // BMSR auto-negotiation complete
 
 // CM_EVENT_TYPE: CM_EVENT.type
 `define NF_CM_EVENT_TYPE_REQUEST 1  // a REQ arrived at listener listen_id: conn_id names it for CM_ACCEPT or CM_REJECT; peer_*, resources, depth and the REQ's CM.REQ_PDATA consumer bytes (pdata) are the peer's; qpn 0
@@ -716,6 +729,26 @@
 `define NF_NET_TX_POST_LEN 31:16  // frame bytes at NET_FRAME_OFF, NET_MIN_FRAME..NET_MAX_FRAME (no FCS, no padding needed)
 `define NF_NET_TX_BUSY 36  // ro: bit j: TX slot j is queued or still being read; do not rewrite it
 `define NF_NET_MAC_SEED 40  // ro: the adapter's own 32 bits (nf_net input mac_seed: a board or harness sets it per adapter): the firmware's default MAC is 02:6e:<MAC_SEED bytes, most significant first>, locally administered unicast
+`define NF_NET_MDIO_CMD 44  // wo: start one IEEE 802.3 clause-22 MDIO frame (32 preamble bits, then ST, OP, PHYAD, REGAD, TA, 16 data bits, at MDC of the nf_net MDC_DIV parameter); ignored while MDIO_STAT.BUSY (whole-word writes)
+`define NF_NET_MDIO_CMD_DATA_LSB 0
+`define NF_NET_MDIO_CMD_DATA_WIDTH 16
+`define NF_NET_MDIO_CMD_DATA 15:0  // a write's data (ignored by a read)
+`define NF_NET_MDIO_CMD_REG_LSB 16
+`define NF_NET_MDIO_CMD_REG_WIDTH 5
+`define NF_NET_MDIO_CMD_REG 20:16  // the PHY register (clause 22: 0..31)
+`define NF_NET_MDIO_CMD_PHY_LSB 21
+`define NF_NET_MDIO_CMD_PHY_WIDTH 5
+`define NF_NET_MDIO_CMD_PHY 25:21  // the PHY address on the MDIO bus (0..31)
+`define NF_NET_MDIO_CMD_WRITE_LSB 26
+`define NF_NET_MDIO_CMD_WRITE_WIDTH 1
+`define NF_NET_MDIO_CMD_WRITE 26:26  // 1: write DATA to the register; 0: read it into MDIO_STAT.DATA
+`define NF_NET_MDIO_STAT 48  // ro: MDIO master: the last read's data and the busy bit
+`define NF_NET_MDIO_STAT_DATA_LSB 0
+`define NF_NET_MDIO_STAT_DATA_WIDTH 16
+`define NF_NET_MDIO_STAT_DATA 15:0  // the last read's data, MSB first off the wire (0xFFFF from an address no PHY answers: the bus is pulled up)
+`define NF_NET_MDIO_STAT_BUSY_LSB 16
+`define NF_NET_MDIO_STAT_BUSY_WIDTH 1
+`define NF_NET_MDIO_STAT_BUSY 16:16  // 1 from the MDIO_CMD write that started a frame until its last bit; DATA is valid once it falls
 `define NF_NET_CNT_RX_OK 64  // ro: frames placed in an RX slot
 `define NF_NET_CNT_DROP_FCS 68  // ro: frames dropped by the MAC's checks: FCS, rx_er, runt
 `define NF_NET_CNT_DROP_ADDR 72  // ro: frames dropped: destination neither the adapter's MAC nor broadcast ARP
@@ -867,6 +900,21 @@
 `define NF_NET_NEIGH_ENTRY_STATE_OFF 10
 `define NF_NET_NEIGH_ENTRY_TRIES_OFF 11
 `define NF_NET_NEIGH_ENTRY_AGE_MS_OFF 12
+
+// NET_PHY_REQ: NET_PHY payload
+`define NF_NET_PHY_REQ_SIZE 8
+`define NF_NET_PHY_REQ_ACTION_OFF 0
+`define NF_NET_PHY_REQ_RSVD_OFF 4
+
+// NET_PHY_REP: NET_PHY reply payload: the PHY after the action
+`define NF_NET_PHY_REP_SIZE 16
+`define NF_NET_PHY_REP_PHY_ID_OFF 0
+`define NF_NET_PHY_REP_ADDR_OFF 4
+`define NF_NET_PHY_REP_FLAGS_OFF 5
+`define NF_NET_PHY_REP_SPEED_OFF 6
+`define NF_NET_PHY_REP_BMCR_OFF 8
+`define NF_NET_PHY_REP_BMSR_OFF 10
+`define NF_NET_PHY_REP_RSVD_OFF 12
 
 // MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop
 `define NF_MEM_WRITE_REQ_SIZE 8

@@ -40,7 +40,7 @@ module nf_board_core #(
     wire [7:0] soc_leds;
     /* verilator lint_off UNUSEDSIGNAL */
     wire [7:0] unused_txd;  // the network port's pins: no port on these boards
-    wire       unused_tx_en, unused_tx_er;
+    wire       unused_tx_en, unused_tx_er, unused_mdc, unused_mdio_o, unused_mdio_oe;
     /* verilator lint_on UNUSEDSIGNAL */
     nf_soc #(
         .CLK_HZ(CLK_HZ), .FW_HEX(FW_HEX), .FW_RAM_BYTES(FW_RAM_BYTES), .FW_SLICE_BITS(FW_SLICE_BITS),
@@ -55,6 +55,7 @@ module nf_board_core #(
         .leds(soc_leds), .trap(trap),
         .phy_ce(1'b0), .gmii_rxd(8'd0), .gmii_rx_dv(1'b0), .gmii_rx_er(1'b0),
         .gmii_txd(unused_txd), .gmii_tx_en(unused_tx_en), .gmii_tx_er(unused_tx_er),
+        .mdc(unused_mdc), .mdio_o(unused_mdio_o), .mdio_oe(unused_mdio_oe), .mdio_i(1'b1),
         .net_mac_seed(32'h0)
     );
     // LEDs 0..2 as nf_soc drives them (RX, TX, link error or CPU trap); LED 7 lit while
