@@ -25,6 +25,7 @@
 #include "fw.h"
 #include "hw_model.h"
 #include "hw_net_model.h"
+#include "nf_mii_phy.h"
 #include "wire_ep.h"
 
 #define IO_CHUNK 4096
@@ -295,6 +296,8 @@ int main(int argc, char **argv)
         }
     }
     int wired = wire.fd >= 0;
+    if (nf_hw_net_phy())
+        nf_hw_net_phy()->cable = (uint8_t)wired; /* without a segment the cable goes nowhere: link down */
     rng_state = o.seed * 2 + 1;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);

@@ -98,6 +98,47 @@
 #define NF_NET_ROCE_PORT 4791u /* UDP destination port of RoCEv2 */
 #define NF_NET_MAX_PATH_MTU 3u /* largest PATH_MTU a QP takes (1024 payload bytes), every profile: a packet of the next (2048) with its headers exceeds MAX_FRAME and SLOT_BYTES */
 
+/* MII constants */
+#define NF_MII_BMCR 0u /* register 0: basic mode control */
+#define NF_MII_BMSR 1u /* register 1: basic mode status */
+#define NF_MII_PHYID1 2u /* register 2: OUI bits 3..18 */
+#define NF_MII_PHYID2 3u /* register 3: OUI bits 19..24, model, revision */
+#define NF_MII_ANAR 4u /* register 4: auto-negotiation advertisement */
+#define NF_MII_ANLPAR 5u /* register 5: link partner ability */
+#define NF_MII_GCTRL 9u /* register 9: 1000BASE-T control */
+#define NF_MII_GSTAT 10u /* register 10: 1000BASE-T status */
+#define NF_MII_ESTATUS 15u /* register 15: extended status */
+#define NF_MII_BMCR_RESET 32768u /* BMCR: reset (self-clearing) */
+#define NF_MII_BMCR_LOOPBACK 16384u /* BMCR: loopback */
+#define NF_MII_BMCR_SPEED100 8192u /* BMCR: speed selection LSB */
+#define NF_MII_BMCR_ANENABLE 4096u /* BMCR: auto-negotiation enable */
+#define NF_MII_BMCR_PDOWN 2048u /* BMCR: power down */
+#define NF_MII_BMCR_ANRESTART 512u /* BMCR: restart auto-negotiation (self-clearing) */
+#define NF_MII_BMCR_FULLDPLX 256u /* BMCR: full duplex */
+#define NF_MII_BMCR_SPEED1000 64u /* BMCR: speed selection MSB */
+#define NF_MII_BMSR_100FULL 16384u /* BMSR: 100BASE-X full duplex able */
+#define NF_MII_BMSR_100HALF 8192u /* BMSR: 100BASE-X half duplex able */
+#define NF_MII_BMSR_10FULL 4096u /* BMSR: 10 Mb/s full duplex able */
+#define NF_MII_BMSR_10HALF 2048u /* BMSR: 10 Mb/s half duplex able */
+#define NF_MII_BMSR_ESTATEN 256u /* BMSR: extended status in register 15 */
+#define NF_MII_BMSR_ANEGDONE 32u /* BMSR: auto-negotiation complete */
+#define NF_MII_BMSR_ANEGABLE 8u /* BMSR: auto-negotiation able */
+#define NF_MII_BMSR_LINK 4u /* BMSR: link status (latches low until read) */
+#define NF_MII_BMSR_EXTCAP 1u /* BMSR: extended register capability */
+#define NF_MII_AN_100FULL 256u /* ANAR/ANLPAR: 100BASE-TX full duplex */
+#define NF_MII_AN_100HALF 128u /* ANAR/ANLPAR: 100BASE-TX */
+#define NF_MII_AN_10FULL 64u /* ANAR/ANLPAR: 10BASE-T full duplex */
+#define NF_MII_AN_10HALF 32u /* ANAR/ANLPAR: 10BASE-T */
+#define NF_MII_AN_CSMA 1u /* ANAR/ANLPAR: selector field IEEE 802.3 */
+#define NF_MII_GCTRL_1000FULL 512u /* 1000BASE-T control: advertise full duplex */
+#define NF_MII_GCTRL_1000HALF 256u /* 1000BASE-T control: advertise half duplex */
+#define NF_MII_GSTAT_1000FULL 2048u /* 1000BASE-T status: partner full duplex */
+#define NF_MII_GSTAT_1000HALF 1024u /* 1000BASE-T status: partner half duplex */
+#define NF_MII_ESTATUS_1000T_FULL 8192u /* extended status: 1000BASE-T full duplex able */
+#define NF_MII_ESTATUS_1000T_HALF 4096u /* extended status: 1000BASE-T half duplex able */
+#define NF_MII_NO_ANSWER 65535u /* what a read from an address no PHY answers gets: the bus's pull-up */
+#define NF_MII_ADDRS 32u /* PHY addresses on one MDIO bus (0..31) */
+
 /* LINK_HW constants */
 #define NF_LINK_HW_ID_VALUE 0x4C4E4B31u /* LINK.ID reads this ('LNK1') */
 
@@ -296,15 +337,8 @@
 
 /* NET_PHY_ACTION: NET_PHY_REQ.action */
 #define NF_NET_PHY_ACTION_QUERY 0u /* read the PHY's status only */
-#define NF_NET_PHY_ACTION_LOOPBACK_ON 1u /* BMCR: loopback, auto-negotiation off, full duplex at the fastest speed BMSR/ESTATUS offer (the port's speed): every frame the port sends comes back to its own receiver, none goes on the cable */
-#define NF_NET_PHY_ACTION_LOOPBACK_OFF 2u /* BMCR: loopback off, auto-negotiation on and restarted (a PHY without auto-negotiation: loopback bit cleared only) */
-
-/* NET_PHY_FLAG: NET_PHY_REP.flags bits */
-#define NF_NET_PHY_FLAG_LINK 1u /* BMSR link status (read twice: the bit latches low) */
-#define NF_NET_PHY_FLAG_LOOPBACK 2u /* BMCR loopback */
-#define NF_NET_PHY_FLAG_FULL_DUPLEX 4u /* full duplex (from BMCR when auto-negotiation is off, else the best mode both ends advertise) */
-#define NF_NET_PHY_FLAG_AUTONEG 8u /* BMCR auto-negotiation enabled */
-#define NF_NET_PHY_FLAG_AUTONEG_DONE 16u /* BMSR auto-negotiation complete */
+#define NF_NET_PHY_ACTION_LOOPBACK_ON 1u /* BMCR: loopback, auto-negotiation off, full duplex at the speed BMCR selects (the PHY's strapped default, the port's speed): every frame the port sends comes back to its own receiver, none goes on the cable */
+#define NF_NET_PHY_ACTION_LOOPBACK_OFF 2u /* BMCR: loopback off, auto-negotiation on and restarted, the speed and full-duplex bits as for LOOPBACK_ON */
 
 /* CM_EVENT_TYPE: CM_EVENT.type */
 #define NF_CM_EVENT_TYPE_REQUEST 1u /* a REQ arrived at listener listen_id: conn_id names it for CM_ACCEPT or CM_REJECT; peer_*, resources, depth and the REQ's CM.REQ_PDATA consumer bytes (pdata) are the peer's; qpn 0 */
@@ -1231,32 +1265,44 @@ _Static_assert(sizeof(struct nf_net_phy_req) == 8, "NET_PHY_REQ size");
 _Static_assert(offsetof(struct nf_net_phy_req, action) == 0, "NET_PHY_REQ.action");
 _Static_assert(offsetof(struct nf_net_phy_req, rsvd) == 4, "NET_PHY_REQ.rsvd");
 
-/* NET_PHY_REP: NET_PHY reply payload: the PHY after the action */
+/* NET_PHY_REP: NET_PHY reply payload: the PHY's clause-22 registers as read after the action (the host derives link, speed and duplex from them) */
 struct nf_net_phy_rep {
-    uint32_t phy_id; /* @0 PHYID1 (register 2) in [31:16], PHYID2 (register 3) in [15:0]: OUI, model, revision */
-    uint8_t addr; /* @4 the PHY's MDIO address */
-    uint8_t flags; /* @5 NET_PHY_FLAG bits */
-    uint16_t speed; /* @6 Mb/s: 10, 100 or 1000 (from BMCR when auto-negotiation is off, else the best mode both ends advertise); 0 while auto-negotiation has not completed */
-    uint16_t bmcr; /* @8 register 0 as read after the action */
-    uint16_t bmsr; /* @10 register 1 (its second read) */
-    uint32_t rsvd; /* @12 0 (a message is a multiple of 8 bytes) */
+    uint32_t addr; /* @0 the PHY's MDIO address (0..31) */
+    uint16_t bmcr; /* @4 MII.BMCR */
+    uint16_t bmsr; /* @6 MII.BMSR, its second read (the link bit latches low) */
+    uint16_t phyid1; /* @8 MII.PHYID1 */
+    uint16_t phyid2; /* @10 MII.PHYID2 */
+    uint16_t anar; /* @12 MII.ANAR */
+    uint16_t anlpar; /* @14 MII.ANLPAR */
+    uint16_t gctrl; /* @16 MII.GCTRL (meaningful when BMSR_ESTATEN) */
+    uint16_t gstat; /* @18 MII.GSTAT (meaningful when BMSR_ESTATEN) */
+    uint16_t estatus; /* @20 MII.ESTATUS (meaningful when BMSR_ESTATEN) */
+    uint16_t rsvd; /* @22 0 (a message is a multiple of 8 bytes) */
 };
-#define NF_NET_PHY_REP_SIZE 16u
-#define NF_NET_PHY_REP_PHY_ID_OFF 0u
-#define NF_NET_PHY_REP_ADDR_OFF 4u
-#define NF_NET_PHY_REP_FLAGS_OFF 5u
-#define NF_NET_PHY_REP_SPEED_OFF 6u
-#define NF_NET_PHY_REP_BMCR_OFF 8u
-#define NF_NET_PHY_REP_BMSR_OFF 10u
-#define NF_NET_PHY_REP_RSVD_OFF 12u
-_Static_assert(sizeof(struct nf_net_phy_rep) == 16, "NET_PHY_REP size");
-_Static_assert(offsetof(struct nf_net_phy_rep, phy_id) == 0, "NET_PHY_REP.phy_id");
-_Static_assert(offsetof(struct nf_net_phy_rep, addr) == 4, "NET_PHY_REP.addr");
-_Static_assert(offsetof(struct nf_net_phy_rep, flags) == 5, "NET_PHY_REP.flags");
-_Static_assert(offsetof(struct nf_net_phy_rep, speed) == 6, "NET_PHY_REP.speed");
-_Static_assert(offsetof(struct nf_net_phy_rep, bmcr) == 8, "NET_PHY_REP.bmcr");
-_Static_assert(offsetof(struct nf_net_phy_rep, bmsr) == 10, "NET_PHY_REP.bmsr");
-_Static_assert(offsetof(struct nf_net_phy_rep, rsvd) == 12, "NET_PHY_REP.rsvd");
+#define NF_NET_PHY_REP_SIZE 24u
+#define NF_NET_PHY_REP_ADDR_OFF 0u
+#define NF_NET_PHY_REP_BMCR_OFF 4u
+#define NF_NET_PHY_REP_BMSR_OFF 6u
+#define NF_NET_PHY_REP_PHYID1_OFF 8u
+#define NF_NET_PHY_REP_PHYID2_OFF 10u
+#define NF_NET_PHY_REP_ANAR_OFF 12u
+#define NF_NET_PHY_REP_ANLPAR_OFF 14u
+#define NF_NET_PHY_REP_GCTRL_OFF 16u
+#define NF_NET_PHY_REP_GSTAT_OFF 18u
+#define NF_NET_PHY_REP_ESTATUS_OFF 20u
+#define NF_NET_PHY_REP_RSVD_OFF 22u
+_Static_assert(sizeof(struct nf_net_phy_rep) == 24, "NET_PHY_REP size");
+_Static_assert(offsetof(struct nf_net_phy_rep, addr) == 0, "NET_PHY_REP.addr");
+_Static_assert(offsetof(struct nf_net_phy_rep, bmcr) == 4, "NET_PHY_REP.bmcr");
+_Static_assert(offsetof(struct nf_net_phy_rep, bmsr) == 6, "NET_PHY_REP.bmsr");
+_Static_assert(offsetof(struct nf_net_phy_rep, phyid1) == 8, "NET_PHY_REP.phyid1");
+_Static_assert(offsetof(struct nf_net_phy_rep, phyid2) == 10, "NET_PHY_REP.phyid2");
+_Static_assert(offsetof(struct nf_net_phy_rep, anar) == 12, "NET_PHY_REP.anar");
+_Static_assert(offsetof(struct nf_net_phy_rep, anlpar) == 14, "NET_PHY_REP.anlpar");
+_Static_assert(offsetof(struct nf_net_phy_rep, gctrl) == 16, "NET_PHY_REP.gctrl");
+_Static_assert(offsetof(struct nf_net_phy_rep, gstat) == 18, "NET_PHY_REP.gstat");
+_Static_assert(offsetof(struct nf_net_phy_rep, estatus) == 20, "NET_PHY_REP.estatus");
+_Static_assert(offsetof(struct nf_net_phy_rep, rsvd) == 22, "NET_PHY_REP.rsvd");
 
 /* MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop */
 struct nf_mem_write_req {

@@ -95,6 +95,47 @@
 `define NF_NET_ROCE_PORT 4791  // UDP destination port of RoCEv2
 `define NF_NET_MAX_PATH_MTU 3  // largest PATH_MTU a QP takes (1024 payload bytes), every profile: a packet of the next (2048) with its headers exceeds MAX_FRAME and SLOT_BYTES
 
+// MII constants
+`define NF_MII_BMCR 0  // register 0: basic mode control
+`define NF_MII_BMSR 1  // register 1: basic mode status
+`define NF_MII_PHYID1 2  // register 2: OUI bits 3..18
+`define NF_MII_PHYID2 3  // register 3: OUI bits 19..24, model, revision
+`define NF_MII_ANAR 4  // register 4: auto-negotiation advertisement
+`define NF_MII_ANLPAR 5  // register 5: link partner ability
+`define NF_MII_GCTRL 9  // register 9: 1000BASE-T control
+`define NF_MII_GSTAT 10  // register 10: 1000BASE-T status
+`define NF_MII_ESTATUS 15  // register 15: extended status
+`define NF_MII_BMCR_RESET 32768  // BMCR: reset (self-clearing)
+`define NF_MII_BMCR_LOOPBACK 16384  // BMCR: loopback
+`define NF_MII_BMCR_SPEED100 8192  // BMCR: speed selection LSB
+`define NF_MII_BMCR_ANENABLE 4096  // BMCR: auto-negotiation enable
+`define NF_MII_BMCR_PDOWN 2048  // BMCR: power down
+`define NF_MII_BMCR_ANRESTART 512  // BMCR: restart auto-negotiation (self-clearing)
+`define NF_MII_BMCR_FULLDPLX 256  // BMCR: full duplex
+`define NF_MII_BMCR_SPEED1000 64  // BMCR: speed selection MSB
+`define NF_MII_BMSR_100FULL 16384  // BMSR: 100BASE-X full duplex able
+`define NF_MII_BMSR_100HALF 8192  // BMSR: 100BASE-X half duplex able
+`define NF_MII_BMSR_10FULL 4096  // BMSR: 10 Mb/s full duplex able
+`define NF_MII_BMSR_10HALF 2048  // BMSR: 10 Mb/s half duplex able
+`define NF_MII_BMSR_ESTATEN 256  // BMSR: extended status in register 15
+`define NF_MII_BMSR_ANEGDONE 32  // BMSR: auto-negotiation complete
+`define NF_MII_BMSR_ANEGABLE 8  // BMSR: auto-negotiation able
+`define NF_MII_BMSR_LINK 4  // BMSR: link status (latches low until read)
+`define NF_MII_BMSR_EXTCAP 1  // BMSR: extended register capability
+`define NF_MII_AN_100FULL 256  // ANAR/ANLPAR: 100BASE-TX full duplex
+`define NF_MII_AN_100HALF 128  // ANAR/ANLPAR: 100BASE-TX
+`define NF_MII_AN_10FULL 64  // ANAR/ANLPAR: 10BASE-T full duplex
+`define NF_MII_AN_10HALF 32  // ANAR/ANLPAR: 10BASE-T
+`define NF_MII_AN_CSMA 1  // ANAR/ANLPAR: selector field IEEE 802.3
+`define NF_MII_GCTRL_1000FULL 512  // 1000BASE-T control: advertise full duplex
+`define NF_MII_GCTRL_1000HALF 256  // 1000BASE-T control: advertise half duplex
+`define NF_MII_GSTAT_1000FULL 2048  // 1000BASE-T status: partner full duplex
+`define NF_MII_GSTAT_1000HALF 1024  // 1000BASE-T status: partner half duplex
+`define NF_MII_ESTATUS_1000T_FULL 8192  // extended status: 1000BASE-T full duplex able
+`define NF_MII_ESTATUS_1000T_HALF 4096  // extended status: 1000BASE-T half duplex able
+`define NF_MII_NO_ANSWER 65535  // what a read from an address no PHY answers gets: the bus's pull-up
+`define NF_MII_ADDRS 32  // PHY addresses on one MDIO bus (0..31)
+
 // LINK_HW constants
 `define NF_LINK_HW_ID_VALUE 1280199473  // LINK.ID reads this ('LNK1')
 
@@ -284,15 +325,8 @@
 
 // NET_PHY_ACTION: NET_PHY_REQ.action
 `define NF_NET_PHY_ACTION_QUERY 0  // read the PHY's status only
-`define NF_NET_PHY_ACTION_LOOPBACK_ON 1  // BMCR: loopback, auto-negotiation off, full duplex at the fastest speed BMSR/ESTATUS offer (the port's speed): every frame the port sends comes back to its own receiver, none goes on the cable
-`define NF_NET_PHY_ACTION_LOOPBACK_OFF 2  // BMCR: loopback off, auto-negotiation on and restarted (a PHY without auto-negotiation: loopback bit cleared only)
-
-// NET_PHY_FLAG: NET_PHY_REP.flags bits
-`define NF_NET_PHY_FLAG_LINK 1  // BMSR link status (read twice: the bit latches low)
-`define NF_NET_PHY_FLAG_LOOPBACK 2  // BMCR loopback
-`define NF_NET_PHY_FLAG_FULL_DUPLEX 4  // full duplex (from BMCR when auto-negotiation is off, else the best mode both ends advertise)
-`define NF_NET_PHY_FLAG_AUTONEG 8  // BMCR auto-negotiation enabled
-`define NF_NET_PHY_FLAG_AUTONEG_DONE 16  // BMSR auto-negotiation complete
+`define NF_NET_PHY_ACTION_LOOPBACK_ON 1  // BMCR: loopback, auto-negotiation off, full duplex at the speed BMCR selects (the PHY's strapped default, the port's speed): every frame the port sends comes back to its own receiver, none goes on the cable
+`define NF_NET_PHY_ACTION_LOOPBACK_OFF 2  // BMCR: loopback off, auto-negotiation on and restarted, the speed and full-duplex bits as for LOOPBACK_ON
 
 // CM_EVENT_TYPE: CM_EVENT.type
 `define NF_CM_EVENT_TYPE_REQUEST 1  // a REQ arrived at listener listen_id: conn_id names it for CM_ACCEPT or CM_REJECT; peer_*, resources, depth and the REQ's CM.REQ_PDATA consumer bytes (pdata) are the peer's; qpn 0
@@ -906,15 +940,19 @@
 `define NF_NET_PHY_REQ_ACTION_OFF 0
 `define NF_NET_PHY_REQ_RSVD_OFF 4
 
-// NET_PHY_REP: NET_PHY reply payload: the PHY after the action
-`define NF_NET_PHY_REP_SIZE 16
-`define NF_NET_PHY_REP_PHY_ID_OFF 0
-`define NF_NET_PHY_REP_ADDR_OFF 4
-`define NF_NET_PHY_REP_FLAGS_OFF 5
-`define NF_NET_PHY_REP_SPEED_OFF 6
-`define NF_NET_PHY_REP_BMCR_OFF 8
-`define NF_NET_PHY_REP_BMSR_OFF 10
-`define NF_NET_PHY_REP_RSVD_OFF 12
+// NET_PHY_REP: NET_PHY reply payload: the PHY's clause-22 registers as read after the action (the host derives link, speed and duplex from them)
+`define NF_NET_PHY_REP_SIZE 24
+`define NF_NET_PHY_REP_ADDR_OFF 0
+`define NF_NET_PHY_REP_BMCR_OFF 4
+`define NF_NET_PHY_REP_BMSR_OFF 6
+`define NF_NET_PHY_REP_PHYID1_OFF 8
+`define NF_NET_PHY_REP_PHYID2_OFF 10
+`define NF_NET_PHY_REP_ANAR_OFF 12
+`define NF_NET_PHY_REP_ANLPAR_OFF 14
+`define NF_NET_PHY_REP_GCTRL_OFF 16
+`define NF_NET_PHY_REP_GSTAT_OFF 18
+`define NF_NET_PHY_REP_ESTATUS_OFF 20
+`define NF_NET_PHY_REP_RSVD_OFF 22
 
 // MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop
 `define NF_MEM_WRITE_REQ_SIZE 8
