@@ -257,15 +257,10 @@ static void link_write(uint32_t off, uint32_t v)
 
 /* ---- nf_net: the network port (hw_net_model.c) ---- */
 
-/* Frames the port sent, each as a length word and its wire bytes, until taken; with the
- * PHY in loopback, straight back to the port's receiver instead. */
+/* Frames the port sent, each as a length word and its wire bytes, until taken. */
 static void net_sent(void *ctx, const uint8_t *wire, size_t len)
 {
     (void)ctx;
-    if (nf_mii_phy_loopback(&hw.phy)) {
-        (void)nf_hw_net_wire_rx(wire, len);
-        return;
-    }
     uint8_t n[sizeof(uint32_t)];
     memcpy(n, &(uint32_t){(uint32_t)len}, sizeof(n));
     grow(&hw.net_out, &hw.net_out_len, &hw.net_out_cap, n, sizeof(n));

@@ -55,8 +55,8 @@ struct nf_net_port;
 struct nf_net_port *nf_hw_net(void); /* NULL when the profile has no port */
 void nf_hw_net_seed(uint32_t seed);
 /* The PHY on the port's MDIO bus (sim/nf_mii_phy.h; NULL without a port): its cable, its
- * address (32: no PHY answers) and its loopback, in which every frame the port sends
- * comes back to its receiver and none is left to take. */
+ * address (32: no PHY answers) and its loopback (nf_mii_phy_loopback), in which the
+ * board (nfmodel) feeds every frame the port sent back to it instead of to the wire. */
 struct nf_mii_phy;
 struct nf_mii_phy *nf_hw_net_phy(void);
 /* A wire message (destination MAC through FCS): its nf_hw_net_rx outcome. */

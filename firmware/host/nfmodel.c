@@ -247,13 +247,16 @@ static int flush_to_client(int fd, const struct options *o)
     return 0;
 }
 
-/* Sends every frame the port has put on the wire. */
+/* Sends every frame the port has put on the wire; with the PHY in loopback, feeds them
+ * back to the port instead, after the firmware's pass as a wire would. */
 static void flush_to_wire(struct nf_wire_ep *w)
 {
     static uint8_t f[NF_NET_PORT_WIRE_MAX];
     size_t n;
     while ((n = nf_hw_net_wire_take(f, sizeof(f))) > 0)
-        if (w->fd >= 0)
+        if (nf_mii_phy_loopback(nf_hw_net_phy()))
+            (void)nf_hw_net_wire_rx(f, n);
+        else if (w->fd >= 0)
             nf_wire_ep_send(w, f, n);
 }
 
