@@ -60,7 +60,7 @@ $(NET_BUILD)/port_vectors.txt: $(NET_DIR)/tb/gen_net_port_vectors.py
 	@$(PY) $< $@.new && mv $@.new $@
 
 # One harness per slot count: RX_TX_BASE.
-$(NET_BUILD)/port_%/Vnf_net: $(NET_PORT_RTL) $(NET_DIR)/tb/net_port_tb.cpp $(NET_DIR)/tb/net_port_bench.h $(ROOT)/proto/gen/nf_layout.vh \
+$(NET_BUILD)/port_%/Vnf_net: $(NET_PORT_RTL) $(NET_DIR)/tb/net_port_tb.cpp $(NET_DIR)/tb/net_port_bench.h $(ROOT)/sim/nf_mii_phy.h $(ROOT)/proto/gen/nf_layout.vh \
                              $(ROOT)/proto/gen/nf_layout.h $(ROOT)/sim/nf_layout_cxx.h $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
 	@mkdir -p $(@D)
 	@p='$*'; set -- $$(echo $$p | tr _ ' '); \
@@ -82,7 +82,7 @@ $(NET_DIFF_BUILD)/hw_net_model.o: $(NET_MODEL_SRC) $(NET_MODEL_HDR) $(ROOT)/prot
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) -c -o $@ $<
 
-$(NET_DIFF_BUILD)/obj/Vnf_net: $(NET_PORT_RTL) $(NET_DIR)/tb/net_diff_tb.cpp $(NET_DIR)/tb/net_port_bench.h \
+$(NET_DIFF_BUILD)/obj/Vnf_net: $(NET_PORT_RTL) $(NET_DIR)/tb/net_diff_tb.cpp $(NET_DIR)/tb/net_port_bench.h $(ROOT)/sim/nf_mii_phy.h \
                                $(NET_DIFF_BUILD)/hw_net_model.o $(NET_MODEL_HDR) $(ROOT)/proto/gen/nf_layout.vh \
                                $(ROOT)/sim/nf_layout_cxx.h $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
 	@mkdir -p $(@D)
