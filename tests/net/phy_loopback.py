@@ -7,7 +7,8 @@ the packet engine, the MAC and the PHY and back), pass Send, RDMA Write and RDMA
 every byte checked. NET_PHY's refusals change nothing. With loopback off the same Send
 never arrives: no receive completes and the Send ends CANCELLED or IO_TIMEOUT once the QP
 is disconnected. Prints TAP lines.
-Usage: phy_loopback.py NDKFPGA DEVICE SOCKET (DEVICE: model:SOCKET or sim:SOCKET)"""
+Usage: phy_loopback.py NDKFPGA DEVICE SOCKET [BYTES] (DEVICE: model:SOCKET or sim:SOCKET;
+BYTES: the largest transfer, 5000 by default)"""
 import json
 import os
 import random
@@ -27,6 +28,7 @@ SILENT_S = 3  # wall time a Send is given to arrive with loopback off (it never 
 
 def main():
     ndk, device, sock = sys.argv[1:4]
+    size = int(sys.argv[4]) if len(sys.argv) > 4 else 5000  # several packets at any path MTU
     fail = 0
 
     def ok(cond, what):
@@ -77,7 +79,6 @@ def main():
 
     priv = 0xFFFFFFFF
     rw = NF.NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NF.NDK_MR_FLAG_ALLOW_REMOTE_READ | NF.NDK_MR_FLAG_ALLOW_REMOTE_WRITE
-    size = 5000  # several packets at any path MTU the adapter offers
     src, dst, mrb, rcv = user, user + 0x4000, user + 0x8000, user + 0xC000
     rnd = random.Random(11)
     data = bytes(rnd.randrange(256) for _ in range(size))
@@ -109,7 +110,8 @@ def main():
     ok(c and c["status"] == 0 and c["bytes"] == size and h.read_mem(dst, size) == data,
        "RDMA Read of %d bytes: every byte (%s)" % (size, c))
 
-    h.link.s.close()  # the adapter takes one host at a time: the CLI's session next
+    h.link.s.close()  # the adapter takes one host at a time: the CLI's session next, once it saw this one go
+    time.sleep(1)
     rc, s = phy("loopback", "off")
     ok(rc == 0 and s["loopback"] is False and s["link"] is False and s["autoneg"] is True,
        "ndkfpga phy loopback off: loopback off, auto-negotiation on, no peer: link down (%s)" % (s,))

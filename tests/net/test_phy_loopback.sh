@@ -4,7 +4,8 @@
 # wire goes nowhere), PHY loopback on through `ndkfpga phy`, then two of its QPs connected
 # to its own address pass Send, Write and Read through the port (phy_loopback.py).
 # ADAPTER: model:NFMODEL or sim:NFSIM:FIRMWARE_HEX (nfsim, nfsim-rgmii or nfsim-rmii).
-# Usage: test_phy_loopback.sh NDKFPGA ADAPTER
+# BYTES: the largest transfer (phy_loopback.py's default without it).
+# Usage: test_phy_loopback.sh NDKFPGA ADAPTER [BYTES]
 set -u
 ndk=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,4 +25,4 @@ model) "$rest" --socket "$tmp/a.sock" --quiet 2>/dev/null & pid=$! ;;
 esac
 for ((i = 0; i < 300; i++)); do [ -S "$tmp/a.sock" ] && break; sleep 0.1; done
 [ -S "$tmp/a.sock" ] || { echo "not ok - phy: the adapter did not start"; exit 1; }
-timeout 900 "${PY:-python3}" "$here/phy_loopback.py" "$ndk" "$kind:$tmp/a.sock" "$tmp/a.sock"
+timeout 900 "${PY:-python3}" "$here/phy_loopback.py" "$ndk" "$kind:$tmp/a.sock" "$tmp/a.sock" ${3:-}
