@@ -8,7 +8,7 @@
 # and host.mk's variables (NDK_CONSUMER_CC, NDK_LIB_LIBS) are used in recipes only.
 
 CLI_SRCS := host/cli/main.c host/cli/common.c host/cli/session.c host/cli/cmd_info.c host/cli/cmd_ping.c \
-            host/cli/cmd_mr.c host/cli/cmd_send.c host/cli/cmd_addr.c host/cli/cmd_neigh.c \
+            host/cli/cmd_mr.c host/cli/cmd_send.c host/cli/cmd_addr.c host/cli/cmd_neigh.c host/cli/cmd_phy.c \
             host/cli/perf_conn.c host/cli/cmd_perf.c
 CLI_HDRS := host/cli/cli.h host/cli/perf.h
 CLI_BIN := $(BUILD)/host/ndkfpga

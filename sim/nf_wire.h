@@ -99,6 +99,9 @@ public:
     bool tx_busy() const { return tx_state_ != TX_IDLE; }
     const Stats &stats() const { return stats_; }
     const Options &options() const { return opt_; }
+    // The PHY's loopback turned on or off (BMCR over MDIO): from the next clock(), the
+    // transmit pins drive the receive pins, or frames go to the socket (if any) again.
+    void set_loopback(bool on) { opt_.loopback = on; }
 
 private:
     enum TxState { TX_IDLE, TX_PREAMBLE, TX_DATA, TX_JUNK };

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "nf_layout_cxx.h"
+#include "nf_mii_phy.h"
 #include "nf_uart_bits.h"
 #include "Vnf_soc.h"
 #include "Vnf_soc___024root.h"
@@ -395,7 +396,14 @@ public:
         if (wire_)
             phy_ = std::make_unique<NfPhyPins<Vnf_soc>>(NFSIM_PHY == 1 ? NfPhyKind::Rgmii : NfPhyKind::Rmii,
                                                         1000000000000ull / kClkHz);
+        nf_mii_phy_init(&mii_, NFSIM_PHY == 2 ? NF_MII_PHY_LAN8720 : NF_MII_PHY_GIGABIT, !opt_.wire.empty());
+#else
+        nf_mii_phy_init(&mii_, NF_MII_PHY_GIGABIT, !opt_.wire.empty());
 #endif
+        if (opt_.wire_loopback)  // --wire-loopback: the PHY starts in loopback
+            mii_.bmcr = static_cast<uint16_t>(mii_.bmcr | NF_MII_BMCR_LOOPBACK);
+        mii_loop_ = opt_.wire_loopback;
+        top_->mdio_i = 1;
 #ifdef NFSIM_PHY
         if (opt_.link_udp) {  // the build at the PHY pins has no host-link Ethernet port
             std::fprintf(stderr, "nfsim: --link-udp: not in this build (nfsim at the PHY pins)\n");
@@ -526,6 +534,12 @@ private:
             cpu_stopped_ += stopped & 1u;
             eng_stopped_ += stopped >> 1;
         }
+        if (top_->mdc != mdc_) {  // the PHY's management side acts on MDC's edges only
+            mdc_ = top_->mdc;
+            top_->mdio_i = nf_mdio_slave_clock(&mdio_, &mii_, mdc_, top_->mdio_oe ? top_->mdio_o : 1);
+            if (nf_mii_phy_loopback(&mii_) != mii_loop_)
+                phy_loopback(!mii_loop_);
+        }
 #ifdef NFSIM_PHY
         phy_drops_ += top_->phy_drop;
 #else
@@ -545,6 +559,21 @@ private:
         uint8_t byte;
         if (smp_.sample(cycle_, top_->uart_tx, &byte) == 1 && client_fd_ >= 0)
             faults_.pass(byte, [this](uint8_t b) { to_host_.push_back(b); });
+    }
+
+    // BMCR loopback set or cleared over MDIO: the wire's loopback follows it (an adapter
+    // without --wire gets a wire that goes nowhere, the frames it sends dropped).
+    void phy_loopback(bool on)
+    {
+        mii_loop_ = on;
+        if (!wire_) {
+            wire_ = std::make_unique<NfWire>(NfWire::Options{});
+#ifdef NFSIM_PHY
+            phy_ = std::make_unique<NfPhyPins<Vnf_soc>>(NFSIM_PHY == 1 ? NfPhyKind::Rgmii : NfPhyKind::Rmii,
+                                                        1000000000000ull / kClkHz);
+#endif
+        }
+        wire_->set_loopback(on);
     }
 
     // Socket work between batches of cycles. Returns false to stop the simulation.
@@ -677,6 +706,10 @@ private:
     const Options &opt_;
     std::unique_ptr<NfUdpLink> udp_;  // the host link's Ethernet port (--link-udp)
     std::unique_ptr<NfWire> wire_;  // the network port's segment (--wire) or its loopback (--wire-loopback)
+    nf_mii_phy mii_{};              // the PHY's registers, answering on MDC/MDIO (sim/nf_mii_phy.h)
+    nf_mdio_slave mdio_{};
+    uint8_t mdc_ = 0;
+    bool mii_loop_ = false;         // the loopback wire_ has (BMCR's as last seen)
 #ifdef NFSIM_PHY
     std::unique_ptr<NfPhyPins<Vnf_soc>> phy_;  // the PHY chip between the wire and the pins
     uint64_t phy_drops_ = 0;                    // frames the port's FIFOs dropped

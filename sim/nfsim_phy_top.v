@@ -21,6 +21,10 @@ module nfsim_top #(
     output wire [7:0]  leds,
     output wire        trap,
     input  wire [31:0] mac_seed,     // NET.MAC_SEED: set before reset, constant after
+    output wire        mdc,          // PHY management (sim/nf_mii_phy.h answers): mdio_i registered like the rest
+    output wire        mdio_o,
+    output wire        mdio_oe,
+    input  wire        mdio_i,
     // RGMII (PHY = "rgmii"): the PHY's RX clock and the PLL's 125 MHz for TX
     input  wire        rgmii_rx_clk,
     input  wire [3:0]  rgmii_rxd,
@@ -48,11 +52,13 @@ module nfsim_top #(
     reg        rx_q     = 1'b1;
     reg [15:0] period_q = 16'd0;
     reg [31:0] seed_q   = 32'd0;
+    reg        mdio_q   = 1'b1;
     always @(posedge clk) begin
         rst_q    <= rst;
         rx_q     <= uart_rx;
         period_q <= uart_period;
         seed_q   <= mac_seed;
+        mdio_q   <= mdio_i;
     end
 
     wire [7:0] rxd, txd;
@@ -66,6 +72,7 @@ module nfsim_top #(
         .leds(leds), .trap(trap),
         .phy_ce(1'b1), .gmii_rxd(rxd), .gmii_rx_dv(rx_dv), .gmii_rx_er(rx_er),
         .gmii_txd(txd), .gmii_tx_en(tx_en), .gmii_tx_er(tx_er),
+        .mdc(mdc), .mdio_o(mdio_o), .mdio_oe(mdio_oe), .mdio_i(mdio_q),
         .net_mac_seed(seed_q),
         // no host-link Ethernet port in this build (nf_soc LINK_UDP 0)
         .link_phy_ce(1'b0), .link_gmii_rxd(8'd0), .link_gmii_rx_dv(1'b0), .link_gmii_rx_er(1'b0),

@@ -28,6 +28,10 @@ module nfsim_top #(
     output wire [7:0]  gmii_txd,
     output wire        gmii_tx_en,
     output wire        gmii_tx_er,
+    output wire        mdc,          // PHY management (sim/nf_mii_phy.h answers): mdio_i registered like the rest
+    output wire        mdio_o,
+    output wire        mdio_oe,
+    input  wire        mdio_i,
     input  wire [31:0] mac_seed,     // NET.MAC_SEED (nfsim --mac-seed): set before reset, constant after
     // the host link's Ethernet port (nfsim --link-udp, sim/nf_udp_link.h): receive pins
     // registered like the network port's; its addresses set before reset, constant after
@@ -55,6 +59,7 @@ module nfsim_top #(
     reg        lrx_er_q = 1'b0;
     reg [47:0] lmac_q   = 48'd0;
     reg [31:0] lip_q    = 32'd0;
+    reg        mdio_q   = 1'b1;
     always @(posedge clk) begin
         rst_q    <= rst;
         rx_q     <= uart_rx;
@@ -70,6 +75,7 @@ module nfsim_top #(
         lrx_er_q <= link_gmii_rx_er;
         lmac_q   <= link_mac;
         lip_q    <= link_ip;
+        mdio_q   <= mdio_i;
     end
 
     // The CPU's clock stops while it sleeps, the idle engine's with it (nf_soc
@@ -80,6 +86,7 @@ module nfsim_top #(
         .leds(leds), .trap(trap),
         .phy_ce(ce_q), .gmii_rxd(rxd_q), .gmii_rx_dv(rx_dv_q), .gmii_rx_er(rx_er_q),
         .gmii_txd(gmii_txd), .gmii_tx_en(gmii_tx_en), .gmii_tx_er(gmii_tx_er),
+        .mdc(mdc), .mdio_o(mdio_o), .mdio_oe(mdio_oe), .mdio_i(mdio_q),
         .net_mac_seed(seed_q),
         .link_phy_ce(lce_q), .link_gmii_rxd(lrxd_q), .link_gmii_rx_dv(lrx_dv_q), .link_gmii_rx_er(lrx_er_q),
         .link_gmii_txd(link_gmii_txd), .link_gmii_tx_en(link_gmii_tx_en), .link_gmii_tx_er(link_gmii_tx_er),

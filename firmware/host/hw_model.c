@@ -11,6 +11,7 @@
 #include "../src/fw_state.h"
 #include "../src/hal.h"
 #include "nf_frame.h"
+#include "nf_mii_phy.h"
 
 #define BLOCK_BYTES 0x1000u
 #define SYS_ID_VALUE NF_SYS_HW_ID_VALUE
@@ -35,9 +36,11 @@ static struct {
     uint32_t wake_net;
     uint8_t *net_out; /* frames it sent: length word, wire bytes */
     size_t net_out_len, net_out_cap;
+    struct nf_mii_phy phy; /* the PHY on the port's MDIO bus; its loopback turns frames around */
 } hw;
 
 static void net_sent(void *ctx, const uint8_t *wire, size_t len);
+static uint32_t net_mdio(void *ctx, uint32_t cmd);
 
 int nf_hw_profile(const char *name, uint32_t baud, struct nf_hw_cfg *cfg)
 {
@@ -86,6 +89,8 @@ int nf_hw_init(const struct nf_hw_cfg *cfg)
         nf_hw_free();
         return -1;
     }
+    hw.net.mdio = net_mdio;
+    nf_mii_phy_init(&hw.phy, NF_MII_PHY_GIGABIT, 0);
     return 0;
 }
 
@@ -263,6 +268,21 @@ static void net_sent(void *ctx, const uint8_t *wire, size_t len)
 }
 
 void nf_hw_net_seed(uint32_t seed) { hw.net.mac_seed = seed; }
+struct nf_mii_phy *nf_hw_net_phy(void) { return hw.cfg.net_rx_slots ? &hw.phy : NULL; }
+
+/* One MDIO frame to the PHY: a read of an address nobody answers gets the pull-up's ones. */
+static uint32_t net_mdio(void *ctx, uint32_t cmd)
+{
+    (void)ctx;
+    if (NF_NET_MDIO_CMD_PHY_GET(cmd) != hw.phy.addr)
+        return 0xFFFFu;
+    uint32_t reg = NF_NET_MDIO_CMD_REG_GET(cmd);
+    if (NF_NET_MDIO_CMD_WRITE_GET(cmd)) {
+        nf_mii_phy_write(&hw.phy, reg, (uint16_t)NF_NET_MDIO_CMD_DATA_GET(cmd));
+        return 0xFFFFu;
+    }
+    return nf_mii_phy_read(&hw.phy, reg);
+}
 void nf_hw_net_tx_busy(uint32_t mask) { nf_net_port_force_tx_busy(&hw.net, mask); }
 uint32_t nf_hw_net_slot_base(void) { return hw.net.slot_base; }
 uint32_t nf_hw_net_rx_ready(void) { return hw.net.rx_ready; }

@@ -54,6 +54,11 @@ enum { NF_HW_NET_RX_PLACED, NF_HW_NET_RX_DROPPED, NF_HW_NET_RX_IGNORED };
 struct nf_net_port;
 struct nf_net_port *nf_hw_net(void); /* NULL when the profile has no port */
 void nf_hw_net_seed(uint32_t seed);
+/* The PHY on the port's MDIO bus (sim/nf_mii_phy.h; NULL without a port): its cable, its
+ * address (32: no PHY answers) and its loopback (nf_mii_phy_loopback), in which the
+ * board (nfmodel) feeds every frame the port sent back to it instead of to the wire. */
+struct nf_mii_phy;
+struct nf_mii_phy *nf_hw_net_phy(void);
 /* A wire message (destination MAC through FCS): its nf_hw_net_rx outcome. */
 int nf_hw_net_wire_rx(const uint8_t *wire, size_t len);
 /* A frame without FCS, padded to 60 and given a good FCS as a sender's MAC would. */

@@ -145,6 +145,7 @@ int nf_net_port_init(struct nf_net_port *p, uint32_t rx_slots, uint32_t tx_slots
     p->mem_bytes = mem_bytes;
     p->tx = tx;
     p->tx_ctx = tx_ctx;
+    p->mdio_data = 0xFFFFu;
     return 0;
 }
 
@@ -162,6 +163,7 @@ uint32_t nf_net_port_read(const struct nf_net_port *p, uint32_t off)
     case NF_NET_RX_READY: return p->rx_ready;
     case NF_NET_TX_BUSY: return p->tx_forced_busy;
     case NF_NET_MAC_SEED: return p->mac_seed;
+    case NF_NET_MDIO_STAT: return NF_NET_MDIO_STAT_DATA_PUT(p->mdio_data);
     case NF_NET_CNT_RX_OK: return p->cnt_rx_ok;
     case NF_NET_CNT_DROP_FCS: return p->cnt_drop_fcs;
     case NF_NET_CNT_DROP_ADDR: return p->cnt_drop_addr;
@@ -203,6 +205,13 @@ void nf_net_port_write(struct nf_net_port *p, uint32_t off, uint32_t v, uint32_t
     case NF_NET_TX_POST:
         if (word)
             tx_post(p, v);
+        break;
+    case NF_NET_MDIO_CMD:
+        if (word) {
+            uint32_t got = p->mdio ? p->mdio(p->mdio_ctx, v) : 0xFFFFu;
+            if (!NF_NET_MDIO_CMD_WRITE_GET(v))
+                p->mdio_data = got & 0xFFFFu;
+        }
         break;
     default: break;
     }

@@ -22,6 +22,9 @@ extern "C" {
 
 /* Receives the frame the MAC sends (padded to 60, FCS on), len bytes. */
 typedef void (*nf_net_port_tx_fn)(void *ctx, const uint8_t *wire, size_t len);
+/* The PHYs on the MDIO bus: one clause-22 frame, an MDIO_CMD word (phy, reg, write, data);
+ * returns what a read gets (0xFFFF where no PHY answers). */
+typedef uint32_t (*nf_net_port_mdio_fn)(void *ctx, uint32_t cmd);
 
 struct nf_net_port {
     uint32_t rx_slots, tx_slots, slot_base, mac_seed;
@@ -29,8 +32,11 @@ struct nf_net_port {
     size_t mem_bytes;
     nf_net_port_tx_fn tx;
     void *tx_ctx;
+    nf_net_port_mdio_fn mdio; /* NULL: nothing on the bus (reads 0xFFFF); set after init */
+    void *mdio_ctx;
     /* registers */
     uint32_t ctrl, mac_lo, mac_hi, rx_ready, tx_forced_busy;
+    uint32_t mdio_data; /* MDIO_STAT.DATA: a frame is done within its MDIO_CMD write (BUSY reads 0) */
     uint32_t rx_next; /* the RX slot the next frame goes to (ring order) */
     uint32_t cnt_rx_ok, cnt_drop_fcs, cnt_drop_addr, cnt_drop_long, cnt_drop_ip, cnt_drop_icrc, cnt_drop_slot,
         cnt_drop_fifo, cnt_tx, cnt_tx_reject;

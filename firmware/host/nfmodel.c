@@ -25,6 +25,7 @@
 #include "fw.h"
 #include "hw_model.h"
 #include "hw_net_model.h"
+#include "nf_mii_phy.h"
 #include "wire_ep.h"
 
 #define IO_CHUNK 4096
@@ -246,13 +247,16 @@ static int flush_to_client(int fd, const struct options *o)
     return 0;
 }
 
-/* Sends every frame the port has put on the wire. */
+/* Sends every frame the port has put on the wire; with the PHY in loopback, feeds them
+ * back to the port instead, after the firmware's pass as a wire would. */
 static void flush_to_wire(struct nf_wire_ep *w)
 {
     static uint8_t f[NF_NET_PORT_WIRE_MAX];
     size_t n;
     while ((n = nf_hw_net_wire_take(f, sizeof(f))) > 0)
-        if (w->fd >= 0)
+        if (nf_mii_phy_loopback(nf_hw_net_phy()))
+            (void)nf_hw_net_wire_rx(f, n);
+        else if (w->fd >= 0)
             nf_wire_ep_send(w, f, n);
 }
 
@@ -295,6 +299,8 @@ int main(int argc, char **argv)
         }
     }
     int wired = wire.fd >= 0;
+    if (nf_hw_net_phy())
+        nf_hw_net_phy()->cable = (uint8_t)wired; /* without a segment the cable goes nowhere: link down */
     rng_state = o.seed * 2 + 1;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);

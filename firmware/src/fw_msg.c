@@ -27,8 +27,9 @@ static uint32_t msg_len(uint32_t w0) { return (w0 >> (8u * NF_MSG_HDR_LEN_OFF)) 
  * layout.toml's STAT_OP list. */
 #define OP_SLOT(name, index) [NF_OP_##name] = (uint8_t)((index) + 1u),
 /* NET_NEIGH shares NET_CONFIG's counter (STAT_OP's doc says so): STATS keeps its size. */
-static const uint8_t op_slot[NF_OP_WR_BIND + 1u] = {NF_STAT_OP_LIST(OP_SLOT)[NF_OP_NET_NEIGH] =
-                                                        (uint8_t)(NF_STAT_OP_NET_CONFIG + 1u)};
+static const uint8_t op_slot[NF_OP_WR_BIND + 1u] = {
+    NF_STAT_OP_LIST(OP_SLOT)[NF_OP_NET_NEIGH] = (uint8_t)(NF_STAT_OP_NET_CONFIG + 1u),
+    [NF_OP_NET_PHY] = (uint8_t)(NF_STAT_OP_NET_CONFIG + 1u)};
 
 static void count_op(uint32_t op)
 {
@@ -105,6 +106,8 @@ static uint32_t reply_bytes(uint32_t op, uint32_t m, uint32_t mlen)
         return NF_MSG_HDR_SIZE + fw_rc_queued(qp_arg(m, mlen)) * (NF_MSG_HDR_SIZE + NF_CQE_SIZE);
     case NF_OP_NET_NEIGH:
         return NF_MSG_HDR_SIZE + NF_NET_NEIGH_REP_SIZE + NF_NEIGH_MAX_ENTRIES * NF_NET_NEIGH_ENTRY_SIZE;
+    case NF_OP_NET_PHY:
+        return NF_MSG_HDR_SIZE + NF_NET_PHY_REP_SIZE;
 #endif
     case NF_OP_WR_FAST_REGISTER:
     case NF_OP_WR_INVALIDATE:
@@ -463,12 +466,14 @@ static FW_COLD uint32_t do_adapter_reset(uint32_t m, uint32_t mlen)
     return NF_STATUS_SUCCESS;
 }
 
-/* NET_CONFIG: session setup, out of line; its reply carries the settings in effect. */
-static FW_COLD void do_net_config(const struct fw_frame *f, uint32_t tag, uint32_t m, uint32_t mlen)
+/* NET_CONFIG (session setup: its reply carries the settings in effect) and NET_PHY (the
+ * PHY's registers after its action), out of line; their replies are the same size. */
+_Static_assert(NF_NET_CONFIG_REP_SIZE == NF_NET_PHY_REP_SIZE, "NET_CONFIG and NET_PHY share one reply path");
+static FW_COLD void do_net_config(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t m, uint32_t mlen)
 {
     uint32_t rep[NF_NET_CONFIG_REP_SIZE / 4u] = {0};
-    uint32_t st = fw_net_config(BODY(m, 0), mlen - NF_MSG_HDR_SIZE, rep);
-    reply(f, NF_OP_NET_CONFIG, tag, st, rep, st == NF_STATUS_SUCCESS ? NF_NET_CONFIG_REP_SIZE / 4u : 0u);
+    uint32_t st = (op == NF_OP_NET_CONFIG ? fw_net_config : fw_net_phy)(BODY(m, 0), mlen - NF_MSG_HDR_SIZE, rep);
+    reply(f, op, tag, st, rep, st == NF_STATUS_SUCCESS ? NF_NET_CONFIG_REP_SIZE / 4u : 0u);
 }
 
 #if FW_NET
@@ -566,8 +571,11 @@ static void handle(const struct fw_frame *f, uint32_t op, uint32_t tag, uint32_t
     case NF_OP_MEM_READ:
         do_mem_read(f, tag, m, mlen);
         return;
+#if FW_NET
+    case NF_OP_NET_PHY:
+#endif
     case NF_OP_NET_CONFIG:
-        do_net_config(f, tag, m, mlen);
+        do_net_config(f, op, tag, m, mlen);
         return;
 #if FW_NET
     case NF_OP_NET_NEIGH:

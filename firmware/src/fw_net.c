@@ -519,6 +519,63 @@ FW_COLD uint32_t fw_net_config(uint32_t body, uint32_t blen, uint32_t rep[NF_NET
     return NF_STATUS_SUCCESS;
 }
 
+/* ---- the PHY, over the NET block's MDIO master (clause 22) ---- */
+
+/* Busy polls far beyond a frame's 64 MDC periods: a master still busy after them is
+ * wedged, and the request fails INTERNAL_ERROR (mdio_wedged). */
+#define MDIO_POLLS 0x10000u
+
+/* One MDIO frame (an MDIO_CMD word); MDIO_STAT.DATA after it, a read's value. */
+static uint32_t mdio_go(uint32_t cmd)
+{
+    net_wr(NF_NET_MDIO_CMD, cmd);
+    for (uint32_t n = 0; n < MDIO_POLLS && (net_rd(NF_NET_MDIO_STAT) & NF_NET_MDIO_STAT_BUSY_MASK); n++) {
+    }
+    return NF_NET_MDIO_STAT_DATA_GET(net_rd(NF_NET_MDIO_STAT));
+}
+static int mdio_wedged(void) { return (net_rd(NF_NET_MDIO_STAT) & NF_NET_MDIO_STAT_BUSY_MASK) != 0u; }
+static uint32_t mdio_rd(uint32_t a, uint32_t reg)
+{
+    return mdio_go(NF_NET_MDIO_CMD_PHY_PUT(a) | NF_NET_MDIO_CMD_REG_PUT(reg));
+}
+
+/* The registers of NET_PHY_REP after addr, in its field order. */
+static const uint8_t phy_regs[] = {NF_MII_BMCR, NF_MII_BMSR, NF_MII_PHYID1, NF_MII_PHYID2, NF_MII_ANAR,
+                                   NF_MII_ANLPAR, NF_MII_GCTRL, NF_MII_GSTAT, NF_MII_ESTATUS};
+_Static_assert(NF_NET_PHY_REP_BMCR_OFF == 4u && NF_NET_PHY_REP_ESTATUS_OFF == 4u + 2u * (sizeof(phy_regs) - 1u) &&
+                   NF_NET_PHY_REP_SIZE == 4u + 2u * sizeof(phy_regs) + 2u,
+               "NET_PHY_REP holds phy_regs' values as halfwords after addr");
+
+FW_COLD uint32_t fw_net_phy(uint32_t body, uint32_t blen, uint32_t rep[NF_NET_PHY_REP_SIZE / 4u])
+{
+    if (blen < NF_NET_PHY_REQ_SIZE)
+        return NF_STATUS_INVALID_PARAMETER;
+    if (!net.present)
+        return NF_STATUS_NOT_SUPPORTED;
+    hal_win w = mem_win(body);
+    uint32_t action = win_rd(w, NF_NET_PHY_REQ_ACTION_OFF), a = 0;
+    if (action > NF_NET_PHY_ACTION_LOOPBACK_OFF || win_rd(w, NF_NET_PHY_REQ_RSVD_OFF))
+        return NF_STATUS_INVALID_PARAMETER;
+    /* The PHY: the first address whose PHYID1 reads other than the pulled-up bus's ones.
+     * A wedged master ignores every command after it and fails the request at its end. */
+    while (a < NF_MII_ADDRS && mdio_rd(a, NF_MII_PHYID1) == NF_MII_NO_ANSWER)
+        a++;
+    if (a == NF_MII_ADDRS)
+        return NF_STATUS_INVALID_DEVICE_STATE;
+    /* Loopback: forced full duplex at BMCR's speed; off: auto-negotiation again. */
+    if (action != NF_NET_PHY_ACTION_QUERY) {
+        uint32_t v = NF_MII_BMCR_FULLDPLX | (mdio_rd(a, NF_MII_BMCR) & (NF_MII_BMCR_SPEED1000 | NF_MII_BMCR_SPEED100));
+        v |= action == NF_NET_PHY_ACTION_LOOPBACK_ON ? NF_MII_BMCR_LOOPBACK : NF_MII_BMCR_ANENABLE | NF_MII_BMCR_ANRESTART;
+        _Static_assert(NF_NET_MDIO_CMD_DATA_LSB == 0u && NF_NET_MDIO_CMD_DATA_WIDTH == 16u, "v is DATA as it is");
+        mdio_go(NF_NET_MDIO_CMD_PHY_PUT(a) | NF_NET_MDIO_CMD_REG_PUT(NF_MII_BMCR) | NF_NET_MDIO_CMD_WRITE_MASK | v);
+    }
+    (void)mdio_rd(a, NF_MII_BMSR); /* the link bit latches low: the next read is the link now */
+    rep[0] = a;
+    for (uint32_t i = 0; i < sizeof(phy_regs); i++) /* rep arrives zeroed */
+        rep[1u + i / 2u] |= mdio_rd(a, phy_regs[i]) << (16u * (i & 1u));
+    return mdio_wedged() ? NF_STATUS_INTERNAL_ERROR : NF_STATUS_SUCCESS;
+}
+
 FW_COLD uint32_t fw_net_neigh(uint32_t at, uint32_t *n)
 {
     if (!net.present)

@@ -70,6 +70,12 @@ uint32_t fw_net_config(uint32_t body, uint32_t blen, uint32_t rep[NF_NET_CONFIG_
  * (room for NEIGH.MAX_ENTRIES), their count in *n. NOT_SUPPORTED without a port. */
 uint32_t fw_net_neigh(uint32_t at, uint32_t *n);
 
+/* NET_PHY: the request body at adapter address body (blen bytes); rep (zeroed by the
+ * caller) gets NET_PHY_REP's words when it returns SUCCESS. NOT_SUPPORTED without a port, INVALID_PARAMETER for an
+ * unknown action or reserved bits, INVALID_DEVICE_STATE when no PHY answers on MDIO,
+ * INTERNAL_ERROR when the MDIO master never finishes; nothing changed on a refusal. */
+uint32_t fw_net_phy(uint32_t body, uint32_t blen, uint32_t rep[NF_NET_PHY_REP_SIZE / 4u]);
+
 #else
 /* The host-link image (FW_NET 0, firmware.mk: the boards without a PHY): no port. */
 static inline void fw_net_init(void) {}

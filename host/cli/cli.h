@@ -118,6 +118,7 @@ int cmd_mrrate(struct cli *c, int argc, char **argv);
 int cmd_sendlat(struct cli *c, int argc, char **argv);
 int cmd_addr(struct cli *c, int argc, char **argv);
 int cmd_neigh(struct cli *c, int argc, char **argv);
+int cmd_phy(struct cli *c, int argc, char **argv);
 /* write_lat, write_bw, read_lat, read_bw, send_lat, send_bw (cmd_perf.c): the test is
  * the command's name. */
 int cmd_perf(struct cli *c, int argc, char **argv);

@@ -104,6 +104,19 @@ static const struct cli_command commands[] = {
      "  --json                one JSON document on stdout: {\"neighbors\": [{\"ipv4\": ..., \"mac\": ...,\n"
      "                        \"state\": ..., \"tries\": ..., \"age_ms\": ...}]}\n" COMMON_HELP DEVICE_HELP EXIT_HELP,
      cmd_neigh},
+    {"phy", "the network port's PHY: ID, link, speed, loopback; loopback on or off",
+     "usage: ndkfpga phy [loopback on|off] [--json] [DEVICE]\n"
+     "The network port's PHY over MDIO (NdkFpgaPhyControl): its address and ID (PHYID1/2), link,\n"
+     "speed and duplex, and whether it loops frames back. \"loopback on\" sets BMCR loopback (forced\n"
+     "full duplex): every frame the port sends comes back to the adapter and none goes on the cable,\n"
+     "so two QPs connected to the adapter's own address check the whole port on one board\n"
+     "(docs/network.md). \"loopback off\" turns auto-negotiation back on. An adapter without a port\n"
+     "fails with STATUS_NOT_SUPPORTED, one whose MDIO bus has no PHY with STATUS_INVALID_DEVICE_STATE.\n"
+     "  loopback on|off       set the PHY's loopback first, then print its status\n"
+     "  --json                one JSON document on stdout: {\"address\": ..., \"id\": ..., \"link\": ...,\n"
+     "                        \"speed_mbps\": ..., \"duplex\": ..., \"autoneg\": ..., \"loopback\": ...}\n"
+     COMMON_HELP DEVICE_HELP EXIT_HELP,
+     cmd_phy},
     {"ping", "link round-trip time and message rate",
      "usage: ndkfpga ping [-c COUNT] [-s BYTES] [-n RATE_COUNT] [-q IN_FLIGHT] [--json] [DEVICE]\n"
      "Round-trip time over the link (min/avg/max of COUNT pings, one at a time), then the message rate\n"

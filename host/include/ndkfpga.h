@@ -410,6 +410,40 @@ typedef struct _NDKFPGA_NEIGHBOR {
  */
 NDKFPGA_API NTSTATUS NdkFpgaQueryNeighbors(NDK_ADAPTER *Adapter, NDKFPGA_NEIGHBOR *Neighbors, ULONG *Count);
 
+/* The network port's PHY, managed over MDIO (IEEE 802.3 clause 22). */
+#define NDKFPGA_PHY_QUERY 0u        /* read its status only */
+#define NDKFPGA_PHY_LOOPBACK_ON 1u  /* loopback: every frame the port sends comes back to it, none leaves */
+#define NDKFPGA_PHY_LOOPBACK_OFF 2u /* loopback off, auto-negotiation on and restarted */
+#define NDKFPGA_PHY_LINK 0x1u         /* Flags: link up (BMSR) */
+#define NDKFPGA_PHY_LOOPBACK 0x2u     /* Flags: in loopback (BMCR) */
+#define NDKFPGA_PHY_FULL_DUPLEX 0x4u  /* Flags: full duplex */
+#define NDKFPGA_PHY_AUTONEG 0x8u      /* Flags: auto-negotiation enabled (BMCR) */
+#define NDKFPGA_PHY_AUTONEG_DONE 0x10u /* Flags: auto-negotiation complete (BMSR) */
+typedef struct _NDKFPGA_PHY_STATUS {
+    ULONG Address;   /* its MDIO address, 0..31 (the first whose PHYID1 is not 0xFFFF) */
+    ULONG Id;        /* PHYID1 << 16 | PHYID2: OUI, model, revision */
+    ULONG SpeedMbps; /* 10, 100 or 1000: BMCR's when auto-negotiation is off, else the best mode both
+                        ends advertise; 0 while auto-negotiation has not completed */
+    ULONG Flags;     /* NDKFPGA_PHY_* bits */
+    USHORT Bmcr, Bmsr; /* registers 0 and 1 as read after the action */
+} NDKFPGA_PHY_STATUS;
+
+/* Put the port's PHY in or out of loopback (Action NDKFPGA_PHY_LOOPBACK_ON/OFF), or only
+ * read it (NDKFPGA_PHY_QUERY), then fill Status (NET_PHY on the link). In loopback a
+ * connection to the adapter's own address over the wire (QP_CONNECT_WIRE) runs through
+ * the whole port and back without a cable: the check of a board alone.
+ *
+ * Returns
+ *   STATUS_SUCCESS                Status holds the PHY after the action
+ *   STATUS_INVALID_PARAMETER      NULL Adapter or Status, or an Action not listed above
+ *                                 (the adapter refuses it; nothing changed)
+ *   STATUS_NOT_SUPPORTED          the adapter has no network port
+ *   STATUS_INVALID_DEVICE_STATE   no PHY answers on the MDIO bus (nothing changed)
+ *   STATUS_INTERNAL_ERROR         the MDIO master did not finish a frame
+ *   STATUS_CONNECTION_RESET, STATUS_IO_TIMEOUT   the link to the adapter is lost
+ */
+NDKFPGA_API NTSTATUS NdkFpgaPhyControl(NDK_ADAPTER *Adapter, ULONG Action, NDKFPGA_PHY_STATUS *Status);
+
 #ifdef __cplusplus
 }
 #endif

@@ -100,6 +100,47 @@
 #define NF_NET_ROCE_PORT 4791u /* UDP destination port of RoCEv2 */
 #define NF_NET_MAX_PATH_MTU 3u /* largest PATH_MTU a QP takes (1024 payload bytes), every profile: a packet of the next (2048) with its headers exceeds MAX_FRAME and SLOT_BYTES */
 
+/* MII constants */
+#define NF_MII_BMCR 0u /* register 0: basic mode control */
+#define NF_MII_BMSR 1u /* register 1: basic mode status */
+#define NF_MII_PHYID1 2u /* register 2: OUI bits 3..18 */
+#define NF_MII_PHYID2 3u /* register 3: OUI bits 19..24, model, revision */
+#define NF_MII_ANAR 4u /* register 4: auto-negotiation advertisement */
+#define NF_MII_ANLPAR 5u /* register 5: link partner ability */
+#define NF_MII_GCTRL 9u /* register 9: 1000BASE-T control */
+#define NF_MII_GSTAT 10u /* register 10: 1000BASE-T status */
+#define NF_MII_ESTATUS 15u /* register 15: extended status */
+#define NF_MII_BMCR_RESET 32768u /* BMCR: reset (self-clearing) */
+#define NF_MII_BMCR_LOOPBACK 16384u /* BMCR: loopback */
+#define NF_MII_BMCR_SPEED100 8192u /* BMCR: speed selection LSB */
+#define NF_MII_BMCR_ANENABLE 4096u /* BMCR: auto-negotiation enable */
+#define NF_MII_BMCR_PDOWN 2048u /* BMCR: power down */
+#define NF_MII_BMCR_ANRESTART 512u /* BMCR: restart auto-negotiation (self-clearing) */
+#define NF_MII_BMCR_FULLDPLX 256u /* BMCR: full duplex */
+#define NF_MII_BMCR_SPEED1000 64u /* BMCR: speed selection MSB */
+#define NF_MII_BMSR_100FULL 16384u /* BMSR: 100BASE-X full duplex able */
+#define NF_MII_BMSR_100HALF 8192u /* BMSR: 100BASE-X half duplex able */
+#define NF_MII_BMSR_10FULL 4096u /* BMSR: 10 Mb/s full duplex able */
+#define NF_MII_BMSR_10HALF 2048u /* BMSR: 10 Mb/s half duplex able */
+#define NF_MII_BMSR_ESTATEN 256u /* BMSR: extended status in register 15 */
+#define NF_MII_BMSR_ANEGDONE 32u /* BMSR: auto-negotiation complete */
+#define NF_MII_BMSR_ANEGABLE 8u /* BMSR: auto-negotiation able */
+#define NF_MII_BMSR_LINK 4u /* BMSR: link status (latches low until read) */
+#define NF_MII_BMSR_EXTCAP 1u /* BMSR: extended register capability */
+#define NF_MII_AN_100FULL 256u /* ANAR/ANLPAR: 100BASE-TX full duplex */
+#define NF_MII_AN_100HALF 128u /* ANAR/ANLPAR: 100BASE-TX */
+#define NF_MII_AN_10FULL 64u /* ANAR/ANLPAR: 10BASE-T full duplex */
+#define NF_MII_AN_10HALF 32u /* ANAR/ANLPAR: 10BASE-T */
+#define NF_MII_AN_CSMA 1u /* ANAR/ANLPAR: selector field IEEE 802.3 */
+#define NF_MII_GCTRL_1000FULL 512u /* 1000BASE-T control: advertise full duplex */
+#define NF_MII_GCTRL_1000HALF 256u /* 1000BASE-T control: advertise half duplex */
+#define NF_MII_GSTAT_1000FULL 2048u /* 1000BASE-T status: partner full duplex */
+#define NF_MII_GSTAT_1000HALF 1024u /* 1000BASE-T status: partner half duplex */
+#define NF_MII_ESTATUS_1000T_FULL 8192u /* extended status: 1000BASE-T full duplex able */
+#define NF_MII_ESTATUS_1000T_HALF 4096u /* extended status: 1000BASE-T half duplex able */
+#define NF_MII_NO_ANSWER 65535u /* what a read from an address no PHY answers gets: the bus's pull-up */
+#define NF_MII_ADDRS 32u /* PHY addresses on one MDIO bus (0..31) */
+
 /* LINK_HW constants */
 #define NF_LINK_HW_ID_VALUE 0x4C4E4B31u /* LINK.ID reads this ('LNK1') */
 
@@ -199,6 +240,7 @@
 #define NF_OP_FAULT_TEST 7u /* the firmware executes an illegal instruction, as a test of its trap handler: the adapter is faulted from then on (DEVICE_HARDWARE_ERROR) */
 #define NF_OP_NET_CONFIG 8u /* NET_CONFIG_REQ -> NET_CONFIG_REP: set the network port's IPv4 address and netmask and/or its MAC (flags), or with flags 0 only read them back */
 #define NF_OP_NET_NEIGH 9u /* -> NET_NEIGH_REP and its count NET_NEIGH_ENTRYs: the port's ARP cache (entries in use), for `ndkfpga neigh`; NOT_SUPPORTED without a port (and in the host-link image) */
+#define NF_OP_NET_PHY 10u /* NET_PHY_REQ -> NET_PHY_REP: the port's PHY over MDIO (the first address 0..31 whose PHYID1 is not 0xFFFF): its status, and PHY loopback on or off (action); NOT_SUPPORTED without a port, INVALID_DEVICE_STATE when no PHY answers, INVALID_PARAMETER for an unknown action or reserved bits; nothing changed on a refusal */
 #define NF_OP_MR_CREATE 16u /* MR_CREATE_REQ -> MR_CREATE_REP (allocates a key-table entry) */
 #define NF_OP_MR_DESTROY 17u /* TOKEN_REQ: free the entry (its key byte changes before reuse) */
 #define NF_OP_MR_REGISTER 18u /* MR_REGISTER_REQ (NdkRegisterMr) */
@@ -256,7 +298,7 @@
 #define NF_STAT_OP_WR_BIND 23u /* window bind work requests (NdkBind) */
 #define NF_STAT_OP_MW_CREATE 24u /* memory windows created (NdkCreateMw) */
 #define NF_STAT_OP_FAULT_TEST 25u /* trap handler tests (FAULT_TEST) */
-#define NF_STAT_OP_NET_CONFIG 26u /* network port address settings and queries (NET_CONFIG), and ARP cache listings (NET_NEIGH) */
+#define NF_STAT_OP_NET_CONFIG 26u /* network port address settings and queries (NET_CONFIG), ARP cache listings (NET_NEIGH) and PHY requests (NET_PHY) */
 #define NF_STAT_OP_QP_CONNECT_WIRE 27u /* QP connections over the network port (QP_CONNECT_WIRE) */
 #define NF_STAT_OP_CM_LISTEN 28u /* listens (NdkListen) */
 #define NF_STAT_OP_CM_UNLISTEN 29u /* listeners closed */
@@ -267,7 +309,7 @@
 #define NF_STAT_OP_CM_DISCONNECT 34u /* disconnects (NdkDisconnect) */
 #define NF_STAT_OP_COUNT 35u
 #define NF_STAT_OP_LIST(X) X(PING, 0u) X(INFO, 1u) X(STATS, 2u) X(MEM_WRITE, 3u) X(MEM_READ, 4u) X(ADAPTER_RESET, 5u) X(MR_CREATE, 6u) X(MR_DESTROY, 7u) X(MR_REGISTER, 8u) X(MR_DEREGISTER, 9u) X(FRMR_INIT, 10u) X(QP_CREATE, 11u) X(QP_CONNECT, 12u) X(QP_DISCONNECT, 13u) X(QP_DESTROY, 14u) X(QP_FLUSH, 15u) X(WR_FAST_REGISTER, 16u) X(WR_INVALIDATE, 17u) X(WR_READ, 18u) X(WR_WRITE, 19u) X(WR_SEND, 20u) X(WR_SEND_INVALIDATE, 21u) X(WR_RECEIVE, 22u) X(WR_BIND, 23u) X(MW_CREATE, 24u) X(FAULT_TEST, 25u) X(NET_CONFIG, 26u) X(QP_CONNECT_WIRE, 27u) X(CM_LISTEN, 28u) X(CM_UNLISTEN, 29u) X(CM_CONNECT, 30u) X(CM_ACCEPT, 31u) X(CM_REJECT, 32u) X(CM_COMPLETE, 33u) X(CM_DISCONNECT, 34u)
-#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "link round trips (NdkFpgaPing)") X(INFO, 1u, "adapter information requests") X(STATS, 2u, "counter requests (NdkFpgaQueryCounters)") X(MEM_WRITE, 3u, "adapter memory writes (NdkFpgaWriteBuffer)") X(MEM_READ, 4u, "adapter memory reads (NdkFpgaReadBuffer)") X(ADAPTER_RESET, 5u, "adapter resets") X(MR_CREATE, 6u, "MRs created (NdkCreateMr)") X(MR_DESTROY, 7u, "MRs and windows closed") X(MR_REGISTER, 8u, "registrations (NdkRegisterMr)") X(MR_DEREGISTER, 9u, "deregistrations (NdkDeregisterMr)") X(FRMR_INIT, 10u, "fast-register MR initializations (NdkInitializeFastRegisterMr)") X(QP_CREATE, 11u, "QPs created (NdkCreateQp)") X(QP_CONNECT, 12u, "QP connections") X(QP_DISCONNECT, 13u, "QP disconnections") X(QP_DESTROY, 14u, "QPs closed") X(QP_FLUSH, 15u, "QP flushes (NdkFlush)") X(WR_FAST_REGISTER, 16u, "fast-register work requests (NdkFastRegister)") X(WR_INVALIDATE, 17u, "invalidate work requests (NdkInvalidate)") X(WR_READ, 18u, "RDMA Read work requests (NdkRead)") X(WR_WRITE, 19u, "RDMA Write work requests (NdkWrite)") X(WR_SEND, 20u, "Send work requests (NdkSend)") X(WR_SEND_INVALIDATE, 21u, "SendAndInvalidate work requests (NdkSendAndInvalidate)") X(WR_RECEIVE, 22u, "receives posted (NdkReceive)") X(WR_BIND, 23u, "window bind work requests (NdkBind)") X(MW_CREATE, 24u, "memory windows created (NdkCreateMw)") X(FAULT_TEST, 25u, "trap handler tests (FAULT_TEST)") X(NET_CONFIG, 26u, "network port address settings and queries (NET_CONFIG), and ARP cache listings (NET_NEIGH)") X(QP_CONNECT_WIRE, 27u, "QP connections over the network port (QP_CONNECT_WIRE)") X(CM_LISTEN, 28u, "listens (NdkListen)") X(CM_UNLISTEN, 29u, "listeners closed") X(CM_CONNECT, 30u, "connects started (NdkConnect)") X(CM_ACCEPT, 31u, "accepts (NdkAccept)") X(CM_REJECT, 32u, "rejects (NdkReject)") X(CM_COMPLETE, 33u, "connects completed (NdkCompleteConnect)") X(CM_DISCONNECT, 34u, "disconnects (NdkDisconnect)")
+#define NF_STAT_OP_DOC_LIST(X) X(PING, 0u, "link round trips (NdkFpgaPing)") X(INFO, 1u, "adapter information requests") X(STATS, 2u, "counter requests (NdkFpgaQueryCounters)") X(MEM_WRITE, 3u, "adapter memory writes (NdkFpgaWriteBuffer)") X(MEM_READ, 4u, "adapter memory reads (NdkFpgaReadBuffer)") X(ADAPTER_RESET, 5u, "adapter resets") X(MR_CREATE, 6u, "MRs created (NdkCreateMr)") X(MR_DESTROY, 7u, "MRs and windows closed") X(MR_REGISTER, 8u, "registrations (NdkRegisterMr)") X(MR_DEREGISTER, 9u, "deregistrations (NdkDeregisterMr)") X(FRMR_INIT, 10u, "fast-register MR initializations (NdkInitializeFastRegisterMr)") X(QP_CREATE, 11u, "QPs created (NdkCreateQp)") X(QP_CONNECT, 12u, "QP connections") X(QP_DISCONNECT, 13u, "QP disconnections") X(QP_DESTROY, 14u, "QPs closed") X(QP_FLUSH, 15u, "QP flushes (NdkFlush)") X(WR_FAST_REGISTER, 16u, "fast-register work requests (NdkFastRegister)") X(WR_INVALIDATE, 17u, "invalidate work requests (NdkInvalidate)") X(WR_READ, 18u, "RDMA Read work requests (NdkRead)") X(WR_WRITE, 19u, "RDMA Write work requests (NdkWrite)") X(WR_SEND, 20u, "Send work requests (NdkSend)") X(WR_SEND_INVALIDATE, 21u, "SendAndInvalidate work requests (NdkSendAndInvalidate)") X(WR_RECEIVE, 22u, "receives posted (NdkReceive)") X(WR_BIND, 23u, "window bind work requests (NdkBind)") X(MW_CREATE, 24u, "memory windows created (NdkCreateMw)") X(FAULT_TEST, 25u, "trap handler tests (FAULT_TEST)") X(NET_CONFIG, 26u, "network port address settings and queries (NET_CONFIG), ARP cache listings (NET_NEIGH) and PHY requests (NET_PHY)") X(QP_CONNECT_WIRE, 27u, "QP connections over the network port (QP_CONNECT_WIRE)") X(CM_LISTEN, 28u, "listens (NdkListen)") X(CM_UNLISTEN, 29u, "listeners closed") X(CM_CONNECT, 30u, "connects started (NdkConnect)") X(CM_ACCEPT, 31u, "accepts (NdkAccept)") X(CM_REJECT, 32u, "rejects (NdkReject)") X(CM_COMPLETE, 33u, "connects completed (NdkCompleteConnect)") X(CM_DISCONNECT, 34u, "disconnects (NdkDisconnect)")
 
 /* STAT_STATUS: index of each failure status's counter in STATS.refused (replies and CQEs the firmware sent with it) */
 #define NF_STAT_STATUS_ACCESS_VIOLATION 0u
@@ -294,6 +336,11 @@
 #define NF_NEIGH_STATE_INCOMPLETE 1u /* an ARP request is out, no answer yet (the timer pass retries it) */
 #define NF_NEIGH_STATE_REACHABLE 2u /* the MAC is known (learnt from a reply or a request) and used until it ages out */
 #define NF_NEIGH_STATE_FAILED 3u /* the retries ran out: connects to it fail HOST_UNREACHABLE until the entry is dropped */
+
+/* NET_PHY_ACTION: NET_PHY_REQ.action */
+#define NF_NET_PHY_ACTION_QUERY 0u /* read the PHY's status only */
+#define NF_NET_PHY_ACTION_LOOPBACK_ON 1u /* BMCR: loopback, auto-negotiation off, full duplex at the speed BMCR selects (the PHY's strapped default, the port's speed): every frame the port sends comes back to its own receiver, none goes on the cable */
+#define NF_NET_PHY_ACTION_LOOPBACK_OFF 2u /* BMCR: loopback off, auto-negotiation on and restarted, the speed and full-duplex bits as for LOOPBACK_ON */
 
 /* CM_EVENT_TYPE: CM_EVENT.type */
 #define NF_CM_EVENT_TYPE_REQUEST 1u /* a REQ arrived at listener listen_id: conn_id names it for CM_ACCEPT or CM_REJECT; peer_*, resources, depth and the REQ's CM.REQ_PDATA consumer bytes (pdata) are the peer's; qpn 0 */
@@ -805,6 +852,38 @@
 #define NF_NET_TX_POST_LEN_PUT(v) (((uint32_t)(v) << NF_NET_TX_POST_LEN_LSB) & NF_NET_TX_POST_LEN_MASK)
 #define NF_NET_TX_BUSY 0x024u /* ro: bit j: TX slot j is queued or still being read; do not rewrite it */
 #define NF_NET_MAC_SEED 0x028u /* ro: the adapter's own 32 bits (nf_net input mac_seed: a board or harness sets it per adapter): the firmware's default MAC is 02:6e:<MAC_SEED bytes, most significant first>, locally administered unicast */
+#define NF_NET_MDIO_CMD 0x02Cu /* wo: start one IEEE 802.3 clause-22 MDIO frame (32 preamble bits, then ST, OP, PHYAD, REGAD, TA, 16 data bits, at MDC of the nf_net MDC_DIV parameter); ignored while MDIO_STAT.BUSY (whole-word writes) */
+#define NF_NET_MDIO_CMD_DATA_LSB 0u /* a write's data (ignored by a read) */
+#define NF_NET_MDIO_CMD_DATA_WIDTH 16u
+#define NF_NET_MDIO_CMD_DATA_MASK 0x0000FFFFu
+#define NF_NET_MDIO_CMD_DATA_GET(w) (((uint32_t)(w) & NF_NET_MDIO_CMD_DATA_MASK) >> NF_NET_MDIO_CMD_DATA_LSB)
+#define NF_NET_MDIO_CMD_DATA_PUT(v) (((uint32_t)(v) << NF_NET_MDIO_CMD_DATA_LSB) & NF_NET_MDIO_CMD_DATA_MASK)
+#define NF_NET_MDIO_CMD_REG_LSB 16u /* the PHY register (clause 22: 0..31) */
+#define NF_NET_MDIO_CMD_REG_WIDTH 5u
+#define NF_NET_MDIO_CMD_REG_MASK 0x001F0000u
+#define NF_NET_MDIO_CMD_REG_GET(w) (((uint32_t)(w) & NF_NET_MDIO_CMD_REG_MASK) >> NF_NET_MDIO_CMD_REG_LSB)
+#define NF_NET_MDIO_CMD_REG_PUT(v) (((uint32_t)(v) << NF_NET_MDIO_CMD_REG_LSB) & NF_NET_MDIO_CMD_REG_MASK)
+#define NF_NET_MDIO_CMD_PHY_LSB 21u /* the PHY address on the MDIO bus (0..31) */
+#define NF_NET_MDIO_CMD_PHY_WIDTH 5u
+#define NF_NET_MDIO_CMD_PHY_MASK 0x03E00000u
+#define NF_NET_MDIO_CMD_PHY_GET(w) (((uint32_t)(w) & NF_NET_MDIO_CMD_PHY_MASK) >> NF_NET_MDIO_CMD_PHY_LSB)
+#define NF_NET_MDIO_CMD_PHY_PUT(v) (((uint32_t)(v) << NF_NET_MDIO_CMD_PHY_LSB) & NF_NET_MDIO_CMD_PHY_MASK)
+#define NF_NET_MDIO_CMD_WRITE_LSB 26u /* 1: write DATA to the register; 0: read it into MDIO_STAT.DATA */
+#define NF_NET_MDIO_CMD_WRITE_WIDTH 1u
+#define NF_NET_MDIO_CMD_WRITE_MASK 0x04000000u
+#define NF_NET_MDIO_CMD_WRITE_GET(w) (((uint32_t)(w) & NF_NET_MDIO_CMD_WRITE_MASK) >> NF_NET_MDIO_CMD_WRITE_LSB)
+#define NF_NET_MDIO_CMD_WRITE_PUT(v) (((uint32_t)(v) << NF_NET_MDIO_CMD_WRITE_LSB) & NF_NET_MDIO_CMD_WRITE_MASK)
+#define NF_NET_MDIO_STAT 0x030u /* ro: MDIO master: the last read's data and the busy bit */
+#define NF_NET_MDIO_STAT_DATA_LSB 0u /* the last read's data, MSB first off the wire (0xFFFF from an address no PHY answers: the bus is pulled up) */
+#define NF_NET_MDIO_STAT_DATA_WIDTH 16u
+#define NF_NET_MDIO_STAT_DATA_MASK 0x0000FFFFu
+#define NF_NET_MDIO_STAT_DATA_GET(w) (((uint32_t)(w) & NF_NET_MDIO_STAT_DATA_MASK) >> NF_NET_MDIO_STAT_DATA_LSB)
+#define NF_NET_MDIO_STAT_DATA_PUT(v) (((uint32_t)(v) << NF_NET_MDIO_STAT_DATA_LSB) & NF_NET_MDIO_STAT_DATA_MASK)
+#define NF_NET_MDIO_STAT_BUSY_LSB 16u /* 1 from the MDIO_CMD write that started a frame until its last bit; DATA is valid once it falls */
+#define NF_NET_MDIO_STAT_BUSY_WIDTH 1u
+#define NF_NET_MDIO_STAT_BUSY_MASK 0x00010000u
+#define NF_NET_MDIO_STAT_BUSY_GET(w) (((uint32_t)(w) & NF_NET_MDIO_STAT_BUSY_MASK) >> NF_NET_MDIO_STAT_BUSY_LSB)
+#define NF_NET_MDIO_STAT_BUSY_PUT(v) (((uint32_t)(v) << NF_NET_MDIO_STAT_BUSY_LSB) & NF_NET_MDIO_STAT_BUSY_MASK)
 #define NF_NET_CNT_RX_OK 0x040u /* ro: frames placed in an RX slot */
 #define NF_NET_CNT_DROP_FCS 0x044u /* ro: frames dropped by the MAC's checks: FCS, rx_er, runt */
 #define NF_NET_CNT_DROP_ADDR 0x048u /* ro: frames dropped: destination neither the adapter's MAC nor broadcast ARP */
@@ -1175,6 +1254,57 @@ _Static_assert(offsetof(struct nf_net_neigh_entry, mac_hi) == 8, "NET_NEIGH_ENTR
 _Static_assert(offsetof(struct nf_net_neigh_entry, state) == 10, "NET_NEIGH_ENTRY.state");
 _Static_assert(offsetof(struct nf_net_neigh_entry, tries) == 11, "NET_NEIGH_ENTRY.tries");
 _Static_assert(offsetof(struct nf_net_neigh_entry, age_ms) == 12, "NET_NEIGH_ENTRY.age_ms");
+
+/* NET_PHY_REQ: NET_PHY payload */
+struct nf_net_phy_req {
+    uint32_t action; /* @0 NET_PHY_ACTION */
+    uint32_t rsvd; /* @4 0 */
+};
+#define NF_NET_PHY_REQ_SIZE 8u
+#define NF_NET_PHY_REQ_ACTION_OFF 0u
+#define NF_NET_PHY_REQ_RSVD_OFF 4u
+_Static_assert(sizeof(struct nf_net_phy_req) == 8, "NET_PHY_REQ size");
+_Static_assert(offsetof(struct nf_net_phy_req, action) == 0, "NET_PHY_REQ.action");
+_Static_assert(offsetof(struct nf_net_phy_req, rsvd) == 4, "NET_PHY_REQ.rsvd");
+
+/* NET_PHY_REP: NET_PHY reply payload: the PHY's clause-22 registers as read after the action (the host derives link, speed and duplex from them) */
+struct nf_net_phy_rep {
+    uint32_t addr; /* @0 the PHY's MDIO address (0..31) */
+    uint16_t bmcr; /* @4 MII.BMCR */
+    uint16_t bmsr; /* @6 MII.BMSR, its second read (the link bit latches low) */
+    uint16_t phyid1; /* @8 MII.PHYID1 */
+    uint16_t phyid2; /* @10 MII.PHYID2 */
+    uint16_t anar; /* @12 MII.ANAR */
+    uint16_t anlpar; /* @14 MII.ANLPAR */
+    uint16_t gctrl; /* @16 MII.GCTRL (meaningful when BMSR_ESTATEN) */
+    uint16_t gstat; /* @18 MII.GSTAT (meaningful when BMSR_ESTATEN) */
+    uint16_t estatus; /* @20 MII.ESTATUS (meaningful when BMSR_ESTATEN) */
+    uint16_t rsvd; /* @22 0 (a message is a multiple of 8 bytes) */
+};
+#define NF_NET_PHY_REP_SIZE 24u
+#define NF_NET_PHY_REP_ADDR_OFF 0u
+#define NF_NET_PHY_REP_BMCR_OFF 4u
+#define NF_NET_PHY_REP_BMSR_OFF 6u
+#define NF_NET_PHY_REP_PHYID1_OFF 8u
+#define NF_NET_PHY_REP_PHYID2_OFF 10u
+#define NF_NET_PHY_REP_ANAR_OFF 12u
+#define NF_NET_PHY_REP_ANLPAR_OFF 14u
+#define NF_NET_PHY_REP_GCTRL_OFF 16u
+#define NF_NET_PHY_REP_GSTAT_OFF 18u
+#define NF_NET_PHY_REP_ESTATUS_OFF 20u
+#define NF_NET_PHY_REP_RSVD_OFF 22u
+_Static_assert(sizeof(struct nf_net_phy_rep) == 24, "NET_PHY_REP size");
+_Static_assert(offsetof(struct nf_net_phy_rep, addr) == 0, "NET_PHY_REP.addr");
+_Static_assert(offsetof(struct nf_net_phy_rep, bmcr) == 4, "NET_PHY_REP.bmcr");
+_Static_assert(offsetof(struct nf_net_phy_rep, bmsr) == 6, "NET_PHY_REP.bmsr");
+_Static_assert(offsetof(struct nf_net_phy_rep, phyid1) == 8, "NET_PHY_REP.phyid1");
+_Static_assert(offsetof(struct nf_net_phy_rep, phyid2) == 10, "NET_PHY_REP.phyid2");
+_Static_assert(offsetof(struct nf_net_phy_rep, anar) == 12, "NET_PHY_REP.anar");
+_Static_assert(offsetof(struct nf_net_phy_rep, anlpar) == 14, "NET_PHY_REP.anlpar");
+_Static_assert(offsetof(struct nf_net_phy_rep, gctrl) == 16, "NET_PHY_REP.gctrl");
+_Static_assert(offsetof(struct nf_net_phy_rep, gstat) == 18, "NET_PHY_REP.gstat");
+_Static_assert(offsetof(struct nf_net_phy_rep, estatus) == 20, "NET_PHY_REP.estatus");
+_Static_assert(offsetof(struct nf_net_phy_rep, rsvd) == 22, "NET_PHY_REP.rsvd");
 
 /* MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop */
 struct nf_mem_write_req {

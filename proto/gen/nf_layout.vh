@@ -97,6 +97,47 @@
 `define NF_NET_ROCE_PORT 4791  // UDP destination port of RoCEv2
 `define NF_NET_MAX_PATH_MTU 3  // largest PATH_MTU a QP takes (1024 payload bytes), every profile: a packet of the next (2048) with its headers exceeds MAX_FRAME and SLOT_BYTES
 
+// MII constants
+`define NF_MII_BMCR 0  // register 0: basic mode control
+`define NF_MII_BMSR 1  // register 1: basic mode status
+`define NF_MII_PHYID1 2  // register 2: OUI bits 3..18
+`define NF_MII_PHYID2 3  // register 3: OUI bits 19..24, model, revision
+`define NF_MII_ANAR 4  // register 4: auto-negotiation advertisement
+`define NF_MII_ANLPAR 5  // register 5: link partner ability
+`define NF_MII_GCTRL 9  // register 9: 1000BASE-T control
+`define NF_MII_GSTAT 10  // register 10: 1000BASE-T status
+`define NF_MII_ESTATUS 15  // register 15: extended status
+`define NF_MII_BMCR_RESET 32768  // BMCR: reset (self-clearing)
+`define NF_MII_BMCR_LOOPBACK 16384  // BMCR: loopback
+`define NF_MII_BMCR_SPEED100 8192  // BMCR: speed selection LSB
+`define NF_MII_BMCR_ANENABLE 4096  // BMCR: auto-negotiation enable
+`define NF_MII_BMCR_PDOWN 2048  // BMCR: power down
+`define NF_MII_BMCR_ANRESTART 512  // BMCR: restart auto-negotiation (self-clearing)
+`define NF_MII_BMCR_FULLDPLX 256  // BMCR: full duplex
+`define NF_MII_BMCR_SPEED1000 64  // BMCR: speed selection MSB
+`define NF_MII_BMSR_100FULL 16384  // BMSR: 100BASE-X full duplex able
+`define NF_MII_BMSR_100HALF 8192  // BMSR: 100BASE-X half duplex able
+`define NF_MII_BMSR_10FULL 4096  // BMSR: 10 Mb/s full duplex able
+`define NF_MII_BMSR_10HALF 2048  // BMSR: 10 Mb/s half duplex able
+`define NF_MII_BMSR_ESTATEN 256  // BMSR: extended status in register 15
+`define NF_MII_BMSR_ANEGDONE 32  // BMSR: auto-negotiation complete
+`define NF_MII_BMSR_ANEGABLE 8  // BMSR: auto-negotiation able
+`define NF_MII_BMSR_LINK 4  // BMSR: link status (latches low until read)
+`define NF_MII_BMSR_EXTCAP 1  // BMSR: extended register capability
+`define NF_MII_AN_100FULL 256  // ANAR/ANLPAR: 100BASE-TX full duplex
+`define NF_MII_AN_100HALF 128  // ANAR/ANLPAR: 100BASE-TX
+`define NF_MII_AN_10FULL 64  // ANAR/ANLPAR: 10BASE-T full duplex
+`define NF_MII_AN_10HALF 32  // ANAR/ANLPAR: 10BASE-T
+`define NF_MII_AN_CSMA 1  // ANAR/ANLPAR: selector field IEEE 802.3
+`define NF_MII_GCTRL_1000FULL 512  // 1000BASE-T control: advertise full duplex
+`define NF_MII_GCTRL_1000HALF 256  // 1000BASE-T control: advertise half duplex
+`define NF_MII_GSTAT_1000FULL 2048  // 1000BASE-T status: partner full duplex
+`define NF_MII_GSTAT_1000HALF 1024  // 1000BASE-T status: partner half duplex
+`define NF_MII_ESTATUS_1000T_FULL 8192  // extended status: 1000BASE-T full duplex able
+`define NF_MII_ESTATUS_1000T_HALF 4096  // extended status: 1000BASE-T half duplex able
+`define NF_MII_NO_ANSWER 65535  // what a read from an address no PHY answers gets: the bus's pull-up
+`define NF_MII_ADDRS 32  // PHY addresses on one MDIO bus (0..31)
+
 // LINK_HW constants
 `define NF_LINK_HW_ID_VALUE 1280199473  // LINK.ID reads this ('LNK1')
 
@@ -193,6 +234,7 @@
 `define NF_OP_FAULT_TEST 7  // the firmware executes an illegal instruction, as a test of its trap handler: the adapter is faulted from then on (DEVICE_HARDWARE_ERROR)
 `define NF_OP_NET_CONFIG 8  // NET_CONFIG_REQ -> NET_CONFIG_REP: set the network port's IPv4 address and netmask and/or its MAC (flags), or with flags 0 only read them back
 `define NF_OP_NET_NEIGH 9  // -> NET_NEIGH_REP and its count NET_NEIGH_ENTRYs: the port's ARP cache (entries in use), for `ndkfpga neigh`; NOT_SUPPORTED without a port (and in the host-link image)
+`define NF_OP_NET_PHY 10  // NET_PHY_REQ -> NET_PHY_REP: the port's PHY over MDIO (the first address 0..31 whose PHYID1 is not 0xFFFF): its status, and PHY loopback on or off (action); NOT_SUPPORTED without a port, INVALID_DEVICE_STATE when no PHY answers, INVALID_PARAMETER for an unknown action or reserved bits; nothing changed on a refusal
 `define NF_OP_MR_CREATE 16  // MR_CREATE_REQ -> MR_CREATE_REP (allocates a key-table entry)
 `define NF_OP_MR_DESTROY 17  // TOKEN_REQ: free the entry (its key byte changes before reuse)
 `define NF_OP_MR_REGISTER 18  // MR_REGISTER_REQ (NdkRegisterMr)
@@ -250,7 +292,7 @@
 `define NF_STAT_OP_WR_BIND 23  // window bind work requests (NdkBind)
 `define NF_STAT_OP_MW_CREATE 24  // memory windows created (NdkCreateMw)
 `define NF_STAT_OP_FAULT_TEST 25  // trap handler tests (FAULT_TEST)
-`define NF_STAT_OP_NET_CONFIG 26  // network port address settings and queries (NET_CONFIG), and ARP cache listings (NET_NEIGH)
+`define NF_STAT_OP_NET_CONFIG 26  // network port address settings and queries (NET_CONFIG), ARP cache listings (NET_NEIGH) and PHY requests (NET_PHY)
 `define NF_STAT_OP_QP_CONNECT_WIRE 27  // QP connections over the network port (QP_CONNECT_WIRE)
 `define NF_STAT_OP_CM_LISTEN 28  // listens (NdkListen)
 `define NF_STAT_OP_CM_UNLISTEN 29  // listeners closed
@@ -282,6 +324,11 @@
 `define NF_NEIGH_STATE_INCOMPLETE 1  // an ARP request is out, no answer yet (the timer pass retries it)
 `define NF_NEIGH_STATE_REACHABLE 2  // the MAC is known (learnt from a reply or a request) and used until it ages out
 `define NF_NEIGH_STATE_FAILED 3  // the retries ran out: connects to it fail HOST_UNREACHABLE until the entry is dropped
+
+// NET_PHY_ACTION: NET_PHY_REQ.action
+`define NF_NET_PHY_ACTION_QUERY 0  // read the PHY's status only
+`define NF_NET_PHY_ACTION_LOOPBACK_ON 1  // BMCR: loopback, auto-negotiation off, full duplex at the speed BMCR selects (the PHY's strapped default, the port's speed): every frame the port sends comes back to its own receiver, none goes on the cable
+`define NF_NET_PHY_ACTION_LOOPBACK_OFF 2  // BMCR: loopback off, auto-negotiation on and restarted, the speed and full-duplex bits as for LOOPBACK_ON
 
 // CM_EVENT_TYPE: CM_EVENT.type
 `define NF_CM_EVENT_TYPE_REQUEST 1  // a REQ arrived at listener listen_id: conn_id names it for CM_ACCEPT or CM_REJECT; peer_*, resources, depth and the REQ's CM.REQ_PDATA consumer bytes (pdata) are the peer's; qpn 0
@@ -718,6 +765,26 @@
 `define NF_NET_TX_POST_LEN 31:16  // frame bytes at NET_FRAME_OFF, NET_MIN_FRAME..NET_MAX_FRAME (no FCS, no padding needed)
 `define NF_NET_TX_BUSY 36  // ro: bit j: TX slot j is queued or still being read; do not rewrite it
 `define NF_NET_MAC_SEED 40  // ro: the adapter's own 32 bits (nf_net input mac_seed: a board or harness sets it per adapter): the firmware's default MAC is 02:6e:<MAC_SEED bytes, most significant first>, locally administered unicast
+`define NF_NET_MDIO_CMD 44  // wo: start one IEEE 802.3 clause-22 MDIO frame (32 preamble bits, then ST, OP, PHYAD, REGAD, TA, 16 data bits, at MDC of the nf_net MDC_DIV parameter); ignored while MDIO_STAT.BUSY (whole-word writes)
+`define NF_NET_MDIO_CMD_DATA_LSB 0
+`define NF_NET_MDIO_CMD_DATA_WIDTH 16
+`define NF_NET_MDIO_CMD_DATA 15:0  // a write's data (ignored by a read)
+`define NF_NET_MDIO_CMD_REG_LSB 16
+`define NF_NET_MDIO_CMD_REG_WIDTH 5
+`define NF_NET_MDIO_CMD_REG 20:16  // the PHY register (clause 22: 0..31)
+`define NF_NET_MDIO_CMD_PHY_LSB 21
+`define NF_NET_MDIO_CMD_PHY_WIDTH 5
+`define NF_NET_MDIO_CMD_PHY 25:21  // the PHY address on the MDIO bus (0..31)
+`define NF_NET_MDIO_CMD_WRITE_LSB 26
+`define NF_NET_MDIO_CMD_WRITE_WIDTH 1
+`define NF_NET_MDIO_CMD_WRITE 26:26  // 1: write DATA to the register; 0: read it into MDIO_STAT.DATA
+`define NF_NET_MDIO_STAT 48  // ro: MDIO master: the last read's data and the busy bit
+`define NF_NET_MDIO_STAT_DATA_LSB 0
+`define NF_NET_MDIO_STAT_DATA_WIDTH 16
+`define NF_NET_MDIO_STAT_DATA 15:0  // the last read's data, MSB first off the wire (0xFFFF from an address no PHY answers: the bus is pulled up)
+`define NF_NET_MDIO_STAT_BUSY_LSB 16
+`define NF_NET_MDIO_STAT_BUSY_WIDTH 1
+`define NF_NET_MDIO_STAT_BUSY 16:16  // 1 from the MDIO_CMD write that started a frame until its last bit; DATA is valid once it falls
 `define NF_NET_CNT_RX_OK 64  // ro: frames placed in an RX slot
 `define NF_NET_CNT_DROP_FCS 68  // ro: frames dropped by the MAC's checks: FCS, rx_er, runt
 `define NF_NET_CNT_DROP_ADDR 72  // ro: frames dropped: destination neither the adapter's MAC nor broadcast ARP
@@ -869,6 +936,25 @@
 `define NF_NET_NEIGH_ENTRY_STATE_OFF 10
 `define NF_NET_NEIGH_ENTRY_TRIES_OFF 11
 `define NF_NET_NEIGH_ENTRY_AGE_MS_OFF 12
+
+// NET_PHY_REQ: NET_PHY payload
+`define NF_NET_PHY_REQ_SIZE 8
+`define NF_NET_PHY_REQ_ACTION_OFF 0
+`define NF_NET_PHY_REQ_RSVD_OFF 4
+
+// NET_PHY_REP: NET_PHY reply payload: the PHY's clause-22 registers as read after the action (the host derives link, speed and duplex from them)
+`define NF_NET_PHY_REP_SIZE 24
+`define NF_NET_PHY_REP_ADDR_OFF 0
+`define NF_NET_PHY_REP_BMCR_OFF 4
+`define NF_NET_PHY_REP_BMSR_OFF 6
+`define NF_NET_PHY_REP_PHYID1_OFF 8
+`define NF_NET_PHY_REP_PHYID2_OFF 10
+`define NF_NET_PHY_REP_ANAR_OFF 12
+`define NF_NET_PHY_REP_ANLPAR_OFF 14
+`define NF_NET_PHY_REP_GCTRL_OFF 16
+`define NF_NET_PHY_REP_GSTAT_OFF 18
+`define NF_NET_PHY_REP_ESTATUS_OFF 20
+`define NF_NET_PHY_REP_RSVD_OFF 22
 
 // MEM_WRITE_REQ: MEM_WRITE payload; the data follows and is moved by DMA (SYSTEM -> LOGICAL), never by a firmware loop
 `define NF_MEM_WRITE_REQ_SIZE 8

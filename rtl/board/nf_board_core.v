@@ -43,6 +43,7 @@ module nf_board_core #(
     wire       unused_tx_en, unused_tx_er;
     wire [7:0] unused_link_txd;  // the host link's Ethernet port: not on these boards (LINK_UDP 0)
     wire       unused_link_tx_en, unused_link_tx_er;
+    wire       unused_mdc, unused_mdio_o, unused_mdio_oe;
     /* verilator lint_on UNUSEDSIGNAL */
     nf_soc #(
         .CLK_HZ(CLK_HZ), .FW_HEX(FW_HEX), .FW_RAM_BYTES(FW_RAM_BYTES), .FW_SLICE_BITS(FW_SLICE_BITS),
@@ -57,6 +58,7 @@ module nf_board_core #(
         .leds(soc_leds), .trap(trap),
         .phy_ce(1'b0), .gmii_rxd(8'd0), .gmii_rx_dv(1'b0), .gmii_rx_er(1'b0),
         .gmii_txd(unused_txd), .gmii_tx_en(unused_tx_en), .gmii_tx_er(unused_tx_er),
+        .mdc(unused_mdc), .mdio_o(unused_mdio_o), .mdio_oe(unused_mdio_oe), .mdio_i(1'b1),
         .net_mac_seed(32'h0),
         .link_phy_ce(1'b0), .link_gmii_rxd(8'd0), .link_gmii_rx_dv(1'b0), .link_gmii_rx_er(1'b0),
         .link_mac(48'd0), .link_ip(32'd0),

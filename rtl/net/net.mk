@@ -10,7 +10,7 @@ NET_TB_VFLAGS := --cc --exe --build -j 1 -Wall -Wno-fatal -O2 --x-assign unique 
                  -CFLAGS "-std=c++17 -O1 -I$(ROOT)/rtl/include -I$(ROOT)/tests"
 
 # The port block: its own modules, the generated NET registers and the generic decode.
-NET_PORT_RTL := $(NET_RTL) $(addprefix $(NET_DIR)/,nf_net_csr.v nf_net_rx.v nf_net_tx.v nf_net.v) \
+NET_PORT_RTL := $(NET_RTL) $(addprefix $(NET_DIR)/,nf_net_csr.v nf_net_rx.v nf_net_tx.v nf_mdio.v nf_net.v) \
                 $(ROOT)/rtl/engine/nf_regs_decode.v
 NET_PORT_VFLAGS := --cc --exe --build -j 1 -Wall -Wno-fatal -O2 --x-assign unique --x-initial unique \
                    -I$(ROOT)/proto/gen -y $(NET_DIR) -y $(ROOT)/rtl/engine \
@@ -33,7 +33,7 @@ lint-net: ## Verilator -Wall lint of every rtl/net module and its testbench top
 	@set -e; for f in $(NET_RTL) $(NET_DIR)/tb/nf_net_tb.v; do \
 	    $(VERILATOR) $(VLINT) -y $(NET_DIR) --top-module $$(basename $$f .v) $$f; done
 	@$(VERILATOR) $(VLINT) -GDATA_W=64 --top-module nf_eth_crc32 $(NET_DIR)/nf_eth_crc32.v
-	@set -e; for t in nf_net_csr nf_net_rx nf_net_tx nf_net; do \
+	@set -e; for t in nf_net_csr nf_net_rx nf_net_tx nf_mdio nf_net; do \
 	    $(VERILATOR) $(VLINT) -y $(NET_DIR) -y $(ROOT)/rtl/engine --top-module $$t $(NET_DIR)/$$t.v; done
 	@set -e; for g in "-GRX_SLOTS=1 -GTX_SLOTS=1" "-GRX_SLOTS=16 -GTX_SLOTS=16"; do \
 	    $(VERILATOR) $(VLINT) $$g -y $(NET_DIR) -y $(ROOT)/rtl/engine --top-module nf_net $(NET_DIR)/nf_net.v; done
@@ -60,7 +60,7 @@ $(NET_BUILD)/port_vectors.txt: $(NET_DIR)/tb/gen_net_port_vectors.py
 	@$(PY) $< $@.new && mv $@.new $@
 
 # One harness per slot count: RX_TX_BASE.
-$(NET_BUILD)/port_%/Vnf_net: $(NET_PORT_RTL) $(NET_DIR)/tb/net_port_tb.cpp $(NET_DIR)/tb/net_port_bench.h $(ROOT)/proto/gen/nf_layout.vh \
+$(NET_BUILD)/port_%/Vnf_net: $(NET_PORT_RTL) $(NET_DIR)/tb/net_port_tb.cpp $(NET_DIR)/tb/net_port_bench.h $(ROOT)/sim/nf_mii_phy.h $(ROOT)/proto/gen/nf_layout.vh \
                              $(ROOT)/proto/gen/nf_layout.h $(ROOT)/sim/nf_layout_cxx.h $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
 	@mkdir -p $(@D)
 	@p='$*'; set -- $$(echo $$p | tr _ ' '); \
@@ -82,7 +82,7 @@ $(NET_DIFF_BUILD)/hw_net_model.o: $(NET_MODEL_SRC) $(NET_MODEL_HDR) $(ROOT)/prot
 	@mkdir -p $(@D)
 	$(HOST_CC) $(HOST_CFLAGS) -c -o $@ $<
 
-$(NET_DIFF_BUILD)/obj/Vnf_net: $(NET_PORT_RTL) $(NET_DIR)/tb/net_diff_tb.cpp $(NET_DIR)/tb/net_port_bench.h \
+$(NET_DIFF_BUILD)/obj/Vnf_net: $(NET_PORT_RTL) $(NET_DIR)/tb/net_diff_tb.cpp $(NET_DIR)/tb/net_port_bench.h $(ROOT)/sim/nf_mii_phy.h \
                                $(NET_DIFF_BUILD)/hw_net_model.o $(NET_MODEL_HDR) $(ROOT)/proto/gen/nf_layout.vh \
                                $(ROOT)/sim/nf_layout_cxx.h $(ROOT)/tests/tap.h $(ROOT)/rtl/include/nf_tb_clock.h
 	@mkdir -p $(@D)

@@ -9,7 +9,8 @@ module nf_net #(
     parameter integer TX_SLOTS   = 4,          // transmit slots (after the RX slots), a power of two, 1..NET_MAX_SLOTS
     parameter [31:0]  SLOT_BASE  = `NF_PROFILE_SIM_USER_BASE,  // adapter address of RX slot 0, a multiple of 4: after the link's slots
     parameter integer RX_FIFO    = 32,         // RX words waiting for the system port (a power of two): the stall it absorbs at 4 clocks a word
-    parameter integer TX_BUF     = 512         // TX frame store in words (a power of two holding a longest frame)
+    parameter integer TX_BUF     = 512,        // TX frame store in words (a power of two holding a longest frame)
+    parameter integer MDC_DIV    = 10          // system clocks per MDC half period (nf_mdio): MDC <= 2.5 MHz needs clk / 5 MHz or more
 ) (
     input  wire        clk,
     input  wire        rst,
@@ -22,6 +23,11 @@ module nf_net #(
     output wire [7:0]  gmii_txd,
     output wire        gmii_tx_en,
     output wire        gmii_tx_er,
+    // PHY management (MDIO, clause 22): the board makes the tristate pad of mdio_o/oe/i
+    output wire        mdc,
+    output wire        mdio_o,
+    output wire        mdio_oe,
+    input  wire        mdio_i,
     input  wire [31:0] cycle,         // for the RX slot headers
     input  wire        csr_valid,
     /* verilator lint_off UNUSEDSIGNAL */  // word registers: byte-address bits ignored
@@ -58,7 +64,7 @@ module nf_net #(
     wire [1:0]  q_ctrl;
     wire [31:0] q_mac_lo;
     wire [15:0] q_mac_hi;
-    wire        wr_release, wr_post;
+    wire        wr_release, wr_post, wr_mdio;
     wire        word_wr   = csr_wstrb == 4'hF;   // RX_RELEASE and TX_POST take whole words
 
     // ---- MACs ---------------------------------------------------------------------------
@@ -113,6 +119,23 @@ module nf_net #(
         .rd_valid(tx_rd_valid), .rd_addr(tx_rd_addr), .rd_ready(tx_rd_ready), .rd_data(mem_rdata)
     );
 
+    // ---- PHY management -----------------------------------------------------------------
+    wire        mdio_busy;
+    wire [15:0] mdio_rdata;
+    nf_mdio #(.MDC_DIV(MDC_DIV)) u_mdio (
+        .clk(clk), .rst(rst), .start(wr_mdio && word_wr),
+        .phy(csr_wdata[`NF_NET_MDIO_CMD_PHY]), .regad(csr_wdata[`NF_NET_MDIO_CMD_REG]),
+        .write(csr_wdata[`NF_NET_MDIO_CMD_WRITE_LSB]), .wdata(csr_wdata[`NF_NET_MDIO_CMD_DATA]),
+        .busy(mdio_busy), .rdata(mdio_rdata),
+        .mdc(mdc), .mdio_o(mdio_o), .mdio_oe(mdio_oe), .mdio_i(mdio_i)
+    );
+    reg [31:0] mdio_stat;   // NET.MDIO_STAT, packed by its fields
+    always @(*) begin
+        mdio_stat = 32'd0;
+        mdio_stat[`NF_NET_MDIO_STAT_DATA] = mdio_rdata;
+        mdio_stat[`NF_NET_MDIO_STAT_BUSY_LSB] = mdio_busy;
+    end
+
     // ---- system-port master: one transaction at a time, RX and TX take turns -------------
     reg mem_owner_tx;   // the transaction in flight is TX's read
     reg last_tx;        // TX had the previous turn
@@ -130,7 +153,7 @@ module nf_net #(
         else if (phy_ce && rx_tail != 5'd0)
             rx_tail <= rx_tail - 5'd1;
     end
-    assign busy = gmii_rx_dv || rx_tail != 5'd0 || rx_wr_valid || tx_busy != {TX_SLOTS{1'b0}} || tx_mac_busy ||
+    assign busy = mdio_busy || gmii_rx_dv || rx_tail != 5'd0 || rx_wr_valid || tx_busy != {TX_SLOTS{1'b0}} || tx_mac_busy ||
                   tx_tvalid || mem_valid || csr_valid || csr_ready;
     assign rx_wr_ready = mem_valid && mem_ready && !mem_owner_tx;
     assign tx_rd_ready = mem_valid && mem_ready && mem_owner_tx;
@@ -195,7 +218,7 @@ module nf_net #(
         .clk(clk), .rst(rst), .take(csr_take), .addr(reg_off), .we(csr_take), .wdata(csr_wdata),
         .wstrb(csr_wstrb), .rd_addr(reg_off),
         .q_ctrl(q_ctrl), .q_mac_lo(q_mac_lo), .q_mac_hi(q_mac_hi),
-        .wr_rx_release(wr_release), .wr_tx_post(wr_post),
+        .wr_rx_release(wr_release), .wr_tx_post(wr_post), .wr_mdio_cmd(wr_mdio), .rd_mdio_stat(mdio_stat),
         .rd_id(`NF_NET_HW_ID_VALUE), .rd_cfg(cfg_word), .rd_slot_base(SLOT_BASE), .rd_mac_seed(mac_seed),
         .rd_rx_ready({{(32 - RX_SLOTS){1'b0}}, rx_ready}),
         .rd_tx_busy({{(32 - TX_SLOTS){1'b0}}, tx_busy}),

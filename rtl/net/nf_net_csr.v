@@ -16,12 +16,14 @@ module nf_net_csr (
     output reg  [15:0] q_mac_hi,         // rw, reset 0x0: MAC address bytes 4..5: [7:0] is byte 4 (ee of aa:bb:cc:dd:ee:ff); reset 0
     output wire        wr_rx_release,    // wo: write 1 to bit i: firmware is done with RX slot i (whole-word writes)
     output wire        wr_tx_post,       // wo: queue a TX slot for sending (a queue of TX_SLOTS entries); the port fills an IPv4 header's total length and checksum and a RoCEv2 ICRC (whole-word writes)
+    output wire        wr_mdio_cmd,      // wo: start one IEEE 802.3 clause-22 MDIO frame (32 preamble bits, then ST, OP, PHYAD, REGAD, TA, 16 data bits, at MDC of the nf_net MDC_DIV parameter); ignored while MDIO_STAT.BUSY (whole-word writes)
     input  wire [31:0] rd_id,            // 0x4E455431 ('NET1')
     input  wire [31:0] rd_cfg,           // [7:0] RX_SLOTS, [15:8] TX_SLOTS
     input  wire [31:0] rd_slot_base,     // adapter address of RX slot 0 (the TX slots follow the RX slots)
     input  wire [31:0] rd_rx_ready,      // bit i: RX slot i holds a whole checked frame (filled in order i, i+1, ...)
     input  wire [31:0] rd_tx_busy,       // bit j: TX slot j is queued or still being read; do not rewrite it
     input  wire [31:0] rd_mac_seed,      // the adapter's own 32 bits (nf_net input mac_seed: a board or harness sets it per adapter): the firmware's default MAC is 02:6e:<MAC_SEED bytes, most significant first>, locally administered unicast
+    input  wire [31:0] rd_mdio_stat,     // MDIO master: the last read's data and the busy bit
     input  wire [31:0] rd_cnt_rx_ok,     // frames placed in an RX slot
     input  wire [31:0] rd_cnt_drop_fcs,  // frames dropped by the MAC's checks: FCS, rx_er, runt
     input  wire [31:0] rd_cnt_drop_addr, // frames dropped: destination neither the adapter's MAC nor broadcast ARP
@@ -36,15 +38,15 @@ module nf_net_csr (
 );
     wire wr_ctrl, wr_mac_lo, wr_mac_hi;
     nf_regs_decode #(
-        .NW(5), .NR(19),
-        .WR_OFFS({12'h020, 12'h01C, 12'h014, 12'h010, 12'h00C}),
-        .RD_OFFS({12'h064, 12'h060, 12'h05C, 12'h058, 12'h054, 12'h050, 12'h04C, 12'h048, 12'h044, 12'h040, 12'h028, 12'h024, 12'h018, 12'h014, 12'h010, 12'h00C, 12'h008, 12'h004, 12'h000}),
+        .NW(6), .NR(20),
+        .WR_OFFS({12'h02C, 12'h020, 12'h01C, 12'h014, 12'h010, 12'h00C}),
+        .RD_OFFS({12'h064, 12'h060, 12'h05C, 12'h058, 12'h054, 12'h050, 12'h04C, 12'h048, 12'h044, 12'h040, 12'h030, 12'h028, 12'h024, 12'h018, 12'h014, 12'h010, 12'h00C, 12'h008, 12'h004, 12'h000}),
         .CAPTURE(1'b1)
     ) u_decode (
         .clk(clk), .rst(rst), .take(take),
         .addr(addr), .rd_addr(rd_addr), .we(we), .rdata(rdata),
-        .wr({wr_tx_post, wr_rx_release, wr_mac_hi, wr_mac_lo, wr_ctrl}),
-        .rd({rd_cnt_tx_reject, rd_cnt_tx, rd_cnt_drop_fifo, rd_cnt_drop_slot, rd_cnt_drop_icrc, rd_cnt_drop_ip, rd_cnt_drop_long, rd_cnt_drop_addr, rd_cnt_drop_fcs, rd_cnt_rx_ok, rd_mac_seed, rd_tx_busy, rd_rx_ready, {16'd0, q_mac_hi}, q_mac_lo, {30'd0, q_ctrl}, rd_slot_base, rd_cfg, rd_id})
+        .wr({wr_mdio_cmd, wr_tx_post, wr_rx_release, wr_mac_hi, wr_mac_lo, wr_ctrl}),
+        .rd({rd_cnt_tx_reject, rd_cnt_tx, rd_cnt_drop_fifo, rd_cnt_drop_slot, rd_cnt_drop_icrc, rd_cnt_drop_ip, rd_cnt_drop_long, rd_cnt_drop_addr, rd_cnt_drop_fcs, rd_cnt_rx_ok, rd_mdio_stat, rd_mac_seed, rd_tx_busy, rd_rx_ready, {16'd0, q_mac_hi}, q_mac_lo, {30'd0, q_ctrl}, rd_slot_base, rd_cfg, rd_id})
     );
 
     // Byte-lane merge of a write.

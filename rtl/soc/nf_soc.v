@@ -45,6 +45,12 @@ module nf_soc #(
     output wire [7:0]  gmii_txd,
     output wire        gmii_tx_en,
     output wire        gmii_tx_er,
+    // the network port's PHY management (MDIO, clause 22): the board makes the tristate pad
+    // (mdio_oe drives mdio_o, else the PHY or the pull-up); idle low without a port
+    output wire        mdc,
+    output wire        mdio_o,
+    output wire        mdio_oe,
+    input  wire        mdio_i,
     // the network port's NET.MAC_SEED (the firmware's default MAC), constant while running;
     // unused without a port
     input  wire [31:0] net_mac_seed,
@@ -344,14 +350,17 @@ module nf_soc #(
         wire [3:0]  net_mem_wstrb;
         wire [NET_RX_SLOTS-1:0] net_rx_ready;
         localparam integer NET_BASE = `NF_PROFILE_NET_BASE(RX_SLOTS, TX_SLOTS);  // after the link's slots
+        // MDC at most 2.5 MHz (IEEE 802.3 22.2.2.13): a half period of CLK_HZ / 5 MHz clocks, rounded up.
+        localparam integer MDC_DIV  = (CLK_HZ + 4999999) / 5000000 < 2 ? 2 : (CLK_HZ + 4999999) / 5000000;
         always @(posedge clk)
             net_csr_valid <= !rst && net_go && !net_csr_ready;
         // On a clock of its own: with CPU_CLOCK_GATE it stops while the port has nothing in
         // hand and no register access (see "CPU and engine clocks").
-        nf_net #(.RX_SLOTS(NET_RX_SLOTS), .TX_SLOTS(NET_TX_SLOTS), .SLOT_BASE(NET_BASE)) u_net (
+        nf_net #(.RX_SLOTS(NET_RX_SLOTS), .TX_SLOTS(NET_TX_SLOTS), .SLOT_BASE(NET_BASE), .MDC_DIV(MDC_DIV)) u_net (
             .clk(net_clk), .rst(rst), .mac_seed(net_mac_seed), .phy_ce(phy_ce),
             .gmii_rxd(gmii_rxd), .gmii_rx_dv(gmii_rx_dv), .gmii_rx_er(gmii_rx_er),
             .gmii_txd(gmii_txd), .gmii_tx_en(gmii_tx_en), .gmii_tx_er(gmii_tx_er),
+            .mdc(mdc), .mdio_o(mdio_o), .mdio_oe(mdio_oe), .mdio_i(mdio_i),
             .cycle(cycle_lo),
             .csr_valid(net_csr_valid), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
             .csr_wstrb(cpu_wstrb), .csr_ready(net_csr_ready), .csr_rdata(net_csr_rdata),
@@ -372,8 +381,11 @@ module nf_soc #(
         );
     end else begin : g_no_net
         /* verilator lint_off UNUSEDSIGNAL */
-        wire unused_phy = &{1'b0, phy_ce, net_mac_seed, gmii_rxd, gmii_rx_dv, gmii_rx_er, net_go, net_clk, net_csr_valid, 1'b0};
+        wire unused_phy = &{1'b0, phy_ce, net_mac_seed, gmii_rxd, gmii_rx_dv, gmii_rx_er, mdio_i, net_go, net_clk, net_csr_valid, 1'b0};
         /* verilator lint_on UNUSEDSIGNAL */
+        assign mdc             = 1'b0;
+        assign mdio_o          = 1'b0;
+        assign mdio_oe         = 1'b0;
         assign gmii_txd        = 8'd0;
         assign gmii_tx_en      = 1'b0;
         assign gmii_tx_er      = 1'b0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The network port's addresses (ndkfpga.h NdkFpgaPortAddress): NET_CONFIG requests on
  * the link, and the addresses a device string asks for, set once the adapter is open;
- * its ARP cache (NdkFpgaQueryNeighbors: NET_NEIGH). */
+ * its ARP cache (NdkFpgaQueryNeighbors: NET_NEIGH); its PHY (NdkFpgaPhyControl: NET_PHY). */
 #include <string.h>
 
 #include "ndk_internal.h"
@@ -118,6 +118,72 @@ NTSTATUS NdkFpgaQueryNeighbors(NDK_ADAPTER *a, NDKFPGA_NEIGHBOR *out, ULONG *cou
         out[i].AgeMs = e.age_ms;
     }
     return head.count > room ? STATUS_BUFFER_TOO_SMALL : STATUS_SUCCESS;
+}
+
+_Static_assert(NDKFPGA_PHY_QUERY == NF_NET_PHY_ACTION_QUERY && NDKFPGA_PHY_LOOPBACK_ON == NF_NET_PHY_ACTION_LOOPBACK_ON &&
+                   NDKFPGA_PHY_LOOPBACK_OFF == NF_NET_PHY_ACTION_LOOPBACK_OFF,
+               "NdkFpgaPhyControl's actions are NET_PHY_ACTION's");
+
+/* Speed and duplex from the registers: BMCR's when auto-negotiation is off, else the best
+ * mode both ends advertise (1000BASE-T control/status, then ANAR & ANLPAR). */
+static void phy_mode(const struct nf_net_phy_rep *r, NDKFPGA_PHY_STATUS *s)
+{
+    if (!(r->bmcr & NF_MII_BMCR_ANENABLE)) {
+        s->SpeedMbps = (r->bmcr & NF_MII_BMCR_SPEED1000) ? 1000 : (r->bmcr & NF_MII_BMCR_SPEED100) ? 100 : 10;
+        s->Flags |= (r->bmcr & NF_MII_BMCR_FULLDPLX) ? NDKFPGA_PHY_FULL_DUPLEX : 0;
+        return;
+    }
+    if (!(r->bmsr & NF_MII_BMSR_ANEGDONE))
+        return;
+    int gig = (r->bmsr & NF_MII_BMSR_ESTATEN) != 0;
+    unsigned both = r->anar & r->anlpar;
+    if (gig && (r->gctrl & NF_MII_GCTRL_1000FULL) && (r->gstat & NF_MII_GSTAT_1000FULL)) {
+        s->SpeedMbps = 1000;
+        s->Flags |= NDKFPGA_PHY_FULL_DUPLEX;
+    } else if (gig && (r->gctrl & NF_MII_GCTRL_1000HALF) && (r->gstat & NF_MII_GSTAT_1000HALF)) {
+        s->SpeedMbps = 1000;
+    } else if (both & (NF_MII_AN_100FULL | NF_MII_AN_100HALF)) {
+        s->SpeedMbps = 100;
+        s->Flags |= (both & NF_MII_AN_100FULL) ? NDKFPGA_PHY_FULL_DUPLEX : 0;
+    } else {
+        s->SpeedMbps = 10;
+        s->Flags |= (both & NF_MII_AN_10FULL) ? NDKFPGA_PHY_FULL_DUPLEX : 0;
+    }
+}
+
+NTSTATUS NdkFpgaPhyControl(NDK_ADAPTER *a, ULONG action, NDKFPGA_PHY_STATUS *status)
+{
+    if (!ndk_obj_ok(a, NdkObjectTypeAdapter) || !status)
+        return STATUS_INVALID_PARAMETER;
+    struct ndk_adapter *ad = ndk_adapter_of(a);
+    uint8_t msg[NF_MSG_HDR_SIZE + NF_NET_PHY_REQ_SIZE];
+    struct nf_net_phy_req req = {.action = (uint32_t)action, .rsvd = 0};
+    memcpy(msg + NF_MSG_HDR_SIZE, &req, sizeof(req));
+    struct nf_net_phy_rep rep;
+    size_t got = 0;
+    memset(&rep, 0, sizeof(rep));
+    NTSTATUS st = ndk_call(ad, NF_OP_NET_PHY, msg, sizeof(msg), &rep, sizeof(rep), &got);
+    if (st == STATUS_NOT_SUPPORTED)
+        return nf_set_error(st, "the adapter has no network port");
+    if (st == STATUS_INVALID_DEVICE_STATE)
+        return nf_set_error(st, "no PHY answers on the network port's MDIO bus");
+    if (st == STATUS_INVALID_PARAMETER)
+        return nf_set_error(st, "the adapter refused PHY action %lu", (unsigned long)action);
+    if (st != STATUS_SUCCESS)
+        return st;
+    if (got < sizeof(rep))
+        return STATUS_INTERNAL_ERROR;
+    memset(status, 0, sizeof(*status));
+    status->Address = rep.addr;
+    status->Id = (ULONG)rep.phyid1 << 16 | rep.phyid2;
+    status->Bmcr = rep.bmcr;
+    status->Bmsr = rep.bmsr;
+    status->Flags = ((rep.bmsr & NF_MII_BMSR_LINK) ? NDKFPGA_PHY_LINK : 0) |
+                    ((rep.bmcr & NF_MII_BMCR_LOOPBACK) ? NDKFPGA_PHY_LOOPBACK : 0) |
+                    ((rep.bmcr & NF_MII_BMCR_ANENABLE) ? NDKFPGA_PHY_AUTONEG : 0) |
+                    ((rep.bmsr & NF_MII_BMSR_ANEGDONE) ? NDKFPGA_PHY_AUTONEG_DONE : 0);
+    phy_mode(&rep, status);
+    return STATUS_SUCCESS;
 }
 
 NTSTATUS ndk_net_apply(struct ndk_adapter *ad, const struct nf_transport_net *net)

@@ -16,6 +16,7 @@
 
 #include "Vnf_net.h"
 #include "nf_layout_cxx.h"
+#include "nf_mii_phy.h"
 #include "nf_tb_clock.h"
 
 namespace {
@@ -48,10 +49,16 @@ struct Bench {
     std::vector<Bytes> txframes;
     bool tx_er_seen = false;
     int bad_access = 0;      // accesses outside the slots or of the wrong kind
+    nf_mii_phy mii{};        // a clause-22 PHY on the MDIO pins (sim/nf_mii_phy.h)
+    nf_mdio_slave mdio{};
+    uint64_t mdc_rise = 0, mdc_rises = 0, mdc_min = ~0ull;  // MDC's rising edges: the last, how many, the shortest period
+    int mdio_clash = 0;      // clocks the master and the PHY both drove MDIO
 
     Bench()
     {
         top.phy_ce = 1;
+        top.mdio_i = 1;
+        nf_mii_phy_init(&mii, NF_MII_PHY_GIGABIT, 1);
         tb_reset(&top, 4, [this] { tick(); });
         rx_slots = rd(NF_NET_CFG) & 0xFF;
         tx_slots = (rd(NF_NET_CFG) >> 8) & 0xFF;
@@ -96,6 +103,13 @@ struct Bench {
         }
         top.eval();
         tb_tick(&top, cycle);
+        if (top.mdc && !mdio.mdc) {
+            if (mdc_rises++ && cycle - mdc_rise < mdc_min)
+                mdc_min = cycle - mdc_rise;
+            mdc_rise = cycle;
+        }
+        mdio_clash += mdio.drive && top.mdio_oe;
+        top.mdio_i = nf_mdio_slave_clock(&mdio, &mii, top.mdc, top.mdio_oe ? top.mdio_o : 1);
         if (ce) {
             if (top.gmii_tx_en) {
                 txcur.push_back(top.gmii_txd);

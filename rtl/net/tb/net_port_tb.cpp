@@ -376,6 +376,56 @@ void test_loopback(Bench &b, const char *tag, uint32_t &next)
 
 }  // namespace
 
+// PHY management: clause-22 frames against the PHY model at the pins (nf_mii_phy.h).
+static uint32_t mdio(Bench &b, uint32_t phy, uint32_t reg, int write, uint32_t data, uint64_t *clocks)
+{
+    uint64_t t0 = b.cycle;
+    b.wr(NF_NET_MDIO_CMD, NF_NET_MDIO_CMD_PHY_PUT(phy) | NF_NET_MDIO_CMD_REG_PUT(reg) |
+                              (write ? NF_NET_MDIO_CMD_WRITE_MASK : 0u) | NF_NET_MDIO_CMD_DATA_PUT(data));
+    uint32_t s;
+    while ((s = b.rd(NF_NET_MDIO_STAT)) & NF_NET_MDIO_STAT_BUSY_MASK && b.cycle - t0 < 100000) {
+    }
+    if (clocks)
+        *clocks = b.cycle - t0;
+    return s;
+}
+
+static void test_mdio(Bench &b, const char *tag)
+{
+    tap_ok(!b.top.mdio_oe && !b.top.mdc && (b.rd(NF_NET_MDIO_STAT) & 0x1FFFFu) == 0xFFFFu,
+           "%s: MDIO idle after reset: MDC low, bus released, DATA all ones, not busy", tag);
+    uint64_t t;
+    uint32_t id1 = mdio(b, NF_MII_PHY_ADDR, NF_MII_PHYID1, 0, 0, &t), id2 = mdio(b, NF_MII_PHY_ADDR, NF_MII_PHYID2, 0, 0, nullptr);
+    tap_ok((id1 & 0xFFFFu) == NF_MII_PHY_ID_GIGABIT >> 16 && (id2 & 0xFFFFu) == (NF_MII_PHY_ID_GIGABIT & 0xFFFFu),
+           "%s: MDIO reads PHYID1/2 of the PHY at address %u: 0x%04x%04x", tag, NF_MII_PHY_ADDR, id1 & 0xFFFFu,
+           id2 & 0xFFFFu);
+    // 64 bits of two MDC_DIV halves each, plus the register accesses around them
+    tap_ok(b.mdc_min == 20 && t >= 64 * 20 && t < 64 * 20 + 40,
+           "%s: MDC period 2 x MDC_DIV (10) clocks, a frame 64 periods (shortest %llu, frame %llu clocks)", tag,
+           static_cast<unsigned long long>(b.mdc_min), static_cast<unsigned long long>(t));
+    tap_ok((mdio(b, 5, NF_MII_PHYID1, 0, 0, nullptr) & 0xFFFFu) == NF_MII_NO_ANSWER,
+           "%s: a read at an address no PHY answers gets the pull-up's 0xFFFF", tag);
+    mdio(b, NF_MII_PHY_ADDR, NF_MII_BMCR, 1, NF_MII_BMCR_LOOPBACK | NF_MII_BMCR_FULLDPLX | NF_MII_BMCR_SPEED1000, nullptr);
+    uint32_t bmcr = mdio(b, NF_MII_PHY_ADDR, NF_MII_BMCR, 0, 0, nullptr) & 0xFFFFu;
+    tap_ok(nf_mii_phy_loopback(&b.mii) && bmcr == 0x4140u, "%s: MDIO write of BMCR loopback reaches the PHY, read back 0x%04x",
+           tag, bmcr);
+    mdio(b, 7, NF_MII_BMCR, 1, NF_MII_BMCR_RESET, nullptr);
+    tap_ok(nf_mii_phy_loopback(&b.mii), "%s: a write to another address leaves the PHY alone", tag);
+    // a command while busy is ignored: the frame in progress finishes as started
+    b.wr(NF_NET_MDIO_CMD, NF_NET_MDIO_CMD_PHY_PUT(NF_MII_PHY_ADDR) | NF_NET_MDIO_CMD_REG_PUT(NF_MII_PHYID2));
+    b.wr(NF_NET_MDIO_CMD, NF_NET_MDIO_CMD_PHY_PUT(NF_MII_PHY_ADDR) | NF_NET_MDIO_CMD_REG_PUT(NF_MII_BMCR) |
+                              NF_NET_MDIO_CMD_WRITE_MASK | NF_MII_BMCR_RESET);
+    uint32_t s = mdio(b, NF_MII_PHY_ADDR, NF_MII_PHYID1, 0, 0, nullptr);
+    while (b.rd(NF_NET_MDIO_STAT) & NF_NET_MDIO_STAT_BUSY_MASK) {
+    }
+    tap_ok(nf_mii_phy_loopback(&b.mii) && (s & 0xFFFFu) == (NF_MII_PHY_ID_GIGABIT & 0xFFFFu),
+           "%s: MDIO_CMD writes while busy are ignored (the first frame's read, 0x%04x, stands)", tag, s & 0xFFFFu);
+    mdio(b, NF_MII_PHY_ADDR, NF_MII_BMCR, 1, NF_MII_BMCR_RESET, nullptr);
+    tap_ok(!nf_mii_phy_loopback(&b.mii) && b.mdio_clash == 0,
+           "%s: BMCR reset clears loopback; the master never drove MDIO while the PHY did (%d clocks)", tag,
+           b.mdio_clash);
+}
+
 int main(int argc, char **argv)
 {
     Verilated::commandArgs(argc, argv);
@@ -396,6 +446,7 @@ int main(int argc, char **argv)
     test_rx_modes(b, tag, next);
     test_tx(b, tag);
     test_loopback(b, tag, next);
+    test_mdio(b, tag);
     tap_ok(b.bad_access == 0, "%s: every memory access was a word write to an RX slot or a read of a TX slot (%d not)",
            tag, b.bad_access);
     printf("# %llu clocks\n", static_cast<unsigned long long>(b.cycle));
