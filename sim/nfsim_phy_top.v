@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// nfsim's top for a build at the board's PHY pins (nfsim-rgmii, nfsim-rmii): nf_soc with
-// phy_ce = 1 as on the boards, behind nf_phy_rgmii or nf_phy_rmii (PHY 1 or 2), whose pins and
-// PHY clocks the harness drives (sim/nfsim_phy.h). The module keeps nfsim_top's name and
-// its u_soc, so the harness reaches the same members in either build.
+// nfsim's top for a build at the board's PHY pins (nfsim-rgmii, nfsim-rmii): nf_soc behind
+// nf_phy_rgmii or nf_phy_rmii (PHY 1 or 2), its phy_ce from the port as on the boards; the
+// harness drives the pins and PHY clocks (sim/nfsim_phy.h). The module keeps nfsim_top's
+// name and its u_soc, so the harness reaches the same members in either build.
 // Clock-domain crossings: those inside the PHY port (CDC "rgmii rx"/"rgmii tx" or
 // CDC "rmii rx"/"rmii tx"); the pins here are in the PHY clocks.
 `default_nettype none
@@ -67,10 +67,11 @@ module nfsim_top #(
     wire       unused_link_tx_en, unused_link_tx_er;
     /* verilator lint_on UNUSEDSIGNAL */
     wire       rx_dv, rx_er, tx_en, tx_er, rx_drop, tx_drop;
+    wire       phy_ce;  // the PHY port's byte times
     nf_soc #(.CPU(CPU), .FW_HEX(FW_HEX), .CPU_CLOCK_GATE(CPU_CLOCK_GATE)) u_soc (
         .clk(clk), .rst(rst_q), .uart_rx(rx_q), .uart_tx(uart_tx), .uart_period(period_q),
         .leds(leds), .trap(trap),
-        .phy_ce(1'b1), .gmii_rxd(rxd), .gmii_rx_dv(rx_dv), .gmii_rx_er(rx_er),
+        .phy_ce(phy_ce), .gmii_rxd(rxd), .gmii_rx_dv(rx_dv), .gmii_rx_er(rx_er),
         .gmii_txd(txd), .gmii_tx_en(tx_en), .gmii_tx_er(tx_er),
         .mdc(mdc), .mdio_o(mdio_o), .mdio_oe(mdio_oe), .mdio_i(mdio_q),
         .net_mac_seed(seed_q),
@@ -84,7 +85,7 @@ module nfsim_top #(
     generate
         if (PHY == 1) begin : g_rgmii
             nf_phy_rgmii u_phy (
-                .clk(clk), .rst(rst_q),
+                .clk(clk), .rst(rst_q), .phy_ce(phy_ce),
                 .gmii_rxd(rxd), .gmii_rx_dv(rx_dv), .gmii_rx_er(rx_er),
                 .gmii_txd(txd), .gmii_tx_en(tx_en), .gmii_tx_er(tx_er),
                 .rx_drop(rx_drop), .tx_drop(tx_drop),
@@ -97,7 +98,7 @@ module nfsim_top #(
             wire unused = &{1'b0, rmii_ref_clk, rmii_crs_dv, rmii_rxd};
         end else begin : g_rmii
             nf_phy_rmii u_phy (
-                .clk(clk), .rst(rst_q),
+                .clk(clk), .rst(rst_q), .phy_ce(phy_ce),
                 .gmii_rxd(rxd), .gmii_rx_dv(rx_dv), .gmii_rx_er(rx_er),
                 .gmii_txd(txd), .gmii_tx_en(tx_en), .gmii_tx_er(tx_er),
                 .rx_drop(rx_drop), .tx_drop(tx_drop),

@@ -111,20 +111,24 @@ synth-net-port: ## Yosys synth_ecp5 of nf_net alone (8 RX, 4 TX slots): prints L
 	@grep -E 'LUT4|TRELLIS_FF|DP16KD|TRELLIS_DPR16X4|CCU2C' $(NET_BUILD)/nf_net.stat
 
 # The PHY ports with their clocks asynchronous (tb/phy_tb.cpp, an event scheduler of clocks
-# in ps): frames through the pins and the FIFOs both ways, CRS_DV toggling, FIFO overruns.
-# One harness per port, and RGMII once more with its RX delay cells and shifted TX clock.
+# in ps): frames through the pins and the FIFOs both ways, CRS_DV toggling, FIFO overruns,
+# phy_ce's pacing. One harness per port at CE_DIV 2 (the default), 1 and 3, and RGMII once
+# more with its RX delay cells and shifted TX clock.
 NET_PHY_TB_VFLAGS := --cc --exe --build -j 1 -Wall -Wno-fatal -O2 --x-assign unique --x-initial unique \
                      -y $(NET_DIR) -y $(NET_MODELS) -CFLAGS "-std=c++17 -O1 -Wall -Wextra -Werror -I$(ROOT)/tests"
-NET_PHY_BENCHES := rgmii rmii rgmii_shifted
+NET_PHY_BENCHES := rgmii rmii rgmii_shifted rgmii_ce1 rgmii_ce3 rmii_ce1 rmii_ce3
 NET_PHY_GFLAGS_rgmii_shifted := -GRX_DELAY=40 -GTX_CLK_SHIFTED=1
+# each bench's CE_DIV: the name's _ce<n>, else 2
+net_phy_ce = $(or $(patsubst ce%,%,$(filter ce%,$(subst _, ,$(1)))),2)
 
 $(NET_BUILD)/phy_%/phy_tb: $(NET_PHY_SIM) $(NET_DIR)/tb/phy_tb.cpp $(ROOT)/tests/tap.h
 	@mkdir -p $(@D)
-	@k='$*'; p=$${k%_shifted}; d=$$(echo $$p | tr a-z A-Z); \
-	$(VERILATOR) $(NET_PHY_TB_VFLAGS) $(NET_PHY_GFLAGS_$*) -CFLAGS -DPHY_$$d --Mdir $(@D) -o phy_tb \
+	@k='$*'; p=$${k%%_*}; d=$$(echo $$p | tr a-z A-Z); \
+	$(VERILATOR) $(NET_PHY_TB_VFLAGS) $(NET_PHY_GFLAGS_$*) -GCE_DIV=$(call net_phy_ce,$*) \
+	    -CFLAGS "-DPHY_$$d -DCE_DIV=$(call net_phy_ce,$*)" --Mdir $(@D) -o phy_tb \
 	    --top-module nf_phy_$$p $(NET_DIR)/nf_phy_$$p.v $(NET_DIR)/tb/phy_tb.cpp > $(@D)/build.log 2>&1 || { cat $(@D)/build.log; exit 1; }
 
 .PHONY: test-net-phy
 test-net-phy: $(foreach b,$(NET_PHY_BENCHES),$(NET_BUILD)/phy_$(b)/phy_tb) ## PHY ports: RGMII and RMII pins <-> GMII-style bytes across asynchronous clocks, CRS_DV toggles, FIFO overruns
-	@rc=0; $(NET_BUILD)/phy_rgmii/phy_tb || rc=1; $(NET_BUILD)/phy_rgmii_shifted/phy_tb shifted || rc=1; \
-	    $(NET_BUILD)/phy_rmii/phy_tb || rc=1; exit $$rc
+	@rc=0; for b in $(NET_PHY_BENCHES); do \
+	    $(NET_BUILD)/phy_$$b/phy_tb $$(case $$b in *shifted) echo shifted;; esac) || rc=1; done; exit $$rc

@@ -5,6 +5,8 @@
 // starts a frame only once it is committed, then emits one byte with r_dv = 1 on each r_en
 // clock up to its last, then holds r_dv = 0 for at least IFG r_en clocks. A frame that does
 // not fit (the FIFO full mid-frame) is dropped whole and pulses w_drop (and r_drop later).
+// w_room tells the writer that ROOM_MARGIN more w_ce clocks cannot fill the FIFO: a writer
+// that moves w_ce only while it is high pauses mid-frame instead of dropping the frame.
 //
 // Clock-domain crossings (each a gray-coded counter that moves by at most one per clock of
 // its own domain, through two flip-flops of the other domain):
@@ -27,6 +29,7 @@ module nf_phy_fifo #(
     input  wire [7:0] w_data,
     input  wire       w_er,
     output reg        w_drop,       // one wclk pulse per frame dropped for want of room
+    output reg        w_room,       // registered: more than ROOM_MARGIN entries free (as the write side sees the read pointer)
     // read side
     input  wire       rclk,
     input  wire       rrst,         // synchronous to rclk
@@ -37,6 +40,9 @@ module nf_phy_fifo #(
     output reg        r_drop        // one rclk pulse per w_drop (see the CDC note above)
 );
     localparam integer AW = $clog2(DEPTH);
+    // w_room is a register over the state a clock old, and each w_ce clock writes at most one
+    // entry: a w_ce while it is high always finds room (a margin of 1 would do).
+    localparam integer ROOM_MARGIN = 4;
 
     generate
         if (DEPTH < 16 || (1 << AW) != DEPTH) begin : g_bad_depth
@@ -75,7 +81,8 @@ module nf_phy_fifo #(
     reg         drop_t;      // CDC "fifo drop": source toggle
     (* ASYNC_REG = "TRUE" *) reg [AW:0] rptr_s1, rptr_s2;  // CDC "fifo free": two flops in wclk
     wire [AW:0] rptr_w = from_gray(rptr_s2);
-    wire        full   = (wptr - rptr_w) == DEPTH[AW:0];
+    wire [AW:0] used   = wptr - rptr_w;
+    wire        full   = used == DEPTH[AW:0];
 
     wire        push_byte = w_ce && w_dv;
     wire        end_frame = w_ce && !w_dv && in_frame;
@@ -91,6 +98,7 @@ module nf_phy_fifo #(
         rptr_s1 <= rptr_g;
         rptr_s2 <= rptr_s1;
         w_drop  <= 1'b0;
+        w_room  <= !wrst && used < DEPTH[AW:0] - ROOM_MARGIN[AW:0];
         if (wrst) begin
             wptr      <= {(AW + 1){1'b0}};
             wstart    <= {(AW + 1){1'b0}};

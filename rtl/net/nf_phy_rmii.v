@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // RMII PHY port at 100 Mb/s for a LAN8720-style PHY (10 Mb/s RMII is not supported) between
-// the PHY's pins and nf_soc's GMII-style port, which gets one byte per system clock
-// (phy_ce = 1). Everything on the PHY side runs on rmii_ref_clk (50 MHz from the module);
+// the PHY's pins and nf_soc's GMII-style port, which moves one byte each way on each clock
+// of the phy_ce this port gives it. Everything on the PHY side runs on rmii_ref_clk (50 MHz from the module);
 // dibits are sampled and driven at its rising edge, least significant dibit of a byte
 // first.
 // Receive: the preamble's 01 dibits are skipped and the SFD's 11 ends them; the MAC is
@@ -11,17 +11,26 @@
 // ends when CRS_DV is low on two clocks in a row, and a trailing partial byte is dropped.
 // Transmit: a byte every 4 clocks from the TX FIFO, rmii_tx_en with each of its dibits.
 //
+// Pacing: phy_ce is high at most once every CE_DIV clocks (nf_net answers its system port in
+// time only at a byte every two clocks or slower), and stays low while the TX FIFO has no
+// room: the MAC's frames come faster than the wire takes them, so the MAC pauses mid-frame
+// rather than the FIFO dropping a frame. The FIFO's reader waits for a frame's end, and
+// FIFO_DEPTH holds a longest frame, so the pause ends. Both FIFOs' system sides move on
+// phy_ce.
+//
 // Clock-domain crossings: CDC "rmii rx" (rmii_ref_clk -> clk) and CDC "rmii tx"
 // (clk -> rmii_ref_clk) are the two nf_phy_fifo instances; CDC "rmii reset" carries rst
 // into rmii_ref_clk through two flip-flops.
 `default_nettype none
 module nf_phy_rmii #(
     parameter integer FIFO_DEPTH = 2048,  // entries of each direction's nf_phy_fifo (power of two)
-    parameter integer RX_IFG     = 2      // idle system clocks between received frames toward the MAC
+    parameter integer RX_IFG     = 2,     // idle byte times (phy_ce clocks) between received frames toward the MAC
+    parameter integer CE_DIV     = 2      // system clocks per byte time at least: phy_ce is high once in CE_DIV clocks at most
 ) (
-    // system side (nf_soc's GMII-style port, phy_ce = 1)
+    // system side (nf_soc's GMII-style port, its phy_ce from here)
     input  wire       clk,
     input  wire       rst,
+    output wire       phy_ce,        // a byte time: gmii_* move and are sampled only on these clocks
     output wire [7:0] gmii_rxd,
     output wire       gmii_rx_dv,
     output wire       gmii_rx_er,
@@ -41,7 +50,29 @@ module nf_phy_rmii #(
         if (RX_IFG < 1 || RX_IFG > 255) begin : g_bad_ifg
             $error("nf_phy_rmii: RX_IFG must be 1..255");
         end
+        if (CE_DIV < 1 || CE_DIV > 256) begin : g_bad_ce_div
+            $error("nf_phy_rmii: CE_DIV must be 1..256");
+        end
+        if (FIFO_DEPTH < 2048) begin : g_bad_depth
+            // A frame the TX FIFO cannot hold whole would hold phy_ce low for good.
+            $error("nf_phy_rmii: FIFO_DEPTH must be >= 2048 (a longest frame)");
+        end
     endgenerate
+
+    // ---- pacing (see the header) ----
+    localparam integer CW = CE_DIV < 2 ? 1 : $clog2(CE_DIV);
+    localparam integer CE_LAST = CE_DIV - 1;
+    reg  [CW-1:0] ce_wait = {CW{1'b0}};  // clocks still to go before the next byte time may come
+    wire          tx_room;               // the TX FIFO's w_room: a byte now cannot overflow it
+    assign phy_ce = ce_wait == {CW{1'b0}} && tx_room;
+    always @(posedge clk) begin
+        if (rst)
+            ce_wait <= {CW{1'b0}};
+        else if (phy_ce)
+            ce_wait <= CE_LAST[CW-1:0];
+        else if (ce_wait != {CW{1'b0}})
+            ce_wait <= ce_wait - 1'b1;
+    end
 
     (* ASYNC_REG = "TRUE" *) reg [1:0] prst_s = 2'b11;  // CDC "rmii reset": clk -> rmii_ref_clk
     always @(posedge rmii_ref_clk)
@@ -123,10 +154,11 @@ module nf_phy_rmii #(
     end
 
     wire rx_drop_w;  // in rmii_ref_clk: the FIFO's r_drop carries it into clk
+    wire rx_room_w;  // in rmii_ref_clk: the wire cannot be paused
     nf_phy_fifo #(.DEPTH(FIFO_DEPTH), .IFG(RX_IFG)) u_rx_fifo (
         .wclk(rmii_ref_clk), .wrst(prst), .w_ce(w_ce), .w_dv(w_dv), .w_data(w_data), .w_er(1'b0),
-        .w_drop(rx_drop_w),
-        .rclk(clk), .rrst(rst), .r_en(1'b1), .r_dv(gmii_rx_dv), .r_data(gmii_rxd), .r_er(gmii_rx_er),
+        .w_drop(rx_drop_w), .w_room(rx_room_w),
+        .rclk(clk), .rrst(rst), .r_en(phy_ce), .r_dv(gmii_rx_dv), .r_data(gmii_rxd), .r_er(gmii_rx_er),
         .r_drop(rx_drop)
     );
 
@@ -137,8 +169,8 @@ module nf_phy_rmii #(
     wire [7:0] tx_byte;
     wire       tx_drop_r;  // in rmii_ref_clk: tx_drop is the same event in clk
     nf_phy_fifo #(.DEPTH(FIFO_DEPTH), .IFG(12)) u_tx_fifo (
-        .wclk(clk), .wrst(rst), .w_ce(1'b1), .w_dv(gmii_tx_en), .w_data(gmii_txd), .w_er(gmii_tx_er),
-        .w_drop(tx_drop),
+        .wclk(clk), .wrst(rst), .w_ce(phy_ce), .w_dv(gmii_tx_en), .w_data(gmii_txd), .w_er(gmii_tx_er),
+        .w_drop(tx_drop), .w_room(tx_room),
         .rclk(rmii_ref_clk), .rrst(prst), .r_en(ph == 2'd3), .r_dv(tx_dv), .r_data(tx_byte), .r_er(tx_er),
         .r_drop(tx_drop_r)
     );
@@ -157,6 +189,6 @@ module nf_phy_rmii #(
         end
     end
 
-    wire unused = &{1'b0, rx_drop_w, tx_drop_r};
+    wire unused = &{1'b0, rx_drop_w, rx_room_w, tx_drop_r};
 endmodule
 `default_nettype wire
