@@ -49,10 +49,11 @@ CLEAN_DIRS += $(BENCH_BUILD)
 
 # ---- fast-register, invalidate and link figures on nfsim, through the host link ----
 BENCH_HOST_CC = $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/host/src -pthread
-$(BENCH_BUILD)/bench_sim: $(BENCH_DIR)/bench_sim.c $(BENCH_DIR)/bench_rc.c $(BENCH_DIR)/bench_sim.h $(BUILD)/host/libndkfpga.a \
-                          $(ROOT)/host/src/link/nf_link.h $(ROOT)/proto/gen/nf_layout.h
+BENCH_SIM_SRC = $(BENCH_DIR)/bench_sim.c $(BENCH_DIR)/bench_rc.c $(BENCH_DIR)/bench_link.c
+$(BENCH_BUILD)/bench_sim: $(BENCH_SIM_SRC) $(BENCH_DIR)/bench_sim.h $(BUILD)/host/libndkfpga.a \
+                          $(ROOT)/host/src/link/nf_link.h $(ROOT)/proto/gen/nf_layout.h $(ROOT)/host/include/ndkfpga.h
 	@mkdir -p $(@D)
-	@$(BENCH_HOST_CC) -o $@ $(BENCH_DIR)/bench_sim.c $(BENCH_DIR)/bench_rc.c $(BUILD)/host/libndkfpga.a -pthread $(NDK_LIB_LIBS)
+	@$(BENCH_HOST_CC) -o $@ $(BENCH_SIM_SRC) $(BUILD)/host/libndkfpga.a -pthread $(NDK_LIB_LIBS)
 
 .PHONY: bench-sim
 bench-sim: $(BENCH_BUILD)/bench_sim sim ## fast-register/invalidate clocks, link efficiency, sim speed (nfsim)
@@ -70,6 +71,28 @@ bench-rc: $(BENCH_BUILD)/bench_sim sim ## RC Write/Read/Send throughput: clocks 
 	    { cat $(BENCH_BUILD)/rc.out $(BENCH_BUILD)/rc.err; exit 1; }
 	@grep -E '^(not ok|ok) |_clocks_per_(packet|message) = ' $(BENCH_BUILD)/rc.out | sed 's/^/  /'
 BENCH_TARGETS += bench-rc
+
+# ---- the host links as their user sees them: UART against UDP (bench/bench_link.c) ----
+# Fast-register 1 and 16 pages, post to CQE at the host, and a 64 KiB buffer written and
+# read through the library, in the board's clocks. The UART runs at the clock-scaled baud
+# (board baud x simulation clock / board clock) so each bit takes the board's clocks, and
+# the UDP port takes one byte per clock: the clocks are the board's, at its clk_hz.
+BENCH_LINK_BOARD := ulx3s-85k
+# The UDP run leaves buffer I/O out (0 bytes): NdkFpgaWriteBuffer through nfsim --link-udp
+# meets no answer until the request timeout. BENCH_LINK_UDP_BYTES=65536 runs it.
+BENCH_LINK_UDP_BYTES ?= 0
+bench_link_baud = $(shell python3 -c 'import sys; sys.path.insert(0, "$(ROOT)/tools"); import contract; \
+    b = [x for x in contract.load()["board"] if x["name"] == "$(BENCH_LINK_BOARD)"][0]; \
+    print(round(b["baud"] * $(NF_SOC_CPU_CLK_SIM_HZ) / b["clk_hz"]))')
+.PHONY: bench-link
+bench-link: $(BENCH_BUILD)/bench_sim sim ## host link UART vs UDP: fast-register post to CQE, 64 KiB buffer write/read (nfsim)
+	@NDKFPGA_SIM_ARGS="--baud $(bench_link_baud)" $(BENCH_BUILD)/bench_sim --host-link sim uart \
+	    > $(BENCH_BUILD)/link.out 2> $(BENCH_BUILD)/link.err || { cat $(BENCH_BUILD)/link.out $(BENCH_BUILD)/link.err; exit 1; }
+	@echo "link_uart_baud = $(bench_link_baud)" >> $(BENCH_BUILD)/link.out
+	@$(ROOT)/tests/conformance/udp_sim.sh $(SIM_BIN) $(BENCH_BUILD)/bench_sim --host-link env udp $(BENCH_LINK_UDP_BYTES) \
+	    >> $(BENCH_BUILD)/link.out 2>> $(BENCH_BUILD)/link.err || { cat $(BENCH_BUILD)/link.out $(BENCH_BUILD)/link.err; exit 1; }
+	@grep -E '^(not ok|ok) |_clocks' $(BENCH_BUILD)/link.out | sed 's/^/  /'
+BENCH_TARGETS += bench-link
 
 # ---- ndmrlat-style latency sweep through the public NDKPI: `ndkfpga mrlat` (host/cli/) ----
 .PHONY: bench-ndmrlat
@@ -175,7 +198,7 @@ LINT_TARGETS += lint-bench
 lint-bench: ## cppcheck of the benchmark programs
 	@cppcheck -q --std=c11 --enable=warning,style,performance,portability --error-exitcode=1 --inline-suppr \
 	    --suppress=missingIncludeSystem -D__GNUC__ -D__x86_64__ -I$(ROOT)/host/include -I$(ROOT)/host/src \
-	    -I$(ROOT)/proto/gen $(BENCH_DIR)/bench_sim.c $(BENCH_DIR)/bench_rc.c
+	    -I$(ROOT)/proto/gen $(BENCH_SIM_SRC)
 
 # The documents' figures against their measurement files (CI: check-figures; a file not
 # measured on the machine is skipped, said so), and the tool's own test.

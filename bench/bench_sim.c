@@ -18,7 +18,8 @@
  *
  * Prints "key = value" lines and "series ..." lines for bench/report.py, and
  * "ok - " / "not ok - " for each verified step. `bench_sim --rc` runs bench_rc.c's RC
- * throughput figures instead, on an nfsim whose port is in PHY loopback. */
+ * throughput figures instead, on an nfsim whose port is in PHY loopback, and
+ * `bench_sim --host-link` bench_link.c's host-visible figures over one host link. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -156,11 +157,7 @@ int get_info(struct nf_link *l, struct nf_info *info)
 
 uint64_t info_cycle(const struct nf_info *i) { return (uint64_t)i->cycle_hi << 32 | i->cycle_lo; }
 
-struct setup {
-    uint32_t qpn, token, user_base, max_pages;
-};
-
-static size_t fr_msg(uint8_t *m, const struct setup *s, uint32_t wr_id, uint32_t npages, uint32_t page0)
+size_t fr_msg(uint8_t *m, const struct setup *s, uint32_t wr_id, uint32_t npages, uint32_t page0)
 {
     static uint8_t body[NF_WR_HDR_SIZE + NF_WR_FAST_REGISTER_SIZE + 8 * 512];
     struct nf_wr_hdr w = {.qpn = s->qpn, .wr_id = wr_id, .flags = NF_NDK_OP_FLAG_ALLOW_REMOTE_WRITE};
@@ -175,7 +172,7 @@ static size_t fr_msg(uint8_t *m, const struct setup *s, uint32_t wr_id, uint32_t
     return build(m, NF_OP_WR_FAST_REGISTER, 0, body, sizeof(w) + sizeof(f) + 8 * (size_t)npages);
 }
 
-static size_t inv_msg(uint8_t *m, const struct setup *s, uint32_t wr_id)
+size_t inv_msg(uint8_t *m, const struct setup *s, uint32_t wr_id)
 {
     uint8_t body[NF_WR_HDR_SIZE + NF_WR_INVALIDATE_SIZE];
     struct nf_wr_hdr w = {.qpn = s->qpn, .wr_id = wr_id};
@@ -199,6 +196,36 @@ uint64_t cqe_count(void)
 {
     pthread_mutex_lock(&mu);
     uint64_t n = cqes;
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+
+NTSTATUS bench_link_open(struct nf_transport *t, const struct nf_link_config *cfg, struct nf_link **l,
+                         struct nf_info *info)
+{
+    return nf_link_open_ex(t, cfg, on_message, on_dead, NULL, l, info);
+}
+
+int setup_fastreg(struct nf_link *l, struct setup *s)
+{
+    struct nf_qp_create_req qreq = {.pd = 1, .sq_depth = 64};
+    uint32_t rep[2] = {0, 0};
+    int ok = request(l, NF_OP_QP_CREATE, &qreq, sizeof(qreq), rep, sizeof(rep)) == STATUS_SUCCESS;
+    s->qpn = rep[0];
+    uint32_t conn[2] = {s->qpn, s->qpn};
+    ok = ok && request(l, NF_OP_QP_CONNECT, conn, sizeof(conn), NULL, 0) == STATUS_SUCCESS;
+    uint32_t mreq[2] = {1, 1};
+    ok = ok && request(l, NF_OP_MR_CREATE, mreq, sizeof(mreq), rep, sizeof(rep)) == STATUS_SUCCESS;
+    s->token = rep[0];
+    uint32_t fi[4] = {s->token, s->max_pages, 1, 0};
+    ok = ok && request(l, NF_OP_FRMR_INIT, fi, sizeof(fi), NULL, 0) == STATUS_SUCCESS;
+    return ok;
+}
+
+uint64_t cqe_failures(void)
+{
+    pthread_mutex_lock(&mu);
+    uint64_t n = cqe_bad;
     pthread_mutex_unlock(&mu);
     return n;
 }
@@ -297,6 +324,8 @@ static double link_stream(struct nf_link *l, const struct setup *s, uint32_t k, 
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--host-link") == 0)
+        return bench_link(argc - 2, argv + 2);
     int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     int rc = argc > 1 && strcmp(argv[1], "--rc") == 0;
     if (rc && !bench_rc_sim_args(argc - 2, argv + 2))
@@ -318,7 +347,7 @@ int main(int argc, char **argv)
      * its last message closes the frame, so the deferred ones may wait for it. */
     if (rc)
         cfg.defer_max_us = 10000000;
-    st = nf_link_open_ex(t, &cfg, on_message, on_dead, NULL, &l, &info);
+    st = bench_link_open(t, &cfg, &l, &info);
     if (st != STATUS_SUCCESS) {
         printf("not ok - sim: link open: %s\n", nf_error_message());
         return 1;
@@ -336,17 +365,7 @@ int main(int argc, char **argv)
     printf("sim_rx_slots = %u\n", info.rx_slots);
     printf("fastreg_reps = %d\n", REPS);
 
-    struct nf_qp_create_req qreq = {.pd = 1, .sq_depth = 64};
-    uint32_t rep[2] = {0, 0};
-    int ok = request(l, NF_OP_QP_CREATE, &qreq, sizeof(qreq), rep, sizeof(rep)) == STATUS_SUCCESS;
-    s.qpn = rep[0];
-    uint32_t conn[2] = {s.qpn, s.qpn};
-    ok = ok && request(l, NF_OP_QP_CONNECT, conn, sizeof(conn), NULL, 0) == STATUS_SUCCESS;
-    uint32_t mreq[2] = {1, 1};
-    ok = ok && request(l, NF_OP_MR_CREATE, mreq, sizeof(mreq), rep, sizeof(rep)) == STATUS_SUCCESS;
-    s.token = rep[0];
-    uint32_t fi[4] = {s.token, s.max_pages, 1, 0};
-    ok = ok && request(l, NF_OP_FRMR_INIT, fi, sizeof(fi), NULL, 0) == STATUS_SUCCESS;
+    int ok = setup_fastreg(l, &s);
     check(ok, "QP created and connected, fast-register MR initialized for max_frmr_pages");
     if (!ok) {
         nf_link_close(l);

@@ -17,6 +17,7 @@ Inputs (written by the bench-* targets of bench/bench.mk):
   fwprof.out   fwprof (nf_soc)        "phase LABEL PHASE N", "func LABEL FUNC N"
   host_post.out  make bench-ndk-post  "host: N instructions in M NdkFastRegister calls = X per call"
   rc.out       bench_sim --rc (nfsim, PHY loopback)  "rc_* = value"
+  link.out     bench_sim --host-link, UART and UDP (bench-link)  "link_uart_*, link_udp_* = value"
 the board's system clock from proto/boards.toml (board ulx3s-85k, clk_hz), and
 build/board/ulx3s-{85k,25k}/summary.json (tools/bitstream.sh) when they are fresh.
 A missing input is an error naming the target that makes it: no figure is invented."""
@@ -153,6 +154,7 @@ def gather():
         r[k] = num(v)
     r.update(sendlat())
     r.update(rc_figures(rc))
+    r.update(link_figures())
     r.update(host_figures(host))
     m = re.search(r"ir_per_clock: ([0-9.]+) instructions per idle clock", sim_ir)
     if not m:
@@ -228,6 +230,32 @@ def rc_method(w, r):
     w("  At this port rate the batches run at %s (Write), %s (Read) and %s (Send) of the port's packet" % (
         g("rc_write_port_fraction"), g("rc_read_port_fraction"), g("rc_send_port_fraction")))
     w("  rate: one CPU does both ends' work, requester and responder, for every packet.")
+
+
+LINKS = (("uart", "UART"), ("udp", "UDP"))
+
+
+def link_figures():
+    """bench-link's host-visible figures (link.out, when made): clocks as measured, µs and
+    the buffer rates (bytes/s) at the board's clock, whose clocks they are."""
+    path = os.path.join(BUILD, "link.out")
+    if not os.path.exists(path):
+        return {}
+    text = read("link.out", "bench-link")
+    if failures(text):
+        die("a benchmark check failed:\n  " + "\n  ".join(failures(text)))
+    r = {k: num(v) for k, v in keyvals(text).items() if k.startswith("link_")}
+    hz = layout_clock_mhz(CLOCK_BOARD) * 1e6
+    for link, _ in LINKS:
+        for n in ("1page", "16pages"):
+            k = "link_%s_fastreg_clocks_%s" % (link, n)
+            if k in r:
+                r[k.replace("clocks", "us")] = round(r[k] * 1e6 / hz, 2)
+        for d in ("write", "read"):
+            k = "link_%s_buffer_%s_clocks" % (link, d)
+            if k in r:
+                r["link_%s_buffer_%s_bytes_per_s" % (link, d)] = round(r["link_%s_buffer_bytes" % link] * hz / r[k])
+    return r
 
 
 def host_figures(host):
@@ -424,6 +452,17 @@ def rows(r):
                  "port %s MB/s of payload" % fmt(r["rc_port_mb_per_s"]), None),
                 ("RC %s, %d x 1 KiB in flight" % (name, r["rc_small_count"]), "rc_%s_1k_clocks_per_message" % op,
                  "clocks per message", "", None)]
+    for link, name in LINKS:  # bench-link, when run
+        for n, text in (("1page", "1 page"), ("16pages", "16 pages")):
+            k = "link_%s_fastreg_us_%s" % (link, n)
+            if k in r:
+                out.append(("host link %s: fast-register, %s, post to CQE at host" % (name, text), k,
+                            "µs at %g MHz" % clock, "", None))
+        for d in ("write", "read"):
+            k = "link_%s_buffer_%s_bytes_per_s" % (link, d)
+            if k in r:
+                out.append(("host link %s: %s KiB buffer %s" % (name, fmt(r["link_%s_buffer_bytes" % link] // 1024), d),
+                            k, "bytes/s at %g MHz" % clock, "", None))
     out += [
         ("RC retransmissions, whole bench-rc run", "rc_retransmits", "packets", "0", r["rc_retransmits"] == 0),
         ("simulation speed (bench-sim run)", "sim_cycles_per_second", "cycles/s", "board: %g M" % clock, None),
