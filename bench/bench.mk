@@ -78,9 +78,8 @@ BENCH_TARGETS += bench-rc
 # (board baud x simulation clock / board clock) so each bit takes the board's clocks, and
 # the UDP port takes one byte per clock: the clocks are the board's, at its clk_hz.
 BENCH_LINK_BOARD := ulx3s-85k
-# The UDP run leaves buffer I/O out (0 bytes): NdkFpgaWriteBuffer through nfsim --link-udp
-# meets no answer until the request timeout. BENCH_LINK_UDP_BYTES=65536 runs it.
-BENCH_LINK_UDP_BYTES ?= 0
+# The UDP run's buffer I/O, bytes (0 leaves it out).
+BENCH_LINK_UDP_BYTES ?= 65536
 bench_link_baud = $(shell python3 -c 'import sys; sys.path.insert(0, "$(ROOT)/tools"); import contract; \
     b = [x for x in contract.load()["board"] if x["name"] == "$(BENCH_LINK_BOARD)"][0]; \
     print(round(b["baud"] * $(NF_SOC_CPU_CLK_SIM_HZ) / b["clk_hz"]))')

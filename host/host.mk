@@ -27,7 +27,7 @@ NDK_SAN_OBJS = $(call ndk_objs,$(NDK_BUILD)/obj-san)
 # Consumers (tests, examples) of the in-tree library.
 NDK_CONSUMER_CC = $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/tests -pthread
 
-.PHONY: host-lib test-host-ndk test-host-clock test-host-log test-host-udp test-conformance-model test-conformance-faults test-conformance-sim test-conformance-udp test-install \
+.PHONY: host-lib test-host-ndk test-host-clock test-host-log test-host-udp test-host-udp-sim test-conformance-model test-conformance-faults test-conformance-sim test-conformance-udp test-install \
         lint-host-ndk install uninstall
 LINT_TARGETS += lint-host-ndk
 
@@ -103,6 +103,13 @@ $(NDK_BUILD)/test_udp: host/tests/udp/test_udp.c $(NDK_BUILD)/libndkfpga.a tests
 
 test-host-udp: $(NDK_BUILD)/test_udp ## the udp: transport: bad device strings, datagram sizes, nobody listening ends in a timeout
 	@$(NDK_BUILD)/test_udp
+
+# ---- buffer I/O over udp: against nfsim --link-udp, datagrams back to back ----
+$(NDK_BUILD)/test_udp_sim: host/tests/udp/test_udp_sim.c $(NDK_BUILD)/libndkfpga.a tests/tap.h $$(NDK_LIB_HDRS)
+	$(NDK_CONSUMER_CC) -o $@ $< $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
+
+test-host-udp-sim: $(NDK_BUILD)/test_udp_sim sim ## udp: against nfsim --link-udp: 4 to 64 KiB buffers written and read back, every byte checked, no datagram lost
+	@bash tests/conformance/udp_sim.sh $(SIM_BIN) $(NDK_BUILD)/test_udp_sim
 
 # ---- conformance suite (tests/conformance/) against a live adapter ----
 # Every .c of tests/conformance/ but bench_post.c, a program of its own.

@@ -41,6 +41,8 @@
 `define NF_LINK_TURNAROUND_MS 20  // retransmission timeout of either side with no bytes in flight: the peer's turnaround (USB latency timer, scheduling, firmware)
 `define NF_LINK_UDP_PORT 41790  // UDP port of the host link over Ethernet (nf_link_udp, the udp: transport): the adapter listens on it, the host sends to it
 `define NF_LINK_UDP_MAX_PAYLOAD 1472  // largest datagram payload of the UDP host link: a 1500-byte IPv4 MTU less the IPv4 (20) and UDP (8) headers; the datagrams carry the link's bytes as the UART does
+`define NF_LINK_UDP_RX_BYTES 16384  // receive queue of the UDP host link (nf_link_udp), bytes: the longest link frame stuffed (2 x SLOT_BYTES + 2 flags) fits with room to spare, whatever the board's clock drains meanwhile
+`define NF_LINK_UDP_IN_FLIGHT 14912  // most link bytes (stuffed, flags included) of DATA frames the host keeps unacknowledged over udp: its datagrams, a datagram of ACKs besides, fit UDP_RX_BYTES whether the wire outruns the board's clock or not; a single frame always goes
 
 // FRAME_PAGES constants
 `define NF_FRAME_PAGES_MR_REGISTER 504  // page list of one MR_REGISTER message

@@ -80,6 +80,9 @@ module nf_link #(
     wire       rxb_valid, rxb_error, txb_valid, txb_ready;
     wire [7:0] rxb_data;
     wire       rx_wr_valid;
+    /* verilator lint_off UNUSEDSIGNAL */  // the UART does not wait (LINK_UDP = 0: unused)
+    wire       rx_in_ready;
+    /* verilator lint_on UNUSEDSIGNAL */
     generate
         if (LINK_UDP != 0) begin : g_udp
             localparam integer TW = $clog2(TAKEOVER_CLKS + 1);
@@ -87,9 +90,9 @@ module nf_link #(
             reg          own_udp;    // the second source owns the link
             reg          in_frame;   // the owner's last byte was not a flag
             reg [TW-1:0] quiet;      // clocks since the owner's last byte, saturating
-            // The second source is paced: a byte only while the receiver's write FIFO
-            // has nothing waiting, so bytes at one a clock never overflow it.
-            wire udp_byte  = udp_rxb_valid && !rx_wr_valid;
+            // The second source waits on the receiver: a byte moves only while its write
+            // FIFO has room, so it moves at one a clock without overflowing it.
+            wire udp_byte  = udp_rxb_valid && rx_in_ready;
             wire free      = !in_frame || quiet == TAKEOVER_CLKS[TW-1:0];
             wire to_udp    = !own_udp && free && udp_byte && udp_rxb_data == FLAG;
             wire to_uart   = own_udp && free && uart_rxb_valid && uart_rxb_data == FLAG;
@@ -112,7 +115,7 @@ module nf_link #(
                     end
                 end
             end
-            assign udp_rxb_ready  = !rx_wr_valid;
+            assign udp_rxb_ready  = rx_in_ready;
             assign udp_txb_valid  = txb_valid && own_udp;
             assign uart_txb_valid = txb_valid && !own_udp;
             assign txb_ready      = own_udp ? udp_txb_ready : uart_txb_ready;
@@ -144,7 +147,7 @@ module nf_link #(
     wire [3:0]  rx_wr_strb;
     nf_link_rx #(.RX_SLOTS(RX_SLOTS)) u_rx (
         .clk(clk), .rst(rst),
-        .in_valid(rxb_valid), .in_data(rxb_data), .in_error(rxb_error), .cycle(cycle),
+        .in_valid(rxb_valid), .in_data(rxb_data), .in_error(rxb_error), .in_ready(rx_in_ready), .cycle(cycle),
         .release_mask(wr_release ? csr_wdata[RX_SLOTS-1:0] : {RX_SLOTS{1'b0}}),
         .ready(rx_ready), .stamp_sel(stamp_idx), .stamp(stamp_word),
         .frame_ok(rx_ok), .frame_bad(rx_bad), .frame_drop(rx_drop),

@@ -15,6 +15,7 @@ module nf_link_rx #(
     input  wire                   in_valid,   // byte from the UART
     input  wire [7:0]             in_data,
     input  wire                   in_error,   // UART framing error
+    output wire                   in_ready,   // a byte now cannot overflow the write FIFO (the UART does not wait for it)
     input  wire [31:0]            cycle,
     input  wire [RX_SLOTS-1:0]    release_mask,  // firmware is done with these slots
     output reg  [RX_SLOTS-1:0]    ready,         // slot holds a good frame
@@ -89,6 +90,8 @@ module nf_link_rx #(
     assign wr_data  = f_data[f_head];
     assign wr_strb  = f_strb[f_head];
     wire       f_pop = !f_empty && (!head_has_data || wr_ready);
+    // A byte pushes at most one word (a full word or the closing flag's commit).
+    assign in_ready = !f_full;
     wire [SW-1:0] head_slot = f_slot[f_head];
 
     // ---- byte classification -----------------------------------------------------

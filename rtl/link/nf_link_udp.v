@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Host link over Ethernet: IPv4/UDP datagrams to local_ip, port PORT, carry the link's
 // byte stream as the UART does (the link's framing, CRC and ARQ repair loss). Each good
-// datagram's payload (FCS checked) goes to the link in order; its sender (MAC, IP, port)
+// datagram's payload (FCS checked) goes to the link in order, at up to one byte a clock
+// as rxb_ready lets it (RX_BYTES queue them meanwhile); its sender (MAC, IP, port)
 // gets the link's outgoing bytes back, gathered into datagrams that end at a link frame's
 // closing flag, at MAX_PAYLOAD bytes, or after FLUSH_CLKS clocks without a byte. ARP
 // requests for local_ip are answered. IPv4 options, fragments and bad header checksums
@@ -12,7 +13,8 @@
 module nf_link_udp #(
     parameter integer PORT        = `NF_LINK_UDP_PORT,         // UDP port the link listens on and answers from, 1..65535
     parameter integer MAX_PAYLOAD = `NF_LINK_UDP_MAX_PAYLOAD,  // largest datagram payload taken or sent, 1..1472
-    parameter integer BUF_BYTES   = 2048,  // receive queue and transmit buffer, bytes each: a power of two >= MAX_PAYLOAD
+    parameter integer RX_BYTES    = `NF_LINK_UDP_RX_BYTES,     // receive queue, bytes: a power of two, MAX_PAYLOAD..32768; the host keeps no more in flight
+    parameter integer BUF_BYTES   = 2048,  // transmit buffer, bytes: a power of two >= MAX_PAYLOAD
     parameter integer FLUSH_CLKS  = 64     // clocks without a byte from the link before the gathered bytes go out, 1..255
 ) (
     input  wire        clk,
@@ -39,6 +41,7 @@ module nf_link_udp #(
     output reg         rx_drop      // one-clock pulse: a datagram to our port was dropped (no room, bad FCS, bad length)
 );
     localparam integer AW = $clog2(BUF_BYTES);
+    localparam integer QW = $clog2(RX_BYTES);
     generate
         if (PORT < 1 || PORT > 65535) begin : g_bad_port
             $error("nf_link_udp: PORT must be 1..65535");
@@ -49,6 +52,9 @@ module nf_link_udp #(
         if (BUF_BYTES != (1 << AW) || BUF_BYTES < MAX_PAYLOAD) begin : g_bad_buf
             $error("nf_link_udp: BUF_BYTES must be a power of two >= MAX_PAYLOAD");
         end
+        if (RX_BYTES != (1 << QW) || RX_BYTES < MAX_PAYLOAD || RX_BYTES > 32768) begin : g_bad_rx
+            $error("nf_link_udp: RX_BYTES must be a power of two, MAX_PAYLOAD..32768");
+        end
         if (FLUSH_CLKS < 1 || FLUSH_CLKS > 255) begin : g_bad_flush
             $error("nf_link_udp: FLUSH_CLKS must be 1..255");
         end
@@ -56,7 +62,7 @@ module nf_link_udp #(
 
     localparam [15:0] PORT16  = PORT[15:0];
     localparam [10:0] MAXP    = MAX_PAYLOAD[10:0];
-    localparam [AW:0] BUF_N   = BUF_BYTES[AW:0];
+    localparam [QW:0] RX_N    = RX_BYTES[QW:0];
     localparam [7:0]  FLAG    = `NF_LINK_FLAG;
     localparam [7:0]  FLUSH8  = FLUSH_CLKS[7:0];
     localparam [10:0] HDR     = 11'd42;  // Ethernet (14) + IPv4 (20) + UDP (8); an ARP frame's length too
@@ -93,9 +99,9 @@ module nf_link_udp #(
     reg [31:0] arp_ip;
 
     // receive queue: written at ws while a datagram arrives, committed (wp) at its good end
-    reg [7:0]  rxq [0:BUF_BYTES-1];
-    reg [AW:0] wp, ws, rp;
-    wire [AW:0] used = wp - rp;
+    reg [7:0]  rxq [0:RX_BYTES-1];
+    reg [QW:0] wp, ws, rp;
+    wire [QW:0] used = wp - rp;
     wire [15:0] word = {prev, rd};
     wire [15:0] ulen = word;                  // at index 39
     wire [16:0] sum_next = {1'b0, ip_sum[15:0]} + {16'd0, ip_sum[16]} + {1'b0, word};
@@ -124,7 +130,7 @@ module nf_link_udp #(
                 11'd34: chk = ip_sum[15:0] + {15'd0, ip_sum[16]} == 16'hFFFF;  // header checksum
                 11'd37: chk = word == PORT16;
                 11'd39: chk = ulen >= 16'd8 && ulen - 16'd8 <= {5'd0, MAXP} && ulen + 16'd20 <= ip_len &&
-                              {1'b0, ulen} - 17'd8 <= {{(16 - AW){1'b0}}, BUF_N - used};
+                              {1'b0, ulen} - 17'd8 <= {{(16 - QW){1'b0}}, RX_N - used};
                 default: ;
             endcase
         end else if (is_arp) begin
@@ -163,8 +169,8 @@ module nf_link_udp #(
             arp_pending <= 1'b0;
             arp_mac     <= 48'd0;
             arp_ip      <= 32'd0;
-            wp          <= {(AW + 1){1'b0}};
-            ws          <= {(AW + 1){1'b0}};
+            wp          <= {(QW + 1){1'b0}};
+            ws          <= {(QW + 1){1'b0}};
             rx_drop     <= 1'b0;
         end else begin
             rx_drop <= 1'b0;
@@ -197,7 +203,7 @@ module nf_link_udp #(
                     if (ri == 11'd39)
                         plen <= ulen[10:0] - 11'd8;
                     if (r_ok && chk && in_pay) begin
-                        rxq[ws[AW-1:0]] <= rd;
+                        rxq[ws[QW-1:0]] <= rd;
                         ws <= ws + 1'b1;
                     end
                 end
@@ -217,8 +223,8 @@ module nf_link_udp #(
                     r_ok   <= 1'b1;
                     ws     <= wp;
                     if (good && is_ip) begin
-                        wp         <= ws + {{AW{1'b0}}, r_ok && chk && in_pay};
-                        ws         <= ws + {{AW{1'b0}}, r_ok && chk && in_pay};
+                        wp         <= ws + {{QW{1'b0}}, r_ok && chk && in_pay};
+                        ws         <= ws + {{QW{1'b0}}, r_ok && chk && in_pay};
                         peer_mac   <= c_mac;
                         peer_ip    <= c_ip;
                         peer_port  <= c_port;
@@ -240,13 +246,13 @@ module nf_link_udp #(
     // Queue to the link: a one-byte output register read ahead of the consumer.
     always @(posedge clk) begin
         if (rst) begin
-            rp        <= {(AW + 1){1'b0}};
+            rp        <= {(QW + 1){1'b0}};
             rxb_valid <= 1'b0;
             rxb_data  <= 8'd0;
         end else if (!rxb_valid || rxb_ready) begin
             rxb_valid <= rp != wp;
             if (rp != wp) begin
-                rxb_data <= rxq[rp[AW-1:0]];
+                rxb_data <= rxq[rp[QW-1:0]];
                 rp <= rp + 1'b1;
             end
         end

@@ -289,6 +289,21 @@ static void pump(struct nf_link *l, uint64_t now)
     }
 }
 
+/* Whether DATA frame `sent` may go now (under mu): with a transport that bounds the
+ * bytes in flight, the unacknowledged frames' and this one's stay within the bound; a
+ * frame alone always goes. Leaves it encoded in l->wire. */
+static int line_room(struct nf_link *l)
+{
+    struct tx_slot *s = &l->q[l->sent % NF_LINK_MAX_SLOTS];
+    size_t len = encode(l, s->buf, NF_LINK_TYPE_DATA, l->sent, 0, s->payload);
+    size_t cap = l->t->in_flight_max, n = 0;
+    if (!cap || l->sent == l->una)
+        return 1;
+    for (uint8_t i = l->una; i != l->sent; i++)
+        n += l->q[i % NF_LINK_MAX_SLOTS].wire_len;
+    return n + len <= cap;
+}
+
 /* Encode DATA frame `sent` into l->wire (under mu); returns its length. */
 static size_t encode_data(struct nf_link *l, uint64_t now)
 {
@@ -337,7 +352,7 @@ size_t nf_link_next_output(struct nf_link *l, uint64_t now, uint64_t *next_us)
             go_back(l);
             l->probing = 1;
         }
-        if (!l->loss_acks && l->sent != l->nxt && !(l->probing && l->sent != l->una)) {
+        if (!l->loss_acks && l->sent != l->nxt && !(l->probing && l->sent != l->una) && line_room(l)) {
             len = encode_data(l, now);
         } else if ((l->ack_owed && now >= l->ack_deadline_us) || l->loss_acks) {
             len = encode_ctrl(l, NF_LINK_TYPE_ACK, 0);

@@ -67,6 +67,9 @@ struct nf_transport {
     const struct nf_transport_ops *ops;
     const char *name; /* e.g. "sim", "model:/tmp/x.sock", "socketpair" */
     struct nf_transport_net net;
+    /* Most link bytes of DATA frames the peer takes unacknowledged (0: no bound): the
+     * link keeps no more in flight, so a peer queue fed faster than it drains holds them. */
+    size_t in_flight_max;
 };
 
 /* Open a transport from a device string (see above). On success *out is set and

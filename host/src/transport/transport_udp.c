@@ -84,6 +84,10 @@ NTSTATUS nf_transport_open_udp(const char *arg, struct nf_transport **out)
     st = nf_transport_from_fd(fd, name, out); /* owns fd from here on */
     if (st != STATUS_SUCCESS)
         return st;
+    /* The wire may outrun the board's clock: what is in flight must fit its receive
+     * queue (LINK.UDP_IN_FLIGHT), a longest stuffed frame included. */
+    _Static_assert(NF_LINK_UDP_IN_FLIGHT >= 2 * NF_LINK_SLOT_BYTES + 2, "a longest frame fits UDP_IN_FLIGHT");
+    (*out)->in_flight_max = NF_LINK_UDP_IN_FLIGHT;
     st = nf_transport_fd_set_dgram(*out, NF_LINK_UDP_MAX_PAYLOAD);
     if (st != STATUS_SUCCESS) {
         nf_transport_close(*out);

@@ -3,7 +3,7 @@
 // writes what the port did in each (link_udp_tb.py check reads it with scapy).
 // Scenario lines: "STEP name", "F hex" (a frame with its FCS, driven on the GMII pins
 // after a preamble and SFD, then an inter-frame gap), "T hex" (bytes offered to txb),
-// "W n" (n clocks). Output: "STEP name", then "R hex" (the bytes rxb gave during the
+// "W n" (n clocks), "K 1" / "K 0" (rxb_ready at every clock / now and then). Output: "STEP name", then "R hex" (the bytes rxb gave during the
 // step) and "X hex" (each frame the port sent, preamble stripped, FCS kept).
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +28,7 @@ struct Bench {
     bool tx_seen_sfd = false;
     std::vector<std::vector<uint8_t>> tx_frames;
     uint32_t lfsr = 0xACE1u;
+    bool ready_always = false;  // rxb_ready at every clock, as nf_link gives it
 
     void tick(uint8_t rxd = 0, bool rx_dv = false)
     {
@@ -36,7 +37,7 @@ struct Bench {
         m->gmii_rx_dv = rx_dv;
         m->gmii_rx_er = 0;
         lfsr = lfsr * 1103515245u + 12345u;
-        m->rxb_ready = (lfsr >> 16) % 3 != 0;  // backpressure now and then
+        m->rxb_ready = ready_always || (lfsr >> 16) % 3 != 0;  // backpressure now and then
         m->txb_valid = !txb.empty();
         m->txb_data = txb.empty() ? 0 : txb.front();
         m->eval();
@@ -127,6 +128,8 @@ int main(int argc, char **argv)
         } else if (op == "T") {
             for (uint8_t c : unhex(arg))
                 b.txb.push_back(c);
+        } else if (op == "K") {
+            b.ready_always = arg == "1";
         } else if (op == "W") {
             for (long i = std::stol(arg); i > 0; i--)
                 b.tick();

@@ -2,7 +2,7 @@
 """nf_link_udp's frames, made and checked by scapy.
 
 gen SCENARIO: the steps the testbench (link_udp_tb.cpp) runs: ARP requests, datagrams
-to the port and others it must drop, link bytes to send back.
+to the port and others it must drop, datagrams back to back, link bytes to send back.
 check SCENARIO OUT: what the port did in each step against what it must do; replies are
 parsed and rebuilt by scapy (IPv4 checksum, lengths). Exit status 1 on a failure.
 """
@@ -10,7 +10,7 @@ import sys
 import zlib
 
 sys.path.insert(0, "proto/gen")
-from nf_layout import LINK_FLAG, LINK_UDP_MAX_PAYLOAD, LINK_UDP_PORT  # noqa: E402
+from nf_layout import LINK_FLAG, LINK_UDP_MAX_PAYLOAD, LINK_UDP_PORT, LINK_UDP_RX_BYTES  # noqa: E402
 from scapy.all import ARP, IP, UDP, Ether, Raw, raw  # noqa: E402
 
 MAC, IP_ADDR = "02:6e:00:00:00:01", "192.168.1.50"  # the testbench's local_mac, local_ip
@@ -36,6 +36,14 @@ BIG = bytes((i * 5 + 1) % 256 for i in range(LINK_UDP_MAX_PAYLOAD))
 LINK_FRAME = FLAG + bytes([1, 2, 3, 0x7D, 0x5E]) + FLAG
 NOFLAG = bytes(range(1, 11))
 LONG = bytes((i % 0x70) + 1 for i in range(2000))  # no flag: split at the size limit
+# Largest datagrams back to back at one byte a clock, each its own bytes: as many as the
+# receive queue holds (the host's bound on bytes in flight) while the link takes bytes
+# now and then, and a stream of many more while it takes one each clock.
+BURST = [bytes((i * 7 + k * 13 + (i >> 8)) % 256 for i in range(LINK_UDP_MAX_PAYLOAD))
+         for k in range(LINK_UDP_RX_BYTES // LINK_UDP_MAX_PAYLOAD)]
+STREAM = [bytes((i * 11 + k * 29) % 256 for i in range(LINK_UDP_MAX_PAYLOAD)) for k in range(40)]
+# Steps whose link takes a byte at every clock (nf_link's rate); the others now and then.
+READY_ALWAYS = {"stream"}
 
 
 def bad_cksum():
@@ -61,6 +69,8 @@ STEPS = [
     ("reply", [], LINK_FRAME, 400, b"", [LINK_FRAME]),
     ("idle-flush", [], NOFLAG, 400, b"", [NOFLAG]),
     ("split", [], LONG, 12000, b"", [LONG[:LINK_UDP_MAX_PAYLOAD], LONG[LINK_UDP_MAX_PAYLOAD:]]),
+    ("burst", [fcs(dgram(p)) for p in BURST], b"", 12000, b"".join(BURST), []),
+    ("stream", [fcs(dgram(p)) for p in STREAM], b"", 4000, b"".join(STREAM), []),
 ]
 
 
@@ -68,6 +78,7 @@ def gen(path):
     with open(path, "w") as f:
         for name, frames, tx, wait, _, _ in STEPS:
             f.write(f"STEP {name}\n")
+            f.write(f"K {int(name in READY_ALWAYS)}\n")
             for fr in frames:
                 f.write(f"F {fr.hex()}\n")
             if tx:
