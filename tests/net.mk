@@ -39,10 +39,11 @@ test-net-seg: $(BUILD)/tests/net_seg $$(SIM_BIN) $$(SIM_BUILD)/nfwire $$(CLI_BIN
 .PHONY: test-net-phy-loopback-model test-net-phy-loopback-sim
 test-net-phy-loopback-model: $$(MODEL_BUILD)/nfmodel $$(CLI_BIN) ## one nfmodel, no peer: ndkfpga phy loopback on, two QPs to its own address pass Send/Write/Read through the port; loopback off: nothing arrives
 	@PY=$(PY) bash tests/net/test_phy_loopback.sh $(CLI_BIN) model:$(MODEL_BUILD)/nfmodel
-test-net-phy-loopback-sim: $$(SIM_BIN) $$(SIM_BUILD)/nfsim-rgmii $$(SIM_BUILD)/nfsim-rmii $$(CLI_BIN) firmware ## test-net-phy-loopback-model on nfsim (GMII) and at the RGMII and RMII pins (transfers of 2000 bytes there), the PHY's loopback set over MDIO
-	@set -o pipefail; rc=0; for s in $(SIM_BIN):5000 $(SIM_BUILD)/nfsim-rgmii:2000 $(SIM_BUILD)/nfsim-rmii:2000; do \
-	    PY=$(PY) bash tests/net/test_phy_loopback.sh $(CLI_BIN) sim:$${s%:*}:$(SIM_FW_HEX) $${s##*:} \
-	        | sed -u "s/^\(not \)\{0,1\}ok - /&$$(basename $${s%:*}): /" || rc=1; done; exit $$rc
+test-net-phy-loopback-sim: $$(SIM_BIN) $$(SIM_BUILD)/nfsim-rgmii $$(SIM_BUILD)/nfsim-rmii $$(CLI_BIN) firmware ## test-net-phy-loopback-model on nfsim (GMII) at its default byte time and at a byte every 2 clocks (the boards' CE_DIV), and at the RGMII and RMII pins (transfers of 2000 bytes there), the PHY's loopback set over MDIO
+	@set -o pipefail; rc=0; for s in $(SIM_BIN):5000 $(SIM_BIN):5000:2 $(SIM_BUILD)/nfsim-rgmii:2000 $(SIM_BUILD)/nfsim-rmii:2000; do \
+	    b=$${s%%:*} n=$${s#*:} d=; case $$n in *:*) d=$${n#*:} n=$${n%%:*};; esac; \
+	    NFSIM_ARGS="$${d:+--phy-div $$d}" PY=$(PY) bash tests/net/test_phy_loopback.sh $(CLI_BIN) sim:$$b:$(SIM_FW_HEX) $$n \
+	        | sed -u "s/^\(not \)\{0,1\}ok - /&$$(basename $$b)$${d:+ phy-div $$d}: /" || rc=1; done; exit $$rc
 
 test-net-ping-model: $$(MODEL_BUILD)/nfmodel $$(SIM_BUILD)/nfwire ## a Linux host in a network namespace pings nfmodel over the wire (ARP, ICMP echo; root)
 	@bash tests/net/test_net_ping.sh $(MODEL_BUILD)/nfmodel $(SIM_BUILD)/nfwire -

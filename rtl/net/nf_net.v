@@ -136,10 +136,11 @@ module nf_net #(
         mdio_stat[`NF_NET_MDIO_STAT_BUSY_LSB] = mdio_busy;
     end
 
-    // ---- system-port master: one transaction at a time, RX and TX take turns -------------
+    // ---- system-port master: one transaction at a time, RX first -------------------------
+    // RX writes go before TX reads: a received word lost to a full RX FIFO loses its frame,
+    // while a late TX read only delays a frame whose first byte waits until it is all stored.
     reg mem_owner_tx;   // the transaction in flight is TX's read
-    reg last_tx;        // TX had the previous turn
-    wire pick_tx = tx_rd_valid && (!rx_wr_valid || !last_tx);
+    wire pick_tx = tx_rd_valid && !rx_wr_valid;
     assign mem_want    = rx_wr_valid || tx_rd_valid;
     // The receiver may still be finishing a frame (its FCS delay line, the header write)
     // for a few PHY bytes after rx_dv falls: busy that long, so a stopped clock
@@ -165,14 +166,12 @@ module nf_net #(
             mem_wdata    <= 32'd0;
             mem_wstrb    <= 4'd0;
             mem_owner_tx <= 1'b0;
-            last_tx      <= 1'b0;
         end else if (mem_valid) begin
             if (mem_ready)
                 mem_valid <= 1'b0;
         end else if (rx_wr_valid || tx_rd_valid) begin
             mem_valid    <= 1'b1;
             mem_owner_tx <= pick_tx;
-            last_tx      <= pick_tx;
             mem_addr     <= pick_tx ? tx_rd_addr : rx_wr_addr;
             mem_wdata    <= pick_tx ? 32'd0 : rx_wr_data;
             mem_wstrb    <= pick_tx ? 4'd0 : rx_wr_strb;

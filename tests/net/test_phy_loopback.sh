@@ -4,7 +4,8 @@
 # wire goes nowhere), PHY loopback on through `ndkfpga phy`, then two of its QPs connected
 # to its own address pass Send, Write and Read through the port (phy_loopback.py).
 # ADAPTER: model:NFMODEL or sim:NFSIM:FIRMWARE_HEX (nfsim, nfsim-rgmii or nfsim-rmii).
-# BYTES: the largest transfer (phy_loopback.py's default without it).
+# BYTES: the largest transfer (phy_loopback.py's default without it). NFSIM_ARGS: more
+# options for a sim adapter (e.g. --phy-div 2).
 # Usage: test_phy_loopback.sh NDKFPGA ADAPTER [BYTES]
 set -u
 ndk=$1
@@ -19,7 +20,7 @@ cleanup() {
 trap cleanup EXIT
 kind=${2%%:*} rest=${2#*:}
 case $kind in
-sim) "${rest%%:*}" --socket "$tmp/a.sock" --firmware "${rest#*:}" --quiet 2>/dev/null & pid=$! ;;
+sim) "${rest%%:*}" --socket "$tmp/a.sock" --firmware "${rest#*:}" --quiet ${NFSIM_ARGS:-} 2>/dev/null & pid=$! ;;
 model) "$rest" --socket "$tmp/a.sock" --quiet 2>/dev/null & pid=$! ;;
 *) echo "not ok - phy: unknown adapter $2"; exit 1 ;;
 esac
