@@ -100,7 +100,7 @@ def boards(tree):
         print("# " + out.strip())
     rc, out = run(tree, "--only", "board-figures")
     boards = open(os.path.join(tree, "docs", "boards.md"), encoding="utf-8").read()
-    ok(rc == 0 and "| ULX3S 85F | LFE5U-85F-6 | 40 MHz | 49.6 MHz (met) |" in boards,
+    ok(rc == 0 and "| ULX3S 85F | LFE5U-85F-6 | none (host link only) | 40 MHz | 49.6 MHz (met) |" in boards,
        "the board table is written from a fresh summary.json")
     edit(tree, "proto/gen/nf_layout.py", "BOARD_ULX3S_85K_BAUD = 3000000", "BOARD_ULX3S_85K_BAUD = 2000000")
     rc, out = bitstream(tree, "--is-fresh", "ulx3s", "85k")
