@@ -72,5 +72,5 @@ lint-board:
 
 # The board table in docs/boards.md is written from the summaries.
 .PHONY: board-figures
-board-figures: ## write the last test-bitstream's figures (Fmax, LUT/FF/EBR) into docs/boards.md
+board-figures: ## write the last test-bitstream's figures (Fmax, LUT/FF/EBR) and the seed table into docs/boards.md
 	@python3 tools/board_figures.py

@@ -165,7 +165,7 @@ def main():
         print(table(), end="")
         return 0
     import doc_figures  # it imports this module for table()
-    return doc_figures.main(["--only", "board-figures"])
+    return doc_figures.main(["--only", "board-figures"]) | doc_figures.main(["--only", "board-seeds"])
 
 
 if __name__ == "__main__":
