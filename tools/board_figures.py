@@ -109,8 +109,9 @@ def seeds_table(root=ROOT):
         cols = cols or sorted(e["seeds"], key=int)
         commits.add(e["commit"])
         fm = [e["seeds"].get(k, {}) for k in cols]
-        cells = ["%.1f" % v["fmax_mhz"] + ("" if v["met"] else " (missed)") if v.get("fmax_mhz") else "failed"
-                 for v in fm]
+        cells = ["%.1f" % v["fmax_mhz"] + ("" if v["met"] else " (missed)") +
+                 (" (a PHY clock missed)" if v["met"] and not v.get("all_met", True) else "")
+                 if v.get("fmax_mhz") else "failed" for v in fm]
         met = sum(1 for v in fm if v.get("met"))
         rows.append(f"| {what} | {e['clk_hz'] / 1e6:g} MHz | " + " | ".join(cells) + f" | {met} of {len(cols)} |")
     if not rows:
