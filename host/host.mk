@@ -27,7 +27,7 @@ NDK_SAN_OBJS = $(call ndk_objs,$(NDK_BUILD)/obj-san)
 # Consumers (tests, examples) of the in-tree library.
 NDK_CONSUMER_CC = $(HOST_CC) $(HOST_CFLAGS) -I$(ROOT)/host/include -I$(ROOT)/tests -pthread
 
-.PHONY: host-lib test-host-ndk test-host-clock test-host-log test-conformance-model test-conformance-faults test-conformance-sim test-install \
+.PHONY: host-lib test-host-ndk test-host-clock test-host-log test-host-udp test-conformance-model test-conformance-faults test-conformance-sim test-conformance-udp test-install \
         lint-host-ndk install uninstall
 LINT_TARGETS += lint-host-ndk
 
@@ -97,6 +97,13 @@ $(NDK_BUILD)/test_log: host/tests/log/test_log.c $(NDK_BUILD)/libndkfpga.a tests
 test-host-log: $(NDK_BUILD)/test_log $(BUILD)/model/nfmodel ## the library is quiet unless asked ($NDKFPGA_DEBUG, NdkFpgaSetLogCallback)
 	@$(NDK_BUILD)/test_log
 
+# ---- the udp: transport alone: device strings, datagrams, nobody listening ----
+$(NDK_BUILD)/test_udp: host/tests/udp/test_udp.c $(NDK_BUILD)/libndkfpga.a tests/tap.h $$(NDK_LIB_HDRS)
+	$(NDK_CONSUMER_CC) -I$(ROOT)/host/src -I$(ROOT)/proto/gen -o $@ $< $(NDK_BUILD)/libndkfpga.a $(NDK_LIB_LIBS)
+
+test-host-udp: $(NDK_BUILD)/test_udp ## the udp: transport: bad device strings, datagram sizes, nobody listening ends in a timeout
+	@$(NDK_BUILD)/test_udp
+
 # ---- conformance suite (tests/conformance/) against a live adapter ----
 # Every .c of tests/conformance/ but bench_post.c, a program of its own.
 CONF_SRCS := $(sort $(filter-out %/bench_post.c,$(wildcard tests/conformance/*.c)))
@@ -122,6 +129,10 @@ test-conformance-faults: $(NDK_BUILD)/conformance $(BUILD)/model/nfmodel ## the 
 # Against the Verilator board (slow: the same suite, every byte through the RTL).
 test-conformance-sim: $(NDK_BUILD)/conformance sim ## the NDK conformance suite on the Verilator board
 	@NDKFPGA_DEVICE=sim $(NDK_BUILD)/conformance
+
+# The same over the udp: transport, through the board's Ethernet host-link port (nfsim --link-udp).
+test-conformance-udp: $(NDK_BUILD)/conformance sim ## the NDK conformance suite on the Verilator board over udp: (nfsim --link-udp)
+	@bash tests/conformance/udp_sim.sh $(SIM_BIN) $(NDK_BUILD)/conformance
 
 # ---- install ----
 # `make install PREFIX=DIR` installs a relocatable tree:

@@ -8,6 +8,7 @@
 
 HOST_LINK_SRCS := proto/c/nf_frame.c host/src/base/nf_status.c host/src/base/nf_error.c host/src/base/nf_unix.c \
                   host/src/transport/nf_transport.c host/src/transport/transport_fd.c host/src/transport/transport_sim.c \
+                  host/src/transport/transport_udp.c \
                   host/src/transport/nf_devopts.c host/src/transport/nf_segment.c \
                   host/src/link/nf_link.c host/src/link/nf_link_arq.c host/src/link/nf_link_send.c
 HOST_LINK_HDRS := proto/c/nf_frame.h host/src/base/nf_error.h host/src/base/nf_time.h host/src/base/nf_unix.h \

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "nf_udp_link.h"
 #include "nf_wire.h"
 #include <utility>
 #include <vector>
@@ -127,6 +128,7 @@ struct Options {
     std::string wire_opts; // the port's options, sent to the segment in the hello (sim/nf_wire_proto.h)
     bool wire_loopback = false; // the port's frames come back to its own receiver, no segment
     uint64_t mac_seed = 0; // NET.MAC_SEED: this adapter's default MAC is 02:6e:<these 32 bits>
+    uint64_t link_udp = 0; // the host link's Ethernet port from UDP 127.0.0.1:this port (0: none)
 };
 
 void usage(FILE *f)
@@ -151,6 +153,8 @@ void usage(FILE *f)
         "  --wire-opts STR        the port's options for the segment, key=value,... (loss,\n"
         "                         dup, reorder, corrupt, pcap, seed: sim/nf_wire_proto.h)\n"
         "  --mac-seed N           NET.MAC_SEED (32 bits): the default MAC is 02:6e:<N> (default 0)\n"
+        "  --link-udp PORT        the host link also through its Ethernet port, from UDP datagrams\n"
+        "                         on 127.0.0.1:PORT (the udp: transport; --socket then optional)\n"
         "  --quiet                no exit summary (the host library starts nfsim so: the\n"
         "                         summary would land in the middle of its consumer's output)\n",
         NF_DEFAULT_FIRMWARE);
@@ -226,6 +230,8 @@ int parse_args(int argc, char **argv, Options *o)
             o->wire_opts = v;
         } else if (a == "--mac-seed") {
             if (!need(parse_u64(v, &o->mac_seed) && o->mac_seed <= 0xFFFFFFFFull)) return 2;
+        } else if (a == "--link-udp") {
+            if (!need(parse_u64(v, &o->link_udp) && o->link_udp >= 1 && o->link_udp <= 65535)) return 2;
         } else if (a == "--phy-div") {
             if (!need(parse_u64(v, &o->phy_div) && o->phy_div >= 1 && o->phy_div <= 255)) return 2;
         } else if (a == "--replay") {
@@ -260,7 +266,7 @@ int parse_args(int argc, char **argv, Options *o)
         std::fprintf(stderr, "nfsim: --wire-opts needs --wire PATH\n");
         return 2;
     }
-    if (o->socket_path.empty() && o->replay.empty()) {
+    if (o->socket_path.empty() && o->replay.empty() && !o->link_udp) {
         std::fprintf(stderr, "nfsim: --socket PATH is required\n");
         usage(stderr);
         return 2;
@@ -380,6 +386,16 @@ public:
             wo.loopback = true;
             wire_ = std::make_unique<NfWire>(wo);
         }
+        if (opt_.link_udp) {
+            std::string err;
+            udp_ = std::make_unique<NfUdpLink>();
+            if (!udp_->open(static_cast<unsigned>(opt_.link_udp), &err)) {
+                std::fprintf(stderr, "nfsim: --link-udp: %s\n", err.c_str());
+                return 2;
+            }
+            top_->link_mac = NfUdpLink::kMac;
+            top_->link_ip = NfUdpLink::kIp;
+        }
         top_->mac_seed = static_cast<uint32_t>(opt_.mac_seed);
         top_->uart_period = static_cast<uint16_t>(period_);
         top_->uart_rx = 1;
@@ -450,6 +466,11 @@ private:
             top_->gmii_rx_dv = wire_->rx_dv();
             top_->gmii_rx_er = wire_->rx_er();
         }
+        if (udp_) {
+            top_->link_phy_ce = 1;
+            top_->link_gmii_rxd = udp_->rxd();
+            top_->link_gmii_rx_dv = udp_->rx_dv();
+        }
         top_->clk = 0;
 #if VM_TRACE
         top_->eval();
@@ -484,6 +505,8 @@ private:
             if (phy_ce_)
                 phy_count_ = 0;
         }
+        if (udp_)  // gigabit: a byte each clock
+            udp_->clock(true, top_->link_gmii_txd, top_->link_gmii_tx_en, top_->link_gmii_tx_er);
         uint8_t byte;
         if (smp_.sample(cycle_, top_->uart_tx, &byte) == 1 && client_fd_ >= 0)
             faults_.pass(byte, [this](uint8_t b) { to_host_.push_back(b); });
@@ -492,6 +515,14 @@ private:
     // Socket work between batches of cycles. Returns false to stop the simulation.
     bool service()
     {
+        if (udp_) {
+            udp_->service();
+            // Before the first datagram, with no client either, the model waits for one.
+            if (client_fd_ < 0 && !udp_->active() && drv_.idle() && !smp_.busy())
+                udp_->wait(listen_fd_ < 0 ? 200 : 0);
+            if (client_fd_ < 0 && (udp_->active() || listen_fd_ < 0))
+                return true;
+        }
         if (client_fd_ < 0) {
             // Idle: nothing on the wire and no client. Wait without simulating.
             bool idle = drv_.idle() && !smp_.busy();
@@ -609,6 +640,7 @@ private:
     }
 
     const Options &opt_;
+    std::unique_ptr<NfUdpLink> udp_;  // the host link's Ethernet port (--link-udp)
     std::unique_ptr<NfWire> wire_;  // the network port's segment (--wire) or its loopback (--wire-loopback)
     bool phy_ce_ = false;
     uint64_t phy_count_ = 0;

@@ -5,11 +5,11 @@ SIM_DIR     := $(ROOT)/sim
 SIM_BUILD   := $(BUILD)/sim
 SIM_BIN     := $(SIM_BUILD)/nfsim
 SIM_FW_HEX  := $(BUILD)/firmware/nf_fw.hex
-SIM_CXX_SRC := $(SIM_DIR)/nfsim.cpp $(SIM_DIR)/nf_wire.cpp
+SIM_CXX_SRC := $(SIM_DIR)/nfsim.cpp $(SIM_DIR)/nf_wire.cpp $(SIM_DIR)/nf_udp_link.cpp
 # The model's top: nf_soc with its input pins registered (sim/nfsim_top.v), so no logic is
 # evaluated again at each evaluation for the inputs; the class keeps nf_soc's name.
 SIM_TOP     := $(SIM_DIR)/nfsim_top.v
-SIM_HDRS    := $(SIM_DIR)/nf_uart_bits.h $(SIM_DIR)/nf_layout_cxx.h $(ROOT)/proto/gen/nf_layout.h $(SIM_DIR)/nf_wire.h $(SIM_DIR)/nf_wire_proto.h
+SIM_HDRS    := $(SIM_DIR)/nf_uart_bits.h $(SIM_DIR)/nf_layout_cxx.h $(ROOT)/proto/gen/nf_layout.h $(SIM_DIR)/nf_wire.h $(SIM_DIR)/nf_wire_proto.h $(SIM_DIR)/nf_udp_link.h
 
 .PHONY: sim test-sim sim-model
 

@@ -39,6 +39,8 @@
 `define NF_LINK_MAX_PAYLOAD 4080  // largest payload of one frame (a slot less header and CRC, rounded down to 8)
 `define NF_LINK_MAX_SLOTS 16  // largest RX_SLOTS or TX_SLOTS a build may have (bitmap registers are 16 bits)
 `define NF_LINK_TURNAROUND_MS 20  // retransmission timeout of either side with no bytes in flight: the peer's turnaround (USB latency timer, scheduling, firmware)
+`define NF_LINK_UDP_PORT 41790  // UDP port of the host link over Ethernet (nf_link_udp, the udp: transport): the adapter listens on it, the host sends to it
+`define NF_LINK_UDP_MAX_PAYLOAD 1472  // largest datagram payload of the UDP host link: a 1500-byte IPv4 MTU less the IPv4 (20) and UDP (8) headers; the datagrams carry the link's bytes as the UART does
 
 // FRAME_PAGES constants
 `define NF_FRAME_PAGES_MR_REGISTER 504  // page list of one MR_REGISTER message

@@ -29,6 +29,9 @@ module nf_board_core #(
     // The firmware RAM's bit slices (nf_soc FW_SLICE_BITS, the profile's), loaded from
     // FW_HEX.sNN (tools/fw_slices.py); 0: one 32-bit memory loaded from FW_HEX.
     parameter integer FW_SLICE_BITS = `NF_PROFILE_ULX3S_85K_FW_SLICE_BITS,
+    // 1: the host link also takes its bytes in UDP datagrams on the link_* port (nf_soc
+    // LINK_UDP, a second Ethernet port); 0: the UART alone, link_* unused.
+    parameter integer LINK_UDP      = 0,
     // Firmware image ($readmemh words) of the CPU's RAM. The default is nf_soc's: Yosys
     // elaborates every module with its defaults first, so it must name a file that exists.
     parameter         FW_HEX        = "build/firmware/nf_fw.hex"
@@ -50,7 +53,18 @@ module nf_board_core #(
     output wire [7:0]  gmii_txd,
     output wire        gmii_tx_en,
     output wire        gmii_tx_er,
-    input  wire [31:0] net_mac_seed   // the firmware's default MAC (NET.MAC_SEED), constant
+    input  wire [31:0] net_mac_seed,  // the firmware's default MAC (NET.MAC_SEED), constant
+    // the host link's Ethernet port (LINK_UDP 1; nf_soc's link_*, in the system clock; tie
+    // off without one): its MAC and IPv4 address, constant while running
+    input  wire        link_phy_ce,
+    input  wire [7:0]  link_gmii_rxd,
+    input  wire        link_gmii_rx_dv,
+    input  wire        link_gmii_rx_er,
+    output wire [7:0]  link_gmii_txd,
+    output wire        link_gmii_tx_en,
+    output wire        link_gmii_tx_er,
+    input  wire [47:0] link_mac,
+    input  wire [31:0] link_ip
 );
     localparam integer CLK_HZ = OSC_HZ / PLL_CLKI_DIV * PLL_CLKFB_DIV;
     // The UART's bit period in clocks, 12.4 fixed point, rounded to the nearest
@@ -77,13 +91,17 @@ module nf_board_core #(
     nf_soc #(
         .CLK_HZ(CLK_HZ), .FW_HEX(FW_HEX), .FW_RAM_BYTES(FW_RAM_BYTES), .FW_SLICE_BITS(FW_SLICE_BITS),
         .MEM_BYTES(MEM_BYTES), .MPT_ENTRIES(MPT_ENTRIES), .MTT_ENTRIES(MTT_ENTRIES),
-        .RX_SLOTS(RX_SLOTS), .TX_SLOTS(TX_SLOTS), .NET_RX_SLOTS(NET_RX_SLOTS), .NET_TX_SLOTS(NET_TX_SLOTS)
+        .RX_SLOTS(RX_SLOTS), .TX_SLOTS(TX_SLOTS), .NET_RX_SLOTS(NET_RX_SLOTS), .NET_TX_SLOTS(NET_TX_SLOTS),
+        .LINK_UDP(LINK_UDP)
     ) soc (
         .clk(clk), .rst(rst), .uart_rx(uart_rx), .uart_tx(uart_tx), .uart_period(UART_PERIOD),
         .leds(soc_leds), .trap(trap),
         .phy_ce(phy_ce), .gmii_rxd(gmii_rxd), .gmii_rx_dv(gmii_rx_dv), .gmii_rx_er(gmii_rx_er),
         .gmii_txd(gmii_txd), .gmii_tx_en(gmii_tx_en), .gmii_tx_er(gmii_tx_er),
-        .net_mac_seed(net_mac_seed)
+        .net_mac_seed(net_mac_seed),
+        .link_phy_ce(link_phy_ce), .link_gmii_rxd(link_gmii_rxd), .link_gmii_rx_dv(link_gmii_rx_dv),
+        .link_gmii_rx_er(link_gmii_rx_er), .link_mac(link_mac), .link_ip(link_ip),
+        .link_gmii_txd(link_gmii_txd), .link_gmii_tx_en(link_gmii_tx_en), .link_gmii_tx_er(link_gmii_tx_er)
     );
     // LEDs 0..2 as nf_soc drives them (RX, TX, link error or CPU trap); LED 7 lit while
     // the CPU is trapped, so a firmware fault shows even if the firmware set LEDS.

@@ -20,6 +20,8 @@ module nf_board_ecp5_evn #(
     wire       clk, rst, clk_os, clk_os2;  // no PHY adapter to clock
     wire [7:0] unused_txd;                 // the network port's transmit side: no PHY
     wire       unused_tx_en, unused_tx_er;
+    wire [7:0] unused_link_txd;            // no host link on Ethernet (LINK_UDP 0)
+    wire       unused_link_tx_en, unused_link_tx_er;
     /* verilator lint_on UNUSEDSIGNAL */
     nf_board_core #(
         .OSC_HZ(12000000), .PLL_CLKI_DIV(2), .PLL_CLKFB_DIV(13), .PLL_CLKOP_DIV(8),
@@ -29,7 +31,10 @@ module nf_board_ecp5_evn #(
         .clk(clk), .rst(rst), .clk_os(clk_os), .clk_os2(clk_os2),
         .phy_ce(1'b0), .gmii_rxd(8'd0), .gmii_rx_dv(1'b0), .gmii_rx_er(1'b0),
         .gmii_txd(unused_txd), .gmii_tx_en(unused_tx_en), .gmii_tx_er(unused_tx_er),
-        .net_mac_seed(32'h0)
+        .net_mac_seed(32'h0),
+        .link_phy_ce(1'b0), .link_gmii_rxd(8'd0), .link_gmii_rx_dv(1'b0), .link_gmii_rx_er(1'b0),
+        .link_gmii_txd(unused_link_txd), .link_gmii_tx_en(unused_link_tx_en), .link_gmii_tx_er(unused_link_tx_er),
+        .link_mac(48'd0), .link_ip(32'd0)
     );
     assign led_n = ~leds;   // the EVN's LEDs light when driven low
 endmodule

@@ -30,6 +30,8 @@ module nf_board_ulx3s_rmii #(
     /* verilator lint_off UNUSEDSIGNAL */
     wire       clk_os, clk_os2;     // the PHY brings its own clock
     wire       rx_drop, tx_drop;    // frames the PHY FIFOs dropped (the MAC's counters see the gaps)
+    wire [7:0] unused_link_txd;     // no host link on Ethernet (LINK_UDP 0)
+    wire       unused_link_tx_en, unused_link_tx_er;
     /* verilator lint_on UNUSEDSIGNAL */
     wire [7:0] gmii_rxd, gmii_txd;
     wire       gmii_rx_dv, gmii_rx_er, gmii_tx_en, gmii_tx_er;
@@ -41,7 +43,10 @@ module nf_board_ulx3s_rmii #(
         .clk(clk), .rst(rst), .clk_os(clk_os), .clk_os2(clk_os2),
         .phy_ce(1'b1), .gmii_rxd(gmii_rxd), .gmii_rx_dv(gmii_rx_dv), .gmii_rx_er(gmii_rx_er),
         .gmii_txd(gmii_txd), .gmii_tx_en(gmii_tx_en), .gmii_tx_er(gmii_tx_er),
-        .net_mac_seed(MAC_SEED)
+        .net_mac_seed(MAC_SEED),
+        .link_phy_ce(1'b0), .link_gmii_rxd(8'd0), .link_gmii_rx_dv(1'b0), .link_gmii_rx_er(1'b0),
+        .link_gmii_txd(unused_link_txd), .link_gmii_tx_en(unused_link_tx_en), .link_gmii_tx_er(unused_link_tx_er),
+        .link_mac(48'd0), .link_ip(32'd0)
     );
     nf_phy_rmii phy (
         .clk(clk), .rst(rst),

@@ -4,7 +4,7 @@
 LINK_DIR   := $(ROOT)/rtl/link
 LINK_BUILD := $(BUILD)/link
 LINK_RTL   := $(LINK_DIR)/nf_link_regs_decode.v $(LINK_DIR)/nf_uart_bitclk.v $(LINK_DIR)/nf_uart_shift.v $(LINK_DIR)/nf_uart_tx.v $(LINK_DIR)/nf_uart_rx.v $(LINK_DIR)/nf_crc32.v \
-              $(LINK_DIR)/nf_link_rx.v $(LINK_DIR)/nf_link_tx.v $(LINK_DIR)/nf_link.v
+              $(LINK_DIR)/nf_link_rx.v $(LINK_DIR)/nf_link_tx.v $(LINK_DIR)/nf_link.v $(LINK_DIR)/nf_link_udp.v
 # The generic register decode behind nf_link_regs_decode lives with the engine's RTL.
 LINK_REGS_DECODE := $(ROOT)/rtl/engine/nf_regs_decode.v
 LINK_HDRS  := $(ROOT)/proto/gen/nf_layout.vh $(ROOT)/proto/gen/nf_layout.h \
@@ -14,11 +14,14 @@ LINK_VTB = $(VERILATOR) --cc --exe --build -j 1 -Wall -Wno-fatal -I$(ROOT)/proto
            -CFLAGS "-std=c++17 -O1 -I$(ROOT)/rtl/include -I$(ROOT)/sim -I$(ROOT)/tests -I$(ROOT)/proto/gen -I$(ROOT)/proto/c"
 
 LINT_TARGETS += lint-link
-.PHONY: lint-link test-link-uart test-link
+.PHONY: lint-link test-link-uart test-link test-link-udp
 
 lint-link: ## Verilator -Wall lint of rtl/link and rtl/soc (PicoRV32 itself excluded)
-	@set -e; for f in $(LINK_RTL) $(LINK_DIR)/tb/nf_uart_tb.v; do \
+	@set -e; for f in $(filter-out %/nf_link_udp.v,$(LINK_RTL)) $(LINK_DIR)/tb/nf_uart_tb.v; do \
 	    $(VERILATOR) $(VLINT) -y $(LINK_DIR) -y $(ROOT)/rtl/engine --top-module $$(basename $$f .v) $$f; done
+	@$(VERILATOR) $(VLINT) -y $(LINK_DIR) -y $(ROOT)/rtl/net --top-module nf_link_udp $(LINK_DIR)/nf_link_udp.v
+	@$(VERILATOR) $(VLINT) -y $(LINK_DIR) -y $(ROOT)/rtl/engine -GLINK_UDP=1 --top-module nf_link $(LINK_DIR)/nf_link.v
+	@$(VERILATOR) $(VLINT) $(call soc_vsrc,$(NF_CPU)) -GLINK_UDP=1 --top-module nf_soc $(SOC_DIR)/nf_soc.v
 	@$(MAKE) --no-print-directory -s lint-soc
 
 $(LINK_BUILD)/uart/Vnf_uart_tb: $(LINK_RTL) $(LINK_REGS_DECODE) $(LINK_DIR)/tb/nf_uart_tb.v $(LINK_DIR)/tb/uart_tb.cpp $(LINK_HDRS)
@@ -41,6 +44,18 @@ $(LINK_BUILD)/link/Vnf_link: $(LINK_RTL) $(LINK_REGS_DECODE) $(LINK_DIR)/tb/link
 
 test-link: $(LINK_BUILD)/link/Vnf_link ## frame receiver, transmitter and LINK registers through the UART pins
 	@$<
+
+# The UDP host-link port: frames made by scapy, its replies checked by scapy.
+LINK_UDP_RTL := $(LINK_RTL) $(ROOT)/rtl/net/nf_eth_mac_rx.v $(ROOT)/rtl/net/nf_eth_mac_tx.v $(ROOT)/rtl/net/nf_eth_crc32.v
+$(LINK_BUILD)/udp/Vnf_link_udp: $(LINK_UDP_RTL) $(LINK_DIR)/tb/link_udp_tb.cpp $(LINK_HDRS)
+	@mkdir -p $(LINK_BUILD)/udp
+	@$(LINK_VTB) -y $(ROOT)/rtl/net --Mdir $(LINK_BUILD)/udp --top-module nf_link_udp $(LINK_DIR)/nf_link_udp.v \
+	    $(LINK_DIR)/tb/link_udp_tb.cpp > $(LINK_BUILD)/udp/build.log 2>&1 || (cat $(LINK_BUILD)/udp/build.log; exit 1)
+
+test-link-udp: $(LINK_BUILD)/udp/Vnf_link_udp $(LINK_DIR)/tb/link_udp_tb.py ## the UDP host-link port: ARP answered, datagrams to its address and port pass, others dropped, replies well formed (scapy)
+	@$(PY) $(LINK_DIR)/tb/link_udp_tb.py gen $(LINK_BUILD)/udp/scenario.txt
+	@$< $(LINK_BUILD)/udp/scenario.txt $(LINK_BUILD)/udp/out.txt
+	@$(PY) $(LINK_DIR)/tb/link_udp_tb.py check $(LINK_BUILD)/udp/scenario.txt $(LINK_BUILD)/udp/out.txt
 
 .PHONY: synth-link
 synth-link: ## Yosys synth_ecp5 of nf_link alone (ULX3S 85K slot counts): prints LUT/FF

@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // Link hardware: UART, frame receiver and transmitter, the LINK registers, and the
 // master on the engine's system port shared by RX writes and TX reads. The firmware
-// sees whole frames in adapter memory, never bytes.
+// sees whole frames in adapter memory, never bytes. With LINK_UDP the bytes may also
+// come from a second source (nf_link_udp); one source owns the link at a time: a flag
+// from the other takes it when the owner is between frames (its last byte a flag) or
+// has been silent for TAKEOVER_CLKS. The owner's bytes are received and it gets the
+// link's bytes; the other's bytes are dropped (the sender's ARQ repeats them).
 `default_nettype none
 `include "nf_layout.vh"
 module nf_link #(
     parameter integer RX_SLOTS = `NF_PROFILE_SIM_RX_SLOTS,  // receive slots of SLOT_BYTES in adapter memory, 1..MAX_SLOTS
-    parameter integer TX_SLOTS = `NF_PROFILE_SIM_TX_SLOTS  // transmit slots (after the RX slots), a power of two, 1..MAX_SLOTS
+    parameter integer TX_SLOTS = `NF_PROFILE_SIM_TX_SLOTS,  // transmit slots (after the RX slots), a power of two, 1..MAX_SLOTS
+    parameter integer LINK_UDP = 0,  // 1: a second byte source (udp_* ports) beside the UART; 0: the UART alone, udp_* unused
+    parameter integer TAKEOVER_CLKS = 1 << 20  // with LINK_UDP: clocks of the owner's silence mid-frame after which the other source may take the link, 2..2^30
 ) (
     input  wire        clk,
     input  wire        rst,
@@ -32,24 +38,97 @@ module nf_link #(
     output wire        tx_activity,
     output wire        rx_error,
     output wire [RX_SLOTS-1:0] rx_ready, // RX_READY: slots holding a whole frame (the SoC's SLEEP waits on them)
-    output wire        mem_want      // the system-port master has a transaction to start (mem_valid may rise at the next edge)
+    output wire        mem_want,     // the system-port master has a transaction to start (mem_valid may rise at the next edge)
+    // the second byte source (LINK_UDP = 1): bytes move on valid && ready
+    /* verilator lint_off UNUSEDSIGNAL */  // unused with LINK_UDP = 0
+    input  wire        udp_rxb_valid,
+    input  wire [7:0]  udp_rxb_data,
+    input  wire        udp_txb_ready,
+    /* verilator lint_on UNUSEDSIGNAL */
+    output wire        udp_rxb_ready,
+    output wire        udp_txb_valid,
+    output wire [7:0]  udp_txb_data,
+    output wire        udp_owner     // the second source owns the link
 );
     localparam integer MAX_SLOTS = `NF_LINK_MAX_SLOTS;
 
+    generate
+        if (LINK_UDP != 0 && LINK_UDP != 1) begin : g_bad_udp
+            $error("nf_link: LINK_UDP must be 0 or 1");
+        end
+        if (TAKEOVER_CLKS < 2 || TAKEOVER_CLKS > (1 << 30)) begin : g_bad_takeover
+            $error("nf_link: TAKEOVER_CLKS must be 2..2^30");
+        end
+    endgenerate
+
     // ---- UART ---------------------------------------------------------------------
-    wire       rxb_valid, rxb_error;
-    wire [7:0] rxb_data;
+    wire       uart_rxb_valid, uart_rxb_error;
+    wire [7:0] uart_rxb_data;
     nf_uart_rx u_uart_rx (
         .clk(clk), .rst(rst), .uart_period(uart_period), .rx(uart_rx),
-        .out_valid(rxb_valid), .out_data(rxb_data), .out_error(rxb_error)
+        .out_valid(uart_rxb_valid), .out_data(uart_rxb_data), .out_error(uart_rxb_error)
     );
 
-    wire       txb_valid, txb_ready;
+    wire       uart_txb_valid, uart_txb_ready;
     wire [7:0] txb_data;
     nf_uart_tx u_uart_tx (
         .clk(clk), .rst(rst), .uart_period(uart_period),
-        .in_valid(txb_valid), .in_data(txb_data), .in_ready(txb_ready), .tx(uart_tx)
+        .in_valid(uart_txb_valid), .in_data(txb_data), .in_ready(uart_txb_ready), .tx(uart_tx)
     );
+
+    // ---- the byte source that owns the link ---------------------------------------------
+    wire       rxb_valid, rxb_error, txb_valid, txb_ready;
+    wire [7:0] rxb_data;
+    wire       rx_wr_valid;
+    generate
+        if (LINK_UDP != 0) begin : g_udp
+            localparam integer TW = $clog2(TAKEOVER_CLKS + 1);
+            localparam [7:0]   FLAG = `NF_LINK_FLAG;
+            reg          own_udp;    // the second source owns the link
+            reg          in_frame;   // the owner's last byte was not a flag
+            reg [TW-1:0] quiet;      // clocks since the owner's last byte, saturating
+            // The second source is paced: a byte only while the receiver's write FIFO
+            // has nothing waiting, so bytes at one a clock never overflow it.
+            wire udp_byte  = udp_rxb_valid && !rx_wr_valid;
+            wire free      = !in_frame || quiet == TAKEOVER_CLKS[TW-1:0];
+            wire to_udp    = !own_udp && free && udp_byte && udp_rxb_data == FLAG;
+            wire to_uart   = own_udp && free && uart_rxb_valid && uart_rxb_data == FLAG;
+            wire sel_udp   = (own_udp && !to_uart) || to_udp;
+            assign rxb_valid = sel_udp ? udp_byte : uart_rxb_valid;
+            assign rxb_data  = sel_udp ? udp_rxb_data : uart_rxb_data;
+            assign rxb_error = !sel_udp && uart_rxb_error;
+            always @(posedge clk) begin
+                if (rst) begin
+                    own_udp  <= 1'b0;
+                    in_frame <= 1'b0;
+                    quiet    <= {TW{1'b0}};
+                end else begin
+                    own_udp <= sel_udp;
+                    if (rxb_valid) begin
+                        in_frame <= rxb_data != FLAG;
+                        quiet    <= {TW{1'b0}};
+                    end else if (quiet != TAKEOVER_CLKS[TW-1:0]) begin
+                        quiet <= quiet + 1'b1;
+                    end
+                end
+            end
+            assign udp_rxb_ready  = !rx_wr_valid;
+            assign udp_txb_valid  = txb_valid && own_udp;
+            assign uart_txb_valid = txb_valid && !own_udp;
+            assign txb_ready      = own_udp ? udp_txb_ready : uart_txb_ready;
+            assign udp_owner      = own_udp;
+        end else begin : g_uart
+            assign rxb_valid      = uart_rxb_valid;
+            assign rxb_data       = uart_rxb_data;
+            assign rxb_error      = uart_rxb_error;
+            assign uart_txb_valid = txb_valid;
+            assign txb_ready      = uart_txb_ready;
+            assign udp_rxb_ready  = 1'b0;
+            assign udp_txb_valid  = 1'b0;
+            assign udp_owner      = 1'b0;
+        end
+    endgenerate
+    assign udp_txb_data = txb_data;
 
     // ---- register writes (one per transaction) ----------------------------------------
     wire        csr_write = csr_valid && !csr_ready && csr_wstrb == 4'hF;
@@ -60,7 +139,7 @@ module nf_link #(
     wire [3:0]             stamp_idx;
     wire [31:0]            stamp_word;
     wire rx_ok, rx_bad, rx_drop;
-    wire rx_wr_valid, rx_wr_ready;
+    wire rx_wr_ready;
     wire [31:0] rx_wr_addr, rx_wr_data;
     wire [3:0]  rx_wr_strb;
     nf_link_rx #(.RX_SLOTS(RX_SLOTS)) u_rx (

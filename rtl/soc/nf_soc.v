@@ -24,7 +24,10 @@ module nf_soc #(
     // 1 (the Verilator model): the CPU's clock stops while it waits on a SLEEP read, and
     // the engine's while it is idle too, so the simulation skips their evaluation then; 0
     // (the boards): both run on clk. The two agree clock for clock ("CPU and engine clocks").
-    parameter integer CPU_CLOCK_GATE = 0
+    parameter integer CPU_CLOCK_GATE = 0,
+    // 1: the host link also takes its bytes in UDP datagrams on the link_* Ethernet pins
+    // (nf_link_udp; nf_link says which source owns the link); 0: the UART alone
+    parameter integer LINK_UDP = 0
 ) (
     input  wire        clk,
     input  wire        rst,
@@ -44,7 +47,21 @@ module nf_soc #(
     output wire        gmii_tx_er,
     // the network port's NET.MAC_SEED (the firmware's default MAC), constant while running;
     // unused without a port
-    input  wire [31:0] net_mac_seed
+    input  wire [31:0] net_mac_seed,
+    // the host link's Ethernet port (LINK_UDP = 1): GMII-style, one byte per link_phy_ce
+    // each way, its MAC and IPv4 address (first byte on the wire in the top bits) constant
+    // while running; unused with LINK_UDP = 0, where the transmit side stays idle
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire        link_phy_ce,
+    input  wire [7:0]  link_gmii_rxd,
+    input  wire        link_gmii_rx_dv,
+    input  wire        link_gmii_rx_er,
+    input  wire [47:0] link_mac,
+    input  wire [31:0] link_ip,
+    /* verilator lint_on UNUSEDSIGNAL */
+    output wire [7:0]  link_gmii_txd,
+    output wire        link_gmii_tx_en,
+    output wire        link_gmii_tx_er
 );
     localparam integer HAS_NET   = (NET_RX_SLOTS != 0) ? 1 : 0;
     localparam integer USER_BASE = `NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS, NET_RX_SLOTS, NET_TX_SLOTS);
@@ -267,7 +284,14 @@ module nf_soc #(
     wire [31:0] link_mem_addr, link_mem_wdata;
     wire [3:0]  link_mem_wstrb;
     wire        rx_activity, tx_activity, rx_error, link_mem_want;
-    nf_link #(.RX_SLOTS(RX_SLOTS), .TX_SLOTS(TX_SLOTS)) u_link (
+    wire        udp_rxb_valid, udp_txb_ready;
+    wire [7:0]  udp_rxb_data;
+    /* verilator lint_off UNUSEDSIGNAL */  // unused with LINK_UDP = 0
+    wire        udp_rxb_ready, udp_txb_valid;
+    wire [7:0]  udp_txb_data;
+    wire        udp_owner;  // for a board's LED
+    /* verilator lint_on UNUSEDSIGNAL */
+    nf_link #(.RX_SLOTS(RX_SLOTS), .TX_SLOTS(TX_SLOTS), .LINK_UDP(LINK_UDP)) u_link (
         .clk(clk), .rst(rst), .uart_rx(uart_rx), .uart_tx(uart_tx), .uart_period(uart_period),
         .cycle(cycle_lo),
         .csr_valid(link_go), .csr_addr(cpu_addr[11:0]), .csr_wdata(cpu_wdata),
@@ -275,8 +299,34 @@ module nf_soc #(
         .mem_valid(link_mem_valid), .mem_addr(link_mem_addr), .mem_wdata(link_mem_wdata),
         .mem_wstrb(link_mem_wstrb), .mem_ready(link_mem_ready), .mem_rdata(sys_port_rdata),
         .rx_activity(rx_activity), .tx_activity(tx_activity), .rx_error(rx_error), .rx_ready(rx_ready),
-        .mem_want(link_mem_want)
+        .mem_want(link_mem_want),
+        .udp_rxb_valid(udp_rxb_valid), .udp_rxb_data(udp_rxb_data), .udp_rxb_ready(udp_rxb_ready),
+        .udp_txb_valid(udp_txb_valid), .udp_txb_data(udp_txb_data), .udp_txb_ready(udp_txb_ready),
+        .udp_owner(udp_owner)
     );
+    generate
+        if (LINK_UDP != 0) begin : g_link_udp
+            /* verilator lint_off UNUSEDSIGNAL */
+            wire udp_peer_valid, udp_rx_drop;  // status a board may show
+            /* verilator lint_on UNUSEDSIGNAL */
+            nf_link_udp u_link_udp (
+                .clk(clk), .rst(rst), .local_mac(link_mac), .local_ip(link_ip),
+                .phy_ce(link_phy_ce), .gmii_rxd(link_gmii_rxd), .gmii_rx_dv(link_gmii_rx_dv),
+                .gmii_rx_er(link_gmii_rx_er), .gmii_txd(link_gmii_txd), .gmii_tx_en(link_gmii_tx_en),
+                .gmii_tx_er(link_gmii_tx_er),
+                .rxb_valid(udp_rxb_valid), .rxb_data(udp_rxb_data), .rxb_ready(udp_rxb_ready),
+                .txb_valid(udp_txb_valid), .txb_data(udp_txb_data), .txb_ready(udp_txb_ready),
+                .peer_valid(udp_peer_valid), .rx_drop(udp_rx_drop)
+            );
+        end else begin : g_no_link_udp
+            assign udp_rxb_valid   = 1'b0;
+            assign udp_rxb_data    = 8'd0;
+            assign udp_txb_ready   = 1'b0;
+            assign link_gmii_txd   = 8'd0;
+            assign link_gmii_tx_en = 1'b0;
+            assign link_gmii_tx_er = 1'b0;
+        end
+    endgenerate
 
     // ---- network port ----------------------------------------------------------------------
     // Its master and the link's take turns as one (nf_port_mux); without a port the link's

@@ -21,7 +21,7 @@ int main(void)
     const char *dev = getenv("NDKFPGA_DEVICE");
     if (!dev || !*dev)
         dev = "model";
-    slow = strncmp(dev, "sim", 3) == 0;
+    slow = strncmp(dev, "sim", 3) == 0 || strncmp(dev, "udp:", 4) == 0; /* the Verilator board */
     if (slow)
         conf_timeout_ms = 120000;
     printf("# NDK conformance against \"%s\"\n", dev);

@@ -2,7 +2,7 @@
 /* Transport dispatch: one table maps a device string's prefix to the transport that
  * opens it ("PREFIX" or "PREFIX:ARG"). Every transport is always linked (the library
  * and every test program link the same sources), so the table is fixed and complete;
- * calls only go down from here: nf_transport.c -> transport_{sim,usb,tty}.c ->
+ * calls only go down from here: nf_transport.c -> transport_{sim,usb,tty,udp}.c ->
  * transport_fd.c -> nf_error.c. */
 #include "nf_transport.h"
 
@@ -28,6 +28,7 @@ static const struct transport_kind kinds[] = {
     {"tty", nf_transport_open_tty, NULL, NULL},
     {"sim", nf_transport_open_sim, nf_transport_open_sim_net, NULL},
     {"model", nf_transport_open_model, nf_transport_open_model_net, NULL},
+    {"udp", nf_transport_open_udp, NULL, NULL},
 };
 
 NTSTATUS nf_transport_open(const char *device, struct nf_transport **out)
@@ -66,6 +67,6 @@ NTSTATUS nf_transport_open(const char *device, struct nf_transport **out)
     }
     return nf_set_error(STATUS_INVALID_PARAMETER,
                         "unknown device \"%s\" (use sim, sim:SOCKET, sim,net=NAME,ip=A.B.C.D[/N][,...], model, "
-                        "model:SOCKET, model,net=..., usb, usb:BUS-ADDR, tty:PATH or auto)",
+                        "model:SOCKET, model,net=..., usb, usb:BUS-ADDR, tty:PATH, udp:HOST[:PORT] or auto)",
                         device);
 }

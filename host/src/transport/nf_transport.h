@@ -22,6 +22,9 @@
  *                 --wire-opts, and the transport's `net` holds the addresses to set.
  *   "usb", "usb:BUS-ADDR", "tty:PATH"   the board transports (transport_board.h)
  *                 when linked in, else STATUS_NOT_SUPPORTED.
+ *   "udp:HOST[:PORT]"  a board's Ethernet host-link port, or nfsim --link-udp: the
+ *                 link's bytes in UDP datagrams to HOST (an IPv4 address or a name),
+ *                 PORT default NF_LINK_UDP_PORT (transport_udp.c).
  *   "auto" / NULL a board when one is present on USB, else "sim".
  *
  * Statuses and failure messages as base/nf_error.h says. */
@@ -74,6 +77,8 @@ struct nf_transport {
  *   STATUS_NOT_SUPPORTED         usb / tty transports not in this build
  *   (and the board transports' own statuses, see transport_board.h)
  *   STATUS_INVALID_PARAMETER     unknown device string, or a bad option (nothing started)
+ *   STATUS_INVALID_ADDRESS       "udp:HOST": HOST does not resolve to an IPv4 address
+ *   STATUS_NETWORK_UNREACHABLE   "udp:HOST": no route to HOST
  *   STATUS_ACCESS_DENIED         no private directory for a segment's socket, or pcap=
  *                                not writable
  *   STATUS_INSUFFICIENT_RESOURCES out of memory / file descriptors */

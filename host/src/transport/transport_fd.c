@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The generic fd transport: a connected stream socket (the sim/model transports,
- * tests) or a tty (transport_tty.c), read and written without blocking, with an
- * eventfd that wake() signals so a waiting read returns. */
+ * tests), a tty (transport_tty.c) or a connected datagram socket (transport_udp.c),
+ * read and written without blocking, with an eventfd that wake() signals so a waiting
+ * read returns. */
 #include "nf_transport.h"
 
 #include <errno.h>
@@ -33,15 +34,27 @@ struct fd_transport {
     char *sock_dir;   /* private directory to remove at close, or NULL */
     char *sock_path;  /* socket inside it to unlink, or NULL */
     int keeper_fd;    /* the segment's keeper port (nf_segment.h), or -1 */
+    size_t dgram_max; /* datagram socket: largest payload sent; 0: a byte stream */
+    uint8_t *stash;   /* datagram socket: the datagram read last, handed out in pieces */
+    size_t stash_len, stash_pos;
     char name[160];
 };
+
+/* A datagram socket's errors that say only that a datagram was lost (an ICMP answer
+ * to an earlier one: nobody listens yet, or no route for now): the link repairs it. */
+static int dgram_lost(const struct fd_transport *f, int e)
+{
+    return f->dgram_max && (e == ECONNREFUSED || e == EHOSTUNREACH || e == ENETUNREACH || e == ENOBUFS);
+}
 
 static NTSTATUS fd_write(struct nf_transport *t, const void *buf, size_t len, int timeout_ms)
 {
     struct fd_transport *f = (struct fd_transport *)t;
     const uint8_t *p = buf;
     while (len > 0) {
-        ssize_t n = f->is_socket ? send(f->fd, p, len, MSG_NOSIGNAL) : write(f->fd, p, len);
+        /* A datagram carries at most dgram_max bytes and goes whole or not at all. */
+        size_t chunk = f->dgram_max && len > f->dgram_max ? f->dgram_max : len;
+        ssize_t n = f->is_socket ? send(f->fd, p, chunk, MSG_NOSIGNAL) : write(f->fd, p, chunk);
         if (n > 0) {
             p += n;
             len -= (size_t)n;
@@ -49,6 +62,11 @@ static NTSTATUS fd_write(struct nf_transport *t, const void *buf, size_t len, in
         }
         if (n < 0 && errno == EINTR)
             continue;
+        if (n < 0 && dgram_lost(f, errno)) {
+            p += chunk;
+            len -= chunk;
+            continue;
+        }
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             /* The peer is slow (a UART): wait for room, but not forever. */
             struct pollfd pfd = {.fd = f->fd, .events = POLLOUT};
@@ -83,16 +101,36 @@ static int fd_wait(int fd, int wake_fd, int timeout_ms)
     return (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) ? 1 : 0;
 }
 
+/* A datagram socket's next bytes: what is left of the stashed datagram, else the next
+ * datagram (whole into the stash, so a short cap truncates nothing). Like read(). */
+static ssize_t dgram_read(struct fd_transport *f, void *buf, size_t cap)
+{
+    if (f->stash_pos == f->stash_len) {
+        ssize_t n = recv(f->fd, f->stash, NF_TRANSPORT_DGRAM_ROOM, 0);
+        if (n <= 0)
+            return n < 0 ? -1 : 0;
+        f->stash_len = (size_t)n;
+        f->stash_pos = 0;
+    }
+    size_t n = f->stash_len - f->stash_pos;
+    n = n < cap ? n : cap;
+    memcpy(buf, f->stash + f->stash_pos, n);
+    f->stash_pos += n;
+    return (ssize_t)n;
+}
+
 static ssize_t fd_read(struct nf_transport *t, void *buf, size_t cap, int timeout_ms)
 {
     struct fd_transport *f = (struct fd_transport *)t;
     for (;;) {
-        ssize_t n = read(f->fd, buf, cap);
+        ssize_t n = f->dgram_max ? dgram_read(f, buf, cap) : read(f->fd, buf, cap);
         if (n > 0)
             return n;
+        if (n == 0 && f->dgram_max)
+            continue; /* an empty datagram */
         if (n == 0)
             return -1; /* orderly shutdown, or a tty hang-up (VMIN=1: no data is EAGAIN) */
-        if (errno == EINTR)
+        if (errno == EINTR || dgram_lost(f, errno))
             continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK)
             return -1; /* EIO: a tty went away */
@@ -153,6 +191,7 @@ static void fd_close(struct nf_transport *t)
         rmdir(f->sock_dir);
     free(f->sock_path);
     free(f->sock_dir);
+    free(f->stash);
     free(f);
 }
 
@@ -205,6 +244,16 @@ void nf_transport_fd_set_child(struct nf_transport *t, pid_t pid, const char *di
 void nf_transport_fd_set_keeper(struct nf_transport *t, int fd)
 {
     ((struct fd_transport *)t)->keeper_fd = fd;
+}
+
+NTSTATUS nf_transport_fd_set_dgram(struct nf_transport *t, size_t max)
+{
+    struct fd_transport *f = (struct fd_transport *)t;
+    f->stash = malloc(NF_TRANSPORT_DGRAM_ROOM);
+    if (!f->stash)
+        return nf_set_error(STATUS_INSUFFICIENT_RESOURCES, "out of memory for a datagram transport");
+    f->dgram_max = max;
+    return STATUS_SUCCESS;
 }
 
 /* Shared by the board transports (transport_board.h). */
