@@ -2290,8 +2290,8 @@ _Static_assert(offsetof(struct nf_net_rx_hdr, cycle) == 4, "NET_RX_HDR.cycle");
 #define NF_PROFILE_ULX3S_RMII_85K_FW_SLICE_BITS 0u
 #define NF_PROFILE_ULX3S_RMII_85K_INDEX 3u
 
-/* profile COLORLIGHT_I9_45K: Colorlight i9 with LFE5U-45F and a network port (108 EBR: firmware RAM 48, adapter memory 32, the rest key tables, VexRiscv, the port's FIFOs and the PHY adapter's) */
-#define NF_PROFILE_COLORLIGHT_I9_45K_MEM_BYTES 0x00010000u
+/* profile COLORLIGHT_I9_45K: Colorlight i9 with LFE5U-45F, a network port and a host link on a second port (108 EBR: firmware RAM 48, adapter memory 28, the rest key tables, VexRiscv, the port's FIFOs, two PHY adapters' and nf_link_udp's) */
+#define NF_PROFILE_COLORLIGHT_I9_45K_MEM_BYTES 57344u
 #define NF_PROFILE_COLORLIGHT_I9_45K_MPT_ENTRIES 64u
 #define NF_PROFILE_COLORLIGHT_I9_45K_MTT_ENTRIES 256u
 #define NF_PROFILE_COLORLIGHT_I9_45K_RX_SLOTS 2u

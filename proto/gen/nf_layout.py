@@ -475,8 +475,8 @@ PROFILE_ULX3S_RMII_85K_NET_BASE = 32768
 PROFILE_ULX3S_RMII_85K_USER_BASE = 57344
 PROFILE_ULX3S_RMII_85K_FW_SLICE_BITS = 0
 
-# profile COLORLIGHT_I9_45K: Colorlight i9 with LFE5U-45F and a network port (108 EBR: firmware RAM 48, adapter memory 32, the rest key tables, VexRiscv, the port's FIFOs and the PHY adapter's)
-PROFILE_COLORLIGHT_I9_45K_MEM_BYTES = 0x10000
+# profile COLORLIGHT_I9_45K: Colorlight i9 with LFE5U-45F, a network port and a host link on a second port (108 EBR: firmware RAM 48, adapter memory 28, the rest key tables, VexRiscv, the port's FIFOs, two PHY adapters' and nf_link_udp's)
+PROFILE_COLORLIGHT_I9_45K_MEM_BYTES = 57344
 PROFILE_COLORLIGHT_I9_45K_MPT_ENTRIES = 64
 PROFILE_COLORLIGHT_I9_45K_MTT_ENTRIES = 256
 PROFILE_COLORLIGHT_I9_45K_RX_SLOTS = 2
