@@ -101,7 +101,7 @@ elif [ "$query" = --is-fresh ]; then
     exit 1
 fi
 mkdir -p "$out"
-rm -f "$out/seed_times.txt.tmp"
+[ "$sweep" = 0 ] || rm -f "$out/seed_times.txt" "$out"/report-seed*.json "$out/seeds.json"
 if [ "$firmware_only" = 1 ]; then
     why=$(stale_reason)
     if [ -n "$why" ]; then
@@ -172,32 +172,12 @@ if [ "$firmware_only" = 0 ]; then
             "$NEXTPNR_ECP5" "--$nextpnr" --package "$package" --speed "$speed" --json "$out/nf.json" \
                 --lpf "$lpf" --timing-allow-fail --report "$out/report-seed$seed.json" --seed "$seed" \
                 -l "$out/pnr-seed$seed.log" >/dev/null 2>&1 || rm -f "$out/report-seed$seed.json"
-            echo "$seed $(( $(date +%s) - ts ))" >> "$out/seed_times.txt.tmp"
+            echo "$seed $(( $(date +%s) - ts ))" >> "$out/seed_times.txt"
         done
-        python3 - "$out" "$board-$device" "$clk_hz" "$(git rev-parse HEAD 2>/dev/null || echo none)" \
-            "$(pnr_inputs | tail -n +3 | grep -v '^board ' | sha256sum | cut -c1-16)" $seeds_sweep <<'PY'
-import json, os, sys
-out, name, clk_hz, commit, inputs = sys.argv[1:6]
-seeds = sys.argv[6:]
-secs = dict(l.split() for l in open(os.path.join(out, "seed_times.txt.tmp")))
-res = {"name": name, "clk_hz": int(clk_hz), "commit": commit, "inputs": inputs, "seeds": {}}
-for s in seeds:
-    try:
-        rep = json.load(open(os.path.join(out, "report-seed%s.json" % s)))
-    except OSError:
-        res["seeds"][s] = {"fmax_mhz": None, "met": False, "all_met": False, "pnr_s": int(secs.get(s, 0))}
-        continue
-    clocks = rep["fmax"]
-    sysclk = [f for f in clocks.values() if abs(f["constraint"] * 1e6 - int(clk_hz)) < 1e4]
-    res["seeds"][s] = {"fmax_mhz": round(sysclk[0]["achieved"], 2) if sysclk else None,
-                       "met": bool(sysclk) and sysclk[0]["achieved"] >= sysclk[0]["constraint"],
-                       "all_met": all(f["achieved"] >= f["constraint"] for f in clocks.values()),
-                       "pnr_s": int(secs.get(s, 0))}
-json.dump(res, open(os.path.join(out, "seeds.json"), "w"), indent=2)
-print("bitstream: sweep %s: %s" % (name, ", ".join("seed %s %s MHz%s" % (s, v["fmax_mhz"], "" if v["met"] else " (missed)")
-                                                   for s, v in res["seeds"].items())))
-PY
-        rm -f "$out/seed_times.txt.tmp" "$out/pnr_inputs.txt.tmp"
+        python3 tools/board_figures.py --sweep-result "$out" "$board-$device" "$clk_hz" \
+            "$(git rev-parse HEAD 2>/dev/null || echo none)" \
+            "$(pnr_inputs | tail -n +3 | grep -v '^board ' | sha256sum | cut -c1-16)" $seeds_sweep
+        rm -f "$out/pnr_inputs.txt.tmp"
         exit 0
     fi
     # nextpnr reports a missed clock constraint as an error (no --timing-allow-fail);

@@ -16,6 +16,8 @@ for their clock in proto/boards.toml today.
 
   board_figures.py            rewrite the documents' board blocks (tools/doc_figures.py)
   board_figures.py --print    print the table only
+  board_figures.py --sweep-result OUT NAME CLK_HZ COMMIT INPUTS SEED...   write OUT/seeds.json
+                              of a sweep's reports (tools/bitstream.sh --sweep)
   board_figures.py --collect-seeds BOARD...   put build/board/BOARD/sweep/seeds.json into
                               constraints/timing_seeds.json
   board_figures.py --check-seeds BOARD...     fail unless each board's entry there is for
@@ -39,6 +41,7 @@ def board_field(name, field):
 BOARDS = [(name, board_field(name, "TITLE"), board_field(name, "PART")) for name in NF.BOARDS_TESTED]
 DOCS = [os.path.join("docs", "boards.md")]
 SEEDS = os.path.join("constraints", "timing_seeds.json")
+SWEEP_SEEDS = ["1", "2", "3", "4", "5"]  # the seeds the table shows (make timing-seeds' TIMING_SEEDS)
 
 
 def used(n, avail):
@@ -106,14 +109,15 @@ def seeds_table(root=ROOT):
         e = all_seeds.get(name)
         if not e or e["clk_hz"] != board_field(name, "CLK_HZ"):
             continue
-        cols = cols or sorted(e["seeds"], key=int)
+        cols = SWEEP_SEEDS
         commits.add(e["commit"])
-        fm = [e["seeds"].get(k, {}) for k in cols]
-        cells = ["%.1f" % v["fmax_mhz"] + ("" if v["met"] else " (missed)") +
-                 (" (a PHY clock missed)" if v["met"] and not v.get("all_met", True) else "")
-                 if v.get("fmax_mhz") else "failed" for v in fm]
-        met = sum(1 for v in fm if v.get("met"))
-        rows.append(f"| {what} | {e['clk_hz'] / 1e6:g} MHz | " + " | ".join(cells) + f" | {met} of {len(cols)} |")
+        fm = [e["seeds"].get(k) for k in cols]
+        cells = ["not placed" if v is None else "failed" if not v.get("fmax_mhz") else
+                 "%.1f" % v["fmax_mhz"] + ("" if v["met"] else " (missed)") +
+                 (" (a PHY clock missed)" if v["met"] and not v.get("all_met", True) else "") for v in fm]
+        met = sum(1 for v in fm if v and v.get("met"))
+        placed = sum(1 for v in fm if v is not None)
+        rows.append(f"| {what} | {e['clk_hz'] / 1e6:g} MHz | " + " | ".join(cells) + f" | {met} of {placed} |")
     if not rows:
         raise SystemExit("board_figures: no board of %s is for its clock today: run make timing-seeds" % SEEDS)
     head = ("| board | system clock | " + " | ".join("seed %s" % c for c in cols) + " | met |\n"
@@ -121,6 +125,37 @@ def seeds_table(root=ROOT):
     note = ("\n(Fmax of the system clock in MHz, from `%s` (`make timing-seeds`, netlists of commit %s), "
             "written in by `tools/board_figures.py`)\n" % (SEEDS, ", ".join("`%s`" % c[:12] for c in sorted(commits))))
     return head + "\n".join(rows) + "\n" + note
+
+
+def sweep_result(out, name, clk_hz, commit, inputs, seeds):
+    """OUT/seeds.json of a sweep (tools/bitstream.sh --sweep) from its report-seedN.json: the
+    system clock's Fmax (the clock whose constraint is clk_hz), whether it met (met) and
+    whether every clock did (all_met); a seed whose place and route failed has no Fmax, a
+    seed not placed (yet) is left out."""
+    times = {}
+    if os.path.exists(os.path.join(out, "seed_times.txt")):
+        with open(os.path.join(out, "seed_times.txt"), encoding="utf-8") as f:
+            times = dict(line.split() for line in f if line.strip())
+    res = {"name": name, "clk_hz": int(clk_hz), "commit": commit, "inputs": inputs, "seeds": {}}
+    for sd in seeds:
+        if sd not in times:
+            continue
+        try:
+            with open(os.path.join(out, "report-seed%s.json" % sd), encoding="utf-8") as f:
+                clocks = json.load(f)["fmax"]
+        except (OSError, ValueError, KeyError):
+            res["seeds"][sd] = {"fmax_mhz": None, "met": False, "all_met": False, "pnr_s": int(times[sd])}
+            continue
+        sysclk = [c for c in clocks.values() if abs(c["constraint"] * 1e6 - int(clk_hz)) < 1e4]
+        res["seeds"][sd] = {"fmax_mhz": round(sysclk[0]["achieved"], 2) if sysclk else None,
+                            "met": bool(sysclk) and sysclk[0]["achieved"] >= sysclk[0]["constraint"],
+                            "all_met": all(c["achieved"] >= c["constraint"] for c in clocks.values()),
+                            "pnr_s": int(times[sd])}
+    with open(os.path.join(out, "seeds.json"), "w", encoding="utf-8") as f:
+        json.dump(res, f, indent=2)
+        f.write("\n")
+    print("board_figures: sweep %s: %s" % (name, ", ".join(
+        "seed %s %s MHz%s" % (k, v["fmax_mhz"], "" if v["met"] else " (missed)") for k, v in res["seeds"].items())))
 
 
 def collect_seeds(names, root=ROOT):
@@ -156,7 +191,13 @@ def main():
     ap.add_argument("--print", action="store_true", help="print the table only")
     ap.add_argument("--collect-seeds", nargs="+", metavar="BOARD", help="collect the boards' sweeps")
     ap.add_argument("--check-seeds", nargs="+", metavar="BOARD", help="check the boards' seed entries")
+    ap.add_argument("--sweep-result", nargs="+", metavar="ARG",
+                    help="OUT NAME CLK_HZ COMMIT INPUTS SEED...: write OUT/seeds.json of a sweep")
     args = ap.parse_args()
+    if args.sweep_result:
+        out, name, clk_hz, commit, inputs, *seeds = args.sweep_result
+        sweep_result(out, name, clk_hz, commit, inputs, seeds)
+        return 0
     if args.collect_seeds:
         collect_seeds(args.collect_seeds)
         return 0
