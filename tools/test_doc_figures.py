@@ -152,6 +152,10 @@ def seeds(tree):
 def main():
     global CPU_ENV
     CPU_ENV = cpu_env()
+    # A placed design is test-bitstream's, of the board's first seed alone (doc_figures.py checks so).
+    sys.path.insert(0, os.path.join(ROOT, "proto", "gen"))
+    import nf_layout as NF
+    CPU_ENV["SEED"] = NF.BOARD_ULX3S_85K_SEEDS.split()[0]
     tree = tempfile.mkdtemp(prefix="doc_figures.")
     try:
         os.makedirs(os.path.join(tree, "docs"))
