@@ -2,8 +2,9 @@
 // Colorlight i9 (v7.2) board top on its extension board: 25 MHz oscillator -> PLL -> the
 // system clock and the 125 MHz RGMII transmit clock of the same VCO; the SoC's UART on the
 // extension board's USB serial; port 0's Broadcom B50612D through nf_phy_rgmii at 1 Gb/s,
-// the RDMA wire; port 1's through another nf_phy_rgmii as a second host link (nf_link_udp:
-// the link's bytes in UDP datagrams to LINK_IP, the udp: transport), beside the UART.
+// the RDMA wire; with HOST_LINK_UDP, port 1's through another nf_phy_rgmii as a second host
+// link (nf_link_udp: the link's bytes in UDP datagrams to LINK_IP, the udp: transport),
+// beside the UART; without, port 1's pins idle.
 // The B50612D delays its own TX clock (TXC edge-aligned with the data, no shifted copy),
 // and its RX clock arrives edge-aligned, so the receive pins go through RX_DELAY taps.
 // The adapter sizes come from the board's profile (nf_board_core, set by tools/bitstream.sh).
@@ -17,7 +18,8 @@ module nf_board_colorlight_i9 #(
     parameter integer PLL_CLKFB_DIV = 5,            // PLL feedback divider
     parameter integer PLL_CLKOP_DIV = 10,           // PLL output divider: VCO = system clock * this (400..800 MHz)
     parameter integer PLL_CLKOS_DIV = 5,            // VCO / this = the 125 MHz RGMII TX clock
-    parameter integer RX_DELAY      = 80,           // DELAYG taps on port 0's receive pins (the FPGA delays RX, not the PHY)
+    parameter integer RX_DELAY      = 80,           // DELAYG taps on the receive pins (the FPGA delays RX, not the PHY)
+    parameter integer HOST_LINK_UDP = 1,            // 1: port 1 is a host link (nf_link_udp); 0: port 1 idle
     parameter [31:0]  MAC_SEED      = 32'h69390001, // port 0's default MAC: 02:6e:<these bytes> (NET.MAC_SEED)
     parameter [47:0]  LINK_MAC      = 48'h026e69390002,  // port 1's MAC (the host link's), locally administered
     parameter [31:0]  LINK_IP       = 32'hC0A82532  // port 1's IPv4 address (the udp: transport's HOST): 192.168.37.50
@@ -52,15 +54,20 @@ module nf_board_colorlight_i9 #(
     wire       clk_os2;             // no shifted TX clock: the PHY delays TXC
     wire       rx_drop, tx_drop;    // frames the PHY FIFOs dropped (the MAC's counters see the gaps)
     wire       rx1_drop, tx1_drop;  // the same on port 1 (the link's ARQ repairs a lost datagram)
+    wire       unused_eth1 = ^{eth1_rx_clk, eth1_rxd, eth1_rx_ctl};  // port 1's inputs when idle
     wire [5:0] leds_unused = leds[6:1];  // one LED on the module: LED 0 (RX) and 7 (trap) only
     /* verilator lint_on UNUSEDSIGNAL */
     wire [7:0] gmii_rxd, gmii_txd;
     wire       gmii_rx_dv, gmii_rx_er, gmii_tx_en, gmii_tx_er;
-    wire [7:0] link_rxd, link_txd;
-    wire       link_rx_dv, link_rx_er, link_tx_en, link_tx_er;
+    wire [7:0] link_rxd;
+    wire       link_rx_dv, link_rx_er;
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [7:0] link_txd;                         // unused while port 1 is idle
+    wire       link_tx_en, link_tx_er;
+    /* verilator lint_on UNUSEDSIGNAL */
     nf_board_core #(
         .OSC_HZ(25000000), .PLL_CLKI_DIV(PLL_CLKI_DIV), .PLL_CLKFB_DIV(PLL_CLKFB_DIV), .PLL_CLKOP_DIV(PLL_CLKOP_DIV),
-        .PLL_CLKOS_DIV(PLL_CLKOS_DIV), .BAUD(BAUD), .FW_HEX(FW_HEX), .LINK_UDP(1)
+        .PLL_CLKOS_DIV(PLL_CLKOS_DIV), .BAUD(BAUD), .FW_HEX(FW_HEX), .LINK_UDP(HOST_LINK_UDP)
     ) core (
         .clk_osc(clk_25mhz), .uart_rx(uart_rx), .uart_tx(uart_tx), .leds(leds),
         .clk(clk), .rst(rst), .clk_os(clk_tx), .clk_os2(clk_os2),
@@ -80,15 +87,22 @@ module nf_board_colorlight_i9 #(
         .rgmii_rx_clk(eth0_rx_clk), .rgmii_rxd(eth0_rxd), .rgmii_rx_ctl(eth0_rx_ctl),
         .rgmii_tx_clk(eth0_tx_clk), .rgmii_txd(eth0_txd), .rgmii_tx_ctl(eth0_tx_ctl)
     );
-    nf_phy_rgmii #(.RX_DELAY(RX_DELAY), .TX_CLK_SHIFTED(0)) phy1 (
-        .clk(clk), .rst(rst),
-        .gmii_rxd(link_rxd), .gmii_rx_dv(link_rx_dv), .gmii_rx_er(link_rx_er),
-        .gmii_txd(link_txd), .gmii_tx_en(link_tx_en), .gmii_tx_er(link_tx_er),
-        .rx_drop(rx1_drop), .tx_drop(tx1_drop),
-        .clk_tx(clk_tx), .clk_tx90(clk_tx),
-        .rgmii_rx_clk(eth1_rx_clk), .rgmii_rxd(eth1_rxd), .rgmii_rx_ctl(eth1_rx_ctl),
-        .rgmii_tx_clk(eth1_tx_clk), .rgmii_txd(eth1_txd), .rgmii_tx_ctl(eth1_tx_ctl)
-    );
+    generate if (HOST_LINK_UDP != 0) begin : g_port1
+        nf_phy_rgmii #(.RX_DELAY(RX_DELAY), .TX_CLK_SHIFTED(0)) phy1 (
+            .clk(clk), .rst(rst),
+            .gmii_rxd(link_rxd), .gmii_rx_dv(link_rx_dv), .gmii_rx_er(link_rx_er),
+            .gmii_txd(link_txd), .gmii_tx_en(link_tx_en), .gmii_tx_er(link_tx_er),
+            .rx_drop(rx1_drop), .tx_drop(tx1_drop),
+            .clk_tx(clk_tx), .clk_tx90(clk_tx),
+            .rgmii_rx_clk(eth1_rx_clk), .rgmii_rxd(eth1_rxd), .rgmii_rx_ctl(eth1_rx_ctl),
+            .rgmii_tx_clk(eth1_tx_clk), .rgmii_txd(eth1_txd), .rgmii_tx_ctl(eth1_tx_ctl)
+        );
+    end else begin : g_port1_idle
+        // No frame from port 1 reaches the SoC and none leaves: the PHY sees an idle link.
+        assign {link_rxd, link_rx_dv, link_rx_er} = 10'd0;
+        assign {rx1_drop, tx1_drop}               = 2'b00;
+        assign {eth1_tx_clk, eth1_txd, eth1_tx_ctl} = 6'd0;
+    end endgenerate
     assign eth_rst_n = !rst;
     assign led_n     = !(leds[7] | leds[0]);  // one LED: frames received (LED 0), or lit by a trap (LED 7)
 endmodule
