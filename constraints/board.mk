@@ -4,12 +4,14 @@
 #   make bitstream BOARD=ulx3s DEVICE=85k              builds the board BOARD-DEVICE (or BOARD=ulx3s-85k)
 #   make bitstream-firmware BOARD=... DEVICE=...       new firmware, no place and route (a full build the first time)
 #   make flash BOARD=ulx3s [FLASH=1]                   openFPGALoader (SRAM, or SPI flash)
-#   make test-bitstream                                the tested boards: timing, swap
+#   make test-bitstream                                the tested boards: timing, swap, resources
+#   make timing-seeds                                  each tested board placed with seeds 1..5 (constraints/timing_seeds.json)
 BOARD ?= ulx3s
 DEVICE ?= 85k
 # The board's name in proto/boards.toml: BOARD-DEVICE, or BOARD when that names a board already;
 # tools/bitstream.sh takes it as BOARD_BASE BOARD_DEVICE.
-BOARD_NAME = $(if $(filter $(BOARD),$(NF_BOARDS)),$(BOARD),$(BOARD)-$(DEVICE))
+# A BOARD that is the prefix of one board alone names it (BOARD=colorlight-i9).
+BOARD_NAME = $(if $(filter $(BOARD),$(NF_BOARDS)),$(BOARD),$(if $(filter $(BOARD)-$(DEVICE),$(NF_BOARDS)),$(BOARD)-$(DEVICE),$(if $(filter 1,$(words $(filter $(BOARD)-%,$(NF_BOARDS)))),$(filter $(BOARD)-%,$(NF_BOARDS)),$(BOARD)-$(DEVICE))))
 BOARD_DEVICE = $(lastword $(subst -, ,$(BOARD_NAME)))
 BOARD_BASE = $(BOARD_NAME:%-$(BOARD_DEVICE)=%)
 BOARD_OUT = $(BUILD)/board/$(BOARD_NAME)
@@ -17,17 +19,23 @@ BOARD_OUT = $(BUILD)/board/$(BOARD_NAME)
 board_key = $(shell echo '$1' | tr 'a-z-' 'A-Z_')
 BOARD_KEY = $(call board_key,$(BOARD_NAME))
 OFL_BOARD = $(call NF_BOARD,$(BOARD_KEY),programmer)
-# Boards test-bitstream builds (each a full synthesis and place and route).
+# Boards test-bitstream builds (each a full synthesis and place and route), and how many
+# build at once (each nextpnr takes one core).
 BITSTREAM_TEST_BOARDS ?= $(NF_BOARDS_TESTED)
+BITSTREAM_JOBS ?= 2
+# The seed sweep: the boards, the seeds, and how many nextpnr run at once.
+TIMING_SEEDS_BOARDS ?= $(NF_BOARDS_TESTED)
+TIMING_SEEDS ?= 1 2 3 4 5
+TIMING_SEEDS_JOBS ?= 2
 CLEAN_DIRS += $(BUILD)/board
 # The boards' CPU is the SoC's (rtl/soc/soc.mk NF_CPU): tools/bitstream.sh synthesizes it.
 BOARD_CPU_ENV = NF_CPU=$(NF_CPU) CPU_RTL=$(CPU_RTL)
 
 .PHONY: bitstream bitstream-firmware flash lint-board test-bitstream
-bitstream: $(SETUP_STAMP) firmware-link ## build a bitstream: BOARD=ulx3s DEVICE=85k (boards: docs/layout.md)
+bitstream: $(SETUP_STAMP) firmware firmware-link ## build a bitstream: BOARD=ulx3s DEVICE=85k (boards: docs/layout.md)
 	@$(BOARD_CPU_ENV) bash tools/bitstream.sh $(BOARD_BASE) $(BOARD_DEVICE)
 
-bitstream-firmware: $(SETUP_STAMP) firmware-link ## swap the current firmware into the last bitstream (no place and route)
+bitstream-firmware: $(SETUP_STAMP) firmware firmware-link ## swap the current firmware into the last bitstream (no place and route)
 	@$(BOARD_CPU_ENV) bash tools/bitstream.sh --firmware-only $(BOARD_BASE) $(BOARD_DEVICE)
 
 # The board is looked for first: with none there, nothing is built.
@@ -45,11 +53,18 @@ flash: $(SETUP_STAMP) ## program the board: BOARD=ulx3s DEVICE=85k [FLASH=1 writ
 # Full builds of the boards in BITSTREAM_TEST_BOARDS (timing must be met), each followed
 # by a firmware swap without place and route: another image in, then the firmware back.
 # Each takes minutes (its times.txt); they are part of make test.
-test-bitstream: $(SETUP_STAMP) firmware-link ## build the tested boards' bitstreams (minutes each), check timing and the firmware swap
-	@$(BOARD_CPU_ENV) bash tools/test_bitstream.sh $(BITSTREAM_TEST_BOARDS)
+# BITSTREAM_JOBS boards build at once; each places with its first seed only.
+test-bitstream: $(SETUP_STAMP) firmware firmware-link ## build the tested boards' bitstreams (minutes each), check timing, resources and the firmware swap
+	@$(BOARD_CPU_ENV) BITSTREAM_JOBS=$(BITSTREAM_JOBS) bash tools/test_bitstream.sh $(BITSTREAM_TEST_BOARDS)
+
+# Each board synthesized once and placed with every seed of TIMING_SEEDS (build/board/NAME/
+# seeds.json), collected into constraints/timing_seeds.json, which the board table shows.
+.PHONY: timing-seeds
+timing-seeds: $(SETUP_STAMP) firmware firmware-link ## place each tested board with seeds 1..5 (an hour or more), write constraints/timing_seeds.json
+	@$(BOARD_CPU_ENV) TIMING_SEEDS="$(TIMING_SEEDS)" TIMING_SEEDS_JOBS=$(TIMING_SEEDS_JOBS) bash tools/timing_seeds.sh $(TIMING_SEEDS_BOARDS)
 
 LINT_TARGETS += lint-board
-BOARD_LINT_SRCS = rtl/board/*.v rtl/board/lint/*.v rtl/soc/*.v rtl/link/*.v rtl/engine/*.v $(CPU_RTL)
+BOARD_LINT_SRCS = rtl/board/*.v rtl/board/lint/*.v rtl/soc/*.v rtl/link/*.v rtl/engine/*.v rtl/net/*.v sim/models/*.v $(CPU_RTL)
 lint-board:
 	@for top in $(sort $(foreach k,$(call board_key,$(NF_BOARDS)),$(call NF_BOARD,$(k),top))); do \
 	    $(VERILATOR) $(VLINT) --timescale 1ns/1ps $(SOC_DIR)/cpu.vlt --top-module $$top $(BOARD_LINT_SRCS) || exit 1; \
@@ -57,5 +72,5 @@ lint-board:
 
 # The board table in docs/boards.md is written from the summaries.
 .PHONY: board-figures
-board-figures: ## write the last test-bitstream's figures (Fmax, LUT/FF/EBR) into docs/boards.md
+board-figures: ## write the last test-bitstream's figures (Fmax, LUT/FF/EBR) and the seed table into docs/boards.md
 	@python3 tools/board_figures.py

@@ -20,15 +20,20 @@
 # them) in turn and keeps the first placement that meets timing: nextpnr's placement, and
 # with it the critical path, moves with the seed. The seed kept is in summary.json and
 # report.txt (docs/boards.md lists them); SEED=N tries N alone.
+# tools/bitstream.sh --sweep BOARD DEVICE synthesizes into build/board/BOARD-DEVICE/sweep/
+# and places with every seed of TIMING_SEEDS (default 1..5), timing failures allowed, and
+# writes the system clock's Fmax per seed to seeds.json there, whether it met the system
+# clock (met) and every clock, the PHYs' too (all_met) (make timing-seeds); no bitstream.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-firmware_only=0 query=
+firmware_only=0 query= sweep=0
 case "${1:-}" in
     --firmware-only) firmware_only=1; shift;;
     --is-fresh|--inputs) query=$1; shift;;
+    --sweep) sweep=1; shift;;
 esac
-board=${1:?usage: bitstream.sh [--firmware-only|--is-fresh|--inputs] BOARD DEVICE}
-device=${2:?usage: bitstream.sh [--firmware-only|--is-fresh|--inputs] BOARD DEVICE}
+board=${1:?usage: bitstream.sh [--firmware-only|--is-fresh|--inputs|--sweep] BOARD DEVICE}
+device=${2:?usage: bitstream.sh [--firmware-only|--is-fresh|--inputs|--sweep] BOARD DEVICE}
 [ -f build/toolchain.mk ] || { echo "bitstream: build/toolchain.mk missing: run make setup" >&2; exit 2; }
 eval "$(sed -n 's/^\([A-Z_0-9]*\) := \(.*\)$/\1="\2"/p' build/toolchain.mk)"
 param() { python3 proto/gen/nf_layout.py "PROFILE_$1_$2"; }
@@ -46,7 +51,13 @@ fi
   read -r profile; read -r clk_hz; read -r baud; read -r board_seeds; } <<< "$values"
 chp="-set BAUD $baud"
 for p in $top_params; do chp="$chp -set ${p%%=*} ${p#*=}"; done
+# Every adapter size comes from the board's profile by name: nf_board_core's parameters of
+# the same names (the tops never set them, so the profile is the one source).
+sizes="MEM_BYTES MPT_ENTRIES MTT_ENTRIES RX_SLOTS TX_SLOTS NET_RX_SLOTS NET_TX_SLOTS FW_RAM_BYTES FW_SLICE_BITS"
+core_chp=""
+for p in $sizes; do core_chp="$core_chp -set $p $(param "$profile" "$p")"; done
 out=build/board/$board-$device
+[ "$sweep" = 0 ] || { out=$out/sweep; seeds_sweep=${TIMING_SEEDS:-1 2 3 4 5}; }
 floorplan=constraints/$board-$device.floorplan
 seeds=${SEED:-${PNR_SEEDS:-$board_seeds}}
 # The CPU (nf_soc's CPU parameter) and its source: make passes the SoC's (rtl/soc/soc.mk
@@ -90,6 +101,7 @@ elif [ "$query" = --is-fresh ]; then
     exit 1
 fi
 mkdir -p "$out"
+[ "$sweep" = 0 ] || rm -f "$out/seed_times.txt" "$out"/report-seed*.json "$out/seeds.json"
 if [ "$firmware_only" = 1 ]; then
     why=$(stale_reason)
     if [ -n "$why" ]; then
@@ -97,8 +109,12 @@ if [ "$firmware_only" = 1 ]; then
         firmware_only=0
     fi
 fi
-fw=${BOARD_FW_HEX:-build/firmware-link/nf_fw.hex}  # the host-link image: these boards have no PHY
-[ -f "$fw" ] || { echo "bitstream: $fw missing: run make firmware-link" >&2; exit 2; }
+# The image for the profile: with a network port (NET_RX_SLOTS) the full firmware (make
+# firmware), without one the host-link image (make firmware-link).
+if [ "$(param "$profile" NET_RX_SLOTS)" != 0 ]; then fw_default=build/firmware/nf_fw.hex; fw_make=firmware
+else fw_default=build/firmware-link/nf_fw.hex; fw_make=firmware-link; fi
+fw=${BOARD_FW_HEX:-$fw_default}
+[ -f "$fw" ] || { echo "bitstream: $fw missing: run make $fw_make" >&2; exit 2; }
 words=$(( $(param "$profile" FW_RAM_BYTES) / 4 ))
 fw_words=$(grep -c . "$fw")
 [ "$fw_words" -le "$words" ] || { echo "bitstream: firmware ($fw_words words) exceeds FW RAM ($words words)" >&2; exit 2; }
@@ -133,10 +149,12 @@ if [ "$firmware_only" = 0 ]; then
     ecpbram -g "$out/placeholder.hex" -w 32 -d "$words"
     # The tops have the firmware RAM in bit slices (nf_board_core FW_SLICED, the profile's
     # FW_SLICE_BITS): each slice's image from the placeholder.
-    python3 tools/fw_slices.py "$out/placeholder.hex" "$(param "$profile" FW_SLICE_BITS)"
+    # A profile whose firmware RAM is above 64 KiB (FW_SLICE_BITS 0) has it whole.
+    slice_bits=$(param "$profile" FW_SLICE_BITS)
+    if [ "$slice_bits" != 0 ]; then python3 tools/fw_slices.py "$out/placeholder.hex" "$slice_bits"; fi
     phase "synthesis: Yosys synth_ecp5 of $top (profile $profile)"
     "$YOSYS" -q -l "$out/synth.log" -p "read_verilog -DSYNTHESIS -Iproto/gen $sources; \
-        chparam -set CPU \"$NF_CPU\" nf_soc; chparam -set FW_HEX \"$out/placeholder.hex\" $chp $top; \
+        chparam -set CPU \"$NF_CPU\" nf_soc; chparam $core_chp nf_board_core; chparam -set FW_HEX \"$out/placeholder.hex\" $chp $top; \
         synth_ecp5 -top $top -json $out/nf.json; tee -q -o $out/synth_stat.txt stat"
     # A board with a block RAM floorplan (constraints/BOARD-DEVICE.floorplan) has its
     # block RAMs pinned to the sites it names (tools/ebr_floorplan.py).
@@ -145,6 +163,23 @@ if [ "$firmware_only" = 0 ]; then
     fi
     t1=$(date +%s)
     phase "synthesis done in $((t1 - t0))s"
+    if [ "$sweep" = 1 ]; then
+        # Every seed placed and routed whatever its timing; the system clock is the clock
+        # whose constraint is the board's clk_hz.
+        for seed in $seeds_sweep; do
+            phase "nextpnr-ecp5 --$nextpnr speed $speed, seed $seed (sweep)"
+            ts=$(date +%s)
+            "$NEXTPNR_ECP5" "--$nextpnr" --package "$package" --speed "$speed" --json "$out/nf.json" \
+                --lpf "$lpf" --timing-allow-fail --report "$out/report-seed$seed.json" --seed "$seed" \
+                -l "$out/pnr-seed$seed.log" >/dev/null 2>&1 || rm -f "$out/report-seed$seed.json"
+            echo "$seed $(( $(date +%s) - ts ))" >> "$out/seed_times.txt"
+        done
+        python3 tools/board_figures.py --sweep-result "$out" "$board-$device" "$clk_hz" \
+            "$(git rev-parse HEAD 2>/dev/null || echo none)" \
+            "$(pnr_inputs | tail -n +3 | grep -v '^board ' | sha256sum | cut -c1-16)" $seeds_sweep
+        rm -f "$out/pnr_inputs.txt.tmp"
+        exit 0
+    fi
     # nextpnr reports a missed clock constraint as an error (no --timing-allow-fail);
     # fpga_report.py checks the report again below. Its whole log goes to pnr.log (a seed
     # that missed timing: pnr-seedN.log); the phase lines are picked from its messages as

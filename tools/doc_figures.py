@@ -8,6 +8,7 @@ Every block "<!-- NAME:begin -->" ... "<!-- NAME:end -->" below is generated, ne
   sendlat-memory  docs/performance.md   from build/bench/sendlat.json (make bench-sendlat): the
                                         Send/Receive figures, adapter memory vs host memory
   board-figures   docs/boards.md        from build/board/*/summary.json (tools/board_figures.py)
+  board-seeds     docs/boards.md        from constraints/timing_seeds.json (make timing-seeds)
 
   doc_figures.py            rewrite the blocks; results.json must be of today's sources
                             (else: run make bench); board blocks need a summary.json
@@ -36,6 +37,7 @@ BLOCKS = [
     ("bench-results", [os.path.join("docs", "performance.md")], report.results_table, "bench"),
     ("sendlat-memory", [os.path.join("docs", "performance.md")], report.sendlat_table, "sendlat"),
     ("board-figures", board_figures.DOCS, None, "board"),
+    ("board-seeds", board_figures.DOCS, board_figures.seeds_table, "seeds"),
 ]
 
 
@@ -65,8 +67,10 @@ def stale_boards(root):
     for name, _what, _part in board_figures.BOARDS:
         if os.path.exists(os.path.join(root, "build", "board", name, "summary.json")):
             board, dev = name.rsplit("-", 1)
+            # test-bitstream places with the board's first seed alone (SEED): so does the check.
+            env = dict(os.environ, SEED=board_figures.board_field(name, "SEEDS").split()[0])
             p = subprocess.run(["bash", os.path.join(root, "tools", "bitstream.sh"), "--is-fresh", board, dev],
-                               capture_output=True, text=True)
+                               capture_output=True, text=True, env=env)
             if p.returncode != 0:
                 out.append((p.stdout + p.stderr).strip())
     return out
@@ -85,6 +89,12 @@ def blocks(root, need_fresh, only=None):
         if source == "sendlat":
             s = results(root, need_fresh, "sendlat.json")
             out[name] = (make(s) if s is not None else None, "build/bench/sendlat.json (make bench-sendlat)")
+            continue
+        if source == "seeds":
+            try:
+                out[name] = (make(root), "constraints/timing_seeds.json (make timing-seeds)")
+            except SystemExit:
+                out[name] = (None, "constraints/timing_seeds.json (make timing-seeds)")
             continue
         what = "build/board/*/summary.json (make test-bitstream)"
         stale = stale_boards(root) if need_fresh else []

@@ -100,7 +100,7 @@ def boards(tree):
         print("# " + out.strip())
     rc, out = run(tree, "--only", "board-figures")
     boards = open(os.path.join(tree, "docs", "boards.md"), encoding="utf-8").read()
-    ok(rc == 0 and "| ULX3S 85F | LFE5U-85F-6 | 40 MHz | 49.6 MHz (met) |" in boards,
+    ok(rc == 0 and "| ULX3S 85F | LFE5U-85F-6 | none (host link only) | 40 MHz | 49.6 MHz (met) |" in boards,
        "the board table is written from a fresh summary.json")
     edit(tree, "proto/gen/nf_layout.py", "BOARD_ULX3S_85K_BAUD = 3000000", "BOARD_ULX3S_85K_BAUD = 2000000")
     rc, out = bitstream(tree, "--is-fresh", "ulx3s", "85k")
@@ -125,9 +125,37 @@ def boards(tree):
         print("# " + out.strip())
 
 
+def seeds(tree):
+    """The seed table is made of constraints/timing_seeds.json, only of entries for the board's clock today."""
+    sys.path.insert(0, os.path.join(ROOT, "proto", "gen"))
+    import nf_layout as NF
+    clk = NF.BOARD_ULX3S_85K_CLK_HZ
+    fm = {"1": 70.0, "2": 60.1, "3": 66.6, "4": 71.0, "5": 59.0}
+    entry = {"clk_hz": clk, "commit": "c0ffee", "inputs": "x",
+             "seeds": {k: {"fmax_mhz": v, "met": v * 1e6 >= clk, "pnr_s": 1} for k, v in fm.items()}}
+    old = dict(entry, clk_hz=clk + 1000000)
+    os.makedirs(os.path.join(tree, "constraints"), exist_ok=True)
+    with open(os.path.join(tree, "constraints", "timing_seeds.json"), "w") as f:
+        json.dump({"ulx3s-85k": entry, "ulx3s-25k": old}, f)
+    rc, out = run(tree, "--only", "board-seeds")
+    doc = open(os.path.join(tree, "docs", "boards.md"), encoding="utf-8").read()
+    ok(rc == 0 and "| ULX3S 85F | %g MHz | 70.0 | 60.1 (missed) | 66.6 | 71.0 | 59.0 (missed) | 3 of 5 |" % (clk / 1e6)
+       in doc and "| ULX3S 25F |" not in doc.split("board-seeds:begin")[1],
+       "the seed table: five Fmax figures and how many met, only for entries of the board's clock today")
+    rc, out = run(tree, "--check", "--only", "board-seeds")
+    ok(rc == 0, "--check passes on the seed table it wrote")
+    edit(tree, "docs/boards.md", "| 66.6 |", "| 76.6 |")
+    rc, out = run(tree, "--check", "--only", "board-seeds")
+    ok(rc != 0 and "board-seeds block differs" in out, "--check fails on a seed figure edited by hand")
+
+
 def main():
     global CPU_ENV
     CPU_ENV = cpu_env()
+    # A placed design is test-bitstream's, of the board's first seed alone (doc_figures.py checks so).
+    sys.path.insert(0, os.path.join(ROOT, "proto", "gen"))
+    import nf_layout as NF
+    CPU_ENV["SEED"] = NF.BOARD_ULX3S_85K_SEEDS.split()[0]
     tree = tempfile.mkdtemp(prefix="doc_figures.")
     try:
         os.makedirs(os.path.join(tree, "docs"))
@@ -207,6 +235,7 @@ def main():
         ok(rc != 0 and "no placed design" in out, "the board table is not written from a summary.json without its "
            "placed design")
         boards(tree)
+        seeds(tree)
     finally:
         shutil.rmtree(tree)
     return 1 if failed else 0

@@ -2406,10 +2406,42 @@ _Static_assert(offsetof(struct nf_net_rx_hdr, cycle) == 4, "NET_RX_HDR.cycle");
 #define NF_PROFILE_ULX3S_25K_FW_SLICE_BITS 2u
 #define NF_PROFILE_ULX3S_25K_INDEX 2u
 
+/* profile ULX3S_RMII_85K: ULX3S with LFE5U-85F and a network port (208 EBR: the full firmware needs a firmware RAM above 64 KiB, so the adapter memory is smaller than ULX3S_85K's) */
+#define NF_PROFILE_ULX3S_RMII_85K_MEM_BYTES 0x00030000u
+#define NF_PROFILE_ULX3S_RMII_85K_MPT_ENTRIES 256u
+#define NF_PROFILE_ULX3S_RMII_85K_MTT_ENTRIES 1024u
+#define NF_PROFILE_ULX3S_RMII_85K_RX_SLOTS 4u
+#define NF_PROFILE_ULX3S_RMII_85K_TX_SLOTS 4u
+#define NF_PROFILE_ULX3S_RMII_85K_NET_RX_SLOTS 8u
+#define NF_PROFILE_ULX3S_RMII_85K_NET_TX_SLOTS 4u
+#define NF_PROFILE_ULX3S_RMII_85K_FW_RAM_BYTES 0x00020000u
+#define NF_PROFILE_ULX3S_RMII_85K_MAX_FRMR_PAGES 32u
+#define NF_PROFILE_ULX3S_RMII_85K_RECV_ENTRIES 88u
+#define NF_PROFILE_ULX3S_RMII_85K_NET_BASE 32768u
+#define NF_PROFILE_ULX3S_RMII_85K_USER_BASE 57344u
+#define NF_PROFILE_ULX3S_RMII_85K_FW_SLICE_BITS 0u
+#define NF_PROFILE_ULX3S_RMII_85K_INDEX 3u
+
+/* profile COLORLIGHT_I9_45K: Colorlight i9 with LFE5U-45F, a network port and a host link on a second port (108 EBR: firmware RAM 48, adapter memory 28, the rest key tables, VexRiscv, the port's FIFOs, two PHY adapters' and nf_link_udp's) */
+#define NF_PROFILE_COLORLIGHT_I9_45K_MEM_BYTES 57344u
+#define NF_PROFILE_COLORLIGHT_I9_45K_MPT_ENTRIES 64u
+#define NF_PROFILE_COLORLIGHT_I9_45K_MTT_ENTRIES 256u
+#define NF_PROFILE_COLORLIGHT_I9_45K_RX_SLOTS 2u
+#define NF_PROFILE_COLORLIGHT_I9_45K_TX_SLOTS 2u
+#define NF_PROFILE_COLORLIGHT_I9_45K_NET_RX_SLOTS 4u
+#define NF_PROFILE_COLORLIGHT_I9_45K_NET_TX_SLOTS 2u
+#define NF_PROFILE_COLORLIGHT_I9_45K_FW_RAM_BYTES 0x00018000u
+#define NF_PROFILE_COLORLIGHT_I9_45K_MAX_FRMR_PAGES 16u
+#define NF_PROFILE_COLORLIGHT_I9_45K_RECV_ENTRIES 48u
+#define NF_PROFILE_COLORLIGHT_I9_45K_NET_BASE 16384u
+#define NF_PROFILE_COLORLIGHT_I9_45K_USER_BASE 28672u
+#define NF_PROFILE_COLORLIGHT_I9_45K_FW_SLICE_BITS 0u
+#define NF_PROFILE_COLORLIGHT_I9_45K_INDEX 4u
+
 /* The profiles in file order, X(NAME, index); PROFILE_NONE: sizes that match none */
-#define NF_PROFILE_COUNT 3u
+#define NF_PROFILE_COUNT 5u
 #define NF_PROFILE_NONE 0xFFFFFFFFu
-#define NF_PROFILE_LIST(X) X(SIM, 0u) X(ULX3S_85K, 1u) X(ULX3S_25K, 2u)
+#define NF_PROFILE_LIST(X) X(SIM, 0u) X(ULX3S_85K, 1u) X(ULX3S_25K, 2u) X(ULX3S_RMII_85K, 3u) X(COLORLIGHT_I9_45K, 4u)
 
 /* NET_BASE of a profile: first byte of the network port's slots: after the link's (NET.SLOT_BASE) */
 #define NF_PROFILE_NET_BASE(RX_SLOTS, TX_SLOTS) (((RX_SLOTS) + (TX_SLOTS)) * NF_LINK_SLOT_BYTES)
@@ -2417,7 +2449,7 @@ _Static_assert(offsetof(struct nf_net_rx_hdr, cycle) == 4, "NET_RX_HDR.cycle");
 /* USER_BASE of a profile: first byte of the user region: the link's slots and the network port's come first (ENGINE.CFG_USER) */
 #define NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS, NET_RX_SLOTS, NET_TX_SLOTS) ((((RX_SLOTS) + (TX_SLOTS)) * NF_LINK_SLOT_BYTES) + (((NET_RX_SLOTS) + (NET_TX_SLOTS)) * NF_NET_SLOT_BYTES))
 
-/* FW_SLICE_BITS of a profile: bits of each firmware-RAM slice on the boards: one slice fits one 16 Kbit block RAM (DP16KD), so no read mux sits between the RAM and the CPU (nf_board_core FW_SLICED, tools/fw_slices.py); for 16 to 64 KiB of firmware RAM */
+/* FW_SLICE_BITS of a profile: bits of each firmware-RAM slice on the boards: one slice fits one 16 Kbit block RAM (DP16KD), so no read mux sits between the RAM and the CPU (nf_board_core FW_SLICE_BITS, tools/fw_slices.py); 1, 2 or 4 for 16 to 64 KiB of firmware RAM, 0 (one 32-bit memory) above */
 #define NF_PROFILE_FW_SLICE_BITS(FW_RAM_BYTES) (65536u / (FW_RAM_BYTES))
 
 #endif /* NF_LAYOUT_H */

@@ -218,16 +218,48 @@ NF_PROFILE_ULX3S_25K_NET_BASE := 16384
 NF_PROFILE_ULX3S_25K_USER_BASE := 16384
 NF_PROFILE_ULX3S_25K_FW_SLICE_BITS := 2
 
+# profile ULX3S_RMII_85K: ULX3S with LFE5U-85F and a network port (208 EBR: the full firmware needs a firmware RAM above 64 KiB, so the adapter memory is smaller than ULX3S_85K's)
+NF_PROFILE_ULX3S_RMII_85K_MEM_BYTES := 196608
+NF_PROFILE_ULX3S_RMII_85K_MPT_ENTRIES := 256
+NF_PROFILE_ULX3S_RMII_85K_MTT_ENTRIES := 1024
+NF_PROFILE_ULX3S_RMII_85K_RX_SLOTS := 4
+NF_PROFILE_ULX3S_RMII_85K_TX_SLOTS := 4
+NF_PROFILE_ULX3S_RMII_85K_NET_RX_SLOTS := 8
+NF_PROFILE_ULX3S_RMII_85K_NET_TX_SLOTS := 4
+NF_PROFILE_ULX3S_RMII_85K_FW_RAM_BYTES := 131072
+NF_PROFILE_ULX3S_RMII_85K_MAX_FRMR_PAGES := 32
+NF_PROFILE_ULX3S_RMII_85K_RECV_ENTRIES := 88
+NF_PROFILE_ULX3S_RMII_85K_NET_BASE := 32768
+NF_PROFILE_ULX3S_RMII_85K_USER_BASE := 57344
+NF_PROFILE_ULX3S_RMII_85K_FW_SLICE_BITS := 0
+
+# profile COLORLIGHT_I9_45K: Colorlight i9 with LFE5U-45F, a network port and a host link on a second port (108 EBR: firmware RAM 48, adapter memory 28, the rest key tables, VexRiscv, the port's FIFOs, two PHY adapters' and nf_link_udp's)
+NF_PROFILE_COLORLIGHT_I9_45K_MEM_BYTES := 57344
+NF_PROFILE_COLORLIGHT_I9_45K_MPT_ENTRIES := 64
+NF_PROFILE_COLORLIGHT_I9_45K_MTT_ENTRIES := 256
+NF_PROFILE_COLORLIGHT_I9_45K_RX_SLOTS := 2
+NF_PROFILE_COLORLIGHT_I9_45K_TX_SLOTS := 2
+NF_PROFILE_COLORLIGHT_I9_45K_NET_RX_SLOTS := 4
+NF_PROFILE_COLORLIGHT_I9_45K_NET_TX_SLOTS := 2
+NF_PROFILE_COLORLIGHT_I9_45K_FW_RAM_BYTES := 98304
+NF_PROFILE_COLORLIGHT_I9_45K_MAX_FRMR_PAGES := 16
+NF_PROFILE_COLORLIGHT_I9_45K_RECV_ENTRIES := 48
+NF_PROFILE_COLORLIGHT_I9_45K_NET_BASE := 16384
+NF_PROFILE_COLORLIGHT_I9_45K_USER_BASE := 28672
+NF_PROFILE_COLORLIGHT_I9_45K_FW_SLICE_BITS := 0
+
 # The profiles in file order
-NF_PROFILES := SIM ULX3S_85K ULX3S_25K
+NF_PROFILES := SIM ULX3S_85K ULX3S_25K ULX3S_RMII_85K COLORLIGHT_I9_45K
 
 # The boards: $(call NF_BOARD,KEY,FIELD) is a field of board KEY (ulx3s-85k: ULX3S_85K)
 NF_BOARD = $(patsubst $(2)=%,%,$(filter $(2)=%,$(NF_BOARD_$(1))))
-NF_BOARD_ULX3S_85K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_85K clk_hz=75000000 programmer=ulx3s tested=1
-NF_BOARD_ULX3S_25K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_25K clk_hz=75000000 programmer=ulx3s tested=1
-NF_BOARD_ULX3S_45K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_25K clk_hz=50000000 programmer=ulx3s tested=0
-NF_BOARD_ECP5_EVN_85K := top=nf_board_ecp5_evn lpf=constraints/ecp5-evn.lpf profile=ULX3S_85K clk_hz=48000000 programmer=ecp5_evn tested=1
+NF_BOARD_ULX3S_85K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_85K clk_hz=62500000 programmer=ulx3s tested=1
+NF_BOARD_ULX3S_RMII_85K := top=nf_board_ulx3s_rmii lpf=constraints/ulx3s-rmii.lpf profile=ULX3S_RMII_85K clk_hz=62500000 programmer=ulx3s tested=1
+NF_BOARD_ULX3S_25K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_25K clk_hz=62500000 programmer=ulx3s tested=1
+NF_BOARD_ULX3S_45K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_25K clk_hz=62500000 programmer=ulx3s tested=0
+NF_BOARD_ECP5_EVN_85K := top=nf_board_ecp5_evn lpf=constraints/ecp5-evn.lpf profile=ULX3S_85K clk_hz=78000000 programmer=ecp5_evn tested=1
+NF_BOARD_COLORLIGHT_I9_45K := top=nf_board_colorlight_i9 lpf=constraints/colorlight-i9.lpf profile=COLORLIGHT_I9_45K clk_hz=62500000 programmer=colorlight-i9 tested=1
 
 # The boards in file order, and those make test-bitstream builds
-NF_BOARDS := ulx3s-85k ulx3s-25k ulx3s-45k ecp5-evn-85k
-NF_BOARDS_TESTED := ulx3s-85k ulx3s-25k ecp5-evn-85k
+NF_BOARDS := ulx3s-85k ulx3s-rmii-85k ulx3s-25k ulx3s-45k ecp5-evn-85k colorlight-i9-45k
+NF_BOARDS_TESTED := ulx3s-85k ulx3s-rmii-85k ulx3s-25k ecp5-evn-85k colorlight-i9-45k

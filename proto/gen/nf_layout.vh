@@ -1212,13 +1212,43 @@
 `define NF_PROFILE_ULX3S_25K_USER_BASE 16384
 `define NF_PROFILE_ULX3S_25K_FW_SLICE_BITS 2
 
+// profile ULX3S_RMII_85K: ULX3S with LFE5U-85F and a network port (208 EBR: the full firmware needs a firmware RAM above 64 KiB, so the adapter memory is smaller than ULX3S_85K's)
+`define NF_PROFILE_ULX3S_RMII_85K_MEM_BYTES 196608
+`define NF_PROFILE_ULX3S_RMII_85K_MPT_ENTRIES 256
+`define NF_PROFILE_ULX3S_RMII_85K_MTT_ENTRIES 1024
+`define NF_PROFILE_ULX3S_RMII_85K_RX_SLOTS 4
+`define NF_PROFILE_ULX3S_RMII_85K_TX_SLOTS 4
+`define NF_PROFILE_ULX3S_RMII_85K_NET_RX_SLOTS 8
+`define NF_PROFILE_ULX3S_RMII_85K_NET_TX_SLOTS 4
+`define NF_PROFILE_ULX3S_RMII_85K_FW_RAM_BYTES 131072
+`define NF_PROFILE_ULX3S_RMII_85K_MAX_FRMR_PAGES 32
+`define NF_PROFILE_ULX3S_RMII_85K_RECV_ENTRIES 88
+`define NF_PROFILE_ULX3S_RMII_85K_NET_BASE 32768
+`define NF_PROFILE_ULX3S_RMII_85K_USER_BASE 57344
+`define NF_PROFILE_ULX3S_RMII_85K_FW_SLICE_BITS 0
+
+// profile COLORLIGHT_I9_45K: Colorlight i9 with LFE5U-45F, a network port and a host link on a second port (108 EBR: firmware RAM 48, adapter memory 28, the rest key tables, VexRiscv, the port's FIFOs, two PHY adapters' and nf_link_udp's)
+`define NF_PROFILE_COLORLIGHT_I9_45K_MEM_BYTES 57344
+`define NF_PROFILE_COLORLIGHT_I9_45K_MPT_ENTRIES 64
+`define NF_PROFILE_COLORLIGHT_I9_45K_MTT_ENTRIES 256
+`define NF_PROFILE_COLORLIGHT_I9_45K_RX_SLOTS 2
+`define NF_PROFILE_COLORLIGHT_I9_45K_TX_SLOTS 2
+`define NF_PROFILE_COLORLIGHT_I9_45K_NET_RX_SLOTS 4
+`define NF_PROFILE_COLORLIGHT_I9_45K_NET_TX_SLOTS 2
+`define NF_PROFILE_COLORLIGHT_I9_45K_FW_RAM_BYTES 98304
+`define NF_PROFILE_COLORLIGHT_I9_45K_MAX_FRMR_PAGES 16
+`define NF_PROFILE_COLORLIGHT_I9_45K_RECV_ENTRIES 48
+`define NF_PROFILE_COLORLIGHT_I9_45K_NET_BASE 16384
+`define NF_PROFILE_COLORLIGHT_I9_45K_USER_BASE 28672
+`define NF_PROFILE_COLORLIGHT_I9_45K_FW_SLICE_BITS 0
+
 // NET_BASE of a profile: first byte of the network port's slots: after the link's (NET.SLOT_BASE)
 `define NF_PROFILE_NET_BASE(RX_SLOTS, TX_SLOTS) (((RX_SLOTS) + (TX_SLOTS)) * `NF_LINK_SLOT_BYTES)
 
 // USER_BASE of a profile: first byte of the user region: the link's slots and the network port's come first (ENGINE.CFG_USER)
 `define NF_PROFILE_USER_BASE(RX_SLOTS, TX_SLOTS, NET_RX_SLOTS, NET_TX_SLOTS) ((((RX_SLOTS) + (TX_SLOTS)) * `NF_LINK_SLOT_BYTES) + (((NET_RX_SLOTS) + (NET_TX_SLOTS)) * `NF_NET_SLOT_BYTES))
 
-// FW_SLICE_BITS of a profile: bits of each firmware-RAM slice on the boards: one slice fits one 16 Kbit block RAM (DP16KD), so no read mux sits between the RAM and the CPU (nf_board_core FW_SLICED, tools/fw_slices.py); for 16 to 64 KiB of firmware RAM
+// FW_SLICE_BITS of a profile: bits of each firmware-RAM slice on the boards: one slice fits one 16 Kbit block RAM (DP16KD), so no read mux sits between the RAM and the CPU (nf_board_core FW_SLICE_BITS, tools/fw_slices.py); 1, 2 or 4 for 16 to 64 KiB of firmware RAM, 0 (one 32-bit memory) above
 `define NF_PROFILE_FW_SLICE_BITS(FW_RAM_BYTES) (65536 / (FW_RAM_BYTES))
 
 `endif

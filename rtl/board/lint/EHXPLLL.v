@@ -14,7 +14,11 @@ module EHXPLLL #(
     parameter integer CLKI_DIV = 1, parameter integer CLKFB_DIV = 1,
     parameter FEEDBK_PATH = "CLKOP", parameter CLKOP_ENABLE = "ENABLED",
     parameter integer CLKOP_DIV = 8, parameter integer CLKOP_CPHASE = 0,
-    parameter integer CLKOP_FPHASE = 0
+    parameter integer CLKOP_FPHASE = 0,
+    parameter CLKOS_ENABLE = "DISABLED", parameter integer CLKOS_DIV = 1,
+    parameter integer CLKOS_CPHASE = 0, parameter integer CLKOS_FPHASE = 0,
+    parameter CLKOS2_ENABLE = "DISABLED", parameter integer CLKOS2_DIV = 1,
+    parameter integer CLKOS2_CPHASE = 0, parameter integer CLKOS2_FPHASE = 0
 ) (
     input  wire RST, STDBY, CLKI, CLKFB, PHASESEL0, PHASESEL1, PHASEDIR, PHASESTEP,
     input  wire PHASELOADREG, PLLWAKESYNC, ENCLKOP,
