@@ -194,6 +194,7 @@ module nf_phy_fifo #(
     // one per clock, so a started frame never waits for the RAM.
     wire        emit   = r_en && head_v && (r_in || gap == 8'd0);
     wire [AW:0] rptr_next = emit ? rptr + 1'b1 : rptr;
+    wire [AW:0] fptr_inc  = fptr + 1'b1;
 
     always @(posedge rclk)
         q <= mem[fptr[AW-1:0]];
@@ -247,7 +248,8 @@ module nf_phy_fifo #(
             drop_s3    <= drop_s2;
             r_drop     <= drop_s2 ^ drop_s3;
             // fetch
-            fptr <= squash ? p_a : fptr + {{AW{1'b0}}, fetch};
+            // fptr + 1 comes from the register alone, beside the squash compare.
+            fptr <= squash ? p_a : fetch ? fptr_inc : fptr;
             q_v  <= fetch;
             p_v  <= q_v && !squash;
             if (push) begin
