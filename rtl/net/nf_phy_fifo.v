@@ -14,8 +14,9 @@
 // - CDC "fifo free": the read pointer, read clock -> write clock;
 // - CDC "fifo drop": a toggle per dropped frame, write clock -> read clock (two drops
 //   within a few read clocks may show as one r_drop pulse).
-// The buffer itself is a dual-clock block RAM: an entry is read only after the committed
-// count that covers it has crossed, and written only after the read pointer past it has.
+// The buffer itself is a dual-clock block RAM: an entry read ahead is used only if the
+// committed count that covers it had crossed when it was read, and an entry is written
+// only after the read pointer past it (entries emitted, not merely read ahead) has.
 `default_nettype none
 module nf_phy_fifo #(
     parameter integer DEPTH = 2048,  // entries (bytes), a power of two: a longest frame and its preamble fit
@@ -40,8 +41,9 @@ module nf_phy_fifo #(
     output reg        r_drop        // one rclk pulse per w_drop (see the CDC note above)
 );
     localparam integer AW = $clog2(DEPTH);
-    // w_room is a register over the state a clock old, and each w_ce clock writes at most one
-    // entry: a w_ce while it is high always finds room (a margin of 1 would do).
+    // w_room is a register over wptr a clock old (the read pointer older still, which only
+    // understates the room), and each w_ce clock writes at most one entry: a w_ce while it
+    // is high always finds room (a margin of 1 would do).
     localparam integer ROOM_MARGIN = 4;
 
     generate
@@ -80,9 +82,11 @@ module nf_phy_fifo #(
     reg         over;        // this frame ran out of room: drop it at its end
     reg         drop_t;      // CDC "fifo drop": source toggle
     (* ASYNC_REG = "TRUE" *) reg [AW:0] rptr_s1, rptr_s2;  // CDC "fifo free": two flops in wclk
-    wire [AW:0] rptr_w = from_gray(rptr_s2);
+    // The decoded read pointer is a clock older than rptr_s2: it only understates the free
+    // space, and keeps the gray decode apart from the compare in the same clock.
+    reg  [AW:0] rptr_w;
     wire [AW:0] used   = wptr - rptr_w;
-    wire        full   = used == DEPTH[AW:0];
+    wire        full   = (wptr ^ rptr_w) == {1'b1, {AW{1'b0}}};
 
     wire        push_byte = w_ce && w_dv;
     wire        end_frame = w_ce && !w_dv && in_frame;
@@ -97,6 +101,7 @@ module nf_phy_fifo #(
     always @(posedge wclk) begin
         rptr_s1 <= rptr_g;
         rptr_s2 <= rptr_s1;
+        rptr_w  <= from_gray(rptr_s2);
         w_drop  <= 1'b0;
         w_room  <= !wrst && used < DEPTH[AW:0] - ROOM_MARGIN[AW:0];
         if (wrst) begin
@@ -111,6 +116,7 @@ module nf_phy_fifo #(
             drop_t    <= 1'b0;
             rptr_s1   <= {(AW + 1){1'b0}};
             rptr_s2   <= {(AW + 1){1'b0}};
+            rptr_w    <= {(AW + 1){1'b0}};
         end else begin
             if (wr)
                 wptr <= wptr + 1'b1;
@@ -140,25 +146,72 @@ module nf_phy_fifo #(
     end
 
     // ---- read side ----
-    reg  [AW:0] rptr;        // next entry to read
+    // The reader fetches entries ahead into a skid buffer: the RAM's read address is a
+    // register (fptr), its output only lands in a register (p), and every decision reads
+    // registers, so neither the RAM's output nor its address sits on a long path.
+    // Fetching runs ahead over frame ends whose last flag is still in flight; an entry whose
+    // frame was not committed when it was fetched is squashed at p with all behind it, and
+    // fetching resumes from it.
+    reg  [AW:0] rptr;        // next entry to emit: entries before it are consumed
     reg  [AW:0] rptr_g;      // CDC "fifo free": source register
-    reg  [AW:0] rframes;     // frames fully read
+    reg  [AW:0] fptr;        // next entry to fetch
+    reg  [AW:0] fdone;       // frames whose last entry has passed p into the skid buffer
     reg  [AW:0] wframes_r;   // the committed count, one clock after its synchronizer
+    reg  [AW:0] wframes_d1, wframes_d2;  // wframes_r as it was when the entry now at q, p was fetched
+    reg  [9:0]  q;           // mem[fptr] as of the last clock
+    reg         q_v;         // q holds a fetched entry
+    reg  [AW:0] q_a;         // its address
+    reg  [9:0]  p;           // q a clock later
+    reg         p_v;
+    reg  [AW:0] p_a;
+    reg  [9:0]  sk0, sk1, sk2, sk3;  // skid buffer, a ring of four
+    reg  [2:0]  sk_wp, sk_rp;        // its write and read positions (one wrap bit)
     reg         r_in;        // a frame is being read
     reg  [7:0]  gap;         // r_en clocks of idle still owed
-    reg  [9:0]  q;           // mem[rptr], read every clock
     (* ASYNC_REG = "TRUE" *) reg [AW:0] wframes_s1, wframes_s2;  // CDC "fifo frames": two flops in rclk
     (* ASYNC_REG = "TRUE" *) reg        drop_s1, drop_s2;        // CDC "fifo drop": two flops in rclk
     reg         drop_s3;
 
-    wire        avail = wframes_r != rframes;
-    wire        emit  = r_en && (r_in || (gap == 8'd0 && avail));
+    wire [2:0]  sk_n   = sk_wp - sk_rp;
+    wire        head_v = sk_n != 3'd0;
+    reg  [9:0]  head;
+    always @(*) begin
+        case (sk_rp[1:0])
+            2'd0:    head = sk0;
+            2'd1:    head = sk1;
+            2'd2:    head = sk2;
+            default: head = sk3;
+        endcase
+    end
+    // The entry at p belongs to frame number fdone; it is good only if that frame was
+    // committed when it was fetched (its data is written then, and stays until consumed).
+    wire        squash = p_v && fdone == wframes_d2;
+    wire        push   = p_v && !squash;
+    // Fetched entries not yet consumed never exceed the skid buffer's four.
+    wire [2:0]  occ    = sk_n + {2'b00, q_v} + {2'b00, p_v};
+    wire        fetch  = !squash && fdone != wframes_r && occ < 3'd4;
+    // A frame starts only once its first entry is in the skid buffer; the rest follow it
+    // one per clock, so a started frame never waits for the RAM.
+    wire        emit   = r_en && head_v && (r_in || gap == 8'd0);
     wire [AW:0] rptr_next = emit ? rptr + 1'b1 : rptr;
+    wire [AW:0] fptr_inc  = fptr + 1'b1;
 
-    // The read port reads every clock, so q is mem[rptr] as of the last clock: an entry
-    // becomes readable a clock after wframes_r shows it, long after its write.
     always @(posedge rclk)
-        q <= mem[rptr_next[AW-1:0]];
+        q <= mem[fptr[AW-1:0]];
+
+    always @(posedge rclk) begin
+        p   <= q;
+        p_a <= q_a;
+        q_a <= fptr;
+        if (push) begin
+            case (sk_wp[1:0])
+                2'd0:    sk0 <= p;
+                2'd1:    sk1 <= p;
+                2'd2:    sk2 <= p;
+                default: sk3 <= p;
+            endcase
+        end
+    end
 
     always @(posedge rclk) begin
         wframes_s1 <= wframes_g;
@@ -168,10 +221,17 @@ module nf_phy_fifo #(
         if (rrst) begin
             rptr       <= {(AW + 1){1'b0}};
             rptr_g     <= {(AW + 1){1'b0}};
-            rframes    <= {(AW + 1){1'b0}};
+            fptr       <= {(AW + 1){1'b0}};
+            fdone      <= {(AW + 1){1'b0}};
             wframes_r  <= {(AW + 1){1'b0}};
+            wframes_d1 <= {(AW + 1){1'b0}};
+            wframes_d2 <= {(AW + 1){1'b0}};
             wframes_s1 <= {(AW + 1){1'b0}};
             wframes_s2 <= {(AW + 1){1'b0}};
+            q_v        <= 1'b0;
+            p_v        <= 1'b0;
+            sk_wp      <= 3'd0;
+            sk_rp      <= 3'd0;
             drop_s1    <= 1'b0;
             drop_s2    <= 1'b0;
             drop_s3    <= 1'b0;
@@ -182,20 +242,32 @@ module nf_phy_fifo #(
             r_er       <= 1'b0;
             r_drop     <= 1'b0;
         end else begin
-            wframes_r <= from_gray(wframes_s2);
-            drop_s3   <= drop_s2;
-            r_drop    <= drop_s2 ^ drop_s3;
-            rptr      <= rptr_next;
-            rptr_g    <= to_gray(rptr_next);
+            wframes_r  <= from_gray(wframes_s2);
+            wframes_d1 <= wframes_r;
+            wframes_d2 <= wframes_d1;
+            drop_s3    <= drop_s2;
+            r_drop     <= drop_s2 ^ drop_s3;
+            // fetch
+            // fptr + 1 comes from the register alone, beside the squash compare.
+            fptr <= squash ? p_a : fetch ? fptr_inc : fptr;
+            q_v  <= fetch;
+            p_v  <= q_v && !squash;
+            if (push) begin
+                sk_wp <= sk_wp + 1'b1;
+                if (p[9])
+                    fdone <= fdone + 1'b1;
+            end
+            // emit
+            rptr   <= rptr_next;
+            rptr_g <= to_gray(rptr_next);
             if (emit) begin
+                sk_rp  <= sk_rp + 1'b1;
                 r_dv   <= 1'b1;
-                r_data <= q[7:0];
-                r_er   <= q[8];
-                r_in   <= !q[9];
-                if (q[9]) begin
-                    rframes <= rframes + 1'b1;
-                    gap     <= IFG[7:0];
-                end
+                r_data <= head[7:0];
+                r_er   <= head[8];
+                r_in   <= !head[9];
+                if (head[9])
+                    gap <= IFG[7:0];
             end else if (r_en) begin
                 r_dv   <= 1'b0;
                 r_er   <= 1'b0;
