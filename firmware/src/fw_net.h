@@ -92,5 +92,9 @@ static inline uint32_t fw_net_config(uint32_t body, uint32_t blen, uint32_t rep[
 {
     return (void)body, (void)blen, (void)rep, NF_STATUS_NOT_SUPPORTED;
 }
+static inline uint32_t fw_net_phy(uint32_t body, uint32_t blen, uint32_t rep[NF_NET_PHY_REP_SIZE / 4u])
+{
+    return (void)body, (void)blen, (void)rep, NF_STATUS_NOT_SUPPORTED;
+}
 #endif
 #endif
