@@ -254,7 +254,7 @@ NF_PROFILES := SIM ULX3S_85K ULX3S_25K ULX3S_RMII_85K COLORLIGHT_I9_45K
 # The boards: $(call NF_BOARD,KEY,FIELD) is a field of board KEY (ulx3s-85k: ULX3S_85K)
 NF_BOARD = $(patsubst $(2)=%,%,$(filter $(2)=%,$(NF_BOARD_$(1))))
 NF_BOARD_ULX3S_85K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_85K clk_hz=62500000 programmer=ulx3s tested=1
-NF_BOARD_ULX3S_RMII_85K := top=nf_board_ulx3s_rmii lpf=constraints/ulx3s-rmii.lpf profile=ULX3S_RMII_85K clk_hz=62500000 programmer=ulx3s tested=1
+NF_BOARD_ULX3S_RMII_85K := top=nf_board_ulx3s_rmii lpf=constraints/ulx3s-rmii.lpf profile=ULX3S_RMII_85K clk_hz=60000000 programmer=ulx3s tested=1
 NF_BOARD_ULX3S_25K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_25K clk_hz=62500000 programmer=ulx3s tested=1
 NF_BOARD_ULX3S_45K := top=nf_board_ulx3s lpf=constraints/ulx3s.lpf profile=ULX3S_25K clk_hz=62500000 programmer=ulx3s tested=0
 NF_BOARD_ECP5_EVN_85K := top=nf_board_ecp5_evn lpf=constraints/ecp5-evn.lpf profile=ULX3S_85K clk_hz=78000000 programmer=ecp5_evn tested=1
