@@ -135,7 +135,7 @@ test-firmware-sim: firmware sim ## the firmware on the Verilator SoC: boot and l
 # ---- fuzzing ----
 FUZZ_CC := clang
 FUZZ_FLAGS := -std=c11 -g -O1 -Wall -Wextra -Werror -D_GNU_SOURCE -DNF_HOST_BUILD -fsanitize=fuzzer,address,undefined \
-              -fno-sanitize-recover=all -I$(FW_INC) -I$(FW_DIR)/src -I$(FW_DIR)/host -I$(ENGINE_MODEL_DIR) -I$(ROOT)/proto/c
+              -fno-sanitize-recover=all -I$(FW_INC) -I$(FW_DIR)/src -I$(FW_DIR)/host -I$(ENGINE_MODEL_DIR) -I$(ROOT)/proto/c -I$(ROOT)/sim
 FUZZ_RUNS ?= 20000
 FUZZ_NET_RUNS ?= 2000
 

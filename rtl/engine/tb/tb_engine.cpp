@@ -585,9 +585,10 @@ static void test_dma(Tb &t)
     }
     tb_ok(all, "dma: TOKEN->TOKEN byte-exact for random alignments, split on both sides' pages");
 
-    // LOGICAL -> LOGICAL and SYSTEM -> LOGICAL (link slot to user region).
+    // LOGICAL -> LOGICAL and SYSTEM -> LOGICAL (link slot to user region). The two 3-page
+    // ranges are 4 user pages apart, so they never overlap whatever the profile's size.
     {
-        uint32_t sa = user_page(0x30) * PAGE + 5, da = user_page(0x50) * PAGE + 3, len = 5000, bytes = 0;
+        uint32_t sa = user_page(0x30) * PAGE + 5, da = user_page(0x34) * PAGE + 3, len = 5000, bytes = 0;
         t.fill(sa & ~3u, len + 8, rng);
         uint32_t st = dma(t, logical(sa), logical(da), len, nullptr, &bytes);
         std::vector<uint32_t> spa(len), dpa(len);
