@@ -32,7 +32,8 @@ static uint64_t less_idle(uint64_t ca, uint64_t c0, uint64_t c1)
     return c0 > ca && c1 > c0 && c1 - c0 > c0 - ca ? (c1 - c0) - (c0 - ca) : UINT64_MAX;
 }
 
-/* The median of the n measured values of v (UINT64_MAX: not measured); sorts v. */
+/* The median of v's entries other than UINT64_MAX (the runs that gave no value), which
+ * sort last; UINT64_MAX when there are none. Sorts v in place. */
 static uint64_t median_of(uint64_t *v, int n)
 {
     for (int i = 1; i < n; i++)
