@@ -22,7 +22,7 @@ NET_PORT_SIZES := 2_1_0x10000 8_4_0x4000
 # The PHY ports (RGMII with ECP5 DDR cells, RMII) and their frame FIFO; simulation and lint
 # take the ECP5 cells from behavioral models (sim/models), synthesis from Yosys's library.
 NET_MODELS   := $(ROOT)/sim/models
-NET_PHY_TOPS := nf_phy_fifo nf_phy_rgmii nf_phy_rmii nf_ecp5_iddr nf_ecp5_oddr nf_ecp5_delay
+NET_PHY_TOPS := nf_phy_fifo nf_phy_pace nf_phy_rgmii nf_phy_rmii nf_ecp5_iddr nf_ecp5_oddr nf_ecp5_delay
 NET_PHY_RTL  := $(addprefix $(NET_DIR)/,$(addsuffix .v,$(NET_PHY_TOPS)))
 NET_PHY_SIM  := $(NET_PHY_RTL) $(addprefix $(NET_MODELS)/,IDDRX1F.v ODDRX1F.v DELAYG.v)
 

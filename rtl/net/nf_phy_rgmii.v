@@ -67,19 +67,8 @@ module nf_phy_rgmii #(
     endgenerate
 
     // ---- pacing (see the header) ----
-    localparam integer CW = CE_DIV < 2 ? 1 : $clog2(CE_DIV);
-    localparam integer CE_LAST = CE_DIV - 1;
-    reg  [CW-1:0] ce_wait = {CW{1'b0}};  // clocks still to go before the next byte time may come
-    wire          tx_room;               // the TX FIFO's w_room: a byte now cannot overflow it
-    assign phy_ce = ce_wait == {CW{1'b0}} && tx_room;
-    always @(posedge clk) begin
-        if (rst)
-            ce_wait <= {CW{1'b0}};
-        else if (phy_ce)
-            ce_wait <= CE_LAST[CW-1:0];
-        else if (ce_wait != {CW{1'b0}})
-            ce_wait <= ce_wait - 1'b1;
-    end
+    wire tx_room;  // the TX FIFO's w_room
+    nf_phy_pace #(.CE_DIV(CE_DIV)) u_pace (.clk(clk), .rst(rst), .tx_room(tx_room), .phy_ce(phy_ce));
 
     // ---- resets into the PHY clocks ----
     (* ASYNC_REG = "TRUE" *) reg [1:0] rx_rst_s = 2'b11;  // CDC "rgmii rx reset": clk -> rgmii_rx_clk
