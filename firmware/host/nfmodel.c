@@ -29,6 +29,7 @@
 #include "wire_ep.h"
 
 #define IO_CHUNK 4096
+#define HANDOVER_READS 64 /* what a host that has quit may have left unread: a socket buffer's worth */
 #define IDLE_POLL_MS 1
 #define NO_CLIENT_POLL_MS 200
 #define POLL_ROUNDS_PER_IO 64
@@ -247,6 +248,24 @@ static int flush_to_client(int fd, const struct options *o)
     return 0;
 }
 
+/* Feeds what the client sent to the UART, up to `reads` reads of IO_CHUNK. Returns -1
+ * once the client has closed its end, else 0. */
+static int take_from_client(int fd, const struct options *o, int reads)
+{
+    static uint8_t in[IO_CHUNK], faulted[2 * IO_CHUNK];
+    for (int r = 0; r < reads; r++) {
+        ssize_t got = recv(fd, in, sizeof(in), MSG_DONTWAIT);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (got <= 0)
+            return -1;
+        nf_hw_rx_bytes(faulted, faults(o, in, (size_t)got, faulted));
+    }
+    return 0;
+}
+
 /* Sends every frame the port has put on the wire; with the PHY in loopback, feeds them
  * back to the port instead, after the firmware's pass as a wire would. */
 static void flush_to_wire(struct nf_wire_ep *w)
@@ -312,7 +331,6 @@ int main(int argc, char **argv)
 
     int cfd = -1, rc = 0;
     uint64_t t0 = now_ns();
-    uint8_t in[IO_CHUNK], faulted[2 * IO_CHUNK];
     while (!stop) {
         /* The firmware runs while a host is attached, and always on a wire. */
         int run = cfd >= 0 || wired, busy = 0;
@@ -336,25 +354,28 @@ int main(int argc, char **argv)
             nf_hw_advance((now_ns() - before) * cfg.clk_hz / NS_PER_S);
         if (n <= 0)
             continue;
+        if (p[2].revents)
+            take_from_wire(&wire);
+        if (cfd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)) && take_from_client(cfd, &o, 1) < 0)
+            goto disconnected;
         if (p[0].revents & POLLIN) {
+            /* One client at a time: a newcomer is turned away unless the attached one has
+             * closed its end (a host that quits and a next one that connects at once). */
             int c = accept(lfd, NULL, NULL);
+            if (c >= 0 && cfd >= 0 && take_from_client(cfd, &o, HANDOVER_READS) < 0) {
+                close(cfd);
+                cfd = -1;
+                if (o.exit_on_disconnect) {
+                    close(c);
+                    break;
+                }
+            }
             if (c >= 0 && cfd < 0) {
                 cfd = c;
             } else if (c >= 0) {
                 fprintf(stderr, "nfmodel: refusing a second client\n");
                 close(c);
             }
-        }
-        if (p[2].revents)
-            take_from_wire(&wire);
-        if (cfd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-            ssize_t got = recv(cfd, in, sizeof(in), 0);
-            if (got < 0 && (errno == EINTR || errno == EAGAIN))
-                continue;
-            if (got <= 0)
-                goto disconnected;
-            size_t k = faults(&o, in, (size_t)got, faulted);
-            nf_hw_rx_bytes(faulted, k);
         }
         continue;
     disconnected:

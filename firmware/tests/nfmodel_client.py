@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """A minimal host for nfmodel's socket: RESET handshake, then PINGs and INFO with a
 stop-and-wait retransmission, so it also works under --drop/--corrupt/--dup. Prints
-one TAP line per check. Usage: nfmodel_client.py SOCKET COUNT NAME"""
+one TAP line per check. Usage: nfmodel_client.py SOCKET COUNT NAME, or
+nfmodel_client.py --handover SOCKET PID: the one-host-at-a-time rule at a hand-over
+(PID: the nfmodel's, stopped while one host quits and the next connects)."""
 import os
+import signal
 import socket
 import struct
 import sys
@@ -76,11 +79,11 @@ class Link:
         return out
 
     def reset(self, nonce):
-        deadline = time.time() + 10
-        while time.time() < deadline:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
             self.send(RESET, 0, 0, nonce)
-            t = time.time()
-            while time.time() - t < 0.3:
+            t = time.monotonic()
+            while time.monotonic() - t < 0.3:
                 for f in self.frames():
                     rsvd = struct.unpack_from("<H", f, NF.LINK_HDR_RSVD_OFF)[0]
                     if f[0] == RESET_ACK and rsvd == nonce:
@@ -92,12 +95,12 @@ class Link:
         msg = struct.pack(MSG_FMT, op, MSG_SIZE + len(body), tag, 0, 0) + body
         seq = self.tx_seq
         self.tx_seq = (self.tx_seq + 1) & 0xFF
-        deadline = time.time() + 20
+        deadline = time.monotonic() + 20
         last = 0
-        while time.time() < deadline:
-            if time.time() - last > 0.1:
+        while time.monotonic() < deadline:
+            if time.monotonic() - last > 0.1:
                 self.send(DATA, seq, self.rx_expect, 0, msg)
-                last = time.time()
+                last = time.monotonic()
             for f in self.frames():
                 if f[0] != DATA:
                     continue
@@ -144,5 +147,55 @@ def main():
     return 1 if fail else 0
 
 
+def stopped(pid):
+    """Whether the process is stopped (its state in /proc), None where /proc does not say."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("T", "t")
+    except (OSError, IndexError):
+        return None
+
+
+def handover(path, pid):
+    """A host that connects the moment the attached one quits is served (nfmodel sees both
+    at once: it is stopped in between); one that connects while a host is attached is
+    turned away, and the attached host goes on."""
+    fail = 0
+
+    def ok(cond, what):
+        nonlocal fail
+        print(("ok - " if cond else "not ok - ") + "nfmodel-handover: " + what, flush=True)
+        fail |= not cond
+
+    first = Link(path)
+    ok(first.reset(0x0101) is not None, "the first host's RESET handshake")
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        while stopped(pid) is False:
+            time.sleep(0.001)
+        first.s.close()
+        nxt = Link(path)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    try:
+        served = nxt.reset(0x0202) is not None
+    except (EOFError, OSError):
+        served = False
+    ok(served, "a host that connects as the attached one quits is served")
+    if not served:
+        return 1
+    try:
+        other = Link(path)
+        refused = other.reset(0x0303) is None
+    except (EOFError, OSError):
+        refused = True
+    ok(refused, "a host that connects while one is attached is turned away")
+    st, rep = nxt.request(OP_PING, 1, b"stillon!")
+    ok(st == 0 and rep == b"stillon!", "the attached host goes on (%s, %s)" % (st, rep))
+    return fail
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--handover"]:
+        sys.exit(handover(sys.argv[2], int(sys.argv[3])))
     sys.exit(main())

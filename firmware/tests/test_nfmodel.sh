@@ -36,6 +36,12 @@ python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.ar
 wait "$qpid"
 [ $? = 0 ] && [ ! -s "$tmp/q.log" ] && echo "ok - nfmodel --quiet prints no summary at exit" ||
     { echo "not ok - nfmodel --quiet prints no summary at exit"; cat "$tmp/q.log"; fail=1; }
+# One host at a time, and a hand-over from one to the next (nfmodel_client.py --handover).
+"$model" --socket "$tmp/h.sock" --quiet 2>"$tmp/h.log" &
+hpid=$!
+pids+=("$hpid")
+for _ in $(seq 100); do [ -S "$tmp/h.sock" ] && break; sleep 0.02; done
+timeout 120 python3 "$here/nfmodel_client.py" --handover "$tmp/h.sock" "$hpid" || fail=1
 "$model" --socket "$tmp/x.sock" --profile nosuch >/dev/null 2>&1
 [ $? = 2 ] && echo "ok - nfmodel refuses an unknown profile" || { echo "not ok - nfmodel refuses an unknown profile"; fail=1; }
 exit $fail
