@@ -32,22 +32,6 @@ static uint64_t less_idle(uint64_t ca, uint64_t c0, uint64_t c1)
     return c0 > ca && c1 > c0 && c1 - c0 > c0 - ca ? (c1 - c0) - (c0 - ca) : UINT64_MAX;
 }
 
-/* The median of v's entries other than UINT64_MAX (the runs that gave no value), which
- * sort last; UINT64_MAX when there are none. Sorts v in place. */
-static uint64_t median_of(uint64_t *v, int n)
-{
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            uint64_t t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    int k = 0;
-    while (k < n && v[k] != UINT64_MAX)
-        k++;
-    return k ? v[k / 2] : UINT64_MAX;
-}
-
 /* One request posted alone and its CQE awaited; 0 when the link or the request failed.
  * *clocks: the host-visible clocks, UINT64_MAX when the host's own time swamped them. */
 static int posted_wr(struct nf_link *l, const uint8_t *m, size_t len, uint64_t *clocks)
@@ -98,7 +82,7 @@ static int fastreg(const char *device)
             size_t il = inv_msg(m, &s, 100 * pages[i] + r + 50);
             ok = ok && posted_wr(l, m, il, &ic);
         }
-        uint64_t best = ok ? median_of(runs, REPS) : UINT64_MAX;
+        uint64_t best = ok ? bench_median(runs, REPS) : UINT64_MAX;
         ok = ok && best != UINT64_MAX;
         if (ok) {
             printf("link_%s_fastreg_clocks_%upage%s = %llu\n", name, pages[i], pages[i] > 1 ? "s" : "",
@@ -156,7 +140,7 @@ static int buffer_io(const char *device)
     snprintf(what, sizeof(what), "%s: %u-byte buffer written and read back %d times, every byte equal", name,
              buf_bytes, REPS);
     check(ok, what);
-    uint64_t best_w = ok ? median_of(runs_w, REPS) : UINT64_MAX, best_r = ok ? median_of(runs_r, REPS) : UINT64_MAX;
+    uint64_t best_w = ok ? bench_median(runs_w, REPS) : UINT64_MAX, best_r = ok ? bench_median(runs_r, REPS) : UINT64_MAX;
     if (ok && best_w != UINT64_MAX && best_r != UINT64_MAX) {
         printf("link_%s_buffer_bytes = %u\n", name, buf_bytes);
         printf("link_%s_buffer_write_clocks = %llu\n", name, (unsigned long long)best_w);

@@ -232,16 +232,18 @@ uint64_t cqe_failures(void)
 
 #define REPS 3
 
-/* The median of n values (the upper one of an even count); sorts v in place. */
-static uint32_t median(uint32_t *v, int n)
+uint64_t bench_median(uint64_t *v, int n)
 {
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            uint32_t t = v[j];
+            uint64_t t = v[j];
             v[j] = v[j - 1];
             v[j - 1] = t;
         }
-    return n ? v[n / 2] : 0;
+    int k = 0;
+    while (k < n && v[k] != UINT64_MAX)
+        k++;
+    return k ? v[k / 2] : UINT64_MAX;
 }
 
 /* The run of n with the fewest clocks (the first of equals). */
@@ -257,13 +259,13 @@ static int least(const uint32_t *v, int n)
  * page count of the fast-register series, each link stream), and their median, so a
  * moment of load elsewhere on a shared machine moves one segment rather than the figure. */
 #define MAX_SEGMENTS 32
-static uint32_t seg_rate[MAX_SEGMENTS];
+static uint64_t seg_rate[MAX_SEGMENTS];
 static int seg_count;
 
 static void speed_segment(const struct nf_info *a, double wa, const struct nf_info *b, double wb)
 {
     if (seg_count < MAX_SEGMENTS && wb > wa)
-        seg_rate[seg_count++] = (uint32_t)((double)(info_cycle(b) - info_cycle(a)) / (wb - wa) + 0.5);
+        seg_rate[seg_count++] = (uint64_t)((double)(info_cycle(b) - info_cycle(a)) / (wb - wa) + 0.5);
     printf("# speed segment: %llu cycles in %.3f s\n", (unsigned long long)(info_cycle(b) - info_cycle(a)), wb - wa);
 }
 
@@ -425,7 +427,8 @@ int main(int argc, char **argv)
             best = e;
     }
     printf("link_efficiency = %.4f\n", best);
-    printf("sim_cycles_per_second = %u\nsim_speed_segments = %d\n", median(seg_rate, seg_count), seg_count);
+    printf("sim_cycles_per_second = %llu\nsim_speed_segments = %d\n",
+           seg_count ? (unsigned long long)bench_median(seg_rate, seg_count) : 0ull, seg_count);
     printf("link_wr_bytes_fastreg_%u = %zu\n", LINK_PAGES, fr_msg(m, &s, 0, LINK_PAGES, 0));
     printf("link_wr_bytes_invalidate = %zu\n", inv_msg(m, &s, 0));
     printf("link_stream_wrs = %u\nlink_stream_pages = %u\nlink_rto_min_ms = %u\n", 2 * LINK_PAIRS, LINK_PAGES,

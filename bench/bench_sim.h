@@ -26,6 +26,9 @@ uint64_t cqe_count(void);
 uint64_t cqe_failures(void);
 /* hook sees every CQE as it arrives (on the link's thread, under the CQE lock). */
 void bench_on_cqe(void (*hook)(const struct nf_cqe *c));
+/* The median of v's n entries other than UINT64_MAX (runs that gave no value, sorted
+ * last), the upper one of an even count; UINT64_MAX when there are none. Sorts v. */
+uint64_t bench_median(uint64_t *v, int n);
 /* A TAP line "ok - sim: what" or "not ok - ..."; a failure makes the exit status 1. */
 void check(int cond, const char *what);
 
