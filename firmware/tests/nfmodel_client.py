@@ -3,8 +3,8 @@
 """A minimal host for nfmodel's socket: RESET handshake, then PINGs and INFO with a
 stop-and-wait retransmission, so it also works under --drop/--corrupt/--dup. Prints
 one TAP line per check. Usage: nfmodel_client.py SOCKET COUNT NAME, or
-nfmodel_client.py --handover SOCKET PID: the one-host-at-a-time rule at a hand-over
-(PID: the nfmodel's, stopped while one host quits and the next connects)."""
+nfmodel_client.py --handover SOCKET PID NAME: the one-host-at-a-time rule at a hand-over
+(PID: the adapter's, nfmodel or nfsim, stopped while one host quits and the next connects)."""
 import os
 import signal
 import socket
@@ -156,15 +156,15 @@ def stopped(pid):
         return None
 
 
-def handover(path, pid):
-    """A host that connects the moment the attached one quits is served (nfmodel sees both
-    at once: it is stopped in between); one that connects while a host is attached is
+def handover(path, pid, name):
+    """A host that connects the moment the attached one quits is served (the adapter sees
+    both at once: it is stopped in between); one that connects while a host is attached is
     turned away, and the attached host goes on."""
     fail = 0
 
     def ok(cond, what):
         nonlocal fail
-        print(("ok - " if cond else "not ok - ") + "nfmodel-handover: " + what, flush=True)
+        print(("ok - " if cond else "not ok - ") + name + ": hand-over: " + what, flush=True)
         fail |= not cond
 
     first = Link(path)
@@ -197,5 +197,5 @@ def handover(path, pid):
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--handover"]:
-        sys.exit(handover(sys.argv[2], int(sys.argv[3])))
+        sys.exit(handover(sys.argv[2], int(sys.argv[3]), sys.argv[4]))
     sys.exit(main())

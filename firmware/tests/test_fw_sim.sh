@@ -39,5 +39,10 @@ wait "$pid"; pid=
 start
 (cd "$here" && timeout 300 python3 fault_test.py "$tmp/s.sock" "${hex%.hex}.bin") || fail=1
 wait "$pid"; pid=
+# One host at a time, and a hand-over from one to the next (nfmodel_client.py --handover).
+"$nfsim" --socket "$tmp/h.sock" --firmware "$hex" 2>>"$tmp/nfsim.log" &
+pid=$!
+for _ in $(seq 250); do [ -S "$tmp/h.sock" ] && break; sleep 0.02; done
+timeout 300 python3 "$here/nfmodel_client.py" --handover "$tmp/h.sock" "$pid" fw-on-rtl || fail=1
 sed 's/^/# /' "$tmp/nfsim.log"
 exit $fail

@@ -41,7 +41,7 @@ wait "$qpid"
 hpid=$!
 pids+=("$hpid")
 for _ in $(seq 100); do [ -S "$tmp/h.sock" ] && break; sleep 0.02; done
-timeout 120 python3 "$here/nfmodel_client.py" --handover "$tmp/h.sock" "$hpid" || fail=1
+timeout 120 python3 "$here/nfmodel_client.py" --handover "$tmp/h.sock" "$hpid" nfmodel || fail=1
 "$model" --socket "$tmp/x.sock" --profile nosuch >/dev/null 2>&1
 [ $? = 2 ] && echo "ok - nfmodel refuses an unknown profile" || { echo "not ok - nfmodel refuses an unknown profile"; fail=1; }
 exit $fail
