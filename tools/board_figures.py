@@ -102,7 +102,8 @@ def load_seeds(root=ROOT):
 
 def seeds_table(root=ROOT):
     """The board-seeds block: per tested board whose entry is for today's clk_hz, the
-    system clock's Fmax with each seed and how many met it."""
+    system clock's Fmax with each seed, how many met it and how many met every clock (the
+    PHYs' too): a bitstream is usable only then."""
     all_seeds = load_seeds(root)
     rows, commits, cols = [], set(), []
     for name, what, _part in BOARDS:
@@ -116,12 +117,14 @@ def seeds_table(root=ROOT):
                  "%.1f" % v["fmax_mhz"] + ("" if v["met"] else " (missed)") +
                  (" (a PHY clock missed)" if v["met"] and not v.get("all_met", True) else "") for v in fm]
         met = sum(1 for v in fm if v and v.get("met"))
+        every = sum(1 for v in fm if v and v.get("met") and v.get("all_met", True))
         placed = sum(1 for v in fm if v is not None)
-        rows.append(f"| {what} | {e['clk_hz'] / 1e6:g} MHz | " + " | ".join(cells) + f" | {met} of {placed} |")
+        rows.append(f"| {what} | {e['clk_hz'] / 1e6:g} MHz | " + " | ".join(cells) +
+                    f" | {met} of {placed} | {every} of {placed} |")
     if not rows:
         raise SystemExit("board_figures: no board of %s is for its clock today: run make timing-seeds" % SEEDS)
-    head = ("| board | system clock | " + " | ".join("seed %s" % c for c in cols) + " | met |\n"
-            "|---|---|" + "---|" * len(cols) + "---|\n")
+    head = ("| board | system clock | " + " | ".join("seed %s" % c for c in cols) + " | met | every clock met |\n"
+            "|---|---|" + "---|" * len(cols) + "---|---|\n")
     note = ("\n(Fmax of the system clock in MHz, from `%s` (`make timing-seeds`, netlists of commit %s), "
             "written in by `tools/board_figures.py`)\n" % (SEEDS, ", ".join("`%s`" % c[:12] for c in sorted(commits))))
     return head + "\n".join(rows) + "\n" + note
