@@ -611,9 +611,11 @@ private:
                 return disconnected();
             }
         }
-        // One client only: turn away anyone else. Checked after the client's own
-        // socket, so a client that has gone (EOF above) makes room for the next.
+        // One client only: turn away anyone else. A client that has closed its end
+        // (EOF above, or HUP with bytes left unread) makes room for the next.
         if (p[0].revents & POLLIN) {
+            if (p[1].revents & POLLHUP)
+                return disconnected();
             int extra = accept(listen_fd_, nullptr, nullptr);
             if (extra >= 0) {
                 std::fprintf(stderr, "nfsim: refusing a second client\n");
