@@ -95,7 +95,7 @@ $(FW_BUILD)/nf_fw.hex: $(FW_BUILD)/nf_fw.bin $(FW_DIR)/tools/bin2hex.py $(ROOT)/
 
 # ---- host build ----
 FW_HOST_SRCS := $(FW_CORE_SRCS) $(FW_DIR)/host/hw_model.c $(FW_DIR)/host/hw_net_model.c $(ENGINE_MODEL_DIR)/nf_engine_model.c $(ROOT)/proto/c/nf_frame.c
-FW_HOST_HDRS := $(FW_HDRS) $(FW_DIR)/host/hw_model.h $(FW_DIR)/host/hw_net_model.h $(ENGINE_MODEL_DIR)/nf_engine_model.h $(ROOT)/proto/c/nf_frame.h $(ROOT)/sim/nf_mii_phy.h
+FW_HOST_HDRS := $(FW_HDRS) $(FW_DIR)/host/hw_model.h $(FW_DIR)/host/hw_net_model.h $(ENGINE_MODEL_DIR)/nf_engine_model.h $(ROOT)/proto/c/nf_frame.h $(ROOT)/sim/nf_mii_phy.h $(ROOT)/sim/nf_listen.h
 FW_HOST_CFLAGS := $(HOST_CFLAGS) -DNF_HOST_BUILD -I$(FW_DIR)/src -I$(FW_DIR)/host -I$(ENGINE_MODEL_DIR) -I$(ROOT)/sim
 
 model: $(MODEL_BUILD)/nfmodel ## build the software adapter nfmodel (firmware host build + C models)

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "nf_listen.h"
 #include "nf_udp_link.h"
 #include "nf_wire.h"
 #ifdef NFSIM_PHY
@@ -314,37 +315,6 @@ private:
     double drop_, corrupt_, dup_;
     uint64_t state_;
 };
-
-int open_listener(const std::string &path)
-{
-    sockaddr_un addr{};
-    if (path.size() >= sizeof(addr.sun_path)) {
-        std::fprintf(stderr, "nfsim: socket path too long: %s\n", path.c_str());
-        return -1;
-    }
-    struct stat st{};
-    if (lstat(path.c_str(), &st) == 0) {
-        if (!S_ISSOCK(st.st_mode)) {
-            std::fprintf(stderr, "nfsim: %s exists and is not a socket\n", path.c_str());
-            return -1;
-        }
-        unlink(path.c_str());  // stale socket of an earlier run
-    }
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        std::perror("nfsim: socket");
-        return -1;
-    }
-    addr.sun_family = AF_UNIX;
-    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-    if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) < 0 || listen(fd, 1) < 0) {
-        std::fprintf(stderr, "nfsim: cannot listen on %s: %s\n", path.c_str(), std::strerror(errno));
-        close(fd);
-        return -1;
-    }
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-    return fd;
-}
 
 class Sim {
 public:
@@ -801,7 +771,7 @@ int main(int argc, char **argv)
         std::fclose(f);
     }
     int fd = -1;
-    if (opt.replay.empty() && (fd = open_listener(opt.socket_path)) < 0)
+    if (opt.replay.empty() && (fd = nf_listen_unix("nfsim", opt.socket_path.c_str(), SOCK_STREAM, 1)) < 0)
         return 2;
     struct sigaction sa{};
     sa.sa_handler = on_signal;

@@ -4,6 +4,7 @@
 // destination MAC to FCS. A learning switch by default, a hub with --hub; optionally a
 // pcap capture, per-frame loss, and a Linux TAP device as one more port. An endpoint's
 // first message may be a hello (nf_wire_proto.h) giving its port's own faults and capture.
+#include "nf_listen.h"
 #include "nf_wire.h"
 #include "nf_wire_proto.h"
 
@@ -708,39 +709,6 @@ private:
              captured_ = 0;
 };
 
-// The socket appears under its name only once it listens (bound under a temporary name,
-// then renamed), so an endpoint that sees the path can connect.
-int open_listener(const std::string &path)
-{
-    sockaddr_un addr{};
-    std::string tmp = path + ".tmp" + std::to_string(getpid());
-    if (tmp.size() >= sizeof(addr.sun_path)) {
-        std::fprintf(stderr, "nfwire: socket path too long: %s\n", path.c_str());
-        return -1;
-    }
-    struct stat st;
-    if (lstat(path.c_str(), &st) == 0 && !S_ISSOCK(st.st_mode)) {
-        std::fprintf(stderr, "nfwire: %s exists and is not a socket\n", path.c_str());
-        return -1;
-    }
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
-        std::perror("nfwire: socket");
-        return -1;
-    }
-    addr.sun_family = AF_UNIX;
-    std::memcpy(addr.sun_path, tmp.c_str(), tmp.size() + 1);
-    unlink(tmp.c_str());
-    if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) < 0 || listen(fd, 16) < 0 ||
-        rename(tmp.c_str(), path.c_str()) < 0) {
-        std::fprintf(stderr, "nfwire: cannot listen on %s: %s\n", path.c_str(), std::strerror(errno));
-        unlink(tmp.c_str());
-        ::close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 int open_tap(const std::string &name)
 {
     int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK);
@@ -775,7 +743,7 @@ int main(int argc, char **argv)
     int tap_fd = -1;
     if (!o.tap_name.empty() && (tap_fd = open_tap(o.tap_name)) < 0)
         return 2;
-    int lfd = open_listener(o.socket_path);
+    int lfd = nf_listen_unix("nfwire", o.socket_path.c_str(), SOCK_SEQPACKET, 16);
     if (lfd < 0)
         return 2;
     struct sigaction sa {};

@@ -9,7 +9,7 @@ SIM_CXX_SRC := $(SIM_DIR)/nfsim.cpp $(SIM_DIR)/nf_wire.cpp $(SIM_DIR)/nf_udp_lin
 # The model's top: nf_soc with its input pins registered (sim/nfsim_top.v), so no logic is
 # evaluated again at each evaluation for the inputs; the class keeps nf_soc's name.
 SIM_TOP     := $(SIM_DIR)/nfsim_top.v
-SIM_HDRS    := $(SIM_DIR)/nf_mii_phy.h $(SIM_DIR)/nf_uart_bits.h $(SIM_DIR)/nf_layout_cxx.h $(ROOT)/proto/gen/nf_layout.h $(SIM_DIR)/nf_wire.h $(SIM_DIR)/nf_wire_proto.h $(SIM_DIR)/nf_udp_link.h
+SIM_HDRS    := $(SIM_DIR)/nf_listen.h $(SIM_DIR)/nf_mii_phy.h $(SIM_DIR)/nf_uart_bits.h $(SIM_DIR)/nf_layout_cxx.h $(ROOT)/proto/gen/nf_layout.h $(SIM_DIR)/nf_wire.h $(SIM_DIR)/nf_wire_proto.h $(SIM_DIR)/nf_udp_link.h
 
 .PHONY: sim test-sim sim-model
 
@@ -154,7 +154,7 @@ sim-ir: $(SIM_BIN) $(SIM_BUILD)/nfsim_client firmware ## nfsim: host instruction
 # nfwire, the segment its endpoints join; tested with GMII generators in place of the RTL.
 WIRE_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 WIRE_SRC      := $(SIM_DIR)/nf_wire.cpp
-WIRE_HDRS     := $(SIM_DIR)/nf_wire.h $(SIM_DIR)/nf_wire_proto.h
+WIRE_HDRS     := $(SIM_DIR)/nf_listen.h $(SIM_DIR)/nf_wire.h $(SIM_DIR)/nf_wire_proto.h
 .PHONY: nfwire test-sim-wire
 nfwire: $(SIM_BUILD)/nfwire ## build build/sim/nfwire: the simulated Ethernet segment (switch or hub, pcap, loss, TAP)
 $(SIM_BUILD)/nfwire: $(SIM_DIR)/nfwire.cpp $(WIRE_SRC) $(WIRE_HDRS)

@@ -25,6 +25,7 @@
 #include "fw.h"
 #include "hw_model.h"
 #include "hw_net_model.h"
+#include "nf_listen.h"
 #include "nf_mii_phy.h"
 #include "wire_ep.h"
 
@@ -189,38 +190,6 @@ static size_t faults(const struct options *o, const uint8_t *in, size_t n, uint8
     return k;
 }
 
-static int open_listener(const char *path)
-{
-    struct sockaddr_un addr;
-    memset(&addr, 0, sizeof(addr));
-    if (strlen(path) >= sizeof(addr.sun_path)) {
-        fprintf(stderr, "nfmodel: socket path too long: %s\n", path);
-        return -1;
-    }
-    struct stat st;
-    if (lstat(path, &st) == 0) {
-        if (!S_ISSOCK(st.st_mode)) {
-            fprintf(stderr, "nfmodel: %s exists and is not a socket\n", path);
-            return -1;
-        }
-        unlink(path); /* stale socket of an earlier run */
-    }
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        perror("nfmodel: socket");
-        return -1;
-    }
-    addr.sun_family = AF_UNIX;
-    memcpy(addr.sun_path, path, strlen(path) + 1);
-    if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(fd, 1) < 0) {
-        fprintf(stderr, "nfmodel: cannot listen on %s: %s\n", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-    return fd;
-}
-
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -324,7 +293,7 @@ int main(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGPIPE, SIG_IGN);
-    int lfd = open_listener(o.socket_path);
+    int lfd = nf_listen_unix("nfmodel", o.socket_path, SOCK_STREAM, 1);
     if (lfd < 0)
         return 1;
     fw_init();
