@@ -771,7 +771,9 @@ int main(int argc, char **argv)
         std::fclose(f);
     }
     int fd = -1;
-    if (opt.replay.empty() && (fd = nf_listen_unix("nfsim", opt.socket_path.c_str(), SOCK_STREAM, 1)) < 0)
+    // No --socket (a --link-udp run): the host link is the UDP port alone.
+    if (opt.replay.empty() && !opt.socket_path.empty() &&
+        (fd = nf_listen_unix("nfsim", opt.socket_path.c_str(), SOCK_STREAM, 1)) < 0)
         return 2;
     struct sigaction sa{};
     sa.sa_handler = on_signal;
