@@ -171,7 +171,8 @@ def handover(path, pid, name):
     ok(first.reset(0x0101) is not None, "the first host's RESET handshake")
     os.kill(pid, signal.SIGSTOP)
     try:
-        while stopped(pid) is False:
+        deadline = time.monotonic() + 5  # SIGSTOP takes effect at once; this bounds the wait
+        while stopped(pid) is False and time.monotonic() < deadline:
             time.sleep(0.001)
         first.s.close()
         nxt = Link(path)
